@@ -1,0 +1,10 @@
+// Module gen holds the generators of package kernels' assembly. It is a
+// module of its own so that avo never enters the builds of simdcrf's users.
+//
+// Each directory below is one kernel family and one program; it writes
+// ../kernels/<family>_amd64.s and the Go stubs beside it. Regenerate all:
+//
+//	cd gen && go generate ./...
+//
+// The output is deterministic; CI regenerates it and fails on any diff.
+package gen

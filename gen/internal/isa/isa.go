@@ -1,0 +1,227 @@
+package isa
+
+// Package isa holds what the avo kernel generators share: the description of
+// the AVX2 and AVX-512 tiers, tail masks, reductions and loop shapes.
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// ISA describes one vector tier. Kernels are written once against it and
+// emitted for AVX2 (ymm, 4 float64 lanes, 16 registers) and AVX-512 (zmm,
+// 8 lanes, 32 registers). AVX2 functions must keep at most 16 vectors live:
+// avo would otherwise hand out Y16–Y31, which need EVEX (a test in
+// package kernels rejects them).
+type ISA struct {
+	Name  string // function-name suffix: "AVX2" or "AVX512"
+	W     int    // float64 lanes per vector
+	Bytes int    // bytes per vector
+	Regs  int    // vector registers available
+}
+
+var (
+	AVX2   = &ISA{Name: "AVX2", W: 4, Bytes: 32, Regs: 16}
+	AVX512 = &ISA{Name: "AVX512", W: 8, Bytes: 64, Regs: 32}
+	ISAs   = []*ISA{AVX2, AVX512}
+)
+
+// Is512 reports whether this is the AVX-512 tier.
+func (i *ISA) Is512() bool { return i == AVX512 }
+
+// Vec allocates a vector register of the tier's width.
+func (i *ISA) Vec() reg.VecVirtual {
+	if i.Is512() {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// Vecs allocates n vector registers.
+func (i *ISA) Vecs(n int) []reg.VecVirtual {
+	v := make([]reg.VecVirtual, n)
+	for k := range v {
+		v[k] = i.Vec()
+	}
+	return v
+}
+
+// Fn names a function for this tier: Fn("dot") is "dotAVX2" or "dotAVX512".
+func (i *ISA) Fn(base string) string { return base + i.Name }
+
+// Label makes a label unique to the function being written.
+func (i *ISA) Label(fn, l string) string { return fmt.Sprintf("%s_%s_%s", fn, i.Name, l) }
+
+// Mask is a tail mask: an opmask register on AVX-512, a vector of all-ones or
+// all-zeros qwords on AVX2 (for VMASKMOVPD).
+type Mask struct {
+	K reg.OpmaskVirtual
+	Y reg.VecVirtual
+}
+
+var maskTable Mem
+var maskTableDone bool
+
+// tailTable is eight qwords, four all-ones then four zeros; loading four of
+// them from qword 4−r gives a mask whose first r lanes are set.
+func tailTable() Mem {
+	if !maskTableDone {
+		maskTable = GLOBL("tailmask", RODATA|NOPTR)
+		for k := 0; k < 8; k++ {
+			v := uint64(0)
+			if k < 4 {
+				v = ^uint64(0)
+			}
+			DATA(8*k, U64(v))
+		}
+		maskTableDone = true
+	}
+	return maskTable
+}
+
+// TailMask returns a mask with the first r lanes set, 0 ≤ r < W. r is left
+// unchanged.
+func (i *ISA) TailMask(r reg.GPVirtual) Mask {
+	if i.Is512() {
+		ones, m := GP64(), GP64()
+		MOVQ(I32(-1), ones)
+		BZHIQ(r, ones, m)
+		k := K()
+		KMOVB(m.As32(), k)
+		return Mask{K: k}
+	}
+	off := GP64()
+	MOVQ(U32(4), off)
+	SUBQ(r, off)
+	tbl := GP64()
+	LEAQ(tailTable(), tbl)
+	y := YMM()
+	VMOVDQU(Mem{Base: tbl, Index: off, Scale: 8}, y)
+	return Mask{Y: y}
+}
+
+// LoadMasked loads the masked lanes of src into dst and zeroes the others;
+// masked-off lanes are not read, so it never faults past a slice's end.
+func (i *ISA) LoadMasked(m Mask, src Mem, dst reg.VecVirtual) {
+	if i.Is512() {
+		VMOVUPD_Z(src, m.K, dst)
+		return
+	}
+	VMASKMOVPD(src, m.Y, dst)
+}
+
+// StoreMasked stores the masked lanes of src to dst.
+func (i *ISA) StoreMasked(m Mask, src reg.VecVirtual, dst Mem) {
+	if i.Is512() {
+		VMOVUPD(src, m.K, dst)
+		return
+	}
+	VMASKMOVPD(src, m.Y, dst)
+}
+
+// HSum adds the lanes of v and returns the xmm register whose low lane holds
+// the sum; v is clobbered.
+func (i *ISA) HSum(v reg.VecVirtual) reg.Register {
+	if i.Is512() {
+		hi := YMM()
+		VEXTRACTF64X4(U8(1), v, hi)
+		VADDPD(hi, v.AsY(), hi)
+		v = hi
+	}
+	x := XMM()
+	VEXTRACTF128(U8(1), v.AsY(), x)
+	VADDPD(x, v.AsX(), v.AsX())
+	VUNPCKHPD(v.AsX(), v.AsX(), x)
+	VADDSD(x, v.AsX(), v.AsX())
+	return v.AsX()
+}
+
+// Zero sets v to all zeros.
+func (i *ISA) Zero(v reg.VecVirtual) {
+	if i.Is512() {
+		VXORPD(v, v, v)
+		return
+	}
+	VXORPD(v.AsY(), v.AsY(), v.AsY())
+}
+
+// Addr returns the memory operand base + idx*8 + disp.
+func Addr(base, idx reg.Register, disp int) Mem {
+	return Mem{Base: base, Index: idx, Scale: 8, Disp: disp}
+}
+
+// Ret ends a vector function: VZEROUPPER (avo does not insert it) and RET.
+func Ret() {
+	VZEROUPPER()
+	RET()
+}
+
+// ParamAddr returns the stack address of a scalar argument, for instructions
+// that take it straight from memory (VBROADCASTSD m64).
+func ParamAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// Stripes walks idx from 0 to n: body(u) for unroll vectors at a time, then
+// body1 for single vectors, then tail with the remaining count (1..W−1).
+func Stripes(i *ISA, fn string, n, idx reg.GPVirtual, unroll int, body func(u int), tail func(rem reg.GPVirtual)) {
+	XORQ(idx, idx)
+	end := GP64()
+	if unroll > 1 {
+		MOVQ(n, end)
+		ANDQ(I32(-unroll*i.W), end)
+		Label(i.Label(fn, "wide"))
+		CMPQ(idx, end)
+		JAE(LabelRef(i.Label(fn, "narrow0")))
+		for u := 0; u < unroll; u++ {
+			body(u)
+		}
+		ADDQ(I32(unroll*i.W), idx)
+		JMP(LabelRef(i.Label(fn, "wide")))
+	}
+	Label(i.Label(fn, "narrow0"))
+	MOVQ(n, end)
+	ANDQ(I32(-i.W), end)
+	Label(i.Label(fn, "narrow"))
+	CMPQ(idx, end)
+	JAE(LabelRef(i.Label(fn, "tail")))
+	body(0)
+	ADDQ(I32(i.W), idx)
+	JMP(LabelRef(i.Label(fn, "narrow")))
+	Label(i.Label(fn, "tail"))
+	rem := GP64()
+	MOVQ(n, rem)
+	SUBQ(idx, rem)
+	JZ(LabelRef(i.Label(fn, "end")))
+	tail(rem)
+	Label(i.Label(fn, "end"))
+}
+
+var consts = map[string]Mem{}
+
+// ConstF64 returns a file-local float64 constant, declared once per
+// generated file however many functions use it.
+func ConstF64(name string, v float64) Mem {
+	if m, ok := consts[name]; ok {
+		return m
+	}
+	m := ConstData(name, F64(v))
+	consts[name] = m
+	return m
+}
+
+// ConstU64 is ConstF64 for a 64-bit pattern.
+func ConstU64(name string, v uint64) Mem {
+	if m, ok := consts[name]; ok {
+		return m
+	}
+	m := ConstData(name, U64(v))
+	consts[name] = m
+	return m
+}

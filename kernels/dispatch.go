@@ -1,0 +1,178 @@
+package kernels
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"sync/atomic"
+)
+
+// EnvVar names the environment variable that forces an implementation.
+const EnvVar = "SIMDCRF_KERNELS"
+
+// impl is one implementation of every kernel. A tier that lacks some kernel
+// leaves the field nil and gets the generic one (see complete).
+type impl struct {
+	name      string
+	available bool
+
+	exp, log     func(dst, src []float64)
+	forward      func(alpha, scale, psi, e []float64, T, M int)
+	backward     func(beta, scale, psi, et []float64, T, M int)
+	forwardBatch func(alpha, scale, psi, e []float64, T, K, M int)
+	transitions  func(g, e, alpha, beta, psi, scale, work []float64, T, M int)
+	logMatVec    func(out, a, tr []float64, M int)
+	viterbi      func(delta []float64, bp []int32, s, tr []float64, T, M int)
+	gather       func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)
+	scatter      func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)
+	dot          func(x, y []float64) float64
+	axpy         func(a float64, x, y []float64)
+	scale        func(a float64, x []float64)
+
+	fmaPeak   func(n int) float64 // FMA throughput probe (benchmarks only)
+	peakFlops int                 // flops per fmaPeak iteration
+}
+
+var generic = &impl{
+	name:         "generic",
+	available:    true,
+	exp:          expGeneric,
+	log:          logGeneric,
+	forward:      forwardGeneric,
+	backward:     backwardGeneric,
+	forwardBatch: forwardBatchGeneric,
+	transitions:  transitionsGeneric,
+	logMatVec:    logMatVecGeneric,
+	viterbi:      viterbiGeneric,
+	gather:       gatherGeneric,
+	scatter:      scatterGeneric,
+	dot:          dotGeneric,
+	axpy:         axpyGeneric,
+	scale:        scaleGeneric,
+}
+
+// complete fills the kernels a tier does not implement with generic ones.
+func (p *impl) complete() *impl {
+	fill(&p.exp, generic.exp)
+	fill(&p.log, generic.log)
+	fill(&p.forward, generic.forward)
+	fill(&p.backward, generic.backward)
+	fill(&p.forwardBatch, generic.forwardBatch)
+	fill(&p.transitions, generic.transitions)
+	fill(&p.logMatVec, generic.logMatVec)
+	fill(&p.viterbi, generic.viterbi)
+	fill(&p.gather, generic.gather)
+	fill(&p.scatter, generic.scatter)
+	fill(&p.dot, generic.dot)
+	fill(&p.axpy, generic.axpy)
+	fill(&p.scale, generic.scale)
+	return p
+}
+
+func fill[F any](f *F, g F) {
+	if reflect.ValueOf(f).Elem().IsNil() {
+		*f = g
+	}
+}
+
+var (
+	// all lists every implementation compiled in, in order of preference
+	// (worst first); unavailable ones are kept so that tools can say why.
+	all    []*impl
+	active atomic.Pointer[impl]
+	note   string
+)
+
+func init() {
+	all = append([]*impl{generic}, platformImpls()...)
+	for _, p := range all {
+		p.complete()
+	}
+	best := generic
+	for _, p := range all {
+		if p.available {
+			best = p
+		}
+	}
+	if req := os.Getenv(EnvVar); req != "" {
+		p := lookup(req)
+		switch {
+		case p == nil:
+			note = fmt.Sprintf("%s=%q names no implementation in this build; using %s", EnvVar, req, best.name)
+		case !p.available:
+			note = fmt.Sprintf("%s=%q is not supported by this CPU; using %s", EnvVar, req, best.name)
+		default:
+			best = p
+		}
+	}
+	active.Store(best)
+}
+
+func cur() *impl { return active.Load() }
+
+func lookup(name string) *impl {
+	for _, p := range all {
+		if p.name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// Impl returns the name of the implementation in use: "generic", "avx2",
+// "avx512" or "neon".
+func Impl() string { return cur().name }
+
+// Impls returns the names of the implementations this CPU and build can run,
+// generic first.
+func Impls() []string {
+	var names []string
+	for _, p := range all {
+		if p.available {
+			names = append(names, p.name)
+		}
+	}
+	return names
+}
+
+// Compiled returns the names of all implementations in this build, whether or
+// not the CPU can run them.
+func Compiled() []string {
+	var names []string
+	for _, p := range all {
+		names = append(names, p.name)
+	}
+	return names
+}
+
+// Note explains why the implementation requested through SIMDCRF_KERNELS was
+// not used; it is empty when the request was honoured or there was none.
+func Note() string { return note }
+
+// Use switches every kernel to the named implementation and returns a function
+// that restores the previous one. It is meant for tests and benchmarks; the
+// switch is atomic, but calls already running finish with the old one.
+func Use(name string) (restore func(), err error) {
+	p := lookup(name)
+	if p == nil {
+		return nil, fmt.Errorf("kernels: no implementation %q in this build (have %v)", name, Compiled())
+	}
+	if !p.available {
+		return nil, fmt.Errorf("kernels: implementation %q is not supported by this CPU", name)
+	}
+	old := active.Swap(p)
+	return func() { active.Store(old) }, nil
+}
+
+// FMAProbe runs n iterations of the active tier's FMA throughput probe (many
+// independent vector FMAs, the most arithmetic a core can do) and returns the
+// floating-point operations it did, or 0 if the tier has no probe. Benchmarks
+// divide by the elapsed time to measure the core's peak.
+func FMAProbe(n int) float64 {
+	p := cur()
+	if p.fmaPeak == nil {
+		return 0
+	}
+	p.fmaPeak(n)
+	return float64(n) * float64(p.peakFlops)
+}

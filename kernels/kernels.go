@@ -1,0 +1,287 @@
+// Package kernels holds the vector primitives that do the O(T·M²) work of a
+// linear-chain CRF: elementwise exp and log, the scaled forward and backward
+// passes, the log-domain forward step, Viterbi, expected transition counts,
+// sparse feature gather and scatter, and the BLAS-1 routines an optimiser
+// needs.
+//
+// Every kernel has a pure-Go reference (the "generic" implementation) and,
+// where the CPU allows, assembly implementations generated from ../gen
+// ("avx2", "avx512"). One implementation is chosen at start-up: the purego
+// build tag builds no assembly; otherwise the environment variable
+// SIMDCRF_KERNELS=generic|avx2|avx512|neon picks one if the CPU has it; otherwise the
+// best the CPU supports is used. Use switches at run time (tests, benchmarks).
+//
+// All matrices are dense, row-major float64 slices. A sequence of T positions
+// over M labels is a T×M matrix whose row t is position t. Transition matrices
+// are M×M with row = previous label, column = current label.
+//
+// The kernels work on whole sequences (one call per sequence, not per
+// position): a call costs a few nanoseconds, while a step at M=9 is only a few
+// dozen multiply-adds.
+//
+// Wrong lengths are programming errors and panic with a message naming the
+// kernel and the argument. The kernels never allocate.
+package kernels
+
+import (
+	"fmt"
+)
+
+// Exp sets dst[i] = exp(src[i]) for i < len(src).
+//
+// Results are within 2 ulp of math.Exp wherever math.Exp is normal. Results
+// that would be subnormal (src[i] < ExpMin) are flushed to +0, so exp(-Inf)
+// is exactly +0; src[i] > ExpMax gives +Inf and NaN stays NaN. dst and src
+// may be the same slice.
+func Exp(dst, src []float64) {
+	need("Exp", "dst", len(dst), len(src))
+	cur().exp(dst[:len(src)], src)
+}
+
+// Log sets dst[i] = log(src[i]) for i < len(src), within 2 ulp of math.Log
+// over its whole range (subnormal inputs included). log(0) = -Inf,
+// log(x<0) = NaN, log(+Inf) = +Inf, NaN stays NaN. dst and src may be the
+// same slice.
+func Log(dst, src []float64) {
+	need("Log", "dst", len(dst), len(src))
+	cur().log(dst[:len(src)], src)
+}
+
+// ExpMin is the smallest x for which Exp returns a normal number; below it
+// Exp returns +0 (subnormal results cost a microcode assist of about 12 ns
+// each on the machines we measured, and a CRF never needs them).
+const ExpMin = -708.3964185322641
+
+// ExpMax is the largest x for which exp(x) is finite.
+const ExpMax = 709.782712893384
+
+// Forward runs the scaled forward pass over a whole sequence in the
+// probability domain. psi is the T×M matrix Ψ of exponentiated state scores,
+// e the M×M matrix E of exponentiated transition scores. It fills the T×M
+// matrix alpha and the T scales:
+//
+//	α'_0[j] = Ψ_0[j]
+//	α'_t[j] = Ψ_t[j] · Σ_i α_{t−1}[i]·E[i][j]
+//	scale_t = Σ_j α'_t[j],  α_t = α'_t / scale_t
+//
+// so that log Z = Σ_t log(scale_t) (plus whatever shifts the caller took out
+// of the scores before exponentiating). A scale of 0 means no labelling is
+// possible; that row of alpha is then NaN.
+func Forward(alpha, scale, psi, e []float64, T, M int) {
+	checkSeq("Forward", T, M, "alpha", len(alpha), "psi", len(psi))
+	need("Forward", "scale", len(scale), T)
+	need("Forward", "e", len(e), M*M)
+	if T == 0 || M == 0 {
+		return
+	}
+	cur().forward(alpha, scale, psi, e, T, M)
+}
+
+// Backward runs the scaled backward pass that matches Forward. et is the
+// transpose of E (M×M, row = current label), scale the scales Forward
+// produced. It fills the T×M matrix beta:
+//
+//	β_{T−1}[i] = 1
+//	β_t[i] = (Σ_j Eᵀ[j][i]·(Ψ_{t+1}[j]·β_{t+1}[j])) / scale_{t+1}
+//
+// so that α_t[j]·β_t[j] is the marginal probability of label j at position t.
+func Backward(beta, scale, psi, et []float64, T, M int) {
+	checkSeq("Backward", T, M, "beta", len(beta), "psi", len(psi))
+	need("Backward", "scale", len(scale), T)
+	need("Backward", "et", len(et), M*M)
+	if T == 0 || M == 0 {
+		return
+	}
+	cur().backward(beta, scale, psi, et, T, M)
+}
+
+// ForwardBatch runs Forward on K sequences of the same length T in lockstep,
+// which turns each step's matrix–vector product into a matrix–matrix product
+// (K×M times M×M). The layouts interleave the sequences by position: psi and
+// alpha are T×K×M (row t·K+k is sequence k at position t) and scale is T×K.
+// Sequence k's results equal Forward's on its own rows, up to rounding.
+func ForwardBatch(alpha, scale, psi, e []float64, T, K, M int) {
+	checkSeq("ForwardBatch", T*K, M, "alpha", len(alpha), "psi", len(psi))
+	need("ForwardBatch", "scale", len(scale), T*K)
+	need("ForwardBatch", "e", len(e), M*M)
+	if T == 0 || K == 0 || M == 0 {
+		return
+	}
+	cur().forwardBatch(alpha, scale, psi, e, T, K, M)
+}
+
+// Transitions adds a sequence's expected transition counts to g (M×M):
+//
+//	g[i][j] += E[i][j] · Σ_{t=1}^{T−1} α_{t−1}[i]·(Ψ_t[j]·β_t[j]/scale_t)
+//
+// from the outputs of Forward and Backward. It forms the sum as one
+// matrix product over the whole sequence. work is scratch space of at least
+// T·M elements.
+func Transitions(g, e, alpha, beta, psi, scale, work []float64, T, M int) {
+	checkSeq("Transitions", T, M, "alpha", len(alpha), "beta", len(beta))
+	need("Transitions", "psi", len(psi), T*M)
+	need("Transitions", "scale", len(scale), T)
+	need("Transitions", "g", len(g), M*M)
+	need("Transitions", "e", len(e), M*M)
+	need("Transitions", "work", len(work), T*M)
+	if T < 2 || M == 0 {
+		return
+	}
+	cur().transitions(g, e, alpha, beta, psi, scale, work, T, M)
+}
+
+// LogMatVec is the log-domain forward step, a log-sum-exp matrix–vector
+// product with a max shift:
+//
+//	out[j] = m_j + log Σ_i exp(a[i] + tr[i][j] − m_j),  m_j = max_i (a[i] + tr[i][j])
+//
+// tr is M×M. A column whose terms are all -Inf gives -Inf; m_j = +Inf gives
+// +Inf; a NaN term otherwise gives NaN. out must not overlap a or tr.
+func LogMatVec(out, a, tr []float64, M int) {
+	need("LogMatVec", "out", len(out), M)
+	need("LogMatVec", "a", len(a), M)
+	need("LogMatVec", "tr", len(tr), M*M)
+	if M == 0 {
+		return
+	}
+	cur().logMatVec(out, a, tr, M)
+}
+
+// Viterbi finds the best labelling of a sequence with state scores s (T×M)
+// and transition scores tr (M×M), both in the log domain:
+//
+//	δ_0[j] = s_0[j]
+//	δ_t[j] = s_t[j] + max_i (δ_{t−1}[i] + tr[i][j]),  bp_t[j] = argmax_i
+//
+// Ties go to the lowest index, identically in every implementation (the
+// comparisons are strict, so a NaN candidate never wins). It fills delta
+// (T×M), the back-pointers bp (T×M; row 0 is unused), and path (T), and
+// returns the best score max_j δ_{T−1}[j]. With T == 0 it returns 0.
+func Viterbi(path []int32, delta []float64, bp []int32, s, tr []float64, T, M int) float64 {
+	checkSeq("Viterbi", T, M, "delta", len(delta), "s", len(s))
+	need("Viterbi", "bp", len(bp), T*M)
+	need("Viterbi", "path", len(path), T)
+	need("Viterbi", "tr", len(tr), M*M)
+	if T == 0 {
+		return 0
+	}
+	if M == 0 {
+		panic("kernels: Viterbi: M must be positive when T > 0")
+	}
+	cur().viterbi(delta, bp, s, tr, T, M)
+	return Backtrace(path, delta[(T-1)*M:T*M], bp, T, M)
+}
+
+// Backtrace picks the best last label from last (the final δ row; ties to the
+// lowest index), follows the back-pointers bp (T×M) and writes the labelling
+// to path. It returns the best score.
+func Backtrace(path []int32, last []float64, bp []int32, T, M int) float64 {
+	best, arg := last[0], 0
+	for j := 1; j < M; j++ {
+		if last[j] > best {
+			best, arg = last[j], j
+		}
+	}
+	path[T-1] = int32(arg)
+	for t := T - 1; t > 0; t-- {
+		arg = int(bp[t*M+arg])
+		path[t-1] = int32(arg)
+	}
+	return best
+}
+
+// Gather adds weighted weight rows to each position's scores, for a sequence
+// whose features are given in CSR form: position t has the features
+// ptr[t] ≤ f < ptr[t+1], each an attribute id ids[f] with value vals[f].
+//
+//	s[t][0:M] += Σ_f vals[f] · w[ids[f]·ld : ids[f]·ld+M]
+//
+// s is T×M, w has rows of stride ld ≥ M. Ids are checked against w.
+func Gather(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) {
+	need("Gather", "s", len(s), T*M)
+	checkCSR("Gather", w, ld, ptr, ids, vals, T, M)
+	if T == 0 || M == 0 {
+		return
+	}
+	cur().gather(s, w, ld, ptr, ids, vals, T, M)
+}
+
+// Scatter is the gradient's counterpart of Gather: for every feature f of
+// position t,
+//
+//	g[ids[f]·ld : ids[f]·ld+M] += (c·vals[f]) · p[t][0:M]
+//
+// p is T×M (typically the marginals), g has rows of stride ld ≥ M.
+func Scatter(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int) {
+	need("Scatter", "p", len(p), T*M)
+	checkCSR("Scatter", g, ld, ptr, ids, vals, T, M)
+	if T == 0 || M == 0 {
+		return
+	}
+	cur().scatter(g, ld, p, ptr, ids, vals, c, T, M)
+}
+
+// Dot returns Σ x[i]·y[i] over len(x) elements.
+func Dot(x, y []float64) float64 {
+	need("Dot", "y", len(y), len(x))
+	return cur().dot(x, y[:len(x)])
+}
+
+// Axpy sets y[i] += a·x[i] for i < len(x).
+func Axpy(a float64, x, y []float64) {
+	need("Axpy", "y", len(y), len(x))
+	cur().axpy(a, x, y[:len(x)])
+}
+
+// Scale sets x[i] *= a.
+func Scale(a float64, x []float64) {
+	cur().scale(a, x)
+}
+
+func need(kernel, arg string, have, want int) {
+	if have < want {
+		panic(fmt.Sprintf("kernels: %s: len(%s) = %d, need at least %d", kernel, arg, have, want))
+	}
+}
+
+func checkSeq(kernel string, T, M int, a string, la int, b string, lb int) {
+	if T < 0 || M < 0 {
+		panic(fmt.Sprintf("kernels: %s: negative size T=%d M=%d", kernel, T, M))
+	}
+	need(kernel, a, la, T*M)
+	need(kernel, b, lb, T*M)
+}
+
+func checkCSR(kernel string, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) {
+	if T < 0 || M < 0 || ld < M {
+		panic(fmt.Sprintf("kernels: %s: bad sizes T=%d M=%d ld=%d", kernel, T, M, ld))
+	}
+	if T == 0 {
+		return
+	}
+	need(kernel, "ptr", len(ptr), T+1)
+	if ptr[0] < 0 {
+		panic(fmt.Sprintf("kernels: %s: ptr[0] = %d is negative", kernel, ptr[0]))
+	}
+	for t := 0; t < T; t++ {
+		if ptr[t+1] < ptr[t] {
+			panic(fmt.Sprintf("kernels: %s: ptr not ascending at %d", kernel, t))
+		}
+	}
+	n := int(ptr[T])
+	need(kernel, "ids", len(ids), n)
+	need(kernel, "vals", len(vals), n)
+	rows := 0
+	if len(w) >= M {
+		rows = (len(w)-M)/ld + 1
+	}
+	var hi int32 = -1
+	lo := int32(0)
+	for _, id := range ids[ptr[0]:n] {
+		hi = max(hi, id)
+		lo = min(lo, id)
+	}
+	if lo < 0 || int(hi) >= rows {
+		panic(fmt.Sprintf("kernels: %s: attribute id out of range [0,%d)", kernel, rows))
+	}
+}
