@@ -1,0 +1,228 @@
+// Package kernelbench defines the kernel benchmarks once, for both
+// `go test -bench` (package kernels) and `simdcrf bench kernels`, so the two
+// always measure the same thing.
+package kernelbench
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// Kernels lists the benchmarked kernels in report order.
+var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions", "viterbi",
+	"logforward", "gather", "scatter", "exp", "log", "dot", "axpy"}
+
+// Labels are the label counts M of the per-sequence kernels.
+var Labels = []int{3, 9, 23, 45, 64, 128, 256, 512, 1024}
+
+const (
+	// T is the sequence length of the per-sequence kernels (a typical
+	// sentence is 20–30 tokens).
+	T = 32
+	// K is the number of sequences run in lockstep by forward_lockstep.
+	K = 8
+	// N is the vector length of the elementwise kernels (exp, log, dot,
+	// axpy): large enough to amortise the call, small enough for L1/L2.
+	N = 2048
+	// F is the number of features per position of gather and scatter.
+	F = 20
+	// WElems bounds the weight matrix of gather and scatter (256 MiB):
+	// rows = WElems/M, far beyond the caches, ids uniform (the worst case).
+	WElems = 1 << 25
+)
+
+// Elementwise reports whether kernel runs on a flat vector of N elements
+// rather than on a sequence of M labels.
+func Elementwise(kernel string) bool {
+	switch kernel {
+	case "exp", "log", "dot", "axpy":
+		return true
+	}
+	return false
+}
+
+// Case is one benchmark: Setup allocates the inputs (once; they are reused
+// for every implementation) and returns the function that runs the kernel
+// once.
+type Case struct {
+	Kernel    string
+	Labels    int     // M, or N for elementwise kernels
+	Positions float64 // positions (elements) per run, for ns per position
+	Flops     float64 // floating-point operations per run (0: not reported)
+	Setup     func() (run func())
+}
+
+// New returns the case for kernel at m labels (m is ignored by elementwise
+// kernels, which use N). ok is false for an unknown kernel.
+func New(kernel string, m int) (c Case, ok bool) {
+	r := rand.New(rand.NewPCG(uint64(m), 7))
+	M := float64(m)
+	c = Case{Kernel: kernel, Labels: m, Positions: T}
+	dense := 2*M*M + 3*M
+	switch kernel {
+	case "forward", "backward":
+		c.Flops = T * dense
+		c.Setup = func() func() {
+			psi, e := probs(r, T*m), probs(r, m*m)
+			alpha, beta, scale := make([]float64, T*m), make([]float64, T*m), make([]float64, T)
+			kernels.Forward(alpha, scale, psi, e, T, m)
+			if kernel == "forward" {
+				return func() { kernels.Forward(alpha, scale, psi, e, T, m) }
+			}
+			return func() { kernels.Backward(beta, scale, psi, e, T, m) }
+		}
+	case "forward_lockstep":
+		c.Positions, c.Flops = T*K, T*K*dense
+		c.Setup = func() func() {
+			psi, e := probs(r, T*K*m), probs(r, m*m)
+			alpha, scale := make([]float64, T*K*m), make([]float64, T*K)
+			return func() { kernels.ForwardBatch(alpha, scale, psi, e, T, K, m) }
+		}
+	case "transitions":
+		c.Flops = (T-1)*(2*M*M+3*M) + 2*M*M
+		c.Setup = func() func() {
+			psi, e := probs(r, T*m), probs(r, m*m)
+			alpha, beta, scale := make([]float64, T*m), make([]float64, T*m), make([]float64, T)
+			kernels.Forward(alpha, scale, psi, e, T, m)
+			kernels.Backward(beta, scale, psi, e, T, m)
+			g, work := make([]float64, m*m), make([]float64, T*m)
+			return func() { kernels.Transitions(g, e, alpha, beta, psi, scale, work, T, m) }
+		}
+	case "viterbi":
+		c.Flops = (T - 1) * 2 * M * M
+		c.Setup = func() func() {
+			s, tr := scores(r, T*m), scores(r, m*m)
+			delta, bp, path := make([]float64, T*m), make([]int32, T*m), make([]int32, T)
+			return func() { kernels.Viterbi(path, delta, bp, s, tr, T, m) }
+		}
+	case "logforward":
+		// One log-domain step per position: M² exps, M logs.
+		c.Positions = 1
+		c.Setup = func() func() {
+			a, tr, out := scores(r, m), scores(r, m*m), make([]float64, m)
+			return func() { kernels.LogMatVec(out, a, tr, m) }
+		}
+	case "gather", "scatter":
+		c.Flops = T * F * 2 * M
+		c.Setup = func() func() {
+			rows := WElems / m
+			w := make([]float64, rows*m)
+			for i := range w {
+				w[i] = float64(i&1023) * 0x1p-10
+			}
+			ptr := make([]int32, T+1)
+			ids := make([]int32, T*F)
+			vals := make([]float64, T*F)
+			for t := 0; t <= T; t++ {
+				ptr[t] = int32(t * F)
+			}
+			for f := range ids {
+				ids[f] = int32(r.IntN(rows))
+				vals[f] = 1 + r.Float64()
+			}
+			p := probs(r, T*m)
+			if kernel == "gather" {
+				return func() { kernels.Gather(p, w, m, ptr, ids, vals, T, m) }
+			}
+			return func() { kernels.Scatter(w, m, p, ptr, ids, vals, -1, T, m) }
+		}
+	case "exp", "log", "dot", "axpy":
+		c.Labels, c.Positions = N, N
+		c.Setup = func() func() {
+			x, y := make([]float64, N), make([]float64, N)
+			for i := range x {
+				x[i] = -20 * r.Float64()
+				y[i] = r.Float64()
+			}
+			switch kernel {
+			case "exp":
+				return func() { kernels.Exp(y, x) }
+			case "log":
+				return func() { kernels.Log(x, y) }
+			case "dot":
+				c.Flops = 2 * N
+				return func() { sink = kernels.Dot(x, y) }
+			default:
+				return func() { kernels.Axpy(1e-9, x, y) }
+			}
+		}
+		if kernel == "dot" || kernel == "axpy" {
+			c.Flops = 2 * N
+		}
+	default:
+		return c, false
+	}
+	return c, true
+}
+
+var sink float64
+
+// probs returns n positive values like normalised probabilities and
+// exponentiated scores (never subnormal products).
+func probs(r *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = math.Exp(-4 * r.Float64())
+	}
+	return s
+}
+
+// scores returns n log-domain scores.
+func scores(r *rand.Rand, n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = r.NormFloat64()
+	}
+	return s
+}
+
+// Bench times run (from c.Setup) under testing.B and reports ns/position
+// and GFLOP/s as metrics.
+func (c Case) Bench(b *testing.B, run func()) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		run()
+	}
+	b.StopTimer()
+	ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+	b.ReportMetric(ns/c.Positions, "ns/position")
+	if c.Flops > 0 {
+		b.ReportMetric(c.Flops/ns, "GFLOP/s")
+	}
+}
+
+// Peak measures the active tier's FMA throughput in GFLOP/s with
+// kernels.FMAProbe (independent vector FMAs, one core), as the best of
+// reps runs; 0 if the tier has no probe.
+func Peak(reps int) float64 {
+	best := 0.0
+	for range reps {
+		res := testing.Benchmark(func(b *testing.B) {
+			var flops float64
+			for range b.N {
+				flops += kernels.FMAProbe(1 << 16)
+			}
+			b.ReportMetric(flops/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+		})
+		best = max(best, res.Extra["GFLOP/s"])
+	}
+	return best
+}
+
+// Median returns the median of xs (which it sorts).
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}

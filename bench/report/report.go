@@ -1,0 +1,249 @@
+// Package report measures simdcrf on this machine and writes BENCHMARKS.md:
+// every figure in it comes from the run that wrote it.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/bench/machine"
+)
+
+// Config controls a report run.
+type Config struct {
+	BenchTime time.Duration // per measurement
+	Count     int           // measurements per case (median reported)
+	Command   string        // the command line that regenerates the report
+	Progress  func(string)  // progress lines (may be nil)
+}
+
+// Write measures everything and writes the report to path atomically
+// (a temporary file in the same directory, then a rename). The temporary
+// file is created first, so an unwritable destination fails before the
+// measurements, not after.
+func Write(path string, cfg Config) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := Render(&buf, cfg); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	return commit(f, path, buf.Bytes())
+}
+
+// Render measures everything and writes the report's Markdown to buf.
+func Render(buf *bytes.Buffer, cfg Config) error {
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	m := machine.Describe()
+	start := time.Now()
+
+	progress("measuring FMA peak")
+	peaks, err := kernelbench.Peaks(nil, 5)
+	if err != nil {
+		return err
+	}
+	progress("measuring kernels")
+	res, err := kernelbench.Run(kernelbench.Options{
+		BenchTime: cfg.BenchTime,
+		Count:     cfg.Count,
+		Each: func(r kernelbench.Result) {
+			progress(fmt.Sprintf("  %s M=%d %s: %.1f ns/position", r.Kernel, r.Labels, r.Impl, r.NsPerPosition))
+		},
+	})
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(buf, "# simdcrf benchmarks\n\n")
+	fmt.Fprintf(buf, "Every figure below was measured by one run of\n\n    %s\n\n", cfg.Command)
+	fmt.Fprintf(buf, "on %s (run took %s).\n\n", start.UTC().Format("2006-01-02 15:04 UTC"), time.Since(start).Round(time.Second))
+	fmt.Fprintf(buf, "**Machine:** %s.\n\n", m)
+	fmt.Fprintf(buf, "The machine is shared and noisy: each figure is the median of %d measurements of %v, "+
+		"the implementations of one case measured round-robin; compare tiers as ratios within this file.\n\n", cfg.Count, cfg.BenchTime)
+
+	writeKernels(buf, res, peaks)
+	return nil
+}
+
+func writeKernels(buf *bytes.Buffer, res []kernelbench.Result, peaks map[string]float64) {
+	impls := implOrder(res)
+	fmt.Fprintf(buf, "## Kernels (one core, float64)\n\n")
+	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench kernels` prints the same table for any machine, and "+
+		"`go test -bench . ./kernels` runs the same cases as `Benchmark<Kernel>/M=<labels>/<impl>`. "+
+		"Per-sequence kernels run on sequences of T=%d positions; `forward_lockstep` runs K=%d sequences in lockstep "+
+		"(the step becomes a matrix–matrix product); `logforward` is one log-domain step (M² exps) per position; "+
+		"gather and scatter use F=%d features per position with uniformly random rows of a %d MiB weight matrix "+
+		"(memory-bound by design); exp, log, dot and axpy run on vectors of N=%d elements and report ns per element.\n\n",
+		kernelbench.T, kernelbench.K, kernelbench.F, kernelbench.WElems*8>>20, kernelbench.N)
+
+	fmt.Fprintf(buf, "### FMA peak\n\nMeasured with `kernels.FMAProbe` (12 independent ymm or 16 zmm FMA chains, best of 5): ")
+	for i, name := range impls {
+		if p, ok := peaks[name]; ok {
+			if i > 0 {
+				fmt.Fprint(buf, "; ")
+			}
+			fmt.Fprintf(buf, "%s %.1f GFLOP/s", name, p)
+		}
+	}
+	fmt.Fprint(buf, ".\n\n")
+
+	fmt.Fprintf(buf, "### ns per position (GFLOP/s) and speed-up over generic\n\n")
+	for _, k := range kernelbench.Kernels {
+		rows := filter(res, func(r kernelbench.Result) bool { return r.Kernel == k })
+		if len(rows) == 0 {
+			continue
+		}
+		unit := "M"
+		if kernelbench.Elementwise(k) {
+			unit = "N"
+		}
+		fmt.Fprintf(buf, "**%s**\n\n| %s |", k, unit)
+		for _, name := range impls {
+			fmt.Fprintf(buf, " %s |", name)
+		}
+		fmt.Fprint(buf, "\n|---|")
+		for range impls {
+			fmt.Fprint(buf, "---|")
+		}
+		fmt.Fprintln(buf)
+		for _, m := range labelOrder(rows) {
+			fmt.Fprintf(buf, "| %d |", m)
+			base := find(rows, k, "generic", m)
+			for _, name := range impls {
+				r := find(rows, k, name, m)
+				if r == nil {
+					fmt.Fprint(buf, " – |")
+					continue
+				}
+				cell := fmtNs(r.NsPerPosition)
+				if r.GFLOPs > 0 {
+					cell += fmt.Sprintf(" (%.1f)", r.GFLOPs)
+				}
+				if base != nil && name != "generic" {
+					cell += fmt.Sprintf(" ×%.1f", base.NsPerPosition/r.NsPerPosition)
+				}
+				fmt.Fprintf(buf, " %s |", cell)
+			}
+			fmt.Fprintln(buf)
+		}
+		fmt.Fprintln(buf)
+	}
+	writeTargets(buf, res, peaks)
+}
+
+// writeTargets checks the kernel goals of the project against this run.
+func writeTargets(buf *bytes.Buffer, res []kernelbench.Result, peaks map[string]float64) {
+	fmt.Fprintf(buf, "### Targets\n\n| goal | measured | met |\n|---|---|---|\n")
+	row := func(goal, measured string, ok bool) {
+		mark := "no"
+		if ok {
+			mark = "yes"
+		}
+		fmt.Fprintf(buf, "| %s | %s | %s |\n", goal, measured, mark)
+	}
+	gen, a512 := find(res, "forward", "generic", 45), find(res, "forward", "avx512", 45)
+	if gen != nil && a512 != nil {
+		x := gen.NsPerPosition / a512.NsPerPosition
+		row("AVX-512 forward, M=45: ≥10× generic per position", fmt.Sprintf("×%.1f (%s vs %s ns)", x, fmtNs(a512.NsPerPosition), fmtNs(gen.NsPerPosition)), x >= 10)
+		row("AVX-512 forward, M=45: no slower than hand-written C (142 ns/position)", fmtNs(a512.NsPerPosition)+" ns", a512.NsPerPosition <= 142)
+	}
+	if p, ok := peaks["avx512"]; ok {
+		for _, m := range []int{128, 256, 512, 1024} {
+			if r := find(res, "forward_lockstep", "avx512", m); r != nil {
+				row(fmt.Sprintf("AVX-512 forward in lockstep, M=%d: ≥ half the FMA peak (%.1f GFLOP/s)", m, p/2),
+					fmt.Sprintf("%.1f GFLOP/s = %.0f%% of peak", r.GFLOPs, 100*r.GFLOPs/p), r.GFLOPs >= p/2)
+			}
+		}
+	}
+	gen, a512 = find(res, "viterbi", "generic", 45), find(res, "viterbi", "avx512", 45)
+	if gen != nil && a512 != nil {
+		x := gen.NsPerPosition / a512.NsPerPosition
+		row("AVX-512 Viterbi, M=45: ≥6× generic per position", fmt.Sprintf("×%.1f (%s vs %s ns)", x, fmtNs(a512.NsPerPosition), fmtNs(gen.NsPerPosition)), x >= 6)
+	}
+	fmt.Fprintln(buf)
+}
+
+func filter(res []kernelbench.Result, keep func(kernelbench.Result) bool) []kernelbench.Result {
+	var out []kernelbench.Result
+	for _, r := range res {
+		if keep(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func find(res []kernelbench.Result, kernel, impl string, labels int) *kernelbench.Result {
+	for i := range res {
+		if r := &res[i]; r.Kernel == kernel && r.Impl == impl && r.Labels == labels {
+			return r
+		}
+	}
+	return nil
+}
+
+func implOrder(res []kernelbench.Result) []string {
+	var out []string
+	for _, r := range res {
+		if !slices.Contains(out, r.Impl) {
+			out = append(out, r.Impl)
+		}
+	}
+	return out
+}
+
+func labelOrder(res []kernelbench.Result) []int {
+	var out []int
+	for _, r := range res {
+		if !slices.Contains(out, r.Labels) {
+			out = append(out, r.Labels)
+		}
+	}
+	return out
+}
+
+func fmtNs(ns float64) string {
+	switch {
+	case ns >= 100:
+		return fmt.Sprintf("%.0f", ns)
+	case ns >= 10:
+		return fmt.Sprintf("%.1f", ns)
+	}
+	return fmt.Sprintf("%.2f", ns)
+}
+
+// commit writes data to the temporary file f and renames it over path, so a
+// failed run never leaves a half-written file.
+func commit(f *os.File, path string, data []byte) error {
+	tmp := f.Name()
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/bench/machine"
+	"github.com/simdcrf/simdcrf/bench/report"
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+func cmdBench(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, "usage: simdcrf bench kernels|report [options]\n")
+		return errUsage
+	}
+	switch args[0] {
+	case "kernels":
+		return benchKernels(args[1:], stdout, stderr)
+	case "report":
+		return benchReport(args[1:], stdout, stderr)
+	}
+	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, report)\n", args[0])
+	return errUsage
+}
+
+func benchKernels(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench kernels", "bench kernels [options]", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object per line instead of a table")
+	kernelList := fs.String("kernels", "", "comma-separated kernels (default all: "+strings.Join(kernelbench.Kernels, ",")+")")
+	labelList := fs.String("labels", "", "comma-separated label counts M (default "+joinInts(kernelbench.Labels)+")")
+	implList := fs.String("impl", "", "comma-separated implementations (default all this CPU has: "+strings.Join(kernels.Impls(), ",")+")")
+	benchTime := fs.Duration("benchtime", 100*time.Millisecond, "time per measurement")
+	count := fs.Int("count", 1, "measurements per case; the median is reported")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	labels, err := parseInts(*labelList)
+	if err != nil {
+		return fmt.Errorf("--labels: %w", err)
+	}
+	opts := kernelbench.Options{
+		Kernels:   splitList(*kernelList),
+		Labels:    labels,
+		Impls:     splitList(*implList),
+		BenchTime: *benchTime,
+		Count:     *count,
+	}
+	m := machine.Describe()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		opts.Each = func(r kernelbench.Result) { enc.Encode(r) }
+		fmt.Fprintf(stderr, "machine: %s\n", m)
+		_, err := kernelbench.Run(opts)
+		return err
+	}
+	fmt.Fprintf(stdout, "machine: %s\n", m)
+	fmt.Fprintf(stdout, "ns per position (per element for exp, log, dot, axpy); median of %d × %v; x = speed-up over generic\n\n", *count, *benchTime)
+	const row = "%-17s %5v %-8s %12s %8s %10s %7v\n"
+	fmt.Fprintf(stdout, row, "kernel", "M", "impl", "ns/position", "GFLOP/s", "x generic", "allocs")
+	base := map[string]float64{}
+	opts.Each = func(r kernelbench.Result) {
+		key := fmt.Sprintf("%s/%d", r.Kernel, r.Labels)
+		if r.Impl == "generic" {
+			base[key] = r.NsPerPosition
+		}
+		speed := ""
+		if b, ok := base[key]; ok && r.Impl != "generic" {
+			speed = fmt.Sprintf("%.1f", b/r.NsPerPosition)
+		}
+		gf := ""
+		if r.GFLOPs > 0 {
+			gf = fmt.Sprintf("%.2f", r.GFLOPs)
+		}
+		fmt.Fprintf(stdout, row, r.Kernel, r.Labels, r.Impl, fmtNs(r.NsPerPosition), gf, speed, r.AllocsPerOp)
+	}
+	_, err = kernelbench.Run(opts)
+	return err
+}
+
+func benchReport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench report", "bench report [options]", stderr)
+	out := fs.String("out", "BENCHMARKS.md", "file to write")
+	benchTime := fs.Duration("benchtime", 200*time.Millisecond, "time per measurement")
+	count := fs.Int("count", 5, "measurements per case; the median is reported")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg := report.Config{
+		BenchTime: *benchTime,
+		Count:     *count,
+		Command:   "go run ./cmd/simdcrf bench report",
+		Progress:  func(s string) { fmt.Fprintln(stderr, s) },
+	}
+	if err := report.Write(*out, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", *out)
+	return nil
+}
+
+func cmdVersion(stdout io.Writer) error {
+	fmt.Fprintf(stdout, "simdcrf (development)\nmachine: %s\n", machine.Describe())
+	return nil
+}
+
+func fmtNs(ns float64) string {
+	switch {
+	case ns >= 100:
+		return strconv.FormatFloat(ns, 'f', 0, 64)
+	case ns >= 10:
+		return strconv.FormatFloat(ns, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(ns, 'f', 2, 64)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}

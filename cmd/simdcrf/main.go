@@ -1,0 +1,82 @@
+// Command simdcrf trains and applies linear-chain conditional random fields
+// with SIMD kernels, and measures them.
+//
+//	simdcrf bench kernels [--json] [--kernels LIST] [--labels LIST] [--impl LIST]
+//	simdcrf bench report [--out BENCHMARKS.md]
+//	simdcrf version
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+const usage = `usage: simdcrf <command> [arguments]
+
+commands:
+  bench kernels   measure the vector kernels on this machine (a table, or --json)
+  bench report    measure everything and rewrite BENCHMARKS.md
+  version         print the version, the CPU's kernel tiers and the one in use
+
+Run 'simdcrf <command> -h' for a command's options.
+`
+
+// errUsage means the arguments were wrong; the message has been printed.
+var errUsage = errors.New("usage")
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, errUsage) && !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "simdcrf:", err)
+		}
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errUsage
+	}
+	switch args[0] {
+	case "bench":
+		return cmdBench(args[1:], stdout, stderr)
+	case "version":
+		return cmdVersion(stdout)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprintf(stderr, "simdcrf: unknown command %q\n\n%s", args[0], usage)
+	return errUsage
+}
+
+// newFlags returns a flag set that reports errors to stderr and returns them
+// instead of exiting.
+func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: simdcrf %s\n\noptions:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses args with fs and maps parse errors to errUsage (the flag
+// package has already printed them).
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	return nil
+}

@@ -1,0 +1,75 @@
+package kernels_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// Benchmarks are named Benchmark<Kernel>/M=<labels>/<impl> (N=<length> for
+// the elementwise kernels) so that benchstat can compare tiers; they report
+// ns/position and GFLOP/s. `simdcrf bench kernels` runs the same cases.
+
+func benchKernel(b *testing.B, kernel string) {
+	labels := kernelbench.Labels
+	key := "M"
+	if kernelbench.Elementwise(kernel) {
+		labels, key = []int{kernelbench.N}, "N"
+	}
+	for _, m := range labels {
+		c, _ := kernelbench.New(kernel, m)
+		var run func()
+		b.Run(fmt.Sprintf("%s=%d", key, m), func(b *testing.B) {
+			if run == nil {
+				run = c.Setup()
+			}
+			for _, name := range kernels.Impls() {
+				b.Run(name, func(b *testing.B) {
+					restore, err := kernels.Use(name)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer restore()
+					c.Bench(b, run)
+				})
+			}
+		})
+	}
+}
+
+func BenchmarkForward(b *testing.B)         { benchKernel(b, "forward") }
+func BenchmarkBackward(b *testing.B)        { benchKernel(b, "backward") }
+func BenchmarkForwardLockstep(b *testing.B) { benchKernel(b, "forward_lockstep") }
+func BenchmarkTransitions(b *testing.B)     { benchKernel(b, "transitions") }
+func BenchmarkViterbi(b *testing.B)         { benchKernel(b, "viterbi") }
+func BenchmarkLogForward(b *testing.B)      { benchKernel(b, "logforward") }
+func BenchmarkGather(b *testing.B)          { benchKernel(b, "gather") }
+func BenchmarkScatter(b *testing.B)         { benchKernel(b, "scatter") }
+func BenchmarkExp(b *testing.B)             { benchKernel(b, "exp") }
+func BenchmarkLog(b *testing.B)             { benchKernel(b, "log") }
+func BenchmarkDot(b *testing.B)             { benchKernel(b, "dot") }
+func BenchmarkAxpy(b *testing.B)            { benchKernel(b, "axpy") }
+
+// BenchmarkFMAPeak measures the core's vector FMA throughput per tier: the
+// denominator of "fraction of peak".
+func BenchmarkFMAPeak(b *testing.B) {
+	for _, name := range kernels.Impls() {
+		b.Run(name, func(b *testing.B) {
+			restore, err := kernels.Use(name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer restore()
+			var flops float64
+			for range b.N {
+				flops += kernels.FMAProbe(1 << 16)
+			}
+			if flops == 0 {
+				b.Skip("no FMA probe for this tier")
+			}
+			b.ReportMetric(flops/float64(b.Elapsed().Nanoseconds()), "GFLOP/s")
+		})
+	}
+}
