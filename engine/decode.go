@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// Viterbi writes the best labelling of a chain (restricted by c if not nil)
+// to path (len T) and returns its score, PathScore of that labelling. Ties go
+// to the lowest label index, identically in every kernel tier.
+func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *Constraint, path []int32) (float64, error) {
+	T, err := tr.chainLen(emit)
+	if err != nil {
+		return 0, err
+	}
+	if len(path) != T {
+		return 0, fmt.Errorf("engine: path has room for %d labels, chain has %d positions", len(path), T)
+	}
+	if err := c.check(T, tr.m); err != nil {
+		return 0, err
+	}
+	if T == 0 {
+		return 0, nil
+	}
+	M := tr.m
+	ws.grow(T, M)
+	if err := tr.logScores(ws, emit, T, c, false); err != nil {
+		return 0, err
+	}
+	ws.delta = grow(ws.delta, T*M)
+	ws.bp = grow(ws.bp, T*M)
+	best := kernels.Viterbi(path, ws.delta, ws.bp, ws.s[:T*M], tr.score, T, M)
+	if math.IsInf(best, -1) {
+		return best, ErrNoLabelling
+	}
+	return best, nil
+}
+
+// Sample draws a labelling from p(y | emit) (restricted by c if not nil) by
+// forward filtering and backward sampling, writes it to path and returns its
+// log probability. The draw depends only on the inputs and on r, so a seeded
+// generator reproduces it.
+func (tr *Transitions) Sample(ws *Workspace, emit []float64, c *Constraint, r *rand.Rand, path []int32) (float64, error) {
+	T, err := tr.chainLen(emit)
+	if err != nil {
+		return 0, err
+	}
+	if len(path) != T {
+		return 0, fmt.Errorf("engine: path has room for %d labels, chain has %d positions", len(path), T)
+	}
+	if err := c.check(T, tr.m); err != nil {
+		return 0, err
+	}
+	if T == 0 {
+		return 0, nil
+	}
+	M := tr.m
+	ws.grow(T, M)
+	logZ, err := tr.forward(ws, emit, T, c)
+	if err != nil {
+		return logZ, err
+	}
+	ws.probs = grow(ws.probs, M)
+	w := ws.probs
+	// weights turns log-domain α̃ + transition scores into weights w.
+	weights := func(t, y int) {
+		a := ws.alpha[t*M : (t+1)*M]
+		m := math.Inf(-1)
+		for i := range M {
+			w[i] = a[i]
+			if y >= 0 {
+				w[i] += tr.score[i*M+y]
+			}
+			m = max(m, w[i])
+		}
+		for i := range M {
+			w[i] = math.Exp(w[i] - m)
+		}
+	}
+	if ws.logMode {
+		weights(T-1, -1)
+	} else {
+		copy(w, ws.alpha[(T-1)*M:T*M])
+	}
+	y := draw(r, w)
+	path[T-1] = int32(y)
+	for t := T - 2; t >= 0; t-- {
+		if ws.logMode {
+			weights(t, y)
+		} else {
+			a := ws.alpha[t*M : (t+1)*M]
+			for i := range M {
+				w[i] = a[i] * tr.e[i*M+y]
+			}
+		}
+		y = draw(r, w)
+		path[t] = int32(y)
+	}
+	s, _ := tr.PathScore(emit, path)
+	return s - logZ, nil
+}
+
+// draw picks index i with probability w[i]/Σw.
+func draw(r *rand.Rand, w []float64) int {
+	total := 0.0
+	for _, v := range w {
+		total += v
+	}
+	u := r.Float64() * total
+	last := 0
+	for i, v := range w {
+		if v > 0 {
+			last = i
+			if u < v {
+				return i
+			}
+			u -= v
+		}
+	}
+	return last // rounding left u ≥ the remaining mass
+}

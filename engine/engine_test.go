@@ -1,0 +1,635 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// brute is the answer of enumerating every labelling of a small chain.
+type brute struct {
+	logZ      float64
+	marg      []float64 // T×M
+	edges     []float64 // (T−1)×M×M
+	trans     []float64 // M×M
+	start     []float64
+	end       []float64
+	paths     [][]int32 // admitted labellings, best first (ties: reversed-lexicographic)
+	scores    []float64
+	nPossible int
+}
+
+func enumerate(t *testing.T, tr *Transitions, emit []float64, c *Constraint) brute {
+	t.Helper()
+	M := tr.m
+	T := len(emit) / M
+	n := 1
+	for range T {
+		n *= M
+	}
+	var b brute
+	y := make([]int32, T)
+	var all []float64
+	for k := range n {
+		x := k
+		for p := T - 1; p >= 0; p-- { // y_0 varies slowest
+			y[p] = int32(x % M)
+			x /= M
+		}
+		if !c.admits(y) {
+			continue
+		}
+		s, err := tr.PathScore(emit, y)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.IsInf(s, -1) {
+			continue
+		}
+		b.paths = append(b.paths, slices.Clone(y))
+		b.scores = append(b.scores, s)
+		all = append(all, s)
+	}
+	b.nPossible = len(all)
+	b.logZ = logSumExp(all)
+	b.marg = make([]float64, T*M)
+	b.edges = make([]float64, max(T-1, 0)*M*M)
+	b.trans = make([]float64, M*M)
+	b.start, b.end = make([]float64, M), make([]float64, M)
+	for k, p := range b.paths {
+		pr := math.Exp(b.scores[k] - b.logZ)
+		for t, l := range p {
+			b.marg[t*M+int(l)] += pr
+			if t > 0 {
+				b.edges[((t-1)*M+int(p[t-1]))*M+int(l)] += pr
+				b.trans[int(p[t-1])*M+int(l)] += pr
+			}
+		}
+		b.start[p[0]] += pr
+		b.end[p[T-1]] += pr
+	}
+	// Order: score descending, then reversed-lexicographic labels.
+	idx := make([]int, len(b.paths))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, c int) bool {
+		sa, sc := b.scores[idx[a]], b.scores[idx[c]]
+		if sa != sc {
+			return sa > sc
+		}
+		pa, pc := b.paths[idx[a]], b.paths[idx[c]]
+		for t := T - 1; t >= 0; t-- {
+			if pa[t] != pc[t] {
+				return pa[t] < pc[t]
+			}
+		}
+		return false
+	})
+	ps, ss := make([][]int32, len(idx)), make([]float64, len(idx))
+	for i, j := range idx {
+		ps[i], ss[i] = b.paths[j], b.scores[j]
+	}
+	b.paths, b.scores = ps, ss
+	return b
+}
+
+// randomChain makes a chain with scores of the given spread; a fraction
+// forbid of transitions is -Inf.
+func randomChain(r *rand.Rand, T, M int, spread, forbid float64) (*Transitions, []float64) {
+	score := make([]float64, M*M)
+	for k := range score {
+		score[k] = spread * r.NormFloat64()
+		if r.Float64() < forbid {
+			score[k] = math.Inf(-1)
+		}
+	}
+	start, end := make([]float64, M), make([]float64, M)
+	for j := range M {
+		start[j], end[j] = spread*r.NormFloat64(), spread*r.NormFloat64()
+	}
+	emit := make([]float64, T*M)
+	for k := range emit {
+		emit[k] = spread * r.NormFloat64()
+	}
+	tr, err := NewTransitions(M, score, start, end)
+	if err != nil {
+		panic(err)
+	}
+	return tr, emit
+}
+
+func randomConstraint(r *rand.Rand, T, M int) *Constraint {
+	c := &Constraint{Allowed: make([][]int32, T), Forced: make([]int32, T)}
+	for t := range T {
+		c.Forced[t] = -1
+		switch r.IntN(4) {
+		case 0:
+			c.Forced[t] = int32(r.IntN(M))
+		case 1:
+			for j := range M {
+				if r.IntN(2) == 0 {
+					c.Allowed[t] = append(c.Allowed[t], int32(j))
+				}
+			}
+			if c.Allowed[t] == nil {
+				c.Allowed[t] = []int32{int32(r.IntN(M))}
+			}
+		}
+	}
+	return c
+}
+
+func near(a, b, tol float64) bool {
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return a == b
+	}
+	return math.Abs(a-b) <= tol*(1+math.Abs(b))
+}
+
+func checkNear(t *testing.T, what string, got, want []float64, tol float64) {
+	t.Helper()
+	for i := range want {
+		if !near(got[i], want[i], tol) {
+			t.Fatalf("%s[%d] = %v, want %v", what, i, got[i], want[i])
+		}
+	}
+}
+
+// forEachTier runs f once per kernel implementation the CPU has.
+func forEachTier(t *testing.T, f func(t *testing.T)) {
+	for _, name := range kernels.Impls() {
+		t.Run(name, func(t *testing.T) {
+			restore, err := kernels.Use(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer restore()
+			f(t)
+		})
+	}
+}
+
+// TestAgainstBruteForce checks log Z, marginals, edge marginals, expected
+// transitions, Viterbi, k-best, log-probabilities and constrained versions of
+// all of them against enumeration of every labelling (M^T up to 15 625).
+func TestAgainstBruteForce(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		ws := NewWorkspace()
+		for trial := range 300 {
+			M := 1 + r.IntN(5)
+			T := 1 + r.IntN(6)
+			for math.Pow(float64(M), float64(T)) > 15625 {
+				T--
+			}
+			// Spread 150 exceeds scaledRange: the log-domain path.
+			forbid := []float64{0, 0, 0.3, 0.1}[trial%4]
+			spread := []float64{1, 3, 0.1, 150}[trial%4]
+			tr, emit := randomChain(r, T, M, spread, forbid)
+			if trial%5 == 4 {
+				// One hopeless label (far below the others) pushes just
+				// this chain onto the log-domain path.
+				emit[r.IntN(len(emit))] -= 1000
+			}
+			var c *Constraint
+			if trial%3 == 2 {
+				c = randomConstraint(r, T, M)
+			}
+			name := fmt.Sprintf("trial %d M=%d T=%d constrained=%v", trial, M, T, c != nil)
+			b := enumerate(t, tr, emit, c)
+			if b.nPossible == 0 {
+				if _, err := tr.LogZ(ws, emit, c); err != ErrNoLabelling {
+					t.Fatalf("%s: no labelling possible, LogZ err = %v", name, err)
+				}
+				path := make([]int32, T)
+				if _, err := tr.Viterbi(ws, emit, c, path); err != ErrNoLabelling {
+					t.Fatalf("%s: no labelling possible, Viterbi err = %v", name, err)
+				}
+				continue
+			}
+			p := Posteriors{
+				Marginals:   make([]float64, T*M),
+				Edges:       make([]float64, (T-1)*M*M),
+				Transitions: make([]float64, M*M),
+				Start:       make([]float64, M),
+				End:         make([]float64, M),
+			}
+			logZ, err := tr.Posteriors(ws, emit, c, &p)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !near(logZ, b.logZ, 1e-12) {
+				t.Fatalf("%s: log Z = %v, want %v", name, logZ, b.logZ)
+			}
+			const tol = 1e-11
+			checkNear(t, name+" marginals", p.Marginals, b.marg, tol)
+			checkNear(t, name+" edges", p.Edges, b.edges, tol)
+			checkNear(t, name+" transitions", p.Transitions, b.trans, tol)
+			checkNear(t, name+" start", p.Start, b.start, tol)
+			checkNear(t, name+" end", p.End, b.end, tol)
+			for pos := range T {
+				sum := 0.0
+				for _, v := range p.Marginals[pos*M : (pos+1)*M] {
+					sum += v
+				}
+				if math.Abs(sum-1) > 1e-12 {
+					t.Fatalf("%s: marginals at %d sum to 1%+g", name, pos, sum-1)
+				}
+			}
+
+			path := make([]int32, T)
+			best, err := tr.Viterbi(ws, emit, c, path)
+			if err != nil {
+				t.Fatalf("%s: Viterbi: %v", name, err)
+			}
+			if !near(best, b.scores[0], 1e-13) || !slices.Equal(path, b.paths[0]) {
+				t.Fatalf("%s: Viterbi %v score %v, want %v score %v", name, path, best, b.paths[0], b.scores[0])
+			}
+
+			k := min(7, b.nPossible+2)
+			paths := make([][]int32, k)
+			for i := range paths {
+				paths[i] = make([]int32, T)
+			}
+			scores := make([]float64, k)
+			n, err := tr.NBest(ws, emit, c, paths, scores)
+			if err != nil {
+				t.Fatalf("%s: NBest: %v", name, err)
+			}
+			if n != min(k, b.nPossible) {
+				t.Fatalf("%s: NBest found %d, want %d", name, n, min(k, b.nPossible))
+			}
+			for i := range n {
+				if !near(scores[i], b.scores[i], 1e-13) {
+					t.Fatalf("%s: NBest score %d = %v, want %v", name, i, scores[i], b.scores[i])
+				}
+				s, _ := tr.PathScore(emit, paths[i])
+				if !near(s, scores[i], 1e-13) || !c.admits(paths[i]) {
+					t.Fatalf("%s: NBest path %d %v has score %v, reported %v", name, i, paths[i], s, scores[i])
+				}
+				if scores[i] == b.scores[i] && (i+1 >= len(b.scores) || b.scores[i+1] != b.scores[i]) && (i == 0 || b.scores[i-1] != b.scores[i]) {
+					if !slices.Equal(paths[i], b.paths[i]) {
+						t.Fatalf("%s: NBest path %d = %v, want %v", name, i, paths[i], b.paths[i])
+					}
+				}
+			}
+			if !slices.Equal(paths[0], path) {
+				t.Fatalf("%s: NBest first %v differs from Viterbi %v", name, paths[0], path)
+			}
+
+			lp, err := tr.LogProb(ws, emit, b.paths[len(b.paths)-1], c)
+			if err != nil || !near(lp, b.scores[len(b.scores)-1]-b.logZ, 1e-12) {
+				t.Fatalf("%s: LogProb = %v (%v), want %v", name, lp, err, b.scores[len(b.scores)-1]-b.logZ)
+			}
+		}
+	})
+}
+
+// TestGradientFiniteDifferences checks NLL's gradient with respect to
+// emissions, transitions, start and end scores against central differences.
+func TestGradientFiniteDifferences(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	ws := NewWorkspace()
+	for trial := range 20 {
+		M, T := 2+r.IntN(5), 1+r.IntN(7)
+		tr, emit := randomChain(r, T, M, 1, 0)
+		labels := make([]int32, T)
+		for i := range labels {
+			labels[i] = int32(r.IntN(M))
+		}
+		g := Gradient{DEmit: make([]float64, T*M), DTrans: make([]float64, M*M), DStart: make([]float64, M), DEnd: make([]float64, M)}
+		if _, err := tr.NLL(ws, emit, labels, nil, &g); err != nil {
+			t.Fatal(err)
+		}
+		nll := func(tr *Transitions, emit []float64) float64 {
+			v, err := tr.NLL(ws, emit, labels, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		const h = 1e-5
+		diff := func(f func(d float64) float64) float64 { return (f(h) - f(-h)) / (2 * h) }
+		for k := range emit {
+			e2 := slices.Clone(emit)
+			fd := diff(func(d float64) float64 { e2[k] = emit[k] + d; return nll(tr, e2) })
+			if math.Abs(fd-g.DEmit[k]) > 1e-7 {
+				t.Fatalf("trial %d: dEmit[%d] = %v, finite difference %v", trial, k, g.DEmit[k], fd)
+			}
+		}
+		perturb := func(which string, k int, d float64) *Transitions {
+			score, start, end := slices.Clone(tr.score), slices.Clone(tr.start), slices.Clone(tr.end)
+			switch which {
+			case "trans":
+				score[k] += d
+			case "start":
+				start[k] += d
+			case "end":
+				end[k] += d
+			}
+			t2, err := NewTransitions(M, score, start, end)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return t2
+		}
+		for _, c := range []struct {
+			which string
+			got   []float64
+		}{{"trans", g.DTrans}, {"start", g.DStart}, {"end", g.DEnd}} {
+			for k := range c.got {
+				fd := diff(func(d float64) float64 { return nll(perturb(c.which, k, d), emit) })
+				if math.Abs(fd-c.got[k]) > 1e-7 {
+					t.Fatalf("trial %d: d%s[%d] = %v, finite difference %v", trial, c.which, k, c.got[k], fd)
+				}
+			}
+		}
+	}
+}
+
+// logForwardOracle is log Z by the log-domain recursion (kernels.LogMatVec),
+// the oracle for long chains.
+func logForwardOracle(tr *Transitions, emit []float64) float64 {
+	M := tr.m
+	T := len(emit) / M
+	a := make([]float64, M)
+	next := make([]float64, M)
+	for j := range M {
+		a[j] = emit[j] + tr.start[j]
+	}
+	for t := 1; t < T; t++ {
+		kernels.LogMatVec(next, a, tr.score, M)
+		for j := range M {
+			a[j] = next[j] + emit[t*M+j]
+		}
+	}
+	for j := range M {
+		a[j] += tr.end[j]
+	}
+	return logSumExp(a)
+}
+
+// TestLongChainExtremeScores runs T = 100000 with scores up to ±700 (whose
+// exponentials alone would overflow) and forbidden transitions: log Z must be
+// finite and match the log-domain oracle.
+func TestLongChainExtremeScores(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	checked := 0
+	for _, M := range []int{2, 9, 23} {
+		T := 100000
+		if testing.Short() {
+			T = 5000
+		}
+		tr, emit := randomChain(r, T, M, 200, 0.2)
+		for k := range emit {
+			emit[k] = math.Max(-700, math.Min(700, 3*emit[k]))
+		}
+		want := logForwardOracle(tr, emit)
+		if math.IsInf(want, -1) {
+			continue
+		}
+		checked++
+		t.Run(fmt.Sprintf("M=%d", M), func(t *testing.T) {
+			forEachTier(t, func(t *testing.T) {
+				got, err := tr.LogZ(NewWorkspace(), emit, nil)
+				if err != nil || !near(got, want, 1e-10) {
+					t.Fatalf("M=%d T=%d: log Z = %v (%v), oracle %v", M, T, got, err, want)
+				}
+			})
+		})
+	}
+	if checked < 2 {
+		t.Fatalf("only %d chains had a possible labelling", checked)
+	}
+}
+
+// TestLongChainLargeOffsets runs T = 100000 on the scaled path with scores
+// whose magnitudes (±1e4 per position, so log Z ≈ 1e9) overflow any naive
+// exponential: log Z must match the log-domain oracle.
+func TestLongChainLargeOffsets(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 17))
+	for _, M := range []int{2, 9, 23} {
+		T := 100000
+		if testing.Short() {
+			T = 5000
+		}
+		tr, emit := randomChain(r, T, M, 10, 0.2)
+		for t := range T {
+			off := 1e4 * r.NormFloat64()
+			for j := range M {
+				emit[t*M+j] += off
+			}
+		}
+		want := logForwardOracle(tr, emit)
+		t.Run(fmt.Sprintf("M=%d", M), func(t *testing.T) {
+			forEachTier(t, func(t *testing.T) {
+				ws := NewWorkspace()
+				got, err := tr.LogZ(ws, emit, nil)
+				if ws.logMode {
+					t.Fatalf("M=%d: chain left the scaled path", M)
+				}
+				if err != nil || !near(got, want, 1e-12) {
+					t.Fatalf("M=%d T=%d: log Z = %v (%v), oracle %v", M, T, got, err, want)
+				}
+			})
+		})
+	}
+}
+
+// TestSampleFrequencies draws labellings of a small chain with a fixed seed
+// and compares their frequencies with the exact probabilities by a
+// chi-square test.
+func TestSampleFrequencies(t *testing.T) {
+	for _, logMode := range []bool{false, true} {
+		t.Run(fmt.Sprintf("logMode=%v", logMode), func(t *testing.T) { testSampleFrequencies(t, logMode) })
+	}
+}
+
+func testSampleFrequencies(t *testing.T, logMode bool) {
+	r := rand.New(rand.NewPCG(7, 8))
+	M, T := 3, 3
+	tr, emit := randomChain(r, T, M, 1, 0.2)
+	if logMode {
+		emit[4] = -2000 // out of the scaled path's range: sampled in the log domain
+	}
+	b := enumerate(t, tr, emit, nil)
+	index := map[string]int{}
+	for i, p := range b.paths {
+		index[fmt.Sprint(p)] = i
+	}
+	const N = 200000
+	counts := make([]float64, len(b.paths))
+	ws := NewWorkspace()
+	rng := rand.New(rand.NewPCG(42, 0))
+	path := make([]int32, T)
+	tr.LogZ(ws, emit, nil)
+	if ws.logMode != logMode {
+		t.Fatalf("chain ran with logMode %v", ws.logMode)
+	}
+	for range N {
+		lp, err := tr.Sample(ws, emit, nil, rng, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, ok := index[fmt.Sprint(path)]
+		if !ok {
+			t.Fatalf("sampled impossible labelling %v", path)
+		}
+		if !near(lp, b.scores[i]-b.logZ, 1e-12) {
+			t.Fatalf("sample log-probability %v, want %v", lp, b.scores[i]-b.logZ)
+		}
+		counts[i]++
+	}
+	chi2 := 0.0
+	for i, c := range counts {
+		e := N * math.Exp(b.scores[i]-b.logZ)
+		chi2 += (c - e) * (c - e) / e
+	}
+	// Wilson–Hilferty: the 99.99% quantile of chi-square with df degrees.
+	df := float64(len(counts) - 1)
+	z := 3.719
+	crit := df * math.Pow(1-2/(9*df)+z*math.Sqrt(2/(9*df)), 3)
+	if chi2 > crit {
+		t.Fatalf("chi-square %.1f > %.1f (df %v): sample frequencies do not match the distribution", chi2, crit, df)
+	}
+	// Reproducible from the seed.
+	a, c := make([]int32, T), make([]int32, T)
+	tr.Sample(ws, emit, nil, rand.New(rand.NewPCG(9, 9)), a)
+	tr.Sample(ws, emit, nil, rand.New(rand.NewPCG(9, 9)), c)
+	if !slices.Equal(a, c) {
+		t.Fatal("same seed gave different samples")
+	}
+}
+
+// TestTiersAgreeOnViterbi decodes the same chains with every kernel tier and
+// requires identical labellings and scores.
+func TestTiersAgreeOnViterbi(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 11))
+	ws := NewWorkspace()
+	for _, M := range []int{3, 9, 23, 45, 64} {
+		for range 5 {
+			T := 1 + r.IntN(40)
+			tr, emit := randomChain(r, T, M, 1, 0.1)
+			// Integer scores force ties.
+			for k := range emit {
+				emit[k] = math.Round(emit[k])
+			}
+			var ref []int32
+			var refScore float64
+			for _, name := range kernels.Impls() {
+				restore, _ := kernels.Use(name)
+				path := make([]int32, T)
+				s, err := tr.Viterbi(ws, emit, nil, path)
+				restore()
+				if err != nil && err != ErrNoLabelling {
+					t.Fatal(err)
+				}
+				if ref == nil {
+					ref, refScore = path, s
+				} else if !slices.Equal(path, ref) || s != refScore {
+					t.Fatalf("M=%d: %s labels %v (%v), generic %v (%v)", M, name, path, s, ref, refScore)
+				}
+			}
+		}
+	}
+}
+
+func TestNoAllocationsInSteadyState(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 13))
+	T, M := 30, 45
+	tr, emit := randomChain(r, T, M, 1, 0)
+	ws := NewWorkspace()
+	p := Posteriors{Marginals: make([]float64, T*M), Transitions: make([]float64, M*M)}
+	path := make([]int32, T)
+	labels := make([]int32, T)
+	g := Gradient{DEmit: make([]float64, T*M), DTrans: make([]float64, M*M)}
+	paths := [][]int32{make([]int32, T), make([]int32, T), make([]int32, T)}
+	scores := make([]float64, 3)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for name, f := range map[string]func(){
+		"Posteriors": func() { tr.Posteriors(ws, emit, nil, &p) },
+		"Viterbi":    func() { tr.Viterbi(ws, emit, nil, path) },
+		"NLL":        func() { tr.NLL(ws, emit, labels, nil, &g) },
+		"NBest":      func() { tr.NBest(ws, emit, nil, paths, scores) },
+		"Sample":     func() { tr.Sample(ws, emit, nil, rng, path) },
+	} {
+		f()
+		if a := testing.AllocsPerRun(20, f); a != 0 {
+			t.Errorf("%s allocates %v times per call", name, a)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	if _, err := NewTransitions(0, nil, nil, nil); err == nil {
+		t.Error("0 labels accepted")
+	}
+	if _, err := NewTransitions(2, make([]float64, 3), nil, nil); err == nil {
+		t.Error("wrong matrix size accepted")
+	}
+	if _, err := NewTransitions(2, []float64{0, math.NaN(), 0, 0}, nil, nil); err == nil {
+		t.Error("NaN transition accepted")
+	}
+	if _, err := NewTransitions(2, make([]float64, 4), []float64{1}, nil); err == nil {
+		t.Error("short start accepted")
+	}
+	tr, _ := NewTransitions(2, make([]float64, 4), nil, nil)
+	ws := NewWorkspace()
+	if _, err := tr.LogZ(ws, make([]float64, 3), nil); err == nil {
+		t.Error("emissions not a multiple of M accepted")
+	}
+	if _, err := tr.LogZ(ws, []float64{0, math.NaN()}, nil); err == nil {
+		t.Error("NaN emission accepted")
+	}
+	if _, err := tr.LogZ(ws, []float64{0, math.Inf(1)}, nil); err == nil {
+		t.Error("+Inf emission accepted")
+	}
+	if _, err := tr.LogZ(ws, make([]float64, 4), &Constraint{Forced: []int32{0}}); err == nil {
+		t.Error("short Forced accepted")
+	}
+	if _, err := tr.LogZ(ws, make([]float64, 4), &Constraint{Forced: []int32{0, 2}}); err == nil {
+		t.Error("out-of-range forced label accepted")
+	}
+	if _, err := tr.NLL(ws, make([]float64, 4), []int32{0, 5}, nil, nil); err == nil {
+		t.Error("out-of-range gold label accepted")
+	}
+	if _, err := tr.Viterbi(ws, make([]float64, 4), nil, make([]int32, 1)); err == nil {
+		t.Error("short path accepted")
+	}
+	if z, err := tr.LogZ(ws, nil, nil); err != nil || z != 0 {
+		t.Errorf("empty chain: log Z %v, %v", z, err)
+	}
+}
+
+func TestPoolMatchesSequential(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 15))
+	M := 9
+	tr, _ := randomChain(r, 1, M, 1, 0)
+	var emits [][]float64
+	for range 37 {
+		_, e := randomChain(r, 1+r.IntN(30), M, 1, 0)
+		emits = append(emits, e)
+	}
+	want := make([]float64, len(emits))
+	ws := NewWorkspace()
+	for i, e := range emits {
+		want[i], _ = tr.LogZ(ws, e, nil)
+	}
+	for _, threads := range []int{1, 2, 3, 8} {
+		got := make([]float64, len(emits))
+		err := NewPool(threads).Run(len(emits), func(ws *Workspace, _, i int) error {
+			var err error
+			got[i], err = tr.LogZ(ws, emits[i], nil)
+			return err
+		})
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("threads=%d: %v %v", threads, err, got)
+		}
+	}
+}

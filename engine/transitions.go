@@ -1,0 +1,127 @@
+// Package engine does exact inference in linear-chain CRFs over scores:
+// log Z, labelling probabilities, marginals, expected transition counts,
+// Viterbi, the k best labellings, constrained inference, sampling and the
+// gradient of the log-likelihood. Its inputs are emission scores (T×M,
+// log domain) and a Transitions value; it knows nothing of features, so a
+// neural tagger can use it as its CRF layer and a feature-based one (package
+// sparse) fills the emissions from weights.
+//
+// The probability-domain forward–backward of package kernels does the
+// O(T·M²) work: the exponentiated transition matrix is computed once per
+// Transitions, each column shifted by its maximum, and each position's
+// scores are exponentiated after subtracting their maximum, so the scaled
+// recursion is as stable as a max-shifted log-sum-exp. Viterbi and n-best run
+// in the log domain.
+//
+// A Transitions is immutable and safe to share across goroutines; each
+// goroutine uses its own Workspace (or a Pool). Steady-state calls do not
+// allocate.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Transitions holds the label-bigram scores of a chain over M labels: an M×M
+// matrix (row = previous label, column = current label; -Inf forbids a
+// transition) plus optional start and end scores, and the forms the engine
+// derives from them.
+type Transitions struct {
+	m          int
+	score      []float64 // M×M, log domain
+	start, end []float64 // M each, zeros if absent
+
+	scoreT   []float64 // scoreᵀ, for the log-domain backward pass
+	colShift []float64 // c_j = max_i score[i][j] (0 where the column is all -Inf)
+	e, et    []float64 // E[i][j] = exp(score[i][j] − c_j), and Eᵀ
+	logOnly  bool      // a column's range exceeds scaledRange: always use the log domain
+}
+
+// ErrNoLabelling is returned when constraints, forbidden transitions or -Inf
+// scores leave no labelling with non-zero probability.
+var ErrNoLabelling = errors.New("engine: no labelling is possible")
+
+// NewTransitions makes Transitions from an M×M score matrix (row-major, row
+// = previous label) and optional start and end scores (nil means zero). The
+// slices are copied. Entries may be -Inf (forbidden); NaN and +Inf are
+// rejected.
+func NewTransitions(m int, score, start, end []float64) (*Transitions, error) {
+	if m < 1 {
+		return nil, fmt.Errorf("engine: %d labels; need at least 1", m)
+	}
+	if len(score) != m*m {
+		return nil, fmt.Errorf("engine: transition matrix has %d entries, want %d×%d", len(score), m, m)
+	}
+	tr := &Transitions{m: m, score: append([]float64(nil), score...)}
+	var err error
+	if tr.start, err = vecOrZero("start", start, m); err != nil {
+		return nil, err
+	}
+	if tr.end, err = vecOrZero("end", end, m); err != nil {
+		return nil, err
+	}
+	for k, v := range tr.score {
+		if math.IsNaN(v) || math.IsInf(v, 1) {
+			return nil, fmt.Errorf("engine: transition score [%d][%d] is %v", k/m, k%m, v)
+		}
+	}
+	tr.derive()
+	return tr, nil
+}
+
+func vecOrZero(name string, v []float64, m int) ([]float64, error) {
+	if v == nil {
+		return make([]float64, m), nil
+	}
+	if len(v) != m {
+		return nil, fmt.Errorf("engine: %s scores have %d entries, want %d", name, len(v), m)
+	}
+	for j, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 1) {
+			return nil, fmt.Errorf("engine: %s score [%d] is %v", name, j, x)
+		}
+	}
+	return append([]float64(nil), v...), nil
+}
+
+// derive computes the column shifts and the exponentiated matrices.
+func (tr *Transitions) derive() {
+	m := tr.m
+	tr.colShift = make([]float64, m)
+	for j := range m {
+		c := math.Inf(-1)
+		for i := range m {
+			c = max(c, tr.score[i*m+j])
+		}
+		if math.IsInf(c, -1) {
+			c = 0
+		}
+		tr.colShift[j] = c
+	}
+	tr.e = make([]float64, m*m)
+	tr.et = make([]float64, m*m)
+	tr.scoreT = make([]float64, m*m)
+	for i := range m {
+		for j := range m {
+			v := math.Exp(tr.score[i*m+j] - tr.colShift[j])
+			tr.e[i*m+j] = v
+			tr.et[j*m+i] = v
+			tr.scoreT[j*m+i] = tr.score[i*m+j]
+		}
+	}
+	tr.logOnly = colRange(tr.score, tr.colShift, m) > scaledRange
+}
+
+// Labels returns M.
+func (tr *Transitions) Labels() int { return tr.m }
+
+// Score returns the transition score from label i to label j.
+func (tr *Transitions) Score(i, j int) float64 { return tr.score[i*tr.m+j] }
+
+// Start returns the start score of label j.
+func (tr *Transitions) Start(j int) float64 { return tr.start[j] }
+
+// End returns the end score of label j.
+func (tr *Transitions) End(j int) float64 { return tr.end[j] }

@@ -1,0 +1,225 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// Workspace holds the buffers of inference on one chain at a time. It grows
+// to the largest chain it has seen and is reused, so steady-state calls do
+// not allocate. A Workspace must not be used by two goroutines at once.
+type Workspace struct {
+	s, psi, alpha, beta, work []float64 // T×M
+	scale, rowMax             []float64 // T
+	delta                     []float64 // T×M (Viterbi)
+	bp                        []int32   // T×M (Viterbi)
+	probs                     []float64 // M (sampling)
+	nb                        nbestBuf
+
+	// logMode says the last forward pass ran in the log domain: alpha
+	// (and beta) then hold log-domain scores and ws.s unshifted scores.
+	logMode bool
+}
+
+// NewWorkspace returns an empty Workspace.
+func NewWorkspace() *Workspace { return &Workspace{} }
+
+func grow[E any](s []E, n int) []E {
+	if cap(s) < n {
+		return make([]E, n, n+n/4)
+	}
+	return s[:n]
+}
+
+func (ws *Workspace) grow(T, M int) {
+	n := T * M
+	ws.s = grow(ws.s, n)
+	ws.psi = grow(ws.psi, n)
+	ws.alpha = grow(ws.alpha, n)
+	ws.beta = grow(ws.beta, n)
+	ws.work = grow(ws.work, n)
+	ws.scale = grow(ws.scale, T)
+	ws.rowMax = grow(ws.rowMax, T)
+}
+
+// Constraint restricts the labellings of one chain. The constrained chain's
+// log Z, marginals and Viterbi labelling are those of the CRF conditioned on
+// the constraint (the log Z of the clamped chain is what latent-variable
+// training needs).
+type Constraint struct {
+	// Allowed, if non-nil, has one entry per position: the labels allowed
+	// there, or nil for all labels.
+	Allowed [][]int32
+	// Forced, if non-nil, has one entry per position: the label the
+	// position must take, or -1 for none (a partial labelling).
+	Forced []int32
+}
+
+func (c *Constraint) check(T, M int) error {
+	if c == nil {
+		return nil
+	}
+	if c.Allowed != nil && len(c.Allowed) != T {
+		return fmt.Errorf("engine: constraint has %d allowed sets for %d positions", len(c.Allowed), T)
+	}
+	if c.Forced != nil && len(c.Forced) != T {
+		return fmt.Errorf("engine: constraint forces %d positions of %d", len(c.Forced), T)
+	}
+	for t, set := range c.Allowed {
+		for _, y := range set {
+			if y < 0 || int(y) >= M {
+				return fmt.Errorf("engine: position %d allows label %d of %d", t, y, M)
+			}
+		}
+	}
+	for t, y := range c.Forced {
+		if y < -1 || int(y) >= M {
+			return fmt.Errorf("engine: position %d forced to label %d of %d", t, y, M)
+		}
+	}
+	return nil
+}
+
+// apply sets the scores of labels the constraint excludes to -Inf in s.
+func (c *Constraint) apply(s []float64, T, M int) {
+	if c == nil {
+		return
+	}
+	ninf := math.Inf(-1)
+	for t := range T {
+		row := s[t*M : (t+1)*M]
+		if c.Forced != nil && c.Forced[t] >= 0 {
+			keep := c.Forced[t]
+			for j := range row {
+				if int32(j) != keep {
+					row[j] = ninf
+				}
+			}
+		}
+		if c.Allowed != nil && c.Allowed[t] != nil {
+			// Mark allowed labels by negating their bits into a NaN-free
+			// sentinel would be clever; two passes are simple and O(M).
+			set := c.Allowed[t]
+			for j := range row {
+				ok := false
+				for _, y := range set {
+					if int(y) == j {
+						ok = true
+						break
+					}
+				}
+				if !ok {
+					row[j] = ninf
+				}
+			}
+		}
+	}
+}
+
+// chainLen checks emit against M and returns T.
+func (tr *Transitions) chainLen(emit []float64) (int, error) {
+	if len(emit)%tr.m != 0 {
+		return 0, fmt.Errorf("engine: %d emission scores is not a multiple of %d labels", len(emit), tr.m)
+	}
+	return len(emit) / tr.m, nil
+}
+
+// logScores fills ws.s with the log-domain scores of every position:
+// emissions plus start (t = 0) and end (t = T−1) scores, plus colShift for
+// t ≥ 1 when shifted (the probability-domain path), with constrained-out
+// labels at -Inf. It rejects NaN and +Inf emissions.
+func (tr *Transitions) logScores(ws *Workspace, emit []float64, T int, c *Constraint, shifted bool) error {
+	M := tr.m
+	s := ws.s[:T*M]
+	for t := range T {
+		row := s[t*M : (t+1)*M]
+		in := emit[t*M : (t+1)*M]
+		var add []float64
+		switch {
+		case t == 0:
+			add = tr.start
+		case shifted:
+			add = tr.colShift
+		}
+		for j, v := range in {
+			if v != v || v > math.MaxFloat64 {
+				return fmt.Errorf("engine: emission score [%d][%d] is %v", t, j, v)
+			}
+			if add != nil {
+				v += add[j]
+			}
+			row[j] = v
+		}
+		if t == T-1 {
+			for j := range row {
+				row[j] += tr.end[j]
+			}
+		}
+	}
+	c.apply(s, T, M)
+	return nil
+}
+
+// forward runs the forward pass and returns log Z. Normally that is the
+// scaled probability-domain pass, leaving Ψ in ws.psi, α in ws.alpha and the
+// scales in ws.scale. When a position's scores or a transition column spread
+// wider than scaledRange (or the scaled pass finds no labelling, to make
+// sure), it runs in the log domain instead and sets ws.logMode.
+func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *Constraint) (float64, error) {
+	M := tr.m
+	ws.logMode = false
+	if err := tr.logScores(ws, emit, T, c, !tr.logOnly); err != nil {
+		return 0, err
+	}
+	if tr.logOnly {
+		return tr.forwardLog(ws, T)
+	}
+	s, psi := ws.s[:T*M], ws.psi[:T*M]
+	shift := 0.0
+	for t := range T {
+		row := s[t*M : (t+1)*M]
+		m, lo := math.Inf(-1), math.Inf(1)
+		for _, v := range row {
+			m = max(m, v)
+			if v > math.Inf(-1) {
+				lo = min(lo, v)
+			}
+		}
+		if math.IsInf(m, -1) {
+			return math.Inf(-1), ErrNoLabelling
+		}
+		if m-lo > scaledRange {
+			tr.logScores(ws, emit, T, c, false)
+			return tr.forwardLog(ws, T)
+		}
+		ws.rowMax[t] = m
+		shift += m
+		out := psi[t*M : (t+1)*M]
+		for j, v := range row {
+			out[j] = v - m
+		}
+	}
+	kernels.Exp(psi, psi)
+	kernels.Forward(ws.alpha, ws.scale, psi, tr.e, T, M)
+	logZ := shift
+	for _, sc := range ws.scale[:T] {
+		if !(sc > 0) {
+			tr.logScores(ws, emit, T, c, false)
+			return tr.forwardLog(ws, T)
+		}
+		logZ += math.Log(sc)
+	}
+	return logZ, nil
+}
+
+// forwardLog is the log-domain forward pass over ws.s (unshifted scores).
+func (tr *Transitions) forwardLog(ws *Workspace, T int) (float64, error) {
+	ws.logMode = true
+	logZ := tr.logForward(ws, T)
+	if math.IsInf(logZ, -1) {
+		return logZ, ErrNoLabelling
+	}
+	return logZ, nil
+}
