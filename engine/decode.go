@@ -32,7 +32,14 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *Constraint, pat
 	}
 	ws.delta = grow(ws.delta, T*M)
 	ws.bp = grow(ws.bp, T*M)
-	best := kernels.Viterbi(path, ws.delta, ws.bp, ws.s[:T*M], tr.score, T, M)
+	var best float64
+	if tr.tied != nil {
+		ws.order, ws.mark = grow(ws.order, M), grow(ws.mark, M)
+		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark)
+		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
+	} else {
+		best = kernels.Viterbi(path, ws.delta, ws.bp, ws.s[:T*M], tr.score, T, M)
+	}
 	if math.IsInf(best, -1) {
 		return best, ErrNoLabelling
 	}

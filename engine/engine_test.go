@@ -197,11 +197,20 @@ func TestAgainstBruteForce(t *testing.T) {
 				// this chain onto the log-domain path.
 				emit[r.IntN(len(emit))] -= 1000
 			}
+			if trial%7 == 5 {
+				// The same matrix with the tied structure (its most
+				// common value as the default).
+				var err error
+				tr, err = NewTransitionsWith(M, tr.score, tr.start, tr.end, Options{Structure: Tied})
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
 			var c *Constraint
 			if trial%3 == 2 {
 				c = randomConstraint(r, T, M)
 			}
-			name := fmt.Sprintf("trial %d M=%d T=%d constrained=%v", trial, M, T, c != nil)
+			name := fmt.Sprintf("trial %d M=%d T=%d constrained=%v %v", trial, M, T, c != nil, tr.Structure())
 			b := enumerate(t, tr, emit, c)
 			if b.nPossible == 0 {
 				if _, err := tr.LogZ(ws, emit, c); err != ErrNoLabelling {

@@ -20,6 +20,12 @@ type Posteriors struct {
 	Transitions []float64
 	// Start and End, M each, have P(y_0 = j) and P(y_{T−1} = j) added.
 	Start, End []float64
+	// Tied, for the Tied structure only, has len(exceptions)+1 entries:
+	// the expected count of exception k (in the order Exceptions returns)
+	// is added to Tied[k], that of all default-scored transitions together
+	// to the last. It costs O(M + exceptions) per position, where
+	// Transitions costs O(M²).
+	Tied []float64
 }
 
 // LogZ returns the log partition function of a chain with emission scores
@@ -40,7 +46,7 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *Constraint, 
 		return 0, err
 	}
 	if p != nil {
-		if err := p.check(T, M); err != nil {
+		if err := p.check(tr, T, M); err != nil {
 			return 0, err
 		}
 	}
@@ -49,7 +55,7 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *Constraint, 
 	}
 	ws.grow(T, M)
 	logZ, err := tr.forward(ws, emit, T, c)
-	if err != nil || p == nil || (p.Marginals == nil && p.Edges == nil && p.Transitions == nil && p.Start == nil && p.End == nil) {
+	if err != nil || p == nil || (p.Marginals == nil && p.Edges == nil && p.Transitions == nil && p.Start == nil && p.End == nil && p.Tied == nil) {
 		return logZ, err
 	}
 	if ws.logMode {
@@ -57,7 +63,14 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *Constraint, 
 		return logZ, nil
 	}
 	alpha, beta, psi, scale := ws.alpha[:T*M], ws.beta[:T*M], ws.psi[:T*M], ws.scale[:T]
-	kernels.Backward(beta, scale, psi, tr.et, T, M)
+	if tr.tied != nil {
+		tr.tied.backward(beta, scale, psi, ws.work[:M], T, M)
+		if p.Tied != nil {
+			tr.tied.counts(p.Tied, alpha, beta, psi, scale, ws.work[:M], T, M, tr.e)
+		}
+	} else {
+		kernels.Backward(beta, scale, psi, tr.et, T, M)
+	}
 	if p.Marginals != nil {
 		for k := range T * M {
 			p.Marginals[k] = alpha[k] * beta[k]
@@ -94,7 +107,15 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *Constraint, 
 	return logZ, nil
 }
 
-func (p *Posteriors) check(T, M int) error {
+func (p *Posteriors) check(tr *Transitions, T, M int) error {
+	if p.Tied != nil {
+		if tr.tied == nil {
+			return fmt.Errorf("engine: Posteriors.Tied needs the Tied structure")
+		}
+		if len(p.Tied) != len(tr.tied.exc)+1 {
+			return fmt.Errorf("engine: Posteriors.Tied has %d entries, want %d", len(p.Tied), len(tr.tied.exc)+1)
+		}
+	}
 	for _, c := range []struct {
 		name string
 		s    []float64

@@ -37,6 +37,7 @@ type Transitions struct {
 	colShift []float64 // c_j = max_i score[i][j] (0 where the column is all -Inf)
 	e, et    []float64 // E[i][j] = exp(score[i][j] − c_j), and Eᵀ
 	logOnly  bool      // a column's range exceeds scaledRange: always use the log domain
+	tied     *tiedForm // non-nil for the Tied structure
 }
 
 // ErrNoLabelling is returned when constraints, forbidden transitions or -Inf
@@ -68,6 +69,15 @@ func NewTransitions(m int, score, start, end []float64) (*Transitions, error) {
 		}
 	}
 	tr.derive()
+	def, n := mostCommon(tr.score), 0
+	for _, v := range tr.score {
+		if v != def {
+			n++
+		}
+	}
+	if tiedPays(m, n) {
+		tr.tied = buildTied(tr, def)
+	}
 	return tr, nil
 }
 

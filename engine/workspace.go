@@ -16,6 +16,7 @@ type Workspace struct {
 	delta                     []float64 // T×M (Viterbi)
 	bp                        []int32   // T×M (Viterbi)
 	probs                     []float64 // M (sampling)
+	order, mark               []int32   // M (tied Viterbi)
 	nb                        nbestBuf
 
 	// logMode says the last forward pass ran in the log domain: alpha
@@ -202,7 +203,11 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *Constrai
 		}
 	}
 	kernels.Exp(psi, psi)
-	kernels.Forward(ws.alpha, ws.scale, psi, tr.e, T, M)
+	if tr.tied != nil {
+		tr.tied.forward(ws.alpha, ws.scale, psi, T, M)
+	} else {
+		kernels.Forward(ws.alpha, ws.scale, psi, tr.e, T, M)
+	}
 	logZ := shift
 	for _, sc := range ws.scale[:T] {
 		if !(sc > 0) {

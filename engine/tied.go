@@ -1,0 +1,359 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Structure is how the engine stores and uses a transition matrix.
+type Structure int
+
+const (
+	// Auto picks Tied when the matrix has few exceptions to its most
+	// common value and the label count makes that pay (see tiedPays), else
+	// Dense.
+	Auto Structure = iota
+	// Dense runs the O(M²) kernels at every step.
+	Dense
+	// Tied (Cohn 2006) keeps one default score shared by all label pairs
+	// plus a sparse list of exceptions, so forward, backward, expected
+	// counts and Viterbi cost O(M + exceptions) per step instead of O(M²).
+	// A default of -Inf is the forbidden-transitions structure: the
+	// exceptions are then the allowed transitions.
+	Tied
+)
+
+func (s Structure) String() string {
+	switch s {
+	case Dense:
+		return "dense"
+	case Tied:
+		return "tied"
+	}
+	return "auto"
+}
+
+// Exception is a transition whose score differs from the tied default.
+type Exception struct {
+	From, To int32
+	Score    float64
+}
+
+// tiedForm is the sparse form of a transition matrix: default d plus
+// exceptions, by column (for forward and Viterbi) and by row (backward).
+type tiedForm struct {
+	def  float64
+	exc  []Exception // as given or found, in row-major order
+	dcol []float64   // D_j = exp(d − c_j)
+	// column j's exceptions are colI/colV/colS[colPtr[j]:colPtr[j+1]]:
+	// previous label i, E_ij − D_j, and the score S_ij; colK maps each to
+	// its index in exc.
+	colPtr     []int32
+	colI, colK []int32
+	colV, colS []float64
+	// row i's exceptions: next label, E_ij − D_j.
+	rowPtr []int32
+	rowJ   []int32
+	rowV   []float64
+	maxCol int // most exceptions in one column
+}
+
+// Options configures NewTransitionsWith.
+type Options struct {
+	// Structure forces Dense or Tied; Auto (the zero value) chooses.
+	Structure Structure
+}
+
+// NewTransitionsWith is NewTransitions with options.
+func NewTransitionsWith(m int, score, start, end []float64, o Options) (*Transitions, error) {
+	tr, err := NewTransitions(m, score, start, end)
+	if err != nil {
+		return nil, err
+	}
+	switch o.Structure {
+	case Dense:
+		tr.tied = nil
+	case Tied:
+		if tr.tied == nil {
+			tr.tied = buildTied(tr, mostCommon(tr.score))
+		}
+	}
+	return tr, nil
+}
+
+// NewTied makes Transitions over m labels where every transition scores def
+// except the listed exceptions (at most one per label pair), with optional
+// start and end scores. It uses the Tied structure.
+func NewTied(m int, def float64, exc []Exception, start, end []float64) (*Transitions, error) {
+	if m < 1 {
+		return nil, fmt.Errorf("engine: %d labels; need at least 1", m)
+	}
+	if math.IsNaN(def) || math.IsInf(def, 1) {
+		return nil, fmt.Errorf("engine: tied default score is %v", def)
+	}
+	score := make([]float64, m*m)
+	for k := range score {
+		score[k] = def
+	}
+	seen := make(map[[2]int32]bool, len(exc))
+	for _, e := range exc {
+		if e.From < 0 || int(e.From) >= m || e.To < 0 || int(e.To) >= m {
+			return nil, fmt.Errorf("engine: exception %d→%d is out of range for %d labels", e.From, e.To, m)
+		}
+		if seen[[2]int32{e.From, e.To}] {
+			return nil, fmt.Errorf("engine: exception %d→%d given twice", e.From, e.To)
+		}
+		seen[[2]int32{e.From, e.To}] = true
+		score[int(e.From)*m+int(e.To)] = e.Score
+	}
+	tr, err := NewTransitions(m, score, start, end)
+	if err != nil {
+		return nil, err
+	}
+	tr.tied = buildTied(tr, def)
+	// Keep exactly the given exceptions (even those equal to def), in the
+	// caller's order, so that Posteriors.Tied indexes match.
+	tr.tied.exc = slices.Clone(exc)
+	tr.tied.index(tr)
+	return tr, nil
+}
+
+// Structure reports the structure in use.
+func (tr *Transitions) Structure() Structure {
+	if tr.tied != nil {
+		return Tied
+	}
+	return Dense
+}
+
+// Exceptions returns the exceptions of a Tied structure (nil for Dense) and
+// its default score. Posteriors.Tied indexes follow this order.
+func (tr *Transitions) Exceptions() (def float64, exc []Exception) {
+	if tr.tied == nil {
+		return 0, nil
+	}
+	return tr.tied.def, tr.tied.exc
+}
+
+// mostCommon returns the most frequent of the likely defaults: -Inf, 0 and
+// the first and last entries (counting them is O(M²) without a map).
+func mostCommon(score []float64) float64 {
+	cands := []float64{math.Inf(-1), 0, score[0], score[len(score)-1]}
+	best, bestN := cands[0], -1
+	for _, c := range cands {
+		n := 0
+		for _, v := range score {
+			if v == c {
+				n++
+			}
+		}
+		if n > bestN {
+			best, bestN = c, n
+		}
+	}
+	return best
+}
+
+// tiedPays is the Auto rule: use Tied when the exceptions are at most a
+// quarter of the matrix and M ≥ 16. BENCHMARKS.md's engine table measures
+// both structures on the same matrices; below M=16 the dense kernels win
+// whatever the sparsity.
+func tiedPays(m, exceptions int) bool {
+	return m >= 16 && 4*exceptions <= m*m
+}
+
+func buildTied(tr *Transitions, def float64) *tiedForm {
+	m := tr.m
+	tf := &tiedForm{def: def}
+	for i := range m {
+		for j := range m {
+			if v := tr.score[i*m+j]; v != def {
+				tf.exc = append(tf.exc, Exception{int32(i), int32(j), v})
+			}
+		}
+	}
+	tf.index(tr)
+	return tf
+}
+
+// index builds the column and row lists from tf.exc.
+func (tf *tiedForm) index(tr *Transitions) {
+	m := tr.m
+	tf.dcol = make([]float64, m)
+	for j := range m {
+		tf.dcol[j] = math.Exp(tf.def - tr.colShift[j])
+	}
+	n := len(tf.exc)
+	tf.colPtr, tf.rowPtr = make([]int32, m+1), make([]int32, m+1)
+	for _, e := range tf.exc {
+		tf.colPtr[e.To+1]++
+		tf.rowPtr[e.From+1]++
+	}
+	for j := range m {
+		tf.colPtr[j+1] += tf.colPtr[j]
+		tf.rowPtr[j+1] += tf.rowPtr[j]
+		tf.maxCol = max(tf.maxCol, int(tf.colPtr[j+1]-tf.colPtr[j]))
+	}
+	tf.colI, tf.colK = make([]int32, n), make([]int32, n)
+	tf.colV, tf.colS = make([]float64, n), make([]float64, n)
+	tf.rowJ, tf.rowV = make([]int32, n), make([]float64, n)
+	cpos, rpos := slices.Clone(tf.colPtr[:m]), slices.Clone(tf.rowPtr[:m])
+	for k, e := range tf.exc {
+		v := tr.e[int(e.From)*m+int(e.To)] - tf.dcol[e.To]
+		c := cpos[e.To]
+		cpos[e.To]++
+		tf.colI[c], tf.colK[c], tf.colV[c], tf.colS[c] = e.From, int32(k), v, e.Score
+		r := rpos[e.From]
+		rpos[e.From]++
+		tf.rowJ[r], tf.rowV[r] = e.To, v
+	}
+}
+
+// forwardTied is the scaled forward recursion with the tied structure:
+// α'_t[j] = Ψ_t[j]·(D_j·Σ_i α_{t−1}[i] + Σ_{exceptions i→j} α_{t−1}[i]·(E_ij − D_j)).
+func (tf *tiedForm) forward(alpha, scale, psi []float64, T, M int) {
+	copy(alpha[:M], psi[:M])
+	scale[0] = normalize(alpha[:M])
+	for t := 1; t < T; t++ {
+		prev, cur, ps := alpha[(t-1)*M:t*M], alpha[t*M:(t+1)*M], psi[t*M:(t+1)*M]
+		a := 0.0
+		for _, v := range prev {
+			a += v
+		}
+		for j := range cur {
+			acc := tf.dcol[j] * a
+			for k := tf.colPtr[j]; k < tf.colPtr[j+1]; k++ {
+				acc += prev[tf.colI[k]] * tf.colV[k]
+			}
+			cur[j] = ps[j] * acc
+		}
+		scale[t] = normalize(cur)
+	}
+}
+
+// backward is the tied backward recursion:
+// β_t[i] = (Σ_j D_j·w_j + Σ_{exceptions i→j} (E_ij − D_j)·w_j)/scale_{t+1},
+// w_j = Ψ_{t+1}[j]·β_{t+1}[j].
+func (tf *tiedForm) backward(beta, scale, psi, w []float64, T, M int) {
+	last := beta[(T-1)*M : T*M]
+	for i := range last {
+		last[i] = 1
+	}
+	for t := T - 2; t >= 0; t-- {
+		next, ps, cur := beta[(t+1)*M:(t+2)*M], psi[(t+1)*M:(t+2)*M], beta[t*M:(t+1)*M]
+		W := 0.0
+		for j := range w[:M] {
+			w[j] = ps[j] * next[j]
+			W += tf.dcol[j] * w[j]
+		}
+		inv := 1 / scale[t+1]
+		for i := range cur {
+			acc := W
+			for k := tf.rowPtr[i]; k < tf.rowPtr[i+1]; k++ {
+				acc += tf.rowV[k] * w[tf.rowJ[k]]
+			}
+			cur[i] = acc * inv
+		}
+	}
+}
+
+// counts adds the expected count of every exception (counts[k]) and of all
+// default-scored transitions together (counts[len(exc)]):
+// Σ_t α_{t−1}[i]·E_ij·Ψ_t[j]·β_t[j]/scale_t over the respective pairs.
+func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb []float64, T, M int, e []float64) {
+	n := len(tf.exc)
+	for t := 1; t < T; t++ {
+		inv := 1 / scale[t]
+		prev := alpha[(t-1)*M : t*M]
+		a, db := 0.0, 0.0
+		for _, v := range prev {
+			a += v
+		}
+		for j := range M {
+			bb[j] = psi[t*M+j] * beta[t*M+j] * inv
+			db += tf.dcol[j] * bb[j]
+		}
+		def := a * db
+		for j := range M {
+			for k := tf.colPtr[j]; k < tf.colPtr[j+1]; k++ {
+				i := tf.colI[k]
+				p := prev[i] * bb[j]
+				counts[tf.colK[k]] += p * e[int(i)*M+j]
+				def -= p * tf.dcol[j]
+			}
+		}
+		counts[n] += def
+	}
+}
+
+// viterbi is the tied Viterbi recursion, bit-identical to the dense kernel:
+// the best non-exception predecessor of column j is the first index, in
+// order of decreasing δ (ties: lower index first), that is not an exception
+// of column j; exceptions are scored one by one.
+func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, order []int32, mark []int32) {
+	copy(delta[:M], s[:M])
+	for i := range mark[:M] {
+		mark[i] = -1
+	}
+	useDef := !math.IsInf(tf.def, -1)
+	for t := 1; t < T; t++ {
+		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
+		if useDef {
+			for i := range order[:M] {
+				order[i] = int32(i)
+			}
+			slices.SortFunc(order[:M], func(a, b int32) int {
+				if prev[a] != prev[b] {
+					if prev[a] > prev[b] {
+						return -1
+					}
+					return 1
+				}
+				return int(a - b)
+			})
+		}
+		stamp := int32(t*M) - 1 // unique per (t, j): mark[i] == stamp+j+1 flags an exception
+		for j := range cur {
+			best, bi := math.Inf(-1), int32(-1)
+			lo, hi := tf.colPtr[j], tf.colPtr[j+1]
+			if useDef {
+				id := stamp + int32(j) + 1
+				for k := lo; k < hi; k++ {
+					mark[tf.colI[k]] = id
+				}
+				for _, i := range order[:M] {
+					if mark[i] != id {
+						best, bi = prev[i]+tf.def, i
+						break
+					}
+				}
+			}
+			for k := lo; k < hi; k++ {
+				i := tf.colI[k]
+				c := prev[i] + tf.colS[k]
+				if c > best || (c == best && (bi < 0 || i < bi)) {
+					best, bi = c, i
+				}
+			}
+			if math.IsInf(best, -1) {
+				bi = 0 // every candidate is -Inf: the dense kernel keeps i = 0
+			}
+			cur[j] = best + s[t*M+j]
+			arg[j] = bi
+		}
+	}
+}
+
+// normalize divides row by its sum and returns the sum.
+func normalize(row []float64) float64 {
+	sum := 0.0
+	for _, v := range row {
+		sum += v
+	}
+	inv := 1 / sum
+	for j := range row {
+		row[j] *= inv
+	}
+	return sum
+}

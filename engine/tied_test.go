@@ -1,0 +1,174 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// randomTied makes a tied matrix: default def, and about nexc exceptions
+// with random scores (some -Inf, some equal to the default).
+func randomTied(r *rand.Rand, M, nexc int, def float64) []Exception {
+	seen := map[[2]int32]bool{}
+	var exc []Exception
+	for range nexc {
+		e := Exception{int32(r.IntN(M)), int32(r.IntN(M)), r.NormFloat64() * 2}
+		switch r.IntN(8) {
+		case 0:
+			e.Score = math.Inf(-1)
+		case 1:
+			e.Score = def
+		}
+		if math.IsInf(def, -1) && math.IsInf(e.Score, -1) {
+			e.Score = r.NormFloat64()
+		}
+		if !seen[[2]int32{e.From, e.To}] {
+			seen[[2]int32{e.From, e.To}] = true
+			exc = append(exc, e)
+		}
+	}
+	return exc
+}
+
+// TestTiedMatchesDense runs the same matrices through the Tied and Dense
+// structures: log Z, marginals, expected counts agree to rounding; Viterbi
+// labellings, scores and back-pointers are identical.
+func TestTiedMatchesDense(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 21))
+	ws, wd := NewWorkspace(), NewWorkspace()
+	for trial := range 200 {
+		M := 1 + r.IntN(40)
+		if trial%10 == 0 {
+			M = 64 + r.IntN(100)
+		}
+		def := []float64{0, math.Inf(-1), 1.5, -3}[trial%4]
+		exc := randomTied(r, M, 1+r.IntN(3*M), def)
+		start, end := make([]float64, M), make([]float64, M)
+		for j := range M {
+			start[j], end[j] = r.NormFloat64(), r.NormFloat64()
+		}
+		tied, err := NewTied(M, def, exc, start, end)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tied.Structure() != Tied {
+			t.Fatal("NewTied did not use the Tied structure")
+		}
+		dense, err := NewTransitionsWith(M, tied.score, start, end, Options{Structure: Dense})
+		if err != nil || dense.Structure() != Dense {
+			t.Fatal(err)
+		}
+		T := 1 + r.IntN(30)
+		emit := make([]float64, T*M)
+		for k := range emit {
+			emit[k] = 2 * r.NormFloat64()
+		}
+		var c *Constraint
+		if trial%3 == 1 {
+			c = randomConstraint(r, T, M)
+		}
+		name := fmt.Sprintf("trial %d M=%d T=%d def=%v exc=%d", trial, M, T, def, len(exc))
+
+		pt := Posteriors{Marginals: make([]float64, T*M), Transitions: make([]float64, M*M), Tied: make([]float64, len(exc)+1)}
+		pd := Posteriors{Marginals: make([]float64, T*M), Transitions: make([]float64, M*M)}
+		zt, errT := tied.Posteriors(ws, emit, c, &pt)
+		zd, errD := dense.Posteriors(wd, emit, c, &pd)
+		if errT != errD {
+			t.Fatalf("%s: errors %v vs %v", name, errT, errD)
+		}
+		if errD == ErrNoLabelling {
+			continue
+		}
+		if ws.logMode || wd.logMode {
+			t.Fatalf("%s: left the scaled path", name)
+		}
+		if !near(zt, zd, 1e-12) {
+			t.Fatalf("%s: log Z tied %v, dense %v", name, zt, zd)
+		}
+		checkNear(t, name+" marginals", pt.Marginals, pd.Marginals, 1e-10)
+		checkNear(t, name+" transitions", pt.Transitions, pd.Transitions, 1e-10)
+		defCount := 0.0
+		isExc := make([]bool, M*M)
+		for k, e := range exc {
+			at := int(e.From)*M + int(e.To)
+			isExc[at] = true
+			if !near(pt.Tied[k], pd.Transitions[at], 1e-10) {
+				t.Fatalf("%s: exception %d count %v, dense %v", name, k, pt.Tied[k], pd.Transitions[at])
+			}
+		}
+		total := 0.0
+		for k, v := range pd.Transitions {
+			total += v
+			if !isExc[k] {
+				defCount += v
+			}
+		}
+		if math.Abs(pt.Tied[len(exc)]-defCount) > 1e-10*(1+total) {
+			t.Fatalf("%s: default count %v, dense %v", name, pt.Tied[len(exc)], defCount)
+		}
+
+		pa, pb := make([]int32, T), make([]int32, T)
+		st, e1 := tied.Viterbi(ws, emit, c, pa)
+		sd, e2 := dense.Viterbi(wd, emit, c, pb)
+		if e1 != e2 || st != sd || !slices.Equal(pa, pb) {
+			t.Fatalf("%s: Viterbi tied %v %v %v, dense %v %v %v", name, pa, st, e1, pb, sd, e2)
+		}
+		if !slices.Equal(ws.bp[M:T*M], wd.bp[M:T*M]) {
+			t.Fatalf("%s: back-pointers differ", name)
+		}
+		for k := range T * M {
+			if math.Float64bits(ws.delta[k]) != math.Float64bits(wd.delta[k]) {
+				t.Fatalf("%s: δ[%d] tied %v, dense %v", name, k, ws.delta[k], wd.delta[k])
+			}
+		}
+	}
+}
+
+func TestAutoStructure(t *testing.T) {
+	for _, c := range []struct {
+		M, exc int
+		def    float64
+		want   Structure
+	}{
+		{8, 3, 0, Dense},                     // small M: dense kernels win
+		{64, 100, 0, Tied},                   // few exceptions to 0
+		{64, 100, math.Inf(-1), Tied},        // few allowed transitions
+		{64, 64 * 64, 0, Dense},              // every entry distinct
+		{128, 128 * 128 / 2, 0, Dense},       // half the matrix
+		{1024, 2 * 1024, math.Inf(-1), Tied}, // large, sparse
+	} {
+		r := rand.New(rand.NewPCG(uint64(c.M), uint64(c.exc)))
+		score := make([]float64, c.M*c.M)
+		for k := range score {
+			score[k] = c.def
+		}
+		for k := range c.exc {
+			score[(k*7919)%(c.M*c.M)] = r.NormFloat64()
+		}
+		tr, err := NewTransitions(c.M, score, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Structure() != c.want {
+			t.Errorf("M=%d with %d exceptions to %v: %v, want %v", c.M, c.exc, c.def, tr.Structure(), c.want)
+		}
+	}
+}
+
+func TestNewTiedErrors(t *testing.T) {
+	if _, err := NewTied(3, 0, []Exception{{0, 3, 1}}, nil, nil); err == nil {
+		t.Error("out-of-range exception accepted")
+	}
+	if _, err := NewTied(3, 0, []Exception{{0, 1, 1}, {0, 1, 2}}, nil, nil); err == nil {
+		t.Error("duplicate exception accepted")
+	}
+	if _, err := NewTied(3, math.NaN(), nil, nil, nil); err == nil {
+		t.Error("NaN default accepted")
+	}
+	tr, _ := NewTransitionsWith(3, make([]float64, 9), nil, nil, Options{Structure: Dense})
+	if _, err := tr.Posteriors(NewWorkspace(), make([]float64, 3), nil, &Posteriors{Tied: make([]float64, 1)}); err == nil {
+		t.Error("Tied counts from a dense structure accepted")
+	}
+}
