@@ -11,7 +11,7 @@ import (
 // Viterbi writes the best labelling of a chain (restricted by c if not nil)
 // to path (len T) and returns its score, PathScore of that labelling. Ties go
 // to the lowest label index, identically in every kernel tier.
-func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *Constraint, path []int32) (float64, error) {
+func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, path []int32) (float64, error) {
 	T, err := tr.chainLen(emit)
 	if err != nil {
 		return 0, err
@@ -33,7 +33,11 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *Constraint, pat
 	ws.delta = grow(ws.delta, T*M)
 	ws.bp = grow(ws.bp, T*M)
 	var best float64
-	if tr.tied != nil {
+	if c.hasDelta() {
+		ws.opts = c
+		tr.viterbiDelta(ws, T)
+		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
+	} else if tr.tied != nil {
 		ws.order, ws.mark = grow(ws.order, M), grow(ws.mark, M)
 		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark)
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
@@ -50,7 +54,7 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *Constraint, pat
 // forward filtering and backward sampling, writes it to path and returns its
 // log probability. The draw depends only on the inputs and on r, so a seeded
 // generator reproduces it.
-func (tr *Transitions) Sample(ws *Workspace, emit []float64, c *Constraint, r *rand.Rand, path []int32) (float64, error) {
+func (tr *Transitions) Sample(ws *Workspace, emit []float64, c *ChainOptions, r *rand.Rand, path []int32) (float64, error) {
 	T, err := tr.chainLen(emit)
 	if err != nil {
 		return 0, err
@@ -75,11 +79,15 @@ func (tr *Transitions) Sample(ws *Workspace, emit []float64, c *Constraint, r *r
 	// weights turns log-domain α̃ + transition scores into weights w.
 	weights := func(t, y int) {
 		a := ws.alpha[t*M : (t+1)*M]
+		var S []float64
+		if y >= 0 {
+			S = ws.transAt(tr, t+1, false)
+		}
 		m := math.Inf(-1)
 		for i := range M {
 			w[i] = a[i]
 			if y >= 0 {
-				w[i] += tr.score[i*M+y]
+				w[i] += S[i*M+y]
 			}
 			m = max(m, w[i])
 		}
@@ -106,7 +114,7 @@ func (tr *Transitions) Sample(ws *Workspace, emit []float64, c *Constraint, r *r
 		y = draw(r, w)
 		path[t] = int32(y)
 	}
-	s, _ := tr.PathScore(emit, path)
+	s, _ := tr.PathScore(emit, path, c)
 	return s - logZ, nil
 }
 
@@ -128,4 +136,30 @@ func draw(r *rand.Rand, w []float64) int {
 		}
 	}
 	return last // rounding left u ≥ the remaining mass
+}
+
+// viterbiDelta is the Viterbi recursion with per-position transition
+// matrices (S + Δ_t), with the kernels' tie rule (strict >, lowest index).
+func (tr *Transitions) viterbiDelta(ws *Workspace, T int) {
+	M := tr.m
+	s, delta, bp := ws.s, ws.delta, ws.bp
+	copy(delta[:M], s[:M])
+	for t := 1; t < T; t++ {
+		S := ws.transAt(tr, t, false)
+		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
+		for j := range M {
+			cur[j], arg[j] = prev[0]+S[j], 0
+		}
+		for i := 1; i < M; i++ {
+			di, row := prev[i], S[i*M:(i+1)*M]
+			for j, v := range row {
+				if c := di + v; c > cur[j] {
+					cur[j], arg[j] = c, int32(i)
+				}
+			}
+		}
+		for j := range cur {
+			cur[j] += s[t*M+j]
+		}
+	}
 }

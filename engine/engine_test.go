@@ -24,7 +24,7 @@ type brute struct {
 	nPossible int
 }
 
-func enumerate(t *testing.T, tr *Transitions, emit []float64, c *Constraint) brute {
+func enumerate(t *testing.T, tr *Transitions, emit []float64, c *ChainOptions) brute {
 	t.Helper()
 	M := tr.m
 	T := len(emit) / M
@@ -44,7 +44,7 @@ func enumerate(t *testing.T, tr *Transitions, emit []float64, c *Constraint) bru
 		if !c.admits(y) {
 			continue
 		}
-		s, err := tr.PathScore(emit, y)
+		s, err := tr.PathScore(emit, y, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -124,8 +124,8 @@ func randomChain(r *rand.Rand, T, M int, spread, forbid float64) (*Transitions, 
 	return tr, emit
 }
 
-func randomConstraint(r *rand.Rand, T, M int) *Constraint {
-	c := &Constraint{Allowed: make([][]int32, T), Forced: make([]int32, T)}
+func randomConstraint(r *rand.Rand, T, M int) *ChainOptions {
+	c := &ChainOptions{Allowed: make([][]int32, T), Forced: make([]int32, T)}
 	for t := range T {
 		c.Forced[t] = -1
 		switch r.IntN(4) {
@@ -206,11 +206,27 @@ func TestAgainstBruteForce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			var c *Constraint
+			var c *ChainOptions
 			if trial%3 == 2 {
 				c = randomConstraint(r, T, M)
 			}
-			name := fmt.Sprintf("trial %d M=%d T=%d constrained=%v %v", trial, M, T, c != nil, tr.Structure())
+			if trial%5 == 1 {
+				// Observation-dependent transitions at some positions.
+				if c == nil {
+					c = &ChainOptions{}
+				}
+				c.TransDelta = make([][]float64, T)
+				for pos := 1; pos < T; pos++ {
+					if r.IntN(2) == 0 {
+						d := make([]float64, M*M)
+						for k := range d {
+							d[k] = r.NormFloat64()
+						}
+						c.TransDelta[pos] = d
+					}
+				}
+			}
+			name := fmt.Sprintf("trial %d M=%d T=%d options=%+v %v", trial, M, T, c, tr.Structure())
 			b := enumerate(t, tr, emit, c)
 			if b.nPossible == 0 {
 				if _, err := tr.LogZ(ws, emit, c); err != ErrNoLabelling {
@@ -278,7 +294,7 @@ func TestAgainstBruteForce(t *testing.T) {
 				if !near(scores[i], b.scores[i], 1e-13) {
 					t.Fatalf("%s: NBest score %d = %v, want %v", name, i, scores[i], b.scores[i])
 				}
-				s, _ := tr.PathScore(emit, paths[i])
+				s, _ := tr.PathScore(emit, paths[i], c)
 				if !near(s, scores[i], 1e-13) || !c.admits(paths[i]) {
 					t.Fatalf("%s: NBest path %d %v has score %v, reported %v", name, i, paths[i], s, scores[i])
 				}
@@ -312,12 +328,21 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		for i := range labels {
 			labels[i] = int32(r.IntN(M))
 		}
+		var opts *ChainOptions
+		if trial%2 == 1 && T > 1 {
+			opts = &ChainOptions{TransDelta: make([][]float64, T)}
+			d := make([]float64, M*M)
+			for k := range d {
+				d[k] = r.NormFloat64()
+			}
+			opts.TransDelta[1+r.IntN(T-1)] = d
+		}
 		g := Gradient{DEmit: make([]float64, T*M), DTrans: make([]float64, M*M), DStart: make([]float64, M), DEnd: make([]float64, M)}
-		if _, err := tr.NLL(ws, emit, labels, nil, &g); err != nil {
+		if _, err := tr.NLL(ws, emit, labels, opts, &g); err != nil {
 			t.Fatal(err)
 		}
 		nll := func(tr *Transitions, emit []float64) float64 {
-			v, err := tr.NLL(ws, emit, labels, nil, nil)
+			v, err := tr.NLL(ws, emit, labels, opts, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -599,11 +624,17 @@ func TestBadInput(t *testing.T) {
 	if _, err := tr.LogZ(ws, []float64{0, math.Inf(1)}, nil); err == nil {
 		t.Error("+Inf emission accepted")
 	}
-	if _, err := tr.LogZ(ws, make([]float64, 4), &Constraint{Forced: []int32{0}}); err == nil {
+	if _, err := tr.LogZ(ws, make([]float64, 4), &ChainOptions{Forced: []int32{0}}); err == nil {
 		t.Error("short Forced accepted")
 	}
-	if _, err := tr.LogZ(ws, make([]float64, 4), &Constraint{Forced: []int32{0, 2}}); err == nil {
+	if _, err := tr.LogZ(ws, make([]float64, 4), &ChainOptions{Forced: []int32{0, 2}}); err == nil {
 		t.Error("out-of-range forced label accepted")
+	}
+	if _, err := tr.LogZ(ws, make([]float64, 4), &ChainOptions{TransDelta: [][]float64{nil, make([]float64, 3)}}); err == nil {
+		t.Error("transition delta of the wrong size accepted")
+	}
+	if _, err := tr.LogZ(ws, make([]float64, 4), &ChainOptions{TransDelta: [][]float64{nil, {0, math.NaN(), 0, 0}}}); err == nil {
+		t.Error("NaN transition delta accepted")
 	}
 	if _, err := tr.NLL(ws, make([]float64, 4), []int32{0, 5}, nil, nil); err == nil {
 		t.Error("out-of-range gold label accepted")

@@ -30,13 +30,13 @@ type Posteriors struct {
 
 // LogZ returns the log partition function of a chain with emission scores
 // emit (T×M), restricted by c if it is not nil.
-func (tr *Transitions) LogZ(ws *Workspace, emit []float64, c *Constraint) (float64, error) {
+func (tr *Transitions) LogZ(ws *Workspace, emit []float64, c *ChainOptions) (float64, error) {
 	return tr.Posteriors(ws, emit, c, nil)
 }
 
 // Posteriors runs one forward–backward over a chain and fills what p asks
 // for; it returns log Z. An empty chain has log Z = 0.
-func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *Constraint, p *Posteriors) (float64, error) {
+func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *ChainOptions, p *Posteriors) (float64, error) {
 	T, err := tr.chainLen(emit)
 	if err != nil {
 		return 0, err
@@ -135,9 +135,10 @@ func (p *Posteriors) check(tr *Transitions, T, M int) error {
 }
 
 // PathScore returns the unnormalised log score of a labelling: emissions
-// plus start, end and transition scores (-Inf if it uses a forbidden
-// transition).
-func (tr *Transitions) PathScore(emit []float64, labels []int32) (float64, error) {
+// plus start, end and transition scores, plus the transition deltas of o if
+// it has any (-Inf if it uses a forbidden transition). It ignores o's label
+// constraints.
+func (tr *Transitions) PathScore(emit []float64, labels []int32, o *ChainOptions) (float64, error) {
 	T, err := tr.chainLen(emit)
 	if err != nil {
 		return 0, err
@@ -158,7 +159,11 @@ func (tr *Transitions) PathScore(emit []float64, labels []int32) (float64, error
 	for t, y := range labels {
 		s += emit[t*M+int(y)]
 		if t > 0 {
-			s += tr.score[int(labels[t-1])*M+int(y)]
+			at := int(labels[t-1])*M + int(y)
+			s += tr.score[at]
+			if d := o.delta(t); d != nil {
+				s += d[at]
+			}
 		}
 	}
 	return s, nil
@@ -166,8 +171,8 @@ func (tr *Transitions) PathScore(emit []float64, labels []int32) (float64, error
 
 // LogProb returns log p(labels | emit), restricted by c if not nil (a
 // labelling the constraint excludes has log probability -Inf).
-func (tr *Transitions) LogProb(ws *Workspace, emit []float64, labels []int32, c *Constraint) (float64, error) {
-	s, err := tr.PathScore(emit, labels)
+func (tr *Transitions) LogProb(ws *Workspace, emit []float64, labels []int32, c *ChainOptions) (float64, error) {
+	s, err := tr.PathScore(emit, labels, c)
 	if err != nil {
 		return 0, err
 	}
@@ -182,7 +187,7 @@ func (tr *Transitions) LogProb(ws *Workspace, emit []float64, labels []int32, c 
 }
 
 // admits reports whether labels satisfies the constraint.
-func (c *Constraint) admits(labels []int32) bool {
+func (c *ChainOptions) admits(labels []int32) bool {
 	if c == nil {
 		return true
 	}
@@ -216,8 +221,8 @@ type Gradient struct {
 // NLL returns −log p(labels | emit) and adds its gradient to g (which may
 // be nil for the value alone). With a constraint c, the likelihood is that of
 // the constrained chain.
-func (tr *Transitions) NLL(ws *Workspace, emit []float64, labels []int32, c *Constraint, g *Gradient) (float64, error) {
-	score, err := tr.PathScore(emit, labels)
+func (tr *Transitions) NLL(ws *Workspace, emit []float64, labels []int32, c *ChainOptions, g *Gradient) (float64, error) {
+	score, err := tr.PathScore(emit, labels, c)
 	if err != nil {
 		return 0, err
 	}

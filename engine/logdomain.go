@@ -38,7 +38,7 @@ func (tr *Transitions) logForward(ws *Workspace, T int) float64 {
 	copy(a[:M], s[:M])
 	for t := 1; t < T; t++ {
 		cur := a[t*M : (t+1)*M]
-		kernels.LogMatVec(cur, a[(t-1)*M:t*M], tr.score, M)
+		kernels.LogMatVec(cur, a[(t-1)*M:t*M], ws.transAt(tr, t, false), M)
 		for j := range cur {
 			cur[j] += s[t*M+j]
 		}
@@ -56,7 +56,7 @@ func (tr *Transitions) logBackward(ws *Workspace, T int) {
 		for j := range M {
 			tmp[j] = s[(t+1)*M+j] + b[(t+1)*M+j]
 		}
-		kernels.LogMatVec(b[t*M:(t+1)*M], tmp, tr.scoreT, M)
+		kernels.LogMatVec(b[t*M:(t+1)*M], tmp, ws.transAt(tr, t+1, true), M)
 	}
 }
 
@@ -87,10 +87,11 @@ func (tr *Transitions) logPosteriors(ws *Workspace, T int, logZ float64, p *Post
 	}
 	if p.Edges != nil || p.Transitions != nil {
 		for t := 1; t < T; t++ {
+			S := ws.transAt(tr, t, false)
 			for i := range M {
 				ai := a[(t-1)*M+i] - logZ
 				for j := range M {
-					v := math.Exp(ai + tr.score[i*M+j] + s[t*M+j] + b[t*M+j])
+					v := math.Exp(ai + S[i*M+j] + s[t*M+j] + b[t*M+j])
 					if p.Edges != nil {
 						p.Edges[((t-1)*M+i)*M+j] = v
 					}

@@ -38,7 +38,7 @@ func (a cand) better(b cand) bool {
 // first labelling is the one Viterbi returns. It writes up to k of them to
 // paths (each of len T) and their scores to scores, and returns how many it
 // found: fewer than k when fewer labellings are possible.
-func (tr *Transitions) NBest(ws *Workspace, emit []float64, c *Constraint, paths [][]int32, scores []float64) (int, error) {
+func (tr *Transitions) NBest(ws *Workspace, emit []float64, c *ChainOptions, paths [][]int32, scores []float64) (int, error) {
 	T, err := tr.chainLen(emit)
 	if err != nil {
 		return 0, err
@@ -80,7 +80,9 @@ func (tr *Transitions) NBest(ws *Workspace, emit []float64, c *Constraint, paths
 			nb.count[j] = 0
 		}
 	}
+	ws.opts = c
 	for t := 1; t < T; t++ {
+		S := ws.transAt(tr, t, false)
 		for j := range M {
 			// Merge the sorted lists of the previous position, one per
 			// previous label i, each shifted by score[i][j].
@@ -90,7 +92,7 @@ func (tr *Transitions) NBest(ws *Workspace, emit []float64, c *Constraint, paths
 				if nb.count[prev] == 0 {
 					continue
 				}
-				v := nb.score[prev*k] + tr.score[i*M+j]
+				v := nb.score[prev*k] + S[i*M+j]
 				if !math.IsInf(v, -1) {
 					nb.push(cand{v, int32(i), 0})
 				}
@@ -105,7 +107,7 @@ func (tr *Transitions) NBest(ws *Workspace, emit []float64, c *Constraint, paths
 				n++
 				prev := (t-1)*M + int(top.i)
 				if next := top.r + 1; next < nb.count[prev] {
-					nb.push(cand{nb.score[prev*k+int(next)] + tr.score[int(top.i)*M+j], top.i, next})
+					nb.push(cand{nb.score[prev*k+int(next)] + S[int(top.i)*M+j], top.i, next})
 				}
 			}
 			if math.IsInf(s[t*M+j], -1) {

@@ -65,7 +65,7 @@ func TestTiedMatchesDense(t *testing.T) {
 		for k := range emit {
 			emit[k] = 2 * r.NormFloat64()
 		}
-		var c *Constraint
+		var c *ChainOptions
 		if trial%3 == 1 {
 			c = randomConstraint(r, T, M)
 		}

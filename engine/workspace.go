@@ -22,6 +22,32 @@ type Workspace struct {
 	// logMode says the last forward pass ran in the log domain: alpha
 	// (and beta) then hold log-domain scores and ws.s unshifted scores.
 	logMode bool
+	opts    *ChainOptions // of the chain being processed
+	tmat    []float64     // M×M: a position's transition matrix with its delta
+}
+
+// transAt returns the transition scores into position t: the shared matrix,
+// or (S + Δ_t) built in ws.tmat; transposed if asked.
+func (ws *Workspace) transAt(tr *Transitions, t int, transposed bool) []float64 {
+	d := ws.opts.delta(t)
+	if d == nil {
+		if transposed {
+			return tr.scoreT
+		}
+		return tr.score
+	}
+	M := tr.m
+	ws.tmat = grow(ws.tmat, M*M)
+	for i := range M {
+		for j := range M {
+			if transposed {
+				ws.tmat[j*M+i] = tr.score[i*M+j] + d[i*M+j]
+			} else {
+				ws.tmat[i*M+j] = tr.score[i*M+j] + d[i*M+j]
+			}
+		}
+	}
+	return ws.tmat
 }
 
 // NewWorkspace returns an empty Workspace.
@@ -45,22 +71,50 @@ func (ws *Workspace) grow(T, M int) {
 	ws.rowMax = grow(ws.rowMax, T)
 }
 
-// Constraint restricts the labellings of one chain. The constrained chain's
-// log Z, marginals and Viterbi labelling are those of the CRF conditioned on
-// the constraint (the log Z of the clamped chain is what latent-variable
+// ChainOptions adds to one chain what its emission scores do not say: label
+// constraints and observation-dependent transition scores. A nil
+// *ChainOptions adds nothing.
+//
+// Allowed and Forced restrict the labellings: the constrained chain's log Z,
+// marginals and Viterbi labelling are those of the CRF conditioned on the
+// constraint (the log Z of the clamped chain is what latent-variable
 // training needs).
-type Constraint struct {
+type ChainOptions struct {
 	// Allowed, if non-nil, has one entry per position: the labels allowed
 	// there, or nil for all labels.
 	Allowed [][]int32
 	// Forced, if non-nil, has one entry per position: the label the
 	// position must take, or -1 for none (a partial labelling).
 	Forced []int32
+	// TransDelta, if non-nil, has one entry per position: nil, or an M×M
+	// matrix added to the transition scores into that position (entry t
+	// scores the transition from position t−1 to t; entry 0 is unused).
+	// These are CRF++ B templates that read the observations, Wapiti's
+	// bigram patterns. Chains with deltas run in the log domain.
+	TransDelta [][]float64
 }
 
-func (c *Constraint) check(T, M int) error {
+func (c *ChainOptions) check(T, M int) error {
 	if c == nil {
 		return nil
+	}
+	if c.TransDelta != nil {
+		if len(c.TransDelta) != T {
+			return fmt.Errorf("engine: %d transition deltas for %d positions", len(c.TransDelta), T)
+		}
+		for t, d := range c.TransDelta {
+			if d == nil {
+				continue
+			}
+			if len(d) != M*M {
+				return fmt.Errorf("engine: transition delta at position %d has %d entries, want %d", t, len(d), M*M)
+			}
+			for k, v := range d {
+				if v != v || v > math.MaxFloat64 {
+					return fmt.Errorf("engine: transition delta [%d][%d][%d] is %v", t, k/M, k%M, v)
+				}
+			}
+		}
 	}
 	if c.Allowed != nil && len(c.Allowed) != T {
 		return fmt.Errorf("engine: constraint has %d allowed sets for %d positions", len(c.Allowed), T)
@@ -83,8 +137,28 @@ func (c *Constraint) check(T, M int) error {
 	return nil
 }
 
+// delta returns the transition delta into position t, or nil.
+func (c *ChainOptions) delta(t int) []float64 {
+	if c == nil || c.TransDelta == nil {
+		return nil
+	}
+	return c.TransDelta[t]
+}
+
+func (c *ChainOptions) hasDelta() bool {
+	if c == nil {
+		return false
+	}
+	for _, d := range c.TransDelta {
+		if d != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // apply sets the scores of labels the constraint excludes to -Inf in s.
-func (c *Constraint) apply(s []float64, T, M int) {
+func (c *ChainOptions) apply(s []float64, T, M int) {
 	if c == nil {
 		return
 	}
@@ -131,7 +205,7 @@ func (tr *Transitions) chainLen(emit []float64) (int, error) {
 // emissions plus start (t = 0) and end (t = T−1) scores, plus colShift for
 // t ≥ 1 when shifted (the probability-domain path), with constrained-out
 // labels at -Inf. It rejects NaN and +Inf emissions.
-func (tr *Transitions) logScores(ws *Workspace, emit []float64, T int, c *Constraint, shifted bool) error {
+func (tr *Transitions) logScores(ws *Workspace, emit []float64, T int, c *ChainOptions, shifted bool) error {
 	M := tr.m
 	s := ws.s[:T*M]
 	for t := range T {
@@ -168,13 +242,14 @@ func (tr *Transitions) logScores(ws *Workspace, emit []float64, T int, c *Constr
 // scales in ws.scale. When a position's scores or a transition column spread
 // wider than scaledRange (or the scaled pass finds no labelling, to make
 // sure), it runs in the log domain instead and sets ws.logMode.
-func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *Constraint) (float64, error) {
+func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOptions) (float64, error) {
 	M := tr.m
-	ws.logMode = false
-	if err := tr.logScores(ws, emit, T, c, !tr.logOnly); err != nil {
+	ws.logMode, ws.opts = false, c
+	logOnly := tr.logOnly || c.hasDelta()
+	if err := tr.logScores(ws, emit, T, c, !logOnly); err != nil {
 		return 0, err
 	}
-	if tr.logOnly {
+	if logOnly {
 		return tr.forwardLog(ws, T)
 	}
 	s, psi := ws.s[:T*M], ws.psi[:T*M]
