@@ -661,15 +661,34 @@ func TestPoolMatchesSequential(t *testing.T) {
 	for i, e := range emits {
 		want[i], _ = tr.LogZ(ws, e, nil)
 	}
-	for _, threads := range []int{1, 2, 3, 8} {
-		got := make([]float64, len(emits))
-		err := NewPool(threads).Run(len(emits), func(ws *Workspace, _, i int) error {
-			var err error
-			got[i], err = tr.LogZ(ws, emits[i], nil)
-			return err
-		})
-		if err != nil || !slices.Equal(got, want) {
-			t.Fatalf("threads=%d: %v %v", threads, err, got)
+	for _, threads := range []int{1, 2, 3, 8, 50} {
+		pool := NewPool(threads)
+		for range 3 { // reuse the workers
+			got := make([]float64, len(emits))
+			err := pool.Run(len(emits), func(ws *Workspace, _, i int) error {
+				var err error
+				got[i], err = tr.LogZ(ws, emits[i], nil)
+				return err
+			})
+			if err != nil || !slices.Equal(got, want) {
+				t.Fatalf("threads=%d: %v %v", threads, err, got)
+			}
 		}
+		// The error of the lowest failing index comes back.
+		err := pool.Run(len(emits), func(ws *Workspace, _, i int) error {
+			if i == 5 || i == 30 {
+				return fmt.Errorf("fail %d", i)
+			}
+			return nil
+		})
+		if err == nil || err.Error() != "fail 5" {
+			t.Fatalf("threads=%d: error %v, want fail 5", threads, err)
+		}
+		f := func(ws *Workspace, _, i int) error { _, err := tr.LogZ(ws, emits[i], nil); return err }
+		pool.Run(len(emits), f)
+		if a := testing.AllocsPerRun(10, func() { pool.Run(len(emits), f) }); a != 0 {
+			t.Errorf("threads=%d: Run allocates %v times", threads, a)
+		}
+		pool.Close()
 	}
 }

@@ -1,0 +1,281 @@
+// Package enginebench defines the inference-engine benchmarks once, for
+// `go test -bench` (package engine) and `simdcrf bench engine`.
+package enginebench
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"flag"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// Ops, Structures and Labels are what the suite covers.
+var (
+	Ops        = []string{"forward_backward", "viterbi", "nbest"}
+	Structures = []string{"dense", "tied", "forbidden"}
+	Labels     = []int{9, 23, 45, 128, 512, 1024}
+)
+
+const (
+	// T is the sentence length and Seqs the sentences per batch.
+	T, Seqs = 24, 32
+	// K is the number of labellings nbest finds.
+	K = 5
+)
+
+// Result is one measurement.
+type Result struct {
+	Op                string  `json:"op"`
+	Structure         string  `json:"structure"`
+	Impl              string  `json:"impl"`
+	Labels            int     `json:"labels"`
+	Threads           int     `json:"threads"`
+	TokensPerSecond   float64 `json:"tokens_per_second"`
+	AllocsPerSequence float64 `json:"allocs_per_sequence"`
+}
+
+// Case is one benchmark.
+type Case struct {
+	Op, Structure string
+	Labels        int
+	Threads       int
+}
+
+// Name is the go test sub-benchmark path below the op: e.g. "dense/M=45".
+func (c Case) String() string {
+	return fmt.Sprintf("%s %s M=%d threads=%d", c.Op, c.Structure, c.Labels, c.Threads)
+}
+
+// Transitions makes the benchmark's transition matrix for a structure: tied
+// has default 0 and about 2M exceptions; forbidden allows about 2M
+// transitions (each label may follow itself); dense is the tied matrix run
+// through the dense kernels.
+func Transitions(structure string, m int) (*engine.Transitions, error) {
+	r := rand.New(rand.NewPCG(uint64(m), 99))
+	def := 0.0
+	if structure == "forbidden" {
+		def = math.Inf(-1)
+	}
+	seen := map[[2]int32]bool{}
+	var exc []engine.Exception
+	add := func(i, j int32) {
+		if !seen[[2]int32{i, j}] {
+			seen[[2]int32{i, j}] = true
+			exc = append(exc, engine.Exception{From: i, To: j, Score: r.NormFloat64()})
+		}
+	}
+	for j := range int32(m) {
+		add(j, j)
+	}
+	for len(exc) < 2*m && len(exc) < m*m {
+		add(int32(r.IntN(m)), int32(r.IntN(m)))
+	}
+	switch structure {
+	case "dense":
+		t, err := engine.NewTied(m, def, exc, nil, nil)
+		if err != nil {
+			return nil, err
+		}
+		score := make([]float64, m*m)
+		for i := range m {
+			for j := range m {
+				score[i*m+j] = t.Score(i, j)
+			}
+		}
+		return engine.NewTransitionsWith(m, score, nil, nil, engine.Options{Structure: engine.Dense})
+	case "tied", "forbidden":
+		return engine.NewTied(m, def, exc, nil, nil)
+	}
+	return nil, fmt.Errorf("unknown structure %q (have %v)", structure, Structures)
+}
+
+// Setup builds the inputs of c and returns the function that processes one
+// batch of Seqs sentences on pool.
+func Setup(c Case, pool *engine.Pool) (run func() error, err error) {
+	tr, err := Transitions(c.Structure, c.Labels)
+	if err != nil {
+		return nil, err
+	}
+	m := c.Labels
+	r := rand.New(rand.NewPCG(uint64(m), 7))
+	emits := make([][]float64, Seqs)
+	for i := range emits {
+		emits[i] = make([]float64, T*m)
+		for k := range emits[i] {
+			emits[i][k] = 2 * r.NormFloat64()
+		}
+	}
+	var f func(ws *engine.Workspace, w, i int) error
+	switch c.Op {
+	case "forward_backward":
+		marg := make([][]float64, Seqs)
+		for i := range marg {
+			marg[i] = make([]float64, T*m)
+		}
+		f = func(ws *engine.Workspace, _, i int) error {
+			_, err := tr.Posteriors(ws, emits[i], nil, &engine.Posteriors{Marginals: marg[i]})
+			return err
+		}
+		// A Posteriors literal in the closure would escape: reuse one per
+		// sentence instead.
+		ps := make([]engine.Posteriors, Seqs)
+		for i := range ps {
+			ps[i].Marginals = marg[i]
+		}
+		f = func(ws *engine.Workspace, _, i int) error {
+			_, err := tr.Posteriors(ws, emits[i], nil, &ps[i])
+			return err
+		}
+	case "viterbi":
+		paths := make([][]int32, Seqs)
+		for i := range paths {
+			paths[i] = make([]int32, T)
+		}
+		f = func(ws *engine.Workspace, _, i int) error {
+			_, err := tr.Viterbi(ws, emits[i], nil, paths[i])
+			return err
+		}
+	case "nbest":
+		paths := make([][][]int32, Seqs)
+		scores := make([][]float64, Seqs)
+		for i := range paths {
+			for range K {
+				paths[i] = append(paths[i], make([]int32, T))
+			}
+			scores[i] = make([]float64, K)
+		}
+		f = func(ws *engine.Workspace, _, i int) error {
+			_, err := tr.NBest(ws, emits[i], nil, paths[i], scores[i])
+			return err
+		}
+	default:
+		return nil, fmt.Errorf("unknown op %q (have %v)", c.Op, Ops)
+	}
+	return func() error { return pool.Run(Seqs, f) }, nil
+}
+
+// Bench times run under testing.B, reporting tokens/s and allocs/sequence.
+func Bench(b *testing.B, run func() error) {
+	b.ReportAllocs()
+	if err := run(); err != nil { // warm the workspaces
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(T*Seqs)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// Plan lists the cases `simdcrf bench engine` runs: every op, structure
+// and label count on the best tier, dense also on every other tier, one
+// and (where the machine has them) two threads; nbest up to M=128.
+func Plan(labels []int, threads []int) []Case {
+	var out []Case
+	for _, op := range Ops {
+		for _, st := range Structures {
+			if op == "nbest" && st != "dense" {
+				continue
+			}
+			for _, m := range labels {
+				if op == "nbest" && m > 128 {
+					continue
+				}
+				for _, th := range threads {
+					out = append(out, Case{Op: op, Structure: st, Labels: m, Threads: th})
+				}
+			}
+		}
+	}
+	return out
+}
+
+var initOnce sync.Once
+
+// Options selects what Run measures.
+type Options struct {
+	Labels    []int
+	Threads   []int
+	BenchTime time.Duration
+	Count     int
+	Each      func(Result)
+}
+
+// Run measures the plan: dense cases on every tier, the others on the best
+// (active) tier.
+func Run(o Options) ([]Result, error) {
+	if len(o.Labels) == 0 {
+		o.Labels = Labels
+	}
+	if len(o.Threads) == 0 {
+		o.Threads = []int{1, 2}
+	}
+	if o.BenchTime == 0 {
+		o.BenchTime = 200 * time.Millisecond
+	}
+	if o.Count < 1 {
+		o.Count = 1
+	}
+	initOnce.Do(testing.Init)
+	if err := flag.CommandLine.Set("test.benchtime", o.BenchTime.String()); err != nil {
+		return nil, err
+	}
+	best := kernels.Impl()
+	pools := map[int]*engine.Pool{}
+	defer func() {
+		for _, p := range pools {
+			p.Close()
+		}
+	}()
+	var out []Result
+	for _, c := range Plan(o.Labels, o.Threads) {
+		impls := []string{best}
+		if c.Structure == "dense" && c.Threads == 1 && c.Op != "nbest" {
+			impls = kernels.Impls()
+		}
+		if pools[c.Threads] == nil {
+			pools[c.Threads] = engine.NewPool(c.Threads)
+		}
+		run, err := Setup(c, pools[c.Threads])
+		if err != nil {
+			return nil, err
+		}
+		for _, impl := range impls {
+			restore, err := kernels.Use(impl)
+			if err != nil {
+				return nil, err
+			}
+			var tps []float64
+			var allocs float64
+			for range o.Count {
+				res := testing.Benchmark(func(b *testing.B) { Bench(b, run) })
+				if res.N == 0 {
+					restore()
+					return nil, fmt.Errorf("%v: benchmark failed", c)
+				}
+				tps = append(tps, res.Extra["tokens/s"])
+				allocs = max(allocs, float64(res.AllocsPerOp())/Seqs)
+			}
+			restore()
+			slices.Sort(tps)
+			r := Result{Op: c.Op, Structure: c.Structure, Impl: impl, Labels: c.Labels, Threads: c.Threads,
+				TokensPerSecond: tps[len(tps)/2], AllocsPerSequence: allocs}
+			out = append(out, r)
+			if o.Each != nil {
+				o.Each(r)
+			}
+		}
+	}
+	return out, nil
+}
