@@ -12,10 +12,12 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-48
 	VMOVUPD ve_ln2hi<>+0(SB), Y2
 	VMOVUPD ve_ln2lo<>+0(SB), Y3
 	VMOVUPD ve_expmin<>+0(SB), Y4
-	VMOVUPD ve_expc13<>+0(SB), Y5
-	VMOVUPD ve_expc12<>+0(SB), Y6
-	VMOVUPD ve_expc11<>+0(SB), Y7
-	VMOVUPD ve_expc10<>+0(SB), Y8
+	VMOVUPD ve_expc11<>+0(SB), Y5
+	VMOVUPD ve_expc10<>+0(SB), Y6
+	VMOVUPD ve_expc9<>+0(SB), Y7
+	VMOVUPD ve_expc8<>+0(SB), Y8
+	VMOVUPD ve_expc7<>+0(SB), Y9
+	VMOVUPD ve_expc6<>+0(SB), Y10
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    src_base+24(FP), CX
 	MOVQ    src_len+32(FP), DX
@@ -26,64 +28,60 @@ TEXT ·expAVX2(SB), NOSPLIT, $0-48
 exp_AVX2_wide:
 	CMPQ         BX, SI
 	JAE          exp_AVX2_narrow0
-	VMOVUPD      (CX)(BX*8), Y9
-	VMOVAPD      Y1, Y11
-	VFMADD231PD  Y0, Y9, Y11
-	VSUBPD       Y1, Y11, Y10
-	VMOVAPD      Y9, Y12
-	VFNMADD231PD Y2, Y10, Y12
-	VFNMADD231PD Y3, Y10, Y12
-	VMOVAPD      Y6, Y10
-	VFMADD231PD  Y5, Y12, Y10
-	VFMADD213PD  Y7, Y12, Y10
-	VFMADD213PD  Y8, Y12, Y10
-	VFMADD213PD  ve_expc9<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc8<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc7<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc6<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc5<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc4<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc3<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc2<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc1<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc0<>+0(SB), Y12, Y10
-	VPSLLQ       $0x34, Y11, Y11
-	VPADDQ       Y11, Y10, Y10
-	VCMPPD       $0x0d, Y4, Y9, Y11
-	VANDPD       Y11, Y10, Y10
-	VCMPPD       $0x0e, ve_expmax<>+0(SB), Y9, Y11
-	VBLENDVPD    Y11, ve_inf<>+0(SB), Y10, Y10
-	VMAXPD       Y9, Y10, Y10
-	VMOVUPD      Y10, (AX)(BX*8)
-	VMOVUPD      32(CX)(BX*8), Y9
-	VMOVAPD      Y1, Y11
-	VFMADD231PD  Y0, Y9, Y11
-	VSUBPD       Y1, Y11, Y10
-	VMOVAPD      Y9, Y12
-	VFNMADD231PD Y2, Y10, Y12
-	VFNMADD231PD Y3, Y10, Y12
-	VMOVAPD      Y6, Y10
-	VFMADD231PD  Y5, Y12, Y10
-	VFMADD213PD  Y7, Y12, Y10
-	VFMADD213PD  Y8, Y12, Y10
-	VFMADD213PD  ve_expc9<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc8<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc7<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc6<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc5<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc4<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc3<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc2<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc1<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc0<>+0(SB), Y12, Y10
-	VPSLLQ       $0x34, Y11, Y11
-	VPADDQ       Y11, Y10, Y10
-	VCMPPD       $0x0d, Y4, Y9, Y11
-	VANDPD       Y11, Y10, Y10
-	VCMPPD       $0x0e, ve_expmax<>+0(SB), Y9, Y11
-	VBLENDVPD    Y11, ve_inf<>+0(SB), Y10, Y10
-	VMAXPD       Y9, Y10, Y10
-	VMOVUPD      Y10, 32(AX)(BX*8)
+	VMOVUPD      (CX)(BX*8), Y11
+	VMOVAPD      Y1, Y13
+	VFMADD231PD  Y0, Y11, Y13
+	VSUBPD       Y1, Y13, Y12
+	VMOVAPD      Y11, Y14
+	VFNMADD231PD Y2, Y12, Y14
+	VFNMADD231PD Y3, Y12, Y14
+	VMOVAPD      Y6, Y12
+	VFMADD231PD  Y5, Y14, Y12
+	VFMADD213PD  Y7, Y14, Y12
+	VFMADD213PD  Y8, Y14, Y12
+	VFMADD213PD  Y9, Y14, Y12
+	VFMADD213PD  Y10, Y14, Y12
+	VFMADD213PD  ve_expc5<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc4<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc3<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc2<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc1<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc0<>+0(SB), Y14, Y12
+	VPSLLQ       $0x34, Y13, Y13
+	VPADDQ       Y13, Y12, Y12
+	VCMPPD       $0x0d, Y4, Y11, Y13
+	VANDPD       Y13, Y12, Y12
+	VCMPPD       $0x0e, ve_expmax<>+0(SB), Y11, Y13
+	VBLENDVPD    Y13, ve_inf<>+0(SB), Y12, Y12
+	VMAXPD       Y11, Y12, Y12
+	VMOVUPD      Y12, (AX)(BX*8)
+	VMOVUPD      32(CX)(BX*8), Y11
+	VMOVAPD      Y1, Y13
+	VFMADD231PD  Y0, Y11, Y13
+	VSUBPD       Y1, Y13, Y12
+	VMOVAPD      Y11, Y14
+	VFNMADD231PD Y2, Y12, Y14
+	VFNMADD231PD Y3, Y12, Y14
+	VMOVAPD      Y6, Y12
+	VFMADD231PD  Y5, Y14, Y12
+	VFMADD213PD  Y7, Y14, Y12
+	VFMADD213PD  Y8, Y14, Y12
+	VFMADD213PD  Y9, Y14, Y12
+	VFMADD213PD  Y10, Y14, Y12
+	VFMADD213PD  ve_expc5<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc4<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc3<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc2<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc1<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc0<>+0(SB), Y14, Y12
+	VPSLLQ       $0x34, Y13, Y13
+	VPADDQ       Y13, Y12, Y12
+	VCMPPD       $0x0d, Y4, Y11, Y13
+	VANDPD       Y13, Y12, Y12
+	VCMPPD       $0x0e, ve_expmax<>+0(SB), Y11, Y13
+	VBLENDVPD    Y13, ve_inf<>+0(SB), Y12, Y12
+	VMAXPD       Y11, Y12, Y12
+	VMOVUPD      Y12, 32(AX)(BX*8)
 	ADDQ         $+8, BX
 	JMP          exp_AVX2_wide
 
@@ -94,35 +92,33 @@ exp_AVX2_narrow0:
 exp_AVX2_narrow:
 	CMPQ         BX, SI
 	JAE          exp_AVX2_tail
-	VMOVUPD      (CX)(BX*8), Y9
-	VMOVAPD      Y1, Y11
-	VFMADD231PD  Y0, Y9, Y11
-	VSUBPD       Y1, Y11, Y10
-	VMOVAPD      Y9, Y12
-	VFNMADD231PD Y2, Y10, Y12
-	VFNMADD231PD Y3, Y10, Y12
-	VMOVAPD      Y6, Y10
-	VFMADD231PD  Y5, Y12, Y10
-	VFMADD213PD  Y7, Y12, Y10
-	VFMADD213PD  Y8, Y12, Y10
-	VFMADD213PD  ve_expc9<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc8<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc7<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc6<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc5<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc4<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc3<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc2<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc1<>+0(SB), Y12, Y10
-	VFMADD213PD  ve_expc0<>+0(SB), Y12, Y10
-	VPSLLQ       $0x34, Y11, Y11
-	VPADDQ       Y11, Y10, Y10
-	VCMPPD       $0x0d, Y4, Y9, Y11
-	VANDPD       Y11, Y10, Y10
-	VCMPPD       $0x0e, ve_expmax<>+0(SB), Y9, Y11
-	VBLENDVPD    Y11, ve_inf<>+0(SB), Y10, Y10
-	VMAXPD       Y9, Y10, Y10
-	VMOVUPD      Y10, (AX)(BX*8)
+	VMOVUPD      (CX)(BX*8), Y11
+	VMOVAPD      Y1, Y13
+	VFMADD231PD  Y0, Y11, Y13
+	VSUBPD       Y1, Y13, Y12
+	VMOVAPD      Y11, Y14
+	VFNMADD231PD Y2, Y12, Y14
+	VFNMADD231PD Y3, Y12, Y14
+	VMOVAPD      Y6, Y12
+	VFMADD231PD  Y5, Y14, Y12
+	VFMADD213PD  Y7, Y14, Y12
+	VFMADD213PD  Y8, Y14, Y12
+	VFMADD213PD  Y9, Y14, Y12
+	VFMADD213PD  Y10, Y14, Y12
+	VFMADD213PD  ve_expc5<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc4<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc3<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc2<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc1<>+0(SB), Y14, Y12
+	VFMADD213PD  ve_expc0<>+0(SB), Y14, Y12
+	VPSLLQ       $0x34, Y13, Y13
+	VPADDQ       Y13, Y12, Y12
+	VCMPPD       $0x0d, Y4, Y11, Y13
+	VANDPD       Y13, Y12, Y12
+	VCMPPD       $0x0e, ve_expmax<>+0(SB), Y11, Y13
+	VBLENDVPD    Y13, ve_inf<>+0(SB), Y12, Y12
+	VMAXPD       Y11, Y12, Y12
+	VMOVUPD      Y12, (AX)(BX*8)
 	ADDQ         $+4, BX
 	JMP          exp_AVX2_narrow
 
@@ -132,36 +128,34 @@ exp_AVX2_tail:
 	MOVQ         $0x00000004, SI
 	SUBQ         DX, SI
 	LEAQ         tailmask<>+0(SB), DX
-	VMOVDQU      (DX)(SI*8), Y9
-	VMASKMOVPD   (CX)(BX*8), Y9, Y10
-	VMOVAPD      Y1, Y11
-	VFMADD231PD  Y0, Y10, Y11
-	VSUBPD       Y1, Y11, Y0
-	VMOVAPD      Y10, Y1
+	VMOVDQU      (DX)(SI*8), Y11
+	VMASKMOVPD   (CX)(BX*8), Y11, Y12
+	VMOVAPD      Y1, Y13
+	VFMADD231PD  Y0, Y12, Y13
+	VSUBPD       Y1, Y13, Y0
+	VMOVAPD      Y12, Y1
 	VFNMADD231PD Y2, Y0, Y1
 	VFNMADD231PD Y3, Y0, Y1
 	VMOVAPD      Y6, Y0
 	VFMADD231PD  Y5, Y1, Y0
 	VFMADD213PD  Y7, Y1, Y0
 	VFMADD213PD  Y8, Y1, Y0
-	VFMADD213PD  ve_expc9<>+0(SB), Y1, Y0
-	VFMADD213PD  ve_expc8<>+0(SB), Y1, Y0
-	VFMADD213PD  ve_expc7<>+0(SB), Y1, Y0
-	VFMADD213PD  ve_expc6<>+0(SB), Y1, Y0
+	VFMADD213PD  Y9, Y1, Y0
+	VFMADD213PD  Y10, Y1, Y0
 	VFMADD213PD  ve_expc5<>+0(SB), Y1, Y0
 	VFMADD213PD  ve_expc4<>+0(SB), Y1, Y0
 	VFMADD213PD  ve_expc3<>+0(SB), Y1, Y0
 	VFMADD213PD  ve_expc2<>+0(SB), Y1, Y0
 	VFMADD213PD  ve_expc1<>+0(SB), Y1, Y0
 	VFMADD213PD  ve_expc0<>+0(SB), Y1, Y0
-	VPSLLQ       $0x34, Y11, Y11
-	VPADDQ       Y11, Y0, Y0
-	VCMPPD       $0x0d, Y4, Y10, Y1
+	VPSLLQ       $0x34, Y13, Y13
+	VPADDQ       Y13, Y0, Y0
+	VCMPPD       $0x0d, Y4, Y12, Y1
 	VANDPD       Y1, Y0, Y0
-	VCMPPD       $0x0e, ve_expmax<>+0(SB), Y10, Y1
+	VCMPPD       $0x0e, ve_expmax<>+0(SB), Y12, Y1
 	VBLENDVPD    Y1, ve_inf<>+0(SB), Y0, Y0
-	VMAXPD       Y10, Y0, Y0
-	VMASKMOVPD   Y0, Y9, (AX)(BX*8)
+	VMAXPD       Y12, Y0, Y0
+	VMASKMOVPD   Y0, Y11, (AX)(BX*8)
 
 exp_AVX2_end:
 	VZEROUPPER
@@ -217,124 +211,104 @@ DATA ve_expmin<>+48(SB)/8, $0xc086232bdd7abcd2
 DATA ve_expmin<>+56(SB)/8, $0xc086232bdd7abcd2
 GLOBL ve_expmin<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc13<>+0(SB)/8, $0x3de6124613a86d0a
-DATA ve_expc13<>+8(SB)/8, $0x3de6124613a86d0a
-DATA ve_expc13<>+16(SB)/8, $0x3de6124613a86d0a
-DATA ve_expc13<>+24(SB)/8, $0x3de6124613a86d0a
-DATA ve_expc13<>+32(SB)/8, $0x3de6124613a86d0a
-DATA ve_expc13<>+40(SB)/8, $0x3de6124613a86d0a
-DATA ve_expc13<>+48(SB)/8, $0x3de6124613a86d0a
-DATA ve_expc13<>+56(SB)/8, $0x3de6124613a86d0a
-GLOBL ve_expc13<>(SB), RODATA|NOPTR, $64
-
-DATA ve_expc12<>+0(SB)/8, $0x3e21eed8eff8d898
-DATA ve_expc12<>+8(SB)/8, $0x3e21eed8eff8d898
-DATA ve_expc12<>+16(SB)/8, $0x3e21eed8eff8d898
-DATA ve_expc12<>+24(SB)/8, $0x3e21eed8eff8d898
-DATA ve_expc12<>+32(SB)/8, $0x3e21eed8eff8d898
-DATA ve_expc12<>+40(SB)/8, $0x3e21eed8eff8d898
-DATA ve_expc12<>+48(SB)/8, $0x3e21eed8eff8d898
-DATA ve_expc12<>+56(SB)/8, $0x3e21eed8eff8d898
-GLOBL ve_expc12<>(SB), RODATA|NOPTR, $64
-
-DATA ve_expc11<>+0(SB)/8, $0x3e5ae64567f544e4
-DATA ve_expc11<>+8(SB)/8, $0x3e5ae64567f544e4
-DATA ve_expc11<>+16(SB)/8, $0x3e5ae64567f544e4
-DATA ve_expc11<>+24(SB)/8, $0x3e5ae64567f544e4
-DATA ve_expc11<>+32(SB)/8, $0x3e5ae64567f544e4
-DATA ve_expc11<>+40(SB)/8, $0x3e5ae64567f544e4
-DATA ve_expc11<>+48(SB)/8, $0x3e5ae64567f544e4
-DATA ve_expc11<>+56(SB)/8, $0x3e5ae64567f544e4
+DATA ve_expc11<>+0(SB)/8, $0x3e5af632a0f7e2ce
+DATA ve_expc11<>+8(SB)/8, $0x3e5af632a0f7e2ce
+DATA ve_expc11<>+16(SB)/8, $0x3e5af632a0f7e2ce
+DATA ve_expc11<>+24(SB)/8, $0x3e5af632a0f7e2ce
+DATA ve_expc11<>+32(SB)/8, $0x3e5af632a0f7e2ce
+DATA ve_expc11<>+40(SB)/8, $0x3e5af632a0f7e2ce
+DATA ve_expc11<>+48(SB)/8, $0x3e5af632a0f7e2ce
+DATA ve_expc11<>+56(SB)/8, $0x3e5af632a0f7e2ce
 GLOBL ve_expc11<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc10<>+0(SB)/8, $0x3e927e4fb7789f5d
-DATA ve_expc10<>+8(SB)/8, $0x3e927e4fb7789f5d
-DATA ve_expc10<>+16(SB)/8, $0x3e927e4fb7789f5d
-DATA ve_expc10<>+24(SB)/8, $0x3e927e4fb7789f5d
-DATA ve_expc10<>+32(SB)/8, $0x3e927e4fb7789f5d
-DATA ve_expc10<>+40(SB)/8, $0x3e927e4fb7789f5d
-DATA ve_expc10<>+48(SB)/8, $0x3e927e4fb7789f5d
-DATA ve_expc10<>+56(SB)/8, $0x3e927e4fb7789f5d
+DATA ve_expc10<>+0(SB)/8, $0x3e928b4101c77212
+DATA ve_expc10<>+8(SB)/8, $0x3e928b4101c77212
+DATA ve_expc10<>+16(SB)/8, $0x3e928b4101c77212
+DATA ve_expc10<>+24(SB)/8, $0x3e928b4101c77212
+DATA ve_expc10<>+32(SB)/8, $0x3e928b4101c77212
+DATA ve_expc10<>+40(SB)/8, $0x3e928b4101c77212
+DATA ve_expc10<>+48(SB)/8, $0x3e928b4101c77212
+DATA ve_expc10<>+56(SB)/8, $0x3e928b4101c77212
 GLOBL ve_expc10<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc9<>+0(SB)/8, $0x3ec71de3a556c734
-DATA ve_expc9<>+8(SB)/8, $0x3ec71de3a556c734
-DATA ve_expc9<>+16(SB)/8, $0x3ec71de3a556c734
-DATA ve_expc9<>+24(SB)/8, $0x3ec71de3a556c734
-DATA ve_expc9<>+32(SB)/8, $0x3ec71de3a556c734
-DATA ve_expc9<>+40(SB)/8, $0x3ec71de3a556c734
-DATA ve_expc9<>+48(SB)/8, $0x3ec71de3a556c734
-DATA ve_expc9<>+56(SB)/8, $0x3ec71de3a556c734
+DATA ve_expc9<>+0(SB)/8, $0x3ec71ddf56d8deb5
+DATA ve_expc9<>+8(SB)/8, $0x3ec71ddf56d8deb5
+DATA ve_expc9<>+16(SB)/8, $0x3ec71ddf56d8deb5
+DATA ve_expc9<>+24(SB)/8, $0x3ec71ddf56d8deb5
+DATA ve_expc9<>+32(SB)/8, $0x3ec71ddf56d8deb5
+DATA ve_expc9<>+40(SB)/8, $0x3ec71ddf56d8deb5
+DATA ve_expc9<>+48(SB)/8, $0x3ec71ddf56d8deb5
+DATA ve_expc9<>+56(SB)/8, $0x3ec71ddf56d8deb5
 GLOBL ve_expc9<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc8<>+0(SB)/8, $0x3efa01a01a01a01a
-DATA ve_expc8<>+8(SB)/8, $0x3efa01a01a01a01a
-DATA ve_expc8<>+16(SB)/8, $0x3efa01a01a01a01a
-DATA ve_expc8<>+24(SB)/8, $0x3efa01a01a01a01a
-DATA ve_expc8<>+32(SB)/8, $0x3efa01a01a01a01a
-DATA ve_expc8<>+40(SB)/8, $0x3efa01a01a01a01a
-DATA ve_expc8<>+48(SB)/8, $0x3efa01a01a01a01a
-DATA ve_expc8<>+56(SB)/8, $0x3efa01a01a01a01a
+DATA ve_expc8<>+0(SB)/8, $0x3efa01991a10d9ae
+DATA ve_expc8<>+8(SB)/8, $0x3efa01991a10d9ae
+DATA ve_expc8<>+16(SB)/8, $0x3efa01991a10d9ae
+DATA ve_expc8<>+24(SB)/8, $0x3efa01991a10d9ae
+DATA ve_expc8<>+32(SB)/8, $0x3efa01991a10d9ae
+DATA ve_expc8<>+40(SB)/8, $0x3efa01991a10d9ae
+DATA ve_expc8<>+48(SB)/8, $0x3efa01991a10d9ae
+DATA ve_expc8<>+56(SB)/8, $0x3efa01991a10d9ae
 GLOBL ve_expc8<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc7<>+0(SB)/8, $0x3f2a01a01a01a01a
-DATA ve_expc7<>+8(SB)/8, $0x3f2a01a01a01a01a
-DATA ve_expc7<>+16(SB)/8, $0x3f2a01a01a01a01a
-DATA ve_expc7<>+24(SB)/8, $0x3f2a01a01a01a01a
-DATA ve_expc7<>+32(SB)/8, $0x3f2a01a01a01a01a
-DATA ve_expc7<>+40(SB)/8, $0x3f2a01a01a01a01a
-DATA ve_expc7<>+48(SB)/8, $0x3f2a01a01a01a01a
-DATA ve_expc7<>+56(SB)/8, $0x3f2a01a01a01a01a
+DATA ve_expc7<>+0(SB)/8, $0x3f2a01a01b1461c5
+DATA ve_expc7<>+8(SB)/8, $0x3f2a01a01b1461c5
+DATA ve_expc7<>+16(SB)/8, $0x3f2a01a01b1461c5
+DATA ve_expc7<>+24(SB)/8, $0x3f2a01a01b1461c5
+DATA ve_expc7<>+32(SB)/8, $0x3f2a01a01b1461c5
+DATA ve_expc7<>+40(SB)/8, $0x3f2a01a01b1461c5
+DATA ve_expc7<>+48(SB)/8, $0x3f2a01a01b1461c5
+DATA ve_expc7<>+56(SB)/8, $0x3f2a01a01b1461c5
 GLOBL ve_expc7<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc6<>+0(SB)/8, $0x3f56c16c16c16c17
-DATA ve_expc6<>+8(SB)/8, $0x3f56c16c16c16c17
-DATA ve_expc6<>+16(SB)/8, $0x3f56c16c16c16c17
-DATA ve_expc6<>+24(SB)/8, $0x3f56c16c16c16c17
-DATA ve_expc6<>+32(SB)/8, $0x3f56c16c16c16c17
-DATA ve_expc6<>+40(SB)/8, $0x3f56c16c16c16c17
-DATA ve_expc6<>+48(SB)/8, $0x3f56c16c16c16c17
-DATA ve_expc6<>+56(SB)/8, $0x3f56c16c16c16c17
+DATA ve_expc6<>+0(SB)/8, $0x3f56c16c1880029f
+DATA ve_expc6<>+8(SB)/8, $0x3f56c16c1880029f
+DATA ve_expc6<>+16(SB)/8, $0x3f56c16c1880029f
+DATA ve_expc6<>+24(SB)/8, $0x3f56c16c1880029f
+DATA ve_expc6<>+32(SB)/8, $0x3f56c16c1880029f
+DATA ve_expc6<>+40(SB)/8, $0x3f56c16c1880029f
+DATA ve_expc6<>+48(SB)/8, $0x3f56c16c1880029f
+DATA ve_expc6<>+56(SB)/8, $0x3f56c16c1880029f
 GLOBL ve_expc6<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc5<>+0(SB)/8, $0x3f81111111111111
-DATA ve_expc5<>+8(SB)/8, $0x3f81111111111111
-DATA ve_expc5<>+16(SB)/8, $0x3f81111111111111
-DATA ve_expc5<>+24(SB)/8, $0x3f81111111111111
-DATA ve_expc5<>+32(SB)/8, $0x3f81111111111111
-DATA ve_expc5<>+40(SB)/8, $0x3f81111111111111
-DATA ve_expc5<>+48(SB)/8, $0x3f81111111111111
-DATA ve_expc5<>+56(SB)/8, $0x3f81111111111111
+DATA ve_expc5<>+0(SB)/8, $0x3f8111111110f21e
+DATA ve_expc5<>+8(SB)/8, $0x3f8111111110f21e
+DATA ve_expc5<>+16(SB)/8, $0x3f8111111110f21e
+DATA ve_expc5<>+24(SB)/8, $0x3f8111111110f21e
+DATA ve_expc5<>+32(SB)/8, $0x3f8111111110f21e
+DATA ve_expc5<>+40(SB)/8, $0x3f8111111110f21e
+DATA ve_expc5<>+48(SB)/8, $0x3f8111111110f21e
+DATA ve_expc5<>+56(SB)/8, $0x3f8111111110f21e
 GLOBL ve_expc5<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc4<>+0(SB)/8, $0x3fa5555555555555
-DATA ve_expc4<>+8(SB)/8, $0x3fa5555555555555
-DATA ve_expc4<>+16(SB)/8, $0x3fa5555555555555
-DATA ve_expc4<>+24(SB)/8, $0x3fa5555555555555
-DATA ve_expc4<>+32(SB)/8, $0x3fa5555555555555
-DATA ve_expc4<>+40(SB)/8, $0x3fa5555555555555
-DATA ve_expc4<>+48(SB)/8, $0x3fa5555555555555
-DATA ve_expc4<>+56(SB)/8, $0x3fa5555555555555
+DATA ve_expc4<>+0(SB)/8, $0x3fa555555554f0ba
+DATA ve_expc4<>+8(SB)/8, $0x3fa555555554f0ba
+DATA ve_expc4<>+16(SB)/8, $0x3fa555555554f0ba
+DATA ve_expc4<>+24(SB)/8, $0x3fa555555554f0ba
+DATA ve_expc4<>+32(SB)/8, $0x3fa555555554f0ba
+DATA ve_expc4<>+40(SB)/8, $0x3fa555555554f0ba
+DATA ve_expc4<>+48(SB)/8, $0x3fa555555554f0ba
+DATA ve_expc4<>+56(SB)/8, $0x3fa555555554f0ba
 GLOBL ve_expc4<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc3<>+0(SB)/8, $0x3fc5555555555555
-DATA ve_expc3<>+8(SB)/8, $0x3fc5555555555555
-DATA ve_expc3<>+16(SB)/8, $0x3fc5555555555555
-DATA ve_expc3<>+24(SB)/8, $0x3fc5555555555555
-DATA ve_expc3<>+32(SB)/8, $0x3fc5555555555555
-DATA ve_expc3<>+40(SB)/8, $0x3fc5555555555555
-DATA ve_expc3<>+48(SB)/8, $0x3fc5555555555555
-DATA ve_expc3<>+56(SB)/8, $0x3fc5555555555555
+DATA ve_expc3<>+0(SB)/8, $0x3fc555555555555a
+DATA ve_expc3<>+8(SB)/8, $0x3fc555555555555a
+DATA ve_expc3<>+16(SB)/8, $0x3fc555555555555a
+DATA ve_expc3<>+24(SB)/8, $0x3fc555555555555a
+DATA ve_expc3<>+32(SB)/8, $0x3fc555555555555a
+DATA ve_expc3<>+40(SB)/8, $0x3fc555555555555a
+DATA ve_expc3<>+48(SB)/8, $0x3fc555555555555a
+DATA ve_expc3<>+56(SB)/8, $0x3fc555555555555a
 GLOBL ve_expc3<>(SB), RODATA|NOPTR, $64
 
-DATA ve_expc2<>+0(SB)/8, $0x3fe0000000000000
-DATA ve_expc2<>+8(SB)/8, $0x3fe0000000000000
-DATA ve_expc2<>+16(SB)/8, $0x3fe0000000000000
-DATA ve_expc2<>+24(SB)/8, $0x3fe0000000000000
-DATA ve_expc2<>+32(SB)/8, $0x3fe0000000000000
-DATA ve_expc2<>+40(SB)/8, $0x3fe0000000000000
-DATA ve_expc2<>+48(SB)/8, $0x3fe0000000000000
-DATA ve_expc2<>+56(SB)/8, $0x3fe0000000000000
+DATA ve_expc2<>+0(SB)/8, $0x3fe0000000000011
+DATA ve_expc2<>+8(SB)/8, $0x3fe0000000000011
+DATA ve_expc2<>+16(SB)/8, $0x3fe0000000000011
+DATA ve_expc2<>+24(SB)/8, $0x3fe0000000000011
+DATA ve_expc2<>+32(SB)/8, $0x3fe0000000000011
+DATA ve_expc2<>+40(SB)/8, $0x3fe0000000000011
+DATA ve_expc2<>+48(SB)/8, $0x3fe0000000000011
+DATA ve_expc2<>+56(SB)/8, $0x3fe0000000000011
 GLOBL ve_expc2<>(SB), RODATA|NOPTR, $64
 
 DATA ve_expc1<>+0(SB)/8, $0x3ff0000000000000
@@ -394,6 +368,11 @@ TEXT ·logAVX2(SB), NOSPLIT, $0-48
 	VMOVUPD ve_lomask<>+0(SB), Y1
 	VMOVUPD ve_sqrthalf<>+0(SB), Y2
 	VMOVUPD ve_kmagic<>+0(SB), Y3
+	VMOVUPD ve_kbias<>+0(SB), Y4
+	VMOVUPD ve_one<>+0(SB), Y5
+	VMOVUPD ve_two<>+0(SB), Y6
+	VMOVUPD ve_half<>+0(SB), Y7
+	VMOVUPD ve_L1<>+0(SB), Y8
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    src_base+24(FP), CX
 	MOVQ    src_len+32(FP), DX
@@ -404,90 +383,90 @@ TEXT ·logAVX2(SB), NOSPLIT, $0-48
 log_AVX2_wide:
 	CMPQ        BX, SI
 	JAE         log_AVX2_narrow0
-	VMOVUPD     (CX)(BX*8), Y4
-	VCMPPD      $0x01, ve_smallest<>+0(SB), Y4, Y5
-	VMULPD      ve_two54<>+0(SB), Y4, Y6
-	VBLENDVPD   Y5, Y6, Y4, Y6
-	VANDPD      ve_k54<>+0(SB), Y5, Y5
-	VPADDQ      Y0, Y6, Y7
-	VPSRLQ      $0x34, Y7, Y6
-	VPOR        Y3, Y6, Y6
-	VSUBPD      ve_kbias<>+0(SB), Y6, Y6
-	VSUBPD      Y5, Y6, Y6
-	VPAND       Y1, Y7, Y7
-	VPADDQ      Y2, Y7, Y7
-	VSUBPD      ve_one<>+0(SB), Y7, Y7
-	VADDPD      ve_two<>+0(SB), Y7, Y9
-	VDIVPD      Y9, Y7, Y8
-	VMULPD      Y8, Y8, Y9
-	VMULPD      Y9, Y9, Y5
-	VMOVUPD     ve_L5<>+0(SB), Y10
-	VFMADD231PD ve_L7<>+0(SB), Y5, Y10
-	VFMADD213PD ve_L3<>+0(SB), Y5, Y10
-	VFMADD213PD ve_L1<>+0(SB), Y5, Y10
-	VMULPD      Y9, Y10, Y10
-	VMOVUPD     ve_L4<>+0(SB), Y9
-	VFMADD231PD ve_L6<>+0(SB), Y5, Y9
-	VFMADD213PD ve_L2<>+0(SB), Y5, Y9
-	VMULPD      Y5, Y9, Y9
-	VADDPD      Y9, Y10, Y10
-	VMULPD      Y7, Y7, Y5
-	VMULPD      ve_half<>+0(SB), Y5, Y5
-	VADDPD      Y5, Y10, Y10
-	VMULPD      ve_ln2lo<>+0(SB), Y6, Y9
-	VFMADD231PD Y10, Y8, Y9
-	VSUBPD      Y9, Y5, Y5
-	VSUBPD      Y7, Y5, Y5
-	VFMSUB231PD ve_ln2hi<>+0(SB), Y6, Y5
-	VCMPPD      $0x00, ve_zero<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, ve_neginf<>+0(SB), Y5, Y5
-	VCMPPD      $0x01, ve_zero<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, ve_nan<>+0(SB), Y5, Y5
-	VCMPPD      $0x05, ve_inf<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, Y4, Y5, Y5
-	VMOVUPD     Y5, (AX)(BX*8)
-	VMOVUPD     32(CX)(BX*8), Y4
-	VCMPPD      $0x01, ve_smallest<>+0(SB), Y4, Y5
-	VMULPD      ve_two54<>+0(SB), Y4, Y6
-	VBLENDVPD   Y5, Y6, Y4, Y6
-	VANDPD      ve_k54<>+0(SB), Y5, Y5
-	VPADDQ      Y0, Y6, Y7
-	VPSRLQ      $0x34, Y7, Y6
-	VPOR        Y3, Y6, Y6
-	VSUBPD      ve_kbias<>+0(SB), Y6, Y6
-	VSUBPD      Y5, Y6, Y6
-	VPAND       Y1, Y7, Y7
-	VPADDQ      Y2, Y7, Y7
-	VSUBPD      ve_one<>+0(SB), Y7, Y7
-	VADDPD      ve_two<>+0(SB), Y7, Y9
-	VDIVPD      Y9, Y7, Y8
-	VMULPD      Y8, Y8, Y9
-	VMULPD      Y9, Y9, Y5
-	VMOVUPD     ve_L5<>+0(SB), Y10
-	VFMADD231PD ve_L7<>+0(SB), Y5, Y10
-	VFMADD213PD ve_L3<>+0(SB), Y5, Y10
-	VFMADD213PD ve_L1<>+0(SB), Y5, Y10
-	VMULPD      Y9, Y10, Y10
-	VMOVUPD     ve_L4<>+0(SB), Y9
-	VFMADD231PD ve_L6<>+0(SB), Y5, Y9
-	VFMADD213PD ve_L2<>+0(SB), Y5, Y9
-	VMULPD      Y5, Y9, Y9
-	VADDPD      Y9, Y10, Y10
-	VMULPD      Y7, Y7, Y5
-	VMULPD      ve_half<>+0(SB), Y5, Y5
-	VADDPD      Y5, Y10, Y10
-	VMULPD      ve_ln2lo<>+0(SB), Y6, Y9
-	VFMADD231PD Y10, Y8, Y9
-	VSUBPD      Y9, Y5, Y5
-	VSUBPD      Y7, Y5, Y5
-	VFMSUB231PD ve_ln2hi<>+0(SB), Y6, Y5
-	VCMPPD      $0x00, ve_zero<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, ve_neginf<>+0(SB), Y5, Y5
-	VCMPPD      $0x01, ve_zero<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, ve_nan<>+0(SB), Y5, Y5
-	VCMPPD      $0x05, ve_inf<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, Y4, Y5, Y5
-	VMOVUPD     Y5, 32(AX)(BX*8)
+	VMOVUPD     (CX)(BX*8), Y9
+	VCMPPD      $0x01, ve_smallest<>+0(SB), Y9, Y10
+	VMULPD      ve_two54<>+0(SB), Y9, Y11
+	VBLENDVPD   Y10, Y11, Y9, Y11
+	VANDPD      ve_k54<>+0(SB), Y10, Y10
+	VPADDQ      Y0, Y11, Y12
+	VPSRLQ      $0x34, Y12, Y11
+	VPOR        Y3, Y11, Y11
+	VSUBPD      Y4, Y11, Y11
+	VSUBPD      Y10, Y11, Y11
+	VPAND       Y1, Y12, Y12
+	VPADDQ      Y2, Y12, Y12
+	VSUBPD      Y5, Y12, Y12
+	VADDPD      Y6, Y12, Y14
+	VDIVPD      Y14, Y12, Y13
+	VMULPD      Y13, Y13, Y14
+	VMULPD      Y14, Y14, Y10
+	VMOVUPD     ve_L5<>+0(SB), Y15
+	VFMADD231PD ve_L7<>+0(SB), Y10, Y15
+	VFMADD213PD ve_L3<>+0(SB), Y10, Y15
+	VFMADD213PD Y8, Y10, Y15
+	VMULPD      Y14, Y15, Y15
+	VMOVUPD     ve_L4<>+0(SB), Y14
+	VFMADD231PD ve_L6<>+0(SB), Y10, Y14
+	VFMADD213PD ve_L2<>+0(SB), Y10, Y14
+	VMULPD      Y10, Y14, Y14
+	VADDPD      Y14, Y15, Y15
+	VMULPD      Y12, Y12, Y10
+	VMULPD      Y7, Y10, Y10
+	VADDPD      Y10, Y15, Y15
+	VMULPD      ve_ln2lo<>+0(SB), Y11, Y14
+	VFMADD231PD Y15, Y13, Y14
+	VSUBPD      Y14, Y10, Y10
+	VSUBPD      Y12, Y10, Y10
+	VFMSUB231PD ve_ln2hi<>+0(SB), Y11, Y10
+	VCMPPD      $0x00, ve_zero<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, ve_neginf<>+0(SB), Y10, Y10
+	VCMPPD      $0x01, ve_zero<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, ve_nan<>+0(SB), Y10, Y10
+	VCMPPD      $0x05, ve_inf<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, Y9, Y10, Y10
+	VMOVUPD     Y10, (AX)(BX*8)
+	VMOVUPD     32(CX)(BX*8), Y9
+	VCMPPD      $0x01, ve_smallest<>+0(SB), Y9, Y10
+	VMULPD      ve_two54<>+0(SB), Y9, Y11
+	VBLENDVPD   Y10, Y11, Y9, Y11
+	VANDPD      ve_k54<>+0(SB), Y10, Y10
+	VPADDQ      Y0, Y11, Y12
+	VPSRLQ      $0x34, Y12, Y11
+	VPOR        Y3, Y11, Y11
+	VSUBPD      Y4, Y11, Y11
+	VSUBPD      Y10, Y11, Y11
+	VPAND       Y1, Y12, Y12
+	VPADDQ      Y2, Y12, Y12
+	VSUBPD      Y5, Y12, Y12
+	VADDPD      Y6, Y12, Y14
+	VDIVPD      Y14, Y12, Y13
+	VMULPD      Y13, Y13, Y14
+	VMULPD      Y14, Y14, Y10
+	VMOVUPD     ve_L5<>+0(SB), Y15
+	VFMADD231PD ve_L7<>+0(SB), Y10, Y15
+	VFMADD213PD ve_L3<>+0(SB), Y10, Y15
+	VFMADD213PD Y8, Y10, Y15
+	VMULPD      Y14, Y15, Y15
+	VMOVUPD     ve_L4<>+0(SB), Y14
+	VFMADD231PD ve_L6<>+0(SB), Y10, Y14
+	VFMADD213PD ve_L2<>+0(SB), Y10, Y14
+	VMULPD      Y10, Y14, Y14
+	VADDPD      Y14, Y15, Y15
+	VMULPD      Y12, Y12, Y10
+	VMULPD      Y7, Y10, Y10
+	VADDPD      Y10, Y15, Y15
+	VMULPD      ve_ln2lo<>+0(SB), Y11, Y14
+	VFMADD231PD Y15, Y13, Y14
+	VSUBPD      Y14, Y10, Y10
+	VSUBPD      Y12, Y10, Y10
+	VFMSUB231PD ve_ln2hi<>+0(SB), Y11, Y10
+	VCMPPD      $0x00, ve_zero<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, ve_neginf<>+0(SB), Y10, Y10
+	VCMPPD      $0x01, ve_zero<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, ve_nan<>+0(SB), Y10, Y10
+	VCMPPD      $0x05, ve_inf<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, Y9, Y10, Y10
+	VMOVUPD     Y10, 32(AX)(BX*8)
 	ADDQ        $+8, BX
 	JMP         log_AVX2_wide
 
@@ -498,48 +477,48 @@ log_AVX2_narrow0:
 log_AVX2_narrow:
 	CMPQ        BX, SI
 	JAE         log_AVX2_tail
-	VMOVUPD     (CX)(BX*8), Y4
-	VCMPPD      $0x01, ve_smallest<>+0(SB), Y4, Y5
-	VMULPD      ve_two54<>+0(SB), Y4, Y6
-	VBLENDVPD   Y5, Y6, Y4, Y6
-	VANDPD      ve_k54<>+0(SB), Y5, Y5
-	VPADDQ      Y0, Y6, Y7
-	VPSRLQ      $0x34, Y7, Y6
-	VPOR        Y3, Y6, Y6
-	VSUBPD      ve_kbias<>+0(SB), Y6, Y6
-	VSUBPD      Y5, Y6, Y6
-	VPAND       Y1, Y7, Y7
-	VPADDQ      Y2, Y7, Y7
-	VSUBPD      ve_one<>+0(SB), Y7, Y7
-	VADDPD      ve_two<>+0(SB), Y7, Y9
-	VDIVPD      Y9, Y7, Y8
-	VMULPD      Y8, Y8, Y9
-	VMULPD      Y9, Y9, Y5
-	VMOVUPD     ve_L5<>+0(SB), Y10
-	VFMADD231PD ve_L7<>+0(SB), Y5, Y10
-	VFMADD213PD ve_L3<>+0(SB), Y5, Y10
-	VFMADD213PD ve_L1<>+0(SB), Y5, Y10
-	VMULPD      Y9, Y10, Y10
-	VMOVUPD     ve_L4<>+0(SB), Y9
-	VFMADD231PD ve_L6<>+0(SB), Y5, Y9
-	VFMADD213PD ve_L2<>+0(SB), Y5, Y9
-	VMULPD      Y5, Y9, Y9
-	VADDPD      Y9, Y10, Y10
-	VMULPD      Y7, Y7, Y5
-	VMULPD      ve_half<>+0(SB), Y5, Y5
-	VADDPD      Y5, Y10, Y10
-	VMULPD      ve_ln2lo<>+0(SB), Y6, Y9
-	VFMADD231PD Y10, Y8, Y9
-	VSUBPD      Y9, Y5, Y5
-	VSUBPD      Y7, Y5, Y5
-	VFMSUB231PD ve_ln2hi<>+0(SB), Y6, Y5
-	VCMPPD      $0x00, ve_zero<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, ve_neginf<>+0(SB), Y5, Y5
-	VCMPPD      $0x01, ve_zero<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, ve_nan<>+0(SB), Y5, Y5
-	VCMPPD      $0x05, ve_inf<>+0(SB), Y4, Y6
-	VBLENDVPD   Y6, Y4, Y5, Y5
-	VMOVUPD     Y5, (AX)(BX*8)
+	VMOVUPD     (CX)(BX*8), Y9
+	VCMPPD      $0x01, ve_smallest<>+0(SB), Y9, Y10
+	VMULPD      ve_two54<>+0(SB), Y9, Y11
+	VBLENDVPD   Y10, Y11, Y9, Y11
+	VANDPD      ve_k54<>+0(SB), Y10, Y10
+	VPADDQ      Y0, Y11, Y12
+	VPSRLQ      $0x34, Y12, Y11
+	VPOR        Y3, Y11, Y11
+	VSUBPD      Y4, Y11, Y11
+	VSUBPD      Y10, Y11, Y11
+	VPAND       Y1, Y12, Y12
+	VPADDQ      Y2, Y12, Y12
+	VSUBPD      Y5, Y12, Y12
+	VADDPD      Y6, Y12, Y14
+	VDIVPD      Y14, Y12, Y13
+	VMULPD      Y13, Y13, Y14
+	VMULPD      Y14, Y14, Y10
+	VMOVUPD     ve_L5<>+0(SB), Y15
+	VFMADD231PD ve_L7<>+0(SB), Y10, Y15
+	VFMADD213PD ve_L3<>+0(SB), Y10, Y15
+	VFMADD213PD Y8, Y10, Y15
+	VMULPD      Y14, Y15, Y15
+	VMOVUPD     ve_L4<>+0(SB), Y14
+	VFMADD231PD ve_L6<>+0(SB), Y10, Y14
+	VFMADD213PD ve_L2<>+0(SB), Y10, Y14
+	VMULPD      Y10, Y14, Y14
+	VADDPD      Y14, Y15, Y15
+	VMULPD      Y12, Y12, Y10
+	VMULPD      Y7, Y10, Y10
+	VADDPD      Y10, Y15, Y15
+	VMULPD      ve_ln2lo<>+0(SB), Y11, Y14
+	VFMADD231PD Y15, Y13, Y14
+	VSUBPD      Y14, Y10, Y10
+	VSUBPD      Y12, Y10, Y10
+	VFMSUB231PD ve_ln2hi<>+0(SB), Y11, Y10
+	VCMPPD      $0x00, ve_zero<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, ve_neginf<>+0(SB), Y10, Y10
+	VCMPPD      $0x01, ve_zero<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, ve_nan<>+0(SB), Y10, Y10
+	VCMPPD      $0x05, ve_inf<>+0(SB), Y9, Y11
+	VBLENDVPD   Y11, Y9, Y10, Y10
+	VMOVUPD     Y10, (AX)(BX*8)
 	ADDQ        $+4, BX
 	JMP         log_AVX2_narrow
 
@@ -549,49 +528,49 @@ log_AVX2_tail:
 	MOVQ        $0x00000004, SI
 	SUBQ        DX, SI
 	LEAQ        tailmask<>+0(SB), DX
-	VMOVDQU     (DX)(SI*8), Y4
-	VMASKMOVPD  (CX)(BX*8), Y4, Y5
-	VCMPPD      $0x01, ve_smallest<>+0(SB), Y5, Y7
-	VMULPD      ve_two54<>+0(SB), Y5, Y6
-	VBLENDVPD   Y7, Y6, Y5, Y6
-	VANDPD      ve_k54<>+0(SB), Y7, Y7
-	VPADDQ      Y0, Y6, Y0
-	VPSRLQ      $0x34, Y0, Y6
-	VPOR        Y3, Y6, Y6
-	VSUBPD      ve_kbias<>+0(SB), Y6, Y6
-	VSUBPD      Y7, Y6, Y6
+	VMOVDQU     (DX)(SI*8), Y9
+	VMASKMOVPD  (CX)(BX*8), Y9, Y10
+	VCMPPD      $0x01, ve_smallest<>+0(SB), Y10, Y12
+	VMULPD      ve_two54<>+0(SB), Y10, Y11
+	VBLENDVPD   Y12, Y11, Y10, Y11
+	VANDPD      ve_k54<>+0(SB), Y12, Y12
+	VPADDQ      Y0, Y11, Y0
+	VPSRLQ      $0x34, Y0, Y11
+	VPOR        Y3, Y11, Y11
+	VSUBPD      Y4, Y11, Y11
+	VSUBPD      Y12, Y11, Y11
 	VPAND       Y1, Y0, Y0
 	VPADDQ      Y2, Y0, Y0
-	VSUBPD      ve_one<>+0(SB), Y0, Y0
-	VADDPD      ve_two<>+0(SB), Y0, Y3
-	VDIVPD      Y3, Y0, Y2
+	VSUBPD      Y5, Y0, Y0
+	VADDPD      Y6, Y0, Y2
+	VDIVPD      Y2, Y0, Y1
+	VMULPD      Y1, Y1, Y2
 	VMULPD      Y2, Y2, Y3
-	VMULPD      Y3, Y3, Y1
-	VMOVUPD     ve_L5<>+0(SB), Y7
-	VFMADD231PD ve_L7<>+0(SB), Y1, Y7
-	VFMADD213PD ve_L3<>+0(SB), Y1, Y7
-	VFMADD213PD ve_L1<>+0(SB), Y1, Y7
-	VMULPD      Y3, Y7, Y7
-	VMOVUPD     ve_L4<>+0(SB), Y3
-	VFMADD231PD ve_L6<>+0(SB), Y1, Y3
-	VFMADD213PD ve_L2<>+0(SB), Y1, Y3
-	VMULPD      Y1, Y3, Y3
-	VADDPD      Y3, Y7, Y7
-	VMULPD      Y0, Y0, Y1
-	VMULPD      ve_half<>+0(SB), Y1, Y1
-	VADDPD      Y1, Y7, Y7
-	VMULPD      ve_ln2lo<>+0(SB), Y6, Y3
-	VFMADD231PD Y7, Y2, Y3
-	VSUBPD      Y3, Y1, Y1
-	VSUBPD      Y0, Y1, Y1
-	VFMSUB231PD ve_ln2hi<>+0(SB), Y6, Y1
-	VCMPPD      $0x00, ve_zero<>+0(SB), Y5, Y0
-	VBLENDVPD   Y0, ve_neginf<>+0(SB), Y1, Y1
-	VCMPPD      $0x01, ve_zero<>+0(SB), Y5, Y0
-	VBLENDVPD   Y0, ve_nan<>+0(SB), Y1, Y1
-	VCMPPD      $0x05, ve_inf<>+0(SB), Y5, Y0
-	VBLENDVPD   Y0, Y5, Y1, Y1
-	VMASKMOVPD  Y1, Y4, (AX)(BX*8)
+	VMOVUPD     ve_L5<>+0(SB), Y4
+	VFMADD231PD ve_L7<>+0(SB), Y3, Y4
+	VFMADD213PD ve_L3<>+0(SB), Y3, Y4
+	VFMADD213PD Y8, Y3, Y4
+	VMULPD      Y2, Y4, Y4
+	VMOVUPD     ve_L4<>+0(SB), Y2
+	VFMADD231PD ve_L6<>+0(SB), Y3, Y2
+	VFMADD213PD ve_L2<>+0(SB), Y3, Y2
+	VMULPD      Y3, Y2, Y2
+	VADDPD      Y2, Y4, Y4
+	VMULPD      Y0, Y0, Y3
+	VMULPD      Y7, Y3, Y3
+	VADDPD      Y3, Y4, Y4
+	VMULPD      ve_ln2lo<>+0(SB), Y11, Y2
+	VFMADD231PD Y4, Y1, Y2
+	VSUBPD      Y2, Y3, Y3
+	VSUBPD      Y0, Y3, Y3
+	VFMSUB231PD ve_ln2hi<>+0(SB), Y11, Y3
+	VCMPPD      $0x00, ve_zero<>+0(SB), Y10, Y0
+	VBLENDVPD   Y0, ve_neginf<>+0(SB), Y3, Y3
+	VCMPPD      $0x01, ve_zero<>+0(SB), Y10, Y0
+	VBLENDVPD   Y0, ve_nan<>+0(SB), Y3, Y3
+	VCMPPD      $0x05, ve_inf<>+0(SB), Y10, Y0
+	VBLENDVPD   Y0, Y10, Y3, Y3
+	VMASKMOVPD  Y3, Y9, (AX)(BX*8)
 
 log_AVX2_end:
 	VZEROUPPER
@@ -637,36 +616,6 @@ DATA ve_kmagic<>+48(SB)/8, $0x4330000000000000
 DATA ve_kmagic<>+56(SB)/8, $0x4330000000000000
 GLOBL ve_kmagic<>(SB), RODATA|NOPTR, $64
 
-DATA ve_smallest<>+0(SB)/8, $0x0010000000000000
-DATA ve_smallest<>+8(SB)/8, $0x0010000000000000
-DATA ve_smallest<>+16(SB)/8, $0x0010000000000000
-DATA ve_smallest<>+24(SB)/8, $0x0010000000000000
-DATA ve_smallest<>+32(SB)/8, $0x0010000000000000
-DATA ve_smallest<>+40(SB)/8, $0x0010000000000000
-DATA ve_smallest<>+48(SB)/8, $0x0010000000000000
-DATA ve_smallest<>+56(SB)/8, $0x0010000000000000
-GLOBL ve_smallest<>(SB), RODATA|NOPTR, $64
-
-DATA ve_two54<>+0(SB)/8, $0x4350000000000000
-DATA ve_two54<>+8(SB)/8, $0x4350000000000000
-DATA ve_two54<>+16(SB)/8, $0x4350000000000000
-DATA ve_two54<>+24(SB)/8, $0x4350000000000000
-DATA ve_two54<>+32(SB)/8, $0x4350000000000000
-DATA ve_two54<>+40(SB)/8, $0x4350000000000000
-DATA ve_two54<>+48(SB)/8, $0x4350000000000000
-DATA ve_two54<>+56(SB)/8, $0x4350000000000000
-GLOBL ve_two54<>(SB), RODATA|NOPTR, $64
-
-DATA ve_k54<>+0(SB)/8, $0x404b000000000000
-DATA ve_k54<>+8(SB)/8, $0x404b000000000000
-DATA ve_k54<>+16(SB)/8, $0x404b000000000000
-DATA ve_k54<>+24(SB)/8, $0x404b000000000000
-DATA ve_k54<>+32(SB)/8, $0x404b000000000000
-DATA ve_k54<>+40(SB)/8, $0x404b000000000000
-DATA ve_k54<>+48(SB)/8, $0x404b000000000000
-DATA ve_k54<>+56(SB)/8, $0x404b000000000000
-GLOBL ve_k54<>(SB), RODATA|NOPTR, $64
-
 DATA ve_kbias<>+0(SB)/8, $0x43300000000003ff
 DATA ve_kbias<>+8(SB)/8, $0x43300000000003ff
 DATA ve_kbias<>+16(SB)/8, $0x43300000000003ff
@@ -696,6 +645,56 @@ DATA ve_two<>+40(SB)/8, $0x4000000000000000
 DATA ve_two<>+48(SB)/8, $0x4000000000000000
 DATA ve_two<>+56(SB)/8, $0x4000000000000000
 GLOBL ve_two<>(SB), RODATA|NOPTR, $64
+
+DATA ve_half<>+0(SB)/8, $0x3fe0000000000000
+DATA ve_half<>+8(SB)/8, $0x3fe0000000000000
+DATA ve_half<>+16(SB)/8, $0x3fe0000000000000
+DATA ve_half<>+24(SB)/8, $0x3fe0000000000000
+DATA ve_half<>+32(SB)/8, $0x3fe0000000000000
+DATA ve_half<>+40(SB)/8, $0x3fe0000000000000
+DATA ve_half<>+48(SB)/8, $0x3fe0000000000000
+DATA ve_half<>+56(SB)/8, $0x3fe0000000000000
+GLOBL ve_half<>(SB), RODATA|NOPTR, $64
+
+DATA ve_L1<>+0(SB)/8, $0x3fe5555555555593
+DATA ve_L1<>+8(SB)/8, $0x3fe5555555555593
+DATA ve_L1<>+16(SB)/8, $0x3fe5555555555593
+DATA ve_L1<>+24(SB)/8, $0x3fe5555555555593
+DATA ve_L1<>+32(SB)/8, $0x3fe5555555555593
+DATA ve_L1<>+40(SB)/8, $0x3fe5555555555593
+DATA ve_L1<>+48(SB)/8, $0x3fe5555555555593
+DATA ve_L1<>+56(SB)/8, $0x3fe5555555555593
+GLOBL ve_L1<>(SB), RODATA|NOPTR, $64
+
+DATA ve_smallest<>+0(SB)/8, $0x0010000000000000
+DATA ve_smallest<>+8(SB)/8, $0x0010000000000000
+DATA ve_smallest<>+16(SB)/8, $0x0010000000000000
+DATA ve_smallest<>+24(SB)/8, $0x0010000000000000
+DATA ve_smallest<>+32(SB)/8, $0x0010000000000000
+DATA ve_smallest<>+40(SB)/8, $0x0010000000000000
+DATA ve_smallest<>+48(SB)/8, $0x0010000000000000
+DATA ve_smallest<>+56(SB)/8, $0x0010000000000000
+GLOBL ve_smallest<>(SB), RODATA|NOPTR, $64
+
+DATA ve_two54<>+0(SB)/8, $0x4350000000000000
+DATA ve_two54<>+8(SB)/8, $0x4350000000000000
+DATA ve_two54<>+16(SB)/8, $0x4350000000000000
+DATA ve_two54<>+24(SB)/8, $0x4350000000000000
+DATA ve_two54<>+32(SB)/8, $0x4350000000000000
+DATA ve_two54<>+40(SB)/8, $0x4350000000000000
+DATA ve_two54<>+48(SB)/8, $0x4350000000000000
+DATA ve_two54<>+56(SB)/8, $0x4350000000000000
+GLOBL ve_two54<>(SB), RODATA|NOPTR, $64
+
+DATA ve_k54<>+0(SB)/8, $0x404b000000000000
+DATA ve_k54<>+8(SB)/8, $0x404b000000000000
+DATA ve_k54<>+16(SB)/8, $0x404b000000000000
+DATA ve_k54<>+24(SB)/8, $0x404b000000000000
+DATA ve_k54<>+32(SB)/8, $0x404b000000000000
+DATA ve_k54<>+40(SB)/8, $0x404b000000000000
+DATA ve_k54<>+48(SB)/8, $0x404b000000000000
+DATA ve_k54<>+56(SB)/8, $0x404b000000000000
+GLOBL ve_k54<>(SB), RODATA|NOPTR, $64
 
 DATA ve_L5<>+0(SB)/8, $0x3fc7466496cb03de
 DATA ve_L5<>+8(SB)/8, $0x3fc7466496cb03de
@@ -727,16 +726,6 @@ DATA ve_L3<>+48(SB)/8, $0x3fd2492494229359
 DATA ve_L3<>+56(SB)/8, $0x3fd2492494229359
 GLOBL ve_L3<>(SB), RODATA|NOPTR, $64
 
-DATA ve_L1<>+0(SB)/8, $0x3fe5555555555593
-DATA ve_L1<>+8(SB)/8, $0x3fe5555555555593
-DATA ve_L1<>+16(SB)/8, $0x3fe5555555555593
-DATA ve_L1<>+24(SB)/8, $0x3fe5555555555593
-DATA ve_L1<>+32(SB)/8, $0x3fe5555555555593
-DATA ve_L1<>+40(SB)/8, $0x3fe5555555555593
-DATA ve_L1<>+48(SB)/8, $0x3fe5555555555593
-DATA ve_L1<>+56(SB)/8, $0x3fe5555555555593
-GLOBL ve_L1<>(SB), RODATA|NOPTR, $64
-
 DATA ve_L4<>+0(SB)/8, $0x3fcc71c51d8e78af
 DATA ve_L4<>+8(SB)/8, $0x3fcc71c51d8e78af
 DATA ve_L4<>+16(SB)/8, $0x3fcc71c51d8e78af
@@ -766,16 +755,6 @@ DATA ve_L2<>+40(SB)/8, $0x3fd999999997fa04
 DATA ve_L2<>+48(SB)/8, $0x3fd999999997fa04
 DATA ve_L2<>+56(SB)/8, $0x3fd999999997fa04
 GLOBL ve_L2<>(SB), RODATA|NOPTR, $64
-
-DATA ve_half<>+0(SB)/8, $0x3fe0000000000000
-DATA ve_half<>+8(SB)/8, $0x3fe0000000000000
-DATA ve_half<>+16(SB)/8, $0x3fe0000000000000
-DATA ve_half<>+24(SB)/8, $0x3fe0000000000000
-DATA ve_half<>+32(SB)/8, $0x3fe0000000000000
-DATA ve_half<>+40(SB)/8, $0x3fe0000000000000
-DATA ve_half<>+48(SB)/8, $0x3fe0000000000000
-DATA ve_half<>+56(SB)/8, $0x3fe0000000000000
-GLOBL ve_half<>(SB), RODATA|NOPTR, $64
 
 DATA ve_zero<>+0(SB)/8, $0x0000000000000000
 DATA ve_zero<>+8(SB)/8, $0x0000000000000000
@@ -822,6 +801,9 @@ TEXT ·logMatVecAVX2(SB), NOSPLIT, $0-80
 	VMOVUPD ve_ln2hi<>+0(SB), Y2
 	VMOVUPD ve_ln2lo<>+0(SB), Y3
 	VMOVUPD ve_expmin<>+0(SB), Y4
+	VMOVUPD ve_expc11<>+0(SB), Y5
+	VMOVUPD ve_expc10<>+0(SB), Y6
+	VMOVUPD ve_expc9<>+0(SB), Y7
 	XORQ    R8, R8
 	MOVQ    BX, R9
 	ANDQ    $-4, R9
@@ -829,92 +811,106 @@ TEXT ·logMatVecAVX2(SB), NOSPLIT, $0-80
 lmv_AVX2_cols:
 	CMPQ    R8, R9
 	JAE     lmv_AVX2_tail
-	VMOVUPD ve_neginf<>+0(SB), Y5
+	VMOVUPD ve_neginf<>+0(SB), Y8
+	VMOVUPD ve_neginf<>+0(SB), Y9
 	LEAQ    (DX)(R8*8), R10
 	MOVQ    CX, R11
+	LEAQ    -8(DI), R12
 
-lmv_AVX2_fullmax:
-	VBROADCASTSD (R11), Y6
-	VADDPD       (R10), Y6, Y6
-	VMAXPD       Y5, Y6, Y5
-	ADDQ         SI, R10
-	ADDQ         $0x08, R11
+lmv_AVX2_fullmax2:
+	CMPQ         R11, R12
+	JAE          lmv_AVX2_fullmax1
+	VBROADCASTSD (R11), Y10
+	VADDPD       (R10), Y10, Y10
+	VMAXPD       Y8, Y10, Y8
+	VBROADCASTSD 8(R11), Y10
+	VADDPD       (R10)(SI*1), Y10, Y10
+	VMAXPD       Y9, Y10, Y9
+	LEAQ         (R10)(SI*2), R10
+	ADDQ         $0x10, R11
+	JMP          lmv_AVX2_fullmax2
+
+lmv_AVX2_fullmax1:
 	CMPQ         R11, DI
-	JB           lmv_AVX2_fullmax
-	VXORPD       Y6, Y6, Y6
-	LEAQ         (DX)(R8*8), R10
-	MOVQ         CX, R11
+	JAE          lmv_AVX2_fullmaxd
+	VBROADCASTSD (R11), Y10
+	VADDPD       (R10), Y10, Y10
+	VMAXPD       Y8, Y10, Y8
+
+lmv_AVX2_fullmaxd:
+	VMAXPD Y9, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	LEAQ   (DX)(R8*8), R10
+	MOVQ   CX, R11
 
 lmv_AVX2_fullsum:
-	VBROADCASTSD (R11), Y7
-	VADDPD       (R10), Y7, Y7
-	VSUBPD       Y5, Y7, Y7
-	VMOVAPD      Y1, Y9
-	VFMADD231PD  Y0, Y7, Y9
-	VSUBPD       Y1, Y9, Y8
-	VMOVAPD      Y7, Y10
-	VFNMADD231PD Y2, Y8, Y10
-	VFNMADD231PD Y3, Y8, Y10
-	VMOVUPD      ve_expc12<>+0(SB), Y8
-	VFMADD231PD  ve_expc13<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc11<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc10<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc9<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc8<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc7<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc6<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc5<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc4<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc3<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc2<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc1<>+0(SB), Y10, Y8
-	VFMADD213PD  ve_expc0<>+0(SB), Y10, Y8
-	VPSLLQ       $0x34, Y9, Y9
-	VPADDQ       Y9, Y8, Y8
-	VCMPPD       $0x0d, Y4, Y7, Y9
-	VANDPD       Y9, Y8, Y8
-	VMAXPD       Y7, Y8, Y8
-	VADDPD       Y8, Y6, Y6
+	VBROADCASTSD (R11), Y10
+	VADDPD       (R10), Y10, Y10
+	VSUBPD       Y8, Y10, Y10
+	VMOVAPD      Y1, Y12
+	VFMADD231PD  Y0, Y10, Y12
+	VSUBPD       Y1, Y12, Y11
+	VMOVAPD      Y10, Y13
+	VFNMADD231PD Y2, Y11, Y13
+	VFNMADD231PD Y3, Y11, Y13
+	VMOVAPD      Y6, Y11
+	VFMADD231PD  Y5, Y13, Y11
+	VFMADD213PD  Y7, Y13, Y11
+	VFMADD213PD  ve_expc8<>+0(SB), Y13, Y11
+	VFMADD213PD  ve_expc7<>+0(SB), Y13, Y11
+	VFMADD213PD  ve_expc6<>+0(SB), Y13, Y11
+	VFMADD213PD  ve_expc5<>+0(SB), Y13, Y11
+	VFMADD213PD  ve_expc4<>+0(SB), Y13, Y11
+	VFMADD213PD  ve_expc3<>+0(SB), Y13, Y11
+	VFMADD213PD  ve_expc2<>+0(SB), Y13, Y11
+	VFMADD213PD  ve_expc1<>+0(SB), Y13, Y11
+	VFMADD213PD  ve_expc0<>+0(SB), Y13, Y11
+	VPSLLQ       $0x34, Y12, Y12
+	VPADDQ       Y12, Y11, Y11
+	VCMPPD       $0x0d, Y4, Y10, Y12
+	VANDPD       Y12, Y11, Y11
+	VMAXPD       Y10, Y11, Y11
+	VADDPD       Y11, Y9, Y9
 	ADDQ         SI, R10
 	ADDQ         $0x08, R11
 	CMPQ         R11, DI
 	JB           lmv_AVX2_fullsum
-	VPADDQ       ve_logoff<>+0(SB), Y6, Y7
-	VPSRLQ       $0x34, Y7, Y8
-	VPOR         ve_kmagic<>+0(SB), Y8, Y8
-	VSUBPD       ve_kbias<>+0(SB), Y8, Y8
-	VPAND        ve_lomask<>+0(SB), Y7, Y9
-	VPADDQ       ve_sqrthalf<>+0(SB), Y9, Y9
-	VSUBPD       ve_one<>+0(SB), Y9, Y9
-	VADDPD       ve_two<>+0(SB), Y9, Y11
-	VDIVPD       Y11, Y9, Y10
-	VMULPD       Y10, Y10, Y11
-	VMULPD       Y11, Y11, Y7
-	VMOVUPD      ve_L5<>+0(SB), Y12
-	VFMADD231PD  ve_L7<>+0(SB), Y7, Y12
-	VFMADD213PD  ve_L3<>+0(SB), Y7, Y12
-	VFMADD213PD  ve_L1<>+0(SB), Y7, Y12
-	VMULPD       Y11, Y12, Y12
-	VMOVUPD      ve_L4<>+0(SB), Y11
-	VFMADD231PD  ve_L6<>+0(SB), Y7, Y11
-	VFMADD213PD  ve_L2<>+0(SB), Y7, Y11
-	VMULPD       Y7, Y11, Y11
-	VADDPD       Y11, Y12, Y12
-	VMULPD       Y9, Y9, Y7
-	VMULPD       ve_half<>+0(SB), Y7, Y7
-	VADDPD       Y7, Y12, Y12
-	VMULPD       Y3, Y8, Y11
-	VFMADD231PD  Y12, Y10, Y11
-	VSUBPD       Y11, Y7, Y7
-	VSUBPD       Y9, Y7, Y7
-	VFMSUB231PD  Y2, Y8, Y7
-	VCMPPD       $0x03, Y6, Y6, Y8
-	VBLENDVPD    Y8, Y6, Y7, Y7
-	VADDPD       Y7, Y5, Y6
-	VANDPD       ve_absmask<>+0(SB), Y5, Y7
-	VCMPPD       $0x00, ve_inf<>+0(SB), Y7, Y7
-	VBLENDVPD    Y7, Y5, Y6, Y6
-	VMOVUPD      Y6, (AX)(R8*8)
+	VPADDQ       ve_logoff<>+0(SB), Y9, Y10
+	VPSRLQ       $0x34, Y10, Y11
+	VPOR         ve_kmagic<>+0(SB), Y11, Y11
+	VSUBPD       ve_kbias<>+0(SB), Y11, Y11
+	VPAND        ve_lomask<>+0(SB), Y10, Y12
+	VPADDQ       ve_sqrthalf<>+0(SB), Y12, Y12
+	VSUBPD       ve_one<>+0(SB), Y12, Y12
+	VADDPD       ve_two<>+0(SB), Y12, Y14
+	VDIVPD       Y14, Y12, Y13
+	VMULPD       Y13, Y13, Y14
+	VMULPD       Y14, Y14, Y10
+	VMOVUPD      ve_L5<>+0(SB), Y15
+	VFMADD231PD  ve_L7<>+0(SB), Y10, Y15
+	VFMADD213PD  ve_L3<>+0(SB), Y10, Y15
+	VFMADD213PD  ve_L1<>+0(SB), Y10, Y15
+	VMULPD       Y14, Y15, Y15
+	VMOVUPD      ve_L4<>+0(SB), Y14
+	VFMADD231PD  ve_L6<>+0(SB), Y10, Y14
+	VFMADD213PD  ve_L2<>+0(SB), Y10, Y14
+	VMULPD       Y10, Y14, Y14
+	VADDPD       Y14, Y15, Y15
+	VMULPD       Y12, Y12, Y10
+	VMULPD       ve_half<>+0(SB), Y10, Y10
+	VADDPD       Y10, Y15, Y15
+	VMULPD       Y3, Y11, Y14
+	VFMADD231PD  Y15, Y13, Y14
+	VSUBPD       Y14, Y10, Y10
+	VSUBPD       Y12, Y10, Y10
+	VFMSUB231PD  Y2, Y11, Y10
+	VCMPPD       $0x03, Y9, Y9, Y11
+	VBLENDVPD    Y11, Y9, Y10, Y10
+	VADDPD       Y10, Y8, Y9
+	VANDPD       ve_absmask<>+0(SB), Y8, Y10
+	VCMPPD       $0x00, ve_inf<>+0(SB), Y10, Y10
+	VBLENDVPD    Y10, Y8, Y9, Y9
+	VMOVUPD      Y9, (AX)(R8*8)
 	ADDQ         $+4, R8
 	JMP          lmv_AVX2_cols
 
@@ -924,94 +920,110 @@ lmv_AVX2_tail:
 	MOVQ    $0x00000004, R9
 	SUBQ    BX, R9
 	LEAQ    tailmask<>+0(SB), BX
-	VMOVDQU (BX)(R9*8), Y5
-	VMOVUPD ve_neginf<>+0(SB), Y6
+	VMOVDQU (BX)(R9*8), Y8
+	VMOVUPD ve_neginf<>+0(SB), Y9
+	VMOVUPD ve_neginf<>+0(SB), Y10
 	LEAQ    (DX)(R8*8), BX
 	MOVQ    CX, R9
+	LEAQ    -8(DI), R10
 
-lmv_AVX2_tailmax:
-	VBROADCASTSD (R9), Y7
-	VMASKMOVPD   (BX), Y5, Y8
-	VADDPD       Y7, Y8, Y8
-	VMAXPD       Y6, Y8, Y6
-	ADDQ         SI, BX
-	ADDQ         $0x08, R9
+lmv_AVX2_tailmax2:
+	CMPQ         R9, R10
+	JAE          lmv_AVX2_tailmax1
+	VBROADCASTSD (R9), Y11
+	VMASKMOVPD   (BX), Y8, Y12
+	VADDPD       Y11, Y12, Y12
+	VMAXPD       Y9, Y12, Y9
+	VBROADCASTSD 8(R9), Y11
+	VMASKMOVPD   (BX)(SI*1), Y8, Y12
+	VADDPD       Y11, Y12, Y12
+	VMAXPD       Y10, Y12, Y10
+	LEAQ         (BX)(SI*2), BX
+	ADDQ         $0x10, R9
+	JMP          lmv_AVX2_tailmax2
+
+lmv_AVX2_tailmax1:
 	CMPQ         R9, DI
-	JB           lmv_AVX2_tailmax
-	VXORPD       Y7, Y7, Y7
-	LEAQ         (DX)(R8*8), DX
+	JAE          lmv_AVX2_tailmaxd
+	VBROADCASTSD (R9), Y11
+	VMASKMOVPD   (BX), Y8, Y12
+	VADDPD       Y11, Y12, Y12
+	VMAXPD       Y9, Y12, Y9
+
+lmv_AVX2_tailmaxd:
+	VMAXPD Y10, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	LEAQ   (DX)(R8*8), DX
 
 lmv_AVX2_tailsum:
-	VBROADCASTSD (CX), Y8
-	VMASKMOVPD   (DX), Y5, Y9
-	VADDPD       Y8, Y9, Y9
-	VSUBPD       Y6, Y9, Y9
-	VMOVAPD      Y1, Y10
-	VFMADD231PD  Y0, Y9, Y10
-	VSUBPD       Y1, Y10, Y8
-	VMOVAPD      Y9, Y11
-	VFNMADD231PD Y2, Y8, Y11
-	VFNMADD231PD Y3, Y8, Y11
-	VMOVUPD      ve_expc12<>+0(SB), Y8
-	VFMADD231PD  ve_expc13<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc11<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc10<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc9<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc8<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc7<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc6<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc5<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc4<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc3<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc2<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc1<>+0(SB), Y11, Y8
-	VFMADD213PD  ve_expc0<>+0(SB), Y11, Y8
-	VPSLLQ       $0x34, Y10, Y10
-	VPADDQ       Y10, Y8, Y8
-	VCMPPD       $0x0d, Y4, Y9, Y10
-	VANDPD       Y10, Y8, Y8
-	VMAXPD       Y9, Y8, Y8
-	VADDPD       Y8, Y7, Y7
+	VBROADCASTSD (CX), Y11
+	VMASKMOVPD   (DX), Y8, Y12
+	VADDPD       Y11, Y12, Y12
+	VSUBPD       Y9, Y12, Y12
+	VMOVAPD      Y1, Y13
+	VFMADD231PD  Y0, Y12, Y13
+	VSUBPD       Y1, Y13, Y11
+	VMOVAPD      Y12, Y14
+	VFNMADD231PD Y2, Y11, Y14
+	VFNMADD231PD Y3, Y11, Y14
+	VMOVAPD      Y6, Y11
+	VFMADD231PD  Y5, Y14, Y11
+	VFMADD213PD  Y7, Y14, Y11
+	VFMADD213PD  ve_expc8<>+0(SB), Y14, Y11
+	VFMADD213PD  ve_expc7<>+0(SB), Y14, Y11
+	VFMADD213PD  ve_expc6<>+0(SB), Y14, Y11
+	VFMADD213PD  ve_expc5<>+0(SB), Y14, Y11
+	VFMADD213PD  ve_expc4<>+0(SB), Y14, Y11
+	VFMADD213PD  ve_expc3<>+0(SB), Y14, Y11
+	VFMADD213PD  ve_expc2<>+0(SB), Y14, Y11
+	VFMADD213PD  ve_expc1<>+0(SB), Y14, Y11
+	VFMADD213PD  ve_expc0<>+0(SB), Y14, Y11
+	VPSLLQ       $0x34, Y13, Y13
+	VPADDQ       Y13, Y11, Y11
+	VCMPPD       $0x0d, Y4, Y12, Y13
+	VANDPD       Y13, Y11, Y11
+	VMAXPD       Y12, Y11, Y11
+	VADDPD       Y11, Y10, Y10
 	ADDQ         SI, DX
 	ADDQ         $0x08, CX
 	CMPQ         CX, DI
 	JB           lmv_AVX2_tailsum
-	VPADDQ       ve_logoff<>+0(SB), Y7, Y0
+	VPADDQ       ve_logoff<>+0(SB), Y10, Y0
 	VPSRLQ       $0x34, Y0, Y1
 	VPOR         ve_kmagic<>+0(SB), Y1, Y1
 	VSUBPD       ve_kbias<>+0(SB), Y1, Y1
 	VPAND        ve_lomask<>+0(SB), Y0, Y4
 	VPADDQ       ve_sqrthalf<>+0(SB), Y4, Y4
 	VSUBPD       ve_one<>+0(SB), Y4, Y4
-	VADDPD       ve_two<>+0(SB), Y4, Y9
-	VDIVPD       Y9, Y4, Y8
-	VMULPD       Y8, Y8, Y9
-	VMULPD       Y9, Y9, Y0
-	VMOVUPD      ve_L5<>+0(SB), Y10
-	VFMADD231PD  ve_L7<>+0(SB), Y0, Y10
-	VFMADD213PD  ve_L3<>+0(SB), Y0, Y10
-	VFMADD213PD  ve_L1<>+0(SB), Y0, Y10
-	VMULPD       Y9, Y10, Y10
-	VMOVUPD      ve_L4<>+0(SB), Y9
-	VFMADD231PD  ve_L6<>+0(SB), Y0, Y9
-	VFMADD213PD  ve_L2<>+0(SB), Y0, Y9
-	VMULPD       Y0, Y9, Y9
-	VADDPD       Y9, Y10, Y10
+	VADDPD       ve_two<>+0(SB), Y4, Y6
+	VDIVPD       Y6, Y4, Y5
+	VMULPD       Y5, Y5, Y6
+	VMULPD       Y6, Y6, Y0
+	VMOVUPD      ve_L5<>+0(SB), Y7
+	VFMADD231PD  ve_L7<>+0(SB), Y0, Y7
+	VFMADD213PD  ve_L3<>+0(SB), Y0, Y7
+	VFMADD213PD  ve_L1<>+0(SB), Y0, Y7
+	VMULPD       Y6, Y7, Y7
+	VMOVUPD      ve_L4<>+0(SB), Y6
+	VFMADD231PD  ve_L6<>+0(SB), Y0, Y6
+	VFMADD213PD  ve_L2<>+0(SB), Y0, Y6
+	VMULPD       Y0, Y6, Y6
+	VADDPD       Y6, Y7, Y7
 	VMULPD       Y4, Y4, Y0
 	VMULPD       ve_half<>+0(SB), Y0, Y0
-	VADDPD       Y0, Y10, Y10
-	VMULPD       Y3, Y1, Y9
-	VFMADD231PD  Y10, Y8, Y9
-	VSUBPD       Y9, Y0, Y0
+	VADDPD       Y0, Y7, Y7
+	VMULPD       Y3, Y1, Y6
+	VFMADD231PD  Y7, Y5, Y6
+	VSUBPD       Y6, Y0, Y0
 	VSUBPD       Y4, Y0, Y0
 	VFMSUB231PD  Y2, Y1, Y0
-	VCMPPD       $0x03, Y7, Y7, Y1
-	VBLENDVPD    Y1, Y7, Y0, Y0
-	VADDPD       Y0, Y6, Y0
-	VANDPD       ve_absmask<>+0(SB), Y6, Y1
+	VCMPPD       $0x03, Y10, Y10, Y1
+	VBLENDVPD    Y1, Y10, Y0, Y0
+	VADDPD       Y0, Y9, Y0
+	VANDPD       ve_absmask<>+0(SB), Y9, Y1
 	VCMPPD       $0x00, ve_inf<>+0(SB), Y1, Y1
-	VBLENDVPD    Y1, Y6, Y0, Y0
-	VMASKMOVPD   Y0, Y5, (AX)(R8*8)
+	VBLENDVPD    Y1, Y9, Y0, Y0
+	VMASKMOVPD   Y0, Y8, (AX)(R8*8)
 
 lmv_AVX2_done:
 	VZEROUPPER
@@ -1035,22 +1047,20 @@ TEXT ·expAVX512(SB), NOSPLIT, $0-48
 	VMOVUPD ve_ln2hi<>+0(SB), Z2
 	VMOVUPD ve_ln2lo<>+0(SB), Z3
 	VMOVUPD ve_expmin<>+0(SB), Z4
-	VMOVUPD ve_expc13<>+0(SB), Z5
-	VMOVUPD ve_expc12<>+0(SB), Z6
-	VMOVUPD ve_expc11<>+0(SB), Z7
-	VMOVUPD ve_expc10<>+0(SB), Z8
-	VMOVUPD ve_expc9<>+0(SB), Z9
-	VMOVUPD ve_expc8<>+0(SB), Z10
-	VMOVUPD ve_expc7<>+0(SB), Z11
-	VMOVUPD ve_expc6<>+0(SB), Z12
-	VMOVUPD ve_expc5<>+0(SB), Z13
-	VMOVUPD ve_expc4<>+0(SB), Z14
-	VMOVUPD ve_expc3<>+0(SB), Z15
-	VMOVUPD ve_expc2<>+0(SB), Z16
-	VMOVUPD ve_expc1<>+0(SB), Z17
-	VMOVUPD ve_expc0<>+0(SB), Z18
-	VMOVUPD ve_expmax<>+0(SB), Z19
-	VMOVUPD ve_inf<>+0(SB), Z20
+	VMOVUPD ve_expc11<>+0(SB), Z5
+	VMOVUPD ve_expc10<>+0(SB), Z6
+	VMOVUPD ve_expc9<>+0(SB), Z7
+	VMOVUPD ve_expc8<>+0(SB), Z8
+	VMOVUPD ve_expc7<>+0(SB), Z9
+	VMOVUPD ve_expc6<>+0(SB), Z10
+	VMOVUPD ve_expc5<>+0(SB), Z11
+	VMOVUPD ve_expc4<>+0(SB), Z12
+	VMOVUPD ve_expc3<>+0(SB), Z13
+	VMOVUPD ve_expc2<>+0(SB), Z14
+	VMOVUPD ve_expc1<>+0(SB), Z15
+	VMOVUPD ve_expc0<>+0(SB), Z16
+	VMOVUPD ve_expmax<>+0(SB), Z17
+	VMOVUPD ve_inf<>+0(SB), Z18
 	MOVQ    dst_base+0(FP), AX
 	MOVQ    src_base+24(FP), CX
 	MOVQ    src_len+32(FP), DX
@@ -1061,64 +1071,60 @@ TEXT ·expAVX512(SB), NOSPLIT, $0-48
 exp_AVX512_wide:
 	CMPQ         BX, SI
 	JAE          exp_AVX512_narrow0
-	VMOVUPD      (CX)(BX*8), Z21
-	VMOVAPD      Z1, Z23
-	VFMADD231PD  Z0, Z21, Z23
-	VSUBPD       Z1, Z23, Z22
-	VMOVAPD      Z21, Z24
-	VFNMADD231PD Z2, Z22, Z24
-	VFNMADD231PD Z3, Z22, Z24
-	VMOVAPD      Z6, Z22
-	VFMADD231PD  Z5, Z24, Z22
-	VFMADD213PD  Z7, Z24, Z22
-	VFMADD213PD  Z8, Z24, Z22
-	VFMADD213PD  Z9, Z24, Z22
-	VFMADD213PD  Z10, Z24, Z22
-	VFMADD213PD  Z11, Z24, Z22
-	VFMADD213PD  Z12, Z24, Z22
-	VFMADD213PD  Z13, Z24, Z22
-	VFMADD213PD  Z14, Z24, Z22
-	VFMADD213PD  Z15, Z24, Z22
-	VFMADD213PD  Z16, Z24, Z22
-	VFMADD213PD  Z17, Z24, Z22
-	VFMADD213PD  Z18, Z24, Z22
-	VPSLLQ       $0x34, Z23, Z23
-	VPADDQ       Z23, Z22, Z22
-	VCMPPD       $0x0d, Z4, Z21, K1
-	VMOVAPD.Z    Z22, K1, Z22
-	VCMPPD       $0x0e, Z19, Z21, K1
-	VMOVAPD      Z20, K1, Z22
-	VMAXPD       Z21, Z22, Z22
-	VMOVUPD      Z22, (AX)(BX*8)
-	VMOVUPD      64(CX)(BX*8), Z21
-	VMOVAPD      Z1, Z23
-	VFMADD231PD  Z0, Z21, Z23
-	VSUBPD       Z1, Z23, Z22
-	VMOVAPD      Z21, Z24
-	VFNMADD231PD Z2, Z22, Z24
-	VFNMADD231PD Z3, Z22, Z24
-	VMOVAPD      Z6, Z22
-	VFMADD231PD  Z5, Z24, Z22
-	VFMADD213PD  Z7, Z24, Z22
-	VFMADD213PD  Z8, Z24, Z22
-	VFMADD213PD  Z9, Z24, Z22
-	VFMADD213PD  Z10, Z24, Z22
-	VFMADD213PD  Z11, Z24, Z22
-	VFMADD213PD  Z12, Z24, Z22
-	VFMADD213PD  Z13, Z24, Z22
-	VFMADD213PD  Z14, Z24, Z22
-	VFMADD213PD  Z15, Z24, Z22
-	VFMADD213PD  Z16, Z24, Z22
-	VFMADD213PD  Z17, Z24, Z22
-	VFMADD213PD  Z18, Z24, Z22
-	VPSLLQ       $0x34, Z23, Z23
-	VPADDQ       Z23, Z22, Z22
-	VCMPPD       $0x0d, Z4, Z21, K1
-	VMOVAPD.Z    Z22, K1, Z22
-	VCMPPD       $0x0e, Z19, Z21, K1
-	VMOVAPD      Z20, K1, Z22
-	VMAXPD       Z21, Z22, Z22
-	VMOVUPD      Z22, 64(AX)(BX*8)
+	VMOVUPD      (CX)(BX*8), Z19
+	VMOVAPD      Z1, Z21
+	VFMADD231PD  Z0, Z19, Z21
+	VSUBPD       Z1, Z21, Z20
+	VMOVAPD      Z19, Z22
+	VFNMADD231PD Z2, Z20, Z22
+	VFNMADD231PD Z3, Z20, Z22
+	VMOVAPD      Z6, Z20
+	VFMADD231PD  Z5, Z22, Z20
+	VFMADD213PD  Z7, Z22, Z20
+	VFMADD213PD  Z8, Z22, Z20
+	VFMADD213PD  Z9, Z22, Z20
+	VFMADD213PD  Z10, Z22, Z20
+	VFMADD213PD  Z11, Z22, Z20
+	VFMADD213PD  Z12, Z22, Z20
+	VFMADD213PD  Z13, Z22, Z20
+	VFMADD213PD  Z14, Z22, Z20
+	VFMADD213PD  Z15, Z22, Z20
+	VFMADD213PD  Z16, Z22, Z20
+	VPSLLQ       $0x34, Z21, Z21
+	VPADDQ       Z21, Z20, Z20
+	VCMPPD       $0x0d, Z4, Z19, K1
+	VMOVAPD.Z    Z20, K1, Z20
+	VCMPPD       $0x0e, Z17, Z19, K1
+	VMOVAPD      Z18, K1, Z20
+	VMAXPD       Z19, Z20, Z20
+	VMOVUPD      Z20, (AX)(BX*8)
+	VMOVUPD      64(CX)(BX*8), Z19
+	VMOVAPD      Z1, Z21
+	VFMADD231PD  Z0, Z19, Z21
+	VSUBPD       Z1, Z21, Z20
+	VMOVAPD      Z19, Z22
+	VFNMADD231PD Z2, Z20, Z22
+	VFNMADD231PD Z3, Z20, Z22
+	VMOVAPD      Z6, Z20
+	VFMADD231PD  Z5, Z22, Z20
+	VFMADD213PD  Z7, Z22, Z20
+	VFMADD213PD  Z8, Z22, Z20
+	VFMADD213PD  Z9, Z22, Z20
+	VFMADD213PD  Z10, Z22, Z20
+	VFMADD213PD  Z11, Z22, Z20
+	VFMADD213PD  Z12, Z22, Z20
+	VFMADD213PD  Z13, Z22, Z20
+	VFMADD213PD  Z14, Z22, Z20
+	VFMADD213PD  Z15, Z22, Z20
+	VFMADD213PD  Z16, Z22, Z20
+	VPSLLQ       $0x34, Z21, Z21
+	VPADDQ       Z21, Z20, Z20
+	VCMPPD       $0x0d, Z4, Z19, K1
+	VMOVAPD.Z    Z20, K1, Z20
+	VCMPPD       $0x0e, Z17, Z19, K1
+	VMOVAPD      Z18, K1, Z20
+	VMAXPD       Z19, Z20, Z20
+	VMOVUPD      Z20, 64(AX)(BX*8)
 	ADDQ         $+16, BX
 	JMP          exp_AVX512_wide
 
@@ -1129,35 +1135,33 @@ exp_AVX512_narrow0:
 exp_AVX512_narrow:
 	CMPQ         BX, SI
 	JAE          exp_AVX512_tail
-	VMOVUPD      (CX)(BX*8), Z21
-	VMOVAPD      Z1, Z23
-	VFMADD231PD  Z0, Z21, Z23
-	VSUBPD       Z1, Z23, Z22
-	VMOVAPD      Z21, Z24
-	VFNMADD231PD Z2, Z22, Z24
-	VFNMADD231PD Z3, Z22, Z24
-	VMOVAPD      Z6, Z22
-	VFMADD231PD  Z5, Z24, Z22
-	VFMADD213PD  Z7, Z24, Z22
-	VFMADD213PD  Z8, Z24, Z22
-	VFMADD213PD  Z9, Z24, Z22
-	VFMADD213PD  Z10, Z24, Z22
-	VFMADD213PD  Z11, Z24, Z22
-	VFMADD213PD  Z12, Z24, Z22
-	VFMADD213PD  Z13, Z24, Z22
-	VFMADD213PD  Z14, Z24, Z22
-	VFMADD213PD  Z15, Z24, Z22
-	VFMADD213PD  Z16, Z24, Z22
-	VFMADD213PD  Z17, Z24, Z22
-	VFMADD213PD  Z18, Z24, Z22
-	VPSLLQ       $0x34, Z23, Z23
-	VPADDQ       Z23, Z22, Z22
-	VCMPPD       $0x0d, Z4, Z21, K1
-	VMOVAPD.Z    Z22, K1, Z22
-	VCMPPD       $0x0e, Z19, Z21, K1
-	VMOVAPD      Z20, K1, Z22
-	VMAXPD       Z21, Z22, Z22
-	VMOVUPD      Z22, (AX)(BX*8)
+	VMOVUPD      (CX)(BX*8), Z19
+	VMOVAPD      Z1, Z21
+	VFMADD231PD  Z0, Z19, Z21
+	VSUBPD       Z1, Z21, Z20
+	VMOVAPD      Z19, Z22
+	VFNMADD231PD Z2, Z20, Z22
+	VFNMADD231PD Z3, Z20, Z22
+	VMOVAPD      Z6, Z20
+	VFMADD231PD  Z5, Z22, Z20
+	VFMADD213PD  Z7, Z22, Z20
+	VFMADD213PD  Z8, Z22, Z20
+	VFMADD213PD  Z9, Z22, Z20
+	VFMADD213PD  Z10, Z22, Z20
+	VFMADD213PD  Z11, Z22, Z20
+	VFMADD213PD  Z12, Z22, Z20
+	VFMADD213PD  Z13, Z22, Z20
+	VFMADD213PD  Z14, Z22, Z20
+	VFMADD213PD  Z15, Z22, Z20
+	VFMADD213PD  Z16, Z22, Z20
+	VPSLLQ       $0x34, Z21, Z21
+	VPADDQ       Z21, Z20, Z20
+	VCMPPD       $0x0d, Z4, Z19, K1
+	VMOVAPD.Z    Z20, K1, Z20
+	VCMPPD       $0x0e, Z17, Z19, K1
+	VMOVAPD      Z18, K1, Z20
+	VMAXPD       Z19, Z20, Z20
+	VMOVUPD      Z20, (AX)(BX*8)
 	ADDQ         $+8, BX
 	JMP          exp_AVX512_narrow
 
@@ -1167,11 +1171,11 @@ exp_AVX512_tail:
 	MOVQ         $-1, SI
 	BZHIQ        DX, SI, DX
 	KMOVB        DX, K1
-	VMOVUPD.Z    (CX)(BX*8), K1, Z21
-	VMOVAPD      Z1, Z22
-	VFMADD231PD  Z0, Z21, Z22
-	VSUBPD       Z1, Z22, Z0
-	VMOVAPD      Z21, Z1
+	VMOVUPD.Z    (CX)(BX*8), K1, Z19
+	VMOVAPD      Z1, Z20
+	VFMADD231PD  Z0, Z19, Z20
+	VSUBPD       Z1, Z20, Z0
+	VMOVAPD      Z19, Z1
 	VFNMADD231PD Z2, Z0, Z1
 	VFNMADD231PD Z3, Z0, Z1
 	VMOVAPD      Z6, Z0
@@ -1186,15 +1190,13 @@ exp_AVX512_tail:
 	VFMADD213PD  Z14, Z1, Z0
 	VFMADD213PD  Z15, Z1, Z0
 	VFMADD213PD  Z16, Z1, Z0
-	VFMADD213PD  Z17, Z1, Z0
-	VFMADD213PD  Z18, Z1, Z0
-	VPSLLQ       $0x34, Z22, Z22
-	VPADDQ       Z22, Z0, Z0
-	VCMPPD       $0x0d, Z4, Z21, K2
+	VPSLLQ       $0x34, Z20, Z20
+	VPADDQ       Z20, Z0, Z0
+	VCMPPD       $0x0d, Z4, Z19, K2
 	VMOVAPD.Z    Z0, K2, Z0
-	VCMPPD       $0x0e, Z19, Z21, K2
-	VMOVAPD      Z20, K2, Z0
-	VMAXPD       Z21, Z0, Z0
+	VCMPPD       $0x0e, Z17, Z19, K2
+	VMOVAPD      Z18, K2, Z0
+	VMAXPD       Z19, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)(BX*8)
 
 exp_AVX512_end:
@@ -1445,20 +1447,18 @@ TEXT ·logMatVecAVX512(SB), NOSPLIT, $0-80
 	VMOVUPD ve_ln2hi<>+0(SB), Z2
 	VMOVUPD ve_ln2lo<>+0(SB), Z3
 	VMOVUPD ve_expmin<>+0(SB), Z4
-	VMOVUPD ve_expc13<>+0(SB), Z5
-	VMOVUPD ve_expc12<>+0(SB), Z6
-	VMOVUPD ve_expc11<>+0(SB), Z7
-	VMOVUPD ve_expc10<>+0(SB), Z8
-	VMOVUPD ve_expc9<>+0(SB), Z9
-	VMOVUPD ve_expc8<>+0(SB), Z10
-	VMOVUPD ve_expc7<>+0(SB), Z11
-	VMOVUPD ve_expc6<>+0(SB), Z12
-	VMOVUPD ve_expc5<>+0(SB), Z13
-	VMOVUPD ve_expc4<>+0(SB), Z14
-	VMOVUPD ve_expc3<>+0(SB), Z15
-	VMOVUPD ve_expc2<>+0(SB), Z16
-	VMOVUPD ve_expc1<>+0(SB), Z17
-	VMOVUPD ve_expc0<>+0(SB), Z18
+	VMOVUPD ve_expc11<>+0(SB), Z5
+	VMOVUPD ve_expc10<>+0(SB), Z6
+	VMOVUPD ve_expc9<>+0(SB), Z7
+	VMOVUPD ve_expc8<>+0(SB), Z8
+	VMOVUPD ve_expc7<>+0(SB), Z9
+	VMOVUPD ve_expc6<>+0(SB), Z10
+	VMOVUPD ve_expc5<>+0(SB), Z11
+	VMOVUPD ve_expc4<>+0(SB), Z12
+	VMOVUPD ve_expc3<>+0(SB), Z13
+	VMOVUPD ve_expc2<>+0(SB), Z14
+	VMOVUPD ve_expc1<>+0(SB), Z15
+	VMOVUPD ve_expc0<>+0(SB), Z16
 	XORQ    R8, R8
 	MOVQ    BX, R9
 	ANDQ    $-8, R9
@@ -1466,92 +1466,106 @@ TEXT ·logMatVecAVX512(SB), NOSPLIT, $0-80
 lmv_AVX512_cols:
 	CMPQ    R8, R9
 	JAE     lmv_AVX512_tail
-	VMOVUPD ve_neginf<>+0(SB), Z19
+	VMOVUPD ve_neginf<>+0(SB), Z17
+	VMOVUPD ve_neginf<>+0(SB), Z18
 	LEAQ    (DX)(R8*8), R10
 	MOVQ    CX, R11
+	LEAQ    -8(DI), R12
 
-lmv_AVX512_fullmax:
-	VBROADCASTSD (R11), Z20
-	VADDPD       (R10), Z20, Z20
-	VMAXPD       Z19, Z20, Z19
-	ADDQ         SI, R10
-	ADDQ         $0x08, R11
+lmv_AVX512_fullmax2:
+	CMPQ         R11, R12
+	JAE          lmv_AVX512_fullmax1
+	VBROADCASTSD (R11), Z19
+	VADDPD       (R10), Z19, Z19
+	VMAXPD       Z17, Z19, Z17
+	VBROADCASTSD 8(R11), Z19
+	VADDPD       (R10)(SI*1), Z19, Z19
+	VMAXPD       Z18, Z19, Z18
+	LEAQ         (R10)(SI*2), R10
+	ADDQ         $0x10, R11
+	JMP          lmv_AVX512_fullmax2
+
+lmv_AVX512_fullmax1:
 	CMPQ         R11, DI
-	JB           lmv_AVX512_fullmax
-	VXORPD       Z20, Z20, Z20
-	LEAQ         (DX)(R8*8), R10
-	MOVQ         CX, R11
+	JAE          lmv_AVX512_fullmaxd
+	VBROADCASTSD (R11), Z19
+	VADDPD       (R10), Z19, Z19
+	VMAXPD       Z17, Z19, Z17
+
+lmv_AVX512_fullmaxd:
+	VMAXPD Z18, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	LEAQ   (DX)(R8*8), R10
+	MOVQ   CX, R11
 
 lmv_AVX512_fullsum:
-	VBROADCASTSD (R11), Z21
-	VADDPD       (R10), Z21, Z21
-	VSUBPD       Z19, Z21, Z21
-	VMOVAPD      Z1, Z23
-	VFMADD231PD  Z0, Z21, Z23
-	VSUBPD       Z1, Z23, Z22
-	VMOVAPD      Z21, Z24
-	VFNMADD231PD Z2, Z22, Z24
-	VFNMADD231PD Z3, Z22, Z24
-	VMOVAPD      Z6, Z22
-	VFMADD231PD  Z5, Z24, Z22
-	VFMADD213PD  Z7, Z24, Z22
-	VFMADD213PD  Z8, Z24, Z22
-	VFMADD213PD  Z9, Z24, Z22
-	VFMADD213PD  Z10, Z24, Z22
-	VFMADD213PD  Z11, Z24, Z22
-	VFMADD213PD  Z12, Z24, Z22
-	VFMADD213PD  Z13, Z24, Z22
-	VFMADD213PD  Z14, Z24, Z22
-	VFMADD213PD  Z15, Z24, Z22
-	VFMADD213PD  Z16, Z24, Z22
-	VFMADD213PD  Z17, Z24, Z22
-	VFMADD213PD  Z18, Z24, Z22
-	VPSLLQ       $0x34, Z23, Z23
-	VPADDQ       Z23, Z22, Z22
-	VCMPPD       $0x0d, Z4, Z21, K1
-	VMOVAPD.Z    Z22, K1, Z22
-	VMAXPD       Z21, Z22, Z22
-	VADDPD       Z22, Z20, Z20
+	VBROADCASTSD (R11), Z19
+	VADDPD       (R10), Z19, Z19
+	VSUBPD       Z17, Z19, Z19
+	VMOVAPD      Z1, Z21
+	VFMADD231PD  Z0, Z19, Z21
+	VSUBPD       Z1, Z21, Z20
+	VMOVAPD      Z19, Z22
+	VFNMADD231PD Z2, Z20, Z22
+	VFNMADD231PD Z3, Z20, Z22
+	VMOVAPD      Z6, Z20
+	VFMADD231PD  Z5, Z22, Z20
+	VFMADD213PD  Z7, Z22, Z20
+	VFMADD213PD  Z8, Z22, Z20
+	VFMADD213PD  Z9, Z22, Z20
+	VFMADD213PD  Z10, Z22, Z20
+	VFMADD213PD  Z11, Z22, Z20
+	VFMADD213PD  Z12, Z22, Z20
+	VFMADD213PD  Z13, Z22, Z20
+	VFMADD213PD  Z14, Z22, Z20
+	VFMADD213PD  Z15, Z22, Z20
+	VFMADD213PD  Z16, Z22, Z20
+	VPSLLQ       $0x34, Z21, Z21
+	VPADDQ       Z21, Z20, Z20
+	VCMPPD       $0x0d, Z4, Z19, K1
+	VMOVAPD.Z    Z20, K1, Z20
+	VMAXPD       Z19, Z20, Z20
+	VADDPD       Z20, Z18, Z18
 	ADDQ         SI, R10
 	ADDQ         $0x08, R11
 	CMPQ         R11, DI
 	JB           lmv_AVX512_fullsum
-	VPADDQ       ve_logoff<>+0(SB), Z20, Z21
-	VPSRLQ       $0x34, Z21, Z22
-	VPORQ        ve_kmagic<>+0(SB), Z22, Z22
-	VSUBPD       ve_kbias<>+0(SB), Z22, Z22
-	VPANDQ       ve_lomask<>+0(SB), Z21, Z23
-	VPADDQ       ve_sqrthalf<>+0(SB), Z23, Z23
-	VSUBPD       ve_one<>+0(SB), Z23, Z23
-	VADDPD       ve_two<>+0(SB), Z23, Z25
-	VDIVPD       Z25, Z23, Z24
-	VMULPD       Z24, Z24, Z25
-	VMULPD       Z25, Z25, Z21
-	VMOVUPD      ve_L5<>+0(SB), Z26
-	VFMADD231PD  ve_L7<>+0(SB), Z21, Z26
-	VFMADD213PD  ve_L3<>+0(SB), Z21, Z26
-	VFMADD213PD  ve_L1<>+0(SB), Z21, Z26
-	VMULPD       Z25, Z26, Z26
-	VMOVUPD      ve_L4<>+0(SB), Z25
-	VFMADD231PD  ve_L6<>+0(SB), Z21, Z25
-	VFMADD213PD  ve_L2<>+0(SB), Z21, Z25
-	VMULPD       Z21, Z25, Z25
-	VADDPD       Z25, Z26, Z26
-	VMULPD       Z23, Z23, Z21
-	VMULPD       ve_half<>+0(SB), Z21, Z21
-	VADDPD       Z21, Z26, Z26
-	VMULPD       Z3, Z22, Z25
-	VFMADD231PD  Z26, Z24, Z25
-	VSUBPD       Z25, Z21, Z21
-	VSUBPD       Z23, Z21, Z21
-	VFMSUB231PD  Z2, Z22, Z21
-	VCMPPD       $0x03, Z20, Z20, K1
-	VMOVAPD      Z20, K1, Z21
-	VADDPD       Z21, Z19, Z20
-	VANDPD       ve_absmask<>+0(SB), Z19, Z21
-	VCMPPD       $0x00, ve_inf<>+0(SB), Z21, K1
-	VMOVAPD      Z19, K1, Z20
-	VMOVUPD      Z20, (AX)(R8*8)
+	VPADDQ       ve_logoff<>+0(SB), Z18, Z19
+	VPSRLQ       $0x34, Z19, Z20
+	VPORQ        ve_kmagic<>+0(SB), Z20, Z20
+	VSUBPD       ve_kbias<>+0(SB), Z20, Z20
+	VPANDQ       ve_lomask<>+0(SB), Z19, Z21
+	VPADDQ       ve_sqrthalf<>+0(SB), Z21, Z21
+	VSUBPD       ve_one<>+0(SB), Z21, Z21
+	VADDPD       ve_two<>+0(SB), Z21, Z23
+	VDIVPD       Z23, Z21, Z22
+	VMULPD       Z22, Z22, Z23
+	VMULPD       Z23, Z23, Z19
+	VMOVUPD      ve_L5<>+0(SB), Z24
+	VFMADD231PD  ve_L7<>+0(SB), Z19, Z24
+	VFMADD213PD  ve_L3<>+0(SB), Z19, Z24
+	VFMADD213PD  ve_L1<>+0(SB), Z19, Z24
+	VMULPD       Z23, Z24, Z24
+	VMOVUPD      ve_L4<>+0(SB), Z23
+	VFMADD231PD  ve_L6<>+0(SB), Z19, Z23
+	VFMADD213PD  ve_L2<>+0(SB), Z19, Z23
+	VMULPD       Z19, Z23, Z23
+	VADDPD       Z23, Z24, Z24
+	VMULPD       Z21, Z21, Z19
+	VMULPD       ve_half<>+0(SB), Z19, Z19
+	VADDPD       Z19, Z24, Z24
+	VMULPD       Z3, Z20, Z23
+	VFMADD231PD  Z24, Z22, Z23
+	VSUBPD       Z23, Z19, Z19
+	VSUBPD       Z21, Z19, Z19
+	VFMSUB231PD  Z2, Z20, Z19
+	VCMPPD       $0x03, Z18, Z18, K1
+	VMOVAPD      Z18, K1, Z19
+	VADDPD       Z19, Z17, Z18
+	VANDPD       ve_absmask<>+0(SB), Z17, Z19
+	VCMPPD       $0x00, ve_inf<>+0(SB), Z19, K1
+	VMOVAPD      Z17, K1, Z18
+	VMOVUPD      Z18, (AX)(R8*8)
 	ADDQ         $+8, R8
 	JMP          lmv_AVX512_cols
 
@@ -1561,58 +1575,74 @@ lmv_AVX512_tail:
 	MOVQ    $-1, R9
 	BZHIQ   BX, R9, BX
 	KMOVB   BX, K1
-	VMOVUPD ve_neginf<>+0(SB), Z19
+	VMOVUPD ve_neginf<>+0(SB), Z17
+	VMOVUPD ve_neginf<>+0(SB), Z18
 	LEAQ    (DX)(R8*8), BX
 	MOVQ    CX, R9
+	LEAQ    -8(DI), R10
 
-lmv_AVX512_tailmax:
-	VBROADCASTSD (R9), Z20
-	VMOVUPD.Z    (BX), K1, Z21
-	VADDPD       Z20, Z21, Z21
-	VMAXPD       Z19, Z21, Z19
-	ADDQ         SI, BX
-	ADDQ         $0x08, R9
+lmv_AVX512_tailmax2:
+	CMPQ         R9, R10
+	JAE          lmv_AVX512_tailmax1
+	VBROADCASTSD (R9), Z19
+	VMOVUPD.Z    (BX), K1, Z20
+	VADDPD       Z19, Z20, Z20
+	VMAXPD       Z17, Z20, Z17
+	VBROADCASTSD 8(R9), Z19
+	VMOVUPD.Z    (BX)(SI*1), K1, Z20
+	VADDPD       Z19, Z20, Z20
+	VMAXPD       Z18, Z20, Z18
+	LEAQ         (BX)(SI*2), BX
+	ADDQ         $0x10, R9
+	JMP          lmv_AVX512_tailmax2
+
+lmv_AVX512_tailmax1:
 	CMPQ         R9, DI
-	JB           lmv_AVX512_tailmax
-	VXORPD       Z20, Z20, Z20
-	LEAQ         (DX)(R8*8), DX
+	JAE          lmv_AVX512_tailmaxd
+	VBROADCASTSD (R9), Z19
+	VMOVUPD.Z    (BX), K1, Z20
+	VADDPD       Z19, Z20, Z20
+	VMAXPD       Z17, Z20, Z17
+
+lmv_AVX512_tailmaxd:
+	VMAXPD Z18, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	LEAQ   (DX)(R8*8), DX
 
 lmv_AVX512_tailsum:
-	VBROADCASTSD (CX), Z21
-	VMOVUPD.Z    (DX), K1, Z22
-	VADDPD       Z21, Z22, Z22
-	VSUBPD       Z19, Z22, Z22
-	VMOVAPD      Z1, Z23
-	VFMADD231PD  Z0, Z22, Z23
-	VSUBPD       Z1, Z23, Z21
-	VMOVAPD      Z22, Z24
-	VFNMADD231PD Z2, Z21, Z24
-	VFNMADD231PD Z3, Z21, Z24
-	VMOVAPD      Z6, Z21
-	VFMADD231PD  Z5, Z24, Z21
-	VFMADD213PD  Z7, Z24, Z21
-	VFMADD213PD  Z8, Z24, Z21
-	VFMADD213PD  Z9, Z24, Z21
-	VFMADD213PD  Z10, Z24, Z21
-	VFMADD213PD  Z11, Z24, Z21
-	VFMADD213PD  Z12, Z24, Z21
-	VFMADD213PD  Z13, Z24, Z21
-	VFMADD213PD  Z14, Z24, Z21
-	VFMADD213PD  Z15, Z24, Z21
-	VFMADD213PD  Z16, Z24, Z21
-	VFMADD213PD  Z17, Z24, Z21
-	VFMADD213PD  Z18, Z24, Z21
-	VPSLLQ       $0x34, Z23, Z23
-	VPADDQ       Z23, Z21, Z21
-	VCMPPD       $0x0d, Z4, Z22, K2
-	VMOVAPD.Z    Z21, K2, Z21
-	VMAXPD       Z22, Z21, Z21
-	VADDPD       Z21, Z20, Z20
+	VBROADCASTSD (CX), Z19
+	VMOVUPD.Z    (DX), K1, Z20
+	VADDPD       Z19, Z20, Z20
+	VSUBPD       Z17, Z20, Z20
+	VMOVAPD      Z1, Z21
+	VFMADD231PD  Z0, Z20, Z21
+	VSUBPD       Z1, Z21, Z19
+	VMOVAPD      Z20, Z22
+	VFNMADD231PD Z2, Z19, Z22
+	VFNMADD231PD Z3, Z19, Z22
+	VMOVAPD      Z6, Z19
+	VFMADD231PD  Z5, Z22, Z19
+	VFMADD213PD  Z7, Z22, Z19
+	VFMADD213PD  Z8, Z22, Z19
+	VFMADD213PD  Z9, Z22, Z19
+	VFMADD213PD  Z10, Z22, Z19
+	VFMADD213PD  Z11, Z22, Z19
+	VFMADD213PD  Z12, Z22, Z19
+	VFMADD213PD  Z13, Z22, Z19
+	VFMADD213PD  Z14, Z22, Z19
+	VFMADD213PD  Z15, Z22, Z19
+	VFMADD213PD  Z16, Z22, Z19
+	VPSLLQ       $0x34, Z21, Z21
+	VPADDQ       Z21, Z19, Z19
+	VCMPPD       $0x0d, Z4, Z20, K2
+	VMOVAPD.Z    Z19, K2, Z19
+	VMAXPD       Z20, Z19, Z19
+	VADDPD       Z19, Z18, Z18
 	ADDQ         SI, DX
 	ADDQ         $0x08, CX
 	CMPQ         CX, DI
 	JB           lmv_AVX512_tailsum
-	VPADDQ       ve_logoff<>+0(SB), Z20, Z0
+	VPADDQ       ve_logoff<>+0(SB), Z18, Z0
 	VPSRLQ       $0x34, Z0, Z1
 	VPORQ        ve_kmagic<>+0(SB), Z1, Z1
 	VSUBPD       ve_kbias<>+0(SB), Z1, Z1
@@ -1641,12 +1671,12 @@ lmv_AVX512_tailsum:
 	VSUBPD       Z6, Z0, Z0
 	VSUBPD       Z4, Z0, Z0
 	VFMSUB231PD  Z2, Z1, Z0
-	VCMPPD       $0x03, Z20, Z20, K2
-	VMOVAPD      Z20, K2, Z0
-	VADDPD       Z0, Z19, Z0
-	VANDPD       ve_absmask<>+0(SB), Z19, Z1
+	VCMPPD       $0x03, Z18, Z18, K2
+	VMOVAPD      Z18, K2, Z0
+	VADDPD       Z0, Z17, Z0
+	VANDPD       ve_absmask<>+0(SB), Z17, Z1
 	VCMPPD       $0x00, ve_inf<>+0(SB), Z1, K2
-	VMOVAPD      Z19, K2, Z0
+	VMOVAPD      Z17, K2, Z0
 	VMOVUPD      Z0, K1, (AX)(R8*8)
 
 lmv_AVX512_done:

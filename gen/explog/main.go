@@ -59,9 +59,9 @@ func genExp(i *ISA) {
 	Pragma("noescape")
 	Doc(fn+" sets dst[k] = exp(src[k]) for k < len(src) (flushing results below", "ExpMin to +0); len(dst) ≥ len(src), dst may alias src.")
 	c := i.NewConsts()
-	// AVX2: the loop body needs about 7 vectors, so 9 constants stay in
-	// registers and the rest are memory operands.
-	c.Load(regConsts(ExpConstNames(), map[bool]int{false: 9, true: 32}[i.Is512()])...)
+	// AVX2: the loop body needs 4 vectors, the tail 5, so 11 constants
+	// stay in registers and the rest are memory operands.
+	c.Load(regConsts(ExpConstNames(), map[bool]int{false: 11, true: 32}[i.Is512()])...)
 	elementwise(i, "exp", func(x, y reg.VecVirtual) { i.ExpPD(c, ExpFull, x, y) })
 }
 
@@ -71,7 +71,7 @@ func genLog(i *ISA) {
 	Pragma("noescape")
 	Doc(fn+" sets dst[k] = log(src[k]) for k < len(src); len(dst) ≥ len(src),", "dst may alias src.")
 	c := i.NewConsts()
-	c.Load(regConsts(LogConstNames(), map[bool]int{false: 4, true: 32}[i.Is512()])...)
+	c.Load(regConsts(LogConstNames(), map[bool]int{false: 9, true: 32}[i.Is512()])...)
 	elementwise(i, "log", func(x, y reg.VecVirtual) { i.LogPD(c, LogFull, x, y) })
 }
 
@@ -97,13 +97,9 @@ func genLogMatVec(i *ISA) {
 	LEAQ(Mem{Base: ap, Index: M, Scale: 8}, aend)
 
 	c := i.NewConsts()
-	names := []string{"log2e", "shift", "ln2hi", "ln2lo", "expmin"}
-	if i.Is512() {
-		for k := ExpDegree; k >= 0; k-- {
-			names = append(names, ExpCoef(k))
-		}
-	}
-	c.Load(names...)
+	// AVX2: the column loop needs 8 vectors, so 8 constants stay in
+	// registers.
+	c.Load(regConsts(ExpConstNames(), map[bool]int{false: 8, true: 5 + ExpDegree + 1}[i.Is512()])...)
 
 	j, end := GP64(), GP64()
 	XORQ(j, j)
@@ -129,12 +125,12 @@ func genLogMatVec(i *ISA) {
 // lmvBlock emits the work for the W columns starting at j (masked when mask
 // is non-nil: masked-off lanes load 0 and are not stored).
 func lmvBlock(i *ISA, c *Consts, tag string, op, ap, trp, rowb, aend, j reg.Register, mask *Mask) {
-	row := func(p reg.Register, ab, v reg.VecVirtual) {
+	row := func(p Mem, ab, v reg.VecVirtual) {
 		if mask != nil {
-			i.LoadMasked(*mask, Mem{Base: p}, v)
+			i.LoadMasked(*mask, p, v)
 			VADDPD(ab, v, v)
 		} else {
-			VADDPD(Mem{Base: p}, ab, v)
+			VADDPD(p, ab, v)
 		}
 	}
 	// rows emits a loop over the M rows: body gets the row's a[i] broadcast
@@ -147,19 +143,52 @@ func lmvBlock(i *ISA, c *Consts, tag string, op, ap, trp, rowb, aend, j reg.Regi
 		Label(lbl)
 		ab, v := i.Vec(), i.Vec()
 		VBROADCASTSD(Mem{Base: aq}, ab)
-		row(p, ab, v)
+		row(Mem{Base: p}, ab, v)
 		body(v)
 		ADDQ(rowb, p)
 		ADDQ(U8(8), aq)
 		CMPQ(aq, aend)
 		JB(LabelRef(lbl))
 	}
-	// Pass 1: column maxima.
-	m := i.Vec()
+	// Pass 1: column maxima, two rows per iteration into two accumulators
+	// (the VMAXPD latency chain would otherwise bound it). Combining them
+	// can only differ from the reference's first-wins order between +0 and
+	// −0, which gives the same out (the shifted terms and m + log S agree).
+	m, m1 := i.Vec(), i.Vec()
 	i.Mov(c.Op("neginf"), m)
-	rows("max", func(v reg.VecVirtual) {
-		VMAXPD(m, v, m) // Intel vmaxpd m, v, m: NaN in v keeps m
-	})
+	i.Mov(c.Op("neginf"), m1)
+	{
+		p, aq, end2 := GP64(), GP64(), GP64()
+		LEAQ(Addr(trp, j, 0), p)
+		MOVQ(ap, aq)
+		LEAQ(Mem{Base: aend, Disp: -8}, end2)
+		pair, one, done := i.Label("lmv", tag+"max2"), i.Label("lmv", tag+"max1"), i.Label("lmv", tag+"maxd")
+		Label(pair)
+		CMPQ(aq, end2)
+		JAE(LabelRef(one))
+		for k, acc := range []reg.VecVirtual{m, m1} {
+			ab, v := i.Vec(), i.Vec()
+			VBROADCASTSD(Mem{Base: aq, Disp: 8 * k}, ab)
+			if k == 0 {
+				row(Mem{Base: p}, ab, v)
+			} else {
+				row(Mem{Base: p, Index: rowb, Scale: 1}, ab, v)
+			}
+			VMAXPD(acc, v, acc) // Intel vmaxpd acc, v, acc: NaN in v keeps acc
+		}
+		LEAQ(Mem{Base: p, Index: rowb, Scale: 2}, p)
+		ADDQ(U8(16), aq)
+		JMP(LabelRef(pair))
+		Label(one)
+		CMPQ(aq, aend)
+		JAE(LabelRef(done))
+		ab, v := i.Vec(), i.Vec()
+		VBROADCASTSD(Mem{Base: aq}, ab)
+		row(Mem{Base: p}, ab, v)
+		VMAXPD(m, v, m)
+		Label(done)
+		VMAXPD(m1, m, m)
+	}
 	// Pass 2: the sum of exps.
 	sum := i.Vec()
 	i.Zero(sum)
