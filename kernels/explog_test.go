@@ -191,6 +191,38 @@ func TestExpGeneric(t *testing.T) {
 	}
 }
 
+// TestLogGeneric checks the reference on subnormal inputs (where Go's amd64
+// math.Log is wrong): log(m·2^e) = log(m) + e·ln2 with m = x·2^k normal,
+// e·ln2 taken in two parts (e·ln2Hi is exact); the sum of two ≤ 1 ulp terms
+// and its rounding stay within 2 ulp.
+func TestLogGeneric(t *testing.T) {
+	const ln2Hi, ln2Lo = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+	r := newRand(19)
+	one := func(x float64) float64 {
+		d := []float64{0}
+		logGeneric(d, []float64{x})
+		return d[0]
+	}
+	for k := 0; k < 1<<14; k++ {
+		bits := 1 + r.Uint64N(1<<52-1)
+		if k < 52 {
+			bits = 1 << uint(k)
+		}
+		x := math.Float64frombits(bits) // subnormal
+		m := math.Ldexp(x, 1074)        // exact, ≥ 1
+		want := math.Log(m) - 1074*ln2Hi - 1074*ln2Lo
+		if got := one(x); ulps(got, want) > 2 {
+			t.Fatalf("log(%v) = %v, want %v (%v ulp)", x, got, want, ulps(got, want))
+		}
+	}
+	for _, c := range []struct{ x, want float64 }{{0, math.Inf(-1)}, {math.Copysign(0, -1), math.Inf(-1)},
+		{-1e-310, math.NaN()}, {math.Inf(1), math.Inf(1)}, {1, 0}} {
+		if got := one(c.x); ulps(got, c.want) != 0 {
+			t.Errorf("log(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+}
+
 // TestExpLogLengths runs every length (every tail of both widths) with guard
 // zones, inputs mixing the whole range with specials, and also in place
 // (dst == src).
