@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/bench/report"
@@ -16,16 +17,18 @@ import (
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: simdcrf bench kernels|report [options]\n")
+		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|report [options]\n")
 		return errUsage
 	}
 	switch args[0] {
 	case "kernels":
 		return benchKernels(args[1:], stdout, stderr)
+	case "engine":
+		return benchEngine(args[1:], stdout, stderr)
 	case "report":
 		return benchReport(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, report)\n", args[0])
+	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, report)\n", args[0])
 	return errUsage
 }
 
@@ -81,6 +84,54 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = kernelbench.Run(opts)
 	return err
+}
+
+func benchEngine(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench engine", "bench engine [options]", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object per line instead of a table")
+	labelList := fs.String("labels", "", "comma-separated label counts M (default "+joinInts(enginebench.Labels)+")")
+	threadList := fs.String("threads", "1,2", "comma-separated thread counts")
+	benchTime := fs.Duration("benchtime", 200*time.Millisecond, "time per measurement")
+	count := fs.Int("count", 1, "measurements per case; the median is reported")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	labels, err := parseInts(*labelList)
+	if err != nil {
+		return fmt.Errorf("--labels: %w", err)
+	}
+	threads, err := parseInts(*threadList)
+	if err != nil {
+		return fmt.Errorf("--threads: %w", err)
+	}
+	opts := enginebench.Options{Labels: labels, Threads: threads, BenchTime: *benchTime, Count: *count}
+	m := machine.Describe()
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		opts.Each = func(r enginebench.Result) { enc.Encode(r) }
+		fmt.Fprintf(stderr, "machine: %s\n", m)
+		_, err := enginebench.Run(opts)
+		return err
+	}
+	fmt.Fprintf(stdout, "machine: %s\n", m)
+	fmt.Fprintf(stdout, "batches of %d sentences × %d tokens; median of %d × %v\n\n", enginebench.Seqs, enginebench.T, *count, *benchTime)
+	const row = "%-17s %-10s %-8s %5v %7v %14s %10s\n"
+	fmt.Fprintf(stdout, row, "op", "structure", "impl", "M", "threads", "tokens/s", "allocs/seq")
+	opts.Each = func(r enginebench.Result) {
+		fmt.Fprintf(stdout, row, r.Op, r.Structure, r.Impl, r.Labels, r.Threads, fmtRate(r.TokensPerSecond), fmt.Sprintf("%.2f", r.AllocsPerSequence))
+	}
+	_, err = enginebench.Run(opts)
+	return err
+}
+
+func fmtRate(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fk", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
 }
 
 func benchReport(args []string, stdout, stderr io.Writer) error {

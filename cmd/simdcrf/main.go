@@ -2,6 +2,7 @@
 // with SIMD kernels, and measures them.
 //
 //	simdcrf bench kernels [--json] [--kernels LIST] [--labels LIST] [--impl LIST]
+//	simdcrf bench engine [--json] [--labels LIST] [--threads LIST]
 //	simdcrf bench report [--out BENCHMARKS.md]
 //	simdcrf version
 package main
@@ -18,6 +19,7 @@ const usage = `usage: simdcrf <command> [arguments]
 
 commands:
   bench kernels   measure the vector kernels on this machine (a table, or --json)
+  bench engine    measure inference (forward-backward, Viterbi, n-best) per structure
   bench report    measure everything and rewrite BENCHMARKS.md
   version         print the version, the CPU's kernel tiers and the one in use
 
