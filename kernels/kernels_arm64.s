@@ -1083,3 +1083,264 @@ logNEON_n1:
 	SUB $1, R2
 logNEON_n1_done:
 	RET
+
+// func gatherNEON(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)
+TEXT ·gatherNEON(SB), NOSPLIT, $0-144
+	MOVD s_base+0(FP), R0
+	MOVD w_base+24(FP), R1
+	MOVD ld+48(FP), R2
+	MOVD T+128(FP), R6
+	MOVD M+136(FP), R7
+	MOVD ptr_base+56(FP), R3
+	MOVD ids_base+80(FP), R4
+	MOVD vals_base+104(FP), R5
+	LSL $3, R2, R2
+	CBZ R6, gatherNEON_ret
+gatherNEON_t:
+	MOVW (R3), R8
+	MOVW 4(R3), R9
+	ADD $4, R3
+	SUB R8, R9, R9
+	CBZ R9, gatherNEON_next
+	ADD R8<<2, R4, R10
+	ADD R8<<3, R5, R12
+	MOVD R7, R11
+	MOVD R0, R19
+	MOVD R0, R20
+	MOVD R1, R21
+gatherNEON_j16:
+	CMP $16, R11
+	BLT gatherNEON_j16_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 64(R19), [V4.D2, V5.D2, V6.D2, V7.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f8:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 64(R22), [V20.D2, V21.D2, V22.D2, V23.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	VFMLA V30.D2, V22.D2, V6.D2
+	VFMLA V30.D2, V23.D2, V7.D2
+	SUBS $1, R15
+	BNE gatherNEON_f8
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R20)
+	VST1.P [V4.D2, V5.D2, V6.D2, V7.D2], 64(R20)
+	ADD $128, R21
+	SUB $16, R11
+	B gatherNEON_j16
+gatherNEON_j16_done:
+gatherNEON_j8:
+	CMP $8, R11
+	BLT gatherNEON_j8_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f4:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	SUBS $1, R15
+	BNE gatherNEON_f4
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R20)
+	ADD $64, R21
+	SUB $8, R11
+	B gatherNEON_j8
+gatherNEON_j8_done:
+gatherNEON_j2:
+	CMP $2, R11
+	BLT gatherNEON_j2_done
+	VLD1.P 16(R19), [V0.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f1:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	VLD1.P 16(R22), [V16.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	SUBS $1, R15
+	BNE gatherNEON_f1
+	VST1.P [V0.D2], 16(R20)
+	ADD $16, R21
+	SUB $2, R11
+	B gatherNEON_j2
+gatherNEON_j2_done:
+gatherNEON_j1:
+	CBZ R11, gatherNEON_j1_done
+	FMOVD.P 8(R19), F0
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f0:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	FMOVD.P 8(R14), F30
+	FMOVD (R22), F16
+	FMADDD F16, F0, F30, F0
+	SUBS $1, R15
+	BNE gatherNEON_f0
+	FMOVD.P F0, 8(R20)
+	ADD $8, R21
+	SUB $1, R11
+gatherNEON_j1_done:
+gatherNEON_next:
+	ADD R7<<3, R0
+	SUBS $1, R6
+	BNE gatherNEON_t
+gatherNEON_ret:
+	RET
+
+// func scatterNEON(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)
+TEXT ·scatterNEON(SB), NOSPLIT, $0-152
+	MOVD p_base+32(FP), R0
+	MOVD g_base+0(FP), R1
+	MOVD ld+24(FP), R2
+	FMOVD c+128(FP), F31
+	VDUP V31.D[0], V31.D2
+	MOVD T+136(FP), R6
+	MOVD M+144(FP), R7
+	MOVD ptr_base+56(FP), R3
+	MOVD ids_base+80(FP), R4
+	MOVD vals_base+104(FP), R5
+	LSL $3, R2, R2
+	CBZ R6, scatterNEON_ret
+scatterNEON_t:
+	MOVW (R3), R8
+	MOVW 4(R3), R9
+	ADD $4, R3
+	SUB R8, R9, R9
+	CBZ R9, scatterNEON_next
+	ADD R8<<2, R4, R10
+	ADD R8<<3, R5, R12
+	MOVD R7, R11
+	MOVD R0, R19
+	MOVD R0, R20
+	MOVD R1, R21
+scatterNEON_j16:
+	CMP $16, R11
+	BLT scatterNEON_j16_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 64(R19), [V4.D2, V5.D2, V6.D2, V7.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f8:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	WORD $0x6e7edffe // fmul v30.2d, v31.2d, v30.2d
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 64(R22), [V20.D2, V21.D2, V22.D2, V23.D2]
+	VFMLA V30.D2, V0.D2, V16.D2
+	VFMLA V30.D2, V1.D2, V17.D2
+	VFMLA V30.D2, V2.D2, V18.D2
+	VFMLA V30.D2, V3.D2, V19.D2
+	VFMLA V30.D2, V4.D2, V20.D2
+	VFMLA V30.D2, V5.D2, V21.D2
+	VFMLA V30.D2, V6.D2, V22.D2
+	VFMLA V30.D2, V7.D2, V23.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R23)
+	VST1.P [V20.D2, V21.D2, V22.D2, V23.D2], 64(R23)
+	SUBS $1, R15
+	BNE scatterNEON_f8
+	ADD $128, R21
+	SUB $16, R11
+	B scatterNEON_j16
+scatterNEON_j16_done:
+scatterNEON_j8:
+	CMP $8, R11
+	BLT scatterNEON_j8_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f4:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	WORD $0x6e7edffe // fmul v30.2d, v31.2d, v30.2d
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VFMLA V30.D2, V0.D2, V16.D2
+	VFMLA V30.D2, V1.D2, V17.D2
+	VFMLA V30.D2, V2.D2, V18.D2
+	VFMLA V30.D2, V3.D2, V19.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R23)
+	SUBS $1, R15
+	BNE scatterNEON_f4
+	ADD $64, R21
+	SUB $8, R11
+	B scatterNEON_j8
+scatterNEON_j8_done:
+scatterNEON_j2:
+	CMP $2, R11
+	BLT scatterNEON_j2_done
+	VLD1.P 16(R19), [V0.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f1:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	WORD $0x6e7edffe // fmul v30.2d, v31.2d, v30.2d
+	MOVD R22, R23
+	VLD1.P 16(R22), [V16.D2]
+	VFMLA V30.D2, V0.D2, V16.D2
+	VST1.P [V16.D2], 16(R23)
+	SUBS $1, R15
+	BNE scatterNEON_f1
+	ADD $16, R21
+	SUB $2, R11
+	B scatterNEON_j2
+scatterNEON_j2_done:
+scatterNEON_j1:
+	CBZ R11, scatterNEON_j1_done
+	FMOVD.P 8(R19), F0
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f0:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	FMOVD.P 8(R14), F30
+	FMULD F31, F30
+	FMOVD (R22), F16
+	FMADDD F0, F16, F30, F16
+	FMOVD F16, (R22)
+	SUBS $1, R15
+	BNE scatterNEON_f0
+	ADD $8, R21
+	SUB $1, R11
+scatterNEON_j1_done:
+scatterNEON_next:
+	ADD R7<<3, R0
+	SUBS $1, R6
+	BNE scatterNEON_t
+scatterNEON_ret:
+	RET

@@ -28,3 +28,9 @@ func expNEON(dst, src []float64)
 
 //go:noescape
 func logNEON(dst, src []float64)
+
+//go:noescape
+func gatherNEON(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)
+
+//go:noescape
+func scatterNEON(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)

@@ -353,3 +353,61 @@ func checkElementwise(t *testing.T, name string, f, ref func(dst, src []float64)
 		}
 	}
 }
+
+// sparseInput returns a CSR feature list for T positions over nattr
+// attributes: 0–5 features per position (some empty), repeated ids within a
+// position, some special values.
+func sparseInput(seed uint64, T, nattr int) (ptr, ids []int32, vals []float64) {
+	r := newRand(seed)
+	ptr = []int32{0}
+	for t := 0; t < T; t++ {
+		k := r.IntN(6)
+		for f := 0; f < k; f++ {
+			id := int32(r.IntN(nattr))
+			if f > 0 && r.IntN(4) == 0 {
+				id = ids[len(ids)-1]
+			}
+			ids = append(ids, id)
+			v := r.NormFloat64()
+			if r.IntN(20) == 0 {
+				v = specials[r.IntN(len(specials))]
+			}
+			vals = append(vals, v)
+		}
+		ptr = append(ptr, int32(len(ids)))
+	}
+	return ptr, ids, vals
+}
+
+func TestNEONGatherScatter(t *testing.T) {
+	needNEON(t)
+	for _, M := range labelCounts() {
+		for _, T := range []int{1, 5, 60} {
+			const nattr = 7
+			ld := M + M%3
+			ptr, ids, vals := sparseInput(uint64(T*1000+M), T, nattr)
+			r := newRand(uint64(M))
+			w := randSlice(r, (nattr-1)*ld+M, -1, 1)
+			s0 := randSlice(r, T*M, -1, 1)
+			what := fmt.Sprintf("T=%d M=%d", T, M)
+
+			// Same FMAs in the same order as the reference (fused on arm64):
+			// bit-identical.
+			buf, s := guarded(T*M, s0)
+			gatherNEON(s, w, ld, ptr, ids, vals, T, M)
+			checkGuards(t, what+" gather", buf)
+			want := append([]float64(nil), s0...)
+			gatherGeneric(want, w, ld, ptr, ids, vals, T, M)
+			checkSame(t, what+" gather", s, want)
+
+			c := r.NormFloat64()
+			p := randSlice(r, T*M, 0, 1)
+			gbuf, g := guarded(len(w), w)
+			scatterNEON(g, ld, p, ptr, ids, vals, c, T, M)
+			checkGuards(t, what+" scatter", gbuf)
+			wantG := append([]float64(nil), w...)
+			scatterGeneric(wantG, ld, p, ptr, ids, vals, c, T, M)
+			checkSame(t, what+" scatter", g, wantG)
+		}
+	}
+}

@@ -17,6 +17,8 @@ var neonImpl = &impl{
 	viterbi:   viterbiNEON,
 	exp:       expNEON,
 	log:       logNEON,
+	gather:    gatherNEON,
+	scatter:   scatterNEON,
 }
 
 func platformImpls() []*impl { return []*impl{neonImpl} }
