@@ -224,15 +224,18 @@ scaleNEON_n1:
 scaleNEON_n1_done:
 	RET
 
-// func forwardNEON(alpha, scale, psi, e []float64, T, M int)
-TEXT ·forwardNEON(SB), NOSPLIT, $0-112
+// func forwardNEON(alpha, scale, psi, e []float64, T, M, K int)
+TEXT ·forwardNEON(SB), NOSPLIT, $0-120
 	MOVD alpha_base+0(FP), R0
 	MOVD scale_base+24(FP), R1
 	MOVD psi_base+48(FP), R2
 	MOVD e_base+72(FP), R3
 	MOVD T+96(FP), R4
 	MOVD M+104(FP), R5
+	MOVD K+112(FP), R24
 	LSL $3, R5, R6
+	MUL R6, R24, R12
+	LSL $3, R24, R24
 	VEOR V31.B16, V31.B16, V31.B16
 	VEOR V27.B16, V27.B16, V27.B16
 	MOVD R5, R11
@@ -268,7 +271,8 @@ forwardNEON_copy1:
 forwardNEON_copy1_done:
 	WORD $0x7e70dbff // faddp d31, v31.2d
 	FADDD F27, F31
-	FMOVD.P F31, 8(R1)
+	FMOVD F31, (R1)
+	ADD R24, R1
 	FMOVD $1.0, F29
 	FDIVD F31, F29, F29
 	VDUP V29.D[0], V29.D2
@@ -306,9 +310,9 @@ forwardNEON_norm01_done:
 	SUB $1, R4, R7
 	CBZ R7, forwardNEON_ret
 	MOVD R0, R8
-	ADD R6, R2, R10
+	ADD R12, R2, R10
 forwardNEON_t:
-	ADD R6, R8, R9
+	ADD R12, R8, R9
 	VEOR V31.B16, V31.B16, V31.B16
 	VEOR V27.B16, V27.B16, V27.B16
 	MOVD R5, R11
@@ -449,7 +453,8 @@ forwardNEON_i0:
 forwardNEON_j1_done:
 	WORD $0x7e70dbff // faddp d31, v31.2d
 	FADDD F27, F31
-	FMOVD.P F31, 8(R1)
+	FMOVD F31, (R1)
+	ADD R24, R1
 	FMOVD $1.0, F29
 	FDIVD F31, F29, F29
 	VDUP V29.D[0], V29.D2
@@ -485,7 +490,7 @@ forwardNEON_norm1:
 	SUB $1, R11
 forwardNEON_norm1_done:
 	MOVD R9, R8
-	ADD R6, R10
+	ADD R12, R10
 	SUBS $1, R7
 	BNE forwardNEON_t
 forwardNEON_ret:

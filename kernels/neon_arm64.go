@@ -14,8 +14,25 @@ func axpyNEON(a float64, x, y []float64)
 //go:noescape
 func scaleNEON(a float64, x []float64)
 
+// forwardNEON runs Forward on a sequence whose rows are K·M apart in alpha
+// and psi and whose scales are K apart (K = 1 for Forward; ForwardBatch
+// runs it once per sequence of the batch).
+//
 //go:noescape
-func forwardNEON(alpha, scale, psi, e []float64, T, M int)
+func forwardNEON(alpha, scale, psi, e []float64, T, M, K int)
+
+func forwardNEON1(alpha, scale, psi, e []float64, T, M int) {
+	forwardNEON(alpha, scale, psi, e, T, M, 1)
+}
+
+// forwardBatchNEON keeps the batch's interleaved layout and runs each
+// sequence with strides, so each sequence's results are exactly those of
+// forwardNEON on it alone.
+func forwardBatchNEON(alpha, scale, psi, e []float64, T, K, M int) {
+	for k := 0; k < K; k++ {
+		forwardNEON(alpha[k*M:], scale[k:], psi[k*M:], e, T, M, K)
+	}
+}
 
 //go:noescape
 func backwardNEON(beta, scale, psi, et []float64, T, M int)

@@ -139,7 +139,7 @@ func TestNEONForwardBackward(t *testing.T) {
 
 			abuf, alpha := guarded(T*M, nil)
 			sbuf, scale := guarded(T, nil)
-			forwardNEON(alpha, scale, psi, e, T, M)
+			forwardNEON(alpha, scale, psi, e, T, M, 1)
 			checkGuards(t, what+" alpha", abuf)
 			checkGuards(t, what+" scale", sbuf)
 			wa, ws := make([]float64, T*M), make([]float64, T)
@@ -175,7 +175,7 @@ func TestNEONForwardBackward(t *testing.T) {
 		psi[2*M+j] = 0
 	}
 	alpha, scale := make([]float64, T*M), make([]float64, T)
-	forwardNEON(alpha, scale, psi, e, T, M)
+	forwardNEON(alpha, scale, psi, e, T, M, 1)
 	wa, ws := make([]float64, T*M), make([]float64, T)
 	forwardGeneric(wa, ws, psi, e, T, M)
 	checkClose(t, "dead position scale", scale, ws, 1e-12, 0)
@@ -408,6 +408,39 @@ func TestNEONGatherScatter(t *testing.T) {
 			wantG := append([]float64(nil), w...)
 			scatterGeneric(wantG, ld, p, ptr, ids, vals, c, T, M)
 			checkSame(t, what+" scatter", g, wantG)
+		}
+	}
+}
+
+func TestNEONForwardBatch(t *testing.T) {
+	needNEON(t)
+	for _, M := range labelCounts() {
+		for _, tk := range [][2]int{{1, 1}, {1, 3}, {5, 2}, {9, 4}} {
+			T, K := tk[0], tk[1]
+			psi, e := fbInput(uint64(M*100+T*10+K), T*K, M, M%2)
+			what := fmt.Sprintf("T=%d K=%d M=%d", T, K, M)
+			abuf, alpha := guarded(T*K*M, nil)
+			sbuf, scale := guarded(T*K, nil)
+			forwardBatchNEON(alpha, scale, psi, e, T, K, M)
+			checkGuards(t, what+" alpha", abuf)
+			checkGuards(t, what+" scale", sbuf)
+			wa, ws := make([]float64, T*K*M), make([]float64, T*K)
+			forwardBatchGeneric(wa, ws, psi, e, T, K, M)
+			// As for Forward: only the order of each row's sum differs.
+			checkClose(t, what+" scale", scale, ws, 1e-10, 0)
+			checkClose(t, what+" alpha", alpha, wa, 1e-10, 1e-300)
+			// Each sequence exactly as Forward on its own rows.
+			for k := 0; k < K; k++ {
+				p1, a1, s1 := make([]float64, T*M), make([]float64, T*M), make([]float64, T)
+				for tt := 0; tt < T; tt++ {
+					copy(p1[tt*M:(tt+1)*M], psi[(tt*K+k)*M:])
+				}
+				forwardNEON(a1, s1, p1, e, T, M, 1)
+				for tt := 0; tt < T; tt++ {
+					checkSame(t, what+" batch vs single alpha", alpha[(tt*K+k)*M:(tt*K+k+1)*M], a1[tt*M:(tt+1)*M])
+					checkSame(t, what+" batch vs single scale", scale[tt*K+k:tt*K+k+1], s1[tt:tt+1])
+				}
+			}
 		}
 	}
 }

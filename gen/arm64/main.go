@@ -242,10 +242,11 @@ func (g *gen) scale() {
 }
 
 // normalize divides the M-element row at row by F31 (the row's sum), after
-// storing the sum through scalePtr (post-incremented by 8). It uses R11, R19,
+// storing the sum through scalePtr (then advanced by R24). It uses R11, R19,
 // R20, V0–V3, V28, V29.
 func (g *gen) normalize(row, scalePtr, m, name string) {
-	g.i("FMOVD.P F31, 8(%s)", scalePtr)
+	g.i("FMOVD F31, (%s)", scalePtr)
+	g.i("ADD R24, %s", scalePtr)
 	g.i("FMOVD $1.0, F29")
 	g.i("FDIVD F31, F29, F29")
 	g.i("VDUP V29.D[0], V29.D2")
@@ -266,20 +267,24 @@ func (g *gen) normalize(row, scalePtr, m, name string) {
 
 // Register use in forward and backward:
 //
-//	R5 M, R6 M·8 (row stride), R7 steps left, R8 row read by the step,
+//	R5 M, R6 M·8 (matrix row stride), R12 K·M·8 (sequence row stride),
+//	R24 K·8 (scale stride), R7 steps left, R8 row read by the step,
 //	R9 row written, R10 psi row, R11 columns left, R19 output pointer,
 //	R20 psi pointer, R21 matrix column pointer, R13 vector element
 //	pointer, R14 matrix row pointer, R15 inner count, R22 scratch.
 //	V0–V7 accumulators, V16–V23 matrix elements, V30 broadcast element.
 func (g *gen) forward() {
-	g.text("forwardNEON", "func(alpha, scale, psi, e []float64, T, M int)", 112)
+	g.text("forwardNEON", "func(alpha, scale, psi, e []float64, T, M, K int)", 120)
 	g.i("MOVD alpha_base+0(FP), R0")
 	g.i("MOVD scale_base+24(FP), R1")
 	g.i("MOVD psi_base+48(FP), R2")
 	g.i("MOVD e_base+72(FP), R3")
 	g.i("MOVD T+96(FP), R4")
 	g.i("MOVD M+104(FP), R5")
+	g.i("MOVD K+112(FP), R24")
 	g.i("LSL $3, R5, R6")
+	g.i("MUL R6, R24, R12")
+	g.i("LSL $3, R24, R24")
 	// Row 0: alpha_0 = psi_0, summed as it is copied (vector lanes in
 	// V31, the odd last element in F27).
 	g.zero(31)
@@ -303,9 +308,9 @@ func (g *gen) forward() {
 	g.i("SUB $1, R4, R7")
 	g.i("CBZ R7, %s", g.l("ret"))
 	g.i("MOVD R0, R8")
-	g.i("ADD R6, R2, R10")
+	g.i("ADD R12, R2, R10")
 	g.label(g.l("t"))
-	g.i("ADD R6, R8, R9")
+	g.i("ADD R12, R8, R9")
 	g.zero(31)
 	g.zero(27)
 	g.i("MOVD R5, R11")
@@ -360,7 +365,7 @@ func (g *gen) forward() {
 	g.i("FADDD F27, F31")
 	g.normalize("R9", "R1", "R5", "norm")
 	g.i("MOVD R9, R8")
-	g.i("ADD R6, R10")
+	g.i("ADD R12, R10")
 	g.i("SUBS $1, R7")
 	g.i("BNE %s", g.l("t"))
 	g.label(g.l("ret"))
