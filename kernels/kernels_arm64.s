@@ -1349,3 +1349,208 @@ scatterNEON_next:
 	BNE scatterNEON_t
 scatterNEON_ret:
 	RET
+
+// func transitionsNEON(g, e, alpha, beta, psi, scale, work []float64, T, M int)
+TEXT ·transitionsNEON(SB), NOSPLIT, $0-184
+	MOVD g_base+0(FP), R0
+	MOVD e_base+24(FP), R1
+	MOVD alpha_base+48(FP), R2
+	MOVD beta_base+72(FP), R3
+	MOVD psi_base+96(FP), R4
+	MOVD scale_base+120(FP), R5
+	MOVD work_base+144(FP), R6
+	MOVD T+168(FP), R7
+	MOVD M+176(FP), R8
+	LSL $3, R8, R9
+	ADD R9, R4, R10
+	ADD R9, R3, R11
+	MOVD R6, R12
+	ADD $8, R5, R13
+	SUB $1, R7, R14
+transitionsNEON_bb:
+	FMOVD.P 8(R13), F29
+	FMOVD $1.0, F28
+	FDIVD F29, F28, F28
+	VDUP V28.D[0], V28.D2
+	MOVD R8, R15
+transitionsNEON_bbj8:
+	CMP $8, R15
+	BLT transitionsNEON_bbj8_done
+	VLD1.P 64(R10), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 64(R11), [V8.D2, V9.D2, V10.D2, V11.D2]
+	WORD $0x6e68dc00 // fmul v0.2d, v0.2d, v8.2d
+	WORD $0x6e7cdc00 // fmul v0.2d, v0.2d, v28.2d
+	WORD $0x6e69dc21 // fmul v1.2d, v1.2d, v9.2d
+	WORD $0x6e7cdc21 // fmul v1.2d, v1.2d, v28.2d
+	WORD $0x6e6adc42 // fmul v2.2d, v2.2d, v10.2d
+	WORD $0x6e7cdc42 // fmul v2.2d, v2.2d, v28.2d
+	WORD $0x6e6bdc63 // fmul v3.2d, v3.2d, v11.2d
+	WORD $0x6e7cdc63 // fmul v3.2d, v3.2d, v28.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R12)
+	SUB $8, R15
+	B transitionsNEON_bbj8
+transitionsNEON_bbj8_done:
+transitionsNEON_bbj2:
+	CMP $2, R15
+	BLT transitionsNEON_bbj2_done
+	VLD1.P 16(R10), [V0.D2]
+	VLD1.P 16(R11), [V8.D2]
+	WORD $0x6e68dc00 // fmul v0.2d, v0.2d, v8.2d
+	WORD $0x6e7cdc00 // fmul v0.2d, v0.2d, v28.2d
+	VST1.P [V0.D2], 16(R12)
+	SUB $2, R15
+	B transitionsNEON_bbj2
+transitionsNEON_bbj2_done:
+transitionsNEON_bbj1:
+	CBZ R15, transitionsNEON_bbj1_done
+	FMOVD.P 8(R10), F0
+	FMOVD.P 8(R11), F8
+	FMULD F8, F0
+	FMULD F28, F0
+	FMOVD.P F0, 8(R12)
+	SUB $1, R15
+transitionsNEON_bbj1_done:
+	SUBS $1, R14
+	BNE transitionsNEON_bb
+	MOVD R0, R19
+	MOVD R1, R20
+	MOVD R2, R21
+	MOVD R8, R24
+transitionsNEON_i:
+	MOVD R8, R11
+	MOVD R6, R22
+transitionsNEON_j16:
+	CMP $16, R11
+	BLT transitionsNEON_j16_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t8:
+	VLD1R (R13), [V30.D2]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 64(R23), [V20.D2, V21.D2, V22.D2, V23.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	VFMLA V30.D2, V22.D2, V6.D2
+	VFMLA V30.D2, V23.D2, V7.D2
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t8
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 64(R23), [V20.D2, V21.D2, V22.D2, V23.D2]
+	VLD1.P 64(R20), [V8.D2, V9.D2, V10.D2, V11.D2]
+	VLD1.P 64(R20), [V12.D2, V13.D2, V14.D2, V15.D2]
+	VFMLA V0.D2, V8.D2, V16.D2
+	VFMLA V1.D2, V9.D2, V17.D2
+	VFMLA V2.D2, V10.D2, V18.D2
+	VFMLA V3.D2, V11.D2, V19.D2
+	VFMLA V4.D2, V12.D2, V20.D2
+	VFMLA V5.D2, V13.D2, V21.D2
+	VFMLA V6.D2, V14.D2, V22.D2
+	VFMLA V7.D2, V15.D2, V23.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R19)
+	VST1.P [V20.D2, V21.D2, V22.D2, V23.D2], 64(R19)
+	ADD $128, R22
+	SUB $16, R11
+	B transitionsNEON_j16
+transitionsNEON_j16_done:
+transitionsNEON_j8:
+	CMP $8, R11
+	BLT transitionsNEON_j8_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t4:
+	VLD1R (R13), [V30.D2]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t4
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 64(R20), [V8.D2, V9.D2, V10.D2, V11.D2]
+	VFMLA V0.D2, V8.D2, V16.D2
+	VFMLA V1.D2, V9.D2, V17.D2
+	VFMLA V2.D2, V10.D2, V18.D2
+	VFMLA V3.D2, V11.D2, V19.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R19)
+	ADD $64, R22
+	SUB $8, R11
+	B transitionsNEON_j8
+transitionsNEON_j8_done:
+transitionsNEON_j2:
+	CMP $2, R11
+	BLT transitionsNEON_j2_done
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t1:
+	VLD1R (R13), [V30.D2]
+	MOVD R14, R23
+	VLD1.P 16(R23), [V16.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t1
+	MOVD R19, R23
+	VLD1.P 16(R23), [V16.D2]
+	VLD1.P 16(R20), [V8.D2]
+	VFMLA V0.D2, V8.D2, V16.D2
+	VST1.P [V16.D2], 16(R19)
+	ADD $16, R22
+	SUB $2, R11
+	B transitionsNEON_j2
+transitionsNEON_j2_done:
+transitionsNEON_j1:
+	CBZ R11, transitionsNEON_j1_done
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t0:
+	FMOVD (R13), F30
+	FMOVD (R14), F16
+	FMADDD F16, F0, F30, F0
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t0
+	MOVD R19, R23
+	FMOVD.P 8(R23), F16
+	FMOVD.P 8(R20), F8
+	FMADDD F8, F16, F0, F16
+	FMOVD.P F16, 8(R19)
+	ADD $8, R22
+	SUB $1, R11
+transitionsNEON_j1_done:
+	ADD $8, R21
+	SUBS $1, R24
+	BNE transitionsNEON_i
+	RET

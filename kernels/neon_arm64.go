@@ -51,3 +51,6 @@ func gatherNEON(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M i
 
 //go:noescape
 func scatterNEON(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)
+
+//go:noescape
+func transitionsNEON(g, e, alpha, beta, psi, scale, work []float64, T, M int)

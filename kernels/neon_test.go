@@ -444,3 +444,40 @@ func TestNEONForwardBatch(t *testing.T) {
 		}
 	}
 }
+
+func TestNEONTransitions(t *testing.T) {
+	needNEON(t)
+	for _, tm := range fbSizes(t) {
+		T, M := tm[0], tm[1]
+		if T*M*M > 3e6 {
+			T = max(2, int(3e6)/(M*M))
+		}
+		psi, e := fbInput(uint64(T*7+M), T, M, 0)
+		alpha, scale := make([]float64, T*M), make([]float64, T)
+		forwardGeneric(alpha, scale, psi, e, T, M)
+		beta := make([]float64, T*M)
+		et := make([]float64, M*M)
+		for i := 0; i < M; i++ {
+			for j := 0; j < M; j++ {
+				et[j*M+i] = e[i*M+j]
+			}
+		}
+		backwardGeneric(beta, scale, psi, et, T, M)
+		r := newRand(uint64(M))
+		g0 := randSlice(r, M*M, -1, 1)
+		what := fmt.Sprintf("T=%d M=%d", T, M)
+		gbuf, g := guarded(M*M, g0)
+		wbuf, work := guarded(T*M, nil)
+		if T >= 2 {
+			transitionsNEON(g, e, alpha, beta, psi, scale, work, T, M)
+		}
+		checkGuards(t, what+" g", gbuf)
+		checkGuards(t, what+" work", wbuf)
+		want := append([]float64(nil), g0...)
+		if T >= 2 {
+			transitionsGeneric(want, e, alpha, beta, psi, scale, make([]float64, T*M), T, M)
+		}
+		// The reference's products and FMAs in its order: bit-identical.
+		checkSame(t, what+" g", g, want)
+	}
+}

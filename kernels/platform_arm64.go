@@ -19,6 +19,7 @@ var neonImpl = &impl{
 	exp:          expNEON,
 	log:          logNEON,
 	gather:       gatherNEON,
+	transitions:  transitionsNEON,
 	scatter:      scatterNEON,
 }
 
