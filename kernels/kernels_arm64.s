@@ -1554,3 +1554,352 @@ transitionsNEON_j1_done:
 	SUBS $1, R24
 	BNE transitionsNEON_i
 	RET
+
+// func logMatVecNEON(out, a, tr []float64, M int)
+TEXT ·logMatVecNEON(SB), NOSPLIT, $0-80
+	MOVD out_base+0(FP), R0
+	MOVD a_base+24(FP), R1
+	MOVD tr_base+48(FP), R2
+	MOVD M+72(FP), R3
+	LSL $3, R3, R4
+	MOVD $0xfff0000000000000, R5
+	VDUP R5, V20.D2
+	MOVD R3, R11
+	MOVD R0, R19
+	MOVD R2, R21
+logMatVecNEON_max8:
+	CMP $8, R11
+	BLT logMatVecNEON_max8_done
+	VORR V20.B16, V20.B16, V0.B16
+	VORR V20.B16, V20.B16, V1.B16
+	VORR V20.B16, V20.B16, V2.B16
+	VORR V20.B16, V20.B16, V3.B16
+	MOVD R1, R13
+	MOVD R21, R14
+	MOVD R3, R15
+logMatVecNEON_maxi4:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V8.D2, V9.D2, V10.D2, V11.D2]
+	ADD R4, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e69d649 // fadd v9.2d, v18.2d, v9.2d
+	WORD $0x6ee1e52d // fcmgt v13.2d, v9.2d, v1.2d
+	VBIT V13.B16, V9.B16, V1.B16
+	WORD $0x4e6ad64a // fadd v10.2d, v18.2d, v10.2d
+	WORD $0x6ee2e54e // fcmgt v14.2d, v10.2d, v2.2d
+	VBIT V14.B16, V10.B16, V2.B16
+	WORD $0x4e6bd64b // fadd v11.2d, v18.2d, v11.2d
+	WORD $0x6ee3e56f // fcmgt v15.2d, v11.2d, v3.2d
+	VBIT V15.B16, V11.B16, V3.B16
+	SUBS $1, R15
+	BNE logMatVecNEON_maxi4
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R19)
+	ADD $64, R21
+	SUB $8, R11
+	B logMatVecNEON_max8
+logMatVecNEON_max8_done:
+logMatVecNEON_max2:
+	CMP $2, R11
+	BLT logMatVecNEON_max2_done
+	VORR V20.B16, V20.B16, V0.B16
+	MOVD R1, R13
+	MOVD R21, R14
+	MOVD R3, R15
+logMatVecNEON_maxi1:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 16(R23), [V8.D2]
+	ADD R4, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	SUBS $1, R15
+	BNE logMatVecNEON_maxi1
+	VST1.P [V0.D2], 16(R19)
+	ADD $16, R21
+	SUB $2, R11
+	B logMatVecNEON_max2
+logMatVecNEON_max2_done:
+logMatVecNEON_max1:
+	CBZ R11, logMatVecNEON_max1_done
+	VORR V20.B16, V20.B16, V0.B16
+	MOVD R1, R13
+	MOVD R21, R14
+	MOVD R3, R15
+logMatVecNEON_maxi0:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	FMOVD.P 8(R23), F8
+	ADD R4, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	SUBS $1, R15
+	BNE logMatVecNEON_maxi0
+	FMOVD.P F0, 8(R19)
+	ADD $8, R21
+	SUB $1, R11
+logMatVecNEON_max1_done:
+	MOVD R3, R11
+	MOVD R0, R19
+	MOVD R2, R21
+logMatVecNEON_sum2:
+	CMP $2, R11
+	BLT logMatVecNEON_sum2_done
+	MOVD $expc<>(SB), R5
+	VLD1.P 64(R5), [V12.D2, V13.D2, V14.D2, V15.D2]
+	VLD1.P 64(R5), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 64(R5), [V20.D2, V21.D2, V22.D2, V23.D2]
+	VLD1.P 64(R5), [V24.D2, V25.D2, V26.D2, V27.D2]
+	VLD1.P 64(R5), [V28.D2, V29.D2, V30.D2, V31.D2]
+	MOVD R19, R23
+	VLD1.P 16(R23), [V16.D2]
+	VEOR V17.B16, V17.B16, V17.B16
+	MOVD R1, R13
+	MOVD R21, R14
+	MOVD R3, R15
+logMatVecNEON_sumi1:
+	VLD1R.P 8(R13), [V11.D2]
+	MOVD R14, R23
+	VLD1.P 16(R23), [V0.D2]
+	ADD R4, R14
+	WORD $0x4e60d560 // fadd v0.2d, v11.2d, v0.2d
+	WORD $0x4ef0d400 // fsub v0.2d, v0.2d, v16.2d
+	WORD $0x6e6cdc01 // fmul v1.2d, v0.2d, v12.2d
+	WORD $0x4e618821 // frintn v1.2d, v1.2d
+	VORR V0.B16, V0.B16, V2.B16
+	VFMLS V13.D2, V1.D2, V2.D2
+	VFMLS V14.D2, V1.D2, V2.D2
+	VORR V19.B16, V19.B16, V3.B16
+	VORR V20.B16, V20.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V21.B16, V21.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V22.B16, V22.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V23.B16, V23.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V24.B16, V24.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V25.B16, V25.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V26.B16, V26.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V27.B16, V27.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V28.B16, V28.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V29.B16, V29.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V30.B16, V30.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	WORD $0x6e62dc45 // fmul v5.2d, v2.2d, v2.2d
+	VORR V2.B16, V2.B16, V6.B16
+	VFMLA V4.D2, V5.D2, V6.D2
+	WORD $0x4e72d4c6 // fadd v6.2d, v6.2d, v18.2d
+	WORD $0x4ee1b827 // fcvtzs v7.2d, v1.2d
+	WORD $0x4f7f04e8 // sshr v8.2d, v7.2d, #1
+	VSUB V8.D2, V7.D2, V9.D2
+	VADD V31.D2, V8.D2, V8.D2
+	VADD V31.D2, V9.D2, V9.D2
+	WORD $0x4f745508 // shl v8.2d, v8.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x6e68dcc6 // fmul v6.2d, v6.2d, v8.2d
+	WORD $0x6e69dcc6 // fmul v6.2d, v6.2d, v9.2d
+	WORD $0x6ee0e5ea // fcmgt v10.2d, v15.2d, v0.2d
+	WORD $0x4e6a1cc6 // bic v6.16b, v6.16b, v10.16b
+	WORD $0x4e66d631 // fadd v17.2d, v17.2d, v6.2d
+	SUBS $1, R15
+	BNE logMatVecNEON_sumi1
+	VORR V17.B16, V17.B16, V0.B16
+	MOVD $logc<>(SB), R5
+	VLD1.P 64(R5), [V13.D2, V14.D2, V15.D2, V16.D2]
+	VLD1.P 64(R5), [V17.D2, V18.D2, V19.D2, V20.D2]
+	VLD1.P 64(R5), [V21.D2, V22.D2, V23.D2, V24.D2]
+	VLD1.P 64(R5), [V25.D2, V26.D2, V27.D2, V28.D2]
+	VLD1.P 48(R5), [V29.D2, V30.D2, V31.D2]
+	WORD $0x6ee0e5c1 // fcmgt v1.2d, v14.2d, v0.2d
+	WORD $0x6e6fdc02 // fmul v2.2d, v0.2d, v15.2d
+	VBIF V1.B16, V0.B16, V2.B16
+	VAND V1.B16, V16.B16, V3.B16
+	VSUB V13.D2, V2.D2, V4.D2
+	WORD $0x4f4c0485 // sshr v5.2d, v4.2d, #52
+	WORD $0x4f7454a6 // shl v6.2d, v5.2d, #52
+	VSUB V6.D2, V2.D2, V6.D2
+	VSUB V3.D2, V5.D2, V5.D2
+	WORD $0x4e61d8a5 // scvtf v5.2d, v5.2d
+	WORD $0x4ef1d4c6 // fsub v6.2d, v6.2d, v17.2d
+	WORD $0x4e72d4c7 // fadd v7.2d, v6.2d, v18.2d
+	WORD $0x6e67fcc7 // fdiv v7.2d, v6.2d, v7.2d
+	WORD $0x6e67dce8 // fmul v8.2d, v7.2d, v7.2d
+	WORD $0x6e68dd09 // fmul v9.2d, v8.2d, v8.2d
+	VORR V24.B16, V24.B16, V10.B16
+	VFMLA V26.D2, V9.D2, V10.D2
+	VORR V22.B16, V22.B16, V11.B16
+	VFMLA V10.D2, V9.D2, V11.D2
+	VORR V20.B16, V20.B16, V10.B16
+	VFMLA V11.D2, V9.D2, V10.D2
+	WORD $0x6e68dd4a // fmul v10.2d, v10.2d, v8.2d
+	VORR V23.B16, V23.B16, V11.B16
+	VFMLA V25.D2, V9.D2, V11.D2
+	VORR V21.B16, V21.B16, V12.B16
+	VFMLA V11.D2, V9.D2, V12.D2
+	WORD $0x6e69dd8b // fmul v11.2d, v12.2d, v9.2d
+	WORD $0x4e6bd54a // fadd v10.2d, v10.2d, v11.2d
+	WORD $0x6e73dccb // fmul v11.2d, v6.2d, v19.2d
+	WORD $0x6e66dd6b // fmul v11.2d, v11.2d, v6.2d
+	WORD $0x4e6ad56c // fadd v12.2d, v11.2d, v10.2d
+	WORD $0x6e7cdcaa // fmul v10.2d, v5.2d, v28.2d
+	VFMLA V12.D2, V7.D2, V10.D2
+	WORD $0x4eead56b // fsub v11.2d, v11.2d, v10.2d
+	WORD $0x4ee6d56b // fsub v11.2d, v11.2d, v6.2d
+	WORD $0x6e7bdcaa // fmul v10.2d, v5.2d, v27.2d
+	WORD $0x4eebd54a // fsub v10.2d, v10.2d, v11.2d
+	WORD $0x6ee0e7a1 // fcmgt v1.2d, v29.2d, v0.2d
+	VBIF V1.B16, V0.B16, V10.B16
+	WORD $0x4ee0d801 // fcmeq v1.2d, v0.2d, #0
+	VBIT V1.B16, V31.B16, V10.B16
+	WORD $0x4ee0e801 // fcmlt v1.2d, v0.2d, #0
+	VBIT V1.B16, V30.B16, V10.B16
+	MOVD R19, R23
+	VLD1.P 16(R23), [V11.D2]
+	WORD $0x4ee0f96c // fabs v12.2d, v11.2d
+	WORD $0x4e7de58c // fcmeq v12.2d, v12.2d, v29.2d
+	WORD $0x4e6ad56a // fadd v10.2d, v11.2d, v10.2d
+	VBIT V12.B16, V11.B16, V10.B16
+	VST1.P [V10.D2], 16(R19)
+	ADD $16, R21
+	SUB $2, R11
+	B logMatVecNEON_sum2
+logMatVecNEON_sum2_done:
+logMatVecNEON_sum1:
+	CBZ R11, logMatVecNEON_sum1_done
+	MOVD $expc<>(SB), R5
+	VLD1.P 64(R5), [V12.D2, V13.D2, V14.D2, V15.D2]
+	VLD1.P 64(R5), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 64(R5), [V20.D2, V21.D2, V22.D2, V23.D2]
+	VLD1.P 64(R5), [V24.D2, V25.D2, V26.D2, V27.D2]
+	VLD1.P 64(R5), [V28.D2, V29.D2, V30.D2, V31.D2]
+	MOVD R19, R23
+	FMOVD.P 8(R23), F16
+	VEOR V17.B16, V17.B16, V17.B16
+	MOVD R1, R13
+	MOVD R21, R14
+	MOVD R3, R15
+logMatVecNEON_sumi0:
+	VLD1R.P 8(R13), [V11.D2]
+	MOVD R14, R23
+	FMOVD.P 8(R23), F0
+	ADD R4, R14
+	WORD $0x4e60d560 // fadd v0.2d, v11.2d, v0.2d
+	WORD $0x4ef0d400 // fsub v0.2d, v0.2d, v16.2d
+	WORD $0x6e6cdc01 // fmul v1.2d, v0.2d, v12.2d
+	WORD $0x4e618821 // frintn v1.2d, v1.2d
+	VORR V0.B16, V0.B16, V2.B16
+	VFMLS V13.D2, V1.D2, V2.D2
+	VFMLS V14.D2, V1.D2, V2.D2
+	VORR V19.B16, V19.B16, V3.B16
+	VORR V20.B16, V20.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V21.B16, V21.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V22.B16, V22.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V23.B16, V23.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V24.B16, V24.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V25.B16, V25.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V26.B16, V26.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V27.B16, V27.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V28.B16, V28.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	VORR V29.B16, V29.B16, V3.B16
+	VFMLA V4.D2, V2.D2, V3.D2
+	VORR V30.B16, V30.B16, V4.B16
+	VFMLA V3.D2, V2.D2, V4.D2
+	WORD $0x6e62dc45 // fmul v5.2d, v2.2d, v2.2d
+	VORR V2.B16, V2.B16, V6.B16
+	VFMLA V4.D2, V5.D2, V6.D2
+	WORD $0x4e72d4c6 // fadd v6.2d, v6.2d, v18.2d
+	WORD $0x4ee1b827 // fcvtzs v7.2d, v1.2d
+	WORD $0x4f7f04e8 // sshr v8.2d, v7.2d, #1
+	VSUB V8.D2, V7.D2, V9.D2
+	VADD V31.D2, V8.D2, V8.D2
+	VADD V31.D2, V9.D2, V9.D2
+	WORD $0x4f745508 // shl v8.2d, v8.2d, #52
+	WORD $0x4f745529 // shl v9.2d, v9.2d, #52
+	WORD $0x6e68dcc6 // fmul v6.2d, v6.2d, v8.2d
+	WORD $0x6e69dcc6 // fmul v6.2d, v6.2d, v9.2d
+	WORD $0x6ee0e5ea // fcmgt v10.2d, v15.2d, v0.2d
+	WORD $0x4e6a1cc6 // bic v6.16b, v6.16b, v10.16b
+	WORD $0x4e66d631 // fadd v17.2d, v17.2d, v6.2d
+	SUBS $1, R15
+	BNE logMatVecNEON_sumi0
+	VORR V17.B16, V17.B16, V0.B16
+	MOVD $logc<>(SB), R5
+	VLD1.P 64(R5), [V13.D2, V14.D2, V15.D2, V16.D2]
+	VLD1.P 64(R5), [V17.D2, V18.D2, V19.D2, V20.D2]
+	VLD1.P 64(R5), [V21.D2, V22.D2, V23.D2, V24.D2]
+	VLD1.P 64(R5), [V25.D2, V26.D2, V27.D2, V28.D2]
+	VLD1.P 48(R5), [V29.D2, V30.D2, V31.D2]
+	WORD $0x6ee0e5c1 // fcmgt v1.2d, v14.2d, v0.2d
+	WORD $0x6e6fdc02 // fmul v2.2d, v0.2d, v15.2d
+	VBIF V1.B16, V0.B16, V2.B16
+	VAND V1.B16, V16.B16, V3.B16
+	VSUB V13.D2, V2.D2, V4.D2
+	WORD $0x4f4c0485 // sshr v5.2d, v4.2d, #52
+	WORD $0x4f7454a6 // shl v6.2d, v5.2d, #52
+	VSUB V6.D2, V2.D2, V6.D2
+	VSUB V3.D2, V5.D2, V5.D2
+	WORD $0x4e61d8a5 // scvtf v5.2d, v5.2d
+	WORD $0x4ef1d4c6 // fsub v6.2d, v6.2d, v17.2d
+	WORD $0x4e72d4c7 // fadd v7.2d, v6.2d, v18.2d
+	WORD $0x6e67fcc7 // fdiv v7.2d, v6.2d, v7.2d
+	WORD $0x6e67dce8 // fmul v8.2d, v7.2d, v7.2d
+	WORD $0x6e68dd09 // fmul v9.2d, v8.2d, v8.2d
+	VORR V24.B16, V24.B16, V10.B16
+	VFMLA V26.D2, V9.D2, V10.D2
+	VORR V22.B16, V22.B16, V11.B16
+	VFMLA V10.D2, V9.D2, V11.D2
+	VORR V20.B16, V20.B16, V10.B16
+	VFMLA V11.D2, V9.D2, V10.D2
+	WORD $0x6e68dd4a // fmul v10.2d, v10.2d, v8.2d
+	VORR V23.B16, V23.B16, V11.B16
+	VFMLA V25.D2, V9.D2, V11.D2
+	VORR V21.B16, V21.B16, V12.B16
+	VFMLA V11.D2, V9.D2, V12.D2
+	WORD $0x6e69dd8b // fmul v11.2d, v12.2d, v9.2d
+	WORD $0x4e6bd54a // fadd v10.2d, v10.2d, v11.2d
+	WORD $0x6e73dccb // fmul v11.2d, v6.2d, v19.2d
+	WORD $0x6e66dd6b // fmul v11.2d, v11.2d, v6.2d
+	WORD $0x4e6ad56c // fadd v12.2d, v11.2d, v10.2d
+	WORD $0x6e7cdcaa // fmul v10.2d, v5.2d, v28.2d
+	VFMLA V12.D2, V7.D2, V10.D2
+	WORD $0x4eead56b // fsub v11.2d, v11.2d, v10.2d
+	WORD $0x4ee6d56b // fsub v11.2d, v11.2d, v6.2d
+	WORD $0x6e7bdcaa // fmul v10.2d, v5.2d, v27.2d
+	WORD $0x4eebd54a // fsub v10.2d, v10.2d, v11.2d
+	WORD $0x6ee0e7a1 // fcmgt v1.2d, v29.2d, v0.2d
+	VBIF V1.B16, V0.B16, V10.B16
+	WORD $0x4ee0d801 // fcmeq v1.2d, v0.2d, #0
+	VBIT V1.B16, V31.B16, V10.B16
+	WORD $0x4ee0e801 // fcmlt v1.2d, v0.2d, #0
+	VBIT V1.B16, V30.B16, V10.B16
+	MOVD R19, R23
+	FMOVD.P 8(R23), F11
+	WORD $0x4ee0f96c // fabs v12.2d, v11.2d
+	WORD $0x4e7de58c // fcmeq v12.2d, v12.2d, v29.2d
+	WORD $0x4e6ad56a // fadd v10.2d, v11.2d, v10.2d
+	VBIT V12.B16, V11.B16, V10.B16
+	FMOVD.P F10, 8(R19)
+	ADD $8, R21
+	SUB $1, R11
+logMatVecNEON_sum1_done:
+	RET

@@ -54,3 +54,6 @@ func scatterNEON(g []float64, ld int, p []float64, ptr, ids []int32, vals []floa
 
 //go:noescape
 func transitionsNEON(g, e, alpha, beta, psi, scale, work []float64, T, M int)
+
+//go:noescape
+func logMatVecNEON(out, a, tr []float64, M int)

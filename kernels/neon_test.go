@@ -481,3 +481,40 @@ func TestNEONTransitions(t *testing.T) {
 		checkSame(t, what+" g", g, want)
 	}
 }
+
+func TestNEONLogMatVec(t *testing.T) {
+	needNEON(t)
+	for _, M := range labelCounts() {
+		for kind := 0; kind < 3; kind++ {
+			a, tr := viterbiInput(uint64(M*3+kind), 1, M, kind)
+			if kind == 0 {
+				// A wide range, so that some terms flush below ExpMin.
+				for i := range tr {
+					tr[i] *= 300
+				}
+			}
+			if kind == 2 && M > 2 {
+				// A whole column of -Inf (forbidden label) and one with +Inf.
+				for i := 0; i < M; i++ {
+					tr[i*M+1] = math.Inf(-1)
+				}
+				tr[M+2] = math.Inf(1)
+			}
+			what := fmt.Sprintf("M=%d kind=%d", M, kind)
+			buf, out := guarded(M, nil)
+			logMatVecNEON(out, a, tr, M)
+			checkGuards(t, what, buf)
+			want := make([]float64, M)
+			logMatVecGeneric(want, a, tr, M)
+			// Maxima are exact; exp and log are each within 1 ulp of math's
+			// and the sums run in the same order, so the result differs by a
+			// few ulp of max(|m|, log M) at most.
+			for j := range want {
+				tol := 1e-14 * (math.Abs(want[j]) + math.Log(float64(M)) + 1)
+				if !close(out[j], want[j], 0, tol) {
+					t.Fatalf("%s: out[%d] = %v, want %v", what, j, out[j], want[j])
+				}
+			}
+		}
+	}
+}

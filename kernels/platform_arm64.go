@@ -20,6 +20,7 @@ var neonImpl = &impl{
 	log:          logNEON,
 	gather:       gatherNEON,
 	transitions:  transitionsNEON,
+	logMatVec:    logMatVecNEON,
 	scatter:      scatterNEON,
 }
 
