@@ -518,3 +518,99 @@ func TestNEONLogMatVec(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNEON feeds arbitrary float64s to the elementwise and sequence kernels
+// and compares with the references (same rules as the tests above).
+func FuzzNEON(f *testing.F) {
+	f.Add(uint8(3), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24})
+	f.Add(uint8(1), []byte{0, 0, 0, 0, 0, 0, 0xf0, 0xff, 0, 0, 0, 0, 0, 0, 0xf8, 0x7f})
+	f.Add(uint8(5), make([]byte, 8*60))
+	f.Fuzz(func(t *testing.T, m uint8, raw []byte) {
+		if !cpu.ARM64.HasASIMD {
+			t.Skip()
+		}
+		x := floatsFromBytes(raw)
+		got, want := make([]float64, len(x)), make([]float64, len(x))
+		expNEON(got, x)
+		expGeneric(want, x)
+		for i := range x {
+			if ulps(got[i], want[i]) > 2 {
+				t.Fatalf("exp(%v) = %v, want %v", x[i], got[i], want[i])
+			}
+		}
+		logNEON(got, x)
+		logGeneric(want, x)
+		for i := range x {
+			if ulps(got[i], want[i]) > 2 {
+				t.Fatalf("log(%v) = %v, want %v", x[i], got[i], want[i])
+			}
+		}
+		M := int(m%12) + 1
+		if len(x) < M*M+M {
+			return
+		}
+		tr, s := x[:M*M], x[M*M:]
+		T := len(s) / M
+		s = s[:T*M]
+		delta, bp := make([]float64, T*M), make([]int32, T*M)
+		wd, wbp := make([]float64, T*M), make([]int32, T*M)
+		viterbiNEON(delta, bp, s, tr, T, M)
+		viterbiGeneric(wd, wbp, s, tr, T, M)
+		checkSame(t, "viterbi delta", delta, wd)
+		for i := range wbp {
+			if bp[i] != wbp[i] {
+				t.Fatalf("viterbi bp[%d] = %d, want %d", i, bp[i], wbp[i])
+			}
+		}
+		out, wout := make([]float64, M), make([]float64, M)
+		logMatVecNEON(out, s[:M], tr, M)
+		logMatVecGeneric(wout, s[:M], tr, M)
+		for j := range wout {
+			if !close(out[j], wout[j], 0, 1e-14*(math.Abs(wout[j])+math.Log(float64(M))+1)) {
+				t.Fatalf("logMatVec out[%d] = %v, want %v", j, out[j], wout[j])
+			}
+		}
+	})
+}
+
+// Quick sanity benchmarks (meaningless under qemu; run on a real arm64 host):
+// go test -run '^$' -bench NEON -benchtime=200ms -count=3 ./kernels/
+func BenchmarkNEON(b *testing.B) {
+	for _, M := range []int{9, 23, 45, 256} {
+		T := 64
+		psi, e := fbInput(1, T, M, 0)
+		alpha, scale := make([]float64, T*M), make([]float64, T)
+		s, tr := viterbiInput(1, T, M, 0)
+		delta, bp := make([]float64, T*M), make([]int32, T*M)
+		for _, tier := range []string{"neon", "generic"} {
+			fw, vi := forwardNEON1, viterbiNEON
+			if tier == "generic" {
+				fw, vi = forwardGeneric, viterbiGeneric
+			}
+			b.Run(fmt.Sprintf("Forward/M=%d/%s", M, tier), func(b *testing.B) {
+				for b.Loop() {
+					fw(alpha, scale, psi, e, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/pos")
+			})
+			b.Run(fmt.Sprintf("Viterbi/M=%d/%s", M, tier), func(b *testing.B) {
+				for b.Loop() {
+					vi(delta, bp, s, tr, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/pos")
+			})
+		}
+	}
+	x := randSlice(newRand(1), 4096, -700, 700)
+	y := make([]float64, len(x))
+	b.Run("Exp/neon", func(b *testing.B) {
+		for b.Loop() {
+			expNEON(y, x)
+		}
+	})
+	b.Run("Exp/generic", func(b *testing.B) {
+		for b.Loop() {
+			expGeneric(y, x)
+		}
+	})
+}
