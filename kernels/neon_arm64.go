@@ -57,3 +57,12 @@ func transitionsNEON(g, e, alpha, beta, psi, scale, work []float64, T, M int)
 
 //go:noescape
 func logMatVecNEON(out, a, tr []float64, M int)
+
+// fmaPeakNEON runs n iterations of independent FMAs and returns a value that
+// depends on all of them (so nothing is optimised away).
+func fmaPeakNEON(n int) float64
+
+var _ = func() int {
+	neonImpl.fmaPeak, neonImpl.peakFlops = fmaPeakNEON, 24*2*2
+	return 0
+}()

@@ -614,3 +614,11 @@ func BenchmarkNEON(b *testing.B) {
 		}
 	})
 }
+
+func TestNEONFMAProbe(t *testing.T) {
+	needNEON(t)
+	// 24 accumulators, each 0.5·0.125 added n times: 24·2 lanes·n/16.
+	if got := fmaPeakNEON(100); got != 24*2*100.0/16 {
+		t.Fatalf("fmaPeakNEON(100) = %v, want %v", got, 24*2*100.0/16)
+	}
+}
