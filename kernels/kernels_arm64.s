@@ -373,6 +373,144 @@ forwardNEON_i8:
 	SUB $16, R11
 	B forwardNEON_j16
 forwardNEON_j16_done:
+forwardNEON_j14:
+	CMP $14, R11
+	BLT forwardNEON_j14_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forwardNEON_i7:
+	VLD1R.P 8(R13), [V30.D2]
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 48(R22), [V20.D2, V21.D2, V22.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	VFMLA V30.D2, V22.D2, V6.D2
+	SUBS $1, R15
+	BNE forwardNEON_i7
+	VLD1.P 64(R20), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 48(R20), [V20.D2, V21.D2, V22.D2]
+	WORD $0x6e70dc00 // fmul v0.2d, v0.2d, v16.2d
+	WORD $0x6e71dc21 // fmul v1.2d, v1.2d, v17.2d
+	WORD $0x6e72dc42 // fmul v2.2d, v2.2d, v18.2d
+	WORD $0x6e73dc63 // fmul v3.2d, v3.2d, v19.2d
+	WORD $0x6e74dc84 // fmul v4.2d, v4.2d, v20.2d
+	WORD $0x6e75dca5 // fmul v5.2d, v5.2d, v21.2d
+	WORD $0x6e76dcc6 // fmul v6.2d, v6.2d, v22.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R19)
+	VST1.P [V4.D2, V5.D2, V6.D2], 48(R19)
+	WORD $0x4e60d7ff // fadd v31.2d, v31.2d, v0.2d
+	WORD $0x4e61d7ff // fadd v31.2d, v31.2d, v1.2d
+	WORD $0x4e62d7ff // fadd v31.2d, v31.2d, v2.2d
+	WORD $0x4e63d7ff // fadd v31.2d, v31.2d, v3.2d
+	WORD $0x4e64d7ff // fadd v31.2d, v31.2d, v4.2d
+	WORD $0x4e65d7ff // fadd v31.2d, v31.2d, v5.2d
+	WORD $0x4e66d7ff // fadd v31.2d, v31.2d, v6.2d
+	ADD $112, R21
+	SUB $14, R11
+	B forwardNEON_j14
+forwardNEON_j14_done:
+forwardNEON_j12:
+	CMP $12, R11
+	BLT forwardNEON_j12_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forwardNEON_i6:
+	VLD1R.P 8(R13), [V30.D2]
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 32(R22), [V20.D2, V21.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	SUBS $1, R15
+	BNE forwardNEON_i6
+	VLD1.P 64(R20), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 32(R20), [V20.D2, V21.D2]
+	WORD $0x6e70dc00 // fmul v0.2d, v0.2d, v16.2d
+	WORD $0x6e71dc21 // fmul v1.2d, v1.2d, v17.2d
+	WORD $0x6e72dc42 // fmul v2.2d, v2.2d, v18.2d
+	WORD $0x6e73dc63 // fmul v3.2d, v3.2d, v19.2d
+	WORD $0x6e74dc84 // fmul v4.2d, v4.2d, v20.2d
+	WORD $0x6e75dca5 // fmul v5.2d, v5.2d, v21.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R19)
+	VST1.P [V4.D2, V5.D2], 32(R19)
+	WORD $0x4e60d7ff // fadd v31.2d, v31.2d, v0.2d
+	WORD $0x4e61d7ff // fadd v31.2d, v31.2d, v1.2d
+	WORD $0x4e62d7ff // fadd v31.2d, v31.2d, v2.2d
+	WORD $0x4e63d7ff // fadd v31.2d, v31.2d, v3.2d
+	WORD $0x4e64d7ff // fadd v31.2d, v31.2d, v4.2d
+	WORD $0x4e65d7ff // fadd v31.2d, v31.2d, v5.2d
+	ADD $96, R21
+	SUB $12, R11
+	B forwardNEON_j12
+forwardNEON_j12_done:
+forwardNEON_j10:
+	CMP $10, R11
+	BLT forwardNEON_j10_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forwardNEON_i5:
+	VLD1R.P 8(R13), [V30.D2]
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 16(R22), [V20.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	SUBS $1, R15
+	BNE forwardNEON_i5
+	VLD1.P 64(R20), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 16(R20), [V20.D2]
+	WORD $0x6e70dc00 // fmul v0.2d, v0.2d, v16.2d
+	WORD $0x6e71dc21 // fmul v1.2d, v1.2d, v17.2d
+	WORD $0x6e72dc42 // fmul v2.2d, v2.2d, v18.2d
+	WORD $0x6e73dc63 // fmul v3.2d, v3.2d, v19.2d
+	WORD $0x6e74dc84 // fmul v4.2d, v4.2d, v20.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R19)
+	VST1.P [V4.D2], 16(R19)
+	WORD $0x4e60d7ff // fadd v31.2d, v31.2d, v0.2d
+	WORD $0x4e61d7ff // fadd v31.2d, v31.2d, v1.2d
+	WORD $0x4e62d7ff // fadd v31.2d, v31.2d, v2.2d
+	WORD $0x4e63d7ff // fadd v31.2d, v31.2d, v3.2d
+	WORD $0x4e64d7ff // fadd v31.2d, v31.2d, v4.2d
+	ADD $80, R21
+	SUB $10, R11
+	B forwardNEON_j10
+forwardNEON_j10_done:
 forwardNEON_j8:
 	CMP $8, R11
 	BLT forwardNEON_j8_done
@@ -408,6 +546,64 @@ forwardNEON_i4:
 	SUB $8, R11
 	B forwardNEON_j8
 forwardNEON_j8_done:
+forwardNEON_j6:
+	CMP $6, R11
+	BLT forwardNEON_j6_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forwardNEON_i3:
+	VLD1R.P 8(R13), [V30.D2]
+	MOVD R14, R22
+	VLD1.P 48(R22), [V16.D2, V17.D2, V18.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	SUBS $1, R15
+	BNE forwardNEON_i3
+	VLD1.P 48(R20), [V16.D2, V17.D2, V18.D2]
+	WORD $0x6e70dc00 // fmul v0.2d, v0.2d, v16.2d
+	WORD $0x6e71dc21 // fmul v1.2d, v1.2d, v17.2d
+	WORD $0x6e72dc42 // fmul v2.2d, v2.2d, v18.2d
+	VST1.P [V0.D2, V1.D2, V2.D2], 48(R19)
+	WORD $0x4e60d7ff // fadd v31.2d, v31.2d, v0.2d
+	WORD $0x4e61d7ff // fadd v31.2d, v31.2d, v1.2d
+	WORD $0x4e62d7ff // fadd v31.2d, v31.2d, v2.2d
+	ADD $48, R21
+	SUB $6, R11
+	B forwardNEON_j6
+forwardNEON_j6_done:
+forwardNEON_j4:
+	CMP $4, R11
+	BLT forwardNEON_j4_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forwardNEON_i2:
+	VLD1R.P 8(R13), [V30.D2]
+	MOVD R14, R22
+	VLD1.P 32(R22), [V16.D2, V17.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	SUBS $1, R15
+	BNE forwardNEON_i2
+	VLD1.P 32(R20), [V16.D2, V17.D2]
+	WORD $0x6e70dc00 // fmul v0.2d, v0.2d, v16.2d
+	WORD $0x6e71dc21 // fmul v1.2d, v1.2d, v17.2d
+	VST1.P [V0.D2, V1.D2], 32(R19)
+	WORD $0x4e60d7ff // fadd v31.2d, v31.2d, v0.2d
+	WORD $0x4e61d7ff // fadd v31.2d, v31.2d, v1.2d
+	ADD $32, R21
+	SUB $4, R11
+	B forwardNEON_j4
+forwardNEON_j4_done:
 forwardNEON_j2:
 	CMP $2, R11
 	BLT forwardNEON_j2_done
@@ -583,6 +779,129 @@ backwardNEON_j8:
 	SUB $16, R11
 	B backwardNEON_i16
 backwardNEON_i16_done:
+backwardNEON_i14:
+	CMP $14, R11
+	BLT backwardNEON_i14_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backwardNEON_j7:
+	VLD1R.P 8(R13), [V30.D2]
+	VLD1R.P 8(R23), [V29.D2]
+	WORD $0x6e7ddfde // fmul v30.2d, v30.2d, v29.2d
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 48(R22), [V20.D2, V21.D2, V22.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	VFMLA V30.D2, V22.D2, V6.D2
+	SUBS $1, R15
+	BNE backwardNEON_j7
+	WORD $0x6e7cdc00 // fmul v0.2d, v0.2d, v28.2d
+	WORD $0x6e7cdc21 // fmul v1.2d, v1.2d, v28.2d
+	WORD $0x6e7cdc42 // fmul v2.2d, v2.2d, v28.2d
+	WORD $0x6e7cdc63 // fmul v3.2d, v3.2d, v28.2d
+	WORD $0x6e7cdc84 // fmul v4.2d, v4.2d, v28.2d
+	WORD $0x6e7cdca5 // fmul v5.2d, v5.2d, v28.2d
+	WORD $0x6e7cdcc6 // fmul v6.2d, v6.2d, v28.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R19)
+	VST1.P [V4.D2, V5.D2, V6.D2], 48(R19)
+	ADD $112, R21
+	SUB $14, R11
+	B backwardNEON_i14
+backwardNEON_i14_done:
+backwardNEON_i12:
+	CMP $12, R11
+	BLT backwardNEON_i12_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backwardNEON_j6:
+	VLD1R.P 8(R13), [V30.D2]
+	VLD1R.P 8(R23), [V29.D2]
+	WORD $0x6e7ddfde // fmul v30.2d, v30.2d, v29.2d
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 32(R22), [V20.D2, V21.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	SUBS $1, R15
+	BNE backwardNEON_j6
+	WORD $0x6e7cdc00 // fmul v0.2d, v0.2d, v28.2d
+	WORD $0x6e7cdc21 // fmul v1.2d, v1.2d, v28.2d
+	WORD $0x6e7cdc42 // fmul v2.2d, v2.2d, v28.2d
+	WORD $0x6e7cdc63 // fmul v3.2d, v3.2d, v28.2d
+	WORD $0x6e7cdc84 // fmul v4.2d, v4.2d, v28.2d
+	WORD $0x6e7cdca5 // fmul v5.2d, v5.2d, v28.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R19)
+	VST1.P [V4.D2, V5.D2], 32(R19)
+	ADD $96, R21
+	SUB $12, R11
+	B backwardNEON_i12
+backwardNEON_i12_done:
+backwardNEON_i10:
+	CMP $10, R11
+	BLT backwardNEON_i10_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backwardNEON_j5:
+	VLD1R.P 8(R13), [V30.D2]
+	VLD1R.P 8(R23), [V29.D2]
+	WORD $0x6e7ddfde // fmul v30.2d, v30.2d, v29.2d
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 16(R22), [V20.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	SUBS $1, R15
+	BNE backwardNEON_j5
+	WORD $0x6e7cdc00 // fmul v0.2d, v0.2d, v28.2d
+	WORD $0x6e7cdc21 // fmul v1.2d, v1.2d, v28.2d
+	WORD $0x6e7cdc42 // fmul v2.2d, v2.2d, v28.2d
+	WORD $0x6e7cdc63 // fmul v3.2d, v3.2d, v28.2d
+	WORD $0x6e7cdc84 // fmul v4.2d, v4.2d, v28.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R19)
+	VST1.P [V4.D2], 16(R19)
+	ADD $80, R21
+	SUB $10, R11
+	B backwardNEON_i10
+backwardNEON_i10_done:
 backwardNEON_i8:
 	CMP $8, R11
 	BLT backwardNEON_i8_done
@@ -616,6 +935,63 @@ backwardNEON_j4:
 	SUB $8, R11
 	B backwardNEON_i8
 backwardNEON_i8_done:
+backwardNEON_i6:
+	CMP $6, R11
+	BLT backwardNEON_i6_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backwardNEON_j3:
+	VLD1R.P 8(R13), [V30.D2]
+	VLD1R.P 8(R23), [V29.D2]
+	WORD $0x6e7ddfde // fmul v30.2d, v30.2d, v29.2d
+	MOVD R14, R22
+	VLD1.P 48(R22), [V16.D2, V17.D2, V18.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	SUBS $1, R15
+	BNE backwardNEON_j3
+	WORD $0x6e7cdc00 // fmul v0.2d, v0.2d, v28.2d
+	WORD $0x6e7cdc21 // fmul v1.2d, v1.2d, v28.2d
+	WORD $0x6e7cdc42 // fmul v2.2d, v2.2d, v28.2d
+	VST1.P [V0.D2, V1.D2, V2.D2], 48(R19)
+	ADD $48, R21
+	SUB $6, R11
+	B backwardNEON_i6
+backwardNEON_i6_done:
+backwardNEON_i4:
+	CMP $4, R11
+	BLT backwardNEON_i4_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backwardNEON_j2:
+	VLD1R.P 8(R13), [V30.D2]
+	VLD1R.P 8(R23), [V29.D2]
+	WORD $0x6e7ddfde // fmul v30.2d, v30.2d, v29.2d
+	MOVD R14, R22
+	VLD1.P 32(R22), [V16.D2, V17.D2]
+	ADD R6, R14
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	SUBS $1, R15
+	BNE backwardNEON_j2
+	WORD $0x6e7cdc00 // fmul v0.2d, v0.2d, v28.2d
+	WORD $0x6e7cdc21 // fmul v1.2d, v1.2d, v28.2d
+	VST1.P [V0.D2, V1.D2], 32(R19)
+	ADD $32, R21
+	SUB $4, R11
+	B backwardNEON_i4
+backwardNEON_i4_done:
 backwardNEON_i2:
 	CMP $2, R11
 	BLT backwardNEON_i2_done
@@ -781,6 +1157,105 @@ viterbiNEON_post4:
 	SUB $8, R11
 	B viterbiNEON_j8
 viterbiNEON_j8_done:
+viterbiNEON_j6:
+	CMP $6, R11
+	BLT viterbiNEON_j6_done
+	VLD1R (R8), [V18.D2]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.D2, V9.D2, V10.D2]
+	ADD R6, R14
+	WORD $0x4e68d640 // fadd v0.2d, v18.2d, v8.2d
+	VEOR V4.B16, V4.B16, V4.B16
+	WORD $0x4e69d641 // fadd v1.2d, v18.2d, v9.2d
+	VEOR V5.B16, V5.B16, V5.B16
+	WORD $0x4e6ad642 // fadd v2.2d, v18.2d, v10.2d
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD $8, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiNEON_post3
+viterbiNEON_i3:
+	VADD V17.D2, V16.D2, V16.D2
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.D2, V9.D2, V10.D2]
+	ADD R6, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	VBIT V12.B16, V16.B16, V4.B16
+	WORD $0x4e69d649 // fadd v9.2d, v18.2d, v9.2d
+	WORD $0x6ee1e52d // fcmgt v13.2d, v9.2d, v1.2d
+	VBIT V13.B16, V9.B16, V1.B16
+	VBIT V13.B16, V16.B16, V5.B16
+	WORD $0x4e6ad64a // fadd v10.2d, v18.2d, v10.2d
+	WORD $0x6ee2e54e // fcmgt v14.2d, v10.2d, v2.2d
+	VBIT V14.B16, V10.B16, V2.B16
+	VBIT V14.B16, V16.B16, V6.B16
+	SUBS $1, R15
+	BNE viterbiNEON_i3
+viterbiNEON_post3:
+	VLD1.P 48(R20), [V8.D2, V9.D2, V10.D2]
+	WORD $0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	WORD $0x0ea12884 // xtn v4.2s, v4.2d
+	WORD $0x4e69d421 // fadd v1.2d, v1.2d, v9.2d
+	WORD $0x0ea128a5 // xtn v5.2s, v5.2d
+	WORD $0x4e6ad442 // fadd v2.2d, v2.2d, v10.2d
+	WORD $0x0ea128c6 // xtn v6.2s, v6.2d
+	VST1.P [V0.D2, V1.D2, V2.D2], 48(R19)
+	FMOVD.P F4, 8(R22)
+	FMOVD.P F5, 8(R22)
+	FMOVD.P F6, 8(R22)
+	ADD $48, R21
+	SUB $6, R11
+	B viterbiNEON_j6
+viterbiNEON_j6_done:
+viterbiNEON_j4:
+	CMP $4, R11
+	BLT viterbiNEON_j4_done
+	VLD1R (R8), [V18.D2]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.D2, V9.D2]
+	ADD R6, R14
+	WORD $0x4e68d640 // fadd v0.2d, v18.2d, v8.2d
+	VEOR V4.B16, V4.B16, V4.B16
+	WORD $0x4e69d641 // fadd v1.2d, v18.2d, v9.2d
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD $8, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiNEON_post2
+viterbiNEON_i2:
+	VADD V17.D2, V16.D2, V16.D2
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.D2, V9.D2]
+	ADD R6, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	VBIT V12.B16, V16.B16, V4.B16
+	WORD $0x4e69d649 // fadd v9.2d, v18.2d, v9.2d
+	WORD $0x6ee1e52d // fcmgt v13.2d, v9.2d, v1.2d
+	VBIT V13.B16, V9.B16, V1.B16
+	VBIT V13.B16, V16.B16, V5.B16
+	SUBS $1, R15
+	BNE viterbiNEON_i2
+viterbiNEON_post2:
+	VLD1.P 32(R20), [V8.D2, V9.D2]
+	WORD $0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	WORD $0x0ea12884 // xtn v4.2s, v4.2d
+	WORD $0x4e69d421 // fadd v1.2d, v1.2d, v9.2d
+	WORD $0x0ea128a5 // xtn v5.2s, v5.2d
+	VST1.P [V0.D2, V1.D2], 32(R19)
+	FMOVD.P F4, 8(R22)
+	FMOVD.P F5, 8(R22)
+	ADD $32, R21
+	SUB $4, R11
+	B viterbiNEON_j4
+viterbiNEON_j4_done:
 viterbiNEON_j2:
 	CMP $2, R11
 	BLT viterbiNEON_j2_done
@@ -1144,6 +1619,93 @@ gatherNEON_f8:
 	SUB $16, R11
 	B gatherNEON_j16
 gatherNEON_j16_done:
+gatherNEON_j14:
+	CMP $14, R11
+	BLT gatherNEON_j14_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 48(R19), [V4.D2, V5.D2, V6.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f7:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 48(R22), [V20.D2, V21.D2, V22.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	VFMLA V30.D2, V22.D2, V6.D2
+	SUBS $1, R15
+	BNE gatherNEON_f7
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R20)
+	VST1.P [V4.D2, V5.D2, V6.D2], 48(R20)
+	ADD $112, R21
+	SUB $14, R11
+	B gatherNEON_j14
+gatherNEON_j14_done:
+gatherNEON_j12:
+	CMP $12, R11
+	BLT gatherNEON_j12_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 32(R19), [V4.D2, V5.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f6:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 32(R22), [V20.D2, V21.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	SUBS $1, R15
+	BNE gatherNEON_f6
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R20)
+	VST1.P [V4.D2, V5.D2], 32(R20)
+	ADD $96, R21
+	SUB $12, R11
+	B gatherNEON_j12
+gatherNEON_j12_done:
+gatherNEON_j10:
+	CMP $10, R11
+	BLT gatherNEON_j10_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 16(R19), [V4.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f5:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 16(R22), [V20.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	SUBS $1, R15
+	BNE gatherNEON_f5
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R20)
+	VST1.P [V4.D2], 16(R20)
+	ADD $80, R21
+	SUB $10, R11
+	B gatherNEON_j10
+gatherNEON_j10_done:
 gatherNEON_j8:
 	CMP $8, R11
 	BLT gatherNEON_j8_done
@@ -1168,6 +1730,51 @@ gatherNEON_f4:
 	SUB $8, R11
 	B gatherNEON_j8
 gatherNEON_j8_done:
+gatherNEON_j6:
+	CMP $6, R11
+	BLT gatherNEON_j6_done
+	VLD1.P 48(R19), [V0.D2, V1.D2, V2.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f3:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	VLD1.P 48(R22), [V16.D2, V17.D2, V18.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	SUBS $1, R15
+	BNE gatherNEON_f3
+	VST1.P [V0.D2, V1.D2, V2.D2], 48(R20)
+	ADD $48, R21
+	SUB $6, R11
+	B gatherNEON_j6
+gatherNEON_j6_done:
+gatherNEON_j4:
+	CMP $4, R11
+	BLT gatherNEON_j4_done
+	VLD1.P 32(R19), [V0.D2, V1.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gatherNEON_f2:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	VLD1.P 32(R22), [V16.D2, V17.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	SUBS $1, R15
+	BNE gatherNEON_f2
+	VST1.P [V0.D2, V1.D2], 32(R20)
+	ADD $32, R21
+	SUB $4, R11
+	B gatherNEON_j4
+gatherNEON_j4_done:
 gatherNEON_j2:
 	CMP $2, R11
 	BLT gatherNEON_j2_done
@@ -1274,6 +1881,99 @@ scatterNEON_f8:
 	SUB $16, R11
 	B scatterNEON_j16
 scatterNEON_j16_done:
+scatterNEON_j14:
+	CMP $14, R11
+	BLT scatterNEON_j14_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 48(R19), [V4.D2, V5.D2, V6.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f7:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	WORD $0x6e7edffe // fmul v30.2d, v31.2d, v30.2d
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 48(R22), [V20.D2, V21.D2, V22.D2]
+	VFMLA V30.D2, V0.D2, V16.D2
+	VFMLA V30.D2, V1.D2, V17.D2
+	VFMLA V30.D2, V2.D2, V18.D2
+	VFMLA V30.D2, V3.D2, V19.D2
+	VFMLA V30.D2, V4.D2, V20.D2
+	VFMLA V30.D2, V5.D2, V21.D2
+	VFMLA V30.D2, V6.D2, V22.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R23)
+	VST1.P [V20.D2, V21.D2, V22.D2], 48(R23)
+	SUBS $1, R15
+	BNE scatterNEON_f7
+	ADD $112, R21
+	SUB $14, R11
+	B scatterNEON_j14
+scatterNEON_j14_done:
+scatterNEON_j12:
+	CMP $12, R11
+	BLT scatterNEON_j12_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 32(R19), [V4.D2, V5.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f6:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	WORD $0x6e7edffe // fmul v30.2d, v31.2d, v30.2d
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 32(R22), [V20.D2, V21.D2]
+	VFMLA V30.D2, V0.D2, V16.D2
+	VFMLA V30.D2, V1.D2, V17.D2
+	VFMLA V30.D2, V2.D2, V18.D2
+	VFMLA V30.D2, V3.D2, V19.D2
+	VFMLA V30.D2, V4.D2, V20.D2
+	VFMLA V30.D2, V5.D2, V21.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R23)
+	VST1.P [V20.D2, V21.D2], 32(R23)
+	SUBS $1, R15
+	BNE scatterNEON_f6
+	ADD $96, R21
+	SUB $12, R11
+	B scatterNEON_j12
+scatterNEON_j12_done:
+scatterNEON_j10:
+	CMP $10, R11
+	BLT scatterNEON_j10_done
+	VLD1.P 64(R19), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 16(R19), [V4.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f5:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	WORD $0x6e7edffe // fmul v30.2d, v31.2d, v30.2d
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 16(R22), [V20.D2]
+	VFMLA V30.D2, V0.D2, V16.D2
+	VFMLA V30.D2, V1.D2, V17.D2
+	VFMLA V30.D2, V2.D2, V18.D2
+	VFMLA V30.D2, V3.D2, V19.D2
+	VFMLA V30.D2, V4.D2, V20.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R23)
+	VST1.P [V20.D2], 16(R23)
+	SUBS $1, R15
+	BNE scatterNEON_f5
+	ADD $80, R21
+	SUB $10, R11
+	B scatterNEON_j10
+scatterNEON_j10_done:
 scatterNEON_j8:
 	CMP $8, R11
 	BLT scatterNEON_j8_done
@@ -1300,6 +2000,55 @@ scatterNEON_f4:
 	SUB $8, R11
 	B scatterNEON_j8
 scatterNEON_j8_done:
+scatterNEON_j6:
+	CMP $6, R11
+	BLT scatterNEON_j6_done
+	VLD1.P 48(R19), [V0.D2, V1.D2, V2.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f3:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	WORD $0x6e7edffe // fmul v30.2d, v31.2d, v30.2d
+	MOVD R22, R23
+	VLD1.P 48(R22), [V16.D2, V17.D2, V18.D2]
+	VFMLA V30.D2, V0.D2, V16.D2
+	VFMLA V30.D2, V1.D2, V17.D2
+	VFMLA V30.D2, V2.D2, V18.D2
+	VST1.P [V16.D2, V17.D2, V18.D2], 48(R23)
+	SUBS $1, R15
+	BNE scatterNEON_f3
+	ADD $48, R21
+	SUB $6, R11
+	B scatterNEON_j6
+scatterNEON_j6_done:
+scatterNEON_j4:
+	CMP $4, R11
+	BLT scatterNEON_j4_done
+	VLD1.P 32(R19), [V0.D2, V1.D2]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatterNEON_f2:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 8(R14), [V30.D2]
+	WORD $0x6e7edffe // fmul v30.2d, v31.2d, v30.2d
+	MOVD R22, R23
+	VLD1.P 32(R22), [V16.D2, V17.D2]
+	VFMLA V30.D2, V0.D2, V16.D2
+	VFMLA V30.D2, V1.D2, V17.D2
+	VST1.P [V16.D2, V17.D2], 32(R23)
+	SUBS $1, R15
+	BNE scatterNEON_f2
+	ADD $32, R21
+	SUB $4, R11
+	B scatterNEON_j4
+scatterNEON_j4_done:
 scatterNEON_j2:
 	CMP $2, R11
 	BLT scatterNEON_j2_done
@@ -1469,6 +2218,138 @@ transitionsNEON_t8:
 	SUB $16, R11
 	B transitionsNEON_j16
 transitionsNEON_j16_done:
+transitionsNEON_j14:
+	CMP $14, R11
+	BLT transitionsNEON_j14_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t7:
+	VLD1R (R13), [V30.D2]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 48(R23), [V20.D2, V21.D2, V22.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	VFMLA V30.D2, V22.D2, V6.D2
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t7
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 48(R23), [V20.D2, V21.D2, V22.D2]
+	VLD1.P 64(R20), [V8.D2, V9.D2, V10.D2, V11.D2]
+	VLD1.P 48(R20), [V12.D2, V13.D2, V14.D2]
+	VFMLA V0.D2, V8.D2, V16.D2
+	VFMLA V1.D2, V9.D2, V17.D2
+	VFMLA V2.D2, V10.D2, V18.D2
+	VFMLA V3.D2, V11.D2, V19.D2
+	VFMLA V4.D2, V12.D2, V20.D2
+	VFMLA V5.D2, V13.D2, V21.D2
+	VFMLA V6.D2, V14.D2, V22.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R19)
+	VST1.P [V20.D2, V21.D2, V22.D2], 48(R19)
+	ADD $112, R22
+	SUB $14, R11
+	B transitionsNEON_j14
+transitionsNEON_j14_done:
+transitionsNEON_j12:
+	CMP $12, R11
+	BLT transitionsNEON_j12_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t6:
+	VLD1R (R13), [V30.D2]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 32(R23), [V20.D2, V21.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	VFMLA V30.D2, V21.D2, V5.D2
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t6
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 32(R23), [V20.D2, V21.D2]
+	VLD1.P 64(R20), [V8.D2, V9.D2, V10.D2, V11.D2]
+	VLD1.P 32(R20), [V12.D2, V13.D2]
+	VFMLA V0.D2, V8.D2, V16.D2
+	VFMLA V1.D2, V9.D2, V17.D2
+	VFMLA V2.D2, V10.D2, V18.D2
+	VFMLA V3.D2, V11.D2, V19.D2
+	VFMLA V4.D2, V12.D2, V20.D2
+	VFMLA V5.D2, V13.D2, V21.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R19)
+	VST1.P [V20.D2, V21.D2], 32(R19)
+	ADD $96, R22
+	SUB $12, R11
+	B transitionsNEON_j12
+transitionsNEON_j12_done:
+transitionsNEON_j10:
+	CMP $10, R11
+	BLT transitionsNEON_j10_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t5:
+	VLD1R (R13), [V30.D2]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 16(R23), [V20.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	VFMLA V30.D2, V19.D2, V3.D2
+	VFMLA V30.D2, V20.D2, V4.D2
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t5
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VLD1.P 16(R23), [V20.D2]
+	VLD1.P 64(R20), [V8.D2, V9.D2, V10.D2, V11.D2]
+	VLD1.P 16(R20), [V12.D2]
+	VFMLA V0.D2, V8.D2, V16.D2
+	VFMLA V1.D2, V9.D2, V17.D2
+	VFMLA V2.D2, V10.D2, V18.D2
+	VFMLA V3.D2, V11.D2, V19.D2
+	VFMLA V4.D2, V12.D2, V20.D2
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R19)
+	VST1.P [V20.D2], 16(R19)
+	ADD $80, R22
+	SUB $10, R11
+	B transitionsNEON_j10
+transitionsNEON_j10_done:
 transitionsNEON_j8:
 	CMP $8, R11
 	BLT transitionsNEON_j8_done
@@ -1503,6 +2384,65 @@ transitionsNEON_t4:
 	SUB $8, R11
 	B transitionsNEON_j8
 transitionsNEON_j8_done:
+transitionsNEON_j6:
+	CMP $6, R11
+	BLT transitionsNEON_j6_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t3:
+	VLD1R (R13), [V30.D2]
+	MOVD R14, R23
+	VLD1.P 48(R23), [V16.D2, V17.D2, V18.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	VFMLA V30.D2, V18.D2, V2.D2
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t3
+	MOVD R19, R23
+	VLD1.P 48(R23), [V16.D2, V17.D2, V18.D2]
+	VLD1.P 48(R20), [V8.D2, V9.D2, V10.D2]
+	VFMLA V0.D2, V8.D2, V16.D2
+	VFMLA V1.D2, V9.D2, V17.D2
+	VFMLA V2.D2, V10.D2, V18.D2
+	VST1.P [V16.D2, V17.D2, V18.D2], 48(R19)
+	ADD $48, R22
+	SUB $6, R11
+	B transitionsNEON_j6
+transitionsNEON_j6_done:
+transitionsNEON_j4:
+	CMP $4, R11
+	BLT transitionsNEON_j4_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitionsNEON_t2:
+	VLD1R (R13), [V30.D2]
+	MOVD R14, R23
+	VLD1.P 32(R23), [V16.D2, V17.D2]
+	VFMLA V30.D2, V16.D2, V0.D2
+	VFMLA V30.D2, V17.D2, V1.D2
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitionsNEON_t2
+	MOVD R19, R23
+	VLD1.P 32(R23), [V16.D2, V17.D2]
+	VLD1.P 32(R20), [V8.D2, V9.D2]
+	VFMLA V0.D2, V8.D2, V16.D2
+	VFMLA V1.D2, V9.D2, V17.D2
+	VST1.P [V16.D2, V17.D2], 32(R19)
+	ADD $32, R22
+	SUB $4, R11
+	B transitionsNEON_j4
+transitionsNEON_j4_done:
 transitionsNEON_j2:
 	CMP $2, R11
 	BLT transitionsNEON_j2_done
@@ -1601,6 +2541,62 @@ logMatVecNEON_maxi4:
 	SUB $8, R11
 	B logMatVecNEON_max8
 logMatVecNEON_max8_done:
+logMatVecNEON_max6:
+	CMP $6, R11
+	BLT logMatVecNEON_max6_done
+	VORR V20.B16, V20.B16, V0.B16
+	VORR V20.B16, V20.B16, V1.B16
+	VORR V20.B16, V20.B16, V2.B16
+	MOVD R1, R13
+	MOVD R21, R14
+	MOVD R3, R15
+logMatVecNEON_maxi3:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.D2, V9.D2, V10.D2]
+	ADD R4, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e69d649 // fadd v9.2d, v18.2d, v9.2d
+	WORD $0x6ee1e52d // fcmgt v13.2d, v9.2d, v1.2d
+	VBIT V13.B16, V9.B16, V1.B16
+	WORD $0x4e6ad64a // fadd v10.2d, v18.2d, v10.2d
+	WORD $0x6ee2e54e // fcmgt v14.2d, v10.2d, v2.2d
+	VBIT V14.B16, V10.B16, V2.B16
+	SUBS $1, R15
+	BNE logMatVecNEON_maxi3
+	VST1.P [V0.D2, V1.D2, V2.D2], 48(R19)
+	ADD $48, R21
+	SUB $6, R11
+	B logMatVecNEON_max6
+logMatVecNEON_max6_done:
+logMatVecNEON_max4:
+	CMP $4, R11
+	BLT logMatVecNEON_max4_done
+	VORR V20.B16, V20.B16, V0.B16
+	VORR V20.B16, V20.B16, V1.B16
+	MOVD R1, R13
+	MOVD R21, R14
+	MOVD R3, R15
+logMatVecNEON_maxi2:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.D2, V9.D2]
+	ADD R4, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e69d649 // fadd v9.2d, v18.2d, v9.2d
+	WORD $0x6ee1e52d // fcmgt v13.2d, v9.2d, v1.2d
+	VBIT V13.B16, V9.B16, V1.B16
+	SUBS $1, R15
+	BNE logMatVecNEON_maxi2
+	VST1.P [V0.D2, V1.D2], 32(R19)
+	ADD $32, R21
+	SUB $4, R11
+	B logMatVecNEON_max4
+logMatVecNEON_max4_done:
 logMatVecNEON_max2:
 	CMP $2, R11
 	BLT logMatVecNEON_max2_done

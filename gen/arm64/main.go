@@ -320,7 +320,7 @@ func (g *gen) forward() {
 	g.i("MOVD R9, R19")
 	g.i("MOVD R10, R20")
 	g.i("MOVD R3, R21")
-	g.blocks("j", "R11", widths{8, 4, 1, 0}, func(nv int) {
+	g.blocks("j", "R11", colBlocks8, func(nv int) {
 		if nv == 0 {
 			g.zero(0)
 		}
@@ -405,7 +405,7 @@ func (g *gen) backward() {
 	g.i("MOVD R5, R11")
 	g.i("MOVD R9, R19")
 	g.i("MOVD R3, R21")
-	g.blocks("i", "R11", widths{8, 4, 1, 0}, func(nv int) {
+	g.blocks("i", "R11", colBlocks8, func(nv int) {
 		if nv == 0 {
 			g.zero(0)
 		}
@@ -491,7 +491,7 @@ func (g *gen) viterbi() {
 	g.i("MOVD R10, R20")
 	g.i("MOVD R3, R21")
 	g.i("MOVD R25, R22")
-	g.blocks("j", "R11", widths{4, 1, 0}, func(nv int) {
+	g.blocks("j", "R11", colBlocks4, func(nv int) {
 		n := max(nv, 1)
 		g.i("VLD1R (R8), [V18.D2]")
 		g.i("MOVD R21, R14")
@@ -757,7 +757,7 @@ func (g *gen) sparse(scatter bool) {
 	g.i("MOVD R0, R19")
 	g.i("MOVD R0, R20")
 	g.i("MOVD R1, R21")
-	g.blocks("j", "R11", widths{8, 4, 1, 0}, func(nv int) {
+	g.blocks("j", "R11", colBlocks8, func(nv int) {
 		g.ld("R19", 0, nv)
 		g.i("MOVD R10, R13")
 		g.i("MOVD R12, R14")
@@ -858,7 +858,7 @@ func (g *gen) transitions() {
 	g.label(g.l("i"))
 	g.i("MOVD R8, R11")
 	g.i("MOVD R6, R22")
-	g.blocks("j", "R11", widths{8, 4, 1, 0}, func(nv int) {
+	g.blocks("j", "R11", colBlocks8, func(nv int) {
 		if nv == 0 {
 			g.zero(0)
 		}
@@ -922,7 +922,7 @@ func (g *gen) logMatVec() {
 	g.i("MOVD R3, R11")
 	g.i("MOVD R0, R19")
 	g.i("MOVD R2, R21")
-	g.blocks("max", "R11", widths{4, 1, 0}, func(nv int) {
+	g.blocks("max", "R11", colBlocks4, func(nv int) {
 		n := max(nv, 1)
 		for k := 0; k < n; k++ {
 			g.mov(k, 20)
@@ -1008,3 +1008,12 @@ func (g *gen) fmaPeak() {
 	g.i("FMOVD F0, ret+8(FP)")
 	g.i("RET")
 }
+
+// Column blocks of the matrix kernels: whole blocks of the widest size, then
+// at most one block of each smaller size, so that a row of M columns takes
+// ⌈M/16⌉ + 2 passes over the matrix at most (each pass is a chain of M
+// dependent FMAs per accumulator, so fewer, wider passes hide more latency).
+var (
+	colBlocks8 = widths{8, 7, 6, 5, 4, 3, 2, 1, 0}
+	colBlocks4 = widths{4, 3, 2, 1, 0}
+)
