@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"reflect"
 	"testing"
 
 	"golang.org/x/sys/cpu"
@@ -620,5 +621,20 @@ func TestNEONFMAProbe(t *testing.T) {
 	// 24 accumulators, each 0.5·0.125 added n times: 24·2 lanes·n/16.
 	if got := fmaPeakNEON(100); got != 24*2*100.0/16 {
 		t.Fatalf("fmaPeakNEON(100) = %v, want %v", got, 24*2*100.0/16)
+	}
+}
+
+// TestNEONWired fails when a kernel of the neon tier is still the generic
+// fallback, so that a lost assignment cannot pass silently.
+func TestNEONWired(t *testing.T) {
+	nv, gv := reflect.ValueOf(neonImpl).Elem(), reflect.ValueOf(generic).Elem()
+	for i := 0; i < nv.NumField(); i++ {
+		f := nv.Field(i)
+		if f.Kind() != reflect.Func || nv.Type().Field(i).Name == "fmaPeak" {
+			continue
+		}
+		if f.IsNil() || f.Pointer() == gv.Field(i).Pointer() {
+			t.Errorf("neon tier: %s is the generic implementation", nv.Type().Field(i).Name)
+		}
 	}
 }
