@@ -6,7 +6,7 @@
 //
 // Every kernel has a pure-Go reference (the "generic" implementation) and,
 // where the CPU allows, assembly implementations generated from ../gen
-// ("avx2", "avx512"). One implementation is chosen at start-up: the purego
+// ("avx2", "avx512" on amd64, "neon" on arm64). One implementation is chosen at start-up: the purego
 // build tag builds no assembly; otherwise the environment variable
 // SIMDCRF_KERNELS=generic|avx2|avx512|neon picks one if the CPU has it; otherwise the
 // best the CPU supports is used. Use switches at run time (tests, benchmarks).

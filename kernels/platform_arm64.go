@@ -1,0 +1,27 @@
+//go:build !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// The arm64 tier: Advanced SIMD (NEON), which every ARMv8-A core has; the
+// check is kept so that dispatch can say why it was not used.
+var neonImpl = &impl{
+	name:         "neon",
+	available:    cpu.ARM64.HasASIMD,
+	dot:          dotNEON,
+	axpy:         axpyNEON,
+	scale:        scaleNEON,
+	forward:      forwardNEON1,
+	forwardBatch: forwardBatchNEON,
+	backward:     backwardNEON,
+	viterbi:      viterbiNEON,
+	exp:          expNEON,
+	log:          logNEON,
+	gather:       gatherNEON,
+	transitions:  transitionsNEON,
+	logMatVec:    logMatVecNEON,
+	scatter:      scatterNEON,
+}
+
+func platformImpls() []*impl { return []*impl{neonImpl} }
