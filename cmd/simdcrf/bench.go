@@ -139,10 +139,16 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "BENCHMARKS.md", "file to write")
 	benchTime := fs.Duration("benchtime", 200*time.Millisecond, "time per measurement")
 	count := fs.Int("count", 5, "measurements per case; the median is reported")
+	labelList := fs.String("labels", "", "comma-separated label counts (default: every suite's full list)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	labels, err := parseInts(*labelList)
+	if err != nil {
+		return fmt.Errorf("--labels: %w", err)
+	}
 	cfg := report.Config{
+		Labels:    labels,
 		BenchTime: *benchTime,
 		Count:     *count,
 		Command:   "go run ./cmd/simdcrf bench report",

@@ -85,14 +85,14 @@ func TestReportWritesAtomically(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "BENCHMARKS.md")
 	var out, errb bytes.Buffer
-	if err := run([]string{"bench", "report", "--out", path, "--benchtime", "1ms", "--count", "1"}, &out, &errb); err != nil {
+	if err := run([]string{"bench", "report", "--out", path, "--benchtime", "1ms", "--count", "1", "--labels", "3,9"}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"go run ./cmd/simdcrf bench report", "**Machine:**", "### FMA peak", "**forward**", "**viterbi**", "### Targets"} {
+	for _, want := range []string{"go run ./cmd/simdcrf bench report", "**Machine:**", "### FMA peak", "**forward**", "**viterbi**", "### Targets", "## Inference engine", "### Engine targets", "## arm64"} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -104,5 +104,36 @@ func TestReportWritesAtomically(t *testing.T) {
 	// A report into a directory that does not exist fails without a file.
 	if err := run([]string{"bench", "report", "--out", filepath.Join(dir, "no", "such", "B.md"), "--benchtime", "1ms", "--count", "1"}, &out, &errb); err == nil {
 		t.Error("report into a missing directory succeeded")
+	}
+}
+
+func TestBenchEngineJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"bench", "engine", "--json", "--labels", "9", "--threads", "1,2", "--benchtime", "1ms"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	ops := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		for _, k := range []string{"op", "structure", "impl", "labels", "threads", "tokens_per_second", "allocs_per_sequence"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %q lacks key %q", l, k)
+			}
+		}
+		if tps, _ := m["tokens_per_second"].(float64); !(tps > 0) {
+			t.Errorf("line %q: tokens_per_second not positive", l)
+		}
+		if a, _ := m["allocs_per_sequence"].(float64); a != 0 {
+			t.Errorf("line %q: allocates in steady state", l)
+		}
+		ops[m["op"].(string)+"/"+m["structure"].(string)] = true
+	}
+	for _, want := range []string{"forward_backward/dense", "forward_backward/tied", "forward_backward/forbidden", "viterbi/dense", "viterbi/tied", "viterbi/forbidden", "nbest/dense"} {
+		if !ops[want] {
+			t.Errorf("no result for %s", want)
+		}
 	}
 }
