@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/simdcrf/simdcrf/kernels"
@@ -690,5 +691,93 @@ func TestPoolMatchesSequential(t *testing.T) {
 			t.Errorf("threads=%d: Run allocates %v times", threads, a)
 		}
 		pool.Close()
+	}
+}
+
+func TestBatchesMatchSingle(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 31))
+	M := 7
+	tr, _ := randomChain(r, 1, M, 1, 0.1)
+	n := 23
+	emits, labels := make([][]float64, n), make([][]int32, n)
+	for i := range n {
+		T := 1 + r.IntN(20)
+		_, emits[i] = randomChain(r, T, M, 1, 0)
+		labels[i] = make([]int32, T)
+		// A labelling that is possible: the Viterbi one.
+		tr.Viterbi(NewWorkspace(), emits[i], nil, labels[i])
+	}
+	ws := NewWorkspace()
+	wantZ := make([]float64, n)
+	wantNLL := 0.0
+	want := Gradient{DTrans: make([]float64, M*M), DStart: make([]float64, M), DEnd: make([]float64, M)}
+	wantEmit := make([][]float64, n)
+	for i := range n {
+		wantZ[i], _ = tr.LogZ(ws, emits[i], nil)
+		wantEmit[i] = make([]float64, len(emits[i]))
+		g := want
+		g.DEmit = wantEmit[i]
+		v, err := tr.NLL(ws, emits[i], labels[i], nil, &g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantNLL += v
+	}
+	for _, threads := range []int{1, 2, 5} {
+		pool := NewPool(threads)
+		z := make([]float64, n)
+		if err := tr.LogZBatch(pool, emits, nil, z); err != nil || !slices.Equal(z, wantZ) {
+			t.Fatalf("threads=%d: LogZBatch %v %v", threads, err, z)
+		}
+		paths, scores := make([][]int32, n), make([]float64, n)
+		for i := range paths {
+			paths[i] = make([]int32, len(labels[i]))
+		}
+		if err := tr.ViterbiBatch(pool, emits, nil, paths, scores); err != nil {
+			t.Fatal(err)
+		}
+		for i := range paths {
+			if !slices.Equal(paths[i], labels[i]) {
+				t.Fatalf("threads=%d: ViterbiBatch chain %d: %v, want %v", threads, i, paths[i], labels[i])
+			}
+		}
+		var first float64
+		for rep := range 2 {
+			g := Gradient{DTrans: make([]float64, M*M), DStart: make([]float64, M), DEnd: make([]float64, M)}
+			dEmit := make([][]float64, n)
+			for i := range dEmit {
+				dEmit[i] = make([]float64, len(emits[i]))
+			}
+			v, err := tr.NLLBatch(pool, emits, labels, nil, dEmit, &g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !near(v, wantNLL, 1e-12) {
+				t.Fatalf("threads=%d: NLLBatch %v, want %v", threads, v, wantNLL)
+			}
+			if rep == 0 {
+				first = v
+			} else if v != first {
+				t.Fatalf("threads=%d: NLLBatch not deterministic: %v then %v", threads, first, v)
+			}
+			checkNear(t, "DTrans", g.DTrans, want.DTrans, 1e-12)
+			checkNear(t, "DStart", g.DStart, want.DStart, 1e-12)
+			for i := range dEmit {
+				checkNear(t, "DEmit", dEmit[i], wantEmit[i], 1e-12)
+			}
+		}
+		pool.Close()
+	}
+	// An impossible chain reports which one.
+	bad := append([][]float64(nil), emits...)
+	c := make([]*ChainOptions, n)
+	c[4] = &ChainOptions{Allowed: make([][]int32, len(emits[4]))}
+	for p := range c[4].Allowed {
+		c[4].Allowed[p] = []int32{}
+	}
+	c[4].Allowed[0] = nil
+	err := tr.LogZBatch(NewPool(2), bad, c, make([]float64, n))
+	if len(emits[4])/M > 1 && (err == nil || !strings.Contains(err.Error(), "chain 4")) {
+		t.Fatalf("impossible chain: %v", err)
 	}
 }
