@@ -96,6 +96,8 @@ viterbi_AVX2_chunk:
 	MOVQ    $0x00000004, R11
 	CMPQ    R10, R11
 	CMOVQGT R11, R10
+	CMPQ    R10, $0x00000004
+	JE      viterbi_AVX2_full
 	CMPQ    R9, $0x00000001
 	JE      viterbi_AVX2_k1
 	CMPQ    R9, $0x00000002
@@ -107,6 +109,19 @@ viterbi_AVX2_chunk:
 	CMPQ    R9, $0x00000005
 	JE      viterbi_AVX2_k5
 	JMP     viterbi_AVX2_ret
+
+viterbi_AVX2_full:
+	CMPQ R9, $0x00000001
+	JE   viterbi_AVX2_f1
+	CMPQ R9, $0x00000002
+	JE   viterbi_AVX2_f2
+	CMPQ R9, $0x00000003
+	JE   viterbi_AVX2_f3
+	CMPQ R9, $0x00000004
+	JE   viterbi_AVX2_f4
+	CMPQ R9, $0x00000005
+	JE   viterbi_AVX2_f5
+	JMP  viterbi_AVX2_ret
 
 viterbi_AVX2_k1:
 	MOVQ         $0x00000004, R9
@@ -136,7 +151,8 @@ viterbi_AVX2_k1_i:
 	VADDPD       Y5, Y4, Y5
 	VCMPPD       $0x1e, Y3, Y5, Y4
 	VMAXPD       Y3, Y5, Y3
-	VBLENDVPD    Y4, Y2, Y1, Y1
+	VANDPD       Y2, Y4, Y4
+	VMAXPD       Y4, Y1, Y1
 	DECQ         R12
 	JNZ          viterbi_AVX2_k1_i
 
@@ -150,6 +166,44 @@ viterbi_AVX2_k1_fin:
 	LEAQ       vitmask32<>+0(SB), R10
 	VMOVDQU    (R10)(R9*4), X0
 	VMASKMOVPS X1, X0, (BX)(DX*4)
+	ADDQ       $0x00000004, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2_chunk
+	JMP        viterbi_AVX2_next
+
+viterbi_AVX2_f1:
+	MOVQ         R8, R9
+	SHLQ         $0x03, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*8), R10
+	VBROADCASTSD (R9), Y0
+	VADDPD       (R10), Y0, Y2
+	VXORPD       Y0, Y0, Y0
+	VXORPD       Y1, Y1, Y1
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2_f1_fin
+
+viterbi_AVX2_f1_i:
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(R8*8), R10
+	VADDPD       vitones<>+0(SB), Y1, Y1
+	VBROADCASTSD (R9), Y3
+	VADDPD       (R10), Y3, Y3
+	VCMPPD       $0x1e, Y2, Y3, Y4
+	VMAXPD       Y2, Y3, Y2
+	VANDPD       Y1, Y4, Y4
+	VMAXPD       Y4, Y0, Y0
+	DECQ         R11
+	JNZ          viterbi_AVX2_f1_i
+
+viterbi_AVX2_f1_fin:
+	VCVTPD2DQY Y0, X0
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VMOVDQU    X0, (BX)(DX*4)
 	ADDQ       $0x00000004, DX
 	INCQ       SI
 	CMPQ       DX, R8
@@ -185,12 +239,14 @@ viterbi_AVX2_k2_i:
 	VADDPD       (R11), Y6, Y7
 	VCMPPD       $0x1e, Y4, Y7, Y8
 	VMAXPD       Y4, Y7, Y4
-	VBLENDVPD    Y8, Y3, Y1, Y1
+	VANDPD       Y3, Y8, Y8
+	VMAXPD       Y8, Y1, Y1
 	VMASKMOVPD   32(R11), Y0, Y7
 	VADDPD       Y7, Y6, Y7
 	VCMPPD       $0x1e, Y5, Y7, Y6
 	VMAXPD       Y5, Y7, Y5
-	VBLENDVPD    Y6, Y3, Y2, Y2
+	VANDPD       Y3, Y6, Y6
+	VMAXPD       Y6, Y2, Y2
 	DECQ         R12
 	JNZ          viterbi_AVX2_k2_i
 
@@ -208,6 +264,55 @@ viterbi_AVX2_k2_fin:
 	LEAQ       vitmask32<>+0(SB), R10
 	VMOVDQU    (R10)(R9*4), X0
 	VMASKMOVPS X1, X0, 16(BX)(DX*4)
+	ADDQ       $0x00000008, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2_chunk
+	JMP        viterbi_AVX2_next
+
+viterbi_AVX2_f2:
+	MOVQ         R8, R9
+	SHLQ         $0x03, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*8), R10
+	VBROADCASTSD (R9), Y1
+	VADDPD       (R10), Y1, Y3
+	VXORPD       Y0, Y0, Y0
+	VADDPD       32(R10), Y1, Y4
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2_f2_fin
+
+viterbi_AVX2_f2_i:
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(R8*8), R10
+	VADDPD       vitones<>+0(SB), Y2, Y2
+	VBROADCASTSD (R9), Y5
+	VADDPD       (R10), Y5, Y6
+	VCMPPD       $0x1e, Y3, Y6, Y7
+	VMAXPD       Y3, Y6, Y3
+	VANDPD       Y2, Y7, Y7
+	VMAXPD       Y7, Y0, Y0
+	VADDPD       32(R10), Y5, Y5
+	VCMPPD       $0x1e, Y4, Y5, Y6
+	VMAXPD       Y4, Y5, Y4
+	VANDPD       Y2, Y6, Y6
+	VMAXPD       Y6, Y1, Y1
+	DECQ         R11
+	JNZ          viterbi_AVX2_f2_i
+
+viterbi_AVX2_f2_fin:
+	VCVTPD2DQY Y0, X0
+	VADDPD     (CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, (AX)(DX*8)
+	VMOVDQU    X0, (BX)(DX*4)
+	VCVTPD2DQY Y1, X0
+	VADDPD     32(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 32(AX)(DX*8)
+	VMOVDQU    X0, 16(BX)(DX*4)
 	ADDQ       $0x00000008, DX
 	INCQ       SI
 	CMPQ       DX, R8
@@ -245,16 +350,19 @@ viterbi_AVX2_k3_i:
 	VADDPD       (R11), Y8, Y9
 	VCMPPD       $0x1e, Y5, Y9, Y10
 	VMAXPD       Y5, Y9, Y5
-	VBLENDVPD    Y10, Y4, Y1, Y1
+	VANDPD       Y4, Y10, Y10
+	VMAXPD       Y10, Y1, Y1
 	VADDPD       32(R11), Y8, Y9
 	VCMPPD       $0x1e, Y6, Y9, Y10
 	VMAXPD       Y6, Y9, Y6
-	VBLENDVPD    Y10, Y4, Y2, Y2
+	VANDPD       Y4, Y10, Y10
+	VMAXPD       Y10, Y2, Y2
 	VMASKMOVPD   64(R11), Y0, Y9
 	VADDPD       Y9, Y8, Y9
 	VCMPPD       $0x1e, Y7, Y9, Y8
 	VMAXPD       Y7, Y9, Y7
-	VBLENDVPD    Y8, Y4, Y3, Y3
+	VANDPD       Y4, Y8, Y8
+	VMAXPD       Y8, Y3, Y3
 	DECQ         R12
 	JNZ          viterbi_AVX2_k3_i
 
@@ -276,6 +384,66 @@ viterbi_AVX2_k3_fin:
 	LEAQ       vitmask32<>+0(SB), R10
 	VMOVDQU    (R10)(R9*4), X0
 	VMASKMOVPS X1, X0, 32(BX)(DX*4)
+	ADDQ       $0x0000000c, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2_chunk
+	JMP        viterbi_AVX2_next
+
+viterbi_AVX2_f3:
+	MOVQ         R8, R9
+	SHLQ         $0x03, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*8), R10
+	VBROADCASTSD (R9), Y2
+	VADDPD       (R10), Y2, Y4
+	VXORPD       Y0, Y0, Y0
+	VADDPD       32(R10), Y2, Y5
+	VXORPD       Y1, Y1, Y1
+	VADDPD       64(R10), Y2, Y6
+	VXORPD       Y2, Y2, Y2
+	VXORPD       Y3, Y3, Y3
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2_f3_fin
+
+viterbi_AVX2_f3_i:
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(R8*8), R10
+	VADDPD       vitones<>+0(SB), Y3, Y3
+	VBROADCASTSD (R9), Y7
+	VADDPD       (R10), Y7, Y8
+	VCMPPD       $0x1e, Y4, Y8, Y9
+	VMAXPD       Y4, Y8, Y4
+	VANDPD       Y3, Y9, Y9
+	VMAXPD       Y9, Y0, Y0
+	VADDPD       32(R10), Y7, Y8
+	VCMPPD       $0x1e, Y5, Y8, Y9
+	VMAXPD       Y5, Y8, Y5
+	VANDPD       Y3, Y9, Y9
+	VMAXPD       Y9, Y1, Y1
+	VADDPD       64(R10), Y7, Y7
+	VCMPPD       $0x1e, Y6, Y7, Y8
+	VMAXPD       Y6, Y7, Y6
+	VANDPD       Y3, Y8, Y8
+	VMAXPD       Y8, Y2, Y2
+	DECQ         R11
+	JNZ          viterbi_AVX2_f3_i
+
+viterbi_AVX2_f3_fin:
+	VCVTPD2DQY Y0, X0
+	VADDPD     (CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, (AX)(DX*8)
+	VMOVDQU    X0, (BX)(DX*4)
+	VCVTPD2DQY Y1, X0
+	VADDPD     32(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 32(AX)(DX*8)
+	VMOVDQU    X0, 16(BX)(DX*4)
+	VCVTPD2DQY Y2, X0
+	VADDPD     64(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 64(AX)(DX*8)
+	VMOVDQU    X0, 32(BX)(DX*4)
 	ADDQ       $0x0000000c, DX
 	INCQ       SI
 	CMPQ       DX, R8
@@ -315,20 +483,24 @@ viterbi_AVX2_k4_i:
 	VADDPD       (R11), Y10, Y11
 	VCMPPD       $0x1e, Y6, Y11, Y12
 	VMAXPD       Y6, Y11, Y6
-	VBLENDVPD    Y12, Y5, Y1, Y1
+	VANDPD       Y5, Y12, Y12
+	VMAXPD       Y12, Y1, Y1
 	VADDPD       32(R11), Y10, Y11
 	VCMPPD       $0x1e, Y7, Y11, Y12
 	VMAXPD       Y7, Y11, Y7
-	VBLENDVPD    Y12, Y5, Y2, Y2
+	VANDPD       Y5, Y12, Y12
+	VMAXPD       Y12, Y2, Y2
 	VADDPD       64(R11), Y10, Y11
 	VCMPPD       $0x1e, Y8, Y11, Y12
 	VMAXPD       Y8, Y11, Y8
-	VBLENDVPD    Y12, Y5, Y3, Y3
+	VANDPD       Y5, Y12, Y12
+	VMAXPD       Y12, Y3, Y3
 	VMASKMOVPD   96(R11), Y0, Y11
 	VADDPD       Y11, Y10, Y11
 	VCMPPD       $0x1e, Y9, Y11, Y10
 	VMAXPD       Y9, Y11, Y9
-	VBLENDVPD    Y10, Y5, Y4, Y4
+	VANDPD       Y5, Y10, Y10
+	VMAXPD       Y10, Y4, Y4
 	DECQ         R12
 	JNZ          viterbi_AVX2_k4_i
 
@@ -354,6 +526,77 @@ viterbi_AVX2_k4_fin:
 	LEAQ       vitmask32<>+0(SB), R10
 	VMOVDQU    (R10)(R9*4), X0
 	VMASKMOVPS X1, X0, 48(BX)(DX*4)
+	ADDQ       $0x00000010, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2_chunk
+	JMP        viterbi_AVX2_next
+
+viterbi_AVX2_f4:
+	MOVQ         R8, R9
+	SHLQ         $0x03, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*8), R10
+	VBROADCASTSD (R9), Y3
+	VADDPD       (R10), Y3, Y5
+	VXORPD       Y0, Y0, Y0
+	VADDPD       32(R10), Y3, Y6
+	VXORPD       Y1, Y1, Y1
+	VADDPD       64(R10), Y3, Y7
+	VXORPD       Y2, Y2, Y2
+	VADDPD       96(R10), Y3, Y8
+	VXORPD       Y3, Y3, Y3
+	VXORPD       Y4, Y4, Y4
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2_f4_fin
+
+viterbi_AVX2_f4_i:
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(R8*8), R10
+	VADDPD       vitones<>+0(SB), Y4, Y4
+	VBROADCASTSD (R9), Y9
+	VADDPD       (R10), Y9, Y10
+	VCMPPD       $0x1e, Y5, Y10, Y11
+	VMAXPD       Y5, Y10, Y5
+	VANDPD       Y4, Y11, Y11
+	VMAXPD       Y11, Y0, Y0
+	VADDPD       32(R10), Y9, Y10
+	VCMPPD       $0x1e, Y6, Y10, Y11
+	VMAXPD       Y6, Y10, Y6
+	VANDPD       Y4, Y11, Y11
+	VMAXPD       Y11, Y1, Y1
+	VADDPD       64(R10), Y9, Y10
+	VCMPPD       $0x1e, Y7, Y10, Y11
+	VMAXPD       Y7, Y10, Y7
+	VANDPD       Y4, Y11, Y11
+	VMAXPD       Y11, Y2, Y2
+	VADDPD       96(R10), Y9, Y9
+	VCMPPD       $0x1e, Y8, Y9, Y10
+	VMAXPD       Y8, Y9, Y8
+	VANDPD       Y4, Y10, Y10
+	VMAXPD       Y10, Y3, Y3
+	DECQ         R11
+	JNZ          viterbi_AVX2_f4_i
+
+viterbi_AVX2_f4_fin:
+	VCVTPD2DQY Y0, X0
+	VADDPD     (CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, (AX)(DX*8)
+	VMOVDQU    X0, (BX)(DX*4)
+	VCVTPD2DQY Y1, X0
+	VADDPD     32(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 32(AX)(DX*8)
+	VMOVDQU    X0, 16(BX)(DX*4)
+	VCVTPD2DQY Y2, X0
+	VADDPD     64(CX)(DX*8), Y7, Y7
+	VMOVUPD    Y7, 64(AX)(DX*8)
+	VMOVDQU    X0, 32(BX)(DX*4)
+	VCVTPD2DQY Y3, X0
+	VADDPD     96(CX)(DX*8), Y8, Y8
+	VMOVUPD    Y8, 96(AX)(DX*8)
+	VMOVDQU    X0, 48(BX)(DX*4)
 	ADDQ       $0x00000010, DX
 	INCQ       SI
 	CMPQ       DX, R8
@@ -395,24 +638,29 @@ viterbi_AVX2_k5_i:
 	VADDPD       (R11), Y12, Y13
 	VCMPPD       $0x1e, Y7, Y13, Y14
 	VMAXPD       Y7, Y13, Y7
-	VBLENDVPD    Y14, Y6, Y1, Y1
+	VANDPD       Y6, Y14, Y14
+	VMAXPD       Y14, Y1, Y1
 	VADDPD       32(R11), Y12, Y13
 	VCMPPD       $0x1e, Y8, Y13, Y14
 	VMAXPD       Y8, Y13, Y8
-	VBLENDVPD    Y14, Y6, Y2, Y2
+	VANDPD       Y6, Y14, Y14
+	VMAXPD       Y14, Y2, Y2
 	VADDPD       64(R11), Y12, Y13
 	VCMPPD       $0x1e, Y9, Y13, Y14
 	VMAXPD       Y9, Y13, Y9
-	VBLENDVPD    Y14, Y6, Y3, Y3
+	VANDPD       Y6, Y14, Y14
+	VMAXPD       Y14, Y3, Y3
 	VADDPD       96(R11), Y12, Y13
 	VCMPPD       $0x1e, Y10, Y13, Y14
 	VMAXPD       Y10, Y13, Y10
-	VBLENDVPD    Y14, Y6, Y4, Y4
+	VANDPD       Y6, Y14, Y14
+	VMAXPD       Y14, Y4, Y4
 	VMASKMOVPD   128(R11), Y0, Y13
 	VADDPD       Y13, Y12, Y13
 	VCMPPD       $0x1e, Y11, Y13, Y12
 	VMAXPD       Y11, Y13, Y11
-	VBLENDVPD    Y12, Y6, Y5, Y5
+	VANDPD       Y6, Y12, Y12
+	VMAXPD       Y12, Y5, Y5
 	DECQ         R12
 	JNZ          viterbi_AVX2_k5_i
 
@@ -442,6 +690,88 @@ viterbi_AVX2_k5_fin:
 	LEAQ       vitmask32<>+0(SB), R10
 	VMOVDQU    (R10)(R9*4), X0
 	VMASKMOVPS X1, X0, 64(BX)(DX*4)
+	ADDQ       $0x00000014, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2_chunk
+	JMP        viterbi_AVX2_next
+
+viterbi_AVX2_f5:
+	MOVQ         R8, R9
+	SHLQ         $0x03, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*8), R10
+	VBROADCASTSD (R9), Y4
+	VADDPD       (R10), Y4, Y6
+	VXORPD       Y0, Y0, Y0
+	VADDPD       32(R10), Y4, Y7
+	VXORPD       Y1, Y1, Y1
+	VADDPD       64(R10), Y4, Y8
+	VXORPD       Y2, Y2, Y2
+	VADDPD       96(R10), Y4, Y9
+	VXORPD       Y3, Y3, Y3
+	VADDPD       128(R10), Y4, Y10
+	VXORPD       Y4, Y4, Y4
+	VXORPD       Y5, Y5, Y5
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2_f5_fin
+
+viterbi_AVX2_f5_i:
+	ADDQ         $0x08, R9
+	LEAQ         (R10)(R8*8), R10
+	VADDPD       vitones<>+0(SB), Y5, Y5
+	VBROADCASTSD (R9), Y11
+	VADDPD       (R10), Y11, Y12
+	VCMPPD       $0x1e, Y6, Y12, Y13
+	VMAXPD       Y6, Y12, Y6
+	VANDPD       Y5, Y13, Y13
+	VMAXPD       Y13, Y0, Y0
+	VADDPD       32(R10), Y11, Y12
+	VCMPPD       $0x1e, Y7, Y12, Y13
+	VMAXPD       Y7, Y12, Y7
+	VANDPD       Y5, Y13, Y13
+	VMAXPD       Y13, Y1, Y1
+	VADDPD       64(R10), Y11, Y12
+	VCMPPD       $0x1e, Y8, Y12, Y13
+	VMAXPD       Y8, Y12, Y8
+	VANDPD       Y5, Y13, Y13
+	VMAXPD       Y13, Y2, Y2
+	VADDPD       96(R10), Y11, Y12
+	VCMPPD       $0x1e, Y9, Y12, Y13
+	VMAXPD       Y9, Y12, Y9
+	VANDPD       Y5, Y13, Y13
+	VMAXPD       Y13, Y3, Y3
+	VADDPD       128(R10), Y11, Y11
+	VCMPPD       $0x1e, Y10, Y11, Y12
+	VMAXPD       Y10, Y11, Y10
+	VANDPD       Y5, Y12, Y12
+	VMAXPD       Y12, Y4, Y4
+	DECQ         R11
+	JNZ          viterbi_AVX2_f5_i
+
+viterbi_AVX2_f5_fin:
+	VCVTPD2DQY Y0, X0
+	VADDPD     (CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, (AX)(DX*8)
+	VMOVDQU    X0, (BX)(DX*4)
+	VCVTPD2DQY Y1, X0
+	VADDPD     32(CX)(DX*8), Y7, Y7
+	VMOVUPD    Y7, 32(AX)(DX*8)
+	VMOVDQU    X0, 16(BX)(DX*4)
+	VCVTPD2DQY Y2, X0
+	VADDPD     64(CX)(DX*8), Y8, Y8
+	VMOVUPD    Y8, 64(AX)(DX*8)
+	VMOVDQU    X0, 32(BX)(DX*4)
+	VCVTPD2DQY Y3, X0
+	VADDPD     96(CX)(DX*8), Y9, Y9
+	VMOVUPD    Y9, 96(AX)(DX*8)
+	VMOVDQU    X0, 48(BX)(DX*4)
+	VCVTPD2DQY Y4, X0
+	VADDPD     128(CX)(DX*8), Y10, Y10
+	VMOVUPD    Y10, 128(AX)(DX*8)
+	VMOVDQU    X0, 64(BX)(DX*4)
 	ADDQ       $0x00000014, DX
 	INCQ       SI
 	CMPQ       DX, R8

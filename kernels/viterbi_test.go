@@ -196,9 +196,7 @@ func TestViterbiLong(t *testing.T) {
 	})
 }
 
-// TestViterbiSizes checks the tiers do nothing for T ≤ 0 or M ≤ 0 and never
-// read s or tr beyond T·M and M·M (the slices are cut to length and
-// capacity, and the fault-free masked accesses are checked by the guards).
+// TestViterbiEmpty checks the tiers do nothing for T ≤ 0 or M ≤ 0.
 func TestViterbiEmpty(t *testing.T) {
 	forTiers(t, func(t *testing.T, p *impl) {
 		d, b := []float64{5}, []int32{9}

@@ -164,31 +164,58 @@ func genViterbi(i *ISA, bmax int) {
 	MOVQ(U32(i.W), w)
 	CMPQ(lanes, w)
 	CMOVQGT(w, lanes)
+	// AVX2 also has unmasked variants ("f") for chunks whose last vector is
+	// whole: its masked load (VMASKMOVPD) costs an extra uop per row of tr.
+	// On AVX-512 the masked load is folded into the addition for free.
+	if !i.Is512() {
+		CMPQ(lanes, U32(i.W))
+		JE(LabelRef(L("full")))
+	}
 	for kk := 1; kk <= bmax; kk++ {
 		CMPQ(k, U32(kk))
 		JE(LabelRef(L(fmt.Sprintf("k%d", kk))))
 	}
 	JMP(LabelRef(L("ret"))) // unreachable: 1 ≤ k ≤ bmax
+	if !i.Is512() {
+		Label(L("full"))
+		for kk := 1; kk <= bmax; kk++ {
+			CMPQ(k, U32(kk))
+			JE(LabelRef(L(fmt.Sprintf("f%d", kk))))
+		}
+		JMP(LabelRef(L("ret"))) // unreachable
+	}
 
-	for kk := 1; kk <= bmax; kk++ {
-		Label(L(fmt.Sprintf("k%d", kk)))
+	variant := func(kk int, masked bool) {
+		name := fmt.Sprintf("k%d", kk)
+		if !masked {
+			name = fmt.Sprintf("f%d", kk)
+		}
+		Label(L(name))
 		var m vmask
-		if i.Is512() {
+		switch {
+		case !masked:
+		case i.Is512():
 			ones, bm := GP64(), GP64()
 			MOVQ(I32(-1), ones)
 			BZHIQ(lanes, ones, bm)
 			m.k = K()
 			KMOVB(bm.As32(), m.k)
-		} else {
+		default:
 			m.y = i.TailMask(lanes).Y
 			m.lanes = lanes
 		}
-		chunkBody(i, fn, kk, m, M, tr, cur, srow, bprow, j)
+		chunkBody(i, name, kk, masked, m, M, tr, cur, srow, bprow, j)
 		ADDQ(U32(kk*i.W), j)
 		INCQ(c)
 		CMPQ(j, M)
 		JB(LabelRef(L("chunk")))
 		JMP(LabelRef(L("next")))
+	}
+	for kk := 1; kk <= bmax; kk++ {
+		variant(kk, true)
+		if !i.Is512() {
+			variant(kk, false)
+		}
 	}
 
 	Label(L("next"))
@@ -202,10 +229,13 @@ func genViterbi(i *ISA, bmax int) {
 }
 
 // chunkBody emits the code for one chunk of kk vectors starting at lane j of
-// row t (cur points at δ_t); the last vector is masked by m.
-func chunkBody(i *ISA, fn string, kk int, m vmask, M, tr, cur, srow, bprow, j reg.Register) {
-	L := func(s string) string { return i.Label("viterbi", fmt.Sprintf("k%d_%s", kk, s)) }
+// row t (cur points at δ_t); if masked, the last vector is accessed under m.
+func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, srow, bprow, j reg.Register) {
+	L := func(s string) string { return i.Label("viterbi", name+"_"+s) }
 	last := kk - 1
+	if !masked {
+		last = -1
+	}
 	// addC returns d + tr[row][j + b·W] into a new register, masked for the
 	// last vector.
 	addC := func(rp reg.Register, b int, d reg.VecVirtual) reg.VecVirtual {
@@ -224,7 +254,6 @@ func chunkBody(i *ISA, fn string, kk int, m vmask, M, tr, cur, srow, bprow, j re
 	}
 
 	ip, rp := GP64(), GP64()
-	_ = rp
 	// ip = δ_{t−1} = cur − M·8
 	MOVQ(M, ip)
 	SHLQ(U8(3), ip)
@@ -272,7 +301,11 @@ func chunkBody(i *ISA, fn string, kk int, m vmask, M, tr, cur, srow, bprow, j re
 			mk := i.Vec()
 			VCMPPD(U8(0x1e), best[b], cand, mk)
 			VMAXPD(best[b], cand, best[b])
-			VBLENDVPD(mk, iv, arg[b], arg[b])
+			// arg = mask ? i : arg as max(arg, mask & i): i exceeds every
+			// earlier arg, and mask & i is +0 or i (VBLENDVPD is 3 uops on
+			// recent Intel cores; VANDPD and VMAXPD are one each).
+			VANDPD(iv, mk, mk)
+			VMAXPD(mk, arg[b], arg[b])
 		}
 	}
 	DECQ(icount)
@@ -320,5 +353,4 @@ func chunkBody(i *ISA, fn string, kk int, m vmask, M, tr, cur, srow, bprow, j re
 			VMASKMOVPS(a, mx, bm)
 		}
 	}
-	_ = fn
 }
