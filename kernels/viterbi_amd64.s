@@ -22,7 +22,7 @@ GLOBL vitmask32<>(SB), RODATA|NOPTR, $32
 
 // func viterbiAVX2(delta []float64, bp []int32, s []float64, tr []float64, T int, M int)
 // Requires: AVX, CMOV
-TEXT ·viterbiAVX2(SB), NOSPLIT, $24-112
+TEXT ·viterbiAVX2(SB), NOSPLIT, $56-112
 	MOVQ  delta_base+0(FP), CX
 	MOVQ  bp_base+24(FP), BX
 	MOVQ  s_base+48(FP), SI
@@ -57,35 +57,45 @@ viterbi_copy_AVX2_tail:
 	VMASKMOVPD Y1, Y0, (CX)(DX*8)
 
 viterbi_copy_AVX2_end:
-	DECQ AX
-	JZ   viterbi_AVX2_ret
-	MOVQ AX, (SP)
-	MOVQ R8, R9
-	ADDQ $0x00000003, R9
-	SHRQ $0x02, R9
-	MOVQ R9, R10
-	ADDQ $0x00000004, R10
-	MOVQ R10, AX
-	XORQ DX, DX
-	MOVQ $0x00000005, R10
-	DIVQ R10
-	MOVQ AX, R10
-	MOVQ R9, AX
-	XORQ DX, DX
-	DIVQ R10
-	MOVQ AX, 8(SP)
-	MOVQ DX, 16(SP)
-	LEAQ (CX)(R8*8), AX
-	LEAQ (SI)(R8*8), CX
-	LEAQ (BX)(R8*4), BX
+	DECQ       AX
+	JZ         viterbi_AVX2_ret
+	MOVQ       AX, (SP)
+	MOVQ       R8, AX
+	MOVQ       $0x00000004, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $0x00000004, DX
+	SUBQ       AX, DX
+	LEAQ       tailmask<>+0(SB), AX
+	VMOVDQU    (AX)(DX*8), Y0
+	VMASKMOVPD (SI), Y0, Y0
+	VMOVUPD    Y0, 8(SP)
+	MOVQ       R8, R9
+	ADDQ       $0x00000003, R9
+	SHRQ       $0x02, R9
+	MOVQ       R9, R10
+	ADDQ       $0x00000004, R10
+	MOVQ       R10, AX
+	XORQ       DX, DX
+	MOVQ       $0x00000005, R10
+	DIVQ       R10
+	MOVQ       AX, R10
+	MOVQ       R9, AX
+	XORQ       DX, DX
+	DIVQ       R10
+	MOVQ       AX, 40(SP)
+	MOVQ       DX, 48(SP)
+	LEAQ       (CX)(R8*8), AX
+	LEAQ       (SI)(R8*8), CX
+	LEAQ       (BX)(R8*4), BX
 
 viterbi_AVX2_t:
 	XORQ DX, DX
 	XORQ SI, SI
 
 viterbi_AVX2_chunk:
-	MOVQ    8(SP), R9
-	CMPQ    SI, 16(SP)
+	MOVQ    40(SP), R9
+	CMPQ    SI, 48(SP)
 	ADCQ    $0x00000000, R9
 	MOVQ    R9, R10
 	SHLQ    $0x02, R10
@@ -128,10 +138,7 @@ viterbi_AVX2_k1:
 	SUBQ         R10, R9
 	LEAQ         tailmask<>+0(SB), R11
 	VMOVDQU      (R11)(R9*8), Y0
-	MOVQ         R8, R9
-	SHLQ         $0x03, R9
-	NEGQ         R9
-	ADDQ         AX, R9
+	LEAQ         8(SP), R9
 	LEAQ         (DI)(DX*8), R11
 	VBROADCASTSD (R9), Y1
 	VMASKMOVPD   (R11), Y0, Y3
@@ -166,6 +173,7 @@ viterbi_AVX2_k1_fin:
 	LEAQ       vitmask32<>+0(SB), R10
 	VMOVDQU    (R10)(R9*4), X0
 	VMASKMOVPS X1, X0, (BX)(DX*4)
+	VMOVUPD    Y3, 8(SP)
 	ADDQ       $0x00000004, DX
 	INCQ       SI
 	CMPQ       DX, R8
@@ -173,10 +181,7 @@ viterbi_AVX2_k1_fin:
 	JMP        viterbi_AVX2_next
 
 viterbi_AVX2_f1:
-	MOVQ         R8, R9
-	SHLQ         $0x03, R9
-	NEGQ         R9
-	ADDQ         AX, R9
+	LEAQ         8(SP), R9
 	LEAQ         (DI)(DX*8), R10
 	VBROADCASTSD (R9), Y0
 	VADDPD       (R10), Y0, Y2
@@ -204,6 +209,7 @@ viterbi_AVX2_f1_fin:
 	VADDPD     (CX)(DX*8), Y2, Y2
 	VMOVUPD    Y2, (AX)(DX*8)
 	VMOVDQU    X0, (BX)(DX*4)
+	VMOVUPD    Y2, 8(SP)
 	ADDQ       $0x00000004, DX
 	INCQ       SI
 	CMPQ       DX, R8
@@ -800,7 +806,7 @@ GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 
 // func viterbiAVX512(delta []float64, bp []int32, s []float64, tr []float64, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV
-TEXT ·viterbiAVX512(SB), NOSPLIT, $24-112
+TEXT ·viterbiAVX512(SB), NOSPLIT, $88-112
 	MOVQ  delta_base+0(FP), CX
 	MOVQ  bp_base+24(FP), BX
 	MOVQ  s_base+48(FP), SI
@@ -834,35 +840,44 @@ viterbi_copy_AVX512_tail:
 	VMOVUPD   Z0, K1, (CX)(DX*8)
 
 viterbi_copy_AVX512_end:
-	DECQ AX
-	JZ   viterbi_AVX512_ret
-	MOVQ AX, (SP)
-	MOVQ R8, R9
-	ADDQ $0x00000007, R9
-	SHRQ $0x03, R9
-	MOVQ R9, R10
-	ADDQ $0x0000000b, R10
-	MOVQ R10, AX
-	XORQ DX, DX
-	MOVQ $0x0000000c, R10
-	DIVQ R10
-	MOVQ AX, R10
-	MOVQ R9, AX
-	XORQ DX, DX
-	DIVQ R10
-	MOVQ AX, 8(SP)
-	MOVQ DX, 16(SP)
-	LEAQ (CX)(R8*8), AX
-	LEAQ (SI)(R8*8), CX
-	LEAQ (BX)(R8*4), BX
+	DECQ      AX
+	JZ        viterbi_AVX512_ret
+	MOVQ      AX, (SP)
+	MOVQ      R8, AX
+	MOVQ      $0x00000008, DX
+	CMPQ      AX, DX
+	CMOVQGT   DX, AX
+	MOVQ      $-1, DX
+	BZHIQ     AX, DX, AX
+	KMOVB     AX, K1
+	VMOVUPD.Z (SI), K1, Z0
+	VMOVUPD   Z0, 8(SP)
+	MOVQ      R8, R9
+	ADDQ      $0x00000007, R9
+	SHRQ      $0x03, R9
+	MOVQ      R9, R10
+	ADDQ      $0x0000000b, R10
+	MOVQ      R10, AX
+	XORQ      DX, DX
+	MOVQ      $0x0000000c, R10
+	DIVQ      R10
+	MOVQ      AX, R10
+	MOVQ      R9, AX
+	XORQ      DX, DX
+	DIVQ      R10
+	MOVQ      AX, 72(SP)
+	MOVQ      DX, 80(SP)
+	LEAQ      (CX)(R8*8), AX
+	LEAQ      (SI)(R8*8), CX
+	LEAQ      (BX)(R8*4), BX
 
 viterbi_AVX512_t:
 	XORQ DX, DX
 	XORQ SI, SI
 
 viterbi_AVX512_chunk:
-	MOVQ    8(SP), R9
-	CMPQ    SI, 16(SP)
+	MOVQ    72(SP), R9
+	CMPQ    SI, 80(SP)
 	ADCQ    $0x00000000, R9
 	MOVQ    R9, R10
 	SHLQ    $0x03, R10
@@ -903,10 +918,7 @@ viterbi_AVX512_k1:
 	MOVQ         $-1, R9
 	BZHIQ        R10, R9, R9
 	KMOVB        R9, K1
-	MOVQ         R8, R9
-	SHLQ         $0x03, R9
-	NEGQ         R9
-	ADDQ         AX, R9
+	LEAQ         8(SP), R9
 	LEAQ         (DI)(DX*8), R10
 	VBROADCASTSD (R9), Z0
 	VADDPD.Z     (R10), Z0, K1, Z2
@@ -934,6 +946,7 @@ viterbi_AVX512_k1_fin:
 	VADDPD.Z  (CX)(DX*8), Z2, K1, Z1
 	VMOVUPD   Z1, K1, (AX)(DX*8)
 	VMOVDQU32 Y0, K1, (BX)(DX*4)
+	VMOVUPD   Z1, 8(SP)
 	ADDQ      $0x00000008, DX
 	INCQ      SI
 	CMPQ      DX, R8

@@ -23,7 +23,16 @@
 // size is generated and chosen at run time. The last vector of each chunk is
 // accessed under a mask (all lanes except at the end of the row), so no
 // lane past the end of a row of s, tr, delta or bp is ever read or written.
-// Row 0 of bp is not written (as in the generic reference).
+// Row 0 of bp is not written (as in the generic reference). When a row fits
+// one vector (M ≤ W), the next step reads δ from a stack copy written with a
+// whole-vector store, since loads are not forwarded from masked stores.
+//
+// Per (row i, vector) pair the loop costs 4 vector uops on AVX-512 (add with
+// the load folded in, compare into K, max, masked blend: 2 cycles on the two
+// 512-bit ports) and 5 on AVX2 (add, compare, max, and, max: 5/3 cycles on
+// three ports). Variants tried and dropped (no gain or slower): arg as int64
+// lanes blended from a stored loop counter (saves the iv add on AVX-512),
+// unmasked AVX-512 variants for whole last vectors.
 package main
 
 //go:generate go run . -out ../../kernels/viterbi_amd64.s -stubs ../../kernels/viterbi_amd64.go -pkg kernels
@@ -77,7 +86,13 @@ type vmask struct {
 	lanes reg.GPVirtual     // AVX2: lane count (1..4), for the dword mask
 }
 
+// scratch is the current function's stack copy of a one-vector row of δ.
+var scratch Mem
+
 func genViterbi(i *ISA, bmax int) {
+	if bmax < 3 {
+		panic("viterbi: chunk of one vector must mean M ≤ W")
+	}
 	tables()
 	fn := i.Fn("viterbi")
 	TEXT(fn, NOSPLIT, "func(delta []float64, bp []int32, s, tr []float64, T, M int)")
@@ -115,6 +130,24 @@ func genViterbi(i *ISA, bmax int) {
 	JZ(LabelRef(L("ret")))
 	tleft := AllocLocal(8)
 	MOVQ(T, tleft)
+
+	// A row that fits one vector (M ≤ W) is re-read by the next step from a
+	// scratch copy written with a whole-vector store, not from delta: a
+	// load cannot be forwarded from the masked store that writes the row of
+	// delta, and waiting for that store to reach the cache costs about 15
+	// cycles a step (M ≤ 7 was slower than generic). Start it with δ_0.
+	scratch = AllocLocal(i.Bytes)
+	{
+		n0, w0 := GP64(), GP64()
+		MOVQ(M, n0)
+		MOVQ(U32(i.W), w0)
+		CMPQ(n0, w0)
+		CMOVQGT(w0, n0)
+		m := i.TailMask(n0)
+		v := i.Vec()
+		i.LoadMasked(m, Mem{Base: s}, v)
+		VMOVUPD(v, scratch)
+	}
 
 	// Chunk plan: nv vectors per row in nc = ceil(nv/bmax) chunks; the first
 	// `extra` chunks have base+1 vectors, the others base.
@@ -254,11 +287,17 @@ func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, sr
 	}
 
 	ip, rp := GP64(), GP64()
-	// ip = δ_{t−1} = cur − M·8
-	MOVQ(M, ip)
-	SHLQ(U8(3), ip)
-	NEGQ(ip)
-	ADDQ(cur, ip)
+	if kk == 1 {
+		// One chunk of one vector: M ≤ W (bmax ≥ 3 makes k = 1 occur only
+		// then), and δ_{t−1} is in the scratch copy.
+		LEAQ(scratch, ip)
+	} else {
+		// ip = δ_{t−1} = cur − M·8
+		MOVQ(M, ip)
+		SHLQ(U8(3), ip)
+		NEGQ(ip)
+		ADDQ(cur, ip)
+	}
 	LEAQ(Mem{Base: tr, Index: j, Scale: 8}, rp)
 
 	best, arg := i.Vecs(kk), i.Vecs(kk)
@@ -329,6 +368,10 @@ func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, sr
 				VADDPD_Z(sm, v, m.k, t)
 				VMOVUPD(t, m.k, dm)
 				VMOVDQU32(a, m.k, bm)
+				v = t
+			}
+			if kk == 1 {
+				VMOVUPD(v, scratch)
 			}
 			continue
 		}
@@ -351,6 +394,9 @@ func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, sr
 			mx := XMM()
 			VMOVDQU(Mem{Base: tb, Index: off, Scale: 4}, mx)
 			VMASKMOVPS(a, mx, bm)
+		}
+		if kk == 1 {
+			VMOVUPD(v, scratch)
 		}
 	}
 }
