@@ -178,6 +178,24 @@ func TestViterbiTiers(t *testing.T) {
 	})
 }
 
+// TestViterbiAllM sweeps M densely, so that every chunk size the kernels
+// generate code for (1..5 vectors on AVX2, 1..12 on AVX-512, with and
+// without a partial last vector, in every split of a row into chunks) runs.
+func TestViterbiAllM(t *testing.T) {
+	maxM := 400
+	if testing.Short() {
+		maxM = 120
+	}
+	r := newRand(46)
+	forTiers(t, func(t *testing.T, p *impl) {
+		for M := 1; M <= maxM; M++ {
+			T := 3
+			s, tr := smallInts(r, T*M), withSpecials(r, M*M)
+			checkViterbiTier(t, p, "allM", s, tr, T, M)
+		}
+	})
+}
+
 // TestViterbiLong runs long sequences (values stay finite and δ grows, so
 // late rows test large magnitudes too).
 func TestViterbiLong(t *testing.T) {
