@@ -156,10 +156,13 @@ func LogMatVec(out, a, tr []float64, M int) {
 //	δ_0[j] = s_0[j]
 //	δ_t[j] = s_t[j] + max_i (δ_{t−1}[i] + tr[i][j]),  bp_t[j] = argmax_i
 //
-// Ties go to the lowest index, identically in every implementation (the
-// comparisons are strict, so a NaN candidate never wins). It fills delta
-// (T×M), the back-pointers bp (T×M; row 0 is unused), and path (T), and
-// returns the best score max_j δ_{T−1}[j]. With T == 0 it returns 0.
+// Ties go to the lowest index. The candidates are compared in ascending i
+// with strict comparisons starting from i = 0's, so a NaN candidate never
+// wins (and a NaN first candidate is never replaced). Every implementation
+// gives bit-identical delta and bp (only NaN payloads may differ). It fills
+// delta (T×M), the back-pointers bp (T×M; row 0 is unused and left
+// unchanged), and path (T), and returns the best score max_j δ_{T−1}[j].
+// With T == 0 it returns 0.
 func Viterbi(path []int32, delta []float64, bp []int32, s, tr []float64, T, M int) float64 {
 	checkSeq("Viterbi", T, M, "delta", len(delta), "s", len(s))
 	need("Viterbi", "bp", len(bp), T*M)

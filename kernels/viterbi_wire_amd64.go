@@ -1,0 +1,9 @@
+//go:build !purego
+
+package kernels
+
+var _ = func() int {
+	avx2Impl.viterbi = viterbiAVX2
+	avx512Impl.viterbi = viterbiAVX512
+	return 0
+}()
