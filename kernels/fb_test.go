@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // fbTol is the relative tolerance between a tier and generic for Forward,
@@ -14,7 +15,7 @@ import (
 // practice √M·eps), and the normalisation by a sum of the same terms keeps
 // the errors relative; over T steps they add up, but for positive E the
 // forward map contracts (Birkhoff), so they do not grow without bound.
-// 1e-12 covers M ≤ 256 and T = 50 (measured worst ≈ 2e-14) with margin while
+// 1e-12 covers M ≤ 256 and T = 50 (measured worst ≈ 8e-15) with margin while
 // still catching any wrong term (a missing or extra product changes results
 // by far more than 1e-12 for the random inputs used).
 const fbTol = 1e-12
@@ -471,6 +472,109 @@ func checkFBFuzz(t *testing.T, p *impl, c fbCase) {
 		for k := 0; k < K; k++ {
 			checkClose(t, c.name+" batch scale", sb[tt*K+k:tt*K+k+1], scale[tt:tt+1], fbTol, 0)
 			checkClose(t, c.name+" batch alpha", ab[(tt*K+k)*M:(tt*K+k+1)*M], alpha[tt*M:(tt+1)*M], fbTol, fbAtol)
+		}
+	}
+}
+
+// Benchmarks (quick sanity measurements; the shared suite is elsewhere).
+// ns/pos is per position (per position and sequence for the batch). Each
+// iteration also runs the tier's FMA peak probe, timed apart, so that
+// %peak compares the kernel with the core's peak under the same load (this
+// machine is shared and noisy).
+
+func fbBenchImpls() []*impl { return append([]*impl{generic}, asmImpls(nil)...) }
+
+var fbBenchM = []int{9, 23, 45, 128, 256, 1024}
+
+func fbBenchT(M int) int { return max(4, min(2000, 4000000/(M*M))) }
+
+// fbBench runs f b.N times, reporting ns/pos, GFLOP/s and %peak.
+func fbBench(b *testing.B, p *impl, positions, flops int, f func()) {
+	peak := p
+	if peak.fmaPeak == nil {
+		peak = lookup("avx512")
+		if peak == nil || !peak.available {
+			peak = lookup("avx2")
+		}
+	}
+	var kt, pt time.Duration
+	pf := 0.0
+	for b.Loop() {
+		t0 := time.Now()
+		f()
+		t1 := time.Now()
+		kt += t1.Sub(t0)
+		if peak != nil && peak.fmaPeak != nil {
+			// About as long as the kernel at 80 GFLOP/s.
+			n := max(256, int(t1.Sub(t0).Nanoseconds())*80/peak.peakFlops)
+			peak.fmaPeak(n)
+			pt += time.Since(t1)
+			pf += float64(n) * float64(peak.peakFlops)
+		}
+	}
+	b.ReportMetric(float64(kt.Nanoseconds())/float64(b.N)/float64(positions), "ns/pos")
+	g := float64(b.N) * float64(flops) / kt.Seconds() / 1e9
+	b.ReportMetric(g, "GFLOP/s")
+	if pt > 0 {
+		b.ReportMetric(100*g/(pf/pt.Seconds()/1e9), "%peak")
+	}
+}
+
+func BenchmarkForward(b *testing.B) {
+	for _, M := range fbBenchM {
+		T := fbBenchT(M)
+		c := makeFB(newRand(1), "uniform", T, M)
+		a, s := make([]float64, T*M), make([]float64, T)
+		for _, p := range fbBenchImpls() {
+			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
+				fbBench(b, p, T, 2*M*M*(T-1), func() { p.forward(a, s, c.psi, c.e, T, M) })
+			})
+		}
+	}
+}
+
+func BenchmarkBackward(b *testing.B) {
+	for _, M := range fbBenchM {
+		T := fbBenchT(M)
+		c := makeFB(newRand(1), "uniform", T, M)
+		a, s := make([]float64, T*M), make([]float64, T)
+		forwardGeneric(a, s, c.psi, c.e, T, M)
+		et := transpose(c.e, M)
+		for _, p := range fbBenchImpls() {
+			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
+				fbBench(b, p, T, 2*M*M*(T-1), func() { p.backward(a, s, c.psi, et, T, M) })
+			})
+		}
+	}
+}
+
+func BenchmarkForwardBatch(b *testing.B) {
+	const K = 36
+	for _, M := range fbBenchM {
+		T := max(3, fbBenchT(M)/K)
+		psi := randSlice(newRand(1), T*K*M, 0, 1)
+		e := randSlice(newRand(2), M*M, 0, 1)
+		a, s := make([]float64, T*K*M), make([]float64, T*K)
+		for _, p := range fbBenchImpls() {
+			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
+				fbBench(b, p, T*K, 2*M*M*(T-1)*K, func() { p.forwardBatch(a, s, psi, e, T, K, M) })
+			})
+		}
+	}
+}
+
+func BenchmarkTransitions(b *testing.B) {
+	for _, M := range fbBenchM {
+		T := fbBenchT(M)
+		c := makeFB(newRand(1), "uniform", T, M)
+		a, s, be := make([]float64, T*M), make([]float64, T), make([]float64, T*M)
+		forwardGeneric(a, s, c.psi, c.e, T, M)
+		backwardGeneric(be, s, c.psi, transpose(c.e, M), T, M)
+		g, work := make([]float64, M*M), make([]float64, T*M)
+		for _, p := range fbBenchImpls() {
+			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
+				fbBench(b, p, T, 2*M*M*(T-1), func() { p.transitions(g, c.e, a, be, c.psi, s, work, T, M) })
+			})
 		}
 	}
 }

@@ -857,7 +857,7 @@ func genTransitions(i *ISA) {
 	fn := i.Fn("transitions")
 	TEXT(fn, NOSPLIT, "func(g, e, alpha, beta, psi, scale, work []float64, T, M int)")
 	Pragma("noescape")
-	Doc(fn+" adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
+	Doc(fn + " adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
 	kbMax, nbMax := gemmShape(i)
 	tl, i0l, j0l, rl, kbl := local(), local(), local(), local(), local()
 
