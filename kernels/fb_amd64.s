@@ -6,7 +6,7 @@
 
 // func forwardAVX2(alpha []float64, scale []float64, psi []float64, e []float64, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·forwardAVX2(SB), NOSPLIT, $72-112
+TEXT ·forwardAVX2(SB), $4768-112
 	MOVQ   alpha_base+0(FP), AX
 	MOVQ   psi_base+48(FP), CX
 	MOVQ   scale_base+24(FP), DX
@@ -107,6 +107,10 @@ fbAVX2_mul_2_AVX2_end:
 	NEGQ    DX
 	ADDQ    $0x00000004, DX
 	MOVQ    DX, (SP)
+	LEAQ    8(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 4680(SP)
 	CMPQ    CX, $0x00000001
 	JEQ     fbAVX2_case1_5
 	CMPQ    CX, $0x00000002
@@ -122,20 +126,47 @@ fbAVX2_mul_2_AVX2_end:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    T+96(FP), AX
-	MOVQ    $0x00000001, CX
-	MOVQ    alpha_base+0(FP), DX
-	MOVQ    psi_base+48(FP), BX
-	MOVQ    scale_base+24(FP), SI
-	MOVQ    M+104(FP), DI
-	SHLQ    $0x03, DI
-	ADDQ    DI, BX
-	ADDQ    $0x08, SI
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    4680(SP), BX
+	MOVQ    BX, BX
 
-fbAVX2_t_11:
+fbAVX2_pack_11:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(BX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(BX)
+	VMOVUPD    96(DX), Y1
+	VMOVUPD    Y1, 96(BX)
+	VMOVUPD    128(DX), Y1
+	VMOVUPD    Y1, 128(BX)
+	VMASKMOVPD 160(DX), Y0, Y1
+	VMOVUPD    Y1, 160(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000c0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_11
+	MOVQ       4680(SP), AX
+	MOVQ       AX, 4688(SP)
+	MOVQ       $0x000000c0, 4696(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x03, DI
+	ADDQ       DI, BX
+	ADDQ       $0x08, SI
+
+fbAVX2_t_12:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_12
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX2_tend_13
+	MOVQ   4688(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
@@ -152,47 +183,44 @@ fbAVX2_t_11:
 	VXORPD Y12, Y12, Y12
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_14
+	JZ     fbAVX2_odd_15
 
-fbAVX2_loop_13:
+fbAVX2_loop_14:
 	VBROADCASTSD (R9), Y13
 	VFMADD231PD  (R8), Y13, Y1
 	VFMADD231PD  32(R8), Y13, Y2
 	VFMADD231PD  64(R8), Y13, Y3
 	VFMADD231PD  96(R8), Y13, Y4
 	VFMADD231PD  128(R8), Y13, Y5
-	VMASKMOVPD   160(R8), Y0, Y14
-	VFMADD231PD  Y14, Y13, Y6
+	VFMADD231PD  160(R8), Y13, Y6
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	VBROADCASTSD (R9), Y13
 	VFMADD231PD  (R8), Y13, Y7
 	VFMADD231PD  32(R8), Y13, Y8
 	VFMADD231PD  64(R8), Y13, Y9
 	VFMADD231PD  96(R8), Y13, Y10
 	VFMADD231PD  128(R8), Y13, Y11
-	VMASKMOVPD   160(R8), Y0, Y14
-	VFMADD231PD  Y14, Y13, Y12
+	VFMADD231PD  160(R8), Y13, Y12
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_13
+	JNZ          fbAVX2_loop_14
 
-fbAVX2_odd_14:
+fbAVX2_odd_15:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_15
+	JZ           fbAVX2_done_16
 	VBROADCASTSD (R9), Y13
 	VFMADD231PD  (R8), Y13, Y1
 	VFMADD231PD  32(R8), Y13, Y2
 	VFMADD231PD  64(R8), Y13, Y3
 	VFMADD231PD  96(R8), Y13, Y4
 	VFMADD231PD  128(R8), Y13, Y5
-	VMASKMOVPD   160(R8), Y0, Y14
-	VFMADD231PD  Y14, Y13, Y6
+	VFMADD231PD  160(R8), Y13, Y6
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 
-fbAVX2_done_15:
+fbAVX2_done_16:
 	VADDPD       Y7, Y1, Y1
 	VADDPD       Y8, Y2, Y2
 	VADDPD       Y9, Y3, Y3
@@ -238,9 +266,9 @@ fbAVX2_done_15:
 	ADDQ         DI, BX
 	ADDQ         $0x08, SI
 	INCQ         CX
-	JMP          fbAVX2_t_11
+	JMP          fbAVX2_t_12
 
-fbAVX2_tend_12:
+fbAVX2_tend_13:
 	JMP fbAVX2_swend_4
 
 fbAVX2_case5_9:
@@ -249,20 +277,45 @@ fbAVX2_case5_9:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    T+96(FP), AX
-	MOVQ    $0x00000001, CX
-	MOVQ    alpha_base+0(FP), DX
-	MOVQ    psi_base+48(FP), BX
-	MOVQ    scale_base+24(FP), SI
-	MOVQ    M+104(FP), DI
-	SHLQ    $0x03, DI
-	ADDQ    DI, BX
-	ADDQ    $0x08, SI
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    4680(SP), BX
+	MOVQ    BX, BX
 
-fbAVX2_t_16:
+fbAVX2_pack_17:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(BX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(BX)
+	VMOVUPD    96(DX), Y1
+	VMOVUPD    Y1, 96(BX)
+	VMASKMOVPD 128(DX), Y0, Y1
+	VMOVUPD    Y1, 128(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000a0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_17
+	MOVQ       4680(SP), AX
+	MOVQ       AX, 4688(SP)
+	MOVQ       $0x000000a0, 4696(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x03, DI
+	ADDQ       DI, BX
+	ADDQ       $0x08, SI
+
+fbAVX2_t_18:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_17
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX2_tend_19
+	MOVQ   4688(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
@@ -277,44 +330,41 @@ fbAVX2_t_16:
 	VXORPD Y10, Y10, Y10
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_19
+	JZ     fbAVX2_odd_21
 
-fbAVX2_loop_18:
+fbAVX2_loop_20:
 	VBROADCASTSD (R9), Y11
 	VFMADD231PD  (R8), Y11, Y1
 	VFMADD231PD  32(R8), Y11, Y2
 	VFMADD231PD  64(R8), Y11, Y3
 	VFMADD231PD  96(R8), Y11, Y4
-	VMASKMOVPD   128(R8), Y0, Y12
-	VFMADD231PD  Y12, Y11, Y5
+	VFMADD231PD  128(R8), Y11, Y5
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	VBROADCASTSD (R9), Y11
 	VFMADD231PD  (R8), Y11, Y6
 	VFMADD231PD  32(R8), Y11, Y7
 	VFMADD231PD  64(R8), Y11, Y8
 	VFMADD231PD  96(R8), Y11, Y9
-	VMASKMOVPD   128(R8), Y0, Y12
-	VFMADD231PD  Y12, Y11, Y10
+	VFMADD231PD  128(R8), Y11, Y10
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_18
+	JNZ          fbAVX2_loop_20
 
-fbAVX2_odd_19:
+fbAVX2_odd_21:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_20
+	JZ           fbAVX2_done_22
 	VBROADCASTSD (R9), Y11
 	VFMADD231PD  (R8), Y11, Y1
 	VFMADD231PD  32(R8), Y11, Y2
 	VFMADD231PD  64(R8), Y11, Y3
 	VFMADD231PD  96(R8), Y11, Y4
-	VMASKMOVPD   128(R8), Y0, Y12
-	VFMADD231PD  Y12, Y11, Y5
+	VFMADD231PD  128(R8), Y11, Y5
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 
-fbAVX2_done_20:
+fbAVX2_done_22:
 	VADDPD       Y6, Y1, Y1
 	VADDPD       Y7, Y2, Y2
 	VADDPD       Y8, Y3, Y3
@@ -355,9 +405,9 @@ fbAVX2_done_20:
 	ADDQ         DI, BX
 	ADDQ         $0x08, SI
 	INCQ         CX
-	JMP          fbAVX2_t_16
+	JMP          fbAVX2_t_18
 
-fbAVX2_tend_17:
+fbAVX2_tend_19:
 	JMP fbAVX2_swend_4
 
 fbAVX2_case4_8:
@@ -366,20 +416,43 @@ fbAVX2_case4_8:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    T+96(FP), AX
-	MOVQ    $0x00000001, CX
-	MOVQ    alpha_base+0(FP), DX
-	MOVQ    psi_base+48(FP), BX
-	MOVQ    scale_base+24(FP), SI
-	MOVQ    M+104(FP), DI
-	SHLQ    $0x03, DI
-	ADDQ    DI, BX
-	ADDQ    $0x08, SI
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    4680(SP), BX
+	MOVQ    BX, BX
 
-fbAVX2_t_21:
+fbAVX2_pack_23:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(BX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(BX)
+	VMASKMOVPD 96(DX), Y0, Y1
+	VMOVUPD    Y1, 96(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000080, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_23
+	MOVQ       4680(SP), AX
+	MOVQ       AX, 4688(SP)
+	MOVQ       $0x00000080, 4696(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x03, DI
+	ADDQ       DI, BX
+	ADDQ       $0x08, SI
+
+fbAVX2_t_24:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_22
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX2_tend_25
+	MOVQ   4688(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
@@ -392,41 +465,38 @@ fbAVX2_t_21:
 	VXORPD Y8, Y8, Y8
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_24
+	JZ     fbAVX2_odd_27
 
-fbAVX2_loop_23:
+fbAVX2_loop_26:
 	VBROADCASTSD (R9), Y9
 	VFMADD231PD  (R8), Y9, Y1
 	VFMADD231PD  32(R8), Y9, Y2
 	VFMADD231PD  64(R8), Y9, Y3
-	VMASKMOVPD   96(R8), Y0, Y10
-	VFMADD231PD  Y10, Y9, Y4
+	VFMADD231PD  96(R8), Y9, Y4
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	VBROADCASTSD (R9), Y9
 	VFMADD231PD  (R8), Y9, Y5
 	VFMADD231PD  32(R8), Y9, Y6
 	VFMADD231PD  64(R8), Y9, Y7
-	VMASKMOVPD   96(R8), Y0, Y10
-	VFMADD231PD  Y10, Y9, Y8
+	VFMADD231PD  96(R8), Y9, Y8
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_23
+	JNZ          fbAVX2_loop_26
 
-fbAVX2_odd_24:
+fbAVX2_odd_27:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_25
+	JZ           fbAVX2_done_28
 	VBROADCASTSD (R9), Y9
 	VFMADD231PD  (R8), Y9, Y1
 	VFMADD231PD  32(R8), Y9, Y2
 	VFMADD231PD  64(R8), Y9, Y3
-	VMASKMOVPD   96(R8), Y0, Y10
-	VFMADD231PD  Y10, Y9, Y4
+	VFMADD231PD  96(R8), Y9, Y4
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 
-fbAVX2_done_25:
+fbAVX2_done_28:
 	VADDPD       Y5, Y1, Y1
 	VADDPD       Y6, Y2, Y2
 	VADDPD       Y7, Y3, Y3
@@ -462,9 +532,9 @@ fbAVX2_done_25:
 	ADDQ         DI, BX
 	ADDQ         $0x08, SI
 	INCQ         CX
-	JMP          fbAVX2_t_21
+	JMP          fbAVX2_t_24
 
-fbAVX2_tend_22:
+fbAVX2_tend_25:
 	JMP fbAVX2_swend_4
 
 fbAVX2_case3_7:
@@ -473,20 +543,41 @@ fbAVX2_case3_7:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    T+96(FP), AX
-	MOVQ    $0x00000001, CX
-	MOVQ    alpha_base+0(FP), DX
-	MOVQ    psi_base+48(FP), BX
-	MOVQ    scale_base+24(FP), SI
-	MOVQ    M+104(FP), DI
-	SHLQ    $0x03, DI
-	ADDQ    DI, BX
-	ADDQ    $0x08, SI
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    4680(SP), BX
+	MOVQ    BX, BX
 
-fbAVX2_t_26:
+fbAVX2_pack_29:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(BX)
+	VMASKMOVPD 64(DX), Y0, Y1
+	VMOVUPD    Y1, 64(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000060, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_29
+	MOVQ       4680(SP), AX
+	MOVQ       AX, 4688(SP)
+	MOVQ       $0x00000060, 4696(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x03, DI
+	ADDQ       DI, BX
+	ADDQ       $0x08, SI
+
+fbAVX2_t_30:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_27
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX2_tend_31
+	MOVQ   4688(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
@@ -497,38 +588,35 @@ fbAVX2_t_26:
 	VXORPD Y6, Y6, Y6
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_29
+	JZ     fbAVX2_odd_33
 
-fbAVX2_loop_28:
+fbAVX2_loop_32:
 	VBROADCASTSD (R9), Y7
 	VFMADD231PD  (R8), Y7, Y1
 	VFMADD231PD  32(R8), Y7, Y2
-	VMASKMOVPD   64(R8), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y3
+	VFMADD231PD  64(R8), Y7, Y3
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	VBROADCASTSD (R9), Y7
 	VFMADD231PD  (R8), Y7, Y4
 	VFMADD231PD  32(R8), Y7, Y5
-	VMASKMOVPD   64(R8), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y6
+	VFMADD231PD  64(R8), Y7, Y6
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_28
+	JNZ          fbAVX2_loop_32
 
-fbAVX2_odd_29:
+fbAVX2_odd_33:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_30
+	JZ           fbAVX2_done_34
 	VBROADCASTSD (R9), Y7
 	VFMADD231PD  (R8), Y7, Y1
 	VFMADD231PD  32(R8), Y7, Y2
-	VMASKMOVPD   64(R8), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y3
+	VFMADD231PD  64(R8), Y7, Y3
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 
-fbAVX2_done_30:
+fbAVX2_done_34:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
@@ -559,9 +647,9 @@ fbAVX2_done_30:
 	ADDQ         DI, BX
 	ADDQ         $0x08, SI
 	INCQ         CX
-	JMP          fbAVX2_t_26
+	JMP          fbAVX2_t_30
 
-fbAVX2_tend_27:
+fbAVX2_tend_31:
 	JMP fbAVX2_swend_4
 
 fbAVX2_case2_6:
@@ -570,20 +658,39 @@ fbAVX2_case2_6:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    T+96(FP), AX
-	MOVQ    $0x00000001, CX
-	MOVQ    alpha_base+0(FP), DX
-	MOVQ    psi_base+48(FP), BX
-	MOVQ    scale_base+24(FP), SI
-	MOVQ    M+104(FP), DI
-	SHLQ    $0x03, DI
-	ADDQ    DI, BX
-	ADDQ    $0x08, SI
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    4680(SP), BX
+	MOVQ    BX, BX
 
-fbAVX2_t_31:
+fbAVX2_pack_35:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMASKMOVPD 32(DX), Y0, Y1
+	VMOVUPD    Y1, 32(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000040, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_35
+	MOVQ       4680(SP), AX
+	MOVQ       AX, 4688(SP)
+	MOVQ       $0x00000040, 4696(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x03, DI
+	ADDQ       DI, BX
+	ADDQ       $0x08, SI
+
+fbAVX2_t_36:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_32
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX2_tend_37
+	MOVQ   4688(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
@@ -592,35 +699,32 @@ fbAVX2_t_31:
 	VXORPD Y4, Y4, Y4
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_34
+	JZ     fbAVX2_odd_39
 
-fbAVX2_loop_33:
+fbAVX2_loop_38:
 	VBROADCASTSD (R9), Y5
 	VFMADD231PD  (R8), Y5, Y1
-	VMASKMOVPD   32(R8), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y2
+	VFMADD231PD  32(R8), Y5, Y2
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	VBROADCASTSD (R9), Y5
 	VFMADD231PD  (R8), Y5, Y3
-	VMASKMOVPD   32(R8), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y4
+	VFMADD231PD  32(R8), Y5, Y4
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_33
+	JNZ          fbAVX2_loop_38
 
-fbAVX2_odd_34:
+fbAVX2_odd_39:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_35
+	JZ           fbAVX2_done_40
 	VBROADCASTSD (R9), Y5
 	VFMADD231PD  (R8), Y5, Y1
-	VMASKMOVPD   32(R8), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y2
+	VFMADD231PD  32(R8), Y5, Y2
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 
-fbAVX2_done_35:
+fbAVX2_done_40:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
 	ADDQ         DI, DX
@@ -646,9 +750,9 @@ fbAVX2_done_35:
 	ADDQ         DI, BX
 	ADDQ         $0x08, SI
 	INCQ         CX
-	JMP          fbAVX2_t_31
+	JMP          fbAVX2_t_36
 
-fbAVX2_tend_32:
+fbAVX2_tend_37:
 	JMP fbAVX2_swend_4
 
 fbAVX2_case1_5:
@@ -657,52 +761,66 @@ fbAVX2_case1_5:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    T+96(FP), AX
-	MOVQ    $0x00000001, CX
-	MOVQ    alpha_base+0(FP), DX
-	MOVQ    psi_base+48(FP), BX
-	MOVQ    scale_base+24(FP), SI
-	MOVQ    M+104(FP), DI
-	SHLQ    $0x03, DI
-	ADDQ    DI, BX
-	ADDQ    $0x08, SI
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    4680(SP), BX
+	MOVQ    BX, BX
 
-fbAVX2_t_36:
+fbAVX2_pack_41:
+	VMASKMOVPD (DX), Y0, Y1
+	VMOVUPD    Y1, (BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000020, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_41
+	MOVQ       4680(SP), AX
+	MOVQ       AX, 4688(SP)
+	MOVQ       $0x00000020, 4696(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x03, DI
+	ADDQ       DI, BX
+	ADDQ       $0x08, SI
+
+fbAVX2_t_42:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_37
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX2_tend_43
+	MOVQ   4688(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_39
+	JZ     fbAVX2_odd_45
 
-fbAVX2_loop_38:
+fbAVX2_loop_44:
 	VBROADCASTSD (R9), Y3
-	VMASKMOVPD   (R8), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y1
+	VFMADD231PD  (R8), Y3, Y1
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	VBROADCASTSD (R9), Y3
-	VMASKMOVPD   (R8), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y2
+	VFMADD231PD  (R8), Y3, Y2
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_38
+	JNZ          fbAVX2_loop_44
 
-fbAVX2_odd_39:
+fbAVX2_odd_45:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_40
+	JZ           fbAVX2_done_46
 	VBROADCASTSD (R9), Y3
-	VMASKMOVPD   (R8), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y1
+	VFMADD231PD  (R8), Y3, Y1
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         4696(SP), R8
 
-fbAVX2_done_40:
+fbAVX2_done_46:
 	VADDPD       Y2, Y1, Y1
 	ADDQ         DI, DX
 	VXORPD       Y2, Y2, Y2
@@ -723,42 +841,42 @@ fbAVX2_done_40:
 	ADDQ         DI, BX
 	ADDQ         $0x08, SI
 	INCQ         CX
-	JMP          fbAVX2_t_36
+	JMP          fbAVX2_t_42
 
-fbAVX2_tend_37:
+fbAVX2_tend_43:
 fbAVX2_swend_4:
 	VZEROUPPER
 	RET
 
 fbAVX2_multi_3:
-	MOVQ $0x00000001, 8(SP)
+	MOVQ $0x00000001, 4704(SP)
 
-fbAVX2_mt_41:
-	MOVQ    8(SP), AX
+fbAVX2_mt_47:
+	MOVQ    4704(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_mtend_42
+	JAE     fbAVX2_mtend_48
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    alpha_base+0(FP), DX
 	DECQ    AX
 	IMULQ   CX, AX
 	ADDQ    AX, DX
-	MOVQ    DX, 16(SP)
+	MOVQ    DX, 4712(SP)
 	VXORPD  Y0, Y0, Y0
-	VMOVUPD Y0, 24(SP)
-	MOVQ    $0x00000000, 56(SP)
+	VMOVUPD Y0, 4720(SP)
+	MOVQ    $0x00000000, 4752(SP)
 
-fbAVX2_chunk_43:
-	MOVQ 56(SP), AX
+fbAVX2_chunk_49:
+	MOVQ 4752(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_chunkend_44
+	JAE  fbAVX2_chunkend_50
 	SUBQ AX, CX
 	MOVQ $0x00000006, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x00000018
-	JAE  fbAVX2_full_45
+	JAE  fbAVX2_full_51
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -767,29 +885,29 @@ fbAVX2_chunk_43:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_45:
-	MOVQ    DX, 64(SP)
+fbAVX2_full_51:
+	MOVQ    DX, 4760(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_47
+	JEQ     fbAVX2_case1_53
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_48
+	JEQ     fbAVX2_case2_54
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX2_case3_49
+	JEQ     fbAVX2_case3_55
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX2_case4_50
+	JEQ     fbAVX2_case4_56
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX2_case5_51
-	MOVQ    64(SP), AX
+	JEQ     fbAVX2_case5_57
+	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    56(SP), AX
+	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    16(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -805,9 +923,9 @@ fbAVX2_full_45:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_54
+	JZ      fbAVX2_odd_60
 
-fbAVX2_loop_53:
+fbAVX2_loop_59:
 	VBROADCASTSD (BX), Y13
 	VFMADD231PD  (DX), Y13, Y1
 	VFMADD231PD  32(DX), Y13, Y2
@@ -829,11 +947,11 @@ fbAVX2_loop_53:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_53
+	JNZ          fbAVX2_loop_59
 
-fbAVX2_odd_54:
+fbAVX2_odd_60:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_55
+	JZ           fbAVX2_done_61
 	VBROADCASTSD (BX), Y13
 	VFMADD231PD  (DX), Y13, Y1
 	VFMADD231PD  32(DX), Y13, Y2
@@ -845,21 +963,21 @@ fbAVX2_odd_54:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_55:
+fbAVX2_done_61:
 	VADDPD     Y7, Y1, Y1
 	VADDPD     Y8, Y2, Y2
 	VADDPD     Y9, Y3, Y3
 	VADDPD     Y10, Y4, Y4
 	VADDPD     Y11, Y5, Y5
 	VADDPD     Y12, Y6, Y6
-	MOVQ       8(SP), DX
+	MOVQ       4704(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    24(SP), Y7
+	VMOVUPD    4720(SP), Y7
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y7, Y7
 	VMOVUPD    Y1, (CX)
@@ -880,21 +998,21 @@ fbAVX2_done_55:
 	VANDPD     Y6, Y0, Y1
 	VADDPD     Y1, Y7, Y7
 	VMASKMOVPD Y6, Y0, 160(CX)
-	VMOVUPD    Y7, 24(SP)
-	JMP        fbAVX2_swend_46
+	VMOVUPD    Y7, 4720(SP)
+	JMP        fbAVX2_swend_52
 
-fbAVX2_case5_51:
-	MOVQ    64(SP), AX
+fbAVX2_case5_57:
+	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    56(SP), AX
+	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    16(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -908,9 +1026,9 @@ fbAVX2_case5_51:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_57
+	JZ      fbAVX2_odd_63
 
-fbAVX2_loop_56:
+fbAVX2_loop_62:
 	VBROADCASTSD (BX), Y11
 	VFMADD231PD  (DX), Y11, Y1
 	VFMADD231PD  32(DX), Y11, Y2
@@ -930,11 +1048,11 @@ fbAVX2_loop_56:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_56
+	JNZ          fbAVX2_loop_62
 
-fbAVX2_odd_57:
+fbAVX2_odd_63:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_58
+	JZ           fbAVX2_done_64
 	VBROADCASTSD (BX), Y11
 	VFMADD231PD  (DX), Y11, Y1
 	VFMADD231PD  32(DX), Y11, Y2
@@ -945,20 +1063,20 @@ fbAVX2_odd_57:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_58:
+fbAVX2_done_64:
 	VADDPD     Y6, Y1, Y1
 	VADDPD     Y7, Y2, Y2
 	VADDPD     Y8, Y3, Y3
 	VADDPD     Y9, Y4, Y4
 	VADDPD     Y10, Y5, Y5
-	MOVQ       8(SP), DX
+	MOVQ       4704(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    24(SP), Y6
+	VMOVUPD    4720(SP), Y6
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y6, Y6
 	VMOVUPD    Y1, (CX)
@@ -976,21 +1094,21 @@ fbAVX2_done_58:
 	VANDPD     Y5, Y0, Y1
 	VADDPD     Y1, Y6, Y6
 	VMASKMOVPD Y5, Y0, 128(CX)
-	VMOVUPD    Y6, 24(SP)
-	JMP        fbAVX2_swend_46
+	VMOVUPD    Y6, 4720(SP)
+	JMP        fbAVX2_swend_52
 
-fbAVX2_case4_50:
-	MOVQ    64(SP), AX
+fbAVX2_case4_56:
+	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    56(SP), AX
+	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    16(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1002,9 +1120,9 @@ fbAVX2_case4_50:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_60
+	JZ      fbAVX2_odd_66
 
-fbAVX2_loop_59:
+fbAVX2_loop_65:
 	VBROADCASTSD (BX), Y9
 	VFMADD231PD  (DX), Y9, Y1
 	VFMADD231PD  32(DX), Y9, Y2
@@ -1022,11 +1140,11 @@ fbAVX2_loop_59:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_59
+	JNZ          fbAVX2_loop_65
 
-fbAVX2_odd_60:
+fbAVX2_odd_66:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_61
+	JZ           fbAVX2_done_67
 	VBROADCASTSD (BX), Y9
 	VFMADD231PD  (DX), Y9, Y1
 	VFMADD231PD  32(DX), Y9, Y2
@@ -1036,19 +1154,19 @@ fbAVX2_odd_60:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_61:
+fbAVX2_done_67:
 	VADDPD     Y5, Y1, Y1
 	VADDPD     Y6, Y2, Y2
 	VADDPD     Y7, Y3, Y3
 	VADDPD     Y8, Y4, Y4
-	MOVQ       8(SP), DX
+	MOVQ       4704(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    24(SP), Y5
+	VMOVUPD    4720(SP), Y5
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y5, Y5
 	VMOVUPD    Y1, (CX)
@@ -1063,21 +1181,21 @@ fbAVX2_done_61:
 	VANDPD     Y4, Y0, Y1
 	VADDPD     Y1, Y5, Y5
 	VMASKMOVPD Y4, Y0, 96(CX)
-	VMOVUPD    Y5, 24(SP)
-	JMP        fbAVX2_swend_46
+	VMOVUPD    Y5, 4720(SP)
+	JMP        fbAVX2_swend_52
 
-fbAVX2_case3_49:
-	MOVQ    64(SP), AX
+fbAVX2_case3_55:
+	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    56(SP), AX
+	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    16(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1087,9 +1205,9 @@ fbAVX2_case3_49:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_63
+	JZ      fbAVX2_odd_69
 
-fbAVX2_loop_62:
+fbAVX2_loop_68:
 	VBROADCASTSD (BX), Y7
 	VFMADD231PD  (DX), Y7, Y1
 	VFMADD231PD  32(DX), Y7, Y2
@@ -1105,11 +1223,11 @@ fbAVX2_loop_62:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_62
+	JNZ          fbAVX2_loop_68
 
-fbAVX2_odd_63:
+fbAVX2_odd_69:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_64
+	JZ           fbAVX2_done_70
 	VBROADCASTSD (BX), Y7
 	VFMADD231PD  (DX), Y7, Y1
 	VFMADD231PD  32(DX), Y7, Y2
@@ -1118,18 +1236,18 @@ fbAVX2_odd_63:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_64:
+fbAVX2_done_70:
 	VADDPD     Y4, Y1, Y1
 	VADDPD     Y5, Y2, Y2
 	VADDPD     Y6, Y3, Y3
-	MOVQ       8(SP), DX
+	MOVQ       4704(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    24(SP), Y4
+	VMOVUPD    4720(SP), Y4
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y4, Y4
 	VMOVUPD    Y1, (CX)
@@ -1141,21 +1259,21 @@ fbAVX2_done_64:
 	VANDPD     Y3, Y0, Y1
 	VADDPD     Y1, Y4, Y4
 	VMASKMOVPD Y3, Y0, 64(CX)
-	VMOVUPD    Y4, 24(SP)
-	JMP        fbAVX2_swend_46
+	VMOVUPD    Y4, 4720(SP)
+	JMP        fbAVX2_swend_52
 
-fbAVX2_case2_48:
-	MOVQ    64(SP), AX
+fbAVX2_case2_54:
+	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    56(SP), AX
+	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    16(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1163,9 +1281,9 @@ fbAVX2_case2_48:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_66
+	JZ      fbAVX2_odd_72
 
-fbAVX2_loop_65:
+fbAVX2_loop_71:
 	VBROADCASTSD (BX), Y5
 	VFMADD231PD  (DX), Y5, Y1
 	VMASKMOVPD   32(DX), Y0, Y6
@@ -1179,11 +1297,11 @@ fbAVX2_loop_65:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_65
+	JNZ          fbAVX2_loop_71
 
-fbAVX2_odd_66:
+fbAVX2_odd_72:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_67
+	JZ           fbAVX2_done_73
 	VBROADCASTSD (BX), Y5
 	VFMADD231PD  (DX), Y5, Y1
 	VMASKMOVPD   32(DX), Y0, Y6
@@ -1191,17 +1309,17 @@ fbAVX2_odd_66:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_67:
+fbAVX2_done_73:
 	VADDPD     Y3, Y1, Y1
 	VADDPD     Y4, Y2, Y2
-	MOVQ       8(SP), DX
+	MOVQ       4704(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    24(SP), Y3
+	VMOVUPD    4720(SP), Y3
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y3, Y3
 	VMOVUPD    Y1, (CX)
@@ -1210,29 +1328,29 @@ fbAVX2_done_67:
 	VANDPD     Y2, Y0, Y1
 	VADDPD     Y1, Y3, Y3
 	VMASKMOVPD Y2, Y0, 32(CX)
-	VMOVUPD    Y3, 24(SP)
-	JMP        fbAVX2_swend_46
+	VMOVUPD    Y3, 4720(SP)
+	JMP        fbAVX2_swend_52
 
-fbAVX2_case1_47:
-	MOVQ    64(SP), AX
+fbAVX2_case1_53:
+	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    56(SP), AX
+	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    16(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_69
+	JZ      fbAVX2_odd_75
 
-fbAVX2_loop_68:
+fbAVX2_loop_74:
 	VBROADCASTSD (BX), Y3
 	VMASKMOVPD   (DX), Y0, Y4
 	VFMADD231PD  Y4, Y3, Y1
@@ -1244,84 +1362,84 @@ fbAVX2_loop_68:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_68
+	JNZ          fbAVX2_loop_74
 
-fbAVX2_odd_69:
+fbAVX2_odd_75:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_70
+	JZ           fbAVX2_done_76
 	VBROADCASTSD (BX), Y3
 	VMASKMOVPD   (DX), Y0, Y4
 	VFMADD231PD  Y4, Y3, Y1
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_70:
+fbAVX2_done_76:
 	VADDPD     Y2, Y1, Y1
-	MOVQ       8(SP), DX
+	MOVQ       4704(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    24(SP), Y2
+	VMOVUPD    4720(SP), Y2
 	VMASKMOVPD (AX), Y0, Y3
 	VMULPD     Y3, Y1, Y1
 	VANDPD     Y1, Y0, Y3
 	VADDPD     Y3, Y2, Y2
 	VMASKMOVPD Y1, Y0, (CX)
-	VMOVUPD    Y2, 24(SP)
+	VMOVUPD    Y2, 4720(SP)
 
-fbAVX2_swend_46:
-	MOVQ 56(SP), AX
+fbAVX2_swend_52:
+	MOVQ 4752(SP), AX
 	ADDQ $0x00000018, AX
-	MOVQ AX, 56(SP)
-	JMP  fbAVX2_chunk_43
+	MOVQ AX, 4752(SP)
+	JMP  fbAVX2_chunk_49
 
-fbAVX2_chunkend_44:
-	VMOVUPD      24(SP), Y0
+fbAVX2_chunkend_50:
+	VMOVUPD      4720(SP), Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	MOVQ         scale_base+24(FP), AX
-	MOVQ         8(SP), CX
+	MOVQ         4704(SP), CX
 	VMOVSD       X0, (AX)(CX*8)
 	VMOVSD       fbone<>+0(SB), X1
 	VDIVSD       X0, X1, X1
 	VBROADCASTSD X1, Y0
 	MOVQ         M+104(FP), AX
-	MOVQ         16(SP), CX
+	MOVQ         4712(SP), CX
 	LEAQ         (CX)(AX*8), CX
 	XORQ         DX, DX
 	MOVQ         AX, BX
 	ANDQ         $-8, BX
 
-fbAVX2_mul_71_AVX2_wide:
+fbAVX2_mul_77_AVX2_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX2_mul_71_AVX2_narrow0
+	JAE     fbAVX2_mul_77_AVX2_narrow0
 	VMULPD  (CX)(DX*8), Y0, Y1
 	VMOVUPD Y1, (CX)(DX*8)
 	VMULPD  32(CX)(DX*8), Y0, Y1
 	VMOVUPD Y1, 32(CX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX2_mul_71_AVX2_wide
+	JMP     fbAVX2_mul_77_AVX2_wide
 
-fbAVX2_mul_71_AVX2_narrow0:
+fbAVX2_mul_77_AVX2_narrow0:
 	MOVQ AX, BX
 	ANDQ $-4, BX
 
-fbAVX2_mul_71_AVX2_narrow:
+fbAVX2_mul_77_AVX2_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX2_mul_71_AVX2_tail
+	JAE     fbAVX2_mul_77_AVX2_tail
 	VMULPD  (CX)(DX*8), Y0, Y1
 	VMOVUPD Y1, (CX)(DX*8)
 	ADDQ    $+4, DX
-	JMP     fbAVX2_mul_71_AVX2_narrow
+	JMP     fbAVX2_mul_77_AVX2_narrow
 
-fbAVX2_mul_71_AVX2_tail:
+fbAVX2_mul_77_AVX2_tail:
 	SUBQ       DX, AX
-	JZ         fbAVX2_mul_71_AVX2_end
+	JZ         fbAVX2_mul_77_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       AX, BX
 	LEAQ       tailmask<>+0(SB), AX
@@ -1330,13 +1448,13 @@ fbAVX2_mul_71_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (CX)(DX*8)
 
-fbAVX2_mul_71_AVX2_end:
-	MOVQ 8(SP), AX
+fbAVX2_mul_77_AVX2_end:
+	MOVQ 4704(SP), AX
 	INCQ AX
-	MOVQ AX, 8(SP)
-	JMP  fbAVX2_mt_41
+	MOVQ AX, 4704(SP)
+	JMP  fbAVX2_mt_47
 
-fbAVX2_mtend_42:
+fbAVX2_mtend_48:
 	VZEROUPPER
 	RET
 
@@ -1368,43 +1486,43 @@ TEXT ·backwardAVX2(SB), NOSPLIT, $32-112
 	MOVQ         CX, BX
 	ANDQ         $-4, BX
 
-fbAVX2_ones_72_AVX2_narrow:
+fbAVX2_ones_78_AVX2_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX2_ones_72_AVX2_tail
+	JAE     fbAVX2_ones_78_AVX2_tail
 	VMOVUPD Y0, (DX)(AX*8)
 	ADDQ    $+4, AX
-	JMP     fbAVX2_ones_72_AVX2_narrow
+	JMP     fbAVX2_ones_78_AVX2_narrow
 
-fbAVX2_ones_72_AVX2_tail:
+fbAVX2_ones_78_AVX2_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_ones_72_AVX2_end
+	JZ         fbAVX2_ones_78_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       CX, BX
 	LEAQ       tailmask<>+0(SB), CX
 	VMOVDQU    (CX)(BX*8), Y1
 	VMASKMOVPD Y0, Y1, (DX)(AX*8)
 
-fbAVX2_ones_72_AVX2_end:
-fbAVX2_bt_73:
+fbAVX2_ones_78_AVX2_end:
+fbAVX2_bt_79:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX2_btend_74
+	JZ     fbAVX2_btend_80
 	MOVQ   scale_base+24(FP), CX
 	VMOVSD fbone<>+0(SB), X0
 	VDIVSD (CX)(AX*8), X0, X0
 	VMOVSD X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX2_bchunk_75:
+fbAVX2_bchunk_81:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_bchunkend_76
+	JAE  fbAVX2_bchunkend_82
 	SUBQ AX, CX
 	MOVQ $0x00000006, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x00000018
-	JAE  fbAVX2_full_77
+	JAE  fbAVX2_full_83
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -1413,18 +1531,18 @@ fbAVX2_bchunk_75:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_77:
+fbAVX2_full_83:
 	MOVQ    DX, 24(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_79
+	JEQ     fbAVX2_case1_85
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_80
+	JEQ     fbAVX2_case2_86
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX2_case3_81
+	JEQ     fbAVX2_case3_87
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX2_case4_82
+	JEQ     fbAVX2_case4_88
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX2_case5_83
+	JEQ     fbAVX2_case5_89
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1456,9 +1574,9 @@ fbAVX2_full_77:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_86
+	JZ      fbAVX2_odd_92
 
-fbAVX2_loop_85:
+fbAVX2_loop_91:
 	VMOVSD       (DI), X13
 	VMULSD       (SI), X13, X13
 	VBROADCASTSD X13, Y13
@@ -1486,11 +1604,11 @@ fbAVX2_loop_85:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_85
+	JNZ          fbAVX2_loop_91
 
-fbAVX2_odd_86:
+fbAVX2_odd_92:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_87
+	JZ           fbAVX2_done_93
 	VMOVSD       (DI), X13
 	VMULSD       (SI), X13, X13
 	VBROADCASTSD X13, Y13
@@ -1505,7 +1623,7 @@ fbAVX2_odd_86:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_87:
+fbAVX2_done_93:
 	VADDPD       Y7, Y1, Y1
 	VADDPD       Y8, Y2, Y2
 	VADDPD       Y9, Y3, Y3
@@ -1531,9 +1649,9 @@ fbAVX2_done_87:
 	VMOVUPD      Y5, 128(DX)
 	VMULPD       Y7, Y6, Y6
 	VMASKMOVPD   Y6, Y0, 160(DX)
-	JMP          fbAVX2_swend_78
+	JMP          fbAVX2_swend_84
 
-fbAVX2_case5_83:
+fbAVX2_case5_89:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1563,9 +1681,9 @@ fbAVX2_case5_83:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_89
+	JZ      fbAVX2_odd_95
 
-fbAVX2_loop_88:
+fbAVX2_loop_94:
 	VMOVSD       (DI), X11
 	VMULSD       (SI), X11, X11
 	VBROADCASTSD X11, Y11
@@ -1591,11 +1709,11 @@ fbAVX2_loop_88:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_88
+	JNZ          fbAVX2_loop_94
 
-fbAVX2_odd_89:
+fbAVX2_odd_95:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_90
+	JZ           fbAVX2_done_96
 	VMOVSD       (DI), X11
 	VMULSD       (SI), X11, X11
 	VBROADCASTSD X11, Y11
@@ -1609,7 +1727,7 @@ fbAVX2_odd_89:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_90:
+fbAVX2_done_96:
 	VADDPD       Y6, Y1, Y1
 	VADDPD       Y7, Y2, Y2
 	VADDPD       Y8, Y3, Y3
@@ -1632,9 +1750,9 @@ fbAVX2_done_90:
 	VMOVUPD      Y4, 96(DX)
 	VMULPD       Y6, Y5, Y5
 	VMASKMOVPD   Y5, Y0, 128(DX)
-	JMP          fbAVX2_swend_78
+	JMP          fbAVX2_swend_84
 
-fbAVX2_case4_82:
+fbAVX2_case4_88:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1662,9 +1780,9 @@ fbAVX2_case4_82:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_92
+	JZ      fbAVX2_odd_98
 
-fbAVX2_loop_91:
+fbAVX2_loop_97:
 	VMOVSD       (DI), X9
 	VMULSD       (SI), X9, X9
 	VBROADCASTSD X9, Y9
@@ -1688,11 +1806,11 @@ fbAVX2_loop_91:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_91
+	JNZ          fbAVX2_loop_97
 
-fbAVX2_odd_92:
+fbAVX2_odd_98:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_93
+	JZ           fbAVX2_done_99
 	VMOVSD       (DI), X9
 	VMULSD       (SI), X9, X9
 	VBROADCASTSD X9, Y9
@@ -1705,7 +1823,7 @@ fbAVX2_odd_92:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_93:
+fbAVX2_done_99:
 	VADDPD       Y5, Y1, Y1
 	VADDPD       Y6, Y2, Y2
 	VADDPD       Y7, Y3, Y3
@@ -1725,9 +1843,9 @@ fbAVX2_done_93:
 	VMOVUPD      Y3, 64(DX)
 	VMULPD       Y5, Y4, Y4
 	VMASKMOVPD   Y4, Y0, 96(DX)
-	JMP          fbAVX2_swend_78
+	JMP          fbAVX2_swend_84
 
-fbAVX2_case3_81:
+fbAVX2_case3_87:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1753,9 +1871,9 @@ fbAVX2_case3_81:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_95
+	JZ      fbAVX2_odd_101
 
-fbAVX2_loop_94:
+fbAVX2_loop_100:
 	VMOVSD       (DI), X7
 	VMULSD       (SI), X7, X7
 	VBROADCASTSD X7, Y7
@@ -1777,11 +1895,11 @@ fbAVX2_loop_94:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_94
+	JNZ          fbAVX2_loop_100
 
-fbAVX2_odd_95:
+fbAVX2_odd_101:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_96
+	JZ           fbAVX2_done_102
 	VMOVSD       (DI), X7
 	VMULSD       (SI), X7, X7
 	VBROADCASTSD X7, Y7
@@ -1793,7 +1911,7 @@ fbAVX2_odd_95:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_96:
+fbAVX2_done_102:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
@@ -1810,9 +1928,9 @@ fbAVX2_done_96:
 	VMOVUPD      Y2, 32(DX)
 	VMULPD       Y4, Y3, Y3
 	VMASKMOVPD   Y3, Y0, 64(DX)
-	JMP          fbAVX2_swend_78
+	JMP          fbAVX2_swend_84
 
-fbAVX2_case2_80:
+fbAVX2_case2_86:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1836,9 +1954,9 @@ fbAVX2_case2_80:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_98
+	JZ      fbAVX2_odd_104
 
-fbAVX2_loop_97:
+fbAVX2_loop_103:
 	VMOVSD       (DI), X5
 	VMULSD       (SI), X5, X5
 	VBROADCASTSD X5, Y5
@@ -1858,11 +1976,11 @@ fbAVX2_loop_97:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_97
+	JNZ          fbAVX2_loop_103
 
-fbAVX2_odd_98:
+fbAVX2_odd_104:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_99
+	JZ           fbAVX2_done_105
 	VMOVSD       (DI), X5
 	VMULSD       (SI), X5, X5
 	VBROADCASTSD X5, Y5
@@ -1873,7 +1991,7 @@ fbAVX2_odd_98:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_99:
+fbAVX2_done_105:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
 	MOVQ         beta_base+0(FP), DX
@@ -1887,9 +2005,9 @@ fbAVX2_done_99:
 	VMOVUPD      Y1, (DX)
 	VMULPD       Y3, Y2, Y2
 	VMASKMOVPD   Y2, Y0, 32(DX)
-	JMP          fbAVX2_swend_78
+	JMP          fbAVX2_swend_84
 
-fbAVX2_case1_79:
+fbAVX2_case1_85:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1911,9 +2029,9 @@ fbAVX2_case1_79:
 	VXORPD  Y2, Y2, Y2
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_101
+	JZ      fbAVX2_odd_107
 
-fbAVX2_loop_100:
+fbAVX2_loop_106:
 	VMOVSD       (DI), X3
 	VMULSD       (SI), X3, X3
 	VBROADCASTSD X3, Y3
@@ -1931,11 +2049,11 @@ fbAVX2_loop_100:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_100
+	JNZ          fbAVX2_loop_106
 
-fbAVX2_odd_101:
+fbAVX2_odd_107:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_102
+	JZ           fbAVX2_done_108
 	VMOVSD       (DI), X3
 	VMULSD       (SI), X3, X3
 	VBROADCASTSD X3, Y3
@@ -1945,7 +2063,7 @@ fbAVX2_odd_101:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_102:
+fbAVX2_done_108:
 	VADDPD       Y2, Y1, Y1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -1957,32 +2075,36 @@ fbAVX2_done_102:
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (DX)
 
-fbAVX2_swend_78:
+fbAVX2_swend_84:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000018, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_bchunk_75
+	JMP  fbAVX2_bchunk_81
 
-fbAVX2_bchunkend_76:
+fbAVX2_bchunkend_82:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_bt_73
+	JMP  fbAVX2_bt_79
 
-fbAVX2_btend_74:
+fbAVX2_btend_80:
 	VZEROUPPER
 	RET
 
 // func forwardBatchAVX2(alpha []float64, scale []float64, psi []float64, e []float64, T int, K int, M int, ib int)
-// Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·forwardBatchAVX2(SB), NOSPLIT, $80-128
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·forwardBatchAVX2(SB), $6288-128
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 6280(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_k0_103:
+fbAVX2_k0_109:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX2_k0end_104
+	JAE    fbAVX2_k0end_110
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -1997,29 +2119,29 @@ fbAVX2_k0_103:
 	MOVQ   CX, R8
 	ANDQ   $-8, R8
 
-fbAVX2_sum_105_AVX2_wide:
+fbAVX2_sum_111_AVX2_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX2_sum_105_AVX2_narrow0
+	JAE    fbAVX2_sum_111_AVX2_narrow0
 	VADDPD (SI)(DI*8), Y0, Y0
 	VADDPD 32(SI)(DI*8), Y1, Y1
 	ADDQ   $+8, DI
-	JMP    fbAVX2_sum_105_AVX2_wide
+	JMP    fbAVX2_sum_111_AVX2_wide
 
-fbAVX2_sum_105_AVX2_narrow0:
+fbAVX2_sum_111_AVX2_narrow0:
 	MOVQ CX, R8
 	ANDQ $-4, R8
 
-fbAVX2_sum_105_AVX2_narrow:
+fbAVX2_sum_111_AVX2_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX2_sum_105_AVX2_tail
+	JAE    fbAVX2_sum_111_AVX2_tail
 	VADDPD (SI)(DI*8), Y0, Y0
 	ADDQ   $+4, DI
-	JMP    fbAVX2_sum_105_AVX2_narrow
+	JMP    fbAVX2_sum_111_AVX2_narrow
 
-fbAVX2_sum_105_AVX2_tail:
+fbAVX2_sum_111_AVX2_tail:
 	MOVQ       CX, R8
 	SUBQ       DI, R8
-	JZ         fbAVX2_sum_105_AVX2_end
+	JZ         fbAVX2_sum_111_AVX2_end
 	MOVQ       $0x00000004, R9
 	SUBQ       R8, R9
 	LEAQ       tailmask<>+0(SB), R8
@@ -2027,7 +2149,7 @@ fbAVX2_sum_105_AVX2_tail:
 	VMASKMOVPD (SI)(DI*8), Y2, Y2
 	VADDPD     Y2, Y0, Y0
 
-fbAVX2_sum_105_AVX2_end:
+fbAVX2_sum_111_AVX2_end:
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -2041,31 +2163,31 @@ fbAVX2_sum_105_AVX2_end:
 	MOVQ         CX, DX
 	ANDQ         $-8, DX
 
-fbAVX2_mul_106_AVX2_wide:
+fbAVX2_mul_112_AVX2_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX2_mul_106_AVX2_narrow0
+	JAE     fbAVX2_mul_112_AVX2_narrow0
 	VMULPD  (SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, (BX)(AX*8)
 	VMULPD  32(SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, 32(BX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_mul_106_AVX2_wide
+	JMP     fbAVX2_mul_112_AVX2_wide
 
-fbAVX2_mul_106_AVX2_narrow0:
+fbAVX2_mul_112_AVX2_narrow0:
 	MOVQ CX, DX
 	ANDQ $-4, DX
 
-fbAVX2_mul_106_AVX2_narrow:
+fbAVX2_mul_112_AVX2_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX2_mul_106_AVX2_tail
+	JAE     fbAVX2_mul_112_AVX2_tail
 	VMULPD  (SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, (BX)(AX*8)
 	ADDQ    $+4, AX
-	JMP     fbAVX2_mul_106_AVX2_narrow
+	JMP     fbAVX2_mul_112_AVX2_narrow
 
-fbAVX2_mul_106_AVX2_tail:
+fbAVX2_mul_112_AVX2_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_mul_106_AVX2_end
+	JZ         fbAVX2_mul_112_AVX2_end
 	MOVQ       $0x00000004, DX
 	SUBQ       CX, DX
 	LEAQ       tailmask<>+0(SB), CX
@@ -2074,20 +2196,20 @@ fbAVX2_mul_106_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (BX)(AX*8)
 
-fbAVX2_mul_106_AVX2_end:
+fbAVX2_mul_112_AVX2_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_k0_103
+	JMP  fbAVX2_k0_109
 
-fbAVX2_k0end_104:
+fbAVX2_k0end_110:
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_t_107:
+fbAVX2_t_113:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX2_tend_108
+	JAE   fbAVX2_tend_114
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -2096,45 +2218,36 @@ fbAVX2_t_107:
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 64(SP)
+	MOVQ  DX, 56(SP)
 	ADDQ  CX, DX
-	MOVQ  DX, 72(SP)
+	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX2_i0_109:
+fbAVX2_i0_115:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_i0end_110
+	JAE     fbAVX2_i0end_116
 	MOVQ    ib+120(FP), DX
+	MOVQ    $0x00000040, BX
+	CMPQ    DX, BX
+	CMOVQGT BX, DX
 	SUBQ    AX, CX
 	CMPQ    DX, CX
 	CMOVQGT CX, DX
 	MOVQ    DX, 48(SP)
-	MOVQ    $0x00000000, 24(SP)
-
-fbAVX2_kb_111:
-	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
-	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_112
-	SUBQ    AX, CX
-	MOVQ    $0x00000003, AX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    AX, 56(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX2_jc_113:
+fbAVX2_jc_117:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_jcend_114
+	JAE  fbAVX2_jcend_118
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x0000000c
-	JAE  fbAVX2_full_115
+	JAE  fbAVX2_full_119
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -2143,13 +2256,8 @@ fbAVX2_jc_113:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_115:
+fbAVX2_full_119:
 	MOVQ    DX, 40(SP)
-	MOVQ    56(SP), CX
-	CMPQ    CX, $0x00000001
-	JEQ     fbAVX2_case1_117
-	CMPQ    CX, $0x00000002
-	JEQ     fbAVX2_case2_118
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_121
 	CMPQ    AX, $0x00000002
@@ -2162,16 +2270,57 @@ fbAVX2_full_115:
 	MOVQ    M+112(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
+	IMULQ   AX, CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    6280(SP), DX
+	MOVQ    48(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_124:
+	VMOVUPD    (CX), Y1
+	VMOVUPD    Y1, (DX)
+	VMOVUPD    32(CX), Y1
+	VMOVUPD    Y1, 32(DX)
+	VMASKMOVPD 64(CX), Y0, Y1
+	VMOVUPD    Y1, 64(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000060, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_124
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX2_kb_125:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_126
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_128
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_129
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
-	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -2183,10 +2332,10 @@ fbAVX2_full_115:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_124:
+fbAVX2_loop_131:
 	VMOVUPD      (CX), Y10
 	VMOVUPD      32(CX), Y11
-	VMASKMOVPD   64(CX), Y0, Y12
+	VMOVUPD      64(CX), Y12
 	VBROADCASTSD (DX), Y13
 	VFMADD231PD  Y10, Y13, Y1
 	VFMADD231PD  Y11, Y13, Y2
@@ -2200,17 +2349,17 @@ fbAVX2_loop_124:
 	VFMADD231PD  Y11, Y13, Y8
 	VFMADD231PD  Y12, Y13, Y9
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_124
+	JNZ          fbAVX2_loop_131
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
+	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_125
+	JZ           fbAVX2_first_132
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y10
@@ -2224,7 +2373,7 @@ fbAVX2_loop_124:
 	VMASKMOVPD   64(CX)(AX*2), Y0, Y10
 	VADDPD       Y10, Y9, Y9
 
-fbAVX2_first_125:
+fbAVX2_first_132:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
@@ -2234,7 +2383,128 @@ fbAVX2_first_125:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_120
+	JMP        fbAVX2_swend_127
+
+fbAVX2_case2_129:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_133:
+	VMOVUPD      (CX), Y7
+	VMOVUPD      32(CX), Y8
+	VMOVUPD      64(CX), Y9
+	VBROADCASTSD (DX), Y10
+	VFMADD231PD  Y7, Y10, Y1
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+	VBROADCASTSD (DX)(AX*1), Y10
+	VFMADD231PD  Y7, Y10, Y4
+	VFMADD231PD  Y8, Y10, Y5
+	VFMADD231PD  Y9, Y10, Y6
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_133
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_134
+	VADDPD       (CX), Y1, Y1
+	VADDPD       32(CX), Y2, Y2
+	VMASKMOVPD   64(CX), Y0, Y7
+	VADDPD       Y7, Y3, Y3
+	VADDPD       (CX)(AX*1), Y4, Y4
+	VADDPD       32(CX)(AX*1), Y5, Y5
+	VMASKMOVPD   64(CX)(AX*1), Y0, Y7
+	VADDPD       Y7, Y6, Y6
+
+fbAVX2_first_134:
+	VMOVUPD    Y1, (CX)
+	VMOVUPD    Y2, 32(CX)
+	VMASKMOVPD Y3, Y0, 64(CX)
+	VMOVUPD    Y4, (CX)(AX*1)
+	VMOVUPD    Y5, 32(CX)(AX*1)
+	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
+	JMP        fbAVX2_swend_127
+
+fbAVX2_case1_128:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_135:
+	VBROADCASTSD (DX), Y4
+	VFMADD231PD  (CX), Y4, Y1
+	VFMADD231PD  32(CX), Y4, Y2
+	VFMADD231PD  64(CX), Y4, Y3
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_135
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX2_first_136
+	VADDPD       (CX), Y1, Y1
+	VADDPD       32(CX), Y2, Y2
+	VMASKMOVPD   64(CX), Y0, Y4
+	VADDPD       Y4, Y3, Y3
+
+fbAVX2_first_136:
+	VMOVUPD    Y1, (CX)
+	VMOVUPD    Y2, 32(CX)
+	VMASKMOVPD Y3, Y0, 64(CX)
+
+fbAVX2_swend_127:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX2_kb_125
+
+fbAVX2_kbend_126:
+	JMP fbAVX2_swend_120
 
 fbAVX2_case2_122:
 	MOVQ    40(SP), AX
@@ -2245,313 +2515,37 @@ fbAVX2_case2_122:
 	MOVQ    M+112(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
-	MOVQ    24(SP), DX
-	IMULQ   AX, DX
-	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
 	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    6280(SP), DX
 	MOVQ    48(SP), BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	VXORPD  Y6, Y6, Y6
+	MOVQ    DX, DX
 
-fbAVX2_loop_126:
-	VMOVUPD      (CX), Y7
-	VMASKMOVPD   32(CX), Y0, Y8
-	VBROADCASTSD (DX), Y9
-	VFMADD231PD  Y7, Y9, Y1
-	VFMADD231PD  Y8, Y9, Y2
-	VBROADCASTSD (DX)(AX*1), Y9
-	VFMADD231PD  Y7, Y9, Y3
-	VFMADD231PD  Y8, Y9, Y4
-	VBROADCASTSD (DX)(AX*2), Y9
-	VFMADD231PD  Y7, Y9, Y5
-	VFMADD231PD  Y8, Y9, Y6
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX2_loop_126
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX2_first_127
-	VADDPD       (CX), Y1, Y1
-	VMASKMOVPD   32(CX), Y0, Y7
-	VADDPD       Y7, Y2, Y2
-	VADDPD       (CX)(AX*1), Y3, Y3
-	VMASKMOVPD   32(CX)(AX*1), Y0, Y7
-	VADDPD       Y7, Y4, Y4
-	VADDPD       (CX)(AX*2), Y5, Y5
-	VMASKMOVPD   32(CX)(AX*2), Y0, Y7
-	VADDPD       Y7, Y6, Y6
+fbAVX2_pack_137:
+	VMOVUPD    (CX), Y1
+	VMOVUPD    Y1, (DX)
+	VMASKMOVPD 32(CX), Y0, Y1
+	VMOVUPD    Y1, 32(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_137
+	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_first_127:
-	VMOVUPD    Y1, (CX)
-	VMASKMOVPD Y2, Y0, 32(CX)
-	VMOVUPD    Y3, (CX)(AX*1)
-	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	VMOVUPD    Y5, (CX)(AX*2)
-	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_120
-
-fbAVX2_case1_121:
-	MOVQ    40(SP), AX
-	MOVQ    $0x00000004, CX
+fbAVX2_kb_138:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_139
 	SUBQ    AX, CX
-	LEAQ    tailmask<>+0(SB), AX
-	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
-	SHLQ    $0x03, AX
-	MOVQ    16(SP), CX
-	MOVQ    24(SP), DX
-	IMULQ   AX, DX
-	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
-	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
-	MOVQ    48(SP), BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-
-fbAVX2_loop_128:
-	VMASKMOVPD   (CX), Y0, Y4
-	VBROADCASTSD (DX), Y5
-	VFMADD231PD  Y4, Y5, Y1
-	VBROADCASTSD (DX)(AX*1), Y5
-	VFMADD231PD  Y4, Y5, Y2
-	VBROADCASTSD (DX)(AX*2), Y5
-	VFMADD231PD  Y4, Y5, Y3
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX2_loop_128
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX2_first_129
-	VMASKMOVPD   (CX), Y0, Y4
-	VADDPD       Y4, Y1, Y1
-	VMASKMOVPD   (CX)(AX*1), Y0, Y4
-	VADDPD       Y4, Y2, Y2
-	VMASKMOVPD   (CX)(AX*2), Y0, Y4
-	VADDPD       Y4, Y3, Y3
-
-fbAVX2_first_129:
-	VMASKMOVPD Y1, Y0, (CX)
-	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-
-fbAVX2_swend_120:
-	JMP fbAVX2_swend_116
-
-fbAVX2_case2_118:
-	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_131
-	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_132
-	MOVQ    40(SP), AX
-	MOVQ    $0x00000004, CX
-	SUBQ    AX, CX
-	LEAQ    tailmask<>+0(SB), AX
-	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
-	SHLQ    $0x03, AX
-	MOVQ    16(SP), CX
-	MOVQ    24(SP), DX
-	IMULQ   AX, DX
-	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
-	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
-	MOVQ    48(SP), BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	VXORPD  Y6, Y6, Y6
-
-fbAVX2_loop_134:
-	VMOVUPD      (CX), Y7
-	VMOVUPD      32(CX), Y8
-	VMASKMOVPD   64(CX), Y0, Y9
-	VBROADCASTSD (DX), Y10
-	VFMADD231PD  Y7, Y10, Y1
-	VFMADD231PD  Y8, Y10, Y2
-	VFMADD231PD  Y9, Y10, Y3
-	VBROADCASTSD (DX)(AX*1), Y10
-	VFMADD231PD  Y7, Y10, Y4
-	VFMADD231PD  Y8, Y10, Y5
-	VFMADD231PD  Y9, Y10, Y6
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX2_loop_134
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX2_first_135
-	VADDPD       (CX), Y1, Y1
-	VADDPD       32(CX), Y2, Y2
-	VMASKMOVPD   64(CX), Y0, Y7
-	VADDPD       Y7, Y3, Y3
-	VADDPD       (CX)(AX*1), Y4, Y4
-	VADDPD       32(CX)(AX*1), Y5, Y5
-	VMASKMOVPD   64(CX)(AX*1), Y0, Y7
-	VADDPD       Y7, Y6, Y6
-
-fbAVX2_first_135:
-	VMOVUPD    Y1, (CX)
-	VMOVUPD    Y2, 32(CX)
-	VMASKMOVPD Y3, Y0, 64(CX)
-	VMOVUPD    Y4, (CX)(AX*1)
-	VMOVUPD    Y5, 32(CX)(AX*1)
-	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_130
-
-fbAVX2_case2_132:
-	MOVQ    40(SP), AX
-	MOVQ    $0x00000004, CX
-	SUBQ    AX, CX
-	LEAQ    tailmask<>+0(SB), AX
-	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
-	SHLQ    $0x03, AX
-	MOVQ    16(SP), CX
-	MOVQ    24(SP), DX
-	IMULQ   AX, DX
-	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
-	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
-	MOVQ    48(SP), BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-
-fbAVX2_loop_136:
-	VMOVUPD      (CX), Y5
-	VMASKMOVPD   32(CX), Y0, Y6
-	VBROADCASTSD (DX), Y7
-	VFMADD231PD  Y5, Y7, Y1
-	VFMADD231PD  Y6, Y7, Y2
-	VBROADCASTSD (DX)(AX*1), Y7
-	VFMADD231PD  Y5, Y7, Y3
-	VFMADD231PD  Y6, Y7, Y4
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX2_loop_136
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX2_first_137
-	VADDPD       (CX), Y1, Y1
-	VMASKMOVPD   32(CX), Y0, Y5
-	VADDPD       Y5, Y2, Y2
-	VADDPD       (CX)(AX*1), Y3, Y3
-	VMASKMOVPD   32(CX)(AX*1), Y0, Y5
-	VADDPD       Y5, Y4, Y4
-
-fbAVX2_first_137:
-	VMOVUPD    Y1, (CX)
-	VMASKMOVPD Y2, Y0, 32(CX)
-	VMOVUPD    Y3, (CX)(AX*1)
-	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_130
-
-fbAVX2_case1_131:
-	MOVQ    40(SP), AX
-	MOVQ    $0x00000004, CX
-	SUBQ    AX, CX
-	LEAQ    tailmask<>+0(SB), AX
-	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
-	SHLQ    $0x03, AX
-	MOVQ    16(SP), CX
-	MOVQ    24(SP), DX
-	IMULQ   AX, DX
-	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
-	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
-	MOVQ    48(SP), BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-
-fbAVX2_loop_138:
-	VMASKMOVPD   (CX), Y0, Y3
-	VBROADCASTSD (DX), Y4
-	VFMADD231PD  Y3, Y4, Y1
-	VBROADCASTSD (DX)(AX*1), Y4
-	VFMADD231PD  Y3, Y4, Y2
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX2_loop_138
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX2_first_139
-	VMASKMOVPD   (CX), Y0, Y3
-	VADDPD       Y3, Y1, Y1
-	VMASKMOVPD   (CX)(AX*1), Y0, Y3
-	VADDPD       Y3, Y2, Y2
-
-fbAVX2_first_139:
-	VMASKMOVPD Y1, Y0, (CX)
-	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-
-fbAVX2_swend_130:
-	JMP fbAVX2_swend_116
-
-fbAVX2_case1_117:
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_141
 	CMPQ    AX, $0x00000002
@@ -2567,45 +2561,58 @@ fbAVX2_case1_117:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
-	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
 
 fbAVX2_loop_144:
-	VBROADCASTSD (DX), Y4
-	VFMADD231PD  (CX), Y4, Y1
-	VFMADD231PD  32(CX), Y4, Y2
-	VMASKMOVPD   64(CX), Y0, Y5
-	VFMADD231PD  Y5, Y4, Y3
+	VMOVUPD      (CX), Y7
+	VMOVUPD      32(CX), Y8
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  Y7, Y9, Y1
+	VFMADD231PD  Y8, Y9, Y2
+	VBROADCASTSD (DX)(AX*1), Y9
+	VFMADD231PD  Y7, Y9, Y3
+	VFMADD231PD  Y8, Y9, Y4
+	VBROADCASTSD (DX)(AX*2), Y9
+	VFMADD231PD  Y7, Y9, Y5
+	VFMADD231PD  Y8, Y9, Y6
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000040, CX
 	DECQ         BX
 	JNZ          fbAVX2_loop_144
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), AX
-	TESTQ        AX, AX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
 	JZ           fbAVX2_first_145
 	VADDPD       (CX), Y1, Y1
-	VADDPD       32(CX), Y2, Y2
-	VMASKMOVPD   64(CX), Y0, Y4
-	VADDPD       Y4, Y3, Y3
+	VMASKMOVPD   32(CX), Y0, Y7
+	VADDPD       Y7, Y2, Y2
+	VADDPD       (CX)(AX*1), Y3, Y3
+	VMASKMOVPD   32(CX)(AX*1), Y0, Y7
+	VADDPD       Y7, Y4, Y4
+	VADDPD       (CX)(AX*2), Y5, Y5
+	VMASKMOVPD   32(CX)(AX*2), Y0, Y7
+	VADDPD       Y7, Y6, Y6
 
 fbAVX2_first_145:
 	VMOVUPD    Y1, (CX)
-	VMOVUPD    Y2, 32(CX)
-	VMASKMOVPD Y3, Y0, 64(CX)
+	VMASKMOVPD Y2, Y0, 32(CX)
+	VMOVUPD    Y3, (CX)(AX*1)
+	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
+	VMOVUPD    Y5, (CX)(AX*2)
+	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
 	JMP        fbAVX2_swend_140
 
 fbAVX2_case2_142:
@@ -2620,41 +2627,48 @@ fbAVX2_case2_142:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
-	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
 
 fbAVX2_loop_146:
-	VBROADCASTSD (DX), Y3
-	VFMADD231PD  (CX), Y3, Y1
-	VMASKMOVPD   32(CX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y2
+	VMOVUPD      (CX), Y5
+	VMOVUPD      32(CX), Y6
+	VBROADCASTSD (DX), Y7
+	VFMADD231PD  Y5, Y7, Y1
+	VFMADD231PD  Y6, Y7, Y2
+	VBROADCASTSD (DX)(AX*1), Y7
+	VFMADD231PD  Y5, Y7, Y3
+	VFMADD231PD  Y6, Y7, Y4
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000040, CX
 	DECQ         BX
 	JNZ          fbAVX2_loop_146
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), AX
-	TESTQ        AX, AX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
 	JZ           fbAVX2_first_147
 	VADDPD       (CX), Y1, Y1
-	VMASKMOVPD   32(CX), Y0, Y3
-	VADDPD       Y3, Y2, Y2
+	VMASKMOVPD   32(CX), Y0, Y5
+	VADDPD       Y5, Y2, Y2
+	VADDPD       (CX)(AX*1), Y3, Y3
+	VMASKMOVPD   32(CX)(AX*1), Y0, Y5
+	VADDPD       Y5, Y4, Y4
 
 fbAVX2_first_147:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
+	VMOVUPD    Y3, (CX)(AX*1)
+	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	JMP        fbAVX2_swend_140
 
 fbAVX2_case1_141:
@@ -2669,69 +2683,257 @@ fbAVX2_case1_141:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
-	LEAQ    (AX)(AX*2), BX
-	IMULQ   AX, CX
-	MOVQ    e_base+72(FP), BX
-	ADDQ    BX, CX
-	MOVQ    32(SP), BX
-	LEAQ    (CX)(BX*8), CX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
 
 fbAVX2_loop_148:
-	VBROADCASTSD (DX), Y2
-	VMASKMOVPD   (CX), Y0, Y3
-	VFMADD231PD  Y3, Y2, Y1
+	VBROADCASTSD (DX), Y3
+	VFMADD231PD  (CX), Y3, Y1
+	VFMADD231PD  32(CX), Y3, Y2
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000040, CX
 	DECQ         BX
 	JNZ          fbAVX2_loop_148
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
+	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_149
-	VMASKMOVPD   (CX), Y0, Y2
-	VADDPD       Y2, Y1, Y1
+	VADDPD       (CX), Y1, Y1
+	VMASKMOVPD   32(CX), Y0, Y3
+	VADDPD       Y3, Y2, Y2
 
 fbAVX2_first_149:
-	VMASKMOVPD Y1, Y0, (CX)
+	VMOVUPD    Y1, (CX)
+	VMASKMOVPD Y2, Y0, 32(CX)
 
 fbAVX2_swend_140:
-fbAVX2_swend_116:
-	MOVQ 32(SP), AX
-	ADDQ $0x0000000c, AX
-	MOVQ AX, 32(SP)
-	JMP  fbAVX2_jc_113
-
-fbAVX2_jcend_114:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_111
+	JMP  fbAVX2_kb_138
 
-fbAVX2_kbend_112:
+fbAVX2_kbend_139:
+	JMP fbAVX2_swend_120
+
+fbAVX2_case1_121:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	IMULQ   AX, CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    6280(SP), DX
+	MOVQ    48(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_150:
+	VMASKMOVPD (CX), Y0, Y1
+	VMOVUPD    Y1, (DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000020, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_150
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX2_kb_151:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_152
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_154
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_155
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_157:
+	VMOVUPD      (CX), Y4
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  Y4, Y5, Y1
+	VBROADCASTSD (DX)(AX*1), Y5
+	VFMADD231PD  Y4, Y5, Y2
+	VBROADCASTSD (DX)(AX*2), Y5
+	VFMADD231PD  Y4, Y5, Y3
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_157
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_158
+	VMASKMOVPD   (CX), Y0, Y4
+	VADDPD       Y4, Y1, Y1
+	VMASKMOVPD   (CX)(AX*1), Y0, Y4
+	VADDPD       Y4, Y2, Y2
+	VMASKMOVPD   (CX)(AX*2), Y0, Y4
+	VADDPD       Y4, Y3, Y3
+
+fbAVX2_first_158:
+	VMASKMOVPD Y1, Y0, (CX)
+	VMASKMOVPD Y2, Y0, (CX)(AX*1)
+	VMASKMOVPD Y3, Y0, (CX)(AX*2)
+	JMP        fbAVX2_swend_153
+
+fbAVX2_case2_155:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_159:
+	VMOVUPD      (CX), Y3
+	VBROADCASTSD (DX), Y4
+	VFMADD231PD  Y3, Y4, Y1
+	VBROADCASTSD (DX)(AX*1), Y4
+	VFMADD231PD  Y3, Y4, Y2
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_159
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_160
+	VMASKMOVPD   (CX), Y0, Y3
+	VADDPD       Y3, Y1, Y1
+	VMASKMOVPD   (CX)(AX*1), Y0, Y3
+	VADDPD       Y3, Y2, Y2
+
+fbAVX2_first_160:
+	VMASKMOVPD Y1, Y0, (CX)
+	VMASKMOVPD Y2, Y0, (CX)(AX*1)
+	JMP        fbAVX2_swend_153
+
+fbAVX2_case1_154:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+
+fbAVX2_loop_161:
+	VBROADCASTSD (DX), Y2
+	VFMADD231PD  (CX), Y2, Y1
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_161
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX2_first_162
+	VMASKMOVPD   (CX), Y0, Y2
+	VADDPD       Y2, Y1, Y1
+
+fbAVX2_first_162:
+	VMASKMOVPD Y1, Y0, (CX)
+
+fbAVX2_swend_153:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX2_kb_151
+
+fbAVX2_kbend_152:
+fbAVX2_swend_120:
+	MOVQ 32(SP), AX
+	ADDQ $0x0000000c, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX2_jc_117
+
+fbAVX2_jcend_118:
 	MOVQ 16(SP), AX
-	MOVQ ib+120(FP), CX
+	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_i0_109
+	JMP  fbAVX2_i0_115
 
-fbAVX2_i0end_110:
+fbAVX2_i0end_116:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_norm_150:
+fbAVX2_norm_163:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX2_normend_151
+	JAE    fbAVX2_normend_164
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
-	MOVQ   72(SP), DX
+	MOVQ   64(SP), DX
 	LEAQ   (DX)(AX*8), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -2743,9 +2945,9 @@ fbAVX2_norm_150:
 	MOVQ   CX, SI
 	ANDQ   $-8, SI
 
-fbAVX2_mulsum_152_AVX2_wide:
+fbAVX2_mulsum_165_AVX2_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX2_mulsum_152_AVX2_narrow0
+	JAE     fbAVX2_mulsum_165_AVX2_narrow0
 	VMOVUPD (DX)(BX*8), Y2
 	VMULPD  (AX)(BX*8), Y2, Y2
 	VMOVUPD Y2, (DX)(BX*8)
@@ -2755,25 +2957,25 @@ fbAVX2_mulsum_152_AVX2_wide:
 	VMOVUPD Y2, 32(DX)(BX*8)
 	VADDPD  Y2, Y1, Y1
 	ADDQ    $+8, BX
-	JMP     fbAVX2_mulsum_152_AVX2_wide
+	JMP     fbAVX2_mulsum_165_AVX2_wide
 
-fbAVX2_mulsum_152_AVX2_narrow0:
+fbAVX2_mulsum_165_AVX2_narrow0:
 	MOVQ CX, SI
 	ANDQ $-4, SI
 
-fbAVX2_mulsum_152_AVX2_narrow:
+fbAVX2_mulsum_165_AVX2_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX2_mulsum_152_AVX2_tail
+	JAE     fbAVX2_mulsum_165_AVX2_tail
 	VMOVUPD (DX)(BX*8), Y2
 	VMULPD  (AX)(BX*8), Y2, Y2
 	VMOVUPD Y2, (DX)(BX*8)
 	VADDPD  Y2, Y0, Y0
 	ADDQ    $+4, BX
-	JMP     fbAVX2_mulsum_152_AVX2_narrow
+	JMP     fbAVX2_mulsum_165_AVX2_narrow
 
-fbAVX2_mulsum_152_AVX2_tail:
+fbAVX2_mulsum_165_AVX2_tail:
 	SUBQ       BX, CX
-	JZ         fbAVX2_mulsum_152_AVX2_end
+	JZ         fbAVX2_mulsum_165_AVX2_end
 	MOVQ       $0x00000004, SI
 	SUBQ       CX, SI
 	LEAQ       tailmask<>+0(SB), CX
@@ -2785,7 +2987,7 @@ fbAVX2_mulsum_152_AVX2_tail:
 	VANDPD     Y3, Y2, Y2
 	VADDPD     Y2, Y0, Y0
 
-fbAVX2_mulsum_152_AVX2_end:
+fbAVX2_mulsum_165_AVX2_end:
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -2801,7 +3003,7 @@ fbAVX2_mulsum_152_AVX2_end:
 	VMOVSD       fbone<>+0(SB), X1
 	VDIVSD       X0, X1, X1
 	VBROADCASTSD X1, Y0
-	MOVQ         72(SP), AX
+	MOVQ         64(SP), AX
 	MOVQ         8(SP), CX
 	MOVQ         M+112(FP), DX
 	IMULQ        DX, CX
@@ -2810,31 +3012,31 @@ fbAVX2_mulsum_152_AVX2_end:
 	MOVQ         DX, BX
 	ANDQ         $-8, BX
 
-fbAVX2_mul_153_AVX2_wide:
+fbAVX2_mul_166_AVX2_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_153_AVX2_narrow0
+	JAE     fbAVX2_mul_166_AVX2_narrow0
 	VMULPD  (AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, (AX)(CX*8)
 	VMULPD  32(AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, 32(AX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX2_mul_153_AVX2_wide
+	JMP     fbAVX2_mul_166_AVX2_wide
 
-fbAVX2_mul_153_AVX2_narrow0:
+fbAVX2_mul_166_AVX2_narrow0:
 	MOVQ DX, BX
 	ANDQ $-4, BX
 
-fbAVX2_mul_153_AVX2_narrow:
+fbAVX2_mul_166_AVX2_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_153_AVX2_tail
+	JAE     fbAVX2_mul_166_AVX2_tail
 	VMULPD  (AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, (AX)(CX*8)
 	ADDQ    $+4, CX
-	JMP     fbAVX2_mul_153_AVX2_narrow
+	JMP     fbAVX2_mul_166_AVX2_narrow
 
-fbAVX2_mul_153_AVX2_tail:
+fbAVX2_mul_166_AVX2_tail:
 	SUBQ       CX, DX
-	JZ         fbAVX2_mul_153_AVX2_end
+	JZ         fbAVX2_mul_166_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       DX, BX
 	LEAQ       tailmask<>+0(SB), DX
@@ -2843,19 +3045,19 @@ fbAVX2_mul_153_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (AX)(CX*8)
 
-fbAVX2_mul_153_AVX2_end:
+fbAVX2_mul_166_AVX2_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_norm_150
+	JMP  fbAVX2_norm_163
 
-fbAVX2_normend_151:
+fbAVX2_normend_164:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_t_107
+	JMP  fbAVX2_t_113
 
-fbAVX2_tend_108:
+fbAVX2_tend_114:
 	VZEROUPPER
 	RET
 
@@ -2864,11 +3066,11 @@ fbAVX2_tend_108:
 TEXT ·transitionsAVX2(SB), NOSPLIT, $40-184
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_bb_154:
+fbAVX2_bb_167:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX2_bbend_155
+	JAE          fbAVX2_bbend_168
 	MOVQ         scale_base+120(FP), CX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (CX)(AX*8), X0, X0
@@ -2889,9 +3091,9 @@ fbAVX2_bb_154:
 	MOVQ         CX, DI
 	ANDQ         $-8, DI
 
-fbAVX2_bbrow_156_AVX2_wide:
+fbAVX2_bbrow_169_AVX2_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX2_bbrow_156_AVX2_narrow0
+	JAE     fbAVX2_bbrow_169_AVX2_narrow0
 	VMOVUPD (DX)(AX*8), Y1
 	VMULPD  (BX)(AX*8), Y1, Y1
 	VMULPD  Y0, Y1, Y1
@@ -2901,25 +3103,25 @@ fbAVX2_bbrow_156_AVX2_wide:
 	VMULPD  Y0, Y1, Y1
 	VMOVUPD Y1, 32(SI)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_bbrow_156_AVX2_wide
+	JMP     fbAVX2_bbrow_169_AVX2_wide
 
-fbAVX2_bbrow_156_AVX2_narrow0:
+fbAVX2_bbrow_169_AVX2_narrow0:
 	MOVQ CX, DI
 	ANDQ $-4, DI
 
-fbAVX2_bbrow_156_AVX2_narrow:
+fbAVX2_bbrow_169_AVX2_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX2_bbrow_156_AVX2_tail
+	JAE     fbAVX2_bbrow_169_AVX2_tail
 	VMOVUPD (DX)(AX*8), Y1
 	VMULPD  (BX)(AX*8), Y1, Y1
 	VMULPD  Y0, Y1, Y1
 	VMOVUPD Y1, (SI)(AX*8)
 	ADDQ    $+4, AX
-	JMP     fbAVX2_bbrow_156_AVX2_narrow
+	JMP     fbAVX2_bbrow_169_AVX2_narrow
 
-fbAVX2_bbrow_156_AVX2_tail:
+fbAVX2_bbrow_169_AVX2_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_bbrow_156_AVX2_end
+	JZ         fbAVX2_bbrow_169_AVX2_end
 	MOVQ       $0x00000004, DI
 	SUBQ       CX, DI
 	LEAQ       tailmask<>+0(SB), CX
@@ -2930,20 +3132,20 @@ fbAVX2_bbrow_156_AVX2_tail:
 	VMULPD     Y0, Y2, Y2
 	VMASKMOVPD Y2, Y1, (SI)(AX*8)
 
-fbAVX2_bbrow_156_AVX2_end:
+fbAVX2_bbrow_169_AVX2_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_bb_154
+	JMP  fbAVX2_bb_167
 
-fbAVX2_bbend_155:
+fbAVX2_bbend_168:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_ti_157:
+fbAVX2_ti_170:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_158
+	JAE     fbAVX2_tiend_171
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
@@ -2951,16 +3153,16 @@ fbAVX2_ti_157:
 	MOVQ    AX, 32(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX2_tj_159:
+fbAVX2_tj_172:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_tjend_160
+	JAE  fbAVX2_tjend_173
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x0000000c
-	JAE  fbAVX2_full_161
+	JAE  fbAVX2_full_174
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -2969,17 +3171,17 @@ fbAVX2_tj_159:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_161:
+fbAVX2_full_174:
 	MOVQ    DX, 24(SP)
 	MOVQ    32(SP), CX
 	CMPQ    CX, $0x00000001
-	JEQ     fbAVX2_case1_163
+	JEQ     fbAVX2_case1_176
 	CMPQ    CX, $0x00000002
-	JEQ     fbAVX2_case2_164
+	JEQ     fbAVX2_case2_177
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_167
+	JEQ     fbAVX2_case1_180
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_168
+	JEQ     fbAVX2_case2_181
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3005,7 +3207,7 @@ fbAVX2_full_161:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_170:
+fbAVX2_loop_183:
 	VMOVUPD      (DX), Y10
 	VMOVUPD      32(DX), Y11
 	VMASKMOVPD   64(DX), Y0, Y12
@@ -3024,7 +3226,7 @@ fbAVX2_loop_170:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_170
+	JNZ          fbAVX2_loop_183
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3064,9 +3266,9 @@ fbAVX2_loop_170:
 	VMASKMOVPD   64(BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y9, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)(AX*2)
-	JMP          fbAVX2_swend_166
+	JMP          fbAVX2_swend_179
 
-fbAVX2_case2_168:
+fbAVX2_case2_181:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3089,7 +3291,7 @@ fbAVX2_case2_168:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_171:
+fbAVX2_loop_184:
 	VMOVUPD      (DX), Y7
 	VMASKMOVPD   32(DX), Y0, Y8
 	VBROADCASTSD (CX), Y9
@@ -3104,7 +3306,7 @@ fbAVX2_loop_171:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_171
+	JNZ          fbAVX2_loop_184
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3135,9 +3337,9 @@ fbAVX2_loop_171:
 	VMASKMOVPD   32(BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y6, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)(AX*2)
-	JMP          fbAVX2_swend_166
+	JMP          fbAVX2_swend_179
 
-fbAVX2_case1_167:
+fbAVX2_case1_180:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3157,7 +3359,7 @@ fbAVX2_case1_167:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_172:
+fbAVX2_loop_185:
 	VMASKMOVPD   (DX), Y0, Y4
 	VBROADCASTSD (CX), Y5
 	VFMADD231PD  Y4, Y5, Y1
@@ -3168,7 +3370,7 @@ fbAVX2_loop_172:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_172
+	JNZ          fbAVX2_loop_185
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3191,14 +3393,14 @@ fbAVX2_loop_172:
 	VFMADD231PD  Y2, Y3, Y1
 	VMASKMOVPD   Y1, Y0, (DX)(AX*2)
 
-fbAVX2_swend_166:
-	JMP fbAVX2_swend_162
+fbAVX2_swend_179:
+	JMP fbAVX2_swend_175
 
-fbAVX2_case2_164:
+fbAVX2_case2_177:
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_174
+	JEQ     fbAVX2_case1_187
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_175
+	JEQ     fbAVX2_case2_188
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3221,7 +3423,7 @@ fbAVX2_case2_164:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_177:
+fbAVX2_loop_190:
 	VMOVUPD      (DX), Y7
 	VMOVUPD      32(DX), Y8
 	VMASKMOVPD   64(DX), Y0, Y9
@@ -3236,7 +3438,7 @@ fbAVX2_loop_177:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_177
+	JNZ          fbAVX2_loop_190
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3266,9 +3468,9 @@ fbAVX2_loop_177:
 	VMASKMOVPD   64(BX)(AX*1), Y0, Y2
 	VFMADD231PD  Y2, Y6, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)(AX*1)
-	JMP          fbAVX2_swend_173
+	JMP          fbAVX2_swend_186
 
-fbAVX2_case2_175:
+fbAVX2_case2_188:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3289,7 +3491,7 @@ fbAVX2_case2_175:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_178:
+fbAVX2_loop_191:
 	VMOVUPD      (DX), Y5
 	VMASKMOVPD   32(DX), Y0, Y6
 	VBROADCASTSD (CX), Y7
@@ -3301,7 +3503,7 @@ fbAVX2_loop_178:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_178
+	JNZ          fbAVX2_loop_191
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3325,9 +3527,9 @@ fbAVX2_loop_178:
 	VMASKMOVPD   32(BX)(AX*1), Y0, Y2
 	VFMADD231PD  Y2, Y4, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)(AX*1)
-	JMP          fbAVX2_swend_173
+	JMP          fbAVX2_swend_186
 
-fbAVX2_case1_174:
+fbAVX2_case1_187:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3346,7 +3548,7 @@ fbAVX2_case1_174:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_179:
+fbAVX2_loop_192:
 	VMASKMOVPD   (DX), Y0, Y3
 	VBROADCASTSD (CX), Y4
 	VFMADD231PD  Y3, Y4, Y1
@@ -3355,7 +3557,7 @@ fbAVX2_loop_179:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_179
+	JNZ          fbAVX2_loop_192
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3374,14 +3576,14 @@ fbAVX2_loop_179:
 	VFMADD231PD  Y3, Y2, Y1
 	VMASKMOVPD   Y1, Y0, (DX)(AX*1)
 
-fbAVX2_swend_173:
-	JMP fbAVX2_swend_162
+fbAVX2_swend_186:
+	JMP fbAVX2_swend_175
 
-fbAVX2_case1_163:
+fbAVX2_case1_176:
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_181
+	JEQ     fbAVX2_case1_194
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_182
+	JEQ     fbAVX2_case2_195
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3401,7 +3603,7 @@ fbAVX2_case1_163:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_184:
+fbAVX2_loop_197:
 	VBROADCASTSD (CX), Y4
 	VFMADD231PD  (DX), Y4, Y1
 	VFMADD231PD  32(DX), Y4, Y2
@@ -3410,7 +3612,7 @@ fbAVX2_loop_184:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_184
+	JNZ          fbAVX2_loop_197
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3430,9 +3632,9 @@ fbAVX2_loop_184:
 	VMASKMOVPD   64(BX), Y0, Y2
 	VFMADD231PD  Y2, Y3, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)
-	JMP          fbAVX2_swend_180
+	JMP          fbAVX2_swend_193
 
-fbAVX2_case2_182:
+fbAVX2_case2_195:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3451,7 +3653,7 @@ fbAVX2_case2_182:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_185:
+fbAVX2_loop_198:
 	VBROADCASTSD (CX), Y3
 	VFMADD231PD  (DX), Y3, Y1
 	VMASKMOVPD   32(DX), Y0, Y4
@@ -3459,7 +3661,7 @@ fbAVX2_loop_185:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_185
+	JNZ          fbAVX2_loop_198
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3476,9 +3678,9 @@ fbAVX2_loop_185:
 	VMASKMOVPD   32(BX), Y0, Y3
 	VFMADD231PD  Y3, Y2, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)
-	JMP          fbAVX2_swend_180
+	JMP          fbAVX2_swend_193
 
-fbAVX2_case1_181:
+fbAVX2_case1_194:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3496,14 +3698,14 @@ fbAVX2_case1_181:
 	DECQ    BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_186:
+fbAVX2_loop_199:
 	VBROADCASTSD (CX), Y2
 	VMASKMOVPD   (DX), Y0, Y3
 	VFMADD231PD  Y3, Y2, Y1
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_186
+	JNZ          fbAVX2_loop_199
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3518,26 +3720,26 @@ fbAVX2_loop_186:
 	VFMADD231PD  Y3, Y1, Y2
 	VMASKMOVPD   Y2, Y0, (DX)
 
-fbAVX2_swend_180:
-fbAVX2_swend_162:
+fbAVX2_swend_193:
+fbAVX2_swend_175:
 	MOVQ 16(SP), AX
 	ADDQ $0x0000000c, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_tj_159
+	JMP  fbAVX2_tj_172
 
-fbAVX2_tjend_160:
+fbAVX2_tjend_173:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_157
+	JMP  fbAVX2_ti_170
 
-fbAVX2_tiend_158:
+fbAVX2_tiend_171:
 	VZEROUPPER
 	RET
 
 // func forwardAVX512(alpha []float64, scale []float64, psi []float64, e []float64, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2
-TEXT ·forwardAVX512(SB), NOSPLIT, $104-112
+TEXT ·forwardAVX512(SB), $32960-112
 	MOVQ   alpha_base+0(FP), AX
 	MOVQ   psi_base+48(FP), CX
 	MOVQ   scale_base+24(FP), DX
@@ -3548,36 +3750,36 @@ TEXT ·forwardAVX512(SB), NOSPLIT, $104-112
 	MOVQ   BX, DI
 	ANDQ   $-16, DI
 
-fbAVX512_sum_187_AVX512_wide:
+fbAVX512_sum_200_AVX512_wide:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_187_AVX512_narrow0
+	JAE    fbAVX512_sum_200_AVX512_narrow0
 	VADDPD (CX)(SI*8), Z0, Z0
 	VADDPD 64(CX)(SI*8), Z1, Z1
 	ADDQ   $+16, SI
-	JMP    fbAVX512_sum_187_AVX512_wide
+	JMP    fbAVX512_sum_200_AVX512_wide
 
-fbAVX512_sum_187_AVX512_narrow0:
+fbAVX512_sum_200_AVX512_narrow0:
 	MOVQ BX, DI
 	ANDQ $-8, DI
 
-fbAVX512_sum_187_AVX512_narrow:
+fbAVX512_sum_200_AVX512_narrow:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_187_AVX512_tail
+	JAE    fbAVX512_sum_200_AVX512_tail
 	VADDPD (CX)(SI*8), Z0, Z0
 	ADDQ   $+8, SI
-	JMP    fbAVX512_sum_187_AVX512_narrow
+	JMP    fbAVX512_sum_200_AVX512_narrow
 
-fbAVX512_sum_187_AVX512_tail:
+fbAVX512_sum_200_AVX512_tail:
 	MOVQ      BX, DI
 	SUBQ      SI, DI
-	JZ        fbAVX512_sum_187_AVX512_end
+	JZ        fbAVX512_sum_200_AVX512_end
 	MOVQ      $-1, R8
 	BZHIQ     DI, R8, DI
 	KMOVB     DI, K1
 	VMOVUPD.Z (CX)(SI*8), K1, Z2
 	VADDPD    Z2, Z0, Z0
 
-fbAVX512_sum_187_AVX512_end:
+fbAVX512_sum_200_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -3593,31 +3795,31 @@ fbAVX512_sum_187_AVX512_end:
 	MOVQ          BX, SI
 	ANDQ          $-16, SI
 
-fbAVX512_mul_188_AVX512_wide:
+fbAVX512_mul_201_AVX512_wide:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_188_AVX512_narrow0
+	JAE     fbAVX512_mul_201_AVX512_narrow0
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(DX*8)
 	VMULPD  64(CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, 64(AX)(DX*8)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_188_AVX512_wide
+	JMP     fbAVX512_mul_201_AVX512_wide
 
-fbAVX512_mul_188_AVX512_narrow0:
+fbAVX512_mul_201_AVX512_narrow0:
 	MOVQ BX, SI
 	ANDQ $-8, SI
 
-fbAVX512_mul_188_AVX512_narrow:
+fbAVX512_mul_201_AVX512_narrow:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_188_AVX512_tail
+	JAE     fbAVX512_mul_201_AVX512_tail
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX512_mul_188_AVX512_narrow
+	JMP     fbAVX512_mul_201_AVX512_narrow
 
-fbAVX512_mul_188_AVX512_tail:
+fbAVX512_mul_201_AVX512_tail:
 	SUBQ      DX, BX
-	JZ        fbAVX512_mul_188_AVX512_end
+	JZ        fbAVX512_mul_201_AVX512_end
 	MOVQ      $-1, SI
 	BZHIQ     BX, SI, BX
 	KMOVB     BX, K1
@@ -3625,10 +3827,10 @@ fbAVX512_mul_188_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (AX)(DX*8)
 
-fbAVX512_mul_188_AVX512_end:
+fbAVX512_mul_201_AVX512_end:
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000060
-	JA    fbAVX512_multi_189
+	JA    fbAVX512_multi_202
 	MOVQ  M+104(FP), AX
 	LEAQ  7(AX), CX
 	SHRQ  $0x03, CX
@@ -3638,32 +3840,41 @@ fbAVX512_mul_188_AVX512_end:
 	NEGQ  DX
 	ADDQ  $0x00000008, DX
 	MOVQ  DX, (SP)
+	LEAQ  8(SP), AX
+	ADDQ  $0x3f, AX
+	ANDQ  $-64, AX
+	MOVQ  AX, 32840(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_191
+	JEQ   fbAVX512_case1_204
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_192
+	JEQ   fbAVX512_case2_205
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_193
+	JEQ   fbAVX512_case3_206
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_194
+	JEQ   fbAVX512_case4_207
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_195
+	JEQ   fbAVX512_case5_208
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_196
+	JEQ   fbAVX512_case6_209
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_197
+	JEQ   fbAVX512_case7_210
 	CMPQ  CX, $0x00000008
-	JEQ   fbAVX512_case8_198
+	JEQ   fbAVX512_case8_211
 	CMPQ  CX, $0x00000009
-	JEQ   fbAVX512_case9_199
+	JEQ   fbAVX512_case9_212
 	CMPQ  CX, $0x0000000a
-	JEQ   fbAVX512_case10_200
+	JEQ   fbAVX512_case10_213
 	CMPQ  CX, $0x0000000b
-	JEQ   fbAVX512_case11_201
+	JEQ   fbAVX512_case11_214
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 32848(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  AX, 32856(SP)
 	MOVQ  T+96(FP), AX
 	MOVQ  $0x00000001, CX
 	MOVQ  alpha_base+0(FP), DX
@@ -3674,10 +3885,10 @@ fbAVX512_mul_188_AVX512_end:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_203:
+fbAVX512_t_216:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_204
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_217
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -3706,9 +3917,9 @@ fbAVX512_t_203:
 	VXORPD Z23, Z23, Z23
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_206
+	JZ     fbAVX512_odd_219
 
-fbAVX512_loop_205:
+fbAVX512_loop_218:
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
 	VFMADD231PD  64(R8), Z24, Z1
@@ -3724,7 +3935,7 @@ fbAVX512_loop_205:
 	VMOVUPD.Z    704(R8), K1, Z25
 	VFMADD231PD  Z25, Z24, Z11
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z12
 	VFMADD231PD  64(R8), Z24, Z13
@@ -3740,13 +3951,13 @@ fbAVX512_loop_205:
 	VMOVUPD.Z    704(R8), K1, Z25
 	VFMADD231PD  Z25, Z24, Z23
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_205
+	JNZ          fbAVX512_loop_218
 
-fbAVX512_odd_206:
+fbAVX512_odd_219:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_207
+	JZ           fbAVX512_done_220
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
 	VFMADD231PD  64(R8), Z24, Z1
@@ -3762,9 +3973,9 @@ fbAVX512_odd_206:
 	VMOVUPD.Z    704(R8), K1, Z25
 	VFMADD231PD  Z25, Z24, Z11
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_207:
+fbAVX512_done_220:
 	VADDPD        Z12, Z0, Z0
 	VADDPD        Z13, Z1, Z1
 	VADDPD        Z14, Z2, Z2
@@ -3841,16 +4052,21 @@ fbAVX512_done_207:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_203
+	JMP           fbAVX512_t_216
 
-fbAVX512_tend_204:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_217:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case11_201:
+fbAVX512_case11_214:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 32848(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  AX, 32856(SP)
 	MOVQ  T+96(FP), AX
 	MOVQ  $0x00000001, CX
 	MOVQ  alpha_base+0(FP), DX
@@ -3861,10 +4077,10 @@ fbAVX512_case11_201:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_208:
+fbAVX512_t_221:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_209
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_222
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -3891,9 +4107,9 @@ fbAVX512_t_208:
 	VXORPD Z21, Z21, Z21
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_211
+	JZ     fbAVX512_odd_224
 
-fbAVX512_loop_210:
+fbAVX512_loop_223:
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
 	VFMADD231PD  64(R8), Z22, Z1
@@ -3908,7 +4124,7 @@ fbAVX512_loop_210:
 	VMOVUPD.Z    640(R8), K1, Z23
 	VFMADD231PD  Z23, Z22, Z10
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z11
 	VFMADD231PD  64(R8), Z22, Z12
@@ -3923,13 +4139,13 @@ fbAVX512_loop_210:
 	VMOVUPD.Z    640(R8), K1, Z23
 	VFMADD231PD  Z23, Z22, Z21
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_210
+	JNZ          fbAVX512_loop_223
 
-fbAVX512_odd_211:
+fbAVX512_odd_224:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_212
+	JZ           fbAVX512_done_225
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
 	VFMADD231PD  64(R8), Z22, Z1
@@ -3944,9 +4160,9 @@ fbAVX512_odd_211:
 	VMOVUPD.Z    640(R8), K1, Z23
 	VFMADD231PD  Z23, Z22, Z10
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_212:
+fbAVX512_done_225:
 	VADDPD        Z11, Z0, Z0
 	VADDPD        Z12, Z1, Z1
 	VADDPD        Z13, Z2, Z2
@@ -4018,16 +4234,21 @@ fbAVX512_done_212:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_208
+	JMP           fbAVX512_t_221
 
-fbAVX512_tend_209:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_222:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case10_200:
+fbAVX512_case10_213:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 32848(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  AX, 32856(SP)
 	MOVQ  T+96(FP), AX
 	MOVQ  $0x00000001, CX
 	MOVQ  alpha_base+0(FP), DX
@@ -4038,10 +4259,10 @@ fbAVX512_case10_200:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_213:
+fbAVX512_t_226:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_214
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_227
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -4066,9 +4287,9 @@ fbAVX512_t_213:
 	VXORPD Z19, Z19, Z19
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_216
+	JZ     fbAVX512_odd_229
 
-fbAVX512_loop_215:
+fbAVX512_loop_228:
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
 	VFMADD231PD  64(R8), Z20, Z1
@@ -4082,7 +4303,7 @@ fbAVX512_loop_215:
 	VMOVUPD.Z    576(R8), K1, Z21
 	VFMADD231PD  Z21, Z20, Z9
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z10
 	VFMADD231PD  64(R8), Z20, Z11
@@ -4096,13 +4317,13 @@ fbAVX512_loop_215:
 	VMOVUPD.Z    576(R8), K1, Z21
 	VFMADD231PD  Z21, Z20, Z19
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_215
+	JNZ          fbAVX512_loop_228
 
-fbAVX512_odd_216:
+fbAVX512_odd_229:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_217
+	JZ           fbAVX512_done_230
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
 	VFMADD231PD  64(R8), Z20, Z1
@@ -4116,9 +4337,9 @@ fbAVX512_odd_216:
 	VMOVUPD.Z    576(R8), K1, Z21
 	VFMADD231PD  Z21, Z20, Z9
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_217:
+fbAVX512_done_230:
 	VADDPD        Z10, Z0, Z0
 	VADDPD        Z11, Z1, Z1
 	VADDPD        Z12, Z2, Z2
@@ -4185,16 +4406,21 @@ fbAVX512_done_217:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_213
+	JMP           fbAVX512_t_226
 
-fbAVX512_tend_214:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_227:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case9_199:
+fbAVX512_case9_212:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 32848(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  AX, 32856(SP)
 	MOVQ  T+96(FP), AX
 	MOVQ  $0x00000001, CX
 	MOVQ  alpha_base+0(FP), DX
@@ -4205,10 +4431,10 @@ fbAVX512_case9_199:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_218:
+fbAVX512_t_231:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_219
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_232
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -4231,9 +4457,9 @@ fbAVX512_t_218:
 	VXORPD Z17, Z17, Z17
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_221
+	JZ     fbAVX512_odd_234
 
-fbAVX512_loop_220:
+fbAVX512_loop_233:
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
 	VFMADD231PD  64(R8), Z18, Z1
@@ -4246,7 +4472,7 @@ fbAVX512_loop_220:
 	VMOVUPD.Z    512(R8), K1, Z19
 	VFMADD231PD  Z19, Z18, Z8
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z9
 	VFMADD231PD  64(R8), Z18, Z10
@@ -4259,13 +4485,13 @@ fbAVX512_loop_220:
 	VMOVUPD.Z    512(R8), K1, Z19
 	VFMADD231PD  Z19, Z18, Z17
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_220
+	JNZ          fbAVX512_loop_233
 
-fbAVX512_odd_221:
+fbAVX512_odd_234:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_222
+	JZ           fbAVX512_done_235
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
 	VFMADD231PD  64(R8), Z18, Z1
@@ -4278,9 +4504,9 @@ fbAVX512_odd_221:
 	VMOVUPD.Z    512(R8), K1, Z19
 	VFMADD231PD  Z19, Z18, Z8
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_222:
+fbAVX512_done_235:
 	VADDPD        Z9, Z0, Z0
 	VADDPD        Z10, Z1, Z1
 	VADDPD        Z11, Z2, Z2
@@ -4342,30 +4568,61 @@ fbAVX512_done_222:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_218
+	JMP           fbAVX512_t_231
 
-fbAVX512_tend_219:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_232:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case8_198:
+fbAVX512_case8_211:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  32840(SP), BX
+	MOVQ  BX, BX
 
-fbAVX512_t_223:
+fbAVX512_pack_236:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD   192(DX), Z0
+	VMOVUPD   Z0, 192(BX)
+	VMOVUPD   256(DX), Z0
+	VMOVUPD   Z0, 256(BX)
+	VMOVUPD   320(DX), Z0
+	VMOVUPD   Z0, 320(BX)
+	VMOVUPD   384(DX), Z0
+	VMOVUPD   Z0, 384(BX)
+	VMOVUPD.Z 448(DX), K1, Z0
+	VMOVUPD   Z0, 448(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_236
+	MOVQ      32840(SP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      $0x00000200, 32856(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
+
+fbAVX512_t_237:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_224
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_238
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -4386,9 +4643,9 @@ fbAVX512_t_223:
 	VXORPD Z15, Z15, Z15
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_226
+	JZ     fbAVX512_odd_240
 
-fbAVX512_loop_225:
+fbAVX512_loop_239:
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
 	VFMADD231PD  64(R8), Z16, Z1
@@ -4397,10 +4654,9 @@ fbAVX512_loop_225:
 	VFMADD231PD  256(R8), Z16, Z4
 	VFMADD231PD  320(R8), Z16, Z5
 	VFMADD231PD  384(R8), Z16, Z6
-	VMOVUPD.Z    448(R8), K1, Z17
-	VFMADD231PD  Z17, Z16, Z7
+	VFMADD231PD  448(R8), Z16, Z7
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z8
 	VFMADD231PD  64(R8), Z16, Z9
@@ -4409,16 +4665,15 @@ fbAVX512_loop_225:
 	VFMADD231PD  256(R8), Z16, Z12
 	VFMADD231PD  320(R8), Z16, Z13
 	VFMADD231PD  384(R8), Z16, Z14
-	VMOVUPD.Z    448(R8), K1, Z17
-	VFMADD231PD  Z17, Z16, Z15
+	VFMADD231PD  448(R8), Z16, Z15
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_225
+	JNZ          fbAVX512_loop_239
 
-fbAVX512_odd_226:
+fbAVX512_odd_240:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_227
+	JZ           fbAVX512_done_241
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
 	VFMADD231PD  64(R8), Z16, Z1
@@ -4427,12 +4682,11 @@ fbAVX512_odd_226:
 	VFMADD231PD  256(R8), Z16, Z4
 	VFMADD231PD  320(R8), Z16, Z5
 	VFMADD231PD  384(R8), Z16, Z6
-	VMOVUPD.Z    448(R8), K1, Z17
-	VFMADD231PD  Z17, Z16, Z7
+	VFMADD231PD  448(R8), Z16, Z7
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_227:
+fbAVX512_done_241:
 	VADDPD        Z8, Z0, Z0
 	VADDPD        Z9, Z1, Z1
 	VADDPD        Z10, Z2, Z2
@@ -4489,30 +4743,59 @@ fbAVX512_done_227:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_223
+	JMP           fbAVX512_t_237
 
-fbAVX512_tend_224:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_238:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case7_197:
+fbAVX512_case7_210:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  32840(SP), BX
+	MOVQ  BX, BX
 
-fbAVX512_t_228:
+fbAVX512_pack_242:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD   192(DX), Z0
+	VMOVUPD   Z0, 192(BX)
+	VMOVUPD   256(DX), Z0
+	VMOVUPD   Z0, 256(BX)
+	VMOVUPD   320(DX), Z0
+	VMOVUPD   Z0, 320(BX)
+	VMOVUPD.Z 384(DX), K1, Z0
+	VMOVUPD   Z0, 384(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000001c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_242
+	MOVQ      32840(SP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      $0x000001c0, 32856(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
+
+fbAVX512_t_243:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_229
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_244
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -4531,9 +4814,9 @@ fbAVX512_t_228:
 	VXORPD Z13, Z13, Z13
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_231
+	JZ     fbAVX512_odd_246
 
-fbAVX512_loop_230:
+fbAVX512_loop_245:
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
 	VFMADD231PD  64(R8), Z14, Z1
@@ -4541,10 +4824,9 @@ fbAVX512_loop_230:
 	VFMADD231PD  192(R8), Z14, Z3
 	VFMADD231PD  256(R8), Z14, Z4
 	VFMADD231PD  320(R8), Z14, Z5
-	VMOVUPD.Z    384(R8), K1, Z15
-	VFMADD231PD  Z15, Z14, Z6
+	VFMADD231PD  384(R8), Z14, Z6
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z7
 	VFMADD231PD  64(R8), Z14, Z8
@@ -4552,16 +4834,15 @@ fbAVX512_loop_230:
 	VFMADD231PD  192(R8), Z14, Z10
 	VFMADD231PD  256(R8), Z14, Z11
 	VFMADD231PD  320(R8), Z14, Z12
-	VMOVUPD.Z    384(R8), K1, Z15
-	VFMADD231PD  Z15, Z14, Z13
+	VFMADD231PD  384(R8), Z14, Z13
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_230
+	JNZ          fbAVX512_loop_245
 
-fbAVX512_odd_231:
+fbAVX512_odd_246:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_232
+	JZ           fbAVX512_done_247
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
 	VFMADD231PD  64(R8), Z14, Z1
@@ -4569,12 +4850,11 @@ fbAVX512_odd_231:
 	VFMADD231PD  192(R8), Z14, Z3
 	VFMADD231PD  256(R8), Z14, Z4
 	VFMADD231PD  320(R8), Z14, Z5
-	VMOVUPD.Z    384(R8), K1, Z15
-	VFMADD231PD  Z15, Z14, Z6
+	VFMADD231PD  384(R8), Z14, Z6
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_232:
+fbAVX512_done_247:
 	VADDPD        Z7, Z0, Z0
 	VADDPD        Z8, Z1, Z1
 	VADDPD        Z9, Z2, Z2
@@ -4626,30 +4906,57 @@ fbAVX512_done_232:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_228
+	JMP           fbAVX512_t_243
 
-fbAVX512_tend_229:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_244:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case6_196:
+fbAVX512_case6_209:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  32840(SP), BX
+	MOVQ  BX, BX
 
-fbAVX512_t_233:
+fbAVX512_pack_248:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD   192(DX), Z0
+	VMOVUPD   Z0, 192(BX)
+	VMOVUPD   256(DX), Z0
+	VMOVUPD   Z0, 256(BX)
+	VMOVUPD.Z 320(DX), K1, Z0
+	VMOVUPD   Z0, 320(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000180, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_248
+	MOVQ      32840(SP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      $0x00000180, 32856(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
+
+fbAVX512_t_249:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_234
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_250
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -4666,47 +4973,44 @@ fbAVX512_t_233:
 	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_236
+	JZ     fbAVX512_odd_252
 
-fbAVX512_loop_235:
+fbAVX512_loop_251:
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
 	VFMADD231PD  64(R8), Z12, Z1
 	VFMADD231PD  128(R8), Z12, Z2
 	VFMADD231PD  192(R8), Z12, Z3
 	VFMADD231PD  256(R8), Z12, Z4
-	VMOVUPD.Z    320(R8), K1, Z13
-	VFMADD231PD  Z13, Z12, Z5
+	VFMADD231PD  320(R8), Z12, Z5
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z6
 	VFMADD231PD  64(R8), Z12, Z7
 	VFMADD231PD  128(R8), Z12, Z8
 	VFMADD231PD  192(R8), Z12, Z9
 	VFMADD231PD  256(R8), Z12, Z10
-	VMOVUPD.Z    320(R8), K1, Z13
-	VFMADD231PD  Z13, Z12, Z11
+	VFMADD231PD  320(R8), Z12, Z11
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_235
+	JNZ          fbAVX512_loop_251
 
-fbAVX512_odd_236:
+fbAVX512_odd_252:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_237
+	JZ           fbAVX512_done_253
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
 	VFMADD231PD  64(R8), Z12, Z1
 	VFMADD231PD  128(R8), Z12, Z2
 	VFMADD231PD  192(R8), Z12, Z3
 	VFMADD231PD  256(R8), Z12, Z4
-	VMOVUPD.Z    320(R8), K1, Z13
-	VFMADD231PD  Z13, Z12, Z5
+	VFMADD231PD  320(R8), Z12, Z5
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_237:
+fbAVX512_done_253:
 	VADDPD        Z6, Z0, Z0
 	VADDPD        Z7, Z1, Z1
 	VADDPD        Z8, Z2, Z2
@@ -4753,30 +5057,55 @@ fbAVX512_done_237:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_233
+	JMP           fbAVX512_t_249
 
-fbAVX512_tend_234:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_250:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case5_195:
+fbAVX512_case5_208:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  32840(SP), BX
+	MOVQ  BX, BX
 
-fbAVX512_t_238:
+fbAVX512_pack_254:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD   192(DX), Z0
+	VMOVUPD   Z0, 192(BX)
+	VMOVUPD.Z 256(DX), K1, Z0
+	VMOVUPD   Z0, 256(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000140, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_254
+	MOVQ      32840(SP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      $0x00000140, 32856(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
+
+fbAVX512_t_255:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_239
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_256
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -4791,44 +5120,41 @@ fbAVX512_t_238:
 	VXORPD Z9, Z9, Z9
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_241
+	JZ     fbAVX512_odd_258
 
-fbAVX512_loop_240:
+fbAVX512_loop_257:
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
 	VFMADD231PD  64(R8), Z10, Z1
 	VFMADD231PD  128(R8), Z10, Z2
 	VFMADD231PD  192(R8), Z10, Z3
-	VMOVUPD.Z    256(R8), K1, Z11
-	VFMADD231PD  Z11, Z10, Z4
+	VFMADD231PD  256(R8), Z10, Z4
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z5
 	VFMADD231PD  64(R8), Z10, Z6
 	VFMADD231PD  128(R8), Z10, Z7
 	VFMADD231PD  192(R8), Z10, Z8
-	VMOVUPD.Z    256(R8), K1, Z11
-	VFMADD231PD  Z11, Z10, Z9
+	VFMADD231PD  256(R8), Z10, Z9
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_240
+	JNZ          fbAVX512_loop_257
 
-fbAVX512_odd_241:
+fbAVX512_odd_258:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_242
+	JZ           fbAVX512_done_259
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
 	VFMADD231PD  64(R8), Z10, Z1
 	VFMADD231PD  128(R8), Z10, Z2
 	VFMADD231PD  192(R8), Z10, Z3
-	VMOVUPD.Z    256(R8), K1, Z11
-	VFMADD231PD  Z11, Z10, Z4
+	VFMADD231PD  256(R8), Z10, Z4
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_242:
+fbAVX512_done_259:
 	VADDPD        Z5, Z0, Z0
 	VADDPD        Z6, Z1, Z1
 	VADDPD        Z7, Z2, Z2
@@ -4870,30 +5196,53 @@ fbAVX512_done_242:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_238
+	JMP           fbAVX512_t_255
 
-fbAVX512_tend_239:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_256:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case4_194:
+fbAVX512_case4_207:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  32840(SP), BX
+	MOVQ  BX, BX
 
-fbAVX512_t_243:
+fbAVX512_pack_260:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD.Z 192(DX), K1, Z0
+	VMOVUPD   Z0, 192(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000100, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_260
+	MOVQ      32840(SP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      $0x00000100, 32856(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
+
+fbAVX512_t_261:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_244
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_262
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -4906,41 +5255,38 @@ fbAVX512_t_243:
 	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_246
+	JZ     fbAVX512_odd_264
 
-fbAVX512_loop_245:
+fbAVX512_loop_263:
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
 	VFMADD231PD  64(R8), Z8, Z1
 	VFMADD231PD  128(R8), Z8, Z2
-	VMOVUPD.Z    192(R8), K1, Z9
-	VFMADD231PD  Z9, Z8, Z3
+	VFMADD231PD  192(R8), Z8, Z3
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z4
 	VFMADD231PD  64(R8), Z8, Z5
 	VFMADD231PD  128(R8), Z8, Z6
-	VMOVUPD.Z    192(R8), K1, Z9
-	VFMADD231PD  Z9, Z8, Z7
+	VFMADD231PD  192(R8), Z8, Z7
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_245
+	JNZ          fbAVX512_loop_263
 
-fbAVX512_odd_246:
+fbAVX512_odd_264:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_247
+	JZ           fbAVX512_done_265
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
 	VFMADD231PD  64(R8), Z8, Z1
 	VFMADD231PD  128(R8), Z8, Z2
-	VMOVUPD.Z    192(R8), K1, Z9
-	VFMADD231PD  Z9, Z8, Z3
+	VFMADD231PD  192(R8), Z8, Z3
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_247:
+fbAVX512_done_265:
 	VADDPD        Z4, Z0, Z0
 	VADDPD        Z5, Z1, Z1
 	VADDPD        Z6, Z2, Z2
@@ -4977,30 +5323,51 @@ fbAVX512_done_247:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_243
+	JMP           fbAVX512_t_261
 
-fbAVX512_tend_244:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_262:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case3_193:
+fbAVX512_case3_206:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  32840(SP), BX
+	MOVQ  BX, BX
 
-fbAVX512_t_248:
+fbAVX512_pack_266:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD.Z 128(DX), K1, Z0
+	VMOVUPD   Z0, 128(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000000c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_266
+	MOVQ      32840(SP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      $0x000000c0, 32856(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
+
+fbAVX512_t_267:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_249
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_268
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -5011,38 +5378,35 @@ fbAVX512_t_248:
 	VXORPD Z5, Z5, Z5
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_251
+	JZ     fbAVX512_odd_270
 
-fbAVX512_loop_250:
+fbAVX512_loop_269:
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z0
 	VFMADD231PD  64(R8), Z6, Z1
-	VMOVUPD.Z    128(R8), K1, Z7
-	VFMADD231PD  Z7, Z6, Z2
+	VFMADD231PD  128(R8), Z6, Z2
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z3
 	VFMADD231PD  64(R8), Z6, Z4
-	VMOVUPD.Z    128(R8), K1, Z7
-	VFMADD231PD  Z7, Z6, Z5
+	VFMADD231PD  128(R8), Z6, Z5
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_250
+	JNZ          fbAVX512_loop_269
 
-fbAVX512_odd_251:
+fbAVX512_odd_270:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_252
+	JZ           fbAVX512_done_271
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z0
 	VFMADD231PD  64(R8), Z6, Z1
-	VMOVUPD.Z    128(R8), K1, Z7
-	VFMADD231PD  Z7, Z6, Z2
+	VFMADD231PD  128(R8), Z6, Z2
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_252:
+fbAVX512_done_271:
 	VADDPD        Z3, Z0, Z0
 	VADDPD        Z4, Z1, Z1
 	VADDPD        Z5, Z2, Z2
@@ -5074,30 +5438,49 @@ fbAVX512_done_252:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_248
+	JMP           fbAVX512_t_267
 
-fbAVX512_tend_249:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_268:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case2_192:
+fbAVX512_case2_205:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  32840(SP), BX
+	MOVQ  BX, BX
 
-fbAVX512_t_253:
+fbAVX512_pack_272:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD.Z 64(DX), K1, Z0
+	VMOVUPD   Z0, 64(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000080, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_272
+	MOVQ      32840(SP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      $0x00000080, 32856(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
+
+fbAVX512_t_273:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_254
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_274
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
@@ -5106,35 +5489,32 @@ fbAVX512_t_253:
 	VXORPD Z3, Z3, Z3
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_256
+	JZ     fbAVX512_odd_276
 
-fbAVX512_loop_255:
+fbAVX512_loop_275:
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z0
-	VMOVUPD.Z    64(R8), K1, Z5
-	VFMADD231PD  Z5, Z4, Z1
+	VFMADD231PD  64(R8), Z4, Z1
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z2
-	VMOVUPD.Z    64(R8), K1, Z5
-	VFMADD231PD  Z5, Z4, Z3
+	VFMADD231PD  64(R8), Z4, Z3
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_255
+	JNZ          fbAVX512_loop_275
 
-fbAVX512_odd_256:
+fbAVX512_odd_276:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_257
+	JZ           fbAVX512_done_277
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z0
-	VMOVUPD.Z    64(R8), K1, Z5
-	VFMADD231PD  Z5, Z4, Z1
+	VFMADD231PD  64(R8), Z4, Z1
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_257:
+fbAVX512_done_277:
 	VADDPD        Z2, Z0, Z0
 	VADDPD        Z3, Z1, Z1
 	ADDQ          DI, DX
@@ -5161,62 +5541,76 @@ fbAVX512_done_257:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_253
+	JMP           fbAVX512_t_273
 
-fbAVX512_tend_254:
-	JMP fbAVX512_swend_190
+fbAVX512_tend_274:
+	JMP fbAVX512_swend_203
 
-fbAVX512_case1_191:
+fbAVX512_case1_204:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  32840(SP), BX
+	MOVQ  BX, BX
 
-fbAVX512_t_258:
+fbAVX512_pack_278:
+	VMOVUPD.Z (DX), K1, Z0
+	VMOVUPD   Z0, (BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000040, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_278
+	MOVQ      32840(SP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      $0x00000040, 32856(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
+
+fbAVX512_t_279:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_259
-	MOVQ   e_base+72(FP), R8
+	JAE    fbAVX512_tend_280
+	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_261
+	JZ     fbAVX512_odd_282
 
-fbAVX512_loop_260:
+fbAVX512_loop_281:
 	VBROADCASTSD (R9), Z2
-	VMOVUPD.Z    (R8), K1, Z3
-	VFMADD231PD  Z3, Z2, Z0
+	VFMADD231PD  (R8), Z2, Z0
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	VBROADCASTSD (R9), Z2
-	VMOVUPD.Z    (R8), K1, Z3
-	VFMADD231PD  Z3, Z2, Z1
+	VFMADD231PD  (R8), Z2, Z1
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_260
+	JNZ          fbAVX512_loop_281
 
-fbAVX512_odd_261:
+fbAVX512_odd_282:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_262
+	JZ           fbAVX512_done_283
 	VBROADCASTSD (R9), Z2
-	VMOVUPD.Z    (R8), K1, Z3
-	VFMADD231PD  Z3, Z2, Z0
+	VFMADD231PD  (R8), Z2, Z0
 	ADDQ         $0x08, R9
-	ADDQ         DI, R8
+	ADDQ         32856(SP), R8
 
-fbAVX512_done_262:
+fbAVX512_done_283:
 	VADDPD        Z1, Z0, Z0
 	ADDQ          DI, DX
 	VXORPD        Z1, Z1, Z1
@@ -5238,42 +5632,42 @@ fbAVX512_done_262:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_258
+	JMP           fbAVX512_t_279
 
-fbAVX512_tend_259:
-fbAVX512_swend_190:
+fbAVX512_tend_280:
+fbAVX512_swend_203:
 	VZEROUPPER
 	RET
 
-fbAVX512_multi_189:
-	MOVQ $0x00000001, 8(SP)
+fbAVX512_multi_202:
+	MOVQ $0x00000001, 32864(SP)
 
-fbAVX512_mt_263:
-	MOVQ    8(SP), AX
+fbAVX512_mt_284:
+	MOVQ    32864(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_mtend_264
+	JAE     fbAVX512_mtend_285
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    alpha_base+0(FP), DX
 	DECQ    AX
 	IMULQ   CX, AX
 	ADDQ    AX, DX
-	MOVQ    DX, 16(SP)
+	MOVQ    DX, 32872(SP)
 	VXORPD  Z0, Z0, Z0
-	VMOVUPD Z0, 24(SP)
-	MOVQ    $0x00000000, 88(SP)
+	VMOVUPD Z0, 32880(SP)
+	MOVQ    $0x00000000, 32944(SP)
 
-fbAVX512_chunk_265:
-	MOVQ 88(SP), AX
+fbAVX512_chunk_286:
+	MOVQ 32944(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_chunkend_266
+	JAE  fbAVX512_chunkend_287
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000060
-	JAE  fbAVX512_full_267
+	JAE  fbAVX512_full_288
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -5282,40 +5676,40 @@ fbAVX512_chunk_265:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_267:
-	MOVQ   DX, 96(SP)
+fbAVX512_full_288:
+	MOVQ   DX, 32952(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_269
+	JEQ    fbAVX512_case1_290
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_270
+	JEQ    fbAVX512_case2_291
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_271
+	JEQ    fbAVX512_case3_292
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_272
+	JEQ    fbAVX512_case4_293
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_273
+	JEQ    fbAVX512_case5_294
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_274
+	JEQ    fbAVX512_case6_295
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_275
+	JEQ    fbAVX512_case7_296
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_276
+	JEQ    fbAVX512_case8_297
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_277
+	JEQ    fbAVX512_case9_298
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_278
+	JEQ    fbAVX512_case10_299
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_279
-	MOVQ   96(SP), AX
+	JEQ    fbAVX512_case11_300
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -5343,9 +5737,9 @@ fbAVX512_full_267:
 	VXORPD Z23, Z23, Z23
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_282
+	JZ     fbAVX512_odd_303
 
-fbAVX512_loop_281:
+fbAVX512_loop_302:
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -5379,11 +5773,11 @@ fbAVX512_loop_281:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_281
+	JNZ          fbAVX512_loop_302
 
-fbAVX512_odd_282:
+fbAVX512_odd_303:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_283
+	JZ           fbAVX512_done_304
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -5401,7 +5795,7 @@ fbAVX512_odd_282:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_283:
+fbAVX512_done_304:
 	VADDPD    Z12, Z0, Z0
 	VADDPD    Z13, Z1, Z1
 	VADDPD    Z14, Z2, Z2
@@ -5414,14 +5808,14 @@ fbAVX512_done_283:
 	VADDPD    Z21, Z9, Z9
 	VADDPD    Z22, Z10, Z10
 	VADDPD    Z23, Z11, Z11
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z12
+	VMOVUPD   32880(SP), Z12
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z12, Z12
 	VMOVUPD   Z0, (CX)
@@ -5459,20 +5853,20 @@ fbAVX512_done_283:
 	VMULPD    Z0, Z11, Z11
 	VADDPD    Z11, Z12, K1, Z12
 	VMOVUPD   Z11, K1, 704(CX)
-	VMOVUPD   Z12, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z12, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case11_279:
-	MOVQ   96(SP), AX
+fbAVX512_case11_300:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -5498,9 +5892,9 @@ fbAVX512_case11_279:
 	VXORPD Z21, Z21, Z21
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_285
+	JZ     fbAVX512_odd_306
 
-fbAVX512_loop_284:
+fbAVX512_loop_305:
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -5532,11 +5926,11 @@ fbAVX512_loop_284:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_284
+	JNZ          fbAVX512_loop_305
 
-fbAVX512_odd_285:
+fbAVX512_odd_306:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_286
+	JZ           fbAVX512_done_307
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -5553,7 +5947,7 @@ fbAVX512_odd_285:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_286:
+fbAVX512_done_307:
 	VADDPD    Z11, Z0, Z0
 	VADDPD    Z12, Z1, Z1
 	VADDPD    Z13, Z2, Z2
@@ -5565,14 +5959,14 @@ fbAVX512_done_286:
 	VADDPD    Z19, Z8, Z8
 	VADDPD    Z20, Z9, Z9
 	VADDPD    Z21, Z10, Z10
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z11
+	VMOVUPD   32880(SP), Z11
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z11, Z11
 	VMOVUPD   Z0, (CX)
@@ -5607,20 +6001,20 @@ fbAVX512_done_286:
 	VMULPD    Z0, Z10, Z10
 	VADDPD    Z10, Z11, K1, Z11
 	VMOVUPD   Z10, K1, 640(CX)
-	VMOVUPD   Z11, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z11, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case10_278:
-	MOVQ   96(SP), AX
+fbAVX512_case10_299:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -5644,9 +6038,9 @@ fbAVX512_case10_278:
 	VXORPD Z19, Z19, Z19
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_288
+	JZ     fbAVX512_odd_309
 
-fbAVX512_loop_287:
+fbAVX512_loop_308:
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -5676,11 +6070,11 @@ fbAVX512_loop_287:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_287
+	JNZ          fbAVX512_loop_308
 
-fbAVX512_odd_288:
+fbAVX512_odd_309:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_289
+	JZ           fbAVX512_done_310
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -5696,7 +6090,7 @@ fbAVX512_odd_288:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_289:
+fbAVX512_done_310:
 	VADDPD    Z10, Z0, Z0
 	VADDPD    Z11, Z1, Z1
 	VADDPD    Z12, Z2, Z2
@@ -5707,14 +6101,14 @@ fbAVX512_done_289:
 	VADDPD    Z17, Z7, Z7
 	VADDPD    Z18, Z8, Z8
 	VADDPD    Z19, Z9, Z9
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z10
+	VMOVUPD   32880(SP), Z10
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z10, Z10
 	VMOVUPD   Z0, (CX)
@@ -5746,20 +6140,20 @@ fbAVX512_done_289:
 	VMULPD    Z0, Z9, Z9
 	VADDPD    Z9, Z10, K1, Z10
 	VMOVUPD   Z9, K1, 576(CX)
-	VMOVUPD   Z10, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z10, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case9_277:
-	MOVQ   96(SP), AX
+fbAVX512_case9_298:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -5781,9 +6175,9 @@ fbAVX512_case9_277:
 	VXORPD Z17, Z17, Z17
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_291
+	JZ     fbAVX512_odd_312
 
-fbAVX512_loop_290:
+fbAVX512_loop_311:
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -5811,11 +6205,11 @@ fbAVX512_loop_290:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_290
+	JNZ          fbAVX512_loop_311
 
-fbAVX512_odd_291:
+fbAVX512_odd_312:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_292
+	JZ           fbAVX512_done_313
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -5830,7 +6224,7 @@ fbAVX512_odd_291:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_292:
+fbAVX512_done_313:
 	VADDPD    Z9, Z0, Z0
 	VADDPD    Z10, Z1, Z1
 	VADDPD    Z11, Z2, Z2
@@ -5840,14 +6234,14 @@ fbAVX512_done_292:
 	VADDPD    Z15, Z6, Z6
 	VADDPD    Z16, Z7, Z7
 	VADDPD    Z17, Z8, Z8
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z9
+	VMOVUPD   32880(SP), Z9
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z9, Z9
 	VMOVUPD   Z0, (CX)
@@ -5876,20 +6270,20 @@ fbAVX512_done_292:
 	VMULPD    Z0, Z8, Z8
 	VADDPD    Z8, Z9, K1, Z9
 	VMOVUPD   Z8, K1, 512(CX)
-	VMOVUPD   Z9, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z9, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case8_276:
-	MOVQ   96(SP), AX
+fbAVX512_case8_297:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -5909,9 +6303,9 @@ fbAVX512_case8_276:
 	VXORPD Z15, Z15, Z15
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_294
+	JZ     fbAVX512_odd_315
 
-fbAVX512_loop_293:
+fbAVX512_loop_314:
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -5937,11 +6331,11 @@ fbAVX512_loop_293:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_293
+	JNZ          fbAVX512_loop_314
 
-fbAVX512_odd_294:
+fbAVX512_odd_315:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_295
+	JZ           fbAVX512_done_316
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -5955,7 +6349,7 @@ fbAVX512_odd_294:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_295:
+fbAVX512_done_316:
 	VADDPD    Z8, Z0, Z0
 	VADDPD    Z9, Z1, Z1
 	VADDPD    Z10, Z2, Z2
@@ -5964,14 +6358,14 @@ fbAVX512_done_295:
 	VADDPD    Z13, Z5, Z5
 	VADDPD    Z14, Z6, Z6
 	VADDPD    Z15, Z7, Z7
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z8
+	VMOVUPD   32880(SP), Z8
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z8, Z8
 	VMOVUPD   Z0, (CX)
@@ -5997,20 +6391,20 @@ fbAVX512_done_295:
 	VMULPD    Z0, Z7, Z7
 	VADDPD    Z7, Z8, K1, Z8
 	VMOVUPD   Z7, K1, 448(CX)
-	VMOVUPD   Z8, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z8, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case7_275:
-	MOVQ   96(SP), AX
+fbAVX512_case7_296:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -6028,9 +6422,9 @@ fbAVX512_case7_275:
 	VXORPD Z13, Z13, Z13
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_297
+	JZ     fbAVX512_odd_318
 
-fbAVX512_loop_296:
+fbAVX512_loop_317:
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -6054,11 +6448,11 @@ fbAVX512_loop_296:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_296
+	JNZ          fbAVX512_loop_317
 
-fbAVX512_odd_297:
+fbAVX512_odd_318:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_298
+	JZ           fbAVX512_done_319
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -6071,7 +6465,7 @@ fbAVX512_odd_297:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_298:
+fbAVX512_done_319:
 	VADDPD    Z7, Z0, Z0
 	VADDPD    Z8, Z1, Z1
 	VADDPD    Z9, Z2, Z2
@@ -6079,14 +6473,14 @@ fbAVX512_done_298:
 	VADDPD    Z11, Z4, Z4
 	VADDPD    Z12, Z5, Z5
 	VADDPD    Z13, Z6, Z6
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z7
+	VMOVUPD   32880(SP), Z7
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z7, Z7
 	VMOVUPD   Z0, (CX)
@@ -6109,20 +6503,20 @@ fbAVX512_done_298:
 	VMULPD    Z0, Z6, Z6
 	VADDPD    Z6, Z7, K1, Z7
 	VMOVUPD   Z6, K1, 384(CX)
-	VMOVUPD   Z7, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z7, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case6_274:
-	MOVQ   96(SP), AX
+fbAVX512_case6_295:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -6138,9 +6532,9 @@ fbAVX512_case6_274:
 	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_300
+	JZ     fbAVX512_odd_321
 
-fbAVX512_loop_299:
+fbAVX512_loop_320:
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -6162,11 +6556,11 @@ fbAVX512_loop_299:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_299
+	JNZ          fbAVX512_loop_320
 
-fbAVX512_odd_300:
+fbAVX512_odd_321:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_301
+	JZ           fbAVX512_done_322
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -6178,21 +6572,21 @@ fbAVX512_odd_300:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_301:
+fbAVX512_done_322:
 	VADDPD    Z6, Z0, Z0
 	VADDPD    Z7, Z1, Z1
 	VADDPD    Z8, Z2, Z2
 	VADDPD    Z9, Z3, Z3
 	VADDPD    Z10, Z4, Z4
 	VADDPD    Z11, Z5, Z5
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z6
+	VMOVUPD   32880(SP), Z6
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z6, Z6
 	VMOVUPD   Z0, (CX)
@@ -6212,20 +6606,20 @@ fbAVX512_done_301:
 	VMULPD    Z0, Z5, Z5
 	VADDPD    Z5, Z6, K1, Z6
 	VMOVUPD   Z5, K1, 320(CX)
-	VMOVUPD   Z6, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z6, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case5_273:
-	MOVQ   96(SP), AX
+fbAVX512_case5_294:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -6239,9 +6633,9 @@ fbAVX512_case5_273:
 	VXORPD Z9, Z9, Z9
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_303
+	JZ     fbAVX512_odd_324
 
-fbAVX512_loop_302:
+fbAVX512_loop_323:
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -6261,11 +6655,11 @@ fbAVX512_loop_302:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_302
+	JNZ          fbAVX512_loop_323
 
-fbAVX512_odd_303:
+fbAVX512_odd_324:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_304
+	JZ           fbAVX512_done_325
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -6276,20 +6670,20 @@ fbAVX512_odd_303:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_304:
+fbAVX512_done_325:
 	VADDPD    Z5, Z0, Z0
 	VADDPD    Z6, Z1, Z1
 	VADDPD    Z7, Z2, Z2
 	VADDPD    Z8, Z3, Z3
 	VADDPD    Z9, Z4, Z4
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z5
+	VMOVUPD   32880(SP), Z5
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z5, Z5
 	VMOVUPD   Z0, (CX)
@@ -6306,20 +6700,20 @@ fbAVX512_done_304:
 	VMULPD    Z0, Z4, Z4
 	VADDPD    Z4, Z5, K1, Z5
 	VMOVUPD   Z4, K1, 256(CX)
-	VMOVUPD   Z5, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z5, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case4_272:
-	MOVQ   96(SP), AX
+fbAVX512_case4_293:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -6331,9 +6725,9 @@ fbAVX512_case4_272:
 	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_306
+	JZ     fbAVX512_odd_327
 
-fbAVX512_loop_305:
+fbAVX512_loop_326:
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -6351,11 +6745,11 @@ fbAVX512_loop_305:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_305
+	JNZ          fbAVX512_loop_326
 
-fbAVX512_odd_306:
+fbAVX512_odd_327:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_307
+	JZ           fbAVX512_done_328
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -6365,19 +6759,19 @@ fbAVX512_odd_306:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_307:
+fbAVX512_done_328:
 	VADDPD    Z4, Z0, Z0
 	VADDPD    Z5, Z1, Z1
 	VADDPD    Z6, Z2, Z2
 	VADDPD    Z7, Z3, Z3
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z4
+	VMOVUPD   32880(SP), Z4
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z4, Z4
 	VMOVUPD   Z0, (CX)
@@ -6391,20 +6785,20 @@ fbAVX512_done_307:
 	VMULPD    Z0, Z3, Z3
 	VADDPD    Z3, Z4, K1, Z4
 	VMOVUPD   Z3, K1, 192(CX)
-	VMOVUPD   Z4, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z4, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case3_271:
-	MOVQ   96(SP), AX
+fbAVX512_case3_292:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -6414,9 +6808,9 @@ fbAVX512_case3_271:
 	VXORPD Z5, Z5, Z5
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_309
+	JZ     fbAVX512_odd_330
 
-fbAVX512_loop_308:
+fbAVX512_loop_329:
 	VBROADCASTSD (BX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -6432,11 +6826,11 @@ fbAVX512_loop_308:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_308
+	JNZ          fbAVX512_loop_329
 
-fbAVX512_odd_309:
+fbAVX512_odd_330:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_310
+	JZ           fbAVX512_done_331
 	VBROADCASTSD (BX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -6445,18 +6839,18 @@ fbAVX512_odd_309:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_310:
+fbAVX512_done_331:
 	VADDPD    Z3, Z0, Z0
 	VADDPD    Z4, Z1, Z1
 	VADDPD    Z5, Z2, Z2
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z3
+	VMOVUPD   32880(SP), Z3
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z3, Z3
 	VMOVUPD   Z0, (CX)
@@ -6467,20 +6861,20 @@ fbAVX512_done_310:
 	VMULPD    Z0, Z2, Z2
 	VADDPD    Z2, Z3, K1, Z3
 	VMOVUPD   Z2, K1, 128(CX)
-	VMOVUPD   Z3, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z3, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case2_270:
-	MOVQ   96(SP), AX
+fbAVX512_case2_291:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -6488,9 +6882,9 @@ fbAVX512_case2_270:
 	VXORPD Z3, Z3, Z3
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_312
+	JZ     fbAVX512_odd_333
 
-fbAVX512_loop_311:
+fbAVX512_loop_332:
 	VBROADCASTSD (BX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VMOVUPD.Z    64(DX), K1, Z5
@@ -6504,11 +6898,11 @@ fbAVX512_loop_311:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_311
+	JNZ          fbAVX512_loop_332
 
-fbAVX512_odd_312:
+fbAVX512_odd_333:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_313
+	JZ           fbAVX512_done_334
 	VBROADCASTSD (BX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VMOVUPD.Z    64(DX), K1, Z5
@@ -6516,17 +6910,17 @@ fbAVX512_odd_312:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_313:
+fbAVX512_done_334:
 	VADDPD    Z2, Z0, Z0
 	VADDPD    Z3, Z1, Z1
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z2
+	VMOVUPD   32880(SP), Z2
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z2, Z2
 	VMOVUPD   Z0, (CX)
@@ -6534,28 +6928,28 @@ fbAVX512_done_313:
 	VMULPD    Z0, Z1, Z1
 	VADDPD    Z1, Z2, K1, Z2
 	VMOVUPD   Z1, K1, 64(CX)
-	VMOVUPD   Z2, 24(SP)
-	JMP       fbAVX512_swend_268
+	VMOVUPD   Z2, 32880(SP)
+	JMP       fbAVX512_swend_289
 
-fbAVX512_case1_269:
-	MOVQ   96(SP), AX
+fbAVX512_case1_290:
+	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   88(SP), AX
+	MOVQ   32944(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   16(SP), BX
+	MOVQ   32872(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_315
+	JZ     fbAVX512_odd_336
 
-fbAVX512_loop_314:
+fbAVX512_loop_335:
 	VBROADCASTSD (BX), Z2
 	VMOVUPD.Z    (DX), K1, Z3
 	VFMADD231PD  Z3, Z2, Z0
@@ -6567,41 +6961,41 @@ fbAVX512_loop_314:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_314
+	JNZ          fbAVX512_loop_335
 
-fbAVX512_odd_315:
+fbAVX512_odd_336:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_316
+	JZ           fbAVX512_done_337
 	VBROADCASTSD (BX), Z2
 	VMOVUPD.Z    (DX), K1, Z3
 	VFMADD231PD  Z3, Z2, Z0
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_316:
+fbAVX512_done_337:
 	VADDPD    Z1, Z0, Z0
-	MOVQ      8(SP), DX
+	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   24(SP), Z1
+	VMOVUPD   32880(SP), Z1
 	VMOVUPD.Z (AX), K1, Z2
 	VMULPD    Z2, Z0, Z0
 	VADDPD    Z0, Z1, K1, Z1
 	VMOVUPD   Z0, K1, (CX)
-	VMOVUPD   Z1, 24(SP)
+	VMOVUPD   Z1, 32880(SP)
 
-fbAVX512_swend_268:
-	MOVQ 88(SP), AX
+fbAVX512_swend_289:
+	MOVQ 32944(SP), AX
 	ADDQ $0x00000060, AX
-	MOVQ AX, 88(SP)
-	JMP  fbAVX512_chunk_265
+	MOVQ AX, 32944(SP)
+	JMP  fbAVX512_chunk_286
 
-fbAVX512_chunkend_266:
-	VMOVUPD       24(SP), Z0
+fbAVX512_chunkend_287:
+	VMOVUPD       32880(SP), Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
 	VEXTRACTF128  $0x01, Y1, X0
@@ -6609,43 +7003,43 @@ fbAVX512_chunkend_266:
 	VUNPCKHPD     X1, X1, X0
 	VADDSD        X0, X1, X1
 	MOVQ          scale_base+24(FP), AX
-	MOVQ          8(SP), CX
+	MOVQ          32864(SP), CX
 	VMOVSD        X1, (AX)(CX*8)
 	VMOVSD        fbone<>+0(SB), X0
 	VDIVSD        X1, X0, X0
 	VBROADCASTSD  X0, Z0
 	MOVQ          M+104(FP), AX
-	MOVQ          16(SP), CX
+	MOVQ          32872(SP), CX
 	LEAQ          (CX)(AX*8), CX
 	XORQ          DX, DX
 	MOVQ          AX, BX
 	ANDQ          $-16, BX
 
-fbAVX512_mul_317_AVX512_wide:
+fbAVX512_mul_338_AVX512_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_317_AVX512_narrow0
+	JAE     fbAVX512_mul_338_AVX512_narrow0
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (CX)(DX*8)
 	VMULPD  64(CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, 64(CX)(DX*8)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_317_AVX512_wide
+	JMP     fbAVX512_mul_338_AVX512_wide
 
-fbAVX512_mul_317_AVX512_narrow0:
+fbAVX512_mul_338_AVX512_narrow0:
 	MOVQ AX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_317_AVX512_narrow:
+fbAVX512_mul_338_AVX512_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_317_AVX512_tail
+	JAE     fbAVX512_mul_338_AVX512_tail
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (CX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX512_mul_317_AVX512_narrow
+	JMP     fbAVX512_mul_338_AVX512_narrow
 
-fbAVX512_mul_317_AVX512_tail:
+fbAVX512_mul_338_AVX512_tail:
 	SUBQ      DX, AX
-	JZ        fbAVX512_mul_317_AVX512_end
+	JZ        fbAVX512_mul_338_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     AX, BX, AX
 	KMOVB     AX, K1
@@ -6653,13 +7047,13 @@ fbAVX512_mul_317_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (CX)(DX*8)
 
-fbAVX512_mul_317_AVX512_end:
-	MOVQ 8(SP), AX
+fbAVX512_mul_338_AVX512_end:
+	MOVQ 32864(SP), AX
 	INCQ AX
-	MOVQ AX, 8(SP)
-	JMP  fbAVX512_mt_263
+	MOVQ AX, 32864(SP)
+	JMP  fbAVX512_mt_284
 
-fbAVX512_mtend_264:
+fbAVX512_mtend_285:
 	VZEROUPPER
 	RET
 
@@ -6678,42 +7072,42 @@ TEXT ·backwardAVX512(SB), NOSPLIT, $32-112
 	MOVQ         CX, BX
 	ANDQ         $-8, BX
 
-fbAVX512_ones_318_AVX512_narrow:
+fbAVX512_ones_339_AVX512_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX512_ones_318_AVX512_tail
+	JAE     fbAVX512_ones_339_AVX512_tail
 	VMOVUPD Z0, (DX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_ones_318_AVX512_narrow
+	JMP     fbAVX512_ones_339_AVX512_narrow
 
-fbAVX512_ones_318_AVX512_tail:
+fbAVX512_ones_339_AVX512_tail:
 	SUBQ    AX, CX
-	JZ      fbAVX512_ones_318_AVX512_end
+	JZ      fbAVX512_ones_339_AVX512_end
 	MOVQ    $-1, BX
 	BZHIQ   CX, BX, CX
 	KMOVB   CX, K1
 	VMOVUPD Z0, K1, (DX)(AX*8)
 
-fbAVX512_ones_318_AVX512_end:
-fbAVX512_bt_319:
+fbAVX512_ones_339_AVX512_end:
+fbAVX512_bt_340:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX512_btend_320
+	JZ     fbAVX512_btend_341
 	MOVQ   scale_base+24(FP), CX
 	VMOVSD fbone<>+0(SB), X0
 	VDIVSD (CX)(AX*8), X0, X0
 	VMOVSD X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX512_bchunk_321:
+fbAVX512_bchunk_342:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_bchunkend_322
+	JAE  fbAVX512_bchunkend_343
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000060
-	JAE  fbAVX512_full_323
+	JAE  fbAVX512_full_344
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -6722,30 +7116,30 @@ fbAVX512_bchunk_321:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_323:
+fbAVX512_full_344:
 	MOVQ   DX, 24(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_325
+	JEQ    fbAVX512_case1_346
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_326
+	JEQ    fbAVX512_case2_347
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_327
+	JEQ    fbAVX512_case3_348
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_328
+	JEQ    fbAVX512_case4_349
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_329
+	JEQ    fbAVX512_case5_350
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_330
+	JEQ    fbAVX512_case6_351
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_331
+	JEQ    fbAVX512_case7_352
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_332
+	JEQ    fbAVX512_case8_353
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_333
+	JEQ    fbAVX512_case9_354
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_334
+	JEQ    fbAVX512_case10_355
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_335
+	JEQ    fbAVX512_case11_356
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6788,9 +7182,9 @@ fbAVX512_full_323:
 	VXORPD Z23, Z23, Z23
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_338
+	JZ     fbAVX512_odd_359
 
-fbAVX512_loop_337:
+fbAVX512_loop_358:
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
 	VBROADCASTSD X24, Z24
@@ -6830,11 +7224,11 @@ fbAVX512_loop_337:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_337
+	JNZ          fbAVX512_loop_358
 
-fbAVX512_odd_338:
+fbAVX512_odd_359:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_339
+	JZ           fbAVX512_done_360
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
 	VBROADCASTSD X24, Z24
@@ -6855,7 +7249,7 @@ fbAVX512_odd_338:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_339:
+fbAVX512_done_360:
 	VADDPD       Z12, Z0, Z0
 	VADDPD       Z13, Z1, Z1
 	VADDPD       Z14, Z2, Z2
@@ -6899,9 +7293,9 @@ fbAVX512_done_339:
 	VMOVUPD      Z10, 640(DX)
 	VMULPD       Z12, Z11, Z11
 	VMOVUPD      Z11, K1, 704(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case11_335:
+fbAVX512_case11_356:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6942,9 +7336,9 @@ fbAVX512_case11_335:
 	VXORPD Z21, Z21, Z21
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_341
+	JZ     fbAVX512_odd_362
 
-fbAVX512_loop_340:
+fbAVX512_loop_361:
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
 	VBROADCASTSD X22, Z22
@@ -6982,11 +7376,11 @@ fbAVX512_loop_340:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_340
+	JNZ          fbAVX512_loop_361
 
-fbAVX512_odd_341:
+fbAVX512_odd_362:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_342
+	JZ           fbAVX512_done_363
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
 	VBROADCASTSD X22, Z22
@@ -7006,7 +7400,7 @@ fbAVX512_odd_341:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_342:
+fbAVX512_done_363:
 	VADDPD       Z11, Z0, Z0
 	VADDPD       Z12, Z1, Z1
 	VADDPD       Z13, Z2, Z2
@@ -7047,9 +7441,9 @@ fbAVX512_done_342:
 	VMOVUPD      Z9, 576(DX)
 	VMULPD       Z11, Z10, Z10
 	VMOVUPD      Z10, K1, 640(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case10_334:
+fbAVX512_case10_355:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7088,9 +7482,9 @@ fbAVX512_case10_334:
 	VXORPD Z19, Z19, Z19
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_344
+	JZ     fbAVX512_odd_365
 
-fbAVX512_loop_343:
+fbAVX512_loop_364:
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
 	VBROADCASTSD X20, Z20
@@ -7126,11 +7520,11 @@ fbAVX512_loop_343:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_343
+	JNZ          fbAVX512_loop_364
 
-fbAVX512_odd_344:
+fbAVX512_odd_365:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_345
+	JZ           fbAVX512_done_366
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
 	VBROADCASTSD X20, Z20
@@ -7149,7 +7543,7 @@ fbAVX512_odd_344:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_345:
+fbAVX512_done_366:
 	VADDPD       Z10, Z0, Z0
 	VADDPD       Z11, Z1, Z1
 	VADDPD       Z12, Z2, Z2
@@ -7187,9 +7581,9 @@ fbAVX512_done_345:
 	VMOVUPD      Z8, 512(DX)
 	VMULPD       Z10, Z9, Z9
 	VMOVUPD      Z9, K1, 576(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case9_333:
+fbAVX512_case9_354:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7226,9 +7620,9 @@ fbAVX512_case9_333:
 	VXORPD Z17, Z17, Z17
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_347
+	JZ     fbAVX512_odd_368
 
-fbAVX512_loop_346:
+fbAVX512_loop_367:
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
 	VBROADCASTSD X18, Z18
@@ -7262,11 +7656,11 @@ fbAVX512_loop_346:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_346
+	JNZ          fbAVX512_loop_367
 
-fbAVX512_odd_347:
+fbAVX512_odd_368:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_348
+	JZ           fbAVX512_done_369
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
 	VBROADCASTSD X18, Z18
@@ -7284,7 +7678,7 @@ fbAVX512_odd_347:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_348:
+fbAVX512_done_369:
 	VADDPD       Z9, Z0, Z0
 	VADDPD       Z10, Z1, Z1
 	VADDPD       Z11, Z2, Z2
@@ -7319,9 +7713,9 @@ fbAVX512_done_348:
 	VMOVUPD      Z7, 448(DX)
 	VMULPD       Z9, Z8, Z8
 	VMOVUPD      Z8, K1, 512(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case8_332:
+fbAVX512_case8_353:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7356,9 +7750,9 @@ fbAVX512_case8_332:
 	VXORPD Z15, Z15, Z15
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_350
+	JZ     fbAVX512_odd_371
 
-fbAVX512_loop_349:
+fbAVX512_loop_370:
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
 	VBROADCASTSD X16, Z16
@@ -7390,11 +7784,11 @@ fbAVX512_loop_349:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_349
+	JNZ          fbAVX512_loop_370
 
-fbAVX512_odd_350:
+fbAVX512_odd_371:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_351
+	JZ           fbAVX512_done_372
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
 	VBROADCASTSD X16, Z16
@@ -7411,7 +7805,7 @@ fbAVX512_odd_350:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_351:
+fbAVX512_done_372:
 	VADDPD       Z8, Z0, Z0
 	VADDPD       Z9, Z1, Z1
 	VADDPD       Z10, Z2, Z2
@@ -7443,9 +7837,9 @@ fbAVX512_done_351:
 	VMOVUPD      Z6, 384(DX)
 	VMULPD       Z8, Z7, Z7
 	VMOVUPD      Z7, K1, 448(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case7_331:
+fbAVX512_case7_352:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7478,9 +7872,9 @@ fbAVX512_case7_331:
 	VXORPD Z13, Z13, Z13
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_353
+	JZ     fbAVX512_odd_374
 
-fbAVX512_loop_352:
+fbAVX512_loop_373:
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
 	VBROADCASTSD X14, Z14
@@ -7510,11 +7904,11 @@ fbAVX512_loop_352:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_352
+	JNZ          fbAVX512_loop_373
 
-fbAVX512_odd_353:
+fbAVX512_odd_374:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_354
+	JZ           fbAVX512_done_375
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
 	VBROADCASTSD X14, Z14
@@ -7530,7 +7924,7 @@ fbAVX512_odd_353:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_354:
+fbAVX512_done_375:
 	VADDPD       Z7, Z0, Z0
 	VADDPD       Z8, Z1, Z1
 	VADDPD       Z9, Z2, Z2
@@ -7559,9 +7953,9 @@ fbAVX512_done_354:
 	VMOVUPD      Z5, 320(DX)
 	VMULPD       Z7, Z6, Z6
 	VMOVUPD      Z6, K1, 384(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case6_330:
+fbAVX512_case6_351:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7592,9 +7986,9 @@ fbAVX512_case6_330:
 	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_356
+	JZ     fbAVX512_odd_377
 
-fbAVX512_loop_355:
+fbAVX512_loop_376:
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
 	VBROADCASTSD X12, Z12
@@ -7622,11 +8016,11 @@ fbAVX512_loop_355:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_355
+	JNZ          fbAVX512_loop_376
 
-fbAVX512_odd_356:
+fbAVX512_odd_377:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_357
+	JZ           fbAVX512_done_378
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
 	VBROADCASTSD X12, Z12
@@ -7641,7 +8035,7 @@ fbAVX512_odd_356:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_357:
+fbAVX512_done_378:
 	VADDPD       Z6, Z0, Z0
 	VADDPD       Z7, Z1, Z1
 	VADDPD       Z8, Z2, Z2
@@ -7667,9 +8061,9 @@ fbAVX512_done_357:
 	VMOVUPD      Z4, 256(DX)
 	VMULPD       Z6, Z5, Z5
 	VMOVUPD      Z5, K1, 320(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case5_329:
+fbAVX512_case5_350:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7698,9 +8092,9 @@ fbAVX512_case5_329:
 	VXORPD Z9, Z9, Z9
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_359
+	JZ     fbAVX512_odd_380
 
-fbAVX512_loop_358:
+fbAVX512_loop_379:
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
 	VBROADCASTSD X10, Z10
@@ -7726,11 +8120,11 @@ fbAVX512_loop_358:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_358
+	JNZ          fbAVX512_loop_379
 
-fbAVX512_odd_359:
+fbAVX512_odd_380:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_360
+	JZ           fbAVX512_done_381
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
 	VBROADCASTSD X10, Z10
@@ -7744,7 +8138,7 @@ fbAVX512_odd_359:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_360:
+fbAVX512_done_381:
 	VADDPD       Z5, Z0, Z0
 	VADDPD       Z6, Z1, Z1
 	VADDPD       Z7, Z2, Z2
@@ -7767,9 +8161,9 @@ fbAVX512_done_360:
 	VMOVUPD      Z3, 192(DX)
 	VMULPD       Z5, Z4, Z4
 	VMOVUPD      Z4, K1, 256(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case4_328:
+fbAVX512_case4_349:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7796,9 +8190,9 @@ fbAVX512_case4_328:
 	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_362
+	JZ     fbAVX512_odd_383
 
-fbAVX512_loop_361:
+fbAVX512_loop_382:
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
 	VBROADCASTSD X8, Z8
@@ -7822,11 +8216,11 @@ fbAVX512_loop_361:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_361
+	JNZ          fbAVX512_loop_382
 
-fbAVX512_odd_362:
+fbAVX512_odd_383:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_363
+	JZ           fbAVX512_done_384
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
 	VBROADCASTSD X8, Z8
@@ -7839,7 +8233,7 @@ fbAVX512_odd_362:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_363:
+fbAVX512_done_384:
 	VADDPD       Z4, Z0, Z0
 	VADDPD       Z5, Z1, Z1
 	VADDPD       Z6, Z2, Z2
@@ -7859,9 +8253,9 @@ fbAVX512_done_363:
 	VMOVUPD      Z2, 128(DX)
 	VMULPD       Z4, Z3, Z3
 	VMOVUPD      Z3, K1, 192(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case3_327:
+fbAVX512_case3_348:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7886,9 +8280,9 @@ fbAVX512_case3_327:
 	VXORPD Z5, Z5, Z5
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_365
+	JZ     fbAVX512_odd_386
 
-fbAVX512_loop_364:
+fbAVX512_loop_385:
 	VMOVSD       (DI), X6
 	VMULSD       (SI), X6, X6
 	VBROADCASTSD X6, Z6
@@ -7910,11 +8304,11 @@ fbAVX512_loop_364:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_364
+	JNZ          fbAVX512_loop_385
 
-fbAVX512_odd_365:
+fbAVX512_odd_386:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_366
+	JZ           fbAVX512_done_387
 	VMOVSD       (DI), X6
 	VMULSD       (SI), X6, X6
 	VBROADCASTSD X6, Z6
@@ -7926,7 +8320,7 @@ fbAVX512_odd_365:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_366:
+fbAVX512_done_387:
 	VADDPD       Z3, Z0, Z0
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z5, Z2, Z2
@@ -7943,9 +8337,9 @@ fbAVX512_done_366:
 	VMOVUPD      Z1, 64(DX)
 	VMULPD       Z3, Z2, Z2
 	VMOVUPD      Z2, K1, 128(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case2_326:
+fbAVX512_case2_347:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7968,9 +8362,9 @@ fbAVX512_case2_326:
 	VXORPD Z3, Z3, Z3
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_368
+	JZ     fbAVX512_odd_389
 
-fbAVX512_loop_367:
+fbAVX512_loop_388:
 	VMOVSD       (DI), X4
 	VMULSD       (SI), X4, X4
 	VBROADCASTSD X4, Z4
@@ -7990,11 +8384,11 @@ fbAVX512_loop_367:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_367
+	JNZ          fbAVX512_loop_388
 
-fbAVX512_odd_368:
+fbAVX512_odd_389:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_369
+	JZ           fbAVX512_done_390
 	VMOVSD       (DI), X4
 	VMULSD       (SI), X4, X4
 	VBROADCASTSD X4, Z4
@@ -8005,7 +8399,7 @@ fbAVX512_odd_368:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_369:
+fbAVX512_done_390:
 	VADDPD       Z2, Z0, Z0
 	VADDPD       Z3, Z1, Z1
 	MOVQ         beta_base+0(FP), DX
@@ -8019,9 +8413,9 @@ fbAVX512_done_369:
 	VMOVUPD      Z0, (DX)
 	VMULPD       Z2, Z1, Z1
 	VMOVUPD      Z1, K1, 64(DX)
-	JMP          fbAVX512_swend_324
+	JMP          fbAVX512_swend_345
 
-fbAVX512_case1_325:
+fbAVX512_case1_346:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8042,9 +8436,9 @@ fbAVX512_case1_325:
 	VXORPD Z1, Z1, Z1
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_371
+	JZ     fbAVX512_odd_392
 
-fbAVX512_loop_370:
+fbAVX512_loop_391:
 	VMOVSD       (DI), X2
 	VMULSD       (SI), X2, X2
 	VBROADCASTSD X2, Z2
@@ -8062,11 +8456,11 @@ fbAVX512_loop_370:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_370
+	JNZ          fbAVX512_loop_391
 
-fbAVX512_odd_371:
+fbAVX512_odd_392:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_372
+	JZ           fbAVX512_done_393
 	VMOVSD       (DI), X2
 	VMULSD       (SI), X2, X2
 	VBROADCASTSD X2, Z2
@@ -8076,7 +8470,7 @@ fbAVX512_odd_371:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_372:
+fbAVX512_done_393:
 	VADDPD       Z1, Z0, Z0
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -8088,32 +8482,36 @@ fbAVX512_done_372:
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (DX)
 
-fbAVX512_swend_324:
+fbAVX512_swend_345:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000060, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_bchunk_321
+	JMP  fbAVX512_bchunk_342
 
-fbAVX512_bchunkend_322:
+fbAVX512_bchunkend_343:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bt_319
+	JMP  fbAVX512_bt_340
 
-fbAVX512_btend_320:
+fbAVX512_btend_341:
 	VZEROUPPER
 	RET
 
 // func forwardBatchAVX512(alpha []float64, scale []float64, psi []float64, e []float64, T int, K int, M int, ib int)
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV
-TEXT ·forwardBatchAVX512(SB), NOSPLIT, $80-128
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
+TEXT ·forwardBatchAVX512(SB), $16528-128
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 16520(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_k0_373:
+fbAVX512_k0_394:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_k0end_374
+	JAE    fbAVX512_k0end_395
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -8128,36 +8526,36 @@ fbAVX512_k0_373:
 	MOVQ   CX, R8
 	ANDQ   $-16, R8
 
-fbAVX512_sum_375_AVX512_wide:
+fbAVX512_sum_396_AVX512_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_375_AVX512_narrow0
+	JAE    fbAVX512_sum_396_AVX512_narrow0
 	VADDPD (SI)(DI*8), Z0, Z0
 	VADDPD 64(SI)(DI*8), Z1, Z1
 	ADDQ   $+16, DI
-	JMP    fbAVX512_sum_375_AVX512_wide
+	JMP    fbAVX512_sum_396_AVX512_wide
 
-fbAVX512_sum_375_AVX512_narrow0:
+fbAVX512_sum_396_AVX512_narrow0:
 	MOVQ CX, R8
 	ANDQ $-8, R8
 
-fbAVX512_sum_375_AVX512_narrow:
+fbAVX512_sum_396_AVX512_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_375_AVX512_tail
+	JAE    fbAVX512_sum_396_AVX512_tail
 	VADDPD (SI)(DI*8), Z0, Z0
 	ADDQ   $+8, DI
-	JMP    fbAVX512_sum_375_AVX512_narrow
+	JMP    fbAVX512_sum_396_AVX512_narrow
 
-fbAVX512_sum_375_AVX512_tail:
+fbAVX512_sum_396_AVX512_tail:
 	MOVQ      CX, R8
 	SUBQ      DI, R8
-	JZ        fbAVX512_sum_375_AVX512_end
+	JZ        fbAVX512_sum_396_AVX512_end
 	MOVQ      $-1, R9
 	BZHIQ     R8, R9, R8
 	KMOVB     R8, K1
 	VMOVUPD.Z (SI)(DI*8), K1, Z2
 	VADDPD    Z2, Z0, Z0
 
-fbAVX512_sum_375_AVX512_end:
+fbAVX512_sum_396_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -8173,31 +8571,31 @@ fbAVX512_sum_375_AVX512_end:
 	MOVQ          CX, DX
 	ANDQ          $-16, DX
 
-fbAVX512_mul_376_AVX512_wide:
+fbAVX512_mul_397_AVX512_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_376_AVX512_narrow0
+	JAE     fbAVX512_mul_397_AVX512_narrow0
 	VMULPD  (SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, (BX)(AX*8)
 	VMULPD  64(SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, 64(BX)(AX*8)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_mul_376_AVX512_wide
+	JMP     fbAVX512_mul_397_AVX512_wide
 
-fbAVX512_mul_376_AVX512_narrow0:
+fbAVX512_mul_397_AVX512_narrow0:
 	MOVQ CX, DX
 	ANDQ $-8, DX
 
-fbAVX512_mul_376_AVX512_narrow:
+fbAVX512_mul_397_AVX512_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_376_AVX512_tail
+	JAE     fbAVX512_mul_397_AVX512_tail
 	VMULPD  (SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, (BX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_mul_376_AVX512_narrow
+	JMP     fbAVX512_mul_397_AVX512_narrow
 
-fbAVX512_mul_376_AVX512_tail:
+fbAVX512_mul_397_AVX512_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_mul_376_AVX512_end
+	JZ        fbAVX512_mul_397_AVX512_end
 	MOVQ      $-1, DX
 	BZHIQ     CX, DX, CX
 	KMOVB     CX, K1
@@ -8205,20 +8603,20 @@ fbAVX512_mul_376_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (BX)(AX*8)
 
-fbAVX512_mul_376_AVX512_end:
+fbAVX512_mul_397_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_k0_373
+	JMP  fbAVX512_k0_394
 
-fbAVX512_k0end_374:
+fbAVX512_k0end_395:
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_t_377:
+fbAVX512_t_398:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX512_tend_378
+	JAE   fbAVX512_tend_399
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -8227,45 +8625,36 @@ fbAVX512_t_377:
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 64(SP)
+	MOVQ  DX, 56(SP)
 	ADDQ  CX, DX
-	MOVQ  DX, 72(SP)
+	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX512_i0_379:
+fbAVX512_i0_400:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_i0end_380
+	JAE     fbAVX512_i0end_401
 	MOVQ    ib+120(FP), DX
+	MOVQ    $0x00000040, BX
+	CMPQ    DX, BX
+	CMOVQGT BX, DX
 	SUBQ    AX, CX
 	CMPQ    DX, CX
 	CMOVQGT CX, DX
 	MOVQ    DX, 48(SP)
-	MOVQ    $0x00000000, 24(SP)
-
-fbAVX512_kb_381:
-	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
-	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_382
-	SUBQ    AX, CX
-	MOVQ    $0x00000006, AX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    AX, 56(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX512_jc_383:
+fbAVX512_jc_402:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_jcend_384
+	JAE  fbAVX512_jcend_403
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_385
+	JAE  fbAVX512_full_404
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -8274,74 +8663,113 @@ fbAVX512_jc_383:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_385:
-	MOVQ   DX, 40(SP)
-	MOVQ   56(SP), CX
-	CMPQ   CX, $0x00000001
-	JEQ    fbAVX512_case1_387
-	CMPQ   CX, $0x00000002
-	JEQ    fbAVX512_case2_388
-	CMPQ   CX, $0x00000003
-	JEQ    fbAVX512_case3_389
-	CMPQ   CX, $0x00000004
-	JEQ    fbAVX512_case4_390
-	CMPQ   CX, $0x00000005
-	JEQ    fbAVX512_case5_391
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_394
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_395
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_396
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	LEAQ   (DX)(AX*4), SI
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), DI
-	ADDQ   DI, CX
-	MOVQ   32(SP), DI
-	LEAQ   (CX)(DI*8), CX
-	MOVQ   48(SP), DI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-	VXORPD Z18, Z18, Z18
-	VXORPD Z19, Z19, Z19
-	VXORPD Z20, Z20, Z20
-	VXORPD Z21, Z21, Z21
-	VXORPD Z22, Z22, Z22
-	VXORPD Z23, Z23, Z23
+fbAVX512_full_404:
+	MOVQ  DX, 40(SP)
+	CMPQ  AX, $0x00000001
+	JEQ   fbAVX512_case1_406
+	CMPQ  AX, $0x00000002
+	JEQ   fbAVX512_case2_407
+	CMPQ  AX, $0x00000003
+	JEQ   fbAVX512_case3_408
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*8), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
 
-fbAVX512_loop_398:
-	VMOVUPD      (CX), Z24
-	VMOVUPD      64(CX), Z25
-	VMOVUPD      128(CX), Z26
-	VMOVUPD.Z    192(CX), K1, Z27
+fbAVX512_pack_410:
+	VMOVUPD    (CX), Z0
+	VMOVUPD    Z0, (DX)
+	VMOVUPD    64(CX), Z0
+	VMOVUPD    Z0, 64(DX)
+	VMOVUPD    128(CX), Z0
+	VMOVUPD    Z0, 128(DX)
+	VMOVUPD.Z  192(CX), K1, Z0
+	VMOVUPD    Z0, 192(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000100, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_410
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_411:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_412
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_414
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_415
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_416
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_417
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_418
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVB   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+	VXORPD  Z18, Z18, Z18
+	VXORPD  Z19, Z19, Z19
+	VXORPD  Z20, Z20, Z20
+	VXORPD  Z21, Z21, Z21
+	VXORPD  Z22, Z22, Z22
+	VXORPD  Z23, Z23, Z23
+
+fbAVX512_loop_420:
+	VMOVUPD      (SI), Z24
+	VMOVUPD      64(SI), Z25
+	VMOVUPD      128(SI), Z26
+	VMOVUPD      192(SI), Z27
 	VBROADCASTSD (DX), Z28
 	VFMADD231PD  Z24, Z28, Z0
 	VFMADD231PD  Z25, Z28, Z1
@@ -8357,94 +8785,94 @@ fbAVX512_loop_398:
 	VFMADD231PD  Z25, Z28, Z9
 	VFMADD231PD  Z26, Z28, Z10
 	VFMADD231PD  Z27, Z28, Z11
-	VBROADCASTSD (DX)(BX*1), Z28
+	VBROADCASTSD (DX)(CX*1), Z28
 	VFMADD231PD  Z24, Z28, Z12
 	VFMADD231PD  Z25, Z28, Z13
 	VFMADD231PD  Z26, Z28, Z14
 	VFMADD231PD  Z27, Z28, Z15
-	VBROADCASTSD (SI), Z28
+	VBROADCASTSD (BX), Z28
 	VFMADD231PD  Z24, Z28, Z16
 	VFMADD231PD  Z25, Z28, Z17
 	VFMADD231PD  Z26, Z28, Z18
 	VFMADD231PD  Z27, Z28, Z19
-	VBROADCASTSD (SI)(AX*1), Z28
+	VBROADCASTSD (BX)(AX*1), Z28
 	VFMADD231PD  Z24, Z28, Z20
 	VFMADD231PD  Z25, Z28, Z21
 	VFMADD231PD  Z26, Z28, Z22
 	VFMADD231PD  Z27, Z28, Z23
 	ADDQ         $0x08, DX
-	ADDQ         $0x08, SI
-	ADDQ         AX, CX
+	ADDQ         $0x08, BX
+	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_398
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	LEAQ         (CX)(AX*4), DX
+	JNZ          fbAVX512_loop_420
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_399
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VADDPD       128(CX), Z2, Z2
-	VMOVUPD.Z    192(CX), K1, Z24
-	VADDPD       Z24, Z3, Z3
-	VADDPD       (CX)(AX*1), Z4, Z4
-	VADDPD       64(CX)(AX*1), Z5, Z5
-	VADDPD       128(CX)(AX*1), Z6, Z6
-	VMOVUPD.Z    192(CX)(AX*1), K1, Z24
-	VADDPD       Z24, Z7, Z7
-	VADDPD       (CX)(AX*2), Z8, Z8
-	VADDPD       64(CX)(AX*2), Z9, Z9
-	VADDPD       128(CX)(AX*2), Z10, Z10
-	VMOVUPD.Z    192(CX)(AX*2), K1, Z24
-	VADDPD       Z24, Z11, Z11
-	VADDPD       (CX)(BX*1), Z12, Z12
-	VADDPD       64(CX)(BX*1), Z13, Z13
-	VADDPD       128(CX)(BX*1), Z14, Z14
-	VMOVUPD.Z    192(CX)(BX*1), K1, Z24
-	VADDPD       Z24, Z15, Z15
-	VADDPD       (DX), Z16, Z16
-	VADDPD       64(DX), Z17, Z17
-	VADDPD       128(DX), Z18, Z18
+	JZ           fbAVX512_first_421
+	VADDPD       (DX), Z0, Z0
+	VADDPD       64(DX), Z1, Z1
+	VADDPD       128(DX), Z2, Z2
 	VMOVUPD.Z    192(DX), K1, Z24
-	VADDPD       Z24, Z19, Z19
-	VADDPD       (DX)(AX*1), Z20, Z20
-	VADDPD       64(DX)(AX*1), Z21, Z21
-	VADDPD       128(DX)(AX*1), Z22, Z22
+	VADDPD       Z24, Z3, Z3
+	VADDPD       (DX)(AX*1), Z4, Z4
+	VADDPD       64(DX)(AX*1), Z5, Z5
+	VADDPD       128(DX)(AX*1), Z6, Z6
 	VMOVUPD.Z    192(DX)(AX*1), K1, Z24
+	VADDPD       Z24, Z7, Z7
+	VADDPD       (DX)(AX*2), Z8, Z8
+	VADDPD       64(DX)(AX*2), Z9, Z9
+	VADDPD       128(DX)(AX*2), Z10, Z10
+	VMOVUPD.Z    192(DX)(AX*2), K1, Z24
+	VADDPD       Z24, Z11, Z11
+	VADDPD       (DX)(CX*1), Z12, Z12
+	VADDPD       64(DX)(CX*1), Z13, Z13
+	VADDPD       128(DX)(CX*1), Z14, Z14
+	VMOVUPD.Z    192(DX)(CX*1), K1, Z24
+	VADDPD       Z24, Z15, Z15
+	VADDPD       (BX), Z16, Z16
+	VADDPD       64(BX), Z17, Z17
+	VADDPD       128(BX), Z18, Z18
+	VMOVUPD.Z    192(BX), K1, Z24
+	VADDPD       Z24, Z19, Z19
+	VADDPD       (BX)(AX*1), Z20, Z20
+	VADDPD       64(BX)(AX*1), Z21, Z21
+	VADDPD       128(BX)(AX*1), Z22, Z22
+	VMOVUPD.Z    192(BX)(AX*1), K1, Z24
 	VADDPD       Z24, Z23, Z23
 
-fbAVX512_first_399:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, 128(CX)
-	VMOVUPD Z3, K1, 192(CX)
-	VMOVUPD Z4, (CX)(AX*1)
-	VMOVUPD Z5, 64(CX)(AX*1)
-	VMOVUPD Z6, 128(CX)(AX*1)
-	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	VMOVUPD Z8, (CX)(AX*2)
-	VMOVUPD Z9, 64(CX)(AX*2)
-	VMOVUPD Z10, 128(CX)(AX*2)
-	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	VMOVUPD Z12, (CX)(BX*1)
-	VMOVUPD Z13, 64(CX)(BX*1)
-	VMOVUPD Z14, 128(CX)(BX*1)
-	VMOVUPD Z15, K1, 192(CX)(BX*1)
-	VMOVUPD Z16, (DX)
-	VMOVUPD Z17, 64(DX)
-	VMOVUPD Z18, 128(DX)
-	VMOVUPD Z19, K1, 192(DX)
-	VMOVUPD Z20, (DX)(AX*1)
-	VMOVUPD Z21, 64(DX)(AX*1)
-	VMOVUPD Z22, 128(DX)(AX*1)
-	VMOVUPD Z23, K1, 192(DX)(AX*1)
-	JMP     fbAVX512_swend_393
+fbAVX512_first_421:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, 64(DX)
+	VMOVUPD Z2, 128(DX)
+	VMOVUPD Z3, K1, 192(DX)
+	VMOVUPD Z4, (DX)(AX*1)
+	VMOVUPD Z5, 64(DX)(AX*1)
+	VMOVUPD Z6, 128(DX)(AX*1)
+	VMOVUPD Z7, K1, 192(DX)(AX*1)
+	VMOVUPD Z8, (DX)(AX*2)
+	VMOVUPD Z9, 64(DX)(AX*2)
+	VMOVUPD Z10, 128(DX)(AX*2)
+	VMOVUPD Z11, K1, 192(DX)(AX*2)
+	VMOVUPD Z12, (DX)(CX*1)
+	VMOVUPD Z13, 64(DX)(CX*1)
+	VMOVUPD Z14, 128(DX)(CX*1)
+	VMOVUPD Z15, K1, 192(DX)(CX*1)
+	VMOVUPD Z16, (BX)
+	VMOVUPD Z17, 64(BX)
+	VMOVUPD Z18, 128(BX)
+	VMOVUPD Z19, K1, 192(BX)
+	VMOVUPD Z20, (BX)(AX*1)
+	VMOVUPD Z21, 64(BX)(AX*1)
+	VMOVUPD Z22, 128(BX)(AX*1)
+	VMOVUPD Z23, K1, 192(BX)(AX*1)
+	JMP     fbAVX512_swend_413
 
-fbAVX512_case3_396:
+fbAVX512_case5_418:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8455,328 +8883,10 @@ fbAVX512_case3_396:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	LEAQ   (DX)(AX*4), SI
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), DI
-	ADDQ   DI, CX
-	MOVQ   32(SP), DI
-	LEAQ   (CX)(DI*8), CX
-	MOVQ   48(SP), DI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-
-fbAVX512_loop_400:
-	VMOVUPD      (CX), Z18
-	VMOVUPD      64(CX), Z19
-	VMOVUPD.Z    128(CX), K1, Z20
-	VBROADCASTSD (DX), Z21
-	VFMADD231PD  Z18, Z21, Z0
-	VFMADD231PD  Z19, Z21, Z1
-	VFMADD231PD  Z20, Z21, Z2
-	VBROADCASTSD (DX)(AX*1), Z21
-	VFMADD231PD  Z18, Z21, Z3
-	VFMADD231PD  Z19, Z21, Z4
-	VFMADD231PD  Z20, Z21, Z5
-	VBROADCASTSD (DX)(AX*2), Z21
-	VFMADD231PD  Z18, Z21, Z6
-	VFMADD231PD  Z19, Z21, Z7
-	VFMADD231PD  Z20, Z21, Z8
-	VBROADCASTSD (DX)(BX*1), Z21
-	VFMADD231PD  Z18, Z21, Z9
-	VFMADD231PD  Z19, Z21, Z10
-	VFMADD231PD  Z20, Z21, Z11
-	VBROADCASTSD (SI), Z21
-	VFMADD231PD  Z18, Z21, Z12
-	VFMADD231PD  Z19, Z21, Z13
-	VFMADD231PD  Z20, Z21, Z14
-	VBROADCASTSD (SI)(AX*1), Z21
-	VFMADD231PD  Z18, Z21, Z15
-	VFMADD231PD  Z19, Z21, Z16
-	VFMADD231PD  Z20, Z21, Z17
-	ADDQ         $0x08, DX
-	ADDQ         $0x08, SI
-	ADDQ         AX, CX
-	DECQ         DI
-	JNZ          fbAVX512_loop_400
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	LEAQ         (CX)(AX*4), DX
-	MOVQ         16(SP), SI
-	TESTQ        SI, SI
-	JZ           fbAVX512_first_401
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VMOVUPD.Z    128(CX), K1, Z18
-	VADDPD       Z18, Z2, Z2
-	VADDPD       (CX)(AX*1), Z3, Z3
-	VADDPD       64(CX)(AX*1), Z4, Z4
-	VMOVUPD.Z    128(CX)(AX*1), K1, Z18
-	VADDPD       Z18, Z5, Z5
-	VADDPD       (CX)(AX*2), Z6, Z6
-	VADDPD       64(CX)(AX*2), Z7, Z7
-	VMOVUPD.Z    128(CX)(AX*2), K1, Z18
-	VADDPD       Z18, Z8, Z8
-	VADDPD       (CX)(BX*1), Z9, Z9
-	VADDPD       64(CX)(BX*1), Z10, Z10
-	VMOVUPD.Z    128(CX)(BX*1), K1, Z18
-	VADDPD       Z18, Z11, Z11
-	VADDPD       (DX), Z12, Z12
-	VADDPD       64(DX), Z13, Z13
-	VMOVUPD.Z    128(DX), K1, Z18
-	VADDPD       Z18, Z14, Z14
-	VADDPD       (DX)(AX*1), Z15, Z15
-	VADDPD       64(DX)(AX*1), Z16, Z16
-	VMOVUPD.Z    128(DX)(AX*1), K1, Z18
-	VADDPD       Z18, Z17, Z17
-
-fbAVX512_first_401:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, K1, 128(CX)
-	VMOVUPD Z3, (CX)(AX*1)
-	VMOVUPD Z4, 64(CX)(AX*1)
-	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	VMOVUPD Z6, (CX)(AX*2)
-	VMOVUPD Z7, 64(CX)(AX*2)
-	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	VMOVUPD Z9, (CX)(BX*1)
-	VMOVUPD Z10, 64(CX)(BX*1)
-	VMOVUPD Z11, K1, 128(CX)(BX*1)
-	VMOVUPD Z12, (DX)
-	VMOVUPD Z13, 64(DX)
-	VMOVUPD Z14, K1, 128(DX)
-	VMOVUPD Z15, (DX)(AX*1)
-	VMOVUPD Z16, 64(DX)(AX*1)
-	VMOVUPD Z17, K1, 128(DX)(AX*1)
-	JMP     fbAVX512_swend_393
-
-fbAVX512_case2_395:
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	LEAQ   (DX)(AX*4), SI
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), DI
-	ADDQ   DI, CX
-	MOVQ   32(SP), DI
-	LEAQ   (CX)(DI*8), CX
-	MOVQ   48(SP), DI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-
-fbAVX512_loop_402:
-	VMOVUPD      (CX), Z12
-	VMOVUPD.Z    64(CX), K1, Z13
-	VBROADCASTSD (DX), Z14
-	VFMADD231PD  Z12, Z14, Z0
-	VFMADD231PD  Z13, Z14, Z1
-	VBROADCASTSD (DX)(AX*1), Z14
-	VFMADD231PD  Z12, Z14, Z2
-	VFMADD231PD  Z13, Z14, Z3
-	VBROADCASTSD (DX)(AX*2), Z14
-	VFMADD231PD  Z12, Z14, Z4
-	VFMADD231PD  Z13, Z14, Z5
-	VBROADCASTSD (DX)(BX*1), Z14
-	VFMADD231PD  Z12, Z14, Z6
-	VFMADD231PD  Z13, Z14, Z7
-	VBROADCASTSD (SI), Z14
-	VFMADD231PD  Z12, Z14, Z8
-	VFMADD231PD  Z13, Z14, Z9
-	VBROADCASTSD (SI)(AX*1), Z14
-	VFMADD231PD  Z12, Z14, Z10
-	VFMADD231PD  Z13, Z14, Z11
-	ADDQ         $0x08, DX
-	ADDQ         $0x08, SI
-	ADDQ         AX, CX
-	DECQ         DI
-	JNZ          fbAVX512_loop_402
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	LEAQ         (CX)(AX*4), DX
-	MOVQ         16(SP), SI
-	TESTQ        SI, SI
-	JZ           fbAVX512_first_403
-	VADDPD       (CX), Z0, Z0
-	VMOVUPD.Z    64(CX), K1, Z12
-	VADDPD       Z12, Z1, Z1
-	VADDPD       (CX)(AX*1), Z2, Z2
-	VMOVUPD.Z    64(CX)(AX*1), K1, Z12
-	VADDPD       Z12, Z3, Z3
-	VADDPD       (CX)(AX*2), Z4, Z4
-	VMOVUPD.Z    64(CX)(AX*2), K1, Z12
-	VADDPD       Z12, Z5, Z5
-	VADDPD       (CX)(BX*1), Z6, Z6
-	VMOVUPD.Z    64(CX)(BX*1), K1, Z12
-	VADDPD       Z12, Z7, Z7
-	VADDPD       (DX), Z8, Z8
-	VMOVUPD.Z    64(DX), K1, Z12
-	VADDPD       Z12, Z9, Z9
-	VADDPD       (DX)(AX*1), Z10, Z10
-	VMOVUPD.Z    64(DX)(AX*1), K1, Z12
-	VADDPD       Z12, Z11, Z11
-
-fbAVX512_first_403:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, K1, 64(CX)
-	VMOVUPD Z2, (CX)(AX*1)
-	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	VMOVUPD Z4, (CX)(AX*2)
-	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	VMOVUPD Z6, (CX)(BX*1)
-	VMOVUPD Z7, K1, 64(CX)(BX*1)
-	VMOVUPD Z8, (DX)
-	VMOVUPD Z9, K1, 64(DX)
-	VMOVUPD Z10, (DX)(AX*1)
-	VMOVUPD Z11, K1, 64(DX)(AX*1)
-	JMP     fbAVX512_swend_393
-
-fbAVX512_case1_394:
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	LEAQ   (DX)(AX*4), SI
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), DI
-	ADDQ   DI, CX
-	MOVQ   32(SP), DI
-	LEAQ   (CX)(DI*8), CX
-	MOVQ   48(SP), DI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-
-fbAVX512_loop_404:
-	VMOVUPD.Z    (CX), K1, Z6
-	VBROADCASTSD (DX), Z7
-	VFMADD231PD  Z6, Z7, Z0
-	VBROADCASTSD (DX)(AX*1), Z7
-	VFMADD231PD  Z6, Z7, Z1
-	VBROADCASTSD (DX)(AX*2), Z7
-	VFMADD231PD  Z6, Z7, Z2
-	VBROADCASTSD (DX)(BX*1), Z7
-	VFMADD231PD  Z6, Z7, Z3
-	VBROADCASTSD (SI), Z7
-	VFMADD231PD  Z6, Z7, Z4
-	VBROADCASTSD (SI)(AX*1), Z7
-	VFMADD231PD  Z6, Z7, Z5
-	ADDQ         $0x08, DX
-	ADDQ         $0x08, SI
-	ADDQ         AX, CX
-	DECQ         DI
-	JNZ          fbAVX512_loop_404
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	LEAQ         (CX)(AX*4), DX
-	MOVQ         16(SP), SI
-	TESTQ        SI, SI
-	JZ           fbAVX512_first_405
-	VMOVUPD.Z    (CX), K1, Z6
-	VADDPD       Z6, Z0, Z0
-	VMOVUPD.Z    (CX)(AX*1), K1, Z6
-	VADDPD       Z6, Z1, Z1
-	VMOVUPD.Z    (CX)(AX*2), K1, Z6
-	VADDPD       Z6, Z2, Z2
-	VMOVUPD.Z    (CX)(BX*1), K1, Z6
-	VADDPD       Z6, Z3, Z3
-	VMOVUPD.Z    (DX), K1, Z6
-	VADDPD       Z6, Z4, Z4
-	VMOVUPD.Z    (DX)(AX*1), K1, Z6
-	VADDPD       Z6, Z5, Z5
-
-fbAVX512_first_405:
-	VMOVUPD Z0, K1, (CX)
-	VMOVUPD Z1, K1, (CX)(AX*1)
-	VMOVUPD Z2, K1, (CX)(AX*2)
-	VMOVUPD Z3, K1, (CX)(BX*1)
-	VMOVUPD Z4, K1, (DX)
-	VMOVUPD Z5, K1, (DX)(AX*1)
-
-fbAVX512_swend_393:
-	JMP fbAVX512_swend_386
-
-fbAVX512_case5_391:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_407
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_408
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_409
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	LEAQ   (DX)(AX*4), SI
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), DI
-	ADDQ   DI, CX
-	MOVQ   32(SP), DI
-	LEAQ   (CX)(DI*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -8799,11 +8909,11 @@ fbAVX512_case5_391:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_411:
-	VMOVUPD      (CX), Z20
-	VMOVUPD      64(CX), Z21
-	VMOVUPD      128(CX), Z22
-	VMOVUPD.Z    192(CX), K1, Z23
+fbAVX512_loop_422:
+	VMOVUPD      (SI), Z20
+	VMOVUPD      64(SI), Z21
+	VMOVUPD      128(SI), Z22
+	VMOVUPD      192(SI), Z23
 	VBROADCASTSD (DX), Z24
 	VFMADD231PD  Z20, Z24, Z0
 	VFMADD231PD  Z21, Z24, Z1
@@ -8819,80 +8929,80 @@ fbAVX512_loop_411:
 	VFMADD231PD  Z21, Z24, Z9
 	VFMADD231PD  Z22, Z24, Z10
 	VFMADD231PD  Z23, Z24, Z11
-	VBROADCASTSD (DX)(BX*1), Z24
+	VBROADCASTSD (DX)(CX*1), Z24
 	VFMADD231PD  Z20, Z24, Z12
 	VFMADD231PD  Z21, Z24, Z13
 	VFMADD231PD  Z22, Z24, Z14
 	VFMADD231PD  Z23, Z24, Z15
-	VBROADCASTSD (SI), Z24
+	VBROADCASTSD (BX), Z24
 	VFMADD231PD  Z20, Z24, Z16
 	VFMADD231PD  Z21, Z24, Z17
 	VFMADD231PD  Z22, Z24, Z18
 	VFMADD231PD  Z23, Z24, Z19
 	ADDQ         $0x08, DX
-	ADDQ         $0x08, SI
-	ADDQ         AX, CX
+	ADDQ         $0x08, BX
+	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_411
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	LEAQ         (CX)(AX*4), DX
+	JNZ          fbAVX512_loop_422
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_412
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VADDPD       128(CX), Z2, Z2
-	VMOVUPD.Z    192(CX), K1, Z20
-	VADDPD       Z20, Z3, Z3
-	VADDPD       (CX)(AX*1), Z4, Z4
-	VADDPD       64(CX)(AX*1), Z5, Z5
-	VADDPD       128(CX)(AX*1), Z6, Z6
-	VMOVUPD.Z    192(CX)(AX*1), K1, Z20
-	VADDPD       Z20, Z7, Z7
-	VADDPD       (CX)(AX*2), Z8, Z8
-	VADDPD       64(CX)(AX*2), Z9, Z9
-	VADDPD       128(CX)(AX*2), Z10, Z10
-	VMOVUPD.Z    192(CX)(AX*2), K1, Z20
-	VADDPD       Z20, Z11, Z11
-	VADDPD       (CX)(BX*1), Z12, Z12
-	VADDPD       64(CX)(BX*1), Z13, Z13
-	VADDPD       128(CX)(BX*1), Z14, Z14
-	VMOVUPD.Z    192(CX)(BX*1), K1, Z20
-	VADDPD       Z20, Z15, Z15
-	VADDPD       (DX), Z16, Z16
-	VADDPD       64(DX), Z17, Z17
-	VADDPD       128(DX), Z18, Z18
+	JZ           fbAVX512_first_423
+	VADDPD       (DX), Z0, Z0
+	VADDPD       64(DX), Z1, Z1
+	VADDPD       128(DX), Z2, Z2
 	VMOVUPD.Z    192(DX), K1, Z20
+	VADDPD       Z20, Z3, Z3
+	VADDPD       (DX)(AX*1), Z4, Z4
+	VADDPD       64(DX)(AX*1), Z5, Z5
+	VADDPD       128(DX)(AX*1), Z6, Z6
+	VMOVUPD.Z    192(DX)(AX*1), K1, Z20
+	VADDPD       Z20, Z7, Z7
+	VADDPD       (DX)(AX*2), Z8, Z8
+	VADDPD       64(DX)(AX*2), Z9, Z9
+	VADDPD       128(DX)(AX*2), Z10, Z10
+	VMOVUPD.Z    192(DX)(AX*2), K1, Z20
+	VADDPD       Z20, Z11, Z11
+	VADDPD       (DX)(CX*1), Z12, Z12
+	VADDPD       64(DX)(CX*1), Z13, Z13
+	VADDPD       128(DX)(CX*1), Z14, Z14
+	VMOVUPD.Z    192(DX)(CX*1), K1, Z20
+	VADDPD       Z20, Z15, Z15
+	VADDPD       (BX), Z16, Z16
+	VADDPD       64(BX), Z17, Z17
+	VADDPD       128(BX), Z18, Z18
+	VMOVUPD.Z    192(BX), K1, Z20
 	VADDPD       Z20, Z19, Z19
 
-fbAVX512_first_412:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, 128(CX)
-	VMOVUPD Z3, K1, 192(CX)
-	VMOVUPD Z4, (CX)(AX*1)
-	VMOVUPD Z5, 64(CX)(AX*1)
-	VMOVUPD Z6, 128(CX)(AX*1)
-	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	VMOVUPD Z8, (CX)(AX*2)
-	VMOVUPD Z9, 64(CX)(AX*2)
-	VMOVUPD Z10, 128(CX)(AX*2)
-	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	VMOVUPD Z12, (CX)(BX*1)
-	VMOVUPD Z13, 64(CX)(BX*1)
-	VMOVUPD Z14, 128(CX)(BX*1)
-	VMOVUPD Z15, K1, 192(CX)(BX*1)
-	VMOVUPD Z16, (DX)
-	VMOVUPD Z17, 64(DX)
-	VMOVUPD Z18, 128(DX)
-	VMOVUPD Z19, K1, 192(DX)
-	JMP     fbAVX512_swend_406
+fbAVX512_first_423:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, 64(DX)
+	VMOVUPD Z2, 128(DX)
+	VMOVUPD Z3, K1, 192(DX)
+	VMOVUPD Z4, (DX)(AX*1)
+	VMOVUPD Z5, 64(DX)(AX*1)
+	VMOVUPD Z6, 128(DX)(AX*1)
+	VMOVUPD Z7, K1, 192(DX)(AX*1)
+	VMOVUPD Z8, (DX)(AX*2)
+	VMOVUPD Z9, 64(DX)(AX*2)
+	VMOVUPD Z10, 128(DX)(AX*2)
+	VMOVUPD Z11, K1, 192(DX)(AX*2)
+	VMOVUPD Z12, (DX)(CX*1)
+	VMOVUPD Z13, 64(DX)(CX*1)
+	VMOVUPD Z14, 128(DX)(CX*1)
+	VMOVUPD Z15, K1, 192(DX)(CX*1)
+	VMOVUPD Z16, (BX)
+	VMOVUPD Z17, 64(BX)
+	VMOVUPD Z18, 128(BX)
+	VMOVUPD Z19, K1, 192(BX)
+	JMP     fbAVX512_swend_413
 
-fbAVX512_case3_409:
+fbAVX512_case4_417:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8903,297 +9013,9 @@ fbAVX512_case3_409:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	LEAQ   (DX)(AX*4), SI
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), DI
-	ADDQ   DI, CX
-	MOVQ   32(SP), DI
-	LEAQ   (CX)(DI*8), CX
-	MOVQ   48(SP), DI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-
-fbAVX512_loop_413:
-	VMOVUPD      (CX), Z15
-	VMOVUPD      64(CX), Z16
-	VMOVUPD.Z    128(CX), K1, Z17
-	VBROADCASTSD (DX), Z18
-	VFMADD231PD  Z15, Z18, Z0
-	VFMADD231PD  Z16, Z18, Z1
-	VFMADD231PD  Z17, Z18, Z2
-	VBROADCASTSD (DX)(AX*1), Z18
-	VFMADD231PD  Z15, Z18, Z3
-	VFMADD231PD  Z16, Z18, Z4
-	VFMADD231PD  Z17, Z18, Z5
-	VBROADCASTSD (DX)(AX*2), Z18
-	VFMADD231PD  Z15, Z18, Z6
-	VFMADD231PD  Z16, Z18, Z7
-	VFMADD231PD  Z17, Z18, Z8
-	VBROADCASTSD (DX)(BX*1), Z18
-	VFMADD231PD  Z15, Z18, Z9
-	VFMADD231PD  Z16, Z18, Z10
-	VFMADD231PD  Z17, Z18, Z11
-	VBROADCASTSD (SI), Z18
-	VFMADD231PD  Z15, Z18, Z12
-	VFMADD231PD  Z16, Z18, Z13
-	VFMADD231PD  Z17, Z18, Z14
-	ADDQ         $0x08, DX
-	ADDQ         $0x08, SI
-	ADDQ         AX, CX
-	DECQ         DI
-	JNZ          fbAVX512_loop_413
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	LEAQ         (CX)(AX*4), DX
-	MOVQ         16(SP), SI
-	TESTQ        SI, SI
-	JZ           fbAVX512_first_414
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VMOVUPD.Z    128(CX), K1, Z15
-	VADDPD       Z15, Z2, Z2
-	VADDPD       (CX)(AX*1), Z3, Z3
-	VADDPD       64(CX)(AX*1), Z4, Z4
-	VMOVUPD.Z    128(CX)(AX*1), K1, Z15
-	VADDPD       Z15, Z5, Z5
-	VADDPD       (CX)(AX*2), Z6, Z6
-	VADDPD       64(CX)(AX*2), Z7, Z7
-	VMOVUPD.Z    128(CX)(AX*2), K1, Z15
-	VADDPD       Z15, Z8, Z8
-	VADDPD       (CX)(BX*1), Z9, Z9
-	VADDPD       64(CX)(BX*1), Z10, Z10
-	VMOVUPD.Z    128(CX)(BX*1), K1, Z15
-	VADDPD       Z15, Z11, Z11
-	VADDPD       (DX), Z12, Z12
-	VADDPD       64(DX), Z13, Z13
-	VMOVUPD.Z    128(DX), K1, Z15
-	VADDPD       Z15, Z14, Z14
-
-fbAVX512_first_414:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, K1, 128(CX)
-	VMOVUPD Z3, (CX)(AX*1)
-	VMOVUPD Z4, 64(CX)(AX*1)
-	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	VMOVUPD Z6, (CX)(AX*2)
-	VMOVUPD Z7, 64(CX)(AX*2)
-	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	VMOVUPD Z9, (CX)(BX*1)
-	VMOVUPD Z10, 64(CX)(BX*1)
-	VMOVUPD Z11, K1, 128(CX)(BX*1)
-	VMOVUPD Z12, (DX)
-	VMOVUPD Z13, 64(DX)
-	VMOVUPD Z14, K1, 128(DX)
-	JMP     fbAVX512_swend_406
-
-fbAVX512_case2_408:
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	LEAQ   (DX)(AX*4), SI
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), DI
-	ADDQ   DI, CX
-	MOVQ   32(SP), DI
-	LEAQ   (CX)(DI*8), CX
-	MOVQ   48(SP), DI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-
-fbAVX512_loop_415:
-	VMOVUPD      (CX), Z10
-	VMOVUPD.Z    64(CX), K1, Z11
-	VBROADCASTSD (DX), Z12
-	VFMADD231PD  Z10, Z12, Z0
-	VFMADD231PD  Z11, Z12, Z1
-	VBROADCASTSD (DX)(AX*1), Z12
-	VFMADD231PD  Z10, Z12, Z2
-	VFMADD231PD  Z11, Z12, Z3
-	VBROADCASTSD (DX)(AX*2), Z12
-	VFMADD231PD  Z10, Z12, Z4
-	VFMADD231PD  Z11, Z12, Z5
-	VBROADCASTSD (DX)(BX*1), Z12
-	VFMADD231PD  Z10, Z12, Z6
-	VFMADD231PD  Z11, Z12, Z7
-	VBROADCASTSD (SI), Z12
-	VFMADD231PD  Z10, Z12, Z8
-	VFMADD231PD  Z11, Z12, Z9
-	ADDQ         $0x08, DX
-	ADDQ         $0x08, SI
-	ADDQ         AX, CX
-	DECQ         DI
-	JNZ          fbAVX512_loop_415
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	LEAQ         (CX)(AX*4), DX
-	MOVQ         16(SP), SI
-	TESTQ        SI, SI
-	JZ           fbAVX512_first_416
-	VADDPD       (CX), Z0, Z0
-	VMOVUPD.Z    64(CX), K1, Z10
-	VADDPD       Z10, Z1, Z1
-	VADDPD       (CX)(AX*1), Z2, Z2
-	VMOVUPD.Z    64(CX)(AX*1), K1, Z10
-	VADDPD       Z10, Z3, Z3
-	VADDPD       (CX)(AX*2), Z4, Z4
-	VMOVUPD.Z    64(CX)(AX*2), K1, Z10
-	VADDPD       Z10, Z5, Z5
-	VADDPD       (CX)(BX*1), Z6, Z6
-	VMOVUPD.Z    64(CX)(BX*1), K1, Z10
-	VADDPD       Z10, Z7, Z7
-	VADDPD       (DX), Z8, Z8
-	VMOVUPD.Z    64(DX), K1, Z10
-	VADDPD       Z10, Z9, Z9
-
-fbAVX512_first_416:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, K1, 64(CX)
-	VMOVUPD Z2, (CX)(AX*1)
-	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	VMOVUPD Z4, (CX)(AX*2)
-	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	VMOVUPD Z6, (CX)(BX*1)
-	VMOVUPD Z7, K1, 64(CX)(BX*1)
-	VMOVUPD Z8, (DX)
-	VMOVUPD Z9, K1, 64(DX)
-	JMP     fbAVX512_swend_406
-
-fbAVX512_case1_407:
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	LEAQ   (DX)(AX*4), SI
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), DI
-	ADDQ   DI, CX
-	MOVQ   32(SP), DI
-	LEAQ   (CX)(DI*8), CX
-	MOVQ   48(SP), DI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-
-fbAVX512_loop_417:
-	VMOVUPD.Z    (CX), K1, Z5
-	VBROADCASTSD (DX), Z6
-	VFMADD231PD  Z5, Z6, Z0
-	VBROADCASTSD (DX)(AX*1), Z6
-	VFMADD231PD  Z5, Z6, Z1
-	VBROADCASTSD (DX)(AX*2), Z6
-	VFMADD231PD  Z5, Z6, Z2
-	VBROADCASTSD (DX)(BX*1), Z6
-	VFMADD231PD  Z5, Z6, Z3
-	VBROADCASTSD (SI), Z6
-	VFMADD231PD  Z5, Z6, Z4
-	ADDQ         $0x08, DX
-	ADDQ         $0x08, SI
-	ADDQ         AX, CX
-	DECQ         DI
-	JNZ          fbAVX512_loop_417
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	LEAQ         (CX)(AX*4), DX
-	MOVQ         16(SP), SI
-	TESTQ        SI, SI
-	JZ           fbAVX512_first_418
-	VMOVUPD.Z    (CX), K1, Z5
-	VADDPD       Z5, Z0, Z0
-	VMOVUPD.Z    (CX)(AX*1), K1, Z5
-	VADDPD       Z5, Z1, Z1
-	VMOVUPD.Z    (CX)(AX*2), K1, Z5
-	VADDPD       Z5, Z2, Z2
-	VMOVUPD.Z    (CX)(BX*1), K1, Z5
-	VADDPD       Z5, Z3, Z3
-	VMOVUPD.Z    (DX), K1, Z5
-	VADDPD       Z5, Z4, Z4
-
-fbAVX512_first_418:
-	VMOVUPD Z0, K1, (CX)
-	VMOVUPD Z1, K1, (CX)(AX*1)
-	VMOVUPD Z2, K1, (CX)(AX*2)
-	VMOVUPD Z3, K1, (CX)(BX*1)
-	VMOVUPD Z4, K1, (DX)
-
-fbAVX512_swend_406:
-	JMP fbAVX512_swend_386
-
-fbAVX512_case4_390:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_420
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_421
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_422
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), SI
-	ADDQ   SI, CX
-	MOVQ   32(SP), SI
-	LEAQ   (CX)(SI*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9213,10 +9035,10 @@ fbAVX512_case4_390:
 	VXORPD Z15, Z15, Z15
 
 fbAVX512_loop_424:
-	VMOVUPD      (CX), Z16
-	VMOVUPD      64(CX), Z17
-	VMOVUPD      128(CX), Z18
-	VMOVUPD.Z    192(CX), K1, Z19
+	VMOVUPD      (BX), Z16
+	VMOVUPD      64(BX), Z17
+	VMOVUPD      128(BX), Z18
+	VMOVUPD      192(BX), Z19
 	VBROADCASTSD (DX), Z20
 	VFMADD231PD  Z16, Z20, Z0
 	VFMADD231PD  Z17, Z20, Z1
@@ -9232,64 +9054,64 @@ fbAVX512_loop_424:
 	VFMADD231PD  Z17, Z20, Z9
 	VFMADD231PD  Z18, Z20, Z10
 	VFMADD231PD  Z19, Z20, Z11
-	VBROADCASTSD (DX)(BX*1), Z20
+	VBROADCASTSD (DX)(CX*1), Z20
 	VFMADD231PD  Z16, Z20, Z12
 	VFMADD231PD  Z17, Z20, Z13
 	VFMADD231PD  Z18, Z20, Z14
 	VFMADD231PD  Z19, Z20, Z15
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
 	DECQ         SI
 	JNZ          fbAVX512_loop_424
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
 	JZ           fbAVX512_first_425
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VADDPD       128(CX), Z2, Z2
-	VMOVUPD.Z    192(CX), K1, Z16
+	VADDPD       (DX), Z0, Z0
+	VADDPD       64(DX), Z1, Z1
+	VADDPD       128(DX), Z2, Z2
+	VMOVUPD.Z    192(DX), K1, Z16
 	VADDPD       Z16, Z3, Z3
-	VADDPD       (CX)(AX*1), Z4, Z4
-	VADDPD       64(CX)(AX*1), Z5, Z5
-	VADDPD       128(CX)(AX*1), Z6, Z6
-	VMOVUPD.Z    192(CX)(AX*1), K1, Z16
+	VADDPD       (DX)(AX*1), Z4, Z4
+	VADDPD       64(DX)(AX*1), Z5, Z5
+	VADDPD       128(DX)(AX*1), Z6, Z6
+	VMOVUPD.Z    192(DX)(AX*1), K1, Z16
 	VADDPD       Z16, Z7, Z7
-	VADDPD       (CX)(AX*2), Z8, Z8
-	VADDPD       64(CX)(AX*2), Z9, Z9
-	VADDPD       128(CX)(AX*2), Z10, Z10
-	VMOVUPD.Z    192(CX)(AX*2), K1, Z16
+	VADDPD       (DX)(AX*2), Z8, Z8
+	VADDPD       64(DX)(AX*2), Z9, Z9
+	VADDPD       128(DX)(AX*2), Z10, Z10
+	VMOVUPD.Z    192(DX)(AX*2), K1, Z16
 	VADDPD       Z16, Z11, Z11
-	VADDPD       (CX)(BX*1), Z12, Z12
-	VADDPD       64(CX)(BX*1), Z13, Z13
-	VADDPD       128(CX)(BX*1), Z14, Z14
-	VMOVUPD.Z    192(CX)(BX*1), K1, Z16
+	VADDPD       (DX)(CX*1), Z12, Z12
+	VADDPD       64(DX)(CX*1), Z13, Z13
+	VADDPD       128(DX)(CX*1), Z14, Z14
+	VMOVUPD.Z    192(DX)(CX*1), K1, Z16
 	VADDPD       Z16, Z15, Z15
 
 fbAVX512_first_425:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, 128(CX)
-	VMOVUPD Z3, K1, 192(CX)
-	VMOVUPD Z4, (CX)(AX*1)
-	VMOVUPD Z5, 64(CX)(AX*1)
-	VMOVUPD Z6, 128(CX)(AX*1)
-	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	VMOVUPD Z8, (CX)(AX*2)
-	VMOVUPD Z9, 64(CX)(AX*2)
-	VMOVUPD Z10, 128(CX)(AX*2)
-	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	VMOVUPD Z12, (CX)(BX*1)
-	VMOVUPD Z13, 64(CX)(BX*1)
-	VMOVUPD Z14, 128(CX)(BX*1)
-	VMOVUPD Z15, K1, 192(CX)(BX*1)
-	JMP     fbAVX512_swend_419
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, 64(DX)
+	VMOVUPD Z2, 128(DX)
+	VMOVUPD Z3, K1, 192(DX)
+	VMOVUPD Z4, (DX)(AX*1)
+	VMOVUPD Z5, 64(DX)(AX*1)
+	VMOVUPD Z6, 128(DX)(AX*1)
+	VMOVUPD Z7, K1, 192(DX)(AX*1)
+	VMOVUPD Z8, (DX)(AX*2)
+	VMOVUPD Z9, 64(DX)(AX*2)
+	VMOVUPD Z10, 128(DX)(AX*2)
+	VMOVUPD Z11, K1, 192(DX)(AX*2)
+	VMOVUPD Z12, (DX)(CX*1)
+	VMOVUPD Z13, 64(DX)(CX*1)
+	VMOVUPD Z14, 128(DX)(CX*1)
+	VMOVUPD Z15, K1, 192(DX)(CX*1)
+	JMP     fbAVX512_swend_413
 
-fbAVX512_case3_422:
+fbAVX512_case3_416:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9300,14 +9122,10 @@ fbAVX512_case3_422:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), SI
-	ADDQ   SI, CX
-	MOVQ   32(SP), SI
-	LEAQ   (CX)(SI*8), CX
-	MOVQ   48(SP), SI
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -9324,253 +9142,8 @@ fbAVX512_case3_422:
 fbAVX512_loop_426:
 	VMOVUPD      (CX), Z12
 	VMOVUPD      64(CX), Z13
-	VMOVUPD.Z    128(CX), K1, Z14
-	VBROADCASTSD (DX), Z15
-	VFMADD231PD  Z12, Z15, Z0
-	VFMADD231PD  Z13, Z15, Z1
-	VFMADD231PD  Z14, Z15, Z2
-	VBROADCASTSD (DX)(AX*1), Z15
-	VFMADD231PD  Z12, Z15, Z3
-	VFMADD231PD  Z13, Z15, Z4
-	VFMADD231PD  Z14, Z15, Z5
-	VBROADCASTSD (DX)(AX*2), Z15
-	VFMADD231PD  Z12, Z15, Z6
-	VFMADD231PD  Z13, Z15, Z7
-	VFMADD231PD  Z14, Z15, Z8
-	VBROADCASTSD (DX)(BX*1), Z15
-	VFMADD231PD  Z12, Z15, Z9
-	VFMADD231PD  Z13, Z15, Z10
-	VFMADD231PD  Z14, Z15, Z11
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         SI
-	JNZ          fbAVX512_loop_426
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX512_first_427
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VMOVUPD.Z    128(CX), K1, Z12
-	VADDPD       Z12, Z2, Z2
-	VADDPD       (CX)(AX*1), Z3, Z3
-	VADDPD       64(CX)(AX*1), Z4, Z4
-	VMOVUPD.Z    128(CX)(AX*1), K1, Z12
-	VADDPD       Z12, Z5, Z5
-	VADDPD       (CX)(AX*2), Z6, Z6
-	VADDPD       64(CX)(AX*2), Z7, Z7
-	VMOVUPD.Z    128(CX)(AX*2), K1, Z12
-	VADDPD       Z12, Z8, Z8
-	VADDPD       (CX)(BX*1), Z9, Z9
-	VADDPD       64(CX)(BX*1), Z10, Z10
-	VMOVUPD.Z    128(CX)(BX*1), K1, Z12
-	VADDPD       Z12, Z11, Z11
-
-fbAVX512_first_427:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, K1, 128(CX)
-	VMOVUPD Z3, (CX)(AX*1)
-	VMOVUPD Z4, 64(CX)(AX*1)
-	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	VMOVUPD Z6, (CX)(AX*2)
-	VMOVUPD Z7, 64(CX)(AX*2)
-	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	VMOVUPD Z9, (CX)(BX*1)
-	VMOVUPD Z10, 64(CX)(BX*1)
-	VMOVUPD Z11, K1, 128(CX)(BX*1)
-	JMP     fbAVX512_swend_419
-
-fbAVX512_case2_421:
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), SI
-	ADDQ   SI, CX
-	MOVQ   32(SP), SI
-	LEAQ   (CX)(SI*8), CX
-	MOVQ   48(SP), SI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-
-fbAVX512_loop_428:
-	VMOVUPD      (CX), Z8
-	VMOVUPD.Z    64(CX), K1, Z9
-	VBROADCASTSD (DX), Z10
-	VFMADD231PD  Z8, Z10, Z0
-	VFMADD231PD  Z9, Z10, Z1
-	VBROADCASTSD (DX)(AX*1), Z10
-	VFMADD231PD  Z8, Z10, Z2
-	VFMADD231PD  Z9, Z10, Z3
-	VBROADCASTSD (DX)(AX*2), Z10
-	VFMADD231PD  Z8, Z10, Z4
-	VFMADD231PD  Z9, Z10, Z5
-	VBROADCASTSD (DX)(BX*1), Z10
-	VFMADD231PD  Z8, Z10, Z6
-	VFMADD231PD  Z9, Z10, Z7
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         SI
-	JNZ          fbAVX512_loop_428
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX512_first_429
-	VADDPD       (CX), Z0, Z0
-	VMOVUPD.Z    64(CX), K1, Z8
-	VADDPD       Z8, Z1, Z1
-	VADDPD       (CX)(AX*1), Z2, Z2
-	VMOVUPD.Z    64(CX)(AX*1), K1, Z8
-	VADDPD       Z8, Z3, Z3
-	VADDPD       (CX)(AX*2), Z4, Z4
-	VMOVUPD.Z    64(CX)(AX*2), K1, Z8
-	VADDPD       Z8, Z5, Z5
-	VADDPD       (CX)(BX*1), Z6, Z6
-	VMOVUPD.Z    64(CX)(BX*1), K1, Z8
-	VADDPD       Z8, Z7, Z7
-
-fbAVX512_first_429:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, K1, 64(CX)
-	VMOVUPD Z2, (CX)(AX*1)
-	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	VMOVUPD Z4, (CX)(AX*2)
-	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	VMOVUPD Z6, (CX)(BX*1)
-	VMOVUPD Z7, K1, 64(CX)(BX*1)
-	JMP     fbAVX512_swend_419
-
-fbAVX512_case1_420:
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), SI
-	ADDQ   SI, CX
-	MOVQ   32(SP), SI
-	LEAQ   (CX)(SI*8), CX
-	MOVQ   48(SP), SI
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-
-fbAVX512_loop_430:
-	VMOVUPD.Z    (CX), K1, Z4
-	VBROADCASTSD (DX), Z5
-	VFMADD231PD  Z4, Z5, Z0
-	VBROADCASTSD (DX)(AX*1), Z5
-	VFMADD231PD  Z4, Z5, Z1
-	VBROADCASTSD (DX)(AX*2), Z5
-	VFMADD231PD  Z4, Z5, Z2
-	VBROADCASTSD (DX)(BX*1), Z5
-	VFMADD231PD  Z4, Z5, Z3
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         SI
-	JNZ          fbAVX512_loop_430
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX512_first_431
-	VMOVUPD.Z    (CX), K1, Z4
-	VADDPD       Z4, Z0, Z0
-	VMOVUPD.Z    (CX)(AX*1), K1, Z4
-	VADDPD       Z4, Z1, Z1
-	VMOVUPD.Z    (CX)(AX*2), K1, Z4
-	VADDPD       Z4, Z2, Z2
-	VMOVUPD.Z    (CX)(BX*1), K1, Z4
-	VADDPD       Z4, Z3, Z3
-
-fbAVX512_first_431:
-	VMOVUPD Z0, K1, (CX)
-	VMOVUPD Z1, K1, (CX)(AX*1)
-	VMOVUPD Z2, K1, (CX)(AX*2)
-	VMOVUPD Z3, K1, (CX)(BX*1)
-
-fbAVX512_swend_419:
-	JMP fbAVX512_swend_386
-
-fbAVX512_case3_389:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_433
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_434
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_435
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
-	MOVQ   48(SP), BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-
-fbAVX512_loop_437:
-	VMOVUPD      (CX), Z12
-	VMOVUPD      64(CX), Z13
 	VMOVUPD      128(CX), Z14
-	VMOVUPD.Z    192(CX), K1, Z15
+	VMOVUPD      192(CX), Z15
 	VBROADCASTSD (DX), Z16
 	VFMADD231PD  Z12, Z16, Z0
 	VFMADD231PD  Z13, Z16, Z1
@@ -9587,17 +9160,17 @@ fbAVX512_loop_437:
 	VFMADD231PD  Z14, Z16, Z10
 	VFMADD231PD  Z15, Z16, Z11
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_437
+	JNZ          fbAVX512_loop_426
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
+	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_438
+	JZ           fbAVX512_first_427
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -9614,7 +9187,7 @@ fbAVX512_loop_437:
 	VMOVUPD.Z    192(CX)(AX*2), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_438:
+fbAVX512_first_427:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -9627,9 +9200,9 @@ fbAVX512_first_438:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_432
+	JMP     fbAVX512_swend_413
 
-fbAVX512_case3_435:
+fbAVX512_case2_415:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9640,13 +9213,517 @@ fbAVX512_case3_435:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_428:
+	VMOVUPD      (CX), Z8
+	VMOVUPD      64(CX), Z9
+	VMOVUPD      128(CX), Z10
+	VMOVUPD      192(CX), Z11
+	VBROADCASTSD (DX), Z12
+	VFMADD231PD  Z8, Z12, Z0
+	VFMADD231PD  Z9, Z12, Z1
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Z11, Z12, Z3
+	VBROADCASTSD (DX)(AX*1), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Z11, Z12, Z7
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000100, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_428
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_429
+	VADDPD       (CX), Z0, Z0
+	VADDPD       64(CX), Z1, Z1
+	VADDPD       128(CX), Z2, Z2
+	VMOVUPD.Z    192(CX), K1, Z8
+	VADDPD       Z8, Z3, Z3
+	VADDPD       (CX)(AX*1), Z4, Z4
+	VADDPD       64(CX)(AX*1), Z5, Z5
+	VADDPD       128(CX)(AX*1), Z6, Z6
+	VMOVUPD.Z    192(CX)(AX*1), K1, Z8
+	VADDPD       Z8, Z7, Z7
+
+fbAVX512_first_429:
+	VMOVUPD Z0, (CX)
+	VMOVUPD Z1, 64(CX)
+	VMOVUPD Z2, 128(CX)
+	VMOVUPD Z3, K1, 192(CX)
+	VMOVUPD Z4, (CX)(AX*1)
+	VMOVUPD Z5, 64(CX)(AX*1)
+	VMOVUPD Z6, 128(CX)(AX*1)
+	VMOVUPD Z7, K1, 192(CX)(AX*1)
+	JMP     fbAVX512_swend_413
+
+fbAVX512_case1_414:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_430:
+	VBROADCASTSD (DX), Z4
+	VFMADD231PD  (CX), Z4, Z0
+	VFMADD231PD  64(CX), Z4, Z1
+	VFMADD231PD  128(CX), Z4, Z2
+	VFMADD231PD  192(CX), Z4, Z3
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000100, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_430
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_431
+	VADDPD       (CX), Z0, Z0
+	VADDPD       64(CX), Z1, Z1
+	VADDPD       128(CX), Z2, Z2
+	VMOVUPD.Z    192(CX), K1, Z4
+	VADDPD       Z4, Z3, Z3
+
+fbAVX512_first_431:
+	VMOVUPD Z0, (CX)
+	VMOVUPD Z1, 64(CX)
+	VMOVUPD Z2, 128(CX)
+	VMOVUPD Z3, K1, 192(CX)
+
+fbAVX512_swend_413:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_411
+
+fbAVX512_kbend_412:
+	JMP fbAVX512_swend_405
+
+fbAVX512_case3_408:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*8), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_432:
+	VMOVUPD    (CX), Z0
+	VMOVUPD    Z0, (DX)
+	VMOVUPD    64(CX), Z0
+	VMOVUPD    Z0, 64(DX)
+	VMOVUPD.Z  128(CX), K1, Z0
+	VMOVUPD    Z0, 128(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x000000c0, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_432
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_433:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_434
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_436
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_437
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_438
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_439
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_440
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVB   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+
+fbAVX512_loop_442:
+	VMOVUPD      (SI), Z18
+	VMOVUPD      64(SI), Z19
+	VMOVUPD      128(SI), Z20
+	VBROADCASTSD (DX), Z21
+	VFMADD231PD  Z18, Z21, Z0
+	VFMADD231PD  Z19, Z21, Z1
+	VFMADD231PD  Z20, Z21, Z2
+	VBROADCASTSD (DX)(AX*1), Z21
+	VFMADD231PD  Z18, Z21, Z3
+	VFMADD231PD  Z19, Z21, Z4
+	VFMADD231PD  Z20, Z21, Z5
+	VBROADCASTSD (DX)(AX*2), Z21
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Z20, Z21, Z8
+	VBROADCASTSD (DX)(CX*1), Z21
+	VFMADD231PD  Z18, Z21, Z9
+	VFMADD231PD  Z19, Z21, Z10
+	VFMADD231PD  Z20, Z21, Z11
+	VBROADCASTSD (BX), Z21
+	VFMADD231PD  Z18, Z21, Z12
+	VFMADD231PD  Z19, Z21, Z13
+	VFMADD231PD  Z20, Z21, Z14
+	VBROADCASTSD (BX)(AX*1), Z21
+	VFMADD231PD  Z18, Z21, Z15
+	VFMADD231PD  Z19, Z21, Z16
+	VFMADD231PD  Z20, Z21, Z17
+	ADDQ         $0x08, DX
+	ADDQ         $0x08, BX
+	ADDQ         $0x000000c0, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_442
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_443
+	VADDPD       (DX), Z0, Z0
+	VADDPD       64(DX), Z1, Z1
+	VMOVUPD.Z    128(DX), K1, Z18
+	VADDPD       Z18, Z2, Z2
+	VADDPD       (DX)(AX*1), Z3, Z3
+	VADDPD       64(DX)(AX*1), Z4, Z4
+	VMOVUPD.Z    128(DX)(AX*1), K1, Z18
+	VADDPD       Z18, Z5, Z5
+	VADDPD       (DX)(AX*2), Z6, Z6
+	VADDPD       64(DX)(AX*2), Z7, Z7
+	VMOVUPD.Z    128(DX)(AX*2), K1, Z18
+	VADDPD       Z18, Z8, Z8
+	VADDPD       (DX)(CX*1), Z9, Z9
+	VADDPD       64(DX)(CX*1), Z10, Z10
+	VMOVUPD.Z    128(DX)(CX*1), K1, Z18
+	VADDPD       Z18, Z11, Z11
+	VADDPD       (BX), Z12, Z12
+	VADDPD       64(BX), Z13, Z13
+	VMOVUPD.Z    128(BX), K1, Z18
+	VADDPD       Z18, Z14, Z14
+	VADDPD       (BX)(AX*1), Z15, Z15
+	VADDPD       64(BX)(AX*1), Z16, Z16
+	VMOVUPD.Z    128(BX)(AX*1), K1, Z18
+	VADDPD       Z18, Z17, Z17
+
+fbAVX512_first_443:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, 64(DX)
+	VMOVUPD Z2, K1, 128(DX)
+	VMOVUPD Z3, (DX)(AX*1)
+	VMOVUPD Z4, 64(DX)(AX*1)
+	VMOVUPD Z5, K1, 128(DX)(AX*1)
+	VMOVUPD Z6, (DX)(AX*2)
+	VMOVUPD Z7, 64(DX)(AX*2)
+	VMOVUPD Z8, K1, 128(DX)(AX*2)
+	VMOVUPD Z9, (DX)(CX*1)
+	VMOVUPD Z10, 64(DX)(CX*1)
+	VMOVUPD Z11, K1, 128(DX)(CX*1)
+	VMOVUPD Z12, (BX)
+	VMOVUPD Z13, 64(BX)
+	VMOVUPD Z14, K1, 128(BX)
+	VMOVUPD Z15, (BX)(AX*1)
+	VMOVUPD Z16, 64(BX)(AX*1)
+	VMOVUPD Z17, K1, 128(BX)(AX*1)
+	JMP     fbAVX512_swend_435
+
+fbAVX512_case5_440:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+
+fbAVX512_loop_444:
+	VMOVUPD      (SI), Z15
+	VMOVUPD      64(SI), Z16
+	VMOVUPD      128(SI), Z17
+	VBROADCASTSD (DX), Z18
+	VFMADD231PD  Z15, Z18, Z0
+	VFMADD231PD  Z16, Z18, Z1
+	VFMADD231PD  Z17, Z18, Z2
+	VBROADCASTSD (DX)(AX*1), Z18
+	VFMADD231PD  Z15, Z18, Z3
+	VFMADD231PD  Z16, Z18, Z4
+	VFMADD231PD  Z17, Z18, Z5
+	VBROADCASTSD (DX)(AX*2), Z18
+	VFMADD231PD  Z15, Z18, Z6
+	VFMADD231PD  Z16, Z18, Z7
+	VFMADD231PD  Z17, Z18, Z8
+	VBROADCASTSD (DX)(CX*1), Z18
+	VFMADD231PD  Z15, Z18, Z9
+	VFMADD231PD  Z16, Z18, Z10
+	VFMADD231PD  Z17, Z18, Z11
+	VBROADCASTSD (BX), Z18
+	VFMADD231PD  Z15, Z18, Z12
+	VFMADD231PD  Z16, Z18, Z13
+	VFMADD231PD  Z17, Z18, Z14
+	ADDQ         $0x08, DX
+	ADDQ         $0x08, BX
+	ADDQ         $0x000000c0, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_444
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_445
+	VADDPD       (DX), Z0, Z0
+	VADDPD       64(DX), Z1, Z1
+	VMOVUPD.Z    128(DX), K1, Z15
+	VADDPD       Z15, Z2, Z2
+	VADDPD       (DX)(AX*1), Z3, Z3
+	VADDPD       64(DX)(AX*1), Z4, Z4
+	VMOVUPD.Z    128(DX)(AX*1), K1, Z15
+	VADDPD       Z15, Z5, Z5
+	VADDPD       (DX)(AX*2), Z6, Z6
+	VADDPD       64(DX)(AX*2), Z7, Z7
+	VMOVUPD.Z    128(DX)(AX*2), K1, Z15
+	VADDPD       Z15, Z8, Z8
+	VADDPD       (DX)(CX*1), Z9, Z9
+	VADDPD       64(DX)(CX*1), Z10, Z10
+	VMOVUPD.Z    128(DX)(CX*1), K1, Z15
+	VADDPD       Z15, Z11, Z11
+	VADDPD       (BX), Z12, Z12
+	VADDPD       64(BX), Z13, Z13
+	VMOVUPD.Z    128(BX), K1, Z15
+	VADDPD       Z15, Z14, Z14
+
+fbAVX512_first_445:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, 64(DX)
+	VMOVUPD Z2, K1, 128(DX)
+	VMOVUPD Z3, (DX)(AX*1)
+	VMOVUPD Z4, 64(DX)(AX*1)
+	VMOVUPD Z5, K1, 128(DX)(AX*1)
+	VMOVUPD Z6, (DX)(AX*2)
+	VMOVUPD Z7, 64(DX)(AX*2)
+	VMOVUPD Z8, K1, 128(DX)(AX*2)
+	VMOVUPD Z9, (DX)(CX*1)
+	VMOVUPD Z10, 64(DX)(CX*1)
+	VMOVUPD Z11, K1, 128(DX)(CX*1)
+	VMOVUPD Z12, (BX)
+	VMOVUPD Z13, 64(BX)
+	VMOVUPD Z14, K1, 128(BX)
+	JMP     fbAVX512_swend_435
+
+fbAVX512_case4_439:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_446:
+	VMOVUPD      (BX), Z12
+	VMOVUPD      64(BX), Z13
+	VMOVUPD      128(BX), Z14
+	VBROADCASTSD (DX), Z15
+	VFMADD231PD  Z12, Z15, Z0
+	VFMADD231PD  Z13, Z15, Z1
+	VFMADD231PD  Z14, Z15, Z2
+	VBROADCASTSD (DX)(AX*1), Z15
+	VFMADD231PD  Z12, Z15, Z3
+	VFMADD231PD  Z13, Z15, Z4
+	VFMADD231PD  Z14, Z15, Z5
+	VBROADCASTSD (DX)(AX*2), Z15
+	VFMADD231PD  Z12, Z15, Z6
+	VFMADD231PD  Z13, Z15, Z7
+	VFMADD231PD  Z14, Z15, Z8
+	VBROADCASTSD (DX)(CX*1), Z15
+	VFMADD231PD  Z12, Z15, Z9
+	VFMADD231PD  Z13, Z15, Z10
+	VFMADD231PD  Z14, Z15, Z11
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000c0, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_446
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_447
+	VADDPD       (DX), Z0, Z0
+	VADDPD       64(DX), Z1, Z1
+	VMOVUPD.Z    128(DX), K1, Z12
+	VADDPD       Z12, Z2, Z2
+	VADDPD       (DX)(AX*1), Z3, Z3
+	VADDPD       64(DX)(AX*1), Z4, Z4
+	VMOVUPD.Z    128(DX)(AX*1), K1, Z12
+	VADDPD       Z12, Z5, Z5
+	VADDPD       (DX)(AX*2), Z6, Z6
+	VADDPD       64(DX)(AX*2), Z7, Z7
+	VMOVUPD.Z    128(DX)(AX*2), K1, Z12
+	VADDPD       Z12, Z8, Z8
+	VADDPD       (DX)(CX*1), Z9, Z9
+	VADDPD       64(DX)(CX*1), Z10, Z10
+	VMOVUPD.Z    128(DX)(CX*1), K1, Z12
+	VADDPD       Z12, Z11, Z11
+
+fbAVX512_first_447:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, 64(DX)
+	VMOVUPD Z2, K1, 128(DX)
+	VMOVUPD Z3, (DX)(AX*1)
+	VMOVUPD Z4, 64(DX)(AX*1)
+	VMOVUPD Z5, K1, 128(DX)(AX*1)
+	VMOVUPD Z6, (DX)(AX*2)
+	VMOVUPD Z7, 64(DX)(AX*2)
+	VMOVUPD Z8, K1, 128(DX)(AX*2)
+	VMOVUPD Z9, (DX)(CX*1)
+	VMOVUPD Z10, 64(DX)(CX*1)
+	VMOVUPD Z11, K1, 128(DX)(CX*1)
+	JMP     fbAVX512_swend_435
+
+fbAVX512_case3_438:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9658,10 +9735,10 @@ fbAVX512_case3_435:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_439:
+fbAVX512_loop_448:
 	VMOVUPD      (CX), Z9
 	VMOVUPD      64(CX), Z10
-	VMOVUPD.Z    128(CX), K1, Z11
+	VMOVUPD      128(CX), Z11
 	VBROADCASTSD (DX), Z12
 	VFMADD231PD  Z9, Z12, Z0
 	VFMADD231PD  Z10, Z12, Z1
@@ -9675,17 +9752,17 @@ fbAVX512_loop_439:
 	VFMADD231PD  Z10, Z12, Z7
 	VFMADD231PD  Z11, Z12, Z8
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_439
+	JNZ          fbAVX512_loop_448
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
+	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_440
+	JZ           fbAVX512_first_449
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z9
@@ -9699,7 +9776,7 @@ fbAVX512_loop_439:
 	VMOVUPD.Z    128(CX)(AX*2), K1, Z9
 	VADDPD       Z9, Z8, Z8
 
-fbAVX512_first_440:
+fbAVX512_first_449:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
@@ -9709,9 +9786,9 @@ fbAVX512_first_440:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_432
+	JMP     fbAVX512_swend_435
 
-fbAVX512_case2_434:
+fbAVX512_case2_437:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9722,13 +9799,9 @@ fbAVX512_case2_434:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9737,9 +9810,439 @@ fbAVX512_case2_434:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_441:
+fbAVX512_loop_450:
 	VMOVUPD      (CX), Z6
-	VMOVUPD.Z    64(CX), K1, Z7
+	VMOVUPD      64(CX), Z7
+	VMOVUPD      128(CX), Z8
+	VBROADCASTSD (DX), Z9
+	VFMADD231PD  Z6, Z9, Z0
+	VFMADD231PD  Z7, Z9, Z1
+	VFMADD231PD  Z8, Z9, Z2
+	VBROADCASTSD (DX)(AX*1), Z9
+	VFMADD231PD  Z6, Z9, Z3
+	VFMADD231PD  Z7, Z9, Z4
+	VFMADD231PD  Z8, Z9, Z5
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000c0, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_450
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_451
+	VADDPD       (CX), Z0, Z0
+	VADDPD       64(CX), Z1, Z1
+	VMOVUPD.Z    128(CX), K1, Z6
+	VADDPD       Z6, Z2, Z2
+	VADDPD       (CX)(AX*1), Z3, Z3
+	VADDPD       64(CX)(AX*1), Z4, Z4
+	VMOVUPD.Z    128(CX)(AX*1), K1, Z6
+	VADDPD       Z6, Z5, Z5
+
+fbAVX512_first_451:
+	VMOVUPD Z0, (CX)
+	VMOVUPD Z1, 64(CX)
+	VMOVUPD Z2, K1, 128(CX)
+	VMOVUPD Z3, (CX)(AX*1)
+	VMOVUPD Z4, 64(CX)(AX*1)
+	VMOVUPD Z5, K1, 128(CX)(AX*1)
+	JMP     fbAVX512_swend_435
+
+fbAVX512_case1_436:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_452:
+	VBROADCASTSD (DX), Z3
+	VFMADD231PD  (CX), Z3, Z0
+	VFMADD231PD  64(CX), Z3, Z1
+	VFMADD231PD  128(CX), Z3, Z2
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000c0, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_452
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_453
+	VADDPD       (CX), Z0, Z0
+	VADDPD       64(CX), Z1, Z1
+	VMOVUPD.Z    128(CX), K1, Z3
+	VADDPD       Z3, Z2, Z2
+
+fbAVX512_first_453:
+	VMOVUPD Z0, (CX)
+	VMOVUPD Z1, 64(CX)
+	VMOVUPD Z2, K1, 128(CX)
+
+fbAVX512_swend_435:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_433
+
+fbAVX512_kbend_434:
+	JMP fbAVX512_swend_405
+
+fbAVX512_case2_407:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*8), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_454:
+	VMOVUPD    (CX), Z0
+	VMOVUPD    Z0, (DX)
+	VMOVUPD.Z  64(CX), K1, Z0
+	VMOVUPD    Z0, 64(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000080, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_454
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_455:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_456
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_458
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_459
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_460
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_461
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_462
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVB   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+
+fbAVX512_loop_464:
+	VMOVUPD      (SI), Z12
+	VMOVUPD      64(SI), Z13
+	VBROADCASTSD (DX), Z14
+	VFMADD231PD  Z12, Z14, Z0
+	VFMADD231PD  Z13, Z14, Z1
+	VBROADCASTSD (DX)(AX*1), Z14
+	VFMADD231PD  Z12, Z14, Z2
+	VFMADD231PD  Z13, Z14, Z3
+	VBROADCASTSD (DX)(AX*2), Z14
+	VFMADD231PD  Z12, Z14, Z4
+	VFMADD231PD  Z13, Z14, Z5
+	VBROADCASTSD (DX)(CX*1), Z14
+	VFMADD231PD  Z12, Z14, Z6
+	VFMADD231PD  Z13, Z14, Z7
+	VBROADCASTSD (BX), Z14
+	VFMADD231PD  Z12, Z14, Z8
+	VFMADD231PD  Z13, Z14, Z9
+	VBROADCASTSD (BX)(AX*1), Z14
+	VFMADD231PD  Z12, Z14, Z10
+	VFMADD231PD  Z13, Z14, Z11
+	ADDQ         $0x08, DX
+	ADDQ         $0x08, BX
+	ADDQ         $0x00000080, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_464
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_465
+	VADDPD       (DX), Z0, Z0
+	VMOVUPD.Z    64(DX), K1, Z12
+	VADDPD       Z12, Z1, Z1
+	VADDPD       (DX)(AX*1), Z2, Z2
+	VMOVUPD.Z    64(DX)(AX*1), K1, Z12
+	VADDPD       Z12, Z3, Z3
+	VADDPD       (DX)(AX*2), Z4, Z4
+	VMOVUPD.Z    64(DX)(AX*2), K1, Z12
+	VADDPD       Z12, Z5, Z5
+	VADDPD       (DX)(CX*1), Z6, Z6
+	VMOVUPD.Z    64(DX)(CX*1), K1, Z12
+	VADDPD       Z12, Z7, Z7
+	VADDPD       (BX), Z8, Z8
+	VMOVUPD.Z    64(BX), K1, Z12
+	VADDPD       Z12, Z9, Z9
+	VADDPD       (BX)(AX*1), Z10, Z10
+	VMOVUPD.Z    64(BX)(AX*1), K1, Z12
+	VADDPD       Z12, Z11, Z11
+
+fbAVX512_first_465:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, K1, 64(DX)
+	VMOVUPD Z2, (DX)(AX*1)
+	VMOVUPD Z3, K1, 64(DX)(AX*1)
+	VMOVUPD Z4, (DX)(AX*2)
+	VMOVUPD Z5, K1, 64(DX)(AX*2)
+	VMOVUPD Z6, (DX)(CX*1)
+	VMOVUPD Z7, K1, 64(DX)(CX*1)
+	VMOVUPD Z8, (BX)
+	VMOVUPD Z9, K1, 64(BX)
+	VMOVUPD Z10, (BX)(AX*1)
+	VMOVUPD Z11, K1, 64(BX)(AX*1)
+	JMP     fbAVX512_swend_457
+
+fbAVX512_case5_462:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+
+fbAVX512_loop_466:
+	VMOVUPD      (SI), Z10
+	VMOVUPD      64(SI), Z11
+	VBROADCASTSD (DX), Z12
+	VFMADD231PD  Z10, Z12, Z0
+	VFMADD231PD  Z11, Z12, Z1
+	VBROADCASTSD (DX)(AX*1), Z12
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Z11, Z12, Z3
+	VBROADCASTSD (DX)(AX*2), Z12
+	VFMADD231PD  Z10, Z12, Z4
+	VFMADD231PD  Z11, Z12, Z5
+	VBROADCASTSD (DX)(CX*1), Z12
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Z11, Z12, Z7
+	VBROADCASTSD (BX), Z12
+	VFMADD231PD  Z10, Z12, Z8
+	VFMADD231PD  Z11, Z12, Z9
+	ADDQ         $0x08, DX
+	ADDQ         $0x08, BX
+	ADDQ         $0x00000080, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_466
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_467
+	VADDPD       (DX), Z0, Z0
+	VMOVUPD.Z    64(DX), K1, Z10
+	VADDPD       Z10, Z1, Z1
+	VADDPD       (DX)(AX*1), Z2, Z2
+	VMOVUPD.Z    64(DX)(AX*1), K1, Z10
+	VADDPD       Z10, Z3, Z3
+	VADDPD       (DX)(AX*2), Z4, Z4
+	VMOVUPD.Z    64(DX)(AX*2), K1, Z10
+	VADDPD       Z10, Z5, Z5
+	VADDPD       (DX)(CX*1), Z6, Z6
+	VMOVUPD.Z    64(DX)(CX*1), K1, Z10
+	VADDPD       Z10, Z7, Z7
+	VADDPD       (BX), Z8, Z8
+	VMOVUPD.Z    64(BX), K1, Z10
+	VADDPD       Z10, Z9, Z9
+
+fbAVX512_first_467:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, K1, 64(DX)
+	VMOVUPD Z2, (DX)(AX*1)
+	VMOVUPD Z3, K1, 64(DX)(AX*1)
+	VMOVUPD Z4, (DX)(AX*2)
+	VMOVUPD Z5, K1, 64(DX)(AX*2)
+	VMOVUPD Z6, (DX)(CX*1)
+	VMOVUPD Z7, K1, 64(DX)(CX*1)
+	VMOVUPD Z8, (BX)
+	VMOVUPD Z9, K1, 64(BX)
+	JMP     fbAVX512_swend_457
+
+fbAVX512_case4_461:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_468:
+	VMOVUPD      (BX), Z8
+	VMOVUPD      64(BX), Z9
+	VBROADCASTSD (DX), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Z9, Z10, Z1
+	VBROADCASTSD (DX)(AX*1), Z10
+	VFMADD231PD  Z8, Z10, Z2
+	VFMADD231PD  Z9, Z10, Z3
+	VBROADCASTSD (DX)(AX*2), Z10
+	VFMADD231PD  Z8, Z10, Z4
+	VFMADD231PD  Z9, Z10, Z5
+	VBROADCASTSD (DX)(CX*1), Z10
+	VFMADD231PD  Z8, Z10, Z6
+	VFMADD231PD  Z9, Z10, Z7
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000080, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_468
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_469
+	VADDPD       (DX), Z0, Z0
+	VMOVUPD.Z    64(DX), K1, Z8
+	VADDPD       Z8, Z1, Z1
+	VADDPD       (DX)(AX*1), Z2, Z2
+	VMOVUPD.Z    64(DX)(AX*1), K1, Z8
+	VADDPD       Z8, Z3, Z3
+	VADDPD       (DX)(AX*2), Z4, Z4
+	VMOVUPD.Z    64(DX)(AX*2), K1, Z8
+	VADDPD       Z8, Z5, Z5
+	VADDPD       (DX)(CX*1), Z6, Z6
+	VMOVUPD.Z    64(DX)(CX*1), K1, Z8
+	VADDPD       Z8, Z7, Z7
+
+fbAVX512_first_469:
+	VMOVUPD Z0, (DX)
+	VMOVUPD Z1, K1, 64(DX)
+	VMOVUPD Z2, (DX)(AX*1)
+	VMOVUPD Z3, K1, 64(DX)(AX*1)
+	VMOVUPD Z4, (DX)(AX*2)
+	VMOVUPD Z5, K1, 64(DX)(AX*2)
+	VMOVUPD Z6, (DX)(CX*1)
+	VMOVUPD Z7, K1, 64(DX)(CX*1)
+	JMP     fbAVX512_swend_457
+
+fbAVX512_case3_460:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_470:
+	VMOVUPD      (CX), Z6
+	VMOVUPD      64(CX), Z7
 	VBROADCASTSD (DX), Z8
 	VFMADD231PD  Z6, Z8, Z0
 	VFMADD231PD  Z7, Z8, Z1
@@ -9750,17 +10253,17 @@ fbAVX512_loop_441:
 	VFMADD231PD  Z6, Z8, Z4
 	VFMADD231PD  Z7, Z8, Z5
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_441
+	JNZ          fbAVX512_loop_470
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
+	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_442
+	JZ           fbAVX512_first_471
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z6
 	VADDPD       Z6, Z1, Z1
@@ -9771,16 +10274,16 @@ fbAVX512_loop_441:
 	VMOVUPD.Z    64(CX)(AX*2), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_442:
+fbAVX512_first_471:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_432
+	JMP     fbAVX512_swend_457
 
-fbAVX512_case1_433:
+fbAVX512_case2_459:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9791,231 +10294,18 @@ fbAVX512_case1_433:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
-	MOVQ   48(SP), BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-
-fbAVX512_loop_443:
-	VMOVUPD.Z    (CX), K1, Z3
-	VBROADCASTSD (DX), Z4
-	VFMADD231PD  Z3, Z4, Z0
-	VBROADCASTSD (DX)(AX*1), Z4
-	VFMADD231PD  Z3, Z4, Z1
-	VBROADCASTSD (DX)(AX*2), Z4
-	VFMADD231PD  Z3, Z4, Z2
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX512_loop_443
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX512_first_444
-	VMOVUPD.Z    (CX), K1, Z3
-	VADDPD       Z3, Z0, Z0
-	VMOVUPD.Z    (CX)(AX*1), K1, Z3
-	VADDPD       Z3, Z1, Z1
-	VMOVUPD.Z    (CX)(AX*2), K1, Z3
-	VADDPD       Z3, Z2, Z2
-
-fbAVX512_first_444:
-	VMOVUPD Z0, K1, (CX)
-	VMOVUPD Z1, K1, (CX)(AX*1)
-	VMOVUPD Z2, K1, (CX)(AX*2)
-
-fbAVX512_swend_432:
-	JMP fbAVX512_swend_386
-
-fbAVX512_case2_388:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_446
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_447
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_448
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
-	MOVQ   48(SP), BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-
-fbAVX512_loop_450:
-	VMOVUPD      (CX), Z8
-	VMOVUPD      64(CX), Z9
-	VMOVUPD      128(CX), Z10
-	VMOVUPD.Z    192(CX), K1, Z11
-	VBROADCASTSD (DX), Z12
-	VFMADD231PD  Z8, Z12, Z0
-	VFMADD231PD  Z9, Z12, Z1
-	VFMADD231PD  Z10, Z12, Z2
-	VFMADD231PD  Z11, Z12, Z3
-	VBROADCASTSD (DX)(AX*1), Z12
-	VFMADD231PD  Z8, Z12, Z4
-	VFMADD231PD  Z9, Z12, Z5
-	VFMADD231PD  Z10, Z12, Z6
-	VFMADD231PD  Z11, Z12, Z7
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX512_loop_450
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX512_first_451
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VADDPD       128(CX), Z2, Z2
-	VMOVUPD.Z    192(CX), K1, Z8
-	VADDPD       Z8, Z3, Z3
-	VADDPD       (CX)(AX*1), Z4, Z4
-	VADDPD       64(CX)(AX*1), Z5, Z5
-	VADDPD       128(CX)(AX*1), Z6, Z6
-	VMOVUPD.Z    192(CX)(AX*1), K1, Z8
-	VADDPD       Z8, Z7, Z7
-
-fbAVX512_first_451:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, 128(CX)
-	VMOVUPD Z3, K1, 192(CX)
-	VMOVUPD Z4, (CX)(AX*1)
-	VMOVUPD Z5, 64(CX)(AX*1)
-	VMOVUPD Z6, 128(CX)(AX*1)
-	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_445
-
-fbAVX512_case3_448:
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
-	MOVQ   48(SP), BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-
-fbAVX512_loop_452:
-	VMOVUPD      (CX), Z6
-	VMOVUPD      64(CX), Z7
-	VMOVUPD.Z    128(CX), K1, Z8
-	VBROADCASTSD (DX), Z9
-	VFMADD231PD  Z6, Z9, Z0
-	VFMADD231PD  Z7, Z9, Z1
-	VFMADD231PD  Z8, Z9, Z2
-	VBROADCASTSD (DX)(AX*1), Z9
-	VFMADD231PD  Z6, Z9, Z3
-	VFMADD231PD  Z7, Z9, Z4
-	VFMADD231PD  Z8, Z9, Z5
-	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX512_loop_452
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX512_first_453
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VMOVUPD.Z    128(CX), K1, Z6
-	VADDPD       Z6, Z2, Z2
-	VADDPD       (CX)(AX*1), Z3, Z3
-	VADDPD       64(CX)(AX*1), Z4, Z4
-	VMOVUPD.Z    128(CX)(AX*1), K1, Z6
-	VADDPD       Z6, Z5, Z5
-
-fbAVX512_first_453:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, K1, 128(CX)
-	VMOVUPD Z3, (CX)(AX*1)
-	VMOVUPD Z4, 64(CX)(AX*1)
-	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_445
-
-fbAVX512_case2_447:
-	MOVQ   40(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   16(SP), CX
-	MOVQ   24(SP), DX
-	IMULQ  AX, DX
-	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_454:
+fbAVX512_loop_472:
 	VMOVUPD      (CX), Z4
-	VMOVUPD.Z    64(CX), K1, Z5
+	VMOVUPD      64(CX), Z5
 	VBROADCASTSD (DX), Z6
 	VFMADD231PD  Z4, Z6, Z0
 	VFMADD231PD  Z5, Z6, Z1
@@ -10023,17 +10313,17 @@ fbAVX512_loop_454:
 	VFMADD231PD  Z4, Z6, Z2
 	VFMADD231PD  Z5, Z6, Z3
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_454
+	JNZ          fbAVX512_loop_472
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
+	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_455
+	JZ           fbAVX512_first_473
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z4
 	VADDPD       Z4, Z1, Z1
@@ -10041,14 +10331,14 @@ fbAVX512_loop_454:
 	VMOVUPD.Z    64(CX)(AX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_455:
+fbAVX512_first_473:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_445
+	JMP     fbAVX512_swend_457
 
-fbAVX512_case1_446:
+fbAVX512_case1_458:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10059,54 +10349,168 @@ fbAVX512_case1_446:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_456:
-	VMOVUPD.Z    (CX), K1, Z2
-	VBROADCASTSD (DX), Z3
-	VFMADD231PD  Z2, Z3, Z0
-	VBROADCASTSD (DX)(AX*1), Z3
-	VFMADD231PD  Z2, Z3, Z1
+fbAVX512_loop_474:
+	VBROADCASTSD (DX), Z2
+	VFMADD231PD  (CX), Z2, Z0
+	VFMADD231PD  64(CX), Z2, Z1
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_456
+	JNZ          fbAVX512_loop_474
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), DX
-	TESTQ        DX, DX
-	JZ           fbAVX512_first_457
-	VMOVUPD.Z    (CX), K1, Z2
-	VADDPD       Z2, Z0, Z0
-	VMOVUPD.Z    (CX)(AX*1), K1, Z2
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_475
+	VADDPD       (CX), Z0, Z0
+	VMOVUPD.Z    64(CX), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_457:
-	VMOVUPD Z0, K1, (CX)
-	VMOVUPD Z1, K1, (CX)(AX*1)
+fbAVX512_first_475:
+	VMOVUPD Z0, (CX)
+	VMOVUPD Z1, K1, 64(CX)
 
-fbAVX512_swend_445:
-	JMP fbAVX512_swend_386
+fbAVX512_swend_457:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_455
 
-fbAVX512_case1_387:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_459
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_460
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_461
+fbAVX512_kbend_456:
+	JMP fbAVX512_swend_405
+
+fbAVX512_case1_406:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*8), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_476:
+	VMOVUPD.Z  (CX), K1, Z0
+	VMOVUPD    Z0, (DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_476
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_477:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_478
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_480
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_481
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_482
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_483
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_484
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVB   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*8), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+
+fbAVX512_loop_486:
+	VMOVUPD      (SI), Z6
+	VBROADCASTSD (DX), Z7
+	VFMADD231PD  Z6, Z7, Z0
+	VBROADCASTSD (DX)(AX*1), Z7
+	VFMADD231PD  Z6, Z7, Z1
+	VBROADCASTSD (DX)(AX*2), Z7
+	VFMADD231PD  Z6, Z7, Z2
+	VBROADCASTSD (DX)(CX*1), Z7
+	VFMADD231PD  Z6, Z7, Z3
+	VBROADCASTSD (BX), Z7
+	VFMADD231PD  Z6, Z7, Z4
+	VBROADCASTSD (BX)(AX*1), Z7
+	VFMADD231PD  Z6, Z7, Z5
+	ADDQ         $0x08, DX
+	ADDQ         $0x08, BX
+	ADDQ         $0x00000040, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_486
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_487
+	VMOVUPD.Z    (DX), K1, Z6
+	VADDPD       Z6, Z0, Z0
+	VMOVUPD.Z    (DX)(AX*1), K1, Z6
+	VADDPD       Z6, Z1, Z1
+	VMOVUPD.Z    (DX)(AX*2), K1, Z6
+	VADDPD       Z6, Z2, Z2
+	VMOVUPD.Z    (DX)(CX*1), K1, Z6
+	VADDPD       Z6, Z3, Z3
+	VMOVUPD.Z    (BX), K1, Z6
+	VADDPD       Z6, Z4, Z4
+	VMOVUPD.Z    (BX)(AX*1), K1, Z6
+	VADDPD       Z6, Z5, Z5
+
+fbAVX512_first_487:
+	VMOVUPD Z0, K1, (DX)
+	VMOVUPD Z1, K1, (DX)(AX*1)
+	VMOVUPD Z2, K1, (DX)(AX*2)
+	VMOVUPD Z3, K1, (DX)(CX*1)
+	VMOVUPD Z4, K1, (BX)
+	VMOVUPD Z5, K1, (BX)(AX*1)
+	JMP     fbAVX512_swend_479
+
+fbAVX512_case5_484:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10117,52 +10521,121 @@ fbAVX512_case1_387:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
-	MOVQ   48(SP), BX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+
+fbAVX512_loop_488:
+	VMOVUPD      (SI), Z5
+	VBROADCASTSD (DX), Z6
+	VFMADD231PD  Z5, Z6, Z0
+	VBROADCASTSD (DX)(AX*1), Z6
+	VFMADD231PD  Z5, Z6, Z1
+	VBROADCASTSD (DX)(AX*2), Z6
+	VFMADD231PD  Z5, Z6, Z2
+	VBROADCASTSD (DX)(CX*1), Z6
+	VFMADD231PD  Z5, Z6, Z3
+	VBROADCASTSD (BX), Z6
+	VFMADD231PD  Z5, Z6, Z4
+	ADDQ         $0x08, DX
+	ADDQ         $0x08, BX
+	ADDQ         $0x00000040, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_488
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_489
+	VMOVUPD.Z    (DX), K1, Z5
+	VADDPD       Z5, Z0, Z0
+	VMOVUPD.Z    (DX)(AX*1), K1, Z5
+	VADDPD       Z5, Z1, Z1
+	VMOVUPD.Z    (DX)(AX*2), K1, Z5
+	VADDPD       Z5, Z2, Z2
+	VMOVUPD.Z    (DX)(CX*1), K1, Z5
+	VADDPD       Z5, Z3, Z3
+	VMOVUPD.Z    (BX), K1, Z5
+	VADDPD       Z5, Z4, Z4
+
+fbAVX512_first_489:
+	VMOVUPD Z0, K1, (DX)
+	VMOVUPD Z1, K1, (DX)(AX*1)
+	VMOVUPD Z2, K1, (DX)(AX*2)
+	VMOVUPD Z3, K1, (DX)(CX*1)
+	VMOVUPD Z4, K1, (BX)
+	JMP     fbAVX512_swend_479
+
+fbAVX512_case4_483:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*8), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_463:
-	VBROADCASTSD (DX), Z4
-	VFMADD231PD  (CX), Z4, Z0
-	VFMADD231PD  64(CX), Z4, Z1
-	VFMADD231PD  128(CX), Z4, Z2
-	VMOVUPD.Z    192(CX), K1, Z5
-	VFMADD231PD  Z5, Z4, Z3
+fbAVX512_loop_490:
+	VMOVUPD      (BX), Z4
+	VBROADCASTSD (DX), Z5
+	VFMADD231PD  Z4, Z5, Z0
+	VBROADCASTSD (DX)(AX*1), Z5
+	VFMADD231PD  Z4, Z5, Z1
+	VBROADCASTSD (DX)(AX*2), Z5
+	VFMADD231PD  Z4, Z5, Z2
+	VBROADCASTSD (DX)(CX*1), Z5
+	VFMADD231PD  Z4, Z5, Z3
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
-	DECQ         BX
-	JNZ          fbAVX512_loop_463
-	MOVQ         24(SP), CX
-	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), AX
-	TESTQ        AX, AX
-	JZ           fbAVX512_first_464
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VADDPD       128(CX), Z2, Z2
-	VMOVUPD.Z    192(CX), K1, Z4
+	ADDQ         $0x00000040, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_490
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*8), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_491
+	VMOVUPD.Z    (DX), K1, Z4
+	VADDPD       Z4, Z0, Z0
+	VMOVUPD.Z    (DX)(AX*1), K1, Z4
+	VADDPD       Z4, Z1, Z1
+	VMOVUPD.Z    (DX)(AX*2), K1, Z4
+	VADDPD       Z4, Z2, Z2
+	VMOVUPD.Z    (DX)(CX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_464:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, 128(CX)
-	VMOVUPD Z3, K1, 192(CX)
-	JMP     fbAVX512_swend_458
+fbAVX512_first_491:
+	VMOVUPD Z0, K1, (DX)
+	VMOVUPD Z1, K1, (DX)(AX*1)
+	VMOVUPD Z2, K1, (DX)(AX*2)
+	VMOVUPD Z3, K1, (DX)(CX*1)
+	JMP     fbAVX512_swend_479
 
-fbAVX512_case3_461:
+fbAVX512_case3_482:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10173,48 +10646,48 @@ fbAVX512_case3_461:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_465:
-	VBROADCASTSD (DX), Z3
-	VFMADD231PD  (CX), Z3, Z0
-	VFMADD231PD  64(CX), Z3, Z1
-	VMOVUPD.Z    128(CX), K1, Z4
-	VFMADD231PD  Z4, Z3, Z2
+fbAVX512_loop_492:
+	VMOVUPD      (CX), Z3
+	VBROADCASTSD (DX), Z4
+	VFMADD231PD  Z3, Z4, Z0
+	VBROADCASTSD (DX)(AX*1), Z4
+	VFMADD231PD  Z3, Z4, Z1
+	VBROADCASTSD (DX)(AX*2), Z4
+	VFMADD231PD  Z3, Z4, Z2
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_465
+	JNZ          fbAVX512_loop_492
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), AX
-	TESTQ        AX, AX
-	JZ           fbAVX512_first_466
-	VADDPD       (CX), Z0, Z0
-	VADDPD       64(CX), Z1, Z1
-	VMOVUPD.Z    128(CX), K1, Z3
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_493
+	VMOVUPD.Z    (CX), K1, Z3
+	VADDPD       Z3, Z0, Z0
+	VMOVUPD.Z    (CX)(AX*1), K1, Z3
+	VADDPD       Z3, Z1, Z1
+	VMOVUPD.Z    (CX)(AX*2), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_466:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, 64(CX)
-	VMOVUPD Z2, K1, 128(CX)
-	JMP     fbAVX512_swend_458
+fbAVX512_first_493:
+	VMOVUPD Z0, K1, (CX)
+	VMOVUPD Z1, K1, (CX)(AX*1)
+	VMOVUPD Z2, K1, (CX)(AX*2)
+	JMP     fbAVX512_swend_479
 
-fbAVX512_case2_460:
+fbAVX512_case2_481:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10225,44 +10698,42 @@ fbAVX512_case2_460:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_467:
-	VBROADCASTSD (DX), Z2
-	VFMADD231PD  (CX), Z2, Z0
-	VMOVUPD.Z    64(CX), K1, Z3
-	VFMADD231PD  Z3, Z2, Z1
+fbAVX512_loop_494:
+	VMOVUPD      (CX), Z2
+	VBROADCASTSD (DX), Z3
+	VFMADD231PD  Z2, Z3, Z0
+	VBROADCASTSD (DX)(AX*1), Z3
+	VFMADD231PD  Z2, Z3, Z1
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_467
+	JNZ          fbAVX512_loop_494
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         16(SP), AX
-	TESTQ        AX, AX
-	JZ           fbAVX512_first_468
-	VADDPD       (CX), Z0, Z0
-	VMOVUPD.Z    64(CX), K1, Z2
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_495
+	VMOVUPD.Z    (CX), K1, Z2
+	VADDPD       Z2, Z0, Z0
+	VMOVUPD.Z    (CX)(AX*1), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_468:
-	VMOVUPD Z0, (CX)
-	VMOVUPD Z1, K1, 64(CX)
-	JMP     fbAVX512_swend_458
+fbAVX512_first_495:
+	VMOVUPD Z0, K1, (CX)
+	VMOVUPD Z1, K1, (CX)(AX*1)
+	JMP     fbAVX512_swend_479
 
-fbAVX512_case1_459:
+fbAVX512_case1_480:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10273,69 +10744,64 @@ fbAVX512_case1_459:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
-	LEAQ   (AX)(AX*2), BX
-	IMULQ  AX, CX
-	MOVQ   e_base+72(FP), BX
-	ADDQ   BX, CX
-	MOVQ   32(SP), BX
-	LEAQ   (CX)(BX*8), CX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_469:
+fbAVX512_loop_496:
 	VBROADCASTSD (DX), Z1
-	VMOVUPD.Z    (CX), K1, Z2
-	VFMADD231PD  Z2, Z1, Z0
+	VFMADD231PD  (CX), Z1, Z0
 	ADDQ         $0x08, DX
-	ADDQ         AX, CX
+	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_469
+	JNZ          fbAVX512_loop_496
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
+	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_470
+	JZ           fbAVX512_first_497
 	VMOVUPD.Z    (CX), K1, Z1
 	VADDPD       Z1, Z0, Z0
 
-fbAVX512_first_470:
+fbAVX512_first_497:
 	VMOVUPD Z0, K1, (CX)
 
-fbAVX512_swend_458:
-fbAVX512_swend_386:
-	MOVQ 32(SP), AX
-	ADDQ $0x00000020, AX
-	MOVQ AX, 32(SP)
-	JMP  fbAVX512_jc_383
-
-fbAVX512_jcend_384:
+fbAVX512_swend_479:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_381
+	JMP  fbAVX512_kb_477
 
-fbAVX512_kbend_382:
+fbAVX512_kbend_478:
+fbAVX512_swend_405:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000020, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX512_jc_402
+
+fbAVX512_jcend_403:
 	MOVQ 16(SP), AX
-	MOVQ ib+120(FP), CX
+	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_i0_379
+	JMP  fbAVX512_i0_400
 
-fbAVX512_i0end_380:
+fbAVX512_i0end_401:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_norm_471:
+fbAVX512_norm_498:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_normend_472
+	JAE    fbAVX512_normend_499
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
-	MOVQ   72(SP), DX
+	MOVQ   64(SP), DX
 	LEAQ   (DX)(AX*8), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -10347,9 +10813,9 @@ fbAVX512_norm_471:
 	MOVQ   CX, SI
 	ANDQ   $-16, SI
 
-fbAVX512_mulsum_473_AVX512_wide:
+fbAVX512_mulsum_500_AVX512_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_473_AVX512_narrow0
+	JAE     fbAVX512_mulsum_500_AVX512_narrow0
 	VMOVUPD (DX)(BX*8), Z2
 	VMULPD  (AX)(BX*8), Z2, Z2
 	VMOVUPD Z2, (DX)(BX*8)
@@ -10359,25 +10825,25 @@ fbAVX512_mulsum_473_AVX512_wide:
 	VMOVUPD Z2, 64(DX)(BX*8)
 	VADDPD  Z2, Z1, Z1
 	ADDQ    $+16, BX
-	JMP     fbAVX512_mulsum_473_AVX512_wide
+	JMP     fbAVX512_mulsum_500_AVX512_wide
 
-fbAVX512_mulsum_473_AVX512_narrow0:
+fbAVX512_mulsum_500_AVX512_narrow0:
 	MOVQ CX, SI
 	ANDQ $-8, SI
 
-fbAVX512_mulsum_473_AVX512_narrow:
+fbAVX512_mulsum_500_AVX512_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_473_AVX512_tail
+	JAE     fbAVX512_mulsum_500_AVX512_tail
 	VMOVUPD (DX)(BX*8), Z2
 	VMULPD  (AX)(BX*8), Z2, Z2
 	VMOVUPD Z2, (DX)(BX*8)
 	VADDPD  Z2, Z0, Z0
 	ADDQ    $+8, BX
-	JMP     fbAVX512_mulsum_473_AVX512_narrow
+	JMP     fbAVX512_mulsum_500_AVX512_narrow
 
-fbAVX512_mulsum_473_AVX512_tail:
+fbAVX512_mulsum_500_AVX512_tail:
 	SUBQ      BX, CX
-	JZ        fbAVX512_mulsum_473_AVX512_end
+	JZ        fbAVX512_mulsum_500_AVX512_end
 	MOVQ      $-1, SI
 	BZHIQ     CX, SI, CX
 	KMOVB     CX, K1
@@ -10387,7 +10853,7 @@ fbAVX512_mulsum_473_AVX512_tail:
 	VMOVUPD   Z2, K1, (DX)(BX*8)
 	VADDPD    Z2, Z0, K1, Z0
 
-fbAVX512_mulsum_473_AVX512_end:
+fbAVX512_mulsum_500_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -10405,7 +10871,7 @@ fbAVX512_mulsum_473_AVX512_end:
 	VMOVSD        fbone<>+0(SB), X0
 	VDIVSD        X1, X0, X0
 	VBROADCASTSD  X0, Z0
-	MOVQ          72(SP), AX
+	MOVQ          64(SP), AX
 	MOVQ          8(SP), CX
 	MOVQ          M+112(FP), DX
 	IMULQ         DX, CX
@@ -10414,31 +10880,31 @@ fbAVX512_mulsum_473_AVX512_end:
 	MOVQ          DX, BX
 	ANDQ          $-16, BX
 
-fbAVX512_mul_474_AVX512_wide:
+fbAVX512_mul_501_AVX512_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_474_AVX512_narrow0
+	JAE     fbAVX512_mul_501_AVX512_narrow0
 	VMULPD  (AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(CX*8)
 	VMULPD  64(AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, 64(AX)(CX*8)
 	ADDQ    $+16, CX
-	JMP     fbAVX512_mul_474_AVX512_wide
+	JMP     fbAVX512_mul_501_AVX512_wide
 
-fbAVX512_mul_474_AVX512_narrow0:
+fbAVX512_mul_501_AVX512_narrow0:
 	MOVQ DX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_474_AVX512_narrow:
+fbAVX512_mul_501_AVX512_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_474_AVX512_tail
+	JAE     fbAVX512_mul_501_AVX512_tail
 	VMULPD  (AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX512_mul_474_AVX512_narrow
+	JMP     fbAVX512_mul_501_AVX512_narrow
 
-fbAVX512_mul_474_AVX512_tail:
+fbAVX512_mul_501_AVX512_tail:
 	SUBQ      CX, DX
-	JZ        fbAVX512_mul_474_AVX512_end
+	JZ        fbAVX512_mul_501_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     DX, BX, DX
 	KMOVB     DX, K1
@@ -10446,19 +10912,19 @@ fbAVX512_mul_474_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (AX)(CX*8)
 
-fbAVX512_mul_474_AVX512_end:
+fbAVX512_mul_501_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_norm_471
+	JMP  fbAVX512_norm_498
 
-fbAVX512_normend_472:
+fbAVX512_normend_499:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_t_377
+	JMP  fbAVX512_t_398
 
-fbAVX512_tend_378:
+fbAVX512_tend_399:
 	VZEROUPPER
 	RET
 
@@ -10467,11 +10933,11 @@ fbAVX512_tend_378:
 TEXT ·transitionsAVX512(SB), NOSPLIT, $40-184
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_bb_475:
+fbAVX512_bb_502:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX512_bbend_476
+	JAE          fbAVX512_bbend_503
 	MOVQ         scale_base+120(FP), CX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (CX)(AX*8), X0, X0
@@ -10492,9 +10958,9 @@ fbAVX512_bb_475:
 	MOVQ         CX, DI
 	ANDQ         $-16, DI
 
-fbAVX512_bbrow_477_AVX512_wide:
+fbAVX512_bbrow_504_AVX512_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_477_AVX512_narrow0
+	JAE     fbAVX512_bbrow_504_AVX512_narrow0
 	VMOVUPD (DX)(AX*8), Z1
 	VMULPD  (BX)(AX*8), Z1, Z1
 	VMULPD  Z0, Z1, Z1
@@ -10504,25 +10970,25 @@ fbAVX512_bbrow_477_AVX512_wide:
 	VMULPD  Z0, Z1, Z1
 	VMOVUPD Z1, 64(SI)(AX*8)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_bbrow_477_AVX512_wide
+	JMP     fbAVX512_bbrow_504_AVX512_wide
 
-fbAVX512_bbrow_477_AVX512_narrow0:
+fbAVX512_bbrow_504_AVX512_narrow0:
 	MOVQ CX, DI
 	ANDQ $-8, DI
 
-fbAVX512_bbrow_477_AVX512_narrow:
+fbAVX512_bbrow_504_AVX512_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_477_AVX512_tail
+	JAE     fbAVX512_bbrow_504_AVX512_tail
 	VMOVUPD (DX)(AX*8), Z1
 	VMULPD  (BX)(AX*8), Z1, Z1
 	VMULPD  Z0, Z1, Z1
 	VMOVUPD Z1, (SI)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_bbrow_477_AVX512_narrow
+	JMP     fbAVX512_bbrow_504_AVX512_narrow
 
-fbAVX512_bbrow_477_AVX512_tail:
+fbAVX512_bbrow_504_AVX512_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_bbrow_477_AVX512_end
+	JZ        fbAVX512_bbrow_504_AVX512_end
 	MOVQ      $-1, DI
 	BZHIQ     CX, DI, CX
 	KMOVB     CX, K1
@@ -10532,20 +10998,20 @@ fbAVX512_bbrow_477_AVX512_tail:
 	VMULPD    Z0, Z1, Z1
 	VMOVUPD   Z1, K1, (SI)(AX*8)
 
-fbAVX512_bbrow_477_AVX512_end:
+fbAVX512_bbrow_504_AVX512_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bb_475
+	JMP  fbAVX512_bb_502
 
-fbAVX512_bbend_476:
+fbAVX512_bbend_503:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_ti_478:
+fbAVX512_ti_505:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_479
+	JAE     fbAVX512_tiend_506
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
@@ -10553,16 +11019,16 @@ fbAVX512_ti_478:
 	MOVQ    AX, 32(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX512_tj_480:
+fbAVX512_tj_507:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_tjend_481
+	JAE  fbAVX512_tjend_508
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_482
+	JAE  fbAVX512_full_509
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -10571,25 +11037,25 @@ fbAVX512_tj_480:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_482:
+fbAVX512_full_509:
 	MOVQ   DX, 24(SP)
 	MOVQ   32(SP), CX
 	CMPQ   CX, $0x00000001
-	JEQ    fbAVX512_case1_484
+	JEQ    fbAVX512_case1_511
 	CMPQ   CX, $0x00000002
-	JEQ    fbAVX512_case2_485
+	JEQ    fbAVX512_case2_512
 	CMPQ   CX, $0x00000003
-	JEQ    fbAVX512_case3_486
+	JEQ    fbAVX512_case3_513
 	CMPQ   CX, $0x00000004
-	JEQ    fbAVX512_case4_487
+	JEQ    fbAVX512_case4_514
 	CMPQ   CX, $0x00000005
-	JEQ    fbAVX512_case5_488
+	JEQ    fbAVX512_case5_515
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_491
+	JEQ    fbAVX512_case1_518
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_492
+	JEQ    fbAVX512_case2_519
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_493
+	JEQ    fbAVX512_case3_520
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10629,7 +11095,7 @@ fbAVX512_full_482:
 	VXORPD Z22, Z22, Z22
 	VXORPD Z23, Z23, Z23
 
-fbAVX512_loop_495:
+fbAVX512_loop_522:
 	VMOVUPD      (DX), Z24
 	VMOVUPD      64(DX), Z25
 	VMOVUPD      128(DX), Z26
@@ -10667,7 +11133,7 @@ fbAVX512_loop_495:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_495
+	JNZ          fbAVX512_loop_522
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -10757,9 +11223,9 @@ fbAVX512_loop_495:
 	VMOVUPD.Z    192(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z23, Z0
 	VMOVUPD      Z0, K1, 192(SI)(AX*1)
-	JMP          fbAVX512_swend_490
+	JMP          fbAVX512_swend_517
 
-fbAVX512_case3_493:
+fbAVX512_case3_520:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10793,7 +11259,7 @@ fbAVX512_case3_493:
 	VXORPD Z16, Z16, Z16
 	VXORPD Z17, Z17, Z17
 
-fbAVX512_loop_496:
+fbAVX512_loop_523:
 	VMOVUPD      (DX), Z18
 	VMOVUPD      64(DX), Z19
 	VMOVUPD.Z    128(DX), K1, Z20
@@ -10824,7 +11290,7 @@ fbAVX512_loop_496:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_496
+	JNZ          fbAVX512_loop_523
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -10896,9 +11362,9 @@ fbAVX512_loop_496:
 	VMOVUPD.Z    128(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z17, Z0
 	VMOVUPD      Z0, K1, 128(SI)(AX*1)
-	JMP          fbAVX512_swend_490
+	JMP          fbAVX512_swend_517
 
-fbAVX512_case2_492:
+fbAVX512_case2_519:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10926,7 +11392,7 @@ fbAVX512_case2_492:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_497:
+fbAVX512_loop_524:
 	VMOVUPD      (DX), Z12
 	VMOVUPD.Z    64(DX), K1, Z13
 	VBROADCASTSD (CX), Z14
@@ -10950,7 +11416,7 @@ fbAVX512_loop_497:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_497
+	JNZ          fbAVX512_loop_524
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11004,9 +11470,9 @@ fbAVX512_loop_497:
 	VMOVUPD.Z    64(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 64(SI)(AX*1)
-	JMP          fbAVX512_swend_490
+	JMP          fbAVX512_swend_517
 
-fbAVX512_case1_491:
+fbAVX512_case1_518:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11028,7 +11494,7 @@ fbAVX512_case1_491:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_498:
+fbAVX512_loop_525:
 	VMOVUPD.Z    (DX), K1, Z6
 	VBROADCASTSD (CX), Z7
 	VFMADD231PD  Z6, Z7, Z0
@@ -11045,7 +11511,7 @@ fbAVX512_loop_498:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_498
+	JNZ          fbAVX512_loop_525
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11082,16 +11548,16 @@ fbAVX512_loop_498:
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, (SI)(AX*1)
 
-fbAVX512_swend_490:
-	JMP fbAVX512_swend_483
+fbAVX512_swend_517:
+	JMP fbAVX512_swend_510
 
-fbAVX512_case5_488:
+fbAVX512_case5_515:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_500
+	JEQ    fbAVX512_case1_527
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_501
+	JEQ    fbAVX512_case2_528
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_502
+	JEQ    fbAVX512_case3_529
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11127,7 +11593,7 @@ fbAVX512_case5_488:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_504:
+fbAVX512_loop_531:
 	VMOVUPD      (DX), Z20
 	VMOVUPD      64(DX), Z21
 	VMOVUPD      128(DX), Z22
@@ -11160,7 +11626,7 @@ fbAVX512_loop_504:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_504
+	JNZ          fbAVX512_loop_531
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11237,9 +11703,9 @@ fbAVX512_loop_504:
 	VMOVUPD.Z    192(DI), K1, Z1
 	VFMADD231PD  Z1, Z19, Z0
 	VMOVUPD      Z0, K1, 192(SI)
-	JMP          fbAVX512_swend_499
+	JMP          fbAVX512_swend_526
 
-fbAVX512_case3_502:
+fbAVX512_case3_529:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11270,7 +11736,7 @@ fbAVX512_case3_502:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_505:
+fbAVX512_loop_532:
 	VMOVUPD      (DX), Z15
 	VMOVUPD      64(DX), Z16
 	VMOVUPD.Z    128(DX), K1, Z17
@@ -11297,7 +11763,7 @@ fbAVX512_loop_505:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_505
+	JNZ          fbAVX512_loop_532
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11359,9 +11825,9 @@ fbAVX512_loop_505:
 	VMOVUPD.Z    128(DI), K1, Z1
 	VFMADD231PD  Z1, Z14, Z0
 	VMOVUPD      Z0, K1, 128(SI)
-	JMP          fbAVX512_swend_499
+	JMP          fbAVX512_swend_526
 
-fbAVX512_case2_501:
+fbAVX512_case2_528:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11387,7 +11853,7 @@ fbAVX512_case2_501:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_506:
+fbAVX512_loop_533:
 	VMOVUPD      (DX), Z10
 	VMOVUPD.Z    64(DX), K1, Z11
 	VBROADCASTSD (CX), Z12
@@ -11408,7 +11874,7 @@ fbAVX512_loop_506:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_506
+	JNZ          fbAVX512_loop_533
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11455,9 +11921,9 @@ fbAVX512_loop_506:
 	VMOVUPD.Z    64(DI), K1, Z1
 	VFMADD231PD  Z1, Z9, Z0
 	VMOVUPD      Z0, K1, 64(SI)
-	JMP          fbAVX512_swend_499
+	JMP          fbAVX512_swend_526
 
-fbAVX512_case1_500:
+fbAVX512_case1_527:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11478,7 +11944,7 @@ fbAVX512_case1_500:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_507:
+fbAVX512_loop_534:
 	VMOVUPD.Z    (DX), K1, Z5
 	VBROADCASTSD (CX), Z6
 	VFMADD231PD  Z5, Z6, Z0
@@ -11493,7 +11959,7 @@ fbAVX512_loop_507:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_507
+	JNZ          fbAVX512_loop_534
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11526,16 +11992,16 @@ fbAVX512_loop_507:
 	VFMADD231PD  Z1, Z4, Z0
 	VMOVUPD      Z0, K1, (SI)
 
-fbAVX512_swend_499:
-	JMP fbAVX512_swend_483
+fbAVX512_swend_526:
+	JMP fbAVX512_swend_510
 
-fbAVX512_case4_487:
+fbAVX512_case4_514:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_509
+	JEQ    fbAVX512_case1_536
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_510
+	JEQ    fbAVX512_case2_537
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_511
+	JEQ    fbAVX512_case3_538
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11567,7 +12033,7 @@ fbAVX512_case4_487:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_513:
+fbAVX512_loop_540:
 	VMOVUPD      (DX), Z16
 	VMOVUPD      64(DX), Z17
 	VMOVUPD      128(DX), Z18
@@ -11595,7 +12061,7 @@ fbAVX512_loop_513:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_513
+	JNZ          fbAVX512_loop_540
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11657,9 +12123,9 @@ fbAVX512_loop_513:
 	VMOVUPD.Z    192(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z15, Z0
 	VMOVUPD      Z0, K1, 192(DX)(CX*1)
-	JMP          fbAVX512_swend_508
+	JMP          fbAVX512_swend_535
 
-fbAVX512_case3_511:
+fbAVX512_case3_538:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11687,7 +12153,7 @@ fbAVX512_case3_511:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_514:
+fbAVX512_loop_541:
 	VMOVUPD      (DX), Z12
 	VMOVUPD      64(DX), Z13
 	VMOVUPD.Z    128(DX), K1, Z14
@@ -11710,7 +12176,7 @@ fbAVX512_loop_514:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_514
+	JNZ          fbAVX512_loop_541
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11760,9 +12226,9 @@ fbAVX512_loop_514:
 	VMOVUPD.Z    128(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 128(DX)(CX*1)
-	JMP          fbAVX512_swend_508
+	JMP          fbAVX512_swend_535
 
-fbAVX512_case2_510:
+fbAVX512_case2_537:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11786,7 +12252,7 @@ fbAVX512_case2_510:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_515:
+fbAVX512_loop_542:
 	VMOVUPD      (DX), Z8
 	VMOVUPD.Z    64(DX), K1, Z9
 	VBROADCASTSD (CX), Z10
@@ -11804,7 +12270,7 @@ fbAVX512_loop_515:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_515
+	JNZ          fbAVX512_loop_542
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11842,9 +12308,9 @@ fbAVX512_loop_515:
 	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z7, Z0
 	VMOVUPD      Z0, K1, 64(DX)(CX*1)
-	JMP          fbAVX512_swend_508
+	JMP          fbAVX512_swend_535
 
-fbAVX512_case1_509:
+fbAVX512_case1_536:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11864,7 +12330,7 @@ fbAVX512_case1_509:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_516:
+fbAVX512_loop_543:
 	VMOVUPD.Z    (DX), K1, Z4
 	VBROADCASTSD (CX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -11877,7 +12343,7 @@ fbAVX512_loop_516:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_516
+	JNZ          fbAVX512_loop_543
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11904,16 +12370,16 @@ fbAVX512_loop_516:
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, (DX)(CX*1)
 
-fbAVX512_swend_508:
-	JMP fbAVX512_swend_483
+fbAVX512_swend_535:
+	JMP fbAVX512_swend_510
 
-fbAVX512_case3_486:
+fbAVX512_case3_513:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_518
+	JEQ    fbAVX512_case1_545
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_519
+	JEQ    fbAVX512_case2_546
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_520
+	JEQ    fbAVX512_case3_547
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11941,7 +12407,7 @@ fbAVX512_case3_486:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_522:
+fbAVX512_loop_549:
 	VMOVUPD      (DX), Z12
 	VMOVUPD      64(DX), Z13
 	VMOVUPD      128(DX), Z14
@@ -11964,7 +12430,7 @@ fbAVX512_loop_522:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_522
+	JNZ          fbAVX512_loop_549
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12013,9 +12479,9 @@ fbAVX512_loop_522:
 	VMOVUPD.Z    192(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 192(DX)(AX*2)
-	JMP          fbAVX512_swend_517
+	JMP          fbAVX512_swend_544
 
-fbAVX512_case3_520:
+fbAVX512_case3_547:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12040,7 +12506,7 @@ fbAVX512_case3_520:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_523:
+fbAVX512_loop_550:
 	VMOVUPD      (DX), Z9
 	VMOVUPD      64(DX), Z10
 	VMOVUPD.Z    128(DX), K1, Z11
@@ -12059,7 +12525,7 @@ fbAVX512_loop_523:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_523
+	JNZ          fbAVX512_loop_550
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12099,9 +12565,9 @@ fbAVX512_loop_523:
 	VMOVUPD.Z    128(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z8, Z0
 	VMOVUPD      Z0, K1, 128(DX)(AX*2)
-	JMP          fbAVX512_swend_517
+	JMP          fbAVX512_swend_544
 
-fbAVX512_case2_519:
+fbAVX512_case2_546:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12123,7 +12589,7 @@ fbAVX512_case2_519:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_524:
+fbAVX512_loop_551:
 	VMOVUPD      (DX), Z6
 	VMOVUPD.Z    64(DX), K1, Z7
 	VBROADCASTSD (CX), Z8
@@ -12138,7 +12604,7 @@ fbAVX512_loop_524:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_524
+	JNZ          fbAVX512_loop_551
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12169,9 +12635,9 @@ fbAVX512_loop_524:
 	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, 64(DX)(AX*2)
-	JMP          fbAVX512_swend_517
+	JMP          fbAVX512_swend_544
 
-fbAVX512_case1_518:
+fbAVX512_case1_545:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12190,7 +12656,7 @@ fbAVX512_case1_518:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_525:
+fbAVX512_loop_552:
 	VMOVUPD.Z    (DX), K1, Z3
 	VBROADCASTSD (CX), Z4
 	VFMADD231PD  Z3, Z4, Z0
@@ -12201,7 +12667,7 @@ fbAVX512_loop_525:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_525
+	JNZ          fbAVX512_loop_552
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12224,16 +12690,16 @@ fbAVX512_loop_525:
 	VFMADD231PD  Z1, Z2, Z0
 	VMOVUPD      Z0, K1, (DX)(AX*2)
 
-fbAVX512_swend_517:
-	JMP fbAVX512_swend_483
+fbAVX512_swend_544:
+	JMP fbAVX512_swend_510
 
-fbAVX512_case2_485:
+fbAVX512_case2_512:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_527
+	JEQ    fbAVX512_case1_554
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_528
+	JEQ    fbAVX512_case2_555
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_529
+	JEQ    fbAVX512_case3_556
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12257,7 +12723,7 @@ fbAVX512_case2_485:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_531:
+fbAVX512_loop_558:
 	VMOVUPD      (DX), Z8
 	VMOVUPD      64(DX), Z9
 	VMOVUPD      128(DX), Z10
@@ -12275,7 +12741,7 @@ fbAVX512_loop_531:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_531
+	JNZ          fbAVX512_loop_558
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12311,9 +12777,9 @@ fbAVX512_loop_531:
 	VMOVUPD.Z    192(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z7, Z0
 	VMOVUPD      Z0, K1, 192(DX)(AX*1)
-	JMP          fbAVX512_swend_526
+	JMP          fbAVX512_swend_553
 
-fbAVX512_case3_529:
+fbAVX512_case3_556:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12335,7 +12801,7 @@ fbAVX512_case3_529:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_532:
+fbAVX512_loop_559:
 	VMOVUPD      (DX), Z6
 	VMOVUPD      64(DX), Z7
 	VMOVUPD.Z    128(DX), K1, Z8
@@ -12350,7 +12816,7 @@ fbAVX512_loop_532:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_532
+	JNZ          fbAVX512_loop_559
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12380,9 +12846,9 @@ fbAVX512_loop_532:
 	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, 128(DX)(AX*1)
-	JMP          fbAVX512_swend_526
+	JMP          fbAVX512_swend_553
 
-fbAVX512_case2_528:
+fbAVX512_case2_555:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12402,7 +12868,7 @@ fbAVX512_case2_528:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_533:
+fbAVX512_loop_560:
 	VMOVUPD      (DX), Z4
 	VMOVUPD.Z    64(DX), K1, Z5
 	VBROADCASTSD (CX), Z6
@@ -12414,7 +12880,7 @@ fbAVX512_loop_533:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_533
+	JNZ          fbAVX512_loop_560
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12438,9 +12904,9 @@ fbAVX512_loop_533:
 	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, 64(DX)(AX*1)
-	JMP          fbAVX512_swend_526
+	JMP          fbAVX512_swend_553
 
-fbAVX512_case1_527:
+fbAVX512_case1_554:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12458,7 +12924,7 @@ fbAVX512_case1_527:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_534:
+fbAVX512_loop_561:
 	VMOVUPD.Z    (DX), K1, Z2
 	VBROADCASTSD (CX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -12467,7 +12933,7 @@ fbAVX512_loop_534:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_534
+	JNZ          fbAVX512_loop_561
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12486,16 +12952,16 @@ fbAVX512_loop_534:
 	VFMADD231PD  Z2, Z1, Z0
 	VMOVUPD      Z0, K1, (DX)(AX*1)
 
-fbAVX512_swend_526:
-	JMP fbAVX512_swend_483
+fbAVX512_swend_553:
+	JMP fbAVX512_swend_510
 
-fbAVX512_case1_484:
+fbAVX512_case1_511:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_536
+	JEQ    fbAVX512_case1_563
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_537
+	JEQ    fbAVX512_case2_564
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_538
+	JEQ    fbAVX512_case3_565
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12515,7 +12981,7 @@ fbAVX512_case1_484:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_540:
+fbAVX512_loop_567:
 	VBROADCASTSD (CX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VFMADD231PD  64(DX), Z4, Z1
@@ -12525,7 +12991,7 @@ fbAVX512_loop_540:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_540
+	JNZ          fbAVX512_loop_567
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12548,9 +13014,9 @@ fbAVX512_loop_540:
 	VMOVUPD.Z    192(BX), K1, Z1
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, 192(DX)
-	JMP          fbAVX512_swend_535
+	JMP          fbAVX512_swend_562
 
-fbAVX512_case3_538:
+fbAVX512_case3_565:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12569,7 +13035,7 @@ fbAVX512_case3_538:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_541:
+fbAVX512_loop_568:
 	VBROADCASTSD (CX), Z3
 	VFMADD231PD  (DX), Z3, Z0
 	VFMADD231PD  64(DX), Z3, Z1
@@ -12578,7 +13044,7 @@ fbAVX512_loop_541:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_541
+	JNZ          fbAVX512_loop_568
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12598,9 +13064,9 @@ fbAVX512_loop_541:
 	VMOVUPD.Z    128(BX), K1, Z1
 	VFMADD231PD  Z1, Z2, Z0
 	VMOVUPD      Z0, K1, 128(DX)
-	JMP          fbAVX512_swend_535
+	JMP          fbAVX512_swend_562
 
-fbAVX512_case2_537:
+fbAVX512_case2_564:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12618,7 +13084,7 @@ fbAVX512_case2_537:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_542:
+fbAVX512_loop_569:
 	VBROADCASTSD (CX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	VMOVUPD.Z    64(DX), K1, Z3
@@ -12626,7 +13092,7 @@ fbAVX512_loop_542:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_542
+	JNZ          fbAVX512_loop_569
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12643,9 +13109,9 @@ fbAVX512_loop_542:
 	VMOVUPD.Z    64(BX), K1, Z2
 	VFMADD231PD  Z2, Z1, Z0
 	VMOVUPD      Z0, K1, 64(DX)
-	JMP          fbAVX512_swend_535
+	JMP          fbAVX512_swend_562
 
-fbAVX512_case1_536:
+fbAVX512_case1_563:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12662,14 +13128,14 @@ fbAVX512_case1_536:
 	DECQ   BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_543:
+fbAVX512_loop_570:
 	VBROADCASTSD (CX), Z1
 	VMOVUPD.Z    (DX), K1, Z2
 	VFMADD231PD  Z2, Z1, Z0
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_543
+	JNZ          fbAVX512_loop_570
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12684,19 +13150,19 @@ fbAVX512_loop_543:
 	VFMADD231PD  Z2, Z0, Z1
 	VMOVUPD      Z1, K1, (DX)
 
-fbAVX512_swend_535:
-fbAVX512_swend_483:
+fbAVX512_swend_562:
+fbAVX512_swend_510:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000020, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_tj_480
+	JMP  fbAVX512_tj_507
 
-fbAVX512_tjend_481:
+fbAVX512_tjend_508:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_478
+	JMP  fbAVX512_ti_505
 
-fbAVX512_tiend_479:
+fbAVX512_tiend_506:
 	VZEROUPPER
 	RET

@@ -17,7 +17,7 @@ func TestForwardBatchRowBlocks(t *testing.T) {
 		if !p.available {
 			continue
 		}
-		for _, ib := range []int{1, 2, 5, 16, 33} {
+		for _, ib := range []int{1, 2, 5, 16, 33, 64, 100} {
 			for _, M := range []int{1, 7, 9, 23, 40, 45, 64, 100} {
 				for _, K := range []int{1, 4, 7} {
 					checkBatch(t, p.name, func(alpha, scale, psi, e []float64, T, K, M int) {

@@ -486,7 +486,7 @@ func fbBenchImpls() []*impl { return append([]*impl{generic}, asmImpls(nil)...) 
 
 var fbBenchM = []int{9, 23, 45, 128, 256, 1024}
 
-func fbBenchT(M int) int { return max(4, min(2000, 4000000/(M*M))) }
+func fbBenchT(M int) int { return max(32, min(2000, 4000000/(M*M))) }
 
 // fbBench runs f b.N times, reporting ns/pos, GFLOP/s and %peak.
 func fbBench(b *testing.B, p *impl, positions, flops int, f func()) {

@@ -2,11 +2,10 @@
 
 package kernels
 
-// fbRows is how many rows of E ForwardBatch keeps in cache at a time: about
-// 1 MiB of E (half this machine's L2), and all of it when M is small.
-func fbRows(M int) int {
-	return max(16, (1<<17)/M)
-}
+// fbRows is how many rows of E ForwardBatch packs into its panel at a time
+// (the assembly caps it at the panel's 64 rows): the panel of 64 rows × 32
+// columns stays in L1 while every sequence uses it.
+func fbRows(M int) int { return 64 }
 
 var _ = func() int {
 	avx2Impl.forward, avx2Impl.backward, avx2Impl.transitions = forwardAVX2, backwardAVX2, transitionsAVX2

@@ -49,6 +49,10 @@ func gemmShape(i *ISA) (kbMax, nbMax int) {
 	return 3, 3
 }
 
+// batchPanelRows is the most rows of E ForwardBatch packs at a time (the
+// panel is batchPanelRows × nbMax vectors: 16 KiB on AVX-512, in L1).
+const batchPanelRows = 64
+
 var labelN int
 
 // newLabel returns a label unique in the generated file.
@@ -101,9 +105,11 @@ func kaddr(p, p2, sk, sk3 reg.Register, k, disp int) Mem {
 // block describes one run of the micro-kernel.
 type block struct {
 	kb, nb, chains int
-	q, s2          reg.Register // matrix row pointer and its per-step stride (bytes)
+	q              reg.Register // matrix row pointer
+	s2             Op           // its per-step stride (bytes)
 	n              reg.Register // step count ≥ 1 (clobbered)
 	mask           Mask         // for vector nb−1
+	packed         bool         // rows padded with zeros: no mask needed
 	bcast          func(k int, dst reg.VecVirtual)
 	step           func() // advances the broadcast pointers by one step
 }
@@ -128,15 +134,23 @@ func (b *block) emit(i *ISA) [][]reg.VecVirtual {
 			for v := 0; v < last; v++ {
 				VFMADD231PD(Mem{Base: b.q, Disp: v * i.Bytes}, x, acc[c][0][v])
 			}
-			t := i.Vec()
-			i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, t)
-			VFMADD231PD(t, x, acc[c][0][last])
+			if b.packed {
+				VFMADD231PD(Mem{Base: b.q, Disp: last * i.Bytes}, x, acc[c][0][last])
+			} else {
+				t := i.Vec()
+				i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, t)
+				VFMADD231PD(t, x, acc[c][0][last])
+			}
 		} else {
 			ev := i.Vecs(b.nb)
 			for v := 0; v < last; v++ {
 				VMOVUPD(Mem{Base: b.q, Disp: v * i.Bytes}, ev[v])
 			}
-			i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
+			if b.packed {
+				VMOVUPD(Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
+			} else {
+				i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
+			}
 			for k := 0; k < b.kb; k++ {
 				x := i.Vec()
 				b.bcast(k, x)
@@ -300,6 +314,50 @@ func log2(w int) int {
 	return 2
 }
 
+// panel reserves a stack buffer of n bytes and returns a local holding its
+// address rounded up to 64 bytes (so that vector rows of a packed matrix
+// never straddle cache lines).
+func panel(n int) Mem {
+	buf := AllocLocal(n + 64)
+	l := local()
+	r := GP64()
+	LEAQ(buf, r)
+	ADDQ(U8(63), r)
+	ANDQ(I8(-64), r)
+	MOVQ(r, l)
+	return l
+}
+
+// pack copies rows × nv vectors from src (row stride sstride bytes) to dst
+// (row stride nv·W·8), the last vector of each row under mask m and zero
+// past it.
+// A positive prefetch asks for the source row's bytes that far ahead (the
+// next chunk's) to be brought into L2.
+func pack(i *ISA, src, sstride, dst, rows reg.Register, nv int, m Mask, prefetch int) {
+	loop := newLabel(i, "pack")
+	s, d, n := GP64(), GP64(), GP64()
+	MOVQ(src, s)
+	MOVQ(dst, d)
+	MOVQ(rows, n)
+	Label(loop)
+	for v := 0; v < nv; v++ {
+		t := i.Vec()
+		if v < nv-1 {
+			VMOVUPD(Mem{Base: s, Disp: v * i.Bytes}, t)
+		} else {
+			i.LoadMasked(m, Mem{Base: s, Disp: v * i.Bytes}, t)
+		}
+		VMOVUPD(t, Mem{Base: d, Disp: v * i.Bytes})
+	}
+	for off := 0; prefetch > 0 && off < prefetch; off += 64 {
+		PREFETCHT1(Mem{Base: s, Disp: prefetch + off})
+	}
+	ADDQ(sstride, s)
+	ADDQ(U32(nv*i.Bytes), d)
+	DECQ(n)
+	JNZ(LabelRef(loop))
+}
+
 // local is an 8-byte stack slot.
 func local() Mem { return AllocLocal(8) }
 
@@ -314,7 +372,7 @@ func ldq(m Mem) reg.GPVirtual {
 
 func genForward(i *ISA) {
 	fn := i.Fn("forward")
-	TEXT(fn, NOSPLIT, "func(alpha, scale, psi, e []float64, T, M int)")
+	TEXT(fn, 0, "func(alpha, scale, psi, e []float64, T, M int)")
 	Pragma("noescape")
 	Doc(fn+" is the scaled forward pass over a whole sequence (see Forward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
@@ -346,8 +404,31 @@ func genForward(i *ISA) {
 		ADDQ(U32(i.W), r)
 		rl := local()
 		MOVQ(r, rl)
+		// Up to packVecs vectors a row, E is first copied to an aligned
+		// stack buffer with rows padded to whole vectors: no load of the
+		// hot loop then straddles two cache lines.
+		packVecs := 8
+		if !i.Is512() {
+			packVecs = 6
+		}
+		pb := panel(packVecs * i.W * packVecs * i.W * 8)
+		eb, es := local(), local()
 		switchN(i, nv, nb, func(v int) {
 			m := i.TailMask(ldq(rl))
+			if v <= packVecs {
+				M := Load(Param("M"), GP64())
+				M8 := GP64()
+				MOVQ(M, M8)
+				SHLQ(U8(3), M8)
+				pack(i, Load(Param("e").Base(), GP64()), M8, ldq(pb), M, v, m, 0)
+				MOVQ(ldq(pb), eb)
+				MOVQ(U32(v*i.Bytes), es)
+			} else {
+				MOVQ(Load(Param("e").Base(), GP64()), eb)
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				MOVQ(M8, es)
+			}
 			T := Load(Param("T"), GP64())
 			t := GP64()
 			MOVQ(U32(1), t)
@@ -363,11 +444,11 @@ func genForward(i *ISA) {
 			CMPQ(t, T)
 			JAE(LabelRef(end))
 			{
-				q := Load(Param("e").Base(), GP64())
+				q := ldq(eb)
 				p := GP64()
 				MOVQ(prev, p)
 				n := Load(Param("M"), GP64())
-				b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
+				b := &block{kb: 1, nb: v, chains: 2, q: q, s2: es, n: n, mask: m, packed: v <= packVecs,
 					bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
 					step:  func() { ADDQ(U8(8), p) }}
 				acc := b.emit(i)[0]
@@ -618,12 +699,13 @@ func genBackward(i *ISA) {
 
 func genBatch(i *ISA) {
 	fn := i.Fn("forwardBatch")
-	TEXT(fn, NOSPLIT, "func(alpha, scale, psi, e []float64, T, K, M, ib int)")
+	TEXT(fn, 0, "func(alpha, scale, psi, e []float64, T, K, M, ib int)")
 	Pragma("noescape")
 	Doc(fn+" is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
 	kbMax, nbMax := gemmShape(i)
-	tl, kl, i0l, k0l, j0l, rl, nil_, kbl := local(), local(), local(), local(), local(), local(), local(), local()
+	tl, kl, i0l, k0l, j0l, rl, nil_ := local(), local(), local(), local(), local(), local(), local()
 	prevl, curl := local(), local()
+	pb := panel(batchPanelRows * nbMax * i.Bytes)
 
 	// t = 0: normalise every sequence's first row.
 	{
@@ -677,25 +759,14 @@ func genBatch(i *ISA) {
 		CMPQ(i0, M)
 		JAE(LabelRef(iend))
 		ni := Load(Param("ib"), GP64())
+		lim := GP64()
+		MOVQ(U32(batchPanelRows), lim)
+		CMPQ(ni, lim)
+		CMOVQGT(lim, ni)
 		SUBQ(i0, M)
 		CMPQ(ni, M)
 		CMOVQGT(M, ni)
 		MOVQ(ni, nil_)
-		MOVQ(U32(0), k0l)
-	}
-	kloop, kend := newLabel(i, "kb"), newLabel(i, "kbend")
-	Label(kloop)
-	{
-		k0 := ldq(k0l)
-		K := Load(Param("K"), GP64())
-		CMPQ(k0, K)
-		JAE(LabelRef(kend))
-		SUBQ(k0, K)
-		kb := GP64()
-		MOVQ(U32(kbMax), kb)
-		CMPQ(kb, K)
-		CMOVQGT(K, kb)
-		MOVQ(kb, kbl)
 		MOVQ(U32(0), j0l)
 	}
 	jloop, jend := newLabel(i, "jc"), newLabel(i, "jcend")
@@ -707,9 +778,33 @@ func genBatch(i *ISA) {
 		JAE(LabelRef(jend))
 		nv, r := chunk(i, M, j0, nbMax)
 		MOVQ(r, rl)
-		kb := ldq(kbl)
-		switchN(i, kb, kbMax, func(kbv int) {
-			switchN(i, nv, nbMax, func(v int) {
+		switchN(i, nv, nbMax, func(v int) {
+			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
+			// aligned panel; every sequence then reads it from L1.
+			{
+				m := i.TailMask(ldq(rl))
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				src := ldq(i0l)
+				IMULQ(M8, src)
+				ADDQ(Load(Param("e").Base(), GP64()), src)
+				j0 := ldq(j0l)
+				LEAQ(Mem{Base: src, Index: j0, Scale: 8}, src)
+				pack(i, src, M8, ldq(pb), ldq(nil_), v, m, nbMax*i.Bytes)
+				MOVQ(U32(0), k0l)
+			}
+			kloop, kend := newLabel(i, "kb"), newLabel(i, "kbend")
+			Label(kloop)
+			k0 := ldq(k0l)
+			K := Load(Param("K"), GP64())
+			CMPQ(k0, K)
+			JAE(LabelRef(kend))
+			SUBQ(k0, K)
+			kb := GP64()
+			MOVQ(U32(kbMax), kb)
+			CMPQ(kb, K)
+			CMOVQGT(K, kb)
+			switchN(i, kb, kbMax, func(kbv int) {
 				m := i.TailMask(ldq(rl))
 				M8 := Load(Param("M"), GP64())
 				SHLQ(U8(3), M8)
@@ -726,15 +821,9 @@ func genBatch(i *ISA) {
 					p2 = GP64()
 					LEAQ(Mem{Base: p, Index: M8, Scale: 4}, p2)
 				}
-				// q = e + i0·M·8 + j0·8
-				q := GP64()
-				MOVQ(i0, q)
-				IMULQ(M8, q)
-				ADDQ(Load(Param("e").Base(), GP64()), q)
-				j0 := ldq(j0l)
-				LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
+				q := ldq(pb)
 				n := ldq(nil_)
-				b := &block{kb: kbv, nb: v, chains: 1, q: q, s2: M8, n: n, mask: m,
+				b := &block{kb: kbv, nb: v, chains: 1, q: q, s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
 					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(kaddr(p, p2, M8, sk3, k, 0), dst) },
 					step: func() {
 						ADDQ(U8(8), p)
@@ -746,7 +835,7 @@ func genBatch(i *ISA) {
 				// o = cur + k0·M·8 + j0·8
 				o := ldq(k0l)
 				IMULQ(M8, o)
-				j0 = ldq(j0l)
+				j0 := ldq(j0l)
 				LEAQ(Mem{Base: o, Index: j0, Scale: 8}, o)
 				ADDQ(curl, o)
 				var o2 reg.GPVirtual
@@ -782,6 +871,11 @@ func genBatch(i *ISA) {
 					}
 				}
 			})
+			k0 = ldq(k0l)
+			ADDQ(U32(kbMax), k0)
+			MOVQ(k0, k0l)
+			JMP(LabelRef(kloop))
+			Label(kend)
 		})
 		j0 = ldq(j0l)
 		ADDQ(U32(nbMax*i.W), j0)
@@ -790,15 +884,8 @@ func genBatch(i *ISA) {
 	}
 	Label(jend)
 	{
-		k0 := ldq(k0l)
-		ADDQ(U32(kbMax), k0)
-		MOVQ(k0, k0l)
-		JMP(LabelRef(kloop))
-	}
-	Label(kend)
-	{
 		i0 := ldq(i0l)
-		ADDQ(Load(Param("ib"), GP64()), i0)
+		ADDQ(ldq(nil_), i0)
 		MOVQ(i0, i0l)
 		JMP(LabelRef(iloop))
 	}
