@@ -1473,7 +1473,7 @@ GLOBL fbone<>(SB), RODATA|NOPTR, $8
 
 // func backwardAVX2(beta []float64, scale []float64, psi []float64, et []float64, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·backwardAVX2(SB), NOSPLIT, $32-112
+TEXT ·backwardAVX2(SB), $4712-112
 	MOVQ         T+96(FP), AX
 	DECQ         AX
 	MOVQ         AX, (SP)
@@ -1503,6 +1503,749 @@ fbAVX2_ones_78_AVX2_tail:
 	VMASKMOVPD Y0, Y1, (DX)(AX*8)
 
 fbAVX2_ones_78_AVX2_end:
+	LEAQ    32(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 4704(SP)
+	MOVQ    M+104(FP), AX
+	CMPQ    AX, $0x00000018
+	JA      fbAVX2_bt_79
+	LEAQ    3(AX), CX
+	SHRQ    $0x02, CX
+	MOVQ    CX, DX
+	SHLQ    $0x02, DX
+	SUBQ    AX, DX
+	NEGQ    DX
+	ADDQ    $0x00000004, DX
+	MOVQ    DX, 24(SP)
+	CMPQ    CX, $0x00000001
+	JEQ     fbAVX2_case1_82
+	CMPQ    CX, $0x00000002
+	JEQ     fbAVX2_case2_83
+	CMPQ    CX, $0x00000003
+	JEQ     fbAVX2_case3_84
+	CMPQ    CX, $0x00000004
+	JEQ     fbAVX2_case4_85
+	CMPQ    CX, $0x00000005
+	JEQ     fbAVX2_case5_86
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    4704(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_88:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(BX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(BX)
+	VMOVUPD    96(DX), Y1
+	VMOVUPD    Y1, 96(BX)
+	VMOVUPD    128(DX), Y1
+	VMOVUPD    Y1, 128(BX)
+	VMASKMOVPD 160(DX), Y0, Y1
+	VMOVUPD    Y1, 160(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000c0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_88
+
+fbAVX2_pt_89:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_90
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x03, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPD    (BX), Y1
+	VMULPD     (DX), Y1, Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(BX), Y1
+	VMULPD     32(DX), Y1, Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(BX), Y1
+	VMULPD     64(DX), Y1, Y1
+	VMOVUPD    Y1, 64(AX)
+	VMOVUPD    96(BX), Y1
+	VMULPD     96(DX), Y1, Y1
+	VMOVUPD    Y1, 96(AX)
+	VMOVUPD    128(BX), Y1
+	VMULPD     128(DX), Y1, Y1
+	VMOVUPD    Y1, 128(AX)
+	VMASKMOVPD 160(BX), Y0, Y1
+	VMASKMOVPD 160(DX), Y0, Y2
+	VMULPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y0, 160(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       4704(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	VXORPD     Y9, Y9, Y9
+	VXORPD     Y10, Y10, Y10
+	VXORPD     Y11, Y11, Y11
+	VXORPD     Y12, Y12, Y12
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_92
+
+fbAVX2_loop_91:
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VFMADD231PD  64(DX), Y13, Y3
+	VFMADD231PD  96(DX), Y13, Y4
+	VFMADD231PD  128(DX), Y13, Y5
+	VFMADD231PD  160(DX), Y13, Y6
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y7
+	VFMADD231PD  32(DX), Y13, Y8
+	VFMADD231PD  64(DX), Y13, Y9
+	VFMADD231PD  96(DX), Y13, Y10
+	VFMADD231PD  128(DX), Y13, Y11
+	VFMADD231PD  160(DX), Y13, Y12
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_91
+
+fbAVX2_odd_92:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_93
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VFMADD231PD  64(DX), Y13, Y3
+	VFMADD231PD  96(DX), Y13, Y4
+	VFMADD231PD  128(DX), Y13, Y5
+	VFMADD231PD  160(DX), Y13, Y6
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+
+fbAVX2_done_93:
+	VADDPD       Y7, Y1, Y1
+	VADDPD       Y8, Y2, Y2
+	VADDPD       Y9, Y3, Y3
+	VADDPD       Y10, Y4, Y4
+	VADDPD       Y11, Y5, Y5
+	VADDPD       Y12, Y6, Y6
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X7
+	VDIVSD       (AX)(CX*8), X7, X7
+	VBROADCASTSD X7, Y7
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Y7, Y1, Y1
+	VMOVUPD      Y1, (AX)
+	VMULPD       Y7, Y2, Y2
+	VMOVUPD      Y2, 32(AX)
+	VMULPD       Y7, Y3, Y3
+	VMOVUPD      Y3, 64(AX)
+	VMULPD       Y7, Y4, Y4
+	VMOVUPD      Y4, 96(AX)
+	VMULPD       Y7, Y5, Y5
+	VMOVUPD      Y5, 128(AX)
+	VMULPD       Y7, Y6, Y6
+	VMASKMOVPD   Y6, Y0, 160(AX)
+	JMP          fbAVX2_pt_89
+
+fbAVX2_ptend_90:
+	JMP fbAVX2_swend_81
+
+fbAVX2_case5_86:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    4704(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_94:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(BX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(BX)
+	VMOVUPD    96(DX), Y1
+	VMOVUPD    Y1, 96(BX)
+	VMASKMOVPD 128(DX), Y0, Y1
+	VMOVUPD    Y1, 128(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000a0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_94
+
+fbAVX2_pt_95:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_96
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x03, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPD    (BX), Y1
+	VMULPD     (DX), Y1, Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(BX), Y1
+	VMULPD     32(DX), Y1, Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(BX), Y1
+	VMULPD     64(DX), Y1, Y1
+	VMOVUPD    Y1, 64(AX)
+	VMOVUPD    96(BX), Y1
+	VMULPD     96(DX), Y1, Y1
+	VMOVUPD    Y1, 96(AX)
+	VMASKMOVPD 128(BX), Y0, Y1
+	VMASKMOVPD 128(DX), Y0, Y2
+	VMULPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y0, 128(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       4704(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	VXORPD     Y9, Y9, Y9
+	VXORPD     Y10, Y10, Y10
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_98
+
+fbAVX2_loop_97:
+	VBROADCASTSD (AX), Y11
+	VFMADD231PD  (DX), Y11, Y1
+	VFMADD231PD  32(DX), Y11, Y2
+	VFMADD231PD  64(DX), Y11, Y3
+	VFMADD231PD  96(DX), Y11, Y4
+	VFMADD231PD  128(DX), Y11, Y5
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000a0, DX
+	VBROADCASTSD (AX), Y11
+	VFMADD231PD  (DX), Y11, Y6
+	VFMADD231PD  32(DX), Y11, Y7
+	VFMADD231PD  64(DX), Y11, Y8
+	VFMADD231PD  96(DX), Y11, Y9
+	VFMADD231PD  128(DX), Y11, Y10
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000a0, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_97
+
+fbAVX2_odd_98:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_99
+	VBROADCASTSD (AX), Y11
+	VFMADD231PD  (DX), Y11, Y1
+	VFMADD231PD  32(DX), Y11, Y2
+	VFMADD231PD  64(DX), Y11, Y3
+	VFMADD231PD  96(DX), Y11, Y4
+	VFMADD231PD  128(DX), Y11, Y5
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000a0, DX
+
+fbAVX2_done_99:
+	VADDPD       Y6, Y1, Y1
+	VADDPD       Y7, Y2, Y2
+	VADDPD       Y8, Y3, Y3
+	VADDPD       Y9, Y4, Y4
+	VADDPD       Y10, Y5, Y5
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X6
+	VDIVSD       (AX)(CX*8), X6, X6
+	VBROADCASTSD X6, Y6
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Y6, Y1, Y1
+	VMOVUPD      Y1, (AX)
+	VMULPD       Y6, Y2, Y2
+	VMOVUPD      Y2, 32(AX)
+	VMULPD       Y6, Y3, Y3
+	VMOVUPD      Y3, 64(AX)
+	VMULPD       Y6, Y4, Y4
+	VMOVUPD      Y4, 96(AX)
+	VMULPD       Y6, Y5, Y5
+	VMASKMOVPD   Y5, Y0, 128(AX)
+	JMP          fbAVX2_pt_95
+
+fbAVX2_ptend_96:
+	JMP fbAVX2_swend_81
+
+fbAVX2_case4_85:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    4704(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_100:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(BX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(BX)
+	VMASKMOVPD 96(DX), Y0, Y1
+	VMOVUPD    Y1, 96(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000080, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_100
+
+fbAVX2_pt_101:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_102
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x03, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPD    (BX), Y1
+	VMULPD     (DX), Y1, Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(BX), Y1
+	VMULPD     32(DX), Y1, Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(BX), Y1
+	VMULPD     64(DX), Y1, Y1
+	VMOVUPD    Y1, 64(AX)
+	VMASKMOVPD 96(BX), Y0, Y1
+	VMASKMOVPD 96(DX), Y0, Y2
+	VMULPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y0, 96(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       4704(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_104
+
+fbAVX2_loop_103:
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VFMADD231PD  32(DX), Y9, Y2
+	VFMADD231PD  64(DX), Y9, Y3
+	VFMADD231PD  96(DX), Y9, Y4
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y5
+	VFMADD231PD  32(DX), Y9, Y6
+	VFMADD231PD  64(DX), Y9, Y7
+	VFMADD231PD  96(DX), Y9, Y8
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_103
+
+fbAVX2_odd_104:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_105
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VFMADD231PD  32(DX), Y9, Y2
+	VFMADD231PD  64(DX), Y9, Y3
+	VFMADD231PD  96(DX), Y9, Y4
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+
+fbAVX2_done_105:
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
+	VADDPD       Y7, Y3, Y3
+	VADDPD       Y8, Y4, Y4
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X5
+	VDIVSD       (AX)(CX*8), X5, X5
+	VBROADCASTSD X5, Y5
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Y5, Y1, Y1
+	VMOVUPD      Y1, (AX)
+	VMULPD       Y5, Y2, Y2
+	VMOVUPD      Y2, 32(AX)
+	VMULPD       Y5, Y3, Y3
+	VMOVUPD      Y3, 64(AX)
+	VMULPD       Y5, Y4, Y4
+	VMASKMOVPD   Y4, Y0, 96(AX)
+	JMP          fbAVX2_pt_101
+
+fbAVX2_ptend_102:
+	JMP fbAVX2_swend_81
+
+fbAVX2_case3_84:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    4704(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_106:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(BX)
+	VMASKMOVPD 64(DX), Y0, Y1
+	VMOVUPD    Y1, 64(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000060, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_106
+
+fbAVX2_pt_107:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_108
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x03, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPD    (BX), Y1
+	VMULPD     (DX), Y1, Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(BX), Y1
+	VMULPD     32(DX), Y1, Y1
+	VMOVUPD    Y1, 32(AX)
+	VMASKMOVPD 64(BX), Y0, Y1
+	VMASKMOVPD 64(DX), Y0, Y2
+	VMULPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y0, 64(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       4704(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_110
+
+fbAVX2_loop_109:
+	VBROADCASTSD (AX), Y7
+	VFMADD231PD  (DX), Y7, Y1
+	VFMADD231PD  32(DX), Y7, Y2
+	VFMADD231PD  64(DX), Y7, Y3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000060, DX
+	VBROADCASTSD (AX), Y7
+	VFMADD231PD  (DX), Y7, Y4
+	VFMADD231PD  32(DX), Y7, Y5
+	VFMADD231PD  64(DX), Y7, Y6
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000060, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_109
+
+fbAVX2_odd_110:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_111
+	VBROADCASTSD (AX), Y7
+	VFMADD231PD  (DX), Y7, Y1
+	VFMADD231PD  32(DX), Y7, Y2
+	VFMADD231PD  64(DX), Y7, Y3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000060, DX
+
+fbAVX2_done_111:
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y5, Y2, Y2
+	VADDPD       Y6, Y3, Y3
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       (AX)(CX*8), X4, X4
+	VBROADCASTSD X4, Y4
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Y4, Y1, Y1
+	VMOVUPD      Y1, (AX)
+	VMULPD       Y4, Y2, Y2
+	VMOVUPD      Y2, 32(AX)
+	VMULPD       Y4, Y3, Y3
+	VMASKMOVPD   Y3, Y0, 64(AX)
+	JMP          fbAVX2_pt_107
+
+fbAVX2_ptend_108:
+	JMP fbAVX2_swend_81
+
+fbAVX2_case2_83:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    4704(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_112:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (BX)
+	VMASKMOVPD 32(DX), Y0, Y1
+	VMOVUPD    Y1, 32(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000040, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_112
+
+fbAVX2_pt_113:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_114
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x03, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPD    (BX), Y1
+	VMULPD     (DX), Y1, Y1
+	VMOVUPD    Y1, (AX)
+	VMASKMOVPD 32(BX), Y0, Y1
+	VMASKMOVPD 32(DX), Y0, Y2
+	VMULPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y0, 32(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       4704(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_116
+
+fbAVX2_loop_115:
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y1
+	VFMADD231PD  32(DX), Y5, Y2
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y3
+	VFMADD231PD  32(DX), Y5, Y4
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_115
+
+fbAVX2_odd_116:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_117
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y1
+	VFMADD231PD  32(DX), Y5, Y2
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+
+fbAVX2_done_117:
+	VADDPD       Y3, Y1, Y1
+	VADDPD       Y4, Y2, Y2
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X3
+	VDIVSD       (AX)(CX*8), X3, X3
+	VBROADCASTSD X3, Y3
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Y3, Y1, Y1
+	VMOVUPD      Y1, (AX)
+	VMULPD       Y3, Y2, Y2
+	VMASKMOVPD   Y2, Y0, 32(AX)
+	JMP          fbAVX2_pt_113
+
+fbAVX2_ptend_114:
+	JMP fbAVX2_swend_81
+
+fbAVX2_case1_82:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x03, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    4704(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_118:
+	VMASKMOVPD (DX), Y0, Y1
+	VMOVUPD    Y1, (BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000020, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_118
+
+fbAVX2_pt_119:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_120
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x03, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMASKMOVPD (BX), Y0, Y1
+	VMASKMOVPD (DX), Y0, Y2
+	VMULPD     Y2, Y1, Y1
+	VMASKMOVPD Y1, Y0, (AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       4704(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_122
+
+fbAVX2_loop_121:
+	VBROADCASTSD (AX), Y3
+	VFMADD231PD  (DX), Y3, Y1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000020, DX
+	VBROADCASTSD (AX), Y3
+	VFMADD231PD  (DX), Y3, Y2
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000020, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_121
+
+fbAVX2_odd_122:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_123
+	VBROADCASTSD (AX), Y3
+	VFMADD231PD  (DX), Y3, Y1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000020, DX
+
+fbAVX2_done_123:
+	VADDPD       Y2, Y1, Y1
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       (AX)(CX*8), X2, X2
+	VBROADCASTSD X2, Y2
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (AX)
+	JMP          fbAVX2_pt_119
+
+fbAVX2_ptend_120:
+fbAVX2_swend_81:
+	VZEROUPPER
+	RET
+
 fbAVX2_bt_79:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
@@ -1513,16 +2256,16 @@ fbAVX2_bt_79:
 	VMOVSD X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX2_bchunk_81:
+fbAVX2_bchunk_124:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_bchunkend_82
+	JAE  fbAVX2_bchunkend_125
 	SUBQ AX, CX
 	MOVQ $0x00000006, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x00000018
-	JAE  fbAVX2_full_83
+	JAE  fbAVX2_full_126
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -1531,18 +2274,18 @@ fbAVX2_bchunk_81:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_83:
+fbAVX2_full_126:
 	MOVQ    DX, 24(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_85
+	JEQ     fbAVX2_case1_128
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_86
+	JEQ     fbAVX2_case2_129
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX2_case3_87
+	JEQ     fbAVX2_case3_130
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX2_case4_88
+	JEQ     fbAVX2_case4_131
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX2_case5_89
+	JEQ     fbAVX2_case5_132
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1574,9 +2317,9 @@ fbAVX2_full_83:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_92
+	JZ      fbAVX2_odd_135
 
-fbAVX2_loop_91:
+fbAVX2_loop_134:
 	VMOVSD       (DI), X13
 	VMULSD       (SI), X13, X13
 	VBROADCASTSD X13, Y13
@@ -1604,11 +2347,11 @@ fbAVX2_loop_91:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_91
+	JNZ          fbAVX2_loop_134
 
-fbAVX2_odd_92:
+fbAVX2_odd_135:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_93
+	JZ           fbAVX2_done_136
 	VMOVSD       (DI), X13
 	VMULSD       (SI), X13, X13
 	VBROADCASTSD X13, Y13
@@ -1623,7 +2366,7 @@ fbAVX2_odd_92:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_93:
+fbAVX2_done_136:
 	VADDPD       Y7, Y1, Y1
 	VADDPD       Y8, Y2, Y2
 	VADDPD       Y9, Y3, Y3
@@ -1649,9 +2392,9 @@ fbAVX2_done_93:
 	VMOVUPD      Y5, 128(DX)
 	VMULPD       Y7, Y6, Y6
 	VMASKMOVPD   Y6, Y0, 160(DX)
-	JMP          fbAVX2_swend_84
+	JMP          fbAVX2_swend_127
 
-fbAVX2_case5_89:
+fbAVX2_case5_132:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1681,9 +2424,9 @@ fbAVX2_case5_89:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_95
+	JZ      fbAVX2_odd_138
 
-fbAVX2_loop_94:
+fbAVX2_loop_137:
 	VMOVSD       (DI), X11
 	VMULSD       (SI), X11, X11
 	VBROADCASTSD X11, Y11
@@ -1709,11 +2452,11 @@ fbAVX2_loop_94:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_94
+	JNZ          fbAVX2_loop_137
 
-fbAVX2_odd_95:
+fbAVX2_odd_138:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_96
+	JZ           fbAVX2_done_139
 	VMOVSD       (DI), X11
 	VMULSD       (SI), X11, X11
 	VBROADCASTSD X11, Y11
@@ -1727,7 +2470,7 @@ fbAVX2_odd_95:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_96:
+fbAVX2_done_139:
 	VADDPD       Y6, Y1, Y1
 	VADDPD       Y7, Y2, Y2
 	VADDPD       Y8, Y3, Y3
@@ -1750,9 +2493,9 @@ fbAVX2_done_96:
 	VMOVUPD      Y4, 96(DX)
 	VMULPD       Y6, Y5, Y5
 	VMASKMOVPD   Y5, Y0, 128(DX)
-	JMP          fbAVX2_swend_84
+	JMP          fbAVX2_swend_127
 
-fbAVX2_case4_88:
+fbAVX2_case4_131:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1780,9 +2523,9 @@ fbAVX2_case4_88:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_98
+	JZ      fbAVX2_odd_141
 
-fbAVX2_loop_97:
+fbAVX2_loop_140:
 	VMOVSD       (DI), X9
 	VMULSD       (SI), X9, X9
 	VBROADCASTSD X9, Y9
@@ -1806,11 +2549,11 @@ fbAVX2_loop_97:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_97
+	JNZ          fbAVX2_loop_140
 
-fbAVX2_odd_98:
+fbAVX2_odd_141:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_99
+	JZ           fbAVX2_done_142
 	VMOVSD       (DI), X9
 	VMULSD       (SI), X9, X9
 	VBROADCASTSD X9, Y9
@@ -1823,7 +2566,7 @@ fbAVX2_odd_98:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_99:
+fbAVX2_done_142:
 	VADDPD       Y5, Y1, Y1
 	VADDPD       Y6, Y2, Y2
 	VADDPD       Y7, Y3, Y3
@@ -1843,9 +2586,9 @@ fbAVX2_done_99:
 	VMOVUPD      Y3, 64(DX)
 	VMULPD       Y5, Y4, Y4
 	VMASKMOVPD   Y4, Y0, 96(DX)
-	JMP          fbAVX2_swend_84
+	JMP          fbAVX2_swend_127
 
-fbAVX2_case3_87:
+fbAVX2_case3_130:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1871,9 +2614,9 @@ fbAVX2_case3_87:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_101
+	JZ      fbAVX2_odd_144
 
-fbAVX2_loop_100:
+fbAVX2_loop_143:
 	VMOVSD       (DI), X7
 	VMULSD       (SI), X7, X7
 	VBROADCASTSD X7, Y7
@@ -1895,11 +2638,11 @@ fbAVX2_loop_100:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_100
+	JNZ          fbAVX2_loop_143
 
-fbAVX2_odd_101:
+fbAVX2_odd_144:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_102
+	JZ           fbAVX2_done_145
 	VMOVSD       (DI), X7
 	VMULSD       (SI), X7, X7
 	VBROADCASTSD X7, Y7
@@ -1911,7 +2654,7 @@ fbAVX2_odd_101:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_102:
+fbAVX2_done_145:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
@@ -1928,9 +2671,9 @@ fbAVX2_done_102:
 	VMOVUPD      Y2, 32(DX)
 	VMULPD       Y4, Y3, Y3
 	VMASKMOVPD   Y3, Y0, 64(DX)
-	JMP          fbAVX2_swend_84
+	JMP          fbAVX2_swend_127
 
-fbAVX2_case2_86:
+fbAVX2_case2_129:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1954,9 +2697,9 @@ fbAVX2_case2_86:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_104
+	JZ      fbAVX2_odd_147
 
-fbAVX2_loop_103:
+fbAVX2_loop_146:
 	VMOVSD       (DI), X5
 	VMULSD       (SI), X5, X5
 	VBROADCASTSD X5, Y5
@@ -1976,11 +2719,11 @@ fbAVX2_loop_103:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_103
+	JNZ          fbAVX2_loop_146
 
-fbAVX2_odd_104:
+fbAVX2_odd_147:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_105
+	JZ           fbAVX2_done_148
 	VMOVSD       (DI), X5
 	VMULSD       (SI), X5, X5
 	VBROADCASTSD X5, Y5
@@ -1991,7 +2734,7 @@ fbAVX2_odd_104:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_105:
+fbAVX2_done_148:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
 	MOVQ         beta_base+0(FP), DX
@@ -2005,9 +2748,9 @@ fbAVX2_done_105:
 	VMOVUPD      Y1, (DX)
 	VMULPD       Y3, Y2, Y2
 	VMASKMOVPD   Y2, Y0, 32(DX)
-	JMP          fbAVX2_swend_84
+	JMP          fbAVX2_swend_127
 
-fbAVX2_case1_85:
+fbAVX2_case1_128:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2029,9 +2772,9 @@ fbAVX2_case1_85:
 	VXORPD  Y2, Y2, Y2
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_107
+	JZ      fbAVX2_odd_150
 
-fbAVX2_loop_106:
+fbAVX2_loop_149:
 	VMOVSD       (DI), X3
 	VMULSD       (SI), X3, X3
 	VBROADCASTSD X3, Y3
@@ -2049,11 +2792,11 @@ fbAVX2_loop_106:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_106
+	JNZ          fbAVX2_loop_149
 
-fbAVX2_odd_107:
+fbAVX2_odd_150:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_108
+	JZ           fbAVX2_done_151
 	VMOVSD       (DI), X3
 	VMULSD       (SI), X3, X3
 	VBROADCASTSD X3, Y3
@@ -2063,7 +2806,7 @@ fbAVX2_odd_107:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_108:
+fbAVX2_done_151:
 	VADDPD       Y2, Y1, Y1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -2075,13 +2818,13 @@ fbAVX2_done_108:
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (DX)
 
-fbAVX2_swend_84:
+fbAVX2_swend_127:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000018, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_bchunk_81
+	JMP  fbAVX2_bchunk_124
 
-fbAVX2_bchunkend_82:
+fbAVX2_bchunkend_125:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
@@ -2100,11 +2843,11 @@ TEXT ·forwardBatchAVX2(SB), $6288-128
 	MOVQ AX, 6280(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_k0_109:
+fbAVX2_k0_152:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX2_k0end_110
+	JAE    fbAVX2_k0end_153
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -2119,29 +2862,29 @@ fbAVX2_k0_109:
 	MOVQ   CX, R8
 	ANDQ   $-8, R8
 
-fbAVX2_sum_111_AVX2_wide:
+fbAVX2_sum_154_AVX2_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX2_sum_111_AVX2_narrow0
+	JAE    fbAVX2_sum_154_AVX2_narrow0
 	VADDPD (SI)(DI*8), Y0, Y0
 	VADDPD 32(SI)(DI*8), Y1, Y1
 	ADDQ   $+8, DI
-	JMP    fbAVX2_sum_111_AVX2_wide
+	JMP    fbAVX2_sum_154_AVX2_wide
 
-fbAVX2_sum_111_AVX2_narrow0:
+fbAVX2_sum_154_AVX2_narrow0:
 	MOVQ CX, R8
 	ANDQ $-4, R8
 
-fbAVX2_sum_111_AVX2_narrow:
+fbAVX2_sum_154_AVX2_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX2_sum_111_AVX2_tail
+	JAE    fbAVX2_sum_154_AVX2_tail
 	VADDPD (SI)(DI*8), Y0, Y0
 	ADDQ   $+4, DI
-	JMP    fbAVX2_sum_111_AVX2_narrow
+	JMP    fbAVX2_sum_154_AVX2_narrow
 
-fbAVX2_sum_111_AVX2_tail:
+fbAVX2_sum_154_AVX2_tail:
 	MOVQ       CX, R8
 	SUBQ       DI, R8
-	JZ         fbAVX2_sum_111_AVX2_end
+	JZ         fbAVX2_sum_154_AVX2_end
 	MOVQ       $0x00000004, R9
 	SUBQ       R8, R9
 	LEAQ       tailmask<>+0(SB), R8
@@ -2149,7 +2892,7 @@ fbAVX2_sum_111_AVX2_tail:
 	VMASKMOVPD (SI)(DI*8), Y2, Y2
 	VADDPD     Y2, Y0, Y0
 
-fbAVX2_sum_111_AVX2_end:
+fbAVX2_sum_154_AVX2_end:
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -2163,31 +2906,31 @@ fbAVX2_sum_111_AVX2_end:
 	MOVQ         CX, DX
 	ANDQ         $-8, DX
 
-fbAVX2_mul_112_AVX2_wide:
+fbAVX2_mul_155_AVX2_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX2_mul_112_AVX2_narrow0
+	JAE     fbAVX2_mul_155_AVX2_narrow0
 	VMULPD  (SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, (BX)(AX*8)
 	VMULPD  32(SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, 32(BX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_mul_112_AVX2_wide
+	JMP     fbAVX2_mul_155_AVX2_wide
 
-fbAVX2_mul_112_AVX2_narrow0:
+fbAVX2_mul_155_AVX2_narrow0:
 	MOVQ CX, DX
 	ANDQ $-4, DX
 
-fbAVX2_mul_112_AVX2_narrow:
+fbAVX2_mul_155_AVX2_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX2_mul_112_AVX2_tail
+	JAE     fbAVX2_mul_155_AVX2_tail
 	VMULPD  (SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, (BX)(AX*8)
 	ADDQ    $+4, AX
-	JMP     fbAVX2_mul_112_AVX2_narrow
+	JMP     fbAVX2_mul_155_AVX2_narrow
 
-fbAVX2_mul_112_AVX2_tail:
+fbAVX2_mul_155_AVX2_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_mul_112_AVX2_end
+	JZ         fbAVX2_mul_155_AVX2_end
 	MOVQ       $0x00000004, DX
 	SUBQ       CX, DX
 	LEAQ       tailmask<>+0(SB), CX
@@ -2196,20 +2939,20 @@ fbAVX2_mul_112_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (BX)(AX*8)
 
-fbAVX2_mul_112_AVX2_end:
+fbAVX2_mul_155_AVX2_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_k0_109
+	JMP  fbAVX2_k0_152
 
-fbAVX2_k0end_110:
+fbAVX2_k0end_153:
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_t_113:
+fbAVX2_t_156:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX2_tend_114
+	JAE   fbAVX2_tend_157
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -2223,11 +2966,11 @@ fbAVX2_t_113:
 	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX2_i0_115:
+fbAVX2_i0_158:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_i0end_116
+	JAE     fbAVX2_i0end_159
 	MOVQ    ib+120(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -2238,16 +2981,16 @@ fbAVX2_i0_115:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX2_jc_117:
+fbAVX2_jc_160:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_jcend_118
+	JAE  fbAVX2_jcend_161
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x0000000c
-	JAE  fbAVX2_full_119
+	JAE  fbAVX2_full_162
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -2256,12 +2999,12 @@ fbAVX2_jc_117:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_119:
+fbAVX2_full_162:
 	MOVQ    DX, 40(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_121
+	JEQ     fbAVX2_case1_164
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_122
+	JEQ     fbAVX2_case2_165
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2279,7 +3022,7 @@ fbAVX2_full_119:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_124:
+fbAVX2_pack_167:
 	VMOVUPD    (CX), Y1
 	VMOVUPD    Y1, (DX)
 	VMOVUPD    32(CX), Y1
@@ -2291,22 +3034,22 @@ fbAVX2_pack_124:
 	ADDQ       AX, CX
 	ADDQ       $0x00000060, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_124
+	JNZ        fbAVX2_pack_167
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_125:
+fbAVX2_kb_168:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_126
+	JAE     fbAVX2_kbend_169
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_128
+	JEQ     fbAVX2_case1_171
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_129
+	JEQ     fbAVX2_case2_172
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2332,7 +3075,7 @@ fbAVX2_kb_125:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_131:
+fbAVX2_loop_174:
 	VMOVUPD      (CX), Y10
 	VMOVUPD      32(CX), Y11
 	VMOVUPD      64(CX), Y12
@@ -2351,7 +3094,7 @@ fbAVX2_loop_131:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_131
+	JNZ          fbAVX2_loop_174
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -2359,7 +3102,7 @@ fbAVX2_loop_131:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_132
+	JZ           fbAVX2_first_175
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y10
@@ -2373,7 +3116,7 @@ fbAVX2_loop_131:
 	VMASKMOVPD   64(CX)(AX*2), Y0, Y10
 	VADDPD       Y10, Y9, Y9
 
-fbAVX2_first_132:
+fbAVX2_first_175:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
@@ -2383,9 +3126,9 @@ fbAVX2_first_132:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_127
+	JMP        fbAVX2_swend_170
 
-fbAVX2_case2_129:
+fbAVX2_case2_172:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2408,7 +3151,7 @@ fbAVX2_case2_129:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_133:
+fbAVX2_loop_176:
 	VMOVUPD      (CX), Y7
 	VMOVUPD      32(CX), Y8
 	VMOVUPD      64(CX), Y9
@@ -2423,7 +3166,7 @@ fbAVX2_loop_133:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_133
+	JNZ          fbAVX2_loop_176
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -2431,7 +3174,7 @@ fbAVX2_loop_133:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_134
+	JZ           fbAVX2_first_177
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y7
@@ -2441,16 +3184,16 @@ fbAVX2_loop_133:
 	VMASKMOVPD   64(CX)(AX*1), Y0, Y7
 	VADDPD       Y7, Y6, Y6
 
-fbAVX2_first_134:
+fbAVX2_first_177:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
 	VMOVUPD    Y4, (CX)(AX*1)
 	VMOVUPD    Y5, 32(CX)(AX*1)
 	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_127
+	JMP        fbAVX2_swend_170
 
-fbAVX2_case1_128:
+fbAVX2_case1_171:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2470,7 +3213,7 @@ fbAVX2_case1_128:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_135:
+fbAVX2_loop_178:
 	VBROADCASTSD (DX), Y4
 	VFMADD231PD  (CX), Y4, Y1
 	VFMADD231PD  32(CX), Y4, Y2
@@ -2478,7 +3221,7 @@ fbAVX2_loop_135:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_135
+	JNZ          fbAVX2_loop_178
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -2486,27 +3229,27 @@ fbAVX2_loop_135:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_136
+	JZ           fbAVX2_first_179
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y4
 	VADDPD       Y4, Y3, Y3
 
-fbAVX2_first_136:
+fbAVX2_first_179:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
 
-fbAVX2_swend_127:
+fbAVX2_swend_170:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_125
+	JMP  fbAVX2_kb_168
 
-fbAVX2_kbend_126:
-	JMP fbAVX2_swend_120
+fbAVX2_kbend_169:
+	JMP fbAVX2_swend_163
 
-fbAVX2_case2_122:
+fbAVX2_case2_165:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2524,7 +3267,7 @@ fbAVX2_case2_122:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_137:
+fbAVX2_pack_180:
 	VMOVUPD    (CX), Y1
 	VMOVUPD    Y1, (DX)
 	VMASKMOVPD 32(CX), Y0, Y1
@@ -2534,22 +3277,22 @@ fbAVX2_pack_137:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_137
+	JNZ        fbAVX2_pack_180
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_138:
+fbAVX2_kb_181:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_139
+	JAE     fbAVX2_kbend_182
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_141
+	JEQ     fbAVX2_case1_184
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_142
+	JEQ     fbAVX2_case2_185
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2572,7 +3315,7 @@ fbAVX2_kb_138:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_144:
+fbAVX2_loop_187:
 	VMOVUPD      (CX), Y7
 	VMOVUPD      32(CX), Y8
 	VBROADCASTSD (DX), Y9
@@ -2587,7 +3330,7 @@ fbAVX2_loop_144:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_144
+	JNZ          fbAVX2_loop_187
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -2595,7 +3338,7 @@ fbAVX2_loop_144:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_145
+	JZ           fbAVX2_first_188
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y7
 	VADDPD       Y7, Y2, Y2
@@ -2606,16 +3349,16 @@ fbAVX2_loop_144:
 	VMASKMOVPD   32(CX)(AX*2), Y0, Y7
 	VADDPD       Y7, Y6, Y6
 
-fbAVX2_first_145:
+fbAVX2_first_188:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	VMOVUPD    Y5, (CX)(AX*2)
 	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_140
+	JMP        fbAVX2_swend_183
 
-fbAVX2_case2_142:
+fbAVX2_case2_185:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2636,7 +3379,7 @@ fbAVX2_case2_142:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_146:
+fbAVX2_loop_189:
 	VMOVUPD      (CX), Y5
 	VMOVUPD      32(CX), Y6
 	VBROADCASTSD (DX), Y7
@@ -2648,7 +3391,7 @@ fbAVX2_loop_146:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_146
+	JNZ          fbAVX2_loop_189
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -2656,7 +3399,7 @@ fbAVX2_loop_146:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_147
+	JZ           fbAVX2_first_190
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y5
 	VADDPD       Y5, Y2, Y2
@@ -2664,14 +3407,14 @@ fbAVX2_loop_146:
 	VMASKMOVPD   32(CX)(AX*1), Y0, Y5
 	VADDPD       Y5, Y4, Y4
 
-fbAVX2_first_147:
+fbAVX2_first_190:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_140
+	JMP        fbAVX2_swend_183
 
-fbAVX2_case1_141:
+fbAVX2_case1_184:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2690,14 +3433,14 @@ fbAVX2_case1_141:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_148:
+fbAVX2_loop_191:
 	VBROADCASTSD (DX), Y3
 	VFMADD231PD  (CX), Y3, Y1
 	VFMADD231PD  32(CX), Y3, Y2
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_148
+	JNZ          fbAVX2_loop_191
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -2705,25 +3448,25 @@ fbAVX2_loop_148:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_149
+	JZ           fbAVX2_first_192
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y3
 	VADDPD       Y3, Y2, Y2
 
-fbAVX2_first_149:
+fbAVX2_first_192:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 
-fbAVX2_swend_140:
+fbAVX2_swend_183:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_138
+	JMP  fbAVX2_kb_181
 
-fbAVX2_kbend_139:
-	JMP fbAVX2_swend_120
+fbAVX2_kbend_182:
+	JMP fbAVX2_swend_163
 
-fbAVX2_case1_121:
+fbAVX2_case1_164:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2741,7 +3484,7 @@ fbAVX2_case1_121:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_150:
+fbAVX2_pack_193:
 	VMASKMOVPD (CX), Y0, Y1
 	VMOVUPD    Y1, (DX)
 	PREFETCHT1 96(CX)
@@ -2749,22 +3492,22 @@ fbAVX2_pack_150:
 	ADDQ       AX, CX
 	ADDQ       $0x00000020, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_150
+	JNZ        fbAVX2_pack_193
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_151:
+fbAVX2_kb_194:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_152
+	JAE     fbAVX2_kbend_195
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_154
+	JEQ     fbAVX2_case1_197
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_155
+	JEQ     fbAVX2_case2_198
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2784,7 +3527,7 @@ fbAVX2_kb_151:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_157:
+fbAVX2_loop_200:
 	VMOVUPD      (CX), Y4
 	VBROADCASTSD (DX), Y5
 	VFMADD231PD  Y4, Y5, Y1
@@ -2795,7 +3538,7 @@ fbAVX2_loop_157:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_157
+	JNZ          fbAVX2_loop_200
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -2803,7 +3546,7 @@ fbAVX2_loop_157:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_158
+	JZ           fbAVX2_first_201
 	VMASKMOVPD   (CX), Y0, Y4
 	VADDPD       Y4, Y1, Y1
 	VMASKMOVPD   (CX)(AX*1), Y0, Y4
@@ -2811,13 +3554,13 @@ fbAVX2_loop_157:
 	VMASKMOVPD   (CX)(AX*2), Y0, Y4
 	VADDPD       Y4, Y3, Y3
 
-fbAVX2_first_158:
+fbAVX2_first_201:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
 	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_153
+	JMP        fbAVX2_swend_196
 
-fbAVX2_case2_155:
+fbAVX2_case2_198:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2836,7 +3579,7 @@ fbAVX2_case2_155:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_159:
+fbAVX2_loop_202:
 	VMOVUPD      (CX), Y3
 	VBROADCASTSD (DX), Y4
 	VFMADD231PD  Y3, Y4, Y1
@@ -2845,7 +3588,7 @@ fbAVX2_loop_159:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_159
+	JNZ          fbAVX2_loop_202
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -2853,18 +3596,18 @@ fbAVX2_loop_159:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_160
+	JZ           fbAVX2_first_203
 	VMASKMOVPD   (CX), Y0, Y3
 	VADDPD       Y3, Y1, Y1
 	VMASKMOVPD   (CX)(AX*1), Y0, Y3
 	VADDPD       Y3, Y2, Y2
 
-fbAVX2_first_160:
+fbAVX2_first_203:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_153
+	JMP        fbAVX2_swend_196
 
-fbAVX2_case1_154:
+fbAVX2_case1_197:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2882,13 +3625,13 @@ fbAVX2_case1_154:
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_161:
+fbAVX2_loop_204:
 	VBROADCASTSD (DX), Y2
 	VFMADD231PD  (CX), Y2, Y1
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_161
+	JNZ          fbAVX2_loop_204
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -2896,41 +3639,41 @@ fbAVX2_loop_161:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_162
+	JZ           fbAVX2_first_205
 	VMASKMOVPD   (CX), Y0, Y2
 	VADDPD       Y2, Y1, Y1
 
-fbAVX2_first_162:
+fbAVX2_first_205:
 	VMASKMOVPD Y1, Y0, (CX)
 
-fbAVX2_swend_153:
+fbAVX2_swend_196:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_151
+	JMP  fbAVX2_kb_194
 
-fbAVX2_kbend_152:
-fbAVX2_swend_120:
+fbAVX2_kbend_195:
+fbAVX2_swend_163:
 	MOVQ 32(SP), AX
 	ADDQ $0x0000000c, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX2_jc_117
+	JMP  fbAVX2_jc_160
 
-fbAVX2_jcend_118:
+fbAVX2_jcend_161:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_i0_115
+	JMP  fbAVX2_i0_158
 
-fbAVX2_i0end_116:
+fbAVX2_i0end_159:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_norm_163:
+fbAVX2_norm_206:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX2_normend_164
+	JAE    fbAVX2_normend_207
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
 	MOVQ   64(SP), DX
@@ -2945,9 +3688,9 @@ fbAVX2_norm_163:
 	MOVQ   CX, SI
 	ANDQ   $-8, SI
 
-fbAVX2_mulsum_165_AVX2_wide:
+fbAVX2_mulsum_208_AVX2_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX2_mulsum_165_AVX2_narrow0
+	JAE     fbAVX2_mulsum_208_AVX2_narrow0
 	VMOVUPD (DX)(BX*8), Y2
 	VMULPD  (AX)(BX*8), Y2, Y2
 	VMOVUPD Y2, (DX)(BX*8)
@@ -2957,25 +3700,25 @@ fbAVX2_mulsum_165_AVX2_wide:
 	VMOVUPD Y2, 32(DX)(BX*8)
 	VADDPD  Y2, Y1, Y1
 	ADDQ    $+8, BX
-	JMP     fbAVX2_mulsum_165_AVX2_wide
+	JMP     fbAVX2_mulsum_208_AVX2_wide
 
-fbAVX2_mulsum_165_AVX2_narrow0:
+fbAVX2_mulsum_208_AVX2_narrow0:
 	MOVQ CX, SI
 	ANDQ $-4, SI
 
-fbAVX2_mulsum_165_AVX2_narrow:
+fbAVX2_mulsum_208_AVX2_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX2_mulsum_165_AVX2_tail
+	JAE     fbAVX2_mulsum_208_AVX2_tail
 	VMOVUPD (DX)(BX*8), Y2
 	VMULPD  (AX)(BX*8), Y2, Y2
 	VMOVUPD Y2, (DX)(BX*8)
 	VADDPD  Y2, Y0, Y0
 	ADDQ    $+4, BX
-	JMP     fbAVX2_mulsum_165_AVX2_narrow
+	JMP     fbAVX2_mulsum_208_AVX2_narrow
 
-fbAVX2_mulsum_165_AVX2_tail:
+fbAVX2_mulsum_208_AVX2_tail:
 	SUBQ       BX, CX
-	JZ         fbAVX2_mulsum_165_AVX2_end
+	JZ         fbAVX2_mulsum_208_AVX2_end
 	MOVQ       $0x00000004, SI
 	SUBQ       CX, SI
 	LEAQ       tailmask<>+0(SB), CX
@@ -2987,7 +3730,7 @@ fbAVX2_mulsum_165_AVX2_tail:
 	VANDPD     Y3, Y2, Y2
 	VADDPD     Y2, Y0, Y0
 
-fbAVX2_mulsum_165_AVX2_end:
+fbAVX2_mulsum_208_AVX2_end:
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -3012,31 +3755,31 @@ fbAVX2_mulsum_165_AVX2_end:
 	MOVQ         DX, BX
 	ANDQ         $-8, BX
 
-fbAVX2_mul_166_AVX2_wide:
+fbAVX2_mul_209_AVX2_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_166_AVX2_narrow0
+	JAE     fbAVX2_mul_209_AVX2_narrow0
 	VMULPD  (AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, (AX)(CX*8)
 	VMULPD  32(AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, 32(AX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX2_mul_166_AVX2_wide
+	JMP     fbAVX2_mul_209_AVX2_wide
 
-fbAVX2_mul_166_AVX2_narrow0:
+fbAVX2_mul_209_AVX2_narrow0:
 	MOVQ DX, BX
 	ANDQ $-4, BX
 
-fbAVX2_mul_166_AVX2_narrow:
+fbAVX2_mul_209_AVX2_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_166_AVX2_tail
+	JAE     fbAVX2_mul_209_AVX2_tail
 	VMULPD  (AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, (AX)(CX*8)
 	ADDQ    $+4, CX
-	JMP     fbAVX2_mul_166_AVX2_narrow
+	JMP     fbAVX2_mul_209_AVX2_narrow
 
-fbAVX2_mul_166_AVX2_tail:
+fbAVX2_mul_209_AVX2_tail:
 	SUBQ       CX, DX
-	JZ         fbAVX2_mul_166_AVX2_end
+	JZ         fbAVX2_mul_209_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       DX, BX
 	LEAQ       tailmask<>+0(SB), DX
@@ -3045,19 +3788,19 @@ fbAVX2_mul_166_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (AX)(CX*8)
 
-fbAVX2_mul_166_AVX2_end:
+fbAVX2_mul_209_AVX2_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_norm_163
+	JMP  fbAVX2_norm_206
 
-fbAVX2_normend_164:
+fbAVX2_normend_207:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_t_113
+	JMP  fbAVX2_t_156
 
-fbAVX2_tend_114:
+fbAVX2_tend_157:
 	VZEROUPPER
 	RET
 
@@ -3066,11 +3809,11 @@ fbAVX2_tend_114:
 TEXT ·transitionsAVX2(SB), NOSPLIT, $40-184
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_bb_167:
+fbAVX2_bb_210:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX2_bbend_168
+	JAE          fbAVX2_bbend_211
 	MOVQ         scale_base+120(FP), CX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (CX)(AX*8), X0, X0
@@ -3091,9 +3834,9 @@ fbAVX2_bb_167:
 	MOVQ         CX, DI
 	ANDQ         $-8, DI
 
-fbAVX2_bbrow_169_AVX2_wide:
+fbAVX2_bbrow_212_AVX2_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX2_bbrow_169_AVX2_narrow0
+	JAE     fbAVX2_bbrow_212_AVX2_narrow0
 	VMOVUPD (DX)(AX*8), Y1
 	VMULPD  (BX)(AX*8), Y1, Y1
 	VMULPD  Y0, Y1, Y1
@@ -3103,25 +3846,25 @@ fbAVX2_bbrow_169_AVX2_wide:
 	VMULPD  Y0, Y1, Y1
 	VMOVUPD Y1, 32(SI)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_bbrow_169_AVX2_wide
+	JMP     fbAVX2_bbrow_212_AVX2_wide
 
-fbAVX2_bbrow_169_AVX2_narrow0:
+fbAVX2_bbrow_212_AVX2_narrow0:
 	MOVQ CX, DI
 	ANDQ $-4, DI
 
-fbAVX2_bbrow_169_AVX2_narrow:
+fbAVX2_bbrow_212_AVX2_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX2_bbrow_169_AVX2_tail
+	JAE     fbAVX2_bbrow_212_AVX2_tail
 	VMOVUPD (DX)(AX*8), Y1
 	VMULPD  (BX)(AX*8), Y1, Y1
 	VMULPD  Y0, Y1, Y1
 	VMOVUPD Y1, (SI)(AX*8)
 	ADDQ    $+4, AX
-	JMP     fbAVX2_bbrow_169_AVX2_narrow
+	JMP     fbAVX2_bbrow_212_AVX2_narrow
 
-fbAVX2_bbrow_169_AVX2_tail:
+fbAVX2_bbrow_212_AVX2_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_bbrow_169_AVX2_end
+	JZ         fbAVX2_bbrow_212_AVX2_end
 	MOVQ       $0x00000004, DI
 	SUBQ       CX, DI
 	LEAQ       tailmask<>+0(SB), CX
@@ -3132,20 +3875,20 @@ fbAVX2_bbrow_169_AVX2_tail:
 	VMULPD     Y0, Y2, Y2
 	VMASKMOVPD Y2, Y1, (SI)(AX*8)
 
-fbAVX2_bbrow_169_AVX2_end:
+fbAVX2_bbrow_212_AVX2_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_bb_167
+	JMP  fbAVX2_bb_210
 
-fbAVX2_bbend_168:
+fbAVX2_bbend_211:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_ti_170:
+fbAVX2_ti_213:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_171
+	JAE     fbAVX2_tiend_214
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
@@ -3153,16 +3896,16 @@ fbAVX2_ti_170:
 	MOVQ    AX, 32(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX2_tj_172:
+fbAVX2_tj_215:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_tjend_173
+	JAE  fbAVX2_tjend_216
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x0000000c
-	JAE  fbAVX2_full_174
+	JAE  fbAVX2_full_217
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -3171,17 +3914,17 @@ fbAVX2_tj_172:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_174:
+fbAVX2_full_217:
 	MOVQ    DX, 24(SP)
 	MOVQ    32(SP), CX
 	CMPQ    CX, $0x00000001
-	JEQ     fbAVX2_case1_176
+	JEQ     fbAVX2_case1_219
 	CMPQ    CX, $0x00000002
-	JEQ     fbAVX2_case2_177
+	JEQ     fbAVX2_case2_220
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_180
+	JEQ     fbAVX2_case1_223
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_181
+	JEQ     fbAVX2_case2_224
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3207,7 +3950,7 @@ fbAVX2_full_174:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_183:
+fbAVX2_loop_226:
 	VMOVUPD      (DX), Y10
 	VMOVUPD      32(DX), Y11
 	VMASKMOVPD   64(DX), Y0, Y12
@@ -3226,7 +3969,7 @@ fbAVX2_loop_183:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_183
+	JNZ          fbAVX2_loop_226
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3266,9 +4009,9 @@ fbAVX2_loop_183:
 	VMASKMOVPD   64(BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y9, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)(AX*2)
-	JMP          fbAVX2_swend_179
+	JMP          fbAVX2_swend_222
 
-fbAVX2_case2_181:
+fbAVX2_case2_224:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3291,7 +4034,7 @@ fbAVX2_case2_181:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_184:
+fbAVX2_loop_227:
 	VMOVUPD      (DX), Y7
 	VMASKMOVPD   32(DX), Y0, Y8
 	VBROADCASTSD (CX), Y9
@@ -3306,7 +4049,7 @@ fbAVX2_loop_184:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_184
+	JNZ          fbAVX2_loop_227
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3337,9 +4080,9 @@ fbAVX2_loop_184:
 	VMASKMOVPD   32(BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y6, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)(AX*2)
-	JMP          fbAVX2_swend_179
+	JMP          fbAVX2_swend_222
 
-fbAVX2_case1_180:
+fbAVX2_case1_223:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3359,7 +4102,7 @@ fbAVX2_case1_180:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_185:
+fbAVX2_loop_228:
 	VMASKMOVPD   (DX), Y0, Y4
 	VBROADCASTSD (CX), Y5
 	VFMADD231PD  Y4, Y5, Y1
@@ -3370,7 +4113,7 @@ fbAVX2_loop_185:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_185
+	JNZ          fbAVX2_loop_228
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3393,14 +4136,14 @@ fbAVX2_loop_185:
 	VFMADD231PD  Y2, Y3, Y1
 	VMASKMOVPD   Y1, Y0, (DX)(AX*2)
 
-fbAVX2_swend_179:
-	JMP fbAVX2_swend_175
+fbAVX2_swend_222:
+	JMP fbAVX2_swend_218
 
-fbAVX2_case2_177:
+fbAVX2_case2_220:
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_187
+	JEQ     fbAVX2_case1_230
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_188
+	JEQ     fbAVX2_case2_231
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3423,7 +4166,7 @@ fbAVX2_case2_177:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_190:
+fbAVX2_loop_233:
 	VMOVUPD      (DX), Y7
 	VMOVUPD      32(DX), Y8
 	VMASKMOVPD   64(DX), Y0, Y9
@@ -3438,7 +4181,7 @@ fbAVX2_loop_190:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_190
+	JNZ          fbAVX2_loop_233
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3468,9 +4211,9 @@ fbAVX2_loop_190:
 	VMASKMOVPD   64(BX)(AX*1), Y0, Y2
 	VFMADD231PD  Y2, Y6, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)(AX*1)
-	JMP          fbAVX2_swend_186
+	JMP          fbAVX2_swend_229
 
-fbAVX2_case2_188:
+fbAVX2_case2_231:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3491,7 +4234,7 @@ fbAVX2_case2_188:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_191:
+fbAVX2_loop_234:
 	VMOVUPD      (DX), Y5
 	VMASKMOVPD   32(DX), Y0, Y6
 	VBROADCASTSD (CX), Y7
@@ -3503,7 +4246,7 @@ fbAVX2_loop_191:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_191
+	JNZ          fbAVX2_loop_234
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3527,9 +4270,9 @@ fbAVX2_loop_191:
 	VMASKMOVPD   32(BX)(AX*1), Y0, Y2
 	VFMADD231PD  Y2, Y4, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)(AX*1)
-	JMP          fbAVX2_swend_186
+	JMP          fbAVX2_swend_229
 
-fbAVX2_case1_187:
+fbAVX2_case1_230:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3548,7 +4291,7 @@ fbAVX2_case1_187:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_192:
+fbAVX2_loop_235:
 	VMASKMOVPD   (DX), Y0, Y3
 	VBROADCASTSD (CX), Y4
 	VFMADD231PD  Y3, Y4, Y1
@@ -3557,7 +4300,7 @@ fbAVX2_loop_192:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_192
+	JNZ          fbAVX2_loop_235
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3576,14 +4319,14 @@ fbAVX2_loop_192:
 	VFMADD231PD  Y3, Y2, Y1
 	VMASKMOVPD   Y1, Y0, (DX)(AX*1)
 
-fbAVX2_swend_186:
-	JMP fbAVX2_swend_175
+fbAVX2_swend_229:
+	JMP fbAVX2_swend_218
 
-fbAVX2_case1_176:
+fbAVX2_case1_219:
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_194
+	JEQ     fbAVX2_case1_237
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_195
+	JEQ     fbAVX2_case2_238
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3603,7 +4346,7 @@ fbAVX2_case1_176:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_197:
+fbAVX2_loop_240:
 	VBROADCASTSD (CX), Y4
 	VFMADD231PD  (DX), Y4, Y1
 	VFMADD231PD  32(DX), Y4, Y2
@@ -3612,7 +4355,7 @@ fbAVX2_loop_197:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_197
+	JNZ          fbAVX2_loop_240
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3632,9 +4375,9 @@ fbAVX2_loop_197:
 	VMASKMOVPD   64(BX), Y0, Y2
 	VFMADD231PD  Y2, Y3, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)
-	JMP          fbAVX2_swend_193
+	JMP          fbAVX2_swend_236
 
-fbAVX2_case2_195:
+fbAVX2_case2_238:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3653,7 +4396,7 @@ fbAVX2_case2_195:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_198:
+fbAVX2_loop_241:
 	VBROADCASTSD (CX), Y3
 	VFMADD231PD  (DX), Y3, Y1
 	VMASKMOVPD   32(DX), Y0, Y4
@@ -3661,7 +4404,7 @@ fbAVX2_loop_198:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_198
+	JNZ          fbAVX2_loop_241
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3678,9 +4421,9 @@ fbAVX2_loop_198:
 	VMASKMOVPD   32(BX), Y0, Y3
 	VFMADD231PD  Y3, Y2, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)
-	JMP          fbAVX2_swend_193
+	JMP          fbAVX2_swend_236
 
-fbAVX2_case1_194:
+fbAVX2_case1_237:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3698,14 +4441,14 @@ fbAVX2_case1_194:
 	DECQ    BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_199:
+fbAVX2_loop_242:
 	VBROADCASTSD (CX), Y2
 	VMASKMOVPD   (DX), Y0, Y3
 	VFMADD231PD  Y3, Y2, Y1
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_199
+	JNZ          fbAVX2_loop_242
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3720,20 +4463,20 @@ fbAVX2_loop_199:
 	VFMADD231PD  Y3, Y1, Y2
 	VMASKMOVPD   Y2, Y0, (DX)
 
-fbAVX2_swend_193:
-fbAVX2_swend_175:
+fbAVX2_swend_236:
+fbAVX2_swend_218:
 	MOVQ 16(SP), AX
 	ADDQ $0x0000000c, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_tj_172
+	JMP  fbAVX2_tj_215
 
-fbAVX2_tjend_173:
+fbAVX2_tjend_216:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_170
+	JMP  fbAVX2_ti_213
 
-fbAVX2_tiend_171:
+fbAVX2_tiend_214:
 	VZEROUPPER
 	RET
 
@@ -3750,36 +4493,36 @@ TEXT ·forwardAVX512(SB), $32960-112
 	MOVQ   BX, DI
 	ANDQ   $-16, DI
 
-fbAVX512_sum_200_AVX512_wide:
+fbAVX512_sum_243_AVX512_wide:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_200_AVX512_narrow0
+	JAE    fbAVX512_sum_243_AVX512_narrow0
 	VADDPD (CX)(SI*8), Z0, Z0
 	VADDPD 64(CX)(SI*8), Z1, Z1
 	ADDQ   $+16, SI
-	JMP    fbAVX512_sum_200_AVX512_wide
+	JMP    fbAVX512_sum_243_AVX512_wide
 
-fbAVX512_sum_200_AVX512_narrow0:
+fbAVX512_sum_243_AVX512_narrow0:
 	MOVQ BX, DI
 	ANDQ $-8, DI
 
-fbAVX512_sum_200_AVX512_narrow:
+fbAVX512_sum_243_AVX512_narrow:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_200_AVX512_tail
+	JAE    fbAVX512_sum_243_AVX512_tail
 	VADDPD (CX)(SI*8), Z0, Z0
 	ADDQ   $+8, SI
-	JMP    fbAVX512_sum_200_AVX512_narrow
+	JMP    fbAVX512_sum_243_AVX512_narrow
 
-fbAVX512_sum_200_AVX512_tail:
+fbAVX512_sum_243_AVX512_tail:
 	MOVQ      BX, DI
 	SUBQ      SI, DI
-	JZ        fbAVX512_sum_200_AVX512_end
+	JZ        fbAVX512_sum_243_AVX512_end
 	MOVQ      $-1, R8
 	BZHIQ     DI, R8, DI
 	KMOVB     DI, K1
 	VMOVUPD.Z (CX)(SI*8), K1, Z2
 	VADDPD    Z2, Z0, Z0
 
-fbAVX512_sum_200_AVX512_end:
+fbAVX512_sum_243_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -3795,31 +4538,31 @@ fbAVX512_sum_200_AVX512_end:
 	MOVQ          BX, SI
 	ANDQ          $-16, SI
 
-fbAVX512_mul_201_AVX512_wide:
+fbAVX512_mul_244_AVX512_wide:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_201_AVX512_narrow0
+	JAE     fbAVX512_mul_244_AVX512_narrow0
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(DX*8)
 	VMULPD  64(CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, 64(AX)(DX*8)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_201_AVX512_wide
+	JMP     fbAVX512_mul_244_AVX512_wide
 
-fbAVX512_mul_201_AVX512_narrow0:
+fbAVX512_mul_244_AVX512_narrow0:
 	MOVQ BX, SI
 	ANDQ $-8, SI
 
-fbAVX512_mul_201_AVX512_narrow:
+fbAVX512_mul_244_AVX512_narrow:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_201_AVX512_tail
+	JAE     fbAVX512_mul_244_AVX512_tail
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX512_mul_201_AVX512_narrow
+	JMP     fbAVX512_mul_244_AVX512_narrow
 
-fbAVX512_mul_201_AVX512_tail:
+fbAVX512_mul_244_AVX512_tail:
 	SUBQ      DX, BX
-	JZ        fbAVX512_mul_201_AVX512_end
+	JZ        fbAVX512_mul_244_AVX512_end
 	MOVQ      $-1, SI
 	BZHIQ     BX, SI, BX
 	KMOVB     BX, K1
@@ -3827,10 +4570,10 @@ fbAVX512_mul_201_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (AX)(DX*8)
 
-fbAVX512_mul_201_AVX512_end:
+fbAVX512_mul_244_AVX512_end:
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000060
-	JA    fbAVX512_multi_202
+	JA    fbAVX512_multi_245
 	MOVQ  M+104(FP), AX
 	LEAQ  7(AX), CX
 	SHRQ  $0x03, CX
@@ -3845,27 +4588,27 @@ fbAVX512_mul_201_AVX512_end:
 	ANDQ  $-64, AX
 	MOVQ  AX, 32840(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_204
+	JEQ   fbAVX512_case1_247
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_205
+	JEQ   fbAVX512_case2_248
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_206
+	JEQ   fbAVX512_case3_249
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_207
+	JEQ   fbAVX512_case4_250
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_208
+	JEQ   fbAVX512_case5_251
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_209
+	JEQ   fbAVX512_case6_252
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_210
+	JEQ   fbAVX512_case7_253
 	CMPQ  CX, $0x00000008
-	JEQ   fbAVX512_case8_211
+	JEQ   fbAVX512_case8_254
 	CMPQ  CX, $0x00000009
-	JEQ   fbAVX512_case9_212
+	JEQ   fbAVX512_case9_255
 	CMPQ  CX, $0x0000000a
-	JEQ   fbAVX512_case10_213
+	JEQ   fbAVX512_case10_256
 	CMPQ  CX, $0x0000000b
-	JEQ   fbAVX512_case11_214
+	JEQ   fbAVX512_case11_257
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -3885,9 +4628,9 @@ fbAVX512_mul_201_AVX512_end:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_216:
+fbAVX512_t_259:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_217
+	JAE    fbAVX512_tend_260
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -3917,9 +4660,9 @@ fbAVX512_t_216:
 	VXORPD Z23, Z23, Z23
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_219
+	JZ     fbAVX512_odd_262
 
-fbAVX512_loop_218:
+fbAVX512_loop_261:
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
 	VFMADD231PD  64(R8), Z24, Z1
@@ -3953,11 +4696,11 @@ fbAVX512_loop_218:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_218
+	JNZ          fbAVX512_loop_261
 
-fbAVX512_odd_219:
+fbAVX512_odd_262:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_220
+	JZ           fbAVX512_done_263
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
 	VFMADD231PD  64(R8), Z24, Z1
@@ -3975,7 +4718,7 @@ fbAVX512_odd_219:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_220:
+fbAVX512_done_263:
 	VADDPD        Z12, Z0, Z0
 	VADDPD        Z13, Z1, Z1
 	VADDPD        Z14, Z2, Z2
@@ -4052,12 +4795,12 @@ fbAVX512_done_220:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_216
+	JMP           fbAVX512_t_259
 
-fbAVX512_tend_217:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_260:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case11_214:
+fbAVX512_case11_257:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4077,9 +4820,9 @@ fbAVX512_case11_214:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_221:
+fbAVX512_t_264:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_222
+	JAE    fbAVX512_tend_265
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4107,9 +4850,9 @@ fbAVX512_t_221:
 	VXORPD Z21, Z21, Z21
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_224
+	JZ     fbAVX512_odd_267
 
-fbAVX512_loop_223:
+fbAVX512_loop_266:
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
 	VFMADD231PD  64(R8), Z22, Z1
@@ -4141,11 +4884,11 @@ fbAVX512_loop_223:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_223
+	JNZ          fbAVX512_loop_266
 
-fbAVX512_odd_224:
+fbAVX512_odd_267:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_225
+	JZ           fbAVX512_done_268
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
 	VFMADD231PD  64(R8), Z22, Z1
@@ -4162,7 +4905,7 @@ fbAVX512_odd_224:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_225:
+fbAVX512_done_268:
 	VADDPD        Z11, Z0, Z0
 	VADDPD        Z12, Z1, Z1
 	VADDPD        Z13, Z2, Z2
@@ -4234,12 +4977,12 @@ fbAVX512_done_225:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_221
+	JMP           fbAVX512_t_264
 
-fbAVX512_tend_222:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_265:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case10_213:
+fbAVX512_case10_256:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4259,9 +5002,9 @@ fbAVX512_case10_213:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_226:
+fbAVX512_t_269:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_227
+	JAE    fbAVX512_tend_270
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4287,9 +5030,9 @@ fbAVX512_t_226:
 	VXORPD Z19, Z19, Z19
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_229
+	JZ     fbAVX512_odd_272
 
-fbAVX512_loop_228:
+fbAVX512_loop_271:
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
 	VFMADD231PD  64(R8), Z20, Z1
@@ -4319,11 +5062,11 @@ fbAVX512_loop_228:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_228
+	JNZ          fbAVX512_loop_271
 
-fbAVX512_odd_229:
+fbAVX512_odd_272:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_230
+	JZ           fbAVX512_done_273
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
 	VFMADD231PD  64(R8), Z20, Z1
@@ -4339,7 +5082,7 @@ fbAVX512_odd_229:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_230:
+fbAVX512_done_273:
 	VADDPD        Z10, Z0, Z0
 	VADDPD        Z11, Z1, Z1
 	VADDPD        Z12, Z2, Z2
@@ -4406,12 +5149,12 @@ fbAVX512_done_230:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_226
+	JMP           fbAVX512_t_269
 
-fbAVX512_tend_227:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_270:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case9_212:
+fbAVX512_case9_255:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4431,9 +5174,9 @@ fbAVX512_case9_212:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_231:
+fbAVX512_t_274:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_232
+	JAE    fbAVX512_tend_275
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4457,9 +5200,9 @@ fbAVX512_t_231:
 	VXORPD Z17, Z17, Z17
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_234
+	JZ     fbAVX512_odd_277
 
-fbAVX512_loop_233:
+fbAVX512_loop_276:
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
 	VFMADD231PD  64(R8), Z18, Z1
@@ -4487,11 +5230,11 @@ fbAVX512_loop_233:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_233
+	JNZ          fbAVX512_loop_276
 
-fbAVX512_odd_234:
+fbAVX512_odd_277:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_235
+	JZ           fbAVX512_done_278
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
 	VFMADD231PD  64(R8), Z18, Z1
@@ -4506,7 +5249,7 @@ fbAVX512_odd_234:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_235:
+fbAVX512_done_278:
 	VADDPD        Z9, Z0, Z0
 	VADDPD        Z10, Z1, Z1
 	VADDPD        Z11, Z2, Z2
@@ -4568,12 +5311,12 @@ fbAVX512_done_235:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_231
+	JMP           fbAVX512_t_274
 
-fbAVX512_tend_232:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_275:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case8_211:
+fbAVX512_case8_254:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4585,7 +5328,7 @@ fbAVX512_case8_211:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_236:
+fbAVX512_pack_279:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -4605,7 +5348,7 @@ fbAVX512_pack_236:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_236
+	JNZ       fbAVX512_pack_279
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000200, 32856(SP)
@@ -4619,9 +5362,9 @@ fbAVX512_pack_236:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_237:
+fbAVX512_t_280:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_238
+	JAE    fbAVX512_tend_281
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4643,9 +5386,9 @@ fbAVX512_t_237:
 	VXORPD Z15, Z15, Z15
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_240
+	JZ     fbAVX512_odd_283
 
-fbAVX512_loop_239:
+fbAVX512_loop_282:
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
 	VFMADD231PD  64(R8), Z16, Z1
@@ -4669,11 +5412,11 @@ fbAVX512_loop_239:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_239
+	JNZ          fbAVX512_loop_282
 
-fbAVX512_odd_240:
+fbAVX512_odd_283:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_241
+	JZ           fbAVX512_done_284
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
 	VFMADD231PD  64(R8), Z16, Z1
@@ -4686,7 +5429,7 @@ fbAVX512_odd_240:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_241:
+fbAVX512_done_284:
 	VADDPD        Z8, Z0, Z0
 	VADDPD        Z9, Z1, Z1
 	VADDPD        Z10, Z2, Z2
@@ -4743,12 +5486,12 @@ fbAVX512_done_241:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_237
+	JMP           fbAVX512_t_280
 
-fbAVX512_tend_238:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_281:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case7_210:
+fbAVX512_case7_253:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4760,7 +5503,7 @@ fbAVX512_case7_210:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_242:
+fbAVX512_pack_285:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -4778,7 +5521,7 @@ fbAVX512_pack_242:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_242
+	JNZ       fbAVX512_pack_285
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x000001c0, 32856(SP)
@@ -4792,9 +5535,9 @@ fbAVX512_pack_242:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_243:
+fbAVX512_t_286:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_244
+	JAE    fbAVX512_tend_287
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4814,9 +5557,9 @@ fbAVX512_t_243:
 	VXORPD Z13, Z13, Z13
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_246
+	JZ     fbAVX512_odd_289
 
-fbAVX512_loop_245:
+fbAVX512_loop_288:
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
 	VFMADD231PD  64(R8), Z14, Z1
@@ -4838,11 +5581,11 @@ fbAVX512_loop_245:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_245
+	JNZ          fbAVX512_loop_288
 
-fbAVX512_odd_246:
+fbAVX512_odd_289:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_247
+	JZ           fbAVX512_done_290
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
 	VFMADD231PD  64(R8), Z14, Z1
@@ -4854,7 +5597,7 @@ fbAVX512_odd_246:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_247:
+fbAVX512_done_290:
 	VADDPD        Z7, Z0, Z0
 	VADDPD        Z8, Z1, Z1
 	VADDPD        Z9, Z2, Z2
@@ -4906,12 +5649,12 @@ fbAVX512_done_247:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_243
+	JMP           fbAVX512_t_286
 
-fbAVX512_tend_244:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_287:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case6_209:
+fbAVX512_case6_252:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4923,7 +5666,7 @@ fbAVX512_case6_209:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_248:
+fbAVX512_pack_291:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -4939,7 +5682,7 @@ fbAVX512_pack_248:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_248
+	JNZ       fbAVX512_pack_291
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000180, 32856(SP)
@@ -4953,9 +5696,9 @@ fbAVX512_pack_248:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_249:
+fbAVX512_t_292:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_250
+	JAE    fbAVX512_tend_293
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4973,9 +5716,9 @@ fbAVX512_t_249:
 	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_252
+	JZ     fbAVX512_odd_295
 
-fbAVX512_loop_251:
+fbAVX512_loop_294:
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
 	VFMADD231PD  64(R8), Z12, Z1
@@ -4995,11 +5738,11 @@ fbAVX512_loop_251:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_251
+	JNZ          fbAVX512_loop_294
 
-fbAVX512_odd_252:
+fbAVX512_odd_295:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_253
+	JZ           fbAVX512_done_296
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
 	VFMADD231PD  64(R8), Z12, Z1
@@ -5010,7 +5753,7 @@ fbAVX512_odd_252:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_253:
+fbAVX512_done_296:
 	VADDPD        Z6, Z0, Z0
 	VADDPD        Z7, Z1, Z1
 	VADDPD        Z8, Z2, Z2
@@ -5057,12 +5800,12 @@ fbAVX512_done_253:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_249
+	JMP           fbAVX512_t_292
 
-fbAVX512_tend_250:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_293:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case5_208:
+fbAVX512_case5_251:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5074,7 +5817,7 @@ fbAVX512_case5_208:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_254:
+fbAVX512_pack_297:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5088,7 +5831,7 @@ fbAVX512_pack_254:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_254
+	JNZ       fbAVX512_pack_297
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000140, 32856(SP)
@@ -5102,9 +5845,9 @@ fbAVX512_pack_254:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_255:
+fbAVX512_t_298:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_256
+	JAE    fbAVX512_tend_299
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5120,9 +5863,9 @@ fbAVX512_t_255:
 	VXORPD Z9, Z9, Z9
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_258
+	JZ     fbAVX512_odd_301
 
-fbAVX512_loop_257:
+fbAVX512_loop_300:
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
 	VFMADD231PD  64(R8), Z10, Z1
@@ -5140,11 +5883,11 @@ fbAVX512_loop_257:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_257
+	JNZ          fbAVX512_loop_300
 
-fbAVX512_odd_258:
+fbAVX512_odd_301:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_259
+	JZ           fbAVX512_done_302
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
 	VFMADD231PD  64(R8), Z10, Z1
@@ -5154,7 +5897,7 @@ fbAVX512_odd_258:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_259:
+fbAVX512_done_302:
 	VADDPD        Z5, Z0, Z0
 	VADDPD        Z6, Z1, Z1
 	VADDPD        Z7, Z2, Z2
@@ -5196,12 +5939,12 @@ fbAVX512_done_259:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_255
+	JMP           fbAVX512_t_298
 
-fbAVX512_tend_256:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_299:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case4_207:
+fbAVX512_case4_250:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5213,7 +5956,7 @@ fbAVX512_case4_207:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_260:
+fbAVX512_pack_303:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5225,7 +5968,7 @@ fbAVX512_pack_260:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_260
+	JNZ       fbAVX512_pack_303
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000100, 32856(SP)
@@ -5239,9 +5982,9 @@ fbAVX512_pack_260:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_261:
+fbAVX512_t_304:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_262
+	JAE    fbAVX512_tend_305
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5255,9 +5998,9 @@ fbAVX512_t_261:
 	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_264
+	JZ     fbAVX512_odd_307
 
-fbAVX512_loop_263:
+fbAVX512_loop_306:
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
 	VFMADD231PD  64(R8), Z8, Z1
@@ -5273,11 +6016,11 @@ fbAVX512_loop_263:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_263
+	JNZ          fbAVX512_loop_306
 
-fbAVX512_odd_264:
+fbAVX512_odd_307:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_265
+	JZ           fbAVX512_done_308
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
 	VFMADD231PD  64(R8), Z8, Z1
@@ -5286,7 +6029,7 @@ fbAVX512_odd_264:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_265:
+fbAVX512_done_308:
 	VADDPD        Z4, Z0, Z0
 	VADDPD        Z5, Z1, Z1
 	VADDPD        Z6, Z2, Z2
@@ -5323,12 +6066,12 @@ fbAVX512_done_265:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_261
+	JMP           fbAVX512_t_304
 
-fbAVX512_tend_262:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_305:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case3_206:
+fbAVX512_case3_249:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5340,7 +6083,7 @@ fbAVX512_case3_206:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_266:
+fbAVX512_pack_309:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5350,7 +6093,7 @@ fbAVX512_pack_266:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_266
+	JNZ       fbAVX512_pack_309
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x000000c0, 32856(SP)
@@ -5364,9 +6107,9 @@ fbAVX512_pack_266:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_267:
+fbAVX512_t_310:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_268
+	JAE    fbAVX512_tend_311
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5378,9 +6121,9 @@ fbAVX512_t_267:
 	VXORPD Z5, Z5, Z5
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_270
+	JZ     fbAVX512_odd_313
 
-fbAVX512_loop_269:
+fbAVX512_loop_312:
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z0
 	VFMADD231PD  64(R8), Z6, Z1
@@ -5394,11 +6137,11 @@ fbAVX512_loop_269:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_269
+	JNZ          fbAVX512_loop_312
 
-fbAVX512_odd_270:
+fbAVX512_odd_313:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_271
+	JZ           fbAVX512_done_314
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z0
 	VFMADD231PD  64(R8), Z6, Z1
@@ -5406,7 +6149,7 @@ fbAVX512_odd_270:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_271:
+fbAVX512_done_314:
 	VADDPD        Z3, Z0, Z0
 	VADDPD        Z4, Z1, Z1
 	VADDPD        Z5, Z2, Z2
@@ -5438,12 +6181,12 @@ fbAVX512_done_271:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_267
+	JMP           fbAVX512_t_310
 
-fbAVX512_tend_268:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_311:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case2_205:
+fbAVX512_case2_248:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5455,7 +6198,7 @@ fbAVX512_case2_205:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_272:
+fbAVX512_pack_315:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD.Z 64(DX), K1, Z0
@@ -5463,7 +6206,7 @@ fbAVX512_pack_272:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_272
+	JNZ       fbAVX512_pack_315
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000080, 32856(SP)
@@ -5477,9 +6220,9 @@ fbAVX512_pack_272:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_273:
+fbAVX512_t_316:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_274
+	JAE    fbAVX512_tend_317
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5489,9 +6232,9 @@ fbAVX512_t_273:
 	VXORPD Z3, Z3, Z3
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_276
+	JZ     fbAVX512_odd_319
 
-fbAVX512_loop_275:
+fbAVX512_loop_318:
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z0
 	VFMADD231PD  64(R8), Z4, Z1
@@ -5503,18 +6246,18 @@ fbAVX512_loop_275:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_275
+	JNZ          fbAVX512_loop_318
 
-fbAVX512_odd_276:
+fbAVX512_odd_319:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_277
+	JZ           fbAVX512_done_320
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z0
 	VFMADD231PD  64(R8), Z4, Z1
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_277:
+fbAVX512_done_320:
 	VADDPD        Z2, Z0, Z0
 	VADDPD        Z3, Z1, Z1
 	ADDQ          DI, DX
@@ -5541,12 +6284,12 @@ fbAVX512_done_277:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_273
+	JMP           fbAVX512_t_316
 
-fbAVX512_tend_274:
-	JMP fbAVX512_swend_203
+fbAVX512_tend_317:
+	JMP fbAVX512_swend_246
 
-fbAVX512_case1_204:
+fbAVX512_case1_247:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5558,13 +6301,13 @@ fbAVX512_case1_204:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_278:
+fbAVX512_pack_321:
 	VMOVUPD.Z (DX), K1, Z0
 	VMOVUPD   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_278
+	JNZ       fbAVX512_pack_321
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000040, 32856(SP)
@@ -5578,9 +6321,9 @@ fbAVX512_pack_278:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_279:
+fbAVX512_t_322:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_280
+	JAE    fbAVX512_tend_323
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5588,9 +6331,9 @@ fbAVX512_t_279:
 	VXORPD Z1, Z1, Z1
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_282
+	JZ     fbAVX512_odd_325
 
-fbAVX512_loop_281:
+fbAVX512_loop_324:
 	VBROADCASTSD (R9), Z2
 	VFMADD231PD  (R8), Z2, Z0
 	ADDQ         $0x08, R9
@@ -5600,17 +6343,17 @@ fbAVX512_loop_281:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_281
+	JNZ          fbAVX512_loop_324
 
-fbAVX512_odd_282:
+fbAVX512_odd_325:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_283
+	JZ           fbAVX512_done_326
 	VBROADCASTSD (R9), Z2
 	VFMADD231PD  (R8), Z2, Z0
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_283:
+fbAVX512_done_326:
 	VADDPD        Z1, Z0, Z0
 	ADDQ          DI, DX
 	VXORPD        Z1, Z1, Z1
@@ -5632,21 +6375,21 @@ fbAVX512_done_283:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_279
+	JMP           fbAVX512_t_322
 
-fbAVX512_tend_280:
-fbAVX512_swend_203:
+fbAVX512_tend_323:
+fbAVX512_swend_246:
 	VZEROUPPER
 	RET
 
-fbAVX512_multi_202:
+fbAVX512_multi_245:
 	MOVQ $0x00000001, 32864(SP)
 
-fbAVX512_mt_284:
+fbAVX512_mt_327:
 	MOVQ    32864(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_mtend_285
+	JAE     fbAVX512_mtend_328
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    alpha_base+0(FP), DX
@@ -5658,16 +6401,16 @@ fbAVX512_mt_284:
 	VMOVUPD Z0, 32880(SP)
 	MOVQ    $0x00000000, 32944(SP)
 
-fbAVX512_chunk_286:
+fbAVX512_chunk_329:
 	MOVQ 32944(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_chunkend_287
+	JAE  fbAVX512_chunkend_330
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000060
-	JAE  fbAVX512_full_288
+	JAE  fbAVX512_full_331
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -5676,30 +6419,30 @@ fbAVX512_chunk_286:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_288:
+fbAVX512_full_331:
 	MOVQ   DX, 32952(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_290
+	JEQ    fbAVX512_case1_333
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_291
+	JEQ    fbAVX512_case2_334
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_292
+	JEQ    fbAVX512_case3_335
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_293
+	JEQ    fbAVX512_case4_336
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_294
+	JEQ    fbAVX512_case5_337
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_295
+	JEQ    fbAVX512_case6_338
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_296
+	JEQ    fbAVX512_case7_339
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_297
+	JEQ    fbAVX512_case8_340
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_298
+	JEQ    fbAVX512_case9_341
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_299
+	JEQ    fbAVX512_case10_342
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_300
+	JEQ    fbAVX512_case11_343
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -5737,9 +6480,9 @@ fbAVX512_full_288:
 	VXORPD Z23, Z23, Z23
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_303
+	JZ     fbAVX512_odd_346
 
-fbAVX512_loop_302:
+fbAVX512_loop_345:
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -5773,11 +6516,11 @@ fbAVX512_loop_302:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_302
+	JNZ          fbAVX512_loop_345
 
-fbAVX512_odd_303:
+fbAVX512_odd_346:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_304
+	JZ           fbAVX512_done_347
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -5795,7 +6538,7 @@ fbAVX512_odd_303:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_304:
+fbAVX512_done_347:
 	VADDPD    Z12, Z0, Z0
 	VADDPD    Z13, Z1, Z1
 	VADDPD    Z14, Z2, Z2
@@ -5854,9 +6597,9 @@ fbAVX512_done_304:
 	VADDPD    Z11, Z12, K1, Z12
 	VMOVUPD   Z11, K1, 704(CX)
 	VMOVUPD   Z12, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case11_300:
+fbAVX512_case11_343:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -5892,9 +6635,9 @@ fbAVX512_case11_300:
 	VXORPD Z21, Z21, Z21
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_306
+	JZ     fbAVX512_odd_349
 
-fbAVX512_loop_305:
+fbAVX512_loop_348:
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -5926,11 +6669,11 @@ fbAVX512_loop_305:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_305
+	JNZ          fbAVX512_loop_348
 
-fbAVX512_odd_306:
+fbAVX512_odd_349:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_307
+	JZ           fbAVX512_done_350
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -5947,7 +6690,7 @@ fbAVX512_odd_306:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_307:
+fbAVX512_done_350:
 	VADDPD    Z11, Z0, Z0
 	VADDPD    Z12, Z1, Z1
 	VADDPD    Z13, Z2, Z2
@@ -6002,9 +6745,9 @@ fbAVX512_done_307:
 	VADDPD    Z10, Z11, K1, Z11
 	VMOVUPD   Z10, K1, 640(CX)
 	VMOVUPD   Z11, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case10_299:
+fbAVX512_case10_342:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6038,9 +6781,9 @@ fbAVX512_case10_299:
 	VXORPD Z19, Z19, Z19
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_309
+	JZ     fbAVX512_odd_352
 
-fbAVX512_loop_308:
+fbAVX512_loop_351:
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -6070,11 +6813,11 @@ fbAVX512_loop_308:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_308
+	JNZ          fbAVX512_loop_351
 
-fbAVX512_odd_309:
+fbAVX512_odd_352:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_310
+	JZ           fbAVX512_done_353
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -6090,7 +6833,7 @@ fbAVX512_odd_309:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_310:
+fbAVX512_done_353:
 	VADDPD    Z10, Z0, Z0
 	VADDPD    Z11, Z1, Z1
 	VADDPD    Z12, Z2, Z2
@@ -6141,9 +6884,9 @@ fbAVX512_done_310:
 	VADDPD    Z9, Z10, K1, Z10
 	VMOVUPD   Z9, K1, 576(CX)
 	VMOVUPD   Z10, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case9_298:
+fbAVX512_case9_341:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6175,9 +6918,9 @@ fbAVX512_case9_298:
 	VXORPD Z17, Z17, Z17
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_312
+	JZ     fbAVX512_odd_355
 
-fbAVX512_loop_311:
+fbAVX512_loop_354:
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -6205,11 +6948,11 @@ fbAVX512_loop_311:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_311
+	JNZ          fbAVX512_loop_354
 
-fbAVX512_odd_312:
+fbAVX512_odd_355:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_313
+	JZ           fbAVX512_done_356
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -6224,7 +6967,7 @@ fbAVX512_odd_312:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_313:
+fbAVX512_done_356:
 	VADDPD    Z9, Z0, Z0
 	VADDPD    Z10, Z1, Z1
 	VADDPD    Z11, Z2, Z2
@@ -6271,9 +7014,9 @@ fbAVX512_done_313:
 	VADDPD    Z8, Z9, K1, Z9
 	VMOVUPD   Z8, K1, 512(CX)
 	VMOVUPD   Z9, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case8_297:
+fbAVX512_case8_340:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6303,9 +7046,9 @@ fbAVX512_case8_297:
 	VXORPD Z15, Z15, Z15
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_315
+	JZ     fbAVX512_odd_358
 
-fbAVX512_loop_314:
+fbAVX512_loop_357:
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -6331,11 +7074,11 @@ fbAVX512_loop_314:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_314
+	JNZ          fbAVX512_loop_357
 
-fbAVX512_odd_315:
+fbAVX512_odd_358:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_316
+	JZ           fbAVX512_done_359
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -6349,7 +7092,7 @@ fbAVX512_odd_315:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_316:
+fbAVX512_done_359:
 	VADDPD    Z8, Z0, Z0
 	VADDPD    Z9, Z1, Z1
 	VADDPD    Z10, Z2, Z2
@@ -6392,9 +7135,9 @@ fbAVX512_done_316:
 	VADDPD    Z7, Z8, K1, Z8
 	VMOVUPD   Z7, K1, 448(CX)
 	VMOVUPD   Z8, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case7_296:
+fbAVX512_case7_339:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6422,9 +7165,9 @@ fbAVX512_case7_296:
 	VXORPD Z13, Z13, Z13
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_318
+	JZ     fbAVX512_odd_361
 
-fbAVX512_loop_317:
+fbAVX512_loop_360:
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -6448,11 +7191,11 @@ fbAVX512_loop_317:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_317
+	JNZ          fbAVX512_loop_360
 
-fbAVX512_odd_318:
+fbAVX512_odd_361:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_319
+	JZ           fbAVX512_done_362
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -6465,7 +7208,7 @@ fbAVX512_odd_318:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_319:
+fbAVX512_done_362:
 	VADDPD    Z7, Z0, Z0
 	VADDPD    Z8, Z1, Z1
 	VADDPD    Z9, Z2, Z2
@@ -6504,9 +7247,9 @@ fbAVX512_done_319:
 	VADDPD    Z6, Z7, K1, Z7
 	VMOVUPD   Z6, K1, 384(CX)
 	VMOVUPD   Z7, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case6_295:
+fbAVX512_case6_338:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6532,9 +7275,9 @@ fbAVX512_case6_295:
 	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_321
+	JZ     fbAVX512_odd_364
 
-fbAVX512_loop_320:
+fbAVX512_loop_363:
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -6556,11 +7299,11 @@ fbAVX512_loop_320:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_320
+	JNZ          fbAVX512_loop_363
 
-fbAVX512_odd_321:
+fbAVX512_odd_364:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_322
+	JZ           fbAVX512_done_365
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -6572,7 +7315,7 @@ fbAVX512_odd_321:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_322:
+fbAVX512_done_365:
 	VADDPD    Z6, Z0, Z0
 	VADDPD    Z7, Z1, Z1
 	VADDPD    Z8, Z2, Z2
@@ -6607,9 +7350,9 @@ fbAVX512_done_322:
 	VADDPD    Z5, Z6, K1, Z6
 	VMOVUPD   Z5, K1, 320(CX)
 	VMOVUPD   Z6, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case5_294:
+fbAVX512_case5_337:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6633,9 +7376,9 @@ fbAVX512_case5_294:
 	VXORPD Z9, Z9, Z9
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_324
+	JZ     fbAVX512_odd_367
 
-fbAVX512_loop_323:
+fbAVX512_loop_366:
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -6655,11 +7398,11 @@ fbAVX512_loop_323:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_323
+	JNZ          fbAVX512_loop_366
 
-fbAVX512_odd_324:
+fbAVX512_odd_367:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_325
+	JZ           fbAVX512_done_368
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -6670,7 +7413,7 @@ fbAVX512_odd_324:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_325:
+fbAVX512_done_368:
 	VADDPD    Z5, Z0, Z0
 	VADDPD    Z6, Z1, Z1
 	VADDPD    Z7, Z2, Z2
@@ -6701,9 +7444,9 @@ fbAVX512_done_325:
 	VADDPD    Z4, Z5, K1, Z5
 	VMOVUPD   Z4, K1, 256(CX)
 	VMOVUPD   Z5, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case4_293:
+fbAVX512_case4_336:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6725,9 +7468,9 @@ fbAVX512_case4_293:
 	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_327
+	JZ     fbAVX512_odd_370
 
-fbAVX512_loop_326:
+fbAVX512_loop_369:
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -6745,11 +7488,11 @@ fbAVX512_loop_326:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_326
+	JNZ          fbAVX512_loop_369
 
-fbAVX512_odd_327:
+fbAVX512_odd_370:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_328
+	JZ           fbAVX512_done_371
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -6759,7 +7502,7 @@ fbAVX512_odd_327:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_328:
+fbAVX512_done_371:
 	VADDPD    Z4, Z0, Z0
 	VADDPD    Z5, Z1, Z1
 	VADDPD    Z6, Z2, Z2
@@ -6786,9 +7529,9 @@ fbAVX512_done_328:
 	VADDPD    Z3, Z4, K1, Z4
 	VMOVUPD   Z3, K1, 192(CX)
 	VMOVUPD   Z4, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case3_292:
+fbAVX512_case3_335:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6808,9 +7551,9 @@ fbAVX512_case3_292:
 	VXORPD Z5, Z5, Z5
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_330
+	JZ     fbAVX512_odd_373
 
-fbAVX512_loop_329:
+fbAVX512_loop_372:
 	VBROADCASTSD (BX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -6826,11 +7569,11 @@ fbAVX512_loop_329:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_329
+	JNZ          fbAVX512_loop_372
 
-fbAVX512_odd_330:
+fbAVX512_odd_373:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_331
+	JZ           fbAVX512_done_374
 	VBROADCASTSD (BX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -6839,7 +7582,7 @@ fbAVX512_odd_330:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_331:
+fbAVX512_done_374:
 	VADDPD    Z3, Z0, Z0
 	VADDPD    Z4, Z1, Z1
 	VADDPD    Z5, Z2, Z2
@@ -6862,9 +7605,9 @@ fbAVX512_done_331:
 	VADDPD    Z2, Z3, K1, Z3
 	VMOVUPD   Z2, K1, 128(CX)
 	VMOVUPD   Z3, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case2_291:
+fbAVX512_case2_334:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6882,9 +7625,9 @@ fbAVX512_case2_291:
 	VXORPD Z3, Z3, Z3
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_333
+	JZ     fbAVX512_odd_376
 
-fbAVX512_loop_332:
+fbAVX512_loop_375:
 	VBROADCASTSD (BX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VMOVUPD.Z    64(DX), K1, Z5
@@ -6898,11 +7641,11 @@ fbAVX512_loop_332:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_332
+	JNZ          fbAVX512_loop_375
 
-fbAVX512_odd_333:
+fbAVX512_odd_376:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_334
+	JZ           fbAVX512_done_377
 	VBROADCASTSD (BX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VMOVUPD.Z    64(DX), K1, Z5
@@ -6910,7 +7653,7 @@ fbAVX512_odd_333:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_334:
+fbAVX512_done_377:
 	VADDPD    Z2, Z0, Z0
 	VADDPD    Z3, Z1, Z1
 	MOVQ      32864(SP), DX
@@ -6929,9 +7672,9 @@ fbAVX512_done_334:
 	VADDPD    Z1, Z2, K1, Z2
 	VMOVUPD   Z1, K1, 64(CX)
 	VMOVUPD   Z2, 32880(SP)
-	JMP       fbAVX512_swend_289
+	JMP       fbAVX512_swend_332
 
-fbAVX512_case1_290:
+fbAVX512_case1_333:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6947,9 +7690,9 @@ fbAVX512_case1_290:
 	VXORPD Z1, Z1, Z1
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_336
+	JZ     fbAVX512_odd_379
 
-fbAVX512_loop_335:
+fbAVX512_loop_378:
 	VBROADCASTSD (BX), Z2
 	VMOVUPD.Z    (DX), K1, Z3
 	VFMADD231PD  Z3, Z2, Z0
@@ -6961,18 +7704,18 @@ fbAVX512_loop_335:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_335
+	JNZ          fbAVX512_loop_378
 
-fbAVX512_odd_336:
+fbAVX512_odd_379:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_337
+	JZ           fbAVX512_done_380
 	VBROADCASTSD (BX), Z2
 	VMOVUPD.Z    (DX), K1, Z3
 	VFMADD231PD  Z3, Z2, Z0
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_337:
+fbAVX512_done_380:
 	VADDPD    Z1, Z0, Z0
 	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
@@ -6988,13 +7731,13 @@ fbAVX512_done_337:
 	VMOVUPD   Z0, K1, (CX)
 	VMOVUPD   Z1, 32880(SP)
 
-fbAVX512_swend_289:
+fbAVX512_swend_332:
 	MOVQ 32944(SP), AX
 	ADDQ $0x00000060, AX
 	MOVQ AX, 32944(SP)
-	JMP  fbAVX512_chunk_286
+	JMP  fbAVX512_chunk_329
 
-fbAVX512_chunkend_287:
+fbAVX512_chunkend_330:
 	VMOVUPD       32880(SP), Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -7015,31 +7758,31 @@ fbAVX512_chunkend_287:
 	MOVQ          AX, BX
 	ANDQ          $-16, BX
 
-fbAVX512_mul_338_AVX512_wide:
+fbAVX512_mul_381_AVX512_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_338_AVX512_narrow0
+	JAE     fbAVX512_mul_381_AVX512_narrow0
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (CX)(DX*8)
 	VMULPD  64(CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, 64(CX)(DX*8)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_338_AVX512_wide
+	JMP     fbAVX512_mul_381_AVX512_wide
 
-fbAVX512_mul_338_AVX512_narrow0:
+fbAVX512_mul_381_AVX512_narrow0:
 	MOVQ AX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_338_AVX512_narrow:
+fbAVX512_mul_381_AVX512_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_338_AVX512_tail
+	JAE     fbAVX512_mul_381_AVX512_tail
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (CX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX512_mul_338_AVX512_narrow
+	JMP     fbAVX512_mul_381_AVX512_narrow
 
-fbAVX512_mul_338_AVX512_tail:
+fbAVX512_mul_381_AVX512_tail:
 	SUBQ      DX, AX
-	JZ        fbAVX512_mul_338_AVX512_end
+	JZ        fbAVX512_mul_381_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     AX, BX, AX
 	KMOVB     AX, K1
@@ -7047,19 +7790,19 @@ fbAVX512_mul_338_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (CX)(DX*8)
 
-fbAVX512_mul_338_AVX512_end:
+fbAVX512_mul_381_AVX512_end:
 	MOVQ 32864(SP), AX
 	INCQ AX
 	MOVQ AX, 32864(SP)
-	JMP  fbAVX512_mt_284
+	JMP  fbAVX512_mt_327
 
-fbAVX512_mtend_285:
+fbAVX512_mtend_328:
 	VZEROUPPER
 	RET
 
 // func backwardAVX512(beta []float64, scale []float64, psi []float64, et []float64, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2
-TEXT ·backwardAVX512(SB), NOSPLIT, $32-112
+TEXT ·backwardAVX512(SB), $32872-112
 	MOVQ         T+96(FP), AX
 	DECQ         AX
 	MOVQ         AX, (SP)
@@ -7072,42 +7815,1124 @@ TEXT ·backwardAVX512(SB), NOSPLIT, $32-112
 	MOVQ         CX, BX
 	ANDQ         $-8, BX
 
-fbAVX512_ones_339_AVX512_narrow:
+fbAVX512_ones_382_AVX512_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX512_ones_339_AVX512_tail
+	JAE     fbAVX512_ones_382_AVX512_tail
 	VMOVUPD Z0, (DX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_ones_339_AVX512_narrow
+	JMP     fbAVX512_ones_382_AVX512_narrow
 
-fbAVX512_ones_339_AVX512_tail:
+fbAVX512_ones_382_AVX512_tail:
 	SUBQ    AX, CX
-	JZ      fbAVX512_ones_339_AVX512_end
+	JZ      fbAVX512_ones_382_AVX512_end
 	MOVQ    $-1, BX
 	BZHIQ   CX, BX, CX
 	KMOVB   CX, K1
 	VMOVUPD Z0, K1, (DX)(AX*8)
 
-fbAVX512_ones_339_AVX512_end:
-fbAVX512_bt_340:
+fbAVX512_ones_382_AVX512_end:
+	LEAQ  32(SP), AX
+	ADDQ  $0x3f, AX
+	ANDQ  $-64, AX
+	MOVQ  AX, 32864(SP)
+	MOVQ  M+104(FP), AX
+	CMPQ  AX, $0x00000040
+	JA    fbAVX512_bt_383
+	LEAQ  7(AX), CX
+	SHRQ  $0x03, CX
+	MOVQ  CX, DX
+	SHLQ  $0x03, DX
+	SUBQ  AX, DX
+	NEGQ  DX
+	ADDQ  $0x00000008, DX
+	MOVQ  DX, 24(SP)
+	CMPQ  CX, $0x00000001
+	JEQ   fbAVX512_case1_386
+	CMPQ  CX, $0x00000002
+	JEQ   fbAVX512_case2_387
+	CMPQ  CX, $0x00000003
+	JEQ   fbAVX512_case3_388
+	CMPQ  CX, $0x00000004
+	JEQ   fbAVX512_case4_389
+	CMPQ  CX, $0x00000005
+	JEQ   fbAVX512_case5_390
+	CMPQ  CX, $0x00000006
+	JEQ   fbAVX512_case6_391
+	CMPQ  CX, $0x00000007
+	JEQ   fbAVX512_case7_392
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  32864(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_394:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD   192(DX), Z0
+	VMOVUPD   Z0, 192(BX)
+	VMOVUPD   256(DX), Z0
+	VMOVUPD   Z0, 256(BX)
+	VMOVUPD   320(DX), Z0
+	VMOVUPD   Z0, 320(BX)
+	VMOVUPD   384(DX), Z0
+	VMOVUPD   Z0, 384(BX)
+	VMOVUPD.Z 448(DX), K1, Z0
+	VMOVUPD   Z0, 448(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_394
+
+fbAVX512_pt_395:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_396
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x03, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPD   (BX), Z0
+	VMULPD    (DX), Z0, Z0
+	VMOVUPD   Z0, (AX)
+	VMOVUPD   64(BX), Z0
+	VMULPD    64(DX), Z0, Z0
+	VMOVUPD   Z0, 64(AX)
+	VMOVUPD   128(BX), Z0
+	VMULPD    128(DX), Z0, Z0
+	VMOVUPD   Z0, 128(AX)
+	VMOVUPD   192(BX), Z0
+	VMULPD    192(DX), Z0, Z0
+	VMOVUPD   Z0, 192(AX)
+	VMOVUPD   256(BX), Z0
+	VMULPD    256(DX), Z0, Z0
+	VMOVUPD   Z0, 256(AX)
+	VMOVUPD   320(BX), Z0
+	VMULPD    320(DX), Z0, Z0
+	VMOVUPD   Z0, 320(AX)
+	VMOVUPD   384(BX), Z0
+	VMULPD    384(DX), Z0, Z0
+	VMOVUPD   Z0, 384(AX)
+	VMOVUPD.Z 448(BX), K1, Z0
+	VMOVUPD.Z 448(DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, 448(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      32864(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	VXORPD    Z12, Z12, Z12
+	VXORPD    Z13, Z13, Z13
+	VXORPD    Z14, Z14, Z14
+	VXORPD    Z15, Z15, Z15
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_398
+
+fbAVX512_loop_397:
+	VBROADCASTSD (AX), Z16
+	VFMADD231PD  (DX), Z16, Z0
+	VFMADD231PD  64(DX), Z16, Z1
+	VFMADD231PD  128(DX), Z16, Z2
+	VFMADD231PD  192(DX), Z16, Z3
+	VFMADD231PD  256(DX), Z16, Z4
+	VFMADD231PD  320(DX), Z16, Z5
+	VFMADD231PD  384(DX), Z16, Z6
+	VFMADD231PD  448(DX), Z16, Z7
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000200, DX
+	VBROADCASTSD (AX), Z16
+	VFMADD231PD  (DX), Z16, Z8
+	VFMADD231PD  64(DX), Z16, Z9
+	VFMADD231PD  128(DX), Z16, Z10
+	VFMADD231PD  192(DX), Z16, Z11
+	VFMADD231PD  256(DX), Z16, Z12
+	VFMADD231PD  320(DX), Z16, Z13
+	VFMADD231PD  384(DX), Z16, Z14
+	VFMADD231PD  448(DX), Z16, Z15
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000200, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_397
+
+fbAVX512_odd_398:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_399
+	VBROADCASTSD (AX), Z16
+	VFMADD231PD  (DX), Z16, Z0
+	VFMADD231PD  64(DX), Z16, Z1
+	VFMADD231PD  128(DX), Z16, Z2
+	VFMADD231PD  192(DX), Z16, Z3
+	VFMADD231PD  256(DX), Z16, Z4
+	VFMADD231PD  320(DX), Z16, Z5
+	VFMADD231PD  384(DX), Z16, Z6
+	VFMADD231PD  448(DX), Z16, Z7
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000200, DX
+
+fbAVX512_done_399:
+	VADDPD       Z8, Z0, Z0
+	VADDPD       Z9, Z1, Z1
+	VADDPD       Z10, Z2, Z2
+	VADDPD       Z11, Z3, Z3
+	VADDPD       Z12, Z4, Z4
+	VADDPD       Z13, Z5, Z5
+	VADDPD       Z14, Z6, Z6
+	VADDPD       Z15, Z7, Z7
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X8
+	VDIVSD       (AX)(CX*8), X8, X8
+	VBROADCASTSD X8, Z8
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Z8, Z0, Z0
+	VMOVUPD      Z0, (AX)
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, 64(AX)
+	VMULPD       Z8, Z2, Z2
+	VMOVUPD      Z2, 128(AX)
+	VMULPD       Z8, Z3, Z3
+	VMOVUPD      Z3, 192(AX)
+	VMULPD       Z8, Z4, Z4
+	VMOVUPD      Z4, 256(AX)
+	VMULPD       Z8, Z5, Z5
+	VMOVUPD      Z5, 320(AX)
+	VMULPD       Z8, Z6, Z6
+	VMOVUPD      Z6, 384(AX)
+	VMULPD       Z8, Z7, Z7
+	VMOVUPD      Z7, K1, 448(AX)
+	JMP          fbAVX512_pt_395
+
+fbAVX512_ptend_396:
+	JMP fbAVX512_swend_385
+
+fbAVX512_case7_392:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  32864(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_400:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD   192(DX), Z0
+	VMOVUPD   Z0, 192(BX)
+	VMOVUPD   256(DX), Z0
+	VMOVUPD   Z0, 256(BX)
+	VMOVUPD   320(DX), Z0
+	VMOVUPD   Z0, 320(BX)
+	VMOVUPD.Z 384(DX), K1, Z0
+	VMOVUPD   Z0, 384(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000001c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_400
+
+fbAVX512_pt_401:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_402
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x03, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPD   (BX), Z0
+	VMULPD    (DX), Z0, Z0
+	VMOVUPD   Z0, (AX)
+	VMOVUPD   64(BX), Z0
+	VMULPD    64(DX), Z0, Z0
+	VMOVUPD   Z0, 64(AX)
+	VMOVUPD   128(BX), Z0
+	VMULPD    128(DX), Z0, Z0
+	VMOVUPD   Z0, 128(AX)
+	VMOVUPD   192(BX), Z0
+	VMULPD    192(DX), Z0, Z0
+	VMOVUPD   Z0, 192(AX)
+	VMOVUPD   256(BX), Z0
+	VMULPD    256(DX), Z0, Z0
+	VMOVUPD   Z0, 256(AX)
+	VMOVUPD   320(BX), Z0
+	VMULPD    320(DX), Z0, Z0
+	VMOVUPD   Z0, 320(AX)
+	VMOVUPD.Z 384(BX), K1, Z0
+	VMOVUPD.Z 384(DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, 384(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      32864(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	VXORPD    Z12, Z12, Z12
+	VXORPD    Z13, Z13, Z13
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_404
+
+fbAVX512_loop_403:
+	VBROADCASTSD (AX), Z14
+	VFMADD231PD  (DX), Z14, Z0
+	VFMADD231PD  64(DX), Z14, Z1
+	VFMADD231PD  128(DX), Z14, Z2
+	VFMADD231PD  192(DX), Z14, Z3
+	VFMADD231PD  256(DX), Z14, Z4
+	VFMADD231PD  320(DX), Z14, Z5
+	VFMADD231PD  384(DX), Z14, Z6
+	ADDQ         $0x08, AX
+	ADDQ         $0x000001c0, DX
+	VBROADCASTSD (AX), Z14
+	VFMADD231PD  (DX), Z14, Z7
+	VFMADD231PD  64(DX), Z14, Z8
+	VFMADD231PD  128(DX), Z14, Z9
+	VFMADD231PD  192(DX), Z14, Z10
+	VFMADD231PD  256(DX), Z14, Z11
+	VFMADD231PD  320(DX), Z14, Z12
+	VFMADD231PD  384(DX), Z14, Z13
+	ADDQ         $0x08, AX
+	ADDQ         $0x000001c0, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_403
+
+fbAVX512_odd_404:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_405
+	VBROADCASTSD (AX), Z14
+	VFMADD231PD  (DX), Z14, Z0
+	VFMADD231PD  64(DX), Z14, Z1
+	VFMADD231PD  128(DX), Z14, Z2
+	VFMADD231PD  192(DX), Z14, Z3
+	VFMADD231PD  256(DX), Z14, Z4
+	VFMADD231PD  320(DX), Z14, Z5
+	VFMADD231PD  384(DX), Z14, Z6
+	ADDQ         $0x08, AX
+	ADDQ         $0x000001c0, DX
+
+fbAVX512_done_405:
+	VADDPD       Z7, Z0, Z0
+	VADDPD       Z8, Z1, Z1
+	VADDPD       Z9, Z2, Z2
+	VADDPD       Z10, Z3, Z3
+	VADDPD       Z11, Z4, Z4
+	VADDPD       Z12, Z5, Z5
+	VADDPD       Z13, Z6, Z6
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X7
+	VDIVSD       (AX)(CX*8), X7, X7
+	VBROADCASTSD X7, Z7
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, (AX)
+	VMULPD       Z7, Z1, Z1
+	VMOVUPD      Z1, 64(AX)
+	VMULPD       Z7, Z2, Z2
+	VMOVUPD      Z2, 128(AX)
+	VMULPD       Z7, Z3, Z3
+	VMOVUPD      Z3, 192(AX)
+	VMULPD       Z7, Z4, Z4
+	VMOVUPD      Z4, 256(AX)
+	VMULPD       Z7, Z5, Z5
+	VMOVUPD      Z5, 320(AX)
+	VMULPD       Z7, Z6, Z6
+	VMOVUPD      Z6, K1, 384(AX)
+	JMP          fbAVX512_pt_401
+
+fbAVX512_ptend_402:
+	JMP fbAVX512_swend_385
+
+fbAVX512_case6_391:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  32864(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_406:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD   192(DX), Z0
+	VMOVUPD   Z0, 192(BX)
+	VMOVUPD   256(DX), Z0
+	VMOVUPD   Z0, 256(BX)
+	VMOVUPD.Z 320(DX), K1, Z0
+	VMOVUPD   Z0, 320(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000180, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_406
+
+fbAVX512_pt_407:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_408
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x03, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPD   (BX), Z0
+	VMULPD    (DX), Z0, Z0
+	VMOVUPD   Z0, (AX)
+	VMOVUPD   64(BX), Z0
+	VMULPD    64(DX), Z0, Z0
+	VMOVUPD   Z0, 64(AX)
+	VMOVUPD   128(BX), Z0
+	VMULPD    128(DX), Z0, Z0
+	VMOVUPD   Z0, 128(AX)
+	VMOVUPD   192(BX), Z0
+	VMULPD    192(DX), Z0, Z0
+	VMOVUPD   Z0, 192(AX)
+	VMOVUPD   256(BX), Z0
+	VMULPD    256(DX), Z0, Z0
+	VMOVUPD   Z0, 256(AX)
+	VMOVUPD.Z 320(BX), K1, Z0
+	VMOVUPD.Z 320(DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, 320(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      32864(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_410
+
+fbAVX512_loop_409:
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VFMADD231PD  128(DX), Z12, Z2
+	VFMADD231PD  192(DX), Z12, Z3
+	VFMADD231PD  256(DX), Z12, Z4
+	VFMADD231PD  320(DX), Z12, Z5
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000180, DX
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z6
+	VFMADD231PD  64(DX), Z12, Z7
+	VFMADD231PD  128(DX), Z12, Z8
+	VFMADD231PD  192(DX), Z12, Z9
+	VFMADD231PD  256(DX), Z12, Z10
+	VFMADD231PD  320(DX), Z12, Z11
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000180, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_409
+
+fbAVX512_odd_410:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_411
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VFMADD231PD  128(DX), Z12, Z2
+	VFMADD231PD  192(DX), Z12, Z3
+	VFMADD231PD  256(DX), Z12, Z4
+	VFMADD231PD  320(DX), Z12, Z5
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000180, DX
+
+fbAVX512_done_411:
+	VADDPD       Z6, Z0, Z0
+	VADDPD       Z7, Z1, Z1
+	VADDPD       Z8, Z2, Z2
+	VADDPD       Z9, Z3, Z3
+	VADDPD       Z10, Z4, Z4
+	VADDPD       Z11, Z5, Z5
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X6
+	VDIVSD       (AX)(CX*8), X6, X6
+	VBROADCASTSD X6, Z6
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Z6, Z0, Z0
+	VMOVUPD      Z0, (AX)
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, 64(AX)
+	VMULPD       Z6, Z2, Z2
+	VMOVUPD      Z2, 128(AX)
+	VMULPD       Z6, Z3, Z3
+	VMOVUPD      Z3, 192(AX)
+	VMULPD       Z6, Z4, Z4
+	VMOVUPD      Z4, 256(AX)
+	VMULPD       Z6, Z5, Z5
+	VMOVUPD      Z5, K1, 320(AX)
+	JMP          fbAVX512_pt_407
+
+fbAVX512_ptend_408:
+	JMP fbAVX512_swend_385
+
+fbAVX512_case5_390:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  32864(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_412:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD   192(DX), Z0
+	VMOVUPD   Z0, 192(BX)
+	VMOVUPD.Z 256(DX), K1, Z0
+	VMOVUPD   Z0, 256(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000140, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_412
+
+fbAVX512_pt_413:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_414
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x03, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPD   (BX), Z0
+	VMULPD    (DX), Z0, Z0
+	VMOVUPD   Z0, (AX)
+	VMOVUPD   64(BX), Z0
+	VMULPD    64(DX), Z0, Z0
+	VMOVUPD   Z0, 64(AX)
+	VMOVUPD   128(BX), Z0
+	VMULPD    128(DX), Z0, Z0
+	VMOVUPD   Z0, 128(AX)
+	VMOVUPD   192(BX), Z0
+	VMULPD    192(DX), Z0, Z0
+	VMOVUPD   Z0, 192(AX)
+	VMOVUPD.Z 256(BX), K1, Z0
+	VMOVUPD.Z 256(DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, 256(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      32864(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_416
+
+fbAVX512_loop_415:
+	VBROADCASTSD (AX), Z10
+	VFMADD231PD  (DX), Z10, Z0
+	VFMADD231PD  64(DX), Z10, Z1
+	VFMADD231PD  128(DX), Z10, Z2
+	VFMADD231PD  192(DX), Z10, Z3
+	VFMADD231PD  256(DX), Z10, Z4
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000140, DX
+	VBROADCASTSD (AX), Z10
+	VFMADD231PD  (DX), Z10, Z5
+	VFMADD231PD  64(DX), Z10, Z6
+	VFMADD231PD  128(DX), Z10, Z7
+	VFMADD231PD  192(DX), Z10, Z8
+	VFMADD231PD  256(DX), Z10, Z9
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000140, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_415
+
+fbAVX512_odd_416:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_417
+	VBROADCASTSD (AX), Z10
+	VFMADD231PD  (DX), Z10, Z0
+	VFMADD231PD  64(DX), Z10, Z1
+	VFMADD231PD  128(DX), Z10, Z2
+	VFMADD231PD  192(DX), Z10, Z3
+	VFMADD231PD  256(DX), Z10, Z4
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000140, DX
+
+fbAVX512_done_417:
+	VADDPD       Z5, Z0, Z0
+	VADDPD       Z6, Z1, Z1
+	VADDPD       Z7, Z2, Z2
+	VADDPD       Z8, Z3, Z3
+	VADDPD       Z9, Z4, Z4
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X5
+	VDIVSD       (AX)(CX*8), X5, X5
+	VBROADCASTSD X5, Z5
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, (AX)
+	VMULPD       Z5, Z1, Z1
+	VMOVUPD      Z1, 64(AX)
+	VMULPD       Z5, Z2, Z2
+	VMOVUPD      Z2, 128(AX)
+	VMULPD       Z5, Z3, Z3
+	VMOVUPD      Z3, 192(AX)
+	VMULPD       Z5, Z4, Z4
+	VMOVUPD      Z4, K1, 256(AX)
+	JMP          fbAVX512_pt_413
+
+fbAVX512_ptend_414:
+	JMP fbAVX512_swend_385
+
+fbAVX512_case4_389:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  32864(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_418:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD   128(DX), Z0
+	VMOVUPD   Z0, 128(BX)
+	VMOVUPD.Z 192(DX), K1, Z0
+	VMOVUPD   Z0, 192(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000100, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_418
+
+fbAVX512_pt_419:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_420
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x03, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPD   (BX), Z0
+	VMULPD    (DX), Z0, Z0
+	VMOVUPD   Z0, (AX)
+	VMOVUPD   64(BX), Z0
+	VMULPD    64(DX), Z0, Z0
+	VMOVUPD   Z0, 64(AX)
+	VMOVUPD   128(BX), Z0
+	VMULPD    128(DX), Z0, Z0
+	VMOVUPD   Z0, 128(AX)
+	VMOVUPD.Z 192(BX), K1, Z0
+	VMOVUPD.Z 192(DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, 192(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      32864(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_422
+
+fbAVX512_loop_421:
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VFMADD231PD  64(DX), Z8, Z1
+	VFMADD231PD  128(DX), Z8, Z2
+	VFMADD231PD  192(DX), Z8, Z3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000100, DX
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z4
+	VFMADD231PD  64(DX), Z8, Z5
+	VFMADD231PD  128(DX), Z8, Z6
+	VFMADD231PD  192(DX), Z8, Z7
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000100, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_421
+
+fbAVX512_odd_422:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_423
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VFMADD231PD  64(DX), Z8, Z1
+	VFMADD231PD  128(DX), Z8, Z2
+	VFMADD231PD  192(DX), Z8, Z3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000100, DX
+
+fbAVX512_done_423:
+	VADDPD       Z4, Z0, Z0
+	VADDPD       Z5, Z1, Z1
+	VADDPD       Z6, Z2, Z2
+	VADDPD       Z7, Z3, Z3
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       (AX)(CX*8), X4, X4
+	VBROADCASTSD X4, Z4
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Z4, Z0, Z0
+	VMOVUPD      Z0, (AX)
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, 64(AX)
+	VMULPD       Z4, Z2, Z2
+	VMOVUPD      Z2, 128(AX)
+	VMULPD       Z4, Z3, Z3
+	VMOVUPD      Z3, K1, 192(AX)
+	JMP          fbAVX512_pt_419
+
+fbAVX512_ptend_420:
+	JMP fbAVX512_swend_385
+
+fbAVX512_case3_388:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  32864(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_424:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD   64(DX), Z0
+	VMOVUPD   Z0, 64(BX)
+	VMOVUPD.Z 128(DX), K1, Z0
+	VMOVUPD   Z0, 128(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000000c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_424
+
+fbAVX512_pt_425:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_426
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x03, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPD   (BX), Z0
+	VMULPD    (DX), Z0, Z0
+	VMOVUPD   Z0, (AX)
+	VMOVUPD   64(BX), Z0
+	VMULPD    64(DX), Z0, Z0
+	VMOVUPD   Z0, 64(AX)
+	VMOVUPD.Z 128(BX), K1, Z0
+	VMOVUPD.Z 128(DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, 128(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      32864(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_428
+
+fbAVX512_loop_427:
+	VBROADCASTSD (AX), Z6
+	VFMADD231PD  (DX), Z6, Z0
+	VFMADD231PD  64(DX), Z6, Z1
+	VFMADD231PD  128(DX), Z6, Z2
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSD (AX), Z6
+	VFMADD231PD  (DX), Z6, Z3
+	VFMADD231PD  64(DX), Z6, Z4
+	VFMADD231PD  128(DX), Z6, Z5
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_427
+
+fbAVX512_odd_428:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_429
+	VBROADCASTSD (AX), Z6
+	VFMADD231PD  (DX), Z6, Z0
+	VFMADD231PD  64(DX), Z6, Z1
+	VFMADD231PD  128(DX), Z6, Z2
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+
+fbAVX512_done_429:
+	VADDPD       Z3, Z0, Z0
+	VADDPD       Z4, Z1, Z1
+	VADDPD       Z5, Z2, Z2
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X3
+	VDIVSD       (AX)(CX*8), X3, X3
+	VBROADCASTSD X3, Z3
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, (AX)
+	VMULPD       Z3, Z1, Z1
+	VMOVUPD      Z1, 64(AX)
+	VMULPD       Z3, Z2, Z2
+	VMOVUPD      Z2, K1, 128(AX)
+	JMP          fbAVX512_pt_425
+
+fbAVX512_ptend_426:
+	JMP fbAVX512_swend_385
+
+fbAVX512_case2_387:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  32864(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_430:
+	VMOVUPD   (DX), Z0
+	VMOVUPD   Z0, (BX)
+	VMOVUPD.Z 64(DX), K1, Z0
+	VMOVUPD   Z0, 64(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000080, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_430
+
+fbAVX512_pt_431:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_432
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x03, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPD   (BX), Z0
+	VMULPD    (DX), Z0, Z0
+	VMOVUPD   Z0, (AX)
+	VMOVUPD.Z 64(BX), K1, Z0
+	VMOVUPD.Z 64(DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, 64(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      32864(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_434
+
+fbAVX512_loop_433:
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z0
+	VFMADD231PD  64(DX), Z4, Z1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z2
+	VFMADD231PD  64(DX), Z4, Z3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_433
+
+fbAVX512_odd_434:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_435
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z0
+	VFMADD231PD  64(DX), Z4, Z1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+
+fbAVX512_done_435:
+	VADDPD       Z2, Z0, Z0
+	VADDPD       Z3, Z1, Z1
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       (AX)(CX*8), X2, X2
+	VBROADCASTSD X2, Z2
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, (AX)
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD      Z1, K1, 64(AX)
+	JMP          fbAVX512_pt_431
+
+fbAVX512_ptend_432:
+	JMP fbAVX512_swend_385
+
+fbAVX512_case1_386:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x03, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  32864(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_436:
+	VMOVUPD.Z (DX), K1, Z0
+	VMOVUPD   Z0, (BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000040, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_436
+
+fbAVX512_pt_437:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_438
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x03, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPD.Z (BX), K1, Z0
+	VMOVUPD.Z (DX), K1, Z1
+	VMULPD    Z1, Z0, Z0
+	VMOVUPD   Z0, K1, (AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      32864(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_440
+
+fbAVX512_loop_439:
+	VBROADCASTSD (AX), Z2
+	VFMADD231PD  (DX), Z2, Z0
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSD (AX), Z2
+	VFMADD231PD  (DX), Z2, Z1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_439
+
+fbAVX512_odd_440:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_441
+	VBROADCASTSD (AX), Z2
+	VFMADD231PD  (DX), Z2, Z0
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+
+fbAVX512_done_441:
+	VADDPD       Z1, Z0, Z0
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       (AX)(CX*8), X1, X1
+	VBROADCASTSD X1, Z1
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x03, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, (AX)
+	JMP          fbAVX512_pt_437
+
+fbAVX512_ptend_438:
+fbAVX512_swend_385:
+	VZEROUPPER
+	RET
+
+fbAVX512_bt_383:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX512_btend_341
+	JZ     fbAVX512_btend_384
 	MOVQ   scale_base+24(FP), CX
 	VMOVSD fbone<>+0(SB), X0
 	VDIVSD (CX)(AX*8), X0, X0
 	VMOVSD X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX512_bchunk_342:
+fbAVX512_bchunk_442:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_bchunkend_343
+	JAE  fbAVX512_bchunkend_443
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000060
-	JAE  fbAVX512_full_344
+	JAE  fbAVX512_full_444
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -7116,30 +8941,30 @@ fbAVX512_bchunk_342:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_344:
+fbAVX512_full_444:
 	MOVQ   DX, 24(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_346
+	JEQ    fbAVX512_case1_446
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_347
+	JEQ    fbAVX512_case2_447
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_348
+	JEQ    fbAVX512_case3_448
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_349
+	JEQ    fbAVX512_case4_449
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_350
+	JEQ    fbAVX512_case5_450
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_351
+	JEQ    fbAVX512_case6_451
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_352
+	JEQ    fbAVX512_case7_452
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_353
+	JEQ    fbAVX512_case8_453
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_354
+	JEQ    fbAVX512_case9_454
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_355
+	JEQ    fbAVX512_case10_455
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_356
+	JEQ    fbAVX512_case11_456
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7182,9 +9007,9 @@ fbAVX512_full_344:
 	VXORPD Z23, Z23, Z23
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_359
+	JZ     fbAVX512_odd_459
 
-fbAVX512_loop_358:
+fbAVX512_loop_458:
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
 	VBROADCASTSD X24, Z24
@@ -7224,11 +9049,11 @@ fbAVX512_loop_358:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_358
+	JNZ          fbAVX512_loop_458
 
-fbAVX512_odd_359:
+fbAVX512_odd_459:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_360
+	JZ           fbAVX512_done_460
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
 	VBROADCASTSD X24, Z24
@@ -7249,7 +9074,7 @@ fbAVX512_odd_359:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_360:
+fbAVX512_done_460:
 	VADDPD       Z12, Z0, Z0
 	VADDPD       Z13, Z1, Z1
 	VADDPD       Z14, Z2, Z2
@@ -7293,9 +9118,9 @@ fbAVX512_done_360:
 	VMOVUPD      Z10, 640(DX)
 	VMULPD       Z12, Z11, Z11
 	VMOVUPD      Z11, K1, 704(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case11_356:
+fbAVX512_case11_456:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7336,9 +9161,9 @@ fbAVX512_case11_356:
 	VXORPD Z21, Z21, Z21
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_362
+	JZ     fbAVX512_odd_462
 
-fbAVX512_loop_361:
+fbAVX512_loop_461:
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
 	VBROADCASTSD X22, Z22
@@ -7376,11 +9201,11 @@ fbAVX512_loop_361:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_361
+	JNZ          fbAVX512_loop_461
 
-fbAVX512_odd_362:
+fbAVX512_odd_462:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_363
+	JZ           fbAVX512_done_463
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
 	VBROADCASTSD X22, Z22
@@ -7400,7 +9225,7 @@ fbAVX512_odd_362:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_363:
+fbAVX512_done_463:
 	VADDPD       Z11, Z0, Z0
 	VADDPD       Z12, Z1, Z1
 	VADDPD       Z13, Z2, Z2
@@ -7441,9 +9266,9 @@ fbAVX512_done_363:
 	VMOVUPD      Z9, 576(DX)
 	VMULPD       Z11, Z10, Z10
 	VMOVUPD      Z10, K1, 640(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case10_355:
+fbAVX512_case10_455:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7482,9 +9307,9 @@ fbAVX512_case10_355:
 	VXORPD Z19, Z19, Z19
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_365
+	JZ     fbAVX512_odd_465
 
-fbAVX512_loop_364:
+fbAVX512_loop_464:
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
 	VBROADCASTSD X20, Z20
@@ -7520,11 +9345,11 @@ fbAVX512_loop_364:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_364
+	JNZ          fbAVX512_loop_464
 
-fbAVX512_odd_365:
+fbAVX512_odd_465:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_366
+	JZ           fbAVX512_done_466
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
 	VBROADCASTSD X20, Z20
@@ -7543,7 +9368,7 @@ fbAVX512_odd_365:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_366:
+fbAVX512_done_466:
 	VADDPD       Z10, Z0, Z0
 	VADDPD       Z11, Z1, Z1
 	VADDPD       Z12, Z2, Z2
@@ -7581,9 +9406,9 @@ fbAVX512_done_366:
 	VMOVUPD      Z8, 512(DX)
 	VMULPD       Z10, Z9, Z9
 	VMOVUPD      Z9, K1, 576(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case9_354:
+fbAVX512_case9_454:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7620,9 +9445,9 @@ fbAVX512_case9_354:
 	VXORPD Z17, Z17, Z17
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_368
+	JZ     fbAVX512_odd_468
 
-fbAVX512_loop_367:
+fbAVX512_loop_467:
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
 	VBROADCASTSD X18, Z18
@@ -7656,11 +9481,11 @@ fbAVX512_loop_367:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_367
+	JNZ          fbAVX512_loop_467
 
-fbAVX512_odd_368:
+fbAVX512_odd_468:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_369
+	JZ           fbAVX512_done_469
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
 	VBROADCASTSD X18, Z18
@@ -7678,7 +9503,7 @@ fbAVX512_odd_368:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_369:
+fbAVX512_done_469:
 	VADDPD       Z9, Z0, Z0
 	VADDPD       Z10, Z1, Z1
 	VADDPD       Z11, Z2, Z2
@@ -7713,9 +9538,9 @@ fbAVX512_done_369:
 	VMOVUPD      Z7, 448(DX)
 	VMULPD       Z9, Z8, Z8
 	VMOVUPD      Z8, K1, 512(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case8_353:
+fbAVX512_case8_453:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7750,9 +9575,9 @@ fbAVX512_case8_353:
 	VXORPD Z15, Z15, Z15
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_371
+	JZ     fbAVX512_odd_471
 
-fbAVX512_loop_370:
+fbAVX512_loop_470:
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
 	VBROADCASTSD X16, Z16
@@ -7784,11 +9609,11 @@ fbAVX512_loop_370:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_370
+	JNZ          fbAVX512_loop_470
 
-fbAVX512_odd_371:
+fbAVX512_odd_471:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_372
+	JZ           fbAVX512_done_472
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
 	VBROADCASTSD X16, Z16
@@ -7805,7 +9630,7 @@ fbAVX512_odd_371:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_372:
+fbAVX512_done_472:
 	VADDPD       Z8, Z0, Z0
 	VADDPD       Z9, Z1, Z1
 	VADDPD       Z10, Z2, Z2
@@ -7837,9 +9662,9 @@ fbAVX512_done_372:
 	VMOVUPD      Z6, 384(DX)
 	VMULPD       Z8, Z7, Z7
 	VMOVUPD      Z7, K1, 448(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case7_352:
+fbAVX512_case7_452:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7872,9 +9697,9 @@ fbAVX512_case7_352:
 	VXORPD Z13, Z13, Z13
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_374
+	JZ     fbAVX512_odd_474
 
-fbAVX512_loop_373:
+fbAVX512_loop_473:
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
 	VBROADCASTSD X14, Z14
@@ -7904,11 +9729,11 @@ fbAVX512_loop_373:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_373
+	JNZ          fbAVX512_loop_473
 
-fbAVX512_odd_374:
+fbAVX512_odd_474:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_375
+	JZ           fbAVX512_done_475
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
 	VBROADCASTSD X14, Z14
@@ -7924,7 +9749,7 @@ fbAVX512_odd_374:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_375:
+fbAVX512_done_475:
 	VADDPD       Z7, Z0, Z0
 	VADDPD       Z8, Z1, Z1
 	VADDPD       Z9, Z2, Z2
@@ -7953,9 +9778,9 @@ fbAVX512_done_375:
 	VMOVUPD      Z5, 320(DX)
 	VMULPD       Z7, Z6, Z6
 	VMOVUPD      Z6, K1, 384(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case6_351:
+fbAVX512_case6_451:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7986,9 +9811,9 @@ fbAVX512_case6_351:
 	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_377
+	JZ     fbAVX512_odd_477
 
-fbAVX512_loop_376:
+fbAVX512_loop_476:
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
 	VBROADCASTSD X12, Z12
@@ -8016,11 +9841,11 @@ fbAVX512_loop_376:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_376
+	JNZ          fbAVX512_loop_476
 
-fbAVX512_odd_377:
+fbAVX512_odd_477:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_378
+	JZ           fbAVX512_done_478
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
 	VBROADCASTSD X12, Z12
@@ -8035,7 +9860,7 @@ fbAVX512_odd_377:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_378:
+fbAVX512_done_478:
 	VADDPD       Z6, Z0, Z0
 	VADDPD       Z7, Z1, Z1
 	VADDPD       Z8, Z2, Z2
@@ -8061,9 +9886,9 @@ fbAVX512_done_378:
 	VMOVUPD      Z4, 256(DX)
 	VMULPD       Z6, Z5, Z5
 	VMOVUPD      Z5, K1, 320(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case5_350:
+fbAVX512_case5_450:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8092,9 +9917,9 @@ fbAVX512_case5_350:
 	VXORPD Z9, Z9, Z9
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_380
+	JZ     fbAVX512_odd_480
 
-fbAVX512_loop_379:
+fbAVX512_loop_479:
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
 	VBROADCASTSD X10, Z10
@@ -8120,11 +9945,11 @@ fbAVX512_loop_379:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_379
+	JNZ          fbAVX512_loop_479
 
-fbAVX512_odd_380:
+fbAVX512_odd_480:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_381
+	JZ           fbAVX512_done_481
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
 	VBROADCASTSD X10, Z10
@@ -8138,7 +9963,7 @@ fbAVX512_odd_380:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_381:
+fbAVX512_done_481:
 	VADDPD       Z5, Z0, Z0
 	VADDPD       Z6, Z1, Z1
 	VADDPD       Z7, Z2, Z2
@@ -8161,9 +9986,9 @@ fbAVX512_done_381:
 	VMOVUPD      Z3, 192(DX)
 	VMULPD       Z5, Z4, Z4
 	VMOVUPD      Z4, K1, 256(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case4_349:
+fbAVX512_case4_449:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8190,9 +10015,9 @@ fbAVX512_case4_349:
 	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_383
+	JZ     fbAVX512_odd_483
 
-fbAVX512_loop_382:
+fbAVX512_loop_482:
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
 	VBROADCASTSD X8, Z8
@@ -8216,11 +10041,11 @@ fbAVX512_loop_382:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_382
+	JNZ          fbAVX512_loop_482
 
-fbAVX512_odd_383:
+fbAVX512_odd_483:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_384
+	JZ           fbAVX512_done_484
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
 	VBROADCASTSD X8, Z8
@@ -8233,7 +10058,7 @@ fbAVX512_odd_383:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_384:
+fbAVX512_done_484:
 	VADDPD       Z4, Z0, Z0
 	VADDPD       Z5, Z1, Z1
 	VADDPD       Z6, Z2, Z2
@@ -8253,9 +10078,9 @@ fbAVX512_done_384:
 	VMOVUPD      Z2, 128(DX)
 	VMULPD       Z4, Z3, Z3
 	VMOVUPD      Z3, K1, 192(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case3_348:
+fbAVX512_case3_448:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8280,9 +10105,9 @@ fbAVX512_case3_348:
 	VXORPD Z5, Z5, Z5
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_386
+	JZ     fbAVX512_odd_486
 
-fbAVX512_loop_385:
+fbAVX512_loop_485:
 	VMOVSD       (DI), X6
 	VMULSD       (SI), X6, X6
 	VBROADCASTSD X6, Z6
@@ -8304,11 +10129,11 @@ fbAVX512_loop_385:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_385
+	JNZ          fbAVX512_loop_485
 
-fbAVX512_odd_386:
+fbAVX512_odd_486:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_387
+	JZ           fbAVX512_done_487
 	VMOVSD       (DI), X6
 	VMULSD       (SI), X6, X6
 	VBROADCASTSD X6, Z6
@@ -8320,7 +10145,7 @@ fbAVX512_odd_386:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_387:
+fbAVX512_done_487:
 	VADDPD       Z3, Z0, Z0
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z5, Z2, Z2
@@ -8337,9 +10162,9 @@ fbAVX512_done_387:
 	VMOVUPD      Z1, 64(DX)
 	VMULPD       Z3, Z2, Z2
 	VMOVUPD      Z2, K1, 128(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case2_347:
+fbAVX512_case2_447:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8362,9 +10187,9 @@ fbAVX512_case2_347:
 	VXORPD Z3, Z3, Z3
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_389
+	JZ     fbAVX512_odd_489
 
-fbAVX512_loop_388:
+fbAVX512_loop_488:
 	VMOVSD       (DI), X4
 	VMULSD       (SI), X4, X4
 	VBROADCASTSD X4, Z4
@@ -8384,11 +10209,11 @@ fbAVX512_loop_388:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_388
+	JNZ          fbAVX512_loop_488
 
-fbAVX512_odd_389:
+fbAVX512_odd_489:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_390
+	JZ           fbAVX512_done_490
 	VMOVSD       (DI), X4
 	VMULSD       (SI), X4, X4
 	VBROADCASTSD X4, Z4
@@ -8399,7 +10224,7 @@ fbAVX512_odd_389:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_390:
+fbAVX512_done_490:
 	VADDPD       Z2, Z0, Z0
 	VADDPD       Z3, Z1, Z1
 	MOVQ         beta_base+0(FP), DX
@@ -8413,9 +10238,9 @@ fbAVX512_done_390:
 	VMOVUPD      Z0, (DX)
 	VMULPD       Z2, Z1, Z1
 	VMOVUPD      Z1, K1, 64(DX)
-	JMP          fbAVX512_swend_345
+	JMP          fbAVX512_swend_445
 
-fbAVX512_case1_346:
+fbAVX512_case1_446:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8436,9 +10261,9 @@ fbAVX512_case1_346:
 	VXORPD Z1, Z1, Z1
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_392
+	JZ     fbAVX512_odd_492
 
-fbAVX512_loop_391:
+fbAVX512_loop_491:
 	VMOVSD       (DI), X2
 	VMULSD       (SI), X2, X2
 	VBROADCASTSD X2, Z2
@@ -8456,11 +10281,11 @@ fbAVX512_loop_391:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_391
+	JNZ          fbAVX512_loop_491
 
-fbAVX512_odd_392:
+fbAVX512_odd_492:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_393
+	JZ           fbAVX512_done_493
 	VMOVSD       (DI), X2
 	VMULSD       (SI), X2, X2
 	VBROADCASTSD X2, Z2
@@ -8470,7 +10295,7 @@ fbAVX512_odd_392:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_393:
+fbAVX512_done_493:
 	VADDPD       Z1, Z0, Z0
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -8482,19 +10307,19 @@ fbAVX512_done_393:
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (DX)
 
-fbAVX512_swend_345:
+fbAVX512_swend_445:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000060, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_bchunk_342
+	JMP  fbAVX512_bchunk_442
 
-fbAVX512_bchunkend_343:
+fbAVX512_bchunkend_443:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bt_340
+	JMP  fbAVX512_bt_383
 
-fbAVX512_btend_341:
+fbAVX512_btend_384:
 	VZEROUPPER
 	RET
 
@@ -8507,11 +10332,11 @@ TEXT ·forwardBatchAVX512(SB), $16528-128
 	MOVQ AX, 16520(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_k0_394:
+fbAVX512_k0_494:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_k0end_395
+	JAE    fbAVX512_k0end_495
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -8526,36 +10351,36 @@ fbAVX512_k0_394:
 	MOVQ   CX, R8
 	ANDQ   $-16, R8
 
-fbAVX512_sum_396_AVX512_wide:
+fbAVX512_sum_496_AVX512_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_396_AVX512_narrow0
+	JAE    fbAVX512_sum_496_AVX512_narrow0
 	VADDPD (SI)(DI*8), Z0, Z0
 	VADDPD 64(SI)(DI*8), Z1, Z1
 	ADDQ   $+16, DI
-	JMP    fbAVX512_sum_396_AVX512_wide
+	JMP    fbAVX512_sum_496_AVX512_wide
 
-fbAVX512_sum_396_AVX512_narrow0:
+fbAVX512_sum_496_AVX512_narrow0:
 	MOVQ CX, R8
 	ANDQ $-8, R8
 
-fbAVX512_sum_396_AVX512_narrow:
+fbAVX512_sum_496_AVX512_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_396_AVX512_tail
+	JAE    fbAVX512_sum_496_AVX512_tail
 	VADDPD (SI)(DI*8), Z0, Z0
 	ADDQ   $+8, DI
-	JMP    fbAVX512_sum_396_AVX512_narrow
+	JMP    fbAVX512_sum_496_AVX512_narrow
 
-fbAVX512_sum_396_AVX512_tail:
+fbAVX512_sum_496_AVX512_tail:
 	MOVQ      CX, R8
 	SUBQ      DI, R8
-	JZ        fbAVX512_sum_396_AVX512_end
+	JZ        fbAVX512_sum_496_AVX512_end
 	MOVQ      $-1, R9
 	BZHIQ     R8, R9, R8
 	KMOVB     R8, K1
 	VMOVUPD.Z (SI)(DI*8), K1, Z2
 	VADDPD    Z2, Z0, Z0
 
-fbAVX512_sum_396_AVX512_end:
+fbAVX512_sum_496_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -8571,31 +10396,31 @@ fbAVX512_sum_396_AVX512_end:
 	MOVQ          CX, DX
 	ANDQ          $-16, DX
 
-fbAVX512_mul_397_AVX512_wide:
+fbAVX512_mul_497_AVX512_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_397_AVX512_narrow0
+	JAE     fbAVX512_mul_497_AVX512_narrow0
 	VMULPD  (SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, (BX)(AX*8)
 	VMULPD  64(SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, 64(BX)(AX*8)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_mul_397_AVX512_wide
+	JMP     fbAVX512_mul_497_AVX512_wide
 
-fbAVX512_mul_397_AVX512_narrow0:
+fbAVX512_mul_497_AVX512_narrow0:
 	MOVQ CX, DX
 	ANDQ $-8, DX
 
-fbAVX512_mul_397_AVX512_narrow:
+fbAVX512_mul_497_AVX512_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_397_AVX512_tail
+	JAE     fbAVX512_mul_497_AVX512_tail
 	VMULPD  (SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, (BX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_mul_397_AVX512_narrow
+	JMP     fbAVX512_mul_497_AVX512_narrow
 
-fbAVX512_mul_397_AVX512_tail:
+fbAVX512_mul_497_AVX512_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_mul_397_AVX512_end
+	JZ        fbAVX512_mul_497_AVX512_end
 	MOVQ      $-1, DX
 	BZHIQ     CX, DX, CX
 	KMOVB     CX, K1
@@ -8603,20 +10428,20 @@ fbAVX512_mul_397_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (BX)(AX*8)
 
-fbAVX512_mul_397_AVX512_end:
+fbAVX512_mul_497_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_k0_394
+	JMP  fbAVX512_k0_494
 
-fbAVX512_k0end_395:
+fbAVX512_k0end_495:
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_t_398:
+fbAVX512_t_498:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX512_tend_399
+	JAE   fbAVX512_tend_499
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -8630,11 +10455,11 @@ fbAVX512_t_398:
 	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX512_i0_400:
+fbAVX512_i0_500:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_i0end_401
+	JAE     fbAVX512_i0end_501
 	MOVQ    ib+120(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -8645,16 +10470,16 @@ fbAVX512_i0_400:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX512_jc_402:
+fbAVX512_jc_502:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_jcend_403
+	JAE  fbAVX512_jcend_503
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_404
+	JAE  fbAVX512_full_504
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -8663,14 +10488,14 @@ fbAVX512_jc_402:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_404:
+fbAVX512_full_504:
 	MOVQ  DX, 40(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_406
+	JEQ   fbAVX512_case1_506
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_407
+	JEQ   fbAVX512_case2_507
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_408
+	JEQ   fbAVX512_case3_508
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8687,7 +10512,7 @@ fbAVX512_full_404:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_410:
+fbAVX512_pack_510:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -8703,28 +10528,28 @@ fbAVX512_pack_410:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_410
+	JNZ        fbAVX512_pack_510
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_411:
+fbAVX512_kb_511:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_412
+	JAE     fbAVX512_kbend_512
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_414
+	JEQ     fbAVX512_case1_514
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_415
+	JEQ     fbAVX512_case2_515
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_416
+	JEQ     fbAVX512_case3_516
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_417
+	JEQ     fbAVX512_case4_517
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_418
+	JEQ     fbAVX512_case5_518
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -8765,7 +10590,7 @@ fbAVX512_kb_411:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_420:
+fbAVX512_loop_520:
 	VMOVUPD      (SI), Z24
 	VMOVUPD      64(SI), Z25
 	VMOVUPD      128(SI), Z26
@@ -8804,7 +10629,7 @@ fbAVX512_loop_420:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_420
+	JNZ          fbAVX512_loop_520
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -8813,7 +10638,7 @@ fbAVX512_loop_420:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_421
+	JZ           fbAVX512_first_521
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -8845,7 +10670,7 @@ fbAVX512_loop_420:
 	VMOVUPD.Z    192(BX)(AX*1), K1, Z24
 	VADDPD       Z24, Z23, Z23
 
-fbAVX512_first_421:
+fbAVX512_first_521:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -8870,9 +10695,9 @@ fbAVX512_first_421:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_413
+	JMP     fbAVX512_swend_513
 
-fbAVX512_case5_418:
+fbAVX512_case5_518:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8909,7 +10734,7 @@ fbAVX512_case5_418:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_422:
+fbAVX512_loop_522:
 	VMOVUPD      (SI), Z20
 	VMOVUPD      64(SI), Z21
 	VMOVUPD      128(SI), Z22
@@ -8943,7 +10768,7 @@ fbAVX512_loop_422:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_422
+	JNZ          fbAVX512_loop_522
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -8952,7 +10777,7 @@ fbAVX512_loop_422:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_423
+	JZ           fbAVX512_first_523
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -8979,7 +10804,7 @@ fbAVX512_loop_422:
 	VMOVUPD.Z    192(BX), K1, Z20
 	VADDPD       Z20, Z19, Z19
 
-fbAVX512_first_423:
+fbAVX512_first_523:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -9000,9 +10825,9 @@ fbAVX512_first_423:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_413
+	JMP     fbAVX512_swend_513
 
-fbAVX512_case4_417:
+fbAVX512_case4_517:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9034,7 +10859,7 @@ fbAVX512_case4_417:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_424:
+fbAVX512_loop_524:
 	VMOVUPD      (BX), Z16
 	VMOVUPD      64(BX), Z17
 	VMOVUPD      128(BX), Z18
@@ -9062,7 +10887,7 @@ fbAVX512_loop_424:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_424
+	JNZ          fbAVX512_loop_524
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -9070,7 +10895,7 @@ fbAVX512_loop_424:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_425
+	JZ           fbAVX512_first_525
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -9092,7 +10917,7 @@ fbAVX512_loop_424:
 	VMOVUPD.Z    192(DX)(CX*1), K1, Z16
 	VADDPD       Z16, Z15, Z15
 
-fbAVX512_first_425:
+fbAVX512_first_525:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -9109,9 +10934,9 @@ fbAVX512_first_425:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_413
+	JMP     fbAVX512_swend_513
 
-fbAVX512_case3_416:
+fbAVX512_case3_516:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9139,7 +10964,7 @@ fbAVX512_case3_416:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_426:
+fbAVX512_loop_526:
 	VMOVUPD      (CX), Z12
 	VMOVUPD      64(CX), Z13
 	VMOVUPD      128(CX), Z14
@@ -9162,7 +10987,7 @@ fbAVX512_loop_426:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_426
+	JNZ          fbAVX512_loop_526
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -9170,7 +10995,7 @@ fbAVX512_loop_426:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_427
+	JZ           fbAVX512_first_527
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -9187,7 +11012,7 @@ fbAVX512_loop_426:
 	VMOVUPD.Z    192(CX)(AX*2), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_427:
+fbAVX512_first_527:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -9200,9 +11025,9 @@ fbAVX512_first_427:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_413
+	JMP     fbAVX512_swend_513
 
-fbAVX512_case2_415:
+fbAVX512_case2_515:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9226,7 +11051,7 @@ fbAVX512_case2_415:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_428:
+fbAVX512_loop_528:
 	VMOVUPD      (CX), Z8
 	VMOVUPD      64(CX), Z9
 	VMOVUPD      128(CX), Z10
@@ -9244,7 +11069,7 @@ fbAVX512_loop_428:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_428
+	JNZ          fbAVX512_loop_528
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -9252,7 +11077,7 @@ fbAVX512_loop_428:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_429
+	JZ           fbAVX512_first_529
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -9264,7 +11089,7 @@ fbAVX512_loop_428:
 	VMOVUPD.Z    192(CX)(AX*1), K1, Z8
 	VADDPD       Z8, Z7, Z7
 
-fbAVX512_first_429:
+fbAVX512_first_529:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -9273,9 +11098,9 @@ fbAVX512_first_429:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_413
+	JMP     fbAVX512_swend_513
 
-fbAVX512_case1_414:
+fbAVX512_case1_514:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9295,7 +11120,7 @@ fbAVX512_case1_414:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_430:
+fbAVX512_loop_530:
 	VBROADCASTSD (DX), Z4
 	VFMADD231PD  (CX), Z4, Z0
 	VFMADD231PD  64(CX), Z4, Z1
@@ -9304,7 +11129,7 @@ fbAVX512_loop_430:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_430
+	JNZ          fbAVX512_loop_530
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -9312,29 +11137,29 @@ fbAVX512_loop_430:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_431
+	JZ           fbAVX512_first_531
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
 	VMOVUPD.Z    192(CX), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_431:
+fbAVX512_first_531:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
 
-fbAVX512_swend_413:
+fbAVX512_swend_513:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_411
+	JMP  fbAVX512_kb_511
 
-fbAVX512_kbend_412:
-	JMP fbAVX512_swend_405
+fbAVX512_kbend_512:
+	JMP fbAVX512_swend_505
 
-fbAVX512_case3_408:
+fbAVX512_case3_508:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -9351,7 +11176,7 @@ fbAVX512_case3_408:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_432:
+fbAVX512_pack_532:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -9365,28 +11190,28 @@ fbAVX512_pack_432:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_432
+	JNZ        fbAVX512_pack_532
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_433:
+fbAVX512_kb_533:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_434
+	JAE     fbAVX512_kbend_534
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_436
+	JEQ     fbAVX512_case1_536
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_437
+	JEQ     fbAVX512_case2_537
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_438
+	JEQ     fbAVX512_case3_538
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_439
+	JEQ     fbAVX512_case4_539
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_440
+	JEQ     fbAVX512_case5_540
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -9421,7 +11246,7 @@ fbAVX512_kb_433:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_442:
+fbAVX512_loop_542:
 	VMOVUPD      (SI), Z18
 	VMOVUPD      64(SI), Z19
 	VMOVUPD      128(SI), Z20
@@ -9453,7 +11278,7 @@ fbAVX512_loop_442:
 	ADDQ         $0x08, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_442
+	JNZ          fbAVX512_loop_542
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -9462,7 +11287,7 @@ fbAVX512_loop_442:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_443
+	JZ           fbAVX512_first_543
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z18
@@ -9488,7 +11313,7 @@ fbAVX512_loop_442:
 	VMOVUPD.Z    128(BX)(AX*1), K1, Z18
 	VADDPD       Z18, Z17, Z17
 
-fbAVX512_first_443:
+fbAVX512_first_543:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -9507,9 +11332,9 @@ fbAVX512_first_443:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_435
+	JMP     fbAVX512_swend_535
 
-fbAVX512_case5_440:
+fbAVX512_case5_540:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9541,7 +11366,7 @@ fbAVX512_case5_440:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_444:
+fbAVX512_loop_544:
 	VMOVUPD      (SI), Z15
 	VMOVUPD      64(SI), Z16
 	VMOVUPD      128(SI), Z17
@@ -9569,7 +11394,7 @@ fbAVX512_loop_444:
 	ADDQ         $0x08, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_444
+	JNZ          fbAVX512_loop_544
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -9578,7 +11403,7 @@ fbAVX512_loop_444:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_445
+	JZ           fbAVX512_first_545
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z15
@@ -9600,7 +11425,7 @@ fbAVX512_loop_444:
 	VMOVUPD.Z    128(BX), K1, Z15
 	VADDPD       Z15, Z14, Z14
 
-fbAVX512_first_445:
+fbAVX512_first_545:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -9616,9 +11441,9 @@ fbAVX512_first_445:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_435
+	JMP     fbAVX512_swend_535
 
-fbAVX512_case4_439:
+fbAVX512_case4_539:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9646,7 +11471,7 @@ fbAVX512_case4_439:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_446:
+fbAVX512_loop_546:
 	VMOVUPD      (BX), Z12
 	VMOVUPD      64(BX), Z13
 	VMOVUPD      128(BX), Z14
@@ -9669,7 +11494,7 @@ fbAVX512_loop_446:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_446
+	JNZ          fbAVX512_loop_546
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -9677,7 +11502,7 @@ fbAVX512_loop_446:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_447
+	JZ           fbAVX512_first_547
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z12
@@ -9695,7 +11520,7 @@ fbAVX512_loop_446:
 	VMOVUPD.Z    128(DX)(CX*1), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_447:
+fbAVX512_first_547:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -9708,9 +11533,9 @@ fbAVX512_first_447:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_435
+	JMP     fbAVX512_swend_535
 
-fbAVX512_case3_438:
+fbAVX512_case3_538:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9735,7 +11560,7 @@ fbAVX512_case3_438:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_448:
+fbAVX512_loop_548:
 	VMOVUPD      (CX), Z9
 	VMOVUPD      64(CX), Z10
 	VMOVUPD      128(CX), Z11
@@ -9754,7 +11579,7 @@ fbAVX512_loop_448:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_448
+	JNZ          fbAVX512_loop_548
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -9762,7 +11587,7 @@ fbAVX512_loop_448:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_449
+	JZ           fbAVX512_first_549
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z9
@@ -9776,7 +11601,7 @@ fbAVX512_loop_448:
 	VMOVUPD.Z    128(CX)(AX*2), K1, Z9
 	VADDPD       Z9, Z8, Z8
 
-fbAVX512_first_449:
+fbAVX512_first_549:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
@@ -9786,9 +11611,9 @@ fbAVX512_first_449:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_435
+	JMP     fbAVX512_swend_535
 
-fbAVX512_case2_437:
+fbAVX512_case2_537:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9810,7 +11635,7 @@ fbAVX512_case2_437:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_450:
+fbAVX512_loop_550:
 	VMOVUPD      (CX), Z6
 	VMOVUPD      64(CX), Z7
 	VMOVUPD      128(CX), Z8
@@ -9825,7 +11650,7 @@ fbAVX512_loop_450:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_450
+	JNZ          fbAVX512_loop_550
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -9833,7 +11658,7 @@ fbAVX512_loop_450:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_451
+	JZ           fbAVX512_first_551
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z6
@@ -9843,16 +11668,16 @@ fbAVX512_loop_450:
 	VMOVUPD.Z    128(CX)(AX*1), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_451:
+fbAVX512_first_551:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_435
+	JMP     fbAVX512_swend_535
 
-fbAVX512_case1_436:
+fbAVX512_case1_536:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9871,7 +11696,7 @@ fbAVX512_case1_436:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_452:
+fbAVX512_loop_552:
 	VBROADCASTSD (DX), Z3
 	VFMADD231PD  (CX), Z3, Z0
 	VFMADD231PD  64(CX), Z3, Z1
@@ -9879,7 +11704,7 @@ fbAVX512_loop_452:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_452
+	JNZ          fbAVX512_loop_552
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -9887,27 +11712,27 @@ fbAVX512_loop_452:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_453
+	JZ           fbAVX512_first_553
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_453:
+fbAVX512_first_553:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
 
-fbAVX512_swend_435:
+fbAVX512_swend_535:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_433
+	JMP  fbAVX512_kb_533
 
-fbAVX512_kbend_434:
-	JMP fbAVX512_swend_405
+fbAVX512_kbend_534:
+	JMP fbAVX512_swend_505
 
-fbAVX512_case2_407:
+fbAVX512_case2_507:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -9924,7 +11749,7 @@ fbAVX512_case2_407:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_454:
+fbAVX512_pack_554:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD.Z  64(CX), K1, Z0
@@ -9936,28 +11761,28 @@ fbAVX512_pack_454:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_454
+	JNZ        fbAVX512_pack_554
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_455:
+fbAVX512_kb_555:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_456
+	JAE     fbAVX512_kbend_556
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_458
+	JEQ     fbAVX512_case1_558
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_459
+	JEQ     fbAVX512_case2_559
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_460
+	JEQ     fbAVX512_case3_560
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_461
+	JEQ     fbAVX512_case4_561
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_462
+	JEQ     fbAVX512_case5_562
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -9986,7 +11811,7 @@ fbAVX512_kb_455:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_464:
+fbAVX512_loop_564:
 	VMOVUPD      (SI), Z12
 	VMOVUPD      64(SI), Z13
 	VBROADCASTSD (DX), Z14
@@ -10011,7 +11836,7 @@ fbAVX512_loop_464:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_464
+	JNZ          fbAVX512_loop_564
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10020,7 +11845,7 @@ fbAVX512_loop_464:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_465
+	JZ           fbAVX512_first_565
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z12
 	VADDPD       Z12, Z1, Z1
@@ -10040,7 +11865,7 @@ fbAVX512_loop_464:
 	VMOVUPD.Z    64(BX)(AX*1), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_465:
+fbAVX512_first_565:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -10053,9 +11878,9 @@ fbAVX512_first_465:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_457
+	JMP     fbAVX512_swend_557
 
-fbAVX512_case5_462:
+fbAVX512_case5_562:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10082,7 +11907,7 @@ fbAVX512_case5_462:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_466:
+fbAVX512_loop_566:
 	VMOVUPD      (SI), Z10
 	VMOVUPD      64(SI), Z11
 	VBROADCASTSD (DX), Z12
@@ -10104,7 +11929,7 @@ fbAVX512_loop_466:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_466
+	JNZ          fbAVX512_loop_566
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10113,7 +11938,7 @@ fbAVX512_loop_466:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_467
+	JZ           fbAVX512_first_567
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z10
 	VADDPD       Z10, Z1, Z1
@@ -10130,7 +11955,7 @@ fbAVX512_loop_466:
 	VMOVUPD.Z    64(BX), K1, Z10
 	VADDPD       Z10, Z9, Z9
 
-fbAVX512_first_467:
+fbAVX512_first_567:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -10141,9 +11966,9 @@ fbAVX512_first_467:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_457
+	JMP     fbAVX512_swend_557
 
-fbAVX512_case4_461:
+fbAVX512_case4_561:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10167,7 +11992,7 @@ fbAVX512_case4_461:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_468:
+fbAVX512_loop_568:
 	VMOVUPD      (BX), Z8
 	VMOVUPD      64(BX), Z9
 	VBROADCASTSD (DX), Z10
@@ -10185,7 +12010,7 @@ fbAVX512_loop_468:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_468
+	JNZ          fbAVX512_loop_568
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10193,7 +12018,7 @@ fbAVX512_loop_468:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_469
+	JZ           fbAVX512_first_569
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z8
 	VADDPD       Z8, Z1, Z1
@@ -10207,7 +12032,7 @@ fbAVX512_loop_468:
 	VMOVUPD.Z    64(DX)(CX*1), K1, Z8
 	VADDPD       Z8, Z7, Z7
 
-fbAVX512_first_469:
+fbAVX512_first_569:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -10216,9 +12041,9 @@ fbAVX512_first_469:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_457
+	JMP     fbAVX512_swend_557
 
-fbAVX512_case3_460:
+fbAVX512_case3_560:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10240,7 +12065,7 @@ fbAVX512_case3_460:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_470:
+fbAVX512_loop_570:
 	VMOVUPD      (CX), Z6
 	VMOVUPD      64(CX), Z7
 	VBROADCASTSD (DX), Z8
@@ -10255,7 +12080,7 @@ fbAVX512_loop_470:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_470
+	JNZ          fbAVX512_loop_570
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -10263,7 +12088,7 @@ fbAVX512_loop_470:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_471
+	JZ           fbAVX512_first_571
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z6
 	VADDPD       Z6, Z1, Z1
@@ -10274,16 +12099,16 @@ fbAVX512_loop_470:
 	VMOVUPD.Z    64(CX)(AX*2), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_471:
+fbAVX512_first_571:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_457
+	JMP     fbAVX512_swend_557
 
-fbAVX512_case2_459:
+fbAVX512_case2_559:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10303,7 +12128,7 @@ fbAVX512_case2_459:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_472:
+fbAVX512_loop_572:
 	VMOVUPD      (CX), Z4
 	VMOVUPD      64(CX), Z5
 	VBROADCASTSD (DX), Z6
@@ -10315,7 +12140,7 @@ fbAVX512_loop_472:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_472
+	JNZ          fbAVX512_loop_572
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -10323,7 +12148,7 @@ fbAVX512_loop_472:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_473
+	JZ           fbAVX512_first_573
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z4
 	VADDPD       Z4, Z1, Z1
@@ -10331,14 +12156,14 @@ fbAVX512_loop_472:
 	VMOVUPD.Z    64(CX)(AX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_473:
+fbAVX512_first_573:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_457
+	JMP     fbAVX512_swend_557
 
-fbAVX512_case1_458:
+fbAVX512_case1_558:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10356,14 +12181,14 @@ fbAVX512_case1_458:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_474:
+fbAVX512_loop_574:
 	VBROADCASTSD (DX), Z2
 	VFMADD231PD  (CX), Z2, Z0
 	VFMADD231PD  64(CX), Z2, Z1
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_474
+	JNZ          fbAVX512_loop_574
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -10371,25 +12196,25 @@ fbAVX512_loop_474:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_475
+	JZ           fbAVX512_first_575
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_475:
+fbAVX512_first_575:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 
-fbAVX512_swend_457:
+fbAVX512_swend_557:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_455
+	JMP  fbAVX512_kb_555
 
-fbAVX512_kbend_456:
-	JMP fbAVX512_swend_405
+fbAVX512_kbend_556:
+	JMP fbAVX512_swend_505
 
-fbAVX512_case1_406:
+fbAVX512_case1_506:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -10406,7 +12231,7 @@ fbAVX512_case1_406:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_476:
+fbAVX512_pack_576:
 	VMOVUPD.Z  (CX), K1, Z0
 	VMOVUPD    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -10416,28 +12241,28 @@ fbAVX512_pack_476:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_476
+	JNZ        fbAVX512_pack_576
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_477:
+fbAVX512_kb_577:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_478
+	JAE     fbAVX512_kbend_578
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_480
+	JEQ     fbAVX512_case1_580
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_481
+	JEQ     fbAVX512_case2_581
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_482
+	JEQ     fbAVX512_case3_582
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_483
+	JEQ     fbAVX512_case4_583
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_484
+	JEQ     fbAVX512_case5_584
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -10460,7 +12285,7 @@ fbAVX512_kb_477:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_486:
+fbAVX512_loop_586:
 	VMOVUPD      (SI), Z6
 	VBROADCASTSD (DX), Z7
 	VFMADD231PD  Z6, Z7, Z0
@@ -10478,7 +12303,7 @@ fbAVX512_loop_486:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_486
+	JNZ          fbAVX512_loop_586
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10487,7 +12312,7 @@ fbAVX512_loop_486:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_487
+	JZ           fbAVX512_first_587
 	VMOVUPD.Z    (DX), K1, Z6
 	VADDPD       Z6, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z6
@@ -10501,16 +12326,16 @@ fbAVX512_loop_486:
 	VMOVUPD.Z    (BX)(AX*1), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_487:
+fbAVX512_first_587:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_479
+	JMP     fbAVX512_swend_579
 
-fbAVX512_case5_484:
+fbAVX512_case5_584:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10532,7 +12357,7 @@ fbAVX512_case5_484:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_488:
+fbAVX512_loop_588:
 	VMOVUPD      (SI), Z5
 	VBROADCASTSD (DX), Z6
 	VFMADD231PD  Z5, Z6, Z0
@@ -10548,7 +12373,7 @@ fbAVX512_loop_488:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_488
+	JNZ          fbAVX512_loop_588
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10557,7 +12382,7 @@ fbAVX512_loop_488:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_489
+	JZ           fbAVX512_first_589
 	VMOVUPD.Z    (DX), K1, Z5
 	VADDPD       Z5, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z5
@@ -10569,15 +12394,15 @@ fbAVX512_loop_488:
 	VMOVUPD.Z    (BX), K1, Z5
 	VADDPD       Z5, Z4, Z4
 
-fbAVX512_first_489:
+fbAVX512_first_589:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_swend_479
+	JMP     fbAVX512_swend_579
 
-fbAVX512_case4_483:
+fbAVX512_case4_583:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10597,7 +12422,7 @@ fbAVX512_case4_483:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_490:
+fbAVX512_loop_590:
 	VMOVUPD      (BX), Z4
 	VBROADCASTSD (DX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -10610,7 +12435,7 @@ fbAVX512_loop_490:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_490
+	JNZ          fbAVX512_loop_590
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10618,7 +12443,7 @@ fbAVX512_loop_490:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_491
+	JZ           fbAVX512_first_591
 	VMOVUPD.Z    (DX), K1, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z4
@@ -10628,14 +12453,14 @@ fbAVX512_loop_490:
 	VMOVUPD.Z    (DX)(CX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_491:
+fbAVX512_first_591:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_479
+	JMP     fbAVX512_swend_579
 
-fbAVX512_case3_482:
+fbAVX512_case3_582:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10654,7 +12479,7 @@ fbAVX512_case3_482:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_492:
+fbAVX512_loop_592:
 	VMOVUPD      (CX), Z3
 	VBROADCASTSD (DX), Z4
 	VFMADD231PD  Z3, Z4, Z0
@@ -10665,7 +12490,7 @@ fbAVX512_loop_492:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_492
+	JNZ          fbAVX512_loop_592
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -10673,7 +12498,7 @@ fbAVX512_loop_492:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_493
+	JZ           fbAVX512_first_593
 	VMOVUPD.Z    (CX), K1, Z3
 	VADDPD       Z3, Z0, Z0
 	VMOVUPD.Z    (CX)(AX*1), K1, Z3
@@ -10681,13 +12506,13 @@ fbAVX512_loop_492:
 	VMOVUPD.Z    (CX)(AX*2), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_493:
+fbAVX512_first_593:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_479
+	JMP     fbAVX512_swend_579
 
-fbAVX512_case2_481:
+fbAVX512_case2_581:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10705,7 +12530,7 @@ fbAVX512_case2_481:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_494:
+fbAVX512_loop_594:
 	VMOVUPD      (CX), Z2
 	VBROADCASTSD (DX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -10714,7 +12539,7 @@ fbAVX512_loop_494:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_494
+	JNZ          fbAVX512_loop_594
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -10722,18 +12547,18 @@ fbAVX512_loop_494:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_495
+	JZ           fbAVX512_first_595
 	VMOVUPD.Z    (CX), K1, Z2
 	VADDPD       Z2, Z0, Z0
 	VMOVUPD.Z    (CX)(AX*1), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_495:
+fbAVX512_first_595:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_479
+	JMP     fbAVX512_swend_579
 
-fbAVX512_case1_480:
+fbAVX512_case1_580:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10750,13 +12575,13 @@ fbAVX512_case1_480:
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_496:
+fbAVX512_loop_596:
 	VBROADCASTSD (DX), Z1
 	VFMADD231PD  (CX), Z1, Z0
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_496
+	JNZ          fbAVX512_loop_596
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -10764,41 +12589,41 @@ fbAVX512_loop_496:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_497
+	JZ           fbAVX512_first_597
 	VMOVUPD.Z    (CX), K1, Z1
 	VADDPD       Z1, Z0, Z0
 
-fbAVX512_first_497:
+fbAVX512_first_597:
 	VMOVUPD Z0, K1, (CX)
 
-fbAVX512_swend_479:
+fbAVX512_swend_579:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_477
+	JMP  fbAVX512_kb_577
 
-fbAVX512_kbend_478:
-fbAVX512_swend_405:
+fbAVX512_kbend_578:
+fbAVX512_swend_505:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000020, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_jc_402
+	JMP  fbAVX512_jc_502
 
-fbAVX512_jcend_403:
+fbAVX512_jcend_503:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_i0_400
+	JMP  fbAVX512_i0_500
 
-fbAVX512_i0end_401:
+fbAVX512_i0end_501:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_norm_498:
+fbAVX512_norm_598:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_normend_499
+	JAE    fbAVX512_normend_599
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
 	MOVQ   64(SP), DX
@@ -10813,9 +12638,9 @@ fbAVX512_norm_498:
 	MOVQ   CX, SI
 	ANDQ   $-16, SI
 
-fbAVX512_mulsum_500_AVX512_wide:
+fbAVX512_mulsum_600_AVX512_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_500_AVX512_narrow0
+	JAE     fbAVX512_mulsum_600_AVX512_narrow0
 	VMOVUPD (DX)(BX*8), Z2
 	VMULPD  (AX)(BX*8), Z2, Z2
 	VMOVUPD Z2, (DX)(BX*8)
@@ -10825,25 +12650,25 @@ fbAVX512_mulsum_500_AVX512_wide:
 	VMOVUPD Z2, 64(DX)(BX*8)
 	VADDPD  Z2, Z1, Z1
 	ADDQ    $+16, BX
-	JMP     fbAVX512_mulsum_500_AVX512_wide
+	JMP     fbAVX512_mulsum_600_AVX512_wide
 
-fbAVX512_mulsum_500_AVX512_narrow0:
+fbAVX512_mulsum_600_AVX512_narrow0:
 	MOVQ CX, SI
 	ANDQ $-8, SI
 
-fbAVX512_mulsum_500_AVX512_narrow:
+fbAVX512_mulsum_600_AVX512_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_500_AVX512_tail
+	JAE     fbAVX512_mulsum_600_AVX512_tail
 	VMOVUPD (DX)(BX*8), Z2
 	VMULPD  (AX)(BX*8), Z2, Z2
 	VMOVUPD Z2, (DX)(BX*8)
 	VADDPD  Z2, Z0, Z0
 	ADDQ    $+8, BX
-	JMP     fbAVX512_mulsum_500_AVX512_narrow
+	JMP     fbAVX512_mulsum_600_AVX512_narrow
 
-fbAVX512_mulsum_500_AVX512_tail:
+fbAVX512_mulsum_600_AVX512_tail:
 	SUBQ      BX, CX
-	JZ        fbAVX512_mulsum_500_AVX512_end
+	JZ        fbAVX512_mulsum_600_AVX512_end
 	MOVQ      $-1, SI
 	BZHIQ     CX, SI, CX
 	KMOVB     CX, K1
@@ -10853,7 +12678,7 @@ fbAVX512_mulsum_500_AVX512_tail:
 	VMOVUPD   Z2, K1, (DX)(BX*8)
 	VADDPD    Z2, Z0, K1, Z0
 
-fbAVX512_mulsum_500_AVX512_end:
+fbAVX512_mulsum_600_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -10880,31 +12705,31 @@ fbAVX512_mulsum_500_AVX512_end:
 	MOVQ          DX, BX
 	ANDQ          $-16, BX
 
-fbAVX512_mul_501_AVX512_wide:
+fbAVX512_mul_601_AVX512_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_501_AVX512_narrow0
+	JAE     fbAVX512_mul_601_AVX512_narrow0
 	VMULPD  (AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(CX*8)
 	VMULPD  64(AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, 64(AX)(CX*8)
 	ADDQ    $+16, CX
-	JMP     fbAVX512_mul_501_AVX512_wide
+	JMP     fbAVX512_mul_601_AVX512_wide
 
-fbAVX512_mul_501_AVX512_narrow0:
+fbAVX512_mul_601_AVX512_narrow0:
 	MOVQ DX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_501_AVX512_narrow:
+fbAVX512_mul_601_AVX512_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_501_AVX512_tail
+	JAE     fbAVX512_mul_601_AVX512_tail
 	VMULPD  (AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX512_mul_501_AVX512_narrow
+	JMP     fbAVX512_mul_601_AVX512_narrow
 
-fbAVX512_mul_501_AVX512_tail:
+fbAVX512_mul_601_AVX512_tail:
 	SUBQ      CX, DX
-	JZ        fbAVX512_mul_501_AVX512_end
+	JZ        fbAVX512_mul_601_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     DX, BX, DX
 	KMOVB     DX, K1
@@ -10912,19 +12737,19 @@ fbAVX512_mul_501_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (AX)(CX*8)
 
-fbAVX512_mul_501_AVX512_end:
+fbAVX512_mul_601_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_norm_498
+	JMP  fbAVX512_norm_598
 
-fbAVX512_normend_499:
+fbAVX512_normend_599:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_t_398
+	JMP  fbAVX512_t_498
 
-fbAVX512_tend_399:
+fbAVX512_tend_499:
 	VZEROUPPER
 	RET
 
@@ -10933,11 +12758,11 @@ fbAVX512_tend_399:
 TEXT ·transitionsAVX512(SB), NOSPLIT, $40-184
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_bb_502:
+fbAVX512_bb_602:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX512_bbend_503
+	JAE          fbAVX512_bbend_603
 	MOVQ         scale_base+120(FP), CX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (CX)(AX*8), X0, X0
@@ -10958,9 +12783,9 @@ fbAVX512_bb_502:
 	MOVQ         CX, DI
 	ANDQ         $-16, DI
 
-fbAVX512_bbrow_504_AVX512_wide:
+fbAVX512_bbrow_604_AVX512_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_504_AVX512_narrow0
+	JAE     fbAVX512_bbrow_604_AVX512_narrow0
 	VMOVUPD (DX)(AX*8), Z1
 	VMULPD  (BX)(AX*8), Z1, Z1
 	VMULPD  Z0, Z1, Z1
@@ -10970,25 +12795,25 @@ fbAVX512_bbrow_504_AVX512_wide:
 	VMULPD  Z0, Z1, Z1
 	VMOVUPD Z1, 64(SI)(AX*8)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_bbrow_504_AVX512_wide
+	JMP     fbAVX512_bbrow_604_AVX512_wide
 
-fbAVX512_bbrow_504_AVX512_narrow0:
+fbAVX512_bbrow_604_AVX512_narrow0:
 	MOVQ CX, DI
 	ANDQ $-8, DI
 
-fbAVX512_bbrow_504_AVX512_narrow:
+fbAVX512_bbrow_604_AVX512_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_504_AVX512_tail
+	JAE     fbAVX512_bbrow_604_AVX512_tail
 	VMOVUPD (DX)(AX*8), Z1
 	VMULPD  (BX)(AX*8), Z1, Z1
 	VMULPD  Z0, Z1, Z1
 	VMOVUPD Z1, (SI)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_bbrow_504_AVX512_narrow
+	JMP     fbAVX512_bbrow_604_AVX512_narrow
 
-fbAVX512_bbrow_504_AVX512_tail:
+fbAVX512_bbrow_604_AVX512_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_bbrow_504_AVX512_end
+	JZ        fbAVX512_bbrow_604_AVX512_end
 	MOVQ      $-1, DI
 	BZHIQ     CX, DI, CX
 	KMOVB     CX, K1
@@ -10998,20 +12823,20 @@ fbAVX512_bbrow_504_AVX512_tail:
 	VMULPD    Z0, Z1, Z1
 	VMOVUPD   Z1, K1, (SI)(AX*8)
 
-fbAVX512_bbrow_504_AVX512_end:
+fbAVX512_bbrow_604_AVX512_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bb_502
+	JMP  fbAVX512_bb_602
 
-fbAVX512_bbend_503:
+fbAVX512_bbend_603:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_ti_505:
+fbAVX512_ti_605:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_506
+	JAE     fbAVX512_tiend_606
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
@@ -11019,16 +12844,16 @@ fbAVX512_ti_505:
 	MOVQ    AX, 32(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX512_tj_507:
+fbAVX512_tj_607:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_tjend_508
+	JAE  fbAVX512_tjend_608
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_509
+	JAE  fbAVX512_full_609
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -11037,25 +12862,25 @@ fbAVX512_tj_507:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_509:
+fbAVX512_full_609:
 	MOVQ   DX, 24(SP)
 	MOVQ   32(SP), CX
 	CMPQ   CX, $0x00000001
-	JEQ    fbAVX512_case1_511
+	JEQ    fbAVX512_case1_611
 	CMPQ   CX, $0x00000002
-	JEQ    fbAVX512_case2_512
+	JEQ    fbAVX512_case2_612
 	CMPQ   CX, $0x00000003
-	JEQ    fbAVX512_case3_513
+	JEQ    fbAVX512_case3_613
 	CMPQ   CX, $0x00000004
-	JEQ    fbAVX512_case4_514
+	JEQ    fbAVX512_case4_614
 	CMPQ   CX, $0x00000005
-	JEQ    fbAVX512_case5_515
+	JEQ    fbAVX512_case5_615
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_518
+	JEQ    fbAVX512_case1_618
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_519
+	JEQ    fbAVX512_case2_619
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_520
+	JEQ    fbAVX512_case3_620
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11095,7 +12920,7 @@ fbAVX512_full_509:
 	VXORPD Z22, Z22, Z22
 	VXORPD Z23, Z23, Z23
 
-fbAVX512_loop_522:
+fbAVX512_loop_622:
 	VMOVUPD      (DX), Z24
 	VMOVUPD      64(DX), Z25
 	VMOVUPD      128(DX), Z26
@@ -11133,7 +12958,7 @@ fbAVX512_loop_522:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_522
+	JNZ          fbAVX512_loop_622
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11223,9 +13048,9 @@ fbAVX512_loop_522:
 	VMOVUPD.Z    192(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z23, Z0
 	VMOVUPD      Z0, K1, 192(SI)(AX*1)
-	JMP          fbAVX512_swend_517
+	JMP          fbAVX512_swend_617
 
-fbAVX512_case3_520:
+fbAVX512_case3_620:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11259,7 +13084,7 @@ fbAVX512_case3_520:
 	VXORPD Z16, Z16, Z16
 	VXORPD Z17, Z17, Z17
 
-fbAVX512_loop_523:
+fbAVX512_loop_623:
 	VMOVUPD      (DX), Z18
 	VMOVUPD      64(DX), Z19
 	VMOVUPD.Z    128(DX), K1, Z20
@@ -11290,7 +13115,7 @@ fbAVX512_loop_523:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_523
+	JNZ          fbAVX512_loop_623
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11362,9 +13187,9 @@ fbAVX512_loop_523:
 	VMOVUPD.Z    128(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z17, Z0
 	VMOVUPD      Z0, K1, 128(SI)(AX*1)
-	JMP          fbAVX512_swend_517
+	JMP          fbAVX512_swend_617
 
-fbAVX512_case2_519:
+fbAVX512_case2_619:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11392,7 +13217,7 @@ fbAVX512_case2_519:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_524:
+fbAVX512_loop_624:
 	VMOVUPD      (DX), Z12
 	VMOVUPD.Z    64(DX), K1, Z13
 	VBROADCASTSD (CX), Z14
@@ -11416,7 +13241,7 @@ fbAVX512_loop_524:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_524
+	JNZ          fbAVX512_loop_624
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11470,9 +13295,9 @@ fbAVX512_loop_524:
 	VMOVUPD.Z    64(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 64(SI)(AX*1)
-	JMP          fbAVX512_swend_517
+	JMP          fbAVX512_swend_617
 
-fbAVX512_case1_518:
+fbAVX512_case1_618:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11494,7 +13319,7 @@ fbAVX512_case1_518:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_525:
+fbAVX512_loop_625:
 	VMOVUPD.Z    (DX), K1, Z6
 	VBROADCASTSD (CX), Z7
 	VFMADD231PD  Z6, Z7, Z0
@@ -11511,7 +13336,7 @@ fbAVX512_loop_525:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_525
+	JNZ          fbAVX512_loop_625
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11548,16 +13373,16 @@ fbAVX512_loop_525:
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, (SI)(AX*1)
 
-fbAVX512_swend_517:
-	JMP fbAVX512_swend_510
+fbAVX512_swend_617:
+	JMP fbAVX512_swend_610
 
-fbAVX512_case5_515:
+fbAVX512_case5_615:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_527
+	JEQ    fbAVX512_case1_627
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_528
+	JEQ    fbAVX512_case2_628
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_529
+	JEQ    fbAVX512_case3_629
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11593,7 +13418,7 @@ fbAVX512_case5_515:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_531:
+fbAVX512_loop_631:
 	VMOVUPD      (DX), Z20
 	VMOVUPD      64(DX), Z21
 	VMOVUPD      128(DX), Z22
@@ -11626,7 +13451,7 @@ fbAVX512_loop_531:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_531
+	JNZ          fbAVX512_loop_631
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11703,9 +13528,9 @@ fbAVX512_loop_531:
 	VMOVUPD.Z    192(DI), K1, Z1
 	VFMADD231PD  Z1, Z19, Z0
 	VMOVUPD      Z0, K1, 192(SI)
-	JMP          fbAVX512_swend_526
+	JMP          fbAVX512_swend_626
 
-fbAVX512_case3_529:
+fbAVX512_case3_629:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11736,7 +13561,7 @@ fbAVX512_case3_529:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_532:
+fbAVX512_loop_632:
 	VMOVUPD      (DX), Z15
 	VMOVUPD      64(DX), Z16
 	VMOVUPD.Z    128(DX), K1, Z17
@@ -11763,7 +13588,7 @@ fbAVX512_loop_532:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_532
+	JNZ          fbAVX512_loop_632
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11825,9 +13650,9 @@ fbAVX512_loop_532:
 	VMOVUPD.Z    128(DI), K1, Z1
 	VFMADD231PD  Z1, Z14, Z0
 	VMOVUPD      Z0, K1, 128(SI)
-	JMP          fbAVX512_swend_526
+	JMP          fbAVX512_swend_626
 
-fbAVX512_case2_528:
+fbAVX512_case2_628:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11853,7 +13678,7 @@ fbAVX512_case2_528:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_533:
+fbAVX512_loop_633:
 	VMOVUPD      (DX), Z10
 	VMOVUPD.Z    64(DX), K1, Z11
 	VBROADCASTSD (CX), Z12
@@ -11874,7 +13699,7 @@ fbAVX512_loop_533:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_533
+	JNZ          fbAVX512_loop_633
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11921,9 +13746,9 @@ fbAVX512_loop_533:
 	VMOVUPD.Z    64(DI), K1, Z1
 	VFMADD231PD  Z1, Z9, Z0
 	VMOVUPD      Z0, K1, 64(SI)
-	JMP          fbAVX512_swend_526
+	JMP          fbAVX512_swend_626
 
-fbAVX512_case1_527:
+fbAVX512_case1_627:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11944,7 +13769,7 @@ fbAVX512_case1_527:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_534:
+fbAVX512_loop_634:
 	VMOVUPD.Z    (DX), K1, Z5
 	VBROADCASTSD (CX), Z6
 	VFMADD231PD  Z5, Z6, Z0
@@ -11959,7 +13784,7 @@ fbAVX512_loop_534:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_534
+	JNZ          fbAVX512_loop_634
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -11992,16 +13817,16 @@ fbAVX512_loop_534:
 	VFMADD231PD  Z1, Z4, Z0
 	VMOVUPD      Z0, K1, (SI)
 
-fbAVX512_swend_526:
-	JMP fbAVX512_swend_510
+fbAVX512_swend_626:
+	JMP fbAVX512_swend_610
 
-fbAVX512_case4_514:
+fbAVX512_case4_614:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_536
+	JEQ    fbAVX512_case1_636
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_537
+	JEQ    fbAVX512_case2_637
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_538
+	JEQ    fbAVX512_case3_638
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12033,7 +13858,7 @@ fbAVX512_case4_514:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_540:
+fbAVX512_loop_640:
 	VMOVUPD      (DX), Z16
 	VMOVUPD      64(DX), Z17
 	VMOVUPD      128(DX), Z18
@@ -12061,7 +13886,7 @@ fbAVX512_loop_540:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_540
+	JNZ          fbAVX512_loop_640
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12123,9 +13948,9 @@ fbAVX512_loop_540:
 	VMOVUPD.Z    192(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z15, Z0
 	VMOVUPD      Z0, K1, 192(DX)(CX*1)
-	JMP          fbAVX512_swend_535
+	JMP          fbAVX512_swend_635
 
-fbAVX512_case3_538:
+fbAVX512_case3_638:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12153,7 +13978,7 @@ fbAVX512_case3_538:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_541:
+fbAVX512_loop_641:
 	VMOVUPD      (DX), Z12
 	VMOVUPD      64(DX), Z13
 	VMOVUPD.Z    128(DX), K1, Z14
@@ -12176,7 +14001,7 @@ fbAVX512_loop_541:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_541
+	JNZ          fbAVX512_loop_641
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12226,9 +14051,9 @@ fbAVX512_loop_541:
 	VMOVUPD.Z    128(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 128(DX)(CX*1)
-	JMP          fbAVX512_swend_535
+	JMP          fbAVX512_swend_635
 
-fbAVX512_case2_537:
+fbAVX512_case2_637:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12252,7 +14077,7 @@ fbAVX512_case2_537:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_542:
+fbAVX512_loop_642:
 	VMOVUPD      (DX), Z8
 	VMOVUPD.Z    64(DX), K1, Z9
 	VBROADCASTSD (CX), Z10
@@ -12270,7 +14095,7 @@ fbAVX512_loop_542:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_542
+	JNZ          fbAVX512_loop_642
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12308,9 +14133,9 @@ fbAVX512_loop_542:
 	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z7, Z0
 	VMOVUPD      Z0, K1, 64(DX)(CX*1)
-	JMP          fbAVX512_swend_535
+	JMP          fbAVX512_swend_635
 
-fbAVX512_case1_536:
+fbAVX512_case1_636:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12330,7 +14155,7 @@ fbAVX512_case1_536:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_543:
+fbAVX512_loop_643:
 	VMOVUPD.Z    (DX), K1, Z4
 	VBROADCASTSD (CX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -12343,7 +14168,7 @@ fbAVX512_loop_543:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_543
+	JNZ          fbAVX512_loop_643
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12370,16 +14195,16 @@ fbAVX512_loop_543:
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, (DX)(CX*1)
 
-fbAVX512_swend_535:
-	JMP fbAVX512_swend_510
+fbAVX512_swend_635:
+	JMP fbAVX512_swend_610
 
-fbAVX512_case3_513:
+fbAVX512_case3_613:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_545
+	JEQ    fbAVX512_case1_645
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_546
+	JEQ    fbAVX512_case2_646
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_547
+	JEQ    fbAVX512_case3_647
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12407,7 +14232,7 @@ fbAVX512_case3_513:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_549:
+fbAVX512_loop_649:
 	VMOVUPD      (DX), Z12
 	VMOVUPD      64(DX), Z13
 	VMOVUPD      128(DX), Z14
@@ -12430,7 +14255,7 @@ fbAVX512_loop_549:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_549
+	JNZ          fbAVX512_loop_649
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12479,9 +14304,9 @@ fbAVX512_loop_549:
 	VMOVUPD.Z    192(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 192(DX)(AX*2)
-	JMP          fbAVX512_swend_544
+	JMP          fbAVX512_swend_644
 
-fbAVX512_case3_547:
+fbAVX512_case3_647:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12506,7 +14331,7 @@ fbAVX512_case3_547:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_550:
+fbAVX512_loop_650:
 	VMOVUPD      (DX), Z9
 	VMOVUPD      64(DX), Z10
 	VMOVUPD.Z    128(DX), K1, Z11
@@ -12525,7 +14350,7 @@ fbAVX512_loop_550:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_550
+	JNZ          fbAVX512_loop_650
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12565,9 +14390,9 @@ fbAVX512_loop_550:
 	VMOVUPD.Z    128(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z8, Z0
 	VMOVUPD      Z0, K1, 128(DX)(AX*2)
-	JMP          fbAVX512_swend_544
+	JMP          fbAVX512_swend_644
 
-fbAVX512_case2_546:
+fbAVX512_case2_646:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12589,7 +14414,7 @@ fbAVX512_case2_546:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_551:
+fbAVX512_loop_651:
 	VMOVUPD      (DX), Z6
 	VMOVUPD.Z    64(DX), K1, Z7
 	VBROADCASTSD (CX), Z8
@@ -12604,7 +14429,7 @@ fbAVX512_loop_551:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_551
+	JNZ          fbAVX512_loop_651
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12635,9 +14460,9 @@ fbAVX512_loop_551:
 	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, 64(DX)(AX*2)
-	JMP          fbAVX512_swend_544
+	JMP          fbAVX512_swend_644
 
-fbAVX512_case1_545:
+fbAVX512_case1_645:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12656,7 +14481,7 @@ fbAVX512_case1_545:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_552:
+fbAVX512_loop_652:
 	VMOVUPD.Z    (DX), K1, Z3
 	VBROADCASTSD (CX), Z4
 	VFMADD231PD  Z3, Z4, Z0
@@ -12667,7 +14492,7 @@ fbAVX512_loop_552:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_552
+	JNZ          fbAVX512_loop_652
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12690,16 +14515,16 @@ fbAVX512_loop_552:
 	VFMADD231PD  Z1, Z2, Z0
 	VMOVUPD      Z0, K1, (DX)(AX*2)
 
-fbAVX512_swend_544:
-	JMP fbAVX512_swend_510
+fbAVX512_swend_644:
+	JMP fbAVX512_swend_610
 
-fbAVX512_case2_512:
+fbAVX512_case2_612:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_554
+	JEQ    fbAVX512_case1_654
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_555
+	JEQ    fbAVX512_case2_655
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_556
+	JEQ    fbAVX512_case3_656
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12723,7 +14548,7 @@ fbAVX512_case2_512:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_558:
+fbAVX512_loop_658:
 	VMOVUPD      (DX), Z8
 	VMOVUPD      64(DX), Z9
 	VMOVUPD      128(DX), Z10
@@ -12741,7 +14566,7 @@ fbAVX512_loop_558:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_558
+	JNZ          fbAVX512_loop_658
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12777,9 +14602,9 @@ fbAVX512_loop_558:
 	VMOVUPD.Z    192(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z7, Z0
 	VMOVUPD      Z0, K1, 192(DX)(AX*1)
-	JMP          fbAVX512_swend_553
+	JMP          fbAVX512_swend_653
 
-fbAVX512_case3_556:
+fbAVX512_case3_656:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12801,7 +14626,7 @@ fbAVX512_case3_556:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_559:
+fbAVX512_loop_659:
 	VMOVUPD      (DX), Z6
 	VMOVUPD      64(DX), Z7
 	VMOVUPD.Z    128(DX), K1, Z8
@@ -12816,7 +14641,7 @@ fbAVX512_loop_559:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_559
+	JNZ          fbAVX512_loop_659
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12846,9 +14671,9 @@ fbAVX512_loop_559:
 	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, 128(DX)(AX*1)
-	JMP          fbAVX512_swend_553
+	JMP          fbAVX512_swend_653
 
-fbAVX512_case2_555:
+fbAVX512_case2_655:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12868,7 +14693,7 @@ fbAVX512_case2_555:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_560:
+fbAVX512_loop_660:
 	VMOVUPD      (DX), Z4
 	VMOVUPD.Z    64(DX), K1, Z5
 	VBROADCASTSD (CX), Z6
@@ -12880,7 +14705,7 @@ fbAVX512_loop_560:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_560
+	JNZ          fbAVX512_loop_660
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12904,9 +14729,9 @@ fbAVX512_loop_560:
 	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, 64(DX)(AX*1)
-	JMP          fbAVX512_swend_553
+	JMP          fbAVX512_swend_653
 
-fbAVX512_case1_554:
+fbAVX512_case1_654:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12924,7 +14749,7 @@ fbAVX512_case1_554:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_561:
+fbAVX512_loop_661:
 	VMOVUPD.Z    (DX), K1, Z2
 	VBROADCASTSD (CX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -12933,7 +14758,7 @@ fbAVX512_loop_561:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_561
+	JNZ          fbAVX512_loop_661
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12952,16 +14777,16 @@ fbAVX512_loop_561:
 	VFMADD231PD  Z2, Z1, Z0
 	VMOVUPD      Z0, K1, (DX)(AX*1)
 
-fbAVX512_swend_553:
-	JMP fbAVX512_swend_510
+fbAVX512_swend_653:
+	JMP fbAVX512_swend_610
 
-fbAVX512_case1_511:
+fbAVX512_case1_611:
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_563
+	JEQ    fbAVX512_case1_663
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_564
+	JEQ    fbAVX512_case2_664
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_565
+	JEQ    fbAVX512_case3_665
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12981,7 +14806,7 @@ fbAVX512_case1_511:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_567:
+fbAVX512_loop_667:
 	VBROADCASTSD (CX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VFMADD231PD  64(DX), Z4, Z1
@@ -12991,7 +14816,7 @@ fbAVX512_loop_567:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_567
+	JNZ          fbAVX512_loop_667
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13014,9 +14839,9 @@ fbAVX512_loop_567:
 	VMOVUPD.Z    192(BX), K1, Z1
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, 192(DX)
-	JMP          fbAVX512_swend_562
+	JMP          fbAVX512_swend_662
 
-fbAVX512_case3_565:
+fbAVX512_case3_665:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -13035,7 +14860,7 @@ fbAVX512_case3_565:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_568:
+fbAVX512_loop_668:
 	VBROADCASTSD (CX), Z3
 	VFMADD231PD  (DX), Z3, Z0
 	VFMADD231PD  64(DX), Z3, Z1
@@ -13044,7 +14869,7 @@ fbAVX512_loop_568:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_568
+	JNZ          fbAVX512_loop_668
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13064,9 +14889,9 @@ fbAVX512_loop_568:
 	VMOVUPD.Z    128(BX), K1, Z1
 	VFMADD231PD  Z1, Z2, Z0
 	VMOVUPD      Z0, K1, 128(DX)
-	JMP          fbAVX512_swend_562
+	JMP          fbAVX512_swend_662
 
-fbAVX512_case2_564:
+fbAVX512_case2_664:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -13084,7 +14909,7 @@ fbAVX512_case2_564:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_569:
+fbAVX512_loop_669:
 	VBROADCASTSD (CX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	VMOVUPD.Z    64(DX), K1, Z3
@@ -13092,7 +14917,7 @@ fbAVX512_loop_569:
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_569
+	JNZ          fbAVX512_loop_669
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13109,9 +14934,9 @@ fbAVX512_loop_569:
 	VMOVUPD.Z    64(BX), K1, Z2
 	VFMADD231PD  Z2, Z1, Z0
 	VMOVUPD      Z0, K1, 64(DX)
-	JMP          fbAVX512_swend_562
+	JMP          fbAVX512_swend_662
 
-fbAVX512_case1_563:
+fbAVX512_case1_663:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -13128,14 +14953,14 @@ fbAVX512_case1_563:
 	DECQ   BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_570:
+fbAVX512_loop_670:
 	VBROADCASTSD (CX), Z1
 	VMOVUPD.Z    (DX), K1, Z2
 	VFMADD231PD  Z2, Z1, Z0
 	ADDQ         AX, CX
 	ADDQ         AX, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_570
+	JNZ          fbAVX512_loop_670
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13150,19 +14975,19 @@ fbAVX512_loop_570:
 	VFMADD231PD  Z2, Z0, Z1
 	VMOVUPD      Z1, K1, (DX)
 
-fbAVX512_swend_562:
-fbAVX512_swend_510:
+fbAVX512_swend_662:
+fbAVX512_swend_610:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000020, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_tj_507
+	JMP  fbAVX512_tj_607
 
-fbAVX512_tjend_508:
+fbAVX512_tjend_608:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_505
+	JMP  fbAVX512_ti_605
 
-fbAVX512_tiend_506:
+fbAVX512_tiend_606:
 	VZEROUPPER
 	RET

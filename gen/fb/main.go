@@ -592,7 +592,7 @@ func genForward(i *ISA) {
 
 func genBackward(i *ISA) {
 	fn := i.Fn("backward")
-	TEXT(fn, NOSPLIT, "func(beta, scale, psi, et []float64, T, M int)")
+	TEXT(fn, 0, "func(beta, scale, psi, et []float64, T, M int)")
 	Pragma("noescape")
 	Doc(fn+" is the scaled backward pass over a whole sequence (see Backward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
@@ -617,6 +617,102 @@ func genBackward(i *ISA) {
 		})
 	}
 	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
+	// Up to packVecs vectors a row (one chunk), Eᵀ is packed into an
+	// aligned stack buffer and w = Ψ_{t+1}∘β_{t+1} is formed in row t of
+	// beta before the products overwrite it.
+	packVecs := 8
+	if !i.Is512() {
+		packVecs = 6
+	}
+	pb := panel(packVecs * i.W * packVecs * i.W * 8)
+	{
+		left := Load(Param("M"), GP64())
+		CMPQ(left, U32(packVecs*i.W))
+		JA(LabelRef(loop))
+		nv, r := GP64(), GP64()
+		LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
+		SHRQ(U8(log2(i.W)), nv)
+		MOVQ(nv, r)
+		SHLQ(U8(log2(i.W)), r)
+		SUBQ(left, r)
+		NEGQ(r)
+		ADDQ(U32(i.W), r)
+		MOVQ(r, rl)
+		switchN(i, nv, packVecs, func(v int) {
+			m := i.TailMask(ldq(rl))
+			{
+				M := Load(Param("M"), GP64())
+				M8 := GP64()
+				MOVQ(M, M8)
+				SHLQ(U8(3), M8)
+				pack(i, Load(Param("et").Base(), GP64()), M8, ldq(pb), M, v, m, 0)
+			}
+			tloop, tend := newLabel(i, "pt"), newLabel(i, "ptend")
+			Label(tloop)
+			t := ldq(tl)
+			TESTQ(t, t)
+			JZ(LabelRef(tend))
+			M8 := Load(Param("M"), GP64())
+			SHLQ(U8(3), M8)
+			off := GP64()
+			MOVQ(t, off)
+			IMULQ(M8, off)
+			nxt := Load(Param("beta").Base(), GP64())
+			ADDQ(off, nxt)
+			ps := Load(Param("psi").Base(), GP64())
+			ADDQ(off, ps)
+			cur := GP64()
+			MOVQ(nxt, cur)
+			SUBQ(M8, cur)
+			for k := 0; k < v; k++ {
+				x := i.Vec()
+				if k < v-1 {
+					VMOVUPD(Mem{Base: ps, Disp: k * i.Bytes}, x)
+					VMULPD(Mem{Base: nxt, Disp: k * i.Bytes}, x, x)
+					VMOVUPD(x, Mem{Base: cur, Disp: k * i.Bytes})
+				} else {
+					y := i.Vec()
+					i.LoadMasked(m, Mem{Base: ps, Disp: k * i.Bytes}, x)
+					i.LoadMasked(m, Mem{Base: nxt, Disp: k * i.Bytes}, y)
+					VMULPD(y, x, x)
+					i.StoreMasked(m, x, Mem{Base: cur, Disp: k * i.Bytes})
+				}
+			}
+			p := GP64()
+			MOVQ(cur, p)
+			n := Load(Param("M"), GP64())
+			b := &block{kb: 1, nb: v, chains: 2, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
+				bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
+				step:  func() { ADDQ(U8(8), p) }}
+			acc := b.emit(i)[0]
+			scale := Load(Param("scale").Base(), GP64())
+			t = ldq(tl)
+			one := XMM()
+			VMOVSD(ConstF64("fbone", 1), one)
+			VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
+			inv := i.Vec()
+			VBROADCASTSD(one, inv)
+			DECQ(t)
+			MOVQ(t, tl)
+			M8 = Load(Param("M"), GP64())
+			SHLQ(U8(3), M8)
+			IMULQ(M8, t)
+			cur2 := Load(Param("beta").Base(), GP64())
+			ADDQ(t, cur2)
+			cur = cur2.(reg.GPVirtual)
+			for k := 0; k < v; k++ {
+				VMULPD(inv, acc[k], acc[k])
+				if k < v-1 {
+					VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+				} else {
+					i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+				}
+			}
+			JMP(LabelRef(tloop))
+			Label(tend)
+		})
+		Ret()
+	}
 	Label(loop)
 	{
 		t := ldq(tl) // t+1 of the step computing β_t
