@@ -214,7 +214,8 @@ func TestForwardBackward(t *testing.T) {
 	r := newRand(11)
 	forTiers(t, func(t *testing.T, p *impl) {
 		for _, kind := range fbKinds {
-			for _, M := range labelCounts() {
+			// 97, 103 and 150 add AVX-512 rows of several chunks with a tail.
+			for _, M := range append(labelCounts(), 97, 103, 150) {
 				for _, T := range []int{1, 2, 3, 7, 50} {
 					if testing.Short() && M > 64 && T > 7 {
 						continue
@@ -263,7 +264,7 @@ func TestForwardBatch(t *testing.T) {
 	r := newRand(13)
 	forTiers(t, func(t *testing.T, p *impl) {
 		for _, kind := range []string{"uniform", "wide-psi", "zeros", "dead", "nan"} {
-			for _, M := range labelCounts() {
+			for _, M := range append(labelCounts(), 103) {
 				for _, T := range []int{1, 2, 3, 7, 50} {
 					for _, K := range []int{1, 2, 3, 4, 5, 7, 9, 13} {
 						if testing.Short() && M > 45 && T*K > 20 {
@@ -550,7 +551,7 @@ func BenchmarkBackward(b *testing.B) {
 
 func BenchmarkForwardBatch(b *testing.B) {
 	const K = 36
-	for _, M := range fbBenchM {
+	for _, M := range []int{9, 23, 45, 128, 256, 512, 1024} {
 		T := max(3, fbBenchT(M)/K)
 		psi := randSlice(newRand(1), T*K*M, 0, 1)
 		e := randSlice(newRand(2), M*M, 0, 1)
