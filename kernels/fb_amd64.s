@@ -3805,8 +3805,12 @@ fbAVX2_tend_157:
 	RET
 
 // func transitionsAVX2(g []float64, e []float64, alpha []float64, beta []float64, psi []float64, scale []float64, work []float64, T int, M int)
-// Requires: AVX, AVX2, CMOV, FMA3
-TEXT ·transitionsAVX2(SB), NOSPLIT, $40-184
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·transitionsAVX2(SB), $12408-184
+	LEAQ 48(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 12400(SP)
 	MOVQ $0x00000001, (SP)
 
 fbAVX2_bb_210:
@@ -3882,18 +3886,19 @@ fbAVX2_bbrow_212_AVX2_end:
 	JMP  fbAVX2_bb_210
 
 fbAVX2_bbend_211:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ $0x00000000, 32(SP)
 
-fbAVX2_ti_213:
-	MOVQ    8(SP), AX
-	MOVQ    M+176(FP), CX
+fbAVX2_tt_213:
+	MOVQ    32(SP), AX
+	MOVQ    T+168(FP), CX
+	DECQ    CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_214
+	JAE     fbAVX2_ttend_214
 	SUBQ    AX, CX
-	MOVQ    $0x00000003, AX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    AX, 32(SP)
+	MOVQ    $0x00000080, AX
+	CMPQ    CX, AX
+	CMOVQGT AX, CX
+	MOVQ    CX, 40(SP)
 	MOVQ    $0x00000000, 16(SP)
 
 fbAVX2_tj_215:
@@ -3916,15 +3921,10 @@ fbAVX2_tj_215:
 
 fbAVX2_full_217:
 	MOVQ    DX, 24(SP)
-	MOVQ    32(SP), CX
-	CMPQ    CX, $0x00000001
-	JEQ     fbAVX2_case1_219
-	CMPQ    CX, $0x00000002
-	JEQ     fbAVX2_case2_220
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_223
+	JEQ     fbAVX2_case1_219
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_224
+	JEQ     fbAVX2_case2_220
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3932,14 +3932,59 @@ fbAVX2_full_217:
 	VMOVDQU (AX)(CX*8), Y0
 	MOVQ    M+176(FP), AX
 	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_222:
+	VMOVUPD    (CX), Y1
+	VMOVUPD    Y1, (DX)
+	VMOVUPD    32(CX), Y1
+	VMOVUPD    Y1, 32(DX)
+	VMASKMOVPD 64(CX), Y0, Y1
+	VMOVUPD    Y1, 64(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000060, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_222
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_223:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_224
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_226
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_227
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
 	MOVQ    8(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
@@ -3950,10 +3995,10 @@ fbAVX2_full_217:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_226:
-	VMOVUPD      (DX), Y10
-	VMOVUPD      32(DX), Y11
-	VMASKMOVPD   64(DX), Y0, Y12
+fbAVX2_loop_229:
+	VMOVUPD      (BX), Y10
+	VMOVUPD      32(BX), Y11
+	VMOVUPD      64(BX), Y12
 	VBROADCASTSD (CX), Y13
 	VFMADD231PD  Y10, Y13, Y1
 	VFMADD231PD  Y11, Y13, Y2
@@ -3967,9 +4012,9 @@ fbAVX2_loop_226:
 	VFMADD231PD  Y11, Y13, Y8
 	VFMADD231PD  Y12, Y13, Y9
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX2_loop_226
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_229
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -3979,6 +4024,26 @@ fbAVX2_loop_226:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   32(SI)(AX*2)
+	PREFETCHT0   32(CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
 	VMOVUPD      (DX), Y10
 	VFMADD231PD  (BX), Y1, Y10
 	VMOVUPD      Y10, (DX)
@@ -4009,9 +4074,9 @@ fbAVX2_loop_226:
 	VMASKMOVPD   64(BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y9, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)(AX*2)
-	JMP          fbAVX2_swend_222
+	JMP          fbAVX2_swend_225
 
-fbAVX2_case2_224:
+fbAVX2_case2_227:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4019,14 +4084,14 @@ fbAVX2_case2_224:
 	VMOVDQU (AX)(CX*8), Y0
 	MOVQ    M+176(FP), AX
 	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
 	MOVQ    8(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
@@ -4034,9 +4099,202 @@ fbAVX2_case2_224:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_227:
+fbAVX2_loop_230:
+	VMOVUPD      (BX), Y7
+	VMOVUPD      32(BX), Y8
+	VMOVUPD      64(BX), Y9
+	VBROADCASTSD (CX), Y10
+	VFMADD231PD  Y7, Y10, Y1
+	VFMADD231PD  Y8, Y10, Y2
+	VFMADD231PD  Y9, Y10, Y3
+	VBROADCASTSD 8(CX), Y10
+	VFMADD231PD  Y7, Y10, Y4
+	VFMADD231PD  Y8, Y10, Y5
+	VFMADD231PD  Y9, Y10, Y6
+	ADDQ         AX, CX
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_230
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
 	VMOVUPD      (DX), Y7
-	VMASKMOVPD   32(DX), Y0, Y8
+	VFMADD231PD  (BX), Y1, Y7
+	VMOVUPD      Y7, (DX)
+	VMOVUPD      32(DX), Y1
+	VFMADD231PD  32(BX), Y2, Y1
+	VMOVUPD      Y1, 32(DX)
+	VMASKMOVPD   64(DX), Y0, Y1
+	VMASKMOVPD   64(BX), Y0, Y2
+	VFMADD231PD  Y2, Y3, Y1
+	VMASKMOVPD   Y1, Y0, 64(DX)
+	VMOVUPD      (DX)(AX*1), Y1
+	VFMADD231PD  (BX)(AX*1), Y4, Y1
+	VMOVUPD      Y1, (DX)(AX*1)
+	VMOVUPD      32(DX)(AX*1), Y1
+	VFMADD231PD  32(BX)(AX*1), Y5, Y1
+	VMOVUPD      Y1, 32(DX)(AX*1)
+	VMASKMOVPD   64(DX)(AX*1), Y0, Y1
+	VMASKMOVPD   64(BX)(AX*1), Y0, Y2
+	VFMADD231PD  Y2, Y6, Y1
+	VMASKMOVPD   Y1, Y0, 64(DX)(AX*1)
+	JMP          fbAVX2_swend_225
+
+fbAVX2_case1_226:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_231:
+	VBROADCASTSD (CX), Y4
+	VFMADD231PD  (BX), Y4, Y1
+	VFMADD231PD  32(BX), Y4, Y2
+	VFMADD231PD  64(BX), Y4, Y3
+	ADDQ         AX, CX
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_231
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   32(AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	VMOVUPD      (DX), Y4
+	VFMADD231PD  (BX), Y1, Y4
+	VMOVUPD      Y4, (DX)
+	VMOVUPD      32(DX), Y1
+	VFMADD231PD  32(BX), Y2, Y1
+	VMOVUPD      Y1, 32(DX)
+	VMASKMOVPD   64(DX), Y0, Y1
+	VMASKMOVPD   64(BX), Y0, Y2
+	VFMADD231PD  Y2, Y3, Y1
+	VMASKMOVPD   Y1, Y0, 64(DX)
+
+fbAVX2_swend_225:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_223
+
+fbAVX2_tiend_224:
+	JMP fbAVX2_swend_218
+
+fbAVX2_case2_220:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_232:
+	VMOVUPD    (CX), Y1
+	VMOVUPD    Y1, (DX)
+	VMASKMOVPD 32(CX), Y0, Y1
+	VMOVUPD    Y1, 32(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_232
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_233:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_234
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_236
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_237
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_239:
+	VMOVUPD      (BX), Y7
+	VMOVUPD      32(BX), Y8
 	VBROADCASTSD (CX), Y9
 	VFMADD231PD  Y7, Y9, Y1
 	VFMADD231PD  Y8, Y9, Y2
@@ -4047,9 +4305,9 @@ fbAVX2_loop_227:
 	VFMADD231PD  Y7, Y9, Y5
 	VFMADD231PD  Y8, Y9, Y6
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX2_loop_227
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_239
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4059,6 +4317,20 @@ fbAVX2_loop_227:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   32(SI)(AX*2)
+	PREFETCHT0   32(CX)(AX*2)
 	VMOVUPD      (DX), Y7
 	VFMADD231PD  (BX), Y1, Y7
 	VMOVUPD      Y7, (DX)
@@ -4080,9 +4352,9 @@ fbAVX2_loop_227:
 	VMASKMOVPD   32(BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y6, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)(AX*2)
-	JMP          fbAVX2_swend_222
+	JMP          fbAVX2_swend_235
 
-fbAVX2_case1_223:
+fbAVX2_case2_237:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4090,153 +4362,22 @@ fbAVX2_case1_223:
 	VMOVDQU (AX)(CX*8), Y0
 	MOVQ    M+176(FP), AX
 	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
 	MOVQ    8(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-
-fbAVX2_loop_228:
-	VMASKMOVPD   (DX), Y0, Y4
-	VBROADCASTSD (CX), Y5
-	VFMADD231PD  Y4, Y5, Y1
-	VBROADCASTSD 8(CX), Y5
-	VFMADD231PD  Y4, Y5, Y2
-	VBROADCASTSD 16(CX), Y5
-	VFMADD231PD  Y4, Y5, Y3
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX2_loop_228
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMASKMOVPD   (DX), Y0, Y4
-	VMASKMOVPD   (BX), Y0, Y5
-	VFMADD231PD  Y5, Y1, Y4
-	VMASKMOVPD   Y4, Y0, (DX)
-	VMASKMOVPD   (DX)(AX*1), Y0, Y1
-	VMASKMOVPD   (BX)(AX*1), Y0, Y4
-	VFMADD231PD  Y4, Y2, Y1
-	VMASKMOVPD   Y1, Y0, (DX)(AX*1)
-	VMASKMOVPD   (DX)(AX*2), Y0, Y1
-	VMASKMOVPD   (BX)(AX*2), Y0, Y2
-	VFMADD231PD  Y2, Y3, Y1
-	VMASKMOVPD   Y1, Y0, (DX)(AX*2)
-
-fbAVX2_swend_222:
-	JMP fbAVX2_swend_218
-
-fbAVX2_case2_220:
-	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_230
-	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_231
-	MOVQ    24(SP), AX
-	MOVQ    $0x00000004, CX
-	SUBQ    AX, CX
-	LEAQ    tailmask<>+0(SB), AX
-	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+176(FP), AX
-	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
-	MOVQ    8(SP), DX
-	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-	VXORPD  Y4, Y4, Y4
-	VXORPD  Y5, Y5, Y5
-	VXORPD  Y6, Y6, Y6
-
-fbAVX2_loop_233:
-	VMOVUPD      (DX), Y7
-	VMOVUPD      32(DX), Y8
-	VMASKMOVPD   64(DX), Y0, Y9
-	VBROADCASTSD (CX), Y10
-	VFMADD231PD  Y7, Y10, Y1
-	VFMADD231PD  Y8, Y10, Y2
-	VFMADD231PD  Y9, Y10, Y3
-	VBROADCASTSD 8(CX), Y10
-	VFMADD231PD  Y7, Y10, Y4
-	VFMADD231PD  Y8, Y10, Y5
-	VFMADD231PD  Y9, Y10, Y6
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX2_loop_233
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMOVUPD      (DX), Y7
-	VFMADD231PD  (BX), Y1, Y7
-	VMOVUPD      Y7, (DX)
-	VMOVUPD      32(DX), Y1
-	VFMADD231PD  32(BX), Y2, Y1
-	VMOVUPD      Y1, 32(DX)
-	VMASKMOVPD   64(DX), Y0, Y1
-	VMASKMOVPD   64(BX), Y0, Y2
-	VFMADD231PD  Y2, Y3, Y1
-	VMASKMOVPD   Y1, Y0, 64(DX)
-	VMOVUPD      (DX)(AX*1), Y1
-	VFMADD231PD  (BX)(AX*1), Y4, Y1
-	VMOVUPD      Y1, (DX)(AX*1)
-	VMOVUPD      32(DX)(AX*1), Y1
-	VFMADD231PD  32(BX)(AX*1), Y5, Y1
-	VMOVUPD      Y1, 32(DX)(AX*1)
-	VMASKMOVPD   64(DX)(AX*1), Y0, Y1
-	VMASKMOVPD   64(BX)(AX*1), Y0, Y2
-	VFMADD231PD  Y2, Y6, Y1
-	VMASKMOVPD   Y1, Y0, 64(DX)(AX*1)
-	JMP          fbAVX2_swend_229
-
-fbAVX2_case2_231:
-	MOVQ    24(SP), AX
-	MOVQ    $0x00000004, CX
-	SUBQ    AX, CX
-	LEAQ    tailmask<>+0(SB), AX
-	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+176(FP), AX
-	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
-	MOVQ    8(SP), DX
-	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_234:
-	VMOVUPD      (DX), Y5
-	VMASKMOVPD   32(DX), Y0, Y6
+fbAVX2_loop_240:
+	VMOVUPD      (BX), Y5
+	VMOVUPD      32(BX), Y6
 	VBROADCASTSD (CX), Y7
 	VFMADD231PD  Y5, Y7, Y1
 	VFMADD231PD  Y6, Y7, Y2
@@ -4244,9 +4385,9 @@ fbAVX2_loop_234:
 	VFMADD231PD  Y5, Y7, Y3
 	VFMADD231PD  Y6, Y7, Y4
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX2_loop_234
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_240
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4256,6 +4397,16 @@ fbAVX2_loop_234:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
 	VMOVUPD      (DX), Y5
 	VFMADD231PD  (BX), Y1, Y5
 	VMOVUPD      Y5, (DX)
@@ -4270,9 +4421,9 @@ fbAVX2_loop_234:
 	VMASKMOVPD   32(BX)(AX*1), Y0, Y2
 	VFMADD231PD  Y2, Y4, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)(AX*1)
-	JMP          fbAVX2_swend_229
+	JMP          fbAVX2_swend_235
 
-fbAVX2_case1_230:
+fbAVX2_case1_236:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4280,130 +4431,24 @@ fbAVX2_case1_230:
 	VMOVDQU (AX)(CX*8), Y0
 	MOVQ    M+176(FP), AX
 	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
 	MOVQ    8(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-
-fbAVX2_loop_235:
-	VMASKMOVPD   (DX), Y0, Y3
-	VBROADCASTSD (CX), Y4
-	VFMADD231PD  Y3, Y4, Y1
-	VBROADCASTSD 8(CX), Y4
-	VFMADD231PD  Y3, Y4, Y2
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX2_loop_235
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMASKMOVPD   (DX), Y0, Y3
-	VMASKMOVPD   (BX), Y0, Y4
-	VFMADD231PD  Y4, Y1, Y3
-	VMASKMOVPD   Y3, Y0, (DX)
-	VMASKMOVPD   (DX)(AX*1), Y0, Y1
-	VMASKMOVPD   (BX)(AX*1), Y0, Y3
-	VFMADD231PD  Y3, Y2, Y1
-	VMASKMOVPD   Y1, Y0, (DX)(AX*1)
-
-fbAVX2_swend_229:
-	JMP fbAVX2_swend_218
-
-fbAVX2_case1_219:
-	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_237
-	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_238
-	MOVQ    24(SP), AX
-	MOVQ    $0x00000004, CX
-	SUBQ    AX, CX
-	LEAQ    tailmask<>+0(SB), AX
-	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+176(FP), AX
-	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
-	MOVQ    8(SP), DX
-	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
-	VXORPD  Y1, Y1, Y1
-	VXORPD  Y2, Y2, Y2
-	VXORPD  Y3, Y3, Y3
-
-fbAVX2_loop_240:
-	VBROADCASTSD (CX), Y4
-	VFMADD231PD  (DX), Y4, Y1
-	VFMADD231PD  32(DX), Y4, Y2
-	VMASKMOVPD   64(DX), Y0, Y5
-	VFMADD231PD  Y5, Y4, Y3
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX2_loop_240
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), AX
-	VMOVUPD      (DX), Y4
-	VFMADD231PD  (BX), Y1, Y4
-	VMOVUPD      Y4, (DX)
-	VMOVUPD      32(DX), Y1
-	VFMADD231PD  32(BX), Y2, Y1
-	VMOVUPD      Y1, 32(DX)
-	VMASKMOVPD   64(DX), Y0, Y1
-	VMASKMOVPD   64(BX), Y0, Y2
-	VFMADD231PD  Y2, Y3, Y1
-	VMASKMOVPD   Y1, Y0, 64(DX)
-	JMP          fbAVX2_swend_236
-
-fbAVX2_case2_238:
-	MOVQ    24(SP), AX
-	MOVQ    $0x00000004, CX
-	SUBQ    AX, CX
-	LEAQ    tailmask<>+0(SB), AX
-	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+176(FP), AX
-	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
-	MOVQ    8(SP), DX
-	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
 fbAVX2_loop_241:
 	VBROADCASTSD (CX), Y3
-	VFMADD231PD  (DX), Y3, Y1
-	VMASKMOVPD   32(DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y2
+	VFMADD231PD  (BX), Y3, Y1
+	VFMADD231PD  32(BX), Y3, Y2
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
 	JNZ          fbAVX2_loop_241
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
@@ -4414,6 +4459,12 @@ fbAVX2_loop_241:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   32(AX)
 	VMOVUPD      (DX), Y3
 	VFMADD231PD  (BX), Y1, Y3
 	VMOVUPD      Y3, (DX)
@@ -4421,9 +4472,17 @@ fbAVX2_loop_241:
 	VMASKMOVPD   32(BX), Y0, Y3
 	VFMADD231PD  Y3, Y2, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)
-	JMP          fbAVX2_swend_236
 
-fbAVX2_case1_237:
+fbAVX2_swend_235:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_233
+
+fbAVX2_tiend_234:
+	JMP fbAVX2_swend_218
+
+fbAVX2_case1_219:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4431,24 +4490,181 @@ fbAVX2_case1_237:
 	VMOVDQU (AX)(CX*8), Y0
 	MOVQ    M+176(FP), AX
 	SHLQ    $0x03, AX
-	MOVQ    alpha_base+48(FP), CX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_242:
+	VMASKMOVPD (CX), Y0, Y1
+	VMOVUPD    Y1, (DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000020, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_242
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_243:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_244
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_246
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_247
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
 	MOVQ    8(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    work_base+144(FP), DX
-	MOVQ    16(SP), BX
-	LEAQ    (DX)(BX*8), DX
-	MOVQ    T+168(FP), BX
-	DECQ    BX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_249:
+	VMOVUPD      (BX), Y4
+	VBROADCASTSD (CX), Y5
+	VFMADD231PD  Y4, Y5, Y1
+	VBROADCASTSD 8(CX), Y5
+	VFMADD231PD  Y4, Y5, Y2
+	VBROADCASTSD 16(CX), Y5
+	VFMADD231PD  Y4, Y5, Y3
+	ADDQ         AX, CX
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_249
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	VMASKMOVPD   (DX), Y0, Y4
+	VMASKMOVPD   (BX), Y0, Y5
+	VFMADD231PD  Y5, Y1, Y4
+	VMASKMOVPD   Y4, Y0, (DX)
+	VMASKMOVPD   (DX)(AX*1), Y0, Y1
+	VMASKMOVPD   (BX)(AX*1), Y0, Y4
+	VFMADD231PD  Y4, Y2, Y1
+	VMASKMOVPD   Y1, Y0, (DX)(AX*1)
+	VMASKMOVPD   (DX)(AX*2), Y0, Y1
+	VMASKMOVPD   (BX)(AX*2), Y0, Y2
+	VFMADD231PD  Y2, Y3, Y1
+	VMASKMOVPD   Y1, Y0, (DX)(AX*2)
+	JMP          fbAVX2_swend_245
+
+fbAVX2_case2_247:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_250:
+	VMOVUPD      (BX), Y3
+	VBROADCASTSD (CX), Y4
+	VFMADD231PD  Y3, Y4, Y1
+	VBROADCASTSD 8(CX), Y4
+	VFMADD231PD  Y3, Y4, Y2
+	ADDQ         AX, CX
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_250
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	VMASKMOVPD   (DX), Y0, Y3
+	VMASKMOVPD   (BX), Y0, Y4
+	VFMADD231PD  Y4, Y1, Y3
+	VMASKMOVPD   Y3, Y0, (DX)
+	VMASKMOVPD   (DX)(AX*1), Y0, Y1
+	VMASKMOVPD   (BX)(AX*1), Y0, Y3
+	VFMADD231PD  Y3, Y2, Y1
+	VMASKMOVPD   Y1, Y0, (DX)(AX*1)
+	JMP          fbAVX2_swend_245
+
+fbAVX2_case1_246:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_242:
+fbAVX2_loop_251:
 	VBROADCASTSD (CX), Y2
-	VMASKMOVPD   (DX), Y0, Y3
-	VFMADD231PD  Y3, Y2, Y1
+	VFMADD231PD  (BX), Y2, Y1
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX2_loop_242
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_251
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4458,12 +4674,22 @@ fbAVX2_loop_242:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
 	VMASKMOVPD   (DX), Y0, Y2
 	VMASKMOVPD   (BX), Y0, Y3
 	VFMADD231PD  Y3, Y1, Y2
 	VMASKMOVPD   Y2, Y0, (DX)
 
-fbAVX2_swend_236:
+fbAVX2_swend_245:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_243
+
+fbAVX2_tiend_244:
 fbAVX2_swend_218:
 	MOVQ 16(SP), AX
 	ADDQ $0x0000000c, AX
@@ -4471,12 +4697,12 @@ fbAVX2_swend_218:
 	JMP  fbAVX2_tj_215
 
 fbAVX2_tjend_216:
-	MOVQ 8(SP), AX
-	ADDQ $0x00000003, AX
-	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_213
+	MOVQ 32(SP), AX
+	ADDQ $0x00000080, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX2_tt_213
 
-fbAVX2_tiend_214:
+fbAVX2_ttend_214:
 	VZEROUPPER
 	RET
 
@@ -4493,36 +4719,36 @@ TEXT ·forwardAVX512(SB), $32960-112
 	MOVQ   BX, DI
 	ANDQ   $-16, DI
 
-fbAVX512_sum_243_AVX512_wide:
+fbAVX512_sum_252_AVX512_wide:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_243_AVX512_narrow0
+	JAE    fbAVX512_sum_252_AVX512_narrow0
 	VADDPD (CX)(SI*8), Z0, Z0
 	VADDPD 64(CX)(SI*8), Z1, Z1
 	ADDQ   $+16, SI
-	JMP    fbAVX512_sum_243_AVX512_wide
+	JMP    fbAVX512_sum_252_AVX512_wide
 
-fbAVX512_sum_243_AVX512_narrow0:
+fbAVX512_sum_252_AVX512_narrow0:
 	MOVQ BX, DI
 	ANDQ $-8, DI
 
-fbAVX512_sum_243_AVX512_narrow:
+fbAVX512_sum_252_AVX512_narrow:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_243_AVX512_tail
+	JAE    fbAVX512_sum_252_AVX512_tail
 	VADDPD (CX)(SI*8), Z0, Z0
 	ADDQ   $+8, SI
-	JMP    fbAVX512_sum_243_AVX512_narrow
+	JMP    fbAVX512_sum_252_AVX512_narrow
 
-fbAVX512_sum_243_AVX512_tail:
+fbAVX512_sum_252_AVX512_tail:
 	MOVQ      BX, DI
 	SUBQ      SI, DI
-	JZ        fbAVX512_sum_243_AVX512_end
+	JZ        fbAVX512_sum_252_AVX512_end
 	MOVQ      $-1, R8
 	BZHIQ     DI, R8, DI
 	KMOVB     DI, K1
 	VMOVUPD.Z (CX)(SI*8), K1, Z2
 	VADDPD    Z2, Z0, Z0
 
-fbAVX512_sum_243_AVX512_end:
+fbAVX512_sum_252_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -4538,31 +4764,31 @@ fbAVX512_sum_243_AVX512_end:
 	MOVQ          BX, SI
 	ANDQ          $-16, SI
 
-fbAVX512_mul_244_AVX512_wide:
+fbAVX512_mul_253_AVX512_wide:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_244_AVX512_narrow0
+	JAE     fbAVX512_mul_253_AVX512_narrow0
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(DX*8)
 	VMULPD  64(CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, 64(AX)(DX*8)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_244_AVX512_wide
+	JMP     fbAVX512_mul_253_AVX512_wide
 
-fbAVX512_mul_244_AVX512_narrow0:
+fbAVX512_mul_253_AVX512_narrow0:
 	MOVQ BX, SI
 	ANDQ $-8, SI
 
-fbAVX512_mul_244_AVX512_narrow:
+fbAVX512_mul_253_AVX512_narrow:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_244_AVX512_tail
+	JAE     fbAVX512_mul_253_AVX512_tail
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX512_mul_244_AVX512_narrow
+	JMP     fbAVX512_mul_253_AVX512_narrow
 
-fbAVX512_mul_244_AVX512_tail:
+fbAVX512_mul_253_AVX512_tail:
 	SUBQ      DX, BX
-	JZ        fbAVX512_mul_244_AVX512_end
+	JZ        fbAVX512_mul_253_AVX512_end
 	MOVQ      $-1, SI
 	BZHIQ     BX, SI, BX
 	KMOVB     BX, K1
@@ -4570,10 +4796,10 @@ fbAVX512_mul_244_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (AX)(DX*8)
 
-fbAVX512_mul_244_AVX512_end:
+fbAVX512_mul_253_AVX512_end:
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000060
-	JA    fbAVX512_multi_245
+	JA    fbAVX512_multi_254
 	MOVQ  M+104(FP), AX
 	LEAQ  7(AX), CX
 	SHRQ  $0x03, CX
@@ -4588,27 +4814,27 @@ fbAVX512_mul_244_AVX512_end:
 	ANDQ  $-64, AX
 	MOVQ  AX, 32840(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_247
+	JEQ   fbAVX512_case1_256
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_248
+	JEQ   fbAVX512_case2_257
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_249
+	JEQ   fbAVX512_case3_258
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_250
+	JEQ   fbAVX512_case4_259
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_251
+	JEQ   fbAVX512_case5_260
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_252
+	JEQ   fbAVX512_case6_261
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_253
+	JEQ   fbAVX512_case7_262
 	CMPQ  CX, $0x00000008
-	JEQ   fbAVX512_case8_254
+	JEQ   fbAVX512_case8_263
 	CMPQ  CX, $0x00000009
-	JEQ   fbAVX512_case9_255
+	JEQ   fbAVX512_case9_264
 	CMPQ  CX, $0x0000000a
-	JEQ   fbAVX512_case10_256
+	JEQ   fbAVX512_case10_265
 	CMPQ  CX, $0x0000000b
-	JEQ   fbAVX512_case11_257
+	JEQ   fbAVX512_case11_266
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4628,9 +4854,9 @@ fbAVX512_mul_244_AVX512_end:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_259:
+fbAVX512_t_268:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_260
+	JAE    fbAVX512_tend_269
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4660,9 +4886,9 @@ fbAVX512_t_259:
 	VXORPD Z23, Z23, Z23
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_262
+	JZ     fbAVX512_odd_271
 
-fbAVX512_loop_261:
+fbAVX512_loop_270:
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
 	VFMADD231PD  64(R8), Z24, Z1
@@ -4696,11 +4922,11 @@ fbAVX512_loop_261:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_261
+	JNZ          fbAVX512_loop_270
 
-fbAVX512_odd_262:
+fbAVX512_odd_271:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_263
+	JZ           fbAVX512_done_272
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
 	VFMADD231PD  64(R8), Z24, Z1
@@ -4718,7 +4944,7 @@ fbAVX512_odd_262:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_263:
+fbAVX512_done_272:
 	VADDPD        Z12, Z0, Z0
 	VADDPD        Z13, Z1, Z1
 	VADDPD        Z14, Z2, Z2
@@ -4795,12 +5021,12 @@ fbAVX512_done_263:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_259
+	JMP           fbAVX512_t_268
 
-fbAVX512_tend_260:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_269:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case11_257:
+fbAVX512_case11_266:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4820,9 +5046,9 @@ fbAVX512_case11_257:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_264:
+fbAVX512_t_273:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_265
+	JAE    fbAVX512_tend_274
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4850,9 +5076,9 @@ fbAVX512_t_264:
 	VXORPD Z21, Z21, Z21
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_267
+	JZ     fbAVX512_odd_276
 
-fbAVX512_loop_266:
+fbAVX512_loop_275:
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
 	VFMADD231PD  64(R8), Z22, Z1
@@ -4884,11 +5110,11 @@ fbAVX512_loop_266:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_266
+	JNZ          fbAVX512_loop_275
 
-fbAVX512_odd_267:
+fbAVX512_odd_276:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_268
+	JZ           fbAVX512_done_277
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
 	VFMADD231PD  64(R8), Z22, Z1
@@ -4905,7 +5131,7 @@ fbAVX512_odd_267:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_268:
+fbAVX512_done_277:
 	VADDPD        Z11, Z0, Z0
 	VADDPD        Z12, Z1, Z1
 	VADDPD        Z13, Z2, Z2
@@ -4977,12 +5203,12 @@ fbAVX512_done_268:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_264
+	JMP           fbAVX512_t_273
 
-fbAVX512_tend_265:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_274:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case10_256:
+fbAVX512_case10_265:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5002,9 +5228,9 @@ fbAVX512_case10_256:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_269:
+fbAVX512_t_278:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_270
+	JAE    fbAVX512_tend_279
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5030,9 +5256,9 @@ fbAVX512_t_269:
 	VXORPD Z19, Z19, Z19
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_272
+	JZ     fbAVX512_odd_281
 
-fbAVX512_loop_271:
+fbAVX512_loop_280:
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
 	VFMADD231PD  64(R8), Z20, Z1
@@ -5062,11 +5288,11 @@ fbAVX512_loop_271:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_271
+	JNZ          fbAVX512_loop_280
 
-fbAVX512_odd_272:
+fbAVX512_odd_281:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_273
+	JZ           fbAVX512_done_282
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
 	VFMADD231PD  64(R8), Z20, Z1
@@ -5082,7 +5308,7 @@ fbAVX512_odd_272:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_273:
+fbAVX512_done_282:
 	VADDPD        Z10, Z0, Z0
 	VADDPD        Z11, Z1, Z1
 	VADDPD        Z12, Z2, Z2
@@ -5149,12 +5375,12 @@ fbAVX512_done_273:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_269
+	JMP           fbAVX512_t_278
 
-fbAVX512_tend_270:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_279:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case9_255:
+fbAVX512_case9_264:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5174,9 +5400,9 @@ fbAVX512_case9_255:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_274:
+fbAVX512_t_283:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_275
+	JAE    fbAVX512_tend_284
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5200,9 +5426,9 @@ fbAVX512_t_274:
 	VXORPD Z17, Z17, Z17
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_277
+	JZ     fbAVX512_odd_286
 
-fbAVX512_loop_276:
+fbAVX512_loop_285:
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
 	VFMADD231PD  64(R8), Z18, Z1
@@ -5230,11 +5456,11 @@ fbAVX512_loop_276:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_276
+	JNZ          fbAVX512_loop_285
 
-fbAVX512_odd_277:
+fbAVX512_odd_286:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_278
+	JZ           fbAVX512_done_287
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
 	VFMADD231PD  64(R8), Z18, Z1
@@ -5249,7 +5475,7 @@ fbAVX512_odd_277:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_278:
+fbAVX512_done_287:
 	VADDPD        Z9, Z0, Z0
 	VADDPD        Z10, Z1, Z1
 	VADDPD        Z11, Z2, Z2
@@ -5311,12 +5537,12 @@ fbAVX512_done_278:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_274
+	JMP           fbAVX512_t_283
 
-fbAVX512_tend_275:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_284:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case8_254:
+fbAVX512_case8_263:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5328,7 +5554,7 @@ fbAVX512_case8_254:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_279:
+fbAVX512_pack_288:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5348,7 +5574,7 @@ fbAVX512_pack_279:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_279
+	JNZ       fbAVX512_pack_288
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000200, 32856(SP)
@@ -5362,9 +5588,9 @@ fbAVX512_pack_279:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_280:
+fbAVX512_t_289:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_281
+	JAE    fbAVX512_tend_290
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5386,9 +5612,9 @@ fbAVX512_t_280:
 	VXORPD Z15, Z15, Z15
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_283
+	JZ     fbAVX512_odd_292
 
-fbAVX512_loop_282:
+fbAVX512_loop_291:
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
 	VFMADD231PD  64(R8), Z16, Z1
@@ -5412,11 +5638,11 @@ fbAVX512_loop_282:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_282
+	JNZ          fbAVX512_loop_291
 
-fbAVX512_odd_283:
+fbAVX512_odd_292:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_284
+	JZ           fbAVX512_done_293
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
 	VFMADD231PD  64(R8), Z16, Z1
@@ -5429,7 +5655,7 @@ fbAVX512_odd_283:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_284:
+fbAVX512_done_293:
 	VADDPD        Z8, Z0, Z0
 	VADDPD        Z9, Z1, Z1
 	VADDPD        Z10, Z2, Z2
@@ -5486,12 +5712,12 @@ fbAVX512_done_284:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_280
+	JMP           fbAVX512_t_289
 
-fbAVX512_tend_281:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_290:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case7_253:
+fbAVX512_case7_262:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5503,7 +5729,7 @@ fbAVX512_case7_253:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_285:
+fbAVX512_pack_294:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5521,7 +5747,7 @@ fbAVX512_pack_285:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_285
+	JNZ       fbAVX512_pack_294
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x000001c0, 32856(SP)
@@ -5535,9 +5761,9 @@ fbAVX512_pack_285:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_286:
+fbAVX512_t_295:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_287
+	JAE    fbAVX512_tend_296
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5557,9 +5783,9 @@ fbAVX512_t_286:
 	VXORPD Z13, Z13, Z13
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_289
+	JZ     fbAVX512_odd_298
 
-fbAVX512_loop_288:
+fbAVX512_loop_297:
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
 	VFMADD231PD  64(R8), Z14, Z1
@@ -5581,11 +5807,11 @@ fbAVX512_loop_288:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_288
+	JNZ          fbAVX512_loop_297
 
-fbAVX512_odd_289:
+fbAVX512_odd_298:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_290
+	JZ           fbAVX512_done_299
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
 	VFMADD231PD  64(R8), Z14, Z1
@@ -5597,7 +5823,7 @@ fbAVX512_odd_289:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_290:
+fbAVX512_done_299:
 	VADDPD        Z7, Z0, Z0
 	VADDPD        Z8, Z1, Z1
 	VADDPD        Z9, Z2, Z2
@@ -5649,12 +5875,12 @@ fbAVX512_done_290:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_286
+	JMP           fbAVX512_t_295
 
-fbAVX512_tend_287:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_296:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case6_252:
+fbAVX512_case6_261:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5666,7 +5892,7 @@ fbAVX512_case6_252:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_291:
+fbAVX512_pack_300:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5682,7 +5908,7 @@ fbAVX512_pack_291:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_291
+	JNZ       fbAVX512_pack_300
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000180, 32856(SP)
@@ -5696,9 +5922,9 @@ fbAVX512_pack_291:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_292:
+fbAVX512_t_301:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_293
+	JAE    fbAVX512_tend_302
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5716,9 +5942,9 @@ fbAVX512_t_292:
 	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_295
+	JZ     fbAVX512_odd_304
 
-fbAVX512_loop_294:
+fbAVX512_loop_303:
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
 	VFMADD231PD  64(R8), Z12, Z1
@@ -5738,11 +5964,11 @@ fbAVX512_loop_294:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_294
+	JNZ          fbAVX512_loop_303
 
-fbAVX512_odd_295:
+fbAVX512_odd_304:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_296
+	JZ           fbAVX512_done_305
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
 	VFMADD231PD  64(R8), Z12, Z1
@@ -5753,7 +5979,7 @@ fbAVX512_odd_295:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_296:
+fbAVX512_done_305:
 	VADDPD        Z6, Z0, Z0
 	VADDPD        Z7, Z1, Z1
 	VADDPD        Z8, Z2, Z2
@@ -5800,12 +6026,12 @@ fbAVX512_done_296:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_292
+	JMP           fbAVX512_t_301
 
-fbAVX512_tend_293:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_302:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case5_251:
+fbAVX512_case5_260:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5817,7 +6043,7 @@ fbAVX512_case5_251:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_297:
+fbAVX512_pack_306:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5831,7 +6057,7 @@ fbAVX512_pack_297:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_297
+	JNZ       fbAVX512_pack_306
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000140, 32856(SP)
@@ -5845,9 +6071,9 @@ fbAVX512_pack_297:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_298:
+fbAVX512_t_307:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_299
+	JAE    fbAVX512_tend_308
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5863,9 +6089,9 @@ fbAVX512_t_298:
 	VXORPD Z9, Z9, Z9
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_301
+	JZ     fbAVX512_odd_310
 
-fbAVX512_loop_300:
+fbAVX512_loop_309:
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
 	VFMADD231PD  64(R8), Z10, Z1
@@ -5883,11 +6109,11 @@ fbAVX512_loop_300:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_300
+	JNZ          fbAVX512_loop_309
 
-fbAVX512_odd_301:
+fbAVX512_odd_310:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_302
+	JZ           fbAVX512_done_311
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
 	VFMADD231PD  64(R8), Z10, Z1
@@ -5897,7 +6123,7 @@ fbAVX512_odd_301:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_302:
+fbAVX512_done_311:
 	VADDPD        Z5, Z0, Z0
 	VADDPD        Z6, Z1, Z1
 	VADDPD        Z7, Z2, Z2
@@ -5939,12 +6165,12 @@ fbAVX512_done_302:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_298
+	JMP           fbAVX512_t_307
 
-fbAVX512_tend_299:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_308:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case4_250:
+fbAVX512_case4_259:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5956,7 +6182,7 @@ fbAVX512_case4_250:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_303:
+fbAVX512_pack_312:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5968,7 +6194,7 @@ fbAVX512_pack_303:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_303
+	JNZ       fbAVX512_pack_312
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000100, 32856(SP)
@@ -5982,9 +6208,9 @@ fbAVX512_pack_303:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_304:
+fbAVX512_t_313:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_305
+	JAE    fbAVX512_tend_314
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5998,9 +6224,9 @@ fbAVX512_t_304:
 	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_307
+	JZ     fbAVX512_odd_316
 
-fbAVX512_loop_306:
+fbAVX512_loop_315:
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
 	VFMADD231PD  64(R8), Z8, Z1
@@ -6016,11 +6242,11 @@ fbAVX512_loop_306:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_306
+	JNZ          fbAVX512_loop_315
 
-fbAVX512_odd_307:
+fbAVX512_odd_316:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_308
+	JZ           fbAVX512_done_317
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
 	VFMADD231PD  64(R8), Z8, Z1
@@ -6029,7 +6255,7 @@ fbAVX512_odd_307:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_308:
+fbAVX512_done_317:
 	VADDPD        Z4, Z0, Z0
 	VADDPD        Z5, Z1, Z1
 	VADDPD        Z6, Z2, Z2
@@ -6066,12 +6292,12 @@ fbAVX512_done_308:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_304
+	JMP           fbAVX512_t_313
 
-fbAVX512_tend_305:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_314:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case3_249:
+fbAVX512_case3_258:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -6083,7 +6309,7 @@ fbAVX512_case3_249:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_309:
+fbAVX512_pack_318:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -6093,7 +6319,7 @@ fbAVX512_pack_309:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_309
+	JNZ       fbAVX512_pack_318
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x000000c0, 32856(SP)
@@ -6107,9 +6333,9 @@ fbAVX512_pack_309:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_310:
+fbAVX512_t_319:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_311
+	JAE    fbAVX512_tend_320
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6121,9 +6347,9 @@ fbAVX512_t_310:
 	VXORPD Z5, Z5, Z5
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_313
+	JZ     fbAVX512_odd_322
 
-fbAVX512_loop_312:
+fbAVX512_loop_321:
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z0
 	VFMADD231PD  64(R8), Z6, Z1
@@ -6137,11 +6363,11 @@ fbAVX512_loop_312:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_312
+	JNZ          fbAVX512_loop_321
 
-fbAVX512_odd_313:
+fbAVX512_odd_322:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_314
+	JZ           fbAVX512_done_323
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z0
 	VFMADD231PD  64(R8), Z6, Z1
@@ -6149,7 +6375,7 @@ fbAVX512_odd_313:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_314:
+fbAVX512_done_323:
 	VADDPD        Z3, Z0, Z0
 	VADDPD        Z4, Z1, Z1
 	VADDPD        Z5, Z2, Z2
@@ -6181,12 +6407,12 @@ fbAVX512_done_314:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_310
+	JMP           fbAVX512_t_319
 
-fbAVX512_tend_311:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_320:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case2_248:
+fbAVX512_case2_257:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -6198,7 +6424,7 @@ fbAVX512_case2_248:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_315:
+fbAVX512_pack_324:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD.Z 64(DX), K1, Z0
@@ -6206,7 +6432,7 @@ fbAVX512_pack_315:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_315
+	JNZ       fbAVX512_pack_324
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000080, 32856(SP)
@@ -6220,9 +6446,9 @@ fbAVX512_pack_315:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_316:
+fbAVX512_t_325:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_317
+	JAE    fbAVX512_tend_326
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6232,9 +6458,9 @@ fbAVX512_t_316:
 	VXORPD Z3, Z3, Z3
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_319
+	JZ     fbAVX512_odd_328
 
-fbAVX512_loop_318:
+fbAVX512_loop_327:
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z0
 	VFMADD231PD  64(R8), Z4, Z1
@@ -6246,18 +6472,18 @@ fbAVX512_loop_318:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_318
+	JNZ          fbAVX512_loop_327
 
-fbAVX512_odd_319:
+fbAVX512_odd_328:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_320
+	JZ           fbAVX512_done_329
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z0
 	VFMADD231PD  64(R8), Z4, Z1
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_320:
+fbAVX512_done_329:
 	VADDPD        Z2, Z0, Z0
 	VADDPD        Z3, Z1, Z1
 	ADDQ          DI, DX
@@ -6284,12 +6510,12 @@ fbAVX512_done_320:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_316
+	JMP           fbAVX512_t_325
 
-fbAVX512_tend_317:
-	JMP fbAVX512_swend_246
+fbAVX512_tend_326:
+	JMP fbAVX512_swend_255
 
-fbAVX512_case1_247:
+fbAVX512_case1_256:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -6301,13 +6527,13 @@ fbAVX512_case1_247:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_321:
+fbAVX512_pack_330:
 	VMOVUPD.Z (DX), K1, Z0
 	VMOVUPD   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_321
+	JNZ       fbAVX512_pack_330
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000040, 32856(SP)
@@ -6321,9 +6547,9 @@ fbAVX512_pack_321:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_322:
+fbAVX512_t_331:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_323
+	JAE    fbAVX512_tend_332
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6331,9 +6557,9 @@ fbAVX512_t_322:
 	VXORPD Z1, Z1, Z1
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_325
+	JZ     fbAVX512_odd_334
 
-fbAVX512_loop_324:
+fbAVX512_loop_333:
 	VBROADCASTSD (R9), Z2
 	VFMADD231PD  (R8), Z2, Z0
 	ADDQ         $0x08, R9
@@ -6343,17 +6569,17 @@ fbAVX512_loop_324:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_324
+	JNZ          fbAVX512_loop_333
 
-fbAVX512_odd_325:
+fbAVX512_odd_334:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_326
+	JZ           fbAVX512_done_335
 	VBROADCASTSD (R9), Z2
 	VFMADD231PD  (R8), Z2, Z0
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_326:
+fbAVX512_done_335:
 	VADDPD        Z1, Z0, Z0
 	ADDQ          DI, DX
 	VXORPD        Z1, Z1, Z1
@@ -6375,21 +6601,21 @@ fbAVX512_done_326:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_322
+	JMP           fbAVX512_t_331
 
-fbAVX512_tend_323:
-fbAVX512_swend_246:
+fbAVX512_tend_332:
+fbAVX512_swend_255:
 	VZEROUPPER
 	RET
 
-fbAVX512_multi_245:
+fbAVX512_multi_254:
 	MOVQ $0x00000001, 32864(SP)
 
-fbAVX512_mt_327:
+fbAVX512_mt_336:
 	MOVQ    32864(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_mtend_328
+	JAE     fbAVX512_mtend_337
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    alpha_base+0(FP), DX
@@ -6401,16 +6627,16 @@ fbAVX512_mt_327:
 	VMOVUPD Z0, 32880(SP)
 	MOVQ    $0x00000000, 32944(SP)
 
-fbAVX512_chunk_329:
+fbAVX512_chunk_338:
 	MOVQ 32944(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_chunkend_330
+	JAE  fbAVX512_chunkend_339
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000060
-	JAE  fbAVX512_full_331
+	JAE  fbAVX512_full_340
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -6419,30 +6645,30 @@ fbAVX512_chunk_329:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_331:
+fbAVX512_full_340:
 	MOVQ   DX, 32952(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_333
+	JEQ    fbAVX512_case1_342
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_334
+	JEQ    fbAVX512_case2_343
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_335
+	JEQ    fbAVX512_case3_344
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_336
+	JEQ    fbAVX512_case4_345
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_337
+	JEQ    fbAVX512_case5_346
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_338
+	JEQ    fbAVX512_case6_347
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_339
+	JEQ    fbAVX512_case7_348
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_340
+	JEQ    fbAVX512_case8_349
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_341
+	JEQ    fbAVX512_case9_350
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_342
+	JEQ    fbAVX512_case10_351
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_343
+	JEQ    fbAVX512_case11_352
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6480,9 +6706,9 @@ fbAVX512_full_331:
 	VXORPD Z23, Z23, Z23
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_346
+	JZ     fbAVX512_odd_355
 
-fbAVX512_loop_345:
+fbAVX512_loop_354:
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -6516,11 +6742,11 @@ fbAVX512_loop_345:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_345
+	JNZ          fbAVX512_loop_354
 
-fbAVX512_odd_346:
+fbAVX512_odd_355:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_347
+	JZ           fbAVX512_done_356
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -6538,7 +6764,7 @@ fbAVX512_odd_346:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_347:
+fbAVX512_done_356:
 	VADDPD    Z12, Z0, Z0
 	VADDPD    Z13, Z1, Z1
 	VADDPD    Z14, Z2, Z2
@@ -6597,9 +6823,9 @@ fbAVX512_done_347:
 	VADDPD    Z11, Z12, K1, Z12
 	VMOVUPD   Z11, K1, 704(CX)
 	VMOVUPD   Z12, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case11_343:
+fbAVX512_case11_352:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6635,9 +6861,9 @@ fbAVX512_case11_343:
 	VXORPD Z21, Z21, Z21
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_349
+	JZ     fbAVX512_odd_358
 
-fbAVX512_loop_348:
+fbAVX512_loop_357:
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -6669,11 +6895,11 @@ fbAVX512_loop_348:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_348
+	JNZ          fbAVX512_loop_357
 
-fbAVX512_odd_349:
+fbAVX512_odd_358:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_350
+	JZ           fbAVX512_done_359
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -6690,7 +6916,7 @@ fbAVX512_odd_349:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_350:
+fbAVX512_done_359:
 	VADDPD    Z11, Z0, Z0
 	VADDPD    Z12, Z1, Z1
 	VADDPD    Z13, Z2, Z2
@@ -6745,9 +6971,9 @@ fbAVX512_done_350:
 	VADDPD    Z10, Z11, K1, Z11
 	VMOVUPD   Z10, K1, 640(CX)
 	VMOVUPD   Z11, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case10_342:
+fbAVX512_case10_351:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6781,9 +7007,9 @@ fbAVX512_case10_342:
 	VXORPD Z19, Z19, Z19
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_352
+	JZ     fbAVX512_odd_361
 
-fbAVX512_loop_351:
+fbAVX512_loop_360:
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -6813,11 +7039,11 @@ fbAVX512_loop_351:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_351
+	JNZ          fbAVX512_loop_360
 
-fbAVX512_odd_352:
+fbAVX512_odd_361:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_353
+	JZ           fbAVX512_done_362
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -6833,7 +7059,7 @@ fbAVX512_odd_352:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_353:
+fbAVX512_done_362:
 	VADDPD    Z10, Z0, Z0
 	VADDPD    Z11, Z1, Z1
 	VADDPD    Z12, Z2, Z2
@@ -6884,9 +7110,9 @@ fbAVX512_done_353:
 	VADDPD    Z9, Z10, K1, Z10
 	VMOVUPD   Z9, K1, 576(CX)
 	VMOVUPD   Z10, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case9_341:
+fbAVX512_case9_350:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6918,9 +7144,9 @@ fbAVX512_case9_341:
 	VXORPD Z17, Z17, Z17
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_355
+	JZ     fbAVX512_odd_364
 
-fbAVX512_loop_354:
+fbAVX512_loop_363:
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -6948,11 +7174,11 @@ fbAVX512_loop_354:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_354
+	JNZ          fbAVX512_loop_363
 
-fbAVX512_odd_355:
+fbAVX512_odd_364:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_356
+	JZ           fbAVX512_done_365
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -6967,7 +7193,7 @@ fbAVX512_odd_355:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_356:
+fbAVX512_done_365:
 	VADDPD    Z9, Z0, Z0
 	VADDPD    Z10, Z1, Z1
 	VADDPD    Z11, Z2, Z2
@@ -7014,9 +7240,9 @@ fbAVX512_done_356:
 	VADDPD    Z8, Z9, K1, Z9
 	VMOVUPD   Z8, K1, 512(CX)
 	VMOVUPD   Z9, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case8_340:
+fbAVX512_case8_349:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7046,9 +7272,9 @@ fbAVX512_case8_340:
 	VXORPD Z15, Z15, Z15
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_358
+	JZ     fbAVX512_odd_367
 
-fbAVX512_loop_357:
+fbAVX512_loop_366:
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -7074,11 +7300,11 @@ fbAVX512_loop_357:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_357
+	JNZ          fbAVX512_loop_366
 
-fbAVX512_odd_358:
+fbAVX512_odd_367:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_359
+	JZ           fbAVX512_done_368
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -7092,7 +7318,7 @@ fbAVX512_odd_358:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_359:
+fbAVX512_done_368:
 	VADDPD    Z8, Z0, Z0
 	VADDPD    Z9, Z1, Z1
 	VADDPD    Z10, Z2, Z2
@@ -7135,9 +7361,9 @@ fbAVX512_done_359:
 	VADDPD    Z7, Z8, K1, Z8
 	VMOVUPD   Z7, K1, 448(CX)
 	VMOVUPD   Z8, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case7_339:
+fbAVX512_case7_348:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7165,9 +7391,9 @@ fbAVX512_case7_339:
 	VXORPD Z13, Z13, Z13
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_361
+	JZ     fbAVX512_odd_370
 
-fbAVX512_loop_360:
+fbAVX512_loop_369:
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -7191,11 +7417,11 @@ fbAVX512_loop_360:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_360
+	JNZ          fbAVX512_loop_369
 
-fbAVX512_odd_361:
+fbAVX512_odd_370:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_362
+	JZ           fbAVX512_done_371
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -7208,7 +7434,7 @@ fbAVX512_odd_361:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_362:
+fbAVX512_done_371:
 	VADDPD    Z7, Z0, Z0
 	VADDPD    Z8, Z1, Z1
 	VADDPD    Z9, Z2, Z2
@@ -7247,9 +7473,9 @@ fbAVX512_done_362:
 	VADDPD    Z6, Z7, K1, Z7
 	VMOVUPD   Z6, K1, 384(CX)
 	VMOVUPD   Z7, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case6_338:
+fbAVX512_case6_347:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7275,9 +7501,9 @@ fbAVX512_case6_338:
 	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_364
+	JZ     fbAVX512_odd_373
 
-fbAVX512_loop_363:
+fbAVX512_loop_372:
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -7299,11 +7525,11 @@ fbAVX512_loop_363:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_363
+	JNZ          fbAVX512_loop_372
 
-fbAVX512_odd_364:
+fbAVX512_odd_373:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_365
+	JZ           fbAVX512_done_374
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -7315,7 +7541,7 @@ fbAVX512_odd_364:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_365:
+fbAVX512_done_374:
 	VADDPD    Z6, Z0, Z0
 	VADDPD    Z7, Z1, Z1
 	VADDPD    Z8, Z2, Z2
@@ -7350,9 +7576,9 @@ fbAVX512_done_365:
 	VADDPD    Z5, Z6, K1, Z6
 	VMOVUPD   Z5, K1, 320(CX)
 	VMOVUPD   Z6, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case5_337:
+fbAVX512_case5_346:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7376,9 +7602,9 @@ fbAVX512_case5_337:
 	VXORPD Z9, Z9, Z9
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_367
+	JZ     fbAVX512_odd_376
 
-fbAVX512_loop_366:
+fbAVX512_loop_375:
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -7398,11 +7624,11 @@ fbAVX512_loop_366:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_366
+	JNZ          fbAVX512_loop_375
 
-fbAVX512_odd_367:
+fbAVX512_odd_376:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_368
+	JZ           fbAVX512_done_377
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -7413,7 +7639,7 @@ fbAVX512_odd_367:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_368:
+fbAVX512_done_377:
 	VADDPD    Z5, Z0, Z0
 	VADDPD    Z6, Z1, Z1
 	VADDPD    Z7, Z2, Z2
@@ -7444,9 +7670,9 @@ fbAVX512_done_368:
 	VADDPD    Z4, Z5, K1, Z5
 	VMOVUPD   Z4, K1, 256(CX)
 	VMOVUPD   Z5, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case4_336:
+fbAVX512_case4_345:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7468,9 +7694,9 @@ fbAVX512_case4_336:
 	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_370
+	JZ     fbAVX512_odd_379
 
-fbAVX512_loop_369:
+fbAVX512_loop_378:
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -7488,11 +7714,11 @@ fbAVX512_loop_369:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_369
+	JNZ          fbAVX512_loop_378
 
-fbAVX512_odd_370:
+fbAVX512_odd_379:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_371
+	JZ           fbAVX512_done_380
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -7502,7 +7728,7 @@ fbAVX512_odd_370:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_371:
+fbAVX512_done_380:
 	VADDPD    Z4, Z0, Z0
 	VADDPD    Z5, Z1, Z1
 	VADDPD    Z6, Z2, Z2
@@ -7529,9 +7755,9 @@ fbAVX512_done_371:
 	VADDPD    Z3, Z4, K1, Z4
 	VMOVUPD   Z3, K1, 192(CX)
 	VMOVUPD   Z4, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case3_335:
+fbAVX512_case3_344:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7551,9 +7777,9 @@ fbAVX512_case3_335:
 	VXORPD Z5, Z5, Z5
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_373
+	JZ     fbAVX512_odd_382
 
-fbAVX512_loop_372:
+fbAVX512_loop_381:
 	VBROADCASTSD (BX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -7569,11 +7795,11 @@ fbAVX512_loop_372:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_372
+	JNZ          fbAVX512_loop_381
 
-fbAVX512_odd_373:
+fbAVX512_odd_382:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_374
+	JZ           fbAVX512_done_383
 	VBROADCASTSD (BX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -7582,7 +7808,7 @@ fbAVX512_odd_373:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_374:
+fbAVX512_done_383:
 	VADDPD    Z3, Z0, Z0
 	VADDPD    Z4, Z1, Z1
 	VADDPD    Z5, Z2, Z2
@@ -7605,9 +7831,9 @@ fbAVX512_done_374:
 	VADDPD    Z2, Z3, K1, Z3
 	VMOVUPD   Z2, K1, 128(CX)
 	VMOVUPD   Z3, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case2_334:
+fbAVX512_case2_343:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7625,9 +7851,9 @@ fbAVX512_case2_334:
 	VXORPD Z3, Z3, Z3
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_376
+	JZ     fbAVX512_odd_385
 
-fbAVX512_loop_375:
+fbAVX512_loop_384:
 	VBROADCASTSD (BX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VMOVUPD.Z    64(DX), K1, Z5
@@ -7641,11 +7867,11 @@ fbAVX512_loop_375:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_375
+	JNZ          fbAVX512_loop_384
 
-fbAVX512_odd_376:
+fbAVX512_odd_385:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_377
+	JZ           fbAVX512_done_386
 	VBROADCASTSD (BX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VMOVUPD.Z    64(DX), K1, Z5
@@ -7653,7 +7879,7 @@ fbAVX512_odd_376:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_377:
+fbAVX512_done_386:
 	VADDPD    Z2, Z0, Z0
 	VADDPD    Z3, Z1, Z1
 	MOVQ      32864(SP), DX
@@ -7672,9 +7898,9 @@ fbAVX512_done_377:
 	VADDPD    Z1, Z2, K1, Z2
 	VMOVUPD   Z1, K1, 64(CX)
 	VMOVUPD   Z2, 32880(SP)
-	JMP       fbAVX512_swend_332
+	JMP       fbAVX512_swend_341
 
-fbAVX512_case1_333:
+fbAVX512_case1_342:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7690,9 +7916,9 @@ fbAVX512_case1_333:
 	VXORPD Z1, Z1, Z1
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_379
+	JZ     fbAVX512_odd_388
 
-fbAVX512_loop_378:
+fbAVX512_loop_387:
 	VBROADCASTSD (BX), Z2
 	VMOVUPD.Z    (DX), K1, Z3
 	VFMADD231PD  Z3, Z2, Z0
@@ -7704,18 +7930,18 @@ fbAVX512_loop_378:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_378
+	JNZ          fbAVX512_loop_387
 
-fbAVX512_odd_379:
+fbAVX512_odd_388:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_380
+	JZ           fbAVX512_done_389
 	VBROADCASTSD (BX), Z2
 	VMOVUPD.Z    (DX), K1, Z3
 	VFMADD231PD  Z3, Z2, Z0
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_380:
+fbAVX512_done_389:
 	VADDPD    Z1, Z0, Z0
 	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
@@ -7731,13 +7957,13 @@ fbAVX512_done_380:
 	VMOVUPD   Z0, K1, (CX)
 	VMOVUPD   Z1, 32880(SP)
 
-fbAVX512_swend_332:
+fbAVX512_swend_341:
 	MOVQ 32944(SP), AX
 	ADDQ $0x00000060, AX
 	MOVQ AX, 32944(SP)
-	JMP  fbAVX512_chunk_329
+	JMP  fbAVX512_chunk_338
 
-fbAVX512_chunkend_330:
+fbAVX512_chunkend_339:
 	VMOVUPD       32880(SP), Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -7758,31 +7984,31 @@ fbAVX512_chunkend_330:
 	MOVQ          AX, BX
 	ANDQ          $-16, BX
 
-fbAVX512_mul_381_AVX512_wide:
+fbAVX512_mul_390_AVX512_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_381_AVX512_narrow0
+	JAE     fbAVX512_mul_390_AVX512_narrow0
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (CX)(DX*8)
 	VMULPD  64(CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, 64(CX)(DX*8)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_381_AVX512_wide
+	JMP     fbAVX512_mul_390_AVX512_wide
 
-fbAVX512_mul_381_AVX512_narrow0:
+fbAVX512_mul_390_AVX512_narrow0:
 	MOVQ AX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_381_AVX512_narrow:
+fbAVX512_mul_390_AVX512_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_381_AVX512_tail
+	JAE     fbAVX512_mul_390_AVX512_tail
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (CX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX512_mul_381_AVX512_narrow
+	JMP     fbAVX512_mul_390_AVX512_narrow
 
-fbAVX512_mul_381_AVX512_tail:
+fbAVX512_mul_390_AVX512_tail:
 	SUBQ      DX, AX
-	JZ        fbAVX512_mul_381_AVX512_end
+	JZ        fbAVX512_mul_390_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     AX, BX, AX
 	KMOVB     AX, K1
@@ -7790,13 +8016,13 @@ fbAVX512_mul_381_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (CX)(DX*8)
 
-fbAVX512_mul_381_AVX512_end:
+fbAVX512_mul_390_AVX512_end:
 	MOVQ 32864(SP), AX
 	INCQ AX
 	MOVQ AX, 32864(SP)
-	JMP  fbAVX512_mt_327
+	JMP  fbAVX512_mt_336
 
-fbAVX512_mtend_328:
+fbAVX512_mtend_337:
 	VZEROUPPER
 	RET
 
@@ -7815,29 +8041,29 @@ TEXT ·backwardAVX512(SB), $32872-112
 	MOVQ         CX, BX
 	ANDQ         $-8, BX
 
-fbAVX512_ones_382_AVX512_narrow:
+fbAVX512_ones_391_AVX512_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX512_ones_382_AVX512_tail
+	JAE     fbAVX512_ones_391_AVX512_tail
 	VMOVUPD Z0, (DX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_ones_382_AVX512_narrow
+	JMP     fbAVX512_ones_391_AVX512_narrow
 
-fbAVX512_ones_382_AVX512_tail:
+fbAVX512_ones_391_AVX512_tail:
 	SUBQ    AX, CX
-	JZ      fbAVX512_ones_382_AVX512_end
+	JZ      fbAVX512_ones_391_AVX512_end
 	MOVQ    $-1, BX
 	BZHIQ   CX, BX, CX
 	KMOVB   CX, K1
 	VMOVUPD Z0, K1, (DX)(AX*8)
 
-fbAVX512_ones_382_AVX512_end:
+fbAVX512_ones_391_AVX512_end:
 	LEAQ  32(SP), AX
 	ADDQ  $0x3f, AX
 	ANDQ  $-64, AX
 	MOVQ  AX, 32864(SP)
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000040
-	JA    fbAVX512_bt_383
+	JA    fbAVX512_bt_392
 	LEAQ  7(AX), CX
 	SHRQ  $0x03, CX
 	MOVQ  CX, DX
@@ -7847,19 +8073,19 @@ fbAVX512_ones_382_AVX512_end:
 	ADDQ  $0x00000008, DX
 	MOVQ  DX, 24(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_386
+	JEQ   fbAVX512_case1_395
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_387
+	JEQ   fbAVX512_case2_396
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_388
+	JEQ   fbAVX512_case3_397
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_389
+	JEQ   fbAVX512_case4_398
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_390
+	JEQ   fbAVX512_case5_399
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_391
+	JEQ   fbAVX512_case6_400
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_392
+	JEQ   fbAVX512_case7_401
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -7871,7 +8097,7 @@ fbAVX512_ones_382_AVX512_end:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_394:
+fbAVX512_pack_403:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -7891,12 +8117,12 @@ fbAVX512_pack_394:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_394
+	JNZ       fbAVX512_pack_403
 
-fbAVX512_pt_395:
+fbAVX512_pt_404:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_396
+	JZ        fbAVX512_ptend_405
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -7951,9 +8177,9 @@ fbAVX512_pt_395:
 	VXORPD    Z15, Z15, Z15
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_398
+	JZ        fbAVX512_odd_407
 
-fbAVX512_loop_397:
+fbAVX512_loop_406:
 	VBROADCASTSD (AX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -7977,11 +8203,11 @@ fbAVX512_loop_397:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000200, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_397
+	JNZ          fbAVX512_loop_406
 
-fbAVX512_odd_398:
+fbAVX512_odd_407:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_399
+	JZ           fbAVX512_done_408
 	VBROADCASTSD (AX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -7994,7 +8220,7 @@ fbAVX512_odd_398:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000200, DX
 
-fbAVX512_done_399:
+fbAVX512_done_408:
 	VADDPD       Z8, Z0, Z0
 	VADDPD       Z9, Z1, Z1
 	VADDPD       Z10, Z2, Z2
@@ -8031,12 +8257,12 @@ fbAVX512_done_399:
 	VMOVUPD      Z6, 384(AX)
 	VMULPD       Z8, Z7, Z7
 	VMOVUPD      Z7, K1, 448(AX)
-	JMP          fbAVX512_pt_395
+	JMP          fbAVX512_pt_404
 
-fbAVX512_ptend_396:
-	JMP fbAVX512_swend_385
+fbAVX512_ptend_405:
+	JMP fbAVX512_swend_394
 
-fbAVX512_case7_392:
+fbAVX512_case7_401:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8048,7 +8274,7 @@ fbAVX512_case7_392:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_400:
+fbAVX512_pack_409:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8066,12 +8292,12 @@ fbAVX512_pack_400:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_400
+	JNZ       fbAVX512_pack_409
 
-fbAVX512_pt_401:
+fbAVX512_pt_410:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_402
+	JZ        fbAVX512_ptend_411
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8121,9 +8347,9 @@ fbAVX512_pt_401:
 	VXORPD    Z13, Z13, Z13
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_404
+	JZ        fbAVX512_odd_413
 
-fbAVX512_loop_403:
+fbAVX512_loop_412:
 	VBROADCASTSD (AX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -8145,11 +8371,11 @@ fbAVX512_loop_403:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000001c0, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_403
+	JNZ          fbAVX512_loop_412
 
-fbAVX512_odd_404:
+fbAVX512_odd_413:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_405
+	JZ           fbAVX512_done_414
 	VBROADCASTSD (AX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -8161,7 +8387,7 @@ fbAVX512_odd_404:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000001c0, DX
 
-fbAVX512_done_405:
+fbAVX512_done_414:
 	VADDPD       Z7, Z0, Z0
 	VADDPD       Z8, Z1, Z1
 	VADDPD       Z9, Z2, Z2
@@ -8195,12 +8421,12 @@ fbAVX512_done_405:
 	VMOVUPD      Z5, 320(AX)
 	VMULPD       Z7, Z6, Z6
 	VMOVUPD      Z6, K1, 384(AX)
-	JMP          fbAVX512_pt_401
+	JMP          fbAVX512_pt_410
 
-fbAVX512_ptend_402:
-	JMP fbAVX512_swend_385
+fbAVX512_ptend_411:
+	JMP fbAVX512_swend_394
 
-fbAVX512_case6_391:
+fbAVX512_case6_400:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8212,7 +8438,7 @@ fbAVX512_case6_391:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_406:
+fbAVX512_pack_415:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8228,12 +8454,12 @@ fbAVX512_pack_406:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_406
+	JNZ       fbAVX512_pack_415
 
-fbAVX512_pt_407:
+fbAVX512_pt_416:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_408
+	JZ        fbAVX512_ptend_417
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8278,9 +8504,9 @@ fbAVX512_pt_407:
 	VXORPD    Z11, Z11, Z11
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_410
+	JZ        fbAVX512_odd_419
 
-fbAVX512_loop_409:
+fbAVX512_loop_418:
 	VBROADCASTSD (AX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -8300,11 +8526,11 @@ fbAVX512_loop_409:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000180, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_409
+	JNZ          fbAVX512_loop_418
 
-fbAVX512_odd_410:
+fbAVX512_odd_419:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_411
+	JZ           fbAVX512_done_420
 	VBROADCASTSD (AX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -8315,7 +8541,7 @@ fbAVX512_odd_410:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000180, DX
 
-fbAVX512_done_411:
+fbAVX512_done_420:
 	VADDPD       Z6, Z0, Z0
 	VADDPD       Z7, Z1, Z1
 	VADDPD       Z8, Z2, Z2
@@ -8346,12 +8572,12 @@ fbAVX512_done_411:
 	VMOVUPD      Z4, 256(AX)
 	VMULPD       Z6, Z5, Z5
 	VMOVUPD      Z5, K1, 320(AX)
-	JMP          fbAVX512_pt_407
+	JMP          fbAVX512_pt_416
 
-fbAVX512_ptend_408:
-	JMP fbAVX512_swend_385
+fbAVX512_ptend_417:
+	JMP fbAVX512_swend_394
 
-fbAVX512_case5_390:
+fbAVX512_case5_399:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8363,7 +8589,7 @@ fbAVX512_case5_390:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_412:
+fbAVX512_pack_421:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8377,12 +8603,12 @@ fbAVX512_pack_412:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_412
+	JNZ       fbAVX512_pack_421
 
-fbAVX512_pt_413:
+fbAVX512_pt_422:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_414
+	JZ        fbAVX512_ptend_423
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8422,9 +8648,9 @@ fbAVX512_pt_413:
 	VXORPD    Z9, Z9, Z9
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_416
+	JZ        fbAVX512_odd_425
 
-fbAVX512_loop_415:
+fbAVX512_loop_424:
 	VBROADCASTSD (AX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -8442,11 +8668,11 @@ fbAVX512_loop_415:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000140, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_415
+	JNZ          fbAVX512_loop_424
 
-fbAVX512_odd_416:
+fbAVX512_odd_425:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_417
+	JZ           fbAVX512_done_426
 	VBROADCASTSD (AX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -8456,7 +8682,7 @@ fbAVX512_odd_416:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000140, DX
 
-fbAVX512_done_417:
+fbAVX512_done_426:
 	VADDPD       Z5, Z0, Z0
 	VADDPD       Z6, Z1, Z1
 	VADDPD       Z7, Z2, Z2
@@ -8484,12 +8710,12 @@ fbAVX512_done_417:
 	VMOVUPD      Z3, 192(AX)
 	VMULPD       Z5, Z4, Z4
 	VMOVUPD      Z4, K1, 256(AX)
-	JMP          fbAVX512_pt_413
+	JMP          fbAVX512_pt_422
 
-fbAVX512_ptend_414:
-	JMP fbAVX512_swend_385
+fbAVX512_ptend_423:
+	JMP fbAVX512_swend_394
 
-fbAVX512_case4_389:
+fbAVX512_case4_398:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8501,7 +8727,7 @@ fbAVX512_case4_389:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_418:
+fbAVX512_pack_427:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8513,12 +8739,12 @@ fbAVX512_pack_418:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_418
+	JNZ       fbAVX512_pack_427
 
-fbAVX512_pt_419:
+fbAVX512_pt_428:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_420
+	JZ        fbAVX512_ptend_429
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8553,9 +8779,9 @@ fbAVX512_pt_419:
 	VXORPD    Z7, Z7, Z7
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_422
+	JZ        fbAVX512_odd_431
 
-fbAVX512_loop_421:
+fbAVX512_loop_430:
 	VBROADCASTSD (AX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -8571,11 +8797,11 @@ fbAVX512_loop_421:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000100, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_421
+	JNZ          fbAVX512_loop_430
 
-fbAVX512_odd_422:
+fbAVX512_odd_431:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_423
+	JZ           fbAVX512_done_432
 	VBROADCASTSD (AX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -8584,7 +8810,7 @@ fbAVX512_odd_422:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000100, DX
 
-fbAVX512_done_423:
+fbAVX512_done_432:
 	VADDPD       Z4, Z0, Z0
 	VADDPD       Z5, Z1, Z1
 	VADDPD       Z6, Z2, Z2
@@ -8609,12 +8835,12 @@ fbAVX512_done_423:
 	VMOVUPD      Z2, 128(AX)
 	VMULPD       Z4, Z3, Z3
 	VMOVUPD      Z3, K1, 192(AX)
-	JMP          fbAVX512_pt_419
+	JMP          fbAVX512_pt_428
 
-fbAVX512_ptend_420:
-	JMP fbAVX512_swend_385
+fbAVX512_ptend_429:
+	JMP fbAVX512_swend_394
 
-fbAVX512_case3_388:
+fbAVX512_case3_397:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8626,7 +8852,7 @@ fbAVX512_case3_388:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_424:
+fbAVX512_pack_433:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8636,12 +8862,12 @@ fbAVX512_pack_424:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_424
+	JNZ       fbAVX512_pack_433
 
-fbAVX512_pt_425:
+fbAVX512_pt_434:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_426
+	JZ        fbAVX512_ptend_435
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8671,9 +8897,9 @@ fbAVX512_pt_425:
 	VXORPD    Z5, Z5, Z5
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_428
+	JZ        fbAVX512_odd_437
 
-fbAVX512_loop_427:
+fbAVX512_loop_436:
 	VBROADCASTSD (AX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -8687,11 +8913,11 @@ fbAVX512_loop_427:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_427
+	JNZ          fbAVX512_loop_436
 
-fbAVX512_odd_428:
+fbAVX512_odd_437:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_429
+	JZ           fbAVX512_done_438
 	VBROADCASTSD (AX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -8699,7 +8925,7 @@ fbAVX512_odd_428:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
 
-fbAVX512_done_429:
+fbAVX512_done_438:
 	VADDPD       Z3, Z0, Z0
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z5, Z2, Z2
@@ -8721,12 +8947,12 @@ fbAVX512_done_429:
 	VMOVUPD      Z1, 64(AX)
 	VMULPD       Z3, Z2, Z2
 	VMOVUPD      Z2, K1, 128(AX)
-	JMP          fbAVX512_pt_425
+	JMP          fbAVX512_pt_434
 
-fbAVX512_ptend_426:
-	JMP fbAVX512_swend_385
+fbAVX512_ptend_435:
+	JMP fbAVX512_swend_394
 
-fbAVX512_case2_387:
+fbAVX512_case2_396:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8738,7 +8964,7 @@ fbAVX512_case2_387:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_430:
+fbAVX512_pack_439:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD.Z 64(DX), K1, Z0
@@ -8746,12 +8972,12 @@ fbAVX512_pack_430:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_430
+	JNZ       fbAVX512_pack_439
 
-fbAVX512_pt_431:
+fbAVX512_pt_440:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_432
+	JZ        fbAVX512_ptend_441
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8776,9 +9002,9 @@ fbAVX512_pt_431:
 	VXORPD    Z3, Z3, Z3
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_434
+	JZ        fbAVX512_odd_443
 
-fbAVX512_loop_433:
+fbAVX512_loop_442:
 	VBROADCASTSD (AX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VFMADD231PD  64(DX), Z4, Z1
@@ -8790,18 +9016,18 @@ fbAVX512_loop_433:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_433
+	JNZ          fbAVX512_loop_442
 
-fbAVX512_odd_434:
+fbAVX512_odd_443:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_435
+	JZ           fbAVX512_done_444
 	VBROADCASTSD (AX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VFMADD231PD  64(DX), Z4, Z1
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
 
-fbAVX512_done_435:
+fbAVX512_done_444:
 	VADDPD       Z2, Z0, Z0
 	VADDPD       Z3, Z1, Z1
 	MOVQ         scale_base+24(FP), AX
@@ -8820,12 +9046,12 @@ fbAVX512_done_435:
 	VMOVUPD      Z0, (AX)
 	VMULPD       Z2, Z1, Z1
 	VMOVUPD      Z1, K1, 64(AX)
-	JMP          fbAVX512_pt_431
+	JMP          fbAVX512_pt_440
 
-fbAVX512_ptend_432:
-	JMP fbAVX512_swend_385
+fbAVX512_ptend_441:
+	JMP fbAVX512_swend_394
 
-fbAVX512_case1_386:
+fbAVX512_case1_395:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8837,18 +9063,18 @@ fbAVX512_case1_386:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_436:
+fbAVX512_pack_445:
 	VMOVUPD.Z (DX), K1, Z0
 	VMOVUPD   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_436
+	JNZ       fbAVX512_pack_445
 
-fbAVX512_pt_437:
+fbAVX512_pt_446:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_438
+	JZ        fbAVX512_ptend_447
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8868,9 +9094,9 @@ fbAVX512_pt_437:
 	VXORPD    Z1, Z1, Z1
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_440
+	JZ        fbAVX512_odd_449
 
-fbAVX512_loop_439:
+fbAVX512_loop_448:
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	ADDQ         $0x08, AX
@@ -8880,17 +9106,17 @@ fbAVX512_loop_439:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_439
+	JNZ          fbAVX512_loop_448
 
-fbAVX512_odd_440:
+fbAVX512_odd_449:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_441
+	JZ           fbAVX512_done_450
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 
-fbAVX512_done_441:
+fbAVX512_done_450:
 	VADDPD       Z1, Z0, Z0
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
@@ -8906,33 +9132,33 @@ fbAVX512_done_441:
 	ADDQ         CX, AX
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	JMP          fbAVX512_pt_437
+	JMP          fbAVX512_pt_446
 
-fbAVX512_ptend_438:
-fbAVX512_swend_385:
+fbAVX512_ptend_447:
+fbAVX512_swend_394:
 	VZEROUPPER
 	RET
 
-fbAVX512_bt_383:
+fbAVX512_bt_392:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX512_btend_384
+	JZ     fbAVX512_btend_393
 	MOVQ   scale_base+24(FP), CX
 	VMOVSD fbone<>+0(SB), X0
 	VDIVSD (CX)(AX*8), X0, X0
 	VMOVSD X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX512_bchunk_442:
+fbAVX512_bchunk_451:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_bchunkend_443
+	JAE  fbAVX512_bchunkend_452
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000060
-	JAE  fbAVX512_full_444
+	JAE  fbAVX512_full_453
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -8941,30 +9167,30 @@ fbAVX512_bchunk_442:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_444:
+fbAVX512_full_453:
 	MOVQ   DX, 24(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_446
+	JEQ    fbAVX512_case1_455
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_447
+	JEQ    fbAVX512_case2_456
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_448
+	JEQ    fbAVX512_case3_457
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_449
+	JEQ    fbAVX512_case4_458
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_450
+	JEQ    fbAVX512_case5_459
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_451
+	JEQ    fbAVX512_case6_460
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_452
+	JEQ    fbAVX512_case7_461
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_453
+	JEQ    fbAVX512_case8_462
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_454
+	JEQ    fbAVX512_case9_463
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_455
+	JEQ    fbAVX512_case10_464
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_456
+	JEQ    fbAVX512_case11_465
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9007,9 +9233,9 @@ fbAVX512_full_444:
 	VXORPD Z23, Z23, Z23
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_459
+	JZ     fbAVX512_odd_468
 
-fbAVX512_loop_458:
+fbAVX512_loop_467:
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
 	VBROADCASTSD X24, Z24
@@ -9049,11 +9275,11 @@ fbAVX512_loop_458:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_458
+	JNZ          fbAVX512_loop_467
 
-fbAVX512_odd_459:
+fbAVX512_odd_468:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_460
+	JZ           fbAVX512_done_469
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
 	VBROADCASTSD X24, Z24
@@ -9074,7 +9300,7 @@ fbAVX512_odd_459:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_460:
+fbAVX512_done_469:
 	VADDPD       Z12, Z0, Z0
 	VADDPD       Z13, Z1, Z1
 	VADDPD       Z14, Z2, Z2
@@ -9118,9 +9344,9 @@ fbAVX512_done_460:
 	VMOVUPD      Z10, 640(DX)
 	VMULPD       Z12, Z11, Z11
 	VMOVUPD      Z11, K1, 704(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case11_456:
+fbAVX512_case11_465:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9161,9 +9387,9 @@ fbAVX512_case11_456:
 	VXORPD Z21, Z21, Z21
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_462
+	JZ     fbAVX512_odd_471
 
-fbAVX512_loop_461:
+fbAVX512_loop_470:
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
 	VBROADCASTSD X22, Z22
@@ -9201,11 +9427,11 @@ fbAVX512_loop_461:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_461
+	JNZ          fbAVX512_loop_470
 
-fbAVX512_odd_462:
+fbAVX512_odd_471:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_463
+	JZ           fbAVX512_done_472
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
 	VBROADCASTSD X22, Z22
@@ -9225,7 +9451,7 @@ fbAVX512_odd_462:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_463:
+fbAVX512_done_472:
 	VADDPD       Z11, Z0, Z0
 	VADDPD       Z12, Z1, Z1
 	VADDPD       Z13, Z2, Z2
@@ -9266,9 +9492,9 @@ fbAVX512_done_463:
 	VMOVUPD      Z9, 576(DX)
 	VMULPD       Z11, Z10, Z10
 	VMOVUPD      Z10, K1, 640(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case10_455:
+fbAVX512_case10_464:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9307,9 +9533,9 @@ fbAVX512_case10_455:
 	VXORPD Z19, Z19, Z19
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_465
+	JZ     fbAVX512_odd_474
 
-fbAVX512_loop_464:
+fbAVX512_loop_473:
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
 	VBROADCASTSD X20, Z20
@@ -9345,11 +9571,11 @@ fbAVX512_loop_464:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_464
+	JNZ          fbAVX512_loop_473
 
-fbAVX512_odd_465:
+fbAVX512_odd_474:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_466
+	JZ           fbAVX512_done_475
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
 	VBROADCASTSD X20, Z20
@@ -9368,7 +9594,7 @@ fbAVX512_odd_465:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_466:
+fbAVX512_done_475:
 	VADDPD       Z10, Z0, Z0
 	VADDPD       Z11, Z1, Z1
 	VADDPD       Z12, Z2, Z2
@@ -9406,9 +9632,9 @@ fbAVX512_done_466:
 	VMOVUPD      Z8, 512(DX)
 	VMULPD       Z10, Z9, Z9
 	VMOVUPD      Z9, K1, 576(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case9_454:
+fbAVX512_case9_463:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9445,9 +9671,9 @@ fbAVX512_case9_454:
 	VXORPD Z17, Z17, Z17
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_468
+	JZ     fbAVX512_odd_477
 
-fbAVX512_loop_467:
+fbAVX512_loop_476:
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
 	VBROADCASTSD X18, Z18
@@ -9481,11 +9707,11 @@ fbAVX512_loop_467:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_467
+	JNZ          fbAVX512_loop_476
 
-fbAVX512_odd_468:
+fbAVX512_odd_477:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_469
+	JZ           fbAVX512_done_478
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
 	VBROADCASTSD X18, Z18
@@ -9503,7 +9729,7 @@ fbAVX512_odd_468:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_469:
+fbAVX512_done_478:
 	VADDPD       Z9, Z0, Z0
 	VADDPD       Z10, Z1, Z1
 	VADDPD       Z11, Z2, Z2
@@ -9538,9 +9764,9 @@ fbAVX512_done_469:
 	VMOVUPD      Z7, 448(DX)
 	VMULPD       Z9, Z8, Z8
 	VMOVUPD      Z8, K1, 512(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case8_453:
+fbAVX512_case8_462:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9575,9 +9801,9 @@ fbAVX512_case8_453:
 	VXORPD Z15, Z15, Z15
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_471
+	JZ     fbAVX512_odd_480
 
-fbAVX512_loop_470:
+fbAVX512_loop_479:
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
 	VBROADCASTSD X16, Z16
@@ -9609,11 +9835,11 @@ fbAVX512_loop_470:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_470
+	JNZ          fbAVX512_loop_479
 
-fbAVX512_odd_471:
+fbAVX512_odd_480:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_472
+	JZ           fbAVX512_done_481
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
 	VBROADCASTSD X16, Z16
@@ -9630,7 +9856,7 @@ fbAVX512_odd_471:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_472:
+fbAVX512_done_481:
 	VADDPD       Z8, Z0, Z0
 	VADDPD       Z9, Z1, Z1
 	VADDPD       Z10, Z2, Z2
@@ -9662,9 +9888,9 @@ fbAVX512_done_472:
 	VMOVUPD      Z6, 384(DX)
 	VMULPD       Z8, Z7, Z7
 	VMOVUPD      Z7, K1, 448(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case7_452:
+fbAVX512_case7_461:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9697,9 +9923,9 @@ fbAVX512_case7_452:
 	VXORPD Z13, Z13, Z13
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_474
+	JZ     fbAVX512_odd_483
 
-fbAVX512_loop_473:
+fbAVX512_loop_482:
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
 	VBROADCASTSD X14, Z14
@@ -9729,11 +9955,11 @@ fbAVX512_loop_473:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_473
+	JNZ          fbAVX512_loop_482
 
-fbAVX512_odd_474:
+fbAVX512_odd_483:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_475
+	JZ           fbAVX512_done_484
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
 	VBROADCASTSD X14, Z14
@@ -9749,7 +9975,7 @@ fbAVX512_odd_474:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_475:
+fbAVX512_done_484:
 	VADDPD       Z7, Z0, Z0
 	VADDPD       Z8, Z1, Z1
 	VADDPD       Z9, Z2, Z2
@@ -9778,9 +10004,9 @@ fbAVX512_done_475:
 	VMOVUPD      Z5, 320(DX)
 	VMULPD       Z7, Z6, Z6
 	VMOVUPD      Z6, K1, 384(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case6_451:
+fbAVX512_case6_460:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9811,9 +10037,9 @@ fbAVX512_case6_451:
 	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_477
+	JZ     fbAVX512_odd_486
 
-fbAVX512_loop_476:
+fbAVX512_loop_485:
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
 	VBROADCASTSD X12, Z12
@@ -9841,11 +10067,11 @@ fbAVX512_loop_476:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_476
+	JNZ          fbAVX512_loop_485
 
-fbAVX512_odd_477:
+fbAVX512_odd_486:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_478
+	JZ           fbAVX512_done_487
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
 	VBROADCASTSD X12, Z12
@@ -9860,7 +10086,7 @@ fbAVX512_odd_477:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_478:
+fbAVX512_done_487:
 	VADDPD       Z6, Z0, Z0
 	VADDPD       Z7, Z1, Z1
 	VADDPD       Z8, Z2, Z2
@@ -9886,9 +10112,9 @@ fbAVX512_done_478:
 	VMOVUPD      Z4, 256(DX)
 	VMULPD       Z6, Z5, Z5
 	VMOVUPD      Z5, K1, 320(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case5_450:
+fbAVX512_case5_459:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9917,9 +10143,9 @@ fbAVX512_case5_450:
 	VXORPD Z9, Z9, Z9
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_480
+	JZ     fbAVX512_odd_489
 
-fbAVX512_loop_479:
+fbAVX512_loop_488:
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
 	VBROADCASTSD X10, Z10
@@ -9945,11 +10171,11 @@ fbAVX512_loop_479:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_479
+	JNZ          fbAVX512_loop_488
 
-fbAVX512_odd_480:
+fbAVX512_odd_489:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_481
+	JZ           fbAVX512_done_490
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
 	VBROADCASTSD X10, Z10
@@ -9963,7 +10189,7 @@ fbAVX512_odd_480:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_481:
+fbAVX512_done_490:
 	VADDPD       Z5, Z0, Z0
 	VADDPD       Z6, Z1, Z1
 	VADDPD       Z7, Z2, Z2
@@ -9986,9 +10212,9 @@ fbAVX512_done_481:
 	VMOVUPD      Z3, 192(DX)
 	VMULPD       Z5, Z4, Z4
 	VMOVUPD      Z4, K1, 256(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case4_449:
+fbAVX512_case4_458:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10015,9 +10241,9 @@ fbAVX512_case4_449:
 	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_483
+	JZ     fbAVX512_odd_492
 
-fbAVX512_loop_482:
+fbAVX512_loop_491:
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
 	VBROADCASTSD X8, Z8
@@ -10041,11 +10267,11 @@ fbAVX512_loop_482:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_482
+	JNZ          fbAVX512_loop_491
 
-fbAVX512_odd_483:
+fbAVX512_odd_492:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_484
+	JZ           fbAVX512_done_493
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
 	VBROADCASTSD X8, Z8
@@ -10058,7 +10284,7 @@ fbAVX512_odd_483:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_484:
+fbAVX512_done_493:
 	VADDPD       Z4, Z0, Z0
 	VADDPD       Z5, Z1, Z1
 	VADDPD       Z6, Z2, Z2
@@ -10078,9 +10304,9 @@ fbAVX512_done_484:
 	VMOVUPD      Z2, 128(DX)
 	VMULPD       Z4, Z3, Z3
 	VMOVUPD      Z3, K1, 192(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case3_448:
+fbAVX512_case3_457:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10105,9 +10331,9 @@ fbAVX512_case3_448:
 	VXORPD Z5, Z5, Z5
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_486
+	JZ     fbAVX512_odd_495
 
-fbAVX512_loop_485:
+fbAVX512_loop_494:
 	VMOVSD       (DI), X6
 	VMULSD       (SI), X6, X6
 	VBROADCASTSD X6, Z6
@@ -10129,11 +10355,11 @@ fbAVX512_loop_485:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_485
+	JNZ          fbAVX512_loop_494
 
-fbAVX512_odd_486:
+fbAVX512_odd_495:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_487
+	JZ           fbAVX512_done_496
 	VMOVSD       (DI), X6
 	VMULSD       (SI), X6, X6
 	VBROADCASTSD X6, Z6
@@ -10145,7 +10371,7 @@ fbAVX512_odd_486:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_487:
+fbAVX512_done_496:
 	VADDPD       Z3, Z0, Z0
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z5, Z2, Z2
@@ -10162,9 +10388,9 @@ fbAVX512_done_487:
 	VMOVUPD      Z1, 64(DX)
 	VMULPD       Z3, Z2, Z2
 	VMOVUPD      Z2, K1, 128(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case2_447:
+fbAVX512_case2_456:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10187,9 +10413,9 @@ fbAVX512_case2_447:
 	VXORPD Z3, Z3, Z3
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_489
+	JZ     fbAVX512_odd_498
 
-fbAVX512_loop_488:
+fbAVX512_loop_497:
 	VMOVSD       (DI), X4
 	VMULSD       (SI), X4, X4
 	VBROADCASTSD X4, Z4
@@ -10209,11 +10435,11 @@ fbAVX512_loop_488:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_488
+	JNZ          fbAVX512_loop_497
 
-fbAVX512_odd_489:
+fbAVX512_odd_498:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_490
+	JZ           fbAVX512_done_499
 	VMOVSD       (DI), X4
 	VMULSD       (SI), X4, X4
 	VBROADCASTSD X4, Z4
@@ -10224,7 +10450,7 @@ fbAVX512_odd_489:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_490:
+fbAVX512_done_499:
 	VADDPD       Z2, Z0, Z0
 	VADDPD       Z3, Z1, Z1
 	MOVQ         beta_base+0(FP), DX
@@ -10238,9 +10464,9 @@ fbAVX512_done_490:
 	VMOVUPD      Z0, (DX)
 	VMULPD       Z2, Z1, Z1
 	VMOVUPD      Z1, K1, 64(DX)
-	JMP          fbAVX512_swend_445
+	JMP          fbAVX512_swend_454
 
-fbAVX512_case1_446:
+fbAVX512_case1_455:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10261,9 +10487,9 @@ fbAVX512_case1_446:
 	VXORPD Z1, Z1, Z1
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_492
+	JZ     fbAVX512_odd_501
 
-fbAVX512_loop_491:
+fbAVX512_loop_500:
 	VMOVSD       (DI), X2
 	VMULSD       (SI), X2, X2
 	VBROADCASTSD X2, Z2
@@ -10281,11 +10507,11 @@ fbAVX512_loop_491:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_491
+	JNZ          fbAVX512_loop_500
 
-fbAVX512_odd_492:
+fbAVX512_odd_501:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_493
+	JZ           fbAVX512_done_502
 	VMOVSD       (DI), X2
 	VMULSD       (SI), X2, X2
 	VBROADCASTSD X2, Z2
@@ -10295,7 +10521,7 @@ fbAVX512_odd_492:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_493:
+fbAVX512_done_502:
 	VADDPD       Z1, Z0, Z0
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -10307,19 +10533,19 @@ fbAVX512_done_493:
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (DX)
 
-fbAVX512_swend_445:
+fbAVX512_swend_454:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000060, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_bchunk_442
+	JMP  fbAVX512_bchunk_451
 
-fbAVX512_bchunkend_443:
+fbAVX512_bchunkend_452:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bt_383
+	JMP  fbAVX512_bt_392
 
-fbAVX512_btend_384:
+fbAVX512_btend_393:
 	VZEROUPPER
 	RET
 
@@ -10332,11 +10558,11 @@ TEXT ·forwardBatchAVX512(SB), $16528-128
 	MOVQ AX, 16520(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_k0_494:
+fbAVX512_k0_503:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_k0end_495
+	JAE    fbAVX512_k0end_504
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -10351,36 +10577,36 @@ fbAVX512_k0_494:
 	MOVQ   CX, R8
 	ANDQ   $-16, R8
 
-fbAVX512_sum_496_AVX512_wide:
+fbAVX512_sum_505_AVX512_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_496_AVX512_narrow0
+	JAE    fbAVX512_sum_505_AVX512_narrow0
 	VADDPD (SI)(DI*8), Z0, Z0
 	VADDPD 64(SI)(DI*8), Z1, Z1
 	ADDQ   $+16, DI
-	JMP    fbAVX512_sum_496_AVX512_wide
+	JMP    fbAVX512_sum_505_AVX512_wide
 
-fbAVX512_sum_496_AVX512_narrow0:
+fbAVX512_sum_505_AVX512_narrow0:
 	MOVQ CX, R8
 	ANDQ $-8, R8
 
-fbAVX512_sum_496_AVX512_narrow:
+fbAVX512_sum_505_AVX512_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_496_AVX512_tail
+	JAE    fbAVX512_sum_505_AVX512_tail
 	VADDPD (SI)(DI*8), Z0, Z0
 	ADDQ   $+8, DI
-	JMP    fbAVX512_sum_496_AVX512_narrow
+	JMP    fbAVX512_sum_505_AVX512_narrow
 
-fbAVX512_sum_496_AVX512_tail:
+fbAVX512_sum_505_AVX512_tail:
 	MOVQ      CX, R8
 	SUBQ      DI, R8
-	JZ        fbAVX512_sum_496_AVX512_end
+	JZ        fbAVX512_sum_505_AVX512_end
 	MOVQ      $-1, R9
 	BZHIQ     R8, R9, R8
 	KMOVB     R8, K1
 	VMOVUPD.Z (SI)(DI*8), K1, Z2
 	VADDPD    Z2, Z0, Z0
 
-fbAVX512_sum_496_AVX512_end:
+fbAVX512_sum_505_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -10396,31 +10622,31 @@ fbAVX512_sum_496_AVX512_end:
 	MOVQ          CX, DX
 	ANDQ          $-16, DX
 
-fbAVX512_mul_497_AVX512_wide:
+fbAVX512_mul_506_AVX512_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_497_AVX512_narrow0
+	JAE     fbAVX512_mul_506_AVX512_narrow0
 	VMULPD  (SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, (BX)(AX*8)
 	VMULPD  64(SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, 64(BX)(AX*8)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_mul_497_AVX512_wide
+	JMP     fbAVX512_mul_506_AVX512_wide
 
-fbAVX512_mul_497_AVX512_narrow0:
+fbAVX512_mul_506_AVX512_narrow0:
 	MOVQ CX, DX
 	ANDQ $-8, DX
 
-fbAVX512_mul_497_AVX512_narrow:
+fbAVX512_mul_506_AVX512_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_497_AVX512_tail
+	JAE     fbAVX512_mul_506_AVX512_tail
 	VMULPD  (SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, (BX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_mul_497_AVX512_narrow
+	JMP     fbAVX512_mul_506_AVX512_narrow
 
-fbAVX512_mul_497_AVX512_tail:
+fbAVX512_mul_506_AVX512_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_mul_497_AVX512_end
+	JZ        fbAVX512_mul_506_AVX512_end
 	MOVQ      $-1, DX
 	BZHIQ     CX, DX, CX
 	KMOVB     CX, K1
@@ -10428,20 +10654,20 @@ fbAVX512_mul_497_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (BX)(AX*8)
 
-fbAVX512_mul_497_AVX512_end:
+fbAVX512_mul_506_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_k0_494
+	JMP  fbAVX512_k0_503
 
-fbAVX512_k0end_495:
+fbAVX512_k0end_504:
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_t_498:
+fbAVX512_t_507:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX512_tend_499
+	JAE   fbAVX512_tend_508
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -10455,11 +10681,11 @@ fbAVX512_t_498:
 	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX512_i0_500:
+fbAVX512_i0_509:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_i0end_501
+	JAE     fbAVX512_i0end_510
 	MOVQ    ib+120(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -10470,16 +10696,16 @@ fbAVX512_i0_500:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX512_jc_502:
+fbAVX512_jc_511:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_jcend_503
+	JAE  fbAVX512_jcend_512
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_504
+	JAE  fbAVX512_full_513
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -10488,14 +10714,14 @@ fbAVX512_jc_502:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_504:
+fbAVX512_full_513:
 	MOVQ  DX, 40(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_506
+	JEQ   fbAVX512_case1_515
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_507
+	JEQ   fbAVX512_case2_516
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_508
+	JEQ   fbAVX512_case3_517
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -10512,7 +10738,7 @@ fbAVX512_full_504:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_510:
+fbAVX512_pack_519:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -10528,28 +10754,28 @@ fbAVX512_pack_510:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_510
+	JNZ        fbAVX512_pack_519
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_511:
+fbAVX512_kb_520:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_512
+	JAE     fbAVX512_kbend_521
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_514
+	JEQ     fbAVX512_case1_523
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_515
+	JEQ     fbAVX512_case2_524
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_516
+	JEQ     fbAVX512_case3_525
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_517
+	JEQ     fbAVX512_case4_526
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_518
+	JEQ     fbAVX512_case5_527
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -10590,7 +10816,7 @@ fbAVX512_kb_511:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_520:
+fbAVX512_loop_529:
 	VMOVUPD      (SI), Z24
 	VMOVUPD      64(SI), Z25
 	VMOVUPD      128(SI), Z26
@@ -10629,7 +10855,7 @@ fbAVX512_loop_520:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_520
+	JNZ          fbAVX512_loop_529
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10638,7 +10864,7 @@ fbAVX512_loop_520:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_521
+	JZ           fbAVX512_first_530
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -10670,7 +10896,7 @@ fbAVX512_loop_520:
 	VMOVUPD.Z    192(BX)(AX*1), K1, Z24
 	VADDPD       Z24, Z23, Z23
 
-fbAVX512_first_521:
+fbAVX512_first_530:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -10695,9 +10921,9 @@ fbAVX512_first_521:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_513
+	JMP     fbAVX512_swend_522
 
-fbAVX512_case5_518:
+fbAVX512_case5_527:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10734,7 +10960,7 @@ fbAVX512_case5_518:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_522:
+fbAVX512_loop_531:
 	VMOVUPD      (SI), Z20
 	VMOVUPD      64(SI), Z21
 	VMOVUPD      128(SI), Z22
@@ -10768,7 +10994,7 @@ fbAVX512_loop_522:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_522
+	JNZ          fbAVX512_loop_531
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10777,7 +11003,7 @@ fbAVX512_loop_522:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_523
+	JZ           fbAVX512_first_532
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -10804,7 +11030,7 @@ fbAVX512_loop_522:
 	VMOVUPD.Z    192(BX), K1, Z20
 	VADDPD       Z20, Z19, Z19
 
-fbAVX512_first_523:
+fbAVX512_first_532:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -10825,9 +11051,9 @@ fbAVX512_first_523:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_513
+	JMP     fbAVX512_swend_522
 
-fbAVX512_case4_517:
+fbAVX512_case4_526:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10859,7 +11085,7 @@ fbAVX512_case4_517:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_524:
+fbAVX512_loop_533:
 	VMOVUPD      (BX), Z16
 	VMOVUPD      64(BX), Z17
 	VMOVUPD      128(BX), Z18
@@ -10887,7 +11113,7 @@ fbAVX512_loop_524:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_524
+	JNZ          fbAVX512_loop_533
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10895,7 +11121,7 @@ fbAVX512_loop_524:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_525
+	JZ           fbAVX512_first_534
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -10917,7 +11143,7 @@ fbAVX512_loop_524:
 	VMOVUPD.Z    192(DX)(CX*1), K1, Z16
 	VADDPD       Z16, Z15, Z15
 
-fbAVX512_first_525:
+fbAVX512_first_534:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -10934,9 +11160,9 @@ fbAVX512_first_525:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_513
+	JMP     fbAVX512_swend_522
 
-fbAVX512_case3_516:
+fbAVX512_case3_525:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10964,7 +11190,7 @@ fbAVX512_case3_516:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_526:
+fbAVX512_loop_535:
 	VMOVUPD      (CX), Z12
 	VMOVUPD      64(CX), Z13
 	VMOVUPD      128(CX), Z14
@@ -10987,7 +11213,7 @@ fbAVX512_loop_526:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_526
+	JNZ          fbAVX512_loop_535
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -10995,7 +11221,7 @@ fbAVX512_loop_526:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_527
+	JZ           fbAVX512_first_536
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -11012,7 +11238,7 @@ fbAVX512_loop_526:
 	VMOVUPD.Z    192(CX)(AX*2), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_527:
+fbAVX512_first_536:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -11025,9 +11251,9 @@ fbAVX512_first_527:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_513
+	JMP     fbAVX512_swend_522
 
-fbAVX512_case2_515:
+fbAVX512_case2_524:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11051,7 +11277,7 @@ fbAVX512_case2_515:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_528:
+fbAVX512_loop_537:
 	VMOVUPD      (CX), Z8
 	VMOVUPD      64(CX), Z9
 	VMOVUPD      128(CX), Z10
@@ -11069,7 +11295,7 @@ fbAVX512_loop_528:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_528
+	JNZ          fbAVX512_loop_537
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -11077,7 +11303,7 @@ fbAVX512_loop_528:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_529
+	JZ           fbAVX512_first_538
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -11089,7 +11315,7 @@ fbAVX512_loop_528:
 	VMOVUPD.Z    192(CX)(AX*1), K1, Z8
 	VADDPD       Z8, Z7, Z7
 
-fbAVX512_first_529:
+fbAVX512_first_538:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -11098,9 +11324,9 @@ fbAVX512_first_529:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_513
+	JMP     fbAVX512_swend_522
 
-fbAVX512_case1_514:
+fbAVX512_case1_523:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11120,7 +11346,7 @@ fbAVX512_case1_514:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_530:
+fbAVX512_loop_539:
 	VBROADCASTSD (DX), Z4
 	VFMADD231PD  (CX), Z4, Z0
 	VFMADD231PD  64(CX), Z4, Z1
@@ -11129,7 +11355,7 @@ fbAVX512_loop_530:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_530
+	JNZ          fbAVX512_loop_539
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -11137,29 +11363,29 @@ fbAVX512_loop_530:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_531
+	JZ           fbAVX512_first_540
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
 	VMOVUPD.Z    192(CX), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_531:
+fbAVX512_first_540:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
 
-fbAVX512_swend_513:
+fbAVX512_swend_522:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_511
+	JMP  fbAVX512_kb_520
 
-fbAVX512_kbend_512:
-	JMP fbAVX512_swend_505
+fbAVX512_kbend_521:
+	JMP fbAVX512_swend_514
 
-fbAVX512_case3_508:
+fbAVX512_case3_517:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -11176,7 +11402,7 @@ fbAVX512_case3_508:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_532:
+fbAVX512_pack_541:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -11190,28 +11416,28 @@ fbAVX512_pack_532:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_532
+	JNZ        fbAVX512_pack_541
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_533:
+fbAVX512_kb_542:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_534
+	JAE     fbAVX512_kbend_543
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_536
+	JEQ     fbAVX512_case1_545
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_537
+	JEQ     fbAVX512_case2_546
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_538
+	JEQ     fbAVX512_case3_547
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_539
+	JEQ     fbAVX512_case4_548
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_540
+	JEQ     fbAVX512_case5_549
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -11246,7 +11472,7 @@ fbAVX512_kb_533:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_542:
+fbAVX512_loop_551:
 	VMOVUPD      (SI), Z18
 	VMOVUPD      64(SI), Z19
 	VMOVUPD      128(SI), Z20
@@ -11278,7 +11504,7 @@ fbAVX512_loop_542:
 	ADDQ         $0x08, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_542
+	JNZ          fbAVX512_loop_551
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11287,7 +11513,7 @@ fbAVX512_loop_542:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_543
+	JZ           fbAVX512_first_552
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z18
@@ -11313,7 +11539,7 @@ fbAVX512_loop_542:
 	VMOVUPD.Z    128(BX)(AX*1), K1, Z18
 	VADDPD       Z18, Z17, Z17
 
-fbAVX512_first_543:
+fbAVX512_first_552:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -11332,9 +11558,9 @@ fbAVX512_first_543:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_535
+	JMP     fbAVX512_swend_544
 
-fbAVX512_case5_540:
+fbAVX512_case5_549:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11366,7 +11592,7 @@ fbAVX512_case5_540:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_544:
+fbAVX512_loop_553:
 	VMOVUPD      (SI), Z15
 	VMOVUPD      64(SI), Z16
 	VMOVUPD      128(SI), Z17
@@ -11394,7 +11620,7 @@ fbAVX512_loop_544:
 	ADDQ         $0x08, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_544
+	JNZ          fbAVX512_loop_553
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11403,7 +11629,7 @@ fbAVX512_loop_544:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_545
+	JZ           fbAVX512_first_554
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z15
@@ -11425,7 +11651,7 @@ fbAVX512_loop_544:
 	VMOVUPD.Z    128(BX), K1, Z15
 	VADDPD       Z15, Z14, Z14
 
-fbAVX512_first_545:
+fbAVX512_first_554:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -11441,9 +11667,9 @@ fbAVX512_first_545:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_535
+	JMP     fbAVX512_swend_544
 
-fbAVX512_case4_539:
+fbAVX512_case4_548:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11471,7 +11697,7 @@ fbAVX512_case4_539:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_546:
+fbAVX512_loop_555:
 	VMOVUPD      (BX), Z12
 	VMOVUPD      64(BX), Z13
 	VMOVUPD      128(BX), Z14
@@ -11494,7 +11720,7 @@ fbAVX512_loop_546:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_546
+	JNZ          fbAVX512_loop_555
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11502,7 +11728,7 @@ fbAVX512_loop_546:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_547
+	JZ           fbAVX512_first_556
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z12
@@ -11520,7 +11746,7 @@ fbAVX512_loop_546:
 	VMOVUPD.Z    128(DX)(CX*1), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_547:
+fbAVX512_first_556:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -11533,9 +11759,9 @@ fbAVX512_first_547:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_535
+	JMP     fbAVX512_swend_544
 
-fbAVX512_case3_538:
+fbAVX512_case3_547:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11560,7 +11786,7 @@ fbAVX512_case3_538:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_548:
+fbAVX512_loop_557:
 	VMOVUPD      (CX), Z9
 	VMOVUPD      64(CX), Z10
 	VMOVUPD      128(CX), Z11
@@ -11579,7 +11805,7 @@ fbAVX512_loop_548:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_548
+	JNZ          fbAVX512_loop_557
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -11587,7 +11813,7 @@ fbAVX512_loop_548:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_549
+	JZ           fbAVX512_first_558
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z9
@@ -11601,7 +11827,7 @@ fbAVX512_loop_548:
 	VMOVUPD.Z    128(CX)(AX*2), K1, Z9
 	VADDPD       Z9, Z8, Z8
 
-fbAVX512_first_549:
+fbAVX512_first_558:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
@@ -11611,9 +11837,9 @@ fbAVX512_first_549:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_535
+	JMP     fbAVX512_swend_544
 
-fbAVX512_case2_537:
+fbAVX512_case2_546:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11635,7 +11861,7 @@ fbAVX512_case2_537:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_550:
+fbAVX512_loop_559:
 	VMOVUPD      (CX), Z6
 	VMOVUPD      64(CX), Z7
 	VMOVUPD      128(CX), Z8
@@ -11650,7 +11876,7 @@ fbAVX512_loop_550:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_550
+	JNZ          fbAVX512_loop_559
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -11658,7 +11884,7 @@ fbAVX512_loop_550:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_551
+	JZ           fbAVX512_first_560
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z6
@@ -11668,16 +11894,16 @@ fbAVX512_loop_550:
 	VMOVUPD.Z    128(CX)(AX*1), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_551:
+fbAVX512_first_560:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_535
+	JMP     fbAVX512_swend_544
 
-fbAVX512_case1_536:
+fbAVX512_case1_545:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11696,7 +11922,7 @@ fbAVX512_case1_536:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_552:
+fbAVX512_loop_561:
 	VBROADCASTSD (DX), Z3
 	VFMADD231PD  (CX), Z3, Z0
 	VFMADD231PD  64(CX), Z3, Z1
@@ -11704,7 +11930,7 @@ fbAVX512_loop_552:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_552
+	JNZ          fbAVX512_loop_561
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -11712,27 +11938,27 @@ fbAVX512_loop_552:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_553
+	JZ           fbAVX512_first_562
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_553:
+fbAVX512_first_562:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
 
-fbAVX512_swend_535:
+fbAVX512_swend_544:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_533
+	JMP  fbAVX512_kb_542
 
-fbAVX512_kbend_534:
-	JMP fbAVX512_swend_505
+fbAVX512_kbend_543:
+	JMP fbAVX512_swend_514
 
-fbAVX512_case2_507:
+fbAVX512_case2_516:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -11749,7 +11975,7 @@ fbAVX512_case2_507:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_554:
+fbAVX512_pack_563:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD.Z  64(CX), K1, Z0
@@ -11761,28 +11987,28 @@ fbAVX512_pack_554:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_554
+	JNZ        fbAVX512_pack_563
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_555:
+fbAVX512_kb_564:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_556
+	JAE     fbAVX512_kbend_565
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_558
+	JEQ     fbAVX512_case1_567
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_559
+	JEQ     fbAVX512_case2_568
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_560
+	JEQ     fbAVX512_case3_569
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_561
+	JEQ     fbAVX512_case4_570
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_562
+	JEQ     fbAVX512_case5_571
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -11811,7 +12037,7 @@ fbAVX512_kb_555:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_564:
+fbAVX512_loop_573:
 	VMOVUPD      (SI), Z12
 	VMOVUPD      64(SI), Z13
 	VBROADCASTSD (DX), Z14
@@ -11836,7 +12062,7 @@ fbAVX512_loop_564:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_564
+	JNZ          fbAVX512_loop_573
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11845,7 +12071,7 @@ fbAVX512_loop_564:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_565
+	JZ           fbAVX512_first_574
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z12
 	VADDPD       Z12, Z1, Z1
@@ -11865,7 +12091,7 @@ fbAVX512_loop_564:
 	VMOVUPD.Z    64(BX)(AX*1), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_565:
+fbAVX512_first_574:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -11878,9 +12104,9 @@ fbAVX512_first_565:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_557
+	JMP     fbAVX512_swend_566
 
-fbAVX512_case5_562:
+fbAVX512_case5_571:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11907,7 +12133,7 @@ fbAVX512_case5_562:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_566:
+fbAVX512_loop_575:
 	VMOVUPD      (SI), Z10
 	VMOVUPD      64(SI), Z11
 	VBROADCASTSD (DX), Z12
@@ -11929,7 +12155,7 @@ fbAVX512_loop_566:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_566
+	JNZ          fbAVX512_loop_575
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11938,7 +12164,7 @@ fbAVX512_loop_566:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_567
+	JZ           fbAVX512_first_576
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z10
 	VADDPD       Z10, Z1, Z1
@@ -11955,7 +12181,7 @@ fbAVX512_loop_566:
 	VMOVUPD.Z    64(BX), K1, Z10
 	VADDPD       Z10, Z9, Z9
 
-fbAVX512_first_567:
+fbAVX512_first_576:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -11966,9 +12192,9 @@ fbAVX512_first_567:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_557
+	JMP     fbAVX512_swend_566
 
-fbAVX512_case4_561:
+fbAVX512_case4_570:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11992,7 +12218,7 @@ fbAVX512_case4_561:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_568:
+fbAVX512_loop_577:
 	VMOVUPD      (BX), Z8
 	VMOVUPD      64(BX), Z9
 	VBROADCASTSD (DX), Z10
@@ -12010,7 +12236,7 @@ fbAVX512_loop_568:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_568
+	JNZ          fbAVX512_loop_577
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12018,7 +12244,7 @@ fbAVX512_loop_568:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_569
+	JZ           fbAVX512_first_578
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z8
 	VADDPD       Z8, Z1, Z1
@@ -12032,7 +12258,7 @@ fbAVX512_loop_568:
 	VMOVUPD.Z    64(DX)(CX*1), K1, Z8
 	VADDPD       Z8, Z7, Z7
 
-fbAVX512_first_569:
+fbAVX512_first_578:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -12041,9 +12267,9 @@ fbAVX512_first_569:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_557
+	JMP     fbAVX512_swend_566
 
-fbAVX512_case3_560:
+fbAVX512_case3_569:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12065,7 +12291,7 @@ fbAVX512_case3_560:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_570:
+fbAVX512_loop_579:
 	VMOVUPD      (CX), Z6
 	VMOVUPD      64(CX), Z7
 	VBROADCASTSD (DX), Z8
@@ -12080,7 +12306,7 @@ fbAVX512_loop_570:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_570
+	JNZ          fbAVX512_loop_579
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -12088,7 +12314,7 @@ fbAVX512_loop_570:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_571
+	JZ           fbAVX512_first_580
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z6
 	VADDPD       Z6, Z1, Z1
@@ -12099,16 +12325,16 @@ fbAVX512_loop_570:
 	VMOVUPD.Z    64(CX)(AX*2), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_571:
+fbAVX512_first_580:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_557
+	JMP     fbAVX512_swend_566
 
-fbAVX512_case2_559:
+fbAVX512_case2_568:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12128,7 +12354,7 @@ fbAVX512_case2_559:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_572:
+fbAVX512_loop_581:
 	VMOVUPD      (CX), Z4
 	VMOVUPD      64(CX), Z5
 	VBROADCASTSD (DX), Z6
@@ -12140,7 +12366,7 @@ fbAVX512_loop_572:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_572
+	JNZ          fbAVX512_loop_581
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -12148,7 +12374,7 @@ fbAVX512_loop_572:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_573
+	JZ           fbAVX512_first_582
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z4
 	VADDPD       Z4, Z1, Z1
@@ -12156,14 +12382,14 @@ fbAVX512_loop_572:
 	VMOVUPD.Z    64(CX)(AX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_573:
+fbAVX512_first_582:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_557
+	JMP     fbAVX512_swend_566
 
-fbAVX512_case1_558:
+fbAVX512_case1_567:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12181,14 +12407,14 @@ fbAVX512_case1_558:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_574:
+fbAVX512_loop_583:
 	VBROADCASTSD (DX), Z2
 	VFMADD231PD  (CX), Z2, Z0
 	VFMADD231PD  64(CX), Z2, Z1
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_574
+	JNZ          fbAVX512_loop_583
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -12196,25 +12422,25 @@ fbAVX512_loop_574:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_575
+	JZ           fbAVX512_first_584
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_575:
+fbAVX512_first_584:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 
-fbAVX512_swend_557:
+fbAVX512_swend_566:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_555
+	JMP  fbAVX512_kb_564
 
-fbAVX512_kbend_556:
-	JMP fbAVX512_swend_505
+fbAVX512_kbend_565:
+	JMP fbAVX512_swend_514
 
-fbAVX512_case1_506:
+fbAVX512_case1_515:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -12231,7 +12457,7 @@ fbAVX512_case1_506:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_576:
+fbAVX512_pack_585:
 	VMOVUPD.Z  (CX), K1, Z0
 	VMOVUPD    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -12241,28 +12467,28 @@ fbAVX512_pack_576:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_576
+	JNZ        fbAVX512_pack_585
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_577:
+fbAVX512_kb_586:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_578
+	JAE     fbAVX512_kbend_587
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_580
+	JEQ     fbAVX512_case1_589
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_581
+	JEQ     fbAVX512_case2_590
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_582
+	JEQ     fbAVX512_case3_591
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_583
+	JEQ     fbAVX512_case4_592
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_584
+	JEQ     fbAVX512_case5_593
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -12285,7 +12511,7 @@ fbAVX512_kb_577:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_586:
+fbAVX512_loop_595:
 	VMOVUPD      (SI), Z6
 	VBROADCASTSD (DX), Z7
 	VFMADD231PD  Z6, Z7, Z0
@@ -12303,7 +12529,7 @@ fbAVX512_loop_586:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_586
+	JNZ          fbAVX512_loop_595
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12312,7 +12538,7 @@ fbAVX512_loop_586:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_587
+	JZ           fbAVX512_first_596
 	VMOVUPD.Z    (DX), K1, Z6
 	VADDPD       Z6, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z6
@@ -12326,16 +12552,16 @@ fbAVX512_loop_586:
 	VMOVUPD.Z    (BX)(AX*1), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_587:
+fbAVX512_first_596:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_579
+	JMP     fbAVX512_swend_588
 
-fbAVX512_case5_584:
+fbAVX512_case5_593:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12357,7 +12583,7 @@ fbAVX512_case5_584:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_588:
+fbAVX512_loop_597:
 	VMOVUPD      (SI), Z5
 	VBROADCASTSD (DX), Z6
 	VFMADD231PD  Z5, Z6, Z0
@@ -12373,7 +12599,7 @@ fbAVX512_loop_588:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_588
+	JNZ          fbAVX512_loop_597
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12382,7 +12608,7 @@ fbAVX512_loop_588:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_589
+	JZ           fbAVX512_first_598
 	VMOVUPD.Z    (DX), K1, Z5
 	VADDPD       Z5, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z5
@@ -12394,15 +12620,15 @@ fbAVX512_loop_588:
 	VMOVUPD.Z    (BX), K1, Z5
 	VADDPD       Z5, Z4, Z4
 
-fbAVX512_first_589:
+fbAVX512_first_598:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_swend_579
+	JMP     fbAVX512_swend_588
 
-fbAVX512_case4_583:
+fbAVX512_case4_592:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12422,7 +12648,7 @@ fbAVX512_case4_583:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_590:
+fbAVX512_loop_599:
 	VMOVUPD      (BX), Z4
 	VBROADCASTSD (DX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -12435,7 +12661,7 @@ fbAVX512_loop_590:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_590
+	JNZ          fbAVX512_loop_599
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12443,7 +12669,7 @@ fbAVX512_loop_590:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_591
+	JZ           fbAVX512_first_600
 	VMOVUPD.Z    (DX), K1, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z4
@@ -12453,14 +12679,14 @@ fbAVX512_loop_590:
 	VMOVUPD.Z    (DX)(CX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_591:
+fbAVX512_first_600:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_579
+	JMP     fbAVX512_swend_588
 
-fbAVX512_case3_582:
+fbAVX512_case3_591:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12479,7 +12705,7 @@ fbAVX512_case3_582:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_592:
+fbAVX512_loop_601:
 	VMOVUPD      (CX), Z3
 	VBROADCASTSD (DX), Z4
 	VFMADD231PD  Z3, Z4, Z0
@@ -12490,7 +12716,7 @@ fbAVX512_loop_592:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_592
+	JNZ          fbAVX512_loop_601
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -12498,7 +12724,7 @@ fbAVX512_loop_592:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_593
+	JZ           fbAVX512_first_602
 	VMOVUPD.Z    (CX), K1, Z3
 	VADDPD       Z3, Z0, Z0
 	VMOVUPD.Z    (CX)(AX*1), K1, Z3
@@ -12506,13 +12732,13 @@ fbAVX512_loop_592:
 	VMOVUPD.Z    (CX)(AX*2), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_593:
+fbAVX512_first_602:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_579
+	JMP     fbAVX512_swend_588
 
-fbAVX512_case2_581:
+fbAVX512_case2_590:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12530,7 +12756,7 @@ fbAVX512_case2_581:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_594:
+fbAVX512_loop_603:
 	VMOVUPD      (CX), Z2
 	VBROADCASTSD (DX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -12539,7 +12765,7 @@ fbAVX512_loop_594:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_594
+	JNZ          fbAVX512_loop_603
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -12547,18 +12773,18 @@ fbAVX512_loop_594:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_595
+	JZ           fbAVX512_first_604
 	VMOVUPD.Z    (CX), K1, Z2
 	VADDPD       Z2, Z0, Z0
 	VMOVUPD.Z    (CX)(AX*1), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_595:
+fbAVX512_first_604:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_579
+	JMP     fbAVX512_swend_588
 
-fbAVX512_case1_580:
+fbAVX512_case1_589:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12575,13 +12801,13 @@ fbAVX512_case1_580:
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_596:
+fbAVX512_loop_605:
 	VBROADCASTSD (DX), Z1
 	VFMADD231PD  (CX), Z1, Z0
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_596
+	JNZ          fbAVX512_loop_605
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -12589,41 +12815,41 @@ fbAVX512_loop_596:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_597
+	JZ           fbAVX512_first_606
 	VMOVUPD.Z    (CX), K1, Z1
 	VADDPD       Z1, Z0, Z0
 
-fbAVX512_first_597:
+fbAVX512_first_606:
 	VMOVUPD Z0, K1, (CX)
 
-fbAVX512_swend_579:
+fbAVX512_swend_588:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_577
+	JMP  fbAVX512_kb_586
 
-fbAVX512_kbend_578:
-fbAVX512_swend_505:
+fbAVX512_kbend_587:
+fbAVX512_swend_514:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000020, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_jc_502
+	JMP  fbAVX512_jc_511
 
-fbAVX512_jcend_503:
+fbAVX512_jcend_512:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_i0_500
+	JMP  fbAVX512_i0_509
 
-fbAVX512_i0end_501:
+fbAVX512_i0end_510:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_norm_598:
+fbAVX512_norm_607:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_normend_599
+	JAE    fbAVX512_normend_608
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
 	MOVQ   64(SP), DX
@@ -12638,9 +12864,9 @@ fbAVX512_norm_598:
 	MOVQ   CX, SI
 	ANDQ   $-16, SI
 
-fbAVX512_mulsum_600_AVX512_wide:
+fbAVX512_mulsum_609_AVX512_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_600_AVX512_narrow0
+	JAE     fbAVX512_mulsum_609_AVX512_narrow0
 	VMOVUPD (DX)(BX*8), Z2
 	VMULPD  (AX)(BX*8), Z2, Z2
 	VMOVUPD Z2, (DX)(BX*8)
@@ -12650,25 +12876,25 @@ fbAVX512_mulsum_600_AVX512_wide:
 	VMOVUPD Z2, 64(DX)(BX*8)
 	VADDPD  Z2, Z1, Z1
 	ADDQ    $+16, BX
-	JMP     fbAVX512_mulsum_600_AVX512_wide
+	JMP     fbAVX512_mulsum_609_AVX512_wide
 
-fbAVX512_mulsum_600_AVX512_narrow0:
+fbAVX512_mulsum_609_AVX512_narrow0:
 	MOVQ CX, SI
 	ANDQ $-8, SI
 
-fbAVX512_mulsum_600_AVX512_narrow:
+fbAVX512_mulsum_609_AVX512_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_600_AVX512_tail
+	JAE     fbAVX512_mulsum_609_AVX512_tail
 	VMOVUPD (DX)(BX*8), Z2
 	VMULPD  (AX)(BX*8), Z2, Z2
 	VMOVUPD Z2, (DX)(BX*8)
 	VADDPD  Z2, Z0, Z0
 	ADDQ    $+8, BX
-	JMP     fbAVX512_mulsum_600_AVX512_narrow
+	JMP     fbAVX512_mulsum_609_AVX512_narrow
 
-fbAVX512_mulsum_600_AVX512_tail:
+fbAVX512_mulsum_609_AVX512_tail:
 	SUBQ      BX, CX
-	JZ        fbAVX512_mulsum_600_AVX512_end
+	JZ        fbAVX512_mulsum_609_AVX512_end
 	MOVQ      $-1, SI
 	BZHIQ     CX, SI, CX
 	KMOVB     CX, K1
@@ -12678,7 +12904,7 @@ fbAVX512_mulsum_600_AVX512_tail:
 	VMOVUPD   Z2, K1, (DX)(BX*8)
 	VADDPD    Z2, Z0, K1, Z0
 
-fbAVX512_mulsum_600_AVX512_end:
+fbAVX512_mulsum_609_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -12705,31 +12931,31 @@ fbAVX512_mulsum_600_AVX512_end:
 	MOVQ          DX, BX
 	ANDQ          $-16, BX
 
-fbAVX512_mul_601_AVX512_wide:
+fbAVX512_mul_610_AVX512_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_601_AVX512_narrow0
+	JAE     fbAVX512_mul_610_AVX512_narrow0
 	VMULPD  (AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(CX*8)
 	VMULPD  64(AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, 64(AX)(CX*8)
 	ADDQ    $+16, CX
-	JMP     fbAVX512_mul_601_AVX512_wide
+	JMP     fbAVX512_mul_610_AVX512_wide
 
-fbAVX512_mul_601_AVX512_narrow0:
+fbAVX512_mul_610_AVX512_narrow0:
 	MOVQ DX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_601_AVX512_narrow:
+fbAVX512_mul_610_AVX512_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_601_AVX512_tail
+	JAE     fbAVX512_mul_610_AVX512_tail
 	VMULPD  (AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX512_mul_601_AVX512_narrow
+	JMP     fbAVX512_mul_610_AVX512_narrow
 
-fbAVX512_mul_601_AVX512_tail:
+fbAVX512_mul_610_AVX512_tail:
 	SUBQ      CX, DX
-	JZ        fbAVX512_mul_601_AVX512_end
+	JZ        fbAVX512_mul_610_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     DX, BX, DX
 	KMOVB     DX, K1
@@ -12737,32 +12963,36 @@ fbAVX512_mul_601_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (AX)(CX*8)
 
-fbAVX512_mul_601_AVX512_end:
+fbAVX512_mul_610_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_norm_598
+	JMP  fbAVX512_norm_607
 
-fbAVX512_normend_599:
+fbAVX512_normend_608:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_t_498
+	JMP  fbAVX512_t_507
 
-fbAVX512_tend_499:
+fbAVX512_tend_508:
 	VZEROUPPER
 	RET
 
 // func transitionsAVX512(g []float64, e []float64, alpha []float64, beta []float64, psi []float64, scale []float64, work []float64, T int, M int)
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV
-TEXT ·transitionsAVX512(SB), NOSPLIT, $40-184
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
+TEXT ·transitionsAVX512(SB), $32888-184
+	LEAQ 48(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 32880(SP)
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_bb_602:
+fbAVX512_bb_611:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX512_bbend_603
+	JAE          fbAVX512_bbend_612
 	MOVQ         scale_base+120(FP), CX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (CX)(AX*8), X0, X0
@@ -12783,9 +13013,9 @@ fbAVX512_bb_602:
 	MOVQ         CX, DI
 	ANDQ         $-16, DI
 
-fbAVX512_bbrow_604_AVX512_wide:
+fbAVX512_bbrow_613_AVX512_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_604_AVX512_narrow0
+	JAE     fbAVX512_bbrow_613_AVX512_narrow0
 	VMOVUPD (DX)(AX*8), Z1
 	VMULPD  (BX)(AX*8), Z1, Z1
 	VMULPD  Z0, Z1, Z1
@@ -12795,25 +13025,25 @@ fbAVX512_bbrow_604_AVX512_wide:
 	VMULPD  Z0, Z1, Z1
 	VMOVUPD Z1, 64(SI)(AX*8)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_bbrow_604_AVX512_wide
+	JMP     fbAVX512_bbrow_613_AVX512_wide
 
-fbAVX512_bbrow_604_AVX512_narrow0:
+fbAVX512_bbrow_613_AVX512_narrow0:
 	MOVQ CX, DI
 	ANDQ $-8, DI
 
-fbAVX512_bbrow_604_AVX512_narrow:
+fbAVX512_bbrow_613_AVX512_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_604_AVX512_tail
+	JAE     fbAVX512_bbrow_613_AVX512_tail
 	VMOVUPD (DX)(AX*8), Z1
 	VMULPD  (BX)(AX*8), Z1, Z1
 	VMULPD  Z0, Z1, Z1
 	VMOVUPD Z1, (SI)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_bbrow_604_AVX512_narrow
+	JMP     fbAVX512_bbrow_613_AVX512_narrow
 
-fbAVX512_bbrow_604_AVX512_tail:
+fbAVX512_bbrow_613_AVX512_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_bbrow_604_AVX512_end
+	JZ        fbAVX512_bbrow_613_AVX512_end
 	MOVQ      $-1, DI
 	BZHIQ     CX, DI, CX
 	KMOVB     CX, K1
@@ -12823,37 +13053,38 @@ fbAVX512_bbrow_604_AVX512_tail:
 	VMULPD    Z0, Z1, Z1
 	VMOVUPD   Z1, K1, (SI)(AX*8)
 
-fbAVX512_bbrow_604_AVX512_end:
+fbAVX512_bbrow_613_AVX512_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bb_602
+	JMP  fbAVX512_bb_611
 
-fbAVX512_bbend_603:
-	MOVQ $0x00000000, 8(SP)
+fbAVX512_bbend_612:
+	MOVQ $0x00000000, 32(SP)
 
-fbAVX512_ti_605:
-	MOVQ    8(SP), AX
-	MOVQ    M+176(FP), CX
+fbAVX512_tt_614:
+	MOVQ    32(SP), AX
+	MOVQ    T+168(FP), CX
+	DECQ    CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_606
+	JAE     fbAVX512_ttend_615
 	SUBQ    AX, CX
-	MOVQ    $0x00000006, AX
-	CMPQ    AX, CX
-	CMOVQGT CX, AX
-	MOVQ    AX, 32(SP)
+	MOVQ    $0x00000080, AX
+	CMPQ    CX, AX
+	CMOVQGT AX, CX
+	MOVQ    CX, 40(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX512_tj_607:
+fbAVX512_tj_616:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_tjend_608
+	JAE  fbAVX512_tjend_617
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_609
+	JAE  fbAVX512_full_618
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -12862,69 +13093,112 @@ fbAVX512_tj_607:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_609:
-	MOVQ   DX, 24(SP)
-	MOVQ   32(SP), CX
-	CMPQ   CX, $0x00000001
-	JEQ    fbAVX512_case1_611
-	CMPQ   CX, $0x00000002
-	JEQ    fbAVX512_case2_612
-	CMPQ   CX, $0x00000003
-	JEQ    fbAVX512_case3_613
-	CMPQ   CX, $0x00000004
-	JEQ    fbAVX512_case4_614
-	CMPQ   CX, $0x00000005
-	JEQ    fbAVX512_case5_615
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_618
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_619
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_620
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-	VXORPD Z18, Z18, Z18
-	VXORPD Z19, Z19, Z19
-	VXORPD Z20, Z20, Z20
-	VXORPD Z21, Z21, Z21
-	VXORPD Z22, Z22, Z22
-	VXORPD Z23, Z23, Z23
+fbAVX512_full_618:
+	MOVQ  DX, 24(SP)
+	CMPQ  AX, $0x00000001
+	JEQ   fbAVX512_case1_620
+	CMPQ  AX, $0x00000002
+	JEQ   fbAVX512_case2_621
+	CMPQ  AX, $0x00000003
+	JEQ   fbAVX512_case3_622
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*8), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
 
-fbAVX512_loop_622:
-	VMOVUPD      (DX), Z24
-	VMOVUPD      64(DX), Z25
-	VMOVUPD      128(DX), Z26
-	VMOVUPD.Z    192(DX), K1, Z27
+fbAVX512_pack_624:
+	VMOVUPD    (CX), Z0
+	VMOVUPD    Z0, (DX)
+	VMOVUPD    64(CX), Z0
+	VMOVUPD    Z0, 64(DX)
+	VMOVUPD    128(CX), Z0
+	VMOVUPD    Z0, 128(DX)
+	VMOVUPD.Z  192(CX), K1, Z0
+	VMOVUPD    Z0, 192(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000100, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_624
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_625:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_626
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_628
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_629
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_630
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_631
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_632
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVB   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+	VXORPD  Z18, Z18, Z18
+	VXORPD  Z19, Z19, Z19
+	VXORPD  Z20, Z20, Z20
+	VXORPD  Z21, Z21, Z21
+	VXORPD  Z22, Z22, Z22
+	VXORPD  Z23, Z23, Z23
+
+fbAVX512_loop_634:
+	VMOVUPD      (BX), Z24
+	VMOVUPD      64(BX), Z25
+	VMOVUPD      128(BX), Z26
+	VMOVUPD      192(BX), Z27
 	VBROADCASTSD (CX), Z28
 	VFMADD231PD  Z24, Z28, Z0
 	VFMADD231PD  Z25, Z28, Z1
@@ -12956,9 +13230,9 @@ fbAVX512_loop_622:
 	VFMADD231PD  Z26, Z28, Z22
 	VFMADD231PD  Z27, Z28, Z23
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_622
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_634
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -12970,6 +13244,58 @@ fbAVX512_loop_622:
 	LEAQ         (AX)(AX*2), CX
 	LEAQ         (DX)(AX*4), SI
 	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   192(R8)(AX*2)
+	PREFETCHT0   192(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	PREFETCHT0   192(R8)(CX*1)
+	PREFETCHT0   192(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
 	VMOVUPD      (DX), Z24
 	VFMADD231PD  (BX), Z0, Z24
 	VMOVUPD      Z24, (DX)
@@ -13048,355 +13374,23 @@ fbAVX512_loop_622:
 	VMOVUPD.Z    192(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z23, Z0
 	VMOVUPD      Z0, K1, 192(SI)(AX*1)
-	JMP          fbAVX512_swend_617
+	JMP          fbAVX512_swend_627
 
-fbAVX512_case3_620:
+fbAVX512_case5_632:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
 	MOVQ   M+176(FP), AX
 	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
 	MOVQ   8(SP), DX
 	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-	VXORPD Z15, Z15, Z15
-	VXORPD Z16, Z16, Z16
-	VXORPD Z17, Z17, Z17
-
-fbAVX512_loop_623:
-	VMOVUPD      (DX), Z18
-	VMOVUPD      64(DX), Z19
-	VMOVUPD.Z    128(DX), K1, Z20
-	VBROADCASTSD (CX), Z21
-	VFMADD231PD  Z18, Z21, Z0
-	VFMADD231PD  Z19, Z21, Z1
-	VFMADD231PD  Z20, Z21, Z2
-	VBROADCASTSD 8(CX), Z21
-	VFMADD231PD  Z18, Z21, Z3
-	VFMADD231PD  Z19, Z21, Z4
-	VFMADD231PD  Z20, Z21, Z5
-	VBROADCASTSD 16(CX), Z21
-	VFMADD231PD  Z18, Z21, Z6
-	VFMADD231PD  Z19, Z21, Z7
-	VFMADD231PD  Z20, Z21, Z8
-	VBROADCASTSD 24(CX), Z21
-	VFMADD231PD  Z18, Z21, Z9
-	VFMADD231PD  Z19, Z21, Z10
-	VFMADD231PD  Z20, Z21, Z11
-	VBROADCASTSD 32(CX), Z21
-	VFMADD231PD  Z18, Z21, Z12
-	VFMADD231PD  Z19, Z21, Z13
-	VFMADD231PD  Z20, Z21, Z14
-	VBROADCASTSD 40(CX), Z21
-	VFMADD231PD  Z18, Z21, Z15
-	VFMADD231PD  Z19, Z21, Z16
-	VFMADD231PD  Z20, Z21, Z17
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_623
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	LEAQ         (DX)(AX*4), SI
-	LEAQ         (BX)(AX*4), DI
-	VMOVUPD      (DX), Z18
-	VFMADD231PD  (BX), Z0, Z18
-	VMOVUPD      Z18, (DX)
-	VMOVUPD      64(DX), Z0
-	VFMADD231PD  64(BX), Z1, Z0
-	VMOVUPD      Z0, 64(DX)
-	VMOVUPD.Z    128(DX), K1, Z0
-	VMOVUPD.Z    128(BX), K1, Z1
-	VFMADD231PD  Z1, Z2, Z0
-	VMOVUPD      Z0, K1, 128(DX)
-	VMOVUPD      (DX)(AX*1), Z0
-	VFMADD231PD  (BX)(AX*1), Z3, Z0
-	VMOVUPD      Z0, (DX)(AX*1)
-	VMOVUPD      64(DX)(AX*1), Z0
-	VFMADD231PD  64(BX)(AX*1), Z4, Z0
-	VMOVUPD      Z0, 64(DX)(AX*1)
-	VMOVUPD.Z    128(DX)(AX*1), K1, Z0
-	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z5, Z0
-	VMOVUPD      Z0, K1, 128(DX)(AX*1)
-	VMOVUPD      (DX)(AX*2), Z0
-	VFMADD231PD  (BX)(AX*2), Z6, Z0
-	VMOVUPD      Z0, (DX)(AX*2)
-	VMOVUPD      64(DX)(AX*2), Z0
-	VFMADD231PD  64(BX)(AX*2), Z7, Z0
-	VMOVUPD      Z0, 64(DX)(AX*2)
-	VMOVUPD.Z    128(DX)(AX*2), K1, Z0
-	VMOVUPD.Z    128(BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z8, Z0
-	VMOVUPD      Z0, K1, 128(DX)(AX*2)
-	VMOVUPD      (DX)(CX*1), Z0
-	VFMADD231PD  (BX)(CX*1), Z9, Z0
-	VMOVUPD      Z0, (DX)(CX*1)
-	VMOVUPD      64(DX)(CX*1), Z0
-	VFMADD231PD  64(BX)(CX*1), Z10, Z0
-	VMOVUPD      Z0, 64(DX)(CX*1)
-	VMOVUPD.Z    128(DX)(CX*1), K1, Z0
-	VMOVUPD.Z    128(BX)(CX*1), K1, Z1
-	VFMADD231PD  Z1, Z11, Z0
-	VMOVUPD      Z0, K1, 128(DX)(CX*1)
-	VMOVUPD      (SI), Z0
-	VFMADD231PD  (DI), Z12, Z0
-	VMOVUPD      Z0, (SI)
-	VMOVUPD      64(SI), Z0
-	VFMADD231PD  64(DI), Z13, Z0
-	VMOVUPD      Z0, 64(SI)
-	VMOVUPD.Z    128(SI), K1, Z0
-	VMOVUPD.Z    128(DI), K1, Z1
-	VFMADD231PD  Z1, Z14, Z0
-	VMOVUPD      Z0, K1, 128(SI)
-	VMOVUPD      (SI)(AX*1), Z0
-	VFMADD231PD  (DI)(AX*1), Z15, Z0
-	VMOVUPD      Z0, (SI)(AX*1)
-	VMOVUPD      64(SI)(AX*1), Z0
-	VFMADD231PD  64(DI)(AX*1), Z16, Z0
-	VMOVUPD      Z0, 64(SI)(AX*1)
-	VMOVUPD.Z    128(SI)(AX*1), K1, Z0
-	VMOVUPD.Z    128(DI)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z17, Z0
-	VMOVUPD      Z0, K1, 128(SI)(AX*1)
-	JMP          fbAVX512_swend_617
-
-fbAVX512_case2_619:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-
-fbAVX512_loop_624:
-	VMOVUPD      (DX), Z12
-	VMOVUPD.Z    64(DX), K1, Z13
-	VBROADCASTSD (CX), Z14
-	VFMADD231PD  Z12, Z14, Z0
-	VFMADD231PD  Z13, Z14, Z1
-	VBROADCASTSD 8(CX), Z14
-	VFMADD231PD  Z12, Z14, Z2
-	VFMADD231PD  Z13, Z14, Z3
-	VBROADCASTSD 16(CX), Z14
-	VFMADD231PD  Z12, Z14, Z4
-	VFMADD231PD  Z13, Z14, Z5
-	VBROADCASTSD 24(CX), Z14
-	VFMADD231PD  Z12, Z14, Z6
-	VFMADD231PD  Z13, Z14, Z7
-	VBROADCASTSD 32(CX), Z14
-	VFMADD231PD  Z12, Z14, Z8
-	VFMADD231PD  Z13, Z14, Z9
-	VBROADCASTSD 40(CX), Z14
-	VFMADD231PD  Z12, Z14, Z10
-	VFMADD231PD  Z13, Z14, Z11
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_624
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	LEAQ         (DX)(AX*4), SI
-	LEAQ         (BX)(AX*4), DI
-	VMOVUPD      (DX), Z12
-	VFMADD231PD  (BX), Z0, Z12
-	VMOVUPD      Z12, (DX)
-	VMOVUPD.Z    64(DX), K1, Z0
-	VMOVUPD.Z    64(BX), K1, Z12
-	VFMADD231PD  Z12, Z1, Z0
-	VMOVUPD      Z0, K1, 64(DX)
-	VMOVUPD      (DX)(AX*1), Z0
-	VFMADD231PD  (BX)(AX*1), Z2, Z0
-	VMOVUPD      Z0, (DX)(AX*1)
-	VMOVUPD.Z    64(DX)(AX*1), K1, Z0
-	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, 64(DX)(AX*1)
-	VMOVUPD      (DX)(AX*2), Z0
-	VFMADD231PD  (BX)(AX*2), Z4, Z0
-	VMOVUPD      Z0, (DX)(AX*2)
-	VMOVUPD.Z    64(DX)(AX*2), K1, Z0
-	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z5, Z0
-	VMOVUPD      Z0, K1, 64(DX)(AX*2)
-	VMOVUPD      (DX)(CX*1), Z0
-	VFMADD231PD  (BX)(CX*1), Z6, Z0
-	VMOVUPD      Z0, (DX)(CX*1)
-	VMOVUPD.Z    64(DX)(CX*1), K1, Z0
-	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
-	VFMADD231PD  Z1, Z7, Z0
-	VMOVUPD      Z0, K1, 64(DX)(CX*1)
-	VMOVUPD      (SI), Z0
-	VFMADD231PD  (DI), Z8, Z0
-	VMOVUPD      Z0, (SI)
-	VMOVUPD.Z    64(SI), K1, Z0
-	VMOVUPD.Z    64(DI), K1, Z1
-	VFMADD231PD  Z1, Z9, Z0
-	VMOVUPD      Z0, K1, 64(SI)
-	VMOVUPD      (SI)(AX*1), Z0
-	VFMADD231PD  (DI)(AX*1), Z10, Z0
-	VMOVUPD      Z0, (SI)(AX*1)
-	VMOVUPD.Z    64(SI)(AX*1), K1, Z0
-	VMOVUPD.Z    64(DI)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z11, Z0
-	VMOVUPD      Z0, K1, 64(SI)(AX*1)
-	JMP          fbAVX512_swend_617
-
-fbAVX512_case1_618:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-
-fbAVX512_loop_625:
-	VMOVUPD.Z    (DX), K1, Z6
-	VBROADCASTSD (CX), Z7
-	VFMADD231PD  Z6, Z7, Z0
-	VBROADCASTSD 8(CX), Z7
-	VFMADD231PD  Z6, Z7, Z1
-	VBROADCASTSD 16(CX), Z7
-	VFMADD231PD  Z6, Z7, Z2
-	VBROADCASTSD 24(CX), Z7
-	VFMADD231PD  Z6, Z7, Z3
-	VBROADCASTSD 32(CX), Z7
-	VFMADD231PD  Z6, Z7, Z4
-	VBROADCASTSD 40(CX), Z7
-	VFMADD231PD  Z6, Z7, Z5
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_625
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	LEAQ         (DX)(AX*4), SI
-	LEAQ         (BX)(AX*4), DI
-	VMOVUPD.Z    (DX), K1, Z6
-	VMOVUPD.Z    (BX), K1, Z7
-	VFMADD231PD  Z7, Z0, Z6
-	VMOVUPD      Z6, K1, (DX)
-	VMOVUPD.Z    (DX)(AX*1), K1, Z0
-	VMOVUPD.Z    (BX)(AX*1), K1, Z6
-	VFMADD231PD  Z6, Z1, Z0
-	VMOVUPD      Z0, K1, (DX)(AX*1)
-	VMOVUPD.Z    (DX)(AX*2), K1, Z0
-	VMOVUPD.Z    (BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z2, Z0
-	VMOVUPD      Z0, K1, (DX)(AX*2)
-	VMOVUPD.Z    (DX)(CX*1), K1, Z0
-	VMOVUPD.Z    (BX)(CX*1), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, (DX)(CX*1)
-	VMOVUPD.Z    (SI), K1, Z0
-	VMOVUPD.Z    (DI), K1, Z1
-	VFMADD231PD  Z1, Z4, Z0
-	VMOVUPD      Z0, K1, (SI)
-	VMOVUPD.Z    (SI)(AX*1), K1, Z0
-	VMOVUPD.Z    (DI)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z5, Z0
-	VMOVUPD      Z0, K1, (SI)(AX*1)
-
-fbAVX512_swend_617:
-	JMP fbAVX512_swend_610
-
-fbAVX512_case5_615:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_627
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_628
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_629
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -13418,11 +13412,11 @@ fbAVX512_case5_615:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_631:
-	VMOVUPD      (DX), Z20
-	VMOVUPD      64(DX), Z21
-	VMOVUPD      128(DX), Z22
-	VMOVUPD.Z    192(DX), K1, Z23
+fbAVX512_loop_635:
+	VMOVUPD      (BX), Z20
+	VMOVUPD      64(BX), Z21
+	VMOVUPD      128(BX), Z22
+	VMOVUPD      192(BX), Z23
 	VBROADCASTSD (CX), Z24
 	VFMADD231PD  Z20, Z24, Z0
 	VFMADD231PD  Z21, Z24, Z1
@@ -13449,9 +13443,9 @@ fbAVX512_loop_631:
 	VFMADD231PD  Z22, Z24, Z18
 	VFMADD231PD  Z23, Z24, Z19
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_631
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_635
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13463,6 +13457,50 @@ fbAVX512_loop_631:
 	LEAQ         (AX)(AX*2), CX
 	LEAQ         (DX)(AX*4), SI
 	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   192(R8)(AX*2)
+	PREFETCHT0   192(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	PREFETCHT0   192(R8)(CX*1)
+	PREFETCHT0   192(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
 	VMOVUPD      (DX), Z20
 	VFMADD231PD  (BX), Z0, Z20
 	VMOVUPD      Z20, (DX)
@@ -13528,319 +13566,23 @@ fbAVX512_loop_631:
 	VMOVUPD.Z    192(DI), K1, Z1
 	VFMADD231PD  Z1, Z19, Z0
 	VMOVUPD      Z0, K1, 192(SI)
-	JMP          fbAVX512_swend_626
+	JMP          fbAVX512_swend_627
 
-fbAVX512_case3_629:
+fbAVX512_case4_631:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
 	MOVQ   M+176(FP), AX
 	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
 	MOVQ   8(SP), DX
 	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-	VXORPD Z12, Z12, Z12
-	VXORPD Z13, Z13, Z13
-	VXORPD Z14, Z14, Z14
-
-fbAVX512_loop_632:
-	VMOVUPD      (DX), Z15
-	VMOVUPD      64(DX), Z16
-	VMOVUPD.Z    128(DX), K1, Z17
-	VBROADCASTSD (CX), Z18
-	VFMADD231PD  Z15, Z18, Z0
-	VFMADD231PD  Z16, Z18, Z1
-	VFMADD231PD  Z17, Z18, Z2
-	VBROADCASTSD 8(CX), Z18
-	VFMADD231PD  Z15, Z18, Z3
-	VFMADD231PD  Z16, Z18, Z4
-	VFMADD231PD  Z17, Z18, Z5
-	VBROADCASTSD 16(CX), Z18
-	VFMADD231PD  Z15, Z18, Z6
-	VFMADD231PD  Z16, Z18, Z7
-	VFMADD231PD  Z17, Z18, Z8
-	VBROADCASTSD 24(CX), Z18
-	VFMADD231PD  Z15, Z18, Z9
-	VFMADD231PD  Z16, Z18, Z10
-	VFMADD231PD  Z17, Z18, Z11
-	VBROADCASTSD 32(CX), Z18
-	VFMADD231PD  Z15, Z18, Z12
-	VFMADD231PD  Z16, Z18, Z13
-	VFMADD231PD  Z17, Z18, Z14
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_632
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	LEAQ         (DX)(AX*4), SI
-	LEAQ         (BX)(AX*4), DI
-	VMOVUPD      (DX), Z15
-	VFMADD231PD  (BX), Z0, Z15
-	VMOVUPD      Z15, (DX)
-	VMOVUPD      64(DX), Z0
-	VFMADD231PD  64(BX), Z1, Z0
-	VMOVUPD      Z0, 64(DX)
-	VMOVUPD.Z    128(DX), K1, Z0
-	VMOVUPD.Z    128(BX), K1, Z1
-	VFMADD231PD  Z1, Z2, Z0
-	VMOVUPD      Z0, K1, 128(DX)
-	VMOVUPD      (DX)(AX*1), Z0
-	VFMADD231PD  (BX)(AX*1), Z3, Z0
-	VMOVUPD      Z0, (DX)(AX*1)
-	VMOVUPD      64(DX)(AX*1), Z0
-	VFMADD231PD  64(BX)(AX*1), Z4, Z0
-	VMOVUPD      Z0, 64(DX)(AX*1)
-	VMOVUPD.Z    128(DX)(AX*1), K1, Z0
-	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z5, Z0
-	VMOVUPD      Z0, K1, 128(DX)(AX*1)
-	VMOVUPD      (DX)(AX*2), Z0
-	VFMADD231PD  (BX)(AX*2), Z6, Z0
-	VMOVUPD      Z0, (DX)(AX*2)
-	VMOVUPD      64(DX)(AX*2), Z0
-	VFMADD231PD  64(BX)(AX*2), Z7, Z0
-	VMOVUPD      Z0, 64(DX)(AX*2)
-	VMOVUPD.Z    128(DX)(AX*2), K1, Z0
-	VMOVUPD.Z    128(BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z8, Z0
-	VMOVUPD      Z0, K1, 128(DX)(AX*2)
-	VMOVUPD      (DX)(CX*1), Z0
-	VFMADD231PD  (BX)(CX*1), Z9, Z0
-	VMOVUPD      Z0, (DX)(CX*1)
-	VMOVUPD      64(DX)(CX*1), Z0
-	VFMADD231PD  64(BX)(CX*1), Z10, Z0
-	VMOVUPD      Z0, 64(DX)(CX*1)
-	VMOVUPD.Z    128(DX)(CX*1), K1, Z0
-	VMOVUPD.Z    128(BX)(CX*1), K1, Z1
-	VFMADD231PD  Z1, Z11, Z0
-	VMOVUPD      Z0, K1, 128(DX)(CX*1)
-	VMOVUPD      (SI), Z0
-	VFMADD231PD  (DI), Z12, Z0
-	VMOVUPD      Z0, (SI)
-	VMOVUPD      64(SI), Z0
-	VFMADD231PD  64(DI), Z13, Z0
-	VMOVUPD      Z0, 64(SI)
-	VMOVUPD.Z    128(SI), K1, Z0
-	VMOVUPD.Z    128(DI), K1, Z1
-	VFMADD231PD  Z1, Z14, Z0
-	VMOVUPD      Z0, K1, 128(SI)
-	JMP          fbAVX512_swend_626
-
-fbAVX512_case2_628:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-
-fbAVX512_loop_633:
-	VMOVUPD      (DX), Z10
-	VMOVUPD.Z    64(DX), K1, Z11
-	VBROADCASTSD (CX), Z12
-	VFMADD231PD  Z10, Z12, Z0
-	VFMADD231PD  Z11, Z12, Z1
-	VBROADCASTSD 8(CX), Z12
-	VFMADD231PD  Z10, Z12, Z2
-	VFMADD231PD  Z11, Z12, Z3
-	VBROADCASTSD 16(CX), Z12
-	VFMADD231PD  Z10, Z12, Z4
-	VFMADD231PD  Z11, Z12, Z5
-	VBROADCASTSD 24(CX), Z12
-	VFMADD231PD  Z10, Z12, Z6
-	VFMADD231PD  Z11, Z12, Z7
-	VBROADCASTSD 32(CX), Z12
-	VFMADD231PD  Z10, Z12, Z8
-	VFMADD231PD  Z11, Z12, Z9
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_633
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	LEAQ         (DX)(AX*4), SI
-	LEAQ         (BX)(AX*4), DI
-	VMOVUPD      (DX), Z10
-	VFMADD231PD  (BX), Z0, Z10
-	VMOVUPD      Z10, (DX)
-	VMOVUPD.Z    64(DX), K1, Z0
-	VMOVUPD.Z    64(BX), K1, Z10
-	VFMADD231PD  Z10, Z1, Z0
-	VMOVUPD      Z0, K1, 64(DX)
-	VMOVUPD      (DX)(AX*1), Z0
-	VFMADD231PD  (BX)(AX*1), Z2, Z0
-	VMOVUPD      Z0, (DX)(AX*1)
-	VMOVUPD.Z    64(DX)(AX*1), K1, Z0
-	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, 64(DX)(AX*1)
-	VMOVUPD      (DX)(AX*2), Z0
-	VFMADD231PD  (BX)(AX*2), Z4, Z0
-	VMOVUPD      Z0, (DX)(AX*2)
-	VMOVUPD.Z    64(DX)(AX*2), K1, Z0
-	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z5, Z0
-	VMOVUPD      Z0, K1, 64(DX)(AX*2)
-	VMOVUPD      (DX)(CX*1), Z0
-	VFMADD231PD  (BX)(CX*1), Z6, Z0
-	VMOVUPD      Z0, (DX)(CX*1)
-	VMOVUPD.Z    64(DX)(CX*1), K1, Z0
-	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
-	VFMADD231PD  Z1, Z7, Z0
-	VMOVUPD      Z0, K1, 64(DX)(CX*1)
-	VMOVUPD      (SI), Z0
-	VFMADD231PD  (DI), Z8, Z0
-	VMOVUPD      Z0, (SI)
-	VMOVUPD.Z    64(SI), K1, Z0
-	VMOVUPD.Z    64(DI), K1, Z1
-	VFMADD231PD  Z1, Z9, Z0
-	VMOVUPD      Z0, K1, 64(SI)
-	JMP          fbAVX512_swend_626
-
-fbAVX512_case1_627:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-
-fbAVX512_loop_634:
-	VMOVUPD.Z    (DX), K1, Z5
-	VBROADCASTSD (CX), Z6
-	VFMADD231PD  Z5, Z6, Z0
-	VBROADCASTSD 8(CX), Z6
-	VFMADD231PD  Z5, Z6, Z1
-	VBROADCASTSD 16(CX), Z6
-	VFMADD231PD  Z5, Z6, Z2
-	VBROADCASTSD 24(CX), Z6
-	VFMADD231PD  Z5, Z6, Z3
-	VBROADCASTSD 32(CX), Z6
-	VFMADD231PD  Z5, Z6, Z4
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_634
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	LEAQ         (DX)(AX*4), SI
-	LEAQ         (BX)(AX*4), DI
-	VMOVUPD.Z    (DX), K1, Z5
-	VMOVUPD.Z    (BX), K1, Z6
-	VFMADD231PD  Z6, Z0, Z5
-	VMOVUPD      Z5, K1, (DX)
-	VMOVUPD.Z    (DX)(AX*1), K1, Z0
-	VMOVUPD.Z    (BX)(AX*1), K1, Z5
-	VFMADD231PD  Z5, Z1, Z0
-	VMOVUPD      Z0, K1, (DX)(AX*1)
-	VMOVUPD.Z    (DX)(AX*2), K1, Z0
-	VMOVUPD.Z    (BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z2, Z0
-	VMOVUPD      Z0, K1, (DX)(AX*2)
-	VMOVUPD.Z    (DX)(CX*1), K1, Z0
-	VMOVUPD.Z    (BX)(CX*1), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, (DX)(CX*1)
-	VMOVUPD.Z    (SI), K1, Z0
-	VMOVUPD.Z    (DI), K1, Z1
-	VFMADD231PD  Z1, Z4, Z0
-	VMOVUPD      Z0, K1, (SI)
-
-fbAVX512_swend_626:
-	JMP fbAVX512_swend_610
-
-fbAVX512_case4_614:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_636
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_637
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_638
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -13858,11 +13600,11 @@ fbAVX512_case4_614:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_640:
-	VMOVUPD      (DX), Z16
-	VMOVUPD      64(DX), Z17
-	VMOVUPD      128(DX), Z18
-	VMOVUPD.Z    192(DX), K1, Z19
+fbAVX512_loop_636:
+	VMOVUPD      (BX), Z16
+	VMOVUPD      64(BX), Z17
+	VMOVUPD      128(BX), Z18
+	VMOVUPD      192(BX), Z19
 	VBROADCASTSD (CX), Z20
 	VFMADD231PD  Z16, Z20, Z0
 	VFMADD231PD  Z17, Z20, Z1
@@ -13884,9 +13626,9 @@ fbAVX512_loop_640:
 	VFMADD231PD  Z18, Z20, Z14
 	VFMADD231PD  Z19, Z20, Z15
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_640
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_636
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13896,6 +13638,40 @@ fbAVX512_loop_640:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(DI)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(DI)(AX*2)
+	PREFETCHT0   192(SI)(AX*2)
+	PREFETCHT0   192(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	PREFETCHT0   128(SI)(CX*1)
+	PREFETCHT0   128(DI)(CX*1)
+	PREFETCHT0   192(SI)(CX*1)
+	PREFETCHT0   192(DI)(CX*1)
 	VMOVUPD      (DX), Z16
 	VFMADD231PD  (BX), Z0, Z16
 	VMOVUPD      Z16, (DX)
@@ -13948,23 +13724,23 @@ fbAVX512_loop_640:
 	VMOVUPD.Z    192(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z15, Z0
 	VMOVUPD      Z0, K1, 192(DX)(CX*1)
-	JMP          fbAVX512_swend_635
+	JMP          fbAVX512_swend_627
 
-fbAVX512_case3_638:
+fbAVX512_case3_630:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
 	MOVQ   M+176(FP), AX
 	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
 	MOVQ   8(SP), DX
 	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -13978,10 +13754,695 @@ fbAVX512_case3_638:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_641:
+fbAVX512_loop_637:
+	VMOVUPD      (BX), Z12
+	VMOVUPD      64(BX), Z13
+	VMOVUPD      128(BX), Z14
+	VMOVUPD      192(BX), Z15
+	VBROADCASTSD (CX), Z16
+	VFMADD231PD  Z12, Z16, Z0
+	VFMADD231PD  Z13, Z16, Z1
+	VFMADD231PD  Z14, Z16, Z2
+	VFMADD231PD  Z15, Z16, Z3
+	VBROADCASTSD 8(CX), Z16
+	VFMADD231PD  Z12, Z16, Z4
+	VFMADD231PD  Z13, Z16, Z5
+	VFMADD231PD  Z14, Z16, Z6
+	VFMADD231PD  Z15, Z16, Z7
+	VBROADCASTSD 16(CX), Z16
+	VFMADD231PD  Z12, Z16, Z8
+	VFMADD231PD  Z13, Z16, Z9
+	VFMADD231PD  Z14, Z16, Z10
+	VFMADD231PD  Z15, Z16, Z11
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_637
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(CX)(AX*2)
+	PREFETCHT0   192(SI)(AX*2)
+	PREFETCHT0   192(CX)(AX*2)
 	VMOVUPD      (DX), Z12
-	VMOVUPD      64(DX), Z13
-	VMOVUPD.Z    128(DX), K1, Z14
+	VFMADD231PD  (BX), Z0, Z12
+	VMOVUPD      Z12, (DX)
+	VMOVUPD      64(DX), Z0
+	VFMADD231PD  64(BX), Z1, Z0
+	VMOVUPD      Z0, 64(DX)
+	VMOVUPD      128(DX), Z0
+	VFMADD231PD  128(BX), Z2, Z0
+	VMOVUPD      Z0, 128(DX)
+	VMOVUPD.Z    192(DX), K1, Z0
+	VMOVUPD.Z    192(BX), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, 192(DX)
+	VMOVUPD      (DX)(AX*1), Z0
+	VFMADD231PD  (BX)(AX*1), Z4, Z0
+	VMOVUPD      Z0, (DX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z0
+	VFMADD231PD  64(BX)(AX*1), Z5, Z0
+	VMOVUPD      Z0, 64(DX)(AX*1)
+	VMOVUPD      128(DX)(AX*1), Z0
+	VFMADD231PD  128(BX)(AX*1), Z6, Z0
+	VMOVUPD      Z0, 128(DX)(AX*1)
+	VMOVUPD.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPD.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z7, Z0
+	VMOVUPD      Z0, K1, 192(DX)(AX*1)
+	VMOVUPD      (DX)(AX*2), Z0
+	VFMADD231PD  (BX)(AX*2), Z8, Z0
+	VMOVUPD      Z0, (DX)(AX*2)
+	VMOVUPD      64(DX)(AX*2), Z0
+	VFMADD231PD  64(BX)(AX*2), Z9, Z0
+	VMOVUPD      Z0, 64(DX)(AX*2)
+	VMOVUPD      128(DX)(AX*2), Z0
+	VFMADD231PD  128(BX)(AX*2), Z10, Z0
+	VMOVUPD      Z0, 128(DX)(AX*2)
+	VMOVUPD.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPD.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z11, Z0
+	VMOVUPD      Z0, K1, 192(DX)(AX*2)
+	JMP          fbAVX512_swend_627
+
+fbAVX512_case2_629:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_638:
+	VMOVUPD      (BX), Z8
+	VMOVUPD      64(BX), Z9
+	VMOVUPD      128(BX), Z10
+	VMOVUPD      192(BX), Z11
+	VBROADCASTSD (CX), Z12
+	VFMADD231PD  Z8, Z12, Z0
+	VFMADD231PD  Z9, Z12, Z1
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Z11, Z12, Z3
+	VBROADCASTSD 8(CX), Z12
+	VFMADD231PD  Z8, Z12, Z4
+	VFMADD231PD  Z9, Z12, Z5
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Z11, Z12, Z7
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_638
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(CX)(AX*1)
+	VMOVUPD      (DX), Z8
+	VFMADD231PD  (BX), Z0, Z8
+	VMOVUPD      Z8, (DX)
+	VMOVUPD      64(DX), Z0
+	VFMADD231PD  64(BX), Z1, Z0
+	VMOVUPD      Z0, 64(DX)
+	VMOVUPD      128(DX), Z0
+	VFMADD231PD  128(BX), Z2, Z0
+	VMOVUPD      Z0, 128(DX)
+	VMOVUPD.Z    192(DX), K1, Z0
+	VMOVUPD.Z    192(BX), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, 192(DX)
+	VMOVUPD      (DX)(AX*1), Z0
+	VFMADD231PD  (BX)(AX*1), Z4, Z0
+	VMOVUPD      Z0, (DX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z0
+	VFMADD231PD  64(BX)(AX*1), Z5, Z0
+	VMOVUPD      Z0, 64(DX)(AX*1)
+	VMOVUPD      128(DX)(AX*1), Z0
+	VFMADD231PD  128(BX)(AX*1), Z6, Z0
+	VMOVUPD      Z0, 128(DX)(AX*1)
+	VMOVUPD.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPD.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z7, Z0
+	VMOVUPD      Z0, K1, 192(DX)(AX*1)
+	JMP          fbAVX512_swend_627
+
+fbAVX512_case1_628:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_639:
+	VBROADCASTSD (CX), Z4
+	VFMADD231PD  (BX), Z4, Z0
+	VFMADD231PD  64(BX), Z4, Z1
+	VFMADD231PD  128(BX), Z4, Z2
+	VFMADD231PD  192(BX), Z4, Z3
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_639
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   128(AX)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   192(AX)
+	VMOVUPD      (DX), Z4
+	VFMADD231PD  (BX), Z0, Z4
+	VMOVUPD      Z4, (DX)
+	VMOVUPD      64(DX), Z0
+	VFMADD231PD  64(BX), Z1, Z0
+	VMOVUPD      Z0, 64(DX)
+	VMOVUPD      128(DX), Z0
+	VFMADD231PD  128(BX), Z2, Z0
+	VMOVUPD      Z0, 128(DX)
+	VMOVUPD.Z    192(DX), K1, Z0
+	VMOVUPD.Z    192(BX), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, 192(DX)
+
+fbAVX512_swend_627:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_625
+
+fbAVX512_tiend_626:
+	JMP fbAVX512_swend_619
+
+fbAVX512_case3_622:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*8), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_640:
+	VMOVUPD    (CX), Z0
+	VMOVUPD    Z0, (DX)
+	VMOVUPD    64(CX), Z0
+	VMOVUPD    Z0, 64(DX)
+	VMOVUPD.Z  128(CX), K1, Z0
+	VMOVUPD    Z0, 128(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x000000c0, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_640
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_641:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_642
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_644
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_645
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_646
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_647
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_648
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVB   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+
+fbAVX512_loop_650:
+	VMOVUPD      (BX), Z18
+	VMOVUPD      64(BX), Z19
+	VMOVUPD      128(BX), Z20
+	VBROADCASTSD (CX), Z21
+	VFMADD231PD  Z18, Z21, Z0
+	VFMADD231PD  Z19, Z21, Z1
+	VFMADD231PD  Z20, Z21, Z2
+	VBROADCASTSD 8(CX), Z21
+	VFMADD231PD  Z18, Z21, Z3
+	VFMADD231PD  Z19, Z21, Z4
+	VFMADD231PD  Z20, Z21, Z5
+	VBROADCASTSD 16(CX), Z21
+	VFMADD231PD  Z18, Z21, Z6
+	VFMADD231PD  Z19, Z21, Z7
+	VFMADD231PD  Z20, Z21, Z8
+	VBROADCASTSD 24(CX), Z21
+	VFMADD231PD  Z18, Z21, Z9
+	VFMADD231PD  Z19, Z21, Z10
+	VFMADD231PD  Z20, Z21, Z11
+	VBROADCASTSD 32(CX), Z21
+	VFMADD231PD  Z18, Z21, Z12
+	VFMADD231PD  Z19, Z21, Z13
+	VFMADD231PD  Z20, Z21, Z14
+	VBROADCASTSD 40(CX), Z21
+	VFMADD231PD  Z18, Z21, Z15
+	VFMADD231PD  Z19, Z21, Z16
+	VFMADD231PD  Z20, Z21, Z17
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_650
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	VMOVUPD      (DX), Z18
+	VFMADD231PD  (BX), Z0, Z18
+	VMOVUPD      Z18, (DX)
+	VMOVUPD      64(DX), Z0
+	VFMADD231PD  64(BX), Z1, Z0
+	VMOVUPD      Z0, 64(DX)
+	VMOVUPD.Z    128(DX), K1, Z0
+	VMOVUPD.Z    128(BX), K1, Z1
+	VFMADD231PD  Z1, Z2, Z0
+	VMOVUPD      Z0, K1, 128(DX)
+	VMOVUPD      (DX)(AX*1), Z0
+	VFMADD231PD  (BX)(AX*1), Z3, Z0
+	VMOVUPD      Z0, (DX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z0
+	VFMADD231PD  64(BX)(AX*1), Z4, Z0
+	VMOVUPD      Z0, 64(DX)(AX*1)
+	VMOVUPD.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z5, Z0
+	VMOVUPD      Z0, K1, 128(DX)(AX*1)
+	VMOVUPD      (DX)(AX*2), Z0
+	VFMADD231PD  (BX)(AX*2), Z6, Z0
+	VMOVUPD      Z0, (DX)(AX*2)
+	VMOVUPD      64(DX)(AX*2), Z0
+	VFMADD231PD  64(BX)(AX*2), Z7, Z0
+	VMOVUPD      Z0, 64(DX)(AX*2)
+	VMOVUPD.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPD.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z8, Z0
+	VMOVUPD      Z0, K1, 128(DX)(AX*2)
+	VMOVUPD      (DX)(CX*1), Z0
+	VFMADD231PD  (BX)(CX*1), Z9, Z0
+	VMOVUPD      Z0, (DX)(CX*1)
+	VMOVUPD      64(DX)(CX*1), Z0
+	VFMADD231PD  64(BX)(CX*1), Z10, Z0
+	VMOVUPD      Z0, 64(DX)(CX*1)
+	VMOVUPD.Z    128(DX)(CX*1), K1, Z0
+	VMOVUPD.Z    128(BX)(CX*1), K1, Z1
+	VFMADD231PD  Z1, Z11, Z0
+	VMOVUPD      Z0, K1, 128(DX)(CX*1)
+	VMOVUPD      (SI), Z0
+	VFMADD231PD  (DI), Z12, Z0
+	VMOVUPD      Z0, (SI)
+	VMOVUPD      64(SI), Z0
+	VFMADD231PD  64(DI), Z13, Z0
+	VMOVUPD      Z0, 64(SI)
+	VMOVUPD.Z    128(SI), K1, Z0
+	VMOVUPD.Z    128(DI), K1, Z1
+	VFMADD231PD  Z1, Z14, Z0
+	VMOVUPD      Z0, K1, 128(SI)
+	VMOVUPD      (SI)(AX*1), Z0
+	VFMADD231PD  (DI)(AX*1), Z15, Z0
+	VMOVUPD      Z0, (SI)(AX*1)
+	VMOVUPD      64(SI)(AX*1), Z0
+	VFMADD231PD  64(DI)(AX*1), Z16, Z0
+	VMOVUPD      Z0, 64(SI)(AX*1)
+	VMOVUPD.Z    128(SI)(AX*1), K1, Z0
+	VMOVUPD.Z    128(DI)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z17, Z0
+	VMOVUPD      Z0, K1, 128(SI)(AX*1)
+	JMP          fbAVX512_swend_643
+
+fbAVX512_case5_648:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+
+fbAVX512_loop_651:
+	VMOVUPD      (BX), Z15
+	VMOVUPD      64(BX), Z16
+	VMOVUPD      128(BX), Z17
+	VBROADCASTSD (CX), Z18
+	VFMADD231PD  Z15, Z18, Z0
+	VFMADD231PD  Z16, Z18, Z1
+	VFMADD231PD  Z17, Z18, Z2
+	VBROADCASTSD 8(CX), Z18
+	VFMADD231PD  Z15, Z18, Z3
+	VFMADD231PD  Z16, Z18, Z4
+	VFMADD231PD  Z17, Z18, Z5
+	VBROADCASTSD 16(CX), Z18
+	VFMADD231PD  Z15, Z18, Z6
+	VFMADD231PD  Z16, Z18, Z7
+	VFMADD231PD  Z17, Z18, Z8
+	VBROADCASTSD 24(CX), Z18
+	VFMADD231PD  Z15, Z18, Z9
+	VFMADD231PD  Z16, Z18, Z10
+	VFMADD231PD  Z17, Z18, Z11
+	VBROADCASTSD 32(CX), Z18
+	VFMADD231PD  Z15, Z18, Z12
+	VFMADD231PD  Z16, Z18, Z13
+	VFMADD231PD  Z17, Z18, Z14
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_651
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	VMOVUPD      (DX), Z15
+	VFMADD231PD  (BX), Z0, Z15
+	VMOVUPD      Z15, (DX)
+	VMOVUPD      64(DX), Z0
+	VFMADD231PD  64(BX), Z1, Z0
+	VMOVUPD      Z0, 64(DX)
+	VMOVUPD.Z    128(DX), K1, Z0
+	VMOVUPD.Z    128(BX), K1, Z1
+	VFMADD231PD  Z1, Z2, Z0
+	VMOVUPD      Z0, K1, 128(DX)
+	VMOVUPD      (DX)(AX*1), Z0
+	VFMADD231PD  (BX)(AX*1), Z3, Z0
+	VMOVUPD      Z0, (DX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z0
+	VFMADD231PD  64(BX)(AX*1), Z4, Z0
+	VMOVUPD      Z0, 64(DX)(AX*1)
+	VMOVUPD.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z5, Z0
+	VMOVUPD      Z0, K1, 128(DX)(AX*1)
+	VMOVUPD      (DX)(AX*2), Z0
+	VFMADD231PD  (BX)(AX*2), Z6, Z0
+	VMOVUPD      Z0, (DX)(AX*2)
+	VMOVUPD      64(DX)(AX*2), Z0
+	VFMADD231PD  64(BX)(AX*2), Z7, Z0
+	VMOVUPD      Z0, 64(DX)(AX*2)
+	VMOVUPD.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPD.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z8, Z0
+	VMOVUPD      Z0, K1, 128(DX)(AX*2)
+	VMOVUPD      (DX)(CX*1), Z0
+	VFMADD231PD  (BX)(CX*1), Z9, Z0
+	VMOVUPD      Z0, (DX)(CX*1)
+	VMOVUPD      64(DX)(CX*1), Z0
+	VFMADD231PD  64(BX)(CX*1), Z10, Z0
+	VMOVUPD      Z0, 64(DX)(CX*1)
+	VMOVUPD.Z    128(DX)(CX*1), K1, Z0
+	VMOVUPD.Z    128(BX)(CX*1), K1, Z1
+	VFMADD231PD  Z1, Z11, Z0
+	VMOVUPD      Z0, K1, 128(DX)(CX*1)
+	VMOVUPD      (SI), Z0
+	VFMADD231PD  (DI), Z12, Z0
+	VMOVUPD      Z0, (SI)
+	VMOVUPD      64(SI), Z0
+	VFMADD231PD  64(DI), Z13, Z0
+	VMOVUPD      Z0, 64(SI)
+	VMOVUPD.Z    128(SI), K1, Z0
+	VMOVUPD.Z    128(DI), K1, Z1
+	VFMADD231PD  Z1, Z14, Z0
+	VMOVUPD      Z0, K1, 128(SI)
+	JMP          fbAVX512_swend_643
+
+fbAVX512_case4_647:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_652:
+	VMOVUPD      (BX), Z12
+	VMOVUPD      64(BX), Z13
+	VMOVUPD      128(BX), Z14
 	VBROADCASTSD (CX), Z15
 	VFMADD231PD  Z12, Z15, Z0
 	VFMADD231PD  Z13, Z15, Z1
@@ -13999,9 +14460,9 @@ fbAVX512_loop_641:
 	VFMADD231PD  Z13, Z15, Z10
 	VFMADD231PD  Z14, Z15, Z11
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_641
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_652
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14011,6 +14472,32 @@ fbAVX512_loop_641:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	PREFETCHT0   128(SI)(CX*1)
+	PREFETCHT0   128(DI)(CX*1)
 	VMOVUPD      (DX), Z12
 	VFMADD231PD  (BX), Z0, Z12
 	VMOVUPD      Z12, (DX)
@@ -14051,276 +14538,23 @@ fbAVX512_loop_641:
 	VMOVUPD.Z    128(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 128(DX)(CX*1)
-	JMP          fbAVX512_swend_635
+	JMP          fbAVX512_swend_643
 
-fbAVX512_case2_637:
+fbAVX512_case3_646:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
 	MOVQ   M+176(FP), AX
 	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
 	MOVQ   8(SP), DX
 	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-
-fbAVX512_loop_642:
-	VMOVUPD      (DX), Z8
-	VMOVUPD.Z    64(DX), K1, Z9
-	VBROADCASTSD (CX), Z10
-	VFMADD231PD  Z8, Z10, Z0
-	VFMADD231PD  Z9, Z10, Z1
-	VBROADCASTSD 8(CX), Z10
-	VFMADD231PD  Z8, Z10, Z2
-	VFMADD231PD  Z9, Z10, Z3
-	VBROADCASTSD 16(CX), Z10
-	VFMADD231PD  Z8, Z10, Z4
-	VFMADD231PD  Z9, Z10, Z5
-	VBROADCASTSD 24(CX), Z10
-	VFMADD231PD  Z8, Z10, Z6
-	VFMADD231PD  Z9, Z10, Z7
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_642
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMOVUPD      (DX), Z8
-	VFMADD231PD  (BX), Z0, Z8
-	VMOVUPD      Z8, (DX)
-	VMOVUPD.Z    64(DX), K1, Z0
-	VMOVUPD.Z    64(BX), K1, Z8
-	VFMADD231PD  Z8, Z1, Z0
-	VMOVUPD      Z0, K1, 64(DX)
-	VMOVUPD      (DX)(AX*1), Z0
-	VFMADD231PD  (BX)(AX*1), Z2, Z0
-	VMOVUPD      Z0, (DX)(AX*1)
-	VMOVUPD.Z    64(DX)(AX*1), K1, Z0
-	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, 64(DX)(AX*1)
-	VMOVUPD      (DX)(AX*2), Z0
-	VFMADD231PD  (BX)(AX*2), Z4, Z0
-	VMOVUPD      Z0, (DX)(AX*2)
-	VMOVUPD.Z    64(DX)(AX*2), K1, Z0
-	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z5, Z0
-	VMOVUPD      Z0, K1, 64(DX)(AX*2)
-	VMOVUPD      (DX)(CX*1), Z0
-	VFMADD231PD  (BX)(CX*1), Z6, Z0
-	VMOVUPD      Z0, (DX)(CX*1)
-	VMOVUPD.Z    64(DX)(CX*1), K1, Z0
-	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
-	VFMADD231PD  Z1, Z7, Z0
-	VMOVUPD      Z0, K1, 64(DX)(CX*1)
-	JMP          fbAVX512_swend_635
-
-fbAVX512_case1_636:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-
-fbAVX512_loop_643:
-	VMOVUPD.Z    (DX), K1, Z4
-	VBROADCASTSD (CX), Z5
-	VFMADD231PD  Z4, Z5, Z0
-	VBROADCASTSD 8(CX), Z5
-	VFMADD231PD  Z4, Z5, Z1
-	VBROADCASTSD 16(CX), Z5
-	VFMADD231PD  Z4, Z5, Z2
-	VBROADCASTSD 24(CX), Z5
-	VFMADD231PD  Z4, Z5, Z3
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_643
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMOVUPD.Z    (DX), K1, Z4
-	VMOVUPD.Z    (BX), K1, Z5
-	VFMADD231PD  Z5, Z0, Z4
-	VMOVUPD      Z4, K1, (DX)
-	VMOVUPD.Z    (DX)(AX*1), K1, Z0
-	VMOVUPD.Z    (BX)(AX*1), K1, Z4
-	VFMADD231PD  Z4, Z1, Z0
-	VMOVUPD      Z0, K1, (DX)(AX*1)
-	VMOVUPD.Z    (DX)(AX*2), K1, Z0
-	VMOVUPD.Z    (BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z2, Z0
-	VMOVUPD      Z0, K1, (DX)(AX*2)
-	VMOVUPD.Z    (DX)(CX*1), K1, Z0
-	VMOVUPD.Z    (BX)(CX*1), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, (DX)(CX*1)
-
-fbAVX512_swend_635:
-	JMP fbAVX512_swend_610
-
-fbAVX512_case3_613:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_645
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_646
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_647
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-	VXORPD Z8, Z8, Z8
-	VXORPD Z9, Z9, Z9
-	VXORPD Z10, Z10, Z10
-	VXORPD Z11, Z11, Z11
-
-fbAVX512_loop_649:
-	VMOVUPD      (DX), Z12
-	VMOVUPD      64(DX), Z13
-	VMOVUPD      128(DX), Z14
-	VMOVUPD.Z    192(DX), K1, Z15
-	VBROADCASTSD (CX), Z16
-	VFMADD231PD  Z12, Z16, Z0
-	VFMADD231PD  Z13, Z16, Z1
-	VFMADD231PD  Z14, Z16, Z2
-	VFMADD231PD  Z15, Z16, Z3
-	VBROADCASTSD 8(CX), Z16
-	VFMADD231PD  Z12, Z16, Z4
-	VFMADD231PD  Z13, Z16, Z5
-	VFMADD231PD  Z14, Z16, Z6
-	VFMADD231PD  Z15, Z16, Z7
-	VBROADCASTSD 16(CX), Z16
-	VFMADD231PD  Z12, Z16, Z8
-	VFMADD231PD  Z13, Z16, Z9
-	VFMADD231PD  Z14, Z16, Z10
-	VFMADD231PD  Z15, Z16, Z11
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_649
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMOVUPD      (DX), Z12
-	VFMADD231PD  (BX), Z0, Z12
-	VMOVUPD      Z12, (DX)
-	VMOVUPD      64(DX), Z0
-	VFMADD231PD  64(BX), Z1, Z0
-	VMOVUPD      Z0, 64(DX)
-	VMOVUPD      128(DX), Z0
-	VFMADD231PD  128(BX), Z2, Z0
-	VMOVUPD      Z0, 128(DX)
-	VMOVUPD.Z    192(DX), K1, Z0
-	VMOVUPD.Z    192(BX), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, 192(DX)
-	VMOVUPD      (DX)(AX*1), Z0
-	VFMADD231PD  (BX)(AX*1), Z4, Z0
-	VMOVUPD      Z0, (DX)(AX*1)
-	VMOVUPD      64(DX)(AX*1), Z0
-	VFMADD231PD  64(BX)(AX*1), Z5, Z0
-	VMOVUPD      Z0, 64(DX)(AX*1)
-	VMOVUPD      128(DX)(AX*1), Z0
-	VFMADD231PD  128(BX)(AX*1), Z6, Z0
-	VMOVUPD      Z0, 128(DX)(AX*1)
-	VMOVUPD.Z    192(DX)(AX*1), K1, Z0
-	VMOVUPD.Z    192(BX)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z7, Z0
-	VMOVUPD      Z0, K1, 192(DX)(AX*1)
-	VMOVUPD      (DX)(AX*2), Z0
-	VFMADD231PD  (BX)(AX*2), Z8, Z0
-	VMOVUPD      Z0, (DX)(AX*2)
-	VMOVUPD      64(DX)(AX*2), Z0
-	VFMADD231PD  64(BX)(AX*2), Z9, Z0
-	VMOVUPD      Z0, 64(DX)(AX*2)
-	VMOVUPD      128(DX)(AX*2), Z0
-	VFMADD231PD  128(BX)(AX*2), Z10, Z0
-	VMOVUPD      Z0, 128(DX)(AX*2)
-	VMOVUPD.Z    192(DX)(AX*2), K1, Z0
-	VMOVUPD.Z    192(BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z11, Z0
-	VMOVUPD      Z0, K1, 192(DX)(AX*2)
-	JMP          fbAVX512_swend_644
-
-fbAVX512_case3_647:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -14331,10 +14565,10 @@ fbAVX512_case3_647:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_650:
-	VMOVUPD      (DX), Z9
-	VMOVUPD      64(DX), Z10
-	VMOVUPD.Z    128(DX), K1, Z11
+fbAVX512_loop_653:
+	VMOVUPD      (BX), Z9
+	VMOVUPD      64(BX), Z10
+	VMOVUPD      128(BX), Z11
 	VBROADCASTSD (CX), Z12
 	VFMADD231PD  Z9, Z12, Z0
 	VFMADD231PD  Z10, Z12, Z1
@@ -14348,9 +14582,9 @@ fbAVX512_loop_650:
 	VFMADD231PD  Z10, Z12, Z7
 	VFMADD231PD  Z11, Z12, Z8
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_650
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_653
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14360,6 +14594,26 @@ fbAVX512_loop_650:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(CX)(AX*2)
 	VMOVUPD      (DX), Z9
 	VFMADD231PD  (BX), Z0, Z9
 	VMOVUPD      Z9, (DX)
@@ -14390,23 +14644,23 @@ fbAVX512_loop_650:
 	VMOVUPD.Z    128(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z8, Z0
 	VMOVUPD      Z0, K1, 128(DX)(AX*2)
-	JMP          fbAVX512_swend_644
+	JMP          fbAVX512_swend_643
 
-fbAVX512_case2_646:
+fbAVX512_case2_645:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
 	MOVQ   M+176(FP), AX
 	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
 	MOVQ   8(SP), DX
 	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
@@ -14414,9 +14668,563 @@ fbAVX512_case2_646:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_651:
+fbAVX512_loop_654:
+	VMOVUPD      (BX), Z6
+	VMOVUPD      64(BX), Z7
+	VMOVUPD      128(BX), Z8
+	VBROADCASTSD (CX), Z9
+	VFMADD231PD  Z6, Z9, Z0
+	VFMADD231PD  Z7, Z9, Z1
+	VFMADD231PD  Z8, Z9, Z2
+	VBROADCASTSD 8(CX), Z9
+	VFMADD231PD  Z6, Z9, Z3
+	VFMADD231PD  Z7, Z9, Z4
+	VFMADD231PD  Z8, Z9, Z5
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_654
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
 	VMOVUPD      (DX), Z6
-	VMOVUPD.Z    64(DX), K1, Z7
+	VFMADD231PD  (BX), Z0, Z6
+	VMOVUPD      Z6, (DX)
+	VMOVUPD      64(DX), Z0
+	VFMADD231PD  64(BX), Z1, Z0
+	VMOVUPD      Z0, 64(DX)
+	VMOVUPD.Z    128(DX), K1, Z0
+	VMOVUPD.Z    128(BX), K1, Z1
+	VFMADD231PD  Z1, Z2, Z0
+	VMOVUPD      Z0, K1, 128(DX)
+	VMOVUPD      (DX)(AX*1), Z0
+	VFMADD231PD  (BX)(AX*1), Z3, Z0
+	VMOVUPD      Z0, (DX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z0
+	VFMADD231PD  64(BX)(AX*1), Z4, Z0
+	VMOVUPD      Z0, 64(DX)(AX*1)
+	VMOVUPD.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z5, Z0
+	VMOVUPD      Z0, K1, 128(DX)(AX*1)
+	JMP          fbAVX512_swend_643
+
+fbAVX512_case1_644:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_655:
+	VBROADCASTSD (CX), Z3
+	VFMADD231PD  (BX), Z3, Z0
+	VFMADD231PD  64(BX), Z3, Z1
+	VFMADD231PD  128(BX), Z3, Z2
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_655
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   128(AX)
+	VMOVUPD      (DX), Z3
+	VFMADD231PD  (BX), Z0, Z3
+	VMOVUPD      Z3, (DX)
+	VMOVUPD      64(DX), Z0
+	VFMADD231PD  64(BX), Z1, Z0
+	VMOVUPD      Z0, 64(DX)
+	VMOVUPD.Z    128(DX), K1, Z0
+	VMOVUPD.Z    128(BX), K1, Z1
+	VFMADD231PD  Z1, Z2, Z0
+	VMOVUPD      Z0, K1, 128(DX)
+
+fbAVX512_swend_643:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_641
+
+fbAVX512_tiend_642:
+	JMP fbAVX512_swend_619
+
+fbAVX512_case2_621:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*8), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_656:
+	VMOVUPD    (CX), Z0
+	VMOVUPD    Z0, (DX)
+	VMOVUPD.Z  64(CX), K1, Z0
+	VMOVUPD    Z0, 64(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000080, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_656
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_657:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_658
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_660
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_661
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_662
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_663
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_664
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVB   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+
+fbAVX512_loop_666:
+	VMOVUPD      (BX), Z12
+	VMOVUPD      64(BX), Z13
+	VBROADCASTSD (CX), Z14
+	VFMADD231PD  Z12, Z14, Z0
+	VFMADD231PD  Z13, Z14, Z1
+	VBROADCASTSD 8(CX), Z14
+	VFMADD231PD  Z12, Z14, Z2
+	VFMADD231PD  Z13, Z14, Z3
+	VBROADCASTSD 16(CX), Z14
+	VFMADD231PD  Z12, Z14, Z4
+	VFMADD231PD  Z13, Z14, Z5
+	VBROADCASTSD 24(CX), Z14
+	VFMADD231PD  Z12, Z14, Z6
+	VFMADD231PD  Z13, Z14, Z7
+	VBROADCASTSD 32(CX), Z14
+	VFMADD231PD  Z12, Z14, Z8
+	VFMADD231PD  Z13, Z14, Z9
+	VBROADCASTSD 40(CX), Z14
+	VFMADD231PD  Z12, Z14, Z10
+	VFMADD231PD  Z13, Z14, Z11
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_666
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	VMOVUPD      (DX), Z12
+	VFMADD231PD  (BX), Z0, Z12
+	VMOVUPD      Z12, (DX)
+	VMOVUPD.Z    64(DX), K1, Z0
+	VMOVUPD.Z    64(BX), K1, Z12
+	VFMADD231PD  Z12, Z1, Z0
+	VMOVUPD      Z0, K1, 64(DX)
+	VMOVUPD      (DX)(AX*1), Z0
+	VFMADD231PD  (BX)(AX*1), Z2, Z0
+	VMOVUPD      Z0, (DX)(AX*1)
+	VMOVUPD.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, 64(DX)(AX*1)
+	VMOVUPD      (DX)(AX*2), Z0
+	VFMADD231PD  (BX)(AX*2), Z4, Z0
+	VMOVUPD      Z0, (DX)(AX*2)
+	VMOVUPD.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z5, Z0
+	VMOVUPD      Z0, K1, 64(DX)(AX*2)
+	VMOVUPD      (DX)(CX*1), Z0
+	VFMADD231PD  (BX)(CX*1), Z6, Z0
+	VMOVUPD      Z0, (DX)(CX*1)
+	VMOVUPD.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PD  Z1, Z7, Z0
+	VMOVUPD      Z0, K1, 64(DX)(CX*1)
+	VMOVUPD      (SI), Z0
+	VFMADD231PD  (DI), Z8, Z0
+	VMOVUPD      Z0, (SI)
+	VMOVUPD.Z    64(SI), K1, Z0
+	VMOVUPD.Z    64(DI), K1, Z1
+	VFMADD231PD  Z1, Z9, Z0
+	VMOVUPD      Z0, K1, 64(SI)
+	VMOVUPD      (SI)(AX*1), Z0
+	VFMADD231PD  (DI)(AX*1), Z10, Z0
+	VMOVUPD      Z0, (SI)(AX*1)
+	VMOVUPD.Z    64(SI)(AX*1), K1, Z0
+	VMOVUPD.Z    64(DI)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z11, Z0
+	VMOVUPD      Z0, K1, 64(SI)(AX*1)
+	JMP          fbAVX512_swend_659
+
+fbAVX512_case5_664:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+
+fbAVX512_loop_667:
+	VMOVUPD      (BX), Z10
+	VMOVUPD      64(BX), Z11
+	VBROADCASTSD (CX), Z12
+	VFMADD231PD  Z10, Z12, Z0
+	VFMADD231PD  Z11, Z12, Z1
+	VBROADCASTSD 8(CX), Z12
+	VFMADD231PD  Z10, Z12, Z2
+	VFMADD231PD  Z11, Z12, Z3
+	VBROADCASTSD 16(CX), Z12
+	VFMADD231PD  Z10, Z12, Z4
+	VFMADD231PD  Z11, Z12, Z5
+	VBROADCASTSD 24(CX), Z12
+	VFMADD231PD  Z10, Z12, Z6
+	VFMADD231PD  Z11, Z12, Z7
+	VBROADCASTSD 32(CX), Z12
+	VFMADD231PD  Z10, Z12, Z8
+	VFMADD231PD  Z11, Z12, Z9
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_667
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	VMOVUPD      (DX), Z10
+	VFMADD231PD  (BX), Z0, Z10
+	VMOVUPD      Z10, (DX)
+	VMOVUPD.Z    64(DX), K1, Z0
+	VMOVUPD.Z    64(BX), K1, Z10
+	VFMADD231PD  Z10, Z1, Z0
+	VMOVUPD      Z0, K1, 64(DX)
+	VMOVUPD      (DX)(AX*1), Z0
+	VFMADD231PD  (BX)(AX*1), Z2, Z0
+	VMOVUPD      Z0, (DX)(AX*1)
+	VMOVUPD.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, 64(DX)(AX*1)
+	VMOVUPD      (DX)(AX*2), Z0
+	VFMADD231PD  (BX)(AX*2), Z4, Z0
+	VMOVUPD      Z0, (DX)(AX*2)
+	VMOVUPD.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z5, Z0
+	VMOVUPD      Z0, K1, 64(DX)(AX*2)
+	VMOVUPD      (DX)(CX*1), Z0
+	VFMADD231PD  (BX)(CX*1), Z6, Z0
+	VMOVUPD      Z0, (DX)(CX*1)
+	VMOVUPD.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PD  Z1, Z7, Z0
+	VMOVUPD      Z0, K1, 64(DX)(CX*1)
+	VMOVUPD      (SI), Z0
+	VFMADD231PD  (DI), Z8, Z0
+	VMOVUPD      Z0, (SI)
+	VMOVUPD.Z    64(SI), K1, Z0
+	VMOVUPD.Z    64(DI), K1, Z1
+	VFMADD231PD  Z1, Z9, Z0
+	VMOVUPD      Z0, K1, 64(SI)
+	JMP          fbAVX512_swend_659
+
+fbAVX512_case4_663:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_668:
+	VMOVUPD      (BX), Z8
+	VMOVUPD      64(BX), Z9
+	VBROADCASTSD (CX), Z10
+	VFMADD231PD  Z8, Z10, Z0
+	VFMADD231PD  Z9, Z10, Z1
+	VBROADCASTSD 8(CX), Z10
+	VFMADD231PD  Z8, Z10, Z2
+	VFMADD231PD  Z9, Z10, Z3
+	VBROADCASTSD 16(CX), Z10
+	VFMADD231PD  Z8, Z10, Z4
+	VFMADD231PD  Z9, Z10, Z5
+	VBROADCASTSD 24(CX), Z10
+	VFMADD231PD  Z8, Z10, Z6
+	VFMADD231PD  Z9, Z10, Z7
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_668
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	VMOVUPD      (DX), Z8
+	VFMADD231PD  (BX), Z0, Z8
+	VMOVUPD      Z8, (DX)
+	VMOVUPD.Z    64(DX), K1, Z0
+	VMOVUPD.Z    64(BX), K1, Z8
+	VFMADD231PD  Z8, Z1, Z0
+	VMOVUPD      Z0, K1, 64(DX)
+	VMOVUPD      (DX)(AX*1), Z0
+	VFMADD231PD  (BX)(AX*1), Z2, Z0
+	VMOVUPD      Z0, (DX)(AX*1)
+	VMOVUPD.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, 64(DX)(AX*1)
+	VMOVUPD      (DX)(AX*2), Z0
+	VFMADD231PD  (BX)(AX*2), Z4, Z0
+	VMOVUPD      Z0, (DX)(AX*2)
+	VMOVUPD.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z5, Z0
+	VMOVUPD      Z0, K1, 64(DX)(AX*2)
+	VMOVUPD      (DX)(CX*1), Z0
+	VFMADD231PD  (BX)(CX*1), Z6, Z0
+	VMOVUPD      Z0, (DX)(CX*1)
+	VMOVUPD.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PD  Z1, Z7, Z0
+	VMOVUPD      Z0, K1, 64(DX)(CX*1)
+	JMP          fbAVX512_swend_659
+
+fbAVX512_case3_662:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_669:
+	VMOVUPD      (BX), Z6
+	VMOVUPD      64(BX), Z7
 	VBROADCASTSD (CX), Z8
 	VFMADD231PD  Z6, Z8, Z0
 	VFMADD231PD  Z7, Z8, Z1
@@ -14427,9 +15235,9 @@ fbAVX512_loop_651:
 	VFMADD231PD  Z6, Z8, Z4
 	VFMADD231PD  Z7, Z8, Z5
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_651
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_669
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14439,6 +15247,20 @@ fbAVX512_loop_651:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
 	VMOVUPD      (DX), Z6
 	VFMADD231PD  (BX), Z0, Z6
 	VMOVUPD      Z6, (DX)
@@ -14460,242 +15282,31 @@ fbAVX512_loop_651:
 	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, 64(DX)(AX*2)
-	JMP          fbAVX512_swend_644
+	JMP          fbAVX512_swend_659
 
-fbAVX512_case1_645:
+fbAVX512_case2_661:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
 	MOVQ   M+176(FP), AX
 	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
 	MOVQ   8(SP), DX
 	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-
-fbAVX512_loop_652:
-	VMOVUPD.Z    (DX), K1, Z3
-	VBROADCASTSD (CX), Z4
-	VFMADD231PD  Z3, Z4, Z0
-	VBROADCASTSD 8(CX), Z4
-	VFMADD231PD  Z3, Z4, Z1
-	VBROADCASTSD 16(CX), Z4
-	VFMADD231PD  Z3, Z4, Z2
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_652
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMOVUPD.Z    (DX), K1, Z3
-	VMOVUPD.Z    (BX), K1, Z4
-	VFMADD231PD  Z4, Z0, Z3
-	VMOVUPD      Z3, K1, (DX)
-	VMOVUPD.Z    (DX)(AX*1), K1, Z0
-	VMOVUPD.Z    (BX)(AX*1), K1, Z3
-	VFMADD231PD  Z3, Z1, Z0
-	VMOVUPD      Z0, K1, (DX)(AX*1)
-	VMOVUPD.Z    (DX)(AX*2), K1, Z0
-	VMOVUPD.Z    (BX)(AX*2), K1, Z1
-	VFMADD231PD  Z1, Z2, Z0
-	VMOVUPD      Z0, K1, (DX)(AX*2)
-
-fbAVX512_swend_644:
-	JMP fbAVX512_swend_610
-
-fbAVX512_case2_612:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_654
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_655
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_656
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-	VXORPD Z6, Z6, Z6
-	VXORPD Z7, Z7, Z7
-
-fbAVX512_loop_658:
-	VMOVUPD      (DX), Z8
-	VMOVUPD      64(DX), Z9
-	VMOVUPD      128(DX), Z10
-	VMOVUPD.Z    192(DX), K1, Z11
-	VBROADCASTSD (CX), Z12
-	VFMADD231PD  Z8, Z12, Z0
-	VFMADD231PD  Z9, Z12, Z1
-	VFMADD231PD  Z10, Z12, Z2
-	VFMADD231PD  Z11, Z12, Z3
-	VBROADCASTSD 8(CX), Z12
-	VFMADD231PD  Z8, Z12, Z4
-	VFMADD231PD  Z9, Z12, Z5
-	VFMADD231PD  Z10, Z12, Z6
-	VFMADD231PD  Z11, Z12, Z7
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_658
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMOVUPD      (DX), Z8
-	VFMADD231PD  (BX), Z0, Z8
-	VMOVUPD      Z8, (DX)
-	VMOVUPD      64(DX), Z0
-	VFMADD231PD  64(BX), Z1, Z0
-	VMOVUPD      Z0, 64(DX)
-	VMOVUPD      128(DX), Z0
-	VFMADD231PD  128(BX), Z2, Z0
-	VMOVUPD      Z0, 128(DX)
-	VMOVUPD.Z    192(DX), K1, Z0
-	VMOVUPD.Z    192(BX), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, 192(DX)
-	VMOVUPD      (DX)(AX*1), Z0
-	VFMADD231PD  (BX)(AX*1), Z4, Z0
-	VMOVUPD      Z0, (DX)(AX*1)
-	VMOVUPD      64(DX)(AX*1), Z0
-	VFMADD231PD  64(BX)(AX*1), Z5, Z0
-	VMOVUPD      Z0, 64(DX)(AX*1)
-	VMOVUPD      128(DX)(AX*1), Z0
-	VFMADD231PD  128(BX)(AX*1), Z6, Z0
-	VMOVUPD      Z0, 128(DX)(AX*1)
-	VMOVUPD.Z    192(DX)(AX*1), K1, Z0
-	VMOVUPD.Z    192(BX)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z7, Z0
-	VMOVUPD      Z0, K1, 192(DX)(AX*1)
-	JMP          fbAVX512_swend_653
-
-fbAVX512_case3_656:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-	VXORPD Z4, Z4, Z4
-	VXORPD Z5, Z5, Z5
-
-fbAVX512_loop_659:
-	VMOVUPD      (DX), Z6
-	VMOVUPD      64(DX), Z7
-	VMOVUPD.Z    128(DX), K1, Z8
-	VBROADCASTSD (CX), Z9
-	VFMADD231PD  Z6, Z9, Z0
-	VFMADD231PD  Z7, Z9, Z1
-	VFMADD231PD  Z8, Z9, Z2
-	VBROADCASTSD 8(CX), Z9
-	VFMADD231PD  Z6, Z9, Z3
-	VFMADD231PD  Z7, Z9, Z4
-	VFMADD231PD  Z8, Z9, Z5
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_659
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), CX
-	VMOVUPD      (DX), Z6
-	VFMADD231PD  (BX), Z0, Z6
-	VMOVUPD      Z6, (DX)
-	VMOVUPD      64(DX), Z0
-	VFMADD231PD  64(BX), Z1, Z0
-	VMOVUPD      Z0, 64(DX)
-	VMOVUPD.Z    128(DX), K1, Z0
-	VMOVUPD.Z    128(BX), K1, Z1
-	VFMADD231PD  Z1, Z2, Z0
-	VMOVUPD      Z0, K1, 128(DX)
-	VMOVUPD      (DX)(AX*1), Z0
-	VFMADD231PD  (BX)(AX*1), Z3, Z0
-	VMOVUPD      Z0, (DX)(AX*1)
-	VMOVUPD      64(DX)(AX*1), Z0
-	VFMADD231PD  64(BX)(AX*1), Z4, Z0
-	VMOVUPD      Z0, 64(DX)(AX*1)
-	VMOVUPD.Z    128(DX)(AX*1), K1, Z0
-	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
-	VFMADD231PD  Z1, Z5, Z0
-	VMOVUPD      Z0, K1, 128(DX)(AX*1)
-	JMP          fbAVX512_swend_653
-
-fbAVX512_case2_655:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_660:
-	VMOVUPD      (DX), Z4
-	VMOVUPD.Z    64(DX), K1, Z5
+fbAVX512_loop_670:
+	VMOVUPD      (BX), Z4
+	VMOVUPD      64(BX), Z5
 	VBROADCASTSD (CX), Z6
 	VFMADD231PD  Z4, Z6, Z0
 	VFMADD231PD  Z5, Z6, Z1
@@ -14703,9 +15314,9 @@ fbAVX512_loop_660:
 	VFMADD231PD  Z4, Z6, Z2
 	VFMADD231PD  Z5, Z6, Z3
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_660
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_670
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14715,6 +15326,16 @@ fbAVX512_loop_660:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
 	VMOVUPD      (DX), Z4
 	VFMADD231PD  (BX), Z0, Z4
 	VMOVUPD      Z4, (DX)
@@ -14729,36 +15350,154 @@ fbAVX512_loop_660:
 	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, 64(DX)(AX*1)
-	JMP          fbAVX512_swend_653
+	JMP          fbAVX512_swend_659
 
-fbAVX512_case1_654:
+fbAVX512_case1_660:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
 	MOVQ   M+176(FP), AX
 	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
 	MOVQ   8(SP), DX
 	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_661:
-	VMOVUPD.Z    (DX), K1, Z2
-	VBROADCASTSD (CX), Z3
-	VFMADD231PD  Z2, Z3, Z0
-	VBROADCASTSD 8(CX), Z3
-	VFMADD231PD  Z2, Z3, Z1
+fbAVX512_loop_671:
+	VBROADCASTSD (CX), Z2
+	VFMADD231PD  (BX), Z2, Z0
+	VFMADD231PD  64(BX), Z2, Z1
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_661
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_671
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	VMOVUPD      (DX), Z2
+	VFMADD231PD  (BX), Z0, Z2
+	VMOVUPD      Z2, (DX)
+	VMOVUPD.Z    64(DX), K1, Z0
+	VMOVUPD.Z    64(BX), K1, Z2
+	VFMADD231PD  Z2, Z1, Z0
+	VMOVUPD      Z0, K1, 64(DX)
+
+fbAVX512_swend_659:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_657
+
+fbAVX512_tiend_658:
+	JMP fbAVX512_swend_619
+
+fbAVX512_case1_620:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVB AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x03, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*8), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_672:
+	VMOVUPD.Z  (CX), K1, Z0
+	VMOVUPD    Z0, (DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_672
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_673:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_674
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_676
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_677
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_678
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_679
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_680
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVB   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x03, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*8), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+
+fbAVX512_loop_682:
+	VMOVUPD      (BX), Z6
+	VBROADCASTSD (CX), Z7
+	VFMADD231PD  Z6, Z7, Z0
+	VBROADCASTSD 8(CX), Z7
+	VFMADD231PD  Z6, Z7, Z1
+	VBROADCASTSD 16(CX), Z7
+	VFMADD231PD  Z6, Z7, Z2
+	VBROADCASTSD 24(CX), Z7
+	VFMADD231PD  Z6, Z7, Z3
+	VBROADCASTSD 32(CX), Z7
+	VFMADD231PD  Z6, Z7, Z4
+	VBROADCASTSD 40(CX), Z7
+	VFMADD231PD  Z6, Z7, Z5
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_682
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14768,6 +15507,310 @@ fbAVX512_loop_661:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	VMOVUPD.Z    (DX), K1, Z6
+	VMOVUPD.Z    (BX), K1, Z7
+	VFMADD231PD  Z7, Z0, Z6
+	VMOVUPD      Z6, K1, (DX)
+	VMOVUPD.Z    (DX)(AX*1), K1, Z0
+	VMOVUPD.Z    (BX)(AX*1), K1, Z6
+	VFMADD231PD  Z6, Z1, Z0
+	VMOVUPD      Z0, K1, (DX)(AX*1)
+	VMOVUPD.Z    (DX)(AX*2), K1, Z0
+	VMOVUPD.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z2, Z0
+	VMOVUPD      Z0, K1, (DX)(AX*2)
+	VMOVUPD.Z    (DX)(CX*1), K1, Z0
+	VMOVUPD.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, (DX)(CX*1)
+	VMOVUPD.Z    (SI), K1, Z0
+	VMOVUPD.Z    (DI), K1, Z1
+	VFMADD231PD  Z1, Z4, Z0
+	VMOVUPD      Z0, K1, (SI)
+	VMOVUPD.Z    (SI)(AX*1), K1, Z0
+	VMOVUPD.Z    (DI)(AX*1), K1, Z1
+	VFMADD231PD  Z1, Z5, Z0
+	VMOVUPD      Z0, K1, (SI)(AX*1)
+	JMP          fbAVX512_swend_675
+
+fbAVX512_case5_680:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+
+fbAVX512_loop_683:
+	VMOVUPD      (BX), Z5
+	VBROADCASTSD (CX), Z6
+	VFMADD231PD  Z5, Z6, Z0
+	VBROADCASTSD 8(CX), Z6
+	VFMADD231PD  Z5, Z6, Z1
+	VBROADCASTSD 16(CX), Z6
+	VFMADD231PD  Z5, Z6, Z2
+	VBROADCASTSD 24(CX), Z6
+	VFMADD231PD  Z5, Z6, Z3
+	VBROADCASTSD 32(CX), Z6
+	VFMADD231PD  Z5, Z6, Z4
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_683
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	VMOVUPD.Z    (DX), K1, Z5
+	VMOVUPD.Z    (BX), K1, Z6
+	VFMADD231PD  Z6, Z0, Z5
+	VMOVUPD      Z5, K1, (DX)
+	VMOVUPD.Z    (DX)(AX*1), K1, Z0
+	VMOVUPD.Z    (BX)(AX*1), K1, Z5
+	VFMADD231PD  Z5, Z1, Z0
+	VMOVUPD      Z0, K1, (DX)(AX*1)
+	VMOVUPD.Z    (DX)(AX*2), K1, Z0
+	VMOVUPD.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z2, Z0
+	VMOVUPD      Z0, K1, (DX)(AX*2)
+	VMOVUPD.Z    (DX)(CX*1), K1, Z0
+	VMOVUPD.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, (DX)(CX*1)
+	VMOVUPD.Z    (SI), K1, Z0
+	VMOVUPD.Z    (DI), K1, Z1
+	VFMADD231PD  Z1, Z4, Z0
+	VMOVUPD      Z0, K1, (SI)
+	JMP          fbAVX512_swend_675
+
+fbAVX512_case4_679:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_684:
+	VMOVUPD      (BX), Z4
+	VBROADCASTSD (CX), Z5
+	VFMADD231PD  Z4, Z5, Z0
+	VBROADCASTSD 8(CX), Z5
+	VFMADD231PD  Z4, Z5, Z1
+	VBROADCASTSD 16(CX), Z5
+	VFMADD231PD  Z4, Z5, Z2
+	VBROADCASTSD 24(CX), Z5
+	VFMADD231PD  Z4, Z5, Z3
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_684
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	VMOVUPD.Z    (DX), K1, Z4
+	VMOVUPD.Z    (BX), K1, Z5
+	VFMADD231PD  Z5, Z0, Z4
+	VMOVUPD      Z4, K1, (DX)
+	VMOVUPD.Z    (DX)(AX*1), K1, Z0
+	VMOVUPD.Z    (BX)(AX*1), K1, Z4
+	VFMADD231PD  Z4, Z1, Z0
+	VMOVUPD      Z0, K1, (DX)(AX*1)
+	VMOVUPD.Z    (DX)(AX*2), K1, Z0
+	VMOVUPD.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z2, Z0
+	VMOVUPD      Z0, K1, (DX)(AX*2)
+	VMOVUPD.Z    (DX)(CX*1), K1, Z0
+	VMOVUPD.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PD  Z1, Z3, Z0
+	VMOVUPD      Z0, K1, (DX)(CX*1)
+	JMP          fbAVX512_swend_675
+
+fbAVX512_case3_678:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_685:
+	VMOVUPD      (BX), Z3
+	VBROADCASTSD (CX), Z4
+	VFMADD231PD  Z3, Z4, Z0
+	VBROADCASTSD 8(CX), Z4
+	VFMADD231PD  Z3, Z4, Z1
+	VBROADCASTSD 16(CX), Z4
+	VFMADD231PD  Z3, Z4, Z2
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_685
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	VMOVUPD.Z    (DX), K1, Z3
+	VMOVUPD.Z    (BX), K1, Z4
+	VFMADD231PD  Z4, Z0, Z3
+	VMOVUPD      Z3, K1, (DX)
+	VMOVUPD.Z    (DX)(AX*1), K1, Z0
+	VMOVUPD.Z    (BX)(AX*1), K1, Z3
+	VFMADD231PD  Z3, Z1, Z0
+	VMOVUPD      Z0, K1, (DX)(AX*1)
+	VMOVUPD.Z    (DX)(AX*2), K1, Z0
+	VMOVUPD.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PD  Z1, Z2, Z0
+	VMOVUPD      Z0, K1, (DX)(AX*2)
+	JMP          fbAVX512_swend_675
+
+fbAVX512_case2_677:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVB  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x03, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*8), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_686:
+	VMOVUPD      (BX), Z2
+	VBROADCASTSD (CX), Z3
+	VFMADD231PD  Z2, Z3, Z0
+	VBROADCASTSD 8(CX), Z3
+	VFMADD231PD  Z2, Z3, Z1
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_686
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*8), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
 	VMOVUPD.Z    (DX), K1, Z2
 	VMOVUPD.Z    (BX), K1, Z3
 	VFMADD231PD  Z3, Z0, Z2
@@ -14776,191 +15819,32 @@ fbAVX512_loop_661:
 	VMOVUPD.Z    (BX)(AX*1), K1, Z2
 	VFMADD231PD  Z2, Z1, Z0
 	VMOVUPD      Z0, K1, (DX)(AX*1)
+	JMP          fbAVX512_swend_675
 
-fbAVX512_swend_653:
-	JMP fbAVX512_swend_610
-
-fbAVX512_case1_611:
-	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_663
-	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_664
-	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_665
+fbAVX512_case1_676:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
 	MOVQ   M+176(FP), AX
 	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
 	MOVQ   8(SP), DX
 	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-	VXORPD Z3, Z3, Z3
-
-fbAVX512_loop_667:
-	VBROADCASTSD (CX), Z4
-	VFMADD231PD  (DX), Z4, Z0
-	VFMADD231PD  64(DX), Z4, Z1
-	VFMADD231PD  128(DX), Z4, Z2
-	VMOVUPD.Z    192(DX), K1, Z5
-	VFMADD231PD  Z5, Z4, Z3
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_667
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), AX
-	VMOVUPD      (DX), Z4
-	VFMADD231PD  (BX), Z0, Z4
-	VMOVUPD      Z4, (DX)
-	VMOVUPD      64(DX), Z0
-	VFMADD231PD  64(BX), Z1, Z0
-	VMOVUPD      Z0, 64(DX)
-	VMOVUPD      128(DX), Z0
-	VFMADD231PD  128(BX), Z2, Z0
-	VMOVUPD      Z0, 128(DX)
-	VMOVUPD.Z    192(DX), K1, Z0
-	VMOVUPD.Z    192(BX), K1, Z1
-	VFMADD231PD  Z1, Z3, Z0
-	VMOVUPD      Z0, K1, 192(DX)
-	JMP          fbAVX512_swend_662
-
-fbAVX512_case3_665:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-	VXORPD Z2, Z2, Z2
-
-fbAVX512_loop_668:
-	VBROADCASTSD (CX), Z3
-	VFMADD231PD  (DX), Z3, Z0
-	VFMADD231PD  64(DX), Z3, Z1
-	VMOVUPD.Z    128(DX), K1, Z4
-	VFMADD231PD  Z4, Z3, Z2
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_668
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), AX
-	VMOVUPD      (DX), Z3
-	VFMADD231PD  (BX), Z0, Z3
-	VMOVUPD      Z3, (DX)
-	VMOVUPD      64(DX), Z0
-	VFMADD231PD  64(BX), Z1, Z0
-	VMOVUPD      Z0, 64(DX)
-	VMOVUPD.Z    128(DX), K1, Z0
-	VMOVUPD.Z    128(BX), K1, Z1
-	VFMADD231PD  Z1, Z2, Z0
-	VMOVUPD      Z0, K1, 128(DX)
-	JMP          fbAVX512_swend_662
-
-fbAVX512_case2_664:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
-	VXORPD Z0, Z0, Z0
-	VXORPD Z1, Z1, Z1
-
-fbAVX512_loop_669:
-	VBROADCASTSD (CX), Z2
-	VFMADD231PD  (DX), Z2, Z0
-	VMOVUPD.Z    64(DX), K1, Z3
-	VFMADD231PD  Z3, Z2, Z1
-	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_669
-	MOVQ         8(SP), CX
-	IMULQ        AX, CX
-	MOVQ         16(SP), DX
-	LEAQ         (CX)(DX*8), CX
-	MOVQ         g_base+0(FP), DX
-	ADDQ         CX, DX
-	MOVQ         e_base+24(FP), BX
-	ADDQ         CX, BX
-	LEAQ         (AX)(AX*2), AX
-	VMOVUPD      (DX), Z2
-	VFMADD231PD  (BX), Z0, Z2
-	VMOVUPD      Z2, (DX)
-	VMOVUPD.Z    64(DX), K1, Z0
-	VMOVUPD.Z    64(BX), K1, Z2
-	VFMADD231PD  Z2, Z1, Z0
-	VMOVUPD      Z0, K1, 64(DX)
-	JMP          fbAVX512_swend_662
-
-fbAVX512_case1_663:
-	MOVQ   24(SP), AX
-	MOVQ   $-1, CX
-	BZHIQ  AX, CX, AX
-	KMOVB  AX, K1
-	MOVQ   M+176(FP), AX
-	SHLQ   $0x03, AX
-	MOVQ   alpha_base+48(FP), CX
-	MOVQ   8(SP), DX
-	LEAQ   (CX)(DX*8), CX
-	MOVQ   work_base+144(FP), DX
-	MOVQ   16(SP), BX
-	LEAQ   (DX)(BX*8), DX
-	MOVQ   T+168(FP), BX
-	DECQ   BX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_670:
+fbAVX512_loop_687:
 	VBROADCASTSD (CX), Z1
-	VMOVUPD.Z    (DX), K1, Z2
-	VFMADD231PD  Z2, Z1, Z0
+	VFMADD231PD  (BX), Z1, Z0
 	ADDQ         AX, CX
-	ADDQ         AX, DX
-	DECQ         BX
-	JNZ          fbAVX512_loop_670
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_687
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14970,24 +15854,34 @@ fbAVX512_loop_670:
 	MOVQ         e_base+24(FP), BX
 	ADDQ         CX, BX
 	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
 	VMOVUPD.Z    (DX), K1, Z1
 	VMOVUPD.Z    (BX), K1, Z2
 	VFMADD231PD  Z2, Z0, Z1
 	VMOVUPD      Z1, K1, (DX)
 
-fbAVX512_swend_662:
-fbAVX512_swend_610:
-	MOVQ 16(SP), AX
-	ADDQ $0x00000020, AX
-	MOVQ AX, 16(SP)
-	JMP  fbAVX512_tj_607
-
-fbAVX512_tjend_608:
+fbAVX512_swend_675:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_605
+	JMP  fbAVX512_ti_673
 
-fbAVX512_tiend_606:
+fbAVX512_tiend_674:
+fbAVX512_swend_619:
+	MOVQ 16(SP), AX
+	ADDQ $0x00000020, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX512_tj_616
+
+fbAVX512_tjend_617:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000080, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX512_tt_614
+
+fbAVX512_ttend_615:
 	VZEROUPPER
 	RET

@@ -53,6 +53,10 @@ func gemmShape(i *ISA) (kbMax, nbMax int) {
 // panel is batchPanelRows × nbMax vectors: 16 KiB on AVX-512, in L1).
 const batchPanelRows = 64
 
+// transPanelRows is the most positions Transitions packs at a time (32 KiB
+// of work on AVX-512).
+const transPanelRows = 128
+
 var labelN int
 
 // newLabel returns a label unique in the generated file.
@@ -1038,11 +1042,12 @@ func genBatch(i *ISA) {
 
 func genTransitions(i *ISA) {
 	fn := i.Fn("transitions")
-	TEXT(fn, NOSPLIT, "func(g, e, alpha, beta, psi, scale, work []float64, T, M int)")
+	TEXT(fn, 0, "func(g, e, alpha, beta, psi, scale, work []float64, T, M int)")
 	Pragma("noescape")
 	Doc(fn + " adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
 	kbMax, nbMax := gemmShape(i)
-	tl, i0l, j0l, rl, kbl := local(), local(), local(), local(), local()
+	tl, i0l, j0l, rl, t0l, ntl := local(), local(), local(), local(), local(), local()
+	pb := panel(transPanelRows * nbMax * i.Bytes)
 
 	// work row t−1 = Ψ_t ∘ β_t · (1/scale_t), t = 1..T−1.
 	MOVQ(U32(1), tl)
@@ -1096,20 +1101,24 @@ func genTransitions(i *ISA) {
 		Label(end)
 	}
 
-	MOVQ(U32(0), i0l)
-	iloop, iend := newLabel(i, "ti"), newLabel(i, "tiend")
-	Label(iloop)
+	// C = Aᵀ·B by blocks of up to transPanelRows positions: each block's
+	// columns j0.. of B (work) are packed into an aligned panel that every
+	// block of rows i of A (alpha) then reads from L1; g += E∘C_block.
+	MOVQ(U32(0), t0l)
+	tloop, tend := newLabel(i, "tt"), newLabel(i, "ttend")
+	Label(tloop)
 	{
-		i0 := ldq(i0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(i0, M)
-		JAE(LabelRef(iend))
-		SUBQ(i0, M)
-		kb := GP64()
-		MOVQ(U32(kbMax), kb)
-		CMPQ(kb, M)
-		CMOVQGT(M, kb)
-		MOVQ(kb, kbl)
+		t0 := ldq(t0l)
+		n := Load(Param("T"), GP64())
+		DECQ(n)
+		CMPQ(t0, n)
+		JAE(LabelRef(tend))
+		SUBQ(t0, n)
+		lim := GP64()
+		MOVQ(U32(transPanelRows), lim)
+		CMPQ(n, lim)
+		CMOVQGT(lim, n)
+		MOVQ(n, ntl)
 		MOVQ(U32(0), j0l)
 	}
 	jloop, jend := newLabel(i, "tj"), newLabel(i, "tjend")
@@ -1121,29 +1130,49 @@ func genTransitions(i *ISA) {
 		JAE(LabelRef(jend))
 		nv, r := chunk(i, M, j0, nbMax)
 		MOVQ(r, rl)
-		kb := ldq(kbl)
-		switchN(i, kb, kbMax, func(kbv int) {
-			switchN(i, nv, nbMax, func(v int) {
+		switchN(i, nv, nbMax, func(v int) {
+			{
 				m := i.TailMask(ldq(rl))
 				M8 := Load(Param("M"), GP64())
 				SHLQ(U8(3), M8)
-				// p = alpha + i0·8, rows k at +8k, steps of M·8
-				p := Load(Param("alpha").Base(), GP64())
+				src := ldq(t0l)
+				IMULQ(M8, src)
+				ADDQ(Load(Param("work").Base(), GP64()), src)
+				j0 := ldq(j0l)
+				LEAQ(Mem{Base: src, Index: j0, Scale: 8}, src)
+				pack(i, src, M8, ldq(pb), ldq(ntl), v, m, nbMax*i.Bytes)
+				MOVQ(U32(0), i0l)
+			}
+			iloop, iend := newLabel(i, "ti"), newLabel(i, "tiend")
+			Label(iloop)
+			i0 := ldq(i0l)
+			M := Load(Param("M"), GP64())
+			CMPQ(i0, M)
+			JAE(LabelRef(iend))
+			SUBQ(i0, M)
+			kb := GP64()
+			MOVQ(U32(kbMax), kb)
+			CMPQ(kb, M)
+			CMOVQGT(M, kb)
+			switchN(i, kb, kbMax, func(kbv int) {
+				m := i.TailMask(ldq(rl))
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				// p = alpha + t0·M·8 + i0·8, rows k at +8k, steps of M·8
+				p := ldq(t0l)
+				IMULQ(M8, p)
+				ADDQ(Load(Param("alpha").Base(), GP64()), p)
 				i0 := ldq(i0l)
 				LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
-				q := Load(Param("work").Base(), GP64())
-				j0 := ldq(j0l)
-				LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
-				n := Load(Param("T"), GP64())
-				DECQ(n)
-				b := &block{kb: kbv, nb: v, chains: 1, q: q, s2: M8, n: n, mask: m,
+				n := ldq(ntl)
+				b := &block{kb: kbv, nb: v, chains: 1, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
 					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p, Disp: 8 * k}, dst) },
 					step:  func() { ADDQ(M8, p) }}
 				acc := b.emit(i)
 				// g rows i0+k at column j0, and the same offsets into e.
 				off := ldq(i0l)
 				IMULQ(M8, off)
-				j0 = ldq(j0l)
+				j0 := ldq(j0l)
 				LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
 				gb := Load(Param("g").Base(), GP64())
 				ADDQ(off, gb)
@@ -1156,6 +1185,22 @@ func genTransitions(i *ISA) {
 					gb2, eb2 = GP64(), GP64()
 					LEAQ(Mem{Base: gb, Index: M8, Scale: 4}, gb2)
 					LEAQ(Mem{Base: eb, Index: M8, Scale: 4}, eb2)
+				}
+				// Bring the next block's rows of g and E in meanwhile (this
+				// walk down a column panel defeats the hardware prefetchers
+				// when M is large).
+				ng, ne := GP64(), GP64()
+				LEAQ(Mem{Base: gb, Index: sk3, Scale: 2}, ng)
+				LEAQ(Mem{Base: eb, Index: sk3, Scale: 2}, ne)
+				for k := 0; k < kbv; k++ {
+					if k == 4 {
+						LEAQ(Mem{Base: ng, Index: M8, Scale: 4}, ng)
+						LEAQ(Mem{Base: ne, Index: M8, Scale: 4}, ne)
+					}
+					for c := 0; c < v; c++ {
+						PREFETCHT0(kaddr(ng, ng, M8, sk3, k%4, c*i.Bytes))
+						PREFETCHT0(kaddr(ne, ne, M8, sk3, k%4, c*i.Bytes))
+					}
 				}
 				for k := 0; k < kbv; k++ {
 					for c := 0; c < v; c++ {
@@ -1176,6 +1221,11 @@ func genTransitions(i *ISA) {
 					}
 				}
 			})
+			i0 = ldq(i0l)
+			ADDQ(U32(kbMax), i0)
+			MOVQ(i0, i0l)
+			JMP(LabelRef(iloop))
+			Label(iend)
 		})
 		j0 = ldq(j0l)
 		ADDQ(U32(nbMax*i.W), j0)
@@ -1184,11 +1234,11 @@ func genTransitions(i *ISA) {
 	}
 	Label(jend)
 	{
-		i0 := ldq(i0l)
-		ADDQ(U32(kbMax), i0)
-		MOVQ(i0, i0l)
-		JMP(LabelRef(iloop))
+		t0 := ldq(t0l)
+		ADDQ(U32(transPanelRows), t0)
+		MOVQ(t0, t0l)
+		JMP(LabelRef(tloop))
 	}
-	Label(iend)
+	Label(tend)
 	Ret()
 }
