@@ -28,3 +28,28 @@ func TestForwardBatchRowBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardAVX512Narrow tests the AVX-512 Forward kernel at the small M
+// for which the avx512 tier dispatches to the AVX2 kernel instead.
+func TestForwardAVX512Narrow(t *testing.T) {
+	if !avx512Impl.available {
+		t.Skip("no AVX-512")
+	}
+	r := newRand(18)
+	for _, kind := range fbKinds {
+		for M := 1; M <= fbNarrow; M++ {
+			for _, T := range []int{1, 2, 3, 7, 50} {
+				c := makeFB(r, kind, T, M)
+				alpha, scale := make([]float64, T*M), make([]float64, T)
+				forwardGeneric(alpha, scale, c.psi, c.e, T, M)
+				abuf, a := guarded(T*M, nil)
+				sbuf, s := guarded(T, nil)
+				forwardAVX512(a, s, c.psi, c.e, T, M)
+				checkGuards(t, c.name+" alpha", abuf)
+				checkGuards(t, c.name+" scale", sbuf)
+				checkClose(t, c.name+" scale", s, scale, fbTol, 0)
+				checkClose(t, c.name+" alpha", a, alpha, fbTol, fbAtol)
+			}
+		}
+	}
+}
