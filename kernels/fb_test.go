@@ -227,6 +227,20 @@ func TestForwardBackward(t *testing.T) {
 	})
 }
 
+// TestForwardBackwardMedium covers T beyond one block of Transitions'
+// positions (128), with rows of several chunks and tails.
+func TestForwardBackwardMedium(t *testing.T) {
+	r := newRand(19)
+	forTiers(t, func(t *testing.T, p *impl) {
+		for _, M := range []int{5, 33, 45, 100} {
+			for _, T := range []int{129, 130, 300} {
+				checkFB(t, p, makeFB(r, "uniform", T, M))
+				checkFB(t, p, makeFB(r, "zeros", T, M))
+			}
+		}
+	})
+}
+
 // TestForwardBackwardLong runs T = 100000 at small M: errors must not grow
 // along the sequence, and log Z = Σ log scale_t must be finite and match.
 func TestForwardBackwardLong(t *testing.T) {
