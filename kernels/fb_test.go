@@ -593,3 +593,17 @@ func BenchmarkTransitions(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFMAPeak measures the core's FMA peak (the %peak above is measured
+// against it inside each benchmark).
+func BenchmarkFMAPeak(b *testing.B) {
+	for _, p := range asmImpls(nil) {
+		b.Run(p.name, func(b *testing.B) {
+			const n = 1 << 16
+			for b.Loop() {
+				p.fmaPeak(n)
+			}
+			b.ReportMetric(float64(b.N)*n*float64(p.peakFlops)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
