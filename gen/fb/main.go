@@ -8,6 +8,14 @@
 // into two independent accumulator chains to hide the FMA latency; the batch
 // and Transitions use kb > 1, whose kb·nb accumulators are independent
 // already. Every leaf variant (kb, nb) is generated and chosen at run time.
+//
+// Misaligned 64-byte loads straddle two cache lines, which halves the load
+// rate the small-M steps live on; so the matrix is first copied ("packed")
+// into a 64-byte-aligned stack buffer with rows padded to whole vectors:
+// all of E (Eᵀ) when a row is at most 8 (AVX2: 6) vectors, and for the batch
+// and Transitions a panel of up to 64 (128) rows × one chunk of columns that
+// stays in L1 while every sequence (every block of rows i) uses it. Those
+// functions therefore have large frames and are not NOSPLIT.
 package main
 
 //go:generate go run . -out ../../kernels/fb_amd64.s -stubs ../../kernels/fb_amd64.go -pkg kernels
