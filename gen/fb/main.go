@@ -1,0 +1,1252 @@
+// Command fb generates the scaled forward–backward kernels of package kernels:
+// Forward, Backward, ForwardBatch and Transitions.
+//
+// All four are built from one register-blocked micro-kernel (block): kb rows
+// of broadcast scalars times nb vectors of a matrix row, accumulated over n
+// steps, with the last of the nb vectors loaded under a tail mask (all ones
+// when the chunk is full). Forward and Backward use kb = 1 and split the steps
+// into two independent accumulator chains to hide the FMA latency; the batch
+// and Transitions use kb > 1, whose kb·nb accumulators are independent
+// already. Every leaf variant (kb, nb) is generated and chosen at run time.
+//
+// Misaligned 64-byte loads straddle two cache lines, which halves the load
+// rate the small-M steps live on; so the matrix is first copied ("packed")
+// into a 64-byte-aligned stack buffer with rows padded to whole vectors:
+// all of E (Eᵀ) when a row is at most 8 (AVX2: 6) vectors, and for the batch
+// and Transitions a panel of up to 64 (128) rows × one chunk of columns that
+// stays in L1 while every sequence (every block of rows i) uses it. Those
+// functions therefore have large frames and are not NOSPLIT.
+package main
+
+//go:generate go run . -out ../../kernels/fb_amd64.s -stubs ../../kernels/fb_amd64.go -pkg kernels
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+	. "github.com/simdcrf/simdcrf/gen/internal/isa"
+)
+
+func main() {
+	ConstraintExpr("!purego")
+	for _, i := range ISAs {
+		genForward(i)
+		genBackward(i)
+		genBatch(i)
+		genTransitions(i)
+	}
+	Generate()
+}
+
+// Blocking parameters per tier. AVX2 has 16 vector registers: 2 chains × 6
+// vectors + broadcast + mask + temporary; 3 × 3 accumulators + 3 matrix
+// vectors + broadcast + mask. AVX-512 has 32: 2 × 12 + 2; 6 × 4 + 4 + 1.
+func seqVecs(i *ISA) int {
+	if i.Is512() {
+		return 12
+	}
+	return 6
+}
+
+func gemmShape(i *ISA) (kbMax, nbMax int) {
+	if i.Is512() {
+		return 6, 4
+	}
+	return 3, 3
+}
+
+// batchPanelRows is the most rows of E ForwardBatch packs at a time (the
+// panel is batchPanelRows × nbMax vectors: 16 KiB on AVX-512, in L1).
+const batchPanelRows = 64
+
+// transPanelRows is the most positions Transitions packs at a time (32 KiB
+// of work on AVX-512).
+const transPanelRows = 128
+
+var labelN int
+
+// newLabel returns a label unique in the generated file.
+func newLabel(i *ISA, tag string) string {
+	labelN++
+	return fmt.Sprintf("fb%s_%s_%d", i.Name, tag, labelN)
+}
+
+// switchN jumps on x (1..n) to body(v) for v = x; all bodies end at a common
+// label.
+func switchN(i *ISA, x reg.Register, n int, body func(v int)) {
+	end := newLabel(i, "swend")
+	labels := make([]string, n+1)
+	for v := 1; v <= n; v++ {
+		labels[v] = newLabel(i, fmt.Sprintf("case%d", v))
+	}
+	for v := 1; v < n; v++ {
+		CMPQ(x, U32(v))
+		JEQ(LabelRef(labels[v]))
+	}
+	for v := n; v >= 1; v-- {
+		Label(labels[v])
+		body(v)
+		if v > 1 {
+			JMP(LabelRef(end))
+		}
+	}
+	Label(end)
+}
+
+// kaddr addresses row k of a group of up to 8 rows: rows 0..3 from p, rows
+// 4..7 from p2 = p + 4·sk, with sk3 = 3·sk.
+func kaddr(p, p2, sk, sk3 reg.Register, k, disp int) Mem {
+	b := p
+	if k >= 4 {
+		b = p2
+		k -= 4
+	}
+	switch k {
+	case 0:
+		return Mem{Base: b, Disp: disp}
+	case 1:
+		return Mem{Base: b, Index: sk, Scale: 1, Disp: disp}
+	case 2:
+		return Mem{Base: b, Index: sk, Scale: 2, Disp: disp}
+	}
+	return Mem{Base: b, Index: sk3, Scale: 1, Disp: disp}
+}
+
+// block describes one run of the micro-kernel.
+type block struct {
+	kb, nb, chains int
+	q              reg.Register // matrix row pointer
+	s2             Op           // its per-step stride (bytes)
+	n              reg.Register // step count ≥ 1 (clobbered)
+	mask           Mask         // for vector nb−1
+	packed         bool         // rows padded with zeros: no mask needed
+	bcast          func(k int, dst reg.VecVirtual)
+	step           func() // advances the broadcast pointers by one step
+}
+
+// emit runs the block and returns the accumulators acc[k][v].
+func (b *block) emit(i *ISA) [][]reg.VecVirtual {
+	acc := make([][][]reg.VecVirtual, b.chains)
+	for c := range acc {
+		acc[c] = make([][]reg.VecVirtual, b.kb)
+		for k := range acc[c] {
+			acc[c][k] = i.Vecs(b.nb)
+			for _, a := range acc[c][k] {
+				i.Zero(a)
+			}
+		}
+	}
+	one := func(c int) {
+		last := b.nb - 1
+		if b.kb == 1 {
+			x := i.Vec()
+			b.bcast(0, x)
+			for v := 0; v < last; v++ {
+				VFMADD231PD(Mem{Base: b.q, Disp: v * i.Bytes}, x, acc[c][0][v])
+			}
+			if b.packed {
+				VFMADD231PD(Mem{Base: b.q, Disp: last * i.Bytes}, x, acc[c][0][last])
+			} else {
+				t := i.Vec()
+				i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, t)
+				VFMADD231PD(t, x, acc[c][0][last])
+			}
+		} else {
+			ev := i.Vecs(b.nb)
+			for v := 0; v < last; v++ {
+				VMOVUPD(Mem{Base: b.q, Disp: v * i.Bytes}, ev[v])
+			}
+			if b.packed {
+				VMOVUPD(Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
+			} else {
+				i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
+			}
+			for k := 0; k < b.kb; k++ {
+				x := i.Vec()
+				b.bcast(k, x)
+				for v := 0; v < b.nb; v++ {
+					VFMADD231PD(ev[v], x, acc[c][k][v])
+				}
+			}
+		}
+		b.step()
+		ADDQ(b.s2, b.q)
+	}
+	loop := newLabel(i, "loop")
+	if b.chains == 1 {
+		Label(loop)
+		one(0)
+		DECQ(b.n)
+		JNZ(LabelRef(loop))
+		return acc[0]
+	}
+	odd, done := newLabel(i, "odd"), newLabel(i, "done")
+	cnt := GP64()
+	MOVQ(b.n, cnt)
+	SHRQ(U8(1), cnt)
+	JZ(LabelRef(odd))
+	Label(loop)
+	one(0)
+	one(1)
+	DECQ(cnt)
+	JNZ(LabelRef(loop))
+	Label(odd)
+	TESTQ(U32(1), b.n)
+	JZ(LabelRef(done))
+	one(0)
+	Label(done)
+	for k := range acc[0] {
+		for v := range acc[0][k] {
+			VADDPD(acc[1][k][v], acc[0][k][v], acc[0][k][v])
+		}
+	}
+	return acc[0]
+}
+
+// addMasked adds the masked lanes of x to sum (the others are left alone, so
+// a NaN computed in a lane past the row's end never reaches the sum).
+func addMasked(i *ISA, m Mask, x, sum reg.VecVirtual) {
+	if i.Is512() {
+		VADDPD(x, sum, m.K, sum)
+		return
+	}
+	t := i.Vec()
+	VANDPD(x, m.Y, t)
+	VADDPD(t, sum, sum)
+}
+
+// rowSum returns an xmm register whose low lane is Σ src[0:n].
+func rowSum(i *ISA, src, n reg.Register) reg.Register {
+	acc := i.Vecs(2)
+	i.Zero(acc[0])
+	i.Zero(acc[1])
+	idx := GP64()
+	Stripes(i, newLabel(i, "sum"), n.(reg.GPVirtual), idx, 2, func(u int) {
+		VADDPD(Addr(src, idx, u*i.Bytes), acc[u], acc[u])
+	}, func(rem reg.GPVirtual) {
+		m := i.TailMask(rem)
+		t := i.Vec()
+		i.LoadMasked(m, Addr(src, idx, 0), t)
+		VADDPD(t, acc[0], acc[0])
+	})
+	VADDPD(acc[1], acc[0], acc[0])
+	return i.HSum(acc[0])
+}
+
+// recip stores s to out and returns the broadcast vector 1/s.
+func recip(i *ISA, s reg.Register, out Mem) reg.VecVirtual {
+	VMOVSD(s, out)
+	one := XMM()
+	VMOVSD(ConstF64("fbone", 1), one)
+	VDIVSD(s, one, one)
+	v := i.Vec()
+	VBROADCASTSD(one, v)
+	return v
+}
+
+// mulRow sets dst[0:n] = src[0:n] · v (dst may be src).
+func mulRow(i *ISA, dst, src, n reg.Register, v reg.VecVirtual) {
+	idx := GP64()
+	Stripes(i, newLabel(i, "mul"), n.(reg.GPVirtual), idx, 2, func(u int) {
+		t := i.Vec()
+		VMULPD(Addr(src, idx, u*i.Bytes), v, t)
+		VMOVUPD(t, Addr(dst, idx, u*i.Bytes))
+	}, func(rem reg.GPVirtual) {
+		m := i.TailMask(rem)
+		t := i.Vec()
+		i.LoadMasked(m, Addr(src, idx, 0), t)
+		VMULPD(t, v, t)
+		i.StoreMasked(m, t, Addr(dst, idx, 0))
+	})
+}
+
+// mulSumRow sets dst[0:n] *= ps[0:n] and returns Σ dst (low lane of an xmm).
+func mulSumRow(i *ISA, dst, ps, n reg.Register) reg.Register {
+	acc := i.Vecs(2)
+	i.Zero(acc[0])
+	i.Zero(acc[1])
+	idx := GP64()
+	Stripes(i, newLabel(i, "mulsum"), n.(reg.GPVirtual), idx, 2, func(u int) {
+		t := i.Vec()
+		VMOVUPD(Addr(dst, idx, u*i.Bytes), t)
+		VMULPD(Addr(ps, idx, u*i.Bytes), t, t)
+		VMOVUPD(t, Addr(dst, idx, u*i.Bytes))
+		VADDPD(t, acc[u], acc[u])
+	}, func(rem reg.GPVirtual) {
+		m := i.TailMask(rem)
+		t, p := i.Vec(), i.Vec()
+		i.LoadMasked(m, Addr(dst, idx, 0), t)
+		i.LoadMasked(m, Addr(ps, idx, 0), p)
+		VMULPD(p, t, t)
+		i.StoreMasked(m, t, Addr(dst, idx, 0))
+		addMasked(i, m, t, acc[0])
+	})
+	VADDPD(acc[1], acc[0], acc[0])
+	return i.HSum(acc[0])
+}
+
+// normalizeRow sets dst = src / Σsrc and out = Σsrc.
+func normalizeRow(i *ISA, dst, src, n reg.Register, out Mem) {
+	s := rowSum(i, src, n)
+	inv := recip(i, s, out)
+	mulRow(i, dst, src, n, inv)
+}
+
+// chunk computes, for the chunk of columns starting at element j0 of a row of
+// M, the number of vectors nv (1..nbMax) and the lane count r (1..W) of its
+// last vector.
+func chunk(i *ISA, M, j0 reg.Register, nbMax int) (nv, r reg.GPVirtual) {
+	nv, r = GP64(), GP64()
+	left := GP64()
+	MOVQ(M, left)
+	SUBQ(j0, left)
+	full := newLabel(i, "full")
+	MOVQ(U32(nbMax), nv)
+	MOVQ(U32(i.W), r)
+	CMPQ(left, U32(nbMax*i.W))
+	JAE(LabelRef(full))
+	// nv = (left+W−1)/W, r = left − (nv−1)·W
+	LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
+	SHRQ(U8(log2(i.W)), nv)
+	MOVQ(nv, r)
+	SHLQ(U8(log2(i.W)), r)
+	SUBQ(left, r)
+	NEGQ(r)
+	ADDQ(U32(i.W), r)
+	Label(full)
+	return nv, r
+}
+
+func log2(w int) int {
+	if w == 8 {
+		return 3
+	}
+	return 2
+}
+
+// panel reserves a stack buffer of n bytes and returns a local holding its
+// address rounded up to 64 bytes (so that vector rows of a packed matrix
+// never straddle cache lines).
+func panel(n int) Mem {
+	buf := AllocLocal(n + 64)
+	l := local()
+	r := GP64()
+	LEAQ(buf, r)
+	ADDQ(U8(63), r)
+	ANDQ(I8(-64), r)
+	MOVQ(r, l)
+	return l
+}
+
+// pack copies rows × nv vectors from src (row stride sstride bytes) to dst
+// (row stride nv·W·8), the last vector of each row under mask m and zero
+// past it.
+// A positive prefetch asks for the source row's bytes that far ahead (the
+// next chunk's) to be brought into L2.
+func pack(i *ISA, src, sstride, dst, rows reg.Register, nv int, m Mask, prefetch int) {
+	loop := newLabel(i, "pack")
+	s, d, n := GP64(), GP64(), GP64()
+	MOVQ(src, s)
+	MOVQ(dst, d)
+	MOVQ(rows, n)
+	Label(loop)
+	for v := 0; v < nv; v++ {
+		t := i.Vec()
+		if v < nv-1 {
+			VMOVUPD(Mem{Base: s, Disp: v * i.Bytes}, t)
+		} else {
+			i.LoadMasked(m, Mem{Base: s, Disp: v * i.Bytes}, t)
+		}
+		VMOVUPD(t, Mem{Base: d, Disp: v * i.Bytes})
+	}
+	for off := 0; prefetch > 0 && off < prefetch; off += 64 {
+		PREFETCHT1(Mem{Base: s, Disp: prefetch + off})
+	}
+	ADDQ(sstride, s)
+	ADDQ(U32(nv*i.Bytes), d)
+	DECQ(n)
+	JNZ(LabelRef(loop))
+}
+
+// local is an 8-byte stack slot.
+func local() Mem { return AllocLocal(8) }
+
+func ldq(m Mem) reg.GPVirtual {
+	r := GP64()
+	MOVQ(m, r)
+	return r
+}
+
+// ---------------------------------------------------------------------------
+// Forward
+
+func genForward(i *ISA) {
+	fn := i.Fn("forward")
+	TEXT(fn, 0, "func(alpha, scale, psi, e []float64, T, M int)")
+	Pragma("noescape")
+	Doc(fn+" is the scaled forward pass over a whole sequence (see Forward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
+	nb := seqVecs(i)
+
+	// t = 0: α_0 = Ψ_0 / Σ Ψ_0.
+	{
+		alpha := Load(Param("alpha").Base(), GP64())
+		psi := Load(Param("psi").Base(), GP64())
+		scale := Load(Param("scale").Base(), GP64())
+		M := Load(Param("M"), GP64())
+		normalizeRow(i, alpha, psi, M, Mem{Base: scale})
+	}
+	M := Load(Param("M"), GP64())
+	CMPQ(M, U32(nb*i.W))
+	multi := newLabel(i, "multi")
+	JA(LabelRef(multi))
+
+	// One chunk: the whole row stays in registers.
+	{
+		left := Load(Param("M"), GP64())
+		nv := GP64()
+		r := GP64()
+		LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
+		SHRQ(U8(log2(i.W)), nv)
+		MOVQ(nv, r)
+		SHLQ(U8(log2(i.W)), r)
+		SUBQ(left, r)
+		NEGQ(r)
+		ADDQ(U32(i.W), r)
+		rl := local()
+		MOVQ(r, rl)
+		// Up to packVecs vectors a row, E is first copied to an aligned
+		// stack buffer with rows padded to whole vectors: no load of the
+		// hot loop then straddles two cache lines.
+		packVecs := 8
+		if !i.Is512() {
+			packVecs = 6
+		}
+		pb := panel(packVecs * i.W * packVecs * i.W * 8)
+		eb, es := local(), local()
+		switchN(i, nv, nb, func(v int) {
+			m := i.TailMask(ldq(rl))
+			if v <= packVecs {
+				M := Load(Param("M"), GP64())
+				M8 := GP64()
+				MOVQ(M, M8)
+				SHLQ(U8(3), M8)
+				pack(i, Load(Param("e").Base(), GP64()), M8, ldq(pb), M, v, m, 0)
+				MOVQ(ldq(pb), eb)
+				MOVQ(U32(v*i.Bytes), es)
+			} else {
+				MOVQ(Load(Param("e").Base(), GP64()), eb)
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				MOVQ(M8, es)
+			}
+			T := Load(Param("T"), GP64())
+			t := GP64()
+			MOVQ(U32(1), t)
+			prev := Load(Param("alpha").Base(), GP64())
+			psi := Load(Param("psi").Base(), GP64())
+			scale := Load(Param("scale").Base(), GP64())
+			M8 := Load(Param("M"), GP64())
+			SHLQ(U8(3), M8)
+			ADDQ(M8, psi)
+			ADDQ(U8(8), scale)
+			loop, end := newLabel(i, "t"), newLabel(i, "tend")
+			Label(loop)
+			CMPQ(t, T)
+			JAE(LabelRef(end))
+			{
+				q := ldq(eb)
+				p := GP64()
+				MOVQ(prev, p)
+				n := Load(Param("M"), GP64())
+				b := &block{kb: 1, nb: v, chains: 2, q: q, s2: es, n: n, mask: m, packed: v <= packVecs,
+					bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
+					step:  func() { ADDQ(U8(8), p) }}
+				acc := b.emit(i)[0]
+				ADDQ(M8, prev)
+				sum := i.Vec()
+				i.Zero(sum)
+				for k := 0; k < v; k++ {
+					if k < v-1 {
+						VMULPD(Mem{Base: psi, Disp: k * i.Bytes}, acc[k], acc[k])
+						VADDPD(acc[k], sum, sum)
+					} else {
+						t := i.Vec()
+						i.LoadMasked(m, Mem{Base: psi, Disp: k * i.Bytes}, t)
+						VMULPD(t, acc[k], acc[k])
+						addMasked(i, m, acc[k], sum)
+					}
+				}
+				s := i.HSum(sum)
+				inv := recip(i, s, Mem{Base: scale})
+				for k := 0; k < v; k++ {
+					VMULPD(inv, acc[k], acc[k])
+					if k < v-1 {
+						VMOVUPD(acc[k], Mem{Base: prev, Disp: k * i.Bytes})
+					} else {
+						i.StoreMasked(m, acc[k], Mem{Base: prev, Disp: k * i.Bytes})
+					}
+				}
+			}
+			ADDQ(M8, psi)
+			ADDQ(U8(8), scale)
+			INCQ(t)
+			JMP(LabelRef(loop))
+			Label(end)
+		})
+		Ret()
+	}
+
+	// Several chunks: each chunk stores Ψ∘(αE) and its sum; a last pass
+	// scales the row.
+	Label(multi)
+	{
+		tl, prevl, sumv, j0l := local(), local(), AllocLocal(i.Bytes), local()
+		MOVQ(U32(1), tl)
+		loop, end := newLabel(i, "mt"), newLabel(i, "mtend")
+		Label(loop)
+		t := ldq(tl)
+		CMPQ(t, Load(Param("T"), GP64()))
+		JAE(LabelRef(end))
+		{
+			M8 := Load(Param("M"), GP64())
+			SHLQ(U8(3), M8)
+			prev := Load(Param("alpha").Base(), GP64())
+			tm := GP64()
+			MOVQ(t, tm)
+			DECQ(tm)
+			IMULQ(M8, tm)
+			ADDQ(tm, prev)
+			MOVQ(prev, prevl)
+			z := i.Vec()
+			i.Zero(z)
+			VMOVUPD(z, sumv)
+			MOVQ(U32(0), j0l)
+		}
+		cl, cend := newLabel(i, "chunk"), newLabel(i, "chunkend")
+		Label(cl)
+		{
+			j0 := ldq(j0l)
+			M := Load(Param("M"), GP64())
+			CMPQ(j0, M)
+			JAE(LabelRef(cend))
+			nv, r := chunk(i, M, j0, nb)
+			rl := local()
+			MOVQ(r, rl)
+			switchN(i, nv, nb, func(v int) {
+				m := i.TailMask(ldq(rl))
+				j0 := ldq(j0l)
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				q := Load(Param("e").Base(), GP64())
+				LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
+				p := ldq(prevl)
+				n := Load(Param("M"), GP64())
+				b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
+					bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
+					step:  func() { ADDQ(U8(8), p) }}
+				acc := b.emit(i)[0]
+				// Row t of psi and alpha at column j0.
+				off := ldq(tl)
+				IMULQ(M8, off)
+				LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+				psi := Load(Param("psi").Base(), GP64())
+				ADDQ(off, psi)
+				cur := Load(Param("alpha").Base(), GP64())
+				ADDQ(off, cur)
+				sum := i.Vec()
+				VMOVUPD(sumv, sum)
+				for k := 0; k < v; k++ {
+					if k < v-1 {
+						VMULPD(Mem{Base: psi, Disp: k * i.Bytes}, acc[k], acc[k])
+						VADDPD(acc[k], sum, sum)
+						VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+					} else {
+						t := i.Vec()
+						i.LoadMasked(m, Mem{Base: psi, Disp: k * i.Bytes}, t)
+						VMULPD(t, acc[k], acc[k])
+						addMasked(i, m, acc[k], sum)
+						i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+					}
+				}
+				VMOVUPD(sum, sumv)
+			})
+			j0 = ldq(j0l)
+			ADDQ(U32(nb*i.W), j0)
+			MOVQ(j0, j0l)
+			JMP(LabelRef(cl))
+		}
+		Label(cend)
+		{
+			sum := i.Vec()
+			VMOVUPD(sumv, sum)
+			s := i.HSum(sum)
+			scale := Load(Param("scale").Base(), GP64())
+			t := ldq(tl)
+			inv := recip(i, s, Mem{Base: scale, Index: t, Scale: 8})
+			M := Load(Param("M"), GP64())
+			cur := ldq(prevl)
+			LEAQ(Mem{Base: cur, Index: M, Scale: 8}, cur)
+			mulRow(i, cur, cur, M, inv)
+			t = ldq(tl)
+			INCQ(t)
+			MOVQ(t, tl)
+			JMP(LabelRef(loop))
+		}
+		Label(end)
+		Ret()
+	}
+}
+
+// ---------------------------------------------------------------------------
+// Backward
+
+func genBackward(i *ISA) {
+	fn := i.Fn("backward")
+	TEXT(fn, 0, "func(beta, scale, psi, et []float64, T, M int)")
+	Pragma("noescape")
+	Doc(fn+" is the scaled backward pass over a whole sequence (see Backward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
+	nb := seqVecs(i)
+	tl, invl, j0l, rl := local(), local(), local(), local()
+	// β_{T−1} = 1.
+	{
+		T := Load(Param("T"), GP64())
+		DECQ(T)
+		MOVQ(T, tl)
+		M := Load(Param("M"), GP64())
+		IMULQ(M, T)
+		beta := Load(Param("beta").Base(), GP64())
+		LEAQ(Mem{Base: beta, Index: T, Scale: 8}, beta)
+		one := i.Vec()
+		VBROADCASTSD(ConstF64("fbone", 1), one)
+		idx := GP64()
+		Stripes(i, newLabel(i, "ones"), M.(reg.GPVirtual), idx, 1, func(u int) {
+			VMOVUPD(one, Addr(beta, idx, 0))
+		}, func(rem reg.GPVirtual) {
+			m := i.TailMask(rem)
+			i.StoreMasked(m, one, Addr(beta, idx, 0))
+		})
+	}
+	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
+	// Up to packVecs vectors a row (one chunk), Eᵀ is packed into an
+	// aligned stack buffer and w = Ψ_{t+1}∘β_{t+1} is formed in row t of
+	// beta before the products overwrite it.
+	packVecs := 8
+	if !i.Is512() {
+		packVecs = 6
+	}
+	pb := panel(packVecs * i.W * packVecs * i.W * 8)
+	{
+		left := Load(Param("M"), GP64())
+		CMPQ(left, U32(packVecs*i.W))
+		JA(LabelRef(loop))
+		nv, r := GP64(), GP64()
+		LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
+		SHRQ(U8(log2(i.W)), nv)
+		MOVQ(nv, r)
+		SHLQ(U8(log2(i.W)), r)
+		SUBQ(left, r)
+		NEGQ(r)
+		ADDQ(U32(i.W), r)
+		MOVQ(r, rl)
+		switchN(i, nv, packVecs, func(v int) {
+			m := i.TailMask(ldq(rl))
+			{
+				M := Load(Param("M"), GP64())
+				M8 := GP64()
+				MOVQ(M, M8)
+				SHLQ(U8(3), M8)
+				pack(i, Load(Param("et").Base(), GP64()), M8, ldq(pb), M, v, m, 0)
+			}
+			tloop, tend := newLabel(i, "pt"), newLabel(i, "ptend")
+			Label(tloop)
+			t := ldq(tl)
+			TESTQ(t, t)
+			JZ(LabelRef(tend))
+			M8 := Load(Param("M"), GP64())
+			SHLQ(U8(3), M8)
+			off := GP64()
+			MOVQ(t, off)
+			IMULQ(M8, off)
+			nxt := Load(Param("beta").Base(), GP64())
+			ADDQ(off, nxt)
+			ps := Load(Param("psi").Base(), GP64())
+			ADDQ(off, ps)
+			cur := GP64()
+			MOVQ(nxt, cur)
+			SUBQ(M8, cur)
+			for k := 0; k < v; k++ {
+				x := i.Vec()
+				if k < v-1 {
+					VMOVUPD(Mem{Base: ps, Disp: k * i.Bytes}, x)
+					VMULPD(Mem{Base: nxt, Disp: k * i.Bytes}, x, x)
+					VMOVUPD(x, Mem{Base: cur, Disp: k * i.Bytes})
+				} else {
+					y := i.Vec()
+					i.LoadMasked(m, Mem{Base: ps, Disp: k * i.Bytes}, x)
+					i.LoadMasked(m, Mem{Base: nxt, Disp: k * i.Bytes}, y)
+					VMULPD(y, x, x)
+					i.StoreMasked(m, x, Mem{Base: cur, Disp: k * i.Bytes})
+				}
+			}
+			p := GP64()
+			MOVQ(cur, p)
+			n := Load(Param("M"), GP64())
+			b := &block{kb: 1, nb: v, chains: 2, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
+				bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
+				step:  func() { ADDQ(U8(8), p) }}
+			acc := b.emit(i)[0]
+			scale := Load(Param("scale").Base(), GP64())
+			t = ldq(tl)
+			one := XMM()
+			VMOVSD(ConstF64("fbone", 1), one)
+			VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
+			inv := i.Vec()
+			VBROADCASTSD(one, inv)
+			DECQ(t)
+			MOVQ(t, tl)
+			M8 = Load(Param("M"), GP64())
+			SHLQ(U8(3), M8)
+			IMULQ(M8, t)
+			cur2 := Load(Param("beta").Base(), GP64())
+			ADDQ(t, cur2)
+			cur = cur2.(reg.GPVirtual)
+			for k := 0; k < v; k++ {
+				VMULPD(inv, acc[k], acc[k])
+				if k < v-1 {
+					VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+				} else {
+					i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+				}
+			}
+			JMP(LabelRef(tloop))
+			Label(tend)
+		})
+		Ret()
+	}
+	Label(loop)
+	{
+		t := ldq(tl) // t+1 of the step computing β_t
+		TESTQ(t, t)
+		JZ(LabelRef(end))
+		scale := Load(Param("scale").Base(), GP64())
+		one := XMM()
+		VMOVSD(ConstF64("fbone", 1), one)
+		VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
+		VMOVSD(one, invl)
+		MOVQ(U32(0), j0l)
+	}
+	cl, cend := newLabel(i, "bchunk"), newLabel(i, "bchunkend")
+	Label(cl)
+	{
+		j0 := ldq(j0l)
+		M := Load(Param("M"), GP64())
+		CMPQ(j0, M)
+		JAE(LabelRef(cend))
+		nv, r := chunk(i, M, j0, nb)
+		MOVQ(r, rl)
+		switchN(i, nv, nb, func(v int) {
+			m := i.TailMask(ldq(rl))
+			j0 := ldq(j0l)
+			M8 := Load(Param("M"), GP64())
+			SHLQ(U8(3), M8)
+			q := Load(Param("et").Base(), GP64())
+			LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
+			off := ldq(tl)
+			IMULQ(M8, off) // (t+1)·M·8
+			p := Load(Param("beta").Base(), GP64())
+			ADDQ(off, p)
+			pp := Load(Param("psi").Base(), GP64())
+			ADDQ(off, pp)
+			n := Load(Param("M"), GP64())
+			b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
+				bcast: func(_ int, dst reg.VecVirtual) {
+					x := XMM()
+					VMOVSD(Mem{Base: pp}, x)
+					VMULSD(Mem{Base: p}, x, x)
+					VBROADCASTSD(x, dst)
+				},
+				step: func() { ADDQ(U8(8), p); ADDQ(U8(8), pp) }}
+			acc := b.emit(i)[0]
+			cur := Load(Param("beta").Base(), GP64())
+			off = ldq(tl)
+			DECQ(off)
+			IMULQ(M8, off)
+			LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+			ADDQ(off, cur)
+			inv := i.Vec()
+			VBROADCASTSD(invl, inv)
+			for k := 0; k < v; k++ {
+				VMULPD(inv, acc[k], acc[k])
+				if k < v-1 {
+					VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+				} else {
+					i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+				}
+			}
+		})
+		j0 = ldq(j0l)
+		ADDQ(U32(nb*i.W), j0)
+		MOVQ(j0, j0l)
+		JMP(LabelRef(cl))
+	}
+	Label(cend)
+	{
+		t := ldq(tl)
+		DECQ(t)
+		MOVQ(t, tl)
+		JMP(LabelRef(loop))
+	}
+	Label(end)
+	Ret()
+}
+
+// ---------------------------------------------------------------------------
+// ForwardBatch
+
+func genBatch(i *ISA) {
+	fn := i.Fn("forwardBatch")
+	TEXT(fn, 0, "func(alpha, scale, psi, e []float64, T, K, M, ib int)")
+	Pragma("noescape")
+	Doc(fn+" is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
+	kbMax, nbMax := gemmShape(i)
+	tl, kl, i0l, k0l, j0l, rl, nil_ := local(), local(), local(), local(), local(), local(), local()
+	prevl, curl := local(), local()
+	pb := panel(batchPanelRows * nbMax * i.Bytes)
+
+	// t = 0: normalise every sequence's first row.
+	{
+		MOVQ(U32(0), kl)
+		loop, end := newLabel(i, "k0"), newLabel(i, "k0end")
+		Label(loop)
+		k := ldq(kl)
+		CMPQ(k, Load(Param("K"), GP64()))
+		JAE(LabelRef(end))
+		M := Load(Param("M"), GP64())
+		off := GP64()
+		MOVQ(k, off)
+		IMULQ(M, off)
+		alpha := Load(Param("alpha").Base(), GP64())
+		LEAQ(Mem{Base: alpha, Index: off, Scale: 8}, alpha)
+		psi := Load(Param("psi").Base(), GP64())
+		LEAQ(Mem{Base: psi, Index: off, Scale: 8}, psi)
+		scale := Load(Param("scale").Base(), GP64())
+		normalizeRow(i, alpha, psi, M, Mem{Base: scale, Index: k, Scale: 8})
+		k = ldq(kl)
+		INCQ(k)
+		MOVQ(k, kl)
+		JMP(LabelRef(loop))
+		Label(end)
+	}
+	MOVQ(U32(1), tl)
+	tloop, tend := newLabel(i, "t"), newLabel(i, "tend")
+	Label(tloop)
+	{
+		t := ldq(tl)
+		CMPQ(t, Load(Param("T"), GP64()))
+		JAE(LabelRef(tend))
+		// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
+		KM8 := Load(Param("K"), GP64())
+		IMULQ(Load(Param("M"), GP64()), KM8)
+		SHLQ(U8(3), KM8)
+		DECQ(t)
+		IMULQ(KM8, t)
+		prev := Load(Param("alpha").Base(), GP64())
+		ADDQ(t, prev)
+		MOVQ(prev, prevl)
+		ADDQ(KM8, prev)
+		MOVQ(prev, curl)
+		MOVQ(U32(0), i0l)
+	}
+	iloop, iend := newLabel(i, "i0"), newLabel(i, "i0end")
+	Label(iloop)
+	{
+		i0 := ldq(i0l)
+		M := Load(Param("M"), GP64())
+		CMPQ(i0, M)
+		JAE(LabelRef(iend))
+		ni := Load(Param("ib"), GP64())
+		lim := GP64()
+		MOVQ(U32(batchPanelRows), lim)
+		CMPQ(ni, lim)
+		CMOVQGT(lim, ni)
+		SUBQ(i0, M)
+		CMPQ(ni, M)
+		CMOVQGT(M, ni)
+		MOVQ(ni, nil_)
+		MOVQ(U32(0), j0l)
+	}
+	jloop, jend := newLabel(i, "jc"), newLabel(i, "jcend")
+	Label(jloop)
+	{
+		j0 := ldq(j0l)
+		M := Load(Param("M"), GP64())
+		CMPQ(j0, M)
+		JAE(LabelRef(jend))
+		nv, r := chunk(i, M, j0, nbMax)
+		MOVQ(r, rl)
+		switchN(i, nv, nbMax, func(v int) {
+			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
+			// aligned panel; every sequence then reads it from L1.
+			{
+				m := i.TailMask(ldq(rl))
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				src := ldq(i0l)
+				IMULQ(M8, src)
+				ADDQ(Load(Param("e").Base(), GP64()), src)
+				j0 := ldq(j0l)
+				LEAQ(Mem{Base: src, Index: j0, Scale: 8}, src)
+				pack(i, src, M8, ldq(pb), ldq(nil_), v, m, nbMax*i.Bytes)
+				MOVQ(U32(0), k0l)
+			}
+			kloop, kend := newLabel(i, "kb"), newLabel(i, "kbend")
+			Label(kloop)
+			k0 := ldq(k0l)
+			K := Load(Param("K"), GP64())
+			CMPQ(k0, K)
+			JAE(LabelRef(kend))
+			SUBQ(k0, K)
+			kb := GP64()
+			MOVQ(U32(kbMax), kb)
+			CMPQ(kb, K)
+			CMOVQGT(K, kb)
+			switchN(i, kb, kbMax, func(kbv int) {
+				m := i.TailMask(ldq(rl))
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				i0 := ldq(i0l)
+				// p = prev + k0·M·8 + i0·8
+				p := ldq(k0l)
+				IMULQ(M8, p)
+				LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
+				ADDQ(prevl, p)
+				sk3 := GP64()
+				LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
+				var p2 reg.GPVirtual
+				if kbv > 4 {
+					p2 = GP64()
+					LEAQ(Mem{Base: p, Index: M8, Scale: 4}, p2)
+				}
+				q := ldq(pb)
+				n := ldq(nil_)
+				b := &block{kb: kbv, nb: v, chains: 1, q: q, s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
+					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(kaddr(p, p2, M8, sk3, k, 0), dst) },
+					step: func() {
+						ADDQ(U8(8), p)
+						if kbv > 4 {
+							ADDQ(U8(8), p2)
+						}
+					}}
+				acc := b.emit(i)
+				// o = cur + k0·M·8 + j0·8
+				o := ldq(k0l)
+				IMULQ(M8, o)
+				j0 := ldq(j0l)
+				LEAQ(Mem{Base: o, Index: j0, Scale: 8}, o)
+				ADDQ(curl, o)
+				var o2 reg.GPVirtual
+				if kbv > 4 {
+					o2 = GP64()
+					LEAQ(Mem{Base: o, Index: M8, Scale: 4}, o2)
+				}
+				first := newLabel(i, "first")
+				i0 = ldq(i0l)
+				TESTQ(i0, i0)
+				JZ(LabelRef(first))
+				for k := 0; k < kbv; k++ {
+					for c := 0; c < v; c++ {
+						a := kaddr(o, o2, M8, sk3, k, c*i.Bytes)
+						if c < v-1 {
+							VADDPD(a, acc[k][c], acc[k][c])
+						} else {
+							t := i.Vec()
+							i.LoadMasked(m, a, t)
+							VADDPD(t, acc[k][c], acc[k][c])
+						}
+					}
+				}
+				Label(first)
+				for k := 0; k < kbv; k++ {
+					for c := 0; c < v; c++ {
+						a := kaddr(o, o2, M8, sk3, k, c*i.Bytes)
+						if c < v-1 {
+							VMOVUPD(acc[k][c], a)
+						} else {
+							i.StoreMasked(m, acc[k][c], a)
+						}
+					}
+				}
+			})
+			k0 = ldq(k0l)
+			ADDQ(U32(kbMax), k0)
+			MOVQ(k0, k0l)
+			JMP(LabelRef(kloop))
+			Label(kend)
+		})
+		j0 = ldq(j0l)
+		ADDQ(U32(nbMax*i.W), j0)
+		MOVQ(j0, j0l)
+		JMP(LabelRef(jloop))
+	}
+	Label(jend)
+	{
+		i0 := ldq(i0l)
+		ADDQ(ldq(nil_), i0)
+		MOVQ(i0, i0l)
+		JMP(LabelRef(iloop))
+	}
+	Label(iend)
+	// Ψ, sums and scaling, sequence by sequence.
+	{
+		MOVQ(U32(0), kl)
+		loop, end := newLabel(i, "norm"), newLabel(i, "normend")
+		Label(loop)
+		k := ldq(kl)
+		CMPQ(k, Load(Param("K"), GP64()))
+		JAE(LabelRef(end))
+		M := Load(Param("M"), GP64())
+		off := GP64()
+		MOVQ(k, off)
+		IMULQ(M, off)
+		cur := ldq(curl)
+		LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
+		// psi row t·K+k = (cur − alpha) + psi
+		psi := Load(Param("psi").Base(), GP64())
+		ADDQ(cur, psi)
+		SUBQ(Load(Param("alpha").Base(), GP64()), psi)
+		s := mulSumRow(i, cur, psi, M)
+		// scale index t·K + k
+		si := ldq(tl)
+		IMULQ(Load(Param("K"), GP64()), si)
+		ADDQ(ldq(kl), si)
+		scale := Load(Param("scale").Base(), GP64())
+		inv := recip(i, s, Mem{Base: scale, Index: si, Scale: 8})
+		cur = ldq(curl)
+		off = ldq(kl)
+		M = Load(Param("M"), GP64())
+		IMULQ(M, off)
+		LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
+		mulRow(i, cur, cur, M, inv)
+		k = ldq(kl)
+		INCQ(k)
+		MOVQ(k, kl)
+		JMP(LabelRef(loop))
+		Label(end)
+	}
+	{
+		t := ldq(tl)
+		INCQ(t)
+		MOVQ(t, tl)
+		JMP(LabelRef(tloop))
+	}
+	Label(tend)
+	Ret()
+}
+
+// ---------------------------------------------------------------------------
+// Transitions
+
+func genTransitions(i *ISA) {
+	fn := i.Fn("transitions")
+	TEXT(fn, 0, "func(g, e, alpha, beta, psi, scale, work []float64, T, M int)")
+	Pragma("noescape")
+	Doc(fn + " adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
+	kbMax, nbMax := gemmShape(i)
+	tl, i0l, j0l, rl, t0l, ntl := local(), local(), local(), local(), local(), local()
+	pb := panel(transPanelRows * nbMax * i.Bytes)
+
+	// work row t−1 = Ψ_t ∘ β_t · (1/scale_t), t = 1..T−1.
+	MOVQ(U32(1), tl)
+	{
+		loop, end := newLabel(i, "bb"), newLabel(i, "bbend")
+		Label(loop)
+		t := ldq(tl)
+		CMPQ(t, Load(Param("T"), GP64()))
+		JAE(LabelRef(end))
+		scale := Load(Param("scale").Base(), GP64())
+		one := XMM()
+		VMOVSD(ConstF64("fbone", 1), one)
+		VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
+		inv := i.Vec()
+		VBROADCASTSD(one, inv)
+		M := Load(Param("M"), GP64())
+		off := GP64()
+		MOVQ(t, off)
+		IMULQ(M, off)
+		SHLQ(U8(3), off)
+		psi := Load(Param("psi").Base(), GP64())
+		ADDQ(off, psi)
+		beta := Load(Param("beta").Base(), GP64())
+		ADDQ(off, beta)
+		w := Load(Param("work").Base(), GP64())
+		ADDQ(off, w)
+		m8 := GP64()
+		MOVQ(M, m8)
+		SHLQ(U8(3), m8)
+		SUBQ(m8, w)
+		idx := GP64()
+		Stripes(i, newLabel(i, "bbrow"), M.(reg.GPVirtual), idx, 2, func(u int) {
+			x := i.Vec()
+			VMOVUPD(Addr(psi, idx, u*i.Bytes), x)
+			VMULPD(Addr(beta, idx, u*i.Bytes), x, x)
+			VMULPD(inv, x, x)
+			VMOVUPD(x, Addr(w, idx, u*i.Bytes))
+		}, func(rem reg.GPVirtual) {
+			m := i.TailMask(rem)
+			x, y := i.Vec(), i.Vec()
+			i.LoadMasked(m, Addr(psi, idx, 0), x)
+			i.LoadMasked(m, Addr(beta, idx, 0), y)
+			VMULPD(y, x, x)
+			VMULPD(inv, x, x)
+			i.StoreMasked(m, x, Addr(w, idx, 0))
+		})
+		t = ldq(tl)
+		INCQ(t)
+		MOVQ(t, tl)
+		JMP(LabelRef(loop))
+		Label(end)
+	}
+
+	// C = Aᵀ·B by blocks of up to transPanelRows positions: each block's
+	// columns j0.. of B (work) are packed into an aligned panel that every
+	// block of rows i of A (alpha) then reads from L1; g += E∘C_block.
+	MOVQ(U32(0), t0l)
+	tloop, tend := newLabel(i, "tt"), newLabel(i, "ttend")
+	Label(tloop)
+	{
+		t0 := ldq(t0l)
+		n := Load(Param("T"), GP64())
+		DECQ(n)
+		CMPQ(t0, n)
+		JAE(LabelRef(tend))
+		SUBQ(t0, n)
+		lim := GP64()
+		MOVQ(U32(transPanelRows), lim)
+		CMPQ(n, lim)
+		CMOVQGT(lim, n)
+		MOVQ(n, ntl)
+		MOVQ(U32(0), j0l)
+	}
+	jloop, jend := newLabel(i, "tj"), newLabel(i, "tjend")
+	Label(jloop)
+	{
+		j0 := ldq(j0l)
+		M := Load(Param("M"), GP64())
+		CMPQ(j0, M)
+		JAE(LabelRef(jend))
+		nv, r := chunk(i, M, j0, nbMax)
+		MOVQ(r, rl)
+		switchN(i, nv, nbMax, func(v int) {
+			{
+				m := i.TailMask(ldq(rl))
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				src := ldq(t0l)
+				IMULQ(M8, src)
+				ADDQ(Load(Param("work").Base(), GP64()), src)
+				j0 := ldq(j0l)
+				LEAQ(Mem{Base: src, Index: j0, Scale: 8}, src)
+				pack(i, src, M8, ldq(pb), ldq(ntl), v, m, nbMax*i.Bytes)
+				MOVQ(U32(0), i0l)
+			}
+			iloop, iend := newLabel(i, "ti"), newLabel(i, "tiend")
+			Label(iloop)
+			i0 := ldq(i0l)
+			M := Load(Param("M"), GP64())
+			CMPQ(i0, M)
+			JAE(LabelRef(iend))
+			SUBQ(i0, M)
+			kb := GP64()
+			MOVQ(U32(kbMax), kb)
+			CMPQ(kb, M)
+			CMOVQGT(M, kb)
+			switchN(i, kb, kbMax, func(kbv int) {
+				m := i.TailMask(ldq(rl))
+				M8 := Load(Param("M"), GP64())
+				SHLQ(U8(3), M8)
+				// p = alpha + t0·M·8 + i0·8, rows k at +8k, steps of M·8
+				p := ldq(t0l)
+				IMULQ(M8, p)
+				ADDQ(Load(Param("alpha").Base(), GP64()), p)
+				i0 := ldq(i0l)
+				LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
+				n := ldq(ntl)
+				b := &block{kb: kbv, nb: v, chains: 1, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
+					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p, Disp: 8 * k}, dst) },
+					step:  func() { ADDQ(M8, p) }}
+				acc := b.emit(i)
+				// g rows i0+k at column j0, and the same offsets into e.
+				off := ldq(i0l)
+				IMULQ(M8, off)
+				j0 := ldq(j0l)
+				LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+				gb := Load(Param("g").Base(), GP64())
+				ADDQ(off, gb)
+				eb := Load(Param("e").Base(), GP64())
+				ADDQ(off, eb)
+				sk3 := GP64()
+				LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
+				var gb2, eb2 reg.GPVirtual
+				if kbv > 4 {
+					gb2, eb2 = GP64(), GP64()
+					LEAQ(Mem{Base: gb, Index: M8, Scale: 4}, gb2)
+					LEAQ(Mem{Base: eb, Index: M8, Scale: 4}, eb2)
+				}
+				// Bring the next block's rows of g and E in meanwhile (this
+				// walk down a column panel defeats the hardware prefetchers
+				// when M is large).
+				ng, ne := GP64(), GP64()
+				LEAQ(Mem{Base: gb, Index: sk3, Scale: 2}, ng)
+				LEAQ(Mem{Base: eb, Index: sk3, Scale: 2}, ne)
+				for k := 0; k < kbv; k++ {
+					if k == 4 {
+						LEAQ(Mem{Base: ng, Index: M8, Scale: 4}, ng)
+						LEAQ(Mem{Base: ne, Index: M8, Scale: 4}, ne)
+					}
+					for c := 0; c < v; c++ {
+						PREFETCHT0(kaddr(ng, ng, M8, sk3, k%4, c*i.Bytes))
+						PREFETCHT0(kaddr(ne, ne, M8, sk3, k%4, c*i.Bytes))
+					}
+				}
+				for k := 0; k < kbv; k++ {
+					for c := 0; c < v; c++ {
+						ga := kaddr(gb, gb2, M8, sk3, k, c*i.Bytes)
+						ea := kaddr(eb, eb2, M8, sk3, k, c*i.Bytes)
+						x := i.Vec()
+						if c < v-1 {
+							VMOVUPD(ga, x)
+							VFMADD231PD(ea, acc[k][c], x)
+							VMOVUPD(x, ga)
+						} else {
+							y := i.Vec()
+							i.LoadMasked(m, ga, x)
+							i.LoadMasked(m, ea, y)
+							VFMADD231PD(y, acc[k][c], x)
+							i.StoreMasked(m, x, ga)
+						}
+					}
+				}
+			})
+			i0 = ldq(i0l)
+			ADDQ(U32(kbMax), i0)
+			MOVQ(i0, i0l)
+			JMP(LabelRef(iloop))
+			Label(iend)
+		})
+		j0 = ldq(j0l)
+		ADDQ(U32(nbMax*i.W), j0)
+		MOVQ(j0, j0l)
+		JMP(LabelRef(jloop))
+	}
+	Label(jend)
+	{
+		t0 := ldq(t0l)
+		ADDQ(U32(transPanelRows), t0)
+		MOVQ(t0, t0l)
+		JMP(LabelRef(tloop))
+	}
+	Label(tend)
+	Ret()
+}
