@@ -1053,6 +1053,8 @@ TEXT ·viterbiNEON(SB), NOSPLIT, $0-112
 	MOVD tr_base+72(FP), R3
 	MOVD T+96(FP), R4
 	MOVD M+104(FP), R5
+	CBZ R4, viterbiNEON_ret
+	CBZ R5, viterbiNEON_ret
 	LSL $3, R5, R6
 	LSL $2, R5, R24
 	MOVD R5, R11

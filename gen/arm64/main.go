@@ -468,6 +468,8 @@ func (g *gen) viterbi() {
 	g.i("MOVD tr_base+72(FP), R3")
 	g.i("MOVD T+96(FP), R4")
 	g.i("MOVD M+104(FP), R5")
+	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
+	g.i("CBZ R5, %s", g.l("ret"))
 	g.i("LSL $3, R5, R6")
 	g.i("LSL $2, R5, R24")
 	g.i("MOVD R5, R11")
