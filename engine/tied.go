@@ -287,62 +287,115 @@ func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb []float64, T, M i
 	}
 }
 
-// viterbi is the tied Viterbi recursion, bit-identical to the dense kernel:
-// the best non-exception predecessor of column j is the first index, in
-// order of decreasing δ (ties: lower index first), that is not an exception
-// of column j; exceptions are scored one by one.
-func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, order []int32, mark []int32) {
+// viterbi is the tied Viterbi recursion, bit-identical to the dense kernel.
+// The best non-exception predecessor of column j is the first index, in
+// order of decreasing δ (ties: lower index first), that is not one of
+// column j's exceptions. Each step finds the top entries of δ, gives every
+// column the first of them as its default candidate, repairs the few
+// columns where that entry is an exception (the first entry's row of
+// exceptions says which), then scores all exceptions in one flat pass:
+// O(M·log K + exceptions) per step.
+func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, top []int32, mark []int32) {
 	copy(delta[:M], s[:M])
 	for i := range mark[:M] {
 		mark[i] = -1
 	}
 	useDef := !math.IsInf(tf.def, -1)
+	K := min(tf.maxCol+1, M, maxTop)
+	ninf := math.Inf(-1)
 	for t := 1; t < T; t++ {
 		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
 		if useDef {
-			for i := range order[:M] {
-				order[i] = int32(i)
+			n := topK(prev, top[:K])
+			i0 := top[0]
+			v0 := prev[i0] + tf.def
+			for j := range cur {
+				cur[j], arg[j] = v0, i0
 			}
-			slices.SortFunc(order[:M], func(a, b int32) int {
-				if prev[a] != prev[b] {
-					if prev[a] > prev[b] {
-						return -1
-					}
-					return 1
-				}
-				return int(a - b)
-			})
+			// Columns in which i0 is an exception need another default.
+			for _, j := range tf.rowJ[tf.rowPtr[i0]:tf.rowPtr[i0+1]] {
+				cur[j], arg[j] = tf.defaultFor(prev, top[:n], int(j), M, mark, int32(t*M)+j)
+			}
+		} else {
+			for j := range cur {
+				cur[j], arg[j] = ninf, -1
+			}
 		}
-		stamp := int32(t*M) - 1 // unique per (t, j): mark[i] == stamp+j+1 flags an exception
+		// Every exception, column by column.
 		for j := range cur {
-			best, bi := math.Inf(-1), int32(-1)
+			best, bi := cur[j], arg[j]
 			lo, hi := tf.colPtr[j], tf.colPtr[j+1]
-			if useDef {
-				id := stamp + int32(j) + 1
-				for k := lo; k < hi; k++ {
-					mark[tf.colI[k]] = id
-				}
-				for _, i := range order[:M] {
-					if mark[i] != id {
-						best, bi = prev[i]+tf.def, i
-						break
-					}
-				}
-			}
-			for k := lo; k < hi; k++ {
-				i := tf.colI[k]
-				c := prev[i] + tf.colS[k]
+			for k, i := range tf.colI[lo:hi] {
+				c := prev[i] + tf.colS[int(lo)+k]
 				if c > best || (c == best && (bi < 0 || i < bi)) {
 					best, bi = c, i
 				}
 			}
-			if math.IsInf(best, -1) {
+			if best == ninf {
 				bi = 0 // every candidate is -Inf: the dense kernel keeps i = 0
 			}
-			cur[j] = best + s[t*M+j]
-			arg[j] = bi
+			cur[j], arg[j] = best+s[t*M+j], bi
 		}
 	}
+}
+
+// defaultFor returns the best default-scored candidate of column j: the
+// first top entry that is not an exception of j, or, when the exceptions
+// outnumber the top list, the best unmarked entry of all of prev.
+func (tf *tiedForm) defaultFor(prev []float64, top []int32, j, M int, mark []int32, id int32) (float64, int32) {
+	colI := tf.colI[tf.colPtr[j]:tf.colPtr[j+1]]
+	if len(colI) < len(top) {
+	next:
+		for _, i := range top {
+			for _, e := range colI {
+				if e == i {
+					continue next
+				}
+			}
+			return prev[i] + tf.def, i
+		}
+	}
+	for _, e := range colI {
+		mark[e] = id
+	}
+	bi := int32(-1)
+	for i := range int32(M) {
+		if mark[i] != id && (bi < 0 || prev[i] > prev[bi]) {
+			bi = i
+		}
+	}
+	if bi < 0 {
+		return math.Inf(-1), -1
+	}
+	return prev[bi] + tf.def, bi
+}
+
+// maxTop caps the top list of the tied Viterbi.
+const maxTop = 64
+
+// topK writes to top the indices of the len(top) largest entries of v in
+// order of decreasing value, ties by increasing index, and returns how many
+// it wrote (fewer only when len(v) < len(top)).
+func topK(v []float64, top []int32) int {
+	n := 0
+	for i, x := range v {
+		if n == len(top) && !(x > v[top[n-1]]) {
+			continue
+		}
+		// Insert after every entry ≥ x (earlier indices win ties).
+		p := n
+		if n == len(top) {
+			p = n - 1
+		} else {
+			n++
+		}
+		for p > 0 && x > v[top[p-1]] {
+			top[p] = top[p-1]
+			p--
+		}
+		top[p] = int32(i)
+	}
+	return n
 }
 
 // normalize divides row by its sum and returns the sum.
