@@ -38,6 +38,7 @@ type Transitions struct {
 	e, et    []float64 // E[i][j] = exp(score[i][j] − c_j), and Eᵀ
 	logOnly  bool      // a column's range exceeds scaledRange: always use the log domain
 	tied     *tiedForm // non-nil for the Tied structure
+	zeros    []float64 // M zeros
 }
 
 // ErrNoLabelling is returned when constraints, forbidden transitions or -Inf
@@ -99,6 +100,7 @@ func vecOrZero(name string, v []float64, m int) ([]float64, error) {
 // derive computes the column shifts and the exponentiated matrices.
 func (tr *Transitions) derive() {
 	m := tr.m
+	tr.zeros = make([]float64, m)
 	tr.colShift = make([]float64, m)
 	for j := range m {
 		c := math.Inf(-1)

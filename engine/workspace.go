@@ -12,7 +12,7 @@ import (
 // not allocate. A Workspace must not be used by two goroutines at once.
 type Workspace struct {
 	s, psi, alpha, beta, work []float64 // T×M
-	scale, rowMax             []float64 // T
+	scale, rowMax, rowMin     []float64 // T
 	delta                     []float64 // T×M (Viterbi)
 	bp                        []int32   // T×M (Viterbi)
 	probs                     []float64 // M (sampling)
@@ -158,11 +158,15 @@ func (c *ChainOptions) hasDelta() bool {
 }
 
 // apply sets the scores of labels the constraint excludes to -Inf in s.
-func (c *ChainOptions) apply(s []float64, T, M int) {
+// mark is scratch of M entries.
+func (c *ChainOptions) apply(s []float64, T, M int, mark []int32) {
 	if c == nil {
 		return
 	}
 	ninf := math.Inf(-1)
+	for j := range mark[:M] {
+		mark[j] = -1
+	}
 	for t := range T {
 		row := s[t*M : (t+1)*M]
 		if c.Forced != nil && c.Forced[t] >= 0 {
@@ -174,18 +178,11 @@ func (c *ChainOptions) apply(s []float64, T, M int) {
 			}
 		}
 		if c.Allowed != nil && c.Allowed[t] != nil {
-			// Mark allowed labels by negating their bits into a NaN-free
-			// sentinel would be clever; two passes are simple and O(M).
-			set := c.Allowed[t]
+			for _, y := range c.Allowed[t] {
+				mark[y] = int32(t)
+			}
 			for j := range row {
-				ok := false
-				for _, y := range set {
-					if int(y) == j {
-						ok = true
-						break
-					}
-				}
-				if !ok {
+				if mark[j] != int32(t) {
 					row[j] = ninf
 				}
 			}
@@ -204,37 +201,75 @@ func (tr *Transitions) chainLen(emit []float64) (int, error) {
 // logScores fills ws.s with the log-domain scores of every position:
 // emissions plus start (t = 0) and end (t = T−1) scores, plus colShift for
 // t ≥ 1 when shifted (the probability-domain path), with constrained-out
-// labels at -Inf. It rejects NaN and +Inf emissions.
+// labels at -Inf, and ws.rowMax/ws.rowMin with each row's maximum and
+// smallest finite score, in the same pass. It rejects NaN and +Inf
+// emissions.
 func (tr *Transitions) logScores(ws *Workspace, emit []float64, T int, c *ChainOptions, shifted bool) error {
 	M := tr.m
 	s := ws.s[:T*M]
+	ws.rowMin = grow(ws.rowMin, T)
 	for t := range T {
-		row := s[t*M : (t+1)*M]
-		in := emit[t*M : (t+1)*M]
-		var add []float64
+		a, b := tr.zeros, tr.zeros
 		switch {
 		case t == 0:
-			add = tr.start
+			a = tr.start
 		case shifted:
-			add = tr.colShift
-		}
-		for j, v := range in {
-			if v != v || v > math.MaxFloat64 {
-				return fmt.Errorf("engine: emission score [%d][%d] is %v", t, j, v)
-			}
-			if add != nil {
-				v += add[j]
-			}
-			row[j] = v
+			a = tr.colShift
 		}
 		if t == T-1 {
-			for j := range row {
-				row[j] += tr.end[j]
-			}
+			b = tr.end
+		}
+		m, lo, bad := scoreRow(s[t*M:(t+1)*M], emit[t*M:(t+1)*M], a, b)
+		if bad >= 0 {
+			v := emit[t*M+bad]
+			return fmt.Errorf("engine: emission score [%d][%d] is %v", t, bad, v)
+		}
+		ws.rowMax[t], ws.rowMin[t] = m, lo
+	}
+	if c != nil {
+		ws.mark = grow(ws.mark, M)
+		c.apply(s, T, M, ws.mark)
+		for t := range T {
+			m, lo := rowRange(s[t*M : (t+1)*M])
+			ws.rowMax[t], ws.rowMin[t] = m, lo
 		}
 	}
-	c.apply(s, T, M)
 	return nil
+}
+
+// scoreRow sets row = in + a + b and returns its maximum and smallest finite
+// entry, or the index of a NaN or +Inf entry of in as bad (else −1).
+func scoreRow(row, in, a, b []float64) (m, lo float64, bad int) {
+	m, lo = math.Inf(-1), math.Inf(1)
+	a, b, row = a[:len(in)], b[:len(in)], row[:len(in)]
+	for j, v := range in {
+		if v != v || v > math.MaxFloat64 {
+			return 0, 0, j
+		}
+		v += a[j] + b[j]
+		row[j] = v
+		if v > m {
+			m = v
+		}
+		if v < lo && v >= -math.MaxFloat64 {
+			lo = v
+		}
+	}
+	return m, lo, -1
+}
+
+// rowRange returns the maximum and the smallest finite entry of row.
+func rowRange(row []float64) (m, lo float64) {
+	m, lo = math.Inf(-1), math.Inf(1)
+	for _, v := range row {
+		if v > m {
+			m = v
+		}
+		if v < lo && v >= -math.MaxFloat64 {
+			lo = v
+		}
+	}
+	return m, lo
 }
 
 // forward runs the forward pass and returns log Z. Normally that is the
@@ -256,13 +291,7 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 	shift := 0.0
 	for t := range T {
 		row := s[t*M : (t+1)*M]
-		m, lo := math.Inf(-1), math.Inf(1)
-		for _, v := range row {
-			m = max(m, v)
-			if v > math.Inf(-1) {
-				lo = min(lo, v)
-			}
-		}
+		m, lo := ws.rowMax[t], ws.rowMin[t]
 		if math.IsInf(m, -1) {
 			return math.Inf(-1), ErrNoLabelling
 		}
@@ -270,7 +299,6 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 			tr.logScores(ws, emit, T, c, false)
 			return tr.forwardLog(ws, T)
 		}
-		ws.rowMax[t] = m
 		shift += m
 		out := psi[t*M : (t+1)*M]
 		for j, v := range row {
