@@ -341,3 +341,108 @@ func TestSparseOK(t *testing.T) {
 		}
 	}
 }
+
+// Benchmarks in the setting of machine-limits §4 (d, d2): a 500 000 × M
+// weight matrix (rows padded to 8 float64 = one cache line) far beyond the
+// caches, F features per position, ids uniform or Zipf(1) over a random
+// permutation of the ids. Each op is a window of benchT positions of a long
+// sequence, so consecutive ops touch different rows; ns/pos is the figure to
+// compare with the C one.
+const (
+	benchRows = 500000
+	benchT    = 1000
+	benchSeqs = 60 // windows per CSR
+)
+
+var benchW = map[int][]float64{}
+
+func benchMatrix(ld int) []float64 {
+	if w, ok := benchW[ld]; ok {
+		return w
+	}
+	clear(benchW) // keep at most one (M = 256 is 1 GB)
+	w := make([]float64, benchRows*ld)
+	r := newRand(11)
+	for i := range w {
+		w[i] = r.Float64() - 0.5
+	}
+	benchW[ld] = w
+	return w
+}
+
+func benchCSR(F int, zipf bool) csr {
+	r := newRand(uint64(12 + F))
+	n := benchT * benchSeqs
+	c := csr{T: n, rows: benchRows, ptr: make([]int32, n+1)}
+	var cdf []float64
+	var perm []int
+	if zipf {
+		cdf = make([]float64, benchRows)
+		sum := 0.0
+		for k := range cdf {
+			sum += 1 / float64(k+1)
+			cdf[k] = sum
+		}
+		for k := range cdf {
+			cdf[k] /= sum
+		}
+		perm = r.Perm(benchRows)
+	}
+	for t := 0; t < n; t++ {
+		for k := 0; k < F; k++ {
+			id := r.IntN(benchRows)
+			if zipf {
+				u := r.Float64()
+				lo, hi := 0, benchRows-1
+				for lo < hi {
+					m := (lo + hi) / 2
+					if cdf[m] < u {
+						lo = m + 1
+					} else {
+						hi = m
+					}
+				}
+				id = perm[lo]
+			}
+			c.ids = append(c.ids, int32(id))
+			c.vals = append(c.vals, 1)
+		}
+		c.ptr[t+1] = int32(len(c.ids))
+	}
+	return c
+}
+
+func benchSparse(b *testing.B, scatter bool) {
+	for _, M := range []int{9, 45, 256} {
+		ld := (M + 7) &^ 7
+		for _, F := range []int{20, 60} {
+			for _, dist := range []string{"uniform", "zipf"} {
+				c := benchCSR(F, dist == "zipf")
+				s := make([]float64, benchT*M)
+				p := randSlice(newRand(13), benchT*M, 0, 1)
+				for _, im := range all {
+					if !im.available {
+						continue
+					}
+					b.Run(fmt.Sprintf("M=%d/F=%d/%s/%s", M, F, dist, im.name), func(b *testing.B) {
+						w := benchMatrix(ld)
+						b.ResetTimer()
+						for it := 0; it < b.N; it++ {
+							o := (it % benchSeqs) * benchT
+							ptr := c.ptr[o : o+benchT+1]
+							if scatter {
+								im.scatter(w, ld, p, ptr, c.ids, c.vals, 1e-9, benchT, M)
+							} else {
+								im.gather(s, w, ld, ptr, c.ids, c.vals, benchT, M)
+							}
+						}
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*benchT), "ns/pos")
+					})
+				}
+			}
+		}
+	}
+}
+
+func BenchmarkGather(b *testing.B)  { benchSparse(b, false) }
+func BenchmarkScatter(b *testing.B) { benchSparse(b, true) }
