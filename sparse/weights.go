@@ -2,6 +2,7 @@ package sparse
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simdcrf/simdcrf/kernels"
 )
@@ -152,7 +153,61 @@ func (d *Dense) Score(emit []float64, s Seq) {
 	T := s.Len()
 	checkEmit("Score", len(emit), T, d.m)
 	clear(emit[:T*d.m])
-	kernels.Gather(emit, d.w, d.ld, s.Ptr, s.IDs, s.values(), T, d.m)
+	vals := s.values()
+	if !prefetchRows {
+		kernels.Gather(emit, d.w, d.ld, s.Ptr, s.IDs, vals, T, d.m)
+		return
+	}
+	d.blocks(s, d.w, func(t0, t1 int) {
+		kernels.Gather(emit[t0*d.m:t1*d.m], d.w, d.ld, s.Ptr[t0:t1+1], s.IDs, vals, t1-t0, d.m)
+	})
+}
+
+// prefetchRows turns on the touch pass of dense rows (a variable for
+// benchmarks).
+var prefetchRows = true
+
+// touchLines is the most cache lines one touch pass loads before the
+// kernel uses them (128 KiB: well within L2).
+const touchLines = 2048
+
+// blocks splits s into blocks of positions [t0, t1) whose weight rows
+// together span at most touchLines cache lines (at least one position),
+// loads one word of every cache line of those rows (independent loads, so
+// that the misses overlap instead of queueing behind the kernel's
+// arithmetic), then calls f on the block. w is the array whose rows are
+// touched (the weights, or the gradient).
+func (d *Dense) blocks(s Seq, w []float64, f func(t0, t1 int)) {
+	T := s.Len()
+	per := (d.m*8+63)/64 + 1
+	maxFeat := int32(max(touchLines/per, 1))
+	var sink uint64
+	for t0 := 0; t0 < T; {
+		t1 := t0 + 1
+		for t1 < T && s.Ptr[t1+1]-s.Ptr[t0] <= maxFeat {
+			t1++
+		}
+		sink ^= touchRows(w, d.ld, d.m, s.IDs[s.Ptr[t0]:s.Ptr[t1]])
+		f(t0, t1)
+		t0 = t1
+	}
+	touchSink = sink
+}
+
+// touchSink keeps the touch loads from being optimised away.
+var touchSink uint64
+
+// touchRows loads one word of each cache line of the rows ids.
+func touchRows(w []float64, ld, m int, ids []int32) uint64 {
+	var acc uint64
+	for _, id := range ids {
+		row := w[int(id)*ld : int(id)*ld+m]
+		for off := 0; off < len(row); off += 8 {
+			acc ^= math.Float64bits(row[off])
+		}
+		acc ^= math.Float64bits(row[len(row)-1])
+	}
+	return acc
 }
 
 // AddGradient adds the expected counts c·vals[f]·p[t] to g's rows: one
@@ -160,7 +215,15 @@ func (d *Dense) Score(emit []float64, s Seq) {
 func (d *Dense) AddGradient(g []float64, s Seq, p []float64, c float64) {
 	T := s.Len()
 	checkEmit("AddGradient", len(p), T, d.m)
-	kernels.Scatter(g[:len(d.w)], d.ld, p, s.Ptr, s.IDs, s.values(), c, T, d.m)
+	g = g[:len(d.w)]
+	vals := s.values()
+	if !prefetchRows {
+		kernels.Scatter(g, d.ld, p, s.Ptr, s.IDs, vals, c, T, d.m)
+		return
+	}
+	d.blocks(s, g, func(t0, t1 int) {
+		kernels.Scatter(g, d.ld, p[t0*d.m:t1*d.m], s.Ptr[t0:t1+1], s.IDs, vals, c, t1-t0, d.m)
+	})
 }
 
 // AddObserved adds c·vals[f] at (ids[f], labels[t]).

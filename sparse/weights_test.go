@@ -487,3 +487,41 @@ func TestEngineGradient(t *testing.T) {
 		}
 	})
 }
+
+// TestDenseBlocks: the touch pass splits sequences into blocks of positions
+// (at M = 1024 about 15 features per block); results must not depend on it.
+func TestDenseBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	const numAttrs, m = 50, 1024
+	params := MakeParams(numAttrs * m)
+	if len(params) != numAttrs*m || slices.ContainsFunc(params, func(x float64) bool { return x != 0 }) {
+		t.Fatal("MakeParams: wrong length or not zeroed")
+	}
+	fillRand(params, 5)
+	w, _ := NewDense(numAttrs, m, params)
+	var b Builder
+	b.Reset()
+	for t := range 12 {
+		for range []int{0, 3, 40, 15, 16, 1, 29, 14, 0, 60, 2, 5}[t] {
+			b.Add(int32(r.IntN(numAttrs)), r.NormFloat64())
+		}
+		b.End(int32(r.IntN(m)))
+	}
+	s := b.Seq()
+	T := s.Len()
+	marg := randParams(r, T*m)
+	run := func(touch bool) ([]float64, []float64) {
+		defer func(old bool) { prefetchRows = old }(prefetchRows)
+		prefetchRows = touch
+		emit := make([]float64, T*m)
+		w.Score(emit, s)
+		g := make([]float64, numAttrs*m)
+		w.AddGradient(g, s, marg, 0.25)
+		return emit, g
+	}
+	e1, g1 := run(true)
+	e2, g2 := run(false)
+	checkNear(t, "emit", e1, e2, 0)
+	checkNear(t, "gradient", g1, g2, 0)
+	checkNear(t, "emit vs reference", e1, refScore(w, s), 1e-12)
+}
