@@ -524,4 +524,56 @@ func TestDenseBlocks(t *testing.T) {
 	checkNear(t, "emit", e1, e2, 0)
 	checkNear(t, "gradient", g1, g2, 0)
 	checkNear(t, "emit vs reference", e1, refScore(w, s), 1e-12)
+
+	// Sparse rows: blocks of at most 128 features.
+	p, _ := randModel(r, numAttrs, m, 40, false)
+	w2, _ := NewSparse(p, randParams(r, p.NumPairs()))
+	w = nil
+	run2 := func(touch bool) ([]float64, []float64) {
+		defer func(old bool) { prefetchRows = old }(prefetchRows)
+		prefetchRows = touch
+		emit := make([]float64, T*m)
+		w2.Score(emit, s)
+		g := make([]float64, w2.NumParams())
+		w2.AddGradient(g, s, marg, 0.25)
+		return emit, g
+	}
+	e1, g1 = run2(true)
+	e2, g2 = run2(false)
+	checkNear(t, "sparse emit", e1, e2, 0)
+	checkNear(t, "sparse gradient", g1, g2, 0)
+	checkNear(t, "sparse emit vs reference", e1, refScore(w2, s), 1e-12)
+}
+
+// TestConcurrentScoring: Weights may be shared by goroutines that score and
+// write their own gradients (run with -race).
+func TestConcurrentScoring(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const numAttrs, m = 40, 7
+	p, seqs := randModel(r, numAttrs, m, 20, true)
+	dense, _ := NewDense(numAttrs, m, randParams(r, numAttrs*m))
+	sp, _ := NewSparse(p, randParams(r, p.NumPairs()))
+	for _, w := range []Weights{dense, sp} {
+		want := make([]float64, w.NumParams())
+		for _, s := range seqs {
+			e := make([]float64, s.Len()*m)
+			w.Score(e, s)
+			w.AddGradient(want, s, e, 1)
+		}
+		done := make(chan []float64)
+		for range 4 {
+			go func() {
+				g := make([]float64, w.NumParams())
+				for _, s := range seqs {
+					e := make([]float64, s.Len()*m)
+					w.Score(e, s)
+					w.AddGradient(g, s, e, 1)
+				}
+				done <- g
+			}()
+		}
+		for range 4 {
+			checkNear(t, w.Layout().String()+" gradient", <-done, want, 0)
+		}
+	}
 }
