@@ -15,13 +15,24 @@ const DefaultDenseBudget int64 = 1 << 30
 //	M ≤ denseSlack + denseFactor·k̄
 //
 // where k̄ is the mean number of pattern labels per feature occurrence (the
-// labels an attribute row touches, weighted by how often the row is
-// fetched). Both layouts are bound by the cache lines they fetch per
-// feature: a dense row is ⌈8M/64⌉ lines, fetched by SIMD code; a sparse row
-// is its rowPtr entry, ⌈2k/64⌉ lines of labels and ⌈8k/64⌉ of weights,
-// followed by scalar code. The constants come from BenchmarkLayouts (see
-// bench_test.go), where dense rows win up to M ≈ 32 even with one label per
-// attribute, and sparse rows win at M ≥ 256 with k̄ below M/8.
+// labels an attribute row holds, weighted by how often the row is fetched).
+// Both layouts are bound by the memory they touch per feature: a dense row
+// is ⌈8M/64⌉ cache lines read by the kernels; a sparse row its rowPtr
+// entry, ⌈2k/64⌉ lines of labels and ⌈8k/64⌉ of weights, read by scalar
+// Go. BenchmarkLayouts (Score + AddGradient, F = 30 Zipf attributes per
+// position, 500 000 attributes, 200 000 for M ≥ 128) measured, in ns per
+// position, dense rows at about 1 000 + 85·M and sparse rows at about
+// 1 000 + 200·k, crossing at k ≈ M/3:
+//
+//	M = 9:   dense 1 877; sparse k=2 1 537, k=4 2 291
+//	M = 16:  dense 2 349; sparse k=4 1 777, k=8 3 062
+//	M = 32:  dense 4 155; sparse k=8 3 111, k=16 7 405
+//	M = 128: dense 11 231; sparse k=32 5 560, k=64 9 433
+//	M = 256: dense 22 840; sparse k=64 10 548
+//
+// (amd64, all kernel tiers then used the pure-Go gather and scatter). With
+// possible states (every attribute has every label) dense rows are always
+// chosen if they fit.
 func ChooseLayout(p *Pattern, counts []int64, budget int64) Layout {
 	numAttrs, m := int64(p.NumAttrs()), int64(p.m)
 	if numAttrs*m*8 > budget {
@@ -34,8 +45,8 @@ func ChooseLayout(p *Pattern, counts []int64, budget int64) Layout {
 }
 
 const (
-	denseSlack  = 32
-	denseFactor = 4
+	denseSlack  = 2
+	denseFactor = 3
 )
 
 // meanLabels returns the mean number of labels per attribute, weighted by

@@ -577,3 +577,44 @@ func TestConcurrentScoring(t *testing.T) {
 		}
 	}
 }
+
+func TestChooseLayout(t *testing.T) {
+	for _, c := range []struct {
+		m, k   int
+		budget int64
+		want   Layout
+	}{
+		{9, 1, DefaultDenseBudget, SparseRows},
+		{9, 3, DefaultDenseBudget, DenseRows},
+		{9, 9, DefaultDenseBudget, DenseRows},
+		{9, 9, 100, SparseRows}, // over budget
+		{45, 5, DefaultDenseBudget, SparseRows},
+		{45, 15, DefaultDenseBudget, DenseRows},
+		{1024, 40, DefaultDenseBudget, SparseRows},
+	} {
+		p := benchPattern(100, c.m, c.k)
+		if got := ChooseLayout(p, nil, c.budget); got != c.want {
+			t.Errorf("M=%d k=%d budget %d: %v, want %v", c.m, c.k, c.budget, got, c.want)
+		}
+	}
+	// Weighted by counts: a frequent attribute with all labels among many
+	// rare ones with one label.
+	p, _ := NewPattern(45, []int32{0, 45, 46, 47, 48, 49}, append(seq(45), 3, 7, 1, 2))
+	if got := ChooseLayout(p, nil, DefaultDenseBudget); got != SparseRows {
+		t.Errorf("unweighted: %v", got)
+	}
+	if got := ChooseLayout(p, []int64{100, 1, 1, 1, 1}, DefaultDenseBudget); got != DenseRows {
+		t.Errorf("weighted: %v", got)
+	}
+	if DenseRows.String() != "dense" || SparseRows.String() != "sparse" || Layout(5).String() != "Layout(5)" {
+		t.Error("Layout.String")
+	}
+}
+
+func seq(n int) []int32 {
+	s := make([]int32, n)
+	for i := range s {
+		s[i] = int32(i)
+	}
+	return s
+}
