@@ -263,3 +263,26 @@ func benchBoth(b *testing.B, w Weights, g []float64, c *Corpus) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pos), "ns/position")
 }
+
+// BenchmarkTouchPass measures what the touch pass of dense rows is worth:
+// Score + AddGradient per position with it on and off (prefetchRows), in
+// the active kernel tier. Once a tier's gather and scatter keep enough
+// misses in flight by themselves, the pass can go.
+func BenchmarkTouchPass(b *testing.B) {
+	for _, m := range []int{9, 45, 256} {
+		params := MakeParams(benchAttrs * m)
+		fillRand(params, 1)
+		g := MakeParams(benchAttrs * m)
+		w, _ := NewDense(benchAttrs, m, params)
+		c := zipfCorpus(benchAttrs, false)
+		for _, on := range []bool{true, false} {
+			b.Run(fmt.Sprintf("M=%d/touch=%v", m, on), func(b *testing.B) {
+				defer func(old bool) { prefetchRows = old }(prefetchRows)
+				prefetchRows = on
+				benchBoth(b, w, g, c)
+			})
+		}
+		params, g = nil, nil
+		debug.FreeOSMemory()
+	}
+}
