@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -175,16 +176,52 @@ func BenchmarkDict(b *testing.B) {
 		}
 		r := rand.New(rand.NewPCG(1, 1))
 		perm := r.Perm(n)
+		// The queries are copies, as strings built by feature extraction
+		// would be (a Go map would otherwise find its keys' bytes in
+		// cache from hashing the query).
+		queries := make([]string, n)
+		for i, w := range words {
+			queries[i] = strings.Clone(w)
+		}
 		b.Run(fmt.Sprintf("N=%d/lookup", n), func(b *testing.B) {
-			b.ReportMetric(float64(d.MemoryBytes())/float64(n), "B/entry")
 			k := 0
 			for b.Loop() {
-				if _, ok := d.Lookup(words[perm[k]]); !ok {
+				if _, ok := d.Lookup(queries[perm[k]]); !ok {
 					b.Fatal("miss")
 				}
 				if k++; k == n {
 					k = 0
 				}
+			}
+			b.ReportMetric(float64(d.MemoryBytes())/float64(n), "B/entry")
+			b.ReportMetric(float64(len(d.arena))/float64(n), "arenaB/entry")
+		})
+		b.Run(fmt.Sprintf("N=%d/zipf", n), func(b *testing.B) {
+			// Hits in Zipf(1) order over ranks, ranks a random
+			// permutation of the ids: frequent strings stay cached, as
+			// in feature extraction.
+			zr := rand.NewZipf(r, 1.0001, 1, uint64(n-1))
+			seq := make([]int, 1<<16)
+			for i := range seq {
+				seq[i] = perm[zr.Uint64()]
+			}
+			k := 0
+			for b.Loop() {
+				if _, ok := d.Lookup(queries[seq[k&(1<<16-1)]]); !ok {
+					b.Fatal("miss")
+				}
+				k++
+			}
+		})
+		b.Run(fmt.Sprintf("N=%d/hot", n), func(b *testing.B) {
+			// 4096 distinct strings: the cost of hashing, probing and
+			// comparing when the memory is in cache.
+			k := 0
+			for b.Loop() {
+				if _, ok := d.Lookup(queries[perm[k&4095]]); !ok {
+					b.Fatal("miss")
+				}
+				k++
 			}
 		})
 		b.Run(fmt.Sprintf("N=%d/miss", n), func(b *testing.B) {
@@ -216,7 +253,7 @@ func BenchmarkDict(b *testing.B) {
 			}
 			k := 0
 			for b.Loop() {
-				if _, ok := m[words[perm[k]]]; !ok {
+				if _, ok := m[queries[perm[k]]]; !ok {
 					b.Fatal("miss")
 				}
 				if k++; k == n {

@@ -2,4 +2,4 @@
 
 package sparse
 
-func adviseHuge(x []float64) {}
+func adviseHuge[E any](x []E) {}
