@@ -618,3 +618,49 @@ func seq(n int) []int32 {
 	}
 	return s
 }
+
+// TestPatternBuilderMany: thousands of pairs (the set grows several times)
+// against a map.
+func TestPatternBuilderMany(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const numAttrs, m = 3000, 700
+	b, _ := NewPatternBuilder(numAttrs, m)
+	want := map[[2]int32]bool{}
+	for range 20000 {
+		a, y := int32(r.IntN(numAttrs)), int32(r.IntN(m))
+		if r.IntN(3) == 0 {
+			y = int32(r.IntN(3)) // some repeats
+		}
+		want[[2]int32{a, y}] = true
+		if err := b.Add(a, y); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.NumPairs() != len(want) {
+		t.Fatalf("%d pairs, want %d", p.NumPairs(), len(want))
+	}
+	for pr := range want {
+		if p.Index(pr[0], pr[1]) < 0 {
+			t.Fatalf("pair %v missing", pr)
+		}
+	}
+	if p.MemoryBytes() < int64(2*len(want)) {
+		t.Fatal("MemoryBytes too small")
+	}
+	// BuildPattern reports bad sequences with their index.
+	c := NewCorpus()
+	c.Append(Seq{Ptr: []int32{0, 1}, IDs: []int32{5}, Labels: []int32{0}})
+	if _, err := BuildPattern(c, 5, 2, false); err == nil {
+		t.Fatal("BuildPattern accepted attribute 5 of 5")
+	}
+	if _, err := BuildPattern(c, 6, 0, false); err == nil {
+		t.Fatal("BuildPattern accepted 0 labels")
+	}
+	if c.MaxLen() != 1 || !c.Labelled() || c.MemoryBytes() == 0 {
+		t.Fatal("corpus accessors")
+	}
+}
