@@ -286,3 +286,21 @@ func BenchmarkTouchPass(b *testing.B) {
 		debug.FreeOSMemory()
 	}
 }
+
+// BenchmarkStride compares rows of stride M with rows padded to a multiple
+// of 8 (whole, aligned cache lines) for Score + AddGradient per position.
+func BenchmarkStride(b *testing.B) {
+	for _, m := range []int{9, 45} {
+		for _, ld := range []int{m, (m + 7) &^ 7} {
+			params := MakeParams(benchAttrs * ld)
+			fillRand(params, 1)
+			g := MakeParams(benchAttrs * ld)
+			w, _ := NewDenseStride(benchAttrs, m, ld, params)
+			b.Run(fmt.Sprintf("M=%d/ld=%d", m, ld), func(b *testing.B) {
+				benchBoth(b, w, g, zipfCorpus(benchAttrs, false))
+			})
+			params, g = nil, nil
+			debug.FreeOSMemory()
+		}
+	}
+}
