@@ -21,10 +21,10 @@ const NoLabel int32 = -1
 // A Seq is a view: the Seq that Corpus.Seq and Builder.Seq return share
 // memory with their source.
 type Seq struct {
-	Ptr    []int32
-	IDs    []int32
-	Vals   []float64
-	Labels []int32
+	Ptr    []int32   // T+1 feature offsets, from 0
+	IDs    []int32   // attribute id of each feature
+	Vals   []float64 // value of each feature, or nil for all 1
+	Labels []int32   // gold label of each position, or nil
 }
 
 // Len returns the number of positions T.
