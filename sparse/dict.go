@@ -274,3 +274,57 @@ func hash64(s string) uint64 {
 	h = mum(v^hk1, h^hk3)
 	return mum(h^hk0, hk2)
 }
+
+// AppendBinary appends the encoding of d to b: the number of strings, then
+// each string's length and bytes, in id order (uvarint lengths). The
+// encoding depends only on the strings and their order. It implements
+// encoding.BinaryAppender.
+func (d *Dict) AppendBinary(b []byte) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(d.Len()))
+	for id := range int32(d.Len()) {
+		s := d.str(id)
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the encoding of d (see AppendBinary).
+func (d *Dict) MarshalBinary() ([]byte, error) {
+	size := binary.MaxVarintLen64 + len(d.arena) + binary.MaxVarintLen64*d.Len()
+	return d.AppendBinary(make([]byte, 0, size))
+}
+
+// UnmarshalBinary replaces the contents of d by the Dict that data encodes
+// (see AppendBinary). It rejects truncated or trailing data and repeated
+// strings.
+func (d *Dict) UnmarshalBinary(data []byte) error {
+	n, k := binary.Uvarint(data)
+	if k <= 0 {
+		return fmt.Errorf("sparse: Dict encoding: bad string count")
+	}
+	data = data[k:]
+	// Each string takes at least one byte: a count beyond that is corrupt
+	// (and must not size an allocation).
+	if n > uint64(len(data)) || n > math.MaxInt32 {
+		return fmt.Errorf("sparse: Dict encoding: %d strings in %d bytes", n, len(data))
+	}
+	nd := NewDict(int(n))
+	nd.arena = make([]byte, 0, len(data))
+	for i := range n {
+		l, k := binary.Uvarint(data)
+		if k <= 0 || l > uint64(len(data)-k) {
+			return fmt.Errorf("sparse: Dict encoding: string %d is truncated", i)
+		}
+		s := data[k : k+int(l)]
+		if _, added := nd.AddBytes(s); !added {
+			return fmt.Errorf("sparse: Dict encoding: string %d (%q) repeats an earlier one", i, s)
+		}
+		data = data[k+int(l):]
+	}
+	if len(data) != 0 {
+		return fmt.Errorf("sparse: Dict encoding: %d bytes of trailing data", len(data))
+	}
+	*d = *nd
+	return nil
+}
