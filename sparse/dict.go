@@ -1,0 +1,330 @@
+package sparse
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"unsafe"
+)
+
+// Dict maps strings (attribute or label names) to dense int32 ids 0, 1, 2, …
+// in order of first insertion, and back.
+//
+// It is built to stay lean with millions of strings: the bytes of all
+// strings live in one arena, each string costs one uint32 end offset, and the
+// hash table is an open-addressing array of 8-byte slots (a 32-bit hash tag
+// and the id) kept at most 3/4 full. Strings are never copied out: String
+// returns a view of the arena. The hash is deterministic (it does not depend
+// on the process), although ids depend only on the order of insertion anyway.
+//
+// Limits: at most 2³¹−1 strings and 4 GiB of string bytes in total; Add
+// panics beyond them.
+//
+// A Dict is not safe for concurrent Add; concurrent Lookup and String are
+// fine when nothing is added.
+type Dict struct {
+	arena []byte
+	ends  []uint32 // ends[i] is the end of string i in arena; it starts at ends[i-1] (or 0)
+	slots []uint64 // 0 = empty, else tag<<32 | (id+1)
+	mask  uint64
+}
+
+// NewDict returns an empty Dict with room for about n strings before its
+// table has to grow.
+func NewDict(n int) *Dict {
+	d := &Dict{}
+	d.ends = make([]uint32, 0, max(n, 0))
+	d.resize(tableSize(n))
+	return d
+}
+
+// tableSize returns the smallest power of two ≥ 16 whose 3/4 holds n.
+func tableSize(n int) int {
+	size := 16
+	for size/4*3 < n {
+		size *= 2
+	}
+	return size
+}
+
+func (d *Dict) resize(size int) {
+	old := d.slots
+	d.slots = make([]uint64, size)
+	adviseHuge(d.slots)
+	d.mask = uint64(size - 1)
+	for _, e := range old {
+		if e == 0 {
+			continue
+		}
+		id := uint32(e) - 1
+		h := hashString(d.str(int32(id)))
+		i := h & d.mask
+		for d.slots[i] != 0 {
+			i = (i + 1) & d.mask
+		}
+		d.slots[i] = e
+	}
+}
+
+// Len returns the number of strings.
+func (d *Dict) Len() int { return len(d.ends) }
+
+func (d *Dict) str(id int32) string {
+	lo := uint32(0)
+	if id > 0 {
+		lo = d.ends[id-1]
+	}
+	hi := d.ends[id]
+	if hi == lo {
+		return ""
+	}
+	return unsafe.String(&d.arena[lo], int(hi-lo))
+}
+
+// String returns the string with the given id. It panics if id is not in
+// [0, Len()). The result shares memory with the Dict (it is never modified).
+func (d *Dict) String(id int32) string {
+	if id < 0 || int(id) >= len(d.ends) {
+		panic(fmt.Sprintf("sparse: Dict.String: id %d out of range [0,%d)", id, len(d.ends)))
+	}
+	return d.str(id)
+}
+
+// Lookup returns the id of s and whether s is in the Dict.
+func (d *Dict) Lookup(s string) (id int32, ok bool) {
+	if d.slots == nil {
+		return -1, false
+	}
+	h := hashString(s)
+	tag := h >> 32
+	for i := h & d.mask; ; i = (i + 1) & d.mask {
+		e := d.slots[i]
+		if e == 0 {
+			return -1, false
+		}
+		if e>>32 == tag {
+			id := int32(uint32(e) - 1)
+			if d.str(id) == s {
+				return id, true
+			}
+		}
+	}
+}
+
+// LookupBytes is Lookup for a byte slice (it does not allocate).
+func (d *Dict) LookupBytes(b []byte) (id int32, ok bool) {
+	return d.Lookup(unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+// Add returns the id of s, adding s with the next id (Len() before the call)
+// if it is not there yet; added reports whether it was.
+func (d *Dict) Add(s string) (id int32, added bool) {
+	if d.slots == nil {
+		d.resize(16)
+	}
+	h := hashString(s)
+	tag := h >> 32
+	i := h & d.mask
+	for ; ; i = (i + 1) & d.mask {
+		e := d.slots[i]
+		if e == 0 {
+			break
+		}
+		if e>>32 == tag {
+			id := int32(uint32(e) - 1)
+			if d.str(id) == s {
+				return id, false
+			}
+		}
+	}
+	n := len(d.ends)
+	if n >= math.MaxInt32 {
+		panic("sparse: Dict holds 2³¹−1 strings already")
+	}
+	if uint64(len(d.arena))+uint64(len(s)) > math.MaxUint32 {
+		panic("sparse: Dict strings exceed 4 GiB")
+	}
+	d.arena = appendHuge(d.arena, len(s))
+	d.arena = append(d.arena, s...)
+	d.ends = appendHuge(d.ends, 1)
+	d.ends = append(d.ends, uint32(len(d.arena)))
+	d.slots[i] = tag<<32 | uint64(n+1)
+	if (n+1)*4 > len(d.slots)*3 {
+		d.resize(len(d.slots) * 2)
+	}
+	return int32(n), true
+}
+
+// AddBytes is Add for a byte slice (the bytes are copied if added).
+func (d *Dict) AddBytes(b []byte) (id int32, added bool) {
+	return d.Add(unsafe.String(unsafe.SliceData(b), len(b)))
+}
+
+// MemoryBytes returns the bytes the Dict's arrays occupy (their capacities),
+// excluding the small Dict header.
+func (d *Dict) MemoryBytes() int64 {
+	return int64(cap(d.arena)) + 4*int64(cap(d.ends)) + 8*int64(cap(d.slots))
+}
+
+// Reorder returns a new Dict holding the strings of d in the order given:
+// new id k is the string with old id order[k]. order may leave ids out (they
+// are dropped). It also returns the map from old ids to new ones (-1 for
+// dropped ids), which Corpus.Remap applies to sequences. The arena of the
+// new Dict is laid out in the new order, so it is compact even when d is not.
+// It is an error for order to hold an id twice or one outside [0, Len()).
+func (d *Dict) Reorder(order []int32) (*Dict, []int32, error) {
+	oldToNew := make([]int32, len(d.ends))
+	for i := range oldToNew {
+		oldToNew[i] = -1
+	}
+	size := 0
+	for k, id := range order {
+		if id < 0 || int(id) >= len(d.ends) {
+			return nil, nil, fmt.Errorf("sparse: Dict.Reorder: id %d out of range [0,%d)", id, len(d.ends))
+		}
+		if oldToNew[id] >= 0 {
+			return nil, nil, fmt.Errorf("sparse: Dict.Reorder: id %d appears twice", id)
+		}
+		oldToNew[id] = int32(k)
+		size += len(d.str(id))
+	}
+	nd := NewDict(len(order))
+	nd.arena = make([]byte, 0, size)
+	for _, id := range order {
+		nd.Add(d.str(id))
+	}
+	return nd, oldToNew, nil
+}
+
+// FrequencyOrder returns the ids 0 … len(counts)−1 sorted by decreasing
+// count, ties by increasing id, leaving out ids whose count is below
+// minCount. Passed to Dict.Reorder and Corpus.Remap, it gives the most
+// frequent attributes the smallest ids, so that their weight rows share
+// cache lines and pages.
+func FrequencyOrder(counts []int64, minCount int64) []int32 {
+	order := make([]int32, 0, len(counts))
+	for id, c := range counts {
+		if c >= minCount {
+			order = append(order, int32(id))
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int32) int {
+		ca, cb := counts[a], counts[b]
+		switch {
+		case ca > cb:
+			return -1
+		case ca < cb:
+			return 1
+		}
+		return 0
+	})
+	return order
+}
+
+// appendHuge makes room for n more elements in x, one of the Dict's big
+// arrays: when it has to grow x it does so by 1.5× into memory advised for
+// huge pages (a lookup touches random lines of them, and with 4 KiB pages
+// also misses the TLB).
+func appendHuge[E any](x []E, n int) []E {
+	if need := len(x) + n; need > cap(x) {
+		y := make([]E, len(x), max(need, cap(x)+cap(x)/2, 64))
+		adviseHuge(y[:cap(y)])
+		copy(y, x)
+		x = y
+	}
+	return x
+}
+
+// hashString is the Dict's hash function (a variable so that tests can force
+// collisions).
+var hashString = hash64
+
+const (
+	hk0 = 0xa0761d6478bd642f
+	hk1 = 0xe7037ed1a0b428db
+	hk2 = 0x8ebc6af09c88c6e3
+	hk3 = 0x589965cc75374cc3
+)
+
+func mum(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+// hash64 is a deterministic 64-bit string hash in the style of wyhash: 8
+// bytes per 64×64→128-bit multiply, so about 1 ns per 8 bytes. It is the
+// same on every platform and in every process.
+func hash64(s string) uint64 {
+	h := uint64(len(s)) ^ hk0
+	p := unsafe.Slice(unsafe.StringData(s), len(s))
+	for len(p) > 8 {
+		h = mum(binary.LittleEndian.Uint64(p)^hk1, h^hk2)
+		p = p[8:]
+	}
+	var v uint64
+	if len(p) == 8 {
+		v = binary.LittleEndian.Uint64(p)
+	} else {
+		for k := len(p) - 1; k >= 0; k-- {
+			v = v<<8 | uint64(p[k])
+		}
+	}
+	h = mum(v^hk1, h^hk3)
+	return mum(h^hk0, hk2)
+}
+
+// AppendBinary appends the encoding of d to b: the number of strings, then
+// each string's length and bytes, in id order (uvarint lengths). The
+// encoding depends only on the strings and their order. It implements
+// encoding.BinaryAppender.
+func (d *Dict) AppendBinary(b []byte) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(d.Len()))
+	for id := range int32(d.Len()) {
+		s := d.str(id)
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the encoding of d (see AppendBinary).
+func (d *Dict) MarshalBinary() ([]byte, error) {
+	size := binary.MaxVarintLen64 + len(d.arena) + binary.MaxVarintLen64*d.Len()
+	return d.AppendBinary(make([]byte, 0, size))
+}
+
+// UnmarshalBinary replaces the contents of d by the Dict that data encodes
+// (see AppendBinary). It rejects truncated or trailing data and repeated
+// strings.
+func (d *Dict) UnmarshalBinary(data []byte) error {
+	n, k := binary.Uvarint(data)
+	if k <= 0 {
+		return fmt.Errorf("sparse: Dict encoding: bad string count")
+	}
+	data = data[k:]
+	// Each string takes at least one byte: a count beyond that is corrupt
+	// (and must not size an allocation).
+	if n > uint64(len(data)) || n > math.MaxInt32 {
+		return fmt.Errorf("sparse: Dict encoding: %d strings in %d bytes", n, len(data))
+	}
+	nd := NewDict(int(n))
+	nd.arena = make([]byte, 0, len(data))
+	for i := range n {
+		l, k := binary.Uvarint(data)
+		if k <= 0 || l > uint64(len(data)-k) {
+			return fmt.Errorf("sparse: Dict encoding: string %d is truncated", i)
+		}
+		s := data[k : k+int(l)]
+		if _, added := nd.AddBytes(s); !added {
+			return fmt.Errorf("sparse: Dict encoding: string %d (%q) repeats an earlier one", i, s)
+		}
+		data = data[k+int(l):]
+	}
+	if len(data) != 0 {
+		return fmt.Errorf("sparse: Dict encoding: %d bytes of trailing data", len(data))
+	}
+	*d = *nd
+	return nil
+}

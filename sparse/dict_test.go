@@ -1,0 +1,333 @@
+package sparse
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func checkDict(t *testing.T, d *Dict, words []string) {
+	t.Helper()
+	if d.Len() != len(words) {
+		t.Fatalf("Len = %d, want %d", d.Len(), len(words))
+	}
+	for i, w := range words {
+		if got := d.String(int32(i)); got != w {
+			t.Fatalf("String(%d) = %q, want %q", i, got, w)
+		}
+		if id, ok := d.Lookup(w); !ok || id != int32(i) {
+			t.Fatalf("Lookup(%q) = %d, %v, want %d", w, id, ok, i)
+		}
+		if id, ok := d.LookupBytes([]byte(w)); !ok || id != int32(i) {
+			t.Fatalf("LookupBytes(%q) = %d, %v, want %d", w, id, ok, i)
+		}
+	}
+}
+
+func TestDictRoundTrip(t *testing.T) {
+	var d Dict // the zero value works
+	if _, ok := d.Lookup("x"); ok {
+		t.Fatal("empty Dict finds x")
+	}
+	words := []string{"", "a", "ab", "w[0]=the", "the", "é", "abcdefgh", "abcdefghi", "abcdefgh\x00", "\x00"}
+	for i, w := range words {
+		id, added := d.Add(w)
+		if !added || id != int32(i) {
+			t.Fatalf("Add(%q) = %d, %v", w, id, added)
+		}
+	}
+	for i, w := range words {
+		if id, added := d.AddBytes([]byte(w)); added || id != int32(i) {
+			t.Fatalf("second Add(%q) = %d, %v", w, id, added)
+		}
+	}
+	checkDict(t, &d, words)
+	for _, w := range []string{"b", "abcdefg", "abcdefghij", "\x00\x00"} {
+		if _, ok := d.Lookup(w); ok {
+			t.Fatalf("Lookup(%q) found a string never added", w)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("String(-1) did not panic")
+		}
+	}()
+	d.String(-1)
+}
+
+func TestDictHashDeterministic(t *testing.T) {
+	// Fixed values: the hash must not change between processes or
+	// platforms (a change is not an error for ids, but it should be
+	// deliberate).
+	for s, want := range map[string]uint64{
+		"":                  0xbffa8bb938d83b63,
+		"w[0]=the":          0xbb26644fefde66e2,
+		"abcdefghijklmnopq": 0x274092297d1b422c,
+	} {
+		if hash64(s) != want {
+			t.Fatalf("hash64(%q) = %#x, want %#x", s, hash64(s), want)
+		}
+	}
+	seen := map[uint64]string{}
+	for i := range 100000 {
+		s := "attr=" + strconv.Itoa(i)
+		h := hash64(s)
+		if o, dup := seen[h]; dup {
+			t.Fatalf("hash64 collision: %q and %q", o, s)
+		}
+		seen[h] = s
+	}
+}
+
+// TestDictCollisions forces every string into the same few slots with the
+// same tags, so that lookups must compare strings.
+func TestDictCollisions(t *testing.T) {
+	for name, h := range map[string]func(string) uint64{
+		"all equal":  func(string) uint64 { return 42 },
+		"same tag":   func(s string) uint64 { return 7<<32 | uint64(len(s))%5 },
+		"same index": func(s string) uint64 { return hash64(s) &^ 0xffffffff },
+	} {
+		t.Run(name, func(t *testing.T) {
+			defer func(old func(string) uint64) { hashString = old }(hashString)
+			hashString = h
+			d := NewDict(0)
+			var words []string
+			for i := range 1500 {
+				w := fmt.Sprint("w", i*7919%1500)
+				words = append(words, w)
+				if _, added := d.Add(w); !added {
+					t.Fatalf("%q not added", w)
+				}
+			}
+			checkDict(t, d, words)
+			if _, ok := d.Lookup("w1500"); ok {
+				t.Fatal("found w1500")
+			}
+		})
+	}
+}
+
+func TestDictMillion(t *testing.T) {
+	n := 1_000_000
+	if testing.Short() {
+		n = 100_000
+	}
+	d := NewDict(0)
+	for i := range n {
+		d.Add("attr=" + strconv.Itoa(i))
+	}
+	if d.Len() != n {
+		t.Fatalf("Len = %d", d.Len())
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		i := r.IntN(n)
+		s := "attr=" + strconv.Itoa(i)
+		if id, ok := d.Lookup(s); !ok || id != int32(i) || d.String(id) != s {
+			t.Fatalf("Lookup(%q) = %d, %v", s, id, ok)
+		}
+	}
+	t.Logf("%d strings: %.1f bytes per entry", n, float64(d.MemoryBytes())/float64(n))
+}
+
+func TestDictReorder(t *testing.T) {
+	d := NewDict(4)
+	words := []string{"a", "b", "c", "d", "e"}
+	for _, w := range words {
+		d.Add(w)
+	}
+	counts := []int64{1, 5, 0, 5, 2}
+	order := FrequencyOrder(counts, 1)
+	if fmt.Sprint(order) != "[1 3 4 0]" {
+		t.Fatalf("FrequencyOrder = %v", order)
+	}
+	nd, oldToNew, err := d.Reorder(order)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDict(t, nd, []string{"b", "d", "e", "a"})
+	if fmt.Sprint(oldToNew) != "[3 0 -1 1 2]" {
+		t.Fatalf("oldToNew = %v", oldToNew)
+	}
+	if _, ok := nd.Lookup("c"); ok {
+		t.Fatal("dropped string still there")
+	}
+	checkDict(t, d, words) // d unchanged
+	for _, bad := range [][]int32{{0, 0}, {5}, {-1}} {
+		if _, _, err := d.Reorder(bad); err == nil {
+			t.Fatalf("Reorder(%v) succeeded", bad)
+		}
+	}
+}
+
+// BenchmarkDict measures memory per entry and lookup time with 1M (2M in
+// full mode) attribute-like strings, hits in random order, and misses.
+func BenchmarkDict(b *testing.B) {
+	for _, n := range []int{1 << 20, 4 << 20} {
+		words := make([]string, n)
+		for i := range words {
+			words[i] = fmt.Sprintf("w[%d]=tok%x", i%5-2, uint32(i)*2654435761)
+		}
+		d := NewDict(0)
+		for _, w := range words {
+			d.Add(w)
+		}
+		r := rand.New(rand.NewPCG(1, 1))
+		perm := r.Perm(n)
+		// The queries are copies, as strings built by feature extraction
+		// would be (a Go map would otherwise find its keys' bytes in
+		// cache from hashing the query).
+		queries := make([]string, n)
+		for i, w := range words {
+			queries[i] = strings.Clone(w)
+		}
+		b.Run(fmt.Sprintf("N=%d/lookup", n), func(b *testing.B) {
+			k := 0
+			for b.Loop() {
+				if _, ok := d.Lookup(queries[perm[k]]); !ok {
+					b.Fatal("miss")
+				}
+				if k++; k == n {
+					k = 0
+				}
+			}
+			b.ReportMetric(float64(d.MemoryBytes())/float64(n), "B/entry")
+			b.ReportMetric(float64(len(d.arena))/float64(n), "arenaB/entry")
+		})
+		b.Run(fmt.Sprintf("N=%d/zipf", n), func(b *testing.B) {
+			// Hits in Zipf(1) order over ranks, ranks a random
+			// permutation of the ids: frequent strings stay cached, as
+			// in feature extraction.
+			zr := rand.NewZipf(r, 1.0001, 1, uint64(n-1))
+			seq := make([]int, 1<<16)
+			for i := range seq {
+				seq[i] = perm[zr.Uint64()]
+			}
+			k := 0
+			for b.Loop() {
+				if _, ok := d.Lookup(queries[seq[k&(1<<16-1)]]); !ok {
+					b.Fatal("miss")
+				}
+				k++
+			}
+		})
+		b.Run(fmt.Sprintf("N=%d/hot", n), func(b *testing.B) {
+			// 4096 distinct strings: the cost of hashing, probing and
+			// comparing when the memory is in cache.
+			k := 0
+			for b.Loop() {
+				if _, ok := d.Lookup(queries[perm[k&4095]]); !ok {
+					b.Fatal("miss")
+				}
+				k++
+			}
+		})
+		b.Run(fmt.Sprintf("N=%d/miss", n), func(b *testing.B) {
+			k := 0
+			miss := make([]string, 4096)
+			for i := range miss {
+				miss[i] = fmt.Sprintf("x[%d]=nope%d", i, i)
+			}
+			for b.Loop() {
+				if _, ok := d.Lookup(miss[k&4095]); ok {
+					b.Fatal("hit")
+				}
+				k++
+			}
+		})
+		b.Run(fmt.Sprintf("N=%d/build", n), func(b *testing.B) {
+			for b.Loop() {
+				d := NewDict(0)
+				for _, w := range words {
+					d.Add(w)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/add")
+		})
+		b.Run(fmt.Sprintf("N=%d/gomap", n), func(b *testing.B) {
+			m := make(map[string]int32)
+			for i, w := range words {
+				m[w] = int32(i)
+			}
+			k := 0
+			for b.Loop() {
+				if _, ok := m[queries[perm[k]]]; !ok {
+					b.Fatal("miss")
+				}
+				if k++; k == n {
+					k = 0
+				}
+			}
+		})
+	}
+}
+
+func TestDictBinary(t *testing.T) {
+	d := NewDict(0)
+	words := []string{"", "a", "w[0]=the", strings.Repeat("x", 300), "é"}
+	for _, w := range words {
+		d.Add(w)
+	}
+	b, err := d.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b2, _ := d.AppendBinary([]byte("prefix"))
+	if string(b2[6:]) != string(b) {
+		t.Fatal("AppendBinary differs from MarshalBinary")
+	}
+	var e Dict
+	if err := e.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	checkDict(t, &e, words)
+	// The encoding is deterministic: re-encoding gives the same bytes.
+	if b3, _ := e.MarshalBinary(); string(b3) != string(b) {
+		t.Fatal("re-encoding differs")
+	}
+	var empty Dict
+	be, _ := empty.MarshalBinary()
+	if err := e.UnmarshalBinary(be); err != nil || e.Len() != 0 {
+		t.Fatal("empty Dict round trip", err)
+	}
+	for name, bad := range map[string][]byte{
+		"nil":       nil,
+		"truncated": b[:len(b)-1],
+		"trailing":  append(append([]byte{}, b...), 0),
+		"count":     {0xff, 0xff, 0xff, 0xff, 0x0f, 1, 'a'},
+		"repeat":    {2, 1, 'a', 1, 'a'},
+		"length":    {1, 0xff, 0xff, 0xff, 0xff, 0x0f, 'a'},
+		"varint":    {0x80},
+	} {
+		var x Dict
+		x.Add("keep")
+		if err := x.UnmarshalBinary(bad); err == nil {
+			t.Errorf("%s: accepted %v", name, bad)
+		}
+		if x.Len() != 1 {
+			t.Errorf("%s: failed UnmarshalBinary changed the Dict", name)
+		}
+	}
+}
+
+func FuzzDictUnmarshal(f *testing.F) {
+	f.Add([]byte{2, 1, 'a', 1, 'b'})
+	f.Add([]byte{0})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var d Dict
+		if err := d.UnmarshalBinary(data); err != nil {
+			return
+		}
+		b, _ := d.MarshalBinary()
+		if string(b) != string(data) {
+			// Non-minimal varints decode but re-encode differently;
+			// the Dict must still round-trip.
+			var e Dict
+			if err := e.UnmarshalBinary(b); err != nil || e.Len() != d.Len() {
+				t.Fatalf("round trip of %v failed: %v", data, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,13 @@
+package sparse
+
+// MakeParams returns a zeroed []float64 of length n for a parameter or
+// gradient vector. Large vectors are backed by transparent huge pages where
+// the system allows it (Linux with transparent_hugepage in "madvise" mode):
+// scoring fetches weight rows at random, and with 4 KiB pages nearly every
+// row fetch also misses the TLB.
+func MakeParams(n int) []float64 {
+	x := make([]float64, n)
+	adviseHuge(x)
+	clear(x) // touch the pages now, after the advice
+	return x
+}
