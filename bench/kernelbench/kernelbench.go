@@ -23,8 +23,9 @@ const (
 	// T is the sequence length of the per-sequence kernels (a typical
 	// sentence is 20–30 tokens).
 	T = 32
-	// K is the number of sequences run in lockstep by forward_lockstep.
-	K = 8
+	// K is the number of sequences run in lockstep by forward_lockstep:
+	// a training batch; four full blocks of the AVX-512 kernel's 6.
+	K = 24
 	// N is the vector length of the elementwise kernels (exp, log, dot,
 	// axpy): large enough to amortise the call, small enough for L1/L2.
 	N = 2048

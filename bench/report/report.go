@@ -227,11 +227,11 @@ func writeKernels(buf *bytes.Buffer, res []kernelbench.Result, peaks map[string]
 		kernelbench.T, kernelbench.K, kernelbench.F, kernelbench.WElems*8>>20, kernelbench.N)
 
 	fmt.Fprintf(buf, "### FMA peak\n\nMeasured with `kernels.FMAProbe` (12 independent ymm or 16 zmm FMA chains, best of 5): ")
-	for i, name := range impls {
+	sep := ""
+	for _, name := range impls {
 		if p, ok := peaks[name]; ok {
-			if i > 0 {
-				fmt.Fprint(buf, "; ")
-			}
+			fmt.Fprint(buf, sep)
+			sep = "; "
 			fmt.Fprintf(buf, "%s %.1f GFLOP/s", name, p)
 		}
 	}
