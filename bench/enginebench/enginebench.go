@@ -7,12 +7,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
-	"flag"
-
+	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/kernels"
 )
@@ -120,10 +118,6 @@ func Setup(c Case, pool *engine.Pool) (run func() error, err error) {
 		for i := range marg {
 			marg[i] = make([]float64, T*m)
 		}
-		f = func(ws *engine.Workspace, _, i int) error {
-			_, err := tr.Posteriors(ws, emits[i], nil, &engine.Posteriors{Marginals: marg[i]})
-			return err
-		}
 		// A Posteriors literal in the closure would escape: reuse one per
 		// sentence instead.
 		ps := make([]engine.Posteriors, Seqs)
@@ -201,8 +195,6 @@ func Plan(labels []int, threads []int) []Case {
 	return out
 }
 
-var initOnce sync.Once
-
 // Options selects what Run measures.
 type Options struct {
 	Labels    []int
@@ -227,8 +219,7 @@ func Run(o Options) ([]Result, error) {
 	if o.Count < 1 {
 		o.Count = 1
 	}
-	initOnce.Do(testing.Init)
-	if err := flag.CommandLine.Set("test.benchtime", o.BenchTime.String()); err != nil {
+	if err := kernelbench.SetBenchTime(o.BenchTime); err != nil {
 		return nil, err
 	}
 	best := kernels.Impl()

@@ -35,8 +35,8 @@ type Options struct {
 
 var initOnce sync.Once
 
-// setBenchTime makes testing.Benchmark run for d, outside `go test`.
-func setBenchTime(d time.Duration) error {
+// SetBenchTime makes testing.Benchmark run for d, outside `go test`.
+func SetBenchTime(d time.Duration) error {
 	initOnce.Do(testing.Init)
 	return flag.CommandLine.Set("test.benchtime", d.String())
 }
@@ -66,7 +66,7 @@ func Run(o Options) ([]Result, error) {
 			return nil, fmt.Errorf("implementation %q is not available here (have %v)", name, kernels.Impls())
 		}
 	}
-	if err := setBenchTime(o.BenchTime); err != nil {
+	if err := SetBenchTime(o.BenchTime); err != nil {
 		return nil, err
 	}
 	var out []Result
@@ -117,7 +117,7 @@ func Peaks(impls []string, reps int) (map[string]float64, error) {
 	if len(impls) == 0 {
 		impls = kernels.Impls()
 	}
-	if err := setBenchTime(100 * time.Millisecond); err != nil {
+	if err := SetBenchTime(100 * time.Millisecond); err != nil {
 		return nil, err
 	}
 	out := map[string]float64{}
