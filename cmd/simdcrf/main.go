@@ -1,6 +1,10 @@
 // Command simdcrf trains and applies linear-chain conditional random fields
 // with SIMD kernels, and measures them.
 //
+//	simdcrf demo
+//	simdcrf learn -m MODEL [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--format F] [--template FILE] [--features pos] [--label upos|xpos] TRAIN...
+//	simdcrf tag -m MODEL [--format F] [-t] [--json] [-p] [-i] [-n K] DATA...
+//	simdcrf dump -m MODEL
 //	simdcrf bench kernels [--json] [--kernels LIST] [--labels LIST] [--impl LIST]
 //	simdcrf bench engine [--json] [--labels LIST] [--threads LIST]
 //	simdcrf bench report [--out BENCHMARKS.md]
@@ -18,6 +22,10 @@ import (
 const usage = `usage: simdcrf <command> [arguments]
 
 commands:
+  demo            train a part-of-speech tagger on a sample of UD English EWT and tag its test file
+  learn           train a model:  learn -m MODEL [-a ALGO] [-p NAME=VALUE]... TRAIN...
+  tag             tag data:       tag -m MODEL [-t] [--json] [-p] [-i] [-n K] DATA...
+  dump            print a model as text
   bench kernels   measure the vector kernels on this machine (a table, or --json)
   bench engine    measure inference (forward-backward, Viterbi, n-best) per structure
   bench report    measure everything and rewrite BENCHMARKS.md
@@ -47,6 +55,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return errUsage
 	}
 	switch args[0] {
+	case "learn":
+		return cmdLearn(args[1:], stdout, stderr)
+	case "tag":
+		return cmdTag(args[1:], stdout, stderr)
+	case "dump":
+		return cmdDump(args[1:], stdout, stderr)
+	case "demo":
+		return cmdDemo(args[1:], stdout, stderr)
 	case "bench":
 		return cmdBench(args[1:], stdout, stderr)
 	case "version":

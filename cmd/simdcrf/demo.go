@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"time"
+
+	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/model"
+	"github.com/simdcrf/simdcrf/train"
+)
+
+// The demo's data: a sample of UD English EWT (CC BY-SA 4.0; see
+// demodata/README.md for the source, the attribution and how it was made).
+//
+//go:embed demodata/en_ewt-sample-train.conllu.gz demodata/en_ewt-sample-test.conllu.gz
+var demoData embed.FS
+
+const (
+	demoTrain = "demodata/en_ewt-sample-train.conllu.gz"
+	demoTest  = "demodata/en_ewt-sample-test.conllu.gz"
+)
+
+// demoSpec is how the demo reads its data: CoNLL-U, XPOS labels, the
+// built-in part-of-speech features.
+var demoSpec = corpus.Spec{Format: "conllu", Features: "pos", Label: "xpos"}
+
+func cmdDemo(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("demo", "demo [-m MODEL] [--threads N] [--json]", stderr)
+	modelPath := fs.String("m", "", "also keep the model in `FILE`")
+	threads := fs.Int("threads", 0, "threads for training and tagging (0: all cores)")
+	asJSON := fs.Bool("json", false, "print the evaluation as one JSON object")
+	quiet := fs.Bool("q", false, "print no training progress")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 0 {
+		fs.Usage()
+		return errUsage
+	}
+	open := func(name string) (*corpus.File, error) {
+		data, err := demoData.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		return corpus.OpenBytes(data, filepath.Base(name), demoSpec)
+	}
+
+	fmt.Fprintf(stderr, "simdcrf demo: part-of-speech tagging (XPOS) on a sample of UD English EWT (CC BY-SA 4.0),\n"+
+		"training on 4,000 sentences of its train file and tagging its whole test file.\n")
+	start := time.Now()
+	f, err := open(demoTrain)
+	if err != nil {
+		return err
+	}
+	var loader corpus.Loader
+	if err := loader.Add(f); err != nil {
+		return err
+	}
+	tr, err := loader.Finish()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "read %d sentences, %d words, %d attributes, %d labels in %.2fs\n",
+		tr.Seqs, tr.Items, tr.Attrs.Len(), tr.Labels.Len(), time.Since(start).Seconds())
+
+	cfg, err := train.Defaults("lbfgs")
+	if err != nil {
+		return err
+	}
+	cfg.Threads = *threads
+	if !*quiet {
+		fmt.Fprintf(stderr, "%5s %14s %12s %9s %9s %8s\n", "iter", "loss", "|grad|", "features", "holdout", "seconds")
+		cfg.Progress = func(p train.Progress) { printProgress(stderr, p) }
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	tstart := time.Now()
+	res, err := train.Train(ctx, &tr.Data, cfg)
+	stop()
+	if err != nil {
+		return err
+	}
+	trainSecs := time.Since(tstart).Seconds()
+	meta := model.Meta{Format: demoSpec.Format, Features: demoSpec.Features, Label: demoSpec.Label, Trainer: "lbfgs",
+		Stats: model.TrainStats{Iterations: res.Iterations, Loss: res.Loss, Seconds: trainSecs,
+			Sequences: int64(tr.Seqs), Tokens: tr.Items, Reason: res.Reason, Interrupted: res.Interrupted}}
+	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
+	if err != nil {
+		return err
+	}
+	if *modelPath != "" {
+		if err := m.WriteFile(*modelPath); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "trained in %.2fs (%d iterations, %s)\n", trainSecs, res.Iterations, res.Reason)
+
+	tf, err := open(demoTest)
+	if err != nil {
+		return err
+	}
+	tstart = time.Now()
+	r, err := tagFiles(m, []*corpus.File{tf}, tagOptions{evaluate: true, quiet: true, threads: *threads}, stdout)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "tagged %d words in %.3fs\n", r.Tokens, time.Since(tstart).Seconds())
+	return writeEval(stdout, r, *asJSON)
+}

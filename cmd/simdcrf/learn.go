@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/model"
+	"github.com/simdcrf/simdcrf/train"
+)
+
+// multiFlag collects a repeated flag's values (-p NAME=VALUE …).
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// specFlags are the flags that say how text becomes attributes, shared by
+// learn (which stores them in the model) and bench.
+type specFlags struct {
+	format, template, features, label *string
+}
+
+func addSpecFlags(fs interface {
+	String(name, value, usage string) *string
+}) specFlags {
+	return specFlags{
+		format:   fs.String("format", "", "input format: crfsuite, conll or conllu (default: conllu for *.conllu, conll with --template or --features, else crfsuite)"),
+		template: fs.String("template", "", "CRF++ feature template `FILE` (conll and conllu input)"),
+		features: fs.String("features", "", "built-in feature `SET` (pos) for conll and conllu input"),
+		label:    fs.String("label", "", "conllu label column: upos (default) or xpos"),
+	}
+}
+
+// spec returns the Spec the flags give, reading the template file.
+func (f specFlags) spec() (corpus.Spec, error) {
+	s := corpus.Spec{Format: *f.format, Features: *f.features, Label: *f.label}
+	if *f.template != "" {
+		b, err := os.ReadFile(*f.template)
+		if err != nil {
+			return s, err
+		}
+		s.Template = string(b)
+	}
+	return s, nil
+}
+
+const learnSynopsis = "learn -m MODEL [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--format crfsuite|conll|conllu] [--template FILE] [--features pos] [--label upos|xpos] TRAIN..."
+
+func cmdLearn(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("learn", learnSynopsis, stderr)
+	modelPath := fs.String("m", "", "write the model to `FILE` (required)")
+	algo := fs.String("a", "lbfgs", "training algorithm: lbfgs (L2), l1 (OWL-QN, L1 or elastic net), sgd (L2), ap (averaged perceptron)")
+	var params multiFlag
+	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; repeatable)")
+	threads := fs.Int("threads", 0, "worker threads for the gradient (0: all cores)")
+	holdout := fs.String("e", "", "evaluate on holdout `FILE` during training")
+	every := fs.Int("every", 1, "evaluate the holdout every `N` iterations")
+	sf := addSpecFlags(fs)
+	quiet := fs.Bool("q", false, "print no progress")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *modelPath == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	spec, err := sf.spec()
+	if err != nil {
+		return err
+	}
+	spec = spec.Resolve(fs.Arg(0))
+	cfg, err := train.Defaults(*algo)
+	if err != nil {
+		return fmt.Errorf("-a %s: %w", *algo, err)
+	}
+	for _, p := range params {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok {
+			return fmt.Errorf("-p %s: want NAME=VALUE", p)
+		}
+		if err := cfg.Set(name, value); err != nil {
+			return fmt.Errorf("-p %s: %w", p, err)
+		}
+	}
+	cfg.Threads = *threads
+	cfg.HoldoutEvery = *every
+
+	start := time.Now()
+	bar := newProgressBar(stderr, *quiet)
+	loader := corpus.Loader{Progress: bar.file}
+	tr, err := loader.Load(fs.Args(), spec)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "read %d sequences, %d items, %d attributes, %d labels in %.2fs\n",
+			tr.Seqs, tr.Items, tr.Attrs.Len(), tr.Labels.Len(), time.Since(start).Seconds())
+	}
+	if *holdout != "" {
+		h, err := corpus.LoadHoldout(*holdout, spec, tr)
+		if err != nil {
+			return err
+		}
+		cfg.Holdout = h
+	}
+	if !*quiet {
+		fmt.Fprintf(stderr, "%5s %14s %12s %9s %9s %8s\n", "iter", "loss", "|grad|", "features", "holdout", "seconds")
+		cfg.Progress = func(p train.Progress) { printProgress(stderr, p) }
+	}
+
+	// Ctrl-C stops training cleanly: the trainer returns the best
+	// parameters so far and the model is written as usual.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := train.Train(ctx, &tr.Data, cfg)
+	stop()
+	if err != nil {
+		return err
+	}
+	meta := model.Meta{Format: spec.Format, Template: spec.Template, Features: spec.Features, Label: spec.Label, Columns: tr.Columns,
+		Trainer: cfg.Algorithm, Params: paramMap(params),
+		Stats: model.TrainStats{Iterations: res.Iterations, Loss: res.Loss, Seconds: time.Since(start).Seconds(),
+			Sequences: int64(tr.Seqs), Tokens: tr.Items, Reason: res.Reason, Interrupted: res.Interrupted}}
+	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
+	if err != nil {
+		return err
+	}
+	if err := m.WriteFile(*modelPath); err != nil {
+		return err
+	}
+	if !*quiet {
+		how := res.Reason
+		if res.Interrupted {
+			how = "interrupted"
+		}
+		fmt.Fprintf(stderr, "%d iterations (%s), loss %.4f, %.2fs; model written to %s\n",
+			res.Iterations, how, res.Loss, time.Since(start).Seconds(), *modelPath)
+	}
+	return nil
+}
+
+// paramMap returns -p NAME=VALUE pairs as a map (the last value of a name wins).
+func paramMap(params []string) map[string]string {
+	if len(params) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(params))
+	for _, p := range params {
+		k, v, _ := strings.Cut(p, "=")
+		m[k] = v
+	}
+	return m
+}

@@ -1,0 +1,411 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/eval"
+	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/model"
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+const tagSynopsis = "tag -m MODEL [--format crfsuite|conll|conllu] [-t] [--json] [-p] [-i] [-n K] [-q] [--threads N] DATA..."
+
+// tagOptions are what tag prints and how it runs.
+type tagOptions struct {
+	evaluate bool // -t: score against the labels in the data
+	asJSON   bool // --json: the evaluation as one JSON object
+	quiet    bool // -q: no labels
+	prob     bool // -p
+	marg     bool // -i
+	nbest    int  // -n K
+	threads  int
+}
+
+func cmdTag(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("tag", tagSynopsis, stderr)
+	modelPath := fs.String("m", "", "the model `FILE` (required)")
+	formatName := fs.String("format", "", "input format (default: the one the model was trained on)")
+	var o tagOptions
+	fs.BoolVar(&o.evaluate, "t", false, "evaluate against the labels in DATA: per-label precision, recall and F1, item and instance accuracy, chunk F1")
+	fs.BoolVar(&o.asJSON, "json", false, "print the evaluation as one JSON object (implies -t and -q)")
+	fs.BoolVar(&o.quiet, "q", false, "print no labels (with -t: only the evaluation)")
+	fs.BoolVar(&o.prob, "p", false, "print each sequence's probability (a line '@probability\\tP' before it)")
+	fs.BoolVar(&o.marg, "i", false, "print the marginal probability of each chosen label ('LABEL:P')")
+	fs.IntVar(&o.nbest, "n", 0, "print the `K` best labellings of each sequence, each after a line '@nbest\\tRANK\\tP'")
+	fs.IntVar(&o.threads, "threads", 0, "tagging threads (0: all cores)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *modelPath == "" || fs.NArg() == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	if o.nbest < 0 {
+		return fmt.Errorf("-n %d: want K ≥ 1", o.nbest)
+	}
+	if o.asJSON {
+		o.evaluate, o.quiet = true, true
+	}
+	m, err := model.Load(*modelPath)
+	if err != nil {
+		return err
+	}
+	spec, err := modelSpec(m, *formatName)
+	if err != nil {
+		return err
+	}
+	var files []*corpus.File
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	for _, path := range fs.Args() {
+		f, err := corpus.Open(path, spec)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+	}
+	res, err := tagFiles(m, files, o, stdout)
+	if err != nil {
+		return err
+	}
+	if o.evaluate {
+		return writeEval(stdout, res, o.asJSON)
+	}
+	return nil
+}
+
+// modelSpec returns how to read data for m: as it was trained, or in the
+// given format when the model's features allow it.
+func modelSpec(m *model.Model, formatName string) (corpus.Spec, error) {
+	s := corpus.Spec{Format: m.Meta.Format, Template: m.Meta.Template, Features: m.Meta.Features, Label: m.Meta.Label, Columns: m.Meta.Columns}
+	if formatName != "" && formatName != s.Format {
+		if s.Template != "" || s.Features != "" {
+			return s, fmt.Errorf("the model extracts its features from %s input (--format %s cannot be used with it)", s.Format, formatName)
+		}
+		s.Format = formatName
+	}
+	return s, nil
+}
+
+func writeEval(w io.Writer, r eval.Result, asJSON bool) error {
+	if asJSON {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	return r.WriteText(w)
+}
+
+// A tagBatch is a run of sequences read, encoded, tagged and printed
+// together; batches are recycled so that tagging allocates nothing in
+// steady state.
+type tagBatch struct {
+	seq     int // batch number, for printing in order
+	ptr     []int32
+	ids     []int32
+	vals    []float64
+	hasVals bool
+	seqs    []batchSeq
+	gold    []string // gold labels (interned), per position
+	pred    []int32  // best labels, per position
+	out     []byte   // the printed labels
+	err     error
+}
+
+type batchSeq struct {
+	p0, f0, t0, n int // offsets into ptr, ids/vals, gold/pred; positions
+	file          string
+	line          int
+}
+
+func (b *tagBatch) reset(n int) {
+	b.seq = n
+	b.ptr, b.ids, b.vals, b.seqs = b.ptr[:0], b.ids[:0], b.vals[:0], b.seqs[:0]
+	b.gold, b.pred, b.out, b.err = b.gold[:0], b.pred[:0], b.out[:0], nil
+	b.hasVals = false
+}
+
+// add appends an encoded sequence.
+func (b *tagBatch) add(s sparse.Seq, gold []string, file string, line int) {
+	bs := batchSeq{p0: len(b.ptr), f0: len(b.ids), t0: len(b.pred), n: s.Len(), file: file, line: line}
+	b.ptr = append(b.ptr, s.Ptr...)
+	b.ids = append(b.ids, s.IDs...)
+	if s.Vals != nil {
+		if !b.hasVals {
+			for range len(b.ids) - len(s.IDs) - len(b.vals) {
+				b.vals = append(b.vals, 1)
+			}
+			b.hasVals = true
+		}
+		b.vals = append(b.vals, s.Vals...)
+	} else if b.hasVals {
+		for range s.IDs {
+			b.vals = append(b.vals, 1)
+		}
+	}
+	b.gold = append(b.gold, gold...)
+	for range s.Len() {
+		b.pred = append(b.pred, 0)
+	}
+	b.seqs = append(b.seqs, bs)
+}
+
+// get returns sequence i of the batch.
+func (b *tagBatch) get(i int) sparse.Seq {
+	bs := b.seqs[i]
+	ptr := b.ptr[bs.p0 : bs.p0+bs.n+1]
+	nf := int(ptr[bs.n])
+	s := sparse.Seq{Ptr: ptr, IDs: b.ids[bs.f0 : bs.f0+nf]}
+	if b.hasVals {
+		s.Vals = b.vals[bs.f0 : bs.f0+nf]
+	}
+	return s
+}
+
+const batchItems = 4096 // positions per batch
+
+// tagFiles tags every sequence of files on o.threads goroutines, prints the
+// labels in input order, and evaluates them when o.evaluate.
+func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writer) (eval.Result, error) {
+	threads := o.threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	tagger := m.NewTagger()
+	labelNames := make([]string, m.Labels.Len())
+	for i := range labelNames {
+		labelNames[i] = m.Labels.String(int32(i))
+	}
+
+	free := make(chan *tagBatch, 2*threads+2)
+	for range cap(free) {
+		free <- new(tagBatch)
+	}
+	jobs := make(chan *tagBatch, cap(free))
+	done := make(chan *tagBatch, cap(free))
+	stop := make(chan struct{})
+	var readErr error
+
+	// Reader: parse, encode, batch.
+	go func() {
+		defer close(jobs)
+		var (
+			seq     format.Sequence
+			b       sparse.Builder
+			intern  = map[string]string{}
+			gold    []string
+			batch   *tagBatch
+			nbatch  int
+			getFree = func() bool {
+				select {
+				case batch = <-free:
+					batch.reset(nbatch)
+					nbatch++
+					return true
+				case <-stop:
+					return false
+				}
+			}
+		)
+		for _, name := range labelNames {
+			intern[name] = name
+		}
+		if !getFree() {
+			return
+		}
+		for _, f := range files {
+			for {
+				err := f.Read(&seq)
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					readErr = err
+					return
+				}
+				if seq.Len() == 0 {
+					continue
+				}
+				gold = gold[:0]
+				if o.evaluate {
+					if seq.Labels == nil {
+						readErr = &format.Error{File: seq.File, Line: seq.Line, Msg: "no labels to evaluate against (-t)"}
+						return
+					}
+					for _, l := range seq.Labels {
+						g, ok := intern[string(l)] // no allocation: the compiler avoids it for lookups
+						if !ok {
+							g = string(l)
+							intern[g] = g
+						}
+						gold = append(gold, g)
+					}
+				}
+				s := m.Encode(&b, seq.Ptr, seq.Names, seq.Values)
+				batch.add(s, gold, seq.File, seq.Line)
+				if len(batch.pred) >= batchItems {
+					jobs <- batch
+					if !getFree() {
+						return
+					}
+				}
+			}
+		}
+		jobs <- batch
+	}()
+
+	// Workers: tag a batch, print its labels into the batch.
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out model.Output
+			for batch := range jobs {
+				batch.err = tagBatchSeqs(tagger, batch, o, labelNames, &out)
+				done <- batch
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	// Writer: in input order.
+	w := bufio.NewWriterSize(stdout, 1<<16)
+	var (
+		ev      = eval.NewEvaluator(labelNames)
+		pending = map[int]*tagBatch{}
+		next    = 0
+		err     error
+		pred    []string
+	)
+	for batch := range done {
+		pending[batch.seq] = batch
+		for {
+			b, ok := pending[next]
+			if !ok {
+				break
+			}
+			delete(pending, next)
+			next++
+			if err == nil {
+				err = b.err
+			}
+			if err == nil && !o.quiet {
+				_, err = w.Write(b.out)
+			}
+			if err == nil && o.evaluate {
+				for _, bs := range b.seqs {
+					pred = pred[:0]
+					for _, y := range b.pred[bs.t0 : bs.t0+bs.n] {
+						pred = append(pred, labelNames[y])
+					}
+					ev.Add(b.gold[bs.t0:bs.t0+bs.n], pred)
+				}
+			}
+			if err != nil {
+				select {
+				case <-stop:
+				default:
+					close(stop)
+				}
+			}
+			free <- b
+		}
+	}
+	if err == nil {
+		err = readErr
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return eval.Result{}, err
+	}
+	return ev.Result(), nil
+}
+
+// tagBatchSeqs tags the sequences of a batch and prints them into b.out.
+func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output) error {
+	opt := model.Options{Prob: o.prob, Marginals: o.marg, NBest: o.nbest}
+	plain := !o.prob && !o.marg && o.nbest == 0
+	for i, bs := range b.seqs {
+		s := b.get(i)
+		pred := b.pred[bs.t0 : bs.t0+bs.n]
+		if plain {
+			if _, _, err := tg.Viterbi(pred, s); err != nil {
+				return seqError(bs, err)
+			}
+			if !o.quiet {
+				for _, y := range pred {
+					b.out = append(b.out, names[y]...)
+					b.out = append(b.out, '\n')
+				}
+				b.out = append(b.out, '\n')
+			}
+			continue
+		}
+		if err := tg.Tag(s, opt, out); err != nil {
+			return seqError(bs, err)
+		}
+		copy(pred, out.Labels)
+		if o.quiet {
+			continue
+		}
+		if o.prob {
+			b.out = append(b.out, "@probability\t"...)
+			b.out = strconv.AppendFloat(b.out, out.Prob, 'f', 6, 64)
+			b.out = append(b.out, '\n')
+		}
+		if o.nbest > 0 {
+			for k, p := range out.NBest {
+				b.out = append(b.out, "@nbest\t"...)
+				b.out = strconv.AppendInt(b.out, int64(k+1), 10)
+				b.out = append(b.out, '\t')
+				b.out = strconv.AppendFloat(b.out, p.Prob, 'f', 6, 64)
+				b.out = append(b.out, '\n')
+				for _, y := range p.Labels {
+					b.out = append(b.out, names[y]...)
+					b.out = append(b.out, '\n')
+				}
+				b.out = append(b.out, '\n')
+			}
+			continue
+		}
+		for t, y := range out.Labels {
+			b.out = append(b.out, names[y]...)
+			if o.marg {
+				b.out = append(b.out, ':')
+				b.out = strconv.AppendFloat(b.out, out.Marginals[t], 'f', 6, 64)
+			}
+			b.out = append(b.out, '\n')
+		}
+		b.out = append(b.out, '\n')
+	}
+	return nil
+}
+
+func seqError(bs batchSeq, err error) error {
+	var fe *format.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	return &format.Error{File: bs.file, Line: bs.line, Msg: err.Error()}
+}
+
+var _ = os.Stdout

@@ -1,0 +1,352 @@
+// Package corpus turns text data into what the trainer and the tagger work
+// on: it reads files through package format (plain or gzip-compressed, or
+// standard input), builds the attribute and label dictionaries, and encodes
+// sequences as attribute ids in a sparse.Corpus.
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/sparse"
+	"github.com/simdcrf/simdcrf/train"
+)
+
+// Spec says how text becomes attributes: the file format and the feature
+// extraction. A model stores its Spec, so that tagging extracts exactly the
+// features training did.
+type Spec struct {
+	Format   string // "crfsuite", "conll" or "conllu"
+	Template string // CRF++ template text, for conll and conllu
+	Features string // a built-in feature set ("pos"), for conll and conllu
+	Label    string // conllu: "upos" or "xpos"
+	Columns  int    // conll: observation columns (0: the last column is the label)
+}
+
+// Resolve fills in the format when it was not given: "conllu" for files
+// named *.conllu[.gz], "conll" when a template or feature set is given, and
+// CRFsuite's attribute format otherwise (as crfsuite itself reads).
+func (s Spec) Resolve(path string) Spec {
+	if s.Format != "" {
+		return s
+	}
+	p := strings.TrimSuffix(path, ".gz")
+	switch {
+	case strings.HasSuffix(p, ".conllu"):
+		s.Format = "conllu"
+	case s.Template != "" || s.Features != "":
+		s.Format = "conll"
+	default:
+		s.Format = "crfsuite"
+	}
+	return s
+}
+
+// Validate reports a Spec that cannot work.
+func (s Spec) Validate() error {
+	switch s.Format {
+	case "crfsuite":
+		if s.Template != "" || s.Features != "" {
+			return errors.New("a template or feature set needs column input (--format conll or conllu), not crfsuite's attribute format")
+		}
+	case "conll", "conllu":
+		if s.Template == "" && s.Features == "" {
+			return fmt.Errorf("%s input needs a feature template (--template FILE) or a feature set (--features pos)", s.Format)
+		}
+		if s.Template != "" && s.Features != "" {
+			return errors.New("give a template or a feature set, not both")
+		}
+	default:
+		return fmt.Errorf("unknown format %q (want crfsuite, conll or conllu)", s.Format)
+	}
+	if s.Label != "" && s.Format != "conllu" {
+		return errors.New("--label is for conllu input")
+	}
+	return nil
+}
+
+// Options returns the format package's options for the Spec.
+func (s Spec) Options() (format.Options, error) {
+	if err := s.Validate(); err != nil {
+		return format.Options{}, err
+	}
+	o := format.Options{Format: s.Format, Features: s.Features, Label: s.Label, Columns: s.Columns}
+	if s.Template != "" {
+		t, err := format.ParseTemplate(strings.NewReader(s.Template), "template")
+		if err != nil {
+			return format.Options{}, err
+		}
+		o.Template = t
+	}
+	return o, nil
+}
+
+// File is an open input: a format.Reader over a file, decompressed if its
+// name ends in .gz, or over standard input for "-".
+type File struct {
+	format.Reader
+	Name  string
+	Size  int64 // bytes on disk, or -1 when unknown
+	count *countingReader
+	close func() error
+}
+
+// Offset returns how many bytes of the file have been read so far (of the
+// compressed file, for .gz), for a progress bar.
+func (f *File) Offset() int64 { return f.count.n }
+
+// Close closes the file.
+func (f *File) Close() error { return f.close() }
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// Open opens path ("-" for standard input) for reading with the Spec.
+func Open(path string, s Spec) (*File, error) {
+	s = s.Resolve(path)
+	o, err := s.Options()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		src   io.Reader
+		close = func() error { return nil }
+		size  = int64(-1)
+		name  = path
+	)
+	if path == "-" {
+		src, name = os.Stdin, "stdin"
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+		src, close = f, f.Close
+	}
+	count := &countingReader{r: src}
+	var r io.Reader = bufio.NewReaderSize(count, 1<<16)
+	if strings.HasSuffix(path, ".gz") {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			close()
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		r = zr
+	}
+	fr, err := format.NewReader(r, name, o)
+	if err != nil {
+		close()
+		return nil, err
+	}
+	return &File{Reader: fr, Name: name, Size: size, count: count, close: close}, nil
+}
+
+// OpenBytes reads data held in memory (an embedded file), gunzipping it when
+// name ends in .gz.
+func OpenBytes(data []byte, name string, s Spec) (*File, error) {
+	s = s.Resolve(name)
+	o, err := s.Options()
+	if err != nil {
+		return nil, err
+	}
+	count := &countingReader{r: bytes.NewReader(data)}
+	var r io.Reader = count
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", name, err)
+		}
+		r = zr
+	}
+	fr, err := format.NewReader(r, name, o)
+	if err != nil {
+		return nil, err
+	}
+	return &File{Reader: fr, Name: name, Size: int64(len(data)), count: count, close: func() error { return nil }}, nil
+}
+
+// Training is labelled data encoded for the trainer, with its dictionaries.
+type Training struct {
+	Attrs  *sparse.Dict // attribute names, most frequent first
+	Labels *sparse.Dict // label names, in order of first appearance
+	Data   train.Data
+	Items   int64 // items read (positions)
+	Seqs    int   // sequences read
+	Columns int   // observation columns of column input (0 otherwise)
+}
+
+// Loader reads labelled training data into a Training: Add each file, then
+// Finish.
+type Loader struct {
+	// MinFreq drops attributes seen in fewer than MinFreq items (CRF++'s
+	// -f; CRFsuite's feature.minfreq, which counts (attribute, label)
+	// pairs, is the trainer's).
+	MinFreq int64
+	// Progress, if set, is called now and then with the file being read.
+	Progress func(f *File)
+
+	attrs, labels *sparse.Dict
+	c             *sparse.Corpus
+	weights       []float64
+	weighed       bool
+	b             sparse.Builder
+	seq           format.Sequence
+	items         int64
+	seqs          int
+	columns       int
+}
+
+// Load opens, reads and closes each path, and finishes.
+func (l *Loader) Load(paths []string, s Spec) (*Training, error) {
+	for _, p := range paths {
+		f, err := Open(p, s)
+		if err != nil {
+			return nil, err
+		}
+		err = l.Add(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return l.Finish()
+}
+
+// Add reads every sequence of f.
+func (l *Loader) Add(f *File) error {
+	if l.attrs == nil {
+		l.attrs, l.labels, l.c = sparse.NewDict(1<<16), sparse.NewDict(64), sparse.NewCorpus()
+	}
+	seq := &l.seq
+	for n := 0; ; n++ {
+		err := f.Read(seq)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if n&255 == 0 && l.Progress != nil {
+			l.Progress(f)
+		}
+		if seq.Len() == 0 {
+			continue
+		}
+		l.b.Reset()
+		for t := 0; t < seq.Len(); t++ {
+			if seq.Labels == nil || len(seq.Labels[t]) == 0 {
+				return &format.Error{File: seq.File, Line: seq.Lines[t], Msg: "item has no label (training data must be labelled)"}
+			}
+			for k := seq.Ptr[t]; k < seq.Ptr[t+1]; k++ {
+				id, _ := l.attrs.AddBytes(seq.Names[k])
+				l.b.Add(id, seq.Values[k])
+			}
+			y, _ := l.labels.AddBytes(seq.Labels[t])
+			l.b.End(y)
+		}
+		if err := l.c.Append(l.b.Seq()); err != nil {
+			return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+		}
+		l.weights = append(l.weights, seq.Weight)
+		l.weighed = l.weighed || seq.Weight != 1
+		l.items += int64(seq.Len())
+		l.seqs++
+	}
+	if l.Progress != nil {
+		l.Progress(f)
+	}
+	if cr, ok := f.Reader.(*format.ColumnReader); ok {
+		if l.columns != 0 && cr.Columns() != l.columns {
+			return fmt.Errorf("%s: %d observation columns, but the files before it have %d", f.Name, cr.Columns(), l.columns)
+		}
+		l.columns = cr.Columns()
+	}
+	return nil
+}
+
+// Finish orders the attributes by frequency, drops the rare ones, and
+// returns the training data.
+func (l *Loader) Finish() (*Training, error) {
+	if l.seqs == 0 {
+		return nil, errors.New("the training data has no sequences")
+	}
+	// Most frequent attributes first, so that their weight rows share cache
+	// lines; attributes below the minimum frequency are dropped.
+	order := sparse.FrequencyOrder(l.c.AttrCounts(l.attrs.Len()), max(l.MinFreq, 1))
+	attrs, remap, err := l.attrs.Reorder(order)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.c.Remap(remap); err != nil {
+		return nil, err
+	}
+	w := l.weights
+	if !l.weighed {
+		w = nil
+	}
+	tr := &Training{Attrs: attrs, Labels: l.labels, Items: l.items, Seqs: l.seqs, Columns: l.columns,
+		Data: train.Data{Corpus: l.c, Weights: w, NumAttrs: attrs.Len(), Labels: l.labels.Len()}}
+	*l = Loader{MinFreq: l.MinFreq, Progress: l.Progress}
+	return tr, nil
+}
+
+// Encoder encodes sequences read from text with fixed dictionaries (a
+// model's): attributes it does not know are left out, labels it does not
+// know get the id Unknown (they can never be predicted, so they count as
+// errors). An Encoder reuses its memory; it is not safe for concurrent use.
+type Encoder struct {
+	Attrs, Labels *sparse.Dict
+	b             sparse.Builder
+	gold          []int32
+}
+
+// Unknown is the label id of a gold label the dictionaries do not know.
+const Unknown int32 = -2
+
+// Encode returns seq's attribute ids as a Seq without labels, and its gold
+// label ids (nil when seq has no labels). Both are valid until the next call.
+func (e *Encoder) Encode(seq *format.Sequence) (sparse.Seq, []int32) {
+	e.b.Reset()
+	e.gold = e.gold[:0]
+	for t := 0; t < seq.Len(); t++ {
+		for k := seq.Ptr[t]; k < seq.Ptr[t+1]; k++ {
+			if id, ok := e.Attrs.LookupBytes(seq.Names[k]); ok {
+				e.b.Add(id, seq.Values[k])
+			}
+		}
+		e.b.End(sparse.NoLabel)
+		if seq.Labels != nil {
+			y, ok := e.Labels.LookupBytes(seq.Labels[t])
+			if !ok {
+				y = Unknown
+			}
+			e.gold = append(e.gold, y)
+		}
+	}
+	s := e.b.Seq()
+	s.Labels = nil
+	if seq.Labels == nil {
+		return s, nil
+	}
+	return s, e.gold
+}
