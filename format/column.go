@@ -226,15 +226,21 @@ func (r *conlluReader) Read(s *Sequence) error {
 		}
 		ln := r.lines.n
 		n := 0
-		start := 0
-		for i := 0; i <= len(line); i++ {
-			if i == len(line) || line[i] == '\t' {
-				if n < 10 {
-					r.fields[2*n], r.fields[2*n+1] = start, i
-				}
-				n++
-				start = i + 1
+		for start := 0; ; n++ {
+			end := bytes.IndexByte(line[start:], '\t')
+			if end < 0 {
+				end = len(line)
+			} else {
+				end += start
 			}
+			if n < 10 {
+				r.fields[2*n], r.fields[2*n+1] = start, end
+			}
+			if end == len(line) {
+				n++
+				break
+			}
+			start = end + 1
 		}
 		if n != 10 {
 			return errorf(r.file, ln, "expected 10 TAB-separated fields, found %d", n)
