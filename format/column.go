@@ -16,62 +16,62 @@ type sentence struct {
 	labels bool // some row has a label
 }
 
-func (s *sentence) reset(ncols int) {
-	s.text = s.text[:0]
-	s.offs = s.offs[:0]
-	s.labs = s.labs[:0]
-	s.ncols = ncols
-	s.rows = 0
-	s.labels = false
+func (sent *sentence) reset(ncols int) {
+	sent.text = sent.text[:0]
+	sent.offs = sent.offs[:0]
+	sent.labs = sent.labs[:0]
+	sent.ncols = ncols
+	sent.rows = 0
+	sent.labels = false
 }
 
 // field is column col of row row.
-func (s *sentence) field(row, col int) []byte {
-	k := 2 * (row*s.ncols + col)
-	return s.text[s.offs[k]:s.offs[k+1]]
+func (sent *sentence) field(row, col int) []byte {
+	k := 2 * (row*sent.ncols + col)
+	return sent.text[sent.offs[k]:sent.offs[k+1]]
 }
 
 // addField copies one field of the current row.
-func (s *sentence) addField(f []byte) {
-	start := len(s.text)
-	s.text = append(s.text, f...)
-	s.offs = append(s.offs, start, len(s.text))
+func (sent *sentence) addField(f []byte) {
+	start := len(sent.text)
+	sent.text = append(sent.text, f...)
+	sent.offs = append(sent.offs, start, len(sent.text))
 }
 
 // addLabel copies the label of the current row (nil: none).
-func (s *sentence) addLabel(f []byte) {
+func (sent *sentence) addLabel(f []byte) {
 	if f == nil {
-		s.labs = append(s.labs, -1, -1)
+		sent.labs = append(sent.labs, -1, -1)
 		return
 	}
-	s.labels = true
-	start := len(s.text)
-	s.text = append(s.text, f...)
-	s.labs = append(s.labs, start, len(s.text))
+	sent.labels = true
+	start := len(sent.text)
+	sent.text = append(sent.text, f...)
+	sent.labs = append(sent.labs, start, len(sent.text))
 }
 
-// emit turns the sentence into s: attributes by fx, labels as views.
-func (sent *sentence) emit(s *Sequence, fx *extractor, b *builder) {
+// emit turns the sentence into seq: attributes by fx, labels as views.
+func (sent *sentence) emit(seq *Sequence, fx *extractor, b *builder) {
 	b.reset()
 	fx.prepare(sent)
 	for t := 0; t < sent.rows; t++ {
 		fx.item(b, sent, t)
-		s.Ptr = append(s.Ptr, int32(b.count()))
+		seq.Ptr = append(seq.Ptr, int32(b.count()))
 	}
-	b.finish(s, false)
+	b.finish(seq, false)
 	if sent.labels {
 		for t := 0; t < sent.rows; t++ {
 			lo, hi := sent.labs[2*t], sent.labs[2*t+1]
 			if lo < 0 {
-				s.Labels = append(s.Labels, nil)
+				seq.Labels = append(seq.Labels, nil)
 			} else {
-				s.Labels = append(s.Labels, sent.text[lo:hi:hi])
+				seq.Labels = append(seq.Labels, sent.text[lo:hi:hi])
 			}
 		}
 	} else {
-		s.Labels = nil
+		seq.Labels = nil
 	}
-	s.Line = s.Lines[0]
+	seq.Line = seq.Lines[0]
 }
 
 // ColumnReader reads whitespace-separated columns (CoNLL-2000 style): one
@@ -101,8 +101,9 @@ func (r *ColumnReader) Columns() int { return r.columns }
 
 func (r *ColumnReader) Read(s *Sequence) error {
 	s.reset(r.file)
-	nf := 0      // fields per row in this sentence
-	firstLn := 0 // line of the sentence's first row
+	r.sent.rows = 0 // after an error, start afresh
+	nf := 0         // fields per row in this sentence
+	firstLn := 0    // line of the sentence's first row
 	for {
 		line, ok := r.lines.next()
 		if !ok {

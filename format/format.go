@@ -59,6 +59,11 @@ type Reader interface {
 }
 
 // Options selects the input format and the feature extraction.
+//
+// For CoNLL-U, template column c is CoNLL-U field c+1 (ID is not
+// readable): 0 FORM, 1 LEMMA, 2 UPOS, 3 XPOS, 4 FEATS, 5 HEAD, 6 DEPREL,
+// 7 DEPS, 8 MISC; a template that reads the label column is an error. The
+// "pos" features read column 0 (FORM). Format "" means "crfsuite".
 type Options struct {
 	Format   string    // "crfsuite", "conll", "conllu"
 	Template *Template // conll/conllu: CRF++ template; or
