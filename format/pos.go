@@ -22,11 +22,14 @@ import (
 //	               _B-1, _B+1, … beyond the sentence)
 //	w-1|w=, w|w+1= word bigrams with the neighbours (lower-cased)
 //	cs-1=, cs+1=   compressed shapes of the neighbours
-//	s3|w-1=        the current 3-suffix with the previous word
 //
 // Suffixes and shapes carry most of the weight on unknown words; the word
-// bigrams and the suffix-with-context pair help with ambiguous words
-// ("that", "to", "-ing" forms).
+// bigrams help with ambiguous words ("that", "to", "-ing" forms). Measured
+// with an averaged perceptron on UD EWT XPOS (train → test, 8 epochs): the
+// set without the last four features 94.22%, with them 94.48%; dropping
+// the word bigrams alone costs 0.2 points. Suffixes of the neighbours,
+// suffix+neighbour pairs, w-2|w-1 and a sentence-initial-capital flag gave
+// nothing measurable (±0.1) and are left out to keep the model small.
 type posFeatures struct {
 	cache []byte // lower-cased words, then compressed shapes
 	lower []int  // start, end of each row's lower-cased word in cache
@@ -169,13 +172,6 @@ func (p *posFeatures) item(b *builder, sent *sentence, t int) {
 	st = put("cs+1=")
 	b.arena = p.ctxShape(b.arena, t+1)
 	b.mark(st)
-	if nr >= 3 {
-		st = put("s3|w-1=")
-		b.arena = append(b.arena, lw[runeSuffix(lw, 3):]...)
-		b.arena = append(b.arena, '|')
-		b.arena = p.ctx(b.arena, t-1)
-		b.mark(st)
-	}
 }
 
 // runePrefix is the byte length of the first k runes of s.
