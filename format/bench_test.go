@@ -1,0 +1,98 @@
+package format
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// loop repeats data forever.
+type loop struct {
+	data []byte
+	off  int
+}
+
+func (l *loop) Read(p []byte) (int, error) {
+	n := copy(p, l.data[l.off:])
+	l.off = (l.off + n) % len(l.data)
+	return n, nil
+}
+
+// Once the buffers have grown, reading allocates nothing per sequence.
+func TestNoAllocsPerSequence(t *testing.T) {
+	conllu := "# c\n1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n2-3\tcan't\t_\t_\t_\t_\t_\t_\t_\t_\n" +
+		"2\tca\tcan\tAUX\tMD\t_\t0\troot\t_\t_\n3\tn't\tnot\tPART\tRB\t_\t2\tadvmod\t_\t_\n\n"
+	tp := mustTemplate(t, "U00:%x[-2,0]\nU01:%x[-1,0]/%x[0,0]\nU02:%x[1,1]\nB\n")
+	for _, c := range []struct {
+		name, data string
+		o          Options
+	}{
+		{"conll", "He PRP B-NP\nreckons VBZ B-VP\nRésumé NN O\n\n", Options{Format: "conll", Template: tp, Features: "pos"}},
+		{"conllu", conllu, Options{Format: "conllu", Features: "pos", Label: "xpos"}},
+		{"crfsuite", "@weight:2\nB-NP\tw=He\tpos=PRP:2.5\tx\\:y\nO\ta\tb\n\n", Options{Format: "crfsuite"}},
+	} {
+		r, err := NewReader(&loop{data: []byte(c.data)}, c.name, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s Sequence
+		for range 10 {
+			if err := r.Read(&s); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := testing.AllocsPerRun(1000, func() {
+			if err := r.Read(&s); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%s: %v allocations per sequence", c.name, n)
+		}
+	}
+}
+
+func benchFile(b *testing.B, path string, o Options) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	items, attrs := 0, 0
+	for b.Loop() {
+		r, err := NewReader(bytes.NewReader(data), filepath.Base(path), o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var s Sequence
+		items, attrs = 0, 0
+		for {
+			err := r.Read(&s)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			items += s.Len()
+			attrs += len(s.Names)
+		}
+	}
+	b.ReportMetric(float64(items), "items")
+	b.ReportMetric(float64(attrs), "attrs")
+}
+
+// BenchmarkReadEWT: reading + pos features of UD EWT train (XPOS).
+func BenchmarkReadEWT(b *testing.B) {
+	d := sharedData(b)
+	benchFile(b, filepath.Join(d, "ud_english_ewt", "en_ewt-ud-train.conllu"), Options{Format: "conllu", Features: "pos", Label: "xpos"})
+}
+
+// BenchmarkReadChunking: reading + chunking.tpl on CoNLL-2000 train.
+func BenchmarkReadChunking(b *testing.B) {
+	d := sharedData(b)
+	benchFile(b, filepath.Join(d, "conll2000", "train.txt"), Options{Format: "conll", Template: sharedTemplate(b)})
+}

@@ -1,0 +1,260 @@
+package format
+
+import (
+	"unicode"
+	"unicode/utf8"
+)
+
+// posFeatures is the built-in "pos" feature set, for part-of-speech tagging
+// and other word-level tasks on column input (the word is column 0, FORM
+// in CoNLL-U). For the word at position t it gives:
+//
+//	b              bias
+//	w=, lw=        the word, lower-cased
+//	p1= … p4=      prefixes of the lower-cased word, 1..4 runes (as long as the word)
+//	s1= … s4=      suffixes likewise
+//	sh=            shape: X upper, x lower, d digit, other runes themselves,
+//	               runs longer than 4 cut to 4 ("Xxxxx", "dd.dd", "X.X.")
+//	cs=            compressed shape: runs cut to 1 ("Xx", "d.d")
+//	dg, hy         has a digit, has a hyphen
+//	ac, ic         all letters upper case (at least one), initial capital
+//	w-2= w-1= w+1= w+2=  the lower-cased words around (CRF++ padding names
+//	               _B-1, _B+1, … beyond the sentence)
+//	w-1|w=, w|w+1= word bigrams with the neighbours (lower-cased)
+//	cs-1=, cs+1=   compressed shapes of the neighbours
+//
+// Suffixes and shapes carry most of the weight on unknown words; the word
+// bigrams help with ambiguous words ("that", "to", "-ing" forms). Measured
+// with an averaged perceptron on UD EWT XPOS (train → test, 8 epochs): the
+// set without the last four features 94.22%, with them 94.48%; dropping
+// the word bigrams alone costs 0.2 points. Suffixes of the neighbours,
+// suffix+neighbour pairs, w-2|w-1 and a sentence-initial-capital flag gave
+// nothing measurable (±0.1) and are left out to keep the model small.
+type posFeatures struct {
+	cache []byte // lower-cased words, then compressed shapes
+	lower []int  // start, end of each row's lower-cased word in cache
+	cshp  []int  // start, end of each row's compressed shape in cache
+	n     int
+}
+
+// prepare computes the per-row forms the window features share.
+func (p *posFeatures) prepare(sent *sentence) {
+	p.cache = p.cache[:0]
+	p.lower = p.lower[:0]
+	p.cshp = p.cshp[:0]
+	p.n = sent.rows
+	for t := 0; t < sent.rows; t++ {
+		w := sent.field(t, 0)
+		start := len(p.cache)
+		p.cache = appendLower(p.cache, w)
+		p.lower = append(p.lower, start, len(p.cache))
+		start = len(p.cache)
+		p.cache = appendShape(p.cache, w, 1)
+		p.cshp = append(p.cshp, start, len(p.cache))
+	}
+}
+
+func (p *posFeatures) lw(t int) []byte { return p.cache[p.lower[2*t]:p.lower[2*t+1]] }
+func (p *posFeatures) cs(t int) []byte { return p.cache[p.cshp[2*t]:p.cshp[2*t+1]] }
+
+// ctx appends the lower-cased word at t (or its padding name).
+func (p *posFeatures) ctx(dst []byte, t int) []byte {
+	if t < 0 || t >= p.n {
+		return padding(dst, t, p.n)
+	}
+	return append(dst, p.lw(t)...)
+}
+
+func (p *posFeatures) ctxShape(dst []byte, t int) []byte {
+	if t < 0 || t >= p.n {
+		return padding(dst, t, p.n)
+	}
+	return append(dst, p.cs(t)...)
+}
+
+func (p *posFeatures) item(b *builder, sent *sentence, t int) {
+	w := sent.field(t, 0)
+	lw := p.lw(t)
+
+	put := func(s string) int {
+		start := len(b.arena)
+		b.arena = append(b.arena, s...)
+		return start
+	}
+	st := put("b")
+	b.mark(st)
+	st = put("w=")
+	b.arena = append(b.arena, w...)
+	b.mark(st)
+	st = put("lw=")
+	b.arena = append(b.arena, lw...)
+	b.mark(st)
+
+	// Affixes by runes.
+	nr := utf8.RuneCount(lw)
+	for k := 1; k <= 4 && k <= nr; k++ {
+		st = put("p")
+		b.arena = append(b.arena, byte('0'+k), '=')
+		b.arena = append(b.arena, lw[:runePrefix(lw, k)]...)
+		b.mark(st)
+	}
+	for k := 1; k <= 4 && k <= nr; k++ {
+		st = put("s")
+		b.arena = append(b.arena, byte('0'+k), '=')
+		b.arena = append(b.arena, lw[runeSuffix(lw, k):]...)
+		b.mark(st)
+	}
+
+	st = put("sh=")
+	b.arena = appendShape(b.arena, w, 4)
+	b.mark(st)
+	st = put("cs=")
+	b.arena = append(b.arena, p.cs(t)...)
+	b.mark(st)
+
+	digit, hyphen, upper, lower, letters := false, false, 0, 0, 0
+	first := true
+	initCap := false
+	for _, r := range string(w) {
+		switch {
+		case r >= '0' && r <= '9' || unicode.IsDigit(r):
+			digit = true
+		case r == '-':
+			hyphen = true
+		case unicode.IsUpper(r):
+			upper++
+			letters++
+			if first {
+				initCap = true
+			}
+		case unicode.IsLower(r):
+			lower++
+			letters++
+		case unicode.IsLetter(r):
+			letters++
+		}
+		first = false
+	}
+	if digit {
+		b.mark(put("dg"))
+	}
+	if hyphen {
+		b.mark(put("hy"))
+	}
+	if upper > 0 && lower == 0 {
+		b.mark(put("ac"))
+	}
+	if initCap {
+		b.mark(put("ic"))
+	}
+
+	for _, d := range [...]struct {
+		name string
+		off  int
+	}{{"w-2=", -2}, {"w-1=", -1}, {"w+1=", 1}, {"w+2=", 2}} {
+		st = put(d.name)
+		b.arena = p.ctx(b.arena, t+d.off)
+		b.mark(st)
+	}
+	st = put("w-1|w=")
+	b.arena = p.ctx(b.arena, t-1)
+	b.arena = append(b.arena, '|')
+	b.arena = append(b.arena, lw...)
+	b.mark(st)
+	st = put("w|w+1=")
+	b.arena = append(b.arena, lw...)
+	b.arena = append(b.arena, '|')
+	b.arena = p.ctx(b.arena, t+1)
+	b.mark(st)
+	st = put("cs-1=")
+	b.arena = p.ctxShape(b.arena, t-1)
+	b.mark(st)
+	st = put("cs+1=")
+	b.arena = p.ctxShape(b.arena, t+1)
+	b.mark(st)
+}
+
+// runePrefix is the byte length of the first k runes of s.
+func runePrefix(s []byte, k int) int {
+	i := 0
+	for ; k > 0 && i < len(s); k-- {
+		_, n := utf8.DecodeRune(s[i:])
+		i += n
+	}
+	return i
+}
+
+// runeSuffix is the byte offset where the last k runes of s start.
+func runeSuffix(s []byte, k int) int {
+	i := len(s)
+	for ; k > 0 && i > 0; k-- {
+		_, n := utf8.DecodeLastRune(s[:i])
+		i -= n
+	}
+	return i
+}
+
+// appendLower appends s lower-cased (ASCII fast path; invalid UTF-8 bytes
+// are kept as they are).
+func appendLower(dst, s []byte) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, c)
+		} else {
+			dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		}
+		i += n
+	}
+	return dst
+}
+
+// appendShape appends the shape of s with runs of one class cut to maxRun.
+func appendShape(dst, s []byte, maxRun int) []byte {
+	var prev rune = -1
+	run := 0
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRune(s[i:])
+		i += n
+		var c rune
+		switch {
+		case r >= 'A' && r <= 'Z':
+			c = 'X'
+		case r >= 'a' && r <= 'z':
+			c = 'x'
+		case r >= '0' && r <= '9':
+			c = 'd'
+		case r < utf8.RuneSelf:
+			c = r
+		case unicode.IsUpper(r):
+			c = 'X'
+		case unicode.IsLower(r) || unicode.IsLetter(r):
+			c = 'x'
+		case unicode.IsDigit(r):
+			c = 'd'
+		default:
+			c = r
+			if r == utf8.RuneError && n == 1 {
+				c = '?'
+			}
+		}
+		if c == prev {
+			run++
+		} else {
+			prev, run = c, 1
+		}
+		if run <= maxRun {
+			dst = utf8.AppendRune(dst, c)
+		}
+	}
+	return dst
+}
