@@ -3,8 +3,7 @@ package train
 import (
 	"fmt"
 	"math"
-	"os"
-	"sync/atomic"
+		"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/sparse"
@@ -22,8 +21,9 @@ import (
 // engine.Posteriors.Tied, so expected counts add in place.
 type model struct {
 	m        int
-	layout   sparse.Layout
+	layout   sparse.Layout // of the Result
 	pattern  *sparse.Pattern
+	hy       *hybrid // the state weights during training
 	nState   int
 	nParams  int
 	tied     bool
@@ -31,9 +31,9 @@ type model struct {
 	excIndex []int32            // tied: M×M → exception k, or −1 (default)
 	// fixed lists parameters held at 0 (never trained): dense bigrams not
 	// seen in training without PossibleTransitions, and dense-layout state
-	// pairs outside the pattern without PossibleStates.
+	// pairs outside the pattern of hot rows.
 	fixedTrans []int32  // indices into θ
-	stateMask  []uint64 // dense layout: bit set = trainable (nil: all)
+	stateMask  []uint64 // hot rows: bit set = trainable (nil: all)
 }
 
 // transOff returns the offset of the transition parameters.
@@ -98,24 +98,24 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 	counts := c.AttrCounts(d.NumAttrs)
 	md := &model{m: m, pattern: pat}
 	md.layout = sparse.ChooseLayout(pat, counts, sparse.DefaultDenseBudget)
-	if os.Getenv("TRAIN_LAYOUT") == "sparse" {
-		md.layout = sparse.SparseRows
-	}
-	if md.layout == sparse.DenseRows {
-		md.nState = d.NumAttrs * m
-		if !cfg.PossibleStates {
-			md.stateMask = make([]uint64, (md.nState+63)/64)
-			var lab []int32
-			for a := range int32(d.NumAttrs) {
-				lab = pat.AttrLabels(lab[:0], a)
-				for _, y := range lab {
-					k := int(a)*m + int(y)
-					md.stateMask[k/64] |= 1 << (k % 64)
-				}
+	// The online algorithms update sparse rows only (see online.go).
+	md.hy = newHybrid(pat, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
+	md.nState = md.hy.numParams()
+	if !cfg.PossibleStates && md.hy.nHot > 0 {
+		nh := md.hy.nHot * m
+		md.stateMask = make([]uint64, (nh+63)/64)
+		var lab []int32
+		for a := range int32(d.NumAttrs) {
+			r := md.hy.hotRow[a]
+			if r < 0 {
+				continue
+			}
+			lab = pat.AttrLabels(lab[:0], a)
+			for _, y := range lab {
+				k := int(r)*m + int(y)
+				md.stateMask[k/64] |= 1 << (k % 64)
 			}
 		}
-	} else {
-		md.nState = pat.NumPairs()
 	}
 
 	// Label bigrams seen in training (with their frequencies).
@@ -205,6 +205,7 @@ type objective struct {
 	pool    *engine.Pool
 	workers []workerBuf
 	excBuf  []engine.Exception
+	sc      *splitCorpus
 	// weighted is true when some instance weight is not 1.
 	weighted bool
 }
@@ -218,11 +219,10 @@ type workerBuf struct {
 	loss  float64
 	err   error
 	_     [64]byte // keep workers' hot fields on separate lines
-	state sparse.Weights
 }
 
 func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective {
-	o := &objective{md: md, d: d, c2: c2, pool: pool}
+	o := &objective{md: md, d: d, c2: c2, pool: pool, sc: md.hy.split(d.Corpus)}
 	for _, w := range d.Weights {
 		if w != 1 {
 			o.weighted = true
@@ -249,10 +249,6 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 // errInterrupted soon after stop is set.
 func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error) {
 	md := o.md
-	st, err := sparse.New(md.layout, md.pattern, theta)
-	if err != nil {
-		return 0, err
-	}
 	tr, err := md.transitions(theta, o.excBuf)
 	if err != nil {
 		return 0, fmt.Errorf("train: transition weights: %w", err)
@@ -263,17 +259,15 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 		wb := &o.workers[w]
 		wb.loss, wb.err = 0, nil
 		clear(wb.tg)
-		wb.state = st
 		if w == 0 {
 			wb.g = gs
 		}
 	}
-	c := o.d.Corpus
-	err = o.pool.Run(c.Len(), func(ws *engine.Workspace, w, i int) error {
+	err = o.pool.Run(len(o.sc.labels), func(ws *engine.Workspace, w, i int) error {
 		if stop != nil && stop.Load() {
 			return errInterrupted
 		}
-		return o.seq(ws, &o.workers[w], tr, theta, c.Seq(i), i)
+		return o.seq(ws, &o.workers[w], tr, theta, i)
 	})
 	if err != nil {
 		return 0, err
@@ -329,7 +323,7 @@ func (o *objective) reduceStates(theta, g []float64) float64 {
 			clear(gw)
 		}
 		if md.stateMask != nil {
-			for k := lo; k < hi; k++ {
+			for k := lo; k < min(hi, md.hy.nHot*md.m); k++ {
 				if md.stateMask[k/64]&(1<<(k%64)) == 0 {
 					g[k] = 0
 				}
@@ -354,10 +348,11 @@ func (o *objective) reduceStates(theta, g []float64) float64 {
 }
 
 // seq adds one sequence's weighted NLL and gradient into wb.
-func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, s sparse.Seq, i int) error {
+func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
 	md := o.md
 	m := md.m
-	T := s.Len()
+	y := o.sc.labels[i]
+	T := len(y)
 	if T == 0 {
 		return nil
 	}
@@ -370,7 +365,7 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	emit := wb.emit[:T*m]
 	marg := wb.marg[:T*m]
-	wb.state.Score(emit, s)
+	md.hy.score(theta, emit, o.sc, i)
 	acc := wb.tg
 	if o.weighted {
 		acc = wb.tmp
@@ -393,7 +388,6 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		}
 	}
 	// Observed counts: the path score, and −c at the gold entries.
-	y := s.Labels
 	tg := wb.tg
 	off := md.nState
 	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])]
@@ -414,6 +408,6 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		return fmt.Errorf("train: sequence %d: log-likelihood is %v (weights diverged)", i, -nll)
 	}
 	wb.loss += c * nll
-	wb.state.AddGradient(wb.g, s, marg, c)
+	md.hy.addGradient(wb.g, marg, o.sc, i, c)
 	return nil
 }

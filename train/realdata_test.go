@@ -250,3 +250,32 @@ func TestChunking(t *testing.T) {
 		t.Errorf("chunk F1 %.2f < 93.5", 100*f1)
 	}
 }
+
+// BenchmarkChunkingEval measures one evaluation of the objective and its
+// gradient on CoNLL-2000 (TRAIN_THREADS threads, default 1).
+func BenchmarkChunkingEval(b *testing.B) {
+	d, _, _ := loadChunking(b)
+	cfg, _ := Defaults("lbfgs")
+	md, err := newModel(d, &cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	threads := 1
+	if v := os.Getenv("TRAIN_THREADS"); v != "" {
+		threads, _ = strconv.Atoi(v)
+	}
+	pool := engine.NewPool(threads)
+	defer pool.Close()
+	o := newObjective(md, d, 1, pool)
+	theta := sparse.MakeParams(md.nParams)
+	g := sparse.MakeParams(md.nParams)
+	for k := range theta {
+		theta[k] = 0.01 * float64(k%7-3)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := o.eval(theta, g, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -129,16 +129,23 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := sparse.New(md.layout, md.pattern, theta)
-	if err != nil {
-		return nil, err
-	}
 	tr, err := md.transitions(theta, make([]engine.Exception, len(md.excs)))
 	if err != nil {
 		return nil, fmt.Errorf("train: final transition weights: %w", err)
 	}
+	nOut := md.pattern.NumPairs()
+	if md.layout == sparse.DenseRows {
+		nOut = d.NumAttrs * d.Labels
+	}
+	params := sparse.MakeParams(nOut + md.nParams - md.nState)
+	st, err := sparse.New(md.layout, md.pattern, params)
+	if err != nil {
+		return nil, err
+	}
+	md.hy.export(theta, md.pattern, st)
+	copy(params[nOut:], theta[md.nState:])
 	return &Result{
-		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: theta,
+		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: params,
 		Iterations: res.iters, Loss: res.fx, Interrupted: res.interrupted, Reason: res.reason,
 		Tied: md.tied, TransParams: md.nParams - md.nState,
 	}, nil
@@ -153,7 +160,8 @@ type trainer struct {
 	pool *engine.Pool
 	stop *atomic.Bool
 	// holdout buffers, per worker
-	hold []holdBuf
+	hold   []holdBuf
+	holdSC *splitCorpus
 }
 
 type holdBuf struct {
@@ -168,7 +176,7 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	cfg := t.cfg
 	obj := newObjective(t.md, t.d, cfg.C2, t.pool)
 	eval := func(x, g []float64) (float64, error) {
-		if t.stop.Load() {
+		if t.stopped() {
 			return 0, errInterrupted
 		}
 		f, err := obj.eval(x, g, t.stop)
@@ -200,9 +208,18 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 			last = now
 			cfg.Progress(p)
 		}
-		return t.stop.Load()
+		return t.stopped()
 	}
 	return minimize(theta, eval, o, progress)
+}
+
+// stopped reports whether ctx is done (directly, between iterations; the
+// per-sequence checks read the flag a goroutine sets).
+func (t *trainer) stopped() bool {
+	if t.ctx.Err() != nil {
+		t.stop.Store(true)
+	}
+	return t.stop.Load()
 }
 
 func active(x []float64) int {
@@ -219,15 +236,12 @@ func active(x []float64) int {
 func (t *trainer) holdout(theta []float64) (float64, error) {
 	h := t.cfg.Holdout
 	md := t.md
-	st, err := sparse.New(md.layout, md.pattern, theta)
-	if err != nil {
-		return 0, err
-	}
 	tr, err := md.transitions(theta, make([]engine.Exception, len(md.excs)))
 	if err != nil {
 		return 0, err
 	}
 	if t.hold == nil {
+		t.holdSC = md.hy.split(h.Corpus)
 		t.hold = make([]holdBuf, t.pool.Threads())
 		n := h.Corpus.MaxLen()
 		for w := range t.hold {
@@ -240,17 +254,17 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 	}
 	err = t.pool.Run(h.Corpus.Len(), func(ws *engine.Workspace, w, i int) error {
 		hb := &t.hold[w]
-		s := h.Corpus.Seq(i)
-		T := s.Len()
+		labels := t.holdSC.labels[i]
+		T := len(labels)
 		if T == 0 {
 			return nil
 		}
 		emit, path := hb.emit[:T*md.m], hb.path[:T]
-		st.Score(emit, s)
+		md.hy.score(theta, emit, t.holdSC, i)
 		if _, err := tr.Viterbi(ws, emit, nil, path); err != nil {
 			return err
 		}
-		for k, y := range s.Labels {
+		for k, y := range labels {
 			if path[k] == y {
 				hb.correct++
 			}
