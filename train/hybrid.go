@@ -140,6 +140,11 @@ func (h *hybrid) score(theta, emit []float64, sc *splitCorpus, i int) {
 		cur := sc.coldLabPos[p0+t]
 		for f := sc.coldPtr[p0+t]; f < sc.coldPtr[p0+t+1]; f++ {
 			off, n := sc.coldOff[f], int32(sc.coldN[f])
+			if n == 1 && sc.coldVal == nil { // most cold features: one label
+				row[sc.coldLab[cur]] += cold[off]
+				cur++
+				continue
+			}
 			lab, w := sc.coldLab[cur:cur+n], cold[off:off+n]
 			cur += n
 			w = w[:len(lab)]
@@ -172,6 +177,11 @@ func (h *hybrid) addGradient(g, p []float64, sc *splitCorpus, i int, c float64) 
 		cur := sc.coldLabPos[p0+t]
 		for f := sc.coldPtr[p0+t]; f < sc.coldPtr[p0+t+1]; f++ {
 			off, n := sc.coldOff[f], int32(sc.coldN[f])
+			if n == 1 && sc.coldVal == nil {
+				cold[off] += c * row[sc.coldLab[cur]]
+				cur++
+				continue
+			}
 			lab, gr := sc.coldLab[cur:cur+n], cold[off:off+n]
 			cur += n
 			gr = gr[:len(lab)]

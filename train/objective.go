@@ -3,7 +3,7 @@ package train
 import (
 	"fmt"
 	"math"
-		"sync/atomic"
+	"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/sparse"
@@ -211,14 +211,14 @@ type objective struct {
 }
 
 type workerBuf struct {
-	g     []float64 // state gradient (nil for worker 0: the output)
-	tg    []float64 // transition gradient, in θ order from transOff
-	tmp   []float64 // weighted: one sequence's expected transition counts
-	emit  []float64
-	marg  []float64
-	loss  float64
-	err   error
-	_     [64]byte // keep workers' hot fields on separate lines
+	g    []float64 // state gradient (nil for worker 0: the output)
+	tg   []float64 // transition gradient, in θ order from transOff
+	tmp  []float64 // weighted: one sequence's expected transition counts
+	emit []float64
+	marg []float64
+	loss float64
+	err  error
+	_    [64]byte // keep workers' hot fields on separate lines
 }
 
 func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -236,12 +237,17 @@ func TestChunking(t *testing.T) {
 			t.Logf("iter %d loss %.3f gnorm %.3f active %d step %.3g evals %d %.3fs", p.Iteration, p.Loss, p.GradNorm, p.Active, p.Step, p.Evals, p.Seconds)
 		}
 	}
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
 	res, err := Train(context.Background(), d, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	el := time.Since(t0)
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
+	t.Logf("CPU time %v (%.4f s/iteration; the machine is shared, CPU time is the steadier figure)", cpu, cpu.Seconds()/float64(res.Iterations))
 	t.Logf("%d sequences, %d tokens, %d features, %d attrs, M=%d, layout %v, params %d", d.Corpus.Len(), d.Corpus.Tokens(), d.Corpus.Features(), d.NumAttrs, d.Labels, res.Layout, len(res.Params))
 	t.Logf("threads %d: %d iterations in %v (%.4f s/iteration), %s", cfg.Threads, res.Iterations, el, el.Seconds()/float64(res.Iterations), res.Reason)
 	acc, f1 := evalChunking(t, res, te, labels)
@@ -272,10 +278,17 @@ func BenchmarkChunkingEval(b *testing.B) {
 	for k := range theta {
 		theta[k] = 0.01 * float64(k%7-3)
 	}
+	var ru0, ru1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	b.ResetTimer()
 	for range b.N {
 		if _, err := o.eval(theta, g, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
+	b.StopTimer()
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano()
+	// CPU time over all threads: on a shared machine the steadier figure.
+	b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }
