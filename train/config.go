@@ -1,0 +1,279 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Config configures Train. Start from Defaults (the zero Config is not
+// CRFsuite's defaults: C2 = 0 there means no regularisation) and change
+// fields, or pass CRFsuite's -p NAME=VALUE pairs to Set.
+type Config struct {
+	// Algorithm is "lbfgs" (L-BFGS, L2), "l1" (OWL-QN, L1 or elastic net),
+	// "sgd" (L2 SGD with a calibrated step) or "ap" (averaged perceptron).
+	Algorithm string
+	// C1 and C2 are CRFsuite's coefficients: the objective is
+	// Σ_i w_i·(−log p(y_i|x_i)) + C1·‖θ‖₁ + C2·‖θ‖² (not ½‖θ‖²: CRFsuite's
+	// gradient of the L2 term is 2·C2·θ).
+	C1, C2 float64
+	// MaxIterations stops training after that many iterations (0: no limit
+	// for lbfgs/l1; CRFsuite's defaults 1000 for sgd and 100 for ap).
+	MaxIterations int
+	// NumMemories is L-BFGS's history size m (6).
+	NumMemories int
+	// Epsilon stops L-BFGS when ‖g‖/max(1,‖θ‖) ≤ Epsilon (1e-5); for ap it
+	// stops when the share of mistaken positions falls to Epsilon or below.
+	Epsilon float64
+	// Period and Delta: stop when the relative improvement of the
+	// objective over the last Period iterations, (f_{k−Period} − f_k)/f_k,
+	// is below Delta (10 and 1e-5; sgd 1e-6).
+	Period int
+	Delta  float64
+	// LineSearch is "MoreThuente" (default), "Backtracking" (Armijo and
+	// the regular Wolfe condition) or "StrongBacktracking" (strong Wolfe).
+	// OWL-QN always backtracks along the orthant, as CRFsuite.
+	LineSearch    string
+	MaxLineSearch int // trials per line search (20)
+
+	// MinFreq drops the (attribute, label) pairs seen fewer than MinFreq
+	// times in training (CRFsuite feature.minfreq; 0 keeps all). It only
+	// applies without PossibleStates.
+	MinFreq float64
+	// PossibleStates gives every attribute a weight for every label
+	// (feature.possible_states); otherwise only the pairs seen in
+	// training are parameters.
+	PossibleStates bool
+	// PossibleTransitions trains every label bigram of the dense matrix
+	// (feature.possible_transitions); otherwise bigrams never seen in
+	// training keep weight 0.
+	PossibleTransitions bool
+	// Transitions is "dense" (M×M weights), "tied" (one shared default
+	// plus one weight per bigram seen in training, engine.NewTied) or
+	// "auto" (tied when Labels ≥ TiedLabels). Start and end weights
+	// (M each) are trained in both.
+	Transitions string
+
+	// SGD (CRFsuite l2sgd): the step is 1/(λ·(t0+t)), λ = 2·C2/N, with t0
+	// chosen from the initial rate η that did best on a sample.
+	CalibrationEta        float64 // initial η (0.1)
+	CalibrationRate       float64 // η is multiplied or divided by it (2)
+	CalibrationSamples    int     // sample size (1000)
+	CalibrationCandidates int     // number of η to try (10)
+	CalibrationMaxTrials  int     // most trials (20)
+
+	// Threads is the number of workers for the gradient (0: all cores).
+	Threads int
+	// Seed seeds the shuffling of sgd and ap (CRFsuite shuffles with
+	// rand() unseeded, i.e. seed 1).
+	Seed int64
+
+	// Holdout, if not nil, is tagged every HoldoutEvery iterations (1 if
+	// 0) and its Viterbi token accuracy reported; the parameters with the
+	// best holdout accuracy are not kept: as CRFsuite, the last ones are.
+	Holdout      *Data
+	HoldoutEvery int
+	// Progress, if not nil, is called after every iteration.
+	Progress func(Progress)
+}
+
+// TiedLabels is the label count from which Transitions "auto" ties the
+// transition weights: at M ≥ 200 the dense O(M²) forward–backward step
+// dominates an iteration (≈ 20 µs per position at M = 256 against ≈ 2 µs of
+// state scoring), while the bigrams seen in training are a small fraction
+// of M² (UD Czech: ≈ 5% of 1341²), so the tied O(M + exceptions) step pays.
+const TiedLabels = 200
+
+// Progress reports one iteration.
+type Progress struct {
+	Iteration int
+	Loss      float64 // the objective, regularisation included
+	GradNorm  float64 // ‖g‖ (the pseudo-gradient for l1); 0 for sgd and ap
+	Active    int     // parameters ≠ 0
+	// Holdout is the holdout token accuracy in [0,1], or −1 when not
+	// evaluated this iteration.
+	Holdout float64
+	Seconds float64 // of this iteration
+	Step    float64 // line search step (sgd: learning rate)
+	Evals   int     // function evaluations of the line search
+}
+
+// Defaults returns CRFsuite's defaults for an algorithm.
+func Defaults(algorithm string) (Config, error) {
+	c := Config{
+		Algorithm:             algorithm,
+		C2:                    1,
+		NumMemories:           6,
+		Epsilon:               1e-5,
+		Period:                10,
+		Delta:                 1e-5,
+		LineSearch:            "MoreThuente",
+		MaxLineSearch:         20,
+		Transitions:           "auto",
+		CalibrationEta:        0.1,
+		CalibrationRate:       2,
+		CalibrationSamples:    1000,
+		CalibrationCandidates: 10,
+		CalibrationMaxTrials:  20,
+		Seed:                  1,
+		HoldoutEvery:          1,
+	}
+	switch algorithm {
+	case "lbfgs", "":
+		c.Algorithm = "lbfgs"
+	case "l1":
+		c.C1, c.C2 = 1, 0
+	case "sgd":
+		c.MaxIterations = 1000
+		c.Delta = 1e-6
+	case "ap":
+		c.C2 = 0
+		c.MaxIterations = 100
+		c.Epsilon = 0
+	default:
+		return c, fmt.Errorf("train: unknown algorithm %q (want lbfgs, l1, sgd or ap)", algorithm)
+	}
+	return c, nil
+}
+
+// Set sets a parameter by its CRFsuite -p name (c1, c2, max_iterations,
+// num_memories, epsilon, period, delta, linesearch, max_linesearch,
+// feature.minfreq, feature.possible_states, feature.possible_transitions,
+// calibration.eta, calibration.rate, calibration.samples,
+// calibration.candidates, calibration.max_trials) or one of ours
+// (transitions, threads, seed, holdout_every). Unknown names and bad values
+// are errors.
+func (c *Config) Set(name, value string) error {
+	value = strings.TrimSpace(value)
+	bad := func(want string) error {
+		return fmt.Errorf("train: parameter %s=%q: want %s", name, value, want)
+	}
+	num := func(dst *float64, ok func(float64) bool, want string) error {
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || !ok(v) {
+			return bad(want)
+		}
+		*dst = v
+		return nil
+	}
+	integer := func(dst *int, min int, want string) error {
+		v, err := strconv.Atoi(value)
+		if err != nil || v < min {
+			return bad(want)
+		}
+		*dst = v
+		return nil
+	}
+	boolean := func(dst *bool) error {
+		switch value {
+		case "1", "true":
+			*dst = true
+		case "0", "false":
+			*dst = false
+		default:
+			return bad("0 or 1")
+		}
+		return nil
+	}
+	nonneg := func(v float64) bool { return v >= 0 }
+	pos := func(v float64) bool { return v > 0 }
+	switch name {
+	case "c1":
+		return num(&c.C1, nonneg, "a number ≥ 0")
+	case "c2":
+		return num(&c.C2, nonneg, "a number ≥ 0")
+	case "max_iterations":
+		return integer(&c.MaxIterations, 0, "an integer ≥ 0")
+	case "num_memories":
+		return integer(&c.NumMemories, 1, "an integer ≥ 1")
+	case "epsilon":
+		return num(&c.Epsilon, nonneg, "a number ≥ 0")
+	case "period":
+		return integer(&c.Period, 1, "an integer ≥ 1")
+	case "delta":
+		return num(&c.Delta, nonneg, "a number ≥ 0")
+	case "linesearch":
+		switch value {
+		case "MoreThuente", "Backtracking", "StrongBacktracking":
+			c.LineSearch = value
+			return nil
+		}
+		return bad("MoreThuente, Backtracking or StrongBacktracking")
+	case "max_linesearch":
+		return integer(&c.MaxLineSearch, 1, "an integer ≥ 1")
+	case "feature.minfreq":
+		return num(&c.MinFreq, nonneg, "a number ≥ 0")
+	case "feature.possible_states":
+		return boolean(&c.PossibleStates)
+	case "feature.possible_transitions":
+		return boolean(&c.PossibleTransitions)
+	case "transitions":
+		switch value {
+		case "dense", "tied", "auto":
+			c.Transitions = value
+			return nil
+		}
+		return bad("dense, tied or auto")
+	case "calibration.eta":
+		return num(&c.CalibrationEta, pos, "a number > 0")
+	case "calibration.rate":
+		return num(&c.CalibrationRate, func(v float64) bool { return v > 1 }, "a number > 1")
+	case "calibration.samples":
+		return integer(&c.CalibrationSamples, 1, "an integer ≥ 1")
+	case "calibration.candidates":
+		return integer(&c.CalibrationCandidates, 1, "an integer ≥ 1")
+	case "calibration.max_trials":
+		return integer(&c.CalibrationMaxTrials, 1, "an integer ≥ 1")
+	case "threads":
+		return integer(&c.Threads, 0, "an integer ≥ 0")
+	case "seed":
+		v, err := strconv.ParseInt(value, 10, 64)
+		if err != nil {
+			return bad("an integer")
+		}
+		c.Seed = v
+		return nil
+	case "holdout_every":
+		return integer(&c.HoldoutEvery, 1, "an integer ≥ 1")
+	}
+	return fmt.Errorf("train: unknown parameter %q for %s", name, c.Algorithm)
+}
+
+// check validates a Config before training.
+func (c *Config) check() error {
+	switch c.Algorithm {
+	case "lbfgs", "sgd", "ap":
+	case "l1":
+		if c.C1 <= 0 {
+			return fmt.Errorf("train: l1 needs c1 > 0")
+		}
+	default:
+		return fmt.Errorf("train: unknown algorithm %q (want lbfgs, l1, sgd or ap)", c.Algorithm)
+	}
+	if c.Algorithm == "sgd" && c.C2 <= 0 {
+		return fmt.Errorf("train: sgd needs c2 > 0 (its step size is 1/(λ(t0+t)), λ = 2·c2/N)")
+	}
+	for _, v := range []float64{c.C1, c.C2, c.Epsilon, c.Delta, c.MinFreq} {
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("train: c1, c2, epsilon, delta and feature.minfreq must be finite and ≥ 0")
+		}
+	}
+	if c.C1 > 0 && (c.Algorithm == "sgd" || c.Algorithm == "ap") {
+		return fmt.Errorf("train: c1 is for lbfgs and l1 (OWL-QN), not %s", c.Algorithm)
+	}
+	switch c.Transitions {
+	case "", "auto", "dense", "tied":
+	default:
+		return fmt.Errorf("train: transitions %q: want dense, tied or auto", c.Transitions)
+	}
+	switch c.LineSearch {
+	case "", "MoreThuente", "Backtracking", "StrongBacktracking":
+	default:
+		return fmt.Errorf("train: linesearch %q: want MoreThuente, Backtracking or StrongBacktracking", c.LineSearch)
+	}
+	if c.MaxIterations < 0 || c.NumMemories < 0 || c.Period < 0 || c.MaxLineSearch < 0 || c.Threads < 0 {
+		return fmt.Errorf("train: negative count in Config")
+	}
+	return nil
+}

@@ -1,0 +1,413 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+// model is the parameterisation of a linear-chain CRF over a parameter
+// vector θ: the state weights θ[0:nState] (a sparse.Weights view), then
+//
+//	dense: M×M transition weights, M start, M end;
+//	tied:  one weight per label bigram seen in training (the engine's
+//	       exceptions, in excs order), one default weight shared by all
+//	       other bigrams, M start, M end.
+//
+// The tied order (exceptions, then the default) is that of
+// engine.Posteriors.Tied, so expected counts add in place.
+type model struct {
+	m        int
+	layout   sparse.Layout // of the Result
+	pattern  *sparse.Pattern
+	hy       *hybrid // the state weights during training
+	nState   int
+	nParams  int
+	tied     bool
+	excs     []engine.Exception // tied: From, To of each exception
+	excIndex []int32            // tied: M×M → exception k, or −1 (default)
+	// fixed lists parameters held at 0 (never trained): dense bigrams not
+	// seen in training without PossibleTransitions, and dense-layout state
+	// pairs outside the pattern of hot rows.
+	fixedTrans []int32  // indices into θ
+	stateMask  []uint64 // hot rows: bit set = trainable (nil: all)
+}
+
+// transOff returns the offset of the transition parameters.
+func (md *model) transOff() int { return md.nState }
+
+// startOff and endOff return the offsets of the start and end weights.
+func (md *model) startOff() int { return md.nParams - 2*md.m }
+func (md *model) endOff() int   { return md.nParams - md.m }
+
+// transScore returns the weight of the bigram i→j under θ.
+func (md *model) transScore(theta []float64, i, j int32) float64 {
+	if md.tied {
+		k := md.excIndex[int(i)*md.m+int(j)]
+		if k < 0 {
+			return theta[md.nState+len(md.excs)]
+		}
+		return theta[md.nState+int(k)]
+	}
+	return theta[md.nState+int(i)*md.m+int(j)]
+}
+
+// transIndex returns the parameter index of the bigram i→j.
+func (md *model) transIndex(i, j int32) int {
+	if md.tied {
+		k := md.excIndex[int(i)*md.m+int(j)]
+		if k < 0 {
+			return md.nState + len(md.excs)
+		}
+		return md.nState + int(k)
+	}
+	return md.nState + int(i)*md.m + int(j)
+}
+
+// transitions builds the engine's Transitions for θ.
+func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
+	m := md.m
+	start := theta[md.startOff() : md.startOff()+m]
+	end := theta[md.endOff() : md.endOff()+m]
+	if md.tied {
+		exc = exc[:len(md.excs)]
+		for k, e := range md.excs {
+			exc[k] = engine.Exception{From: e.From, To: e.To, Score: theta[md.nState+k]}
+		}
+		return engine.NewTied(m, theta[md.nState+len(md.excs)], exc, start, end)
+	}
+	return engine.NewTransitionsWith(m, theta[md.nState:md.nState+m*m], start, end, engine.Options{Structure: engine.Dense})
+}
+
+// newModel decides the layout and the parameters for the training data.
+func newModel(d *Data, cfg *Config) (*model, error) {
+	m := d.Labels
+	c := d.Corpus
+	pat, err := sparse.BuildPattern(c, d.NumAttrs, m, cfg.PossibleStates)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	if cfg.MinFreq > 0 && !cfg.PossibleStates {
+		if pat, err = prunePattern(c, d, pat, cfg.MinFreq); err != nil {
+			return nil, err
+		}
+	}
+	counts := c.AttrCounts(d.NumAttrs)
+	md := &model{m: m, pattern: pat}
+	md.layout = sparse.ChooseLayout(pat, counts, sparse.DefaultDenseBudget)
+	// The online algorithms update sparse rows only (see online.go).
+	md.hy = newHybrid(pat, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
+	md.nState = md.hy.numParams()
+	if !cfg.PossibleStates && md.hy.nHot > 0 {
+		nh := md.hy.nHot * m
+		md.stateMask = make([]uint64, (nh+63)/64)
+		var lab []int32
+		for a := range int32(d.NumAttrs) {
+			r := md.hy.hotRow[a]
+			if r < 0 {
+				continue
+			}
+			lab = pat.AttrLabels(lab[:0], a)
+			for _, y := range lab {
+				k := int(r)*m + int(y)
+				md.stateMask[k/64] |= 1 << (k % 64)
+			}
+		}
+	}
+
+	// Label bigrams seen in training (with their frequencies).
+	freq := make([]float64, m*m)
+	for i := range c.Len() {
+		s := c.Seq(i)
+		for t := 1; t < len(s.Labels); t++ {
+			freq[int(s.Labels[t-1])*m+int(s.Labels[t])]++
+		}
+	}
+	minf := max(cfg.MinFreq, 1)
+	switch cfg.Transitions {
+	case "tied":
+		md.tied = true
+	case "dense":
+	default:
+		md.tied = m >= TiedLabels
+	}
+	if md.tied {
+		md.excIndex = make([]int32, m*m)
+		for k, f := range freq {
+			md.excIndex[k] = -1
+			if f >= minf {
+				md.excIndex[k] = int32(len(md.excs))
+				md.excs = append(md.excs, engine.Exception{From: int32(k / m), To: int32(k % m)})
+			}
+		}
+		md.nParams = md.nState + len(md.excs) + 1 + 2*m
+	} else {
+		md.nParams = md.nState + m*m + 2*m
+		if !cfg.PossibleTransitions {
+			for k, f := range freq {
+				if f < minf {
+					md.fixedTrans = append(md.fixedTrans, int32(md.nState+k))
+				}
+			}
+		}
+	}
+	return md, nil
+}
+
+// prunePattern drops the pairs seen fewer than minFreq times (summing
+// feature values, as CRFsuite counts feature frequencies).
+func prunePattern(c *sparse.Corpus, d *Data, pat *sparse.Pattern, minFreq float64) (*sparse.Pattern, error) {
+	freq := make([]float64, pat.NumPairs())
+	for i := range c.Len() {
+		s := c.Seq(i)
+		for t, y := range s.Labels {
+			for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
+				if k := pat.Index(s.IDs[f], y); k >= 0 {
+					freq[k] += s.Value(int(f))
+				}
+			}
+		}
+	}
+	b, err := sparse.NewPatternBuilder(d.NumAttrs, d.Labels)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	var lab []int32
+	for a := range int32(pat.NumAttrs()) {
+		lab = pat.AttrLabels(lab[:0], a)
+		for _, y := range lab {
+			if freq[pat.Index(a, y)] >= minFreq {
+				if err := b.Add(a, y); err != nil {
+					return nil, fmt.Errorf("train: %w", err)
+				}
+			}
+		}
+	}
+	p, err := b.Build()
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return p, nil
+}
+
+// objective evaluates f(θ) = Σ_i w_i·(−log p(y_i | x_i)) + C2·‖θ‖² and its
+// gradient on a Pool. Each worker adds the sequences of its contiguous
+// block into its own gradient (worker 0 straight into the output), and the
+// buffers are added in worker order, so a fixed thread count gives
+// bit-identical results.
+type objective struct {
+	md      *model
+	d       *Data
+	c2      float64
+	pool    *engine.Pool
+	workers []workerBuf
+	excBuf  []engine.Exception
+	sc      *splitCorpus
+	// weighted is true when some instance weight is not 1.
+	weighted bool
+}
+
+type workerBuf struct {
+	g    []float64 // state gradient (nil for worker 0: the output)
+	tg   []float64 // transition gradient, in θ order from transOff
+	tmp  []float64 // weighted: one sequence's expected transition counts
+	emit []float64
+	marg []float64
+	loss float64
+	err  error
+	_    [64]byte // keep workers' hot fields on separate lines
+}
+
+func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective {
+	o := &objective{md: md, d: d, c2: c2, pool: pool, sc: md.hy.split(d.Corpus)}
+	for _, w := range d.Weights {
+		if w != 1 {
+			o.weighted = true
+		}
+	}
+	nt := md.nParams - md.nState
+	maxLen := d.Corpus.MaxLen()
+	o.workers = make([]workerBuf, pool.Threads())
+	for w := range o.workers {
+		wb := &o.workers[w]
+		if w > 0 {
+			wb.g = sparse.MakeParams(md.nState)
+		}
+		wb.tg = make([]float64, nt)
+		wb.tmp = make([]float64, nt)
+		wb.emit = make([]float64, maxLen*md.m)
+		wb.marg = make([]float64, maxLen*md.m)
+	}
+	o.excBuf = make([]engine.Exception, len(md.excs))
+	return o
+}
+
+// eval sets g to the gradient of f at theta and returns f. It returns
+// errInterrupted soon after stop is set.
+func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error) {
+	md := o.md
+	tr, err := md.transitions(theta, o.excBuf)
+	if err != nil {
+		return 0, fmt.Errorf("train: transition weights: %w", err)
+	}
+	gs := g[:md.nState]
+	clear(gs)
+	for w := range o.workers {
+		wb := &o.workers[w]
+		wb.loss, wb.err = 0, nil
+		clear(wb.tg)
+		if w == 0 {
+			wb.g = gs
+		}
+	}
+	err = o.pool.Run(len(o.sc.labels), func(ws *engine.Workspace, w, i int) error {
+		if stop != nil && stop.Load() {
+			return errInterrupted
+		}
+		return o.seq(ws, &o.workers[w], tr, theta, i)
+	})
+	if err != nil {
+		return 0, err
+	}
+	// Reduce in worker order; add the L2 term; hold fixed parameters.
+	f := 0.0
+	for w := range o.workers {
+		f += o.workers[w].loss
+	}
+	nt := md.nParams - md.nState
+	gt := g[md.nState:]
+	copy(gt, o.workers[0].tg)
+	for w := 1; w < len(o.workers); w++ {
+		tg := o.workers[w].tg
+		for k := range nt {
+			gt[k] += tg[k]
+		}
+	}
+	f += o.reduceStates(theta, g)
+	c22 := 2 * o.c2
+	for k := md.nState; k < md.nParams; k++ {
+		if o.c2 > 0 {
+			f += o.c2 * theta[k] * theta[k]
+			g[k] += c22 * theta[k]
+		}
+	}
+	for _, k := range md.fixedTrans {
+		g[k] = 0
+	}
+	return f, nil
+}
+
+// reduceStates adds the other workers' state gradients and the L2
+// gradient to g[0:nState], zeroing the workers' buffers for the next
+// evaluation, in parallel over blocks; it returns C2·‖θ_state‖². The
+// blocks are fixed by the thread count, so the sum is deterministic.
+func (o *objective) reduceStates(theta, g []float64) float64 {
+	md := o.md
+	n := md.nState
+	W := len(o.workers)
+	const block = 1 << 14
+	nb := (n + block - 1) / block
+	parts := make([]float64, nb)
+	c2, c22 := o.c2, 2*o.c2
+	_ = o.pool.Run(nb, func(_ *engine.Workspace, _, b int) error {
+		lo, hi := b*block, min((b+1)*block, n)
+		gb := g[lo:hi]
+		for w := 1; w < W; w++ {
+			gw := o.workers[w].g[lo:hi]
+			for k, v := range gw {
+				gb[k] += v
+			}
+			clear(gw)
+		}
+		if md.stateMask != nil {
+			for k := lo; k < min(hi, md.hy.nHot*md.m); k++ {
+				if md.stateMask[k/64]&(1<<(k%64)) == 0 {
+					g[k] = 0
+				}
+			}
+		}
+		if c2 > 0 {
+			x := theta[lo:hi]
+			s := 0.0
+			for k, v := range x {
+				s += v * v
+				gb[k] += c22 * v
+			}
+			parts[b] = c2 * s
+		}
+		return nil
+	})
+	f := 0.0
+	for _, p := range parts {
+		f += p
+	}
+	return f
+}
+
+// seq adds one sequence's weighted NLL and gradient into wb.
+func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
+	md := o.md
+	m := md.m
+	y := o.sc.labels[i]
+	T := len(y)
+	if T == 0 {
+		return nil
+	}
+	c := 1.0
+	if o.d.Weights != nil {
+		c = o.d.Weights[i]
+		if c == 0 {
+			return nil
+		}
+	}
+	emit := wb.emit[:T*m]
+	marg := wb.marg[:T*m]
+	md.hy.score(theta, emit, o.sc, i)
+	acc := wb.tg
+	if o.weighted {
+		acc = wb.tmp
+		clear(acc)
+	}
+	nt := len(acc)
+	p := engine.Posteriors{Marginals: marg, Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
+	if md.tied {
+		p.Tied = acc[:len(md.excs)+1]
+	} else {
+		p.Transitions = acc[:m*m]
+	}
+	logZ, err := tr.Posteriors(ws, emit, nil, &p)
+	if err != nil {
+		return fmt.Errorf("train: sequence %d: %w", i, err)
+	}
+	if o.weighted {
+		for k, v := range acc {
+			wb.tg[k] += c * v
+		}
+	}
+	// Observed counts: the path score, and −c at the gold entries.
+	tg := wb.tg
+	off := md.nState
+	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])]
+	tg[nt-2*m+int(y[0])] -= c
+	tg[nt-m+int(y[T-1])] -= c
+	for t := range T {
+		k := t*m + int(y[t])
+		score += emit[k]
+		marg[k]--
+		if t > 0 {
+			ti := md.transIndex(y[t-1], y[t])
+			score += theta[ti]
+			tg[ti-off] -= c
+		}
+	}
+	nll := logZ - score
+	if math.IsNaN(nll) || math.IsInf(nll, 0) {
+		return fmt.Errorf("train: sequence %d: log-likelihood is %v (weights diverged)", i, -nll)
+	}
+	wb.loss += c * nll
+	md.hy.addGradient(wb.g, marg, o.sc, i, c)
+	return nil
+}

@@ -1,0 +1,286 @@
+// Package train fits the weights of a linear-chain CRF to labelled
+// sequences of attribute ids: L-BFGS with L2 ("lbfgs"), OWL-QN for L1 and
+// the elastic net ("l1"), SGD with a calibrated step ("sgd") and the
+// averaged perceptron ("ap"), with CRFsuite's objective, parameter names,
+// defaults and stopping rules. The gradient runs over sequences in parallel
+// on an engine.Pool, deterministically for a fixed number of threads.
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+// Data is a labelled training (or holdout) set over attribute ids.
+type Data struct {
+	Corpus   *sparse.Corpus // labelled sequences
+	Weights  []float64      // per-sequence instance weights, or nil for all 1
+	NumAttrs int
+	Labels   int // M
+}
+
+// Result is a trained model: the parameters and the views on them.
+type Result struct {
+	Layout  sparse.Layout
+	Pattern *sparse.Pattern
+	State   sparse.Weights      // view on Params[:State.NumParams()]
+	Trans   *engine.Transitions // built from the final transition parameters
+	Params  []float64           // all parameters (state weights first)
+
+	Iterations  int
+	Loss        float64 // the final objective (sgd, ap: of the last epoch)
+	Interrupted bool    // ctx was cancelled; Params are the last iteration's
+	Reason      string  // why training stopped
+
+	// Tied reports tied transitions; TransParams is the number of
+	// transition parameters after the state weights (dense: M²+2M; tied:
+	// exceptions + 1 + 2M, see Trans.Exceptions for their order).
+	Tied        bool
+	TransParams int
+}
+
+func (d *Data) check(name string) error {
+	if d == nil || d.Corpus == nil {
+		return fmt.Errorf("train: no %s data", name)
+	}
+	if d.Labels < 1 {
+		return fmt.Errorf("train: %s data has %d labels", name, d.Labels)
+	}
+	if d.NumAttrs < 0 {
+		return fmt.Errorf("train: %s data has %d attributes", name, d.NumAttrs)
+	}
+	if !d.Corpus.Labelled() {
+		return fmt.Errorf("train: %s data is not labelled", name)
+	}
+	if d.Weights != nil {
+		if len(d.Weights) != d.Corpus.Len() {
+			return fmt.Errorf("train: %s data has %d instance weights for %d sequences", name, len(d.Weights), d.Corpus.Len())
+		}
+		for i, w := range d.Weights {
+			if w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+				return fmt.Errorf("train: %s sequence %d has instance weight %v", name, i, w)
+			}
+		}
+	}
+	if err := d.Corpus.Validate(d.NumAttrs, d.Labels); err != nil {
+		return fmt.Errorf("train: %s data: %w", name, err)
+	}
+	return nil
+}
+
+// Train fits a model to d. Cancelling ctx stops training cleanly: the
+// parameters of the last completed iteration are returned with
+// Interrupted set, and no error.
+func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
+	if cfg.Algorithm == "" {
+		cfg.Algorithm = "lbfgs"
+	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if err := d.check("training"); err != nil {
+		return nil, err
+	}
+	if cfg.Holdout != nil {
+		if err := cfg.Holdout.check("holdout"); err != nil {
+			return nil, err
+		}
+		if cfg.Holdout.Labels != d.Labels || cfg.Holdout.NumAttrs > d.NumAttrs {
+			return nil, fmt.Errorf("train: holdout data has %d labels and %d attributes; the training data %d and %d", cfg.Holdout.Labels, cfg.Holdout.NumAttrs, d.Labels, d.NumAttrs)
+		}
+	}
+	md, err := newModel(d, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	pool := engine.NewPool(cfg.Threads)
+	defer pool.Close()
+
+	// Cancellation is polled per sequence through an atomic flag (ctx.Err
+	// takes a lock).
+	var stop atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-ctx.Done():
+			stop.Store(true)
+		case <-done:
+		}
+	}()
+
+	t := &trainer{ctx: ctx, d: d, cfg: &cfg, md: md, pool: pool, stop: &stop}
+	theta := sparse.MakeParams(md.nParams)
+	var res qnResult
+	switch cfg.Algorithm {
+	case "lbfgs", "l1":
+		res, err = t.quasiNewton(theta)
+	case "sgd":
+		res, err = t.sgd(theta)
+	case "ap":
+		res, err = t.perceptron(theta)
+	}
+	if err != nil {
+		return nil, err
+	}
+	tr, err := md.transitions(theta, make([]engine.Exception, len(md.excs)))
+	if err != nil {
+		return nil, fmt.Errorf("train: final transition weights: %w", err)
+	}
+	nOut := md.pattern.NumPairs()
+	if md.layout == sparse.DenseRows {
+		nOut = d.NumAttrs * d.Labels
+	}
+	params := sparse.MakeParams(nOut + md.nParams - md.nState)
+	st, err := sparse.New(md.layout, md.pattern, params)
+	if err != nil {
+		return nil, err
+	}
+	md.hy.export(theta, md.pattern, st)
+	copy(params[nOut:], theta[md.nState:])
+	return &Result{
+		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: params,
+		Iterations: res.iters, Loss: res.fx, Interrupted: res.interrupted, Reason: res.reason,
+		Tied: md.tied, TransParams: md.nParams - md.nState,
+	}, nil
+}
+
+// trainer holds what the algorithms share.
+type trainer struct {
+	ctx  context.Context
+	d    *Data
+	cfg  *Config
+	md   *model
+	pool *engine.Pool
+	stop *atomic.Bool
+	// holdout buffers, per worker
+	hold   []holdBuf
+	holdSC *splitCorpus
+}
+
+type holdBuf struct {
+	emit    []float64
+	path    []int32
+	correct int64
+	_       [64]byte
+}
+
+// quasiNewton runs L-BFGS or OWL-QN.
+func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
+	cfg := t.cfg
+	obj := newObjective(t.md, t.d, cfg.C2, t.pool)
+	eval := func(x, g []float64) (float64, error) {
+		if t.stopped() {
+			return 0, errInterrupted
+		}
+		f, err := obj.eval(x, g, t.stop)
+		return f, err
+	}
+	o := qnOptions{
+		m: cfg.NumMemories, epsilon: cfg.Epsilon, period: cfg.Period, delta: cfg.Delta,
+		maxIter: cfg.MaxIterations, maxLS: cfg.MaxLineSearch, lineSearch: cfg.LineSearch,
+		c1: cfg.C1, l1lo: 0, l1hi: t.md.nParams,
+	}
+	if o.m == 0 {
+		o.m = 6
+	}
+	if o.maxLS == 0 {
+		o.maxLS = 20
+	}
+	last := time.Now()
+	progress := func(k int, x, g []float64, fx, xnorm, gnorm, step float64, evals int) bool {
+		if cfg.Progress != nil {
+			p := Progress{Iteration: k, Loss: fx, GradNorm: gnorm, Active: active(x), Holdout: -1, Step: step, Evals: evals}
+			if cfg.Holdout != nil && k%max(cfg.HoldoutEvery, 1) == 0 {
+				acc, err := t.holdout(x)
+				if err == nil {
+					p.Holdout = acc
+				}
+			}
+			now := time.Now()
+			p.Seconds = now.Sub(last).Seconds()
+			last = now
+			cfg.Progress(p)
+		}
+		return t.stopped()
+	}
+	return minimize(theta, eval, o, progress)
+}
+
+// stopped reports whether ctx is done (directly, between iterations; the
+// per-sequence checks read the flag a goroutine sets).
+func (t *trainer) stopped() bool {
+	if t.ctx.Err() != nil {
+		t.stop.Store(true)
+	}
+	return t.stop.Load()
+}
+
+func active(x []float64) int {
+	n := 0
+	for _, v := range x {
+		if v != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// holdout returns the Viterbi token accuracy on cfg.Holdout under theta.
+func (t *trainer) holdout(theta []float64) (float64, error) {
+	h := t.cfg.Holdout
+	md := t.md
+	tr, err := md.transitions(theta, make([]engine.Exception, len(md.excs)))
+	if err != nil {
+		return 0, err
+	}
+	if t.hold == nil {
+		t.holdSC = md.hy.split(h.Corpus)
+		t.hold = make([]holdBuf, t.pool.Threads())
+		n := h.Corpus.MaxLen()
+		for w := range t.hold {
+			t.hold[w].emit = make([]float64, n*md.m)
+			t.hold[w].path = make([]int32, n)
+		}
+	}
+	for w := range t.hold {
+		t.hold[w].correct = 0
+	}
+	err = t.pool.Run(h.Corpus.Len(), func(ws *engine.Workspace, w, i int) error {
+		hb := &t.hold[w]
+		labels := t.holdSC.labels[i]
+		T := len(labels)
+		if T == 0 {
+			return nil
+		}
+		emit, path := hb.emit[:T*md.m], hb.path[:T]
+		md.hy.score(theta, emit, t.holdSC, i)
+		if _, err := tr.Viterbi(ws, emit, nil, path); err != nil {
+			return err
+		}
+		for k, y := range labels {
+			if path[k] == y {
+				hb.correct++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	var c int64
+	for w := range t.hold {
+		c += t.hold[w].correct
+	}
+	n := h.Corpus.Tokens()
+	if n == 0 {
+		return 1, nil
+	}
+	return float64(c) / float64(n), nil
+}

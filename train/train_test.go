@@ -1,0 +1,426 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+// randomData makes nSeq random sequences over numAttrs attributes and m
+// labels; with separable, the label of a position is its first attribute
+// mod m (so a CRF can learn it exactly).
+func randomData(t testing.TB, seed uint64, nSeq, numAttrs, m int, weights, separable bool) *Data {
+	r := rand.New(rand.NewPCG(seed, 1))
+	c := sparse.NewCorpus()
+	var b sparse.Builder
+	var w []float64
+	for range nSeq {
+		b.Reset()
+		T := 1 + r.IntN(7)
+		for range T {
+			a0 := int32(r.IntN(numAttrs))
+			b.Add(a0, 1)
+			for range r.IntN(4) * (1 - b2i(separable)) {
+				v := 1.0
+				if r.IntN(3) == 0 {
+					v = 0.5 + r.Float64()
+				}
+				b.Add(int32(r.IntN(numAttrs)), v)
+			}
+			y := int32(r.IntN(m))
+			if separable {
+				y = a0 % int32(m)
+			}
+			b.End(y)
+		}
+		if err := c.Append(b.Seq()); err != nil {
+			t.Fatal(err)
+		}
+		w = append(w, 0.5+r.Float64())
+	}
+	d := &Data{Corpus: c, NumAttrs: numAttrs, Labels: m}
+	if weights {
+		d.Weights = w
+	}
+	return d
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// trainable reports whether parameter k is trained.
+func (md *model) trainable(k int) bool {
+	if k < md.hy.nHot*md.m && md.stateMask != nil && md.stateMask[k/64]&(1<<(k%64)) == 0 {
+		return false
+	}
+	return !slices.Contains(md.fixedTrans, int32(k))
+}
+
+func TestGradientFiniteDifferences(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		trans         string
+		weights, poss bool
+		m             int
+	}{
+		{"dense", "dense", false, false, 4},
+		{"dense-weighted", "dense", true, false, 4},
+		{"dense-possible", "dense", true, true, 3},
+		{"tied", "tied", false, false, 5},
+		{"tied-weighted", "tied", true, false, 5},
+		{"many-labels", "dense", false, false, 12}, // hot and cold rows
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := randomData(t, 7, 40, 10, tc.m, tc.weights, false)
+			cfg, _ := Defaults("lbfgs")
+			cfg.Transitions = tc.trans
+			cfg.PossibleStates, cfg.PossibleTransitions = tc.poss, tc.poss
+			cfg.C2 = 0.3
+			md, err := newModel(d, &cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if md.tied != (tc.trans == "tied") {
+				t.Fatalf("tied = %v", md.tied)
+			}
+			pool := engine.NewPool(2)
+			defer pool.Close()
+			o := newObjective(md, d, cfg.C2, pool)
+			r := rand.New(rand.NewPCG(3, 4))
+			theta := make([]float64, md.nParams)
+			for k := range theta {
+				if md.trainable(k) {
+					theta[k] = r.NormFloat64() * 0.5
+				}
+			}
+			g := make([]float64, md.nParams)
+			f0, err := o.eval(theta, g, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gtmp := make([]float64, md.nParams)
+			checked := 0
+			for k := range theta {
+				if !md.trainable(k) {
+					if g[k] != 0 {
+						t.Errorf("fixed parameter %d has gradient %v", k, g[k])
+					}
+					continue
+				}
+				const h = 1e-5
+				x := theta[k]
+				theta[k] = x + h
+				fp, _ := o.eval(theta, gtmp, nil)
+				theta[k] = x - h
+				fm, _ := o.eval(theta, gtmp, nil)
+				theta[k] = x
+				fd := (fp - fm) / (2 * h)
+				if math.Abs(fd-g[k]) > 1e-5*math.Max(1, math.Abs(fd)) {
+					t.Errorf("parameter %d of %d (state %d): gradient %.8g, finite difference %.8g", k, md.nParams, md.nState, g[k], fd)
+				}
+				checked++
+			}
+			if checked < md.nState/2 {
+				t.Errorf("checked only %d of %d parameters", checked, md.nParams)
+			}
+			// The loss is the definition: Σ c·NLL + c2‖θ‖².
+			want := 0.0
+			tr, _ := md.transitions(theta, make([]engine.Exception, len(md.excs)))
+			sc := md.hy.split(d.Corpus)
+			ws := engine.NewWorkspace()
+			for i := range d.Corpus.Len() {
+				y := sc.labels[i]
+				emit := make([]float64, len(y)*md.m)
+				md.hy.score(theta, emit, sc, i)
+				nll, err := tr.NLL(ws, emit, y, nil, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				c := 1.0
+				if d.Weights != nil {
+					c = d.Weights[i]
+				}
+				want += c * nll
+			}
+			for _, v := range theta {
+				want += cfg.C2 * v * v
+			}
+			if math.Abs(want-f0) > 1e-9*math.Abs(want) {
+				t.Errorf("objective %v, want %v", f0, want)
+			}
+		})
+	}
+}
+
+// TestMinimizeQuadratic: L-BFGS (every line search) reaches the minimum of
+// a convex quadratic.
+func TestMinimizeQuadratic(t *testing.T) {
+	n := 20
+	r := rand.New(rand.NewPCG(5, 6))
+	diag := make([]float64, n)
+	opt := make([]float64, n)
+	for i := range n {
+		diag[i] = 0.1 + 10*r.Float64()
+		opt[i] = r.NormFloat64()
+	}
+	eval := func(x, g []float64) (float64, error) {
+		f := 0.0
+		for i := range x {
+			d := x[i] - opt[i]
+			f += 0.5 * diag[i] * d * d
+			g[i] = diag[i] * d
+		}
+		// a coupling term, so that the Hessian is not diagonal
+		s := x[0] + x[1]
+		f += 0.5 * s * s
+		g[0] += s
+		g[1] += s
+		return f, nil
+	}
+	for _, ls := range []string{"MoreThuente", "Backtracking", "StrongBacktracking"} {
+		x := make([]float64, n)
+		res, err := minimize(x, eval, qnOptions{m: 6, epsilon: 1e-10, maxLS: 40, lineSearch: ls}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := make([]float64, n)
+		eval(x, g)
+		gn := math.Sqrt(dot(g, g))
+		if gn > 1e-8 {
+			t.Errorf("%s: ‖g‖ = %g after %d iterations (%s)", ls, gn, res.iters, res.reason)
+		}
+	}
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// TestLBFGSConverges: on a small CRF, L-BFGS stops at a point whose
+// gradient is ≈ 0, and the objective never increases.
+func TestLBFGSConverges(t *testing.T) {
+	d := randomData(t, 11, 60, 15, 4, true, false)
+	cfg, _ := Defaults("lbfgs")
+	cfg.Epsilon, cfg.Delta = 1e-7, 0
+	var last Progress
+	prev := math.Inf(1)
+	cfg.Progress = func(p Progress) {
+		if p.Loss > prev+1e-9*math.Abs(prev) {
+			t.Errorf("iteration %d: objective rose from %v to %v", p.Iteration, prev, p.Loss)
+		}
+		prev, last = p.Loss, p
+	}
+	res, err := Train(context.Background(), d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(res.Reason, "converged") {
+		t.Errorf("reason %q after %d iterations (‖g‖ = %g)", res.Reason, res.Iterations, last.GradNorm)
+	}
+	if last.GradNorm > 1e-5 {
+		t.Errorf("‖g‖ = %g", last.GradNorm)
+	}
+}
+
+// TestResultMatchesTraining: the Result's State and Trans score as the
+// training parameters did (the export to package sparse's layout).
+func TestResultMatchesTraining(t *testing.T) {
+	d := randomData(t, 12, 50, 30, 9, false, true)
+	cfg, _ := Defaults("lbfgs")
+	cfg.MaxIterations = 15
+	res, err := Train(context.Background(), d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := engine.NewWorkspace()
+	correct, total := 0, 0
+	for i := range d.Corpus.Len() {
+		s := d.Corpus.Seq(i)
+		emit := make([]float64, s.Len()*d.Labels)
+		res.State.Score(emit, s)
+		path := make([]int32, s.Len())
+		if _, err := res.Trans.Viterbi(ws, emit, nil, path); err != nil {
+			t.Fatal(err)
+		}
+		for k, y := range s.Labels {
+			if path[k] == y {
+				correct++
+			}
+			total++
+		}
+	}
+	if correct != total {
+		t.Errorf("training accuracy %d/%d on separable data", correct, total)
+	}
+	if len(res.Params) != res.State.NumParams()+res.TransParams {
+		t.Errorf("%d params, state %d + transitions %d", len(res.Params), res.State.NumParams(), res.TransParams)
+	}
+}
+
+func TestOWLQN(t *testing.T) {
+	d := randomData(t, 13, 80, 40, 4, false, false)
+	cfg, _ := Defaults("l1")
+	cfg.C1 = 2
+	cfg.MaxIterations = 60
+	prev := math.Inf(1)
+	cfg.Progress = func(p Progress) {
+		if p.Loss > prev+1e-9*math.Abs(prev) {
+			t.Errorf("iteration %d: objective rose from %v to %v", p.Iteration, prev, p.Loss)
+		}
+		prev = p.Loss
+	}
+	res, err := Train(context.Background(), d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros, nonzeros := 0, 0
+	for k := range res.State.NumParams() {
+		if res.Params[k] == 0 {
+			zeros++
+		} else {
+			nonzeros++
+		}
+	}
+	if zeros == 0 || nonzeros == 0 {
+		t.Errorf("%d zero and %d non-zero state weights; want both", zeros, nonzeros)
+	}
+	// Stronger L1, fewer non-zeros.
+	cfg.C1, cfg.Progress = 20, nil
+	res2, err := Train(context.Background(), d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nz2 := 0
+	for _, v := range res2.Params {
+		if v != 0 {
+			nz2++
+		}
+	}
+	if nz2 >= nonzeros {
+		t.Errorf("c1=20 left %d non-zeros, c1=2 %d", nz2, nonzeros)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	d := randomData(t, 14, 300, 50, 6, true, false)
+	run := func(threads int) []float64 {
+		cfg, _ := Defaults("lbfgs")
+		cfg.Threads = threads
+		cfg.MaxIterations = 10
+		res, err := Train(context.Background(), d, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Params
+	}
+	for _, th := range []int{1, 2, 3} {
+		a, b := run(th), run(th)
+		if !slices.Equal(a, b) {
+			t.Errorf("threads %d: two runs differ", th)
+		}
+	}
+}
+
+func TestOnlineSeparable(t *testing.T) {
+	for _, alg := range []string{"ap", "sgd"} {
+		t.Run(alg, func(t *testing.T) {
+			d := randomData(t, 15, 200, 30, 5, false, true)
+			cfg, _ := Defaults(alg)
+			cfg.MaxIterations = 30
+			if alg == "sgd" {
+				cfg.C2 = 0.01
+				cfg.CalibrationSamples = 100
+			}
+			cfg.Holdout = d
+			var last Progress
+			cfg.Progress = func(p Progress) { last = p }
+			res, err := Train(context.Background(), d, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last.Holdout < 0.99 {
+				t.Errorf("%s: training accuracy %.3f after %d epochs (%s)", alg, last.Holdout, res.Iterations, res.Reason)
+			}
+		})
+	}
+}
+
+func TestInterrupt(t *testing.T) {
+	d := randomData(t, 16, 100, 30, 5, false, false)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cfg, _ := Defaults("lbfgs")
+	cfg.Delta = 0
+	cfg.Epsilon = 0
+	cfg.Progress = func(p Progress) {
+		if p.Iteration == 3 {
+			cancel()
+		}
+	}
+	res, err := Train(ctx, d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.Iterations != 3 {
+		t.Errorf("interrupted %v after %d iterations (%s)", res.Interrupted, res.Iterations, res.Reason)
+	}
+	if res.State == nil || res.Trans == nil {
+		t.Error("no model")
+	}
+}
+
+func TestSet(t *testing.T) {
+	cfg, _ := Defaults("lbfgs")
+	for _, kv := range [][2]string{
+		{"c1", "-1"}, {"c2", "x"}, {"c2", "NaN"}, {"num_memories", "0"}, {"period", "1.5"},
+		{"linesearch", "Foo"}, {"feature.possible_states", "yes"}, {"transitions", "sparse"},
+		{"calibration.rate", "1"}, {"no_such", "1"}, {"max_iterations", "-3"},
+	} {
+		if err := cfg.Set(kv[0], kv[1]); err == nil {
+			t.Errorf("Set(%q, %q) accepted", kv[0], kv[1])
+		} else if !strings.Contains(err.Error(), kv[0]) {
+			t.Errorf("Set(%q, %q): error %q does not name the parameter", kv[0], kv[1], err)
+		}
+	}
+	for _, kv := range [][2]string{
+		{"c2", "0.5"}, {"c1", "0.1"}, {"max_iterations", "50"}, {"num_memories", "10"}, {"epsilon", "1e-4"},
+		{"period", "5"}, {"delta", "1e-4"}, {"linesearch", "Backtracking"}, {"max_linesearch", "30"},
+		{"feature.minfreq", "2"}, {"feature.possible_states", "1"}, {"feature.possible_transitions", "1"},
+		{"transitions", "tied"}, {"calibration.eta", "0.2"}, {"calibration.samples", "500"},
+	} {
+		if err := cfg.Set(kv[0], kv[1]); err != nil {
+			t.Errorf("Set(%q, %q): %v", kv[0], kv[1], err)
+		}
+	}
+	if cfg.C2 != 0.5 || cfg.MaxIterations != 50 || !cfg.PossibleStates || cfg.Transitions != "tied" || cfg.MinFreq != 2 {
+		t.Errorf("Set did not set: %+v", cfg)
+	}
+	if _, err := Defaults("crf"); err == nil {
+		t.Error("Defaults accepted an unknown algorithm")
+	}
+}
+
+func TestMinFreq(t *testing.T) {
+	d := randomData(t, 17, 100, 40, 4, false, false)
+	cfg, _ := Defaults("lbfgs")
+	md1, _ := newModel(d, &cfg)
+	cfg.MinFreq = 3
+	md3, _ := newModel(d, &cfg)
+	if md3.pattern.NumPairs() >= md1.pattern.NumPairs() || len(md3.fixedTrans) < len(md1.fixedTrans) {
+		t.Errorf("minfreq 3: %d pairs (%d fixed bigrams), minfreq 0: %d (%d)", md3.pattern.NumPairs(), len(md3.fixedTrans), md1.pattern.NumPairs(), len(md1.fixedTrans))
+	}
+}
