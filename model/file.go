@@ -333,7 +333,7 @@ func decode(name string, buf []byte) (*Model, error) {
 			return bad("empty file, not a simdcrf model")
 		case len(buf) < len(magic) && string(buf) == magic[:len(buf)]:
 			return bad("truncated: %d bytes, shorter than the %d-byte header", len(buf), headerSize)
-		case len(buf) >= len(magic)-1 && string(buf[1:len(magic)]) == magic[1:]:
+		case len(buf) >= len(magic) && string(buf[1:len(magic)]) == magic[1:]:
 			return bad("damaged file header (bad first byte: transferred as text?)")
 		}
 		return bad("not a simdcrf model file (wrong magic number)")

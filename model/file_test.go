@@ -264,8 +264,17 @@ func TestDump(t *testing.T) {
 	}
 }
 
+// smallSpecs are the seeds of the fuzzer: small files, which it mutates
+// (and minimises) quickly.
+var smallSpecs = []spec{
+	{m: 2, attrs: 3, layout: sparse.DenseRows},
+	{m: 3, attrs: 2, layout: sparse.DenseRows, stride: 4, forbid: true},
+	{m: 3, attrs: 4, layout: sparse.SparseRows, tied: true},
+	{m: 2, attrs: 0, layout: sparse.SparseRows},
+}
+
 func FuzzLoad(f *testing.F) {
-	for i, s := range specs[:5] {
+	for i, s := range smallSpecs {
 		f.Add(modelBytes(f, s, uint64(i)), false)
 		f.Add(modelBytes(f, s, uint64(i)), true)
 	}
@@ -275,11 +284,40 @@ func FuzzLoad(f *testing.F) {
 			data = bytes.Clone(data)
 			fixup(data)
 		}
+		checkDecode(t, "fuzz", data)
+	})
+}
+
+// TestMutatedFiles loads model files with random bytes changed and the
+// checksum fixed up, so that the section parser sees them: errors, never
+// panics, and a model that loads can be used.
+func TestMutatedFiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var seeds [][]byte
+	for i, s := range append(smallSpecs, specs[:5]...) {
+		seeds = append(seeds, modelBytes(t, s, uint64(i)))
+	}
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	for range n {
+		b := bytes.Clone(seeds[r.IntN(len(seeds))])
+		for range 1 + r.IntN(4) {
+			b[r.IntN(len(b))] = byte(r.IntN(256))
+		}
+		fixup(b)
+		checkDecode(t, "mutated", b)
+	}
+}
+
+func checkDecode(t *testing.T, name string, data []byte) {
+	{
 		buf := alignedBuf(len(data))
 		copy(buf, data)
-		m, err := decode("fuzz", buf)
+		m, err := decode(name, buf)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "model fuzz: ") {
+			if !strings.HasPrefix(err.Error(), "model "+name+": ") {
 				t.Fatalf("error %q does not name the file", err)
 			}
 			return
@@ -297,5 +335,5 @@ func FuzzLoad(f *testing.F) {
 		if err := m.Dump(&d, 3); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 }
