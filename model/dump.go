@@ -1,0 +1,159 @@
+package model
+
+import (
+	"bufio"
+	"container/heap"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+// Dump writes the model as text, in the spirit of crfsuite dump: the
+// metadata, the labels, the transition scores (every non-zero entry of a
+// dense matrix, or the tied default and its exceptions), the start and end
+// scores, and the top state features by absolute weight (all non-zero ones,
+// by attribute, if top ≤ 0).
+func (m *Model) Dump(w io.Writer, top int) error {
+	bw := bufio.NewWriter(w)
+	meta, err := json.MarshalIndent(m.Meta, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(bw, "META = %s\n\n", meta)
+	M := m.Labels.Len()
+	lab := func(j int) string { return m.Labels.String(int32(j)) }
+	fmt.Fprintf(bw, "LABELS = {\n")
+	for j := range M {
+		fmt.Fprintf(bw, "  %d: %s\n", j, lab(j))
+	}
+	fmt.Fprintf(bw, "}\n\n")
+
+	tr := m.Trans
+	if tr.Structure() == engine.Tied {
+		def, exc := tr.Exceptions()
+		fmt.Fprintf(bw, "TRANSITIONS (tied: default %g, %d exceptions) = {\n", def, len(exc))
+		for _, e := range exc {
+			fmt.Fprintf(bw, "  %s --> %s: %g\n", lab(int(e.From)), lab(int(e.To)), e.Score)
+		}
+	} else {
+		fmt.Fprintf(bw, "TRANSITIONS (dense, non-zero entries) = {\n")
+		for i := range M {
+			for j := range M {
+				if v := tr.Score(i, j); v != 0 {
+					fmt.Fprintf(bw, "  %s --> %s: %g\n", lab(i), lab(j), v)
+				}
+			}
+		}
+	}
+	fmt.Fprintf(bw, "}\n\nSTART_END (non-zero) = {\n")
+	for j := range M {
+		if s, e := tr.Start(j), tr.End(j); s != 0 || e != 0 {
+			fmt.Fprintf(bw, "  %s: start %g, end %g\n", lab(j), s, e)
+		}
+	}
+	fmt.Fprintf(bw, "}\n\n")
+
+	nonzero := 0
+	var all []feature
+	h := &featureHeap{}
+	m.eachWeight(func(a, j int32, v float64) {
+		if v == 0 {
+			return
+		}
+		nonzero++
+		f := feature{a, j, v}
+		switch {
+		case top <= 0:
+			all = append(all, f)
+		case h.Len() < top:
+			heap.Push(h, f)
+		case f.stronger((*h)[0]):
+			(*h)[0] = f
+			heap.Fix(h, 0)
+		}
+	})
+	if top > 0 {
+		all = []feature(*h)
+		slices.SortFunc(all, func(x, y feature) int {
+			if x.stronger(y) {
+				return -1
+			}
+			if y.stronger(x) {
+				return 1
+			}
+			return 0
+		})
+		fmt.Fprintf(bw, "STATE_FEATURES (%s layout, %d attributes, %d weights, %d non-zero; top %d by |weight|) = {\n",
+			m.State.Layout(), m.State.NumAttrs(), m.State.NumParams(), nonzero, len(all))
+	} else {
+		fmt.Fprintf(bw, "STATE_FEATURES (%s layout, %d attributes, %d weights, %d non-zero) = {\n",
+			m.State.Layout(), m.State.NumAttrs(), m.State.NumParams(), nonzero)
+	}
+	for _, f := range all {
+		fmt.Fprintf(bw, "  %s --> %s: %g\n", m.Attrs.String(f.attr), lab(int(f.label)), f.w)
+	}
+	fmt.Fprintf(bw, "}\n")
+	return bw.Flush()
+}
+
+// eachWeight calls f for every stored state weight, by attribute then
+// label.
+func (m *Model) eachWeight(f func(attr, label int32, w float64)) {
+	p := params(m.State)
+	switch s := m.State.(type) {
+	case *sparse.Dense:
+		M, ld := s.Labels(), s.Stride()
+		for a := range int32(s.NumAttrs()) {
+			row := p[int(a)*ld : int(a)*ld+M]
+			for j, v := range row {
+				f(a, int32(j), v)
+			}
+		}
+	case *sparse.Sparse:
+		pat := s.Pattern()
+		var labels []int32
+		for a := range int32(s.NumAttrs()) {
+			labels = pat.AttrLabels(labels[:0], a)
+			base := pat.RowStart(a)
+			for k, j := range labels {
+				f(a, j, p[base+k])
+			}
+		}
+	}
+}
+
+type feature struct {
+	attr, label int32
+	w           float64
+}
+
+// stronger orders features by decreasing |w|, then by attribute and label,
+// so that the dump does not depend on the order of the scan.
+func (f feature) stronger(g feature) bool {
+	if a, b := math.Abs(f.w), math.Abs(g.w); a != b {
+		return a > b
+	}
+	if f.attr != g.attr {
+		return f.attr < g.attr
+	}
+	return f.label < g.label
+}
+
+// featureHeap is a min-heap by strength: its root is the weakest kept.
+type featureHeap []feature
+
+func (h featureHeap) Len() int           { return len(h) }
+func (h featureHeap) Less(i, j int) bool { return h[j].stronger(h[i]) }
+func (h featureHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *featureHeap) Push(x any)        { *h = append(*h, x.(feature)) }
+func (h *featureHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

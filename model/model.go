@@ -1,0 +1,163 @@
+// Package model holds a trained linear-chain CRF: its label and attribute
+// dictionaries, state weights, transition scores and a description of how
+// it was trained and what input it expects (Meta). It stores models in a
+// versioned, checksummed little-endian file format laid out so that the
+// weight arrays are used in place after one read (File format, below),
+// tags encoded sequences from many goroutines at once (Tagger), and prints
+// a model as text (Dump).
+//
+// # File format (version 1)
+//
+// All integers and floats are little-endian.
+//
+//	offset 0   magic "\x89SIMDCRF" (the high byte catches 7-bit transfers)
+//	offset 8   uint32 format version (1)
+//	offset 12  uint32 header size (64)
+//	offset 16  uint64 file size
+//	offset 24  uint32 number of sections n
+//	offset 28  bytes up to 60 reserved (zero)
+//	offset 60  uint32 CRC-32C (Castagnoli) of bytes [0,60) and [64, file size)
+//	offset 64  n section entries of 32 bytes: uint32 kind, uint32 flags,
+//	           uint64 offset, uint64 length in bytes, uint64 reserved
+//
+// The magic, version, file size and checksum keep their places in every
+// version, so that a damaged file is told apart from a newer one. Every
+// section starts at a multiple of 64 bytes (zero padding between), so
+// that a file read into a 64-byte-aligned buffer holds its float64 arrays
+// aligned to cache lines: on little-endian hosts Load views them where they
+// lie; elsewhere it decodes them. Sections of unknown kind are skipped unless
+// their flags mark them required, so version 1 readers can read files that
+// add optional sections; anything else incompatible gets a new version.
+// The sections are the metadata (JSON), the label and attribute dictionaries
+// (sparse.Dict's binary encoding), a fixed-size shape record, the state
+// weights, the sparse pattern (row offsets as int32, labels as uint16) for
+// the sparse layout, and the transitions: start and end scores, and either
+// the M×M matrix (dense) or the tied default with its exceptions.
+package model
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+// Model is a trained CRF. Its fields may share memory with the file it was
+// loaded from or the trainer that made it; treat them as read-only.
+type Model struct {
+	Labels, Attrs *sparse.Dict
+	State         sparse.Weights // *sparse.Dense or *sparse.Sparse
+	Trans         *engine.Transitions
+	Meta          Meta
+}
+
+// Meta describes how a model was made and what input it expects, so that
+// tagging can read data the way training did.
+type Meta struct {
+	Format   string `json:"format,omitempty"`   // input format: crfsuite, conll, conllu
+	Template string `json:"template,omitempty"` // CRF++ template text (conll, conllu)
+	Features string `json:"features,omitempty"` // built-in feature set ("pos")
+	Label    string `json:"label,omitempty"`    // conllu label column: upos or xpos
+	Columns  int    `json:"columns,omitempty"`  // conll observation columns (0: all but the last)
+
+	Trainer string            `json:"trainer,omitempty"` // algorithm: lbfgs, l1, sgd, ap
+	Params  map[string]string `json:"params,omitempty"`  // trainer parameters, CRFsuite -p names
+	Stats   TrainStats        `json:"stats"`
+
+	// Extra holds anything else worth keeping (program version, data
+	// files, ...); Dump prints it.
+	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// TrainStats records what training did.
+type TrainStats struct {
+	Iterations  int     `json:"iterations,omitempty"`
+	Loss        float64 `json:"loss,omitempty"`
+	Seconds     float64 `json:"seconds,omitempty"`
+	Sequences   int64   `json:"sequences,omitempty"`
+	Tokens      int64   `json:"tokens,omitempty"`
+	Reason      string  `json:"reason,omitempty"` // why training stopped
+	Interrupted bool    `json:"interrupted,omitempty"`
+}
+
+// New assembles a model from a trainer's output, checking that the parts
+// agree: as many labels as the weights and transitions have, as many
+// attributes as weight rows, and finite weights. The model shares the
+// arguments' memory.
+func New(labels, attrs *sparse.Dict, state sparse.Weights, trans *engine.Transitions, meta Meta) (*Model, error) {
+	m := &Model{Labels: labels, Attrs: attrs, State: state, Trans: trans, Meta: meta}
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// check verifies the invariants New promises; WriteFile runs it too since
+// the fields are exported.
+func (m *Model) check() error {
+	if m.Labels == nil || m.Attrs == nil || m.State == nil || m.Trans == nil {
+		return fmt.Errorf("model: incomplete (labels, attributes, state weights and transitions are all needed)")
+	}
+	M := m.Labels.Len()
+	if M < 1 {
+		return fmt.Errorf("model: no labels")
+	}
+	if m.State.Labels() != M || m.Trans.Labels() != M {
+		return fmt.Errorf("model: %d labels, but state weights have %d and transitions %d", M, m.State.Labels(), m.Trans.Labels())
+	}
+	if m.State.NumAttrs() != m.Attrs.Len() {
+		return fmt.Errorf("model: %d attributes, but state weights have %d rows", m.Attrs.Len(), m.State.NumAttrs())
+	}
+	switch w := m.State.(type) {
+	case *sparse.Dense:
+	case *sparse.Sparse:
+		if w.Pattern().NumAttrs() != m.Attrs.Len() {
+			return fmt.Errorf("model: pattern has %d attributes, want %d", w.Pattern().NumAttrs(), m.Attrs.Len())
+		}
+	default:
+		return fmt.Errorf("model: state weights of type %T are not supported (want *sparse.Dense or *sparse.Sparse)", m.State)
+	}
+	if k := nonFinite(params(m.State)); k >= 0 {
+		return fmt.Errorf("model: state weight %d is %v", k, params(m.State)[k])
+	}
+	return nil
+}
+
+// params returns the weights' own parameters.
+func params(w sparse.Weights) []float64 { return w.Params()[:w.NumParams()] }
+
+// nonFinite returns the index of the first NaN or ±Inf in v, or -1.
+func nonFinite(v []float64) int {
+	for k, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return k
+		}
+	}
+	return -1
+}
+
+// Encode turns the attributes of one sequence, given by name, into a
+// sequence of attribute ids in b (reset first), leaving out attributes the
+// model does not know: they have no weights, so dropping them changes no
+// score. ptr has T+1 offsets (position t has names[ptr[t]:ptr[t+1]]), values
+// is nil (all 1) or parallel to names. The result is a view of b's memory
+// with no gold labels; once b has grown, Encode does not allocate.
+func (m *Model) Encode(b *sparse.Builder, ptr []int32, names [][]byte, values []float64) sparse.Seq {
+	b.Reset()
+	for t := 0; t+1 < len(ptr); t++ {
+		for f := ptr[t]; f < ptr[t+1]; f++ {
+			id, ok := m.Attrs.LookupBytes(names[f])
+			if !ok {
+				continue
+			}
+			v := 1.0
+			if values != nil {
+				v = values[f]
+			}
+			b.Add(id, v)
+		}
+		b.End(sparse.NoLabel)
+	}
+	return b.Seq()
+}
