@@ -350,3 +350,62 @@ func (e *Encoder) Encode(seq *format.Sequence) (sparse.Seq, []int32) {
 	}
 	return s, e.gold
 }
+
+// LoadHoldout reads labelled data to evaluate during training, with the
+// training data's dictionaries: attributes they do not know are left out,
+// and gold labels they do not know are sparse.NoLabel, which no prediction
+// matches (the token still counts).
+func LoadHoldout(path string, s Spec, tr *Training) (*train.Data, error) {
+	f, err := Open(path, s)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var (
+		seq format.Sequence
+		b   sparse.Builder
+		c   = sparse.NewCorpus()
+	)
+	for {
+		err := f.Read(&seq)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if seq.Len() == 0 {
+			continue
+		}
+		b.Reset()
+		for t := 0; t < seq.Len(); t++ {
+			if seq.Labels == nil || len(seq.Labels[t]) == 0 {
+				return nil, &format.Error{File: seq.File, Line: seq.Lines[t], Msg: "item has no label (holdout data must be labelled)"}
+			}
+			for k := seq.Ptr[t]; k < seq.Ptr[t+1]; k++ {
+				if id, ok := tr.Attrs.LookupBytes(seq.Names[k]); ok {
+					b.Add(id, seq.Values[k])
+				}
+			}
+			y, ok := tr.Labels.LookupBytes(seq.Labels[t])
+			if !ok {
+				y = sparse.NoLabel
+			}
+			b.End(y)
+		}
+		s := b.Seq()
+		if s.Labels == nil { // every label unknown
+			s.Labels = make([]int32, s.Len())
+			for i := range s.Labels {
+				s.Labels[i] = sparse.NoLabel
+			}
+		}
+		if err := c.Append(s); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+		}
+	}
+	if c.Len() == 0 {
+		return nil, fmt.Errorf("%s: no sequences", f.Name)
+	}
+	return &train.Data{Corpus: c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}, nil
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strconv"
 	"sync"
@@ -408,4 +407,3 @@ func seqError(bs batchSeq, err error) error {
 	return &format.Error{File: bs.file, Line: bs.line, Msg: err.Error()}
 }
 
-var _ = os.Stdout
