@@ -1,0 +1,325 @@
+package crfsuite
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// ensure installs CRFsuite or skips (fails under CI) when it cannot be had.
+func ensure(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if _, err := Ensure(ctx); err != nil {
+		if errors.Is(err, ErrUnavailable) && os.Getenv("CI") == "" {
+			t.Skipf("CRFsuite unavailable: %v", err)
+		}
+		t.Fatal(err)
+	}
+}
+
+// writeToy writes n sequences over labels A, B, C where each item carries an
+// attribute naming its label (with an escaped colon in it) and a noise attribute,
+// so a trained model must tag the data perfectly.
+func writeToy(t *testing.T, path string, n int, seed int64) (labels [][]string) {
+	t.Helper()
+	rng := rand.New(rand.NewSource(seed))
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		var seq []string
+		for j := 0; j < 1+rng.Intn(8); j++ {
+			l := string(rune('A' + rng.Intn(3)))
+			seq = append(seq, l)
+			fmt.Fprintf(&b, "%s\tw\\:%s%d\tnoise=%d\tbias:1\n", l, strings.ToLower(l), rng.Intn(3), rng.Intn(5))
+		}
+		b.WriteString("\n")
+		labels = append(labels, seq)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return labels
+}
+
+func TestToy(t *testing.T) {
+	ensure(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "toy.txt")
+	gold := writeToy(t, data, 200, 1)
+	model := filepath.Join(dir, "toy.model")
+	tr, err := Train(ctx, TrainOptions{Data: data, Model: model, Params: map[string]string{"max_iterations": "100"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("train: %+v", tr)
+	if tr.Sequences != 200 || tr.Iterations < 1 || tr.Iterations > 100 || !(tr.Loss > 0) || tr.Params["max_iterations"] != "100" {
+		t.Errorf("odd training result: %+v", tr)
+	}
+	if tr.PeakRSS < tr.BaselineRSS || tr.BaselineRSS <= 0 || tr.WallSeconds < tr.TrainSeconds {
+		t.Errorf("odd memory or time: %+v", tr)
+	}
+	out := filepath.Join(dir, "out.txt")
+	tg, err := Tag(ctx, TagOptions{Model: model, Data: data, Output: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tag: %+v", tg)
+	if tg.Sequences != 200 || tg.ItemAccuracy != 1 || tg.InstanceAccuracy != 1 || tg.Correct != tg.Tokens {
+		t.Errorf("separable data not tagged perfectly: %+v", tg)
+	}
+	// The labels written must be the gold ones, sequence by sequence.
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	for _, s := range gold {
+		want.WriteString(strings.Join(s, "\n") + "\n\n")
+	}
+	if string(b) != want.String() {
+		t.Errorf("output labels differ from gold:\n%.200s\nwant\n%.200s", b, want.String())
+	}
+}
+
+func TestDriverRejects(t *testing.T) {
+	ensure(t)
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"value":  "A\tx:0.5\n\n",
+		"weight": "@weight:2\nA\tx\n\n",
+	} {
+		data := filepath.Join(dir, name+".txt")
+		if err := os.WriteFile(data, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Train(context.Background(), TrainOptions{Data: data, Model: filepath.Join(dir, "m")})
+		if err == nil || !strings.Contains(err.Error(), data+":") {
+			t.Errorf("%s: got %v, want an error naming %s and its line", name, err, data)
+		}
+	}
+	_, err := Train(context.Background(), TrainOptions{Data: filepath.Join(dir, "value.txt"), Model: filepath.Join(dir, "m"),
+		Params: map[string]string{"no_such": "1"}})
+	if err == nil || !strings.Contains(err.Error(), "unknown parameter no_such") {
+		t.Errorf("unknown parameter: got %v", err)
+	}
+}
+
+func TestParseLog(t *testing.T) {
+	log := `Feature generation
+Number of features: 42
+Seconds required: 0.010
+
+***** Iteration #1 *****
+Loss: 10.5
+Active features: 40
+Seconds required for this iteration: 0.250
+
+***** Iteration #2 *****
+Loss: 7.25
+Active features: 41
+Seconds required for this iteration: 0.500
+
+L-BFGS resulted in convergence
+Total seconds required for training: 0.800
+`
+	var r TrainResult
+	if err := parseLog([]byte(log), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Iterations != 2 || r.Loss != 7.25 || r.Features != 42 || r.ActiveFeatures != 41 ||
+		r.IterationCPUSeconds != 0.75 || r.Stop != "L-BFGS resulted in convergence" {
+		t.Errorf("parsed %+v", r)
+	}
+	if err := parseLog([]byte("Loss: x\n"), &r); err == nil {
+		t.Error("bad number accepted")
+	}
+	if err := parseLog([]byte("nothing\n"), &TrainResult{}); err == nil {
+		t.Error("a log without iterations accepted")
+	}
+}
+
+// TestReal measures CRFsuite on CoNLL-2000 chunking with chunking.tpl, written
+// as a CRFsuite attribute file by writeConllAttrs (a stand-in for package format).
+// It takes minutes, so it runs only with SIMDCRF_CRFSUITE_REAL=1.
+func TestReal(t *testing.T) {
+	if os.Getenv("SIMDCRF_CRFSUITE_REAL") == "" {
+		t.Skip("set SIMDCRF_CRFSUITE_REAL=1 to measure CRFsuite on CoNLL-2000 (minutes)")
+	}
+	const root = "../../../shared"
+	if _, err := os.Stat(filepath.Join(root, "data", "conll2000", "train.txt")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ensure(t)
+	dir := os.Getenv("SIMDCRF_CRFSUITE_OUT")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	tpl := readTemplate(t, filepath.Join(root, "templates", "chunking.tpl"))
+	train, test := filepath.Join(dir, "chunk-train.attr"), filepath.Join(dir, "chunk-test.attr")
+	writeConllAttrs(t, filepath.Join(root, "data", "conll2000", "train.txt"), train, tpl)
+	writeConllAttrs(t, filepath.Join(root, "data", "conll2000", "test.txt"), test, tpl)
+	ctx := context.Background()
+	model := filepath.Join(dir, "chunk.model")
+	tr, err := Train(ctx, TrainOptions{Data: train, Model: model, Log: filepath.Join(dir, "chunk-train.log")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("train: %d seqs %d tokens, read %.1f s, train %.1f s, %d iterations, %.3f s/iter (CPU sum %.1f s), loss %.3f, features %d, peak RSS %.1f MiB (node baseline %.1f MiB), wall %.1f s, %s",
+		tr.Sequences, tr.Tokens, tr.ReadSeconds, tr.TrainSeconds, tr.Iterations, tr.SecondsPerIteration(), tr.IterationCPUSeconds,
+		tr.Loss, tr.Features, mib(tr.PeakRSS), mib(tr.BaselineRSS), tr.WallSeconds, tr.Stop)
+	tg, err := Tag(ctx, TagOptions{Model: model, Data: test, Output: filepath.Join(dir, "chunk-test.out")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("tag: %d seqs %d tokens, accuracy %.4f, tag-only %.0f tokens/s, whole process %.0f tokens/s (wall %.2f s, load %.2f s, read+tag %.2f s, tag %.2f s), peak RSS %.1f MiB",
+		tg.Sequences, tg.Tokens, tg.ItemAccuracy, tg.TokensPerSecond, tg.WholeTokensPerSecond(), tg.WallSeconds, tg.LoadSeconds,
+		tg.ReadTagSeconds, tg.TagSeconds, mib(tg.PeakRSS))
+	if tg.Tokens != 47377 || tg.ItemAccuracy < 0.9 {
+		t.Errorf("test set: %d tokens (want 47377), accuracy %.4f", tg.Tokens, tg.ItemAccuracy)
+	}
+}
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// template is a CRF++ template reduced to its unigram lines: name prefix and the
+// %x[row,col] references joined by the literal text between them.
+type template struct {
+	lines [][]tplPart
+}
+
+type tplPart struct {
+	lit      string
+	row, col int
+	ref      bool
+}
+
+func readTemplate(t *testing.T, path string) template {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tpl template
+	for n, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' || line[0] == 'B' {
+			continue // B: label bigrams, which CRFsuite always has
+		}
+		if line[0] != 'U' {
+			t.Fatalf("%s:%d: unsupported template line %q", path, n+1, line)
+		}
+		var parts []tplPart
+		for line != "" {
+			i := strings.Index(line, "%x[")
+			if i < 0 {
+				parts = append(parts, tplPart{lit: line})
+				break
+			}
+			if i > 0 {
+				parts = append(parts, tplPart{lit: line[:i]})
+			}
+			j := strings.IndexByte(line[i:], ']')
+			var p tplPart
+			if j < 0 {
+				t.Fatalf("%s:%d: unterminated %%x[", path, n+1)
+			}
+			if _, err := fmt.Sscanf(line[i+3:i+j], "%d,%d", &p.row, &p.col); err != nil {
+				t.Fatalf("%s:%d: %v", path, n+1, err)
+			}
+			p.ref = true
+			parts = append(parts, p)
+			line = line[i+j+1:]
+		}
+		tpl.lines = append(tpl.lines, parts)
+	}
+	return tpl
+}
+
+// writeConllAttrs expands tpl over a whitespace-column file (label last, blank
+// line between sentences) as CRF++ does, with its padding "_B-k" before and
+// "_B+k" after the sentence, and writes a CRFsuite attribute file with ':' and
+// '\' escaped.
+func writeConllAttrs(t *testing.T, in, out string, tpl template) {
+	t.Helper()
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tmp := out + ".tmp"
+	o, err := os.Create(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(o, 1<<20)
+	esc := strings.NewReplacer(`\`, `\\`, `:`, `\:`)
+	var rows [][]string
+	var sb strings.Builder
+	flush := func() {
+		for i, r := range rows {
+			w.WriteString(esc.Replace(r[len(r)-1]))
+			for _, parts := range tpl.lines {
+				sb.Reset()
+				for _, p := range parts {
+					if !p.ref {
+						sb.WriteString(p.lit)
+						continue
+					}
+					k := i + p.row
+					switch {
+					case k < 0:
+						fmt.Fprintf(&sb, "_B%d", k)
+					case k >= len(rows):
+						fmt.Fprintf(&sb, "_B+%d", k-len(rows)+1)
+					default:
+						if p.col >= len(rows[k])-1 {
+							t.Fatalf("%s: template column %d beyond the observation columns", in, p.col)
+						}
+						sb.WriteString(rows[k][p.col])
+					}
+				}
+				w.WriteByte('\t')
+				w.WriteString(esc.Replace(sb.String()))
+			}
+			w.WriteByte('\n')
+		}
+		if len(rows) > 0 {
+			w.WriteByte('\n')
+		}
+		rows = rows[:0]
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 {
+			flush()
+			continue
+		}
+		rows = append(rows, fields)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	flush()
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, out); err != nil {
+		t.Fatal(err)
+	}
+}
