@@ -92,21 +92,25 @@ func Ensure(ctx context.Context) (string, error) {
 	npm := func(args ...string) error {
 		cmd := exec.CommandContext(ctx, "npm", args...)
 		cmd.Dir = tmp
+		// node-pre-gyp would otherwise first try a prebuilt binary from
+		// GitHub; compiling here gives a known build (its flags in DEVELOPERS.md).
+		cmd.Env = append(os.Environ(), "npm_config_build_from_source=true")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("npm %s in %s: %v\n%s", strings.Join(args, " "), tmp, err, out)
 		}
 		return nil
 	}
-	if err := npm("install", "--no-audit", "--no-fund", "crfsuite@"+Version); err != nil {
+	if err := npm("install", "--ignore-scripts", "--no-audit", "--no-fund", "crfsuite@"+Version); err != nil {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
 		return "", fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
-	// npm 11 does not run install scripts until approved; older npm ran them
-	// already and lacks the subcommand, so its failure only matters when the
-	// rebuild below leaves no binding.
+	// The compile runs once, in the rebuild: install skipped the scripts. npm 11
+	// wants install scripts approved (it warns now and will refuse later); older
+	// npm lacks the subcommand, so its failure only matters when the rebuild
+	// leaves no binding.
 	approveErr := npm("install-scripts", "approve", "crfsuite")
 	if err := npm("rebuild", "crfsuite"); err != nil {
 		return "", fmt.Errorf("crfsuite: building the binding: %v", err)
