@@ -186,7 +186,8 @@ type TrainResult struct {
 	// own share, about 50 MB), for whoever wants to subtract it.
 	PeakRSS     int64             `json:"peak_rss_bytes"`
 	BaselineRSS int64             `json:"baseline_rss_bytes"`
-	Params      map[string]string `json:"params"` // all parameters as CRFsuite saw them
+	ReadRSS     int64             `json:"read_rss_bytes"` // RSS after reading the data, before training
+	Params      map[string]string `json:"params"`         // all parameters as CRFsuite saw them
 
 	// From CRFsuite's log.
 	Iterations     int     // L-BFGS iterations ("***** Iteration #N *****")

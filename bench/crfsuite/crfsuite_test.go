@@ -201,9 +201,9 @@ func measure(t *testing.T, dir, name, train, test string, testTokens int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("train: %d seqs %d tokens, read %.1f s, train %.1f s, %d iterations, %.3f s/iter (CPU sum %.1f s), loss %.3f, features %d, peak RSS %.1f MiB (node baseline %.1f MiB), wall %.1f s, %s",
+	t.Logf("train: %d seqs %d tokens, read %.1f s, train %.1f s, %d iterations, %.3f s/iter (CPU sum %.1f s), loss %.3f, features %d, peak RSS %.1f MiB (node baseline %.1f MiB, after reading %.1f MiB), wall %.1f s, %s",
 		tr.Sequences, tr.Tokens, tr.ReadSeconds, tr.TrainSeconds, tr.Iterations, tr.SecondsPerIteration(), tr.IterationCPUSeconds,
-		tr.Loss, tr.Features, mib(tr.PeakRSS), mib(tr.BaselineRSS), tr.WallSeconds, tr.Stop)
+		tr.Loss, tr.Features, mib(tr.PeakRSS), mib(tr.BaselineRSS), mib(tr.ReadRSS), tr.WallSeconds, tr.Stop)
 	tg, err := Tag(ctx, TagOptions{Model: model, Data: test, Output: filepath.Join(dir, name+"-test.out")})
 	if err != nil {
 		t.Fatal(err)
@@ -211,6 +211,10 @@ func measure(t *testing.T, dir, name, train, test string, testTokens int) {
 	t.Logf("tag: %d seqs %d tokens, accuracy %.4f, tag-only %.0f tokens/s, whole process %.0f tokens/s (wall %.2f s, load %.2f s, read+tag %.2f s, tag %.2f s), peak RSS %.1f MiB",
 		tg.Sequences, tg.Tokens, tg.ItemAccuracy, tg.TokensPerSecond, tg.WholeTokensPerSecond(), tg.WallSeconds, tg.LoadSeconds,
 		tg.ReadTagSeconds, tg.TagSeconds, mib(tg.PeakRSS))
+	if name == "chunking" {
+		p, r, f := chunkF1(t, test, filepath.Join(dir, name+"-test.out"))
+		t.Logf("chunks: precision %.2f recall %.2f F1 %.2f", p, r, f)
+	}
 	if testTokens != 0 && tg.Tokens != testTokens || tg.ItemAccuracy < 0.9 {
 		t.Errorf("test set: %d tokens (want %d), accuracy %.4f", tg.Tokens, testTokens, tg.ItemAccuracy)
 	}
@@ -489,4 +493,81 @@ func shape(r []rune) string {
 		}
 	}
 	return b.String()
+}
+
+// chunkF1 scores the IOB2 labels in out against the gold labels (first fields) of
+// the attribute file gold, counting chunks as conlleval does for IOB2: a chunk
+// starts at B-X, or at I-X not continuing a chunk of type X.
+func chunkF1(t *testing.T, gold, out string) (p, r, f float64) {
+	t.Helper()
+	read := func(path string, first bool) []string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tags []string
+		for _, line := range strings.Split(string(b), "\n") {
+			if first && line != "" {
+				line, _, _ = strings.Cut(line, "\t")
+			}
+			tags = append(tags, line) // "" separates sequences
+		}
+		return tags
+	}
+	g, o := read(gold, true), read(out, false)
+	for len(g) > 0 && g[len(g)-1] == "" {
+		g = g[:len(g)-1]
+	}
+	for len(o) > 0 && o[len(o)-1] == "" {
+		o = o[:len(o)-1]
+	}
+	if len(g) != len(o) {
+		t.Fatalf("%s and %s differ in length: %d and %d lines", gold, out, len(g), len(o))
+	}
+	chunks := func(tags []string) map[[2]int]string {
+		m := map[[2]int]string{}
+		start, typ := -1, ""
+		end := func(i int) {
+			if start >= 0 {
+				m[[2]int{start, i}] = typ
+			}
+			start, typ = -1, ""
+		}
+		for i, tag := range tags {
+			kind, ty, _ := strings.Cut(tag, "-")
+			switch {
+			case kind == "B" || kind == "I" && (start < 0 || ty != typ):
+				end(i)
+				start, typ = i, ty
+			case kind == "I":
+			default: // O or a sequence break
+				end(i)
+			}
+		}
+		end(len(tags))
+		return m
+	}
+	gc, oc := chunks(g), chunks(o)
+	correct := 0
+	for k, ty := range oc {
+		if gc[k] == ty {
+			correct++
+		}
+	}
+	p = 100 * float64(correct) / float64(len(oc))
+	r = 100 * float64(correct) / float64(len(gc))
+	return p, r, 2 * p * r / (p + r)
+}
+
+func TestChunkF1(t *testing.T) {
+	dir := t.TempDir()
+	gold, out := filepath.Join(dir, "gold"), filepath.Join(dir, "out")
+	// Gold chunks: NP[0,2) VP[3,4) NP[4,5) | NP[0,1); predicted: NP[0,2) NP[3,4)
+	// NP[4,5) | NP[0,1) with an I- start: 3 of 4 right each way.
+	os.WriteFile(gold, []byte("B-NP\tx\nI-NP\tx\nO\tx\nB-VP\tx\nB-NP\tx\n\nB-NP\tx\n\n"), 0o644)
+	os.WriteFile(out, []byte("B-NP\nI-NP\nO\nB-NP\nB-NP\n\nI-NP\n\n"), 0o644)
+	p, r, f := chunkF1(t, gold, out)
+	if p != 75 || r != 75 || f != 75 {
+		t.Errorf("got P %v R %v F %v, want 75 each", p, r, f)
+	}
 }
