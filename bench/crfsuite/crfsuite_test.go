@@ -201,16 +201,16 @@ func measure(t *testing.T, dir, name, train, test string, testTokens int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("train: %d seqs %d tokens, read %.1f s, train %.1f s, %d iterations, %.3f s/iter (CPU sum %.1f s), loss %.3f, features %d, peak RSS %.1f MiB (node baseline %.1f MiB, after reading %.1f MiB), wall %.1f s, %s",
+	t.Logf("train: %d seqs %d tokens, read %.1f s, train %.1f s, %d iterations, %.3f s/iter (CPU sum %.1f s), loss %.3f, features %d, peak RSS %.1f MiB (node baseline %.1f MiB, after reading %.1f MiB), wall %.1f s (user %.1f s, sys %.1f s), %s",
 		tr.Sequences, tr.Tokens, tr.ReadSeconds, tr.TrainSeconds, tr.Iterations, tr.SecondsPerIteration(), tr.IterationCPUSeconds,
-		tr.Loss, tr.Features, mib(tr.PeakRSS), mib(tr.BaselineRSS), mib(tr.ReadRSS), tr.WallSeconds, tr.Stop)
+		tr.Loss, tr.Features, mib(tr.PeakRSS), mib(tr.BaselineRSS), mib(tr.ReadRSS), tr.WallSeconds, tr.UserSeconds, tr.SystemSeconds, tr.Stop)
 	tg, err := Tag(ctx, TagOptions{Model: model, Data: test, Output: filepath.Join(dir, name+"-test.out")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("tag: %d seqs %d tokens, accuracy %.4f, tag-only %.0f tokens/s, whole process %.0f tokens/s (wall %.2f s, load %.2f s, read+tag %.2f s, tag %.2f s), peak RSS %.1f MiB",
+	t.Logf("tag: %d seqs %d tokens, accuracy %.4f, tag-only %.0f tokens/s, whole process %.0f tokens/s (wall %.2f s, load %.2f s, read+tag %.2f s, tag %.2f s), peak RSS %.1f MiB, user %.2f s",
 		tg.Sequences, tg.Tokens, tg.ItemAccuracy, tg.TokensPerSecond, tg.WholeTokensPerSecond(), tg.WallSeconds, tg.LoadSeconds,
-		tg.ReadTagSeconds, tg.TagSeconds, mib(tg.PeakRSS))
+		tg.ReadTagSeconds, tg.TagSeconds, mib(tg.PeakRSS), tg.UserSeconds)
 	if name == "chunking" {
 		p, r, f := chunkF1(t, test, filepath.Join(dir, name+"-test.out"))
 		t.Logf("chunks: precision %.2f recall %.2f F1 %.2f", p, r, f)
