@@ -1,0 +1,454 @@
+// Package trainbench measures training and tagging on real corpora, as a
+// user runs them (the simdcrf command as a child process, timed from here,
+// its peak memory from the kernel), and runs CRFsuite on exactly the same
+// attribute data for the side-by-side tables of BENCHMARKS.md.
+//
+// Both systems see identical features: the task's text files are read once
+// with simdcrf's own feature extraction and written in CRFsuite's attribute
+// format, and both train from (and tag) those files, with the same L2
+// coefficient and stopping rule.
+package trainbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/simdcrf/simdcrf/bench/crfsuite"
+	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/eval"
+	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/model"
+)
+
+// Task is one corpus with its features, as BENCHMARKS.md reports it.
+type Task struct {
+	Name     string
+	Title    string
+	Train    []string // under the data directory
+	Test     string
+	Format   string
+	Template string // under the templates directory
+	Features string
+	Label    string
+	Params   []string // simdcrf learn -p NAME=VALUE
+	Metric   string   // "chunk_f1" or "item_accuracy"
+	Target   float64  // the issue's accuracy target (percent), 0 for none
+	// Peer runs CRFsuite on the same attribute files; Attr trains simdcrf
+	// from them too (otherwise from the text with its features).
+	Peer bool
+}
+
+// Tasks are the corpora of the report.
+var Tasks = []Task{
+	{Name: "chunking", Title: "CoNLL-2000 chunking, chunking.tpl", Train: []string{"conll2000/train.txt"}, Test: "conll2000/test.txt",
+		Format: "conll", Template: "chunking.tpl", Metric: "chunk_f1", Target: 93.5, Peer: true},
+	{Name: "ewt-xpos", Title: "UD English EWT, XPOS, pos features", Train: []string{"ud_english_ewt/en_ewt-ud-train.conllu"}, Test: "ud_english_ewt/en_ewt-ud-test.conllu",
+		Format: "conllu", Features: "pos", Label: "xpos", Metric: "item_accuracy", Target: 94.0, Peer: true},
+	{Name: "wnut17", Title: "WNUT-17 NER, pos features", Train: []string{"wnut17/wnut17train.conll"}, Test: "wnut17/emerging.test.annotated",
+		Format: "conll", Features: "pos", Metric: "chunk_f1"},
+	{Name: "czech-pooled", Title: "UD Czech pooled (not an official split), XPOS, pos features, tied transitions",
+		Train: []string{"ud_czech/cltt/cs_cltt-ud-train.conllu", "ud_czech/cltt/cs_cltt-ud-dev.conllu", "ud_czech/cltt/cs_cltt-ud-test.conllu",
+			"ud_czech/cac/cs_cac-ud-dev.conllu", "ud_czech/cac/cs_cac-ud-test.conllu", "ud_czech/pud/cs_pud-ud-test.conllu",
+			"ud_czech/fictree/cs_fictree-ud-dev.conllu"},
+		Test:   "ud_czech/fictree/cs_fictree-ud-test.conllu",
+		Format: "conllu", Features: "pos", Label: "xpos", Params: []string{"transitions=tied"}, Metric: "item_accuracy"},
+}
+
+// Options controls a run.
+type Options struct {
+	Exe          string // the simdcrf binary
+	DataDir      string // ../shared/data
+	TemplateDir  string // ../shared/templates
+	WorkDir      string // attribute files and models
+	Tasks        []string
+	Threads      []int // thread counts for simdcrf (default 1 and all cores)
+	Peers        bool  // run CRFsuite
+	TagRepeats   int   // tagging runs per case (median), default 3
+	Progress     func(string)
+	MaxIterCheck int // if > 0, passed as max_iterations to both systems (for quick checks, not reports)
+}
+
+// Run is one system training and tagging one task.
+type Run struct {
+	Task     string
+	System   string // "simdcrf" or "crfsuite"
+	Threads  int
+	Labels   int
+	Tokens   int // training tokens
+	Attrs    int // attributes (simdcrf's dictionary)
+	TrainSec float64
+	OptSec   float64 // training without reading the data
+	Iters    int
+	PeakMiB  float64
+	// Accuracy on the test file, percent (every token counts).
+	ItemAcc  float64
+	ChunkF1  float64 // -1 when the labels are not chunks
+	TestToks int
+	// Tagging as a whole process, file to labels; TagThreads as run.
+	TagSec     float64
+	TagTokSec  float64
+	TagThreads int
+	Note       string
+}
+
+// ErrNoData means the data directory is missing.
+var ErrNoData = errors.New("trainbench: no data directory")
+
+// Measure runs the tasks.
+func Measure(ctx context.Context, o Options) ([]Run, error) {
+	if _, err := os.Stat(o.DataDir); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNoData, err)
+	}
+	if o.Progress == nil {
+		o.Progress = func(string) {}
+	}
+	if len(o.Threads) == 0 {
+		o.Threads = []int{1, runtime.GOMAXPROCS(0)}
+		if o.Threads[1] == 1 {
+			o.Threads = o.Threads[:1]
+		}
+	}
+	if o.TagRepeats <= 0 {
+		o.TagRepeats = 3
+	}
+	if err := os.MkdirAll(o.WorkDir, 0o755); err != nil {
+		return nil, err
+	}
+	var runs []Run
+	for _, t := range Tasks {
+		if len(o.Tasks) > 0 && !contains(o.Tasks, t.Name) {
+			continue
+		}
+		r, err := measureTask(ctx, o, t)
+		if err != nil {
+			return runs, fmt.Errorf("%s: %w", t.Name, err)
+		}
+		runs = append(runs, r...)
+	}
+	return runs, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (t Task) spec(o Options) (corpus.Spec, error) {
+	s := corpus.Spec{Format: t.Format, Features: t.Features, Label: t.Label}
+	if t.Template != "" {
+		b, err := os.ReadFile(filepath.Join(o.TemplateDir, t.Template))
+		if err != nil {
+			return s, err
+		}
+		s.Template = string(b)
+	}
+	return s, nil
+}
+
+// writeAttrs reads paths with spec and writes them as one CRFsuite
+// attribute file; it returns the gold labels of every sequence.
+func writeAttrs(paths []string, spec corpus.Spec, out string) ([][]string, int, error) {
+	f, err := os.Create(out)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	w := bufWriter(f)
+	var (
+		gold   [][]string
+		tokens int
+		seq    format.Sequence
+	)
+	for _, p := range paths {
+		in, err := corpus.Open(p, spec)
+		if err != nil {
+			return nil, 0, err
+		}
+		for {
+			err := in.Read(&seq)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				in.Close()
+				return nil, 0, err
+			}
+			if seq.Len() == 0 {
+				continue
+			}
+			if err := format.WriteCRFsuite(w, &seq); err != nil {
+				in.Close()
+				return nil, 0, err
+			}
+			g := make([]string, seq.Len())
+			for i, l := range seq.Labels {
+				g[i] = string(l)
+			}
+			gold = append(gold, g)
+			tokens += seq.Len()
+		}
+		in.Close()
+	}
+	if err := w.Flush(); err != nil {
+		return nil, 0, err
+	}
+	return gold, tokens, f.Close()
+}
+
+func measureTask(ctx context.Context, o Options, t Task) ([]Run, error) {
+	spec, err := t.spec(o)
+	if err != nil {
+		return nil, err
+	}
+	var trainPaths []string
+	for _, p := range t.Train {
+		trainPaths = append(trainPaths, filepath.Join(o.DataDir, p))
+	}
+	testPath := filepath.Join(o.DataDir, t.Test)
+	trainIn, testIn := trainPaths, []string{testPath}
+	var learnSpec []string // how simdcrf reads the data
+	if t.Peer {
+		// Identical features for both systems: our extraction, written
+		// in CRFsuite's format, read by both.
+		o.Progress(fmt.Sprintf("%s: writing attribute files", t.Name))
+		trainAttr := filepath.Join(o.WorkDir, t.Name+".train.crfsuite")
+		testAttr := filepath.Join(o.WorkDir, t.Name+".test.crfsuite")
+		if _, _, err := writeAttrs(trainPaths, spec, trainAttr); err != nil {
+			return nil, err
+		}
+		if _, _, err := writeAttrs([]string{testPath}, spec, testAttr); err != nil {
+			return nil, err
+		}
+		trainIn, testIn = []string{trainAttr}, []string{testAttr}
+		learnSpec = []string{"--format", "crfsuite"}
+	} else {
+		learnSpec = []string{"--format", t.Format}
+		if t.Template != "" {
+			learnSpec = append(learnSpec, "--template", filepath.Join(o.TemplateDir, t.Template))
+		}
+		if t.Features != "" {
+			learnSpec = append(learnSpec, "--features", t.Features)
+		}
+		if t.Label != "" {
+			learnSpec = append(learnSpec, "--label", t.Label)
+		}
+	}
+
+	var runs []Run
+	threads := o.Threads
+	if !t.Peer {
+		threads = threads[len(threads)-1:] // all cores only
+	}
+	for _, n := range threads {
+		o.Progress(fmt.Sprintf("%s: simdcrf learn, %d thread(s)", t.Name, n))
+		modelPath := filepath.Join(o.WorkDir, fmt.Sprintf("%s.t%d.model", t.Name, n))
+		args := append([]string{"learn", "-q", "-m", modelPath, "--threads", fmt.Sprint(n)}, learnSpec...)
+		for _, p := range t.Params {
+			args = append(args, "-p", p)
+		}
+		if o.MaxIterCheck > 0 {
+			args = append(args, "-p", fmt.Sprintf("max_iterations=%d", o.MaxIterCheck))
+		}
+		args = append(args, trainIn...)
+		wall, rss, _, err := runChild(ctx, o.Exe, args, nil)
+		if err != nil {
+			return nil, err
+		}
+		m, err := model.Load(modelPath)
+		if err != nil {
+			return nil, err
+		}
+		r := Run{Task: t.Name, System: "simdcrf", Threads: n, Labels: m.Labels.Len(), Attrs: m.Attrs.Len(),
+			Tokens: int(m.Meta.Stats.Tokens), TrainSec: wall, Iters: m.Meta.Stats.Iterations, PeakMiB: float64(rss) / (1 << 20)}
+		if s, ok := m.Meta.Extra["train_seconds"]; ok {
+			fmt.Sscan(s, &r.OptSec)
+		}
+		// Accuracy (one run), then tagging speed as a whole process.
+		out, err := runOut(ctx, o.Exe, append([]string{"tag", "-m", modelPath, "--json"}, testIn...))
+		if err != nil {
+			return nil, err
+		}
+		var ev struct {
+			Item   float64  `json:"item_accuracy"`
+			Chunk  *float64 `json:"chunk_f1"`
+			Tokens int      `json:"tokens"`
+		}
+		if err := json.Unmarshal(out, &ev); err != nil {
+			return nil, fmt.Errorf("tag --json: %v: %s", err, out)
+		}
+		r.ItemAcc, r.ChunkF1, r.TestToks = 100*ev.Item, -1, ev.Tokens
+		if ev.Chunk != nil {
+			r.ChunkF1 = 100 * *ev.Chunk
+		}
+		o.Progress(fmt.Sprintf("%s: simdcrf tag, %d thread(s)", t.Name, n))
+		r.TagThreads = n
+		r.TagSec = median(o.TagRepeats, func() float64 {
+			w, _, _, e := runChild(ctx, o.Exe, append([]string{"tag", "-m", modelPath, "--threads", fmt.Sprint(n)}, testIn...), io.Discard)
+			if e != nil {
+				err = e
+			}
+			return w
+		})
+		if err != nil {
+			return nil, err
+		}
+		r.TagTokSec = float64(r.TestToks) / r.TagSec
+		runs = append(runs, r)
+	}
+	if t.Peer && o.Peers {
+		r, err := measurePeer(ctx, o, t, trainIn[0], testIn[0])
+		if err != nil {
+			return nil, err
+		}
+		runs = append(runs, r)
+	}
+	return runs, nil
+}
+
+func measurePeer(ctx context.Context, o Options, t Task, trainAttr, testAttr string) (Run, error) {
+	o.Progress(fmt.Sprintf("%s: installing CRFsuite (npm crfsuite@%s) if needed", t.Name, crfsuite.Version))
+	if _, err := crfsuite.Ensure(ctx); err != nil {
+		return Run{}, err
+	}
+	o.Progress(fmt.Sprintf("%s: CRFsuite train (one thread)", t.Name))
+	modelPath := filepath.Join(o.WorkDir, t.Name+".crfsuite.model")
+	params := map[string]string{"c2": "1"}
+	if o.MaxIterCheck > 0 {
+		params["max_iterations"] = fmt.Sprint(o.MaxIterCheck)
+	}
+	tr, err := crfsuite.Train(ctx, crfsuite.TrainOptions{Data: trainAttr, Model: modelPath, Params: params})
+	if err != nil {
+		return Run{}, err
+	}
+	r := Run{Task: t.Name, System: "crfsuite", Threads: 1, Tokens: tr.Tokens, TrainSec: tr.WallSeconds,
+		OptSec: tr.TrainSeconds, Iters: tr.Iterations, PeakMiB: float64(tr.PeakRSS) / (1 << 20), TagThreads: 1}
+	o.Progress(fmt.Sprintf("%s: CRFsuite tag", t.Name))
+	labelsPath := filepath.Join(o.WorkDir, t.Name+".crfsuite.labels")
+	var tg crfsuite.TagResult
+	r.TagSec = median(o.TagRepeats, func() float64 {
+		res, e := crfsuite.Tag(ctx, crfsuite.TagOptions{Model: modelPath, Data: testAttr, Output: labelsPath})
+		if e != nil {
+			err = e
+		}
+		tg = res
+		return res.WallSeconds
+	})
+	if err != nil {
+		return Run{}, err
+	}
+	r.TestToks = tg.Tokens
+	r.TagTokSec = float64(tg.Tokens) / r.TagSec
+	// Score CRFsuite's labels with our evaluator, every token counted.
+	res, err := scoreLabels(testAttr, labelsPath)
+	if err != nil {
+		return Run{}, err
+	}
+	r.ItemAcc, r.ChunkF1 = 100*res.ItemAccuracy, -1
+	if res.Chunk != nil {
+		r.ChunkF1 = 100 * res.Chunk.F1
+	}
+	return r, nil
+}
+
+// scoreLabels evaluates predicted labels (one per line, a blank line between
+// sequences) against the gold labels of a CRFsuite attribute file.
+func scoreLabels(goldPath, predPath string) (eval.Result, error) {
+	f, err := corpus.Open(goldPath, corpus.Spec{Format: "crfsuite"})
+	if err != nil {
+		return eval.Result{}, err
+	}
+	defer f.Close()
+	predData, err := os.ReadFile(predPath)
+	if err != nil {
+		return eval.Result{}, err
+	}
+	blocks := bytes.Split(bytes.TrimRight(predData, "\n"), []byte("\n\n"))
+	var (
+		ev  eval.Evaluator
+		seq format.Sequence
+		i   int
+	)
+	for {
+		err := f.Read(&seq)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return eval.Result{}, err
+		}
+		if seq.Len() == 0 {
+			continue
+		}
+		if i >= len(blocks) {
+			return eval.Result{}, fmt.Errorf("%s: fewer sequences than %s", predPath, goldPath)
+		}
+		pred := bytes.Split(blocks[i], []byte("\n"))
+		i++
+		if len(pred) != seq.Len() {
+			return eval.Result{}, fmt.Errorf("%s: sequence %d has %d labels, gold %d", predPath, i, len(pred), seq.Len())
+		}
+		g, p := make([]string, seq.Len()), make([]string, seq.Len())
+		for k := range g {
+			g[k], p[k] = string(seq.Labels[k]), string(pred[k])
+		}
+		ev.Add(g, p)
+	}
+	return ev.Result(), nil
+}
+
+// runChild runs exe with args, stdout to out (nil: discard), and returns the
+// wall time, the peak resident set size in bytes and the user CPU seconds.
+func runChild(ctx context.Context, exe string, args []string, out io.Writer) (float64, int64, float64, error) {
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Stdout = out
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start).Seconds()
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("%s %v: %v\n%s", filepath.Base(exe), args, err, stderr.String())
+	}
+	var rss int64
+	var user float64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = ru.Maxrss * 1024 // kilobytes on Linux
+		user = time.Duration(ru.Utime.Nano()).Seconds()
+	}
+	return wall, rss, user, nil
+}
+
+func runOut(ctx context.Context, exe string, args []string) ([]byte, error) {
+	var out bytes.Buffer
+	if _, _, _, err := runChild(ctx, exe, args, &out); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func median(n int, f func() float64) float64 {
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = f()
+	}
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+	return xs[len(xs)/2]
+}
