@@ -95,6 +95,8 @@ func TestRealFiles(t *testing.T) {
 		{"ud_english_ewt/en_ewt-ud-train.conllu", Options{Format: "conllu", Features: "pos", Label: "xpos"}, 12544, 204577, 49},
 		{"ud_english_ewt/en_ewt-ud-train.conllu", Options{Format: "conllu", Features: "pos"}, 12544, 204577, 17},
 		{"ud_english_ewt/en_ewt-ud-test.conllu", Options{Format: "conllu", Features: "pos", Label: "xpos"}, 2077, 25094, 48},
+		{"ud_czech/cltt/cs_cltt-ud-train.conllu", Options{Format: "conllu", Features: "pos", Label: "xpos"}, 467, 13894, 304},
+		{"ud_czech/cltt/cs_cltt-ud-train.conllu", Options{Format: "conllu", Features: "pos"}, 467, 13894, 15},
 		{"wnut17/wnut17train.conll", Options{Format: "conll", Features: "pos"}, 3394, 62730, 13},
 		{"wnut17/emerging.dev.conll", Options{Format: "conll", Features: "pos"}, 1009, 15733, 13},
 		{"wnut17/emerging.test.annotated", Options{Format: "conll", Features: "pos"}, 1287, 23394, 13},
