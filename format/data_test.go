@@ -1,10 +1,12 @@
 package format
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -108,5 +110,58 @@ func TestRealFiles(t *testing.T) {
 				c.path, seqs, items, len(labels), c.seqs, c.items, c.labels)
 		}
 		t.Logf("%s: %d sequences, %d items, %d attributes", c.path, seqs, items, attrs)
+	}
+}
+
+// Features of real files written in CRFsuite format read back unchanged
+// (CoNLL-2000 has ':' and '\' free tokens like ":" that need escapes).
+func TestRealRoundTrip(t *testing.T) {
+	d := sharedData(t)
+	for _, c := range []struct {
+		path string
+		o    Options
+	}{
+		{"conll2000/test.txt", Options{Format: "conll", Template: sharedTemplate(t)}},
+		{"ud_english_ewt/en_ewt-ud-dev.conllu", Options{Format: "conllu", Features: "pos", Label: "xpos"}},
+	} {
+		data, err := os.ReadFile(filepath.Join(d, c.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(data), c.path, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		var orig []Sequence
+		var s Sequence
+		for {
+			err := r.Read(&s)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteCRFsuite(&buf, &s); err != nil {
+				t.Fatal(err)
+			}
+			orig = append(orig, copySeq(&s))
+		}
+		escaped := bytes.Count(buf.Bytes(), []byte(`\:`))
+		r2, _ := NewReader(&buf, "rt", Options{Format: "crfsuite"})
+		for i := range orig {
+			if err := r2.Read(&s); err != nil {
+				t.Fatal(err)
+			}
+			o := &orig[i]
+			if !reflect.DeepEqual(o.Labels, s.Labels) || !reflect.DeepEqual(o.Ptr, s.Ptr) || !reflect.DeepEqual(o.Names, s.Names) {
+				t.Fatalf("%s: sequence %d (line %d) differs after the round trip", c.path, i, o.Line)
+			}
+		}
+		if err := r2.Read(&s); err != io.EOF {
+			t.Fatalf("%s: extra data after the round trip: %v", c.path, err)
+		}
+		t.Logf("%s: %d sequences, %d escaped colons", c.path, len(orig), escaped)
 	}
 }
