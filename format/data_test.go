@@ -1,10 +1,12 @@
 package format
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -95,6 +97,8 @@ func TestRealFiles(t *testing.T) {
 		{"ud_english_ewt/en_ewt-ud-train.conllu", Options{Format: "conllu", Features: "pos", Label: "xpos"}, 12544, 204577, 49},
 		{"ud_english_ewt/en_ewt-ud-train.conllu", Options{Format: "conllu", Features: "pos"}, 12544, 204577, 17},
 		{"ud_english_ewt/en_ewt-ud-test.conllu", Options{Format: "conllu", Features: "pos", Label: "xpos"}, 2077, 25094, 48},
+		{"ud_czech/cltt/cs_cltt-ud-train.conllu", Options{Format: "conllu", Features: "pos", Label: "xpos"}, 467, 13894, 304},
+		{"ud_czech/cltt/cs_cltt-ud-train.conllu", Options{Format: "conllu", Features: "pos"}, 467, 13894, 15},
 		{"wnut17/wnut17train.conll", Options{Format: "conll", Features: "pos"}, 3394, 62730, 13},
 		{"wnut17/emerging.dev.conll", Options{Format: "conll", Features: "pos"}, 1009, 15733, 13},
 		{"wnut17/emerging.test.annotated", Options{Format: "conll", Features: "pos"}, 1287, 23394, 13},
@@ -106,5 +110,58 @@ func TestRealFiles(t *testing.T) {
 				c.path, seqs, items, len(labels), c.seqs, c.items, c.labels)
 		}
 		t.Logf("%s: %d sequences, %d items, %d attributes", c.path, seqs, items, attrs)
+	}
+}
+
+// Features of real files written in CRFsuite format read back unchanged
+// (CoNLL-2000 has ':' and '\' free tokens like ":" that need escapes).
+func TestRealRoundTrip(t *testing.T) {
+	d := sharedData(t)
+	for _, c := range []struct {
+		path string
+		o    Options
+	}{
+		{"conll2000/test.txt", Options{Format: "conll", Template: sharedTemplate(t)}},
+		{"ud_english_ewt/en_ewt-ud-dev.conllu", Options{Format: "conllu", Features: "pos", Label: "xpos"}},
+	} {
+		data, err := os.ReadFile(filepath.Join(d, c.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := NewReader(bytes.NewReader(data), c.path, c.o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		var orig []Sequence
+		var s Sequence
+		for {
+			err := r.Read(&s)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteCRFsuite(&buf, &s); err != nil {
+				t.Fatal(err)
+			}
+			orig = append(orig, copySeq(&s))
+		}
+		escaped := bytes.Count(buf.Bytes(), []byte(`\:`))
+		r2, _ := NewReader(&buf, "rt", Options{Format: "crfsuite"})
+		for i := range orig {
+			if err := r2.Read(&s); err != nil {
+				t.Fatal(err)
+			}
+			o := &orig[i]
+			if !reflect.DeepEqual(o.Labels, s.Labels) || !reflect.DeepEqual(o.Ptr, s.Ptr) || !reflect.DeepEqual(o.Names, s.Names) {
+				t.Fatalf("%s: sequence %d (line %d) differs after the round trip", c.path, i, o.Line)
+			}
+		}
+		if err := r2.Read(&s); err != io.EOF {
+			t.Fatalf("%s: extra data after the round trip: %v", c.path, err)
+		}
+		t.Logf("%s: %d sequences, %d escaped colons", c.path, len(orig), escaped)
 	}
 }

@@ -120,7 +120,7 @@ func NewReader(r io.Reader, name string, o Options) (Reader, error) {
 		}
 		return cr, nil
 	case "conllu":
-		label := 3 // UPOS among the 9 observation fields (FORM=0)
+		label := 3 // field index of UPOS in the 10-field line (XPOS: 4)
 		switch strings.ToLower(o.Label) {
 		case "", "upos":
 		case "xpos":

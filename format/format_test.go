@@ -459,3 +459,27 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// Lines longer than the read buffer, CRLF line ends and a read error.
+func TestLongLinesAndReadErrors(t *testing.T) {
+	long := strings.Repeat("x", 300000)
+	got, err := readAll(t, "A\t"+long+":2\r\nB\tb\r\n\r\nC\tc", Options{Format: "crfsuite"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].items[0].names[0] != long || got[0].items[0].vals[0] != 2 || got[0].items[1].label != "B" || got[1].lines[0] != 4 {
+		t.Fatalf("got %d sequences", len(got))
+	}
+	tp := mustTemplate(t, "U:%x[0,0]\n")
+	got, err = readAll(t, long+" L\r\n", Options{Format: "conll", Template: tp})
+	if err != nil || got[0].items[0].names[0] != "U:"+long || got[0].items[0].label != "L" {
+		t.Fatalf("conll long line: %v", err)
+	}
+	r, _ := NewReader(io.MultiReader(strings.NewReader("a A\nb B\n"), errReader{}), "in.txt", Options{Format: "conll", Template: tp})
+	var s Sequence
+	wantErr(t, r.Read(&s), "in.txt:3: read error: disk on fire")
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
