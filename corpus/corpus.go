@@ -185,9 +185,9 @@ func OpenBytes(data []byte, name string, s Spec) (*File, error) {
 
 // Training is labelled data encoded for the trainer, with its dictionaries.
 type Training struct {
-	Attrs  *sparse.Dict // attribute names, most frequent first
-	Labels *sparse.Dict // label names, in order of first appearance
-	Data   train.Data
+	Attrs   *sparse.Dict // attribute names, most frequent first
+	Labels  *sparse.Dict // label names, in order of first appearance
+	Data    train.Data
 	Items   int64 // items read (positions)
 	Seqs    int   // sequences read
 	Columns int   // observation columns of column input (0 otherwise)

@@ -10,6 +10,7 @@
 package trainbench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -167,7 +168,7 @@ func writeAttrs(paths []string, spec corpus.Spec, out string) ([][]string, int, 
 		return nil, 0, err
 	}
 	defer f.Close()
-	w := bufWriter(f)
+	w := bufio.NewWriterSize(f, 1<<20)
 	var (
 		gold   [][]string
 		tokens int

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"time"
 
@@ -119,7 +120,10 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	// parameters so far and the model is written as usual.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	readSecs := time.Since(start).Seconds()
+	tstart := time.Now()
 	res, err := train.Train(ctx, &tr.Data, cfg)
+	trainSecs := time.Since(tstart).Seconds()
 	stop()
 	if err != nil {
 		return err
@@ -127,7 +131,12 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	meta := model.Meta{Format: spec.Format, Template: spec.Template, Features: spec.Features, Label: spec.Label, Columns: tr.Columns,
 		Trainer: cfg.Algorithm, Params: paramMap(params),
 		Stats: model.TrainStats{Iterations: res.Iterations, Loss: res.Loss, Seconds: time.Since(start).Seconds(),
-			Sequences: int64(tr.Seqs), Tokens: tr.Items, Reason: res.Reason, Interrupted: res.Interrupted}}
+			Sequences: int64(tr.Seqs), Tokens: tr.Items, Reason: res.Reason, Interrupted: res.Interrupted},
+		Extra: map[string]string{
+			"read_seconds":  strconv.FormatFloat(readSecs, 'f', 3, 64),
+			"train_seconds": strconv.FormatFloat(trainSecs, 'f', 3, 64),
+			"threads":       strconv.Itoa(cfg.Threads),
+		}}
 	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
 	if err != nil {
 		return err

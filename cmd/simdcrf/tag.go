@@ -406,4 +406,3 @@ func seqError(bs batchSeq, err error) error {
 	}
 	return &format.Error{File: bs.file, Line: bs.line, Msg: err.Error()}
 }
-

@@ -1,0 +1,44 @@
+package trainbench
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestMeasureQuick runs the chunking task for a few iterations through the
+// whole pipeline: attribute files, simdcrf learn and tag as child processes,
+// and (with SIMDCRF_CRFSUITE_REAL set) CRFsuite on the same files.
+func TestMeasureQuick(t *testing.T) {
+	data := filepath.Join("..", "..", "..", "shared", "data")
+	if _, err := os.Stat(data); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set but %s is missing: %v", data, err)
+		}
+		t.Skipf("no %s: %v", data, err)
+	}
+	if testing.Short() {
+		t.Skip("builds simdcrf and trains on CoNLL-2000")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "simdcrf")
+	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/simdcrf").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	runs, err := Measure(context.Background(), Options{
+		Exe: exe, DataDir: data, TemplateDir: filepath.Join(data, "..", "templates"), WorkDir: dir,
+		Tasks: []string{"chunking"}, Threads: []int{1}, Peers: os.Getenv("SIMDCRF_CRFSUITE_REAL") != "",
+		TagRepeats: 1, MaxIterCheck: 5, Progress: func(s string) { t.Log(s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		t.Logf("%+v", r)
+		if r.Iters != 5 || r.TestToks != 47377 || r.ChunkF1 < 50 || r.TagTokSec <= 0 || r.PeakMiB <= 0 {
+			t.Errorf("implausible run: %+v", r)
+		}
+	}
+}
