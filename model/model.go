@@ -178,3 +178,13 @@ func (m *Model) Encode(b *sparse.Builder, ptr []int32, names [][]byte, values []
 	}
 	return b.Seq()
 }
+
+// LabelNames returns the model's labels in id order (for
+// eval.NewEvaluator, so that label ids and report order agree).
+func (m *Model) LabelNames() []string {
+	names := make([]string, m.Labels.Len())
+	for i := range names {
+		names[i] = m.Labels.String(int32(i))
+	}
+	return names
+}
