@@ -12,14 +12,14 @@ import (
 // Like conlleval, it treats the sentence boundary as an O token on both
 // sides, so chunks never span sequences and a chunk open at the end of a
 // sequence is closed there.
-func (e *Evaluator) countChunks(gold, pred []tag) {
+func (e *Evaluator) countChunks(gold, pred []int32) {
 	o := tag{prefix: 'O'}
 	lastG, lastP := o, o
 	inCorrect := false
 	for t := 0; t <= len(gold); t++ {
 		g, p := o, o // the boundary after the last token
 		if t < len(gold) {
-			g, p = gold[t], pred[t]
+			g, p = e.tags[gold[t]], e.tags[pred[t]]
 		}
 		if inCorrect {
 			ge, pe := chunkEnds(lastG, g), chunkEnds(lastP, p)

@@ -18,8 +18,9 @@ import (
 // time. The zero value is ready to use; NewEvaluator fixes the order in
 // which labels are reported. An Evaluator is not safe for concurrent use.
 type Evaluator struct {
-	index map[string]int // label → row of counts
+	index map[string]int32 // label → row of counts
 	names []string
+	tags  []tag // names split for chunking
 	tab   []labelCounts
 
 	tokens, correctTokens int
@@ -29,7 +30,7 @@ type Evaluator struct {
 	chunk     chunkCounts
 	types     map[string]*chunkCounts
 
-	gold, pred []tag // per-sequence scratch
+	gold, pred []int32 // per-sequence scratch: label indexes
 }
 
 type labelCounts struct{ correct, predicted, support int }
@@ -37,8 +38,7 @@ type labelCounts struct{ correct, predicted, support int }
 type chunkCounts struct{ gold, predicted, correct int }
 
 // tag is a label split conlleval's way, at its first hyphen: prefix "B"
-// and type "NP" for "B-NP"; a label without a hyphen is its own prefix with
-// the empty type.
+// and type "NP" for "B-NP".
 type tag struct {
 	prefix byte // 'B', 'I', 'E', 'S', 'O' (L and U mapped to E and S); 0 if not a chunk tag
 	typ    string
@@ -46,7 +46,8 @@ type tag struct {
 
 // NewEvaluator returns an Evaluator that reports the given labels first, in
 // this order (a model's labels, say); other labels follow in order of first
-// appearance.
+// appearance. The given labels also take part in deciding whether the labels
+// mark chunks.
 func NewEvaluator(labels []string) *Evaluator {
 	e := &Evaluator{}
 	for _, l := range labels {
@@ -55,19 +56,37 @@ func NewEvaluator(labels []string) *Evaluator {
 	return e
 }
 
-func (e *Evaluator) label(l string) int {
+// label returns the index of l, adding it if new.
+func (e *Evaluator) label(l string) int32 {
+	if i, ok := e.index[l]; ok {
+		return i
+	}
+	return e.add(l)
+}
+
+// labelBytes is label for a byte slice (no allocation for known labels).
+func (e *Evaluator) labelBytes(l []byte) int32 {
+	if i, ok := e.index[string(l)]; ok {
+		return i
+	}
+	return e.add(string(l))
+}
+
+func (e *Evaluator) add(l string) int32 {
 	if e.index == nil {
-		e.index = make(map[string]int)
+		e.index = make(map[string]int32)
 		e.types = make(map[string]*chunkCounts)
 	}
-	i, ok := e.index[l]
+	i := int32(len(e.names))
+	l = strings.Clone(l) // the caller's string may share a larger buffer
+	e.index[l] = i
+	e.names = append(e.names, l)
+	e.tab = append(e.tab, labelCounts{})
+	t, ok := split(l)
 	if !ok {
-		i = len(e.names)
-		l = strings.Clone(l) // the caller's string may share a larger buffer
-		e.index[l] = i
-		e.names = append(e.names, l)
-		e.tab = append(e.tab, labelCounts{})
+		e.notChunks = true
 	}
+	e.tags = append(e.tags, t)
 	return i
 }
 
@@ -77,11 +96,34 @@ func (e *Evaluator) Add(gold, pred []string) {
 	if len(gold) != len(pred) {
 		panic(fmt.Sprintf("eval: %d gold labels but %d predicted", len(gold), len(pred)))
 	}
-	e.seqs++
-	allRight := true
 	e.gold, e.pred = e.gold[:0], e.pred[:0]
 	for t := range gold {
-		g, p := e.label(gold[t]), e.label(pred[t])
+		e.gold = append(e.gold, e.label(gold[t]))
+		e.pred = append(e.pred, e.label(pred[t]))
+	}
+	e.count()
+}
+
+// AddBytes is Add for gold labels as byte slices (as a reader returns
+// them); it allocates only for labels it has not seen before.
+func (e *Evaluator) AddBytes(gold [][]byte, pred []string) {
+	if len(gold) != len(pred) {
+		panic(fmt.Sprintf("eval: %d gold labels but %d predicted", len(gold), len(pred)))
+	}
+	e.gold, e.pred = e.gold[:0], e.pred[:0]
+	for t := range gold {
+		e.gold = append(e.gold, e.labelBytes(gold[t]))
+		e.pred = append(e.pred, e.label(pred[t]))
+	}
+	e.count()
+}
+
+// count adds the sequence in e.gold and e.pred.
+func (e *Evaluator) count() {
+	e.seqs++
+	allRight := true
+	for t, g := range e.gold {
+		p := e.pred[t]
 		e.tab[g].support++
 		e.tab[p].predicted++
 		if g == p {
@@ -90,12 +132,8 @@ func (e *Evaluator) Add(gold, pred []string) {
 		} else {
 			allRight = false
 		}
-		if !e.notChunks {
-			e.gold = append(e.gold, e.split(gold[t]))
-			e.pred = append(e.pred, e.split(pred[t]))
-		}
 	}
-	e.tokens += len(gold)
+	e.tokens += len(e.gold)
 	if allRight {
 		e.correctSeqs++
 	}
@@ -104,13 +142,13 @@ func (e *Evaluator) Add(gold, pred []string) {
 	}
 }
 
-// split parses a label as conlleval does and notes whether it is a chunk
+// split parses a label as conlleval does and reports whether it is a chunk
 // label: "O", or one of the prefixes B I E S L U, a hyphen and a non-empty
 // type. (Suffix style, "NP-B", is not recognised: conlleval splits it into
 // prefix "NP" and type "B".)
-func (e *Evaluator) split(l string) tag {
+func split(l string) (tag, bool) {
 	if l == "O" {
-		return tag{prefix: 'O'}
+		return tag{prefix: 'O'}, true
 	}
 	if len(l) >= 3 && l[1] == '-' {
 		p := l[0]
@@ -121,11 +159,10 @@ func (e *Evaluator) split(l string) tag {
 			p = 'S'
 		}
 		if strings.IndexByte("BIES", p) >= 0 {
-			return tag{prefix: p, typ: l[2:]}
+			return tag{prefix: p, typ: l[2:]}, true
 		}
 	}
-	e.notChunks = true
-	return tag{}
+	return tag{}, false
 }
 
 // Result is what an Evaluator has counted.

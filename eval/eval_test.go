@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
 
-func split(s string) []string { return strings.Fields(s) }
+func fields(s string) []string { return strings.Fields(s) }
 
 type chunkCase struct {
 	name                   string
@@ -45,7 +46,7 @@ func TestChunkCases(t *testing.T) {
 	for _, c := range chunkCases {
 		e := &Evaluator{}
 		for i := range c.gold {
-			e.Add(split(c.gold[i]), split(c.pred[i]))
+			e.Add(fields(c.gold[i]), fields(c.pred[i]))
 		}
 		r := e.Result()
 		if r.Chunk == nil {
@@ -61,7 +62,7 @@ func TestChunkCases(t *testing.T) {
 
 func TestChunkPerType(t *testing.T) {
 	e := &Evaluator{}
-	e.Add(split("B-NP I-NP O B-VP B-NP"), split("B-NP I-NP O B-NP B-NP"))
+	e.Add(fields("B-NP I-NP O B-VP B-NP"), fields("B-NP I-NP O B-NP B-NP"))
 	c := e.Result().Chunk
 	// NP: gold 2, predicted 3, correct 2; VP: gold 1, predicted 0.
 	want := []ChunkTypeResult{
@@ -94,7 +95,7 @@ func TestNotChunks(t *testing.T) {
 		{"-LRB- O", "O O"},
 	} {
 		e := &Evaluator{}
-		e.Add(split(labels[0]), split(labels[1]))
+		e.Add(fields(labels[0]), fields(labels[1]))
 		r := e.Result()
 		if r.Chunk != nil {
 			t.Errorf("%q: chunk result %+v for labels that are not chunks", labels, r.Chunk)
@@ -115,8 +116,8 @@ func TestNotChunks(t *testing.T) {
 
 func TestLabels(t *testing.T) {
 	e := NewEvaluator([]string{"D", "C", "B", "A"})
-	e.Add(split("A B A"), split("A A C"))
-	e.Add(split("A"), split("A"))
+	e.Add(fields("A B A"), fields("A A C"))
+	e.Add(fields("A"), fields("A"))
 	r := e.Result()
 	if r.Tokens != 4 || r.CorrectTokens != 2 || !near(r.ItemAccuracy, 0.5) {
 		t.Errorf("items %d/%d %v", r.CorrectTokens, r.Tokens, r.ItemAccuracy)
@@ -151,7 +152,7 @@ func TestLabels(t *testing.T) {
 
 func TestJSON(t *testing.T) {
 	e := &Evaluator{}
-	e.Add(split("B-NP I-NP O B-VP"), split("B-NP I-NP O B-NP"))
+	e.Add(fields("B-NP I-NP O B-VP"), fields("B-NP I-NP O B-NP"))
 	b, err := json.Marshal(e.Result())
 	if err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestJSON(t *testing.T) {
 
 func TestText(t *testing.T) {
 	e := &Evaluator{}
-	e.Add(split("B-NP I-NP O B-VP"), split("B-NP I-NP O B-NP"))
+	e.Add(fields("B-NP I-NP O B-VP"), fields("B-NP I-NP O B-NP"))
 	var buf bytes.Buffer
 	if err := e.Result().WriteText(&buf); err != nil {
 		t.Fatal(err)
@@ -288,9 +289,35 @@ func encode(spans []span, n int, scheme string) []string {
 
 func TestAddAllocs(t *testing.T) {
 	e := &Evaluator{}
-	g, p := split("B-NP I-NP O B-VP B-PP"), split("B-NP I-NP O B-NP B-PP")
+	g, p := fields("B-NP I-NP O B-VP B-PP"), fields("B-NP I-NP O B-NP B-PP")
+	var gb [][]byte
+	for _, l := range g {
+		gb = append(gb, []byte(l))
+	}
 	e.Add(g, p)
 	if a := testing.AllocsPerRun(100, func() { e.Add(g, p) }); a != 0 {
 		t.Errorf("Add allocates %v times", a)
+	}
+	if a := testing.AllocsPerRun(100, func() { e.AddBytes(gb, p) }); a != 0 {
+		t.Errorf("AddBytes allocates %v times", a)
+	}
+	// AddBytes counts as Add does.
+	e, f := &Evaluator{}, &Evaluator{}
+	for range 3 {
+		e.AddBytes(gb, p)
+		f.Add(g, p)
+	}
+	if r1, r2 := e.Result(), f.Result(); !reflect.DeepEqual(r1, r2) {
+		t.Errorf("AddBytes: %+v, Add: %+v", r1, r2)
+	}
+}
+
+// TestModelLabelsDecideChunks: labels given to NewEvaluator count in the
+// decision even if the data never uses them.
+func TestModelLabelsDecideChunks(t *testing.T) {
+	e := NewEvaluator([]string{"B-NP", "NN"})
+	e.Add(fields("B-NP"), fields("B-NP"))
+	if e.Result().Chunk != nil {
+		t.Error("chunk score although the label set has NN")
 	}
 }

@@ -38,14 +38,14 @@ func (m *Model) Dump(w io.Writer, top int) error {
 		def, exc := tr.Exceptions()
 		fmt.Fprintf(bw, "TRANSITIONS (tied: default %g, %d exceptions) = {\n", def, len(exc))
 		for _, e := range exc {
-			fmt.Fprintf(bw, "  %s --> %s: %g\n", lab(int(e.From)), lab(int(e.To)), e.Score)
+			fmt.Fprintf(bw, "  %s --> %s: %f\n", lab(int(e.From)), lab(int(e.To)), e.Score)
 		}
 	} else {
 		fmt.Fprintf(bw, "TRANSITIONS (dense, non-zero entries) = {\n")
 		for i := range M {
 			for j := range M {
 				if v := tr.Score(i, j); v != 0 {
-					fmt.Fprintf(bw, "  %s --> %s: %g\n", lab(i), lab(j), v)
+					fmt.Fprintf(bw, "  %s --> %s: %f\n", lab(i), lab(j), v)
 				}
 			}
 		}
@@ -53,7 +53,7 @@ func (m *Model) Dump(w io.Writer, top int) error {
 	fmt.Fprintf(bw, "}\n\nSTART_END (non-zero) = {\n")
 	for j := range M {
 		if s, e := tr.Start(j), tr.End(j); s != 0 || e != 0 {
-			fmt.Fprintf(bw, "  %s: start %g, end %g\n", lab(j), s, e)
+			fmt.Fprintf(bw, "  %s: start %f, end %f\n", lab(j), s, e)
 		}
 	}
 	fmt.Fprintf(bw, "}\n\n")
@@ -95,7 +95,7 @@ func (m *Model) Dump(w io.Writer, top int) error {
 			m.State.Layout(), m.State.NumAttrs(), m.State.NumParams(), nonzero)
 	}
 	for _, f := range all {
-		fmt.Fprintf(bw, "  %s --> %s: %g\n", m.Attrs.String(f.attr), lab(int(f.label)), f.w)
+		fmt.Fprintf(bw, "  %s --> %s: %f\n", m.Attrs.String(f.attr), lab(int(f.label)), f.w)
 	}
 	fmt.Fprintf(bw, "}\n")
 	return bw.Flush()

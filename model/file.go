@@ -460,9 +460,6 @@ func parse(name string, buf []byte) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if k := nonFinite(w); k >= 0 {
-		return bad("state weight %d is %v", k, w[k])
-	}
 	switch sparse.Layout(layout) {
 	case sparse.DenseRows:
 		if hi, lo := bits.Mul64(numAttrs, stride); stride < M || stride > math.MaxInt32 || hi != 0 || lo != numParams {
