@@ -4,6 +4,7 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/machine"
+	"github.com/simdcrf/simdcrf/bench/trainbench"
 )
 
 // Config controls a report run.
@@ -22,6 +24,8 @@ type Config struct {
 	Command   string        // the command line that regenerates the report
 	Labels    []int         // label counts to measure (default: each suite's own)
 	Progress  func(string)  // progress lines (may be nil)
+	// Training, if set, adds the accuracy and CRFsuite tables.
+	Training *trainbench.Options
 }
 
 // Write measures everything and writes the report to path atomically
@@ -91,6 +95,13 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 		return err
 	}
 	writeEngine(buf, eng)
+	if cfg.Training != nil {
+		runs, err := trainbench.Measure(context.Background(), *cfg.Training)
+		if err != nil {
+			return err
+		}
+		writeTraining(buf, runs, *cfg.Training)
+	}
 	writeArm64(buf)
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/bench/report"
+	"github.com/simdcrf/simdcrf/bench/trainbench"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
@@ -134,12 +137,24 @@ func fmtRate(x float64) string {
 	return fmt.Sprintf("%.0f", x)
 }
 
+func taskNames() string {
+	var names []string
+	for _, t := range trainbench.Tasks {
+		names = append(names, t.Name)
+	}
+	return strings.Join(names, ",")
+}
+
 func benchReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench report", "bench report [options]", stderr)
 	out := fs.String("out", "BENCHMARKS.md", "file to write")
 	benchTime := fs.Duration("benchtime", 200*time.Millisecond, "time per measurement")
 	count := fs.Int("count", 5, "measurements per case; the median is reported")
 	labelList := fs.String("labels", "", "comma-separated label counts (default: every suite's full list)")
+	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR` (training tables are left out if it is missing)")
+	templates := fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
+	peers := fs.Bool("peers", true, "run CRFsuite (installed from npm on first use) beside simdcrf")
+	tasks := fs.String("tasks", "", "comma-separated training tasks (default all: "+taskNames()+"); \"none\" for no training tables")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -147,12 +162,32 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("--labels: %w", err)
 	}
+	var training *trainbench.Options
+	if _, err := os.Stat(*data); err == nil && *tasks != "none" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		work, err := os.MkdirTemp("", "simdcrf-report")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(work)
+		training = &trainbench.Options{Exe: exe, DataDir: *data, TemplateDir: *templates, WorkDir: work,
+			Tasks: splitList(*tasks), Peers: *peers}
+	} else if *tasks != "none" {
+		fmt.Fprintf(stderr, "simdcrf bench report: no %s, so no training tables\n", *data)
+	}
 	cfg := report.Config{
+		Training:  training,
 		Labels:    labels,
 		BenchTime: *benchTime,
 		Count:     *count,
 		Command:   "go run ./cmd/simdcrf bench report",
 		Progress:  func(s string) { fmt.Fprintln(stderr, s) },
+	}
+	if training != nil {
+		training.Progress = cfg.Progress
 	}
 	if err := report.Write(*out, cfg); err != nil {
 		return err
