@@ -91,6 +91,9 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		Stats: model.TrainStats{Iterations: res.Iterations, Loss: res.Loss, Seconds: trainSecs,
 			Sequences: int64(tr.Seqs), Tokens: tr.Items, Reason: res.Reason, Interrupted: res.Interrupted}}
 	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
+	if err == nil {
+		m, err = m.Compact()
+	}
 	if err != nil {
 		return err
 	}

@@ -138,6 +138,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 			"threads":       strconv.Itoa(cfg.Threads),
 		}}
 	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
+	if err == nil {
+		m, err = m.Compact()
+	}
 	if err != nil {
 		return err
 	}
