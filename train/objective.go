@@ -99,7 +99,7 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 	md := &model{m: m, pattern: pat}
 	md.layout = sparse.ChooseLayout(pat, counts, sparse.DefaultDenseBudget)
 	// The online algorithms update sparse rows only (see online.go).
-	md.hy = newHybrid(pat, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
+	md.hy = newHybrid(pat, c, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
 	md.nState = md.hy.numParams()
 	if !cfg.PossibleStates && md.hy.nHot > 0 {
 		nh := md.hy.nHot * m
