@@ -195,9 +195,9 @@ func prunePattern(c *sparse.Corpus, d *Data, pat *sparse.Pattern, minFreq float6
 
 // objective evaluates f(θ) = Σ_i w_i·(−log p(y_i | x_i)) + C2·‖θ‖² and its
 // gradient on a Pool. Each worker adds the sequences of its contiguous
-// block into its own gradient (worker 0 straight into the output), and the
-// buffers are added in worker order, so a fixed thread count gives
-// bit-identical results.
+// block into its own gradient buffers (for the hot rows, worker 0 straight
+// into the output), and the buffers are added in worker order, so a fixed
+// thread count gives bit-identical results.
 type objective struct {
 	md      *model
 	d       *Data
@@ -221,7 +221,6 @@ type workerBuf struct {
 	emit []float64
 	marg []float64
 	loss float64
-	err  error
 	_    [64]byte // keep workers' hot fields on separate lines
 }
 
@@ -264,7 +263,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	coldTheta := theta[nh:md.nState]
 	for w := range o.workers {
 		wb := &o.workers[w]
-		wb.loss, wb.err = 0, nil
+		wb.loss = 0
 		clear(wb.tg)
 		if w == 0 {
 			wb.g = gs
