@@ -99,7 +99,7 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 	md := &model{m: m, pattern: pat}
 	md.layout = sparse.ChooseLayout(pat, counts, sparse.DefaultDenseBudget)
 	// The online algorithms update sparse rows only (see online.go).
-	md.hy = newHybrid(pat, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
+	md.hy = newHybrid(pat, c, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
 	md.nState = md.hy.numParams()
 	if !cfg.PossibleStates && md.hy.nHot > 0 {
 		nh := md.hy.nHot * m
@@ -195,9 +195,9 @@ func prunePattern(c *sparse.Corpus, d *Data, pat *sparse.Pattern, minFreq float6
 
 // objective evaluates f(θ) = Σ_i w_i·(−log p(y_i | x_i)) + C2·‖θ‖² and its
 // gradient on a Pool. Each worker adds the sequences of its contiguous
-// block into its own gradient (worker 0 straight into the output), and the
-// buffers are added in worker order, so a fixed thread count gives
-// bit-identical results.
+// block into its own gradient buffers (for the hot rows, worker 0 straight
+// into the output), and the buffers are added in worker order, so a fixed
+// thread count gives bit-identical results.
 type objective struct {
 	md      *model
 	d       *Data
@@ -211,13 +211,16 @@ type objective struct {
 }
 
 type workerBuf struct {
-	g    []float64 // state gradient (nil for worker 0: the output)
+	g []float64 // hot state gradient (worker 0: the output's)
+	// cw holds cold weight j at cw[2j] and its gradient at cw[2j+1]: a
+	// rare attribute's weight and gradient then share a cache line, and a
+	// cold feature costs one miss instead of two.
+	cw   []float64
 	tg   []float64 // transition gradient, in θ order from transOff
 	tmp  []float64 // weighted: one sequence's expected transition counts
 	emit []float64
 	marg []float64
 	loss float64
-	err  error
 	_    [64]byte // keep workers' hot fields on separate lines
 }
 
@@ -234,8 +237,9 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 	for w := range o.workers {
 		wb := &o.workers[w]
 		if w > 0 {
-			wb.g = sparse.MakeParams(md.nState)
+			wb.g = sparse.MakeParams(md.hy.nHot * md.m)
 		}
+		wb.cw = sparse.MakeParams(2 * (md.nState - md.hy.nHot*md.m))
 		wb.tg = make([]float64, nt)
 		wb.tmp = make([]float64, nt)
 		wb.emit = make([]float64, maxLen*md.m)
@@ -253,16 +257,26 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if err != nil {
 		return 0, fmt.Errorf("train: transition weights: %w", err)
 	}
-	gs := g[:md.nState]
+	nh := md.hy.nHot * md.m
+	gs := g[:nh]
 	clear(gs)
+	coldTheta := theta[nh:md.nState]
 	for w := range o.workers {
 		wb := &o.workers[w]
-		wb.loss, wb.err = 0, nil
+		wb.loss = 0
 		clear(wb.tg)
 		if w == 0 {
 			wb.g = gs
 		}
 	}
+	_ = o.pool.Run(len(o.workers), func(_ *engine.Workspace, _, w int) error {
+		cw := o.workers[w].cw
+		cw = cw[:2*len(coldTheta)]
+		for j, v := range coldTheta {
+			cw[2*j], cw[2*j+1] = v, 0
+		}
+		return nil
+	})
 	err = o.pool.Run(len(o.sc.labels), func(ws *engine.Workspace, w, i int) error {
 		if stop != nil && stop.Load() {
 			return errInterrupted
@@ -315,12 +329,24 @@ func (o *objective) reduceStates(theta, g []float64) float64 {
 	_ = o.pool.Run(nb, func(_ *engine.Workspace, _, b int) error {
 		lo, hi := b*block, min((b+1)*block, n)
 		gb := g[lo:hi]
-		for w := 1; w < W; w++ {
-			gw := o.workers[w].g[lo:hi]
-			for k, v := range gw {
-				gb[k] += v
+		nh := md.hy.nHot * md.m
+		if lo < nh { // hot rows
+			h := min(hi, nh)
+			for w := 1; w < W; w++ {
+				gw := o.workers[w].g[lo:h]
+				for k, v := range gw {
+					gb[k] += v
+				}
+				clear(gw)
 			}
-			clear(gw)
+		}
+		for k := max(lo, nh); k < hi; k++ { // cold weights
+			j := 2*(k-nh) + 1
+			v := o.workers[0].cw[j]
+			for w := 1; w < W; w++ {
+				v += o.workers[w].cw[j]
+			}
+			g[k] = v
 		}
 		if md.stateMask != nil {
 			for k := lo; k < min(hi, md.hy.nHot*md.m); k++ {
@@ -365,7 +391,8 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	emit := wb.emit[:T*m]
 	marg := wb.marg[:T*m]
-	md.hy.score(theta, emit, o.sc, i)
+	nh := md.hy.nHot * m
+	md.hy.scoreWith(theta[:nh], wb.cw, 2, emit, o.sc, i)
 	acc := wb.tg
 	if o.weighted {
 		acc = wb.tmp
@@ -408,6 +435,6 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		return fmt.Errorf("train: sequence %d: log-likelihood is %v (weights diverged)", i, -nll)
 	}
 	wb.loss += c * nll
-	md.hy.addGradient(wb.g, marg, o.sc, i, c)
+	md.hy.addGradientWith(wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
 	return nil
 }

@@ -177,7 +177,8 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 // sample improves on the initial loss, then down (÷rate), and the best is
 // kept. The weights are stored scaled (θ = a·v) so that the decay is O(1)
 // per sequence. Training stops after MaxIterations epochs or when the
-// objective improved by less than Delta (relative) over Period epochs.
+// objective improved by less than Delta (relative) over Period epochs; the
+// weights of the best epoch are returned.
 func (t *trainer) sgd(theta []float64) (qnResult, error) {
 	md, d, cfg := t.md, t.d, t.cfg
 	sc := md.hy.split(d.Corpus)
@@ -195,9 +196,9 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 	st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
 	ns := min(max(cfg.CalibrationSamples, 1), n)
 	sample := append([]int(nil), st.order[:ns]...)
-	lamS := 2 * cfg.C2 / float64(ns)
+	// As CRFsuite, the sample's epochs use the λ of the whole data.
 	work := make([]float64, len(theta))
-	initLoss, err := t.sgdEpoch(work, sample, sc, st, fixed, lamS, 0, 0, true)
+	initLoss, err := t.sgdEpoch(work, sample, sc, st, fixed, lambda, 0, 0, true)
 	if err != nil {
 		return res, err
 	}
@@ -220,7 +221,7 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 			return res, nil
 		}
 		clear(work)
-		loss, err := t.sgdEpoch(work, sample, sc, st, fixed, lamS, 1/(lamS*eta), 0, false)
+		loss, err := t.sgdEpoch(work, sample, sc, st, fixed, lambda, 1/(lambda*eta), 0, false)
 		ok := err == nil && !math.IsNaN(loss) && !math.IsInf(loss, 0) && loss < initLoss
 		if ok {
 			num--
@@ -248,19 +249,32 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 	period := max(cfg.Period, 1)
 	pf := make([]float64, period)
 	step := 0.0
+	// As CRFsuite, the weights of the epoch with the lowest objective are
+	// the result.
+	best, bestF := make([]float64, len(theta)), math.Inf(1)
+	defer func() { copy(theta, best) }()
 	for epoch := 1; epoch <= maxIter; epoch++ {
 		start := time.Now()
 		st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
 		loss, err := t.sgdEpoch(theta, st.order, sc, st, fixed, lambda, t0, step, false)
 		if err == errInterrupted {
-			res.interrupted, res.reason = true, "interrupted"
+			res.interrupted, res.reason = true, "interrupted (the best epoch's weights are kept)"
 			return res, nil
 		}
 		if err != nil {
 			return res, err
 		}
 		step += float64(n)
-		res.iters, res.fx = epoch, loss
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			res.reason = "the loss overflowed (the step size is too large; try a smaller calibration.eta)"
+			return res, nil
+		}
+		res.iters = epoch
+		if loss < bestF {
+			bestF = loss
+			res.fx = loss
+			copy(best, theta)
+		}
 		if cfg.Progress != nil {
 			p := Progress{Iteration: epoch, Loss: loss, Active: active(theta), Holdout: -1, Step: 1 / (lambda * (t0 + step))}
 			if cfg.Holdout != nil && epoch%max(cfg.HoldoutEvery, 1) == 0 {

@@ -49,8 +49,8 @@ func (d *Data) check(name string) error {
 	if d == nil || d.Corpus == nil {
 		return fmt.Errorf("train: no %s data", name)
 	}
-	if d.Labels < 1 {
-		return fmt.Errorf("train: %s data has %d labels", name, d.Labels)
+	if d.Labels < 1 || d.Labels > sparse.MaxSparseLabels {
+		return fmt.Errorf("train: %s data has %d labels (want 1 to %d)", name, d.Labels, sparse.MaxSparseLabels)
 	}
 	if d.NumAttrs < 0 {
 		return fmt.Errorf("train: %s data has %d attributes", name, d.NumAttrs)

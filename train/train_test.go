@@ -72,16 +72,18 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		trans         string
 		weights, poss bool
 		m             int
+		attrs         int
 	}{
-		{"dense", "dense", false, false, 4},
-		{"dense-weighted", "dense", true, false, 4},
-		{"dense-possible", "dense", true, true, 3},
-		{"tied", "tied", false, false, 5},
-		{"tied-weighted", "tied", true, false, 5},
-		{"many-labels", "dense", false, false, 12}, // hot and cold rows
+		{"dense", "dense", false, false, 4, 10},
+		{"dense-weighted", "dense", true, false, 4, 10},
+		{"dense-possible", "dense", true, true, 3, 10},
+		{"tied", "tied", false, false, 5, 10},
+		{"tied-weighted", "tied", true, false, 5, 10},
+		{"many-labels", "dense", false, false, 12, 10}, // hot and cold rows
+		{"rare-attrs", "dense", true, false, 12, 300},  // cold rows in first-occurrence order
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := randomData(t, 7, 40, 10, tc.m, tc.weights, false)
+			d := randomData(t, 7, 40, tc.attrs, tc.m, tc.weights, false)
 			cfg, _ := Defaults("lbfgs")
 			cfg.Transitions = tc.trans
 			cfg.PossibleStates, cfg.PossibleTransitions = tc.poss, tc.poss
