@@ -45,6 +45,32 @@ type Result struct {
 	TransParams int
 }
 
+// checkHoldout checks holdout data, whose gold labels may be
+// sparse.NoLabel: labels the training data never had, which no prediction
+// matches (the token still counts against the accuracy).
+func (d *Data) checkHoldout() error {
+	if d == nil || d.Corpus == nil || !d.Corpus.Labelled() {
+		return fmt.Errorf("train: no labelled holdout data")
+	}
+	if d.Labels < 1 || d.NumAttrs < 0 {
+		return fmt.Errorf("train: holdout data has %d labels and %d attributes", d.Labels, d.NumAttrs)
+	}
+	for i := range d.Corpus.Len() {
+		s := d.Corpus.Seq(i)
+		labels := s.Labels
+		s.Labels = nil
+		if err := s.Validate(d.NumAttrs, d.Labels); err != nil {
+			return fmt.Errorf("train: holdout sequence %d: %w", i, err)
+		}
+		for t, y := range labels {
+			if y != sparse.NoLabel && (y < 0 || int(y) >= d.Labels) {
+				return fmt.Errorf("train: holdout sequence %d: label %d at position %d is out of range", i, y, t)
+			}
+		}
+	}
+	return nil
+}
+
 func (d *Data) check(name string) error {
 	if d == nil || d.Corpus == nil {
 		return fmt.Errorf("train: no %s data", name)
@@ -88,7 +114,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	if cfg.Holdout != nil {
-		if err := cfg.Holdout.check("holdout"); err != nil {
+		if err := cfg.Holdout.checkHoldout(); err != nil {
 			return nil, err
 		}
 		if cfg.Holdout.Labels != d.Labels || cfg.Holdout.NumAttrs > d.NumAttrs {
