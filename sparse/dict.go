@@ -309,21 +309,71 @@ func (d *Dict) UnmarshalBinary(data []byte) error {
 	if n > uint64(len(data)) || n > math.MaxInt32 {
 		return fmt.Errorf("sparse: Dict encoding: %d strings in %d bytes", n, len(data))
 	}
-	nd := NewDict(int(n))
-	nd.arena = make([]byte, 0, len(data))
+	// Three passes, each cache-friendly: the strings into the arena, their
+	// hashes in id order, then the insertions in order of home slot (a
+	// counting sort), so that the table is written front to back instead of
+	// at random: decoding a model's 300k attribute names took 25 ms with
+	// one Add per string, mostly cache misses in the table.
+	nd := &Dict{arena: make([]byte, 0, len(data)), ends: make([]uint32, 0, n)}
 	for i := range n {
 		l, k := binary.Uvarint(data)
 		if k <= 0 || l > uint64(len(data)-k) {
 			return fmt.Errorf("sparse: Dict encoding: string %d is truncated", i)
 		}
-		s := data[k : k+int(l)]
-		if _, added := nd.AddBytes(s); !added {
-			return fmt.Errorf("sparse: Dict encoding: string %d (%q) repeats an earlier one", i, s)
-		}
+		nd.arena = append(nd.arena, data[k:k+int(l)]...)
+		nd.ends = append(nd.ends, uint32(len(nd.arena)))
 		data = data[k+int(l):]
 	}
 	if len(data) != 0 {
 		return fmt.Errorf("sparse: Dict encoding: %d bytes of trailing data", len(data))
+	}
+	size := tableSize(int(n))
+	nd.slots = make([]uint64, size)
+	adviseHuge(nd.slots)
+	nd.mask = uint64(size - 1)
+	hashes := make([]uint64, n)
+	for id := range hashes {
+		hashes[id] = hashString(nd.str(int32(id)))
+	}
+	// Bucket the ids by the top bits of their home slot.
+	shift := uint(bits.Len64(nd.mask))
+	const bucketBits = 12
+	if shift > bucketBits {
+		shift -= bucketBits
+	} else {
+		shift = 0
+	}
+	var count [1<<bucketBits + 1]int32
+	for _, h := range hashes {
+		count[(h&nd.mask)>>shift+1]++
+	}
+	for b := 1; b < len(count); b++ {
+		count[b] += count[b-1]
+	}
+	order := make([]int32, n)
+	for id, h := range hashes {
+		b := (h & nd.mask) >> shift
+		order[count[b]] = int32(id)
+		count[b]++
+	}
+	for _, id := range order {
+		h := hashes[id]
+		tag := h >> 32
+		i := h & nd.mask
+		for ; ; i = (i + 1) & nd.mask {
+			e := nd.slots[i]
+			if e == 0 {
+				break
+			}
+			if e>>32 == tag && nd.str(int32(uint32(e)-1)) == nd.str(id) {
+				a, b := int32(uint32(e)-1), id
+				if a > b {
+					a, b = b, a
+				}
+				return fmt.Errorf("sparse: Dict encoding: string %d (%q) repeats an earlier one", b, nd.str(b))
+			}
+		}
+		nd.slots[i] = tag<<32 | uint64(id+1)
 	}
 	*d = *nd
 	return nil
