@@ -162,17 +162,21 @@ func nonFinite(v []float64) int {
 // with no gold labels; once b has grown, Encode does not allocate.
 func (m *Model) Encode(b *sparse.Builder, ptr []int32, names [][]byte, values []float64) sparse.Seq {
 	b.Reset()
+	var ids [64]int32
 	for t := 0; t+1 < len(ptr); t++ {
-		for f := ptr[t]; f < ptr[t+1]; f++ {
-			id, ok := m.Attrs.LookupBytes(names[f])
-			if !ok {
-				continue
+		for f0 := ptr[t]; f0 < ptr[t+1]; f0 += int32(len(ids)) {
+			f1 := min(ptr[t+1], f0+int32(len(ids)))
+			m.Attrs.LookupBytesAll(ids[:], names[f0:f1])
+			for k, id := range ids[:f1-f0] {
+				if id < 0 {
+					continue
+				}
+				v := 1.0
+				if values != nil {
+					v = values[f0+int32(k)]
+				}
+				b.Add(id, v)
 			}
-			v := 1.0
-			if values != nil {
-				v = values[f]
-			}
-			b.Add(id, v)
 		}
 		b.End(sparse.NoLabel)
 	}

@@ -378,3 +378,53 @@ func (d *Dict) UnmarshalBinary(data []byte) error {
 	*d = *nd
 	return nil
 }
+
+// lookupBatch is how many keys LookupBytesAll looks up together.
+const lookupBatch = 32
+
+// LookupBytesAll sets ids[i] to the id of keys[i], or -1 when d does not
+// hold it (len(ids) ≥ len(keys)). It hashes a batch of keys and loads
+// their home slots before it compares any string, so that the cache misses
+// of a large Dict overlap instead of following one another: a tagger looks
+// up every attribute of every item.
+func (d *Dict) LookupBytesAll(ids []int32, keys [][]byte) {
+	ids = ids[:len(keys)]
+	if d.slots == nil {
+		for i := range ids {
+			ids[i] = -1
+		}
+		return
+	}
+	var hs, es [lookupBatch]uint64
+	for base := 0; base < len(keys); base += lookupBatch {
+		n := min(lookupBatch, len(keys)-base)
+		for i := range n {
+			k := keys[base+i]
+			h := hashString(unsafe.String(unsafe.SliceData(k), len(k)))
+			hs[i] = h
+			es[i] = d.slots[h&d.mask]
+		}
+		for i := range n {
+			ids[base+i] = d.resolve(keys[base+i], hs[i], es[i])
+		}
+	}
+}
+
+// resolve finishes a lookup of key with hash h whose home slot holds e.
+func (d *Dict) resolve(key []byte, h, e uint64) int32 {
+	s := unsafe.String(unsafe.SliceData(key), len(key))
+	tag := h >> 32
+	for i := h & d.mask; ; {
+		if e == 0 {
+			return -1
+		}
+		if e>>32 == tag {
+			id := int32(uint32(e) - 1)
+			if d.str(id) == s {
+				return id
+			}
+		}
+		i = (i + 1) & d.mask
+		e = d.slots[i]
+	}
+}
