@@ -46,6 +46,11 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 		}
 	}
 	fmt.Fprintln(buf)
+	for _, t := range trainbench.Tasks {
+		if t.Note != "" {
+			fmt.Fprintf(buf, "%s: %s.\n\n", t.Title, t.Note)
+		}
+	}
 
 	fmt.Fprintf(buf, "### Speed\n\n| corpus | system | threads | train s | iterations | s/iteration | peak MiB | tag tokens/s (whole process) |\n|---|---|---|---|---|---|---|---|\n")
 	for _, t := range trainbench.Tasks {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/model"
 	"github.com/simdcrf/simdcrf/train"
 )
@@ -76,6 +77,11 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	spec = spec.Resolve(fs.Arg(0))
+	if spec.Template != "" && !*quiet {
+		if t, err := format.ParseTemplate(strings.NewReader(spec.Template), *sf.template); err == nil && !t.Bigram() {
+			fmt.Fprintf(stderr, "simdcrf learn: warning: %s has no B line; simdcrf trains label-bigram (transition) weights anyway\n", *sf.template)
+		}
+	}
 	cfg, err := train.Defaults(*algo)
 	if err != nil {
 		return fmt.Errorf("-a %s: %w", *algo, err)
