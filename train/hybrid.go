@@ -196,6 +196,13 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 		}
 		longest = max(longest, int(sc.hotPtr[p1]-sc.hotPtr[p0]))
 	}
+	// The kernels are called unchecked (GatherTrusted): check the hot rows
+	// once here.
+	for _, r := range sc.hotIDs {
+		if r < 0 || int(r) >= h.nHot {
+			panic("train: hot row out of range")
+		}
+	}
 	sc.ones = make([]float64, longest)
 	for k := range sc.ones {
 		sc.ones[k] = 1
@@ -238,7 +245,7 @@ func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc
 	clear(emit[:T*m])
 	if h.nHot > 0 {
 		ptr, ids, vals := sc.hot(i)
-		kernels.Gather(emit, hot, m, ptr, ids, vals, T, m)
+		kernels.GatherTrusted(emit, hot[:h.nHot*m], m, ptr, ids, vals, T, m)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
@@ -272,7 +279,7 @@ func (h *hybrid) addGradientWith(hot, cold []float64, stride int32, p []float64,
 	T := p1 - p0
 	if h.nHot > 0 {
 		ptr, ids, vals := sc.hot(i)
-		kernels.Scatter(hot, m, p, ptr, ids, vals, c, T, m)
+		kernels.ScatterTrusted(hot[:h.nHot*m], m, p, ptr, ids, vals, c, T, m)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
