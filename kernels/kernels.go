@@ -133,6 +133,28 @@ func Transitions(g, e, alpha, beta, psi, scale, work []float64, T, M int) {
 	cur().transitions(g, e, alpha, beta, psi, scale, work, T, M)
 }
 
+// ShiftRows prepares rows of scores for Forward's Ψ: for each row t < T of
+// the T×M matrices in and out, with v = in[t] + a (a has M entries),
+//
+//	mx[t] = max_j v[j],  lo[t] = the smallest finite v[j] (+Inf if none),
+//	out[t][j] = v[j] − mx[t]  (NaN when mx[t] = −Inf),
+//
+// so that Exp(out) is Ψ up to a factor exp(mx[t]) per row, and mx[t] − lo[t]
+// says how widely the row spreads. in must hold no NaN or +Inf and a no NaN
+// or +Inf (−Inf entries are fine: forbidden labels); otherwise the results
+// are unspecified. The sign of a zero in mx and out may differ between
+// tiers. out may be in.
+func ShiftRows(out, mx, lo, in, a []float64, T, M int) {
+	checkSeq("ShiftRows", T, M, "out", len(out), "in", len(in))
+	need("ShiftRows", "mx", len(mx), T)
+	need("ShiftRows", "lo", len(lo), T)
+	need("ShiftRows", "a", len(a), M)
+	if T == 0 || M == 0 {
+		return
+	}
+	cur().shiftRows(out, mx, lo, in, a, T, M)
+}
+
 // LogMatVec is the log-domain forward step, a log-sum-exp matrix–vector
 // product with a max shift:
 //
