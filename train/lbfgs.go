@@ -39,6 +39,8 @@ type qnOptions struct {
 	lineSearch string
 	c1         float64 // > 0: OWL-QN on x[l1lo:l1hi]
 	l1lo, l1hi int
+	// run runs f(0) … f(n−1), in parallel if it likes (nil: in order).
+	run func(n int, f func(b int))
 }
 
 // qnProgress is called after every iteration with the accepted point; it
@@ -63,8 +65,16 @@ type qnResult struct {
 
 // minimize minimises eval (+ c1·‖x[l1lo:l1hi]‖₁) from x, leaving the last
 // accepted point in x.
-func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnResult, error) {
-	n := len(x)
+func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnResult, error) {
+	n := len(x0)
+	// x and xp (g and gp) swap at each iteration rather than copy; the
+	// last accepted point goes back to the caller's slice at the end.
+	x := x0
+	defer func() {
+		if n > 0 && &x[0] != &x0[0] {
+			copy(x0, x)
+		}
+	}()
 	m := max(o.m, 1)
 	owl := o.c1 > 0
 	g := make([]float64, n)
@@ -75,14 +85,7 @@ func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnR
 	if owl {
 		pg = make([]float64, n)
 	}
-	s := make([][]float64, m)
-	y := make([][]float64, m)
-	ys := make([]float64, m)
-	alpha := make([]float64, m)
-	for i := range m {
-		s[i] = make([]float64, n)
-		y[i] = make([]float64, n)
-	}
+	hist := newHistory(m, n, o.run)
 	var pf []float64
 	if o.period > 0 {
 		pf = make([]float64, o.period)
@@ -119,10 +122,10 @@ func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnR
 		return res, nil
 	}
 	step := 1 / math.Sqrt(kernels.Dot(d, d))
-	end, k := 0, 1
+	k := 1
 	for {
-		copy(xp, x)
-		copy(gp, g)
+		x, xp = xp, x
+		g, gp = gp, g
 		var evals int
 		if owl {
 			fx, evals, err = lineSearchOWL(x, g, d, xp, pg, fx, &step, eval, o)
@@ -176,42 +179,15 @@ func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnR
 			res.reason = "maximum number of iterations"
 			return res, nil
 		}
-		// Update the history: s = x − xp, y = g − gp (the smooth gradient).
-		sk, yk := s[end], y[end]
-		var yy, sy float64
-		for i := range n {
-			si := x[i] - xp[i]
-			yi := g[i] - gp[i]
-			sk[i], yk[i] = si, yi
-			sy += si * yi
-			yy += yi * yi
-		}
-		ys[end] = sy
-		bound := min(m, k)
+		// Update the history with s = x − xp, y = g − gp (the smooth
+		// gradient); the two-loop recursion on d = −dir (the
+		// pseudo-gradient for OWL-QN).
+		hist.update(x, xp, g, gp, dir)
 		k++
-		end = (end + 1) % m
-		// Two-loop recursion on d = −g (the pseudo-gradient for OWL-QN).
-		for i, v := range dir {
-			d[i] = -v
-		}
-		j := end
-		for range bound {
-			j = (j + m - 1) % m
-			alpha[j] = kernels.Dot(s[j], d) / ys[j]
-			kernels.Axpy(-alpha[j], y[j], d)
-		}
-		kernels.Scale(sy/yy, d)
-		for range bound {
-			beta := kernels.Dot(y[j], d) / ys[j]
-			kernels.Axpy(alpha[j]-beta, s[j], d)
-			j = (j + 1) % m
-		}
 		if owl {
-			for i := o.l1lo; i < o.l1hi; i++ {
-				if d[i]*pg[i] >= 0 {
-					d[i] = 0
-				}
-			}
+			hist.direction(d, dir, pg, o.l1lo, o.l1hi)
+		} else {
+			hist.direction(d, dir, nil, 0, 0)
 		}
 		step = 1
 	}

@@ -186,6 +186,9 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 		m: cfg.NumMemories, epsilon: cfg.Epsilon, period: cfg.Period, delta: cfg.Delta,
 		maxIter: cfg.MaxIterations, maxLS: cfg.MaxLineSearch, lineSearch: cfg.LineSearch,
 		c1: cfg.C1, l1lo: 0, l1hi: t.md.nParams,
+		run: func(n int, f func(b int)) {
+			_ = t.pool.Run(n, func(_ *engine.Workspace, _, b int) error { f(b); return nil })
+		},
 	}
 	if o.m == 0 {
 		o.m = 6
