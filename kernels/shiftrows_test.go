@@ -120,3 +120,22 @@ func FuzzShiftRows(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkShiftRows(b *testing.B) {
+	for _, M := range []int{22, 49} {
+		T := 20
+		in, a := shiftInputs(newRand(1), T, M)
+		for k := range in {
+			in[k] = float64(k%13) - 6 // finite: the engine's case
+		}
+		out, mx, lo := make([]float64, T*M), make([]float64, T), make([]float64, T)
+		for _, p := range append([]*impl{generic}, asmImpls(b)...) {
+			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
+				for b.Loop() {
+					p.shiftRows(out, mx, lo, in, a, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/row")
+			})
+		}
+	}
+}
