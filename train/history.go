@@ -17,11 +17,11 @@ import "github.com/simdcrf/simdcrf/kernels"
 type history struct {
 	m, n       int
 	s, y       [][]float64
-	ss, sy, yy []float64 // m×m by ring slot: ss[a·m+b] = s_a·s_b, sy = s_a·y_b, yy = y_a·y_b
+	sy, yy     []float64 // m×m by ring slot: sy[a·m+b] = s_a·y_b, yy = y_a·y_b (s_a·s_b is never needed)
 	gs, gy     []float64 // dir·s_a, dir·y_a
 	count, end int       // valid pairs; the next slot
 	run        func(n int, f func(b int))
-	parts      []float64
+	parts      []float64 // partial inner products, block by block
 	slots      []int
 	alpha      []float64
 	ds, dy     []float64 // the direction's coefficients on s_a, y_a
@@ -29,22 +29,63 @@ type history struct {
 
 const qnBlock = 4096
 
-func newHistory(m, n int, run func(n int, f func(b int))) *history {
-	h := &history{m: m, n: n, run: run}
-	h.s, h.y = make([][]float64, m), make([][]float64, m)
-	for i := range m {
-		h.s[i], h.y[i] = make([]float64, n), make([]float64, n)
-	}
-	h.ss, h.sy, h.yy = make([]float64, m*m), make([]float64, m*m), make([]float64, m*m)
-	h.gs, h.gy = make([]float64, m), make([]float64, m)
-	h.alpha, h.ds, h.dy = make([]float64, m), make([]float64, m), make([]float64, m)
-	if h.run == nil {
-		h.run = func(n int, f func(b int)) {
+// vecOps runs the optimiser's other passes over whole vectors in the same
+// blocks on run, adding partial sums in block order (deterministic for any
+// number of threads).
+type vecOps struct {
+	n     int
+	run   func(n int, f func(b int))
+	parts []float64
+}
+
+func newVecOps(n int, run func(n int, f func(b int))) *vecOps {
+	if run == nil {
+		run = func(n int, f func(b int)) {
 			for b := range n {
 				f(b)
 			}
 		}
 	}
+	v := &vecOps{n: n, run: run}
+	v.parts = make([]float64, v.blocks())
+	return v
+}
+
+func (v *vecOps) blocks() int { return (v.n + qnBlock - 1) / qnBlock }
+
+// dot returns x·y.
+func (v *vecOps) dot(x, y []float64) float64 {
+	v.run(v.blocks(), func(b int) {
+		lo, hi := b*qnBlock, min((b+1)*qnBlock, v.n)
+		v.parts[b] = kernels.Dot(x[lo:hi], y[lo:hi])
+	})
+	s := 0.0
+	for _, p := range v.parts {
+		s += p
+	}
+	return s
+}
+
+// step sets x = xp + a·d.
+func (v *vecOps) step(x, xp, d []float64, a float64) {
+	v.run(v.blocks(), func(b int) {
+		lo, hi := b*qnBlock, min((b+1)*qnBlock, v.n)
+		xb, pb, db := x[lo:hi], xp[lo:hi], d[lo:hi]
+		for i := range xb {
+			xb[i] = pb[i] + a*db[i]
+		}
+	})
+}
+
+func newHistory(m int, v *vecOps) *history {
+	h := &history{m: m, n: v.n, run: v.run}
+	h.s, h.y = make([][]float64, m), make([][]float64, m)
+	for i := range m {
+		h.s[i], h.y[i] = make([]float64, v.n), make([]float64, v.n)
+	}
+	h.sy, h.yy = make([]float64, m*m), make([]float64, m*m)
+	h.gs, h.gy = make([]float64, m), make([]float64, m)
+	h.alpha, h.ds, h.dy = make([]float64, m), make([]float64, m), make([]float64, m)
 	return h
 }
 
@@ -67,7 +108,7 @@ func (h *history) update(x, xp, g, gp, dir []float64) {
 	h.count = min(h.count+1, h.m)
 	sl := h.valid()
 	c := len(sl)
-	K := 6 * c
+	K := 5 * c
 	nb := h.blocks()
 	if cap(h.parts) < nb*K {
 		h.parts = make([]float64, nb*K)
@@ -86,28 +127,26 @@ func (h *history) update(x, xp, g, gp, dir []float64) {
 		db := dir[lo:hi]
 		for k, a := range sl {
 			sa, ya := h.s[a][lo:hi], h.y[a][lo:hi]
-			p[6*k] = kernels.Dot(sb, sa)
-			p[6*k+1] = kernels.Dot(sb, ya)
-			p[6*k+2] = kernels.Dot(yb, sa)
-			p[6*k+3] = kernels.Dot(yb, ya)
-			p[6*k+4] = kernels.Dot(db, sa)
-			p[6*k+5] = kernels.Dot(db, ya)
+			p[5*k] = kernels.Dot(sb, ya)
+			p[5*k+1] = kernels.Dot(yb, sa)
+			p[5*k+2] = kernels.Dot(yb, ya)
+			p[5*k+3] = kernels.Dot(db, sa)
+			p[5*k+4] = kernels.Dot(db, ya)
 		}
 	})
 	m := h.m
 	for k, a := range sl {
-		var v [6]float64
+		var v [5]float64
 		for b := range nb {
-			p := parts[b*K+6*k : b*K+6*k+6]
+			p := parts[b*K+5*k : b*K+5*k+5]
 			for q := range v {
 				v[q] += p[q]
 			}
 		}
-		h.ss[e*m+a], h.ss[a*m+e] = v[0], v[0]
-		h.sy[e*m+a] = v[1]
-		h.sy[a*m+e] = v[2]
-		h.yy[e*m+a], h.yy[a*m+e] = v[3], v[3]
-		h.gs[a], h.gy[a] = v[4], v[5]
+		h.sy[e*m+a] = v[0]
+		h.sy[a*m+e] = v[1]
+		h.yy[e*m+a], h.yy[a*m+e] = v[2], v[2]
+		h.gs[a], h.gy[a] = v[3], v[4]
 	}
 
 }
@@ -125,9 +164,10 @@ func (h *history) direction(d, dir, pg []float64, lo, hi int) {
 	cg := -1.0
 	for i := len(sl) - 1; i >= 0; i-- {
 		a := sl[i]
+		// s_a·d; ds is still 0 in this loop.
 		num := cg * h.gs[a]
 		for _, b := range sl {
-			num += ds[b]*h.ss[a*m+b] + dy[b]*h.sy[a*m+b]
+			num += dy[b] * h.sy[a*m+b]
 		}
 		h.alpha[a] = num / h.sy[a*m+a]
 		dy[a] -= h.alpha[a]

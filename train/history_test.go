@@ -31,7 +31,7 @@ func TestHistoryDirection(t *testing.T) {
 		}
 		wg.Wait()
 	}
-	h, hp := newHistory(m, n, nil), newHistory(m, n, par)
+	h, hp := newHistory(m, newVecOps(n, nil)), newHistory(m, newVecOps(n, par))
 	var ss, ys [][]float64
 	for it := range 7 {
 		// A convex-looking pair: y = A·s with A diagonal and positive.

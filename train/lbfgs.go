@@ -41,6 +41,7 @@ type qnOptions struct {
 	l1lo, l1hi int
 	// run runs f(0) … f(n−1), in parallel if it likes (nil: in order).
 	run func(n int, f func(b int))
+	vo  *vecOps // set by minimize
 }
 
 // qnProgress is called after every iteration with the accepted point; it
@@ -85,7 +86,9 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 	if owl {
 		pg = make([]float64, n)
 	}
-	hist := newHistory(m, n, o.run)
+	vo := newVecOps(n, o.run)
+	o.vo = vo
+	hist := newHistory(m, vo)
 	var pf []float64
 	if o.period > 0 {
 		pf = make([]float64, o.period)
@@ -115,8 +118,8 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 	for i, v := range dir {
 		d[i] = -v
 	}
-	xnorm := math.Max(math.Sqrt(kernels.Dot(x, x)), 1)
-	gnorm := math.Sqrt(kernels.Dot(dir, dir))
+	xnorm := math.Max(math.Sqrt(vo.dot(x, x)), 1)
+	gnorm := math.Sqrt(vo.dot(dir, dir))
 	if gnorm/xnorm <= o.epsilon {
 		res.reason = "already at a minimum (‖g‖/‖x‖ ≤ epsilon)"
 		return res, nil
@@ -151,12 +154,12 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 			return res, err
 		}
 		res.fx, res.iters = fx, k
-		xnorm = math.Sqrt(kernels.Dot(x, x))
+		xnorm = math.Sqrt(vo.dot(x, x))
 		dir = g
 		if owl {
 			dir = pg
 		}
-		gnorm = math.Sqrt(kernels.Dot(dir, dir))
+		gnorm = math.Sqrt(vo.dot(dir, dir))
 		if progress != nil && progress(k, x, g, fx, xnorm, gnorm, step, evals) {
 			res.interrupted, res.reason = true, "interrupted"
 			return res, nil
@@ -205,7 +208,7 @@ func (e lineSearchError) Error() string { return "train: line search: " + e.msg 
 // regular Wolfe conditions hold, StrongBacktracking the strong ones, as
 // libLBFGS does.
 func lineSearch(x, g, d, xp, gp []float64, finit float64, step *float64, eval evalFunc, o qnOptions) (float64, int, error) {
-	dginit := kernels.Dot(gp, d)
+	dginit := o.vo.dot(gp, d)
 	if dginit >= 0 {
 		return 0, 0, lineSearchError{"the direction does not decrease the objective"}
 	}
@@ -215,15 +218,13 @@ func lineSearch(x, g, d, xp, gp []float64, finit float64, step *float64, eval ev
 	maxLS := max(o.maxLS, 1)
 	evals := 0
 	phi := func(a float64) (float64, float64, error) {
-		for i := range x {
-			x[i] = xp[i] + a*d[i]
-		}
+		o.vo.step(x, xp, d, a)
 		evals++
 		f, err := eval(x, g)
 		if err != nil {
 			return 0, 0, err
 		}
-		return f, kernels.Dot(g, d), nil
+		return f, o.vo.dot(g, d), nil
 	}
 	if o.lineSearch == "Backtracking" || o.lineSearch == "StrongBacktracking" {
 		strong := o.lineSearch == "StrongBacktracking"
