@@ -1,8 +1,10 @@
 package train
 
 import (
+	"cmp"
 	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
+	"slices"
 )
 
 // Training keeps the state weights in a hybrid layout of its own, and
@@ -82,7 +84,7 @@ func (h *hybrid) numParams() int { return h.nHot*h.m + len(h.coldLab) }
 // ones (ids: hot rows), in global CSR arrays (sequence i has the positions
 // [pos[i], pos[i+1]), position t the hot features hotPtr[t] ≤ f <
 // hotPtr[t+1]), and the cold ones, grouped per sequence by their number of
-// labels n.
+// labels n and ordered by their weights' offset within a group.
 //
 // A cold feature f is stored as the position's offset in the emissions
 // (cBase[f] = t·M) and the offset of its attribute's weights (cOff[f]), its
@@ -169,6 +171,10 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 			sorted[next[x.n]] = x
 			next[x.n]++
 		}
+		// Within a group, in the order of the weights in memory: a
+		// sequence then walks through its rare weights in one direction
+		// (≈ 3 ms of an 80 ms evaluation on CoNLL-2000).
+		slices.SortStableFunc(sorted, func(a, b cf) int { return cmp.Or(cmp.Compare(a.n, b.n), cmp.Compare(a.off, b.off)) })
 		for k, x := range sorted {
 			if k == 0 || x.n != sorted[k-1].n {
 				f := int32(len(sc.cOff))
