@@ -22,6 +22,7 @@ type history struct {
 	count, end int       // valid pairs; the next slot
 	run        func(n int, f func(b int))
 	parts      []float64 // partial inner products, block by block
+	dparts     []float64 // direction's dir·d, block by block
 	slots      []int
 	alpha      []float64
 	ds, dy     []float64 // the direction's coefficients on s_a, y_a
@@ -86,6 +87,7 @@ func newHistory(m int, v *vecOps) *history {
 	h.sy, h.yy = make([]float64, m*m), make([]float64, m*m)
 	h.gs, h.gy = make([]float64, m), make([]float64, m)
 	h.alpha, h.ds, h.dy = make([]float64, m), make([]float64, m), make([]float64, m)
+	h.dparts = make([]float64, h.blocks())
 	return h
 }
 
@@ -101,14 +103,15 @@ func (h *history) valid() []int {
 }
 
 // update adds the pair s = x − xp, y = g − gp and computes its inner
-// products with the other pairs, and those of dir with every pair.
-func (h *history) update(x, xp, g, gp, dir []float64) {
+// products with the other pairs, and those of dir with every pair. It
+// returns x·x and dir·dir, taken in the same pass.
+func (h *history) update(x, xp, g, gp, dir []float64) (xx, dd float64) {
 	e := h.end
 	h.end = (h.end + 1) % h.m
 	h.count = min(h.count+1, h.m)
 	sl := h.valid()
 	c := len(sl)
-	K := 5 * c
+	K := 5*c + 2
 	nb := h.blocks()
 	if cap(h.parts) < nb*K {
 		h.parts = make([]float64, nb*K)
@@ -133,6 +136,8 @@ func (h *history) update(x, xp, g, gp, dir []float64) {
 			p[5*k+3] = kernels.Dot(db, sa)
 			p[5*k+4] = kernels.Dot(db, ya)
 		}
+		p[5*c] = kernels.Dot(xb, xb)
+		p[5*c+1] = kernels.Dot(db, db)
 	})
 	m := h.m
 	for k, a := range sl {
@@ -148,14 +153,19 @@ func (h *history) update(x, xp, g, gp, dir []float64) {
 		h.yy[e*m+a], h.yy[a*m+e] = v[2], v[2]
 		h.gs[a], h.gy[a] = v[3], v[4]
 	}
+	for b := range nb {
+		xx += parts[b*K+5*c]
+		dd += parts[b*K+5*c+1]
+	}
+	return xx, dd
 
 }
 
 // direction sets d = −H·dir by the two-loop recursion over the
 // coefficients (d = cg·dir + Σ ds_a·s_a + Σ dy_a·y_a), then forms d in one
 // pass. With pg non-nil (OWL-QN), entries of d whose sign agrees with pg
-// in [lo, hi) are set to 0.
-func (h *history) direction(d, dir, pg []float64, lo, hi int) {
+// in [lo, hi) are set to 0. It returns dir·d (taken in the same pass).
+func (h *history) direction(d, dir, pg []float64, lo, hi int) float64 {
 	sl := h.valid()
 	m := h.m
 	ds, dy := h.ds, h.dy
@@ -203,5 +213,11 @@ func (h *history) direction(d, dir, pg []float64, lo, hi int) {
 				}
 			}
 		}
+		h.dparts[b] = kernels.Dot(dir[l:r], db)
 	})
+	s := 0.0
+	for _, p := range h.dparts {
+		s += p
+	}
+	return s
 }

@@ -125,6 +125,7 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 		return res, nil
 	}
 	step := 1 / math.Sqrt(kernels.Dot(d, d))
+	dginit := vo.dot(dir, d) // the directional derivative along d
 	k := 1
 	for {
 		x, xp = xp, x
@@ -136,7 +137,7 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 				pseudoGradient(pg, x, g, o.c1, o.l1lo, o.l1hi)
 			}
 		} else {
-			fx, evals, err = lineSearch(x, g, d, xp, gp, fx, &step, eval, o)
+			fx, evals, err = lineSearch(x, g, d, xp, dginit, fx, &step, eval, o)
 		}
 		if err != nil {
 			copy(x, xp)
@@ -154,12 +155,15 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 			return res, err
 		}
 		res.fx, res.iters = fx, k
-		xnorm = math.Sqrt(vo.dot(x, x))
 		dir = g
 		if owl {
 			dir = pg
 		}
-		gnorm = math.Sqrt(vo.dot(dir, dir))
+		// Update the history with s = x − xp, y = g − gp (the smooth
+		// gradient), and take ‖x‖ and ‖dir‖ in the same pass (wasted on
+		// the last iteration).
+		xx, dd := hist.update(x, xp, g, gp, dir)
+		xnorm, gnorm = math.Sqrt(xx), math.Sqrt(dd)
 		if progress != nil && progress(k, x, g, fx, xnorm, gnorm, step, evals) {
 			res.interrupted, res.reason = true, "interrupted"
 			return res, nil
@@ -182,15 +186,13 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 			res.reason = "maximum number of iterations"
 			return res, nil
 		}
-		// Update the history with s = x − xp, y = g − gp (the smooth
-		// gradient); the two-loop recursion on d = −dir (the
-		// pseudo-gradient for OWL-QN).
-		hist.update(x, xp, g, gp, dir)
+		// The two-loop recursion on d = −dir (the pseudo-gradient for
+		// OWL-QN).
 		k++
 		if owl {
 			hist.direction(d, dir, pg, o.l1lo, o.l1hi)
 		} else {
-			hist.direction(d, dir, nil, 0, 0)
+			dginit = hist.direction(d, dir, nil, 0, 0)
 		}
 		step = 1
 	}
@@ -207,8 +209,7 @@ func (e lineSearchError) Error() string { return "train: line search: " + e.msg 
 // Backtracking halves or grows (×2.1) the step until the Armijo and
 // regular Wolfe conditions hold, StrongBacktracking the strong ones, as
 // libLBFGS does.
-func lineSearch(x, g, d, xp, gp []float64, finit float64, step *float64, eval evalFunc, o qnOptions) (float64, int, error) {
-	dginit := o.vo.dot(gp, d)
+func lineSearch(x, g, d, xp []float64, dginit, finit float64, step *float64, eval evalFunc, o qnOptions) (float64, int, error) {
 	if dginit >= 0 {
 		return 0, 0, lineSearchError{"the direction does not decrease the objective"}
 	}
