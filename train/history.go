@@ -28,7 +28,10 @@ type history struct {
 	ds, dy     []float64 // the direction's coefficients on s_a, y_a
 }
 
-const qnBlock = 4096
+// qnBlock is small enough that a block of the vectors an inner product
+// pass reads stays in L1 across its inner products (BenchmarkHistory: 7.0
+// ms against 8.5 with blocks of 4096).
+const qnBlock = 1024
 
 // vecOps runs the optimiser's other passes over whole vectors in the same
 // blocks on run, adding partial sums in block order (deterministic for any

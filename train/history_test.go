@@ -107,3 +107,27 @@ func TestHistoryDirection(t *testing.T) {
 // closeRel: blocked and whole-vector sums of n ≈ 12k products agree to
 // well within 1e-12 relative.
 func closeRel(a, b float64) bool { return math.Abs(a-b) <= 1e-12*math.Max(math.Abs(a), math.Abs(b)) }
+
+// BenchmarkHistory is one iteration's update and direction at the size of
+// CoNLL-2000's parameter vector (m = 6).
+func BenchmarkHistory(b *testing.B) {
+	const n, m = 537883, 6
+	r := rand.New(rand.NewPCG(1, 2))
+	vec := func() []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = r.NormFloat64()
+		}
+		return v
+	}
+	x, xp, g, gp, d := vec(), vec(), vec(), vec(), vec()
+	h := newHistory(m, newVecOps(n, nil))
+	for range m {
+		h.update(x, xp, g, gp, g)
+		xp = vec()
+	}
+	for b.Loop() {
+		h.update(x, xp, g, gp, g)
+		h.direction(d, g, nil, 0, 0)
+	}
+}
