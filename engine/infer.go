@@ -72,8 +72,10 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 		kernels.Backward(beta, scale, psi, tr.et, T, M)
 	}
 	if p.Marginals != nil {
-		for k := range T * M {
-			p.Marginals[k] = alpha[k] * beta[k]
+		mg := p.Marginals[:len(alpha)] // one bounds check, not three per entry
+		beta = beta[:len(alpha)]
+		for k, a := range alpha {
+			mg[k] = a * beta[k]
 		}
 	}
 	if p.Start != nil {

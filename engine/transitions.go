@@ -35,6 +35,8 @@ type Transitions struct {
 
 	scoreT   []float64 // scoreᵀ, for the log-domain backward pass
 	colShift []float64 // c_j = max_i score[i][j] (0 where the column is all -Inf)
+	colEnd   []float64 // colShift + end: the last position's column scores
+	startEnd []float64 // start + end: those of a chain of one position
 	e, et    []float64 // E[i][j] = exp(score[i][j] − c_j), and Eᵀ
 	logOnly  bool      // a column's range exceeds scaledRange: always use the log domain
 	tied     *tiedForm // non-nil for the Tied structure
@@ -124,6 +126,12 @@ func (tr *Transitions) derive() {
 		}
 	}
 	tr.logOnly = colRange(tr.score, tr.colShift, m) > scaledRange
+	tr.colEnd = make([]float64, m)
+	tr.startEnd = make([]float64, m)
+	for j := range m {
+		tr.colEnd[j] = tr.colShift[j] + tr.end[j]
+		tr.startEnd[j] = tr.start[j] + tr.end[j]
+	}
 }
 
 // Labels returns M.

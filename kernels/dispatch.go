@@ -21,6 +21,7 @@ type impl struct {
 	backward     func(beta, scale, psi, et []float64, T, M int)
 	forwardBatch func(alpha, scale, psi, e []float64, T, K, M int)
 	transitions  func(g, e, alpha, beta, psi, scale, work []float64, T, M int)
+	shiftRows    func(out, mx, lo, in, a []float64, T, M int)
 	logMatVec    func(out, a, tr []float64, M int)
 	viterbi      func(delta []float64, bp []int32, s, tr []float64, T, M int)
 	gather       func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)
@@ -42,6 +43,7 @@ var generic = &impl{
 	backward:     backwardGeneric,
 	forwardBatch: forwardBatchGeneric,
 	transitions:  transitionsGeneric,
+	shiftRows:    shiftRowsGeneric,
 	logMatVec:    logMatVecGeneric,
 	viterbi:      viterbiGeneric,
 	gather:       gatherGeneric,
@@ -59,6 +61,7 @@ func (p *impl) complete() *impl {
 	fill(&p.backward, generic.backward)
 	fill(&p.forwardBatch, generic.forwardBatch)
 	fill(&p.transitions, generic.transitions)
+	fill(&p.shiftRows, generic.shiftRows)
 	fill(&p.logMatVec, generic.logMatVec)
 	fill(&p.viterbi, generic.viterbi)
 	fill(&p.gather, generic.gather)

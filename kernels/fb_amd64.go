@@ -27,6 +27,11 @@ func forwardBatchAVX2(alpha []float64, scale []float64, psi []float64, e []float
 //go:noescape
 func transitionsAVX2(g []float64, e []float64, alpha []float64, beta []float64, psi []float64, scale []float64, work []float64, T int, M int)
 
+// shiftRowsAVX2 is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).
+//
+//go:noescape
+func shiftRowsAVX2(out []float64, mx []float64, lo []float64, in []float64, a []float64, T int, M int)
+
 // forwardAVX512 is the scaled forward pass over a whole sequence (see Forward);
 // T ≥ 1, M ≥ 1, lengths checked by the caller.
 //
@@ -49,3 +54,8 @@ func forwardBatchAVX512(alpha []float64, scale []float64, psi []float64, e []flo
 //
 //go:noescape
 func transitionsAVX512(g []float64, e []float64, alpha []float64, beta []float64, psi []float64, scale []float64, work []float64, T int, M int)
+
+// shiftRowsAVX512 is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).
+//
+//go:noescape
+func shiftRowsAVX512(out []float64, mx []float64, lo []float64, in []float64, a []float64, T int, M int)

@@ -4706,6 +4706,109 @@ fbAVX2_ttend_214:
 	VZEROUPPER
 	RET
 
+// func shiftRowsAVX2(out []float64, mx []float64, lo []float64, in []float64, a []float64, T int, M int)
+// Requires: AVX, AVX2
+TEXT ·shiftRowsAVX2(SB), NOSPLIT, $0-136
+	MOVQ         out_base+0(FP), AX
+	MOVQ         mx_base+24(FP), CX
+	MOVQ         lo_base+48(FP), DX
+	MOVQ         in_base+72(FP), BX
+	MOVQ         a_base+96(FP), SI
+	MOVQ         T+120(FP), DI
+	MOVQ         M+128(FP), R8
+	MOVQ         R8, R9
+	ANDQ         $-4, R9
+	MOVQ         R8, R10
+	SUBQ         R9, R10
+	MOVQ         $0x00000004, R11
+	SUBQ         R10, R11
+	LEAQ         tailmask<>+0(SB), R12
+	VMOVDQU      (R12)(R11*8), Y0
+	VBROADCASTSD rowsninf<>+0(SB), Y1
+	VBROADCASTSD rowspinf<>+0(SB), Y2
+	VBROADCASTSD rowsnegmax<>+0(SB), Y3
+
+shiftRowsAVX2_AVX2_row:
+	VMOVAPD Y1, Y4
+	VMOVAPD Y2, Y5
+	XORQ    R11, R11
+
+shiftRowsAVX2_AVX2_col:
+	CMPQ      R11, R9
+	JAE       shiftRowsAVX2_AVX2_coltail
+	VMOVUPD   (BX)(R11*8), Y6
+	VADDPD    (SI)(R11*8), Y6, Y6
+	VMOVUPD   Y6, (AX)(R11*8)
+	VMAXPD    Y6, Y4, Y4
+	VCMPPD    $0x1d, Y3, Y6, Y7
+	VBLENDVPD Y7, Y6, Y2, Y7
+	VMINPD    Y7, Y5, Y5
+	ADDQ      $+4, R11
+	JMP       shiftRowsAVX2_AVX2_col
+
+shiftRowsAVX2_AVX2_coltail:
+	TESTQ      R10, R10
+	JZ         shiftRowsAVX2_AVX2_reduce
+	VMASKMOVPD (BX)(R11*8), Y0, Y6
+	VMASKMOVPD (SI)(R11*8), Y0, Y7
+	VADDPD     Y7, Y6, Y6
+	VMASKMOVPD Y6, Y0, (AX)(R11*8)
+	VBLENDVPD  Y0, Y6, Y1, Y7
+	VMAXPD     Y7, Y4, Y4
+	VCMPPD     $0x1d, Y3, Y6, Y7
+	VANDPD     Y0, Y7, Y7
+	VBLENDVPD  Y7, Y6, Y2, Y7
+	VMINPD     Y7, Y5, Y5
+
+shiftRowsAVX2_AVX2_reduce:
+	VEXTRACTF128 $0x01, Y4, X6
+	VMAXPD       X6, X4, X4
+	VUNPCKHPD    X4, X4, X6
+	VMAXPD       X6, X4, X4
+	VEXTRACTF128 $0x01, Y5, X6
+	VMINPD       X6, X5, X5
+	VUNPCKHPD    X5, X5, X6
+	VMINPD       X6, X5, X5
+	VMOVSD       X4, (CX)
+	VMOVSD       X5, (DX)
+	VBROADCASTSD X4, Y4
+	XORQ         R11, R11
+
+shiftRowsAVX2_AVX2_sub:
+	CMPQ    R11, R9
+	JAE     shiftRowsAVX2_AVX2_subtail
+	VMOVUPD (AX)(R11*8), Y5
+	VSUBPD  Y4, Y5, Y5
+	VMOVUPD Y5, (AX)(R11*8)
+	ADDQ    $+4, R11
+	JMP     shiftRowsAVX2_AVX2_sub
+
+shiftRowsAVX2_AVX2_subtail:
+	TESTQ      R10, R10
+	JZ         shiftRowsAVX2_AVX2_next
+	VMASKMOVPD (AX)(R11*8), Y0, Y5
+	VSUBPD     Y4, Y5, Y5
+	VMASKMOVPD Y5, Y0, (AX)(R11*8)
+
+shiftRowsAVX2_AVX2_next:
+	LEAQ (BX)(R8*8), BX
+	LEAQ (AX)(R8*8), AX
+	ADDQ $+8, CX
+	ADDQ $+8, DX
+	DECQ DI
+	JNZ  shiftRowsAVX2_AVX2_row
+	VZEROUPPER
+	RET
+
+DATA rowsninf<>+0(SB)/8, $0xfff0000000000000
+GLOBL rowsninf<>(SB), RODATA|NOPTR, $8
+
+DATA rowspinf<>+0(SB)/8, $0x7ff0000000000000
+GLOBL rowspinf<>(SB), RODATA|NOPTR, $8
+
+DATA rowsnegmax<>+0(SB)/8, $(-179769313486231570000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000.0)
+GLOBL rowsnegmax<>(SB), RODATA|NOPTR, $8
+
 // func forwardAVX512(alpha []float64, scale []float64, psi []float64, e []float64, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2
 TEXT ·forwardAVX512(SB), $32960-112
@@ -15883,5 +15986,98 @@ fbAVX512_tjend_617:
 	JMP  fbAVX512_tt_614
 
 fbAVX512_ttend_615:
+	VZEROUPPER
+	RET
+
+// func shiftRowsAVX512(out []float64, mx []float64, lo []float64, in []float64, a []float64, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2
+TEXT ·shiftRowsAVX512(SB), NOSPLIT, $0-136
+	MOVQ         out_base+0(FP), AX
+	MOVQ         mx_base+24(FP), CX
+	MOVQ         lo_base+48(FP), DX
+	MOVQ         in_base+72(FP), BX
+	MOVQ         a_base+96(FP), SI
+	MOVQ         T+120(FP), DI
+	MOVQ         M+128(FP), R8
+	MOVQ         R8, R9
+	ANDQ         $-8, R9
+	MOVQ         R8, R10
+	SUBQ         R9, R10
+	MOVQ         $-1, R11
+	BZHIQ        R10, R11, R11
+	KMOVB        R11, K1
+	VBROADCASTSD rowsninf<>+0(SB), Z0
+	VBROADCASTSD rowspinf<>+0(SB), Z1
+	VBROADCASTSD rowsnegmax<>+0(SB), Z2
+
+shiftRowsAVX512_AVX512_row:
+	VMOVAPD Z0, Z3
+	VMOVAPD Z1, Z4
+	XORQ    R11, R11
+
+shiftRowsAVX512_AVX512_col:
+	CMPQ    R11, R9
+	JAE     shiftRowsAVX512_AVX512_coltail
+	VMOVUPD (BX)(R11*8), Z5
+	VADDPD  (SI)(R11*8), Z5, Z5
+	VMOVUPD Z5, (AX)(R11*8)
+	VMAXPD  Z5, Z3, Z3
+	VCMPPD  $0x1d, Z2, Z5, K2
+	VMINPD  Z5, Z4, K2, Z4
+	ADDQ    $+8, R11
+	JMP     shiftRowsAVX512_AVX512_col
+
+shiftRowsAVX512_AVX512_coltail:
+	TESTQ     R10, R10
+	JZ        shiftRowsAVX512_AVX512_reduce
+	VMOVUPD.Z (BX)(R11*8), K1, Z5
+	VMOVUPD.Z (SI)(R11*8), K1, Z6
+	VADDPD    Z6, Z5, Z5
+	VMOVUPD   Z5, K1, (AX)(R11*8)
+	VMAXPD    Z5, Z3, K1, Z3
+	VCMPPD    $0x1d, Z2, Z5, K1, K2
+	VMINPD    Z5, Z4, K2, Z4
+
+shiftRowsAVX512_AVX512_reduce:
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VMAXPD        Y5, Y3, Y5
+	VEXTRACTF128  $0x01, Y5, X3
+	VMAXPD        X3, X5, X5
+	VUNPCKHPD     X5, X5, X3
+	VMAXPD        X3, X5, X5
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VMINPD        Y3, Y4, Y3
+	VEXTRACTF128  $0x01, Y3, X4
+	VMINPD        X4, X3, X3
+	VUNPCKHPD     X3, X3, X4
+	VMINPD        X4, X3, X3
+	VMOVSD        X5, (CX)
+	VMOVSD        X3, (DX)
+	VBROADCASTSD  X5, Z3
+	XORQ          R11, R11
+
+shiftRowsAVX512_AVX512_sub:
+	CMPQ    R11, R9
+	JAE     shiftRowsAVX512_AVX512_subtail
+	VMOVUPD (AX)(R11*8), Z4
+	VSUBPD  Z3, Z4, Z4
+	VMOVUPD Z4, (AX)(R11*8)
+	ADDQ    $+8, R11
+	JMP     shiftRowsAVX512_AVX512_sub
+
+shiftRowsAVX512_AVX512_subtail:
+	TESTQ     R10, R10
+	JZ        shiftRowsAVX512_AVX512_next
+	VMOVUPD.Z (AX)(R11*8), K1, Z4
+	VSUBPD    Z3, Z4, Z4
+	VMOVUPD   Z4, K1, (AX)(R11*8)
+
+shiftRowsAVX512_AVX512_next:
+	LEAQ (BX)(R8*8), BX
+	LEAQ (AX)(R8*8), AX
+	ADDQ $+8, CX
+	ADDQ $+8, DX
+	DECQ DI
+	JNZ  shiftRowsAVX512_AVX512_row
 	VZEROUPPER
 	RET

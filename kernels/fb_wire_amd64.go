@@ -33,5 +33,6 @@ var _ = func() int {
 		}
 		forwardBatchAVX512(alpha, scale, psi, e, T, K, M, fbRows(M))
 	}
+	avx2Impl.shiftRows, avx512Impl.shiftRows = shiftRowsAVX2, shiftRowsAVX512
 	return 0
 }()

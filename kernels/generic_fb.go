@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // normalize divides row by its sum and returns the sum.
 func normalize(row []float64) float64 {
 	sum := 0.0
@@ -112,5 +114,25 @@ func transitionsGeneric(g, e, alpha, beta, psi, scale, work []float64, T, M int)
 		for j := range gi {
 			gi[j] += ei[j] * acc[j]
 		}
+	}
+}
+
+func shiftRowsGeneric(out, mx, lo, in, a []float64, T, M int) {
+	a = a[:M]
+	for t := range T {
+		row, src := out[t*M:(t+1)*M], in[t*M:(t+1)*M]
+		m, l := math.Inf(-1), math.Inf(1)
+		for j, v := range src {
+			v += a[j]
+			row[j] = v
+			m = max(m, v)
+			if v >= -math.MaxFloat64 {
+				l = min(l, v)
+			}
+		}
+		for j := range row {
+			row[j] -= m
+		}
+		mx[t], lo[t] = m, l
 	}
 }

@@ -86,6 +86,14 @@ DATA logc<>+288(SB)/8, $0xfff0000000000000
 DATA logc<>+296(SB)/8, $0xfff0000000000000
 GLOBL logc<>(SB), RODATA|NOPTR, $304
 
+DATA shiftrowsconst<>+0(SB)/8, $0xfff0000000000000
+DATA shiftrowsconst<>+8(SB)/8, $0xfff0000000000000
+DATA shiftrowsconst<>+16(SB)/8, $0x7ff0000000000000
+DATA shiftrowsconst<>+24(SB)/8, $0x7ff0000000000000
+DATA shiftrowsconst<>+32(SB)/8, $0xffefffffffffffff
+DATA shiftrowsconst<>+40(SB)/8, $0xffefffffffffffff
+GLOBL shiftrowsconst<>(SB), RODATA|NOPTR, $48
+
 // func dotNEON(x, y []float64) float64
 TEXT ·dotNEON(SB), NOSPLIT, $0-56
 	MOVD x_base+0(FP), R0
@@ -2900,6 +2908,83 @@ logMatVecNEON_sumi0:
 	ADD $8, R21
 	SUB $1, R11
 logMatVecNEON_sum1_done:
+	RET
+
+// func shiftRowsNEON(out, mx, lo, in, a []float64, T, M int)
+TEXT ·shiftRowsNEON(SB), NOSPLIT, $0-136
+	MOVD out_base+0(FP), R1
+	MOVD mx_base+24(FP), R3
+	MOVD lo_base+48(FP), R4
+	MOVD in_base+72(FP), R0
+	MOVD a_base+96(FP), R2
+	MOVD T+120(FP), R5
+	MOVD M+128(FP), R6
+	MOVD $shiftrowsconst<>(SB), R7
+	VLD1.P 48(R7), [V28.D2, V29.D2, V30.D2]
+shiftRowsNEON_row:
+	MOVD R2, R7
+	MOVD R1, R9
+	MOVD R6, R8
+	VORR V28.B16, V28.B16, V0.B16
+	VORR V29.B16, V29.B16, V1.B16
+shiftRowsNEON_v2:
+	CMP $2, R8
+	BLT shiftRowsNEON_v2_done
+	VLD1.P 16(R0), [V2.D2]
+	VLD1.P 16(R7), [V3.D2]
+	WORD $0x4e63d442 // fadd v2.2d, v2.2d, v3.2d
+	VST1.P [V2.D2], 16(R1)
+	WORD $0x4e62f400 // fmax v0.2d, v0.2d, v2.2d
+	WORD $0x6e7ee444 // fcmge v4.2d, v2.2d, v30.2d
+	VAND V2.B16, V4.B16, V5.B16
+	WORD $0x4e641fa6 // bic v6.16b, v29.16b, v4.16b
+	VORR V5.B16, V6.B16, V5.B16
+	WORD $0x4ee5f421 // fmin v1.2d, v1.2d, v5.2d
+	SUB $2, R8
+	B shiftRowsNEON_v2
+shiftRowsNEON_v2_done:
+shiftRowsNEON_v1:
+	CBZ R8, shiftRowsNEON_v1_done
+	VLD1R.P 8(R0), [V2.D2]
+	VLD1R.P 8(R7), [V3.D2]
+	WORD $0x4e63d442 // fadd v2.2d, v2.2d, v3.2d
+	FMOVD.P F2, 8(R1)
+	WORD $0x4e62f400 // fmax v0.2d, v0.2d, v2.2d
+	WORD $0x6e7ee444 // fcmge v4.2d, v2.2d, v30.2d
+	VAND V2.B16, V4.B16, V5.B16
+	WORD $0x4e641fa6 // bic v6.16b, v29.16b, v4.16b
+	VORR V5.B16, V6.B16, V5.B16
+	WORD $0x4ee5f421 // fmin v1.2d, v1.2d, v5.2d
+	SUB $1, R8
+shiftRowsNEON_v1_done:
+	VDUP V0.D[1], V4.D2
+	WORD $0x4e64f400 // fmax v0.2d, v0.2d, v4.2d
+	VDUP V1.D[1], V4.D2
+	WORD $0x4ee4f421 // fmin v1.2d, v1.2d, v4.2d
+	FMOVD.P F0, 8(R3)
+	FMOVD.P F1, 8(R4)
+	VDUP V0.D[0], V0.D2
+	MOVD R9, R10
+	MOVD R9, R11
+	MOVD R6, R8
+shiftRowsNEON_s2:
+	CMP $2, R8
+	BLT shiftRowsNEON_s2_done
+	VLD1.P 16(R10), [V2.D2]
+	WORD $0x4ee0d442 // fsub v2.2d, v2.2d, v0.2d
+	VST1.P [V2.D2], 16(R11)
+	SUB $2, R8
+	B shiftRowsNEON_s2
+shiftRowsNEON_s2_done:
+shiftRowsNEON_s1:
+	CBZ R8, shiftRowsNEON_s1_done
+	FMOVD.P 8(R10), F2
+	WORD $0x4ee0d442 // fsub v2.2d, v2.2d, v0.2d
+	FMOVD.P F2, 8(R11)
+	SUB $1, R8
+shiftRowsNEON_s1_done:
+	SUB $1, R5
+	CBNZ R5, shiftRowsNEON_row
 	RET
 
 // func fmaPeakNEON(n int) float64

@@ -66,3 +66,6 @@ var _ = func() int {
 	neonImpl.fmaPeak, neonImpl.peakFlops = fmaPeakNEON, 24*2*2
 	return 0
 }()
+
+//go:noescape
+func shiftRowsNEON(out, mx, lo, in, a []float64, T, M int)

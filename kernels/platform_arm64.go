@@ -20,6 +20,7 @@ var neonImpl = &impl{
 	log:          logNEON,
 	gather:       gatherNEON,
 	transitions:  transitionsNEON,
+	shiftRows:    shiftRowsNEON,
 	logMatVec:    logMatVecNEON,
 	scatter:      scatterNEON,
 }

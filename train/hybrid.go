@@ -1,8 +1,10 @@
 package train
 
 import (
+	"cmp"
 	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
+	"slices"
 )
 
 // Training keeps the state weights in a hybrid layout of its own, and
@@ -82,7 +84,7 @@ func (h *hybrid) numParams() int { return h.nHot*h.m + len(h.coldLab) }
 // ones (ids: hot rows), in global CSR arrays (sequence i has the positions
 // [pos[i], pos[i+1]), position t the hot features hotPtr[t] ≤ f <
 // hotPtr[t+1]), and the cold ones, grouped per sequence by their number of
-// labels n.
+// labels n and ordered by their weights' offset within a group.
 //
 // A cold feature f is stored as the position's offset in the emissions
 // (cBase[f] = t·M) and the offset of its attribute's weights (cOff[f]), its
@@ -169,6 +171,10 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 			sorted[next[x.n]] = x
 			next[x.n]++
 		}
+		// Within a group, in the order of the weights in memory: a
+		// sequence then walks through its rare weights in one direction
+		// (≈ 3 ms of an 80 ms evaluation on CoNLL-2000).
+		slices.SortStableFunc(sorted, func(a, b cf) int { return cmp.Or(cmp.Compare(a.n, b.n), cmp.Compare(a.off, b.off)) })
 		for k, x := range sorted {
 			if k == 0 || x.n != sorted[k-1].n {
 				f := int32(len(sc.cOff))
@@ -195,6 +201,13 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 			sc.hotRel = append(sc.hotRel, sc.hotPtr[p]-sc.hotPtr[p0])
 		}
 		longest = max(longest, int(sc.hotPtr[p1]-sc.hotPtr[p0]))
+	}
+	// The kernels are called unchecked (GatherTrusted): check the hot rows
+	// once here.
+	for _, r := range sc.hotIDs {
+		if r < 0 || int(r) >= h.nHot {
+			panic("train: hot row out of range")
+		}
 	}
 	sc.ones = make([]float64, longest)
 	for k := range sc.ones {
@@ -238,7 +251,7 @@ func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc
 	clear(emit[:T*m])
 	if h.nHot > 0 {
 		ptr, ids, vals := sc.hot(i)
-		kernels.Gather(emit, hot, m, ptr, ids, vals, T, m)
+		kernels.GatherTrusted(emit, hot[:h.nHot*m], m, ptr, ids, vals, T, m)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
@@ -272,7 +285,7 @@ func (h *hybrid) addGradientWith(hot, cold []float64, stride int32, p []float64,
 	T := p1 - p0
 	if h.nHot > 0 {
 		ptr, ids, vals := sc.hot(i)
-		kernels.Scatter(hot, m, p, ptr, ids, vals, c, T, m)
+		kernels.ScatterTrusted(hot[:h.nHot*m], m, p, ptr, ids, vals, c, T, m)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0

@@ -39,6 +39,9 @@ type qnOptions struct {
 	lineSearch string
 	c1         float64 // > 0: OWL-QN on x[l1lo:l1hi]
 	l1lo, l1hi int
+	// run runs f(0) … f(n−1), in parallel if it likes (nil: in order).
+	run func(n int, f func(b int))
+	vo  *vecOps // set by minimize
 }
 
 // qnProgress is called after every iteration with the accepted point; it
@@ -63,8 +66,16 @@ type qnResult struct {
 
 // minimize minimises eval (+ c1·‖x[l1lo:l1hi]‖₁) from x, leaving the last
 // accepted point in x.
-func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnResult, error) {
-	n := len(x)
+func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnResult, error) {
+	n := len(x0)
+	// x and xp (g and gp) swap at each iteration rather than copy; the
+	// last accepted point goes back to the caller's slice at the end.
+	x := x0
+	defer func() {
+		if n > 0 && &x[0] != &x0[0] {
+			copy(x0, x)
+		}
+	}()
 	m := max(o.m, 1)
 	owl := o.c1 > 0
 	g := make([]float64, n)
@@ -75,14 +86,9 @@ func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnR
 	if owl {
 		pg = make([]float64, n)
 	}
-	s := make([][]float64, m)
-	y := make([][]float64, m)
-	ys := make([]float64, m)
-	alpha := make([]float64, m)
-	for i := range m {
-		s[i] = make([]float64, n)
-		y[i] = make([]float64, n)
-	}
+	vo := newVecOps(n, o.run)
+	o.vo = vo
+	hist := newHistory(m, vo)
 	var pf []float64
 	if o.period > 0 {
 		pf = make([]float64, o.period)
@@ -112,17 +118,18 @@ func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnR
 	for i, v := range dir {
 		d[i] = -v
 	}
-	xnorm := math.Max(math.Sqrt(kernels.Dot(x, x)), 1)
-	gnorm := math.Sqrt(kernels.Dot(dir, dir))
+	xnorm := math.Max(math.Sqrt(vo.dot(x, x)), 1)
+	gnorm := math.Sqrt(vo.dot(dir, dir))
 	if gnorm/xnorm <= o.epsilon {
 		res.reason = "already at a minimum (‖g‖/‖x‖ ≤ epsilon)"
 		return res, nil
 	}
 	step := 1 / math.Sqrt(kernels.Dot(d, d))
-	end, k := 0, 1
+	dginit := vo.dot(dir, d) // the directional derivative along d
+	k := 1
 	for {
-		copy(xp, x)
-		copy(gp, g)
+		x, xp = xp, x
+		g, gp = gp, g
 		var evals int
 		if owl {
 			fx, evals, err = lineSearchOWL(x, g, d, xp, pg, fx, &step, eval, o)
@@ -130,7 +137,7 @@ func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnR
 				pseudoGradient(pg, x, g, o.c1, o.l1lo, o.l1hi)
 			}
 		} else {
-			fx, evals, err = lineSearch(x, g, d, xp, gp, fx, &step, eval, o)
+			fx, evals, err = lineSearch(x, g, d, xp, dginit, fx, &step, eval, o)
 		}
 		if err != nil {
 			copy(x, xp)
@@ -148,12 +155,15 @@ func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnR
 			return res, err
 		}
 		res.fx, res.iters = fx, k
-		xnorm = math.Sqrt(kernels.Dot(x, x))
 		dir = g
 		if owl {
 			dir = pg
 		}
-		gnorm = math.Sqrt(kernels.Dot(dir, dir))
+		// Update the history with s = x − xp, y = g − gp (the smooth
+		// gradient), and take ‖x‖ and ‖dir‖ in the same pass (wasted on
+		// the last iteration).
+		xx, dd := hist.update(x, xp, g, gp, dir)
+		xnorm, gnorm = math.Sqrt(xx), math.Sqrt(dd)
 		if progress != nil && progress(k, x, g, fx, xnorm, gnorm, step, evals) {
 			res.interrupted, res.reason = true, "interrupted"
 			return res, nil
@@ -176,42 +186,13 @@ func minimize(x []float64, eval evalFunc, o qnOptions, progress qnProgress) (qnR
 			res.reason = "maximum number of iterations"
 			return res, nil
 		}
-		// Update the history: s = x − xp, y = g − gp (the smooth gradient).
-		sk, yk := s[end], y[end]
-		var yy, sy float64
-		for i := range n {
-			si := x[i] - xp[i]
-			yi := g[i] - gp[i]
-			sk[i], yk[i] = si, yi
-			sy += si * yi
-			yy += yi * yi
-		}
-		ys[end] = sy
-		bound := min(m, k)
+		// The two-loop recursion on d = −dir (the pseudo-gradient for
+		// OWL-QN).
 		k++
-		end = (end + 1) % m
-		// Two-loop recursion on d = −g (the pseudo-gradient for OWL-QN).
-		for i, v := range dir {
-			d[i] = -v
-		}
-		j := end
-		for range bound {
-			j = (j + m - 1) % m
-			alpha[j] = kernels.Dot(s[j], d) / ys[j]
-			kernels.Axpy(-alpha[j], y[j], d)
-		}
-		kernels.Scale(sy/yy, d)
-		for range bound {
-			beta := kernels.Dot(y[j], d) / ys[j]
-			kernels.Axpy(alpha[j]-beta, s[j], d)
-			j = (j + 1) % m
-		}
 		if owl {
-			for i := o.l1lo; i < o.l1hi; i++ {
-				if d[i]*pg[i] >= 0 {
-					d[i] = 0
-				}
-			}
+			hist.direction(d, dir, pg, o.l1lo, o.l1hi)
+		} else {
+			dginit = hist.direction(d, dir, nil, 0, 0)
 		}
 		step = 1
 	}
@@ -228,8 +209,7 @@ func (e lineSearchError) Error() string { return "train: line search: " + e.msg 
 // Backtracking halves or grows (×2.1) the step until the Armijo and
 // regular Wolfe conditions hold, StrongBacktracking the strong ones, as
 // libLBFGS does.
-func lineSearch(x, g, d, xp, gp []float64, finit float64, step *float64, eval evalFunc, o qnOptions) (float64, int, error) {
-	dginit := kernels.Dot(gp, d)
+func lineSearch(x, g, d, xp []float64, dginit, finit float64, step *float64, eval evalFunc, o qnOptions) (float64, int, error) {
 	if dginit >= 0 {
 		return 0, 0, lineSearchError{"the direction does not decrease the objective"}
 	}
@@ -239,15 +219,13 @@ func lineSearch(x, g, d, xp, gp []float64, finit float64, step *float64, eval ev
 	maxLS := max(o.maxLS, 1)
 	evals := 0
 	phi := func(a float64) (float64, float64, error) {
-		for i := range x {
-			x[i] = xp[i] + a*d[i]
-		}
+		o.vo.step(x, xp, d, a)
 		evals++
 		f, err := eval(x, g)
 		if err != nil {
 			return 0, 0, err
 		}
-		return f, kernels.Dot(g, d), nil
+		return f, o.vo.dot(g, d), nil
 	}
 	if o.lineSearch == "Backtracking" || o.lineSearch == "StrongBacktracking" {
 		strong := o.lineSearch == "StrongBacktracking"

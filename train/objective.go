@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -357,12 +358,8 @@ func (o *objective) reduceStates(theta, g []float64) float64 {
 		}
 		if c2 > 0 {
 			x := theta[lo:hi]
-			s := 0.0
-			for k, v := range x {
-				s += v * v
-				gb[k] += c22 * v
-			}
-			parts[b] = c2 * s
+			parts[b] = c2 * kernels.Dot(x, x)
+			kernels.Axpy(c22, x, gb)
 		}
 		return nil
 	})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -238,8 +239,12 @@ func TestChunking(t *testing.T) {
 		cfg.Threads, _ = strconv.Atoi(v)
 	}
 	var secs []float64
+	var ruFirst syscall.Rusage
 	cfg.Progress = func(p Progress) {
 		secs = append(secs, p.Seconds)
+		if p.Iteration == 1 {
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ruFirst)
+		}
 		if p.Iteration%10 == 0 || p.Iteration < 3 {
 			t.Logf("iter %d loss %.3f gnorm %.3f active %d step %.3g evals %d %.3fs", p.Iteration, p.Loss, p.GradNorm, p.Active, p.Step, p.Evals, p.Seconds)
 		}
@@ -255,6 +260,12 @@ func TestChunking(t *testing.T) {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
 	t.Logf("CPU time %v (%.4f s/iteration; the machine is shared, CPU time is the steadier figure)", cpu, cpu.Seconds()/float64(res.Iterations))
+	if n := res.Iterations; n > 1 {
+		steady := time.Duration(ru1.Utime.Nano() - ruFirst.Utime.Nano() + ru1.Stime.Nano() - ruFirst.Stime.Nano())
+		med := append([]float64(nil), secs...)
+		sort.Float64s(med)
+		t.Logf("iterations 2..%d: %.4f s CPU each (setup and the first excluded); median wall %.4f s", n, steady.Seconds()/float64(n-1), med[len(med)/2])
+	}
 	t.Logf("%d sequences, %d tokens, %d features, %d attrs, M=%d, layout %v, params %d", d.Corpus.Len(), d.Corpus.Tokens(), d.Corpus.Features(), d.NumAttrs, d.Labels, res.Layout, len(res.Params))
 	t.Logf("threads %d: %d iterations in %v (%.4f s/iteration), %s", cfg.Threads, res.Iterations, el, el.Seconds()/float64(res.Iterations), res.Reason)
 	acc, f1 := evalChunking(t, res, te, labels)

@@ -188,6 +188,7 @@ type trainer struct {
 	// holdout buffers, per worker
 	hold   []holdBuf
 	holdSC *splitCorpus
+	counts []int // activePar's per block
 }
 
 type holdBuf struct {
@@ -212,6 +213,9 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 		m: cfg.NumMemories, epsilon: cfg.Epsilon, period: cfg.Period, delta: cfg.Delta,
 		maxIter: cfg.MaxIterations, maxLS: cfg.MaxLineSearch, lineSearch: cfg.LineSearch,
 		c1: cfg.C1, l1lo: 0, l1hi: t.md.nParams,
+		run: func(n int, f func(b int)) {
+			_ = t.pool.Run(n, func(_ *engine.Workspace, _, b int) error { f(b); return nil })
+		},
 	}
 	if o.m == 0 {
 		o.m = 6
@@ -222,7 +226,7 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	last := time.Now()
 	progress := func(k int, x, g []float64, fx, xnorm, gnorm, step float64, evals int) bool {
 		if cfg.Progress != nil {
-			p := Progress{Iteration: k, Loss: fx, GradNorm: gnorm, Active: active(x), Holdout: -1, Step: step, Evals: evals}
+			p := Progress{Iteration: k, Loss: fx, GradNorm: gnorm, Active: t.activePar(x), Holdout: -1, Step: step, Evals: evals}
 			if cfg.Holdout != nil && k%max(cfg.HoldoutEvery, 1) == 0 {
 				acc, err := t.holdout(x)
 				if err == nil {
@@ -246,6 +250,25 @@ func (t *trainer) stopped() bool {
 		t.stop.Store(true)
 	}
 	return t.stop.Load()
+}
+
+// activePar is active on the pool's workers (a pass over all parameters
+// each iteration, ≈ 1 ms on CoNLL-2000).
+func (t *trainer) activePar(x []float64) int {
+	nb := (len(x) + qnBlock - 1) / qnBlock
+	if cap(t.counts) < nb {
+		t.counts = make([]int, nb)
+	}
+	counts := t.counts[:nb]
+	_ = t.pool.Run(nb, func(_ *engine.Workspace, _, b int) error {
+		counts[b] = active(x[b*qnBlock : min((b+1)*qnBlock, len(x))])
+		return nil
+	})
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
 }
 
 func active(x []float64) int {

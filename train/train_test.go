@@ -217,7 +217,10 @@ func dot(a, b []float64) float64 {
 func TestLBFGSConverges(t *testing.T) {
 	d := randomData(t, 11, 60, 15, 4, true, false)
 	cfg, _ := Defaults("lbfgs")
-	cfg.Epsilon, cfg.Delta = 1e-7, 0
+	// ε = 1e-6: at ‖g‖ ≈ 4e-7 this objective (≈ 315) changes by less
+	// than its rounding error along a step, and whether a line search
+	// still finds a decrease there is luck of the last bits.
+	cfg.Epsilon, cfg.Delta = 1e-6, 0
 	var last Progress
 	prev := math.Inf(1)
 	cfg.Progress = func(p Progress) {

@@ -36,6 +36,7 @@ func main() {
 		genBackward(i)
 		genBatch(i)
 		genTransitions(i)
+		genShiftRows(i)
 	}
 	Generate()
 }
