@@ -267,7 +267,7 @@ func measureTask(ctx context.Context, o Options, t Task) ([]Run, error) {
 			args = append(args, "-p", fmt.Sprintf("max_iterations=%d", o.MaxIterCheck))
 		}
 		args = append(args, trainIn...)
-		wall, rss, _, err := runChild(ctx, o.Exe, args, nil)
+		wall, rss, _, err := runChild(ctx, o.Exe, args, nil, n)
 		if err != nil {
 			return nil, err
 		}
@@ -300,7 +300,7 @@ func measureTask(ctx context.Context, o Options, t Task) ([]Run, error) {
 		o.Progress(fmt.Sprintf("%s: simdcrf tag, %d thread(s)", t.Name, n))
 		r.TagThreads = n
 		r.TagSec = median(o.TagRepeats, func() float64 {
-			w, _, _, e := runChild(ctx, o.Exe, append([]string{"tag", "-m", modelPath, "--threads", fmt.Sprint(n)}, testIn...), io.Discard)
+			w, _, _, e := runChild(ctx, o.Exe, append([]string{"tag", "-m", modelPath, "--threads", fmt.Sprint(n)}, testIn...), io.Discard, n)
 			if e != nil {
 				err = e
 			}
@@ -415,8 +415,14 @@ func scoreLabels(goldPath, predPath string) (eval.Result, error) {
 
 // runChild runs exe with args, stdout to out (nil: discard), and returns the
 // wall time, the peak resident set size in bytes and the user CPU seconds.
-func runChild(ctx context.Context, exe string, args []string, out io.Writer) (float64, int64, float64, error) {
+// With procs > 0 the child runs with GOMAXPROCS=procs, so that "one
+// thread" means one core for everything (the Go runtime's garbage collector
+// and a tagger's reading goroutine included), as CRFsuite has.
+func runChild(ctx context.Context, exe string, args []string, out io.Writer, procs int) (float64, int64, float64, error) {
 	cmd := exec.CommandContext(ctx, exe, args...)
+	if procs > 0 {
+		cmd.Env = append(os.Environ(), fmt.Sprintf("GOMAXPROCS=%d", procs))
+	}
 	cmd.Stdout = out
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -437,7 +443,7 @@ func runChild(ctx context.Context, exe string, args []string, out io.Writer) (fl
 
 func runOut(ctx context.Context, exe string, args []string) ([]byte, error) {
 	var out bytes.Buffer
-	if _, _, _, err := runChild(ctx, exe, args, &out); err != nil {
+	if _, _, _, err := runChild(ctx, exe, args, &out, 0); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
