@@ -310,47 +310,6 @@ func (l *Loader) Finish() (*Training, error) {
 	return tr, nil
 }
 
-// Encoder encodes sequences read from text with fixed dictionaries (a
-// model's): attributes it does not know are left out, labels it does not
-// know get the id Unknown (they can never be predicted, so they count as
-// errors). An Encoder reuses its memory; it is not safe for concurrent use.
-type Encoder struct {
-	Attrs, Labels *sparse.Dict
-	b             sparse.Builder
-	gold          []int32
-}
-
-// Unknown is the label id of a gold label the dictionaries do not know.
-const Unknown int32 = -2
-
-// Encode returns seq's attribute ids as a Seq without labels, and its gold
-// label ids (nil when seq has no labels). Both are valid until the next call.
-func (e *Encoder) Encode(seq *format.Sequence) (sparse.Seq, []int32) {
-	e.b.Reset()
-	e.gold = e.gold[:0]
-	for t := 0; t < seq.Len(); t++ {
-		for k := seq.Ptr[t]; k < seq.Ptr[t+1]; k++ {
-			if id, ok := e.Attrs.LookupBytes(seq.Names[k]); ok {
-				e.b.Add(id, seq.Values[k])
-			}
-		}
-		e.b.End(sparse.NoLabel)
-		if seq.Labels != nil {
-			y, ok := e.Labels.LookupBytes(seq.Labels[t])
-			if !ok {
-				y = Unknown
-			}
-			e.gold = append(e.gold, y)
-		}
-	}
-	s := e.b.Seq()
-	s.Labels = nil
-	if seq.Labels == nil {
-		return s, nil
-	}
-	return s, e.gold
-}
-
 // LoadHoldout reads labelled data to evaluate during training, with the
 // training data's dictionaries: attributes they do not know are left out,
 // and gold labels they do not know are sparse.NoLabel, which no prediction

@@ -1,0 +1,85 @@
+package corpus
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+func write(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestLoad checks the dictionaries, the frequency order of attribute ids,
+// instance weights, and a holdout with a label training never had.
+func TestLoad(t *testing.T) {
+	train := write(t, "train.txt", "A\tx\ty\nB\ty\n\n@weight:2\nA\ty\tz\n\n")
+	var l Loader
+	tr, err := l.Load([]string{train}, Spec{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Seqs != 2 || tr.Items != 3 || tr.Labels.Len() != 2 || tr.Attrs.Len() != 3 {
+		t.Fatalf("got %d sequences, %d items, %d labels, %d attributes", tr.Seqs, tr.Items, tr.Labels.Len(), tr.Attrs.Len())
+	}
+	if tr.Attrs.String(0) != "y" { // y occurs 3 times, x and z once
+		t.Errorf("most frequent attribute is %q, want y", tr.Attrs.String(0))
+	}
+	if len(tr.Data.Weights) != 2 || tr.Data.Weights[1] != 2 {
+		t.Errorf("instance weights %v", tr.Data.Weights)
+	}
+	hold := write(t, "hold.txt", "A\tx\tunseen\nC\ty\n\n")
+	h, err := LoadHoldout(hold, Spec{}, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := h.Corpus.Seq(0)
+	if len(s.Labels) != 2 || s.Labels[0] != 0 || s.Labels[1] != sparse.NoLabel || len(s.IDs) != 2 {
+		t.Errorf("holdout sequence %+v", s)
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	for name, c := range map[string]struct {
+		text, want string
+		cols       int
+	}{
+		"unlabelled": {"the\n\n", "train.conll:1: ", 1},
+		"short row":  {"the DT B-NP\ndog NN\n\n", "train.conll:2: ", 0},
+		"empty":      {"\n\n", "no sequences", 0},
+	} {
+		t.Run(name, func(t *testing.T) {
+			p := write(t, "train.conll", c.text)
+			var l Loader
+			_, err := l.Load([]string{p}, Spec{Format: "conll", Features: "pos", Columns: c.cols})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+		})
+	}
+	if _, err := (Spec{Format: "crfsuite", Features: "pos"}).Options(); err == nil {
+		t.Error("crfsuite input with a feature set was accepted")
+	}
+	if _, err := (Spec{Format: "conll"}).Options(); err == nil {
+		t.Error("conll input without features was accepted")
+	}
+}
+
+func TestResolve(t *testing.T) {
+	for path, want := range map[string]string{"a.conllu": "conllu", "a.conllu.gz": "conllu", "a.txt": "crfsuite"} {
+		if got := (Spec{}).Resolve(path).Format; got != want {
+			t.Errorf("%s: %s, want %s", path, got, want)
+		}
+	}
+	if got := (Spec{Features: "pos"}).Resolve("a.txt").Format; got != "conll" {
+		t.Errorf("features without format: %s, want conll", got)
+	}
+}
