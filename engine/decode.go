@@ -26,9 +26,16 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 		return 0, nil
 	}
 	M := tr.m
-	ws.grow(T, M)
-	if err := tr.logScores(ws, emit, T, c, false); err != nil {
-		return 0, err
+	ws.s = grow(ws.s, T*M)
+	var err2 error
+	if c == nil {
+		err2 = tr.viterbiScores(ws, emit, T)
+	} else {
+		ws.grow(T, M)
+		err2 = tr.logScores(ws, emit, T, c, false)
+	}
+	if err2 != nil {
+		return 0, err2
 	}
 	ws.delta = grow(ws.delta, T*M)
 	ws.bp = grow(ws.bp, T*M)

@@ -237,6 +237,61 @@ func (tr *Transitions) logScores(ws *Workspace, emit []float64, T int, c *ChainO
 	return nil
 }
 
+// viterbiScores fills ws.s like logScores(ws, emit, T, nil, false) (same
+// arithmetic, so the same bits) without the row maxima and minima, which
+// Viterbi does not read: a plain add-and-check pass. It rejects NaN and +Inf
+// emissions.
+func (tr *Transitions) viterbiScores(ws *Workspace, emit []float64, T int) error {
+	M := tr.m
+	s := ws.s[:T*M]
+	for t := range T {
+		a, b := tr.zeros, tr.zeros
+		if t == 0 {
+			a = tr.start
+		}
+		if t == T-1 {
+			b = tr.end
+		}
+		row, in := s[t*M:(t+1)*M], emit[t*M:(t+1)*M]
+		var bad int
+		if t == 0 || t == T-1 {
+			bad = addRow(row, in, a, b)
+		} else {
+			bad = addZero(row, in)
+		}
+		if bad >= 0 {
+			return fmt.Errorf("engine: emission score [%d][%d] is %v", t, bad, in[bad])
+		}
+	}
+	return nil
+}
+
+// addRow sets row = in + (a + b) and returns the index of the first NaN or
+// +Inf entry of in, or −1.
+func addRow(row, in, a, b []float64) int {
+	a, b, row = a[:len(in)], b[:len(in)], row[:len(in)]
+	for j, v := range in {
+		if !(v <= math.MaxFloat64) {
+			return j
+		}
+		row[j] = v + (a[j] + b[j])
+	}
+	return -1
+}
+
+// addZero is addRow with a = b = 0: row = in + 0 (which turns −0 into +0,
+// exactly as addRow does).
+func addZero(row, in []float64) int {
+	row = row[:len(in)]
+	for j, v := range in {
+		if !(v <= math.MaxFloat64) {
+			return j
+		}
+		row[j] = v + 0
+	}
+	return -1
+}
+
 // scoreRow sets row = in + a + b and returns its maximum and smallest finite
 // entry, or the index of a NaN or +Inf entry of in as bad (else −1).
 func scoreRow(row, in, a, b []float64) (m, lo float64, bad int) {
