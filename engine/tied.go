@@ -301,7 +301,10 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 		mark[i] = -1
 	}
 	useDef := !math.IsInf(tf.def, -1)
-	K := min(tf.maxCol+1, M, maxTop)
+	// A short top list: defaultFor takes the first entry that is not an
+	// exception of the column and scans all of prev only when every entry
+	// is one (rare: a column has few exceptions).
+	K := min(tf.maxCol+1, M, shortTop)
 	ninf := math.Inf(-1)
 	for t := 1; t < T; t++ {
 		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
@@ -325,8 +328,9 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 		for j := range cur {
 			best, bi := cur[j], arg[j]
 			lo, hi := tf.colPtr[j], tf.colPtr[j+1]
+			colS := tf.colS[lo:hi]
 			for k, i := range tf.colI[lo:hi] {
-				c := prev[i] + tf.colS[int(lo)+k]
+				c := prev[i] + colS[k]
 				if c > best || (c == best && (bi < 0 || i < bi)) {
 					best, bi = c, i
 				}
@@ -344,16 +348,19 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 // outnumber the top list, the best unmarked entry of all of prev.
 func (tf *tiedForm) defaultFor(prev []float64, top []int32, j, M int, mark []int32, id int32) (float64, int32) {
 	colI := tf.colI[tf.colPtr[j]:tf.colPtr[j+1]]
-	if len(colI) < len(top) {
-	next:
-		for _, i := range top {
-			for _, e := range colI {
-				if e == i {
-					continue next
-				}
+	// top is in order of decreasing δ, ties by increasing index, so its
+	// first entry that is not an exception is the answer.
+next:
+	for _, i := range top {
+		for _, e := range colI {
+			if e == i {
+				continue next
 			}
-			return prev[i] + tf.def, i
 		}
+		return prev[i] + tf.def, i
+	}
+	if len(top) == M { // every label is an exception of j
+		return math.Inf(-1), -1
 	}
 	for _, e := range colI {
 		mark[e] = id
@@ -370,16 +377,20 @@ func (tf *tiedForm) defaultFor(prev []float64, top []int32, j, M int, mark []int
 	return prev[bi] + tf.def, bi
 }
 
-// maxTop caps the top list of the tied Viterbi.
-const maxTop = 64
+// maxTop caps the top list of the tied Viterbi (the workspace's order
+// buffer), shortTop is the length it uses.
+const maxTop, shortTop = 64, 4
 
 // topK writes to top the indices of the len(top) largest entries of v in
 // order of decreasing value, ties by increasing index, and returns how many
 // it wrote (fewer only when len(v) < len(top)).
 func topK(v []float64, top []int32) int {
 	n := 0
+	// thr is the smallest kept value once top is full: most entries fall
+	// below it and cost one compare.
+	thr := math.Inf(-1)
 	for i, x := range v {
-		if n == len(top) && !(x > v[top[n-1]]) {
+		if n == len(top) && !(x > thr) {
 			continue
 		}
 		// Insert after every entry ≥ x (earlier indices win ties).
@@ -394,6 +405,9 @@ func topK(v []float64, top []int32) int {
 			p--
 		}
 		top[p] = int32(i)
+		if n == len(top) {
+			thr = v[top[n-1]]
+		}
 	}
 	return n
 }
