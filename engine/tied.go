@@ -52,6 +52,7 @@ type tiedForm struct {
 	colPtr     []int32
 	colI, colK []int32
 	colV, colS []float64
+	colJ       []int32 // the column of each entry (flat passes)
 	// row i's exceptions: next label, E_ij − D_j.
 	rowPtr []int32
 	rowJ   []int32
@@ -195,7 +196,7 @@ func (tf *tiedForm) index(tr *Transitions) {
 		tf.rowPtr[j+1] += tf.rowPtr[j]
 		tf.maxCol = max(tf.maxCol, int(tf.colPtr[j+1]-tf.colPtr[j]))
 	}
-	tf.colI, tf.colK = make([]int32, n), make([]int32, n)
+	tf.colI, tf.colK, tf.colJ = make([]int32, n), make([]int32, n), make([]int32, n)
 	tf.colV, tf.colS = make([]float64, n), make([]float64, n)
 	tf.rowJ, tf.rowV = make([]int32, n), make([]float64, n)
 	cpos, rpos := slices.Clone(tf.colPtr[:m]), slices.Clone(tf.rowPtr[:m])
@@ -204,6 +205,7 @@ func (tf *tiedForm) index(tr *Transitions) {
 		c := cpos[e.To]
 		cpos[e.To]++
 		tf.colI[c], tf.colK[c], tf.colV[c], tf.colS[c] = e.From, int32(k), v, e.Score
+		tf.colJ[c] = e.To
 		r := rpos[e.From]
 		rpos[e.From]++
 		tf.rowJ[r], tf.rowV[r] = e.To, v
@@ -324,21 +326,22 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 				cur[j], arg[j] = ninf, -1
 			}
 		}
-		// Every exception, column by column.
-		for j := range cur {
-			best, bi := cur[j], arg[j]
-			lo, hi := tf.colPtr[j], tf.colPtr[j+1]
-			colS := tf.colS[lo:hi]
-			for k, i := range tf.colI[lo:hi] {
-				c := prev[i] + colS[k]
-				if c > best || (c == best && (bi < 0 || i < bi)) {
-					best, bi = c, i
-				}
+		// Every exception in one flat pass (a loop per column would
+		// mispredict its exit at nearly every column), then the emission.
+		colS, colJ := tf.colS, tf.colJ[:len(tf.colS)]
+		for k, i := range tf.colI[:len(colS)] {
+			j := colJ[k]
+			c, best := prev[i]+colS[k], cur[j]
+			if c > best || (c == best && (arg[j] < 0 || i < arg[j])) {
+				cur[j], arg[j] = c, i
 			}
-			if best == ninf {
-				bi = 0 // every candidate is -Inf: the dense kernel keeps i = 0
+		}
+		st := s[t*M : (t+1)*M]
+		for j, v := range cur {
+			if v == ninf {
+				arg[j] = 0 // every candidate is -Inf: the dense kernel keeps i = 0
 			}
-			cur[j], arg[j] = best+s[t*M+j], bi
+			cur[j] = v + st[j]
 		}
 	}
 }
