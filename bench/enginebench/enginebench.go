@@ -153,7 +153,7 @@ func Setup(c Case, pool *engine.Pool) (run func() error, err error) {
 	default:
 		return nil, fmt.Errorf("unknown op %q (have %v)", c.Op, Ops)
 	}
-	return func() error { return pool.Run(Seqs, f) }, nil
+	return func() error { return pool.RunBalanced(Seqs, f) }, nil
 }
 
 // Bench times run under testing.B, reporting tokens/s and allocs/sequence.
@@ -306,5 +306,5 @@ func SetupControl(name string, pool *engine.Pool) (run func() error, err error) 
 	default:
 		return nil, fmt.Errorf("unknown control %q (have %v)", name, Controls)
 	}
-	return func() error { return pool.Run(Seqs, f) }, nil
+	return func() error { return pool.RunBalanced(Seqs, f) }, nil
 }
