@@ -49,7 +49,7 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark)
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
 	} else if M >= maxOnlyLabels {
-		best = kernels.ViterbiMax(path, ws.delta, ws.s[:T*M], tr.score, T, M)
+		best = kernels.ViterbiMax(path, ws.delta, ws.s[:T*M], tr.score, tr.scoreT, T, M)
 	} else {
 		best = kernels.Viterbi(path, ws.delta, ws.bp, ws.s[:T*M], tr.score, T, M)
 	}

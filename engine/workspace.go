@@ -16,6 +16,7 @@ type Workspace struct {
 	delta                     []float64 // T×M (Viterbi)
 	bp                        []int32   // T×M (Viterbi)
 	probs                     []float64 // M (sampling)
+	ones                      []float64 // all 1 (Viterbi's emission check)
 	order, mark               []int32   // M (tied Viterbi)
 	nb                        nbestBuf
 
@@ -237,14 +238,35 @@ func (tr *Transitions) logScores(ws *Workspace, emit []float64, T int, c *ChainO
 	return nil
 }
 
-// viterbiScores fills ws.s like logScores(ws, emit, T, nil, false) (same
-// arithmetic, so the same bits) without the row maxima and minima, which
-// Viterbi does not read: a plain add-and-check pass. It rejects NaN and +Inf
-// emissions.
+// viterbiScores fills ws.s like logScores(ws, emit, T, nil, false), without
+// the row maxima and minima, which Viterbi does not read. The middle rows
+// (1..T−2) are the emissions as they are: one copy, checked for NaN and +Inf
+// by one SIMD sum (a NaN or +Inf entry makes the sum NaN or +Inf; only then,
+// or when large finite entries overflow, are the entries scanned). Unlike
+// logScores (emission + 0), a −0 emission stays −0 there, which can change
+// the sign of a zero δ or score, never a comparison. Rows 0 and T−1 add the
+// start and end scores as logScores does.
 func (tr *Transitions) viterbiScores(ws *Workspace, emit []float64, T int) error {
 	M := tr.m
 	s := ws.s[:T*M]
-	for t := range T {
+	if T > 2 {
+		mid := emit[M : (T-1)*M]
+		copy(s[M:(T-1)*M], mid)
+		if len(ws.ones) < len(mid) {
+			ws.ones = make([]float64, len(mid)+len(mid)/4)
+			for k := range ws.ones {
+				ws.ones[k] = 1
+			}
+		}
+		if sum := kernels.Dot(mid, ws.ones[:len(mid)]); !(sum <= math.MaxFloat64) {
+			for k, v := range mid {
+				if !(v <= math.MaxFloat64) {
+					return fmt.Errorf("engine: emission score [%d][%d] is %v", 1+k/M, k%M, v)
+				}
+			}
+		}
+	}
+	for _, t := range [2]int{0, T - 1} {
 		a, b := tr.zeros, tr.zeros
 		if t == 0 {
 			a = tr.start
@@ -253,14 +275,11 @@ func (tr *Transitions) viterbiScores(ws *Workspace, emit []float64, T int) error
 			b = tr.end
 		}
 		row, in := s[t*M:(t+1)*M], emit[t*M:(t+1)*M]
-		var bad int
-		if t == 0 || t == T-1 {
-			bad = addRow(row, in, a, b)
-		} else {
-			bad = addZero(row, in)
-		}
-		if bad >= 0 {
+		if bad := addRow(row, in, a, b); bad >= 0 {
 			return fmt.Errorf("engine: emission score [%d][%d] is %v", t, bad, in[bad])
+		}
+		if T == 1 {
+			break
 		}
 	}
 	return nil
@@ -275,19 +294,6 @@ func addRow(row, in, a, b []float64) int {
 			return j
 		}
 		row[j] = v + (a[j] + b[j])
-	}
-	return -1
-}
-
-// addZero is addRow with a = b = 0: row = in + 0 (which turns −0 into +0,
-// exactly as addRow does).
-func addZero(row, in []float64) int {
-	row = row[:len(in)]
-	for j, v := range in {
-		if !(v <= math.MaxFloat64) {
-			return j
-		}
-		row[j] = v + 0
 	}
 	return -1
 }

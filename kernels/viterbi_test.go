@@ -90,17 +90,25 @@ func checkViterbiMaxTier(t testing.TB, p *impl, what string, s, tr []float64, T,
 		if T == 0 || M == 0 {
 			continue
 		}
-		pbuf, path := guardedInt32(T)
 		want := make([]int32, T)
 		ws := Backtrace(want, wd[(T-1)*M:T*M], wb, T, M)
-		got := backtraceMax(path, delta, s, tr, T, M)
-		checkGuardsInt32(t, q.name+" backtraceMax path", pbuf)
-		if !sameFloat(got, ws) {
-			t.Fatalf("%s: %s T=%d M=%d: backtraceMax score %v, Backtrace %v", what, q.name, T, M, got, ws)
+		trT := make([]float64, M*M)
+		for i := range M {
+			for j := range M {
+				trT[j*M+i] = tr[i*M+j]
+			}
 		}
-		for k := range want {
-			if path[k] != want[k] {
-				t.Fatalf("%s: %s T=%d M=%d: backtraceMax path %v, Backtrace %v", what, q.name, T, M, path, want)
+		for _, tt := range [][]float64{nil, trT} {
+			pbuf, path := guardedInt32(T)
+			got := backtraceMax(path, delta, s, tr, tt, T, M)
+			checkGuardsInt32(t, q.name+" backtraceMax path", pbuf)
+			if !sameFloat(got, ws) {
+				t.Fatalf("%s: %s T=%d M=%d transposed=%v: backtraceMax score %v, Backtrace %v", what, q.name, T, M, tt != nil, got, ws)
+			}
+			for k := range want {
+				if path[k] != want[k] {
+					t.Fatalf("%s: %s T=%d M=%d transposed=%v: backtraceMax path %v, Backtrace %v", what, q.name, T, M, tt != nil, path, want)
+				}
 			}
 		}
 	}
@@ -433,7 +441,7 @@ func BenchmarkViterbi(b *testing.B) {
 			b.Run(fmt.Sprintf("M=%d/%s-max+backtrace", M, p.name), func(b *testing.B) {
 				for b.Loop() {
 					p.viterbiMax(delta, s, tr, T, M)
-					backtraceMax(path, delta, s, tr, T, M)
+					backtraceMax(path, delta, s, tr, nil, T, M)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(T), "ns/pos")
 			})

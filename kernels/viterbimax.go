@@ -7,11 +7,16 @@ package kernels
 // argmax_i δ_{t−1}[i] + tr[i][y_t] with Viterbi's additions, order and tie
 // rule (O(M) per position). delta, path and the returned score are exactly
 // Viterbi's (δ bit-identical in every tier; the recomputed pointers are the
-// ones Viterbi's bp holds along the path). With T == 0 it returns 0.
-func ViterbiMax(path []int32, delta []float64, s, tr []float64, T, M int) float64 {
+// ones Viterbi's bp holds along the path). trT may be nil, or tr
+// transposed (M×M), which the backtrace then reads instead of tr's columns.
+// With T == 0 it returns 0.
+func ViterbiMax(path []int32, delta []float64, s, tr, trT []float64, T, M int) float64 {
 	checkSeq("ViterbiMax", T, M, "delta", len(delta), "s", len(s))
 	need("ViterbiMax", "path", len(path), T)
 	need("ViterbiMax", "tr", len(tr), M*M)
+	if trT != nil {
+		need("ViterbiMax", "trT", len(trT), M*M)
+	}
 	if T == 0 {
 		return 0
 	}
@@ -19,5 +24,5 @@ func ViterbiMax(path []int32, delta []float64, s, tr []float64, T, M int) float6
 		panic("kernels: ViterbiMax: M must be positive when T > 0")
 	}
 	cur().viterbiMax(delta, s, tr, T, M)
-	return backtraceMax(path, delta, s, tr, T, M)
+	return backtraceMax(path, delta, s, tr, trT, T, M)
 }
