@@ -26,19 +26,21 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 		return 0, nil
 	}
 	M := tr.m
-	ws.s = grow(ws.s, T*M)
-	var err2 error
-	if c == nil {
-		err2 = tr.viterbiScores(ws, emit, T)
+	if c == nil { // the fast path: no row maxima, nothing to constrain
+		ws.s = grow(ws.s, T*M)
+		err = tr.viterbiScores(ws, emit, T)
 	} else {
 		ws.grow(T, M)
-		err2 = tr.logScores(ws, emit, T, c, false)
+		err = tr.logScores(ws, emit, T, c, false)
 	}
-	if err2 != nil {
-		return 0, err2
+	if err != nil {
+		return 0, err
 	}
 	ws.delta = grow(ws.delta, T*M)
-	ws.bp = grow(ws.bp, T*M)
+	maxOnly := !c.hasDelta() && tr.tied == nil && M >= maxOnlyLabels
+	if !maxOnly {
+		ws.bp = grow(ws.bp, T*M)
+	}
 	var best float64
 	if c.hasDelta() {
 		ws.opts = c
@@ -48,7 +50,7 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 		ws.order, ws.mark = grow(ws.order, min(M, maxTop)), grow(ws.mark, M)
 		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark)
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
-	} else if M >= maxOnlyLabels {
+	} else if maxOnly {
 		best = kernels.ViterbiMax(path, ws.delta, ws.s[:T*M], tr.score, tr.scoreT, T, M)
 	} else {
 		best = kernels.Viterbi(path, ws.delta, ws.bp, ws.s[:T*M], tr.score, T, M)

@@ -347,8 +347,8 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 }
 
 // defaultFor returns the best default-scored candidate of column j: the
-// first top entry that is not an exception of j, or, when the exceptions
-// outnumber the top list, the best unmarked entry of all of prev.
+// first top entry that is not an exception of j, or, when every top entry
+// is one, the best unmarked entry of all of prev (-Inf, −1 if none).
 func (tf *tiedForm) defaultFor(prev []float64, top []int32, j, M int, mark []int32, id int32) (float64, int32) {
 	colI := tf.colI[tf.colPtr[j]:tf.colPtr[j+1]]
 	// top is in order of decreasing δ, ties by increasing index, so its
