@@ -75,12 +75,30 @@ func TestBatchNoAllocations(t *testing.T) {
 		tr.Viterbi(NewWorkspace(), emits[i], nil, labels[i])
 	}
 	out := make([]float64, n)
+	// The same chains through a tied structure (its Viterbi has its own
+	// buffers) and, for M ≥ maxOnlyLabels, the max-only dense Viterbi.
+	tied, err := NewTied(M, 0, randomTied(r, M, 2*M, 0), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide, _ := randomChain(r, 1, maxOnlyLabels+3, 1, 0)
+	wideEmits, widePaths := make([][]float64, n), make([][]int32, n)
+	for i := range n {
+		_, wideEmits[i] = randomChain(r, 1+r.IntN(20), maxOnlyLabels+3, 1, 0)
+		widePaths[i] = make([]int32, len(wideEmits[i])/(maxOnlyLabels+3))
+	}
 	g := Gradient{DTrans: make([]float64, M*M), DStart: make([]float64, M), DEnd: make([]float64, M)}
 	for _, threads := range []int{1, 2} {
 		pool := NewPool(threads)
 		for name, f := range map[string]func() error{
 			"LogZBatch":    func() error { return tr.LogZBatch(pool, emits, nil, out) },
 			"ViterbiBatch": func() error { return tr.ViterbiBatch(pool, emits, nil, paths, out) },
+			"ViterbiBatch tied": func() error {
+				return tied.ViterbiBatch(pool, emits, nil, paths, out)
+			},
+			"ViterbiBatch max-only": func() error {
+				return wide.ViterbiBatch(pool, wideEmits, nil, widePaths, out)
+			},
 			"NLLBatch": func() error {
 				_, err := tr.NLLBatch(pool, emits, labels, nil, dEmit, &g)
 				return err
