@@ -15,19 +15,25 @@ import (
 // for work whose results do not depend on which worker did what. The
 // workers live until Close; a Run allocates nothing.
 //
-// Between runs a worker spins for a short while (spinFor) before it parks:
-// a batch that follows soon does not pay for waking a parked thread (tens
-// of microseconds on a virtual machine, as long as a whole small batch).
+// Between runs a worker spins for a short while (spinFor) before it parks,
+// and the caller spins the same way for the others to finish: a batch
+// that follows soon, or the last chain of a batch, does not pay for waking
+// a parked thread (tens of microseconds on a virtual machine, as long as a
+// whole small batch).
 type Pool struct {
-	ws    []*Workspace
-	slots []slot // one per worker; slot 0 is the calling goroutine's
-	wg    sync.WaitGroup
-	mu    sync.Mutex // one Run at a time
-	spin  bool       // workers spin between runs (threads ≤ GOMAXPROCS)
-	next  atomic.Int64
-	_     [64]byte // keep next off the lines the other fields share
-	task  batchTask
-	nll   []nllAcc
+	ws      []*Workspace
+	slots   []slot     // one per worker; slot 0 is the calling goroutine's
+	mu      sync.Mutex // one Run at a time
+	spin    bool       // spin while waiting (threads ≤ GOMAXPROCS)
+	_       [64]byte
+	next    atomic.Int64 // RunBalanced's next index
+	_       [56]byte
+	pending atomic.Int32 // workers 1.. still running the current job
+	caller  atomic.Int32 // idle or parked (waiting on done)
+	done    chan struct{}
+	_       [48]byte
+	task    batchTask
+	nll     []nllAcc
 }
 
 // slot is one worker's mailbox and result, padded to its own cache lines.
@@ -66,7 +72,7 @@ func NewPool(threads int) *Pool {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	p := &Pool{ws: make([]*Workspace, threads), slots: make([]slot, threads)}
+	p := &Pool{ws: make([]*Workspace, threads), slots: make([]slot, threads), done: make(chan struct{}, 1)}
 	p.spin = threads <= runtime.GOMAXPROCS(0)
 	for i := range p.ws {
 		p.ws[i] = NewWorkspace()
@@ -108,8 +114,34 @@ func (p *Pool) worker(w int) {
 			return
 		}
 		s.idx, s.err = p.block(w, j)
-		p.wg.Done()
+		if p.pending.Add(-1) == 0 && p.caller.CompareAndSwap(parked, idle) {
+			p.done <- struct{}{}
+		}
 	}
+}
+
+// wait returns when every worker but the caller has finished its job.
+func (p *Pool) wait() {
+	if p.spin {
+		start := time.Now()
+		for k := 1; p.pending.Load() != 0; k++ {
+			if k%256 == 0 {
+				if time.Since(start) > spinFor {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+	}
+	if p.pending.Load() == 0 || !p.caller.CompareAndSwap(idle, parked) {
+		return
+	}
+	// Parked: the worker that finishes last flips the state back and
+	// signals, unless it finished before the flip (then undo it here).
+	if p.pending.Load() == 0 && p.caller.CompareAndSwap(parked, idle) {
+		return
+	}
+	<-p.done
 }
 
 // post hands j to worker w.
@@ -184,12 +216,12 @@ func (p *Pool) run(n int, balanced bool, f func(ws *Workspace, worker, i int) er
 		return nil
 	}
 	p.next.Store(0)
+	p.pending.Store(int32(W - 1))
 	for w := 1; w < W; w++ {
-		p.wg.Add(1)
 		p.post(w, job{lo: w * n / W, hi: (w + 1) * n / W, n: n, balanced: balanced, f: f, t: t})
 	}
 	p.slots[0].idx, p.slots[0].err = p.block(0, job{lo: 0, hi: n / W, n: n, balanced: balanced, f: f, t: t})
-	p.wg.Wait()
+	p.wait()
 	var err error
 	idx := n
 	for w := range p.slots {

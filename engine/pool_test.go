@@ -49,6 +49,20 @@ func TestRunBalanced(t *testing.T) {
 				t.Fatalf("threads=%d: error %v, want %s", threads, err, want)
 			}
 		}
+		// Workers slower than spinFor: the caller parks and is woken.
+		for range 3 {
+			var ran [8]int32
+			err := pool.Run(8, func(_ *Workspace, w, i int) error {
+				if w != 0 {
+					time.Sleep(2 * spinFor)
+				}
+				ran[i]++
+				return nil
+			})
+			if err != nil || ran != [8]int32{1, 1, 1, 1, 1, 1, 1, 1} {
+				t.Fatalf("threads=%d: slow workers: %v %v", threads, err, ran)
+			}
+		}
 		if err := pool.RunBalanced(0, nil); err != nil {
 			t.Fatal(err)
 		}
