@@ -47,3 +47,39 @@ func BenchmarkViterbiDense(b *testing.B)             { benchEngine(b, "viterbi",
 func BenchmarkViterbiTied(b *testing.B)              { benchEngine(b, "viterbi", "tied") }
 func BenchmarkViterbiForbidden(b *testing.B)         { benchEngine(b, "viterbi", "forbidden") }
 func BenchmarkNBestDense(b *testing.B)               { benchEngine(b, "nbest", "dense") }
+
+// BenchmarkPoolControl runs the CPU-bound control workloads on 1 and 2
+// threads: their ratio is what the machine gives, to compare with the
+// engine's batch scaling.
+func BenchmarkPoolControl(b *testing.B) {
+	for _, name := range enginebench.Controls {
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", name, th), func(b *testing.B) {
+				pool := engine.NewPool(th)
+				defer pool.Close()
+				run, err := enginebench.SetupControl(name, pool)
+				if err != nil {
+					b.Fatal(err)
+				}
+				enginebench.Bench(b, run)
+			})
+		}
+	}
+}
+
+// BenchmarkViterbiDenseThreads is Viterbi, dense, M=45 on 1 and 2 threads.
+func BenchmarkViterbiDenseThreads(b *testing.B) {
+	for _, m := range []int{9, 45, 128} {
+		for _, th := range []int{1, 2} {
+			b.Run(fmt.Sprintf("M=%d/threads=%d", m, th), func(b *testing.B) {
+				pool := engine.NewPool(th)
+				defer pool.Close()
+				run, err := enginebench.Setup(enginebench.Case{Op: "viterbi", Structure: "dense", Labels: m, Threads: th}, pool)
+				if err != nil {
+					b.Fatal(err)
+				}
+				enginebench.Bench(b, run)
+			})
+		}
+	}
+}

@@ -52,6 +52,7 @@ type tiedForm struct {
 	colPtr     []int32
 	colI, colK []int32
 	colV, colS []float64
+	colJ       []int32 // the column of each entry (flat passes)
 	// row i's exceptions: next label, E_ij − D_j.
 	rowPtr []int32
 	rowJ   []int32
@@ -195,7 +196,7 @@ func (tf *tiedForm) index(tr *Transitions) {
 		tf.rowPtr[j+1] += tf.rowPtr[j]
 		tf.maxCol = max(tf.maxCol, int(tf.colPtr[j+1]-tf.colPtr[j]))
 	}
-	tf.colI, tf.colK = make([]int32, n), make([]int32, n)
+	tf.colI, tf.colK, tf.colJ = make([]int32, n), make([]int32, n), make([]int32, n)
 	tf.colV, tf.colS = make([]float64, n), make([]float64, n)
 	tf.rowJ, tf.rowV = make([]int32, n), make([]float64, n)
 	cpos, rpos := slices.Clone(tf.colPtr[:m]), slices.Clone(tf.rowPtr[:m])
@@ -204,6 +205,7 @@ func (tf *tiedForm) index(tr *Transitions) {
 		c := cpos[e.To]
 		cpos[e.To]++
 		tf.colI[c], tf.colK[c], tf.colV[c], tf.colS[c] = e.From, int32(k), v, e.Score
+		tf.colJ[c] = e.To
 		r := rpos[e.From]
 		rpos[e.From]++
 		tf.rowJ[r], tf.rowV[r] = e.To, v
@@ -301,7 +303,10 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 		mark[i] = -1
 	}
 	useDef := !math.IsInf(tf.def, -1)
-	K := min(tf.maxCol+1, M, maxTop)
+	// A short top list: defaultFor takes the first entry that is not an
+	// exception of the column and scans all of prev only when every entry
+	// is one (rare: a column has few exceptions).
+	K := min(tf.maxCol+1, M, shortTop)
 	ninf := math.Inf(-1)
 	for t := 1; t < T; t++ {
 		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
@@ -321,39 +326,44 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 				cur[j], arg[j] = ninf, -1
 			}
 		}
-		// Every exception, column by column.
-		for j := range cur {
-			best, bi := cur[j], arg[j]
-			lo, hi := tf.colPtr[j], tf.colPtr[j+1]
-			for k, i := range tf.colI[lo:hi] {
-				c := prev[i] + tf.colS[int(lo)+k]
-				if c > best || (c == best && (bi < 0 || i < bi)) {
-					best, bi = c, i
-				}
+		// Every exception in one flat pass (a loop per column would
+		// mispredict its exit at nearly every column), then the emission.
+		colS, colJ := tf.colS, tf.colJ[:len(tf.colS)]
+		for k, i := range tf.colI[:len(colS)] {
+			j := colJ[k]
+			c, best := prev[i]+colS[k], cur[j]
+			if c > best || (c == best && (arg[j] < 0 || i < arg[j])) {
+				cur[j], arg[j] = c, i
 			}
-			if best == ninf {
-				bi = 0 // every candidate is -Inf: the dense kernel keeps i = 0
+		}
+		st := s[t*M : (t+1)*M]
+		for j, v := range cur {
+			if v == ninf {
+				arg[j] = 0 // every candidate is -Inf: the dense kernel keeps i = 0
 			}
-			cur[j], arg[j] = best+s[t*M+j], bi
+			cur[j] = v + st[j]
 		}
 	}
 }
 
 // defaultFor returns the best default-scored candidate of column j: the
-// first top entry that is not an exception of j, or, when the exceptions
-// outnumber the top list, the best unmarked entry of all of prev.
+// first top entry that is not an exception of j, or, when every top entry
+// is one, the best unmarked entry of all of prev (-Inf, −1 if none).
 func (tf *tiedForm) defaultFor(prev []float64, top []int32, j, M int, mark []int32, id int32) (float64, int32) {
 	colI := tf.colI[tf.colPtr[j]:tf.colPtr[j+1]]
-	if len(colI) < len(top) {
-	next:
-		for _, i := range top {
-			for _, e := range colI {
-				if e == i {
-					continue next
-				}
+	// top is in order of decreasing δ, ties by increasing index, so its
+	// first entry that is not an exception is the answer.
+next:
+	for _, i := range top {
+		for _, e := range colI {
+			if e == i {
+				continue next
 			}
-			return prev[i] + tf.def, i
 		}
+		return prev[i] + tf.def, i
+	}
+	if len(top) == M { // every label is an exception of j
+		return math.Inf(-1), -1
 	}
 	for _, e := range colI {
 		mark[e] = id
@@ -370,16 +380,20 @@ func (tf *tiedForm) defaultFor(prev []float64, top []int32, j, M int, mark []int
 	return prev[bi] + tf.def, bi
 }
 
-// maxTop caps the top list of the tied Viterbi.
-const maxTop = 64
+// maxTop caps the top list of the tied Viterbi (the workspace's order
+// buffer), shortTop is the length it uses.
+const maxTop, shortTop = 64, 4
 
 // topK writes to top the indices of the len(top) largest entries of v in
 // order of decreasing value, ties by increasing index, and returns how many
 // it wrote (fewer only when len(v) < len(top)).
 func topK(v []float64, top []int32) int {
 	n := 0
+	// thr is the smallest kept value once top is full: most entries fall
+	// below it and cost one compare.
+	thr := math.Inf(-1)
 	for i, x := range v {
-		if n == len(top) && !(x > v[top[n-1]]) {
+		if n == len(top) && !(x > thr) {
 			continue
 		}
 		// Insert after every entry ≥ x (earlier indices win ties).
@@ -394,6 +408,9 @@ func topK(v []float64, top []int32) int {
 			p--
 		}
 		top[p] = int32(i)
+		if n == len(top) {
+			thr = v[top[n-1]]
+		}
 	}
 	return n
 }

@@ -16,6 +16,7 @@ type Workspace struct {
 	delta                     []float64 // T×M (Viterbi)
 	bp                        []int32   // T×M (Viterbi)
 	probs                     []float64 // M (sampling)
+	ones                      []float64 // all 1 (Viterbi's emission check)
 	order, mark               []int32   // M (tied Viterbi)
 	nb                        nbestBuf
 
@@ -235,6 +236,66 @@ func (tr *Transitions) logScores(ws *Workspace, emit []float64, T int, c *ChainO
 		}
 	}
 	return nil
+}
+
+// viterbiScores fills ws.s like logScores(ws, emit, T, nil, false), without
+// the row maxima and minima, which Viterbi does not read. The middle rows
+// (1..T−2) are the emissions as they are: one copy, checked for NaN and +Inf
+// by one SIMD sum (a NaN or +Inf entry makes the sum NaN or +Inf; only then,
+// or when large finite entries overflow, are the entries scanned). Unlike
+// logScores (emission + 0), a −0 emission stays −0 there, which can change
+// the sign of a zero δ or score, never a comparison. Rows 0 and T−1 add the
+// start and end scores as logScores does.
+func (tr *Transitions) viterbiScores(ws *Workspace, emit []float64, T int) error {
+	M := tr.m
+	s := ws.s[:T*M]
+	if T > 2 {
+		mid := emit[M : (T-1)*M]
+		copy(s[M:(T-1)*M], mid)
+		if len(ws.ones) < len(mid) {
+			ws.ones = make([]float64, len(mid)+len(mid)/4)
+			for k := range ws.ones {
+				ws.ones[k] = 1
+			}
+		}
+		if sum := kernels.Dot(mid, ws.ones[:len(mid)]); !(sum <= math.MaxFloat64) {
+			for k, v := range mid {
+				if !(v <= math.MaxFloat64) {
+					return fmt.Errorf("engine: emission score [%d][%d] is %v", 1+k/M, k%M, v)
+				}
+			}
+		}
+	}
+	for _, t := range [2]int{0, T - 1} {
+		a, b := tr.zeros, tr.zeros
+		if t == 0 {
+			a = tr.start
+		}
+		if t == T-1 {
+			b = tr.end
+		}
+		row, in := s[t*M:(t+1)*M], emit[t*M:(t+1)*M]
+		if bad := addRow(row, in, a, b); bad >= 0 {
+			return fmt.Errorf("engine: emission score [%d][%d] is %v", t, bad, in[bad])
+		}
+		if T == 1 {
+			break
+		}
+	}
+	return nil
+}
+
+// addRow sets row = in + (a + b) and returns the index of the first NaN or
+// +Inf entry of in, or −1.
+func addRow(row, in, a, b []float64) int {
+	a, b, row = a[:len(in)], b[:len(in)], row[:len(in)]
+	for j, v := range in {
+		if !(v <= math.MaxFloat64) {
+			return j
+		}
+		row[j] = v + (a[j] + b[j])
+	}
+	return -1
 }
 
 // scoreRow sets row = in + a + b and returns its maximum and smallest finite

@@ -24,6 +24,7 @@ type impl struct {
 	shiftRows    func(out, mx, lo, in, a []float64, T, M int)
 	logMatVec    func(out, a, tr []float64, M int)
 	viterbi      func(delta []float64, bp []int32, s, tr []float64, T, M int)
+	viterbiMax   func(delta []float64, s, tr []float64, T, M int)
 	gather       func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)
 	scatter      func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)
 	dot          func(x, y []float64) float64
@@ -46,6 +47,7 @@ var generic = &impl{
 	shiftRows:    shiftRowsGeneric,
 	logMatVec:    logMatVecGeneric,
 	viterbi:      viterbiGeneric,
+	viterbiMax:   viterbiMaxGeneric,
 	gather:       gatherGeneric,
 	scatter:      scatterGeneric,
 	dot:          dotGeneric,
@@ -64,6 +66,7 @@ func (p *impl) complete() *impl {
 	fill(&p.shiftRows, generic.shiftRows)
 	fill(&p.logMatVec, generic.logMatVec)
 	fill(&p.viterbi, generic.viterbi)
+	fill(&p.viterbiMax, generic.viterbiMax)
 	fill(&p.gather, generic.gather)
 	fill(&p.scatter, generic.scatter)
 	fill(&p.dot, generic.dot)

@@ -184,7 +184,8 @@ func LogMatVec(out, a, tr []float64, M int) {
 // gives bit-identical delta and bp (only NaN payloads may differ). It fills
 // delta (T×M), the back-pointers bp (T×M; row 0 is unused and left
 // unchanged), and path (T), and returns the best score max_j δ_{T−1}[j].
-// With T == 0 it returns 0.
+// With T == 0 it returns 0. ViterbiMax gives the same δ, path and score
+// without back-pointers (about half the work per step for larger M).
 func Viterbi(path []int32, delta []float64, bp []int32, s, tr []float64, T, M int) float64 {
 	checkSeq("Viterbi", T, M, "delta", len(delta), "s", len(s))
 	need("Viterbi", "bp", len(bp), T*M)

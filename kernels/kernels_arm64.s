@@ -1344,6 +1344,236 @@ viterbiNEON_j1_done:
 viterbiNEON_ret:
 	RET
 
+// func viterbiMaxNEON(delta []float64, s, tr []float64, T, M int)
+TEXT ·viterbiMaxNEON(SB), NOSPLIT, $0-88
+	MOVD delta_base+0(FP), R0
+	MOVD s_base+24(FP), R2
+	MOVD tr_base+48(FP), R3
+	MOVD T+72(FP), R4
+	MOVD M+80(FP), R5
+	CBZ R4, viterbiMaxNEON_ret
+	CBZ R5, viterbiMaxNEON_ret
+	LSL $3, R5, R6
+	MOVD R5, R11
+	MOVD R2, R20
+	MOVD R0, R19
+viterbiMaxNEON_copy8:
+	CMP $8, R11
+	BLT viterbiMaxNEON_copy8_done
+	VLD1.P 64(R20), [V16.D2, V17.D2, V18.D2, V19.D2]
+	VST1.P [V16.D2, V17.D2, V18.D2, V19.D2], 64(R19)
+	SUB $8, R11
+	B viterbiMaxNEON_copy8
+viterbiMaxNEON_copy8_done:
+viterbiMaxNEON_copy2:
+	CMP $2, R11
+	BLT viterbiMaxNEON_copy2_done
+	VLD1.P 16(R20), [V16.D2]
+	VST1.P [V16.D2], 16(R19)
+	SUB $2, R11
+	B viterbiMaxNEON_copy2
+viterbiMaxNEON_copy2_done:
+viterbiMaxNEON_copy1:
+	CBZ R11, viterbiMaxNEON_copy1_done
+	FMOVD.P 8(R20), F16
+	FMOVD.P F16, 8(R19)
+	SUB $1, R11
+viterbiMaxNEON_copy1_done:
+	SUB $1, R4, R7
+	CBZ R7, viterbiMaxNEON_ret
+	MOVD R0, R8
+	ADD R6, R2, R10
+viterbiMaxNEON_t:
+	ADD R6, R8, R9
+	MOVD R5, R11
+	MOVD R9, R19
+	MOVD R10, R20
+	MOVD R3, R21
+viterbiMaxNEON_j8:
+	CMP $8, R11
+	BLT viterbiMaxNEON_j8_done
+	VLD1R (R8), [V18.D2]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 64(R23), [V8.D2, V9.D2, V10.D2, V11.D2]
+	ADD R6, R14
+	WORD $0x4e68d640 // fadd v0.2d, v18.2d, v8.2d
+	WORD $0x4e69d641 // fadd v1.2d, v18.2d, v9.2d
+	WORD $0x4e6ad642 // fadd v2.2d, v18.2d, v10.2d
+	WORD $0x4e6bd643 // fadd v3.2d, v18.2d, v11.2d
+	ADD $8, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMaxNEON_post4
+viterbiMaxNEON_i4:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V8.D2, V9.D2, V10.D2, V11.D2]
+	ADD R6, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e69d649 // fadd v9.2d, v18.2d, v9.2d
+	WORD $0x6ee1e52d // fcmgt v13.2d, v9.2d, v1.2d
+	VBIT V13.B16, V9.B16, V1.B16
+	WORD $0x4e6ad64a // fadd v10.2d, v18.2d, v10.2d
+	WORD $0x6ee2e54e // fcmgt v14.2d, v10.2d, v2.2d
+	VBIT V14.B16, V10.B16, V2.B16
+	WORD $0x4e6bd64b // fadd v11.2d, v18.2d, v11.2d
+	WORD $0x6ee3e56f // fcmgt v15.2d, v11.2d, v3.2d
+	VBIT V15.B16, V11.B16, V3.B16
+	SUBS $1, R15
+	BNE viterbiMaxNEON_i4
+viterbiMaxNEON_post4:
+	VLD1.P 64(R20), [V8.D2, V9.D2, V10.D2, V11.D2]
+	WORD $0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	WORD $0x4e69d421 // fadd v1.2d, v1.2d, v9.2d
+	WORD $0x4e6ad442 // fadd v2.2d, v2.2d, v10.2d
+	WORD $0x4e6bd463 // fadd v3.2d, v3.2d, v11.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R19)
+	ADD $64, R21
+	SUB $8, R11
+	B viterbiMaxNEON_j8
+viterbiMaxNEON_j8_done:
+viterbiMaxNEON_j6:
+	CMP $6, R11
+	BLT viterbiMaxNEON_j6_done
+	VLD1R (R8), [V18.D2]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.D2, V9.D2, V10.D2]
+	ADD R6, R14
+	WORD $0x4e68d640 // fadd v0.2d, v18.2d, v8.2d
+	WORD $0x4e69d641 // fadd v1.2d, v18.2d, v9.2d
+	WORD $0x4e6ad642 // fadd v2.2d, v18.2d, v10.2d
+	ADD $8, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMaxNEON_post3
+viterbiMaxNEON_i3:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.D2, V9.D2, V10.D2]
+	ADD R6, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e69d649 // fadd v9.2d, v18.2d, v9.2d
+	WORD $0x6ee1e52d // fcmgt v13.2d, v9.2d, v1.2d
+	VBIT V13.B16, V9.B16, V1.B16
+	WORD $0x4e6ad64a // fadd v10.2d, v18.2d, v10.2d
+	WORD $0x6ee2e54e // fcmgt v14.2d, v10.2d, v2.2d
+	VBIT V14.B16, V10.B16, V2.B16
+	SUBS $1, R15
+	BNE viterbiMaxNEON_i3
+viterbiMaxNEON_post3:
+	VLD1.P 48(R20), [V8.D2, V9.D2, V10.D2]
+	WORD $0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	WORD $0x4e69d421 // fadd v1.2d, v1.2d, v9.2d
+	WORD $0x4e6ad442 // fadd v2.2d, v2.2d, v10.2d
+	VST1.P [V0.D2, V1.D2, V2.D2], 48(R19)
+	ADD $48, R21
+	SUB $6, R11
+	B viterbiMaxNEON_j6
+viterbiMaxNEON_j6_done:
+viterbiMaxNEON_j4:
+	CMP $4, R11
+	BLT viterbiMaxNEON_j4_done
+	VLD1R (R8), [V18.D2]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.D2, V9.D2]
+	ADD R6, R14
+	WORD $0x4e68d640 // fadd v0.2d, v18.2d, v8.2d
+	WORD $0x4e69d641 // fadd v1.2d, v18.2d, v9.2d
+	ADD $8, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMaxNEON_post2
+viterbiMaxNEON_i2:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.D2, V9.D2]
+	ADD R6, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e69d649 // fadd v9.2d, v18.2d, v9.2d
+	WORD $0x6ee1e52d // fcmgt v13.2d, v9.2d, v1.2d
+	VBIT V13.B16, V9.B16, V1.B16
+	SUBS $1, R15
+	BNE viterbiMaxNEON_i2
+viterbiMaxNEON_post2:
+	VLD1.P 32(R20), [V8.D2, V9.D2]
+	WORD $0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	WORD $0x4e69d421 // fadd v1.2d, v1.2d, v9.2d
+	VST1.P [V0.D2, V1.D2], 32(R19)
+	ADD $32, R21
+	SUB $4, R11
+	B viterbiMaxNEON_j4
+viterbiMaxNEON_j4_done:
+viterbiMaxNEON_j2:
+	CMP $2, R11
+	BLT viterbiMaxNEON_j2_done
+	VLD1R (R8), [V18.D2]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 16(R23), [V8.D2]
+	ADD R6, R14
+	WORD $0x4e68d640 // fadd v0.2d, v18.2d, v8.2d
+	ADD $8, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMaxNEON_post1
+viterbiMaxNEON_i1:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	VLD1.P 16(R23), [V8.D2]
+	ADD R6, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	SUBS $1, R15
+	BNE viterbiMaxNEON_i1
+viterbiMaxNEON_post1:
+	VLD1.P 16(R20), [V8.D2]
+	WORD $0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	VST1.P [V0.D2], 16(R19)
+	ADD $16, R21
+	SUB $2, R11
+	B viterbiMaxNEON_j2
+viterbiMaxNEON_j2_done:
+viterbiMaxNEON_j1:
+	CBZ R11, viterbiMaxNEON_j1_done
+	VLD1R (R8), [V18.D2]
+	MOVD R21, R14
+	MOVD R14, R23
+	FMOVD.P 8(R23), F8
+	ADD R6, R14
+	WORD $0x4e68d640 // fadd v0.2d, v18.2d, v8.2d
+	ADD $8, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMaxNEON_post0
+viterbiMaxNEON_i0:
+	VLD1R.P 8(R13), [V18.D2]
+	MOVD R14, R23
+	FMOVD.P 8(R23), F8
+	ADD R6, R14
+	WORD $0x4e68d648 // fadd v8.2d, v18.2d, v8.2d
+	WORD $0x6ee0e50c // fcmgt v12.2d, v8.2d, v0.2d
+	VBIT V12.B16, V8.B16, V0.B16
+	SUBS $1, R15
+	BNE viterbiMaxNEON_i0
+viterbiMaxNEON_post0:
+	FMOVD.P 8(R20), F8
+	WORD $0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	FMOVD.P F0, 8(R19)
+	ADD $8, R21
+	SUB $1, R11
+viterbiMaxNEON_j1_done:
+	MOVD R9, R8
+	ADD R6, R10
+	SUBS $1, R7
+	BNE viterbiMaxNEON_t
+viterbiMaxNEON_ret:
+	RET
+
 // func expNEON(dst, src []float64)
 TEXT ·expNEON(SB), NOSPLIT, $0-48
 	MOVD dst_base+0(FP), R0

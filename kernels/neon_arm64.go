@@ -41,6 +41,9 @@ func backwardNEON(beta, scale, psi, et []float64, T, M int)
 func viterbiNEON(delta []float64, bp []int32, s, tr []float64, T, M int)
 
 //go:noescape
+func viterbiMaxNEON(delta []float64, s, tr []float64, T, M int)
+
+//go:noescape
 func expNEON(dst, src []float64)
 
 //go:noescape

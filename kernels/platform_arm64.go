@@ -16,6 +16,7 @@ var neonImpl = &impl{
 	forwardBatch: forwardBatchNEON,
 	backward:     backwardNEON,
 	viterbi:      viterbiNEON,
+	viterbiMax:   viterbiMaxNEON,
 	exp:          expNEON,
 	log:          logNEON,
 	gather:       gatherNEON,

@@ -17,3 +17,17 @@ func viterbiAVX2(delta []float64, bp []int32, s []float64, tr []float64, T int, 
 //
 //go:noescape
 func viterbiAVX512(delta []float64, bp []int32, s []float64, tr []float64, T int, M int)
+
+// viterbiMaxAVX2 runs the max-only Viterbi recursion over a whole sequence: it
+// sets delta exactly as viterbiMaxGeneric does (δ of viterbiGeneric, no
+// back-pointers). T ≤ 0 or M ≤ 0 does nothing.
+//
+//go:noescape
+func viterbiMaxAVX2(delta []float64, s []float64, tr []float64, T int, M int)
+
+// viterbiMaxAVX512 runs the max-only Viterbi recursion over a whole sequence: it
+// sets delta exactly as viterbiMaxGeneric does (δ of viterbiGeneric, no
+// back-pointers). T ≤ 0 or M ≤ 0 does nothing.
+//
+//go:noescape
+func viterbiMaxAVX512(delta []float64, s []float64, tr []float64, T int, M int)

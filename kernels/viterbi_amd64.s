@@ -2076,3 +2076,2452 @@ viterbi_AVX512_ret:
 
 DATA vitone<>+0(SB)/8, $(1.0)
 GLOBL vitone<>(SB), RODATA|NOPTR, $8
+
+// func viterbiMaxAVX2(delta []float64, s []float64, tr []float64, T int, M int)
+// Requires: AVX, CMOV
+TEXT ·viterbiMaxAVX2(SB), NOSPLIT, $56-88
+	MOVQ  delta_base+0(FP), CX
+	MOVQ  s_base+24(FP), BX
+	MOVQ  tr_base+48(FP), SI
+	MOVQ  T+72(FP), AX
+	MOVQ  M+80(FP), DI
+	TESTQ AX, AX
+	JLE   viterbiMax_AVX2_ret
+	TESTQ DI, DI
+	JLE   viterbiMax_AVX2_ret
+	XORQ  DX, DX
+	MOVQ  DI, R8
+	ANDQ  $-4, R8
+
+viterbi_copy_AVX2_narrow:
+	CMPQ    DX, R8
+	JAE     viterbi_copy_AVX2_tail
+	VMOVUPD (BX)(DX*8), Y0
+	VMOVUPD Y0, (CX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     viterbi_copy_AVX2_narrow
+
+viterbi_copy_AVX2_tail:
+	MOVQ       DI, R8
+	SUBQ       DX, R8
+	JZ         viterbi_copy_AVX2_end
+	MOVQ       $0x00000004, R9
+	SUBQ       R8, R9
+	LEAQ       tailmask<>+0(SB), R8
+	VMOVDQU    (R8)(R9*8), Y0
+	VMASKMOVPD (BX)(DX*8), Y0, Y1
+	VMASKMOVPD Y1, Y0, (CX)(DX*8)
+
+viterbi_copy_AVX2_end:
+	DECQ       AX
+	JZ         viterbiMax_AVX2_ret
+	MOVQ       AX, (SP)
+	MOVQ       DI, AX
+	MOVQ       $0x00000004, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $0x00000004, DX
+	SUBQ       AX, DX
+	LEAQ       tailmask<>+0(SB), AX
+	VMOVDQU    (AX)(DX*8), Y0
+	VMASKMOVPD (BX), Y0, Y0
+	VMOVUPD    Y0, 8(SP)
+	MOVQ       DI, R8
+	ADDQ       $0x00000003, R8
+	SHRQ       $0x02, R8
+	MOVQ       R8, R9
+	ADDQ       $0x0000000b, R9
+	MOVQ       R9, AX
+	XORQ       DX, DX
+	MOVQ       $0x0000000c, R9
+	DIVQ       R9
+	MOVQ       AX, R9
+	MOVQ       R8, AX
+	XORQ       DX, DX
+	DIVQ       R9
+	MOVQ       AX, 40(SP)
+	MOVQ       DX, 48(SP)
+	LEAQ       (CX)(DI*8), AX
+	LEAQ       (BX)(DI*8), CX
+
+viterbiMax_AVX2_t:
+	XORQ DX, DX
+	XORQ BX, BX
+
+viterbiMax_AVX2_chunk:
+	MOVQ    40(SP), R8
+	CMPQ    BX, 48(SP)
+	ADCQ    $0x00000000, R8
+	MOVQ    R8, R9
+	SHLQ    $0x02, R9
+	ADDQ    DX, R9
+	SUBQ    $0x00000004, R9
+	NEGQ    R9
+	ADDQ    DI, R9
+	MOVQ    $0x00000004, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	CMPQ    R9, $0x00000004
+	JE      viterbiMax_AVX2_full
+	CMPQ    R8, $0x00000001
+	JE      viterbiMax_AVX2_k1
+	CMPQ    R8, $0x00000002
+	JE      viterbiMax_AVX2_k2
+	CMPQ    R8, $0x00000003
+	JE      viterbiMax_AVX2_k3
+	CMPQ    R8, $0x00000004
+	JE      viterbiMax_AVX2_k4
+	CMPQ    R8, $0x00000005
+	JE      viterbiMax_AVX2_k5
+	CMPQ    R8, $0x00000006
+	JE      viterbiMax_AVX2_k6
+	CMPQ    R8, $0x00000007
+	JE      viterbiMax_AVX2_k7
+	CMPQ    R8, $0x00000008
+	JE      viterbiMax_AVX2_k8
+	CMPQ    R8, $0x00000009
+	JE      viterbiMax_AVX2_k9
+	CMPQ    R8, $0x0000000a
+	JE      viterbiMax_AVX2_k10
+	CMPQ    R8, $0x0000000b
+	JE      viterbiMax_AVX2_k11
+	CMPQ    R8, $0x0000000c
+	JE      viterbiMax_AVX2_k12
+	JMP     viterbiMax_AVX2_ret
+
+viterbiMax_AVX2_full:
+	CMPQ R8, $0x00000001
+	JE   viterbiMax_AVX2_f1
+	CMPQ R8, $0x00000002
+	JE   viterbiMax_AVX2_f2
+	CMPQ R8, $0x00000003
+	JE   viterbiMax_AVX2_f3
+	CMPQ R8, $0x00000004
+	JE   viterbiMax_AVX2_f4
+	CMPQ R8, $0x00000005
+	JE   viterbiMax_AVX2_f5
+	CMPQ R8, $0x00000006
+	JE   viterbiMax_AVX2_f6
+	CMPQ R8, $0x00000007
+	JE   viterbiMax_AVX2_f7
+	CMPQ R8, $0x00000008
+	JE   viterbiMax_AVX2_f8
+	CMPQ R8, $0x00000009
+	JE   viterbiMax_AVX2_f9
+	CMPQ R8, $0x0000000a
+	JE   viterbiMax_AVX2_f10
+	CMPQ R8, $0x0000000b
+	JE   viterbiMax_AVX2_f11
+	CMPQ R8, $0x0000000c
+	JE   viterbiMax_AVX2_f12
+	JMP  viterbiMax_AVX2_ret
+
+viterbiMax_AVX2_k1:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	LEAQ         8(SP), R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VMASKMOVPD   (R9), Y0, Y2
+	VADDPD       Y2, Y1, Y2
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k1_fin
+
+viterbiMax_AVX2_k1_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VMASKMOVPD   (R9), Y0, Y3
+	VADDPD       Y3, Y1, Y3
+	VMAXPD       Y2, Y3, Y2
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k1_i
+
+viterbiMax_AVX2_k1_fin:
+	VMASKMOVPD (CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y2, Y2
+	VMASKMOVPD Y2, Y0, (AX)(DX*8)
+	VMOVUPD    Y2, 8(SP)
+	ADDQ       $0x00000004, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f1:
+	LEAQ         8(SP), R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f1_fin
+
+viterbiMax_AVX2_f1_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y1
+	VMAXPD       Y0, Y1, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f1_i
+
+viterbiMax_AVX2_f1_fin:
+	VADDPD  (CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, (AX)(DX*8)
+	VMOVUPD Y0, 8(SP)
+	ADDQ    $0x00000004, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k2:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VMASKMOVPD   32(R9), Y0, Y3
+	VADDPD       Y3, Y1, Y3
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k2_fin
+
+viterbiMax_AVX2_k2_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y4
+	VMAXPD       Y2, Y4, Y2
+	VMASKMOVPD   32(R9), Y0, Y4
+	VADDPD       Y4, Y1, Y4
+	VMAXPD       Y3, Y4, Y3
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k2_i
+
+viterbiMax_AVX2_k2_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VMASKMOVPD 32(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y3, Y3
+	VMASKMOVPD Y3, Y0, 32(AX)(DX*8)
+	ADDQ       $0x00000008, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f2:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f2_fin
+
+viterbiMax_AVX2_f2_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y2
+	VADDPD       (R9), Y2, Y3
+	VMAXPD       Y1, Y3, Y1
+	VADDPD       32(R9), Y2, Y2
+	VMAXPD       Y0, Y2, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f2_i
+
+viterbiMax_AVX2_f2_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 32(AX)(DX*8)
+	ADDQ    $0x00000008, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k3:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VMASKMOVPD   64(R9), Y0, Y4
+	VADDPD       Y4, Y1, Y4
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k3_fin
+
+viterbiMax_AVX2_k3_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y5
+	VMAXPD       Y2, Y5, Y2
+	VADDPD       32(R9), Y1, Y5
+	VMAXPD       Y3, Y5, Y3
+	VMASKMOVPD   64(R9), Y0, Y5
+	VADDPD       Y5, Y1, Y5
+	VMAXPD       Y4, Y5, Y4
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k3_i
+
+viterbiMax_AVX2_k3_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VMASKMOVPD 64(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y4, Y4
+	VMASKMOVPD Y4, Y0, 64(AX)(DX*8)
+	ADDQ       $0x0000000c, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f3:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f3_fin
+
+viterbiMax_AVX2_f3_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y3
+	VADDPD       (R9), Y3, Y4
+	VMAXPD       Y1, Y4, Y1
+	VADDPD       32(R9), Y3, Y4
+	VMAXPD       Y2, Y4, Y2
+	VADDPD       64(R9), Y3, Y3
+	VMAXPD       Y0, Y3, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f3_i
+
+viterbiMax_AVX2_f3_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 64(AX)(DX*8)
+	ADDQ    $0x0000000c, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k4:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VMASKMOVPD   96(R9), Y0, Y5
+	VADDPD       Y5, Y1, Y5
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k4_fin
+
+viterbiMax_AVX2_k4_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y6
+	VMAXPD       Y2, Y6, Y2
+	VADDPD       32(R9), Y1, Y6
+	VMAXPD       Y3, Y6, Y3
+	VADDPD       64(R9), Y1, Y6
+	VMAXPD       Y4, Y6, Y4
+	VMASKMOVPD   96(R9), Y0, Y6
+	VADDPD       Y6, Y1, Y6
+	VMAXPD       Y5, Y6, Y5
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k4_i
+
+viterbiMax_AVX2_k4_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VMASKMOVPD 96(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y5, Y5
+	VMASKMOVPD Y5, Y0, 96(AX)(DX*8)
+	ADDQ       $0x00000010, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f4:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f4_fin
+
+viterbiMax_AVX2_f4_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y4
+	VADDPD       (R9), Y4, Y5
+	VMAXPD       Y1, Y5, Y1
+	VADDPD       32(R9), Y4, Y5
+	VMAXPD       Y2, Y5, Y2
+	VADDPD       64(R9), Y4, Y5
+	VMAXPD       Y3, Y5, Y3
+	VADDPD       96(R9), Y4, Y4
+	VMAXPD       Y0, Y4, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f4_i
+
+viterbiMax_AVX2_f4_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 96(AX)(DX*8)
+	ADDQ    $0x00000010, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k5:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VADDPD       96(R9), Y1, Y5
+	VMASKMOVPD   128(R9), Y0, Y6
+	VADDPD       Y6, Y1, Y6
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k5_fin
+
+viterbiMax_AVX2_k5_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y7
+	VMAXPD       Y2, Y7, Y2
+	VADDPD       32(R9), Y1, Y7
+	VMAXPD       Y3, Y7, Y3
+	VADDPD       64(R9), Y1, Y7
+	VMAXPD       Y4, Y7, Y4
+	VADDPD       96(R9), Y1, Y7
+	VMAXPD       Y5, Y7, Y5
+	VMASKMOVPD   128(R9), Y0, Y7
+	VADDPD       Y7, Y1, Y7
+	VMAXPD       Y6, Y7, Y6
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k5_i
+
+viterbiMax_AVX2_k5_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VADDPD     96(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 96(AX)(DX*8)
+	VMASKMOVPD 128(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y6, Y6
+	VMASKMOVPD Y6, Y0, 128(AX)(DX*8)
+	ADDQ       $0x00000014, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f5:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y4
+	VADDPD       128(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f5_fin
+
+viterbiMax_AVX2_f5_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y5
+	VADDPD       (R9), Y5, Y6
+	VMAXPD       Y1, Y6, Y1
+	VADDPD       32(R9), Y5, Y6
+	VMAXPD       Y2, Y6, Y2
+	VADDPD       64(R9), Y5, Y6
+	VMAXPD       Y3, Y6, Y3
+	VADDPD       96(R9), Y5, Y6
+	VMAXPD       Y4, Y6, Y4
+	VADDPD       128(R9), Y5, Y5
+	VMAXPD       Y0, Y5, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f5_i
+
+viterbiMax_AVX2_f5_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y4, Y4
+	VMOVUPD Y4, 96(AX)(DX*8)
+	VADDPD  128(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 128(AX)(DX*8)
+	ADDQ    $0x00000014, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k6:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VADDPD       96(R9), Y1, Y5
+	VADDPD       128(R9), Y1, Y6
+	VMASKMOVPD   160(R9), Y0, Y7
+	VADDPD       Y7, Y1, Y7
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k6_fin
+
+viterbiMax_AVX2_k6_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y8
+	VMAXPD       Y2, Y8, Y2
+	VADDPD       32(R9), Y1, Y8
+	VMAXPD       Y3, Y8, Y3
+	VADDPD       64(R9), Y1, Y8
+	VMAXPD       Y4, Y8, Y4
+	VADDPD       96(R9), Y1, Y8
+	VMAXPD       Y5, Y8, Y5
+	VADDPD       128(R9), Y1, Y8
+	VMAXPD       Y6, Y8, Y6
+	VMASKMOVPD   160(R9), Y0, Y8
+	VADDPD       Y8, Y1, Y8
+	VMAXPD       Y7, Y8, Y7
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k6_i
+
+viterbiMax_AVX2_k6_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VADDPD     96(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 96(AX)(DX*8)
+	VADDPD     128(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 128(AX)(DX*8)
+	VMASKMOVPD 160(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y7, Y7
+	VMASKMOVPD Y7, Y0, 160(AX)(DX*8)
+	ADDQ       $0x00000018, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f6:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y4
+	VADDPD       128(R9), Y0, Y5
+	VADDPD       160(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f6_fin
+
+viterbiMax_AVX2_f6_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y6
+	VADDPD       (R9), Y6, Y7
+	VMAXPD       Y1, Y7, Y1
+	VADDPD       32(R9), Y6, Y7
+	VMAXPD       Y2, Y7, Y2
+	VADDPD       64(R9), Y6, Y7
+	VMAXPD       Y3, Y7, Y3
+	VADDPD       96(R9), Y6, Y7
+	VMAXPD       Y4, Y7, Y4
+	VADDPD       128(R9), Y6, Y7
+	VMAXPD       Y5, Y7, Y5
+	VADDPD       160(R9), Y6, Y6
+	VMAXPD       Y0, Y6, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f6_i
+
+viterbiMax_AVX2_f6_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y4, Y4
+	VMOVUPD Y4, 96(AX)(DX*8)
+	VADDPD  128(CX)(DX*8), Y5, Y5
+	VMOVUPD Y5, 128(AX)(DX*8)
+	VADDPD  160(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 160(AX)(DX*8)
+	ADDQ    $0x00000018, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k7:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VADDPD       96(R9), Y1, Y5
+	VADDPD       128(R9), Y1, Y6
+	VADDPD       160(R9), Y1, Y7
+	VMASKMOVPD   192(R9), Y0, Y8
+	VADDPD       Y8, Y1, Y8
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k7_fin
+
+viterbiMax_AVX2_k7_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y9
+	VMAXPD       Y2, Y9, Y2
+	VADDPD       32(R9), Y1, Y9
+	VMAXPD       Y3, Y9, Y3
+	VADDPD       64(R9), Y1, Y9
+	VMAXPD       Y4, Y9, Y4
+	VADDPD       96(R9), Y1, Y9
+	VMAXPD       Y5, Y9, Y5
+	VADDPD       128(R9), Y1, Y9
+	VMAXPD       Y6, Y9, Y6
+	VADDPD       160(R9), Y1, Y9
+	VMAXPD       Y7, Y9, Y7
+	VMASKMOVPD   192(R9), Y0, Y9
+	VADDPD       Y9, Y1, Y9
+	VMAXPD       Y8, Y9, Y8
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k7_i
+
+viterbiMax_AVX2_k7_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VADDPD     96(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 96(AX)(DX*8)
+	VADDPD     128(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 128(AX)(DX*8)
+	VADDPD     160(CX)(DX*8), Y7, Y7
+	VMOVUPD    Y7, 160(AX)(DX*8)
+	VMASKMOVPD 192(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y8, Y8
+	VMASKMOVPD Y8, Y0, 192(AX)(DX*8)
+	ADDQ       $0x0000001c, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f7:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y4
+	VADDPD       128(R9), Y0, Y5
+	VADDPD       160(R9), Y0, Y6
+	VADDPD       192(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f7_fin
+
+viterbiMax_AVX2_f7_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y7
+	VADDPD       (R9), Y7, Y8
+	VMAXPD       Y1, Y8, Y1
+	VADDPD       32(R9), Y7, Y8
+	VMAXPD       Y2, Y8, Y2
+	VADDPD       64(R9), Y7, Y8
+	VMAXPD       Y3, Y8, Y3
+	VADDPD       96(R9), Y7, Y8
+	VMAXPD       Y4, Y8, Y4
+	VADDPD       128(R9), Y7, Y8
+	VMAXPD       Y5, Y8, Y5
+	VADDPD       160(R9), Y7, Y8
+	VMAXPD       Y6, Y8, Y6
+	VADDPD       192(R9), Y7, Y7
+	VMAXPD       Y0, Y7, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f7_i
+
+viterbiMax_AVX2_f7_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y4, Y4
+	VMOVUPD Y4, 96(AX)(DX*8)
+	VADDPD  128(CX)(DX*8), Y5, Y5
+	VMOVUPD Y5, 128(AX)(DX*8)
+	VADDPD  160(CX)(DX*8), Y6, Y6
+	VMOVUPD Y6, 160(AX)(DX*8)
+	VADDPD  192(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 192(AX)(DX*8)
+	ADDQ    $0x0000001c, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k8:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VADDPD       96(R9), Y1, Y5
+	VADDPD       128(R9), Y1, Y6
+	VADDPD       160(R9), Y1, Y7
+	VADDPD       192(R9), Y1, Y8
+	VMASKMOVPD   224(R9), Y0, Y9
+	VADDPD       Y9, Y1, Y9
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k8_fin
+
+viterbiMax_AVX2_k8_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y10
+	VMAXPD       Y2, Y10, Y2
+	VADDPD       32(R9), Y1, Y10
+	VMAXPD       Y3, Y10, Y3
+	VADDPD       64(R9), Y1, Y10
+	VMAXPD       Y4, Y10, Y4
+	VADDPD       96(R9), Y1, Y10
+	VMAXPD       Y5, Y10, Y5
+	VADDPD       128(R9), Y1, Y10
+	VMAXPD       Y6, Y10, Y6
+	VADDPD       160(R9), Y1, Y10
+	VMAXPD       Y7, Y10, Y7
+	VADDPD       192(R9), Y1, Y10
+	VMAXPD       Y8, Y10, Y8
+	VMASKMOVPD   224(R9), Y0, Y10
+	VADDPD       Y10, Y1, Y10
+	VMAXPD       Y9, Y10, Y9
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k8_i
+
+viterbiMax_AVX2_k8_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VADDPD     96(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 96(AX)(DX*8)
+	VADDPD     128(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 128(AX)(DX*8)
+	VADDPD     160(CX)(DX*8), Y7, Y7
+	VMOVUPD    Y7, 160(AX)(DX*8)
+	VADDPD     192(CX)(DX*8), Y8, Y8
+	VMOVUPD    Y8, 192(AX)(DX*8)
+	VMASKMOVPD 224(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y9, Y9
+	VMASKMOVPD Y9, Y0, 224(AX)(DX*8)
+	ADDQ       $0x00000020, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f8:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y4
+	VADDPD       128(R9), Y0, Y5
+	VADDPD       160(R9), Y0, Y6
+	VADDPD       192(R9), Y0, Y7
+	VADDPD       224(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f8_fin
+
+viterbiMax_AVX2_f8_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y8
+	VADDPD       (R9), Y8, Y9
+	VMAXPD       Y1, Y9, Y1
+	VADDPD       32(R9), Y8, Y9
+	VMAXPD       Y2, Y9, Y2
+	VADDPD       64(R9), Y8, Y9
+	VMAXPD       Y3, Y9, Y3
+	VADDPD       96(R9), Y8, Y9
+	VMAXPD       Y4, Y9, Y4
+	VADDPD       128(R9), Y8, Y9
+	VMAXPD       Y5, Y9, Y5
+	VADDPD       160(R9), Y8, Y9
+	VMAXPD       Y6, Y9, Y6
+	VADDPD       192(R9), Y8, Y9
+	VMAXPD       Y7, Y9, Y7
+	VADDPD       224(R9), Y8, Y8
+	VMAXPD       Y0, Y8, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f8_i
+
+viterbiMax_AVX2_f8_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y4, Y4
+	VMOVUPD Y4, 96(AX)(DX*8)
+	VADDPD  128(CX)(DX*8), Y5, Y5
+	VMOVUPD Y5, 128(AX)(DX*8)
+	VADDPD  160(CX)(DX*8), Y6, Y6
+	VMOVUPD Y6, 160(AX)(DX*8)
+	VADDPD  192(CX)(DX*8), Y7, Y7
+	VMOVUPD Y7, 192(AX)(DX*8)
+	VADDPD  224(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 224(AX)(DX*8)
+	ADDQ    $0x00000020, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k9:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VADDPD       96(R9), Y1, Y5
+	VADDPD       128(R9), Y1, Y6
+	VADDPD       160(R9), Y1, Y7
+	VADDPD       192(R9), Y1, Y8
+	VADDPD       224(R9), Y1, Y9
+	VMASKMOVPD   256(R9), Y0, Y10
+	VADDPD       Y10, Y1, Y10
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k9_fin
+
+viterbiMax_AVX2_k9_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y11
+	VMAXPD       Y2, Y11, Y2
+	VADDPD       32(R9), Y1, Y11
+	VMAXPD       Y3, Y11, Y3
+	VADDPD       64(R9), Y1, Y11
+	VMAXPD       Y4, Y11, Y4
+	VADDPD       96(R9), Y1, Y11
+	VMAXPD       Y5, Y11, Y5
+	VADDPD       128(R9), Y1, Y11
+	VMAXPD       Y6, Y11, Y6
+	VADDPD       160(R9), Y1, Y11
+	VMAXPD       Y7, Y11, Y7
+	VADDPD       192(R9), Y1, Y11
+	VMAXPD       Y8, Y11, Y8
+	VADDPD       224(R9), Y1, Y11
+	VMAXPD       Y9, Y11, Y9
+	VMASKMOVPD   256(R9), Y0, Y11
+	VADDPD       Y11, Y1, Y11
+	VMAXPD       Y10, Y11, Y10
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k9_i
+
+viterbiMax_AVX2_k9_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VADDPD     96(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 96(AX)(DX*8)
+	VADDPD     128(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 128(AX)(DX*8)
+	VADDPD     160(CX)(DX*8), Y7, Y7
+	VMOVUPD    Y7, 160(AX)(DX*8)
+	VADDPD     192(CX)(DX*8), Y8, Y8
+	VMOVUPD    Y8, 192(AX)(DX*8)
+	VADDPD     224(CX)(DX*8), Y9, Y9
+	VMOVUPD    Y9, 224(AX)(DX*8)
+	VMASKMOVPD 256(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y10, Y10
+	VMASKMOVPD Y10, Y0, 256(AX)(DX*8)
+	ADDQ       $0x00000024, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f9:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y4
+	VADDPD       128(R9), Y0, Y5
+	VADDPD       160(R9), Y0, Y6
+	VADDPD       192(R9), Y0, Y7
+	VADDPD       224(R9), Y0, Y8
+	VADDPD       256(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f9_fin
+
+viterbiMax_AVX2_f9_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y9
+	VADDPD       (R9), Y9, Y10
+	VMAXPD       Y1, Y10, Y1
+	VADDPD       32(R9), Y9, Y10
+	VMAXPD       Y2, Y10, Y2
+	VADDPD       64(R9), Y9, Y10
+	VMAXPD       Y3, Y10, Y3
+	VADDPD       96(R9), Y9, Y10
+	VMAXPD       Y4, Y10, Y4
+	VADDPD       128(R9), Y9, Y10
+	VMAXPD       Y5, Y10, Y5
+	VADDPD       160(R9), Y9, Y10
+	VMAXPD       Y6, Y10, Y6
+	VADDPD       192(R9), Y9, Y10
+	VMAXPD       Y7, Y10, Y7
+	VADDPD       224(R9), Y9, Y10
+	VMAXPD       Y8, Y10, Y8
+	VADDPD       256(R9), Y9, Y9
+	VMAXPD       Y0, Y9, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f9_i
+
+viterbiMax_AVX2_f9_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y4, Y4
+	VMOVUPD Y4, 96(AX)(DX*8)
+	VADDPD  128(CX)(DX*8), Y5, Y5
+	VMOVUPD Y5, 128(AX)(DX*8)
+	VADDPD  160(CX)(DX*8), Y6, Y6
+	VMOVUPD Y6, 160(AX)(DX*8)
+	VADDPD  192(CX)(DX*8), Y7, Y7
+	VMOVUPD Y7, 192(AX)(DX*8)
+	VADDPD  224(CX)(DX*8), Y8, Y8
+	VMOVUPD Y8, 224(AX)(DX*8)
+	VADDPD  256(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 256(AX)(DX*8)
+	ADDQ    $0x00000024, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k10:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VADDPD       96(R9), Y1, Y5
+	VADDPD       128(R9), Y1, Y6
+	VADDPD       160(R9), Y1, Y7
+	VADDPD       192(R9), Y1, Y8
+	VADDPD       224(R9), Y1, Y9
+	VADDPD       256(R9), Y1, Y10
+	VMASKMOVPD   288(R9), Y0, Y11
+	VADDPD       Y11, Y1, Y11
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k10_fin
+
+viterbiMax_AVX2_k10_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y12
+	VMAXPD       Y2, Y12, Y2
+	VADDPD       32(R9), Y1, Y12
+	VMAXPD       Y3, Y12, Y3
+	VADDPD       64(R9), Y1, Y12
+	VMAXPD       Y4, Y12, Y4
+	VADDPD       96(R9), Y1, Y12
+	VMAXPD       Y5, Y12, Y5
+	VADDPD       128(R9), Y1, Y12
+	VMAXPD       Y6, Y12, Y6
+	VADDPD       160(R9), Y1, Y12
+	VMAXPD       Y7, Y12, Y7
+	VADDPD       192(R9), Y1, Y12
+	VMAXPD       Y8, Y12, Y8
+	VADDPD       224(R9), Y1, Y12
+	VMAXPD       Y9, Y12, Y9
+	VADDPD       256(R9), Y1, Y12
+	VMAXPD       Y10, Y12, Y10
+	VMASKMOVPD   288(R9), Y0, Y12
+	VADDPD       Y12, Y1, Y12
+	VMAXPD       Y11, Y12, Y11
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k10_i
+
+viterbiMax_AVX2_k10_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VADDPD     96(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 96(AX)(DX*8)
+	VADDPD     128(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 128(AX)(DX*8)
+	VADDPD     160(CX)(DX*8), Y7, Y7
+	VMOVUPD    Y7, 160(AX)(DX*8)
+	VADDPD     192(CX)(DX*8), Y8, Y8
+	VMOVUPD    Y8, 192(AX)(DX*8)
+	VADDPD     224(CX)(DX*8), Y9, Y9
+	VMOVUPD    Y9, 224(AX)(DX*8)
+	VADDPD     256(CX)(DX*8), Y10, Y10
+	VMOVUPD    Y10, 256(AX)(DX*8)
+	VMASKMOVPD 288(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y11, Y11
+	VMASKMOVPD Y11, Y0, 288(AX)(DX*8)
+	ADDQ       $0x00000028, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f10:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y4
+	VADDPD       128(R9), Y0, Y5
+	VADDPD       160(R9), Y0, Y6
+	VADDPD       192(R9), Y0, Y7
+	VADDPD       224(R9), Y0, Y8
+	VADDPD       256(R9), Y0, Y9
+	VADDPD       288(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f10_fin
+
+viterbiMax_AVX2_f10_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y10
+	VADDPD       (R9), Y10, Y11
+	VMAXPD       Y1, Y11, Y1
+	VADDPD       32(R9), Y10, Y11
+	VMAXPD       Y2, Y11, Y2
+	VADDPD       64(R9), Y10, Y11
+	VMAXPD       Y3, Y11, Y3
+	VADDPD       96(R9), Y10, Y11
+	VMAXPD       Y4, Y11, Y4
+	VADDPD       128(R9), Y10, Y11
+	VMAXPD       Y5, Y11, Y5
+	VADDPD       160(R9), Y10, Y11
+	VMAXPD       Y6, Y11, Y6
+	VADDPD       192(R9), Y10, Y11
+	VMAXPD       Y7, Y11, Y7
+	VADDPD       224(R9), Y10, Y11
+	VMAXPD       Y8, Y11, Y8
+	VADDPD       256(R9), Y10, Y11
+	VMAXPD       Y9, Y11, Y9
+	VADDPD       288(R9), Y10, Y10
+	VMAXPD       Y0, Y10, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f10_i
+
+viterbiMax_AVX2_f10_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y4, Y4
+	VMOVUPD Y4, 96(AX)(DX*8)
+	VADDPD  128(CX)(DX*8), Y5, Y5
+	VMOVUPD Y5, 128(AX)(DX*8)
+	VADDPD  160(CX)(DX*8), Y6, Y6
+	VMOVUPD Y6, 160(AX)(DX*8)
+	VADDPD  192(CX)(DX*8), Y7, Y7
+	VMOVUPD Y7, 192(AX)(DX*8)
+	VADDPD  224(CX)(DX*8), Y8, Y8
+	VMOVUPD Y8, 224(AX)(DX*8)
+	VADDPD  256(CX)(DX*8), Y9, Y9
+	VMOVUPD Y9, 256(AX)(DX*8)
+	VADDPD  288(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 288(AX)(DX*8)
+	ADDQ    $0x00000028, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k11:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VADDPD       96(R9), Y1, Y5
+	VADDPD       128(R9), Y1, Y6
+	VADDPD       160(R9), Y1, Y7
+	VADDPD       192(R9), Y1, Y8
+	VADDPD       224(R9), Y1, Y9
+	VADDPD       256(R9), Y1, Y10
+	VADDPD       288(R9), Y1, Y11
+	VMASKMOVPD   320(R9), Y0, Y12
+	VADDPD       Y12, Y1, Y12
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k11_fin
+
+viterbiMax_AVX2_k11_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y13
+	VMAXPD       Y2, Y13, Y2
+	VADDPD       32(R9), Y1, Y13
+	VMAXPD       Y3, Y13, Y3
+	VADDPD       64(R9), Y1, Y13
+	VMAXPD       Y4, Y13, Y4
+	VADDPD       96(R9), Y1, Y13
+	VMAXPD       Y5, Y13, Y5
+	VADDPD       128(R9), Y1, Y13
+	VMAXPD       Y6, Y13, Y6
+	VADDPD       160(R9), Y1, Y13
+	VMAXPD       Y7, Y13, Y7
+	VADDPD       192(R9), Y1, Y13
+	VMAXPD       Y8, Y13, Y8
+	VADDPD       224(R9), Y1, Y13
+	VMAXPD       Y9, Y13, Y9
+	VADDPD       256(R9), Y1, Y13
+	VMAXPD       Y10, Y13, Y10
+	VADDPD       288(R9), Y1, Y13
+	VMAXPD       Y11, Y13, Y11
+	VMASKMOVPD   320(R9), Y0, Y13
+	VADDPD       Y13, Y1, Y13
+	VMAXPD       Y12, Y13, Y12
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k11_i
+
+viterbiMax_AVX2_k11_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VADDPD     96(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 96(AX)(DX*8)
+	VADDPD     128(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 128(AX)(DX*8)
+	VADDPD     160(CX)(DX*8), Y7, Y7
+	VMOVUPD    Y7, 160(AX)(DX*8)
+	VADDPD     192(CX)(DX*8), Y8, Y8
+	VMOVUPD    Y8, 192(AX)(DX*8)
+	VADDPD     224(CX)(DX*8), Y9, Y9
+	VMOVUPD    Y9, 224(AX)(DX*8)
+	VADDPD     256(CX)(DX*8), Y10, Y10
+	VMOVUPD    Y10, 256(AX)(DX*8)
+	VADDPD     288(CX)(DX*8), Y11, Y11
+	VMOVUPD    Y11, 288(AX)(DX*8)
+	VMASKMOVPD 320(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y12, Y12
+	VMASKMOVPD Y12, Y0, 320(AX)(DX*8)
+	ADDQ       $0x0000002c, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f11:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y4
+	VADDPD       128(R9), Y0, Y5
+	VADDPD       160(R9), Y0, Y6
+	VADDPD       192(R9), Y0, Y7
+	VADDPD       224(R9), Y0, Y8
+	VADDPD       256(R9), Y0, Y9
+	VADDPD       288(R9), Y0, Y10
+	VADDPD       320(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f11_fin
+
+viterbiMax_AVX2_f11_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y11
+	VADDPD       (R9), Y11, Y12
+	VMAXPD       Y1, Y12, Y1
+	VADDPD       32(R9), Y11, Y12
+	VMAXPD       Y2, Y12, Y2
+	VADDPD       64(R9), Y11, Y12
+	VMAXPD       Y3, Y12, Y3
+	VADDPD       96(R9), Y11, Y12
+	VMAXPD       Y4, Y12, Y4
+	VADDPD       128(R9), Y11, Y12
+	VMAXPD       Y5, Y12, Y5
+	VADDPD       160(R9), Y11, Y12
+	VMAXPD       Y6, Y12, Y6
+	VADDPD       192(R9), Y11, Y12
+	VMAXPD       Y7, Y12, Y7
+	VADDPD       224(R9), Y11, Y12
+	VMAXPD       Y8, Y12, Y8
+	VADDPD       256(R9), Y11, Y12
+	VMAXPD       Y9, Y12, Y9
+	VADDPD       288(R9), Y11, Y12
+	VMAXPD       Y10, Y12, Y10
+	VADDPD       320(R9), Y11, Y11
+	VMAXPD       Y0, Y11, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f11_i
+
+viterbiMax_AVX2_f11_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y4, Y4
+	VMOVUPD Y4, 96(AX)(DX*8)
+	VADDPD  128(CX)(DX*8), Y5, Y5
+	VMOVUPD Y5, 128(AX)(DX*8)
+	VADDPD  160(CX)(DX*8), Y6, Y6
+	VMOVUPD Y6, 160(AX)(DX*8)
+	VADDPD  192(CX)(DX*8), Y7, Y7
+	VMOVUPD Y7, 192(AX)(DX*8)
+	VADDPD  224(CX)(DX*8), Y8, Y8
+	VMOVUPD Y8, 224(AX)(DX*8)
+	VADDPD  256(CX)(DX*8), Y9, Y9
+	VMOVUPD Y9, 256(AX)(DX*8)
+	VADDPD  288(CX)(DX*8), Y10, Y10
+	VMOVUPD Y10, 288(AX)(DX*8)
+	VADDPD  320(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 320(AX)(DX*8)
+	ADDQ    $0x0000002c, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+	JMP     viterbiMax_AVX2_next
+
+viterbiMax_AVX2_k12:
+	MOVQ         $0x00000004, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask<>+0(SB), R9
+	VMOVDQU      (R9)(R8*8), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y2
+	VADDPD       32(R9), Y1, Y3
+	VADDPD       64(R9), Y1, Y4
+	VADDPD       96(R9), Y1, Y5
+	VADDPD       128(R9), Y1, Y6
+	VADDPD       160(R9), Y1, Y7
+	VADDPD       192(R9), Y1, Y8
+	VADDPD       224(R9), Y1, Y9
+	VADDPD       256(R9), Y1, Y10
+	VADDPD       288(R9), Y1, Y11
+	VADDPD       320(R9), Y1, Y12
+	VMASKMOVPD   352(R9), Y0, Y13
+	VADDPD       Y13, Y1, Y13
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_k12_fin
+
+viterbiMax_AVX2_k12_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y1
+	VADDPD       (R9), Y1, Y14
+	VMAXPD       Y2, Y14, Y2
+	VADDPD       32(R9), Y1, Y14
+	VMAXPD       Y3, Y14, Y3
+	VADDPD       64(R9), Y1, Y14
+	VMAXPD       Y4, Y14, Y4
+	VADDPD       96(R9), Y1, Y14
+	VMAXPD       Y5, Y14, Y5
+	VADDPD       128(R9), Y1, Y14
+	VMAXPD       Y6, Y14, Y6
+	VADDPD       160(R9), Y1, Y14
+	VMAXPD       Y7, Y14, Y7
+	VADDPD       192(R9), Y1, Y14
+	VMAXPD       Y8, Y14, Y8
+	VADDPD       224(R9), Y1, Y14
+	VMAXPD       Y9, Y14, Y9
+	VADDPD       256(R9), Y1, Y14
+	VMAXPD       Y10, Y14, Y10
+	VADDPD       288(R9), Y1, Y14
+	VMAXPD       Y11, Y14, Y11
+	VADDPD       320(R9), Y1, Y14
+	VMAXPD       Y12, Y14, Y12
+	VMASKMOVPD   352(R9), Y0, Y14
+	VADDPD       Y14, Y1, Y14
+	VMAXPD       Y13, Y14, Y13
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_k12_i
+
+viterbiMax_AVX2_k12_fin:
+	VADDPD     (CX)(DX*8), Y2, Y2
+	VMOVUPD    Y2, (AX)(DX*8)
+	VADDPD     32(CX)(DX*8), Y3, Y3
+	VMOVUPD    Y3, 32(AX)(DX*8)
+	VADDPD     64(CX)(DX*8), Y4, Y4
+	VMOVUPD    Y4, 64(AX)(DX*8)
+	VADDPD     96(CX)(DX*8), Y5, Y5
+	VMOVUPD    Y5, 96(AX)(DX*8)
+	VADDPD     128(CX)(DX*8), Y6, Y6
+	VMOVUPD    Y6, 128(AX)(DX*8)
+	VADDPD     160(CX)(DX*8), Y7, Y7
+	VMOVUPD    Y7, 160(AX)(DX*8)
+	VADDPD     192(CX)(DX*8), Y8, Y8
+	VMOVUPD    Y8, 192(AX)(DX*8)
+	VADDPD     224(CX)(DX*8), Y9, Y9
+	VMOVUPD    Y9, 224(AX)(DX*8)
+	VADDPD     256(CX)(DX*8), Y10, Y10
+	VMOVUPD    Y10, 256(AX)(DX*8)
+	VADDPD     288(CX)(DX*8), Y11, Y11
+	VMOVUPD    Y11, 288(AX)(DX*8)
+	VADDPD     320(CX)(DX*8), Y12, Y12
+	VMOVUPD    Y12, 320(AX)(DX*8)
+	VMASKMOVPD 352(CX)(DX*8), Y0, Y1
+	VADDPD     Y1, Y13, Y13
+	VMASKMOVPD Y13, Y0, 352(AX)(DX*8)
+	ADDQ       $0x00000030, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2_chunk
+	JMP        viterbiMax_AVX2_next
+
+viterbiMax_AVX2_f12:
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Y0
+	VADDPD       (R9), Y0, Y1
+	VADDPD       32(R9), Y0, Y2
+	VADDPD       64(R9), Y0, Y3
+	VADDPD       96(R9), Y0, Y4
+	VADDPD       128(R9), Y0, Y5
+	VADDPD       160(R9), Y0, Y6
+	VADDPD       192(R9), Y0, Y7
+	VADDPD       224(R9), Y0, Y8
+	VADDPD       256(R9), Y0, Y9
+	VADDPD       288(R9), Y0, Y10
+	VADDPD       320(R9), Y0, Y11
+	VADDPD       352(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2_f12_fin
+
+viterbiMax_AVX2_f12_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Y12
+	VADDPD       (R9), Y12, Y13
+	VMAXPD       Y1, Y13, Y1
+	VADDPD       32(R9), Y12, Y13
+	VMAXPD       Y2, Y13, Y2
+	VADDPD       64(R9), Y12, Y13
+	VMAXPD       Y3, Y13, Y3
+	VADDPD       96(R9), Y12, Y13
+	VMAXPD       Y4, Y13, Y4
+	VADDPD       128(R9), Y12, Y13
+	VMAXPD       Y5, Y13, Y5
+	VADDPD       160(R9), Y12, Y13
+	VMAXPD       Y6, Y13, Y6
+	VADDPD       192(R9), Y12, Y13
+	VMAXPD       Y7, Y13, Y7
+	VADDPD       224(R9), Y12, Y13
+	VMAXPD       Y8, Y13, Y8
+	VADDPD       256(R9), Y12, Y13
+	VMAXPD       Y9, Y13, Y9
+	VADDPD       288(R9), Y12, Y13
+	VMAXPD       Y10, Y13, Y10
+	VADDPD       320(R9), Y12, Y13
+	VMAXPD       Y11, Y13, Y11
+	VADDPD       352(R9), Y12, Y12
+	VMAXPD       Y0, Y12, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2_f12_i
+
+viterbiMax_AVX2_f12_fin:
+	VADDPD  (CX)(DX*8), Y1, Y1
+	VMOVUPD Y1, (AX)(DX*8)
+	VADDPD  32(CX)(DX*8), Y2, Y2
+	VMOVUPD Y2, 32(AX)(DX*8)
+	VADDPD  64(CX)(DX*8), Y3, Y3
+	VMOVUPD Y3, 64(AX)(DX*8)
+	VADDPD  96(CX)(DX*8), Y4, Y4
+	VMOVUPD Y4, 96(AX)(DX*8)
+	VADDPD  128(CX)(DX*8), Y5, Y5
+	VMOVUPD Y5, 128(AX)(DX*8)
+	VADDPD  160(CX)(DX*8), Y6, Y6
+	VMOVUPD Y6, 160(AX)(DX*8)
+	VADDPD  192(CX)(DX*8), Y7, Y7
+	VMOVUPD Y7, 192(AX)(DX*8)
+	VADDPD  224(CX)(DX*8), Y8, Y8
+	VMOVUPD Y8, 224(AX)(DX*8)
+	VADDPD  256(CX)(DX*8), Y9, Y9
+	VMOVUPD Y9, 256(AX)(DX*8)
+	VADDPD  288(CX)(DX*8), Y10, Y10
+	VMOVUPD Y10, 288(AX)(DX*8)
+	VADDPD  320(CX)(DX*8), Y11, Y11
+	VMOVUPD Y11, 320(AX)(DX*8)
+	VADDPD  352(CX)(DX*8), Y0, Y0
+	VMOVUPD Y0, 352(AX)(DX*8)
+	ADDQ    $0x00000030, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2_chunk
+
+viterbiMax_AVX2_next:
+	LEAQ (AX)(DI*8), AX
+	LEAQ (CX)(DI*8), CX
+	DECQ (SP)
+	JNZ  viterbiMax_AVX2_t
+
+viterbiMax_AVX2_ret:
+	VZEROUPPER
+	RET
+
+// func viterbiMaxAVX512(delta []float64, s []float64, tr []float64, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV
+TEXT ·viterbiMaxAVX512(SB), NOSPLIT, $88-88
+	MOVQ  delta_base+0(FP), CX
+	MOVQ  s_base+24(FP), BX
+	MOVQ  tr_base+48(FP), SI
+	MOVQ  T+72(FP), AX
+	MOVQ  M+80(FP), DI
+	TESTQ AX, AX
+	JLE   viterbiMax_AVX512_ret
+	TESTQ DI, DI
+	JLE   viterbiMax_AVX512_ret
+	XORQ  DX, DX
+	MOVQ  DI, R8
+	ANDQ  $-8, R8
+
+viterbi_copy_AVX512_narrow:
+	CMPQ    DX, R8
+	JAE     viterbi_copy_AVX512_tail
+	VMOVUPD (BX)(DX*8), Z0
+	VMOVUPD Z0, (CX)(DX*8)
+	ADDQ    $+8, DX
+	JMP     viterbi_copy_AVX512_narrow
+
+viterbi_copy_AVX512_tail:
+	MOVQ      DI, R8
+	SUBQ      DX, R8
+	JZ        viterbi_copy_AVX512_end
+	MOVQ      $-1, R9
+	BZHIQ     R8, R9, R8
+	KMOVB     R8, K1
+	VMOVUPD.Z (BX)(DX*8), K1, Z0
+	VMOVUPD   Z0, K1, (CX)(DX*8)
+
+viterbi_copy_AVX512_end:
+	DECQ      AX
+	JZ        viterbiMax_AVX512_ret
+	MOVQ      AX, (SP)
+	MOVQ      DI, AX
+	MOVQ      $0x00000008, DX
+	CMPQ      AX, DX
+	CMOVQGT   DX, AX
+	MOVQ      $-1, DX
+	BZHIQ     AX, DX, AX
+	KMOVB     AX, K1
+	VMOVUPD.Z (BX), K1, Z0
+	VMOVUPD   Z0, 8(SP)
+	MOVQ      DI, R8
+	ADDQ      $0x00000007, R8
+	SHRQ      $0x03, R8
+	MOVQ      R8, R9
+	ADDQ      $0x0000000b, R9
+	MOVQ      R9, AX
+	XORQ      DX, DX
+	MOVQ      $0x0000000c, R9
+	DIVQ      R9
+	MOVQ      AX, R9
+	MOVQ      R8, AX
+	XORQ      DX, DX
+	DIVQ      R9
+	MOVQ      AX, 72(SP)
+	MOVQ      DX, 80(SP)
+	LEAQ      (CX)(DI*8), AX
+	LEAQ      (BX)(DI*8), CX
+
+viterbiMax_AVX512_t:
+	XORQ DX, DX
+	XORQ BX, BX
+
+viterbiMax_AVX512_chunk:
+	MOVQ    72(SP), R8
+	CMPQ    BX, 80(SP)
+	ADCQ    $0x00000000, R8
+	MOVQ    R8, R9
+	SHLQ    $0x03, R9
+	ADDQ    DX, R9
+	SUBQ    $0x00000008, R9
+	NEGQ    R9
+	ADDQ    DI, R9
+	MOVQ    $0x00000008, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	CMPQ    R8, $0x00000001
+	JE      viterbiMax_AVX512_k1
+	CMPQ    R8, $0x00000002
+	JE      viterbiMax_AVX512_k2
+	CMPQ    R8, $0x00000003
+	JE      viterbiMax_AVX512_k3
+	CMPQ    R8, $0x00000004
+	JE      viterbiMax_AVX512_k4
+	CMPQ    R8, $0x00000005
+	JE      viterbiMax_AVX512_k5
+	CMPQ    R8, $0x00000006
+	JE      viterbiMax_AVX512_k6
+	CMPQ    R8, $0x00000007
+	JE      viterbiMax_AVX512_k7
+	CMPQ    R8, $0x00000008
+	JE      viterbiMax_AVX512_k8
+	CMPQ    R8, $0x00000009
+	JE      viterbiMax_AVX512_k9
+	CMPQ    R8, $0x0000000a
+	JE      viterbiMax_AVX512_k10
+	CMPQ    R8, $0x0000000b
+	JE      viterbiMax_AVX512_k11
+	CMPQ    R8, $0x0000000c
+	JE      viterbiMax_AVX512_k12
+	JMP     viterbiMax_AVX512_ret
+
+viterbiMax_AVX512_k1:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	LEAQ         8(SP), R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD.Z     (R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k1_fin
+
+viterbiMax_AVX512_k1_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z1
+	VADDPD.Z     (R9), Z1, K1, Z1
+	VMAXPD       Z0, Z1, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k1_i
+
+viterbiMax_AVX512_k1_fin:
+	VADDPD.Z (CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, (AX)(DX*8)
+	VMOVUPD  Z0, 8(SP)
+	ADDQ     $0x00000008, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k2:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD.Z     64(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k2_fin
+
+viterbiMax_AVX512_k2_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z2
+	VADDPD       (R9), Z2, Z3
+	VMAXPD       Z1, Z3, Z1
+	VADDPD.Z     64(R9), Z2, K1, Z2
+	VMAXPD       Z0, Z2, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k2_i
+
+viterbiMax_AVX512_k2_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD.Z 64(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 64(AX)(DX*8)
+	ADDQ     $0x00000010, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k3:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD.Z     128(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k3_fin
+
+viterbiMax_AVX512_k3_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z3
+	VADDPD       (R9), Z3, Z4
+	VMAXPD       Z1, Z4, Z1
+	VADDPD       64(R9), Z3, Z4
+	VMAXPD       Z2, Z4, Z2
+	VADDPD.Z     128(R9), Z3, K1, Z3
+	VMAXPD       Z0, Z3, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k3_i
+
+viterbiMax_AVX512_k3_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD.Z 128(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 128(AX)(DX*8)
+	ADDQ     $0x00000018, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k4:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD.Z     192(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k4_fin
+
+viterbiMax_AVX512_k4_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z4
+	VADDPD       (R9), Z4, Z5
+	VMAXPD       Z1, Z5, Z1
+	VADDPD       64(R9), Z4, Z5
+	VMAXPD       Z2, Z5, Z2
+	VADDPD       128(R9), Z4, Z5
+	VMAXPD       Z3, Z5, Z3
+	VADDPD.Z     192(R9), Z4, K1, Z4
+	VMAXPD       Z0, Z4, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k4_i
+
+viterbiMax_AVX512_k4_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD.Z 192(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 192(AX)(DX*8)
+	ADDQ     $0x00000020, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k5:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD       192(R9), Z0, Z4
+	VADDPD.Z     256(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k5_fin
+
+viterbiMax_AVX512_k5_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z5
+	VADDPD       (R9), Z5, Z6
+	VMAXPD       Z1, Z6, Z1
+	VADDPD       64(R9), Z5, Z6
+	VMAXPD       Z2, Z6, Z2
+	VADDPD       128(R9), Z5, Z6
+	VMAXPD       Z3, Z6, Z3
+	VADDPD       192(R9), Z5, Z6
+	VMAXPD       Z4, Z6, Z4
+	VADDPD.Z     256(R9), Z5, K1, Z5
+	VMAXPD       Z0, Z5, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k5_i
+
+viterbiMax_AVX512_k5_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD   192(CX)(DX*8), Z4, Z4
+	VMOVUPD  Z4, 192(AX)(DX*8)
+	VADDPD.Z 256(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 256(AX)(DX*8)
+	ADDQ     $0x00000028, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k6:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD       192(R9), Z0, Z4
+	VADDPD       256(R9), Z0, Z5
+	VADDPD.Z     320(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k6_fin
+
+viterbiMax_AVX512_k6_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z6
+	VADDPD       (R9), Z6, Z7
+	VMAXPD       Z1, Z7, Z1
+	VADDPD       64(R9), Z6, Z7
+	VMAXPD       Z2, Z7, Z2
+	VADDPD       128(R9), Z6, Z7
+	VMAXPD       Z3, Z7, Z3
+	VADDPD       192(R9), Z6, Z7
+	VMAXPD       Z4, Z7, Z4
+	VADDPD       256(R9), Z6, Z7
+	VMAXPD       Z5, Z7, Z5
+	VADDPD.Z     320(R9), Z6, K1, Z6
+	VMAXPD       Z0, Z6, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k6_i
+
+viterbiMax_AVX512_k6_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD   192(CX)(DX*8), Z4, Z4
+	VMOVUPD  Z4, 192(AX)(DX*8)
+	VADDPD   256(CX)(DX*8), Z5, Z5
+	VMOVUPD  Z5, 256(AX)(DX*8)
+	VADDPD.Z 320(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 320(AX)(DX*8)
+	ADDQ     $0x00000030, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k7:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD       192(R9), Z0, Z4
+	VADDPD       256(R9), Z0, Z5
+	VADDPD       320(R9), Z0, Z6
+	VADDPD.Z     384(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k7_fin
+
+viterbiMax_AVX512_k7_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z7
+	VADDPD       (R9), Z7, Z8
+	VMAXPD       Z1, Z8, Z1
+	VADDPD       64(R9), Z7, Z8
+	VMAXPD       Z2, Z8, Z2
+	VADDPD       128(R9), Z7, Z8
+	VMAXPD       Z3, Z8, Z3
+	VADDPD       192(R9), Z7, Z8
+	VMAXPD       Z4, Z8, Z4
+	VADDPD       256(R9), Z7, Z8
+	VMAXPD       Z5, Z8, Z5
+	VADDPD       320(R9), Z7, Z8
+	VMAXPD       Z6, Z8, Z6
+	VADDPD.Z     384(R9), Z7, K1, Z7
+	VMAXPD       Z0, Z7, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k7_i
+
+viterbiMax_AVX512_k7_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD   192(CX)(DX*8), Z4, Z4
+	VMOVUPD  Z4, 192(AX)(DX*8)
+	VADDPD   256(CX)(DX*8), Z5, Z5
+	VMOVUPD  Z5, 256(AX)(DX*8)
+	VADDPD   320(CX)(DX*8), Z6, Z6
+	VMOVUPD  Z6, 320(AX)(DX*8)
+	VADDPD.Z 384(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 384(AX)(DX*8)
+	ADDQ     $0x00000038, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k8:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD       192(R9), Z0, Z4
+	VADDPD       256(R9), Z0, Z5
+	VADDPD       320(R9), Z0, Z6
+	VADDPD       384(R9), Z0, Z7
+	VADDPD.Z     448(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k8_fin
+
+viterbiMax_AVX512_k8_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z8
+	VADDPD       (R9), Z8, Z9
+	VMAXPD       Z1, Z9, Z1
+	VADDPD       64(R9), Z8, Z9
+	VMAXPD       Z2, Z9, Z2
+	VADDPD       128(R9), Z8, Z9
+	VMAXPD       Z3, Z9, Z3
+	VADDPD       192(R9), Z8, Z9
+	VMAXPD       Z4, Z9, Z4
+	VADDPD       256(R9), Z8, Z9
+	VMAXPD       Z5, Z9, Z5
+	VADDPD       320(R9), Z8, Z9
+	VMAXPD       Z6, Z9, Z6
+	VADDPD       384(R9), Z8, Z9
+	VMAXPD       Z7, Z9, Z7
+	VADDPD.Z     448(R9), Z8, K1, Z8
+	VMAXPD       Z0, Z8, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k8_i
+
+viterbiMax_AVX512_k8_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD   192(CX)(DX*8), Z4, Z4
+	VMOVUPD  Z4, 192(AX)(DX*8)
+	VADDPD   256(CX)(DX*8), Z5, Z5
+	VMOVUPD  Z5, 256(AX)(DX*8)
+	VADDPD   320(CX)(DX*8), Z6, Z6
+	VMOVUPD  Z6, 320(AX)(DX*8)
+	VADDPD   384(CX)(DX*8), Z7, Z7
+	VMOVUPD  Z7, 384(AX)(DX*8)
+	VADDPD.Z 448(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 448(AX)(DX*8)
+	ADDQ     $0x00000040, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k9:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD       192(R9), Z0, Z4
+	VADDPD       256(R9), Z0, Z5
+	VADDPD       320(R9), Z0, Z6
+	VADDPD       384(R9), Z0, Z7
+	VADDPD       448(R9), Z0, Z8
+	VADDPD.Z     512(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k9_fin
+
+viterbiMax_AVX512_k9_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z9
+	VADDPD       (R9), Z9, Z10
+	VMAXPD       Z1, Z10, Z1
+	VADDPD       64(R9), Z9, Z10
+	VMAXPD       Z2, Z10, Z2
+	VADDPD       128(R9), Z9, Z10
+	VMAXPD       Z3, Z10, Z3
+	VADDPD       192(R9), Z9, Z10
+	VMAXPD       Z4, Z10, Z4
+	VADDPD       256(R9), Z9, Z10
+	VMAXPD       Z5, Z10, Z5
+	VADDPD       320(R9), Z9, Z10
+	VMAXPD       Z6, Z10, Z6
+	VADDPD       384(R9), Z9, Z10
+	VMAXPD       Z7, Z10, Z7
+	VADDPD       448(R9), Z9, Z10
+	VMAXPD       Z8, Z10, Z8
+	VADDPD.Z     512(R9), Z9, K1, Z9
+	VMAXPD       Z0, Z9, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k9_i
+
+viterbiMax_AVX512_k9_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD   192(CX)(DX*8), Z4, Z4
+	VMOVUPD  Z4, 192(AX)(DX*8)
+	VADDPD   256(CX)(DX*8), Z5, Z5
+	VMOVUPD  Z5, 256(AX)(DX*8)
+	VADDPD   320(CX)(DX*8), Z6, Z6
+	VMOVUPD  Z6, 320(AX)(DX*8)
+	VADDPD   384(CX)(DX*8), Z7, Z7
+	VMOVUPD  Z7, 384(AX)(DX*8)
+	VADDPD   448(CX)(DX*8), Z8, Z8
+	VMOVUPD  Z8, 448(AX)(DX*8)
+	VADDPD.Z 512(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 512(AX)(DX*8)
+	ADDQ     $0x00000048, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k10:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD       192(R9), Z0, Z4
+	VADDPD       256(R9), Z0, Z5
+	VADDPD       320(R9), Z0, Z6
+	VADDPD       384(R9), Z0, Z7
+	VADDPD       448(R9), Z0, Z8
+	VADDPD       512(R9), Z0, Z9
+	VADDPD.Z     576(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k10_fin
+
+viterbiMax_AVX512_k10_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z10
+	VADDPD       (R9), Z10, Z11
+	VMAXPD       Z1, Z11, Z1
+	VADDPD       64(R9), Z10, Z11
+	VMAXPD       Z2, Z11, Z2
+	VADDPD       128(R9), Z10, Z11
+	VMAXPD       Z3, Z11, Z3
+	VADDPD       192(R9), Z10, Z11
+	VMAXPD       Z4, Z11, Z4
+	VADDPD       256(R9), Z10, Z11
+	VMAXPD       Z5, Z11, Z5
+	VADDPD       320(R9), Z10, Z11
+	VMAXPD       Z6, Z11, Z6
+	VADDPD       384(R9), Z10, Z11
+	VMAXPD       Z7, Z11, Z7
+	VADDPD       448(R9), Z10, Z11
+	VMAXPD       Z8, Z11, Z8
+	VADDPD       512(R9), Z10, Z11
+	VMAXPD       Z9, Z11, Z9
+	VADDPD.Z     576(R9), Z10, K1, Z10
+	VMAXPD       Z0, Z10, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k10_i
+
+viterbiMax_AVX512_k10_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD   192(CX)(DX*8), Z4, Z4
+	VMOVUPD  Z4, 192(AX)(DX*8)
+	VADDPD   256(CX)(DX*8), Z5, Z5
+	VMOVUPD  Z5, 256(AX)(DX*8)
+	VADDPD   320(CX)(DX*8), Z6, Z6
+	VMOVUPD  Z6, 320(AX)(DX*8)
+	VADDPD   384(CX)(DX*8), Z7, Z7
+	VMOVUPD  Z7, 384(AX)(DX*8)
+	VADDPD   448(CX)(DX*8), Z8, Z8
+	VMOVUPD  Z8, 448(AX)(DX*8)
+	VADDPD   512(CX)(DX*8), Z9, Z9
+	VMOVUPD  Z9, 512(AX)(DX*8)
+	VADDPD.Z 576(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 576(AX)(DX*8)
+	ADDQ     $0x00000050, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k11:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD       192(R9), Z0, Z4
+	VADDPD       256(R9), Z0, Z5
+	VADDPD       320(R9), Z0, Z6
+	VADDPD       384(R9), Z0, Z7
+	VADDPD       448(R9), Z0, Z8
+	VADDPD       512(R9), Z0, Z9
+	VADDPD       576(R9), Z0, Z10
+	VADDPD.Z     640(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k11_fin
+
+viterbiMax_AVX512_k11_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z11
+	VADDPD       (R9), Z11, Z12
+	VMAXPD       Z1, Z12, Z1
+	VADDPD       64(R9), Z11, Z12
+	VMAXPD       Z2, Z12, Z2
+	VADDPD       128(R9), Z11, Z12
+	VMAXPD       Z3, Z12, Z3
+	VADDPD       192(R9), Z11, Z12
+	VMAXPD       Z4, Z12, Z4
+	VADDPD       256(R9), Z11, Z12
+	VMAXPD       Z5, Z12, Z5
+	VADDPD       320(R9), Z11, Z12
+	VMAXPD       Z6, Z12, Z6
+	VADDPD       384(R9), Z11, Z12
+	VMAXPD       Z7, Z12, Z7
+	VADDPD       448(R9), Z11, Z12
+	VMAXPD       Z8, Z12, Z8
+	VADDPD       512(R9), Z11, Z12
+	VMAXPD       Z9, Z12, Z9
+	VADDPD       576(R9), Z11, Z12
+	VMAXPD       Z10, Z12, Z10
+	VADDPD.Z     640(R9), Z11, K1, Z11
+	VMAXPD       Z0, Z11, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k11_i
+
+viterbiMax_AVX512_k11_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD   192(CX)(DX*8), Z4, Z4
+	VMOVUPD  Z4, 192(AX)(DX*8)
+	VADDPD   256(CX)(DX*8), Z5, Z5
+	VMOVUPD  Z5, 256(AX)(DX*8)
+	VADDPD   320(CX)(DX*8), Z6, Z6
+	VMOVUPD  Z6, 320(AX)(DX*8)
+	VADDPD   384(CX)(DX*8), Z7, Z7
+	VMOVUPD  Z7, 384(AX)(DX*8)
+	VADDPD   448(CX)(DX*8), Z8, Z8
+	VMOVUPD  Z8, 448(AX)(DX*8)
+	VADDPD   512(CX)(DX*8), Z9, Z9
+	VMOVUPD  Z9, 512(AX)(DX*8)
+	VADDPD   576(CX)(DX*8), Z10, Z10
+	VMOVUPD  Z10, 576(AX)(DX*8)
+	VADDPD.Z 640(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 640(AX)(DX*8)
+	ADDQ     $0x00000058, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+	JMP      viterbiMax_AVX512_next
+
+viterbiMax_AVX512_k12:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVB        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x03, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*8), R9
+	VBROADCASTSD (R8), Z0
+	VADDPD       (R9), Z0, Z1
+	VADDPD       64(R9), Z0, Z2
+	VADDPD       128(R9), Z0, Z3
+	VADDPD       192(R9), Z0, Z4
+	VADDPD       256(R9), Z0, Z5
+	VADDPD       320(R9), Z0, Z6
+	VADDPD       384(R9), Z0, Z7
+	VADDPD       448(R9), Z0, Z8
+	VADDPD       512(R9), Z0, Z9
+	VADDPD       576(R9), Z0, Z10
+	VADDPD       640(R9), Z0, Z11
+	VADDPD.Z     704(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512_k12_fin
+
+viterbiMax_AVX512_k12_i:
+	ADDQ         $0x08, R8
+	LEAQ         (R9)(DI*8), R9
+	VBROADCASTSD (R8), Z12
+	VADDPD       (R9), Z12, Z13
+	VMAXPD       Z1, Z13, Z1
+	VADDPD       64(R9), Z12, Z13
+	VMAXPD       Z2, Z13, Z2
+	VADDPD       128(R9), Z12, Z13
+	VMAXPD       Z3, Z13, Z3
+	VADDPD       192(R9), Z12, Z13
+	VMAXPD       Z4, Z13, Z4
+	VADDPD       256(R9), Z12, Z13
+	VMAXPD       Z5, Z13, Z5
+	VADDPD       320(R9), Z12, Z13
+	VMAXPD       Z6, Z13, Z6
+	VADDPD       384(R9), Z12, Z13
+	VMAXPD       Z7, Z13, Z7
+	VADDPD       448(R9), Z12, Z13
+	VMAXPD       Z8, Z13, Z8
+	VADDPD       512(R9), Z12, Z13
+	VMAXPD       Z9, Z13, Z9
+	VADDPD       576(R9), Z12, Z13
+	VMAXPD       Z10, Z13, Z10
+	VADDPD       640(R9), Z12, Z13
+	VMAXPD       Z11, Z13, Z11
+	VADDPD.Z     704(R9), Z12, K1, Z12
+	VMAXPD       Z0, Z12, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512_k12_i
+
+viterbiMax_AVX512_k12_fin:
+	VADDPD   (CX)(DX*8), Z1, Z1
+	VMOVUPD  Z1, (AX)(DX*8)
+	VADDPD   64(CX)(DX*8), Z2, Z2
+	VMOVUPD  Z2, 64(AX)(DX*8)
+	VADDPD   128(CX)(DX*8), Z3, Z3
+	VMOVUPD  Z3, 128(AX)(DX*8)
+	VADDPD   192(CX)(DX*8), Z4, Z4
+	VMOVUPD  Z4, 192(AX)(DX*8)
+	VADDPD   256(CX)(DX*8), Z5, Z5
+	VMOVUPD  Z5, 256(AX)(DX*8)
+	VADDPD   320(CX)(DX*8), Z6, Z6
+	VMOVUPD  Z6, 320(AX)(DX*8)
+	VADDPD   384(CX)(DX*8), Z7, Z7
+	VMOVUPD  Z7, 384(AX)(DX*8)
+	VADDPD   448(CX)(DX*8), Z8, Z8
+	VMOVUPD  Z8, 448(AX)(DX*8)
+	VADDPD   512(CX)(DX*8), Z9, Z9
+	VMOVUPD  Z9, 512(AX)(DX*8)
+	VADDPD   576(CX)(DX*8), Z10, Z10
+	VMOVUPD  Z10, 576(AX)(DX*8)
+	VADDPD   640(CX)(DX*8), Z11, Z11
+	VMOVUPD  Z11, 640(AX)(DX*8)
+	VADDPD.Z 704(CX)(DX*8), Z0, K1, Z0
+	VMOVUPD  Z0, K1, 704(AX)(DX*8)
+	ADDQ     $0x00000060, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512_chunk
+
+viterbiMax_AVX512_next:
+	LEAQ (AX)(DI*8), AX
+	LEAQ (CX)(DI*8), CX
+	DECQ (SP)
+	JNZ  viterbiMax_AVX512_t
+
+viterbiMax_AVX512_ret:
+	VZEROUPPER
+	RET

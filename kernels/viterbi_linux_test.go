@@ -60,6 +60,16 @@ func TestViterbiPageEnd(t *testing.T) {
 						t.Fatalf("T=%d M=%d: [%d] got %v/%d, want %v/%d", T, M, k, delta[k], bp[k], wd[k], wb[k])
 					}
 				}
+				// The max-only kernel on the same page-end buffers.
+				for k := range delta {
+					delta[k] = deltaSentinel
+				}
+				p.viterbiMax(delta, s, tr, T, M)
+				for k := range wd {
+					if !sameFloat(delta[k], wd[k]) {
+						t.Fatalf("viterbiMax T=%d M=%d: [%d] got %v, want %v", T, M, k, delta[k], wd[k])
+					}
+				}
 				f1()
 				f2()
 				f3()

@@ -66,6 +66,52 @@ func checkViterbiTier(t testing.TB, p *impl, what string, s, tr []float64, T, M 
 			t.Fatalf("%s: generic wrote bp row 0", what)
 		}
 	}
+	checkViterbiMaxTier(t, p, what, s, tr, T, M, wd, wb)
+}
+
+// checkViterbiMaxTier checks p.viterbiMax (and generic's) against
+// viterbiGeneric's δ (wd) bit for bit, and that the max-only backtrace
+// finds the labelling and score Backtrace finds from the back-pointers wb.
+func checkViterbiMaxTier(t testing.TB, p *impl, what string, s, tr []float64, T, M int, wd []float64, wb []int32) {
+	t.Helper()
+	for _, q := range []*impl{generic, p} {
+		dbuf, delta := guarded(T*M, nil)
+		for i := range delta {
+			delta[i] = deltaSentinel
+		}
+		q.viterbiMax(delta, s, tr, T, M)
+		checkGuards(t, q.name+" viterbiMax delta", dbuf)
+		for k := range wd {
+			if !sameFloat(delta[k], wd[k]) {
+				t.Fatalf("%s: %s viterbiMax T=%d M=%d: delta[t=%d][j=%d] = %v (%#x), want %v (%#x)", what, q.name, T, M,
+					k/M, k%M, delta[k], math.Float64bits(delta[k]), wd[k], math.Float64bits(wd[k]))
+			}
+		}
+		if T == 0 || M == 0 {
+			continue
+		}
+		want := make([]int32, T)
+		ws := Backtrace(want, wd[(T-1)*M:T*M], wb, T, M)
+		trT := make([]float64, M*M)
+		for i := range M {
+			for j := range M {
+				trT[j*M+i] = tr[i*M+j]
+			}
+		}
+		for _, tt := range [][]float64{nil, trT} {
+			pbuf, path := guardedInt32(T)
+			got := backtraceMax(path, delta, s, tr, tt, T, M)
+			checkGuardsInt32(t, q.name+" backtraceMax path", pbuf)
+			if !sameFloat(got, ws) {
+				t.Fatalf("%s: %s T=%d M=%d transposed=%v: backtraceMax score %v, Backtrace %v", what, q.name, T, M, tt != nil, got, ws)
+			}
+			for k := range want {
+				if path[k] != want[k] {
+					t.Fatalf("%s: %s T=%d M=%d transposed=%v: backtraceMax path %v, Backtrace %v", what, q.name, T, M, tt != nil, path, want)
+				}
+			}
+		}
+	}
 }
 
 // viterbiCase builds s (T×M) and tr (M×M) of one kind.
@@ -220,6 +266,8 @@ func TestViterbiEmpty(t *testing.T) {
 		d, b := []float64{5}, []int32{9}
 		p.viterbi(d, b, []float64{1}, []float64{1}, 0, 1)
 		p.viterbi(d, b, []float64{1}, []float64{1}, 3, 0)
+		p.viterbiMax(d, []float64{1}, []float64{1}, 0, 1)
+		p.viterbiMax(d, []float64{1}, []float64{1}, 3, 0)
 		if d[0] != 5 || b[0] != 9 {
 			t.Fatalf("T or M = 0 wrote output")
 		}
@@ -380,6 +428,20 @@ func BenchmarkViterbi(b *testing.B) {
 			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
 				for b.Loop() {
 					p.viterbi(delta, bp, s, tr, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(T), "ns/pos")
+			})
+			path := make([]int32, T)
+			b.Run(fmt.Sprintf("M=%d/%s-max", M, p.name), func(b *testing.B) {
+				for b.Loop() {
+					p.viterbiMax(delta, s, tr, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(T), "ns/pos")
+			})
+			b.Run(fmt.Sprintf("M=%d/%s-max+backtrace", M, p.name), func(b *testing.B) {
+				for b.Loop() {
+					p.viterbiMax(delta, s, tr, T, M)
+					backtraceMax(path, delta, s, tr, nil, T, M)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(T), "ns/pos")
 			})

@@ -153,7 +153,7 @@ func Setup(c Case, pool *engine.Pool) (run func() error, err error) {
 	default:
 		return nil, fmt.Errorf("unknown op %q (have %v)", c.Op, Ops)
 	}
-	return func() error { return pool.Run(Seqs, f) }, nil
+	return func() error { return pool.RunBalanced(Seqs, f) }, nil
 }
 
 // Bench times run under testing.B, reporting tokens/s and allocs/sequence.
@@ -269,4 +269,42 @@ func Run(o Options) ([]Result, error) {
 		}
 	}
 	return out, nil
+}
+
+// Controls are CPU-bound dummy workloads run through the same Pool, to tell
+// the machine's scaling from the engine's: "scalar" is a dependent integer
+// chain (latency-bound: it scales with cores even when two vCPUs share one
+// physical core's execution ports), "fma" is the active tier's FMA
+// throughput probe (port-bound: it scales only with physical cores).
+var Controls = []string{"scalar", "fma"}
+
+// controlSink keeps the scalar control's result alive.
+var controlSink [64]uint64
+
+// SetupControl returns the function that runs one batch of Seqs items of the
+// control workload on pool; each item is about as long as a Viterbi
+// sentence at M=45.
+func SetupControl(name string, pool *engine.Pool) (run func() error, err error) {
+	var f func(ws *engine.Workspace, w, i int) error
+	switch name {
+	case "scalar":
+		f = func(_ *engine.Workspace, w, i int) error {
+			x := uint64(i) + 1
+			for range 20000 {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+			}
+			controlSink[8*w] += x
+			return nil
+		}
+	case "fma":
+		f = func(_ *engine.Workspace, _, _ int) error {
+			kernels.FMAProbe(5000)
+			return nil
+		}
+	default:
+		return nil, fmt.Errorf("unknown control %q (have %v)", name, Controls)
+	}
+	return func() error { return pool.RunBalanced(Seqs, f) }, nil
 }

@@ -156,6 +156,7 @@ func generate() string {
 	g.forward()
 	g.backward()
 	g.viterbi()
+	g.viterbiMax()
 	g.exp()
 	g.log()
 	g.sparse(false)
@@ -542,6 +543,80 @@ func (g *gen) viterbi() {
 	g.i("MOVD R9, R8")
 	g.i("ADD R6, R10")
 	g.i("ADD R24, R25")
+	g.i("SUBS $1, R7")
+	g.i("BNE %s", g.l("t"))
+	g.label(g.l("ret"))
+	g.i("RET")
+}
+
+// viterbiMax is viterbi without back-pointers (viterbiMaxGeneric): the same
+// registers minus the indices: per block V0–V3 best scores, V8–V11
+// candidates, V12–V15 masks, V18 δ_{t−1}[i] broadcast. The best score stays
+// a compare-and-select (FCMGT + VBIT), not FMAX: FMAX orders −0 below +0 and
+// lets a NaN candidate win, unlike the strict comparison.
+func (g *gen) viterbiMax() {
+	g.text("viterbiMaxNEON", "func(delta []float64, s, tr []float64, T, M int)", 88)
+	g.i("MOVD delta_base+0(FP), R0")
+	g.i("MOVD s_base+24(FP), R2")
+	g.i("MOVD tr_base+48(FP), R3")
+	g.i("MOVD T+72(FP), R4")
+	g.i("MOVD M+80(FP), R5")
+	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
+	g.i("CBZ R5, %s", g.l("ret"))
+	g.i("LSL $3, R5, R6")
+	g.i("MOVD R5, R11")
+	g.i("MOVD R2, R20")
+	g.i("MOVD R0, R19")
+	g.blocks("copy", "R11", widths{4, 1, 0}, func(nv int) {
+		g.ld("R20", 16, nv)
+		g.st("R19", 16, nv)
+	})
+	g.i("SUB $1, R4, R7")
+	g.i("CBZ R7, %s", g.l("ret"))
+	g.i("MOVD R0, R8")
+	g.i("ADD R6, R2, R10")
+	g.label(g.l("t"))
+	g.i("ADD R6, R8, R9")
+	g.i("MOVD R5, R11")
+	g.i("MOVD R9, R19")
+	g.i("MOVD R10, R20")
+	g.i("MOVD R3, R21")
+	g.blocks("j", "R11", colBlocks4, func(nv int) {
+		n := max(nv, 1)
+		g.i("VLD1R (R8), [V18.D2]")
+		g.i("MOVD R21, R14")
+		g.i("MOVD R14, R23")
+		g.ld("R23", 8, nv)
+		g.i("ADD R6, R14")
+		for k := 0; k < n; k++ {
+			g.w(neon.FADD(k, 18, 8+k))
+		}
+		g.i("ADD $8, R8, R13")
+		g.i("SUB $1, R5, R15")
+		loop, post := g.l(fmt.Sprintf("i%d", nv)), g.l(fmt.Sprintf("post%d", nv))
+		g.i("CBZ R15, %s", post)
+		g.label(loop)
+		g.i("VLD1R.P 8(R13), [V18.D2]")
+		g.i("MOVD R14, R23")
+		g.ld("R23", 8, nv)
+		g.i("ADD R6, R14")
+		for k := 0; k < n; k++ {
+			g.w(neon.FADD(8+k, 18, 8+k))
+			g.w(neon.FCMGT(12+k, 8+k, k))
+			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
+		}
+		g.i("SUBS $1, R15")
+		g.i("BNE %s", loop)
+		g.label(post)
+		g.ld("R20", 8, nv)
+		for k := 0; k < n; k++ {
+			g.w(neon.FADD(k, k, 8+k))
+		}
+		g.st("R19", 0, nv)
+		g.i("ADD $%d, R21", 8*cols(nv))
+	})
+	g.i("MOVD R9, R8")
+	g.i("ADD R6, R10")
 	g.i("SUBS $1, R7")
 	g.i("BNE %s", g.l("t"))
 	g.label(g.l("ret"))

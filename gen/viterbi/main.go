@@ -49,8 +49,12 @@ import (
 
 func main() {
 	ConstraintExpr("!purego")
-	genViterbi(AVX2, 5)
-	genViterbi(AVX512, 12)
+	genViterbi(AVX2, 5, true)
+	genViterbi(AVX512, 12, true)
+	// The max-only kernel (δ without back-pointers) needs no arg registers:
+	// AVX2 fits 12 best vectors (plus broadcast, candidate and tail mask).
+	genViterbi(AVX2, 12, false)
+	genViterbi(AVX512, 12, false)
 	Generate()
 }
 
@@ -89,22 +93,40 @@ type vmask struct {
 // scratch is the current function's stack copy of a one-vector row of δ.
 var scratch Mem
 
-func genViterbi(i *ISA, bmax int) {
+// genViterbi emits the Viterbi kernel (arg: δ and back-pointers) or the
+// max-only kernel viterbiMax (δ alone: per (row i, vector) pair just the
+// add with the load folded in and the max, half the uops).
+func genViterbi(i *ISA, bmax int, arg bool) {
 	if bmax < 3 {
 		panic("viterbi: chunk of one vector must mean M ≤ W")
 	}
 	tables()
-	fn := i.Fn("viterbi")
-	TEXT(fn, NOSPLIT, "func(delta []float64, bp []int32, s, tr []float64, T, M int)")
-	Pragma("noescape")
-	Doc(fn+" runs the Viterbi recursion over a whole sequence: it sets",
-		"delta[0:M] = s[0:M] and, for t ≥ 1, delta[t·M+j] and bp[t·M+j] exactly as",
-		"viterbiGeneric does. Row 0 of bp is not written. T ≤ 0 or M ≤ 0 does nothing.")
-	L := func(s string) string { return i.Label("viterbi", s) }
+	base := "viterbi"
+	if !arg {
+		base = "viterbiMax"
+	}
+	fn := i.Fn(base)
+	if arg {
+		TEXT(fn, NOSPLIT, "func(delta []float64, bp []int32, s, tr []float64, T, M int)")
+		Pragma("noescape")
+		Doc(fn+" runs the Viterbi recursion over a whole sequence: it sets",
+			"delta[0:M] = s[0:M] and, for t ≥ 1, delta[t·M+j] and bp[t·M+j] exactly as",
+			"viterbiGeneric does. Row 0 of bp is not written. T ≤ 0 or M ≤ 0 does nothing.")
+	} else {
+		TEXT(fn, NOSPLIT, "func(delta []float64, s, tr []float64, T, M int)")
+		Pragma("noescape")
+		Doc(fn+" runs the max-only Viterbi recursion over a whole sequence: it",
+			"sets delta exactly as viterbiMaxGeneric does (δ of viterbiGeneric, no",
+			"back-pointers). T ≤ 0 or M ≤ 0 does nothing.")
+	}
+	L := func(s string) string { return i.Label(base, s) }
 	logW := uint(bits.TrailingZeros(uint(i.W)))
 
 	delta := Load(Param("delta").Base(), GP64())
-	bp := Load(Param("bp").Base(), GP64())
+	var bp reg.Register
+	if arg {
+		bp = Load(Param("bp").Base(), GP64())
+	}
 	s := Load(Param("s").Base(), GP64())
 	tr := Load(Param("tr").Base(), GP64())
 	T := Load(Param("T"), GP64())
@@ -171,10 +193,14 @@ func genViterbi(i *ISA, bmax int) {
 	MOVQ(reg.RDX, extraL)
 
 	// cur = δ_t, srow = s_t, bprow = bp_t, starting at t = 1.
-	cur, srow, bprow := GP64(), GP64(), GP64()
+	cur, srow := GP64(), GP64()
+	var bprow reg.Register
 	LEAQ(Mem{Base: delta, Index: M, Scale: 8}, cur)
 	LEAQ(Mem{Base: s, Index: M, Scale: 8}, srow)
-	LEAQ(Mem{Base: bp, Index: M, Scale: 4}, bprow)
+	if arg {
+		bprow = GP64()
+		LEAQ(Mem{Base: bp, Index: M, Scale: 4}, bprow)
+	}
 
 	c := GP64()
 	Label(L("t"))
@@ -237,7 +263,7 @@ func genViterbi(i *ISA, bmax int) {
 			m.y = i.TailMask(lanes).Y
 			m.lanes = lanes
 		}
-		chunkBody(i, name, kk, masked, m, M, tr, cur, srow, bprow, j)
+		chunkBody(i, base, name, kk, masked, arg, m, M, tr, cur, srow, bprow, j)
 		ADDQ(U32(kk*i.W), j)
 		INCQ(c)
 		CMPQ(j, M)
@@ -254,7 +280,9 @@ func genViterbi(i *ISA, bmax int) {
 	Label(L("next"))
 	LEAQ(Mem{Base: cur, Index: M, Scale: 8}, cur)
 	LEAQ(Mem{Base: srow, Index: M, Scale: 8}, srow)
-	LEAQ(Mem{Base: bprow, Index: M, Scale: 4}, bprow)
+	if arg {
+		LEAQ(Mem{Base: bprow, Index: M, Scale: 4}, bprow)
+	}
 	DECQ(tleft)
 	JNZ(LabelRef(L("t")))
 	Label(L("ret"))
@@ -263,8 +291,9 @@ func genViterbi(i *ISA, bmax int) {
 
 // chunkBody emits the code for one chunk of kk vectors starting at lane j of
 // row t (cur points at δ_t); if masked, the last vector is accessed under m.
-func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, srow, bprow, j reg.Register) {
-	L := func(s string) string { return i.Label("viterbi", name+"_"+s) }
+// Without arg, only δ is computed (bprow is unused).
+func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, tr, cur, srow, bprow, j reg.Register) {
+	L := func(s string) string { return i.Label(base, name+"_"+s) }
 	last := kk - 1
 	if !masked {
 		last = -1
@@ -300,18 +329,26 @@ func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, sr
 	}
 	LEAQ(Mem{Base: tr, Index: j, Scale: 8}, rp)
 
-	best, arg := i.Vecs(kk), i.Vecs(kk)
-	iv := i.Vec()
+	best := i.Vecs(kk)
+	var argv []reg.VecVirtual
+	var iv reg.VecVirtual
+	if arg {
+		argv, iv = i.Vecs(kk), i.Vec()
+	}
 	d := i.Vec()
 	VBROADCASTSD(Mem{Base: ip}, d)
 	for b := 0; b < kk; b++ {
 		v := addC(rp, b, d)
 		best[b] = v
-		i.Zero(arg[b])
+		if arg {
+			i.Zero(argv[b])
+		}
 	}
-	i.Zero(iv)
+	if arg {
+		i.Zero(iv)
+	}
 	var one reg.VecVirtual
-	if i.Is512() {
+	if i.Is512() && arg {
 		one = i.Vec()
 		VBROADCASTSD(ConstF64("vitone", 1), one)
 	}
@@ -322,20 +359,26 @@ func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, sr
 	Label(L("i"))
 	ADDQ(U8(8), ip)
 	LEAQ(Mem{Base: rp, Index: M, Scale: 8}, rp)
-	if i.Is512() {
+	switch {
+	case !arg:
+	case i.Is512():
 		VADDPD(one, iv, iv)
-	} else {
+	default:
 		VADDPD(ones4, iv, iv)
 	}
 	d = i.Vec()
 	VBROADCASTSD(Mem{Base: ip}, d)
 	for b := 0; b < kk; b++ {
 		cand := addC(rp, b, d)
+		if !arg {
+			VMAXPD(best[b], cand, best[b]) // best = cand > best ? cand : best
+			continue
+		}
 		if i.Is512() {
 			kc := K()
 			VCMPPD(U8(0x1e), best[b], cand, kc) // kc = cand > best (GT_OQ)
 			VMAXPD(best[b], cand, best[b])      // best = cand > best ? cand : best
-			VBLENDMPD(iv, arg[b], kc, arg[b])   // arg = kc ? iv : arg
+			VBLENDMPD(iv, argv[b], kc, argv[b]) // arg = kc ? iv : arg
 		} else {
 			mk := i.Vec()
 			VCMPPD(U8(0x1e), best[b], cand, mk)
@@ -344,7 +387,7 @@ func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, sr
 			// earlier arg, and mask & i is +0 or i (VBLENDVPD is 3 uops on
 			// recent Intel cores; VANDPD and VMAXPD are one each).
 			VANDPD(iv, mk, mk)
-			VMAXPD(mk, arg[b], arg[b])
+			VMAXPD(mk, argv[b], argv[b])
 		}
 	}
 	DECQ(icount)
@@ -356,9 +399,30 @@ func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, sr
 		sm := Mem{Base: srow, Index: j, Scale: 8, Disp: b * i.Bytes}
 		bm := Mem{Base: bprow, Index: j, Scale: 4, Disp: b * i.W * 4}
 		v := best[b]
+		if !arg {
+			switch {
+			case b != last:
+				VADDPD(sm, v, v)
+				VMOVUPD(v, dm)
+			case i.Is512():
+				t := i.Vec()
+				VADDPD_Z(sm, v, m.k, t)
+				VMOVUPD(t, m.k, dm)
+				v = t
+			default:
+				t := i.Vec()
+				VMASKMOVPD(sm, m.y, t)
+				VADDPD(t, v, v)
+				VMASKMOVPD(v, m.y, dm)
+			}
+			if kk == 1 {
+				VMOVUPD(v, scratch)
+			}
+			continue
+		}
 		if i.Is512() {
 			a := YMM()
-			VCVTPD2DQ(arg[b], a)
+			VCVTPD2DQ(argv[b], a)
 			if b != last {
 				VADDPD(sm, v, v)
 				VMOVUPD(v, dm)
@@ -376,7 +440,7 @@ func chunkBody(i *ISA, name string, kk int, masked bool, m vmask, M, tr, cur, sr
 			continue
 		}
 		a := XMM()
-		VCVTPD2DQY(arg[b], a)
+		VCVTPD2DQY(argv[b], a)
 		if b != last {
 			VADDPD(sm, v, v)
 			VMOVUPD(v, dm)
