@@ -183,7 +183,7 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 		Labels:    labels,
 		BenchTime: *benchTime,
 		Count:     *count,
-		Command:   "go run ./cmd/simdcrf bench report",
+		Command:   strings.TrimSpace("go run ./cmd/simdcrf bench report " + strings.Join(args, " ")),
 		Progress:  func(s string) { fmt.Fprintln(stderr, s) },
 	}
 	if training != nil {
