@@ -308,3 +308,55 @@ func SetupControl(name string, pool *engine.Pool) (run func() error, err error) 
 	}
 	return func() error { return pool.RunBalanced(Seqs, f) }, nil
 }
+
+// ControlResult is a control's throughput (items per second, median) on
+// one and on two threads.
+type ControlResult struct {
+	Name     string
+	One, Two float64
+	ScalingX float64 // Two / One
+}
+
+// RunControls measures the controls on one and two threads, so that a
+// report can say how far the machine itself lets work scale.
+func RunControls(benchTime time.Duration, count int) ([]ControlResult, error) {
+	if err := kernelbench.SetBenchTime(benchTime); err != nil {
+		return nil, err
+	}
+	var out []ControlResult
+	for _, name := range Controls {
+		r := ControlResult{Name: name}
+		for _, th := range []int{1, 2} {
+			pool := engine.NewPool(th)
+			run, err := SetupControl(name, pool)
+			if err != nil {
+				pool.Close()
+				return nil, err
+			}
+			var ips []float64
+			for range max(count, 1) {
+				res := testing.Benchmark(func(b *testing.B) {
+					for range b.N {
+						if err := run(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(Seqs)*float64(b.N)/b.Elapsed().Seconds(), "items/s")
+				})
+				ips = append(ips, res.Extra["items/s"])
+			}
+			pool.Close()
+			slices.Sort(ips)
+			if th == 1 {
+				r.One = ips[len(ips)/2]
+			} else {
+				r.Two = ips[len(ips)/2]
+			}
+		}
+		if r.One > 0 {
+			r.ScalingX = r.Two / r.One
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

@@ -94,7 +94,12 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	writeEngine(buf, eng)
+	progress("measuring the machine's own two-thread scaling (controls)")
+	ctl, err := enginebench.RunControls(cfg.BenchTime, cfg.Count)
+	if err != nil {
+		return err
+	}
+	writeEngine(buf, eng, ctl)
 	if cfg.Training != nil {
 		runs, err := trainbench.Measure(context.Background(), *cfg.Training)
 		if err != nil {
@@ -106,7 +111,7 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 	return nil
 }
 
-func writeEngine(buf *bytes.Buffer, res []enginebench.Result) {
+func writeEngine(buf *bytes.Buffer, res []enginebench.Result, ctl []enginebench.ControlResult) {
 	fmt.Fprintf(buf, "## Inference engine\n\n")
 	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench engine` prints the same cases for any machine (`--json` for JSON lines); "+
 		"`go test -bench . ./engine` runs them on one thread. Each measurement processes batches of %d sentences of %d tokens "+
@@ -194,6 +199,16 @@ func writeEngine(buf *bytes.Buffer, res []enginebench.Result) {
 		}
 	}
 	fmt.Fprintln(buf)
+	if len(ctl) > 0 {
+		fmt.Fprintf(buf, "What the machine itself allows: two dummy workloads run through the same `engine.Pool`, "+
+			"measured in the same run (\"scalar\" is a dependent integer chain, latency-bound; \"fma\" is the FMA peak probe, "+
+			"bound by the vector units, so it scales only if the two logical CPUs are separate physical cores):\n\n"+
+			"| control | one thread (items/s) | two threads | two ÷ one |\n|---|---|---|---|\n")
+		for _, c := range ctl {
+			fmt.Fprintf(buf, "| %s | %s | %s | ×%.2f |\n", c.Name, fmtRate(c.One), fmtRate(c.Two), c.ScalingX)
+		}
+		fmt.Fprintln(buf)
+	}
 }
 
 // kernelsBest is the implementation the engine results were measured with
