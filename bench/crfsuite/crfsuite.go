@@ -181,7 +181,7 @@ type TrainResult struct {
 	WallSeconds    float64 `json:"-"`
 	UserSeconds    float64 `json:"user_seconds"`
 	SystemSeconds  float64 `json:"system_seconds"`
-	// PeakRSS is the whole node process's ru_maxrss, which is the figure to
+	// PeakRSS is the whole node process's peak RSS (VmHWM), which is the figure to
 	// report; BaselineRSS is node's RSS before it read any data (the runtime's
 	// own share, about 50 MB), for whoever wants to subtract it.
 	PeakRSS     int64             `json:"peak_rss_bytes"`

@@ -122,13 +122,25 @@ function checkValue(v, file, line) {
   if (x !== 1) fail(`${file}:${line}: attribute value ${v}: the npm binding passes names only (value 1)`);
 }
 
+function vmHWM() {
+  try {
+    const m = /VmHWM:\s*(\d+) kB/.exec(fs.readFileSync("/proc/self/status", "utf8"));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch (e) {
+    return 0;
+  }
+}
+
 function rss() {
   return process.memoryUsage().rss;
 }
 
 function result(obj, jsonFile) {
   const ru = process.resourceUsage();
-  obj.peak_rss_bytes = ru.maxRSS * 1024; // getrusage ru_maxrss: the whole process
+  // VmHWM, the peak RSS of this process's own memory: ru_maxrss would also
+  // count the RSS of the process that spawned node (Linux carries it over
+  // a vfork and exec).
+  obj.peak_rss_bytes = vmHWM() || ru.maxRSS * 1024;
   obj.user_seconds = ru.userCPUTime / 1e6;
   obj.system_seconds = ru.systemCPUTime / 1e6;
   obj.process_seconds = performance.now() / 1000; // since node's time origin

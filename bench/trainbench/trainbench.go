@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
+	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/eval"
 	"github.com/simdcrf/simdcrf/format"
@@ -426,19 +427,25 @@ func runChild(ctx context.Context, exe string, args []string, out io.Writer, pro
 	cmd.Stdout = out
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	var rssPeak int64
 	start := time.Now()
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		// The peak is sampled while the child runs; what it reaches in its
+		// last few milliseconds may be missed.
+		stop := machine.PeakRSS(cmd.Process.Pid)
+		err = cmd.Wait()
+		rssPeak = stop()
+	}
 	wall := time.Since(start).Seconds()
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("%s %v: %v\n%s", filepath.Base(exe), args, err, stderr.String())
 	}
-	var rss int64
 	var user float64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = ru.Maxrss * 1024 // kilobytes on Linux
 		user = time.Duration(ru.Utime.Nano()).Seconds()
 	}
-	return wall, rss, user, nil
+	return wall, rssPeak, user, nil
 }
 
 func runOut(ctx context.Context, exe string, args []string) ([]byte, error) {
