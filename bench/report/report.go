@@ -75,7 +75,7 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 
 	fmt.Fprintf(buf, "# simdcrf benchmarks\n\n")
 	fmt.Fprintf(buf, "Every figure below was measured by one run of\n\n    %s\n\n", cfg.Command)
-	fmt.Fprintf(buf, "on %s (run took %s).\n\n", start.UTC().Format("2006-01-02 15:04 UTC"), time.Since(start).Round(time.Second))
+	fmt.Fprintf(buf, "on %s (run took %s).\n\n", start.UTC().Format("2006-01-02 15:04 UTC"), tookPlaceholder)
 	fmt.Fprintf(buf, "**Machine:** %s.\n\n", m)
 	fmt.Fprintf(buf, "The machine is shared and noisy: each figure is the median of %d measurements of %v, "+
 		"the implementations of one case measured round-robin; compare tiers as ratios within this file.\n\n", cfg.Count, cfg.BenchTime)
@@ -108,8 +108,16 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 		writeTraining(buf, runs, *cfg.Training)
 	}
 	writeArm64(buf)
+	took := []byte(time.Since(start).Round(time.Second).String())
+	b := bytes.Replace(buf.Bytes(), []byte(tookPlaceholder), took, 1)
+	buf.Reset()
+	buf.Write(b)
 	return nil
 }
+
+// tookPlaceholder stands for the run's duration in the header until the
+// run is over.
+const tookPlaceholder = "\x00took\x00"
 
 func writeEngine(buf *bytes.Buffer, res []enginebench.Result, ctl []enginebench.ControlResult) {
 	fmt.Fprintf(buf, "## Inference engine\n\n")

@@ -14,7 +14,7 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 	fmt.Fprintf(buf, "## Training and tagging real data\n\n")
 	fmt.Fprintf(buf, "Each corpus is trained with `simdcrf learn` (L-BFGS, CRFsuite's defaults: c2 = 1, stop when the objective "+
 		"improves by less than 1e-5 over 10 iterations) and its test file tagged with `simdcrf tag`, each a child process "+
-		"timed from outside, peak memory from the kernel (ru_maxrss). Accuracy counts every test token, labels never seen in training included. "+
+		"timed from outside, peak memory its own VmHWM sampled while it runs. Accuracy counts every test token, labels never seen in training included. "+
 		"Where CRFsuite runs too, both systems read the same CRFsuite attribute files, written once from simdcrf's feature extraction, "+
 		"so they see exactly the same features, with the same c2 and stopping rule. ")
 	fmt.Fprintf(buf, "CRFsuite is CRFsuite 0.12.2 from the npm package `crfsuite` %s (see DEVELOPERS.md), one thread. "+
@@ -30,7 +30,7 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 		fmt.Fprintf(buf, "; in this run it took %s (see the speed table)", strings.Join(per, " and "))
 	}
 	fmt.Fprintf(buf, ". Its tagging figure includes node's start-up and the parsing in JavaScript. "+
-		"Peak memory is each process's own VmHWM, node's runtime (about 40 MiB) included for CRFsuite.")
+		"Peak memory is each process's own VmHWM, node's runtime (about 40 MiB) included for CRFsuite.\n\n")
 
 	fmt.Fprintf(buf, "### Accuracy\n\n| corpus | labels | train tokens | system | item accuracy %% | chunk F1 %% | target |\n|---|---|---|---|---|---|---|\n")
 	for _, t := range trainbench.Tasks {
