@@ -141,22 +141,13 @@ func Open(path string, s Spec) (*File, error) {
 		}
 		src, close = f, f.Close
 	}
-	count := &countingReader{r: src}
-	var r io.Reader = bufio.NewReaderSize(count, 1<<16)
-	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(r)
-		if err != nil {
-			close()
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		r = zr
-	}
-	fr, err := format.NewReader(r, name, o)
+	f, err := newFile(bufio.NewReaderSize(src, 1<<16), path, name, size, o)
 	if err != nil {
 		close()
 		return nil, err
 	}
-	return &File{Reader: fr, Name: name, Size: size, count: count, close: close}, nil
+	f.close = close
+	return f, nil
 }
 
 // OpenBytes reads data held in memory (an embedded file), gunzipping it when
@@ -167,9 +158,15 @@ func OpenBytes(data []byte, name string, s Spec) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	count := &countingReader{r: bytes.NewReader(data)}
+	return newFile(bytes.NewReader(data), name, name, int64(len(data)), o)
+}
+
+// newFile counts the bytes read from src (for a progress bar), gunzips them
+// when path ends in .gz, and reads them with o.
+func newFile(src io.Reader, path, name string, size int64, o format.Options) (*File, error) {
+	count := &countingReader{r: src}
 	var r io.Reader = count
-	if strings.HasSuffix(name, ".gz") {
+	if strings.HasSuffix(path, ".gz") {
 		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
@@ -180,7 +177,7 @@ func OpenBytes(data []byte, name string, s Spec) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &File{Reader: fr, Name: name, Size: int64(len(data)), count: count, close: func() error { return nil }}, nil
+	return &File{Reader: fr, Name: name, Size: size, count: count, close: func() error { return nil }}, nil
 }
 
 // Training is labelled data encoded for the trainer, with its dictionaries.

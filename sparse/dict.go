@@ -98,19 +98,8 @@ func (d *Dict) Lookup(s string) (id int32, ok bool) {
 		return -1, false
 	}
 	h := hashString(s)
-	tag := h >> 32
-	for i := h & d.mask; ; i = (i + 1) & d.mask {
-		e := d.slots[i]
-		if e == 0 {
-			return -1, false
-		}
-		if e>>32 == tag {
-			id := int32(uint32(e) - 1)
-			if d.str(id) == s {
-				return id, true
-			}
-		}
-	}
+	id = d.resolve(s, h, d.slots[h&d.mask])
+	return id, id >= 0
 }
 
 // LookupBytes is Lookup for a byte slice (it does not allocate).
@@ -405,14 +394,15 @@ func (d *Dict) LookupBytesAll(ids []int32, keys [][]byte) {
 			es[i] = d.slots[h&d.mask]
 		}
 		for i := range n {
-			ids[base+i] = d.resolve(keys[base+i], hs[i], es[i])
+			k := keys[base+i]
+			ids[base+i] = d.resolve(unsafe.String(unsafe.SliceData(k), len(k)), hs[i], es[i])
 		}
 	}
 }
 
-// resolve finishes a lookup of key with hash h whose home slot holds e.
-func (d *Dict) resolve(key []byte, h, e uint64) int32 {
-	s := unsafe.String(unsafe.SliceData(key), len(key))
+// resolve finishes a lookup of s with hash h whose home slot holds e: the
+// probe loop shared by Lookup and LookupBytesAll.
+func (d *Dict) resolve(s string, h, e uint64) int32 {
 	tag := h >> 32
 	for i := h & d.mask; ; {
 		if e == 0 {

@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -130,7 +131,7 @@ func Measure(ctx context.Context, o Options) ([]Run, error) {
 	}
 	var runs []Run
 	for _, t := range Tasks {
-		if len(o.Tasks) > 0 && !contains(o.Tasks, t.Name) {
+		if len(o.Tasks) > 0 && !slices.Contains(o.Tasks, t.Name) {
 			continue
 		}
 		r, err := measureTask(ctx, o, t)
@@ -140,15 +141,6 @@ func Measure(ctx context.Context, o Options) ([]Run, error) {
 		runs = append(runs, r...)
 	}
 	return runs, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (t Task) spec(o Options) (corpus.Spec, error) {
@@ -461,10 +453,6 @@ func median(n int, f func() float64) float64 {
 	for i := range xs {
 		xs[i] = f()
 	}
-	for i := 1; i < len(xs); i++ {
-		for j := i; j > 0 && xs[j] < xs[j-1]; j-- {
-			xs[j], xs[j-1] = xs[j-1], xs[j]
-		}
-	}
+	slices.Sort(xs)
 	return xs[len(xs)/2]
 }
