@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 )
 
 const usage = `usage: simdcrf <command> [arguments]
@@ -38,7 +39,10 @@ Run 'simdcrf <command> -h' for a command's options.
 var errUsage = errors.New("usage")
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	stop := startProfile()
+	err := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
 		if !errors.Is(err, errUsage) && !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "simdcrf:", err)
 		}
@@ -97,4 +101,25 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return errUsage
 	}
 	return nil
+}
+
+// startProfile writes a CPU profile of the whole command to the file named
+// by SIMDCRF_CPUPROFILE, if set (for developers: see DEVELOPERS.md).
+func startProfile() (stop func()) {
+	path := os.Getenv("SIMDCRF_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "simdcrf: SIMDCRF_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
