@@ -11,6 +11,7 @@ import (
 	"math/bits"
 	"os"
 	"path/filepath"
+	"slices"
 	"unsafe"
 
 	"github.com/simdcrf/simdcrf/engine"
@@ -46,6 +47,13 @@ const (
 	secEnd
 	secExcPairs
 	secExcScores
+	// The attribute dictionary in place of secAttrs (since v1 files of
+	// 2026-11-22): its string ends (uint32), bytes and hash table
+	// (uint64), used in place on load instead of rebuilt.
+	secAttrEnds
+	secAttrArena
+	secAttrTable
+	secLast = secAttrTable
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -70,9 +78,12 @@ func (m *Model) sections() ([]section, error) {
 	if err != nil {
 		return nil, err
 	}
-	attrs, err := m.Attrs.MarshalBinary()
-	if err != nil {
-		return nil, err
+	ends, arena, table := m.Attrs.Flat()
+	var attrs []byte
+	if testHookVarintAttrs {
+		if attrs, err = m.Attrs.MarshalBinary(); err != nil {
+			return nil, err
+		}
 	}
 	M := m.Labels.Len()
 	tr := m.Trans
@@ -99,7 +110,9 @@ func (m *Model) sections() ([]section, error) {
 	secs := []section{
 		{secMeta, meta},
 		{secLabels, labels},
-		{secAttrs, attrs},
+		{secAttrEnds, u32Bytes(ends)},
+		{secAttrArena, arena},
+		{secAttrTable, u64Bytes(table)},
 		{secShape, shape[:]},
 		{secState, f64Bytes(params(m.State))},
 		{secStart, f64Bytes(start)},
@@ -120,6 +133,12 @@ func (m *Model) sections() ([]section, error) {
 		}
 		le.PutUint32(ptr[4*n:], uint32(p.NumPairs()))
 		secs = append(secs, section{secPatternPtr, ptr}, section{secPatternLabels, lab})
+	}
+	if testHookVarintAttrs { // the older files' attribute section
+		secs = slices.DeleteFunc(secs, func(s section) bool {
+			return s.kind == secAttrEnds || s.kind == secAttrArena || s.kind == secAttrTable
+		})
+		secs = append(secs, section{secAttrs, attrs})
 	}
 	if tr.Structure() == engine.Tied {
 		pairs := make([]byte, 0, 8*len(exc))
@@ -219,6 +238,10 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 	return written, err
 }
 
+// testHookVarintAttrs makes sections write the attribute dictionary as
+// older files have it (secAttrs), to test that they still load.
+var testHookVarintAttrs bool
+
 // testHookWriter, if set, wraps the temporary file's writer in WriteFile
 // (to inject write errors).
 var testHookWriter func(io.Writer) io.Writer
@@ -306,9 +329,12 @@ func Load(path string) (*Model, error) {
 }
 
 // alignedBuf returns n bytes starting at a 64-byte boundary, inside a
-// []uint64 allocation (which the garbage collector does not scan).
+// []float64 allocation (which the garbage collector does not scan).
 func alignedBuf(n int) []byte {
-	words := make([]uint64, (n+2*align)/8)
+	// Huge pages where the system allows it: the tagger reads the tables
+	// and weights at random, and with 4 KiB pages most reads also miss
+	// the TLB.
+	words := sparse.MakeBuffer((n + 2*align) / 8)
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 8*len(words))
 	skip := (align - int(uintptr(unsafe.Pointer(&b[0]))%align)) % align
 	return b[skip : skip+n : skip+n]
@@ -390,7 +416,7 @@ func parse(name string, buf []byte) (*Model, error) {
 		if _, dup := secs[kind]; dup {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
-		if kind < secMeta || kind > secExcScores {
+		if kind < secMeta || kind > secLast {
 			if flags&flagNeeded != 0 {
 				return bad("needs section kind %d, unknown to this simdcrf (written by a newer one?)", kind)
 			}
@@ -421,12 +447,30 @@ func parse(name string, buf []byte) (*Model, error) {
 	if err := m.Labels.UnmarshalBinary(b); err != nil {
 		return bad("bad label dictionary: %v", err)
 	}
-	if b, err = need(secAttrs, "attributes"); err != nil {
-		return nil, err
-	}
-	m.Attrs = &sparse.Dict{}
-	if err := m.Attrs.UnmarshalBinary(b); err != nil {
-		return bad("bad attribute dictionary: %v", err)
+	if b, ok := secs[secAttrs]; ok { // the varint encoding of older files
+		m.Attrs = &sparse.Dict{}
+		if err := m.Attrs.UnmarshalBinary(b); err != nil {
+			return bad("bad attribute dictionary: %v", err)
+		}
+	} else {
+		eb, err := need(secAttrEnds, "attribute offsets")
+		if err != nil {
+			return nil, err
+		}
+		ab, err := need(secAttrArena, "attribute strings")
+		if err != nil {
+			return nil, err
+		}
+		tb, err := need(secAttrTable, "attribute table")
+		if err != nil {
+			return nil, err
+		}
+		if len(eb)%4 != 0 || len(tb)%8 != 0 {
+			return bad("attribute sections have %d and %d bytes, not whole numbers of entries", len(eb), len(tb))
+		}
+		if m.Attrs, err = sparse.DictFromFlat(viewU32(eb), ab, viewU64(tb)); err != nil {
+			return bad("bad attribute dictionary: %v", err)
+		}
 	}
 	shape, err := need(secShape, "shape")
 	if err != nil {
@@ -483,15 +527,9 @@ func parse(name string, buf []byte) (*Model, error) {
 		if uint64(len(pb)) != 4*(numAttrs+1) || uint64(len(lb)) != 2*numParams {
 			return bad("pattern sections have %d and %d bytes, want %d and %d", len(pb), len(lb), 4*(numAttrs+1), 2*numParams)
 		}
-		ptr := make([]int32, numAttrs+1)
-		for a := range ptr {
-			ptr[a] = int32(le.Uint32(pb[4*a:]))
-		}
-		labels := make([]int32, numParams)
-		for k := range labels {
-			labels[k] = int32(le.Uint16(lb[2*k:]))
-		}
-		p, err := sparse.NewPattern(int(M), ptr, labels)
+		u := viewU32(pb)
+		ptr := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(u))), len(u))
+		p, err := sparse.PatternView(int(M), ptr, viewU16(lb))
 		if err != nil {
 			return bad("bad pattern: %v", err)
 		}
@@ -552,6 +590,76 @@ func parse(name string, buf []byte) (*Model, error) {
 		return bad("%v", err)
 	}
 	return m, nil
+}
+
+// u32Bytes, u64Bytes are f64Bytes for unsigned integers.
+func u32Bytes(v []uint32) []byte {
+	if littleEndian && len(v) > 0 {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
+	}
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, x)
+	}
+	return b
+}
+
+func u64Bytes(v []uint64) []byte {
+	if littleEndian && len(v) > 0 {
+		return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 8*len(v))
+	}
+	b := make([]byte, 0, 8*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint64(b, x)
+	}
+	return b
+}
+
+// viewU16, viewU32, viewU64 are viewF64 for unsigned integers (b's length
+// a multiple of the size).
+func viewU16(b []byte) []uint16 {
+	n := len(b) / 2
+	if n == 0 {
+		return []uint16{}
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%2 == 0 {
+		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
+	}
+	v := make([]uint16, n)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint16(b[2*i:])
+	}
+	return v
+}
+
+func viewU32(b []byte) []uint32 {
+	n := len(b) / 4
+	if n == 0 {
+		return []uint32{}
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
+		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
+	}
+	v := make([]uint32, n)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return v
+}
+
+func viewU64(b []byte) []uint64 {
+	n := len(b) / 8
+	if n == 0 {
+		return []uint64{}
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%8 == 0 {
+		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
+	}
+	v := make([]uint64, n)
+	for i := range v {
+		v[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return v
 }
 
 // viewF64 returns b as float64s: a view on little-endian hosts (b must be

@@ -113,8 +113,12 @@ func TestDamagedFiles(t *testing.T) {
 	fixup(b)
 	wantErr(t, b, "unknown section", "unknown to this simdcrf")
 	b = bytes.Clone(good)
-	binary.LittleEndian.PutUint32(b[headerSize+entrySize*3+4:], 0) // shape section now optional and unknown...
-	binary.LittleEndian.PutUint32(b[headerSize+entrySize*3:], 99)
+	shapeEntry := headerSize
+	for binary.LittleEndian.Uint32(b[shapeEntry:]) != secShape {
+		shapeEntry += entrySize
+	}
+	binary.LittleEndian.PutUint32(b[shapeEntry+4:], 0) // shape section now optional and unknown...
+	binary.LittleEndian.PutUint32(b[shapeEntry:], 99)
 	fixup(b)
 	wantErr(t, b, "missing section", "no shape section")
 

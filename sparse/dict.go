@@ -29,6 +29,9 @@ type Dict struct {
 	ends  []uint32 // ends[i] is the end of string i in arena; it starts at ends[i-1] (or 0)
 	slots []uint64 // 0 = empty, else tag<<32 | (id+1)
 	mask  uint64
+	// borrowed: the arrays belong to the caller of DictFromFlat; Add
+	// copies them before it changes anything.
+	borrowed bool
 }
 
 // NewDict returns an empty Dict with room for about n strings before its
@@ -112,6 +115,10 @@ func (d *Dict) LookupBytes(b []byte) (id int32, ok bool) {
 func (d *Dict) Add(s string) (id int32, added bool) {
 	if d.slots == nil {
 		d.resize(16)
+	}
+	if d.borrowed {
+		d.arena, d.ends, d.slots = slices.Clone(d.arena), slices.Clone(d.ends), slices.Clone(d.slots)
+		d.borrowed = false
 	}
 	h := hashString(s)
 	tag := h >> 32
@@ -276,6 +283,64 @@ func (d *Dict) AppendBinary(b []byte) ([]byte, error) {
 		b = append(b, s...)
 	}
 	return b, nil
+}
+
+// Flat returns d's arrays, for storing them and getting d back with
+// DictFromFlat without rebuilding its hash table: the end offset of each
+// string in arena, the bytes of all strings, and the table. They are views,
+// not to be modified. The table's layout depends only on the strings and
+// their order, on every platform (the hash is fixed).
+func (d *Dict) Flat() (ends []uint32, arena []byte, table []uint64) {
+	if d.slots == nil {
+		d.resize(16)
+	}
+	return d.ends, d.arena, d.slots
+}
+
+// DictFromFlat returns the Dict whose Flat arrays are given, using them in
+// place (a model file's attribute dictionary loads without hashing its
+// strings). The caller must not modify them afterwards; Add works on
+// copies. It checks what a lookup relies on, so that damaged arrays give
+// an error rather than a crash or an endless probe: the ends ascend to
+// len(arena), the table's size is a power of two with a free slot, and it
+// holds every id exactly once. (A table whose entries sit in the wrong
+// slots makes lookups miss; a checksum is the guard against that.)
+func DictFromFlat(ends []uint32, arena []byte, table []uint64) (*Dict, error) {
+	n := len(ends)
+	if n >= math.MaxInt32 {
+		return nil, fmt.Errorf("sparse: flat Dict of %d strings", n)
+	}
+	prev := uint32(0)
+	for i, e := range ends {
+		if e < prev {
+			return nil, fmt.Errorf("sparse: flat Dict: string %d ends before string %d", i, i-1)
+		}
+		prev = e
+	}
+	if uint64(prev) != uint64(len(arena)) {
+		return nil, fmt.Errorf("sparse: flat Dict: strings end at %d, arena has %d bytes", prev, len(arena))
+	}
+	size := len(table)
+	if size < 16 || size&(size-1) != 0 || n >= size {
+		return nil, fmt.Errorf("sparse: flat Dict: table of %d slots for %d strings", size, n)
+	}
+	seen := make([]uint64, (n+63)/64)
+	count := 0
+	for _, e := range table {
+		if e == 0 {
+			continue
+		}
+		id := uint32(e) - 1
+		if uint64(id) >= uint64(n) || seen[id/64]&(1<<(id%64)) != 0 {
+			return nil, fmt.Errorf("sparse: flat Dict: table entry %#x is out of range or repeated", e)
+		}
+		seen[id/64] |= 1 << (id % 64)
+		count++
+	}
+	if count != n {
+		return nil, fmt.Errorf("sparse: flat Dict: table holds %d of %d strings", count, n)
+	}
+	return &Dict{arena: arena[:len(arena):len(arena)], ends: ends[:n:n], slots: table[:size:size], mask: uint64(size - 1), borrowed: true}, nil
 }
 
 // MarshalBinary returns the encoding of d (see AppendBinary).

@@ -3,6 +3,7 @@ package sparse
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -308,6 +309,79 @@ func TestDictBinary(t *testing.T) {
 		}
 		if x.Len() != 1 {
 			t.Errorf("%s: failed UnmarshalBinary changed the Dict", name)
+		}
+	}
+}
+
+// TestDictFlat round-trips a Dict through its flat arrays and checks that
+// DictFromFlat rejects arrays a lookup could not rely on.
+func TestDictFlat(t *testing.T) {
+	d := NewDict(0)
+	words := []string{"", "a", "w[0]=the", strings.Repeat("x", 300), "é"}
+	for i := range 2000 {
+		words = append(words, fmt.Sprint("w", i))
+	}
+	for _, w := range words {
+		d.Add(w)
+	}
+	ends, arena, table := d.Flat()
+	e, err := DictFromFlat(slices.Clone(ends), slices.Clone(arena), slices.Clone(table))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDict(t, e, words)
+	ids := make([]int32, len(words)+1)
+	keys := [][]byte{[]byte("absent")}
+	for _, w := range words {
+		keys = append(keys, []byte(w))
+	}
+	e.LookupBytesAll(ids, keys)
+	for i, id := range ids {
+		if id != int32(i-1) {
+			t.Fatalf("LookupBytesAll: key %d gets %d", i, id)
+		}
+	}
+	// Add works on copies: the caller's arrays stay as they were.
+	ends2, arena2, table2 := slices.Clone(ends), slices.Clone(arena), slices.Clone(table)
+	f, _ := DictFromFlat(ends2, arena2, table2)
+	f.Add("new")
+	checkDict(t, f, append(slices.Clone(words), "new"))
+	if !slices.Equal(ends2, ends) || string(arena2) != string(arena) || !slices.Equal(table2, table) {
+		t.Fatal("Add changed the flat arrays")
+	}
+	var empty Dict
+	e0, a0, t0 := empty.Flat()
+	if x, err := DictFromFlat(e0, a0, t0); err != nil || x.Len() != 0 {
+		t.Fatal("empty Dict:", err)
+	}
+	mod := func(f func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64)) error {
+		_, err := DictFromFlat(f(slices.Clone(ends), slices.Clone(arena), slices.Clone(table)))
+		return err
+	}
+	occupied := slices.IndexFunc(table, func(e uint64) bool { return e != 0 })
+	free := slices.Index(table, 0)
+	for name, f := range map[string]func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64){
+		"descending ends": func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64) { e[3] = 0; return e, a, tb },
+		"short arena":     func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64) { return e, a[:len(a)-1], tb },
+		"table size":      func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64) { return e, a, tb[:len(tb)-1] },
+		"full table": func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64) {
+			return e[:16], a[:e[15]], tb[:16]
+		},
+		"id range": func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64) {
+			tb[occupied] = 1<<32 | 1<<31
+			return e, a, tb
+		},
+		"repeated id": func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64) {
+			tb[free] = tb[occupied]
+			return e, a, tb
+		},
+		"missing id": func(e []uint32, a []byte, tb []uint64) ([]uint32, []byte, []uint64) {
+			tb[occupied] = 0
+			return e, a, tb
+		},
+	} {
+		if err := mod(f); err == nil {
+			t.Errorf("%s: accepted", name)
 		}
 	}
 }

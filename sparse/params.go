@@ -11,3 +11,12 @@ func MakeParams(n int) []float64 {
 	clear(x) // touch the pages now, after the advice
 	return x
 }
+
+// MakeBuffer is MakeParams for a buffer about to be filled (a model file
+// read into memory): the same huge-page advice, without touching the pages
+// first, so that the filling faults them in.
+func MakeBuffer(n int) []float64 {
+	x := make([]float64, n)
+	adviseHuge(x)
+	return x
+}

@@ -53,6 +53,38 @@ func NewPattern(m int, rowPtr []int32, labels []int32) (*Pattern, error) {
 	return p, nil
 }
 
+// PatternView is NewPattern over arrays it does not copy (labels as
+// uint16): a model file's pattern is used in place. The caller must not
+// modify them afterwards.
+func PatternView(m int, rowPtr []int32, labels []uint16) (*Pattern, error) {
+	if m < 1 || m > MaxSparseLabels {
+		return nil, fmt.Errorf("sparse: pattern with %d labels; need 1 to %d", m, MaxSparseLabels)
+	}
+	if len(rowPtr) == 0 || rowPtr[0] != 0 {
+		return nil, fmt.Errorf("sparse: pattern rowPtr must start with 0")
+	}
+	if int(rowPtr[len(rowPtr)-1]) != len(labels) {
+		return nil, fmt.Errorf("sparse: pattern rowPtr ends at %d for %d labels", rowPtr[len(rowPtr)-1], len(labels))
+	}
+	for a := 0; a+1 < len(rowPtr); a++ {
+		lo, hi := rowPtr[a], rowPtr[a+1]
+		if hi < lo || int(hi) > len(labels) {
+			return nil, fmt.Errorf("sparse: pattern rowPtr descends at attribute %d", a)
+		}
+		prev := -1
+		for _, y := range labels[lo:hi] {
+			if int(y) >= m {
+				return nil, fmt.Errorf("sparse: pattern: attribute %d has label %d, out of range [0,%d)", a, y, m)
+			}
+			if int(y) <= prev {
+				return nil, fmt.Errorf("sparse: pattern: labels of attribute %d are not strictly ascending", a)
+			}
+			prev = int(y)
+		}
+	}
+	return &Pattern{m: m, rowPtr: rowPtr[:len(rowPtr):len(rowPtr)], labels: labels[:len(labels):len(labels)]}, nil
+}
+
 // FullPattern returns the pattern in which every attribute has every label
 // (the SparseRows twin of DenseRows, mainly for tests).
 func FullPattern(numAttrs, m int) (*Pattern, error) {
@@ -82,6 +114,11 @@ func (p *Pattern) NumPairs() int { return int(p.rowPtr[len(p.rowPtr)-1]) }
 // RowStart returns the parameter index of attribute a's first weight
 // (a may be NumAttrs(), giving NumPairs()).
 func (p *Pattern) RowStart(a int32) int { return int(p.rowPtr[a]) }
+
+// CSR returns the pattern's arrays: attribute a has the labels
+// labels[rowPtr[a]:rowPtr[a+1]] (ascending), whose weights have the same
+// indices. They are views, not to be modified.
+func (p *Pattern) CSR() (rowPtr []int32, labels []uint16) { return p.rowPtr, p.labels }
 
 // AttrLabels appends the labels of attribute a to dst and returns it.
 func (p *Pattern) AttrLabels(dst []int32, a int32) []int32 {

@@ -304,6 +304,26 @@ func TestPattern(t *testing.T) {
 		if _, err := NewPattern(300, c.ptr, c.lab); err == nil {
 			t.Errorf("%s: NewPattern accepted %v %v", name, c.ptr, c.lab)
 		}
+		lab16 := make([]uint16, len(c.lab))
+		for k, y := range c.lab {
+			lab16[k] = uint16(y)
+		}
+		if _, err := PatternView(300, c.ptr, lab16); err == nil {
+			t.Errorf("%s: PatternView accepted %v %v", name, c.ptr, c.lab)
+		}
+	}
+	// A row end past the labels, then a descent back to their end.
+	if _, err := PatternView(300, []int32{0, 9, 1}, []uint16{1}); err == nil {
+		t.Error("PatternView accepted a row past the labels")
+	}
+	v, err := PatternView(300, []int32{0, 2, 2, 3, 3, 5}, []uint16{1, 3, 256, 0, 299})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a := range int32(5) {
+		if !slices.Equal(v.AttrLabels(nil, a), want[a]) || v.RowStart(a) != q.RowStart(a) {
+			t.Fatal("PatternView differs from NewPattern")
+		}
 	}
 	if _, err := NewPattern(MaxSparseLabels+1, []int32{0}, nil); err == nil {
 		t.Fatal("too many labels accepted")
