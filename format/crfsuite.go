@@ -3,8 +3,10 @@ package format
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 )
 
@@ -89,19 +91,11 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte, vals []float64) ([]
 		if i == len(line) || line[i] == '#' {
 			break
 		}
-		end := bytes.IndexByte(line[i:], '\t')
-		if end < 0 {
-			end = len(line)
-		} else {
-			end += i
-		}
-		field := line[i:end]
-		i = end
 		if !haveLabel {
 			start := len(r.labs)
 			var value []byte
 			var hasValue bool
-			r.labs, value, hasValue = unescape(r.labs, field)
+			r.labs, i, value, hasValue = unescapeField(r.labs, line, i)
 			name := r.labs[start:]
 			if len(name) > 0 && name[0] == '@' {
 				if string(name) != "@weight" {
@@ -130,7 +124,7 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte, vals []float64) ([]
 		start := len(r.b.arena)
 		var value []byte
 		var hasValue bool
-		r.b.arena, value, hasValue = unescape(r.b.arena, field)
+		r.b.arena, i, value, hasValue = unescapeField(r.b.arena, line, i)
 		if len(r.b.arena) == start {
 			return vals, errorf(r.file, ln, "empty attribute name")
 		}
@@ -151,30 +145,71 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte, vals []float64) ([]
 	return vals, nil
 }
 
-// unescape appends the name part of field to dst, turning `\:` into ':' and
-// `\\` into '\' (any other backslash is kept as it is), and returns what
-// follows the first unescaped ':' as the value.
-func unescape(dst, field []byte) (out, value []byte, hasValue bool) {
-	if bytes.IndexByte(field, '\\') < 0 {
-		if c := bytes.IndexByte(field, ':'); c >= 0 {
-			return append(dst, field[:c]...), field[c+1:], true
+// unescapeField reads the field that starts at line[i] (it ends at a TAB
+// or the end of the line). It appends the field's name to dst, turning `\:`
+// into ':' and `\\` into '\' (any other backslash is kept as it is), and
+// returns where the field ends and what follows its first unescaped ':' as
+// the value. One pass, copying runs between escapes: CRF++-style
+// attributes ("U00:word", written "U00\:word") all have one.
+func unescapeField(dst, line []byte, i int) (out []byte, end int, value []byte, hasValue bool) {
+	run, j := i, i
+	for j < len(line) {
+		// Skip ordinary bytes eight at a time.
+		for j+8 <= len(line) {
+			x := binary.LittleEndian.Uint64(line[j:])
+			m := zeroBytes(x^tabs) | zeroBytes(x^colons) | zeroBytes(x^backslashes)
+			if m != 0 {
+				j += bits.TrailingZeros64(m) / 8
+				break
+			}
+			j += 8
 		}
-		return append(dst, field...), nil, false
-	}
-	for j := 0; j < len(field); j++ {
-		c := field[j]
-		switch {
-		case c == '\\' && j+1 < len(field) && (field[j+1] == ':' || field[j+1] == '\\'):
+		if j == len(line) {
+			break
+		}
+		c := line[j]
+		if !fieldSpecial[c] {
 			j++
-			dst = append(dst, field[j])
-		case c == ':':
-			return dst, field[j+1:], true
-		default:
-			dst = append(dst, c)
+			continue
+		}
+		switch c {
+		case '\t':
+			return append(dst, line[run:j]...), j, nil, false
+		case ':':
+			dst = append(dst, line[run:j]...)
+			k := j + 1
+			for k < len(line) && line[k] != '\t' {
+				k++
+			}
+			return dst, k, line[j+1 : k], true
+		default: // '\\'
+			if j+1 < len(line) && (line[j+1] == ':' || line[j+1] == '\\') {
+				dst = append(dst, line[run:j]...)
+				run = j + 1 // the escaped byte starts the next run
+				j += 2
+				continue
+			}
+			j++
 		}
 	}
-	return dst, nil, false
+	return append(dst, line[run:j]...), j, nil, false
 }
+
+const (
+	tabs        = 0x0909090909090909
+	colons      = 0x3a3a3a3a3a3a3a3a
+	backslashes = 0x5c5c5c5c5c5c5c5c
+	low7        = 0x7f7f7f7f7f7f7f7f
+)
+
+// zeroBytes returns x with the top bit of each zero byte set and all other
+// bits clear (exact: no false positives from borrows).
+func zeroBytes(x uint64) uint64 {
+	return ^((x&low7 + low7) | x | low7)
+}
+
+// fieldSpecial marks the bytes unescapeField stops at.
+var fieldSpecial = [256]bool{'\t': true, ':': true, '\\': true}
 
 // WriteCRFsuite writes s in CRFsuite's attribute format: a "@weight:W" line
 // when the weight is not 1, one line per item (the label, then each
