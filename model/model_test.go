@@ -590,3 +590,76 @@ func TestDropZeros(t *testing.T) {
 		}
 	}
 }
+
+// TestOlderAttrSection loads files with the attribute dictionary in the
+// varint section that files had before the flat one (secAttrs).
+func TestOlderAttrSection(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, s := range specs[:5] {
+		m := randomModel(t, r, s)
+		testHookVarintAttrs = true
+		var old bytes.Buffer
+		_, err := m.WriteTo(&old)
+		testHookVarintAttrs = false
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := alignedBuf(old.Len())
+		copy(buf, old.Bytes())
+		l, err := decode("old", buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameModel(t, m, l)
+		for id := range int32(l.Attrs.Len()) {
+			if got, ok := l.Attrs.Lookup(m.Attrs.String(id)); !ok || got != id {
+				t.Fatalf("%v: attribute %d looks up as %d, %v", s, id, got, ok)
+			}
+		}
+	}
+}
+
+// TestHotRowsScore checks the tagger's scoring of sparse-row models (wide
+// rows dense, through the gather kernel) against the layout's own Score,
+// with feature values, for label counts on both sides of a vector width.
+func TestHotRowsScore(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 11))
+	for _, m := range []int{2, 7, 22, 45} {
+		const attrs = 120
+		b, _ := sparse.NewPatternBuilder(attrs, m)
+		for a := range attrs {
+			n := 1 + r.IntN(m) // narrow and wide rows
+			for range n {
+				if err := b.Add(int32(a), int32(r.IntN(m))); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		p, _ := b.Build()
+		w := make([]float64, p.NumPairs())
+		for k := range w {
+			w[k] = r.NormFloat64()
+		}
+		sp, err := sparse.NewSparse(p, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hot := newHotRows(sp)
+		if hot == nil {
+			t.Fatalf("M=%d: no wide rows", m)
+		}
+		var wk work
+		for range 30 {
+			seq := randomSeq(r, attrs, r.IntN(12), true)
+			want := make([]float64, seq.Len()*m)
+			sp.Score(want, seq)
+			got := make([]float64, seq.Len()*m)
+			hot.score(&wk, sp, got, seq)
+			for k := range want {
+				if math.Abs(got[k]-want[k]) > 1e-12*(1+math.Abs(want[k])) {
+					t.Fatalf("M=%d: score %d = %v, want %v", m, k, got[k], want[k])
+				}
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -16,6 +17,95 @@ import (
 type Tagger struct {
 	m    *Model
 	pool sync.Pool // *work
+	hot  *hotRows  // sparse-row models: the wide rows, dense
+}
+
+// hotRows holds a dense copy of the wide rows of a SparseRows model (the
+// attributes with at least ⌈M/4⌉ labels, such as part-of-speech n-grams):
+// they are scored by the SIMD gather kernel, a row in a few vector adds,
+// instead of one scalar add per label (scoring CoNLL-2000's test file took
+// 22 ms that way, most of it in those rows).
+type hotRows struct {
+	minHot int32
+	row    []int32   // attribute → dense row, or −1
+	w      []float64 // M weights per row, 0 outside the pattern
+}
+
+func newHotRows(sp *sparse.Sparse) *hotRows {
+	m := sp.Labels()
+	rowPtr, labels := sp.Pattern().CSR()
+	w := sp.Params()
+	minHot := int32(max((m+3)/4, 2))
+	h := &hotRows{minHot: minHot, row: make([]int32, len(rowPtr)-1)}
+	n := 0
+	for a := range h.row {
+		h.row[a] = -1
+		if rowPtr[a+1]-rowPtr[a] >= minHot {
+			h.row[a] = int32(n)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	h.w = make([]float64, n*m)
+	for a, r := range h.row {
+		if r >= 0 {
+			dst := h.w[int(r)*m : int(r+1)*m]
+			for k := rowPtr[a]; k < rowPtr[a+1]; k++ {
+				dst[labels[k]] = w[k]
+			}
+		}
+	}
+	return h
+}
+
+// score sets emit to the state scores of s (checked): the hot rows by
+// kernels.Gather over a per-sequence CSR list built in w, the others row
+// by row.
+func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Seq) {
+	m := sp.Labels()
+	T := s.Len()
+	rowPtr, labels := sp.Pattern().CSR()
+	w := sp.Params()
+	clear(emit[:T*m])
+	nf := len(s.IDs)
+	wk.hptr = grow(wk.hptr, T+1)
+	wk.hids = grow(wk.hids, nf)
+	wk.hvals = grow(wk.hvals, nf)
+	hptr, hids, hvals := wk.hptr[:T+1], wk.hids[:nf], wk.hvals[:nf]
+	n := int32(0)
+	hptr[0] = 0
+	for t := range T {
+		row := emit[t*m : (t+1)*m]
+		for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
+			a := s.IDs[f]
+			v := 1.0
+			if s.Vals != nil {
+				v = s.Vals[f]
+			}
+			lo, hi := rowPtr[a], rowPtr[a+1]
+			if hi-lo >= h.minHot { // (h.row only for wide rows: one miss fewer)
+				hids[n], hvals[n] = h.row[a], v
+				n++
+				continue
+			}
+			lab, wr := labels[lo:hi], w[lo:hi]
+			wr = wr[:len(lab)]
+			for k, y := range lab {
+				row[y] += v * wr[k]
+			}
+		}
+		hptr[t+1] = n
+	}
+	kernels.GatherTrusted(emit, h.w, m, hptr, hids, hvals, T, m)
+}
+
+func grow[E any](x []E, n int) []E {
+	if cap(x) < n {
+		return make([]E, n, n+n/4)
+	}
+	return x[:n]
 }
 
 type work struct {
@@ -24,11 +114,20 @@ type work struct {
 	marg   []float64
 	paths  [][]int32
 	scores []float64
+	// hot rows' CSR list (see hotRows.score)
+	hptr  []int32
+	hids  []int32
+	hvals []float64
 }
 
-// NewTagger returns a tagger for m.
+// NewTagger returns a tagger for m. With sparse rows it copies the model's
+// wide rows into a dense block (see hotRows): weights changed after
+// NewTagger are not all seen; make a new Tagger then.
 func (m *Model) NewTagger() *Tagger {
 	t := &Tagger{m: m}
+	if sp, ok := m.State.(*sparse.Sparse); ok {
+		t.hot = newHotRows(sp)
+	}
 	t.pool.New = func() any { return &work{ws: engine.NewWorkspace()} }
 	return t
 }
@@ -47,7 +146,11 @@ func (t *Tagger) score(w *work, s sparse.Seq) ([]float64, error) {
 		w.emit = make([]float64, n+n/4)
 	}
 	emit := w.emit[:n]
-	t.m.State.Score(emit, s)
+	if t.hot != nil {
+		t.hot.score(w, t.m.State.(*sparse.Sparse), emit, s)
+	} else {
+		t.m.State.Score(emit, s)
+	}
 	return emit, nil
 }
 

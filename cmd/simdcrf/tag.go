@@ -194,7 +194,10 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 
 	free := make(chan *tagBatch, 2*threads+2)
 	for range cap(free) {
-		free <- new(tagBatch)
+		// Sized for typical items (up to 32 features), so that the
+		// first batches do not grow step by step.
+		free <- &tagBatch{ptr: make([]int32, 0, batchItems+256), ids: make([]int32, 0, 32*batchItems),
+			pred: make([]int32, 0, batchItems+256), gold: make([]string, 0, batchItems+256)}
 	}
 	jobs := make(chan *tagBatch, cap(free))
 	done := make(chan *tagBatch, cap(free))
