@@ -103,13 +103,13 @@ func allZero(v []float64) bool {
 // exactly zero (they are not parameters), so a CoNLL-2000 model shrinks
 // about tenfold, and loads and tags that much faster.
 func (m *Model) Compact() (*Model, error) {
-	m, _, _, err := m.DropZeros()
-	if err != nil {
-		return nil, err
-	}
 	d, ok := m.State.(*sparse.Dense)
 	if !ok {
-		return m, nil
+		m, _, _, err := m.DropZeros()
+		return m, err
+	}
+	if err := m.check(); err != nil {
+		return nil, err
 	}
 	M := m.Labels.Len()
 	p := params(d)
@@ -123,19 +123,35 @@ func (m *Model) Compact() (*Model, error) {
 		}
 	}
 	if 4*nnz >= d.NumAttrs()*M {
-		return m, nil
+		m, _, _, err := m.DropZeros()
+		return m, err
 	}
+	// Sparse rows straight from the dense ones (DropZeros first would
+	// copy the dense rows it keeps: 0.3 s on CoNLL-2000), dropping the
+	// attributes left without a weight.
 	rowPtr := make([]int32, 1, d.NumAttrs()+1)
 	labels := make([]int32, 0, nnz)
 	w := sparse.MakeParams(nnz)[:0]
+	keep := make([]int32, 0, d.NumAttrs())
 	for a := range d.NumAttrs() {
+		n := len(labels)
 		for j, v := range p[a*ld : a*ld+M] {
 			if v != 0 {
 				labels = append(labels, int32(j))
 				w = append(w, v)
 			}
 		}
-		rowPtr = append(rowPtr, int32(len(labels)))
+		if len(labels) > n {
+			keep = append(keep, int32(a))
+			rowPtr = append(rowPtr, int32(len(labels)))
+		}
+	}
+	attrs := m.Attrs
+	if len(keep) < d.NumAttrs() {
+		var err error
+		if attrs, _, err = m.Attrs.Reorder(keep); err != nil {
+			return nil, err
+		}
 	}
 	pat, err := sparse.NewPattern(M, rowPtr, labels)
 	if err != nil {
@@ -145,5 +161,5 @@ func (m *Model) Compact() (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	return New(m.Labels, m.Attrs, state, m.Trans, m.Meta)
+	return New(m.Labels, attrs, state, m.Trans, m.Meta)
 }
