@@ -66,7 +66,8 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 	if tr.tied != nil {
 		tr.tied.backward(beta, scale, psi, ws.work[:M], T, M)
 		if p.Tied != nil {
-			tr.tied.counts(p.Tied, alpha, beta, psi, scale, ws.work[:M], T, M, tr.e)
+			ws.excSum = grow(ws.excSum, len(tr.tied.exc))
+			tr.tied.counts(p.Tied, alpha, beta, psi, scale, ws.work[:M], ws.excSum, T, M)
 		}
 	} else {
 		kernels.Backward(beta, scale, psi, tr.et, T, M)

@@ -18,6 +18,7 @@ type Workspace struct {
 	probs                     []float64 // M (sampling)
 	ones                      []float64 // all 1 (Viterbi's emission check)
 	order, mark               []int32   // M (tied Viterbi)
+	excSum                    []float64 // one per exception (tied counts)
 	nb                        nbestBuf
 
 	// logMode says the last forward pass ran in the log domain: alpha
