@@ -48,8 +48,9 @@ func (m *Model) DropZeros() (*Model, int, int, error) {
 		return out, s.NumAttrs() - len(keep), (s.NumAttrs() - len(keep)) * M, err
 	case *sparse.Sparse:
 		pat := s.Pattern()
-		rowPtr := []int32{0}
-		var labels, row []int32
+		rowPtr := make([]int32, 1, s.NumAttrs()+1)
+		labels, row := make([]int32, 0, len(p)), []int32(nil)
+		w = make([]float64, 0, len(p))
 		for a := range int32(s.NumAttrs()) {
 			row = pat.AttrLabels(row[:0], a)
 			base, n := pat.RowStart(a), len(labels)

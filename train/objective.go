@@ -99,6 +99,12 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 	counts := c.AttrCounts(d.NumAttrs)
 	md := &model{m: m, pattern: pat}
 	md.layout = sparse.ChooseLayout(pat, counts, sparse.DefaultDenseBudget)
+	if md.layout == sparse.DenseRows && !cfg.PossibleStates && 4*int64(pat.NumPairs()) < int64(d.NumAttrs)*int64(m) {
+		// Mostly zeros as dense rows (CoNLL-2000: 7.4 M entries for 457 k
+		// weights, 59 MB to allocate, fill and compact again on saving);
+		// a model.Tagger scores the wide sparse rows densely anyway.
+		md.layout = sparse.SparseRows
+	}
 	// The online algorithms update sparse rows only (see online.go).
 	md.hy = newHybrid(pat, c, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
 	md.nState = md.hy.numParams()
