@@ -14,35 +14,41 @@ import (
 // They keep every state weight in sparse rows (the hybrid with no hot
 // rows), so that an update touches only the pattern's pairs.
 
-// onlineState holds the per-sequence buffers.
+// onlineState holds the per-sequence buffers, and the one Transitions
+// whose scores follow the weights (setTransitions refreshes it in place), so
+// that a sequence allocates nothing.
 type onlineState struct {
-	ws    *engine.Workspace
-	emit  []float64
-	marg  []float64
-	path  []int32
-	tg    []float64
-	excs  []engine.Exception
-	order []int
-	rng   *rand.Rand
+	ws     *engine.Workspace
+	tr     *engine.Transitions
+	emit   []float64
+	marg   []float64
+	path   []int32
+	tg     []float64
+	scaled []float64 // sgd: the transition weights a·v
+	order  []int
+	rng    *rand.Rand
 }
 
-func (t *trainer) newOnline() *onlineState {
+func (t *trainer) newOnline() (*onlineState, error) {
 	md := t.md
 	n := t.d.Corpus.MaxLen()
+	nt := md.nParams - md.nState
 	st := &onlineState{
-		ws:    engine.NewWorkspace(),
-		emit:  make([]float64, n*md.m),
-		marg:  make([]float64, n*md.m),
-		path:  make([]int32, n),
-		tg:    make([]float64, md.nParams-md.nState),
-		excs:  make([]engine.Exception, len(md.excs)),
-		order: make([]int, t.d.Corpus.Len()),
-		rng:   rand.New(rand.NewPCG(uint64(t.cfg.Seed), 0x5eed)),
+		ws:     engine.NewWorkspace(),
+		emit:   make([]float64, n*md.m),
+		marg:   make([]float64, n*md.m),
+		path:   make([]int32, n),
+		tg:     make([]float64, nt),
+		scaled: make([]float64, nt),
+		order:  make([]int, t.d.Corpus.Len()),
+		rng:    rand.New(rand.NewPCG(uint64(t.cfg.Seed), 0x5eed)),
 	}
 	for i := range st.order {
 		st.order[i] = i
 	}
-	return st
+	var err error
+	st.tr, err = md.transitionsFrom(st.scaled, make([]engine.Exception, len(md.excs)))
+	return st, err
 }
 
 // addTrans adds c at the transition parameters of labelling y (start,
@@ -80,7 +86,10 @@ func (md *model) fixedMask() []bool {
 func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 	md, d, cfg := t.md, t.d, t.cfg
 	sc := md.hy.split(d.Corpus)
-	st := t.newOnline()
+	st, err := t.newOnline()
+	if err != nil {
+		return qnResult{}, err
+	}
 	fixed := md.fixedMask()
 	ws := make([]float64, md.nParams)
 	avg := make([]float64, md.nParams)
@@ -94,54 +103,15 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 	for epoch := 1; epoch <= maxIter; epoch++ {
 		start := time.Now()
 		st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
-		tr, err := md.transitions(theta, st.excs)
+		var mistakes float64
+		mistakes, u, err = t.apEpoch(theta, ws, u, sc, st, fixed)
+		if err == errInterrupted {
+			copy(theta, avg)
+			res.interrupted, res.reason = true, "interrupted"
+			return res, nil
+		}
 		if err != nil {
 			return res, err
-		}
-		mistakes := 0.0
-		for _, i := range st.order {
-			if t.stopped() {
-				copy(theta, avg)
-				res.interrupted, res.reason = true, "interrupted"
-				return res, nil
-			}
-			y := sc.labels[i]
-			T := len(y)
-			c := 1.0
-			if d.Weights != nil {
-				c = d.Weights[i]
-			}
-			if T == 0 || c == 0 {
-				u++
-				continue
-			}
-			emit, path, delta := st.emit[:T*md.m], st.path[:T], st.marg[:T*md.m]
-			md.hy.score(theta, emit, sc, i)
-			if _, err := tr.Viterbi(st.ws, emit, nil, path); err != nil {
-				return res, err
-			}
-			diff := 0
-			clear(delta)
-			for k := range T {
-				if path[k] != y[k] {
-					diff++
-					delta[k*md.m+int(y[k])] = 1
-					delta[k*md.m+int(path[k])] = -1
-				}
-			}
-			if diff > 0 {
-				mistakes += float64(diff)
-				md.hy.addGradient(theta, delta, sc, i, c)
-				md.hy.addGradient(ws, delta, sc, i, c*u)
-				md.addTrans(theta, y, c, fixed)
-				md.addTrans(theta, path, -c, fixed)
-				md.addTrans(ws, y, c*u, fixed)
-				md.addTrans(ws, path, -c*u, fixed)
-				if tr, err = md.transitions(theta, st.excs); err != nil {
-					return res, err
-				}
-			}
-			u++
 		}
 		for k := range avg {
 			avg[k] = theta[k] - ws[k]/u
@@ -169,6 +139,61 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 	return res, nil
 }
 
+// apEpoch runs one epoch of the perceptron over st.order, updating theta
+// and ws (Σ u·Δ) in place; u counts the sequences seen, and is returned
+// advanced past the epoch's. It returns the number of mistaken positions,
+// or errInterrupted.
+func (t *trainer) apEpoch(theta, ws []float64, u float64, sc *splitCorpus, st *onlineState, fixed []bool) (float64, float64, error) {
+	md, d := t.md, t.d
+	if err := md.setTransitions(st.tr, theta[md.nState:]); err != nil {
+		return 0, u, err
+	}
+	mistakes := 0.0
+	for _, i := range st.order {
+		if t.stopped() {
+			return 0, u, errInterrupted
+		}
+		y := sc.labels[i]
+		T := len(y)
+		c := 1.0
+		if d.Weights != nil {
+			c = d.Weights[i]
+		}
+		if T == 0 || c == 0 {
+			u++
+			continue
+		}
+		emit, path, delta := st.emit[:T*md.m], st.path[:T], st.marg[:T*md.m]
+		md.hy.score(theta, emit, sc, i)
+		if _, err := st.tr.Viterbi(st.ws, emit, nil, path); err != nil {
+			return 0, u, err
+		}
+		diff := 0
+		clear(delta)
+		for k := range T {
+			if path[k] != y[k] {
+				diff++
+				delta[k*md.m+int(y[k])] = 1
+				delta[k*md.m+int(path[k])] = -1
+			}
+		}
+		if diff > 0 {
+			mistakes += float64(diff)
+			md.hy.addGradient(theta, delta, sc, i, c)
+			md.hy.addGradient(ws, delta, sc, i, c*u)
+			md.addTrans(theta, y, c, fixed)
+			md.addTrans(theta, path, -c, fixed)
+			md.addTrans(ws, y, c*u, fixed)
+			md.addTrans(ws, path, -c*u, fixed)
+			if err := md.setTransitions(st.tr, theta[md.nState:]); err != nil {
+				return 0, u, err
+			}
+		}
+		u++
+	}
+	return mistakes, u, nil
+}
+
 // sgd is CRFsuite's l2sgd: stochastic gradient descent on the L2
 // objective f = Σ_i w_i·NLL_i + C2·‖θ‖², per sequence i on
 // NLL_i + (λ/2)‖θ‖² with λ = 2·C2/N, step η_t = 1/(λ·(t0+t)) over the
@@ -182,7 +207,10 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 func (t *trainer) sgd(theta []float64) (qnResult, error) {
 	md, d, cfg := t.md, t.d, t.cfg
 	sc := md.hy.split(d.Corpus)
-	st := t.newOnline()
+	st, err := t.newOnline()
+	if err != nil {
+		return qnResult{}, err
+	}
 	fixed := md.fixedMask()
 	n := d.Corpus.Len()
 	lambda := 2 * cfg.C2 / float64(max(n, 1))
@@ -306,7 +334,7 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, sc *splitCorpus, st *on
 	m := md.m
 	a := 1.0 // θ = a·v, v stored in theta
 	loss := 0.0
-	scaled := make([]float64, md.nParams-md.nState)
+	scaled := st.scaled
 	for _, i := range order {
 		if t.stopped() {
 			kScale(theta, a)
@@ -343,8 +371,7 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, sc *splitCorpus, st *on
 		for k := range emit {
 			emit[k] *= a
 		}
-		tr, err := md.transitionsFrom(scaled, st.excs)
-		if err != nil {
+		if err := md.setTransitions(st.tr, scaled); err != nil {
 			return 0, err
 		}
 		clear(st.tg)
@@ -354,7 +381,7 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, sc *splitCorpus, st *on
 		} else {
 			p.Transitions = st.tg[:m*m]
 		}
-		logZ, err := tr.Posteriors(st.ws, emit, nil, &p)
+		logZ, err := st.tr.Posteriors(st.ws, emit, nil, &p)
 		if err != nil {
 			return 0, err
 		}
@@ -403,6 +430,20 @@ func kScale(x []float64, a float64) {
 	for k := range x {
 		x[k] *= a
 	}
+}
+
+// setTransitions refreshes tr, made by transitionsFrom for md, to the
+// transition parameters tp = θ[nState:] in place: tr is then bit for bit as
+// transitionsFrom(tp) would make it, and nothing is allocated.
+func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
+	m := md.m
+	nt := len(tp)
+	start, end := tp[nt-2*m:nt-m], tp[nt-m:]
+	if md.tied {
+		ne := len(md.excs)
+		return tr.SetTied(tp[ne], tp[:ne], start, end)
+	}
+	return tr.SetScores(tp[:m*m], start, end)
 }
 
 // transitionsFrom builds Transitions from the transition parameters alone

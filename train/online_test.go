@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 	"testing"
 
 	"github.com/simdcrf/simdcrf/kernels"
@@ -118,5 +119,90 @@ func TestOnlineBitIdentical(t *testing.T) {
 			}
 		}
 		restore()
+	}
+}
+
+// onlineEpoch returns a function that runs one epoch of c's algorithm on
+// d (sgdEpoch, or apEpoch) over a trainer made as Train makes it, after
+// one epoch of warm-up; it returns the epoch's loss (sgd) or mistakes (ap).
+func onlineEpoch(tb testing.TB, c onlineCase, d *Data) func() float64 {
+	cfg, _ := Defaults(c.alg)
+	cfg.Transitions = c.trans
+	md, err := newModel(d, &cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tr := &trainer{ctx: context.Background(), d: d, cfg: &cfg, md: md, stop: new(atomic.Bool)}
+	st, err := tr.newOnline()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sc := md.hy.split(d.Corpus)
+	fixed := md.fixedMask()
+	theta := make([]float64, md.nParams)
+	var f func() float64
+	if c.alg == "sgd" {
+		lambda := 2 * cfg.C2 / float64(d.Corpus.Len())
+		t0 := 1 / (lambda * cfg.CalibrationEta)
+		f = func() float64 {
+			loss, err := tr.sgdEpoch(theta, st.order, sc, st, fixed, lambda, t0, 0, false)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return loss
+		}
+	} else {
+		ws, u := make([]float64, md.nParams), 1.0
+		f = func() float64 {
+			var mistakes float64
+			if mistakes, u, err = tr.apEpoch(theta, ws, u, sc, st, fixed); err != nil {
+				tb.Fatal(err)
+			}
+			return mistakes
+		}
+	}
+	f()
+	return f
+}
+
+var allocCases = []onlineCase{
+	{"sgd", "dense", 5, true},
+	{"sgd", "dense", 20, false},
+	{"sgd", "tied", 30, true},
+	{"ap", "dense", 5, true},
+	{"ap", "dense", 20, false},
+	{"ap", "tied", 30, true},
+}
+
+// TestOnlineNoAllocs checks that an epoch of sgd or ap, past the first,
+// allocates nothing: no sequence does (each refreshes one Transitions in
+// place, and ap updates it after every mistake).
+func TestOnlineNoAllocs(t *testing.T) {
+	for _, c := range allocCases {
+		d := randomData(t, 33, 100, 40, c.m, c.weights, false)
+		epoch := onlineEpoch(t, c, d)
+		if c.alg == "ap" && epoch() == 0 {
+			t.Fatalf("%s: no mistakes, so no updates to measure", c.name())
+		}
+		if a := testing.AllocsPerRun(3, func() { epoch() }); a != 0 {
+			t.Errorf("%s: an epoch of %d sequences allocates %v times", c.name(), d.Corpus.Len(), a)
+		}
+	}
+}
+
+// BenchmarkOnlineEpoch times an epoch of sgd and ap (allocations reported:
+// 0 in steady state).
+func BenchmarkOnlineEpoch(b *testing.B) {
+	for _, c := range allocCases {
+		b.Run(c.name(), func(b *testing.B) {
+			d := randomData(b, 33, 500, 60, c.m, c.weights, false)
+			epoch := onlineEpoch(b, c, d)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				epoch()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*d.Corpus.Len()), "ns/seq")
+		})
 	}
 }
