@@ -365,17 +365,10 @@ func (o *objective) reduceStates(theta, g []float64) float64 {
 func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
 	md := o.md
 	m := md.m
-	y := o.sc.labels[i]
+	y, c := o.sc.labels[i], o.d.weight(i)
 	T := len(y)
-	if T == 0 {
+	if T == 0 || c == 0 {
 		return nil
-	}
-	c := 1.0
-	if o.d.Weights != nil {
-		c = o.d.Weights[i]
-		if c == 0 {
-			return nil
-		}
 	}
 	emit := wb.emit[:T*m]
 	marg := wb.marg[:T*m]

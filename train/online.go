@@ -14,10 +14,13 @@ import (
 // They keep every state weight in sparse rows (the hybrid with no hot
 // rows), so that an update touches only the pattern's pairs.
 
-// onlineState holds the per-sequence buffers, and the one Transitions
-// whose scores follow the weights (setTransitions refreshes it in place), so
-// that a sequence allocates nothing.
+// onlineState holds what the epochs of sgd and ap share: the per-sequence
+// buffers, and the one Transitions whose scores follow the weights
+// (setTransitions refreshes it in place), so that a sequence allocates
+// nothing.
 type onlineState struct {
+	sc     *splitCorpus
+	fixed  []bool // fixedMask
 	ws     *engine.Workspace
 	tr     *engine.Transitions
 	emit   []float64
@@ -34,6 +37,8 @@ func (t *trainer) newOnline() (*onlineState, error) {
 	n := t.d.Corpus.MaxLen()
 	nt := md.nParams - md.nState
 	st := &onlineState{
+		sc:     md.hy.split(t.d.Corpus),
+		fixed:  md.fixedMask(),
 		ws:     engine.NewWorkspace(),
 		emit:   make([]float64, n*md.m),
 		marg:   make([]float64, n*md.m),
@@ -49,6 +54,11 @@ func (t *trainer) newOnline() (*onlineState, error) {
 	var err error
 	st.tr, err = md.transitionsFrom(st.scaled, make([]engine.Exception, len(md.excs)))
 	return st, err
+}
+
+// shuffle draws a new order of the sequences.
+func (st *onlineState) shuffle() {
+	st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
 }
 
 // addTrans adds c at the transition parameters of labelling y (start,
@@ -85,12 +95,10 @@ func (md *model) fixedMask() []bool {
 // Epsilon.
 func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 	md, d, cfg := t.md, t.d, t.cfg
-	sc := md.hy.split(d.Corpus)
 	st, err := t.newOnline()
 	if err != nil {
 		return qnResult{}, err
 	}
-	fixed := md.fixedMask()
 	ws := make([]float64, md.nParams)
 	avg := make([]float64, md.nParams)
 	u := 1.0
@@ -102,9 +110,9 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 	tokens := float64(max(d.Corpus.Tokens(), 1))
 	for epoch := 1; epoch <= maxIter; epoch++ {
 		start := time.Now()
-		st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
+		st.shuffle()
 		var mistakes float64
-		mistakes, u, err = t.apEpoch(theta, ws, u, sc, st, fixed)
+		mistakes, u, err = t.apEpoch(theta, ws, u, st)
 		if err == errInterrupted {
 			copy(theta, avg)
 			res.interrupted, res.reason = true, "interrupted"
@@ -143,8 +151,8 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 // and ws (Σ u·Δ) in place; u counts the sequences seen, and is returned
 // advanced past the epoch's. It returns the number of mistaken positions,
 // or errInterrupted.
-func (t *trainer) apEpoch(theta, ws []float64, u float64, sc *splitCorpus, st *onlineState, fixed []bool) (float64, float64, error) {
-	md, d := t.md, t.d
+func (t *trainer) apEpoch(theta, ws []float64, u float64, st *onlineState) (float64, float64, error) {
+	md, d, sc, fixed := t.md, t.d, st.sc, st.fixed
 	if err := md.setTransitions(st.tr, theta[md.nState:]); err != nil {
 		return 0, u, err
 	}
@@ -153,12 +161,8 @@ func (t *trainer) apEpoch(theta, ws []float64, u float64, sc *splitCorpus, st *o
 		if t.stopped() {
 			return 0, u, errInterrupted
 		}
-		y := sc.labels[i]
+		y, c := sc.labels[i], d.weight(i)
 		T := len(y)
-		c := 1.0
-		if d.Weights != nil {
-			c = d.Weights[i]
-		}
 		if T == 0 || c == 0 {
 			u++
 			continue
@@ -205,13 +209,11 @@ func (t *trainer) apEpoch(theta, ws []float64, u float64, sc *splitCorpus, st *o
 // objective improved by less than Delta (relative) over Period epochs; the
 // weights of the best epoch are returned.
 func (t *trainer) sgd(theta []float64) (qnResult, error) {
-	md, d, cfg := t.md, t.d, t.cfg
-	sc := md.hy.split(d.Corpus)
+	d, cfg := t.d, t.cfg
 	st, err := t.newOnline()
 	if err != nil {
 		return qnResult{}, err
 	}
-	fixed := md.fixedMask()
 	n := d.Corpus.Len()
 	lambda := 2 * cfg.C2 / float64(max(n, 1))
 	res := qnResult{}
@@ -221,12 +223,12 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 	}
 
 	// Calibration on a sample (the first samples of a shuffled order).
-	st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
+	st.shuffle()
 	ns := min(max(cfg.CalibrationSamples, 1), n)
 	sample := append([]int(nil), st.order[:ns]...)
 	// As CRFsuite, the sample's epochs use the λ of the whole data.
 	work := make([]float64, len(theta))
-	initLoss, err := t.sgdEpoch(work, sample, sc, st, fixed, lambda, 0, 0, true)
+	initLoss, err := t.sgdEpoch(work, sample, st, lambda, 0, 0, true)
 	if err != nil {
 		return res, err
 	}
@@ -249,7 +251,7 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 			return res, nil
 		}
 		clear(work)
-		loss, err := t.sgdEpoch(work, sample, sc, st, fixed, lambda, 1/(lambda*eta), 0, false)
+		loss, err := t.sgdEpoch(work, sample, st, lambda, 1/(lambda*eta), 0, false)
 		ok := err == nil && !math.IsNaN(loss) && !math.IsInf(loss, 0) && loss < initLoss
 		if ok {
 			num--
@@ -283,8 +285,8 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 	defer func() { copy(theta, best) }()
 	for epoch := 1; epoch <= maxIter; epoch++ {
 		start := time.Now()
-		st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
-		loss, err := t.sgdEpoch(theta, st.order, sc, st, fixed, lambda, t0, step, false)
+		st.shuffle()
+		loss, err := t.sgdEpoch(theta, st.order, st, lambda, t0, step, false)
 		if err == errInterrupted {
 			res.interrupted, res.reason = true, "interrupted (the best epoch's weights are kept)"
 			return res, nil
@@ -329,8 +331,8 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 // objective Σ c_i·NLL_i + (λN/2)‖θ‖² accumulated along the way (with
 // evalOnly, at theta unchanged). t0 and t give the step 1/(λ(t0+t)).
 // theta is updated in place.
-func (t *trainer) sgdEpoch(theta []float64, order []int, sc *splitCorpus, st *onlineState, fixed []bool, lambda, t0, tt float64, evalOnly bool) (float64, error) {
-	md, d := t.md, t.d
+func (t *trainer) sgdEpoch(theta []float64, order []int, st *onlineState, lambda, t0, tt float64, evalOnly bool) (float64, error) {
+	md, d, sc, fixed := t.md, t.d, st.sc, st.fixed
 	m := md.m
 	a := 1.0 // θ = a·v, v stored in theta
 	loss := 0.0
@@ -340,12 +342,8 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, sc *splitCorpus, st *on
 			kScale(theta, a)
 			return 0, errInterrupted
 		}
-		y := sc.labels[i]
+		y, c := sc.labels[i], d.weight(i)
 		T := len(y)
-		c := 1.0
-		if d.Weights != nil {
-			c = d.Weights[i]
-		}
 		if T == 0 || c == 0 {
 			continue
 		}

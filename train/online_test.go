@@ -137,15 +137,13 @@ func onlineEpoch(tb testing.TB, c onlineCase, d *Data) func() float64 {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	sc := md.hy.split(d.Corpus)
-	fixed := md.fixedMask()
 	theta := make([]float64, md.nParams)
 	var f func() float64
 	if c.alg == "sgd" {
 		lambda := 2 * cfg.C2 / float64(d.Corpus.Len())
 		t0 := 1 / (lambda * cfg.CalibrationEta)
 		f = func() float64 {
-			loss, err := tr.sgdEpoch(theta, st.order, sc, st, fixed, lambda, t0, 0, false)
+			loss, err := tr.sgdEpoch(theta, st.order, st, lambda, t0, 0, false)
 			if err != nil {
 				tb.Fatal(err)
 			}
@@ -155,7 +153,7 @@ func onlineEpoch(tb testing.TB, c onlineCase, d *Data) func() float64 {
 		ws, u := make([]float64, md.nParams), 1.0
 		f = func() float64 {
 			var mistakes float64
-			if mistakes, u, err = tr.apEpoch(theta, ws, u, sc, st, fixed); err != nil {
+			if mistakes, u, err = tr.apEpoch(theta, ws, u, st); err != nil {
 				tb.Fatal(err)
 			}
 			return mistakes
