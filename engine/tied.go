@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -54,11 +55,11 @@ type tiedForm struct {
 	colV, colS []float64
 	colJ       []int32   // the column of each entry (flat passes)
 	colE       []float64 // exp(score − c_j) of each entry: counts reads it in order, not from the M×M matrix
-	// row i's exceptions: next label, E_ij − D_j.
-	rowPtr []int32
-	rowJ   []int32
-	rowV   []float64
-	maxCol int // most exceptions in one column
+	// row i's exceptions: next label, E_ij − D_j, and the index in exc.
+	rowPtr     []int32
+	rowJ, rowK []int32
+	rowV       []float64
+	maxCol     int // most exceptions in one column
 }
 
 // Options configures NewTransitionsWith.
@@ -121,6 +122,55 @@ func NewTied(m int, def float64, exc []Exception, start, end []float64) (*Transi
 	return tr, nil
 }
 
+// SetTied replaces the scores of a Tied Transitions in place, keeping its
+// exceptions (which label pairs they are, and their order): def is the new
+// default, scores[k] the new score of exception k in Exceptions order, start
+// and end as in NewTied (nil means zero). The values are checked as NewTied
+// checks them. It recomputes the derived forms into the existing buffers, so
+// it does not allocate, and leaves tr exactly as NewTied would make it from
+// the same exceptions with these scores. On error tr is unchanged. It
+// returns an error for the Dense structure (use SetScores). No call on tr
+// may run at the same time.
+func (tr *Transitions) SetTied(def float64, scores, start, end []float64) error {
+	tf := tr.tied
+	if tf == nil {
+		return errors.New("engine: SetTied on the Dense structure; use SetScores")
+	}
+	m := tr.m
+	if math.IsNaN(def) || math.IsInf(def, 1) {
+		return fmt.Errorf("engine: tied default score is %v", def)
+	}
+	if len(scores) != len(tf.exc) {
+		return fmt.Errorf("engine: %d exception scores, want %d", len(scores), len(tf.exc))
+	}
+	for k, v := range scores {
+		if math.IsNaN(v) || math.IsInf(v, 1) {
+			e := tf.exc[k]
+			return fmt.Errorf("engine: transition score [%d][%d] is %v", e.From, e.To, v)
+		}
+	}
+	if err := checkVec("start", start, m); err != nil {
+		return err
+	}
+	if err := checkVec("end", end, m); err != nil {
+		return err
+	}
+	for k := range tr.score {
+		tr.score[k] = def
+	}
+	for k, v := range scores {
+		e := &tf.exc[k]
+		e.Score = v
+		tr.score[int(e.From)*m+int(e.To)] = v
+	}
+	copyOrZero(tr.start, start)
+	copyOrZero(tr.end, end)
+	tr.derive()
+	tf.def = def
+	tf.values(tr)
+	return nil
+}
+
 // Structure reports the structure in use.
 func (tr *Transitions) Structure() Structure {
 	if tr.tied != nil {
@@ -130,7 +180,8 @@ func (tr *Transitions) Structure() Structure {
 }
 
 // Exceptions returns the exceptions of a Tied structure (nil for Dense) and
-// its default score. Posteriors.Tied indexes follow this order.
+// its default score. Posteriors.Tied indexes follow this order. The slice is
+// tr's own: read it, do not change it (SetTied changes its scores).
 func (tr *Transitions) Exceptions() (def float64, exc []Exception) {
 	if tr.tied == nil {
 		return 0, nil
@@ -183,9 +234,6 @@ func buildTied(tr *Transitions, def float64) *tiedForm {
 func (tf *tiedForm) index(tr *Transitions) {
 	m := tr.m
 	tf.dcol = make([]float64, m)
-	for j := range m {
-		tf.dcol[j] = math.Exp(tf.def - tr.colShift[j])
-	}
 	n := len(tf.exc)
 	tf.colPtr, tf.rowPtr = make([]int32, m+1), make([]int32, m+1)
 	for _, e := range tf.exc {
@@ -199,18 +247,36 @@ func (tf *tiedForm) index(tr *Transitions) {
 	}
 	tf.colI, tf.colK, tf.colJ = make([]int32, n), make([]int32, n), make([]int32, n)
 	tf.colV, tf.colS, tf.colE = make([]float64, n), make([]float64, n), make([]float64, n)
-	tf.rowJ, tf.rowV = make([]int32, n), make([]float64, n)
+	tf.rowJ, tf.rowK, tf.rowV = make([]int32, n), make([]int32, n), make([]float64, n)
 	cpos, rpos := slices.Clone(tf.colPtr[:m]), slices.Clone(tf.rowPtr[:m])
 	for k, e := range tf.exc {
-		v := tr.e[int(e.From)*m+int(e.To)] - tf.dcol[e.To]
 		c := cpos[e.To]
 		cpos[e.To]++
-		tf.colI[c], tf.colK[c], tf.colV[c], tf.colS[c] = e.From, int32(k), v, e.Score
-		tf.colE[c] = tr.e[int(e.From)*m+int(e.To)]
-		tf.colJ[c] = e.To
+		tf.colI[c], tf.colK[c], tf.colJ[c] = e.From, int32(k), e.To
 		r := rpos[e.From]
 		rpos[e.From]++
-		tf.rowJ[r], tf.rowV[r] = e.To, v
+		tf.rowJ[r], tf.rowK[r] = e.To, int32(k)
+	}
+	tf.values(tr)
+}
+
+// values fills what depends on the scores (D_j, and each exception's
+// E_ij − D_j and S_ij) from tf.def, tf.exc and tr's derived forms, into the
+// lists index made.
+func (tf *tiedForm) values(tr *Transitions) {
+	m := tr.m
+	for j := range m {
+		tf.dcol[j] = math.Exp(tf.def - tr.colShift[j])
+	}
+	for c, k := range tf.colK {
+		e := tf.exc[k]
+		tf.colE[c] = tr.e[int(e.From)*m+int(e.To)]
+		tf.colV[c] = tf.colE[c] - tf.dcol[e.To]
+		tf.colS[c] = e.Score
+	}
+	for r, k := range tf.rowK {
+		e := tf.exc[k]
+		tf.rowV[r] = tr.e[int(e.From)*m+int(e.To)] - tf.dcol[e.To]
 	}
 }
 

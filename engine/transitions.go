@@ -13,9 +13,10 @@
 // recursion is as stable as a max-shifted log-sum-exp. Viterbi and n-best run
 // in the log domain.
 //
-// A Transitions is immutable and safe to share across goroutines; each
-// goroutine uses its own Workspace (or a Pool). Steady-state calls do not
-// allocate.
+// A Transitions is safe to share across goroutines as long as none changes
+// its scores (SetScores, SetTied: meant for trainers that update the weights
+// between sequences); each goroutine uses its own Workspace (or a Pool).
+// Steady-state calls do not allocate.
 package engine
 
 import (
@@ -66,10 +67,8 @@ func NewTransitions(m int, score, start, end []float64) (*Transitions, error) {
 	if tr.end, err = vecOrZero("end", end, m); err != nil {
 		return nil, err
 	}
-	for k, v := range tr.score {
-		if math.IsNaN(v) || math.IsInf(v, 1) {
-			return nil, fmt.Errorf("engine: transition score [%d][%d] is %v", k/m, k%m, v)
-		}
+	if err := checkMatrix(score, m); err != nil {
+		return nil, err
 	}
 	tr.derive()
 	def, n := mostCommon(tr.score), 0
@@ -84,26 +83,98 @@ func NewTransitions(m int, score, start, end []float64) (*Transitions, error) {
 	return tr, nil
 }
 
-func vecOrZero(name string, v []float64, m int) ([]float64, error) {
+// checkMatrix validates an M×M score matrix: no NaN or +Inf.
+func checkMatrix(score []float64, m int) error {
+	if len(score) != m*m {
+		return fmt.Errorf("engine: transition matrix has %d entries, want %d×%d", len(score), m, m)
+	}
+	for k, v := range score {
+		if math.IsNaN(v) || math.IsInf(v, 1) {
+			return fmt.Errorf("engine: transition score [%d][%d] is %v", k/m, k%m, v)
+		}
+	}
+	return nil
+}
+
+// checkVec validates optional start or end scores (nil, or M entries, none
+// NaN or +Inf).
+func checkVec(name string, v []float64, m int) error {
 	if v == nil {
-		return make([]float64, m), nil
+		return nil
 	}
 	if len(v) != m {
-		return nil, fmt.Errorf("engine: %s scores have %d entries, want %d", name, len(v), m)
+		return fmt.Errorf("engine: %s scores have %d entries, want %d", name, len(v), m)
 	}
 	for j, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 1) {
-			return nil, fmt.Errorf("engine: %s score [%d] is %v", name, j, x)
+			return fmt.Errorf("engine: %s score [%d] is %v", name, j, x)
 		}
+	}
+	return nil
+}
+
+func vecOrZero(name string, v []float64, m int) ([]float64, error) {
+	if err := checkVec(name, v, m); err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return make([]float64, m), nil
 	}
 	return append([]float64(nil), v...), nil
 }
 
-// derive computes the column shifts and the exponentiated matrices.
+// copyOrZero copies src (checked by checkVec) to dst, or zeros dst if src
+// is nil.
+func copyOrZero(dst, src []float64) {
+	if src == nil {
+		clear(dst)
+	} else {
+		copy(dst, src)
+	}
+}
+
+// SetScores replaces the scores of a Dense Transitions in place: the M×M
+// matrix and the start and end scores (nil means zero), checked as
+// NewTransitions checks them. It recomputes the derived forms (the column
+// shifts, the exponentiated matrix) into the existing buffers, so it does
+// not allocate, and leaves tr exactly as NewTransitionsWith(M, score, start,
+// end, Options{Structure: Dense}) would make it. On error tr is unchanged.
+// It returns an error for the Tied structure (use SetTied: its exceptions
+// would depend on the scores). No call on tr may run at the same time.
+func (tr *Transitions) SetScores(score, start, end []float64) error {
+	if tr.tied != nil {
+		return errors.New("engine: SetScores on the Tied structure; use SetTied")
+	}
+	m := tr.m
+	if err := checkVec("start", start, m); err != nil {
+		return err
+	}
+	if err := checkVec("end", end, m); err != nil {
+		return err
+	}
+	if err := checkMatrix(score, m); err != nil {
+		return err
+	}
+	copy(tr.score, score)
+	copyOrZero(tr.start, start)
+	copyOrZero(tr.end, end)
+	tr.derive()
+	return nil
+}
+
+// derive computes the column shifts and the exponentiated matrices, into
+// the buffers of an earlier call if there was one (SetScores, SetTied).
 func (tr *Transitions) derive() {
 	m := tr.m
-	tr.zeros = make([]float64, m)
-	tr.colShift = make([]float64, m)
+	if tr.colShift == nil {
+		tr.zeros = make([]float64, m)
+		tr.colShift = make([]float64, m)
+		tr.colEnd = make([]float64, m)
+		tr.startEnd = make([]float64, m)
+		tr.e = make([]float64, m*m)
+		tr.et = make([]float64, m*m)
+		tr.scoreT = make([]float64, m*m)
+	}
 	for j := range m {
 		c := math.Inf(-1)
 		for i := range m {
@@ -114,9 +185,6 @@ func (tr *Transitions) derive() {
 		}
 		tr.colShift[j] = c
 	}
-	tr.e = make([]float64, m*m)
-	tr.et = make([]float64, m*m)
-	tr.scoreT = make([]float64, m*m)
 	for i := range m {
 		for j := range m {
 			v := math.Exp(tr.score[i*m+j] - tr.colShift[j])
@@ -126,8 +194,6 @@ func (tr *Transitions) derive() {
 		}
 	}
 	tr.logOnly = colRange(tr.score, tr.colShift, m) > scaledRange
-	tr.colEnd = make([]float64, m)
-	tr.startEnd = make([]float64, m)
 	for j := range m {
 		tr.colEnd[j] = tr.colShift[j] + tr.end[j]
 		tr.startEnd[j] = tr.start[j] + tr.end[j]

@@ -74,6 +74,45 @@ func (sent *sentence) emit(seq *Sequence, fx *extractor, b *builder) {
 	seq.Line = seq.Lines[0]
 }
 
+// sentenceReader is what the column formats share: the lines, the rows of
+// the sentence being read, and what turns them into attributes.
+type sentenceReader struct {
+	lines *lineReader
+	file  string
+	fx    *extractor
+	sent  sentence
+	b     builder
+}
+
+// nextRow returns the next line of the sentence being read: blank lines
+// before its first row are skipped; a blank line after it, or the end of
+// the input, ends it (ok = false).
+func (r *sentenceReader) nextRow() (line []byte, ok bool) {
+	for {
+		line, ok := r.lines.next()
+		if !ok || !blank(line) {
+			return line, ok
+		}
+		if r.sent.rows > 0 {
+			return nil, false
+		}
+	}
+}
+
+// end ends a Read: a read error, io.EOF when the input held no more rows,
+// else nil with the sentence's attributes and labels in s.
+func (r *sentenceReader) end(s *Sequence) error {
+	if err := r.lines.failure(r.file); err != nil {
+		return err
+	}
+	if r.sent.rows == 0 {
+		return io.EOF
+	}
+	r.sent.emit(s, r.fx, &r.b)
+	r.sent.rows = 0
+	return nil
+}
+
 // ColumnReader reads whitespace-separated columns (CoNLL-2000 style): one
 // item per line, a line of white space only between sentences, the last
 // column the label. With Options.Columns = n > 0, rows with n+1 fields
@@ -82,14 +121,10 @@ func (sent *sentence) emit(seq *Sequence, fx *extractor, b *builder) {
 // of a file must have the same observation columns, and all rows of a
 // sentence the same number of fields.
 type ColumnReader struct {
-	lines    *lineReader
-	file     string
-	columns  int  // observation columns, once known
-	known    bool // columns known (given, or seen in the first row)
-	optional bool // the caller gave the count: rows may lack a label
-	fx       *extractor
-	sent     sentence
-	b        builder
+	sentenceReader
+	columns  int   // observation columns, once known
+	known    bool  // columns known (given, or seen in the first row)
+	optional bool  // the caller gave the count: rows may lack a label
 	fields   []int // field offsets within the current line
 }
 
@@ -105,15 +140,9 @@ func (r *ColumnReader) Read(s *Sequence) error {
 	nf := 0         // fields per row in this sentence
 	firstLn := 0    // line of the sentence's first row
 	for {
-		line, ok := r.lines.next()
+		line, ok := r.nextRow()
 		if !ok {
 			break
-		}
-		if blank(line) {
-			if r.sent.rows > 0 {
-				break
-			}
-			continue
 		}
 		ln := r.lines.n
 		r.fields = splitFields(r.fields[:0], line)
@@ -152,15 +181,7 @@ func (r *ColumnReader) Read(s *Sequence) error {
 		r.sent.rows++
 		s.Lines = append(s.Lines, ln)
 	}
-	if err := r.lines.failure(r.file); err != nil {
-		return err
-	}
-	if r.sent.rows == 0 {
-		return io.EOF
-	}
-	r.sent.emit(s, r.fx, &r.b)
-	r.sent.rows = 0
-	return nil
+	return r.end(s)
 }
 
 // splitFields appends the (start, end) offsets of the space- or
@@ -199,12 +220,8 @@ var conlluNames = [conlluColumns]string{"FORM", "LEMMA", "UPOS", "XPOS", "FEATS"
 // must hold 10 TAB-separated fields with an integer ID. The label is UPOS or
 // XPOS; "_" there means no label.
 type conlluReader struct {
-	lines  *lineReader
-	file   string
+	sentenceReader
 	label  int // field index of the label: 3 UPOS, 4 XPOS
-	fx     *extractor
-	sent   sentence
-	b      builder
 	fields [20]int
 }
 
@@ -212,15 +229,9 @@ func (r *conlluReader) Read(s *Sequence) error {
 	s.reset(r.file)
 	r.sent.reset(conlluColumns)
 	for {
-		line, ok := r.lines.next()
+		line, ok := r.nextRow()
 		if !ok {
 			break
-		}
-		if blank(line) {
-			if r.sent.rows > 0 {
-				break
-			}
-			continue
 		}
 		if line[0] == '#' {
 			continue
@@ -269,15 +280,7 @@ func (r *conlluReader) Read(s *Sequence) error {
 		r.sent.rows++
 		s.Lines = append(s.Lines, ln)
 	}
-	if err := r.lines.failure(r.file); err != nil {
-		return err
-	}
-	if r.sent.rows == 0 {
-		return io.EOF
-	}
-	r.sent.emit(s, r.fx, &r.b)
-	r.sent.rows = 0
-	return nil
+	return r.end(s)
 }
 
 func allDigits(b []byte) bool {

@@ -112,7 +112,7 @@ func NewReader(r io.Reader, name string, o Options) (Reader, error) {
 		if err != nil {
 			return nil, err
 		}
-		cr := &ColumnReader{lines: newLineReader(r), file: name, columns: o.Columns, known: o.Columns > 0, optional: o.Columns > 0, fx: fx}
+		cr := &ColumnReader{sentenceReader: sentenceReader{lines: newLineReader(r), file: name, fx: fx}, columns: o.Columns, known: o.Columns > 0, optional: o.Columns > 0}
 		if cr.known {
 			if err := fx.check(cr.columns, name, 0); err != nil {
 				return nil, err
@@ -148,7 +148,7 @@ func NewReader(r io.Reader, name string, o Options) (Reader, error) {
 				}
 			}
 		}
-		return &conlluReader{lines: newLineReader(r), file: name, label: label, fx: fx}, nil
+		return &conlluReader{sentenceReader: sentenceReader{lines: newLineReader(r), file: name, fx: fx}, label: label}, nil
 	}
 	return nil, errorf(name, 0, "unknown format %q (want crfsuite, conll or conllu)", o.Format)
 }

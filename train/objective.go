@@ -68,19 +68,10 @@ func (md *model) transIndex(i, j int32) int {
 	return md.nState + int(i)*md.m + int(j)
 }
 
-// transitions builds the engine's Transitions for θ.
+// transitions builds the engine's Transitions for θ (exc: a buffer of
+// len(md.excs) exceptions).
 func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
-	m := md.m
-	start := theta[md.startOff() : md.startOff()+m]
-	end := theta[md.endOff() : md.endOff()+m]
-	if md.tied {
-		exc = exc[:len(md.excs)]
-		for k, e := range md.excs {
-			exc[k] = engine.Exception{From: e.From, To: e.To, Score: theta[md.nState+k]}
-		}
-		return engine.NewTied(m, theta[md.nState+len(md.excs)], exc, start, end)
-	}
-	return engine.NewTransitionsWith(m, theta[md.nState:md.nState+m*m], start, end, engine.Options{Structure: engine.Dense})
+	return md.transitionsFrom(theta[md.nState:], exc)
 }
 
 // newModel decides the layout and the parameters for the training data.
@@ -380,17 +371,10 @@ func (o *objective) reduceStates(theta, g []float64) float64 {
 func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
 	md := o.md
 	m := md.m
-	y := o.sc.labels[i]
+	y, c := o.sc.labels[i], o.d.weight(i)
 	T := len(y)
-	if T == 0 {
+	if T == 0 || c == 0 {
 		return nil
-	}
-	c := 1.0
-	if o.d.Weights != nil {
-		c = o.d.Weights[i]
-		if c == 0 {
-			return nil
-		}
 	}
 	emit := wb.emit[:T*m]
 	marg := wb.marg[:T*m]

@@ -14,35 +14,51 @@ import (
 // They keep every state weight in sparse rows (the hybrid with no hot
 // rows), so that an update touches only the pattern's pairs.
 
-// onlineState holds the per-sequence buffers.
+// onlineState holds what the epochs of sgd and ap share: the per-sequence
+// buffers, and the one Transitions whose scores follow the weights
+// (setTransitions refreshes it in place), so that a sequence allocates
+// nothing.
 type onlineState struct {
-	ws    *engine.Workspace
-	emit  []float64
-	marg  []float64
-	path  []int32
-	tg    []float64
-	excs  []engine.Exception
-	order []int
-	rng   *rand.Rand
+	sc     *splitCorpus
+	fixed  []bool // fixedMask
+	ws     *engine.Workspace
+	tr     *engine.Transitions
+	emit   []float64
+	marg   []float64
+	path   []int32
+	tg     []float64
+	scaled []float64 // sgd: the transition weights a·v
+	order  []int
+	rng    *rand.Rand
 }
 
-func (t *trainer) newOnline() *onlineState {
+func (t *trainer) newOnline() (*onlineState, error) {
 	md := t.md
 	n := t.d.Corpus.MaxLen()
+	nt := md.nParams - md.nState
 	st := &onlineState{
-		ws:    engine.NewWorkspace(),
-		emit:  make([]float64, n*md.m),
-		marg:  make([]float64, n*md.m),
-		path:  make([]int32, n),
-		tg:    make([]float64, md.nParams-md.nState),
-		excs:  make([]engine.Exception, len(md.excs)),
-		order: make([]int, t.d.Corpus.Len()),
-		rng:   rand.New(rand.NewPCG(uint64(t.cfg.Seed), 0x5eed)),
+		sc:     md.hy.split(t.d.Corpus),
+		fixed:  md.fixedMask(),
+		ws:     engine.NewWorkspace(),
+		emit:   make([]float64, n*md.m),
+		marg:   make([]float64, n*md.m),
+		path:   make([]int32, n),
+		tg:     make([]float64, nt),
+		scaled: make([]float64, nt),
+		order:  make([]int, t.d.Corpus.Len()),
+		rng:    rand.New(rand.NewPCG(uint64(t.cfg.Seed), 0x5eed)),
 	}
 	for i := range st.order {
 		st.order[i] = i
 	}
-	return st
+	var err error
+	st.tr, err = md.transitionsFrom(st.scaled, make([]engine.Exception, len(md.excs)))
+	return st, err
+}
+
+// shuffle draws a new order of the sequences.
+func (st *onlineState) shuffle() {
+	st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
 }
 
 // addTrans adds c at the transition parameters of labelling y (start,
@@ -79,9 +95,10 @@ func (md *model) fixedMask() []bool {
 // Epsilon.
 func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 	md, d, cfg := t.md, t.d, t.cfg
-	sc := md.hy.split(d.Corpus)
-	st := t.newOnline()
-	fixed := md.fixedMask()
+	st, err := t.newOnline()
+	if err != nil {
+		return qnResult{}, err
+	}
 	ws := make([]float64, md.nParams)
 	avg := make([]float64, md.nParams)
 	u := 1.0
@@ -93,55 +110,16 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 	tokens := float64(max(d.Corpus.Tokens(), 1))
 	for epoch := 1; epoch <= maxIter; epoch++ {
 		start := time.Now()
-		st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
-		tr, err := md.transitions(theta, st.excs)
+		st.shuffle()
+		var mistakes float64
+		mistakes, u, err = t.apEpoch(theta, ws, u, st)
+		if err == errInterrupted {
+			copy(theta, avg)
+			res.interrupted, res.reason = true, "interrupted"
+			return res, nil
+		}
 		if err != nil {
 			return res, err
-		}
-		mistakes := 0.0
-		for _, i := range st.order {
-			if t.stopped() {
-				copy(theta, avg)
-				res.interrupted, res.reason = true, "interrupted"
-				return res, nil
-			}
-			y := sc.labels[i]
-			T := len(y)
-			c := 1.0
-			if d.Weights != nil {
-				c = d.Weights[i]
-			}
-			if T == 0 || c == 0 {
-				u++
-				continue
-			}
-			emit, path, delta := st.emit[:T*md.m], st.path[:T], st.marg[:T*md.m]
-			md.hy.score(theta, emit, sc, i)
-			if _, err := tr.Viterbi(st.ws, emit, nil, path); err != nil {
-				return res, err
-			}
-			diff := 0
-			clear(delta)
-			for k := range T {
-				if path[k] != y[k] {
-					diff++
-					delta[k*md.m+int(y[k])] = 1
-					delta[k*md.m+int(path[k])] = -1
-				}
-			}
-			if diff > 0 {
-				mistakes += float64(diff)
-				md.hy.addGradient(theta, delta, sc, i, c)
-				md.hy.addGradient(ws, delta, sc, i, c*u)
-				md.addTrans(theta, y, c, fixed)
-				md.addTrans(theta, path, -c, fixed)
-				md.addTrans(ws, y, c*u, fixed)
-				md.addTrans(ws, path, -c*u, fixed)
-				if tr, err = md.transitions(theta, st.excs); err != nil {
-					return res, err
-				}
-			}
-			u++
 		}
 		for k := range avg {
 			avg[k] = theta[k] - ws[k]/u
@@ -169,6 +147,57 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 	return res, nil
 }
 
+// apEpoch runs one epoch of the perceptron over st.order, updating theta
+// and ws (Σ u·Δ) in place; u counts the sequences seen, and is returned
+// advanced past the epoch's. It returns the number of mistaken positions,
+// or errInterrupted.
+func (t *trainer) apEpoch(theta, ws []float64, u float64, st *onlineState) (float64, float64, error) {
+	md, d, sc, fixed := t.md, t.d, st.sc, st.fixed
+	if err := md.setTransitions(st.tr, theta[md.nState:]); err != nil {
+		return 0, u, err
+	}
+	mistakes := 0.0
+	for _, i := range st.order {
+		if t.stopped() {
+			return 0, u, errInterrupted
+		}
+		y, c := sc.labels[i], d.weight(i)
+		T := len(y)
+		if T == 0 || c == 0 {
+			u++
+			continue
+		}
+		emit, path, delta := st.emit[:T*md.m], st.path[:T], st.marg[:T*md.m]
+		md.hy.score(theta, emit, sc, i)
+		if _, err := st.tr.Viterbi(st.ws, emit, nil, path); err != nil {
+			return 0, u, err
+		}
+		diff := 0
+		clear(delta)
+		for k := range T {
+			if path[k] != y[k] {
+				diff++
+				delta[k*md.m+int(y[k])] = 1
+				delta[k*md.m+int(path[k])] = -1
+			}
+		}
+		if diff > 0 {
+			mistakes += float64(diff)
+			md.hy.addGradient(theta, delta, sc, i, c)
+			md.hy.addGradient(ws, delta, sc, i, c*u)
+			md.addTrans(theta, y, c, fixed)
+			md.addTrans(theta, path, -c, fixed)
+			md.addTrans(ws, y, c*u, fixed)
+			md.addTrans(ws, path, -c*u, fixed)
+			if err := md.setTransitions(st.tr, theta[md.nState:]); err != nil {
+				return 0, u, err
+			}
+		}
+		u++
+	}
+	return mistakes, u, nil
+}
+
 // sgd is CRFsuite's l2sgd: stochastic gradient descent on the L2
 // objective f = Σ_i w_i·NLL_i + C2·‖θ‖², per sequence i on
 // NLL_i + (λ/2)‖θ‖² with λ = 2·C2/N, step η_t = 1/(λ·(t0+t)) over the
@@ -180,10 +209,11 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 // objective improved by less than Delta (relative) over Period epochs; the
 // weights of the best epoch are returned.
 func (t *trainer) sgd(theta []float64) (qnResult, error) {
-	md, d, cfg := t.md, t.d, t.cfg
-	sc := md.hy.split(d.Corpus)
-	st := t.newOnline()
-	fixed := md.fixedMask()
+	d, cfg := t.d, t.cfg
+	st, err := t.newOnline()
+	if err != nil {
+		return qnResult{}, err
+	}
 	n := d.Corpus.Len()
 	lambda := 2 * cfg.C2 / float64(max(n, 1))
 	res := qnResult{}
@@ -193,12 +223,12 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 	}
 
 	// Calibration on a sample (the first samples of a shuffled order).
-	st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
+	st.shuffle()
 	ns := min(max(cfg.CalibrationSamples, 1), n)
 	sample := append([]int(nil), st.order[:ns]...)
 	// As CRFsuite, the sample's epochs use the λ of the whole data.
 	work := make([]float64, len(theta))
-	initLoss, err := t.sgdEpoch(work, sample, sc, st, fixed, lambda, 0, 0, true)
+	initLoss, err := t.sgdEpoch(work, sample, st, lambda, 0, 0, true)
 	if err != nil {
 		return res, err
 	}
@@ -221,7 +251,7 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 			return res, nil
 		}
 		clear(work)
-		loss, err := t.sgdEpoch(work, sample, sc, st, fixed, lambda, 1/(lambda*eta), 0, false)
+		loss, err := t.sgdEpoch(work, sample, st, lambda, 1/(lambda*eta), 0, false)
 		ok := err == nil && !math.IsNaN(loss) && !math.IsInf(loss, 0) && loss < initLoss
 		if ok {
 			num--
@@ -255,8 +285,8 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 	defer func() { copy(theta, best) }()
 	for epoch := 1; epoch <= maxIter; epoch++ {
 		start := time.Now()
-		st.rng.Shuffle(len(st.order), func(i, j int) { st.order[i], st.order[j] = st.order[j], st.order[i] })
-		loss, err := t.sgdEpoch(theta, st.order, sc, st, fixed, lambda, t0, step, false)
+		st.shuffle()
+		loss, err := t.sgdEpoch(theta, st.order, st, lambda, t0, step, false)
 		if err == errInterrupted {
 			res.interrupted, res.reason = true, "interrupted (the best epoch's weights are kept)"
 			return res, nil
@@ -301,23 +331,19 @@ func (t *trainer) sgd(theta []float64) (qnResult, error) {
 // objective Σ c_i·NLL_i + (λN/2)‖θ‖² accumulated along the way (with
 // evalOnly, at theta unchanged). t0 and t give the step 1/(λ(t0+t)).
 // theta is updated in place.
-func (t *trainer) sgdEpoch(theta []float64, order []int, sc *splitCorpus, st *onlineState, fixed []bool, lambda, t0, tt float64, evalOnly bool) (float64, error) {
-	md, d := t.md, t.d
+func (t *trainer) sgdEpoch(theta []float64, order []int, st *onlineState, lambda, t0, tt float64, evalOnly bool) (float64, error) {
+	md, d, sc, fixed := t.md, t.d, st.sc, st.fixed
 	m := md.m
 	a := 1.0 // θ = a·v, v stored in theta
 	loss := 0.0
-	scaled := make([]float64, md.nParams-md.nState)
+	scaled := st.scaled
 	for _, i := range order {
 		if t.stopped() {
 			kScale(theta, a)
 			return 0, errInterrupted
 		}
-		y := sc.labels[i]
+		y, c := sc.labels[i], d.weight(i)
 		T := len(y)
-		c := 1.0
-		if d.Weights != nil {
-			c = d.Weights[i]
-		}
 		if T == 0 || c == 0 {
 			continue
 		}
@@ -343,8 +369,7 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, sc *splitCorpus, st *on
 		for k := range emit {
 			emit[k] *= a
 		}
-		tr, err := md.transitionsFrom(scaled, st.excs)
-		if err != nil {
+		if err := md.setTransitions(st.tr, scaled); err != nil {
 			return 0, err
 		}
 		clear(st.tg)
@@ -354,7 +379,7 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, sc *splitCorpus, st *on
 		} else {
 			p.Transitions = st.tg[:m*m]
 		}
-		logZ, err := tr.Posteriors(st.ws, emit, nil, &p)
+		logZ, err := st.tr.Posteriors(st.ws, emit, nil, &p)
 		if err != nil {
 			return 0, err
 		}
@@ -403,6 +428,20 @@ func kScale(x []float64, a float64) {
 	for k := range x {
 		x[k] *= a
 	}
+}
+
+// setTransitions refreshes tr, made by transitionsFrom for md, to the
+// transition parameters tp = θ[nState:] in place: tr is then bit for bit as
+// transitionsFrom(tp) would make it, and nothing is allocated.
+func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
+	m := md.m
+	nt := len(tp)
+	start, end := tp[nt-2*m:nt-m], tp[nt-m:]
+	if md.tied {
+		ne := len(md.excs)
+		return tr.SetTied(tp[ne], tp[:ne], start, end)
+	}
+	return tr.SetScores(tp[:m*m], start, end)
 }
 
 // transitionsFrom builds Transitions from the transition parameters alone

@@ -25,6 +25,14 @@ type Data struct {
 	Labels   int // M
 }
 
+// weight returns the instance weight of sequence i (1 without Weights).
+func (d *Data) weight(i int) float64 {
+	if d.Weights == nil {
+		return 1
+	}
+	return d.Weights[i]
+}
+
 // Result is a trained model: the parameters and the views on them.
 type Result struct {
 	Layout  sparse.Layout
