@@ -203,6 +203,7 @@ type objective struct {
 	pool    *engine.Pool
 	workers []workerBuf
 	excBuf  []engine.Exception
+	tr      *engine.Transitions // of the last evaluation
 	sc      *splitCorpus
 	// weighted is true when some instance weight is not 1.
 	weighted bool
@@ -251,10 +252,19 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 // errInterrupted soon after stop is set.
 func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error) {
 	md := o.md
-	tr, err := md.transitions(theta, o.excBuf)
+	// One Transitions, its scores refreshed in place after the first
+	// evaluation (at M = 1,208 a new one allocated tens of MB each time).
+	var err error
+	if o.tr == nil {
+		o.tr, err = md.transitions(theta, o.excBuf)
+	} else {
+		err = md.setTransitions(o.tr, theta[md.nState:])
+	}
 	if err != nil {
+		o.tr = nil
 		return 0, fmt.Errorf("train: transition weights: %w", err)
 	}
+	tr := o.tr
 	nh := md.hy.nHot * md.m
 	gs := g[:nh]
 	clear(gs)
