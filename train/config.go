@@ -53,7 +53,9 @@ type Config struct {
 	// Transitions is "dense" (M×M weights), "tied" (one shared default
 	// plus one weight per bigram seen in training, engine.NewTied) or
 	// "auto" (tied when Labels ≥ TiedLabels). Start and end weights
-	// (M each) are trained in both.
+	// (M each) are trained in both. "none" trains no label-bigram, start
+	// or end weights (all held at 0: the model of a CRF++ template
+	// without a B line).
 	Transitions string
 
 	// SGD (CRFsuite l2sgd): the step is 1/(λ·(t0+t)), λ = 2·C2/N, with t0
@@ -215,11 +217,11 @@ func (c *Config) Set(name, value string) error {
 		return boolean(&c.PossibleTransitions)
 	case "transitions":
 		switch value {
-		case "dense", "tied", "auto":
+		case "dense", "tied", "auto", "none":
 			c.Transitions = value
 			return nil
 		}
-		return bad("dense, tied or auto")
+		return bad("dense, tied, auto or none")
 	case "calibration.eta":
 		return num(&c.CalibrationEta, pos, "a number > 0")
 	case "calibration.rate":
@@ -268,9 +270,9 @@ func (c *Config) check() error {
 		return fmt.Errorf("train: c1 is for lbfgs and l1 (OWL-QN), not %s", c.Algorithm)
 	}
 	switch c.Transitions {
-	case "", "auto", "dense", "tied":
+	case "", "auto", "dense", "tied", "none":
 	default:
-		return fmt.Errorf("train: transitions %q: want dense, tied or auto", c.Transitions)
+		return fmt.Errorf("train: transitions %q: want dense, tied, auto or none", c.Transitions)
 	}
 	switch c.LineSearch {
 	case "", "MoreThuente", "Backtracking", "StrongBacktracking":

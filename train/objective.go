@@ -128,7 +128,7 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 	switch cfg.Transitions {
 	case "tied":
 		md.tied = true
-	case "dense":
+	case "dense", "none":
 	default:
 		md.tied = m >= TiedLabels
 	}
@@ -144,7 +144,11 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		md.nParams = md.nState + len(md.excs) + 1 + 2*m
 	} else {
 		md.nParams = md.nState + m*m + 2*m
-		if !cfg.PossibleTransitions {
+		if cfg.Transitions == "none" {
+			for k := md.nState; k < md.nParams; k++ {
+				md.fixedTrans = append(md.fixedTrans, int32(k))
+			}
+		} else if !cfg.PossibleTransitions {
 			for k, f := range freq {
 				if f < minf {
 					md.fixedTrans = append(md.fixedTrans, int32(md.nState+k))

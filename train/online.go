@@ -68,8 +68,11 @@ func (md *model) addTrans(theta []float64, y []int32, c float64, fixed []bool) {
 	if T == 0 {
 		return
 	}
-	theta[md.startOff()+int(y[0])] += c
-	theta[md.endOff()+int(y[T-1])] += c
+	for _, k := range [2]int{md.startOff() + int(y[0]), md.endOff() + int(y[T-1])} {
+		if fixed == nil || !fixed[k-md.nState] {
+			theta[k] += c
+		}
+	}
 	for t := 1; t < T; t++ {
 		k := md.transIndex(y[t-1], y[t])
 		if fixed == nil || !fixed[k-md.nState] {

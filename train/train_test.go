@@ -429,3 +429,38 @@ func TestMinFreq(t *testing.T) {
 		t.Errorf("minfreq 3: %d pairs (%d fixed bigrams), minfreq 0: %d (%d)", md3.pattern.NumPairs(), len(md3.fixedTrans), md1.pattern.NumPairs(), len(md1.fixedTrans))
 	}
 }
+
+// TestNoTransitions trains with transitions=none (a CRF++ template
+// without a B line): every transition, start and end weight stays 0, for
+// each algorithm, and the state weights still learn.
+func TestNoTransitions(t *testing.T) {
+	d := randomData(t, 5, 60, 30, 4, false, false)
+	for _, alg := range []string{"lbfgs", "l1", "sgd", "ap"} {
+		cfg, _ := Defaults(alg)
+		if alg == "l1" {
+			cfg.C1 = 0.05
+		}
+		if err := cfg.Set("transitions", "none"); err != nil {
+			t.Fatal(err)
+		}
+		cfg.MaxIterations = 15
+		res, err := Train(context.Background(), d, cfg)
+		if err != nil {
+			t.Fatalf("%s: %v", alg, err)
+		}
+		for k, v := range res.Params[res.State.NumParams():] {
+			if v != 0 {
+				t.Fatalf("%s: transition parameter %d = %v, want 0", alg, k, v)
+			}
+		}
+		nonzero := 0
+		for _, v := range res.State.Params() {
+			if v != 0 {
+				nonzero++
+			}
+		}
+		if nonzero == 0 {
+			t.Errorf("%s: no state weight trained", alg)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/simdcrf/simdcrf/model"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -245,5 +246,52 @@ func TestDemo(t *testing.T) {
 	// 4,000 training sentences give about 92% (the whole train file, 94%).
 	if res.Item < 0.90 {
 		t.Errorf("demo item accuracy %.4f", res.Item)
+	}
+}
+
+// TestTemplateWithoutB checks that a CRF++ template without a B line
+// trains no label-bigram, start or end weights, as in CRF++, and that
+// asking for transitions anyway warns.
+func TestTemplateWithoutB(t *testing.T) {
+	dir := t.TempDir()
+	trainPath, tplPath, modelPath := filepath.Join(dir, "train.txt"), filepath.Join(dir, "u.tpl"), filepath.Join(dir, "u.model")
+	toyChunks(t, trainPath, 100, 1)
+	if err := os.WriteFile(tplPath, []byte(strings.TrimSuffix(toyTemplate, "B\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, err := runCLI(t, "learn", "-m", modelPath, "--template", tplPath, "-p", "max_iterations=20", trainPath)
+	if err != nil {
+		t.Fatalf("learn: %v\n%s", err, stderr)
+	}
+	m, err := model.Load(modelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	M := m.Labels.Len()
+	for i := range M {
+		if m.Trans.Start(i) != 0 || m.Trans.End(i) != 0 {
+			t.Fatalf("label %d: start %v, end %v, want 0", i, m.Trans.Start(i), m.Trans.End(i))
+		}
+		for j := range M {
+			if s := m.Trans.Score(i, j); s != 0 {
+				t.Fatalf("transition %d→%d has weight %v, want 0", i, j, s)
+			}
+		}
+	}
+	_, stderr, err = runCLI(t, "learn", "-m", modelPath, "--template", tplPath, "-p", "max_iterations=3", "-p", "transitions=dense", trainPath)
+	if err != nil || !strings.Contains(stderr, "has no B line") {
+		t.Errorf("transitions=dense with a template without B: %v, stderr %q", err, stderr)
+	}
+	if m, err = model.Load(modelPath); err != nil {
+		t.Fatal(err)
+	}
+	nonzero := false
+	for i := range M {
+		for j := range M {
+			nonzero = nonzero || m.Trans.Score(i, j) != 0
+		}
+	}
+	if !nonzero {
+		t.Error("transitions=dense trained no transition weight")
 	}
 }

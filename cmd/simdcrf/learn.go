@@ -77,14 +77,17 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	spec = spec.Resolve(fs.Arg(0))
-	if spec.Template != "" && !*quiet {
-		if t, err := format.ParseTemplate(strings.NewReader(spec.Template), *sf.template); err == nil && !t.Bigram() {
-			fmt.Fprintf(stderr, "simdcrf learn: warning: %s has no B line; simdcrf trains label-bigram (transition) weights anyway\n", *sf.template)
-		}
-	}
 	cfg, err := train.Defaults(*algo)
 	if err != nil {
 		return fmt.Errorf("-a %s: %w", *algo, err)
+	}
+	// A CRF++ template without a B line has no label-bigram features.
+	noBigram := false
+	if spec.Template != "" {
+		if t, err := format.ParseTemplate(strings.NewReader(spec.Template), *sf.template); err == nil && !t.Bigram() {
+			noBigram = true
+			cfg.Transitions = "none"
+		}
 	}
 	for _, p := range params {
 		name, value, ok := strings.Cut(p, "=")
@@ -93,6 +96,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		}
 		if err := cfg.Set(name, value); err != nil {
 			return fmt.Errorf("-p %s: %w", p, err)
+		}
+		if name == "transitions" && noBigram && value != "none" && !*quiet {
+			fmt.Fprintf(stderr, "simdcrf learn: warning: %s has no B line, but -p transitions=%s trains label-bigram weights\n", *sf.template, value)
 		}
 	}
 	cfg.Threads = *threads
