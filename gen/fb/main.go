@@ -380,6 +380,85 @@ func ldq(m Mem) reg.GPVirtual {
 	return r
 }
 
+// The loops below keep their counters in stack slots: the bodies need every
+// register they can get, and a reload is cheap next to a block.
+
+// countLoop runs body for each value of the slot ctr up to param limit
+// (exclusive), ctr's register in hand; the caller sets ctr's start.
+func countLoop(i *ISA, tag string, ctr Mem, limit string, body func(k reg.GPVirtual)) {
+	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
+	Label(loop)
+	k := ldq(ctr)
+	CMPQ(k, Load(Param(limit), GP64()))
+	JAE(LabelRef(end))
+	body(k)
+	k = ldq(ctr)
+	INCQ(k)
+	MOVQ(k, ctr)
+	JMP(LabelRef(loop))
+	Label(end)
+}
+
+// chunkLoop walks a row of M in chunks of up to nb vectors, the first column
+// of each in the slot j0l, and runs body(v, m) for a chunk of v vectors
+// whose last is under the tail mask m. rl is a slot for the mask's lane
+// count: the mask is rebuilt from it wherever it is needed, rather than
+// held in a register across the body.
+func chunkLoop(i *ISA, tag string, j0l, rl Mem, nb int, body func(v int, m Mask)) {
+	MOVQ(U32(0), j0l)
+	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
+	Label(loop)
+	j0 := ldq(j0l)
+	M := Load(Param("M"), GP64())
+	CMPQ(j0, M)
+	JAE(LabelRef(end))
+	nv, r := chunk(i, M, j0, nb)
+	MOVQ(r, rl)
+	switchN(i, nv, nb, func(v int) { body(v, i.TailMask(ldq(rl))) })
+	j0 = ldq(j0l)
+	ADDQ(U32(nb*i.W), j0)
+	MOVQ(j0, j0l)
+	JMP(LabelRef(loop))
+	Label(end)
+}
+
+// packPanel packs the current chunk (v vectors from column j0l, the last
+// under m) of rows row0 .. row0+rows−1 of the M-column matrix param src
+// into the panel pb, prefetching the next chunk's columns.
+func packPanel(i *ISA, src string, row0, rows, j0l, pb Mem, v, nbMax int, m Mask) {
+	M8 := Load(Param("M"), GP64())
+	SHLQ(U8(3), M8)
+	p := ldq(row0)
+	IMULQ(M8, p)
+	ADDQ(Load(Param(src).Base(), GP64()), p)
+	j0 := ldq(j0l)
+	LEAQ(Mem{Base: p, Index: j0, Scale: 8}, p)
+	pack(i, p, M8, ldq(pb), ldq(rows), v, m, nbMax*i.Bytes)
+}
+
+// blockLoop walks the param limit rows in blocks of up to kbMax, the first
+// row of each in the slot blk, and runs body(kb) for a block of kb rows.
+func blockLoop(i *ISA, tag string, blk Mem, limit string, kbMax int, body func(kb int)) {
+	MOVQ(U32(0), blk)
+	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
+	Label(loop)
+	k0 := ldq(blk)
+	n := Load(Param(limit), GP64())
+	CMPQ(k0, n)
+	JAE(LabelRef(end))
+	SUBQ(k0, n)
+	kb := GP64()
+	MOVQ(U32(kbMax), kb)
+	CMPQ(kb, n)
+	CMOVQGT(n, kb)
+	switchN(i, kb, kbMax, body)
+	k0 = ldq(blk)
+	ADDQ(U32(kbMax), k0)
+	MOVQ(k0, blk)
+	JMP(LabelRef(loop))
+	Label(end)
+}
+
 // ---------------------------------------------------------------------------
 // Forward
 
@@ -503,14 +582,10 @@ func genForward(i *ISA) {
 	// scales the row.
 	Label(multi)
 	{
-		tl, prevl, sumv, j0l := local(), local(), AllocLocal(i.Bytes), local()
+		tl, prevl, sumv, j0l, rl := local(), local(), AllocLocal(i.Bytes), local(), local()
 		MOVQ(U32(1), tl)
-		loop, end := newLabel(i, "mt"), newLabel(i, "mtend")
-		Label(loop)
-		t := ldq(tl)
-		CMPQ(t, Load(Param("T"), GP64()))
-		JAE(LabelRef(end))
-		{
+		countLoop(i, "mt", tl, "T", func(t reg.GPVirtual) {
+			// prev = row t−1 of alpha; the row sum starts at 0.
 			M8 := Load(Param("M"), GP64())
 			SHLQ(U8(3), M8)
 			prev := Load(Param("alpha").Base(), GP64())
@@ -523,20 +598,7 @@ func genForward(i *ISA) {
 			z := i.Vec()
 			i.Zero(z)
 			VMOVUPD(z, sumv)
-			MOVQ(U32(0), j0l)
-		}
-		cl, cend := newLabel(i, "chunk"), newLabel(i, "chunkend")
-		Label(cl)
-		{
-			j0 := ldq(j0l)
-			M := Load(Param("M"), GP64())
-			CMPQ(j0, M)
-			JAE(LabelRef(cend))
-			nv, r := chunk(i, M, j0, nb)
-			rl := local()
-			MOVQ(r, rl)
-			switchN(i, nv, nb, func(v int) {
-				m := i.TailMask(ldq(rl))
+			chunkLoop(i, "chunk", j0l, rl, nb, func(v int, m Mask) {
 				j0 := ldq(j0l)
 				M8 := Load(Param("M"), GP64())
 				SHLQ(U8(3), M8)
@@ -573,29 +635,17 @@ func genForward(i *ISA) {
 				}
 				VMOVUPD(sum, sumv)
 			})
-			j0 = ldq(j0l)
-			ADDQ(U32(nb*i.W), j0)
-			MOVQ(j0, j0l)
-			JMP(LabelRef(cl))
-		}
-		Label(cend)
-		{
 			sum := i.Vec()
 			VMOVUPD(sumv, sum)
 			s := i.HSum(sum)
 			scale := Load(Param("scale").Base(), GP64())
-			t := ldq(tl)
+			t = ldq(tl)
 			inv := recip(i, s, Mem{Base: scale, Index: t, Scale: 8})
 			M := Load(Param("M"), GP64())
 			cur := ldq(prevl)
 			LEAQ(Mem{Base: cur, Index: M, Scale: 8}, cur)
 			mulRow(i, cur, cur, M, inv)
-			t = ldq(tl)
-			INCQ(t)
-			MOVQ(t, tl)
-			JMP(LabelRef(loop))
-		}
-		Label(end)
+		})
 		Ret()
 	}
 }
@@ -736,63 +786,46 @@ func genBackward(i *ISA) {
 		VMOVSD(ConstF64("fbone", 1), one)
 		VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
 		VMOVSD(one, invl)
-		MOVQ(U32(0), j0l)
 	}
-	cl, cend := newLabel(i, "bchunk"), newLabel(i, "bchunkend")
-	Label(cl)
-	{
+	chunkLoop(i, "bchunk", j0l, rl, nb, func(v int, m Mask) {
 		j0 := ldq(j0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(j0, M)
-		JAE(LabelRef(cend))
-		nv, r := chunk(i, M, j0, nb)
-		MOVQ(r, rl)
-		switchN(i, nv, nb, func(v int) {
-			m := i.TailMask(ldq(rl))
-			j0 := ldq(j0l)
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
-			q := Load(Param("et").Base(), GP64())
-			LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
-			off := ldq(tl)
-			IMULQ(M8, off) // (t+1)·M·8
-			p := Load(Param("beta").Base(), GP64())
-			ADDQ(off, p)
-			pp := Load(Param("psi").Base(), GP64())
-			ADDQ(off, pp)
-			n := Load(Param("M"), GP64())
-			b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
-				bcast: func(_ int, dst reg.VecVirtual) {
-					x := XMM()
-					VMOVSD(Mem{Base: pp}, x)
-					VMULSD(Mem{Base: p}, x, x)
-					VBROADCASTSD(x, dst)
-				},
-				step: func() { ADDQ(U8(8), p); ADDQ(U8(8), pp) }}
-			acc := b.emit(i)[0]
-			cur := Load(Param("beta").Base(), GP64())
-			off = ldq(tl)
-			DECQ(off)
-			IMULQ(M8, off)
-			LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
-			ADDQ(off, cur)
-			inv := i.Vec()
-			VBROADCASTSD(invl, inv)
-			for k := 0; k < v; k++ {
-				VMULPD(inv, acc[k], acc[k])
-				if k < v-1 {
-					VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-				} else {
-					i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-				}
+		M8 := Load(Param("M"), GP64())
+		SHLQ(U8(3), M8)
+		q := Load(Param("et").Base(), GP64())
+		LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
+		off := ldq(tl)
+		IMULQ(M8, off) // (t+1)·M·8
+		p := Load(Param("beta").Base(), GP64())
+		ADDQ(off, p)
+		pp := Load(Param("psi").Base(), GP64())
+		ADDQ(off, pp)
+		n := Load(Param("M"), GP64())
+		b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
+			bcast: func(_ int, dst reg.VecVirtual) {
+				x := XMM()
+				VMOVSD(Mem{Base: pp}, x)
+				VMULSD(Mem{Base: p}, x, x)
+				VBROADCASTSD(x, dst)
+			},
+			step: func() { ADDQ(U8(8), p); ADDQ(U8(8), pp) }}
+		acc := b.emit(i)[0]
+		cur := Load(Param("beta").Base(), GP64())
+		off = ldq(tl)
+		DECQ(off)
+		IMULQ(M8, off)
+		LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+		ADDQ(off, cur)
+		inv := i.Vec()
+		VBROADCASTSD(invl, inv)
+		for k := 0; k < v; k++ {
+			VMULPD(inv, acc[k], acc[k])
+			if k < v-1 {
+				VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
+			} else {
+				i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
 			}
-		})
-		j0 = ldq(j0l)
-		ADDQ(U32(nb*i.W), j0)
-		MOVQ(j0, j0l)
-		JMP(LabelRef(cl))
-	}
-	Label(cend)
+		}
+	})
 	{
 		t := ldq(tl)
 		DECQ(t)
@@ -817,13 +850,8 @@ func genBatch(i *ISA) {
 	pb := panel(batchPanelRows * nbMax * i.Bytes)
 
 	// t = 0: normalise every sequence's first row.
-	{
-		MOVQ(U32(0), kl)
-		loop, end := newLabel(i, "k0"), newLabel(i, "k0end")
-		Label(loop)
-		k := ldq(kl)
-		CMPQ(k, Load(Param("K"), GP64()))
-		JAE(LabelRef(end))
+	MOVQ(U32(0), kl)
+	countLoop(i, "k0", kl, "K", func(k reg.GPVirtual) {
 		M := Load(Param("M"), GP64())
 		off := GP64()
 		MOVQ(k, off)
@@ -834,19 +862,9 @@ func genBatch(i *ISA) {
 		LEAQ(Mem{Base: psi, Index: off, Scale: 8}, psi)
 		scale := Load(Param("scale").Base(), GP64())
 		normalizeRow(i, alpha, psi, M, Mem{Base: scale, Index: k, Scale: 8})
-		k = ldq(kl)
-		INCQ(k)
-		MOVQ(k, kl)
-		JMP(LabelRef(loop))
-		Label(end)
-	}
+	})
 	MOVQ(U32(1), tl)
-	tloop, tend := newLabel(i, "t"), newLabel(i, "tend")
-	Label(tloop)
-	{
-		t := ldq(tl)
-		CMPQ(t, Load(Param("T"), GP64()))
-		JAE(LabelRef(tend))
+	countLoop(i, "t", tl, "T", func(t reg.GPVirtual) {
 		// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
 		KM8 := Load(Param("K"), GP64())
 		IMULQ(Load(Param("M"), GP64()), KM8)
@@ -859,61 +877,29 @@ func genBatch(i *ISA) {
 		ADDQ(KM8, prev)
 		MOVQ(prev, curl)
 		MOVQ(U32(0), i0l)
-	}
-	iloop, iend := newLabel(i, "i0"), newLabel(i, "i0end")
-	Label(iloop)
-	{
-		i0 := ldq(i0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(i0, M)
-		JAE(LabelRef(iend))
-		ni := Load(Param("ib"), GP64())
-		lim := GP64()
-		MOVQ(U32(batchPanelRows), lim)
-		CMPQ(ni, lim)
-		CMOVQGT(lim, ni)
-		SUBQ(i0, M)
-		CMPQ(ni, M)
-		CMOVQGT(M, ni)
-		MOVQ(ni, nil_)
-		MOVQ(U32(0), j0l)
-	}
-	jloop, jend := newLabel(i, "jc"), newLabel(i, "jcend")
-	Label(jloop)
-	{
-		j0 := ldq(j0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(j0, M)
-		JAE(LabelRef(jend))
-		nv, r := chunk(i, M, j0, nbMax)
-		MOVQ(r, rl)
-		switchN(i, nv, nbMax, func(v int) {
+
+		iloop, iend := newLabel(i, "i0"), newLabel(i, "i0end")
+		Label(iloop)
+		{
+			i0 := ldq(i0l)
+			M := Load(Param("M"), GP64())
+			CMPQ(i0, M)
+			JAE(LabelRef(iend))
+			ni := Load(Param("ib"), GP64())
+			lim := GP64()
+			MOVQ(U32(batchPanelRows), lim)
+			CMPQ(ni, lim)
+			CMOVQGT(lim, ni)
+			SUBQ(i0, M)
+			CMPQ(ni, M)
+			CMOVQGT(M, ni)
+			MOVQ(ni, nil_)
+		}
+		chunkLoop(i, "jc", j0l, rl, nbMax, func(v int, m Mask) {
 			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
 			// aligned panel; every sequence then reads it from L1.
-			{
-				m := i.TailMask(ldq(rl))
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
-				src := ldq(i0l)
-				IMULQ(M8, src)
-				ADDQ(Load(Param("e").Base(), GP64()), src)
-				j0 := ldq(j0l)
-				LEAQ(Mem{Base: src, Index: j0, Scale: 8}, src)
-				pack(i, src, M8, ldq(pb), ldq(nil_), v, m, nbMax*i.Bytes)
-				MOVQ(U32(0), k0l)
-			}
-			kloop, kend := newLabel(i, "kb"), newLabel(i, "kbend")
-			Label(kloop)
-			k0 := ldq(k0l)
-			K := Load(Param("K"), GP64())
-			CMPQ(k0, K)
-			JAE(LabelRef(kend))
-			SUBQ(k0, K)
-			kb := GP64()
-			MOVQ(U32(kbMax), kb)
-			CMPQ(kb, K)
-			CMOVQGT(K, kb)
-			switchN(i, kb, kbMax, func(kbv int) {
+			packPanel(i, "e", i0l, nil_, j0l, pb, v, nbMax, m)
+			blockLoop(i, "kb", k0l, "K", kbMax, func(kbv int) {
 				m := i.TailMask(ldq(rl))
 				M8 := Load(Param("M"), GP64())
 				SHLQ(U8(3), M8)
@@ -980,69 +966,43 @@ func genBatch(i *ISA) {
 					}
 				}
 			})
-			k0 = ldq(k0l)
-			ADDQ(U32(kbMax), k0)
-			MOVQ(k0, k0l)
-			JMP(LabelRef(kloop))
-			Label(kend)
 		})
-		j0 = ldq(j0l)
-		ADDQ(U32(nbMax*i.W), j0)
-		MOVQ(j0, j0l)
-		JMP(LabelRef(jloop))
-	}
-	Label(jend)
-	{
-		i0 := ldq(i0l)
-		ADDQ(ldq(nil_), i0)
-		MOVQ(i0, i0l)
-		JMP(LabelRef(iloop))
-	}
-	Label(iend)
-	// Ψ, sums and scaling, sequence by sequence.
-	{
+		{
+			i0 := ldq(i0l)
+			ADDQ(ldq(nil_), i0)
+			MOVQ(i0, i0l)
+			JMP(LabelRef(iloop))
+		}
+		Label(iend)
+
+		// Ψ, sums and scaling, sequence by sequence.
 		MOVQ(U32(0), kl)
-		loop, end := newLabel(i, "norm"), newLabel(i, "normend")
-		Label(loop)
-		k := ldq(kl)
-		CMPQ(k, Load(Param("K"), GP64()))
-		JAE(LabelRef(end))
-		M := Load(Param("M"), GP64())
-		off := GP64()
-		MOVQ(k, off)
-		IMULQ(M, off)
-		cur := ldq(curl)
-		LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
-		// psi row t·K+k = (cur − alpha) + psi
-		psi := Load(Param("psi").Base(), GP64())
-		ADDQ(cur, psi)
-		SUBQ(Load(Param("alpha").Base(), GP64()), psi)
-		s := mulSumRow(i, cur, psi, M)
-		// scale index t·K + k
-		si := ldq(tl)
-		IMULQ(Load(Param("K"), GP64()), si)
-		ADDQ(ldq(kl), si)
-		scale := Load(Param("scale").Base(), GP64())
-		inv := recip(i, s, Mem{Base: scale, Index: si, Scale: 8})
-		cur = ldq(curl)
-		off = ldq(kl)
-		M = Load(Param("M"), GP64())
-		IMULQ(M, off)
-		LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
-		mulRow(i, cur, cur, M, inv)
-		k = ldq(kl)
-		INCQ(k)
-		MOVQ(k, kl)
-		JMP(LabelRef(loop))
-		Label(end)
-	}
-	{
-		t := ldq(tl)
-		INCQ(t)
-		MOVQ(t, tl)
-		JMP(LabelRef(tloop))
-	}
-	Label(tend)
+		countLoop(i, "norm", kl, "K", func(k reg.GPVirtual) {
+			M := Load(Param("M"), GP64())
+			off := GP64()
+			MOVQ(k, off)
+			IMULQ(M, off)
+			cur := ldq(curl)
+			LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
+			// psi row t·K+k = (cur − alpha) + psi
+			psi := Load(Param("psi").Base(), GP64())
+			ADDQ(cur, psi)
+			SUBQ(Load(Param("alpha").Base(), GP64()), psi)
+			s := mulSumRow(i, cur, psi, M)
+			// scale index t·K + k
+			si := ldq(tl)
+			IMULQ(Load(Param("K"), GP64()), si)
+			ADDQ(ldq(kl), si)
+			scale := Load(Param("scale").Base(), GP64())
+			inv := recip(i, s, Mem{Base: scale, Index: si, Scale: 8})
+			cur = ldq(curl)
+			off = ldq(kl)
+			M = Load(Param("M"), GP64())
+			IMULQ(M, off)
+			LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
+			mulRow(i, cur, cur, M, inv)
+		})
+	})
 	Ret()
 }
 
@@ -1060,12 +1020,7 @@ func genTransitions(i *ISA) {
 
 	// work row t−1 = Ψ_t ∘ β_t · (1/scale_t), t = 1..T−1.
 	MOVQ(U32(1), tl)
-	{
-		loop, end := newLabel(i, "bb"), newLabel(i, "bbend")
-		Label(loop)
-		t := ldq(tl)
-		CMPQ(t, Load(Param("T"), GP64()))
-		JAE(LabelRef(end))
+	countLoop(i, "bb", tl, "T", func(t reg.GPVirtual) {
 		scale := Load(Param("scale").Base(), GP64())
 		one := XMM()
 		VMOVSD(ConstF64("fbone", 1), one)
@@ -1103,12 +1058,7 @@ func genTransitions(i *ISA) {
 			VMULPD(inv, x, x)
 			i.StoreMasked(m, x, Addr(w, idx, 0))
 		})
-		t = ldq(tl)
-		INCQ(t)
-		MOVQ(t, tl)
-		JMP(LabelRef(loop))
-		Label(end)
-	}
+	})
 
 	// C = Aᵀ·B by blocks of up to transPanelRows positions: each block's
 	// columns j0.. of B (work) are packed into an aligned panel that every
@@ -1128,120 +1078,78 @@ func genTransitions(i *ISA) {
 		CMPQ(n, lim)
 		CMOVQGT(lim, n)
 		MOVQ(n, ntl)
-		MOVQ(U32(0), j0l)
 	}
-	jloop, jend := newLabel(i, "tj"), newLabel(i, "tjend")
-	Label(jloop)
-	{
-		j0 := ldq(j0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(j0, M)
-		JAE(LabelRef(jend))
-		nv, r := chunk(i, M, j0, nbMax)
-		MOVQ(r, rl)
-		switchN(i, nv, nbMax, func(v int) {
-			{
-				m := i.TailMask(ldq(rl))
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
-				src := ldq(t0l)
-				IMULQ(M8, src)
-				ADDQ(Load(Param("work").Base(), GP64()), src)
-				j0 := ldq(j0l)
-				LEAQ(Mem{Base: src, Index: j0, Scale: 8}, src)
-				pack(i, src, M8, ldq(pb), ldq(ntl), v, m, nbMax*i.Bytes)
-				MOVQ(U32(0), i0l)
-			}
-			iloop, iend := newLabel(i, "ti"), newLabel(i, "tiend")
-			Label(iloop)
+	chunkLoop(i, "tj", j0l, rl, nbMax, func(v int, m Mask) {
+		// Positions t0.. of work, columns j0.., into the panel.
+		packPanel(i, "work", t0l, ntl, j0l, pb, v, nbMax, m)
+		blockLoop(i, "ti", i0l, "M", kbMax, func(kbv int) {
+			m := i.TailMask(ldq(rl))
+			M8 := Load(Param("M"), GP64())
+			SHLQ(U8(3), M8)
+			// p = alpha + t0·M·8 + i0·8, rows k at +8k, steps of M·8
+			p := ldq(t0l)
+			IMULQ(M8, p)
+			ADDQ(Load(Param("alpha").Base(), GP64()), p)
 			i0 := ldq(i0l)
-			M := Load(Param("M"), GP64())
-			CMPQ(i0, M)
-			JAE(LabelRef(iend))
-			SUBQ(i0, M)
-			kb := GP64()
-			MOVQ(U32(kbMax), kb)
-			CMPQ(kb, M)
-			CMOVQGT(M, kb)
-			switchN(i, kb, kbMax, func(kbv int) {
-				m := i.TailMask(ldq(rl))
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
-				// p = alpha + t0·M·8 + i0·8, rows k at +8k, steps of M·8
-				p := ldq(t0l)
-				IMULQ(M8, p)
-				ADDQ(Load(Param("alpha").Base(), GP64()), p)
-				i0 := ldq(i0l)
-				LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
-				n := ldq(ntl)
-				b := &block{kb: kbv, nb: v, chains: 1, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
-					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p, Disp: 8 * k}, dst) },
-					step:  func() { ADDQ(M8, p) }}
-				acc := b.emit(i)
-				// g rows i0+k at column j0, and the same offsets into e.
-				off := ldq(i0l)
-				IMULQ(M8, off)
-				j0 := ldq(j0l)
-				LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
-				gb := Load(Param("g").Base(), GP64())
-				ADDQ(off, gb)
-				eb := Load(Param("e").Base(), GP64())
-				ADDQ(off, eb)
-				sk3 := GP64()
-				LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
-				var gb2, eb2 reg.GPVirtual
-				if kbv > 4 {
-					gb2, eb2 = GP64(), GP64()
-					LEAQ(Mem{Base: gb, Index: M8, Scale: 4}, gb2)
-					LEAQ(Mem{Base: eb, Index: M8, Scale: 4}, eb2)
+			LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
+			n := ldq(ntl)
+			b := &block{kb: kbv, nb: v, chains: 1, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
+				bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p, Disp: 8 * k}, dst) },
+				step:  func() { ADDQ(M8, p) }}
+			acc := b.emit(i)
+			// g rows i0+k at column j0, and the same offsets into e.
+			off := ldq(i0l)
+			IMULQ(M8, off)
+			j0 := ldq(j0l)
+			LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+			gb := Load(Param("g").Base(), GP64())
+			ADDQ(off, gb)
+			eb := Load(Param("e").Base(), GP64())
+			ADDQ(off, eb)
+			sk3 := GP64()
+			LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
+			var gb2, eb2 reg.GPVirtual
+			if kbv > 4 {
+				gb2, eb2 = GP64(), GP64()
+				LEAQ(Mem{Base: gb, Index: M8, Scale: 4}, gb2)
+				LEAQ(Mem{Base: eb, Index: M8, Scale: 4}, eb2)
+			}
+			// Bring the next block's rows of g and E in meanwhile (this
+			// walk down a column panel defeats the hardware prefetchers
+			// when M is large).
+			ng, ne := GP64(), GP64()
+			LEAQ(Mem{Base: gb, Index: sk3, Scale: 2}, ng)
+			LEAQ(Mem{Base: eb, Index: sk3, Scale: 2}, ne)
+			for k := 0; k < kbv; k++ {
+				if k == 4 {
+					LEAQ(Mem{Base: ng, Index: M8, Scale: 4}, ng)
+					LEAQ(Mem{Base: ne, Index: M8, Scale: 4}, ne)
 				}
-				// Bring the next block's rows of g and E in meanwhile (this
-				// walk down a column panel defeats the hardware prefetchers
-				// when M is large).
-				ng, ne := GP64(), GP64()
-				LEAQ(Mem{Base: gb, Index: sk3, Scale: 2}, ng)
-				LEAQ(Mem{Base: eb, Index: sk3, Scale: 2}, ne)
-				for k := 0; k < kbv; k++ {
-					if k == 4 {
-						LEAQ(Mem{Base: ng, Index: M8, Scale: 4}, ng)
-						LEAQ(Mem{Base: ne, Index: M8, Scale: 4}, ne)
-					}
-					for c := 0; c < v; c++ {
-						PREFETCHT0(kaddr(ng, ng, M8, sk3, k%4, c*i.Bytes))
-						PREFETCHT0(kaddr(ne, ne, M8, sk3, k%4, c*i.Bytes))
-					}
+				for c := 0; c < v; c++ {
+					PREFETCHT0(kaddr(ng, ng, M8, sk3, k%4, c*i.Bytes))
+					PREFETCHT0(kaddr(ne, ne, M8, sk3, k%4, c*i.Bytes))
 				}
-				for k := 0; k < kbv; k++ {
-					for c := 0; c < v; c++ {
-						ga := kaddr(gb, gb2, M8, sk3, k, c*i.Bytes)
-						ea := kaddr(eb, eb2, M8, sk3, k, c*i.Bytes)
-						x := i.Vec()
-						if c < v-1 {
-							VMOVUPD(ga, x)
-							VFMADD231PD(ea, acc[k][c], x)
-							VMOVUPD(x, ga)
-						} else {
-							y := i.Vec()
-							i.LoadMasked(m, ga, x)
-							i.LoadMasked(m, ea, y)
-							VFMADD231PD(y, acc[k][c], x)
-							i.StoreMasked(m, x, ga)
-						}
+			}
+			for k := 0; k < kbv; k++ {
+				for c := 0; c < v; c++ {
+					ga := kaddr(gb, gb2, M8, sk3, k, c*i.Bytes)
+					ea := kaddr(eb, eb2, M8, sk3, k, c*i.Bytes)
+					x := i.Vec()
+					if c < v-1 {
+						VMOVUPD(ga, x)
+						VFMADD231PD(ea, acc[k][c], x)
+						VMOVUPD(x, ga)
+					} else {
+						y := i.Vec()
+						i.LoadMasked(m, ga, x)
+						i.LoadMasked(m, ea, y)
+						VFMADD231PD(y, acc[k][c], x)
+						i.StoreMasked(m, x, ga)
 					}
 				}
-			})
-			i0 = ldq(i0l)
-			ADDQ(U32(kbMax), i0)
-			MOVQ(i0, i0l)
-			JMP(LabelRef(iloop))
-			Label(iend)
+			}
 		})
-		j0 = ldq(j0l)
-		ADDQ(U32(nbMax*i.W), j0)
-		MOVQ(j0, j0l)
-		JMP(LabelRef(jloop))
-	}
-	Label(jend)
+	})
 	{
 		t0 := ldq(t0l)
 		ADDQ(U32(transPanelRows), t0)
