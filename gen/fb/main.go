@@ -115,59 +115,99 @@ func kaddr(p, p2, sk, sk3 reg.Register, k, disp int) Mem {
 	return Mem{Base: b, Index: sk3, Scale: 1, Disp: disp}
 }
 
+// chunkVecs stands for the n vectors of one chunk of a row. The last is read
+// and written under the tail mask m, so no lane past the row's end is
+// touched; padded rows (copies padded with zeros to whole vectors) need no
+// mask.
+type chunkVecs struct {
+	i      *ISA
+	n      int
+	m      Mask
+	padded bool
+}
+
+func (c chunkVecs) masked(k int) bool { return !c.padded && k == c.n-1 }
+
+// load sets dst to vector k at src (masked: its lanes, zeros past them).
+func (c chunkVecs) load(k int, src Mem, dst reg.VecVirtual) {
+	if c.masked(k) {
+		c.i.LoadMasked(c.m, src, dst)
+		return
+	}
+	VMOVUPD(src, dst)
+}
+
+// store stores src as vector k at dst.
+func (c chunkVecs) store(k int, src reg.VecVirtual, dst Mem) {
+	if c.masked(k) {
+		c.i.StoreMasked(c.m, src, dst)
+		return
+	}
+	VMOVUPD(src, dst)
+}
+
+// operand returns vector k at src as an instruction's operand: src itself,
+// or for the masked vector a new register loaded from it.
+func (c chunkVecs) operand(k int, src Mem) Op {
+	if !c.masked(k) {
+		return src
+	}
+	t := c.i.Vec()
+	c.i.LoadMasked(c.m, src, t)
+	return t
+}
+
+// add adds vector k, x, to sum (masked: only its lanes; see addMasked).
+func (c chunkVecs) add(k int, x, sum reg.VecVirtual) {
+	if c.masked(k) {
+		addMasked(c.i, c.m, x, sum)
+		return
+	}
+	VADDPD(x, sum, sum)
+}
+
 // block describes one run of the micro-kernel.
 type block struct {
-	kb, nb, chains int
-	q              reg.Register // matrix row pointer
-	s2             Op           // its per-step stride (bytes)
-	n              reg.Register // step count ≥ 1 (clobbered)
-	mask           Mask         // for vector nb−1
-	packed         bool         // rows padded with zeros: no mask needed
-	bcast          func(k int, dst reg.VecVirtual)
-	step           func() // advances the broadcast pointers by one step
+	kb, chains int
+	cols       chunkVecs    // the nb vectors of a matrix row
+	q          reg.Register // matrix row pointer
+	s2         Op           // its per-step stride (bytes)
+	n          reg.Register // step count ≥ 1 (clobbered)
+	bcast      func(k int, dst reg.VecVirtual)
+	step       func() // advances the broadcast pointers by one step
 }
 
 // emit runs the block and returns the accumulators acc[k][v].
 func (b *block) emit(i *ISA) [][]reg.VecVirtual {
+	nb := b.cols.n
 	acc := make([][][]reg.VecVirtual, b.chains)
 	for c := range acc {
 		acc[c] = make([][]reg.VecVirtual, b.kb)
 		for k := range acc[c] {
-			acc[c][k] = i.Vecs(b.nb)
+			acc[c][k] = i.Vecs(nb)
 			for _, a := range acc[c][k] {
 				i.Zero(a)
 			}
 		}
 	}
 	one := func(c int) {
-		last := b.nb - 1
+		// One broadcast: the matrix row goes straight into the FMAs.
+		// Several: it is loaded once and shared.
 		if b.kb == 1 {
 			x := i.Vec()
 			b.bcast(0, x)
-			for v := 0; v < last; v++ {
-				VFMADD231PD(Mem{Base: b.q, Disp: v * i.Bytes}, x, acc[c][0][v])
-			}
-			if b.packed {
-				VFMADD231PD(Mem{Base: b.q, Disp: last * i.Bytes}, x, acc[c][0][last])
-			} else {
-				t := i.Vec()
-				i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, t)
-				VFMADD231PD(t, x, acc[c][0][last])
+			for v := 0; v < nb; v++ {
+				VFMADD231PD(b.cols.operand(v, Mem{Base: b.q, Disp: v * i.Bytes}), x, acc[c][0][v])
 			}
 		} else {
-			ev := i.Vecs(b.nb)
-			for v := 0; v < last; v++ {
-				VMOVUPD(Mem{Base: b.q, Disp: v * i.Bytes}, ev[v])
-			}
-			if b.packed {
-				VMOVUPD(Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
-			} else {
-				i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
+			ev := i.Vecs(nb)
+			for v := range ev {
+				b.cols.load(v, Mem{Base: b.q, Disp: v * i.Bytes}, ev[v])
 			}
 			for k := 0; k < b.kb; k++ {
 				x := i.Vec()
 				b.bcast(k, x)
-				for v := 0; v < b.nb; v++ {
+				for v := 0; v < nb; v++ {
 					VFMADD231PD(ev[v], x, acc[c][k][v])
 				}
 			}
@@ -216,6 +256,36 @@ func addMasked(i *ISA, m Mask, x, sum reg.VecVirtual) {
 	t := i.Vec()
 	VANDPD(x, m.Y, t)
 	VADDPD(t, sum, sum)
+}
+
+// vecMat returns the accumulators of a·E for one chunk of columns, as
+// Forward and Backward need it: a block of one row broadcast from p (which
+// walks along a), E's rows from q with stride s2, n steps, two chains.
+func vecMat(i *ISA, p, q reg.Register, s2 Op, n reg.Register, cols chunkVecs) []reg.VecVirtual {
+	b := &block{kb: 1, chains: 2, cols: cols, q: q, s2: s2, n: n,
+		bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
+		step:  func() { ADDQ(U8(8), p) }}
+	return b.emit(i)[0]
+}
+
+// mulPsi multiplies the chunk acc by Ψ's at psi and adds it to sum; with out
+// set it also stores the product there.
+func (c chunkVecs) mulPsi(acc []reg.VecVirtual, psi reg.Register, sum reg.VecVirtual, out reg.Register) {
+	for k, a := range acc {
+		VMULPD(c.operand(k, Mem{Base: psi, Disp: k * c.i.Bytes}), a, a)
+		c.add(k, a, sum)
+		if out != nil {
+			c.store(k, a, Mem{Base: out, Disp: k * c.i.Bytes})
+		}
+	}
+}
+
+// scaleStore multiplies the chunk acc by inv and stores it at out.
+func (c chunkVecs) scaleStore(acc []reg.VecVirtual, inv reg.VecVirtual, out reg.Register) {
+	for k, a := range acc {
+		VMULPD(inv, a, a)
+		c.store(k, a, Mem{Base: out, Disp: k * c.i.Bytes})
+	}
 }
 
 // rowSum returns an xmm register whose low lane is Σ src[0:n].
@@ -353,13 +423,10 @@ func pack(i *ISA, src, sstride, dst, rows reg.Register, nv int, m Mask, prefetch
 	MOVQ(dst, d)
 	MOVQ(rows, n)
 	Label(loop)
+	cv := chunkVecs{i: i, n: nv, m: m}
 	for v := 0; v < nv; v++ {
 		t := i.Vec()
-		if v < nv-1 {
-			VMOVUPD(Mem{Base: s, Disp: v * i.Bytes}, t)
-		} else {
-			i.LoadMasked(m, Mem{Base: s, Disp: v * i.Bytes}, t)
-		}
+		cv.load(v, Mem{Base: s, Disp: v * i.Bytes}, t)
 		VMOVUPD(t, Mem{Base: d, Disp: v * i.Bytes})
 	}
 	for off := 0; prefetch > 0 && off < prefetch; off += 64 {
@@ -540,34 +607,15 @@ func genForward(i *ISA) {
 				p := GP64()
 				MOVQ(prev, p)
 				n := Load(Param("M"), GP64())
-				b := &block{kb: 1, nb: v, chains: 2, q: q, s2: es, n: n, mask: m, packed: v <= packVecs,
-					bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
-					step:  func() { ADDQ(U8(8), p) }}
-				acc := b.emit(i)[0]
+				acc := vecMat(i, p, q, es, n, chunkVecs{i: i, n: v, m: m, padded: v <= packVecs})
 				ADDQ(M8, prev)
 				sum := i.Vec()
 				i.Zero(sum)
-				for k := 0; k < v; k++ {
-					if k < v-1 {
-						VMULPD(Mem{Base: psi, Disp: k * i.Bytes}, acc[k], acc[k])
-						VADDPD(acc[k], sum, sum)
-					} else {
-						t := i.Vec()
-						i.LoadMasked(m, Mem{Base: psi, Disp: k * i.Bytes}, t)
-						VMULPD(t, acc[k], acc[k])
-						addMasked(i, m, acc[k], sum)
-					}
-				}
+				cv := chunkVecs{i: i, n: v, m: m}
+				cv.mulPsi(acc, psi, sum, nil)
 				s := i.HSum(sum)
 				inv := recip(i, s, Mem{Base: scale})
-				for k := 0; k < v; k++ {
-					VMULPD(inv, acc[k], acc[k])
-					if k < v-1 {
-						VMOVUPD(acc[k], Mem{Base: prev, Disp: k * i.Bytes})
-					} else {
-						i.StoreMasked(m, acc[k], Mem{Base: prev, Disp: k * i.Bytes})
-					}
-				}
+				cv.scaleStore(acc, inv, prev)
 			}
 			ADDQ(M8, psi)
 			ADDQ(U8(8), scale)
@@ -606,10 +654,8 @@ func genForward(i *ISA) {
 				LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
 				p := ldq(prevl)
 				n := Load(Param("M"), GP64())
-				b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
-					bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
-					step:  func() { ADDQ(U8(8), p) }}
-				acc := b.emit(i)[0]
+				cv := chunkVecs{i: i, n: v, m: m}
+				acc := vecMat(i, p, q, M8, n, cv)
 				// Row t of psi and alpha at column j0.
 				off := ldq(tl)
 				IMULQ(M8, off)
@@ -620,19 +666,7 @@ func genForward(i *ISA) {
 				ADDQ(off, cur)
 				sum := i.Vec()
 				VMOVUPD(sumv, sum)
-				for k := 0; k < v; k++ {
-					if k < v-1 {
-						VMULPD(Mem{Base: psi, Disp: k * i.Bytes}, acc[k], acc[k])
-						VADDPD(acc[k], sum, sum)
-						VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-					} else {
-						t := i.Vec()
-						i.LoadMasked(m, Mem{Base: psi, Disp: k * i.Bytes}, t)
-						VMULPD(t, acc[k], acc[k])
-						addMasked(i, m, acc[k], sum)
-						i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-					}
-				}
+				cv.mulPsi(acc, psi, sum, cur)
 				VMOVUPD(sum, sumv)
 			})
 			sum := i.Vec()
@@ -727,27 +761,17 @@ func genBackward(i *ISA) {
 			cur := GP64()
 			MOVQ(nxt, cur)
 			SUBQ(M8, cur)
+			cv := chunkVecs{i: i, n: v, m: m}
 			for k := 0; k < v; k++ {
 				x := i.Vec()
-				if k < v-1 {
-					VMOVUPD(Mem{Base: ps, Disp: k * i.Bytes}, x)
-					VMULPD(Mem{Base: nxt, Disp: k * i.Bytes}, x, x)
-					VMOVUPD(x, Mem{Base: cur, Disp: k * i.Bytes})
-				} else {
-					y := i.Vec()
-					i.LoadMasked(m, Mem{Base: ps, Disp: k * i.Bytes}, x)
-					i.LoadMasked(m, Mem{Base: nxt, Disp: k * i.Bytes}, y)
-					VMULPD(y, x, x)
-					i.StoreMasked(m, x, Mem{Base: cur, Disp: k * i.Bytes})
-				}
+				cv.load(k, Mem{Base: ps, Disp: k * i.Bytes}, x)
+				VMULPD(cv.operand(k, Mem{Base: nxt, Disp: k * i.Bytes}), x, x)
+				cv.store(k, x, Mem{Base: cur, Disp: k * i.Bytes})
 			}
 			p := GP64()
 			MOVQ(cur, p)
 			n := Load(Param("M"), GP64())
-			b := &block{kb: 1, nb: v, chains: 2, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
-				bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
-				step:  func() { ADDQ(U8(8), p) }}
-			acc := b.emit(i)[0]
+			acc := vecMat(i, p, ldq(pb), U32(v*i.Bytes), n, chunkVecs{i: i, n: v, m: m, padded: true})
 			scale := Load(Param("scale").Base(), GP64())
 			t = ldq(tl)
 			one := XMM()
@@ -760,17 +784,9 @@ func genBackward(i *ISA) {
 			M8 = Load(Param("M"), GP64())
 			SHLQ(U8(3), M8)
 			IMULQ(M8, t)
-			cur2 := Load(Param("beta").Base(), GP64())
-			ADDQ(t, cur2)
-			cur = cur2.(reg.GPVirtual)
-			for k := 0; k < v; k++ {
-				VMULPD(inv, acc[k], acc[k])
-				if k < v-1 {
-					VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-				} else {
-					i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-				}
-			}
+			out := Load(Param("beta").Base(), GP64())
+			ADDQ(t, out)
+			cv.scaleStore(acc, inv, out)
 			JMP(LabelRef(tloop))
 			Label(tend)
 		})
@@ -800,7 +816,9 @@ func genBackward(i *ISA) {
 		pp := Load(Param("psi").Base(), GP64())
 		ADDQ(off, pp)
 		n := Load(Param("M"), GP64())
-		b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
+		cv := chunkVecs{i: i, n: v, m: m}
+		// As vecMat, but broadcasting Ψ_{t+1}·β_{t+1} formed on the fly.
+		b := &block{kb: 1, chains: 2, cols: cv, q: q, s2: M8, n: n,
 			bcast: func(_ int, dst reg.VecVirtual) {
 				x := XMM()
 				VMOVSD(Mem{Base: pp}, x)
@@ -817,14 +835,7 @@ func genBackward(i *ISA) {
 		ADDQ(off, cur)
 		inv := i.Vec()
 		VBROADCASTSD(invl, inv)
-		for k := 0; k < v; k++ {
-			VMULPD(inv, acc[k], acc[k])
-			if k < v-1 {
-				VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-			} else {
-				i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-			}
-		}
+		cv.scaleStore(acc, inv, cur)
 	})
 	{
 		t := ldq(tl)
@@ -918,7 +929,8 @@ func genBatch(i *ISA) {
 				}
 				q := ldq(pb)
 				n := ldq(nil_)
-				b := &block{kb: kbv, nb: v, chains: 1, q: q, s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
+				cv := chunkVecs{i: i, n: v, m: m}
+				b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: q, s2: U32(v * i.Bytes), n: n,
 					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(kaddr(p, p2, M8, sk3, k, 0), dst) },
 					step: func() {
 						ADDQ(U8(8), p)
@@ -945,24 +957,13 @@ func genBatch(i *ISA) {
 				for k := 0; k < kbv; k++ {
 					for c := 0; c < v; c++ {
 						a := kaddr(o, o2, M8, sk3, k, c*i.Bytes)
-						if c < v-1 {
-							VADDPD(a, acc[k][c], acc[k][c])
-						} else {
-							t := i.Vec()
-							i.LoadMasked(m, a, t)
-							VADDPD(t, acc[k][c], acc[k][c])
-						}
+						VADDPD(cv.operand(c, a), acc[k][c], acc[k][c])
 					}
 				}
 				Label(first)
 				for k := 0; k < kbv; k++ {
 					for c := 0; c < v; c++ {
-						a := kaddr(o, o2, M8, sk3, k, c*i.Bytes)
-						if c < v-1 {
-							VMOVUPD(acc[k][c], a)
-						} else {
-							i.StoreMasked(m, acc[k][c], a)
-						}
+						cv.store(c, acc[k][c], kaddr(o, o2, M8, sk3, k, c*i.Bytes))
 					}
 				}
 			})
@@ -1093,7 +1094,8 @@ func genTransitions(i *ISA) {
 			i0 := ldq(i0l)
 			LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
 			n := ldq(ntl)
-			b := &block{kb: kbv, nb: v, chains: 1, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
+			cv := chunkVecs{i: i, n: v, m: m}
+			b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: ldq(pb), s2: U32(v * i.Bytes), n: n,
 				bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p, Disp: 8 * k}, dst) },
 				step:  func() { ADDQ(M8, p) }}
 			acc := b.emit(i)
@@ -1135,17 +1137,9 @@ func genTransitions(i *ISA) {
 					ga := kaddr(gb, gb2, M8, sk3, k, c*i.Bytes)
 					ea := kaddr(eb, eb2, M8, sk3, k, c*i.Bytes)
 					x := i.Vec()
-					if c < v-1 {
-						VMOVUPD(ga, x)
-						VFMADD231PD(ea, acc[k][c], x)
-						VMOVUPD(x, ga)
-					} else {
-						y := i.Vec()
-						i.LoadMasked(m, ga, x)
-						i.LoadMasked(m, ea, y)
-						VFMADD231PD(y, acc[k][c], x)
-						i.StoreMasked(m, x, ga)
-					}
+					cv.load(c, ga, x)
+					VFMADD231PD(cv.operand(c, ea), acc[k][c], x)
+					cv.store(c, x, ga)
 				}
 			}
 		})
