@@ -51,6 +51,16 @@ func seqVecs(i *ISA) int {
 	return 6
 }
 
+// maxPackVecs is the longest row (in vectors) for which Forward and Backward
+// pack all of E (Eᵀ) into an aligned stack buffer, padded to whole vectors:
+// no load of the hot loop then straddles two cache lines.
+func maxPackVecs(i *ISA) int {
+	if i.Is512() {
+		return 8
+	}
+	return 6
+}
+
 func gemmShape(i *ISA) (kbMax, nbMax int) {
 	if i.Is512() {
 		return 6, 4
@@ -309,11 +319,21 @@ func rowSum(i *ISA, src, n reg.Register) reg.Register {
 // recip stores s to out and returns the broadcast vector 1/s.
 func recip(i *ISA, s reg.Register, out Mem) reg.VecVirtual {
 	VMOVSD(s, out)
+	return broadcast(i, inverse(s))
+}
+
+// inverse returns an xmm register whose low lane is 1/x.
+func inverse(x Op) reg.VecVirtual {
 	one := XMM()
 	VMOVSD(ConstF64("fbone", 1), one)
-	VDIVSD(s, one, one)
+	VDIVSD(x, one, one)
+	return one
+}
+
+// broadcast returns a vector of x's low lane (x: xmm or memory).
+func broadcast(i *ISA, x Op) reg.VecVirtual {
 	v := i.Vec()
-	VBROADCASTSD(one, v)
+	VBROADCASTSD(x, v)
 	return v
 }
 
@@ -378,7 +398,14 @@ func chunk(i *ISA, M, j0 reg.Register, nbMax int) (nv, r reg.GPVirtual) {
 	MOVQ(U32(i.W), r)
 	CMPQ(left, U32(nbMax*i.W))
 	JAE(LabelRef(full))
-	// nv = (left+W−1)/W, r = left − (nv−1)·W
+	lastVec(i, left, nv, r)
+	Label(full)
+	return nv, r
+}
+
+// lastVec sets nv = ⌈left/W⌉, the vectors of a chunk of left ≥ 1 elements,
+// and r = left − (nv−1)·W ∈ [1, W], the lanes of the last.
+func lastVec(i *ISA, left, nv, r reg.Register) {
 	LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
 	SHRQ(U8(log2(i.W)), nv)
 	MOVQ(nv, r)
@@ -386,8 +413,6 @@ func chunk(i *ISA, M, j0 reg.Register, nbMax int) (nv, r reg.GPVirtual) {
 	SUBQ(left, r)
 	NEGQ(r)
 	ADDQ(U32(i.W), r)
-	Label(full)
-	return nv, r
 }
 
 func log2(w int) int {
@@ -438,6 +463,23 @@ func pack(i *ISA, src, sstride, dst, rows reg.Register, nv int, m Mask, prefetch
 	JNZ(LabelRef(loop))
 }
 
+// rowBytes loads M·8, the stride of a row in bytes.
+func rowBytes() reg.Register {
+	r := Load(Param("M"), GP64())
+	SHLQ(U8(3), r)
+	return r
+}
+
+// packAll packs all M rows of the M×M matrix param src, v vectors a row, into
+// the buffer whose address is in the slot pb.
+func packAll(i *ISA, src string, pb Mem, v int, m Mask) {
+	M := Load(Param("M"), GP64())
+	M8 := GP64()
+	MOVQ(M, M8)
+	SHLQ(U8(3), M8)
+	pack(i, Load(Param(src).Base(), GP64()), M8, ldq(pb), M, v, m, 0)
+}
+
 // local is an 8-byte stack slot.
 func local() Mem { return AllocLocal(8) }
 
@@ -469,8 +511,8 @@ func countLoop(i *ISA, tag string, ctr Mem, limit string, body func(k reg.GPVirt
 // chunkLoop walks a row of M in chunks of up to nb vectors, the first column
 // of each in the slot j0l, and runs body(v, m) for a chunk of v vectors
 // whose last is under the tail mask m. rl is a slot for the mask's lane
-// count: the mask is rebuilt from it wherever it is needed, rather than
-// held in a register across the body.
+// count, from which inner loops rebuild the mask rather than keep a
+// register (on AVX2 a vector) live across the block.
 func chunkLoop(i *ISA, tag string, j0l, rl Mem, nb int, body func(v int, m Mask)) {
 	MOVQ(U32(0), j0l)
 	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
@@ -493,8 +535,7 @@ func chunkLoop(i *ISA, tag string, j0l, rl Mem, nb int, body func(v int, m Mask)
 // under m) of rows row0 .. row0+rows−1 of the M-column matrix param src
 // into the panel pb, prefetching the next chunk's columns.
 func packPanel(i *ISA, src string, row0, rows, j0l, pb Mem, v, nbMax int, m Mask) {
-	M8 := Load(Param("M"), GP64())
-	SHLQ(U8(3), M8)
+	M8 := rowBytes()
 	p := ldq(row0)
 	IMULQ(M8, p)
 	ADDQ(Load(Param(src).Base(), GP64()), p)
@@ -554,39 +595,22 @@ func genForward(i *ISA) {
 		left := Load(Param("M"), GP64())
 		nv := GP64()
 		r := GP64()
-		LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
-		SHRQ(U8(log2(i.W)), nv)
-		MOVQ(nv, r)
-		SHLQ(U8(log2(i.W)), r)
-		SUBQ(left, r)
-		NEGQ(r)
-		ADDQ(U32(i.W), r)
+		lastVec(i, left, nv, r)
 		rl := local()
 		MOVQ(r, rl)
-		// Up to packVecs vectors a row, E is first copied to an aligned
-		// stack buffer with rows padded to whole vectors: no load of the
-		// hot loop then straddles two cache lines.
-		packVecs := 8
-		if !i.Is512() {
-			packVecs = 6
-		}
+		// Up to packVecs vectors a row, E is packed.
+		packVecs := maxPackVecs(i)
 		pb := panel(packVecs * i.W * packVecs * i.W * 8)
 		eb, es := local(), local()
 		switchN(i, nv, nb, func(v int) {
 			m := i.TailMask(ldq(rl))
 			if v <= packVecs {
-				M := Load(Param("M"), GP64())
-				M8 := GP64()
-				MOVQ(M, M8)
-				SHLQ(U8(3), M8)
-				pack(i, Load(Param("e").Base(), GP64()), M8, ldq(pb), M, v, m, 0)
+				packAll(i, "e", pb, v, m)
 				MOVQ(ldq(pb), eb)
 				MOVQ(U32(v*i.Bytes), es)
 			} else {
 				MOVQ(Load(Param("e").Base(), GP64()), eb)
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
-				MOVQ(M8, es)
+				MOVQ(rowBytes(), es)
 			}
 			T := Load(Param("T"), GP64())
 			t := GP64()
@@ -594,8 +618,7 @@ func genForward(i *ISA) {
 			prev := Load(Param("alpha").Base(), GP64())
 			psi := Load(Param("psi").Base(), GP64())
 			scale := Load(Param("scale").Base(), GP64())
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+			M8 := rowBytes()
 			ADDQ(M8, psi)
 			ADDQ(U8(8), scale)
 			loop, end := newLabel(i, "t"), newLabel(i, "tend")
@@ -634,8 +657,7 @@ func genForward(i *ISA) {
 		MOVQ(U32(1), tl)
 		countLoop(i, "mt", tl, "T", func(t reg.GPVirtual) {
 			// prev = row t−1 of alpha; the row sum starts at 0.
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+			M8 := rowBytes()
 			prev := Load(Param("alpha").Base(), GP64())
 			tm := GP64()
 			MOVQ(t, tm)
@@ -648,8 +670,7 @@ func genForward(i *ISA) {
 			VMOVUPD(z, sumv)
 			chunkLoop(i, "chunk", j0l, rl, nb, func(v int, m Mask) {
 				j0 := ldq(j0l)
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
+				M8 := rowBytes()
 				q := Load(Param("e").Base(), GP64())
 				LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
 				p := ldq(prevl)
@@ -714,43 +735,27 @@ func genBackward(i *ISA) {
 		})
 	}
 	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
-	// Up to packVecs vectors a row (one chunk), Eᵀ is packed into an
-	// aligned stack buffer and w = Ψ_{t+1}∘β_{t+1} is formed in row t of
-	// beta before the products overwrite it.
-	packVecs := 8
-	if !i.Is512() {
-		packVecs = 6
-	}
+	// Up to packVecs vectors a row (one chunk), Eᵀ is packed and
+	// w = Ψ_{t+1}∘β_{t+1} is formed in row t of beta before the products
+	// overwrite it.
+	packVecs := maxPackVecs(i)
 	pb := panel(packVecs * i.W * packVecs * i.W * 8)
 	{
 		left := Load(Param("M"), GP64())
 		CMPQ(left, U32(packVecs*i.W))
 		JA(LabelRef(loop))
 		nv, r := GP64(), GP64()
-		LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
-		SHRQ(U8(log2(i.W)), nv)
-		MOVQ(nv, r)
-		SHLQ(U8(log2(i.W)), r)
-		SUBQ(left, r)
-		NEGQ(r)
-		ADDQ(U32(i.W), r)
+		lastVec(i, left, nv, r)
 		MOVQ(r, rl)
 		switchN(i, nv, packVecs, func(v int) {
 			m := i.TailMask(ldq(rl))
-			{
-				M := Load(Param("M"), GP64())
-				M8 := GP64()
-				MOVQ(M, M8)
-				SHLQ(U8(3), M8)
-				pack(i, Load(Param("et").Base(), GP64()), M8, ldq(pb), M, v, m, 0)
-			}
+			packAll(i, "et", pb, v, m)
 			tloop, tend := newLabel(i, "pt"), newLabel(i, "ptend")
 			Label(tloop)
 			t := ldq(tl)
 			TESTQ(t, t)
 			JZ(LabelRef(tend))
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+			M8 := rowBytes()
 			off := GP64()
 			MOVQ(t, off)
 			IMULQ(M8, off)
@@ -774,15 +779,10 @@ func genBackward(i *ISA) {
 			acc := vecMat(i, p, ldq(pb), U32(v*i.Bytes), n, chunkVecs{i: i, n: v, m: m, padded: true})
 			scale := Load(Param("scale").Base(), GP64())
 			t = ldq(tl)
-			one := XMM()
-			VMOVSD(ConstF64("fbone", 1), one)
-			VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
-			inv := i.Vec()
-			VBROADCASTSD(one, inv)
+			inv := broadcast(i, inverse(Mem{Base: scale, Index: t, Scale: 8}))
 			DECQ(t)
 			MOVQ(t, tl)
-			M8 = Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+			M8 = rowBytes()
 			IMULQ(M8, t)
 			out := Load(Param("beta").Base(), GP64())
 			ADDQ(t, out)
@@ -798,15 +798,11 @@ func genBackward(i *ISA) {
 		TESTQ(t, t)
 		JZ(LabelRef(end))
 		scale := Load(Param("scale").Base(), GP64())
-		one := XMM()
-		VMOVSD(ConstF64("fbone", 1), one)
-		VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
-		VMOVSD(one, invl)
+		VMOVSD(inverse(Mem{Base: scale, Index: t, Scale: 8}), invl)
 	}
 	chunkLoop(i, "bchunk", j0l, rl, nb, func(v int, m Mask) {
 		j0 := ldq(j0l)
-		M8 := Load(Param("M"), GP64())
-		SHLQ(U8(3), M8)
+		M8 := rowBytes()
 		q := Load(Param("et").Base(), GP64())
 		LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
 		off := ldq(tl)
@@ -833,9 +829,7 @@ func genBackward(i *ISA) {
 		IMULQ(M8, off)
 		LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
 		ADDQ(off, cur)
-		inv := i.Vec()
-		VBROADCASTSD(invl, inv)
-		cv.scaleStore(acc, inv, cur)
+		cv.scaleStore(acc, broadcast(i, invl), cur)
 	})
 	{
 		t := ldq(tl)
@@ -912,8 +906,7 @@ func genBatch(i *ISA) {
 			packPanel(i, "e", i0l, nil_, j0l, pb, v, nbMax, m)
 			blockLoop(i, "kb", k0l, "K", kbMax, func(kbv int) {
 				m := i.TailMask(ldq(rl))
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
+				M8 := rowBytes()
 				i0 := ldq(i0l)
 				// p = prev + k0·M·8 + i0·8
 				p := ldq(k0l)
@@ -1023,11 +1016,7 @@ func genTransitions(i *ISA) {
 	MOVQ(U32(1), tl)
 	countLoop(i, "bb", tl, "T", func(t reg.GPVirtual) {
 		scale := Load(Param("scale").Base(), GP64())
-		one := XMM()
-		VMOVSD(ConstF64("fbone", 1), one)
-		VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
-		inv := i.Vec()
-		VBROADCASTSD(one, inv)
+		inv := broadcast(i, inverse(Mem{Base: scale, Index: t, Scale: 8}))
 		M := Load(Param("M"), GP64())
 		off := GP64()
 		MOVQ(t, off)
@@ -1085,8 +1074,7 @@ func genTransitions(i *ISA) {
 		packPanel(i, "work", t0l, ntl, j0l, pb, v, nbMax, m)
 		blockLoop(i, "ti", i0l, "M", kbMax, func(kbv int) {
 			m := i.TailMask(ldq(rl))
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+			M8 := rowBytes()
 			// p = alpha + t0·M·8 + i0·8, rows k at +8k, steps of M·8
 			p := ldq(t0l)
 			IMULQ(M8, p)
