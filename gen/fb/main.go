@@ -125,6 +125,17 @@ func kaddr(p, p2, sk, sk3 reg.Register, k, disp int) Mem {
 	return Mem{Base: b, Index: sk3, Scale: 1, Disp: disp}
 }
 
+// kaddr2 returns kaddr's p2 = p + 4·sk for a group of kb rows, or nil when
+// there are no rows 4..7 (saving the register).
+func kaddr2(p, sk reg.Register, kb int) reg.GPVirtual {
+	if kb <= 4 {
+		return nil
+	}
+	p2 := GP64()
+	LEAQ(Mem{Base: p, Index: sk, Scale: 4}, p2)
+	return p2
+}
+
 // chunkVecs stands for the n vectors of one chunk of a row. The last is read
 // and written under the tail mask m, so no lane past the row's end is
 // touched; padded rows (copies padded with zeros to whole vectors) need no
@@ -915,11 +926,7 @@ func genBatch(i *ISA) {
 				ADDQ(prevl, p)
 				sk3 := GP64()
 				LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
-				var p2 reg.GPVirtual
-				if kbv > 4 {
-					p2 = GP64()
-					LEAQ(Mem{Base: p, Index: M8, Scale: 4}, p2)
-				}
+				p2 := kaddr2(p, M8, kbv)
 				q := ldq(pb)
 				n := ldq(nil_)
 				cv := chunkVecs{i: i, n: v, m: m}
@@ -938,11 +945,7 @@ func genBatch(i *ISA) {
 				j0 := ldq(j0l)
 				LEAQ(Mem{Base: o, Index: j0, Scale: 8}, o)
 				ADDQ(curl, o)
-				var o2 reg.GPVirtual
-				if kbv > 4 {
-					o2 = GP64()
-					LEAQ(Mem{Base: o, Index: M8, Scale: 4}, o2)
-				}
+				o2 := kaddr2(o, M8, kbv)
 				first := newLabel(i, "first")
 				i0 = ldq(i0l)
 				TESTQ(i0, i0)
@@ -1098,12 +1101,7 @@ func genTransitions(i *ISA) {
 			ADDQ(off, eb)
 			sk3 := GP64()
 			LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
-			var gb2, eb2 reg.GPVirtual
-			if kbv > 4 {
-				gb2, eb2 = GP64(), GP64()
-				LEAQ(Mem{Base: gb, Index: M8, Scale: 4}, gb2)
-				LEAQ(Mem{Base: eb, Index: M8, Scale: 4}, eb2)
-			}
+			gb2, eb2 := kaddr2(gb, M8, kbv), kaddr2(eb, M8, kbv)
 			// Bring the next block's rows of g and E in meanwhile (this
 			// walk down a column panel defeats the hardware prefetchers
 			// when M is large).
