@@ -51,6 +51,16 @@ func seqVecs(i *ISA) int {
 	return 6
 }
 
+// maxPackVecs is the longest row (in vectors) for which Forward and Backward
+// pack all of E (Eᵀ) into an aligned stack buffer, padded to whole vectors:
+// no load of the hot loop then straddles two cache lines.
+func maxPackVecs(i *ISA) int {
+	if i.Is512() {
+		return 8
+	}
+	return 6
+}
+
 func gemmShape(i *ISA) (kbMax, nbMax int) {
 	if i.Is512() {
 		return 6, 4
@@ -115,59 +125,110 @@ func kaddr(p, p2, sk, sk3 reg.Register, k, disp int) Mem {
 	return Mem{Base: b, Index: sk3, Scale: 1, Disp: disp}
 }
 
+// kaddr2 returns kaddr's p2 = p + 4·sk for a group of kb rows, or nil when
+// there are no rows 4..7 (saving the register).
+func kaddr2(p, sk reg.Register, kb int) reg.GPVirtual {
+	if kb <= 4 {
+		return nil
+	}
+	p2 := GP64()
+	LEAQ(Mem{Base: p, Index: sk, Scale: 4}, p2)
+	return p2
+}
+
+// chunkVecs stands for the n vectors of one chunk of a row. The last is read
+// and written under the tail mask m, so no lane past the row's end is
+// touched; padded rows (copies padded with zeros to whole vectors) need no
+// mask.
+type chunkVecs struct {
+	i      *ISA
+	n      int
+	m      Mask
+	padded bool
+}
+
+func (c chunkVecs) masked(k int) bool { return !c.padded && k == c.n-1 }
+
+// load sets dst to vector k at src (masked: its lanes, zeros past them).
+func (c chunkVecs) load(k int, src Mem, dst reg.VecVirtual) {
+	if c.masked(k) {
+		c.i.LoadMasked(c.m, src, dst)
+		return
+	}
+	VMOVUPD(src, dst)
+}
+
+// store stores src as vector k at dst.
+func (c chunkVecs) store(k int, src reg.VecVirtual, dst Mem) {
+	if c.masked(k) {
+		c.i.StoreMasked(c.m, src, dst)
+		return
+	}
+	VMOVUPD(src, dst)
+}
+
+// operand returns vector k at src as an instruction's operand: src itself,
+// or for the masked vector a new register loaded from it.
+func (c chunkVecs) operand(k int, src Mem) Op {
+	if !c.masked(k) {
+		return src
+	}
+	t := c.i.Vec()
+	c.i.LoadMasked(c.m, src, t)
+	return t
+}
+
+// add adds vector k, x, to sum (masked: only its lanes; see addMasked).
+func (c chunkVecs) add(k int, x, sum reg.VecVirtual) {
+	if c.masked(k) {
+		addMasked(c.i, c.m, x, sum)
+		return
+	}
+	VADDPD(x, sum, sum)
+}
+
 // block describes one run of the micro-kernel.
 type block struct {
-	kb, nb, chains int
-	q              reg.Register // matrix row pointer
-	s2             Op           // its per-step stride (bytes)
-	n              reg.Register // step count ≥ 1 (clobbered)
-	mask           Mask         // for vector nb−1
-	packed         bool         // rows padded with zeros: no mask needed
-	bcast          func(k int, dst reg.VecVirtual)
-	step           func() // advances the broadcast pointers by one step
+	kb, chains int
+	cols       chunkVecs    // the nb vectors of a matrix row
+	q          reg.Register // matrix row pointer
+	s2         Op           // its per-step stride (bytes)
+	n          reg.Register // step count ≥ 1 (clobbered)
+	bcast      func(k int, dst reg.VecVirtual)
+	step       func() // advances the broadcast pointers by one step
 }
 
 // emit runs the block and returns the accumulators acc[k][v].
 func (b *block) emit(i *ISA) [][]reg.VecVirtual {
+	nb := b.cols.n
 	acc := make([][][]reg.VecVirtual, b.chains)
 	for c := range acc {
 		acc[c] = make([][]reg.VecVirtual, b.kb)
 		for k := range acc[c] {
-			acc[c][k] = i.Vecs(b.nb)
+			acc[c][k] = i.Vecs(nb)
 			for _, a := range acc[c][k] {
 				i.Zero(a)
 			}
 		}
 	}
 	one := func(c int) {
-		last := b.nb - 1
+		// One broadcast: the matrix row goes straight into the FMAs.
+		// Several: it is loaded once and shared.
 		if b.kb == 1 {
 			x := i.Vec()
 			b.bcast(0, x)
-			for v := 0; v < last; v++ {
-				VFMADD231PD(Mem{Base: b.q, Disp: v * i.Bytes}, x, acc[c][0][v])
-			}
-			if b.packed {
-				VFMADD231PD(Mem{Base: b.q, Disp: last * i.Bytes}, x, acc[c][0][last])
-			} else {
-				t := i.Vec()
-				i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, t)
-				VFMADD231PD(t, x, acc[c][0][last])
+			for v := 0; v < nb; v++ {
+				VFMADD231PD(b.cols.operand(v, Mem{Base: b.q, Disp: v * i.Bytes}), x, acc[c][0][v])
 			}
 		} else {
-			ev := i.Vecs(b.nb)
-			for v := 0; v < last; v++ {
-				VMOVUPD(Mem{Base: b.q, Disp: v * i.Bytes}, ev[v])
-			}
-			if b.packed {
-				VMOVUPD(Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
-			} else {
-				i.LoadMasked(b.mask, Mem{Base: b.q, Disp: last * i.Bytes}, ev[last])
+			ev := i.Vecs(nb)
+			for v := range ev {
+				b.cols.load(v, Mem{Base: b.q, Disp: v * i.Bytes}, ev[v])
 			}
 			for k := 0; k < b.kb; k++ {
 				x := i.Vec()
 				b.bcast(k, x)
-				for v := 0; v < b.nb; v++ {
+				for v := 0; v < nb; v++ {
 					VFMADD231PD(ev[v], x, acc[c][k][v])
 				}
 			}
@@ -218,6 +279,36 @@ func addMasked(i *ISA, m Mask, x, sum reg.VecVirtual) {
 	VADDPD(t, sum, sum)
 }
 
+// vecMat returns the accumulators of a·E for one chunk of columns, as
+// Forward and Backward need it: a block of one row broadcast from p (which
+// walks along a), E's rows from q with stride s2, n steps, two chains.
+func vecMat(i *ISA, p, q reg.Register, s2 Op, n reg.Register, cols chunkVecs) []reg.VecVirtual {
+	b := &block{kb: 1, chains: 2, cols: cols, q: q, s2: s2, n: n,
+		bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
+		step:  func() { ADDQ(U8(8), p) }}
+	return b.emit(i)[0]
+}
+
+// mulPsi multiplies the chunk acc by Ψ's at psi and adds it to sum; with out
+// set it also stores the product there.
+func (c chunkVecs) mulPsi(acc []reg.VecVirtual, psi reg.Register, sum reg.VecVirtual, out reg.Register) {
+	for k, a := range acc {
+		VMULPD(c.operand(k, Mem{Base: psi, Disp: k * c.i.Bytes}), a, a)
+		c.add(k, a, sum)
+		if out != nil {
+			c.store(k, a, Mem{Base: out, Disp: k * c.i.Bytes})
+		}
+	}
+}
+
+// scaleStore multiplies the chunk acc by inv and stores it at out.
+func (c chunkVecs) scaleStore(acc []reg.VecVirtual, inv reg.VecVirtual, out reg.Register) {
+	for k, a := range acc {
+		VMULPD(inv, a, a)
+		c.store(k, a, Mem{Base: out, Disp: k * c.i.Bytes})
+	}
+}
+
 // rowSum returns an xmm register whose low lane is Σ src[0:n].
 func rowSum(i *ISA, src, n reg.Register) reg.Register {
 	acc := i.Vecs(2)
@@ -239,11 +330,21 @@ func rowSum(i *ISA, src, n reg.Register) reg.Register {
 // recip stores s to out and returns the broadcast vector 1/s.
 func recip(i *ISA, s reg.Register, out Mem) reg.VecVirtual {
 	VMOVSD(s, out)
+	return broadcast(i, inverse(s))
+}
+
+// inverse returns an xmm register whose low lane is 1/x.
+func inverse(x Op) reg.VecVirtual {
 	one := XMM()
 	VMOVSD(ConstF64("fbone", 1), one)
-	VDIVSD(s, one, one)
+	VDIVSD(x, one, one)
+	return one
+}
+
+// broadcast returns a vector of x's low lane (x: xmm or memory).
+func broadcast(i *ISA, x Op) reg.VecVirtual {
 	v := i.Vec()
-	VBROADCASTSD(one, v)
+	VBROADCASTSD(x, v)
 	return v
 }
 
@@ -308,7 +409,14 @@ func chunk(i *ISA, M, j0 reg.Register, nbMax int) (nv, r reg.GPVirtual) {
 	MOVQ(U32(i.W), r)
 	CMPQ(left, U32(nbMax*i.W))
 	JAE(LabelRef(full))
-	// nv = (left+W−1)/W, r = left − (nv−1)·W
+	lastVec(i, left, nv, r)
+	Label(full)
+	return nv, r
+}
+
+// lastVec sets nv = ⌈left/W⌉, the vectors of a chunk of left ≥ 1 elements,
+// and r = left − (nv−1)·W ∈ [1, W], the lanes of the last.
+func lastVec(i *ISA, left, nv, r reg.Register) {
 	LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
 	SHRQ(U8(log2(i.W)), nv)
 	MOVQ(nv, r)
@@ -316,8 +424,6 @@ func chunk(i *ISA, M, j0 reg.Register, nbMax int) (nv, r reg.GPVirtual) {
 	SUBQ(left, r)
 	NEGQ(r)
 	ADDQ(U32(i.W), r)
-	Label(full)
-	return nv, r
 }
 
 func log2(w int) int {
@@ -353,13 +459,10 @@ func pack(i *ISA, src, sstride, dst, rows reg.Register, nv int, m Mask, prefetch
 	MOVQ(dst, d)
 	MOVQ(rows, n)
 	Label(loop)
+	cv := chunkVecs{i: i, n: nv, m: m}
 	for v := 0; v < nv; v++ {
 		t := i.Vec()
-		if v < nv-1 {
-			VMOVUPD(Mem{Base: s, Disp: v * i.Bytes}, t)
-		} else {
-			i.LoadMasked(m, Mem{Base: s, Disp: v * i.Bytes}, t)
-		}
+		cv.load(v, Mem{Base: s, Disp: v * i.Bytes}, t)
 		VMOVUPD(t, Mem{Base: d, Disp: v * i.Bytes})
 	}
 	for off := 0; prefetch > 0 && off < prefetch; off += 64 {
@@ -371,6 +474,23 @@ func pack(i *ISA, src, sstride, dst, rows reg.Register, nv int, m Mask, prefetch
 	JNZ(LabelRef(loop))
 }
 
+// rowBytes loads M·8, the stride of a row in bytes.
+func rowBytes() reg.Register {
+	r := Load(Param("M"), GP64())
+	SHLQ(U8(3), r)
+	return r
+}
+
+// packAll packs all M rows of the M×M matrix param src, v vectors a row, into
+// the buffer whose address is in the slot pb.
+func packAll(i *ISA, src string, pb Mem, v int, m Mask) {
+	M := Load(Param("M"), GP64())
+	M8 := GP64()
+	MOVQ(M, M8)
+	SHLQ(U8(3), M8)
+	pack(i, Load(Param(src).Base(), GP64()), M8, ldq(pb), M, v, m, 0)
+}
+
 // local is an 8-byte stack slot.
 func local() Mem { return AllocLocal(8) }
 
@@ -378,6 +498,84 @@ func ldq(m Mem) reg.GPVirtual {
 	r := GP64()
 	MOVQ(m, r)
 	return r
+}
+
+// The loops below keep their counters in stack slots: the bodies need every
+// register they can get, and a reload is cheap next to a block.
+
+// countLoop runs body for each value of the slot ctr up to param limit
+// (exclusive), ctr's register in hand; the caller sets ctr's start.
+func countLoop(i *ISA, tag string, ctr Mem, limit string, body func(k reg.GPVirtual)) {
+	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
+	Label(loop)
+	k := ldq(ctr)
+	CMPQ(k, Load(Param(limit), GP64()))
+	JAE(LabelRef(end))
+	body(k)
+	k = ldq(ctr)
+	INCQ(k)
+	MOVQ(k, ctr)
+	JMP(LabelRef(loop))
+	Label(end)
+}
+
+// chunkLoop walks a row of M in chunks of up to nb vectors, the first column
+// of each in the slot j0l, and runs body(v, m) for a chunk of v vectors
+// whose last is under the tail mask m. rl is a slot for the mask's lane
+// count, from which inner loops rebuild the mask rather than keep a
+// register (on AVX2 a vector) live across the block.
+func chunkLoop(i *ISA, tag string, j0l, rl Mem, nb int, body func(v int, m Mask)) {
+	MOVQ(U32(0), j0l)
+	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
+	Label(loop)
+	j0 := ldq(j0l)
+	M := Load(Param("M"), GP64())
+	CMPQ(j0, M)
+	JAE(LabelRef(end))
+	nv, r := chunk(i, M, j0, nb)
+	MOVQ(r, rl)
+	switchN(i, nv, nb, func(v int) { body(v, i.TailMask(ldq(rl))) })
+	j0 = ldq(j0l)
+	ADDQ(U32(nb*i.W), j0)
+	MOVQ(j0, j0l)
+	JMP(LabelRef(loop))
+	Label(end)
+}
+
+// packPanel packs the current chunk (v vectors from column j0l, the last
+// under m) of rows row0 .. row0+rows−1 of the M-column matrix param src
+// into the panel pb, prefetching the next chunk's columns.
+func packPanel(i *ISA, src string, row0, rows, j0l, pb Mem, v, nbMax int, m Mask) {
+	M8 := rowBytes()
+	p := ldq(row0)
+	IMULQ(M8, p)
+	ADDQ(Load(Param(src).Base(), GP64()), p)
+	j0 := ldq(j0l)
+	LEAQ(Mem{Base: p, Index: j0, Scale: 8}, p)
+	pack(i, p, M8, ldq(pb), ldq(rows), v, m, nbMax*i.Bytes)
+}
+
+// blockLoop walks the param limit rows in blocks of up to kbMax, the first
+// row of each in the slot blk, and runs body(kb) for a block of kb rows.
+func blockLoop(i *ISA, tag string, blk Mem, limit string, kbMax int, body func(kb int)) {
+	MOVQ(U32(0), blk)
+	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
+	Label(loop)
+	k0 := ldq(blk)
+	n := Load(Param(limit), GP64())
+	CMPQ(k0, n)
+	JAE(LabelRef(end))
+	SUBQ(k0, n)
+	kb := GP64()
+	MOVQ(U32(kbMax), kb)
+	CMPQ(kb, n)
+	CMOVQGT(n, kb)
+	switchN(i, kb, kbMax, body)
+	k0 = ldq(blk)
+	ADDQ(U32(kbMax), k0)
+	MOVQ(k0, blk)
+	JMP(LabelRef(loop))
+	Label(end)
 }
 
 // ---------------------------------------------------------------------------
@@ -408,39 +606,22 @@ func genForward(i *ISA) {
 		left := Load(Param("M"), GP64())
 		nv := GP64()
 		r := GP64()
-		LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
-		SHRQ(U8(log2(i.W)), nv)
-		MOVQ(nv, r)
-		SHLQ(U8(log2(i.W)), r)
-		SUBQ(left, r)
-		NEGQ(r)
-		ADDQ(U32(i.W), r)
+		lastVec(i, left, nv, r)
 		rl := local()
 		MOVQ(r, rl)
-		// Up to packVecs vectors a row, E is first copied to an aligned
-		// stack buffer with rows padded to whole vectors: no load of the
-		// hot loop then straddles two cache lines.
-		packVecs := 8
-		if !i.Is512() {
-			packVecs = 6
-		}
+		// Up to packVecs vectors a row, E is packed.
+		packVecs := maxPackVecs(i)
 		pb := panel(packVecs * i.W * packVecs * i.W * 8)
 		eb, es := local(), local()
 		switchN(i, nv, nb, func(v int) {
 			m := i.TailMask(ldq(rl))
 			if v <= packVecs {
-				M := Load(Param("M"), GP64())
-				M8 := GP64()
-				MOVQ(M, M8)
-				SHLQ(U8(3), M8)
-				pack(i, Load(Param("e").Base(), GP64()), M8, ldq(pb), M, v, m, 0)
+				packAll(i, "e", pb, v, m)
 				MOVQ(ldq(pb), eb)
 				MOVQ(U32(v*i.Bytes), es)
 			} else {
 				MOVQ(Load(Param("e").Base(), GP64()), eb)
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
-				MOVQ(M8, es)
+				MOVQ(rowBytes(), es)
 			}
 			T := Load(Param("T"), GP64())
 			t := GP64()
@@ -448,8 +629,7 @@ func genForward(i *ISA) {
 			prev := Load(Param("alpha").Base(), GP64())
 			psi := Load(Param("psi").Base(), GP64())
 			scale := Load(Param("scale").Base(), GP64())
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+			M8 := rowBytes()
 			ADDQ(M8, psi)
 			ADDQ(U8(8), scale)
 			loop, end := newLabel(i, "t"), newLabel(i, "tend")
@@ -461,34 +641,15 @@ func genForward(i *ISA) {
 				p := GP64()
 				MOVQ(prev, p)
 				n := Load(Param("M"), GP64())
-				b := &block{kb: 1, nb: v, chains: 2, q: q, s2: es, n: n, mask: m, packed: v <= packVecs,
-					bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
-					step:  func() { ADDQ(U8(8), p) }}
-				acc := b.emit(i)[0]
+				acc := vecMat(i, p, q, es, n, chunkVecs{i: i, n: v, m: m, padded: v <= packVecs})
 				ADDQ(M8, prev)
 				sum := i.Vec()
 				i.Zero(sum)
-				for k := 0; k < v; k++ {
-					if k < v-1 {
-						VMULPD(Mem{Base: psi, Disp: k * i.Bytes}, acc[k], acc[k])
-						VADDPD(acc[k], sum, sum)
-					} else {
-						t := i.Vec()
-						i.LoadMasked(m, Mem{Base: psi, Disp: k * i.Bytes}, t)
-						VMULPD(t, acc[k], acc[k])
-						addMasked(i, m, acc[k], sum)
-					}
-				}
+				cv := chunkVecs{i: i, n: v, m: m}
+				cv.mulPsi(acc, psi, sum, nil)
 				s := i.HSum(sum)
 				inv := recip(i, s, Mem{Base: scale})
-				for k := 0; k < v; k++ {
-					VMULPD(inv, acc[k], acc[k])
-					if k < v-1 {
-						VMOVUPD(acc[k], Mem{Base: prev, Disp: k * i.Bytes})
-					} else {
-						i.StoreMasked(m, acc[k], Mem{Base: prev, Disp: k * i.Bytes})
-					}
-				}
+				cv.scaleStore(acc, inv, prev)
 			}
 			ADDQ(M8, psi)
 			ADDQ(U8(8), scale)
@@ -503,16 +664,11 @@ func genForward(i *ISA) {
 	// scales the row.
 	Label(multi)
 	{
-		tl, prevl, sumv, j0l := local(), local(), AllocLocal(i.Bytes), local()
+		tl, prevl, sumv, j0l, rl := local(), local(), AllocLocal(i.Bytes), local(), local()
 		MOVQ(U32(1), tl)
-		loop, end := newLabel(i, "mt"), newLabel(i, "mtend")
-		Label(loop)
-		t := ldq(tl)
-		CMPQ(t, Load(Param("T"), GP64()))
-		JAE(LabelRef(end))
-		{
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+		countLoop(i, "mt", tl, "T", func(t reg.GPVirtual) {
+			// prev = row t−1 of alpha; the row sum starts at 0.
+			M8 := rowBytes()
 			prev := Load(Param("alpha").Base(), GP64())
 			tm := GP64()
 			MOVQ(t, tm)
@@ -523,31 +679,15 @@ func genForward(i *ISA) {
 			z := i.Vec()
 			i.Zero(z)
 			VMOVUPD(z, sumv)
-			MOVQ(U32(0), j0l)
-		}
-		cl, cend := newLabel(i, "chunk"), newLabel(i, "chunkend")
-		Label(cl)
-		{
-			j0 := ldq(j0l)
-			M := Load(Param("M"), GP64())
-			CMPQ(j0, M)
-			JAE(LabelRef(cend))
-			nv, r := chunk(i, M, j0, nb)
-			rl := local()
-			MOVQ(r, rl)
-			switchN(i, nv, nb, func(v int) {
-				m := i.TailMask(ldq(rl))
+			chunkLoop(i, "chunk", j0l, rl, nb, func(v int, m Mask) {
 				j0 := ldq(j0l)
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
+				M8 := rowBytes()
 				q := Load(Param("e").Base(), GP64())
 				LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
 				p := ldq(prevl)
 				n := Load(Param("M"), GP64())
-				b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
-					bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
-					step:  func() { ADDQ(U8(8), p) }}
-				acc := b.emit(i)[0]
+				cv := chunkVecs{i: i, n: v, m: m}
+				acc := vecMat(i, p, q, M8, n, cv)
 				// Row t of psi and alpha at column j0.
 				off := ldq(tl)
 				IMULQ(M8, off)
@@ -558,44 +698,20 @@ func genForward(i *ISA) {
 				ADDQ(off, cur)
 				sum := i.Vec()
 				VMOVUPD(sumv, sum)
-				for k := 0; k < v; k++ {
-					if k < v-1 {
-						VMULPD(Mem{Base: psi, Disp: k * i.Bytes}, acc[k], acc[k])
-						VADDPD(acc[k], sum, sum)
-						VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-					} else {
-						t := i.Vec()
-						i.LoadMasked(m, Mem{Base: psi, Disp: k * i.Bytes}, t)
-						VMULPD(t, acc[k], acc[k])
-						addMasked(i, m, acc[k], sum)
-						i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-					}
-				}
+				cv.mulPsi(acc, psi, sum, cur)
 				VMOVUPD(sum, sumv)
 			})
-			j0 = ldq(j0l)
-			ADDQ(U32(nb*i.W), j0)
-			MOVQ(j0, j0l)
-			JMP(LabelRef(cl))
-		}
-		Label(cend)
-		{
 			sum := i.Vec()
 			VMOVUPD(sumv, sum)
 			s := i.HSum(sum)
 			scale := Load(Param("scale").Base(), GP64())
-			t := ldq(tl)
+			t = ldq(tl)
 			inv := recip(i, s, Mem{Base: scale, Index: t, Scale: 8})
 			M := Load(Param("M"), GP64())
 			cur := ldq(prevl)
 			LEAQ(Mem{Base: cur, Index: M, Scale: 8}, cur)
 			mulRow(i, cur, cur, M, inv)
-			t = ldq(tl)
-			INCQ(t)
-			MOVQ(t, tl)
-			JMP(LabelRef(loop))
-		}
-		Label(end)
+		})
 		Ret()
 	}
 }
@@ -630,43 +746,27 @@ func genBackward(i *ISA) {
 		})
 	}
 	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
-	// Up to packVecs vectors a row (one chunk), Eᵀ is packed into an
-	// aligned stack buffer and w = Ψ_{t+1}∘β_{t+1} is formed in row t of
-	// beta before the products overwrite it.
-	packVecs := 8
-	if !i.Is512() {
-		packVecs = 6
-	}
+	// Up to packVecs vectors a row (one chunk), Eᵀ is packed and
+	// w = Ψ_{t+1}∘β_{t+1} is formed in row t of beta before the products
+	// overwrite it.
+	packVecs := maxPackVecs(i)
 	pb := panel(packVecs * i.W * packVecs * i.W * 8)
 	{
 		left := Load(Param("M"), GP64())
 		CMPQ(left, U32(packVecs*i.W))
 		JA(LabelRef(loop))
 		nv, r := GP64(), GP64()
-		LEAQ(Mem{Base: left, Disp: i.W - 1}, nv)
-		SHRQ(U8(log2(i.W)), nv)
-		MOVQ(nv, r)
-		SHLQ(U8(log2(i.W)), r)
-		SUBQ(left, r)
-		NEGQ(r)
-		ADDQ(U32(i.W), r)
+		lastVec(i, left, nv, r)
 		MOVQ(r, rl)
 		switchN(i, nv, packVecs, func(v int) {
 			m := i.TailMask(ldq(rl))
-			{
-				M := Load(Param("M"), GP64())
-				M8 := GP64()
-				MOVQ(M, M8)
-				SHLQ(U8(3), M8)
-				pack(i, Load(Param("et").Base(), GP64()), M8, ldq(pb), M, v, m, 0)
-			}
+			packAll(i, "et", pb, v, m)
 			tloop, tend := newLabel(i, "pt"), newLabel(i, "ptend")
 			Label(tloop)
 			t := ldq(tl)
 			TESTQ(t, t)
 			JZ(LabelRef(tend))
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+			M8 := rowBytes()
 			off := GP64()
 			MOVQ(t, off)
 			IMULQ(M8, off)
@@ -677,50 +777,27 @@ func genBackward(i *ISA) {
 			cur := GP64()
 			MOVQ(nxt, cur)
 			SUBQ(M8, cur)
+			cv := chunkVecs{i: i, n: v, m: m}
 			for k := 0; k < v; k++ {
 				x := i.Vec()
-				if k < v-1 {
-					VMOVUPD(Mem{Base: ps, Disp: k * i.Bytes}, x)
-					VMULPD(Mem{Base: nxt, Disp: k * i.Bytes}, x, x)
-					VMOVUPD(x, Mem{Base: cur, Disp: k * i.Bytes})
-				} else {
-					y := i.Vec()
-					i.LoadMasked(m, Mem{Base: ps, Disp: k * i.Bytes}, x)
-					i.LoadMasked(m, Mem{Base: nxt, Disp: k * i.Bytes}, y)
-					VMULPD(y, x, x)
-					i.StoreMasked(m, x, Mem{Base: cur, Disp: k * i.Bytes})
-				}
+				cv.load(k, Mem{Base: ps, Disp: k * i.Bytes}, x)
+				VMULPD(cv.operand(k, Mem{Base: nxt, Disp: k * i.Bytes}), x, x)
+				cv.store(k, x, Mem{Base: cur, Disp: k * i.Bytes})
 			}
 			p := GP64()
 			MOVQ(cur, p)
 			n := Load(Param("M"), GP64())
-			b := &block{kb: 1, nb: v, chains: 2, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
-				bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
-				step:  func() { ADDQ(U8(8), p) }}
-			acc := b.emit(i)[0]
+			acc := vecMat(i, p, ldq(pb), U32(v*i.Bytes), n, chunkVecs{i: i, n: v, m: m, padded: true})
 			scale := Load(Param("scale").Base(), GP64())
 			t = ldq(tl)
-			one := XMM()
-			VMOVSD(ConstF64("fbone", 1), one)
-			VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
-			inv := i.Vec()
-			VBROADCASTSD(one, inv)
+			inv := broadcast(i, inverse(Mem{Base: scale, Index: t, Scale: 8}))
 			DECQ(t)
 			MOVQ(t, tl)
-			M8 = Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
+			M8 = rowBytes()
 			IMULQ(M8, t)
-			cur2 := Load(Param("beta").Base(), GP64())
-			ADDQ(t, cur2)
-			cur = cur2.(reg.GPVirtual)
-			for k := 0; k < v; k++ {
-				VMULPD(inv, acc[k], acc[k])
-				if k < v-1 {
-					VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-				} else {
-					i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-				}
-			}
+			out := Load(Param("beta").Base(), GP64())
+			ADDQ(t, out)
+			cv.scaleStore(acc, inv, out)
 			JMP(LabelRef(tloop))
 			Label(tend)
 		})
@@ -732,67 +809,39 @@ func genBackward(i *ISA) {
 		TESTQ(t, t)
 		JZ(LabelRef(end))
 		scale := Load(Param("scale").Base(), GP64())
-		one := XMM()
-		VMOVSD(ConstF64("fbone", 1), one)
-		VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
-		VMOVSD(one, invl)
-		MOVQ(U32(0), j0l)
+		VMOVSD(inverse(Mem{Base: scale, Index: t, Scale: 8}), invl)
 	}
-	cl, cend := newLabel(i, "bchunk"), newLabel(i, "bchunkend")
-	Label(cl)
-	{
+	chunkLoop(i, "bchunk", j0l, rl, nb, func(v int, m Mask) {
 		j0 := ldq(j0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(j0, M)
-		JAE(LabelRef(cend))
-		nv, r := chunk(i, M, j0, nb)
-		MOVQ(r, rl)
-		switchN(i, nv, nb, func(v int) {
-			m := i.TailMask(ldq(rl))
-			j0 := ldq(j0l)
-			M8 := Load(Param("M"), GP64())
-			SHLQ(U8(3), M8)
-			q := Load(Param("et").Base(), GP64())
-			LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
-			off := ldq(tl)
-			IMULQ(M8, off) // (t+1)·M·8
-			p := Load(Param("beta").Base(), GP64())
-			ADDQ(off, p)
-			pp := Load(Param("psi").Base(), GP64())
-			ADDQ(off, pp)
-			n := Load(Param("M"), GP64())
-			b := &block{kb: 1, nb: v, chains: 2, q: q, s2: M8, n: n, mask: m,
-				bcast: func(_ int, dst reg.VecVirtual) {
-					x := XMM()
-					VMOVSD(Mem{Base: pp}, x)
-					VMULSD(Mem{Base: p}, x, x)
-					VBROADCASTSD(x, dst)
-				},
-				step: func() { ADDQ(U8(8), p); ADDQ(U8(8), pp) }}
-			acc := b.emit(i)[0]
-			cur := Load(Param("beta").Base(), GP64())
-			off = ldq(tl)
-			DECQ(off)
-			IMULQ(M8, off)
-			LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
-			ADDQ(off, cur)
-			inv := i.Vec()
-			VBROADCASTSD(invl, inv)
-			for k := 0; k < v; k++ {
-				VMULPD(inv, acc[k], acc[k])
-				if k < v-1 {
-					VMOVUPD(acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-				} else {
-					i.StoreMasked(m, acc[k], Mem{Base: cur, Disp: k * i.Bytes})
-				}
-			}
-		})
-		j0 = ldq(j0l)
-		ADDQ(U32(nb*i.W), j0)
-		MOVQ(j0, j0l)
-		JMP(LabelRef(cl))
-	}
-	Label(cend)
+		M8 := rowBytes()
+		q := Load(Param("et").Base(), GP64())
+		LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
+		off := ldq(tl)
+		IMULQ(M8, off) // (t+1)·M·8
+		p := Load(Param("beta").Base(), GP64())
+		ADDQ(off, p)
+		pp := Load(Param("psi").Base(), GP64())
+		ADDQ(off, pp)
+		n := Load(Param("M"), GP64())
+		cv := chunkVecs{i: i, n: v, m: m}
+		// As vecMat, but broadcasting Ψ_{t+1}·β_{t+1} formed on the fly.
+		b := &block{kb: 1, chains: 2, cols: cv, q: q, s2: M8, n: n,
+			bcast: func(_ int, dst reg.VecVirtual) {
+				x := XMM()
+				VMOVSD(Mem{Base: pp}, x)
+				VMULSD(Mem{Base: p}, x, x)
+				VBROADCASTSD(x, dst)
+			},
+			step: func() { ADDQ(U8(8), p); ADDQ(U8(8), pp) }}
+		acc := b.emit(i)[0]
+		cur := Load(Param("beta").Base(), GP64())
+		off = ldq(tl)
+		DECQ(off)
+		IMULQ(M8, off)
+		LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+		ADDQ(off, cur)
+		cv.scaleStore(acc, broadcast(i, invl), cur)
+	})
 	{
 		t := ldq(tl)
 		DECQ(t)
@@ -817,13 +866,8 @@ func genBatch(i *ISA) {
 	pb := panel(batchPanelRows * nbMax * i.Bytes)
 
 	// t = 0: normalise every sequence's first row.
-	{
-		MOVQ(U32(0), kl)
-		loop, end := newLabel(i, "k0"), newLabel(i, "k0end")
-		Label(loop)
-		k := ldq(kl)
-		CMPQ(k, Load(Param("K"), GP64()))
-		JAE(LabelRef(end))
+	MOVQ(U32(0), kl)
+	countLoop(i, "k0", kl, "K", func(k reg.GPVirtual) {
 		M := Load(Param("M"), GP64())
 		off := GP64()
 		MOVQ(k, off)
@@ -834,19 +878,9 @@ func genBatch(i *ISA) {
 		LEAQ(Mem{Base: psi, Index: off, Scale: 8}, psi)
 		scale := Load(Param("scale").Base(), GP64())
 		normalizeRow(i, alpha, psi, M, Mem{Base: scale, Index: k, Scale: 8})
-		k = ldq(kl)
-		INCQ(k)
-		MOVQ(k, kl)
-		JMP(LabelRef(loop))
-		Label(end)
-	}
+	})
 	MOVQ(U32(1), tl)
-	tloop, tend := newLabel(i, "t"), newLabel(i, "tend")
-	Label(tloop)
-	{
-		t := ldq(tl)
-		CMPQ(t, Load(Param("T"), GP64()))
-		JAE(LabelRef(tend))
+	countLoop(i, "t", tl, "T", func(t reg.GPVirtual) {
 		// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
 		KM8 := Load(Param("K"), GP64())
 		IMULQ(Load(Param("M"), GP64()), KM8)
@@ -859,64 +893,31 @@ func genBatch(i *ISA) {
 		ADDQ(KM8, prev)
 		MOVQ(prev, curl)
 		MOVQ(U32(0), i0l)
-	}
-	iloop, iend := newLabel(i, "i0"), newLabel(i, "i0end")
-	Label(iloop)
-	{
-		i0 := ldq(i0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(i0, M)
-		JAE(LabelRef(iend))
-		ni := Load(Param("ib"), GP64())
-		lim := GP64()
-		MOVQ(U32(batchPanelRows), lim)
-		CMPQ(ni, lim)
-		CMOVQGT(lim, ni)
-		SUBQ(i0, M)
-		CMPQ(ni, M)
-		CMOVQGT(M, ni)
-		MOVQ(ni, nil_)
-		MOVQ(U32(0), j0l)
-	}
-	jloop, jend := newLabel(i, "jc"), newLabel(i, "jcend")
-	Label(jloop)
-	{
-		j0 := ldq(j0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(j0, M)
-		JAE(LabelRef(jend))
-		nv, r := chunk(i, M, j0, nbMax)
-		MOVQ(r, rl)
-		switchN(i, nv, nbMax, func(v int) {
+
+		iloop, iend := newLabel(i, "i0"), newLabel(i, "i0end")
+		Label(iloop)
+		{
+			i0 := ldq(i0l)
+			M := Load(Param("M"), GP64())
+			CMPQ(i0, M)
+			JAE(LabelRef(iend))
+			ni := Load(Param("ib"), GP64())
+			lim := GP64()
+			MOVQ(U32(batchPanelRows), lim)
+			CMPQ(ni, lim)
+			CMOVQGT(lim, ni)
+			SUBQ(i0, M)
+			CMPQ(ni, M)
+			CMOVQGT(M, ni)
+			MOVQ(ni, nil_)
+		}
+		chunkLoop(i, "jc", j0l, rl, nbMax, func(v int, m Mask) {
 			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
 			// aligned panel; every sequence then reads it from L1.
-			{
+			packPanel(i, "e", i0l, nil_, j0l, pb, v, nbMax, m)
+			blockLoop(i, "kb", k0l, "K", kbMax, func(kbv int) {
 				m := i.TailMask(ldq(rl))
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
-				src := ldq(i0l)
-				IMULQ(M8, src)
-				ADDQ(Load(Param("e").Base(), GP64()), src)
-				j0 := ldq(j0l)
-				LEAQ(Mem{Base: src, Index: j0, Scale: 8}, src)
-				pack(i, src, M8, ldq(pb), ldq(nil_), v, m, nbMax*i.Bytes)
-				MOVQ(U32(0), k0l)
-			}
-			kloop, kend := newLabel(i, "kb"), newLabel(i, "kbend")
-			Label(kloop)
-			k0 := ldq(k0l)
-			K := Load(Param("K"), GP64())
-			CMPQ(k0, K)
-			JAE(LabelRef(kend))
-			SUBQ(k0, K)
-			kb := GP64()
-			MOVQ(U32(kbMax), kb)
-			CMPQ(kb, K)
-			CMOVQGT(K, kb)
-			switchN(i, kb, kbMax, func(kbv int) {
-				m := i.TailMask(ldq(rl))
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
+				M8 := rowBytes()
 				i0 := ldq(i0l)
 				// p = prev + k0·M·8 + i0·8
 				p := ldq(k0l)
@@ -925,14 +926,11 @@ func genBatch(i *ISA) {
 				ADDQ(prevl, p)
 				sk3 := GP64()
 				LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
-				var p2 reg.GPVirtual
-				if kbv > 4 {
-					p2 = GP64()
-					LEAQ(Mem{Base: p, Index: M8, Scale: 4}, p2)
-				}
+				p2 := kaddr2(p, M8, kbv)
 				q := ldq(pb)
 				n := ldq(nil_)
-				b := &block{kb: kbv, nb: v, chains: 1, q: q, s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
+				cv := chunkVecs{i: i, n: v, m: m}
+				b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: q, s2: U32(v * i.Bytes), n: n,
 					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(kaddr(p, p2, M8, sk3, k, 0), dst) },
 					step: func() {
 						ADDQ(U8(8), p)
@@ -947,11 +945,7 @@ func genBatch(i *ISA) {
 				j0 := ldq(j0l)
 				LEAQ(Mem{Base: o, Index: j0, Scale: 8}, o)
 				ADDQ(curl, o)
-				var o2 reg.GPVirtual
-				if kbv > 4 {
-					o2 = GP64()
-					LEAQ(Mem{Base: o, Index: M8, Scale: 4}, o2)
-				}
+				o2 := kaddr2(o, M8, kbv)
 				first := newLabel(i, "first")
 				i0 = ldq(i0l)
 				TESTQ(i0, i0)
@@ -959,90 +953,53 @@ func genBatch(i *ISA) {
 				for k := 0; k < kbv; k++ {
 					for c := 0; c < v; c++ {
 						a := kaddr(o, o2, M8, sk3, k, c*i.Bytes)
-						if c < v-1 {
-							VADDPD(a, acc[k][c], acc[k][c])
-						} else {
-							t := i.Vec()
-							i.LoadMasked(m, a, t)
-							VADDPD(t, acc[k][c], acc[k][c])
-						}
+						VADDPD(cv.operand(c, a), acc[k][c], acc[k][c])
 					}
 				}
 				Label(first)
 				for k := 0; k < kbv; k++ {
 					for c := 0; c < v; c++ {
-						a := kaddr(o, o2, M8, sk3, k, c*i.Bytes)
-						if c < v-1 {
-							VMOVUPD(acc[k][c], a)
-						} else {
-							i.StoreMasked(m, acc[k][c], a)
-						}
+						cv.store(c, acc[k][c], kaddr(o, o2, M8, sk3, k, c*i.Bytes))
 					}
 				}
 			})
-			k0 = ldq(k0l)
-			ADDQ(U32(kbMax), k0)
-			MOVQ(k0, k0l)
-			JMP(LabelRef(kloop))
-			Label(kend)
 		})
-		j0 = ldq(j0l)
-		ADDQ(U32(nbMax*i.W), j0)
-		MOVQ(j0, j0l)
-		JMP(LabelRef(jloop))
-	}
-	Label(jend)
-	{
-		i0 := ldq(i0l)
-		ADDQ(ldq(nil_), i0)
-		MOVQ(i0, i0l)
-		JMP(LabelRef(iloop))
-	}
-	Label(iend)
-	// Ψ, sums and scaling, sequence by sequence.
-	{
+		{
+			i0 := ldq(i0l)
+			ADDQ(ldq(nil_), i0)
+			MOVQ(i0, i0l)
+			JMP(LabelRef(iloop))
+		}
+		Label(iend)
+
+		// Ψ, sums and scaling, sequence by sequence.
 		MOVQ(U32(0), kl)
-		loop, end := newLabel(i, "norm"), newLabel(i, "normend")
-		Label(loop)
-		k := ldq(kl)
-		CMPQ(k, Load(Param("K"), GP64()))
-		JAE(LabelRef(end))
-		M := Load(Param("M"), GP64())
-		off := GP64()
-		MOVQ(k, off)
-		IMULQ(M, off)
-		cur := ldq(curl)
-		LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
-		// psi row t·K+k = (cur − alpha) + psi
-		psi := Load(Param("psi").Base(), GP64())
-		ADDQ(cur, psi)
-		SUBQ(Load(Param("alpha").Base(), GP64()), psi)
-		s := mulSumRow(i, cur, psi, M)
-		// scale index t·K + k
-		si := ldq(tl)
-		IMULQ(Load(Param("K"), GP64()), si)
-		ADDQ(ldq(kl), si)
-		scale := Load(Param("scale").Base(), GP64())
-		inv := recip(i, s, Mem{Base: scale, Index: si, Scale: 8})
-		cur = ldq(curl)
-		off = ldq(kl)
-		M = Load(Param("M"), GP64())
-		IMULQ(M, off)
-		LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
-		mulRow(i, cur, cur, M, inv)
-		k = ldq(kl)
-		INCQ(k)
-		MOVQ(k, kl)
-		JMP(LabelRef(loop))
-		Label(end)
-	}
-	{
-		t := ldq(tl)
-		INCQ(t)
-		MOVQ(t, tl)
-		JMP(LabelRef(tloop))
-	}
-	Label(tend)
+		countLoop(i, "norm", kl, "K", func(k reg.GPVirtual) {
+			M := Load(Param("M"), GP64())
+			off := GP64()
+			MOVQ(k, off)
+			IMULQ(M, off)
+			cur := ldq(curl)
+			LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
+			// psi row t·K+k = (cur − alpha) + psi
+			psi := Load(Param("psi").Base(), GP64())
+			ADDQ(cur, psi)
+			SUBQ(Load(Param("alpha").Base(), GP64()), psi)
+			s := mulSumRow(i, cur, psi, M)
+			// scale index t·K + k
+			si := ldq(tl)
+			IMULQ(Load(Param("K"), GP64()), si)
+			ADDQ(ldq(kl), si)
+			scale := Load(Param("scale").Base(), GP64())
+			inv := recip(i, s, Mem{Base: scale, Index: si, Scale: 8})
+			cur = ldq(curl)
+			off = ldq(kl)
+			M = Load(Param("M"), GP64())
+			IMULQ(M, off)
+			LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
+			mulRow(i, cur, cur, M, inv)
+		})
+	})
 	Ret()
 }
 
@@ -1060,18 +1017,9 @@ func genTransitions(i *ISA) {
 
 	// work row t−1 = Ψ_t ∘ β_t · (1/scale_t), t = 1..T−1.
 	MOVQ(U32(1), tl)
-	{
-		loop, end := newLabel(i, "bb"), newLabel(i, "bbend")
-		Label(loop)
-		t := ldq(tl)
-		CMPQ(t, Load(Param("T"), GP64()))
-		JAE(LabelRef(end))
+	countLoop(i, "bb", tl, "T", func(t reg.GPVirtual) {
 		scale := Load(Param("scale").Base(), GP64())
-		one := XMM()
-		VMOVSD(ConstF64("fbone", 1), one)
-		VDIVSD(Mem{Base: scale, Index: t, Scale: 8}, one, one)
-		inv := i.Vec()
-		VBROADCASTSD(one, inv)
+		inv := broadcast(i, inverse(Mem{Base: scale, Index: t, Scale: 8}))
 		M := Load(Param("M"), GP64())
 		off := GP64()
 		MOVQ(t, off)
@@ -1103,12 +1051,7 @@ func genTransitions(i *ISA) {
 			VMULPD(inv, x, x)
 			i.StoreMasked(m, x, Addr(w, idx, 0))
 		})
-		t = ldq(tl)
-		INCQ(t)
-		MOVQ(t, tl)
-		JMP(LabelRef(loop))
-		Label(end)
-	}
+	})
 
 	// C = Aᵀ·B by blocks of up to transPanelRows positions: each block's
 	// columns j0.. of B (work) are packed into an aligned panel that every
@@ -1128,120 +1071,65 @@ func genTransitions(i *ISA) {
 		CMPQ(n, lim)
 		CMOVQGT(lim, n)
 		MOVQ(n, ntl)
-		MOVQ(U32(0), j0l)
 	}
-	jloop, jend := newLabel(i, "tj"), newLabel(i, "tjend")
-	Label(jloop)
-	{
-		j0 := ldq(j0l)
-		M := Load(Param("M"), GP64())
-		CMPQ(j0, M)
-		JAE(LabelRef(jend))
-		nv, r := chunk(i, M, j0, nbMax)
-		MOVQ(r, rl)
-		switchN(i, nv, nbMax, func(v int) {
-			{
-				m := i.TailMask(ldq(rl))
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
-				src := ldq(t0l)
-				IMULQ(M8, src)
-				ADDQ(Load(Param("work").Base(), GP64()), src)
-				j0 := ldq(j0l)
-				LEAQ(Mem{Base: src, Index: j0, Scale: 8}, src)
-				pack(i, src, M8, ldq(pb), ldq(ntl), v, m, nbMax*i.Bytes)
-				MOVQ(U32(0), i0l)
-			}
-			iloop, iend := newLabel(i, "ti"), newLabel(i, "tiend")
-			Label(iloop)
+	chunkLoop(i, "tj", j0l, rl, nbMax, func(v int, m Mask) {
+		// Positions t0.. of work, columns j0.., into the panel.
+		packPanel(i, "work", t0l, ntl, j0l, pb, v, nbMax, m)
+		blockLoop(i, "ti", i0l, "M", kbMax, func(kbv int) {
+			m := i.TailMask(ldq(rl))
+			M8 := rowBytes()
+			// p = alpha + t0·M·8 + i0·8, rows k at +8k, steps of M·8
+			p := ldq(t0l)
+			IMULQ(M8, p)
+			ADDQ(Load(Param("alpha").Base(), GP64()), p)
 			i0 := ldq(i0l)
-			M := Load(Param("M"), GP64())
-			CMPQ(i0, M)
-			JAE(LabelRef(iend))
-			SUBQ(i0, M)
-			kb := GP64()
-			MOVQ(U32(kbMax), kb)
-			CMPQ(kb, M)
-			CMOVQGT(M, kb)
-			switchN(i, kb, kbMax, func(kbv int) {
-				m := i.TailMask(ldq(rl))
-				M8 := Load(Param("M"), GP64())
-				SHLQ(U8(3), M8)
-				// p = alpha + t0·M·8 + i0·8, rows k at +8k, steps of M·8
-				p := ldq(t0l)
-				IMULQ(M8, p)
-				ADDQ(Load(Param("alpha").Base(), GP64()), p)
-				i0 := ldq(i0l)
-				LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
-				n := ldq(ntl)
-				b := &block{kb: kbv, nb: v, chains: 1, q: ldq(pb), s2: U32(v * i.Bytes), n: n, mask: m, packed: true,
-					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p, Disp: 8 * k}, dst) },
-					step:  func() { ADDQ(M8, p) }}
-				acc := b.emit(i)
-				// g rows i0+k at column j0, and the same offsets into e.
-				off := ldq(i0l)
-				IMULQ(M8, off)
-				j0 := ldq(j0l)
-				LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
-				gb := Load(Param("g").Base(), GP64())
-				ADDQ(off, gb)
-				eb := Load(Param("e").Base(), GP64())
-				ADDQ(off, eb)
-				sk3 := GP64()
-				LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
-				var gb2, eb2 reg.GPVirtual
-				if kbv > 4 {
-					gb2, eb2 = GP64(), GP64()
-					LEAQ(Mem{Base: gb, Index: M8, Scale: 4}, gb2)
-					LEAQ(Mem{Base: eb, Index: M8, Scale: 4}, eb2)
+			LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
+			n := ldq(ntl)
+			cv := chunkVecs{i: i, n: v, m: m}
+			b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: ldq(pb), s2: U32(v * i.Bytes), n: n,
+				bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p, Disp: 8 * k}, dst) },
+				step:  func() { ADDQ(M8, p) }}
+			acc := b.emit(i)
+			// g rows i0+k at column j0, and the same offsets into e.
+			off := ldq(i0l)
+			IMULQ(M8, off)
+			j0 := ldq(j0l)
+			LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+			gb := Load(Param("g").Base(), GP64())
+			ADDQ(off, gb)
+			eb := Load(Param("e").Base(), GP64())
+			ADDQ(off, eb)
+			sk3 := GP64()
+			LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
+			gb2, eb2 := kaddr2(gb, M8, kbv), kaddr2(eb, M8, kbv)
+			// Bring the next block's rows of g and E in meanwhile (this
+			// walk down a column panel defeats the hardware prefetchers
+			// when M is large).
+			ng, ne := GP64(), GP64()
+			LEAQ(Mem{Base: gb, Index: sk3, Scale: 2}, ng)
+			LEAQ(Mem{Base: eb, Index: sk3, Scale: 2}, ne)
+			for k := 0; k < kbv; k++ {
+				if k == 4 {
+					LEAQ(Mem{Base: ng, Index: M8, Scale: 4}, ng)
+					LEAQ(Mem{Base: ne, Index: M8, Scale: 4}, ne)
 				}
-				// Bring the next block's rows of g and E in meanwhile (this
-				// walk down a column panel defeats the hardware prefetchers
-				// when M is large).
-				ng, ne := GP64(), GP64()
-				LEAQ(Mem{Base: gb, Index: sk3, Scale: 2}, ng)
-				LEAQ(Mem{Base: eb, Index: sk3, Scale: 2}, ne)
-				for k := 0; k < kbv; k++ {
-					if k == 4 {
-						LEAQ(Mem{Base: ng, Index: M8, Scale: 4}, ng)
-						LEAQ(Mem{Base: ne, Index: M8, Scale: 4}, ne)
-					}
-					for c := 0; c < v; c++ {
-						PREFETCHT0(kaddr(ng, ng, M8, sk3, k%4, c*i.Bytes))
-						PREFETCHT0(kaddr(ne, ne, M8, sk3, k%4, c*i.Bytes))
-					}
+				for c := 0; c < v; c++ {
+					PREFETCHT0(kaddr(ng, ng, M8, sk3, k%4, c*i.Bytes))
+					PREFETCHT0(kaddr(ne, ne, M8, sk3, k%4, c*i.Bytes))
 				}
-				for k := 0; k < kbv; k++ {
-					for c := 0; c < v; c++ {
-						ga := kaddr(gb, gb2, M8, sk3, k, c*i.Bytes)
-						ea := kaddr(eb, eb2, M8, sk3, k, c*i.Bytes)
-						x := i.Vec()
-						if c < v-1 {
-							VMOVUPD(ga, x)
-							VFMADD231PD(ea, acc[k][c], x)
-							VMOVUPD(x, ga)
-						} else {
-							y := i.Vec()
-							i.LoadMasked(m, ga, x)
-							i.LoadMasked(m, ea, y)
-							VFMADD231PD(y, acc[k][c], x)
-							i.StoreMasked(m, x, ga)
-						}
-					}
+			}
+			for k := 0; k < kbv; k++ {
+				for c := 0; c < v; c++ {
+					ga := kaddr(gb, gb2, M8, sk3, k, c*i.Bytes)
+					ea := kaddr(eb, eb2, M8, sk3, k, c*i.Bytes)
+					x := i.Vec()
+					cv.load(c, ga, x)
+					VFMADD231PD(cv.operand(c, ea), acc[k][c], x)
+					cv.store(c, x, ga)
 				}
-			})
-			i0 = ldq(i0l)
-			ADDQ(U32(kbMax), i0)
-			MOVQ(i0, i0l)
-			JMP(LabelRef(iloop))
-			Label(iend)
+			}
 		})
-		j0 = ldq(j0l)
-		ADDQ(U32(nbMax*i.W), j0)
-		MOVQ(j0, j0l)
-		JMP(LabelRef(jloop))
-	}
-	Label(jend)
+	})
 	{
 		t0 := ldq(t0l)
 		ADDQ(U32(transPanelRows), t0)

@@ -41,8 +41,8 @@ func main() {
 	flag.Parse()
 	ConstraintExpr("!purego")
 	for _, i := range ISAs {
-		genGather(i)
-		genScatter(i)
+		gather.gen(i)
+		scatter.gen(i)
 	}
 	Generate()
 }
@@ -162,14 +162,99 @@ func prefetchNext(i *ISA, base string, nv int, pp reg.Register, tEnd Mem, rows s
 	Label(skip)
 }
 
-func genGather(i *ISA) {
-	base := "gather"
+// kernel is what tells gather and scatter apart. The call setup, the position
+// loop over chunks and the unrolled feature loop are written once (gen,
+// variant, features) and ask the kernel only for these differences.
+type kernel struct {
+	name string    // function and label base: "gather" or "scatter"
+	sig  string    // Go signature
+	doc  [2]string // doc comment lines
+	ch   func(i *ISA) int
+	own  string // the position's own row (s, p), held in registers per chunk
+	rows string // the matrix whose rows the features index (w, g)
+	// store writes the own row back after its features (gather updates it;
+	// scatter only reads it).
+	store bool
+	// coef broadcasts the coefficient of feature f+u into a new vector.
+	coef func(i *ISA, vals, f reg.Register, u int) reg.VecVirtual
+	// apply applies one feature to vector k of the chunk: own is the own
+	// row's vector, b the coefficient, at the feature row's vector; m is
+	// the tail mask when vector k is the masked last one, else nil.
+	apply func(i *ISA, own, b reg.VecVirtual, at Mem, m *Mask)
+}
+
+// gather: s[t] += Σ_f vals[f]·w[ids[f]]. One FMA with a memory operand per
+// vector and feature; the accumulators are the chunk of s.
+var gather = &kernel{
+	name: "gather",
+	sig:  "func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)",
+	doc: [2]string{"adds Σ_f vals[f]·w[ids[f]·ld:+M] to row t of s (T×M) for every",
+		"position t, features f ∈ [ptr[t], ptr[t+1]). Ids must be valid."},
+	ch:    gatherCH,
+	own:   "s",
+	rows:  "w",
+	store: true,
+	coef: func(i *ISA, vals, f reg.Register, u int) reg.VecVirtual {
+		b := i.Vec()
+		VBROADCASTSD(Mem{Base: vals, Index: f, Scale: 8, Disp: 8 * u}, b)
+		return b
+	},
+	apply: func(i *ISA, acc, b reg.VecVirtual, at Mem, m *Mask) {
+		switch {
+		case m == nil:
+			VFMADD231PD(at, b, acc)
+		case i.Is512():
+			// The opmask merges: masked-off lanes are neither read nor changed.
+			VFMADD231PD(at, b, m.K, acc)
+		default:
+			t := i.Vec()
+			i.LoadMasked(*m, at, t)
+			VFMADD231PD(t, b, acc)
+		}
+	},
+}
+
+// scatter: g[ids[f]] += (c·vals[f])·p[t], one feature after the other (a
+// row may repeat), so each vector is a load-FMA-store.
+var scatter = &kernel{
+	name: "scatter",
+	sig:  "func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)",
+	doc: [2]string{"adds (c·vals[f])·p[t][0:M] to row ids[f] of g (stride ld) for every",
+		"feature f ∈ [ptr[t], ptr[t+1]) of every position t, in order. Ids must be valid."},
+	ch:   scatterCH,
+	own:  "p",
+	rows: "g",
+	coef: func(i *ISA, vals, f reg.Register, u int) reg.VecVirtual {
+		x := XMM()
+		VMOVSD(ParamAddr("c"), x)
+		VMULSD(Mem{Base: vals, Index: f, Scale: 8, Disp: 8 * u}, x, x)
+		b := i.Vec()
+		VBROADCASTSD(x, b)
+		return b
+	},
+	apply: func(i *ISA, row, b reg.VecVirtual, at Mem, m *Mask) {
+		t := i.Vec()
+		if m != nil {
+			i.LoadMasked(*m, at, t)
+			VFMADD231PD(row, b, t)
+			i.StoreMasked(*m, t, at)
+			return
+		}
+		VMOVUPD(at, t)
+		VFMADD231PD(row, b, t)
+		VMOVUPD(t, at)
+	},
+}
+
+// gen emits the kernel for one tier: the chunk shape, then one whole
+// position loop per vector count nv of the last chunk.
+func (kn *kernel) gen(i *ISA) {
+	base := kn.name
 	fn := i.Fn(base)
-	TEXT(fn, NOSPLIT, "func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)")
+	TEXT(fn, NOSPLIT, kn.sig)
 	Pragma("noescape")
-	Doc(fn+" adds Σ_f vals[f]·w[ids[f]·ld:+M] to row t of s (T×M) for every",
-		"position t, features f ∈ [ptr[t], ptr[t+1]). Ids must be valid.")
-	ch := gatherCH(i)
+	Doc(fn+" "+kn.doc[0], kn.doc[1])
+	ch := kn.ch(i)
 	M := Load(Param("M"), GP64()).(reg.GPVirtual)
 	fullEnd, nv, m := shape(i, base, M, ch)
 	fullEndMem := AllocLocal(8)
@@ -184,16 +269,17 @@ func genGather(i *ISA) {
 	dispatch(i, base, nv, ch)
 	for n := 1; n <= ch; n++ {
 		Label(i.Label(base, fmt.Sprintf("nv%d", n)))
-		gatherVariant(i, base, n, ch, m, fullEndMem, tEnd)
+		kn.variant(i, n, ch, m, fullEndMem, tEnd)
 	}
 	Label(i.Label(base, "done"))
 	Ret()
 }
 
-// gatherVariant is the whole position loop for a last chunk of nv vectors.
-func gatherVariant(i *ISA, base string, nv, ch int, m Mask, fullEnd, tEnd Mem) {
+// variant is the whole position loop for a last chunk of nv vectors.
+func (kn *kernel) variant(i *ISA, nv, ch int, m Mask, fullEnd, tEnd Mem) {
+	base := kn.name
 	lbl := func(s string) string { return i.Label(base, fmt.Sprintf("%s%d", s, nv)) }
-	sp := Load(Param("s").Base(), GP64())
+	own := Load(Param(kn.own).Base(), GP64())
 	pp := Load(Param("ptr").Base(), GP64())
 	ld8 := Load(Param("ld"), GP64())
 	SHLQ(U8(3), ld8)
@@ -204,63 +290,68 @@ func gatherVariant(i *ISA, base string, nv, ch int, m Mask, fullEnd, tEnd Mem) {
 
 	Label(lbl("t"))
 	if *prefetch {
-		prefetchNext(i, base, nv, pp, tEnd, "w")
+		prefetchNext(i, base, nv, pp, tEnd, kn.rows)
 	}
 	f0, f1 := GP64(), GP64()
 	MOVLQSX(Mem{Base: pp}, f0)
 	MOVLQSX(Mem{Base: pp, Disp: 4}, f1)
 	CMPQ(f0, f1)
 	JE(LabelRef(lbl("tnext")))
-	wj := Load(Param("w").Base(), GP64())
+	rj := Load(Param(kn.rows).Base(), GP64())
 	off := GP64()
 	XORQ(off, off)
+	at := func(k int) Mem { return Mem{Base: own, Index: off, Scale: 1, Disp: k * i.Bytes} }
 
 	// Full chunks.
 	Label(lbl("chunk"))
 	CMPQ(off, fullEnd)
 	JAE(LabelRef(lbl("last")))
 	{
-		acc := i.Vecs(ch)
-		for k := range acc {
-			VMOVUPD(Mem{Base: sp, Index: off, Scale: 1, Disp: k * i.Bytes}, acc[k])
+		row := i.Vecs(ch)
+		for k := range row {
+			VMOVUPD(at(k), row[k])
 		}
-		gatherFeatures(i, lbl("cf"), acc, nil, m, wj, ld8, ids, vals, f0, f1)
-		for k := range acc {
-			VMOVUPD(acc[k], Mem{Base: sp, Index: off, Scale: 1, Disp: k * i.Bytes})
+		kn.features(i, lbl("cf"), row, nil, rj, ld8, ids, vals, f0, f1)
+		if kn.store {
+			for k := range row {
+				VMOVUPD(row[k], at(k))
+			}
 		}
 	}
 	ADDQ(U32(ch*i.Bytes), off)
-	ADDQ(U32(ch*i.Bytes), wj)
+	ADDQ(U32(ch*i.Bytes), rj)
 	JMP(LabelRef(lbl("chunk")))
 
 	// Last chunk: nv vectors, the last one masked.
 	Label(lbl("last"))
 	{
-		acc := i.Vecs(nv)
+		row := i.Vecs(nv)
 		for k := 0; k < nv-1; k++ {
-			VMOVUPD(Mem{Base: sp, Index: off, Scale: 1, Disp: k * i.Bytes}, acc[k])
+			VMOVUPD(at(k), row[k])
 		}
-		last := Mem{Base: sp, Index: off, Scale: 1, Disp: (nv - 1) * i.Bytes}
-		i.LoadMasked(m, last, acc[nv-1])
-		gatherFeatures(i, lbl("lf"), acc, &m, m, wj, ld8, ids, vals, f0, f1)
-		for k := 0; k < nv-1; k++ {
-			VMOVUPD(acc[k], Mem{Base: sp, Index: off, Scale: 1, Disp: k * i.Bytes})
+		i.LoadMasked(m, at(nv-1), row[nv-1])
+		kn.features(i, lbl("lf"), row, &m, rj, ld8, ids, vals, f0, f1)
+		if kn.store {
+			for k := 0; k < nv-1; k++ {
+				VMOVUPD(row[k], at(k))
+			}
+			i.StoreMasked(m, row[nv-1], at(nv-1))
 		}
-		i.StoreMasked(m, acc[nv-1], last)
 	}
 
 	Label(lbl("tnext"))
-	ADDQ(m8, sp)
+	ADDQ(m8, own)
 	ADDQ(U8(4), pp)
 	CMPQ(pp, tEnd)
 	JBE(LabelRef(lbl("t")))
 	JMP(LabelRef(i.Label(base, "done")))
 }
 
-// gatherFeatures emits acc += vals[f]·w[ids[f]·ld + chunk] for f ∈ [f0, f1);
-// wj points at the chunk's column in row 0 of w. With mask != nil the last
-// vector is masked. f0 and f1 are preserved.
-func gatherFeatures(i *ISA, lbl string, acc []reg.VecVirtual, mask *Mask, m Mask, wj, ld8, ids, vals, f0, f1 reg.Register) {
+// features applies features f ∈ [f0, f1) to the chunk row, unrolled by
+// unroll then one at a time; rj points at the chunk's column in row 0 of
+// the feature-indexed matrix. With mask != nil the last vector is masked.
+// f0 and f1 are preserved.
+func (kn *kernel) features(i *ISA, lbl string, row []reg.VecVirtual, mask *Mask, rj, ld8, ids, vals, f0, f1 reg.Register) {
 	f := GP64()
 	MOVQ(f0, f)
 	end := GP64()
@@ -270,154 +361,13 @@ func gatherFeatures(i *ISA, lbl string, acc []reg.VecVirtual, mask *Mask, m Mask
 		id := GP64()
 		MOVLQSX(Mem{Base: ids, Index: f, Scale: 4, Disp: 4 * u}, id)
 		IMULQ(ld8, id)
-		b := i.Vec()
-		VBROADCASTSD(Mem{Base: vals, Index: f, Scale: 8, Disp: 8 * u}, b)
-		for k := range acc {
-			src := Mem{Base: wj, Index: id, Scale: 1, Disp: k * i.Bytes}
-			if mask != nil && k == len(acc)-1 {
-				if i.Is512() {
-					VFMADD231PD(src, b, m.K, acc[k])
-				} else {
-					t := i.Vec()
-					VMASKMOVPD(src, m.Y, t)
-					VFMADD231PD(t, b, acc[k])
-				}
-				continue
-			}
-			VFMADD231PD(src, b, acc[k])
-		}
-	}
-	Label(lbl + "u")
-	CMPQ(f, end)
-	JGE(LabelRef(lbl + "1"))
-	for u := 0; u < unroll; u++ {
-		one(u)
-	}
-	ADDQ(U8(unroll), f)
-	JMP(LabelRef(lbl + "u"))
-	Label(lbl + "1")
-	CMPQ(f, f1)
-	JGE(LabelRef(lbl + "e"))
-	one(0)
-	INCQ(f)
-	JMP(LabelRef(lbl + "1"))
-	Label(lbl + "e")
-}
-
-func genScatter(i *ISA) {
-	base := "scatter"
-	fn := i.Fn(base)
-	TEXT(fn, NOSPLIT, "func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)")
-	Pragma("noescape")
-	Doc(fn+" adds (c·vals[f])·p[t][0:M] to row ids[f] of g (stride ld) for every",
-		"feature f ∈ [ptr[t], ptr[t+1]) of every position t, in order. Ids must be valid.")
-	ch := scatterCH(i)
-	M := Load(Param("M"), GP64()).(reg.GPVirtual)
-	fullEnd, nv, m := shape(i, base, M, ch)
-	fullEndMem := AllocLocal(8)
-	MOVQ(fullEnd, fullEndMem)
-	tEnd := AllocLocal(8)
-	{
-		p := Load(Param("ptr").Base(), GP64())
-		T := Load(Param("T"), GP64())
-		LEAQ(Mem{Base: p, Index: T, Scale: 4, Disp: -4}, p)
-		MOVQ(p, tEnd)
-	}
-	dispatch(i, base, nv, ch)
-	for n := 1; n <= ch; n++ {
-		Label(i.Label(base, fmt.Sprintf("nv%d", n)))
-		scatterVariant(i, base, n, ch, m, fullEndMem, tEnd)
-	}
-	Label(i.Label(base, "done"))
-	Ret()
-}
-
-func scatterVariant(i *ISA, base string, nv, ch int, m Mask, fullEnd, tEnd Mem) {
-	lbl := func(s string) string { return i.Label(base, fmt.Sprintf("%s%d", s, nv)) }
-	pr := Load(Param("p").Base(), GP64())
-	pp := Load(Param("ptr").Base(), GP64())
-	ld8 := Load(Param("ld"), GP64())
-	SHLQ(U8(3), ld8)
-	ids := Load(Param("ids").Base(), GP64())
-	vals := Load(Param("vals").Base(), GP64())
-	m8 := Load(Param("M"), GP64())
-	SHLQ(U8(3), m8)
-
-	Label(lbl("t"))
-	if *prefetch {
-		prefetchNext(i, base, nv, pp, tEnd, "g")
-	}
-	f0, f1 := GP64(), GP64()
-	MOVLQSX(Mem{Base: pp}, f0)
-	MOVLQSX(Mem{Base: pp, Disp: 4}, f1)
-	CMPQ(f0, f1)
-	JE(LabelRef(lbl("tnext")))
-	gj := Load(Param("g").Base(), GP64())
-	off := GP64()
-	XORQ(off, off)
-
-	Label(lbl("chunk"))
-	CMPQ(off, fullEnd)
-	JAE(LabelRef(lbl("last")))
-	{
-		row := i.Vecs(ch)
+		b := kn.coef(i, vals, f, u)
 		for k := range row {
-			VMOVUPD(Mem{Base: pr, Index: off, Scale: 1, Disp: k * i.Bytes}, row[k])
-		}
-		scatterFeatures(i, lbl("cf"), row, nil, m, gj, ld8, ids, vals, f0, f1)
-	}
-	ADDQ(U32(ch*i.Bytes), off)
-	ADDQ(U32(ch*i.Bytes), gj)
-	JMP(LabelRef(lbl("chunk")))
-
-	Label(lbl("last"))
-	{
-		row := i.Vecs(nv)
-		for k := 0; k < nv-1; k++ {
-			VMOVUPD(Mem{Base: pr, Index: off, Scale: 1, Disp: k * i.Bytes}, row[k])
-		}
-		i.LoadMasked(m, Mem{Base: pr, Index: off, Scale: 1, Disp: (nv - 1) * i.Bytes}, row[nv-1])
-		scatterFeatures(i, lbl("lf"), row, &m, m, gj, ld8, ids, vals, f0, f1)
-	}
-
-	Label(lbl("tnext"))
-	ADDQ(m8, pr)
-	ADDQ(U8(4), pp)
-	CMPQ(pp, tEnd)
-	JBE(LabelRef(lbl("t")))
-	JMP(LabelRef(i.Label(base, "done")))
-}
-
-// scatterFeatures emits g[ids[f]·ld + chunk] += (c·vals[f])·row for
-// f ∈ [f0, f1), one feature after the other (a row may repeat).
-func scatterFeatures(i *ISA, lbl string, row []reg.VecVirtual, mask *Mask, m Mask, gj, ld8, ids, vals, f0, f1 reg.Register) {
-	f := GP64()
-	MOVQ(f0, f)
-	end := GP64()
-	MOVQ(f1, end)
-	SUBQ(U8(unroll-1), end)
-	c := ParamAddr("c")
-	one := func(u int) {
-		id := GP64()
-		MOVLQSX(Mem{Base: ids, Index: f, Scale: 4, Disp: 4 * u}, id)
-		IMULQ(ld8, id)
-		x := XMM()
-		VMOVSD(c, x)
-		VMULSD(Mem{Base: vals, Index: f, Scale: 8, Disp: 8 * u}, x, x)
-		b := i.Vec()
-		VBROADCASTSD(x, b)
-		for k := range row {
-			dst := Mem{Base: gj, Index: id, Scale: 1, Disp: k * i.Bytes}
-			t := i.Vec()
-			if mask != nil && k == len(row)-1 {
-				i.LoadMasked(m, dst, t)
-				VFMADD231PD(row[k], b, t)
-				i.StoreMasked(m, t, dst)
-				continue
+			var m *Mask
+			if k == len(row)-1 {
+				m = mask
 			}
-			VMOVUPD(dst, t)
-			VFMADD231PD(row[k], b, t)
-			VMOVUPD(t, dst)
+			kn.apply(i, row[k], b, Mem{Base: rj, Index: id, Scale: 1, Disp: k * i.Bytes}, m)
 		}
 	}
 	Label(lbl + "u")
