@@ -235,7 +235,17 @@ func appendHuge[E any](x []E, n int) []E {
 
 // hashString is the Dict's hash function (a variable so that tests can force
 // collisions).
-var hashString = hash64
+// hashString is hash64, or testHash when a test sets it (to exercise the
+// probe loop with colliding hashes); a direct call, not through a
+// function variable, which cost a few ns of every lookup.
+func hashString(s string) uint64 {
+	if testHash != nil {
+		return testHash(s)
+	}
+	return hash64(s)
+}
+
+var testHash func(string) uint64
 
 const (
 	hk0 = 0xa0761d6478bd642f
@@ -255,17 +265,25 @@ func mum(a, b uint64) uint64 {
 func hash64(s string) uint64 {
 	h := uint64(len(s)) ^ hk0
 	p := unsafe.Slice(unsafe.StringData(s), len(s))
+	n := len(p)
 	for len(p) > 8 {
 		h = mum(binary.LittleEndian.Uint64(p)^hk1, h^hk2)
 		p = p[8:]
 	}
+	// v is the last 1 to 8 bytes, little-endian, zero-extended. Loads that
+	// overlap bytes already hashed (within the string) replace a loop of
+	// up to seven byte steps: the same value, read in one or two loads.
 	var v uint64
-	if len(p) == 8 {
+	switch r := len(p); {
+	case r == 8:
 		v = binary.LittleEndian.Uint64(p)
-	} else {
-		for k := len(p) - 1; k >= 0; k-- {
-			v = v<<8 | uint64(p[k])
-		}
+	case n >= 8: // the 8 bytes ending at the string's end, shifted down
+		full := unsafe.Slice(unsafe.StringData(s), n)
+		v = binary.LittleEndian.Uint64(full[n-8:]) >> (8 * (8 - r))
+	case r >= 4:
+		v = uint64(binary.LittleEndian.Uint32(p)) | uint64(binary.LittleEndian.Uint32(p[r-4:]))<<(8*(r-4))
+	case r > 0:
+		v = uint64(p[0]) | uint64(p[r/2])<<(8*(r/2)) | uint64(p[r-1])<<(8*(r-1))
 	}
 	h = mum(v^hk1, h^hk3)
 	return mum(h^hk0, hk2)
@@ -483,3 +501,4 @@ func (d *Dict) resolve(s string, h, e uint64) int32 {
 		e = d.slots[i]
 	}
 }
+

@@ -1,12 +1,14 @@
 package sparse
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 func checkDict(t *testing.T, d *Dict, words []string) {
@@ -91,8 +93,8 @@ func TestDictCollisions(t *testing.T) {
 		"same index": func(s string) uint64 { return hash64(s) &^ 0xffffffff },
 	} {
 		t.Run(name, func(t *testing.T) {
-			defer func(old func(string) uint64) { hashString = old }(hashString)
-			hashString = h
+			defer func(old func(string) uint64) { testHash = old }(testHash)
+			testHash = h
 			d := NewDict(0)
 			var words []string
 			for i := range 1500 {
@@ -402,6 +404,59 @@ func FuzzDictUnmarshal(f *testing.F) {
 			if err := e.UnmarshalBinary(b); err != nil || e.Len() != d.Len() {
 				t.Fatalf("round trip of %v failed: %v", data, err)
 			}
+		}
+	})
+}
+
+// hash64Ref is hash64 as first written (a byte loop for the tail), the
+// reference its tests compare against: the hash must never change, since
+// model files store tables built with it.
+func hash64Ref(s string) uint64 {
+	h := uint64(len(s)) ^ hk0
+	p := unsafe.Slice(unsafe.StringData(s), len(s))
+	for len(p) > 8 {
+		h = mum(binary.LittleEndian.Uint64(p)^hk1, h^hk2)
+		p = p[8:]
+	}
+	var v uint64
+	if len(p) == 8 {
+		v = binary.LittleEndian.Uint64(p)
+	} else {
+		for k := len(p) - 1; k >= 0; k-- {
+			v = v<<8 | uint64(p[k])
+		}
+	}
+	h = mum(v^hk1, h^hk3)
+	return mum(h^hk0, hk2)
+}
+
+// TestHash64Unchanged checks the hash against its first form, byte by
+// byte, for every length up to 80 and random bytes: model files store
+// tables built with it, so it must never change.
+func TestHash64Unchanged(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	buf := make([]byte, 96)
+	for n := range 81 {
+		for range 200 {
+			for i := range buf {
+				buf[i] = byte(r.Uint32())
+			}
+			off := r.IntN(16)
+			s := string(buf[off : off+n])
+			if got, want := hash64(s), hash64Ref(s); got != want {
+				t.Fatalf("hash64(%q) = %#x, first form gives %#x", s, got, want)
+			}
+		}
+	}
+}
+
+func FuzzHash64(f *testing.F) {
+	f.Add("")
+	f.Add("U00:Rockwell")
+	f.Add("w[0]=the")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := hash64(s), hash64Ref(s); got != want {
+			t.Fatalf("hash64(%q) = %#x, first form gives %#x", s, got, want)
 		}
 	})
 }
