@@ -110,13 +110,13 @@ func (m *Model) sections() ([]section, error) {
 	secs := []section{
 		{secMeta, meta},
 		{secLabels, labels},
-		{secAttrEnds, u32Bytes(ends)},
+		{secAttrEnds, leBytes(ends)},
 		{secAttrArena, arena},
-		{secAttrTable, u64Bytes(table)},
+		{secAttrTable, leBytes(table)},
 		{secShape, shape[:]},
-		{secState, f64Bytes(params(m.State))},
-		{secStart, f64Bytes(start)},
-		{secEnd, f64Bytes(end)},
+		{secState, leBytes(params(m.State))},
+		{secStart, leBytes(start)},
+		{secEnd, leBytes(end)},
 	}
 	if sp, ok := m.State.(*sparse.Sparse); ok {
 		p := sp.Pattern()
@@ -148,7 +148,7 @@ func (m *Model) sections() ([]section, error) {
 			pairs = le.AppendUint32(pairs, uint32(e.To))
 			scores[k] = e.Score
 		}
-		secs = append(secs, section{secExcPairs, pairs}, section{secExcScores, f64Bytes(scores)})
+		secs = append(secs, section{secExcPairs, pairs}, section{secExcScores, leBytes(scores)})
 	} else {
 		score := make([]float64, M*M)
 		for i := range M {
@@ -156,25 +156,67 @@ func (m *Model) sections() ([]section, error) {
 				score[i*M+j] = tr.Score(i, j)
 			}
 		}
-		secs = append(secs, section{secTrans, f64Bytes(score)})
+		secs = append(secs, section{secTrans, leBytes(score)})
 	}
 	return secs, nil
 }
 
-// f64Bytes returns v's bytes in little-endian order: a view on
+// word is the element types of the file's arrays.
+type word interface {
+	~uint16 | ~uint32 | ~int32 | ~uint64 | ~float64
+}
+
+// leBytes returns v's bytes in little-endian order: a view on
 // little-endian hosts, an encoded copy elsewhere.
-func f64Bytes(v []float64) []byte {
+func leBytes[T word](v []T) []byte {
 	if len(v) == 0 {
 		return nil
 	}
+	size := int(unsafe.Sizeof(v[0]))
 	if littleEndian {
-		return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 8*len(v))
+		return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), size*len(v))
 	}
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+	b := make([]byte, size*len(v))
+	for i := range v {
+		p := unsafe.Pointer(&v[i])
+		switch size {
+		case 2:
+			binary.LittleEndian.PutUint16(b[2*i:], *(*uint16)(p))
+		case 4:
+			binary.LittleEndian.PutUint32(b[4*i:], *(*uint32)(p))
+		default:
+			binary.LittleEndian.PutUint64(b[8*i:], *(*uint64)(p))
+		}
 	}
 	return b
+}
+
+// view returns b (a whole number of elements) as a []T: a view on
+// little-endian hosts when b is aligned for T (sections of an aligned
+// buffer are), a decoded copy elsewhere.
+func view[T word](b []byte) []T {
+	var zero T
+	size := int(unsafe.Sizeof(zero))
+	n := len(b) / size
+	if n == 0 {
+		return []T{}
+	}
+	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%uintptr(size) == 0 {
+		return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+	}
+	v := make([]T, n)
+	for i := range v {
+		p := unsafe.Pointer(&v[i])
+		switch size {
+		case 2:
+			*(*uint16)(p) = binary.LittleEndian.Uint16(b[2*i:])
+		case 4:
+			*(*uint32)(p) = binary.LittleEndian.Uint32(b[4*i:])
+		default:
+			*(*uint64)(p) = binary.LittleEndian.Uint64(b[8*i:])
+		}
+	}
+	return v
 }
 
 func padTo(n int64) int64 { return (n + align - 1) &^ (align - 1) }
@@ -468,7 +510,7 @@ func parse(name string, buf []byte) (*Model, error) {
 		if len(eb)%4 != 0 || len(tb)%8 != 0 {
 			return bad("attribute sections have %d and %d bytes, not whole numbers of entries", len(eb), len(tb))
 		}
-		if m.Attrs, err = sparse.DictFromFlat(viewU32(eb), ab, viewU64(tb)); err != nil {
+		if m.Attrs, err = sparse.DictFromFlat(view[uint32](eb), ab, view[uint64](tb)); err != nil {
 			return bad("bad attribute dictionary: %v", err)
 		}
 	}
@@ -498,7 +540,7 @@ func parse(name string, buf []byte) (*Model, error) {
 		if count > uint64(len(buf))/8 || uint64(len(b)) != 8*count {
 			return nil, formatError(name, "%s section has %d bytes, want %d values", what, len(b), count)
 		}
-		return viewF64(b), nil
+		return view[float64](b), nil
 	}
 	w, err := f64s(secState, "state weights", numParams)
 	if err != nil {
@@ -527,9 +569,7 @@ func parse(name string, buf []byte) (*Model, error) {
 		if uint64(len(pb)) != 4*(numAttrs+1) || uint64(len(lb)) != 2*numParams {
 			return bad("pattern sections have %d and %d bytes, want %d and %d", len(pb), len(lb), 4*(numAttrs+1), 2*numParams)
 		}
-		u := viewU32(pb)
-		ptr := unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(u))), len(u))
-		p, err := sparse.PatternView(int(M), ptr, viewU16(lb))
+		p, err := sparse.PatternView(int(M), view[int32](pb), view[uint16](lb))
 		if err != nil {
 			return bad("bad pattern: %v", err)
 		}
@@ -590,92 +630,4 @@ func parse(name string, buf []byte) (*Model, error) {
 		return bad("%v", err)
 	}
 	return m, nil
-}
-
-// u32Bytes, u64Bytes are f64Bytes for unsigned integers.
-func u32Bytes(v []uint32) []byte {
-	if littleEndian && len(v) > 0 {
-		return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
-	}
-	b := make([]byte, 0, 4*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint32(b, x)
-	}
-	return b
-}
-
-func u64Bytes(v []uint64) []byte {
-	if littleEndian && len(v) > 0 {
-		return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 8*len(v))
-	}
-	b := make([]byte, 0, 8*len(v))
-	for _, x := range v {
-		b = binary.LittleEndian.AppendUint64(b, x)
-	}
-	return b
-}
-
-// viewU16, viewU32, viewU64 are viewF64 for unsigned integers (b's length
-// a multiple of the size).
-func viewU16(b []byte) []uint16 {
-	n := len(b) / 2
-	if n == 0 {
-		return []uint16{}
-	}
-	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%2 == 0 {
-		return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), n)
-	}
-	v := make([]uint16, n)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return v
-}
-
-func viewU32(b []byte) []uint32 {
-	n := len(b) / 4
-	if n == 0 {
-		return []uint32{}
-	}
-	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%4 == 0 {
-		return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
-	}
-	v := make([]uint32, n)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return v
-}
-
-func viewU64(b []byte) []uint64 {
-	n := len(b) / 8
-	if n == 0 {
-		return []uint64{}
-	}
-	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%8 == 0 {
-		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
-	}
-	v := make([]uint64, n)
-	for i := range v {
-		v[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	return v
-}
-
-// viewF64 returns b as float64s: a view on little-endian hosts (b must be
-// 8-byte aligned, as sections of an aligned buffer are), a decoded copy
-// elsewhere.
-func viewF64(b []byte) []float64 {
-	n := len(b) / 8
-	if n == 0 {
-		return []float64{}
-	}
-	if littleEndian && uintptr(unsafe.Pointer(&b[0]))%8 == 0 {
-		return unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), n)
-	}
-	v := make([]float64, n)
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return v
 }

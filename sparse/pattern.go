@@ -28,29 +28,14 @@ func NewPattern(m int, rowPtr []int32, labels []int32) (*Pattern, error) {
 	if m < 1 || m > MaxSparseLabels {
 		return nil, fmt.Errorf("sparse: pattern with %d labels; need 1 to %d", m, MaxSparseLabels)
 	}
-	if len(rowPtr) == 0 || rowPtr[0] != 0 {
-		return nil, fmt.Errorf("sparse: pattern rowPtr must start with 0")
-	}
-	if int(rowPtr[len(rowPtr)-1]) != len(labels) {
-		return nil, fmt.Errorf("sparse: pattern rowPtr ends at %d for %d labels", rowPtr[len(rowPtr)-1], len(labels))
-	}
-	p := &Pattern{m: m, rowPtr: slices.Clone(rowPtr), labels: make([]uint16, len(labels))}
-	for a := 0; a+1 < len(rowPtr); a++ {
-		if rowPtr[a+1] < rowPtr[a] {
-			return nil, fmt.Errorf("sparse: pattern rowPtr descends at attribute %d", a)
+	lab := make([]uint16, len(labels))
+	for k, y := range labels {
+		if y < 0 || int(y) >= m {
+			return nil, fmt.Errorf("sparse: pattern: label %d (entry %d) is out of range [0,%d)", y, k, m)
 		}
-		for k := rowPtr[a]; k < rowPtr[a+1]; k++ {
-			y := labels[k]
-			if y < 0 || int(y) >= m {
-				return nil, fmt.Errorf("sparse: pattern: attribute %d has label %d, out of range [0,%d)", a, y, m)
-			}
-			if k > rowPtr[a] && y <= labels[k-1] {
-				return nil, fmt.Errorf("sparse: pattern: labels of attribute %d are not strictly ascending", a)
-			}
-			p.labels[k] = uint16(y)
-		}
+		lab[k] = uint16(y)
 	}
-	return p, nil
+	return PatternView(m, slices.Clone(rowPtr), lab)
 }
 
 // PatternView is NewPattern over arrays it does not copy (labels as
