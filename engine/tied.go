@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // Structure is how the engine stores and uses a transition matrix.
@@ -282,6 +284,9 @@ func (tf *tiedForm) values(tr *Transitions) {
 
 // forwardTied is the scaled forward recursion with the tied structure:
 // α'_t[j] = Ψ_t[j]·(D_j·Σ_i α_{t−1}[i] + Σ_{exceptions i→j} α_{t−1}[i]·(E_ij − D_j)).
+// The exception sums of a step are one kernels.SpMVTrusted over the
+// columns (and backward's one over the rows): colI and rowJ are label
+// indices < M, checked when the exceptions were given, so no per-step scan.
 func (tf *tiedForm) forward(alpha, scale, psi []float64, T, M int) {
 	copy(alpha[:M], psi[:M])
 	scale[0] = normalize(alpha[:M])
@@ -291,29 +296,16 @@ func (tf *tiedForm) forward(alpha, scale, psi []float64, T, M int) {
 		for _, v := range prev {
 			a += v
 		}
-		for j := range cur {
-			lo, hi := tf.colPtr[j], tf.colPtr[j+1]
-			cur[j] = ps[j] * (tf.dcol[j]*a + gatherDot(prev, tf.colI[lo:hi], tf.colV[lo:hi]))
+		// cur[j] = Σ_{exceptions i→j} α_{t−1}[i]·(E_ij − D_j), all columns
+		// in one call (index arrays built and checked once, in index).
+		kernels.SpMVTrusted(cur, prev, tf.colPtr, tf.colI, tf.colV)
+		dcol := tf.dcol[:M]
+		ps = ps[:M]
+		for j, x := range cur {
+			cur[j] = ps[j] * (dcol[j]*a + x)
 		}
 		scale[t] = normalize(cur)
 	}
-}
-
-// gatherDot returns Σ_k x[idx[k]]·v[k] with two accumulators: a row of
-// exceptions (a dozen at M = 1,208) summed in one chain waited on the add
-// latency at every entry.
-func gatherDot(x []float64, idx []int32, v []float64) float64 {
-	v = v[:len(idx)]
-	var a0, a1 float64
-	k := 0
-	for ; k+1 < len(idx); k += 2 {
-		a0 += x[idx[k]] * v[k]
-		a1 += x[idx[k+1]] * v[k+1]
-	}
-	if k < len(idx) {
-		a0 += x[idx[k]] * v[k]
-	}
-	return a0 + a1
 }
 
 // backward is the tied backward recursion:
@@ -332,9 +324,9 @@ func (tf *tiedForm) backward(beta, scale, psi, w []float64, T, M int) {
 			W += tf.dcol[j] * w[j]
 		}
 		inv := 1 / scale[t+1]
-		for i := range cur {
-			lo, hi := tf.rowPtr[i], tf.rowPtr[i+1]
-			cur[i] = (W + gatherDot(w, tf.rowJ[lo:hi], tf.rowV[lo:hi])) * inv
+		kernels.SpMVTrusted(cur, w[:M], tf.rowPtr, tf.rowJ, tf.rowV)
+		for i, x := range cur {
+			cur[i] = (W + x) * inv
 		}
 	}
 }
@@ -345,8 +337,9 @@ func (tf *tiedForm) backward(beta, scale, psi, w []float64, T, M int) {
 // It sums q_k = Σ_t α_{t−1}[i]·b_t[j] (b_t = Ψ_t·β_t/scale_t) for each
 // exception in column order in q (len(exc) entries), and applies E_ij and
 // the default's D_j once per sequence: the per-step pass is then two
-// gathers and an add in order per exception (it was a scatter into counts
-// and a read of the M×M matrix, 11 MB at M = 1,208: every entry a miss).
+// gathers and a fused multiply-add in order per exception
+// (kernels.GatherMulAddTrusted; it was a scatter into counts and a read of
+// the M×M matrix, 11 MB at M = 1,208: every entry a miss).
 func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, M int) {
 	n := len(tf.exc)
 	q = q[:n]
@@ -365,9 +358,7 @@ func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, 
 			db += tf.dcol[j] * bb[j]
 		}
 		def += a * db
-		for k, i := range colI {
-			q[k] += prev[i] * bb[colJ[k]]
-		}
+		kernels.GatherMulAddTrusted(q, prev, colI, bb[:M], colJ)
 	}
 	for k, v := range q {
 		counts[tf.colK[k]] += v * tf.colE[k]
