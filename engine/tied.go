@@ -49,6 +49,7 @@ type tiedForm struct {
 	def  float64
 	exc  []Exception // as given or found, in row-major order
 	dcol []float64   // D_j = exp(d − c_j)
+	ones []float64   // M ones: kernels.Dot(x, ones) is Σ x in vector lanes
 	// column j's exceptions are colI/colV/colS[colPtr[j]:colPtr[j+1]]:
 	// previous label i, E_ij − D_j, and the score S_ij; colK maps each to
 	// its index in exc.
@@ -236,6 +237,10 @@ func buildTied(tr *Transitions, def float64) *tiedForm {
 func (tf *tiedForm) index(tr *Transitions) {
 	m := tr.m
 	tf.dcol = make([]float64, m)
+	tf.ones = make([]float64, m)
+	for j := range tf.ones {
+		tf.ones[j] = 1
+	}
 	n := len(tf.exc)
 	tf.colPtr, tf.rowPtr = make([]int32, m+1), make([]int32, m+1)
 	for _, e := range tf.exc {
@@ -289,13 +294,11 @@ func (tf *tiedForm) values(tr *Transitions) {
 // indices < M, checked when the exceptions were given, so no per-step scan.
 func (tf *tiedForm) forward(alpha, scale, psi []float64, T, M int) {
 	copy(alpha[:M], psi[:M])
-	scale[0] = normalize(alpha[:M])
+	ones := tf.ones[:M]
+	scale[0] = normalize(alpha[:M], ones)
 	for t := 1; t < T; t++ {
 		prev, cur, ps := alpha[(t-1)*M:t*M], alpha[t*M:(t+1)*M], psi[t*M:(t+1)*M]
-		a := 0.0
-		for _, v := range prev {
-			a += v
-		}
+		a := kernels.Dot(prev, ones)
 		// cur[j] = Σ_{exceptions i→j} α_{t−1}[i]·(E_ij − D_j), all columns
 		// in one call (index arrays built and checked once, in index).
 		kernels.SpMVTrusted(cur, prev, tf.colPtr, tf.colI, tf.colV)
@@ -304,7 +307,7 @@ func (tf *tiedForm) forward(alpha, scale, psi []float64, T, M int) {
 		for j, x := range cur {
 			cur[j] = ps[j] * (dcol[j]*a + x)
 		}
-		scale[t] = normalize(cur)
+		scale[t] = normalize(cur, ones)
 	}
 }
 
@@ -318,11 +321,14 @@ func (tf *tiedForm) backward(beta, scale, psi, w []float64, T, M int) {
 	}
 	for t := T - 2; t >= 0; t-- {
 		next, ps, cur := beta[(t+1)*M:(t+2)*M], psi[(t+1)*M:(t+2)*M], beta[t*M:(t+1)*M]
-		W := 0.0
-		for j := range w[:M] {
+		w, ps, next := w[:M], ps[:M], next[:M]
+		for j := range w {
 			w[j] = ps[j] * next[j]
-			W += tf.dcol[j] * w[j]
 		}
+		// The sums over labels are kernels.Dot (vector lanes): one add
+		// chain over M = 1,208 labels waited on the add latency at every
+		// label.
+		W := kernels.Dot(tf.dcol[:M], w)
 		inv := 1 / scale[t+1]
 		kernels.SpMVTrusted(cur, w[:M], tf.rowPtr, tf.rowJ, tf.rowV)
 		for i, x := range cur {
@@ -349,14 +355,12 @@ func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, 
 	for t := 1; t < T; t++ {
 		inv := 1 / scale[t]
 		prev := alpha[(t-1)*M : t*M]
-		a, db := 0.0, 0.0
-		for _, v := range prev {
-			a += v
+		a := kernels.Dot(prev, tf.ones[:M])
+		ps, bt, b := psi[t*M:(t+1)*M], beta[t*M:(t+1)*M], bb[:M]
+		for j := range b {
+			b[j] = ps[j] * bt[j] * inv
 		}
-		for j := range M {
-			bb[j] = psi[t*M+j] * beta[t*M+j] * inv
-			db += tf.dcol[j] * bb[j]
-		}
+		db := kernels.Dot(tf.dcol[:M], b)
 		def += a * db
 		kernels.GatherMulAddTrusted(q, prev, colI, bb[:M], colJ)
 	}
@@ -493,15 +497,10 @@ func topK(v []float64, top []int32) int {
 	return n
 }
 
-// normalize divides row by its sum and returns the sum.
-func normalize(row []float64) float64 {
-	sum := 0.0
-	for _, v := range row {
-		sum += v
-	}
-	inv := 1 / sum
-	for j := range row {
-		row[j] *= inv
-	}
+// normalize divides row by its sum (kernels.Dot with ones, len(row) ones)
+// and returns the sum.
+func normalize(row, ones []float64) float64 {
+	sum := kernels.Dot(row, ones)
+	kernels.Scale(1/sum, row)
 	return sum
 }
