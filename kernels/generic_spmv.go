@@ -9,23 +9,47 @@ import "math"
 func spmvGeneric(y, x []float64, ptr, idx []int32, v []float64) {
 	for r := range y {
 		lo, hi := int(ptr[r]), int(ptr[r+1])
-		var s [8]float64
+		// Eight scalars, not an array, so that they stay in registers.
+		var s0, s1, s2, s3, s4, s5, s6, s7 float64
 		k := lo
 		for ; k+8 <= hi; k += 8 {
 			idx, v := idx[k:k+8], v[k:k+8]
-			s[0] = math.FMA(x[idx[0]], v[0], s[0])
-			s[1] = math.FMA(x[idx[1]], v[1], s[1])
-			s[2] = math.FMA(x[idx[2]], v[2], s[2])
-			s[3] = math.FMA(x[idx[3]], v[3], s[3])
-			s[4] = math.FMA(x[idx[4]], v[4], s[4])
-			s[5] = math.FMA(x[idx[5]], v[5], s[5])
-			s[6] = math.FMA(x[idx[6]], v[6], s[6])
-			s[7] = math.FMA(x[idx[7]], v[7], s[7])
+			s0 = math.FMA(x[idx[0]], v[0], s0)
+			s1 = math.FMA(x[idx[1]], v[1], s1)
+			s2 = math.FMA(x[idx[2]], v[2], s2)
+			s3 = math.FMA(x[idx[3]], v[3], s3)
+			s4 = math.FMA(x[idx[4]], v[4], s4)
+			s5 = math.FMA(x[idx[5]], v[5], s5)
+			s6 = math.FMA(x[idx[6]], v[6], s6)
+			s7 = math.FMA(x[idx[7]], v[7], s7)
 		}
-		for l := 0; k < hi; k, l = k+1, l+1 {
-			s[l] = math.FMA(x[idx[k]], v[k], s[l])
+		// The last hi−k < 8 entries, entry k+l into lane l.
+		if n := hi - k; n > 0 {
+			idx, v := idx[k:hi], v[k:hi]
+			switch n {
+			case 7:
+				s6 = math.FMA(x[idx[6]], v[6], s6)
+				fallthrough
+			case 6:
+				s5 = math.FMA(x[idx[5]], v[5], s5)
+				fallthrough
+			case 5:
+				s4 = math.FMA(x[idx[4]], v[4], s4)
+				fallthrough
+			case 4:
+				s3 = math.FMA(x[idx[3]], v[3], s3)
+				fallthrough
+			case 3:
+				s2 = math.FMA(x[idx[2]], v[2], s2)
+				fallthrough
+			case 2:
+				s1 = math.FMA(x[idx[1]], v[1], s1)
+				fallthrough
+			case 1:
+				s0 = math.FMA(x[idx[0]], v[0], s0)
+			}
 		}
-		y[r] = ((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))
+		y[r] = ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
 	}
 }
 

@@ -75,6 +75,10 @@ func genSpMV(i *ISA) {
 		LEAQ(dwordMask(), tbl)
 	}
 
+	if i.Is512() {
+		spmvBlocks512(yp, rows, xp, pp, ip, vp, r, k, hi, n, eight)
+	}
+
 	Label(i.Label("spmv", "row"))
 	CMPQ(r, rows)
 	JAE(LabelRef(i.Label("spmv", "end")))
@@ -94,18 +98,7 @@ func genSpMV(i *ISA) {
 	CMPQ(n, eight)
 	CMOVQGT(eight, n)
 	if i.Is512() {
-		ones, mb := GP64(), GP64()
-		MOVL(U32(0xff), ones.As32())
-		BZHIQ(n, ones, mb)
-		km, kg := K(), K()
-		KMOVB(mb.As32(), km)
-		KMOVB(km, kg)
-		ix, g, vv := YMM(), ZMM(), ZMM()
-		VMOVDQU32_Z(Mem{Base: ip, Index: k, Scale: 4}, km, ix)
-		VXORPD(g, g, g)
-		VGATHERDPD(Mem{Base: xp, Index: ix, Scale: 8}, kg, g)
-		VMOVUPD_Z(Mem{Base: vp, Index: k, Scale: 8}, km, vv)
-		VFMADD231PD(vv, g, acc)
+		step512(xp, ip, vp, k, n, acc)
 	} else {
 		// o = 8−n: the dword mask is tbl[o:o+8], the qword masks of the
 		// two halves its sign extensions.
@@ -146,6 +139,84 @@ func genSpMV(i *ISA) {
 
 	Label(i.Label("spmv", "end"))
 	Ret()
+}
+
+// step512 adds the n ≤ 8 entries from k of a row to acc: a masked load of
+// their indices and values and a masked gather (masked-off lanes add 0).
+func step512(xp, ip, vp, k, n reg.Register, acc reg.VecVirtual) {
+	ones, mb := GP64(), GP64()
+	MOVL(U32(0xff), ones.As32())
+	BZHIQ(n, ones, mb)
+	km, kg := K(), K()
+	KMOVB(mb.As32(), km)
+	KMOVB(km, kg)
+	ix, g, vv := YMM(), ZMM(), ZMM()
+	VMOVDQU32_Z(Mem{Base: ip, Index: k, Scale: 4}, km, ix)
+	VXORPD(g, g, g)
+	VGATHERDPD(Mem{Base: xp, Index: ix, Scale: 8}, kg, g)
+	VMOVUPD_Z(Mem{Base: vp, Index: k, Scale: 8}, km, vv)
+	VFMADD231PD(vv, g, acc)
+}
+
+// spmvBlocks512 does rows eight at a time while eight remain: each row into
+// its own accumulator as in the one-row loop, then the eight reductions
+// together in a transpose network that adds exactly the pairs HSum adds
+// (((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)) per row) and one store of eight
+// results, instead of eight HSums and scalar stores. It leaves r at the
+// first row not done and k at its start.
+func spmvBlocks512(yp, rows, xp, pp, ip, vp, r, k, hi, n, eight reg.Register) {
+	i := AVX512
+	end := GP64()
+	MOVQ(rows, end)
+	ANDQ(I32(-8), end)
+	Label(i.Label("spmv", "block"))
+	CMPQ(r, end)
+	JAE(LabelRef(i.Label("spmv", "blocksdone")))
+	acc := i.Vecs(8)
+	for u := range 8 {
+		i.Zero(acc[u])
+		MOVLQSX(Mem{Base: pp, Index: r, Scale: 4, Disp: 4 * (u + 1)}, hi)
+		step := i.Label("spmv", "b"+string(rune('0'+u)))
+		done := i.Label("spmv", "d"+string(rune('0'+u)))
+		Label(step)
+		MOVQ(hi, n)
+		SUBQ(k, n)
+		JLE(LabelRef(done))
+		CMPQ(n, eight)
+		CMOVQGT(eight, n)
+		step512(xp, ip, vp, k, n, acc[u])
+		ADDQ(U32(8), k)
+		JMP(LabelRef(step))
+		Label(done)
+		MOVQ(hi, k)
+	}
+	// P(a,b) = [a.s0..3 + a.s4..7 | b.s0..3 + b.s4..7] (t_l = s_l + s_{l+4}).
+	pair := func(a, b reg.VecVirtual) reg.VecVirtual {
+		lo, hi := ZMM(), ZMM()
+		VSHUFF64X2(U8(0x44), b, a, lo)
+		VSHUFF64X2(U8(0xee), b, a, hi)
+		VADDPD(hi, lo, lo)
+		return lo
+	}
+	// Q(P(a,b), P(c,d)) = [a | b | c | d], each (t0+t2, t1+t3).
+	quad := func(p, q reg.VecVirtual) reg.VecVirtual {
+		lo, hi := ZMM(), ZMM()
+		VSHUFF64X2(U8(0x88), q, p, lo)
+		VSHUFF64X2(U8(0xdd), q, p, hi)
+		VADDPD(hi, lo, lo)
+		return lo
+	}
+	even := quad(pair(acc[0], acc[2]), pair(acc[4], acc[6]))
+	odd := quad(pair(acc[1], acc[3]), pair(acc[5], acc[7]))
+	// Interleaving the even and odd rows' halves puts rows 0..7 in order.
+	lo, hi := ZMM(), ZMM()
+	VUNPCKLPD(odd, even, lo)
+	VUNPCKHPD(odd, even, hi)
+	VADDPD(hi, lo, lo)
+	VMOVUPD(lo, Mem{Base: yp, Index: r, Scale: 8})
+	ADDQ(U32(8), r)
+	JMP(LabelRef(i.Label("spmv", "block")))
+	Label(i.Label("spmv", "blocksdone"))
 }
 
 // genGatherMulAdd: q[k] = FMA(x[xi[k]], y[yi[k]], q[k]) for k < len(q), two
