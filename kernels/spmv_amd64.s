@@ -24,11 +24,12 @@ spmv_AVX2_row:
 	MOVLQSX 4(BX)(R8*4), R10
 	VXORPD  Y0, Y0, Y0
 	VXORPD  Y1, Y1, Y1
+	CMPQ    R9, R10
+	JGE     spmv_AVX2_store
 
 spmv_AVX2_step:
 	MOVQ         R10, R11
 	SUBQ         R9, R11
-	JLE          spmv_AVX2_store
 	CMPQ         R11, R12
 	CMOVQGT      R12, R11
 	MOVQ         R12, R14
@@ -49,7 +50,8 @@ spmv_AVX2_step:
 	VFMADD231PD  Y2, Y6, Y0
 	VFMADD231PD  Y3, Y7, Y1
 	ADDQ         $0x00000008, R9
-	JMP          spmv_AVX2_step
+	CMPQ         R9, R10
+	JL           spmv_AVX2_step
 
 spmv_AVX2_store:
 	MOVQ         R10, R9
@@ -177,193 +179,194 @@ TEXT ·spmvAVX512(SB), NOSPLIT, $0-120
 	XORQ    R8, R8
 	MOVLQSX (BX), R9
 	MOVQ    $0x00000008, R12
-	MOVQ    CX, R13
-	ANDQ    $-8, R13
+	MOVL    $0x000000ff, R13
+	MOVQ    CX, R14
+	ANDQ    $-8, R14
 
 spmv_AVX512_block:
-	CMPQ    R8, R13
+	CMPQ    R8, R14
 	JAE     spmv_AVX512_blocksdone
 	VXORPD  Z0, Z0, Z0
 	MOVLQSX 4(BX)(R8*4), R10
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_d0
 
 spmv_AVX512_b0:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_d0
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R14
-	BZHIQ       R11, R14, R11
+	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y1
 	VXORPD      Z2, Z2, Z2
 	VGATHERDPD  (DX)(Y1*8), K2, Z2
-	VMOVUPD.Z   (DI)(R9*8), K1, Z1
-	VFMADD231PD Z1, Z2, Z0
+	VFMADD231PD (DI)(R9*8), Z2, K1, Z0
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_b0
+	CMPQ        R9, R10
+	JL          spmv_AVX512_b0
 
 spmv_AVX512_d0:
 	MOVQ    R10, R9
 	VXORPD  Z1, Z1, Z1
 	MOVLQSX 8(BX)(R8*4), R10
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_d1
 
 spmv_AVX512_b1:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_d1
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R14
-	BZHIQ       R11, R14, R11
+	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y2
 	VXORPD      Z3, Z3, Z3
 	VGATHERDPD  (DX)(Y2*8), K2, Z3
-	VMOVUPD.Z   (DI)(R9*8), K1, Z2
-	VFMADD231PD Z2, Z3, Z1
+	VFMADD231PD (DI)(R9*8), Z3, K1, Z1
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_b1
+	CMPQ        R9, R10
+	JL          spmv_AVX512_b1
 
 spmv_AVX512_d1:
 	MOVQ    R10, R9
 	VXORPD  Z2, Z2, Z2
 	MOVLQSX 12(BX)(R8*4), R10
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_d2
 
 spmv_AVX512_b2:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_d2
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R14
-	BZHIQ       R11, R14, R11
+	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y3
 	VXORPD      Z4, Z4, Z4
 	VGATHERDPD  (DX)(Y3*8), K2, Z4
-	VMOVUPD.Z   (DI)(R9*8), K1, Z3
-	VFMADD231PD Z3, Z4, Z2
+	VFMADD231PD (DI)(R9*8), Z4, K1, Z2
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_b2
+	CMPQ        R9, R10
+	JL          spmv_AVX512_b2
 
 spmv_AVX512_d2:
 	MOVQ    R10, R9
 	VXORPD  Z3, Z3, Z3
 	MOVLQSX 16(BX)(R8*4), R10
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_d3
 
 spmv_AVX512_b3:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_d3
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R14
-	BZHIQ       R11, R14, R11
+	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y4
 	VXORPD      Z5, Z5, Z5
 	VGATHERDPD  (DX)(Y4*8), K2, Z5
-	VMOVUPD.Z   (DI)(R9*8), K1, Z4
-	VFMADD231PD Z4, Z5, Z3
+	VFMADD231PD (DI)(R9*8), Z5, K1, Z3
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_b3
+	CMPQ        R9, R10
+	JL          spmv_AVX512_b3
 
 spmv_AVX512_d3:
 	MOVQ    R10, R9
 	VXORPD  Z4, Z4, Z4
 	MOVLQSX 20(BX)(R8*4), R10
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_d4
 
 spmv_AVX512_b4:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_d4
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R14
-	BZHIQ       R11, R14, R11
+	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y5
 	VXORPD      Z6, Z6, Z6
 	VGATHERDPD  (DX)(Y5*8), K2, Z6
-	VMOVUPD.Z   (DI)(R9*8), K1, Z5
-	VFMADD231PD Z5, Z6, Z4
+	VFMADD231PD (DI)(R9*8), Z6, K1, Z4
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_b4
+	CMPQ        R9, R10
+	JL          spmv_AVX512_b4
 
 spmv_AVX512_d4:
 	MOVQ    R10, R9
 	VXORPD  Z5, Z5, Z5
 	MOVLQSX 24(BX)(R8*4), R10
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_d5
 
 spmv_AVX512_b5:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_d5
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R14
-	BZHIQ       R11, R14, R11
+	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y6
 	VXORPD      Z7, Z7, Z7
 	VGATHERDPD  (DX)(Y6*8), K2, Z7
-	VMOVUPD.Z   (DI)(R9*8), K1, Z6
-	VFMADD231PD Z6, Z7, Z5
+	VFMADD231PD (DI)(R9*8), Z7, K1, Z5
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_b5
+	CMPQ        R9, R10
+	JL          spmv_AVX512_b5
 
 spmv_AVX512_d5:
 	MOVQ    R10, R9
 	VXORPD  Z6, Z6, Z6
 	MOVLQSX 28(BX)(R8*4), R10
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_d6
 
 spmv_AVX512_b6:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_d6
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R14
-	BZHIQ       R11, R14, R11
+	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y7
 	VXORPD      Z8, Z8, Z8
 	VGATHERDPD  (DX)(Y7*8), K2, Z8
-	VMOVUPD.Z   (DI)(R9*8), K1, Z7
-	VFMADD231PD Z7, Z8, Z6
+	VFMADD231PD (DI)(R9*8), Z8, K1, Z6
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_b6
+	CMPQ        R9, R10
+	JL          spmv_AVX512_b6
 
 spmv_AVX512_d6:
 	MOVQ    R10, R9
 	VXORPD  Z7, Z7, Z7
 	MOVLQSX 32(BX)(R8*4), R10
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_d7
 
 spmv_AVX512_b7:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_d7
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R14
-	BZHIQ       R11, R14, R11
+	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y8
 	VXORPD      Z9, Z9, Z9
 	VGATHERDPD  (DX)(Y8*8), K2, Z9
-	VMOVUPD.Z   (DI)(R9*8), K1, Z8
-	VFMADD231PD Z8, Z9, Z7
+	VFMADD231PD (DI)(R9*8), Z9, K1, Z7
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_b7
+	CMPQ        R9, R10
+	JL          spmv_AVX512_b7
 
 spmv_AVX512_d7:
 	MOVQ       R10, R9
@@ -398,24 +401,24 @@ spmv_AVX512_row:
 	JAE     spmv_AVX512_end
 	MOVLQSX 4(BX)(R8*4), R10
 	VXORPD  Z0, Z0, Z0
+	CMPQ    R9, R10
+	JGE     spmv_AVX512_store
 
 spmv_AVX512_step:
 	MOVQ        R10, R11
 	SUBQ        R9, R11
-	JLE         spmv_AVX512_store
 	CMPQ        R11, R12
 	CMOVQGT     R12, R11
-	MOVL        $0x000000ff, R13
 	BZHIQ       R11, R13, R11
 	KMOVB       R11, K1
 	KMOVB       K1, K2
 	VMOVDQU32.Z (SI)(R9*4), K1, Y1
 	VXORPD      Z2, Z2, Z2
 	VGATHERDPD  (DX)(Y1*8), K2, Z2
-	VMOVUPD.Z   (DI)(R9*8), K1, Z1
-	VFMADD231PD Z1, Z2, Z0
+	VFMADD231PD (DI)(R9*8), Z2, K1, Z0
 	ADDQ        $0x00000008, R9
-	JMP         spmv_AVX512_step
+	CMPQ        R9, R10
+	JL          spmv_AVX512_step
 
 spmv_AVX512_store:
 	MOVQ          R10, R9

@@ -69,14 +69,17 @@ func genSpMV(i *ISA) {
 	XORQ(r, r)
 	MOVLQSX(Mem{Base: pp}, k)
 	MOVQ(U32(8), eight)
-	var tbl reg.GPVirtual
-	if !i.Is512() {
+	var tbl, ones reg.GPVirtual
+	if i.Is512() {
+		ones = GP64()
+		MOVL(U32(0xff), ones.As32())
+	} else {
 		tbl = GP64()
 		LEAQ(dwordMask(), tbl)
 	}
 
 	if i.Is512() {
-		spmvBlocks512(yp, rows, xp, pp, ip, vp, r, k, hi, n, eight)
+		spmvBlocks512(yp, rows, xp, pp, ip, vp, r, k, hi, n, eight, ones)
 	}
 
 	Label(i.Label("spmv", "row"))
@@ -91,14 +94,16 @@ func genSpMV(i *ISA) {
 		i.Zero(accB)
 	}
 
+	// Steps while k < hi (signed: an empty row does none).
+	CMPQ(k, hi)
+	JGE(LabelRef(i.Label("spmv", "store")))
 	Label(i.Label("spmv", "step"))
 	MOVQ(hi, n)
 	SUBQ(k, n)
-	JLE(LabelRef(i.Label("spmv", "store")))
 	CMPQ(n, eight)
 	CMOVQGT(eight, n)
 	if i.Is512() {
-		step512(xp, ip, vp, k, n, acc)
+		step512(xp, ip, vp, k, n, ones, acc)
 	} else {
 		// o = 8−n: the dword mask is tbl[o:o+8], the qword masks of the
 		// two halves its sign extensions.
@@ -126,7 +131,8 @@ func genSpMV(i *ISA) {
 		VFMADD231PD(vb, gb, accB)
 	}
 	ADDQ(U32(8), k)
-	JMP(LabelRef(i.Label("spmv", "step")))
+	CMPQ(k, hi)
+	JL(LabelRef(i.Label("spmv", "step")))
 
 	Label(i.Label("spmv", "store"))
 	MOVQ(hi, k)
@@ -143,19 +149,20 @@ func genSpMV(i *ISA) {
 
 // step512 adds the n ≤ 8 entries from k of a row to acc: a masked load of
 // their indices and values and a masked gather (masked-off lanes add 0).
-func step512(xp, ip, vp, k, n reg.Register, acc reg.VecVirtual) {
-	ones, mb := GP64(), GP64()
-	MOVL(U32(0xff), ones.As32())
+// ones holds 0xff. The FMA is merge-masked (masked-off lanes of acc are
+// kept, which is adding zero: a lane never holds −0) and reads v straight
+// from memory (masked-off elements are not read).
+func step512(xp, ip, vp, k, n, ones reg.Register, acc reg.VecVirtual) {
+	mb := GP64()
 	BZHIQ(n, ones, mb)
 	km, kg := K(), K()
 	KMOVB(mb.As32(), km)
 	KMOVB(km, kg)
-	ix, g, vv := YMM(), ZMM(), ZMM()
+	ix, g := YMM(), ZMM()
 	VMOVDQU32_Z(Mem{Base: ip, Index: k, Scale: 4}, km, ix)
-	VXORPD(g, g, g)
+	VXORPD(g, g, g) // breaks the gather's merge dependency on g
 	VGATHERDPD(Mem{Base: xp, Index: ix, Scale: 8}, kg, g)
-	VMOVUPD_Z(Mem{Base: vp, Index: k, Scale: 8}, km, vv)
-	VFMADD231PD(vv, g, acc)
+	VFMADD231PD(Mem{Base: vp, Index: k, Scale: 8}, g, km, acc)
 }
 
 // spmvBlocks512 does rows eight at a time while eight remain: each row into
@@ -164,7 +171,7 @@ func step512(xp, ip, vp, k, n reg.Register, acc reg.VecVirtual) {
 // (((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)) per row) and one store of eight
 // results, instead of eight HSums and scalar stores. It leaves r at the
 // first row not done and k at its start.
-func spmvBlocks512(yp, rows, xp, pp, ip, vp, r, k, hi, n, eight reg.Register) {
+func spmvBlocks512(yp, rows, xp, pp, ip, vp, r, k, hi, n, eight, ones reg.Register) {
 	i := AVX512
 	end := GP64()
 	MOVQ(rows, end)
@@ -178,15 +185,17 @@ func spmvBlocks512(yp, rows, xp, pp, ip, vp, r, k, hi, n, eight reg.Register) {
 		MOVLQSX(Mem{Base: pp, Index: r, Scale: 4, Disp: 4 * (u + 1)}, hi)
 		step := i.Label("spmv", "b"+string(rune('0'+u)))
 		done := i.Label("spmv", "d"+string(rune('0'+u)))
+		CMPQ(k, hi)
+		JGE(LabelRef(done))
 		Label(step)
 		MOVQ(hi, n)
 		SUBQ(k, n)
-		JLE(LabelRef(done))
 		CMPQ(n, eight)
 		CMOVQGT(eight, n)
-		step512(xp, ip, vp, k, n, acc[u])
+		step512(xp, ip, vp, k, n, ones, acc[u])
 		ADDQ(U32(8), k)
-		JMP(LabelRef(step))
+		CMPQ(k, hi)
+		JL(LabelRef(step))
 		Label(done)
 		MOVQ(hi, k)
 	}
