@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // Structure is how the engine stores and uses a transition matrix.
@@ -47,6 +49,7 @@ type tiedForm struct {
 	def  float64
 	exc  []Exception // as given or found, in row-major order
 	dcol []float64   // D_j = exp(d − c_j)
+	ones []float64   // M ones: kernels.Dot(x, ones) is Σ x in vector lanes
 	// column j's exceptions are colI/colV/colS[colPtr[j]:colPtr[j+1]]:
 	// previous label i, E_ij − D_j, and the score S_ij; colK maps each to
 	// its index in exc.
@@ -234,6 +237,10 @@ func buildTied(tr *Transitions, def float64) *tiedForm {
 func (tf *tiedForm) index(tr *Transitions) {
 	m := tr.m
 	tf.dcol = make([]float64, m)
+	tf.ones = make([]float64, m)
+	for j := range tf.ones {
+		tf.ones[j] = 1
+	}
 	n := len(tf.exc)
 	tf.colPtr, tf.rowPtr = make([]int32, m+1), make([]int32, m+1)
 	for _, e := range tf.exc {
@@ -282,38 +289,26 @@ func (tf *tiedForm) values(tr *Transitions) {
 
 // forwardTied is the scaled forward recursion with the tied structure:
 // α'_t[j] = Ψ_t[j]·(D_j·Σ_i α_{t−1}[i] + Σ_{exceptions i→j} α_{t−1}[i]·(E_ij − D_j)).
+// The exception sums of a step are one kernels.SpMVTrusted over the
+// columns (and backward's one over the rows): colI and rowJ are label
+// indices < M, checked when the exceptions were given, so no per-step scan.
 func (tf *tiedForm) forward(alpha, scale, psi []float64, T, M int) {
 	copy(alpha[:M], psi[:M])
-	scale[0] = normalize(alpha[:M])
+	ones := tf.ones[:M]
+	scale[0] = normalize(alpha[:M], ones)
 	for t := 1; t < T; t++ {
 		prev, cur, ps := alpha[(t-1)*M:t*M], alpha[t*M:(t+1)*M], psi[t*M:(t+1)*M]
-		a := 0.0
-		for _, v := range prev {
-			a += v
+		a := kernels.Dot(prev, ones)
+		// cur[j] = Σ_{exceptions i→j} α_{t−1}[i]·(E_ij − D_j), all columns
+		// in one call (index arrays built and checked once, in index).
+		kernels.SpMVTrusted(cur, prev, tf.colPtr, tf.colI, tf.colV)
+		dcol := tf.dcol[:M]
+		ps = ps[:M]
+		for j, x := range cur {
+			cur[j] = ps[j] * (dcol[j]*a + x)
 		}
-		for j := range cur {
-			lo, hi := tf.colPtr[j], tf.colPtr[j+1]
-			cur[j] = ps[j] * (tf.dcol[j]*a + gatherDot(prev, tf.colI[lo:hi], tf.colV[lo:hi]))
-		}
-		scale[t] = normalize(cur)
+		scale[t] = normalize(cur, ones)
 	}
-}
-
-// gatherDot returns Σ_k x[idx[k]]·v[k] with two accumulators: a row of
-// exceptions (a dozen at M = 1,208) summed in one chain waited on the add
-// latency at every entry.
-func gatherDot(x []float64, idx []int32, v []float64) float64 {
-	v = v[:len(idx)]
-	var a0, a1 float64
-	k := 0
-	for ; k+1 < len(idx); k += 2 {
-		a0 += x[idx[k]] * v[k]
-		a1 += x[idx[k+1]] * v[k+1]
-	}
-	if k < len(idx) {
-		a0 += x[idx[k]] * v[k]
-	}
-	return a0 + a1
 }
 
 // backward is the tied backward recursion:
@@ -326,15 +321,18 @@ func (tf *tiedForm) backward(beta, scale, psi, w []float64, T, M int) {
 	}
 	for t := T - 2; t >= 0; t-- {
 		next, ps, cur := beta[(t+1)*M:(t+2)*M], psi[(t+1)*M:(t+2)*M], beta[t*M:(t+1)*M]
-		W := 0.0
-		for j := range w[:M] {
+		w, ps, next := w[:M], ps[:M], next[:M]
+		for j := range w {
 			w[j] = ps[j] * next[j]
-			W += tf.dcol[j] * w[j]
 		}
+		// The sums over labels are kernels.Dot (vector lanes): one add
+		// chain over M = 1,208 labels waited on the add latency at every
+		// label.
+		W := kernels.Dot(tf.dcol[:M], w)
 		inv := 1 / scale[t+1]
-		for i := range cur {
-			lo, hi := tf.rowPtr[i], tf.rowPtr[i+1]
-			cur[i] = (W + gatherDot(w, tf.rowJ[lo:hi], tf.rowV[lo:hi])) * inv
+		kernels.SpMVTrusted(cur, w[:M], tf.rowPtr, tf.rowJ, tf.rowV)
+		for i, x := range cur {
+			cur[i] = (W + x) * inv
 		}
 	}
 }
@@ -345,8 +343,9 @@ func (tf *tiedForm) backward(beta, scale, psi, w []float64, T, M int) {
 // It sums q_k = Σ_t α_{t−1}[i]·b_t[j] (b_t = Ψ_t·β_t/scale_t) for each
 // exception in column order in q (len(exc) entries), and applies E_ij and
 // the default's D_j once per sequence: the per-step pass is then two
-// gathers and an add in order per exception (it was a scatter into counts
-// and a read of the M×M matrix, 11 MB at M = 1,208: every entry a miss).
+// gathers and a fused multiply-add in order per exception
+// (kernels.GatherMulAddTrusted; it was a scatter into counts and a read of
+// the M×M matrix, 11 MB at M = 1,208: every entry a miss).
 func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, M int) {
 	n := len(tf.exc)
 	q = q[:n]
@@ -356,18 +355,14 @@ func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, 
 	for t := 1; t < T; t++ {
 		inv := 1 / scale[t]
 		prev := alpha[(t-1)*M : t*M]
-		a, db := 0.0, 0.0
-		for _, v := range prev {
-			a += v
+		a := kernels.Dot(prev, tf.ones[:M])
+		ps, bt, b := psi[t*M:(t+1)*M], beta[t*M:(t+1)*M], bb[:M]
+		for j := range b {
+			b[j] = ps[j] * bt[j] * inv
 		}
-		for j := range M {
-			bb[j] = psi[t*M+j] * beta[t*M+j] * inv
-			db += tf.dcol[j] * bb[j]
-		}
+		db := kernels.Dot(tf.dcol[:M], b)
 		def += a * db
-		for k, i := range colI {
-			q[k] += prev[i] * bb[colJ[k]]
-		}
+		kernels.GatherMulAddTrusted(q, prev, colI, bb[:M], colJ)
 	}
 	for k, v := range q {
 		counts[tf.colK[k]] += v * tf.colE[k]
@@ -502,15 +497,10 @@ func topK(v []float64, top []int32) int {
 	return n
 }
 
-// normalize divides row by its sum and returns the sum.
-func normalize(row []float64) float64 {
-	sum := 0.0
-	for _, v := range row {
-		sum += v
-	}
-	inv := 1 / sum
-	for j := range row {
-		row[j] *= inv
-	}
+// normalize divides row by its sum (kernels.Dot with ones, len(row) ones)
+// and returns the sum.
+func normalize(row, ones []float64) float64 {
+	sum := kernels.Dot(row, ones)
+	kernels.Scale(1/sum, row)
 	return sum
 }

@@ -30,6 +30,8 @@ type impl struct {
 	dot          func(x, y []float64) float64
 	axpy         func(a float64, x, y []float64)
 	scale        func(a float64, x []float64)
+	spmv         func(y, x []float64, ptr, idx []int32, v []float64)
+	gatherMulAdd func(q, x []float64, xi []int32, y []float64, yi []int32)
 
 	fmaPeak   func(n int) float64 // FMA throughput probe (benchmarks only)
 	peakFlops int                 // flops per fmaPeak iteration
@@ -53,6 +55,8 @@ var generic = &impl{
 	dot:          dotGeneric,
 	axpy:         axpyGeneric,
 	scale:        scaleGeneric,
+	spmv:         spmvGeneric,
+	gatherMulAdd: gatherMulAddGeneric,
 }
 
 // complete fills the kernels a tier does not implement with generic ones.
@@ -72,6 +76,8 @@ func (p *impl) complete() *impl {
 	fill(&p.dot, generic.dot)
 	fill(&p.axpy, generic.axpy)
 	fill(&p.scale, generic.scale)
+	fill(&p.spmv, generic.spmv)
+	fill(&p.gatherMulAdd, generic.gatherMulAdd)
 	return p
 }
 
