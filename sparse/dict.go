@@ -501,4 +501,3 @@ func (d *Dict) resolve(s string, h, e uint64) int32 {
 		e = d.slots[i]
 	}
 }
-
