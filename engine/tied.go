@@ -389,11 +389,16 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 	// exception of the column and scans all of prev only when every entry
 	// is one (rare: a column has few exceptions).
 	K := min(tf.maxCol+1, M, shortTop)
+	// The rest of top is a longer list, made only in the steps that need
+	// it (with a thousand labels, the best few predecessors are exceptions
+	// of many columns, and each such column scanned all of prev).
+	long := top[K:]
 	ninf := math.Inf(-1)
 	for t := 1; t < T; t++ {
 		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
 		if useDef {
 			n := topK(prev, top[:K])
+			nl := -1 // long not made yet in this step
 			i0 := top[0]
 			v0 := prev[i0] + tf.def
 			for j := range cur {
@@ -401,7 +406,7 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 			}
 			// Columns in which i0 is an exception need another default.
 			for _, j := range tf.rowJ[tf.rowPtr[i0]:tf.rowPtr[i0+1]] {
-				cur[j], arg[j] = tf.defaultFor(prev, top[:n], int(j), M, mark, int32(t*M)+j)
+				cur[j], arg[j] = tf.defaultFor(prev, top[:n], long, &nl, int(j), M, mark, int32(t*M)+j)
 			}
 		} else {
 			for j := range cur {
@@ -430,11 +435,13 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 
 // defaultFor returns the best default-scored candidate of column j: the
 // first top entry that is not an exception of j, or, when every top entry
-// is one, the best unmarked entry of all of prev (-Inf, −1 if none).
-func (tf *tiedForm) defaultFor(prev []float64, top []int32, j, M int, mark []int32, id int32) (float64, int32) {
+// is one, the first such entry of long, a longer top list of prev made on
+// first use in the step (*nl entries; −1: not made yet), or, when every
+// entry of long is one too, the best unmarked entry of all of prev (-Inf,
+// −1 if none). The lists are in order of decreasing δ, ties by increasing
+// index, so each gives the answer a scan of all of prev would.
+func (tf *tiedForm) defaultFor(prev []float64, top, long []int32, nl *int, j, M int, mark []int32, id int32) (float64, int32) {
 	colI := tf.colI[tf.colPtr[j]:tf.colPtr[j+1]]
-	// top is in order of decreasing δ, ties by increasing index, so its
-	// first entry that is not an exception is the answer.
 next:
 	for _, i := range top {
 		for _, e := range colI {
@@ -449,6 +456,19 @@ next:
 	}
 	for _, e := range colI {
 		mark[e] = id
+	}
+	if len(long) > 0 {
+		if *nl < 0 {
+			*nl = topK(prev, long)
+		}
+		for _, i := range long[:*nl] {
+			if mark[i] != id {
+				return prev[i] + tf.def, i
+			}
+		}
+		if *nl == M {
+			return math.Inf(-1), -1
+		}
 	}
 	bi := int32(-1)
 	for i := range int32(M) {
