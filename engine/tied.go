@@ -413,16 +413,12 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 				cur[j], arg[j] = ninf, -1
 			}
 		}
-		// Every exception in one flat pass (a loop per column would
-		// mispredict its exit at nearly every column), then the emission.
-		colS, colJ := tf.colS, tf.colJ[:len(tf.colS)]
-		for k, i := range tf.colI[:len(colS)] {
-			j := colJ[k]
-			c, best := prev[i]+colS[k], cur[j]
-			if c > best || (c == best && (arg[j] < 0 || i < arg[j])) {
-				cur[j], arg[j] = c, i
-			}
-		}
+		// Every exception, all columns in one call: a max-plus product
+		// that updates each column's default candidate with the lowest
+		// index among the best (column j's exceptions are in increasing i,
+		// so this is the dense kernel's strict > in increasing i; index
+		// arrays built and checked once, in index). Then the emission.
+		kernels.MaxPlusCSRTrusted(cur, arg, prev, tf.colPtr, tf.colI, tf.colS)
 		st := s[t*M : (t+1)*M]
 		for j, v := range cur {
 			if v == ninf {
