@@ -377,8 +377,9 @@ func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, 
 // column j's exceptions. Each step finds the top entries of δ, gives every
 // column the first of them as its default candidate, repairs the few
 // columns where that entry is an exception (the first entry's row of
-// exceptions says which), then scores all exceptions in one flat pass:
-// O(M·log K + exceptions) per step.
+// exceptions says which), then scores all exceptions in one
+// kernels.MaxPlusCSRTrusted call (one flat pass over them where that kernel
+// has no vector tier): O(M·log K + exceptions) per step.
 func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, top []int32, mark []int32) {
 	copy(delta[:M], s[:M])
 	for i := range mark[:M] {
@@ -394,6 +395,7 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 	// of many columns, and each such column scanned all of prev).
 	long := top[K:]
 	ninf := math.Inf(-1)
+	vec := kernels.MaxPlusCSRVector()
 	for t := 1; t < T; t++ {
 		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
 		if useDef {
@@ -413,12 +415,27 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 				cur[j], arg[j] = ninf, -1
 			}
 		}
-		// Every exception, all columns in one call: a max-plus product
-		// that updates each column's default candidate with the lowest
-		// index among the best (column j's exceptions are in increasing i,
-		// so this is the dense kernel's strict > in increasing i; index
-		// arrays built and checked once, in index). Then the emission.
-		kernels.MaxPlusCSRTrusted(cur, arg, prev, tf.colPtr, tf.colI, tf.colS)
+		// Every exception: each column's default candidate is replaced by
+		// a better one, or an equal one with a lower index (column j's
+		// exceptions are in increasing i, so this is the dense kernel's
+		// strict > in increasing i). Then the emission.
+		if vec {
+			// All columns in one call (index arrays built and checked
+			// once, in index).
+			kernels.MaxPlusCSRTrusted(cur, arg, prev, tf.colPtr, tf.colI, tf.colS)
+		} else {
+			// Without a vector tier, one flat pass in column order (the
+			// generic kernel's loop per column mispredicts its exit at
+			// nearly every column).
+			colS, colJ := tf.colS, tf.colJ[:len(tf.colS)]
+			for k, i := range tf.colI[:len(colS)] {
+				j := colJ[k]
+				c, best := prev[i]+colS[k], cur[j]
+				if c > best || (c == best && (arg[j] < 0 || i < arg[j])) {
+					cur[j], arg[j] = c, i
+				}
+			}
+		}
 		st := s[t*M : (t+1)*M]
 		for j, v := range cur {
 			if v == ninf {

@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"reflect"
+)
 
 // MaxPlusCSR is a max-plus CSR matrix–vector product that updates given
 // candidates with argmax: for every row r < len(y), over the entries
@@ -77,4 +80,14 @@ func checkMaxPlusCSR(y []float64, arg []int32, ptr, idx []int32, v []float64) {
 	}
 	need("MaxPlusCSR", "idx", len(idx), int(ptr[rows]))
 	need("MaxPlusCSR", "v", len(v), int(ptr[rows]))
+}
+
+// MaxPlusCSRVector reports whether MaxPlusCSR runs a vector tier (amd64 with
+// AVX2 or AVX-512) under the implementation in use. Without one (arm64,
+// purego builds, older CPUs) it is the generic loop over each row's entries,
+// whose exit mispredicts at nearly every short row: a caller that has the
+// row of every entry can do better with one flat pass over all entries
+// (engine's tied Viterbi does).
+func MaxPlusCSRVector() bool {
+	return reflect.ValueOf(cur().maxPlusCSR).Pointer() != reflect.ValueOf(generic.maxPlusCSR).Pointer()
 }

@@ -313,6 +313,21 @@ func TestMaxPlusCSRAPI(t *testing.T) {
 	mustPanic("index negative", "out of range", func() { MaxPlusCSR(y, a, x, []int32{0, 1, 3}, []int32{0, -1, 2}, x[:3]) })
 }
 
+// TestMaxPlusCSRVector: the vector tiers say so, the others do not.
+func TestMaxPlusCSRVector(t *testing.T) {
+	for _, name := range Impls() {
+		restore, err := Use(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := MaxPlusCSRVector()
+		restore()
+		if want := name == "avx2" || name == "avx512"; got != want {
+			t.Errorf("%s: MaxPlusCSRVector() = %v, want %v", name, got, want)
+		}
+	}
+}
+
 // FuzzMaxPlusCSR builds x from the fuzz floats (any values, NaN included)
 // and a CSR matrix from the fuzz bytes (row lengths, indices; repeated
 // indices allowed), initial candidates from both, and compares every tier
