@@ -194,7 +194,23 @@ func TestNewTiedErrors(t *testing.T) {
 // matrix, so that every entry of the tied Viterbi's short top list is often
 // an exception of a column (it then scans all of δ): δ, back-pointers,
 // labellings and scores must be bit-identical to the dense kernel's.
+//
+// It runs under every kernel implementation: the exceptions are scored by
+// kernels.MaxPlusCSRTrusted with a vector tier, by a flat loop without one.
 func TestTiedViterbiTies(t *testing.T) {
+	for _, name := range kernels.Impls() {
+		t.Run(name, func(t *testing.T) {
+			restore, err := kernels.Use(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer restore()
+			tiedViterbiTies(t)
+		})
+	}
+}
+
+func tiedViterbiTies(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 23))
 	vals := []float64{-1, 0, math.Copysign(0, -1), 1, 2}
 	pick := func() float64 { return vals[r.IntN(len(vals))] }

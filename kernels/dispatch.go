@@ -32,6 +32,7 @@ type impl struct {
 	scale        func(a float64, x []float64)
 	spmv         func(y, x []float64, ptr, idx []int32, v []float64)
 	gatherMulAdd func(q, x []float64, xi []int32, y []float64, yi []int32)
+	maxPlusCSR   func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)
 
 	fmaPeak   func(n int) float64 // FMA throughput probe (benchmarks only)
 	peakFlops int                 // flops per fmaPeak iteration
@@ -57,6 +58,7 @@ var generic = &impl{
 	scale:        scaleGeneric,
 	spmv:         spmvGeneric,
 	gatherMulAdd: gatherMulAddGeneric,
+	maxPlusCSR:   maxPlusCSRGeneric,
 }
 
 // complete fills the kernels a tier does not implement with generic ones.
@@ -78,6 +80,7 @@ func (p *impl) complete() *impl {
 	fill(&p.scale, generic.scale)
 	fill(&p.spmv, generic.spmv)
 	fill(&p.gatherMulAdd, generic.gatherMulAdd)
+	fill(&p.maxPlusCSR, generic.maxPlusCSR)
 	return p
 }
 
