@@ -119,33 +119,19 @@ func TestEveryTierComplete(t *testing.T) {
 // TestWrapperChecks checks that wrong arguments panic with a message that
 // names the kernel, instead of corrupting memory in the assembly.
 func TestWrapperChecks(t *testing.T) {
-	mustPanic := func(what, want string, f func()) {
-		t.Helper()
-		defer func() {
-			r := recover()
-			if r == nil {
-				t.Errorf("%s: no panic", what)
-				return
-			}
-			if !strings.Contains(fmt.Sprint(r), want) {
-				t.Errorf("%s: panic %q does not mention %q", what, r, want)
-			}
-		}()
-		f()
-	}
 	x := make([]float64, 16)
-	mustPanic("short alpha", "Forward", func() { Forward(x[:3], x, x, x, 2, 2) })
-	mustPanic("short e", "len(e)", func() { Forward(x, x, x, x[:3], 2, 2) })
-	mustPanic("short et", "Backward", func() { Backward(x, x, x, x[:1], 2, 2) })
-	mustPanic("short y", "Axpy", func() { Axpy(1, x, x[:3]) })
-	mustPanic("short dst", "Exp", func() { Exp(x[:3], x) })
-	mustPanic("short bp", "Viterbi", func() { Viterbi(make([]int32, 2), x, make([]int32, 3), x, x, 2, 2) })
-	mustPanic("short work", "Transitions", func() { Transitions(x, x, x, x, x, x, x[:1], 2, 2) })
+	mustPanicT(t, "short alpha", "Forward", func() { Forward(x[:3], x, x, x, 2, 2) })
+	mustPanicT(t, "short e", "len(e)", func() { Forward(x, x, x, x[:3], 2, 2) })
+	mustPanicT(t, "short et", "Backward", func() { Backward(x, x, x, x[:1], 2, 2) })
+	mustPanicT(t, "short y", "Axpy", func() { Axpy(1, x, x[:3]) })
+	mustPanicT(t, "short dst", "Exp", func() { Exp(x[:3], x) })
+	mustPanicT(t, "short bp", "Viterbi", func() { Viterbi(make([]int32, 2), x, make([]int32, 3), x, x, 2, 2) })
+	mustPanicT(t, "short work", "Transitions", func() { Transitions(x, x, x, x, x, x, x[:1], 2, 2) })
 	ptr := []int32{0, 2}
-	mustPanic("id out of range", "out of range", func() { Gather(x[:2], x[:4], 2, ptr, []int32{0, 2}, x[:2], 1, 2) })
-	mustPanic("negative id", "out of range", func() { Scatter(x[:4], 2, x[:2], ptr, []int32{-1, 0}, x[:2], 1, 1, 2) })
-	mustPanic("descending ptr", "ascending", func() { Gather(x[:4], x[:4], 2, []int32{0, 2, 1}, []int32{0, 1}, x[:2], 2, 2) })
-	mustPanic("ld < M", "bad sizes", func() { Gather(x[:4], x[:4], 1, ptr, []int32{0, 1}, x[:2], 1, 2) })
+	mustPanicT(t, "id out of range", "out of range", func() { Gather(x[:2], x[:4], 2, ptr, []int32{0, 2}, x[:2], 1, 2) })
+	mustPanicT(t, "negative id", "out of range", func() { Scatter(x[:4], 2, x[:2], ptr, []int32{-1, 0}, x[:2], 1, 1, 2) })
+	mustPanicT(t, "descending ptr", "ascending", func() { Gather(x[:4], x[:4], 2, []int32{0, 2, 1}, []int32{0, 1}, x[:2], 2, 2) })
+	mustPanicT(t, "ld < M", "bad sizes", func() { Gather(x[:4], x[:4], 1, ptr, []int32{0, 1}, x[:2], 1, 2) })
 	// The last row may end exactly at the end of w (ld > M).
 	Gather(x[:2], x[:5], 3, ptr, []int32{0, 1}, x[:2], 1, 2)
 }

@@ -1,9 +1,6 @@
 package kernels
 
-import (
-	"fmt"
-	"reflect"
-)
+import "reflect"
 
 // MaxPlusCSR is a max-plus CSR matrix–vector product that updates given
 // candidates with argmax: for every row r < len(y), over the entries
@@ -46,12 +43,7 @@ func MaxPlusCSR(y []float64, arg []int32, x []float64, ptr, idx []int32, v []flo
 	if len(y) == 0 {
 		return
 	}
-	for r := range y {
-		if ptr[r+1] < ptr[r] {
-			panic(fmt.Sprintf("kernels: MaxPlusCSR: ptr not ascending at %d", r))
-		}
-	}
-	checkIdx("MaxPlusCSR", "idx", idx[ptr[0]:ptr[len(y)]], len(x))
+	checkRowIndices("MaxPlusCSR", len(y), ptr, idx, len(x))
 	cur().maxPlusCSR(y, arg[:len(y)], x, ptr, idx, v)
 }
 
@@ -69,17 +61,10 @@ func MaxPlusCSRTrusted(y []float64, arg []int32, x []float64, ptr, idx []int32, 
 }
 
 func checkMaxPlusCSR(y []float64, arg []int32, ptr, idx []int32, v []float64) {
-	rows := len(y)
-	if rows == 0 {
-		return
+	if len(y) > 0 {
+		need("MaxPlusCSR", "arg", len(arg), len(y))
 	}
-	need("MaxPlusCSR", "arg", len(arg), rows)
-	need("MaxPlusCSR", "ptr", len(ptr), rows+1)
-	if ptr[0] < 0 || ptr[rows] < ptr[0] {
-		panic(fmt.Sprintf("kernels: MaxPlusCSR: ptr[0] = %d, ptr[%d] = %d", ptr[0], rows, ptr[rows]))
-	}
-	need("MaxPlusCSR", "idx", len(idx), int(ptr[rows]))
-	need("MaxPlusCSR", "v", len(v), int(ptr[rows]))
+	checkRows("MaxPlusCSR", len(y), ptr, idx, v)
 }
 
 // MaxPlusCSRVector reports whether MaxPlusCSR runs a vector tier (amd64 with

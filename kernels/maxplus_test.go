@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -290,27 +289,15 @@ func TestMaxPlusCSRAPI(t *testing.T) {
 	}
 	MaxPlusCSR(nil, nil, x, nil, nil, nil) // no rows: nothing to check or do
 
-	mustPanic := func(name, msg string, f func()) {
-		t.Helper()
-		defer func() {
-			e := recover()
-			if e == nil {
-				t.Errorf("%s: no panic", name)
-			} else if s := fmt.Sprint(e); !strings.Contains(s, msg) {
-				t.Errorf("%s: panic %q, want it to mention %q", name, s, msg)
-			}
-		}()
-		f()
-	}
 	y, a := make([]float64, 2), make([]int32, 2)
-	mustPanic("short arg", "len(arg)", func() { MaxPlusCSR(y, a[:1], x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:3]) })
-	mustPanic("short ptr", "len(ptr)", func() { MaxPlusCSR(y, a, x, []int32{0, 1}, []int32{0}, x[:1]) })
-	mustPanic("short idx", "len(idx)", func() { MaxPlusCSR(y, a, x, []int32{0, 1, 3}, []int32{0, 1}, x[:3]) })
-	mustPanic("short v", "len(v)", func() { MaxPlusCSRTrusted(y, a, x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:2]) })
-	mustPanic("negative ptr", "ptr[0]", func() { MaxPlusCSRTrusted(y, a, x, []int32{-1, 1, 3}, []int32{0, 1, 2}, x[:3]) })
-	mustPanic("descending ptr", "ascending", func() { MaxPlusCSR(y, a, x, []int32{0, 2, 1}, []int32{0, 1, 2}, x[:3]) })
-	mustPanic("index high", "out of range", func() { MaxPlusCSR(y, a, x[:2], []int32{0, 1, 3}, []int32{0, 1, 2}, x[:3]) })
-	mustPanic("index negative", "out of range", func() { MaxPlusCSR(y, a, x, []int32{0, 1, 3}, []int32{0, -1, 2}, x[:3]) })
+	mustPanicT(t, "short arg", "len(arg)", func() { MaxPlusCSR(y, a[:1], x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:3]) })
+	mustPanicT(t, "short ptr", "len(ptr)", func() { MaxPlusCSR(y, a, x, []int32{0, 1}, []int32{0}, x[:1]) })
+	mustPanicT(t, "short idx", "len(idx)", func() { MaxPlusCSR(y, a, x, []int32{0, 1, 3}, []int32{0, 1}, x[:3]) })
+	mustPanicT(t, "short v", "len(v)", func() { MaxPlusCSRTrusted(y, a, x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:2]) })
+	mustPanicT(t, "negative ptr", "ptr[0]", func() { MaxPlusCSRTrusted(y, a, x, []int32{-1, 1, 3}, []int32{0, 1, 2}, x[:3]) })
+	mustPanicT(t, "descending ptr", "ascending", func() { MaxPlusCSR(y, a, x, []int32{0, 2, 1}, []int32{0, 1, 2}, x[:3]) })
+	mustPanicT(t, "index high", "out of range", func() { MaxPlusCSR(y, a, x[:2], []int32{0, 1, 3}, []int32{0, 1, 2}, x[:3]) })
+	mustPanicT(t, "index negative", "out of range", func() { MaxPlusCSR(y, a, x, []int32{0, 1, 3}, []int32{0, -1, 2}, x[:3]) })
 }
 
 // TestMaxPlusCSRVector: the vector tiers say so, the others do not.

@@ -27,16 +27,11 @@ import "fmt"
 // masked to its remaining entries). arm64 has no gather instruction: NEON
 // leaves SpMV to the generic code.
 func SpMV(y, x []float64, ptr, idx []int32, v []float64) {
-	checkSpMV(y, ptr, idx, v)
+	checkRows("SpMV", len(y), ptr, idx, v)
 	if len(y) == 0 {
 		return
 	}
-	for r := range y {
-		if ptr[r+1] < ptr[r] {
-			panic(fmt.Sprintf("kernels: SpMV: ptr not ascending at %d", r))
-		}
-	}
-	checkIdx("SpMV", "idx", idx[ptr[0]:ptr[len(y)]], len(x))
+	checkRowIndices("SpMV", len(y), ptr, idx, len(x))
 	cur().spmv(y, x, ptr, idx, v)
 }
 
@@ -47,24 +42,38 @@ func SpMV(y, x []float64, ptr, idx []int32, v []float64) {
 // much as the product. A wrong index reads outside x; a descending ptr
 // reads outside idx and v.
 func SpMVTrusted(y, x []float64, ptr, idx []int32, v []float64) {
-	checkSpMV(y, ptr, idx, v)
+	checkRows("SpMV", len(y), ptr, idx, v)
 	if len(y) == 0 {
 		return
 	}
 	cur().spmv(y, x, ptr, idx, v)
 }
 
-func checkSpMV(y []float64, ptr, idx []int32, v []float64) {
-	rows := len(y)
+// checkRows checks the sizes of the CSR arguments of the row kernels
+// (SpMV, MaxPlusCSR) in O(1): rows+1 entries of ptr from a non-negative
+// ptr[0] to a ptr[rows] no smaller, and idx and v that long.
+func checkRows(kernel string, rows int, ptr, idx []int32, v []float64) {
 	if rows == 0 {
 		return
 	}
-	need("SpMV", "ptr", len(ptr), rows+1)
+	need(kernel, "ptr", len(ptr), rows+1)
 	if ptr[0] < 0 || ptr[rows] < ptr[0] {
-		panic(fmt.Sprintf("kernels: SpMV: ptr[0] = %d, ptr[%d] = %d", ptr[0], rows, ptr[rows]))
+		panic(fmt.Sprintf("kernels: %s: ptr[0] = %d, ptr[%d] = %d", kernel, ptr[0], rows, ptr[rows]))
 	}
-	need("SpMV", "idx", len(idx), int(ptr[rows]))
-	need("SpMV", "v", len(v), int(ptr[rows]))
+	need(kernel, "idx", len(idx), int(ptr[rows]))
+	need(kernel, "v", len(v), int(ptr[rows]))
+}
+
+// checkRowIndices is the O(entries) rest of the checked forms (rows > 0,
+// sizes checked): ptr ascends, and every entry of idx indexes an x of n
+// entries.
+func checkRowIndices(kernel string, rows int, ptr, idx []int32, n int) {
+	for r := range rows {
+		if ptr[r+1] < ptr[r] {
+			panic(fmt.Sprintf("kernels: %s: ptr not ascending at %d", kernel, r))
+		}
+	}
+	checkIdx(kernel, "idx", idx[ptr[0]:ptr[rows]], n)
 }
 
 // GatherMulAdd sets q[k] += x[xi[k]]·y[yi[k]] for k < len(q), with one
