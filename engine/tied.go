@@ -387,9 +387,8 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 		mark[i] = -1
 	}
 	useDef := !math.IsInf(tf.def, -1)
-	// A short top list: defaultFor takes the first entry that is not an
-	// exception of the column and scans all of prev only when every entry
-	// is one (rare: a column has few exceptions).
+	// A short top list: defaultFor takes its first entry that is not an
+	// exception of the column.
 	K := min(tf.maxCol+1, M, shortTop)
 	// The rest of top is a longer list, made only in the steps that need
 	// it (with a thousand labels, the best few predecessors are exceptions

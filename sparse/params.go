@@ -6,8 +6,7 @@ package sparse
 // scoring fetches weight rows at random, and with 4 KiB pages nearly every
 // row fetch also misses the TLB.
 func MakeParams(n int) []float64 {
-	x := make([]float64, n)
-	adviseHuge(x)
+	x := MakeBuffer(n)
 	clear(x) // touch the pages now, after the advice
 	return x
 }

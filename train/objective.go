@@ -264,8 +264,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	} else {
 		err = md.setTransitions(o.tr, theta[md.nState:])
 	}
-	if err != nil {
-		o.tr = nil
+	if err != nil { // (SetScores and SetTied leave o.tr as it was)
 		return 0, fmt.Errorf("train: transition weights: %w", err)
 	}
 	tr := o.tr
