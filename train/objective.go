@@ -35,6 +35,9 @@ type model struct {
 	// pairs outside the pattern of hot rows.
 	fixedTrans []int32  // indices into θ
 	stateMask  []uint64 // hot rows: bit set = trainable (nil: all)
+	// noTrans: no transition, start or end weights (transitions=none, all
+	// in fixedTrans, held at 0): the positions are independent.
+	noTrans bool
 }
 
 // transOff returns the offset of the transition parameters.
@@ -145,6 +148,7 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 	} else {
 		md.nParams = md.nState + m*m + 2*m
 		if cfg.Transitions == "none" {
+			md.noTrans = true
 			for k := md.nState; k < md.nParams; k++ {
 				md.fixedTrans = append(md.fixedTrans, int32(k))
 			}
@@ -211,6 +215,7 @@ type objective struct {
 	sc      *splitCorpus
 	// weighted is true when some instance weight is not 1.
 	weighted bool
+	zeros    []float64 // M zeros (noTrans)
 }
 
 type workerBuf struct {
@@ -223,6 +228,8 @@ type workerBuf struct {
 	tmp  []float64 // weighted: one sequence's expected transition counts
 	emit []float64
 	marg []float64
+	mx   []float64 // noTrans: row maxima, and the scratch row minima
+	lo   []float64
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -247,9 +254,35 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 		wb.tmp = make([]float64, nt)
 		wb.emit = make([]float64, maxLen*md.m)
 		wb.marg = make([]float64, maxLen*md.m)
+		if md.noTrans {
+			wb.mx = make([]float64, maxLen)
+			wb.lo = make([]float64, maxLen)
+		}
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
+	o.zeros = make([]float64, md.m)
 	return o
+}
+
+// independentPosteriors sets marg (T×M) to the label marginals of a CRF
+// with no transition weights, whose positions are independent: the softmax
+// of each row of emit. It returns log Z = Σ_t log Σ_j exp(emit[t][j]). This
+// is O(T·M), where the forward–backward over zero transitions is O(T·M²).
+// mx and lo are scratch of T entries, zeros M zeros.
+func independentPosteriors(marg, emit, mx, lo, zeros []float64, T, m int) float64 {
+	kernels.ShiftRows(marg, mx, lo, emit, zeros, T, m)
+	kernels.Exp(marg[:T*m], marg[:T*m])
+	logZ := 0.0
+	for t := range T {
+		row := marg[t*m : (t+1)*m]
+		sum := 0.0
+		for _, v := range row {
+			sum += v
+		}
+		kernels.Scale(1/sum, row)
+		logZ += mx[t] + math.Log(sum)
+	}
+	return logZ
 }
 
 // eval sets g to the gradient of f at theta and returns f. It returns
@@ -399,15 +432,20 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		clear(acc)
 	}
 	nt := len(acc)
-	p := engine.Posteriors{Marginals: marg, Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
-	if md.tied {
-		p.Tied = acc[:len(md.excs)+1]
+	var logZ float64
+	if md.noTrans {
+		logZ = independentPosteriors(marg, emit, wb.mx[:T], wb.lo[:T], o.zeros, T, m)
 	} else {
-		p.Transitions = acc[:m*m]
-	}
-	logZ, err := tr.Posteriors(ws, emit, nil, &p)
-	if err != nil {
-		return fmt.Errorf("train: sequence %d: %w", i, err)
+		p := engine.Posteriors{Marginals: marg, Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
+		if md.tied {
+			p.Tied = acc[:len(md.excs)+1]
+		} else {
+			p.Transitions = acc[:m*m]
+		}
+		var err error
+		if logZ, err = tr.Posteriors(ws, emit, nil, &p); err != nil {
+			return fmt.Errorf("train: sequence %d: %w", i, err)
+		}
 	}
 	if o.weighted {
 		for k, v := range acc {

@@ -79,6 +79,8 @@ func TestGradientFiniteDifferences(t *testing.T) {
 		{"dense-possible", "dense", true, true, 3, 10},
 		{"tied", "tied", false, false, 5, 10},
 		{"tied-weighted", "tied", true, false, 5, 10},
+		{"none", "none", false, false, 5, 10}, // independentPosteriors
+		{"none-weighted", "none", true, false, 5, 10},
 		{"many-labels", "dense", false, false, 12, 10}, // hot and cold rows
 		{"rare-attrs", "dense", true, false, 12, 300},  // cold rows in first-occurrence order
 	} {
