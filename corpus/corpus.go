@@ -25,6 +25,9 @@ import (
 type Spec struct {
 	Format   string // "crfsuite", "conll" or "conllu"
 	Template string // CRF++ template text, for conll and conllu
+	// TemplateName names the template in error messages (its file; a
+	// model's stored template: "template").
+	TemplateName string
 	Features string // a built-in feature set ("pos"), for conll and conllu
 	Label    string // conllu: "upos" or "xpos"
 	Columns  int    // conll: observation columns (0: the last column is the label)
@@ -79,7 +82,11 @@ func (s Spec) Options() (format.Options, error) {
 	}
 	o := format.Options{Format: s.Format, Features: s.Features, Label: s.Label, Columns: s.Columns}
 	if s.Template != "" {
-		t, err := format.ParseTemplate(strings.NewReader(s.Template), "template")
+		name := s.TemplateName
+		if name == "" {
+			name = "template"
+		}
+		t, err := format.ParseTemplate(strings.NewReader(s.Template), name)
 		if err != nil {
 			return format.Options{}, err
 		}

@@ -182,6 +182,12 @@ func TestCLIErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "nonsense") {
 		t.Errorf("unknown parameter: %v", err)
 	}
+	badTpl := filepath.Join(dir, "bad.tpl")
+	os.WriteFile(badTpl, []byte("U00:%x[0,0]\nU01:%x[0\nB\n"), 0o644)
+	_, _, err = runCLI(t, "learn", "-m", modelPath, "--template", badTpl, bad)
+	if err == nil || !strings.Contains(err.Error(), "bad.tpl:2") {
+		t.Errorf("malformed template: %v, want an error naming bad.tpl:2", err)
+	}
 	_, _, err = runCLI(t, "learn", "-m", modelPath, "--template", tpl, filepath.Join(dir, "missing.txt"))
 	if err == nil || !strings.Contains(err.Error(), "missing.txt") {
 		t.Errorf("missing file: %v", err)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/corpus"
-	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/model"
 	"github.com/simdcrf/simdcrf/train"
 )
@@ -47,7 +46,7 @@ func (f specFlags) spec() (corpus.Spec, error) {
 		if err != nil {
 			return s, err
 		}
-		s.Template = string(b)
+		s.Template, s.TemplateName = string(b), *f.template
 	}
 	return s, nil
 }
@@ -82,12 +81,16 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("-a %s: %w", *algo, err)
 	}
 	// A CRF++ template without a B line has no label-bigram features.
+	// (Options checks the spec and parses the template: its errors come
+	// here, before any data is read.)
+	opts, err := spec.Options()
+	if err != nil {
+		return err
+	}
 	noBigram := false
-	if spec.Template != "" {
-		if t, err := format.ParseTemplate(strings.NewReader(spec.Template), *sf.template); err == nil && !t.Bigram() {
-			noBigram = true
-			cfg.Transitions = "none"
-		}
+	if opts.Template != nil && !opts.Template.Bigram() {
+		noBigram = true
+		cfg.Transitions = "none"
 	}
 	for _, p := range params {
 		name, value, ok := strings.Cut(p, "=")
