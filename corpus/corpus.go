@@ -28,9 +28,9 @@ type Spec struct {
 	// TemplateName names the template in error messages (its file; a
 	// model's stored template: "template").
 	TemplateName string
-	Features string // a built-in feature set ("pos"), for conll and conllu
-	Label    string // conllu: "upos" or "xpos"
-	Columns  int    // conll: observation columns (0: the last column is the label)
+	Features     string // a built-in feature set ("pos"), for conll and conllu
+	Label        string // conllu: "upos" or "xpos"
+	Columns      int    // conll: observation columns (0: the last column is the label)
 }
 
 // Resolve fills in the format when it was not given: "conllu" for files
