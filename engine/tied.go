@@ -95,8 +95,8 @@ func NewTied(m int, def float64, exc []Exception, start, end []float64) (*Transi
 	if m < 1 {
 		return nil, fmt.Errorf("engine: %d labels; need at least 1", m)
 	}
-	if math.IsNaN(def) || math.IsInf(def, 1) {
-		return nil, fmt.Errorf("engine: tied default score is %v", def)
+	if err := checkDefault(def); err != nil {
+		return nil, err
 	}
 	score := make([]float64, m*m)
 	for k := range score {
@@ -125,6 +125,15 @@ func NewTied(m int, def float64, exc []Exception, start, end []float64) (*Transi
 	return tr, nil
 }
 
+// checkDefault checks a tied default score as NewTransitions checks every
+// score: −Inf (forbidden) is allowed, NaN and +Inf are not.
+func checkDefault(def float64) error {
+	if math.IsNaN(def) || math.IsInf(def, 1) {
+		return fmt.Errorf("engine: tied default score is %v", def)
+	}
+	return nil
+}
+
 // SetTied replaces the scores of a Tied Transitions in place, keeping its
 // exceptions (which label pairs they are, and their order): def is the new
 // default, scores[k] the new score of exception k in Exceptions order, start
@@ -140,8 +149,8 @@ func (tr *Transitions) SetTied(def float64, scores, start, end []float64) error 
 		return errors.New("engine: SetTied on the Dense structure; use SetScores")
 	}
 	m := tr.m
-	if math.IsNaN(def) || math.IsInf(def, 1) {
-		return fmt.Errorf("engine: tied default score is %v", def)
+	if err := checkDefault(def); err != nil {
+		return err
 	}
 	if len(scores) != len(tf.exc) {
 		return fmt.Errorf("engine: %d exception scores, want %d", len(scores), len(tf.exc))
