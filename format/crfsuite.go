@@ -33,17 +33,21 @@ import (
 type crfsuiteReader struct {
 	lines *lineReader
 	file  string
-	b     builder
-	labs  []byte // labels of the sequence
-	loffs []int  // start, end of each label in labs
+	// arena holds copies of the lines of the sequence, unescaped in place;
+	// names and labels are views into it. It never moves while a sequence
+	// is read: when full, a bigger one replaces it and the old one stays
+	// alive through the views (no copy, no offsets to convert at the end).
+	arena []byte
 }
+
+// linePad is what follows each line in the arena: a TAB ends the last field
+// like a TAB within the line, and eight bytes let the parser load whole
+// words anywhere in the line without bounds tests.
+const linePad = "\t\t\t\t\t\t\t\t"
 
 func (r *crfsuiteReader) Read(s *Sequence) error {
 	s.reset(r.file)
-	r.b.reset()
-	r.labs = r.labs[:0]
-	r.loffs = r.loffs[:0]
-	vals := s.Values[:0]
+	r.arena = r.arena[:0]
 	for {
 		line, ok := r.lines.next()
 		if !ok {
@@ -56,9 +60,7 @@ func (r *crfsuiteReader) Read(s *Sequence) error {
 			s.Weight = 1 // CRFsuite resets the weight at every boundary
 			continue
 		}
-		var err error
-		vals, err = r.parseLine(s, line, vals)
-		if err != nil {
+		if err := r.parseLine(s, line); err != nil {
 			return err
 		}
 	}
@@ -69,130 +71,154 @@ func (r *crfsuiteReader) Read(s *Sequence) error {
 		s.reset(r.file)
 		return io.EOF
 	}
-	s.Values = vals
-	r.b.finish(s, true)
-	s.Labels = s.Labels[:0]
-	for i := 0; i < len(r.loffs); i += 2 {
-		s.Labels = append(s.Labels, r.labs[r.loffs[i]:r.loffs[i+1]:r.loffs[i+1]])
-	}
 	s.Line = s.Lines[0]
 	return nil
 }
 
 // parseLine adds the item on line (if it has a label) to s.
-func (r *crfsuiteReader) parseLine(s *Sequence, line []byte, vals []float64) ([]float64, error) {
+//
+// The line is copied into the arena (one memmove) and parsed there in one
+// pass that finds TABs, ':' and '\' eight bytes at a time. A name without
+// escapes is used where it lies. The first escape of a name moves the
+// bytes before it one place right (the name then starts one byte later):
+// CRF++-style names ("U00\:word") have one escape after a few bytes, so
+// that is a single masked word store. Further escapes compact the rest of
+// the name leftwards.
+func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
+	n := len(line)
+	if cap(r.arena)-len(r.arena) < n+len(linePad) {
+		r.arena = make([]byte, 0, max(2*cap(r.arena), n+len(linePad), 1<<12))
+	}
+	base := len(r.arena)
+	r.arena = append(r.arena, line...)
+	r.arena = append(r.arena, linePad...)
+	buf := r.arena[base:len(r.arena):len(r.arena)]
+	r.arena = r.arena[:base+n] // the next line overwrites the pad
+
 	ln := r.lines.n
 	haveLabel := false
 	i := 0
 	for {
-		for i < len(line) && line[i] == '\t' {
+		for i < n && buf[i] == '\t' {
 			i++
 		}
-		if i == len(line) || line[i] == '#' {
+		if i == n || buf[i] == '#' {
 			break
 		}
+		// The name is buf[ns:w] once the field is read; bytes from run up
+		// to the scan position still have to move down to w.
+		fs := i
+		ns, w, run := fs, fs, fs
+		j := fs
+		for {
+			j = nextSpecial(buf, j)
+			if buf[j] != '\\' {
+				break
+			}
+			if d := buf[j+1]; d != ':' && d != '\\' { // a lone backslash is kept
+				j++
+				continue
+			}
+			// An escape at j (j+1 < n: the pad holds no ':' or '\\').
+			if ns == fs {
+				if p := j - fs; p < 8 {
+					x := binary.LittleEndian.Uint64(buf[fs:])
+					m := uint64(1)<<(8*(p+1)) - 1
+					binary.LittleEndian.PutUint64(buf[fs:], (x<<8)&m|x&^m)
+				} else {
+					copy(buf[fs+1:j+1], buf[fs:j])
+				}
+				ns, w, run = fs+1, j+1, j+1
+			} else {
+				if run != w {
+					copy(buf[w:], buf[run:j])
+				}
+				w += j - run
+				run = j + 1
+			}
+			j += 2
+		}
+		if run != w {
+			copy(buf[w:], buf[run:j])
+		}
+		w += j - run
+		name := buf[ns:w:w]
+		var value []byte
+		hasValue := false
+		if j < n && buf[j] == ':' {
+			k := nextTab(buf, j+1)
+			value, hasValue = buf[j+1:k], true
+			j = k
+		}
+		i = j
+
 		if !haveLabel {
-			start := len(r.labs)
-			var value []byte
-			var hasValue bool
-			r.labs, i, value, hasValue = unescapeField(r.labs, line, i)
-			name := r.labs[start:]
 			if len(name) > 0 && name[0] == '@' {
 				if string(name) != "@weight" {
-					return vals, errorf(r.file, ln, "unrecognized declaration %q", name)
+					return errorf(r.file, ln, "unrecognized declaration %q", name)
 				}
 				if !hasValue || len(value) == 0 {
-					return vals, errorf(r.file, ln, "@weight needs a value (@weight:W)")
+					return errorf(r.file, ln, "@weight needs a value (@weight:W)")
 				}
-				w, err := strconv.ParseFloat(string(value), 64)
-				if err != nil || math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
-					return vals, errorf(r.file, ln, "bad instance weight %q (want a finite number ≥ 0)", value)
+				wt, err := strconv.ParseFloat(string(value), 64)
+				if err != nil || math.IsNaN(wt) || math.IsInf(wt, 0) || wt < 0 {
+					return errorf(r.file, ln, "bad instance weight %q (want a finite number ≥ 0)", value)
 				}
-				s.Weight = w
-				r.labs = r.labs[:start]
+				s.Weight = wt
 				continue
 			}
 			if len(name) == 0 {
-				return vals, errorf(r.file, ln, "empty label")
+				return errorf(r.file, ln, "empty label")
 			}
 			// CRFsuite reads a label like an attribute and ignores its value.
 			haveLabel = true
-			r.loffs = append(r.loffs, start, len(r.labs))
+			s.Labels = append(s.Labels, name)
 			s.Lines = append(s.Lines, ln)
 			continue
 		}
-		start := len(r.b.arena)
-		var value []byte
-		var hasValue bool
-		r.b.arena, i, value, hasValue = unescapeField(r.b.arena, line, i)
-		if len(r.b.arena) == start {
-			return vals, errorf(r.file, ln, "empty attribute name")
+		if len(name) == 0 {
+			return errorf(r.file, ln, "empty attribute name")
 		}
-		r.b.mark(start)
 		v := 1.0
-		if hasValue && len(value) > 0 {
+		if len(value) > 0 {
 			var err error
 			v, err = strconv.ParseFloat(string(value), 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return vals, errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", r.b.arena[start:], value)
+				return errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", name, value)
 			}
 		}
-		vals = append(vals, v)
+		s.Names = append(s.Names, name)
+		s.Values = append(s.Values, v)
 	}
 	if haveLabel {
-		s.Ptr = append(s.Ptr, int32(r.b.count()))
+		s.Ptr = append(s.Ptr, int32(len(s.Names)))
+	} else {
+		r.arena = r.arena[:base] // nothing on the line is kept
 	}
-	return vals, nil
+	return nil
 }
 
-// unescapeField reads the field that starts at line[i] (it ends at a TAB
-// or the end of the line). It appends the field's name to dst, turning `\:`
-// into ':' and `\\` into '\' (any other backslash is kept as it is), and
-// returns where the field ends and what follows its first unescaped ':' as
-// the value. One pass, copying runs between escapes: CRF++-style
-// attributes ("U00:word", written "U00\:word") all have one.
-func unescapeField(dst, line []byte, i int) (out []byte, end int, value []byte, hasValue bool) {
-	run, j := i, i
-	for j < len(line) {
-		// Skip ordinary bytes eight at a time.
-		for j+8 <= len(line) {
-			x := binary.LittleEndian.Uint64(line[j:])
-			m := zeroBytes(x^tabs) | zeroBytes(x^colons) | zeroBytes(x^backslashes)
-			if m != 0 {
-				j += bits.TrailingZeros64(m) / 8
-				break
-			}
-			j += 8
+// nextSpecial returns the position of the first TAB, ':' or '\\' at or
+// after buf[j]. There must be one within the last eight bytes of buf.
+func nextSpecial(buf []byte, j int) int {
+	for {
+		x := binary.LittleEndian.Uint64(buf[j:])
+		if m := zeroBytes(x^tabs) | zeroBytes(x^colons) | zeroBytes(x^backslashes); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
 		}
-		if j == len(line) {
-			break
-		}
-		c := line[j]
-		if !fieldSpecial[c] {
-			j++
-			continue
-		}
-		switch c {
-		case '\t':
-			return append(dst, line[run:j]...), j, nil, false
-		case ':':
-			dst = append(dst, line[run:j]...)
-			k := j + 1
-			for k < len(line) && line[k] != '\t' {
-				k++
-			}
-			return dst, k, line[j+1 : k], true
-		default: // '\\'
-			if j+1 < len(line) && (line[j+1] == ':' || line[j+1] == '\\') {
-				dst = append(dst, line[run:j]...)
-				run = j + 1 // the escaped byte starts the next run
-				j += 2
-				continue
-			}
-			j++
-		}
+		j += 8
 	}
-	return append(dst, line[run:j]...), j, nil, false
+}
+
+// nextTab is nextSpecial for TABs only.
+func nextTab(buf []byte, j int) int {
+	for {
+		x := binary.LittleEndian.Uint64(buf[j:])
+		if m := zeroBytes(x ^ tabs); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
+		j += 8
+	}
 }
 
 const (
@@ -207,9 +233,6 @@ const (
 func zeroBytes(x uint64) uint64 {
 	return ^((x&low7 + low7) | x | low7)
 }
-
-// fieldSpecial marks the bytes unescapeField stops at.
-var fieldSpecial = [256]bool{'\t': true, ':': true, '\\': true}
 
 // WriteCRFsuite writes s in CRFsuite's attribute format: a "@weight:W" line
 // when the weight is not 1, one line per item (the label, then each
