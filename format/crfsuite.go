@@ -38,6 +38,8 @@ type crfsuiteReader struct {
 	// is read: when full, a bigger one replaces it and the old one stays
 	// alive through the views (no copy, no offsets to convert at the end).
 	arena []byte
+	tabs  []uint64 // bit i: buf[i] is a TAB (parseLine)
+	specs []uint64 // bit i: buf[i] is ':' or '\\'
 }
 
 // linePad supplies what follows each line in the arena: TABs (a TAB ends
@@ -79,18 +81,17 @@ func (r *crfsuiteReader) Read(s *Sequence) error {
 
 // parseLine adds the item on line (if it has a label) to s.
 //
-// The line is copied into the arena (one memmove) and parsed there in one
-// pass: a bit mask per 64 bytes marks the TABs, ':' and '\\' (found eight
-// bytes at a time), and the loop visits only those. Scanning for the next
-// special byte field by field costs a mispredicted branch or two per field;
-// visiting the set bits costs one per 64 bytes, and the kinds of special
-// bytes follow each other in a pattern the branch predictor learns.
+// The line is copied into the arena (one memmove) and parsed there. Two bit
+// masks mark its TABs and its ':' and '\\' bytes (found eight bytes at a
+// time); the parser jumps from one marked byte to the next: three jumps for
+// a CRF++-style field "U00\\:word<TAB>". Scanning the bytes field by field
+// cost a mispredicted branch or two per field.
 //
 // Names are unescaped in place. A name without escapes is used where it
 // lies. The first escape of a name moves the bytes before it one place
-// right (the name then starts one byte later): CRF++-style names
-// ("U00\\:word") have one escape after a few bytes, so that is a single
-// masked word store. Further escapes compact the rest of the name leftwards.
+// right (the name then starts one byte later): CRF++-style names have one
+// escape after a few bytes, so that is a single masked word store. Further
+// escapes compact the rest of the name leftwards.
 func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 	n := len(line)
 	pad := (n+8+63)&^63 - n
@@ -103,115 +104,105 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 	buf := r.arena[base:len(r.arena):len(r.arena)]
 	r.arena = r.arena[:base+n] // the next line overwrites the pad
 
+	nb := len(buf) / 64
+	if cap(r.tabs) < nb {
+		r.tabs = make([]uint64, nb+nb/4)
+		r.specs = make([]uint64, nb+nb/4)
+	}
+	tm, sm := r.tabs[:nb], r.specs[:nb]
+	for k := range tm {
+		tm[k], sm[k] = masks(buf[64*k : 64*k+64])
+	}
+	sm[nb-1] |= 1 << 63 // past the end of the line: every search stops
+
 	ln := r.lines.n
 	haveLabel := false
-	// The field being read starts at fs. Its name is buf[ns:w] once it is
-	// read; bytes from run up to the end of the name still have to move
-	// down to w. vs is where its value starts (after the first unescaped
-	// ':'), or -1. Special bytes before skip are escaped ones.
-	fs, ns, w, run, vs, skip := 0, 0, 0, 0, -1, 0
-	if buf[0] == '#' {
-		goto done
-	}
-	for blk := 0; ; blk += 64 {
-		for m := specials(buf[blk : blk+64]); m != 0; m &= m - 1 {
-			pos := blk + bits.TrailingZeros64(m)
-			c := buf[pos]
-			if c != '\t' {
-				if vs >= 0 || pos < skip {
-					continue // in a value, or an escaped byte
-				}
-				if c == ':' {
-					vs = pos + 1
-					continue
-				}
-				if d := buf[pos+1]; d != ':' && d != '\\' {
-					continue // a lone backslash is kept
-				}
-				// An escape at pos (pos+1 < n: the pad holds no ':' or '\\').
-				if ns == fs {
-					if p := pos - fs; p < 8 {
-						x := binary.LittleEndian.Uint64(buf[fs:])
-						k := uint64(1)<<(8*(p+1)) - 1
-						binary.LittleEndian.PutUint64(buf[fs:], (x<<8)&k|x&^k)
-					} else {
-						copy(buf[fs+1:pos+1], buf[fs:pos])
-					}
-					ns, w, run = fs+1, pos+1, pos+1
-				} else {
-					if run != w {
-						copy(buf[w:], buf[run:pos])
-					}
-					w += pos - run
-					run = pos + 1
-				}
-				skip = pos + 2
+	for i := 0; ; {
+		for i < n && buf[i] == '\t' {
+			i++
+		}
+		if i >= n || buf[i] == '#' {
+			break
+		}
+		// The field is buf[fs:fe]. Its name is buf[ns:w] once it is read;
+		// bytes from run up to the end of the name (ne) still have to move
+		// down to w.
+		fs, fe := i, nextBit(tm, i)
+		ns, w, run, ne := fs, fs, fs, fe
+		var value []byte
+		for p := nextBit(sm, fs); p < fe; {
+			if buf[p] == ':' {
+				ne, value = p, buf[p+1:fe]
+				break
+			}
+			if d := buf[p+1]; d != ':' && d != '\\' {
+				p = nextBit(sm, p+1) // a lone backslash is kept
 				continue
 			}
-			if pos > fs {
-				// The field buf[fs:pos] ends.
-				ne := pos
-				var value []byte
-				if vs >= 0 {
-					ne = vs - 1
-					value = buf[vs:pos]
-				}
-				if run != w {
-					copy(buf[w:], buf[run:ne])
-				}
-				w += ne - run
-				name := buf[ns:w:w]
-				if !haveLabel {
-					if len(name) > 0 && name[0] == '@' {
-						if string(name) != "@weight" {
-							return errorf(r.file, ln, "unrecognized declaration %q", name)
-						}
-						if len(value) == 0 {
-							return errorf(r.file, ln, "@weight needs a value (@weight:W)")
-						}
-						wt, err := strconv.ParseFloat(string(value), 64)
-						if err != nil || math.IsNaN(wt) || math.IsInf(wt, 0) || wt < 0 {
-							return errorf(r.file, ln, "bad instance weight %q (want a finite number ≥ 0)", value)
-						}
-						s.Weight = wt
-					} else {
-						if len(name) == 0 {
-							return errorf(r.file, ln, "empty label")
-						}
-						// CRFsuite reads a label like an attribute and
-						// ignores its value.
-						haveLabel = true
-						s.Labels = append(s.Labels, name)
-						s.Lines = append(s.Lines, ln)
-					}
+			// An escape at p.
+			if ns == fs {
+				if k := p - fs; k < 8 {
+					x := binary.LittleEndian.Uint64(buf[fs:])
+					m := uint64(1)<<(8*(k+1)) - 1
+					binary.LittleEndian.PutUint64(buf[fs:], (x<<8)&m|x&^m)
 				} else {
-					if len(name) == 0 {
-						return errorf(r.file, ln, "empty attribute name")
-					}
-					v := 1.0
-					if len(value) > 0 {
-						var err error
-						v, err = strconv.ParseFloat(string(value), 64)
-						if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-							return errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", name, value)
-						}
-					}
-					s.Names = append(s.Names, name)
-					s.Values = append(s.Values, v)
+					copy(buf[fs+1:p+1], buf[fs:p])
 				}
+				ns, w, run = fs+1, p+1, p+1
+			} else {
+				if run != w {
+					copy(buf[w:], buf[run:p])
+				}
+				w += p - run
+				run = p + 1
 			}
-			if pos >= n {
-				goto done
+			p = nextBit(sm, p+2)
+		}
+		if run != w {
+			copy(buf[w:], buf[run:ne])
+		}
+		w += ne - run
+		name := buf[ns:w:w]
+		i = fe + 1
+
+		if !haveLabel {
+			if len(name) > 0 && name[0] == '@' {
+				if string(name) != "@weight" {
+					return errorf(r.file, ln, "unrecognized declaration %q", name)
+				}
+				if len(value) == 0 {
+					return errorf(r.file, ln, "@weight needs a value (@weight:W)")
+				}
+				wt, err := strconv.ParseFloat(string(value), 64)
+				if err != nil || math.IsNaN(wt) || math.IsInf(wt, 0) || wt < 0 {
+					return errorf(r.file, ln, "bad instance weight %q (want a finite number ≥ 0)", value)
+				}
+				s.Weight = wt
+				continue
 			}
-			// The next field starts after the TAB (it is empty if a TAB
-			// follows).
-			fs, ns, w, run, vs = pos+1, pos+1, pos+1, pos+1, -1
-			if buf[fs] == '#' {
-				goto done // a comment runs to the end of the line
+			if len(name) == 0 {
+				return errorf(r.file, ln, "empty label")
+			}
+			// CRFsuite reads a label like an attribute and ignores its value.
+			haveLabel = true
+			s.Labels = append(s.Labels, name)
+			s.Lines = append(s.Lines, ln)
+			continue
+		}
+		if len(name) == 0 {
+			return errorf(r.file, ln, "empty attribute name")
+		}
+		v := 1.0
+		if len(value) > 0 {
+			var err error
+			v, err = strconv.ParseFloat(string(value), 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", name, value)
 			}
 		}
+		s.Names = append(s.Names, name)
+		s.Values = append(s.Values, v)
 	}
-done:
 	if haveLabel {
 		s.Ptr = append(s.Ptr, int32(len(s.Names)))
 	} else {
@@ -220,20 +211,40 @@ done:
 	return nil
 }
 
-// specials returns a mask of the TABs, ':' and '\\' in b[:64] (bit i for
-// b[i]).
-func specials(b []byte) uint64 {
+// nextBit returns the position of the first set bit at or after bit i of
+// m (there must be one).
+func nextBit(m []uint64, i int) int {
+	k := i >> 6
+	if x := m[k] >> (i & 63); x != 0 {
+		return i + bits.TrailingZeros64(x)
+	}
+	for {
+		k++
+		if m[k] != 0 {
+			return k<<6 + bits.TrailingZeros64(m[k])
+		}
+	}
+}
+
+// masks returns masks of the TABs and of the ':' and '\\' bytes in b[:64]
+// (bit i for b[i]).
+func masks(b []byte) (tab, spec uint64) {
 	b = b[:64]
-	var m uint64
 	for k := 0; k < 64; k += 8 {
 		x := binary.LittleEndian.Uint64(b[k:])
-		// The top bit of each byte that is one of the three (see zeroBytes).
+		// The top bit of each byte that matches (see zeroBytes).
 		t, c, e := x^tabs, x^colons, x^backslashes
-		z := ^((t&low7+low7|t)&(c&low7+low7|c)&(e&low7+low7|e) | low7)
-		m |= (z >> 7 * 0x0102040810204080 >> 56) << k
+		zt := ^(t&low7 + low7 | t | low7)
+		zs := ^((c&low7+low7|c)&(e&low7+low7|e) | low7)
+		tab |= (zt >> 7 * movemask >> 56) << k
+		spec |= (zs >> 7 * movemask >> 56) << k
 	}
-	return m
+	return tab, spec
 }
+
+// movemask gathers bits 0, 8, …, 56 of a word into its top byte when
+// multiplied by (the products do not overlap, so nothing carries).
+const movemask = 0x0102040810204080
 
 const (
 	tabs        = 0x0909090909090909
