@@ -83,15 +83,15 @@ func (r *crfsuiteReader) Read(s *Sequence) error {
 //
 // The line is copied into the arena (one memmove) and parsed there. Two bit
 // masks mark its TABs and its ':' and '\\' bytes (found eight bytes at a
-// time); the parser jumps from one marked byte to the next: three jumps for
-// a CRF++-style field "U00\\:word<TAB>". Scanning the bytes field by field
-// cost a mispredicted branch or two per field.
+// time): the parser visits the TABs one by one and jumps within a field
+// from one ':' or '\\' to the next. Scanning the bytes field by field cost
+// a mispredicted branch or two per field.
 //
 // Names are unescaped in place. A name without escapes is used where it
 // lies. The first escape of a name moves the bytes before it one place
-// right (the name then starts one byte later): CRF++-style names have one
-// escape after a few bytes, so that is a single masked word store. Further
-// escapes compact the rest of the name leftwards.
+// right (the name then starts one byte later): CRF++-style names
+// ("U00\\:word") have one escape after a few bytes, so that is a single
+// masked word store, done inline; anything else goes to field.
 func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 	n := len(line)
 	pad := (n+8+63)&^63 - n
@@ -116,100 +116,141 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 	tm[nb], sm[nb] = 0, 0 // for nextBit
 	sm[nb-1] |= 1 << 63   // past the end of the line: every search stops
 
+	// The label, after any declarations.
 	ln := r.lines.n
-	haveLabel := false
-	for i := 0; ; {
-		for i < n && buf[i] == '\t' {
-			i++
+	fs := 0
+	for {
+		for fs < n && buf[fs] == '\t' {
+			fs++
 		}
-		if i >= n || buf[i] == '#' {
-			break
+		if fs >= n || buf[fs] == '#' {
+			r.arena = r.arena[:base] // no item: nothing on the line is kept
+			return nil
 		}
-		// The field is buf[fs:fe]. Its name is buf[ns:w] once it is read;
-		// bytes from run up to the end of the name (ne) still have to move
-		// down to w.
-		fs, fe := i, nextBit(tm, i)
-		ns, w, run, ne := fs, fs, fs, fe
-		var value []byte
-		for p := nextBit(sm, fs); p < fe; {
-			if buf[p] == ':' {
-				ne, value = p, buf[p+1:fe]
-				break
-			}
-			if d := buf[p+1]; d != ':' && d != '\\' {
-				p = nextBit(sm, p+1) // a lone backslash is kept
-				continue
-			}
-			// An escape at p.
-			if ns == fs {
-				if k := p - fs; k < 8 {
-					x := binary.LittleEndian.Uint64(buf[fs:])
-					m := uint64(1)<<(8*(k+1)) - 1
-					binary.LittleEndian.PutUint64(buf[fs:], (x<<8)&m|x&^m)
-				} else {
-					copy(buf[fs+1:p+1], buf[fs:p])
-				}
-				ns, w, run = fs+1, p+1, p+1
-			} else {
-				if run != w {
-					copy(buf[w:], buf[run:p])
-				}
-				w += p - run
-				run = p + 1
-			}
-			p = nextBit(sm, p+2)
-		}
-		if run != w {
-			copy(buf[w:], buf[run:ne])
-		}
-		w += ne - run
-		name := buf[ns:w:w]
-		i = fe + 1
-
-		if !haveLabel {
-			if len(name) > 0 && name[0] == '@' {
-				if string(name) != "@weight" {
-					return errorf(r.file, ln, "unrecognized declaration %q", name)
-				}
-				if len(value) == 0 {
-					return errorf(r.file, ln, "@weight needs a value (@weight:W)")
-				}
-				wt, err := strconv.ParseFloat(string(value), 64)
-				if err != nil || math.IsNaN(wt) || math.IsInf(wt, 0) || wt < 0 {
-					return errorf(r.file, ln, "bad instance weight %q (want a finite number ≥ 0)", value)
-				}
-				s.Weight = wt
-				continue
-			}
+		fe := nextBit(tm, fs)
+		ns, ne, value := field(buf, sm, fs, fe)
+		name := buf[ns:ne:ne]
+		fs = fe + 1
+		if len(name) == 0 || name[0] != '@' {
 			if len(name) == 0 {
 				return errorf(r.file, ln, "empty label")
 			}
 			// CRFsuite reads a label like an attribute and ignores its value.
-			haveLabel = true
 			s.Labels = append(s.Labels, name)
 			s.Lines = append(s.Lines, ln)
-			continue
+			break
 		}
-		if len(name) == 0 {
-			return errorf(r.file, ln, "empty attribute name")
+		if string(name) != "@weight" {
+			return errorf(r.file, ln, "unrecognized declaration %q", name)
 		}
-		v := 1.0
-		if len(value) > 0 {
-			var err error
-			v, err = strconv.ParseFloat(string(value), 64)
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", name, value)
+		if len(value) == 0 {
+			return errorf(r.file, ln, "@weight needs a value (@weight:W)")
+		}
+		w, err := strconv.ParseFloat(string(value), 64)
+		if err != nil || math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+			return errorf(r.file, ln, "bad instance weight %q (want a finite number ≥ 0)", value)
+		}
+		s.Weight = w
+	}
+
+	// The attributes: visit the TABs from fs on; a field ends at each.
+	names, vals := s.Names, s.Values
+	if fs <= n {
+		k0 := fs >> 6
+		tm[k0] &^= 1<<(fs&63) - 1
+		for k := k0; k < nb; k++ {
+			for t := tm[k]; t != 0; t &= t - 1 {
+				fe := k<<6 + bits.TrailingZeros64(t)
+				if fe > fs { // else an empty field in a run of TABs
+					if buf[fs] == '#' {
+						goto done // a comment runs to the end of the line
+					}
+					ns, ne := fs, fe
+					v := 1.0
+					if p := nextBit(sm, fs); p < fe {
+						if q := p - fs; q < 8 && buf[p] == '\\' && (buf[p+1] == ':' || buf[p+1] == '\\') && nextBit(sm, p+2) >= fe {
+							// One escape after a few bytes.
+							x := binary.LittleEndian.Uint64(buf[fs:])
+							m := uint64(1)<<(8*q+8) - 1
+							binary.LittleEndian.PutUint64(buf[fs:], (x<<8)&m|x&^m)
+							ns = fs + 1
+						} else {
+							var value []byte
+							ns, ne, value = field(buf, sm, fs, fe)
+							if ns == ne {
+								return errorf(r.file, ln, "empty attribute name")
+							}
+							if len(value) > 0 {
+								var err error
+								if v, err = parseValue(value); err != nil {
+									return errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", buf[ns:ne], value)
+								}
+							}
+						}
+					}
+					if ns == ne {
+						return errorf(r.file, ln, "empty attribute name")
+					}
+					names = append(names, buf[ns:ne:ne])
+					vals = append(vals, v)
+				}
+				if fe >= n {
+					goto done
+				}
+				fs = fe + 1
 			}
 		}
-		s.Names = append(s.Names, name)
-		s.Values = append(s.Values, v)
 	}
-	if haveLabel {
-		s.Ptr = append(s.Ptr, int32(len(s.Names)))
-	} else {
-		r.arena = r.arena[:base] // nothing on the line is kept
-	}
+done:
+	s.Names, s.Values = names, vals
+	s.Ptr = append(s.Ptr, int32(len(names)))
 	return nil
+}
+
+// parseValue reads an attribute value.
+func parseValue(b []byte) (float64, error) {
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err == nil && (math.IsNaN(v) || math.IsInf(v, 0)) {
+		err = strconv.ErrRange
+	}
+	return v, err
+}
+
+// field reads the field buf[fs:fe] (fe < len(buf)): it unescapes the name
+// in place and returns where it lies, buf[ns:ne], and the value (what
+// follows the first unescaped ':'), nil if none. sm marks the ':' and '\\'
+// bytes of buf and one beyond fe.
+func field(buf []byte, sm []uint64, fs, fe int) (ns, ne int, value []byte) {
+	// The name is buf[ns:w] once it is read; bytes from run up to the end
+	// of the name still have to move down to w.
+	ns, ne = fs, fe
+	w, run := fs, fs
+	for p := nextBit(sm, fs); p < fe; {
+		if buf[p] == ':' {
+			ne, value = p, buf[p+1:fe]
+			break
+		}
+		if d := buf[p+1]; d != ':' && d != '\\' {
+			p = nextBit(sm, p+1) // a lone backslash is kept
+			continue
+		}
+		// An escape at p (p+1 < fe).
+		if ns == fs {
+			copy(buf[fs+1:p+1], buf[fs:p])
+			ns, w, run = fs+1, p+1, p+1
+		} else {
+			if run != w {
+				copy(buf[w:], buf[run:p])
+			}
+			w += p - run
+			run = p + 1
+		}
+		p = nextBit(sm, p+2)
+	}
+	if run != w {
+		copy(buf[w:], buf[run:ne])
+	}
+	return ns, w + ne - run, value
 }
 
 // nextBit returns the position of the first set bit at or after bit i of
