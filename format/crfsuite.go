@@ -167,12 +167,20 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 					}
 					ns, ne := fs, fe
 					v := 1.0
-					if p := nextBit(sm, fs); p < fe {
-						if q := p - fs; q < 8 && buf[p] == '\\' && (buf[p+1] == ':' || buf[p+1] == '\\') && nextBit(sm, p+2) >= fe {
-							// One escape after a few bytes.
-							x := binary.LittleEndian.Uint64(buf[fs:])
+					// The ':' and '\\' of the field, if it is short.
+					k, o := fs>>6, uint(fs&63)
+					x := sm[k]>>o | sm[k+1]<<(64-o)
+					if l := fe - fs; l < 64 {
+						x &= 1<<l - 1
+					} else {
+						x = 1 << 63 // anything but 0 or one escape
+					}
+					if x != 0 {
+						if q := bits.TrailingZeros64(x); x == 3<<q && q < 8 && buf[fs+q] == '\\' {
+							// One escape (`\\:` or `\\\\`) after a few bytes.
+							y := binary.LittleEndian.Uint64(buf[fs:])
 							m := uint64(1)<<(8*q+8) - 1
-							binary.LittleEndian.PutUint64(buf[fs:], (x<<8)&m|x&^m)
+							binary.LittleEndian.PutUint64(buf[fs:], (y<<8)&m|y&^m)
 							ns = fs + 1
 						} else {
 							var value []byte
