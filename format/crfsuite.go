@@ -43,9 +43,9 @@ type crfsuiteReader struct {
 }
 
 // linePad supplies what follows each line in the arena: TABs (a TAB ends
-// the last field like a TAB within the line) up to a multiple of 64 bytes
-// and at least 8, so that the parser reads whole blocks and words anywhere
-// in the line without bounds tests.
+// the last field like a TAB within the line) up to the end of a block of 64
+// bytes and at least 8, so that the parser reads whole blocks and words
+// anywhere in the line without bounds tests.
 const linePad = "\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t" +
 	"\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t"
 
@@ -94,7 +94,8 @@ func (r *crfsuiteReader) Read(s *Sequence) error {
 // masked word store, done inline; anything else goes to field.
 func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 	n := len(line)
-	pad := (n+8+63)&^63 - n
+	nb := n/64 + 1 // blocks of 64 bytes up to the TAB after the line
+	pad := max(64*nb, n+8) - n
 	if cap(r.arena)-len(r.arena) < n+pad {
 		r.arena = make([]byte, 0, max(2*cap(r.arena), n+pad, 1<<12))
 	}
@@ -104,7 +105,6 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 	buf := r.arena[base:len(r.arena):len(r.arena)]
 	r.arena = r.arena[:base+n] // the next line overwrites the pad
 
-	nb := len(buf) / 64
 	if cap(r.tabs) < nb+1 {
 		r.tabs = make([]uint64, nb+1+nb/4)
 		r.specs = make([]uint64, nb+1+nb/4)
@@ -169,17 +169,17 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 					v := 1.0
 					// The ':' and '\\' of the field, if it is short.
 					k, o := fs>>6, uint(fs&63)
-					x := sm[k]>>o | sm[k+1]<<(64-o)
+					x := sm[k]>>o | sm[k+1]<<1<<(63-o) // (shifts < 64 need no guard)
 					if l := fe - fs; l < 64 {
-						x &= 1<<l - 1
+						x &= 1<<(l&63) - 1
 					} else {
 						x = 1 << 63 // anything but 0 or one escape
 					}
 					if x != 0 {
-						if q := bits.TrailingZeros64(x); x == 3<<q && q < 8 && buf[fs+q] == '\\' {
+						if q := bits.TrailingZeros64(x); q < 8 && x == 3<<q && buf[fs+q] == '\\' {
 							// One escape (`\\:` or `\\\\`) after a few bytes.
 							y := binary.LittleEndian.Uint64(buf[fs:])
-							m := uint64(1)<<(8*q+8) - 1
+							m := ^uint64(0) >> ((56 - 8*q) & 63)
 							binary.LittleEndian.PutUint64(buf[fs:], (y<<8)&m|y&^m)
 							ns = fs + 1
 						} else {
@@ -268,7 +268,7 @@ func field(buf []byte, sm []uint64, fs, fe int) (ns, ne int, value []byte) {
 // in three.
 func nextBit(m []uint64, i int) int {
 	k, o := i>>6, uint(i&63)
-	if x := m[k]>>o | m[k+1]<<(64-o); x != 0 {
+	if x := m[k]>>o | m[k+1]<<1<<(63-o); x != 0 {
 		return i + bits.TrailingZeros64(x)
 	}
 	for {
