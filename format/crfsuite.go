@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 )
 
@@ -153,66 +154,88 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 		s.Weight = w
 	}
 
-	// The attributes: visit the TABs from fs on; a field ends at each.
+	// The attributes: plain and one-escape names in simpleAttrs, any other
+	// field here.
 	names, vals := s.Names, s.Values
-	if fs <= n {
-		k0 := fs >> 6
-		tm[k0] &^= 1<<(fs&63) - 1
-		for k := k0; k < nb; k++ {
-			for t := tm[k]; t != 0; t &= t - 1 {
-				fe := k<<6 + bits.TrailingZeros64(t)
-				if fe > fs { // else an empty field in a run of TABs
-					if buf[fs] == '#' {
-						goto done // a comment runs to the end of the line
-					}
-					ns, ne := fs, fe
-					v := 1.0
-					// The ':' and '\\' of the field, if it is short.
-					k, o := fs>>6, uint(fs&63)
-					x := sm[k]>>o | sm[k+1]<<1<<(63-o) // (shifts < 64 need no guard)
-					if l := fe - fs; l < 64 {
-						x &= 1<<(l&63) - 1
-					} else {
-						x = 1 << 63 // anything but 0 or one escape
-					}
-					if x != 0 {
-						if q := bits.TrailingZeros64(x); q < 8 && x == 3<<q && buf[fs+q] == '\\' {
-							// One escape (`\\:` or `\\\\`) after a few bytes.
-							y := binary.LittleEndian.Uint64(buf[fs:])
-							m := ^uint64(0) >> ((56 - 8*q) & 63)
-							binary.LittleEndian.PutUint64(buf[fs:], (y<<8)&m|y&^m)
-							ns = fs + 1
-						} else {
-							var value []byte
-							ns, ne, value = field(buf, sm, fs, fe)
-							if ns == ne {
-								return errorf(r.file, ln, "empty attribute name")
-							}
-							if len(value) > 0 {
-								var err error
-								if v, err = parseValue(value); err != nil {
-									return errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", buf[ns:ne], value)
-								}
-							}
-						}
-					}
-					if ns == ne {
-						return errorf(r.file, ln, "empty attribute name")
-					}
-					names = append(names, buf[ns:ne:ne])
-					vals = append(vals, v)
-				}
-				if fe >= n {
-					goto done
-				}
-				fs = fe + 1
+	for fs <= n {
+		before := len(names)
+		var fe int
+		var end bool
+		names, fs, fe, end = simpleAttrs(buf, tm, sm, fs, n, names)
+		if k := len(names) - before; k > 0 {
+			vals = slices.Grow(vals, k)
+			for range k {
+				vals = append(vals, 1)
 			}
 		}
+		if end {
+			break
+		}
+		ns, ne, value := field(buf, sm, fs, fe)
+		if ns == ne {
+			return errorf(r.file, ln, "empty attribute name")
+		}
+		v := 1.0
+		if len(value) > 0 {
+			var err error
+			if v, err = parseValue(value); err != nil {
+				return errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", buf[ns:ne], value)
+			}
+		}
+		names = append(names, buf[ns:ne:ne])
+		vals = append(vals, v)
+		fs = fe + 1
 	}
-done:
 	s.Names, s.Values = names, vals
 	s.Ptr = append(s.Ptr, int32(len(names)))
 	return nil
+}
+
+// simpleAttrs appends to names the attributes of the line buf[:n] from fs
+// on while they are simple: no value and no escape, or one escape (`\\:` or
+// `\\\\`) within their first nine bytes, as in CRF++-style names. It returns
+// at the end of the line or at a comment (end), or at the first other
+// field, buf[fs:fe]. A small function of its own: in parseLine the compiler
+// ran out of registers for this loop. tm and sm are the masks of buf (see
+// parseLine).
+func simpleAttrs(buf []byte, tm, sm []uint64, fs, n int, names [][]byte) (_ [][]byte, _, _ int, end bool) {
+	k := fs >> 6
+	t := tm[k] &^ (1<<(fs&63) - 1)
+	for {
+		for t == 0 {
+			k++
+			t = tm[k]
+		}
+		fe := k<<6 + bits.TrailingZeros64(t)
+		t &= t - 1
+		if fe > fs { // else an empty field in a run of TABs
+			if buf[fs] == '#' {
+				return names, fs, fe, true // a comment runs to the end of the line
+			}
+			if fe-fs >= 64 {
+				return names, fs, fe, false
+			}
+			// The ':' and '\\' of the field.
+			ns, o := fs, uint(fs&63)
+			x := (sm[fs>>6]>>o | sm[fs>>6+1]<<1<<(63-o)) & (1<<((fe-fs)&63) - 1) // (shifts < 64 need no guard)
+			if x != 0 {
+				q := bits.TrailingZeros64(x)
+				if q >= 8 || x != 3<<q || buf[fs+q] != '\\' {
+					return names, fs, fe, false
+				}
+				// Move the bytes before the escape one place right.
+				y := binary.LittleEndian.Uint64(buf[fs:])
+				m := ^uint64(0) >> ((56 - 8*q) & 63)
+				binary.LittleEndian.PutUint64(buf[fs:], (y<<8)&m|y&^m)
+				ns = fs + 1
+			}
+			names = append(names, buf[ns:fe:fe])
+		}
+		if fe >= n {
+			return names, fe, fe, true
+		}
+		fs = fe + 1
+	}
 }
 
 // parseValue reads an attribute value.
