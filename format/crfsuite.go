@@ -322,7 +322,9 @@ func masks(b []byte) (tab, spec uint64) {
 
 // wordMasks returns 8-bit masks of the TABs and of the ':' and '\\' bytes
 // in the word x (bit i for byte i, little-endian). A byte b is nonzero
-// exactly when the top bit of (b&0x7f + 0x7f) | b is set (see zeroBytes).
+// exactly when the top bit of (b&0x7f + 0x7f) | b is set (no carries cross
+// bytes, so there are no false positives from borrows as with the usual
+// (x - 0x01…) & ^x & 0x80… test).
 func wordMasks(x uint64) (tab, spec uint64) {
 	t, c, e := x^tabs, x^colons, x^backslashes
 	nt := t&low7 + low7 | t
@@ -344,11 +346,6 @@ const (
 	ones        = 0x0101010101010101
 )
 
-// zeroBytes returns x with the top bit of each zero byte set and all other
-// bits clear (exact: no false positives from borrows).
-func zeroBytes(x uint64) uint64 {
-	return ^((x&low7 + low7) | x | low7)
-}
 
 // WriteCRFsuite writes s in CRFsuite's attribute format: a "@weight:W" line
 // when the weight is not 1, one line per item (the label, then each
