@@ -91,8 +91,8 @@ func (r *crfsuiteReader) Read(s *Sequence) error {
 // Names are unescaped in place. A name without escapes is used where it
 // lies. The first escape of a name moves the bytes before it one place
 // right (the name then starts one byte later): CRF++-style names
-// ("U00\\:word") have one escape after a few bytes, so that is a single
-// masked word store, done inline; anything else goes to field.
+// (`U00\:word`) have one escape after a few bytes, so that is a single
+// masked word store (simpleAttrs); anything else goes to field.
 func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 	n := len(line)
 	nb := n/64 + 1 // blocks of 64 bytes up to the TAB after the line
@@ -345,7 +345,6 @@ const (
 	low7        = 0x7f7f7f7f7f7f7f7f
 	ones        = 0x0101010101010101
 )
-
 
 // WriteCRFsuite writes s in CRFsuite's attribute format: a "@weight:W" line
 // when the weight is not 1, one line per item (the label, then each
