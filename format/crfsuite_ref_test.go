@@ -238,6 +238,16 @@ func TestCRFsuiteEscapes(t *testing.T) {
 		t.Fatalf("%d sequences", len(seqs))
 	}
 
+	// Fields and escapes across the 64-byte blocks of the masks, fields of
+	// about 64 bytes (the fast path's window).
+	sb.Reset()
+	for lead := 40; lead < 80; lead++ {
+		for _, f := range []string{`ab\:cd`, `\:`, `x\\`, `a\\:1`, strings.Repeat("y", 58) + `\:z`, strings.Repeat("y", 60) + `\:zzz`, `U00\:` + strings.Repeat("w", 62)} {
+			sb.WriteString("L\t" + strings.Repeat("p", lead) + "\t" + f + "\t" + f + "\n")
+		}
+	}
+	readBoth(t, sb.String())
+
 	// Random lines over the bytes that matter.
 	rng := rand.New(rand.NewPCG(1, 2))
 	const alphabet = "ab\t\t::\\\\\\#@1.\r\n\n "
