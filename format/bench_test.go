@@ -96,3 +96,44 @@ func BenchmarkReadChunking(b *testing.B) {
 	d := sharedData(b)
 	benchFile(b, filepath.Join(d, "conll2000", "train.txt"), Options{Format: "conll", Template: sharedTemplate(b)})
 }
+
+// chunkingCRFsuite is CoNLL-2000 test with chunking.tpl written in CRFsuite
+// format (about 10 MB; every attribute has one `\:` escape), built once.
+func chunkingCRFsuite(b *testing.B) []byte {
+	d := sharedData(b)
+	data, err := os.ReadFile(filepath.Join(d, "conll2000", "test.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(data), "test.txt", Options{Format: "conll", Template: sharedTemplate(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var buf bytes.Buffer
+	var s Sequence
+	for {
+		err := r.Read(&s)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := WriteCRFsuite(&buf, &s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+// BenchmarkReadCRFsuite: reading CoNLL-2000 test in CRFsuite format (what
+// `simdcrf tag` does with an attribute file).
+func BenchmarkReadCRFsuite(b *testing.B) {
+	data := chunkingCRFsuite(b)
+	path := filepath.Join(b.TempDir(), "test.crfsuite")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	benchFile(b, path, Options{Format: "crfsuite"})
+}
