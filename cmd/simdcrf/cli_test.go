@@ -207,9 +207,13 @@ func TestCRFsuiteFormat(t *testing.T) {
 	data := filepath.Join(dir, "data.txt")
 	var b strings.Builder
 	r := rand.New(rand.NewPCG(3, 4))
-	for range 200 {
+	for i := range 200 {
 		for range 2 + r.IntN(6) {
 			x := r.IntN(3)
+			if i%3 == 0 { // no values in some sequences
+				fmt.Fprintf(&b, "L%d\tw=%d\tbias\n", x, x)
+				continue
+			}
 			fmt.Fprintf(&b, "L%d\tw=%d\tshape\\:x%d:%.1f\tbias\n", x, x, x, 0.5+r.Float64())
 		}
 		b.WriteString("\n")
@@ -232,6 +236,19 @@ func TestCRFsuiteFormat(t *testing.T) {
 	}
 	if res.Item != 1 || res.Chunk != nil {
 		t.Errorf("item accuracy %v (want 1), chunk F1 %v (want null: L0.. are not chunk labels)", res.Item, res.Chunk)
+	}
+	// One worker (the reader encodes) and several (the workers encode
+	// the names the reader copied) print the same.
+	one, _, err := runCLI(t, "tag", "-m", modelPath, "-p", "-i", "--threads", "1", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, _, err := runCLI(t, "tag", "-m", modelPath, "-p", "-i", "--threads", "3", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one != three || !strings.Contains(one, "@probability") {
+		t.Errorf("tag -p -i: --threads 1 and --threads 3 print differently (or no probabilities)")
 	}
 }
 
