@@ -33,6 +33,7 @@ type impl struct {
 	spmv         func(y, x []float64, ptr, idx []int32, v []float64)
 	gatherMulAdd func(q, x []float64, xi []int32, y []float64, yi []int32)
 	maxPlusCSR   func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)
+	byteMasks    func(a, b []uint64, src []byte, ca, cb1, cb2 byte)
 
 	fmaPeak   func(n int) float64 // FMA throughput probe (benchmarks only)
 	peakFlops int                 // flops per fmaPeak iteration
@@ -59,6 +60,7 @@ var generic = &impl{
 	spmv:         spmvGeneric,
 	gatherMulAdd: gatherMulAddGeneric,
 	maxPlusCSR:   maxPlusCSRGeneric,
+	byteMasks:    byteMasksGeneric,
 }
 
 // complete fills the kernels a tier does not implement with generic ones.
@@ -81,6 +83,7 @@ func (p *impl) complete() *impl {
 	fill(&p.spmv, generic.spmv)
 	fill(&p.gatherMulAdd, generic.gatherMulAdd)
 	fill(&p.maxPlusCSR, generic.maxPlusCSR)
+	fill(&p.byteMasks, generic.byteMasks)
 	return p
 }
 
