@@ -9,6 +9,8 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // crfsuiteReader reads CRFsuite's attribute format, following the rules of
@@ -83,9 +85,9 @@ func (r *crfsuiteReader) Read(s *Sequence) error {
 // parseLine adds the item on line (if it has a label) to s.
 //
 // The line is copied into the arena (one memmove) and parsed there. Two bit
-// masks mark its TABs and its ':' and '\\' bytes (found eight bytes at a
-// time): the parser visits the TABs one by one and jumps within a field
-// from one ':' or '\\' to the next. (Scanning each field for its next
+// masks mark its TABs and its ':' and '\\' bytes (kernels.ByteMasks, one
+// call per line): the parser visits the TABs one by one and jumps within a
+// field from one ':' or '\\' to the next. (Scanning each field for its next
 // special byte, eight bytes at a time, took 1.8 times as long on CoNLL-2000
 // attributes, most of it in the scan.)
 //
@@ -112,9 +114,7 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 		r.specs = make([]uint64, nb+1+nb/4)
 	}
 	tm, sm := r.tabs[:nb+1], r.specs[:nb+1]
-	for k := range nb {
-		tm[k], sm[k] = masks(buf[64*k : 64*k+64])
-	}
+	kernels.ByteMasks(tm, sm, buf[:64*nb], '\t', ':', '\\')
 	tm[nb], sm[nb] = 0, 0 // for nextBit
 	sm[nb-1] |= 1 << 63   // past the end of the line: every search stops
 
@@ -299,50 +299,6 @@ func nextBit(m []uint64, i int) int {
 		}
 	}
 }
-
-// masks returns masks of the TABs and of the ':' and '\\' bytes in b[:64]
-// (bit i for b[i]). Unrolled by hand (the compiler does not unroll the
-// loop; a few percent).
-func masks(b []byte) (tab, spec uint64) {
-	b = b[:64]
-	t0, s0 := wordMasks(binary.LittleEndian.Uint64(b[0:]))
-	t1, s1 := wordMasks(binary.LittleEndian.Uint64(b[8:]))
-	t2, s2 := wordMasks(binary.LittleEndian.Uint64(b[16:]))
-	t3, s3 := wordMasks(binary.LittleEndian.Uint64(b[24:]))
-	t4, s4 := wordMasks(binary.LittleEndian.Uint64(b[32:]))
-	t5, s5 := wordMasks(binary.LittleEndian.Uint64(b[40:]))
-	t6, s6 := wordMasks(binary.LittleEndian.Uint64(b[48:]))
-	t7, s7 := wordMasks(binary.LittleEndian.Uint64(b[56:]))
-	tab = t0 | t1<<8 | t2<<16 | t3<<24 | t4<<32 | t5<<40 | t6<<48 | t7<<56
-	spec = s0 | s1<<8 | s2<<16 | s3<<24 | s4<<32 | s5<<40 | s6<<48 | s7<<56
-	return tab, spec
-}
-
-// wordMasks returns 8-bit masks of the TABs and of the ':' and '\\' bytes
-// in the word x (bit i for byte i, little-endian). A byte b is nonzero
-// exactly when the top bit of (b&0x7f + 0x7f) | b is set (no carries cross
-// bytes, so there are no false positives from borrows as with the usual
-// (x - 0x01…) & ^x & 0x80… test).
-func wordMasks(x uint64) (tab, spec uint64) {
-	t, c, e := x^tabs, x^colons, x^backslashes
-	nt := t&low7 + low7 | t
-	ns := (c&low7 + low7 | c) & (e&low7 + low7 | e)
-	tab = (^nt >> 7 & ones) * movemask >> 56
-	spec = (^ns >> 7 & ones) * movemask >> 56
-	return tab, spec
-}
-
-// movemask gathers bits 0, 8, …, 56 of a word into its top byte when
-// multiplied by (the products do not overlap, so nothing carries).
-const movemask = 0x0102040810204080
-
-const (
-	tabs        = 0x0909090909090909
-	colons      = 0x3a3a3a3a3a3a3a3a
-	backslashes = 0x5c5c5c5c5c5c5c5c
-	low7        = 0x7f7f7f7f7f7f7f7f
-	ones        = 0x0101010101010101
-)
 
 // WriteCRFsuite writes s in CRFsuite's attribute format: a "@weight:W" line
 // when the weight is not 1, one line per item (the label, then each
