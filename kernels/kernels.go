@@ -2,7 +2,8 @@
 // linear-chain CRF: elementwise exp and log, the scaled forward and backward
 // passes, the log-domain forward step, Viterbi, expected transition counts,
 // sparse feature gather and scatter, and the BLAS-1 routines an optimiser
-// needs.
+// needs; and ByteMasks, the byte-class bit masks of package format's
+// CRFsuite parser.
 //
 // Every kernel has a pure-Go reference (the "generic" implementation) and,
 // where the CPU allows, assembly implementations generated from ../gen
