@@ -72,3 +72,9 @@ var _ = func() int {
 
 //go:noescape
 func shiftRowsNEON(out, mx, lo, in, a []float64, T, M int)
+
+// byteMasksNEON is ByteMasks: len(src) a multiple of 64, a and b
+// len(src)/64 words.
+//
+//go:noescape
+func byteMasksNEON(a, b []uint64, src []byte, ca, cb1, cb2 byte)

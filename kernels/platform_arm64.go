@@ -24,6 +24,7 @@ var neonImpl = &impl{
 	shiftRows:    shiftRowsNEON,
 	logMatVec:    logMatVecNEON,
 	scatter:      scatterNEON,
+	byteMasks:    byteMasksNEON,
 }
 
 func platformImpls() []*impl { return []*impl{neonImpl} }
