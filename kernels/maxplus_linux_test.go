@@ -29,11 +29,11 @@ func TestMaxPlusCSRPageEnd(t *testing.T) {
 				y0, arg0 := randInit(r, rows, len(x0))
 				want, wantArg := slices.Clone(y0), slices.Clone(arg0)
 				maxPlusCSRGeneric(want, wantArg, x0, c.ptr, c.idx, c.v)
-				x, y := sparsePageEnd(t, x0), sparsePageEnd(t, y0)
-				arg := int32PageEnd(t, arg0)
-				idx, v := int32PageEnd(t, c.idx), c.v
+				x, y := pageEndOf(t, x0), pageEndOf(t, y0)
+				arg := pageEndOf(t, arg0)
+				idx, v := pageEndOf(t, c.idx), c.v
 				if len(v) > 0 {
-					v = sparsePageEnd(t, v)
+					v = pageEndOf(t, v)
 				}
 				p.maxPlusCSR(y, arg, x, c.ptr, idx, v)
 				what := fmt.Sprintf("%s rows=%d last row %d", p.name, rows, n)

@@ -9,29 +9,7 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
-	"unsafe"
 )
-
-// sparsePageEnd returns n float64 (filled from fill) that end exactly where a
-// readable mapping ends and an inaccessible page begins: a kernel that reads
-// or writes one element past them faults.
-func sparsePageEnd(t *testing.T, fill []float64) []float64 {
-	n := len(fill)
-	ps := unix.Getpagesize()
-	size := (n*8+ps-1)/ps*ps + ps
-	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Munmap(mem) })
-	if err := unix.Mprotect(mem[size-ps:], unix.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	b := mem[size-ps-n*8 : size-ps]
-	x := unsafe.Slice((*float64)(unsafe.Pointer(&b[0])), n)
-	copy(x, fill)
-	return x
-}
 
 // TestGatherScatterPageEnd puts w, s, g and p each at the end of a mapping
 // followed by an inaccessible page, with features on the last row of w and g
@@ -49,7 +27,7 @@ func TestGatherScatterPageEnd(t *testing.T) {
 				c := csr{T: T, rows: rows, ptr: []int32{0, 2, 2, 5}, ids: []int32{2, 0, 1, 2, 2}, vals: []float64{0.5, -1, 2, 1, -0.25}}
 				n := (rows-1)*ld + M
 				w0, s0 := randSlice(r, n, -1, 1), randSlice(r, T*M, -1, 1)
-				w, s := sparsePageEnd(t, w0), sparsePageEnd(t, s0)
+				w, s := pageEndOf(t, w0), pageEndOf(t, s0)
 				p.gather(s, w, ld, c.ptr, c.ids, c.vals, T, M)
 				want := append([]float64(nil), s0...)
 				gatherGeneric(want, w0, ld, c.ptr, c.ids, c.vals, T, M)
@@ -57,7 +35,7 @@ func TestGatherScatterPageEnd(t *testing.T) {
 				checkClose(t, fmt.Sprintf("%s gather M=%d ld=%d", p.name, M, ld), s, want, 0, 7e-15)
 
 				pm0 := randSlice(r, T*M, 0, 1)
-				g, pm := sparsePageEnd(t, w0), sparsePageEnd(t, pm0)
+				g, pm := pageEndOf(t, w0), pageEndOf(t, pm0)
 				p.scatter(g, ld, pm, c.ptr, c.ids, c.vals, -1.5, T, M)
 				want = append(want[:0], w0...)
 				scatterGeneric(want, ld, pm0, c.ptr, c.ids, c.vals, -1.5, T, M)
@@ -72,7 +50,7 @@ func TestGatherScatterPageEnd(t *testing.T) {
 // element just before an inaccessible page. Real CPUs suppress faults on
 // masked-off lanes; qemu-user's VMASKMOVPD does not.
 func maskedLoadsSafe(t *testing.T, p *impl) (ok bool) {
-	x, y := sparsePageEnd(t, []float64{1}), sparsePageEnd(t, []float64{2})
+	x, y := pageEndOf(t, []float64{1}), pageEndOf(t, []float64{2})
 	old := debug.SetPanicOnFault(true)
 	defer func() {
 		debug.SetPanicOnFault(old)

@@ -3,33 +3,7 @@ package kernels
 import (
 	"fmt"
 	"testing"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
-
-// int32PageEnd is sparsePageEnd for int32s: they end where an inaccessible
-// page begins.
-func int32PageEnd(t *testing.T, fill []int32) []int32 {
-	n := len(fill)
-	ps := unix.Getpagesize()
-	size := (n*4+ps-1)/ps*ps + ps
-	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { unix.Munmap(mem) })
-	if err := unix.Mprotect(mem[size-ps:], unix.PROT_NONE); err != nil {
-		t.Fatal(err)
-	}
-	if n == 0 {
-		return nil
-	}
-	b := mem[size-ps-n*4 : size-ps]
-	s := unsafe.Slice((*int32)(unsafe.Pointer(&b[0])), n)
-	copy(s, fill)
-	return s
-}
 
 // TestSpMVPageEnd puts x, idx, v, y (and q, xi, yi) each at the end of a
 // mapping followed by an inaccessible page, with the last row (last
@@ -46,8 +20,8 @@ func TestSpMVPageEnd(t *testing.T) {
 			c := randSpm(r, 3, len(x0), 0, func(row int) int { return []int{5, 11, n}[row] })
 			want := make([]float64, 3)
 			spmvGeneric(want, x0, c.ptr, c.idx, c.v)
-			x, y := sparsePageEnd(t, x0), sparsePageEnd(t, make([]float64, 3))
-			idx, v := int32PageEnd(t, c.idx), sparsePageEnd(t, c.v)
+			x, y := pageEndOf(t, x0), pageEndOf(t, make([]float64, 3))
+			idx, v := pageEndOf(t, c.idx), pageEndOf(t, c.v)
 			p.spmv(y, x, c.ptr, idx, v)
 			checkSameBits(t, fmt.Sprintf("%s spmv last row %d", p.name, n), y, want)
 
@@ -55,8 +29,8 @@ func TestSpMVPageEnd(t *testing.T) {
 			q0, xi, yi := randSlice(r, m, -1, 1), randIdx(r, m, len(x0)), randIdx(r, m, len(x0))
 			wantQ := append([]float64(nil), q0...)
 			gatherMulAddGeneric(wantQ, x0, xi, x0, yi)
-			q := sparsePageEnd(t, q0)
-			p.gatherMulAdd(q, x, int32PageEnd(t, xi), x, int32PageEnd(t, yi))
+			q := pageEndOf(t, q0)
+			p.gatherMulAdd(q, x, pageEndOf(t, xi), x, pageEndOf(t, yi))
 			checkSameBits(t, fmt.Sprintf("%s gatherMulAdd n=%d", p.name, m), q, wantQ)
 		}
 	})
