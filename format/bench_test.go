@@ -21,6 +21,23 @@ func (l *loop) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// eachSeq calls f with each sequence r reads (in a reused Sequence),
+// failing tb on a read error.
+func eachSeq(tb testing.TB, r Reader, f func(s *Sequence)) {
+	tb.Helper()
+	var s Sequence
+	for {
+		err := r.Read(&s)
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			tb.Fatal(err)
+		}
+		f(&s)
+	}
+}
+
 // Once the buffers have grown, reading allocates nothing per sequence.
 func TestNoAllocsPerSequence(t *testing.T) {
 	conllu := "# c\n1\tThe\tthe\tDET\tDT\t_\t2\tdet\t_\t_\n2-3\tcan't\t_\t_\t_\t_\t_\t_\t_\t_\n" +
@@ -67,19 +84,11 @@ func benchFile(b *testing.B, path string, o Options) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var s Sequence
 		items, attrs = 0, 0
-		for {
-			err := r.Read(&s)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+		eachSeq(b, r, func(s *Sequence) {
 			items += s.Len()
 			attrs += len(s.Names)
-		}
+		})
 	}
 	b.ReportMetric(float64(items), "items")
 	b.ReportMetric(float64(attrs), "attrs")
@@ -110,19 +119,11 @@ func chunkingCRFsuite(b *testing.B) []byte {
 		b.Fatal(err)
 	}
 	var buf bytes.Buffer
-	var s Sequence
-	for {
-		err := r.Read(&s)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
+	eachSeq(b, r, func(s *Sequence) {
+		if err := WriteCRFsuite(&buf, s); err != nil {
 			b.Fatal(err)
 		}
-		if err := WriteCRFsuite(&buf, &s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	})
 	return buf.Bytes()
 }
 

@@ -2,7 +2,6 @@ package format
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -64,22 +63,14 @@ func countFile(t testing.TB, path string, o Options) (seqs, items, attrs int, la
 		t.Fatal(err)
 	}
 	labels = map[string]int{}
-	var s Sequence
-	for {
-		err := r.Read(&s)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachSeq(t, r, func(s *Sequence) {
 		seqs++
 		items += s.Len()
 		attrs += len(s.Names)
 		for _, l := range s.Labels {
 			labels[string(l)]++
 		}
-	}
+	})
 	return
 }
 
@@ -134,20 +125,13 @@ func TestRealRoundTrip(t *testing.T) {
 		}
 		var buf bytes.Buffer
 		var orig []Sequence
+		eachSeq(t, r, func(s *Sequence) {
+			if err := WriteCRFsuite(&buf, s); err != nil {
+				t.Fatal(err)
+			}
+			orig = append(orig, copySeq(s))
+		})
 		var s Sequence
-		for {
-			err := r.Read(&s)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := WriteCRFsuite(&buf, &s); err != nil {
-				t.Fatal(err)
-			}
-			orig = append(orig, copySeq(&s))
-		}
 		escaped := bytes.Count(buf.Bytes(), []byte(`\:`))
 		r2, _ := NewReader(&buf, "rt", Options{Format: "crfsuite"})
 		for i := range orig {
