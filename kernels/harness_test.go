@@ -23,6 +23,17 @@ func asmImpls(t testing.TB) []*impl {
 	return out
 }
 
+// useTier makes tier name the one the exported functions use until tb
+// ends.
+func useTier(tb testing.TB, name string) {
+	tb.Helper()
+	restore, err := Use(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(restore)
+}
+
 // forTiers runs f once per assembly tier as a subtest named after it.
 func forTiers(t *testing.T, f func(t *testing.T, p *impl)) {
 	for _, p := range asmImpls(t) {

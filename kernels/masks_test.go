@@ -167,11 +167,7 @@ func TestByteMasksWrapper(t *testing.T) {
 	r := newRand(63)
 	for _, name := range Impls() {
 		t.Run(name, func(t *testing.T) {
-			restore, err := Use(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer restore()
+			useTier(t, name)
 			for _, nb := range []int{0, 1, 2, 5} {
 				src := maskInputs(r, nb, maskClasses[0])["classes+neighbours"]
 				want, wantB := make([]uint64, nb), make([]uint64, nb)
@@ -242,11 +238,7 @@ func BenchmarkByteMasks(b *testing.B) {
 	ma, mb := make([]uint64, 64), make([]uint64, 64)
 	for _, name := range Impls() {
 		b.Run(name, func(b *testing.B) {
-			restore, err := Use(name)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer restore()
+			useTier(b, name)
 			b.SetBytes(int64(len(src)))
 			for b.Loop() {
 				ByteMasks(ma, mb, src, '\t', ':', '\\')

@@ -330,11 +330,7 @@ func TestViterbiBrute(t *testing.T) {
 	r := newRand(43)
 	for _, name := range Impls() {
 		t.Run(name, func(t *testing.T) {
-			restore, err := Use(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer restore()
+			useTier(t, name)
 			for M := 1; M <= 4; M++ {
 				for T := 1; T <= 6; T++ {
 					for rep := 0; rep < 8; rep++ {
