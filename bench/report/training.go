@@ -29,8 +29,13 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 	if len(per) > 0 {
 		fmt.Fprintf(buf, "; in this run it took %s (see the speed table)", strings.Join(per, " and "))
 	}
+	reps := o.TagRepeats
+	if reps <= 0 {
+		reps = trainbench.DefaultTagRepeats
+	}
 	fmt.Fprintf(buf, ". Its tagging figure includes node's start-up and the parsing in JavaScript. "+
-		"Peak memory is each process's own VmHWM, node's runtime (about 40 MiB) included for CRFsuite.\n\n")
+		"Tagging speed is the median of %d runs of each system on each test file. "+
+		"Peak memory is each process's own VmHWM, node's runtime (about 40 MiB) included for CRFsuite.\n\n", reps)
 
 	fmt.Fprintf(buf, "### Accuracy\n\n| corpus | labels | train tokens | system | item accuracy %% | chunk F1 %% | target |\n|---|---|---|---|---|---|---|\n")
 	for _, t := range trainbench.Tasks {
