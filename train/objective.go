@@ -215,7 +215,6 @@ type objective struct {
 	sc      *splitCorpus
 	// weighted is true when some instance weight is not 1.
 	weighted bool
-	zeros    []float64 // M zeros (noTrans)
 }
 
 type workerBuf struct {
@@ -228,8 +227,7 @@ type workerBuf struct {
 	tmp  []float64 // weighted: one sequence's expected transition counts
 	emit []float64
 	marg []float64
-	mx   []float64 // noTrans: row maxima, and the scratch row minima
-	lo   []float64
+	ps   postScratch
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -254,14 +252,41 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 		wb.tmp = make([]float64, nt)
 		wb.emit = make([]float64, maxLen*md.m)
 		wb.marg = make([]float64, maxLen*md.m)
-		if md.noTrans {
-			wb.mx = make([]float64, maxLen)
-			wb.lo = make([]float64, maxLen)
-		}
+		wb.ps = md.newPostScratch(maxLen)
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
-	o.zeros = make([]float64, md.m)
 	return o
+}
+
+// postScratch is posteriors' scratch space for a model without transition
+// weights (else empty): row maxima and minima, and M zeros.
+type postScratch struct{ mx, lo, zeros []float64 }
+
+func (md *model) newPostScratch(maxLen int) postScratch {
+	if !md.noTrans {
+		return postScratch{}
+	}
+	return postScratch{mx: make([]float64, maxLen), lo: make([]float64, maxLen), zeros: make([]float64, md.m)}
+}
+
+// posteriors sets marg (T×M) to a sequence's label marginals given its
+// emissions and tr, adds its expected transition, start and end counts to
+// acc (θ order from transOff), and returns log Z. Without transition
+// weights the positions are independent (independentPosteriors): acc is
+// left alone, and tr is not used.
+func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int) (float64, error) {
+	m := md.m
+	if md.noTrans {
+		return independentPosteriors(marg, emit, ps.mx[:T], ps.lo[:T], ps.zeros, T, m), nil
+	}
+	nt := len(acc)
+	p := engine.Posteriors{Marginals: marg, Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
+	if md.tied {
+		p.Tied = acc[:len(md.excs)+1]
+	} else {
+		p.Transitions = acc[:m*m]
+	}
+	return tr.Posteriors(ws, emit, nil, &p)
 }
 
 // independentPosteriors sets marg (T×M) to the label marginals of a CRF
@@ -432,20 +457,9 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		clear(acc)
 	}
 	nt := len(acc)
-	var logZ float64
-	if md.noTrans {
-		logZ = independentPosteriors(marg, emit, wb.mx[:T], wb.lo[:T], o.zeros, T, m)
-	} else {
-		p := engine.Posteriors{Marginals: marg, Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
-		if md.tied {
-			p.Tied = acc[:len(md.excs)+1]
-		} else {
-			p.Transitions = acc[:m*m]
-		}
-		var err error
-		if logZ, err = tr.Posteriors(ws, emit, nil, &p); err != nil {
-			return fmt.Errorf("train: sequence %d: %w", i, err)
-		}
+	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T)
+	if err != nil {
+		return fmt.Errorf("train: sequence %d: %w", i, err)
 	}
 	if o.weighted {
 		for k, v := range acc {

@@ -28,8 +28,7 @@ type onlineState struct {
 	path   []int32
 	tg     []float64
 	scaled []float64 // sgd: the transition weights a·v
-	mx, lo []float64 // noTrans: independentPosteriors' scratch
-	zeros  []float64
+	ps     postScratch
 	order  []int
 	rng    *rand.Rand
 }
@@ -47,9 +46,7 @@ func (t *trainer) newOnline() (*onlineState, error) {
 		path:   make([]int32, n),
 		tg:     make([]float64, nt),
 		scaled: make([]float64, nt),
-		mx:     make([]float64, n),
-		lo:     make([]float64, n),
-		zeros:  make([]float64, md.m),
+		ps:     md.newPostScratch(n),
 		order:  make([]int, t.d.Corpus.Len()),
 		rng:    rand.New(rand.NewPCG(uint64(t.cfg.Seed), 0x5eed)),
 	}
@@ -377,24 +374,15 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, st *onlineState, lambda
 		for k := range emit {
 			emit[k] *= a
 		}
-		clear(st.tg)
-		var logZ float64
-		if md.noTrans { // (scaled is all zeros)
-			logZ = independentPosteriors(marg, emit, st.mx[:T], st.lo[:T], st.zeros, T, m)
-		} else {
+		if !md.noTrans { // (else scaled is all zeros, and unused)
 			if err := md.setTransitions(st.tr, scaled); err != nil {
 				return 0, err
 			}
-			p := engine.Posteriors{Marginals: marg, Start: st.tg[len(st.tg)-2*m : len(st.tg)-m], End: st.tg[len(st.tg)-m:]}
-			if md.tied {
-				p.Tied = st.tg[:len(md.excs)+1]
-			} else {
-				p.Transitions = st.tg[:m*m]
-			}
-			var err error
-			if logZ, err = st.tr.Posteriors(st.ws, emit, nil, &p); err != nil {
-				return 0, err
-			}
+		}
+		clear(st.tg)
+		logZ, err := md.posteriors(st.tr, st.ws, emit, marg, st.tg, &st.ps, T)
+		if err != nil {
+			return 0, err
 		}
 		score := scaled[len(scaled)-2*m+int(y[0])] + scaled[len(scaled)-m+int(y[T-1])]
 		st.tg[len(st.tg)-2*m+int(y[0])]--
