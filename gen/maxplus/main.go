@@ -237,27 +237,6 @@ func gen512() {
 
 // ------------------------------------------------------------------- AVX2
 
-var dmask Mem
-var dmaskDone bool
-
-// dwordMask is eight dwords, four all-ones then four zeros: the four dwords
-// from dword 4−n are a mask whose first n lanes are set (0 ≤ n ≤ 4), and
-// their sign extension the qword mask.
-func dwordMask() Mem {
-	if !dmaskDone {
-		dmask = GLOBL("mpcdmask", RODATA|NOPTR)
-		for k := 0; k < 8; k++ {
-			v := uint32(0)
-			if k < 4 {
-				v = ^uint32(0)
-			}
-			DATA(4*k, U32(v))
-		}
-		dmaskDone = true
-	}
-	return dmask
-}
-
 // merge2 sets (av, ai) to the better of (av, ai) and (bv, bi) (as
 // merge512) and returns the vector mask of the lanes b won.
 func merge2(av, ai, bv, bi reg.VecVirtual) reg.VecVirtual {
@@ -328,7 +307,7 @@ func gen2() {
 	_, a := header(i)
 	four, tbl := GP64(), GP64()
 	MOVQ(U32(4), four)
-	LEAQ(dwordMask(), tbl)
+	LEAQ(DwordMaskTable("mpcdmask", 4), tbl)
 	ninf, noIdx := YMM(), YMM()
 	VBROADCASTSD(ConstU64("mpcninf", math.Float64bits(math.Inf(-1))), ninf)
 	VPBROADCASTQ(ConstU64("mpcnoidx", 0xffffffff), noIdx)

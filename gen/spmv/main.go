@@ -28,26 +28,6 @@ func main() {
 	Generate()
 }
 
-var dmask Mem
-var dmaskDone bool
-
-// dwordMask is sixteen dwords, eight all-ones then eight zeros: the eight
-// dwords from dword 8−n are a mask whose first n lanes are set (0 ≤ n ≤ 8).
-func dwordMask() Mem {
-	if !dmaskDone {
-		dmask = GLOBL("spmvdmask", RODATA|NOPTR)
-		for k := 0; k < 16; k++ {
-			v := uint32(0)
-			if k < 8 {
-				v = ^uint32(0)
-			}
-			DATA(4*k, U32(v))
-		}
-		dmaskDone = true
-	}
-	return dmask
-}
-
 // genSpMV: for each row r < len(y), y[r] = Σ x[idx[k]]·v[k] over
 // k ∈ [ptr[r], ptr[r+1]), eight entries per step, the last step masked to
 // the n < 8 entries left (masked-off lanes read nothing and add zero).
@@ -75,7 +55,7 @@ func genSpMV(i *ISA) {
 		MOVL(U32(0xff), ones.As32())
 	} else {
 		tbl = GP64()
-		LEAQ(dwordMask(), tbl)
+		LEAQ(DwordMaskTable("spmvdmask", 8), tbl)
 	}
 
 	if i.Is512() {

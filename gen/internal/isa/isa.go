@@ -225,3 +225,25 @@ func ConstU64(name string, v uint64) Mem {
 	consts[name] = m
 	return m
 }
+
+var dwordTables = map[string]Mem{}
+
+// DwordMaskTable declares, on first use, the read-only table name of 2n
+// dwords, n all-ones then n zeros: the n dwords from dword n−k are a mask
+// whose first k lanes are set (0 ≤ k ≤ n), and their sign extension the
+// qword mask. Gathers with int32 indices take such masks.
+func DwordMaskTable(name string, n int) Mem {
+	if m, ok := dwordTables[name]; ok {
+		return m
+	}
+	m := GLOBL(name, RODATA|NOPTR)
+	for k := 0; k < 2*n; k++ {
+		v := uint32(0)
+		if k < n {
+			v = ^uint32(0)
+		}
+		DATA(4*k, U32(v))
+	}
+	dwordTables[name] = m
+	return m
+}
