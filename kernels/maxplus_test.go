@@ -330,22 +330,7 @@ func FuzzMaxPlusCSR(f *testing.F) {
 			x = []float64{1}
 		}
 		n := len(x)
-		c := spm{ptr: []int32{0}}
-		var b int
-		next := func() int {
-			if b >= len(shape) {
-				return 0
-			}
-			b++
-			return int(shape[b-1])
-		}
-		for b < len(shape) {
-			for range next() % 41 {
-				c.idx = append(c.idx, int32(next()%n))
-				c.v = append(c.v, []float64{0, negZero, 1, -1, math.Inf(-1)}[len(c.v)%5])
-			}
-			c.ptr = append(c.ptr, int32(len(c.idx)))
-		}
+		c := fuzzSpm(shape, n, func(k int) float64 { return []float64{0, negZero, 1, -1, math.Inf(-1)}[k%5] })
 		rows := len(c.ptr) - 1
 		y0, arg0 := make([]float64, rows), make([]int32, rows)
 		for r := range y0 {

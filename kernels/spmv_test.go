@@ -35,6 +35,29 @@ type spm struct {
 	v        []float64
 }
 
+// fuzzSpm decodes a sparse matrix over columns [0, n) from fuzz bytes: each
+// row is a length (mod 41) then that many column indices (mod n), until the
+// bytes run out (missing bytes read as 0); entry k has the value value(k).
+func fuzzSpm(shape []byte, n int, value func(k int) float64) spm {
+	c := spm{ptr: []int32{0}}
+	var b int
+	next := func() int {
+		if b >= len(shape) {
+			return 0
+		}
+		b++
+		return int(shape[b-1])
+	}
+	for b < len(shape) {
+		for range next() % 41 {
+			c.idx = append(c.idx, int32(next()%n))
+			c.v = append(c.v, value(len(c.v)))
+		}
+		c.ptr = append(c.ptr, int32(len(c.idx)))
+	}
+	return c
+}
+
 // randSpm makes rows rows over columns [0, n): lens(r) gives row r's length;
 // ptr starts at off. Indices include both ends of x (0 and n−1) whenever
 // there are at least two entries.
@@ -291,22 +314,7 @@ func FuzzSpMV(f *testing.F) {
 			x = []float64{1}
 		}
 		n := len(x)
-		c := spm{ptr: []int32{0}}
-		var b int
-		next := func() int {
-			if b >= len(shape) {
-				return 0
-			}
-			b++
-			return int(shape[b-1])
-		}
-		for b < len(shape) {
-			for range next() % 41 {
-				c.idx = append(c.idx, int32(next()%n))
-				c.v = append(c.v, float64(len(c.v)%7)-2.5)
-			}
-			c.ptr = append(c.ptr, int32(len(c.idx)))
-		}
+		c := fuzzSpm(shape, n, func(k int) float64 { return float64(k%7) - 2.5 })
 		for _, p := range append(asmImpls(t), nil) {
 			testSpMV(t, "fuzz spmv", p, x, c)
 			q0 := make([]float64, len(c.idx))
