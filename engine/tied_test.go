@@ -197,18 +197,7 @@ func TestNewTiedErrors(t *testing.T) {
 //
 // It runs under every kernel implementation: the exceptions are scored by
 // kernels.MaxPlusCSRTrusted with a vector tier, by a flat loop without one.
-func TestTiedViterbiTies(t *testing.T) {
-	for _, name := range kernels.Impls() {
-		t.Run(name, func(t *testing.T) {
-			restore, err := kernels.Use(name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer restore()
-			tiedViterbiTies(t)
-		})
-	}
-}
+func TestTiedViterbiTies(t *testing.T) { forEachTier(t, tiedViterbiTies) }
 
 func tiedViterbiTies(t *testing.T) {
 	r := rand.New(rand.NewPCG(22, 23))
