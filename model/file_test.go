@@ -50,6 +50,17 @@ func loadBytes(t *testing.T, b []byte) (*Model, error) {
 	if err != nil && !strings.Contains(err.Error(), path) {
 		t.Errorf("error %q does not name the file", err)
 	}
+	// Map must judge every file as Load does.
+	mm, unmap, merr := Map(path)
+	if (err == nil) != (merr == nil) || (err != nil && err.Error() != merr.Error()) {
+		t.Errorf("Load: %v; Map: %v", err, merr)
+	}
+	if merr == nil {
+		sameModel(t, m, mm)
+		if err := unmap(); err != nil {
+			t.Error(err)
+		}
+	}
 	return m, err
 }
 
@@ -126,8 +137,14 @@ func TestDamagedFiles(t *testing.T) {
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Errorf("directory: %v", err)
 	}
+	if _, _, err := Map(dir); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("Map of a directory: %v", err)
+	}
 	if _, err := Load(filepath.Join(dir, "missing")); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
+	}
+	if _, _, err := Map(filepath.Join(dir, "missing")); err == nil || !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Map of a missing file: %v", err)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -227,23 +228,50 @@ func TestRoundTrip(t *testing.T) {
 				t.Fatal(err)
 			}
 			sameModel(t, m, l)
-			if s.attrs == 0 {
-				return
+			mp, unmap, err := Map(path)
+			if err != nil {
+				t.Fatal(err)
 			}
-			ta, tb := m.NewTagger(), l.NewTagger()
-			o := Options{Prob: true, Marginals: true, NBest: 3}
-			var oa, ob Output
-			for range 50 {
-				seq := randomSeq(r, s.attrs, r.IntN(15), true)
-				if err := ta.Tag(seq, o, &oa); err != nil {
-					t.Fatal(err)
+			defer unmap()
+			sameModel(t, m, mp)
+			if s.attrs > 0 {
+				ta, tb, tc := m.NewTagger(), l.NewTagger(), mp.NewTagger()
+				o := Options{Prob: true, Marginals: true, NBest: 3}
+				var oa, ob, oc Output
+				for range 50 {
+					seq := randomSeq(r, s.attrs, r.IntN(15), true)
+					if err := ta.Tag(seq, o, &oa); err != nil {
+						t.Fatal(err)
+					}
+					if err := tb.Tag(seq, o, &ob); err != nil {
+						t.Fatal(err)
+					}
+					if err := tc.Tag(seq, o, &oc); err != nil {
+						t.Fatal(err)
+					}
+					if !reflect.DeepEqual(oa, ob) || !reflect.DeepEqual(oa, oc) {
+						t.Fatalf("outputs differ:\n%+v\n%+v\n%+v", oa, ob, oc)
+					}
 				}
-				if err := tb.Tag(seq, o, &ob); err != nil {
-					t.Fatal(err)
-				}
-				if !reflect.DeepEqual(oa, ob) {
-					t.Fatalf("outputs differ:\n%+v\n%+v", oa, ob)
-				}
+			}
+			// A mapped model is copy-on-write: changing its weights and
+			// adding attributes works and leaves the file as it was.
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := mp.State.Params(); len(w) > 0 {
+				w[0]++
+			}
+			mp.Attrs.Add("an attribute the file does not have")
+			if after, err := os.ReadFile(path); err != nil || !bytes.Equal(before, after) {
+				t.Fatalf("writing to the mapped model changed the file (%v)", err)
+			}
+			if err := unmap(); err != nil {
+				t.Fatal(err)
+			}
+			if err := unmap(); err != nil {
+				t.Fatalf("second unmap: %v", err)
 			}
 		})
 	}

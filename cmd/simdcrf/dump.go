@@ -20,10 +20,11 @@ func cmdDump(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	m, err := model.Load(*modelPath)
+	m, unmap, err := model.Map(*modelPath)
 	if err != nil {
 		return err
 	}
+	defer unmap()
 	w := bufio.NewWriter(stdout)
 	if err := m.Dump(w, *top); err != nil {
 		return err

@@ -55,10 +55,12 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 	if o.asJSON {
 		o.evaluate, o.quiet = true, true
 	}
-	m, err := model.Load(*modelPath)
+	// Mapped, not read: one run loads the model once (see model.Map).
+	m, unmap, err := model.Map(*modelPath)
 	if err != nil {
 		return err
 	}
+	defer unmap()
 	spec, err := modelSpec(m, *formatName)
 	if err != nil {
 		return err

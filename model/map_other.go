@@ -1,0 +1,9 @@
+//go:build !linux
+
+package model
+
+// Map is Load on this system (see the Linux version); unmap does nothing.
+func Map(path string) (m *Model, unmap func() error, err error) {
+	m, err = Load(path)
+	return m, func() error { return nil }, err
+}
