@@ -22,7 +22,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"syscall"
+	"strings"
 	"time"
 
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
@@ -250,7 +250,10 @@ func measureTask(ctx context.Context, o Options, t Task) ([]Run, error) {
 		}
 	}
 
-	var runs []Run
+	var (
+		runs []Run
+		tags []tagJob
+	)
 	threads := o.Threads
 	if !t.Peer {
 		threads = threads[len(threads)-1:] // all cores only
@@ -296,35 +299,65 @@ func measureTask(ctx context.Context, o Options, t Task) ([]Run, error) {
 		if ev.Chunk != nil {
 			r.ChunkF1 = 100 * *ev.Chunk
 		}
-		o.Progress(fmt.Sprintf("%s: simdcrf tag, %d thread(s)", t.Name, n))
 		r.TagThreads = n
-		r.TagSec = median(o.TagRepeats, func() float64 {
-			w, _, _, e := runChild(ctx, o.Exe, append([]string{"tag", "-m", modelPath, "--threads", fmt.Sprint(n)}, testIn...), io.Discard, n)
-			if e != nil {
-				err = e
-			}
-			return w
-		})
-		if err != nil {
-			return nil, err
-		}
-		r.TagTokSec = float64(r.TestToks) / r.TagSec
+		tagArgs := append([]string{"tag", "-m", modelPath, "--threads", fmt.Sprint(n)}, testIn...)
+		tags = append(tags, tagJob{run: len(runs), name: fmt.Sprintf("simdcrf tag, %d thread(s)", n), time: func() (float64, error) {
+			w, _, _, err := runChild(ctx, o.Exe, tagArgs, io.Discard, n)
+			return w, err
+		}})
 		runs = append(runs, r)
 	}
 	if t.Peer && o.Peers {
-		r, err := measurePeer(ctx, o, t, trainIn[0], testIn[0])
+		r, tag, err := measurePeer(ctx, o, t, trainIn[0], testIn[0])
 		if err != nil {
 			return nil, err
 		}
+		tags = append(tags, tagJob{run: len(runs), name: "CRFsuite tag", time: tag})
 		runs = append(runs, r)
+	}
+	// Tagging speed: the systems take turns, run by run, so that the
+	// shared machine's load at the time falls on all of them alike (the
+	// ratios in the report compare them).
+	o.Progress(fmt.Sprintf("%s: tagging, %d runs each, in turn: %s", t.Name, o.TagRepeats, jobNames(tags)))
+	walls := make([][]float64, len(tags))
+	for range o.TagRepeats {
+		for k, j := range tags {
+			w, err := j.time()
+			if err != nil {
+				return nil, err
+			}
+			walls[k] = append(walls[k], w)
+		}
+	}
+	for k, j := range tags {
+		r := &runs[j.run]
+		slices.Sort(walls[k])
+		r.TagSec = walls[k][len(walls[k])/2]
+		r.TagTokSec = float64(r.TestToks) / r.TagSec
 	}
 	return runs, nil
 }
 
-func measurePeer(ctx context.Context, o Options, t Task, trainAttr, testAttr string) (Run, error) {
+// tagJob is one system's timed tagging run of a task's test file, for
+// runs[run].
+type tagJob struct {
+	run  int
+	name string
+	time func() (float64, error)
+}
+
+func jobNames(js []tagJob) string {
+	var names []string
+	for _, j := range js {
+		names = append(names, j.name)
+	}
+	return strings.Join(names, "; ")
+}
+
+func measurePeer(ctx context.Context, o Options, t Task, trainAttr, testAttr string) (Run, func() (float64, error), error) {
 	o.Progress(fmt.Sprintf("%s: installing CRFsuite (npm crfsuite@%s) if needed", t.Name, crfsuite.Version))
 	if _, err := crfsuite.Ensure(ctx); err != nil {
-		return Run{}, err
+		return Run{}, nil, err
 	}
 	o.Progress(fmt.Sprintf("%s: CRFsuite train (one thread)", t.Name))
 	modelPath := filepath.Join(o.WorkDir, t.Name+".crfsuite.model")
@@ -334,36 +367,32 @@ func measurePeer(ctx context.Context, o Options, t Task, trainAttr, testAttr str
 	}
 	tr, err := crfsuite.Train(ctx, crfsuite.TrainOptions{Data: trainAttr, Model: modelPath, Params: params})
 	if err != nil {
-		return Run{}, err
+		return Run{}, nil, err
 	}
 	r := Run{Task: t.Name, System: "crfsuite", Threads: 1, Tokens: tr.Tokens, TrainSec: tr.WallSeconds,
 		OptSec: tr.TrainSeconds, Iters: tr.Iterations, PeakMiB: float64(tr.PeakRSS) / (1 << 20), TagThreads: 1}
-	o.Progress(fmt.Sprintf("%s: CRFsuite tag", t.Name))
+	o.Progress(fmt.Sprintf("%s: CRFsuite tag (accuracy)", t.Name))
 	labelsPath := filepath.Join(o.WorkDir, t.Name+".crfsuite.labels")
-	var tg crfsuite.TagResult
-	r.TagSec = median(o.TagRepeats, func() float64 {
-		res, e := crfsuite.Tag(ctx, crfsuite.TagOptions{Model: modelPath, Data: testAttr, Output: labelsPath})
-		if e != nil {
-			err = e
-		}
-		tg = res
-		return res.WallSeconds
-	})
+	opts := crfsuite.TagOptions{Model: modelPath, Data: testAttr, Output: labelsPath}
+	tg, err := crfsuite.Tag(ctx, opts)
 	if err != nil {
-		return Run{}, err
+		return Run{}, nil, err
 	}
 	r.TestToks = tg.Tokens
-	r.TagTokSec = float64(tg.Tokens) / r.TagSec
 	// Score CRFsuite's labels with our evaluator, every token counted.
 	res, err := scoreLabels(testAttr, labelsPath)
 	if err != nil {
-		return Run{}, err
+		return Run{}, nil, err
 	}
 	r.ItemAcc, r.ChunkF1 = 100*res.ItemAccuracy, -1
 	if res.Chunk != nil {
 		r.ChunkF1 = 100 * res.Chunk.F1
 	}
-	return r, nil
+	tag := func() (float64, error) {
+		res, err := crfsuite.Tag(ctx, opts)
+		return res.WallSeconds, err
+	}
+	return r, tag, nil
 }
 
 // scoreLabels evaluates predicted labels (one per line, a blank line between
@@ -439,11 +468,7 @@ func runChild(ctx context.Context, exe string, args []string, out io.Writer, pro
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("%s %v: %v\n%s", filepath.Base(exe), args, err, stderr.String())
 	}
-	var user float64
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		user = time.Duration(ru.Utime.Nano()).Seconds()
-	}
-	return wall, rssPeak, user, nil
+	return wall, rssPeak, cmd.ProcessState.UserTime().Seconds(), nil
 }
 
 func runOut(ctx context.Context, exe string, args []string) ([]byte, error) {
@@ -452,13 +477,4 @@ func runOut(ctx context.Context, exe string, args []string) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
-}
-
-func median(n int, f func() float64) float64 {
-	xs := make([]float64, n)
-	for i := range xs {
-		xs[i] = f()
-	}
-	slices.Sort(xs)
-	return xs[len(xs)/2]
 }
