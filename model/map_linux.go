@@ -46,12 +46,15 @@ func Map(path string) (m *Model, unmap func() error, err error) {
 	// first, because populating a writable private mapping copies every
 	// page; then writable, each page copied only if it is written.
 	b, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_POPULATE)
-	if err != nil {
-		return nil, nil, fmt.Errorf("model %s: %w", path, err)
+	if err == nil {
+		if err = unix.Mprotect(b, unix.PROT_READ|unix.PROT_WRITE); err != nil {
+			unix.Munmap(b)
+		}
 	}
-	if err := unix.Mprotect(b, unix.PROT_READ|unix.PROT_WRITE); err != nil {
-		unix.Munmap(b)
-		return nil, nil, fmt.Errorf("model %s: %w", path, err)
+	if err != nil {
+		// A file system that cannot map files (some FUSE ones): read it.
+		m, err := Load(path)
+		return m, func() error { return nil }, err
 	}
 	if m, err = decode(path, b); err != nil {
 		unix.Munmap(b)
