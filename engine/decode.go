@@ -47,7 +47,7 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 		tr.viterbiDelta(ws, T)
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
 	} else if tr.tied != nil {
-		ws.order, ws.mark = grow(ws.order, min(M, maxTop)), grow(ws.mark, M)
+		ws.order, ws.mark = grow(ws.order, min(M, maxTop)), grow(ws.mark, longShortTop*M)
 		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark)
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
 	} else if maxOnly {
