@@ -122,6 +122,9 @@ func (tr *Transitions) Sample(ws *Workspace, emit []float64, c *ChainOptions, r 
 	}
 	y := draw(r, w)
 	path[T-1] = int32(y)
+	if !ws.logMode {
+		tr.dense()
+	}
 	for t := T - 2; t >= 0; t-- {
 		if ws.logMode {
 			weights(t, y)

@@ -90,6 +90,9 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 			p.End[j] += alpha[last+j] * beta[last+j]
 		}
 	}
+	if (p.Transitions != nil || p.Edges != nil) && T > 1 {
+		tr.dense()
+	}
 	if p.Transitions != nil && T > 1 {
 		kernels.Transitions(p.Transitions, tr.e, alpha, beta, psi, scale, ws.work[:T*M], T, M)
 	}

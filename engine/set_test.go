@@ -17,6 +17,9 @@ func sameBits(a, b reflect.Value, path string) string {
 	}
 	switch a.Kind() {
 	case reflect.Pointer:
+		if a.Type() == reflect.TypeFor[*lazyForms]() {
+			return "" // made at once or on first use: dense() below makes them
+		}
 		if a.IsNil() || b.IsNil() {
 			if a.IsNil() != b.IsNil() {
 				return path + ": one is nil"
@@ -59,6 +62,9 @@ func sameBits(a, b reflect.Value, path string) string {
 
 func checkSameTransitions(t *testing.T, what string, got, want *Transitions) {
 	t.Helper()
+	// The dense forms too: a Tied one makes them on first use.
+	got.dense()
+	want.dense()
 	if d := sameBits(reflect.ValueOf(got), reflect.ValueOf(want), "Transitions"); d != "" {
 		t.Fatalf("%s: differs from a new Transitions at %s", what, d)
 	}
@@ -165,6 +171,11 @@ func TestSetTied(t *testing.T) {
 				t.Fatal(err)
 			}
 			checkSameTransitions(t, fmt.Sprintf("trial %d step %d (M=%d, %d exceptions)", trial, step, M, len(exc)), tr, want)
+			if trial == 0 && step == 2 {
+				if a := testing.AllocsPerRun(20, func() { tr.SetTied(def, scores, start, end); tr.dense() }); a != 0 {
+					t.Errorf("SetTied and remaking the dense forms allocate %v times per call", a)
+				}
+			}
 		}
 	}
 	// A Tied structure made from a matrix keeps the exceptions it found.

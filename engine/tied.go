@@ -113,7 +113,7 @@ func NewTied(m int, def float64, exc []Exception, start, end []float64) (*Transi
 		seen[[2]int32{e.From, e.To}] = true
 		score[int(e.From)*m+int(e.To)] = e.Score
 	}
-	tr, err := NewTransitions(m, score, start, end)
+	tr, err := newTransitions(m, score, start, end, true)
 	if err != nil {
 		return nil, err
 	}
@@ -284,15 +284,16 @@ func (tf *tiedForm) values(tr *Transitions) {
 	for j := range m {
 		tf.dcol[j] = math.Exp(tf.def - tr.colShift[j])
 	}
+	// E_ij as the dense form has it, computed for the exceptions alone.
 	for c, k := range tf.colK {
 		e := tf.exc[k]
-		tf.colE[c] = tr.e[int(e.From)*m+int(e.To)]
+		tf.colE[c] = math.Exp(tr.score[int(e.From)*m+int(e.To)] - tr.colShift[e.To])
 		tf.colV[c] = tf.colE[c] - tf.dcol[e.To]
 		tf.colS[c] = e.Score
 	}
 	for r, k := range tf.rowK {
 		e := tf.exc[k]
-		tf.rowV[r] = tr.e[int(e.From)*m+int(e.To)] - tf.dcol[e.To]
+		tf.rowV[r] = math.Exp(tr.score[int(e.From)*m+int(e.To)]-tr.colShift[e.To]) - tf.dcol[e.To]
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/simdcrf/simdcrf/kernels"
@@ -261,4 +262,53 @@ func denseBP(wd *Workspace, dense *Transitions, T, M int) []int32 {
 	bp, delta, path := make([]int32, T*M), make([]float64, T*M), make([]int32, T)
 	kernels.Viterbi(path, delta, bp, wd.s[:T*M], dense.score, T, M)
 	return bp[M:]
+}
+
+// TestTiedDenseFormsConcurrent shares one NewTied Transitions, whose dense
+// forms are made on first use, among goroutines that all need them at once
+// (edge marginals): each gets what a Dense copy gives (run with -race).
+func TestTiedDenseFormsConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	const M, T = 40, 6
+	exc := randomTied(r, M, 3*M, -2)
+	emit := make([]float64, T*M)
+	for k := range emit {
+		emit[k] = r.NormFloat64()
+	}
+	tied, err := NewTied(M, -2, exc, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense, err := NewTransitionsWith(M, tied.score, nil, nil, Options{Structure: Dense})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Posteriors{Edges: make([]float64, (T-1)*M*M)}
+	if _, err := dense.Posteriors(NewWorkspace(), emit, nil, &want); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := Posteriors{Edges: make([]float64, (T-1)*M*M)}
+			if _, err := tied.Posteriors(NewWorkspace(), emit, nil, &got); err != nil {
+				errs <- err
+				return
+			}
+			for k, v := range got.Edges {
+				if math.Abs(v-want.Edges[k]) > 1e-12 {
+					errs <- fmt.Errorf("edge %d: %v, dense %v", k, v, want.Edges[k])
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

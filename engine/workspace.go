@@ -34,6 +34,7 @@ func (ws *Workspace) transAt(tr *Transitions, t int, transposed bool) []float64 
 	d := ws.opts.delta(t)
 	if d == nil {
 		if transposed {
+			tr.dense()
 			return tr.scoreT
 		}
 		return tr.score
