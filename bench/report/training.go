@@ -34,7 +34,7 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 		reps = trainbench.DefaultTagRepeats
 	}
 	fmt.Fprintf(buf, ". Its tagging figure includes node's start-up and the parsing in JavaScript. "+
-		"Tagging speed is the median of %d runs of each system on each test file, the systems (and simdcrf's thread counts) taking turns run by run so that the machine's load at the time falls on all alike. "+
+		"Tagging speed is the median of %d runs of each system on each test file, the systems (and simdcrf's thread counts) taking turns run by run, each round starting with the next one, so that the machine's load at the time, and the caches a run finds, fall on all alike. "+
 		"Peak memory is each process's own VmHWM, node's runtime (about 40 MiB) included for CRFsuite.\n\n", reps)
 
 	fmt.Fprintf(buf, "### Accuracy\n\n| corpus | labels | train tokens | system | item accuracy %% | chunk F1 %% | target |\n|---|---|---|---|---|---|---|\n")
