@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,8 +22,10 @@ import (
 // model (taggers, weights, strings) may be used after it, and a program
 // that keeps the model until it exits need not call it. Replacing the file
 // while it is mapped is safe the way WriteFile does it (a new file renamed
-// over the old one); truncating or rewriting it in place makes later reads
-// of the model fault.
+// over the old one); truncating or rewriting it in place (cp does) makes
+// later reads of the model fault, which a goroutine running with
+// debug.SetPanicOnFault(true) can recover and turn into an error with
+// FaultError, as simdcrf tag and dump do.
 //
 // On systems other than Linux, Map is Load and unmap does nothing.
 func Map(path string) (m *Model, unmap func() error, err error) {
@@ -60,12 +63,31 @@ func Map(path string) (m *Model, unmap func() error, err error) {
 		unix.Munmap(b)
 		return nil, nil, err
 	}
+	m.mapped, m.path = b, path
 	return m, func() error {
 		if b == nil {
 			return nil
 		}
 		err := unix.Munmap(b)
-		b = nil
+		b, m.mapped = nil, nil
 		return err
 	}, nil
+}
+
+// FaultError returns, for r recovered from a panic in a goroutine that runs
+// with debug.SetPanicOnFault(true), an error saying that m's file changed
+// under its mapping when r is a fault on the mapped pages, and nil
+// otherwise (then r is someone else's to handle). It lets a program that
+// maps a model report a model file truncated or rewritten in place while
+// in use, rather than crash with a fault.
+func (m *Model) FaultError(r any) error {
+	f, ok := r.(interface{ Addr() uintptr })
+	if !ok || m == nil || len(m.mapped) == 0 {
+		return nil
+	}
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(m.mapped)))
+	if a := f.Addr(); a < lo || a-lo >= uintptr(len(m.mapped)) {
+		return nil
+	}
+	return fmt.Errorf("model %s: the file was truncated or rewritten while in use (replace a model file by renaming a new one over it)", m.path)
 }

@@ -50,6 +50,9 @@ type Model struct {
 	State         sparse.Weights // *sparse.Dense or *sparse.Sparse
 	Trans         *engine.Transitions
 	Meta          Meta
+
+	mapped []byte // the file's mapping, for a model from Map (until unmapped)
+	path   string // its file
 }
 
 // Meta describes how a model was made and what input it expects, so that

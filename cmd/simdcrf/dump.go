@@ -25,8 +25,14 @@ func cmdDump(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer unmap()
+	return dumpModel(m, *top, stdout)
+}
+
+// dumpModel prints m (mapped: see guardModel).
+func dumpModel(m *model.Model, top int, stdout io.Writer) (err error) {
+	defer guardModel(m, &err)()
 	w := bufio.NewWriter(stdout)
-	if err := m.Dump(w, *top); err != nil {
+	if err := m.Dump(w, top); err != nil {
 		return err
 	}
 	return w.Flush()

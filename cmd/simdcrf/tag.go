@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 
@@ -181,14 +182,39 @@ func (b *tagBatch) get(i int) sparse.Seq {
 
 const batchItems = 4096 // positions per batch
 
+// testHookTagger, when a test sets it, runs once tagFiles has its tagger.
+var testHookTagger func()
+
+// guardModel, deferred as "defer guardModel(m, &err)()" at the top of a
+// goroutine that reads m, turns a fault on m's mapped file (truncated or
+// rewritten in place while tagging: see model.Map) into an error in *err
+// instead of a crash; other panics go on.
+func guardModel(m *model.Model, err *error) func() {
+	old := debug.SetPanicOnFault(true)
+	return func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			e := m.FaultError(r)
+			if e == nil {
+				panic(r)
+			}
+			*err = e
+		}
+	}
+}
+
 // tagFiles tags every sequence of files on o.threads goroutines, prints the
 // labels in input order, and evaluates them when o.evaluate.
-func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writer) (eval.Result, error) {
+func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writer) (res eval.Result, err error) {
+	defer guardModel(m, &err)()
 	threads := o.threads
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	tagger := m.NewTagger()
+	if testHookTagger != nil {
+		testHookTagger()
+	}
 	labelNames := make([]string, m.Labels.Len())
 	for i := range labelNames {
 		labelNames[i] = m.Labels.String(int32(i))
@@ -209,6 +235,7 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 	// Reader: parse, encode, batch.
 	go func() {
 		defer close(jobs)
+		defer guardModel(m, &readErr)()
 		var (
 			seq     format.Sequence
 			b       sparse.Builder
@@ -282,7 +309,10 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 			defer wg.Done()
 			var out model.Output
 			for batch := range jobs {
-				batch.err = tagBatchSeqs(tagger, batch, o, labelNames, &out)
+				func() {
+					defer guardModel(m, &batch.err)()
+					batch.err = tagBatchSeqs(tagger, batch, o, labelNames, &out)
+				}()
 				done <- batch
 			}
 		}()
@@ -295,7 +325,6 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 		ev      = eval.NewEvaluator(labelNames)
 		pending = map[int]*tagBatch{}
 		next    = 0
-		err     error
 		pred    []string
 	)
 	for batch := range done {
