@@ -78,15 +78,23 @@ func runCLI(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errb.String(), err
 }
 
-func TestLearnTagDump(t *testing.T) {
+// toyFiles writes toy training and test data (nTrain and nTest sentences)
+// and the toy template into a temporary directory, and returns their paths
+// and that of a model file there.
+func toyFiles(t *testing.T, nTrain, nTest int) (trainPath, testPath, tplPath, modelPath string) {
 	dir := t.TempDir()
-	trainPath, testPath := filepath.Join(dir, "train.txt"), filepath.Join(dir, "test.txt")
-	tplPath, modelPath := filepath.Join(dir, "toy.tpl"), filepath.Join(dir, "toy.model")
-	toyChunks(t, trainPath, 300, 1)
-	toyChunks(t, testPath, 100, 2)
+	trainPath, testPath = filepath.Join(dir, "train.txt"), filepath.Join(dir, "test.txt")
+	tplPath, modelPath = filepath.Join(dir, "toy.tpl"), filepath.Join(dir, "toy.model")
+	toyChunks(t, trainPath, nTrain, 1)
+	toyChunks(t, testPath, nTest, 2)
 	if err := os.WriteFile(tplPath, []byte(toyTemplate), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return trainPath, testPath, tplPath, modelPath
+}
+
+func TestLearnTagDump(t *testing.T) {
+	trainPath, testPath, tplPath, modelPath := toyFiles(t, 300, 100)
 	for _, algo := range []string{"lbfgs", "l1", "sgd", "ap"} {
 		t.Run(algo, func(t *testing.T) {
 			args := []string{"learn", "-m", modelPath, "-a", algo, "--template", tplPath, "--threads", "2", "-e", testPath}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,14 +16,7 @@ import (
 // and tagging (or dumping) with it: the commands report the file, not a
 // fault, on one thread and on several.
 func TestModelTruncatedWhileMapped(t *testing.T) {
-	dir := t.TempDir()
-	trainPath, testPath := filepath.Join(dir, "train.txt"), filepath.Join(dir, "test.txt")
-	tplPath, modelPath := filepath.Join(dir, "toy.tpl"), filepath.Join(dir, "toy.model")
-	toyChunks(t, trainPath, 100, 1)
-	toyChunks(t, testPath, 50, 2)
-	if err := os.WriteFile(tplPath, []byte(toyTemplate), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	trainPath, testPath, tplPath, modelPath := toyFiles(t, 100, 50)
 	if _, stderr, err := runCLI(t, "learn", "-q", "-m", modelPath, "--template", tplPath, "-p", "max_iterations=3", trainPath); err != nil {
 		t.Fatalf("learn: %v\n%s", err, stderr)
 	}
