@@ -67,17 +67,19 @@ func genByteMasks(i *ISA) {
 		lo, hi := YMM(), YMM()
 		VMOVDQU(Mem{Base: src, Disp: off}, lo)
 		VMOVDQU(Mem{Base: src, Disp: off + 32}, hi)
-		// a
+		// store writes the 64-bit mask of two halves' byte compares.
+		store := func(l, h reg.VecVirtual, p reg.Register) {
+			r, rh := GP64(), GP64()
+			VPMOVMSKB(l, r.As32())
+			VPMOVMSKB(h, rh.As32())
+			SHLQ(U8(32), rh)
+			ORQ(rh, r)
+			MOVQ(r, dst(p))
+		}
 		ea, fa := YMM(), YMM()
 		VPCMPEQB(va, lo, ea)
 		VPCMPEQB(va, hi, fa)
-		ra, rh := GP64(), GP64()
-		VPMOVMSKB(ea, ra.As32())
-		VPMOVMSKB(fa, rh.As32())
-		SHLQ(U8(32), rh)
-		ORQ(rh, ra)
-		MOVQ(ra, dst(pa))
-		// b
+		store(ea, fa, pa)
 		e1, e2, f1, f2 := YMM(), YMM(), YMM(), YMM()
 		VPCMPEQB(v1, lo, e1)
 		VPCMPEQB(v2, lo, e2)
@@ -85,12 +87,7 @@ func genByteMasks(i *ISA) {
 		VPCMPEQB(v1, hi, f1)
 		VPCMPEQB(v2, hi, f2)
 		VPOR(f2, f1, f1)
-		rb, rbh := GP64(), GP64()
-		VPMOVMSKB(e1, rb.As32())
-		VPMOVMSKB(f1, rbh.As32())
-		SHLQ(U8(32), rbh)
-		ORQ(rbh, rb)
-		MOVQ(rb, dst(pb))
+		store(e1, f1, pb)
 	}
 
 	Label(i.Label("byteMasks", "two"))
