@@ -114,8 +114,13 @@ func (p *Pool) worker(w int) {
 			return
 		}
 		s.idx, s.err = p.block(w, j)
-		if p.pending.Add(-1) == 0 && p.caller.CompareAndSwap(parked, idle) {
-			p.done <- struct{}{}
+		if p.pending.Add(-1) == 0 {
+			if h := testHookLastDone.Load(); h != nil {
+				(*h)()
+			}
+			if p.caller.CompareAndSwap(parked, idle) {
+				p.done <- struct{}{}
+			}
 		}
 	}
 }
@@ -133,16 +138,23 @@ func (p *Pool) wait() {
 			}
 		}
 	}
-	if p.pending.Load() == 0 || !p.caller.CompareAndSwap(idle, parked) {
-		return
+	for p.pending.Load() != 0 {
+		// Parked: the worker that finishes last flips the state back and
+		// signals, unless it finished before the flip (then undo it
+		// here). The signal may also come from the last worker of the
+		// previous run, held up between its count and its flip until
+		// this run parked: pending then says to wait on.
+		p.caller.Store(parked)
+		if p.pending.Load() == 0 && p.caller.CompareAndSwap(parked, idle) {
+			return
+		}
+		<-p.done
 	}
-	// Parked: the worker that finishes last flips the state back and
-	// signals, unless it finished before the flip (then undo it here).
-	if p.pending.Load() == 0 && p.caller.CompareAndSwap(parked, idle) {
-		return
-	}
-	<-p.done
 }
+
+// testHookLastDone, when a test sets it, runs in the worker that finishes
+// a run last, between its count and its signal.
+var testHookLastDone atomic.Pointer[func()]
 
 // post hands j to worker w.
 func (p *Pool) post(w int, j job) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -126,5 +127,41 @@ func TestBatchNoAllocations(t *testing.T) {
 			}
 		}
 		pool.Close()
+	}
+}
+
+// TestPoolLateSignal holds up the worker that finishes a run last between
+// its count and its signal, until the next run has parked its caller: that
+// run must still wait for its own work, not return on the late signal.
+func TestPoolLateSignal(t *testing.T) {
+	p := NewPool(2)
+	defer p.Close()
+	var hold atomic.Bool
+	hold.Store(true)
+	hook := func() {
+		if hold.CompareAndSwap(true, false) {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	testHookLastDone.Store(&hook)
+	defer testHookLastDone.Store(nil)
+	noop := func(ws *Workspace, w, i int) error { return nil }
+	if err := p.Run(2, noop); err != nil {
+		t.Fatal(err)
+	}
+	var done [2]atomic.Bool
+	if err := p.Run(2, func(ws *Workspace, w, i int) error {
+		if w == 1 {
+			time.Sleep(5 * time.Millisecond) // longer than a woken caller takes to look
+		}
+		done[i].Store(true)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range done {
+		if !done[i].Load() {
+			t.Fatalf("Run returned before index %d ran", i)
+		}
 	}
 }
