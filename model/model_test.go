@@ -421,6 +421,20 @@ func TestTaggerBruteForce(t *testing.T) {
 				if !near(p.Score, all[k].score) || !near(p.Prob, math.Exp(all[k].score-z)) {
 					t.Fatalf("path %d: score %v prob %v, want %v", k, p.Score, p.Prob, all[k].score)
 				}
+				if len(p.Marginals) != T {
+					t.Fatalf("path %d: %d marginals for %d items", k, len(p.Marginals), T)
+				}
+				for q := range T {
+					marg := 0.0
+					for _, l := range all {
+						if l.y[q] == p.Labels[q] {
+							marg += math.Exp(l.score - z)
+						}
+					}
+					if !near(p.Marginals[q], marg) {
+						t.Fatalf("path %d, marginal %d: %v, want %v", k, q, p.Marginals[q], marg)
+					}
+				}
 			}
 			if T > 0 && !slices.Equal(out.NBest[0].Labels, out.Labels) {
 				t.Fatal("first n-best path is not the Viterbi one")

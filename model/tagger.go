@@ -197,6 +197,8 @@ type Path struct {
 	Labels []int32
 	Score  float64
 	Prob   float64
+	// Marginals[t] = P(y_t = Labels[t] | s) (if Options.Marginals).
+	Marginals []float64
 }
 
 // Tag labels s and computes what o asks for into out.
@@ -258,6 +260,13 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 			p.Labels = append(resize(p.Labels, 0), w.paths[i]...)
 			p.Score = w.scores[i]
 			p.Prob = math.Exp(w.scores[i] - out.LogZ)
+			p.Marginals = p.Marginals[:0]
+			if o.Marginals {
+				p.Marginals = resize(p.Marginals, T)
+				for t, y := range p.Labels {
+					p.Marginals[t] = w.marg[t*M+int(y)]
+				}
+			}
 		}
 	}
 	return nil

@@ -155,6 +155,24 @@ func TestLearnTagDump(t *testing.T) {
 	if got, want := strings.Count(out, "@nbest\t"), 3*100; got != want {
 		t.Errorf("tag -n 3 printed %d labellings for 100 sequences", got)
 	}
+	// With -i, each labelling's labels carry their marginals, the first
+	// labelling's those of -i alone.
+	outNI, _, err := runCLI(t, "tag", "-m", modelPath, "-n", "3", "-i", testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outI, _, err := runCLI(t, "tag", "-m", modelPath, "-i", testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstI := strings.SplitN(outI, "\n\n", 2)[0]
+	firstNI := strings.SplitN(outNI, "\n\n", 2)[0]
+	if _, lab, _ := strings.Cut(firstNI, "\n"); lab != firstI || !strings.Contains(lab, ":") {
+		t.Errorf("tag -n 3 -i: first labelling\n%s\nwant as tag -i:\n%s", firstNI, firstI)
+	}
+	if strings.Count(outNI, ":") != 3*strings.Count(outI, ":") {
+		t.Errorf("tag -n 3 -i printed %d marginals, tag -i %d (want 3 times as many)", strings.Count(outNI, ":"), strings.Count(outI, ":"))
+	}
 	// Text evaluation.
 	out, _, err = runCLI(t, "tag", "-m", modelPath, "-t", "-q", testPath)
 	if err != nil || !strings.Contains(out, "Item accuracy") || !strings.Contains(out, "FB1") {

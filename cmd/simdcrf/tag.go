@@ -40,7 +40,7 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.asJSON, "json", false, "print the evaluation as one JSON object (implies -t and -q)")
 	fs.BoolVar(&o.quiet, "q", false, "print no labels (with -t: only the evaluation)")
 	fs.BoolVar(&o.prob, "p", false, "print each sequence's probability (a line '@probability\\tP' before it)")
-	fs.BoolVar(&o.marg, "i", false, "print the marginal probability of each chosen label ('LABEL:P')")
+	fs.BoolVar(&o.marg, "i", false, "print the marginal probability of each chosen label ('LABEL:P'; with -n, of every labelling's)")
 	fs.IntVar(&o.nbest, "n", 0, "print the `K` best labellings of each sequence, each after a line '@nbest\\tRANK\\tP'")
 	fs.IntVar(&o.threads, "threads", 0, "tagging threads (0: all cores)")
 	if err := parse(fs, args); err != nil {
@@ -412,8 +412,12 @@ func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, o
 				b.out = append(b.out, '\t')
 				b.out = strconv.AppendFloat(b.out, p.Prob, 'f', 6, 64)
 				b.out = append(b.out, '\n')
-				for _, y := range p.Labels {
+				for t, y := range p.Labels {
 					b.out = append(b.out, names[y]...)
+					if o.marg {
+						b.out = append(b.out, ':')
+						b.out = strconv.AppendFloat(b.out, p.Marginals[t], 'f', 6, 64)
+					}
 					b.out = append(b.out, '\n')
 				}
 				b.out = append(b.out, '\n')
