@@ -216,6 +216,7 @@ type Loader struct {
 	items         int64
 	seqs          int
 	columns       int
+	files         []string // the files added, for the error when they hold nothing
 }
 
 // Load opens, reads and closes each path, and finishes.
@@ -241,6 +242,7 @@ func (l *Loader) Add(f *File) error {
 	if l.attrs == nil {
 		l.attrs, l.labels, l.c = sparse.NewDict(1<<16), sparse.NewDict(64), sparse.NewCorpus()
 	}
+	l.files = append(l.files, f.Name)
 	seq := &l.seq
 	for n := 0; ; n++ {
 		err := f.Read(seq)
@@ -292,7 +294,10 @@ func (l *Loader) Add(f *File) error {
 // returns the training data.
 func (l *Loader) Finish() (*Training, error) {
 	if l.seqs == 0 {
-		return nil, errors.New("the training data has no sequences")
+		if len(l.files) == 0 {
+			return nil, errors.New("no training data")
+		}
+		return nil, fmt.Errorf("%s: no sequences to train on", strings.Join(l.files, ", "))
 	}
 	// Most frequent attributes first, so that their weight rows share cache
 	// lines; attributes below the minimum frequency are dropped.

@@ -54,7 +54,7 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		"unlabelled": {"the\n\n", "train.conll:1: ", 1},
 		"short row":  {"the DT B-NP\ndog NN\n\n", "train.conll:2: ", 0},
-		"empty":      {"\n\n", "no sequences", 0},
+		"empty":      {"\n\n", "train.conll: no sequences", 0},
 	} {
 		t.Run(name, func(t *testing.T) {
 			p := write(t, "train.conll", c.text)
