@@ -262,7 +262,7 @@ func (r *conlluReader) Read(s *Sequence) error {
 			continue // a multiword token or an empty node
 		}
 		if !allDigits(id) {
-			return errorf(r.file, ln, "bad ID %q (want an integer, a range n-m or an empty node n.k)", id)
+			return errorf(r.file, ln, "bad ID %s (want an integer, a range n-m or an empty node n.k)", clip(id))
 		}
 		for f := 1; f < 10; f++ {
 			if r.fields[2*f] == r.fields[2*f+1] {

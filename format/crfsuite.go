@@ -143,14 +143,14 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 			break
 		}
 		if string(name) != "@weight" {
-			return errorf(r.file, ln, "unrecognized declaration %q", name)
+			return errorf(r.file, ln, "unrecognized declaration %s", clip(name))
 		}
 		if len(value) == 0 {
 			return errorf(r.file, ln, "@weight needs a value (@weight:W)")
 		}
 		w, err := strconv.ParseFloat(string(value), 64)
 		if err != nil || math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
-			return errorf(r.file, ln, "bad instance weight %q (want a finite number ≥ 0)", value)
+			return errorf(r.file, ln, "bad instance weight %s (want a finite number ≥ 0)", clip(value))
 		}
 		s.Weight = w
 	}
@@ -180,7 +180,7 @@ func (r *crfsuiteReader) parseLine(s *Sequence, line []byte) error {
 		if len(value) > 0 {
 			var err error
 			if v, err = parseValue(value); err != nil {
-				return errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", buf[ns:ne], value)
+				return errorf(r.file, ln, "attribute %s: bad value %s (want a finite number)", clip(buf[ns:ne]), clip(value))
 			}
 		}
 		names = append(names, buf[ns:ne:ne])
@@ -343,11 +343,11 @@ func WriteCRFsuite(w io.Writer, s *Sequence) error {
 		lab := s.Labels[i]
 		if len(lab) == 0 || lab[0] == '@' {
 			f, l := where(i)
-			return errorf(f, l, "label %q cannot be written in crfsuite format", lab)
+			return errorf(f, l, "label %s cannot be written in crfsuite format", clip(lab))
 		}
 		if err := writeEscaped(bw, lab); err != nil {
 			f, l := where(i)
-			return errorf(f, l, "label %q: %v", lab, err.Msg)
+			return errorf(f, l, "label %s: %v", clip(lab), err.Msg)
 		}
 		lo, hi := s.Ptr[i], s.Ptr[i+1]
 		if lo > hi || lo < 0 {
@@ -358,13 +358,13 @@ func WriteCRFsuite(w io.Writer, s *Sequence) error {
 			bw.WriteByte('\t')
 			if err := writeEscaped(bw, s.Names[k]); err != nil {
 				f, l := where(i)
-				return errorf(f, l, "attribute %q: %v", s.Names[k], err.Msg)
+				return errorf(f, l, "attribute %s: %v", clip(s.Names[k]), err.Msg)
 			}
 			if len(s.Values) != 0 && s.Values[k] != 1 {
 				v := s.Values[k]
 				if math.IsNaN(v) || math.IsInf(v, 0) {
 					f, l := where(i)
-					return errorf(f, l, "attribute %q: value %v", s.Names[k], v)
+					return errorf(f, l, "attribute %s: value %v", clip(s.Names[k]), v)
 				}
 				bw.WriteByte(':')
 				num = strconv.AppendFloat(num[:0], v, 'g', -1, 64)

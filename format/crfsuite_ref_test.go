@@ -86,14 +86,14 @@ func (r *refReader) parseLine(s *Sequence, line []byte, vals []float64) ([]float
 			name := r.labs[start:]
 			if len(name) > 0 && name[0] == '@' {
 				if string(name) != "@weight" {
-					return vals, errorf(r.file, ln, "unrecognized declaration %q", name)
+					return vals, errorf(r.file, ln, "unrecognized declaration %s", clip(name))
 				}
 				if !hasValue || len(value) == 0 {
 					return vals, errorf(r.file, ln, "@weight needs a value (@weight:W)")
 				}
 				w, err := strconv.ParseFloat(string(value), 64)
 				if err != nil || math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
-					return vals, errorf(r.file, ln, "bad instance weight %q (want a finite number ≥ 0)", value)
+					return vals, errorf(r.file, ln, "bad instance weight %s (want a finite number ≥ 0)", clip(value))
 				}
 				s.Weight = w
 				r.labs = r.labs[:start]
@@ -120,7 +120,7 @@ func (r *refReader) parseLine(s *Sequence, line []byte, vals []float64) ([]float
 			var err error
 			v, err = strconv.ParseFloat(string(value), 64)
 			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return vals, errorf(r.file, ln, "attribute %q: bad value %q (want a finite number)", r.b.arena[start:], value)
+				return vals, errorf(r.file, ln, "attribute %s: bad value %s (want a finite number)", clip(r.b.arena[start:]), clip(value))
 			}
 		}
 		vals = append(vals, v)

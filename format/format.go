@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 )
 
@@ -88,6 +89,19 @@ func (e *Error) Error() string {
 
 func errorf(file string, line int, format string, args ...any) *Error {
 	return &Error{File: file, Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// clipLen is how many bytes of a piece of input an error message quotes.
+const clipLen = 64
+
+// clip quotes b (a []byte or string from the input) for an error message,
+// its first clipLen bytes only when it is longer: a line of a megabyte
+// must not make a megabyte of message.
+func clip[T ~string | ~[]byte](b T) string {
+	if len(b) <= clipLen {
+		return strconv.Quote(string(b))
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(string(b[:clipLen])), len(b))
 }
 
 // NewReader returns a reader of r in the format o.Format; name is used in

@@ -349,6 +349,8 @@ func TestCRFsuite(t *testing.T) {
 		{"A\tx\n:z\n", "in.txt:2: empty label"},
 		{"A\tx:Inf\n", "in.txt:1: attribute \"x\": bad value \"Inf\""},
 		{"A\t:2\n", "in.txt:1: empty attribute name"},
+		// A long attribute is quoted in part only.
+		{"A\t" + strings.Repeat("w", 100000) + ":bad\n", "in.txt:1: attribute \"" + strings.Repeat("w", 64) + "\"… (100000 bytes): bad value \"bad\""},
 	} {
 		_, err := readAll(t, c.in, Options{Format: "crfsuite"})
 		wantErr(t, err, c.want)

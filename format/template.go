@@ -68,13 +68,13 @@ func ParseTemplate(r io.Reader, name string) (*Template, error) {
 			t.lines = append(t.lines, tmplLine{line: ln, text: text, parts: parts})
 		case 'B':
 			if len(parts) > 1 || (len(parts) == 1 && parts[0].x) {
-				return nil, errorf(name, ln, "%q: bigram templates with %%x (observation-dependent transitions) are not supported; use a bare B", text)
+				return nil, errorf(name, ln, "%s: bigram templates with %%x (observation-dependent transitions) are not supported; use a bare B", clip(text))
 			}
 			if t.bigram == "" {
 				t.bigram = text
 			}
 		default:
-			return nil, errorf(name, ln, "%q: a template line must start with U (unigram) or B (bigram)", text)
+			return nil, errorf(name, ln, "%s: a template line must start with U (unigram) or B (bigram)", clip(text))
 		}
 	}
 	if err := lr.failure(name); err != nil {

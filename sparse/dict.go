@@ -442,7 +442,11 @@ func (d *Dict) UnmarshalBinary(data []byte) error {
 				if a > b {
 					a, b = b, a
 				}
-				return fmt.Errorf("sparse: Dict encoding: string %d (%q) repeats an earlier one", b, nd.str(b))
+				str := nd.str(b)
+				if len(str) > 64 { // (a damaged file's string may be long)
+					return fmt.Errorf("sparse: Dict encoding: string %d (%q…, %d bytes) repeats an earlier one", b, str[:64], len(str))
+				}
+				return fmt.Errorf("sparse: Dict encoding: string %d (%q) repeats an earlier one", b, str)
 			}
 		}
 		nd.slots[i] = tag<<32 | uint64(id+1)
