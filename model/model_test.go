@@ -397,15 +397,19 @@ func TestTaggerBruteForce(t *testing.T) {
 			if sc, _ := m.Trans.PathScore(emit, out.Labels, nil); !near(sc, out.Score) {
 				t.Fatalf("Viterbi labels score %v, reported %v", sc, out.Score)
 			}
-			for p := range T {
+			// marginal returns P(y_p = y) by enumeration.
+			marginal := func(p int, y int32) float64 {
 				marg := 0.0
 				for _, l := range all {
-					if l.y[p] == out.Labels[p] {
+					if l.y[p] == y {
 						marg += math.Exp(l.score - z)
 					}
 				}
-				if !near(out.Marginals[p], marg) {
-					t.Fatalf("marginal %d: %v, want %v", p, out.Marginals[p], marg)
+				return marg
+			}
+			for p := range T {
+				if want := marginal(p, out.Labels[p]); !near(out.Marginals[p], want) {
+					t.Fatalf("marginal %d: %v, want %v", p, out.Marginals[p], want)
 				}
 			}
 			possible := 0
@@ -425,14 +429,8 @@ func TestTaggerBruteForce(t *testing.T) {
 					t.Fatalf("path %d: %d marginals for %d items", k, len(p.Marginals), T)
 				}
 				for q := range T {
-					marg := 0.0
-					for _, l := range all {
-						if l.y[q] == p.Labels[q] {
-							marg += math.Exp(l.score - z)
-						}
-					}
-					if !near(p.Marginals[q], marg) {
-						t.Fatalf("path %d, marginal %d: %v, want %v", k, q, p.Marginals[q], marg)
+					if want := marginal(q, p.Labels[q]); !near(p.Marginals[q], want) {
+						t.Fatalf("path %d, marginal %d: %v, want %v", k, q, p.Marginals[q], want)
 					}
 				}
 			}
