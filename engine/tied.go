@@ -287,13 +287,13 @@ func (tf *tiedForm) values(tr *Transitions) {
 	// E_ij as the dense form has it, computed for the exceptions alone.
 	for c, k := range tf.colK {
 		e := tf.exc[k]
-		tf.colE[c] = math.Exp(tr.score[int(e.From)*m+int(e.To)] - tr.colShift[e.To])
+		tf.colE[c] = tr.eAt(int(e.From), int(e.To))
 		tf.colV[c] = tf.colE[c] - tf.dcol[e.To]
 		tf.colS[c] = e.Score
 	}
 	for r, k := range tf.rowK {
 		e := tf.exc[k]
-		tf.rowV[r] = math.Exp(tr.score[int(e.From)*m+int(e.To)]-tr.colShift[e.To]) - tf.dcol[e.To]
+		tf.rowV[r] = tr.eAt(int(e.From), int(e.To)) - tf.dcol[e.To]
 	}
 }
 

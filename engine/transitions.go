@@ -229,6 +229,12 @@ func (tr *Transitions) derive() {
 	}
 }
 
+// eAt returns E[i][j] = exp(score[i][j] − c_j), the dense form's entry
+// (also computed alone, for a tied structure's exceptions).
+func (tr *Transitions) eAt(i, j int) float64 {
+	return math.Exp(tr.score[i*tr.m+j] - tr.colShift[j])
+}
+
 // deriveDense makes the dense forms E, Eᵀ and scoreᵀ.
 func (tr *Transitions) deriveDense() {
 	m := tr.m
@@ -239,7 +245,7 @@ func (tr *Transitions) deriveDense() {
 	}
 	for i := range m {
 		for j := range m {
-			v := math.Exp(tr.score[i*m+j] - tr.colShift[j])
+			v := tr.eAt(i, j)
 			tr.e[i*m+j] = v
 			tr.et[j*m+i] = v
 			tr.scoreT[j*m+i] = tr.score[i*m+j]

@@ -370,6 +370,13 @@ func Load(path string) (*Model, error) {
 	return decode(path, buf)
 }
 
+// loadUnmapped is Map's answer where it reads the file instead: Load, and
+// an unmap that does nothing.
+func loadUnmapped(path string) (*Model, func() error, error) {
+	m, err := Load(path)
+	return m, func() error { return nil }, err
+}
+
 // alignedBuf returns n bytes starting at a 64-byte boundary, inside a
 // []float64 allocation (which the garbage collector does not scan).
 func alignedBuf(n int) []byte {

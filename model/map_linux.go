@@ -42,8 +42,7 @@ func Map(path string) (m *Model, unmap func() error, err error) {
 	size := st.Size()
 	if !st.Mode().IsRegular() || size < headerSize || size > math.MaxInt || !littleEndian {
 		// Load tells these apart (and copies where views are impossible).
-		m, err := Load(path)
-		return m, func() error { return nil }, err
+		return loadUnmapped(path)
 	}
 	// Populated up front: faulting the pages in one call is far cheaper
 	// than one fault per page as the tagger touches them. Read-only at
@@ -57,8 +56,7 @@ func Map(path string) (m *Model, unmap func() error, err error) {
 	}
 	if err != nil {
 		// A file system that cannot map files (some FUSE ones): read it.
-		m, err := Load(path)
-		return m, func() error { return nil }, err
+		return loadUnmapped(path)
 	}
 	if m, err = decode(path, b); err != nil {
 		unix.Munmap(b)

@@ -232,10 +232,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	}
 	out.Prob = math.Exp(out.Score - out.LogZ)
 	if o.Marginals {
-		out.Marginals = resize(out.Marginals, T)
-		for i, y := range out.Labels {
-			out.Marginals[i] = w.marg[i*M+int(y)]
-		}
+		out.Marginals = labelMarginals(out.Marginals, w.marg, out.Labels, M)
 	}
 	if o.NBest > 0 {
 		k := o.NBest
@@ -262,14 +259,21 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 			p.Prob = math.Exp(w.scores[i] - out.LogZ)
 			p.Marginals = p.Marginals[:0]
 			if o.Marginals {
-				p.Marginals = resize(p.Marginals, T)
-				for t, y := range p.Labels {
-					p.Marginals[t] = w.marg[t*M+int(y)]
-				}
+				p.Marginals = labelMarginals(p.Marginals, w.marg, p.Labels, M)
 			}
 		}
 	}
 	return nil
+}
+
+// labelMarginals returns dst (regrown if short) holding, for each position
+// t, the marginal marg[t·M+labels[t]] of the label labels[t].
+func labelMarginals(dst, marg []float64, labels []int32, M int) []float64 {
+	dst = resize(dst, len(labels))
+	for t, y := range labels {
+		dst[t] = marg[t*M+int(y)]
+	}
+	return dst
 }
 
 // resize returns s with length n, reusing its memory when it has room.
