@@ -8,7 +8,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"sync"
 
 	"github.com/simdcrf/simdcrf/corpus"
@@ -373,10 +372,12 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 	return ev.Result(), nil
 }
 
-// tagBatchSeqs tags the sequences of a batch and prints them into b.out.
+// tagBatchSeqs tags the sequences of a batch and prints them into b.out
+// (model.AppendText: what a sequence prints is defined there).
 func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output) error {
-	opt := model.Options{Prob: o.prob, Marginals: o.marg, NBest: o.nbest}
-	plain := !o.prob && !o.marg && o.nbest == 0
+	text := model.TextOptions{Prob: o.prob, Marginals: o.marg, NBest: o.nbest}
+	opt := text.TagOptions()
+	plain := opt == model.Options{}
 	for i, bs := range b.seqs {
 		s := b.get(i)
 		pred := b.pred[bs.t0 : bs.t0+bs.n]
@@ -385,11 +386,8 @@ func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, o
 				return seqError(bs, err)
 			}
 			if !o.quiet {
-				for _, y := range pred {
-					b.out = append(b.out, names[y]...)
-					b.out = append(b.out, '\n')
-				}
-				b.out = append(b.out, '\n')
+				best := model.Output{Labels: pred}
+				b.out = model.AppendText(b.out, &best, names, nil, text)
 			}
 			continue
 		}
@@ -397,42 +395,9 @@ func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, o
 			return seqError(bs, err)
 		}
 		copy(pred, out.Labels)
-		if o.quiet {
-			continue
+		if !o.quiet {
+			b.out = model.AppendText(b.out, out, names, nil, text)
 		}
-		if o.prob {
-			b.out = append(b.out, "@probability\t"...)
-			b.out = strconv.AppendFloat(b.out, out.Prob, 'f', 6, 64)
-			b.out = append(b.out, '\n')
-		}
-		if o.nbest > 0 {
-			for k, p := range out.NBest {
-				b.out = append(b.out, "@nbest\t"...)
-				b.out = strconv.AppendInt(b.out, int64(k+1), 10)
-				b.out = append(b.out, '\t')
-				b.out = strconv.AppendFloat(b.out, p.Prob, 'f', 6, 64)
-				b.out = append(b.out, '\n')
-				for t, y := range p.Labels {
-					b.out = append(b.out, names[y]...)
-					if o.marg {
-						b.out = append(b.out, ':')
-						b.out = strconv.AppendFloat(b.out, p.Marginals[t], 'f', 6, 64)
-					}
-					b.out = append(b.out, '\n')
-				}
-				b.out = append(b.out, '\n')
-			}
-			continue
-		}
-		for t, y := range out.Labels {
-			b.out = append(b.out, names[y]...)
-			if o.marg {
-				b.out = append(b.out, ':')
-				b.out = strconv.AppendFloat(b.out, out.Marginals[t], 'f', 6, 64)
-			}
-			b.out = append(b.out, '\n')
-		}
-		b.out = append(b.out, '\n')
 	}
 	return nil
 }
