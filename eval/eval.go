@@ -142,6 +142,39 @@ func (e *Evaluator) count() {
 	}
 }
 
+// Merge adds what o has counted to e, as if e had also been given o's
+// sequences after its own, so that evaluators filled separately (by
+// goroutines, or by the shards of a pipeline, each with its own Evaluator)
+// combine into one whose Result is that of a single Evaluator given every
+// sequence. Labels new to e follow its own, in o's order. o is unchanged.
+func (e *Evaluator) Merge(o *Evaluator) {
+	for i, name := range o.names {
+		k := e.label(name)
+		c := &e.tab[k]
+		c.correct += o.tab[i].correct
+		c.predicted += o.tab[i].predicted
+		c.support += o.tab[i].support
+	}
+	e.tokens += o.tokens
+	e.correctTokens += o.correctTokens
+	e.seqs += o.seqs
+	e.correctSeqs += o.correctSeqs
+	e.notChunks = e.notChunks || o.notChunks
+	e.chunk.add(o.chunk)
+	if len(o.types) > 0 && e.types == nil {
+		e.types = make(map[string]*chunkCounts)
+	}
+	for typ, c := range o.types {
+		e.typeCounts(typ).add(*c)
+	}
+}
+
+func (c *chunkCounts) add(o chunkCounts) {
+	c.gold += o.gold
+	c.predicted += o.predicted
+	c.correct += o.correct
+}
+
 // split parses a label as conlleval does and reports whether it is a chunk
 // label: "O", or one of the prefixes B I E S L U, a hyphen and a non-empty
 // type. (Suffix style, "NP-B", is not recognised: conlleval splits it into

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -190,16 +191,19 @@ func TestJSON(t *testing.T) {
 func TestText(t *testing.T) {
 	e := &Evaluator{}
 	e.Add(fields("B-NP I-NP O B-VP"), fields("B-NP I-NP O B-NP"))
+	e.Add(fields("O"), fields("B-PP"))
 	var buf bytes.Buffer
 	if err := e.Result().WriteText(&buf); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
 		"    B-NP: (1, 2, 1) (0.5000, 1.0000, 0.6667)\n",
-		"Item accuracy: 3 / 4 (0.7500)\n",
-		"Instance accuracy: 0 / 1 (0.0000)\n",
-		"processed 4 tokens with 2 phrases; found: 2 phrases; correct: 1.\n",
-		"accuracy:  75.00%; precision:  50.00%; recall:  50.00%; FB1:  50.00\n",
+		"    B-VP: (0, 0, 1) (0.0000, 0.0000, 0.0000)\n",
+		"    B-PP: (0, 1, 0) (******, ******, ******)\n", // no support: CRFsuite's stars
+		"Item accuracy: 3 / 5 (0.6000)\n",
+		"Instance accuracy: 0 / 2 (0.0000)\n",
+		"processed 5 tokens with 2 phrases; found: 3 phrases; correct: 1.\n",
+		"accuracy:  60.00%; precision:  33.33%; recall:  50.00%; FB1:  40.00\n",
 		"               VP: precision:   0.00%; recall:   0.00%; FB1:   0.00  0\n",
 	} {
 		if !strings.Contains(buf.String(), line) {
@@ -319,5 +323,45 @@ func TestModelLabelsDecideChunks(t *testing.T) {
 	e.Add(fields("B-NP"), fields("B-NP"))
 	if e.Result().Chunk != nil {
 		t.Error("chunk score although the label set has NN")
+	}
+}
+
+// TestMerge: evaluators given parts of the data, merged, report what one
+// given all of it reports (labels, chunks, and a non-chunk label in one
+// part only).
+func TestMerge(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 9))
+	for _, labels := range [][]string{{"B-NP", "I-NP", "B-VP", "O", "B-PP"}, {"B-NP", "I-NP", "O", "NN"}} {
+		var gold, pred [][]string
+		for range 40 {
+			n := 1 + r.IntN(8)
+			g, p := make([]string, n), make([]string, n)
+			for i := range n {
+				g[i], p[i] = labels[r.IntN(len(labels))], labels[r.IntN(len(labels))]
+				if r.IntN(3) > 0 {
+					p[i] = g[i]
+				}
+				if len(gold) < 30 { // NN only in the last part
+					g[i], p[i] = strings.Replace(g[i], "NN", "O", 1), strings.Replace(p[i], "NN", "O", 1)
+				}
+			}
+			gold, pred = append(gold, g), append(pred, p)
+		}
+		all := NewEvaluator(labels[:2])
+		parts := []*Evaluator{NewEvaluator(labels[:2]), {}, {}}
+		for k := range gold {
+			all.Add(gold[k], pred[k])
+			parts[min(k/15, 2)].Add(gold[k], pred[k])
+		}
+		parts[0].Merge(parts[1])
+		parts[0].Merge(parts[2])
+		parts[0].Merge(&Evaluator{})
+		want, got := all.Result(), parts[0].Result()
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("merged:\n%+v\nwant\n%+v", got, want)
+		}
+		if (want.Chunk == nil) != slices.Contains(labels, "NN") {
+			t.Errorf("labels %v: chunk result %v", labels, want.Chunk)
+		}
 	}
 }

@@ -15,6 +15,10 @@ func (r Result) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintln(bw, "Performance by label (#match, #model, #ref) (precision, recall, F1):")
 	for _, l := range r.Labels {
+		if l.Support == 0 { // as CRFsuite prints a label the data lacks
+			fmt.Fprintf(bw, "    %s: (%d, %d, %d) (******, ******, ******)\n", l.Label, l.Correct, l.Predicted, l.Support)
+			continue
+		}
 		fmt.Fprintf(bw, "    %s: (%d, %d, %d) (%.4f, %.4f, %.4f)\n",
 			l.Label, l.Correct, l.Predicted, l.Support, l.Precision, l.Recall, l.F1)
 	}
