@@ -351,7 +351,7 @@ func TestTaggerBruteForce(t *testing.T) {
 		for range 30 {
 			T := r.IntN(5)
 			seq := randomSeq(r, s.attrs, T, true)
-			if err := tg.Tag(seq, Options{Prob: true, Marginals: true, NBest: 5}, &out); err != nil {
+			if err := tg.Tag(seq, Options{Prob: true, Marginals: true, AllMarginals: true, NBest: 5}, &out); err != nil {
 				t.Fatal(err)
 			}
 			emit := make([]float64, T*s.m)
@@ -410,6 +410,16 @@ func TestTaggerBruteForce(t *testing.T) {
 			for p := range T {
 				if want := marginal(p, out.Labels[p]); !near(out.Marginals[p], want) {
 					t.Fatalf("marginal %d: %v, want %v", p, out.Marginals[p], want)
+				}
+			}
+			if len(out.AllMarginals) != T*s.m {
+				t.Fatalf("%d marginals of all labels, want %d", len(out.AllMarginals), T*s.m)
+			}
+			for p := range T {
+				for y := range int32(s.m) {
+					if want := marginal(p, y); !near(out.AllMarginals[p*s.m+int(y)], want) {
+						t.Fatalf("marginal of label %d at %d: %v, want %v", y, p, out.AllMarginals[p*s.m+int(y)], want)
+					}
 				}
 			}
 			possible := 0
@@ -508,10 +518,10 @@ func TestTaggerAllocs(t *testing.T) {
 		t.Errorf("Viterbi: %v allocations per sequence", a)
 	}
 	var out Output
-	o := Options{Prob: true, Marginals: true, NBest: 4}
+	o := Options{Prob: true, Marginals: true, AllMarginals: true, NBest: 4}
 	tg.Tag(seq, o, &out)
 	if a := testing.AllocsPerRun(100, func() { err = tg.Tag(seq, o, &out) }); a != 0 {
-		t.Errorf("Tag with -p -i -n: %v allocations per sequence", a)
+		t.Errorf("Tag with -p -i -l -n: %v allocations per sequence", a)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -174,6 +174,9 @@ type Options struct {
 	Prob      bool // the probability of the labelling (crfsuite tag -p)
 	Marginals bool // the marginal probability of each chosen label (-i)
 	NBest     int  // the k best labellings with their probabilities (-n K); 0 for none
+	// AllMarginals asks for the marginal probability of every label at
+	// every position (-l).
+	AllMarginals bool
 }
 
 // Output is what Tag found. Reuse one Output across calls: its slices are
@@ -186,6 +189,10 @@ type Output struct {
 
 	// Marginals[t] = P(y_t = Labels[t] | s) (if Marginals).
 	Marginals []float64
+
+	// AllMarginals[t·M+j] = P(y_t = j | s), M the number of labels (if
+	// AllMarginals).
+	AllMarginals []float64
 
 	// NBest holds up to k labellings in order of decreasing score, the
 	// first equal to Labels (fewer when fewer are possible).
@@ -218,12 +225,16 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	if out.Score, err = tr.Viterbi(w.ws, emit, nil, out.Labels); err != nil {
 		return err
 	}
-	out.LogZ, out.Prob, out.Marginals, out.NBest = 0, 0, out.Marginals[:0], out.NBest[:0]
-	if !o.Prob && !o.Marginals && o.NBest == 0 {
+	out.LogZ, out.Prob, out.Marginals, out.AllMarginals, out.NBest = 0, 0, out.Marginals[:0], out.AllMarginals[:0], out.NBest[:0]
+	if !o.Prob && !o.Marginals && !o.AllMarginals && o.NBest == 0 {
 		return nil
 	}
 	var post engine.Posteriors
-	if o.Marginals {
+	switch {
+	case o.AllMarginals:
+		out.AllMarginals = resize(out.AllMarginals, T*M)
+		post.Marginals = out.AllMarginals
+	case o.Marginals:
 		w.marg = resize(w.marg, T*M)
 		post.Marginals = w.marg
 	}
@@ -232,7 +243,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	}
 	out.Prob = math.Exp(out.Score - out.LogZ)
 	if o.Marginals {
-		out.Marginals = labelMarginals(out.Marginals, w.marg, out.Labels, M)
+		out.Marginals = labelMarginals(out.Marginals, post.Marginals, out.Labels, M)
 	}
 	if o.NBest > 0 {
 		k := o.NBest
@@ -259,7 +270,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 			p.Prob = math.Exp(w.scores[i] - out.LogZ)
 			p.Marginals = p.Marginals[:0]
 			if o.Marginals {
-				p.Marginals = labelMarginals(p.Marginals, w.marg, p.Labels, M)
+				p.Marginals = labelMarginals(p.Marginals, post.Marginals, p.Labels, M)
 			}
 		}
 	}

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/simdcrf/simdcrf/model"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/simdcrf/simdcrf/model"
 )
 
 // toyChunks writes a column file (WORD POS CHUNK) whose chunk tags follow
@@ -145,9 +148,10 @@ func TestLearnTagDump(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(out, "@probability\t") || !strings.Contains(out, "B-NP:") {
+	if !strings.HasPrefix(out, "@score\t") || !strings.Contains(out, "\n@probability\t") || !strings.Contains(out, "B-NP:") {
 		t.Errorf("tag -p -i printed %.200q", out)
 	}
+	checkTagText(t, modelPath, testPath)
 	out, _, err = runCLI(t, "tag", "-m", modelPath, "-n", "3", testPath)
 	if err != nil {
 		t.Fatal(err)
@@ -182,6 +186,81 @@ func TestLearnTagDump(t *testing.T) {
 	out, _, err = runCLI(t, "dump", "-m", modelPath)
 	if err != nil || !strings.Contains(out, "B-NP") {
 		t.Errorf("dump: %v\n%.300s", err, out)
+	}
+}
+
+// checkTagText checks -r, -p, -i and -l (crfsuite tag's options) line by
+// line against the plain labels and the reference labels of testPath (a
+// column file whose last column is the label), and that -p's numbers agree
+// (P = exp(S − L)) and -l's marginals sum to 1 and hold -i's.
+func checkTagText(t *testing.T, modelPath, testPath string) {
+	t.Helper()
+	plain, _, err := runCLI(t, "tag", "-m", modelPath, testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _, err := runCLI(t, "tag", "-m", modelPath, "-r", "-p", "-i", "-l", testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(modelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := m.LabelNames()
+	in, _ := os.ReadFile(testPath)
+	inSeqs := strings.Split(strings.TrimSuffix(string(in), "\n\n"), "\n\n")
+	plainSeqs := strings.Split(strings.TrimSuffix(plain, "\n\n"), "\n\n")
+	fullSeqs := strings.Split(strings.TrimSuffix(full, "\n\n"), "\n\n")
+	if len(fullSeqs) != len(inSeqs) || len(plainSeqs) != len(inSeqs) {
+		t.Fatalf("%d sequences in, %d printed plain and %d with -r -p -i -l", len(inSeqs), len(plainSeqs), len(fullSeqs))
+	}
+	for k, block := range fullSeqs {
+		lines := strings.Split(block, "\n")
+		var s, l, p float64
+		if n, err := fmt.Sscanf(lines[0]+"\n"+lines[1], "@score\t%f\t%f\n@probability\t%f", &s, &l, &p); n != 3 || err != nil {
+			t.Fatalf("sequence %d: -p lines %q: %v", k, lines[:2], err)
+		}
+		if math.Abs(p-math.Exp(s-l)) > 3e-6 || p <= 0 || p > 1 {
+			t.Errorf("sequence %d: @probability %v, but exp(%v − %v) = %v", k, p, s, l, math.Exp(s-l))
+		}
+		items := lines[2:]
+		rows := strings.Split(inSeqs[k], "\n")
+		pred := strings.Split(plainSeqs[k], "\n")
+		if len(items) != len(rows) || len(pred) != len(rows) {
+			t.Fatalf("sequence %d: %d items in, %d lines printed", k, len(rows), len(items))
+		}
+		for i, line := range items {
+			f := strings.Split(line, "\t")
+			ref := strings.Fields(rows[i])
+			if len(f) != 2+len(labels) || f[0] != ref[len(ref)-1] {
+				t.Fatalf("sequence %d, item %d: %q, want the reference %s, the label and %d marginals", k, i, line, ref[len(ref)-1], len(labels))
+			}
+			lab, mi, ok := strings.Cut(f[1], ":")
+			if !ok || lab != pred[i] {
+				t.Fatalf("sequence %d, item %d: %q, want label %s as without options", k, i, f[1], pred[i])
+			}
+			sum := 0.0
+			for j, lm := range f[2:] {
+				name, v, _ := strings.Cut(lm, ":")
+				if name != labels[j] {
+					t.Fatalf("sequence %d, item %d: marginal %d is %q, want label %s", k, i, j, lm, labels[j])
+				}
+				x, _ := strconv.ParseFloat(v, 64)
+				sum += x
+				if name == lab && v != mi {
+					t.Errorf("sequence %d, item %d: -l gives %s for %s, -i %s", k, i, v, lab, mi)
+				}
+			}
+			if math.Abs(sum-1) > 1e-5*float64(len(labels)) {
+				t.Errorf("sequence %d, item %d: marginals sum to %v", k, i, sum)
+			}
+		}
+	}
+	// The long forms are the same options.
+	long, _, err := runCLI(t, "tag", "--model", modelPath, "--reference", "--probability", "--marginal", "--marginal-all", testPath)
+	if err != nil || long != full {
+		t.Errorf("tag with crfsuite's long options: %v, output differs from -r -p -i -l: %v", err, long != full)
 	}
 }
 
@@ -342,5 +421,48 @@ func TestTemplateWithoutB(t *testing.T) {
 	}
 	if !nonzero {
 		t.Error("transitions=dense trained no transition weight")
+	}
+}
+
+// TestTagFlagChecks: tag accepts learn's --template, --features and --label
+// when they are the model's, and names the difference otherwise; bad -n and
+// --threads are errors.
+func TestTagFlagChecks(t *testing.T) {
+	trainPath, testPath, tplPath, modelPath := toyFiles(t, 50, 5)
+	if _, stderr, err := runCLI(t, "learn", "-q", "-m", modelPath, "--template", tplPath, trainPath); err != nil {
+		t.Fatalf("learn: %v\n%s", err, stderr)
+	}
+	plain, _, err := runCLI(t, "tag", "-m", modelPath, testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same template, with a comment and blank lines added, is the same.
+	same := filepath.Join(filepath.Dir(tplPath), "same.tpl")
+	os.WriteFile(same, []byte("# the same\n\n"+toyTemplate+"\n"), 0o644)
+	other := filepath.Join(filepath.Dir(tplPath), "other.tpl")
+	os.WriteFile(other, []byte("U00:%x[0,0]\nB\n"), 0o644)
+	for _, tpl := range []string{tplPath, same} {
+		if out, _, err := runCLI(t, "tag", "-m", modelPath, "--template", tpl, testPath); err != nil || out != plain {
+			t.Errorf("tag --template %s (the model's): %v", tpl, err)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--template", other}, "other.tpl: not the template the model was trained with"},
+		{[]string{"--features", "pos"}, "--features pos: the model was trained without a built-in feature set (it has a template)"},
+		{[]string{"--label", "xpos"}, "--label xpos: the model reads conll input"},
+		{[]string{"-n", "0"}, "-n 0: want K ≥ 1"},
+		{[]string{"-n", "-2"}, "-n -2: want K ≥ 1"},
+		{[]string{"--threads", "-3"}, "--threads -3: want N ≥ 1, or 0 for all cores"},
+	} {
+		_, _, err := runCLI(t, append(append([]string{"tag", "-m", modelPath}, c.args...), testPath)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("tag %v: %v, want an error saying %q", c.args, err, c.want)
+		}
+	}
+	if _, _, err := runCLI(t, "tag", "-m", modelPath, "--threads", "0", "-n", "1", testPath); err != nil {
+		t.Errorf("tag --threads 0 -n 1: %v", err)
 	}
 }

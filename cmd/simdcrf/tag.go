@@ -2,12 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync"
 
 	"github.com/simdcrf/simdcrf/corpus"
@@ -17,50 +21,100 @@ import (
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
-const tagSynopsis = "tag -m MODEL [--format crfsuite|conll|conllu] [-t] [--json] [-p] [-i] [-n K] [-q] [--threads N] DATA..."
+const tagSynopsis = "tag -m MODEL [--format crfsuite|conll|conllu] [-t] [--json] [-r] [-p] [-i] [-l] [-n K] [-q] [--threads N] DATA..."
 
 // tagOptions are what tag prints and how it runs.
 type tagOptions struct {
 	evaluate bool // -t: score against the labels in the data
 	asJSON   bool // --json: the evaluation as one JSON object
 	quiet    bool // -q: no labels
-	prob     bool // -p
-	marg     bool // -i
-	nbest    int  // -n K
+	text     model.TextOptions
 	threads  int
 }
 
+// tagHelp follows the options in tag -h.
+const tagHelp = `
+The options are crfsuite tag's, with its output: -r puts the reference
+label and a TAB before each predicted label; -p prints "@score<TAB>S<TAB>L"
+(S the labelling's score, L = log Z) and "@probability<TAB>P" before each
+sequence; -i appends ":M", the chosen label's marginal probability; -l
+appends "<TAB>LABEL:M" for every label in model order (numbers as C's
+%f). With -n K each of the K best labellings prints as a sequence does
+without -n, after a line "@nbest<TAB>RANK<TAB>P": -p gives its own score
+and probability, -i and -l the marginals of its labels. The long forms
+--model, --test, --reference, --probability, --marginal, --marginal-all
+and --quiet are accepted too. --label, --template and --features may be
+given when they are what the model was trained with.
+`
+
 func cmdTag(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tag", tagSynopsis, stderr)
-	modelPath := fs.String("m", "", "the model `FILE` (required)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: simdcrf %s\n\noptions:\n", tagSynopsis)
+		// The long forms are listed in tagHelp, not one by one.
+		short := flag.NewFlagSet("tag", flag.ContinueOnError)
+		short.SetOutput(stderr)
+		fs.VisitAll(func(f *flag.Flag) {
+			if !strings.HasPrefix(f.Usage, "same as -") {
+				short.Var(f.Value, f.Name, f.Usage)
+			}
+		})
+		short.PrintDefaults()
+		io.WriteString(stderr, tagHelp)
+	}
+	var modelPath string
+	fs.StringVar(&modelPath, "m", "", "the model `FILE` (required): simdcrf's or CRFsuite's format")
 	formatName := fs.String("format", "", "input format (default: the one the model was trained on)")
 	var o tagOptions
 	fs.BoolVar(&o.evaluate, "t", false, "evaluate against the labels in DATA: per-label precision, recall and F1, item and instance accuracy, chunk F1")
 	fs.BoolVar(&o.asJSON, "json", false, "print the evaluation as one JSON object (implies -t and -q)")
+	fs.BoolVar(&o.text.Reference, "r", false, "print the reference label and a TAB before each predicted label")
 	fs.BoolVar(&o.quiet, "q", false, "print no labels (with -t: only the evaluation)")
-	fs.BoolVar(&o.prob, "p", false, "print each sequence's probability (a line '@probability\\tP' before it)")
-	fs.BoolVar(&o.marg, "i", false, "print the marginal probability of each chosen label ('LABEL:P'; with -n, of every labelling's)")
-	fs.IntVar(&o.nbest, "n", 0, "print the `K` best labellings of each sequence, each after a line '@nbest\\tRANK\\tP'")
+	fs.BoolVar(&o.text.Prob, "p", false, "print each labelling's score and probability ('@score\\tS\\tlogZ', '@probability\\tP') before it")
+	fs.BoolVar(&o.text.Marginals, "i", false, "print the marginal probability of each chosen label ('LABEL:P')")
+	fs.BoolVar(&o.text.AllMarginals, "l", false, "print the marginal probability of every label after the chosen one ('\\tLABEL:P' each, in model order)")
+	fs.IntVar(&o.text.NBest, "n", 0, "print the `K` best labellings of each sequence, each after a line '@nbest\\tRANK\\tP'")
 	fs.IntVar(&o.threads, "threads", 0, "tagging threads (0: all cores)")
+	sf := specFlags{
+		template: fs.String("template", "", "the CRF++ template `FILE` the model was trained with (checked, not needed: the model holds it)"),
+		features: fs.String("features", "", "the built-in feature `SET` the model was trained with (checked, not needed)"),
+		label:    fs.String("label", "", "the conllu label column the model was trained on (checked, not needed)"),
+	}
+	// crfsuite tag's long forms.
+	fs.StringVar(&modelPath, "model", "", "same as -m")
+	fs.BoolVar(&o.evaluate, "test", false, "same as -t")
+	fs.BoolVar(&o.text.Reference, "reference", false, "same as -r")
+	fs.BoolVar(&o.text.Prob, "probability", false, "same as -p")
+	fs.BoolVar(&o.text.Marginals, "marginal", false, "same as -i")
+	fs.BoolVar(&o.text.AllMarginals, "marginal-all", false, "same as -l")
+	fs.BoolVar(&o.quiet, "quiet", false, "same as -q")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if *modelPath == "" || fs.NArg() == 0 {
+	if modelPath == "" || fs.NArg() == 0 {
 		fs.Usage()
 		return errUsage
 	}
-	if o.nbest < 0 {
-		return fmt.Errorf("-n %d: want K ≥ 1", o.nbest)
+	var nSet bool
+	fs.Visit(func(f *flag.Flag) { nSet = nSet || f.Name == "n" })
+	if nSet && o.text.NBest < 1 {
+		return fmt.Errorf("-n %d: want K ≥ 1 (the number of best labellings to print)", o.text.NBest)
+	}
+	if o.threads < 0 {
+		return fmt.Errorf("--threads %d: want N ≥ 1, or 0 for all cores", o.threads)
 	}
 	if o.asJSON {
 		o.evaluate, o.quiet = true, true
 	}
 	// Mapped, not read: one run loads the model once (see model.Map).
-	m, unmap, err := model.Map(*modelPath)
+	m, unmap, err := model.Map(modelPath)
 	if err != nil {
 		return err
 	}
 	defer unmap()
+	if err := checkSpecFlags(m, sf); err != nil {
+		return fmt.Errorf("%s: %w", modelPath, err)
+	}
 	spec, err := modelSpec(m, *formatName)
 	if err != nil {
 		return err
@@ -86,6 +140,70 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 		return writeEval(stdout, res, o.asJSON)
 	}
 	return nil
+}
+
+// checkSpecFlags accepts tag's --label, --template and --features when they
+// say what the model was trained with (the model knows; they are there so
+// that learn's command line works for tag), and names the difference
+// otherwise.
+func checkSpecFlags(m *model.Model, sf specFlags) error {
+	if l := *sf.label; l != "" {
+		have := m.Meta.Label
+		if have == "" && m.Meta.Format == "conllu" {
+			have = "upos"
+		}
+		if l != have {
+			if have == "" {
+				return fmt.Errorf("--label %s: the model reads %s input, not conllu labels", l, orNone(m.Meta.Format))
+			}
+			return fmt.Errorf("--label %s: the model was trained on the %s column", l, have)
+		}
+	}
+	if f := *sf.features; f != "" && f != m.Meta.Features {
+		if m.Meta.Features == "" {
+			return fmt.Errorf("--features %s: the model was trained without a built-in feature set (%s)", f, modelFeatures(m))
+		}
+		return fmt.Errorf("--features %s: the model was trained with --features %s", f, m.Meta.Features)
+	}
+	if path := *sf.template; path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		given, err := format.ParseTemplate(bytes.NewReader(b), path)
+		if err != nil {
+			return err
+		}
+		if m.Meta.Template == "" {
+			return fmt.Errorf("--template %s: the model was trained without a template (%s)", path, modelFeatures(m))
+		}
+		have, err := format.ParseTemplate(strings.NewReader(m.Meta.Template), "the model's template")
+		if err != nil {
+			return err
+		}
+		if given.String() != have.String() {
+			return fmt.Errorf("--template %s: not the template the model was trained with (simdcrf dump shows it)", path)
+		}
+	}
+	return nil
+}
+
+// modelFeatures says where a model's attributes come from.
+func modelFeatures(m *model.Model) string {
+	switch {
+	case m.Meta.Template != "":
+		return "it has a template"
+	case m.Meta.Features != "":
+		return "it has --features " + m.Meta.Features
+	}
+	return "it reads attributes from " + orNone(m.Meta.Format) + " input"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "crfsuite"
+	}
+	return s
 }
 
 // modelSpec returns how to read data for m: as it was trained, or in the
@@ -273,9 +391,13 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 					continue
 				}
 				gold = gold[:0]
-				if o.evaluate {
+				if o.evaluate || o.text.Reference {
 					if seq.Labels == nil {
-						readErr = &format.Error{File: seq.File, Line: seq.Line, Msg: "no labels to evaluate against (-t)"}
+						what := "no labels to evaluate against (-t)"
+						if !o.evaluate {
+							what = "no reference labels to print (-r)"
+						}
+						readErr = &format.Error{File: seq.File, Line: seq.Line, Msg: what}
 						return
 					}
 					for _, l := range seq.Labels {
@@ -375,19 +497,22 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 // tagBatchSeqs tags the sequences of a batch and prints them into b.out
 // (model.AppendText: what a sequence prints is defined there).
 func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output) error {
-	text := model.TextOptions{Prob: o.prob, Marginals: o.marg, NBest: o.nbest}
-	opt := text.TagOptions()
+	opt := o.text.TagOptions()
 	plain := opt == model.Options{}
 	for i, bs := range b.seqs {
 		s := b.get(i)
 		pred := b.pred[bs.t0 : bs.t0+bs.n]
+		var ref []string
+		if o.text.Reference {
+			ref = b.gold[bs.t0 : bs.t0+bs.n]
+		}
 		if plain {
 			if _, _, err := tg.Viterbi(pred, s); err != nil {
 				return seqError(bs, err)
 			}
 			if !o.quiet {
 				best := model.Output{Labels: pred}
-				b.out = model.AppendText(b.out, &best, names, nil, text)
+				b.out = model.AppendText(b.out, &best, names, ref, o.text)
 			}
 			continue
 		}
@@ -396,7 +521,7 @@ func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, o
 		}
 		copy(pred, out.Labels)
 		if !o.quiet {
-			b.out = model.AppendText(b.out, out, names, nil, text)
+			b.out = model.AppendText(b.out, out, names, ref, o.text)
 		}
 	}
 	return nil
