@@ -32,40 +32,23 @@ type Dict struct {
 	// borrowed: the arrays belong to the caller of DictFromFlat; Add
 	// copies them before it changes anything.
 	borrowed bool
-	// ix, if not nil, holds the strings instead (DictOver); the arrays
-	// above are then empty.
-	ix Index
+	// cq, if not nil, holds the strings instead (DictFromCQDB); the
+	// arrays above are then empty.
+	cq *cqdb
 }
 
-// Index is a read-only table of the strings with ids 0 … Len()−1, kept
-// outside any Dict, that a Dict can stand for without copying it (DictOver):
-// the dictionary of a foreign model file, looked up where it lies, say. Its
-// methods are Dict's: String panics on an id out of range, LookupBytesAll
-// sets −1 for a key it does not hold. It must be safe for concurrent use.
-type Index interface {
-	Len() int
-	String(id int32) string
-	LookupBytesAll(ids []int32, keys [][]byte)
-}
-
-// DictOver returns a Dict whose strings and lookups are ix's: Len, String,
-// Lookup and LookupBytesAll ask ix, so that making it costs nothing.
-// The methods that need the Dict's own arrays (Add, AddBytes, Flat,
-// Reorder) first copy ix's strings and build a hash table (see Own).
-func DictOver(ix Index) *Dict { return &Dict{ix: ix} }
-
-// Own returns a Dict that holds its strings itself: d, unless d is over
-// an Index (DictOver), and then a new Dict with copies of the Index's
-// strings and ids, and an error if a string repeats (an Index may hold
-// one twice; a Dict cannot).
+// Own returns a Dict that holds its strings itself: d, unless d is over a
+// CQDB chunk (DictFromCQDB), and then a new Dict with copies of its strings
+// and ids, and an error if a string repeats (a damaged CQDB may hold one
+// twice; a Dict cannot).
 func (d *Dict) Own() (*Dict, error) {
-	if d.ix == nil {
+	if d.cq == nil {
 		return d, nil
 	}
-	n := d.ix.Len()
+	n := d.cq.n
 	size := 0
 	for id := range int32(n) {
-		size += len(d.ix.String(id))
+		size += len(d.cq.str(id))
 	}
 	if uint64(size) > math.MaxUint32 {
 		return nil, fmt.Errorf("sparse: Dict strings exceed 4 GiB")
@@ -73,16 +56,16 @@ func (d *Dict) Own() (*Dict, error) {
 	arena := make([]byte, 0, size)
 	ends := make([]uint32, n)
 	for id := range int32(n) {
-		arena = append(arena, d.ix.String(id)...)
+		arena = append(arena, d.cq.str(id)...)
 		ends[id] = uint32(len(arena))
 	}
 	return DictFromStrings(ends, arena)
 }
 
 // own makes d hold its strings itself (for the methods that change or
-// expose its arrays); a repeated string in its Index panics.
+// expose its arrays); a repeated string panics.
 func (d *Dict) own() {
-	if d.ix == nil {
+	if d.cq == nil {
 		return
 	}
 	nd, err := d.Own()
@@ -92,10 +75,10 @@ func (d *Dict) own() {
 	*d = *nd
 }
 
-// get is String without the range check, for an Index too.
+// get is String without the range check, for a CQDB too.
 func (d *Dict) get(id int32) string {
-	if d.ix != nil {
-		return d.ix.String(id)
+	if d.cq != nil {
+		return d.cq.str(id)
 	}
 	return d.str(id)
 }
@@ -139,8 +122,8 @@ func (d *Dict) resize(size int) {
 
 // Len returns the number of strings.
 func (d *Dict) Len() int {
-	if d.ix != nil {
-		return d.ix.Len()
+	if d.cq != nil {
+		return d.cq.n
 	}
 	return len(d.ends)
 }
@@ -160,20 +143,18 @@ func (d *Dict) str(id int32) string {
 // String returns the string with the given id. It panics if id is not in
 // [0, Len()). The result shares memory with the Dict (it is never modified).
 func (d *Dict) String(id int32) string {
-	if d.ix != nil {
-		return d.ix.String(id)
+	if id < 0 || int(id) >= d.Len() {
+		panic(fmt.Sprintf("sparse: Dict.String: id %d out of range [0,%d)", id, d.Len()))
 	}
-	if id < 0 || int(id) >= len(d.ends) {
-		panic(fmt.Sprintf("sparse: Dict.String: id %d out of range [0,%d)", id, len(d.ends)))
-	}
-	return d.str(id)
+	return d.get(id)
 }
 
 // Lookup returns the id of s and whether s is in the Dict.
 func (d *Dict) Lookup(s string) (id int32, ok bool) {
-	if d.ix != nil {
+	if d.cq != nil {
 		var ids [1]int32
-		d.ix.LookupBytesAll(ids[:], [][]byte{unsafe.Slice(unsafe.StringData(s), len(s))})
+		keys := [1][]byte{unsafe.Slice(unsafe.StringData(s), len(s))}
+		d.cq.LookupBytesAll(ids[:], keys[:])
 		return ids[0], ids[0] >= 0
 	}
 	if d.slots == nil {
@@ -239,8 +220,12 @@ func (d *Dict) AddBytes(b []byte) (id int32, added bool) {
 }
 
 // MemoryBytes returns the bytes the Dict's arrays occupy (their capacities),
-// excluding the small Dict header (and an Index's memory).
+// excluding the small Dict header (for a Dict over a CQDB chunk: only its
+// copy of the chunk's hash tables).
 func (d *Dict) MemoryBytes() int64 {
+	if d.cq != nil {
+		return 8 * int64(cap(d.cq.buckets))
+	}
 	return int64(cap(d.arena)) + 4*int64(cap(d.ends)) + 8*int64(cap(d.slots))
 }
 
@@ -391,8 +376,8 @@ func (d *Dict) AppendBinary(b []byte) ([]byte, error) {
 // DictFromFlat without rebuilding its hash table: the end offset of each
 // string in arena, the bytes of all strings, and the table. They are views,
 // not to be modified. The table's layout depends only on the strings and
-// their order, on every platform (the hash is fixed). A Dict over an Index
-// first holds its strings itself (Own; Flat panics if a string repeats).
+// their order, on every platform (the hash is fixed). A Dict over a CQDB
+// chunk first holds its strings itself (Own; Flat panics if one repeats).
 func (d *Dict) Flat() (ends []uint32, arena []byte, table []uint64) {
 	d.own()
 	if d.slots == nil {
@@ -449,7 +434,7 @@ func DictFromFlat(ends []uint32, arena []byte, table []uint64) (*Dict, error) {
 
 // MarshalBinary returns the encoding of d (see AppendBinary).
 func (d *Dict) MarshalBinary() ([]byte, error) {
-	size := binary.MaxVarintLen64 + len(d.arena) + binary.MaxVarintLen64*d.Len() // (a guess for an Index)
+	size := binary.MaxVarintLen64 + len(d.arena) + binary.MaxVarintLen64*d.Len() // (a guess over a CQDB)
 	return d.AppendBinary(make([]byte, 0, size))
 }
 
@@ -586,8 +571,8 @@ const lookupBatch = 32
 // of a large Dict overlap instead of following one another: a tagger looks
 // up every attribute of every item.
 func (d *Dict) LookupBytesAll(ids []int32, keys [][]byte) {
-	if d.ix != nil {
-		d.ix.LookupBytesAll(ids, keys)
+	if d.cq != nil {
+		d.cq.LookupBytesAll(ids, keys)
 		return
 	}
 	ids = ids[:len(keys)]

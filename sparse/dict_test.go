@@ -1,7 +1,6 @@
 package sparse
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
@@ -460,74 +459,6 @@ func FuzzHash64(f *testing.F) {
 			t.Fatalf("hash64(%q) = %#x, first form gives %#x", s, got, want)
 		}
 	})
-}
-
-// sliceIndex is an Index over a slice, for TestDictOver.
-type sliceIndex []string
-
-func (x sliceIndex) Len() int               { return len(x) }
-func (x sliceIndex) String(id int32) string { return x[id] }
-func (x sliceIndex) LookupBytesAll(ids []int32, keys [][]byte) {
-	for i, k := range keys {
-		ids[i] = int32(slices.Index(x, string(k)))
-	}
-}
-
-// TestDictOver: a Dict over an Index answers from it, and copies it (Own)
-// before Add, Flat and Reorder, giving what a Dict of the same strings
-// gives.
-func TestDictOver(t *testing.T) {
-	words := sliceIndex{"the", "cat", "", "sat", "on", "mat"}
-	want := NewDict(0)
-	for _, w := range words {
-		want.Add(w)
-	}
-	d := DictOver(words)
-	if d.Len() != len(words) || d.String(3) != "sat" || d.MemoryBytes() != 0 {
-		t.Fatalf("Len %d, String(3) %q, MemoryBytes %d", d.Len(), d.String(3), d.MemoryBytes())
-	}
-	if id, ok := d.Lookup("on"); id != 4 || !ok {
-		t.Errorf("Lookup(on) = %d, %v", id, ok)
-	}
-	if id, ok := d.LookupBytes([]byte("dog")); id != -1 || ok {
-		t.Errorf("Lookup(dog) = %d, %v", id, ok)
-	}
-	ids := make([]int32, 3)
-	d.LookupBytesAll(ids, [][]byte{[]byte("mat"), []byte(""), []byte("x")})
-	if !slices.Equal(ids, []int32{5, 2, -1}) {
-		t.Errorf("LookupBytesAll: %v", ids)
-	}
-	b1, _ := d.MarshalBinary()
-	b2, _ := want.MarshalBinary()
-	if !bytes.Equal(b1, b2) {
-		t.Errorf("MarshalBinary over an Index differs from a Dict's")
-	}
-	r, m, err := d.Reorder([]int32{5, 0})
-	if err != nil || r.Len() != 2 || r.String(0) != "mat" || m[5] != 0 || m[1] != -1 {
-		t.Errorf("Reorder: %v", err)
-	}
-	if d.ix == nil || d.Len() != len(words) {
-		t.Fatal("Reorder changed the Dict")
-	}
-	ends, arena, table := d.Flat() // copies the Index
-	if d.ix != nil {
-		t.Fatal("Flat did not make the Dict hold its strings")
-	}
-	f, err := DictFromFlat(ends, arena, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e1, a1, t1 := want.Flat()
-	if !slices.Equal(ends, e1) || !bytes.Equal(arena, a1) || !slices.Equal(table, t1) || f.Len() != len(words) {
-		t.Errorf("Flat over an Index differs from a Dict's")
-	}
-	d = DictOver(words)
-	if id, added := d.Add("dog"); id != 6 || !added || d.String(6) != "dog" || d.String(1) != "cat" {
-		t.Errorf("Add over an Index: %d, %v", id, added)
-	}
-	if _, err := DictOver(sliceIndex{"a", "b", "a"}).Own(); err == nil || !strings.Contains(err.Error(), `"a"`) {
-		t.Errorf("Own with a repeated string: %v", err)
-	}
 }
 
 func TestDictFromStrings(t *testing.T) {
