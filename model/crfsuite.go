@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"strings"
 
@@ -488,4 +489,30 @@ func clipBytes(b []byte) string {
 		return string(b)
 	}
 	return fmt.Sprintf("%s… (%d bytes)", b[:64], len(b))
+}
+
+// The model file formats (FileFormat).
+const (
+	FormatSimdcrf  = "simdcrf"  // simdcrf's own (WriteFile)
+	FormatCRFsuite = "crfsuite" // CRFsuite's (WriteCRFsuiteFile)
+)
+
+// FileFormat returns the format of the model file at path, told by its
+// magic number as Load and Map tell it: FormatSimdcrf or FormatCRFsuite,
+// or an error naming the file when it is neither.
+func FileFormat(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("model: %w", err)
+	}
+	defer f.Close()
+	var head [len(magic)]byte
+	n, _ := io.ReadFull(f, head[:])
+	switch {
+	case n >= len(crfsuiteMagic) && string(head[:len(crfsuiteMagic)]) == crfsuiteMagic:
+		return FormatCRFsuite, nil
+	case n == len(magic) && string(head[:]) == magic:
+		return FormatSimdcrf, nil
+	}
+	return "", formatError(path, "not a simdcrf or CRFsuite model file (wrong magic number)")
 }
