@@ -346,10 +346,12 @@ func writeAtomic(path string, write func(io.Writer) error) (err error) {
 	return nil
 }
 
-// Load reads a model file written by WriteFile. The file is read once into
-// a 64-byte-aligned buffer; on little-endian hosts the weight arrays are
-// views of that buffer. A damaged, truncated or foreign file gets an error
-// naming the file and the problem.
+// Load reads a model file written by WriteFile, or a CRFsuite model file
+// (told apart by the magic number). The file is read once into a
+// 64-byte-aligned buffer; on little-endian hosts the weight arrays are
+// views of that buffer (a CRFsuite model's weights are copied out of it,
+// its attribute dictionary used in place). A damaged, truncated or foreign
+// file gets an error naming the file and the problem.
 func Load(path string) (*Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
