@@ -209,7 +209,6 @@ func decodeCRFsuite(name string, buf []byte) (*Model, error) {
 	rowPtr := make([]int32, A+1)
 	labels := make([]uint16, K)
 	w := sparse.MakeBuffer(int(K))
-	seen := make([]uint32, L) // seen[y] = a+1 when row a has label y
 	nnz := 0
 	for a := range A {
 		off := le.Uint32(arefs[4*a:])
@@ -226,33 +225,38 @@ func decodeCRFsuite(name string, buf []byte) (*Model, error) {
 		}
 		ids := buf[off+4 : off+4+4*n]
 		row, rw := labels[nnz:nnz+int(n)], w[nnz:nnz+int(n)]
-		sorted := true
-		prev := -1 // the largest label so far
+		ascending := true
+		prev := -1
 		for k := range row {
 			fid := le.Uint32(ids[4*k:])
 			if fid >= K {
 				return nil, badFeature("attribute", fid, 0, a)
 			}
 			r := feat[crfsuiteFeature*fid : crfsuiteFeature*fid+crfsuiteFeature]
-			y, v := le.Uint32(r[8:]), math.Float64frombits(le.Uint64(r[12:]))
-			if le.Uint32(r) != 0 || le.Uint32(r[4:]) != a || y >= L || v-v != 0 {
+			// Type 0 from attribute a, in one comparison; the weights
+			// are checked for NaN and ±Inf below, all at once.
+			y := le.Uint32(r[8:])
+			if le.Uint64(r) != uint64(a)<<32 || y >= L {
 				return nil, badFeature("attribute", fid, 0, a)
 			}
-			if int(y) <= prev {
-				sorted = false
-				if seen[y] == a+1 {
-					return bad("two state features for attribute %d and label %d", a, y)
+			ascending = ascending && int(y) > prev
+			prev = int(y)
+			row[k], rw[k] = uint16(y), math.Float64frombits(le.Uint64(r[12:]))
+		}
+		if !ascending {
+			sortRow(row, rw)
+			for k := 1; k < len(row); k++ {
+				if row[k] == row[k-1] {
+					return bad("two state features for attribute %d and label %d", a, row[k])
 				}
 			}
-			seen[y] = a + 1
-			prev = max(prev, int(y))
-			row[k], rw[k] = uint16(y), v
-		}
-		if !sorted {
-			sortRow(row, rw)
 		}
 		nnz += len(row)
 		rowPtr[a+1] = int32(nnz)
+	}
+	if k := nonFinite(w[:nnz]); k >= 0 {
+		i, _ := slices.BinarySearch(rowPtr, int32(k)+1) // rowPtr[i-1] ≤ k < rowPtr[i]
+		return bad("attribute %d has a state feature of weight %v", i-1, w[k])
 	}
 	pat, err := sparse.PatternView(int(L), rowPtr, labels[:nnz])
 	if err != nil {
