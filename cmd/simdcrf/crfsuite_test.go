@@ -53,7 +53,22 @@ func TestTagCRFsuiteModel(t *testing.T) {
 				t.Errorf("%s, %s threads: tag -r -p -i -l differs from CRFsuite's output", name, threads)
 			}
 		}
-		out, _, err := runCLI(t, "dump", "-m", modelPath)
+		// Without DATA, standard input, as crfsuite tag reads it.
+		in := filepath.Join(t.TempDir(), "in.txt")
+		os.WriteFile(in, []byte(gunzipped(t, data)), 0o644)
+		f, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin := os.Stdin
+		os.Stdin = f
+		out, _, err := runCLI(t, "tag", "-m", modelPath, "-r", "-p", "-i", "-l")
+		os.Stdin = stdin
+		f.Close()
+		if err != nil || out != want {
+			t.Errorf("%s: tag reading standard input: %v, output as CRFsuite's: %v", name, err, out == want)
+		}
+		out, _, err = runCLI(t, "dump", "-m", modelPath)
 		if err != nil || !strings.Contains(out, "CRFsuite (lCRF FOMC 100)") || !strings.Contains(out, "STATE_FEATURES") {
 			t.Errorf("dump: %v\n%.300s", err, out)
 		}
