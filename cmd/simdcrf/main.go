@@ -26,7 +26,7 @@ const usage = `usage: simdcrf <command> [arguments]
 commands:
   demo            train a part-of-speech tagger on a sample of UD English EWT and tag its test file
   learn           train a model:  learn -m MODEL [-a ALGO] [-p NAME=VALUE]... TRAIN...
-  tag             tag data:       tag -m MODEL [-t] [--json] [-r] [-p] [-i] [-l] [-n K] DATA...
+  tag             tag data:       tag -m MODEL [-t] [--json] [-r] [-p] [-i] [-l] [-n K] [DATA...]
   dump            print a model as text
   convert         convert a model between simdcrf's and CRFsuite's formats: convert -m IN -o OUT
   bench kernels   measure the vector kernels on this machine (a table, or --json)
