@@ -168,7 +168,7 @@ func decodeCRFsuite(name string, buf []byte) (*Model, error) {
 		return bad("the LFRF chunk has %d offsets in %d bytes, want one for each of %d labels", nl, len(lrefs), L)
 	}
 	score := make([]float64, int(L)*int(L))
-	set := make([]bool, len(score))
+	set := make([]uint64, (len(score)+63)/64) // the pairs with a feature
 	for i := range L {
 		ids, err := refs("label", lrefs, i)
 		if err != nil {
@@ -184,10 +184,12 @@ func decodeCRFsuite(name string, buf []byte) (*Model, error) {
 			if le.Uint32(r) != 1 || le.Uint32(r[4:]) != i || j >= L || w-w != 0 {
 				return nil, badFeature("label", fid, 1, i)
 			}
-			if set[i*L+j] {
+			if k := i*L + j; set[k/64]&(1<<(k%64)) != 0 {
 				return bad("two features for the transition %d → %d", i, j)
+			} else {
+				set[k/64] |= 1 << (k % 64)
+				score[k] = w
 			}
-			set[i*L+j], score[i*L+j] = true, w
 		}
 	}
 	trans, err := engine.NewTransitions(int(L), score, nil, nil)

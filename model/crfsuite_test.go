@@ -337,7 +337,8 @@ func TestDamagedCRFsuite(t *testing.T) {
 		return func(b []byte) []byte { le.PutUint32(b[off:], v); return b }
 	}
 	offFeat, offLabels, offAttrs, offL, offA := int(u32(good, 28)), int(u32(good, 32)), int(u32(good, 36)), int(u32(good, 40)), int(u32(good, 44))
-	firstAttrList := int(u32(good, offA+12)) // attribute 0's feature list
+	firstAttrList := int(u32(good, offA+12))  // attribute 0's feature list
+	firstLabelList := int(u32(good, offL+12)) // label 0's transition features
 	firstFeature := offFeat + 12
 	lastTrans := offFeat + 12 + 20*int(u32(good, offFeat+8)-1) // a transition feature
 	for _, c := range []crfsuiteDamage{
@@ -372,6 +373,10 @@ func TestDamagedCRFsuite(t *testing.T) {
 			le.PutUint32(b[firstAttrList+8:], u32(b, firstAttrList+4))
 			return b
 		}, "two state features for attribute 0"},
+		{"duplicate transition", func(b []byte) []byte {
+			le.PutUint32(b[firstLabelList+8:], u32(b, firstLabelList+4))
+			return b
+		}, "two features for the transition 0 →"},
 	} {
 		b := c.f(bytes.Clone(good))
 		m, err := loadBytes(t, b)
