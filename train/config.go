@@ -47,15 +47,17 @@ type Config struct {
 	// training are parameters.
 	PossibleStates bool
 	// PossibleTransitions trains every label bigram of the dense matrix
-	// (feature.possible_transitions); otherwise bigrams never seen in
-	// training keep weight 0.
+	// (feature.possible_transitions), and the tied structure's default
+	// (one weight shared by the bigrams never seen in training);
+	// otherwise those bigrams keep weight 0, as in CRFsuite.
 	PossibleTransitions bool
-	// Transitions is "dense" (M×M weights), "tied" (one shared default
-	// plus one weight per bigram seen in training, engine.NewTied) or
-	// "auto" (tied when Labels ≥ TiedLabels). Start and end weights
-	// (M each) are trained in both. "none" trains no label-bigram, start
-	// or end weights (all held at 0: the model of a CRF++ template
-	// without a B line).
+	// Transitions is "dense" (M×M weights), "tied" (one weight per
+	// bigram seen in training, engine.NewTied, and a default of 0 for
+	// the others: the same model as dense, trained in O(M + bigrams)
+	// per position) or "auto" (tied when Labels ≥ TiedLabels). Start and
+	// end weights (M each) are trained in both. "none" trains no
+	// label-bigram, start or end weights (all held at 0: the model of a
+	// CRF++ template without a B line).
 	Transitions string
 	// NoStartEnd holds the start and end weights at 0, as CRFsuite's model
 	// has none (simdcrf learn sets it for a model written in CRFsuite's

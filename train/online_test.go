@@ -69,12 +69,15 @@ func (c onlineCase) train(t testing.TB) string {
 // tied passes moved to kernels.SpMV (eight FMA lanes per column) and
 // kernels.GatherMulAdd (one FMA per exception) and its sums over labels to
 // kernels.Dot; with the engine's previous tied.go the previous hashes
-// match.
+// match. The sgd-tied entries changed again when the trainer's tied
+// default was held at 0 (CRFsuite's unseen bigrams) instead of trained;
+// that change was made on a machine without AVX-512, so the avx512 entry
+// is missing (the test logs the hash to record) until one records it.
 var onlineGolden = map[string]map[string]string{
 	"generic": {
 		"sgd-dense-m5-wfalse": "0d79fdf7640523fa",
 		"sgd-dense-m18-wtrue": "5d5bfd9de4a73537",
-		"sgd-tied-m7-wtrue":   "43686cfe6785d3e7",
+		"sgd-tied-m7-wtrue":   "939a7a57bd6e6a89",
 		"ap-dense-m5-wtrue":   "6d29d97671106371",
 		"ap-dense-m18-wfalse": "d3d1c47226feacbc",
 		"ap-tied-m7-wfalse":   "3220a04514dd2223",
@@ -82,7 +85,7 @@ var onlineGolden = map[string]map[string]string{
 	"avx2": {
 		"sgd-dense-m5-wfalse": "424f35741eac2a00",
 		"sgd-dense-m18-wtrue": "6ce03aa2019fa721",
-		"sgd-tied-m7-wtrue":   "ac342df1af223f7d",
+		"sgd-tied-m7-wtrue":   "49abdeec650c0143",
 		"ap-dense-m5-wtrue":   "6d29d97671106371",
 		"ap-dense-m18-wfalse": "d3d1c47226feacbc",
 		"ap-tied-m7-wfalse":   "3220a04514dd2223",
@@ -90,7 +93,6 @@ var onlineGolden = map[string]map[string]string{
 	"avx512": {
 		"sgd-dense-m5-wfalse": "424f35741eac2a00",
 		"sgd-dense-m18-wtrue": "75c3a1b85ded41fd",
-		"sgd-tied-m7-wtrue":   "be777adacbb025ae",
 		"ap-dense-m5-wtrue":   "6d29d97671106371",
 		"ap-dense-m18-wfalse": "d3d1c47226feacbc",
 		"ap-tied-m7-wfalse":   "3220a04514dd2223",

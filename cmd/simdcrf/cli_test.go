@@ -466,3 +466,30 @@ func TestTagFlagChecks(t *testing.T) {
 		t.Errorf("tag --threads 0 -n 1: %v", err)
 	}
 }
+
+// TestTiedLearntDefaultModel: a model written when the trainer still
+// trained the tied default (testdata/README.md says how it was made) loads
+// with that default and tags exactly as it did then: the same labels,
+// probabilities and marginals.
+func TestTiedLearntDefaultModel(t *testing.T) {
+	const base = "testdata/tied-learnt-default"
+	m, err := model.Load(base + ".model")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, exc := m.Trans.Exceptions()
+	if def > -1 || len(exc) == 0 {
+		t.Fatalf("default %v with %d exceptions: not the learnt default of the file", def, len(exc))
+	}
+	want, err := os.ReadFile(base + ".expected")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runCLI(t, "tag", "-m", base+".model", "-p", "-i", "--threads", "1", base+".test.conllu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(want) {
+		t.Errorf("tag -p -i output differs from %s.expected:\n%s", base, out)
+	}
+}
