@@ -119,7 +119,7 @@ func writeAttrFile(t *testing.T, path string, n int, seed uint64, unknown bool) 
 
 // TestLearnCRFsuite: learn writes CRFsuite's format for a .crfsuite name
 // or --model-format crfsuite, says what it trains without, and refuses tied
-// transitions; convert refuses a model CRFsuite's format cannot hold,
+// transitions with a trained default; convert refuses a model CRFsuite's format cannot hold,
 // naming the part; tag -t counts a reference label unknown to the model as
 // wrong.
 func TestLearnCRFsuite(t *testing.T) {
@@ -176,8 +176,23 @@ func TestLearnCRFsuite(t *testing.T) {
 		t.Errorf("tag -r does not print the unknown reference label: %v", err)
 	}
 
-	if _, _, err := runCLI(t, "learn", "-q", "-m", filepath.Join(dir, "t.crfsuite"), "-p", "transitions=tied", train); err == nil || !strings.Contains(err.Error(), "tied") {
+	// Tied transitions hold their default at 0, CRFsuite's score of an
+	// unseen bigram: the model is the dense one and tags alike; with
+	// feature.possible_transitions the default is trained and refused.
+	tm := filepath.Join(dir, "t.crfsuite")
+	if _, _, err := runCLI(t, "learn", "-q", "-m", tm, "-p", "transitions=tied", train); err != nil {
 		t.Errorf("learn of tied transitions into CRFsuite's format: %v", err)
+	}
+	tiedOut, _, err := runCLI(t, "tag", "-m", tm, test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	denseOut, _, err := runCLI(t, "tag", "-m", cm, test)
+	if err != nil || tiedOut != denseOut {
+		t.Errorf("a tied model written in CRFsuite's format tags otherwise than the dense one (%v)", err)
+	}
+	if _, _, err := runCLI(t, "learn", "-q", "-m", tm, "-p", "transitions=tied", "-p", "feature.possible_transitions=1", train); err == nil || !strings.Contains(err.Error(), "tied") {
+		t.Errorf("learn of tied transitions with a trained default into CRFsuite's format: %v", err)
 	}
 	// A template: learn trains and says the model holds its attributes;
 	// convert refuses a simdcrf model with one.

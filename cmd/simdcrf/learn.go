@@ -212,22 +212,25 @@ func paramMap(params []string) map[string]string {
 }
 
 // crfsuiteLearn sets cfg to train only what CRFsuite's model format holds,
-// and says what that leaves out: start and end weights (held at 0), tied
-// transitions (dense instead: CRFsuite's structure, label bigrams never
-// seen keeping weight 0), and the template or feature set (the model
-// holds the attribute names they make).
+// and says what that leaves out: start and end weights (held at 0), a
+// trained shared default of tied transitions (tied transitions hold it at 0,
+// CRFsuite's score for a label bigram never seen, unless
+// feature.possible_transitions trains it: then dense), and the template or
+// feature set (the model holds the attribute names they make).
 func crfsuiteLearn(cfg *train.Config, spec corpus.Spec, path string, quiet bool, stderr io.Writer) error {
-	switch cfg.Transitions {
-	case "tied":
-		return fmt.Errorf("%s is written in CRFsuite's format, which cannot hold tied transitions' shared default weight (CRFsuite scores an unseen label bigram 0): train with -p transitions=dense (the default for a CRFsuite model) or none", path)
-	case "auto":
-		cfg.Transitions = "dense"
+	if cfg.PossibleTransitions {
+		switch cfg.Transitions {
+		case "tied":
+			return fmt.Errorf("%s is written in CRFsuite's format, which cannot hold the shared default weight that tied transitions train with feature.possible_transitions=1 (CRFsuite gives every label bigram its own weight then): train with -p transitions=dense", path)
+		case "auto":
+			cfg.Transitions = "dense"
+		}
 	}
 	cfg.NoStartEnd = true
 	if quiet {
 		return nil
 	}
-	fmt.Fprintf(stderr, "simdcrf learn: %s is written in CRFsuite's format: trained without start and end weights (CRFsuite has none), with dense transitions\n", path)
+	fmt.Fprintf(stderr, "simdcrf learn: %s is written in CRFsuite's format: trained without start and end weights (CRFsuite has none)\n", path)
 	if spec.Template != "" || spec.Features != "" {
 		fmt.Fprintf(stderr, "simdcrf learn: the model holds the attribute names the %s makes, not the %[1]s itself: it tags CRFsuite attribute files made with it\n", map[bool]string{true: "template", false: "feature set"}[spec.Template != ""])
 	}
