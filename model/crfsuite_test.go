@@ -74,7 +74,7 @@ func tagText(t testing.TB, m *Model, data []byte, o TextOptions) []byte {
 }
 
 // TestCRFsuiteFixtures tags the fixtures' test files with the models
-// CRFsuite wrote, loaded and mapped: the labels, scores, log Z,
+// CRFsuite wrote, loaded, mapped and decoded from bytes: the labels, scores, log Z,
 // probabilities and every label's marginal print exactly as CRFsuite's
 // library prints them (crfsuite tag -r -p -i -l), attribute values, unknown
 // attributes and ties included.
@@ -91,7 +91,16 @@ func TestCRFsuiteFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, mod := range []*Model{m, mm} {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dm, err := Decode(path, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(raw) // Decode copies: the model must not depend on raw
+		for _, mod := range []*Model{m, mm, dm} {
 			got := tagText(t, mod, data, TextOptions{Reference: true, Prob: true, Marginals: true, AllMarginals: true})
 			if !bytes.Equal(got, want) {
 				t.Errorf("%s: simdcrf's -r -p -i -l output differs from CRFsuite's at line %d", name, firstDiffLine(got, want))

@@ -384,6 +384,18 @@ func Load(path string) (*Model, error) {
 	return decode(path, buf)
 }
 
+// Decode reads a model from the bytes of a model file, in simdcrf's format
+// or CRFsuite's (told apart by the magic number), with Load's checks and
+// errors; name stands for the file in messages. It copies data once into a
+// 64-byte-aligned buffer the model then uses, so data may be reused. For
+// model files that are not local files (object storage, say), where Load
+// and Map cannot open them.
+func Decode(name string, data []byte) (*Model, error) {
+	buf := alignedBuf(len(data))
+	copy(buf, data)
+	return decode(name, buf)
+}
+
 // loadUnmapped is Map's answer where it reads the file instead: Load, and
 // an unmap that does nothing.
 func loadUnmapped(path string) (*Model, func() error, error) {

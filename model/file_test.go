@@ -61,6 +61,14 @@ func loadBytes(t *testing.T, b []byte) (*Model, error) {
 			t.Error(err)
 		}
 	}
+	// And Decode, given the bytes, as well.
+	dm, derr := Decode(path, b)
+	if (err == nil) != (derr == nil) || (err != nil && err.Error() != derr.Error()) {
+		t.Errorf("Load: %v; Decode: %v", err, derr)
+	}
+	if derr == nil {
+		sameModel(t, m, dm)
+	}
 	return m, err
 }
 

@@ -31,7 +31,7 @@ func TestModelTruncatedWhileMapped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec, err := modelSpec(m, "")
+			spec, err := modelSpec(m, corpus.Spec{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -2,13 +2,11 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -117,12 +115,14 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer unmap()
-	if err := checkSpecFlags(m, sf); err != nil {
-		return fmt.Errorf("%s: %w", modelPath, err)
-	}
-	spec, err := modelSpec(m, *formatName)
+	sf.format = formatName
+	given, err := sf.spec()
 	if err != nil {
 		return err
+	}
+	spec, err := modelSpec(m, given)
+	if err != nil {
+		return fmt.Errorf("%s: %w", modelPath, err)
 	}
 	var files []*corpus.File
 	defer func() {
@@ -147,81 +147,12 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// checkSpecFlags accepts tag's --label, --template and --features when they
-// say what the model was trained with (the model knows; they are there so
-// that learn's command line works for tag), and names the difference
-// otherwise.
-func checkSpecFlags(m *model.Model, sf specFlags) error {
-	if l := *sf.label; l != "" {
-		have := m.Meta.Label
-		if have == "" && m.Meta.Format == "conllu" {
-			have = "upos"
-		}
-		if l != have {
-			if have == "" {
-				return fmt.Errorf("--label %s: the model reads %s input, not conllu labels", l, orNone(m.Meta.Format))
-			}
-			return fmt.Errorf("--label %s: the model was trained on the %s column", l, have)
-		}
-	}
-	if f := *sf.features; f != "" && f != m.Meta.Features {
-		if m.Meta.Features == "" {
-			return fmt.Errorf("--features %s: the model was trained without a built-in feature set (%s)", f, modelFeatures(m))
-		}
-		return fmt.Errorf("--features %s: the model was trained with --features %s", f, m.Meta.Features)
-	}
-	if path := *sf.template; path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		given, err := format.ParseTemplate(bytes.NewReader(b), path)
-		if err != nil {
-			return err
-		}
-		if m.Meta.Template == "" {
-			return fmt.Errorf("--template %s: the model was trained without a template (%s)", path, modelFeatures(m))
-		}
-		have, err := format.ParseTemplate(strings.NewReader(m.Meta.Template), "the model's template")
-		if err != nil {
-			return err
-		}
-		if given.String() != have.String() {
-			return fmt.Errorf("--template %s: not the template the model was trained with (simdcrf dump shows it)", path)
-		}
-	}
-	return nil
-}
-
-// modelFeatures says where a model's attributes come from.
-func modelFeatures(m *model.Model) string {
-	switch {
-	case m.Meta.Template != "":
-		return "it has a template"
-	case m.Meta.Features != "":
-		return "it has --features " + m.Meta.Features
-	}
-	return "it reads attributes from " + orNone(m.Meta.Format) + " input"
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "crfsuite"
-	}
-	return s
-}
-
-// modelSpec returns how to read data for m: as it was trained, or in the
-// given format when the model's features allow it.
-func modelSpec(m *model.Model, formatName string) (corpus.Spec, error) {
+// modelSpec returns how to read tagging input for m, given tag's input
+// options (corpus.Spec.ForTagging: as the model was trained, or in another
+// format where its features allow it).
+func modelSpec(m *model.Model, given corpus.Spec) (corpus.Spec, error) {
 	s := corpus.Spec{Format: m.Meta.Format, Template: m.Meta.Template, Features: m.Meta.Features, Label: m.Meta.Label, Columns: m.Meta.Columns}
-	if formatName != "" && formatName != s.Format {
-		if s.Template != "" || s.Features != "" {
-			return s, fmt.Errorf("the model extracts its features from %s input (--format %s cannot be used with it)", s.Format, formatName)
-		}
-		s.Format = formatName
-	}
-	return s, nil
+	return s.ForTagging(given)
 }
 
 func writeEval(w io.Writer, r eval.Result, asJSON bool) error {
