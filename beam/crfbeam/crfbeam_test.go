@@ -17,6 +17,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	"github.com/simdcrf/simdcrf/model"
 )
@@ -424,4 +426,62 @@ func runFailing(t *testing.T, fx *fixture, args ...string) string {
 		t.Fatalf("simdcrf %s did not fail", strings.Join(args, " "))
 	}
 	return string(out)
+}
+
+func init() { register.Function1x1(describe) }
+
+// describe gives a tagged sequence's place and text, to compare.
+func describe(t Tagged) string {
+	return fmt.Sprintf("%s\t%d\t%d\n%s", t.File, t.Index, t.Line, t.Text)
+}
+
+// TestReadTagEvaluate: the transforms on their own (Read, Tag, Evaluate),
+// as other pipelines use them: each sequence keyed by its file and index,
+// with the line its text starts on, tagged as simdcrf tag tags it, and the
+// evaluation simdcrf tag --json prints.
+func TestReadTagEvaluate(t *testing.T) {
+	fx := setup(t)["conllu"]
+	ctx := context.Background()
+	m, err := LoadModel(ctx, fx.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := Spec(m, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []any
+	for _, f := range fx.files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(f, ".gz") {
+			if text, err = gunzip(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out := bytes.SplitAfter(fx.run(t, "tag", "-m", fx.model, f), []byte("\n\n"))
+		line := 1
+		for i, b := range blocksOf(text) {
+			want = append(want, fmt.Sprintf("%s\t%d\t%d\n%s", f, i, line, out[i]))
+			line += bytes.Count(b, []byte("\n")) + 1
+		}
+	}
+	evalPath := filepath.Join(t.TempDir(), "eval.json")
+	p, s := beam.NewPipelineWithRoot()
+	in := Read(s, filepath.Join(fx.dir, "*"), ReadOptions{Spec: spec, SplitSize: 48 << 10})
+	tagged, dead := Tag(s, in.Sequences, TagOptions{Model: fx.model, Evaluate: true})
+	passert.Equals(s, beam.ParDo(s, describe, tagged), want...)
+	passert.Empty(s, in.Errors)
+	passert.Empty(s, dead)
+	WriteEvaluation(s, evalPath, Evaluate(s, tagged, m.LabelNames()), m.LabelNames(), true)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(evalPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "the evaluation", got, fx.run(t, append([]string{"tag", "-m", fx.model, "--json"}, fx.files...)...))
 }
