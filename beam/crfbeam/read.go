@@ -233,7 +233,13 @@ func (fn *rangeFn) read(ctx context.Context, rt *sdf.LockRTracker, f fileio.Read
 		stat(regionStat{File: path, Start: region, Lines: int64(line - regionLine), Seqs: local})
 	}
 
-	rc, err := f.Open(ctx)
+	from := int64(0)
+	if !gz && rest.Start > 0 {
+		// From the byte before the range: the blocks whose position is
+		// in the range are found there (see format.BlockReader).
+		from = rest.Start - 1
+	}
+	rc, err := openAt(ctx, f, from)
 	if err != nil {
 		if gz && corrupt(err) {
 			damaged(err, 0)
@@ -242,20 +248,6 @@ func (fn *rangeFn) read(ctx context.Context, rt *sdf.LockRTracker, f fileio.Read
 		return err
 	}
 	defer rc.Close()
-	from := int64(0)
-	if !gz && rest.Start > 0 {
-		// From the byte before the range: the blocks whose position is
-		// in the range are found there (see format.BlockReader).
-		from = rest.Start - 1
-		if sk, ok := rc.(io.Seeker); ok {
-			_, err = sk.Seek(from, io.SeekStart)
-		} else {
-			_, err = io.CopyN(io.Discard, rc, from)
-		}
-		if err != nil {
-			return fmt.Errorf("%s: seeking to %d: %w", path, from, err)
-		}
-	}
 	br := format.NewBlockReader(rc, from, formatName)
 	end := 0 // the reader's number of the line where the region ends
 	for {
