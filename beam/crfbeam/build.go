@@ -77,6 +77,11 @@ func Build(s beam.Scope, c Config, m *model.Model) error {
 	if c.SplitSize <= 0 {
 		c.SplitSize = 64 << 20
 	}
+	for _, p := range []string{c.Output, c.Model} {
+		if err := knownScheme(p); err != nil {
+			return err
+		}
+	}
 	files, err := Match(context.Background(), c.Input)
 	if err != nil {
 		return err
@@ -104,6 +109,18 @@ func Build(s beam.Scope, c Config, m *model.Model) error {
 	if c.Evaluate {
 		WriteEvaluation(s, c.EvaluationFile(), evaluate(s, tagged, m.LabelNames()), m.LabelNames(), c.JSON)
 	}
+	return nil
+}
+
+// knownScheme reports a path no registered Beam file system handles (Beam's
+// own check panics).
+func knownScheme(path string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: %v", path, r)
+		}
+	}()
+	filesystem.ValidateScheme(path)
 	return nil
 }
 

@@ -485,3 +485,29 @@ func TestReadTagEvaluate(t *testing.T) {
 	}
 	sameBytes(t, "the evaluation", got, fx.run(t, append([]string{"tag", "-m", fx.model, "--json"}, fx.files...)...))
 }
+
+// TestBuildErrors: what cannot run is an error where the pipeline is built,
+// not a panic or a failed job.
+func TestBuildErrors(t *testing.T) {
+	fx := setup(t)["conllu"]
+	m, err := LoadModel(context.Background(), fx.model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Model: fx.model, Input: filepath.Join(fx.dir, "*"), Output: "nosuch://bucket/out"}, `scheme "nosuch" not registered`},
+		{Config{Model: fx.model, Input: filepath.Join(fx.dir, "*.none"), Output: filepath.Join(t.TempDir(), "out")}, "no files match"},
+		{Config{Model: fx.model, Input: filepath.Join(fx.dir, "*"), Output: filepath.Join(t.TempDir(), "out"), Format: "crfsuite"}, "cannot be used with it"},
+	} {
+		_, s := beam.NewPipelineWithRoot()
+		if err := Build(s, c.cfg, m); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want an error with %q", c.cfg, err, c.want)
+		}
+	}
+	if _, err := LoadModel(context.Background(), filepath.Join(fx.dir, "b-small.conllu")); err == nil || !strings.Contains(err.Error(), "b-small.conllu") {
+		t.Errorf("loading a data file as a model: %v, want an error naming it", err)
+	}
+}

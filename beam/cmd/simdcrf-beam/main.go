@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -132,6 +133,7 @@ func tag(args []string) int {
 		return 2
 	}
 	beam.Init()
+	defer startProfile()()
 	if !*verbose {
 		// The runner logs each job's start and end, and a failure many
 		// times over with the worker's plan; run returns the failure.
@@ -142,6 +144,28 @@ func tag(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// startProfile writes a CPU profile of the run (the pipeline too, on Prism,
+// which runs in this process) to the file named by SIMDCRF_CPUPROFILE, as
+// simdcrf does (DEVELOPERS.md).
+func startProfile() (stop func()) {
+	path := os.Getenv("SIMDCRF_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "simdcrf-beam: SIMDCRF_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // beamFlags are the flags Beam put on the global flag set, left out of -h.
