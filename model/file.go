@@ -78,10 +78,14 @@ func (m *Model) sections() ([]section, error) {
 	if err != nil {
 		return nil, err
 	}
-	ends, arena, table := m.Attrs.Flat()
+	own, err := m.Attrs.Own() // (a CRFsuite model's is used in place)
+	if err != nil {
+		return nil, fmt.Errorf("model: attribute dictionary: %w", err)
+	}
+	ends, arena, table := own.Flat()
 	var attrs []byte
 	if testHookVarintAttrs {
-		if attrs, err = m.Attrs.MarshalBinary(); err != nil {
+		if attrs, err = own.MarshalBinary(); err != nil {
 			return nil, err
 		}
 	}
@@ -291,7 +295,15 @@ var testHookWriter func(io.Writer) io.Writer
 // WriteFile writes the model to path atomically: to a temporary file in the
 // same directory, synced, then renamed over path. On any error the
 // temporary file is removed and an existing file at path is left as it was.
-func (m *Model) WriteFile(path string) (err error) {
+func (m *Model) WriteFile(path string) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := m.WriteTo(w)
+		return err
+	})
+}
+
+// writeAtomic writes a file at path with write, atomically (see WriteFile).
+func writeAtomic(path string, write func(io.Writer) error) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("model: writing %s: %w", path, err)
@@ -308,7 +320,7 @@ func (m *Model) WriteFile(path string) (err error) {
 	if testHookWriter != nil {
 		w = testHookWriter(f)
 	}
-	if _, err = m.WriteTo(w); err != nil {
+	if err = write(w); err != nil {
 		return err
 	}
 	// CreateTemp makes the file private (0600); a model is data like any
@@ -334,10 +346,12 @@ func (m *Model) WriteFile(path string) (err error) {
 	return nil
 }
 
-// Load reads a model file written by WriteFile. The file is read once into
-// a 64-byte-aligned buffer; on little-endian hosts the weight arrays are
-// views of that buffer. A damaged, truncated or foreign file gets an error
-// naming the file and the problem.
+// Load reads a model file written by WriteFile, or a CRFsuite model file
+// (told apart by the magic number). The file is read once into a
+// 64-byte-aligned buffer; on little-endian hosts the weight arrays are
+// views of that buffer (a CRFsuite model's weights are copied out of it,
+// its attribute dictionary used in place). A damaged, truncated or foreign
+// file gets an error naming the file and the problem.
 func Load(path string) (*Model, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -400,10 +414,11 @@ func decode(name string, buf []byte) (*Model, error) {
 	bad := func(format string, args ...any) (*Model, error) {
 		return nil, formatError(name, format, args...)
 	}
+	if len(buf) >= len(crfsuiteMagic) && string(buf[:len(crfsuiteMagic)]) == crfsuiteMagic {
+		return decodeCRFsuite(name, buf)
+	}
 	if len(buf) < len(magic) || string(buf[:len(magic)]) != magic {
 		switch {
-		case len(buf) >= 4 && string(buf[:4]) == "lCRF":
-			return bad("this is a CRFsuite model, not a simdcrf one")
 		case len(buf) == 0:
 			return bad("empty file, not a simdcrf model")
 		case len(buf) < len(magic) && string(buf) == magic[:len(buf)]:

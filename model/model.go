@@ -3,8 +3,17 @@
 // it was trained and what input it expects (Meta). It stores models in a
 // versioned, checksummed little-endian file format laid out so that the
 // weight arrays are used in place after one read (File format, below),
-// tags encoded sequences from many goroutines at once (Tagger), and prints
-// a model as text (Dump).
+// tags encoded sequences from many goroutines at once (Tagger), prints a
+// tagged sequence as simdcrf tag (and crfsuite tag) prints it (AppendText),
+// and prints a model as text (Dump).
+//
+// Load and Map also read CRFsuite's model files (told apart by their magic
+// number: see crfsuite.go for the format), which then tag as CRFsuite tags
+// them: no start or end scores, state weights only for the (attribute,
+// label) pairs in the file, attribute values scaling weights; the
+// attribute dictionary is used in place. WriteCRFsuiteFile writes a model
+// in CRFsuite's format, byte for byte as CRFsuite writes it, when
+// CRFsuiteCompatible finds nothing the format cannot hold.
 //
 // # File format (version 1)
 //

@@ -32,6 +32,55 @@ type Dict struct {
 	// borrowed: the arrays belong to the caller of DictFromFlat; Add
 	// copies them before it changes anything.
 	borrowed bool
+	// cq, if not nil, holds the strings instead (DictFromCQDB); the
+	// arrays above are then empty.
+	cq *cqdb
+}
+
+// Own returns a Dict that holds its strings itself: d, unless d is over a
+// CQDB chunk (DictFromCQDB), and then a new Dict with copies of its strings
+// and ids, and an error if a string repeats (a damaged CQDB may hold one
+// twice; a Dict cannot).
+func (d *Dict) Own() (*Dict, error) {
+	if d.cq == nil {
+		return d, nil
+	}
+	n := d.cq.n
+	size := 0
+	for id := range int32(n) {
+		size += len(d.cq.str(id))
+	}
+	if uint64(size) > math.MaxUint32 {
+		return nil, fmt.Errorf("sparse: Dict strings exceed 4 GiB")
+	}
+	arena := make([]byte, 0, size)
+	ends := make([]uint32, n)
+	for id := range int32(n) {
+		arena = append(arena, d.cq.str(id)...)
+		ends[id] = uint32(len(arena))
+	}
+	return DictFromStrings(ends, arena)
+}
+
+// own makes d hold its strings itself (for the methods that change or
+// expose its arrays); a repeated string panics.
+func (d *Dict) own() {
+	if d.cq == nil {
+		return
+	}
+	nd, err := d.Own()
+	if err != nil {
+		panic(err)
+	}
+	*d = *nd
+}
+
+// get is String without the range check, for a CQDB too.
+func (d *Dict) get(id int32) string {
+	if d.cq != nil {
+		return d.cq.str(id)
+	}
+	return d.str(id)
 }
 
 // NewDict returns an empty Dict with room for about n strings before its
@@ -72,7 +121,12 @@ func (d *Dict) resize(size int) {
 }
 
 // Len returns the number of strings.
-func (d *Dict) Len() int { return len(d.ends) }
+func (d *Dict) Len() int {
+	if d.cq != nil {
+		return d.cq.n
+	}
+	return len(d.ends)
+}
 
 func (d *Dict) str(id int32) string {
 	lo := uint32(0)
@@ -89,14 +143,20 @@ func (d *Dict) str(id int32) string {
 // String returns the string with the given id. It panics if id is not in
 // [0, Len()). The result shares memory with the Dict (it is never modified).
 func (d *Dict) String(id int32) string {
-	if id < 0 || int(id) >= len(d.ends) {
-		panic(fmt.Sprintf("sparse: Dict.String: id %d out of range [0,%d)", id, len(d.ends)))
+	if id < 0 || int(id) >= d.Len() {
+		panic(fmt.Sprintf("sparse: Dict.String: id %d out of range [0,%d)", id, d.Len()))
 	}
-	return d.str(id)
+	return d.get(id)
 }
 
 // Lookup returns the id of s and whether s is in the Dict.
 func (d *Dict) Lookup(s string) (id int32, ok bool) {
+	if d.cq != nil {
+		var ids [1]int32
+		keys := [1][]byte{unsafe.Slice(unsafe.StringData(s), len(s))}
+		d.cq.LookupBytesAll(ids[:], keys[:])
+		return ids[0], ids[0] >= 0
+	}
 	if d.slots == nil {
 		return -1, false
 	}
@@ -113,6 +173,7 @@ func (d *Dict) LookupBytes(b []byte) (id int32, ok bool) {
 // Add returns the id of s, adding s with the next id (Len() before the call)
 // if it is not there yet; added reports whether it was.
 func (d *Dict) Add(s string) (id int32, added bool) {
+	d.own()
 	if d.slots == nil {
 		d.resize(16)
 	}
@@ -159,8 +220,12 @@ func (d *Dict) AddBytes(b []byte) (id int32, added bool) {
 }
 
 // MemoryBytes returns the bytes the Dict's arrays occupy (their capacities),
-// excluding the small Dict header.
+// excluding the small Dict header (for a Dict over a CQDB chunk: only its
+// copy of the chunk's hash tables).
 func (d *Dict) MemoryBytes() int64 {
+	if d.cq != nil {
+		return 8 * int64(cap(d.cq.buckets))
+	}
 	return int64(cap(d.arena)) + 4*int64(cap(d.ends)) + 8*int64(cap(d.slots))
 }
 
@@ -171,6 +236,10 @@ func (d *Dict) MemoryBytes() int64 {
 // new Dict is laid out in the new order, so it is compact even when d is not.
 // It is an error for order to hold an id twice or one outside [0, Len()).
 func (d *Dict) Reorder(order []int32) (*Dict, []int32, error) {
+	d, err := d.Own() // (a repeated string would make Add below merge two ids)
+	if err != nil {
+		return nil, nil, err
+	}
 	oldToNew := make([]int32, len(d.ends))
 	for i := range oldToNew {
 		oldToNew[i] = -1
@@ -296,7 +365,7 @@ func hash64(s string) uint64 {
 func (d *Dict) AppendBinary(b []byte) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(d.Len()))
 	for id := range int32(d.Len()) {
-		s := d.str(id)
+		s := d.get(id)
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -307,8 +376,10 @@ func (d *Dict) AppendBinary(b []byte) ([]byte, error) {
 // DictFromFlat without rebuilding its hash table: the end offset of each
 // string in arena, the bytes of all strings, and the table. They are views,
 // not to be modified. The table's layout depends only on the strings and
-// their order, on every platform (the hash is fixed).
+// their order, on every platform (the hash is fixed). A Dict over a CQDB
+// chunk first holds its strings itself (Own; Flat panics if one repeats).
 func (d *Dict) Flat() (ends []uint32, arena []byte, table []uint64) {
+	d.own()
 	if d.slots == nil {
 		d.resize(16)
 	}
@@ -363,7 +434,7 @@ func DictFromFlat(ends []uint32, arena []byte, table []uint64) (*Dict, error) {
 
 // MarshalBinary returns the encoding of d (see AppendBinary).
 func (d *Dict) MarshalBinary() ([]byte, error) {
-	size := binary.MaxVarintLen64 + len(d.arena) + binary.MaxVarintLen64*d.Len()
+	size := binary.MaxVarintLen64 + len(d.arena) + binary.MaxVarintLen64*d.Len() // (a guess over a CQDB)
 	return d.AppendBinary(make([]byte, 0, size))
 }
 
@@ -381,11 +452,7 @@ func (d *Dict) UnmarshalBinary(data []byte) error {
 	if n > uint64(len(data)) || n > math.MaxInt32 {
 		return fmt.Errorf("sparse: Dict encoding: %d strings in %d bytes", n, len(data))
 	}
-	// Three passes, each cache-friendly: the strings into the arena, their
-	// hashes in id order, then the insertions in order of home slot (a
-	// counting sort), so that the table is written front to back instead of
-	// at random: decoding a model's 300k attribute names took 25 ms with
-	// one Add per string, mostly cache misses in the table.
+	// The strings into the arena, then the table (fill).
 	nd := &Dict{arena: make([]byte, 0, len(data)), ends: make([]uint32, 0, n)}
 	for i := range n {
 		l, k := binary.Uvarint(data)
@@ -399,7 +466,48 @@ func (d *Dict) UnmarshalBinary(data []byte) error {
 	if len(data) != 0 {
 		return fmt.Errorf("sparse: Dict encoding: %d bytes of trailing data", len(data))
 	}
-	size := tableSize(int(n))
+	if err := nd.fill(); err != nil {
+		return fmt.Errorf("sparse: Dict encoding: %w", err)
+	}
+	*d = *nd
+	return nil
+}
+
+// DictFromStrings returns the Dict of n strings laid end to end in arena,
+// string i ending at ends[i] (as Flat returns them), with ids in that
+// order. It builds the hash table as a decoded Dict does and rejects a
+// repeated string. The Dict uses ends and arena in place: the caller must
+// not modify them afterwards (Add works on copies).
+func DictFromStrings(ends []uint32, arena []byte) (*Dict, error) {
+	n := len(ends)
+	if n >= math.MaxInt32 {
+		return nil, fmt.Errorf("sparse: %d strings", n)
+	}
+	prev := uint32(0)
+	for i, e := range ends {
+		if e < prev {
+			return nil, fmt.Errorf("sparse: string %d ends before string %d", i, i-1)
+		}
+		prev = e
+	}
+	if uint64(prev) != uint64(len(arena)) {
+		return nil, fmt.Errorf("sparse: strings end at %d, arena has %d bytes", prev, len(arena))
+	}
+	d := &Dict{arena: arena[:len(arena):len(arena)], ends: ends[:n:n], borrowed: true}
+	if err := d.fill(); err != nil {
+		return nil, fmt.Errorf("sparse: %w", err)
+	}
+	return d, nil
+}
+
+// fill builds the hash table of nd's strings in two cache-friendly
+// passes: the hashes in id order, then the insertions in order of home slot
+// (a counting sort), so that the table is written front to back instead of
+// at random: decoding a model's 300k attribute names took 25 ms with one
+// Add per string, mostly cache misses in the table.
+func (nd *Dict) fill() error {
+	n := len(nd.ends)
+	size := tableSize(n)
 	nd.slots = make([]uint64, size)
 	adviseHuge(nd.slots)
 	nd.mask = uint64(size - 1)
@@ -444,14 +552,13 @@ func (d *Dict) UnmarshalBinary(data []byte) error {
 				}
 				str := nd.str(b)
 				if len(str) > 64 { // (a damaged file's string may be long)
-					return fmt.Errorf("sparse: Dict encoding: string %d (%q…, %d bytes) repeats an earlier one", b, str[:64], len(str))
+					return fmt.Errorf("string %d (%q…, %d bytes) repeats an earlier one", b, str[:64], len(str))
 				}
-				return fmt.Errorf("sparse: Dict encoding: string %d (%q) repeats an earlier one", b, str)
+				return fmt.Errorf("string %d (%q) repeats an earlier one", b, str)
 			}
 		}
 		nd.slots[i] = tag<<32 | uint64(id+1)
 	}
-	*d = *nd
 	return nil
 }
 
@@ -464,6 +571,10 @@ const lookupBatch = 32
 // of a large Dict overlap instead of following one another: a tagger looks
 // up every attribute of every item.
 func (d *Dict) LookupBytesAll(ids []int32, keys [][]byte) {
+	if d.cq != nil {
+		d.cq.LookupBytesAll(ids, keys)
+		return
+	}
 	ids = ids[:len(keys)]
 	if d.slots == nil {
 		for i := range ids {

@@ -460,3 +460,29 @@ func FuzzHash64(f *testing.F) {
 		}
 	})
 }
+
+func TestDictFromStrings(t *testing.T) {
+	d, err := DictFromStrings([]uint32{3, 6, 6, 9}, []byte("catdogcow"))
+	if err != nil || d.Len() != 4 || d.String(2) != "" || d.String(3) != "cow" {
+		t.Fatalf("DictFromStrings: %v", err)
+	}
+	if id, ok := d.Lookup("dog"); id != 1 || !ok {
+		t.Errorf("Lookup(dog) = %d, %v", id, ok)
+	}
+	if id, _ := d.Add("pig"); id != 4 || d.String(0) != "cat" {
+		t.Errorf("Add after DictFromStrings: %d", id)
+	}
+	for _, c := range []struct {
+		ends  []uint32
+		arena string
+		want  string
+	}{
+		{[]uint32{3, 2}, "cat", "ends before"},
+		{[]uint32{3}, "cats", "arena has 4 bytes"},
+		{[]uint32{3, 6}, "catcat", `string 1 ("cat") repeats`},
+	} {
+		if _, err := DictFromStrings(c.ends, []byte(c.arena)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("DictFromStrings(%v, %q): %v, want %q", c.ends, c.arena, err, c.want)
+		}
+	}
+}

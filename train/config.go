@@ -57,6 +57,10 @@ type Config struct {
 	// or end weights (all held at 0: the model of a CRF++ template
 	// without a B line).
 	Transitions string
+	// NoStartEnd holds the start and end weights at 0, as CRFsuite's model
+	// has none (simdcrf learn sets it for a model written in CRFsuite's
+	// format).
+	NoStartEnd bool
 
 	// SGD (CRFsuite l2sgd): the step is 1/(λ·(t0+t)), λ = 2·C2/N, with t0
 	// chosen from the initial rate η that did best on a sample.

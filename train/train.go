@@ -133,6 +133,9 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.NoStartEnd {
+		md.holdStartEnd()
+	}
 	pool := engine.NewPool(cfg.Threads)
 	defer pool.Close()
 
@@ -340,4 +343,14 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		return 1, nil
 	}
 	return float64(c) / float64(n), nil
+}
+
+// holdStartEnd holds the start and end weights at 0 (Config.NoStartEnd).
+func (md *model) holdStartEnd() {
+	if md.noTrans { // (held already)
+		return
+	}
+	for k := md.startOff(); k < md.nParams; k++ {
+		md.fixedTrans = append(md.fixedTrans, int32(k))
+	}
 }

@@ -466,3 +466,39 @@ func TestNoTransitions(t *testing.T) {
 		}
 	}
 }
+
+// TestNoStartEnd: with NoStartEnd every algorithm leaves the start and end
+// weights at 0 and trains the transitions, dense and tied; without it they
+// are trained.
+func TestNoStartEnd(t *testing.T) {
+	d := randomData(t, 6, 60, 30, 4, false, false)
+	for _, alg := range []string{"lbfgs", "l1", "sgd", "ap"} {
+		for _, trans := range []string{"dense", "tied"} {
+			for _, hold := range []bool{true, false} {
+				cfg, _ := Defaults(alg)
+				if alg == "l1" {
+					cfg.C1 = 0.05
+				}
+				cfg.Transitions, cfg.NoStartEnd, cfg.MaxIterations = trans, hold, 15
+				res, err := Train(context.Background(), d, cfg)
+				if err != nil {
+					t.Fatalf("%s: %v", alg, err)
+				}
+				startEnd, transitions := 0, 0
+				for j := range 4 {
+					if res.Trans.Start(j) != 0 || res.Trans.End(j) != 0 {
+						startEnd++
+					}
+					for i := range 4 {
+						if res.Trans.Score(i, j) != 0 {
+							transitions++
+						}
+					}
+				}
+				if hold && startEnd > 0 || !hold && startEnd == 0 || transitions == 0 {
+					t.Errorf("%s, %s, NoStartEnd %v: %d labels with start/end weights, %d transitions ≠ 0", alg, trans, hold, startEnd, transitions)
+				}
+			}
+		}
+	}
+}

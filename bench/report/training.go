@@ -59,7 +59,11 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 			if r.Labels > 0 {
 				labels = fmt.Sprint(r.Labels)
 			}
-			fmt.Fprintf(buf, "| %s | %s | %d | %s | %.2f | %s | %s |\n", t.Title, labels, r.Tokens, r.System, r.ItemAcc, chunk, target)
+			tokens := "–"
+			if r.Tokens > 0 {
+				tokens = fmt.Sprint(r.Tokens)
+			}
+			fmt.Fprintf(buf, "| %s | %s | %s | %s | %.2f | %s | %s |\n", t.Title, labels, tokens, r.System, r.ItemAcc, chunk, target)
 		}
 	}
 	fmt.Fprintln(buf)
@@ -75,11 +79,16 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 			if r.Task != t.Name {
 				continue
 			}
+			if r.System == trainbench.SystemCRFsuiteModel { // tagging only
+				fmt.Fprintf(buf, "| %s | %s | %d | – | – | – | – | %s |\n", t.Name, r.System, r.Threads, fmtRate(r.TagTokSec))
+				continue
+			}
 			fmt.Fprintf(buf, "| %s | %s | %d | %.1f | %d | %.3f | %.0f | %s |\n", t.Name, r.System, r.Threads, r.TrainSec, r.Iters, r.OptSec/float64(max(r.Iters, 1)), r.PeakMiB, fmtRate(r.TagTokSec))
 		}
 	}
 	fmt.Fprintf(buf, "\n\"train s\" is the whole `learn` process (reading included); s/iteration is the optimisation time "+
-		"(CRFsuite: crfsuite_train, feature generation included) over the iterations.\n\n")
+		"(CRFsuite: crfsuite_train, feature generation included) over the iterations. "+
+		"\"%s\" is `simdcrf tag` tagging the model CRFsuite trained (its own binary format, read by simdcrf) on one thread.\n\n", trainbench.SystemCRFsuiteModel)
 
 	find := func(task, sys string, th int) *trainbench.Run {
 		for i := range runs {
@@ -118,6 +127,11 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 	}
 	if one := find("chunking", "simdcrf", 1); one != nil {
 		row("tagging CoNLL-2000 test as a whole process, one thread: ≥ 8× CRFsuite's tokens/s", one.TagTokSec/peer.TagTokSec, 8)
+	}
+	if cm := find("chunking", trainbench.SystemCRFsuiteModel, 1); cm != nil {
+		row("tagging a CRFsuite model, whole process (CoNLL-2000 test, CRFsuite's model, one thread): ≥ 8× CRFsuite's tokens/s", cm.TagTokSec/peer.TagTokSec, 8)
+		same := cm.ItemAcc == peer.ItemAcc && cm.ChunkF1 == peer.ChunkF1
+		fmt.Fprintf(buf, "| the same model's labels, simdcrf's and CRFsuite's: same accuracy | %.2f %% and %.2f %% | %s |\n", cm.ItemAcc, peer.ItemAcc, yesNo(same))
 	}
 	fmt.Fprintln(buf)
 }

@@ -314,6 +314,18 @@ func measureTask(ctx context.Context, o Options, t Task) ([]Run, error) {
 		}
 		tags = append(tags, tagJob{run: len(runs), name: "CRFsuite tag", time: tag})
 		runs = append(runs, r)
+		// simdcrf tagging the model CRFsuite wrote, one thread.
+		o.Progress(fmt.Sprintf("%s: simdcrf tag of CRFsuite's model (accuracy)", t.Name))
+		cm, err := crfsuiteModelRun(ctx, o, t, testIn[0])
+		if err != nil {
+			return nil, err
+		}
+		tagArgs := []string{"tag", "-m", peerModel(o, t), "--threads", "1", testIn[0]}
+		tags = append(tags, tagJob{run: len(runs), name: "simdcrf tag of CRFsuite's model, 1 thread", time: func() (float64, error) {
+			w, _, _, err := runChild(ctx, o.Exe, tagArgs, io.Discard, 1)
+			return w, err
+		}})
+		runs = append(runs, cm)
 	}
 	// Tagging speed: the systems take turns, run by run, so that the
 	// shared machine's load at the time falls on all of them alike (the
@@ -364,7 +376,7 @@ func measurePeer(ctx context.Context, o Options, t Task, trainAttr, testAttr str
 		return Run{}, nil, err
 	}
 	o.Progress(fmt.Sprintf("%s: CRFsuite train (one thread)", t.Name))
-	modelPath := filepath.Join(o.WorkDir, t.Name+".crfsuite.model")
+	modelPath := peerModel(o, t)
 	params := map[string]string{"c2": "1"}
 	if o.MaxIterCheck > 0 {
 		params["max_iterations"] = fmt.Sprint(o.MaxIterCheck)
@@ -397,6 +409,36 @@ func measurePeer(ctx context.Context, o Options, t Task, trainAttr, testAttr str
 		return res.WallSeconds, err
 	}
 	return r, tag, nil
+}
+
+// SystemCRFsuiteModel is the System of the runs of simdcrf tagging the
+// model CRFsuite trained (no training of its own).
+const SystemCRFsuiteModel = "simdcrf, CRFsuite's model"
+
+// peerModel is the file of the model CRFsuite trains for task t.
+func peerModel(o Options, t Task) string {
+	return filepath.Join(o.WorkDir, t.Name+".crfsuite.model")
+}
+
+// crfsuiteModelRun scores simdcrf tag on CRFsuite's model of task t.
+func crfsuiteModelRun(ctx context.Context, o Options, t Task, testAttr string) (Run, error) {
+	out, err := runOut(ctx, o.Exe, []string{"tag", "-m", peerModel(o, t), "--json", testAttr})
+	if err != nil {
+		return Run{}, err
+	}
+	var ev struct {
+		Item   float64  `json:"item_accuracy"`
+		Chunk  *float64 `json:"chunk_f1"`
+		Tokens int      `json:"tokens"`
+	}
+	if err := json.Unmarshal(out, &ev); err != nil {
+		return Run{}, fmt.Errorf("tag --json: %v: %s", err, out)
+	}
+	r := Run{Task: t.Name, System: SystemCRFsuiteModel, Threads: 1, TagThreads: 1, ItemAcc: 100 * ev.Item, ChunkF1: -1, TestToks: ev.Tokens}
+	if ev.Chunk != nil {
+		r.ChunkF1 = 100 * *ev.Chunk
+	}
+	return r, nil
 }
 
 // scoreLabels evaluates predicted labels (one per line, a blank line between

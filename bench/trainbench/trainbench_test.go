@@ -45,6 +45,18 @@ func TestMeasureQuick(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Logf("%+v", r)
+		if r.System == SystemCRFsuiteModel { // CRFsuite's model: CRFsuite's accuracy
+			var peer *Run
+			for i := range runs {
+				if runs[i].Task == r.Task && runs[i].System == "crfsuite" {
+					peer = &runs[i]
+				}
+			}
+			if peer == nil || r.ItemAcc != peer.ItemAcc || r.ChunkF1 != peer.ChunkF1 || r.TagTokSec <= 0 {
+				t.Errorf("simdcrf on CRFsuite's model: %+v; CRFsuite: %+v", r, peer)
+			}
+			continue
+		}
 		if r.Iters != 5 || r.TestToks == 0 || (r.Task == "chunking" && (r.TestToks != 47377 || r.ChunkF1 < 50)) || r.TagTokSec <= 0 || r.PeakMiB <= 0 {
 			t.Errorf("implausible run: %+v", r)
 		}

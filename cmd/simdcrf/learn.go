@@ -51,11 +51,12 @@ func (f specFlags) spec() (corpus.Spec, error) {
 	return s, nil
 }
 
-const learnSynopsis = "learn -m MODEL [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--format crfsuite|conll|conllu] [--template FILE] [--features pos] [--label upos|xpos] TRAIN..."
+const learnSynopsis = "learn -m MODEL [--model-format simdcrf|crfsuite] [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--format crfsuite|conll|conllu] [--template FILE] [--features pos] [--label upos|xpos] TRAIN..."
 
 func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("learn", learnSynopsis, stderr)
-	modelPath := fs.String("m", "", "write the model to `FILE` (required)")
+	modelPath := fs.String("m", "", "write the model to `FILE` (required; a name ending in .crfsuite: in CRFsuite's format)")
+	modelFormat := fs.String("model-format", "", "the model file's `FORMAT`: simdcrf, or crfsuite (CRFsuite's own, without start and end weights; default: crfsuite for a name ending in .crfsuite)")
 	algo := fs.String("a", "lbfgs", "training algorithm: lbfgs (L2), l1 (OWL-QN, L1 or elastic net), sgd (L2), ap (averaged perceptron)")
 	var params multiFlag
 	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; repeatable)")
@@ -70,6 +71,15 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if *modelPath == "" || fs.NArg() == 0 {
 		fs.Usage()
 		return errUsage
+	}
+	format := *modelFormat
+	switch {
+	case format == "" && strings.HasSuffix(*modelPath, ".crfsuite"):
+		format = model.FormatCRFsuite
+	case format == "":
+		format = model.FormatSimdcrf
+	case format != model.FormatSimdcrf && format != model.FormatCRFsuite:
+		return fmt.Errorf("--model-format %s: want simdcrf or crfsuite", format)
 	}
 	spec, err := sf.spec()
 	if err != nil {
@@ -106,6 +116,11 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Threads = *threads
 	cfg.HoldoutEvery = *every
+	if format == model.FormatCRFsuite {
+		if err := crfsuiteLearn(&cfg, spec, *modelPath, *quiet, stderr); err != nil {
+			return err
+		}
+	}
 
 	start := time.Now()
 	bar := newProgressBar(stderr, *quiet)
@@ -152,6 +167,11 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 			"train_seconds": strconv.FormatFloat(trainSecs, 'f', 3, 64),
 			"threads":       strconv.Itoa(cfg.Threads),
 		}}
+	if format == model.FormatCRFsuite {
+		// The attributes the template or feature set made, as names:
+		// the model tags CRFsuite attribute files made the same way.
+		meta = model.Meta{Format: "crfsuite"}
+	}
 	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
 	if err == nil {
 		m, err = m.Compact()
@@ -159,7 +179,12 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := m.WriteFile(*modelPath); err != nil {
+	if format == model.FormatCRFsuite {
+		err = m.WriteCRFsuiteFile(*modelPath)
+	} else {
+		err = m.WriteFile(*modelPath)
+	}
+	if err != nil {
 		return err
 	}
 	if !*quiet {
@@ -184,4 +209,27 @@ func paramMap(params []string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// crfsuiteLearn sets cfg to train only what CRFsuite's model format holds,
+// and says what that leaves out: start and end weights (held at 0), tied
+// transitions (dense instead: CRFsuite's structure, label bigrams never
+// seen keeping weight 0), and the template or feature set (the model
+// holds the attribute names they make).
+func crfsuiteLearn(cfg *train.Config, spec corpus.Spec, path string, quiet bool, stderr io.Writer) error {
+	switch cfg.Transitions {
+	case "tied":
+		return fmt.Errorf("%s is written in CRFsuite's format, which cannot hold tied transitions' shared default weight (CRFsuite scores an unseen label bigram 0): train with -p transitions=dense (the default for a CRFsuite model) or none", path)
+	case "auto":
+		cfg.Transitions = "dense"
+	}
+	cfg.NoStartEnd = true
+	if quiet {
+		return nil
+	}
+	fmt.Fprintf(stderr, "simdcrf learn: %s is written in CRFsuite's format: trained without start and end weights (CRFsuite has none), with dense transitions\n", path)
+	if spec.Template != "" || spec.Features != "" {
+		fmt.Fprintf(stderr, "simdcrf learn: the model holds the attribute names the %s makes, not the %[1]s itself: it tags CRFsuite attribute files made with it\n", map[bool]string{true: "template", false: "feature set"}[spec.Template != ""])
+	}
+	return nil
 }

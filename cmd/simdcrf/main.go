@@ -2,9 +2,10 @@
 // with SIMD kernels, and measures them.
 //
 //	simdcrf demo
-//	simdcrf learn -m MODEL [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--format F] [--template FILE] [--features pos] [--label upos|xpos] TRAIN...
-//	simdcrf tag -m MODEL [--format F] [-t] [--json] [-p] [-i] [-n K] DATA...
+//	simdcrf learn -m MODEL [--model-format simdcrf|crfsuite] [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--format F] [--template FILE] [--features pos] [--label upos|xpos] TRAIN...
+//	simdcrf tag -m MODEL [--format F] [-t] [--json] [-r] [-p] [-i] [-l] [-n K] DATA...
 //	simdcrf dump -m MODEL
+//	simdcrf convert -m IN -o OUT [--to simdcrf|crfsuite]
 //	simdcrf bench kernels [--json] [--kernels LIST] [--labels LIST] [--impl LIST]
 //	simdcrf bench engine [--json] [--labels LIST] [--threads LIST]
 //	simdcrf bench report [--out BENCHMARKS.md]
@@ -25,8 +26,9 @@ const usage = `usage: simdcrf <command> [arguments]
 commands:
   demo            train a part-of-speech tagger on a sample of UD English EWT and tag its test file
   learn           train a model:  learn -m MODEL [-a ALGO] [-p NAME=VALUE]... TRAIN...
-  tag             tag data:       tag -m MODEL [-t] [--json] [-p] [-i] [-n K] DATA...
+  tag             tag data:       tag -m MODEL [-t] [--json] [-r] [-p] [-i] [-l] [-n K] [DATA...]
   dump            print a model as text
+  convert         convert a model between simdcrf's and CRFsuite's formats: convert -m IN -o OUT
   bench kernels   measure the vector kernels on this machine (a table, or --json)
   bench engine    measure inference (forward-backward, Viterbi, n-best) per structure
   bench report    measure everything and rewrite BENCHMARKS.md
@@ -65,6 +67,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return cmdTag(args[1:], stdout, stderr)
 	case "dump":
 		return cmdDump(args[1:], stdout, stderr)
+	case "convert":
+		return cmdConvert(args[1:], stdout, stderr)
 	case "demo":
 		return cmdDemo(args[1:], stdout, stderr)
 	case "bench":

@@ -21,7 +21,7 @@ import (
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
-const tagSynopsis = "tag -m MODEL [--format crfsuite|conll|conllu] [-t] [--json] [-r] [-p] [-i] [-l] [-n K] [-q] [--threads N] DATA..."
+const tagSynopsis = "tag -m MODEL [--format crfsuite|conll|conllu] [-t] [--json] [-r] [-p] [-i] [-l] [-n K] [-q] [--threads N] [DATA...]"
 
 // tagOptions are what tag prints and how it runs.
 type tagOptions struct {
@@ -43,8 +43,9 @@ appends "<TAB>LABEL:M" for every label in model order (numbers as C's
 without -n, after a line "@nbest<TAB>RANK<TAB>P": -p gives its own score
 and probability, -i and -l the marginals of its labels. The long forms
 --model, --test, --reference, --probability, --marginal, --marginal-all
-and --quiet are accepted too. --label, --template and --features may be
-given when they are what the model was trained with.
+and --quiet are accepted too. Without DATA (or with -) tag reads standard
+input. --label, --template and --features may be given when they are what
+the model was trained with.
 `
 
 func cmdTag(args []string, stdout, stderr io.Writer) error {
@@ -91,9 +92,13 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if modelPath == "" || fs.NArg() == 0 {
+	if modelPath == "" {
 		fs.Usage()
 		return errUsage
+	}
+	data := fs.Args()
+	if len(data) == 0 {
+		data = []string{"-"} // as crfsuite tag: standard input
 	}
 	var nSet bool
 	fs.Visit(func(f *flag.Flag) { nSet = nSet || f.Name == "n" })
@@ -125,7 +130,7 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 			f.Close()
 		}
 	}()
-	for _, path := range fs.Args() {
+	for _, path := range data {
 		f, err := corpus.Open(path, spec)
 		if err != nil {
 			return err
