@@ -511,3 +511,35 @@ func TestBuildErrors(t *testing.T) {
 		t.Errorf("loading a data file as a model: %v, want an error naming it", err)
 	}
 }
+
+// TestCRFsuiteModel: a model file written by CRFsuite itself, read by
+// model.Load through LoadModel: the shards with -r -p -i -l are what
+// simdcrf tag prints, which for these files is also what CRFsuite's own
+// library prints (model/testdata/crfsuite).
+func TestCRFsuiteModel(t *testing.T) {
+	fx := setup(t)["crfsuite"] // for the simdcrf binary
+	const data = "../../model/testdata/crfsuite/"
+	dir := t.TempDir()
+	test, err := os.ReadFile(data + "ewt-xpos.test.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "ewt-xpos.test.gz")
+	if err := os.WriteFile(in, test, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mdl := data + "ewt-xpos.crfsuite"
+	c := Config{Model: mdl, Input: in, Output: filepath.Join(t.TempDir(), "out"),
+		Text: model.TextOptions{Reference: true, Prob: true, Marginals: true, AllMarginals: true}}
+	r := runBuild(t, c)
+	if r.runErr != nil {
+		t.Fatal(r.runErr)
+	}
+	want := fx.run(t, "tag", "-m", mdl, "-r", "-p", "-i", "-l", in)
+	sameBytes(t, "the shards, CRFsuite model", r.body, want)
+	ref, err := gunzip(data + "ewt-xpos.test.crfsuite-tag-rpil.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, "CRFsuite's own output", r.body, ref)
+}
