@@ -16,7 +16,7 @@ import (
 func init() {
 	beam.RegisterCoder(reflect.TypeOf(evalAcc{}), encodeAcc, decodeAcc)
 	beam.RegisterCoder(reflect.TypeOf(Evaluation{}), encodeEvaluation, decodeEvaluation)
-	register.Combiner3[evalAcc, rawTagged, Evaluation](&evalFn{})
+	register.Combiner3[evalAcc, tagBatch, Evaluation](&evalFn{})
 	register.Function1x1(evalItem)
 }
 
@@ -48,8 +48,8 @@ func evaluate(s beam.Scope, tagged beam.PCollection, labels []string) beam.PColl
 	return beam.Combine(s, &evalFn{Labels: labels}, tagged)
 }
 
-func evalItem(t Tagged) rawTagged {
-	return rawTagged{File: t.File, Local: t.Index, Labels: t.Labels, Reference: t.Reference}
+func evalItem(t Tagged) tagBatch {
+	return tagBatch{File: t.File, Locals: []int64{t.Index}, Items: []int32{int32(len(t.Labels))}, Labels: t.Labels, Reference: t.Reference}
 }
 
 // evalFn is the CombineFn of Evaluate.
@@ -83,10 +83,9 @@ func (fn *evalFn) CreateAccumulator() evalAcc {
 	return evalAcc{ev: eval.NewEvaluator(fn.Labels), first: map[string]place{}}
 }
 
-func (fn *evalFn) AddInput(a evalAcc, t rawTagged) (evalAcc, error) {
-	if len(t.Labels) != len(t.Reference) || len(t.Labels) == 0 {
-		return a, fmt.Errorf("crfbeam.Evaluate: a sequence of %s has %d labels and %d reference labels (Tag with TagOptions.Evaluate)",
-			t.File, len(t.Labels), len(t.Reference))
+func (fn *evalFn) AddInput(a evalAcc, b tagBatch) (evalAcc, error) {
+	if len(b.Items) != len(b.Locals) || len(b.Labels) != len(b.Reference) {
+		return a, fmt.Errorf("crfbeam.Evaluate: sequences of %s without their labels and reference labels (Tag with TagOptions.Evaluate)", b.File)
 	}
 	if fn.known == nil {
 		fn.known = map[string]bool{}
@@ -94,15 +93,23 @@ func (fn *evalFn) AddInput(a evalAcc, t rawTagged) (evalAcc, error) {
 			fn.known[l] = true
 		}
 	}
-	a.ev.Add(t.Reference, t.Labels)
-	for i, l := range t.Reference {
-		if fn.known[l] {
-			continue
+	off := 0
+	for k, n := range b.Items {
+		if n == 0 || off+int(n) > len(b.Labels) {
+			return a, fmt.Errorf("crfbeam.Evaluate: a sequence of %s has %d labels", b.File, n)
 		}
-		p := place{t.File, t.Region, t.Local, i}
-		if q, ok := a.first[l]; !ok || p.cmp(q) < 0 {
-			a.first[l] = p
+		ref := b.Reference[off : off+int(n)]
+		a.ev.Add(ref, b.Labels[off:off+int(n)])
+		for i, l := range ref {
+			if fn.known[l] {
+				continue
+			}
+			p := place{b.File, b.Region, b.Locals[k], i}
+			if q, ok := a.first[l]; !ok || p.cmp(q) < 0 {
+				a.first[l] = p
+			}
 		}
+		off += int(n)
 	}
 	return a, nil
 }
