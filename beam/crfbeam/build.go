@@ -190,10 +190,18 @@ func (fn *readTagFn) Setup(ctx context.Context) error {
 
 func (fn *readTagFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, f fileio.ReadableFile,
 	emit func(tagBatch), bad func(rawSeq), stat func(regionStat)) error {
-	var b tagBatch
+	// The batches are emitted once the range is read. A runner splits a
+	// range off to another worker when the one reading it looks stuck, and
+	// Prism judges that by the outputs: a bundle that emits as it goes is
+	// never split, and runs on one core however many there are. Held back,
+	// a range's output (about half its input) is in memory until it is done.
+	var (
+		b   tagBatch
+		out []tagBatch
+	)
 	flush := func() {
 		if len(b.Locals) > 0 {
-			emit(b)
+			out = append(out, b)
 		}
 		b = tagBatch{File: b.File, Region: b.Region}
 	}
@@ -211,6 +219,9 @@ func (fn *readTagFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, f
 		}
 	}, bad, stat)
 	flush()
+	for _, b := range out {
+		emit(b)
+	}
 	return err
 }
 
