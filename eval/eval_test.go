@@ -365,3 +365,57 @@ func TestMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestBinary sends evaluators through MarshalBinary and UnmarshalBinary,
+// as a pipeline's combiner does, and merges them: the result is a single
+// evaluator's, label order included; damaged encodings are errors.
+func TestBinary(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	labels := []string{"B-NP", "I-NP", "B-VP", "O", "B-PP", "I-PP"}
+	all := NewEvaluator([]string{"O", "B-UNSEEN"})
+	parts := []*Evaluator{NewEvaluator([]string{"O", "B-UNSEEN"}), {}, {}}
+	for k := range 60 {
+		n := 1 + r.IntN(9)
+		g, p := make([]string, n), make([]string, n)
+		for i := range n {
+			g[i], p[i] = labels[r.IntN(len(labels))], labels[r.IntN(len(labels))]
+		}
+		all.Add(g, p)
+		parts[k/20].Add(g, p)
+	}
+	merged := &Evaluator{}
+	for _, p := range parts {
+		b, err := p.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var q Evaluator
+		if err := q.UnmarshalBinary(b); err != nil {
+			t.Fatal(err)
+		}
+		if b2, _ := q.MarshalBinary(); !bytes.Equal(b, b2) {
+			t.Fatal("encoding of a decoded evaluator differs")
+		}
+		merged.Merge(&q)
+	}
+	if got, want := merged.Result(), all.Result(); !reflect.DeepEqual(got, want) || want.Chunk == nil {
+		t.Fatalf("through the encoding:\n%+v\nwant\n%+v", got, want)
+	}
+	// B-UNSEEN never occurs, but it is part of the order: kept.
+	b, _ := parts[0].MarshalBinary()
+	var q Evaluator
+	if err := q.UnmarshalBinary(b); err != nil || q.names[1] != "B-UNSEEN" {
+		t.Fatalf("declared label lost: %v %v", err, q.names)
+	}
+	for n := range len(b) {
+		if err := q.UnmarshalBinary(b[:n]); err == nil {
+			t.Fatalf("truncated to %d bytes: no error", n)
+		}
+	}
+	if err := q.UnmarshalBinary(append(b, 0)); err == nil {
+		t.Fatal("trailing byte: no error")
+	}
+	if err := q.UnmarshalBinary([]byte{9}); err == nil || !strings.Contains(err.Error(), "version 9") {
+		t.Fatalf("version 9: %v", err)
+	}
+}

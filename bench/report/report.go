@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/simdcrf/simdcrf/bench/beambench"
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/machine"
@@ -26,6 +27,8 @@ type Config struct {
 	Progress  func(string)  // progress lines (may be nil)
 	// Training, if set, adds the accuracy and CRFsuite tables.
 	Training *trainbench.Options
+	// Beam, if set, adds simdcrf-beam against simdcrf tag.
+	Beam *beambench.Options
 }
 
 // Write measures everything and writes the report to path atomically
@@ -106,6 +109,13 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 			return err
 		}
 		writeTraining(buf, runs, *cfg.Training)
+	}
+	if cfg.Beam != nil {
+		r, err := beambench.Measure(context.Background(), *cfg.Beam)
+		if err != nil {
+			return err
+		}
+		WriteBeam(buf, r)
 	}
 	writeArm64(buf)
 	took := []byte(time.Since(start).Round(time.Second).String())

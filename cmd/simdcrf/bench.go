@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simdcrf/simdcrf/bench/beambench"
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/machine"
@@ -20,7 +23,7 @@ import (
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|report [options]\n")
+		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|beam|report [options]\n")
 		return errUsage
 	}
 	switch args[0] {
@@ -28,10 +31,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return benchKernels(args[1:], stdout, stderr)
 	case "engine":
 		return benchEngine(args[1:], stdout, stderr)
+	case "beam":
+		return benchBeam(args[1:], stdout, stderr)
 	case "report":
 		return benchReport(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, report)\n", args[0])
+	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, beam, report)\n", args[0])
 	return errUsage
 }
 
@@ -155,6 +160,7 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	templates := fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
 	peers := fs.Bool("peers", true, "run CRFsuite (installed from npm on first use) beside simdcrf")
 	tasks := fs.String("tasks", "", "comma-separated training tasks (default all: "+taskNames()+"); \"none\" for no training tables")
+	withBeam := fs.Bool("beam", true, "measure simdcrf-beam (built from ./beam) against simdcrf tag, if the data is there")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -189,11 +195,66 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	if training != nil {
 		training.Progress = cfg.Progress
 	}
+	if *withBeam {
+		if _, err := os.Stat(*data); err == nil {
+			o, cleanup, err := beamOptions(*data, *templates, cfg.Progress)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			cfg.Beam = o
+		}
+	}
 	if err := report.Write(*out, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", *out)
 	return nil
+}
+
+// beamOptions sets up beambench for the beam module under the working
+// directory (the repository, for go run ./cmd/simdcrf).
+func beamOptions(data, templates string, progress func(string)) (*beambench.Options, func(), error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, nil, err
+	}
+	dir, err := filepath.Abs("beam")
+	if err != nil {
+		return nil, nil, err
+	}
+	work, err := os.MkdirTemp("", "simdcrf-beambench")
+	if err != nil {
+		return nil, nil, err
+	}
+	return &beambench.Options{Exe: exe, BeamDir: dir, DataDir: data, TemplateDir: templates, WorkDir: work, Progress: progress},
+		func() { os.RemoveAll(work) }, nil
+}
+
+// benchBeam prints the report's section on simdcrf-beam.
+func benchBeam(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench beam", "bench beam [options]", stderr)
+	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`")
+	templates := fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
+	copies := fs.Int("copies", 64, "copies of the CoNLL-2000 test file to tag")
+	repeats := fs.Int("repeats", 5, "runs of each command; the median is reported")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	o, cleanup, err := beamOptions(*data, *templates, func(s string) { fmt.Fprintln(stderr, s) })
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	o.Copies, o.Repeats = *copies, *repeats
+	r, err := beambench.Measure(context.Background(), *o)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	report.WriteBeam(&buf, r)
+	_, err = stdout.Write(buf.Bytes())
+	return err
 }
 
 func cmdVersion(stdout io.Writer) error {
