@@ -2,11 +2,8 @@ package crfbeam
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -74,10 +71,8 @@ func forgetModels() {
 	models.Unlock()
 }
 
-// readModel reads the model at path through Beam's file systems. The model
-// package reads files by name (and tells the formats apart by their
-// magic), so the bytes are copied to a temporary file first, which is
-// removed once read.
+// readModel reads the model at path through Beam's file systems (either
+// model format, told apart by the magic, as model.Load tells them).
 func readModel(ctx context.Context, path string) (*model.Model, error) {
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
@@ -89,22 +84,9 @@ func readModel(ctx context.Context, path string) (*model.Model, error) {
 		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
 	defer r.Close()
-	tmp, err := os.CreateTemp("", "simdcrf-model-*")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, r)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
+	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", path, err)
 	}
-	m, err := model.Load(tmp.Name())
-	if err != nil {
-		// Name the model as the user gave it, not the copy.
-		return nil, errors.New(strings.ReplaceAll(err.Error(), tmp.Name(), path))
-	}
-	return m, nil
+	return model.Decode(path, data)
 }

@@ -72,18 +72,13 @@ func Tag(s beam.Scope, seqs beam.PCollection, o TagOptions) (tagged, dead beam.P
 	return beam.ParDo2(s, &tagFn{tagger: tagger{Model: o.Model, Format: o.Format, Text: o.Text, Evaluate: o.Evaluate}}, seqs)
 }
 
-// Spec returns how to read data for m: as it was trained, or in the given
-// format when m's attributes do not come from a template or feature set
-// (what simdcrf tag --format allows).
-func Spec(m *model.Model, formatName string) (corpus.Spec, error) {
+// Spec returns how to read data for m given the input options a command
+// was given (empty fields: not given; the template as text): as m was
+// trained, with --format, --label, --features and --template checked
+// against it exactly as simdcrf tag checks them (corpus.Spec.ForTagging).
+func Spec(m *model.Model, given corpus.Spec) (corpus.Spec, error) {
 	s := corpus.Spec{Format: m.Meta.Format, Template: m.Meta.Template, Features: m.Meta.Features, Label: m.Meta.Label, Columns: m.Meta.Columns}
-	if formatName != "" && formatName != s.Format {
-		if s.Template != "" || s.Features != "" {
-			return s, fmt.Errorf("the model extracts its features from %s input (--format %s cannot be used with it)", s.Format, formatName)
-		}
-		s.Format = formatName
-	}
-	return s, nil
+	return s.ForTagging(given)
 }
 
 // tagger tags parsed sequences with a model and prints them: what tagFn
@@ -111,7 +106,7 @@ func (t *tagger) setup(ctx context.Context) (format.Options, error) {
 	if t.l.err != nil {
 		return format.Options{}, t.l.err
 	}
-	spec, err := Spec(t.l.m, t.Format)
+	spec, err := Spec(t.l.m, corpus.Spec{Format: t.Format})
 	if err != nil {
 		return format.Options{}, fmt.Errorf("%s: %w", t.Model, err)
 	}

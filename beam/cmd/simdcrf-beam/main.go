@@ -39,7 +39,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/simdcrf/simdcrf/beam/crfbeam"
-	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/model"
 )
 
@@ -269,39 +269,16 @@ func inputSize(ctx context.Context, glob string) (int64, error) {
 }
 
 // checkSpecFlags accepts --label, --template and --features when they say
-// what the model was trained with (as simdcrf tag does).
+// what the model was trained with, as simdcrf tag does (crfbeam.Spec).
 func checkSpecFlags(ctx context.Context, m *model.Model, sf specFlags) error {
-	if l := sf.label; l != "" {
-		have := m.Meta.Label
-		if have == "" && m.Meta.Format == "conllu" {
-			have = "upos"
-		}
-		if l != have {
-			return fmt.Errorf("--label %s: the model was trained on %q labels", l, have)
-		}
-	}
-	if f := sf.features; f != "" && f != m.Meta.Features {
-		return fmt.Errorf("--features %s: the model was trained with features %q", f, m.Meta.Features)
-	}
+	given := corpus.Spec{Label: sf.label, Features: sf.features}
 	if path := sf.template; path != "" {
 		b, err := crfbeam.ReadFile(ctx, path)
 		if err != nil {
 			return err
 		}
-		given, err := format.ParseTemplate(bytes.NewReader(b), path)
-		if err != nil {
-			return err
-		}
-		if m.Meta.Template == "" {
-			return errors.New("--template: the model was trained without a template")
-		}
-		have, err := format.ParseTemplate(strings.NewReader(m.Meta.Template), "the model's template")
-		if err != nil {
-			return err
-		}
-		if given.String() != have.String() {
-			return fmt.Errorf("--template %s: not the template the model was trained with (simdcrf dump shows it)", path)
-		}
+		given.Template, given.TemplateName = string(b), path
 	}
-	return nil
+	_, err := crfbeam.Spec(m, given)
+	return err
 }
