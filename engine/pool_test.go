@@ -122,12 +122,30 @@ func TestBatchNoAllocations(t *testing.T) {
 			if err := f(); err != nil {
 				t.Fatal(err)
 			}
-			if a := testing.AllocsPerRun(10, func() { f() }); a != 0 {
+			if a := steadyAllocs(func() { f() }); a != 0 {
 				t.Errorf("threads=%d: %s allocates %v times per call", threads, name, a)
 			}
 		}
 		pool.Close()
 	}
+}
+
+// steadyAllocs is testing.AllocsPerRun(10, f), the least of three
+// measurements: a call that blocks (a worker or the caller parks on a
+// channel) can make the runtime allocate a sudog when its per-P cache is
+// empty — after a GC, or when sudogs migrated between Ps on a loaded
+// machine (seen under qemu-aarch64: "allocates 1 times per call" once).
+// That is the runtime refilling a cache, not the call; an allocation the
+// call makes shows in every measurement.
+func steadyAllocs(f func()) float64 {
+	least := testing.AllocsPerRun(10, f)
+	for range 2 {
+		if least == 0 {
+			break
+		}
+		least = min(least, testing.AllocsPerRun(10, f))
+	}
+	return least
 }
 
 // TestPoolLateSignal holds up the worker that finishes a run last between
