@@ -236,3 +236,30 @@ func BenchmarkLoadCRFsuite(b *testing.B) {
 		b.ReportMetric(float64(st.Size())/(1<<20), "MiB")
 	})
 }
+
+// BenchmarkLookupCRFsuite looks up every attribute of a CRFsuite model the
+// size of CoNLL-2000 chunking's (and as many names it lacks), in a random
+// order, in batches as Encode does: the dictionary lookups that take half
+// of a tagging run of such a model.
+func BenchmarkLookupCRFsuite(b *testing.B) {
+	m, err := Load(crfsuiteChunkingModel(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := m.Attrs.Len()
+	r := rand.New(rand.NewPCG(5, 5))
+	keys := make([][]byte, 0, 2*n)
+	for a := range n {
+		keys = append(keys, []byte(m.Attrs.String(int32(a))), []byte(fmt.Sprintf("U%02d:unseen%d", a%20, a)))
+	}
+	r.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+	ids := make([]int32, 64)
+	b.ResetTimer()
+	for b.Loop() {
+		for i := 0; i < len(keys); i += 64 {
+			k := keys[i:min(i+64, len(keys))]
+			m.Attrs.LookupBytesAll(ids, k)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(keys)), "ns/key")
+}
