@@ -16081,3 +16081,12741 @@ shiftRowsAVX512_AVX512_next:
 	JNZ  shiftRowsAVX512_AVX512_row
 	VZEROUPPER
 	RET
+
+// func forward32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·forward32AVX2(SB), $9376-112
+	MOVQ   alpha_base+0(FP), AX
+	MOVQ   psi_base+48(FP), CX
+	MOVQ   scale_base+24(FP), DX
+	MOVQ   M+104(FP), BX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   SI, SI
+	MOVQ   BX, DI
+	ANDQ   $-16, DI
+
+fbAVX2_sum_688_AVX2f32_wide:
+	CMPQ   SI, DI
+	JAE    fbAVX2_sum_688_AVX2f32_narrow0
+	VADDPS (CX)(SI*4), Y0, Y0
+	VADDPS 32(CX)(SI*4), Y1, Y1
+	ADDQ   $+16, SI
+	JMP    fbAVX2_sum_688_AVX2f32_wide
+
+fbAVX2_sum_688_AVX2f32_narrow0:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+fbAVX2_sum_688_AVX2f32_narrow:
+	CMPQ   SI, DI
+	JAE    fbAVX2_sum_688_AVX2f32_tail
+	VADDPS (CX)(SI*4), Y0, Y0
+	ADDQ   $+8, SI
+	JMP    fbAVX2_sum_688_AVX2f32_narrow
+
+fbAVX2_sum_688_AVX2f32_tail:
+	MOVQ       BX, DI
+	SUBQ       SI, DI
+	JZ         fbAVX2_sum_688_AVX2f32_end
+	MOVQ       $0x00000008, R8
+	SUBQ       DI, R8
+	LEAQ       tailmask32<>+0(SB), DI
+	VMOVDQU    (DI)(R8*4), Y2
+	VMASKMOVPS (CX)(SI*4), Y2, Y2
+	VADDPS     Y2, Y0, Y0
+
+fbAVX2_sum_688_AVX2f32_end:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (DX)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y0
+	XORQ         DX, DX
+	MOVQ         BX, SI
+	ANDQ         $-16, SI
+
+fbAVX2_mul_689_AVX2f32_wide:
+	CMPQ    DX, SI
+	JAE     fbAVX2_mul_689_AVX2f32_narrow0
+	VMULPS  (CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VMULPS  32(CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, 32(AX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     fbAVX2_mul_689_AVX2f32_wide
+
+fbAVX2_mul_689_AVX2f32_narrow0:
+	MOVQ BX, SI
+	ANDQ $-8, SI
+
+fbAVX2_mul_689_AVX2f32_narrow:
+	CMPQ    DX, SI
+	JAE     fbAVX2_mul_689_AVX2f32_tail
+	VMULPS  (CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	ADDQ    $+8, DX
+	JMP     fbAVX2_mul_689_AVX2f32_narrow
+
+fbAVX2_mul_689_AVX2f32_tail:
+	SUBQ       DX, BX
+	JZ         fbAVX2_mul_689_AVX2f32_end
+	MOVQ       $0x00000008, SI
+	SUBQ       BX, SI
+	LEAQ       tailmask32<>+0(SB), BX
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX)(DX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (AX)(DX*4)
+
+fbAVX2_mul_689_AVX2f32_end:
+	MOVQ    M+104(FP), AX
+	CMPQ    AX, $0x00000030
+	JA      fbAVX2_multi_690
+	MOVQ    M+104(FP), AX
+	LEAQ    7(AX), CX
+	SHRQ    $0x03, CX
+	MOVQ    CX, DX
+	SHLQ    $0x03, DX
+	SUBQ    AX, DX
+	NEGQ    DX
+	ADDQ    $0x00000008, DX
+	MOVQ    DX, (SP)
+	LEAQ    8(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 9288(SP)
+	CMPQ    CX, $0x00000001
+	JEQ     fbAVX2_case1_692
+	CMPQ    CX, $0x00000002
+	JEQ     fbAVX2_case2_693
+	CMPQ    CX, $0x00000003
+	JEQ     fbAVX2_case3_694
+	CMPQ    CX, $0x00000004
+	JEQ     fbAVX2_case4_695
+	CMPQ    CX, $0x00000005
+	JEQ     fbAVX2_case5_696
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_698:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMOVUPS    96(DX), Y1
+	VMOVUPS    Y1, 96(BX)
+	VMOVUPS    128(DX), Y1
+	VMOVUPS    Y1, 128(BX)
+	VMASKMOVPS 160(DX), Y0, Y1
+	VMOVUPS    Y1, 160(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000c0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_698
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x000000c0, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_699:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_700
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_702
+
+fbAVX2_loop_701:
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y1
+	VFMADD231PS  32(R8), Y13, Y2
+	VFMADD231PS  64(R8), Y13, Y3
+	VFMADD231PS  96(R8), Y13, Y4
+	VFMADD231PS  128(R8), Y13, Y5
+	VFMADD231PS  160(R8), Y13, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y7
+	VFMADD231PS  32(R8), Y13, Y8
+	VFMADD231PS  64(R8), Y13, Y9
+	VFMADD231PS  96(R8), Y13, Y10
+	VFMADD231PS  128(R8), Y13, Y11
+	VFMADD231PS  160(R8), Y13, Y12
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_701
+
+fbAVX2_odd_702:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_703
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y1
+	VFMADD231PS  32(R8), Y13, Y2
+	VFMADD231PS  64(R8), Y13, Y3
+	VFMADD231PS  96(R8), Y13, Y4
+	VFMADD231PS  128(R8), Y13, Y5
+	VFMADD231PS  160(R8), Y13, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_703:
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y11, Y5, Y5
+	VADDPS       Y12, Y6, Y6
+	ADDQ         DI, DX
+	VXORPD       Y7, Y7, Y7
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y7, Y7
+	VMULPS       32(BX), Y2, Y2
+	VADDPS       Y2, Y7, Y7
+	VMULPS       64(BX), Y3, Y3
+	VADDPS       Y3, Y7, Y7
+	VMULPS       96(BX), Y4, Y4
+	VADDPS       Y4, Y7, Y7
+	VMULPS       128(BX), Y5, Y5
+	VADDPS       Y5, Y7, Y7
+	VMASKMOVPS   160(BX), Y0, Y8
+	VMULPS       Y8, Y6, Y6
+	VANDPS       Y6, Y0, Y8
+	VADDPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPS       X8, X7, X7
+	VMOVHLPS     X7, X7, X8
+	VADDPS       X8, X7, X7
+	VMOVSHDUP    X7, X8
+	VADDSS       X8, X7, X7
+	VMOVSS       X7, (SI)
+	VMOVSS       fbone32<>+0(SB), X8
+	VDIVSS       X7, X8, X8
+	VBROADCASTSS X8, Y7
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, 128(DX)
+	VMULPS       Y7, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 160(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_699
+
+fbAVX2_tend_700:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case5_696:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_704:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMOVUPS    96(DX), Y1
+	VMOVUPS    Y1, 96(BX)
+	VMASKMOVPS 128(DX), Y0, Y1
+	VMOVUPS    Y1, 128(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000a0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_704
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x000000a0, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_705:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_706
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_708
+
+fbAVX2_loop_707:
+	VBROADCASTSS (R9), Y11
+	VFMADD231PS  (R8), Y11, Y1
+	VFMADD231PS  32(R8), Y11, Y2
+	VFMADD231PS  64(R8), Y11, Y3
+	VFMADD231PS  96(R8), Y11, Y4
+	VFMADD231PS  128(R8), Y11, Y5
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y11
+	VFMADD231PS  (R8), Y11, Y6
+	VFMADD231PS  32(R8), Y11, Y7
+	VFMADD231PS  64(R8), Y11, Y8
+	VFMADD231PS  96(R8), Y11, Y9
+	VFMADD231PS  128(R8), Y11, Y10
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_707
+
+fbAVX2_odd_708:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_709
+	VBROADCASTSS (R9), Y11
+	VFMADD231PS  (R8), Y11, Y1
+	VFMADD231PS  32(R8), Y11, Y2
+	VFMADD231PS  64(R8), Y11, Y3
+	VFMADD231PS  96(R8), Y11, Y4
+	VFMADD231PS  128(R8), Y11, Y5
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_709:
+	VADDPS       Y6, Y1, Y1
+	VADDPS       Y7, Y2, Y2
+	VADDPS       Y8, Y3, Y3
+	VADDPS       Y9, Y4, Y4
+	VADDPS       Y10, Y5, Y5
+	ADDQ         DI, DX
+	VXORPD       Y6, Y6, Y6
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y6, Y6
+	VMULPS       32(BX), Y2, Y2
+	VADDPS       Y2, Y6, Y6
+	VMULPS       64(BX), Y3, Y3
+	VADDPS       Y3, Y6, Y6
+	VMULPS       96(BX), Y4, Y4
+	VADDPS       Y4, Y6, Y6
+	VMASKMOVPS   128(BX), Y0, Y7
+	VMULPS       Y7, Y5, Y5
+	VANDPS       Y5, Y0, Y7
+	VADDPS       Y7, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
+	VMOVSS       X6, (SI)
+	VMOVSS       fbone32<>+0(SB), X7
+	VDIVSS       X6, X7, X7
+	VBROADCASTSS X7, Y6
+	VMULPS       Y6, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y6, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y6, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y6, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	VMULPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y0, 128(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_705
+
+fbAVX2_tend_706:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case4_695:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_710:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMASKMOVPS 96(DX), Y0, Y1
+	VMOVUPS    Y1, 96(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000080, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_710
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x00000080, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_711:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_712
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_714
+
+fbAVX2_loop_713:
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y1
+	VFMADD231PS  32(R8), Y9, Y2
+	VFMADD231PS  64(R8), Y9, Y3
+	VFMADD231PS  96(R8), Y9, Y4
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y5
+	VFMADD231PS  32(R8), Y9, Y6
+	VFMADD231PS  64(R8), Y9, Y7
+	VFMADD231PS  96(R8), Y9, Y8
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_713
+
+fbAVX2_odd_714:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_715
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y1
+	VFMADD231PS  32(R8), Y9, Y2
+	VFMADD231PS  64(R8), Y9, Y3
+	VFMADD231PS  96(R8), Y9, Y4
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_715:
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y8, Y4, Y4
+	ADDQ         DI, DX
+	VXORPD       Y5, Y5, Y5
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y5, Y5
+	VMULPS       32(BX), Y2, Y2
+	VADDPS       Y2, Y5, Y5
+	VMULPS       64(BX), Y3, Y3
+	VADDPS       Y3, Y5, Y5
+	VMASKMOVPS   96(BX), Y0, Y6
+	VMULPS       Y6, Y4, Y4
+	VANDPS       Y4, Y0, Y6
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+	VMOVSS       X5, (SI)
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       X5, X6, X6
+	VBROADCASTSS X6, Y5
+	VMULPS       Y5, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y5, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 96(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_711
+
+fbAVX2_tend_712:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case3_694:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_716:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMASKMOVPS 64(DX), Y0, Y1
+	VMOVUPS    Y1, 64(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000060, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_716
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x00000060, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_717:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_718
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_720
+
+fbAVX2_loop_719:
+	VBROADCASTSS (R9), Y7
+	VFMADD231PS  (R8), Y7, Y1
+	VFMADD231PS  32(R8), Y7, Y2
+	VFMADD231PS  64(R8), Y7, Y3
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y7
+	VFMADD231PS  (R8), Y7, Y4
+	VFMADD231PS  32(R8), Y7, Y5
+	VFMADD231PS  64(R8), Y7, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_719
+
+fbAVX2_odd_720:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_721
+	VBROADCASTSS (R9), Y7
+	VFMADD231PS  (R8), Y7, Y1
+	VFMADD231PS  32(R8), Y7, Y2
+	VFMADD231PS  64(R8), Y7, Y3
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_721:
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	ADDQ         DI, DX
+	VXORPD       Y4, Y4, Y4
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y4, Y4
+	VMULPS       32(BX), Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VMASKMOVPS   64(BX), Y0, Y5
+	VMULPS       Y5, Y3, Y3
+	VANDPS       Y3, Y0, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (SI)
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       X4, X5, X5
+	VBROADCASTSS X5, Y4
+	VMULPS       Y4, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_717
+
+fbAVX2_tend_718:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case2_693:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_722:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMASKMOVPS 32(DX), Y0, Y1
+	VMOVUPS    Y1, 32(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000040, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_722
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x00000040, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_723:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_724
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_726
+
+fbAVX2_loop_725:
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y1
+	VFMADD231PS  32(R8), Y5, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y3
+	VFMADD231PS  32(R8), Y5, Y4
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_725
+
+fbAVX2_odd_726:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_727
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y1
+	VFMADD231PS  32(R8), Y5, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_727:
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y4, Y2, Y2
+	ADDQ         DI, DX
+	VXORPD       Y3, Y3, Y3
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y3, Y3
+	VMASKMOVPS   32(BX), Y0, Y4
+	VMULPS       Y4, Y2, Y2
+	VANDPS       Y2, Y0, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VMOVSS       X3, (SI)
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       X3, X4, X4
+	VBROADCASTSS X4, Y3
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_723
+
+fbAVX2_tend_724:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case1_692:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_728:
+	VMASKMOVPS (DX), Y0, Y1
+	VMOVUPS    Y1, (BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000020, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_728
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x00000020, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_729:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_730
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_732
+
+fbAVX2_loop_731:
+	VBROADCASTSS (R9), Y3
+	VFMADD231PS  (R8), Y3, Y1
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_731
+
+fbAVX2_odd_732:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_733
+	VBROADCASTSS (R9), Y3
+	VFMADD231PS  (R8), Y3, Y1
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_733:
+	VADDPS       Y2, Y1, Y1
+	ADDQ         DI, DX
+	VXORPD       Y2, Y2, Y2
+	VMASKMOVPS   (BX), Y0, Y3
+	VMULPS       Y3, Y1, Y1
+	VANDPS       Y1, Y0, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VMOVSS       X2, (SI)
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       X2, X3, X3
+	VBROADCASTSS X3, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_729
+
+fbAVX2_tend_730:
+fbAVX2_swend_691:
+	VZEROUPPER
+	RET
+
+fbAVX2_multi_690:
+	MOVQ $0x00000001, 9312(SP)
+
+fbAVX2_mt_734:
+	MOVQ    9312(SP), AX
+	MOVQ    T+96(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_mtend_735
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    alpha_base+0(FP), DX
+	DECQ    AX
+	IMULQ   CX, AX
+	ADDQ    AX, DX
+	MOVQ    DX, 9320(SP)
+	VXORPD  Y0, Y0, Y0
+	VMOVUPS Y0, 9328(SP)
+	MOVQ    $0x00000000, 9360(SP)
+
+fbAVX2_chunk_736:
+	MOVQ 9360(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_chunkend_737
+	SUBQ AX, CX
+	MOVQ $0x00000006, AX
+	MOVQ $0x00000008, DX
+	CMPQ CX, $0x00000030
+	JAE  fbAVX2_full_738
+	LEAQ 7(CX), AX
+	SHRQ $0x03, AX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
+
+fbAVX2_full_738:
+	MOVQ    DX, 9368(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_740
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_741
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX2_case3_742
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX2_case4_743
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX2_case5_744
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_747
+
+fbAVX2_loop_746:
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VFMADD231PS  64(DX), Y13, Y9
+	VFMADD231PS  96(DX), Y13, Y10
+	VFMADD231PS  128(DX), Y13, Y11
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y12
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_746
+
+fbAVX2_odd_747:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_748
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_748:
+	VADDPS     Y7, Y1, Y1
+	VADDPS     Y8, Y2, Y2
+	VADDPS     Y9, Y3, Y3
+	VADDPS     Y10, Y4, Y4
+	VADDPS     Y11, Y5, Y5
+	VADDPS     Y12, Y6, Y6
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y7
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y7, Y7
+	VMOVUPS    Y1, (CX)
+	VMULPS     32(AX), Y2, Y2
+	VADDPS     Y2, Y7, Y7
+	VMOVUPS    Y2, 32(CX)
+	VMULPS     64(AX), Y3, Y3
+	VADDPS     Y3, Y7, Y7
+	VMOVUPS    Y3, 64(CX)
+	VMULPS     96(AX), Y4, Y4
+	VADDPS     Y4, Y7, Y7
+	VMOVUPS    Y4, 96(CX)
+	VMULPS     128(AX), Y5, Y5
+	VADDPS     Y5, Y7, Y7
+	VMOVUPS    Y5, 128(CX)
+	VMASKMOVPS 160(AX), Y0, Y1
+	VMULPS     Y1, Y6, Y6
+	VANDPS     Y6, Y0, Y1
+	VADDPS     Y1, Y7, Y7
+	VMASKMOVPS Y6, Y0, 160(CX)
+	VMOVUPS    Y7, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case5_744:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_750
+
+fbAVX2_loop_749:
+	VBROADCASTSS (BX), Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y11
+	VFMADD231PS  (DX), Y11, Y6
+	VFMADD231PS  32(DX), Y11, Y7
+	VFMADD231PS  64(DX), Y11, Y8
+	VFMADD231PS  96(DX), Y11, Y9
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y10
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_749
+
+fbAVX2_odd_750:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_751
+	VBROADCASTSS (BX), Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_751:
+	VADDPS     Y6, Y1, Y1
+	VADDPS     Y7, Y2, Y2
+	VADDPS     Y8, Y3, Y3
+	VADDPS     Y9, Y4, Y4
+	VADDPS     Y10, Y5, Y5
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y6
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y6, Y6
+	VMOVUPS    Y1, (CX)
+	VMULPS     32(AX), Y2, Y2
+	VADDPS     Y2, Y6, Y6
+	VMOVUPS    Y2, 32(CX)
+	VMULPS     64(AX), Y3, Y3
+	VADDPS     Y3, Y6, Y6
+	VMOVUPS    Y3, 64(CX)
+	VMULPS     96(AX), Y4, Y4
+	VADDPS     Y4, Y6, Y6
+	VMOVUPS    Y4, 96(CX)
+	VMASKMOVPS 128(AX), Y0, Y1
+	VMULPS     Y1, Y5, Y5
+	VANDPS     Y5, Y0, Y1
+	VADDPS     Y1, Y6, Y6
+	VMASKMOVPS Y5, Y0, 128(CX)
+	VMOVUPS    Y6, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case4_743:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_753
+
+fbAVX2_loop_752:
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VFMADD231PS  32(DX), Y9, Y6
+	VFMADD231PS  64(DX), Y9, Y7
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y8
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_752
+
+fbAVX2_odd_753:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_754
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_754:
+	VADDPS     Y5, Y1, Y1
+	VADDPS     Y6, Y2, Y2
+	VADDPS     Y7, Y3, Y3
+	VADDPS     Y8, Y4, Y4
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y5
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y5, Y5
+	VMOVUPS    Y1, (CX)
+	VMULPS     32(AX), Y2, Y2
+	VADDPS     Y2, Y5, Y5
+	VMOVUPS    Y2, 32(CX)
+	VMULPS     64(AX), Y3, Y3
+	VADDPS     Y3, Y5, Y5
+	VMOVUPS    Y3, 64(CX)
+	VMASKMOVPS 96(AX), Y0, Y1
+	VMULPS     Y1, Y4, Y4
+	VANDPS     Y4, Y0, Y1
+	VADDPS     Y1, Y5, Y5
+	VMASKMOVPS Y4, Y0, 96(CX)
+	VMOVUPS    Y5, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case3_742:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_756
+
+fbAVX2_loop_755:
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  (DX), Y7, Y4
+	VFMADD231PS  32(DX), Y7, Y5
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_755
+
+fbAVX2_odd_756:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_757
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_757:
+	VADDPS     Y4, Y1, Y1
+	VADDPS     Y5, Y2, Y2
+	VADDPS     Y6, Y3, Y3
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y4
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y4, Y4
+	VMOVUPS    Y1, (CX)
+	VMULPS     32(AX), Y2, Y2
+	VADDPS     Y2, Y4, Y4
+	VMOVUPS    Y2, 32(CX)
+	VMASKMOVPS 64(AX), Y0, Y1
+	VMULPS     Y1, Y3, Y3
+	VANDPS     Y3, Y0, Y1
+	VADDPS     Y1, Y4, Y4
+	VMASKMOVPS Y3, Y0, 64(CX)
+	VMOVUPS    Y4, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case2_741:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_759
+
+fbAVX2_loop_758:
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  (DX), Y5, Y3
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_758
+
+fbAVX2_odd_759:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_760
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_760:
+	VADDPS     Y3, Y1, Y1
+	VADDPS     Y4, Y2, Y2
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y3
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y3, Y3
+	VMOVUPS    Y1, (CX)
+	VMASKMOVPS 32(AX), Y0, Y1
+	VMULPS     Y1, Y2, Y2
+	VANDPS     Y2, Y0, Y1
+	VADDPS     Y1, Y3, Y3
+	VMASKMOVPS Y2, Y0, 32(CX)
+	VMOVUPS    Y3, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case1_740:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_762
+
+fbAVX2_loop_761:
+	VBROADCASTSS (BX), Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_761
+
+fbAVX2_odd_762:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_763
+	VBROADCASTSS (BX), Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_763:
+	VADDPS     Y2, Y1, Y1
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y2
+	VMASKMOVPS (AX), Y0, Y3
+	VMULPS     Y3, Y1, Y1
+	VANDPS     Y1, Y0, Y3
+	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS Y1, Y0, (CX)
+	VMOVUPS    Y2, 9328(SP)
+
+fbAVX2_swend_739:
+	MOVQ 9360(SP), AX
+	ADDQ $0x00000030, AX
+	MOVQ AX, 9360(SP)
+	JMP  fbAVX2_chunk_736
+
+fbAVX2_chunkend_737:
+	VMOVUPS      9328(SP), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         9312(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y0
+	MOVQ         M+104(FP), AX
+	MOVQ         9320(SP), CX
+	LEAQ         (CX)(AX*4), CX
+	XORQ         DX, DX
+	MOVQ         AX, BX
+	ANDQ         $-16, BX
+
+fbAVX2_mul_764_AVX2f32_wide:
+	CMPQ    DX, BX
+	JAE     fbAVX2_mul_764_AVX2f32_narrow0
+	VMULPS  (CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (CX)(DX*4)
+	VMULPS  32(CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, 32(CX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     fbAVX2_mul_764_AVX2f32_wide
+
+fbAVX2_mul_764_AVX2f32_narrow0:
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+fbAVX2_mul_764_AVX2f32_narrow:
+	CMPQ    DX, BX
+	JAE     fbAVX2_mul_764_AVX2f32_tail
+	VMULPS  (CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (CX)(DX*4)
+	ADDQ    $+8, DX
+	JMP     fbAVX2_mul_764_AVX2f32_narrow
+
+fbAVX2_mul_764_AVX2f32_tail:
+	SUBQ       DX, AX
+	JZ         fbAVX2_mul_764_AVX2f32_end
+	MOVQ       $0x00000008, BX
+	SUBQ       AX, BX
+	LEAQ       tailmask32<>+0(SB), AX
+	VMOVDQU    (AX)(BX*4), Y1
+	VMASKMOVPS (CX)(DX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (CX)(DX*4)
+
+fbAVX2_mul_764_AVX2f32_end:
+	MOVQ 9312(SP), AX
+	INCQ AX
+	MOVQ AX, 9312(SP)
+	JMP  fbAVX2_mt_734
+
+fbAVX2_mtend_735:
+	VZEROUPPER
+	RET
+
+DATA tailmask32<>+0(SB)/4, $0xffffffff
+DATA tailmask32<>+4(SB)/4, $0xffffffff
+DATA tailmask32<>+8(SB)/4, $0xffffffff
+DATA tailmask32<>+12(SB)/4, $0xffffffff
+DATA tailmask32<>+16(SB)/4, $0xffffffff
+DATA tailmask32<>+20(SB)/4, $0xffffffff
+DATA tailmask32<>+24(SB)/4, $0xffffffff
+DATA tailmask32<>+28(SB)/4, $0xffffffff
+DATA tailmask32<>+32(SB)/4, $0x00000000
+DATA tailmask32<>+36(SB)/4, $0x00000000
+DATA tailmask32<>+40(SB)/4, $0x00000000
+DATA tailmask32<>+44(SB)/4, $0x00000000
+DATA tailmask32<>+48(SB)/4, $0x00000000
+DATA tailmask32<>+52(SB)/4, $0x00000000
+DATA tailmask32<>+56(SB)/4, $0x00000000
+DATA tailmask32<>+60(SB)/4, $0x00000000
+GLOBL tailmask32<>(SB), RODATA|NOPTR, $64
+
+DATA fbone32<>+0(SB)/4, $(1.0)
+GLOBL fbone32<>(SB), RODATA|NOPTR, $4
+
+// func backward32AVX2(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·backward32AVX2(SB), $9320-112
+	MOVQ         T+96(FP), AX
+	DECQ         AX
+	MOVQ         AX, (SP)
+	MOVQ         M+104(FP), CX
+	IMULQ        CX, AX
+	MOVQ         beta_base+0(FP), DX
+	LEAQ         (DX)(AX*4), DX
+	VBROADCASTSS fbone32<>+0(SB), Y0
+	XORQ         AX, AX
+	MOVQ         CX, BX
+	ANDQ         $-8, BX
+
+fbAVX2_ones_765_AVX2f32_narrow:
+	CMPQ    AX, BX
+	JAE     fbAVX2_ones_765_AVX2f32_tail
+	VMOVUPS Y0, (DX)(AX*4)
+	ADDQ    $+8, AX
+	JMP     fbAVX2_ones_765_AVX2f32_narrow
+
+fbAVX2_ones_765_AVX2f32_tail:
+	SUBQ       AX, CX
+	JZ         fbAVX2_ones_765_AVX2f32_end
+	MOVQ       $0x00000008, BX
+	SUBQ       CX, BX
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(BX*4), Y1
+	VMASKMOVPS Y0, Y1, (DX)(AX*4)
+
+fbAVX2_ones_765_AVX2f32_end:
+	LEAQ    32(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 9312(SP)
+	MOVQ    M+104(FP), AX
+	CMPQ    AX, $0x00000030
+	JA      fbAVX2_bt_766
+	LEAQ    7(AX), CX
+	SHRQ    $0x03, CX
+	MOVQ    CX, DX
+	SHLQ    $0x03, DX
+	SUBQ    AX, DX
+	NEGQ    DX
+	ADDQ    $0x00000008, DX
+	MOVQ    DX, 24(SP)
+	CMPQ    CX, $0x00000001
+	JEQ     fbAVX2_case1_769
+	CMPQ    CX, $0x00000002
+	JEQ     fbAVX2_case2_770
+	CMPQ    CX, $0x00000003
+	JEQ     fbAVX2_case3_771
+	CMPQ    CX, $0x00000004
+	JEQ     fbAVX2_case4_772
+	CMPQ    CX, $0x00000005
+	JEQ     fbAVX2_case5_773
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_775:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMOVUPS    96(DX), Y1
+	VMOVUPS    Y1, 96(BX)
+	VMOVUPS    128(DX), Y1
+	VMOVUPS    Y1, 128(BX)
+	VMASKMOVPS 160(DX), Y0, Y1
+	VMOVUPS    Y1, 160(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000c0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_775
+
+fbAVX2_pt_776:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_777
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMOVUPS    32(BX), Y1
+	VMULPS     32(DX), Y1, Y1
+	VMOVUPS    Y1, 32(AX)
+	VMOVUPS    64(BX), Y1
+	VMULPS     64(DX), Y1, Y1
+	VMOVUPS    Y1, 64(AX)
+	VMOVUPS    96(BX), Y1
+	VMULPS     96(DX), Y1, Y1
+	VMOVUPS    Y1, 96(AX)
+	VMOVUPS    128(BX), Y1
+	VMULPS     128(DX), Y1, Y1
+	VMOVUPS    Y1, 128(AX)
+	VMASKMOVPS 160(BX), Y0, Y1
+	VMASKMOVPS 160(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 160(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	VXORPD     Y9, Y9, Y9
+	VXORPD     Y10, Y10, Y10
+	VXORPD     Y11, Y11, Y11
+	VXORPD     Y12, Y12, Y12
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_779
+
+fbAVX2_loop_778:
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VFMADD231PS  160(DX), Y13, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VFMADD231PS  64(DX), Y13, Y9
+	VFMADD231PS  96(DX), Y13, Y10
+	VFMADD231PS  128(DX), Y13, Y11
+	VFMADD231PS  160(DX), Y13, Y12
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_778
+
+fbAVX2_odd_779:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_780
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VFMADD231PS  160(DX), Y13, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+
+fbAVX2_done_780:
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y11, Y5, Y5
+	VADDPS       Y12, Y6, Y6
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X7
+	VDIVSS       (AX)(CX*4), X7, X7
+	VBROADCASTSS X7, Y7
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VMULPS       Y7, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 160(AX)
+	JMP          fbAVX2_pt_776
+
+fbAVX2_ptend_777:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case5_773:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_781:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMOVUPS    96(DX), Y1
+	VMOVUPS    Y1, 96(BX)
+	VMASKMOVPS 128(DX), Y0, Y1
+	VMOVUPS    Y1, 128(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000a0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_781
+
+fbAVX2_pt_782:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_783
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMOVUPS    32(BX), Y1
+	VMULPS     32(DX), Y1, Y1
+	VMOVUPS    Y1, 32(AX)
+	VMOVUPS    64(BX), Y1
+	VMULPS     64(DX), Y1, Y1
+	VMOVUPS    Y1, 64(AX)
+	VMOVUPS    96(BX), Y1
+	VMULPS     96(DX), Y1, Y1
+	VMOVUPS    Y1, 96(AX)
+	VMASKMOVPS 128(BX), Y0, Y1
+	VMASKMOVPS 128(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 128(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	VXORPD     Y9, Y9, Y9
+	VXORPD     Y10, Y10, Y10
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_785
+
+fbAVX2_loop_784:
+	VBROADCASTSS (AX), Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VFMADD231PS  128(DX), Y11, Y5
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000a0, DX
+	VBROADCASTSS (AX), Y11
+	VFMADD231PS  (DX), Y11, Y6
+	VFMADD231PS  32(DX), Y11, Y7
+	VFMADD231PS  64(DX), Y11, Y8
+	VFMADD231PS  96(DX), Y11, Y9
+	VFMADD231PS  128(DX), Y11, Y10
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000a0, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_784
+
+fbAVX2_odd_785:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_786
+	VBROADCASTSS (AX), Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VFMADD231PS  128(DX), Y11, Y5
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000a0, DX
+
+fbAVX2_done_786:
+	VADDPS       Y6, Y1, Y1
+	VADDPS       Y7, Y2, Y2
+	VADDPS       Y8, Y3, Y3
+	VADDPS       Y9, Y4, Y4
+	VADDPS       Y10, Y5, Y5
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       (AX)(CX*4), X6, X6
+	VBROADCASTSS X6, Y6
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y6, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y6, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMULPS       Y6, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VMULPS       Y6, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	VMULPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y0, 128(AX)
+	JMP          fbAVX2_pt_782
+
+fbAVX2_ptend_783:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case4_772:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_787:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMASKMOVPS 96(DX), Y0, Y1
+	VMOVUPS    Y1, 96(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000080, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_787
+
+fbAVX2_pt_788:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_789
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMOVUPS    32(BX), Y1
+	VMULPS     32(DX), Y1, Y1
+	VMOVUPS    Y1, 32(AX)
+	VMOVUPS    64(BX), Y1
+	VMULPS     64(DX), Y1, Y1
+	VMOVUPS    Y1, 64(AX)
+	VMASKMOVPS 96(BX), Y0, Y1
+	VMASKMOVPS 96(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 96(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_791
+
+fbAVX2_loop_790:
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VFMADD231PS  96(DX), Y9, Y4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VFMADD231PS  32(DX), Y9, Y6
+	VFMADD231PS  64(DX), Y9, Y7
+	VFMADD231PS  96(DX), Y9, Y8
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_790
+
+fbAVX2_odd_791:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_792
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VFMADD231PS  96(DX), Y9, Y4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+
+fbAVX2_done_792:
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y8, Y4, Y4
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       (AX)(CX*4), X5, X5
+	VBROADCASTSS X5, Y5
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y5, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMULPS       Y5, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 96(AX)
+	JMP          fbAVX2_pt_788
+
+fbAVX2_ptend_789:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case3_771:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_793:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMASKMOVPS 64(DX), Y0, Y1
+	VMOVUPS    Y1, 64(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000060, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_793
+
+fbAVX2_pt_794:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_795
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMOVUPS    32(BX), Y1
+	VMULPS     32(DX), Y1, Y1
+	VMOVUPS    Y1, 32(AX)
+	VMASKMOVPS 64(BX), Y0, Y1
+	VMASKMOVPS 64(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 64(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_797
+
+fbAVX2_loop_796:
+	VBROADCASTSS (AX), Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VFMADD231PS  64(DX), Y7, Y3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+	VBROADCASTSS (AX), Y7
+	VFMADD231PS  (DX), Y7, Y4
+	VFMADD231PS  32(DX), Y7, Y5
+	VFMADD231PS  64(DX), Y7, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_796
+
+fbAVX2_odd_797:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_798
+	VBROADCASTSS (AX), Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VFMADD231PS  64(DX), Y7, Y3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+
+fbAVX2_done_798:
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (AX)(CX*4), X4, X4
+	VBROADCASTSS X4, Y4
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y4, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(AX)
+	JMP          fbAVX2_pt_794
+
+fbAVX2_ptend_795:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case2_770:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_799:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMASKMOVPS 32(DX), Y0, Y1
+	VMOVUPS    Y1, 32(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000040, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_799
+
+fbAVX2_pt_800:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_801
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMASKMOVPS 32(BX), Y0, Y1
+	VMASKMOVPS 32(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 32(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_803
+
+fbAVX2_loop_802:
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VFMADD231PS  32(DX), Y5, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y3
+	VFMADD231PS  32(DX), Y5, Y4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_802
+
+fbAVX2_odd_803:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_804
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VFMADD231PS  32(DX), Y5, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+
+fbAVX2_done_804:
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y4, Y2, Y2
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       (AX)(CX*4), X3, X3
+	VBROADCASTSS X3, Y3
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(AX)
+	JMP          fbAVX2_pt_800
+
+fbAVX2_ptend_801:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case1_769:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_805:
+	VMASKMOVPS (DX), Y0, Y1
+	VMOVUPS    Y1, (BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000020, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_805
+
+fbAVX2_pt_806:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_807
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMASKMOVPS (BX), Y0, Y1
+	VMASKMOVPS (DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_809
+
+fbAVX2_loop_808:
+	VBROADCASTSS (AX), Y3
+	VFMADD231PS  (DX), Y3, Y1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+	VBROADCASTSS (AX), Y3
+	VFMADD231PS  (DX), Y3, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_808
+
+fbAVX2_odd_809:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_810
+	VBROADCASTSS (AX), Y3
+	VFMADD231PS  (DX), Y3, Y1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+
+fbAVX2_done_810:
+	VADDPS       Y2, Y1, Y1
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       (AX)(CX*4), X2, X2
+	VBROADCASTSS X2, Y2
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	JMP          fbAVX2_pt_806
+
+fbAVX2_ptend_807:
+fbAVX2_swend_768:
+	VZEROUPPER
+	RET
+
+fbAVX2_bt_766:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_btend_767
+	MOVQ   scale_base+24(FP), CX
+	VMOVSS fbone32<>+0(SB), X0
+	VDIVSS (CX)(AX*4), X0, X0
+	VMOVSS X0, 8(SP)
+	MOVQ   $0x00000000, 16(SP)
+
+fbAVX2_bchunk_811:
+	MOVQ 16(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_bchunkend_812
+	SUBQ AX, CX
+	MOVQ $0x00000006, AX
+	MOVQ $0x00000008, DX
+	CMPQ CX, $0x00000030
+	JAE  fbAVX2_full_813
+	LEAQ 7(CX), AX
+	SHRQ $0x03, AX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
+
+fbAVX2_full_813:
+	MOVQ    DX, 24(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_815
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_816
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX2_case3_817
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX2_case4_818
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX2_case5_819
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_822
+
+fbAVX2_loop_821:
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VFMADD231PS  64(DX), Y13, Y9
+	VFMADD231PS  96(DX), Y13, Y10
+	VFMADD231PS  128(DX), Y13, Y11
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y12
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_821
+
+fbAVX2_odd_822:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_823
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_823:
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y11, Y5, Y5
+	VADDPS       Y12, Y6, Y6
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y7
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, 128(DX)
+	VMULPS       Y7, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 160(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case5_819:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_825
+
+fbAVX2_loop_824:
+	VMOVSS       (DI), X11
+	VMULSS       (SI), X11, X11
+	VBROADCASTSS X11, Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X11
+	VMULSS       (SI), X11, X11
+	VBROADCASTSS X11, Y11
+	VFMADD231PS  (DX), Y11, Y6
+	VFMADD231PS  32(DX), Y11, Y7
+	VFMADD231PS  64(DX), Y11, Y8
+	VFMADD231PS  96(DX), Y11, Y9
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y10
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_824
+
+fbAVX2_odd_825:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_826
+	VMOVSS       (DI), X11
+	VMULSS       (SI), X11, X11
+	VBROADCASTSS X11, Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_826:
+	VADDPS       Y6, Y1, Y1
+	VADDPS       Y7, Y2, Y2
+	VADDPS       Y8, Y3, Y3
+	VADDPS       Y9, Y4, Y4
+	VADDPS       Y10, Y5, Y5
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y6
+	VMULPS       Y6, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y6, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y6, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y6, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	VMULPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y0, 128(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case4_818:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_828
+
+fbAVX2_loop_827:
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VFMADD231PS  32(DX), Y9, Y6
+	VFMADD231PS  64(DX), Y9, Y7
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y8
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_827
+
+fbAVX2_odd_828:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_829
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_829:
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y8, Y4, Y4
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y5
+	VMULPS       Y5, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y5, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 96(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case3_817:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_831
+
+fbAVX2_loop_830:
+	VMOVSS       (DI), X7
+	VMULSS       (SI), X7, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X7
+	VMULSS       (SI), X7, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS  (DX), Y7, Y4
+	VFMADD231PS  32(DX), Y7, Y5
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_830
+
+fbAVX2_odd_831:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_832
+	VMOVSS       (DI), X7
+	VMULSS       (SI), X7, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_832:
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y4
+	VMULPS       Y4, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case2_816:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_834
+
+fbAVX2_loop_833:
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  (DX), Y5, Y3
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_833
+
+fbAVX2_odd_834:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_835
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_835:
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y4, Y2, Y2
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y3
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case1_815:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_837
+
+fbAVX2_loop_836:
+	VMOVSS       (DI), X3
+	VMULSS       (SI), X3, X3
+	VBROADCASTSS X3, Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X3
+	VMULSS       (SI), X3, X3
+	VBROADCASTSS X3, Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_836
+
+fbAVX2_odd_837:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_838
+	VMOVSS       (DI), X3
+	VMULSS       (SI), X3, X3
+	VBROADCASTSS X3, Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_838:
+	VADDPS       Y2, Y1, Y1
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (DX)
+
+fbAVX2_swend_814:
+	MOVQ 16(SP), AX
+	ADDQ $0x00000030, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX2_bchunk_811
+
+fbAVX2_bchunkend_812:
+	MOVQ (SP), AX
+	DECQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX2_bt_766
+
+fbAVX2_btend_767:
+	VZEROUPPER
+	RET
+
+// func transitions32AVX2(g []float32, e []float32, alpha []float32, beta []float32, psi []float32, scale []float32, work []float32, T int, M int)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·transitions32AVX2(SB), $12408-184
+	LEAQ 48(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 12400(SP)
+	MOVQ $0x00000001, (SP)
+
+fbAVX2_bb_839:
+	MOVQ         (SP), AX
+	MOVQ         T+168(FP), CX
+	CMPQ         AX, CX
+	JAE          fbAVX2_bbend_840
+	MOVQ         scale_base+120(FP), CX
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       (CX)(AX*4), X0, X0
+	VBROADCASTSS X0, Y0
+	MOVQ         M+176(FP), CX
+	IMULQ        CX, AX
+	SHLQ         $0x02, AX
+	MOVQ         psi_base+96(FP), DX
+	ADDQ         AX, DX
+	MOVQ         beta_base+72(FP), BX
+	ADDQ         AX, BX
+	MOVQ         work_base+144(FP), SI
+	ADDQ         AX, SI
+	MOVQ         CX, AX
+	SHLQ         $0x02, AX
+	SUBQ         AX, SI
+	XORQ         AX, AX
+	MOVQ         CX, DI
+	ANDQ         $-16, DI
+
+fbAVX2_bbrow_841_AVX2f32_wide:
+	CMPQ    AX, DI
+	JAE     fbAVX2_bbrow_841_AVX2f32_narrow0
+	VMOVUPS (DX)(AX*4), Y1
+	VMULPS  (BX)(AX*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (SI)(AX*4)
+	VMOVUPS 32(DX)(AX*4), Y1
+	VMULPS  32(BX)(AX*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(SI)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX2_bbrow_841_AVX2f32_wide
+
+fbAVX2_bbrow_841_AVX2f32_narrow0:
+	MOVQ CX, DI
+	ANDQ $-8, DI
+
+fbAVX2_bbrow_841_AVX2f32_narrow:
+	CMPQ    AX, DI
+	JAE     fbAVX2_bbrow_841_AVX2f32_tail
+	VMOVUPS (DX)(AX*4), Y1
+	VMULPS  (BX)(AX*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (SI)(AX*4)
+	ADDQ    $+8, AX
+	JMP     fbAVX2_bbrow_841_AVX2f32_narrow
+
+fbAVX2_bbrow_841_AVX2f32_tail:
+	SUBQ       AX, CX
+	JZ         fbAVX2_bbrow_841_AVX2f32_end
+	MOVQ       $0x00000008, DI
+	SUBQ       CX, DI
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(DI*4), Y1
+	VMASKMOVPS (DX)(AX*4), Y1, Y2
+	VMASKMOVPS (BX)(AX*4), Y1, Y3
+	VMULPS     Y3, Y2, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (SI)(AX*4)
+
+fbAVX2_bbrow_841_AVX2f32_end:
+	MOVQ (SP), AX
+	INCQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX2_bb_839
+
+fbAVX2_bbend_840:
+	MOVQ $0x00000000, 32(SP)
+
+fbAVX2_tt_842:
+	MOVQ    32(SP), AX
+	MOVQ    T+168(FP), CX
+	DECQ    CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_ttend_843
+	SUBQ    AX, CX
+	MOVQ    $0x00000080, AX
+	CMPQ    CX, AX
+	CMOVQGT AX, CX
+	MOVQ    CX, 40(SP)
+	MOVQ    $0x00000000, 16(SP)
+
+fbAVX2_tj_844:
+	MOVQ 16(SP), AX
+	MOVQ M+176(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_tjend_845
+	SUBQ AX, CX
+	MOVQ $0x00000003, AX
+	MOVQ $0x00000008, DX
+	CMPQ CX, $0x00000018
+	JAE  fbAVX2_full_846
+	LEAQ 7(CX), AX
+	SHRQ $0x03, AX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
+
+fbAVX2_full_846:
+	MOVQ    DX, 24(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_848
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_849
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_851:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    Y1, (DX)
+	VMOVUPS    32(CX), Y1
+	VMOVUPS    Y1, 32(DX)
+	VMASKMOVPS 64(CX), Y0, Y1
+	VMOVUPS    Y1, 64(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000060, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_851
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_852:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_853
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_855
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_856
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+
+fbAVX2_loop_858:
+	VMOVUPS      (BX), Y10
+	VMOVUPS      32(BX), Y11
+	VMOVUPS      64(BX), Y12
+	VBROADCASTSS (CX), Y13
+	VFMADD231PS  Y10, Y13, Y1
+	VFMADD231PS  Y11, Y13, Y2
+	VFMADD231PS  Y12, Y13, Y3
+	VBROADCASTSS 4(CX), Y13
+	VFMADD231PS  Y10, Y13, Y4
+	VFMADD231PS  Y11, Y13, Y5
+	VFMADD231PS  Y12, Y13, Y6
+	VBROADCASTSS 8(CX), Y13
+	VFMADD231PS  Y10, Y13, Y7
+	VFMADD231PS  Y11, Y13, Y8
+	VFMADD231PS  Y12, Y13, Y9
+	ADDQ         AX, CX
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_858
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   32(SI)(AX*2)
+	PREFETCHT0   32(CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	VMOVUPS      (DX), Y10
+	VFMADD231PS  (BX), Y1, Y10
+	VMOVUPS      Y10, (DX)
+	VMOVUPS      32(DX), Y1
+	VFMADD231PS  32(BX), Y2, Y1
+	VMOVUPS      Y1, 32(DX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMASKMOVPS   64(BX), Y0, Y2
+	VFMADD231PS  Y2, Y3, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)
+	VMOVUPS      (DX)(AX*1), Y1
+	VFMADD231PS  (BX)(AX*1), Y4, Y1
+	VMOVUPS      Y1, (DX)(AX*1)
+	VMOVUPS      32(DX)(AX*1), Y1
+	VFMADD231PS  32(BX)(AX*1), Y5, Y1
+	VMOVUPS      Y1, 32(DX)(AX*1)
+	VMASKMOVPS   64(DX)(AX*1), Y0, Y1
+	VMASKMOVPS   64(BX)(AX*1), Y0, Y2
+	VFMADD231PS  Y2, Y6, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Y1
+	VFMADD231PS  (BX)(AX*2), Y7, Y1
+	VMOVUPS      Y1, (DX)(AX*2)
+	VMOVUPS      32(DX)(AX*2), Y1
+	VFMADD231PS  32(BX)(AX*2), Y8, Y1
+	VMOVUPS      Y1, 32(DX)(AX*2)
+	VMASKMOVPS   64(DX)(AX*2), Y0, Y1
+	VMASKMOVPS   64(BX)(AX*2), Y0, Y2
+	VFMADD231PS  Y2, Y9, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)(AX*2)
+	JMP          fbAVX2_swend_854
+
+fbAVX2_case2_856:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_859:
+	VMOVUPS      (BX), Y7
+	VMOVUPS      32(BX), Y8
+	VMOVUPS      64(BX), Y9
+	VBROADCASTSS (CX), Y10
+	VFMADD231PS  Y7, Y10, Y1
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS 4(CX), Y10
+	VFMADD231PS  Y7, Y10, Y4
+	VFMADD231PS  Y8, Y10, Y5
+	VFMADD231PS  Y9, Y10, Y6
+	ADDQ         AX, CX
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_859
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  (BX), Y1, Y7
+	VMOVUPS      Y7, (DX)
+	VMOVUPS      32(DX), Y1
+	VFMADD231PS  32(BX), Y2, Y1
+	VMOVUPS      Y1, 32(DX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMASKMOVPS   64(BX), Y0, Y2
+	VFMADD231PS  Y2, Y3, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)
+	VMOVUPS      (DX)(AX*1), Y1
+	VFMADD231PS  (BX)(AX*1), Y4, Y1
+	VMOVUPS      Y1, (DX)(AX*1)
+	VMOVUPS      32(DX)(AX*1), Y1
+	VFMADD231PS  32(BX)(AX*1), Y5, Y1
+	VMOVUPS      Y1, 32(DX)(AX*1)
+	VMASKMOVPS   64(DX)(AX*1), Y0, Y1
+	VMASKMOVPS   64(BX)(AX*1), Y0, Y2
+	VFMADD231PS  Y2, Y6, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)(AX*1)
+	JMP          fbAVX2_swend_854
+
+fbAVX2_case1_855:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_860:
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  (BX), Y4, Y1
+	VFMADD231PS  32(BX), Y4, Y2
+	VFMADD231PS  64(BX), Y4, Y3
+	ADDQ         AX, CX
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_860
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   32(AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	VMOVUPS      (DX), Y4
+	VFMADD231PS  (BX), Y1, Y4
+	VMOVUPS      Y4, (DX)
+	VMOVUPS      32(DX), Y1
+	VFMADD231PS  32(BX), Y2, Y1
+	VMOVUPS      Y1, 32(DX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMASKMOVPS   64(BX), Y0, Y2
+	VFMADD231PS  Y2, Y3, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)
+
+fbAVX2_swend_854:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_852
+
+fbAVX2_tiend_853:
+	JMP fbAVX2_swend_847
+
+fbAVX2_case2_849:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_861:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    Y1, (DX)
+	VMASKMOVPS 32(CX), Y0, Y1
+	VMOVUPS    Y1, 32(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_861
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_862:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_863
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_865
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_866
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_868:
+	VMOVUPS      (BX), Y7
+	VMOVUPS      32(BX), Y8
+	VBROADCASTSS (CX), Y9
+	VFMADD231PS  Y7, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 4(CX), Y9
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 8(CX), Y9
+	VFMADD231PS  Y7, Y9, Y5
+	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_868
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   32(SI)(AX*2)
+	PREFETCHT0   32(CX)(AX*2)
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  (BX), Y1, Y7
+	VMOVUPS      Y7, (DX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMASKMOVPS   32(BX), Y0, Y7
+	VFMADD231PS  Y7, Y2, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)
+	VMOVUPS      (DX)(AX*1), Y1
+	VFMADD231PS  (BX)(AX*1), Y3, Y1
+	VMOVUPS      Y1, (DX)(AX*1)
+	VMASKMOVPS   32(DX)(AX*1), Y0, Y1
+	VMASKMOVPS   32(BX)(AX*1), Y0, Y2
+	VFMADD231PS  Y2, Y4, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Y1
+	VFMADD231PS  (BX)(AX*2), Y5, Y1
+	VMOVUPS      Y1, (DX)(AX*2)
+	VMASKMOVPS   32(DX)(AX*2), Y0, Y1
+	VMASKMOVPS   32(BX)(AX*2), Y0, Y2
+	VFMADD231PS  Y2, Y6, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)(AX*2)
+	JMP          fbAVX2_swend_864
+
+fbAVX2_case2_866:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+
+fbAVX2_loop_869:
+	VMOVUPS      (BX), Y5
+	VMOVUPS      32(BX), Y6
+	VBROADCASTSS (CX), Y7
+	VFMADD231PS  Y5, Y7, Y1
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 4(CX), Y7
+	VFMADD231PS  Y5, Y7, Y3
+	VFMADD231PS  Y6, Y7, Y4
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_869
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	VMOVUPS      (DX), Y5
+	VFMADD231PS  (BX), Y1, Y5
+	VMOVUPS      Y5, (DX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMASKMOVPS   32(BX), Y0, Y5
+	VFMADD231PS  Y5, Y2, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)
+	VMOVUPS      (DX)(AX*1), Y1
+	VFMADD231PS  (BX)(AX*1), Y3, Y1
+	VMOVUPS      Y1, (DX)(AX*1)
+	VMASKMOVPS   32(DX)(AX*1), Y0, Y1
+	VMASKMOVPS   32(BX)(AX*1), Y0, Y2
+	VFMADD231PS  Y2, Y4, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)(AX*1)
+	JMP          fbAVX2_swend_864
+
+fbAVX2_case1_865:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_870:
+	VBROADCASTSS (CX), Y3
+	VFMADD231PS  (BX), Y3, Y1
+	VFMADD231PS  32(BX), Y3, Y2
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_870
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   32(AX)
+	VMOVUPS      (DX), Y3
+	VFMADD231PS  (BX), Y1, Y3
+	VMOVUPS      Y3, (DX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMASKMOVPS   32(BX), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)
+
+fbAVX2_swend_864:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_862
+
+fbAVX2_tiend_863:
+	JMP fbAVX2_swend_847
+
+fbAVX2_case1_848:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_871:
+	VMASKMOVPS (CX), Y0, Y1
+	VMOVUPS    Y1, (DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000020, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_871
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_872:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_873
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_875
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_876
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_878:
+	VMOVUPS      (BX), Y4
+	VBROADCASTSS (CX), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 4(CX), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 8(CX), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         AX, CX
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_878
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	VMASKMOVPS   (DX), Y0, Y4
+	VMASKMOVPS   (BX), Y0, Y5
+	VFMADD231PS  Y5, Y1, Y4
+	VMASKMOVPS   Y4, Y0, (DX)
+	VMASKMOVPS   (DX)(AX*1), Y0, Y1
+	VMASKMOVPS   (BX)(AX*1), Y0, Y4
+	VFMADD231PS  Y4, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (DX)(AX*1)
+	VMASKMOVPS   (DX)(AX*2), Y0, Y1
+	VMASKMOVPS   (BX)(AX*2), Y0, Y2
+	VFMADD231PS  Y2, Y3, Y1
+	VMASKMOVPS   Y1, Y0, (DX)(AX*2)
+	JMP          fbAVX2_swend_874
+
+fbAVX2_case2_876:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_879:
+	VMOVUPS      (BX), Y3
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 4(CX), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         AX, CX
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_879
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	VMASKMOVPS   (DX), Y0, Y3
+	VMASKMOVPS   (BX), Y0, Y4
+	VFMADD231PS  Y4, Y1, Y3
+	VMASKMOVPS   Y3, Y0, (DX)
+	VMASKMOVPS   (DX)(AX*1), Y0, Y1
+	VMASKMOVPS   (BX)(AX*1), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (DX)(AX*1)
+	JMP          fbAVX2_swend_874
+
+fbAVX2_case1_875:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+
+fbAVX2_loop_880:
+	VBROADCASTSS (CX), Y2
+	VFMADD231PS  (BX), Y2, Y1
+	ADDQ         AX, CX
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_880
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMASKMOVPS   (BX), Y0, Y3
+	VFMADD231PS  Y3, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (DX)
+
+fbAVX2_swend_874:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_872
+
+fbAVX2_tiend_873:
+fbAVX2_swend_847:
+	MOVQ 16(SP), AX
+	ADDQ $0x00000018, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX2_tj_844
+
+fbAVX2_tjend_845:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000080, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX2_tt_842
+
+fbAVX2_ttend_843:
+	VZEROUPPER
+	RET
+
+// func shiftRows32AVX2(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
+// Requires: AVX, AVX2
+TEXT ·shiftRows32AVX2(SB), NOSPLIT, $0-136
+	MOVQ         out_base+0(FP), AX
+	MOVQ         mx_base+24(FP), CX
+	MOVQ         lo_base+48(FP), DX
+	MOVQ         in_base+72(FP), BX
+	MOVQ         a_base+96(FP), SI
+	MOVQ         T+120(FP), DI
+	MOVQ         M+128(FP), R8
+	MOVQ         R8, R9
+	ANDQ         $-8, R9
+	MOVQ         R8, R10
+	SUBQ         R9, R10
+	MOVQ         $0x00000008, R11
+	SUBQ         R10, R11
+	LEAQ         tailmask32<>+0(SB), R12
+	VMOVDQU      (R12)(R11*4), Y0
+	VBROADCASTSS rowsninf32<>+0(SB), Y1
+	VBROADCASTSS rowspinf32<>+0(SB), Y2
+	VBROADCASTSS rowsnegmax32<>+0(SB), Y3
+
+shiftRows32AVX2_AVX2f32_row:
+	VMOVAPS Y1, Y4
+	VMOVAPS Y2, Y5
+	XORQ    R11, R11
+
+shiftRows32AVX2_AVX2f32_col:
+	CMPQ      R11, R9
+	JAE       shiftRows32AVX2_AVX2f32_coltail
+	VMOVUPS   (BX)(R11*4), Y6
+	VADDPS    (SI)(R11*4), Y6, Y6
+	VMOVUPS   Y6, (AX)(R11*4)
+	VMAXPS    Y6, Y4, Y4
+	VCMPPS    $0x1d, Y3, Y6, Y7
+	VBLENDVPS Y7, Y6, Y2, Y7
+	VMINPS    Y7, Y5, Y5
+	ADDQ      $+8, R11
+	JMP       shiftRows32AVX2_AVX2f32_col
+
+shiftRows32AVX2_AVX2f32_coltail:
+	TESTQ      R10, R10
+	JZ         shiftRows32AVX2_AVX2f32_reduce
+	VMASKMOVPS (BX)(R11*4), Y0, Y6
+	VMASKMOVPS (SI)(R11*4), Y0, Y7
+	VADDPS     Y7, Y6, Y6
+	VMASKMOVPS Y6, Y0, (AX)(R11*4)
+	VBLENDVPS  Y0, Y6, Y1, Y7
+	VMAXPS     Y7, Y4, Y4
+	VCMPPS     $0x1d, Y3, Y6, Y7
+	VANDPS     Y0, Y7, Y7
+	VBLENDVPS  Y7, Y6, Y2, Y7
+	VMINPS     Y7, Y5, Y5
+
+shiftRows32AVX2_AVX2f32_reduce:
+	VEXTRACTF128 $0x01, Y4, X6
+	VMAXPS       X6, X4, X4
+	VMOVHLPS     X4, X4, X6
+	VMAXPS       X6, X4, X4
+	VMOVSHDUP    X4, X6
+	VMAXPS       X6, X4, X4
+	VEXTRACTF128 $0x01, Y5, X6
+	VMINPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VMINPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VMINPS       X6, X5, X5
+	VMOVSS       X4, (CX)
+	VMOVSS       X5, (DX)
+	VBROADCASTSS X4, Y4
+	XORQ         R11, R11
+
+shiftRows32AVX2_AVX2f32_sub:
+	CMPQ    R11, R9
+	JAE     shiftRows32AVX2_AVX2f32_subtail
+	VMOVUPS (AX)(R11*4), Y5
+	VSUBPS  Y4, Y5, Y5
+	VMOVUPS Y5, (AX)(R11*4)
+	ADDQ    $+8, R11
+	JMP     shiftRows32AVX2_AVX2f32_sub
+
+shiftRows32AVX2_AVX2f32_subtail:
+	TESTQ      R10, R10
+	JZ         shiftRows32AVX2_AVX2f32_next
+	VMASKMOVPS (AX)(R11*4), Y0, Y5
+	VSUBPS     Y4, Y5, Y5
+	VMASKMOVPS Y5, Y0, (AX)(R11*4)
+
+shiftRows32AVX2_AVX2f32_next:
+	LEAQ (BX)(R8*4), BX
+	LEAQ (AX)(R8*4), AX
+	ADDQ $+4, CX
+	ADDQ $+4, DX
+	DECQ DI
+	JNZ  shiftRows32AVX2_AVX2f32_row
+	VZEROUPPER
+	RET
+
+DATA rowsninf32<>+0(SB)/4, $0xff800000
+GLOBL rowsninf32<>(SB), RODATA|NOPTR, $4
+
+DATA rowspinf32<>+0(SB)/4, $0x7f800000
+GLOBL rowspinf32<>(SB), RODATA|NOPTR, $4
+
+DATA rowsnegmax32<>+0(SB)/4, $(-340282350000000000000000000000000000000.0)
+GLOBL rowsnegmax32<>(SB), RODATA|NOPTR, $4
+
+// func forward32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2
+TEXT ·forward32AVX512(SB), $65728-112
+	MOVQ   alpha_base+0(FP), AX
+	MOVQ   psi_base+48(FP), CX
+	MOVQ   scale_base+24(FP), DX
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	XORQ   SI, SI
+	MOVQ   BX, DI
+	ANDQ   $-32, DI
+
+fbAVX512_sum_881_AVX512f32_wide:
+	CMPQ   SI, DI
+	JAE    fbAVX512_sum_881_AVX512f32_narrow0
+	VADDPS (CX)(SI*4), Z0, Z0
+	VADDPS 64(CX)(SI*4), Z1, Z1
+	ADDQ   $+32, SI
+	JMP    fbAVX512_sum_881_AVX512f32_wide
+
+fbAVX512_sum_881_AVX512f32_narrow0:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+
+fbAVX512_sum_881_AVX512f32_narrow:
+	CMPQ   SI, DI
+	JAE    fbAVX512_sum_881_AVX512f32_tail
+	VADDPS (CX)(SI*4), Z0, Z0
+	ADDQ   $+16, SI
+	JMP    fbAVX512_sum_881_AVX512f32_narrow
+
+fbAVX512_sum_881_AVX512f32_tail:
+	MOVQ      BX, DI
+	SUBQ      SI, DI
+	JZ        fbAVX512_sum_881_AVX512f32_end
+	MOVQ      $-1, R8
+	BZHIQ     DI, R8, DI
+	KMOVW     DI, K1
+	VMOVUPS.Z (CX)(SI*4), K1, Z2
+	VADDPS    Z2, Z0, Z0
+
+fbAVX512_sum_881_AVX512f32_end:
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (DX)
+	VMOVSS        fbone32<>+0(SB), X0
+	VDIVSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	XORQ          DX, DX
+	MOVQ          BX, SI
+	ANDQ          $-32, SI
+
+fbAVX512_mul_882_AVX512f32_wide:
+	CMPQ    DX, SI
+	JAE     fbAVX512_mul_882_AVX512f32_narrow0
+	VMULPS  (CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(DX*4)
+	VMULPS  64(CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, 64(AX)(DX*4)
+	ADDQ    $+32, DX
+	JMP     fbAVX512_mul_882_AVX512f32_wide
+
+fbAVX512_mul_882_AVX512f32_narrow0:
+	MOVQ BX, SI
+	ANDQ $-16, SI
+
+fbAVX512_mul_882_AVX512f32_narrow:
+	CMPQ    DX, SI
+	JAE     fbAVX512_mul_882_AVX512f32_tail
+	VMULPS  (CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     fbAVX512_mul_882_AVX512f32_narrow
+
+fbAVX512_mul_882_AVX512f32_tail:
+	SUBQ      DX, BX
+	JZ        fbAVX512_mul_882_AVX512f32_end
+	MOVQ      $-1, SI
+	BZHIQ     BX, SI, BX
+	KMOVW     BX, K1
+	VMOVUPS.Z (CX)(DX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (AX)(DX*4)
+
+fbAVX512_mul_882_AVX512f32_end:
+	MOVQ  M+104(FP), AX
+	CMPQ  AX, $0x000000c0
+	JA    fbAVX512_multi_883
+	MOVQ  M+104(FP), AX
+	LEAQ  15(AX), CX
+	SHRQ  $0x04, CX
+	MOVQ  CX, DX
+	SHLQ  $0x04, DX
+	SUBQ  AX, DX
+	NEGQ  DX
+	ADDQ  $0x00000010, DX
+	MOVQ  DX, (SP)
+	LEAQ  8(SP), AX
+	ADDQ  $0x3f, AX
+	ANDQ  $-64, AX
+	MOVQ  AX, 65608(SP)
+	CMPQ  CX, $0x00000001
+	JEQ   fbAVX512_case1_885
+	CMPQ  CX, $0x00000002
+	JEQ   fbAVX512_case2_886
+	CMPQ  CX, $0x00000003
+	JEQ   fbAVX512_case3_887
+	CMPQ  CX, $0x00000004
+	JEQ   fbAVX512_case4_888
+	CMPQ  CX, $0x00000005
+	JEQ   fbAVX512_case5_889
+	CMPQ  CX, $0x00000006
+	JEQ   fbAVX512_case6_890
+	CMPQ  CX, $0x00000007
+	JEQ   fbAVX512_case7_891
+	CMPQ  CX, $0x00000008
+	JEQ   fbAVX512_case8_892
+	CMPQ  CX, $0x00000009
+	JEQ   fbAVX512_case9_893
+	CMPQ  CX, $0x0000000a
+	JEQ   fbAVX512_case10_894
+	CMPQ  CX, $0x0000000b
+	JEQ   fbAVX512_case11_895
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 65616(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  AX, 65624(SP)
+	MOVQ  T+96(FP), AX
+	MOVQ  $0x00000001, CX
+	MOVQ  alpha_base+0(FP), DX
+	MOVQ  psi_base+48(FP), BX
+	MOVQ  scale_base+24(FP), SI
+	MOVQ  M+104(FP), DI
+	SHLQ  $0x02, DI
+	ADDQ  DI, BX
+	ADDQ  $0x04, SI
+
+fbAVX512_t_897:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_898
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	VXORPD Z23, Z23, Z23
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_900
+
+fbAVX512_loop_899:
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  (R8), Z24, Z0
+	VFMADD231PS  64(R8), Z24, Z1
+	VFMADD231PS  128(R8), Z24, Z2
+	VFMADD231PS  192(R8), Z24, Z3
+	VFMADD231PS  256(R8), Z24, Z4
+	VFMADD231PS  320(R8), Z24, Z5
+	VFMADD231PS  384(R8), Z24, Z6
+	VFMADD231PS  448(R8), Z24, Z7
+	VFMADD231PS  512(R8), Z24, Z8
+	VFMADD231PS  576(R8), Z24, Z9
+	VFMADD231PS  640(R8), Z24, Z10
+	VMOVUPS.Z    704(R8), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  (R8), Z24, Z12
+	VFMADD231PS  64(R8), Z24, Z13
+	VFMADD231PS  128(R8), Z24, Z14
+	VFMADD231PS  192(R8), Z24, Z15
+	VFMADD231PS  256(R8), Z24, Z16
+	VFMADD231PS  320(R8), Z24, Z17
+	VFMADD231PS  384(R8), Z24, Z18
+	VFMADD231PS  448(R8), Z24, Z19
+	VFMADD231PS  512(R8), Z24, Z20
+	VFMADD231PS  576(R8), Z24, Z21
+	VFMADD231PS  640(R8), Z24, Z22
+	VMOVUPS.Z    704(R8), K1, Z25
+	VFMADD231PS  Z25, Z24, Z23
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_899
+
+fbAVX512_odd_900:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_901
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  (R8), Z24, Z0
+	VFMADD231PS  64(R8), Z24, Z1
+	VFMADD231PS  128(R8), Z24, Z2
+	VFMADD231PS  192(R8), Z24, Z3
+	VFMADD231PS  256(R8), Z24, Z4
+	VFMADD231PS  320(R8), Z24, Z5
+	VFMADD231PS  384(R8), Z24, Z6
+	VFMADD231PS  448(R8), Z24, Z7
+	VFMADD231PS  512(R8), Z24, Z8
+	VFMADD231PS  576(R8), Z24, Z9
+	VFMADD231PS  640(R8), Z24, Z10
+	VMOVUPS.Z    704(R8), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_901:
+	VADDPS        Z12, Z0, Z0
+	VADDPS        Z13, Z1, Z1
+	VADDPS        Z14, Z2, Z2
+	VADDPS        Z15, Z3, Z3
+	VADDPS        Z16, Z4, Z4
+	VADDPS        Z17, Z5, Z5
+	VADDPS        Z18, Z6, Z6
+	VADDPS        Z19, Z7, Z7
+	VADDPS        Z20, Z8, Z8
+	VADDPS        Z21, Z9, Z9
+	VADDPS        Z22, Z10, Z10
+	VADDPS        Z23, Z11, Z11
+	ADDQ          DI, DX
+	VXORPD        Z12, Z12, Z12
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z12, Z12
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z12, Z12
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z12, Z12
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z12, Z12
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z12, Z12
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z12, Z12
+	VMULPS        448(BX), Z7, Z7
+	VADDPS        Z7, Z12, Z12
+	VMULPS        512(BX), Z8, Z8
+	VADDPS        Z8, Z12, Z12
+	VMULPS        576(BX), Z9, Z9
+	VADDPS        Z9, Z12, Z12
+	VMULPS        640(BX), Z10, Z10
+	VADDPS        Z10, Z12, Z12
+	VMOVUPS.Z     704(BX), K1, Z13
+	VMULPS        Z13, Z11, Z11
+	VADDPS        Z11, Z12, K1, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y13
+	VADDPS        Y13, Y12, Y13
+	VEXTRACTF128  $0x01, Y13, X12
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	VMOVSS        X13, (SI)
+	VMOVSS        fbone32<>+0(SB), X12
+	VDIVSS        X13, X12, X12
+	VBROADCASTSS  X12, Z12
+	VMULPS        Z12, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z12, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z12, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z12, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z12, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z12, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z12, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z12, Z7, Z7
+	VMOVUPS       Z7, 448(DX)
+	VMULPS        Z12, Z8, Z8
+	VMOVUPS       Z8, 512(DX)
+	VMULPS        Z12, Z9, Z9
+	VMOVUPS       Z9, 576(DX)
+	VMULPS        Z12, Z10, Z10
+	VMOVUPS       Z10, 640(DX)
+	VMULPS        Z12, Z11, Z11
+	VMOVUPS       Z11, K1, 704(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_897
+
+fbAVX512_tend_898:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case11_895:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 65616(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  AX, 65624(SP)
+	MOVQ  T+96(FP), AX
+	MOVQ  $0x00000001, CX
+	MOVQ  alpha_base+0(FP), DX
+	MOVQ  psi_base+48(FP), BX
+	MOVQ  scale_base+24(FP), SI
+	MOVQ  M+104(FP), DI
+	SHLQ  $0x02, DI
+	ADDQ  DI, BX
+	ADDQ  $0x04, SI
+
+fbAVX512_t_902:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_903
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_905
+
+fbAVX512_loop_904:
+	VBROADCASTSS (R9), Z22
+	VFMADD231PS  (R8), Z22, Z0
+	VFMADD231PS  64(R8), Z22, Z1
+	VFMADD231PS  128(R8), Z22, Z2
+	VFMADD231PS  192(R8), Z22, Z3
+	VFMADD231PS  256(R8), Z22, Z4
+	VFMADD231PS  320(R8), Z22, Z5
+	VFMADD231PS  384(R8), Z22, Z6
+	VFMADD231PS  448(R8), Z22, Z7
+	VFMADD231PS  512(R8), Z22, Z8
+	VFMADD231PS  576(R8), Z22, Z9
+	VMOVUPS.Z    640(R8), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z22
+	VFMADD231PS  (R8), Z22, Z11
+	VFMADD231PS  64(R8), Z22, Z12
+	VFMADD231PS  128(R8), Z22, Z13
+	VFMADD231PS  192(R8), Z22, Z14
+	VFMADD231PS  256(R8), Z22, Z15
+	VFMADD231PS  320(R8), Z22, Z16
+	VFMADD231PS  384(R8), Z22, Z17
+	VFMADD231PS  448(R8), Z22, Z18
+	VFMADD231PS  512(R8), Z22, Z19
+	VFMADD231PS  576(R8), Z22, Z20
+	VMOVUPS.Z    640(R8), K1, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_904
+
+fbAVX512_odd_905:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_906
+	VBROADCASTSS (R9), Z22
+	VFMADD231PS  (R8), Z22, Z0
+	VFMADD231PS  64(R8), Z22, Z1
+	VFMADD231PS  128(R8), Z22, Z2
+	VFMADD231PS  192(R8), Z22, Z3
+	VFMADD231PS  256(R8), Z22, Z4
+	VFMADD231PS  320(R8), Z22, Z5
+	VFMADD231PS  384(R8), Z22, Z6
+	VFMADD231PS  448(R8), Z22, Z7
+	VFMADD231PS  512(R8), Z22, Z8
+	VFMADD231PS  576(R8), Z22, Z9
+	VMOVUPS.Z    640(R8), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_906:
+	VADDPS        Z11, Z0, Z0
+	VADDPS        Z12, Z1, Z1
+	VADDPS        Z13, Z2, Z2
+	VADDPS        Z14, Z3, Z3
+	VADDPS        Z15, Z4, Z4
+	VADDPS        Z16, Z5, Z5
+	VADDPS        Z17, Z6, Z6
+	VADDPS        Z18, Z7, Z7
+	VADDPS        Z19, Z8, Z8
+	VADDPS        Z20, Z9, Z9
+	VADDPS        Z21, Z10, Z10
+	ADDQ          DI, DX
+	VXORPD        Z11, Z11, Z11
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z11, Z11
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z11, Z11
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z11, Z11
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z11, Z11
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z11, Z11
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z11, Z11
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z11, Z11
+	VMULPS        448(BX), Z7, Z7
+	VADDPS        Z7, Z11, Z11
+	VMULPS        512(BX), Z8, Z8
+	VADDPS        Z8, Z11, Z11
+	VMULPS        576(BX), Z9, Z9
+	VADDPS        Z9, Z11, Z11
+	VMOVUPS.Z     640(BX), K1, Z12
+	VMULPS        Z12, Z10, Z10
+	VADDPS        Z10, Z11, K1, Z11
+	VEXTRACTF64X4 $0x01, Z11, Y12
+	VADDPS        Y12, Y11, Y12
+	VEXTRACTF128  $0x01, Y12, X11
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
+	VMOVSS        X12, (SI)
+	VMOVSS        fbone32<>+0(SB), X11
+	VDIVSS        X12, X11, X11
+	VBROADCASTSS  X11, Z11
+	VMULPS        Z11, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z11, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z11, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z11, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z11, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z11, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z11, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z11, Z7, Z7
+	VMOVUPS       Z7, 448(DX)
+	VMULPS        Z11, Z8, Z8
+	VMOVUPS       Z8, 512(DX)
+	VMULPS        Z11, Z9, Z9
+	VMOVUPS       Z9, 576(DX)
+	VMULPS        Z11, Z10, Z10
+	VMOVUPS       Z10, K1, 640(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_902
+
+fbAVX512_tend_903:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case10_894:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 65616(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  AX, 65624(SP)
+	MOVQ  T+96(FP), AX
+	MOVQ  $0x00000001, CX
+	MOVQ  alpha_base+0(FP), DX
+	MOVQ  psi_base+48(FP), BX
+	MOVQ  scale_base+24(FP), SI
+	MOVQ  M+104(FP), DI
+	SHLQ  $0x02, DI
+	ADDQ  DI, BX
+	ADDQ  $0x04, SI
+
+fbAVX512_t_907:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_908
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_910
+
+fbAVX512_loop_909:
+	VBROADCASTSS (R9), Z20
+	VFMADD231PS  (R8), Z20, Z0
+	VFMADD231PS  64(R8), Z20, Z1
+	VFMADD231PS  128(R8), Z20, Z2
+	VFMADD231PS  192(R8), Z20, Z3
+	VFMADD231PS  256(R8), Z20, Z4
+	VFMADD231PS  320(R8), Z20, Z5
+	VFMADD231PS  384(R8), Z20, Z6
+	VFMADD231PS  448(R8), Z20, Z7
+	VFMADD231PS  512(R8), Z20, Z8
+	VMOVUPS.Z    576(R8), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z20
+	VFMADD231PS  (R8), Z20, Z10
+	VFMADD231PS  64(R8), Z20, Z11
+	VFMADD231PS  128(R8), Z20, Z12
+	VFMADD231PS  192(R8), Z20, Z13
+	VFMADD231PS  256(R8), Z20, Z14
+	VFMADD231PS  320(R8), Z20, Z15
+	VFMADD231PS  384(R8), Z20, Z16
+	VFMADD231PS  448(R8), Z20, Z17
+	VFMADD231PS  512(R8), Z20, Z18
+	VMOVUPS.Z    576(R8), K1, Z21
+	VFMADD231PS  Z21, Z20, Z19
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_909
+
+fbAVX512_odd_910:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_911
+	VBROADCASTSS (R9), Z20
+	VFMADD231PS  (R8), Z20, Z0
+	VFMADD231PS  64(R8), Z20, Z1
+	VFMADD231PS  128(R8), Z20, Z2
+	VFMADD231PS  192(R8), Z20, Z3
+	VFMADD231PS  256(R8), Z20, Z4
+	VFMADD231PS  320(R8), Z20, Z5
+	VFMADD231PS  384(R8), Z20, Z6
+	VFMADD231PS  448(R8), Z20, Z7
+	VFMADD231PS  512(R8), Z20, Z8
+	VMOVUPS.Z    576(R8), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_911:
+	VADDPS        Z10, Z0, Z0
+	VADDPS        Z11, Z1, Z1
+	VADDPS        Z12, Z2, Z2
+	VADDPS        Z13, Z3, Z3
+	VADDPS        Z14, Z4, Z4
+	VADDPS        Z15, Z5, Z5
+	VADDPS        Z16, Z6, Z6
+	VADDPS        Z17, Z7, Z7
+	VADDPS        Z18, Z8, Z8
+	VADDPS        Z19, Z9, Z9
+	ADDQ          DI, DX
+	VXORPD        Z10, Z10, Z10
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z10, Z10
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z10, Z10
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z10, Z10
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z10, Z10
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z10, Z10
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z10, Z10
+	VMULPS        448(BX), Z7, Z7
+	VADDPS        Z7, Z10, Z10
+	VMULPS        512(BX), Z8, Z8
+	VADDPS        Z8, Z10, Z10
+	VMOVUPS.Z     576(BX), K1, Z11
+	VMULPS        Z11, Z9, Z9
+	VADDPS        Z9, Z10, K1, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y11
+	VADDPS        Y11, Y10, Y11
+	VEXTRACTF128  $0x01, Y11, X10
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	VMOVSS        X11, (SI)
+	VMOVSS        fbone32<>+0(SB), X10
+	VDIVSS        X11, X10, X10
+	VBROADCASTSS  X10, Z10
+	VMULPS        Z10, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z10, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z10, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z10, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z10, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z10, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z10, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z10, Z7, Z7
+	VMOVUPS       Z7, 448(DX)
+	VMULPS        Z10, Z8, Z8
+	VMOVUPS       Z8, 512(DX)
+	VMULPS        Z10, Z9, Z9
+	VMOVUPS       Z9, K1, 576(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_907
+
+fbAVX512_tend_908:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case9_893:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 65616(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  AX, 65624(SP)
+	MOVQ  T+96(FP), AX
+	MOVQ  $0x00000001, CX
+	MOVQ  alpha_base+0(FP), DX
+	MOVQ  psi_base+48(FP), BX
+	MOVQ  scale_base+24(FP), SI
+	MOVQ  M+104(FP), DI
+	SHLQ  $0x02, DI
+	ADDQ  DI, BX
+	ADDQ  $0x04, SI
+
+fbAVX512_t_912:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_913
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_915
+
+fbAVX512_loop_914:
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R8), Z18, Z0
+	VFMADD231PS  64(R8), Z18, Z1
+	VFMADD231PS  128(R8), Z18, Z2
+	VFMADD231PS  192(R8), Z18, Z3
+	VFMADD231PS  256(R8), Z18, Z4
+	VFMADD231PS  320(R8), Z18, Z5
+	VFMADD231PS  384(R8), Z18, Z6
+	VFMADD231PS  448(R8), Z18, Z7
+	VMOVUPS.Z    512(R8), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R8), Z18, Z9
+	VFMADD231PS  64(R8), Z18, Z10
+	VFMADD231PS  128(R8), Z18, Z11
+	VFMADD231PS  192(R8), Z18, Z12
+	VFMADD231PS  256(R8), Z18, Z13
+	VFMADD231PS  320(R8), Z18, Z14
+	VFMADD231PS  384(R8), Z18, Z15
+	VFMADD231PS  448(R8), Z18, Z16
+	VMOVUPS.Z    512(R8), K1, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_914
+
+fbAVX512_odd_915:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_916
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R8), Z18, Z0
+	VFMADD231PS  64(R8), Z18, Z1
+	VFMADD231PS  128(R8), Z18, Z2
+	VFMADD231PS  192(R8), Z18, Z3
+	VFMADD231PS  256(R8), Z18, Z4
+	VFMADD231PS  320(R8), Z18, Z5
+	VFMADD231PS  384(R8), Z18, Z6
+	VFMADD231PS  448(R8), Z18, Z7
+	VMOVUPS.Z    512(R8), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_916:
+	VADDPS        Z9, Z0, Z0
+	VADDPS        Z10, Z1, Z1
+	VADDPS        Z11, Z2, Z2
+	VADDPS        Z12, Z3, Z3
+	VADDPS        Z13, Z4, Z4
+	VADDPS        Z14, Z5, Z5
+	VADDPS        Z15, Z6, Z6
+	VADDPS        Z16, Z7, Z7
+	VADDPS        Z17, Z8, Z8
+	ADDQ          DI, DX
+	VXORPD        Z9, Z9, Z9
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z9, Z9
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z9, Z9
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z9, Z9
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z9, Z9
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z9, Z9
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z9, Z9
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z9, Z9
+	VMULPS        448(BX), Z7, Z7
+	VADDPS        Z7, Z9, Z9
+	VMOVUPS.Z     512(BX), K1, Z10
+	VMULPS        Z10, Z8, Z8
+	VADDPS        Z8, Z9, K1, Z9
+	VEXTRACTF64X4 $0x01, Z9, Y10
+	VADDPS        Y10, Y9, Y10
+	VEXTRACTF128  $0x01, Y10, X9
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
+	VMOVSS        X10, (SI)
+	VMOVSS        fbone32<>+0(SB), X9
+	VDIVSS        X10, X9, X9
+	VBROADCASTSS  X9, Z9
+	VMULPS        Z9, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z9, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z9, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z9, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z9, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z9, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z9, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z9, Z7, Z7
+	VMOVUPS       Z7, 448(DX)
+	VMULPS        Z9, Z8, Z8
+	VMOVUPS       Z8, K1, 512(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_912
+
+fbAVX512_tend_913:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case8_892:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_917:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS   320(DX), Z0
+	VMOVUPS   Z0, 320(BX)
+	VMOVUPS   384(DX), Z0
+	VMOVUPS   Z0, 384(BX)
+	VMOVUPS.Z 448(DX), K1, Z0
+	VMOVUPS   Z0, 448(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_917
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000200, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_918:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_919
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_921
+
+fbAVX512_loop_920:
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  (R8), Z16, Z0
+	VFMADD231PS  64(R8), Z16, Z1
+	VFMADD231PS  128(R8), Z16, Z2
+	VFMADD231PS  192(R8), Z16, Z3
+	VFMADD231PS  256(R8), Z16, Z4
+	VFMADD231PS  320(R8), Z16, Z5
+	VFMADD231PS  384(R8), Z16, Z6
+	VFMADD231PS  448(R8), Z16, Z7
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  (R8), Z16, Z8
+	VFMADD231PS  64(R8), Z16, Z9
+	VFMADD231PS  128(R8), Z16, Z10
+	VFMADD231PS  192(R8), Z16, Z11
+	VFMADD231PS  256(R8), Z16, Z12
+	VFMADD231PS  320(R8), Z16, Z13
+	VFMADD231PS  384(R8), Z16, Z14
+	VFMADD231PS  448(R8), Z16, Z15
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_920
+
+fbAVX512_odd_921:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_922
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  (R8), Z16, Z0
+	VFMADD231PS  64(R8), Z16, Z1
+	VFMADD231PS  128(R8), Z16, Z2
+	VFMADD231PS  192(R8), Z16, Z3
+	VFMADD231PS  256(R8), Z16, Z4
+	VFMADD231PS  320(R8), Z16, Z5
+	VFMADD231PS  384(R8), Z16, Z6
+	VFMADD231PS  448(R8), Z16, Z7
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_922:
+	VADDPS        Z8, Z0, Z0
+	VADDPS        Z9, Z1, Z1
+	VADDPS        Z10, Z2, Z2
+	VADDPS        Z11, Z3, Z3
+	VADDPS        Z12, Z4, Z4
+	VADDPS        Z13, Z5, Z5
+	VADDPS        Z14, Z6, Z6
+	VADDPS        Z15, Z7, Z7
+	ADDQ          DI, DX
+	VXORPD        Z8, Z8, Z8
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z8, Z8
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z8, Z8
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z8, Z8
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z8, Z8
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z8, Z8
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z8, Z8
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z8, Z8
+	VMOVUPS.Z     448(BX), K1, Z9
+	VMULPS        Z9, Z7, Z7
+	VADDPS        Z7, Z8, K1, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y9
+	VEXTRACTF128  $0x01, Y9, X8
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	VMOVSS        X9, (SI)
+	VMOVSS        fbone32<>+0(SB), X8
+	VDIVSS        X9, X8, X8
+	VBROADCASTSS  X8, Z8
+	VMULPS        Z8, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z8, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z8, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z8, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z8, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z8, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z8, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       Z7, K1, 448(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_918
+
+fbAVX512_tend_919:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case7_891:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_923:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS   320(DX), Z0
+	VMOVUPS   Z0, 320(BX)
+	VMOVUPS.Z 384(DX), K1, Z0
+	VMOVUPS   Z0, 384(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000001c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_923
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x000001c0, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_924:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_925
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_927
+
+fbAVX512_loop_926:
+	VBROADCASTSS (R9), Z14
+	VFMADD231PS  (R8), Z14, Z0
+	VFMADD231PS  64(R8), Z14, Z1
+	VFMADD231PS  128(R8), Z14, Z2
+	VFMADD231PS  192(R8), Z14, Z3
+	VFMADD231PS  256(R8), Z14, Z4
+	VFMADD231PS  320(R8), Z14, Z5
+	VFMADD231PS  384(R8), Z14, Z6
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z14
+	VFMADD231PS  (R8), Z14, Z7
+	VFMADD231PS  64(R8), Z14, Z8
+	VFMADD231PS  128(R8), Z14, Z9
+	VFMADD231PS  192(R8), Z14, Z10
+	VFMADD231PS  256(R8), Z14, Z11
+	VFMADD231PS  320(R8), Z14, Z12
+	VFMADD231PS  384(R8), Z14, Z13
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_926
+
+fbAVX512_odd_927:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_928
+	VBROADCASTSS (R9), Z14
+	VFMADD231PS  (R8), Z14, Z0
+	VFMADD231PS  64(R8), Z14, Z1
+	VFMADD231PS  128(R8), Z14, Z2
+	VFMADD231PS  192(R8), Z14, Z3
+	VFMADD231PS  256(R8), Z14, Z4
+	VFMADD231PS  320(R8), Z14, Z5
+	VFMADD231PS  384(R8), Z14, Z6
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_928:
+	VADDPS        Z7, Z0, Z0
+	VADDPS        Z8, Z1, Z1
+	VADDPS        Z9, Z2, Z2
+	VADDPS        Z10, Z3, Z3
+	VADDPS        Z11, Z4, Z4
+	VADDPS        Z12, Z5, Z5
+	VADDPS        Z13, Z6, Z6
+	ADDQ          DI, DX
+	VXORPD        Z7, Z7, Z7
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z7, Z7
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z7, Z7
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z7, Z7
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z7, Z7
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z7, Z7
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z7, Z7
+	VMOVUPS.Z     384(BX), K1, Z8
+	VMULPS        Z8, Z6, Z6
+	VADDPS        Z6, Z7, K1, Z7
+	VEXTRACTF64X4 $0x01, Z7, Y8
+	VADDPS        Y8, Y7, Y8
+	VEXTRACTF128  $0x01, Y8, X7
+	VADDPS        X7, X8, X8
+	VMOVHLPS      X8, X8, X7
+	VADDPS        X7, X8, X8
+	VMOVSHDUP     X8, X7
+	VADDSS        X7, X8, X8
+	VMOVSS        X8, (SI)
+	VMOVSS        fbone32<>+0(SB), X7
+	VDIVSS        X8, X7, X7
+	VBROADCASTSS  X7, Z7
+	VMULPS        Z7, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z7, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z7, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z7, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z7, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z7, Z6, Z6
+	VMOVUPS       Z6, K1, 384(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_924
+
+fbAVX512_tend_925:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case6_890:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_929:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS.Z 320(DX), K1, Z0
+	VMOVUPS   Z0, 320(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000180, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_929
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000180, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_930:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_931
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_933
+
+fbAVX512_loop_932:
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z0
+	VFMADD231PS  64(R8), Z12, Z1
+	VFMADD231PS  128(R8), Z12, Z2
+	VFMADD231PS  192(R8), Z12, Z3
+	VFMADD231PS  256(R8), Z12, Z4
+	VFMADD231PS  320(R8), Z12, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z6
+	VFMADD231PS  64(R8), Z12, Z7
+	VFMADD231PS  128(R8), Z12, Z8
+	VFMADD231PS  192(R8), Z12, Z9
+	VFMADD231PS  256(R8), Z12, Z10
+	VFMADD231PS  320(R8), Z12, Z11
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_932
+
+fbAVX512_odd_933:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_934
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z0
+	VFMADD231PS  64(R8), Z12, Z1
+	VFMADD231PS  128(R8), Z12, Z2
+	VFMADD231PS  192(R8), Z12, Z3
+	VFMADD231PS  256(R8), Z12, Z4
+	VFMADD231PS  320(R8), Z12, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_934:
+	VADDPS        Z6, Z0, Z0
+	VADDPS        Z7, Z1, Z1
+	VADDPS        Z8, Z2, Z2
+	VADDPS        Z9, Z3, Z3
+	VADDPS        Z10, Z4, Z4
+	VADDPS        Z11, Z5, Z5
+	ADDQ          DI, DX
+	VXORPD        Z6, Z6, Z6
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z6, Z6
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z6, Z6
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z6, Z6
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z6, Z6
+	VMOVUPS.Z     320(BX), K1, Z7
+	VMULPS        Z7, Z5, Z5
+	VADDPS        Z5, Z6, K1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPS        Y7, Y6, Y7
+	VEXTRACTF128  $0x01, Y7, X6
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	VMOVSS        X7, (SI)
+	VMOVSS        fbone32<>+0(SB), X6
+	VDIVSS        X7, X6, X6
+	VBROADCASTSS  X6, Z6
+	VMULPS        Z6, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z6, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z6, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z6, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z6, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z6, Z5, Z5
+	VMOVUPS       Z5, K1, 320(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_930
+
+fbAVX512_tend_931:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case5_889:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_935:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS.Z 256(DX), K1, Z0
+	VMOVUPS   Z0, 256(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000140, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_935
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000140, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_936:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_937
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_939
+
+fbAVX512_loop_938:
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R8), Z10, Z0
+	VFMADD231PS  64(R8), Z10, Z1
+	VFMADD231PS  128(R8), Z10, Z2
+	VFMADD231PS  192(R8), Z10, Z3
+	VFMADD231PS  256(R8), Z10, Z4
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R8), Z10, Z5
+	VFMADD231PS  64(R8), Z10, Z6
+	VFMADD231PS  128(R8), Z10, Z7
+	VFMADD231PS  192(R8), Z10, Z8
+	VFMADD231PS  256(R8), Z10, Z9
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_938
+
+fbAVX512_odd_939:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_940
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R8), Z10, Z0
+	VFMADD231PS  64(R8), Z10, Z1
+	VFMADD231PS  128(R8), Z10, Z2
+	VFMADD231PS  192(R8), Z10, Z3
+	VFMADD231PS  256(R8), Z10, Z4
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_940:
+	VADDPS        Z5, Z0, Z0
+	VADDPS        Z6, Z1, Z1
+	VADDPS        Z7, Z2, Z2
+	VADDPS        Z8, Z3, Z3
+	VADDPS        Z9, Z4, Z4
+	ADDQ          DI, DX
+	VXORPD        Z5, Z5, Z5
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z5, Z5
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z5, Z5
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z5, Z5
+	VMOVUPS.Z     256(BX), K1, Z6
+	VMULPS        Z6, Z4, Z4
+	VADDPS        Z4, Z5, K1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VADDPS        Y6, Y5, Y6
+	VEXTRACTF128  $0x01, Y6, X5
+	VADDPS        X5, X6, X6
+	VMOVHLPS      X6, X6, X5
+	VADDPS        X5, X6, X6
+	VMOVSHDUP     X6, X5
+	VADDSS        X5, X6, X6
+	VMOVSS        X6, (SI)
+	VMOVSS        fbone32<>+0(SB), X5
+	VDIVSS        X6, X5, X5
+	VBROADCASTSS  X5, Z5
+	VMULPS        Z5, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z5, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z5, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z5, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z5, Z4, Z4
+	VMOVUPS       Z4, K1, 256(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_936
+
+fbAVX512_tend_937:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case4_888:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_941:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS.Z 192(DX), K1, Z0
+	VMOVUPS   Z0, 192(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000100, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_941
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000100, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_942:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_943
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_945
+
+fbAVX512_loop_944:
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z0
+	VFMADD231PS  64(R8), Z8, Z1
+	VFMADD231PS  128(R8), Z8, Z2
+	VFMADD231PS  192(R8), Z8, Z3
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z4
+	VFMADD231PS  64(R8), Z8, Z5
+	VFMADD231PS  128(R8), Z8, Z6
+	VFMADD231PS  192(R8), Z8, Z7
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_944
+
+fbAVX512_odd_945:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_946
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z0
+	VFMADD231PS  64(R8), Z8, Z1
+	VFMADD231PS  128(R8), Z8, Z2
+	VFMADD231PS  192(R8), Z8, Z3
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_946:
+	VADDPS        Z4, Z0, Z0
+	VADDPS        Z5, Z1, Z1
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z7, Z3, Z3
+	ADDQ          DI, DX
+	VXORPD        Z4, Z4, Z4
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z4, Z4
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z4, Z4
+	VMOVUPS.Z     192(BX), K1, Z5
+	VMULPS        Z5, Z3, Z3
+	VADDPS        Z3, Z4, K1, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y5
+	VEXTRACTF128  $0x01, Y5, X4
+	VADDPS        X4, X5, X5
+	VMOVHLPS      X5, X5, X4
+	VADDPS        X4, X5, X5
+	VMOVSHDUP     X5, X4
+	VADDSS        X4, X5, X5
+	VMOVSS        X5, (SI)
+	VMOVSS        fbone32<>+0(SB), X4
+	VDIVSS        X5, X4, X4
+	VBROADCASTSS  X4, Z4
+	VMULPS        Z4, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z4, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z4, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z4, Z3, Z3
+	VMOVUPS       Z3, K1, 192(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_942
+
+fbAVX512_tend_943:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case3_887:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_947:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS.Z 128(DX), K1, Z0
+	VMOVUPS   Z0, 128(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000000c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_947
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x000000c0, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_948:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_949
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_951
+
+fbAVX512_loop_950:
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R8), Z6, Z0
+	VFMADD231PS  64(R8), Z6, Z1
+	VFMADD231PS  128(R8), Z6, Z2
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R8), Z6, Z3
+	VFMADD231PS  64(R8), Z6, Z4
+	VFMADD231PS  128(R8), Z6, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_950
+
+fbAVX512_odd_951:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_952
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R8), Z6, Z0
+	VFMADD231PS  64(R8), Z6, Z1
+	VFMADD231PS  128(R8), Z6, Z2
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_952:
+	VADDPS        Z3, Z0, Z0
+	VADDPS        Z4, Z1, Z1
+	VADDPS        Z5, Z2, Z2
+	ADDQ          DI, DX
+	VXORPD        Z3, Z3, Z3
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z3, Z3
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z3, Z3
+	VMOVUPS.Z     128(BX), K1, Z4
+	VMULPS        Z4, Z2, Z2
+	VADDPS        Z2, Z3, K1, Z3
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF128  $0x01, Y4, X3
+	VADDPS        X3, X4, X4
+	VMOVHLPS      X4, X4, X3
+	VADDPS        X3, X4, X4
+	VMOVSHDUP     X4, X3
+	VADDSS        X3, X4, X4
+	VMOVSS        X4, (SI)
+	VMOVSS        fbone32<>+0(SB), X3
+	VDIVSS        X4, X3, X3
+	VBROADCASTSS  X3, Z3
+	VMULPS        Z3, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z3, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z3, Z2, Z2
+	VMOVUPS       Z2, K1, 128(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_948
+
+fbAVX512_tend_949:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case2_886:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_953:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS.Z 64(DX), K1, Z0
+	VMOVUPS   Z0, 64(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000080, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_953
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000080, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_954:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_955
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_957
+
+fbAVX512_loop_956:
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z0
+	VFMADD231PS  64(R8), Z4, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z2
+	VFMADD231PS  64(R8), Z4, Z3
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_956
+
+fbAVX512_odd_957:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_958
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z0
+	VFMADD231PS  64(R8), Z4, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_958:
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z3, Z1, Z1
+	ADDQ          DI, DX
+	VXORPD        Z2, Z2, Z2
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z2, Z2
+	VMOVUPS.Z     64(BX), K1, Z3
+	VMULPS        Z3, Z1, Z1
+	VADDPS        Z1, Z2, K1, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF128  $0x01, Y3, X2
+	VADDPS        X2, X3, X3
+	VMOVHLPS      X3, X3, X2
+	VADDPS        X2, X3, X3
+	VMOVSHDUP     X3, X2
+	VADDSS        X2, X3, X3
+	VMOVSS        X3, (SI)
+	VMOVSS        fbone32<>+0(SB), X2
+	VDIVSS        X3, X2, X2
+	VBROADCASTSS  X2, Z2
+	VMULPS        Z2, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z2, Z1, Z1
+	VMOVUPS       Z1, K1, 64(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_954
+
+fbAVX512_tend_955:
+	JMP fbAVX512_swend_884
+
+fbAVX512_case1_885:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_959:
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS   Z0, (BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000040, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_959
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000040, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_960:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_961
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_963
+
+fbAVX512_loop_962:
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  (R8), Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  (R8), Z2, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_962
+
+fbAVX512_odd_963:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_964
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  (R8), Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_964:
+	VADDPS        Z1, Z0, Z0
+	ADDQ          DI, DX
+	VXORPD        Z1, Z1, Z1
+	VMOVUPS.Z     (BX), K1, Z2
+	VMULPS        Z2, Z0, Z0
+	VADDPS        Z0, Z1, K1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPS        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X2, X1, X1
+	VBROADCASTSS  X1, Z1
+	VMULPS        Z1, Z0, Z0
+	VMOVUPS       Z0, K1, (DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_960
+
+fbAVX512_tend_961:
+fbAVX512_swend_884:
+	VZEROUPPER
+	RET
+
+fbAVX512_multi_883:
+	MOVQ $0x00000001, 65632(SP)
+
+fbAVX512_mt_965:
+	MOVQ    65632(SP), AX
+	MOVQ    T+96(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_mtend_966
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    alpha_base+0(FP), DX
+	DECQ    AX
+	IMULQ   CX, AX
+	ADDQ    AX, DX
+	MOVQ    DX, 65640(SP)
+	VXORPD  Z0, Z0, Z0
+	VMOVUPS Z0, 65648(SP)
+	MOVQ    $0x00000000, 65712(SP)
+
+fbAVX512_chunk_967:
+	MOVQ 65712(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX512_chunkend_968
+	SUBQ AX, CX
+	MOVQ $0x0000000c, AX
+	MOVQ $0x00000010, DX
+	CMPQ CX, $0x000000c0
+	JAE  fbAVX512_full_969
+	LEAQ 15(CX), AX
+	SHRQ $0x04, AX
+	MOVQ AX, DX
+	SHLQ $0x04, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000010, DX
+
+fbAVX512_full_969:
+	MOVQ   DX, 65720(SP)
+	CMPQ   AX, $0x00000001
+	JEQ    fbAVX512_case1_971
+	CMPQ   AX, $0x00000002
+	JEQ    fbAVX512_case2_972
+	CMPQ   AX, $0x00000003
+	JEQ    fbAVX512_case3_973
+	CMPQ   AX, $0x00000004
+	JEQ    fbAVX512_case4_974
+	CMPQ   AX, $0x00000005
+	JEQ    fbAVX512_case5_975
+	CMPQ   AX, $0x00000006
+	JEQ    fbAVX512_case6_976
+	CMPQ   AX, $0x00000007
+	JEQ    fbAVX512_case7_977
+	CMPQ   AX, $0x00000008
+	JEQ    fbAVX512_case8_978
+	CMPQ   AX, $0x00000009
+	JEQ    fbAVX512_case9_979
+	CMPQ   AX, $0x0000000a
+	JEQ    fbAVX512_case10_980
+	CMPQ   AX, $0x0000000b
+	JEQ    fbAVX512_case11_981
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	VXORPD Z23, Z23, Z23
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_984
+
+fbAVX512_loop_983:
+	VBROADCASTSS (BX), Z24
+	VFMADD231PS  (DX), Z24, Z0
+	VFMADD231PS  64(DX), Z24, Z1
+	VFMADD231PS  128(DX), Z24, Z2
+	VFMADD231PS  192(DX), Z24, Z3
+	VFMADD231PS  256(DX), Z24, Z4
+	VFMADD231PS  320(DX), Z24, Z5
+	VFMADD231PS  384(DX), Z24, Z6
+	VFMADD231PS  448(DX), Z24, Z7
+	VFMADD231PS  512(DX), Z24, Z8
+	VFMADD231PS  576(DX), Z24, Z9
+	VFMADD231PS  640(DX), Z24, Z10
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z24
+	VFMADD231PS  (DX), Z24, Z12
+	VFMADD231PS  64(DX), Z24, Z13
+	VFMADD231PS  128(DX), Z24, Z14
+	VFMADD231PS  192(DX), Z24, Z15
+	VFMADD231PS  256(DX), Z24, Z16
+	VFMADD231PS  320(DX), Z24, Z17
+	VFMADD231PS  384(DX), Z24, Z18
+	VFMADD231PS  448(DX), Z24, Z19
+	VFMADD231PS  512(DX), Z24, Z20
+	VFMADD231PS  576(DX), Z24, Z21
+	VFMADD231PS  640(DX), Z24, Z22
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z23
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_983
+
+fbAVX512_odd_984:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_985
+	VBROADCASTSS (BX), Z24
+	VFMADD231PS  (DX), Z24, Z0
+	VFMADD231PS  64(DX), Z24, Z1
+	VFMADD231PS  128(DX), Z24, Z2
+	VFMADD231PS  192(DX), Z24, Z3
+	VFMADD231PS  256(DX), Z24, Z4
+	VFMADD231PS  320(DX), Z24, Z5
+	VFMADD231PS  384(DX), Z24, Z6
+	VFMADD231PS  448(DX), Z24, Z7
+	VFMADD231PS  512(DX), Z24, Z8
+	VFMADD231PS  576(DX), Z24, Z9
+	VFMADD231PS  640(DX), Z24, Z10
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_985:
+	VADDPS    Z12, Z0, Z0
+	VADDPS    Z13, Z1, Z1
+	VADDPS    Z14, Z2, Z2
+	VADDPS    Z15, Z3, Z3
+	VADDPS    Z16, Z4, Z4
+	VADDPS    Z17, Z5, Z5
+	VADDPS    Z18, Z6, Z6
+	VADDPS    Z19, Z7, Z7
+	VADDPS    Z20, Z8, Z8
+	VADDPS    Z21, Z9, Z9
+	VADDPS    Z22, Z10, Z10
+	VADDPS    Z23, Z11, Z11
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z12
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z12, Z12
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z12, Z12
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z12, Z12
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z12, Z12
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z12, Z12
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z12, Z12
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z12, Z12
+	VMOVUPS   Z6, 384(CX)
+	VMULPS    448(AX), Z7, Z7
+	VADDPS    Z7, Z12, Z12
+	VMOVUPS   Z7, 448(CX)
+	VMULPS    512(AX), Z8, Z8
+	VADDPS    Z8, Z12, Z12
+	VMOVUPS   Z8, 512(CX)
+	VMULPS    576(AX), Z9, Z9
+	VADDPS    Z9, Z12, Z12
+	VMOVUPS   Z9, 576(CX)
+	VMULPS    640(AX), Z10, Z10
+	VADDPS    Z10, Z12, Z12
+	VMOVUPS   Z10, 640(CX)
+	VMOVUPS.Z 704(AX), K1, Z0
+	VMULPS    Z0, Z11, Z11
+	VADDPS    Z11, Z12, K1, Z12
+	VMOVUPS   Z11, K1, 704(CX)
+	VMOVUPS   Z12, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case11_981:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_987
+
+fbAVX512_loop_986:
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  (DX), Z22, Z0
+	VFMADD231PS  64(DX), Z22, Z1
+	VFMADD231PS  128(DX), Z22, Z2
+	VFMADD231PS  192(DX), Z22, Z3
+	VFMADD231PS  256(DX), Z22, Z4
+	VFMADD231PS  320(DX), Z22, Z5
+	VFMADD231PS  384(DX), Z22, Z6
+	VFMADD231PS  448(DX), Z22, Z7
+	VFMADD231PS  512(DX), Z22, Z8
+	VFMADD231PS  576(DX), Z22, Z9
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  (DX), Z22, Z11
+	VFMADD231PS  64(DX), Z22, Z12
+	VFMADD231PS  128(DX), Z22, Z13
+	VFMADD231PS  192(DX), Z22, Z14
+	VFMADD231PS  256(DX), Z22, Z15
+	VFMADD231PS  320(DX), Z22, Z16
+	VFMADD231PS  384(DX), Z22, Z17
+	VFMADD231PS  448(DX), Z22, Z18
+	VFMADD231PS  512(DX), Z22, Z19
+	VFMADD231PS  576(DX), Z22, Z20
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_986
+
+fbAVX512_odd_987:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_988
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  (DX), Z22, Z0
+	VFMADD231PS  64(DX), Z22, Z1
+	VFMADD231PS  128(DX), Z22, Z2
+	VFMADD231PS  192(DX), Z22, Z3
+	VFMADD231PS  256(DX), Z22, Z4
+	VFMADD231PS  320(DX), Z22, Z5
+	VFMADD231PS  384(DX), Z22, Z6
+	VFMADD231PS  448(DX), Z22, Z7
+	VFMADD231PS  512(DX), Z22, Z8
+	VFMADD231PS  576(DX), Z22, Z9
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_988:
+	VADDPS    Z11, Z0, Z0
+	VADDPS    Z12, Z1, Z1
+	VADDPS    Z13, Z2, Z2
+	VADDPS    Z14, Z3, Z3
+	VADDPS    Z15, Z4, Z4
+	VADDPS    Z16, Z5, Z5
+	VADDPS    Z17, Z6, Z6
+	VADDPS    Z18, Z7, Z7
+	VADDPS    Z19, Z8, Z8
+	VADDPS    Z20, Z9, Z9
+	VADDPS    Z21, Z10, Z10
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z11
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z11, Z11
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z11, Z11
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z11, Z11
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z11, Z11
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z11, Z11
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z11, Z11
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z11, Z11
+	VMOVUPS   Z6, 384(CX)
+	VMULPS    448(AX), Z7, Z7
+	VADDPS    Z7, Z11, Z11
+	VMOVUPS   Z7, 448(CX)
+	VMULPS    512(AX), Z8, Z8
+	VADDPS    Z8, Z11, Z11
+	VMOVUPS   Z8, 512(CX)
+	VMULPS    576(AX), Z9, Z9
+	VADDPS    Z9, Z11, Z11
+	VMOVUPS   Z9, 576(CX)
+	VMOVUPS.Z 640(AX), K1, Z0
+	VMULPS    Z0, Z10, Z10
+	VADDPS    Z10, Z11, K1, Z11
+	VMOVUPS   Z10, K1, 640(CX)
+	VMOVUPS   Z11, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case10_980:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_990
+
+fbAVX512_loop_989:
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  (DX), Z20, Z0
+	VFMADD231PS  64(DX), Z20, Z1
+	VFMADD231PS  128(DX), Z20, Z2
+	VFMADD231PS  192(DX), Z20, Z3
+	VFMADD231PS  256(DX), Z20, Z4
+	VFMADD231PS  320(DX), Z20, Z5
+	VFMADD231PS  384(DX), Z20, Z6
+	VFMADD231PS  448(DX), Z20, Z7
+	VFMADD231PS  512(DX), Z20, Z8
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  (DX), Z20, Z10
+	VFMADD231PS  64(DX), Z20, Z11
+	VFMADD231PS  128(DX), Z20, Z12
+	VFMADD231PS  192(DX), Z20, Z13
+	VFMADD231PS  256(DX), Z20, Z14
+	VFMADD231PS  320(DX), Z20, Z15
+	VFMADD231PS  384(DX), Z20, Z16
+	VFMADD231PS  448(DX), Z20, Z17
+	VFMADD231PS  512(DX), Z20, Z18
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z19
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_989
+
+fbAVX512_odd_990:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_991
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  (DX), Z20, Z0
+	VFMADD231PS  64(DX), Z20, Z1
+	VFMADD231PS  128(DX), Z20, Z2
+	VFMADD231PS  192(DX), Z20, Z3
+	VFMADD231PS  256(DX), Z20, Z4
+	VFMADD231PS  320(DX), Z20, Z5
+	VFMADD231PS  384(DX), Z20, Z6
+	VFMADD231PS  448(DX), Z20, Z7
+	VFMADD231PS  512(DX), Z20, Z8
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_991:
+	VADDPS    Z10, Z0, Z0
+	VADDPS    Z11, Z1, Z1
+	VADDPS    Z12, Z2, Z2
+	VADDPS    Z13, Z3, Z3
+	VADDPS    Z14, Z4, Z4
+	VADDPS    Z15, Z5, Z5
+	VADDPS    Z16, Z6, Z6
+	VADDPS    Z17, Z7, Z7
+	VADDPS    Z18, Z8, Z8
+	VADDPS    Z19, Z9, Z9
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z10
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z10, Z10
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z10, Z10
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z10, Z10
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z10, Z10
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z10, Z10
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z10, Z10
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z10, Z10
+	VMOVUPS   Z6, 384(CX)
+	VMULPS    448(AX), Z7, Z7
+	VADDPS    Z7, Z10, Z10
+	VMOVUPS   Z7, 448(CX)
+	VMULPS    512(AX), Z8, Z8
+	VADDPS    Z8, Z10, Z10
+	VMOVUPS   Z8, 512(CX)
+	VMOVUPS.Z 576(AX), K1, Z0
+	VMULPS    Z0, Z9, Z9
+	VADDPS    Z9, Z10, K1, Z10
+	VMOVUPS   Z9, K1, 576(CX)
+	VMOVUPS   Z10, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case9_979:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_993
+
+fbAVX512_loop_992:
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (DX), Z18, Z0
+	VFMADD231PS  64(DX), Z18, Z1
+	VFMADD231PS  128(DX), Z18, Z2
+	VFMADD231PS  192(DX), Z18, Z3
+	VFMADD231PS  256(DX), Z18, Z4
+	VFMADD231PS  320(DX), Z18, Z5
+	VFMADD231PS  384(DX), Z18, Z6
+	VFMADD231PS  448(DX), Z18, Z7
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (DX), Z18, Z9
+	VFMADD231PS  64(DX), Z18, Z10
+	VFMADD231PS  128(DX), Z18, Z11
+	VFMADD231PS  192(DX), Z18, Z12
+	VFMADD231PS  256(DX), Z18, Z13
+	VFMADD231PS  320(DX), Z18, Z14
+	VFMADD231PS  384(DX), Z18, Z15
+	VFMADD231PS  448(DX), Z18, Z16
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_992
+
+fbAVX512_odd_993:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_994
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (DX), Z18, Z0
+	VFMADD231PS  64(DX), Z18, Z1
+	VFMADD231PS  128(DX), Z18, Z2
+	VFMADD231PS  192(DX), Z18, Z3
+	VFMADD231PS  256(DX), Z18, Z4
+	VFMADD231PS  320(DX), Z18, Z5
+	VFMADD231PS  384(DX), Z18, Z6
+	VFMADD231PS  448(DX), Z18, Z7
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_994:
+	VADDPS    Z9, Z0, Z0
+	VADDPS    Z10, Z1, Z1
+	VADDPS    Z11, Z2, Z2
+	VADDPS    Z12, Z3, Z3
+	VADDPS    Z13, Z4, Z4
+	VADDPS    Z14, Z5, Z5
+	VADDPS    Z15, Z6, Z6
+	VADDPS    Z16, Z7, Z7
+	VADDPS    Z17, Z8, Z8
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z9
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z9, Z9
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z9, Z9
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z9, Z9
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z9, Z9
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z9, Z9
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z9, Z9
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z9, Z9
+	VMOVUPS   Z6, 384(CX)
+	VMULPS    448(AX), Z7, Z7
+	VADDPS    Z7, Z9, Z9
+	VMOVUPS   Z7, 448(CX)
+	VMOVUPS.Z 512(AX), K1, Z0
+	VMULPS    Z0, Z8, Z8
+	VADDPS    Z8, Z9, K1, Z9
+	VMOVUPS   Z8, K1, 512(CX)
+	VMOVUPS   Z9, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case8_978:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_996
+
+fbAVX512_loop_995:
+	VBROADCASTSS (BX), Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z7
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z16
+	VFMADD231PS  (DX), Z16, Z8
+	VFMADD231PS  64(DX), Z16, Z9
+	VFMADD231PS  128(DX), Z16, Z10
+	VFMADD231PS  192(DX), Z16, Z11
+	VFMADD231PS  256(DX), Z16, Z12
+	VFMADD231PS  320(DX), Z16, Z13
+	VFMADD231PS  384(DX), Z16, Z14
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z15
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_995
+
+fbAVX512_odd_996:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_997
+	VBROADCASTSS (BX), Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z7
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_997:
+	VADDPS    Z8, Z0, Z0
+	VADDPS    Z9, Z1, Z1
+	VADDPS    Z10, Z2, Z2
+	VADDPS    Z11, Z3, Z3
+	VADDPS    Z12, Z4, Z4
+	VADDPS    Z13, Z5, Z5
+	VADDPS    Z14, Z6, Z6
+	VADDPS    Z15, Z7, Z7
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z8
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z8, Z8
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z8, Z8
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z8, Z8
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z8, Z8
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z8, Z8
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z8, Z8
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z8, Z8
+	VMOVUPS   Z6, 384(CX)
+	VMOVUPS.Z 448(AX), K1, Z0
+	VMULPS    Z0, Z7, Z7
+	VADDPS    Z7, Z8, K1, Z8
+	VMOVUPS   Z7, K1, 448(CX)
+	VMOVUPS   Z8, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case7_977:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_999
+
+fbAVX512_loop_998:
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  (DX), Z14, Z7
+	VFMADD231PS  64(DX), Z14, Z8
+	VFMADD231PS  128(DX), Z14, Z9
+	VFMADD231PS  192(DX), Z14, Z10
+	VFMADD231PS  256(DX), Z14, Z11
+	VFMADD231PS  320(DX), Z14, Z12
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z13
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_998
+
+fbAVX512_odd_999:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1000
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1000:
+	VADDPS    Z7, Z0, Z0
+	VADDPS    Z8, Z1, Z1
+	VADDPS    Z9, Z2, Z2
+	VADDPS    Z10, Z3, Z3
+	VADDPS    Z11, Z4, Z4
+	VADDPS    Z12, Z5, Z5
+	VADDPS    Z13, Z6, Z6
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z7
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z7, Z7
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z7, Z7
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z7, Z7
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z7, Z7
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z7, Z7
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z7, Z7
+	VMOVUPS   Z5, 320(CX)
+	VMOVUPS.Z 384(AX), K1, Z0
+	VMULPS    Z0, Z6, Z6
+	VADDPS    Z6, Z7, K1, Z7
+	VMOVUPS   Z6, K1, 384(CX)
+	VMOVUPS   Z7, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case6_976:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1002
+
+fbAVX512_loop_1001:
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VFMADD231PS  128(DX), Z12, Z8
+	VFMADD231PS  192(DX), Z12, Z9
+	VFMADD231PS  256(DX), Z12, Z10
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z11
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1001
+
+fbAVX512_odd_1002:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1003
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1003:
+	VADDPS    Z6, Z0, Z0
+	VADDPS    Z7, Z1, Z1
+	VADDPS    Z8, Z2, Z2
+	VADDPS    Z9, Z3, Z3
+	VADDPS    Z10, Z4, Z4
+	VADDPS    Z11, Z5, Z5
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z6
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z6, Z6
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z6, Z6
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z6, Z6
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z6, Z6
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z6, Z6
+	VMOVUPS   Z4, 256(CX)
+	VMOVUPS.Z 320(AX), K1, Z0
+	VMULPS    Z0, Z5, Z5
+	VADDPS    Z5, Z6, K1, Z6
+	VMOVUPS   Z5, K1, 320(CX)
+	VMOVUPS   Z6, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case5_975:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1005
+
+fbAVX512_loop_1004:
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (DX), Z10, Z5
+	VFMADD231PS  64(DX), Z10, Z6
+	VFMADD231PS  128(DX), Z10, Z7
+	VFMADD231PS  192(DX), Z10, Z8
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1004
+
+fbAVX512_odd_1005:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1006
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1006:
+	VADDPS    Z5, Z0, Z0
+	VADDPS    Z6, Z1, Z1
+	VADDPS    Z7, Z2, Z2
+	VADDPS    Z8, Z3, Z3
+	VADDPS    Z9, Z4, Z4
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z5
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z5, Z5
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z5, Z5
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z5, Z5
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z5, Z5
+	VMOVUPS   Z3, 192(CX)
+	VMOVUPS.Z 256(AX), K1, Z0
+	VMULPS    Z0, Z4, Z4
+	VADDPS    Z4, Z5, K1, Z5
+	VMOVUPS   Z4, K1, 256(CX)
+	VMOVUPS   Z5, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case4_974:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1008
+
+fbAVX512_loop_1007:
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VFMADD231PS  64(DX), Z8, Z5
+	VFMADD231PS  128(DX), Z8, Z6
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1007
+
+fbAVX512_odd_1008:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1009
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1009:
+	VADDPS    Z4, Z0, Z0
+	VADDPS    Z5, Z1, Z1
+	VADDPS    Z6, Z2, Z2
+	VADDPS    Z7, Z3, Z3
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z4
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z4, Z4
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z4, Z4
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z4, Z4
+	VMOVUPS   Z2, 128(CX)
+	VMOVUPS.Z 192(AX), K1, Z0
+	VMULPS    Z0, Z3, Z3
+	VADDPS    Z3, Z4, K1, Z4
+	VMOVUPS   Z3, K1, 192(CX)
+	VMOVUPS   Z4, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case3_973:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1011
+
+fbAVX512_loop_1010:
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (DX), Z6, Z3
+	VFMADD231PS  64(DX), Z6, Z4
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1010
+
+fbAVX512_odd_1011:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1012
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1012:
+	VADDPS    Z3, Z0, Z0
+	VADDPS    Z4, Z1, Z1
+	VADDPS    Z5, Z2, Z2
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z3
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z3, Z3
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z3, Z3
+	VMOVUPS   Z1, 64(CX)
+	VMOVUPS.Z 128(AX), K1, Z0
+	VMULPS    Z0, Z2, Z2
+	VADDPS    Z2, Z3, K1, Z3
+	VMOVUPS   Z2, K1, 128(CX)
+	VMOVUPS   Z3, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case2_972:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1014
+
+fbAVX512_loop_1013:
+	VBROADCASTSS (BX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z4
+	VFMADD231PS  (DX), Z4, Z2
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1013
+
+fbAVX512_odd_1014:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1015
+	VBROADCASTSS (BX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1015:
+	VADDPS    Z2, Z0, Z0
+	VADDPS    Z3, Z1, Z1
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z2
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS   Z0, (CX)
+	VMOVUPS.Z 64(AX), K1, Z0
+	VMULPS    Z0, Z1, Z1
+	VADDPS    Z1, Z2, K1, Z2
+	VMOVUPS   Z1, K1, 64(CX)
+	VMOVUPS   Z2, 65648(SP)
+	JMP       fbAVX512_swend_970
+
+fbAVX512_case1_971:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1017
+
+fbAVX512_loop_1016:
+	VBROADCASTSS (BX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1016
+
+fbAVX512_odd_1017:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1018
+	VBROADCASTSS (BX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1018:
+	VADDPS    Z1, Z0, Z0
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z1
+	VMOVUPS.Z (AX), K1, Z2
+	VMULPS    Z2, Z0, Z0
+	VADDPS    Z0, Z1, K1, Z1
+	VMOVUPS   Z0, K1, (CX)
+	VMOVUPS   Z1, 65648(SP)
+
+fbAVX512_swend_970:
+	MOVQ 65712(SP), AX
+	ADDQ $0x000000c0, AX
+	MOVQ AX, 65712(SP)
+	JMP  fbAVX512_chunk_967
+
+fbAVX512_chunkend_968:
+	VMOVUPS       65648(SP), Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	MOVQ          scale_base+24(FP), AX
+	MOVQ          65632(SP), CX
+	VMOVSS        X1, (AX)(CX*4)
+	VMOVSS        fbone32<>+0(SB), X0
+	VDIVSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	MOVQ          M+104(FP), AX
+	MOVQ          65640(SP), CX
+	LEAQ          (CX)(AX*4), CX
+	XORQ          DX, DX
+	MOVQ          AX, BX
+	ANDQ          $-32, BX
+
+fbAVX512_mul_1019_AVX512f32_wide:
+	CMPQ    DX, BX
+	JAE     fbAVX512_mul_1019_AVX512f32_narrow0
+	VMULPS  (CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (CX)(DX*4)
+	VMULPS  64(CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, 64(CX)(DX*4)
+	ADDQ    $+32, DX
+	JMP     fbAVX512_mul_1019_AVX512f32_wide
+
+fbAVX512_mul_1019_AVX512f32_narrow0:
+	MOVQ AX, BX
+	ANDQ $-16, BX
+
+fbAVX512_mul_1019_AVX512f32_narrow:
+	CMPQ    DX, BX
+	JAE     fbAVX512_mul_1019_AVX512f32_tail
+	VMULPS  (CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (CX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     fbAVX512_mul_1019_AVX512f32_narrow
+
+fbAVX512_mul_1019_AVX512f32_tail:
+	SUBQ      DX, AX
+	JZ        fbAVX512_mul_1019_AVX512f32_end
+	MOVQ      $-1, BX
+	BZHIQ     AX, BX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (CX)(DX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (CX)(DX*4)
+
+fbAVX512_mul_1019_AVX512f32_end:
+	MOVQ 65632(SP), AX
+	INCQ AX
+	MOVQ AX, 65632(SP)
+	JMP  fbAVX512_mt_965
+
+fbAVX512_mtend_966:
+	VZEROUPPER
+	RET
+
+// func backward32AVX512(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2
+TEXT ·backward32AVX512(SB), $65640-112
+	MOVQ         T+96(FP), AX
+	DECQ         AX
+	MOVQ         AX, (SP)
+	MOVQ         M+104(FP), CX
+	IMULQ        CX, AX
+	MOVQ         beta_base+0(FP), DX
+	LEAQ         (DX)(AX*4), DX
+	VBROADCASTSS fbone32<>+0(SB), Z0
+	XORQ         AX, AX
+	MOVQ         CX, BX
+	ANDQ         $-16, BX
+
+fbAVX512_ones_1020_AVX512f32_narrow:
+	CMPQ    AX, BX
+	JAE     fbAVX512_ones_1020_AVX512f32_tail
+	VMOVUPS Z0, (DX)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX512_ones_1020_AVX512f32_narrow
+
+fbAVX512_ones_1020_AVX512f32_tail:
+	SUBQ    AX, CX
+	JZ      fbAVX512_ones_1020_AVX512f32_end
+	MOVQ    $-1, BX
+	BZHIQ   CX, BX, CX
+	KMOVW   CX, K1
+	VMOVUPS Z0, K1, (DX)(AX*4)
+
+fbAVX512_ones_1020_AVX512f32_end:
+	LEAQ  32(SP), AX
+	ADDQ  $0x3f, AX
+	ANDQ  $-64, AX
+	MOVQ  AX, 65632(SP)
+	MOVQ  M+104(FP), AX
+	CMPQ  AX, $0x00000080
+	JA    fbAVX512_bt_1021
+	LEAQ  15(AX), CX
+	SHRQ  $0x04, CX
+	MOVQ  CX, DX
+	SHLQ  $0x04, DX
+	SUBQ  AX, DX
+	NEGQ  DX
+	ADDQ  $0x00000010, DX
+	MOVQ  DX, 24(SP)
+	CMPQ  CX, $0x00000001
+	JEQ   fbAVX512_case1_1024
+	CMPQ  CX, $0x00000002
+	JEQ   fbAVX512_case2_1025
+	CMPQ  CX, $0x00000003
+	JEQ   fbAVX512_case3_1026
+	CMPQ  CX, $0x00000004
+	JEQ   fbAVX512_case4_1027
+	CMPQ  CX, $0x00000005
+	JEQ   fbAVX512_case5_1028
+	CMPQ  CX, $0x00000006
+	JEQ   fbAVX512_case6_1029
+	CMPQ  CX, $0x00000007
+	JEQ   fbAVX512_case7_1030
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1032:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS   320(DX), Z0
+	VMOVUPS   Z0, 320(BX)
+	VMOVUPS   384(DX), Z0
+	VMOVUPS   Z0, 384(BX)
+	VMOVUPS.Z 448(DX), K1, Z0
+	VMOVUPS   Z0, 448(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1032
+
+fbAVX512_pt_1033:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1034
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(BX), Z0
+	VMULPS    192(DX), Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(BX), Z0
+	VMULPS    256(DX), Z0, Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS   320(BX), Z0
+	VMULPS    320(DX), Z0, Z0
+	VMOVUPS   Z0, 320(AX)
+	VMOVUPS   384(BX), Z0
+	VMULPS    384(DX), Z0, Z0
+	VMOVUPS   Z0, 384(AX)
+	VMOVUPS.Z 448(BX), K1, Z0
+	VMOVUPS.Z 448(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 448(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	VXORPD    Z12, Z12, Z12
+	VXORPD    Z13, Z13, Z13
+	VXORPD    Z14, Z14, Z14
+	VXORPD    Z15, Z15, Z15
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1036
+
+fbAVX512_loop_1035:
+	VBROADCASTSS (AX), Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VFMADD231PS  448(DX), Z16, Z7
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000200, DX
+	VBROADCASTSS (AX), Z16
+	VFMADD231PS  (DX), Z16, Z8
+	VFMADD231PS  64(DX), Z16, Z9
+	VFMADD231PS  128(DX), Z16, Z10
+	VFMADD231PS  192(DX), Z16, Z11
+	VFMADD231PS  256(DX), Z16, Z12
+	VFMADD231PS  320(DX), Z16, Z13
+	VFMADD231PS  384(DX), Z16, Z14
+	VFMADD231PS  448(DX), Z16, Z15
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000200, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1035
+
+fbAVX512_odd_1036:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1037
+	VBROADCASTSS (AX), Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VFMADD231PS  448(DX), Z16, Z7
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000200, DX
+
+fbAVX512_done_1037:
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z9, Z1, Z1
+	VADDPS       Z10, Z2, Z2
+	VADDPS       Z11, Z3, Z3
+	VADDPS       Z12, Z4, Z4
+	VADDPS       Z13, Z5, Z5
+	VADDPS       Z14, Z6, Z6
+	VADDPS       Z15, Z7, Z7
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X8
+	VDIVSS       (AX)(CX*4), X8, X8
+	VBROADCASTSS X8, Z8
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z8, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z8, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMULPS       Z8, Z4, Z4
+	VMOVUPS      Z4, 256(AX)
+	VMULPS       Z8, Z5, Z5
+	VMOVUPS      Z5, 320(AX)
+	VMULPS       Z8, Z6, Z6
+	VMOVUPS      Z6, 384(AX)
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, K1, 448(AX)
+	JMP          fbAVX512_pt_1033
+
+fbAVX512_ptend_1034:
+	JMP fbAVX512_swend_1023
+
+fbAVX512_case7_1030:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1038:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS   320(DX), Z0
+	VMOVUPS   Z0, 320(BX)
+	VMOVUPS.Z 384(DX), K1, Z0
+	VMOVUPS   Z0, 384(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000001c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1038
+
+fbAVX512_pt_1039:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1040
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(BX), Z0
+	VMULPS    192(DX), Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(BX), Z0
+	VMULPS    256(DX), Z0, Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS   320(BX), Z0
+	VMULPS    320(DX), Z0, Z0
+	VMOVUPS   Z0, 320(AX)
+	VMOVUPS.Z 384(BX), K1, Z0
+	VMOVUPS.Z 384(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 384(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	VXORPD    Z12, Z12, Z12
+	VXORPD    Z13, Z13, Z13
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1042
+
+fbAVX512_loop_1041:
+	VBROADCASTSS (AX), Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VFMADD231PS  384(DX), Z14, Z6
+	ADDQ         $0x04, AX
+	ADDQ         $0x000001c0, DX
+	VBROADCASTSS (AX), Z14
+	VFMADD231PS  (DX), Z14, Z7
+	VFMADD231PS  64(DX), Z14, Z8
+	VFMADD231PS  128(DX), Z14, Z9
+	VFMADD231PS  192(DX), Z14, Z10
+	VFMADD231PS  256(DX), Z14, Z11
+	VFMADD231PS  320(DX), Z14, Z12
+	VFMADD231PS  384(DX), Z14, Z13
+	ADDQ         $0x04, AX
+	ADDQ         $0x000001c0, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1041
+
+fbAVX512_odd_1042:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1043
+	VBROADCASTSS (AX), Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VFMADD231PS  384(DX), Z14, Z6
+	ADDQ         $0x04, AX
+	ADDQ         $0x000001c0, DX
+
+fbAVX512_done_1043:
+	VADDPS       Z7, Z0, Z0
+	VADDPS       Z8, Z1, Z1
+	VADDPS       Z9, Z2, Z2
+	VADDPS       Z10, Z3, Z3
+	VADDPS       Z11, Z4, Z4
+	VADDPS       Z12, Z5, Z5
+	VADDPS       Z13, Z6, Z6
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X7
+	VDIVSS       (AX)(CX*4), X7, X7
+	VBROADCASTSS X7, Z7
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z7, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z7, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z7, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMULPS       Z7, Z4, Z4
+	VMOVUPS      Z4, 256(AX)
+	VMULPS       Z7, Z5, Z5
+	VMOVUPS      Z5, 320(AX)
+	VMULPS       Z7, Z6, Z6
+	VMOVUPS      Z6, K1, 384(AX)
+	JMP          fbAVX512_pt_1039
+
+fbAVX512_ptend_1040:
+	JMP fbAVX512_swend_1023
+
+fbAVX512_case6_1029:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1044:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS.Z 320(DX), K1, Z0
+	VMOVUPS   Z0, 320(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000180, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1044
+
+fbAVX512_pt_1045:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1046
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(BX), Z0
+	VMULPS    192(DX), Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(BX), Z0
+	VMULPS    256(DX), Z0, Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS.Z 320(BX), K1, Z0
+	VMOVUPS.Z 320(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 320(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1048
+
+fbAVX512_loop_1047:
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VFMADD231PS  320(DX), Z12, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000180, DX
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VFMADD231PS  128(DX), Z12, Z8
+	VFMADD231PS  192(DX), Z12, Z9
+	VFMADD231PS  256(DX), Z12, Z10
+	VFMADD231PS  320(DX), Z12, Z11
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000180, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1047
+
+fbAVX512_odd_1048:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1049
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VFMADD231PS  320(DX), Z12, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000180, DX
+
+fbAVX512_done_1049:
+	VADDPS       Z6, Z0, Z0
+	VADDPS       Z7, Z1, Z1
+	VADDPS       Z8, Z2, Z2
+	VADDPS       Z9, Z3, Z3
+	VADDPS       Z10, Z4, Z4
+	VADDPS       Z11, Z5, Z5
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       (AX)(CX*4), X6, X6
+	VBROADCASTSS X6, Z6
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z6, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z6, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z6, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMULPS       Z6, Z4, Z4
+	VMOVUPS      Z4, 256(AX)
+	VMULPS       Z6, Z5, Z5
+	VMOVUPS      Z5, K1, 320(AX)
+	JMP          fbAVX512_pt_1045
+
+fbAVX512_ptend_1046:
+	JMP fbAVX512_swend_1023
+
+fbAVX512_case5_1028:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1050:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS.Z 256(DX), K1, Z0
+	VMOVUPS   Z0, 256(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000140, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1050
+
+fbAVX512_pt_1051:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1052
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(BX), Z0
+	VMULPS    192(DX), Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS.Z 256(BX), K1, Z0
+	VMOVUPS.Z 256(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 256(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1054
+
+fbAVX512_loop_1053:
+	VBROADCASTSS (AX), Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VFMADD231PS  256(DX), Z10, Z4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000140, DX
+	VBROADCASTSS (AX), Z10
+	VFMADD231PS  (DX), Z10, Z5
+	VFMADD231PS  64(DX), Z10, Z6
+	VFMADD231PS  128(DX), Z10, Z7
+	VFMADD231PS  192(DX), Z10, Z8
+	VFMADD231PS  256(DX), Z10, Z9
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000140, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1053
+
+fbAVX512_odd_1054:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1055
+	VBROADCASTSS (AX), Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VFMADD231PS  256(DX), Z10, Z4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000140, DX
+
+fbAVX512_done_1055:
+	VADDPS       Z5, Z0, Z0
+	VADDPS       Z6, Z1, Z1
+	VADDPS       Z7, Z2, Z2
+	VADDPS       Z8, Z3, Z3
+	VADDPS       Z9, Z4, Z4
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       (AX)(CX*4), X5, X5
+	VBROADCASTSS X5, Z5
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z5, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z5, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      Z4, K1, 256(AX)
+	JMP          fbAVX512_pt_1051
+
+fbAVX512_ptend_1052:
+	JMP fbAVX512_swend_1023
+
+fbAVX512_case4_1027:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1056:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS.Z 192(DX), K1, Z0
+	VMOVUPS   Z0, 192(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000100, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1056
+
+fbAVX512_pt_1057:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1058
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS.Z 192(BX), K1, Z0
+	VMOVUPS.Z 192(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 192(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1060
+
+fbAVX512_loop_1059:
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VFMADD231PS  192(DX), Z8, Z3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000100, DX
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VFMADD231PS  64(DX), Z8, Z5
+	VFMADD231PS  128(DX), Z8, Z6
+	VFMADD231PS  192(DX), Z8, Z7
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000100, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1059
+
+fbAVX512_odd_1060:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1061
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VFMADD231PS  192(DX), Z8, Z3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000100, DX
+
+fbAVX512_done_1061:
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z7, Z3, Z3
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (AX)(CX*4), X4, X4
+	VBROADCASTSS X4, Z4
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z4, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      Z3, K1, 192(AX)
+	JMP          fbAVX512_pt_1057
+
+fbAVX512_ptend_1058:
+	JMP fbAVX512_swend_1023
+
+fbAVX512_case3_1026:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1062:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS.Z 128(DX), K1, Z0
+	VMOVUPS   Z0, 128(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000000c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1062
+
+fbAVX512_pt_1063:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1064
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS.Z 128(BX), K1, Z0
+	VMOVUPS.Z 128(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 128(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1066
+
+fbAVX512_loop_1065:
+	VBROADCASTSS (AX), Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VFMADD231PS  128(DX), Z6, Z2
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSS (AX), Z6
+	VFMADD231PS  (DX), Z6, Z3
+	VFMADD231PS  64(DX), Z6, Z4
+	VFMADD231PS  128(DX), Z6, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1065
+
+fbAVX512_odd_1066:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1067
+	VBROADCASTSS (AX), Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VFMADD231PS  128(DX), Z6, Z2
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+
+fbAVX512_done_1067:
+	VADDPS       Z3, Z0, Z0
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z5, Z2, Z2
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       (AX)(CX*4), X3, X3
+	VBROADCASTSS X3, Z3
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      Z2, K1, 128(AX)
+	JMP          fbAVX512_pt_1063
+
+fbAVX512_ptend_1064:
+	JMP fbAVX512_swend_1023
+
+fbAVX512_case2_1025:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1068:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS.Z 64(DX), K1, Z0
+	VMOVUPS   Z0, 64(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000080, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1068
+
+fbAVX512_pt_1069:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1070
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS.Z 64(BX), K1, Z0
+	VMOVUPS.Z 64(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 64(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1072
+
+fbAVX512_loop_1071:
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VFMADD231PS  64(DX), Z4, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z2
+	VFMADD231PS  64(DX), Z4, Z3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1071
+
+fbAVX512_odd_1072:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1073
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VFMADD231PS  64(DX), Z4, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+
+fbAVX512_done_1073:
+	VADDPS       Z2, Z0, Z0
+	VADDPS       Z3, Z1, Z1
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       (AX)(CX*4), X2, X2
+	VBROADCASTSS X2, Z2
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, 64(AX)
+	JMP          fbAVX512_pt_1069
+
+fbAVX512_ptend_1070:
+	JMP fbAVX512_swend_1023
+
+fbAVX512_case1_1024:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1074:
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS   Z0, (BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000040, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1074
+
+fbAVX512_pt_1075:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1076
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS.Z (BX), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1078
+
+fbAVX512_loop_1077:
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (DX), Z2, Z0
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (DX), Z2, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1077
+
+fbAVX512_odd_1078:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1079
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (DX), Z2, Z0
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+
+fbAVX512_done_1079:
+	VADDPS       Z1, Z0, Z0
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       (AX)(CX*4), X1, X1
+	VBROADCASTSS X1, Z1
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (AX)
+	JMP          fbAVX512_pt_1075
+
+fbAVX512_ptend_1076:
+fbAVX512_swend_1023:
+	VZEROUPPER
+	RET
+
+fbAVX512_bt_1021:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_btend_1022
+	MOVQ   scale_base+24(FP), CX
+	VMOVSS fbone32<>+0(SB), X0
+	VDIVSS (CX)(AX*4), X0, X0
+	VMOVSS X0, 8(SP)
+	MOVQ   $0x00000000, 16(SP)
+
+fbAVX512_bchunk_1080:
+	MOVQ 16(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX512_bchunkend_1081
+	SUBQ AX, CX
+	MOVQ $0x0000000c, AX
+	MOVQ $0x00000010, DX
+	CMPQ CX, $0x000000c0
+	JAE  fbAVX512_full_1082
+	LEAQ 15(CX), AX
+	SHRQ $0x04, AX
+	MOVQ AX, DX
+	SHLQ $0x04, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000010, DX
+
+fbAVX512_full_1082:
+	MOVQ   DX, 24(SP)
+	CMPQ   AX, $0x00000001
+	JEQ    fbAVX512_case1_1084
+	CMPQ   AX, $0x00000002
+	JEQ    fbAVX512_case2_1085
+	CMPQ   AX, $0x00000003
+	JEQ    fbAVX512_case3_1086
+	CMPQ   AX, $0x00000004
+	JEQ    fbAVX512_case4_1087
+	CMPQ   AX, $0x00000005
+	JEQ    fbAVX512_case5_1088
+	CMPQ   AX, $0x00000006
+	JEQ    fbAVX512_case6_1089
+	CMPQ   AX, $0x00000007
+	JEQ    fbAVX512_case7_1090
+	CMPQ   AX, $0x00000008
+	JEQ    fbAVX512_case8_1091
+	CMPQ   AX, $0x00000009
+	JEQ    fbAVX512_case9_1092
+	CMPQ   AX, $0x0000000a
+	JEQ    fbAVX512_case10_1093
+	CMPQ   AX, $0x0000000b
+	JEQ    fbAVX512_case11_1094
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	VXORPD Z23, Z23, Z23
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1097
+
+fbAVX512_loop_1096:
+	VMOVSS       (DI), X24
+	VMULSS       (SI), X24, X24
+	VBROADCASTSS X24, Z24
+	VFMADD231PS  (DX), Z24, Z0
+	VFMADD231PS  64(DX), Z24, Z1
+	VFMADD231PS  128(DX), Z24, Z2
+	VFMADD231PS  192(DX), Z24, Z3
+	VFMADD231PS  256(DX), Z24, Z4
+	VFMADD231PS  320(DX), Z24, Z5
+	VFMADD231PS  384(DX), Z24, Z6
+	VFMADD231PS  448(DX), Z24, Z7
+	VFMADD231PS  512(DX), Z24, Z8
+	VFMADD231PS  576(DX), Z24, Z9
+	VFMADD231PS  640(DX), Z24, Z10
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X24
+	VMULSS       (SI), X24, X24
+	VBROADCASTSS X24, Z24
+	VFMADD231PS  (DX), Z24, Z12
+	VFMADD231PS  64(DX), Z24, Z13
+	VFMADD231PS  128(DX), Z24, Z14
+	VFMADD231PS  192(DX), Z24, Z15
+	VFMADD231PS  256(DX), Z24, Z16
+	VFMADD231PS  320(DX), Z24, Z17
+	VFMADD231PS  384(DX), Z24, Z18
+	VFMADD231PS  448(DX), Z24, Z19
+	VFMADD231PS  512(DX), Z24, Z20
+	VFMADD231PS  576(DX), Z24, Z21
+	VFMADD231PS  640(DX), Z24, Z22
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z23
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1096
+
+fbAVX512_odd_1097:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1098
+	VMOVSS       (DI), X24
+	VMULSS       (SI), X24, X24
+	VBROADCASTSS X24, Z24
+	VFMADD231PS  (DX), Z24, Z0
+	VFMADD231PS  64(DX), Z24, Z1
+	VFMADD231PS  128(DX), Z24, Z2
+	VFMADD231PS  192(DX), Z24, Z3
+	VFMADD231PS  256(DX), Z24, Z4
+	VFMADD231PS  320(DX), Z24, Z5
+	VFMADD231PS  384(DX), Z24, Z6
+	VFMADD231PS  448(DX), Z24, Z7
+	VFMADD231PS  512(DX), Z24, Z8
+	VFMADD231PS  576(DX), Z24, Z9
+	VFMADD231PS  640(DX), Z24, Z10
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1098:
+	VADDPS       Z12, Z0, Z0
+	VADDPS       Z13, Z1, Z1
+	VADDPS       Z14, Z2, Z2
+	VADDPS       Z15, Z3, Z3
+	VADDPS       Z16, Z4, Z4
+	VADDPS       Z17, Z5, Z5
+	VADDPS       Z18, Z6, Z6
+	VADDPS       Z19, Z7, Z7
+	VADDPS       Z20, Z8, Z8
+	VADDPS       Z21, Z9, Z9
+	VADDPS       Z22, Z10, Z10
+	VADDPS       Z23, Z11, Z11
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z12
+	VMULPS       Z12, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z12, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z12, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z12, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z12, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z12, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z12, Z7, Z7
+	VMOVUPS      Z7, 448(DX)
+	VMULPS       Z12, Z8, Z8
+	VMOVUPS      Z8, 512(DX)
+	VMULPS       Z12, Z9, Z9
+	VMOVUPS      Z9, 576(DX)
+	VMULPS       Z12, Z10, Z10
+	VMOVUPS      Z10, 640(DX)
+	VMULPS       Z12, Z11, Z11
+	VMOVUPS      Z11, K1, 704(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case11_1094:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1100
+
+fbAVX512_loop_1099:
+	VMOVSS       (DI), X22
+	VMULSS       (SI), X22, X22
+	VBROADCASTSS X22, Z22
+	VFMADD231PS  (DX), Z22, Z0
+	VFMADD231PS  64(DX), Z22, Z1
+	VFMADD231PS  128(DX), Z22, Z2
+	VFMADD231PS  192(DX), Z22, Z3
+	VFMADD231PS  256(DX), Z22, Z4
+	VFMADD231PS  320(DX), Z22, Z5
+	VFMADD231PS  384(DX), Z22, Z6
+	VFMADD231PS  448(DX), Z22, Z7
+	VFMADD231PS  512(DX), Z22, Z8
+	VFMADD231PS  576(DX), Z22, Z9
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X22
+	VMULSS       (SI), X22, X22
+	VBROADCASTSS X22, Z22
+	VFMADD231PS  (DX), Z22, Z11
+	VFMADD231PS  64(DX), Z22, Z12
+	VFMADD231PS  128(DX), Z22, Z13
+	VFMADD231PS  192(DX), Z22, Z14
+	VFMADD231PS  256(DX), Z22, Z15
+	VFMADD231PS  320(DX), Z22, Z16
+	VFMADD231PS  384(DX), Z22, Z17
+	VFMADD231PS  448(DX), Z22, Z18
+	VFMADD231PS  512(DX), Z22, Z19
+	VFMADD231PS  576(DX), Z22, Z20
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1099
+
+fbAVX512_odd_1100:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1101
+	VMOVSS       (DI), X22
+	VMULSS       (SI), X22, X22
+	VBROADCASTSS X22, Z22
+	VFMADD231PS  (DX), Z22, Z0
+	VFMADD231PS  64(DX), Z22, Z1
+	VFMADD231PS  128(DX), Z22, Z2
+	VFMADD231PS  192(DX), Z22, Z3
+	VFMADD231PS  256(DX), Z22, Z4
+	VFMADD231PS  320(DX), Z22, Z5
+	VFMADD231PS  384(DX), Z22, Z6
+	VFMADD231PS  448(DX), Z22, Z7
+	VFMADD231PS  512(DX), Z22, Z8
+	VFMADD231PS  576(DX), Z22, Z9
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1101:
+	VADDPS       Z11, Z0, Z0
+	VADDPS       Z12, Z1, Z1
+	VADDPS       Z13, Z2, Z2
+	VADDPS       Z14, Z3, Z3
+	VADDPS       Z15, Z4, Z4
+	VADDPS       Z16, Z5, Z5
+	VADDPS       Z17, Z6, Z6
+	VADDPS       Z18, Z7, Z7
+	VADDPS       Z19, Z8, Z8
+	VADDPS       Z20, Z9, Z9
+	VADDPS       Z21, Z10, Z10
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z11
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z11, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z11, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z11, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z11, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z11, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z11, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z11, Z7, Z7
+	VMOVUPS      Z7, 448(DX)
+	VMULPS       Z11, Z8, Z8
+	VMOVUPS      Z8, 512(DX)
+	VMULPS       Z11, Z9, Z9
+	VMOVUPS      Z9, 576(DX)
+	VMULPS       Z11, Z10, Z10
+	VMOVUPS      Z10, K1, 640(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case10_1093:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1103
+
+fbAVX512_loop_1102:
+	VMOVSS       (DI), X20
+	VMULSS       (SI), X20, X20
+	VBROADCASTSS X20, Z20
+	VFMADD231PS  (DX), Z20, Z0
+	VFMADD231PS  64(DX), Z20, Z1
+	VFMADD231PS  128(DX), Z20, Z2
+	VFMADD231PS  192(DX), Z20, Z3
+	VFMADD231PS  256(DX), Z20, Z4
+	VFMADD231PS  320(DX), Z20, Z5
+	VFMADD231PS  384(DX), Z20, Z6
+	VFMADD231PS  448(DX), Z20, Z7
+	VFMADD231PS  512(DX), Z20, Z8
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X20
+	VMULSS       (SI), X20, X20
+	VBROADCASTSS X20, Z20
+	VFMADD231PS  (DX), Z20, Z10
+	VFMADD231PS  64(DX), Z20, Z11
+	VFMADD231PS  128(DX), Z20, Z12
+	VFMADD231PS  192(DX), Z20, Z13
+	VFMADD231PS  256(DX), Z20, Z14
+	VFMADD231PS  320(DX), Z20, Z15
+	VFMADD231PS  384(DX), Z20, Z16
+	VFMADD231PS  448(DX), Z20, Z17
+	VFMADD231PS  512(DX), Z20, Z18
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z19
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1102
+
+fbAVX512_odd_1103:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1104
+	VMOVSS       (DI), X20
+	VMULSS       (SI), X20, X20
+	VBROADCASTSS X20, Z20
+	VFMADD231PS  (DX), Z20, Z0
+	VFMADD231PS  64(DX), Z20, Z1
+	VFMADD231PS  128(DX), Z20, Z2
+	VFMADD231PS  192(DX), Z20, Z3
+	VFMADD231PS  256(DX), Z20, Z4
+	VFMADD231PS  320(DX), Z20, Z5
+	VFMADD231PS  384(DX), Z20, Z6
+	VFMADD231PS  448(DX), Z20, Z7
+	VFMADD231PS  512(DX), Z20, Z8
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1104:
+	VADDPS       Z10, Z0, Z0
+	VADDPS       Z11, Z1, Z1
+	VADDPS       Z12, Z2, Z2
+	VADDPS       Z13, Z3, Z3
+	VADDPS       Z14, Z4, Z4
+	VADDPS       Z15, Z5, Z5
+	VADDPS       Z16, Z6, Z6
+	VADDPS       Z17, Z7, Z7
+	VADDPS       Z18, Z8, Z8
+	VADDPS       Z19, Z9, Z9
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z10
+	VMULPS       Z10, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z10, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z10, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z10, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z10, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z10, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z10, Z7, Z7
+	VMOVUPS      Z7, 448(DX)
+	VMULPS       Z10, Z8, Z8
+	VMOVUPS      Z8, 512(DX)
+	VMULPS       Z10, Z9, Z9
+	VMOVUPS      Z9, K1, 576(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case9_1092:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1106
+
+fbAVX512_loop_1105:
+	VMOVSS       (DI), X18
+	VMULSS       (SI), X18, X18
+	VBROADCASTSS X18, Z18
+	VFMADD231PS  (DX), Z18, Z0
+	VFMADD231PS  64(DX), Z18, Z1
+	VFMADD231PS  128(DX), Z18, Z2
+	VFMADD231PS  192(DX), Z18, Z3
+	VFMADD231PS  256(DX), Z18, Z4
+	VFMADD231PS  320(DX), Z18, Z5
+	VFMADD231PS  384(DX), Z18, Z6
+	VFMADD231PS  448(DX), Z18, Z7
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X18
+	VMULSS       (SI), X18, X18
+	VBROADCASTSS X18, Z18
+	VFMADD231PS  (DX), Z18, Z9
+	VFMADD231PS  64(DX), Z18, Z10
+	VFMADD231PS  128(DX), Z18, Z11
+	VFMADD231PS  192(DX), Z18, Z12
+	VFMADD231PS  256(DX), Z18, Z13
+	VFMADD231PS  320(DX), Z18, Z14
+	VFMADD231PS  384(DX), Z18, Z15
+	VFMADD231PS  448(DX), Z18, Z16
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1105
+
+fbAVX512_odd_1106:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1107
+	VMOVSS       (DI), X18
+	VMULSS       (SI), X18, X18
+	VBROADCASTSS X18, Z18
+	VFMADD231PS  (DX), Z18, Z0
+	VFMADD231PS  64(DX), Z18, Z1
+	VFMADD231PS  128(DX), Z18, Z2
+	VFMADD231PS  192(DX), Z18, Z3
+	VFMADD231PS  256(DX), Z18, Z4
+	VFMADD231PS  320(DX), Z18, Z5
+	VFMADD231PS  384(DX), Z18, Z6
+	VFMADD231PS  448(DX), Z18, Z7
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1107:
+	VADDPS       Z9, Z0, Z0
+	VADDPS       Z10, Z1, Z1
+	VADDPS       Z11, Z2, Z2
+	VADDPS       Z12, Z3, Z3
+	VADDPS       Z13, Z4, Z4
+	VADDPS       Z14, Z5, Z5
+	VADDPS       Z15, Z6, Z6
+	VADDPS       Z16, Z7, Z7
+	VADDPS       Z17, Z8, Z8
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z9
+	VMULPS       Z9, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z9, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z9, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z9, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z9, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z9, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z9, Z7, Z7
+	VMOVUPS      Z7, 448(DX)
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      Z8, K1, 512(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case8_1091:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1109
+
+fbAVX512_loop_1108:
+	VMOVSS       (DI), X16
+	VMULSS       (SI), X16, X16
+	VBROADCASTSS X16, Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z7
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X16
+	VMULSS       (SI), X16, X16
+	VBROADCASTSS X16, Z16
+	VFMADD231PS  (DX), Z16, Z8
+	VFMADD231PS  64(DX), Z16, Z9
+	VFMADD231PS  128(DX), Z16, Z10
+	VFMADD231PS  192(DX), Z16, Z11
+	VFMADD231PS  256(DX), Z16, Z12
+	VFMADD231PS  320(DX), Z16, Z13
+	VFMADD231PS  384(DX), Z16, Z14
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z15
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1108
+
+fbAVX512_odd_1109:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1110
+	VMOVSS       (DI), X16
+	VMULSS       (SI), X16, X16
+	VBROADCASTSS X16, Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z7
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1110:
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z9, Z1, Z1
+	VADDPS       Z10, Z2, Z2
+	VADDPS       Z11, Z3, Z3
+	VADDPS       Z12, Z4, Z4
+	VADDPS       Z13, Z5, Z5
+	VADDPS       Z14, Z6, Z6
+	VADDPS       Z15, Z7, Z7
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z8
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z8, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z8, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z8, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z8, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z8, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, K1, 448(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case7_1090:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1112
+
+fbAVX512_loop_1111:
+	VMOVSS       (DI), X14
+	VMULSS       (SI), X14, X14
+	VBROADCASTSS X14, Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X14
+	VMULSS       (SI), X14, X14
+	VBROADCASTSS X14, Z14
+	VFMADD231PS  (DX), Z14, Z7
+	VFMADD231PS  64(DX), Z14, Z8
+	VFMADD231PS  128(DX), Z14, Z9
+	VFMADD231PS  192(DX), Z14, Z10
+	VFMADD231PS  256(DX), Z14, Z11
+	VFMADD231PS  320(DX), Z14, Z12
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z13
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1111
+
+fbAVX512_odd_1112:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1113
+	VMOVSS       (DI), X14
+	VMULSS       (SI), X14, X14
+	VBROADCASTSS X14, Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1113:
+	VADDPS       Z7, Z0, Z0
+	VADDPS       Z8, Z1, Z1
+	VADDPS       Z9, Z2, Z2
+	VADDPS       Z10, Z3, Z3
+	VADDPS       Z11, Z4, Z4
+	VADDPS       Z12, Z5, Z5
+	VADDPS       Z13, Z6, Z6
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z7
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z7, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z7, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z7, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z7, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z7, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z7, Z6, Z6
+	VMOVUPS      Z6, K1, 384(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case6_1089:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1115
+
+fbAVX512_loop_1114:
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VFMADD231PS  128(DX), Z12, Z8
+	VFMADD231PS  192(DX), Z12, Z9
+	VFMADD231PS  256(DX), Z12, Z10
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1114
+
+fbAVX512_odd_1115:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1116
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1116:
+	VADDPS       Z6, Z0, Z0
+	VADDPS       Z7, Z1, Z1
+	VADDPS       Z8, Z2, Z2
+	VADDPS       Z9, Z3, Z3
+	VADDPS       Z10, Z4, Z4
+	VADDPS       Z11, Z5, Z5
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z6
+	VMULPS       Z6, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z6, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z6, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z6, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z6, Z5, Z5
+	VMOVUPS      Z5, K1, 320(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case5_1088:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1118
+
+fbAVX512_loop_1117:
+	VMOVSS       (DI), X10
+	VMULSS       (SI), X10, X10
+	VBROADCASTSS X10, Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X10
+	VMULSS       (SI), X10, X10
+	VBROADCASTSS X10, Z10
+	VFMADD231PS  (DX), Z10, Z5
+	VFMADD231PS  64(DX), Z10, Z6
+	VFMADD231PS  128(DX), Z10, Z7
+	VFMADD231PS  192(DX), Z10, Z8
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1117
+
+fbAVX512_odd_1118:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1119
+	VMOVSS       (DI), X10
+	VMULSS       (SI), X10, X10
+	VBROADCASTSS X10, Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1119:
+	VADDPS       Z5, Z0, Z0
+	VADDPS       Z6, Z1, Z1
+	VADDPS       Z7, Z2, Z2
+	VADDPS       Z8, Z3, Z3
+	VADDPS       Z9, Z4, Z4
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z5
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z5, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z5, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      Z4, K1, 256(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case4_1087:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1121
+
+fbAVX512_loop_1120:
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VFMADD231PS  64(DX), Z8, Z5
+	VFMADD231PS  128(DX), Z8, Z6
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1120
+
+fbAVX512_odd_1121:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1122
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1122:
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z7, Z3, Z3
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z4
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z4, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      Z3, K1, 192(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case3_1086:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1124
+
+fbAVX512_loop_1123:
+	VMOVSS       (DI), X6
+	VMULSS       (SI), X6, X6
+	VBROADCASTSS X6, Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X6
+	VMULSS       (SI), X6, X6
+	VBROADCASTSS X6, Z6
+	VFMADD231PS  (DX), Z6, Z3
+	VFMADD231PS  64(DX), Z6, Z4
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1123
+
+fbAVX512_odd_1124:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1125
+	VMOVSS       (DI), X6
+	VMULSS       (SI), X6, X6
+	VBROADCASTSS X6, Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1125:
+	VADDPS       Z3, Z0, Z0
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z5, Z2, Z2
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z3
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      Z2, K1, 128(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case2_1085:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1127
+
+fbAVX512_loop_1126:
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS  (DX), Z4, Z2
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1126
+
+fbAVX512_odd_1127:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1128
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1128:
+	VADDPS       Z2, Z0, Z0
+	VADDPS       Z3, Z1, Z1
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z2
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, 64(DX)
+	JMP          fbAVX512_swend_1083
+
+fbAVX512_case1_1084:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1130
+
+fbAVX512_loop_1129:
+	VMOVSS       (DI), X2
+	VMULSS       (SI), X2, X2
+	VBROADCASTSS X2, Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X2
+	VMULSS       (SI), X2, X2
+	VBROADCASTSS X2, Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1129
+
+fbAVX512_odd_1130:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1131
+	VMOVSS       (DI), X2
+	VMULSS       (SI), X2, X2
+	VBROADCASTSS X2, Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1131:
+	VADDPS       Z1, Z0, Z0
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (DX)
+
+fbAVX512_swend_1083:
+	MOVQ 16(SP), AX
+	ADDQ $0x000000c0, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX512_bchunk_1080
+
+fbAVX512_bchunkend_1081:
+	MOVQ (SP), AX
+	DECQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX512_bt_1021
+
+fbAVX512_btend_1022:
+	VZEROUPPER
+	RET
+
+// func transitions32AVX512(g []float32, e []float32, alpha []float32, beta []float32, psi []float32, scale []float32, work []float32, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
+TEXT ·transitions32AVX512(SB), $32888-184
+	LEAQ 48(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 32880(SP)
+	MOVQ $0x00000001, (SP)
+
+fbAVX512_bb_1132:
+	MOVQ         (SP), AX
+	MOVQ         T+168(FP), CX
+	CMPQ         AX, CX
+	JAE          fbAVX512_bbend_1133
+	MOVQ         scale_base+120(FP), CX
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       (CX)(AX*4), X0, X0
+	VBROADCASTSS X0, Z0
+	MOVQ         M+176(FP), CX
+	IMULQ        CX, AX
+	SHLQ         $0x02, AX
+	MOVQ         psi_base+96(FP), DX
+	ADDQ         AX, DX
+	MOVQ         beta_base+72(FP), BX
+	ADDQ         AX, BX
+	MOVQ         work_base+144(FP), SI
+	ADDQ         AX, SI
+	MOVQ         CX, AX
+	SHLQ         $0x02, AX
+	SUBQ         AX, SI
+	XORQ         AX, AX
+	MOVQ         CX, DI
+	ANDQ         $-32, DI
+
+fbAVX512_bbrow_1134_AVX512f32_wide:
+	CMPQ    AX, DI
+	JAE     fbAVX512_bbrow_1134_AVX512f32_narrow0
+	VMOVUPS (DX)(AX*4), Z1
+	VMULPS  (BX)(AX*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*4)
+	VMOVUPS 64(DX)(AX*4), Z1
+	VMULPS  64(BX)(AX*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(SI)(AX*4)
+	ADDQ    $+32, AX
+	JMP     fbAVX512_bbrow_1134_AVX512f32_wide
+
+fbAVX512_bbrow_1134_AVX512f32_narrow0:
+	MOVQ CX, DI
+	ANDQ $-16, DI
+
+fbAVX512_bbrow_1134_AVX512f32_narrow:
+	CMPQ    AX, DI
+	JAE     fbAVX512_bbrow_1134_AVX512f32_tail
+	VMOVUPS (DX)(AX*4), Z1
+	VMULPS  (BX)(AX*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX512_bbrow_1134_AVX512f32_narrow
+
+fbAVX512_bbrow_1134_AVX512f32_tail:
+	SUBQ      AX, CX
+	JZ        fbAVX512_bbrow_1134_AVX512f32_end
+	MOVQ      $-1, DI
+	BZHIQ     CX, DI, CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (DX)(AX*4), K1, Z1
+	VMOVUPS.Z (BX)(AX*4), K1, Z2
+	VMULPS    Z2, Z1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (SI)(AX*4)
+
+fbAVX512_bbrow_1134_AVX512f32_end:
+	MOVQ (SP), AX
+	INCQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX512_bb_1132
+
+fbAVX512_bbend_1133:
+	MOVQ $0x00000000, 32(SP)
+
+fbAVX512_tt_1135:
+	MOVQ    32(SP), AX
+	MOVQ    T+168(FP), CX
+	DECQ    CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_ttend_1136
+	SUBQ    AX, CX
+	MOVQ    $0x00000080, AX
+	CMPQ    CX, AX
+	CMOVQGT AX, CX
+	MOVQ    CX, 40(SP)
+	MOVQ    $0x00000000, 16(SP)
+
+fbAVX512_tj_1137:
+	MOVQ 16(SP), AX
+	MOVQ M+176(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX512_tjend_1138
+	SUBQ AX, CX
+	MOVQ $0x00000004, AX
+	MOVQ $0x00000010, DX
+	CMPQ CX, $0x00000040
+	JAE  fbAVX512_full_1139
+	LEAQ 15(CX), AX
+	SHRQ $0x04, AX
+	MOVQ AX, DX
+	SHLQ $0x04, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000010, DX
+
+fbAVX512_full_1139:
+	MOVQ  DX, 24(SP)
+	CMPQ  AX, $0x00000001
+	JEQ   fbAVX512_case1_1141
+	CMPQ  AX, $0x00000002
+	JEQ   fbAVX512_case2_1142
+	CMPQ  AX, $0x00000003
+	JEQ   fbAVX512_case3_1143
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1145:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    64(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VMOVUPS    128(CX), Z0
+	VMOVUPS    Z0, 128(DX)
+	VMOVUPS.Z  192(CX), K1, Z0
+	VMOVUPS    Z0, 192(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000100, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1145
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_1146:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_1147
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1149
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1150
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1151
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1152
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1153
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+	VXORPD  Z18, Z18, Z18
+	VXORPD  Z19, Z19, Z19
+	VXORPD  Z20, Z20, Z20
+	VXORPD  Z21, Z21, Z21
+	VXORPD  Z22, Z22, Z22
+	VXORPD  Z23, Z23, Z23
+
+fbAVX512_loop_1155:
+	VMOVUPS      (BX), Z24
+	VMOVUPS      64(BX), Z25
+	VMOVUPS      128(BX), Z26
+	VMOVUPS      192(BX), Z27
+	VBROADCASTSS (CX), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z1
+	VFMADD231PS  Z26, Z28, Z2
+	VFMADD231PS  Z27, Z28, Z3
+	VBROADCASTSS 4(CX), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z5
+	VFMADD231PS  Z26, Z28, Z6
+	VFMADD231PS  Z27, Z28, Z7
+	VBROADCASTSS 8(CX), Z28
+	VFMADD231PS  Z24, Z28, Z8
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z10
+	VFMADD231PS  Z27, Z28, Z11
+	VBROADCASTSS 12(CX), Z28
+	VFMADD231PS  Z24, Z28, Z12
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z15
+	VBROADCASTSS 16(CX), Z28
+	VFMADD231PS  Z24, Z28, Z16
+	VFMADD231PS  Z25, Z28, Z17
+	VFMADD231PS  Z26, Z28, Z18
+	VFMADD231PS  Z27, Z28, Z19
+	VBROADCASTSS 20(CX), Z28
+	VFMADD231PS  Z24, Z28, Z20
+	VFMADD231PS  Z25, Z28, Z21
+	VFMADD231PS  Z26, Z28, Z22
+	VFMADD231PS  Z27, Z28, Z23
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1155
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   192(R8)(AX*2)
+	PREFETCHT0   192(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	PREFETCHT0   192(R8)(CX*1)
+	PREFETCHT0   192(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
+	VMOVUPS      (DX), Z24
+	VFMADD231PS  (BX), Z0, Z24
+	VMOVUPS      Z24, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z8, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z9, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z0
+	VFMADD231PS  128(BX)(AX*2), Z10, Z0
+	VMOVUPS      Z0, 128(DX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z12, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z13, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS      128(DX)(CX*1), Z0
+	VFMADD231PS  128(BX)(CX*1), Z14, Z0
+	VMOVUPS      Z0, 128(DX)(CX*1)
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z15, Z0
+	VMOVUPS      Z0, K1, 192(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z16, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS      64(SI), Z0
+	VFMADD231PS  64(DI), Z17, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS      128(SI), Z0
+	VFMADD231PS  128(DI), Z18, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMOVUPS.Z    192(SI), K1, Z0
+	VMOVUPS.Z    192(DI), K1, Z1
+	VFMADD231PS  Z1, Z19, Z0
+	VMOVUPS      Z0, K1, 192(SI)
+	VMOVUPS      (SI)(AX*1), Z0
+	VFMADD231PS  (DI)(AX*1), Z20, Z0
+	VMOVUPS      Z0, (SI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z0
+	VFMADD231PS  64(DI)(AX*1), Z21, Z0
+	VMOVUPS      Z0, 64(SI)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z0
+	VFMADD231PS  128(DI)(AX*1), Z22, Z0
+	VMOVUPS      Z0, 128(SI)(AX*1)
+	VMOVUPS.Z    192(SI)(AX*1), K1, Z0
+	VMOVUPS.Z    192(DI)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z23, Z0
+	VMOVUPS      Z0, K1, 192(SI)(AX*1)
+	JMP          fbAVX512_swend_1148
+
+fbAVX512_case5_1153:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+
+fbAVX512_loop_1156:
+	VMOVUPS      (BX), Z20
+	VMOVUPS      64(BX), Z21
+	VMOVUPS      128(BX), Z22
+	VMOVUPS      192(BX), Z23
+	VBROADCASTSS (CX), Z24
+	VFMADD231PS  Z20, Z24, Z0
+	VFMADD231PS  Z21, Z24, Z1
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VBROADCASTSS 4(CX), Z24
+	VFMADD231PS  Z20, Z24, Z4
+	VFMADD231PS  Z21, Z24, Z5
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VBROADCASTSS 8(CX), Z24
+	VFMADD231PS  Z20, Z24, Z8
+	VFMADD231PS  Z21, Z24, Z9
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VBROADCASTSS 12(CX), Z24
+	VFMADD231PS  Z20, Z24, Z12
+	VFMADD231PS  Z21, Z24, Z13
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VBROADCASTSS 16(CX), Z24
+	VFMADD231PS  Z20, Z24, Z16
+	VFMADD231PS  Z21, Z24, Z17
+	VFMADD231PS  Z22, Z24, Z18
+	VFMADD231PS  Z23, Z24, Z19
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1156
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   192(R8)(AX*2)
+	PREFETCHT0   192(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	PREFETCHT0   192(R8)(CX*1)
+	PREFETCHT0   192(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	VMOVUPS      (DX), Z20
+	VFMADD231PS  (BX), Z0, Z20
+	VMOVUPS      Z20, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z8, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z9, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z0
+	VFMADD231PS  128(BX)(AX*2), Z10, Z0
+	VMOVUPS      Z0, 128(DX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z12, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z13, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS      128(DX)(CX*1), Z0
+	VFMADD231PS  128(BX)(CX*1), Z14, Z0
+	VMOVUPS      Z0, 128(DX)(CX*1)
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z15, Z0
+	VMOVUPS      Z0, K1, 192(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z16, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS      64(SI), Z0
+	VFMADD231PS  64(DI), Z17, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS      128(SI), Z0
+	VFMADD231PS  128(DI), Z18, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMOVUPS.Z    192(SI), K1, Z0
+	VMOVUPS.Z    192(DI), K1, Z1
+	VFMADD231PS  Z1, Z19, Z0
+	VMOVUPS      Z0, K1, 192(SI)
+	JMP          fbAVX512_swend_1148
+
+fbAVX512_case4_1152:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+
+fbAVX512_loop_1157:
+	VMOVUPS      (BX), Z16
+	VMOVUPS      64(BX), Z17
+	VMOVUPS      128(BX), Z18
+	VMOVUPS      192(BX), Z19
+	VBROADCASTSS (CX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS 4(CX), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS 8(CX), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS 12(CX), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1157
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(DI)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(DI)(AX*2)
+	PREFETCHT0   192(SI)(AX*2)
+	PREFETCHT0   192(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	PREFETCHT0   128(SI)(CX*1)
+	PREFETCHT0   128(DI)(CX*1)
+	PREFETCHT0   192(SI)(CX*1)
+	PREFETCHT0   192(DI)(CX*1)
+	VMOVUPS      (DX), Z16
+	VFMADD231PS  (BX), Z0, Z16
+	VMOVUPS      Z16, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z8, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z9, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z0
+	VFMADD231PS  128(BX)(AX*2), Z10, Z0
+	VMOVUPS      Z0, 128(DX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z12, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z13, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS      128(DX)(CX*1), Z0
+	VFMADD231PS  128(BX)(CX*1), Z14, Z0
+	VMOVUPS      Z0, 128(DX)(CX*1)
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z15, Z0
+	VMOVUPS      Z0, K1, 192(DX)(CX*1)
+	JMP          fbAVX512_swend_1148
+
+fbAVX512_case3_1151:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_1158:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      64(BX), Z13
+	VMOVUPS      128(BX), Z14
+	VMOVUPS      192(BX), Z15
+	VBROADCASTSS (CX), Z16
+	VFMADD231PS  Z12, Z16, Z0
+	VFMADD231PS  Z13, Z16, Z1
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VBROADCASTSS 4(CX), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VBROADCASTSS 8(CX), Z16
+	VFMADD231PS  Z12, Z16, Z8
+	VFMADD231PS  Z13, Z16, Z9
+	VFMADD231PS  Z14, Z16, Z10
+	VFMADD231PS  Z15, Z16, Z11
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1158
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(CX)(AX*2)
+	PREFETCHT0   192(SI)(AX*2)
+	PREFETCHT0   192(CX)(AX*2)
+	VMOVUPS      (DX), Z12
+	VFMADD231PS  (BX), Z0, Z12
+	VMOVUPS      Z12, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z8, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z9, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z0
+	VFMADD231PS  128(BX)(AX*2), Z10, Z0
+	VMOVUPS      Z0, 128(DX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*2)
+	JMP          fbAVX512_swend_1148
+
+fbAVX512_case2_1150:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_1159:
+	VMOVUPS      (BX), Z8
+	VMOVUPS      64(BX), Z9
+	VMOVUPS      128(BX), Z10
+	VMOVUPS      192(BX), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z1
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z8, Z12, Z4
+	VFMADD231PS  Z9, Z12, Z5
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1159
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(CX)(AX*1)
+	VMOVUPS      (DX), Z8
+	VFMADD231PS  (BX), Z0, Z8
+	VMOVUPS      Z8, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	JMP          fbAVX512_swend_1148
+
+fbAVX512_case1_1149:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1160:
+	VBROADCASTSS (CX), Z4
+	VFMADD231PS  (BX), Z4, Z0
+	VFMADD231PS  64(BX), Z4, Z1
+	VFMADD231PS  128(BX), Z4, Z2
+	VFMADD231PS  192(BX), Z4, Z3
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1160
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   128(AX)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   192(AX)
+	VMOVUPS      (DX), Z4
+	VFMADD231PS  (BX), Z0, Z4
+	VMOVUPS      Z4, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+
+fbAVX512_swend_1148:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_1146
+
+fbAVX512_tiend_1147:
+	JMP fbAVX512_swend_1140
+
+fbAVX512_case3_1143:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1161:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    64(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VMOVUPS.Z  128(CX), K1, Z0
+	VMOVUPS    Z0, 128(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x000000c0, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1161
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_1162:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_1163
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1165
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1166
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1167
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1168
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1169
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+
+fbAVX512_loop_1171:
+	VMOVUPS      (BX), Z18
+	VMOVUPS      64(BX), Z19
+	VMOVUPS      128(BX), Z20
+	VBROADCASTSS (CX), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z1
+	VFMADD231PS  Z20, Z21, Z2
+	VBROADCASTSS 4(CX), Z21
+	VFMADD231PS  Z18, Z21, Z3
+	VFMADD231PS  Z19, Z21, Z4
+	VFMADD231PS  Z20, Z21, Z5
+	VBROADCASTSS 8(CX), Z21
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VFMADD231PS  Z20, Z21, Z8
+	VBROADCASTSS 12(CX), Z21
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z11
+	VBROADCASTSS 16(CX), Z21
+	VFMADD231PS  Z18, Z21, Z12
+	VFMADD231PS  Z19, Z21, Z13
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 20(CX), Z21
+	VFMADD231PS  Z18, Z21, Z15
+	VFMADD231PS  Z19, Z21, Z16
+	VFMADD231PS  Z20, Z21, Z17
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1171
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	VMOVUPS      (DX), Z18
+	VFMADD231PS  (BX), Z0, Z18
+	VMOVUPS      Z18, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z6, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z7, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z8, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z9, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z10, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 128(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z12, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS      64(SI), Z0
+	VFMADD231PS  64(DI), Z13, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS.Z    128(SI), K1, Z0
+	VMOVUPS.Z    128(DI), K1, Z1
+	VFMADD231PS  Z1, Z14, Z0
+	VMOVUPS      Z0, K1, 128(SI)
+	VMOVUPS      (SI)(AX*1), Z0
+	VFMADD231PS  (DI)(AX*1), Z15, Z0
+	VMOVUPS      Z0, (SI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z0
+	VFMADD231PS  64(DI)(AX*1), Z16, Z0
+	VMOVUPS      Z0, 64(SI)(AX*1)
+	VMOVUPS.Z    128(SI)(AX*1), K1, Z0
+	VMOVUPS.Z    128(DI)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z17, Z0
+	VMOVUPS      Z0, K1, 128(SI)(AX*1)
+	JMP          fbAVX512_swend_1164
+
+fbAVX512_case5_1169:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+
+fbAVX512_loop_1172:
+	VMOVUPS      (BX), Z15
+	VMOVUPS      64(BX), Z16
+	VMOVUPS      128(BX), Z17
+	VBROADCASTSS (CX), Z18
+	VFMADD231PS  Z15, Z18, Z0
+	VFMADD231PS  Z16, Z18, Z1
+	VFMADD231PS  Z17, Z18, Z2
+	VBROADCASTSS 4(CX), Z18
+	VFMADD231PS  Z15, Z18, Z3
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS 8(CX), Z18
+	VFMADD231PS  Z15, Z18, Z6
+	VFMADD231PS  Z16, Z18, Z7
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 12(CX), Z18
+	VFMADD231PS  Z15, Z18, Z9
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS 16(CX), Z18
+	VFMADD231PS  Z15, Z18, Z12
+	VFMADD231PS  Z16, Z18, Z13
+	VFMADD231PS  Z17, Z18, Z14
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1172
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	VMOVUPS      (DX), Z15
+	VFMADD231PS  (BX), Z0, Z15
+	VMOVUPS      Z15, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z6, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z7, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z8, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z9, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z10, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 128(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z12, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS      64(SI), Z0
+	VFMADD231PS  64(DI), Z13, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS.Z    128(SI), K1, Z0
+	VMOVUPS.Z    128(DI), K1, Z1
+	VFMADD231PS  Z1, Z14, Z0
+	VMOVUPS      Z0, K1, 128(SI)
+	JMP          fbAVX512_swend_1164
+
+fbAVX512_case4_1168:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_1173:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      64(BX), Z13
+	VMOVUPS      128(BX), Z14
+	VBROADCASTSS (CX), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z1
+	VFMADD231PS  Z14, Z15, Z2
+	VBROADCASTSS 4(CX), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z5
+	VBROADCASTSS 8(CX), Z15
+	VFMADD231PS  Z12, Z15, Z6
+	VFMADD231PS  Z13, Z15, Z7
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 12(CX), Z15
+	VFMADD231PS  Z12, Z15, Z9
+	VFMADD231PS  Z13, Z15, Z10
+	VFMADD231PS  Z14, Z15, Z11
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1173
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	PREFETCHT0   128(SI)(CX*1)
+	PREFETCHT0   128(DI)(CX*1)
+	VMOVUPS      (DX), Z12
+	VFMADD231PS  (BX), Z0, Z12
+	VMOVUPS      Z12, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z6, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z7, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z8, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z9, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z10, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 128(DX)(CX*1)
+	JMP          fbAVX512_swend_1164
+
+fbAVX512_case3_1167:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+
+fbAVX512_loop_1174:
+	VMOVUPS      (BX), Z9
+	VMOVUPS      64(BX), Z10
+	VMOVUPS      128(BX), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z9, Z12, Z0
+	VFMADD231PS  Z10, Z12, Z1
+	VFMADD231PS  Z11, Z12, Z2
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z9, Z12, Z3
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS 8(CX), Z12
+	VFMADD231PS  Z9, Z12, Z6
+	VFMADD231PS  Z10, Z12, Z7
+	VFMADD231PS  Z11, Z12, Z8
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1174
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(CX)(AX*2)
+	VMOVUPS      (DX), Z9
+	VFMADD231PS  (BX), Z0, Z9
+	VMOVUPS      Z9, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z6, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z7, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z8, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*2)
+	JMP          fbAVX512_swend_1164
+
+fbAVX512_case2_1166:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_1175:
+	VMOVUPS      (BX), Z6
+	VMOVUPS      64(BX), Z7
+	VMOVUPS      128(BX), Z8
+	VBROADCASTSS (CX), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z1
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS 4(CX), Z9
+	VFMADD231PS  Z6, Z9, Z3
+	VFMADD231PS  Z7, Z9, Z4
+	VFMADD231PS  Z8, Z9, Z5
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1175
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	VMOVUPS      (DX), Z6
+	VFMADD231PS  (BX), Z0, Z6
+	VMOVUPS      Z6, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	JMP          fbAVX512_swend_1164
+
+fbAVX512_case1_1165:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_1176:
+	VBROADCASTSS (CX), Z3
+	VFMADD231PS  (BX), Z3, Z0
+	VFMADD231PS  64(BX), Z3, Z1
+	VFMADD231PS  128(BX), Z3, Z2
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1176
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   128(AX)
+	VMOVUPS      (DX), Z3
+	VFMADD231PS  (BX), Z0, Z3
+	VMOVUPS      Z3, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+
+fbAVX512_swend_1164:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_1162
+
+fbAVX512_tiend_1163:
+	JMP fbAVX512_swend_1140
+
+fbAVX512_case2_1142:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1177:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS.Z  64(CX), K1, Z0
+	VMOVUPS    Z0, 64(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000080, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1177
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_1178:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_1179
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1181
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1182
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1183
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1184
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1185
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+
+fbAVX512_loop_1187:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      64(BX), Z13
+	VBROADCASTSS (CX), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS 4(CX), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS 8(CX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS 12(CX), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS 16(CX), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS 20(CX), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1187
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	VMOVUPS      (DX), Z12
+	VFMADD231PS  (BX), Z0, Z12
+	VMOVUPS      Z12, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z12
+	VFMADD231PS  Z12, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z6, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 64(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z8, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS.Z    64(SI), K1, Z0
+	VMOVUPS.Z    64(DI), K1, Z1
+	VFMADD231PS  Z1, Z9, Z0
+	VMOVUPS      Z0, K1, 64(SI)
+	VMOVUPS      (SI)(AX*1), Z0
+	VFMADD231PS  (DI)(AX*1), Z10, Z0
+	VMOVUPS      Z0, (SI)(AX*1)
+	VMOVUPS.Z    64(SI)(AX*1), K1, Z0
+	VMOVUPS.Z    64(DI)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 64(SI)(AX*1)
+	JMP          fbAVX512_swend_1180
+
+fbAVX512_case5_1185:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+
+fbAVX512_loop_1188:
+	VMOVUPS      (BX), Z10
+	VMOVUPS      64(BX), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS 8(CX), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS 12(CX), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS 16(CX), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1188
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	VMOVUPS      (DX), Z10
+	VFMADD231PS  (BX), Z0, Z10
+	VMOVUPS      Z10, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z10
+	VFMADD231PS  Z10, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z6, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 64(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z8, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS.Z    64(SI), K1, Z0
+	VMOVUPS.Z    64(DI), K1, Z1
+	VFMADD231PS  Z1, Z9, Z0
+	VMOVUPS      Z0, K1, 64(SI)
+	JMP          fbAVX512_swend_1180
+
+fbAVX512_case4_1184:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_1189:
+	VMOVUPS      (BX), Z8
+	VMOVUPS      64(BX), Z9
+	VBROADCASTSS (CX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS 4(CX), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS 8(CX), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS 12(CX), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1189
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	VMOVUPS      (DX), Z8
+	VFMADD231PS  (BX), Z0, Z8
+	VMOVUPS      Z8, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z8
+	VFMADD231PS  Z8, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z6, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 64(DX)(CX*1)
+	JMP          fbAVX512_swend_1180
+
+fbAVX512_case3_1183:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_1190:
+	VMOVUPS      (BX), Z6
+	VMOVUPS      64(BX), Z7
+	VBROADCASTSS (CX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS 4(CX), Z8
+	VFMADD231PS  Z6, Z8, Z2
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS 8(CX), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VFMADD231PS  Z7, Z8, Z5
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1190
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	VMOVUPS      (DX), Z6
+	VFMADD231PS  (BX), Z0, Z6
+	VMOVUPS      Z6, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z6
+	VFMADD231PS  Z6, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*2)
+	JMP          fbAVX512_swend_1180
+
+fbAVX512_case2_1182:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1191:
+	VMOVUPS      (BX), Z4
+	VMOVUPS      64(BX), Z5
+	VBROADCASTSS (CX), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS 4(CX), Z6
+	VFMADD231PS  Z4, Z6, Z2
+	VFMADD231PS  Z5, Z6, Z3
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1191
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	VMOVUPS      (DX), Z4
+	VFMADD231PS  (BX), Z0, Z4
+	VMOVUPS      Z4, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z4
+	VFMADD231PS  Z4, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	JMP          fbAVX512_swend_1180
+
+fbAVX512_case1_1181:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_1192:
+	VBROADCASTSS (CX), Z2
+	VFMADD231PS  (BX), Z2, Z0
+	VFMADD231PS  64(BX), Z2, Z1
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1192
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	VMOVUPS      (DX), Z2
+	VFMADD231PS  (BX), Z0, Z2
+	VMOVUPS      Z2, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+
+fbAVX512_swend_1180:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_1178
+
+fbAVX512_tiend_1179:
+	JMP fbAVX512_swend_1140
+
+fbAVX512_case1_1141:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1193:
+	VMOVUPS.Z  (CX), K1, Z0
+	VMOVUPS    Z0, (DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1193
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_1194:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_1195
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1197
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1198
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1199
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1200
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1201
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+
+fbAVX512_loop_1203:
+	VMOVUPS      (BX), Z6
+	VBROADCASTSS (CX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS 4(CX), Z7
+	VFMADD231PS  Z6, Z7, Z1
+	VBROADCASTSS 8(CX), Z7
+	VFMADD231PS  Z6, Z7, Z2
+	VBROADCASTSS 12(CX), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS 16(CX), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS 20(CX), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1203
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	VMOVUPS.Z    (DX), K1, Z6
+	VMOVUPS.Z    (BX), K1, Z7
+	VFMADD231PS  Z7, Z0, Z6
+	VMOVUPS      Z6, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z6
+	VFMADD231PS  Z6, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMOVUPS.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*2)
+	VMOVUPS.Z    (DX)(CX*1), K1, Z0
+	VMOVUPS.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, (DX)(CX*1)
+	VMOVUPS.Z    (SI), K1, Z0
+	VMOVUPS.Z    (DI), K1, Z1
+	VFMADD231PS  Z1, Z4, Z0
+	VMOVUPS      Z0, K1, (SI)
+	VMOVUPS.Z    (SI)(AX*1), K1, Z0
+	VMOVUPS.Z    (DI)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, (SI)(AX*1)
+	JMP          fbAVX512_swend_1196
+
+fbAVX512_case5_1201:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+
+fbAVX512_loop_1204:
+	VMOVUPS      (BX), Z5
+	VBROADCASTSS (CX), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VBROADCASTSS 4(CX), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS 8(CX), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 12(CX), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VBROADCASTSS 16(CX), Z6
+	VFMADD231PS  Z5, Z6, Z4
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1204
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	VMOVUPS.Z    (DX), K1, Z5
+	VMOVUPS.Z    (BX), K1, Z6
+	VFMADD231PS  Z6, Z0, Z5
+	VMOVUPS      Z5, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z5
+	VFMADD231PS  Z5, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMOVUPS.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*2)
+	VMOVUPS.Z    (DX)(CX*1), K1, Z0
+	VMOVUPS.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, (DX)(CX*1)
+	VMOVUPS.Z    (SI), K1, Z0
+	VMOVUPS.Z    (DI), K1, Z1
+	VFMADD231PS  Z1, Z4, Z0
+	VMOVUPS      Z0, K1, (SI)
+	JMP          fbAVX512_swend_1196
+
+fbAVX512_case4_1200:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1205:
+	VMOVUPS      (BX), Z4
+	VBROADCASTSS (CX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS 4(CX), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS 8(CX), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS 12(CX), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1205
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	VMOVUPS.Z    (DX), K1, Z4
+	VMOVUPS.Z    (BX), K1, Z5
+	VFMADD231PS  Z5, Z0, Z4
+	VMOVUPS      Z4, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z4
+	VFMADD231PS  Z4, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMOVUPS.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*2)
+	VMOVUPS.Z    (DX)(CX*1), K1, Z0
+	VMOVUPS.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, (DX)(CX*1)
+	JMP          fbAVX512_swend_1196
+
+fbAVX512_case3_1199:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_1206:
+	VMOVUPS      (BX), Z3
+	VBROADCASTSS (CX), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VBROADCASTSS 4(CX), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VBROADCASTSS 8(CX), Z4
+	VFMADD231PS  Z3, Z4, Z2
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1206
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	VMOVUPS.Z    (DX), K1, Z3
+	VMOVUPS.Z    (BX), K1, Z4
+	VFMADD231PS  Z4, Z0, Z3
+	VMOVUPS      Z3, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z3
+	VFMADD231PS  Z3, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMOVUPS.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*2)
+	JMP          fbAVX512_swend_1196
+
+fbAVX512_case2_1198:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_1207:
+	VMOVUPS      (BX), Z2
+	VBROADCASTSS (CX), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VBROADCASTSS 4(CX), Z3
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1207
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	VMOVUPS.Z    (DX), K1, Z2
+	VMOVUPS.Z    (BX), K1, Z3
+	VFMADD231PS  Z3, Z0, Z2
+	VMOVUPS      Z2, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	JMP          fbAVX512_swend_1196
+
+fbAVX512_case1_1197:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+
+fbAVX512_loop_1208:
+	VBROADCASTSS (CX), Z1
+	VFMADD231PS  (BX), Z1, Z0
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1208
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	VMOVUPS.Z    (DX), K1, Z1
+	VMOVUPS.Z    (BX), K1, Z2
+	VFMADD231PS  Z2, Z0, Z1
+	VMOVUPS      Z1, K1, (DX)
+
+fbAVX512_swend_1196:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_1194
+
+fbAVX512_tiend_1195:
+fbAVX512_swend_1140:
+	MOVQ 16(SP), AX
+	ADDQ $0x00000040, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX512_tj_1137
+
+fbAVX512_tjend_1138:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000080, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX512_tt_1135
+
+fbAVX512_ttend_1136:
+	VZEROUPPER
+	RET
+
+// func shiftRows32AVX512(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·shiftRows32AVX512(SB), NOSPLIT, $0-136
+	MOVQ         out_base+0(FP), AX
+	MOVQ         mx_base+24(FP), CX
+	MOVQ         lo_base+48(FP), DX
+	MOVQ         in_base+72(FP), BX
+	MOVQ         a_base+96(FP), SI
+	MOVQ         T+120(FP), DI
+	MOVQ         M+128(FP), R8
+	MOVQ         R8, R9
+	ANDQ         $-16, R9
+	MOVQ         R8, R10
+	SUBQ         R9, R10
+	MOVQ         $-1, R11
+	BZHIQ        R10, R11, R11
+	KMOVW        R11, K1
+	VBROADCASTSS rowsninf32<>+0(SB), Z0
+	VBROADCASTSS rowspinf32<>+0(SB), Z1
+	VBROADCASTSS rowsnegmax32<>+0(SB), Z2
+
+shiftRows32AVX512_AVX512f32_row:
+	VMOVAPS Z0, Z3
+	VMOVAPS Z1, Z4
+	XORQ    R11, R11
+
+shiftRows32AVX512_AVX512f32_col:
+	CMPQ    R11, R9
+	JAE     shiftRows32AVX512_AVX512f32_coltail
+	VMOVUPS (BX)(R11*4), Z5
+	VADDPS  (SI)(R11*4), Z5, Z5
+	VMOVUPS Z5, (AX)(R11*4)
+	VMAXPS  Z5, Z3, Z3
+	VCMPPS  $0x1d, Z2, Z5, K2
+	VMINPS  Z5, Z4, K2, Z4
+	ADDQ    $+16, R11
+	JMP     shiftRows32AVX512_AVX512f32_col
+
+shiftRows32AVX512_AVX512f32_coltail:
+	TESTQ     R10, R10
+	JZ        shiftRows32AVX512_AVX512f32_reduce
+	VMOVUPS.Z (BX)(R11*4), K1, Z5
+	VMOVUPS.Z (SI)(R11*4), K1, Z6
+	VADDPS    Z6, Z5, Z5
+	VMOVUPS   Z5, K1, (AX)(R11*4)
+	VMAXPS    Z5, Z3, K1, Z3
+	VCMPPS    $0x1d, Z2, Z5, K1, K2
+	VMINPS    Z5, Z4, K2, Z4
+
+shiftRows32AVX512_AVX512f32_reduce:
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VMAXPS        Y5, Y3, Y5
+	VEXTRACTF128  $0x01, Y5, X3
+	VMAXPS        X3, X5, X5
+	VMOVHLPS      X5, X5, X3
+	VMAXPS        X3, X5, X5
+	VMOVSHDUP     X5, X3
+	VMAXPS        X3, X5, X5
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VMINPS        Y3, Y4, Y3
+	VEXTRACTF128  $0x01, Y3, X4
+	VMINPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VMINPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VMINPS        X4, X3, X3
+	VMOVSS        X5, (CX)
+	VMOVSS        X3, (DX)
+	VBROADCASTSS  X5, Z3
+	XORQ          R11, R11
+
+shiftRows32AVX512_AVX512f32_sub:
+	CMPQ    R11, R9
+	JAE     shiftRows32AVX512_AVX512f32_subtail
+	VMOVUPS (AX)(R11*4), Z4
+	VSUBPS  Z3, Z4, Z4
+	VMOVUPS Z4, (AX)(R11*4)
+	ADDQ    $+16, R11
+	JMP     shiftRows32AVX512_AVX512f32_sub
+
+shiftRows32AVX512_AVX512f32_subtail:
+	TESTQ     R10, R10
+	JZ        shiftRows32AVX512_AVX512f32_next
+	VMOVUPS.Z (AX)(R11*4), K1, Z4
+	VSUBPS    Z3, Z4, Z4
+	VMOVUPS   Z4, K1, (AX)(R11*4)
+
+shiftRows32AVX512_AVX512f32_next:
+	LEAQ (BX)(R8*4), BX
+	LEAQ (AX)(R8*4), AX
+	ADDQ $+4, CX
+	ADDQ $+4, DX
+	DECQ DI
+	JNZ  shiftRows32AVX512_AVX512f32_row
+	VZEROUPPER
+	RET

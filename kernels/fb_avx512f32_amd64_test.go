@@ -1,0 +1,69 @@
+//go:build !purego
+
+package kernels
+
+import "testing"
+
+// avx512F32 is a pseudo-tier holding the AVX-512 float32 kernels that
+// dispatch does not use yet (the AVX-512 tier runs the AVX2 float32 ones):
+// they were generated on a machine without AVX-512, so they have not run.
+// On an AVX-512 machine this test checks them exactly as the float32 tests
+// check every tier; once it passes there, the wiring in fb_wire_amd64.go
+// (and viterbi_wire_amd64.go, explog_wire_amd64.go) can switch to them.
+func avx512F32() *impl {
+	p := &impl{
+		name:          "avx512-f32",
+		available:     avx512Impl.available,
+		forward32:     forward32AVX512,
+		backward32:    backward32AVX512,
+		transitions32: transitions32AVX512,
+		shiftRows32:   shiftRows32AVX512,
+	}
+	addAVX512F32(p)
+	return p.complete()
+}
+
+func TestAVX512F32Direct(t *testing.T) {
+	p := avx512F32()
+	if !p.available {
+		t.Skip("no AVX-512 on this CPU: the AVX-512 float32 kernels are not wired in and not tested here")
+	}
+	r := newRand(512)
+	for _, kind := range fb32Kinds {
+		for _, T := range []int{1, 2, 3, 7, 50} {
+			for _, M := range labelCounts() {
+				c := makeFB32(r, kind, T, M)
+				ref := runFB32(t, generic, c)
+				got := runFB32(t, p, c)
+				var rg []float64
+				if T >= 2 {
+					rg = to64(ref.g)
+				}
+				checkFB32Against(t, p.name+" vs generic32 "+c.name, got, to64(ref.alpha), to64(ref.scale), to64(ref.beta), rg, T, M)
+			}
+		}
+	}
+	for _, M := range labelCounts() {
+		for _, T := range []int{1, 2, 9} {
+			s, tr := to32(randSlice(r, T*M, -50, 50)), to32(randSlice(r, M*M, -10, 10))
+			gd, gb := runViterbi32(t, generic, s, tr, T, M)
+			d, b := runViterbi32(t, p, s, tr, T, M)
+			for k := range d {
+				if d[k] != gd[k] || b[k] != gb[k] {
+					t.Fatalf("%s viterbi32 T=%d M=%d [%d] = %v/%d, generic %v/%d", p.name, T, M, k, d[k], b[k], gd[k], gb[k])
+				}
+			}
+		}
+	}
+	for _, n := range lengths() {
+		in := to32(randSlice(r, n, -100, 100))
+		got, want := make([]float32, n), make([]float32, n)
+		p.exp32(got, in)
+		generic.exp32(want, in)
+		for k := range got {
+			if ulps32(got[k], want[k]) > 2 {
+				t.Fatalf("%s exp32(%v) = %v, want %v", p.name, in[k], got[k], want[k])
+			}
+		}
+	}
+}
