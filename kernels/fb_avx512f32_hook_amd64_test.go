@@ -5,4 +5,5 @@ package kernels
 // addAVX512F32 adds the AVX-512 float32 kernels of the other families.
 func addAVX512F32(p *impl) {
 	p.viterbi32, p.viterbiMax32 = viterbi32AVX512, viterbiMax32AVX512
+	p.exp32 = exp32AVX512
 }
