@@ -91,9 +91,9 @@ func (g *gen) sig(s string) string {
 	}
 	return s
 }
-func (g *gen) w(w neon.Word)                { g.i("%s", w) }
-func (g *gen) label(l string)               { fmt.Fprintf(&g.b, "%s:\n", l) }
-func (g *gen) comment(c string)             { g.i("// %s", c) }
+func (g *gen) w(w neon.Word)    { g.i("%s", w) }
+func (g *gen) label(l string)   { fmt.Fprintf(&g.b, "%s:\n", l) }
+func (g *gen) comment(c string) { g.i("// %s", c) }
 
 func (g *gen) text(name, sig string, args int) {
 	g.fn = name
