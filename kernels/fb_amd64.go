@@ -82,6 +82,12 @@ func transitions32AVX2(g []float32, e []float32, alpha []float32, beta []float32
 //go:noescape
 func shiftRows32AVX2(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
 
+// forwardBatch32AVX2 is ForwardBatch with the rows of E taken ib at a time (so that a
+// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.
+//
+//go:noescape
+func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+
 // forward32AVX512 is the scaled forward pass over a whole sequence (see Forward);
 // T ≥ 1, M ≥ 1, lengths checked by the caller.
 //
@@ -103,3 +109,9 @@ func transitions32AVX512(g []float32, e []float32, alpha []float32, beta []float
 //
 //go:noescape
 func shiftRows32AVX512(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
+
+// forwardBatch32AVX512 is ForwardBatch with the rows of E taken ib at a time (so that a
+// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.
+//
+//go:noescape
+func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)

@@ -19945,6 +19945,980 @@ GLOBL rowspinf32<>(SB), RODATA|NOPTR, $4
 DATA rowsnegmax32<>+0(SB)/4, $(-340282350000000000000000000000000000000.0)
 GLOBL rowsnegmax32<>(SB), RODATA|NOPTR, $4
 
+// func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·forwardBatch32AVX2(SB), $6288-128
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 6280(SP)
+	MOVQ $0x00000000, 8(SP)
+
+fbAVX2_k0_881:
+	MOVQ   8(SP), AX
+	MOVQ   K+104(FP), CX
+	CMPQ   AX, CX
+	JAE    fbAVX2_k0end_882
+	MOVQ   M+112(FP), CX
+	MOVQ   AX, DX
+	IMULQ  CX, DX
+	MOVQ   alpha_base+0(FP), BX
+	LEAQ   (BX)(DX*4), BX
+	MOVQ   psi_base+48(FP), SI
+	LEAQ   (SI)(DX*4), SI
+	MOVQ   scale_base+24(FP), DX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   DI, DI
+	MOVQ   CX, R8
+	ANDQ   $-16, R8
+
+fbAVX2_sum_883_AVX2f32_wide:
+	CMPQ   DI, R8
+	JAE    fbAVX2_sum_883_AVX2f32_narrow0
+	VADDPS (SI)(DI*4), Y0, Y0
+	VADDPS 32(SI)(DI*4), Y1, Y1
+	ADDQ   $+16, DI
+	JMP    fbAVX2_sum_883_AVX2f32_wide
+
+fbAVX2_sum_883_AVX2f32_narrow0:
+	MOVQ CX, R8
+	ANDQ $-8, R8
+
+fbAVX2_sum_883_AVX2f32_narrow:
+	CMPQ   DI, R8
+	JAE    fbAVX2_sum_883_AVX2f32_tail
+	VADDPS (SI)(DI*4), Y0, Y0
+	ADDQ   $+8, DI
+	JMP    fbAVX2_sum_883_AVX2f32_narrow
+
+fbAVX2_sum_883_AVX2f32_tail:
+	MOVQ       CX, R8
+	SUBQ       DI, R8
+	JZ         fbAVX2_sum_883_AVX2f32_end
+	MOVQ       $0x00000008, R9
+	SUBQ       R8, R9
+	LEAQ       tailmask32<>+0(SB), R8
+	VMOVDQU    (R8)(R9*4), Y2
+	VMASKMOVPS (SI)(DI*4), Y2, Y2
+	VADDPS     Y2, Y0, Y0
+
+fbAVX2_sum_883_AVX2f32_end:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (DX)(AX*4)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y0
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-16, DX
+
+fbAVX2_mul_884_AVX2f32_wide:
+	CMPQ    AX, DX
+	JAE     fbAVX2_mul_884_AVX2f32_narrow0
+	VMULPS  (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (BX)(AX*4)
+	VMULPS  32(SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, 32(BX)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX2_mul_884_AVX2f32_wide
+
+fbAVX2_mul_884_AVX2f32_narrow0:
+	MOVQ CX, DX
+	ANDQ $-8, DX
+
+fbAVX2_mul_884_AVX2f32_narrow:
+	CMPQ    AX, DX
+	JAE     fbAVX2_mul_884_AVX2f32_tail
+	VMULPS  (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (BX)(AX*4)
+	ADDQ    $+8, AX
+	JMP     fbAVX2_mul_884_AVX2f32_narrow
+
+fbAVX2_mul_884_AVX2f32_tail:
+	SUBQ       AX, CX
+	JZ         fbAVX2_mul_884_AVX2f32_end
+	MOVQ       $0x00000008, DX
+	SUBQ       CX, DX
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(DX*4), Y1
+	VMASKMOVPS (SI)(AX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (BX)(AX*4)
+
+fbAVX2_mul_884_AVX2f32_end:
+	MOVQ 8(SP), AX
+	INCQ AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_k0_881
+
+fbAVX2_k0end_882:
+	MOVQ $0x00000001, (SP)
+
+fbAVX2_t_885:
+	MOVQ  (SP), AX
+	MOVQ  T+96(FP), CX
+	CMPQ  AX, CX
+	JAE   fbAVX2_tend_886
+	MOVQ  K+104(FP), CX
+	MOVQ  M+112(FP), DX
+	IMULQ DX, CX
+	SHLQ  $0x02, CX
+	DECQ  AX
+	IMULQ CX, AX
+	MOVQ  alpha_base+0(FP), DX
+	ADDQ  AX, DX
+	MOVQ  DX, 56(SP)
+	ADDQ  CX, DX
+	MOVQ  DX, 64(SP)
+	MOVQ  $0x00000000, 16(SP)
+
+fbAVX2_i0_887:
+	MOVQ    16(SP), AX
+	MOVQ    M+112(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_i0end_888
+	MOVQ    ib+120(FP), DX
+	MOVQ    $0x00000040, BX
+	CMPQ    DX, BX
+	CMOVQGT BX, DX
+	SUBQ    AX, CX
+	CMPQ    DX, CX
+	CMOVQGT CX, DX
+	MOVQ    DX, 48(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+fbAVX2_jc_889:
+	MOVQ 32(SP), AX
+	MOVQ M+112(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_jcend_890
+	SUBQ AX, CX
+	MOVQ $0x00000003, AX
+	MOVQ $0x00000008, DX
+	CMPQ CX, $0x00000018
+	JAE  fbAVX2_full_891
+	LEAQ 7(CX), AX
+	SHRQ $0x03, AX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
+
+fbAVX2_full_891:
+	MOVQ    DX, 40(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_893
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_894
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	IMULQ   AX, CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    6280(SP), DX
+	MOVQ    48(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_896:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    Y1, (DX)
+	VMOVUPS    32(CX), Y1
+	VMOVUPS    Y1, 32(DX)
+	VMASKMOVPS 64(CX), Y0, Y1
+	VMOVUPS    Y1, 64(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000060, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_896
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX2_kb_897:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_898
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_900
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_901
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+
+fbAVX2_loop_903:
+	VMOVUPS      (CX), Y10
+	VMOVUPS      32(CX), Y11
+	VMOVUPS      64(CX), Y12
+	VBROADCASTSS (DX), Y13
+	VFMADD231PS  Y10, Y13, Y1
+	VFMADD231PS  Y11, Y13, Y2
+	VFMADD231PS  Y12, Y13, Y3
+	VBROADCASTSS (DX)(AX*1), Y13
+	VFMADD231PS  Y10, Y13, Y4
+	VFMADD231PS  Y11, Y13, Y5
+	VFMADD231PS  Y12, Y13, Y6
+	VBROADCASTSS (DX)(AX*2), Y13
+	VFMADD231PS  Y10, Y13, Y7
+	VFMADD231PS  Y11, Y13, Y8
+	VFMADD231PS  Y12, Y13, Y9
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000060, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_903
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_904
+	VADDPS       (CX), Y1, Y1
+	VADDPS       32(CX), Y2, Y2
+	VMASKMOVPS   64(CX), Y0, Y10
+	VADDPS       Y10, Y3, Y3
+	VADDPS       (CX)(AX*1), Y4, Y4
+	VADDPS       32(CX)(AX*1), Y5, Y5
+	VMASKMOVPS   64(CX)(AX*1), Y0, Y10
+	VADDPS       Y10, Y6, Y6
+	VADDPS       (CX)(AX*2), Y7, Y7
+	VADDPS       32(CX)(AX*2), Y8, Y8
+	VMASKMOVPS   64(CX)(AX*2), Y0, Y10
+	VADDPS       Y10, Y9, Y9
+
+fbAVX2_first_904:
+	VMOVUPS    Y1, (CX)
+	VMOVUPS    Y2, 32(CX)
+	VMASKMOVPS Y3, Y0, 64(CX)
+	VMOVUPS    Y4, (CX)(AX*1)
+	VMOVUPS    Y5, 32(CX)(AX*1)
+	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
+	VMOVUPS    Y7, (CX)(AX*2)
+	VMOVUPS    Y8, 32(CX)(AX*2)
+	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
+	JMP        fbAVX2_swend_899
+
+fbAVX2_case2_901:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_905:
+	VMOVUPS      (CX), Y7
+	VMOVUPS      32(CX), Y8
+	VMOVUPS      64(CX), Y9
+	VBROADCASTSS (DX), Y10
+	VFMADD231PS  Y7, Y10, Y1
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS (DX)(AX*1), Y10
+	VFMADD231PS  Y7, Y10, Y4
+	VFMADD231PS  Y8, Y10, Y5
+	VFMADD231PS  Y9, Y10, Y6
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000060, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_905
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_906
+	VADDPS       (CX), Y1, Y1
+	VADDPS       32(CX), Y2, Y2
+	VMASKMOVPS   64(CX), Y0, Y7
+	VADDPS       Y7, Y3, Y3
+	VADDPS       (CX)(AX*1), Y4, Y4
+	VADDPS       32(CX)(AX*1), Y5, Y5
+	VMASKMOVPS   64(CX)(AX*1), Y0, Y7
+	VADDPS       Y7, Y6, Y6
+
+fbAVX2_first_906:
+	VMOVUPS    Y1, (CX)
+	VMOVUPS    Y2, 32(CX)
+	VMASKMOVPS Y3, Y0, 64(CX)
+	VMOVUPS    Y4, (CX)(AX*1)
+	VMOVUPS    Y5, 32(CX)(AX*1)
+	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
+	JMP        fbAVX2_swend_899
+
+fbAVX2_case1_900:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_907:
+	VBROADCASTSS (DX), Y4
+	VFMADD231PS  (CX), Y4, Y1
+	VFMADD231PS  32(CX), Y4, Y2
+	VFMADD231PS  64(CX), Y4, Y3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000060, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_907
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX2_first_908
+	VADDPS       (CX), Y1, Y1
+	VADDPS       32(CX), Y2, Y2
+	VMASKMOVPS   64(CX), Y0, Y4
+	VADDPS       Y4, Y3, Y3
+
+fbAVX2_first_908:
+	VMOVUPS    Y1, (CX)
+	VMOVUPS    Y2, 32(CX)
+	VMASKMOVPS Y3, Y0, 64(CX)
+
+fbAVX2_swend_899:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX2_kb_897
+
+fbAVX2_kbend_898:
+	JMP fbAVX2_swend_892
+
+fbAVX2_case2_894:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	IMULQ   AX, CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    6280(SP), DX
+	MOVQ    48(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_909:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    Y1, (DX)
+	VMASKMOVPS 32(CX), Y0, Y1
+	VMOVUPS    Y1, 32(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_909
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX2_kb_910:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_911
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_913
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_914
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_916:
+	VMOVUPS      (CX), Y7
+	VMOVUPS      32(CX), Y8
+	VBROADCASTSS (DX), Y9
+	VFMADD231PS  Y7, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS (DX)(AX*1), Y9
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (DX)(AX*2), Y9
+	VFMADD231PS  Y7, Y9, Y5
+	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_916
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_917
+	VADDPS       (CX), Y1, Y1
+	VMASKMOVPS   32(CX), Y0, Y7
+	VADDPS       Y7, Y2, Y2
+	VADDPS       (CX)(AX*1), Y3, Y3
+	VMASKMOVPS   32(CX)(AX*1), Y0, Y7
+	VADDPS       Y7, Y4, Y4
+	VADDPS       (CX)(AX*2), Y5, Y5
+	VMASKMOVPS   32(CX)(AX*2), Y0, Y7
+	VADDPS       Y7, Y6, Y6
+
+fbAVX2_first_917:
+	VMOVUPS    Y1, (CX)
+	VMASKMOVPS Y2, Y0, 32(CX)
+	VMOVUPS    Y3, (CX)(AX*1)
+	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
+	VMOVUPS    Y5, (CX)(AX*2)
+	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
+	JMP        fbAVX2_swend_912
+
+fbAVX2_case2_914:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+
+fbAVX2_loop_918:
+	VMOVUPS      (CX), Y5
+	VMOVUPS      32(CX), Y6
+	VBROADCASTSS (DX), Y7
+	VFMADD231PS  Y5, Y7, Y1
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (DX)(AX*1), Y7
+	VFMADD231PS  Y5, Y7, Y3
+	VFMADD231PS  Y6, Y7, Y4
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_918
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_919
+	VADDPS       (CX), Y1, Y1
+	VMASKMOVPS   32(CX), Y0, Y5
+	VADDPS       Y5, Y2, Y2
+	VADDPS       (CX)(AX*1), Y3, Y3
+	VMASKMOVPS   32(CX)(AX*1), Y0, Y5
+	VADDPS       Y5, Y4, Y4
+
+fbAVX2_first_919:
+	VMOVUPS    Y1, (CX)
+	VMASKMOVPS Y2, Y0, 32(CX)
+	VMOVUPS    Y3, (CX)(AX*1)
+	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
+	JMP        fbAVX2_swend_912
+
+fbAVX2_case1_913:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_920:
+	VBROADCASTSS (DX), Y3
+	VFMADD231PS  (CX), Y3, Y1
+	VFMADD231PS  32(CX), Y3, Y2
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_920
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX2_first_921
+	VADDPS       (CX), Y1, Y1
+	VMASKMOVPS   32(CX), Y0, Y3
+	VADDPS       Y3, Y2, Y2
+
+fbAVX2_first_921:
+	VMOVUPS    Y1, (CX)
+	VMASKMOVPS Y2, Y0, 32(CX)
+
+fbAVX2_swend_912:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX2_kb_910
+
+fbAVX2_kbend_911:
+	JMP fbAVX2_swend_892
+
+fbAVX2_case1_893:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	IMULQ   AX, CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    6280(SP), DX
+	MOVQ    48(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_922:
+	VMASKMOVPS (CX), Y0, Y1
+	VMOVUPS    Y1, (DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000020, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_922
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX2_kb_923:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_924
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_926
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_927
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_929:
+	VMOVUPS      (CX), Y4
+	VBROADCASTSS (DX), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (DX)(AX*1), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (DX)(AX*2), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_929
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_930
+	VMASKMOVPS   (CX), Y0, Y4
+	VADDPS       Y4, Y1, Y1
+	VMASKMOVPS   (CX)(AX*1), Y0, Y4
+	VADDPS       Y4, Y2, Y2
+	VMASKMOVPS   (CX)(AX*2), Y0, Y4
+	VADDPS       Y4, Y3, Y3
+
+fbAVX2_first_930:
+	VMASKMOVPS Y1, Y0, (CX)
+	VMASKMOVPS Y2, Y0, (CX)(AX*1)
+	VMASKMOVPS Y3, Y0, (CX)(AX*2)
+	JMP        fbAVX2_swend_925
+
+fbAVX2_case2_927:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_931:
+	VMOVUPS      (CX), Y3
+	VBROADCASTSS (DX), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS (DX)(AX*1), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_931
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_932
+	VMASKMOVPS   (CX), Y0, Y3
+	VADDPS       Y3, Y1, Y1
+	VMASKMOVPS   (CX)(AX*1), Y0, Y3
+	VADDPS       Y3, Y2, Y2
+
+fbAVX2_first_932:
+	VMASKMOVPS Y1, Y0, (CX)
+	VMASKMOVPS Y2, Y0, (CX)(AX*1)
+	JMP        fbAVX2_swend_925
+
+fbAVX2_case1_926:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+
+fbAVX2_loop_933:
+	VBROADCASTSS (DX), Y2
+	VFMADD231PS  (CX), Y2, Y1
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_933
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX2_first_934
+	VMASKMOVPS   (CX), Y0, Y2
+	VADDPS       Y2, Y1, Y1
+
+fbAVX2_first_934:
+	VMASKMOVPS Y1, Y0, (CX)
+
+fbAVX2_swend_925:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX2_kb_923
+
+fbAVX2_kbend_924:
+fbAVX2_swend_892:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000018, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX2_jc_889
+
+fbAVX2_jcend_890:
+	MOVQ 16(SP), AX
+	MOVQ 48(SP), CX
+	ADDQ CX, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX2_i0_887
+
+fbAVX2_i0end_888:
+	MOVQ $0x00000000, 8(SP)
+
+fbAVX2_norm_935:
+	MOVQ   8(SP), AX
+	MOVQ   K+104(FP), CX
+	CMPQ   AX, CX
+	JAE    fbAVX2_normend_936
+	MOVQ   M+112(FP), CX
+	IMULQ  CX, AX
+	MOVQ   64(SP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   psi_base+48(FP), AX
+	ADDQ   DX, AX
+	MOVQ   alpha_base+0(FP), BX
+	SUBQ   BX, AX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   BX, BX
+	MOVQ   CX, SI
+	ANDQ   $-16, SI
+
+fbAVX2_mulsum_937_AVX2f32_wide:
+	CMPQ    BX, SI
+	JAE     fbAVX2_mulsum_937_AVX2f32_narrow0
+	VMOVUPS (DX)(BX*4), Y2
+	VMULPS  (AX)(BX*4), Y2, Y2
+	VMOVUPS Y2, (DX)(BX*4)
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 32(DX)(BX*4), Y2
+	VMULPS  32(AX)(BX*4), Y2, Y2
+	VMOVUPS Y2, 32(DX)(BX*4)
+	VADDPS  Y2, Y1, Y1
+	ADDQ    $+16, BX
+	JMP     fbAVX2_mulsum_937_AVX2f32_wide
+
+fbAVX2_mulsum_937_AVX2f32_narrow0:
+	MOVQ CX, SI
+	ANDQ $-8, SI
+
+fbAVX2_mulsum_937_AVX2f32_narrow:
+	CMPQ    BX, SI
+	JAE     fbAVX2_mulsum_937_AVX2f32_tail
+	VMOVUPS (DX)(BX*4), Y2
+	VMULPS  (AX)(BX*4), Y2, Y2
+	VMOVUPS Y2, (DX)(BX*4)
+	VADDPS  Y2, Y0, Y0
+	ADDQ    $+8, BX
+	JMP     fbAVX2_mulsum_937_AVX2f32_narrow
+
+fbAVX2_mulsum_937_AVX2f32_tail:
+	SUBQ       BX, CX
+	JZ         fbAVX2_mulsum_937_AVX2f32_end
+	MOVQ       $0x00000008, SI
+	SUBQ       CX, SI
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(SI*4), Y2
+	VMASKMOVPS (DX)(BX*4), Y2, Y3
+	VMASKMOVPS (AX)(BX*4), Y2, Y4
+	VMULPS     Y4, Y3, Y3
+	VMASKMOVPS Y3, Y2, (DX)(BX*4)
+	VANDPS     Y3, Y2, Y2
+	VADDPS     Y2, Y0, Y0
+
+fbAVX2_mulsum_937_AVX2f32_end:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVQ         (SP), AX
+	MOVQ         K+104(FP), CX
+	IMULQ        CX, AX
+	MOVQ         8(SP), CX
+	ADDQ         CX, AX
+	MOVQ         scale_base+24(FP), CX
+	VMOVSS       X0, (CX)(AX*4)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y0
+	MOVQ         64(SP), AX
+	MOVQ         8(SP), CX
+	MOVQ         M+112(FP), DX
+	IMULQ        DX, CX
+	LEAQ         (AX)(CX*4), AX
+	XORQ         CX, CX
+	MOVQ         DX, BX
+	ANDQ         $-16, BX
+
+fbAVX2_mul_938_AVX2f32_wide:
+	CMPQ    CX, BX
+	JAE     fbAVX2_mul_938_AVX2f32_narrow0
+	VMULPS  (AX)(CX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(CX*4)
+	VMULPS  32(AX)(CX*4), Y0, Y1
+	VMOVUPS Y1, 32(AX)(CX*4)
+	ADDQ    $+16, CX
+	JMP     fbAVX2_mul_938_AVX2f32_wide
+
+fbAVX2_mul_938_AVX2f32_narrow0:
+	MOVQ DX, BX
+	ANDQ $-8, BX
+
+fbAVX2_mul_938_AVX2f32_narrow:
+	CMPQ    CX, BX
+	JAE     fbAVX2_mul_938_AVX2f32_tail
+	VMULPS  (AX)(CX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(CX*4)
+	ADDQ    $+8, CX
+	JMP     fbAVX2_mul_938_AVX2f32_narrow
+
+fbAVX2_mul_938_AVX2f32_tail:
+	SUBQ       CX, DX
+	JZ         fbAVX2_mul_938_AVX2f32_end
+	MOVQ       $0x00000008, BX
+	SUBQ       DX, BX
+	LEAQ       tailmask32<>+0(SB), DX
+	VMOVDQU    (DX)(BX*4), Y1
+	VMASKMOVPS (AX)(CX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (AX)(CX*4)
+
+fbAVX2_mul_938_AVX2f32_end:
+	MOVQ 8(SP), AX
+	INCQ AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_norm_935
+
+fbAVX2_normend_936:
+	MOVQ (SP), AX
+	INCQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX2_t_885
+
+fbAVX2_tend_886:
+	VZEROUPPER
+	RET
+
 // func forward32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2
 TEXT ·forward32AVX512(SB), $65728-112
@@ -19958,36 +20932,36 @@ TEXT ·forward32AVX512(SB), $65728-112
 	MOVQ   BX, DI
 	ANDQ   $-32, DI
 
-fbAVX512_sum_881_AVX512f32_wide:
+fbAVX512_sum_939_AVX512f32_wide:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_881_AVX512f32_narrow0
+	JAE    fbAVX512_sum_939_AVX512f32_narrow0
 	VADDPS (CX)(SI*4), Z0, Z0
 	VADDPS 64(CX)(SI*4), Z1, Z1
 	ADDQ   $+32, SI
-	JMP    fbAVX512_sum_881_AVX512f32_wide
+	JMP    fbAVX512_sum_939_AVX512f32_wide
 
-fbAVX512_sum_881_AVX512f32_narrow0:
+fbAVX512_sum_939_AVX512f32_narrow0:
 	MOVQ BX, DI
 	ANDQ $-16, DI
 
-fbAVX512_sum_881_AVX512f32_narrow:
+fbAVX512_sum_939_AVX512f32_narrow:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_881_AVX512f32_tail
+	JAE    fbAVX512_sum_939_AVX512f32_tail
 	VADDPS (CX)(SI*4), Z0, Z0
 	ADDQ   $+16, SI
-	JMP    fbAVX512_sum_881_AVX512f32_narrow
+	JMP    fbAVX512_sum_939_AVX512f32_narrow
 
-fbAVX512_sum_881_AVX512f32_tail:
+fbAVX512_sum_939_AVX512f32_tail:
 	MOVQ      BX, DI
 	SUBQ      SI, DI
-	JZ        fbAVX512_sum_881_AVX512f32_end
+	JZ        fbAVX512_sum_939_AVX512f32_end
 	MOVQ      $-1, R8
 	BZHIQ     DI, R8, DI
 	KMOVW     DI, K1
 	VMOVUPS.Z (CX)(SI*4), K1, Z2
 	VADDPS    Z2, Z0, Z0
 
-fbAVX512_sum_881_AVX512f32_end:
+fbAVX512_sum_939_AVX512f32_end:
 	VADDPS        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y1
@@ -20005,31 +20979,31 @@ fbAVX512_sum_881_AVX512f32_end:
 	MOVQ          BX, SI
 	ANDQ          $-32, SI
 
-fbAVX512_mul_882_AVX512f32_wide:
+fbAVX512_mul_940_AVX512f32_wide:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_882_AVX512f32_narrow0
+	JAE     fbAVX512_mul_940_AVX512f32_narrow0
 	VMULPS  (CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, (AX)(DX*4)
 	VMULPS  64(CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, 64(AX)(DX*4)
 	ADDQ    $+32, DX
-	JMP     fbAVX512_mul_882_AVX512f32_wide
+	JMP     fbAVX512_mul_940_AVX512f32_wide
 
-fbAVX512_mul_882_AVX512f32_narrow0:
+fbAVX512_mul_940_AVX512f32_narrow0:
 	MOVQ BX, SI
 	ANDQ $-16, SI
 
-fbAVX512_mul_882_AVX512f32_narrow:
+fbAVX512_mul_940_AVX512f32_narrow:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_882_AVX512f32_tail
+	JAE     fbAVX512_mul_940_AVX512f32_tail
 	VMULPS  (CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, (AX)(DX*4)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_882_AVX512f32_narrow
+	JMP     fbAVX512_mul_940_AVX512f32_narrow
 
-fbAVX512_mul_882_AVX512f32_tail:
+fbAVX512_mul_940_AVX512f32_tail:
 	SUBQ      DX, BX
-	JZ        fbAVX512_mul_882_AVX512f32_end
+	JZ        fbAVX512_mul_940_AVX512f32_end
 	MOVQ      $-1, SI
 	BZHIQ     BX, SI, BX
 	KMOVW     BX, K1
@@ -20037,10 +21011,10 @@ fbAVX512_mul_882_AVX512f32_tail:
 	VMULPS    Z1, Z0, Z1
 	VMOVUPS   Z1, K1, (AX)(DX*4)
 
-fbAVX512_mul_882_AVX512f32_end:
+fbAVX512_mul_940_AVX512f32_end:
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x000000c0
-	JA    fbAVX512_multi_883
+	JA    fbAVX512_multi_941
 	MOVQ  M+104(FP), AX
 	LEAQ  15(AX), CX
 	SHRQ  $0x04, CX
@@ -20055,27 +21029,27 @@ fbAVX512_mul_882_AVX512f32_end:
 	ANDQ  $-64, AX
 	MOVQ  AX, 65608(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_885
+	JEQ   fbAVX512_case1_943
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_886
+	JEQ   fbAVX512_case2_944
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_887
+	JEQ   fbAVX512_case3_945
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_888
+	JEQ   fbAVX512_case4_946
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_889
+	JEQ   fbAVX512_case5_947
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_890
+	JEQ   fbAVX512_case6_948
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_891
+	JEQ   fbAVX512_case7_949
 	CMPQ  CX, $0x00000008
-	JEQ   fbAVX512_case8_892
+	JEQ   fbAVX512_case8_950
 	CMPQ  CX, $0x00000009
-	JEQ   fbAVX512_case9_893
+	JEQ   fbAVX512_case9_951
 	CMPQ  CX, $0x0000000a
-	JEQ   fbAVX512_case10_894
+	JEQ   fbAVX512_case10_952
 	CMPQ  CX, $0x0000000b
-	JEQ   fbAVX512_case11_895
+	JEQ   fbAVX512_case11_953
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -20095,9 +21069,9 @@ fbAVX512_mul_882_AVX512f32_end:
 	ADDQ  DI, BX
 	ADDQ  $0x04, SI
 
-fbAVX512_t_897:
+fbAVX512_t_955:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_898
+	JAE    fbAVX512_tend_956
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -20127,9 +21101,9 @@ fbAVX512_t_897:
 	VXORPD Z23, Z23, Z23
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_900
+	JZ     fbAVX512_odd_958
 
-fbAVX512_loop_899:
+fbAVX512_loop_957:
 	VBROADCASTSS (R9), Z24
 	VFMADD231PS  (R8), Z24, Z0
 	VFMADD231PS  64(R8), Z24, Z1
@@ -20163,11 +21137,11 @@ fbAVX512_loop_899:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_899
+	JNZ          fbAVX512_loop_957
 
-fbAVX512_odd_900:
+fbAVX512_odd_958:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_901
+	JZ           fbAVX512_done_959
 	VBROADCASTSS (R9), Z24
 	VFMADD231PS  (R8), Z24, Z0
 	VFMADD231PS  64(R8), Z24, Z1
@@ -20185,7 +21159,7 @@ fbAVX512_odd_900:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_901:
+fbAVX512_done_959:
 	VADDPS        Z12, Z0, Z0
 	VADDPS        Z13, Z1, Z1
 	VADDPS        Z14, Z2, Z2
@@ -20264,12 +21238,12 @@ fbAVX512_done_901:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_897
+	JMP           fbAVX512_t_955
 
-fbAVX512_tend_898:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_956:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case11_895:
+fbAVX512_case11_953:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -20289,9 +21263,9 @@ fbAVX512_case11_895:
 	ADDQ  DI, BX
 	ADDQ  $0x04, SI
 
-fbAVX512_t_902:
+fbAVX512_t_960:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_903
+	JAE    fbAVX512_tend_961
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -20319,9 +21293,9 @@ fbAVX512_t_902:
 	VXORPD Z21, Z21, Z21
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_905
+	JZ     fbAVX512_odd_963
 
-fbAVX512_loop_904:
+fbAVX512_loop_962:
 	VBROADCASTSS (R9), Z22
 	VFMADD231PS  (R8), Z22, Z0
 	VFMADD231PS  64(R8), Z22, Z1
@@ -20353,11 +21327,11 @@ fbAVX512_loop_904:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_904
+	JNZ          fbAVX512_loop_962
 
-fbAVX512_odd_905:
+fbAVX512_odd_963:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_906
+	JZ           fbAVX512_done_964
 	VBROADCASTSS (R9), Z22
 	VFMADD231PS  (R8), Z22, Z0
 	VFMADD231PS  64(R8), Z22, Z1
@@ -20374,7 +21348,7 @@ fbAVX512_odd_905:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_906:
+fbAVX512_done_964:
 	VADDPS        Z11, Z0, Z0
 	VADDPS        Z12, Z1, Z1
 	VADDPS        Z13, Z2, Z2
@@ -20448,12 +21422,12 @@ fbAVX512_done_906:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_902
+	JMP           fbAVX512_t_960
 
-fbAVX512_tend_903:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_961:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case10_894:
+fbAVX512_case10_952:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -20473,9 +21447,9 @@ fbAVX512_case10_894:
 	ADDQ  DI, BX
 	ADDQ  $0x04, SI
 
-fbAVX512_t_907:
+fbAVX512_t_965:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_908
+	JAE    fbAVX512_tend_966
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -20501,9 +21475,9 @@ fbAVX512_t_907:
 	VXORPD Z19, Z19, Z19
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_910
+	JZ     fbAVX512_odd_968
 
-fbAVX512_loop_909:
+fbAVX512_loop_967:
 	VBROADCASTSS (R9), Z20
 	VFMADD231PS  (R8), Z20, Z0
 	VFMADD231PS  64(R8), Z20, Z1
@@ -20533,11 +21507,11 @@ fbAVX512_loop_909:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_909
+	JNZ          fbAVX512_loop_967
 
-fbAVX512_odd_910:
+fbAVX512_odd_968:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_911
+	JZ           fbAVX512_done_969
 	VBROADCASTSS (R9), Z20
 	VFMADD231PS  (R8), Z20, Z0
 	VFMADD231PS  64(R8), Z20, Z1
@@ -20553,7 +21527,7 @@ fbAVX512_odd_910:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_911:
+fbAVX512_done_969:
 	VADDPS        Z10, Z0, Z0
 	VADDPS        Z11, Z1, Z1
 	VADDPS        Z12, Z2, Z2
@@ -20622,12 +21596,12 @@ fbAVX512_done_911:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_907
+	JMP           fbAVX512_t_965
 
-fbAVX512_tend_908:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_966:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case9_893:
+fbAVX512_case9_951:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -20647,9 +21621,9 @@ fbAVX512_case9_893:
 	ADDQ  DI, BX
 	ADDQ  $0x04, SI
 
-fbAVX512_t_912:
+fbAVX512_t_970:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_913
+	JAE    fbAVX512_tend_971
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -20673,9 +21647,9 @@ fbAVX512_t_912:
 	VXORPD Z17, Z17, Z17
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_915
+	JZ     fbAVX512_odd_973
 
-fbAVX512_loop_914:
+fbAVX512_loop_972:
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R8), Z18, Z0
 	VFMADD231PS  64(R8), Z18, Z1
@@ -20703,11 +21677,11 @@ fbAVX512_loop_914:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_914
+	JNZ          fbAVX512_loop_972
 
-fbAVX512_odd_915:
+fbAVX512_odd_973:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_916
+	JZ           fbAVX512_done_974
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R8), Z18, Z0
 	VFMADD231PS  64(R8), Z18, Z1
@@ -20722,7 +21696,7 @@ fbAVX512_odd_915:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_916:
+fbAVX512_done_974:
 	VADDPS        Z9, Z0, Z0
 	VADDPS        Z10, Z1, Z1
 	VADDPS        Z11, Z2, Z2
@@ -20786,12 +21760,12 @@ fbAVX512_done_916:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_912
+	JMP           fbAVX512_t_970
 
-fbAVX512_tend_913:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_971:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case8_892:
+fbAVX512_case8_950:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -20803,7 +21777,7 @@ fbAVX512_case8_892:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_917:
+fbAVX512_pack_975:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -20823,7 +21797,7 @@ fbAVX512_pack_917:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_917
+	JNZ       fbAVX512_pack_975
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000200, 65624(SP)
@@ -20837,9 +21811,9 @@ fbAVX512_pack_917:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_918:
+fbAVX512_t_976:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_919
+	JAE    fbAVX512_tend_977
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -20861,9 +21835,9 @@ fbAVX512_t_918:
 	VXORPD Z15, Z15, Z15
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_921
+	JZ     fbAVX512_odd_979
 
-fbAVX512_loop_920:
+fbAVX512_loop_978:
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R8), Z16, Z0
 	VFMADD231PS  64(R8), Z16, Z1
@@ -20887,11 +21861,11 @@ fbAVX512_loop_920:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_920
+	JNZ          fbAVX512_loop_978
 
-fbAVX512_odd_921:
+fbAVX512_odd_979:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_922
+	JZ           fbAVX512_done_980
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R8), Z16, Z0
 	VFMADD231PS  64(R8), Z16, Z1
@@ -20904,7 +21878,7 @@ fbAVX512_odd_921:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_922:
+fbAVX512_done_980:
 	VADDPS        Z8, Z0, Z0
 	VADDPS        Z9, Z1, Z1
 	VADDPS        Z10, Z2, Z2
@@ -20963,12 +21937,12 @@ fbAVX512_done_922:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_918
+	JMP           fbAVX512_t_976
 
-fbAVX512_tend_919:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_977:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case7_891:
+fbAVX512_case7_949:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -20980,7 +21954,7 @@ fbAVX512_case7_891:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_923:
+fbAVX512_pack_981:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -20998,7 +21972,7 @@ fbAVX512_pack_923:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_923
+	JNZ       fbAVX512_pack_981
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x000001c0, 65624(SP)
@@ -21012,9 +21986,9 @@ fbAVX512_pack_923:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_924:
+fbAVX512_t_982:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_925
+	JAE    fbAVX512_tend_983
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -21034,9 +22008,9 @@ fbAVX512_t_924:
 	VXORPD Z13, Z13, Z13
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_927
+	JZ     fbAVX512_odd_985
 
-fbAVX512_loop_926:
+fbAVX512_loop_984:
 	VBROADCASTSS (R9), Z14
 	VFMADD231PS  (R8), Z14, Z0
 	VFMADD231PS  64(R8), Z14, Z1
@@ -21058,11 +22032,11 @@ fbAVX512_loop_926:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_926
+	JNZ          fbAVX512_loop_984
 
-fbAVX512_odd_927:
+fbAVX512_odd_985:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_928
+	JZ           fbAVX512_done_986
 	VBROADCASTSS (R9), Z14
 	VFMADD231PS  (R8), Z14, Z0
 	VFMADD231PS  64(R8), Z14, Z1
@@ -21074,7 +22048,7 @@ fbAVX512_odd_927:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_928:
+fbAVX512_done_986:
 	VADDPS        Z7, Z0, Z0
 	VADDPS        Z8, Z1, Z1
 	VADDPS        Z9, Z2, Z2
@@ -21128,12 +22102,12 @@ fbAVX512_done_928:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_924
+	JMP           fbAVX512_t_982
 
-fbAVX512_tend_925:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_983:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case6_890:
+fbAVX512_case6_948:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -21145,7 +22119,7 @@ fbAVX512_case6_890:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_929:
+fbAVX512_pack_987:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -21161,7 +22135,7 @@ fbAVX512_pack_929:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_929
+	JNZ       fbAVX512_pack_987
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000180, 65624(SP)
@@ -21175,9 +22149,9 @@ fbAVX512_pack_929:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_930:
+fbAVX512_t_988:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_931
+	JAE    fbAVX512_tend_989
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -21195,9 +22169,9 @@ fbAVX512_t_930:
 	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_933
+	JZ     fbAVX512_odd_991
 
-fbAVX512_loop_932:
+fbAVX512_loop_990:
 	VBROADCASTSS (R9), Z12
 	VFMADD231PS  (R8), Z12, Z0
 	VFMADD231PS  64(R8), Z12, Z1
@@ -21217,11 +22191,11 @@ fbAVX512_loop_932:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_932
+	JNZ          fbAVX512_loop_990
 
-fbAVX512_odd_933:
+fbAVX512_odd_991:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_934
+	JZ           fbAVX512_done_992
 	VBROADCASTSS (R9), Z12
 	VFMADD231PS  (R8), Z12, Z0
 	VFMADD231PS  64(R8), Z12, Z1
@@ -21232,7 +22206,7 @@ fbAVX512_odd_933:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_934:
+fbAVX512_done_992:
 	VADDPS        Z6, Z0, Z0
 	VADDPS        Z7, Z1, Z1
 	VADDPS        Z8, Z2, Z2
@@ -21281,12 +22255,12 @@ fbAVX512_done_934:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_930
+	JMP           fbAVX512_t_988
 
-fbAVX512_tend_931:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_989:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case5_889:
+fbAVX512_case5_947:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -21298,7 +22272,7 @@ fbAVX512_case5_889:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_935:
+fbAVX512_pack_993:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -21312,7 +22286,7 @@ fbAVX512_pack_935:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_935
+	JNZ       fbAVX512_pack_993
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000140, 65624(SP)
@@ -21326,9 +22300,9 @@ fbAVX512_pack_935:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_936:
+fbAVX512_t_994:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_937
+	JAE    fbAVX512_tend_995
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -21344,9 +22318,9 @@ fbAVX512_t_936:
 	VXORPD Z9, Z9, Z9
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_939
+	JZ     fbAVX512_odd_997
 
-fbAVX512_loop_938:
+fbAVX512_loop_996:
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R8), Z10, Z0
 	VFMADD231PS  64(R8), Z10, Z1
@@ -21364,11 +22338,11 @@ fbAVX512_loop_938:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_938
+	JNZ          fbAVX512_loop_996
 
-fbAVX512_odd_939:
+fbAVX512_odd_997:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_940
+	JZ           fbAVX512_done_998
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R8), Z10, Z0
 	VFMADD231PS  64(R8), Z10, Z1
@@ -21378,7 +22352,7 @@ fbAVX512_odd_939:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_940:
+fbAVX512_done_998:
 	VADDPS        Z5, Z0, Z0
 	VADDPS        Z6, Z1, Z1
 	VADDPS        Z7, Z2, Z2
@@ -21422,12 +22396,12 @@ fbAVX512_done_940:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_936
+	JMP           fbAVX512_t_994
 
-fbAVX512_tend_937:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_995:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case4_888:
+fbAVX512_case4_946:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -21439,7 +22413,7 @@ fbAVX512_case4_888:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_941:
+fbAVX512_pack_999:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -21451,7 +22425,7 @@ fbAVX512_pack_941:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_941
+	JNZ       fbAVX512_pack_999
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000100, 65624(SP)
@@ -21465,9 +22439,9 @@ fbAVX512_pack_941:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_942:
+fbAVX512_t_1000:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_943
+	JAE    fbAVX512_tend_1001
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -21481,9 +22455,9 @@ fbAVX512_t_942:
 	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_945
+	JZ     fbAVX512_odd_1003
 
-fbAVX512_loop_944:
+fbAVX512_loop_1002:
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R8), Z8, Z0
 	VFMADD231PS  64(R8), Z8, Z1
@@ -21499,11 +22473,11 @@ fbAVX512_loop_944:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_944
+	JNZ          fbAVX512_loop_1002
 
-fbAVX512_odd_945:
+fbAVX512_odd_1003:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_946
+	JZ           fbAVX512_done_1004
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R8), Z8, Z0
 	VFMADD231PS  64(R8), Z8, Z1
@@ -21512,7 +22486,7 @@ fbAVX512_odd_945:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_946:
+fbAVX512_done_1004:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2
@@ -21551,12 +22525,12 @@ fbAVX512_done_946:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_942
+	JMP           fbAVX512_t_1000
 
-fbAVX512_tend_943:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_1001:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case3_887:
+fbAVX512_case3_945:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -21568,7 +22542,7 @@ fbAVX512_case3_887:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_947:
+fbAVX512_pack_1005:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -21578,7 +22552,7 @@ fbAVX512_pack_947:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_947
+	JNZ       fbAVX512_pack_1005
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x000000c0, 65624(SP)
@@ -21592,9 +22566,9 @@ fbAVX512_pack_947:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_948:
+fbAVX512_t_1006:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_949
+	JAE    fbAVX512_tend_1007
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -21606,9 +22580,9 @@ fbAVX512_t_948:
 	VXORPD Z5, Z5, Z5
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_951
+	JZ     fbAVX512_odd_1009
 
-fbAVX512_loop_950:
+fbAVX512_loop_1008:
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R8), Z6, Z0
 	VFMADD231PS  64(R8), Z6, Z1
@@ -21622,11 +22596,11 @@ fbAVX512_loop_950:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_950
+	JNZ          fbAVX512_loop_1008
 
-fbAVX512_odd_951:
+fbAVX512_odd_1009:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_952
+	JZ           fbAVX512_done_1010
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R8), Z6, Z0
 	VFMADD231PS  64(R8), Z6, Z1
@@ -21634,7 +22608,7 @@ fbAVX512_odd_951:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_952:
+fbAVX512_done_1010:
 	VADDPS        Z3, Z0, Z0
 	VADDPS        Z4, Z1, Z1
 	VADDPS        Z5, Z2, Z2
@@ -21668,12 +22642,12 @@ fbAVX512_done_952:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_948
+	JMP           fbAVX512_t_1006
 
-fbAVX512_tend_949:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_1007:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case2_886:
+fbAVX512_case2_944:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -21685,7 +22659,7 @@ fbAVX512_case2_886:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_953:
+fbAVX512_pack_1011:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS.Z 64(DX), K1, Z0
@@ -21693,7 +22667,7 @@ fbAVX512_pack_953:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_953
+	JNZ       fbAVX512_pack_1011
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000080, 65624(SP)
@@ -21707,9 +22681,9 @@ fbAVX512_pack_953:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_954:
+fbAVX512_t_1012:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_955
+	JAE    fbAVX512_tend_1013
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -21719,9 +22693,9 @@ fbAVX512_t_954:
 	VXORPD Z3, Z3, Z3
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_957
+	JZ     fbAVX512_odd_1015
 
-fbAVX512_loop_956:
+fbAVX512_loop_1014:
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R8), Z4, Z0
 	VFMADD231PS  64(R8), Z4, Z1
@@ -21733,18 +22707,18 @@ fbAVX512_loop_956:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_956
+	JNZ          fbAVX512_loop_1014
 
-fbAVX512_odd_957:
+fbAVX512_odd_1015:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_958
+	JZ           fbAVX512_done_1016
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R8), Z4, Z0
 	VFMADD231PS  64(R8), Z4, Z1
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_958:
+fbAVX512_done_1016:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	ADDQ          DI, DX
@@ -21773,12 +22747,12 @@ fbAVX512_done_958:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_954
+	JMP           fbAVX512_t_1012
 
-fbAVX512_tend_955:
-	JMP fbAVX512_swend_884
+fbAVX512_tend_1013:
+	JMP fbAVX512_swend_942
 
-fbAVX512_case1_885:
+fbAVX512_case1_943:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -21790,13 +22764,13 @@ fbAVX512_case1_885:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_959:
+fbAVX512_pack_1017:
 	VMOVUPS.Z (DX), K1, Z0
 	VMOVUPS   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_959
+	JNZ       fbAVX512_pack_1017
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000040, 65624(SP)
@@ -21810,9 +22784,9 @@ fbAVX512_pack_959:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_960:
+fbAVX512_t_1018:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_961
+	JAE    fbAVX512_tend_1019
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -21820,9 +22794,9 @@ fbAVX512_t_960:
 	VXORPD Z1, Z1, Z1
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_963
+	JZ     fbAVX512_odd_1021
 
-fbAVX512_loop_962:
+fbAVX512_loop_1020:
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R8), Z2, Z0
 	ADDQ         $0x04, R9
@@ -21832,17 +22806,17 @@ fbAVX512_loop_962:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_962
+	JNZ          fbAVX512_loop_1020
 
-fbAVX512_odd_963:
+fbAVX512_odd_1021:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_964
+	JZ           fbAVX512_done_1022
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R8), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_964:
+fbAVX512_done_1022:
 	VADDPS        Z1, Z0, Z0
 	ADDQ          DI, DX
 	VXORPD        Z1, Z1, Z1
@@ -21866,21 +22840,21 @@ fbAVX512_done_964:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_960
+	JMP           fbAVX512_t_1018
 
-fbAVX512_tend_961:
-fbAVX512_swend_884:
+fbAVX512_tend_1019:
+fbAVX512_swend_942:
 	VZEROUPPER
 	RET
 
-fbAVX512_multi_883:
+fbAVX512_multi_941:
 	MOVQ $0x00000001, 65632(SP)
 
-fbAVX512_mt_965:
+fbAVX512_mt_1023:
 	MOVQ    65632(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_mtend_966
+	JAE     fbAVX512_mtend_1024
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    alpha_base+0(FP), DX
@@ -21892,16 +22866,16 @@ fbAVX512_mt_965:
 	VMOVUPS Z0, 65648(SP)
 	MOVQ    $0x00000000, 65712(SP)
 
-fbAVX512_chunk_967:
+fbAVX512_chunk_1025:
 	MOVQ 65712(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_chunkend_968
+	JAE  fbAVX512_chunkend_1026
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000010, DX
 	CMPQ CX, $0x000000c0
-	JAE  fbAVX512_full_969
+	JAE  fbAVX512_full_1027
 	LEAQ 15(CX), AX
 	SHRQ $0x04, AX
 	MOVQ AX, DX
@@ -21910,30 +22884,30 @@ fbAVX512_chunk_967:
 	NEGQ DX
 	ADDQ $0x00000010, DX
 
-fbAVX512_full_969:
+fbAVX512_full_1027:
 	MOVQ   DX, 65720(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_971
+	JEQ    fbAVX512_case1_1029
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_972
+	JEQ    fbAVX512_case2_1030
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_973
+	JEQ    fbAVX512_case3_1031
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_974
+	JEQ    fbAVX512_case4_1032
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_975
+	JEQ    fbAVX512_case5_1033
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_976
+	JEQ    fbAVX512_case6_1034
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_977
+	JEQ    fbAVX512_case7_1035
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_978
+	JEQ    fbAVX512_case8_1036
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_979
+	JEQ    fbAVX512_case9_1037
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_980
+	JEQ    fbAVX512_case10_1038
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_981
+	JEQ    fbAVX512_case11_1039
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -21971,9 +22945,9 @@ fbAVX512_full_969:
 	VXORPD Z23, Z23, Z23
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_984
+	JZ     fbAVX512_odd_1042
 
-fbAVX512_loop_983:
+fbAVX512_loop_1041:
 	VBROADCASTSS (BX), Z24
 	VFMADD231PS  (DX), Z24, Z0
 	VFMADD231PS  64(DX), Z24, Z1
@@ -22007,11 +22981,11 @@ fbAVX512_loop_983:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_983
+	JNZ          fbAVX512_loop_1041
 
-fbAVX512_odd_984:
+fbAVX512_odd_1042:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_985
+	JZ           fbAVX512_done_1043
 	VBROADCASTSS (BX), Z24
 	VFMADD231PS  (DX), Z24, Z0
 	VFMADD231PS  64(DX), Z24, Z1
@@ -22029,7 +23003,7 @@ fbAVX512_odd_984:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_985:
+fbAVX512_done_1043:
 	VADDPS    Z12, Z0, Z0
 	VADDPS    Z13, Z1, Z1
 	VADDPS    Z14, Z2, Z2
@@ -22088,9 +23062,9 @@ fbAVX512_done_985:
 	VADDPS    Z11, Z12, K1, Z12
 	VMOVUPS   Z11, K1, 704(CX)
 	VMOVUPS   Z12, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case11_981:
+fbAVX512_case11_1039:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -22126,9 +23100,9 @@ fbAVX512_case11_981:
 	VXORPD Z21, Z21, Z21
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_987
+	JZ     fbAVX512_odd_1045
 
-fbAVX512_loop_986:
+fbAVX512_loop_1044:
 	VBROADCASTSS (BX), Z22
 	VFMADD231PS  (DX), Z22, Z0
 	VFMADD231PS  64(DX), Z22, Z1
@@ -22160,11 +23134,11 @@ fbAVX512_loop_986:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_986
+	JNZ          fbAVX512_loop_1044
 
-fbAVX512_odd_987:
+fbAVX512_odd_1045:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_988
+	JZ           fbAVX512_done_1046
 	VBROADCASTSS (BX), Z22
 	VFMADD231PS  (DX), Z22, Z0
 	VFMADD231PS  64(DX), Z22, Z1
@@ -22181,7 +23155,7 @@ fbAVX512_odd_987:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_988:
+fbAVX512_done_1046:
 	VADDPS    Z11, Z0, Z0
 	VADDPS    Z12, Z1, Z1
 	VADDPS    Z13, Z2, Z2
@@ -22236,9 +23210,9 @@ fbAVX512_done_988:
 	VADDPS    Z10, Z11, K1, Z11
 	VMOVUPS   Z10, K1, 640(CX)
 	VMOVUPS   Z11, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case10_980:
+fbAVX512_case10_1038:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -22272,9 +23246,9 @@ fbAVX512_case10_980:
 	VXORPD Z19, Z19, Z19
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_990
+	JZ     fbAVX512_odd_1048
 
-fbAVX512_loop_989:
+fbAVX512_loop_1047:
 	VBROADCASTSS (BX), Z20
 	VFMADD231PS  (DX), Z20, Z0
 	VFMADD231PS  64(DX), Z20, Z1
@@ -22304,11 +23278,11 @@ fbAVX512_loop_989:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_989
+	JNZ          fbAVX512_loop_1047
 
-fbAVX512_odd_990:
+fbAVX512_odd_1048:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_991
+	JZ           fbAVX512_done_1049
 	VBROADCASTSS (BX), Z20
 	VFMADD231PS  (DX), Z20, Z0
 	VFMADD231PS  64(DX), Z20, Z1
@@ -22324,7 +23298,7 @@ fbAVX512_odd_990:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_991:
+fbAVX512_done_1049:
 	VADDPS    Z10, Z0, Z0
 	VADDPS    Z11, Z1, Z1
 	VADDPS    Z12, Z2, Z2
@@ -22375,9 +23349,9 @@ fbAVX512_done_991:
 	VADDPS    Z9, Z10, K1, Z10
 	VMOVUPS   Z9, K1, 576(CX)
 	VMOVUPS   Z10, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case9_979:
+fbAVX512_case9_1037:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -22409,9 +23383,9 @@ fbAVX512_case9_979:
 	VXORPD Z17, Z17, Z17
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_993
+	JZ     fbAVX512_odd_1051
 
-fbAVX512_loop_992:
+fbAVX512_loop_1050:
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (DX), Z18, Z0
 	VFMADD231PS  64(DX), Z18, Z1
@@ -22439,11 +23413,11 @@ fbAVX512_loop_992:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_992
+	JNZ          fbAVX512_loop_1050
 
-fbAVX512_odd_993:
+fbAVX512_odd_1051:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_994
+	JZ           fbAVX512_done_1052
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (DX), Z18, Z0
 	VFMADD231PS  64(DX), Z18, Z1
@@ -22458,7 +23432,7 @@ fbAVX512_odd_993:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_994:
+fbAVX512_done_1052:
 	VADDPS    Z9, Z0, Z0
 	VADDPS    Z10, Z1, Z1
 	VADDPS    Z11, Z2, Z2
@@ -22505,9 +23479,9 @@ fbAVX512_done_994:
 	VADDPS    Z8, Z9, K1, Z9
 	VMOVUPS   Z8, K1, 512(CX)
 	VMOVUPS   Z9, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case8_978:
+fbAVX512_case8_1036:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -22537,9 +23511,9 @@ fbAVX512_case8_978:
 	VXORPD Z15, Z15, Z15
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_996
+	JZ     fbAVX512_odd_1054
 
-fbAVX512_loop_995:
+fbAVX512_loop_1053:
 	VBROADCASTSS (BX), Z16
 	VFMADD231PS  (DX), Z16, Z0
 	VFMADD231PS  64(DX), Z16, Z1
@@ -22565,11 +23539,11 @@ fbAVX512_loop_995:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_995
+	JNZ          fbAVX512_loop_1053
 
-fbAVX512_odd_996:
+fbAVX512_odd_1054:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_997
+	JZ           fbAVX512_done_1055
 	VBROADCASTSS (BX), Z16
 	VFMADD231PS  (DX), Z16, Z0
 	VFMADD231PS  64(DX), Z16, Z1
@@ -22583,7 +23557,7 @@ fbAVX512_odd_996:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_997:
+fbAVX512_done_1055:
 	VADDPS    Z8, Z0, Z0
 	VADDPS    Z9, Z1, Z1
 	VADDPS    Z10, Z2, Z2
@@ -22626,9 +23600,9 @@ fbAVX512_done_997:
 	VADDPS    Z7, Z8, K1, Z8
 	VMOVUPS   Z7, K1, 448(CX)
 	VMOVUPS   Z8, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case7_977:
+fbAVX512_case7_1035:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -22656,9 +23630,9 @@ fbAVX512_case7_977:
 	VXORPD Z13, Z13, Z13
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_999
+	JZ     fbAVX512_odd_1057
 
-fbAVX512_loop_998:
+fbAVX512_loop_1056:
 	VBROADCASTSS (BX), Z14
 	VFMADD231PS  (DX), Z14, Z0
 	VFMADD231PS  64(DX), Z14, Z1
@@ -22682,11 +23656,11 @@ fbAVX512_loop_998:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_998
+	JNZ          fbAVX512_loop_1056
 
-fbAVX512_odd_999:
+fbAVX512_odd_1057:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1000
+	JZ           fbAVX512_done_1058
 	VBROADCASTSS (BX), Z14
 	VFMADD231PS  (DX), Z14, Z0
 	VFMADD231PS  64(DX), Z14, Z1
@@ -22699,7 +23673,7 @@ fbAVX512_odd_999:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1000:
+fbAVX512_done_1058:
 	VADDPS    Z7, Z0, Z0
 	VADDPS    Z8, Z1, Z1
 	VADDPS    Z9, Z2, Z2
@@ -22738,9 +23712,9 @@ fbAVX512_done_1000:
 	VADDPS    Z6, Z7, K1, Z7
 	VMOVUPS   Z6, K1, 384(CX)
 	VMOVUPS   Z7, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case6_976:
+fbAVX512_case6_1034:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -22766,9 +23740,9 @@ fbAVX512_case6_976:
 	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1002
+	JZ     fbAVX512_odd_1060
 
-fbAVX512_loop_1001:
+fbAVX512_loop_1059:
 	VBROADCASTSS (BX), Z12
 	VFMADD231PS  (DX), Z12, Z0
 	VFMADD231PS  64(DX), Z12, Z1
@@ -22790,11 +23764,11 @@ fbAVX512_loop_1001:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1001
+	JNZ          fbAVX512_loop_1059
 
-fbAVX512_odd_1002:
+fbAVX512_odd_1060:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1003
+	JZ           fbAVX512_done_1061
 	VBROADCASTSS (BX), Z12
 	VFMADD231PS  (DX), Z12, Z0
 	VFMADD231PS  64(DX), Z12, Z1
@@ -22806,7 +23780,7 @@ fbAVX512_odd_1002:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1003:
+fbAVX512_done_1061:
 	VADDPS    Z6, Z0, Z0
 	VADDPS    Z7, Z1, Z1
 	VADDPS    Z8, Z2, Z2
@@ -22841,9 +23815,9 @@ fbAVX512_done_1003:
 	VADDPS    Z5, Z6, K1, Z6
 	VMOVUPS   Z5, K1, 320(CX)
 	VMOVUPS   Z6, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case5_975:
+fbAVX512_case5_1033:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -22867,9 +23841,9 @@ fbAVX512_case5_975:
 	VXORPD Z9, Z9, Z9
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1005
+	JZ     fbAVX512_odd_1063
 
-fbAVX512_loop_1004:
+fbAVX512_loop_1062:
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (DX), Z10, Z0
 	VFMADD231PS  64(DX), Z10, Z1
@@ -22889,11 +23863,11 @@ fbAVX512_loop_1004:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1004
+	JNZ          fbAVX512_loop_1062
 
-fbAVX512_odd_1005:
+fbAVX512_odd_1063:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1006
+	JZ           fbAVX512_done_1064
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (DX), Z10, Z0
 	VFMADD231PS  64(DX), Z10, Z1
@@ -22904,7 +23878,7 @@ fbAVX512_odd_1005:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1006:
+fbAVX512_done_1064:
 	VADDPS    Z5, Z0, Z0
 	VADDPS    Z6, Z1, Z1
 	VADDPS    Z7, Z2, Z2
@@ -22935,9 +23909,9 @@ fbAVX512_done_1006:
 	VADDPS    Z4, Z5, K1, Z5
 	VMOVUPS   Z4, K1, 256(CX)
 	VMOVUPS   Z5, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case4_974:
+fbAVX512_case4_1032:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -22959,9 +23933,9 @@ fbAVX512_case4_974:
 	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1008
+	JZ     fbAVX512_odd_1066
 
-fbAVX512_loop_1007:
+fbAVX512_loop_1065:
 	VBROADCASTSS (BX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -22979,11 +23953,11 @@ fbAVX512_loop_1007:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1007
+	JNZ          fbAVX512_loop_1065
 
-fbAVX512_odd_1008:
+fbAVX512_odd_1066:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1009
+	JZ           fbAVX512_done_1067
 	VBROADCASTSS (BX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -22993,7 +23967,7 @@ fbAVX512_odd_1008:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1009:
+fbAVX512_done_1067:
 	VADDPS    Z4, Z0, Z0
 	VADDPS    Z5, Z1, Z1
 	VADDPS    Z6, Z2, Z2
@@ -23020,9 +23994,9 @@ fbAVX512_done_1009:
 	VADDPS    Z3, Z4, K1, Z4
 	VMOVUPS   Z3, K1, 192(CX)
 	VMOVUPS   Z4, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case3_973:
+fbAVX512_case3_1031:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -23042,9 +24016,9 @@ fbAVX512_case3_973:
 	VXORPD Z5, Z5, Z5
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1011
+	JZ     fbAVX512_odd_1069
 
-fbAVX512_loop_1010:
+fbAVX512_loop_1068:
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -23060,11 +24034,11 @@ fbAVX512_loop_1010:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1010
+	JNZ          fbAVX512_loop_1068
 
-fbAVX512_odd_1011:
+fbAVX512_odd_1069:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1012
+	JZ           fbAVX512_done_1070
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -23073,7 +24047,7 @@ fbAVX512_odd_1011:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1012:
+fbAVX512_done_1070:
 	VADDPS    Z3, Z0, Z0
 	VADDPS    Z4, Z1, Z1
 	VADDPS    Z5, Z2, Z2
@@ -23096,9 +24070,9 @@ fbAVX512_done_1012:
 	VADDPS    Z2, Z3, K1, Z3
 	VMOVUPS   Z2, K1, 128(CX)
 	VMOVUPS   Z3, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case2_972:
+fbAVX512_case2_1030:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -23116,9 +24090,9 @@ fbAVX512_case2_972:
 	VXORPD Z3, Z3, Z3
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1014
+	JZ     fbAVX512_odd_1072
 
-fbAVX512_loop_1013:
+fbAVX512_loop_1071:
 	VBROADCASTSS (BX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VMOVUPS.Z    64(DX), K1, Z5
@@ -23132,11 +24106,11 @@ fbAVX512_loop_1013:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1013
+	JNZ          fbAVX512_loop_1071
 
-fbAVX512_odd_1014:
+fbAVX512_odd_1072:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1015
+	JZ           fbAVX512_done_1073
 	VBROADCASTSS (BX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VMOVUPS.Z    64(DX), K1, Z5
@@ -23144,7 +24118,7 @@ fbAVX512_odd_1014:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1015:
+fbAVX512_done_1073:
 	VADDPS    Z2, Z0, Z0
 	VADDPS    Z3, Z1, Z1
 	MOVQ      65632(SP), DX
@@ -23163,9 +24137,9 @@ fbAVX512_done_1015:
 	VADDPS    Z1, Z2, K1, Z2
 	VMOVUPS   Z1, K1, 64(CX)
 	VMOVUPS   Z2, 65648(SP)
-	JMP       fbAVX512_swend_970
+	JMP       fbAVX512_swend_1028
 
-fbAVX512_case1_971:
+fbAVX512_case1_1029:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -23181,9 +24155,9 @@ fbAVX512_case1_971:
 	VXORPD Z1, Z1, Z1
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1017
+	JZ     fbAVX512_odd_1075
 
-fbAVX512_loop_1016:
+fbAVX512_loop_1074:
 	VBROADCASTSS (BX), Z2
 	VMOVUPS.Z    (DX), K1, Z3
 	VFMADD231PS  Z3, Z2, Z0
@@ -23195,18 +24169,18 @@ fbAVX512_loop_1016:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1016
+	JNZ          fbAVX512_loop_1074
 
-fbAVX512_odd_1017:
+fbAVX512_odd_1075:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1018
+	JZ           fbAVX512_done_1076
 	VBROADCASTSS (BX), Z2
 	VMOVUPS.Z    (DX), K1, Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1018:
+fbAVX512_done_1076:
 	VADDPS    Z1, Z0, Z0
 	MOVQ      65632(SP), DX
 	IMULQ     CX, DX
@@ -23222,13 +24196,13 @@ fbAVX512_done_1018:
 	VMOVUPS   Z0, K1, (CX)
 	VMOVUPS   Z1, 65648(SP)
 
-fbAVX512_swend_970:
+fbAVX512_swend_1028:
 	MOVQ 65712(SP), AX
 	ADDQ $0x000000c0, AX
 	MOVQ AX, 65712(SP)
-	JMP  fbAVX512_chunk_967
+	JMP  fbAVX512_chunk_1025
 
-fbAVX512_chunkend_968:
+fbAVX512_chunkend_1026:
 	VMOVUPS       65648(SP), Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y1
@@ -23251,31 +24225,31 @@ fbAVX512_chunkend_968:
 	MOVQ          AX, BX
 	ANDQ          $-32, BX
 
-fbAVX512_mul_1019_AVX512f32_wide:
+fbAVX512_mul_1077_AVX512f32_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_1019_AVX512f32_narrow0
+	JAE     fbAVX512_mul_1077_AVX512f32_narrow0
 	VMULPS  (CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, (CX)(DX*4)
 	VMULPS  64(CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, 64(CX)(DX*4)
 	ADDQ    $+32, DX
-	JMP     fbAVX512_mul_1019_AVX512f32_wide
+	JMP     fbAVX512_mul_1077_AVX512f32_wide
 
-fbAVX512_mul_1019_AVX512f32_narrow0:
+fbAVX512_mul_1077_AVX512f32_narrow0:
 	MOVQ AX, BX
 	ANDQ $-16, BX
 
-fbAVX512_mul_1019_AVX512f32_narrow:
+fbAVX512_mul_1077_AVX512f32_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_1019_AVX512f32_tail
+	JAE     fbAVX512_mul_1077_AVX512f32_tail
 	VMULPS  (CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, (CX)(DX*4)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_1019_AVX512f32_narrow
+	JMP     fbAVX512_mul_1077_AVX512f32_narrow
 
-fbAVX512_mul_1019_AVX512f32_tail:
+fbAVX512_mul_1077_AVX512f32_tail:
 	SUBQ      DX, AX
-	JZ        fbAVX512_mul_1019_AVX512f32_end
+	JZ        fbAVX512_mul_1077_AVX512f32_end
 	MOVQ      $-1, BX
 	BZHIQ     AX, BX, AX
 	KMOVW     AX, K1
@@ -23283,13 +24257,13 @@ fbAVX512_mul_1019_AVX512f32_tail:
 	VMULPS    Z1, Z0, Z1
 	VMOVUPS   Z1, K1, (CX)(DX*4)
 
-fbAVX512_mul_1019_AVX512f32_end:
+fbAVX512_mul_1077_AVX512f32_end:
 	MOVQ 65632(SP), AX
 	INCQ AX
 	MOVQ AX, 65632(SP)
-	JMP  fbAVX512_mt_965
+	JMP  fbAVX512_mt_1023
 
-fbAVX512_mtend_966:
+fbAVX512_mtend_1024:
 	VZEROUPPER
 	RET
 
@@ -23308,29 +24282,29 @@ TEXT ·backward32AVX512(SB), $65640-112
 	MOVQ         CX, BX
 	ANDQ         $-16, BX
 
-fbAVX512_ones_1020_AVX512f32_narrow:
+fbAVX512_ones_1078_AVX512f32_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX512_ones_1020_AVX512f32_tail
+	JAE     fbAVX512_ones_1078_AVX512f32_tail
 	VMOVUPS Z0, (DX)(AX*4)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_ones_1020_AVX512f32_narrow
+	JMP     fbAVX512_ones_1078_AVX512f32_narrow
 
-fbAVX512_ones_1020_AVX512f32_tail:
+fbAVX512_ones_1078_AVX512f32_tail:
 	SUBQ    AX, CX
-	JZ      fbAVX512_ones_1020_AVX512f32_end
+	JZ      fbAVX512_ones_1078_AVX512f32_end
 	MOVQ    $-1, BX
 	BZHIQ   CX, BX, CX
 	KMOVW   CX, K1
 	VMOVUPS Z0, K1, (DX)(AX*4)
 
-fbAVX512_ones_1020_AVX512f32_end:
+fbAVX512_ones_1078_AVX512f32_end:
 	LEAQ  32(SP), AX
 	ADDQ  $0x3f, AX
 	ANDQ  $-64, AX
 	MOVQ  AX, 65632(SP)
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000080
-	JA    fbAVX512_bt_1021
+	JA    fbAVX512_bt_1079
 	LEAQ  15(AX), CX
 	SHRQ  $0x04, CX
 	MOVQ  CX, DX
@@ -23340,19 +24314,19 @@ fbAVX512_ones_1020_AVX512f32_end:
 	ADDQ  $0x00000010, DX
 	MOVQ  DX, 24(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_1024
+	JEQ   fbAVX512_case1_1082
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_1025
+	JEQ   fbAVX512_case2_1083
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_1026
+	JEQ   fbAVX512_case3_1084
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_1027
+	JEQ   fbAVX512_case4_1085
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_1028
+	JEQ   fbAVX512_case5_1086
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_1029
+	JEQ   fbAVX512_case6_1087
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_1030
+	JEQ   fbAVX512_case7_1088
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -23364,7 +24338,7 @@ fbAVX512_ones_1020_AVX512f32_end:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1032:
+fbAVX512_pack_1090:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -23384,12 +24358,12 @@ fbAVX512_pack_1032:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1032
+	JNZ       fbAVX512_pack_1090
 
-fbAVX512_pt_1033:
+fbAVX512_pt_1091:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1034
+	JZ        fbAVX512_ptend_1092
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -23444,9 +24418,9 @@ fbAVX512_pt_1033:
 	VXORPD    Z15, Z15, Z15
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1036
+	JZ        fbAVX512_odd_1094
 
-fbAVX512_loop_1035:
+fbAVX512_loop_1093:
 	VBROADCASTSS (AX), Z16
 	VFMADD231PS  (DX), Z16, Z0
 	VFMADD231PS  64(DX), Z16, Z1
@@ -23470,11 +24444,11 @@ fbAVX512_loop_1035:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000200, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1035
+	JNZ          fbAVX512_loop_1093
 
-fbAVX512_odd_1036:
+fbAVX512_odd_1094:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1037
+	JZ           fbAVX512_done_1095
 	VBROADCASTSS (AX), Z16
 	VFMADD231PS  (DX), Z16, Z0
 	VFMADD231PS  64(DX), Z16, Z1
@@ -23487,7 +24461,7 @@ fbAVX512_odd_1036:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000200, DX
 
-fbAVX512_done_1037:
+fbAVX512_done_1095:
 	VADDPS       Z8, Z0, Z0
 	VADDPS       Z9, Z1, Z1
 	VADDPS       Z10, Z2, Z2
@@ -23524,12 +24498,12 @@ fbAVX512_done_1037:
 	VMOVUPS      Z6, 384(AX)
 	VMULPS       Z8, Z7, Z7
 	VMOVUPS      Z7, K1, 448(AX)
-	JMP          fbAVX512_pt_1033
+	JMP          fbAVX512_pt_1091
 
-fbAVX512_ptend_1034:
-	JMP fbAVX512_swend_1023
+fbAVX512_ptend_1092:
+	JMP fbAVX512_swend_1081
 
-fbAVX512_case7_1030:
+fbAVX512_case7_1088:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -23541,7 +24515,7 @@ fbAVX512_case7_1030:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1038:
+fbAVX512_pack_1096:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -23559,12 +24533,12 @@ fbAVX512_pack_1038:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1038
+	JNZ       fbAVX512_pack_1096
 
-fbAVX512_pt_1039:
+fbAVX512_pt_1097:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1040
+	JZ        fbAVX512_ptend_1098
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -23614,9 +24588,9 @@ fbAVX512_pt_1039:
 	VXORPD    Z13, Z13, Z13
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1042
+	JZ        fbAVX512_odd_1100
 
-fbAVX512_loop_1041:
+fbAVX512_loop_1099:
 	VBROADCASTSS (AX), Z14
 	VFMADD231PS  (DX), Z14, Z0
 	VFMADD231PS  64(DX), Z14, Z1
@@ -23638,11 +24612,11 @@ fbAVX512_loop_1041:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000001c0, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1041
+	JNZ          fbAVX512_loop_1099
 
-fbAVX512_odd_1042:
+fbAVX512_odd_1100:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1043
+	JZ           fbAVX512_done_1101
 	VBROADCASTSS (AX), Z14
 	VFMADD231PS  (DX), Z14, Z0
 	VFMADD231PS  64(DX), Z14, Z1
@@ -23654,7 +24628,7 @@ fbAVX512_odd_1042:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000001c0, DX
 
-fbAVX512_done_1043:
+fbAVX512_done_1101:
 	VADDPS       Z7, Z0, Z0
 	VADDPS       Z8, Z1, Z1
 	VADDPS       Z9, Z2, Z2
@@ -23688,12 +24662,12 @@ fbAVX512_done_1043:
 	VMOVUPS      Z5, 320(AX)
 	VMULPS       Z7, Z6, Z6
 	VMOVUPS      Z6, K1, 384(AX)
-	JMP          fbAVX512_pt_1039
+	JMP          fbAVX512_pt_1097
 
-fbAVX512_ptend_1040:
-	JMP fbAVX512_swend_1023
+fbAVX512_ptend_1098:
+	JMP fbAVX512_swend_1081
 
-fbAVX512_case6_1029:
+fbAVX512_case6_1087:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -23705,7 +24679,7 @@ fbAVX512_case6_1029:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1044:
+fbAVX512_pack_1102:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -23721,12 +24695,12 @@ fbAVX512_pack_1044:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1044
+	JNZ       fbAVX512_pack_1102
 
-fbAVX512_pt_1045:
+fbAVX512_pt_1103:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1046
+	JZ        fbAVX512_ptend_1104
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -23771,9 +24745,9 @@ fbAVX512_pt_1045:
 	VXORPD    Z11, Z11, Z11
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1048
+	JZ        fbAVX512_odd_1106
 
-fbAVX512_loop_1047:
+fbAVX512_loop_1105:
 	VBROADCASTSS (AX), Z12
 	VFMADD231PS  (DX), Z12, Z0
 	VFMADD231PS  64(DX), Z12, Z1
@@ -23793,11 +24767,11 @@ fbAVX512_loop_1047:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000180, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1047
+	JNZ          fbAVX512_loop_1105
 
-fbAVX512_odd_1048:
+fbAVX512_odd_1106:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1049
+	JZ           fbAVX512_done_1107
 	VBROADCASTSS (AX), Z12
 	VFMADD231PS  (DX), Z12, Z0
 	VFMADD231PS  64(DX), Z12, Z1
@@ -23808,7 +24782,7 @@ fbAVX512_odd_1048:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000180, DX
 
-fbAVX512_done_1049:
+fbAVX512_done_1107:
 	VADDPS       Z6, Z0, Z0
 	VADDPS       Z7, Z1, Z1
 	VADDPS       Z8, Z2, Z2
@@ -23839,12 +24813,12 @@ fbAVX512_done_1049:
 	VMOVUPS      Z4, 256(AX)
 	VMULPS       Z6, Z5, Z5
 	VMOVUPS      Z5, K1, 320(AX)
-	JMP          fbAVX512_pt_1045
+	JMP          fbAVX512_pt_1103
 
-fbAVX512_ptend_1046:
-	JMP fbAVX512_swend_1023
+fbAVX512_ptend_1104:
+	JMP fbAVX512_swend_1081
 
-fbAVX512_case5_1028:
+fbAVX512_case5_1086:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -23856,7 +24830,7 @@ fbAVX512_case5_1028:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1050:
+fbAVX512_pack_1108:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -23870,12 +24844,12 @@ fbAVX512_pack_1050:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1050
+	JNZ       fbAVX512_pack_1108
 
-fbAVX512_pt_1051:
+fbAVX512_pt_1109:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1052
+	JZ        fbAVX512_ptend_1110
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -23915,9 +24889,9 @@ fbAVX512_pt_1051:
 	VXORPD    Z9, Z9, Z9
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1054
+	JZ        fbAVX512_odd_1112
 
-fbAVX512_loop_1053:
+fbAVX512_loop_1111:
 	VBROADCASTSS (AX), Z10
 	VFMADD231PS  (DX), Z10, Z0
 	VFMADD231PS  64(DX), Z10, Z1
@@ -23935,11 +24909,11 @@ fbAVX512_loop_1053:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000140, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1053
+	JNZ          fbAVX512_loop_1111
 
-fbAVX512_odd_1054:
+fbAVX512_odd_1112:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1055
+	JZ           fbAVX512_done_1113
 	VBROADCASTSS (AX), Z10
 	VFMADD231PS  (DX), Z10, Z0
 	VFMADD231PS  64(DX), Z10, Z1
@@ -23949,7 +24923,7 @@ fbAVX512_odd_1054:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000140, DX
 
-fbAVX512_done_1055:
+fbAVX512_done_1113:
 	VADDPS       Z5, Z0, Z0
 	VADDPS       Z6, Z1, Z1
 	VADDPS       Z7, Z2, Z2
@@ -23977,12 +24951,12 @@ fbAVX512_done_1055:
 	VMOVUPS      Z3, 192(AX)
 	VMULPS       Z5, Z4, Z4
 	VMOVUPS      Z4, K1, 256(AX)
-	JMP          fbAVX512_pt_1051
+	JMP          fbAVX512_pt_1109
 
-fbAVX512_ptend_1052:
-	JMP fbAVX512_swend_1023
+fbAVX512_ptend_1110:
+	JMP fbAVX512_swend_1081
 
-fbAVX512_case4_1027:
+fbAVX512_case4_1085:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -23994,7 +24968,7 @@ fbAVX512_case4_1027:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1056:
+fbAVX512_pack_1114:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -24006,12 +24980,12 @@ fbAVX512_pack_1056:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1056
+	JNZ       fbAVX512_pack_1114
 
-fbAVX512_pt_1057:
+fbAVX512_pt_1115:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1058
+	JZ        fbAVX512_ptend_1116
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -24046,9 +25020,9 @@ fbAVX512_pt_1057:
 	VXORPD    Z7, Z7, Z7
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1060
+	JZ        fbAVX512_odd_1118
 
-fbAVX512_loop_1059:
+fbAVX512_loop_1117:
 	VBROADCASTSS (AX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -24064,11 +25038,11 @@ fbAVX512_loop_1059:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000100, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1059
+	JNZ          fbAVX512_loop_1117
 
-fbAVX512_odd_1060:
+fbAVX512_odd_1118:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1061
+	JZ           fbAVX512_done_1119
 	VBROADCASTSS (AX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -24077,7 +25051,7 @@ fbAVX512_odd_1060:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000100, DX
 
-fbAVX512_done_1061:
+fbAVX512_done_1119:
 	VADDPS       Z4, Z0, Z0
 	VADDPS       Z5, Z1, Z1
 	VADDPS       Z6, Z2, Z2
@@ -24102,12 +25076,12 @@ fbAVX512_done_1061:
 	VMOVUPS      Z2, 128(AX)
 	VMULPS       Z4, Z3, Z3
 	VMOVUPS      Z3, K1, 192(AX)
-	JMP          fbAVX512_pt_1057
+	JMP          fbAVX512_pt_1115
 
-fbAVX512_ptend_1058:
-	JMP fbAVX512_swend_1023
+fbAVX512_ptend_1116:
+	JMP fbAVX512_swend_1081
 
-fbAVX512_case3_1026:
+fbAVX512_case3_1084:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -24119,7 +25093,7 @@ fbAVX512_case3_1026:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1062:
+fbAVX512_pack_1120:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -24129,12 +25103,12 @@ fbAVX512_pack_1062:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1062
+	JNZ       fbAVX512_pack_1120
 
-fbAVX512_pt_1063:
+fbAVX512_pt_1121:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1064
+	JZ        fbAVX512_ptend_1122
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -24164,9 +25138,9 @@ fbAVX512_pt_1063:
 	VXORPD    Z5, Z5, Z5
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1066
+	JZ        fbAVX512_odd_1124
 
-fbAVX512_loop_1065:
+fbAVX512_loop_1123:
 	VBROADCASTSS (AX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -24180,11 +25154,11 @@ fbAVX512_loop_1065:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1065
+	JNZ          fbAVX512_loop_1123
 
-fbAVX512_odd_1066:
+fbAVX512_odd_1124:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1067
+	JZ           fbAVX512_done_1125
 	VBROADCASTSS (AX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -24192,7 +25166,7 @@ fbAVX512_odd_1066:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
 
-fbAVX512_done_1067:
+fbAVX512_done_1125:
 	VADDPS       Z3, Z0, Z0
 	VADDPS       Z4, Z1, Z1
 	VADDPS       Z5, Z2, Z2
@@ -24214,12 +25188,12 @@ fbAVX512_done_1067:
 	VMOVUPS      Z1, 64(AX)
 	VMULPS       Z3, Z2, Z2
 	VMOVUPS      Z2, K1, 128(AX)
-	JMP          fbAVX512_pt_1063
+	JMP          fbAVX512_pt_1121
 
-fbAVX512_ptend_1064:
-	JMP fbAVX512_swend_1023
+fbAVX512_ptend_1122:
+	JMP fbAVX512_swend_1081
 
-fbAVX512_case2_1025:
+fbAVX512_case2_1083:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -24231,7 +25205,7 @@ fbAVX512_case2_1025:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1068:
+fbAVX512_pack_1126:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS.Z 64(DX), K1, Z0
@@ -24239,12 +25213,12 @@ fbAVX512_pack_1068:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1068
+	JNZ       fbAVX512_pack_1126
 
-fbAVX512_pt_1069:
+fbAVX512_pt_1127:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1070
+	JZ        fbAVX512_ptend_1128
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -24269,9 +25243,9 @@ fbAVX512_pt_1069:
 	VXORPD    Z3, Z3, Z3
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1072
+	JZ        fbAVX512_odd_1130
 
-fbAVX512_loop_1071:
+fbAVX512_loop_1129:
 	VBROADCASTSS (AX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VFMADD231PS  64(DX), Z4, Z1
@@ -24283,18 +25257,18 @@ fbAVX512_loop_1071:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1071
+	JNZ          fbAVX512_loop_1129
 
-fbAVX512_odd_1072:
+fbAVX512_odd_1130:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1073
+	JZ           fbAVX512_done_1131
 	VBROADCASTSS (AX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VFMADD231PS  64(DX), Z4, Z1
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
 
-fbAVX512_done_1073:
+fbAVX512_done_1131:
 	VADDPS       Z2, Z0, Z0
 	VADDPS       Z3, Z1, Z1
 	MOVQ         scale_base+24(FP), AX
@@ -24313,12 +25287,12 @@ fbAVX512_done_1073:
 	VMOVUPS      Z0, (AX)
 	VMULPS       Z2, Z1, Z1
 	VMOVUPS      Z1, K1, 64(AX)
-	JMP          fbAVX512_pt_1069
+	JMP          fbAVX512_pt_1127
 
-fbAVX512_ptend_1070:
-	JMP fbAVX512_swend_1023
+fbAVX512_ptend_1128:
+	JMP fbAVX512_swend_1081
 
-fbAVX512_case1_1024:
+fbAVX512_case1_1082:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -24330,18 +25304,18 @@ fbAVX512_case1_1024:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1074:
+fbAVX512_pack_1132:
 	VMOVUPS.Z (DX), K1, Z0
 	VMOVUPS   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1074
+	JNZ       fbAVX512_pack_1132
 
-fbAVX512_pt_1075:
+fbAVX512_pt_1133:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1076
+	JZ        fbAVX512_ptend_1134
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -24361,9 +25335,9 @@ fbAVX512_pt_1075:
 	VXORPD    Z1, Z1, Z1
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1078
+	JZ        fbAVX512_odd_1136
 
-fbAVX512_loop_1077:
+fbAVX512_loop_1135:
 	VBROADCASTSS (AX), Z2
 	VFMADD231PS  (DX), Z2, Z0
 	ADDQ         $0x04, AX
@@ -24373,17 +25347,17 @@ fbAVX512_loop_1077:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1077
+	JNZ          fbAVX512_loop_1135
 
-fbAVX512_odd_1078:
+fbAVX512_odd_1136:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1079
+	JZ           fbAVX512_done_1137
 	VBROADCASTSS (AX), Z2
 	VFMADD231PS  (DX), Z2, Z0
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 
-fbAVX512_done_1079:
+fbAVX512_done_1137:
 	VADDPS       Z1, Z0, Z0
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
@@ -24399,33 +25373,33 @@ fbAVX512_done_1079:
 	ADDQ         CX, AX
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, (AX)
-	JMP          fbAVX512_pt_1075
+	JMP          fbAVX512_pt_1133
 
-fbAVX512_ptend_1076:
-fbAVX512_swend_1023:
+fbAVX512_ptend_1134:
+fbAVX512_swend_1081:
 	VZEROUPPER
 	RET
 
-fbAVX512_bt_1021:
+fbAVX512_bt_1079:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX512_btend_1022
+	JZ     fbAVX512_btend_1080
 	MOVQ   scale_base+24(FP), CX
 	VMOVSS fbone32<>+0(SB), X0
 	VDIVSS (CX)(AX*4), X0, X0
 	VMOVSS X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX512_bchunk_1080:
+fbAVX512_bchunk_1138:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_bchunkend_1081
+	JAE  fbAVX512_bchunkend_1139
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000010, DX
 	CMPQ CX, $0x000000c0
-	JAE  fbAVX512_full_1082
+	JAE  fbAVX512_full_1140
 	LEAQ 15(CX), AX
 	SHRQ $0x04, AX
 	MOVQ AX, DX
@@ -24434,30 +25408,30 @@ fbAVX512_bchunk_1080:
 	NEGQ DX
 	ADDQ $0x00000010, DX
 
-fbAVX512_full_1082:
+fbAVX512_full_1140:
 	MOVQ   DX, 24(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_1084
+	JEQ    fbAVX512_case1_1142
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_1085
+	JEQ    fbAVX512_case2_1143
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_1086
+	JEQ    fbAVX512_case3_1144
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_1087
+	JEQ    fbAVX512_case4_1145
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_1088
+	JEQ    fbAVX512_case5_1146
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_1089
+	JEQ    fbAVX512_case6_1147
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_1090
+	JEQ    fbAVX512_case7_1148
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_1091
+	JEQ    fbAVX512_case8_1149
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_1092
+	JEQ    fbAVX512_case9_1150
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_1093
+	JEQ    fbAVX512_case10_1151
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_1094
+	JEQ    fbAVX512_case11_1152
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -24500,9 +25474,9 @@ fbAVX512_full_1082:
 	VXORPD Z23, Z23, Z23
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1097
+	JZ     fbAVX512_odd_1155
 
-fbAVX512_loop_1096:
+fbAVX512_loop_1154:
 	VMOVSS       (DI), X24
 	VMULSS       (SI), X24, X24
 	VBROADCASTSS X24, Z24
@@ -24542,11 +25516,11 @@ fbAVX512_loop_1096:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1096
+	JNZ          fbAVX512_loop_1154
 
-fbAVX512_odd_1097:
+fbAVX512_odd_1155:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1098
+	JZ           fbAVX512_done_1156
 	VMOVSS       (DI), X24
 	VMULSS       (SI), X24, X24
 	VBROADCASTSS X24, Z24
@@ -24567,7 +25541,7 @@ fbAVX512_odd_1097:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1098:
+fbAVX512_done_1156:
 	VADDPS       Z12, Z0, Z0
 	VADDPS       Z13, Z1, Z1
 	VADDPS       Z14, Z2, Z2
@@ -24611,9 +25585,9 @@ fbAVX512_done_1098:
 	VMOVUPS      Z10, 640(DX)
 	VMULPS       Z12, Z11, Z11
 	VMOVUPS      Z11, K1, 704(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case11_1094:
+fbAVX512_case11_1152:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -24654,9 +25628,9 @@ fbAVX512_case11_1094:
 	VXORPD Z21, Z21, Z21
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1100
+	JZ     fbAVX512_odd_1158
 
-fbAVX512_loop_1099:
+fbAVX512_loop_1157:
 	VMOVSS       (DI), X22
 	VMULSS       (SI), X22, X22
 	VBROADCASTSS X22, Z22
@@ -24694,11 +25668,11 @@ fbAVX512_loop_1099:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1099
+	JNZ          fbAVX512_loop_1157
 
-fbAVX512_odd_1100:
+fbAVX512_odd_1158:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1101
+	JZ           fbAVX512_done_1159
 	VMOVSS       (DI), X22
 	VMULSS       (SI), X22, X22
 	VBROADCASTSS X22, Z22
@@ -24718,7 +25692,7 @@ fbAVX512_odd_1100:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1101:
+fbAVX512_done_1159:
 	VADDPS       Z11, Z0, Z0
 	VADDPS       Z12, Z1, Z1
 	VADDPS       Z13, Z2, Z2
@@ -24759,9 +25733,9 @@ fbAVX512_done_1101:
 	VMOVUPS      Z9, 576(DX)
 	VMULPS       Z11, Z10, Z10
 	VMOVUPS      Z10, K1, 640(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case10_1093:
+fbAVX512_case10_1151:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -24800,9 +25774,9 @@ fbAVX512_case10_1093:
 	VXORPD Z19, Z19, Z19
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1103
+	JZ     fbAVX512_odd_1161
 
-fbAVX512_loop_1102:
+fbAVX512_loop_1160:
 	VMOVSS       (DI), X20
 	VMULSS       (SI), X20, X20
 	VBROADCASTSS X20, Z20
@@ -24838,11 +25812,11 @@ fbAVX512_loop_1102:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1102
+	JNZ          fbAVX512_loop_1160
 
-fbAVX512_odd_1103:
+fbAVX512_odd_1161:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1104
+	JZ           fbAVX512_done_1162
 	VMOVSS       (DI), X20
 	VMULSS       (SI), X20, X20
 	VBROADCASTSS X20, Z20
@@ -24861,7 +25835,7 @@ fbAVX512_odd_1103:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1104:
+fbAVX512_done_1162:
 	VADDPS       Z10, Z0, Z0
 	VADDPS       Z11, Z1, Z1
 	VADDPS       Z12, Z2, Z2
@@ -24899,9 +25873,9 @@ fbAVX512_done_1104:
 	VMOVUPS      Z8, 512(DX)
 	VMULPS       Z10, Z9, Z9
 	VMOVUPS      Z9, K1, 576(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case9_1092:
+fbAVX512_case9_1150:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -24938,9 +25912,9 @@ fbAVX512_case9_1092:
 	VXORPD Z17, Z17, Z17
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1106
+	JZ     fbAVX512_odd_1164
 
-fbAVX512_loop_1105:
+fbAVX512_loop_1163:
 	VMOVSS       (DI), X18
 	VMULSS       (SI), X18, X18
 	VBROADCASTSS X18, Z18
@@ -24974,11 +25948,11 @@ fbAVX512_loop_1105:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1105
+	JNZ          fbAVX512_loop_1163
 
-fbAVX512_odd_1106:
+fbAVX512_odd_1164:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1107
+	JZ           fbAVX512_done_1165
 	VMOVSS       (DI), X18
 	VMULSS       (SI), X18, X18
 	VBROADCASTSS X18, Z18
@@ -24996,7 +25970,7 @@ fbAVX512_odd_1106:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1107:
+fbAVX512_done_1165:
 	VADDPS       Z9, Z0, Z0
 	VADDPS       Z10, Z1, Z1
 	VADDPS       Z11, Z2, Z2
@@ -25031,9 +26005,9 @@ fbAVX512_done_1107:
 	VMOVUPS      Z7, 448(DX)
 	VMULPS       Z9, Z8, Z8
 	VMOVUPS      Z8, K1, 512(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case8_1091:
+fbAVX512_case8_1149:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -25068,9 +26042,9 @@ fbAVX512_case8_1091:
 	VXORPD Z15, Z15, Z15
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1109
+	JZ     fbAVX512_odd_1167
 
-fbAVX512_loop_1108:
+fbAVX512_loop_1166:
 	VMOVSS       (DI), X16
 	VMULSS       (SI), X16, X16
 	VBROADCASTSS X16, Z16
@@ -25102,11 +26076,11 @@ fbAVX512_loop_1108:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1108
+	JNZ          fbAVX512_loop_1166
 
-fbAVX512_odd_1109:
+fbAVX512_odd_1167:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1110
+	JZ           fbAVX512_done_1168
 	VMOVSS       (DI), X16
 	VMULSS       (SI), X16, X16
 	VBROADCASTSS X16, Z16
@@ -25123,7 +26097,7 @@ fbAVX512_odd_1109:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1110:
+fbAVX512_done_1168:
 	VADDPS       Z8, Z0, Z0
 	VADDPS       Z9, Z1, Z1
 	VADDPS       Z10, Z2, Z2
@@ -25155,9 +26129,9 @@ fbAVX512_done_1110:
 	VMOVUPS      Z6, 384(DX)
 	VMULPS       Z8, Z7, Z7
 	VMOVUPS      Z7, K1, 448(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case7_1090:
+fbAVX512_case7_1148:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -25190,9 +26164,9 @@ fbAVX512_case7_1090:
 	VXORPD Z13, Z13, Z13
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1112
+	JZ     fbAVX512_odd_1170
 
-fbAVX512_loop_1111:
+fbAVX512_loop_1169:
 	VMOVSS       (DI), X14
 	VMULSS       (SI), X14, X14
 	VBROADCASTSS X14, Z14
@@ -25222,11 +26196,11 @@ fbAVX512_loop_1111:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1111
+	JNZ          fbAVX512_loop_1169
 
-fbAVX512_odd_1112:
+fbAVX512_odd_1170:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1113
+	JZ           fbAVX512_done_1171
 	VMOVSS       (DI), X14
 	VMULSS       (SI), X14, X14
 	VBROADCASTSS X14, Z14
@@ -25242,7 +26216,7 @@ fbAVX512_odd_1112:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1113:
+fbAVX512_done_1171:
 	VADDPS       Z7, Z0, Z0
 	VADDPS       Z8, Z1, Z1
 	VADDPS       Z9, Z2, Z2
@@ -25271,9 +26245,9 @@ fbAVX512_done_1113:
 	VMOVUPS      Z5, 320(DX)
 	VMULPS       Z7, Z6, Z6
 	VMOVUPS      Z6, K1, 384(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case6_1089:
+fbAVX512_case6_1147:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -25304,9 +26278,9 @@ fbAVX512_case6_1089:
 	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1115
+	JZ     fbAVX512_odd_1173
 
-fbAVX512_loop_1114:
+fbAVX512_loop_1172:
 	VMOVSS       (DI), X12
 	VMULSS       (SI), X12, X12
 	VBROADCASTSS X12, Z12
@@ -25334,11 +26308,11 @@ fbAVX512_loop_1114:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1114
+	JNZ          fbAVX512_loop_1172
 
-fbAVX512_odd_1115:
+fbAVX512_odd_1173:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1116
+	JZ           fbAVX512_done_1174
 	VMOVSS       (DI), X12
 	VMULSS       (SI), X12, X12
 	VBROADCASTSS X12, Z12
@@ -25353,7 +26327,7 @@ fbAVX512_odd_1115:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1116:
+fbAVX512_done_1174:
 	VADDPS       Z6, Z0, Z0
 	VADDPS       Z7, Z1, Z1
 	VADDPS       Z8, Z2, Z2
@@ -25379,9 +26353,9 @@ fbAVX512_done_1116:
 	VMOVUPS      Z4, 256(DX)
 	VMULPS       Z6, Z5, Z5
 	VMOVUPS      Z5, K1, 320(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case5_1088:
+fbAVX512_case5_1146:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -25410,9 +26384,9 @@ fbAVX512_case5_1088:
 	VXORPD Z9, Z9, Z9
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1118
+	JZ     fbAVX512_odd_1176
 
-fbAVX512_loop_1117:
+fbAVX512_loop_1175:
 	VMOVSS       (DI), X10
 	VMULSS       (SI), X10, X10
 	VBROADCASTSS X10, Z10
@@ -25438,11 +26412,11 @@ fbAVX512_loop_1117:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1117
+	JNZ          fbAVX512_loop_1175
 
-fbAVX512_odd_1118:
+fbAVX512_odd_1176:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1119
+	JZ           fbAVX512_done_1177
 	VMOVSS       (DI), X10
 	VMULSS       (SI), X10, X10
 	VBROADCASTSS X10, Z10
@@ -25456,7 +26430,7 @@ fbAVX512_odd_1118:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1119:
+fbAVX512_done_1177:
 	VADDPS       Z5, Z0, Z0
 	VADDPS       Z6, Z1, Z1
 	VADDPS       Z7, Z2, Z2
@@ -25479,9 +26453,9 @@ fbAVX512_done_1119:
 	VMOVUPS      Z3, 192(DX)
 	VMULPS       Z5, Z4, Z4
 	VMOVUPS      Z4, K1, 256(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case4_1087:
+fbAVX512_case4_1145:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -25508,9 +26482,9 @@ fbAVX512_case4_1087:
 	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1121
+	JZ     fbAVX512_odd_1179
 
-fbAVX512_loop_1120:
+fbAVX512_loop_1178:
 	VMOVSS       (DI), X8
 	VMULSS       (SI), X8, X8
 	VBROADCASTSS X8, Z8
@@ -25534,11 +26508,11 @@ fbAVX512_loop_1120:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1120
+	JNZ          fbAVX512_loop_1178
 
-fbAVX512_odd_1121:
+fbAVX512_odd_1179:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1122
+	JZ           fbAVX512_done_1180
 	VMOVSS       (DI), X8
 	VMULSS       (SI), X8, X8
 	VBROADCASTSS X8, Z8
@@ -25551,7 +26525,7 @@ fbAVX512_odd_1121:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1122:
+fbAVX512_done_1180:
 	VADDPS       Z4, Z0, Z0
 	VADDPS       Z5, Z1, Z1
 	VADDPS       Z6, Z2, Z2
@@ -25571,9 +26545,9 @@ fbAVX512_done_1122:
 	VMOVUPS      Z2, 128(DX)
 	VMULPS       Z4, Z3, Z3
 	VMOVUPS      Z3, K1, 192(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case3_1086:
+fbAVX512_case3_1144:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -25598,9 +26572,9 @@ fbAVX512_case3_1086:
 	VXORPD Z5, Z5, Z5
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1124
+	JZ     fbAVX512_odd_1182
 
-fbAVX512_loop_1123:
+fbAVX512_loop_1181:
 	VMOVSS       (DI), X6
 	VMULSS       (SI), X6, X6
 	VBROADCASTSS X6, Z6
@@ -25622,11 +26596,11 @@ fbAVX512_loop_1123:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1123
+	JNZ          fbAVX512_loop_1181
 
-fbAVX512_odd_1124:
+fbAVX512_odd_1182:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1125
+	JZ           fbAVX512_done_1183
 	VMOVSS       (DI), X6
 	VMULSS       (SI), X6, X6
 	VBROADCASTSS X6, Z6
@@ -25638,7 +26612,7 @@ fbAVX512_odd_1124:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1125:
+fbAVX512_done_1183:
 	VADDPS       Z3, Z0, Z0
 	VADDPS       Z4, Z1, Z1
 	VADDPS       Z5, Z2, Z2
@@ -25655,9 +26629,9 @@ fbAVX512_done_1125:
 	VMOVUPS      Z1, 64(DX)
 	VMULPS       Z3, Z2, Z2
 	VMOVUPS      Z2, K1, 128(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case2_1085:
+fbAVX512_case2_1143:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -25680,9 +26654,9 @@ fbAVX512_case2_1085:
 	VXORPD Z3, Z3, Z3
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1127
+	JZ     fbAVX512_odd_1185
 
-fbAVX512_loop_1126:
+fbAVX512_loop_1184:
 	VMOVSS       (DI), X4
 	VMULSS       (SI), X4, X4
 	VBROADCASTSS X4, Z4
@@ -25702,11 +26676,11 @@ fbAVX512_loop_1126:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1126
+	JNZ          fbAVX512_loop_1184
 
-fbAVX512_odd_1127:
+fbAVX512_odd_1185:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1128
+	JZ           fbAVX512_done_1186
 	VMOVSS       (DI), X4
 	VMULSS       (SI), X4, X4
 	VBROADCASTSS X4, Z4
@@ -25717,7 +26691,7 @@ fbAVX512_odd_1127:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1128:
+fbAVX512_done_1186:
 	VADDPS       Z2, Z0, Z0
 	VADDPS       Z3, Z1, Z1
 	MOVQ         beta_base+0(FP), DX
@@ -25731,9 +26705,9 @@ fbAVX512_done_1128:
 	VMOVUPS      Z0, (DX)
 	VMULPS       Z2, Z1, Z1
 	VMOVUPS      Z1, K1, 64(DX)
-	JMP          fbAVX512_swend_1083
+	JMP          fbAVX512_swend_1141
 
-fbAVX512_case1_1084:
+fbAVX512_case1_1142:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -25754,9 +26728,9 @@ fbAVX512_case1_1084:
 	VXORPD Z1, Z1, Z1
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1130
+	JZ     fbAVX512_odd_1188
 
-fbAVX512_loop_1129:
+fbAVX512_loop_1187:
 	VMOVSS       (DI), X2
 	VMULSS       (SI), X2, X2
 	VBROADCASTSS X2, Z2
@@ -25774,11 +26748,11 @@ fbAVX512_loop_1129:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1129
+	JNZ          fbAVX512_loop_1187
 
-fbAVX512_odd_1130:
+fbAVX512_odd_1188:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1131
+	JZ           fbAVX512_done_1189
 	VMOVSS       (DI), X2
 	VMULSS       (SI), X2, X2
 	VBROADCASTSS X2, Z2
@@ -25788,7 +26762,7 @@ fbAVX512_odd_1130:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1131:
+fbAVX512_done_1189:
 	VADDPS       Z1, Z0, Z0
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -25800,19 +26774,19 @@ fbAVX512_done_1131:
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, (DX)
 
-fbAVX512_swend_1083:
+fbAVX512_swend_1141:
 	MOVQ 16(SP), AX
 	ADDQ $0x000000c0, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_bchunk_1080
+	JMP  fbAVX512_bchunk_1138
 
-fbAVX512_bchunkend_1081:
+fbAVX512_bchunkend_1139:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bt_1021
+	JMP  fbAVX512_bt_1079
 
-fbAVX512_btend_1022:
+fbAVX512_btend_1080:
 	VZEROUPPER
 	RET
 
@@ -25825,11 +26799,11 @@ TEXT ·transitions32AVX512(SB), $32888-184
 	MOVQ AX, 32880(SP)
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_bb_1132:
+fbAVX512_bb_1190:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX512_bbend_1133
+	JAE          fbAVX512_bbend_1191
 	MOVQ         scale_base+120(FP), CX
 	VMOVSS       fbone32<>+0(SB), X0
 	VDIVSS       (CX)(AX*4), X0, X0
@@ -25850,9 +26824,9 @@ fbAVX512_bb_1132:
 	MOVQ         CX, DI
 	ANDQ         $-32, DI
 
-fbAVX512_bbrow_1134_AVX512f32_wide:
+fbAVX512_bbrow_1192_AVX512f32_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_1134_AVX512f32_narrow0
+	JAE     fbAVX512_bbrow_1192_AVX512f32_narrow0
 	VMOVUPS (DX)(AX*4), Z1
 	VMULPS  (BX)(AX*4), Z1, Z1
 	VMULPS  Z0, Z1, Z1
@@ -25862,25 +26836,25 @@ fbAVX512_bbrow_1134_AVX512f32_wide:
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS Z1, 64(SI)(AX*4)
 	ADDQ    $+32, AX
-	JMP     fbAVX512_bbrow_1134_AVX512f32_wide
+	JMP     fbAVX512_bbrow_1192_AVX512f32_wide
 
-fbAVX512_bbrow_1134_AVX512f32_narrow0:
+fbAVX512_bbrow_1192_AVX512f32_narrow0:
 	MOVQ CX, DI
 	ANDQ $-16, DI
 
-fbAVX512_bbrow_1134_AVX512f32_narrow:
+fbAVX512_bbrow_1192_AVX512f32_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_1134_AVX512f32_tail
+	JAE     fbAVX512_bbrow_1192_AVX512f32_tail
 	VMOVUPS (DX)(AX*4), Z1
 	VMULPS  (BX)(AX*4), Z1, Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS Z1, (SI)(AX*4)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_bbrow_1134_AVX512f32_narrow
+	JMP     fbAVX512_bbrow_1192_AVX512f32_narrow
 
-fbAVX512_bbrow_1134_AVX512f32_tail:
+fbAVX512_bbrow_1192_AVX512f32_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_bbrow_1134_AVX512f32_end
+	JZ        fbAVX512_bbrow_1192_AVX512f32_end
 	MOVQ      $-1, DI
 	BZHIQ     CX, DI, CX
 	KMOVW     CX, K1
@@ -25890,21 +26864,21 @@ fbAVX512_bbrow_1134_AVX512f32_tail:
 	VMULPS    Z0, Z1, Z1
 	VMOVUPS   Z1, K1, (SI)(AX*4)
 
-fbAVX512_bbrow_1134_AVX512f32_end:
+fbAVX512_bbrow_1192_AVX512f32_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bb_1132
+	JMP  fbAVX512_bb_1190
 
-fbAVX512_bbend_1133:
+fbAVX512_bbend_1191:
 	MOVQ $0x00000000, 32(SP)
 
-fbAVX512_tt_1135:
+fbAVX512_tt_1193:
 	MOVQ    32(SP), AX
 	MOVQ    T+168(FP), CX
 	DECQ    CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_ttend_1136
+	JAE     fbAVX512_ttend_1194
 	SUBQ    AX, CX
 	MOVQ    $0x00000080, AX
 	CMPQ    CX, AX
@@ -25912,16 +26886,16 @@ fbAVX512_tt_1135:
 	MOVQ    CX, 40(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX512_tj_1137:
+fbAVX512_tj_1195:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_tjend_1138
+	JAE  fbAVX512_tjend_1196
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000010, DX
 	CMPQ CX, $0x00000040
-	JAE  fbAVX512_full_1139
+	JAE  fbAVX512_full_1197
 	LEAQ 15(CX), AX
 	SHRQ $0x04, AX
 	MOVQ AX, DX
@@ -25930,14 +26904,14 @@ fbAVX512_tj_1137:
 	NEGQ DX
 	ADDQ $0x00000010, DX
 
-fbAVX512_full_1139:
+fbAVX512_full_1197:
 	MOVQ  DX, 24(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_1141
+	JEQ   fbAVX512_case1_1199
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_1142
+	JEQ   fbAVX512_case2_1200
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_1143
+	JEQ   fbAVX512_case3_1201
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -25954,7 +26928,7 @@ fbAVX512_full_1139:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1145:
+fbAVX512_pack_1203:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS    64(CX), Z0
@@ -25970,28 +26944,28 @@ fbAVX512_pack_1145:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1145
+	JNZ        fbAVX512_pack_1203
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_1146:
+fbAVX512_ti_1204:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_1147
+	JAE     fbAVX512_tiend_1205
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1149
+	JEQ     fbAVX512_case1_1207
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1150
+	JEQ     fbAVX512_case2_1208
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1151
+	JEQ     fbAVX512_case3_1209
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1152
+	JEQ     fbAVX512_case4_1210
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1153
+	JEQ     fbAVX512_case5_1211
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -26031,7 +27005,7 @@ fbAVX512_ti_1146:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_1155:
+fbAVX512_loop_1213:
 	VMOVUPS      (BX), Z24
 	VMOVUPS      64(BX), Z25
 	VMOVUPS      128(BX), Z26
@@ -26069,7 +27043,7 @@ fbAVX512_loop_1155:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1155
+	JNZ          fbAVX512_loop_1213
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -26211,9 +27185,9 @@ fbAVX512_loop_1155:
 	VMOVUPS.Z    192(DI)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z23, Z0
 	VMOVUPS      Z0, K1, 192(SI)(AX*1)
-	JMP          fbAVX512_swend_1148
+	JMP          fbAVX512_swend_1206
 
-fbAVX512_case5_1153:
+fbAVX512_case5_1211:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -26249,7 +27223,7 @@ fbAVX512_case5_1153:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_1156:
+fbAVX512_loop_1214:
 	VMOVUPS      (BX), Z20
 	VMOVUPS      64(BX), Z21
 	VMOVUPS      128(BX), Z22
@@ -26282,7 +27256,7 @@ fbAVX512_loop_1156:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1156
+	JNZ          fbAVX512_loop_1214
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -26403,9 +27377,9 @@ fbAVX512_loop_1156:
 	VMOVUPS.Z    192(DI), K1, Z1
 	VFMADD231PS  Z1, Z19, Z0
 	VMOVUPS      Z0, K1, 192(SI)
-	JMP          fbAVX512_swend_1148
+	JMP          fbAVX512_swend_1206
 
-fbAVX512_case4_1152:
+fbAVX512_case4_1210:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -26437,7 +27411,7 @@ fbAVX512_case4_1152:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_1157:
+fbAVX512_loop_1215:
 	VMOVUPS      (BX), Z16
 	VMOVUPS      64(BX), Z17
 	VMOVUPS      128(BX), Z18
@@ -26465,7 +27439,7 @@ fbAVX512_loop_1157:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1157
+	JNZ          fbAVX512_loop_1215
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -26561,9 +27535,9 @@ fbAVX512_loop_1157:
 	VMOVUPS.Z    192(BX)(CX*1), K1, Z1
 	VFMADD231PS  Z1, Z15, Z0
 	VMOVUPS      Z0, K1, 192(DX)(CX*1)
-	JMP          fbAVX512_swend_1148
+	JMP          fbAVX512_swend_1206
 
-fbAVX512_case3_1151:
+fbAVX512_case3_1209:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -26591,7 +27565,7 @@ fbAVX512_case3_1151:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_1158:
+fbAVX512_loop_1216:
 	VMOVUPS      (BX), Z12
 	VMOVUPS      64(BX), Z13
 	VMOVUPS      128(BX), Z14
@@ -26614,7 +27588,7 @@ fbAVX512_loop_1158:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1158
+	JNZ          fbAVX512_loop_1216
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -26689,9 +27663,9 @@ fbAVX512_loop_1158:
 	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
 	VFMADD231PS  Z1, Z11, Z0
 	VMOVUPS      Z0, K1, 192(DX)(AX*2)
-	JMP          fbAVX512_swend_1148
+	JMP          fbAVX512_swend_1206
 
-fbAVX512_case2_1150:
+fbAVX512_case2_1208:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -26715,7 +27689,7 @@ fbAVX512_case2_1150:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_1159:
+fbAVX512_loop_1217:
 	VMOVUPS      (BX), Z8
 	VMOVUPS      64(BX), Z9
 	VMOVUPS      128(BX), Z10
@@ -26733,7 +27707,7 @@ fbAVX512_loop_1159:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1159
+	JNZ          fbAVX512_loop_1217
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -26787,9 +27761,9 @@ fbAVX512_loop_1159:
 	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z7, Z0
 	VMOVUPS      Z0, K1, 192(DX)(AX*1)
-	JMP          fbAVX512_swend_1148
+	JMP          fbAVX512_swend_1206
 
-fbAVX512_case1_1149:
+fbAVX512_case1_1207:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -26809,7 +27783,7 @@ fbAVX512_case1_1149:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1160:
+fbAVX512_loop_1218:
 	VBROADCASTSS (CX), Z4
 	VFMADD231PS  (BX), Z4, Z0
 	VFMADD231PS  64(BX), Z4, Z1
@@ -26818,7 +27792,7 @@ fbAVX512_loop_1160:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1160
+	JNZ          fbAVX512_loop_1218
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -26852,16 +27826,16 @@ fbAVX512_loop_1160:
 	VFMADD231PS  Z1, Z3, Z0
 	VMOVUPS      Z0, K1, 192(DX)
 
-fbAVX512_swend_1148:
+fbAVX512_swend_1206:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_1146
+	JMP  fbAVX512_ti_1204
 
-fbAVX512_tiend_1147:
-	JMP fbAVX512_swend_1140
+fbAVX512_tiend_1205:
+	JMP fbAVX512_swend_1198
 
-fbAVX512_case3_1143:
+fbAVX512_case3_1201:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -26878,7 +27852,7 @@ fbAVX512_case3_1143:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1161:
+fbAVX512_pack_1219:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS    64(CX), Z0
@@ -26892,28 +27866,28 @@ fbAVX512_pack_1161:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1161
+	JNZ        fbAVX512_pack_1219
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_1162:
+fbAVX512_ti_1220:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_1163
+	JAE     fbAVX512_tiend_1221
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1165
+	JEQ     fbAVX512_case1_1223
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1166
+	JEQ     fbAVX512_case2_1224
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1167
+	JEQ     fbAVX512_case3_1225
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1168
+	JEQ     fbAVX512_case4_1226
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1169
+	JEQ     fbAVX512_case5_1227
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -26947,7 +27921,7 @@ fbAVX512_ti_1162:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_1171:
+fbAVX512_loop_1229:
 	VMOVUPS      (BX), Z18
 	VMOVUPS      64(BX), Z19
 	VMOVUPS      128(BX), Z20
@@ -26978,7 +27952,7 @@ fbAVX512_loop_1171:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1171
+	JNZ          fbAVX512_loop_1229
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -27090,9 +28064,9 @@ fbAVX512_loop_1171:
 	VMOVUPS.Z    128(DI)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z17, Z0
 	VMOVUPS      Z0, K1, 128(SI)(AX*1)
-	JMP          fbAVX512_swend_1164
+	JMP          fbAVX512_swend_1222
 
-fbAVX512_case5_1169:
+fbAVX512_case5_1227:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27123,7 +28097,7 @@ fbAVX512_case5_1169:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_1172:
+fbAVX512_loop_1230:
 	VMOVUPS      (BX), Z15
 	VMOVUPS      64(BX), Z16
 	VMOVUPS      128(BX), Z17
@@ -27150,7 +28124,7 @@ fbAVX512_loop_1172:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1172
+	JNZ          fbAVX512_loop_1230
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -27246,9 +28220,9 @@ fbAVX512_loop_1172:
 	VMOVUPS.Z    128(DI), K1, Z1
 	VFMADD231PS  Z1, Z14, Z0
 	VMOVUPS      Z0, K1, 128(SI)
-	JMP          fbAVX512_swend_1164
+	JMP          fbAVX512_swend_1222
 
-fbAVX512_case4_1168:
+fbAVX512_case4_1226:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27276,7 +28250,7 @@ fbAVX512_case4_1168:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_1173:
+fbAVX512_loop_1231:
 	VMOVUPS      (BX), Z12
 	VMOVUPS      64(BX), Z13
 	VMOVUPS      128(BX), Z14
@@ -27299,7 +28273,7 @@ fbAVX512_loop_1173:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1173
+	JNZ          fbAVX512_loop_1231
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -27375,9 +28349,9 @@ fbAVX512_loop_1173:
 	VMOVUPS.Z    128(BX)(CX*1), K1, Z1
 	VFMADD231PS  Z1, Z11, Z0
 	VMOVUPS      Z0, K1, 128(DX)(CX*1)
-	JMP          fbAVX512_swend_1164
+	JMP          fbAVX512_swend_1222
 
-fbAVX512_case3_1167:
+fbAVX512_case3_1225:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27402,7 +28376,7 @@ fbAVX512_case3_1167:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_1174:
+fbAVX512_loop_1232:
 	VMOVUPS      (BX), Z9
 	VMOVUPS      64(BX), Z10
 	VMOVUPS      128(BX), Z11
@@ -27421,7 +28395,7 @@ fbAVX512_loop_1174:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1174
+	JNZ          fbAVX512_loop_1232
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -27481,9 +28455,9 @@ fbAVX512_loop_1174:
 	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
 	VFMADD231PS  Z1, Z8, Z0
 	VMOVUPS      Z0, K1, 128(DX)(AX*2)
-	JMP          fbAVX512_swend_1164
+	JMP          fbAVX512_swend_1222
 
-fbAVX512_case2_1166:
+fbAVX512_case2_1224:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27505,7 +28479,7 @@ fbAVX512_case2_1166:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_1175:
+fbAVX512_loop_1233:
 	VMOVUPS      (BX), Z6
 	VMOVUPS      64(BX), Z7
 	VMOVUPS      128(BX), Z8
@@ -27520,7 +28494,7 @@ fbAVX512_loop_1175:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1175
+	JNZ          fbAVX512_loop_1233
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -27564,9 +28538,9 @@ fbAVX512_loop_1175:
 	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z5, Z0
 	VMOVUPS      Z0, K1, 128(DX)(AX*1)
-	JMP          fbAVX512_swend_1164
+	JMP          fbAVX512_swend_1222
 
-fbAVX512_case1_1165:
+fbAVX512_case1_1223:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27585,7 +28559,7 @@ fbAVX512_case1_1165:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_1176:
+fbAVX512_loop_1234:
 	VBROADCASTSS (CX), Z3
 	VFMADD231PS  (BX), Z3, Z0
 	VFMADD231PS  64(BX), Z3, Z1
@@ -27593,7 +28567,7 @@ fbAVX512_loop_1176:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1176
+	JNZ          fbAVX512_loop_1234
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -27622,16 +28596,16 @@ fbAVX512_loop_1176:
 	VFMADD231PS  Z1, Z2, Z0
 	VMOVUPS      Z0, K1, 128(DX)
 
-fbAVX512_swend_1164:
+fbAVX512_swend_1222:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_1162
+	JMP  fbAVX512_ti_1220
 
-fbAVX512_tiend_1163:
-	JMP fbAVX512_swend_1140
+fbAVX512_tiend_1221:
+	JMP fbAVX512_swend_1198
 
-fbAVX512_case2_1142:
+fbAVX512_case2_1200:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -27648,7 +28622,7 @@ fbAVX512_case2_1142:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1177:
+fbAVX512_pack_1235:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS.Z  64(CX), K1, Z0
@@ -27660,28 +28634,28 @@ fbAVX512_pack_1177:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1177
+	JNZ        fbAVX512_pack_1235
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_1178:
+fbAVX512_ti_1236:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_1179
+	JAE     fbAVX512_tiend_1237
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1181
+	JEQ     fbAVX512_case1_1239
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1182
+	JEQ     fbAVX512_case2_1240
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1183
+	JEQ     fbAVX512_case3_1241
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1184
+	JEQ     fbAVX512_case4_1242
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1185
+	JEQ     fbAVX512_case5_1243
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -27709,7 +28683,7 @@ fbAVX512_ti_1178:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_1187:
+fbAVX512_loop_1245:
 	VMOVUPS      (BX), Z12
 	VMOVUPS      64(BX), Z13
 	VBROADCASTSS (CX), Z14
@@ -27733,7 +28707,7 @@ fbAVX512_loop_1187:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1187
+	JNZ          fbAVX512_loop_1245
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -27815,9 +28789,9 @@ fbAVX512_loop_1187:
 	VMOVUPS.Z    64(DI)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z11, Z0
 	VMOVUPS      Z0, K1, 64(SI)(AX*1)
-	JMP          fbAVX512_swend_1180
+	JMP          fbAVX512_swend_1238
 
-fbAVX512_case5_1185:
+fbAVX512_case5_1243:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27843,7 +28817,7 @@ fbAVX512_case5_1185:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_1188:
+fbAVX512_loop_1246:
 	VMOVUPS      (BX), Z10
 	VMOVUPS      64(BX), Z11
 	VBROADCASTSS (CX), Z12
@@ -27864,7 +28838,7 @@ fbAVX512_loop_1188:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1188
+	JNZ          fbAVX512_loop_1246
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -27935,9 +28909,9 @@ fbAVX512_loop_1188:
 	VMOVUPS.Z    64(DI), K1, Z1
 	VFMADD231PS  Z1, Z9, Z0
 	VMOVUPS      Z0, K1, 64(SI)
-	JMP          fbAVX512_swend_1180
+	JMP          fbAVX512_swend_1238
 
-fbAVX512_case4_1184:
+fbAVX512_case4_1242:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27961,7 +28935,7 @@ fbAVX512_case4_1184:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_1189:
+fbAVX512_loop_1247:
 	VMOVUPS      (BX), Z8
 	VMOVUPS      64(BX), Z9
 	VBROADCASTSS (CX), Z10
@@ -27979,7 +28953,7 @@ fbAVX512_loop_1189:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1189
+	JNZ          fbAVX512_loop_1247
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28035,9 +29009,9 @@ fbAVX512_loop_1189:
 	VMOVUPS.Z    64(BX)(CX*1), K1, Z1
 	VFMADD231PS  Z1, Z7, Z0
 	VMOVUPS      Z0, K1, 64(DX)(CX*1)
-	JMP          fbAVX512_swend_1180
+	JMP          fbAVX512_swend_1238
 
-fbAVX512_case3_1183:
+fbAVX512_case3_1241:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28059,7 +29033,7 @@ fbAVX512_case3_1183:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_1190:
+fbAVX512_loop_1248:
 	VMOVUPS      (BX), Z6
 	VMOVUPS      64(BX), Z7
 	VBROADCASTSS (CX), Z8
@@ -28074,7 +29048,7 @@ fbAVX512_loop_1190:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1190
+	JNZ          fbAVX512_loop_1248
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28119,9 +29093,9 @@ fbAVX512_loop_1190:
 	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
 	VFMADD231PS  Z1, Z5, Z0
 	VMOVUPS      Z0, K1, 64(DX)(AX*2)
-	JMP          fbAVX512_swend_1180
+	JMP          fbAVX512_swend_1238
 
-fbAVX512_case2_1182:
+fbAVX512_case2_1240:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28141,7 +29115,7 @@ fbAVX512_case2_1182:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1191:
+fbAVX512_loop_1249:
 	VMOVUPS      (BX), Z4
 	VMOVUPS      64(BX), Z5
 	VBROADCASTSS (CX), Z6
@@ -28153,7 +29127,7 @@ fbAVX512_loop_1191:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1191
+	JNZ          fbAVX512_loop_1249
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28187,9 +29161,9 @@ fbAVX512_loop_1191:
 	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z3, Z0
 	VMOVUPS      Z0, K1, 64(DX)(AX*1)
-	JMP          fbAVX512_swend_1180
+	JMP          fbAVX512_swend_1238
 
-fbAVX512_case1_1181:
+fbAVX512_case1_1239:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28207,14 +29181,14 @@ fbAVX512_case1_1181:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_1192:
+fbAVX512_loop_1250:
 	VBROADCASTSS (CX), Z2
 	VFMADD231PS  (BX), Z2, Z0
 	VFMADD231PS  64(BX), Z2, Z1
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1192
+	JNZ          fbAVX512_loop_1250
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28238,16 +29212,16 @@ fbAVX512_loop_1192:
 	VFMADD231PS  Z2, Z1, Z0
 	VMOVUPS      Z0, K1, 64(DX)
 
-fbAVX512_swend_1180:
+fbAVX512_swend_1238:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_1178
+	JMP  fbAVX512_ti_1236
 
-fbAVX512_tiend_1179:
-	JMP fbAVX512_swend_1140
+fbAVX512_tiend_1237:
+	JMP fbAVX512_swend_1198
 
-fbAVX512_case1_1141:
+fbAVX512_case1_1199:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -28264,7 +29238,7 @@ fbAVX512_case1_1141:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1193:
+fbAVX512_pack_1251:
 	VMOVUPS.Z  (CX), K1, Z0
 	VMOVUPS    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -28274,28 +29248,28 @@ fbAVX512_pack_1193:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1193
+	JNZ        fbAVX512_pack_1251
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_1194:
+fbAVX512_ti_1252:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_1195
+	JAE     fbAVX512_tiend_1253
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1197
+	JEQ     fbAVX512_case1_1255
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1198
+	JEQ     fbAVX512_case2_1256
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1199
+	JEQ     fbAVX512_case3_1257
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1200
+	JEQ     fbAVX512_case4_1258
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1201
+	JEQ     fbAVX512_case5_1259
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -28317,7 +29291,7 @@ fbAVX512_ti_1194:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_1203:
+fbAVX512_loop_1261:
 	VMOVUPS      (BX), Z6
 	VBROADCASTSS (CX), Z7
 	VFMADD231PS  Z6, Z7, Z0
@@ -28334,7 +29308,7 @@ fbAVX512_loop_1203:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1203
+	JNZ          fbAVX512_loop_1261
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28386,9 +29360,9 @@ fbAVX512_loop_1203:
 	VMOVUPS.Z    (DI)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z5, Z0
 	VMOVUPS      Z0, K1, (SI)(AX*1)
-	JMP          fbAVX512_swend_1196
+	JMP          fbAVX512_swend_1254
 
-fbAVX512_case5_1201:
+fbAVX512_case5_1259:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28409,7 +29383,7 @@ fbAVX512_case5_1201:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_1204:
+fbAVX512_loop_1262:
 	VMOVUPS      (BX), Z5
 	VBROADCASTSS (CX), Z6
 	VFMADD231PS  Z5, Z6, Z0
@@ -28424,7 +29398,7 @@ fbAVX512_loop_1204:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1204
+	JNZ          fbAVX512_loop_1262
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28470,9 +29444,9 @@ fbAVX512_loop_1204:
 	VMOVUPS.Z    (DI), K1, Z1
 	VFMADD231PS  Z1, Z4, Z0
 	VMOVUPS      Z0, K1, (SI)
-	JMP          fbAVX512_swend_1196
+	JMP          fbAVX512_swend_1254
 
-fbAVX512_case4_1200:
+fbAVX512_case4_1258:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28492,7 +29466,7 @@ fbAVX512_case4_1200:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1205:
+fbAVX512_loop_1263:
 	VMOVUPS      (BX), Z4
 	VBROADCASTSS (CX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -28505,7 +29479,7 @@ fbAVX512_loop_1205:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1205
+	JNZ          fbAVX512_loop_1263
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28541,9 +29515,9 @@ fbAVX512_loop_1205:
 	VMOVUPS.Z    (BX)(CX*1), K1, Z1
 	VFMADD231PS  Z1, Z3, Z0
 	VMOVUPS      Z0, K1, (DX)(CX*1)
-	JMP          fbAVX512_swend_1196
+	JMP          fbAVX512_swend_1254
 
-fbAVX512_case3_1199:
+fbAVX512_case3_1257:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28562,7 +29536,7 @@ fbAVX512_case3_1199:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_1206:
+fbAVX512_loop_1264:
 	VMOVUPS      (BX), Z3
 	VBROADCASTSS (CX), Z4
 	VFMADD231PS  Z3, Z4, Z0
@@ -28573,7 +29547,7 @@ fbAVX512_loop_1206:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1206
+	JNZ          fbAVX512_loop_1264
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28603,9 +29577,9 @@ fbAVX512_loop_1206:
 	VMOVUPS.Z    (BX)(AX*2), K1, Z1
 	VFMADD231PS  Z1, Z2, Z0
 	VMOVUPS      Z0, K1, (DX)(AX*2)
-	JMP          fbAVX512_swend_1196
+	JMP          fbAVX512_swend_1254
 
-fbAVX512_case2_1198:
+fbAVX512_case2_1256:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28623,7 +29597,7 @@ fbAVX512_case2_1198:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_1207:
+fbAVX512_loop_1265:
 	VMOVUPS      (BX), Z2
 	VBROADCASTSS (CX), Z3
 	VFMADD231PS  Z2, Z3, Z0
@@ -28632,7 +29606,7 @@ fbAVX512_loop_1207:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1207
+	JNZ          fbAVX512_loop_1265
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28656,9 +29630,9 @@ fbAVX512_loop_1207:
 	VMOVUPS.Z    (BX)(AX*1), K1, Z2
 	VFMADD231PS  Z2, Z1, Z0
 	VMOVUPS      Z0, K1, (DX)(AX*1)
-	JMP          fbAVX512_swend_1196
+	JMP          fbAVX512_swend_1254
 
-fbAVX512_case1_1197:
+fbAVX512_case1_1255:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28675,13 +29649,13 @@ fbAVX512_case1_1197:
 	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_1208:
+fbAVX512_loop_1266:
 	VBROADCASTSS (CX), Z1
 	VFMADD231PS  (BX), Z1, Z0
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1208
+	JNZ          fbAVX512_loop_1266
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -28700,26 +29674,26 @@ fbAVX512_loop_1208:
 	VFMADD231PS  Z2, Z0, Z1
 	VMOVUPS      Z1, K1, (DX)
 
-fbAVX512_swend_1196:
+fbAVX512_swend_1254:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_1194
+	JMP  fbAVX512_ti_1252
 
-fbAVX512_tiend_1195:
-fbAVX512_swend_1140:
+fbAVX512_tiend_1253:
+fbAVX512_swend_1198:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000040, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_tj_1137
+	JMP  fbAVX512_tj_1195
 
-fbAVX512_tjend_1138:
+fbAVX512_tjend_1196:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000080, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_tt_1135
+	JMP  fbAVX512_tt_1193
 
-fbAVX512_ttend_1136:
+fbAVX512_ttend_1194:
 	VZEROUPPER
 	RET
 
@@ -28817,5 +29791,2439 @@ shiftRows32AVX512_AVX512f32_next:
 	ADDQ $+4, DX
 	DECQ DI
 	JNZ  shiftRows32AVX512_AVX512f32_row
+	VZEROUPPER
+	RET
+
+// func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
+TEXT ·forwardBatch32AVX512(SB), $16528-128
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 16520(SP)
+	MOVQ $0x00000000, 8(SP)
+
+fbAVX512_k0_1267:
+	MOVQ   8(SP), AX
+	MOVQ   K+104(FP), CX
+	CMPQ   AX, CX
+	JAE    fbAVX512_k0end_1268
+	MOVQ   M+112(FP), CX
+	MOVQ   AX, DX
+	IMULQ  CX, DX
+	MOVQ   alpha_base+0(FP), BX
+	LEAQ   (BX)(DX*4), BX
+	MOVQ   psi_base+48(FP), SI
+	LEAQ   (SI)(DX*4), SI
+	MOVQ   scale_base+24(FP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	XORQ   DI, DI
+	MOVQ   CX, R8
+	ANDQ   $-32, R8
+
+fbAVX512_sum_1269_AVX512f32_wide:
+	CMPQ   DI, R8
+	JAE    fbAVX512_sum_1269_AVX512f32_narrow0
+	VADDPS (SI)(DI*4), Z0, Z0
+	VADDPS 64(SI)(DI*4), Z1, Z1
+	ADDQ   $+32, DI
+	JMP    fbAVX512_sum_1269_AVX512f32_wide
+
+fbAVX512_sum_1269_AVX512f32_narrow0:
+	MOVQ CX, R8
+	ANDQ $-16, R8
+
+fbAVX512_sum_1269_AVX512f32_narrow:
+	CMPQ   DI, R8
+	JAE    fbAVX512_sum_1269_AVX512f32_tail
+	VADDPS (SI)(DI*4), Z0, Z0
+	ADDQ   $+16, DI
+	JMP    fbAVX512_sum_1269_AVX512f32_narrow
+
+fbAVX512_sum_1269_AVX512f32_tail:
+	MOVQ      CX, R8
+	SUBQ      DI, R8
+	JZ        fbAVX512_sum_1269_AVX512f32_end
+	MOVQ      $-1, R9
+	BZHIQ     R8, R9, R8
+	KMOVW     R8, K1
+	VMOVUPS.Z (SI)(DI*4), K1, Z2
+	VADDPS    Z2, Z0, Z0
+
+fbAVX512_sum_1269_AVX512f32_end:
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (DX)(AX*4)
+	VMOVSS        fbone32<>+0(SB), X0
+	VDIVSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	XORQ          AX, AX
+	MOVQ          CX, DX
+	ANDQ          $-32, DX
+
+fbAVX512_mul_1270_AVX512f32_wide:
+	CMPQ    AX, DX
+	JAE     fbAVX512_mul_1270_AVX512f32_narrow0
+	VMULPS  (SI)(AX*4), Z0, Z1
+	VMOVUPS Z1, (BX)(AX*4)
+	VMULPS  64(SI)(AX*4), Z0, Z1
+	VMOVUPS Z1, 64(BX)(AX*4)
+	ADDQ    $+32, AX
+	JMP     fbAVX512_mul_1270_AVX512f32_wide
+
+fbAVX512_mul_1270_AVX512f32_narrow0:
+	MOVQ CX, DX
+	ANDQ $-16, DX
+
+fbAVX512_mul_1270_AVX512f32_narrow:
+	CMPQ    AX, DX
+	JAE     fbAVX512_mul_1270_AVX512f32_tail
+	VMULPS  (SI)(AX*4), Z0, Z1
+	VMOVUPS Z1, (BX)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX512_mul_1270_AVX512f32_narrow
+
+fbAVX512_mul_1270_AVX512f32_tail:
+	SUBQ      AX, CX
+	JZ        fbAVX512_mul_1270_AVX512f32_end
+	MOVQ      $-1, DX
+	BZHIQ     CX, DX, CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (BX)(AX*4)
+
+fbAVX512_mul_1270_AVX512f32_end:
+	MOVQ 8(SP), AX
+	INCQ AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_k0_1267
+
+fbAVX512_k0end_1268:
+	MOVQ $0x00000001, (SP)
+
+fbAVX512_t_1271:
+	MOVQ  (SP), AX
+	MOVQ  T+96(FP), CX
+	CMPQ  AX, CX
+	JAE   fbAVX512_tend_1272
+	MOVQ  K+104(FP), CX
+	MOVQ  M+112(FP), DX
+	IMULQ DX, CX
+	SHLQ  $0x02, CX
+	DECQ  AX
+	IMULQ CX, AX
+	MOVQ  alpha_base+0(FP), DX
+	ADDQ  AX, DX
+	MOVQ  DX, 56(SP)
+	ADDQ  CX, DX
+	MOVQ  DX, 64(SP)
+	MOVQ  $0x00000000, 16(SP)
+
+fbAVX512_i0_1273:
+	MOVQ    16(SP), AX
+	MOVQ    M+112(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_i0end_1274
+	MOVQ    ib+120(FP), DX
+	MOVQ    $0x00000040, BX
+	CMPQ    DX, BX
+	CMOVQGT BX, DX
+	SUBQ    AX, CX
+	CMPQ    DX, CX
+	CMOVQGT CX, DX
+	MOVQ    DX, 48(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+fbAVX512_jc_1275:
+	MOVQ 32(SP), AX
+	MOVQ M+112(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX512_jcend_1276
+	SUBQ AX, CX
+	MOVQ $0x00000004, AX
+	MOVQ $0x00000010, DX
+	CMPQ CX, $0x00000040
+	JAE  fbAVX512_full_1277
+	LEAQ 15(CX), AX
+	SHRQ $0x04, AX
+	MOVQ AX, DX
+	SHLQ $0x04, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000010, DX
+
+fbAVX512_full_1277:
+	MOVQ  DX, 40(SP)
+	CMPQ  AX, $0x00000001
+	JEQ   fbAVX512_case1_1279
+	CMPQ  AX, $0x00000002
+	JEQ   fbAVX512_case2_1280
+	CMPQ  AX, $0x00000003
+	JEQ   fbAVX512_case3_1281
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1283:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    64(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VMOVUPS    128(CX), Z0
+	VMOVUPS    Z0, 128(DX)
+	VMOVUPS.Z  192(CX), K1, Z0
+	VMOVUPS    Z0, 192(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000100, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1283
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_1284:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_1285
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1287
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1288
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1289
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1290
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1291
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+	VXORPD  Z18, Z18, Z18
+	VXORPD  Z19, Z19, Z19
+	VXORPD  Z20, Z20, Z20
+	VXORPD  Z21, Z21, Z21
+	VXORPD  Z22, Z22, Z22
+	VXORPD  Z23, Z23, Z23
+
+fbAVX512_loop_1293:
+	VMOVUPS      (SI), Z24
+	VMOVUPS      64(SI), Z25
+	VMOVUPS      128(SI), Z26
+	VMOVUPS      192(SI), Z27
+	VBROADCASTSS (DX), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z1
+	VFMADD231PS  Z26, Z28, Z2
+	VFMADD231PS  Z27, Z28, Z3
+	VBROADCASTSS (DX)(AX*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z5
+	VFMADD231PS  Z26, Z28, Z6
+	VFMADD231PS  Z27, Z28, Z7
+	VBROADCASTSS (DX)(AX*2), Z28
+	VFMADD231PS  Z24, Z28, Z8
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z10
+	VFMADD231PS  Z27, Z28, Z11
+	VBROADCASTSS (DX)(CX*1), Z28
+	VFMADD231PS  Z24, Z28, Z12
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z15
+	VBROADCASTSS (BX), Z28
+	VFMADD231PS  Z24, Z28, Z16
+	VFMADD231PS  Z25, Z28, Z17
+	VFMADD231PS  Z26, Z28, Z18
+	VFMADD231PS  Z27, Z28, Z19
+	VBROADCASTSS (BX)(AX*1), Z28
+	VFMADD231PS  Z24, Z28, Z20
+	VFMADD231PS  Z25, Z28, Z21
+	VFMADD231PS  Z26, Z28, Z22
+	VFMADD231PS  Z27, Z28, Z23
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000100, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1293
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1294
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VADDPS       128(DX), Z2, Z2
+	VMOVUPS.Z    192(DX), K1, Z24
+	VADDPS       Z24, Z3, Z3
+	VADDPS       (DX)(AX*1), Z4, Z4
+	VADDPS       64(DX)(AX*1), Z5, Z5
+	VADDPS       128(DX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z24
+	VADDPS       Z24, Z7, Z7
+	VADDPS       (DX)(AX*2), Z8, Z8
+	VADDPS       64(DX)(AX*2), Z9, Z9
+	VADDPS       128(DX)(AX*2), Z10, Z10
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z24
+	VADDPS       Z24, Z11, Z11
+	VADDPS       (DX)(CX*1), Z12, Z12
+	VADDPS       64(DX)(CX*1), Z13, Z13
+	VADDPS       128(DX)(CX*1), Z14, Z14
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z24
+	VADDPS       Z24, Z15, Z15
+	VADDPS       (BX), Z16, Z16
+	VADDPS       64(BX), Z17, Z17
+	VADDPS       128(BX), Z18, Z18
+	VMOVUPS.Z    192(BX), K1, Z24
+	VADDPS       Z24, Z19, Z19
+	VADDPS       (BX)(AX*1), Z20, Z20
+	VADDPS       64(BX)(AX*1), Z21, Z21
+	VADDPS       128(BX)(AX*1), Z22, Z22
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z24
+	VADDPS       Z24, Z23, Z23
+
+fbAVX512_first_1294:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, K1, 192(DX)
+	VMOVUPS Z4, (DX)(AX*1)
+	VMOVUPS Z5, 64(DX)(AX*1)
+	VMOVUPS Z6, 128(DX)(AX*1)
+	VMOVUPS Z7, K1, 192(DX)(AX*1)
+	VMOVUPS Z8, (DX)(AX*2)
+	VMOVUPS Z9, 64(DX)(AX*2)
+	VMOVUPS Z10, 128(DX)(AX*2)
+	VMOVUPS Z11, K1, 192(DX)(AX*2)
+	VMOVUPS Z12, (DX)(CX*1)
+	VMOVUPS Z13, 64(DX)(CX*1)
+	VMOVUPS Z14, 128(DX)(CX*1)
+	VMOVUPS Z15, K1, 192(DX)(CX*1)
+	VMOVUPS Z16, (BX)
+	VMOVUPS Z17, 64(BX)
+	VMOVUPS Z18, 128(BX)
+	VMOVUPS Z19, K1, 192(BX)
+	VMOVUPS Z20, (BX)(AX*1)
+	VMOVUPS Z21, 64(BX)(AX*1)
+	VMOVUPS Z22, 128(BX)(AX*1)
+	VMOVUPS Z23, K1, 192(BX)(AX*1)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case5_1291:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+
+fbAVX512_loop_1295:
+	VMOVUPS      (SI), Z20
+	VMOVUPS      64(SI), Z21
+	VMOVUPS      128(SI), Z22
+	VMOVUPS      192(SI), Z23
+	VBROADCASTSS (DX), Z24
+	VFMADD231PS  Z20, Z24, Z0
+	VFMADD231PS  Z21, Z24, Z1
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VBROADCASTSS (DX)(AX*1), Z24
+	VFMADD231PS  Z20, Z24, Z4
+	VFMADD231PS  Z21, Z24, Z5
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VBROADCASTSS (DX)(AX*2), Z24
+	VFMADD231PS  Z20, Z24, Z8
+	VFMADD231PS  Z21, Z24, Z9
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VBROADCASTSS (DX)(CX*1), Z24
+	VFMADD231PS  Z20, Z24, Z12
+	VFMADD231PS  Z21, Z24, Z13
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VBROADCASTSS (BX), Z24
+	VFMADD231PS  Z20, Z24, Z16
+	VFMADD231PS  Z21, Z24, Z17
+	VFMADD231PS  Z22, Z24, Z18
+	VFMADD231PS  Z23, Z24, Z19
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000100, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1295
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1296
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VADDPS       128(DX), Z2, Z2
+	VMOVUPS.Z    192(DX), K1, Z20
+	VADDPS       Z20, Z3, Z3
+	VADDPS       (DX)(AX*1), Z4, Z4
+	VADDPS       64(DX)(AX*1), Z5, Z5
+	VADDPS       128(DX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z20
+	VADDPS       Z20, Z7, Z7
+	VADDPS       (DX)(AX*2), Z8, Z8
+	VADDPS       64(DX)(AX*2), Z9, Z9
+	VADDPS       128(DX)(AX*2), Z10, Z10
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z20
+	VADDPS       Z20, Z11, Z11
+	VADDPS       (DX)(CX*1), Z12, Z12
+	VADDPS       64(DX)(CX*1), Z13, Z13
+	VADDPS       128(DX)(CX*1), Z14, Z14
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z20
+	VADDPS       Z20, Z15, Z15
+	VADDPS       (BX), Z16, Z16
+	VADDPS       64(BX), Z17, Z17
+	VADDPS       128(BX), Z18, Z18
+	VMOVUPS.Z    192(BX), K1, Z20
+	VADDPS       Z20, Z19, Z19
+
+fbAVX512_first_1296:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, K1, 192(DX)
+	VMOVUPS Z4, (DX)(AX*1)
+	VMOVUPS Z5, 64(DX)(AX*1)
+	VMOVUPS Z6, 128(DX)(AX*1)
+	VMOVUPS Z7, K1, 192(DX)(AX*1)
+	VMOVUPS Z8, (DX)(AX*2)
+	VMOVUPS Z9, 64(DX)(AX*2)
+	VMOVUPS Z10, 128(DX)(AX*2)
+	VMOVUPS Z11, K1, 192(DX)(AX*2)
+	VMOVUPS Z12, (DX)(CX*1)
+	VMOVUPS Z13, 64(DX)(CX*1)
+	VMOVUPS Z14, 128(DX)(CX*1)
+	VMOVUPS Z15, K1, 192(DX)(CX*1)
+	VMOVUPS Z16, (BX)
+	VMOVUPS Z17, 64(BX)
+	VMOVUPS Z18, 128(BX)
+	VMOVUPS Z19, K1, 192(BX)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case4_1290:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+
+fbAVX512_loop_1297:
+	VMOVUPS      (BX), Z16
+	VMOVUPS      64(BX), Z17
+	VMOVUPS      128(BX), Z18
+	VMOVUPS      192(BX), Z19
+	VBROADCASTSS (DX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (DX)(AX*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (DX)(AX*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (DX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000100, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_1297
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_1298
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VADDPS       128(DX), Z2, Z2
+	VMOVUPS.Z    192(DX), K1, Z16
+	VADDPS       Z16, Z3, Z3
+	VADDPS       (DX)(AX*1), Z4, Z4
+	VADDPS       64(DX)(AX*1), Z5, Z5
+	VADDPS       128(DX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z16
+	VADDPS       Z16, Z7, Z7
+	VADDPS       (DX)(AX*2), Z8, Z8
+	VADDPS       64(DX)(AX*2), Z9, Z9
+	VADDPS       128(DX)(AX*2), Z10, Z10
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z16
+	VADDPS       Z16, Z11, Z11
+	VADDPS       (DX)(CX*1), Z12, Z12
+	VADDPS       64(DX)(CX*1), Z13, Z13
+	VADDPS       128(DX)(CX*1), Z14, Z14
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z16
+	VADDPS       Z16, Z15, Z15
+
+fbAVX512_first_1298:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, K1, 192(DX)
+	VMOVUPS Z4, (DX)(AX*1)
+	VMOVUPS Z5, 64(DX)(AX*1)
+	VMOVUPS Z6, 128(DX)(AX*1)
+	VMOVUPS Z7, K1, 192(DX)(AX*1)
+	VMOVUPS Z8, (DX)(AX*2)
+	VMOVUPS Z9, 64(DX)(AX*2)
+	VMOVUPS Z10, 128(DX)(AX*2)
+	VMOVUPS Z11, K1, 192(DX)(AX*2)
+	VMOVUPS Z12, (DX)(CX*1)
+	VMOVUPS Z13, 64(DX)(CX*1)
+	VMOVUPS Z14, 128(DX)(CX*1)
+	VMOVUPS Z15, K1, 192(DX)(CX*1)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case3_1289:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_1299:
+	VMOVUPS      (CX), Z12
+	VMOVUPS      64(CX), Z13
+	VMOVUPS      128(CX), Z14
+	VMOVUPS      192(CX), Z15
+	VBROADCASTSS (DX), Z16
+	VFMADD231PS  Z12, Z16, Z0
+	VFMADD231PS  Z13, Z16, Z1
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VBROADCASTSS (DX)(AX*1), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VBROADCASTSS (DX)(AX*2), Z16
+	VFMADD231PS  Z12, Z16, Z8
+	VFMADD231PS  Z13, Z16, Z9
+	VFMADD231PS  Z14, Z16, Z10
+	VFMADD231PS  Z15, Z16, Z11
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000100, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1299
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1300
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VADDPS       128(CX), Z2, Z2
+	VMOVUPS.Z    192(CX), K1, Z12
+	VADDPS       Z12, Z3, Z3
+	VADDPS       (CX)(AX*1), Z4, Z4
+	VADDPS       64(CX)(AX*1), Z5, Z5
+	VADDPS       128(CX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(CX)(AX*1), K1, Z12
+	VADDPS       Z12, Z7, Z7
+	VADDPS       (CX)(AX*2), Z8, Z8
+	VADDPS       64(CX)(AX*2), Z9, Z9
+	VADDPS       128(CX)(AX*2), Z10, Z10
+	VMOVUPS.Z    192(CX)(AX*2), K1, Z12
+	VADDPS       Z12, Z11, Z11
+
+fbAVX512_first_1300:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, 128(CX)
+	VMOVUPS Z3, K1, 192(CX)
+	VMOVUPS Z4, (CX)(AX*1)
+	VMOVUPS Z5, 64(CX)(AX*1)
+	VMOVUPS Z6, 128(CX)(AX*1)
+	VMOVUPS Z7, K1, 192(CX)(AX*1)
+	VMOVUPS Z8, (CX)(AX*2)
+	VMOVUPS Z9, 64(CX)(AX*2)
+	VMOVUPS Z10, 128(CX)(AX*2)
+	VMOVUPS Z11, K1, 192(CX)(AX*2)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case2_1288:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_1301:
+	VMOVUPS      (CX), Z8
+	VMOVUPS      64(CX), Z9
+	VMOVUPS      128(CX), Z10
+	VMOVUPS      192(CX), Z11
+	VBROADCASTSS (DX), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z1
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (DX)(AX*1), Z12
+	VFMADD231PS  Z8, Z12, Z4
+	VFMADD231PS  Z9, Z12, Z5
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000100, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1301
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1302
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VADDPS       128(CX), Z2, Z2
+	VMOVUPS.Z    192(CX), K1, Z8
+	VADDPS       Z8, Z3, Z3
+	VADDPS       (CX)(AX*1), Z4, Z4
+	VADDPS       64(CX)(AX*1), Z5, Z5
+	VADDPS       128(CX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(CX)(AX*1), K1, Z8
+	VADDPS       Z8, Z7, Z7
+
+fbAVX512_first_1302:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, 128(CX)
+	VMOVUPS Z3, K1, 192(CX)
+	VMOVUPS Z4, (CX)(AX*1)
+	VMOVUPS Z5, 64(CX)(AX*1)
+	VMOVUPS Z6, 128(CX)(AX*1)
+	VMOVUPS Z7, K1, 192(CX)(AX*1)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case1_1287:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1303:
+	VBROADCASTSS (DX), Z4
+	VFMADD231PS  (CX), Z4, Z0
+	VFMADD231PS  64(CX), Z4, Z1
+	VFMADD231PS  128(CX), Z4, Z2
+	VFMADD231PS  192(CX), Z4, Z3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000100, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1303
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_1304
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VADDPS       128(CX), Z2, Z2
+	VMOVUPS.Z    192(CX), K1, Z4
+	VADDPS       Z4, Z3, Z3
+
+fbAVX512_first_1304:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, 128(CX)
+	VMOVUPS Z3, K1, 192(CX)
+
+fbAVX512_swend_1286:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_1284
+
+fbAVX512_kbend_1285:
+	JMP fbAVX512_swend_1278
+
+fbAVX512_case3_1281:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1305:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    64(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VMOVUPS.Z  128(CX), K1, Z0
+	VMOVUPS    Z0, 128(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x000000c0, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1305
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_1306:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_1307
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1309
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1310
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1311
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1312
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1313
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+
+fbAVX512_loop_1315:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VBROADCASTSS (DX), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z1
+	VFMADD231PS  Z20, Z21, Z2
+	VBROADCASTSS (DX)(AX*1), Z21
+	VFMADD231PS  Z18, Z21, Z3
+	VFMADD231PS  Z19, Z21, Z4
+	VFMADD231PS  Z20, Z21, Z5
+	VBROADCASTSS (DX)(AX*2), Z21
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VFMADD231PS  Z20, Z21, Z8
+	VBROADCASTSS (DX)(CX*1), Z21
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z11
+	VBROADCASTSS (BX), Z21
+	VFMADD231PS  Z18, Z21, Z12
+	VFMADD231PS  Z19, Z21, Z13
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS (BX)(AX*1), Z21
+	VFMADD231PS  Z18, Z21, Z15
+	VFMADD231PS  Z19, Z21, Z16
+	VFMADD231PS  Z20, Z21, Z17
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x000000c0, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1315
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1316
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VMOVUPS.Z    128(DX), K1, Z18
+	VADDPS       Z18, Z2, Z2
+	VADDPS       (DX)(AX*1), Z3, Z3
+	VADDPS       64(DX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z18
+	VADDPS       Z18, Z5, Z5
+	VADDPS       (DX)(AX*2), Z6, Z6
+	VADDPS       64(DX)(AX*2), Z7, Z7
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z18
+	VADDPS       Z18, Z8, Z8
+	VADDPS       (DX)(CX*1), Z9, Z9
+	VADDPS       64(DX)(CX*1), Z10, Z10
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z18
+	VADDPS       Z18, Z11, Z11
+	VADDPS       (BX), Z12, Z12
+	VADDPS       64(BX), Z13, Z13
+	VMOVUPS.Z    128(BX), K1, Z18
+	VADDPS       Z18, Z14, Z14
+	VADDPS       (BX)(AX*1), Z15, Z15
+	VADDPS       64(BX)(AX*1), Z16, Z16
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z18
+	VADDPS       Z18, Z17, Z17
+
+fbAVX512_first_1316:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, K1, 128(DX)
+	VMOVUPS Z3, (DX)(AX*1)
+	VMOVUPS Z4, 64(DX)(AX*1)
+	VMOVUPS Z5, K1, 128(DX)(AX*1)
+	VMOVUPS Z6, (DX)(AX*2)
+	VMOVUPS Z7, 64(DX)(AX*2)
+	VMOVUPS Z8, K1, 128(DX)(AX*2)
+	VMOVUPS Z9, (DX)(CX*1)
+	VMOVUPS Z10, 64(DX)(CX*1)
+	VMOVUPS Z11, K1, 128(DX)(CX*1)
+	VMOVUPS Z12, (BX)
+	VMOVUPS Z13, 64(BX)
+	VMOVUPS Z14, K1, 128(BX)
+	VMOVUPS Z15, (BX)(AX*1)
+	VMOVUPS Z16, 64(BX)(AX*1)
+	VMOVUPS Z17, K1, 128(BX)(AX*1)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case5_1313:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+
+fbAVX512_loop_1317:
+	VMOVUPS      (SI), Z15
+	VMOVUPS      64(SI), Z16
+	VMOVUPS      128(SI), Z17
+	VBROADCASTSS (DX), Z18
+	VFMADD231PS  Z15, Z18, Z0
+	VFMADD231PS  Z16, Z18, Z1
+	VFMADD231PS  Z17, Z18, Z2
+	VBROADCASTSS (DX)(AX*1), Z18
+	VFMADD231PS  Z15, Z18, Z3
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS (DX)(AX*2), Z18
+	VFMADD231PS  Z15, Z18, Z6
+	VFMADD231PS  Z16, Z18, Z7
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS (DX)(CX*1), Z18
+	VFMADD231PS  Z15, Z18, Z9
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  Z15, Z18, Z12
+	VFMADD231PS  Z16, Z18, Z13
+	VFMADD231PS  Z17, Z18, Z14
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x000000c0, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1317
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1318
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VMOVUPS.Z    128(DX), K1, Z15
+	VADDPS       Z15, Z2, Z2
+	VADDPS       (DX)(AX*1), Z3, Z3
+	VADDPS       64(DX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z15
+	VADDPS       Z15, Z5, Z5
+	VADDPS       (DX)(AX*2), Z6, Z6
+	VADDPS       64(DX)(AX*2), Z7, Z7
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z15
+	VADDPS       Z15, Z8, Z8
+	VADDPS       (DX)(CX*1), Z9, Z9
+	VADDPS       64(DX)(CX*1), Z10, Z10
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z15
+	VADDPS       Z15, Z11, Z11
+	VADDPS       (BX), Z12, Z12
+	VADDPS       64(BX), Z13, Z13
+	VMOVUPS.Z    128(BX), K1, Z15
+	VADDPS       Z15, Z14, Z14
+
+fbAVX512_first_1318:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, K1, 128(DX)
+	VMOVUPS Z3, (DX)(AX*1)
+	VMOVUPS Z4, 64(DX)(AX*1)
+	VMOVUPS Z5, K1, 128(DX)(AX*1)
+	VMOVUPS Z6, (DX)(AX*2)
+	VMOVUPS Z7, 64(DX)(AX*2)
+	VMOVUPS Z8, K1, 128(DX)(AX*2)
+	VMOVUPS Z9, (DX)(CX*1)
+	VMOVUPS Z10, 64(DX)(CX*1)
+	VMOVUPS Z11, K1, 128(DX)(CX*1)
+	VMOVUPS Z12, (BX)
+	VMOVUPS Z13, 64(BX)
+	VMOVUPS Z14, K1, 128(BX)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case4_1312:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_1319:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      64(BX), Z13
+	VMOVUPS      128(BX), Z14
+	VBROADCASTSS (DX), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z1
+	VFMADD231PS  Z14, Z15, Z2
+	VBROADCASTSS (DX)(AX*1), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z5
+	VBROADCASTSS (DX)(AX*2), Z15
+	VFMADD231PS  Z12, Z15, Z6
+	VFMADD231PS  Z13, Z15, Z7
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS (DX)(CX*1), Z15
+	VFMADD231PS  Z12, Z15, Z9
+	VFMADD231PS  Z13, Z15, Z10
+	VFMADD231PS  Z14, Z15, Z11
+	ADDQ         $0x04, DX
+	ADDQ         $0x000000c0, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_1319
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_1320
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VMOVUPS.Z    128(DX), K1, Z12
+	VADDPS       Z12, Z2, Z2
+	VADDPS       (DX)(AX*1), Z3, Z3
+	VADDPS       64(DX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z12
+	VADDPS       Z12, Z5, Z5
+	VADDPS       (DX)(AX*2), Z6, Z6
+	VADDPS       64(DX)(AX*2), Z7, Z7
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z12
+	VADDPS       Z12, Z8, Z8
+	VADDPS       (DX)(CX*1), Z9, Z9
+	VADDPS       64(DX)(CX*1), Z10, Z10
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z12
+	VADDPS       Z12, Z11, Z11
+
+fbAVX512_first_1320:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, K1, 128(DX)
+	VMOVUPS Z3, (DX)(AX*1)
+	VMOVUPS Z4, 64(DX)(AX*1)
+	VMOVUPS Z5, K1, 128(DX)(AX*1)
+	VMOVUPS Z6, (DX)(AX*2)
+	VMOVUPS Z7, 64(DX)(AX*2)
+	VMOVUPS Z8, K1, 128(DX)(AX*2)
+	VMOVUPS Z9, (DX)(CX*1)
+	VMOVUPS Z10, 64(DX)(CX*1)
+	VMOVUPS Z11, K1, 128(DX)(CX*1)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case3_1311:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+
+fbAVX512_loop_1321:
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z10
+	VMOVUPS      128(CX), Z11
+	VBROADCASTSS (DX), Z12
+	VFMADD231PS  Z9, Z12, Z0
+	VFMADD231PS  Z10, Z12, Z1
+	VFMADD231PS  Z11, Z12, Z2
+	VBROADCASTSS (DX)(AX*1), Z12
+	VFMADD231PS  Z9, Z12, Z3
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (DX)(AX*2), Z12
+	VFMADD231PS  Z9, Z12, Z6
+	VFMADD231PS  Z10, Z12, Z7
+	VFMADD231PS  Z11, Z12, Z8
+	ADDQ         $0x04, DX
+	ADDQ         $0x000000c0, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1321
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1322
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VMOVUPS.Z    128(CX), K1, Z9
+	VADDPS       Z9, Z2, Z2
+	VADDPS       (CX)(AX*1), Z3, Z3
+	VADDPS       64(CX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(CX)(AX*1), K1, Z9
+	VADDPS       Z9, Z5, Z5
+	VADDPS       (CX)(AX*2), Z6, Z6
+	VADDPS       64(CX)(AX*2), Z7, Z7
+	VMOVUPS.Z    128(CX)(AX*2), K1, Z9
+	VADDPS       Z9, Z8, Z8
+
+fbAVX512_first_1322:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, K1, 128(CX)
+	VMOVUPS Z3, (CX)(AX*1)
+	VMOVUPS Z4, 64(CX)(AX*1)
+	VMOVUPS Z5, K1, 128(CX)(AX*1)
+	VMOVUPS Z6, (CX)(AX*2)
+	VMOVUPS Z7, 64(CX)(AX*2)
+	VMOVUPS Z8, K1, 128(CX)(AX*2)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case2_1310:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_1323:
+	VMOVUPS      (CX), Z6
+	VMOVUPS      64(CX), Z7
+	VMOVUPS      128(CX), Z8
+	VBROADCASTSS (DX), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z1
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS (DX)(AX*1), Z9
+	VFMADD231PS  Z6, Z9, Z3
+	VFMADD231PS  Z7, Z9, Z4
+	VFMADD231PS  Z8, Z9, Z5
+	ADDQ         $0x04, DX
+	ADDQ         $0x000000c0, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1323
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1324
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VMOVUPS.Z    128(CX), K1, Z6
+	VADDPS       Z6, Z2, Z2
+	VADDPS       (CX)(AX*1), Z3, Z3
+	VADDPS       64(CX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(CX)(AX*1), K1, Z6
+	VADDPS       Z6, Z5, Z5
+
+fbAVX512_first_1324:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, K1, 128(CX)
+	VMOVUPS Z3, (CX)(AX*1)
+	VMOVUPS Z4, 64(CX)(AX*1)
+	VMOVUPS Z5, K1, 128(CX)(AX*1)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case1_1309:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_1325:
+	VBROADCASTSS (DX), Z3
+	VFMADD231PS  (CX), Z3, Z0
+	VFMADD231PS  64(CX), Z3, Z1
+	VFMADD231PS  128(CX), Z3, Z2
+	ADDQ         $0x04, DX
+	ADDQ         $0x000000c0, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1325
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_1326
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VMOVUPS.Z    128(CX), K1, Z3
+	VADDPS       Z3, Z2, Z2
+
+fbAVX512_first_1326:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, K1, 128(CX)
+
+fbAVX512_swend_1308:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_1306
+
+fbAVX512_kbend_1307:
+	JMP fbAVX512_swend_1278
+
+fbAVX512_case2_1280:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1327:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS.Z  64(CX), K1, Z0
+	VMOVUPS    Z0, 64(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000080, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1327
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_1328:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_1329
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1331
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1332
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1333
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1334
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1335
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+
+fbAVX512_loop_1337:
+	VMOVUPS      (SI), Z12
+	VMOVUPS      64(SI), Z13
+	VBROADCASTSS (DX), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (DX)(AX*1), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS (DX)(AX*2), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (DX)(CX*1), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS (BX)(AX*1), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000080, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1337
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1338
+	VADDPS       (DX), Z0, Z0
+	VMOVUPS.Z    64(DX), K1, Z12
+	VADDPS       Z12, Z1, Z1
+	VADDPS       (DX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z12
+	VADDPS       Z12, Z3, Z3
+	VADDPS       (DX)(AX*2), Z4, Z4
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z12
+	VADDPS       Z12, Z5, Z5
+	VADDPS       (DX)(CX*1), Z6, Z6
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z12
+	VADDPS       Z12, Z7, Z7
+	VADDPS       (BX), Z8, Z8
+	VMOVUPS.Z    64(BX), K1, Z12
+	VADDPS       Z12, Z9, Z9
+	VADDPS       (BX)(AX*1), Z10, Z10
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z12
+	VADDPS       Z12, Z11, Z11
+
+fbAVX512_first_1338:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, K1, 64(DX)
+	VMOVUPS Z2, (DX)(AX*1)
+	VMOVUPS Z3, K1, 64(DX)(AX*1)
+	VMOVUPS Z4, (DX)(AX*2)
+	VMOVUPS Z5, K1, 64(DX)(AX*2)
+	VMOVUPS Z6, (DX)(CX*1)
+	VMOVUPS Z7, K1, 64(DX)(CX*1)
+	VMOVUPS Z8, (BX)
+	VMOVUPS Z9, K1, 64(BX)
+	VMOVUPS Z10, (BX)(AX*1)
+	VMOVUPS Z11, K1, 64(BX)(AX*1)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case5_1335:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+
+fbAVX512_loop_1339:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VBROADCASTSS (DX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS (DX)(AX*1), Z12
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (DX)(AX*2), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (DX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000080, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1339
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1340
+	VADDPS       (DX), Z0, Z0
+	VMOVUPS.Z    64(DX), K1, Z10
+	VADDPS       Z10, Z1, Z1
+	VADDPS       (DX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z10
+	VADDPS       Z10, Z3, Z3
+	VADDPS       (DX)(AX*2), Z4, Z4
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z10
+	VADDPS       Z10, Z5, Z5
+	VADDPS       (DX)(CX*1), Z6, Z6
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z10
+	VADDPS       Z10, Z7, Z7
+	VADDPS       (BX), Z8, Z8
+	VMOVUPS.Z    64(BX), K1, Z10
+	VADDPS       Z10, Z9, Z9
+
+fbAVX512_first_1340:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, K1, 64(DX)
+	VMOVUPS Z2, (DX)(AX*1)
+	VMOVUPS Z3, K1, 64(DX)(AX*1)
+	VMOVUPS Z4, (DX)(AX*2)
+	VMOVUPS Z5, K1, 64(DX)(AX*2)
+	VMOVUPS Z6, (DX)(CX*1)
+	VMOVUPS Z7, K1, 64(DX)(CX*1)
+	VMOVUPS Z8, (BX)
+	VMOVUPS Z9, K1, 64(BX)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case4_1334:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_1341:
+	VMOVUPS      (BX), Z8
+	VMOVUPS      64(BX), Z9
+	VBROADCASTSS (DX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (DX)(AX*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (DX)(AX*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (DX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000080, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_1341
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_1342
+	VADDPS       (DX), Z0, Z0
+	VMOVUPS.Z    64(DX), K1, Z8
+	VADDPS       Z8, Z1, Z1
+	VADDPS       (DX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z8
+	VADDPS       Z8, Z3, Z3
+	VADDPS       (DX)(AX*2), Z4, Z4
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z8
+	VADDPS       Z8, Z5, Z5
+	VADDPS       (DX)(CX*1), Z6, Z6
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z8
+	VADDPS       Z8, Z7, Z7
+
+fbAVX512_first_1342:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, K1, 64(DX)
+	VMOVUPS Z2, (DX)(AX*1)
+	VMOVUPS Z3, K1, 64(DX)(AX*1)
+	VMOVUPS Z4, (DX)(AX*2)
+	VMOVUPS Z5, K1, 64(DX)(AX*2)
+	VMOVUPS Z6, (DX)(CX*1)
+	VMOVUPS Z7, K1, 64(DX)(CX*1)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case3_1333:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_1343:
+	VMOVUPS      (CX), Z6
+	VMOVUPS      64(CX), Z7
+	VBROADCASTSS (DX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS (DX)(AX*1), Z8
+	VFMADD231PS  Z6, Z8, Z2
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (DX)(AX*2), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VFMADD231PS  Z7, Z8, Z5
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000080, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1343
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1344
+	VADDPS       (CX), Z0, Z0
+	VMOVUPS.Z    64(CX), K1, Z6
+	VADDPS       Z6, Z1, Z1
+	VADDPS       (CX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(CX)(AX*1), K1, Z6
+	VADDPS       Z6, Z3, Z3
+	VADDPS       (CX)(AX*2), Z4, Z4
+	VMOVUPS.Z    64(CX)(AX*2), K1, Z6
+	VADDPS       Z6, Z5, Z5
+
+fbAVX512_first_1344:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, K1, 64(CX)
+	VMOVUPS Z2, (CX)(AX*1)
+	VMOVUPS Z3, K1, 64(CX)(AX*1)
+	VMOVUPS Z4, (CX)(AX*2)
+	VMOVUPS Z5, K1, 64(CX)(AX*2)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case2_1332:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1345:
+	VMOVUPS      (CX), Z4
+	VMOVUPS      64(CX), Z5
+	VBROADCASTSS (DX), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS (DX)(AX*1), Z6
+	VFMADD231PS  Z4, Z6, Z2
+	VFMADD231PS  Z5, Z6, Z3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000080, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1345
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1346
+	VADDPS       (CX), Z0, Z0
+	VMOVUPS.Z    64(CX), K1, Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       (CX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(CX)(AX*1), K1, Z4
+	VADDPS       Z4, Z3, Z3
+
+fbAVX512_first_1346:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, K1, 64(CX)
+	VMOVUPS Z2, (CX)(AX*1)
+	VMOVUPS Z3, K1, 64(CX)(AX*1)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case1_1331:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_1347:
+	VBROADCASTSS (DX), Z2
+	VFMADD231PS  (CX), Z2, Z0
+	VFMADD231PS  64(CX), Z2, Z1
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000080, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1347
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_1348
+	VADDPS       (CX), Z0, Z0
+	VMOVUPS.Z    64(CX), K1, Z2
+	VADDPS       Z2, Z1, Z1
+
+fbAVX512_first_1348:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, K1, 64(CX)
+
+fbAVX512_swend_1330:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_1328
+
+fbAVX512_kbend_1329:
+	JMP fbAVX512_swend_1278
+
+fbAVX512_case1_1279:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1349:
+	VMOVUPS.Z  (CX), K1, Z0
+	VMOVUPS    Z0, (DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1349
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_1350:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_1351
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1353
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1354
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1355
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1356
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1357
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+
+fbAVX512_loop_1359:
+	VMOVUPS      (SI), Z6
+	VBROADCASTSS (DX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (DX)(AX*1), Z7
+	VFMADD231PS  Z6, Z7, Z1
+	VBROADCASTSS (DX)(AX*2), Z7
+	VFMADD231PS  Z6, Z7, Z2
+	VBROADCASTSS (DX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(AX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000040, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1359
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1360
+	VMOVUPS.Z    (DX), K1, Z6
+	VADDPS       Z6, Z0, Z0
+	VMOVUPS.Z    (DX)(AX*1), K1, Z6
+	VADDPS       Z6, Z1, Z1
+	VMOVUPS.Z    (DX)(AX*2), K1, Z6
+	VADDPS       Z6, Z2, Z2
+	VMOVUPS.Z    (DX)(CX*1), K1, Z6
+	VADDPS       Z6, Z3, Z3
+	VMOVUPS.Z    (BX), K1, Z6
+	VADDPS       Z6, Z4, Z4
+	VMOVUPS.Z    (BX)(AX*1), K1, Z6
+	VADDPS       Z6, Z5, Z5
+
+fbAVX512_first_1360:
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(AX*1)
+	VMOVUPS Z2, K1, (DX)(AX*2)
+	VMOVUPS Z3, K1, (DX)(CX*1)
+	VMOVUPS Z4, K1, (BX)
+	VMOVUPS Z5, K1, (BX)(AX*1)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case5_1357:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+
+fbAVX512_loop_1361:
+	VMOVUPS      (SI), Z5
+	VBROADCASTSS (DX), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VBROADCASTSS (DX)(AX*1), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS (DX)(AX*2), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS (DX)(CX*1), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  Z5, Z6, Z4
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000040, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1361
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1362
+	VMOVUPS.Z    (DX), K1, Z5
+	VADDPS       Z5, Z0, Z0
+	VMOVUPS.Z    (DX)(AX*1), K1, Z5
+	VADDPS       Z5, Z1, Z1
+	VMOVUPS.Z    (DX)(AX*2), K1, Z5
+	VADDPS       Z5, Z2, Z2
+	VMOVUPS.Z    (DX)(CX*1), K1, Z5
+	VADDPS       Z5, Z3, Z3
+	VMOVUPS.Z    (BX), K1, Z5
+	VADDPS       Z5, Z4, Z4
+
+fbAVX512_first_1362:
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(AX*1)
+	VMOVUPS Z2, K1, (DX)(AX*2)
+	VMOVUPS Z3, K1, (DX)(CX*1)
+	VMOVUPS Z4, K1, (BX)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case4_1356:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1363:
+	VMOVUPS      (BX), Z4
+	VBROADCASTSS (DX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (DX)(AX*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (DX)(AX*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (DX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_1363
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_1364
+	VMOVUPS.Z    (DX), K1, Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS.Z    (DX)(AX*1), K1, Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS.Z    (DX)(AX*2), K1, Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS.Z    (DX)(CX*1), K1, Z4
+	VADDPS       Z4, Z3, Z3
+
+fbAVX512_first_1364:
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(AX*1)
+	VMOVUPS Z2, K1, (DX)(AX*2)
+	VMOVUPS Z3, K1, (DX)(CX*1)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case3_1355:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_1365:
+	VMOVUPS      (CX), Z3
+	VBROADCASTSS (DX), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VBROADCASTSS (DX)(AX*1), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VBROADCASTSS (DX)(AX*2), Z4
+	VFMADD231PS  Z3, Z4, Z2
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1365
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1366
+	VMOVUPS.Z    (CX), K1, Z3
+	VADDPS       Z3, Z0, Z0
+	VMOVUPS.Z    (CX)(AX*1), K1, Z3
+	VADDPS       Z3, Z1, Z1
+	VMOVUPS.Z    (CX)(AX*2), K1, Z3
+	VADDPS       Z3, Z2, Z2
+
+fbAVX512_first_1366:
+	VMOVUPS Z0, K1, (CX)
+	VMOVUPS Z1, K1, (CX)(AX*1)
+	VMOVUPS Z2, K1, (CX)(AX*2)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case2_1354:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_1367:
+	VMOVUPS      (CX), Z2
+	VBROADCASTSS (DX), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VBROADCASTSS (DX)(AX*1), Z3
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1367
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1368
+	VMOVUPS.Z    (CX), K1, Z2
+	VADDPS       Z2, Z0, Z0
+	VMOVUPS.Z    (CX)(AX*1), K1, Z2
+	VADDPS       Z2, Z1, Z1
+
+fbAVX512_first_1368:
+	VMOVUPS Z0, K1, (CX)
+	VMOVUPS Z1, K1, (CX)(AX*1)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case1_1353:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+
+fbAVX512_loop_1369:
+	VBROADCASTSS (DX), Z1
+	VFMADD231PS  (CX), Z1, Z0
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1369
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_1370
+	VMOVUPS.Z    (CX), K1, Z1
+	VADDPS       Z1, Z0, Z0
+
+fbAVX512_first_1370:
+	VMOVUPS Z0, K1, (CX)
+
+fbAVX512_swend_1352:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_1350
+
+fbAVX512_kbend_1351:
+fbAVX512_swend_1278:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000040, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX512_jc_1275
+
+fbAVX512_jcend_1276:
+	MOVQ 16(SP), AX
+	MOVQ 48(SP), CX
+	ADDQ CX, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX512_i0_1273
+
+fbAVX512_i0end_1274:
+	MOVQ $0x00000000, 8(SP)
+
+fbAVX512_norm_1371:
+	MOVQ   8(SP), AX
+	MOVQ   K+104(FP), CX
+	CMPQ   AX, CX
+	JAE    fbAVX512_normend_1372
+	MOVQ   M+112(FP), CX
+	IMULQ  CX, AX
+	MOVQ   64(SP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   psi_base+48(FP), AX
+	ADDQ   DX, AX
+	MOVQ   alpha_base+0(FP), BX
+	SUBQ   BX, AX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	XORQ   BX, BX
+	MOVQ   CX, SI
+	ANDQ   $-32, SI
+
+fbAVX512_mulsum_1373_AVX512f32_wide:
+	CMPQ    BX, SI
+	JAE     fbAVX512_mulsum_1373_AVX512f32_narrow0
+	VMOVUPS (DX)(BX*4), Z2
+	VMULPS  (AX)(BX*4), Z2, Z2
+	VMOVUPS Z2, (DX)(BX*4)
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(DX)(BX*4), Z2
+	VMULPS  64(AX)(BX*4), Z2, Z2
+	VMOVUPS Z2, 64(DX)(BX*4)
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+32, BX
+	JMP     fbAVX512_mulsum_1373_AVX512f32_wide
+
+fbAVX512_mulsum_1373_AVX512f32_narrow0:
+	MOVQ CX, SI
+	ANDQ $-16, SI
+
+fbAVX512_mulsum_1373_AVX512f32_narrow:
+	CMPQ    BX, SI
+	JAE     fbAVX512_mulsum_1373_AVX512f32_tail
+	VMOVUPS (DX)(BX*4), Z2
+	VMULPS  (AX)(BX*4), Z2, Z2
+	VMOVUPS Z2, (DX)(BX*4)
+	VADDPS  Z2, Z0, Z0
+	ADDQ    $+16, BX
+	JMP     fbAVX512_mulsum_1373_AVX512f32_narrow
+
+fbAVX512_mulsum_1373_AVX512f32_tail:
+	SUBQ      BX, CX
+	JZ        fbAVX512_mulsum_1373_AVX512f32_end
+	MOVQ      $-1, SI
+	BZHIQ     CX, SI, CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (DX)(BX*4), K1, Z2
+	VMOVUPS.Z (AX)(BX*4), K1, Z3
+	VMULPS    Z3, Z2, Z2
+	VMOVUPS   Z2, K1, (DX)(BX*4)
+	VADDPS    Z2, Z0, K1, Z0
+
+fbAVX512_mulsum_1373_AVX512f32_end:
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	MOVQ          (SP), AX
+	MOVQ          K+104(FP), CX
+	IMULQ         CX, AX
+	MOVQ          8(SP), CX
+	ADDQ          CX, AX
+	MOVQ          scale_base+24(FP), CX
+	VMOVSS        X1, (CX)(AX*4)
+	VMOVSS        fbone32<>+0(SB), X0
+	VDIVSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	MOVQ          64(SP), AX
+	MOVQ          8(SP), CX
+	MOVQ          M+112(FP), DX
+	IMULQ         DX, CX
+	LEAQ          (AX)(CX*4), AX
+	XORQ          CX, CX
+	MOVQ          DX, BX
+	ANDQ          $-32, BX
+
+fbAVX512_mul_1374_AVX512f32_wide:
+	CMPQ    CX, BX
+	JAE     fbAVX512_mul_1374_AVX512f32_narrow0
+	VMULPS  (AX)(CX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(CX*4)
+	VMULPS  64(AX)(CX*4), Z0, Z1
+	VMOVUPS Z1, 64(AX)(CX*4)
+	ADDQ    $+32, CX
+	JMP     fbAVX512_mul_1374_AVX512f32_wide
+
+fbAVX512_mul_1374_AVX512f32_narrow0:
+	MOVQ DX, BX
+	ANDQ $-16, BX
+
+fbAVX512_mul_1374_AVX512f32_narrow:
+	CMPQ    CX, BX
+	JAE     fbAVX512_mul_1374_AVX512f32_tail
+	VMULPS  (AX)(CX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(CX*4)
+	ADDQ    $+16, CX
+	JMP     fbAVX512_mul_1374_AVX512f32_narrow
+
+fbAVX512_mul_1374_AVX512f32_tail:
+	SUBQ      CX, DX
+	JZ        fbAVX512_mul_1374_AVX512f32_end
+	MOVQ      $-1, BX
+	BZHIQ     DX, BX, DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (AX)(CX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (AX)(CX*4)
+
+fbAVX512_mul_1374_AVX512f32_end:
+	MOVQ 8(SP), AX
+	INCQ AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_norm_1371
+
+fbAVX512_normend_1372:
+	MOVQ (SP), AX
+	INCQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX512_t_1271
+
+fbAVX512_tend_1272:
 	VZEROUPPER
 	RET

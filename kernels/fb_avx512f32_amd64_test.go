@@ -18,6 +18,9 @@ func avx512F32() *impl {
 		backward32:    backward32AVX512,
 		transitions32: transitions32AVX512,
 		shiftRows32:   shiftRows32AVX512,
+		forwardBatch32: func(alpha, scale, psi, e []float32, T, K, M int) {
+			forwardBatch32AVX512(alpha, scale, psi, e, T, K, M, fbRows(M))
+		},
 	}
 	addAVX512F32(p)
 	return p.complete()
@@ -54,6 +57,16 @@ func TestAVX512F32Direct(t *testing.T) {
 				}
 			}
 		}
+	}
+	for _, M := range []int{1, 5, 9, 16, 17, 33, 45, 100} {
+		T, K := 4, 7
+		psi, e := to32(randSlice(r, T*K*M, 0, 1)), to32(randSlice(r, M*M, 0, 1))
+		wa, ws := make([]float32, T*K*M), make([]float32, T*K)
+		generic.forwardBatch32(wa, ws, psi, e, T, K, M)
+		a, s := make([]float32, T*K*M), make([]float32, T*K)
+		p.forwardBatch32(a, s, psi, e, T, K, M)
+		checkClose32(t, p.name+" forwardBatch32 alpha", a, to64(wa), fb32Tol, fb32Atol)
+		checkClose32(t, p.name+" forwardBatch32 scale", s, to64(ws), fb32Tol, 0)
 	}
 	for _, n := range lengths() {
 		in := to32(randSlice(r, n, -100, 100))

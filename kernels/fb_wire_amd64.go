@@ -43,5 +43,9 @@ var _ = func() int {
 	avx2Impl.shiftRows32 = shiftRows32AVX2
 	avx512Impl.forward32, avx512Impl.backward32, avx512Impl.transitions32 = forward32AVX2, backward32AVX2, transitions32AVX2
 	avx512Impl.shiftRows32 = shiftRows32AVX2
+	avx2Impl.forwardBatch32 = func(alpha, scale, psi, e []float32, T, K, M int) {
+		forwardBatch32AVX2(alpha, scale, psi, e, T, K, M, fbRows(M))
+	}
+	avx512Impl.forwardBatch32 = avx2Impl.forwardBatch32
 	return 0
 }()

@@ -735,3 +735,47 @@ func fb32FromBytes(raw []byte, n int) []float64 {
 	}
 	return out
 }
+
+// TestForwardBatch32 checks ForwardBatch32 in every tier against Forward32
+// (generic) run on each sequence alone, and generic32 against float64's
+// ForwardBatch.
+func TestForwardBatch32(t *testing.T) {
+	r := newRand(40)
+	for _, M := range []int{1, 2, 3, 5, 8, 9, 16, 17, 23, 33, 45, 64, 70, 130} {
+		for _, TK := range [][2]int{{1, 1}, {1, 3}, {2, 1}, {5, 4}, {9, 7}, {3, 13}} {
+			T, K := TK[0], TK[1]
+			psi := round32(randSlice(r, T*K*M, 0, 1))
+			e := round32(randSlice(r, M*M, 0, 1))
+			if M > 2 {
+				psi[r.IntN(T*K*M)] = 0
+				e[r.IntN(M*M)] = 0
+			}
+			want64a, want64s := make([]float64, T*K*M), make([]float64, T*K)
+			forwardBatchGeneric(want64a, want64s, psi, e, T, K, M)
+			for _, p := range append([]*impl{generic}, asmImpls(t)...) {
+				abuf, a := guarded32(T*K*M, nil)
+				sbuf, s := guarded32(T*K, nil)
+				p.forwardBatch32(a, s, to32(psi), to32(e), T, K, M)
+				checkGuards32(t, p.name+" forwardBatch32 alpha", abuf)
+				checkGuards32(t, p.name+" forwardBatch32 scale", sbuf)
+				what := fmt.Sprintf("%s forwardBatch32 T=%d K=%d M=%d", p.name, T, K, M)
+				if p == generic {
+					checkClose32(t, what+" scale vs float64", s, want64s, fb32Tol, 0)
+					checkClose32(t, what+" alpha vs float64", a, want64a, fb32Tol, fb32Atol)
+				}
+				for k := 0; k < K; k++ {
+					sp := make([]float32, T*M)
+					for tt := 0; tt < T; tt++ {
+						copy(sp[tt*M:(tt+1)*M], to32(psi[(tt*K+k)*M:(tt*K+k+1)*M]))
+					}
+					wa, ws := make([]float32, T*M), make([]float32, T)
+					forward32Generic(wa, ws, sp, to32(e), T, M)
+					for tt := 0; tt < T; tt++ {
+						checkClose32(t, fmt.Sprintf("%s seq %d t %d alpha", what, k, tt), a[(tt*K+k)*M:(tt*K+k+1)*M], to64(wa[tt*M:(tt+1)*M]), fb32Tol, fb32Atol)
+						checkClose32(t, fmt.Sprintf("%s seq %d t %d scale", what, k, tt), s[tt*K+k:tt*K+k+1], to64(ws[tt:tt+1]), fb32Tol, 0)
+					}
+				}
+			}
+		}
+	}
+}

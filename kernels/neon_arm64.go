@@ -103,5 +103,10 @@ func transitions32NEON(g, e, alpha, beta, psi, scale, work []float32, T, M int)
 var _ = func() int {
 	neonImpl.forward32, neonImpl.backward32, neonImpl.transitions32 = forward32NEON1, backward32NEON, transitions32NEON
 	neonImpl.viterbi32, neonImpl.viterbiMax32 = viterbi32NEON, viterbiMax32NEON
+	neonImpl.forwardBatch32 = func(alpha, scale, psi, e []float32, T, K, M int) {
+		for k := 0; k < K; k++ {
+			forward32NEON(alpha[k*M:], scale[k:], psi[k*M:], e, T, M, K)
+		}
+	}
 	return 0
 }()

@@ -46,6 +46,7 @@ func main() {
 		genBackward(i)
 		genTransitions(i)
 		genShiftRows(i)
+		genBatch(i)
 	}
 	Generate()
 }
