@@ -86,6 +86,44 @@ DATA logc<>+288(SB)/8, $0xfff0000000000000
 DATA logc<>+296(SB)/8, $0xfff0000000000000
 GLOBL logc<>(SB), RODATA|NOPTR, $304
 
+DATA expc32<>+0(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc32<>+8(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc32<>+16(SB)/8, $0x3f3180003f318000
+DATA expc32<>+24(SB)/8, $0x3f3180003f318000
+DATA expc32<>+32(SB)/8, $0xb95e8083b95e8083
+DATA expc32<>+40(SB)/8, $0xb95e8083b95e8083
+DATA expc32<>+48(SB)/8, $0xc2aeac4fc2aeac4f
+DATA expc32<>+56(SB)/8, $0xc2aeac4fc2aeac4f
+DATA expc32<>+64(SB)/8, $0x42b1721742b17217
+DATA expc32<>+72(SB)/8, $0x42b1721742b17217
+DATA expc32<>+80(SB)/8, $0x7f8000007f800000
+DATA expc32<>+88(SB)/8, $0x7f8000007f800000
+DATA expc32<>+96(SB)/8, $0x3f8000003f800000
+DATA expc32<>+104(SB)/8, $0x3f8000003f800000
+DATA expc32<>+112(SB)/8, $0x39500d0139500d01
+DATA expc32<>+120(SB)/8, $0x39500d0139500d01
+DATA expc32<>+128(SB)/8, $0x3ab60b613ab60b61
+DATA expc32<>+136(SB)/8, $0x3ab60b613ab60b61
+DATA expc32<>+144(SB)/8, $0x3c0888893c088889
+DATA expc32<>+152(SB)/8, $0x3c0888893c088889
+DATA expc32<>+160(SB)/8, $0x3d2aaaab3d2aaaab
+DATA expc32<>+168(SB)/8, $0x3d2aaaab3d2aaaab
+DATA expc32<>+176(SB)/8, $0x3e2aaaab3e2aaaab
+DATA expc32<>+184(SB)/8, $0x3e2aaaab3e2aaaab
+DATA expc32<>+192(SB)/8, $0x3f0000003f000000
+DATA expc32<>+200(SB)/8, $0x3f0000003f000000
+DATA expc32<>+208(SB)/8, $0x0000007f0000007f
+DATA expc32<>+216(SB)/8, $0x0000007f0000007f
+GLOBL expc32<>(SB), RODATA|NOPTR, $224
+
+DATA shiftrowsconst32<>+0(SB)/8, $0xff800000ff800000
+DATA shiftrowsconst32<>+8(SB)/8, $0xff800000ff800000
+DATA shiftrowsconst32<>+16(SB)/8, $0x7f8000007f800000
+DATA shiftrowsconst32<>+24(SB)/8, $0x7f8000007f800000
+DATA shiftrowsconst32<>+32(SB)/8, $0xff7fffffff7fffff
+DATA shiftrowsconst32<>+40(SB)/8, $0xff7fffffff7fffff
+GLOBL shiftrowsconst32<>(SB), RODATA|NOPTR, $48
+
 DATA shiftrowsconst<>+0(SB)/8, $0xfff0000000000000
 DATA shiftrowsconst<>+8(SB)/8, $0xfff0000000000000
 DATA shiftrowsconst<>+16(SB)/8, $0x7ff0000000000000
@@ -4478,6 +4516,182 @@ transitions32NEON_j1_done:
 	ADD $4, R21
 	SUBS $1, R24
 	BNE transitions32NEON_i
+	RET
+
+// func exp32NEON(dst, src []float32)
+TEXT ·exp32NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD src_base+24(FP), R1
+	MOVD src_len+32(FP), R2
+	MOVD $expc32<>(SB), R3
+	VLD1.P 64(R3), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VLD1.P 64(R3), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R3), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 32(R3), [V24.S4, V25.S4]
+exp32NEON_n4:
+	CMP $4, R2
+	BLT exp32NEON_n4_done
+	VLD1.P 16(R1), [V0.S4]
+	WORD $0x6e2cdc01 // fmul v1.4s, v0.4s, v12.4s
+	WORD $0x4e218821 // frintn v1.4s, v1.4s
+	VORR V0.B16, V0.B16, V2.B16
+	VFMLS V13.S4, V1.S4, V2.S4
+	VFMLS V14.S4, V1.S4, V2.S4
+	VORR V19.B16, V19.B16, V3.B16
+	VORR V20.B16, V20.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	VORR V21.B16, V21.B16, V3.B16
+	VFMLA V4.S4, V2.S4, V3.S4
+	VORR V22.B16, V22.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	VORR V23.B16, V23.B16, V3.B16
+	VFMLA V4.S4, V2.S4, V3.S4
+	VORR V24.B16, V24.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	WORD $0x6e22dc45 // fmul v5.4s, v2.4s, v2.4s
+	VORR V2.B16, V2.B16, V6.B16
+	VFMLA V4.S4, V5.S4, V6.S4
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4ea1b827 // fcvtzs v7.4s, v1.4s
+	WORD $0x4f3f04e8 // sshr v8.4s, v7.4s, #1
+	VSUB V8.S4, V7.S4, V9.S4
+	VADD V25.S4, V8.S4, V8.S4
+	VADD V25.S4, V9.S4, V9.S4
+	WORD $0x4f375508 // shl v8.4s, v8.4s, #23
+	WORD $0x4f375529 // shl v9.4s, v9.4s, #23
+	WORD $0x6e28dcc6 // fmul v6.4s, v6.4s, v8.4s
+	WORD $0x6e29dcc6 // fmul v6.4s, v6.4s, v9.4s
+	WORD $0x6ea0e5ea // fcmgt v10.4s, v15.4s, v0.4s
+	WORD $0x4e6a1cc6 // bic v6.16b, v6.16b, v10.16b
+	WORD $0x6eb0e40a // fcmgt v10.4s, v0.4s, v16.4s
+	VBIT V10.B16, V17.B16, V6.B16
+	VST1.P [V6.S4], 16(R0)
+	SUB $4, R2
+	B exp32NEON_n4
+exp32NEON_n4_done:
+exp32NEON_n1:
+	CBZ R2, exp32NEON_n1_done
+	FMOVS.P 4(R1), F0
+	WORD $0x6e2cdc01 // fmul v1.4s, v0.4s, v12.4s
+	WORD $0x4e218821 // frintn v1.4s, v1.4s
+	VORR V0.B16, V0.B16, V2.B16
+	VFMLS V13.S4, V1.S4, V2.S4
+	VFMLS V14.S4, V1.S4, V2.S4
+	VORR V19.B16, V19.B16, V3.B16
+	VORR V20.B16, V20.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	VORR V21.B16, V21.B16, V3.B16
+	VFMLA V4.S4, V2.S4, V3.S4
+	VORR V22.B16, V22.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	VORR V23.B16, V23.B16, V3.B16
+	VFMLA V4.S4, V2.S4, V3.S4
+	VORR V24.B16, V24.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	WORD $0x6e22dc45 // fmul v5.4s, v2.4s, v2.4s
+	VORR V2.B16, V2.B16, V6.B16
+	VFMLA V4.S4, V5.S4, V6.S4
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4ea1b827 // fcvtzs v7.4s, v1.4s
+	WORD $0x4f3f04e8 // sshr v8.4s, v7.4s, #1
+	VSUB V8.S4, V7.S4, V9.S4
+	VADD V25.S4, V8.S4, V8.S4
+	VADD V25.S4, V9.S4, V9.S4
+	WORD $0x4f375508 // shl v8.4s, v8.4s, #23
+	WORD $0x4f375529 // shl v9.4s, v9.4s, #23
+	WORD $0x6e28dcc6 // fmul v6.4s, v6.4s, v8.4s
+	WORD $0x6e29dcc6 // fmul v6.4s, v6.4s, v9.4s
+	WORD $0x6ea0e5ea // fcmgt v10.4s, v15.4s, v0.4s
+	WORD $0x4e6a1cc6 // bic v6.16b, v6.16b, v10.16b
+	WORD $0x6eb0e40a // fcmgt v10.4s, v0.4s, v16.4s
+	VBIT V10.B16, V17.B16, V6.B16
+	FMOVS.P F6, 4(R0)
+	SUB $1, R2
+	B exp32NEON_n1
+exp32NEON_n1_done:
+	RET
+
+// func shiftRows32NEON(out, mx, lo, in, a []float32, T, M int)
+TEXT ·shiftRows32NEON(SB), NOSPLIT, $0-136
+	MOVD out_base+0(FP), R1
+	MOVD mx_base+24(FP), R3
+	MOVD lo_base+48(FP), R4
+	MOVD in_base+72(FP), R0
+	MOVD a_base+96(FP), R2
+	MOVD T+120(FP), R5
+	MOVD M+128(FP), R6
+	MOVD $shiftrowsconst32<>(SB), R7
+	VLD1.P 48(R7), [V28.S4, V29.S4, V30.S4]
+shiftRows32NEON_row:
+	MOVD R2, R7
+	MOVD R1, R9
+	MOVD R6, R8
+	VORR V28.B16, V28.B16, V0.B16
+	VORR V29.B16, V29.B16, V1.B16
+shiftRows32NEON_v4:
+	CMP $4, R8
+	BLT shiftRows32NEON_v4_done
+	VLD1.P 16(R0), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	VST1.P [V2.S4], 16(R1)
+	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD $0x6e3ee444 // fcmge v4.4s, v2.4s, v30.4s
+	VAND V2.B16, V4.B16, V5.B16
+	WORD $0x4e641fa6 // bic v6.16b, v29.16b, v4.16b
+	VORR V5.B16, V6.B16, V5.B16
+	WORD $0x4ea5f421 // fmin v1.4s, v1.4s, v5.4s
+	SUB $4, R8
+	B shiftRows32NEON_v4
+shiftRows32NEON_v4_done:
+shiftRows32NEON_v1:
+	CBZ R8, shiftRows32NEON_v1_done
+	VLD1R.P 4(R0), [V2.S4]
+	VLD1R.P 4(R7), [V3.S4]
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	FMOVS.P F2, 4(R1)
+	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD $0x6e3ee444 // fcmge v4.4s, v2.4s, v30.4s
+	VAND V2.B16, V4.B16, V5.B16
+	WORD $0x4e641fa6 // bic v6.16b, v29.16b, v4.16b
+	VORR V5.B16, V6.B16, V5.B16
+	WORD $0x4ea5f421 // fmin v1.4s, v1.4s, v5.4s
+	SUB $1, R8
+	B shiftRows32NEON_v1
+shiftRows32NEON_v1_done:
+	VDUP V0.D[1], V4.D2
+	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	VDUP V1.D[1], V4.D2
+	WORD $0x4ea4f421 // fmin v1.4s, v1.4s, v4.4s
+	VDUP V0.S[1], V4.S4
+	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	VDUP V1.S[1], V4.S4
+	WORD $0x4ea4f421 // fmin v1.4s, v1.4s, v4.4s
+	FMOVS.P F0, 4(R3)
+	FMOVS.P F1, 4(R4)
+	VDUP V0.S[0], V0.S4
+	MOVD R9, R10
+	MOVD R9, R11
+	MOVD R6, R8
+shiftRows32NEON_s4:
+	CMP $4, R8
+	BLT shiftRows32NEON_s4_done
+	VLD1.P 16(R10), [V2.S4]
+	WORD $0x4ea0d442 // fsub v2.4s, v2.4s, v0.4s
+	VST1.P [V2.S4], 16(R11)
+	SUB $4, R8
+	B shiftRows32NEON_s4
+shiftRows32NEON_s4_done:
+shiftRows32NEON_s1:
+	CBZ R8, shiftRows32NEON_s1_done
+	FMOVS.P 4(R10), F2
+	WORD $0x4ea0d442 // fsub v2.4s, v2.4s, v0.4s
+	FMOVS.P F2, 4(R11)
+	SUB $1, R8
+	B shiftRows32NEON_s1
+shiftRows32NEON_s1_done:
+	SUB $1, R5
+	CBNZ R5, shiftRows32NEON_row
 	RET
 
 // func logMatVecNEON(out, a, tr []float64, M int)

@@ -100,7 +100,14 @@ func viterbiMax32NEON(delta []float32, s, tr []float32, T, M int)
 //go:noescape
 func transitions32NEON(g, e, alpha, beta, psi, scale, work []float32, T, M int)
 
+//go:noescape
+func exp32NEON(dst, src []float32)
+
+//go:noescape
+func shiftRows32NEON(out, mx, lo, in, a []float32, T, M int)
+
 var _ = func() int {
+	neonImpl.exp32, neonImpl.shiftRows32 = exp32NEON, shiftRows32NEON
 	neonImpl.forward32, neonImpl.backward32, neonImpl.transitions32 = forward32NEON1, backward32NEON, transitions32NEON
 	neonImpl.viterbi32, neonImpl.viterbiMax32 = viterbi32NEON, viterbiMax32NEON
 	neonImpl.forwardBatch32 = func(alpha, scale, psi, e []float32, T, K, M int) {

@@ -188,6 +188,16 @@ func (g *gen) constants(name string, vals []uint64) {
 	fmt.Fprintf(&g.data, "GLOBL %s<>(SB), RODATA|NOPTR, $%d\n\n", name, 16*len(vals))
 }
 
+// constants32 is constants for float32 tables: each value four times.
+func (g *gen) constants32(name string, vals []float32) {
+	var c []uint64
+	for _, v := range vals {
+		b := uint64(math.Float32bits(v))
+		c = append(c, b|b<<32)
+	}
+	g.constants(name, c)
+}
+
 // loadConsts loads n table entries into V(first)… through ptr.
 func (g *gen) loadConsts(name, ptr string, first, n int) {
 	g.i("MOVD $%s<>(SB), %s", name, ptr)
@@ -234,6 +244,8 @@ func generate() string {
 	g.viterbi()
 	g.viterbiMax()
 	g.transitions()
+	g.exp()
+	g.shiftRows()
 	g.f32 = false
 	g.logMatVec()
 	g.shiftRows()
@@ -734,13 +746,25 @@ func expConsts() []uint64 {
 }
 
 func (g *gen) exp() {
-	c := expConsts()
-	g.constants("expc", c)
-	g.text("expNEON", "func(dst, src []float64)", 48)
+	var n int
+	if g.f32 {
+		c := expConsts32()
+		g.constants32("expc32", c)
+		n = len(c)
+	} else {
+		c := expConsts()
+		g.constants("expc", c)
+		n = len(c)
+	}
+	g.text(g.name("exp"), g.sig("func(dst, src []float64)"), 48)
 	g.i("MOVD dst_base+0(FP), R0")
 	g.i("MOVD src_base+24(FP), R1")
 	g.i("MOVD src_len+32(FP), R2")
-	g.loadConsts("expc", "R3", 12, len(c))
+	if g.f32 {
+		g.loadConsts("expc32", "R3", 12, n)
+	} else {
+		g.loadConsts("expc", "R3", 12, n)
+	}
 	g.blocks("n", "R2", widths{1, 0}, func(nv int) {
 		g.ld("R1", 0, nv)
 		g.expBody(true)
@@ -749,41 +773,85 @@ func (g *gen) exp() {
 	g.i("RET")
 }
 
+// expConsts32 is expConsts for Exp32: log2e, ln2 in two parts, the limits
+// rounded inwards to float32, +Inf, 1, c7…c2 of the degree-7 Taylor
+// polynomial (0.09 ulp of float32 on |r| ≤ ln2/2), and the bias 127 as an
+// int32 (V12–V25).
+func expConsts32() []float32 {
+	expmin, expmax := float32(expMin32), float32(expMax32)
+	if float64(expmin) < expMin32 {
+		expmin = math.Nextafter32(expmin, 0)
+	}
+	if float64(expmax) > expMax32 {
+		expmax = math.Nextafter32(expmax, 0)
+	}
+	c := []float32{math.Log2E, 0.693359375, float32(math.Ln2 - 0.693359375), expmin, expmax, float32(math.Inf(1)), 1}
+	fact := 1.0
+	coef := make([]float64, expDeg32+1)
+	for k := 1; k <= expDeg32; k++ {
+		fact *= float64(k)
+		coef[k] = 1 / fact
+	}
+	for k := expDeg32; k >= 2; k-- {
+		c = append(c, float32(coef[k]))
+	}
+	return append(c, math.Float32frombits(127))
+}
+
+const (
+	expDeg32 = 7
+	expMin32 = -87.33654475055310898657
+	expMax32 = 88.72283905206835
+)
+
 // expBody computes exp(V0) into V6 with the constants of expConsts in
-// V12–V31, using V1–V10. Without overflow, V16 and V17 are not used (the
-// caller knows x ≤ ExpMax or NaN).
+// V12–V31 (float32: expConsts32 in V12–V25), using V1–V10. Without
+// overflow, V16 and V17 are not used (the caller knows x ≤ ExpMax or NaN).
 func (g *gen) expBody(overflow bool) {
 	{
-		g.w(neon.FMUL(1, 0, 12))
-		g.w(neon.FRINTN(1, 1))
+		last, bias, shift := 30, 31, 52 // last coefficient register (c2), bias
+		if g.f32 {
+			last, bias, shift = 19+expDeg32-2, 19+expDeg32-1, 23
+		}
+		g.fw(neon.FMUL(1, 0, 12))
+		g.fw(neon.FRINTN(1, 1))
 		g.mov(2, 0)
-		g.i("VFMLS V13.D2, V1.D2, V2.D2")
-		g.i("VFMLS V14.D2, V1.D2, V2.D2")
-		// Horner from c13 down to c2, alternating V3 and V4.
+		g.i("VFMLS V13.{A}, V1.{A}, V2.{A}")
+		g.i("VFMLS V14.{A}, V1.{A}, V2.{A}")
+		// Horner from c13 (float32: c7) down to c2, alternating V3 and V4.
 		p, q := 3, 4
 		g.mov(p, 19)
-		for k := 20; k <= 30; k++ {
+		for k := 20; k <= last; k++ {
 			g.mov(q, k)
-			g.i("VFMLA %s, V2.D2, %s", d2(p), d2(q))
+			g.i("VFMLA %s, V2.{A}, %s", g.vr(p), g.vr(q))
 			p, q = q, p
 		}
-		g.w(neon.FMUL(5, 2, 2))
+		g.fw(neon.FMUL(5, 2, 2))
 		g.mov(6, 2)
-		g.i("VFMLA %s, V5.D2, V6.D2", d2(p))
-		g.w(neon.FADD(6, 6, 18))
-		g.w(neon.FCVTZS(7, 1))
-		g.w(neon.SSHR(8, 7, 1))
-		g.i("VSUB V8.D2, V7.D2, V9.D2")
-		g.i("VADD V31.D2, V8.D2, V8.D2")
-		g.i("VADD V31.D2, V9.D2, V9.D2")
-		g.w(neon.SHL(8, 8, 52))
-		g.w(neon.SHL(9, 9, 52))
-		g.w(neon.FMUL(6, 6, 8))
-		g.w(neon.FMUL(6, 6, 9))
-		g.w(neon.FCMGT(10, 15, 0)) // ExpMin > x
+		g.i("VFMLA %s, V5.{A}, V6.{A}", g.vr(p))
+		g.fw(neon.FADD(6, 6, 18))
+		g.fw(neon.FCVTZS(7, 1))
+		if g.f32 {
+			g.w(neon.SSHR32(8, 7, 1))
+		} else {
+			g.w(neon.SSHR(8, 7, 1))
+		}
+		g.i("VSUB V8.{A}, V7.{A}, V9.{A}")
+		g.i("VADD V%d.{A}, V8.{A}, V8.{A}", bias)
+		g.i("VADD V%d.{A}, V9.{A}, V9.{A}", bias)
+		if g.f32 {
+			g.w(neon.SHL32(8, 8, shift))
+			g.w(neon.SHL32(9, 9, shift))
+		} else {
+			g.w(neon.SHL(8, 8, shift))
+			g.w(neon.SHL(9, 9, shift))
+		}
+		g.fw(neon.FMUL(6, 6, 8))
+		g.fw(neon.FMUL(6, 6, 9))
+		g.fw(neon.FCMGT(10, 15, 0)) // ExpMin > x
 		g.w(neon.BIC(6, 6, 10))
 		if overflow {
-			g.w(neon.FCMGT(10, 0, 16)) // x > ExpMax
+			g.fw(neon.FCMGT(10, 0, 16)) // x > ExpMax
 			g.i("VBIT V10.B16, V17.B16, V6.B16")
 		}
 	}
@@ -1189,7 +1257,7 @@ var (
 //	R8 count, R9 out row, R10/R11 read/write pointers; V28 −Inf, V29
 //	+Inf, V30 −MaxFloat64.
 func (g *gen) shiftRows() {
-	g.text("shiftRowsNEON", "func(out, mx, lo, in, a []float64, T, M int)", 136)
+	g.text(g.name("shiftRows"), g.sig("func(out, mx, lo, in, a []float64, T, M int)"), 136)
 	g.i("MOVD out_base+0(FP), R1")
 	g.i("MOVD mx_base+24(FP), R3")
 	g.i("MOVD lo_base+48(FP), R4")
@@ -1197,8 +1265,13 @@ func (g *gen) shiftRows() {
 	g.i("MOVD a_base+96(FP), R2")
 	g.i("MOVD T+120(FP), R5")
 	g.i("MOVD M+128(FP), R6")
-	g.constants("shiftrowsconst", []uint64{f64(math.Inf(-1)), f64(math.Inf(1)), f64(-math.MaxFloat64)})
-	g.loadConsts("shiftrowsconst", "R7", 28, 3)
+	if g.f32 {
+		g.constants32("shiftrowsconst32", []float32{float32(math.Inf(-1)), float32(math.Inf(1)), -math.MaxFloat32})
+		g.loadConsts("shiftrowsconst32", "R7", 28, 3)
+	} else {
+		g.constants("shiftrowsconst", []uint64{f64(math.Inf(-1)), f64(math.Inf(1)), f64(-math.MaxFloat64)})
+		g.loadConsts("shiftrowsconst", "R7", 28, 3)
+	}
 	g.label(g.l("row"))
 	g.i("MOVD R2, R7")
 	g.i("MOVD R1, R9")
@@ -1207,34 +1280,42 @@ func (g *gen) shiftRows() {
 	g.mov(1, 29)
 	g.blocks("v", "R8", widths{1, 0}, func(nv int) {
 		if nv == 0 {
-			g.i("VLD1R.P 8(R0), [V2.D2]")
-			g.i("VLD1R.P 8(R7), [V3.D2]")
+			g.i("VLD1R.P {8}(R0), [V2.{A}]")
+			g.i("VLD1R.P {8}(R7), [V3.{A}]")
 		} else {
 			g.ld("R0", 2, 1)
 			g.ld("R7", 3, 1)
 		}
-		g.w(neon.FADD(2, 2, 3))
+		g.fw(neon.FADD(2, 2, 3))
 		g.st("R1", 2, nv)
-		g.w(neon.FMAX(0, 0, 2))
-		g.w(neon.FCMGE(4, 2, 30))
+		g.fw(neon.FMAX(0, 0, 2))
+		g.fw(neon.FCMGE(4, 2, 30))
 		g.i("VAND %s, %s, %s", b16(2), b16(4), b16(5))
 		g.w(neon.BIC(6, 29, 4))
 		g.i("VORR %s, %s, %s", b16(5), b16(6), b16(5))
-		g.w(neon.FMIN(1, 1, 5))
+		g.fw(neon.FMIN(1, 1, 5))
 	})
+	// Fold the lanes: the upper half onto the lower (float32: then lane 1
+	// onto lane 0).
 	g.i("VDUP V0.D[1], V4.D2")
-	g.w(neon.FMAX(0, 0, 4))
+	g.fw(neon.FMAX(0, 0, 4))
 	g.i("VDUP V1.D[1], V4.D2")
-	g.w(neon.FMIN(1, 1, 4))
-	g.i("FMOVD.P F0, 8(R3)")
-	g.i("FMOVD.P F1, 8(R4)")
-	g.i("VDUP V0.D[0], V0.D2")
+	g.fw(neon.FMIN(1, 1, 4))
+	if g.f32 {
+		g.i("VDUP V0.S[1], V4.S4")
+		g.fw(neon.FMAX(0, 0, 4))
+		g.i("VDUP V1.S[1], V4.S4")
+		g.fw(neon.FMIN(1, 1, 4))
+	}
+	g.i("FMOV{D}.P F0, {8}(R3)")
+	g.i("FMOV{D}.P F1, {8}(R4)")
+	g.i("VDUP V0.{L}[0], V0.{A}")
 	g.i("MOVD R9, R10")
 	g.i("MOVD R9, R11")
 	g.i("MOVD R6, R8")
 	g.blocks("s", "R8", widths{1, 0}, func(nv int) {
 		g.ld("R10", 2, nv)
-		g.w(neon.FSUB(2, 2, 0))
+		g.fw(neon.FSUB(2, 2, 0))
 		g.st("R11", 2, nv)
 	})
 	g.i("SUB $1, R5")

@@ -128,3 +128,17 @@ func S(w Word) Word {
 func FADDPS32(d, n int) Word {
 	return Word{0x7e30d800 | reg(n)<<5 | reg(d), fmt.Sprintf("faddp s%d, v%d.2s", d, n)}
 }
+
+// SSHR32, USHR32 and SHL32 are the shifts of .4S lanes.
+func SSHR32(d, n, sh int) Word {
+	if sh < 1 || sh > 32 {
+		panic("neon: sshr shift out of range")
+	}
+	return Word{0x4f000400 | uint32(64-sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("sshr v%d.4s, v%d.4s, #%d", d, n, sh)}
+}
+func SHL32(d, n, sh int) Word {
+	if sh < 0 || sh > 31 {
+		panic("neon: shl shift out of range")
+	}
+	return Word{0x4f005400 | uint32(32+sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("shl v%d.4s, v%d.4s, #%d", d, n, sh)}
+}
