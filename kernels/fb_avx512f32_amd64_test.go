@@ -69,6 +69,38 @@ func TestAVX512F32Direct(t *testing.T) {
 		checkClose32(t, p.name+" forwardBatch32 scale", s, to64(ws), fb32Tol, 0)
 	}
 	for _, n := range lengths() {
+		x, y := to32(randSlice(r, n, -1, 1)), to32(randSlice(r, n, -1, 1))
+		if got, want := p.dot32(x, y), generic.dot32(x, y); !close(got, want, 1e-12, 1e-13) {
+			t.Fatalf("%s dot32 n=%d: %v, want %v", p.name, n, got, want)
+		}
+		ya, yb := append([]float32(nil), y...), append([]float32(nil), y...)
+		p.axpy32(0.5, x, ya)
+		generic.axpy32(0.5, x, yb)
+		checkClose32(t, p.name+" axpy32", ya, to64(yb), 1e-6, 1e-7)
+		p.scale32(0.5, ya)
+		generic.scale32(0.5, yb)
+		checkClose32(t, p.name+" scale32", ya, to64(yb), 1e-6, 1e-7)
+	}
+	for _, M := range []int{1, 5, 9, 16, 17, 33, 45, 100, 130} {
+		T, rows := 6, 40
+		ptr := []int32{0, 3, 3, 7, 8, 12, 15}
+		ids := make([]int32, 15)
+		vals := to32(randSlice(r, 15, -1, 1))
+		for k := range ids {
+			ids[k] = int32(r.IntN(rows))
+		}
+		w := to32(randSlice(r, rows*M, -1, 1))
+		s0 := to32(randSlice(r, T*M, -1, 1))
+		sa, sb := append([]float32(nil), s0...), append([]float32(nil), s0...)
+		p.gather32(sa, w, M, ptr, ids, vals, T, M)
+		generic.gather32(sb, w, M, ptr, ids, vals, T, M)
+		checkClose32(t, p.name+" gather32", sa, to64(sb), 1e-6, 1e-6)
+		ga, gb := append([]float32(nil), w...), append([]float32(nil), w...)
+		p.scatter32(ga, M, s0, ptr, ids, vals, -0.5, T, M)
+		generic.scatter32(gb, M, s0, ptr, ids, vals, -0.5, T, M)
+		checkClose32(t, p.name+" scatter32", ga, to64(gb), 1e-6, 1e-6)
+	}
+	for _, n := range lengths() {
 		in := to32(randSlice(r, n, -100, 100))
 		got, want := make([]float32, n), make([]float32, n)
 		p.exp32(got, in)
