@@ -106,8 +106,25 @@ func exp32NEON(dst, src []float32)
 //go:noescape
 func shiftRows32NEON(out, mx, lo, in, a []float32, T, M int)
 
+//go:noescape
+func dot32NEON(x, y []float32) float64
+
+//go:noescape
+func axpy32NEON(a float32, x, y []float32)
+
+//go:noescape
+func scale32NEON(a float32, x []float32)
+
+//go:noescape
+func gather32NEON(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int)
+
+//go:noescape
+func scatter32NEON(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int)
+
 var _ = func() int {
 	neonImpl.exp32, neonImpl.shiftRows32 = exp32NEON, shiftRows32NEON
+	neonImpl.dot32, neonImpl.axpy32, neonImpl.scale32 = dot32NEON, axpy32NEON, scale32NEON
+	neonImpl.gather32, neonImpl.scatter32 = gather32NEON, scatter32NEON
 	neonImpl.forward32, neonImpl.backward32, neonImpl.transitions32 = forward32NEON1, backward32NEON, transitions32NEON
 	neonImpl.viterbi32, neonImpl.viterbiMax32 = viterbi32NEON, viterbiMax32NEON
 	neonImpl.forwardBatch32 = func(alpha, scale, psi, e []float32, T, K, M int) {

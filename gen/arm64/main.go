@@ -246,7 +246,12 @@ func generate() string {
 	g.transitions()
 	g.exp()
 	g.shiftRows()
+	g.axpy()
+	g.scale()
+	g.sparse(false)
+	g.sparse(true)
 	g.f32 = false
+	g.dot32()
 	g.logMatVec()
 	g.shiftRows()
 	g.fmaPeak()
@@ -290,10 +295,57 @@ func (g *gen) dot() {
 	g.i("RET")
 }
 
+// dot32 is Dot32: float32 inputs widened to float64 (FCVTL, FCVTL2: exact),
+// products and sums in float64 as dot's; a scalar tail of up to three.
+func (g *gen) dot32() {
+	g.text("dot32NEON", "func(x, y []float32) float64", 56)
+	g.i("MOVD x_base+0(FP), R0")
+	g.i("MOVD x_len+8(FP), R2")
+	g.i("MOVD y_base+24(FP), R1")
+	for k := 0; k < 4; k++ {
+		g.zero(k)
+	}
+	g.zero(24)
+	g.label(g.l("n8"))
+	g.i("CMP $8, R2")
+	g.i("BLT %s", g.l("n8_done"))
+	g.i("VLD1.P 32(R0), [V8.S4, V9.S4]")
+	g.i("VLD1.P 32(R1), [V10.S4, V11.S4]")
+	for k := 0; k < 2; k++ {
+		g.w(neon.FCVTL(12+2*k, 8+k))
+		g.w(neon.FCVTL2(13+2*k, 8+k))
+		g.w(neon.FCVTL(16+2*k, 10+k))
+		g.w(neon.FCVTL2(17+2*k, 10+k))
+	}
+	for k := 0; k < 4; k++ {
+		g.i("VFMLA V%d.D2, V%d.D2, V%d.D2", 12+k, 16+k, k)
+	}
+	g.i("SUB $8, R2")
+	g.i("B %s", g.l("n8"))
+	g.label(g.l("n8_done"))
+	g.label(g.l("n1"))
+	g.i("CBZ R2, %s", g.l("n1_done"))
+	g.i("FMOVS.P 4(R0), F8")
+	g.i("FMOVS.P 4(R1), F9")
+	g.i("FCVTSD F8, F8")
+	g.i("FCVTSD F9, F9")
+	g.i("FMADDD F8, F24, F9, F24")
+	g.i("SUB $1, R2")
+	g.i("B %s", g.l("n1"))
+	g.label(g.l("n1_done"))
+	g.w(neon.FADD(0, 0, 1))
+	g.w(neon.FADD(2, 2, 3))
+	g.w(neon.FADD(0, 0, 2))
+	g.w(neon.FADDPS(0, 0))
+	g.i("FADDD F24, F0")
+	g.i("FMOVD F0, ret+48(FP)")
+	g.i("RET")
+}
+
 func (g *gen) axpy() {
-	g.text("axpyNEON", "func(a float64, x, y []float64)", 56)
-	g.i("FMOVD a+0(FP), F31")
-	g.i("VDUP V31.D[0], V31.D2")
+	g.text(g.name("axpy"), g.sig("func(a float64, x, y []float64)"), 56)
+	g.i("FMOV{D} a+0(FP), F31")
+	g.i("VDUP V31.{L}[0], V31.{A}")
 	g.i("MOVD x_base+8(FP), R0")
 	g.i("MOVD x_len+16(FP), R2")
 	g.i("MOVD y_base+32(FP), R1")
@@ -302,10 +354,10 @@ func (g *gen) axpy() {
 		g.ld("R0", 8, nv)
 		g.ld("R1", 0, nv)
 		if nv == 0 {
-			g.i("FMADDD F8, F0, F31, F0")
+			g.i("FMADD{D} F8, F0, F31, F0")
 		}
 		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, V31.D2, %s", d2(8+k), d2(k))
+			g.i("VFMLA %s, V31.{A}, %s", g.vr(8+k), g.vr(k))
 		}
 		g.st("R3", 0, nv)
 	})
@@ -313,19 +365,19 @@ func (g *gen) axpy() {
 }
 
 func (g *gen) scale() {
-	g.text("scaleNEON", "func(a float64, x []float64)", 32)
-	g.i("FMOVD a+0(FP), F31")
-	g.i("VDUP V31.D[0], V31.D2")
+	g.text(g.name("scale"), g.sig("func(a float64, x []float64)"), 32)
+	g.i("FMOV{D} a+0(FP), F31")
+	g.i("VDUP V31.{L}[0], V31.{A}")
 	g.i("MOVD x_base+8(FP), R0")
 	g.i("MOVD x_len+16(FP), R2")
 	g.i("MOVD R0, R3")
 	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
 		g.ld("R0", 0, nv)
 		if nv == 0 {
-			g.i("FMULD F31, F0")
+			g.i("FMUL{D} F31, F0")
 		}
 		for k := 0; k < nv; k++ {
-			g.w(neon.FMUL(k, k, 31))
+			g.fw(neon.FMUL(k, k, 31))
 		}
 		g.st("R3", 0, nv)
 	})
@@ -954,16 +1006,16 @@ func (g *gen) logBody() {
 // into w (g), R22/R23 row addresses.
 func (g *gen) sparse(scatter bool) {
 	if scatter {
-		g.text("scatterNEON", "func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)", 152)
+		g.text(g.name("scatter"), g.sig("func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)"), 152)
 		g.i("MOVD p_base+32(FP), R0")
 		g.i("MOVD g_base+0(FP), R1")
 		g.i("MOVD ld+24(FP), R2")
-		g.i("FMOVD c+128(FP), F31")
-		g.i("VDUP V31.D[0], V31.D2")
+		g.i("FMOV{D} c+128(FP), F31")
+		g.i("VDUP V31.{L}[0], V31.{A}")
 		g.i("MOVD T+136(FP), R6")
 		g.i("MOVD M+144(FP), R7")
 	} else {
-		g.text("gatherNEON", "func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)", 144)
+		g.text(g.name("gather"), g.sig("func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)"), 144)
 		g.i("MOVD s_base+0(FP), R0")
 		g.i("MOVD w_base+24(FP), R1")
 		g.i("MOVD ld+48(FP), R2")
@@ -973,7 +1025,7 @@ func (g *gen) sparse(scatter bool) {
 	g.i("MOVD ptr_base+56(FP), R3")
 	g.i("MOVD ids_base+80(FP), R4")
 	g.i("MOVD vals_base+104(FP), R5")
-	g.i("LSL $3, R2, R2")
+	g.i("LSL ${3}, R2, R2")
 	g.i("CBZ R6, %s", g.l("ret"))
 	g.label(g.l("t"))
 	g.i("MOVW (R3), R8")
@@ -982,7 +1034,7 @@ func (g *gen) sparse(scatter bool) {
 	g.i("SUB R8, R9, R9")
 	g.i("CBZ R9, %s", g.l("next"))
 	g.i("ADD R8<<2, R4, R10")
-	g.i("ADD R8<<3, R5, R12")
+	g.i("ADD R8<<{3}, R5, R12")
 	g.i("MOVD R7, R11")
 	g.i("MOVD R0, R19")
 	g.i("MOVD R0, R20")
@@ -999,28 +1051,28 @@ func (g *gen) sparse(scatter bool) {
 		g.i("ADD R21, R22")
 		switch {
 		case nv == 0 && !scatter:
-			g.i("FMOVD.P 8(R14), F30")
-			g.i("FMOVD (R22), F16")
-			g.i("FMADDD F16, F0, F30, F0")
+			g.i("FMOV{D}.P {8}(R14), F30")
+			g.i("FMOV{D} (R22), F16")
+			g.i("FMADD{D} F16, F0, F30, F0")
 		case nv == 0 && scatter:
-			g.i("FMOVD.P 8(R14), F30")
-			g.i("FMULD F31, F30")
-			g.i("FMOVD (R22), F16")
-			g.i("FMADDD F0, F16, F30, F16")
-			g.i("FMOVD F16, (R22)")
+			g.i("FMOV{D}.P {8}(R14), F30")
+			g.i("FMUL{D} F31, F30")
+			g.i("FMOV{D} (R22), F16")
+			g.i("FMADD{D} F0, F16, F30, F16")
+			g.i("FMOV{D} F16, (R22)")
 		case !scatter:
-			g.i("VLD1R.P 8(R14), [V30.D2]")
+			g.i("VLD1R.P {8}(R14), [V30.{A}]")
 			g.ld("R22", 16, nv)
 			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.D2, %s, %s", d2(16+k), d2(k))
+				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
 			}
 		default:
-			g.i("VLD1R.P 8(R14), [V30.D2]")
-			g.w(neon.FMUL(30, 31, 30))
+			g.i("VLD1R.P {8}(R14), [V30.{A}]")
+			g.fw(neon.FMUL(30, 31, 30))
 			g.i("MOVD R22, R23")
 			g.ld("R22", 16, nv)
 			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.D2, %s, %s", d2(k), d2(16+k))
+				g.i("VFMLA V30.{A}, %s, %s", g.vr(k), g.vr(16+k))
 			}
 			g.st("R23", 16, nv)
 		}
@@ -1029,10 +1081,10 @@ func (g *gen) sparse(scatter bool) {
 		if !scatter {
 			g.st("R20", 0, nv)
 		}
-		g.i("ADD $%d, R21", 8*g.cols(nv))
+		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
 	g.label(g.l("next"))
-	g.i("ADD R7<<3, R0")
+	g.i("ADD R7<<{3}, R0")
 	g.i("SUBS $1, R6")
 	g.i("BNE %s", g.l("t"))
 	g.label(g.l("ret"))

@@ -142,3 +142,12 @@ func SHL32(d, n, sh int) Word {
 	}
 	return Word{0x4f005400 | uint32(32+sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("shl v%d.4s, v%d.4s, #%d", d, n, sh)}
 }
+
+// FCVTL widens the two low float32 lanes of vn to float64 lanes of vd;
+// FCVTL2 the two high ones.
+func FCVTL(d, n int) Word {
+	return Word{0x0e617800 | reg(n)<<5 | reg(d), fmt.Sprintf("fcvtl v%d.2d, v%d.2s", d, n)}
+}
+func FCVTL2(d, n int) Word {
+	return Word{0x4e617800 | reg(n)<<5 | reg(d), fmt.Sprintf("fcvtl2 v%d.2d, v%d.4s", d, n)}
+}
