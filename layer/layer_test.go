@@ -743,7 +743,11 @@ func TestT1AndBadInput(t *testing.T) {
 			d.Trans[1] = float32(math.NaN())
 			return d.Decode(bt, make([]int32, 8), nil)
 		}, "NaN"},
-		{"trans size", func() error { d := crfOf[float32](p); d.Trans = d.Trans[1:]; return d.Decode(bt, make([]int32, 8), nil) }, "transition"},
+		{"trans size", func() error {
+			d := crfOf[float32](p)
+			d.Trans = d.Trans[1:]
+			return d.Decode(bt, make([]int32, 8), nil)
+		}, "transition"},
 		{"k", func() error { return c.NBest(bt, 0, nil, nil, nil) }, "NBest"},
 		{"mask", func() error {
 			return c.DecodeConstrained(bt, &Constraints{Trans: make([]bool, 2)}, make([]int32, 8), nil)
