@@ -61,7 +61,7 @@ func viterbiMaxGeneric(delta []float64, s, tr []float64, T, M int) {
 // strict >, starting from i = 0), so it finds exactly the pointer
 // viterbiGeneric stores: O(M) per position instead of O(M²). trT, if not
 // nil, is tr transposed, whose rows are tr's columns (read contiguously).
-func backtraceMax(path []int32, delta, s, tr, trT []float64, T, M int) float64 {
+func backtraceMax[F float](path []int32, delta, s, tr, trT []F, T, M int) F {
 	last := delta[(T-1)*M : T*M]
 	best, y := last[0], 0
 	for j := 1; j < M; j++ {
@@ -92,7 +92,7 @@ func backtraceMax(path []int32, delta, s, tr, trT []float64, T, M int) float64 {
 // c < m, the index of m comes later and is larger). Both scans branch
 // predictably (once each); anything else (a NaN δ, a failed check) runs the
 // comparison loop itself.
-func pointer(prev, col []float64, stride int, dt, st float64) int {
+func pointer[F float](prev, col []F, stride int, dt, st F) int {
 	M := len(prev)
 	_ = col[(M-1)*stride]
 	for i, p := range prev {

@@ -206,6 +206,14 @@ func Viterbi(path []int32, delta []float64, bp []int32, s, tr []float64, T, M in
 // lowest index), follows the back-pointers bp (T×M) and writes the labelling
 // to path. It returns the best score.
 func Backtrace(path []int32, last []float64, bp []int32, T, M int) float64 {
+	return backtrace(path, last, bp, T, M)
+}
+
+// float is the element type of the kernels: float64, the reference, or
+// float32.
+type float interface{ float32 | float64 }
+
+func backtrace[F float](path []int32, last []F, bp []int32, T, M int) F {
 	best, arg := last[0], 0
 	for j := 1; j < M; j++ {
 		if last[j] > best {
@@ -306,7 +314,7 @@ func checkSeq(kernel string, T, M int, a string, la int, b string, lb int) {
 	need(kernel, b, lb, T*M)
 }
 
-func checkCSR(kernel string, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) {
+func checkCSR[F float](kernel string, w []F, ld int, ptr, ids []int32, vals []F, T, M int) {
 	if T < 0 || M < 0 || ld < M {
 		panic(fmt.Sprintf("kernels: %s: bad sizes T=%d M=%d ld=%d", kernel, T, M, ld))
 	}
@@ -341,7 +349,7 @@ func checkCSR(kernel string, w []float64, ld int, ptr, ids []int32, vals []float
 }
 
 // checkSizes is the O(1) part of checkCSR.
-func checkSizes(kernel string, ld int, ptr, ids []int32, vals []float64, T, M int) {
+func checkSizes[F float](kernel string, ld int, ptr, ids []int32, vals []F, T, M int) {
 	if T < 0 || M < 0 || ld < M {
 		panic(fmt.Sprintf("kernels: %s: bad sizes T=%d M=%d ld=%d", kernel, T, M, ld))
 	}
