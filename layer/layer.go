@@ -44,6 +44,7 @@ type CRF[F float32 | float64] struct {
 	version int                 // counts changes of the scores
 	free    []*runner[F]        // idle call states
 	pools   *poolSet            // their worker pools
+	p32     prep32              // float32 forms of the scores (F = float32)
 }
 
 // New returns a CRF over m labels with zero scores.
@@ -163,6 +164,7 @@ func (c *CRF[F]) acquire() (*runner[F], int, error) {
 		c.free = c.free[:n-1]
 		if r.pool.Threads() == threads {
 			r.tr, r.version, r.scores = c.tr, c.version, c.trans
+			r.p32 = c.prep()
 			return r, M, nil
 		}
 		c.pools.remove(r.pool)
@@ -175,6 +177,7 @@ func (c *CRF[F]) acquire() (*runner[F], int, error) {
 	r := newRunner[F](threads)
 	c.pools.add(r.pool)
 	r.tr, r.version, r.scores = c.tr, c.version, c.trans
+	r.p32 = c.prep()
 	return r, M, nil
 }
 
@@ -269,6 +272,9 @@ func (c *CRF[F]) rebuild(M int) error {
 		c.tr = nil
 		return fmt.Errorf("layer: %w", err)
 	}
+	if _, ok := as32(c.Trans); ok {
+		c.p32.build(c.trans, M)
+	}
 	c.m = M
 	c.version++
 	return nil
@@ -286,3 +292,17 @@ func seqErr(i int, err error) error {
 }
 
 var negInf = math.Inf(-1)
+
+// prep returns the float32 forms of the scores, or nil for float64.
+func (c *CRF[F]) prep() *prep32 {
+	if _, ok := as32(c.Trans); !ok {
+		return nil
+	}
+	return &c.p32
+}
+
+// useKernels32 turns on the float32 kernels' path for float32 batches. Off
+// while package kernels has only the generic (pure Go) float32 kernels: on
+// AVX2 they are 5-10× slower than the float64 assembly (measured with
+// BenchmarkNLL/Decode, M=9..128); tests turn it on.
+var useKernels32 = false

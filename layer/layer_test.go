@@ -765,7 +765,10 @@ func TestT1AndBadInput(t *testing.T) {
 
 func TestNoAllocations(t *testing.T) {
 	p := newProblem(4, 9, 8, 20, 2)
-	for _, th := range []int{1, 2} {
+	defer func(v bool) { useKernels32 = v }(useKernels32)
+	for _, th := range []int{1, 2, -32} {
+		useKernels32 = th < 0
+		th = max(th, 1)
 		c := crfOf[float32](p)
 		c.Threads = th
 		bt := batchOf[float32](p)
@@ -847,5 +850,110 @@ func TestConcurrent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestKernels32 checks the float32 kernels' path against brute force and
+// against the float64 path on the same float32 batch.
+func TestKernels32(t *testing.T) {
+	defer func(v bool) { useKernels32 = v }(useKernels32)
+	for _, sz := range []struct{ M, B, T int }{{3, 5, 5}, {4, 3, 1}, {40, 6, 30}} {
+		p := newProblem(uint64(sz.M), sz.M, sz.B, sz.T, 2)
+		c := crfOf[float32](p)
+		bt := batchOf[float32](p)
+		M, B, T := p.M, p.B, p.T
+		type out struct {
+			nll   float64
+			per   []float64
+			g     *Grad[float32]
+			marg  []float32
+			logZ  []float64
+			paths []int32
+			sc    []float32
+		}
+		run := func(k32 bool) out {
+			useKernels32 = k32
+			o := out{per: make([]float64, B), marg: make([]float32, B*T*M), logZ: make([]float64, B), paths: make([]int32, B*T), sc: make([]float32, B),
+				g: &Grad[float32]{Emissions: make([]float32, B*T*M), Trans: make([]float32, M*M), Start: make([]float32, M), End: make([]float32, M)}}
+			var err error
+			if o.nll, err = c.NLL(bt, p.tags, ReduceTokenMean, o.per, o.g); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Marginals(bt, o.marg, o.logZ); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Decode(bt, o.paths, o.sc); err != nil {
+				t.Fatal(err)
+			}
+			return o
+		}
+		a, b := run(true), run(false)
+		if !near(a.nll, b.nll, 1e-5) {
+			t.Errorf("M=%d: NLL %v, float64 path %v", M, a.nll, b.nll)
+		}
+		for i := range B {
+			if !near(a.per[i], b.per[i], 1e-5) || !near(a.logZ[i], b.logZ[i], 1e-5) || !near(float64(a.sc[i]), float64(b.sc[i]), 1e-5) {
+				t.Errorf("M=%d seq %d: NLL %v log Z %v score %v; float64 path %v %v %v", M, i, a.per[i], a.logZ[i], a.sc[i], b.per[i], b.logZ[i], b.sc[i])
+			}
+		}
+		diff := func(x, y []float32) float64 {
+			d := 0.0
+			for k := range x {
+				d = math.Max(d, math.Abs(float64(x[k]-y[k])))
+			}
+			return d
+		}
+		for _, x := range [][2][]float32{{a.g.Emissions, b.g.Emissions}, {a.g.Trans, b.g.Trans}, {a.g.Start, b.g.Start}, {a.g.End, b.g.End}, {a.marg, b.marg}} {
+			if d := diff(x[0], x[1]); d > 1e-5 {
+				t.Errorf("M=%d: results differ by %v from the float64 path", M, d)
+			}
+		}
+		for k := range a.paths {
+			if a.paths[k] != b.paths[k] {
+				t.Fatalf("M=%d: paths differ at %d", M, k)
+			}
+		}
+		if M > 5 {
+			continue
+		}
+		for i := range B {
+			z, mg, bp, _ := p.brute(i, nil, nil, nil, nil)
+			if !near(a.logZ[i], z, 1e-5) {
+				t.Errorf("seq %d: log Z %v, brute force %v", i, a.logZ[i], z)
+			}
+			for k := range mg {
+				if math.Abs(float64(a.marg[i*T*M+k])-mg[k]) > 1e-5 {
+					t.Fatalf("seq %d: marginal %v, brute force %v", i, a.marg[i*T*M+k], mg[k])
+				}
+			}
+			for u := range int(p.lengths[i]) {
+				if a.paths[i*T+u] != bp[0][u] {
+					t.Fatalf("seq %d: path differs from brute force", i)
+				}
+			}
+		}
+	}
+	// Out of the float32 range, NaN and −Inf rows: the float64 path answers.
+	useKernels32 = true
+	p := newProblem(6, 4, 3, 5, 1)
+	p.em[3] = -1e9
+	p.em[p.T*p.M+2] = math.Inf(-1)
+	p.em[2*p.T*p.M] = 200
+	c, bt := crfOf[float32](p), batchOf[float32](p)
+	marg := make([]float32, p.B*p.T*p.M)
+	if err := c.Marginals(bt, marg, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.B {
+		_, mg, _, _ := p.brute(i, nil, nil, nil, nil)
+		for k := range mg {
+			if v := float64(marg[i*p.T*p.M+k]); v != v || math.Abs(v-mg[k]) > 1e-5 {
+				t.Fatalf("seq %d: marginal %v, brute force %v", i, v, mg[k])
+			}
+		}
+	}
+	bt.Emissions[5] = float32(math.NaN())
+	if err := c.Decode(bt, make([]int32, p.B*p.T), nil); err == nil || !strings.Contains(err.Error(), "sequence 0") {
+		t.Fatalf("NaN emission: %v", err)
 	}
 }

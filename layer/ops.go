@@ -53,6 +53,7 @@ func (c *CRF[F]) nll(op int, b Batch[F], tags []int32, con *Constraints, red Red
 		return 0, err
 	}
 	r.setBatch(&b, M)
+	r.fast = r.p32 != nil && con == nil && useKernels32
 	r.op, r.tags, r.perSeq = op, tags, perSeq
 	r.scale = 1
 	switch red {
@@ -86,6 +87,7 @@ func (c *CRF[F]) nll(op int, b Batch[F], tags []int32, con *Constraints, red Red
 		r.wantEmit, r.wantT, r.wantS, r.wantE = g.Emissions != nil, g.Trans != nil, g.Start != nil, g.End != nil
 		r.outF = g.Emissions
 		r.out64, _ = as64(g.Emissions)
+		r.out32, _ = as32(g.Emissions)
 	}
 	r.resetSums(op == opPartial)
 	// Blocks of sequences per worker: the sums are the same on every run.
@@ -142,6 +144,7 @@ func (c *CRF[F]) decode(b Batch[F], con *Constraints, paths []int32, scores []F)
 		return err
 	}
 	r.setBatch(&b, M)
+	r.fast = r.p32 != nil && con == nil && useKernels32
 	r.op, r.paths, r.scoresF = opDecode, paths, scores
 	return r.pool.RunBalanced(b.B, r.fn)
 }
@@ -178,8 +181,10 @@ func (c *CRF[F]) marginals(b Batch[F], con *Constraints, marg []F, logZ []float6
 		return err
 	}
 	r.setBatch(&b, M)
+	r.fast = r.p32 != nil && con == nil && useKernels32
 	r.op, r.logZ, r.outF = opMarginals, logZ, marg
 	r.out64, _ = as64(marg)
+	r.out32, _ = as32(marg)
 	return r.pool.RunBalanced(b.B, r.fn)
 }
 
@@ -211,6 +216,7 @@ func (c *CRF[F]) NBest(b Batch[F], k int, con *Constraints, paths []int32, score
 		return err
 	}
 	r.setBatch(&b, M)
+	r.fast = r.p32 != nil && con == nil && useKernels32
 	r.op, r.K, r.paths, r.scoresF = opNBest, k, paths, scores
 	return r.pool.RunBalanced(b.B, r.fn)
 }

@@ -23,12 +23,18 @@ type runner[F float32 | float64] struct {
 	maskCopy    []bool
 	maskScores  []float64
 
+	// The float32 kernels' forms of the scores (nil for float64), and
+	// whether this call may use them (no constraints).
+	p32  *prep32
+	fast bool
+
 	// The call.
 	op       int
 	M, T, K  int
 	lengths  []int32
 	em       []F       // emissions
 	em64     []float64 // the same when F is float64
+	em32     []float32 // or float32
 	tags     []int32
 	labels   []bool // Constraints.Labels
 	perSeq   []float64
@@ -37,6 +43,7 @@ type runner[F float32 | float64] struct {
 	scoresF  []F
 	outF     []F       // marginals or emission gradient
 	out64    []float64 // the same when F is float64
+	out32    []float32 // or float32
 	scale    float64   // of the emission gradient
 	wantT    bool      // transition gradient
 	wantS    bool
@@ -66,6 +73,7 @@ type wbuf struct {
 	nbScores      []float64
 	posts, postsA engine.Posteriors
 	grad          engine.Gradient
+	f32           w32
 	_             [64]byte
 }
 
@@ -80,6 +88,7 @@ func newRunner[F float32 | float64](threads int) *runner[F] {
 func (r *runner[F]) clearRefs() {
 	r.lengths, r.em, r.em64, r.tags, r.labels = nil, nil, nil, nil, nil
 	r.perSeq, r.logZ, r.paths, r.scoresF, r.outF, r.out64 = nil, nil, nil, nil, nil, nil
+	r.em32, r.out32 = nil, nil
 	r.tr, r.scores = nil, nil
 }
 
@@ -95,6 +104,7 @@ func (r *runner[F]) setBatch(b *Batch[F], M int) {
 	r.M, r.T, r.lengths = M, b.T, b.Lengths
 	r.em = b.Emissions
 	r.em64, _ = as64(b.Emissions)
+	r.em32, _ = as32(b.Emissions)
 }
 
 // emit returns sequence i's emissions as float64 (widened into wb.e for
@@ -202,6 +212,14 @@ func (r *runner[F]) direct(wb *wbuf, i int, second bool) []float64 {
 
 func (r *runner[F]) do(ws *engine.Workspace, w, i int) error {
 	wb := &r.w[w]
+	if r.fast {
+		switch {
+		case r.op == opNLL && r.nll32(wb, i),
+			r.op == opDecode && r.decode32(wb, i),
+			r.op == opMarginals && r.marginals32(wb, i):
+			return nil
+		}
+	}
 	emit := r.emit(wb, i)
 	L := int(r.lengths[i])
 	switch r.op {
