@@ -91,7 +91,8 @@ func (c *CRF[F]) nll(op int, b Batch[F], tags []int32, con *Constraints, red Red
 	}
 	r.resetSums(op == opPartial)
 	// Blocks of sequences per worker: the sums are the same on every run.
-	if err := r.pool.Run(b.B, r.fn); err != nil {
+	r.setBlocks()
+	if err := r.pool.Run(len(r.blocks)-1, r.blockFn); err != nil {
 		return 0, err
 	}
 	return sums(r, g, op == opPartial) * r.scale, nil

@@ -12,6 +12,8 @@ import (
 type runner[F float32 | float64] struct {
 	pool    *engine.Pool
 	fn      func(ws *engine.Workspace, w, i int) error // r.do, made once
+	blockFn func(ws *engine.Workspace, w, i int) error // r.doBlock
+	blocks  []int                                      // worker w's sequences: blocks[w]..blocks[w+1]-1
 	w       []wbuf
 	tr      *engine.Transitions // the CRF's, or trMask under constraints
 	version int                 // of the CRF's scores
@@ -81,6 +83,8 @@ func newRunner[F float32 | float64](threads int) *runner[F] {
 	r := &runner[F]{pool: engine.NewPool(threads)}
 	r.w = make([]wbuf, r.pool.Threads())
 	r.fn = r.do
+	r.blockFn = r.doBlock
+	r.blocks = make([]int, r.pool.Threads()+1)
 	return r
 }
 
@@ -208,6 +212,42 @@ func (r *runner[F]) direct(wb *wbuf, i int, second bool) []float64 {
 	}
 	wb.out = grow(wb.out, n)
 	return wb.out
+}
+
+// setBlocks splits the batch into one contiguous block of sequences per
+// worker with about the same number of positions each: the sums a worker
+// accumulates are then the same on every run (for a thread count), and
+// ragged lengths do not leave a worker idle.
+func (r *runner[F]) setBlocks() {
+	W := len(r.blocks) - 1
+	total := 0
+	for _, l := range r.lengths {
+		total += int(l)
+	}
+	acc, b := 0, 0
+	r.blocks[0] = 0
+	for w := 1; w <= W; w++ {
+		target := (total*w + W/2) / W
+		for b < len(r.lengths) && acc+int(r.lengths[b])/2 < target {
+			acc += int(r.lengths[b])
+			b++
+		}
+		if w == W {
+			b = len(r.lengths)
+		}
+		r.blocks[w] = b
+	}
+}
+
+// doBlock runs worker i's block (Pool.Run over W indices gives index i to
+// worker i).
+func (r *runner[F]) doBlock(ws *engine.Workspace, w, i int) error {
+	for k := r.blocks[i]; k < r.blocks[i+1]; k++ {
+		if err := r.do(ws, w, k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *runner[F]) do(ws *engine.Workspace, w, i int) error {
