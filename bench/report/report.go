@@ -5,6 +5,7 @@ package report
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/simdcrf/simdcrf/bench/beambench"
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/bench/layerbench"
 	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
 )
@@ -29,6 +31,8 @@ type Config struct {
 	Training *trainbench.Options
 	// Beam, if set, adds simdcrf-beam against simdcrf tag.
 	Beam *beambench.Options
+	// Layer, if set, adds the CRF layer against PyTorch.
+	Layer *layerbench.Options
 }
 
 // Write measures everything and writes the report to path atomically
@@ -116,6 +120,20 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 			return err
 		}
 		WriteBeam(buf, r)
+	}
+	if cfg.Layer != nil {
+		o := *cfg.Layer
+		o.Progress = progress
+		res, err := layerbench.Run(context.Background(), o)
+		if errors.Is(err, layerbench.ErrUnavailable) {
+			progress(fmt.Sprintf("%v: the layer section without torch", err))
+			o.NoTorch = true
+			res, err = layerbench.Run(context.Background(), o)
+		}
+		if err != nil {
+			return err
+		}
+		WriteLayer(buf, res, o)
 	}
 	writeArm64(buf)
 	took := []byte(time.Since(start).Round(time.Second).String())

@@ -15,6 +15,7 @@ import (
 	"github.com/simdcrf/simdcrf/bench/beambench"
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/bench/layerbench"
 	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/bench/report"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
@@ -23,7 +24,7 @@ import (
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|beam|report [options]\n")
+		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|layer|beam|report [options]\n")
 		return errUsage
 	}
 	switch args[0] {
@@ -33,10 +34,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return benchEngine(args[1:], stdout, stderr)
 	case "beam":
 		return benchBeam(args[1:], stdout, stderr)
+	case "layer":
+		return benchLayer(args[1:], stdout, stderr)
 	case "report":
 		return benchReport(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, beam, report)\n", args[0])
+	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, layer, beam, report)\n", args[0])
 	return errUsage
 }
 
@@ -161,6 +164,7 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	peers := fs.Bool("peers", true, "run CRFsuite (installed from npm on first use) beside simdcrf")
 	tasks := fs.String("tasks", "", "comma-separated training tasks (default all: "+taskNames()+"); \"none\" for no training tables")
 	withBeam := fs.Bool("beam", true, "measure simdcrf-beam (built from ./beam) against simdcrf tag, if the data is there")
+	withLayer := fs.Bool("layer", true, "measure the CRF layer against PyTorch (python3-torch, installed with apt-get on first use if possible)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -204,6 +208,9 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 			defer cleanup()
 			cfg.Beam = o
 		}
+	}
+	if *withLayer {
+		cfg.Layer = &layerbench.Options{Rounds: 3}
 	}
 	if err := report.Write(*out, cfg); err != nil {
 		return err
@@ -300,4 +307,55 @@ func joinInts(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// benchLayer prints the CRF layer against PyTorch.
+func benchLayer(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench layer", "bench layer [options]", stderr)
+	asJSON := fs.Bool("json", false, "print one JSON object per line instead of a table")
+	labelList := fs.String("labels", "", "comma-separated label counts M (default "+joinInts(layerbench.Labels)+")")
+	threadList := fs.String("threads", "1,2", "comma-separated thread counts")
+	types := fs.String("types", "float32,float64", "comma-separated element types")
+	rounds := fs.Int("rounds", 1, "simdcrf and torch take turns this many times; the median is reported")
+	reps := fs.Int("reps", 10, "timed calls per case at least")
+	minTime := fs.Duration("mintime", 300*time.Millisecond, "time per case at least")
+	noTorch := fs.Bool("notorch", false, "measure simdcrf alone")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	labels, err := parseInts(*labelList)
+	if err != nil {
+		return fmt.Errorf("--labels: %w", err)
+	}
+	threads, err := parseInts(*threadList)
+	if err != nil {
+		return fmt.Errorf("--threads: %w", err)
+	}
+	o := layerbench.Options{Labels: labels, Threads: threads, Types: splitList(*types), Rounds: *rounds, Reps: *reps, MinTime: *minTime,
+		NoTorch: *noTorch, Progress: func(s string) { fmt.Fprintln(stderr, s) }}
+	m := machine.Describe()
+	res, err := layerbench.Run(context.Background(), o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		fmt.Fprintf(stderr, "machine: %s\n", m)
+		enc := json.NewEncoder(stdout)
+		for _, r := range res {
+			enc.Encode(r)
+		}
+		return nil
+	}
+	fmt.Fprintf(stdout, "machine: %s\n", m)
+	fmt.Fprintf(stdout, "B=%d, T=%d (lengths %d-%d); median ms per batch; x = torch ms / simdcrf ms\n\n", layerbench.B, layerbench.T, layerbench.MinLen, layerbench.T)
+	const row = "%-9s %-7s %4v %7v %11s %12s %9s %12s %7s  %s\n"
+	fmt.Fprintf(stdout, row, "op", "type", "M", "threads", "simdcrf ms", "tokens/s", "torch ms", "tokens/s", "x", "agreement")
+	for _, r := range res {
+		tms, trate, x := "-", "-", "-"
+		if r.TorchMs > 0 {
+			tms, trate, x = fmt.Sprintf("%.2f", r.TorchMs), fmtRate(r.TorchTokensS), fmt.Sprintf("%.1f", r.Speedup)
+		}
+		fmt.Fprintf(stdout, row, r.Op, r.Type, r.Labels, r.Threads, fmt.Sprintf("%.3f", r.SimdcrfMs), fmtRate(r.SimdcrfTokensS), tms, trate, x, report.Agreement(r))
+	}
+	return nil
 }

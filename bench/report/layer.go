@@ -1,0 +1,84 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/simdcrf/simdcrf/bench/layerbench"
+)
+
+// WriteLayer writes the section on the CRF layer against PyTorch.
+func WriteLayer(buf *bytes.Buffer, res []layerbench.Result, o layerbench.Options) {
+	fmt.Fprintf(buf, "## CRF layer for neural taggers, against PyTorch\n\n")
+	torch := ""
+	for _, r := range res {
+		if r.Torch != "" {
+			torch = r.Torch
+		}
+	}
+	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench layer` (`--json` for JSON lines): package `layer` on a padded batch of B=%d sequences of T=%d "+
+		"(lengths uniform in %d–%d) with emissions N(0, 2²) and transition, start and end scores N(0, 1), against a standard batched CRF layer "+
+		"written in PyTorch %s on the CPU (bench/layerbench/torch_crf.py: a Python loop over time with a (B,M,M) broadcast and "+
+		"logsumexp or max per step, the gradient by autograd, a batched backtrace; pytorch-crf's algorithm) on the same scores, "+
+		"`torch.set_num_threads` and `CRF.Threads` set to the thread count. nll_grad is the summed NLL with the gradients of the emissions, transitions, start and end; "+
+		"decode the Viterbi paths and scores; marginals P(y_t=j) and log Z (torch: autograd of log Z). Median ms per batch, "+
+		"%d rounds taking turns; × = torch ms / simdcrf ms. Agreement with torch of the same type at %d thread(s): "+
+		"nll_grad, the largest relative difference of a sequence's NLL and absolute of a gradient entry; decode, labels that differ and the "+
+		"relative difference of the scores; marginals, absolute and that of log Z.\n\n",
+		layerbench.B, layerbench.T, layerbench.MinLen, layerbench.T, torch, o.Rounds, o.Threads[0])
+	fmt.Fprintf(buf, "| op | type | M | threads | simdcrf ms | simdcrf tokens/s | torch ms | torch tokens/s | × | agreement |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range res {
+		fmt.Fprintf(buf, "| %s | %s | %d | %d | %.3f | %s | %s | %s | %s | %s |\n", r.Op, r.Type, r.Labels, r.Threads,
+			r.SimdcrfMs, fmtRate(r.SimdcrfTokensS), optMs(r.TorchMs), optRate(r.TorchTokensS), optX(r.Speedup), Agreement(r))
+	}
+	fmt.Fprintf(buf, "\n")
+	scaling := ""
+	for _, r := range res {
+		if r.Type != "float32" || r.Threads != 1 {
+			continue
+		}
+		for _, q := range res {
+			if q.Op == r.Op && q.Type == r.Type && q.Labels == r.Labels && q.Threads == 2 {
+				scaling += fmt.Sprintf(" %s M=%d ×%.2f;", r.Op, r.Labels, r.SimdcrfMs/q.SimdcrfMs)
+			}
+		}
+	}
+	if scaling != "" {
+		fmt.Fprintf(buf, "Two threads against one (simdcrf, float32):%s.\n\n", scaling[:len(scaling)-1])
+	}
+}
+
+// Agreement is a result's agreement column.
+func Agreement(r layerbench.Result) string {
+	if !r.Compared {
+		return ""
+	}
+	switch r.Op {
+	case "nll_grad":
+		return fmt.Sprintf("NLL %.1e rel, grad %.1e", r.MaxRel, r.MaxAbs)
+	case "decode":
+		return fmt.Sprintf("%d labels differ, score %.1e rel", r.Mismatch, r.MaxRel)
+	}
+	return fmt.Sprintf("marg %.1e, log Z %.1e rel", r.MaxAbs, r.MaxRel)
+}
+
+func optMs(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", x)
+}
+
+func optRate(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return fmtRate(x)
+}
+
+func optX(x float64) string {
+	if x == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", x)
+}

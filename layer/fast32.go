@@ -1,0 +1,247 @@
+package layer
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// prep32 holds the float32 forms of a CRF's scores that the float32 kernels
+// read: E = exp(S − column maximum), computed in float64 and rounded, and
+// its transpose; the scores and their transpose for Viterbi; the vectors
+// ShiftRows32 adds to the first, middle and last rows.
+type prep32 struct {
+	e, et, trans, transT []float32 // M×M
+	start, colShift      []float32 // M
+	colEnd, startEnd     []float32 // M
+	colRange             float64   // widest spread of finite scores in a column
+}
+
+// maxOnly32 is the label count from which Decode runs ViterbiMax32 (no
+// back-pointers), as the engine does in float64 (engine.maxOnlyLabels).
+const maxOnly32 = 32
+
+// as32 returns s as a []float32 when F is float32 (no copy).
+func as32[F float32 | float64](s []F) ([]float32, bool) {
+	var z F
+	if unsafe.Sizeof(z) != 4 || s == nil {
+		return nil, false
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s)), true
+}
+
+// build fills p from the float64 scores (M×M, start, end).
+func (p *prep32) build(sc []float64, M int) {
+	if len(p.e) != M*M {
+		*p = prep32{e: make([]float32, M*M), et: make([]float32, M*M), trans: make([]float32, M*M), transT: make([]float32, M*M),
+			start: make([]float32, M), colShift: make([]float32, M), colEnd: make([]float32, M), startEnd: make([]float32, M)}
+	}
+	S, st, en := sc[:M*M], sc[M*M:M*M+M], sc[M*M+M:]
+	p.colRange = 0
+	for j := range M {
+		c := math.Inf(-1)
+		for i := range M {
+			c = max(c, S[i*M+j])
+		}
+		if math.IsInf(c, -1) {
+			c = 0
+		}
+		for i := range M {
+			v := S[i*M+j]
+			if !math.IsInf(v, -1) {
+				p.colRange = max(p.colRange, c-v)
+			}
+			e := float32(math.Exp(v - c))
+			p.e[i*M+j], p.et[j*M+i] = e, e
+			p.trans[i*M+j], p.transT[j*M+i] = float32(v), float32(v)
+		}
+		p.start[j] = float32(st[j])
+		p.colShift[j] = float32(c)
+		p.colEnd[j] = float32(c + en[j])
+		p.startEnd[j] = float32(st[j] + en[j])
+	}
+}
+
+// w32 is a worker's float32 scratch.
+type w32 struct {
+	psi, alpha, beta, work, s []float32 // T×M
+	scale, mx, lo             []float32 // T
+	g                         []float32 // M×M
+	bp                        []int32   // T×M
+}
+
+func (w *w32) grow(L, M int) {
+	n := L * M
+	w.psi, w.alpha, w.beta, w.work = grow(w.psi, n), grow(w.alpha, n), grow(w.beta, n), grow(w.work, n)
+	w.scale, w.mx, w.lo = grow(w.scale, L), grow(w.mx, L), grow(w.lo, L)
+}
+
+// forward32 runs the scaled forward pass (and the backward pass if asked)
+// of a sequence's float32 emissions em (L×M). It reports false when the
+// float32 range does not suffice or the input needs the float64 path's
+// checks (NaN, ±Inf emissions, no labelling); the caller then runs that.
+func (p *prep32) forward32(w *w32, em []float32, L, M int, backward bool) (float64, bool) {
+	w.grow(L, M)
+	if !(kernels.Dot32(em, em) <= math.MaxFloat64) {
+		return 0, false
+	}
+	psi, mx, lo := w.psi[:L*M], w.mx[:L], w.lo[:L]
+	if L == 1 {
+		kernels.ShiftRows32(psi, mx, lo, em, p.startEnd, 1, M)
+	} else {
+		kernels.ShiftRows32(psi, mx, lo, em, p.start, 1, M)
+		if L > 2 {
+			kernels.ShiftRows32(psi[M:], mx[1:], lo[1:], em[M:], p.colShift, L-2, M)
+		}
+		last := (L - 1) * M
+		kernels.ShiftRows32(psi[last:], mx[L-1:], lo[L-1:], em[last:], p.colEnd, 1, M)
+	}
+	shift := 0.0
+	for t, m := range mx {
+		if !(float64(m-lo[t])+p.colRange < kernels.ScaledRange32) || math.IsInf(float64(m), 0) {
+			return 0, false
+		}
+		shift += float64(m)
+	}
+	kernels.Exp32(psi, psi)
+	alpha, scale := w.alpha[:L*M], w.scale[:L]
+	kernels.Forward32(alpha, scale, psi, p.e, L, M)
+	logZ := shift
+	for _, s := range scale {
+		if !(s > 0) {
+			return 0, false
+		}
+		logZ += math.Log(float64(s))
+	}
+	if backward {
+		kernels.Backward32(w.beta[:L*M], scale, psi, p.et, L, M)
+	}
+	return logZ, true
+}
+
+// nll32 is the float32 path of NLL for sequence i; false: use float64.
+func (r *runner[F]) nll32(wb *wbuf, i int) bool {
+	M, L := r.M, int(r.lengths[i])
+	off := i * r.T * M
+	em := r.em32[off : off+L*M]
+	p, w := r.p32, &wb.f32
+	wantBeta := r.wantEmit || r.wantT || r.wantS || r.wantE
+	logZ, ok := p.forward32(w, em, L, M, wantBeta)
+	if !ok {
+		return false
+	}
+	tags := r.tags[i*r.T : i*r.T+L]
+	sc := r.scores
+	score := sc[M*M+int(tags[0])] + sc[M*M+M+int(tags[L-1])]
+	for t, y := range tags {
+		score += float64(em[t*M+int(y)])
+		if t > 0 {
+			score += sc[int(tags[t-1])*M+int(y)]
+		}
+	}
+	v := logZ - score
+	wb.nll += v
+	if r.perSeq != nil {
+		r.perSeq[i] = v
+	}
+	if !wantBeta {
+		return true
+	}
+	alpha, beta := w.alpha[:L*M], w.beta[:L*M]
+	if r.wantEmit {
+		d := r.out32[off : off+r.T*M]
+		s := float32(r.scale)
+		for k, a := range alpha {
+			d[k] = a * beta[k] * s
+		}
+		for t, y := range tags {
+			d[t*M+int(y)] -= s
+		}
+		clear(d[L*M:])
+	}
+	if r.wantS {
+		for j := range M {
+			wb.gS[j] += float64(alpha[j] * beta[j])
+		}
+		wb.gS[tags[0]]--
+	}
+	if r.wantE {
+		last := (L - 1) * M
+		for j := range M {
+			wb.gE[j] += float64(alpha[last+j] * beta[last+j])
+		}
+		wb.gE[tags[L-1]]--
+	}
+	if r.wantT && L > 1 {
+		// Counts of one sequence in float32, summed in float64.
+		w.g = grow(w.g, M*M)
+		clear(w.g)
+		kernels.Transitions32(w.g, p.e, alpha, beta, w.psi[:L*M], w.scale[:L], w.work[:L*M], L, M)
+		for k, v := range w.g {
+			wb.gT[k] += float64(v)
+		}
+		for t := 1; t < L; t++ {
+			wb.gT[int(tags[t-1])*M+int(tags[t])]--
+		}
+	}
+	return true
+}
+
+// marginals32 is the float32 path of Marginals for sequence i.
+func (r *runner[F]) marginals32(wb *wbuf, i int) bool {
+	M, L := r.M, int(r.lengths[i])
+	off := i * r.T * M
+	logZ, ok := r.p32.forward32(&wb.f32, r.em32[off:off+L*M], L, M, true)
+	if !ok {
+		return false
+	}
+	d := r.out32[off : off+r.T*M]
+	beta := wb.f32.beta[:L*M]
+	for k, a := range wb.f32.alpha[:L*M] {
+		d[k] = a * beta[k]
+	}
+	clear(d[L*M:])
+	if r.logZ != nil {
+		r.logZ[i] = logZ
+	}
+	return true
+}
+
+// decode32 is the float32 path of Decode for sequence i.
+func (r *runner[F]) decode32(wb *wbuf, i int) bool {
+	M, L := r.M, int(r.lengths[i])
+	off := i * r.T * M
+	p, w := r.p32, &wb.f32
+	w.s = grow(w.s, L*M)
+	w.alpha = grow(w.alpha, L*M) // δ
+	s := w.s[:L*M]
+	for k, v := range r.em32[off : off+L*M] {
+		if !(v <= math.MaxFloat32) { // NaN or +Inf: the float64 path's error
+			return false
+		}
+		s[k] = v
+	}
+	for j := range M {
+		s[j] += p.start[j]
+		s[(L-1)*M+j] += float32(r.scores[M*M+M+j])
+	}
+	path := r.paths[i*r.T : i*r.T+L]
+	var best float32
+	if M >= maxOnly32 {
+		best = kernels.ViterbiMax32(path, w.alpha[:L*M], s, p.trans, p.transT, L, M)
+	} else {
+		w.bp = grow(w.bp, L*M)
+		best = kernels.Viterbi32(path, w.alpha[:L*M], w.bp, s, p.trans, L, M)
+	}
+	if math.IsInf(float64(best), -1) {
+		return false // no labelling: the float64 path names it
+	}
+	for t := L; t < r.T; t++ {
+		r.paths[i*r.T+t] = -1
+	}
+	if r.scoresF != nil {
+		r.scoresF[i] = F(best)
+	}
+	return true
+}
