@@ -4,8 +4,9 @@ package kernels
 
 import "testing"
 
-// avx512F32 is a pseudo-tier holding the AVX-512 float32 kernels that
-// dispatch does not use yet (the AVX-512 tier runs the AVX2 float32 ones):
+// avx512F32 is a pseudo-tier holding the AVX-512 float32 kernels (and the
+// float64 BackwardBatch) that dispatch does not use yet (the AVX-512 tier
+// runs the AVX2 ones):
 // they were generated on a machine without AVX-512, so they have not run.
 // On an AVX-512 machine this test checks them exactly as the float32 tests
 // check every tier; once it passes there, the wiring in fb_wire_amd64.go
