@@ -85,7 +85,8 @@ type Result struct {
 
 	// Agreement with torch of the same type (threads = 1 only).
 	// nll_grad: MaxRel is the largest relative difference of a sequence's
-	// NLL, MaxAbs that of a gradient entry; decode: Mismatch counts labels
+	// NLL, MaxAbs that of a gradient entry (relative to max(1, |entry|):
+	// the transition gradient sums over the batch); decode: Mismatch counts labels
 	// that differ, MaxRel the path scores; marginals: MaxAbs the marginals,
 	// MaxRel log Z.
 	MaxRel   float64 `json:"max_rel_diff,omitempty"`
@@ -527,7 +528,7 @@ func agree(r *Result, dir string, d *Data, g *goOut) error {
 			if err != nil {
 				return err
 			}
-			r.MaxAbs = math.Max(r.MaxAbs, maxAbs(x.ours, v))
+			r.MaxAbs = math.Max(r.MaxAbs, maxRel(x.ours, v))
 		}
 	case "decode":
 		paths := make([]int32, B*T)

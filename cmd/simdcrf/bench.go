@@ -210,7 +210,7 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *withLayer {
-		cfg.Layer = &layerbench.Options{Rounds: 3}
+		cfg.Layer = &layerbench.Options{Rounds: 3, Labels: labels, Reps: *count, MinTime: *benchTime}
 	}
 	if err := report.Write(*out, cfg); err != nil {
 		return err
