@@ -41,3 +41,33 @@ func scaleAVX512(a float64, x []float64)
 // fmaPeakAVX512 runs n iterations of independent FMAs and returns a value that
 // depends on all of them (so nothing is optimised away).
 func fmaPeakAVX512(n int) float64
+
+// axpy32AVX2 sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).
+//
+//go:noescape
+func axpy32AVX2(a float32, x []float32, y []float32)
+
+// scale32AVX2 sets x[i] *= a.
+//
+//go:noescape
+func scale32AVX2(a float32, x []float32)
+
+// axpy32AVX512 sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).
+//
+//go:noescape
+func axpy32AVX512(a float32, x []float32, y []float32)
+
+// scale32AVX512 sets x[i] *= a.
+//
+//go:noescape
+func scale32AVX512(a float32, x []float32)
+
+// dot32AVX2 returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).
+//
+//go:noescape
+func dot32AVX2(x []float32, y []float32) float64
+
+// dot32AVX512 returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).
+//
+//go:noescape
+func dot32AVX512(x []float32, y []float32) float64

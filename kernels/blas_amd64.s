@@ -490,3 +490,378 @@ peak_AVX512_done:
 	MOVSD         X1, ret+8(FP)
 	VZEROUPPER
 	RET
+
+// func axpy32AVX2(a float32, x []float32, y []float32)
+// Requires: AVX, FMA3
+TEXT ·axpy32AVX2(SB), NOSPLIT, $0-56
+	VBROADCASTSS a+0(FP), Y0
+	MOVQ         x_base+8(FP), AX
+	MOVQ         y_base+32(FP), CX
+	MOVQ         x_len+16(FP), DX
+	XORQ         BX, BX
+	MOVQ         DX, SI
+	ANDQ         $-32, SI
+
+axpy_AVX2f32_wide:
+	CMPQ        BX, SI
+	JAE         axpy_AVX2f32_narrow0
+	VMOVUPS     (CX)(BX*4), Y1
+	VFMADD231PS (AX)(BX*4), Y0, Y1
+	VMOVUPS     Y1, (CX)(BX*4)
+	VMOVUPS     32(CX)(BX*4), Y1
+	VFMADD231PS 32(AX)(BX*4), Y0, Y1
+	VMOVUPS     Y1, 32(CX)(BX*4)
+	VMOVUPS     64(CX)(BX*4), Y1
+	VFMADD231PS 64(AX)(BX*4), Y0, Y1
+	VMOVUPS     Y1, 64(CX)(BX*4)
+	VMOVUPS     96(CX)(BX*4), Y1
+	VFMADD231PS 96(AX)(BX*4), Y0, Y1
+	VMOVUPS     Y1, 96(CX)(BX*4)
+	ADDQ        $+32, BX
+	JMP         axpy_AVX2f32_wide
+
+axpy_AVX2f32_narrow0:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+axpy_AVX2f32_narrow:
+	CMPQ        BX, SI
+	JAE         axpy_AVX2f32_tail
+	VMOVUPS     (CX)(BX*4), Y1
+	VFMADD231PS (AX)(BX*4), Y0, Y1
+	VMOVUPS     Y1, (CX)(BX*4)
+	ADDQ        $+8, BX
+	JMP         axpy_AVX2f32_narrow
+
+axpy_AVX2f32_tail:
+	SUBQ        BX, DX
+	JZ          axpy_AVX2f32_end
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	LEAQ        tailmask32<>+0(SB), DX
+	VMOVDQU     (DX)(SI*4), Y1
+	VMASKMOVPS  (AX)(BX*4), Y1, Y2
+	VMASKMOVPS  (CX)(BX*4), Y1, Y3
+	VFMADD231PS Y2, Y0, Y3
+	VMASKMOVPS  Y3, Y1, (CX)(BX*4)
+
+axpy_AVX2f32_end:
+	VZEROUPPER
+	RET
+
+DATA tailmask32<>+0(SB)/4, $0xffffffff
+DATA tailmask32<>+4(SB)/4, $0xffffffff
+DATA tailmask32<>+8(SB)/4, $0xffffffff
+DATA tailmask32<>+12(SB)/4, $0xffffffff
+DATA tailmask32<>+16(SB)/4, $0xffffffff
+DATA tailmask32<>+20(SB)/4, $0xffffffff
+DATA tailmask32<>+24(SB)/4, $0xffffffff
+DATA tailmask32<>+28(SB)/4, $0xffffffff
+DATA tailmask32<>+32(SB)/4, $0x00000000
+DATA tailmask32<>+36(SB)/4, $0x00000000
+DATA tailmask32<>+40(SB)/4, $0x00000000
+DATA tailmask32<>+44(SB)/4, $0x00000000
+DATA tailmask32<>+48(SB)/4, $0x00000000
+DATA tailmask32<>+52(SB)/4, $0x00000000
+DATA tailmask32<>+56(SB)/4, $0x00000000
+DATA tailmask32<>+60(SB)/4, $0x00000000
+GLOBL tailmask32<>(SB), RODATA|NOPTR, $64
+
+// func scale32AVX2(a float32, x []float32)
+// Requires: AVX
+TEXT ·scale32AVX2(SB), NOSPLIT, $0-32
+	VBROADCASTSS a+0(FP), Y0
+	MOVQ         x_base+8(FP), AX
+	MOVQ         x_len+16(FP), CX
+	XORQ         DX, DX
+	MOVQ         CX, BX
+	ANDQ         $-32, BX
+
+scale_AVX2f32_wide:
+	CMPQ    DX, BX
+	JAE     scale_AVX2f32_narrow0
+	VMULPS  (AX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VMULPS  32(AX)(DX*4), Y0, Y1
+	VMOVUPS Y1, 32(AX)(DX*4)
+	VMULPS  64(AX)(DX*4), Y0, Y1
+	VMOVUPS Y1, 64(AX)(DX*4)
+	VMULPS  96(AX)(DX*4), Y0, Y1
+	VMOVUPS Y1, 96(AX)(DX*4)
+	ADDQ    $+32, DX
+	JMP     scale_AVX2f32_wide
+
+scale_AVX2f32_narrow0:
+	MOVQ CX, BX
+	ANDQ $-8, BX
+
+scale_AVX2f32_narrow:
+	CMPQ    DX, BX
+	JAE     scale_AVX2f32_tail
+	VMULPS  (AX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	ADDQ    $+8, DX
+	JMP     scale_AVX2f32_narrow
+
+scale_AVX2f32_tail:
+	SUBQ       DX, CX
+	JZ         scale_AVX2f32_end
+	MOVQ       $0x00000008, BX
+	SUBQ       CX, BX
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(BX*4), Y1
+	VMASKMOVPS (AX)(DX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (AX)(DX*4)
+
+scale_AVX2f32_end:
+	VZEROUPPER
+	RET
+
+// func axpy32AVX512(a float32, x []float32, y []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·axpy32AVX512(SB), NOSPLIT, $0-56
+	VBROADCASTSS a+0(FP), Z0
+	MOVQ         x_base+8(FP), AX
+	MOVQ         y_base+32(FP), CX
+	MOVQ         x_len+16(FP), DX
+	XORQ         BX, BX
+	MOVQ         DX, SI
+	ANDQ         $-64, SI
+
+axpy_AVX512f32_wide:
+	CMPQ        BX, SI
+	JAE         axpy_AVX512f32_narrow0
+	VMOVUPS     (CX)(BX*4), Z1
+	VFMADD231PS (AX)(BX*4), Z0, Z1
+	VMOVUPS     Z1, (CX)(BX*4)
+	VMOVUPS     64(CX)(BX*4), Z1
+	VFMADD231PS 64(AX)(BX*4), Z0, Z1
+	VMOVUPS     Z1, 64(CX)(BX*4)
+	VMOVUPS     128(CX)(BX*4), Z1
+	VFMADD231PS 128(AX)(BX*4), Z0, Z1
+	VMOVUPS     Z1, 128(CX)(BX*4)
+	VMOVUPS     192(CX)(BX*4), Z1
+	VFMADD231PS 192(AX)(BX*4), Z0, Z1
+	VMOVUPS     Z1, 192(CX)(BX*4)
+	ADDQ        $+64, BX
+	JMP         axpy_AVX512f32_wide
+
+axpy_AVX512f32_narrow0:
+	MOVQ DX, SI
+	ANDQ $-16, SI
+
+axpy_AVX512f32_narrow:
+	CMPQ        BX, SI
+	JAE         axpy_AVX512f32_tail
+	VMOVUPS     (CX)(BX*4), Z1
+	VFMADD231PS (AX)(BX*4), Z0, Z1
+	VMOVUPS     Z1, (CX)(BX*4)
+	ADDQ        $+16, BX
+	JMP         axpy_AVX512f32_narrow
+
+axpy_AVX512f32_tail:
+	SUBQ        BX, DX
+	JZ          axpy_AVX512f32_end
+	MOVQ        $-1, SI
+	BZHIQ       DX, SI, DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (AX)(BX*4), K1, Z1
+	VMOVUPS.Z   (CX)(BX*4), K1, Z2
+	VFMADD231PS Z1, Z0, Z2
+	VMOVUPS     Z2, K1, (CX)(BX*4)
+
+axpy_AVX512f32_end:
+	VZEROUPPER
+	RET
+
+// func scale32AVX512(a float32, x []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·scale32AVX512(SB), NOSPLIT, $0-32
+	VBROADCASTSS a+0(FP), Z0
+	MOVQ         x_base+8(FP), AX
+	MOVQ         x_len+16(FP), CX
+	XORQ         DX, DX
+	MOVQ         CX, BX
+	ANDQ         $-64, BX
+
+scale_AVX512f32_wide:
+	CMPQ    DX, BX
+	JAE     scale_AVX512f32_narrow0
+	VMULPS  (AX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(DX*4)
+	VMULPS  64(AX)(DX*4), Z0, Z1
+	VMOVUPS Z1, 64(AX)(DX*4)
+	VMULPS  128(AX)(DX*4), Z0, Z1
+	VMOVUPS Z1, 128(AX)(DX*4)
+	VMULPS  192(AX)(DX*4), Z0, Z1
+	VMOVUPS Z1, 192(AX)(DX*4)
+	ADDQ    $+64, DX
+	JMP     scale_AVX512f32_wide
+
+scale_AVX512f32_narrow0:
+	MOVQ CX, BX
+	ANDQ $-16, BX
+
+scale_AVX512f32_narrow:
+	CMPQ    DX, BX
+	JAE     scale_AVX512f32_tail
+	VMULPS  (AX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     scale_AVX512f32_narrow
+
+scale_AVX512f32_tail:
+	SUBQ      DX, CX
+	JZ        scale_AVX512f32_end
+	MOVQ      $-1, BX
+	BZHIQ     CX, BX, CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (AX)(DX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (AX)(DX*4)
+
+scale_AVX512f32_end:
+	VZEROUPPER
+	RET
+
+// func dot32AVX2(x []float32, y []float32) float64
+// Requires: AVX, FMA3, SSE2
+TEXT ·dot32AVX2(SB), NOSPLIT, $0-56
+	MOVQ   x_base+0(FP), AX
+	MOVQ   y_base+24(FP), CX
+	MOVQ   x_len+8(FP), DX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	XORQ   BX, BX
+	MOVQ   DX, SI
+	ANDQ   $-16, SI
+
+dot32_AVX2_wide:
+	CMPQ        BX, SI
+	JAE         dot32_AVX2_narrow0
+	VCVTPS2PD   (AX)(BX*4), Y4
+	VCVTPS2PD   (CX)(BX*4), Y5
+	VFMADD231PD Y4, Y5, Y0
+	VCVTPS2PD   16(AX)(BX*4), Y4
+	VCVTPS2PD   16(CX)(BX*4), Y5
+	VFMADD231PD Y4, Y5, Y1
+	VCVTPS2PD   32(AX)(BX*4), Y4
+	VCVTPS2PD   32(CX)(BX*4), Y5
+	VFMADD231PD Y4, Y5, Y2
+	VCVTPS2PD   48(AX)(BX*4), Y4
+	VCVTPS2PD   48(CX)(BX*4), Y5
+	VFMADD231PD Y4, Y5, Y3
+	ADDQ        $+16, BX
+	JMP         dot32_AVX2_wide
+
+dot32_AVX2_narrow0:
+	MOVQ DX, SI
+	ANDQ $-4, SI
+
+dot32_AVX2_narrow:
+	CMPQ        BX, SI
+	JAE         dot32_AVX2_tail
+	VCVTPS2PD   (AX)(BX*4), Y4
+	VCVTPS2PD   (CX)(BX*4), Y5
+	VFMADD231PD Y4, Y5, Y0
+	ADDQ        $+4, BX
+	JMP         dot32_AVX2_narrow
+
+dot32_AVX2_tail:
+	SUBQ        BX, DX
+	JZ          dot32_AVX2_end
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	LEAQ        tailmask32<>+0(SB), DX
+	VMOVDQU     (DX)(SI*4), X5
+	VMASKMOVPS  (AX)(BX*4), X5, X4
+	VMASKMOVPS  (CX)(BX*4), X5, X5
+	VCVTPS2PD   X4, Y4
+	VCVTPS2PD   X5, Y5
+	VFMADD231PD Y4, Y5, Y0
+
+dot32_AVX2_end:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
+	MOVSD        X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func dot32AVX512(x []float32, y []float32) float64
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2, SSE2
+TEXT ·dot32AVX512(SB), NOSPLIT, $0-56
+	MOVQ   x_base+0(FP), AX
+	MOVQ   y_base+24(FP), CX
+	MOVQ   x_len+8(FP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	XORQ   BX, BX
+	MOVQ   DX, SI
+	ANDQ   $-32, SI
+
+dot32_AVX512_wide:
+	CMPQ        BX, SI
+	JAE         dot32_AVX512_narrow0
+	VCVTPS2PD   (AX)(BX*4), Z4
+	VCVTPS2PD   (CX)(BX*4), Z5
+	VFMADD231PD Z4, Z5, Z0
+	VCVTPS2PD   32(AX)(BX*4), Z4
+	VCVTPS2PD   32(CX)(BX*4), Z5
+	VFMADD231PD Z4, Z5, Z1
+	VCVTPS2PD   64(AX)(BX*4), Z4
+	VCVTPS2PD   64(CX)(BX*4), Z5
+	VFMADD231PD Z4, Z5, Z2
+	VCVTPS2PD   96(AX)(BX*4), Z4
+	VCVTPS2PD   96(CX)(BX*4), Z5
+	VFMADD231PD Z4, Z5, Z3
+	ADDQ        $+32, BX
+	JMP         dot32_AVX512_wide
+
+dot32_AVX512_narrow0:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+dot32_AVX512_narrow:
+	CMPQ        BX, SI
+	JAE         dot32_AVX512_tail
+	VCVTPS2PD   (AX)(BX*4), Z4
+	VCVTPS2PD   (CX)(BX*4), Z5
+	VFMADD231PD Z4, Z5, Z0
+	ADDQ        $+8, BX
+	JMP         dot32_AVX512_narrow
+
+dot32_AVX512_tail:
+	SUBQ        BX, DX
+	JZ          dot32_AVX512_end
+	MOVQ        $-1, SI
+	BZHIQ       DX, SI, DX
+	KMOVW       DX, K1
+	VMOVUPS.Z   (AX)(BX*4), K1, Y4
+	VMOVUPS.Z   (CX)(BX*4), K1, Y5
+	VCVTPS2PD   Y4, Z4
+	VCVTPS2PD   Y5, Z5
+	VFMADD231PD Z4, Z5, Z0
+
+dot32_AVX512_end:
+	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z2, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPD        X0, X1, X1
+	VUNPCKHPD     X1, X1, X0
+	VADDSD        X0, X1, X1
+	MOVSD         X1, ret+48(FP)
+	VZEROUPPER
+	RET

@@ -36,18 +36,19 @@ type impl struct {
 	byteMasks    func(a, b []uint64, src []byte, ca, cb1, cb2 byte)
 
 	// float32 kernels (kernels32.go)
-	exp32         func(dst, src []float32)
-	forward32     func(alpha, scale, psi, e []float32, T, M int)
-	backward32    func(beta, scale, psi, et []float32, T, M int)
-	transitions32 func(g, e, alpha, beta, psi, scale, work []float32, T, M int)
-	shiftRows32   func(out, mx, lo, in, a []float32, T, M int)
-	viterbi32     func(delta []float32, bp []int32, s, tr []float32, T, M int)
-	viterbiMax32  func(delta []float32, s, tr []float32, T, M int)
-	gather32      func(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int)
-	scatter32     func(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int)
-	dot32         func(x, y []float32) float64
-	axpy32        func(a float32, x, y []float32)
-	scale32       func(a float32, x []float32)
+	exp32          func(dst, src []float32)
+	forward32      func(alpha, scale, psi, e []float32, T, M int)
+	forwardBatch32 func(alpha, scale, psi, e []float32, T, K, M int)
+	backward32     func(beta, scale, psi, et []float32, T, M int)
+	transitions32  func(g, e, alpha, beta, psi, scale, work []float32, T, M int)
+	shiftRows32    func(out, mx, lo, in, a []float32, T, M int)
+	viterbi32      func(delta []float32, bp []int32, s, tr []float32, T, M int)
+	viterbiMax32   func(delta []float32, s, tr []float32, T, M int)
+	gather32       func(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int)
+	scatter32      func(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int)
+	dot32          func(x, y []float32) float64
+	axpy32         func(a float32, x, y []float32)
+	scale32        func(a float32, x []float32)
 
 	fmaPeak   func(n int) float64 // FMA throughput probe (benchmarks only)
 	peakFlops int                 // flops per fmaPeak iteration
@@ -76,18 +77,19 @@ var generic = &impl{
 	maxPlusCSR:   maxPlusCSRGeneric,
 	byteMasks:    byteMasksGeneric,
 
-	exp32:         exp32Generic,
-	forward32:     forward32Generic,
-	backward32:    backward32Generic,
-	transitions32: transitions32Generic,
-	shiftRows32:   shiftRows32Generic,
-	viterbi32:     viterbi32Generic,
-	viterbiMax32:  viterbiMax32Generic,
-	gather32:      gather32Generic,
-	scatter32:     scatter32Generic,
-	dot32:         dot32Generic,
-	axpy32:        axpy32Generic,
-	scale32:       scale32Generic,
+	exp32:          exp32Generic,
+	forward32:      forward32Generic,
+	forwardBatch32: forwardBatch32Generic,
+	backward32:     backward32Generic,
+	transitions32:  transitions32Generic,
+	shiftRows32:    shiftRows32Generic,
+	viterbi32:      viterbi32Generic,
+	viterbiMax32:   viterbiMax32Generic,
+	gather32:       gather32Generic,
+	scatter32:      scatter32Generic,
+	dot32:          dot32Generic,
+	axpy32:         axpy32Generic,
+	scale32:        scale32Generic,
 }
 
 // complete fills the kernels a tier does not implement with generic ones.
@@ -113,6 +115,7 @@ func (p *impl) complete() *impl {
 	fill(&p.byteMasks, generic.byteMasks)
 	fill(&p.exp32, generic.exp32)
 	fill(&p.forward32, generic.forward32)
+	fill(&p.forwardBatch32, generic.forwardBatch32)
 	fill(&p.backward32, generic.backward32)
 	fill(&p.transitions32, generic.transitions32)
 	fill(&p.shiftRows32, generic.shiftRows32)

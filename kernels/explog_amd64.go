@@ -39,3 +39,15 @@ func logAVX512(dst []float64, src []float64)
 //
 //go:noescape
 func logMatVecAVX512(out []float64, a []float64, tr []float64, M int)
+
+// exp32AVX2 sets dst[k] = exp(src[k]) for k < len(src) (flushing results below
+// ExpMin to +0); len(dst) ≥ len(src), dst may alias src.
+//
+//go:noescape
+func exp32AVX2(dst []float32, src []float32)
+
+// exp32AVX512 sets dst[k] = exp(src[k]) for k < len(src) (flushing results below
+// ExpMin to +0); len(dst) ≥ len(src), dst may alias src.
+//
+//go:noescape
+func exp32AVX512(dst []float32, src []float32)

@@ -1682,3 +1682,576 @@ lmv_AVX512_tailsum:
 lmv_AVX512_done:
 	VZEROUPPER
 	RET
+
+// func exp32AVX2(dst []float32, src []float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·exp32AVX2(SB), NOSPLIT, $0-48
+	VMOVUPD ve32_log2e<>+0(SB), Y0
+	VMOVUPD ve32_shift<>+0(SB), Y1
+	VMOVUPD ve32_ln2hi<>+0(SB), Y2
+	VMOVUPD ve32_ln2lo<>+0(SB), Y3
+	VMOVUPD ve32_expmin<>+0(SB), Y4
+	VMOVUPD ve32_expc7<>+0(SB), Y5
+	VMOVUPD ve32_expc6<>+0(SB), Y6
+	VMOVUPD ve32_expc5<>+0(SB), Y7
+	VMOVUPD ve32_expc4<>+0(SB), Y8
+	VMOVUPD ve32_expc3<>+0(SB), Y9
+	VMOVUPD ve32_expc2<>+0(SB), Y10
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    src_base+24(FP), CX
+	MOVQ    src_len+32(FP), DX
+	XORQ    BX, BX
+	MOVQ    DX, SI
+	ANDQ    $-16, SI
+
+exp_AVX2f32_wide:
+	CMPQ         BX, SI
+	JAE          exp_AVX2f32_narrow0
+	VMOVUPS      (CX)(BX*4), Y11
+	VMOVAPD      Y1, Y13
+	VFMADD231PS  Y0, Y11, Y13
+	VSUBPS       Y1, Y13, Y12
+	VMOVAPD      Y11, Y14
+	VFNMADD231PS Y2, Y12, Y14
+	VFNMADD231PS Y3, Y12, Y14
+	VMOVAPD      Y6, Y12
+	VFMADD231PS  Y5, Y14, Y12
+	VFMADD213PS  Y7, Y14, Y12
+	VFMADD213PS  Y8, Y14, Y12
+	VFMADD213PS  Y9, Y14, Y12
+	VFMADD213PS  Y10, Y14, Y12
+	VFMADD213PS  ve32_expc1<>+0(SB), Y14, Y12
+	VFMADD213PS  ve32_expc0<>+0(SB), Y14, Y12
+	VPSLLD       $0x17, Y13, Y13
+	VPADDD       Y13, Y12, Y12
+	VCMPPS       $0x0d, Y4, Y11, Y13
+	VANDPD       Y13, Y12, Y12
+	VCMPPS       $0x0e, ve32_expmax<>+0(SB), Y11, Y13
+	VBLENDVPS    Y13, ve32_inf<>+0(SB), Y12, Y12
+	VMAXPS       Y11, Y12, Y12
+	VMOVUPS      Y12, (AX)(BX*4)
+	VMOVUPS      32(CX)(BX*4), Y11
+	VMOVAPD      Y1, Y13
+	VFMADD231PS  Y0, Y11, Y13
+	VSUBPS       Y1, Y13, Y12
+	VMOVAPD      Y11, Y14
+	VFNMADD231PS Y2, Y12, Y14
+	VFNMADD231PS Y3, Y12, Y14
+	VMOVAPD      Y6, Y12
+	VFMADD231PS  Y5, Y14, Y12
+	VFMADD213PS  Y7, Y14, Y12
+	VFMADD213PS  Y8, Y14, Y12
+	VFMADD213PS  Y9, Y14, Y12
+	VFMADD213PS  Y10, Y14, Y12
+	VFMADD213PS  ve32_expc1<>+0(SB), Y14, Y12
+	VFMADD213PS  ve32_expc0<>+0(SB), Y14, Y12
+	VPSLLD       $0x17, Y13, Y13
+	VPADDD       Y13, Y12, Y12
+	VCMPPS       $0x0d, Y4, Y11, Y13
+	VANDPD       Y13, Y12, Y12
+	VCMPPS       $0x0e, ve32_expmax<>+0(SB), Y11, Y13
+	VBLENDVPS    Y13, ve32_inf<>+0(SB), Y12, Y12
+	VMAXPS       Y11, Y12, Y12
+	VMOVUPS      Y12, 32(AX)(BX*4)
+	ADDQ         $+16, BX
+	JMP          exp_AVX2f32_wide
+
+exp_AVX2f32_narrow0:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+exp_AVX2f32_narrow:
+	CMPQ         BX, SI
+	JAE          exp_AVX2f32_tail
+	VMOVUPS      (CX)(BX*4), Y11
+	VMOVAPD      Y1, Y13
+	VFMADD231PS  Y0, Y11, Y13
+	VSUBPS       Y1, Y13, Y12
+	VMOVAPD      Y11, Y14
+	VFNMADD231PS Y2, Y12, Y14
+	VFNMADD231PS Y3, Y12, Y14
+	VMOVAPD      Y6, Y12
+	VFMADD231PS  Y5, Y14, Y12
+	VFMADD213PS  Y7, Y14, Y12
+	VFMADD213PS  Y8, Y14, Y12
+	VFMADD213PS  Y9, Y14, Y12
+	VFMADD213PS  Y10, Y14, Y12
+	VFMADD213PS  ve32_expc1<>+0(SB), Y14, Y12
+	VFMADD213PS  ve32_expc0<>+0(SB), Y14, Y12
+	VPSLLD       $0x17, Y13, Y13
+	VPADDD       Y13, Y12, Y12
+	VCMPPS       $0x0d, Y4, Y11, Y13
+	VANDPD       Y13, Y12, Y12
+	VCMPPS       $0x0e, ve32_expmax<>+0(SB), Y11, Y13
+	VBLENDVPS    Y13, ve32_inf<>+0(SB), Y12, Y12
+	VMAXPS       Y11, Y12, Y12
+	VMOVUPS      Y12, (AX)(BX*4)
+	ADDQ         $+8, BX
+	JMP          exp_AVX2f32_narrow
+
+exp_AVX2f32_tail:
+	SUBQ         BX, DX
+	JZ           exp_AVX2f32_end
+	MOVQ         $0x00000008, SI
+	SUBQ         DX, SI
+	LEAQ         tailmask32<>+0(SB), DX
+	VMOVDQU      (DX)(SI*4), Y11
+	VMASKMOVPS   (CX)(BX*4), Y11, Y12
+	VMOVAPD      Y1, Y13
+	VFMADD231PS  Y0, Y12, Y13
+	VSUBPS       Y1, Y13, Y0
+	VMOVAPD      Y12, Y1
+	VFNMADD231PS Y2, Y0, Y1
+	VFNMADD231PS Y3, Y0, Y1
+	VMOVAPD      Y6, Y0
+	VFMADD231PS  Y5, Y1, Y0
+	VFMADD213PS  Y7, Y1, Y0
+	VFMADD213PS  Y8, Y1, Y0
+	VFMADD213PS  Y9, Y1, Y0
+	VFMADD213PS  Y10, Y1, Y0
+	VFMADD213PS  ve32_expc1<>+0(SB), Y1, Y0
+	VFMADD213PS  ve32_expc0<>+0(SB), Y1, Y0
+	VPSLLD       $0x17, Y13, Y13
+	VPADDD       Y13, Y0, Y0
+	VCMPPS       $0x0d, Y4, Y12, Y1
+	VANDPD       Y1, Y0, Y0
+	VCMPPS       $0x0e, ve32_expmax<>+0(SB), Y12, Y1
+	VBLENDVPS    Y1, ve32_inf<>+0(SB), Y0, Y0
+	VMAXPS       Y12, Y0, Y0
+	VMASKMOVPS   Y0, Y11, (AX)(BX*4)
+
+exp_AVX2f32_end:
+	VZEROUPPER
+	RET
+
+DATA ve32_log2e<>+0(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+4(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+8(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+12(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+16(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+20(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+24(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+28(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+32(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+36(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+40(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+44(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+48(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+52(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+56(SB)/4, $0x3fb8aa3b
+DATA ve32_log2e<>+60(SB)/4, $0x3fb8aa3b
+GLOBL ve32_log2e<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_shift<>+0(SB)/4, $0x4b400000
+DATA ve32_shift<>+4(SB)/4, $0x4b400000
+DATA ve32_shift<>+8(SB)/4, $0x4b400000
+DATA ve32_shift<>+12(SB)/4, $0x4b400000
+DATA ve32_shift<>+16(SB)/4, $0x4b400000
+DATA ve32_shift<>+20(SB)/4, $0x4b400000
+DATA ve32_shift<>+24(SB)/4, $0x4b400000
+DATA ve32_shift<>+28(SB)/4, $0x4b400000
+DATA ve32_shift<>+32(SB)/4, $0x4b400000
+DATA ve32_shift<>+36(SB)/4, $0x4b400000
+DATA ve32_shift<>+40(SB)/4, $0x4b400000
+DATA ve32_shift<>+44(SB)/4, $0x4b400000
+DATA ve32_shift<>+48(SB)/4, $0x4b400000
+DATA ve32_shift<>+52(SB)/4, $0x4b400000
+DATA ve32_shift<>+56(SB)/4, $0x4b400000
+DATA ve32_shift<>+60(SB)/4, $0x4b400000
+GLOBL ve32_shift<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_ln2hi<>+0(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+4(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+8(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+12(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+16(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+20(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+24(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+28(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+32(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+36(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+40(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+44(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+48(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+52(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+56(SB)/4, $0x3f318000
+DATA ve32_ln2hi<>+60(SB)/4, $0x3f318000
+GLOBL ve32_ln2hi<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_ln2lo<>+0(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+4(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+8(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+12(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+16(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+20(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+24(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+28(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+32(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+36(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+40(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+44(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+48(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+52(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+56(SB)/4, $0xb95e8083
+DATA ve32_ln2lo<>+60(SB)/4, $0xb95e8083
+GLOBL ve32_ln2lo<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expmin<>+0(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+4(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+8(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+12(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+16(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+20(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+24(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+28(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+32(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+36(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+40(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+44(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+48(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+52(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+56(SB)/4, $0xc2aeac4f
+DATA ve32_expmin<>+60(SB)/4, $0xc2aeac4f
+GLOBL ve32_expmin<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expc7<>+0(SB)/4, $0x39500d01
+DATA ve32_expc7<>+4(SB)/4, $0x39500d01
+DATA ve32_expc7<>+8(SB)/4, $0x39500d01
+DATA ve32_expc7<>+12(SB)/4, $0x39500d01
+DATA ve32_expc7<>+16(SB)/4, $0x39500d01
+DATA ve32_expc7<>+20(SB)/4, $0x39500d01
+DATA ve32_expc7<>+24(SB)/4, $0x39500d01
+DATA ve32_expc7<>+28(SB)/4, $0x39500d01
+DATA ve32_expc7<>+32(SB)/4, $0x39500d01
+DATA ve32_expc7<>+36(SB)/4, $0x39500d01
+DATA ve32_expc7<>+40(SB)/4, $0x39500d01
+DATA ve32_expc7<>+44(SB)/4, $0x39500d01
+DATA ve32_expc7<>+48(SB)/4, $0x39500d01
+DATA ve32_expc7<>+52(SB)/4, $0x39500d01
+DATA ve32_expc7<>+56(SB)/4, $0x39500d01
+DATA ve32_expc7<>+60(SB)/4, $0x39500d01
+GLOBL ve32_expc7<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expc6<>+0(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+4(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+8(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+12(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+16(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+20(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+24(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+28(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+32(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+36(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+40(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+44(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+48(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+52(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+56(SB)/4, $0x3ab60b61
+DATA ve32_expc6<>+60(SB)/4, $0x3ab60b61
+GLOBL ve32_expc6<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expc5<>+0(SB)/4, $0x3c088889
+DATA ve32_expc5<>+4(SB)/4, $0x3c088889
+DATA ve32_expc5<>+8(SB)/4, $0x3c088889
+DATA ve32_expc5<>+12(SB)/4, $0x3c088889
+DATA ve32_expc5<>+16(SB)/4, $0x3c088889
+DATA ve32_expc5<>+20(SB)/4, $0x3c088889
+DATA ve32_expc5<>+24(SB)/4, $0x3c088889
+DATA ve32_expc5<>+28(SB)/4, $0x3c088889
+DATA ve32_expc5<>+32(SB)/4, $0x3c088889
+DATA ve32_expc5<>+36(SB)/4, $0x3c088889
+DATA ve32_expc5<>+40(SB)/4, $0x3c088889
+DATA ve32_expc5<>+44(SB)/4, $0x3c088889
+DATA ve32_expc5<>+48(SB)/4, $0x3c088889
+DATA ve32_expc5<>+52(SB)/4, $0x3c088889
+DATA ve32_expc5<>+56(SB)/4, $0x3c088889
+DATA ve32_expc5<>+60(SB)/4, $0x3c088889
+GLOBL ve32_expc5<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expc4<>+0(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+4(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+8(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+12(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+16(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+20(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+24(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+28(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+32(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+36(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+40(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+44(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+48(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+52(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+56(SB)/4, $0x3d2aaaab
+DATA ve32_expc4<>+60(SB)/4, $0x3d2aaaab
+GLOBL ve32_expc4<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expc3<>+0(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+4(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+8(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+12(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+16(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+20(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+24(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+28(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+32(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+36(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+40(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+44(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+48(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+52(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+56(SB)/4, $0x3e2aaaab
+DATA ve32_expc3<>+60(SB)/4, $0x3e2aaaab
+GLOBL ve32_expc3<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expc2<>+0(SB)/4, $0x3f000000
+DATA ve32_expc2<>+4(SB)/4, $0x3f000000
+DATA ve32_expc2<>+8(SB)/4, $0x3f000000
+DATA ve32_expc2<>+12(SB)/4, $0x3f000000
+DATA ve32_expc2<>+16(SB)/4, $0x3f000000
+DATA ve32_expc2<>+20(SB)/4, $0x3f000000
+DATA ve32_expc2<>+24(SB)/4, $0x3f000000
+DATA ve32_expc2<>+28(SB)/4, $0x3f000000
+DATA ve32_expc2<>+32(SB)/4, $0x3f000000
+DATA ve32_expc2<>+36(SB)/4, $0x3f000000
+DATA ve32_expc2<>+40(SB)/4, $0x3f000000
+DATA ve32_expc2<>+44(SB)/4, $0x3f000000
+DATA ve32_expc2<>+48(SB)/4, $0x3f000000
+DATA ve32_expc2<>+52(SB)/4, $0x3f000000
+DATA ve32_expc2<>+56(SB)/4, $0x3f000000
+DATA ve32_expc2<>+60(SB)/4, $0x3f000000
+GLOBL ve32_expc2<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expc1<>+0(SB)/4, $0x3f800000
+DATA ve32_expc1<>+4(SB)/4, $0x3f800000
+DATA ve32_expc1<>+8(SB)/4, $0x3f800000
+DATA ve32_expc1<>+12(SB)/4, $0x3f800000
+DATA ve32_expc1<>+16(SB)/4, $0x3f800000
+DATA ve32_expc1<>+20(SB)/4, $0x3f800000
+DATA ve32_expc1<>+24(SB)/4, $0x3f800000
+DATA ve32_expc1<>+28(SB)/4, $0x3f800000
+DATA ve32_expc1<>+32(SB)/4, $0x3f800000
+DATA ve32_expc1<>+36(SB)/4, $0x3f800000
+DATA ve32_expc1<>+40(SB)/4, $0x3f800000
+DATA ve32_expc1<>+44(SB)/4, $0x3f800000
+DATA ve32_expc1<>+48(SB)/4, $0x3f800000
+DATA ve32_expc1<>+52(SB)/4, $0x3f800000
+DATA ve32_expc1<>+56(SB)/4, $0x3f800000
+DATA ve32_expc1<>+60(SB)/4, $0x3f800000
+GLOBL ve32_expc1<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expc0<>+0(SB)/4, $0x3f800000
+DATA ve32_expc0<>+4(SB)/4, $0x3f800000
+DATA ve32_expc0<>+8(SB)/4, $0x3f800000
+DATA ve32_expc0<>+12(SB)/4, $0x3f800000
+DATA ve32_expc0<>+16(SB)/4, $0x3f800000
+DATA ve32_expc0<>+20(SB)/4, $0x3f800000
+DATA ve32_expc0<>+24(SB)/4, $0x3f800000
+DATA ve32_expc0<>+28(SB)/4, $0x3f800000
+DATA ve32_expc0<>+32(SB)/4, $0x3f800000
+DATA ve32_expc0<>+36(SB)/4, $0x3f800000
+DATA ve32_expc0<>+40(SB)/4, $0x3f800000
+DATA ve32_expc0<>+44(SB)/4, $0x3f800000
+DATA ve32_expc0<>+48(SB)/4, $0x3f800000
+DATA ve32_expc0<>+52(SB)/4, $0x3f800000
+DATA ve32_expc0<>+56(SB)/4, $0x3f800000
+DATA ve32_expc0<>+60(SB)/4, $0x3f800000
+GLOBL ve32_expc0<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_expmax<>+0(SB)/4, $0x42b17217
+DATA ve32_expmax<>+4(SB)/4, $0x42b17217
+DATA ve32_expmax<>+8(SB)/4, $0x42b17217
+DATA ve32_expmax<>+12(SB)/4, $0x42b17217
+DATA ve32_expmax<>+16(SB)/4, $0x42b17217
+DATA ve32_expmax<>+20(SB)/4, $0x42b17217
+DATA ve32_expmax<>+24(SB)/4, $0x42b17217
+DATA ve32_expmax<>+28(SB)/4, $0x42b17217
+DATA ve32_expmax<>+32(SB)/4, $0x42b17217
+DATA ve32_expmax<>+36(SB)/4, $0x42b17217
+DATA ve32_expmax<>+40(SB)/4, $0x42b17217
+DATA ve32_expmax<>+44(SB)/4, $0x42b17217
+DATA ve32_expmax<>+48(SB)/4, $0x42b17217
+DATA ve32_expmax<>+52(SB)/4, $0x42b17217
+DATA ve32_expmax<>+56(SB)/4, $0x42b17217
+DATA ve32_expmax<>+60(SB)/4, $0x42b17217
+GLOBL ve32_expmax<>(SB), RODATA|NOPTR, $64
+
+DATA ve32_inf<>+0(SB)/4, $0x7f800000
+DATA ve32_inf<>+4(SB)/4, $0x7f800000
+DATA ve32_inf<>+8(SB)/4, $0x7f800000
+DATA ve32_inf<>+12(SB)/4, $0x7f800000
+DATA ve32_inf<>+16(SB)/4, $0x7f800000
+DATA ve32_inf<>+20(SB)/4, $0x7f800000
+DATA ve32_inf<>+24(SB)/4, $0x7f800000
+DATA ve32_inf<>+28(SB)/4, $0x7f800000
+DATA ve32_inf<>+32(SB)/4, $0x7f800000
+DATA ve32_inf<>+36(SB)/4, $0x7f800000
+DATA ve32_inf<>+40(SB)/4, $0x7f800000
+DATA ve32_inf<>+44(SB)/4, $0x7f800000
+DATA ve32_inf<>+48(SB)/4, $0x7f800000
+DATA ve32_inf<>+52(SB)/4, $0x7f800000
+DATA ve32_inf<>+56(SB)/4, $0x7f800000
+DATA ve32_inf<>+60(SB)/4, $0x7f800000
+GLOBL ve32_inf<>(SB), RODATA|NOPTR, $64
+
+DATA tailmask32<>+0(SB)/4, $0xffffffff
+DATA tailmask32<>+4(SB)/4, $0xffffffff
+DATA tailmask32<>+8(SB)/4, $0xffffffff
+DATA tailmask32<>+12(SB)/4, $0xffffffff
+DATA tailmask32<>+16(SB)/4, $0xffffffff
+DATA tailmask32<>+20(SB)/4, $0xffffffff
+DATA tailmask32<>+24(SB)/4, $0xffffffff
+DATA tailmask32<>+28(SB)/4, $0xffffffff
+DATA tailmask32<>+32(SB)/4, $0x00000000
+DATA tailmask32<>+36(SB)/4, $0x00000000
+DATA tailmask32<>+40(SB)/4, $0x00000000
+DATA tailmask32<>+44(SB)/4, $0x00000000
+DATA tailmask32<>+48(SB)/4, $0x00000000
+DATA tailmask32<>+52(SB)/4, $0x00000000
+DATA tailmask32<>+56(SB)/4, $0x00000000
+DATA tailmask32<>+60(SB)/4, $0x00000000
+GLOBL tailmask32<>(SB), RODATA|NOPTR, $64
+
+// func exp32AVX512(dst []float32, src []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·exp32AVX512(SB), NOSPLIT, $0-48
+	VMOVUPD ve32_log2e<>+0(SB), Z0
+	VMOVUPD ve32_shift<>+0(SB), Z1
+	VMOVUPD ve32_ln2hi<>+0(SB), Z2
+	VMOVUPD ve32_ln2lo<>+0(SB), Z3
+	VMOVUPD ve32_expmin<>+0(SB), Z4
+	VMOVUPD ve32_expc7<>+0(SB), Z5
+	VMOVUPD ve32_expc6<>+0(SB), Z6
+	VMOVUPD ve32_expc5<>+0(SB), Z7
+	VMOVUPD ve32_expc4<>+0(SB), Z8
+	VMOVUPD ve32_expc3<>+0(SB), Z9
+	VMOVUPD ve32_expc2<>+0(SB), Z10
+	VMOVUPD ve32_expc1<>+0(SB), Z11
+	VMOVUPD ve32_expc0<>+0(SB), Z12
+	VMOVUPD ve32_expmax<>+0(SB), Z13
+	VMOVUPD ve32_inf<>+0(SB), Z14
+	MOVQ    dst_base+0(FP), AX
+	MOVQ    src_base+24(FP), CX
+	MOVQ    src_len+32(FP), DX
+	XORQ    BX, BX
+	MOVQ    DX, SI
+	ANDQ    $-32, SI
+
+exp_AVX512f32_wide:
+	CMPQ         BX, SI
+	JAE          exp_AVX512f32_narrow0
+	VMOVUPS      (CX)(BX*4), Z15
+	VMOVAPD      Z1, Z17
+	VFMADD231PS  Z0, Z15, Z17
+	VSUBPS       Z1, Z17, Z16
+	VMOVAPD      Z15, Z18
+	VFNMADD231PS Z2, Z16, Z18
+	VFNMADD231PS Z3, Z16, Z18
+	VMOVAPD      Z6, Z16
+	VFMADD231PS  Z5, Z18, Z16
+	VFMADD213PS  Z7, Z18, Z16
+	VFMADD213PS  Z8, Z18, Z16
+	VFMADD213PS  Z9, Z18, Z16
+	VFMADD213PS  Z10, Z18, Z16
+	VFMADD213PS  Z11, Z18, Z16
+	VFMADD213PS  Z12, Z18, Z16
+	VPSLLD       $0x17, Z17, Z17
+	VPADDD       Z17, Z16, Z16
+	VCMPPS       $0x0d, Z4, Z15, K1
+	VMOVAPS.Z    Z16, K1, Z16
+	VCMPPS       $0x0e, Z13, Z15, K1
+	VMOVAPS      Z14, K1, Z16
+	VMAXPS       Z15, Z16, Z16
+	VMOVUPS      Z16, (AX)(BX*4)
+	VMOVUPS      64(CX)(BX*4), Z15
+	VMOVAPD      Z1, Z17
+	VFMADD231PS  Z0, Z15, Z17
+	VSUBPS       Z1, Z17, Z16
+	VMOVAPD      Z15, Z18
+	VFNMADD231PS Z2, Z16, Z18
+	VFNMADD231PS Z3, Z16, Z18
+	VMOVAPD      Z6, Z16
+	VFMADD231PS  Z5, Z18, Z16
+	VFMADD213PS  Z7, Z18, Z16
+	VFMADD213PS  Z8, Z18, Z16
+	VFMADD213PS  Z9, Z18, Z16
+	VFMADD213PS  Z10, Z18, Z16
+	VFMADD213PS  Z11, Z18, Z16
+	VFMADD213PS  Z12, Z18, Z16
+	VPSLLD       $0x17, Z17, Z17
+	VPADDD       Z17, Z16, Z16
+	VCMPPS       $0x0d, Z4, Z15, K1
+	VMOVAPS.Z    Z16, K1, Z16
+	VCMPPS       $0x0e, Z13, Z15, K1
+	VMOVAPS      Z14, K1, Z16
+	VMAXPS       Z15, Z16, Z16
+	VMOVUPS      Z16, 64(AX)(BX*4)
+	ADDQ         $+32, BX
+	JMP          exp_AVX512f32_wide
+
+exp_AVX512f32_narrow0:
+	MOVQ DX, SI
+	ANDQ $-16, SI
+
+exp_AVX512f32_narrow:
+	CMPQ         BX, SI
+	JAE          exp_AVX512f32_tail
+	VMOVUPS      (CX)(BX*4), Z15
+	VMOVAPD      Z1, Z17
+	VFMADD231PS  Z0, Z15, Z17
+	VSUBPS       Z1, Z17, Z16
+	VMOVAPD      Z15, Z18
+	VFNMADD231PS Z2, Z16, Z18
+	VFNMADD231PS Z3, Z16, Z18
+	VMOVAPD      Z6, Z16
+	VFMADD231PS  Z5, Z18, Z16
+	VFMADD213PS  Z7, Z18, Z16
+	VFMADD213PS  Z8, Z18, Z16
+	VFMADD213PS  Z9, Z18, Z16
+	VFMADD213PS  Z10, Z18, Z16
+	VFMADD213PS  Z11, Z18, Z16
+	VFMADD213PS  Z12, Z18, Z16
+	VPSLLD       $0x17, Z17, Z17
+	VPADDD       Z17, Z16, Z16
+	VCMPPS       $0x0d, Z4, Z15, K1
+	VMOVAPS.Z    Z16, K1, Z16
+	VCMPPS       $0x0e, Z13, Z15, K1
+	VMOVAPS      Z14, K1, Z16
+	VMAXPS       Z15, Z16, Z16
+	VMOVUPS      Z16, (AX)(BX*4)
+	ADDQ         $+16, BX
+	JMP          exp_AVX512f32_narrow
+
+exp_AVX512f32_tail:
+	SUBQ         BX, DX
+	JZ           exp_AVX512f32_end
+	MOVQ         $-1, SI
+	BZHIQ        DX, SI, DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (CX)(BX*4), K1, Z15
+	VMOVAPD      Z1, Z16
+	VFMADD231PS  Z0, Z15, Z16
+	VSUBPS       Z1, Z16, Z0
+	VMOVAPD      Z15, Z1
+	VFNMADD231PS Z2, Z0, Z1
+	VFNMADD231PS Z3, Z0, Z1
+	VMOVAPD      Z6, Z0
+	VFMADD231PS  Z5, Z1, Z0
+	VFMADD213PS  Z7, Z1, Z0
+	VFMADD213PS  Z8, Z1, Z0
+	VFMADD213PS  Z9, Z1, Z0
+	VFMADD213PS  Z10, Z1, Z0
+	VFMADD213PS  Z11, Z1, Z0
+	VFMADD213PS  Z12, Z1, Z0
+	VPSLLD       $0x17, Z16, Z16
+	VPADDD       Z16, Z0, Z0
+	VCMPPS       $0x0d, Z4, Z15, K2
+	VMOVAPS.Z    Z0, K2, Z0
+	VCMPPS       $0x0e, Z13, Z15, K2
+	VMOVAPS      Z14, K2, Z0
+	VMAXPS       Z15, Z0, Z0
+	VMOVUPS      Z0, K1, (AX)(BX*4)
+
+exp_AVX512f32_end:
+	VZEROUPPER
+	RET

@@ -59,3 +59,59 @@ func transitionsAVX512(g []float64, e []float64, alpha []float64, beta []float64
 //
 //go:noescape
 func shiftRowsAVX512(out []float64, mx []float64, lo []float64, in []float64, a []float64, T int, M int)
+
+// forward32AVX2 is the scaled forward pass over a whole sequence (see Forward);
+// T ≥ 1, M ≥ 1, lengths checked by the caller.
+//
+//go:noescape
+func forward32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
+
+// backward32AVX2 is the scaled backward pass over a whole sequence (see Backward);
+// T ≥ 1, M ≥ 1, lengths checked by the caller.
+//
+//go:noescape
+func backward32AVX2(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
+
+// transitions32AVX2 adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.
+//
+//go:noescape
+func transitions32AVX2(g []float32, e []float32, alpha []float32, beta []float32, psi []float32, scale []float32, work []float32, T int, M int)
+
+// shiftRows32AVX2 is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).
+//
+//go:noescape
+func shiftRows32AVX2(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
+
+// forwardBatch32AVX2 is ForwardBatch with the rows of E taken ib at a time (so that a
+// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.
+//
+//go:noescape
+func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+
+// forward32AVX512 is the scaled forward pass over a whole sequence (see Forward);
+// T ≥ 1, M ≥ 1, lengths checked by the caller.
+//
+//go:noescape
+func forward32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
+
+// backward32AVX512 is the scaled backward pass over a whole sequence (see Backward);
+// T ≥ 1, M ≥ 1, lengths checked by the caller.
+//
+//go:noescape
+func backward32AVX512(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
+
+// transitions32AVX512 adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.
+//
+//go:noescape
+func transitions32AVX512(g []float32, e []float32, alpha []float32, beta []float32, psi []float32, scale []float32, work []float32, T int, M int)
+
+// shiftRows32AVX512 is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).
+//
+//go:noescape
+func shiftRows32AVX512(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
+
+// forwardBatch32AVX512 is ForwardBatch with the rows of E taken ib at a time (so that a
+// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.
+//
+//go:noescape
+func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)

@@ -16081,3 +16081,16149 @@ shiftRowsAVX512_AVX512_next:
 	JNZ  shiftRowsAVX512_AVX512_row
 	VZEROUPPER
 	RET
+
+// func forward32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·forward32AVX2(SB), $9376-112
+	MOVQ   alpha_base+0(FP), AX
+	MOVQ   psi_base+48(FP), CX
+	MOVQ   scale_base+24(FP), DX
+	MOVQ   M+104(FP), BX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   SI, SI
+	MOVQ   BX, DI
+	ANDQ   $-16, DI
+
+fbAVX2_sum_688_AVX2f32_wide:
+	CMPQ   SI, DI
+	JAE    fbAVX2_sum_688_AVX2f32_narrow0
+	VADDPS (CX)(SI*4), Y0, Y0
+	VADDPS 32(CX)(SI*4), Y1, Y1
+	ADDQ   $+16, SI
+	JMP    fbAVX2_sum_688_AVX2f32_wide
+
+fbAVX2_sum_688_AVX2f32_narrow0:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+fbAVX2_sum_688_AVX2f32_narrow:
+	CMPQ   SI, DI
+	JAE    fbAVX2_sum_688_AVX2f32_tail
+	VADDPS (CX)(SI*4), Y0, Y0
+	ADDQ   $+8, SI
+	JMP    fbAVX2_sum_688_AVX2f32_narrow
+
+fbAVX2_sum_688_AVX2f32_tail:
+	MOVQ       BX, DI
+	SUBQ       SI, DI
+	JZ         fbAVX2_sum_688_AVX2f32_end
+	MOVQ       $0x00000008, R8
+	SUBQ       DI, R8
+	LEAQ       tailmask32<>+0(SB), DI
+	VMOVDQU    (DI)(R8*4), Y2
+	VMASKMOVPS (CX)(SI*4), Y2, Y2
+	VADDPS     Y2, Y0, Y0
+
+fbAVX2_sum_688_AVX2f32_end:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (DX)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y0
+	XORQ         DX, DX
+	MOVQ         BX, SI
+	ANDQ         $-16, SI
+
+fbAVX2_mul_689_AVX2f32_wide:
+	CMPQ    DX, SI
+	JAE     fbAVX2_mul_689_AVX2f32_narrow0
+	VMULPS  (CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VMULPS  32(CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, 32(AX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     fbAVX2_mul_689_AVX2f32_wide
+
+fbAVX2_mul_689_AVX2f32_narrow0:
+	MOVQ BX, SI
+	ANDQ $-8, SI
+
+fbAVX2_mul_689_AVX2f32_narrow:
+	CMPQ    DX, SI
+	JAE     fbAVX2_mul_689_AVX2f32_tail
+	VMULPS  (CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	ADDQ    $+8, DX
+	JMP     fbAVX2_mul_689_AVX2f32_narrow
+
+fbAVX2_mul_689_AVX2f32_tail:
+	SUBQ       DX, BX
+	JZ         fbAVX2_mul_689_AVX2f32_end
+	MOVQ       $0x00000008, SI
+	SUBQ       BX, SI
+	LEAQ       tailmask32<>+0(SB), BX
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX)(DX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (AX)(DX*4)
+
+fbAVX2_mul_689_AVX2f32_end:
+	MOVQ    M+104(FP), AX
+	CMPQ    AX, $0x00000030
+	JA      fbAVX2_multi_690
+	MOVQ    M+104(FP), AX
+	LEAQ    7(AX), CX
+	SHRQ    $0x03, CX
+	MOVQ    CX, DX
+	SHLQ    $0x03, DX
+	SUBQ    AX, DX
+	NEGQ    DX
+	ADDQ    $0x00000008, DX
+	MOVQ    DX, (SP)
+	LEAQ    8(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 9288(SP)
+	CMPQ    CX, $0x00000001
+	JEQ     fbAVX2_case1_692
+	CMPQ    CX, $0x00000002
+	JEQ     fbAVX2_case2_693
+	CMPQ    CX, $0x00000003
+	JEQ     fbAVX2_case3_694
+	CMPQ    CX, $0x00000004
+	JEQ     fbAVX2_case4_695
+	CMPQ    CX, $0x00000005
+	JEQ     fbAVX2_case5_696
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_698:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMOVUPS    96(DX), Y1
+	VMOVUPS    Y1, 96(BX)
+	VMOVUPS    128(DX), Y1
+	VMOVUPS    Y1, 128(BX)
+	VMASKMOVPS 160(DX), Y0, Y1
+	VMOVUPS    Y1, 160(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000c0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_698
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x000000c0, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_699:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_700
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_702
+
+fbAVX2_loop_701:
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y1
+	VFMADD231PS  32(R8), Y13, Y2
+	VFMADD231PS  64(R8), Y13, Y3
+	VFMADD231PS  96(R8), Y13, Y4
+	VFMADD231PS  128(R8), Y13, Y5
+	VFMADD231PS  160(R8), Y13, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y7
+	VFMADD231PS  32(R8), Y13, Y8
+	VFMADD231PS  64(R8), Y13, Y9
+	VFMADD231PS  96(R8), Y13, Y10
+	VFMADD231PS  128(R8), Y13, Y11
+	VFMADD231PS  160(R8), Y13, Y12
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_701
+
+fbAVX2_odd_702:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_703
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y1
+	VFMADD231PS  32(R8), Y13, Y2
+	VFMADD231PS  64(R8), Y13, Y3
+	VFMADD231PS  96(R8), Y13, Y4
+	VFMADD231PS  128(R8), Y13, Y5
+	VFMADD231PS  160(R8), Y13, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_703:
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y11, Y5, Y5
+	VADDPS       Y12, Y6, Y6
+	ADDQ         DI, DX
+	VXORPD       Y7, Y7, Y7
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y7, Y7
+	VMULPS       32(BX), Y2, Y2
+	VADDPS       Y2, Y7, Y7
+	VMULPS       64(BX), Y3, Y3
+	VADDPS       Y3, Y7, Y7
+	VMULPS       96(BX), Y4, Y4
+	VADDPS       Y4, Y7, Y7
+	VMULPS       128(BX), Y5, Y5
+	VADDPS       Y5, Y7, Y7
+	VMASKMOVPS   160(BX), Y0, Y8
+	VMULPS       Y8, Y6, Y6
+	VANDPS       Y6, Y0, Y8
+	VADDPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPS       X8, X7, X7
+	VMOVHLPS     X7, X7, X8
+	VADDPS       X8, X7, X7
+	VMOVSHDUP    X7, X8
+	VADDSS       X8, X7, X7
+	VMOVSS       X7, (SI)
+	VMOVSS       fbone32<>+0(SB), X8
+	VDIVSS       X7, X8, X8
+	VBROADCASTSS X8, Y7
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, 128(DX)
+	VMULPS       Y7, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 160(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_699
+
+fbAVX2_tend_700:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case5_696:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_704:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMOVUPS    96(DX), Y1
+	VMOVUPS    Y1, 96(BX)
+	VMASKMOVPS 128(DX), Y0, Y1
+	VMOVUPS    Y1, 128(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000a0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_704
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x000000a0, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_705:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_706
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_708
+
+fbAVX2_loop_707:
+	VBROADCASTSS (R9), Y11
+	VFMADD231PS  (R8), Y11, Y1
+	VFMADD231PS  32(R8), Y11, Y2
+	VFMADD231PS  64(R8), Y11, Y3
+	VFMADD231PS  96(R8), Y11, Y4
+	VFMADD231PS  128(R8), Y11, Y5
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y11
+	VFMADD231PS  (R8), Y11, Y6
+	VFMADD231PS  32(R8), Y11, Y7
+	VFMADD231PS  64(R8), Y11, Y8
+	VFMADD231PS  96(R8), Y11, Y9
+	VFMADD231PS  128(R8), Y11, Y10
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_707
+
+fbAVX2_odd_708:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_709
+	VBROADCASTSS (R9), Y11
+	VFMADD231PS  (R8), Y11, Y1
+	VFMADD231PS  32(R8), Y11, Y2
+	VFMADD231PS  64(R8), Y11, Y3
+	VFMADD231PS  96(R8), Y11, Y4
+	VFMADD231PS  128(R8), Y11, Y5
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_709:
+	VADDPS       Y6, Y1, Y1
+	VADDPS       Y7, Y2, Y2
+	VADDPS       Y8, Y3, Y3
+	VADDPS       Y9, Y4, Y4
+	VADDPS       Y10, Y5, Y5
+	ADDQ         DI, DX
+	VXORPD       Y6, Y6, Y6
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y6, Y6
+	VMULPS       32(BX), Y2, Y2
+	VADDPS       Y2, Y6, Y6
+	VMULPS       64(BX), Y3, Y3
+	VADDPS       Y3, Y6, Y6
+	VMULPS       96(BX), Y4, Y4
+	VADDPS       Y4, Y6, Y6
+	VMASKMOVPS   128(BX), Y0, Y7
+	VMULPS       Y7, Y5, Y5
+	VANDPS       Y5, Y0, Y7
+	VADDPS       Y7, Y6, Y6
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
+	VMOVSS       X6, (SI)
+	VMOVSS       fbone32<>+0(SB), X7
+	VDIVSS       X6, X7, X7
+	VBROADCASTSS X7, Y6
+	VMULPS       Y6, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y6, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y6, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y6, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	VMULPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y0, 128(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_705
+
+fbAVX2_tend_706:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case4_695:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_710:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMASKMOVPS 96(DX), Y0, Y1
+	VMOVUPS    Y1, 96(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000080, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_710
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x00000080, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_711:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_712
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_714
+
+fbAVX2_loop_713:
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y1
+	VFMADD231PS  32(R8), Y9, Y2
+	VFMADD231PS  64(R8), Y9, Y3
+	VFMADD231PS  96(R8), Y9, Y4
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y5
+	VFMADD231PS  32(R8), Y9, Y6
+	VFMADD231PS  64(R8), Y9, Y7
+	VFMADD231PS  96(R8), Y9, Y8
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_713
+
+fbAVX2_odd_714:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_715
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y1
+	VFMADD231PS  32(R8), Y9, Y2
+	VFMADD231PS  64(R8), Y9, Y3
+	VFMADD231PS  96(R8), Y9, Y4
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_715:
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y8, Y4, Y4
+	ADDQ         DI, DX
+	VXORPD       Y5, Y5, Y5
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y5, Y5
+	VMULPS       32(BX), Y2, Y2
+	VADDPS       Y2, Y5, Y5
+	VMULPS       64(BX), Y3, Y3
+	VADDPS       Y3, Y5, Y5
+	VMASKMOVPS   96(BX), Y0, Y6
+	VMULPS       Y6, Y4, Y4
+	VANDPS       Y4, Y0, Y6
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+	VMOVSS       X5, (SI)
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       X5, X6, X6
+	VBROADCASTSS X6, Y5
+	VMULPS       Y5, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y5, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 96(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_711
+
+fbAVX2_tend_712:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case3_694:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_716:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMASKMOVPS 64(DX), Y0, Y1
+	VMOVUPS    Y1, 64(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000060, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_716
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x00000060, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_717:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_718
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_720
+
+fbAVX2_loop_719:
+	VBROADCASTSS (R9), Y7
+	VFMADD231PS  (R8), Y7, Y1
+	VFMADD231PS  32(R8), Y7, Y2
+	VFMADD231PS  64(R8), Y7, Y3
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y7
+	VFMADD231PS  (R8), Y7, Y4
+	VFMADD231PS  32(R8), Y7, Y5
+	VFMADD231PS  64(R8), Y7, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_719
+
+fbAVX2_odd_720:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_721
+	VBROADCASTSS (R9), Y7
+	VFMADD231PS  (R8), Y7, Y1
+	VFMADD231PS  32(R8), Y7, Y2
+	VFMADD231PS  64(R8), Y7, Y3
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_721:
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	ADDQ         DI, DX
+	VXORPD       Y4, Y4, Y4
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y4, Y4
+	VMULPS       32(BX), Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VMASKMOVPS   64(BX), Y0, Y5
+	VMULPS       Y5, Y3, Y3
+	VANDPS       Y3, Y0, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (SI)
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       X4, X5, X5
+	VBROADCASTSS X5, Y4
+	VMULPS       Y4, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_717
+
+fbAVX2_tend_718:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case2_693:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_722:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMASKMOVPS 32(DX), Y0, Y1
+	VMOVUPS    Y1, 32(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000040, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_722
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x00000040, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_723:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_724
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_726
+
+fbAVX2_loop_725:
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y1
+	VFMADD231PS  32(R8), Y5, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y3
+	VFMADD231PS  32(R8), Y5, Y4
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_725
+
+fbAVX2_odd_726:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_727
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y1
+	VFMADD231PS  32(R8), Y5, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_727:
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y4, Y2, Y2
+	ADDQ         DI, DX
+	VXORPD       Y3, Y3, Y3
+	VMULPS       (BX), Y1, Y1
+	VADDPS       Y1, Y3, Y3
+	VMASKMOVPS   32(BX), Y0, Y4
+	VMULPS       Y4, Y2, Y2
+	VANDPS       Y2, Y0, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VMOVSS       X3, (SI)
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       X3, X4, X4
+	VBROADCASTSS X4, Y3
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_723
+
+fbAVX2_tend_724:
+	JMP fbAVX2_swend_691
+
+fbAVX2_case1_692:
+	MOVQ    (SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	MOVQ    9288(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_728:
+	VMASKMOVPS (DX), Y0, Y1
+	VMOVUPS    Y1, (BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000020, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_728
+	MOVQ       9288(SP), AX
+	MOVQ       AX, 9296(SP)
+	MOVQ       $0x00000020, 9304(SP)
+	MOVQ       T+96(FP), AX
+	MOVQ       $0x00000001, CX
+	MOVQ       alpha_base+0(FP), DX
+	MOVQ       psi_base+48(FP), BX
+	MOVQ       scale_base+24(FP), SI
+	MOVQ       M+104(FP), DI
+	SHLQ       $0x02, DI
+	ADDQ       DI, BX
+	ADDQ       $0x04, SI
+
+fbAVX2_t_729:
+	CMPQ   CX, AX
+	JAE    fbAVX2_tend_730
+	MOVQ   9296(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX2_odd_732
+
+fbAVX2_loop_731:
+	VBROADCASTSS (R9), Y3
+	VFMADD231PS  (R8), Y3, Y1
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y3
+	VFMADD231PS  (R8), Y3, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R11
+	JNZ          fbAVX2_loop_731
+
+fbAVX2_odd_732:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX2_done_733
+	VBROADCASTSS (R9), Y3
+	VFMADD231PS  (R8), Y3, Y1
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+
+fbAVX2_done_733:
+	VADDPS       Y2, Y1, Y1
+	ADDQ         DI, DX
+	VXORPD       Y2, Y2, Y2
+	VMASKMOVPS   (BX), Y0, Y3
+	VMULPS       Y3, Y1, Y1
+	VANDPS       Y1, Y0, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VMOVSS       X2, (SI)
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       X2, X3, X3
+	VBROADCASTSS X3, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (DX)
+	ADDQ         DI, BX
+	ADDQ         $0x04, SI
+	INCQ         CX
+	JMP          fbAVX2_t_729
+
+fbAVX2_tend_730:
+fbAVX2_swend_691:
+	VZEROUPPER
+	RET
+
+fbAVX2_multi_690:
+	MOVQ $0x00000001, 9312(SP)
+
+fbAVX2_mt_734:
+	MOVQ    9312(SP), AX
+	MOVQ    T+96(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_mtend_735
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    alpha_base+0(FP), DX
+	DECQ    AX
+	IMULQ   CX, AX
+	ADDQ    AX, DX
+	MOVQ    DX, 9320(SP)
+	VXORPD  Y0, Y0, Y0
+	VMOVUPS Y0, 9328(SP)
+	MOVQ    $0x00000000, 9360(SP)
+
+fbAVX2_chunk_736:
+	MOVQ 9360(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_chunkend_737
+	SUBQ AX, CX
+	MOVQ $0x00000006, AX
+	MOVQ $0x00000008, DX
+	CMPQ CX, $0x00000030
+	JAE  fbAVX2_full_738
+	LEAQ 7(CX), AX
+	SHRQ $0x03, AX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
+
+fbAVX2_full_738:
+	MOVQ    DX, 9368(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_740
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_741
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX2_case3_742
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX2_case4_743
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX2_case5_744
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_747
+
+fbAVX2_loop_746:
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VFMADD231PS  64(DX), Y13, Y9
+	VFMADD231PS  96(DX), Y13, Y10
+	VFMADD231PS  128(DX), Y13, Y11
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y12
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_746
+
+fbAVX2_odd_747:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_748
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_748:
+	VADDPS     Y7, Y1, Y1
+	VADDPS     Y8, Y2, Y2
+	VADDPS     Y9, Y3, Y3
+	VADDPS     Y10, Y4, Y4
+	VADDPS     Y11, Y5, Y5
+	VADDPS     Y12, Y6, Y6
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y7
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y7, Y7
+	VMOVUPS    Y1, (CX)
+	VMULPS     32(AX), Y2, Y2
+	VADDPS     Y2, Y7, Y7
+	VMOVUPS    Y2, 32(CX)
+	VMULPS     64(AX), Y3, Y3
+	VADDPS     Y3, Y7, Y7
+	VMOVUPS    Y3, 64(CX)
+	VMULPS     96(AX), Y4, Y4
+	VADDPS     Y4, Y7, Y7
+	VMOVUPS    Y4, 96(CX)
+	VMULPS     128(AX), Y5, Y5
+	VADDPS     Y5, Y7, Y7
+	VMOVUPS    Y5, 128(CX)
+	VMASKMOVPS 160(AX), Y0, Y1
+	VMULPS     Y1, Y6, Y6
+	VANDPS     Y6, Y0, Y1
+	VADDPS     Y1, Y7, Y7
+	VMASKMOVPS Y6, Y0, 160(CX)
+	VMOVUPS    Y7, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case5_744:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_750
+
+fbAVX2_loop_749:
+	VBROADCASTSS (BX), Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y11
+	VFMADD231PS  (DX), Y11, Y6
+	VFMADD231PS  32(DX), Y11, Y7
+	VFMADD231PS  64(DX), Y11, Y8
+	VFMADD231PS  96(DX), Y11, Y9
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y10
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_749
+
+fbAVX2_odd_750:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_751
+	VBROADCASTSS (BX), Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_751:
+	VADDPS     Y6, Y1, Y1
+	VADDPS     Y7, Y2, Y2
+	VADDPS     Y8, Y3, Y3
+	VADDPS     Y9, Y4, Y4
+	VADDPS     Y10, Y5, Y5
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y6
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y6, Y6
+	VMOVUPS    Y1, (CX)
+	VMULPS     32(AX), Y2, Y2
+	VADDPS     Y2, Y6, Y6
+	VMOVUPS    Y2, 32(CX)
+	VMULPS     64(AX), Y3, Y3
+	VADDPS     Y3, Y6, Y6
+	VMOVUPS    Y3, 64(CX)
+	VMULPS     96(AX), Y4, Y4
+	VADDPS     Y4, Y6, Y6
+	VMOVUPS    Y4, 96(CX)
+	VMASKMOVPS 128(AX), Y0, Y1
+	VMULPS     Y1, Y5, Y5
+	VANDPS     Y5, Y0, Y1
+	VADDPS     Y1, Y6, Y6
+	VMASKMOVPS Y5, Y0, 128(CX)
+	VMOVUPS    Y6, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case4_743:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_753
+
+fbAVX2_loop_752:
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VFMADD231PS  32(DX), Y9, Y6
+	VFMADD231PS  64(DX), Y9, Y7
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y8
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_752
+
+fbAVX2_odd_753:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_754
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_754:
+	VADDPS     Y5, Y1, Y1
+	VADDPS     Y6, Y2, Y2
+	VADDPS     Y7, Y3, Y3
+	VADDPS     Y8, Y4, Y4
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y5
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y5, Y5
+	VMOVUPS    Y1, (CX)
+	VMULPS     32(AX), Y2, Y2
+	VADDPS     Y2, Y5, Y5
+	VMOVUPS    Y2, 32(CX)
+	VMULPS     64(AX), Y3, Y3
+	VADDPS     Y3, Y5, Y5
+	VMOVUPS    Y3, 64(CX)
+	VMASKMOVPS 96(AX), Y0, Y1
+	VMULPS     Y1, Y4, Y4
+	VANDPS     Y4, Y0, Y1
+	VADDPS     Y1, Y5, Y5
+	VMASKMOVPS Y4, Y0, 96(CX)
+	VMOVUPS    Y5, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case3_742:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_756
+
+fbAVX2_loop_755:
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  (DX), Y7, Y4
+	VFMADD231PS  32(DX), Y7, Y5
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_755
+
+fbAVX2_odd_756:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_757
+	VBROADCASTSS (BX), Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_757:
+	VADDPS     Y4, Y1, Y1
+	VADDPS     Y5, Y2, Y2
+	VADDPS     Y6, Y3, Y3
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y4
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y4, Y4
+	VMOVUPS    Y1, (CX)
+	VMULPS     32(AX), Y2, Y2
+	VADDPS     Y2, Y4, Y4
+	VMOVUPS    Y2, 32(CX)
+	VMASKMOVPS 64(AX), Y0, Y1
+	VMULPS     Y1, Y3, Y3
+	VANDPS     Y3, Y0, Y1
+	VADDPS     Y1, Y4, Y4
+	VMASKMOVPS Y3, Y0, 64(CX)
+	VMOVUPS    Y4, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case2_741:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_759
+
+fbAVX2_loop_758:
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  (DX), Y5, Y3
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_758
+
+fbAVX2_odd_759:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_760
+	VBROADCASTSS (BX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_760:
+	VADDPS     Y3, Y1, Y1
+	VADDPS     Y4, Y2, Y2
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y3
+	VMULPS     (AX), Y1, Y1
+	VADDPS     Y1, Y3, Y3
+	VMOVUPS    Y1, (CX)
+	VMASKMOVPS 32(AX), Y0, Y1
+	VMULPS     Y1, Y2, Y2
+	VANDPS     Y2, Y0, Y1
+	VADDPS     Y1, Y3, Y3
+	VMASKMOVPS Y2, Y0, 32(CX)
+	VMOVUPS    Y3, 9328(SP)
+	JMP        fbAVX2_swend_739
+
+fbAVX2_case1_740:
+	MOVQ    9368(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    9360(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    9320(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_762
+
+fbAVX2_loop_761:
+	VBROADCASTSS (BX), Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_761
+
+fbAVX2_odd_762:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_763
+	VBROADCASTSS (BX), Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_763:
+	VADDPS     Y2, Y1, Y1
+	MOVQ       9312(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*4), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPS    9328(SP), Y2
+	VMASKMOVPS (AX), Y0, Y3
+	VMULPS     Y3, Y1, Y1
+	VANDPS     Y1, Y0, Y3
+	VADDPS     Y3, Y2, Y2
+	VMASKMOVPS Y1, Y0, (CX)
+	VMOVUPS    Y2, 9328(SP)
+
+fbAVX2_swend_739:
+	MOVQ 9360(SP), AX
+	ADDQ $0x00000030, AX
+	MOVQ AX, 9360(SP)
+	JMP  fbAVX2_chunk_736
+
+fbAVX2_chunkend_737:
+	VMOVUPS      9328(SP), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         9312(SP), CX
+	VMOVSS       X0, (AX)(CX*4)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y0
+	MOVQ         M+104(FP), AX
+	MOVQ         9320(SP), CX
+	LEAQ         (CX)(AX*4), CX
+	XORQ         DX, DX
+	MOVQ         AX, BX
+	ANDQ         $-16, BX
+
+fbAVX2_mul_764_AVX2f32_wide:
+	CMPQ    DX, BX
+	JAE     fbAVX2_mul_764_AVX2f32_narrow0
+	VMULPS  (CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (CX)(DX*4)
+	VMULPS  32(CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, 32(CX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     fbAVX2_mul_764_AVX2f32_wide
+
+fbAVX2_mul_764_AVX2f32_narrow0:
+	MOVQ AX, BX
+	ANDQ $-8, BX
+
+fbAVX2_mul_764_AVX2f32_narrow:
+	CMPQ    DX, BX
+	JAE     fbAVX2_mul_764_AVX2f32_tail
+	VMULPS  (CX)(DX*4), Y0, Y1
+	VMOVUPS Y1, (CX)(DX*4)
+	ADDQ    $+8, DX
+	JMP     fbAVX2_mul_764_AVX2f32_narrow
+
+fbAVX2_mul_764_AVX2f32_tail:
+	SUBQ       DX, AX
+	JZ         fbAVX2_mul_764_AVX2f32_end
+	MOVQ       $0x00000008, BX
+	SUBQ       AX, BX
+	LEAQ       tailmask32<>+0(SB), AX
+	VMOVDQU    (AX)(BX*4), Y1
+	VMASKMOVPS (CX)(DX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (CX)(DX*4)
+
+fbAVX2_mul_764_AVX2f32_end:
+	MOVQ 9312(SP), AX
+	INCQ AX
+	MOVQ AX, 9312(SP)
+	JMP  fbAVX2_mt_734
+
+fbAVX2_mtend_735:
+	VZEROUPPER
+	RET
+
+DATA tailmask32<>+0(SB)/4, $0xffffffff
+DATA tailmask32<>+4(SB)/4, $0xffffffff
+DATA tailmask32<>+8(SB)/4, $0xffffffff
+DATA tailmask32<>+12(SB)/4, $0xffffffff
+DATA tailmask32<>+16(SB)/4, $0xffffffff
+DATA tailmask32<>+20(SB)/4, $0xffffffff
+DATA tailmask32<>+24(SB)/4, $0xffffffff
+DATA tailmask32<>+28(SB)/4, $0xffffffff
+DATA tailmask32<>+32(SB)/4, $0x00000000
+DATA tailmask32<>+36(SB)/4, $0x00000000
+DATA tailmask32<>+40(SB)/4, $0x00000000
+DATA tailmask32<>+44(SB)/4, $0x00000000
+DATA tailmask32<>+48(SB)/4, $0x00000000
+DATA tailmask32<>+52(SB)/4, $0x00000000
+DATA tailmask32<>+56(SB)/4, $0x00000000
+DATA tailmask32<>+60(SB)/4, $0x00000000
+GLOBL tailmask32<>(SB), RODATA|NOPTR, $64
+
+DATA fbone32<>+0(SB)/4, $(1.0)
+GLOBL fbone32<>(SB), RODATA|NOPTR, $4
+
+// func backward32AVX2(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·backward32AVX2(SB), $9320-112
+	MOVQ         T+96(FP), AX
+	DECQ         AX
+	MOVQ         AX, (SP)
+	MOVQ         M+104(FP), CX
+	IMULQ        CX, AX
+	MOVQ         beta_base+0(FP), DX
+	LEAQ         (DX)(AX*4), DX
+	VBROADCASTSS fbone32<>+0(SB), Y0
+	XORQ         AX, AX
+	MOVQ         CX, BX
+	ANDQ         $-8, BX
+
+fbAVX2_ones_765_AVX2f32_narrow:
+	CMPQ    AX, BX
+	JAE     fbAVX2_ones_765_AVX2f32_tail
+	VMOVUPS Y0, (DX)(AX*4)
+	ADDQ    $+8, AX
+	JMP     fbAVX2_ones_765_AVX2f32_narrow
+
+fbAVX2_ones_765_AVX2f32_tail:
+	SUBQ       AX, CX
+	JZ         fbAVX2_ones_765_AVX2f32_end
+	MOVQ       $0x00000008, BX
+	SUBQ       CX, BX
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(BX*4), Y1
+	VMASKMOVPS Y0, Y1, (DX)(AX*4)
+
+fbAVX2_ones_765_AVX2f32_end:
+	LEAQ    32(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 9312(SP)
+	MOVQ    M+104(FP), AX
+	CMPQ    AX, $0x00000030
+	JA      fbAVX2_bt_766
+	LEAQ    7(AX), CX
+	SHRQ    $0x03, CX
+	MOVQ    CX, DX
+	SHLQ    $0x03, DX
+	SUBQ    AX, DX
+	NEGQ    DX
+	ADDQ    $0x00000008, DX
+	MOVQ    DX, 24(SP)
+	CMPQ    CX, $0x00000001
+	JEQ     fbAVX2_case1_769
+	CMPQ    CX, $0x00000002
+	JEQ     fbAVX2_case2_770
+	CMPQ    CX, $0x00000003
+	JEQ     fbAVX2_case3_771
+	CMPQ    CX, $0x00000004
+	JEQ     fbAVX2_case4_772
+	CMPQ    CX, $0x00000005
+	JEQ     fbAVX2_case5_773
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_775:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMOVUPS    96(DX), Y1
+	VMOVUPS    Y1, 96(BX)
+	VMOVUPS    128(DX), Y1
+	VMOVUPS    Y1, 128(BX)
+	VMASKMOVPS 160(DX), Y0, Y1
+	VMOVUPS    Y1, 160(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000c0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_775
+
+fbAVX2_pt_776:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_777
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMOVUPS    32(BX), Y1
+	VMULPS     32(DX), Y1, Y1
+	VMOVUPS    Y1, 32(AX)
+	VMOVUPS    64(BX), Y1
+	VMULPS     64(DX), Y1, Y1
+	VMOVUPS    Y1, 64(AX)
+	VMOVUPS    96(BX), Y1
+	VMULPS     96(DX), Y1, Y1
+	VMOVUPS    Y1, 96(AX)
+	VMOVUPS    128(BX), Y1
+	VMULPS     128(DX), Y1, Y1
+	VMOVUPS    Y1, 128(AX)
+	VMASKMOVPS 160(BX), Y0, Y1
+	VMASKMOVPS 160(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 160(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	VXORPD     Y9, Y9, Y9
+	VXORPD     Y10, Y10, Y10
+	VXORPD     Y11, Y11, Y11
+	VXORPD     Y12, Y12, Y12
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_779
+
+fbAVX2_loop_778:
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VFMADD231PS  160(DX), Y13, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VFMADD231PS  64(DX), Y13, Y9
+	VFMADD231PS  96(DX), Y13, Y10
+	VFMADD231PS  128(DX), Y13, Y11
+	VFMADD231PS  160(DX), Y13, Y12
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_778
+
+fbAVX2_odd_779:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_780
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VFMADD231PS  160(DX), Y13, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+
+fbAVX2_done_780:
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y11, Y5, Y5
+	VADDPS       Y12, Y6, Y6
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X7
+	VDIVSS       (AX)(CX*4), X7, X7
+	VBROADCASTSS X7, Y7
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, 128(AX)
+	VMULPS       Y7, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 160(AX)
+	JMP          fbAVX2_pt_776
+
+fbAVX2_ptend_777:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case5_773:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_781:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMOVUPS    96(DX), Y1
+	VMOVUPS    Y1, 96(BX)
+	VMASKMOVPS 128(DX), Y0, Y1
+	VMOVUPS    Y1, 128(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x000000a0, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_781
+
+fbAVX2_pt_782:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_783
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMOVUPS    32(BX), Y1
+	VMULPS     32(DX), Y1, Y1
+	VMOVUPS    Y1, 32(AX)
+	VMOVUPS    64(BX), Y1
+	VMULPS     64(DX), Y1, Y1
+	VMOVUPS    Y1, 64(AX)
+	VMOVUPS    96(BX), Y1
+	VMULPS     96(DX), Y1, Y1
+	VMOVUPS    Y1, 96(AX)
+	VMASKMOVPS 128(BX), Y0, Y1
+	VMASKMOVPS 128(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 128(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	VXORPD     Y9, Y9, Y9
+	VXORPD     Y10, Y10, Y10
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_785
+
+fbAVX2_loop_784:
+	VBROADCASTSS (AX), Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VFMADD231PS  128(DX), Y11, Y5
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000a0, DX
+	VBROADCASTSS (AX), Y11
+	VFMADD231PS  (DX), Y11, Y6
+	VFMADD231PS  32(DX), Y11, Y7
+	VFMADD231PS  64(DX), Y11, Y8
+	VFMADD231PS  96(DX), Y11, Y9
+	VFMADD231PS  128(DX), Y11, Y10
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000a0, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_784
+
+fbAVX2_odd_785:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_786
+	VBROADCASTSS (AX), Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VFMADD231PS  128(DX), Y11, Y5
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000a0, DX
+
+fbAVX2_done_786:
+	VADDPS       Y6, Y1, Y1
+	VADDPS       Y7, Y2, Y2
+	VADDPS       Y8, Y3, Y3
+	VADDPS       Y9, Y4, Y4
+	VADDPS       Y10, Y5, Y5
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       (AX)(CX*4), X6, X6
+	VBROADCASTSS X6, Y6
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y6, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y6, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMULPS       Y6, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VMULPS       Y6, Y4, Y4
+	VMOVUPS      Y4, 96(AX)
+	VMULPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y0, 128(AX)
+	JMP          fbAVX2_pt_782
+
+fbAVX2_ptend_783:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case4_772:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_787:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMOVUPS    64(DX), Y1
+	VMOVUPS    Y1, 64(BX)
+	VMASKMOVPS 96(DX), Y0, Y1
+	VMOVUPS    Y1, 96(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000080, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_787
+
+fbAVX2_pt_788:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_789
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMOVUPS    32(BX), Y1
+	VMULPS     32(DX), Y1, Y1
+	VMOVUPS    Y1, 32(AX)
+	VMOVUPS    64(BX), Y1
+	VMULPS     64(DX), Y1, Y1
+	VMOVUPS    Y1, 64(AX)
+	VMASKMOVPS 96(BX), Y0, Y1
+	VMASKMOVPS 96(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 96(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	VXORPD     Y7, Y7, Y7
+	VXORPD     Y8, Y8, Y8
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_791
+
+fbAVX2_loop_790:
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VFMADD231PS  96(DX), Y9, Y4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VFMADD231PS  32(DX), Y9, Y6
+	VFMADD231PS  64(DX), Y9, Y7
+	VFMADD231PS  96(DX), Y9, Y8
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_790
+
+fbAVX2_odd_791:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_792
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VFMADD231PS  96(DX), Y9, Y4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+
+fbAVX2_done_792:
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y8, Y4, Y4
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       (AX)(CX*4), X5, X5
+	VBROADCASTSS X5, Y5
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y5, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMULPS       Y5, Y3, Y3
+	VMOVUPS      Y3, 64(AX)
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 96(AX)
+	JMP          fbAVX2_pt_788
+
+fbAVX2_ptend_789:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case3_771:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_793:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMOVUPS    32(DX), Y1
+	VMOVUPS    Y1, 32(BX)
+	VMASKMOVPS 64(DX), Y0, Y1
+	VMOVUPS    Y1, 64(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000060, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_793
+
+fbAVX2_pt_794:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_795
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMOVUPS    32(BX), Y1
+	VMULPS     32(DX), Y1, Y1
+	VMOVUPS    Y1, 32(AX)
+	VMASKMOVPS 64(BX), Y0, Y1
+	VMASKMOVPS 64(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 64(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	VXORPD     Y5, Y5, Y5
+	VXORPD     Y6, Y6, Y6
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_797
+
+fbAVX2_loop_796:
+	VBROADCASTSS (AX), Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VFMADD231PS  64(DX), Y7, Y3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+	VBROADCASTSS (AX), Y7
+	VFMADD231PS  (DX), Y7, Y4
+	VFMADD231PS  32(DX), Y7, Y5
+	VFMADD231PS  64(DX), Y7, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_796
+
+fbAVX2_odd_797:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_798
+	VBROADCASTSS (AX), Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VFMADD231PS  64(DX), Y7, Y3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+
+fbAVX2_done_798:
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (AX)(CX*4), X4, X4
+	VBROADCASTSS X4, Y4
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y4, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, 32(AX)
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(AX)
+	JMP          fbAVX2_pt_794
+
+fbAVX2_ptend_795:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case2_770:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_799:
+	VMOVUPS    (DX), Y1
+	VMOVUPS    Y1, (BX)
+	VMASKMOVPS 32(DX), Y0, Y1
+	VMOVUPS    Y1, 32(BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000040, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_799
+
+fbAVX2_pt_800:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_801
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMOVUPS    (BX), Y1
+	VMULPS     (DX), Y1, Y1
+	VMOVUPS    Y1, (AX)
+	VMASKMOVPS 32(BX), Y0, Y1
+	VMASKMOVPS 32(DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, 32(AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	VXORPD     Y3, Y3, Y3
+	VXORPD     Y4, Y4, Y4
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_803
+
+fbAVX2_loop_802:
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VFMADD231PS  32(DX), Y5, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y3
+	VFMADD231PS  32(DX), Y5, Y4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_802
+
+fbAVX2_odd_803:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_804
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VFMADD231PS  32(DX), Y5, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+
+fbAVX2_done_804:
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y4, Y2, Y2
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       (AX)(CX*4), X3, X3
+	VBROADCASTSS X3, Y3
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (AX)
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(AX)
+	JMP          fbAVX2_pt_800
+
+fbAVX2_ptend_801:
+	JMP fbAVX2_swend_768
+
+fbAVX2_case1_769:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+104(FP), AX
+	MOVQ    AX, CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	MOVQ    9312(SP), BX
+	MOVQ    BX, BX
+
+fbAVX2_pack_805:
+	VMASKMOVPS (DX), Y0, Y1
+	VMOVUPS    Y1, (BX)
+	ADDQ       CX, DX
+	ADDQ       $0x00000020, BX
+	DECQ       AX
+	JNZ        fbAVX2_pack_805
+
+fbAVX2_pt_806:
+	MOVQ       (SP), AX
+	TESTQ      AX, AX
+	JZ         fbAVX2_ptend_807
+	MOVQ       M+104(FP), CX
+	SHLQ       $0x02, CX
+	IMULQ      CX, AX
+	MOVQ       beta_base+0(FP), DX
+	ADDQ       AX, DX
+	MOVQ       psi_base+48(FP), BX
+	ADDQ       AX, BX
+	MOVQ       DX, AX
+	SUBQ       CX, AX
+	VMASKMOVPS (BX), Y0, Y1
+	VMASKMOVPS (DX), Y0, Y2
+	VMULPS     Y2, Y1, Y1
+	VMASKMOVPS Y1, Y0, (AX)
+	MOVQ       M+104(FP), CX
+	MOVQ       9312(SP), DX
+	VXORPD     Y1, Y1, Y1
+	VXORPD     Y2, Y2, Y2
+	MOVQ       CX, BX
+	SHRQ       $0x01, BX
+	JZ         fbAVX2_odd_809
+
+fbAVX2_loop_808:
+	VBROADCASTSS (AX), Y3
+	VFMADD231PS  (DX), Y3, Y1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+	VBROADCASTSS (AX), Y3
+	VFMADD231PS  (DX), Y3, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+	DECQ         BX
+	JNZ          fbAVX2_loop_808
+
+fbAVX2_odd_809:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX2_done_810
+	VBROADCASTSS (AX), Y3
+	VFMADD231PS  (DX), Y3, Y1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+
+fbAVX2_done_810:
+	VADDPS       Y2, Y1, Y1
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       (AX)(CX*4), X2, X2
+	VBROADCASTSS X2, Y2
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (AX)
+	JMP          fbAVX2_pt_806
+
+fbAVX2_ptend_807:
+fbAVX2_swend_768:
+	VZEROUPPER
+	RET
+
+fbAVX2_bt_766:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_btend_767
+	MOVQ   scale_base+24(FP), CX
+	VMOVSS fbone32<>+0(SB), X0
+	VDIVSS (CX)(AX*4), X0, X0
+	VMOVSS X0, 8(SP)
+	MOVQ   $0x00000000, 16(SP)
+
+fbAVX2_bchunk_811:
+	MOVQ 16(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_bchunkend_812
+	SUBQ AX, CX
+	MOVQ $0x00000006, AX
+	MOVQ $0x00000008, DX
+	CMPQ CX, $0x00000030
+	JAE  fbAVX2_full_813
+	LEAQ 7(CX), AX
+	SHRQ $0x03, AX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
+
+fbAVX2_full_813:
+	MOVQ    DX, 24(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_815
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_816
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX2_case3_817
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX2_case4_818
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX2_case5_819
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_822
+
+fbAVX2_loop_821:
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VFMADD231PS  64(DX), Y13, Y9
+	VFMADD231PS  96(DX), Y13, Y10
+	VFMADD231PS  128(DX), Y13, Y11
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y12
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_821
+
+fbAVX2_odd_822:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_823
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	VFMADD231PS  96(DX), Y13, Y4
+	VFMADD231PS  128(DX), Y13, Y5
+	VMASKMOVPS   160(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_823:
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
+	VADDPS       Y10, Y4, Y4
+	VADDPS       Y11, Y5, Y5
+	VADDPS       Y12, Y6, Y6
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y7
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y7, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y7, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	VMULPS       Y7, Y5, Y5
+	VMOVUPS      Y5, 128(DX)
+	VMULPS       Y7, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 160(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case5_819:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_825
+
+fbAVX2_loop_824:
+	VMOVSS       (DI), X11
+	VMULSS       (SI), X11, X11
+	VBROADCASTSS X11, Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X11
+	VMULSS       (SI), X11, X11
+	VBROADCASTSS X11, Y11
+	VFMADD231PS  (DX), Y11, Y6
+	VFMADD231PS  32(DX), Y11, Y7
+	VFMADD231PS  64(DX), Y11, Y8
+	VFMADD231PS  96(DX), Y11, Y9
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y10
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_824
+
+fbAVX2_odd_825:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_826
+	VMOVSS       (DI), X11
+	VMULSS       (SI), X11, X11
+	VBROADCASTSS X11, Y11
+	VFMADD231PS  (DX), Y11, Y1
+	VFMADD231PS  32(DX), Y11, Y2
+	VFMADD231PS  64(DX), Y11, Y3
+	VFMADD231PS  96(DX), Y11, Y4
+	VMASKMOVPS   128(DX), Y0, Y12
+	VFMADD231PS  Y12, Y11, Y5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_826:
+	VADDPS       Y6, Y1, Y1
+	VADDPS       Y7, Y2, Y2
+	VADDPS       Y8, Y3, Y3
+	VADDPS       Y9, Y4, Y4
+	VADDPS       Y10, Y5, Y5
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y6
+	VMULPS       Y6, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y6, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y6, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y6, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	VMULPS       Y6, Y5, Y5
+	VMASKMOVPS   Y5, Y0, 128(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case4_818:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_828
+
+fbAVX2_loop_827:
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VFMADD231PS  32(DX), Y9, Y6
+	VFMADD231PS  64(DX), Y9, Y7
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y8
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_827
+
+fbAVX2_odd_828:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_829
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	VFMADD231PS  64(DX), Y9, Y3
+	VMASKMOVPS   96(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_829:
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
+	VADDPS       Y7, Y3, Y3
+	VADDPS       Y8, Y4, Y4
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y5
+	VMULPS       Y5, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y5, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VMULPS       Y5, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 96(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case3_817:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_831
+
+fbAVX2_loop_830:
+	VMOVSS       (DI), X7
+	VMULSS       (SI), X7, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X7
+	VMULSS       (SI), X7, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS  (DX), Y7, Y4
+	VFMADD231PS  32(DX), Y7, Y5
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_830
+
+fbAVX2_odd_831:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_832
+	VMOVSS       (DI), X7
+	VMULSS       (SI), X7, X7
+	VBROADCASTSS X7, Y7
+	VFMADD231PS  (DX), Y7, Y1
+	VFMADD231PS  32(DX), Y7, Y2
+	VMASKMOVPS   64(DX), Y0, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_832:
+	VADDPS       Y4, Y1, Y1
+	VADDPS       Y5, Y2, Y2
+	VADDPS       Y6, Y3, Y3
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y4
+	VMULPS       Y4, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case2_816:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_834
+
+fbAVX2_loop_833:
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  (DX), Y5, Y3
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_833
+
+fbAVX2_odd_834:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_835
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VFMADD231PS  (DX), Y5, Y1
+	VMASKMOVPS   32(DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_835:
+	VADDPS       Y3, Y1, Y1
+	VADDPS       Y4, Y2, Y2
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y3
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(DX)
+	JMP          fbAVX2_swend_814
+
+fbAVX2_case1_815:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*4), DX
+	MOVQ    (SP), BX
+	IMULQ   CX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    BX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    BX, DI
+	MOVQ    M+104(FP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	MOVQ    BX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_837
+
+fbAVX2_loop_836:
+	VMOVSS       (DI), X3
+	VMULSS       (SI), X3, X3
+	VBROADCASTSS X3, Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X3
+	VMULSS       (SI), X3, X3
+	VBROADCASTSS X3, Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX2_loop_836
+
+fbAVX2_odd_837:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX2_done_838
+	VMOVSS       (DI), X3
+	VMULSS       (SI), X3, X3
+	VBROADCASTSS X3, Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX2_done_838:
+	VADDPS       Y2, Y1, Y1
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (DX)
+
+fbAVX2_swend_814:
+	MOVQ 16(SP), AX
+	ADDQ $0x00000030, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX2_bchunk_811
+
+fbAVX2_bchunkend_812:
+	MOVQ (SP), AX
+	DECQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX2_bt_766
+
+fbAVX2_btend_767:
+	VZEROUPPER
+	RET
+
+// func transitions32AVX2(g []float32, e []float32, alpha []float32, beta []float32, psi []float32, scale []float32, work []float32, T int, M int)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·transitions32AVX2(SB), $12408-184
+	LEAQ 48(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 12400(SP)
+	MOVQ $0x00000001, (SP)
+
+fbAVX2_bb_839:
+	MOVQ         (SP), AX
+	MOVQ         T+168(FP), CX
+	CMPQ         AX, CX
+	JAE          fbAVX2_bbend_840
+	MOVQ         scale_base+120(FP), CX
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       (CX)(AX*4), X0, X0
+	VBROADCASTSS X0, Y0
+	MOVQ         M+176(FP), CX
+	IMULQ        CX, AX
+	SHLQ         $0x02, AX
+	MOVQ         psi_base+96(FP), DX
+	ADDQ         AX, DX
+	MOVQ         beta_base+72(FP), BX
+	ADDQ         AX, BX
+	MOVQ         work_base+144(FP), SI
+	ADDQ         AX, SI
+	MOVQ         CX, AX
+	SHLQ         $0x02, AX
+	SUBQ         AX, SI
+	XORQ         AX, AX
+	MOVQ         CX, DI
+	ANDQ         $-16, DI
+
+fbAVX2_bbrow_841_AVX2f32_wide:
+	CMPQ    AX, DI
+	JAE     fbAVX2_bbrow_841_AVX2f32_narrow0
+	VMOVUPS (DX)(AX*4), Y1
+	VMULPS  (BX)(AX*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (SI)(AX*4)
+	VMOVUPS 32(DX)(AX*4), Y1
+	VMULPS  32(BX)(AX*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(SI)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX2_bbrow_841_AVX2f32_wide
+
+fbAVX2_bbrow_841_AVX2f32_narrow0:
+	MOVQ CX, DI
+	ANDQ $-8, DI
+
+fbAVX2_bbrow_841_AVX2f32_narrow:
+	CMPQ    AX, DI
+	JAE     fbAVX2_bbrow_841_AVX2f32_tail
+	VMOVUPS (DX)(AX*4), Y1
+	VMULPS  (BX)(AX*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (SI)(AX*4)
+	ADDQ    $+8, AX
+	JMP     fbAVX2_bbrow_841_AVX2f32_narrow
+
+fbAVX2_bbrow_841_AVX2f32_tail:
+	SUBQ       AX, CX
+	JZ         fbAVX2_bbrow_841_AVX2f32_end
+	MOVQ       $0x00000008, DI
+	SUBQ       CX, DI
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(DI*4), Y1
+	VMASKMOVPS (DX)(AX*4), Y1, Y2
+	VMASKMOVPS (BX)(AX*4), Y1, Y3
+	VMULPS     Y3, Y2, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (SI)(AX*4)
+
+fbAVX2_bbrow_841_AVX2f32_end:
+	MOVQ (SP), AX
+	INCQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX2_bb_839
+
+fbAVX2_bbend_840:
+	MOVQ $0x00000000, 32(SP)
+
+fbAVX2_tt_842:
+	MOVQ    32(SP), AX
+	MOVQ    T+168(FP), CX
+	DECQ    CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_ttend_843
+	SUBQ    AX, CX
+	MOVQ    $0x00000080, AX
+	CMPQ    CX, AX
+	CMOVQGT AX, CX
+	MOVQ    CX, 40(SP)
+	MOVQ    $0x00000000, 16(SP)
+
+fbAVX2_tj_844:
+	MOVQ 16(SP), AX
+	MOVQ M+176(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_tjend_845
+	SUBQ AX, CX
+	MOVQ $0x00000003, AX
+	MOVQ $0x00000008, DX
+	CMPQ CX, $0x00000018
+	JAE  fbAVX2_full_846
+	LEAQ 7(CX), AX
+	SHRQ $0x03, AX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
+
+fbAVX2_full_846:
+	MOVQ    DX, 24(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_848
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_849
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_851:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    Y1, (DX)
+	VMOVUPS    32(CX), Y1
+	VMOVUPS    Y1, 32(DX)
+	VMASKMOVPS 64(CX), Y0, Y1
+	VMOVUPS    Y1, 64(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000060, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_851
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_852:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_853
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_855
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_856
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+
+fbAVX2_loop_858:
+	VMOVUPS      (BX), Y10
+	VMOVUPS      32(BX), Y11
+	VMOVUPS      64(BX), Y12
+	VBROADCASTSS (CX), Y13
+	VFMADD231PS  Y10, Y13, Y1
+	VFMADD231PS  Y11, Y13, Y2
+	VFMADD231PS  Y12, Y13, Y3
+	VBROADCASTSS 4(CX), Y13
+	VFMADD231PS  Y10, Y13, Y4
+	VFMADD231PS  Y11, Y13, Y5
+	VFMADD231PS  Y12, Y13, Y6
+	VBROADCASTSS 8(CX), Y13
+	VFMADD231PS  Y10, Y13, Y7
+	VFMADD231PS  Y11, Y13, Y8
+	VFMADD231PS  Y12, Y13, Y9
+	ADDQ         AX, CX
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_858
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   32(SI)(AX*2)
+	PREFETCHT0   32(CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	VMOVUPS      (DX), Y10
+	VFMADD231PS  (BX), Y1, Y10
+	VMOVUPS      Y10, (DX)
+	VMOVUPS      32(DX), Y1
+	VFMADD231PS  32(BX), Y2, Y1
+	VMOVUPS      Y1, 32(DX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMASKMOVPS   64(BX), Y0, Y2
+	VFMADD231PS  Y2, Y3, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)
+	VMOVUPS      (DX)(AX*1), Y1
+	VFMADD231PS  (BX)(AX*1), Y4, Y1
+	VMOVUPS      Y1, (DX)(AX*1)
+	VMOVUPS      32(DX)(AX*1), Y1
+	VFMADD231PS  32(BX)(AX*1), Y5, Y1
+	VMOVUPS      Y1, 32(DX)(AX*1)
+	VMASKMOVPS   64(DX)(AX*1), Y0, Y1
+	VMASKMOVPS   64(BX)(AX*1), Y0, Y2
+	VFMADD231PS  Y2, Y6, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Y1
+	VFMADD231PS  (BX)(AX*2), Y7, Y1
+	VMOVUPS      Y1, (DX)(AX*2)
+	VMOVUPS      32(DX)(AX*2), Y1
+	VFMADD231PS  32(BX)(AX*2), Y8, Y1
+	VMOVUPS      Y1, 32(DX)(AX*2)
+	VMASKMOVPS   64(DX)(AX*2), Y0, Y1
+	VMASKMOVPS   64(BX)(AX*2), Y0, Y2
+	VFMADD231PS  Y2, Y9, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)(AX*2)
+	JMP          fbAVX2_swend_854
+
+fbAVX2_case2_856:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_859:
+	VMOVUPS      (BX), Y7
+	VMOVUPS      32(BX), Y8
+	VMOVUPS      64(BX), Y9
+	VBROADCASTSS (CX), Y10
+	VFMADD231PS  Y7, Y10, Y1
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS 4(CX), Y10
+	VFMADD231PS  Y7, Y10, Y4
+	VFMADD231PS  Y8, Y10, Y5
+	VFMADD231PS  Y9, Y10, Y6
+	ADDQ         AX, CX
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_859
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  (BX), Y1, Y7
+	VMOVUPS      Y7, (DX)
+	VMOVUPS      32(DX), Y1
+	VFMADD231PS  32(BX), Y2, Y1
+	VMOVUPS      Y1, 32(DX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMASKMOVPS   64(BX), Y0, Y2
+	VFMADD231PS  Y2, Y3, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)
+	VMOVUPS      (DX)(AX*1), Y1
+	VFMADD231PS  (BX)(AX*1), Y4, Y1
+	VMOVUPS      Y1, (DX)(AX*1)
+	VMOVUPS      32(DX)(AX*1), Y1
+	VFMADD231PS  32(BX)(AX*1), Y5, Y1
+	VMOVUPS      Y1, 32(DX)(AX*1)
+	VMASKMOVPS   64(DX)(AX*1), Y0, Y1
+	VMASKMOVPS   64(BX)(AX*1), Y0, Y2
+	VFMADD231PS  Y2, Y6, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)(AX*1)
+	JMP          fbAVX2_swend_854
+
+fbAVX2_case1_855:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_860:
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  (BX), Y4, Y1
+	VFMADD231PS  32(BX), Y4, Y2
+	VFMADD231PS  64(BX), Y4, Y3
+	ADDQ         AX, CX
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_860
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   32(AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	VMOVUPS      (DX), Y4
+	VFMADD231PS  (BX), Y1, Y4
+	VMOVUPS      Y4, (DX)
+	VMOVUPS      32(DX), Y1
+	VFMADD231PS  32(BX), Y2, Y1
+	VMOVUPS      Y1, 32(DX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMASKMOVPS   64(BX), Y0, Y2
+	VFMADD231PS  Y2, Y3, Y1
+	VMASKMOVPS   Y1, Y0, 64(DX)
+
+fbAVX2_swend_854:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_852
+
+fbAVX2_tiend_853:
+	JMP fbAVX2_swend_847
+
+fbAVX2_case2_849:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_861:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    Y1, (DX)
+	VMASKMOVPS 32(CX), Y0, Y1
+	VMOVUPS    Y1, 32(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_861
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_862:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_863
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_865
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_866
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_868:
+	VMOVUPS      (BX), Y7
+	VMOVUPS      32(BX), Y8
+	VBROADCASTSS (CX), Y9
+	VFMADD231PS  Y7, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS 4(CX), Y9
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS 8(CX), Y9
+	VFMADD231PS  Y7, Y9, Y5
+	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_868
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   32(SI)(AX*2)
+	PREFETCHT0   32(CX)(AX*2)
+	VMOVUPS      (DX), Y7
+	VFMADD231PS  (BX), Y1, Y7
+	VMOVUPS      Y7, (DX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMASKMOVPS   32(BX), Y0, Y7
+	VFMADD231PS  Y7, Y2, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)
+	VMOVUPS      (DX)(AX*1), Y1
+	VFMADD231PS  (BX)(AX*1), Y3, Y1
+	VMOVUPS      Y1, (DX)(AX*1)
+	VMASKMOVPS   32(DX)(AX*1), Y0, Y1
+	VMASKMOVPS   32(BX)(AX*1), Y0, Y2
+	VFMADD231PS  Y2, Y4, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Y1
+	VFMADD231PS  (BX)(AX*2), Y5, Y1
+	VMOVUPS      Y1, (DX)(AX*2)
+	VMASKMOVPS   32(DX)(AX*2), Y0, Y1
+	VMASKMOVPS   32(BX)(AX*2), Y0, Y2
+	VFMADD231PS  Y2, Y6, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)(AX*2)
+	JMP          fbAVX2_swend_864
+
+fbAVX2_case2_866:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+
+fbAVX2_loop_869:
+	VMOVUPS      (BX), Y5
+	VMOVUPS      32(BX), Y6
+	VBROADCASTSS (CX), Y7
+	VFMADD231PS  Y5, Y7, Y1
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS 4(CX), Y7
+	VFMADD231PS  Y5, Y7, Y3
+	VFMADD231PS  Y6, Y7, Y4
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_869
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   32(SI)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   32(SI)(AX*1)
+	PREFETCHT0   32(CX)(AX*1)
+	VMOVUPS      (DX), Y5
+	VFMADD231PS  (BX), Y1, Y5
+	VMOVUPS      Y5, (DX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMASKMOVPS   32(BX), Y0, Y5
+	VFMADD231PS  Y5, Y2, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)
+	VMOVUPS      (DX)(AX*1), Y1
+	VFMADD231PS  (BX)(AX*1), Y3, Y1
+	VMOVUPS      Y1, (DX)(AX*1)
+	VMASKMOVPS   32(DX)(AX*1), Y0, Y1
+	VMASKMOVPS   32(BX)(AX*1), Y0, Y2
+	VFMADD231PS  Y2, Y4, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)(AX*1)
+	JMP          fbAVX2_swend_864
+
+fbAVX2_case1_865:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_870:
+	VBROADCASTSS (CX), Y3
+	VFMADD231PS  (BX), Y3, Y1
+	VFMADD231PS  32(BX), Y3, Y2
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_870
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   32(CX)
+	PREFETCHT0   32(AX)
+	VMOVUPS      (DX), Y3
+	VFMADD231PS  (BX), Y1, Y3
+	VMOVUPS      Y3, (DX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMASKMOVPS   32(BX), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	VMASKMOVPS   Y1, Y0, 32(DX)
+
+fbAVX2_swend_864:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_862
+
+fbAVX2_tiend_863:
+	JMP fbAVX2_swend_847
+
+fbAVX2_case1_848:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    work_base+144(FP), DX
+	ADDQ    DX, CX
+	MOVQ    16(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    12400(SP), DX
+	MOVQ    40(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_871:
+	VMASKMOVPS (CX), Y0, Y1
+	VMOVUPS    Y1, (DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000020, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_871
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX2_ti_872:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tiend_873
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_875
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_876
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_878:
+	VMOVUPS      (BX), Y4
+	VBROADCASTSS (CX), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS 4(CX), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS 8(CX), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         AX, CX
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_878
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	VMASKMOVPS   (DX), Y0, Y4
+	VMASKMOVPS   (BX), Y0, Y5
+	VFMADD231PS  Y5, Y1, Y4
+	VMASKMOVPS   Y4, Y0, (DX)
+	VMASKMOVPS   (DX)(AX*1), Y0, Y1
+	VMASKMOVPS   (BX)(AX*1), Y0, Y4
+	VFMADD231PS  Y4, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (DX)(AX*1)
+	VMASKMOVPS   (DX)(AX*2), Y0, Y1
+	VMASKMOVPS   (BX)(AX*2), Y0, Y2
+	VFMADD231PS  Y2, Y3, Y1
+	VMASKMOVPS   Y1, Y0, (DX)(AX*2)
+	JMP          fbAVX2_swend_874
+
+fbAVX2_case2_876:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_879:
+	VMOVUPS      (BX), Y3
+	VBROADCASTSS (CX), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS 4(CX), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         AX, CX
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_879
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	VMASKMOVPS   (DX), Y0, Y3
+	VMASKMOVPS   (BX), Y0, Y4
+	VFMADD231PS  Y4, Y1, Y3
+	VMASKMOVPS   Y3, Y0, (DX)
+	VMASKMOVPS   (DX)(AX*1), Y0, Y1
+	VMASKMOVPS   (BX)(AX*1), Y0, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	VMASKMOVPS   Y1, Y0, (DX)(AX*1)
+	JMP          fbAVX2_swend_874
+
+fbAVX2_case1_875:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    12400(SP), BX
+	VXORPD  Y1, Y1, Y1
+
+fbAVX2_loop_880:
+	VBROADCASTSS (CX), Y2
+	VFMADD231PS  (BX), Y2, Y1
+	ADDQ         AX, CX
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JNZ          fbAVX2_loop_880
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMASKMOVPS   (BX), Y0, Y3
+	VFMADD231PS  Y3, Y1, Y2
+	VMASKMOVPS   Y2, Y0, (DX)
+
+fbAVX2_swend_874:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_ti_872
+
+fbAVX2_tiend_873:
+fbAVX2_swend_847:
+	MOVQ 16(SP), AX
+	ADDQ $0x00000018, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX2_tj_844
+
+fbAVX2_tjend_845:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000080, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX2_tt_842
+
+fbAVX2_ttend_843:
+	VZEROUPPER
+	RET
+
+// func shiftRows32AVX2(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
+// Requires: AVX, AVX2
+TEXT ·shiftRows32AVX2(SB), NOSPLIT, $0-136
+	MOVQ         out_base+0(FP), AX
+	MOVQ         mx_base+24(FP), CX
+	MOVQ         lo_base+48(FP), DX
+	MOVQ         in_base+72(FP), BX
+	MOVQ         a_base+96(FP), SI
+	MOVQ         T+120(FP), DI
+	MOVQ         M+128(FP), R8
+	MOVQ         R8, R9
+	ANDQ         $-8, R9
+	MOVQ         R8, R10
+	SUBQ         R9, R10
+	MOVQ         $0x00000008, R11
+	SUBQ         R10, R11
+	LEAQ         tailmask32<>+0(SB), R12
+	VMOVDQU      (R12)(R11*4), Y0
+	VBROADCASTSS rowsninf32<>+0(SB), Y1
+	VBROADCASTSS rowspinf32<>+0(SB), Y2
+	VBROADCASTSS rowsnegmax32<>+0(SB), Y3
+
+shiftRows32AVX2_AVX2f32_row:
+	VMOVAPS Y1, Y4
+	VMOVAPS Y2, Y5
+	XORQ    R11, R11
+
+shiftRows32AVX2_AVX2f32_col:
+	CMPQ      R11, R9
+	JAE       shiftRows32AVX2_AVX2f32_coltail
+	VMOVUPS   (BX)(R11*4), Y6
+	VADDPS    (SI)(R11*4), Y6, Y6
+	VMOVUPS   Y6, (AX)(R11*4)
+	VMAXPS    Y6, Y4, Y4
+	VCMPPS    $0x1d, Y3, Y6, Y7
+	VBLENDVPS Y7, Y6, Y2, Y7
+	VMINPS    Y7, Y5, Y5
+	ADDQ      $+8, R11
+	JMP       shiftRows32AVX2_AVX2f32_col
+
+shiftRows32AVX2_AVX2f32_coltail:
+	TESTQ      R10, R10
+	JZ         shiftRows32AVX2_AVX2f32_reduce
+	VMASKMOVPS (BX)(R11*4), Y0, Y6
+	VMASKMOVPS (SI)(R11*4), Y0, Y7
+	VADDPS     Y7, Y6, Y6
+	VMASKMOVPS Y6, Y0, (AX)(R11*4)
+	VBLENDVPS  Y0, Y6, Y1, Y7
+	VMAXPS     Y7, Y4, Y4
+	VCMPPS     $0x1d, Y3, Y6, Y7
+	VANDPS     Y0, Y7, Y7
+	VBLENDVPS  Y7, Y6, Y2, Y7
+	VMINPS     Y7, Y5, Y5
+
+shiftRows32AVX2_AVX2f32_reduce:
+	VEXTRACTF128 $0x01, Y4, X6
+	VMAXPS       X6, X4, X4
+	VMOVHLPS     X4, X4, X6
+	VMAXPS       X6, X4, X4
+	VMOVSHDUP    X4, X6
+	VMAXPS       X6, X4, X4
+	VEXTRACTF128 $0x01, Y5, X6
+	VMINPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VMINPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VMINPS       X6, X5, X5
+	VMOVSS       X4, (CX)
+	VMOVSS       X5, (DX)
+	VBROADCASTSS X4, Y4
+	XORQ         R11, R11
+
+shiftRows32AVX2_AVX2f32_sub:
+	CMPQ    R11, R9
+	JAE     shiftRows32AVX2_AVX2f32_subtail
+	VMOVUPS (AX)(R11*4), Y5
+	VSUBPS  Y4, Y5, Y5
+	VMOVUPS Y5, (AX)(R11*4)
+	ADDQ    $+8, R11
+	JMP     shiftRows32AVX2_AVX2f32_sub
+
+shiftRows32AVX2_AVX2f32_subtail:
+	TESTQ      R10, R10
+	JZ         shiftRows32AVX2_AVX2f32_next
+	VMASKMOVPS (AX)(R11*4), Y0, Y5
+	VSUBPS     Y4, Y5, Y5
+	VMASKMOVPS Y5, Y0, (AX)(R11*4)
+
+shiftRows32AVX2_AVX2f32_next:
+	LEAQ (BX)(R8*4), BX
+	LEAQ (AX)(R8*4), AX
+	ADDQ $+4, CX
+	ADDQ $+4, DX
+	DECQ DI
+	JNZ  shiftRows32AVX2_AVX2f32_row
+	VZEROUPPER
+	RET
+
+DATA rowsninf32<>+0(SB)/4, $0xff800000
+GLOBL rowsninf32<>(SB), RODATA|NOPTR, $4
+
+DATA rowspinf32<>+0(SB)/4, $0x7f800000
+GLOBL rowspinf32<>(SB), RODATA|NOPTR, $4
+
+DATA rowsnegmax32<>+0(SB)/4, $(-340282350000000000000000000000000000000.0)
+GLOBL rowsnegmax32<>(SB), RODATA|NOPTR, $4
+
+// func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+// Requires: AVX, AVX2, CMOV, FMA3, MMX+
+TEXT ·forwardBatch32AVX2(SB), $6288-128
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 6280(SP)
+	MOVQ $0x00000000, 8(SP)
+
+fbAVX2_k0_881:
+	MOVQ   8(SP), AX
+	MOVQ   K+104(FP), CX
+	CMPQ   AX, CX
+	JAE    fbAVX2_k0end_882
+	MOVQ   M+112(FP), CX
+	MOVQ   AX, DX
+	IMULQ  CX, DX
+	MOVQ   alpha_base+0(FP), BX
+	LEAQ   (BX)(DX*4), BX
+	MOVQ   psi_base+48(FP), SI
+	LEAQ   (SI)(DX*4), SI
+	MOVQ   scale_base+24(FP), DX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   DI, DI
+	MOVQ   CX, R8
+	ANDQ   $-16, R8
+
+fbAVX2_sum_883_AVX2f32_wide:
+	CMPQ   DI, R8
+	JAE    fbAVX2_sum_883_AVX2f32_narrow0
+	VADDPS (SI)(DI*4), Y0, Y0
+	VADDPS 32(SI)(DI*4), Y1, Y1
+	ADDQ   $+16, DI
+	JMP    fbAVX2_sum_883_AVX2f32_wide
+
+fbAVX2_sum_883_AVX2f32_narrow0:
+	MOVQ CX, R8
+	ANDQ $-8, R8
+
+fbAVX2_sum_883_AVX2f32_narrow:
+	CMPQ   DI, R8
+	JAE    fbAVX2_sum_883_AVX2f32_tail
+	VADDPS (SI)(DI*4), Y0, Y0
+	ADDQ   $+8, DI
+	JMP    fbAVX2_sum_883_AVX2f32_narrow
+
+fbAVX2_sum_883_AVX2f32_tail:
+	MOVQ       CX, R8
+	SUBQ       DI, R8
+	JZ         fbAVX2_sum_883_AVX2f32_end
+	MOVQ       $0x00000008, R9
+	SUBQ       R8, R9
+	LEAQ       tailmask32<>+0(SB), R8
+	VMOVDQU    (R8)(R9*4), Y2
+	VMASKMOVPS (SI)(DI*4), Y2, Y2
+	VADDPS     Y2, Y0, Y0
+
+fbAVX2_sum_883_AVX2f32_end:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	VMOVSS       X0, (DX)(AX*4)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y0
+	XORQ         AX, AX
+	MOVQ         CX, DX
+	ANDQ         $-16, DX
+
+fbAVX2_mul_884_AVX2f32_wide:
+	CMPQ    AX, DX
+	JAE     fbAVX2_mul_884_AVX2f32_narrow0
+	VMULPS  (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (BX)(AX*4)
+	VMULPS  32(SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, 32(BX)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX2_mul_884_AVX2f32_wide
+
+fbAVX2_mul_884_AVX2f32_narrow0:
+	MOVQ CX, DX
+	ANDQ $-8, DX
+
+fbAVX2_mul_884_AVX2f32_narrow:
+	CMPQ    AX, DX
+	JAE     fbAVX2_mul_884_AVX2f32_tail
+	VMULPS  (SI)(AX*4), Y0, Y1
+	VMOVUPS Y1, (BX)(AX*4)
+	ADDQ    $+8, AX
+	JMP     fbAVX2_mul_884_AVX2f32_narrow
+
+fbAVX2_mul_884_AVX2f32_tail:
+	SUBQ       AX, CX
+	JZ         fbAVX2_mul_884_AVX2f32_end
+	MOVQ       $0x00000008, DX
+	SUBQ       CX, DX
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(DX*4), Y1
+	VMASKMOVPS (SI)(AX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (BX)(AX*4)
+
+fbAVX2_mul_884_AVX2f32_end:
+	MOVQ 8(SP), AX
+	INCQ AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_k0_881
+
+fbAVX2_k0end_882:
+	MOVQ $0x00000001, (SP)
+
+fbAVX2_t_885:
+	MOVQ  (SP), AX
+	MOVQ  T+96(FP), CX
+	CMPQ  AX, CX
+	JAE   fbAVX2_tend_886
+	MOVQ  K+104(FP), CX
+	MOVQ  M+112(FP), DX
+	IMULQ DX, CX
+	SHLQ  $0x02, CX
+	DECQ  AX
+	IMULQ CX, AX
+	MOVQ  alpha_base+0(FP), DX
+	ADDQ  AX, DX
+	MOVQ  DX, 56(SP)
+	ADDQ  CX, DX
+	MOVQ  DX, 64(SP)
+	MOVQ  $0x00000000, 16(SP)
+
+fbAVX2_i0_887:
+	MOVQ    16(SP), AX
+	MOVQ    M+112(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_i0end_888
+	MOVQ    ib+120(FP), DX
+	MOVQ    $0x00000040, BX
+	CMPQ    DX, BX
+	CMOVQGT BX, DX
+	SUBQ    AX, CX
+	CMPQ    DX, CX
+	CMOVQGT CX, DX
+	MOVQ    DX, 48(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+fbAVX2_jc_889:
+	MOVQ 32(SP), AX
+	MOVQ M+112(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_jcend_890
+	SUBQ AX, CX
+	MOVQ $0x00000003, AX
+	MOVQ $0x00000008, DX
+	CMPQ CX, $0x00000018
+	JAE  fbAVX2_full_891
+	LEAQ 7(CX), AX
+	SHRQ $0x03, AX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
+
+fbAVX2_full_891:
+	MOVQ    DX, 40(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_893
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_894
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	IMULQ   AX, CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    6280(SP), DX
+	MOVQ    48(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_896:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    Y1, (DX)
+	VMOVUPS    32(CX), Y1
+	VMOVUPS    Y1, 32(DX)
+	VMASKMOVPS 64(CX), Y0, Y1
+	VMOVUPS    Y1, 64(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000060, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_896
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX2_kb_897:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_898
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_900
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_901
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+
+fbAVX2_loop_903:
+	VMOVUPS      (CX), Y10
+	VMOVUPS      32(CX), Y11
+	VMOVUPS      64(CX), Y12
+	VBROADCASTSS (DX), Y13
+	VFMADD231PS  Y10, Y13, Y1
+	VFMADD231PS  Y11, Y13, Y2
+	VFMADD231PS  Y12, Y13, Y3
+	VBROADCASTSS (DX)(AX*1), Y13
+	VFMADD231PS  Y10, Y13, Y4
+	VFMADD231PS  Y11, Y13, Y5
+	VFMADD231PS  Y12, Y13, Y6
+	VBROADCASTSS (DX)(AX*2), Y13
+	VFMADD231PS  Y10, Y13, Y7
+	VFMADD231PS  Y11, Y13, Y8
+	VFMADD231PS  Y12, Y13, Y9
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000060, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_903
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_904
+	VADDPS       (CX), Y1, Y1
+	VADDPS       32(CX), Y2, Y2
+	VMASKMOVPS   64(CX), Y0, Y10
+	VADDPS       Y10, Y3, Y3
+	VADDPS       (CX)(AX*1), Y4, Y4
+	VADDPS       32(CX)(AX*1), Y5, Y5
+	VMASKMOVPS   64(CX)(AX*1), Y0, Y10
+	VADDPS       Y10, Y6, Y6
+	VADDPS       (CX)(AX*2), Y7, Y7
+	VADDPS       32(CX)(AX*2), Y8, Y8
+	VMASKMOVPS   64(CX)(AX*2), Y0, Y10
+	VADDPS       Y10, Y9, Y9
+
+fbAVX2_first_904:
+	VMOVUPS    Y1, (CX)
+	VMOVUPS    Y2, 32(CX)
+	VMASKMOVPS Y3, Y0, 64(CX)
+	VMOVUPS    Y4, (CX)(AX*1)
+	VMOVUPS    Y5, 32(CX)(AX*1)
+	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
+	VMOVUPS    Y7, (CX)(AX*2)
+	VMOVUPS    Y8, 32(CX)(AX*2)
+	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
+	JMP        fbAVX2_swend_899
+
+fbAVX2_case2_901:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_905:
+	VMOVUPS      (CX), Y7
+	VMOVUPS      32(CX), Y8
+	VMOVUPS      64(CX), Y9
+	VBROADCASTSS (DX), Y10
+	VFMADD231PS  Y7, Y10, Y1
+	VFMADD231PS  Y8, Y10, Y2
+	VFMADD231PS  Y9, Y10, Y3
+	VBROADCASTSS (DX)(AX*1), Y10
+	VFMADD231PS  Y7, Y10, Y4
+	VFMADD231PS  Y8, Y10, Y5
+	VFMADD231PS  Y9, Y10, Y6
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000060, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_905
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_906
+	VADDPS       (CX), Y1, Y1
+	VADDPS       32(CX), Y2, Y2
+	VMASKMOVPS   64(CX), Y0, Y7
+	VADDPS       Y7, Y3, Y3
+	VADDPS       (CX)(AX*1), Y4, Y4
+	VADDPS       32(CX)(AX*1), Y5, Y5
+	VMASKMOVPS   64(CX)(AX*1), Y0, Y7
+	VADDPS       Y7, Y6, Y6
+
+fbAVX2_first_906:
+	VMOVUPS    Y1, (CX)
+	VMOVUPS    Y2, 32(CX)
+	VMASKMOVPS Y3, Y0, 64(CX)
+	VMOVUPS    Y4, (CX)(AX*1)
+	VMOVUPS    Y5, 32(CX)(AX*1)
+	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
+	JMP        fbAVX2_swend_899
+
+fbAVX2_case1_900:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_907:
+	VBROADCASTSS (DX), Y4
+	VFMADD231PS  (CX), Y4, Y1
+	VFMADD231PS  32(CX), Y4, Y2
+	VFMADD231PS  64(CX), Y4, Y3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000060, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_907
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX2_first_908
+	VADDPS       (CX), Y1, Y1
+	VADDPS       32(CX), Y2, Y2
+	VMASKMOVPS   64(CX), Y0, Y4
+	VADDPS       Y4, Y3, Y3
+
+fbAVX2_first_908:
+	VMOVUPS    Y1, (CX)
+	VMOVUPS    Y2, 32(CX)
+	VMASKMOVPS Y3, Y0, 64(CX)
+
+fbAVX2_swend_899:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX2_kb_897
+
+fbAVX2_kbend_898:
+	JMP fbAVX2_swend_892
+
+fbAVX2_case2_894:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	IMULQ   AX, CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    6280(SP), DX
+	MOVQ    48(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_909:
+	VMOVUPS    (CX), Y1
+	VMOVUPS    Y1, (DX)
+	VMASKMOVPS 32(CX), Y0, Y1
+	VMOVUPS    Y1, 32(DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_909
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX2_kb_910:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_911
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_913
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_914
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+
+fbAVX2_loop_916:
+	VMOVUPS      (CX), Y7
+	VMOVUPS      32(CX), Y8
+	VBROADCASTSS (DX), Y9
+	VFMADD231PS  Y7, Y9, Y1
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS (DX)(AX*1), Y9
+	VFMADD231PS  Y7, Y9, Y3
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (DX)(AX*2), Y9
+	VFMADD231PS  Y7, Y9, Y5
+	VFMADD231PS  Y8, Y9, Y6
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_916
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_917
+	VADDPS       (CX), Y1, Y1
+	VMASKMOVPS   32(CX), Y0, Y7
+	VADDPS       Y7, Y2, Y2
+	VADDPS       (CX)(AX*1), Y3, Y3
+	VMASKMOVPS   32(CX)(AX*1), Y0, Y7
+	VADDPS       Y7, Y4, Y4
+	VADDPS       (CX)(AX*2), Y5, Y5
+	VMASKMOVPS   32(CX)(AX*2), Y0, Y7
+	VADDPS       Y7, Y6, Y6
+
+fbAVX2_first_917:
+	VMOVUPS    Y1, (CX)
+	VMASKMOVPS Y2, Y0, 32(CX)
+	VMOVUPS    Y3, (CX)(AX*1)
+	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
+	VMOVUPS    Y5, (CX)(AX*2)
+	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
+	JMP        fbAVX2_swend_912
+
+fbAVX2_case2_914:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+
+fbAVX2_loop_918:
+	VMOVUPS      (CX), Y5
+	VMOVUPS      32(CX), Y6
+	VBROADCASTSS (DX), Y7
+	VFMADD231PS  Y5, Y7, Y1
+	VFMADD231PS  Y6, Y7, Y2
+	VBROADCASTSS (DX)(AX*1), Y7
+	VFMADD231PS  Y5, Y7, Y3
+	VFMADD231PS  Y6, Y7, Y4
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_918
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_919
+	VADDPS       (CX), Y1, Y1
+	VMASKMOVPS   32(CX), Y0, Y5
+	VADDPS       Y5, Y2, Y2
+	VADDPS       (CX)(AX*1), Y3, Y3
+	VMASKMOVPS   32(CX)(AX*1), Y0, Y5
+	VADDPS       Y5, Y4, Y4
+
+fbAVX2_first_919:
+	VMOVUPS    Y1, (CX)
+	VMASKMOVPS Y2, Y0, 32(CX)
+	VMOVUPS    Y3, (CX)(AX*1)
+	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
+	JMP        fbAVX2_swend_912
+
+fbAVX2_case1_913:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_920:
+	VBROADCASTSS (DX), Y3
+	VFMADD231PS  (CX), Y3, Y1
+	VFMADD231PS  32(CX), Y3, Y2
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_920
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX2_first_921
+	VADDPS       (CX), Y1, Y1
+	VMASKMOVPS   32(CX), Y0, Y3
+	VADDPS       Y3, Y2, Y2
+
+fbAVX2_first_921:
+	VMOVUPS    Y1, (CX)
+	VMASKMOVPS Y2, Y0, 32(CX)
+
+fbAVX2_swend_912:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX2_kb_910
+
+fbAVX2_kbend_911:
+	JMP fbAVX2_swend_892
+
+fbAVX2_case1_893:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	IMULQ   AX, CX
+	MOVQ    e_base+72(FP), DX
+	ADDQ    DX, CX
+	MOVQ    32(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    6280(SP), DX
+	MOVQ    48(SP), BX
+	MOVQ    DX, DX
+
+fbAVX2_pack_922:
+	VMASKMOVPS (CX), Y0, Y1
+	VMOVUPS    Y1, (DX)
+	PREFETCHT1 96(CX)
+	PREFETCHT1 160(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000020, DX
+	DECQ       BX
+	JNZ        fbAVX2_pack_922
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX2_kb_923:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_kbend_924
+	SUBQ    AX, CX
+	MOVQ    $0x00000003, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_926
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_927
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+
+fbAVX2_loop_929:
+	VMOVUPS      (CX), Y4
+	VBROADCASTSS (DX), Y5
+	VFMADD231PS  Y4, Y5, Y1
+	VBROADCASTSS (DX)(AX*1), Y5
+	VFMADD231PS  Y4, Y5, Y2
+	VBROADCASTSS (DX)(AX*2), Y5
+	VFMADD231PS  Y4, Y5, Y3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_929
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_930
+	VMASKMOVPS   (CX), Y0, Y4
+	VADDPS       Y4, Y1, Y1
+	VMASKMOVPS   (CX)(AX*1), Y0, Y4
+	VADDPS       Y4, Y2, Y2
+	VMASKMOVPS   (CX)(AX*2), Y0, Y4
+	VADDPS       Y4, Y3, Y3
+
+fbAVX2_first_930:
+	VMASKMOVPS Y1, Y0, (CX)
+	VMASKMOVPS Y2, Y0, (CX)(AX*1)
+	VMASKMOVPS Y3, Y0, (CX)(AX*2)
+	JMP        fbAVX2_swend_925
+
+fbAVX2_case2_927:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+
+fbAVX2_loop_931:
+	VMOVUPS      (CX), Y3
+	VBROADCASTSS (DX), Y4
+	VFMADD231PS  Y3, Y4, Y1
+	VBROADCASTSS (DX)(AX*1), Y4
+	VFMADD231PS  Y3, Y4, Y2
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_931
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX2_first_932
+	VMASKMOVPS   (CX), Y0, Y3
+	VADDPS       Y3, Y1, Y1
+	VMASKMOVPS   (CX)(AX*1), Y0, Y3
+	VADDPS       Y3, Y2, Y2
+
+fbAVX2_first_932:
+	VMASKMOVPS Y1, Y0, (CX)
+	VMASKMOVPS Y2, Y0, (CX)(AX*1)
+	JMP        fbAVX2_swend_925
+
+fbAVX2_case1_926:
+	MOVQ    40(SP), AX
+	MOVQ    $0x00000008, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask32<>+0(SB), AX
+	VMOVDQU (AX)(CX*4), Y0
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	MOVQ    6280(SP), CX
+	MOVQ    48(SP), BX
+	VXORPD  Y1, Y1, Y1
+
+fbAVX2_loop_933:
+	VBROADCASTSS (DX), Y2
+	VFMADD231PS  (CX), Y2, Y1
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000020, CX
+	DECQ         BX
+	JNZ          fbAVX2_loop_933
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX2_first_934
+	VMASKMOVPS   (CX), Y0, Y2
+	VADDPS       Y2, Y1, Y1
+
+fbAVX2_first_934:
+	VMASKMOVPS Y1, Y0, (CX)
+
+fbAVX2_swend_925:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000003, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX2_kb_923
+
+fbAVX2_kbend_924:
+fbAVX2_swend_892:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000018, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX2_jc_889
+
+fbAVX2_jcend_890:
+	MOVQ 16(SP), AX
+	MOVQ 48(SP), CX
+	ADDQ CX, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX2_i0_887
+
+fbAVX2_i0end_888:
+	MOVQ $0x00000000, 8(SP)
+
+fbAVX2_norm_935:
+	MOVQ   8(SP), AX
+	MOVQ   K+104(FP), CX
+	CMPQ   AX, CX
+	JAE    fbAVX2_normend_936
+	MOVQ   M+112(FP), CX
+	IMULQ  CX, AX
+	MOVQ   64(SP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   psi_base+48(FP), AX
+	ADDQ   DX, AX
+	MOVQ   alpha_base+0(FP), BX
+	SUBQ   BX, AX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   BX, BX
+	MOVQ   CX, SI
+	ANDQ   $-16, SI
+
+fbAVX2_mulsum_937_AVX2f32_wide:
+	CMPQ    BX, SI
+	JAE     fbAVX2_mulsum_937_AVX2f32_narrow0
+	VMOVUPS (DX)(BX*4), Y2
+	VMULPS  (AX)(BX*4), Y2, Y2
+	VMOVUPS Y2, (DX)(BX*4)
+	VADDPS  Y2, Y0, Y0
+	VMOVUPS 32(DX)(BX*4), Y2
+	VMULPS  32(AX)(BX*4), Y2, Y2
+	VMOVUPS Y2, 32(DX)(BX*4)
+	VADDPS  Y2, Y1, Y1
+	ADDQ    $+16, BX
+	JMP     fbAVX2_mulsum_937_AVX2f32_wide
+
+fbAVX2_mulsum_937_AVX2f32_narrow0:
+	MOVQ CX, SI
+	ANDQ $-8, SI
+
+fbAVX2_mulsum_937_AVX2f32_narrow:
+	CMPQ    BX, SI
+	JAE     fbAVX2_mulsum_937_AVX2f32_tail
+	VMOVUPS (DX)(BX*4), Y2
+	VMULPS  (AX)(BX*4), Y2, Y2
+	VMOVUPS Y2, (DX)(BX*4)
+	VADDPS  Y2, Y0, Y0
+	ADDQ    $+8, BX
+	JMP     fbAVX2_mulsum_937_AVX2f32_narrow
+
+fbAVX2_mulsum_937_AVX2f32_tail:
+	SUBQ       BX, CX
+	JZ         fbAVX2_mulsum_937_AVX2f32_end
+	MOVQ       $0x00000008, SI
+	SUBQ       CX, SI
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(SI*4), Y2
+	VMASKMOVPS (DX)(BX*4), Y2, Y3
+	VMASKMOVPS (AX)(BX*4), Y2, Y4
+	VMULPS     Y4, Y3, Y3
+	VMASKMOVPS Y3, Y2, (DX)(BX*4)
+	VANDPS     Y3, Y2, Y2
+	VADDPS     Y2, Y0, Y0
+
+fbAVX2_mulsum_937_AVX2f32_end:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVQ         (SP), AX
+	MOVQ         K+104(FP), CX
+	IMULQ        CX, AX
+	MOVQ         8(SP), CX
+	ADDQ         CX, AX
+	MOVQ         scale_base+24(FP), CX
+	VMOVSS       X0, (CX)(AX*4)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       X0, X1, X1
+	VBROADCASTSS X1, Y0
+	MOVQ         64(SP), AX
+	MOVQ         8(SP), CX
+	MOVQ         M+112(FP), DX
+	IMULQ        DX, CX
+	LEAQ         (AX)(CX*4), AX
+	XORQ         CX, CX
+	MOVQ         DX, BX
+	ANDQ         $-16, BX
+
+fbAVX2_mul_938_AVX2f32_wide:
+	CMPQ    CX, BX
+	JAE     fbAVX2_mul_938_AVX2f32_narrow0
+	VMULPS  (AX)(CX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(CX*4)
+	VMULPS  32(AX)(CX*4), Y0, Y1
+	VMOVUPS Y1, 32(AX)(CX*4)
+	ADDQ    $+16, CX
+	JMP     fbAVX2_mul_938_AVX2f32_wide
+
+fbAVX2_mul_938_AVX2f32_narrow0:
+	MOVQ DX, BX
+	ANDQ $-8, BX
+
+fbAVX2_mul_938_AVX2f32_narrow:
+	CMPQ    CX, BX
+	JAE     fbAVX2_mul_938_AVX2f32_tail
+	VMULPS  (AX)(CX*4), Y0, Y1
+	VMOVUPS Y1, (AX)(CX*4)
+	ADDQ    $+8, CX
+	JMP     fbAVX2_mul_938_AVX2f32_narrow
+
+fbAVX2_mul_938_AVX2f32_tail:
+	SUBQ       CX, DX
+	JZ         fbAVX2_mul_938_AVX2f32_end
+	MOVQ       $0x00000008, BX
+	SUBQ       DX, BX
+	LEAQ       tailmask32<>+0(SB), DX
+	VMOVDQU    (DX)(BX*4), Y1
+	VMASKMOVPS (AX)(CX*4), Y1, Y2
+	VMULPS     Y2, Y0, Y2
+	VMASKMOVPS Y2, Y1, (AX)(CX*4)
+
+fbAVX2_mul_938_AVX2f32_end:
+	MOVQ 8(SP), AX
+	INCQ AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX2_norm_935
+
+fbAVX2_normend_936:
+	MOVQ (SP), AX
+	INCQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX2_t_885
+
+fbAVX2_tend_886:
+	VZEROUPPER
+	RET
+
+// func forward32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2
+TEXT ·forward32AVX512(SB), $65728-112
+	MOVQ   alpha_base+0(FP), AX
+	MOVQ   psi_base+48(FP), CX
+	MOVQ   scale_base+24(FP), DX
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	XORQ   SI, SI
+	MOVQ   BX, DI
+	ANDQ   $-32, DI
+
+fbAVX512_sum_939_AVX512f32_wide:
+	CMPQ   SI, DI
+	JAE    fbAVX512_sum_939_AVX512f32_narrow0
+	VADDPS (CX)(SI*4), Z0, Z0
+	VADDPS 64(CX)(SI*4), Z1, Z1
+	ADDQ   $+32, SI
+	JMP    fbAVX512_sum_939_AVX512f32_wide
+
+fbAVX512_sum_939_AVX512f32_narrow0:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+
+fbAVX512_sum_939_AVX512f32_narrow:
+	CMPQ   SI, DI
+	JAE    fbAVX512_sum_939_AVX512f32_tail
+	VADDPS (CX)(SI*4), Z0, Z0
+	ADDQ   $+16, SI
+	JMP    fbAVX512_sum_939_AVX512f32_narrow
+
+fbAVX512_sum_939_AVX512f32_tail:
+	MOVQ      BX, DI
+	SUBQ      SI, DI
+	JZ        fbAVX512_sum_939_AVX512f32_end
+	MOVQ      $-1, R8
+	BZHIQ     DI, R8, DI
+	KMOVW     DI, K1
+	VMOVUPS.Z (CX)(SI*4), K1, Z2
+	VADDPS    Z2, Z0, Z0
+
+fbAVX512_sum_939_AVX512f32_end:
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (DX)
+	VMOVSS        fbone32<>+0(SB), X0
+	VDIVSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	XORQ          DX, DX
+	MOVQ          BX, SI
+	ANDQ          $-32, SI
+
+fbAVX512_mul_940_AVX512f32_wide:
+	CMPQ    DX, SI
+	JAE     fbAVX512_mul_940_AVX512f32_narrow0
+	VMULPS  (CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(DX*4)
+	VMULPS  64(CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, 64(AX)(DX*4)
+	ADDQ    $+32, DX
+	JMP     fbAVX512_mul_940_AVX512f32_wide
+
+fbAVX512_mul_940_AVX512f32_narrow0:
+	MOVQ BX, SI
+	ANDQ $-16, SI
+
+fbAVX512_mul_940_AVX512f32_narrow:
+	CMPQ    DX, SI
+	JAE     fbAVX512_mul_940_AVX512f32_tail
+	VMULPS  (CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     fbAVX512_mul_940_AVX512f32_narrow
+
+fbAVX512_mul_940_AVX512f32_tail:
+	SUBQ      DX, BX
+	JZ        fbAVX512_mul_940_AVX512f32_end
+	MOVQ      $-1, SI
+	BZHIQ     BX, SI, BX
+	KMOVW     BX, K1
+	VMOVUPS.Z (CX)(DX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (AX)(DX*4)
+
+fbAVX512_mul_940_AVX512f32_end:
+	MOVQ  M+104(FP), AX
+	CMPQ  AX, $0x000000c0
+	JA    fbAVX512_multi_941
+	MOVQ  M+104(FP), AX
+	LEAQ  15(AX), CX
+	SHRQ  $0x04, CX
+	MOVQ  CX, DX
+	SHLQ  $0x04, DX
+	SUBQ  AX, DX
+	NEGQ  DX
+	ADDQ  $0x00000010, DX
+	MOVQ  DX, (SP)
+	LEAQ  8(SP), AX
+	ADDQ  $0x3f, AX
+	ANDQ  $-64, AX
+	MOVQ  AX, 65608(SP)
+	CMPQ  CX, $0x00000001
+	JEQ   fbAVX512_case1_943
+	CMPQ  CX, $0x00000002
+	JEQ   fbAVX512_case2_944
+	CMPQ  CX, $0x00000003
+	JEQ   fbAVX512_case3_945
+	CMPQ  CX, $0x00000004
+	JEQ   fbAVX512_case4_946
+	CMPQ  CX, $0x00000005
+	JEQ   fbAVX512_case5_947
+	CMPQ  CX, $0x00000006
+	JEQ   fbAVX512_case6_948
+	CMPQ  CX, $0x00000007
+	JEQ   fbAVX512_case7_949
+	CMPQ  CX, $0x00000008
+	JEQ   fbAVX512_case8_950
+	CMPQ  CX, $0x00000009
+	JEQ   fbAVX512_case9_951
+	CMPQ  CX, $0x0000000a
+	JEQ   fbAVX512_case10_952
+	CMPQ  CX, $0x0000000b
+	JEQ   fbAVX512_case11_953
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 65616(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  AX, 65624(SP)
+	MOVQ  T+96(FP), AX
+	MOVQ  $0x00000001, CX
+	MOVQ  alpha_base+0(FP), DX
+	MOVQ  psi_base+48(FP), BX
+	MOVQ  scale_base+24(FP), SI
+	MOVQ  M+104(FP), DI
+	SHLQ  $0x02, DI
+	ADDQ  DI, BX
+	ADDQ  $0x04, SI
+
+fbAVX512_t_955:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_956
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	VXORPD Z23, Z23, Z23
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_958
+
+fbAVX512_loop_957:
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  (R8), Z24, Z0
+	VFMADD231PS  64(R8), Z24, Z1
+	VFMADD231PS  128(R8), Z24, Z2
+	VFMADD231PS  192(R8), Z24, Z3
+	VFMADD231PS  256(R8), Z24, Z4
+	VFMADD231PS  320(R8), Z24, Z5
+	VFMADD231PS  384(R8), Z24, Z6
+	VFMADD231PS  448(R8), Z24, Z7
+	VFMADD231PS  512(R8), Z24, Z8
+	VFMADD231PS  576(R8), Z24, Z9
+	VFMADD231PS  640(R8), Z24, Z10
+	VMOVUPS.Z    704(R8), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  (R8), Z24, Z12
+	VFMADD231PS  64(R8), Z24, Z13
+	VFMADD231PS  128(R8), Z24, Z14
+	VFMADD231PS  192(R8), Z24, Z15
+	VFMADD231PS  256(R8), Z24, Z16
+	VFMADD231PS  320(R8), Z24, Z17
+	VFMADD231PS  384(R8), Z24, Z18
+	VFMADD231PS  448(R8), Z24, Z19
+	VFMADD231PS  512(R8), Z24, Z20
+	VFMADD231PS  576(R8), Z24, Z21
+	VFMADD231PS  640(R8), Z24, Z22
+	VMOVUPS.Z    704(R8), K1, Z25
+	VFMADD231PS  Z25, Z24, Z23
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_957
+
+fbAVX512_odd_958:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_959
+	VBROADCASTSS (R9), Z24
+	VFMADD231PS  (R8), Z24, Z0
+	VFMADD231PS  64(R8), Z24, Z1
+	VFMADD231PS  128(R8), Z24, Z2
+	VFMADD231PS  192(R8), Z24, Z3
+	VFMADD231PS  256(R8), Z24, Z4
+	VFMADD231PS  320(R8), Z24, Z5
+	VFMADD231PS  384(R8), Z24, Z6
+	VFMADD231PS  448(R8), Z24, Z7
+	VFMADD231PS  512(R8), Z24, Z8
+	VFMADD231PS  576(R8), Z24, Z9
+	VFMADD231PS  640(R8), Z24, Z10
+	VMOVUPS.Z    704(R8), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_959:
+	VADDPS        Z12, Z0, Z0
+	VADDPS        Z13, Z1, Z1
+	VADDPS        Z14, Z2, Z2
+	VADDPS        Z15, Z3, Z3
+	VADDPS        Z16, Z4, Z4
+	VADDPS        Z17, Z5, Z5
+	VADDPS        Z18, Z6, Z6
+	VADDPS        Z19, Z7, Z7
+	VADDPS        Z20, Z8, Z8
+	VADDPS        Z21, Z9, Z9
+	VADDPS        Z22, Z10, Z10
+	VADDPS        Z23, Z11, Z11
+	ADDQ          DI, DX
+	VXORPD        Z12, Z12, Z12
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z12, Z12
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z12, Z12
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z12, Z12
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z12, Z12
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z12, Z12
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z12, Z12
+	VMULPS        448(BX), Z7, Z7
+	VADDPS        Z7, Z12, Z12
+	VMULPS        512(BX), Z8, Z8
+	VADDPS        Z8, Z12, Z12
+	VMULPS        576(BX), Z9, Z9
+	VADDPS        Z9, Z12, Z12
+	VMULPS        640(BX), Z10, Z10
+	VADDPS        Z10, Z12, Z12
+	VMOVUPS.Z     704(BX), K1, Z13
+	VMULPS        Z13, Z11, Z11
+	VADDPS        Z11, Z12, K1, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y13
+	VADDPS        Y13, Y12, Y13
+	VEXTRACTF128  $0x01, Y13, X12
+	VADDPS        X12, X13, X13
+	VMOVHLPS      X13, X13, X12
+	VADDPS        X12, X13, X13
+	VMOVSHDUP     X13, X12
+	VADDSS        X12, X13, X13
+	VMOVSS        X13, (SI)
+	VMOVSS        fbone32<>+0(SB), X12
+	VDIVSS        X13, X12, X12
+	VBROADCASTSS  X12, Z12
+	VMULPS        Z12, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z12, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z12, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z12, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z12, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z12, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z12, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z12, Z7, Z7
+	VMOVUPS       Z7, 448(DX)
+	VMULPS        Z12, Z8, Z8
+	VMOVUPS       Z8, 512(DX)
+	VMULPS        Z12, Z9, Z9
+	VMOVUPS       Z9, 576(DX)
+	VMULPS        Z12, Z10, Z10
+	VMOVUPS       Z10, 640(DX)
+	VMULPS        Z12, Z11, Z11
+	VMOVUPS       Z11, K1, 704(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_955
+
+fbAVX512_tend_956:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case11_953:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 65616(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  AX, 65624(SP)
+	MOVQ  T+96(FP), AX
+	MOVQ  $0x00000001, CX
+	MOVQ  alpha_base+0(FP), DX
+	MOVQ  psi_base+48(FP), BX
+	MOVQ  scale_base+24(FP), SI
+	MOVQ  M+104(FP), DI
+	SHLQ  $0x02, DI
+	ADDQ  DI, BX
+	ADDQ  $0x04, SI
+
+fbAVX512_t_960:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_961
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_963
+
+fbAVX512_loop_962:
+	VBROADCASTSS (R9), Z22
+	VFMADD231PS  (R8), Z22, Z0
+	VFMADD231PS  64(R8), Z22, Z1
+	VFMADD231PS  128(R8), Z22, Z2
+	VFMADD231PS  192(R8), Z22, Z3
+	VFMADD231PS  256(R8), Z22, Z4
+	VFMADD231PS  320(R8), Z22, Z5
+	VFMADD231PS  384(R8), Z22, Z6
+	VFMADD231PS  448(R8), Z22, Z7
+	VFMADD231PS  512(R8), Z22, Z8
+	VFMADD231PS  576(R8), Z22, Z9
+	VMOVUPS.Z    640(R8), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z22
+	VFMADD231PS  (R8), Z22, Z11
+	VFMADD231PS  64(R8), Z22, Z12
+	VFMADD231PS  128(R8), Z22, Z13
+	VFMADD231PS  192(R8), Z22, Z14
+	VFMADD231PS  256(R8), Z22, Z15
+	VFMADD231PS  320(R8), Z22, Z16
+	VFMADD231PS  384(R8), Z22, Z17
+	VFMADD231PS  448(R8), Z22, Z18
+	VFMADD231PS  512(R8), Z22, Z19
+	VFMADD231PS  576(R8), Z22, Z20
+	VMOVUPS.Z    640(R8), K1, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_962
+
+fbAVX512_odd_963:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_964
+	VBROADCASTSS (R9), Z22
+	VFMADD231PS  (R8), Z22, Z0
+	VFMADD231PS  64(R8), Z22, Z1
+	VFMADD231PS  128(R8), Z22, Z2
+	VFMADD231PS  192(R8), Z22, Z3
+	VFMADD231PS  256(R8), Z22, Z4
+	VFMADD231PS  320(R8), Z22, Z5
+	VFMADD231PS  384(R8), Z22, Z6
+	VFMADD231PS  448(R8), Z22, Z7
+	VFMADD231PS  512(R8), Z22, Z8
+	VFMADD231PS  576(R8), Z22, Z9
+	VMOVUPS.Z    640(R8), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_964:
+	VADDPS        Z11, Z0, Z0
+	VADDPS        Z12, Z1, Z1
+	VADDPS        Z13, Z2, Z2
+	VADDPS        Z14, Z3, Z3
+	VADDPS        Z15, Z4, Z4
+	VADDPS        Z16, Z5, Z5
+	VADDPS        Z17, Z6, Z6
+	VADDPS        Z18, Z7, Z7
+	VADDPS        Z19, Z8, Z8
+	VADDPS        Z20, Z9, Z9
+	VADDPS        Z21, Z10, Z10
+	ADDQ          DI, DX
+	VXORPD        Z11, Z11, Z11
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z11, Z11
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z11, Z11
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z11, Z11
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z11, Z11
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z11, Z11
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z11, Z11
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z11, Z11
+	VMULPS        448(BX), Z7, Z7
+	VADDPS        Z7, Z11, Z11
+	VMULPS        512(BX), Z8, Z8
+	VADDPS        Z8, Z11, Z11
+	VMULPS        576(BX), Z9, Z9
+	VADDPS        Z9, Z11, Z11
+	VMOVUPS.Z     640(BX), K1, Z12
+	VMULPS        Z12, Z10, Z10
+	VADDPS        Z10, Z11, K1, Z11
+	VEXTRACTF64X4 $0x01, Z11, Y12
+	VADDPS        Y12, Y11, Y12
+	VEXTRACTF128  $0x01, Y12, X11
+	VADDPS        X11, X12, X12
+	VMOVHLPS      X12, X12, X11
+	VADDPS        X11, X12, X12
+	VMOVSHDUP     X12, X11
+	VADDSS        X11, X12, X12
+	VMOVSS        X12, (SI)
+	VMOVSS        fbone32<>+0(SB), X11
+	VDIVSS        X12, X11, X11
+	VBROADCASTSS  X11, Z11
+	VMULPS        Z11, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z11, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z11, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z11, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z11, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z11, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z11, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z11, Z7, Z7
+	VMOVUPS       Z7, 448(DX)
+	VMULPS        Z11, Z8, Z8
+	VMOVUPS       Z8, 512(DX)
+	VMULPS        Z11, Z9, Z9
+	VMOVUPS       Z9, 576(DX)
+	VMULPS        Z11, Z10, Z10
+	VMOVUPS       Z10, K1, 640(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_960
+
+fbAVX512_tend_961:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case10_952:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 65616(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  AX, 65624(SP)
+	MOVQ  T+96(FP), AX
+	MOVQ  $0x00000001, CX
+	MOVQ  alpha_base+0(FP), DX
+	MOVQ  psi_base+48(FP), BX
+	MOVQ  scale_base+24(FP), SI
+	MOVQ  M+104(FP), DI
+	SHLQ  $0x02, DI
+	ADDQ  DI, BX
+	ADDQ  $0x04, SI
+
+fbAVX512_t_965:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_966
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_968
+
+fbAVX512_loop_967:
+	VBROADCASTSS (R9), Z20
+	VFMADD231PS  (R8), Z20, Z0
+	VFMADD231PS  64(R8), Z20, Z1
+	VFMADD231PS  128(R8), Z20, Z2
+	VFMADD231PS  192(R8), Z20, Z3
+	VFMADD231PS  256(R8), Z20, Z4
+	VFMADD231PS  320(R8), Z20, Z5
+	VFMADD231PS  384(R8), Z20, Z6
+	VFMADD231PS  448(R8), Z20, Z7
+	VFMADD231PS  512(R8), Z20, Z8
+	VMOVUPS.Z    576(R8), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z20
+	VFMADD231PS  (R8), Z20, Z10
+	VFMADD231PS  64(R8), Z20, Z11
+	VFMADD231PS  128(R8), Z20, Z12
+	VFMADD231PS  192(R8), Z20, Z13
+	VFMADD231PS  256(R8), Z20, Z14
+	VFMADD231PS  320(R8), Z20, Z15
+	VFMADD231PS  384(R8), Z20, Z16
+	VFMADD231PS  448(R8), Z20, Z17
+	VFMADD231PS  512(R8), Z20, Z18
+	VMOVUPS.Z    576(R8), K1, Z21
+	VFMADD231PS  Z21, Z20, Z19
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_967
+
+fbAVX512_odd_968:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_969
+	VBROADCASTSS (R9), Z20
+	VFMADD231PS  (R8), Z20, Z0
+	VFMADD231PS  64(R8), Z20, Z1
+	VFMADD231PS  128(R8), Z20, Z2
+	VFMADD231PS  192(R8), Z20, Z3
+	VFMADD231PS  256(R8), Z20, Z4
+	VFMADD231PS  320(R8), Z20, Z5
+	VFMADD231PS  384(R8), Z20, Z6
+	VFMADD231PS  448(R8), Z20, Z7
+	VFMADD231PS  512(R8), Z20, Z8
+	VMOVUPS.Z    576(R8), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_969:
+	VADDPS        Z10, Z0, Z0
+	VADDPS        Z11, Z1, Z1
+	VADDPS        Z12, Z2, Z2
+	VADDPS        Z13, Z3, Z3
+	VADDPS        Z14, Z4, Z4
+	VADDPS        Z15, Z5, Z5
+	VADDPS        Z16, Z6, Z6
+	VADDPS        Z17, Z7, Z7
+	VADDPS        Z18, Z8, Z8
+	VADDPS        Z19, Z9, Z9
+	ADDQ          DI, DX
+	VXORPD        Z10, Z10, Z10
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z10, Z10
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z10, Z10
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z10, Z10
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z10, Z10
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z10, Z10
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z10, Z10
+	VMULPS        448(BX), Z7, Z7
+	VADDPS        Z7, Z10, Z10
+	VMULPS        512(BX), Z8, Z8
+	VADDPS        Z8, Z10, Z10
+	VMOVUPS.Z     576(BX), K1, Z11
+	VMULPS        Z11, Z9, Z9
+	VADDPS        Z9, Z10, K1, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y11
+	VADDPS        Y11, Y10, Y11
+	VEXTRACTF128  $0x01, Y11, X10
+	VADDPS        X10, X11, X11
+	VMOVHLPS      X11, X11, X10
+	VADDPS        X10, X11, X11
+	VMOVSHDUP     X11, X10
+	VADDSS        X10, X11, X11
+	VMOVSS        X11, (SI)
+	VMOVSS        fbone32<>+0(SB), X10
+	VDIVSS        X11, X10, X10
+	VBROADCASTSS  X10, Z10
+	VMULPS        Z10, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z10, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z10, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z10, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z10, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z10, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z10, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z10, Z7, Z7
+	VMOVUPS       Z7, 448(DX)
+	VMULPS        Z10, Z8, Z8
+	VMOVUPS       Z8, 512(DX)
+	VMULPS        Z10, Z9, Z9
+	VMOVUPS       Z9, K1, 576(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_965
+
+fbAVX512_tend_966:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case9_951:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  e_base+72(FP), AX
+	MOVQ  AX, 65616(SP)
+	MOVQ  M+104(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  AX, 65624(SP)
+	MOVQ  T+96(FP), AX
+	MOVQ  $0x00000001, CX
+	MOVQ  alpha_base+0(FP), DX
+	MOVQ  psi_base+48(FP), BX
+	MOVQ  scale_base+24(FP), SI
+	MOVQ  M+104(FP), DI
+	SHLQ  $0x02, DI
+	ADDQ  DI, BX
+	ADDQ  $0x04, SI
+
+fbAVX512_t_970:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_971
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_973
+
+fbAVX512_loop_972:
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R8), Z18, Z0
+	VFMADD231PS  64(R8), Z18, Z1
+	VFMADD231PS  128(R8), Z18, Z2
+	VFMADD231PS  192(R8), Z18, Z3
+	VFMADD231PS  256(R8), Z18, Z4
+	VFMADD231PS  320(R8), Z18, Z5
+	VFMADD231PS  384(R8), Z18, Z6
+	VFMADD231PS  448(R8), Z18, Z7
+	VMOVUPS.Z    512(R8), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R8), Z18, Z9
+	VFMADD231PS  64(R8), Z18, Z10
+	VFMADD231PS  128(R8), Z18, Z11
+	VFMADD231PS  192(R8), Z18, Z12
+	VFMADD231PS  256(R8), Z18, Z13
+	VFMADD231PS  320(R8), Z18, Z14
+	VFMADD231PS  384(R8), Z18, Z15
+	VFMADD231PS  448(R8), Z18, Z16
+	VMOVUPS.Z    512(R8), K1, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_972
+
+fbAVX512_odd_973:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_974
+	VBROADCASTSS (R9), Z18
+	VFMADD231PS  (R8), Z18, Z0
+	VFMADD231PS  64(R8), Z18, Z1
+	VFMADD231PS  128(R8), Z18, Z2
+	VFMADD231PS  192(R8), Z18, Z3
+	VFMADD231PS  256(R8), Z18, Z4
+	VFMADD231PS  320(R8), Z18, Z5
+	VFMADD231PS  384(R8), Z18, Z6
+	VFMADD231PS  448(R8), Z18, Z7
+	VMOVUPS.Z    512(R8), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_974:
+	VADDPS        Z9, Z0, Z0
+	VADDPS        Z10, Z1, Z1
+	VADDPS        Z11, Z2, Z2
+	VADDPS        Z12, Z3, Z3
+	VADDPS        Z13, Z4, Z4
+	VADDPS        Z14, Z5, Z5
+	VADDPS        Z15, Z6, Z6
+	VADDPS        Z16, Z7, Z7
+	VADDPS        Z17, Z8, Z8
+	ADDQ          DI, DX
+	VXORPD        Z9, Z9, Z9
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z9, Z9
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z9, Z9
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z9, Z9
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z9, Z9
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z9, Z9
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z9, Z9
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z9, Z9
+	VMULPS        448(BX), Z7, Z7
+	VADDPS        Z7, Z9, Z9
+	VMOVUPS.Z     512(BX), K1, Z10
+	VMULPS        Z10, Z8, Z8
+	VADDPS        Z8, Z9, K1, Z9
+	VEXTRACTF64X4 $0x01, Z9, Y10
+	VADDPS        Y10, Y9, Y10
+	VEXTRACTF128  $0x01, Y10, X9
+	VADDPS        X9, X10, X10
+	VMOVHLPS      X10, X10, X9
+	VADDPS        X9, X10, X10
+	VMOVSHDUP     X10, X9
+	VADDSS        X9, X10, X10
+	VMOVSS        X10, (SI)
+	VMOVSS        fbone32<>+0(SB), X9
+	VDIVSS        X10, X9, X9
+	VBROADCASTSS  X9, Z9
+	VMULPS        Z9, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z9, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z9, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z9, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z9, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z9, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z9, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z9, Z7, Z7
+	VMOVUPS       Z7, 448(DX)
+	VMULPS        Z9, Z8, Z8
+	VMOVUPS       Z8, K1, 512(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_970
+
+fbAVX512_tend_971:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case8_950:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_975:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS   320(DX), Z0
+	VMOVUPS   Z0, 320(BX)
+	VMOVUPS   384(DX), Z0
+	VMOVUPS   Z0, 384(BX)
+	VMOVUPS.Z 448(DX), K1, Z0
+	VMOVUPS   Z0, 448(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_975
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000200, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_976:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_977
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_979
+
+fbAVX512_loop_978:
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  (R8), Z16, Z0
+	VFMADD231PS  64(R8), Z16, Z1
+	VFMADD231PS  128(R8), Z16, Z2
+	VFMADD231PS  192(R8), Z16, Z3
+	VFMADD231PS  256(R8), Z16, Z4
+	VFMADD231PS  320(R8), Z16, Z5
+	VFMADD231PS  384(R8), Z16, Z6
+	VFMADD231PS  448(R8), Z16, Z7
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  (R8), Z16, Z8
+	VFMADD231PS  64(R8), Z16, Z9
+	VFMADD231PS  128(R8), Z16, Z10
+	VFMADD231PS  192(R8), Z16, Z11
+	VFMADD231PS  256(R8), Z16, Z12
+	VFMADD231PS  320(R8), Z16, Z13
+	VFMADD231PS  384(R8), Z16, Z14
+	VFMADD231PS  448(R8), Z16, Z15
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_978
+
+fbAVX512_odd_979:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_980
+	VBROADCASTSS (R9), Z16
+	VFMADD231PS  (R8), Z16, Z0
+	VFMADD231PS  64(R8), Z16, Z1
+	VFMADD231PS  128(R8), Z16, Z2
+	VFMADD231PS  192(R8), Z16, Z3
+	VFMADD231PS  256(R8), Z16, Z4
+	VFMADD231PS  320(R8), Z16, Z5
+	VFMADD231PS  384(R8), Z16, Z6
+	VFMADD231PS  448(R8), Z16, Z7
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_980:
+	VADDPS        Z8, Z0, Z0
+	VADDPS        Z9, Z1, Z1
+	VADDPS        Z10, Z2, Z2
+	VADDPS        Z11, Z3, Z3
+	VADDPS        Z12, Z4, Z4
+	VADDPS        Z13, Z5, Z5
+	VADDPS        Z14, Z6, Z6
+	VADDPS        Z15, Z7, Z7
+	ADDQ          DI, DX
+	VXORPD        Z8, Z8, Z8
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z8, Z8
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z8, Z8
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z8, Z8
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z8, Z8
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z8, Z8
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z8, Z8
+	VMULPS        384(BX), Z6, Z6
+	VADDPS        Z6, Z8, Z8
+	VMOVUPS.Z     448(BX), K1, Z9
+	VMULPS        Z9, Z7, Z7
+	VADDPS        Z7, Z8, K1, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y9
+	VEXTRACTF128  $0x01, Y9, X8
+	VADDPS        X8, X9, X9
+	VMOVHLPS      X9, X9, X8
+	VADDPS        X8, X9, X9
+	VMOVSHDUP     X9, X8
+	VADDSS        X8, X9, X9
+	VMOVSS        X9, (SI)
+	VMOVSS        fbone32<>+0(SB), X8
+	VDIVSS        X9, X8, X8
+	VBROADCASTSS  X8, Z8
+	VMULPS        Z8, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z8, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z8, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z8, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z8, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z8, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z8, Z6, Z6
+	VMOVUPS       Z6, 384(DX)
+	VMULPS        Z8, Z7, Z7
+	VMOVUPS       Z7, K1, 448(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_976
+
+fbAVX512_tend_977:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case7_949:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_981:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS   320(DX), Z0
+	VMOVUPS   Z0, 320(BX)
+	VMOVUPS.Z 384(DX), K1, Z0
+	VMOVUPS   Z0, 384(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000001c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_981
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x000001c0, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_982:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_983
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_985
+
+fbAVX512_loop_984:
+	VBROADCASTSS (R9), Z14
+	VFMADD231PS  (R8), Z14, Z0
+	VFMADD231PS  64(R8), Z14, Z1
+	VFMADD231PS  128(R8), Z14, Z2
+	VFMADD231PS  192(R8), Z14, Z3
+	VFMADD231PS  256(R8), Z14, Z4
+	VFMADD231PS  320(R8), Z14, Z5
+	VFMADD231PS  384(R8), Z14, Z6
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z14
+	VFMADD231PS  (R8), Z14, Z7
+	VFMADD231PS  64(R8), Z14, Z8
+	VFMADD231PS  128(R8), Z14, Z9
+	VFMADD231PS  192(R8), Z14, Z10
+	VFMADD231PS  256(R8), Z14, Z11
+	VFMADD231PS  320(R8), Z14, Z12
+	VFMADD231PS  384(R8), Z14, Z13
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_984
+
+fbAVX512_odd_985:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_986
+	VBROADCASTSS (R9), Z14
+	VFMADD231PS  (R8), Z14, Z0
+	VFMADD231PS  64(R8), Z14, Z1
+	VFMADD231PS  128(R8), Z14, Z2
+	VFMADD231PS  192(R8), Z14, Z3
+	VFMADD231PS  256(R8), Z14, Z4
+	VFMADD231PS  320(R8), Z14, Z5
+	VFMADD231PS  384(R8), Z14, Z6
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_986:
+	VADDPS        Z7, Z0, Z0
+	VADDPS        Z8, Z1, Z1
+	VADDPS        Z9, Z2, Z2
+	VADDPS        Z10, Z3, Z3
+	VADDPS        Z11, Z4, Z4
+	VADDPS        Z12, Z5, Z5
+	VADDPS        Z13, Z6, Z6
+	ADDQ          DI, DX
+	VXORPD        Z7, Z7, Z7
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z7, Z7
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z7, Z7
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z7, Z7
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z7, Z7
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z7, Z7
+	VMULPS        320(BX), Z5, Z5
+	VADDPS        Z5, Z7, Z7
+	VMOVUPS.Z     384(BX), K1, Z8
+	VMULPS        Z8, Z6, Z6
+	VADDPS        Z6, Z7, K1, Z7
+	VEXTRACTF64X4 $0x01, Z7, Y8
+	VADDPS        Y8, Y7, Y8
+	VEXTRACTF128  $0x01, Y8, X7
+	VADDPS        X7, X8, X8
+	VMOVHLPS      X8, X8, X7
+	VADDPS        X7, X8, X8
+	VMOVSHDUP     X8, X7
+	VADDSS        X7, X8, X8
+	VMOVSS        X8, (SI)
+	VMOVSS        fbone32<>+0(SB), X7
+	VDIVSS        X8, X7, X7
+	VBROADCASTSS  X7, Z7
+	VMULPS        Z7, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z7, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z7, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z7, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z7, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z7, Z5, Z5
+	VMOVUPS       Z5, 320(DX)
+	VMULPS        Z7, Z6, Z6
+	VMOVUPS       Z6, K1, 384(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_982
+
+fbAVX512_tend_983:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case6_948:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_987:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS.Z 320(DX), K1, Z0
+	VMOVUPS   Z0, 320(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000180, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_987
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000180, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_988:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_989
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_991
+
+fbAVX512_loop_990:
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z0
+	VFMADD231PS  64(R8), Z12, Z1
+	VFMADD231PS  128(R8), Z12, Z2
+	VFMADD231PS  192(R8), Z12, Z3
+	VFMADD231PS  256(R8), Z12, Z4
+	VFMADD231PS  320(R8), Z12, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z6
+	VFMADD231PS  64(R8), Z12, Z7
+	VFMADD231PS  128(R8), Z12, Z8
+	VFMADD231PS  192(R8), Z12, Z9
+	VFMADD231PS  256(R8), Z12, Z10
+	VFMADD231PS  320(R8), Z12, Z11
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_990
+
+fbAVX512_odd_991:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_992
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z0
+	VFMADD231PS  64(R8), Z12, Z1
+	VFMADD231PS  128(R8), Z12, Z2
+	VFMADD231PS  192(R8), Z12, Z3
+	VFMADD231PS  256(R8), Z12, Z4
+	VFMADD231PS  320(R8), Z12, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_992:
+	VADDPS        Z6, Z0, Z0
+	VADDPS        Z7, Z1, Z1
+	VADDPS        Z8, Z2, Z2
+	VADDPS        Z9, Z3, Z3
+	VADDPS        Z10, Z4, Z4
+	VADDPS        Z11, Z5, Z5
+	ADDQ          DI, DX
+	VXORPD        Z6, Z6, Z6
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z6, Z6
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z6, Z6
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z6, Z6
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z6, Z6
+	VMULPS        256(BX), Z4, Z4
+	VADDPS        Z4, Z6, Z6
+	VMOVUPS.Z     320(BX), K1, Z7
+	VMULPS        Z7, Z5, Z5
+	VADDPS        Z5, Z6, K1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPS        Y7, Y6, Y7
+	VEXTRACTF128  $0x01, Y7, X6
+	VADDPS        X6, X7, X7
+	VMOVHLPS      X7, X7, X6
+	VADDPS        X6, X7, X7
+	VMOVSHDUP     X7, X6
+	VADDSS        X6, X7, X7
+	VMOVSS        X7, (SI)
+	VMOVSS        fbone32<>+0(SB), X6
+	VDIVSS        X7, X6, X6
+	VBROADCASTSS  X6, Z6
+	VMULPS        Z6, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z6, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z6, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z6, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z6, Z4, Z4
+	VMOVUPS       Z4, 256(DX)
+	VMULPS        Z6, Z5, Z5
+	VMOVUPS       Z5, K1, 320(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_988
+
+fbAVX512_tend_989:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case5_947:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_993:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS.Z 256(DX), K1, Z0
+	VMOVUPS   Z0, 256(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000140, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_993
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000140, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_994:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_995
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_997
+
+fbAVX512_loop_996:
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R8), Z10, Z0
+	VFMADD231PS  64(R8), Z10, Z1
+	VFMADD231PS  128(R8), Z10, Z2
+	VFMADD231PS  192(R8), Z10, Z3
+	VFMADD231PS  256(R8), Z10, Z4
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R8), Z10, Z5
+	VFMADD231PS  64(R8), Z10, Z6
+	VFMADD231PS  128(R8), Z10, Z7
+	VFMADD231PS  192(R8), Z10, Z8
+	VFMADD231PS  256(R8), Z10, Z9
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_996
+
+fbAVX512_odd_997:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_998
+	VBROADCASTSS (R9), Z10
+	VFMADD231PS  (R8), Z10, Z0
+	VFMADD231PS  64(R8), Z10, Z1
+	VFMADD231PS  128(R8), Z10, Z2
+	VFMADD231PS  192(R8), Z10, Z3
+	VFMADD231PS  256(R8), Z10, Z4
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_998:
+	VADDPS        Z5, Z0, Z0
+	VADDPS        Z6, Z1, Z1
+	VADDPS        Z7, Z2, Z2
+	VADDPS        Z8, Z3, Z3
+	VADDPS        Z9, Z4, Z4
+	ADDQ          DI, DX
+	VXORPD        Z5, Z5, Z5
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z5, Z5
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z5, Z5
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z5, Z5
+	VMULPS        192(BX), Z3, Z3
+	VADDPS        Z3, Z5, Z5
+	VMOVUPS.Z     256(BX), K1, Z6
+	VMULPS        Z6, Z4, Z4
+	VADDPS        Z4, Z5, K1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VADDPS        Y6, Y5, Y6
+	VEXTRACTF128  $0x01, Y6, X5
+	VADDPS        X5, X6, X6
+	VMOVHLPS      X6, X6, X5
+	VADDPS        X5, X6, X6
+	VMOVSHDUP     X6, X5
+	VADDSS        X5, X6, X6
+	VMOVSS        X6, (SI)
+	VMOVSS        fbone32<>+0(SB), X5
+	VDIVSS        X6, X5, X5
+	VBROADCASTSS  X5, Z5
+	VMULPS        Z5, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z5, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z5, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z5, Z3, Z3
+	VMOVUPS       Z3, 192(DX)
+	VMULPS        Z5, Z4, Z4
+	VMOVUPS       Z4, K1, 256(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_994
+
+fbAVX512_tend_995:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case4_946:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_999:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS.Z 192(DX), K1, Z0
+	VMOVUPS   Z0, 192(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000100, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_999
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000100, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_1000:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_1001
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_1003
+
+fbAVX512_loop_1002:
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z0
+	VFMADD231PS  64(R8), Z8, Z1
+	VFMADD231PS  128(R8), Z8, Z2
+	VFMADD231PS  192(R8), Z8, Z3
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z4
+	VFMADD231PS  64(R8), Z8, Z5
+	VFMADD231PS  128(R8), Z8, Z6
+	VFMADD231PS  192(R8), Z8, Z7
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_1002
+
+fbAVX512_odd_1003:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_1004
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z0
+	VFMADD231PS  64(R8), Z8, Z1
+	VFMADD231PS  128(R8), Z8, Z2
+	VFMADD231PS  192(R8), Z8, Z3
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_1004:
+	VADDPS        Z4, Z0, Z0
+	VADDPS        Z5, Z1, Z1
+	VADDPS        Z6, Z2, Z2
+	VADDPS        Z7, Z3, Z3
+	ADDQ          DI, DX
+	VXORPD        Z4, Z4, Z4
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z4, Z4
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z4, Z4
+	VMOVUPS.Z     192(BX), K1, Z5
+	VMULPS        Z5, Z3, Z3
+	VADDPS        Z3, Z4, K1, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y5
+	VEXTRACTF128  $0x01, Y5, X4
+	VADDPS        X4, X5, X5
+	VMOVHLPS      X5, X5, X4
+	VADDPS        X4, X5, X5
+	VMOVSHDUP     X5, X4
+	VADDSS        X4, X5, X5
+	VMOVSS        X5, (SI)
+	VMOVSS        fbone32<>+0(SB), X4
+	VDIVSS        X5, X4, X4
+	VBROADCASTSS  X4, Z4
+	VMULPS        Z4, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z4, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z4, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z4, Z3, Z3
+	VMOVUPS       Z3, K1, 192(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_1000
+
+fbAVX512_tend_1001:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case3_945:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1005:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS.Z 128(DX), K1, Z0
+	VMOVUPS   Z0, 128(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000000c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1005
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x000000c0, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_1006:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_1007
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_1009
+
+fbAVX512_loop_1008:
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R8), Z6, Z0
+	VFMADD231PS  64(R8), Z6, Z1
+	VFMADD231PS  128(R8), Z6, Z2
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R8), Z6, Z3
+	VFMADD231PS  64(R8), Z6, Z4
+	VFMADD231PS  128(R8), Z6, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_1008
+
+fbAVX512_odd_1009:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_1010
+	VBROADCASTSS (R9), Z6
+	VFMADD231PS  (R8), Z6, Z0
+	VFMADD231PS  64(R8), Z6, Z1
+	VFMADD231PS  128(R8), Z6, Z2
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_1010:
+	VADDPS        Z3, Z0, Z0
+	VADDPS        Z4, Z1, Z1
+	VADDPS        Z5, Z2, Z2
+	ADDQ          DI, DX
+	VXORPD        Z3, Z3, Z3
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z3, Z3
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z3, Z3
+	VMOVUPS.Z     128(BX), K1, Z4
+	VMULPS        Z4, Z2, Z2
+	VADDPS        Z2, Z3, K1, Z3
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF128  $0x01, Y4, X3
+	VADDPS        X3, X4, X4
+	VMOVHLPS      X4, X4, X3
+	VADDPS        X3, X4, X4
+	VMOVSHDUP     X4, X3
+	VADDSS        X3, X4, X4
+	VMOVSS        X4, (SI)
+	VMOVSS        fbone32<>+0(SB), X3
+	VDIVSS        X4, X3, X3
+	VBROADCASTSS  X3, Z3
+	VMULPS        Z3, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z3, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z3, Z2, Z2
+	VMOVUPS       Z2, K1, 128(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_1006
+
+fbAVX512_tend_1007:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case2_944:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1011:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS.Z 64(DX), K1, Z0
+	VMOVUPS   Z0, 64(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000080, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1011
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000080, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_1012:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_1013
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_1015
+
+fbAVX512_loop_1014:
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z0
+	VFMADD231PS  64(R8), Z4, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z2
+	VFMADD231PS  64(R8), Z4, Z3
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_1014
+
+fbAVX512_odd_1015:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_1016
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z0
+	VFMADD231PS  64(R8), Z4, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_1016:
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z3, Z1, Z1
+	ADDQ          DI, DX
+	VXORPD        Z2, Z2, Z2
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z2, Z2
+	VMOVUPS.Z     64(BX), K1, Z3
+	VMULPS        Z3, Z1, Z1
+	VADDPS        Z1, Z2, K1, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF128  $0x01, Y3, X2
+	VADDPS        X2, X3, X3
+	VMOVHLPS      X3, X3, X2
+	VADDPS        X2, X3, X3
+	VMOVSHDUP     X3, X2
+	VADDSS        X2, X3, X3
+	VMOVSS        X3, (SI)
+	VMOVSS        fbone32<>+0(SB), X2
+	VDIVSS        X3, X2, X2
+	VBROADCASTSS  X2, Z2
+	VMULPS        Z2, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z2, Z1, Z1
+	VMOVUPS       Z1, K1, 64(DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_1012
+
+fbAVX512_tend_1013:
+	JMP fbAVX512_swend_942
+
+fbAVX512_case1_943:
+	MOVQ  (SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  e_base+72(FP), DX
+	MOVQ  65608(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1017:
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS   Z0, (BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000040, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1017
+	MOVQ      65608(SP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      $0x00000040, 65624(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
+
+fbAVX512_t_1018:
+	CMPQ   CX, AX
+	JAE    fbAVX512_tend_1019
+	MOVQ   65616(SP), R8
+	MOVQ   DX, R9
+	MOVQ   M+104(FP), R10
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   R10, R11
+	SHRQ   $0x01, R11
+	JZ     fbAVX512_odd_1021
+
+fbAVX512_loop_1020:
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  (R8), Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  (R8), Z2, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R11
+	JNZ          fbAVX512_loop_1020
+
+fbAVX512_odd_1021:
+	TESTQ        $0x00000001, R10
+	JZ           fbAVX512_done_1022
+	VBROADCASTSS (R9), Z2
+	VFMADD231PS  (R8), Z2, Z0
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+
+fbAVX512_done_1022:
+	VADDPS        Z1, Z0, Z0
+	ADDQ          DI, DX
+	VXORPD        Z1, Z1, Z1
+	VMOVUPS.Z     (BX), K1, Z2
+	VMULPS        Z2, Z0, Z0
+	VADDPS        Z0, Z1, K1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPS        Y2, Y1, Y2
+	VEXTRACTF128  $0x01, Y2, X1
+	VADDPS        X1, X2, X2
+	VMOVHLPS      X2, X2, X1
+	VADDPS        X1, X2, X2
+	VMOVSHDUP     X2, X1
+	VADDSS        X1, X2, X2
+	VMOVSS        X2, (SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X2, X1, X1
+	VBROADCASTSS  X1, Z1
+	VMULPS        Z1, Z0, Z0
+	VMOVUPS       Z0, K1, (DX)
+	ADDQ          DI, BX
+	ADDQ          $0x04, SI
+	INCQ          CX
+	JMP           fbAVX512_t_1018
+
+fbAVX512_tend_1019:
+fbAVX512_swend_942:
+	VZEROUPPER
+	RET
+
+fbAVX512_multi_941:
+	MOVQ $0x00000001, 65632(SP)
+
+fbAVX512_mt_1023:
+	MOVQ    65632(SP), AX
+	MOVQ    T+96(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_mtend_1024
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    alpha_base+0(FP), DX
+	DECQ    AX
+	IMULQ   CX, AX
+	ADDQ    AX, DX
+	MOVQ    DX, 65640(SP)
+	VXORPD  Z0, Z0, Z0
+	VMOVUPS Z0, 65648(SP)
+	MOVQ    $0x00000000, 65712(SP)
+
+fbAVX512_chunk_1025:
+	MOVQ 65712(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX512_chunkend_1026
+	SUBQ AX, CX
+	MOVQ $0x0000000c, AX
+	MOVQ $0x00000010, DX
+	CMPQ CX, $0x000000c0
+	JAE  fbAVX512_full_1027
+	LEAQ 15(CX), AX
+	SHRQ $0x04, AX
+	MOVQ AX, DX
+	SHLQ $0x04, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000010, DX
+
+fbAVX512_full_1027:
+	MOVQ   DX, 65720(SP)
+	CMPQ   AX, $0x00000001
+	JEQ    fbAVX512_case1_1029
+	CMPQ   AX, $0x00000002
+	JEQ    fbAVX512_case2_1030
+	CMPQ   AX, $0x00000003
+	JEQ    fbAVX512_case3_1031
+	CMPQ   AX, $0x00000004
+	JEQ    fbAVX512_case4_1032
+	CMPQ   AX, $0x00000005
+	JEQ    fbAVX512_case5_1033
+	CMPQ   AX, $0x00000006
+	JEQ    fbAVX512_case6_1034
+	CMPQ   AX, $0x00000007
+	JEQ    fbAVX512_case7_1035
+	CMPQ   AX, $0x00000008
+	JEQ    fbAVX512_case8_1036
+	CMPQ   AX, $0x00000009
+	JEQ    fbAVX512_case9_1037
+	CMPQ   AX, $0x0000000a
+	JEQ    fbAVX512_case10_1038
+	CMPQ   AX, $0x0000000b
+	JEQ    fbAVX512_case11_1039
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	VXORPD Z23, Z23, Z23
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1042
+
+fbAVX512_loop_1041:
+	VBROADCASTSS (BX), Z24
+	VFMADD231PS  (DX), Z24, Z0
+	VFMADD231PS  64(DX), Z24, Z1
+	VFMADD231PS  128(DX), Z24, Z2
+	VFMADD231PS  192(DX), Z24, Z3
+	VFMADD231PS  256(DX), Z24, Z4
+	VFMADD231PS  320(DX), Z24, Z5
+	VFMADD231PS  384(DX), Z24, Z6
+	VFMADD231PS  448(DX), Z24, Z7
+	VFMADD231PS  512(DX), Z24, Z8
+	VFMADD231PS  576(DX), Z24, Z9
+	VFMADD231PS  640(DX), Z24, Z10
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z24
+	VFMADD231PS  (DX), Z24, Z12
+	VFMADD231PS  64(DX), Z24, Z13
+	VFMADD231PS  128(DX), Z24, Z14
+	VFMADD231PS  192(DX), Z24, Z15
+	VFMADD231PS  256(DX), Z24, Z16
+	VFMADD231PS  320(DX), Z24, Z17
+	VFMADD231PS  384(DX), Z24, Z18
+	VFMADD231PS  448(DX), Z24, Z19
+	VFMADD231PS  512(DX), Z24, Z20
+	VFMADD231PS  576(DX), Z24, Z21
+	VFMADD231PS  640(DX), Z24, Z22
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z23
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1041
+
+fbAVX512_odd_1042:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1043
+	VBROADCASTSS (BX), Z24
+	VFMADD231PS  (DX), Z24, Z0
+	VFMADD231PS  64(DX), Z24, Z1
+	VFMADD231PS  128(DX), Z24, Z2
+	VFMADD231PS  192(DX), Z24, Z3
+	VFMADD231PS  256(DX), Z24, Z4
+	VFMADD231PS  320(DX), Z24, Z5
+	VFMADD231PS  384(DX), Z24, Z6
+	VFMADD231PS  448(DX), Z24, Z7
+	VFMADD231PS  512(DX), Z24, Z8
+	VFMADD231PS  576(DX), Z24, Z9
+	VFMADD231PS  640(DX), Z24, Z10
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1043:
+	VADDPS    Z12, Z0, Z0
+	VADDPS    Z13, Z1, Z1
+	VADDPS    Z14, Z2, Z2
+	VADDPS    Z15, Z3, Z3
+	VADDPS    Z16, Z4, Z4
+	VADDPS    Z17, Z5, Z5
+	VADDPS    Z18, Z6, Z6
+	VADDPS    Z19, Z7, Z7
+	VADDPS    Z20, Z8, Z8
+	VADDPS    Z21, Z9, Z9
+	VADDPS    Z22, Z10, Z10
+	VADDPS    Z23, Z11, Z11
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z12
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z12, Z12
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z12, Z12
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z12, Z12
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z12, Z12
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z12, Z12
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z12, Z12
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z12, Z12
+	VMOVUPS   Z6, 384(CX)
+	VMULPS    448(AX), Z7, Z7
+	VADDPS    Z7, Z12, Z12
+	VMOVUPS   Z7, 448(CX)
+	VMULPS    512(AX), Z8, Z8
+	VADDPS    Z8, Z12, Z12
+	VMOVUPS   Z8, 512(CX)
+	VMULPS    576(AX), Z9, Z9
+	VADDPS    Z9, Z12, Z12
+	VMOVUPS   Z9, 576(CX)
+	VMULPS    640(AX), Z10, Z10
+	VADDPS    Z10, Z12, Z12
+	VMOVUPS   Z10, 640(CX)
+	VMOVUPS.Z 704(AX), K1, Z0
+	VMULPS    Z0, Z11, Z11
+	VADDPS    Z11, Z12, K1, Z12
+	VMOVUPS   Z11, K1, 704(CX)
+	VMOVUPS   Z12, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case11_1039:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1045
+
+fbAVX512_loop_1044:
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  (DX), Z22, Z0
+	VFMADD231PS  64(DX), Z22, Z1
+	VFMADD231PS  128(DX), Z22, Z2
+	VFMADD231PS  192(DX), Z22, Z3
+	VFMADD231PS  256(DX), Z22, Z4
+	VFMADD231PS  320(DX), Z22, Z5
+	VFMADD231PS  384(DX), Z22, Z6
+	VFMADD231PS  448(DX), Z22, Z7
+	VFMADD231PS  512(DX), Z22, Z8
+	VFMADD231PS  576(DX), Z22, Z9
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  (DX), Z22, Z11
+	VFMADD231PS  64(DX), Z22, Z12
+	VFMADD231PS  128(DX), Z22, Z13
+	VFMADD231PS  192(DX), Z22, Z14
+	VFMADD231PS  256(DX), Z22, Z15
+	VFMADD231PS  320(DX), Z22, Z16
+	VFMADD231PS  384(DX), Z22, Z17
+	VFMADD231PS  448(DX), Z22, Z18
+	VFMADD231PS  512(DX), Z22, Z19
+	VFMADD231PS  576(DX), Z22, Z20
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1044
+
+fbAVX512_odd_1045:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1046
+	VBROADCASTSS (BX), Z22
+	VFMADD231PS  (DX), Z22, Z0
+	VFMADD231PS  64(DX), Z22, Z1
+	VFMADD231PS  128(DX), Z22, Z2
+	VFMADD231PS  192(DX), Z22, Z3
+	VFMADD231PS  256(DX), Z22, Z4
+	VFMADD231PS  320(DX), Z22, Z5
+	VFMADD231PS  384(DX), Z22, Z6
+	VFMADD231PS  448(DX), Z22, Z7
+	VFMADD231PS  512(DX), Z22, Z8
+	VFMADD231PS  576(DX), Z22, Z9
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1046:
+	VADDPS    Z11, Z0, Z0
+	VADDPS    Z12, Z1, Z1
+	VADDPS    Z13, Z2, Z2
+	VADDPS    Z14, Z3, Z3
+	VADDPS    Z15, Z4, Z4
+	VADDPS    Z16, Z5, Z5
+	VADDPS    Z17, Z6, Z6
+	VADDPS    Z18, Z7, Z7
+	VADDPS    Z19, Z8, Z8
+	VADDPS    Z20, Z9, Z9
+	VADDPS    Z21, Z10, Z10
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z11
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z11, Z11
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z11, Z11
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z11, Z11
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z11, Z11
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z11, Z11
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z11, Z11
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z11, Z11
+	VMOVUPS   Z6, 384(CX)
+	VMULPS    448(AX), Z7, Z7
+	VADDPS    Z7, Z11, Z11
+	VMOVUPS   Z7, 448(CX)
+	VMULPS    512(AX), Z8, Z8
+	VADDPS    Z8, Z11, Z11
+	VMOVUPS   Z8, 512(CX)
+	VMULPS    576(AX), Z9, Z9
+	VADDPS    Z9, Z11, Z11
+	VMOVUPS   Z9, 576(CX)
+	VMOVUPS.Z 640(AX), K1, Z0
+	VMULPS    Z0, Z10, Z10
+	VADDPS    Z10, Z11, K1, Z11
+	VMOVUPS   Z10, K1, 640(CX)
+	VMOVUPS   Z11, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case10_1038:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1048
+
+fbAVX512_loop_1047:
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  (DX), Z20, Z0
+	VFMADD231PS  64(DX), Z20, Z1
+	VFMADD231PS  128(DX), Z20, Z2
+	VFMADD231PS  192(DX), Z20, Z3
+	VFMADD231PS  256(DX), Z20, Z4
+	VFMADD231PS  320(DX), Z20, Z5
+	VFMADD231PS  384(DX), Z20, Z6
+	VFMADD231PS  448(DX), Z20, Z7
+	VFMADD231PS  512(DX), Z20, Z8
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  (DX), Z20, Z10
+	VFMADD231PS  64(DX), Z20, Z11
+	VFMADD231PS  128(DX), Z20, Z12
+	VFMADD231PS  192(DX), Z20, Z13
+	VFMADD231PS  256(DX), Z20, Z14
+	VFMADD231PS  320(DX), Z20, Z15
+	VFMADD231PS  384(DX), Z20, Z16
+	VFMADD231PS  448(DX), Z20, Z17
+	VFMADD231PS  512(DX), Z20, Z18
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z19
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1047
+
+fbAVX512_odd_1048:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1049
+	VBROADCASTSS (BX), Z20
+	VFMADD231PS  (DX), Z20, Z0
+	VFMADD231PS  64(DX), Z20, Z1
+	VFMADD231PS  128(DX), Z20, Z2
+	VFMADD231PS  192(DX), Z20, Z3
+	VFMADD231PS  256(DX), Z20, Z4
+	VFMADD231PS  320(DX), Z20, Z5
+	VFMADD231PS  384(DX), Z20, Z6
+	VFMADD231PS  448(DX), Z20, Z7
+	VFMADD231PS  512(DX), Z20, Z8
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1049:
+	VADDPS    Z10, Z0, Z0
+	VADDPS    Z11, Z1, Z1
+	VADDPS    Z12, Z2, Z2
+	VADDPS    Z13, Z3, Z3
+	VADDPS    Z14, Z4, Z4
+	VADDPS    Z15, Z5, Z5
+	VADDPS    Z16, Z6, Z6
+	VADDPS    Z17, Z7, Z7
+	VADDPS    Z18, Z8, Z8
+	VADDPS    Z19, Z9, Z9
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z10
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z10, Z10
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z10, Z10
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z10, Z10
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z10, Z10
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z10, Z10
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z10, Z10
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z10, Z10
+	VMOVUPS   Z6, 384(CX)
+	VMULPS    448(AX), Z7, Z7
+	VADDPS    Z7, Z10, Z10
+	VMOVUPS   Z7, 448(CX)
+	VMULPS    512(AX), Z8, Z8
+	VADDPS    Z8, Z10, Z10
+	VMOVUPS   Z8, 512(CX)
+	VMOVUPS.Z 576(AX), K1, Z0
+	VMULPS    Z0, Z9, Z9
+	VADDPS    Z9, Z10, K1, Z10
+	VMOVUPS   Z9, K1, 576(CX)
+	VMOVUPS   Z10, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case9_1037:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1051
+
+fbAVX512_loop_1050:
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (DX), Z18, Z0
+	VFMADD231PS  64(DX), Z18, Z1
+	VFMADD231PS  128(DX), Z18, Z2
+	VFMADD231PS  192(DX), Z18, Z3
+	VFMADD231PS  256(DX), Z18, Z4
+	VFMADD231PS  320(DX), Z18, Z5
+	VFMADD231PS  384(DX), Z18, Z6
+	VFMADD231PS  448(DX), Z18, Z7
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (DX), Z18, Z9
+	VFMADD231PS  64(DX), Z18, Z10
+	VFMADD231PS  128(DX), Z18, Z11
+	VFMADD231PS  192(DX), Z18, Z12
+	VFMADD231PS  256(DX), Z18, Z13
+	VFMADD231PS  320(DX), Z18, Z14
+	VFMADD231PS  384(DX), Z18, Z15
+	VFMADD231PS  448(DX), Z18, Z16
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1050
+
+fbAVX512_odd_1051:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1052
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  (DX), Z18, Z0
+	VFMADD231PS  64(DX), Z18, Z1
+	VFMADD231PS  128(DX), Z18, Z2
+	VFMADD231PS  192(DX), Z18, Z3
+	VFMADD231PS  256(DX), Z18, Z4
+	VFMADD231PS  320(DX), Z18, Z5
+	VFMADD231PS  384(DX), Z18, Z6
+	VFMADD231PS  448(DX), Z18, Z7
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1052:
+	VADDPS    Z9, Z0, Z0
+	VADDPS    Z10, Z1, Z1
+	VADDPS    Z11, Z2, Z2
+	VADDPS    Z12, Z3, Z3
+	VADDPS    Z13, Z4, Z4
+	VADDPS    Z14, Z5, Z5
+	VADDPS    Z15, Z6, Z6
+	VADDPS    Z16, Z7, Z7
+	VADDPS    Z17, Z8, Z8
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z9
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z9, Z9
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z9, Z9
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z9, Z9
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z9, Z9
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z9, Z9
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z9, Z9
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z9, Z9
+	VMOVUPS   Z6, 384(CX)
+	VMULPS    448(AX), Z7, Z7
+	VADDPS    Z7, Z9, Z9
+	VMOVUPS   Z7, 448(CX)
+	VMOVUPS.Z 512(AX), K1, Z0
+	VMULPS    Z0, Z8, Z8
+	VADDPS    Z8, Z9, K1, Z9
+	VMOVUPS   Z8, K1, 512(CX)
+	VMOVUPS   Z9, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case8_1036:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1054
+
+fbAVX512_loop_1053:
+	VBROADCASTSS (BX), Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z7
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z16
+	VFMADD231PS  (DX), Z16, Z8
+	VFMADD231PS  64(DX), Z16, Z9
+	VFMADD231PS  128(DX), Z16, Z10
+	VFMADD231PS  192(DX), Z16, Z11
+	VFMADD231PS  256(DX), Z16, Z12
+	VFMADD231PS  320(DX), Z16, Z13
+	VFMADD231PS  384(DX), Z16, Z14
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z15
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1053
+
+fbAVX512_odd_1054:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1055
+	VBROADCASTSS (BX), Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z7
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1055:
+	VADDPS    Z8, Z0, Z0
+	VADDPS    Z9, Z1, Z1
+	VADDPS    Z10, Z2, Z2
+	VADDPS    Z11, Z3, Z3
+	VADDPS    Z12, Z4, Z4
+	VADDPS    Z13, Z5, Z5
+	VADDPS    Z14, Z6, Z6
+	VADDPS    Z15, Z7, Z7
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z8
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z8, Z8
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z8, Z8
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z8, Z8
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z8, Z8
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z8, Z8
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z8, Z8
+	VMOVUPS   Z5, 320(CX)
+	VMULPS    384(AX), Z6, Z6
+	VADDPS    Z6, Z8, Z8
+	VMOVUPS   Z6, 384(CX)
+	VMOVUPS.Z 448(AX), K1, Z0
+	VMULPS    Z0, Z7, Z7
+	VADDPS    Z7, Z8, K1, Z8
+	VMOVUPS   Z7, K1, 448(CX)
+	VMOVUPS   Z8, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case7_1035:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1057
+
+fbAVX512_loop_1056:
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  (DX), Z14, Z7
+	VFMADD231PS  64(DX), Z14, Z8
+	VFMADD231PS  128(DX), Z14, Z9
+	VFMADD231PS  192(DX), Z14, Z10
+	VFMADD231PS  256(DX), Z14, Z11
+	VFMADD231PS  320(DX), Z14, Z12
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z13
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1056
+
+fbAVX512_odd_1057:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1058
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1058:
+	VADDPS    Z7, Z0, Z0
+	VADDPS    Z8, Z1, Z1
+	VADDPS    Z9, Z2, Z2
+	VADDPS    Z10, Z3, Z3
+	VADDPS    Z11, Z4, Z4
+	VADDPS    Z12, Z5, Z5
+	VADDPS    Z13, Z6, Z6
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z7
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z7, Z7
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z7, Z7
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z7, Z7
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z7, Z7
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z7, Z7
+	VMOVUPS   Z4, 256(CX)
+	VMULPS    320(AX), Z5, Z5
+	VADDPS    Z5, Z7, Z7
+	VMOVUPS   Z5, 320(CX)
+	VMOVUPS.Z 384(AX), K1, Z0
+	VMULPS    Z0, Z6, Z6
+	VADDPS    Z6, Z7, K1, Z7
+	VMOVUPS   Z6, K1, 384(CX)
+	VMOVUPS   Z7, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case6_1034:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1060
+
+fbAVX512_loop_1059:
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VFMADD231PS  128(DX), Z12, Z8
+	VFMADD231PS  192(DX), Z12, Z9
+	VFMADD231PS  256(DX), Z12, Z10
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z11
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1059
+
+fbAVX512_odd_1060:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1061
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1061:
+	VADDPS    Z6, Z0, Z0
+	VADDPS    Z7, Z1, Z1
+	VADDPS    Z8, Z2, Z2
+	VADDPS    Z9, Z3, Z3
+	VADDPS    Z10, Z4, Z4
+	VADDPS    Z11, Z5, Z5
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z6
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z6, Z6
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z6, Z6
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z6, Z6
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z6, Z6
+	VMOVUPS   Z3, 192(CX)
+	VMULPS    256(AX), Z4, Z4
+	VADDPS    Z4, Z6, Z6
+	VMOVUPS   Z4, 256(CX)
+	VMOVUPS.Z 320(AX), K1, Z0
+	VMULPS    Z0, Z5, Z5
+	VADDPS    Z5, Z6, K1, Z6
+	VMOVUPS   Z5, K1, 320(CX)
+	VMOVUPS   Z6, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case5_1033:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1063
+
+fbAVX512_loop_1062:
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (DX), Z10, Z5
+	VFMADD231PS  64(DX), Z10, Z6
+	VFMADD231PS  128(DX), Z10, Z7
+	VFMADD231PS  192(DX), Z10, Z8
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1062
+
+fbAVX512_odd_1063:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1064
+	VBROADCASTSS (BX), Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1064:
+	VADDPS    Z5, Z0, Z0
+	VADDPS    Z6, Z1, Z1
+	VADDPS    Z7, Z2, Z2
+	VADDPS    Z8, Z3, Z3
+	VADDPS    Z9, Z4, Z4
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z5
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z5, Z5
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z5, Z5
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z5, Z5
+	VMOVUPS   Z2, 128(CX)
+	VMULPS    192(AX), Z3, Z3
+	VADDPS    Z3, Z5, Z5
+	VMOVUPS   Z3, 192(CX)
+	VMOVUPS.Z 256(AX), K1, Z0
+	VMULPS    Z0, Z4, Z4
+	VADDPS    Z4, Z5, K1, Z5
+	VMOVUPS   Z4, K1, 256(CX)
+	VMOVUPS   Z5, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case4_1032:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1066
+
+fbAVX512_loop_1065:
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VFMADD231PS  64(DX), Z8, Z5
+	VFMADD231PS  128(DX), Z8, Z6
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1065
+
+fbAVX512_odd_1066:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1067
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1067:
+	VADDPS    Z4, Z0, Z0
+	VADDPS    Z5, Z1, Z1
+	VADDPS    Z6, Z2, Z2
+	VADDPS    Z7, Z3, Z3
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z4
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z4, Z4
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z4, Z4
+	VMOVUPS   Z1, 64(CX)
+	VMULPS    128(AX), Z2, Z2
+	VADDPS    Z2, Z4, Z4
+	VMOVUPS   Z2, 128(CX)
+	VMOVUPS.Z 192(AX), K1, Z0
+	VMULPS    Z0, Z3, Z3
+	VADDPS    Z3, Z4, K1, Z4
+	VMOVUPS   Z3, K1, 192(CX)
+	VMOVUPS   Z4, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case3_1031:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1069
+
+fbAVX512_loop_1068:
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (DX), Z6, Z3
+	VFMADD231PS  64(DX), Z6, Z4
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1068
+
+fbAVX512_odd_1069:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1070
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1070:
+	VADDPS    Z3, Z0, Z0
+	VADDPS    Z4, Z1, Z1
+	VADDPS    Z5, Z2, Z2
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z3
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z3, Z3
+	VMOVUPS   Z0, (CX)
+	VMULPS    64(AX), Z1, Z1
+	VADDPS    Z1, Z3, Z3
+	VMOVUPS   Z1, 64(CX)
+	VMOVUPS.Z 128(AX), K1, Z0
+	VMULPS    Z0, Z2, Z2
+	VADDPS    Z2, Z3, K1, Z3
+	VMOVUPS   Z2, K1, 128(CX)
+	VMOVUPS   Z3, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case2_1030:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1072
+
+fbAVX512_loop_1071:
+	VBROADCASTSS (BX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z4
+	VFMADD231PS  (DX), Z4, Z2
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1071
+
+fbAVX512_odd_1072:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1073
+	VBROADCASTSS (BX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1073:
+	VADDPS    Z2, Z0, Z0
+	VADDPS    Z3, Z1, Z1
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z2
+	VMULPS    (AX), Z0, Z0
+	VADDPS    Z0, Z2, Z2
+	VMOVUPS   Z0, (CX)
+	VMOVUPS.Z 64(AX), K1, Z0
+	VMULPS    Z0, Z1, Z1
+	VADDPS    Z1, Z2, K1, Z2
+	VMOVUPS   Z1, K1, 64(CX)
+	VMOVUPS   Z2, 65648(SP)
+	JMP       fbAVX512_swend_1028
+
+fbAVX512_case1_1029:
+	MOVQ   65720(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   65712(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   e_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   65640(SP), BX
+	MOVQ   M+104(FP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   SI, DI
+	SHRQ   $0x01, DI
+	JZ     fbAVX512_odd_1075
+
+fbAVX512_loop_1074:
+	VBROADCASTSS (BX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX512_loop_1074
+
+fbAVX512_odd_1075:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX512_done_1076
+	VBROADCASTSS (BX), Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+
+fbAVX512_done_1076:
+	VADDPS    Z1, Z0, Z0
+	MOVQ      65632(SP), DX
+	IMULQ     CX, DX
+	LEAQ      (DX)(AX*4), DX
+	MOVQ      psi_base+48(FP), AX
+	ADDQ      DX, AX
+	MOVQ      alpha_base+0(FP), CX
+	ADDQ      DX, CX
+	VMOVUPS   65648(SP), Z1
+	VMOVUPS.Z (AX), K1, Z2
+	VMULPS    Z2, Z0, Z0
+	VADDPS    Z0, Z1, K1, Z1
+	VMOVUPS   Z0, K1, (CX)
+	VMOVUPS   Z1, 65648(SP)
+
+fbAVX512_swend_1028:
+	MOVQ 65712(SP), AX
+	ADDQ $0x000000c0, AX
+	MOVQ AX, 65712(SP)
+	JMP  fbAVX512_chunk_1025
+
+fbAVX512_chunkend_1026:
+	VMOVUPS       65648(SP), Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	MOVQ          scale_base+24(FP), AX
+	MOVQ          65632(SP), CX
+	VMOVSS        X1, (AX)(CX*4)
+	VMOVSS        fbone32<>+0(SB), X0
+	VDIVSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	MOVQ          M+104(FP), AX
+	MOVQ          65640(SP), CX
+	LEAQ          (CX)(AX*4), CX
+	XORQ          DX, DX
+	MOVQ          AX, BX
+	ANDQ          $-32, BX
+
+fbAVX512_mul_1077_AVX512f32_wide:
+	CMPQ    DX, BX
+	JAE     fbAVX512_mul_1077_AVX512f32_narrow0
+	VMULPS  (CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (CX)(DX*4)
+	VMULPS  64(CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, 64(CX)(DX*4)
+	ADDQ    $+32, DX
+	JMP     fbAVX512_mul_1077_AVX512f32_wide
+
+fbAVX512_mul_1077_AVX512f32_narrow0:
+	MOVQ AX, BX
+	ANDQ $-16, BX
+
+fbAVX512_mul_1077_AVX512f32_narrow:
+	CMPQ    DX, BX
+	JAE     fbAVX512_mul_1077_AVX512f32_tail
+	VMULPS  (CX)(DX*4), Z0, Z1
+	VMOVUPS Z1, (CX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     fbAVX512_mul_1077_AVX512f32_narrow
+
+fbAVX512_mul_1077_AVX512f32_tail:
+	SUBQ      DX, AX
+	JZ        fbAVX512_mul_1077_AVX512f32_end
+	MOVQ      $-1, BX
+	BZHIQ     AX, BX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (CX)(DX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (CX)(DX*4)
+
+fbAVX512_mul_1077_AVX512f32_end:
+	MOVQ 65632(SP), AX
+	INCQ AX
+	MOVQ AX, 65632(SP)
+	JMP  fbAVX512_mt_1023
+
+fbAVX512_mtend_1024:
+	VZEROUPPER
+	RET
+
+// func backward32AVX512(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2
+TEXT ·backward32AVX512(SB), $65640-112
+	MOVQ         T+96(FP), AX
+	DECQ         AX
+	MOVQ         AX, (SP)
+	MOVQ         M+104(FP), CX
+	IMULQ        CX, AX
+	MOVQ         beta_base+0(FP), DX
+	LEAQ         (DX)(AX*4), DX
+	VBROADCASTSS fbone32<>+0(SB), Z0
+	XORQ         AX, AX
+	MOVQ         CX, BX
+	ANDQ         $-16, BX
+
+fbAVX512_ones_1078_AVX512f32_narrow:
+	CMPQ    AX, BX
+	JAE     fbAVX512_ones_1078_AVX512f32_tail
+	VMOVUPS Z0, (DX)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX512_ones_1078_AVX512f32_narrow
+
+fbAVX512_ones_1078_AVX512f32_tail:
+	SUBQ    AX, CX
+	JZ      fbAVX512_ones_1078_AVX512f32_end
+	MOVQ    $-1, BX
+	BZHIQ   CX, BX, CX
+	KMOVW   CX, K1
+	VMOVUPS Z0, K1, (DX)(AX*4)
+
+fbAVX512_ones_1078_AVX512f32_end:
+	LEAQ  32(SP), AX
+	ADDQ  $0x3f, AX
+	ANDQ  $-64, AX
+	MOVQ  AX, 65632(SP)
+	MOVQ  M+104(FP), AX
+	CMPQ  AX, $0x00000080
+	JA    fbAVX512_bt_1079
+	LEAQ  15(AX), CX
+	SHRQ  $0x04, CX
+	MOVQ  CX, DX
+	SHLQ  $0x04, DX
+	SUBQ  AX, DX
+	NEGQ  DX
+	ADDQ  $0x00000010, DX
+	MOVQ  DX, 24(SP)
+	CMPQ  CX, $0x00000001
+	JEQ   fbAVX512_case1_1082
+	CMPQ  CX, $0x00000002
+	JEQ   fbAVX512_case2_1083
+	CMPQ  CX, $0x00000003
+	JEQ   fbAVX512_case3_1084
+	CMPQ  CX, $0x00000004
+	JEQ   fbAVX512_case4_1085
+	CMPQ  CX, $0x00000005
+	JEQ   fbAVX512_case5_1086
+	CMPQ  CX, $0x00000006
+	JEQ   fbAVX512_case6_1087
+	CMPQ  CX, $0x00000007
+	JEQ   fbAVX512_case7_1088
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1090:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS   320(DX), Z0
+	VMOVUPS   Z0, 320(BX)
+	VMOVUPS   384(DX), Z0
+	VMOVUPS   Z0, 384(BX)
+	VMOVUPS.Z 448(DX), K1, Z0
+	VMOVUPS   Z0, 448(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000200, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1090
+
+fbAVX512_pt_1091:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1092
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(BX), Z0
+	VMULPS    192(DX), Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(BX), Z0
+	VMULPS    256(DX), Z0, Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS   320(BX), Z0
+	VMULPS    320(DX), Z0, Z0
+	VMOVUPS   Z0, 320(AX)
+	VMOVUPS   384(BX), Z0
+	VMULPS    384(DX), Z0, Z0
+	VMOVUPS   Z0, 384(AX)
+	VMOVUPS.Z 448(BX), K1, Z0
+	VMOVUPS.Z 448(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 448(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	VXORPD    Z12, Z12, Z12
+	VXORPD    Z13, Z13, Z13
+	VXORPD    Z14, Z14, Z14
+	VXORPD    Z15, Z15, Z15
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1094
+
+fbAVX512_loop_1093:
+	VBROADCASTSS (AX), Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VFMADD231PS  448(DX), Z16, Z7
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000200, DX
+	VBROADCASTSS (AX), Z16
+	VFMADD231PS  (DX), Z16, Z8
+	VFMADD231PS  64(DX), Z16, Z9
+	VFMADD231PS  128(DX), Z16, Z10
+	VFMADD231PS  192(DX), Z16, Z11
+	VFMADD231PS  256(DX), Z16, Z12
+	VFMADD231PS  320(DX), Z16, Z13
+	VFMADD231PS  384(DX), Z16, Z14
+	VFMADD231PS  448(DX), Z16, Z15
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000200, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1093
+
+fbAVX512_odd_1094:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1095
+	VBROADCASTSS (AX), Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VFMADD231PS  448(DX), Z16, Z7
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000200, DX
+
+fbAVX512_done_1095:
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z9, Z1, Z1
+	VADDPS       Z10, Z2, Z2
+	VADDPS       Z11, Z3, Z3
+	VADDPS       Z12, Z4, Z4
+	VADDPS       Z13, Z5, Z5
+	VADDPS       Z14, Z6, Z6
+	VADDPS       Z15, Z7, Z7
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X8
+	VDIVSS       (AX)(CX*4), X8, X8
+	VBROADCASTSS X8, Z8
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z8, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z8, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMULPS       Z8, Z4, Z4
+	VMOVUPS      Z4, 256(AX)
+	VMULPS       Z8, Z5, Z5
+	VMOVUPS      Z5, 320(AX)
+	VMULPS       Z8, Z6, Z6
+	VMOVUPS      Z6, 384(AX)
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, K1, 448(AX)
+	JMP          fbAVX512_pt_1091
+
+fbAVX512_ptend_1092:
+	JMP fbAVX512_swend_1081
+
+fbAVX512_case7_1088:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1096:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS   320(DX), Z0
+	VMOVUPS   Z0, 320(BX)
+	VMOVUPS.Z 384(DX), K1, Z0
+	VMOVUPS   Z0, 384(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000001c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1096
+
+fbAVX512_pt_1097:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1098
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(BX), Z0
+	VMULPS    192(DX), Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(BX), Z0
+	VMULPS    256(DX), Z0, Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS   320(BX), Z0
+	VMULPS    320(DX), Z0, Z0
+	VMOVUPS   Z0, 320(AX)
+	VMOVUPS.Z 384(BX), K1, Z0
+	VMOVUPS.Z 384(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 384(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	VXORPD    Z12, Z12, Z12
+	VXORPD    Z13, Z13, Z13
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1100
+
+fbAVX512_loop_1099:
+	VBROADCASTSS (AX), Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VFMADD231PS  384(DX), Z14, Z6
+	ADDQ         $0x04, AX
+	ADDQ         $0x000001c0, DX
+	VBROADCASTSS (AX), Z14
+	VFMADD231PS  (DX), Z14, Z7
+	VFMADD231PS  64(DX), Z14, Z8
+	VFMADD231PS  128(DX), Z14, Z9
+	VFMADD231PS  192(DX), Z14, Z10
+	VFMADD231PS  256(DX), Z14, Z11
+	VFMADD231PS  320(DX), Z14, Z12
+	VFMADD231PS  384(DX), Z14, Z13
+	ADDQ         $0x04, AX
+	ADDQ         $0x000001c0, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1099
+
+fbAVX512_odd_1100:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1101
+	VBROADCASTSS (AX), Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VFMADD231PS  384(DX), Z14, Z6
+	ADDQ         $0x04, AX
+	ADDQ         $0x000001c0, DX
+
+fbAVX512_done_1101:
+	VADDPS       Z7, Z0, Z0
+	VADDPS       Z8, Z1, Z1
+	VADDPS       Z9, Z2, Z2
+	VADDPS       Z10, Z3, Z3
+	VADDPS       Z11, Z4, Z4
+	VADDPS       Z12, Z5, Z5
+	VADDPS       Z13, Z6, Z6
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X7
+	VDIVSS       (AX)(CX*4), X7, X7
+	VBROADCASTSS X7, Z7
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z7, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z7, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z7, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMULPS       Z7, Z4, Z4
+	VMOVUPS      Z4, 256(AX)
+	VMULPS       Z7, Z5, Z5
+	VMOVUPS      Z5, 320(AX)
+	VMULPS       Z7, Z6, Z6
+	VMOVUPS      Z6, K1, 384(AX)
+	JMP          fbAVX512_pt_1097
+
+fbAVX512_ptend_1098:
+	JMP fbAVX512_swend_1081
+
+fbAVX512_case6_1087:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1102:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS   256(DX), Z0
+	VMOVUPS   Z0, 256(BX)
+	VMOVUPS.Z 320(DX), K1, Z0
+	VMOVUPS   Z0, 320(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000180, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1102
+
+fbAVX512_pt_1103:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1104
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(BX), Z0
+	VMULPS    192(DX), Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS   256(BX), Z0
+	VMULPS    256(DX), Z0, Z0
+	VMOVUPS   Z0, 256(AX)
+	VMOVUPS.Z 320(BX), K1, Z0
+	VMOVUPS.Z 320(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 320(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	VXORPD    Z10, Z10, Z10
+	VXORPD    Z11, Z11, Z11
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1106
+
+fbAVX512_loop_1105:
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VFMADD231PS  320(DX), Z12, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000180, DX
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VFMADD231PS  128(DX), Z12, Z8
+	VFMADD231PS  192(DX), Z12, Z9
+	VFMADD231PS  256(DX), Z12, Z10
+	VFMADD231PS  320(DX), Z12, Z11
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000180, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1105
+
+fbAVX512_odd_1106:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1107
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VFMADD231PS  320(DX), Z12, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000180, DX
+
+fbAVX512_done_1107:
+	VADDPS       Z6, Z0, Z0
+	VADDPS       Z7, Z1, Z1
+	VADDPS       Z8, Z2, Z2
+	VADDPS       Z9, Z3, Z3
+	VADDPS       Z10, Z4, Z4
+	VADDPS       Z11, Z5, Z5
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       (AX)(CX*4), X6, X6
+	VBROADCASTSS X6, Z6
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z6, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z6, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z6, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMULPS       Z6, Z4, Z4
+	VMOVUPS      Z4, 256(AX)
+	VMULPS       Z6, Z5, Z5
+	VMOVUPS      Z5, K1, 320(AX)
+	JMP          fbAVX512_pt_1103
+
+fbAVX512_ptend_1104:
+	JMP fbAVX512_swend_1081
+
+fbAVX512_case5_1086:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1108:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS   192(DX), Z0
+	VMOVUPS   Z0, 192(BX)
+	VMOVUPS.Z 256(DX), K1, Z0
+	VMOVUPS   Z0, 256(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000140, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1108
+
+fbAVX512_pt_1109:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1110
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS   192(BX), Z0
+	VMULPS    192(DX), Z0, Z0
+	VMOVUPS   Z0, 192(AX)
+	VMOVUPS.Z 256(BX), K1, Z0
+	VMOVUPS.Z 256(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 256(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	VXORPD    Z8, Z8, Z8
+	VXORPD    Z9, Z9, Z9
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1112
+
+fbAVX512_loop_1111:
+	VBROADCASTSS (AX), Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VFMADD231PS  256(DX), Z10, Z4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000140, DX
+	VBROADCASTSS (AX), Z10
+	VFMADD231PS  (DX), Z10, Z5
+	VFMADD231PS  64(DX), Z10, Z6
+	VFMADD231PS  128(DX), Z10, Z7
+	VFMADD231PS  192(DX), Z10, Z8
+	VFMADD231PS  256(DX), Z10, Z9
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000140, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1111
+
+fbAVX512_odd_1112:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1113
+	VBROADCASTSS (AX), Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VFMADD231PS  256(DX), Z10, Z4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000140, DX
+
+fbAVX512_done_1113:
+	VADDPS       Z5, Z0, Z0
+	VADDPS       Z6, Z1, Z1
+	VADDPS       Z7, Z2, Z2
+	VADDPS       Z8, Z3, Z3
+	VADDPS       Z9, Z4, Z4
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       (AX)(CX*4), X5, X5
+	VBROADCASTSS X5, Z5
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z5, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z5, Z3, Z3
+	VMOVUPS      Z3, 192(AX)
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      Z4, K1, 256(AX)
+	JMP          fbAVX512_pt_1109
+
+fbAVX512_ptend_1110:
+	JMP fbAVX512_swend_1081
+
+fbAVX512_case4_1085:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1114:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS   128(DX), Z0
+	VMOVUPS   Z0, 128(BX)
+	VMOVUPS.Z 192(DX), K1, Z0
+	VMOVUPS   Z0, 192(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000100, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1114
+
+fbAVX512_pt_1115:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1116
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS   128(BX), Z0
+	VMULPS    128(DX), Z0, Z0
+	VMOVUPS   Z0, 128(AX)
+	VMOVUPS.Z 192(BX), K1, Z0
+	VMOVUPS.Z 192(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 192(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	VXORPD    Z6, Z6, Z6
+	VXORPD    Z7, Z7, Z7
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1118
+
+fbAVX512_loop_1117:
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VFMADD231PS  192(DX), Z8, Z3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000100, DX
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VFMADD231PS  64(DX), Z8, Z5
+	VFMADD231PS  128(DX), Z8, Z6
+	VFMADD231PS  192(DX), Z8, Z7
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000100, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1117
+
+fbAVX512_odd_1118:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1119
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VFMADD231PS  192(DX), Z8, Z3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000100, DX
+
+fbAVX512_done_1119:
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z7, Z3, Z3
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (AX)(CX*4), X4, X4
+	VBROADCASTSS X4, Z4
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z4, Z2, Z2
+	VMOVUPS      Z2, 128(AX)
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      Z3, K1, 192(AX)
+	JMP          fbAVX512_pt_1115
+
+fbAVX512_ptend_1116:
+	JMP fbAVX512_swend_1081
+
+fbAVX512_case3_1084:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1120:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS   64(DX), Z0
+	VMOVUPS   Z0, 64(BX)
+	VMOVUPS.Z 128(DX), K1, Z0
+	VMOVUPS   Z0, 128(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x000000c0, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1120
+
+fbAVX512_pt_1121:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1122
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS   64(BX), Z0
+	VMULPS    64(DX), Z0, Z0
+	VMOVUPS   Z0, 64(AX)
+	VMOVUPS.Z 128(BX), K1, Z0
+	VMOVUPS.Z 128(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 128(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	VXORPD    Z4, Z4, Z4
+	VXORPD    Z5, Z5, Z5
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1124
+
+fbAVX512_loop_1123:
+	VBROADCASTSS (AX), Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VFMADD231PS  128(DX), Z6, Z2
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSS (AX), Z6
+	VFMADD231PS  (DX), Z6, Z3
+	VFMADD231PS  64(DX), Z6, Z4
+	VFMADD231PS  128(DX), Z6, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1123
+
+fbAVX512_odd_1124:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1125
+	VBROADCASTSS (AX), Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VFMADD231PS  128(DX), Z6, Z2
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+
+fbAVX512_done_1125:
+	VADDPS       Z3, Z0, Z0
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z5, Z2, Z2
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       (AX)(CX*4), X3, X3
+	VBROADCASTSS X3, Z3
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, 64(AX)
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      Z2, K1, 128(AX)
+	JMP          fbAVX512_pt_1121
+
+fbAVX512_ptend_1122:
+	JMP fbAVX512_swend_1081
+
+fbAVX512_case2_1083:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1126:
+	VMOVUPS   (DX), Z0
+	VMOVUPS   Z0, (BX)
+	VMOVUPS.Z 64(DX), K1, Z0
+	VMOVUPS   Z0, 64(BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000080, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1126
+
+fbAVX512_pt_1127:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1128
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS   (BX), Z0
+	VMULPS    (DX), Z0, Z0
+	VMOVUPS   Z0, (AX)
+	VMOVUPS.Z 64(BX), K1, Z0
+	VMOVUPS.Z 64(DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, 64(AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	VXORPD    Z2, Z2, Z2
+	VXORPD    Z3, Z3, Z3
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1130
+
+fbAVX512_loop_1129:
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VFMADD231PS  64(DX), Z4, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z2
+	VFMADD231PS  64(DX), Z4, Z3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1129
+
+fbAVX512_odd_1130:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1131
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VFMADD231PS  64(DX), Z4, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+
+fbAVX512_done_1131:
+	VADDPS       Z2, Z0, Z0
+	VADDPS       Z3, Z1, Z1
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       (AX)(CX*4), X2, X2
+	VBROADCASTSS X2, Z2
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, (AX)
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, 64(AX)
+	JMP          fbAVX512_pt_1127
+
+fbAVX512_ptend_1128:
+	JMP fbAVX512_swend_1081
+
+fbAVX512_case1_1082:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+104(FP), AX
+	MOVQ  AX, CX
+	SHLQ  $0x02, CX
+	MOVQ  et_base+72(FP), DX
+	MOVQ  65632(SP), BX
+	MOVQ  BX, BX
+
+fbAVX512_pack_1132:
+	VMOVUPS.Z (DX), K1, Z0
+	VMOVUPS   Z0, (BX)
+	ADDQ      CX, DX
+	ADDQ      $0x00000040, BX
+	DECQ      AX
+	JNZ       fbAVX512_pack_1132
+
+fbAVX512_pt_1133:
+	MOVQ      (SP), AX
+	TESTQ     AX, AX
+	JZ        fbAVX512_ptend_1134
+	MOVQ      M+104(FP), CX
+	SHLQ      $0x02, CX
+	IMULQ     CX, AX
+	MOVQ      beta_base+0(FP), DX
+	ADDQ      AX, DX
+	MOVQ      psi_base+48(FP), BX
+	ADDQ      AX, BX
+	MOVQ      DX, AX
+	SUBQ      CX, AX
+	VMOVUPS.Z (BX), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	VMULPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (AX)
+	MOVQ      M+104(FP), CX
+	MOVQ      65632(SP), DX
+	VXORPD    Z0, Z0, Z0
+	VXORPD    Z1, Z1, Z1
+	MOVQ      CX, BX
+	SHRQ      $0x01, BX
+	JZ        fbAVX512_odd_1136
+
+fbAVX512_loop_1135:
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (DX), Z2, Z0
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (DX), Z2, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1135
+
+fbAVX512_odd_1136:
+	TESTQ        $0x00000001, CX
+	JZ           fbAVX512_done_1137
+	VBROADCASTSS (AX), Z2
+	VFMADD231PS  (DX), Z2, Z0
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+
+fbAVX512_done_1137:
+	VADDPS       Z1, Z0, Z0
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         (SP), CX
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       (AX)(CX*4), X1, X1
+	VBROADCASTSS X1, Z1
+	DECQ         CX
+	MOVQ         CX, (SP)
+	MOVQ         M+104(FP), AX
+	SHLQ         $0x02, AX
+	IMULQ        AX, CX
+	MOVQ         beta_base+0(FP), AX
+	ADDQ         CX, AX
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (AX)
+	JMP          fbAVX512_pt_1133
+
+fbAVX512_ptend_1134:
+fbAVX512_swend_1081:
+	VZEROUPPER
+	RET
+
+fbAVX512_bt_1079:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_btend_1080
+	MOVQ   scale_base+24(FP), CX
+	VMOVSS fbone32<>+0(SB), X0
+	VDIVSS (CX)(AX*4), X0, X0
+	VMOVSS X0, 8(SP)
+	MOVQ   $0x00000000, 16(SP)
+
+fbAVX512_bchunk_1138:
+	MOVQ 16(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX512_bchunkend_1139
+	SUBQ AX, CX
+	MOVQ $0x0000000c, AX
+	MOVQ $0x00000010, DX
+	CMPQ CX, $0x000000c0
+	JAE  fbAVX512_full_1140
+	LEAQ 15(CX), AX
+	SHRQ $0x04, AX
+	MOVQ AX, DX
+	SHLQ $0x04, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000010, DX
+
+fbAVX512_full_1140:
+	MOVQ   DX, 24(SP)
+	CMPQ   AX, $0x00000001
+	JEQ    fbAVX512_case1_1142
+	CMPQ   AX, $0x00000002
+	JEQ    fbAVX512_case2_1143
+	CMPQ   AX, $0x00000003
+	JEQ    fbAVX512_case3_1144
+	CMPQ   AX, $0x00000004
+	JEQ    fbAVX512_case4_1145
+	CMPQ   AX, $0x00000005
+	JEQ    fbAVX512_case5_1146
+	CMPQ   AX, $0x00000006
+	JEQ    fbAVX512_case6_1147
+	CMPQ   AX, $0x00000007
+	JEQ    fbAVX512_case7_1148
+	CMPQ   AX, $0x00000008
+	JEQ    fbAVX512_case8_1149
+	CMPQ   AX, $0x00000009
+	JEQ    fbAVX512_case9_1150
+	CMPQ   AX, $0x0000000a
+	JEQ    fbAVX512_case10_1151
+	CMPQ   AX, $0x0000000b
+	JEQ    fbAVX512_case11_1152
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	VXORPD Z22, Z22, Z22
+	VXORPD Z23, Z23, Z23
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1155
+
+fbAVX512_loop_1154:
+	VMOVSS       (DI), X24
+	VMULSS       (SI), X24, X24
+	VBROADCASTSS X24, Z24
+	VFMADD231PS  (DX), Z24, Z0
+	VFMADD231PS  64(DX), Z24, Z1
+	VFMADD231PS  128(DX), Z24, Z2
+	VFMADD231PS  192(DX), Z24, Z3
+	VFMADD231PS  256(DX), Z24, Z4
+	VFMADD231PS  320(DX), Z24, Z5
+	VFMADD231PS  384(DX), Z24, Z6
+	VFMADD231PS  448(DX), Z24, Z7
+	VFMADD231PS  512(DX), Z24, Z8
+	VFMADD231PS  576(DX), Z24, Z9
+	VFMADD231PS  640(DX), Z24, Z10
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X24
+	VMULSS       (SI), X24, X24
+	VBROADCASTSS X24, Z24
+	VFMADD231PS  (DX), Z24, Z12
+	VFMADD231PS  64(DX), Z24, Z13
+	VFMADD231PS  128(DX), Z24, Z14
+	VFMADD231PS  192(DX), Z24, Z15
+	VFMADD231PS  256(DX), Z24, Z16
+	VFMADD231PS  320(DX), Z24, Z17
+	VFMADD231PS  384(DX), Z24, Z18
+	VFMADD231PS  448(DX), Z24, Z19
+	VFMADD231PS  512(DX), Z24, Z20
+	VFMADD231PS  576(DX), Z24, Z21
+	VFMADD231PS  640(DX), Z24, Z22
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z23
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1154
+
+fbAVX512_odd_1155:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1156
+	VMOVSS       (DI), X24
+	VMULSS       (SI), X24, X24
+	VBROADCASTSS X24, Z24
+	VFMADD231PS  (DX), Z24, Z0
+	VFMADD231PS  64(DX), Z24, Z1
+	VFMADD231PS  128(DX), Z24, Z2
+	VFMADD231PS  192(DX), Z24, Z3
+	VFMADD231PS  256(DX), Z24, Z4
+	VFMADD231PS  320(DX), Z24, Z5
+	VFMADD231PS  384(DX), Z24, Z6
+	VFMADD231PS  448(DX), Z24, Z7
+	VFMADD231PS  512(DX), Z24, Z8
+	VFMADD231PS  576(DX), Z24, Z9
+	VFMADD231PS  640(DX), Z24, Z10
+	VMOVUPS.Z    704(DX), K1, Z25
+	VFMADD231PS  Z25, Z24, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1156:
+	VADDPS       Z12, Z0, Z0
+	VADDPS       Z13, Z1, Z1
+	VADDPS       Z14, Z2, Z2
+	VADDPS       Z15, Z3, Z3
+	VADDPS       Z16, Z4, Z4
+	VADDPS       Z17, Z5, Z5
+	VADDPS       Z18, Z6, Z6
+	VADDPS       Z19, Z7, Z7
+	VADDPS       Z20, Z8, Z8
+	VADDPS       Z21, Z9, Z9
+	VADDPS       Z22, Z10, Z10
+	VADDPS       Z23, Z11, Z11
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z12
+	VMULPS       Z12, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z12, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z12, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z12, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z12, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z12, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z12, Z7, Z7
+	VMOVUPS      Z7, 448(DX)
+	VMULPS       Z12, Z8, Z8
+	VMOVUPS      Z8, 512(DX)
+	VMULPS       Z12, Z9, Z9
+	VMOVUPS      Z9, 576(DX)
+	VMULPS       Z12, Z10, Z10
+	VMOVUPS      Z10, 640(DX)
+	VMULPS       Z12, Z11, Z11
+	VMOVUPS      Z11, K1, 704(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case11_1152:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	VXORPD Z20, Z20, Z20
+	VXORPD Z21, Z21, Z21
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1158
+
+fbAVX512_loop_1157:
+	VMOVSS       (DI), X22
+	VMULSS       (SI), X22, X22
+	VBROADCASTSS X22, Z22
+	VFMADD231PS  (DX), Z22, Z0
+	VFMADD231PS  64(DX), Z22, Z1
+	VFMADD231PS  128(DX), Z22, Z2
+	VFMADD231PS  192(DX), Z22, Z3
+	VFMADD231PS  256(DX), Z22, Z4
+	VFMADD231PS  320(DX), Z22, Z5
+	VFMADD231PS  384(DX), Z22, Z6
+	VFMADD231PS  448(DX), Z22, Z7
+	VFMADD231PS  512(DX), Z22, Z8
+	VFMADD231PS  576(DX), Z22, Z9
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X22
+	VMULSS       (SI), X22, X22
+	VBROADCASTSS X22, Z22
+	VFMADD231PS  (DX), Z22, Z11
+	VFMADD231PS  64(DX), Z22, Z12
+	VFMADD231PS  128(DX), Z22, Z13
+	VFMADD231PS  192(DX), Z22, Z14
+	VFMADD231PS  256(DX), Z22, Z15
+	VFMADD231PS  320(DX), Z22, Z16
+	VFMADD231PS  384(DX), Z22, Z17
+	VFMADD231PS  448(DX), Z22, Z18
+	VFMADD231PS  512(DX), Z22, Z19
+	VFMADD231PS  576(DX), Z22, Z20
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z21
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1157
+
+fbAVX512_odd_1158:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1159
+	VMOVSS       (DI), X22
+	VMULSS       (SI), X22, X22
+	VBROADCASTSS X22, Z22
+	VFMADD231PS  (DX), Z22, Z0
+	VFMADD231PS  64(DX), Z22, Z1
+	VFMADD231PS  128(DX), Z22, Z2
+	VFMADD231PS  192(DX), Z22, Z3
+	VFMADD231PS  256(DX), Z22, Z4
+	VFMADD231PS  320(DX), Z22, Z5
+	VFMADD231PS  384(DX), Z22, Z6
+	VFMADD231PS  448(DX), Z22, Z7
+	VFMADD231PS  512(DX), Z22, Z8
+	VFMADD231PS  576(DX), Z22, Z9
+	VMOVUPS.Z    640(DX), K1, Z23
+	VFMADD231PS  Z23, Z22, Z10
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1159:
+	VADDPS       Z11, Z0, Z0
+	VADDPS       Z12, Z1, Z1
+	VADDPS       Z13, Z2, Z2
+	VADDPS       Z14, Z3, Z3
+	VADDPS       Z15, Z4, Z4
+	VADDPS       Z16, Z5, Z5
+	VADDPS       Z17, Z6, Z6
+	VADDPS       Z18, Z7, Z7
+	VADDPS       Z19, Z8, Z8
+	VADDPS       Z20, Z9, Z9
+	VADDPS       Z21, Z10, Z10
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z11
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z11, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z11, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z11, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z11, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z11, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z11, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z11, Z7, Z7
+	VMOVUPS      Z7, 448(DX)
+	VMULPS       Z11, Z8, Z8
+	VMOVUPS      Z8, 512(DX)
+	VMULPS       Z11, Z9, Z9
+	VMOVUPS      Z9, 576(DX)
+	VMULPS       Z11, Z10, Z10
+	VMOVUPS      Z10, K1, 640(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case10_1151:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1161
+
+fbAVX512_loop_1160:
+	VMOVSS       (DI), X20
+	VMULSS       (SI), X20, X20
+	VBROADCASTSS X20, Z20
+	VFMADD231PS  (DX), Z20, Z0
+	VFMADD231PS  64(DX), Z20, Z1
+	VFMADD231PS  128(DX), Z20, Z2
+	VFMADD231PS  192(DX), Z20, Z3
+	VFMADD231PS  256(DX), Z20, Z4
+	VFMADD231PS  320(DX), Z20, Z5
+	VFMADD231PS  384(DX), Z20, Z6
+	VFMADD231PS  448(DX), Z20, Z7
+	VFMADD231PS  512(DX), Z20, Z8
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X20
+	VMULSS       (SI), X20, X20
+	VBROADCASTSS X20, Z20
+	VFMADD231PS  (DX), Z20, Z10
+	VFMADD231PS  64(DX), Z20, Z11
+	VFMADD231PS  128(DX), Z20, Z12
+	VFMADD231PS  192(DX), Z20, Z13
+	VFMADD231PS  256(DX), Z20, Z14
+	VFMADD231PS  320(DX), Z20, Z15
+	VFMADD231PS  384(DX), Z20, Z16
+	VFMADD231PS  448(DX), Z20, Z17
+	VFMADD231PS  512(DX), Z20, Z18
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z19
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1160
+
+fbAVX512_odd_1161:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1162
+	VMOVSS       (DI), X20
+	VMULSS       (SI), X20, X20
+	VBROADCASTSS X20, Z20
+	VFMADD231PS  (DX), Z20, Z0
+	VFMADD231PS  64(DX), Z20, Z1
+	VFMADD231PS  128(DX), Z20, Z2
+	VFMADD231PS  192(DX), Z20, Z3
+	VFMADD231PS  256(DX), Z20, Z4
+	VFMADD231PS  320(DX), Z20, Z5
+	VFMADD231PS  384(DX), Z20, Z6
+	VFMADD231PS  448(DX), Z20, Z7
+	VFMADD231PS  512(DX), Z20, Z8
+	VMOVUPS.Z    576(DX), K1, Z21
+	VFMADD231PS  Z21, Z20, Z9
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1162:
+	VADDPS       Z10, Z0, Z0
+	VADDPS       Z11, Z1, Z1
+	VADDPS       Z12, Z2, Z2
+	VADDPS       Z13, Z3, Z3
+	VADDPS       Z14, Z4, Z4
+	VADDPS       Z15, Z5, Z5
+	VADDPS       Z16, Z6, Z6
+	VADDPS       Z17, Z7, Z7
+	VADDPS       Z18, Z8, Z8
+	VADDPS       Z19, Z9, Z9
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z10
+	VMULPS       Z10, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z10, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z10, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z10, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z10, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z10, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z10, Z7, Z7
+	VMOVUPS      Z7, 448(DX)
+	VMULPS       Z10, Z8, Z8
+	VMOVUPS      Z8, 512(DX)
+	VMULPS       Z10, Z9, Z9
+	VMOVUPS      Z9, K1, 576(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case9_1150:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1164
+
+fbAVX512_loop_1163:
+	VMOVSS       (DI), X18
+	VMULSS       (SI), X18, X18
+	VBROADCASTSS X18, Z18
+	VFMADD231PS  (DX), Z18, Z0
+	VFMADD231PS  64(DX), Z18, Z1
+	VFMADD231PS  128(DX), Z18, Z2
+	VFMADD231PS  192(DX), Z18, Z3
+	VFMADD231PS  256(DX), Z18, Z4
+	VFMADD231PS  320(DX), Z18, Z5
+	VFMADD231PS  384(DX), Z18, Z6
+	VFMADD231PS  448(DX), Z18, Z7
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X18
+	VMULSS       (SI), X18, X18
+	VBROADCASTSS X18, Z18
+	VFMADD231PS  (DX), Z18, Z9
+	VFMADD231PS  64(DX), Z18, Z10
+	VFMADD231PS  128(DX), Z18, Z11
+	VFMADD231PS  192(DX), Z18, Z12
+	VFMADD231PS  256(DX), Z18, Z13
+	VFMADD231PS  320(DX), Z18, Z14
+	VFMADD231PS  384(DX), Z18, Z15
+	VFMADD231PS  448(DX), Z18, Z16
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z17
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1163
+
+fbAVX512_odd_1164:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1165
+	VMOVSS       (DI), X18
+	VMULSS       (SI), X18, X18
+	VBROADCASTSS X18, Z18
+	VFMADD231PS  (DX), Z18, Z0
+	VFMADD231PS  64(DX), Z18, Z1
+	VFMADD231PS  128(DX), Z18, Z2
+	VFMADD231PS  192(DX), Z18, Z3
+	VFMADD231PS  256(DX), Z18, Z4
+	VFMADD231PS  320(DX), Z18, Z5
+	VFMADD231PS  384(DX), Z18, Z6
+	VFMADD231PS  448(DX), Z18, Z7
+	VMOVUPS.Z    512(DX), K1, Z19
+	VFMADD231PS  Z19, Z18, Z8
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1165:
+	VADDPS       Z9, Z0, Z0
+	VADDPS       Z10, Z1, Z1
+	VADDPS       Z11, Z2, Z2
+	VADDPS       Z12, Z3, Z3
+	VADDPS       Z13, Z4, Z4
+	VADDPS       Z14, Z5, Z5
+	VADDPS       Z15, Z6, Z6
+	VADDPS       Z16, Z7, Z7
+	VADDPS       Z17, Z8, Z8
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z9
+	VMULPS       Z9, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z9, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z9, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z9, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z9, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z9, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z9, Z7, Z7
+	VMOVUPS      Z7, 448(DX)
+	VMULPS       Z9, Z8, Z8
+	VMOVUPS      Z8, K1, 512(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case8_1149:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1167
+
+fbAVX512_loop_1166:
+	VMOVSS       (DI), X16
+	VMULSS       (SI), X16, X16
+	VBROADCASTSS X16, Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z7
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X16
+	VMULSS       (SI), X16, X16
+	VBROADCASTSS X16, Z16
+	VFMADD231PS  (DX), Z16, Z8
+	VFMADD231PS  64(DX), Z16, Z9
+	VFMADD231PS  128(DX), Z16, Z10
+	VFMADD231PS  192(DX), Z16, Z11
+	VFMADD231PS  256(DX), Z16, Z12
+	VFMADD231PS  320(DX), Z16, Z13
+	VFMADD231PS  384(DX), Z16, Z14
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z15
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1166
+
+fbAVX512_odd_1167:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1168
+	VMOVSS       (DI), X16
+	VMULSS       (SI), X16, X16
+	VBROADCASTSS X16, Z16
+	VFMADD231PS  (DX), Z16, Z0
+	VFMADD231PS  64(DX), Z16, Z1
+	VFMADD231PS  128(DX), Z16, Z2
+	VFMADD231PS  192(DX), Z16, Z3
+	VFMADD231PS  256(DX), Z16, Z4
+	VFMADD231PS  320(DX), Z16, Z5
+	VFMADD231PS  384(DX), Z16, Z6
+	VMOVUPS.Z    448(DX), K1, Z17
+	VFMADD231PS  Z17, Z16, Z7
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1168:
+	VADDPS       Z8, Z0, Z0
+	VADDPS       Z9, Z1, Z1
+	VADDPS       Z10, Z2, Z2
+	VADDPS       Z11, Z3, Z3
+	VADDPS       Z12, Z4, Z4
+	VADDPS       Z13, Z5, Z5
+	VADDPS       Z14, Z6, Z6
+	VADDPS       Z15, Z7, Z7
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z8
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z8, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z8, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z8, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z8, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z8, Z6, Z6
+	VMOVUPS      Z6, 384(DX)
+	VMULPS       Z8, Z7, Z7
+	VMOVUPS      Z7, K1, 448(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case7_1148:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1170
+
+fbAVX512_loop_1169:
+	VMOVSS       (DI), X14
+	VMULSS       (SI), X14, X14
+	VBROADCASTSS X14, Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X14
+	VMULSS       (SI), X14, X14
+	VBROADCASTSS X14, Z14
+	VFMADD231PS  (DX), Z14, Z7
+	VFMADD231PS  64(DX), Z14, Z8
+	VFMADD231PS  128(DX), Z14, Z9
+	VFMADD231PS  192(DX), Z14, Z10
+	VFMADD231PS  256(DX), Z14, Z11
+	VFMADD231PS  320(DX), Z14, Z12
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z13
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1169
+
+fbAVX512_odd_1170:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1171
+	VMOVSS       (DI), X14
+	VMULSS       (SI), X14, X14
+	VBROADCASTSS X14, Z14
+	VFMADD231PS  (DX), Z14, Z0
+	VFMADD231PS  64(DX), Z14, Z1
+	VFMADD231PS  128(DX), Z14, Z2
+	VFMADD231PS  192(DX), Z14, Z3
+	VFMADD231PS  256(DX), Z14, Z4
+	VFMADD231PS  320(DX), Z14, Z5
+	VMOVUPS.Z    384(DX), K1, Z15
+	VFMADD231PS  Z15, Z14, Z6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1171:
+	VADDPS       Z7, Z0, Z0
+	VADDPS       Z8, Z1, Z1
+	VADDPS       Z9, Z2, Z2
+	VADDPS       Z10, Z3, Z3
+	VADDPS       Z11, Z4, Z4
+	VADDPS       Z12, Z5, Z5
+	VADDPS       Z13, Z6, Z6
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z7
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z7, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z7, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z7, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z7, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z7, Z5, Z5
+	VMOVUPS      Z5, 320(DX)
+	VMULPS       Z7, Z6, Z6
+	VMOVUPS      Z6, K1, 384(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case6_1147:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1173
+
+fbAVX512_loop_1172:
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VFMADD231PS  128(DX), Z12, Z8
+	VFMADD231PS  192(DX), Z12, Z9
+	VFMADD231PS  256(DX), Z12, Z10
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1172
+
+fbAVX512_odd_1173:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1174
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	VFMADD231PS  192(DX), Z12, Z3
+	VFMADD231PS  256(DX), Z12, Z4
+	VMOVUPS.Z    320(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1174:
+	VADDPS       Z6, Z0, Z0
+	VADDPS       Z7, Z1, Z1
+	VADDPS       Z8, Z2, Z2
+	VADDPS       Z9, Z3, Z3
+	VADDPS       Z10, Z4, Z4
+	VADDPS       Z11, Z5, Z5
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z6
+	VMULPS       Z6, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z6, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z6, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z6, Z4, Z4
+	VMOVUPS      Z4, 256(DX)
+	VMULPS       Z6, Z5, Z5
+	VMOVUPS      Z5, K1, 320(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case5_1146:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1176
+
+fbAVX512_loop_1175:
+	VMOVSS       (DI), X10
+	VMULSS       (SI), X10, X10
+	VBROADCASTSS X10, Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X10
+	VMULSS       (SI), X10, X10
+	VBROADCASTSS X10, Z10
+	VFMADD231PS  (DX), Z10, Z5
+	VFMADD231PS  64(DX), Z10, Z6
+	VFMADD231PS  128(DX), Z10, Z7
+	VFMADD231PS  192(DX), Z10, Z8
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z9
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1175
+
+fbAVX512_odd_1176:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1177
+	VMOVSS       (DI), X10
+	VMULSS       (SI), X10, X10
+	VBROADCASTSS X10, Z10
+	VFMADD231PS  (DX), Z10, Z0
+	VFMADD231PS  64(DX), Z10, Z1
+	VFMADD231PS  128(DX), Z10, Z2
+	VFMADD231PS  192(DX), Z10, Z3
+	VMOVUPS.Z    256(DX), K1, Z11
+	VFMADD231PS  Z11, Z10, Z4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1177:
+	VADDPS       Z5, Z0, Z0
+	VADDPS       Z6, Z1, Z1
+	VADDPS       Z7, Z2, Z2
+	VADDPS       Z8, Z3, Z3
+	VADDPS       Z9, Z4, Z4
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z5
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z5, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z5, Z3, Z3
+	VMOVUPS      Z3, 192(DX)
+	VMULPS       Z5, Z4, Z4
+	VMOVUPS      Z4, K1, 256(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case4_1145:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1179
+
+fbAVX512_loop_1178:
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VFMADD231PS  64(DX), Z8, Z5
+	VFMADD231PS  128(DX), Z8, Z6
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1178
+
+fbAVX512_odd_1179:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1180
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	VFMADD231PS  128(DX), Z8, Z2
+	VMOVUPS.Z    192(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1180:
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
+	VADDPS       Z6, Z2, Z2
+	VADDPS       Z7, Z3, Z3
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z4
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z4, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      Z3, K1, 192(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case3_1144:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1182
+
+fbAVX512_loop_1181:
+	VMOVSS       (DI), X6
+	VMULSS       (SI), X6, X6
+	VBROADCASTSS X6, Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X6
+	VMULSS       (SI), X6, X6
+	VBROADCASTSS X6, Z6
+	VFMADD231PS  (DX), Z6, Z3
+	VFMADD231PS  64(DX), Z6, Z4
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1181
+
+fbAVX512_odd_1182:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1183
+	VMOVSS       (DI), X6
+	VMULSS       (SI), X6, X6
+	VBROADCASTSS X6, Z6
+	VFMADD231PS  (DX), Z6, Z0
+	VFMADD231PS  64(DX), Z6, Z1
+	VMOVUPS.Z    128(DX), K1, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1183:
+	VADDPS       Z3, Z0, Z0
+	VADDPS       Z4, Z1, Z1
+	VADDPS       Z5, Z2, Z2
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z3
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      Z2, K1, 128(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case2_1143:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1185
+
+fbAVX512_loop_1184:
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS  (DX), Z4, Z2
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1184
+
+fbAVX512_odd_1185:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1186
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VFMADD231PS  (DX), Z4, Z0
+	VMOVUPS.Z    64(DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1186:
+	VADDPS       Z2, Z0, Z0
+	VADDPS       Z3, Z1, Z1
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z2
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, 64(DX)
+	JMP          fbAVX512_swend_1141
+
+fbAVX512_case1_1142:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   16(SP), AX
+	MOVQ   M+104(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   et_base+72(FP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   (SP), BX
+	IMULQ  CX, BX
+	MOVQ   beta_base+0(FP), SI
+	ADDQ   BX, SI
+	MOVQ   psi_base+48(FP), DI
+	ADDQ   BX, DI
+	MOVQ   M+104(FP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	MOVQ   BX, R8
+	SHRQ   $0x01, R8
+	JZ     fbAVX512_odd_1188
+
+fbAVX512_loop_1187:
+	VMOVSS       (DI), X2
+	VMULSS       (SI), X2, X2
+	VBROADCASTSS X2, Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X2
+	VMULSS       (SI), X2, X2
+	VBROADCASTSS X2, Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         R8
+	JNZ          fbAVX512_loop_1187
+
+fbAVX512_odd_1188:
+	TESTQ        $0x00000001, BX
+	JZ           fbAVX512_done_1189
+	VMOVSS       (DI), X2
+	VMULSS       (SI), X2, X2
+	VBROADCASTSS X2, Z2
+	VMOVUPS.Z    (DX), K1, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+
+fbAVX512_done_1189:
+	VADDPS       Z1, Z0, Z0
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*4), BX
+	ADDQ         BX, DX
+	VBROADCASTSS 8(SP), Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (DX)
+
+fbAVX512_swend_1141:
+	MOVQ 16(SP), AX
+	ADDQ $0x000000c0, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX512_bchunk_1138
+
+fbAVX512_bchunkend_1139:
+	MOVQ (SP), AX
+	DECQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX512_bt_1079
+
+fbAVX512_btend_1080:
+	VZEROUPPER
+	RET
+
+// func transitions32AVX512(g []float32, e []float32, alpha []float32, beta []float32, psi []float32, scale []float32, work []float32, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
+TEXT ·transitions32AVX512(SB), $32888-184
+	LEAQ 48(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 32880(SP)
+	MOVQ $0x00000001, (SP)
+
+fbAVX512_bb_1190:
+	MOVQ         (SP), AX
+	MOVQ         T+168(FP), CX
+	CMPQ         AX, CX
+	JAE          fbAVX512_bbend_1191
+	MOVQ         scale_base+120(FP), CX
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       (CX)(AX*4), X0, X0
+	VBROADCASTSS X0, Z0
+	MOVQ         M+176(FP), CX
+	IMULQ        CX, AX
+	SHLQ         $0x02, AX
+	MOVQ         psi_base+96(FP), DX
+	ADDQ         AX, DX
+	MOVQ         beta_base+72(FP), BX
+	ADDQ         AX, BX
+	MOVQ         work_base+144(FP), SI
+	ADDQ         AX, SI
+	MOVQ         CX, AX
+	SHLQ         $0x02, AX
+	SUBQ         AX, SI
+	XORQ         AX, AX
+	MOVQ         CX, DI
+	ANDQ         $-32, DI
+
+fbAVX512_bbrow_1192_AVX512f32_wide:
+	CMPQ    AX, DI
+	JAE     fbAVX512_bbrow_1192_AVX512f32_narrow0
+	VMOVUPS (DX)(AX*4), Z1
+	VMULPS  (BX)(AX*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*4)
+	VMOVUPS 64(DX)(AX*4), Z1
+	VMULPS  64(BX)(AX*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(SI)(AX*4)
+	ADDQ    $+32, AX
+	JMP     fbAVX512_bbrow_1192_AVX512f32_wide
+
+fbAVX512_bbrow_1192_AVX512f32_narrow0:
+	MOVQ CX, DI
+	ANDQ $-16, DI
+
+fbAVX512_bbrow_1192_AVX512f32_narrow:
+	CMPQ    AX, DI
+	JAE     fbAVX512_bbrow_1192_AVX512f32_tail
+	VMOVUPS (DX)(AX*4), Z1
+	VMULPS  (BX)(AX*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (SI)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX512_bbrow_1192_AVX512f32_narrow
+
+fbAVX512_bbrow_1192_AVX512f32_tail:
+	SUBQ      AX, CX
+	JZ        fbAVX512_bbrow_1192_AVX512f32_end
+	MOVQ      $-1, DI
+	BZHIQ     CX, DI, CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (DX)(AX*4), K1, Z1
+	VMOVUPS.Z (BX)(AX*4), K1, Z2
+	VMULPS    Z2, Z1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (SI)(AX*4)
+
+fbAVX512_bbrow_1192_AVX512f32_end:
+	MOVQ (SP), AX
+	INCQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX512_bb_1190
+
+fbAVX512_bbend_1191:
+	MOVQ $0x00000000, 32(SP)
+
+fbAVX512_tt_1193:
+	MOVQ    32(SP), AX
+	MOVQ    T+168(FP), CX
+	DECQ    CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_ttend_1194
+	SUBQ    AX, CX
+	MOVQ    $0x00000080, AX
+	CMPQ    CX, AX
+	CMOVQGT AX, CX
+	MOVQ    CX, 40(SP)
+	MOVQ    $0x00000000, 16(SP)
+
+fbAVX512_tj_1195:
+	MOVQ 16(SP), AX
+	MOVQ M+176(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX512_tjend_1196
+	SUBQ AX, CX
+	MOVQ $0x00000004, AX
+	MOVQ $0x00000010, DX
+	CMPQ CX, $0x00000040
+	JAE  fbAVX512_full_1197
+	LEAQ 15(CX), AX
+	SHRQ $0x04, AX
+	MOVQ AX, DX
+	SHLQ $0x04, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000010, DX
+
+fbAVX512_full_1197:
+	MOVQ  DX, 24(SP)
+	CMPQ  AX, $0x00000001
+	JEQ   fbAVX512_case1_1199
+	CMPQ  AX, $0x00000002
+	JEQ   fbAVX512_case2_1200
+	CMPQ  AX, $0x00000003
+	JEQ   fbAVX512_case3_1201
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1203:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    64(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VMOVUPS    128(CX), Z0
+	VMOVUPS    Z0, 128(DX)
+	VMOVUPS.Z  192(CX), K1, Z0
+	VMOVUPS    Z0, 192(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000100, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1203
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_1204:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_1205
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1207
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1208
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1209
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1210
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1211
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+	VXORPD  Z18, Z18, Z18
+	VXORPD  Z19, Z19, Z19
+	VXORPD  Z20, Z20, Z20
+	VXORPD  Z21, Z21, Z21
+	VXORPD  Z22, Z22, Z22
+	VXORPD  Z23, Z23, Z23
+
+fbAVX512_loop_1213:
+	VMOVUPS      (BX), Z24
+	VMOVUPS      64(BX), Z25
+	VMOVUPS      128(BX), Z26
+	VMOVUPS      192(BX), Z27
+	VBROADCASTSS (CX), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z1
+	VFMADD231PS  Z26, Z28, Z2
+	VFMADD231PS  Z27, Z28, Z3
+	VBROADCASTSS 4(CX), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z5
+	VFMADD231PS  Z26, Z28, Z6
+	VFMADD231PS  Z27, Z28, Z7
+	VBROADCASTSS 8(CX), Z28
+	VFMADD231PS  Z24, Z28, Z8
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z10
+	VFMADD231PS  Z27, Z28, Z11
+	VBROADCASTSS 12(CX), Z28
+	VFMADD231PS  Z24, Z28, Z12
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z15
+	VBROADCASTSS 16(CX), Z28
+	VFMADD231PS  Z24, Z28, Z16
+	VFMADD231PS  Z25, Z28, Z17
+	VFMADD231PS  Z26, Z28, Z18
+	VFMADD231PS  Z27, Z28, Z19
+	VBROADCASTSS 20(CX), Z28
+	VFMADD231PS  Z24, Z28, Z20
+	VFMADD231PS  Z25, Z28, Z21
+	VFMADD231PS  Z26, Z28, Z22
+	VFMADD231PS  Z27, Z28, Z23
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1213
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   192(R8)(AX*2)
+	PREFETCHT0   192(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	PREFETCHT0   192(R8)(CX*1)
+	PREFETCHT0   192(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
+	VMOVUPS      (DX), Z24
+	VFMADD231PS  (BX), Z0, Z24
+	VMOVUPS      Z24, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z8, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z9, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z0
+	VFMADD231PS  128(BX)(AX*2), Z10, Z0
+	VMOVUPS      Z0, 128(DX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z12, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z13, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS      128(DX)(CX*1), Z0
+	VFMADD231PS  128(BX)(CX*1), Z14, Z0
+	VMOVUPS      Z0, 128(DX)(CX*1)
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z15, Z0
+	VMOVUPS      Z0, K1, 192(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z16, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS      64(SI), Z0
+	VFMADD231PS  64(DI), Z17, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS      128(SI), Z0
+	VFMADD231PS  128(DI), Z18, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMOVUPS.Z    192(SI), K1, Z0
+	VMOVUPS.Z    192(DI), K1, Z1
+	VFMADD231PS  Z1, Z19, Z0
+	VMOVUPS      Z0, K1, 192(SI)
+	VMOVUPS      (SI)(AX*1), Z0
+	VFMADD231PS  (DI)(AX*1), Z20, Z0
+	VMOVUPS      Z0, (SI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z0
+	VFMADD231PS  64(DI)(AX*1), Z21, Z0
+	VMOVUPS      Z0, 64(SI)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z0
+	VFMADD231PS  128(DI)(AX*1), Z22, Z0
+	VMOVUPS      Z0, 128(SI)(AX*1)
+	VMOVUPS.Z    192(SI)(AX*1), K1, Z0
+	VMOVUPS.Z    192(DI)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z23, Z0
+	VMOVUPS      Z0, K1, 192(SI)(AX*1)
+	JMP          fbAVX512_swend_1206
+
+fbAVX512_case5_1211:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+
+fbAVX512_loop_1214:
+	VMOVUPS      (BX), Z20
+	VMOVUPS      64(BX), Z21
+	VMOVUPS      128(BX), Z22
+	VMOVUPS      192(BX), Z23
+	VBROADCASTSS (CX), Z24
+	VFMADD231PS  Z20, Z24, Z0
+	VFMADD231PS  Z21, Z24, Z1
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VBROADCASTSS 4(CX), Z24
+	VFMADD231PS  Z20, Z24, Z4
+	VFMADD231PS  Z21, Z24, Z5
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VBROADCASTSS 8(CX), Z24
+	VFMADD231PS  Z20, Z24, Z8
+	VFMADD231PS  Z21, Z24, Z9
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VBROADCASTSS 12(CX), Z24
+	VFMADD231PS  Z20, Z24, Z12
+	VFMADD231PS  Z21, Z24, Z13
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VBROADCASTSS 16(CX), Z24
+	VFMADD231PS  Z20, Z24, Z16
+	VFMADD231PS  Z21, Z24, Z17
+	VFMADD231PS  Z22, Z24, Z18
+	VFMADD231PS  Z23, Z24, Z19
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1214
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   192(R8)(AX*1)
+	PREFETCHT0   192(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   192(R8)(AX*2)
+	PREFETCHT0   192(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	PREFETCHT0   192(R8)(CX*1)
+	PREFETCHT0   192(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   192(R8)
+	PREFETCHT0   192(R9)
+	VMOVUPS      (DX), Z20
+	VFMADD231PS  (BX), Z0, Z20
+	VMOVUPS      Z20, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z8, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z9, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z0
+	VFMADD231PS  128(BX)(AX*2), Z10, Z0
+	VMOVUPS      Z0, 128(DX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z12, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z13, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS      128(DX)(CX*1), Z0
+	VFMADD231PS  128(BX)(CX*1), Z14, Z0
+	VMOVUPS      Z0, 128(DX)(CX*1)
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z15, Z0
+	VMOVUPS      Z0, K1, 192(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z16, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS      64(SI), Z0
+	VFMADD231PS  64(DI), Z17, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS      128(SI), Z0
+	VFMADD231PS  128(DI), Z18, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMOVUPS.Z    192(SI), K1, Z0
+	VMOVUPS.Z    192(DI), K1, Z1
+	VFMADD231PS  Z1, Z19, Z0
+	VMOVUPS      Z0, K1, 192(SI)
+	JMP          fbAVX512_swend_1206
+
+fbAVX512_case4_1210:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+
+fbAVX512_loop_1215:
+	VMOVUPS      (BX), Z16
+	VMOVUPS      64(BX), Z17
+	VMOVUPS      128(BX), Z18
+	VMOVUPS      192(BX), Z19
+	VBROADCASTSS (CX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS 4(CX), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS 8(CX), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS 12(CX), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1215
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(DI)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(DI)(AX*2)
+	PREFETCHT0   192(SI)(AX*2)
+	PREFETCHT0   192(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	PREFETCHT0   128(SI)(CX*1)
+	PREFETCHT0   128(DI)(CX*1)
+	PREFETCHT0   192(SI)(CX*1)
+	PREFETCHT0   192(DI)(CX*1)
+	VMOVUPS      (DX), Z16
+	VFMADD231PS  (BX), Z0, Z16
+	VMOVUPS      Z16, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z8, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z9, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z0
+	VFMADD231PS  128(BX)(AX*2), Z10, Z0
+	VMOVUPS      Z0, 128(DX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z12, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z13, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS      128(DX)(CX*1), Z0
+	VFMADD231PS  128(BX)(CX*1), Z14, Z0
+	VMOVUPS      Z0, 128(DX)(CX*1)
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z15, Z0
+	VMOVUPS      Z0, K1, 192(DX)(CX*1)
+	JMP          fbAVX512_swend_1206
+
+fbAVX512_case3_1209:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_1216:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      64(BX), Z13
+	VMOVUPS      128(BX), Z14
+	VMOVUPS      192(BX), Z15
+	VBROADCASTSS (CX), Z16
+	VFMADD231PS  Z12, Z16, Z0
+	VFMADD231PS  Z13, Z16, Z1
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VBROADCASTSS 4(CX), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VBROADCASTSS 8(CX), Z16
+	VFMADD231PS  Z12, Z16, Z8
+	VFMADD231PS  Z13, Z16, Z9
+	VFMADD231PS  Z14, Z16, Z10
+	VFMADD231PS  Z15, Z16, Z11
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1216
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(CX)(AX*2)
+	PREFETCHT0   192(SI)(AX*2)
+	PREFETCHT0   192(CX)(AX*2)
+	VMOVUPS      (DX), Z12
+	VFMADD231PS  (BX), Z0, Z12
+	VMOVUPS      Z12, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z8, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z9, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z0
+	VFMADD231PS  128(BX)(AX*2), Z10, Z0
+	VMOVUPS      Z0, 128(DX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*2)
+	JMP          fbAVX512_swend_1206
+
+fbAVX512_case2_1208:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_1217:
+	VMOVUPS      (BX), Z8
+	VMOVUPS      64(BX), Z9
+	VMOVUPS      128(BX), Z10
+	VMOVUPS      192(BX), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z1
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z8, Z12, Z4
+	VFMADD231PS  Z9, Z12, Z5
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1217
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   192(SI)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   192(SI)(AX*1)
+	PREFETCHT0   192(CX)(AX*1)
+	VMOVUPS      (DX), Z8
+	VFMADD231PS  (BX), Z0, Z8
+	VMOVUPS      Z8, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z5, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z0
+	VFMADD231PS  128(BX)(AX*1), Z6, Z0
+	VMOVUPS      Z0, 128(DX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 192(DX)(AX*1)
+	JMP          fbAVX512_swend_1206
+
+fbAVX512_case1_1207:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1218:
+	VBROADCASTSS (CX), Z4
+	VFMADD231PS  (BX), Z4, Z0
+	VFMADD231PS  64(BX), Z4, Z1
+	VFMADD231PS  128(BX), Z4, Z2
+	VFMADD231PS  192(BX), Z4, Z3
+	ADDQ         AX, CX
+	ADDQ         $0x00000100, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1218
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   128(AX)
+	PREFETCHT0   192(CX)
+	PREFETCHT0   192(AX)
+	VMOVUPS      (DX), Z4
+	VFMADD231PS  (BX), Z0, Z4
+	VMOVUPS      Z4, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS      128(DX), Z0
+	VFMADD231PS  128(BX), Z2, Z0
+	VMOVUPS      Z0, 128(DX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMOVUPS.Z    192(BX), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 192(DX)
+
+fbAVX512_swend_1206:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_1204
+
+fbAVX512_tiend_1205:
+	JMP fbAVX512_swend_1198
+
+fbAVX512_case3_1201:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1219:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    64(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VMOVUPS.Z  128(CX), K1, Z0
+	VMOVUPS    Z0, 128(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x000000c0, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1219
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_1220:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_1221
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1223
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1224
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1225
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1226
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1227
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+
+fbAVX512_loop_1229:
+	VMOVUPS      (BX), Z18
+	VMOVUPS      64(BX), Z19
+	VMOVUPS      128(BX), Z20
+	VBROADCASTSS (CX), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z1
+	VFMADD231PS  Z20, Z21, Z2
+	VBROADCASTSS 4(CX), Z21
+	VFMADD231PS  Z18, Z21, Z3
+	VFMADD231PS  Z19, Z21, Z4
+	VFMADD231PS  Z20, Z21, Z5
+	VBROADCASTSS 8(CX), Z21
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VFMADD231PS  Z20, Z21, Z8
+	VBROADCASTSS 12(CX), Z21
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z11
+	VBROADCASTSS 16(CX), Z21
+	VFMADD231PS  Z18, Z21, Z12
+	VFMADD231PS  Z19, Z21, Z13
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS 20(CX), Z21
+	VFMADD231PS  Z18, Z21, Z15
+	VFMADD231PS  Z19, Z21, Z16
+	VFMADD231PS  Z20, Z21, Z17
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1229
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	VMOVUPS      (DX), Z18
+	VFMADD231PS  (BX), Z0, Z18
+	VMOVUPS      Z18, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z6, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z7, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z8, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z9, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z10, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 128(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z12, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS      64(SI), Z0
+	VFMADD231PS  64(DI), Z13, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS.Z    128(SI), K1, Z0
+	VMOVUPS.Z    128(DI), K1, Z1
+	VFMADD231PS  Z1, Z14, Z0
+	VMOVUPS      Z0, K1, 128(SI)
+	VMOVUPS      (SI)(AX*1), Z0
+	VFMADD231PS  (DI)(AX*1), Z15, Z0
+	VMOVUPS      Z0, (SI)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z0
+	VFMADD231PS  64(DI)(AX*1), Z16, Z0
+	VMOVUPS      Z0, 64(SI)(AX*1)
+	VMOVUPS.Z    128(SI)(AX*1), K1, Z0
+	VMOVUPS.Z    128(DI)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z17, Z0
+	VMOVUPS      Z0, K1, 128(SI)(AX*1)
+	JMP          fbAVX512_swend_1222
+
+fbAVX512_case5_1227:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+
+fbAVX512_loop_1230:
+	VMOVUPS      (BX), Z15
+	VMOVUPS      64(BX), Z16
+	VMOVUPS      128(BX), Z17
+	VBROADCASTSS (CX), Z18
+	VFMADD231PS  Z15, Z18, Z0
+	VFMADD231PS  Z16, Z18, Z1
+	VFMADD231PS  Z17, Z18, Z2
+	VBROADCASTSS 4(CX), Z18
+	VFMADD231PS  Z15, Z18, Z3
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS 8(CX), Z18
+	VFMADD231PS  Z15, Z18, Z6
+	VFMADD231PS  Z16, Z18, Z7
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS 12(CX), Z18
+	VFMADD231PS  Z15, Z18, Z9
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS 16(CX), Z18
+	VFMADD231PS  Z15, Z18, Z12
+	VFMADD231PS  Z16, Z18, Z13
+	VFMADD231PS  Z17, Z18, Z14
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1230
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   128(R8)(AX*1)
+	PREFETCHT0   128(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   128(R8)(AX*2)
+	PREFETCHT0   128(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	PREFETCHT0   128(R8)(CX*1)
+	PREFETCHT0   128(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R8)
+	PREFETCHT0   128(R9)
+	VMOVUPS      (DX), Z15
+	VFMADD231PS  (BX), Z0, Z15
+	VMOVUPS      Z15, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z6, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z7, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z8, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z9, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z10, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 128(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z12, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS      64(SI), Z0
+	VFMADD231PS  64(DI), Z13, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMOVUPS.Z    128(SI), K1, Z0
+	VMOVUPS.Z    128(DI), K1, Z1
+	VFMADD231PS  Z1, Z14, Z0
+	VMOVUPS      Z0, K1, 128(SI)
+	JMP          fbAVX512_swend_1222
+
+fbAVX512_case4_1226:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_1231:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      64(BX), Z13
+	VMOVUPS      128(BX), Z14
+	VBROADCASTSS (CX), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z1
+	VFMADD231PS  Z14, Z15, Z2
+	VBROADCASTSS 4(CX), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z5
+	VBROADCASTSS 8(CX), Z15
+	VFMADD231PS  Z12, Z15, Z6
+	VFMADD231PS  Z13, Z15, Z7
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS 12(CX), Z15
+	VFMADD231PS  Z12, Z15, Z9
+	VFMADD231PS  Z13, Z15, Z10
+	VFMADD231PS  Z14, Z15, Z11
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1231
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	PREFETCHT0   128(SI)(CX*1)
+	PREFETCHT0   128(DI)(CX*1)
+	VMOVUPS      (DX), Z12
+	VFMADD231PS  (BX), Z0, Z12
+	VMOVUPS      Z12, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z6, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z7, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z8, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z9, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS      64(DX)(CX*1), Z0
+	VFMADD231PS  64(BX)(CX*1), Z10, Z0
+	VMOVUPS      Z0, 64(DX)(CX*1)
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 128(DX)(CX*1)
+	JMP          fbAVX512_swend_1222
+
+fbAVX512_case3_1225:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+
+fbAVX512_loop_1232:
+	VMOVUPS      (BX), Z9
+	VMOVUPS      64(BX), Z10
+	VMOVUPS      128(BX), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z9, Z12, Z0
+	VFMADD231PS  Z10, Z12, Z1
+	VFMADD231PS  Z11, Z12, Z2
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z9, Z12, Z3
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS 8(CX), Z12
+	VFMADD231PS  Z9, Z12, Z6
+	VFMADD231PS  Z10, Z12, Z7
+	VFMADD231PS  Z11, Z12, Z8
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1232
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	PREFETCHT0   128(SI)(AX*2)
+	PREFETCHT0   128(CX)(AX*2)
+	VMOVUPS      (DX), Z9
+	VFMADD231PS  (BX), Z0, Z9
+	VMOVUPS      Z9, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z6, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z0
+	VFMADD231PS  64(BX)(AX*2), Z7, Z0
+	VMOVUPS      Z0, 64(DX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z8, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*2)
+	JMP          fbAVX512_swend_1222
+
+fbAVX512_case2_1224:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_1233:
+	VMOVUPS      (BX), Z6
+	VMOVUPS      64(BX), Z7
+	VMOVUPS      128(BX), Z8
+	VBROADCASTSS (CX), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z1
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS 4(CX), Z9
+	VFMADD231PS  Z6, Z9, Z3
+	VFMADD231PS  Z7, Z9, Z4
+	VFMADD231PS  Z8, Z9, Z5
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1233
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   128(SI)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   128(SI)(AX*1)
+	PREFETCHT0   128(CX)(AX*1)
+	VMOVUPS      (DX), Z6
+	VFMADD231PS  (BX), Z0, Z6
+	VMOVUPS      Z6, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z3, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z0
+	VFMADD231PS  64(BX)(AX*1), Z4, Z0
+	VMOVUPS      Z0, 64(DX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 128(DX)(AX*1)
+	JMP          fbAVX512_swend_1222
+
+fbAVX512_case1_1223:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_1234:
+	VBROADCASTSS (CX), Z3
+	VFMADD231PS  (BX), Z3, Z0
+	VFMADD231PS  64(BX), Z3, Z1
+	VFMADD231PS  128(BX), Z3, Z2
+	ADDQ         AX, CX
+	ADDQ         $0x000000c0, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1234
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	PREFETCHT0   128(CX)
+	PREFETCHT0   128(AX)
+	VMOVUPS      (DX), Z3
+	VFMADD231PS  (BX), Z0, Z3
+	VMOVUPS      Z3, (DX)
+	VMOVUPS      64(DX), Z0
+	VFMADD231PS  64(BX), Z1, Z0
+	VMOVUPS      Z0, 64(DX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMOVUPS.Z    128(BX), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, 128(DX)
+
+fbAVX512_swend_1222:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_1220
+
+fbAVX512_tiend_1221:
+	JMP fbAVX512_swend_1198
+
+fbAVX512_case2_1200:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1235:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS.Z  64(CX), K1, Z0
+	VMOVUPS    Z0, 64(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000080, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1235
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_1236:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_1237
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1239
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1240
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1241
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1242
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1243
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+
+fbAVX512_loop_1245:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      64(BX), Z13
+	VBROADCASTSS (CX), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS 4(CX), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS 8(CX), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS 12(CX), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS 16(CX), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS 20(CX), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1245
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	VMOVUPS      (DX), Z12
+	VFMADD231PS  (BX), Z0, Z12
+	VMOVUPS      Z12, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z12
+	VFMADD231PS  Z12, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z6, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 64(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z8, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS.Z    64(SI), K1, Z0
+	VMOVUPS.Z    64(DI), K1, Z1
+	VFMADD231PS  Z1, Z9, Z0
+	VMOVUPS      Z0, K1, 64(SI)
+	VMOVUPS      (SI)(AX*1), Z0
+	VFMADD231PS  (DI)(AX*1), Z10, Z0
+	VMOVUPS      Z0, (SI)(AX*1)
+	VMOVUPS.Z    64(SI)(AX*1), K1, Z0
+	VMOVUPS.Z    64(DI)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z11, Z0
+	VMOVUPS      Z0, K1, 64(SI)(AX*1)
+	JMP          fbAVX512_swend_1238
+
+fbAVX512_case5_1243:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+
+fbAVX512_loop_1246:
+	VMOVUPS      (BX), Z10
+	VMOVUPS      64(BX), Z11
+	VBROADCASTSS (CX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS 4(CX), Z12
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS 8(CX), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS 12(CX), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS 16(CX), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1246
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   64(R8)(AX*1)
+	PREFETCHT0   64(R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   64(R8)(AX*2)
+	PREFETCHT0   64(R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	PREFETCHT0   64(R8)(CX*1)
+	PREFETCHT0   64(R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R8)
+	PREFETCHT0   64(R9)
+	VMOVUPS      (DX), Z10
+	VFMADD231PS  (BX), Z0, Z10
+	VMOVUPS      Z10, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z10
+	VFMADD231PS  Z10, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z6, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 64(DX)(CX*1)
+	VMOVUPS      (SI), Z0
+	VFMADD231PS  (DI), Z8, Z0
+	VMOVUPS      Z0, (SI)
+	VMOVUPS.Z    64(SI), K1, Z0
+	VMOVUPS.Z    64(DI), K1, Z1
+	VFMADD231PS  Z1, Z9, Z0
+	VMOVUPS      Z0, K1, 64(SI)
+	JMP          fbAVX512_swend_1238
+
+fbAVX512_case4_1242:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_1247:
+	VMOVUPS      (BX), Z8
+	VMOVUPS      64(BX), Z9
+	VBROADCASTSS (CX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS 4(CX), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS 8(CX), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS 12(CX), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1247
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	PREFETCHT0   64(SI)(CX*1)
+	PREFETCHT0   64(DI)(CX*1)
+	VMOVUPS      (DX), Z8
+	VFMADD231PS  (BX), Z0, Z8
+	VMOVUPS      Z8, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z8
+	VFMADD231PS  Z8, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*2)
+	VMOVUPS      (DX)(CX*1), Z0
+	VFMADD231PS  (BX)(CX*1), Z6, Z0
+	VMOVUPS      Z0, (DX)(CX*1)
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z7, Z0
+	VMOVUPS      Z0, K1, 64(DX)(CX*1)
+	JMP          fbAVX512_swend_1238
+
+fbAVX512_case3_1241:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_1248:
+	VMOVUPS      (BX), Z6
+	VMOVUPS      64(BX), Z7
+	VBROADCASTSS (CX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS 4(CX), Z8
+	VFMADD231PS  Z6, Z8, Z2
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS 8(CX), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VFMADD231PS  Z7, Z8, Z5
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1248
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	PREFETCHT0   64(SI)(AX*2)
+	PREFETCHT0   64(CX)(AX*2)
+	VMOVUPS      (DX), Z6
+	VFMADD231PS  (BX), Z0, Z6
+	VMOVUPS      Z6, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z6
+	VFMADD231PS  Z6, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	VMOVUPS      (DX)(AX*2), Z0
+	VFMADD231PS  (BX)(AX*2), Z4, Z0
+	VMOVUPS      Z0, (DX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*2)
+	JMP          fbAVX512_swend_1238
+
+fbAVX512_case2_1240:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1249:
+	VMOVUPS      (BX), Z4
+	VMOVUPS      64(BX), Z5
+	VBROADCASTSS (CX), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS 4(CX), Z6
+	VFMADD231PS  Z4, Z6, Z2
+	VFMADD231PS  Z5, Z6, Z3
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1249
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   64(SI)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   64(SI)(AX*1)
+	PREFETCHT0   64(CX)(AX*1)
+	VMOVUPS      (DX), Z4
+	VFMADD231PS  (BX), Z0, Z4
+	VMOVUPS      Z4, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z4
+	VFMADD231PS  Z4, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+	VMOVUPS      (DX)(AX*1), Z0
+	VFMADD231PS  (BX)(AX*1), Z2, Z0
+	VMOVUPS      Z0, (DX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, 64(DX)(AX*1)
+	JMP          fbAVX512_swend_1238
+
+fbAVX512_case1_1239:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_1250:
+	VBROADCASTSS (CX), Z2
+	VFMADD231PS  (BX), Z2, Z0
+	VFMADD231PS  64(BX), Z2, Z1
+	ADDQ         AX, CX
+	ADDQ         $0x00000080, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1250
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	PREFETCHT0   64(CX)
+	PREFETCHT0   64(AX)
+	VMOVUPS      (DX), Z2
+	VFMADD231PS  (BX), Z0, Z2
+	VMOVUPS      Z2, (DX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMOVUPS.Z    64(BX), K1, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	VMOVUPS      Z0, K1, 64(DX)
+
+fbAVX512_swend_1238:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_1236
+
+fbAVX512_tiend_1237:
+	JMP fbAVX512_swend_1198
+
+fbAVX512_case1_1199:
+	MOVQ  24(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+176(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  32(SP), CX
+	IMULQ AX, CX
+	MOVQ  work_base+144(FP), DX
+	ADDQ  DX, CX
+	MOVQ  16(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  32880(SP), DX
+	MOVQ  40(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1251:
+	VMOVUPS.Z  (CX), K1, Z0
+	VMOVUPS    Z0, (DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1251
+	MOVQ       $0x00000000, 8(SP)
+
+fbAVX512_ti_1252:
+	MOVQ    8(SP), AX
+	MOVQ    M+176(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tiend_1253
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1255
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1256
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1257
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1258
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1259
+	MOVQ    24(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+176(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    32(SP), CX
+	IMULQ   AX, CX
+	MOVQ    alpha_base+48(FP), DX
+	ADDQ    DX, CX
+	MOVQ    8(SP), DX
+	LEAQ    (CX)(DX*4), CX
+	MOVQ    40(SP), DX
+	MOVQ    32880(SP), BX
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+
+fbAVX512_loop_1261:
+	VMOVUPS      (BX), Z6
+	VBROADCASTSS (CX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS 4(CX), Z7
+	VFMADD231PS  Z6, Z7, Z1
+	VBROADCASTSS 8(CX), Z7
+	VFMADD231PS  Z6, Z7, Z2
+	VBROADCASTSS 12(CX), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS 16(CX), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS 20(CX), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1261
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	VMOVUPS.Z    (DX), K1, Z6
+	VMOVUPS.Z    (BX), K1, Z7
+	VFMADD231PS  Z7, Z0, Z6
+	VMOVUPS      Z6, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z6
+	VFMADD231PS  Z6, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMOVUPS.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*2)
+	VMOVUPS.Z    (DX)(CX*1), K1, Z0
+	VMOVUPS.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, (DX)(CX*1)
+	VMOVUPS.Z    (SI), K1, Z0
+	VMOVUPS.Z    (DI), K1, Z1
+	VFMADD231PS  Z1, Z4, Z0
+	VMOVUPS      Z0, K1, (SI)
+	VMOVUPS.Z    (SI)(AX*1), K1, Z0
+	VMOVUPS.Z    (DI)(AX*1), K1, Z1
+	VFMADD231PS  Z1, Z5, Z0
+	VMOVUPS      Z0, K1, (SI)(AX*1)
+	JMP          fbAVX512_swend_1254
+
+fbAVX512_case5_1259:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+
+fbAVX512_loop_1262:
+	VMOVUPS      (BX), Z5
+	VBROADCASTSS (CX), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VBROADCASTSS 4(CX), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS 8(CX), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS 12(CX), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VBROADCASTSS 16(CX), Z6
+	VFMADD231PS  Z5, Z6, Z4
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1262
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(AX*4), SI
+	LEAQ         (BX)(AX*4), DI
+	LEAQ         (DX)(CX*2), R8
+	LEAQ         (BX)(CX*2), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	PREFETCHT0   (R8)(AX*1)
+	PREFETCHT0   (R9)(AX*1)
+	PREFETCHT0   (R8)(AX*2)
+	PREFETCHT0   (R9)(AX*2)
+	PREFETCHT0   (R8)(CX*1)
+	PREFETCHT0   (R9)(CX*1)
+	LEAQ         (R8)(AX*4), R8
+	LEAQ         (R9)(AX*4), R9
+	PREFETCHT0   (R8)
+	PREFETCHT0   (R9)
+	VMOVUPS.Z    (DX), K1, Z5
+	VMOVUPS.Z    (BX), K1, Z6
+	VFMADD231PS  Z6, Z0, Z5
+	VMOVUPS      Z5, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z5
+	VFMADD231PS  Z5, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMOVUPS.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*2)
+	VMOVUPS.Z    (DX)(CX*1), K1, Z0
+	VMOVUPS.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, (DX)(CX*1)
+	VMOVUPS.Z    (SI), K1, Z0
+	VMOVUPS.Z    (DI), K1, Z1
+	VFMADD231PS  Z1, Z4, Z0
+	VMOVUPS      Z0, K1, (SI)
+	JMP          fbAVX512_swend_1254
+
+fbAVX512_case4_1258:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1263:
+	VMOVUPS      (BX), Z4
+	VBROADCASTSS (CX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS 4(CX), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS 8(CX), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS 12(CX), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1263
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), DI
+	PREFETCHT0   (SI)
+	PREFETCHT0   (DI)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (DI)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (DI)(AX*2)
+	PREFETCHT0   (SI)(CX*1)
+	PREFETCHT0   (DI)(CX*1)
+	VMOVUPS.Z    (DX), K1, Z4
+	VMOVUPS.Z    (BX), K1, Z5
+	VFMADD231PS  Z5, Z0, Z4
+	VMOVUPS      Z4, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z4
+	VFMADD231PS  Z4, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMOVUPS.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*2)
+	VMOVUPS.Z    (DX)(CX*1), K1, Z0
+	VMOVUPS.Z    (BX)(CX*1), K1, Z1
+	VFMADD231PS  Z1, Z3, Z0
+	VMOVUPS      Z0, K1, (DX)(CX*1)
+	JMP          fbAVX512_swend_1254
+
+fbAVX512_case3_1257:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_1264:
+	VMOVUPS      (BX), Z3
+	VBROADCASTSS (CX), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VBROADCASTSS 4(CX), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VBROADCASTSS 8(CX), Z4
+	VFMADD231PS  Z3, Z4, Z2
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1264
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	PREFETCHT0   (SI)(AX*2)
+	PREFETCHT0   (CX)(AX*2)
+	VMOVUPS.Z    (DX), K1, Z3
+	VMOVUPS.Z    (BX), K1, Z4
+	VFMADD231PS  Z4, Z0, Z3
+	VMOVUPS      Z3, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z3
+	VFMADD231PS  Z3, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMOVUPS.Z    (BX)(AX*2), K1, Z1
+	VFMADD231PS  Z1, Z2, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*2)
+	JMP          fbAVX512_swend_1254
+
+fbAVX512_case2_1256:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_1265:
+	VMOVUPS      (BX), Z2
+	VBROADCASTSS (CX), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VBROADCASTSS 4(CX), Z3
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1265
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), CX
+	LEAQ         (DX)(CX*2), SI
+	LEAQ         (BX)(CX*2), CX
+	PREFETCHT0   (SI)
+	PREFETCHT0   (CX)
+	PREFETCHT0   (SI)(AX*1)
+	PREFETCHT0   (CX)(AX*1)
+	VMOVUPS.Z    (DX), K1, Z2
+	VMOVUPS.Z    (BX), K1, Z3
+	VFMADD231PS  Z3, Z0, Z2
+	VMOVUPS      Z2, K1, (DX)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMOVUPS.Z    (BX)(AX*1), K1, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	VMOVUPS      Z0, K1, (DX)(AX*1)
+	JMP          fbAVX512_swend_1254
+
+fbAVX512_case1_1255:
+	MOVQ   24(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+176(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   32(SP), CX
+	IMULQ  AX, CX
+	MOVQ   alpha_base+48(FP), DX
+	ADDQ   DX, CX
+	MOVQ   8(SP), DX
+	LEAQ   (CX)(DX*4), CX
+	MOVQ   40(SP), DX
+	MOVQ   32880(SP), BX
+	VXORPD Z0, Z0, Z0
+
+fbAVX512_loop_1266:
+	VBROADCASTSS (CX), Z1
+	VFMADD231PS  (BX), Z1, Z0
+	ADDQ         AX, CX
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JNZ          fbAVX512_loop_1266
+	MOVQ         8(SP), CX
+	IMULQ        AX, CX
+	MOVQ         16(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	MOVQ         g_base+0(FP), DX
+	ADDQ         CX, DX
+	MOVQ         e_base+24(FP), BX
+	ADDQ         CX, BX
+	LEAQ         (AX)(AX*2), AX
+	LEAQ         (DX)(AX*2), CX
+	LEAQ         (BX)(AX*2), AX
+	PREFETCHT0   (CX)
+	PREFETCHT0   (AX)
+	VMOVUPS.Z    (DX), K1, Z1
+	VMOVUPS.Z    (BX), K1, Z2
+	VFMADD231PS  Z2, Z0, Z1
+	VMOVUPS      Z1, K1, (DX)
+
+fbAVX512_swend_1254:
+	MOVQ 8(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_ti_1252
+
+fbAVX512_tiend_1253:
+fbAVX512_swend_1198:
+	MOVQ 16(SP), AX
+	ADDQ $0x00000040, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX512_tj_1195
+
+fbAVX512_tjend_1196:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000080, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX512_tt_1193
+
+fbAVX512_ttend_1194:
+	VZEROUPPER
+	RET
+
+// func shiftRows32AVX512(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·shiftRows32AVX512(SB), NOSPLIT, $0-136
+	MOVQ         out_base+0(FP), AX
+	MOVQ         mx_base+24(FP), CX
+	MOVQ         lo_base+48(FP), DX
+	MOVQ         in_base+72(FP), BX
+	MOVQ         a_base+96(FP), SI
+	MOVQ         T+120(FP), DI
+	MOVQ         M+128(FP), R8
+	MOVQ         R8, R9
+	ANDQ         $-16, R9
+	MOVQ         R8, R10
+	SUBQ         R9, R10
+	MOVQ         $-1, R11
+	BZHIQ        R10, R11, R11
+	KMOVW        R11, K1
+	VBROADCASTSS rowsninf32<>+0(SB), Z0
+	VBROADCASTSS rowspinf32<>+0(SB), Z1
+	VBROADCASTSS rowsnegmax32<>+0(SB), Z2
+
+shiftRows32AVX512_AVX512f32_row:
+	VMOVAPS Z0, Z3
+	VMOVAPS Z1, Z4
+	XORQ    R11, R11
+
+shiftRows32AVX512_AVX512f32_col:
+	CMPQ    R11, R9
+	JAE     shiftRows32AVX512_AVX512f32_coltail
+	VMOVUPS (BX)(R11*4), Z5
+	VADDPS  (SI)(R11*4), Z5, Z5
+	VMOVUPS Z5, (AX)(R11*4)
+	VMAXPS  Z5, Z3, Z3
+	VCMPPS  $0x1d, Z2, Z5, K2
+	VMINPS  Z5, Z4, K2, Z4
+	ADDQ    $+16, R11
+	JMP     shiftRows32AVX512_AVX512f32_col
+
+shiftRows32AVX512_AVX512f32_coltail:
+	TESTQ     R10, R10
+	JZ        shiftRows32AVX512_AVX512f32_reduce
+	VMOVUPS.Z (BX)(R11*4), K1, Z5
+	VMOVUPS.Z (SI)(R11*4), K1, Z6
+	VADDPS    Z6, Z5, Z5
+	VMOVUPS   Z5, K1, (AX)(R11*4)
+	VMAXPS    Z5, Z3, K1, Z3
+	VCMPPS    $0x1d, Z2, Z5, K1, K2
+	VMINPS    Z5, Z4, K2, Z4
+
+shiftRows32AVX512_AVX512f32_reduce:
+	VEXTRACTF64X4 $0x01, Z3, Y5
+	VMAXPS        Y5, Y3, Y5
+	VEXTRACTF128  $0x01, Y5, X3
+	VMAXPS        X3, X5, X5
+	VMOVHLPS      X5, X5, X3
+	VMAXPS        X3, X5, X5
+	VMOVSHDUP     X5, X3
+	VMAXPS        X3, X5, X5
+	VEXTRACTF64X4 $0x01, Z4, Y3
+	VMINPS        Y3, Y4, Y3
+	VEXTRACTF128  $0x01, Y3, X4
+	VMINPS        X4, X3, X3
+	VMOVHLPS      X3, X3, X4
+	VMINPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VMINPS        X4, X3, X3
+	VMOVSS        X5, (CX)
+	VMOVSS        X3, (DX)
+	VBROADCASTSS  X5, Z3
+	XORQ          R11, R11
+
+shiftRows32AVX512_AVX512f32_sub:
+	CMPQ    R11, R9
+	JAE     shiftRows32AVX512_AVX512f32_subtail
+	VMOVUPS (AX)(R11*4), Z4
+	VSUBPS  Z3, Z4, Z4
+	VMOVUPS Z4, (AX)(R11*4)
+	ADDQ    $+16, R11
+	JMP     shiftRows32AVX512_AVX512f32_sub
+
+shiftRows32AVX512_AVX512f32_subtail:
+	TESTQ     R10, R10
+	JZ        shiftRows32AVX512_AVX512f32_next
+	VMOVUPS.Z (AX)(R11*4), K1, Z4
+	VSUBPS    Z3, Z4, Z4
+	VMOVUPS   Z4, K1, (AX)(R11*4)
+
+shiftRows32AVX512_AVX512f32_next:
+	LEAQ (BX)(R8*4), BX
+	LEAQ (AX)(R8*4), AX
+	ADDQ $+4, CX
+	ADDQ $+4, DX
+	DECQ DI
+	JNZ  shiftRows32AVX512_AVX512f32_row
+	VZEROUPPER
+	RET
+
+// func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
+TEXT ·forwardBatch32AVX512(SB), $16528-128
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 16520(SP)
+	MOVQ $0x00000000, 8(SP)
+
+fbAVX512_k0_1267:
+	MOVQ   8(SP), AX
+	MOVQ   K+104(FP), CX
+	CMPQ   AX, CX
+	JAE    fbAVX512_k0end_1268
+	MOVQ   M+112(FP), CX
+	MOVQ   AX, DX
+	IMULQ  CX, DX
+	MOVQ   alpha_base+0(FP), BX
+	LEAQ   (BX)(DX*4), BX
+	MOVQ   psi_base+48(FP), SI
+	LEAQ   (SI)(DX*4), SI
+	MOVQ   scale_base+24(FP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	XORQ   DI, DI
+	MOVQ   CX, R8
+	ANDQ   $-32, R8
+
+fbAVX512_sum_1269_AVX512f32_wide:
+	CMPQ   DI, R8
+	JAE    fbAVX512_sum_1269_AVX512f32_narrow0
+	VADDPS (SI)(DI*4), Z0, Z0
+	VADDPS 64(SI)(DI*4), Z1, Z1
+	ADDQ   $+32, DI
+	JMP    fbAVX512_sum_1269_AVX512f32_wide
+
+fbAVX512_sum_1269_AVX512f32_narrow0:
+	MOVQ CX, R8
+	ANDQ $-16, R8
+
+fbAVX512_sum_1269_AVX512f32_narrow:
+	CMPQ   DI, R8
+	JAE    fbAVX512_sum_1269_AVX512f32_tail
+	VADDPS (SI)(DI*4), Z0, Z0
+	ADDQ   $+16, DI
+	JMP    fbAVX512_sum_1269_AVX512f32_narrow
+
+fbAVX512_sum_1269_AVX512f32_tail:
+	MOVQ      CX, R8
+	SUBQ      DI, R8
+	JZ        fbAVX512_sum_1269_AVX512f32_end
+	MOVQ      $-1, R9
+	BZHIQ     R8, R9, R8
+	KMOVW     R8, K1
+	VMOVUPS.Z (SI)(DI*4), K1, Z2
+	VADDPS    Z2, Z0, Z0
+
+fbAVX512_sum_1269_AVX512f32_end:
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	VMOVSS        X1, (DX)(AX*4)
+	VMOVSS        fbone32<>+0(SB), X0
+	VDIVSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	XORQ          AX, AX
+	MOVQ          CX, DX
+	ANDQ          $-32, DX
+
+fbAVX512_mul_1270_AVX512f32_wide:
+	CMPQ    AX, DX
+	JAE     fbAVX512_mul_1270_AVX512f32_narrow0
+	VMULPS  (SI)(AX*4), Z0, Z1
+	VMOVUPS Z1, (BX)(AX*4)
+	VMULPS  64(SI)(AX*4), Z0, Z1
+	VMOVUPS Z1, 64(BX)(AX*4)
+	ADDQ    $+32, AX
+	JMP     fbAVX512_mul_1270_AVX512f32_wide
+
+fbAVX512_mul_1270_AVX512f32_narrow0:
+	MOVQ CX, DX
+	ANDQ $-16, DX
+
+fbAVX512_mul_1270_AVX512f32_narrow:
+	CMPQ    AX, DX
+	JAE     fbAVX512_mul_1270_AVX512f32_tail
+	VMULPS  (SI)(AX*4), Z0, Z1
+	VMOVUPS Z1, (BX)(AX*4)
+	ADDQ    $+16, AX
+	JMP     fbAVX512_mul_1270_AVX512f32_narrow
+
+fbAVX512_mul_1270_AVX512f32_tail:
+	SUBQ      AX, CX
+	JZ        fbAVX512_mul_1270_AVX512f32_end
+	MOVQ      $-1, DX
+	BZHIQ     CX, DX, CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (BX)(AX*4)
+
+fbAVX512_mul_1270_AVX512f32_end:
+	MOVQ 8(SP), AX
+	INCQ AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_k0_1267
+
+fbAVX512_k0end_1268:
+	MOVQ $0x00000001, (SP)
+
+fbAVX512_t_1271:
+	MOVQ  (SP), AX
+	MOVQ  T+96(FP), CX
+	CMPQ  AX, CX
+	JAE   fbAVX512_tend_1272
+	MOVQ  K+104(FP), CX
+	MOVQ  M+112(FP), DX
+	IMULQ DX, CX
+	SHLQ  $0x02, CX
+	DECQ  AX
+	IMULQ CX, AX
+	MOVQ  alpha_base+0(FP), DX
+	ADDQ  AX, DX
+	MOVQ  DX, 56(SP)
+	ADDQ  CX, DX
+	MOVQ  DX, 64(SP)
+	MOVQ  $0x00000000, 16(SP)
+
+fbAVX512_i0_1273:
+	MOVQ    16(SP), AX
+	MOVQ    M+112(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_i0end_1274
+	MOVQ    ib+120(FP), DX
+	MOVQ    $0x00000040, BX
+	CMPQ    DX, BX
+	CMOVQGT BX, DX
+	SUBQ    AX, CX
+	CMPQ    DX, CX
+	CMOVQGT CX, DX
+	MOVQ    DX, 48(SP)
+	MOVQ    $0x00000000, 32(SP)
+
+fbAVX512_jc_1275:
+	MOVQ 32(SP), AX
+	MOVQ M+112(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX512_jcend_1276
+	SUBQ AX, CX
+	MOVQ $0x00000004, AX
+	MOVQ $0x00000010, DX
+	CMPQ CX, $0x00000040
+	JAE  fbAVX512_full_1277
+	LEAQ 15(CX), AX
+	SHRQ $0x04, AX
+	MOVQ AX, DX
+	SHLQ $0x04, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000010, DX
+
+fbAVX512_full_1277:
+	MOVQ  DX, 40(SP)
+	CMPQ  AX, $0x00000001
+	JEQ   fbAVX512_case1_1279
+	CMPQ  AX, $0x00000002
+	JEQ   fbAVX512_case2_1280
+	CMPQ  AX, $0x00000003
+	JEQ   fbAVX512_case3_1281
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1283:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    64(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VMOVUPS    128(CX), Z0
+	VMOVUPS    Z0, 128(DX)
+	VMOVUPS.Z  192(CX), K1, Z0
+	VMOVUPS    Z0, 192(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000100, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1283
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_1284:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_1285
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1287
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1288
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1289
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1290
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1291
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+	VXORPD  Z18, Z18, Z18
+	VXORPD  Z19, Z19, Z19
+	VXORPD  Z20, Z20, Z20
+	VXORPD  Z21, Z21, Z21
+	VXORPD  Z22, Z22, Z22
+	VXORPD  Z23, Z23, Z23
+
+fbAVX512_loop_1293:
+	VMOVUPS      (SI), Z24
+	VMOVUPS      64(SI), Z25
+	VMOVUPS      128(SI), Z26
+	VMOVUPS      192(SI), Z27
+	VBROADCASTSS (DX), Z28
+	VFMADD231PS  Z24, Z28, Z0
+	VFMADD231PS  Z25, Z28, Z1
+	VFMADD231PS  Z26, Z28, Z2
+	VFMADD231PS  Z27, Z28, Z3
+	VBROADCASTSS (DX)(AX*1), Z28
+	VFMADD231PS  Z24, Z28, Z4
+	VFMADD231PS  Z25, Z28, Z5
+	VFMADD231PS  Z26, Z28, Z6
+	VFMADD231PS  Z27, Z28, Z7
+	VBROADCASTSS (DX)(AX*2), Z28
+	VFMADD231PS  Z24, Z28, Z8
+	VFMADD231PS  Z25, Z28, Z9
+	VFMADD231PS  Z26, Z28, Z10
+	VFMADD231PS  Z27, Z28, Z11
+	VBROADCASTSS (DX)(CX*1), Z28
+	VFMADD231PS  Z24, Z28, Z12
+	VFMADD231PS  Z25, Z28, Z13
+	VFMADD231PS  Z26, Z28, Z14
+	VFMADD231PS  Z27, Z28, Z15
+	VBROADCASTSS (BX), Z28
+	VFMADD231PS  Z24, Z28, Z16
+	VFMADD231PS  Z25, Z28, Z17
+	VFMADD231PS  Z26, Z28, Z18
+	VFMADD231PS  Z27, Z28, Z19
+	VBROADCASTSS (BX)(AX*1), Z28
+	VFMADD231PS  Z24, Z28, Z20
+	VFMADD231PS  Z25, Z28, Z21
+	VFMADD231PS  Z26, Z28, Z22
+	VFMADD231PS  Z27, Z28, Z23
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000100, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1293
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1294
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VADDPS       128(DX), Z2, Z2
+	VMOVUPS.Z    192(DX), K1, Z24
+	VADDPS       Z24, Z3, Z3
+	VADDPS       (DX)(AX*1), Z4, Z4
+	VADDPS       64(DX)(AX*1), Z5, Z5
+	VADDPS       128(DX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z24
+	VADDPS       Z24, Z7, Z7
+	VADDPS       (DX)(AX*2), Z8, Z8
+	VADDPS       64(DX)(AX*2), Z9, Z9
+	VADDPS       128(DX)(AX*2), Z10, Z10
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z24
+	VADDPS       Z24, Z11, Z11
+	VADDPS       (DX)(CX*1), Z12, Z12
+	VADDPS       64(DX)(CX*1), Z13, Z13
+	VADDPS       128(DX)(CX*1), Z14, Z14
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z24
+	VADDPS       Z24, Z15, Z15
+	VADDPS       (BX), Z16, Z16
+	VADDPS       64(BX), Z17, Z17
+	VADDPS       128(BX), Z18, Z18
+	VMOVUPS.Z    192(BX), K1, Z24
+	VADDPS       Z24, Z19, Z19
+	VADDPS       (BX)(AX*1), Z20, Z20
+	VADDPS       64(BX)(AX*1), Z21, Z21
+	VADDPS       128(BX)(AX*1), Z22, Z22
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z24
+	VADDPS       Z24, Z23, Z23
+
+fbAVX512_first_1294:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, K1, 192(DX)
+	VMOVUPS Z4, (DX)(AX*1)
+	VMOVUPS Z5, 64(DX)(AX*1)
+	VMOVUPS Z6, 128(DX)(AX*1)
+	VMOVUPS Z7, K1, 192(DX)(AX*1)
+	VMOVUPS Z8, (DX)(AX*2)
+	VMOVUPS Z9, 64(DX)(AX*2)
+	VMOVUPS Z10, 128(DX)(AX*2)
+	VMOVUPS Z11, K1, 192(DX)(AX*2)
+	VMOVUPS Z12, (DX)(CX*1)
+	VMOVUPS Z13, 64(DX)(CX*1)
+	VMOVUPS Z14, 128(DX)(CX*1)
+	VMOVUPS Z15, K1, 192(DX)(CX*1)
+	VMOVUPS Z16, (BX)
+	VMOVUPS Z17, 64(BX)
+	VMOVUPS Z18, 128(BX)
+	VMOVUPS Z19, K1, 192(BX)
+	VMOVUPS Z20, (BX)(AX*1)
+	VMOVUPS Z21, 64(BX)(AX*1)
+	VMOVUPS Z22, 128(BX)(AX*1)
+	VMOVUPS Z23, K1, 192(BX)(AX*1)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case5_1291:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	VXORPD Z16, Z16, Z16
+	VXORPD Z17, Z17, Z17
+	VXORPD Z18, Z18, Z18
+	VXORPD Z19, Z19, Z19
+
+fbAVX512_loop_1295:
+	VMOVUPS      (SI), Z20
+	VMOVUPS      64(SI), Z21
+	VMOVUPS      128(SI), Z22
+	VMOVUPS      192(SI), Z23
+	VBROADCASTSS (DX), Z24
+	VFMADD231PS  Z20, Z24, Z0
+	VFMADD231PS  Z21, Z24, Z1
+	VFMADD231PS  Z22, Z24, Z2
+	VFMADD231PS  Z23, Z24, Z3
+	VBROADCASTSS (DX)(AX*1), Z24
+	VFMADD231PS  Z20, Z24, Z4
+	VFMADD231PS  Z21, Z24, Z5
+	VFMADD231PS  Z22, Z24, Z6
+	VFMADD231PS  Z23, Z24, Z7
+	VBROADCASTSS (DX)(AX*2), Z24
+	VFMADD231PS  Z20, Z24, Z8
+	VFMADD231PS  Z21, Z24, Z9
+	VFMADD231PS  Z22, Z24, Z10
+	VFMADD231PS  Z23, Z24, Z11
+	VBROADCASTSS (DX)(CX*1), Z24
+	VFMADD231PS  Z20, Z24, Z12
+	VFMADD231PS  Z21, Z24, Z13
+	VFMADD231PS  Z22, Z24, Z14
+	VFMADD231PS  Z23, Z24, Z15
+	VBROADCASTSS (BX), Z24
+	VFMADD231PS  Z20, Z24, Z16
+	VFMADD231PS  Z21, Z24, Z17
+	VFMADD231PS  Z22, Z24, Z18
+	VFMADD231PS  Z23, Z24, Z19
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000100, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1295
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1296
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VADDPS       128(DX), Z2, Z2
+	VMOVUPS.Z    192(DX), K1, Z20
+	VADDPS       Z20, Z3, Z3
+	VADDPS       (DX)(AX*1), Z4, Z4
+	VADDPS       64(DX)(AX*1), Z5, Z5
+	VADDPS       128(DX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z20
+	VADDPS       Z20, Z7, Z7
+	VADDPS       (DX)(AX*2), Z8, Z8
+	VADDPS       64(DX)(AX*2), Z9, Z9
+	VADDPS       128(DX)(AX*2), Z10, Z10
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z20
+	VADDPS       Z20, Z11, Z11
+	VADDPS       (DX)(CX*1), Z12, Z12
+	VADDPS       64(DX)(CX*1), Z13, Z13
+	VADDPS       128(DX)(CX*1), Z14, Z14
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z20
+	VADDPS       Z20, Z15, Z15
+	VADDPS       (BX), Z16, Z16
+	VADDPS       64(BX), Z17, Z17
+	VADDPS       128(BX), Z18, Z18
+	VMOVUPS.Z    192(BX), K1, Z20
+	VADDPS       Z20, Z19, Z19
+
+fbAVX512_first_1296:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, K1, 192(DX)
+	VMOVUPS Z4, (DX)(AX*1)
+	VMOVUPS Z5, 64(DX)(AX*1)
+	VMOVUPS Z6, 128(DX)(AX*1)
+	VMOVUPS Z7, K1, 192(DX)(AX*1)
+	VMOVUPS Z8, (DX)(AX*2)
+	VMOVUPS Z9, 64(DX)(AX*2)
+	VMOVUPS Z10, 128(DX)(AX*2)
+	VMOVUPS Z11, K1, 192(DX)(AX*2)
+	VMOVUPS Z12, (DX)(CX*1)
+	VMOVUPS Z13, 64(DX)(CX*1)
+	VMOVUPS Z14, 128(DX)(CX*1)
+	VMOVUPS Z15, K1, 192(DX)(CX*1)
+	VMOVUPS Z16, (BX)
+	VMOVUPS Z17, 64(BX)
+	VMOVUPS Z18, 128(BX)
+	VMOVUPS Z19, K1, 192(BX)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case4_1290:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+
+fbAVX512_loop_1297:
+	VMOVUPS      (BX), Z16
+	VMOVUPS      64(BX), Z17
+	VMOVUPS      128(BX), Z18
+	VMOVUPS      192(BX), Z19
+	VBROADCASTSS (DX), Z20
+	VFMADD231PS  Z16, Z20, Z0
+	VFMADD231PS  Z17, Z20, Z1
+	VFMADD231PS  Z18, Z20, Z2
+	VFMADD231PS  Z19, Z20, Z3
+	VBROADCASTSS (DX)(AX*1), Z20
+	VFMADD231PS  Z16, Z20, Z4
+	VFMADD231PS  Z17, Z20, Z5
+	VFMADD231PS  Z18, Z20, Z6
+	VFMADD231PS  Z19, Z20, Z7
+	VBROADCASTSS (DX)(AX*2), Z20
+	VFMADD231PS  Z16, Z20, Z8
+	VFMADD231PS  Z17, Z20, Z9
+	VFMADD231PS  Z18, Z20, Z10
+	VFMADD231PS  Z19, Z20, Z11
+	VBROADCASTSS (DX)(CX*1), Z20
+	VFMADD231PS  Z16, Z20, Z12
+	VFMADD231PS  Z17, Z20, Z13
+	VFMADD231PS  Z18, Z20, Z14
+	VFMADD231PS  Z19, Z20, Z15
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000100, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_1297
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_1298
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VADDPS       128(DX), Z2, Z2
+	VMOVUPS.Z    192(DX), K1, Z16
+	VADDPS       Z16, Z3, Z3
+	VADDPS       (DX)(AX*1), Z4, Z4
+	VADDPS       64(DX)(AX*1), Z5, Z5
+	VADDPS       128(DX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z16
+	VADDPS       Z16, Z7, Z7
+	VADDPS       (DX)(AX*2), Z8, Z8
+	VADDPS       64(DX)(AX*2), Z9, Z9
+	VADDPS       128(DX)(AX*2), Z10, Z10
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z16
+	VADDPS       Z16, Z11, Z11
+	VADDPS       (DX)(CX*1), Z12, Z12
+	VADDPS       64(DX)(CX*1), Z13, Z13
+	VADDPS       128(DX)(CX*1), Z14, Z14
+	VMOVUPS.Z    192(DX)(CX*1), K1, Z16
+	VADDPS       Z16, Z15, Z15
+
+fbAVX512_first_1298:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, 128(DX)
+	VMOVUPS Z3, K1, 192(DX)
+	VMOVUPS Z4, (DX)(AX*1)
+	VMOVUPS Z5, 64(DX)(AX*1)
+	VMOVUPS Z6, 128(DX)(AX*1)
+	VMOVUPS Z7, K1, 192(DX)(AX*1)
+	VMOVUPS Z8, (DX)(AX*2)
+	VMOVUPS Z9, 64(DX)(AX*2)
+	VMOVUPS Z10, 128(DX)(AX*2)
+	VMOVUPS Z11, K1, 192(DX)(AX*2)
+	VMOVUPS Z12, (DX)(CX*1)
+	VMOVUPS Z13, 64(DX)(CX*1)
+	VMOVUPS Z14, 128(DX)(CX*1)
+	VMOVUPS Z15, K1, 192(DX)(CX*1)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case3_1289:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_1299:
+	VMOVUPS      (CX), Z12
+	VMOVUPS      64(CX), Z13
+	VMOVUPS      128(CX), Z14
+	VMOVUPS      192(CX), Z15
+	VBROADCASTSS (DX), Z16
+	VFMADD231PS  Z12, Z16, Z0
+	VFMADD231PS  Z13, Z16, Z1
+	VFMADD231PS  Z14, Z16, Z2
+	VFMADD231PS  Z15, Z16, Z3
+	VBROADCASTSS (DX)(AX*1), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VFMADD231PS  Z14, Z16, Z6
+	VFMADD231PS  Z15, Z16, Z7
+	VBROADCASTSS (DX)(AX*2), Z16
+	VFMADD231PS  Z12, Z16, Z8
+	VFMADD231PS  Z13, Z16, Z9
+	VFMADD231PS  Z14, Z16, Z10
+	VFMADD231PS  Z15, Z16, Z11
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000100, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1299
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1300
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VADDPS       128(CX), Z2, Z2
+	VMOVUPS.Z    192(CX), K1, Z12
+	VADDPS       Z12, Z3, Z3
+	VADDPS       (CX)(AX*1), Z4, Z4
+	VADDPS       64(CX)(AX*1), Z5, Z5
+	VADDPS       128(CX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(CX)(AX*1), K1, Z12
+	VADDPS       Z12, Z7, Z7
+	VADDPS       (CX)(AX*2), Z8, Z8
+	VADDPS       64(CX)(AX*2), Z9, Z9
+	VADDPS       128(CX)(AX*2), Z10, Z10
+	VMOVUPS.Z    192(CX)(AX*2), K1, Z12
+	VADDPS       Z12, Z11, Z11
+
+fbAVX512_first_1300:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, 128(CX)
+	VMOVUPS Z3, K1, 192(CX)
+	VMOVUPS Z4, (CX)(AX*1)
+	VMOVUPS Z5, 64(CX)(AX*1)
+	VMOVUPS Z6, 128(CX)(AX*1)
+	VMOVUPS Z7, K1, 192(CX)(AX*1)
+	VMOVUPS Z8, (CX)(AX*2)
+	VMOVUPS Z9, 64(CX)(AX*2)
+	VMOVUPS Z10, 128(CX)(AX*2)
+	VMOVUPS Z11, K1, 192(CX)(AX*2)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case2_1288:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_1301:
+	VMOVUPS      (CX), Z8
+	VMOVUPS      64(CX), Z9
+	VMOVUPS      128(CX), Z10
+	VMOVUPS      192(CX), Z11
+	VBROADCASTSS (DX), Z12
+	VFMADD231PS  Z8, Z12, Z0
+	VFMADD231PS  Z9, Z12, Z1
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (DX)(AX*1), Z12
+	VFMADD231PS  Z8, Z12, Z4
+	VFMADD231PS  Z9, Z12, Z5
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000100, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1301
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1302
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VADDPS       128(CX), Z2, Z2
+	VMOVUPS.Z    192(CX), K1, Z8
+	VADDPS       Z8, Z3, Z3
+	VADDPS       (CX)(AX*1), Z4, Z4
+	VADDPS       64(CX)(AX*1), Z5, Z5
+	VADDPS       128(CX)(AX*1), Z6, Z6
+	VMOVUPS.Z    192(CX)(AX*1), K1, Z8
+	VADDPS       Z8, Z7, Z7
+
+fbAVX512_first_1302:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, 128(CX)
+	VMOVUPS Z3, K1, 192(CX)
+	VMOVUPS Z4, (CX)(AX*1)
+	VMOVUPS Z5, 64(CX)(AX*1)
+	VMOVUPS Z6, 128(CX)(AX*1)
+	VMOVUPS Z7, K1, 192(CX)(AX*1)
+	JMP     fbAVX512_swend_1286
+
+fbAVX512_case1_1287:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1303:
+	VBROADCASTSS (DX), Z4
+	VFMADD231PS  (CX), Z4, Z0
+	VFMADD231PS  64(CX), Z4, Z1
+	VFMADD231PS  128(CX), Z4, Z2
+	VFMADD231PS  192(CX), Z4, Z3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000100, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1303
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_1304
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VADDPS       128(CX), Z2, Z2
+	VMOVUPS.Z    192(CX), K1, Z4
+	VADDPS       Z4, Z3, Z3
+
+fbAVX512_first_1304:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, 128(CX)
+	VMOVUPS Z3, K1, 192(CX)
+
+fbAVX512_swend_1286:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_1284
+
+fbAVX512_kbend_1285:
+	JMP fbAVX512_swend_1278
+
+fbAVX512_case3_1281:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1305:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS    64(CX), Z0
+	VMOVUPS    Z0, 64(DX)
+	VMOVUPS.Z  128(CX), K1, Z0
+	VMOVUPS    Z0, 128(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x000000c0, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1305
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_1306:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_1307
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1309
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1310
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1311
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1312
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1313
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+	VXORPD  Z12, Z12, Z12
+	VXORPD  Z13, Z13, Z13
+	VXORPD  Z14, Z14, Z14
+	VXORPD  Z15, Z15, Z15
+	VXORPD  Z16, Z16, Z16
+	VXORPD  Z17, Z17, Z17
+
+fbAVX512_loop_1315:
+	VMOVUPS      (SI), Z18
+	VMOVUPS      64(SI), Z19
+	VMOVUPS      128(SI), Z20
+	VBROADCASTSS (DX), Z21
+	VFMADD231PS  Z18, Z21, Z0
+	VFMADD231PS  Z19, Z21, Z1
+	VFMADD231PS  Z20, Z21, Z2
+	VBROADCASTSS (DX)(AX*1), Z21
+	VFMADD231PS  Z18, Z21, Z3
+	VFMADD231PS  Z19, Z21, Z4
+	VFMADD231PS  Z20, Z21, Z5
+	VBROADCASTSS (DX)(AX*2), Z21
+	VFMADD231PS  Z18, Z21, Z6
+	VFMADD231PS  Z19, Z21, Z7
+	VFMADD231PS  Z20, Z21, Z8
+	VBROADCASTSS (DX)(CX*1), Z21
+	VFMADD231PS  Z18, Z21, Z9
+	VFMADD231PS  Z19, Z21, Z10
+	VFMADD231PS  Z20, Z21, Z11
+	VBROADCASTSS (BX), Z21
+	VFMADD231PS  Z18, Z21, Z12
+	VFMADD231PS  Z19, Z21, Z13
+	VFMADD231PS  Z20, Z21, Z14
+	VBROADCASTSS (BX)(AX*1), Z21
+	VFMADD231PS  Z18, Z21, Z15
+	VFMADD231PS  Z19, Z21, Z16
+	VFMADD231PS  Z20, Z21, Z17
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x000000c0, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1315
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1316
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VMOVUPS.Z    128(DX), K1, Z18
+	VADDPS       Z18, Z2, Z2
+	VADDPS       (DX)(AX*1), Z3, Z3
+	VADDPS       64(DX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z18
+	VADDPS       Z18, Z5, Z5
+	VADDPS       (DX)(AX*2), Z6, Z6
+	VADDPS       64(DX)(AX*2), Z7, Z7
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z18
+	VADDPS       Z18, Z8, Z8
+	VADDPS       (DX)(CX*1), Z9, Z9
+	VADDPS       64(DX)(CX*1), Z10, Z10
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z18
+	VADDPS       Z18, Z11, Z11
+	VADDPS       (BX), Z12, Z12
+	VADDPS       64(BX), Z13, Z13
+	VMOVUPS.Z    128(BX), K1, Z18
+	VADDPS       Z18, Z14, Z14
+	VADDPS       (BX)(AX*1), Z15, Z15
+	VADDPS       64(BX)(AX*1), Z16, Z16
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z18
+	VADDPS       Z18, Z17, Z17
+
+fbAVX512_first_1316:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, K1, 128(DX)
+	VMOVUPS Z3, (DX)(AX*1)
+	VMOVUPS Z4, 64(DX)(AX*1)
+	VMOVUPS Z5, K1, 128(DX)(AX*1)
+	VMOVUPS Z6, (DX)(AX*2)
+	VMOVUPS Z7, 64(DX)(AX*2)
+	VMOVUPS Z8, K1, 128(DX)(AX*2)
+	VMOVUPS Z9, (DX)(CX*1)
+	VMOVUPS Z10, 64(DX)(CX*1)
+	VMOVUPS Z11, K1, 128(DX)(CX*1)
+	VMOVUPS Z12, (BX)
+	VMOVUPS Z13, 64(BX)
+	VMOVUPS Z14, K1, 128(BX)
+	VMOVUPS Z15, (BX)(AX*1)
+	VMOVUPS Z16, 64(BX)(AX*1)
+	VMOVUPS Z17, K1, 128(BX)(AX*1)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case5_1313:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+
+fbAVX512_loop_1317:
+	VMOVUPS      (SI), Z15
+	VMOVUPS      64(SI), Z16
+	VMOVUPS      128(SI), Z17
+	VBROADCASTSS (DX), Z18
+	VFMADD231PS  Z15, Z18, Z0
+	VFMADD231PS  Z16, Z18, Z1
+	VFMADD231PS  Z17, Z18, Z2
+	VBROADCASTSS (DX)(AX*1), Z18
+	VFMADD231PS  Z15, Z18, Z3
+	VFMADD231PS  Z16, Z18, Z4
+	VFMADD231PS  Z17, Z18, Z5
+	VBROADCASTSS (DX)(AX*2), Z18
+	VFMADD231PS  Z15, Z18, Z6
+	VFMADD231PS  Z16, Z18, Z7
+	VFMADD231PS  Z17, Z18, Z8
+	VBROADCASTSS (DX)(CX*1), Z18
+	VFMADD231PS  Z15, Z18, Z9
+	VFMADD231PS  Z16, Z18, Z10
+	VFMADD231PS  Z17, Z18, Z11
+	VBROADCASTSS (BX), Z18
+	VFMADD231PS  Z15, Z18, Z12
+	VFMADD231PS  Z16, Z18, Z13
+	VFMADD231PS  Z17, Z18, Z14
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x000000c0, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1317
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1318
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VMOVUPS.Z    128(DX), K1, Z15
+	VADDPS       Z15, Z2, Z2
+	VADDPS       (DX)(AX*1), Z3, Z3
+	VADDPS       64(DX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z15
+	VADDPS       Z15, Z5, Z5
+	VADDPS       (DX)(AX*2), Z6, Z6
+	VADDPS       64(DX)(AX*2), Z7, Z7
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z15
+	VADDPS       Z15, Z8, Z8
+	VADDPS       (DX)(CX*1), Z9, Z9
+	VADDPS       64(DX)(CX*1), Z10, Z10
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z15
+	VADDPS       Z15, Z11, Z11
+	VADDPS       (BX), Z12, Z12
+	VADDPS       64(BX), Z13, Z13
+	VMOVUPS.Z    128(BX), K1, Z15
+	VADDPS       Z15, Z14, Z14
+
+fbAVX512_first_1318:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, K1, 128(DX)
+	VMOVUPS Z3, (DX)(AX*1)
+	VMOVUPS Z4, 64(DX)(AX*1)
+	VMOVUPS Z5, K1, 128(DX)(AX*1)
+	VMOVUPS Z6, (DX)(AX*2)
+	VMOVUPS Z7, 64(DX)(AX*2)
+	VMOVUPS Z8, K1, 128(DX)(AX*2)
+	VMOVUPS Z9, (DX)(CX*1)
+	VMOVUPS Z10, 64(DX)(CX*1)
+	VMOVUPS Z11, K1, 128(DX)(CX*1)
+	VMOVUPS Z12, (BX)
+	VMOVUPS Z13, 64(BX)
+	VMOVUPS Z14, K1, 128(BX)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case4_1312:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+
+fbAVX512_loop_1319:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      64(BX), Z13
+	VMOVUPS      128(BX), Z14
+	VBROADCASTSS (DX), Z15
+	VFMADD231PS  Z12, Z15, Z0
+	VFMADD231PS  Z13, Z15, Z1
+	VFMADD231PS  Z14, Z15, Z2
+	VBROADCASTSS (DX)(AX*1), Z15
+	VFMADD231PS  Z12, Z15, Z3
+	VFMADD231PS  Z13, Z15, Z4
+	VFMADD231PS  Z14, Z15, Z5
+	VBROADCASTSS (DX)(AX*2), Z15
+	VFMADD231PS  Z12, Z15, Z6
+	VFMADD231PS  Z13, Z15, Z7
+	VFMADD231PS  Z14, Z15, Z8
+	VBROADCASTSS (DX)(CX*1), Z15
+	VFMADD231PS  Z12, Z15, Z9
+	VFMADD231PS  Z13, Z15, Z10
+	VFMADD231PS  Z14, Z15, Z11
+	ADDQ         $0x04, DX
+	ADDQ         $0x000000c0, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_1319
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_1320
+	VADDPS       (DX), Z0, Z0
+	VADDPS       64(DX), Z1, Z1
+	VMOVUPS.Z    128(DX), K1, Z12
+	VADDPS       Z12, Z2, Z2
+	VADDPS       (DX)(AX*1), Z3, Z3
+	VADDPS       64(DX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z12
+	VADDPS       Z12, Z5, Z5
+	VADDPS       (DX)(AX*2), Z6, Z6
+	VADDPS       64(DX)(AX*2), Z7, Z7
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z12
+	VADDPS       Z12, Z8, Z8
+	VADDPS       (DX)(CX*1), Z9, Z9
+	VADDPS       64(DX)(CX*1), Z10, Z10
+	VMOVUPS.Z    128(DX)(CX*1), K1, Z12
+	VADDPS       Z12, Z11, Z11
+
+fbAVX512_first_1320:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, 64(DX)
+	VMOVUPS Z2, K1, 128(DX)
+	VMOVUPS Z3, (DX)(AX*1)
+	VMOVUPS Z4, 64(DX)(AX*1)
+	VMOVUPS Z5, K1, 128(DX)(AX*1)
+	VMOVUPS Z6, (DX)(AX*2)
+	VMOVUPS Z7, 64(DX)(AX*2)
+	VMOVUPS Z8, K1, 128(DX)(AX*2)
+	VMOVUPS Z9, (DX)(CX*1)
+	VMOVUPS Z10, 64(DX)(CX*1)
+	VMOVUPS Z11, K1, 128(DX)(CX*1)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case3_1311:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+
+fbAVX512_loop_1321:
+	VMOVUPS      (CX), Z9
+	VMOVUPS      64(CX), Z10
+	VMOVUPS      128(CX), Z11
+	VBROADCASTSS (DX), Z12
+	VFMADD231PS  Z9, Z12, Z0
+	VFMADD231PS  Z10, Z12, Z1
+	VFMADD231PS  Z11, Z12, Z2
+	VBROADCASTSS (DX)(AX*1), Z12
+	VFMADD231PS  Z9, Z12, Z3
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (DX)(AX*2), Z12
+	VFMADD231PS  Z9, Z12, Z6
+	VFMADD231PS  Z10, Z12, Z7
+	VFMADD231PS  Z11, Z12, Z8
+	ADDQ         $0x04, DX
+	ADDQ         $0x000000c0, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1321
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1322
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VMOVUPS.Z    128(CX), K1, Z9
+	VADDPS       Z9, Z2, Z2
+	VADDPS       (CX)(AX*1), Z3, Z3
+	VADDPS       64(CX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(CX)(AX*1), K1, Z9
+	VADDPS       Z9, Z5, Z5
+	VADDPS       (CX)(AX*2), Z6, Z6
+	VADDPS       64(CX)(AX*2), Z7, Z7
+	VMOVUPS.Z    128(CX)(AX*2), K1, Z9
+	VADDPS       Z9, Z8, Z8
+
+fbAVX512_first_1322:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, K1, 128(CX)
+	VMOVUPS Z3, (CX)(AX*1)
+	VMOVUPS Z4, 64(CX)(AX*1)
+	VMOVUPS Z5, K1, 128(CX)(AX*1)
+	VMOVUPS Z6, (CX)(AX*2)
+	VMOVUPS Z7, 64(CX)(AX*2)
+	VMOVUPS Z8, K1, 128(CX)(AX*2)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case2_1310:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_1323:
+	VMOVUPS      (CX), Z6
+	VMOVUPS      64(CX), Z7
+	VMOVUPS      128(CX), Z8
+	VBROADCASTSS (DX), Z9
+	VFMADD231PS  Z6, Z9, Z0
+	VFMADD231PS  Z7, Z9, Z1
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS (DX)(AX*1), Z9
+	VFMADD231PS  Z6, Z9, Z3
+	VFMADD231PS  Z7, Z9, Z4
+	VFMADD231PS  Z8, Z9, Z5
+	ADDQ         $0x04, DX
+	ADDQ         $0x000000c0, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1323
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1324
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VMOVUPS.Z    128(CX), K1, Z6
+	VADDPS       Z6, Z2, Z2
+	VADDPS       (CX)(AX*1), Z3, Z3
+	VADDPS       64(CX)(AX*1), Z4, Z4
+	VMOVUPS.Z    128(CX)(AX*1), K1, Z6
+	VADDPS       Z6, Z5, Z5
+
+fbAVX512_first_1324:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, K1, 128(CX)
+	VMOVUPS Z3, (CX)(AX*1)
+	VMOVUPS Z4, 64(CX)(AX*1)
+	VMOVUPS Z5, K1, 128(CX)(AX*1)
+	JMP     fbAVX512_swend_1308
+
+fbAVX512_case1_1309:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_1325:
+	VBROADCASTSS (DX), Z3
+	VFMADD231PS  (CX), Z3, Z0
+	VFMADD231PS  64(CX), Z3, Z1
+	VFMADD231PS  128(CX), Z3, Z2
+	ADDQ         $0x04, DX
+	ADDQ         $0x000000c0, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1325
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_1326
+	VADDPS       (CX), Z0, Z0
+	VADDPS       64(CX), Z1, Z1
+	VMOVUPS.Z    128(CX), K1, Z3
+	VADDPS       Z3, Z2, Z2
+
+fbAVX512_first_1326:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, K1, 128(CX)
+
+fbAVX512_swend_1308:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_1306
+
+fbAVX512_kbend_1307:
+	JMP fbAVX512_swend_1278
+
+fbAVX512_case2_1280:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1327:
+	VMOVUPS    (CX), Z0
+	VMOVUPS    Z0, (DX)
+	VMOVUPS.Z  64(CX), K1, Z0
+	VMOVUPS    Z0, 64(DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000080, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1327
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_1328:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_1329
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1331
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1332
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1333
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1334
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1335
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+	VXORPD  Z6, Z6, Z6
+	VXORPD  Z7, Z7, Z7
+	VXORPD  Z8, Z8, Z8
+	VXORPD  Z9, Z9, Z9
+	VXORPD  Z10, Z10, Z10
+	VXORPD  Z11, Z11, Z11
+
+fbAVX512_loop_1337:
+	VMOVUPS      (SI), Z12
+	VMOVUPS      64(SI), Z13
+	VBROADCASTSS (DX), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (DX)(AX*1), Z14
+	VFMADD231PS  Z12, Z14, Z2
+	VFMADD231PS  Z13, Z14, Z3
+	VBROADCASTSS (DX)(AX*2), Z14
+	VFMADD231PS  Z12, Z14, Z4
+	VFMADD231PS  Z13, Z14, Z5
+	VBROADCASTSS (DX)(CX*1), Z14
+	VFMADD231PS  Z12, Z14, Z6
+	VFMADD231PS  Z13, Z14, Z7
+	VBROADCASTSS (BX), Z14
+	VFMADD231PS  Z12, Z14, Z8
+	VFMADD231PS  Z13, Z14, Z9
+	VBROADCASTSS (BX)(AX*1), Z14
+	VFMADD231PS  Z12, Z14, Z10
+	VFMADD231PS  Z13, Z14, Z11
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000080, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1337
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1338
+	VADDPS       (DX), Z0, Z0
+	VMOVUPS.Z    64(DX), K1, Z12
+	VADDPS       Z12, Z1, Z1
+	VADDPS       (DX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z12
+	VADDPS       Z12, Z3, Z3
+	VADDPS       (DX)(AX*2), Z4, Z4
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z12
+	VADDPS       Z12, Z5, Z5
+	VADDPS       (DX)(CX*1), Z6, Z6
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z12
+	VADDPS       Z12, Z7, Z7
+	VADDPS       (BX), Z8, Z8
+	VMOVUPS.Z    64(BX), K1, Z12
+	VADDPS       Z12, Z9, Z9
+	VADDPS       (BX)(AX*1), Z10, Z10
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z12
+	VADDPS       Z12, Z11, Z11
+
+fbAVX512_first_1338:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, K1, 64(DX)
+	VMOVUPS Z2, (DX)(AX*1)
+	VMOVUPS Z3, K1, 64(DX)(AX*1)
+	VMOVUPS Z4, (DX)(AX*2)
+	VMOVUPS Z5, K1, 64(DX)(AX*2)
+	VMOVUPS Z6, (DX)(CX*1)
+	VMOVUPS Z7, K1, 64(DX)(CX*1)
+	VMOVUPS Z8, (BX)
+	VMOVUPS Z9, K1, 64(BX)
+	VMOVUPS Z10, (BX)(AX*1)
+	VMOVUPS Z11, K1, 64(BX)(AX*1)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case5_1335:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+
+fbAVX512_loop_1339:
+	VMOVUPS      (SI), Z10
+	VMOVUPS      64(SI), Z11
+	VBROADCASTSS (DX), Z12
+	VFMADD231PS  Z10, Z12, Z0
+	VFMADD231PS  Z11, Z12, Z1
+	VBROADCASTSS (DX)(AX*1), Z12
+	VFMADD231PS  Z10, Z12, Z2
+	VFMADD231PS  Z11, Z12, Z3
+	VBROADCASTSS (DX)(AX*2), Z12
+	VFMADD231PS  Z10, Z12, Z4
+	VFMADD231PS  Z11, Z12, Z5
+	VBROADCASTSS (DX)(CX*1), Z12
+	VFMADD231PS  Z10, Z12, Z6
+	VFMADD231PS  Z11, Z12, Z7
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  Z10, Z12, Z8
+	VFMADD231PS  Z11, Z12, Z9
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000080, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1339
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1340
+	VADDPS       (DX), Z0, Z0
+	VMOVUPS.Z    64(DX), K1, Z10
+	VADDPS       Z10, Z1, Z1
+	VADDPS       (DX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z10
+	VADDPS       Z10, Z3, Z3
+	VADDPS       (DX)(AX*2), Z4, Z4
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z10
+	VADDPS       Z10, Z5, Z5
+	VADDPS       (DX)(CX*1), Z6, Z6
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z10
+	VADDPS       Z10, Z7, Z7
+	VADDPS       (BX), Z8, Z8
+	VMOVUPS.Z    64(BX), K1, Z10
+	VADDPS       Z10, Z9, Z9
+
+fbAVX512_first_1340:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, K1, 64(DX)
+	VMOVUPS Z2, (DX)(AX*1)
+	VMOVUPS Z3, K1, 64(DX)(AX*1)
+	VMOVUPS Z4, (DX)(AX*2)
+	VMOVUPS Z5, K1, 64(DX)(AX*2)
+	VMOVUPS Z6, (DX)(CX*1)
+	VMOVUPS Z7, K1, 64(DX)(CX*1)
+	VMOVUPS Z8, (BX)
+	VMOVUPS Z9, K1, 64(BX)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case4_1334:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+
+fbAVX512_loop_1341:
+	VMOVUPS      (BX), Z8
+	VMOVUPS      64(BX), Z9
+	VBROADCASTSS (DX), Z10
+	VFMADD231PS  Z8, Z10, Z0
+	VFMADD231PS  Z9, Z10, Z1
+	VBROADCASTSS (DX)(AX*1), Z10
+	VFMADD231PS  Z8, Z10, Z2
+	VFMADD231PS  Z9, Z10, Z3
+	VBROADCASTSS (DX)(AX*2), Z10
+	VFMADD231PS  Z8, Z10, Z4
+	VFMADD231PS  Z9, Z10, Z5
+	VBROADCASTSS (DX)(CX*1), Z10
+	VFMADD231PS  Z8, Z10, Z6
+	VFMADD231PS  Z9, Z10, Z7
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000080, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_1341
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_1342
+	VADDPS       (DX), Z0, Z0
+	VMOVUPS.Z    64(DX), K1, Z8
+	VADDPS       Z8, Z1, Z1
+	VADDPS       (DX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z8
+	VADDPS       Z8, Z3, Z3
+	VADDPS       (DX)(AX*2), Z4, Z4
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z8
+	VADDPS       Z8, Z5, Z5
+	VADDPS       (DX)(CX*1), Z6, Z6
+	VMOVUPS.Z    64(DX)(CX*1), K1, Z8
+	VADDPS       Z8, Z7, Z7
+
+fbAVX512_first_1342:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, K1, 64(DX)
+	VMOVUPS Z2, (DX)(AX*1)
+	VMOVUPS Z3, K1, 64(DX)(AX*1)
+	VMOVUPS Z4, (DX)(AX*2)
+	VMOVUPS Z5, K1, 64(DX)(AX*2)
+	VMOVUPS Z6, (DX)(CX*1)
+	VMOVUPS Z7, K1, 64(DX)(CX*1)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case3_1333:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+
+fbAVX512_loop_1343:
+	VMOVUPS      (CX), Z6
+	VMOVUPS      64(CX), Z7
+	VBROADCASTSS (DX), Z8
+	VFMADD231PS  Z6, Z8, Z0
+	VFMADD231PS  Z7, Z8, Z1
+	VBROADCASTSS (DX)(AX*1), Z8
+	VFMADD231PS  Z6, Z8, Z2
+	VFMADD231PS  Z7, Z8, Z3
+	VBROADCASTSS (DX)(AX*2), Z8
+	VFMADD231PS  Z6, Z8, Z4
+	VFMADD231PS  Z7, Z8, Z5
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000080, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1343
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1344
+	VADDPS       (CX), Z0, Z0
+	VMOVUPS.Z    64(CX), K1, Z6
+	VADDPS       Z6, Z1, Z1
+	VADDPS       (CX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(CX)(AX*1), K1, Z6
+	VADDPS       Z6, Z3, Z3
+	VADDPS       (CX)(AX*2), Z4, Z4
+	VMOVUPS.Z    64(CX)(AX*2), K1, Z6
+	VADDPS       Z6, Z5, Z5
+
+fbAVX512_first_1344:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, K1, 64(CX)
+	VMOVUPS Z2, (CX)(AX*1)
+	VMOVUPS Z3, K1, 64(CX)(AX*1)
+	VMOVUPS Z4, (CX)(AX*2)
+	VMOVUPS Z5, K1, 64(CX)(AX*2)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case2_1332:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1345:
+	VMOVUPS      (CX), Z4
+	VMOVUPS      64(CX), Z5
+	VBROADCASTSS (DX), Z6
+	VFMADD231PS  Z4, Z6, Z0
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS (DX)(AX*1), Z6
+	VFMADD231PS  Z4, Z6, Z2
+	VFMADD231PS  Z5, Z6, Z3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000080, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1345
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1346
+	VADDPS       (CX), Z0, Z0
+	VMOVUPS.Z    64(CX), K1, Z4
+	VADDPS       Z4, Z1, Z1
+	VADDPS       (CX)(AX*1), Z2, Z2
+	VMOVUPS.Z    64(CX)(AX*1), K1, Z4
+	VADDPS       Z4, Z3, Z3
+
+fbAVX512_first_1346:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, K1, 64(CX)
+	VMOVUPS Z2, (CX)(AX*1)
+	VMOVUPS Z3, K1, 64(CX)(AX*1)
+	JMP     fbAVX512_swend_1330
+
+fbAVX512_case1_1331:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_1347:
+	VBROADCASTSS (DX), Z2
+	VFMADD231PS  (CX), Z2, Z0
+	VFMADD231PS  64(CX), Z2, Z1
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000080, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1347
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_1348
+	VADDPS       (CX), Z0, Z0
+	VMOVUPS.Z    64(CX), K1, Z2
+	VADDPS       Z2, Z1, Z1
+
+fbAVX512_first_1348:
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, K1, 64(CX)
+
+fbAVX512_swend_1330:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_1328
+
+fbAVX512_kbend_1329:
+	JMP fbAVX512_swend_1278
+
+fbAVX512_case1_1279:
+	MOVQ  40(SP), AX
+	MOVQ  $-1, CX
+	BZHIQ AX, CX, AX
+	KMOVW AX, K1
+	MOVQ  M+112(FP), AX
+	SHLQ  $0x02, AX
+	MOVQ  16(SP), CX
+	IMULQ AX, CX
+	MOVQ  e_base+72(FP), DX
+	ADDQ  DX, CX
+	MOVQ  32(SP), DX
+	LEAQ  (CX)(DX*4), CX
+	MOVQ  16520(SP), DX
+	MOVQ  48(SP), BX
+	MOVQ  DX, DX
+
+fbAVX512_pack_1349:
+	VMOVUPS.Z  (CX), K1, Z0
+	VMOVUPS    Z0, (DX)
+	PREFETCHT1 256(CX)
+	PREFETCHT1 320(CX)
+	PREFETCHT1 384(CX)
+	PREFETCHT1 448(CX)
+	ADDQ       AX, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        fbAVX512_pack_1349
+	MOVQ       $0x00000000, 24(SP)
+
+fbAVX512_kb_1350:
+	MOVQ    24(SP), AX
+	MOVQ    K+104(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_kbend_1351
+	SUBQ    AX, CX
+	MOVQ    $0x00000006, AX
+	CMPQ    AX, CX
+	CMOVQGT CX, AX
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX512_case1_1353
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX512_case2_1354
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX512_case3_1355
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX512_case4_1356
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX512_case5_1357
+	MOVQ    40(SP), AX
+	MOVQ    $-1, CX
+	BZHIQ   AX, CX, AX
+	KMOVW   AX, K1
+	MOVQ    M+112(FP), AX
+	SHLQ    $0x02, AX
+	MOVQ    16(SP), CX
+	MOVQ    24(SP), DX
+	IMULQ   AX, DX
+	LEAQ    (DX)(CX*4), DX
+	ADDQ    56(SP), DX
+	LEAQ    (AX)(AX*2), CX
+	LEAQ    (DX)(AX*4), BX
+	MOVQ    16520(SP), SI
+	MOVQ    48(SP), DI
+	VXORPD  Z0, Z0, Z0
+	VXORPD  Z1, Z1, Z1
+	VXORPD  Z2, Z2, Z2
+	VXORPD  Z3, Z3, Z3
+	VXORPD  Z4, Z4, Z4
+	VXORPD  Z5, Z5, Z5
+
+fbAVX512_loop_1359:
+	VMOVUPS      (SI), Z6
+	VBROADCASTSS (DX), Z7
+	VFMADD231PS  Z6, Z7, Z0
+	VBROADCASTSS (DX)(AX*1), Z7
+	VFMADD231PS  Z6, Z7, Z1
+	VBROADCASTSS (DX)(AX*2), Z7
+	VFMADD231PS  Z6, Z7, Z2
+	VBROADCASTSS (DX)(CX*1), Z7
+	VFMADD231PS  Z6, Z7, Z3
+	VBROADCASTSS (BX), Z7
+	VFMADD231PS  Z6, Z7, Z4
+	VBROADCASTSS (BX)(AX*1), Z7
+	VFMADD231PS  Z6, Z7, Z5
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000040, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1359
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1360
+	VMOVUPS.Z    (DX), K1, Z6
+	VADDPS       Z6, Z0, Z0
+	VMOVUPS.Z    (DX)(AX*1), K1, Z6
+	VADDPS       Z6, Z1, Z1
+	VMOVUPS.Z    (DX)(AX*2), K1, Z6
+	VADDPS       Z6, Z2, Z2
+	VMOVUPS.Z    (DX)(CX*1), K1, Z6
+	VADDPS       Z6, Z3, Z3
+	VMOVUPS.Z    (BX), K1, Z6
+	VADDPS       Z6, Z4, Z4
+	VMOVUPS.Z    (BX)(AX*1), K1, Z6
+	VADDPS       Z6, Z5, Z5
+
+fbAVX512_first_1360:
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(AX*1)
+	VMOVUPS Z2, K1, (DX)(AX*2)
+	VMOVUPS Z3, K1, (DX)(CX*1)
+	VMOVUPS Z4, K1, (BX)
+	VMOVUPS Z5, K1, (BX)(AX*1)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case5_1357:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	LEAQ   (DX)(AX*4), BX
+	MOVQ   16520(SP), SI
+	MOVQ   48(SP), DI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+
+fbAVX512_loop_1361:
+	VMOVUPS      (SI), Z5
+	VBROADCASTSS (DX), Z6
+	VFMADD231PS  Z5, Z6, Z0
+	VBROADCASTSS (DX)(AX*1), Z6
+	VFMADD231PS  Z5, Z6, Z1
+	VBROADCASTSS (DX)(AX*2), Z6
+	VFMADD231PS  Z5, Z6, Z2
+	VBROADCASTSS (DX)(CX*1), Z6
+	VFMADD231PS  Z5, Z6, Z3
+	VBROADCASTSS (BX), Z6
+	VFMADD231PS  Z5, Z6, Z4
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, BX
+	ADDQ         $0x00000040, SI
+	DECQ         DI
+	JNZ          fbAVX512_loop_1361
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	LEAQ         (DX)(AX*4), BX
+	MOVQ         16(SP), SI
+	TESTQ        SI, SI
+	JZ           fbAVX512_first_1362
+	VMOVUPS.Z    (DX), K1, Z5
+	VADDPS       Z5, Z0, Z0
+	VMOVUPS.Z    (DX)(AX*1), K1, Z5
+	VADDPS       Z5, Z1, Z1
+	VMOVUPS.Z    (DX)(AX*2), K1, Z5
+	VADDPS       Z5, Z2, Z2
+	VMOVUPS.Z    (DX)(CX*1), K1, Z5
+	VADDPS       Z5, Z3, Z3
+	VMOVUPS.Z    (BX), K1, Z5
+	VADDPS       Z5, Z4, Z4
+
+fbAVX512_first_1362:
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(AX*1)
+	VMOVUPS Z2, K1, (DX)(AX*2)
+	VMOVUPS Z3, K1, (DX)(CX*1)
+	VMOVUPS Z4, K1, (BX)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case4_1356:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), BX
+	MOVQ   48(SP), SI
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+
+fbAVX512_loop_1363:
+	VMOVUPS      (BX), Z4
+	VBROADCASTSS (DX), Z5
+	VFMADD231PS  Z4, Z5, Z0
+	VBROADCASTSS (DX)(AX*1), Z5
+	VFMADD231PS  Z4, Z5, Z1
+	VBROADCASTSS (DX)(AX*2), Z5
+	VFMADD231PS  Z4, Z5, Z2
+	VBROADCASTSS (DX)(CX*1), Z5
+	VFMADD231PS  Z4, Z5, Z3
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, BX
+	DECQ         SI
+	JNZ          fbAVX512_loop_1363
+	MOVQ         24(SP), DX
+	IMULQ        AX, DX
+	MOVQ         32(SP), BX
+	LEAQ         (DX)(BX*4), DX
+	ADDQ         64(SP), DX
+	MOVQ         16(SP), BX
+	TESTQ        BX, BX
+	JZ           fbAVX512_first_1364
+	VMOVUPS.Z    (DX), K1, Z4
+	VADDPS       Z4, Z0, Z0
+	VMOVUPS.Z    (DX)(AX*1), K1, Z4
+	VADDPS       Z4, Z1, Z1
+	VMOVUPS.Z    (DX)(AX*2), K1, Z4
+	VADDPS       Z4, Z2, Z2
+	VMOVUPS.Z    (DX)(CX*1), K1, Z4
+	VADDPS       Z4, Z3, Z3
+
+fbAVX512_first_1364:
+	VMOVUPS Z0, K1, (DX)
+	VMOVUPS Z1, K1, (DX)(AX*1)
+	VMOVUPS Z2, K1, (DX)(AX*2)
+	VMOVUPS Z3, K1, (DX)(CX*1)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case3_1355:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+
+fbAVX512_loop_1365:
+	VMOVUPS      (CX), Z3
+	VBROADCASTSS (DX), Z4
+	VFMADD231PS  Z3, Z4, Z0
+	VBROADCASTSS (DX)(AX*1), Z4
+	VFMADD231PS  Z3, Z4, Z1
+	VBROADCASTSS (DX)(AX*2), Z4
+	VFMADD231PS  Z3, Z4, Z2
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1365
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1366
+	VMOVUPS.Z    (CX), K1, Z3
+	VADDPS       Z3, Z0, Z0
+	VMOVUPS.Z    (CX)(AX*1), K1, Z3
+	VADDPS       Z3, Z1, Z1
+	VMOVUPS.Z    (CX)(AX*2), K1, Z3
+	VADDPS       Z3, Z2, Z2
+
+fbAVX512_first_1366:
+	VMOVUPS Z0, K1, (CX)
+	VMOVUPS Z1, K1, (CX)(AX*1)
+	VMOVUPS Z2, K1, (CX)(AX*2)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case2_1354:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+
+fbAVX512_loop_1367:
+	VMOVUPS      (CX), Z2
+	VBROADCASTSS (DX), Z3
+	VFMADD231PS  Z2, Z3, Z0
+	VBROADCASTSS (DX)(AX*1), Z3
+	VFMADD231PS  Z2, Z3, Z1
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1367
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), DX
+	TESTQ        DX, DX
+	JZ           fbAVX512_first_1368
+	VMOVUPS.Z    (CX), K1, Z2
+	VADDPS       Z2, Z0, Z0
+	VMOVUPS.Z    (CX)(AX*1), K1, Z2
+	VADDPS       Z2, Z1, Z1
+
+fbAVX512_first_1368:
+	VMOVUPS Z0, K1, (CX)
+	VMOVUPS Z1, K1, (CX)(AX*1)
+	JMP     fbAVX512_swend_1352
+
+fbAVX512_case1_1353:
+	MOVQ   40(SP), AX
+	MOVQ   $-1, CX
+	BZHIQ  AX, CX, AX
+	KMOVW  AX, K1
+	MOVQ   M+112(FP), AX
+	SHLQ   $0x02, AX
+	MOVQ   16(SP), CX
+	MOVQ   24(SP), DX
+	IMULQ  AX, DX
+	LEAQ   (DX)(CX*4), DX
+	ADDQ   56(SP), DX
+	LEAQ   (AX)(AX*2), CX
+	MOVQ   16520(SP), CX
+	MOVQ   48(SP), BX
+	VXORPD Z0, Z0, Z0
+
+fbAVX512_loop_1369:
+	VBROADCASTSS (DX), Z1
+	VFMADD231PS  (CX), Z1, Z0
+	ADDQ         $0x04, DX
+	ADDQ         $0x00000040, CX
+	DECQ         BX
+	JNZ          fbAVX512_loop_1369
+	MOVQ         24(SP), CX
+	IMULQ        AX, CX
+	MOVQ         32(SP), AX
+	LEAQ         (CX)(AX*4), CX
+	ADDQ         64(SP), CX
+	MOVQ         16(SP), AX
+	TESTQ        AX, AX
+	JZ           fbAVX512_first_1370
+	VMOVUPS.Z    (CX), K1, Z1
+	VADDPS       Z1, Z0, Z0
+
+fbAVX512_first_1370:
+	VMOVUPS Z0, K1, (CX)
+
+fbAVX512_swend_1352:
+	MOVQ 24(SP), AX
+	ADDQ $0x00000006, AX
+	MOVQ AX, 24(SP)
+	JMP  fbAVX512_kb_1350
+
+fbAVX512_kbend_1351:
+fbAVX512_swend_1278:
+	MOVQ 32(SP), AX
+	ADDQ $0x00000040, AX
+	MOVQ AX, 32(SP)
+	JMP  fbAVX512_jc_1275
+
+fbAVX512_jcend_1276:
+	MOVQ 16(SP), AX
+	MOVQ 48(SP), CX
+	ADDQ CX, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX512_i0_1273
+
+fbAVX512_i0end_1274:
+	MOVQ $0x00000000, 8(SP)
+
+fbAVX512_norm_1371:
+	MOVQ   8(SP), AX
+	MOVQ   K+104(FP), CX
+	CMPQ   AX, CX
+	JAE    fbAVX512_normend_1372
+	MOVQ   M+112(FP), CX
+	IMULQ  CX, AX
+	MOVQ   64(SP), DX
+	LEAQ   (DX)(AX*4), DX
+	MOVQ   psi_base+48(FP), AX
+	ADDQ   DX, AX
+	MOVQ   alpha_base+0(FP), BX
+	SUBQ   BX, AX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	XORQ   BX, BX
+	MOVQ   CX, SI
+	ANDQ   $-32, SI
+
+fbAVX512_mulsum_1373_AVX512f32_wide:
+	CMPQ    BX, SI
+	JAE     fbAVX512_mulsum_1373_AVX512f32_narrow0
+	VMOVUPS (DX)(BX*4), Z2
+	VMULPS  (AX)(BX*4), Z2, Z2
+	VMOVUPS Z2, (DX)(BX*4)
+	VADDPS  Z2, Z0, Z0
+	VMOVUPS 64(DX)(BX*4), Z2
+	VMULPS  64(AX)(BX*4), Z2, Z2
+	VMOVUPS Z2, 64(DX)(BX*4)
+	VADDPS  Z2, Z1, Z1
+	ADDQ    $+32, BX
+	JMP     fbAVX512_mulsum_1373_AVX512f32_wide
+
+fbAVX512_mulsum_1373_AVX512f32_narrow0:
+	MOVQ CX, SI
+	ANDQ $-16, SI
+
+fbAVX512_mulsum_1373_AVX512f32_narrow:
+	CMPQ    BX, SI
+	JAE     fbAVX512_mulsum_1373_AVX512f32_tail
+	VMOVUPS (DX)(BX*4), Z2
+	VMULPS  (AX)(BX*4), Z2, Z2
+	VMOVUPS Z2, (DX)(BX*4)
+	VADDPS  Z2, Z0, Z0
+	ADDQ    $+16, BX
+	JMP     fbAVX512_mulsum_1373_AVX512f32_narrow
+
+fbAVX512_mulsum_1373_AVX512f32_tail:
+	SUBQ      BX, CX
+	JZ        fbAVX512_mulsum_1373_AVX512f32_end
+	MOVQ      $-1, SI
+	BZHIQ     CX, SI, CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (DX)(BX*4), K1, Z2
+	VMOVUPS.Z (AX)(BX*4), K1, Z3
+	VMULPS    Z3, Z2, Z2
+	VMOVUPS   Z2, K1, (DX)(BX*4)
+	VADDPS    Z2, Z0, K1, Z0
+
+fbAVX512_mulsum_1373_AVX512f32_end:
+	VADDPS        Z1, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF128  $0x01, Y1, X0
+	VADDPS        X0, X1, X1
+	VMOVHLPS      X1, X1, X0
+	VADDPS        X0, X1, X1
+	VMOVSHDUP     X1, X0
+	VADDSS        X0, X1, X1
+	MOVQ          (SP), AX
+	MOVQ          K+104(FP), CX
+	IMULQ         CX, AX
+	MOVQ          8(SP), CX
+	ADDQ          CX, AX
+	MOVQ          scale_base+24(FP), CX
+	VMOVSS        X1, (CX)(AX*4)
+	VMOVSS        fbone32<>+0(SB), X0
+	VDIVSS        X1, X0, X0
+	VBROADCASTSS  X0, Z0
+	MOVQ          64(SP), AX
+	MOVQ          8(SP), CX
+	MOVQ          M+112(FP), DX
+	IMULQ         DX, CX
+	LEAQ          (AX)(CX*4), AX
+	XORQ          CX, CX
+	MOVQ          DX, BX
+	ANDQ          $-32, BX
+
+fbAVX512_mul_1374_AVX512f32_wide:
+	CMPQ    CX, BX
+	JAE     fbAVX512_mul_1374_AVX512f32_narrow0
+	VMULPS  (AX)(CX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(CX*4)
+	VMULPS  64(AX)(CX*4), Z0, Z1
+	VMOVUPS Z1, 64(AX)(CX*4)
+	ADDQ    $+32, CX
+	JMP     fbAVX512_mul_1374_AVX512f32_wide
+
+fbAVX512_mul_1374_AVX512f32_narrow0:
+	MOVQ DX, BX
+	ANDQ $-16, BX
+
+fbAVX512_mul_1374_AVX512f32_narrow:
+	CMPQ    CX, BX
+	JAE     fbAVX512_mul_1374_AVX512f32_tail
+	VMULPS  (AX)(CX*4), Z0, Z1
+	VMOVUPS Z1, (AX)(CX*4)
+	ADDQ    $+16, CX
+	JMP     fbAVX512_mul_1374_AVX512f32_narrow
+
+fbAVX512_mul_1374_AVX512f32_tail:
+	SUBQ      CX, DX
+	JZ        fbAVX512_mul_1374_AVX512f32_end
+	MOVQ      $-1, BX
+	BZHIQ     DX, BX, DX
+	KMOVW     DX, K1
+	VMOVUPS.Z (AX)(CX*4), K1, Z1
+	VMULPS    Z1, Z0, Z1
+	VMOVUPS   Z1, K1, (AX)(CX*4)
+
+fbAVX512_mul_1374_AVX512f32_end:
+	MOVQ 8(SP), AX
+	INCQ AX
+	MOVQ AX, 8(SP)
+	JMP  fbAVX512_norm_1371
+
+fbAVX512_normend_1372:
+	MOVQ (SP), AX
+	INCQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX512_t_1271
+
+fbAVX512_tend_1272:
+	VZEROUPPER
+	RET

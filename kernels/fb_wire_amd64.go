@@ -34,5 +34,18 @@ var _ = func() int {
 		forwardBatchAVX512(alpha, scale, psi, e, T, K, M, fbRows(M))
 	}
 	avx2Impl.shiftRows, avx512Impl.shiftRows = shiftRowsAVX2, shiftRowsAVX512
+
+	// float32: the same kernels generated with float32 elements. The
+	// AVX-512 tier runs the AVX2 ones until the AVX-512 float32 kernels
+	// have passed TestAVX512F32Direct on an AVX-512 machine (the machine
+	// they were written on has none); see avx512F32 in fb_avx512f32_test.go.
+	avx2Impl.forward32, avx2Impl.backward32, avx2Impl.transitions32 = forward32AVX2, backward32AVX2, transitions32AVX2
+	avx2Impl.shiftRows32 = shiftRows32AVX2
+	avx512Impl.forward32, avx512Impl.backward32, avx512Impl.transitions32 = forward32AVX2, backward32AVX2, transitions32AVX2
+	avx512Impl.shiftRows32 = shiftRows32AVX2
+	avx2Impl.forwardBatch32 = func(alpha, scale, psi, e []float32, T, K, M int) {
+		forwardBatch32AVX2(alpha, scale, psi, e, T, K, M, fbRows(M))
+	}
+	avx512Impl.forwardBatch32 = avx2Impl.forwardBatch32
 	return 0
 }()

@@ -59,6 +59,32 @@ func forward32Generic(alpha, scale, psi, e []float32, T, M int) {
 	}
 }
 
+func forwardBatch32Generic(alpha, scale, psi, e []float32, T, K, M int) {
+	for k := 0; k < K; k++ {
+		a := alpha[k*M : (k+1)*M]
+		copy(a, psi[k*M:(k+1)*M])
+		scale[k] = normalize32(a)
+	}
+	for t := 1; t < T; t++ {
+		for k := 0; k < K; k++ {
+			prev := alpha[((t-1)*K+k)*M : ((t-1)*K+k+1)*M]
+			cur := alpha[(t*K+k)*M : (t*K+k+1)*M]
+			clear(cur)
+			for i, a := range prev {
+				row := e[i*M : (i+1)*M]
+				for j, v := range row {
+					cur[j] += a * v
+				}
+			}
+			ps := psi[(t*K+k)*M : (t*K+k+1)*M]
+			for j := range cur {
+				cur[j] *= ps[j]
+			}
+			scale[t*K+k] = normalize32(cur)
+		}
+	}
+}
+
 func backward32Generic(beta, scale, psi, et []float32, T, M int) {
 	last := beta[(T-1)*M : T*M]
 	for i := range last {

@@ -80,6 +80,20 @@ func Backward32(beta, scale, psi, et []float32, T, M int) {
 	cur().backward32(beta, scale, psi, et, T, M)
 }
 
+// ForwardBatch32 is ForwardBatch in float32: K sequences of length T in
+// lockstep (psi and alpha T×K×M, row t·K+k is sequence k at position t;
+// scale T×K). Sequence k's results equal Forward32's on its own rows, up to
+// rounding.
+func ForwardBatch32(alpha, scale, psi, e []float32, T, K, M int) {
+	checkSeq("ForwardBatch32", T*K, M, "alpha", len(alpha), "psi", len(psi))
+	need("ForwardBatch32", "scale", len(scale), T*K)
+	need("ForwardBatch32", "e", len(e), M*M)
+	if T == 0 || K == 0 || M == 0 {
+		return
+	}
+	cur().forwardBatch32(alpha, scale, psi, e, T, K, M)
+}
+
 // Transitions32 is Transitions in float32: it adds one sequence's expected
 // transition counts E∘(Σ_t α_{t−1}⊗(Ψ_t∘β_t/scale_t)) to g (M×M). The counts
 // of one sequence are summed in float32 (each within about 1e-6 relative);

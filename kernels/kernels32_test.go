@@ -735,3 +735,106 @@ func fb32FromBytes(raw []byte, n int) []float64 {
 	}
 	return out
 }
+
+// TestForwardBatch32 checks ForwardBatch32 in every tier against Forward32
+// (generic) run on each sequence alone, and generic32 against float64's
+// ForwardBatch.
+func TestForwardBatch32(t *testing.T) {
+	r := newRand(40)
+	for _, M := range []int{1, 2, 3, 5, 8, 9, 16, 17, 23, 33, 45, 64, 70, 130} {
+		for _, TK := range [][2]int{{1, 1}, {1, 3}, {2, 1}, {5, 4}, {9, 7}, {3, 13}} {
+			T, K := TK[0], TK[1]
+			psi := round32(randSlice(r, T*K*M, 0, 1))
+			e := round32(randSlice(r, M*M, 0, 1))
+			if M > 2 {
+				psi[r.IntN(T*K*M)] = 0
+				e[r.IntN(M*M)] = 0
+			}
+			want64a, want64s := make([]float64, T*K*M), make([]float64, T*K)
+			forwardBatchGeneric(want64a, want64s, psi, e, T, K, M)
+			for _, p := range append([]*impl{generic}, asmImpls(t)...) {
+				abuf, a := guarded32(T*K*M, nil)
+				sbuf, s := guarded32(T*K, nil)
+				p.forwardBatch32(a, s, to32(psi), to32(e), T, K, M)
+				checkGuards32(t, p.name+" forwardBatch32 alpha", abuf)
+				checkGuards32(t, p.name+" forwardBatch32 scale", sbuf)
+				what := fmt.Sprintf("%s forwardBatch32 T=%d K=%d M=%d", p.name, T, K, M)
+				if p == generic {
+					checkClose32(t, what+" scale vs float64", s, want64s, fb32Tol, 0)
+					checkClose32(t, what+" alpha vs float64", a, want64a, fb32Tol, fb32Atol)
+				}
+				for k := 0; k < K; k++ {
+					sp := make([]float32, T*M)
+					for tt := 0; tt < T; tt++ {
+						copy(sp[tt*M:(tt+1)*M], to32(psi[(tt*K+k)*M:(tt*K+k+1)*M]))
+					}
+					wa, ws := make([]float32, T*M), make([]float32, T)
+					forward32Generic(wa, ws, sp, to32(e), T, M)
+					for tt := 0; tt < T; tt++ {
+						checkClose32(t, fmt.Sprintf("%s seq %d t %d alpha", what, k, tt), a[(tt*K+k)*M:(tt*K+k+1)*M], to64(wa[tt*M:(tt+1)*M]), fb32Tol, fb32Atol)
+						checkClose32(t, fmt.Sprintf("%s seq %d t %d scale", what, k, tt), s[tt*K+k:tt*K+k+1], to64(ws[tt:tt+1]), fb32Tol, 0)
+					}
+				}
+			}
+		}
+	}
+}
+
+// FuzzElementwise32 compares every tier's Exp32, Dot32, Axpy32 and
+// ShiftRows32 with generic32 on arbitrary float32 bit patterns.
+func FuzzElementwise32(f *testing.F) {
+	f.Add([]byte{0, 0, 0x80, 0x3f, 0, 0, 0x80, 0xff, 0x12, 0x34, 0xae, 0xc2, 1, 2, 3})
+	f.Add([]byte{0xff, 0xff, 0x7f, 0x7f, 0, 0, 0xc0, 0x7f, 0x5a, 0xac, 0xae, 0xc2})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		n := len(raw) / 4
+		x := make([]float32, n)
+		for k := range x {
+			x[k] = math.Float32frombits(uint32(raw[4*k]) | uint32(raw[4*k+1])<<8 | uint32(raw[4*k+2])<<16 | uint32(raw[4*k+3])<<24)
+		}
+		want := make([]float32, n)
+		generic.exp32(want, x)
+		for _, p := range asmImpls(t) {
+			got := make([]float32, n)
+			p.exp32(got, x)
+			for k := range got {
+				if (got[k] != got[k]) != (want[k] != want[k]) || (want[k] == want[k] && ulps32(got[k], want[k]) > 2) {
+					t.Fatalf("%s exp32(%v) = %v, generic %v", p.name, x[k], got[k], want[k])
+				}
+			}
+			// Dot32 of finite inputs: exact products, float64 sums.
+			fin := make([]float32, 0, n)
+			for _, v := range x {
+				if !math.IsInf(float64(v), 0) && v == v && math.Abs(float64(v)) < 1e18 {
+					fin = append(fin, v)
+				}
+			}
+			big := 0.0
+			for _, v := range fin {
+				big += float64(v) * float64(v)
+			}
+			if d, w := p.dot32(fin, fin), generic.dot32(fin, fin); math.Abs(d-w) > 1e-12*big {
+				t.Fatalf("%s dot32 = %v, generic %v", p.name, d, w)
+			}
+			// ShiftRows32 of inputs without NaN or +Inf, as one row.
+			row := make([]float32, 0, n)
+			for _, v := range fin {
+				row = append(row, v)
+			}
+			if M := len(row); M > 0 {
+				a := make([]float32, M)
+				wo, wm, wl := make([]float32, M), make([]float32, 1), make([]float32, 1)
+				generic.shiftRows32(wo, wm, wl, row, a, 1, M)
+				o, m, l := make([]float32, M), make([]float32, 1), make([]float32, 1)
+				p.shiftRows32(o, m, l, row, a, 1, M)
+				if m[0] != wm[0] || l[0] != wl[0] {
+					t.Fatalf("%s shiftRows32 mx/lo %v/%v, generic %v/%v", p.name, m[0], l[0], wm[0], wl[0])
+				}
+				for k := range o {
+					if o[k] != wo[k] {
+						t.Fatalf("%s shiftRows32 out[%d] = %v, generic %v", p.name, k, o[k], wo[k])
+					}
+				}
+			}
+		}
+	})
+}

@@ -86,6 +86,44 @@ DATA logc<>+288(SB)/8, $0xfff0000000000000
 DATA logc<>+296(SB)/8, $0xfff0000000000000
 GLOBL logc<>(SB), RODATA|NOPTR, $304
 
+DATA expc32<>+0(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc32<>+8(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc32<>+16(SB)/8, $0x3f3180003f318000
+DATA expc32<>+24(SB)/8, $0x3f3180003f318000
+DATA expc32<>+32(SB)/8, $0xb95e8083b95e8083
+DATA expc32<>+40(SB)/8, $0xb95e8083b95e8083
+DATA expc32<>+48(SB)/8, $0xc2aeac4fc2aeac4f
+DATA expc32<>+56(SB)/8, $0xc2aeac4fc2aeac4f
+DATA expc32<>+64(SB)/8, $0x42b1721742b17217
+DATA expc32<>+72(SB)/8, $0x42b1721742b17217
+DATA expc32<>+80(SB)/8, $0x7f8000007f800000
+DATA expc32<>+88(SB)/8, $0x7f8000007f800000
+DATA expc32<>+96(SB)/8, $0x3f8000003f800000
+DATA expc32<>+104(SB)/8, $0x3f8000003f800000
+DATA expc32<>+112(SB)/8, $0x39500d0139500d01
+DATA expc32<>+120(SB)/8, $0x39500d0139500d01
+DATA expc32<>+128(SB)/8, $0x3ab60b613ab60b61
+DATA expc32<>+136(SB)/8, $0x3ab60b613ab60b61
+DATA expc32<>+144(SB)/8, $0x3c0888893c088889
+DATA expc32<>+152(SB)/8, $0x3c0888893c088889
+DATA expc32<>+160(SB)/8, $0x3d2aaaab3d2aaaab
+DATA expc32<>+168(SB)/8, $0x3d2aaaab3d2aaaab
+DATA expc32<>+176(SB)/8, $0x3e2aaaab3e2aaaab
+DATA expc32<>+184(SB)/8, $0x3e2aaaab3e2aaaab
+DATA expc32<>+192(SB)/8, $0x3f0000003f000000
+DATA expc32<>+200(SB)/8, $0x3f0000003f000000
+DATA expc32<>+208(SB)/8, $0x0000007f0000007f
+DATA expc32<>+216(SB)/8, $0x0000007f0000007f
+GLOBL expc32<>(SB), RODATA|NOPTR, $224
+
+DATA shiftrowsconst32<>+0(SB)/8, $0xff800000ff800000
+DATA shiftrowsconst32<>+8(SB)/8, $0xff800000ff800000
+DATA shiftrowsconst32<>+16(SB)/8, $0x7f8000007f800000
+DATA shiftrowsconst32<>+24(SB)/8, $0x7f8000007f800000
+DATA shiftrowsconst32<>+32(SB)/8, $0xff7fffffff7fffff
+DATA shiftrowsconst32<>+40(SB)/8, $0xff7fffffff7fffff
+GLOBL shiftrowsconst32<>(SB), RODATA|NOPTR, $48
+
 DATA shiftrowsconst<>+0(SB)/8, $0xfff0000000000000
 DATA shiftrowsconst<>+8(SB)/8, $0xfff0000000000000
 DATA shiftrowsconst<>+16(SB)/8, $0x7ff0000000000000
@@ -2737,6 +2775,2588 @@ transitionsNEON_j1_done:
 	ADD $8, R21
 	SUBS $1, R24
 	BNE transitionsNEON_i
+	RET
+
+// func forward32NEON(alpha, scale, psi, e []float32, T, M, K int)
+TEXT ·forward32NEON(SB), NOSPLIT, $0-120
+	MOVD alpha_base+0(FP), R0
+	MOVD scale_base+24(FP), R1
+	MOVD psi_base+48(FP), R2
+	MOVD e_base+72(FP), R3
+	MOVD T+96(FP), R4
+	MOVD M+104(FP), R5
+	MOVD K+112(FP), R24
+	LSL $2, R5, R6
+	MUL R6, R24, R12
+	LSL $2, R24, R24
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R5, R11
+	MOVD R2, R20
+	MOVD R0, R19
+forward32NEON_copy16:
+	CMP $16, R11
+	BLT forward32NEON_copy16_done
+	VLD1.P 64(R20), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R19)
+	WORD $0x4e30d7ff // fadd v31.4s, v31.4s, v16.4s
+	WORD $0x4e31d7ff // fadd v31.4s, v31.4s, v17.4s
+	WORD $0x4e32d7ff // fadd v31.4s, v31.4s, v18.4s
+	WORD $0x4e33d7ff // fadd v31.4s, v31.4s, v19.4s
+	SUB $16, R11
+	B forward32NEON_copy16
+forward32NEON_copy16_done:
+forward32NEON_copy4:
+	CMP $4, R11
+	BLT forward32NEON_copy4_done
+	VLD1.P 16(R20), [V16.S4]
+	VST1.P [V16.S4], 16(R19)
+	WORD $0x4e30d7ff // fadd v31.4s, v31.4s, v16.4s
+	SUB $4, R11
+	B forward32NEON_copy4
+forward32NEON_copy4_done:
+forward32NEON_copy1:
+	CBZ R11, forward32NEON_copy1_done
+	FMOVS.P 4(R20), F16
+	FMOVS.P F16, 4(R19)
+	FADDS F16, F27
+	SUB $1, R11
+	B forward32NEON_copy1
+forward32NEON_copy1_done:
+	WORD $0x6e3fd7ff // faddp v31.4s, v31.4s, v31.4s
+	WORD $0x7e30dbff // faddp s31, v31.2s
+	FADDS F27, F31
+	FMOVS F31, (R1)
+	ADD R24, R1
+	FMOVS $1.0, F29
+	FDIVS F31, F29, F29
+	VDUP V29.S[0], V29.S4
+	MOVD R5, R11
+	MOVD R0, R19
+	MOVD R0, R20
+forward32NEON_norm016:
+	CMP $16, R11
+	BLT forward32NEON_norm016_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R20)
+	SUB $16, R11
+	B forward32NEON_norm016
+forward32NEON_norm016_done:
+forward32NEON_norm04:
+	CMP $4, R11
+	BLT forward32NEON_norm04_done
+	VLD1.P 16(R19), [V0.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	VST1.P [V0.S4], 16(R20)
+	SUB $4, R11
+	B forward32NEON_norm04
+forward32NEON_norm04_done:
+forward32NEON_norm01:
+	CBZ R11, forward32NEON_norm01_done
+	FMOVS.P 4(R19), F0
+	FMULS F29, F0
+	FMOVS.P F0, 4(R20)
+	SUB $1, R11
+	B forward32NEON_norm01
+forward32NEON_norm01_done:
+	SUB $1, R4, R7
+	CBZ R7, forward32NEON_ret
+	MOVD R0, R8
+	ADD R12, R2, R10
+forward32NEON_t:
+	ADD R12, R8, R9
+	VEOR V31.B16, V31.B16, V31.B16
+	VEOR V27.B16, V27.B16, V27.B16
+	MOVD R5, R11
+	MOVD R9, R19
+	MOVD R10, R20
+	MOVD R3, R21
+forward32NEON_j32:
+	CMP $32, R11
+	BLT forward32NEON_j32_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i8:
+	VLD1R.P 4(R13), [V30.S4]
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R22), [V20.S4, V21.S4, V22.S4, V23.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	VFMLA V30.S4, V22.S4, V6.S4
+	VFMLA V30.S4, V23.S4, V7.S4
+	SUBS $1, R15
+	BNE forward32NEON_i8
+	VLD1.P 64(R20), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R20), [V20.S4, V21.S4, V22.S4, V23.S4]
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e32dc42 // fmul v2.4s, v2.4s, v18.4s
+	WORD $0x6e33dc63 // fmul v3.4s, v3.4s, v19.4s
+	WORD $0x6e34dc84 // fmul v4.4s, v4.4s, v20.4s
+	WORD $0x6e35dca5 // fmul v5.4s, v5.4s, v21.4s
+	WORD $0x6e36dcc6 // fmul v6.4s, v6.4s, v22.4s
+	WORD $0x6e37dce7 // fmul v7.4s, v7.4s, v23.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R19)
+	WORD $0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	WORD $0x4e21d7ff // fadd v31.4s, v31.4s, v1.4s
+	WORD $0x4e22d7ff // fadd v31.4s, v31.4s, v2.4s
+	WORD $0x4e23d7ff // fadd v31.4s, v31.4s, v3.4s
+	WORD $0x4e24d7ff // fadd v31.4s, v31.4s, v4.4s
+	WORD $0x4e25d7ff // fadd v31.4s, v31.4s, v5.4s
+	WORD $0x4e26d7ff // fadd v31.4s, v31.4s, v6.4s
+	WORD $0x4e27d7ff // fadd v31.4s, v31.4s, v7.4s
+	ADD $128, R21
+	SUB $32, R11
+	B forward32NEON_j32
+forward32NEON_j32_done:
+forward32NEON_j28:
+	CMP $28, R11
+	BLT forward32NEON_j28_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i7:
+	VLD1R.P 4(R13), [V30.S4]
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R22), [V20.S4, V21.S4, V22.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	VFMLA V30.S4, V22.S4, V6.S4
+	SUBS $1, R15
+	BNE forward32NEON_i7
+	VLD1.P 64(R20), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R20), [V20.S4, V21.S4, V22.S4]
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e32dc42 // fmul v2.4s, v2.4s, v18.4s
+	WORD $0x6e33dc63 // fmul v3.4s, v3.4s, v19.4s
+	WORD $0x6e34dc84 // fmul v4.4s, v4.4s, v20.4s
+	WORD $0x6e35dca5 // fmul v5.4s, v5.4s, v21.4s
+	WORD $0x6e36dcc6 // fmul v6.4s, v6.4s, v22.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4, V5.S4, V6.S4], 48(R19)
+	WORD $0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	WORD $0x4e21d7ff // fadd v31.4s, v31.4s, v1.4s
+	WORD $0x4e22d7ff // fadd v31.4s, v31.4s, v2.4s
+	WORD $0x4e23d7ff // fadd v31.4s, v31.4s, v3.4s
+	WORD $0x4e24d7ff // fadd v31.4s, v31.4s, v4.4s
+	WORD $0x4e25d7ff // fadd v31.4s, v31.4s, v5.4s
+	WORD $0x4e26d7ff // fadd v31.4s, v31.4s, v6.4s
+	ADD $112, R21
+	SUB $28, R11
+	B forward32NEON_j28
+forward32NEON_j28_done:
+forward32NEON_j24:
+	CMP $24, R11
+	BLT forward32NEON_j24_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i6:
+	VLD1R.P 4(R13), [V30.S4]
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R22), [V20.S4, V21.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	SUBS $1, R15
+	BNE forward32NEON_i6
+	VLD1.P 64(R20), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R20), [V20.S4, V21.S4]
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e32dc42 // fmul v2.4s, v2.4s, v18.4s
+	WORD $0x6e33dc63 // fmul v3.4s, v3.4s, v19.4s
+	WORD $0x6e34dc84 // fmul v4.4s, v4.4s, v20.4s
+	WORD $0x6e35dca5 // fmul v5.4s, v5.4s, v21.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4, V5.S4], 32(R19)
+	WORD $0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	WORD $0x4e21d7ff // fadd v31.4s, v31.4s, v1.4s
+	WORD $0x4e22d7ff // fadd v31.4s, v31.4s, v2.4s
+	WORD $0x4e23d7ff // fadd v31.4s, v31.4s, v3.4s
+	WORD $0x4e24d7ff // fadd v31.4s, v31.4s, v4.4s
+	WORD $0x4e25d7ff // fadd v31.4s, v31.4s, v5.4s
+	ADD $96, R21
+	SUB $24, R11
+	B forward32NEON_j24
+forward32NEON_j24_done:
+forward32NEON_j20:
+	CMP $20, R11
+	BLT forward32NEON_j20_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i5:
+	VLD1R.P 4(R13), [V30.S4]
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R22), [V20.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	SUBS $1, R15
+	BNE forward32NEON_i5
+	VLD1.P 64(R20), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R20), [V20.S4]
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e32dc42 // fmul v2.4s, v2.4s, v18.4s
+	WORD $0x6e33dc63 // fmul v3.4s, v3.4s, v19.4s
+	WORD $0x6e34dc84 // fmul v4.4s, v4.4s, v20.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4], 16(R19)
+	WORD $0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	WORD $0x4e21d7ff // fadd v31.4s, v31.4s, v1.4s
+	WORD $0x4e22d7ff // fadd v31.4s, v31.4s, v2.4s
+	WORD $0x4e23d7ff // fadd v31.4s, v31.4s, v3.4s
+	WORD $0x4e24d7ff // fadd v31.4s, v31.4s, v4.4s
+	ADD $80, R21
+	SUB $20, R11
+	B forward32NEON_j20
+forward32NEON_j20_done:
+forward32NEON_j16:
+	CMP $16, R11
+	BLT forward32NEON_j16_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i4:
+	VLD1R.P 4(R13), [V30.S4]
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	SUBS $1, R15
+	BNE forward32NEON_i4
+	VLD1.P 64(R20), [V16.S4, V17.S4, V18.S4, V19.S4]
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e32dc42 // fmul v2.4s, v2.4s, v18.4s
+	WORD $0x6e33dc63 // fmul v3.4s, v3.4s, v19.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	WORD $0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	WORD $0x4e21d7ff // fadd v31.4s, v31.4s, v1.4s
+	WORD $0x4e22d7ff // fadd v31.4s, v31.4s, v2.4s
+	WORD $0x4e23d7ff // fadd v31.4s, v31.4s, v3.4s
+	ADD $64, R21
+	SUB $16, R11
+	B forward32NEON_j16
+forward32NEON_j16_done:
+forward32NEON_j12:
+	CMP $12, R11
+	BLT forward32NEON_j12_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i3:
+	VLD1R.P 4(R13), [V30.S4]
+	MOVD R14, R22
+	VLD1.P 48(R22), [V16.S4, V17.S4, V18.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	SUBS $1, R15
+	BNE forward32NEON_i3
+	VLD1.P 48(R20), [V16.S4, V17.S4, V18.S4]
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	WORD $0x6e32dc42 // fmul v2.4s, v2.4s, v18.4s
+	VST1.P [V0.S4, V1.S4, V2.S4], 48(R19)
+	WORD $0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	WORD $0x4e21d7ff // fadd v31.4s, v31.4s, v1.4s
+	WORD $0x4e22d7ff // fadd v31.4s, v31.4s, v2.4s
+	ADD $48, R21
+	SUB $12, R11
+	B forward32NEON_j12
+forward32NEON_j12_done:
+forward32NEON_j8:
+	CMP $8, R11
+	BLT forward32NEON_j8_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i2:
+	VLD1R.P 4(R13), [V30.S4]
+	MOVD R14, R22
+	VLD1.P 32(R22), [V16.S4, V17.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	SUBS $1, R15
+	BNE forward32NEON_i2
+	VLD1.P 32(R20), [V16.S4, V17.S4]
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	WORD $0x6e31dc21 // fmul v1.4s, v1.4s, v17.4s
+	VST1.P [V0.S4, V1.S4], 32(R19)
+	WORD $0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	WORD $0x4e21d7ff // fadd v31.4s, v31.4s, v1.4s
+	ADD $32, R21
+	SUB $8, R11
+	B forward32NEON_j8
+forward32NEON_j8_done:
+forward32NEON_j4:
+	CMP $4, R11
+	BLT forward32NEON_j4_done
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i1:
+	VLD1R.P 4(R13), [V30.S4]
+	MOVD R14, R22
+	VLD1.P 16(R22), [V16.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	SUBS $1, R15
+	BNE forward32NEON_i1
+	VLD1.P 16(R20), [V16.S4]
+	WORD $0x6e30dc00 // fmul v0.4s, v0.4s, v16.4s
+	VST1.P [V0.S4], 16(R19)
+	WORD $0x4e20d7ff // fadd v31.4s, v31.4s, v0.4s
+	ADD $16, R21
+	SUB $4, R11
+	B forward32NEON_j4
+forward32NEON_j4_done:
+forward32NEON_j1:
+	CBZ R11, forward32NEON_j1_done
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R8, R13
+	MOVD R21, R14
+	MOVD R5, R15
+forward32NEON_i0:
+	FMOVS.P 4(R13), F30
+	FMOVS (R14), F16
+	ADD R6, R14
+	FMADDS F16, F0, F30, F0
+	SUBS $1, R15
+	BNE forward32NEON_i0
+	FMOVS.P 4(R20), F16
+	FMULS F16, F0
+	FMOVS.P F0, 4(R19)
+	FADDS F0, F27
+	ADD $4, R21
+	SUB $1, R11
+	B forward32NEON_j1
+forward32NEON_j1_done:
+	WORD $0x6e3fd7ff // faddp v31.4s, v31.4s, v31.4s
+	WORD $0x7e30dbff // faddp s31, v31.2s
+	FADDS F27, F31
+	FMOVS F31, (R1)
+	ADD R24, R1
+	FMOVS $1.0, F29
+	FDIVS F31, F29, F29
+	VDUP V29.S[0], V29.S4
+	MOVD R5, R11
+	MOVD R9, R19
+	MOVD R9, R20
+forward32NEON_norm16:
+	CMP $16, R11
+	BLT forward32NEON_norm16_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	WORD $0x6e3ddc21 // fmul v1.4s, v1.4s, v29.4s
+	WORD $0x6e3ddc42 // fmul v2.4s, v2.4s, v29.4s
+	WORD $0x6e3ddc63 // fmul v3.4s, v3.4s, v29.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R20)
+	SUB $16, R11
+	B forward32NEON_norm16
+forward32NEON_norm16_done:
+forward32NEON_norm4:
+	CMP $4, R11
+	BLT forward32NEON_norm4_done
+	VLD1.P 16(R19), [V0.S4]
+	WORD $0x6e3ddc00 // fmul v0.4s, v0.4s, v29.4s
+	VST1.P [V0.S4], 16(R20)
+	SUB $4, R11
+	B forward32NEON_norm4
+forward32NEON_norm4_done:
+forward32NEON_norm1:
+	CBZ R11, forward32NEON_norm1_done
+	FMOVS.P 4(R19), F0
+	FMULS F29, F0
+	FMOVS.P F0, 4(R20)
+	SUB $1, R11
+	B forward32NEON_norm1
+forward32NEON_norm1_done:
+	MOVD R9, R8
+	ADD R12, R10
+	SUBS $1, R7
+	BNE forward32NEON_t
+forward32NEON_ret:
+	RET
+
+// func backward32NEON(beta, scale, psi, et []float32, T, M int)
+TEXT ·backward32NEON(SB), NOSPLIT, $0-112
+	MOVD beta_base+0(FP), R0
+	MOVD scale_base+24(FP), R1
+	MOVD psi_base+48(FP), R2
+	MOVD et_base+72(FP), R3
+	MOVD T+96(FP), R4
+	MOVD M+104(FP), R5
+	LSL $2, R5, R6
+	SUB $1, R4, R7
+	MUL R6, R7, R12
+	ADD R0, R12, R8
+	ADD R2, R12, R10
+	ADD R7<<2, R1, R1
+	FMOVS $1.0, F16
+	VDUP V16.S[0], V16.S4
+	MOVD R5, R11
+	MOVD R8, R19
+backward32NEON_ones4:
+	CMP $4, R11
+	BLT backward32NEON_ones4_done
+	VST1.P [V16.S4], 16(R19)
+	SUB $4, R11
+	B backward32NEON_ones4
+backward32NEON_ones4_done:
+backward32NEON_ones1:
+	CBZ R11, backward32NEON_ones1_done
+	FMOVS.P F16, 4(R19)
+	SUB $1, R11
+	B backward32NEON_ones1
+backward32NEON_ones1_done:
+	CBZ R7, backward32NEON_ret
+backward32NEON_t:
+	SUB R6, R8, R9
+	FMOVS (R1), F29
+	FMOVS $1.0, F28
+	FDIVS F29, F28, F28
+	VDUP V28.S[0], V28.S4
+	MOVD R5, R11
+	MOVD R9, R19
+	MOVD R3, R21
+backward32NEON_i32:
+	CMP $32, R11
+	BLT backward32NEON_i32_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j8:
+	VLD1R.P 4(R13), [V30.S4]
+	VLD1R.P 4(R23), [V29.S4]
+	WORD $0x6e3ddfde // fmul v30.4s, v30.4s, v29.4s
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R22), [V20.S4, V21.S4, V22.S4, V23.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	VFMLA V30.S4, V22.S4, V6.S4
+	VFMLA V30.S4, V23.S4, V7.S4
+	SUBS $1, R15
+	BNE backward32NEON_j8
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD $0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	WORD $0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
+	WORD $0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD $0x6e3cdc84 // fmul v4.4s, v4.4s, v28.4s
+	WORD $0x6e3cdca5 // fmul v5.4s, v5.4s, v28.4s
+	WORD $0x6e3cdcc6 // fmul v6.4s, v6.4s, v28.4s
+	WORD $0x6e3cdce7 // fmul v7.4s, v7.4s, v28.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R19)
+	ADD $128, R21
+	SUB $32, R11
+	B backward32NEON_i32
+backward32NEON_i32_done:
+backward32NEON_i28:
+	CMP $28, R11
+	BLT backward32NEON_i28_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j7:
+	VLD1R.P 4(R13), [V30.S4]
+	VLD1R.P 4(R23), [V29.S4]
+	WORD $0x6e3ddfde // fmul v30.4s, v30.4s, v29.4s
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R22), [V20.S4, V21.S4, V22.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	VFMLA V30.S4, V22.S4, V6.S4
+	SUBS $1, R15
+	BNE backward32NEON_j7
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD $0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	WORD $0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
+	WORD $0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD $0x6e3cdc84 // fmul v4.4s, v4.4s, v28.4s
+	WORD $0x6e3cdca5 // fmul v5.4s, v5.4s, v28.4s
+	WORD $0x6e3cdcc6 // fmul v6.4s, v6.4s, v28.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4, V5.S4, V6.S4], 48(R19)
+	ADD $112, R21
+	SUB $28, R11
+	B backward32NEON_i28
+backward32NEON_i28_done:
+backward32NEON_i24:
+	CMP $24, R11
+	BLT backward32NEON_i24_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j6:
+	VLD1R.P 4(R13), [V30.S4]
+	VLD1R.P 4(R23), [V29.S4]
+	WORD $0x6e3ddfde // fmul v30.4s, v30.4s, v29.4s
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R22), [V20.S4, V21.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	SUBS $1, R15
+	BNE backward32NEON_j6
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD $0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	WORD $0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
+	WORD $0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD $0x6e3cdc84 // fmul v4.4s, v4.4s, v28.4s
+	WORD $0x6e3cdca5 // fmul v5.4s, v5.4s, v28.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4, V5.S4], 32(R19)
+	ADD $96, R21
+	SUB $24, R11
+	B backward32NEON_i24
+backward32NEON_i24_done:
+backward32NEON_i20:
+	CMP $20, R11
+	BLT backward32NEON_i20_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j5:
+	VLD1R.P 4(R13), [V30.S4]
+	VLD1R.P 4(R23), [V29.S4]
+	WORD $0x6e3ddfde // fmul v30.4s, v30.4s, v29.4s
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R22), [V20.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	SUBS $1, R15
+	BNE backward32NEON_j5
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD $0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	WORD $0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
+	WORD $0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	WORD $0x6e3cdc84 // fmul v4.4s, v4.4s, v28.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4], 16(R19)
+	ADD $80, R21
+	SUB $20, R11
+	B backward32NEON_i20
+backward32NEON_i20_done:
+backward32NEON_i16:
+	CMP $16, R11
+	BLT backward32NEON_i16_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j4:
+	VLD1R.P 4(R13), [V30.S4]
+	VLD1R.P 4(R23), [V29.S4]
+	WORD $0x6e3ddfde // fmul v30.4s, v30.4s, v29.4s
+	MOVD R14, R22
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	SUBS $1, R15
+	BNE backward32NEON_j4
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD $0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	WORD $0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
+	WORD $0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	ADD $64, R21
+	SUB $16, R11
+	B backward32NEON_i16
+backward32NEON_i16_done:
+backward32NEON_i12:
+	CMP $12, R11
+	BLT backward32NEON_i12_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j3:
+	VLD1R.P 4(R13), [V30.S4]
+	VLD1R.P 4(R23), [V29.S4]
+	WORD $0x6e3ddfde // fmul v30.4s, v30.4s, v29.4s
+	MOVD R14, R22
+	VLD1.P 48(R22), [V16.S4, V17.S4, V18.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	SUBS $1, R15
+	BNE backward32NEON_j3
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD $0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	WORD $0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
+	VST1.P [V0.S4, V1.S4, V2.S4], 48(R19)
+	ADD $48, R21
+	SUB $12, R11
+	B backward32NEON_i12
+backward32NEON_i12_done:
+backward32NEON_i8:
+	CMP $8, R11
+	BLT backward32NEON_i8_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j2:
+	VLD1R.P 4(R13), [V30.S4]
+	VLD1R.P 4(R23), [V29.S4]
+	WORD $0x6e3ddfde // fmul v30.4s, v30.4s, v29.4s
+	MOVD R14, R22
+	VLD1.P 32(R22), [V16.S4, V17.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	SUBS $1, R15
+	BNE backward32NEON_j2
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD $0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	VST1.P [V0.S4, V1.S4], 32(R19)
+	ADD $32, R21
+	SUB $8, R11
+	B backward32NEON_i8
+backward32NEON_i8_done:
+backward32NEON_i4:
+	CMP $4, R11
+	BLT backward32NEON_i4_done
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j1:
+	VLD1R.P 4(R13), [V30.S4]
+	VLD1R.P 4(R23), [V29.S4]
+	WORD $0x6e3ddfde // fmul v30.4s, v30.4s, v29.4s
+	MOVD R14, R22
+	VLD1.P 16(R22), [V16.S4]
+	ADD R6, R14
+	VFMLA V30.S4, V16.S4, V0.S4
+	SUBS $1, R15
+	BNE backward32NEON_j1
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	VST1.P [V0.S4], 16(R19)
+	ADD $16, R21
+	SUB $4, R11
+	B backward32NEON_i4
+backward32NEON_i4_done:
+backward32NEON_i1:
+	CBZ R11, backward32NEON_i1_done
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R10, R13
+	MOVD R8, R23
+	MOVD R21, R14
+	MOVD R5, R15
+backward32NEON_j0:
+	FMOVS.P 4(R13), F30
+	FMOVS.P 4(R23), F29
+	FMULS F29, F30
+	FMOVS (R14), F16
+	ADD R6, R14
+	FMADDS F16, F0, F30, F0
+	SUBS $1, R15
+	BNE backward32NEON_j0
+	FMULS F28, F0
+	FMOVS.P F0, 4(R19)
+	ADD $4, R21
+	SUB $1, R11
+	B backward32NEON_i1
+backward32NEON_i1_done:
+	MOVD R9, R8
+	SUB R6, R10
+	SUB $4, R1
+	SUBS $1, R7
+	BNE backward32NEON_t
+backward32NEON_ret:
+	RET
+
+// func viterbi32NEON(delta []float32, bp []int32, s, tr []float32, T, M int)
+TEXT ·viterbi32NEON(SB), NOSPLIT, $0-112
+	MOVD delta_base+0(FP), R0
+	MOVD bp_base+24(FP), R1
+	MOVD s_base+48(FP), R2
+	MOVD tr_base+72(FP), R3
+	MOVD T+96(FP), R4
+	MOVD M+104(FP), R5
+	CBZ R4, viterbi32NEON_ret
+	CBZ R5, viterbi32NEON_ret
+	LSL $2, R5, R6
+	LSL $2, R5, R24
+	MOVD R5, R11
+	MOVD R2, R20
+	MOVD R0, R19
+viterbi32NEON_copy16:
+	CMP $16, R11
+	BLT viterbi32NEON_copy16_done
+	VLD1.P 64(R20), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R19)
+	SUB $16, R11
+	B viterbi32NEON_copy16
+viterbi32NEON_copy16_done:
+viterbi32NEON_copy4:
+	CMP $4, R11
+	BLT viterbi32NEON_copy4_done
+	VLD1.P 16(R20), [V16.S4]
+	VST1.P [V16.S4], 16(R19)
+	SUB $4, R11
+	B viterbi32NEON_copy4
+viterbi32NEON_copy4_done:
+viterbi32NEON_copy1:
+	CBZ R11, viterbi32NEON_copy1_done
+	FMOVS.P 4(R20), F16
+	FMOVS.P F16, 4(R19)
+	SUB $1, R11
+	B viterbi32NEON_copy1
+viterbi32NEON_copy1_done:
+	SUB $1, R4, R7
+	CBZ R7, viterbi32NEON_ret
+	MOVD $1, R12
+	VDUP R12, V17.S4
+	MOVD R0, R8
+	ADD R6, R2, R10
+	ADD R24, R1, R25
+viterbi32NEON_t:
+	ADD R6, R8, R9
+	MOVD R5, R11
+	MOVD R9, R19
+	MOVD R10, R20
+	MOVD R3, R21
+	MOVD R25, R22
+viterbi32NEON_j16:
+	CMP $16, R11
+	BLT viterbi32NEON_j16_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 64(R23), [V8.S4, V9.S4, V10.S4, V11.S4]
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	VEOR V4.B16, V4.B16, V4.B16
+	WORD $0x4e29d641 // fadd v1.4s, v18.4s, v9.4s
+	VEOR V5.B16, V5.B16, V5.B16
+	WORD $0x4e2ad642 // fadd v2.4s, v18.4s, v10.4s
+	VEOR V6.B16, V6.B16, V6.B16
+	WORD $0x4e2bd643 // fadd v3.4s, v18.4s, v11.4s
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbi32NEON_post4
+viterbi32NEON_i4:
+	VADD V17.S4, V16.S4, V16.S4
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V8.S4, V9.S4, V10.S4, V11.S4]
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	VBIT V12.B16, V16.B16, V4.B16
+	WORD $0x4e29d649 // fadd v9.4s, v18.4s, v9.4s
+	WORD $0x6ea1e52d // fcmgt v13.4s, v9.4s, v1.4s
+	VBIT V13.B16, V9.B16, V1.B16
+	VBIT V13.B16, V16.B16, V5.B16
+	WORD $0x4e2ad64a // fadd v10.4s, v18.4s, v10.4s
+	WORD $0x6ea2e54e // fcmgt v14.4s, v10.4s, v2.4s
+	VBIT V14.B16, V10.B16, V2.B16
+	VBIT V14.B16, V16.B16, V6.B16
+	WORD $0x4e2bd64b // fadd v11.4s, v18.4s, v11.4s
+	WORD $0x6ea3e56f // fcmgt v15.4s, v11.4s, v3.4s
+	VBIT V15.B16, V11.B16, V3.B16
+	VBIT V15.B16, V16.B16, V7.B16
+	SUBS $1, R15
+	BNE viterbi32NEON_i4
+viterbi32NEON_post4:
+	VLD1.P 64(R20), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD $0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD $0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD $0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	VST1.P [V4.S4], 16(R22)
+	VST1.P [V5.S4], 16(R22)
+	VST1.P [V6.S4], 16(R22)
+	VST1.P [V7.S4], 16(R22)
+	ADD $64, R21
+	SUB $16, R11
+	B viterbi32NEON_j16
+viterbi32NEON_j16_done:
+viterbi32NEON_j12:
+	CMP $12, R11
+	BLT viterbi32NEON_j12_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.S4, V9.S4, V10.S4]
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	VEOR V4.B16, V4.B16, V4.B16
+	WORD $0x4e29d641 // fadd v1.4s, v18.4s, v9.4s
+	VEOR V5.B16, V5.B16, V5.B16
+	WORD $0x4e2ad642 // fadd v2.4s, v18.4s, v10.4s
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbi32NEON_post3
+viterbi32NEON_i3:
+	VADD V17.S4, V16.S4, V16.S4
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.S4, V9.S4, V10.S4]
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	VBIT V12.B16, V16.B16, V4.B16
+	WORD $0x4e29d649 // fadd v9.4s, v18.4s, v9.4s
+	WORD $0x6ea1e52d // fcmgt v13.4s, v9.4s, v1.4s
+	VBIT V13.B16, V9.B16, V1.B16
+	VBIT V13.B16, V16.B16, V5.B16
+	WORD $0x4e2ad64a // fadd v10.4s, v18.4s, v10.4s
+	WORD $0x6ea2e54e // fcmgt v14.4s, v10.4s, v2.4s
+	VBIT V14.B16, V10.B16, V2.B16
+	VBIT V14.B16, V16.B16, V6.B16
+	SUBS $1, R15
+	BNE viterbi32NEON_i3
+viterbi32NEON_post3:
+	VLD1.P 48(R20), [V8.S4, V9.S4, V10.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD $0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD $0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VST1.P [V0.S4, V1.S4, V2.S4], 48(R19)
+	VST1.P [V4.S4], 16(R22)
+	VST1.P [V5.S4], 16(R22)
+	VST1.P [V6.S4], 16(R22)
+	ADD $48, R21
+	SUB $12, R11
+	B viterbi32NEON_j12
+viterbi32NEON_j12_done:
+viterbi32NEON_j8:
+	CMP $8, R11
+	BLT viterbi32NEON_j8_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.S4, V9.S4]
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	VEOR V4.B16, V4.B16, V4.B16
+	WORD $0x4e29d641 // fadd v1.4s, v18.4s, v9.4s
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbi32NEON_post2
+viterbi32NEON_i2:
+	VADD V17.S4, V16.S4, V16.S4
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.S4, V9.S4]
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	VBIT V12.B16, V16.B16, V4.B16
+	WORD $0x4e29d649 // fadd v9.4s, v18.4s, v9.4s
+	WORD $0x6ea1e52d // fcmgt v13.4s, v9.4s, v1.4s
+	VBIT V13.B16, V9.B16, V1.B16
+	VBIT V13.B16, V16.B16, V5.B16
+	SUBS $1, R15
+	BNE viterbi32NEON_i2
+viterbi32NEON_post2:
+	VLD1.P 32(R20), [V8.S4, V9.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD $0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VST1.P [V0.S4, V1.S4], 32(R19)
+	VST1.P [V4.S4], 16(R22)
+	VST1.P [V5.S4], 16(R22)
+	ADD $32, R21
+	SUB $8, R11
+	B viterbi32NEON_j8
+viterbi32NEON_j8_done:
+viterbi32NEON_j4:
+	CMP $4, R11
+	BLT viterbi32NEON_j4_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 16(R23), [V8.S4]
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbi32NEON_post1
+viterbi32NEON_i1:
+	VADD V17.S4, V16.S4, V16.S4
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	VLD1.P 16(R23), [V8.S4]
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	VBIT V12.B16, V16.B16, V4.B16
+	SUBS $1, R15
+	BNE viterbi32NEON_i1
+viterbi32NEON_post1:
+	VLD1.P 16(R20), [V8.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P [V0.S4], 16(R19)
+	VST1.P [V4.S4], 16(R22)
+	ADD $16, R21
+	SUB $4, R11
+	B viterbi32NEON_j4
+viterbi32NEON_j4_done:
+viterbi32NEON_j1:
+	CBZ R11, viterbi32NEON_j1_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	FMOVS.P 4(R23), F8
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbi32NEON_post0
+viterbi32NEON_i0:
+	VADD V17.S4, V16.S4, V16.S4
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	FMOVS.P 4(R23), F8
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	VBIT V12.B16, V16.B16, V4.B16
+	SUBS $1, R15
+	BNE viterbi32NEON_i0
+viterbi32NEON_post0:
+	FMOVS.P 4(R20), F8
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	FMOVS.P F0, 4(R19)
+	FMOVS.P F4, 4(R22)
+	ADD $4, R21
+	SUB $1, R11
+	B viterbi32NEON_j1
+viterbi32NEON_j1_done:
+	MOVD R9, R8
+	ADD R6, R10
+	ADD R24, R25
+	SUBS $1, R7
+	BNE viterbi32NEON_t
+viterbi32NEON_ret:
+	RET
+
+// func viterbiMax32NEON(delta []float32, s, tr []float32, T, M int)
+TEXT ·viterbiMax32NEON(SB), NOSPLIT, $0-88
+	MOVD delta_base+0(FP), R0
+	MOVD s_base+24(FP), R2
+	MOVD tr_base+48(FP), R3
+	MOVD T+72(FP), R4
+	MOVD M+80(FP), R5
+	CBZ R4, viterbiMax32NEON_ret
+	CBZ R5, viterbiMax32NEON_ret
+	LSL $2, R5, R6
+	MOVD R5, R11
+	MOVD R2, R20
+	MOVD R0, R19
+viterbiMax32NEON_copy16:
+	CMP $16, R11
+	BLT viterbiMax32NEON_copy16_done
+	VLD1.P 64(R20), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R19)
+	SUB $16, R11
+	B viterbiMax32NEON_copy16
+viterbiMax32NEON_copy16_done:
+viterbiMax32NEON_copy4:
+	CMP $4, R11
+	BLT viterbiMax32NEON_copy4_done
+	VLD1.P 16(R20), [V16.S4]
+	VST1.P [V16.S4], 16(R19)
+	SUB $4, R11
+	B viterbiMax32NEON_copy4
+viterbiMax32NEON_copy4_done:
+viterbiMax32NEON_copy1:
+	CBZ R11, viterbiMax32NEON_copy1_done
+	FMOVS.P 4(R20), F16
+	FMOVS.P F16, 4(R19)
+	SUB $1, R11
+	B viterbiMax32NEON_copy1
+viterbiMax32NEON_copy1_done:
+	SUB $1, R4, R7
+	CBZ R7, viterbiMax32NEON_ret
+	MOVD R0, R8
+	ADD R6, R2, R10
+viterbiMax32NEON_t:
+	ADD R6, R8, R9
+	MOVD R5, R11
+	MOVD R9, R19
+	MOVD R10, R20
+	MOVD R3, R21
+viterbiMax32NEON_j16:
+	CMP $16, R11
+	BLT viterbiMax32NEON_j16_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 64(R23), [V8.S4, V9.S4, V10.S4, V11.S4]
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	WORD $0x4e29d641 // fadd v1.4s, v18.4s, v9.4s
+	WORD $0x4e2ad642 // fadd v2.4s, v18.4s, v10.4s
+	WORD $0x4e2bd643 // fadd v3.4s, v18.4s, v11.4s
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMax32NEON_post4
+viterbiMax32NEON_i4:
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V8.S4, V9.S4, V10.S4, V11.S4]
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e29d649 // fadd v9.4s, v18.4s, v9.4s
+	WORD $0x6ea1e52d // fcmgt v13.4s, v9.4s, v1.4s
+	VBIT V13.B16, V9.B16, V1.B16
+	WORD $0x4e2ad64a // fadd v10.4s, v18.4s, v10.4s
+	WORD $0x6ea2e54e // fcmgt v14.4s, v10.4s, v2.4s
+	VBIT V14.B16, V10.B16, V2.B16
+	WORD $0x4e2bd64b // fadd v11.4s, v18.4s, v11.4s
+	WORD $0x6ea3e56f // fcmgt v15.4s, v11.4s, v3.4s
+	VBIT V15.B16, V11.B16, V3.B16
+	SUBS $1, R15
+	BNE viterbiMax32NEON_i4
+viterbiMax32NEON_post4:
+	VLD1.P 64(R20), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD $0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD $0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD $0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R19)
+	ADD $64, R21
+	SUB $16, R11
+	B viterbiMax32NEON_j16
+viterbiMax32NEON_j16_done:
+viterbiMax32NEON_j12:
+	CMP $12, R11
+	BLT viterbiMax32NEON_j12_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.S4, V9.S4, V10.S4]
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	WORD $0x4e29d641 // fadd v1.4s, v18.4s, v9.4s
+	WORD $0x4e2ad642 // fadd v2.4s, v18.4s, v10.4s
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMax32NEON_post3
+viterbiMax32NEON_i3:
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	VLD1.P 48(R23), [V8.S4, V9.S4, V10.S4]
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e29d649 // fadd v9.4s, v18.4s, v9.4s
+	WORD $0x6ea1e52d // fcmgt v13.4s, v9.4s, v1.4s
+	VBIT V13.B16, V9.B16, V1.B16
+	WORD $0x4e2ad64a // fadd v10.4s, v18.4s, v10.4s
+	WORD $0x6ea2e54e // fcmgt v14.4s, v10.4s, v2.4s
+	VBIT V14.B16, V10.B16, V2.B16
+	SUBS $1, R15
+	BNE viterbiMax32NEON_i3
+viterbiMax32NEON_post3:
+	VLD1.P 48(R20), [V8.S4, V9.S4, V10.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD $0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD $0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	VST1.P [V0.S4, V1.S4, V2.S4], 48(R19)
+	ADD $48, R21
+	SUB $12, R11
+	B viterbiMax32NEON_j12
+viterbiMax32NEON_j12_done:
+viterbiMax32NEON_j8:
+	CMP $8, R11
+	BLT viterbiMax32NEON_j8_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.S4, V9.S4]
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	WORD $0x4e29d641 // fadd v1.4s, v18.4s, v9.4s
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMax32NEON_post2
+viterbiMax32NEON_i2:
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	VLD1.P 32(R23), [V8.S4, V9.S4]
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	WORD $0x4e29d649 // fadd v9.4s, v18.4s, v9.4s
+	WORD $0x6ea1e52d // fcmgt v13.4s, v9.4s, v1.4s
+	VBIT V13.B16, V9.B16, V1.B16
+	SUBS $1, R15
+	BNE viterbiMax32NEON_i2
+viterbiMax32NEON_post2:
+	VLD1.P 32(R20), [V8.S4, V9.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD $0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	VST1.P [V0.S4, V1.S4], 32(R19)
+	ADD $32, R21
+	SUB $8, R11
+	B viterbiMax32NEON_j8
+viterbiMax32NEON_j8_done:
+viterbiMax32NEON_j4:
+	CMP $4, R11
+	BLT viterbiMax32NEON_j4_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	VLD1.P 16(R23), [V8.S4]
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMax32NEON_post1
+viterbiMax32NEON_i1:
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	VLD1.P 16(R23), [V8.S4]
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	SUBS $1, R15
+	BNE viterbiMax32NEON_i1
+viterbiMax32NEON_post1:
+	VLD1.P 16(R20), [V8.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	VST1.P [V0.S4], 16(R19)
+	ADD $16, R21
+	SUB $4, R11
+	B viterbiMax32NEON_j4
+viterbiMax32NEON_j4_done:
+viterbiMax32NEON_j1:
+	CBZ R11, viterbiMax32NEON_j1_done
+	VLD1R (R8), [V18.S4]
+	MOVD R21, R14
+	MOVD R14, R23
+	FMOVS.P 4(R23), F8
+	ADD R6, R14
+	WORD $0x4e28d640 // fadd v0.4s, v18.4s, v8.4s
+	ADD $4, R8, R13
+	SUB $1, R5, R15
+	CBZ R15, viterbiMax32NEON_post0
+viterbiMax32NEON_i0:
+	VLD1R.P 4(R13), [V18.S4]
+	MOVD R14, R23
+	FMOVS.P 4(R23), F8
+	ADD R6, R14
+	WORD $0x4e28d648 // fadd v8.4s, v18.4s, v8.4s
+	WORD $0x6ea0e50c // fcmgt v12.4s, v8.4s, v0.4s
+	VBIT V12.B16, V8.B16, V0.B16
+	SUBS $1, R15
+	BNE viterbiMax32NEON_i0
+viterbiMax32NEON_post0:
+	FMOVS.P 4(R20), F8
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	FMOVS.P F0, 4(R19)
+	ADD $4, R21
+	SUB $1, R11
+	B viterbiMax32NEON_j1
+viterbiMax32NEON_j1_done:
+	MOVD R9, R8
+	ADD R6, R10
+	SUBS $1, R7
+	BNE viterbiMax32NEON_t
+viterbiMax32NEON_ret:
+	RET
+
+// func transitions32NEON(g, e, alpha, beta, psi, scale, work []float32, T, M int)
+TEXT ·transitions32NEON(SB), NOSPLIT, $0-184
+	MOVD g_base+0(FP), R0
+	MOVD e_base+24(FP), R1
+	MOVD alpha_base+48(FP), R2
+	MOVD beta_base+72(FP), R3
+	MOVD psi_base+96(FP), R4
+	MOVD scale_base+120(FP), R5
+	MOVD work_base+144(FP), R6
+	MOVD T+168(FP), R7
+	MOVD M+176(FP), R8
+	LSL $2, R8, R9
+	ADD R9, R4, R10
+	ADD R9, R3, R11
+	MOVD R6, R12
+	ADD $4, R5, R13
+	SUB $1, R7, R14
+transitions32NEON_bb:
+	FMOVS.P 4(R13), F29
+	FMOVS $1.0, F28
+	FDIVS F29, F28, F28
+	VDUP V28.S[0], V28.S4
+	MOVD R8, R15
+transitions32NEON_bbj16:
+	CMP $16, R15
+	BLT transitions32NEON_bbj16_done
+	VLD1.P 64(R10), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R11), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x6e28dc00 // fmul v0.4s, v0.4s, v8.4s
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	WORD $0x6e29dc21 // fmul v1.4s, v1.4s, v9.4s
+	WORD $0x6e3cdc21 // fmul v1.4s, v1.4s, v28.4s
+	WORD $0x6e2adc42 // fmul v2.4s, v2.4s, v10.4s
+	WORD $0x6e3cdc42 // fmul v2.4s, v2.4s, v28.4s
+	WORD $0x6e2bdc63 // fmul v3.4s, v3.4s, v11.4s
+	WORD $0x6e3cdc63 // fmul v3.4s, v3.4s, v28.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R12)
+	SUB $16, R15
+	B transitions32NEON_bbj16
+transitions32NEON_bbj16_done:
+transitions32NEON_bbj4:
+	CMP $4, R15
+	BLT transitions32NEON_bbj4_done
+	VLD1.P 16(R10), [V0.S4]
+	VLD1.P 16(R11), [V8.S4]
+	WORD $0x6e28dc00 // fmul v0.4s, v0.4s, v8.4s
+	WORD $0x6e3cdc00 // fmul v0.4s, v0.4s, v28.4s
+	VST1.P [V0.S4], 16(R12)
+	SUB $4, R15
+	B transitions32NEON_bbj4
+transitions32NEON_bbj4_done:
+transitions32NEON_bbj1:
+	CBZ R15, transitions32NEON_bbj1_done
+	FMOVS.P 4(R10), F0
+	FMOVS.P 4(R11), F8
+	FMULS F8, F0
+	FMULS F28, F0
+	FMOVS.P F0, 4(R12)
+	SUB $1, R15
+	B transitions32NEON_bbj1
+transitions32NEON_bbj1_done:
+	SUBS $1, R14
+	BNE transitions32NEON_bb
+	MOVD R0, R19
+	MOVD R1, R20
+	MOVD R2, R21
+	MOVD R8, R24
+transitions32NEON_i:
+	MOVD R8, R11
+	MOVD R6, R22
+transitions32NEON_j32:
+	CMP $32, R11
+	BLT transitions32NEON_j32_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t8:
+	VLD1R (R13), [V30.S4]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R23), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	VFMLA V30.S4, V22.S4, V6.S4
+	VFMLA V30.S4, V23.S4, V7.S4
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t8
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R23), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 64(R20), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P 64(R20), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VFMLA V0.S4, V8.S4, V16.S4
+	VFMLA V1.S4, V9.S4, V17.S4
+	VFMLA V2.S4, V10.S4, V18.S4
+	VFMLA V3.S4, V11.S4, V19.S4
+	VFMLA V4.S4, V12.S4, V20.S4
+	VFMLA V5.S4, V13.S4, V21.S4
+	VFMLA V6.S4, V14.S4, V22.S4
+	VFMLA V7.S4, V15.S4, V23.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R19)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R19)
+	ADD $128, R22
+	SUB $32, R11
+	B transitions32NEON_j32
+transitions32NEON_j32_done:
+transitions32NEON_j28:
+	CMP $28, R11
+	BLT transitions32NEON_j28_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t7:
+	VLD1R (R13), [V30.S4]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R23), [V20.S4, V21.S4, V22.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	VFMLA V30.S4, V22.S4, V6.S4
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t7
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R23), [V20.S4, V21.S4, V22.S4]
+	VLD1.P 64(R20), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P 48(R20), [V12.S4, V13.S4, V14.S4]
+	VFMLA V0.S4, V8.S4, V16.S4
+	VFMLA V1.S4, V9.S4, V17.S4
+	VFMLA V2.S4, V10.S4, V18.S4
+	VFMLA V3.S4, V11.S4, V19.S4
+	VFMLA V4.S4, V12.S4, V20.S4
+	VFMLA V5.S4, V13.S4, V21.S4
+	VFMLA V6.S4, V14.S4, V22.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R19)
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R19)
+	ADD $112, R22
+	SUB $28, R11
+	B transitions32NEON_j28
+transitions32NEON_j28_done:
+transitions32NEON_j24:
+	CMP $24, R11
+	BLT transitions32NEON_j24_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t6:
+	VLD1R (R13), [V30.S4]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R23), [V20.S4, V21.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t6
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R23), [V20.S4, V21.S4]
+	VLD1.P 64(R20), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P 32(R20), [V12.S4, V13.S4]
+	VFMLA V0.S4, V8.S4, V16.S4
+	VFMLA V1.S4, V9.S4, V17.S4
+	VFMLA V2.S4, V10.S4, V18.S4
+	VFMLA V3.S4, V11.S4, V19.S4
+	VFMLA V4.S4, V12.S4, V20.S4
+	VFMLA V5.S4, V13.S4, V21.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R19)
+	VST1.P [V20.S4, V21.S4], 32(R19)
+	ADD $96, R22
+	SUB $24, R11
+	B transitions32NEON_j24
+transitions32NEON_j24_done:
+transitions32NEON_j20:
+	CMP $20, R11
+	BLT transitions32NEON_j20_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t5:
+	VLD1R (R13), [V30.S4]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R23), [V20.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t5
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R23), [V20.S4]
+	VLD1.P 64(R20), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P 16(R20), [V12.S4]
+	VFMLA V0.S4, V8.S4, V16.S4
+	VFMLA V1.S4, V9.S4, V17.S4
+	VFMLA V2.S4, V10.S4, V18.S4
+	VFMLA V3.S4, V11.S4, V19.S4
+	VFMLA V4.S4, V12.S4, V20.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R19)
+	VST1.P [V20.S4], 16(R19)
+	ADD $80, R22
+	SUB $20, R11
+	B transitions32NEON_j20
+transitions32NEON_j20_done:
+transitions32NEON_j16:
+	CMP $16, R11
+	BLT transitions32NEON_j16_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t4:
+	VLD1R (R13), [V30.S4]
+	MOVD R14, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t4
+	MOVD R19, R23
+	VLD1.P 64(R23), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R20), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VFMLA V0.S4, V8.S4, V16.S4
+	VFMLA V1.S4, V9.S4, V17.S4
+	VFMLA V2.S4, V10.S4, V18.S4
+	VFMLA V3.S4, V11.S4, V19.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R19)
+	ADD $64, R22
+	SUB $16, R11
+	B transitions32NEON_j16
+transitions32NEON_j16_done:
+transitions32NEON_j12:
+	CMP $12, R11
+	BLT transitions32NEON_j12_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t3:
+	VLD1R (R13), [V30.S4]
+	MOVD R14, R23
+	VLD1.P 48(R23), [V16.S4, V17.S4, V18.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t3
+	MOVD R19, R23
+	VLD1.P 48(R23), [V16.S4, V17.S4, V18.S4]
+	VLD1.P 48(R20), [V8.S4, V9.S4, V10.S4]
+	VFMLA V0.S4, V8.S4, V16.S4
+	VFMLA V1.S4, V9.S4, V17.S4
+	VFMLA V2.S4, V10.S4, V18.S4
+	VST1.P [V16.S4, V17.S4, V18.S4], 48(R19)
+	ADD $48, R22
+	SUB $12, R11
+	B transitions32NEON_j12
+transitions32NEON_j12_done:
+transitions32NEON_j8:
+	CMP $8, R11
+	BLT transitions32NEON_j8_done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t2:
+	VLD1R (R13), [V30.S4]
+	MOVD R14, R23
+	VLD1.P 32(R23), [V16.S4, V17.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t2
+	MOVD R19, R23
+	VLD1.P 32(R23), [V16.S4, V17.S4]
+	VLD1.P 32(R20), [V8.S4, V9.S4]
+	VFMLA V0.S4, V8.S4, V16.S4
+	VFMLA V1.S4, V9.S4, V17.S4
+	VST1.P [V16.S4, V17.S4], 32(R19)
+	ADD $32, R22
+	SUB $8, R11
+	B transitions32NEON_j8
+transitions32NEON_j8_done:
+transitions32NEON_j4:
+	CMP $4, R11
+	BLT transitions32NEON_j4_done
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t1:
+	VLD1R (R13), [V30.S4]
+	MOVD R14, R23
+	VLD1.P 16(R23), [V16.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t1
+	MOVD R19, R23
+	VLD1.P 16(R23), [V16.S4]
+	VLD1.P 16(R20), [V8.S4]
+	VFMLA V0.S4, V8.S4, V16.S4
+	VST1.P [V16.S4], 16(R19)
+	ADD $16, R22
+	SUB $4, R11
+	B transitions32NEON_j4
+transitions32NEON_j4_done:
+transitions32NEON_j1:
+	CBZ R11, transitions32NEON_j1_done
+	VEOR V0.B16, V0.B16, V0.B16
+	MOVD R21, R13
+	MOVD R22, R14
+	SUB $1, R7, R15
+transitions32NEON_t0:
+	FMOVS (R13), F30
+	FMOVS (R14), F16
+	FMADDS F16, F0, F30, F0
+	ADD R9, R13
+	ADD R9, R14
+	SUBS $1, R15
+	BNE transitions32NEON_t0
+	MOVD R19, R23
+	FMOVS.P 4(R23), F16
+	FMOVS.P 4(R20), F8
+	FMADDS F8, F16, F0, F16
+	FMOVS.P F16, 4(R19)
+	ADD $4, R22
+	SUB $1, R11
+	B transitions32NEON_j1
+transitions32NEON_j1_done:
+	ADD $4, R21
+	SUBS $1, R24
+	BNE transitions32NEON_i
+	RET
+
+// func exp32NEON(dst, src []float32)
+TEXT ·exp32NEON(SB), NOSPLIT, $0-48
+	MOVD dst_base+0(FP), R0
+	MOVD src_base+24(FP), R1
+	MOVD src_len+32(FP), R2
+	MOVD $expc32<>(SB), R3
+	VLD1.P 64(R3), [V12.S4, V13.S4, V14.S4, V15.S4]
+	VLD1.P 64(R3), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R3), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VLD1.P 32(R3), [V24.S4, V25.S4]
+exp32NEON_n4:
+	CMP $4, R2
+	BLT exp32NEON_n4_done
+	VLD1.P 16(R1), [V0.S4]
+	WORD $0x6e2cdc01 // fmul v1.4s, v0.4s, v12.4s
+	WORD $0x4e218821 // frintn v1.4s, v1.4s
+	VORR V0.B16, V0.B16, V2.B16
+	VFMLS V13.S4, V1.S4, V2.S4
+	VFMLS V14.S4, V1.S4, V2.S4
+	VORR V19.B16, V19.B16, V3.B16
+	VORR V20.B16, V20.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	VORR V21.B16, V21.B16, V3.B16
+	VFMLA V4.S4, V2.S4, V3.S4
+	VORR V22.B16, V22.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	VORR V23.B16, V23.B16, V3.B16
+	VFMLA V4.S4, V2.S4, V3.S4
+	VORR V24.B16, V24.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	WORD $0x6e22dc45 // fmul v5.4s, v2.4s, v2.4s
+	VORR V2.B16, V2.B16, V6.B16
+	VFMLA V4.S4, V5.S4, V6.S4
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4ea1b827 // fcvtzs v7.4s, v1.4s
+	WORD $0x4f3f04e8 // sshr v8.4s, v7.4s, #1
+	VSUB V8.S4, V7.S4, V9.S4
+	VADD V25.S4, V8.S4, V8.S4
+	VADD V25.S4, V9.S4, V9.S4
+	WORD $0x4f375508 // shl v8.4s, v8.4s, #23
+	WORD $0x4f375529 // shl v9.4s, v9.4s, #23
+	WORD $0x6e28dcc6 // fmul v6.4s, v6.4s, v8.4s
+	WORD $0x6e29dcc6 // fmul v6.4s, v6.4s, v9.4s
+	WORD $0x6ea0e5ea // fcmgt v10.4s, v15.4s, v0.4s
+	WORD $0x4e6a1cc6 // bic v6.16b, v6.16b, v10.16b
+	WORD $0x6eb0e40a // fcmgt v10.4s, v0.4s, v16.4s
+	VBIT V10.B16, V17.B16, V6.B16
+	VST1.P [V6.S4], 16(R0)
+	SUB $4, R2
+	B exp32NEON_n4
+exp32NEON_n4_done:
+exp32NEON_n1:
+	CBZ R2, exp32NEON_n1_done
+	FMOVS.P 4(R1), F0
+	WORD $0x6e2cdc01 // fmul v1.4s, v0.4s, v12.4s
+	WORD $0x4e218821 // frintn v1.4s, v1.4s
+	VORR V0.B16, V0.B16, V2.B16
+	VFMLS V13.S4, V1.S4, V2.S4
+	VFMLS V14.S4, V1.S4, V2.S4
+	VORR V19.B16, V19.B16, V3.B16
+	VORR V20.B16, V20.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	VORR V21.B16, V21.B16, V3.B16
+	VFMLA V4.S4, V2.S4, V3.S4
+	VORR V22.B16, V22.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	VORR V23.B16, V23.B16, V3.B16
+	VFMLA V4.S4, V2.S4, V3.S4
+	VORR V24.B16, V24.B16, V4.B16
+	VFMLA V3.S4, V2.S4, V4.S4
+	WORD $0x6e22dc45 // fmul v5.4s, v2.4s, v2.4s
+	VORR V2.B16, V2.B16, V6.B16
+	VFMLA V4.S4, V5.S4, V6.S4
+	WORD $0x4e32d4c6 // fadd v6.4s, v6.4s, v18.4s
+	WORD $0x4ea1b827 // fcvtzs v7.4s, v1.4s
+	WORD $0x4f3f04e8 // sshr v8.4s, v7.4s, #1
+	VSUB V8.S4, V7.S4, V9.S4
+	VADD V25.S4, V8.S4, V8.S4
+	VADD V25.S4, V9.S4, V9.S4
+	WORD $0x4f375508 // shl v8.4s, v8.4s, #23
+	WORD $0x4f375529 // shl v9.4s, v9.4s, #23
+	WORD $0x6e28dcc6 // fmul v6.4s, v6.4s, v8.4s
+	WORD $0x6e29dcc6 // fmul v6.4s, v6.4s, v9.4s
+	WORD $0x6ea0e5ea // fcmgt v10.4s, v15.4s, v0.4s
+	WORD $0x4e6a1cc6 // bic v6.16b, v6.16b, v10.16b
+	WORD $0x6eb0e40a // fcmgt v10.4s, v0.4s, v16.4s
+	VBIT V10.B16, V17.B16, V6.B16
+	FMOVS.P F6, 4(R0)
+	SUB $1, R2
+	B exp32NEON_n1
+exp32NEON_n1_done:
+	RET
+
+// func shiftRows32NEON(out, mx, lo, in, a []float32, T, M int)
+TEXT ·shiftRows32NEON(SB), NOSPLIT, $0-136
+	MOVD out_base+0(FP), R1
+	MOVD mx_base+24(FP), R3
+	MOVD lo_base+48(FP), R4
+	MOVD in_base+72(FP), R0
+	MOVD a_base+96(FP), R2
+	MOVD T+120(FP), R5
+	MOVD M+128(FP), R6
+	MOVD $shiftrowsconst32<>(SB), R7
+	VLD1.P 48(R7), [V28.S4, V29.S4, V30.S4]
+shiftRows32NEON_row:
+	MOVD R2, R7
+	MOVD R1, R9
+	MOVD R6, R8
+	VORR V28.B16, V28.B16, V0.B16
+	VORR V29.B16, V29.B16, V1.B16
+shiftRows32NEON_v4:
+	CMP $4, R8
+	BLT shiftRows32NEON_v4_done
+	VLD1.P 16(R0), [V2.S4]
+	VLD1.P 16(R7), [V3.S4]
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	VST1.P [V2.S4], 16(R1)
+	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD $0x6e3ee444 // fcmge v4.4s, v2.4s, v30.4s
+	VAND V2.B16, V4.B16, V5.B16
+	WORD $0x4e641fa6 // bic v6.16b, v29.16b, v4.16b
+	VORR V5.B16, V6.B16, V5.B16
+	WORD $0x4ea5f421 // fmin v1.4s, v1.4s, v5.4s
+	SUB $4, R8
+	B shiftRows32NEON_v4
+shiftRows32NEON_v4_done:
+shiftRows32NEON_v1:
+	CBZ R8, shiftRows32NEON_v1_done
+	VLD1R.P 4(R0), [V2.S4]
+	VLD1R.P 4(R7), [V3.S4]
+	WORD $0x4e23d442 // fadd v2.4s, v2.4s, v3.4s
+	FMOVS.P F2, 4(R1)
+	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	WORD $0x6e3ee444 // fcmge v4.4s, v2.4s, v30.4s
+	VAND V2.B16, V4.B16, V5.B16
+	WORD $0x4e641fa6 // bic v6.16b, v29.16b, v4.16b
+	VORR V5.B16, V6.B16, V5.B16
+	WORD $0x4ea5f421 // fmin v1.4s, v1.4s, v5.4s
+	SUB $1, R8
+	B shiftRows32NEON_v1
+shiftRows32NEON_v1_done:
+	VDUP V0.D[1], V4.D2
+	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	VDUP V1.D[1], V4.D2
+	WORD $0x4ea4f421 // fmin v1.4s, v1.4s, v4.4s
+	VDUP V0.S[1], V4.S4
+	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	VDUP V1.S[1], V4.S4
+	WORD $0x4ea4f421 // fmin v1.4s, v1.4s, v4.4s
+	FMOVS.P F0, 4(R3)
+	FMOVS.P F1, 4(R4)
+	VDUP V0.S[0], V0.S4
+	MOVD R9, R10
+	MOVD R9, R11
+	MOVD R6, R8
+shiftRows32NEON_s4:
+	CMP $4, R8
+	BLT shiftRows32NEON_s4_done
+	VLD1.P 16(R10), [V2.S4]
+	WORD $0x4ea0d442 // fsub v2.4s, v2.4s, v0.4s
+	VST1.P [V2.S4], 16(R11)
+	SUB $4, R8
+	B shiftRows32NEON_s4
+shiftRows32NEON_s4_done:
+shiftRows32NEON_s1:
+	CBZ R8, shiftRows32NEON_s1_done
+	FMOVS.P 4(R10), F2
+	WORD $0x4ea0d442 // fsub v2.4s, v2.4s, v0.4s
+	FMOVS.P F2, 4(R11)
+	SUB $1, R8
+	B shiftRows32NEON_s1
+shiftRows32NEON_s1_done:
+	SUB $1, R5
+	CBNZ R5, shiftRows32NEON_row
+	RET
+
+// func axpy32NEON(a float32, x, y []float32)
+TEXT ·axpy32NEON(SB), NOSPLIT, $0-56
+	FMOVS a+0(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD x_base+8(FP), R0
+	MOVD x_len+16(FP), R2
+	MOVD y_base+32(FP), R1
+	MOVD R1, R3
+axpy32NEON_n16:
+	CMP $16, R2
+	BLT axpy32NEON_n16_done
+	VLD1.P 64(R0), [V8.S4, V9.S4, V10.S4, V11.S4]
+	VLD1.P 64(R1), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VFMLA V8.S4, V31.S4, V0.S4
+	VFMLA V9.S4, V31.S4, V1.S4
+	VFMLA V10.S4, V31.S4, V2.S4
+	VFMLA V11.S4, V31.S4, V3.S4
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R3)
+	SUB $16, R2
+	B axpy32NEON_n16
+axpy32NEON_n16_done:
+axpy32NEON_n4:
+	CMP $4, R2
+	BLT axpy32NEON_n4_done
+	VLD1.P 16(R0), [V8.S4]
+	VLD1.P 16(R1), [V0.S4]
+	VFMLA V8.S4, V31.S4, V0.S4
+	VST1.P [V0.S4], 16(R3)
+	SUB $4, R2
+	B axpy32NEON_n4
+axpy32NEON_n4_done:
+axpy32NEON_n1:
+	CBZ R2, axpy32NEON_n1_done
+	FMOVS.P 4(R0), F8
+	FMOVS.P 4(R1), F0
+	FMADDS F8, F0, F31, F0
+	FMOVS.P F0, 4(R3)
+	SUB $1, R2
+	B axpy32NEON_n1
+axpy32NEON_n1_done:
+	RET
+
+// func scale32NEON(a float32, x []float32)
+TEXT ·scale32NEON(SB), NOSPLIT, $0-32
+	FMOVS a+0(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD x_base+8(FP), R0
+	MOVD x_len+16(FP), R2
+	MOVD R0, R3
+scale32NEON_n16:
+	CMP $16, R2
+	BLT scale32NEON_n16_done
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD $0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
+	WORD $0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD $0x6e3fdc63 // fmul v3.4s, v3.4s, v31.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R3)
+	SUB $16, R2
+	B scale32NEON_n16
+scale32NEON_n16_done:
+scale32NEON_n4:
+	CMP $4, R2
+	BLT scale32NEON_n4_done
+	VLD1.P 16(R0), [V0.S4]
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	VST1.P [V0.S4], 16(R3)
+	SUB $4, R2
+	B scale32NEON_n4
+scale32NEON_n4_done:
+scale32NEON_n1:
+	CBZ R2, scale32NEON_n1_done
+	FMOVS.P 4(R0), F0
+	FMULS F31, F0
+	FMOVS.P F0, 4(R3)
+	SUB $1, R2
+	B scale32NEON_n1
+scale32NEON_n1_done:
+	RET
+
+// func gather32NEON(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int)
+TEXT ·gather32NEON(SB), NOSPLIT, $0-144
+	MOVD s_base+0(FP), R0
+	MOVD w_base+24(FP), R1
+	MOVD ld+48(FP), R2
+	MOVD T+128(FP), R6
+	MOVD M+136(FP), R7
+	MOVD ptr_base+56(FP), R3
+	MOVD ids_base+80(FP), R4
+	MOVD vals_base+104(FP), R5
+	LSL $2, R2, R2
+	CBZ R6, gather32NEON_ret
+gather32NEON_t:
+	MOVW (R3), R8
+	MOVW 4(R3), R9
+	ADD $4, R3
+	SUB R8, R9, R9
+	CBZ R9, gather32NEON_next
+	ADD R8<<2, R4, R10
+	ADD R8<<2, R5, R12
+	MOVD R7, R11
+	MOVD R0, R19
+	MOVD R0, R20
+	MOVD R1, R21
+gather32NEON_j32:
+	CMP $32, R11
+	BLT gather32NEON_j32_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R19), [V4.S4, V5.S4, V6.S4, V7.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f8:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R22), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	VFMLA V30.S4, V22.S4, V6.S4
+	VFMLA V30.S4, V23.S4, V7.S4
+	SUBS $1, R15
+	BNE gather32NEON_f8
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R20)
+	VST1.P [V4.S4, V5.S4, V6.S4, V7.S4], 64(R20)
+	ADD $128, R21
+	SUB $32, R11
+	B gather32NEON_j32
+gather32NEON_j32_done:
+gather32NEON_j28:
+	CMP $28, R11
+	BLT gather32NEON_j28_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 48(R19), [V4.S4, V5.S4, V6.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f7:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R22), [V20.S4, V21.S4, V22.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	VFMLA V30.S4, V22.S4, V6.S4
+	SUBS $1, R15
+	BNE gather32NEON_f7
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R20)
+	VST1.P [V4.S4, V5.S4, V6.S4], 48(R20)
+	ADD $112, R21
+	SUB $28, R11
+	B gather32NEON_j28
+gather32NEON_j28_done:
+gather32NEON_j24:
+	CMP $24, R11
+	BLT gather32NEON_j24_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 32(R19), [V4.S4, V5.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f6:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R22), [V20.S4, V21.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	VFMLA V30.S4, V21.S4, V5.S4
+	SUBS $1, R15
+	BNE gather32NEON_f6
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R20)
+	VST1.P [V4.S4, V5.S4], 32(R20)
+	ADD $96, R21
+	SUB $24, R11
+	B gather32NEON_j24
+gather32NEON_j24_done:
+gather32NEON_j20:
+	CMP $20, R11
+	BLT gather32NEON_j20_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 16(R19), [V4.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f5:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R22), [V20.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	VFMLA V30.S4, V20.S4, V4.S4
+	SUBS $1, R15
+	BNE gather32NEON_f5
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R20)
+	VST1.P [V4.S4], 16(R20)
+	ADD $80, R21
+	SUB $20, R11
+	B gather32NEON_j20
+gather32NEON_j20_done:
+gather32NEON_j16:
+	CMP $16, R11
+	BLT gather32NEON_j16_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f4:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	VFMLA V30.S4, V19.S4, V3.S4
+	SUBS $1, R15
+	BNE gather32NEON_f4
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R20)
+	ADD $64, R21
+	SUB $16, R11
+	B gather32NEON_j16
+gather32NEON_j16_done:
+gather32NEON_j12:
+	CMP $12, R11
+	BLT gather32NEON_j12_done
+	VLD1.P 48(R19), [V0.S4, V1.S4, V2.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f3:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	VLD1.P 48(R22), [V16.S4, V17.S4, V18.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	VFMLA V30.S4, V18.S4, V2.S4
+	SUBS $1, R15
+	BNE gather32NEON_f3
+	VST1.P [V0.S4, V1.S4, V2.S4], 48(R20)
+	ADD $48, R21
+	SUB $12, R11
+	B gather32NEON_j12
+gather32NEON_j12_done:
+gather32NEON_j8:
+	CMP $8, R11
+	BLT gather32NEON_j8_done
+	VLD1.P 32(R19), [V0.S4, V1.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f2:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	VLD1.P 32(R22), [V16.S4, V17.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	VFMLA V30.S4, V17.S4, V1.S4
+	SUBS $1, R15
+	BNE gather32NEON_f2
+	VST1.P [V0.S4, V1.S4], 32(R20)
+	ADD $32, R21
+	SUB $8, R11
+	B gather32NEON_j8
+gather32NEON_j8_done:
+gather32NEON_j4:
+	CMP $4, R11
+	BLT gather32NEON_j4_done
+	VLD1.P 16(R19), [V0.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f1:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	VLD1.P 16(R22), [V16.S4]
+	VFMLA V30.S4, V16.S4, V0.S4
+	SUBS $1, R15
+	BNE gather32NEON_f1
+	VST1.P [V0.S4], 16(R20)
+	ADD $16, R21
+	SUB $4, R11
+	B gather32NEON_j4
+gather32NEON_j4_done:
+gather32NEON_j1:
+	CBZ R11, gather32NEON_j1_done
+	FMOVS.P 4(R19), F0
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+gather32NEON_f0:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	FMOVS.P 4(R14), F30
+	FMOVS (R22), F16
+	FMADDS F16, F0, F30, F0
+	SUBS $1, R15
+	BNE gather32NEON_f0
+	FMOVS.P F0, 4(R20)
+	ADD $4, R21
+	SUB $1, R11
+	B gather32NEON_j1
+gather32NEON_j1_done:
+gather32NEON_next:
+	ADD R7<<2, R0
+	SUBS $1, R6
+	BNE gather32NEON_t
+gather32NEON_ret:
+	RET
+
+// func scatter32NEON(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int)
+TEXT ·scatter32NEON(SB), NOSPLIT, $0-152
+	MOVD p_base+32(FP), R0
+	MOVD g_base+0(FP), R1
+	MOVD ld+24(FP), R2
+	FMOVS c+128(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD T+136(FP), R6
+	MOVD M+144(FP), R7
+	MOVD ptr_base+56(FP), R3
+	MOVD ids_base+80(FP), R4
+	MOVD vals_base+104(FP), R5
+	LSL $2, R2, R2
+	CBZ R6, scatter32NEON_ret
+scatter32NEON_t:
+	MOVW (R3), R8
+	MOVW 4(R3), R9
+	ADD $4, R3
+	SUB R8, R9, R9
+	CBZ R9, scatter32NEON_next
+	ADD R8<<2, R4, R10
+	ADD R8<<2, R5, R12
+	MOVD R7, R11
+	MOVD R0, R19
+	MOVD R0, R20
+	MOVD R1, R21
+scatter32NEON_j32:
+	CMP $32, R11
+	BLT scatter32NEON_j32_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R19), [V4.S4, V5.S4, V6.S4, V7.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f8:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	WORD $0x6e3edffe // fmul v30.4s, v31.4s, v30.4s
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 64(R22), [V20.S4, V21.S4, V22.S4, V23.S4]
+	VFMLA V30.S4, V0.S4, V16.S4
+	VFMLA V30.S4, V1.S4, V17.S4
+	VFMLA V30.S4, V2.S4, V18.S4
+	VFMLA V30.S4, V3.S4, V19.S4
+	VFMLA V30.S4, V4.S4, V20.S4
+	VFMLA V30.S4, V5.S4, V21.S4
+	VFMLA V30.S4, V6.S4, V22.S4
+	VFMLA V30.S4, V7.S4, V23.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R23)
+	VST1.P [V20.S4, V21.S4, V22.S4, V23.S4], 64(R23)
+	SUBS $1, R15
+	BNE scatter32NEON_f8
+	ADD $128, R21
+	SUB $32, R11
+	B scatter32NEON_j32
+scatter32NEON_j32_done:
+scatter32NEON_j28:
+	CMP $28, R11
+	BLT scatter32NEON_j28_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 48(R19), [V4.S4, V5.S4, V6.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f7:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	WORD $0x6e3edffe // fmul v30.4s, v31.4s, v30.4s
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 48(R22), [V20.S4, V21.S4, V22.S4]
+	VFMLA V30.S4, V0.S4, V16.S4
+	VFMLA V30.S4, V1.S4, V17.S4
+	VFMLA V30.S4, V2.S4, V18.S4
+	VFMLA V30.S4, V3.S4, V19.S4
+	VFMLA V30.S4, V4.S4, V20.S4
+	VFMLA V30.S4, V5.S4, V21.S4
+	VFMLA V30.S4, V6.S4, V22.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R23)
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R23)
+	SUBS $1, R15
+	BNE scatter32NEON_f7
+	ADD $112, R21
+	SUB $28, R11
+	B scatter32NEON_j28
+scatter32NEON_j28_done:
+scatter32NEON_j24:
+	CMP $24, R11
+	BLT scatter32NEON_j24_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 32(R19), [V4.S4, V5.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f6:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	WORD $0x6e3edffe // fmul v30.4s, v31.4s, v30.4s
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 32(R22), [V20.S4, V21.S4]
+	VFMLA V30.S4, V0.S4, V16.S4
+	VFMLA V30.S4, V1.S4, V17.S4
+	VFMLA V30.S4, V2.S4, V18.S4
+	VFMLA V30.S4, V3.S4, V19.S4
+	VFMLA V30.S4, V4.S4, V20.S4
+	VFMLA V30.S4, V5.S4, V21.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R23)
+	VST1.P [V20.S4, V21.S4], 32(R23)
+	SUBS $1, R15
+	BNE scatter32NEON_f6
+	ADD $96, R21
+	SUB $24, R11
+	B scatter32NEON_j24
+scatter32NEON_j24_done:
+scatter32NEON_j20:
+	CMP $20, R11
+	BLT scatter32NEON_j20_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 16(R19), [V4.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f5:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	WORD $0x6e3edffe // fmul v30.4s, v31.4s, v30.4s
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VLD1.P 16(R22), [V20.S4]
+	VFMLA V30.S4, V0.S4, V16.S4
+	VFMLA V30.S4, V1.S4, V17.S4
+	VFMLA V30.S4, V2.S4, V18.S4
+	VFMLA V30.S4, V3.S4, V19.S4
+	VFMLA V30.S4, V4.S4, V20.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R23)
+	VST1.P [V20.S4], 16(R23)
+	SUBS $1, R15
+	BNE scatter32NEON_f5
+	ADD $80, R21
+	SUB $20, R11
+	B scatter32NEON_j20
+scatter32NEON_j20_done:
+scatter32NEON_j16:
+	CMP $16, R11
+	BLT scatter32NEON_j16_done
+	VLD1.P 64(R19), [V0.S4, V1.S4, V2.S4, V3.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f4:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	WORD $0x6e3edffe // fmul v30.4s, v31.4s, v30.4s
+	MOVD R22, R23
+	VLD1.P 64(R22), [V16.S4, V17.S4, V18.S4, V19.S4]
+	VFMLA V30.S4, V0.S4, V16.S4
+	VFMLA V30.S4, V1.S4, V17.S4
+	VFMLA V30.S4, V2.S4, V18.S4
+	VFMLA V30.S4, V3.S4, V19.S4
+	VST1.P [V16.S4, V17.S4, V18.S4, V19.S4], 64(R23)
+	SUBS $1, R15
+	BNE scatter32NEON_f4
+	ADD $64, R21
+	SUB $16, R11
+	B scatter32NEON_j16
+scatter32NEON_j16_done:
+scatter32NEON_j12:
+	CMP $12, R11
+	BLT scatter32NEON_j12_done
+	VLD1.P 48(R19), [V0.S4, V1.S4, V2.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f3:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	WORD $0x6e3edffe // fmul v30.4s, v31.4s, v30.4s
+	MOVD R22, R23
+	VLD1.P 48(R22), [V16.S4, V17.S4, V18.S4]
+	VFMLA V30.S4, V0.S4, V16.S4
+	VFMLA V30.S4, V1.S4, V17.S4
+	VFMLA V30.S4, V2.S4, V18.S4
+	VST1.P [V16.S4, V17.S4, V18.S4], 48(R23)
+	SUBS $1, R15
+	BNE scatter32NEON_f3
+	ADD $48, R21
+	SUB $12, R11
+	B scatter32NEON_j12
+scatter32NEON_j12_done:
+scatter32NEON_j8:
+	CMP $8, R11
+	BLT scatter32NEON_j8_done
+	VLD1.P 32(R19), [V0.S4, V1.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f2:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	WORD $0x6e3edffe // fmul v30.4s, v31.4s, v30.4s
+	MOVD R22, R23
+	VLD1.P 32(R22), [V16.S4, V17.S4]
+	VFMLA V30.S4, V0.S4, V16.S4
+	VFMLA V30.S4, V1.S4, V17.S4
+	VST1.P [V16.S4, V17.S4], 32(R23)
+	SUBS $1, R15
+	BNE scatter32NEON_f2
+	ADD $32, R21
+	SUB $8, R11
+	B scatter32NEON_j8
+scatter32NEON_j8_done:
+scatter32NEON_j4:
+	CMP $4, R11
+	BLT scatter32NEON_j4_done
+	VLD1.P 16(R19), [V0.S4]
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f1:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	VLD1R.P 4(R14), [V30.S4]
+	WORD $0x6e3edffe // fmul v30.4s, v31.4s, v30.4s
+	MOVD R22, R23
+	VLD1.P 16(R22), [V16.S4]
+	VFMLA V30.S4, V0.S4, V16.S4
+	VST1.P [V16.S4], 16(R23)
+	SUBS $1, R15
+	BNE scatter32NEON_f1
+	ADD $16, R21
+	SUB $4, R11
+	B scatter32NEON_j4
+scatter32NEON_j4_done:
+scatter32NEON_j1:
+	CBZ R11, scatter32NEON_j1_done
+	FMOVS.P 4(R19), F0
+	MOVD R10, R13
+	MOVD R12, R14
+	MOVD R9, R15
+scatter32NEON_f0:
+	MOVW.P 4(R13), R22
+	MUL R2, R22, R22
+	ADD R21, R22
+	FMOVS.P 4(R14), F30
+	FMULS F31, F30
+	FMOVS (R22), F16
+	FMADDS F0, F16, F30, F16
+	FMOVS F16, (R22)
+	SUBS $1, R15
+	BNE scatter32NEON_f0
+	ADD $4, R21
+	SUB $1, R11
+	B scatter32NEON_j1
+scatter32NEON_j1_done:
+scatter32NEON_next:
+	ADD R7<<2, R0
+	SUBS $1, R6
+	BNE scatter32NEON_t
+scatter32NEON_ret:
+	RET
+
+// func dot32NEON(x, y []float32) float64
+TEXT ·dot32NEON(SB), NOSPLIT, $0-56
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R2
+	MOVD y_base+24(FP), R1
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V24.B16, V24.B16, V24.B16
+dot32NEON_n8:
+	CMP $8, R2
+	BLT dot32NEON_n8_done
+	VLD1.P 32(R0), [V8.S4, V9.S4]
+	VLD1.P 32(R1), [V10.S4, V11.S4]
+	WORD $0x0e61790c // fcvtl v12.2d, v8.2s
+	WORD $0x4e61790d // fcvtl2 v13.2d, v8.4s
+	WORD $0x0e617950 // fcvtl v16.2d, v10.2s
+	WORD $0x4e617951 // fcvtl2 v17.2d, v10.4s
+	WORD $0x0e61792e // fcvtl v14.2d, v9.2s
+	WORD $0x4e61792f // fcvtl2 v15.2d, v9.4s
+	WORD $0x0e617972 // fcvtl v18.2d, v11.2s
+	WORD $0x4e617973 // fcvtl2 v19.2d, v11.4s
+	VFMLA V12.D2, V16.D2, V0.D2
+	VFMLA V13.D2, V17.D2, V1.D2
+	VFMLA V14.D2, V18.D2, V2.D2
+	VFMLA V15.D2, V19.D2, V3.D2
+	SUB $8, R2
+	B dot32NEON_n8
+dot32NEON_n8_done:
+dot32NEON_n1:
+	CBZ R2, dot32NEON_n1_done
+	FMOVS.P 4(R0), F8
+	FMOVS.P 4(R1), F9
+	FCVTSD F8, F8
+	FCVTSD F9, F9
+	FMADDD F8, F24, F9, F24
+	SUB $1, R2
+	B dot32NEON_n1
+dot32NEON_n1_done:
+	WORD $0x4e61d400 // fadd v0.2d, v0.2d, v1.2d
+	WORD $0x4e63d442 // fadd v2.2d, v2.2d, v3.2d
+	WORD $0x4e62d400 // fadd v0.2d, v0.2d, v2.2d
+	WORD $0x7e70d800 // faddp d0, v0.2d
+	FADDD F24, F0
+	FMOVD F0, ret+48(FP)
 	RET
 
 // func logMatVecNEON(out, a, tr []float64, M int)

@@ -27,3 +27,27 @@ func gatherAVX512(s []float64, w []float64, ld int, ptr []int32, ids []int32, va
 //
 //go:noescape
 func scatterAVX512(g []float64, ld int, p []float64, ptr []int32, ids []int32, vals []float64, c float64, T int, M int)
+
+// gather32AVX2 adds Σ_f vals[f]·w[ids[f]·ld:+M] to row t of s (T×M) for every
+// position t, features f ∈ [ptr[t], ptr[t+1]). Ids must be valid.
+//
+//go:noescape
+func gather32AVX2(s []float32, w []float32, ld int, ptr []int32, ids []int32, vals []float32, T int, M int)
+
+// scatter32AVX2 adds (c·vals[f])·p[t][0:M] to row ids[f] of g (stride ld) for every
+// feature f ∈ [ptr[t], ptr[t+1]) of every position t, in order. Ids must be valid.
+//
+//go:noescape
+func scatter32AVX2(g []float32, ld int, p []float32, ptr []int32, ids []int32, vals []float32, c float32, T int, M int)
+
+// gather32AVX512 adds Σ_f vals[f]·w[ids[f]·ld:+M] to row t of s (T×M) for every
+// position t, features f ∈ [ptr[t], ptr[t+1]). Ids must be valid.
+//
+//go:noescape
+func gather32AVX512(s []float32, w []float32, ld int, ptr []int32, ids []int32, vals []float32, T int, M int)
+
+// scatter32AVX512 adds (c·vals[f])·p[t][0:M] to row ids[f] of g (stride ld) for every
+// feature f ∈ [ptr[t], ptr[t+1]) of every position t, in order. Ids must be valid.
+//
+//go:noescape
+func scatter32AVX512(g []float32, ld int, p []float32, ptr []int32, ids []int32, vals []float32, c float32, T int, M int)

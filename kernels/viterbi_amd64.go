@@ -31,3 +31,31 @@ func viterbiMaxAVX2(delta []float64, s []float64, tr []float64, T int, M int)
 //
 //go:noescape
 func viterbiMaxAVX512(delta []float64, s []float64, tr []float64, T int, M int)
+
+// viterbi32AVX2 runs the Viterbi recursion over a whole sequence: it sets
+// delta[0:M] = s[0:M] and, for t ≥ 1, delta[t·M+j] and bp[t·M+j] exactly as
+// viterbiGeneric does. Row 0 of bp is not written. T ≤ 0 or M ≤ 0 does nothing.
+//
+//go:noescape
+func viterbi32AVX2(delta []float32, bp []int32, s []float32, tr []float32, T int, M int)
+
+// viterbiMax32AVX2 runs the max-only Viterbi recursion over a whole sequence: it
+// sets delta exactly as viterbiMaxGeneric does (δ of viterbiGeneric, no
+// back-pointers). T ≤ 0 or M ≤ 0 does nothing.
+//
+//go:noescape
+func viterbiMax32AVX2(delta []float32, s []float32, tr []float32, T int, M int)
+
+// viterbi32AVX512 runs the Viterbi recursion over a whole sequence: it sets
+// delta[0:M] = s[0:M] and, for t ≥ 1, delta[t·M+j] and bp[t·M+j] exactly as
+// viterbiGeneric does. Row 0 of bp is not written. T ≤ 0 or M ≤ 0 does nothing.
+//
+//go:noescape
+func viterbi32AVX512(delta []float32, bp []int32, s []float32, tr []float32, T int, M int)
+
+// viterbiMax32AVX512 runs the max-only Viterbi recursion over a whole sequence: it
+// sets delta exactly as viterbiMaxGeneric does (δ of viterbiGeneric, no
+// back-pointers). T ≤ 0 or M ≤ 0 does nothing.
+//
+//go:noescape
+func viterbiMax32AVX512(delta []float32, s []float32, tr []float32, T int, M int)

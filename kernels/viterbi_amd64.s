@@ -4525,3 +4525,4507 @@ viterbiMax_AVX512_next:
 viterbiMax_AVX512_ret:
 	VZEROUPPER
 	RET
+
+// func viterbi32AVX2(delta []float32, bp []int32, s []float32, tr []float32, T int, M int)
+// Requires: AVX, CMOV
+TEXT ·viterbi32AVX2(SB), NOSPLIT, $56-112
+	MOVQ  delta_base+0(FP), CX
+	MOVQ  bp_base+24(FP), BX
+	MOVQ  s_base+48(FP), SI
+	MOVQ  tr_base+72(FP), DI
+	MOVQ  T+96(FP), AX
+	MOVQ  M+104(FP), R8
+	TESTQ AX, AX
+	JLE   viterbi_AVX2f32_ret
+	TESTQ R8, R8
+	JLE   viterbi_AVX2f32_ret
+	XORQ  DX, DX
+	MOVQ  R8, R9
+	ANDQ  $-8, R9
+
+viterbi_copy_AVX2f32_narrow:
+	CMPQ    DX, R9
+	JAE     viterbi_copy_AVX2f32_tail
+	VMOVUPS (SI)(DX*4), Y0
+	VMOVUPS Y0, (CX)(DX*4)
+	ADDQ    $+8, DX
+	JMP     viterbi_copy_AVX2f32_narrow
+
+viterbi_copy_AVX2f32_tail:
+	MOVQ       R8, R9
+	SUBQ       DX, R9
+	JZ         viterbi_copy_AVX2f32_end
+	MOVQ       $0x00000008, R10
+	SUBQ       R9, R10
+	LEAQ       tailmask32<>+0(SB), R9
+	VMOVDQU    (R9)(R10*4), Y0
+	VMASKMOVPS (SI)(DX*4), Y0, Y1
+	VMASKMOVPS Y1, Y0, (CX)(DX*4)
+
+viterbi_copy_AVX2f32_end:
+	DECQ       AX
+	JZ         viterbi_AVX2f32_ret
+	MOVQ       AX, (SP)
+	MOVQ       R8, AX
+	MOVQ       $0x00000008, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $0x00000008, DX
+	SUBQ       AX, DX
+	LEAQ       tailmask32<>+0(SB), AX
+	VMOVDQU    (AX)(DX*4), Y0
+	VMASKMOVPS (SI), Y0, Y0
+	VMOVUPS    Y0, 8(SP)
+	MOVQ       R8, R9
+	ADDQ       $0x00000007, R9
+	SHRQ       $0x03, R9
+	MOVQ       R9, R10
+	ADDQ       $0x00000004, R10
+	MOVQ       R10, AX
+	XORQ       DX, DX
+	MOVQ       $0x00000005, R10
+	DIVQ       R10
+	MOVQ       AX, R10
+	MOVQ       R9, AX
+	XORQ       DX, DX
+	DIVQ       R10
+	MOVQ       AX, 40(SP)
+	MOVQ       DX, 48(SP)
+	LEAQ       (CX)(R8*4), AX
+	LEAQ       (SI)(R8*4), CX
+	LEAQ       (BX)(R8*4), BX
+
+viterbi_AVX2f32_t:
+	XORQ DX, DX
+	XORQ SI, SI
+
+viterbi_AVX2f32_chunk:
+	MOVQ    40(SP), R9
+	CMPQ    SI, 48(SP)
+	ADCQ    $0x00000000, R9
+	MOVQ    R9, R10
+	SHLQ    $0x03, R10
+	ADDQ    DX, R10
+	SUBQ    $0x00000008, R10
+	NEGQ    R10
+	ADDQ    R8, R10
+	MOVQ    $0x00000008, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	CMPQ    R10, $0x00000008
+	JE      viterbi_AVX2f32_full
+	CMPQ    R9, $0x00000001
+	JE      viterbi_AVX2f32_k1
+	CMPQ    R9, $0x00000002
+	JE      viterbi_AVX2f32_k2
+	CMPQ    R9, $0x00000003
+	JE      viterbi_AVX2f32_k3
+	CMPQ    R9, $0x00000004
+	JE      viterbi_AVX2f32_k4
+	CMPQ    R9, $0x00000005
+	JE      viterbi_AVX2f32_k5
+	JMP     viterbi_AVX2f32_ret
+
+viterbi_AVX2f32_full:
+	CMPQ R9, $0x00000001
+	JE   viterbi_AVX2f32_f1
+	CMPQ R9, $0x00000002
+	JE   viterbi_AVX2f32_f2
+	CMPQ R9, $0x00000003
+	JE   viterbi_AVX2f32_f3
+	CMPQ R9, $0x00000004
+	JE   viterbi_AVX2f32_f4
+	CMPQ R9, $0x00000005
+	JE   viterbi_AVX2f32_f5
+	JMP  viterbi_AVX2f32_ret
+
+viterbi_AVX2f32_k1:
+	MOVQ         $0x00000008, R9
+	SUBQ         R10, R9
+	LEAQ         tailmask32<>+0(SB), R10
+	VMOVDQU      (R10)(R9*4), Y0
+	LEAQ         8(SP), R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y1
+	VMASKMOVPS   (R10), Y0, Y3
+	VADDPS       Y3, Y1, Y3
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_k1_fin
+
+viterbi_AVX2f32_k1_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y2, Y2
+	VBROADCASTSS (R9), Y4
+	VMASKMOVPS   (R10), Y0, Y5
+	VADDPS       Y5, Y4, Y5
+	VCMPPS       $0x1e, Y3, Y5, Y4
+	VMAXPS       Y3, Y5, Y3
+	VANDPS       Y2, Y4, Y4
+	VMAXPS       Y4, Y1, Y1
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_k1_i
+
+viterbi_AVX2f32_k1_fin:
+	VCVTPS2DQ  Y1, Y1
+	VMASKMOVPS (CX)(DX*4), Y0, Y2
+	VADDPS     Y2, Y3, Y3
+	VMASKMOVPS Y3, Y0, (AX)(DX*4)
+	VMASKMOVPS Y1, Y0, (BX)(DX*4)
+	VMOVUPS    Y3, 8(SP)
+	ADDQ       $0x00000008, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2f32_chunk
+	JMP        viterbi_AVX2f32_next
+
+viterbi_AVX2f32_f1:
+	LEAQ         8(SP), R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y0
+	VADDPS       (R10), Y0, Y2
+	VXORPD       Y0, Y0, Y0
+	VXORPD       Y1, Y1, Y1
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_f1_fin
+
+viterbi_AVX2f32_f1_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y1, Y1
+	VBROADCASTSS (R9), Y3
+	VADDPS       (R10), Y3, Y3
+	VCMPPS       $0x1e, Y2, Y3, Y4
+	VMAXPS       Y2, Y3, Y2
+	VANDPS       Y1, Y4, Y4
+	VMAXPS       Y4, Y0, Y0
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_f1_i
+
+viterbi_AVX2f32_f1_fin:
+	VCVTPS2DQ Y0, Y0
+	VADDPS    (CX)(DX*4), Y2, Y2
+	VMOVUPS   Y2, (AX)(DX*4)
+	VMOVDQU   Y0, (BX)(DX*4)
+	VMOVUPS   Y2, 8(SP)
+	ADDQ      $0x00000008, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX2f32_chunk
+	JMP       viterbi_AVX2f32_next
+
+viterbi_AVX2f32_k2:
+	MOVQ         $0x00000008, R9
+	SUBQ         R10, R9
+	LEAQ         tailmask32<>+0(SB), R10
+	VMOVDQU      (R10)(R9*4), Y0
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y2
+	VADDPS       (R10), Y2, Y4
+	VXORPD       Y1, Y1, Y1
+	VMASKMOVPS   32(R10), Y0, Y5
+	VADDPS       Y5, Y2, Y5
+	VXORPD       Y2, Y2, Y2
+	VXORPD       Y3, Y3, Y3
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_k2_fin
+
+viterbi_AVX2f32_k2_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y3, Y3
+	VBROADCASTSS (R9), Y6
+	VADDPS       (R10), Y6, Y7
+	VCMPPS       $0x1e, Y4, Y7, Y8
+	VMAXPS       Y4, Y7, Y4
+	VANDPS       Y3, Y8, Y8
+	VMAXPS       Y8, Y1, Y1
+	VMASKMOVPS   32(R10), Y0, Y7
+	VADDPS       Y7, Y6, Y7
+	VCMPPS       $0x1e, Y5, Y7, Y6
+	VMAXPS       Y5, Y7, Y5
+	VANDPS       Y3, Y6, Y6
+	VMAXPS       Y6, Y2, Y2
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_k2_i
+
+viterbi_AVX2f32_k2_fin:
+	VCVTPS2DQ  Y1, Y1
+	VADDPS     (CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, (AX)(DX*4)
+	VMOVDQU    Y1, (BX)(DX*4)
+	VCVTPS2DQ  Y2, Y2
+	VMASKMOVPS 32(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y5, Y5
+	VMASKMOVPS Y5, Y0, 32(AX)(DX*4)
+	VMASKMOVPS Y2, Y0, 32(BX)(DX*4)
+	ADDQ       $0x00000010, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2f32_chunk
+	JMP        viterbi_AVX2f32_next
+
+viterbi_AVX2f32_f2:
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y1
+	VADDPS       (R10), Y1, Y3
+	VXORPD       Y0, Y0, Y0
+	VADDPS       32(R10), Y1, Y4
+	VXORPD       Y1, Y1, Y1
+	VXORPD       Y2, Y2, Y2
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_f2_fin
+
+viterbi_AVX2f32_f2_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y2, Y2
+	VBROADCASTSS (R9), Y5
+	VADDPS       (R10), Y5, Y6
+	VCMPPS       $0x1e, Y3, Y6, Y7
+	VMAXPS       Y3, Y6, Y3
+	VANDPS       Y2, Y7, Y7
+	VMAXPS       Y7, Y0, Y0
+	VADDPS       32(R10), Y5, Y5
+	VCMPPS       $0x1e, Y4, Y5, Y6
+	VMAXPS       Y4, Y5, Y4
+	VANDPS       Y2, Y6, Y6
+	VMAXPS       Y6, Y1, Y1
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_f2_i
+
+viterbi_AVX2f32_f2_fin:
+	VCVTPS2DQ Y0, Y0
+	VADDPS    (CX)(DX*4), Y3, Y3
+	VMOVUPS   Y3, (AX)(DX*4)
+	VMOVDQU   Y0, (BX)(DX*4)
+	VCVTPS2DQ Y1, Y1
+	VADDPS    32(CX)(DX*4), Y4, Y4
+	VMOVUPS   Y4, 32(AX)(DX*4)
+	VMOVDQU   Y1, 32(BX)(DX*4)
+	ADDQ      $0x00000010, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX2f32_chunk
+	JMP       viterbi_AVX2f32_next
+
+viterbi_AVX2f32_k3:
+	MOVQ         $0x00000008, R9
+	SUBQ         R10, R9
+	LEAQ         tailmask32<>+0(SB), R10
+	VMOVDQU      (R10)(R9*4), Y0
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y3
+	VADDPS       (R10), Y3, Y5
+	VXORPD       Y1, Y1, Y1
+	VADDPS       32(R10), Y3, Y6
+	VXORPD       Y2, Y2, Y2
+	VMASKMOVPS   64(R10), Y0, Y7
+	VADDPS       Y7, Y3, Y7
+	VXORPD       Y3, Y3, Y3
+	VXORPD       Y4, Y4, Y4
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_k3_fin
+
+viterbi_AVX2f32_k3_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y4, Y4
+	VBROADCASTSS (R9), Y8
+	VADDPS       (R10), Y8, Y9
+	VCMPPS       $0x1e, Y5, Y9, Y10
+	VMAXPS       Y5, Y9, Y5
+	VANDPS       Y4, Y10, Y10
+	VMAXPS       Y10, Y1, Y1
+	VADDPS       32(R10), Y8, Y9
+	VCMPPS       $0x1e, Y6, Y9, Y10
+	VMAXPS       Y6, Y9, Y6
+	VANDPS       Y4, Y10, Y10
+	VMAXPS       Y10, Y2, Y2
+	VMASKMOVPS   64(R10), Y0, Y9
+	VADDPS       Y9, Y8, Y9
+	VCMPPS       $0x1e, Y7, Y9, Y8
+	VMAXPS       Y7, Y9, Y7
+	VANDPS       Y4, Y8, Y8
+	VMAXPS       Y8, Y3, Y3
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_k3_i
+
+viterbi_AVX2f32_k3_fin:
+	VCVTPS2DQ  Y1, Y1
+	VADDPS     (CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, (AX)(DX*4)
+	VMOVDQU    Y1, (BX)(DX*4)
+	VCVTPS2DQ  Y2, Y2
+	VADDPS     32(CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, 32(AX)(DX*4)
+	VMOVDQU    Y2, 32(BX)(DX*4)
+	VCVTPS2DQ  Y3, Y3
+	VMASKMOVPS 64(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y7, Y7
+	VMASKMOVPS Y7, Y0, 64(AX)(DX*4)
+	VMASKMOVPS Y3, Y0, 64(BX)(DX*4)
+	ADDQ       $0x00000018, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2f32_chunk
+	JMP        viterbi_AVX2f32_next
+
+viterbi_AVX2f32_f3:
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y2
+	VADDPS       (R10), Y2, Y4
+	VXORPD       Y0, Y0, Y0
+	VADDPS       32(R10), Y2, Y5
+	VXORPD       Y1, Y1, Y1
+	VADDPS       64(R10), Y2, Y6
+	VXORPD       Y2, Y2, Y2
+	VXORPD       Y3, Y3, Y3
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_f3_fin
+
+viterbi_AVX2f32_f3_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y3, Y3
+	VBROADCASTSS (R9), Y7
+	VADDPS       (R10), Y7, Y8
+	VCMPPS       $0x1e, Y4, Y8, Y9
+	VMAXPS       Y4, Y8, Y4
+	VANDPS       Y3, Y9, Y9
+	VMAXPS       Y9, Y0, Y0
+	VADDPS       32(R10), Y7, Y8
+	VCMPPS       $0x1e, Y5, Y8, Y9
+	VMAXPS       Y5, Y8, Y5
+	VANDPS       Y3, Y9, Y9
+	VMAXPS       Y9, Y1, Y1
+	VADDPS       64(R10), Y7, Y7
+	VCMPPS       $0x1e, Y6, Y7, Y8
+	VMAXPS       Y6, Y7, Y6
+	VANDPS       Y3, Y8, Y8
+	VMAXPS       Y8, Y2, Y2
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_f3_i
+
+viterbi_AVX2f32_f3_fin:
+	VCVTPS2DQ Y0, Y0
+	VADDPS    (CX)(DX*4), Y4, Y4
+	VMOVUPS   Y4, (AX)(DX*4)
+	VMOVDQU   Y0, (BX)(DX*4)
+	VCVTPS2DQ Y1, Y1
+	VADDPS    32(CX)(DX*4), Y5, Y5
+	VMOVUPS   Y5, 32(AX)(DX*4)
+	VMOVDQU   Y1, 32(BX)(DX*4)
+	VCVTPS2DQ Y2, Y2
+	VADDPS    64(CX)(DX*4), Y6, Y6
+	VMOVUPS   Y6, 64(AX)(DX*4)
+	VMOVDQU   Y2, 64(BX)(DX*4)
+	ADDQ      $0x00000018, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX2f32_chunk
+	JMP       viterbi_AVX2f32_next
+
+viterbi_AVX2f32_k4:
+	MOVQ         $0x00000008, R9
+	SUBQ         R10, R9
+	LEAQ         tailmask32<>+0(SB), R10
+	VMOVDQU      (R10)(R9*4), Y0
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y4
+	VADDPS       (R10), Y4, Y6
+	VXORPD       Y1, Y1, Y1
+	VADDPS       32(R10), Y4, Y7
+	VXORPD       Y2, Y2, Y2
+	VADDPS       64(R10), Y4, Y8
+	VXORPD       Y3, Y3, Y3
+	VMASKMOVPS   96(R10), Y0, Y9
+	VADDPS       Y9, Y4, Y9
+	VXORPD       Y4, Y4, Y4
+	VXORPD       Y5, Y5, Y5
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_k4_fin
+
+viterbi_AVX2f32_k4_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y5, Y5
+	VBROADCASTSS (R9), Y10
+	VADDPS       (R10), Y10, Y11
+	VCMPPS       $0x1e, Y6, Y11, Y12
+	VMAXPS       Y6, Y11, Y6
+	VANDPS       Y5, Y12, Y12
+	VMAXPS       Y12, Y1, Y1
+	VADDPS       32(R10), Y10, Y11
+	VCMPPS       $0x1e, Y7, Y11, Y12
+	VMAXPS       Y7, Y11, Y7
+	VANDPS       Y5, Y12, Y12
+	VMAXPS       Y12, Y2, Y2
+	VADDPS       64(R10), Y10, Y11
+	VCMPPS       $0x1e, Y8, Y11, Y12
+	VMAXPS       Y8, Y11, Y8
+	VANDPS       Y5, Y12, Y12
+	VMAXPS       Y12, Y3, Y3
+	VMASKMOVPS   96(R10), Y0, Y11
+	VADDPS       Y11, Y10, Y11
+	VCMPPS       $0x1e, Y9, Y11, Y10
+	VMAXPS       Y9, Y11, Y9
+	VANDPS       Y5, Y10, Y10
+	VMAXPS       Y10, Y4, Y4
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_k4_i
+
+viterbi_AVX2f32_k4_fin:
+	VCVTPS2DQ  Y1, Y1
+	VADDPS     (CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, (AX)(DX*4)
+	VMOVDQU    Y1, (BX)(DX*4)
+	VCVTPS2DQ  Y2, Y2
+	VADDPS     32(CX)(DX*4), Y7, Y7
+	VMOVUPS    Y7, 32(AX)(DX*4)
+	VMOVDQU    Y2, 32(BX)(DX*4)
+	VCVTPS2DQ  Y3, Y3
+	VADDPS     64(CX)(DX*4), Y8, Y8
+	VMOVUPS    Y8, 64(AX)(DX*4)
+	VMOVDQU    Y3, 64(BX)(DX*4)
+	VCVTPS2DQ  Y4, Y4
+	VMASKMOVPS 96(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y9, Y9
+	VMASKMOVPS Y9, Y0, 96(AX)(DX*4)
+	VMASKMOVPS Y4, Y0, 96(BX)(DX*4)
+	ADDQ       $0x00000020, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2f32_chunk
+	JMP        viterbi_AVX2f32_next
+
+viterbi_AVX2f32_f4:
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y3
+	VADDPS       (R10), Y3, Y5
+	VXORPD       Y0, Y0, Y0
+	VADDPS       32(R10), Y3, Y6
+	VXORPD       Y1, Y1, Y1
+	VADDPS       64(R10), Y3, Y7
+	VXORPD       Y2, Y2, Y2
+	VADDPS       96(R10), Y3, Y8
+	VXORPD       Y3, Y3, Y3
+	VXORPD       Y4, Y4, Y4
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_f4_fin
+
+viterbi_AVX2f32_f4_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y4, Y4
+	VBROADCASTSS (R9), Y9
+	VADDPS       (R10), Y9, Y10
+	VCMPPS       $0x1e, Y5, Y10, Y11
+	VMAXPS       Y5, Y10, Y5
+	VANDPS       Y4, Y11, Y11
+	VMAXPS       Y11, Y0, Y0
+	VADDPS       32(R10), Y9, Y10
+	VCMPPS       $0x1e, Y6, Y10, Y11
+	VMAXPS       Y6, Y10, Y6
+	VANDPS       Y4, Y11, Y11
+	VMAXPS       Y11, Y1, Y1
+	VADDPS       64(R10), Y9, Y10
+	VCMPPS       $0x1e, Y7, Y10, Y11
+	VMAXPS       Y7, Y10, Y7
+	VANDPS       Y4, Y11, Y11
+	VMAXPS       Y11, Y2, Y2
+	VADDPS       96(R10), Y9, Y9
+	VCMPPS       $0x1e, Y8, Y9, Y10
+	VMAXPS       Y8, Y9, Y8
+	VANDPS       Y4, Y10, Y10
+	VMAXPS       Y10, Y3, Y3
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_f4_i
+
+viterbi_AVX2f32_f4_fin:
+	VCVTPS2DQ Y0, Y0
+	VADDPS    (CX)(DX*4), Y5, Y5
+	VMOVUPS   Y5, (AX)(DX*4)
+	VMOVDQU   Y0, (BX)(DX*4)
+	VCVTPS2DQ Y1, Y1
+	VADDPS    32(CX)(DX*4), Y6, Y6
+	VMOVUPS   Y6, 32(AX)(DX*4)
+	VMOVDQU   Y1, 32(BX)(DX*4)
+	VCVTPS2DQ Y2, Y2
+	VADDPS    64(CX)(DX*4), Y7, Y7
+	VMOVUPS   Y7, 64(AX)(DX*4)
+	VMOVDQU   Y2, 64(BX)(DX*4)
+	VCVTPS2DQ Y3, Y3
+	VADDPS    96(CX)(DX*4), Y8, Y8
+	VMOVUPS   Y8, 96(AX)(DX*4)
+	VMOVDQU   Y3, 96(BX)(DX*4)
+	ADDQ      $0x00000020, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX2f32_chunk
+	JMP       viterbi_AVX2f32_next
+
+viterbi_AVX2f32_k5:
+	MOVQ         $0x00000008, R9
+	SUBQ         R10, R9
+	LEAQ         tailmask32<>+0(SB), R10
+	VMOVDQU      (R10)(R9*4), Y0
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y5
+	VADDPS       (R10), Y5, Y7
+	VXORPD       Y1, Y1, Y1
+	VADDPS       32(R10), Y5, Y8
+	VXORPD       Y2, Y2, Y2
+	VADDPS       64(R10), Y5, Y9
+	VXORPD       Y3, Y3, Y3
+	VADDPS       96(R10), Y5, Y10
+	VXORPD       Y4, Y4, Y4
+	VMASKMOVPS   128(R10), Y0, Y11
+	VADDPS       Y11, Y5, Y11
+	VXORPD       Y5, Y5, Y5
+	VXORPD       Y6, Y6, Y6
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_k5_fin
+
+viterbi_AVX2f32_k5_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y6, Y6
+	VBROADCASTSS (R9), Y12
+	VADDPS       (R10), Y12, Y13
+	VCMPPS       $0x1e, Y7, Y13, Y14
+	VMAXPS       Y7, Y13, Y7
+	VANDPS       Y6, Y14, Y14
+	VMAXPS       Y14, Y1, Y1
+	VADDPS       32(R10), Y12, Y13
+	VCMPPS       $0x1e, Y8, Y13, Y14
+	VMAXPS       Y8, Y13, Y8
+	VANDPS       Y6, Y14, Y14
+	VMAXPS       Y14, Y2, Y2
+	VADDPS       64(R10), Y12, Y13
+	VCMPPS       $0x1e, Y9, Y13, Y14
+	VMAXPS       Y9, Y13, Y9
+	VANDPS       Y6, Y14, Y14
+	VMAXPS       Y14, Y3, Y3
+	VADDPS       96(R10), Y12, Y13
+	VCMPPS       $0x1e, Y10, Y13, Y14
+	VMAXPS       Y10, Y13, Y10
+	VANDPS       Y6, Y14, Y14
+	VMAXPS       Y14, Y4, Y4
+	VMASKMOVPS   128(R10), Y0, Y13
+	VADDPS       Y13, Y12, Y13
+	VCMPPS       $0x1e, Y11, Y13, Y12
+	VMAXPS       Y11, Y13, Y11
+	VANDPS       Y6, Y12, Y12
+	VMAXPS       Y12, Y5, Y5
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_k5_i
+
+viterbi_AVX2f32_k5_fin:
+	VCVTPS2DQ  Y1, Y1
+	VADDPS     (CX)(DX*4), Y7, Y7
+	VMOVUPS    Y7, (AX)(DX*4)
+	VMOVDQU    Y1, (BX)(DX*4)
+	VCVTPS2DQ  Y2, Y2
+	VADDPS     32(CX)(DX*4), Y8, Y8
+	VMOVUPS    Y8, 32(AX)(DX*4)
+	VMOVDQU    Y2, 32(BX)(DX*4)
+	VCVTPS2DQ  Y3, Y3
+	VADDPS     64(CX)(DX*4), Y9, Y9
+	VMOVUPS    Y9, 64(AX)(DX*4)
+	VMOVDQU    Y3, 64(BX)(DX*4)
+	VCVTPS2DQ  Y4, Y4
+	VADDPS     96(CX)(DX*4), Y10, Y10
+	VMOVUPS    Y10, 96(AX)(DX*4)
+	VMOVDQU    Y4, 96(BX)(DX*4)
+	VCVTPS2DQ  Y5, Y5
+	VMASKMOVPS 128(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y11, Y11
+	VMASKMOVPS Y11, Y0, 128(AX)(DX*4)
+	VMASKMOVPS Y5, Y0, 128(BX)(DX*4)
+	ADDQ       $0x00000028, DX
+	INCQ       SI
+	CMPQ       DX, R8
+	JB         viterbi_AVX2f32_chunk
+	JMP        viterbi_AVX2f32_next
+
+viterbi_AVX2f32_f5:
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Y4
+	VADDPS       (R10), Y4, Y6
+	VXORPD       Y0, Y0, Y0
+	VADDPS       32(R10), Y4, Y7
+	VXORPD       Y1, Y1, Y1
+	VADDPS       64(R10), Y4, Y8
+	VXORPD       Y2, Y2, Y2
+	VADDPS       96(R10), Y4, Y9
+	VXORPD       Y3, Y3, Y3
+	VADDPS       128(R10), Y4, Y10
+	VXORPD       Y4, Y4, Y4
+	VXORPD       Y5, Y5, Y5
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX2f32_f5_fin
+
+viterbi_AVX2f32_f5_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       vitones32<>+0(SB), Y5, Y5
+	VBROADCASTSS (R9), Y11
+	VADDPS       (R10), Y11, Y12
+	VCMPPS       $0x1e, Y6, Y12, Y13
+	VMAXPS       Y6, Y12, Y6
+	VANDPS       Y5, Y13, Y13
+	VMAXPS       Y13, Y0, Y0
+	VADDPS       32(R10), Y11, Y12
+	VCMPPS       $0x1e, Y7, Y12, Y13
+	VMAXPS       Y7, Y12, Y7
+	VANDPS       Y5, Y13, Y13
+	VMAXPS       Y13, Y1, Y1
+	VADDPS       64(R10), Y11, Y12
+	VCMPPS       $0x1e, Y8, Y12, Y13
+	VMAXPS       Y8, Y12, Y8
+	VANDPS       Y5, Y13, Y13
+	VMAXPS       Y13, Y2, Y2
+	VADDPS       96(R10), Y11, Y12
+	VCMPPS       $0x1e, Y9, Y12, Y13
+	VMAXPS       Y9, Y12, Y9
+	VANDPS       Y5, Y13, Y13
+	VMAXPS       Y13, Y3, Y3
+	VADDPS       128(R10), Y11, Y11
+	VCMPPS       $0x1e, Y10, Y11, Y12
+	VMAXPS       Y10, Y11, Y10
+	VANDPS       Y5, Y12, Y12
+	VMAXPS       Y12, Y4, Y4
+	DECQ         R11
+	JNZ          viterbi_AVX2f32_f5_i
+
+viterbi_AVX2f32_f5_fin:
+	VCVTPS2DQ Y0, Y0
+	VADDPS    (CX)(DX*4), Y6, Y6
+	VMOVUPS   Y6, (AX)(DX*4)
+	VMOVDQU   Y0, (BX)(DX*4)
+	VCVTPS2DQ Y1, Y1
+	VADDPS    32(CX)(DX*4), Y7, Y7
+	VMOVUPS   Y7, 32(AX)(DX*4)
+	VMOVDQU   Y1, 32(BX)(DX*4)
+	VCVTPS2DQ Y2, Y2
+	VADDPS    64(CX)(DX*4), Y8, Y8
+	VMOVUPS   Y8, 64(AX)(DX*4)
+	VMOVDQU   Y2, 64(BX)(DX*4)
+	VCVTPS2DQ Y3, Y3
+	VADDPS    96(CX)(DX*4), Y9, Y9
+	VMOVUPS   Y9, 96(AX)(DX*4)
+	VMOVDQU   Y3, 96(BX)(DX*4)
+	VCVTPS2DQ Y4, Y4
+	VADDPS    128(CX)(DX*4), Y10, Y10
+	VMOVUPS   Y10, 128(AX)(DX*4)
+	VMOVDQU   Y4, 128(BX)(DX*4)
+	ADDQ      $0x00000028, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX2f32_chunk
+
+viterbi_AVX2f32_next:
+	LEAQ (AX)(R8*4), AX
+	LEAQ (CX)(R8*4), CX
+	LEAQ (BX)(R8*4), BX
+	DECQ (SP)
+	JNZ  viterbi_AVX2f32_t
+
+viterbi_AVX2f32_ret:
+	VZEROUPPER
+	RET
+
+DATA tailmask32<>+0(SB)/4, $0xffffffff
+DATA tailmask32<>+4(SB)/4, $0xffffffff
+DATA tailmask32<>+8(SB)/4, $0xffffffff
+DATA tailmask32<>+12(SB)/4, $0xffffffff
+DATA tailmask32<>+16(SB)/4, $0xffffffff
+DATA tailmask32<>+20(SB)/4, $0xffffffff
+DATA tailmask32<>+24(SB)/4, $0xffffffff
+DATA tailmask32<>+28(SB)/4, $0xffffffff
+DATA tailmask32<>+32(SB)/4, $0x00000000
+DATA tailmask32<>+36(SB)/4, $0x00000000
+DATA tailmask32<>+40(SB)/4, $0x00000000
+DATA tailmask32<>+44(SB)/4, $0x00000000
+DATA tailmask32<>+48(SB)/4, $0x00000000
+DATA tailmask32<>+52(SB)/4, $0x00000000
+DATA tailmask32<>+56(SB)/4, $0x00000000
+DATA tailmask32<>+60(SB)/4, $0x00000000
+GLOBL tailmask32<>(SB), RODATA|NOPTR, $64
+
+DATA vitones32<>+0(SB)/4, $(1.0)
+DATA vitones32<>+4(SB)/4, $(1.0)
+DATA vitones32<>+8(SB)/4, $(1.0)
+DATA vitones32<>+12(SB)/4, $(1.0)
+DATA vitones32<>+16(SB)/4, $(1.0)
+DATA vitones32<>+20(SB)/4, $(1.0)
+DATA vitones32<>+24(SB)/4, $(1.0)
+DATA vitones32<>+28(SB)/4, $(1.0)
+GLOBL vitones32<>(SB), RODATA|NOPTR, $32
+
+// func viterbiMax32AVX2(delta []float32, s []float32, tr []float32, T int, M int)
+// Requires: AVX, CMOV
+TEXT ·viterbiMax32AVX2(SB), NOSPLIT, $56-88
+	MOVQ  delta_base+0(FP), CX
+	MOVQ  s_base+24(FP), BX
+	MOVQ  tr_base+48(FP), SI
+	MOVQ  T+72(FP), AX
+	MOVQ  M+80(FP), DI
+	TESTQ AX, AX
+	JLE   viterbiMax_AVX2f32_ret
+	TESTQ DI, DI
+	JLE   viterbiMax_AVX2f32_ret
+	XORQ  DX, DX
+	MOVQ  DI, R8
+	ANDQ  $-8, R8
+
+viterbi_copy_AVX2f32_narrow:
+	CMPQ    DX, R8
+	JAE     viterbi_copy_AVX2f32_tail
+	VMOVUPS (BX)(DX*4), Y0
+	VMOVUPS Y0, (CX)(DX*4)
+	ADDQ    $+8, DX
+	JMP     viterbi_copy_AVX2f32_narrow
+
+viterbi_copy_AVX2f32_tail:
+	MOVQ       DI, R8
+	SUBQ       DX, R8
+	JZ         viterbi_copy_AVX2f32_end
+	MOVQ       $0x00000008, R9
+	SUBQ       R8, R9
+	LEAQ       tailmask32<>+0(SB), R8
+	VMOVDQU    (R8)(R9*4), Y0
+	VMASKMOVPS (BX)(DX*4), Y0, Y1
+	VMASKMOVPS Y1, Y0, (CX)(DX*4)
+
+viterbi_copy_AVX2f32_end:
+	DECQ       AX
+	JZ         viterbiMax_AVX2f32_ret
+	MOVQ       AX, (SP)
+	MOVQ       DI, AX
+	MOVQ       $0x00000008, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $0x00000008, DX
+	SUBQ       AX, DX
+	LEAQ       tailmask32<>+0(SB), AX
+	VMOVDQU    (AX)(DX*4), Y0
+	VMASKMOVPS (BX), Y0, Y0
+	VMOVUPS    Y0, 8(SP)
+	MOVQ       DI, R8
+	ADDQ       $0x00000007, R8
+	SHRQ       $0x03, R8
+	MOVQ       R8, R9
+	ADDQ       $0x0000000b, R9
+	MOVQ       R9, AX
+	XORQ       DX, DX
+	MOVQ       $0x0000000c, R9
+	DIVQ       R9
+	MOVQ       AX, R9
+	MOVQ       R8, AX
+	XORQ       DX, DX
+	DIVQ       R9
+	MOVQ       AX, 40(SP)
+	MOVQ       DX, 48(SP)
+	LEAQ       (CX)(DI*4), AX
+	LEAQ       (BX)(DI*4), CX
+
+viterbiMax_AVX2f32_t:
+	XORQ DX, DX
+	XORQ BX, BX
+
+viterbiMax_AVX2f32_chunk:
+	MOVQ    40(SP), R8
+	CMPQ    BX, 48(SP)
+	ADCQ    $0x00000000, R8
+	MOVQ    R8, R9
+	SHLQ    $0x03, R9
+	ADDQ    DX, R9
+	SUBQ    $0x00000008, R9
+	NEGQ    R9
+	ADDQ    DI, R9
+	MOVQ    $0x00000008, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	CMPQ    R9, $0x00000008
+	JE      viterbiMax_AVX2f32_full
+	CMPQ    R8, $0x00000001
+	JE      viterbiMax_AVX2f32_k1
+	CMPQ    R8, $0x00000002
+	JE      viterbiMax_AVX2f32_k2
+	CMPQ    R8, $0x00000003
+	JE      viterbiMax_AVX2f32_k3
+	CMPQ    R8, $0x00000004
+	JE      viterbiMax_AVX2f32_k4
+	CMPQ    R8, $0x00000005
+	JE      viterbiMax_AVX2f32_k5
+	CMPQ    R8, $0x00000006
+	JE      viterbiMax_AVX2f32_k6
+	CMPQ    R8, $0x00000007
+	JE      viterbiMax_AVX2f32_k7
+	CMPQ    R8, $0x00000008
+	JE      viterbiMax_AVX2f32_k8
+	CMPQ    R8, $0x00000009
+	JE      viterbiMax_AVX2f32_k9
+	CMPQ    R8, $0x0000000a
+	JE      viterbiMax_AVX2f32_k10
+	CMPQ    R8, $0x0000000b
+	JE      viterbiMax_AVX2f32_k11
+	CMPQ    R8, $0x0000000c
+	JE      viterbiMax_AVX2f32_k12
+	JMP     viterbiMax_AVX2f32_ret
+
+viterbiMax_AVX2f32_full:
+	CMPQ R8, $0x00000001
+	JE   viterbiMax_AVX2f32_f1
+	CMPQ R8, $0x00000002
+	JE   viterbiMax_AVX2f32_f2
+	CMPQ R8, $0x00000003
+	JE   viterbiMax_AVX2f32_f3
+	CMPQ R8, $0x00000004
+	JE   viterbiMax_AVX2f32_f4
+	CMPQ R8, $0x00000005
+	JE   viterbiMax_AVX2f32_f5
+	CMPQ R8, $0x00000006
+	JE   viterbiMax_AVX2f32_f6
+	CMPQ R8, $0x00000007
+	JE   viterbiMax_AVX2f32_f7
+	CMPQ R8, $0x00000008
+	JE   viterbiMax_AVX2f32_f8
+	CMPQ R8, $0x00000009
+	JE   viterbiMax_AVX2f32_f9
+	CMPQ R8, $0x0000000a
+	JE   viterbiMax_AVX2f32_f10
+	CMPQ R8, $0x0000000b
+	JE   viterbiMax_AVX2f32_f11
+	CMPQ R8, $0x0000000c
+	JE   viterbiMax_AVX2f32_f12
+	JMP  viterbiMax_AVX2f32_ret
+
+viterbiMax_AVX2f32_k1:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	LEAQ         8(SP), R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VMASKMOVPS   (R9), Y0, Y2
+	VADDPS       Y2, Y1, Y2
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k1_fin
+
+viterbiMax_AVX2f32_k1_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VMASKMOVPS   (R9), Y0, Y3
+	VADDPS       Y3, Y1, Y3
+	VMAXPS       Y2, Y3, Y2
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k1_i
+
+viterbiMax_AVX2f32_k1_fin:
+	VMASKMOVPS (CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y2, Y2
+	VMASKMOVPS Y2, Y0, (AX)(DX*4)
+	VMOVUPS    Y2, 8(SP)
+	ADDQ       $0x00000008, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f1:
+	LEAQ         8(SP), R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f1_fin
+
+viterbiMax_AVX2f32_f1_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y1
+	VMAXPS       Y0, Y1, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f1_i
+
+viterbiMax_AVX2f32_f1_fin:
+	VADDPS  (CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, (AX)(DX*4)
+	VMOVUPS Y0, 8(SP)
+	ADDQ    $0x00000008, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k2:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VMASKMOVPS   32(R9), Y0, Y3
+	VADDPS       Y3, Y1, Y3
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k2_fin
+
+viterbiMax_AVX2f32_k2_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y4
+	VMAXPS       Y2, Y4, Y2
+	VMASKMOVPS   32(R9), Y0, Y4
+	VADDPS       Y4, Y1, Y4
+	VMAXPS       Y3, Y4, Y3
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k2_i
+
+viterbiMax_AVX2f32_k2_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VMASKMOVPS 32(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y3, Y3
+	VMASKMOVPS Y3, Y0, 32(AX)(DX*4)
+	ADDQ       $0x00000010, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f2:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f2_fin
+
+viterbiMax_AVX2f32_f2_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y2
+	VADDPS       (R9), Y2, Y3
+	VMAXPS       Y1, Y3, Y1
+	VADDPS       32(R9), Y2, Y2
+	VMAXPS       Y0, Y2, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f2_i
+
+viterbiMax_AVX2f32_f2_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 32(AX)(DX*4)
+	ADDQ    $0x00000010, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k3:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VMASKMOVPS   64(R9), Y0, Y4
+	VADDPS       Y4, Y1, Y4
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k3_fin
+
+viterbiMax_AVX2f32_k3_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y5
+	VMAXPS       Y2, Y5, Y2
+	VADDPS       32(R9), Y1, Y5
+	VMAXPS       Y3, Y5, Y3
+	VMASKMOVPS   64(R9), Y0, Y5
+	VADDPS       Y5, Y1, Y5
+	VMAXPS       Y4, Y5, Y4
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k3_i
+
+viterbiMax_AVX2f32_k3_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VMASKMOVPS 64(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y4, Y4
+	VMASKMOVPS Y4, Y0, 64(AX)(DX*4)
+	ADDQ       $0x00000018, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f3:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f3_fin
+
+viterbiMax_AVX2f32_f3_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y3
+	VADDPS       (R9), Y3, Y4
+	VMAXPS       Y1, Y4, Y1
+	VADDPS       32(R9), Y3, Y4
+	VMAXPS       Y2, Y4, Y2
+	VADDPS       64(R9), Y3, Y3
+	VMAXPS       Y0, Y3, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f3_i
+
+viterbiMax_AVX2f32_f3_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 64(AX)(DX*4)
+	ADDQ    $0x00000018, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k4:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VMASKMOVPS   96(R9), Y0, Y5
+	VADDPS       Y5, Y1, Y5
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k4_fin
+
+viterbiMax_AVX2f32_k4_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y6
+	VMAXPS       Y2, Y6, Y2
+	VADDPS       32(R9), Y1, Y6
+	VMAXPS       Y3, Y6, Y3
+	VADDPS       64(R9), Y1, Y6
+	VMAXPS       Y4, Y6, Y4
+	VMASKMOVPS   96(R9), Y0, Y6
+	VADDPS       Y6, Y1, Y6
+	VMAXPS       Y5, Y6, Y5
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k4_i
+
+viterbiMax_AVX2f32_k4_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VMASKMOVPS 96(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y5, Y5
+	VMASKMOVPS Y5, Y0, 96(AX)(DX*4)
+	ADDQ       $0x00000020, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f4:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f4_fin
+
+viterbiMax_AVX2f32_f4_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y4
+	VADDPS       (R9), Y4, Y5
+	VMAXPS       Y1, Y5, Y1
+	VADDPS       32(R9), Y4, Y5
+	VMAXPS       Y2, Y5, Y2
+	VADDPS       64(R9), Y4, Y5
+	VMAXPS       Y3, Y5, Y3
+	VADDPS       96(R9), Y4, Y4
+	VMAXPS       Y0, Y4, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f4_i
+
+viterbiMax_AVX2f32_f4_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 96(AX)(DX*4)
+	ADDQ    $0x00000020, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k5:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VADDPS       96(R9), Y1, Y5
+	VMASKMOVPS   128(R9), Y0, Y6
+	VADDPS       Y6, Y1, Y6
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k5_fin
+
+viterbiMax_AVX2f32_k5_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y7
+	VMAXPS       Y2, Y7, Y2
+	VADDPS       32(R9), Y1, Y7
+	VMAXPS       Y3, Y7, Y3
+	VADDPS       64(R9), Y1, Y7
+	VMAXPS       Y4, Y7, Y4
+	VADDPS       96(R9), Y1, Y7
+	VMAXPS       Y5, Y7, Y5
+	VMASKMOVPS   128(R9), Y0, Y7
+	VADDPS       Y7, Y1, Y7
+	VMAXPS       Y6, Y7, Y6
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k5_i
+
+viterbiMax_AVX2f32_k5_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VADDPS     96(CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, 96(AX)(DX*4)
+	VMASKMOVPS 128(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y6, Y6
+	VMASKMOVPS Y6, Y0, 128(AX)(DX*4)
+	ADDQ       $0x00000028, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f5:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y4
+	VADDPS       128(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f5_fin
+
+viterbiMax_AVX2f32_f5_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y5
+	VADDPS       (R9), Y5, Y6
+	VMAXPS       Y1, Y6, Y1
+	VADDPS       32(R9), Y5, Y6
+	VMAXPS       Y2, Y6, Y2
+	VADDPS       64(R9), Y5, Y6
+	VMAXPS       Y3, Y6, Y3
+	VADDPS       96(R9), Y5, Y6
+	VMAXPS       Y4, Y6, Y4
+	VADDPS       128(R9), Y5, Y5
+	VMAXPS       Y0, Y5, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f5_i
+
+viterbiMax_AVX2f32_f5_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y4, Y4
+	VMOVUPS Y4, 96(AX)(DX*4)
+	VADDPS  128(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 128(AX)(DX*4)
+	ADDQ    $0x00000028, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k6:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VADDPS       96(R9), Y1, Y5
+	VADDPS       128(R9), Y1, Y6
+	VMASKMOVPS   160(R9), Y0, Y7
+	VADDPS       Y7, Y1, Y7
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k6_fin
+
+viterbiMax_AVX2f32_k6_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y8
+	VMAXPS       Y2, Y8, Y2
+	VADDPS       32(R9), Y1, Y8
+	VMAXPS       Y3, Y8, Y3
+	VADDPS       64(R9), Y1, Y8
+	VMAXPS       Y4, Y8, Y4
+	VADDPS       96(R9), Y1, Y8
+	VMAXPS       Y5, Y8, Y5
+	VADDPS       128(R9), Y1, Y8
+	VMAXPS       Y6, Y8, Y6
+	VMASKMOVPS   160(R9), Y0, Y8
+	VADDPS       Y8, Y1, Y8
+	VMAXPS       Y7, Y8, Y7
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k6_i
+
+viterbiMax_AVX2f32_k6_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VADDPS     96(CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, 96(AX)(DX*4)
+	VADDPS     128(CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, 128(AX)(DX*4)
+	VMASKMOVPS 160(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y7, Y7
+	VMASKMOVPS Y7, Y0, 160(AX)(DX*4)
+	ADDQ       $0x00000030, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f6:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y4
+	VADDPS       128(R9), Y0, Y5
+	VADDPS       160(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f6_fin
+
+viterbiMax_AVX2f32_f6_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y6
+	VADDPS       (R9), Y6, Y7
+	VMAXPS       Y1, Y7, Y1
+	VADDPS       32(R9), Y6, Y7
+	VMAXPS       Y2, Y7, Y2
+	VADDPS       64(R9), Y6, Y7
+	VMAXPS       Y3, Y7, Y3
+	VADDPS       96(R9), Y6, Y7
+	VMAXPS       Y4, Y7, Y4
+	VADDPS       128(R9), Y6, Y7
+	VMAXPS       Y5, Y7, Y5
+	VADDPS       160(R9), Y6, Y6
+	VMAXPS       Y0, Y6, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f6_i
+
+viterbiMax_AVX2f32_f6_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y4, Y4
+	VMOVUPS Y4, 96(AX)(DX*4)
+	VADDPS  128(CX)(DX*4), Y5, Y5
+	VMOVUPS Y5, 128(AX)(DX*4)
+	VADDPS  160(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 160(AX)(DX*4)
+	ADDQ    $0x00000030, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k7:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VADDPS       96(R9), Y1, Y5
+	VADDPS       128(R9), Y1, Y6
+	VADDPS       160(R9), Y1, Y7
+	VMASKMOVPS   192(R9), Y0, Y8
+	VADDPS       Y8, Y1, Y8
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k7_fin
+
+viterbiMax_AVX2f32_k7_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y9
+	VMAXPS       Y2, Y9, Y2
+	VADDPS       32(R9), Y1, Y9
+	VMAXPS       Y3, Y9, Y3
+	VADDPS       64(R9), Y1, Y9
+	VMAXPS       Y4, Y9, Y4
+	VADDPS       96(R9), Y1, Y9
+	VMAXPS       Y5, Y9, Y5
+	VADDPS       128(R9), Y1, Y9
+	VMAXPS       Y6, Y9, Y6
+	VADDPS       160(R9), Y1, Y9
+	VMAXPS       Y7, Y9, Y7
+	VMASKMOVPS   192(R9), Y0, Y9
+	VADDPS       Y9, Y1, Y9
+	VMAXPS       Y8, Y9, Y8
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k7_i
+
+viterbiMax_AVX2f32_k7_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VADDPS     96(CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, 96(AX)(DX*4)
+	VADDPS     128(CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, 128(AX)(DX*4)
+	VADDPS     160(CX)(DX*4), Y7, Y7
+	VMOVUPS    Y7, 160(AX)(DX*4)
+	VMASKMOVPS 192(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y8, Y8
+	VMASKMOVPS Y8, Y0, 192(AX)(DX*4)
+	ADDQ       $0x00000038, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f7:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y4
+	VADDPS       128(R9), Y0, Y5
+	VADDPS       160(R9), Y0, Y6
+	VADDPS       192(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f7_fin
+
+viterbiMax_AVX2f32_f7_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y7
+	VADDPS       (R9), Y7, Y8
+	VMAXPS       Y1, Y8, Y1
+	VADDPS       32(R9), Y7, Y8
+	VMAXPS       Y2, Y8, Y2
+	VADDPS       64(R9), Y7, Y8
+	VMAXPS       Y3, Y8, Y3
+	VADDPS       96(R9), Y7, Y8
+	VMAXPS       Y4, Y8, Y4
+	VADDPS       128(R9), Y7, Y8
+	VMAXPS       Y5, Y8, Y5
+	VADDPS       160(R9), Y7, Y8
+	VMAXPS       Y6, Y8, Y6
+	VADDPS       192(R9), Y7, Y7
+	VMAXPS       Y0, Y7, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f7_i
+
+viterbiMax_AVX2f32_f7_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y4, Y4
+	VMOVUPS Y4, 96(AX)(DX*4)
+	VADDPS  128(CX)(DX*4), Y5, Y5
+	VMOVUPS Y5, 128(AX)(DX*4)
+	VADDPS  160(CX)(DX*4), Y6, Y6
+	VMOVUPS Y6, 160(AX)(DX*4)
+	VADDPS  192(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 192(AX)(DX*4)
+	ADDQ    $0x00000038, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k8:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VADDPS       96(R9), Y1, Y5
+	VADDPS       128(R9), Y1, Y6
+	VADDPS       160(R9), Y1, Y7
+	VADDPS       192(R9), Y1, Y8
+	VMASKMOVPS   224(R9), Y0, Y9
+	VADDPS       Y9, Y1, Y9
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k8_fin
+
+viterbiMax_AVX2f32_k8_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y10
+	VMAXPS       Y2, Y10, Y2
+	VADDPS       32(R9), Y1, Y10
+	VMAXPS       Y3, Y10, Y3
+	VADDPS       64(R9), Y1, Y10
+	VMAXPS       Y4, Y10, Y4
+	VADDPS       96(R9), Y1, Y10
+	VMAXPS       Y5, Y10, Y5
+	VADDPS       128(R9), Y1, Y10
+	VMAXPS       Y6, Y10, Y6
+	VADDPS       160(R9), Y1, Y10
+	VMAXPS       Y7, Y10, Y7
+	VADDPS       192(R9), Y1, Y10
+	VMAXPS       Y8, Y10, Y8
+	VMASKMOVPS   224(R9), Y0, Y10
+	VADDPS       Y10, Y1, Y10
+	VMAXPS       Y9, Y10, Y9
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k8_i
+
+viterbiMax_AVX2f32_k8_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VADDPS     96(CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, 96(AX)(DX*4)
+	VADDPS     128(CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, 128(AX)(DX*4)
+	VADDPS     160(CX)(DX*4), Y7, Y7
+	VMOVUPS    Y7, 160(AX)(DX*4)
+	VADDPS     192(CX)(DX*4), Y8, Y8
+	VMOVUPS    Y8, 192(AX)(DX*4)
+	VMASKMOVPS 224(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y9, Y9
+	VMASKMOVPS Y9, Y0, 224(AX)(DX*4)
+	ADDQ       $0x00000040, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f8:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y4
+	VADDPS       128(R9), Y0, Y5
+	VADDPS       160(R9), Y0, Y6
+	VADDPS       192(R9), Y0, Y7
+	VADDPS       224(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f8_fin
+
+viterbiMax_AVX2f32_f8_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y8
+	VADDPS       (R9), Y8, Y9
+	VMAXPS       Y1, Y9, Y1
+	VADDPS       32(R9), Y8, Y9
+	VMAXPS       Y2, Y9, Y2
+	VADDPS       64(R9), Y8, Y9
+	VMAXPS       Y3, Y9, Y3
+	VADDPS       96(R9), Y8, Y9
+	VMAXPS       Y4, Y9, Y4
+	VADDPS       128(R9), Y8, Y9
+	VMAXPS       Y5, Y9, Y5
+	VADDPS       160(R9), Y8, Y9
+	VMAXPS       Y6, Y9, Y6
+	VADDPS       192(R9), Y8, Y9
+	VMAXPS       Y7, Y9, Y7
+	VADDPS       224(R9), Y8, Y8
+	VMAXPS       Y0, Y8, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f8_i
+
+viterbiMax_AVX2f32_f8_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y4, Y4
+	VMOVUPS Y4, 96(AX)(DX*4)
+	VADDPS  128(CX)(DX*4), Y5, Y5
+	VMOVUPS Y5, 128(AX)(DX*4)
+	VADDPS  160(CX)(DX*4), Y6, Y6
+	VMOVUPS Y6, 160(AX)(DX*4)
+	VADDPS  192(CX)(DX*4), Y7, Y7
+	VMOVUPS Y7, 192(AX)(DX*4)
+	VADDPS  224(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 224(AX)(DX*4)
+	ADDQ    $0x00000040, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k9:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VADDPS       96(R9), Y1, Y5
+	VADDPS       128(R9), Y1, Y6
+	VADDPS       160(R9), Y1, Y7
+	VADDPS       192(R9), Y1, Y8
+	VADDPS       224(R9), Y1, Y9
+	VMASKMOVPS   256(R9), Y0, Y10
+	VADDPS       Y10, Y1, Y10
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k9_fin
+
+viterbiMax_AVX2f32_k9_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y11
+	VMAXPS       Y2, Y11, Y2
+	VADDPS       32(R9), Y1, Y11
+	VMAXPS       Y3, Y11, Y3
+	VADDPS       64(R9), Y1, Y11
+	VMAXPS       Y4, Y11, Y4
+	VADDPS       96(R9), Y1, Y11
+	VMAXPS       Y5, Y11, Y5
+	VADDPS       128(R9), Y1, Y11
+	VMAXPS       Y6, Y11, Y6
+	VADDPS       160(R9), Y1, Y11
+	VMAXPS       Y7, Y11, Y7
+	VADDPS       192(R9), Y1, Y11
+	VMAXPS       Y8, Y11, Y8
+	VADDPS       224(R9), Y1, Y11
+	VMAXPS       Y9, Y11, Y9
+	VMASKMOVPS   256(R9), Y0, Y11
+	VADDPS       Y11, Y1, Y11
+	VMAXPS       Y10, Y11, Y10
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k9_i
+
+viterbiMax_AVX2f32_k9_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VADDPS     96(CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, 96(AX)(DX*4)
+	VADDPS     128(CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, 128(AX)(DX*4)
+	VADDPS     160(CX)(DX*4), Y7, Y7
+	VMOVUPS    Y7, 160(AX)(DX*4)
+	VADDPS     192(CX)(DX*4), Y8, Y8
+	VMOVUPS    Y8, 192(AX)(DX*4)
+	VADDPS     224(CX)(DX*4), Y9, Y9
+	VMOVUPS    Y9, 224(AX)(DX*4)
+	VMASKMOVPS 256(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y10, Y10
+	VMASKMOVPS Y10, Y0, 256(AX)(DX*4)
+	ADDQ       $0x00000048, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f9:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y4
+	VADDPS       128(R9), Y0, Y5
+	VADDPS       160(R9), Y0, Y6
+	VADDPS       192(R9), Y0, Y7
+	VADDPS       224(R9), Y0, Y8
+	VADDPS       256(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f9_fin
+
+viterbiMax_AVX2f32_f9_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y9
+	VADDPS       (R9), Y9, Y10
+	VMAXPS       Y1, Y10, Y1
+	VADDPS       32(R9), Y9, Y10
+	VMAXPS       Y2, Y10, Y2
+	VADDPS       64(R9), Y9, Y10
+	VMAXPS       Y3, Y10, Y3
+	VADDPS       96(R9), Y9, Y10
+	VMAXPS       Y4, Y10, Y4
+	VADDPS       128(R9), Y9, Y10
+	VMAXPS       Y5, Y10, Y5
+	VADDPS       160(R9), Y9, Y10
+	VMAXPS       Y6, Y10, Y6
+	VADDPS       192(R9), Y9, Y10
+	VMAXPS       Y7, Y10, Y7
+	VADDPS       224(R9), Y9, Y10
+	VMAXPS       Y8, Y10, Y8
+	VADDPS       256(R9), Y9, Y9
+	VMAXPS       Y0, Y9, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f9_i
+
+viterbiMax_AVX2f32_f9_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y4, Y4
+	VMOVUPS Y4, 96(AX)(DX*4)
+	VADDPS  128(CX)(DX*4), Y5, Y5
+	VMOVUPS Y5, 128(AX)(DX*4)
+	VADDPS  160(CX)(DX*4), Y6, Y6
+	VMOVUPS Y6, 160(AX)(DX*4)
+	VADDPS  192(CX)(DX*4), Y7, Y7
+	VMOVUPS Y7, 192(AX)(DX*4)
+	VADDPS  224(CX)(DX*4), Y8, Y8
+	VMOVUPS Y8, 224(AX)(DX*4)
+	VADDPS  256(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 256(AX)(DX*4)
+	ADDQ    $0x00000048, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k10:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VADDPS       96(R9), Y1, Y5
+	VADDPS       128(R9), Y1, Y6
+	VADDPS       160(R9), Y1, Y7
+	VADDPS       192(R9), Y1, Y8
+	VADDPS       224(R9), Y1, Y9
+	VADDPS       256(R9), Y1, Y10
+	VMASKMOVPS   288(R9), Y0, Y11
+	VADDPS       Y11, Y1, Y11
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k10_fin
+
+viterbiMax_AVX2f32_k10_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y12
+	VMAXPS       Y2, Y12, Y2
+	VADDPS       32(R9), Y1, Y12
+	VMAXPS       Y3, Y12, Y3
+	VADDPS       64(R9), Y1, Y12
+	VMAXPS       Y4, Y12, Y4
+	VADDPS       96(R9), Y1, Y12
+	VMAXPS       Y5, Y12, Y5
+	VADDPS       128(R9), Y1, Y12
+	VMAXPS       Y6, Y12, Y6
+	VADDPS       160(R9), Y1, Y12
+	VMAXPS       Y7, Y12, Y7
+	VADDPS       192(R9), Y1, Y12
+	VMAXPS       Y8, Y12, Y8
+	VADDPS       224(R9), Y1, Y12
+	VMAXPS       Y9, Y12, Y9
+	VADDPS       256(R9), Y1, Y12
+	VMAXPS       Y10, Y12, Y10
+	VMASKMOVPS   288(R9), Y0, Y12
+	VADDPS       Y12, Y1, Y12
+	VMAXPS       Y11, Y12, Y11
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k10_i
+
+viterbiMax_AVX2f32_k10_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VADDPS     96(CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, 96(AX)(DX*4)
+	VADDPS     128(CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, 128(AX)(DX*4)
+	VADDPS     160(CX)(DX*4), Y7, Y7
+	VMOVUPS    Y7, 160(AX)(DX*4)
+	VADDPS     192(CX)(DX*4), Y8, Y8
+	VMOVUPS    Y8, 192(AX)(DX*4)
+	VADDPS     224(CX)(DX*4), Y9, Y9
+	VMOVUPS    Y9, 224(AX)(DX*4)
+	VADDPS     256(CX)(DX*4), Y10, Y10
+	VMOVUPS    Y10, 256(AX)(DX*4)
+	VMASKMOVPS 288(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y11, Y11
+	VMASKMOVPS Y11, Y0, 288(AX)(DX*4)
+	ADDQ       $0x00000050, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f10:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y4
+	VADDPS       128(R9), Y0, Y5
+	VADDPS       160(R9), Y0, Y6
+	VADDPS       192(R9), Y0, Y7
+	VADDPS       224(R9), Y0, Y8
+	VADDPS       256(R9), Y0, Y9
+	VADDPS       288(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f10_fin
+
+viterbiMax_AVX2f32_f10_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y10
+	VADDPS       (R9), Y10, Y11
+	VMAXPS       Y1, Y11, Y1
+	VADDPS       32(R9), Y10, Y11
+	VMAXPS       Y2, Y11, Y2
+	VADDPS       64(R9), Y10, Y11
+	VMAXPS       Y3, Y11, Y3
+	VADDPS       96(R9), Y10, Y11
+	VMAXPS       Y4, Y11, Y4
+	VADDPS       128(R9), Y10, Y11
+	VMAXPS       Y5, Y11, Y5
+	VADDPS       160(R9), Y10, Y11
+	VMAXPS       Y6, Y11, Y6
+	VADDPS       192(R9), Y10, Y11
+	VMAXPS       Y7, Y11, Y7
+	VADDPS       224(R9), Y10, Y11
+	VMAXPS       Y8, Y11, Y8
+	VADDPS       256(R9), Y10, Y11
+	VMAXPS       Y9, Y11, Y9
+	VADDPS       288(R9), Y10, Y10
+	VMAXPS       Y0, Y10, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f10_i
+
+viterbiMax_AVX2f32_f10_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y4, Y4
+	VMOVUPS Y4, 96(AX)(DX*4)
+	VADDPS  128(CX)(DX*4), Y5, Y5
+	VMOVUPS Y5, 128(AX)(DX*4)
+	VADDPS  160(CX)(DX*4), Y6, Y6
+	VMOVUPS Y6, 160(AX)(DX*4)
+	VADDPS  192(CX)(DX*4), Y7, Y7
+	VMOVUPS Y7, 192(AX)(DX*4)
+	VADDPS  224(CX)(DX*4), Y8, Y8
+	VMOVUPS Y8, 224(AX)(DX*4)
+	VADDPS  256(CX)(DX*4), Y9, Y9
+	VMOVUPS Y9, 256(AX)(DX*4)
+	VADDPS  288(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 288(AX)(DX*4)
+	ADDQ    $0x00000050, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k11:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VADDPS       96(R9), Y1, Y5
+	VADDPS       128(R9), Y1, Y6
+	VADDPS       160(R9), Y1, Y7
+	VADDPS       192(R9), Y1, Y8
+	VADDPS       224(R9), Y1, Y9
+	VADDPS       256(R9), Y1, Y10
+	VADDPS       288(R9), Y1, Y11
+	VMASKMOVPS   320(R9), Y0, Y12
+	VADDPS       Y12, Y1, Y12
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k11_fin
+
+viterbiMax_AVX2f32_k11_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y13
+	VMAXPS       Y2, Y13, Y2
+	VADDPS       32(R9), Y1, Y13
+	VMAXPS       Y3, Y13, Y3
+	VADDPS       64(R9), Y1, Y13
+	VMAXPS       Y4, Y13, Y4
+	VADDPS       96(R9), Y1, Y13
+	VMAXPS       Y5, Y13, Y5
+	VADDPS       128(R9), Y1, Y13
+	VMAXPS       Y6, Y13, Y6
+	VADDPS       160(R9), Y1, Y13
+	VMAXPS       Y7, Y13, Y7
+	VADDPS       192(R9), Y1, Y13
+	VMAXPS       Y8, Y13, Y8
+	VADDPS       224(R9), Y1, Y13
+	VMAXPS       Y9, Y13, Y9
+	VADDPS       256(R9), Y1, Y13
+	VMAXPS       Y10, Y13, Y10
+	VADDPS       288(R9), Y1, Y13
+	VMAXPS       Y11, Y13, Y11
+	VMASKMOVPS   320(R9), Y0, Y13
+	VADDPS       Y13, Y1, Y13
+	VMAXPS       Y12, Y13, Y12
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k11_i
+
+viterbiMax_AVX2f32_k11_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VADDPS     96(CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, 96(AX)(DX*4)
+	VADDPS     128(CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, 128(AX)(DX*4)
+	VADDPS     160(CX)(DX*4), Y7, Y7
+	VMOVUPS    Y7, 160(AX)(DX*4)
+	VADDPS     192(CX)(DX*4), Y8, Y8
+	VMOVUPS    Y8, 192(AX)(DX*4)
+	VADDPS     224(CX)(DX*4), Y9, Y9
+	VMOVUPS    Y9, 224(AX)(DX*4)
+	VADDPS     256(CX)(DX*4), Y10, Y10
+	VMOVUPS    Y10, 256(AX)(DX*4)
+	VADDPS     288(CX)(DX*4), Y11, Y11
+	VMOVUPS    Y11, 288(AX)(DX*4)
+	VMASKMOVPS 320(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y12, Y12
+	VMASKMOVPS Y12, Y0, 320(AX)(DX*4)
+	ADDQ       $0x00000058, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f11:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y4
+	VADDPS       128(R9), Y0, Y5
+	VADDPS       160(R9), Y0, Y6
+	VADDPS       192(R9), Y0, Y7
+	VADDPS       224(R9), Y0, Y8
+	VADDPS       256(R9), Y0, Y9
+	VADDPS       288(R9), Y0, Y10
+	VADDPS       320(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f11_fin
+
+viterbiMax_AVX2f32_f11_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y11
+	VADDPS       (R9), Y11, Y12
+	VMAXPS       Y1, Y12, Y1
+	VADDPS       32(R9), Y11, Y12
+	VMAXPS       Y2, Y12, Y2
+	VADDPS       64(R9), Y11, Y12
+	VMAXPS       Y3, Y12, Y3
+	VADDPS       96(R9), Y11, Y12
+	VMAXPS       Y4, Y12, Y4
+	VADDPS       128(R9), Y11, Y12
+	VMAXPS       Y5, Y12, Y5
+	VADDPS       160(R9), Y11, Y12
+	VMAXPS       Y6, Y12, Y6
+	VADDPS       192(R9), Y11, Y12
+	VMAXPS       Y7, Y12, Y7
+	VADDPS       224(R9), Y11, Y12
+	VMAXPS       Y8, Y12, Y8
+	VADDPS       256(R9), Y11, Y12
+	VMAXPS       Y9, Y12, Y9
+	VADDPS       288(R9), Y11, Y12
+	VMAXPS       Y10, Y12, Y10
+	VADDPS       320(R9), Y11, Y11
+	VMAXPS       Y0, Y11, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f11_i
+
+viterbiMax_AVX2f32_f11_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y4, Y4
+	VMOVUPS Y4, 96(AX)(DX*4)
+	VADDPS  128(CX)(DX*4), Y5, Y5
+	VMOVUPS Y5, 128(AX)(DX*4)
+	VADDPS  160(CX)(DX*4), Y6, Y6
+	VMOVUPS Y6, 160(AX)(DX*4)
+	VADDPS  192(CX)(DX*4), Y7, Y7
+	VMOVUPS Y7, 192(AX)(DX*4)
+	VADDPS  224(CX)(DX*4), Y8, Y8
+	VMOVUPS Y8, 224(AX)(DX*4)
+	VADDPS  256(CX)(DX*4), Y9, Y9
+	VMOVUPS Y9, 256(AX)(DX*4)
+	VADDPS  288(CX)(DX*4), Y10, Y10
+	VMOVUPS Y10, 288(AX)(DX*4)
+	VADDPS  320(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 320(AX)(DX*4)
+	ADDQ    $0x00000058, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+	JMP     viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_k12:
+	MOVQ         $0x00000008, R8
+	SUBQ         R9, R8
+	LEAQ         tailmask32<>+0(SB), R9
+	VMOVDQU      (R9)(R8*4), Y0
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y2
+	VADDPS       32(R9), Y1, Y3
+	VADDPS       64(R9), Y1, Y4
+	VADDPS       96(R9), Y1, Y5
+	VADDPS       128(R9), Y1, Y6
+	VADDPS       160(R9), Y1, Y7
+	VADDPS       192(R9), Y1, Y8
+	VADDPS       224(R9), Y1, Y9
+	VADDPS       256(R9), Y1, Y10
+	VADDPS       288(R9), Y1, Y11
+	VADDPS       320(R9), Y1, Y12
+	VMASKMOVPS   352(R9), Y0, Y13
+	VADDPS       Y13, Y1, Y13
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_k12_fin
+
+viterbiMax_AVX2f32_k12_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y1
+	VADDPS       (R9), Y1, Y14
+	VMAXPS       Y2, Y14, Y2
+	VADDPS       32(R9), Y1, Y14
+	VMAXPS       Y3, Y14, Y3
+	VADDPS       64(R9), Y1, Y14
+	VMAXPS       Y4, Y14, Y4
+	VADDPS       96(R9), Y1, Y14
+	VMAXPS       Y5, Y14, Y5
+	VADDPS       128(R9), Y1, Y14
+	VMAXPS       Y6, Y14, Y6
+	VADDPS       160(R9), Y1, Y14
+	VMAXPS       Y7, Y14, Y7
+	VADDPS       192(R9), Y1, Y14
+	VMAXPS       Y8, Y14, Y8
+	VADDPS       224(R9), Y1, Y14
+	VMAXPS       Y9, Y14, Y9
+	VADDPS       256(R9), Y1, Y14
+	VMAXPS       Y10, Y14, Y10
+	VADDPS       288(R9), Y1, Y14
+	VMAXPS       Y11, Y14, Y11
+	VADDPS       320(R9), Y1, Y14
+	VMAXPS       Y12, Y14, Y12
+	VMASKMOVPS   352(R9), Y0, Y14
+	VADDPS       Y14, Y1, Y14
+	VMAXPS       Y13, Y14, Y13
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_k12_i
+
+viterbiMax_AVX2f32_k12_fin:
+	VADDPS     (CX)(DX*4), Y2, Y2
+	VMOVUPS    Y2, (AX)(DX*4)
+	VADDPS     32(CX)(DX*4), Y3, Y3
+	VMOVUPS    Y3, 32(AX)(DX*4)
+	VADDPS     64(CX)(DX*4), Y4, Y4
+	VMOVUPS    Y4, 64(AX)(DX*4)
+	VADDPS     96(CX)(DX*4), Y5, Y5
+	VMOVUPS    Y5, 96(AX)(DX*4)
+	VADDPS     128(CX)(DX*4), Y6, Y6
+	VMOVUPS    Y6, 128(AX)(DX*4)
+	VADDPS     160(CX)(DX*4), Y7, Y7
+	VMOVUPS    Y7, 160(AX)(DX*4)
+	VADDPS     192(CX)(DX*4), Y8, Y8
+	VMOVUPS    Y8, 192(AX)(DX*4)
+	VADDPS     224(CX)(DX*4), Y9, Y9
+	VMOVUPS    Y9, 224(AX)(DX*4)
+	VADDPS     256(CX)(DX*4), Y10, Y10
+	VMOVUPS    Y10, 256(AX)(DX*4)
+	VADDPS     288(CX)(DX*4), Y11, Y11
+	VMOVUPS    Y11, 288(AX)(DX*4)
+	VADDPS     320(CX)(DX*4), Y12, Y12
+	VMOVUPS    Y12, 320(AX)(DX*4)
+	VMASKMOVPS 352(CX)(DX*4), Y0, Y1
+	VADDPS     Y1, Y13, Y13
+	VMASKMOVPS Y13, Y0, 352(AX)(DX*4)
+	ADDQ       $0x00000060, DX
+	INCQ       BX
+	CMPQ       DX, DI
+	JB         viterbiMax_AVX2f32_chunk
+	JMP        viterbiMax_AVX2f32_next
+
+viterbiMax_AVX2f32_f12:
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Y0
+	VADDPS       (R9), Y0, Y1
+	VADDPS       32(R9), Y0, Y2
+	VADDPS       64(R9), Y0, Y3
+	VADDPS       96(R9), Y0, Y4
+	VADDPS       128(R9), Y0, Y5
+	VADDPS       160(R9), Y0, Y6
+	VADDPS       192(R9), Y0, Y7
+	VADDPS       224(R9), Y0, Y8
+	VADDPS       256(R9), Y0, Y9
+	VADDPS       288(R9), Y0, Y10
+	VADDPS       320(R9), Y0, Y11
+	VADDPS       352(R9), Y0, Y0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX2f32_f12_fin
+
+viterbiMax_AVX2f32_f12_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Y12
+	VADDPS       (R9), Y12, Y13
+	VMAXPS       Y1, Y13, Y1
+	VADDPS       32(R9), Y12, Y13
+	VMAXPS       Y2, Y13, Y2
+	VADDPS       64(R9), Y12, Y13
+	VMAXPS       Y3, Y13, Y3
+	VADDPS       96(R9), Y12, Y13
+	VMAXPS       Y4, Y13, Y4
+	VADDPS       128(R9), Y12, Y13
+	VMAXPS       Y5, Y13, Y5
+	VADDPS       160(R9), Y12, Y13
+	VMAXPS       Y6, Y13, Y6
+	VADDPS       192(R9), Y12, Y13
+	VMAXPS       Y7, Y13, Y7
+	VADDPS       224(R9), Y12, Y13
+	VMAXPS       Y8, Y13, Y8
+	VADDPS       256(R9), Y12, Y13
+	VMAXPS       Y9, Y13, Y9
+	VADDPS       288(R9), Y12, Y13
+	VMAXPS       Y10, Y13, Y10
+	VADDPS       320(R9), Y12, Y13
+	VMAXPS       Y11, Y13, Y11
+	VADDPS       352(R9), Y12, Y12
+	VMAXPS       Y0, Y12, Y0
+	DECQ         R10
+	JNZ          viterbiMax_AVX2f32_f12_i
+
+viterbiMax_AVX2f32_f12_fin:
+	VADDPS  (CX)(DX*4), Y1, Y1
+	VMOVUPS Y1, (AX)(DX*4)
+	VADDPS  32(CX)(DX*4), Y2, Y2
+	VMOVUPS Y2, 32(AX)(DX*4)
+	VADDPS  64(CX)(DX*4), Y3, Y3
+	VMOVUPS Y3, 64(AX)(DX*4)
+	VADDPS  96(CX)(DX*4), Y4, Y4
+	VMOVUPS Y4, 96(AX)(DX*4)
+	VADDPS  128(CX)(DX*4), Y5, Y5
+	VMOVUPS Y5, 128(AX)(DX*4)
+	VADDPS  160(CX)(DX*4), Y6, Y6
+	VMOVUPS Y6, 160(AX)(DX*4)
+	VADDPS  192(CX)(DX*4), Y7, Y7
+	VMOVUPS Y7, 192(AX)(DX*4)
+	VADDPS  224(CX)(DX*4), Y8, Y8
+	VMOVUPS Y8, 224(AX)(DX*4)
+	VADDPS  256(CX)(DX*4), Y9, Y9
+	VMOVUPS Y9, 256(AX)(DX*4)
+	VADDPS  288(CX)(DX*4), Y10, Y10
+	VMOVUPS Y10, 288(AX)(DX*4)
+	VADDPS  320(CX)(DX*4), Y11, Y11
+	VMOVUPS Y11, 320(AX)(DX*4)
+	VADDPS  352(CX)(DX*4), Y0, Y0
+	VMOVUPS Y0, 352(AX)(DX*4)
+	ADDQ    $0x00000060, DX
+	INCQ    BX
+	CMPQ    DX, DI
+	JB      viterbiMax_AVX2f32_chunk
+
+viterbiMax_AVX2f32_next:
+	LEAQ (AX)(DI*4), AX
+	LEAQ (CX)(DI*4), CX
+	DECQ (SP)
+	JNZ  viterbiMax_AVX2f32_t
+
+viterbiMax_AVX2f32_ret:
+	VZEROUPPER
+	RET
+
+// func viterbi32AVX512(delta []float32, bp []int32, s []float32, tr []float32, T int, M int)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV
+TEXT ·viterbi32AVX512(SB), NOSPLIT, $88-112
+	MOVQ  delta_base+0(FP), CX
+	MOVQ  bp_base+24(FP), BX
+	MOVQ  s_base+48(FP), SI
+	MOVQ  tr_base+72(FP), DI
+	MOVQ  T+96(FP), AX
+	MOVQ  M+104(FP), R8
+	TESTQ AX, AX
+	JLE   viterbi_AVX512f32_ret
+	TESTQ R8, R8
+	JLE   viterbi_AVX512f32_ret
+	XORQ  DX, DX
+	MOVQ  R8, R9
+	ANDQ  $-16, R9
+
+viterbi_copy_AVX512f32_narrow:
+	CMPQ    DX, R9
+	JAE     viterbi_copy_AVX512f32_tail
+	VMOVUPS (SI)(DX*4), Z0
+	VMOVUPS Z0, (CX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     viterbi_copy_AVX512f32_narrow
+
+viterbi_copy_AVX512f32_tail:
+	MOVQ      R8, R9
+	SUBQ      DX, R9
+	JZ        viterbi_copy_AVX512f32_end
+	MOVQ      $-1, R10
+	BZHIQ     R9, R10, R9
+	KMOVW     R9, K1
+	VMOVUPS.Z (SI)(DX*4), K1, Z0
+	VMOVUPS   Z0, K1, (CX)(DX*4)
+
+viterbi_copy_AVX512f32_end:
+	DECQ      AX
+	JZ        viterbi_AVX512f32_ret
+	MOVQ      AX, (SP)
+	MOVQ      R8, AX
+	MOVQ      $0x00000010, DX
+	CMPQ      AX, DX
+	CMOVQGT   DX, AX
+	MOVQ      $-1, DX
+	BZHIQ     AX, DX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS   Z0, 8(SP)
+	MOVQ      R8, R9
+	ADDQ      $0x0000000f, R9
+	SHRQ      $0x04, R9
+	MOVQ      R9, R10
+	ADDQ      $0x0000000b, R10
+	MOVQ      R10, AX
+	XORQ      DX, DX
+	MOVQ      $0x0000000c, R10
+	DIVQ      R10
+	MOVQ      AX, R10
+	MOVQ      R9, AX
+	XORQ      DX, DX
+	DIVQ      R10
+	MOVQ      AX, 72(SP)
+	MOVQ      DX, 80(SP)
+	LEAQ      (CX)(R8*4), AX
+	LEAQ      (SI)(R8*4), CX
+	LEAQ      (BX)(R8*4), BX
+
+viterbi_AVX512f32_t:
+	XORQ DX, DX
+	XORQ SI, SI
+
+viterbi_AVX512f32_chunk:
+	MOVQ    72(SP), R9
+	CMPQ    SI, 80(SP)
+	ADCQ    $0x00000000, R9
+	MOVQ    R9, R10
+	SHLQ    $0x04, R10
+	ADDQ    DX, R10
+	SUBQ    $0x00000010, R10
+	NEGQ    R10
+	ADDQ    R8, R10
+	MOVQ    $0x00000010, R11
+	CMPQ    R10, R11
+	CMOVQGT R11, R10
+	CMPQ    R9, $0x00000001
+	JE      viterbi_AVX512f32_k1
+	CMPQ    R9, $0x00000002
+	JE      viterbi_AVX512f32_k2
+	CMPQ    R9, $0x00000003
+	JE      viterbi_AVX512f32_k3
+	CMPQ    R9, $0x00000004
+	JE      viterbi_AVX512f32_k4
+	CMPQ    R9, $0x00000005
+	JE      viterbi_AVX512f32_k5
+	CMPQ    R9, $0x00000006
+	JE      viterbi_AVX512f32_k6
+	CMPQ    R9, $0x00000007
+	JE      viterbi_AVX512f32_k7
+	CMPQ    R9, $0x00000008
+	JE      viterbi_AVX512f32_k8
+	CMPQ    R9, $0x00000009
+	JE      viterbi_AVX512f32_k9
+	CMPQ    R9, $0x0000000a
+	JE      viterbi_AVX512f32_k10
+	CMPQ    R9, $0x0000000b
+	JE      viterbi_AVX512f32_k11
+	CMPQ    R9, $0x0000000c
+	JE      viterbi_AVX512f32_k12
+	JMP     viterbi_AVX512f32_ret
+
+viterbi_AVX512f32_k1:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	LEAQ         8(SP), R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z0
+	VADDPS.Z     (R10), Z0, K1, Z2
+	VXORPD       Z0, Z0, Z0
+	VXORPD       Z1, Z1, Z1
+	VBROADCASTSS vitone32<>+0(SB), Z3
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k1_fin
+
+viterbi_AVX512f32_k1_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z3, Z1, Z1
+	VBROADCASTSS (R9), Z4
+	VADDPS.Z     (R10), Z4, K1, Z4
+	VCMPPS       $0x1e, Z2, Z4, K2
+	VMAXPS       Z2, Z4, Z2
+	VBLENDMPS    Z1, Z0, K2, Z0
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k1_i
+
+viterbi_AVX512f32_k1_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS.Z  (CX)(DX*4), Z2, K1, Z1
+	VMOVUPS   Z1, K1, (AX)(DX*4)
+	VMOVDQU32 Z0, K1, (BX)(DX*4)
+	VMOVUPS   Z1, 8(SP)
+	ADDQ      $0x00000010, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k2:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z1
+	VADDPS       (R10), Z1, Z3
+	VXORPD       Z0, Z0, Z0
+	VADDPS.Z     64(R10), Z1, K1, Z4
+	VXORPD       Z1, Z1, Z1
+	VXORPD       Z2, Z2, Z2
+	VBROADCASTSS vitone32<>+0(SB), Z5
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k2_fin
+
+viterbi_AVX512f32_k2_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z5, Z2, Z2
+	VBROADCASTSS (R9), Z6
+	VADDPS       (R10), Z6, Z7
+	VCMPPS       $0x1e, Z3, Z7, K2
+	VMAXPS       Z3, Z7, Z3
+	VBLENDMPS    Z2, Z0, K2, Z0
+	VADDPS.Z     64(R10), Z6, K1, Z6
+	VCMPPS       $0x1e, Z4, Z6, K2
+	VMAXPS       Z4, Z6, Z4
+	VBLENDMPS    Z2, Z1, K2, Z1
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k2_i
+
+viterbi_AVX512f32_k2_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z3, Z3
+	VMOVUPS   Z3, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS.Z  64(CX)(DX*4), Z4, K1, Z0
+	VMOVUPS   Z0, K1, 64(AX)(DX*4)
+	VMOVDQU32 Z1, K1, 64(BX)(DX*4)
+	ADDQ      $0x00000020, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k3:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z2
+	VADDPS       (R10), Z2, Z4
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z2, Z5
+	VXORPD       Z1, Z1, Z1
+	VADDPS.Z     128(R10), Z2, K1, Z6
+	VXORPD       Z2, Z2, Z2
+	VXORPD       Z3, Z3, Z3
+	VBROADCASTSS vitone32<>+0(SB), Z7
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k3_fin
+
+viterbi_AVX512f32_k3_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z7, Z3, Z3
+	VBROADCASTSS (R9), Z8
+	VADDPS       (R10), Z8, Z9
+	VCMPPS       $0x1e, Z4, Z9, K2
+	VMAXPS       Z4, Z9, Z4
+	VBLENDMPS    Z3, Z0, K2, Z0
+	VADDPS       64(R10), Z8, Z9
+	VCMPPS       $0x1e, Z5, Z9, K2
+	VMAXPS       Z5, Z9, Z5
+	VBLENDMPS    Z3, Z1, K2, Z1
+	VADDPS.Z     128(R10), Z8, K1, Z8
+	VCMPPS       $0x1e, Z6, Z8, K2
+	VMAXPS       Z6, Z8, Z6
+	VBLENDMPS    Z3, Z2, K2, Z2
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k3_i
+
+viterbi_AVX512f32_k3_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z4, Z4
+	VMOVUPS   Z4, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z5, Z5
+	VMOVUPS   Z5, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS.Z  128(CX)(DX*4), Z6, K1, Z0
+	VMOVUPS   Z0, K1, 128(AX)(DX*4)
+	VMOVDQU32 Z2, K1, 128(BX)(DX*4)
+	ADDQ      $0x00000030, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k4:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z3
+	VADDPS       (R10), Z3, Z5
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z3, Z6
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z3, Z7
+	VXORPD       Z2, Z2, Z2
+	VADDPS.Z     192(R10), Z3, K1, Z8
+	VXORPD       Z3, Z3, Z3
+	VXORPD       Z4, Z4, Z4
+	VBROADCASTSS vitone32<>+0(SB), Z9
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k4_fin
+
+viterbi_AVX512f32_k4_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z9, Z4, Z4
+	VBROADCASTSS (R9), Z10
+	VADDPS       (R10), Z10, Z11
+	VCMPPS       $0x1e, Z5, Z11, K2
+	VMAXPS       Z5, Z11, Z5
+	VBLENDMPS    Z4, Z0, K2, Z0
+	VADDPS       64(R10), Z10, Z11
+	VCMPPS       $0x1e, Z6, Z11, K2
+	VMAXPS       Z6, Z11, Z6
+	VBLENDMPS    Z4, Z1, K2, Z1
+	VADDPS       128(R10), Z10, Z11
+	VCMPPS       $0x1e, Z7, Z11, K2
+	VMAXPS       Z7, Z11, Z7
+	VBLENDMPS    Z4, Z2, K2, Z2
+	VADDPS.Z     192(R10), Z10, K1, Z10
+	VCMPPS       $0x1e, Z8, Z10, K2
+	VMAXPS       Z8, Z10, Z8
+	VBLENDMPS    Z4, Z3, K2, Z3
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k4_i
+
+viterbi_AVX512f32_k4_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z5, Z5
+	VMOVUPS   Z5, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z6, Z6
+	VMOVUPS   Z6, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z7, Z7
+	VMOVUPS   Z7, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS.Z  192(CX)(DX*4), Z8, K1, Z0
+	VMOVUPS   Z0, K1, 192(AX)(DX*4)
+	VMOVDQU32 Z3, K1, 192(BX)(DX*4)
+	ADDQ      $0x00000040, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k5:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z4
+	VADDPS       (R10), Z4, Z6
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z4, Z7
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z4, Z8
+	VXORPD       Z2, Z2, Z2
+	VADDPS       192(R10), Z4, Z9
+	VXORPD       Z3, Z3, Z3
+	VADDPS.Z     256(R10), Z4, K1, Z10
+	VXORPD       Z4, Z4, Z4
+	VXORPD       Z5, Z5, Z5
+	VBROADCASTSS vitone32<>+0(SB), Z11
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k5_fin
+
+viterbi_AVX512f32_k5_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z11, Z5, Z5
+	VBROADCASTSS (R9), Z12
+	VADDPS       (R10), Z12, Z13
+	VCMPPS       $0x1e, Z6, Z13, K2
+	VMAXPS       Z6, Z13, Z6
+	VBLENDMPS    Z5, Z0, K2, Z0
+	VADDPS       64(R10), Z12, Z13
+	VCMPPS       $0x1e, Z7, Z13, K2
+	VMAXPS       Z7, Z13, Z7
+	VBLENDMPS    Z5, Z1, K2, Z1
+	VADDPS       128(R10), Z12, Z13
+	VCMPPS       $0x1e, Z8, Z13, K2
+	VMAXPS       Z8, Z13, Z8
+	VBLENDMPS    Z5, Z2, K2, Z2
+	VADDPS       192(R10), Z12, Z13
+	VCMPPS       $0x1e, Z9, Z13, K2
+	VMAXPS       Z9, Z13, Z9
+	VBLENDMPS    Z5, Z3, K2, Z3
+	VADDPS.Z     256(R10), Z12, K1, Z12
+	VCMPPS       $0x1e, Z10, Z12, K2
+	VMAXPS       Z10, Z12, Z10
+	VBLENDMPS    Z5, Z4, K2, Z4
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k5_i
+
+viterbi_AVX512f32_k5_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z6, Z6
+	VMOVUPS   Z6, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z7, Z7
+	VMOVUPS   Z7, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z8, Z8
+	VMOVUPS   Z8, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS    192(CX)(DX*4), Z9, Z9
+	VMOVUPS   Z9, 192(AX)(DX*4)
+	VMOVDQU32 Z3, 192(BX)(DX*4)
+	VCVTPS2DQ Z4, Z4
+	VADDPS.Z  256(CX)(DX*4), Z10, K1, Z0
+	VMOVUPS   Z0, K1, 256(AX)(DX*4)
+	VMOVDQU32 Z4, K1, 256(BX)(DX*4)
+	ADDQ      $0x00000050, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k6:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z5
+	VADDPS       (R10), Z5, Z7
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z5, Z8
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z5, Z9
+	VXORPD       Z2, Z2, Z2
+	VADDPS       192(R10), Z5, Z10
+	VXORPD       Z3, Z3, Z3
+	VADDPS       256(R10), Z5, Z11
+	VXORPD       Z4, Z4, Z4
+	VADDPS.Z     320(R10), Z5, K1, Z12
+	VXORPD       Z5, Z5, Z5
+	VXORPD       Z6, Z6, Z6
+	VBROADCASTSS vitone32<>+0(SB), Z13
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k6_fin
+
+viterbi_AVX512f32_k6_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z13, Z6, Z6
+	VBROADCASTSS (R9), Z14
+	VADDPS       (R10), Z14, Z15
+	VCMPPS       $0x1e, Z7, Z15, K2
+	VMAXPS       Z7, Z15, Z7
+	VBLENDMPS    Z6, Z0, K2, Z0
+	VADDPS       64(R10), Z14, Z15
+	VCMPPS       $0x1e, Z8, Z15, K2
+	VMAXPS       Z8, Z15, Z8
+	VBLENDMPS    Z6, Z1, K2, Z1
+	VADDPS       128(R10), Z14, Z15
+	VCMPPS       $0x1e, Z9, Z15, K2
+	VMAXPS       Z9, Z15, Z9
+	VBLENDMPS    Z6, Z2, K2, Z2
+	VADDPS       192(R10), Z14, Z15
+	VCMPPS       $0x1e, Z10, Z15, K2
+	VMAXPS       Z10, Z15, Z10
+	VBLENDMPS    Z6, Z3, K2, Z3
+	VADDPS       256(R10), Z14, Z15
+	VCMPPS       $0x1e, Z11, Z15, K2
+	VMAXPS       Z11, Z15, Z11
+	VBLENDMPS    Z6, Z4, K2, Z4
+	VADDPS.Z     320(R10), Z14, K1, Z14
+	VCMPPS       $0x1e, Z12, Z14, K2
+	VMAXPS       Z12, Z14, Z12
+	VBLENDMPS    Z6, Z5, K2, Z5
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k6_i
+
+viterbi_AVX512f32_k6_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z7, Z7
+	VMOVUPS   Z7, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z8, Z8
+	VMOVUPS   Z8, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z9, Z9
+	VMOVUPS   Z9, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS    192(CX)(DX*4), Z10, Z10
+	VMOVUPS   Z10, 192(AX)(DX*4)
+	VMOVDQU32 Z3, 192(BX)(DX*4)
+	VCVTPS2DQ Z4, Z4
+	VADDPS    256(CX)(DX*4), Z11, Z11
+	VMOVUPS   Z11, 256(AX)(DX*4)
+	VMOVDQU32 Z4, 256(BX)(DX*4)
+	VCVTPS2DQ Z5, Z5
+	VADDPS.Z  320(CX)(DX*4), Z12, K1, Z0
+	VMOVUPS   Z0, K1, 320(AX)(DX*4)
+	VMOVDQU32 Z5, K1, 320(BX)(DX*4)
+	ADDQ      $0x00000060, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k7:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z6
+	VADDPS       (R10), Z6, Z8
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z6, Z9
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z6, Z10
+	VXORPD       Z2, Z2, Z2
+	VADDPS       192(R10), Z6, Z11
+	VXORPD       Z3, Z3, Z3
+	VADDPS       256(R10), Z6, Z12
+	VXORPD       Z4, Z4, Z4
+	VADDPS       320(R10), Z6, Z13
+	VXORPD       Z5, Z5, Z5
+	VADDPS.Z     384(R10), Z6, K1, Z14
+	VXORPD       Z6, Z6, Z6
+	VXORPD       Z7, Z7, Z7
+	VBROADCASTSS vitone32<>+0(SB), Z15
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k7_fin
+
+viterbi_AVX512f32_k7_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z15, Z7, Z7
+	VBROADCASTSS (R9), Z16
+	VADDPS       (R10), Z16, Z17
+	VCMPPS       $0x1e, Z8, Z17, K2
+	VMAXPS       Z8, Z17, Z8
+	VBLENDMPS    Z7, Z0, K2, Z0
+	VADDPS       64(R10), Z16, Z17
+	VCMPPS       $0x1e, Z9, Z17, K2
+	VMAXPS       Z9, Z17, Z9
+	VBLENDMPS    Z7, Z1, K2, Z1
+	VADDPS       128(R10), Z16, Z17
+	VCMPPS       $0x1e, Z10, Z17, K2
+	VMAXPS       Z10, Z17, Z10
+	VBLENDMPS    Z7, Z2, K2, Z2
+	VADDPS       192(R10), Z16, Z17
+	VCMPPS       $0x1e, Z11, Z17, K2
+	VMAXPS       Z11, Z17, Z11
+	VBLENDMPS    Z7, Z3, K2, Z3
+	VADDPS       256(R10), Z16, Z17
+	VCMPPS       $0x1e, Z12, Z17, K2
+	VMAXPS       Z12, Z17, Z12
+	VBLENDMPS    Z7, Z4, K2, Z4
+	VADDPS       320(R10), Z16, Z17
+	VCMPPS       $0x1e, Z13, Z17, K2
+	VMAXPS       Z13, Z17, Z13
+	VBLENDMPS    Z7, Z5, K2, Z5
+	VADDPS.Z     384(R10), Z16, K1, Z16
+	VCMPPS       $0x1e, Z14, Z16, K2
+	VMAXPS       Z14, Z16, Z14
+	VBLENDMPS    Z7, Z6, K2, Z6
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k7_i
+
+viterbi_AVX512f32_k7_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z8, Z8
+	VMOVUPS   Z8, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z9, Z9
+	VMOVUPS   Z9, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z10, Z10
+	VMOVUPS   Z10, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS    192(CX)(DX*4), Z11, Z11
+	VMOVUPS   Z11, 192(AX)(DX*4)
+	VMOVDQU32 Z3, 192(BX)(DX*4)
+	VCVTPS2DQ Z4, Z4
+	VADDPS    256(CX)(DX*4), Z12, Z12
+	VMOVUPS   Z12, 256(AX)(DX*4)
+	VMOVDQU32 Z4, 256(BX)(DX*4)
+	VCVTPS2DQ Z5, Z5
+	VADDPS    320(CX)(DX*4), Z13, Z13
+	VMOVUPS   Z13, 320(AX)(DX*4)
+	VMOVDQU32 Z5, 320(BX)(DX*4)
+	VCVTPS2DQ Z6, Z6
+	VADDPS.Z  384(CX)(DX*4), Z14, K1, Z0
+	VMOVUPS   Z0, K1, 384(AX)(DX*4)
+	VMOVDQU32 Z6, K1, 384(BX)(DX*4)
+	ADDQ      $0x00000070, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k8:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z7
+	VADDPS       (R10), Z7, Z9
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z7, Z10
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z7, Z11
+	VXORPD       Z2, Z2, Z2
+	VADDPS       192(R10), Z7, Z12
+	VXORPD       Z3, Z3, Z3
+	VADDPS       256(R10), Z7, Z13
+	VXORPD       Z4, Z4, Z4
+	VADDPS       320(R10), Z7, Z14
+	VXORPD       Z5, Z5, Z5
+	VADDPS       384(R10), Z7, Z15
+	VXORPD       Z6, Z6, Z6
+	VADDPS.Z     448(R10), Z7, K1, Z16
+	VXORPD       Z7, Z7, Z7
+	VXORPD       Z8, Z8, Z8
+	VBROADCASTSS vitone32<>+0(SB), Z17
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k8_fin
+
+viterbi_AVX512f32_k8_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z17, Z8, Z8
+	VBROADCASTSS (R9), Z18
+	VADDPS       (R10), Z18, Z19
+	VCMPPS       $0x1e, Z9, Z19, K2
+	VMAXPS       Z9, Z19, Z9
+	VBLENDMPS    Z8, Z0, K2, Z0
+	VADDPS       64(R10), Z18, Z19
+	VCMPPS       $0x1e, Z10, Z19, K2
+	VMAXPS       Z10, Z19, Z10
+	VBLENDMPS    Z8, Z1, K2, Z1
+	VADDPS       128(R10), Z18, Z19
+	VCMPPS       $0x1e, Z11, Z19, K2
+	VMAXPS       Z11, Z19, Z11
+	VBLENDMPS    Z8, Z2, K2, Z2
+	VADDPS       192(R10), Z18, Z19
+	VCMPPS       $0x1e, Z12, Z19, K2
+	VMAXPS       Z12, Z19, Z12
+	VBLENDMPS    Z8, Z3, K2, Z3
+	VADDPS       256(R10), Z18, Z19
+	VCMPPS       $0x1e, Z13, Z19, K2
+	VMAXPS       Z13, Z19, Z13
+	VBLENDMPS    Z8, Z4, K2, Z4
+	VADDPS       320(R10), Z18, Z19
+	VCMPPS       $0x1e, Z14, Z19, K2
+	VMAXPS       Z14, Z19, Z14
+	VBLENDMPS    Z8, Z5, K2, Z5
+	VADDPS       384(R10), Z18, Z19
+	VCMPPS       $0x1e, Z15, Z19, K2
+	VMAXPS       Z15, Z19, Z15
+	VBLENDMPS    Z8, Z6, K2, Z6
+	VADDPS.Z     448(R10), Z18, K1, Z18
+	VCMPPS       $0x1e, Z16, Z18, K2
+	VMAXPS       Z16, Z18, Z16
+	VBLENDMPS    Z8, Z7, K2, Z7
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k8_i
+
+viterbi_AVX512f32_k8_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z9, Z9
+	VMOVUPS   Z9, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z10, Z10
+	VMOVUPS   Z10, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z11, Z11
+	VMOVUPS   Z11, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS    192(CX)(DX*4), Z12, Z12
+	VMOVUPS   Z12, 192(AX)(DX*4)
+	VMOVDQU32 Z3, 192(BX)(DX*4)
+	VCVTPS2DQ Z4, Z4
+	VADDPS    256(CX)(DX*4), Z13, Z13
+	VMOVUPS   Z13, 256(AX)(DX*4)
+	VMOVDQU32 Z4, 256(BX)(DX*4)
+	VCVTPS2DQ Z5, Z5
+	VADDPS    320(CX)(DX*4), Z14, Z14
+	VMOVUPS   Z14, 320(AX)(DX*4)
+	VMOVDQU32 Z5, 320(BX)(DX*4)
+	VCVTPS2DQ Z6, Z6
+	VADDPS    384(CX)(DX*4), Z15, Z15
+	VMOVUPS   Z15, 384(AX)(DX*4)
+	VMOVDQU32 Z6, 384(BX)(DX*4)
+	VCVTPS2DQ Z7, Z7
+	VADDPS.Z  448(CX)(DX*4), Z16, K1, Z0
+	VMOVUPS   Z0, K1, 448(AX)(DX*4)
+	VMOVDQU32 Z7, K1, 448(BX)(DX*4)
+	ADDQ      $0x00000080, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k9:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z8
+	VADDPS       (R10), Z8, Z10
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z8, Z11
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z8, Z12
+	VXORPD       Z2, Z2, Z2
+	VADDPS       192(R10), Z8, Z13
+	VXORPD       Z3, Z3, Z3
+	VADDPS       256(R10), Z8, Z14
+	VXORPD       Z4, Z4, Z4
+	VADDPS       320(R10), Z8, Z15
+	VXORPD       Z5, Z5, Z5
+	VADDPS       384(R10), Z8, Z16
+	VXORPD       Z6, Z6, Z6
+	VADDPS       448(R10), Z8, Z17
+	VXORPD       Z7, Z7, Z7
+	VADDPS.Z     512(R10), Z8, K1, Z18
+	VXORPD       Z8, Z8, Z8
+	VXORPD       Z9, Z9, Z9
+	VBROADCASTSS vitone32<>+0(SB), Z19
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k9_fin
+
+viterbi_AVX512f32_k9_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z19, Z9, Z9
+	VBROADCASTSS (R9), Z20
+	VADDPS       (R10), Z20, Z21
+	VCMPPS       $0x1e, Z10, Z21, K2
+	VMAXPS       Z10, Z21, Z10
+	VBLENDMPS    Z9, Z0, K2, Z0
+	VADDPS       64(R10), Z20, Z21
+	VCMPPS       $0x1e, Z11, Z21, K2
+	VMAXPS       Z11, Z21, Z11
+	VBLENDMPS    Z9, Z1, K2, Z1
+	VADDPS       128(R10), Z20, Z21
+	VCMPPS       $0x1e, Z12, Z21, K2
+	VMAXPS       Z12, Z21, Z12
+	VBLENDMPS    Z9, Z2, K2, Z2
+	VADDPS       192(R10), Z20, Z21
+	VCMPPS       $0x1e, Z13, Z21, K2
+	VMAXPS       Z13, Z21, Z13
+	VBLENDMPS    Z9, Z3, K2, Z3
+	VADDPS       256(R10), Z20, Z21
+	VCMPPS       $0x1e, Z14, Z21, K2
+	VMAXPS       Z14, Z21, Z14
+	VBLENDMPS    Z9, Z4, K2, Z4
+	VADDPS       320(R10), Z20, Z21
+	VCMPPS       $0x1e, Z15, Z21, K2
+	VMAXPS       Z15, Z21, Z15
+	VBLENDMPS    Z9, Z5, K2, Z5
+	VADDPS       384(R10), Z20, Z21
+	VCMPPS       $0x1e, Z16, Z21, K2
+	VMAXPS       Z16, Z21, Z16
+	VBLENDMPS    Z9, Z6, K2, Z6
+	VADDPS       448(R10), Z20, Z21
+	VCMPPS       $0x1e, Z17, Z21, K2
+	VMAXPS       Z17, Z21, Z17
+	VBLENDMPS    Z9, Z7, K2, Z7
+	VADDPS.Z     512(R10), Z20, K1, Z20
+	VCMPPS       $0x1e, Z18, Z20, K2
+	VMAXPS       Z18, Z20, Z18
+	VBLENDMPS    Z9, Z8, K2, Z8
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k9_i
+
+viterbi_AVX512f32_k9_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z10, Z10
+	VMOVUPS   Z10, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z11, Z11
+	VMOVUPS   Z11, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z12, Z12
+	VMOVUPS   Z12, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS    192(CX)(DX*4), Z13, Z13
+	VMOVUPS   Z13, 192(AX)(DX*4)
+	VMOVDQU32 Z3, 192(BX)(DX*4)
+	VCVTPS2DQ Z4, Z4
+	VADDPS    256(CX)(DX*4), Z14, Z14
+	VMOVUPS   Z14, 256(AX)(DX*4)
+	VMOVDQU32 Z4, 256(BX)(DX*4)
+	VCVTPS2DQ Z5, Z5
+	VADDPS    320(CX)(DX*4), Z15, Z15
+	VMOVUPS   Z15, 320(AX)(DX*4)
+	VMOVDQU32 Z5, 320(BX)(DX*4)
+	VCVTPS2DQ Z6, Z6
+	VADDPS    384(CX)(DX*4), Z16, Z16
+	VMOVUPS   Z16, 384(AX)(DX*4)
+	VMOVDQU32 Z6, 384(BX)(DX*4)
+	VCVTPS2DQ Z7, Z7
+	VADDPS    448(CX)(DX*4), Z17, Z17
+	VMOVUPS   Z17, 448(AX)(DX*4)
+	VMOVDQU32 Z7, 448(BX)(DX*4)
+	VCVTPS2DQ Z8, Z8
+	VADDPS.Z  512(CX)(DX*4), Z18, K1, Z0
+	VMOVUPS   Z0, K1, 512(AX)(DX*4)
+	VMOVDQU32 Z8, K1, 512(BX)(DX*4)
+	ADDQ      $0x00000090, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k10:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z9
+	VADDPS       (R10), Z9, Z11
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z9, Z12
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z9, Z13
+	VXORPD       Z2, Z2, Z2
+	VADDPS       192(R10), Z9, Z14
+	VXORPD       Z3, Z3, Z3
+	VADDPS       256(R10), Z9, Z15
+	VXORPD       Z4, Z4, Z4
+	VADDPS       320(R10), Z9, Z16
+	VXORPD       Z5, Z5, Z5
+	VADDPS       384(R10), Z9, Z17
+	VXORPD       Z6, Z6, Z6
+	VADDPS       448(R10), Z9, Z18
+	VXORPD       Z7, Z7, Z7
+	VADDPS       512(R10), Z9, Z19
+	VXORPD       Z8, Z8, Z8
+	VADDPS.Z     576(R10), Z9, K1, Z20
+	VXORPD       Z9, Z9, Z9
+	VXORPD       Z10, Z10, Z10
+	VBROADCASTSS vitone32<>+0(SB), Z21
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k10_fin
+
+viterbi_AVX512f32_k10_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z21, Z10, Z10
+	VBROADCASTSS (R9), Z22
+	VADDPS       (R10), Z22, Z23
+	VCMPPS       $0x1e, Z11, Z23, K2
+	VMAXPS       Z11, Z23, Z11
+	VBLENDMPS    Z10, Z0, K2, Z0
+	VADDPS       64(R10), Z22, Z23
+	VCMPPS       $0x1e, Z12, Z23, K2
+	VMAXPS       Z12, Z23, Z12
+	VBLENDMPS    Z10, Z1, K2, Z1
+	VADDPS       128(R10), Z22, Z23
+	VCMPPS       $0x1e, Z13, Z23, K2
+	VMAXPS       Z13, Z23, Z13
+	VBLENDMPS    Z10, Z2, K2, Z2
+	VADDPS       192(R10), Z22, Z23
+	VCMPPS       $0x1e, Z14, Z23, K2
+	VMAXPS       Z14, Z23, Z14
+	VBLENDMPS    Z10, Z3, K2, Z3
+	VADDPS       256(R10), Z22, Z23
+	VCMPPS       $0x1e, Z15, Z23, K2
+	VMAXPS       Z15, Z23, Z15
+	VBLENDMPS    Z10, Z4, K2, Z4
+	VADDPS       320(R10), Z22, Z23
+	VCMPPS       $0x1e, Z16, Z23, K2
+	VMAXPS       Z16, Z23, Z16
+	VBLENDMPS    Z10, Z5, K2, Z5
+	VADDPS       384(R10), Z22, Z23
+	VCMPPS       $0x1e, Z17, Z23, K2
+	VMAXPS       Z17, Z23, Z17
+	VBLENDMPS    Z10, Z6, K2, Z6
+	VADDPS       448(R10), Z22, Z23
+	VCMPPS       $0x1e, Z18, Z23, K2
+	VMAXPS       Z18, Z23, Z18
+	VBLENDMPS    Z10, Z7, K2, Z7
+	VADDPS       512(R10), Z22, Z23
+	VCMPPS       $0x1e, Z19, Z23, K2
+	VMAXPS       Z19, Z23, Z19
+	VBLENDMPS    Z10, Z8, K2, Z8
+	VADDPS.Z     576(R10), Z22, K1, Z22
+	VCMPPS       $0x1e, Z20, Z22, K2
+	VMAXPS       Z20, Z22, Z20
+	VBLENDMPS    Z10, Z9, K2, Z9
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k10_i
+
+viterbi_AVX512f32_k10_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z11, Z11
+	VMOVUPS   Z11, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z12, Z12
+	VMOVUPS   Z12, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z13, Z13
+	VMOVUPS   Z13, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS    192(CX)(DX*4), Z14, Z14
+	VMOVUPS   Z14, 192(AX)(DX*4)
+	VMOVDQU32 Z3, 192(BX)(DX*4)
+	VCVTPS2DQ Z4, Z4
+	VADDPS    256(CX)(DX*4), Z15, Z15
+	VMOVUPS   Z15, 256(AX)(DX*4)
+	VMOVDQU32 Z4, 256(BX)(DX*4)
+	VCVTPS2DQ Z5, Z5
+	VADDPS    320(CX)(DX*4), Z16, Z16
+	VMOVUPS   Z16, 320(AX)(DX*4)
+	VMOVDQU32 Z5, 320(BX)(DX*4)
+	VCVTPS2DQ Z6, Z6
+	VADDPS    384(CX)(DX*4), Z17, Z17
+	VMOVUPS   Z17, 384(AX)(DX*4)
+	VMOVDQU32 Z6, 384(BX)(DX*4)
+	VCVTPS2DQ Z7, Z7
+	VADDPS    448(CX)(DX*4), Z18, Z18
+	VMOVUPS   Z18, 448(AX)(DX*4)
+	VMOVDQU32 Z7, 448(BX)(DX*4)
+	VCVTPS2DQ Z8, Z8
+	VADDPS    512(CX)(DX*4), Z19, Z19
+	VMOVUPS   Z19, 512(AX)(DX*4)
+	VMOVDQU32 Z8, 512(BX)(DX*4)
+	VCVTPS2DQ Z9, Z9
+	VADDPS.Z  576(CX)(DX*4), Z20, K1, Z0
+	VMOVUPS   Z0, K1, 576(AX)(DX*4)
+	VMOVDQU32 Z9, K1, 576(BX)(DX*4)
+	ADDQ      $0x000000a0, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k11:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z10
+	VADDPS       (R10), Z10, Z12
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z10, Z13
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z10, Z14
+	VXORPD       Z2, Z2, Z2
+	VADDPS       192(R10), Z10, Z15
+	VXORPD       Z3, Z3, Z3
+	VADDPS       256(R10), Z10, Z16
+	VXORPD       Z4, Z4, Z4
+	VADDPS       320(R10), Z10, Z17
+	VXORPD       Z5, Z5, Z5
+	VADDPS       384(R10), Z10, Z18
+	VXORPD       Z6, Z6, Z6
+	VADDPS       448(R10), Z10, Z19
+	VXORPD       Z7, Z7, Z7
+	VADDPS       512(R10), Z10, Z20
+	VXORPD       Z8, Z8, Z8
+	VADDPS       576(R10), Z10, Z21
+	VXORPD       Z9, Z9, Z9
+	VADDPS.Z     640(R10), Z10, K1, Z22
+	VXORPD       Z10, Z10, Z10
+	VXORPD       Z11, Z11, Z11
+	VBROADCASTSS vitone32<>+0(SB), Z23
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k11_fin
+
+viterbi_AVX512f32_k11_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z23, Z11, Z11
+	VBROADCASTSS (R9), Z24
+	VADDPS       (R10), Z24, Z25
+	VCMPPS       $0x1e, Z12, Z25, K2
+	VMAXPS       Z12, Z25, Z12
+	VBLENDMPS    Z11, Z0, K2, Z0
+	VADDPS       64(R10), Z24, Z25
+	VCMPPS       $0x1e, Z13, Z25, K2
+	VMAXPS       Z13, Z25, Z13
+	VBLENDMPS    Z11, Z1, K2, Z1
+	VADDPS       128(R10), Z24, Z25
+	VCMPPS       $0x1e, Z14, Z25, K2
+	VMAXPS       Z14, Z25, Z14
+	VBLENDMPS    Z11, Z2, K2, Z2
+	VADDPS       192(R10), Z24, Z25
+	VCMPPS       $0x1e, Z15, Z25, K2
+	VMAXPS       Z15, Z25, Z15
+	VBLENDMPS    Z11, Z3, K2, Z3
+	VADDPS       256(R10), Z24, Z25
+	VCMPPS       $0x1e, Z16, Z25, K2
+	VMAXPS       Z16, Z25, Z16
+	VBLENDMPS    Z11, Z4, K2, Z4
+	VADDPS       320(R10), Z24, Z25
+	VCMPPS       $0x1e, Z17, Z25, K2
+	VMAXPS       Z17, Z25, Z17
+	VBLENDMPS    Z11, Z5, K2, Z5
+	VADDPS       384(R10), Z24, Z25
+	VCMPPS       $0x1e, Z18, Z25, K2
+	VMAXPS       Z18, Z25, Z18
+	VBLENDMPS    Z11, Z6, K2, Z6
+	VADDPS       448(R10), Z24, Z25
+	VCMPPS       $0x1e, Z19, Z25, K2
+	VMAXPS       Z19, Z25, Z19
+	VBLENDMPS    Z11, Z7, K2, Z7
+	VADDPS       512(R10), Z24, Z25
+	VCMPPS       $0x1e, Z20, Z25, K2
+	VMAXPS       Z20, Z25, Z20
+	VBLENDMPS    Z11, Z8, K2, Z8
+	VADDPS       576(R10), Z24, Z25
+	VCMPPS       $0x1e, Z21, Z25, K2
+	VMAXPS       Z21, Z25, Z21
+	VBLENDMPS    Z11, Z9, K2, Z9
+	VADDPS.Z     640(R10), Z24, K1, Z24
+	VCMPPS       $0x1e, Z22, Z24, K2
+	VMAXPS       Z22, Z24, Z22
+	VBLENDMPS    Z11, Z10, K2, Z10
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k11_i
+
+viterbi_AVX512f32_k11_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z12, Z12
+	VMOVUPS   Z12, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z13, Z13
+	VMOVUPS   Z13, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z14, Z14
+	VMOVUPS   Z14, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS    192(CX)(DX*4), Z15, Z15
+	VMOVUPS   Z15, 192(AX)(DX*4)
+	VMOVDQU32 Z3, 192(BX)(DX*4)
+	VCVTPS2DQ Z4, Z4
+	VADDPS    256(CX)(DX*4), Z16, Z16
+	VMOVUPS   Z16, 256(AX)(DX*4)
+	VMOVDQU32 Z4, 256(BX)(DX*4)
+	VCVTPS2DQ Z5, Z5
+	VADDPS    320(CX)(DX*4), Z17, Z17
+	VMOVUPS   Z17, 320(AX)(DX*4)
+	VMOVDQU32 Z5, 320(BX)(DX*4)
+	VCVTPS2DQ Z6, Z6
+	VADDPS    384(CX)(DX*4), Z18, Z18
+	VMOVUPS   Z18, 384(AX)(DX*4)
+	VMOVDQU32 Z6, 384(BX)(DX*4)
+	VCVTPS2DQ Z7, Z7
+	VADDPS    448(CX)(DX*4), Z19, Z19
+	VMOVUPS   Z19, 448(AX)(DX*4)
+	VMOVDQU32 Z7, 448(BX)(DX*4)
+	VCVTPS2DQ Z8, Z8
+	VADDPS    512(CX)(DX*4), Z20, Z20
+	VMOVUPS   Z20, 512(AX)(DX*4)
+	VMOVDQU32 Z8, 512(BX)(DX*4)
+	VCVTPS2DQ Z9, Z9
+	VADDPS    576(CX)(DX*4), Z21, Z21
+	VMOVUPS   Z21, 576(AX)(DX*4)
+	VMOVDQU32 Z9, 576(BX)(DX*4)
+	VCVTPS2DQ Z10, Z10
+	VADDPS.Z  640(CX)(DX*4), Z22, K1, Z0
+	VMOVUPS   Z0, K1, 640(AX)(DX*4)
+	VMOVDQU32 Z10, K1, 640(BX)(DX*4)
+	ADDQ      $0x000000b0, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+	JMP       viterbi_AVX512f32_next
+
+viterbi_AVX512f32_k12:
+	MOVQ         $-1, R9
+	BZHIQ        R10, R9, R9
+	KMOVW        R9, K1
+	MOVQ         R8, R9
+	SHLQ         $0x02, R9
+	NEGQ         R9
+	ADDQ         AX, R9
+	LEAQ         (DI)(DX*4), R10
+	VBROADCASTSS (R9), Z11
+	VADDPS       (R10), Z11, Z13
+	VXORPD       Z0, Z0, Z0
+	VADDPS       64(R10), Z11, Z14
+	VXORPD       Z1, Z1, Z1
+	VADDPS       128(R10), Z11, Z15
+	VXORPD       Z2, Z2, Z2
+	VADDPS       192(R10), Z11, Z16
+	VXORPD       Z3, Z3, Z3
+	VADDPS       256(R10), Z11, Z17
+	VXORPD       Z4, Z4, Z4
+	VADDPS       320(R10), Z11, Z18
+	VXORPD       Z5, Z5, Z5
+	VADDPS       384(R10), Z11, Z19
+	VXORPD       Z6, Z6, Z6
+	VADDPS       448(R10), Z11, Z20
+	VXORPD       Z7, Z7, Z7
+	VADDPS       512(R10), Z11, Z21
+	VXORPD       Z8, Z8, Z8
+	VADDPS       576(R10), Z11, Z22
+	VXORPD       Z9, Z9, Z9
+	VADDPS       640(R10), Z11, Z23
+	VXORPD       Z10, Z10, Z10
+	VADDPS.Z     704(R10), Z11, K1, Z24
+	VXORPD       Z11, Z11, Z11
+	VXORPD       Z12, Z12, Z12
+	VBROADCASTSS vitone32<>+0(SB), Z25
+	MOVQ         R8, R11
+	DECQ         R11
+	JZ           viterbi_AVX512f32_k12_fin
+
+viterbi_AVX512f32_k12_i:
+	ADDQ         $0x04, R9
+	LEAQ         (R10)(R8*4), R10
+	VADDPS       Z25, Z12, Z12
+	VBROADCASTSS (R9), Z26
+	VADDPS       (R10), Z26, Z27
+	VCMPPS       $0x1e, Z13, Z27, K2
+	VMAXPS       Z13, Z27, Z13
+	VBLENDMPS    Z12, Z0, K2, Z0
+	VADDPS       64(R10), Z26, Z27
+	VCMPPS       $0x1e, Z14, Z27, K2
+	VMAXPS       Z14, Z27, Z14
+	VBLENDMPS    Z12, Z1, K2, Z1
+	VADDPS       128(R10), Z26, Z27
+	VCMPPS       $0x1e, Z15, Z27, K2
+	VMAXPS       Z15, Z27, Z15
+	VBLENDMPS    Z12, Z2, K2, Z2
+	VADDPS       192(R10), Z26, Z27
+	VCMPPS       $0x1e, Z16, Z27, K2
+	VMAXPS       Z16, Z27, Z16
+	VBLENDMPS    Z12, Z3, K2, Z3
+	VADDPS       256(R10), Z26, Z27
+	VCMPPS       $0x1e, Z17, Z27, K2
+	VMAXPS       Z17, Z27, Z17
+	VBLENDMPS    Z12, Z4, K2, Z4
+	VADDPS       320(R10), Z26, Z27
+	VCMPPS       $0x1e, Z18, Z27, K2
+	VMAXPS       Z18, Z27, Z18
+	VBLENDMPS    Z12, Z5, K2, Z5
+	VADDPS       384(R10), Z26, Z27
+	VCMPPS       $0x1e, Z19, Z27, K2
+	VMAXPS       Z19, Z27, Z19
+	VBLENDMPS    Z12, Z6, K2, Z6
+	VADDPS       448(R10), Z26, Z27
+	VCMPPS       $0x1e, Z20, Z27, K2
+	VMAXPS       Z20, Z27, Z20
+	VBLENDMPS    Z12, Z7, K2, Z7
+	VADDPS       512(R10), Z26, Z27
+	VCMPPS       $0x1e, Z21, Z27, K2
+	VMAXPS       Z21, Z27, Z21
+	VBLENDMPS    Z12, Z8, K2, Z8
+	VADDPS       576(R10), Z26, Z27
+	VCMPPS       $0x1e, Z22, Z27, K2
+	VMAXPS       Z22, Z27, Z22
+	VBLENDMPS    Z12, Z9, K2, Z9
+	VADDPS       640(R10), Z26, Z27
+	VCMPPS       $0x1e, Z23, Z27, K2
+	VMAXPS       Z23, Z27, Z23
+	VBLENDMPS    Z12, Z10, K2, Z10
+	VADDPS.Z     704(R10), Z26, K1, Z26
+	VCMPPS       $0x1e, Z24, Z26, K2
+	VMAXPS       Z24, Z26, Z24
+	VBLENDMPS    Z12, Z11, K2, Z11
+	DECQ         R11
+	JNZ          viterbi_AVX512f32_k12_i
+
+viterbi_AVX512f32_k12_fin:
+	VCVTPS2DQ Z0, Z0
+	VADDPS    (CX)(DX*4), Z13, Z13
+	VMOVUPS   Z13, (AX)(DX*4)
+	VMOVDQU32 Z0, (BX)(DX*4)
+	VCVTPS2DQ Z1, Z1
+	VADDPS    64(CX)(DX*4), Z14, Z14
+	VMOVUPS   Z14, 64(AX)(DX*4)
+	VMOVDQU32 Z1, 64(BX)(DX*4)
+	VCVTPS2DQ Z2, Z2
+	VADDPS    128(CX)(DX*4), Z15, Z15
+	VMOVUPS   Z15, 128(AX)(DX*4)
+	VMOVDQU32 Z2, 128(BX)(DX*4)
+	VCVTPS2DQ Z3, Z3
+	VADDPS    192(CX)(DX*4), Z16, Z16
+	VMOVUPS   Z16, 192(AX)(DX*4)
+	VMOVDQU32 Z3, 192(BX)(DX*4)
+	VCVTPS2DQ Z4, Z4
+	VADDPS    256(CX)(DX*4), Z17, Z17
+	VMOVUPS   Z17, 256(AX)(DX*4)
+	VMOVDQU32 Z4, 256(BX)(DX*4)
+	VCVTPS2DQ Z5, Z5
+	VADDPS    320(CX)(DX*4), Z18, Z18
+	VMOVUPS   Z18, 320(AX)(DX*4)
+	VMOVDQU32 Z5, 320(BX)(DX*4)
+	VCVTPS2DQ Z6, Z6
+	VADDPS    384(CX)(DX*4), Z19, Z19
+	VMOVUPS   Z19, 384(AX)(DX*4)
+	VMOVDQU32 Z6, 384(BX)(DX*4)
+	VCVTPS2DQ Z7, Z7
+	VADDPS    448(CX)(DX*4), Z20, Z20
+	VMOVUPS   Z20, 448(AX)(DX*4)
+	VMOVDQU32 Z7, 448(BX)(DX*4)
+	VCVTPS2DQ Z8, Z8
+	VADDPS    512(CX)(DX*4), Z21, Z21
+	VMOVUPS   Z21, 512(AX)(DX*4)
+	VMOVDQU32 Z8, 512(BX)(DX*4)
+	VCVTPS2DQ Z9, Z9
+	VADDPS    576(CX)(DX*4), Z22, Z22
+	VMOVUPS   Z22, 576(AX)(DX*4)
+	VMOVDQU32 Z9, 576(BX)(DX*4)
+	VCVTPS2DQ Z10, Z10
+	VADDPS    640(CX)(DX*4), Z23, Z23
+	VMOVUPS   Z23, 640(AX)(DX*4)
+	VMOVDQU32 Z10, 640(BX)(DX*4)
+	VCVTPS2DQ Z11, Z11
+	VADDPS.Z  704(CX)(DX*4), Z24, K1, Z0
+	VMOVUPS   Z0, K1, 704(AX)(DX*4)
+	VMOVDQU32 Z11, K1, 704(BX)(DX*4)
+	ADDQ      $0x000000c0, DX
+	INCQ      SI
+	CMPQ      DX, R8
+	JB        viterbi_AVX512f32_chunk
+
+viterbi_AVX512f32_next:
+	LEAQ (AX)(R8*4), AX
+	LEAQ (CX)(R8*4), CX
+	LEAQ (BX)(R8*4), BX
+	DECQ (SP)
+	JNZ  viterbi_AVX512f32_t
+
+viterbi_AVX512f32_ret:
+	VZEROUPPER
+	RET
+
+DATA vitone32<>+0(SB)/4, $(1.0)
+GLOBL vitone32<>(SB), RODATA|NOPTR, $4
+
+// func viterbiMax32AVX512(delta []float32, s []float32, tr []float32, T int, M int)
+// Requires: AVX, AVX512F, BMI2, CMOV
+TEXT ·viterbiMax32AVX512(SB), NOSPLIT, $88-88
+	MOVQ  delta_base+0(FP), CX
+	MOVQ  s_base+24(FP), BX
+	MOVQ  tr_base+48(FP), SI
+	MOVQ  T+72(FP), AX
+	MOVQ  M+80(FP), DI
+	TESTQ AX, AX
+	JLE   viterbiMax_AVX512f32_ret
+	TESTQ DI, DI
+	JLE   viterbiMax_AVX512f32_ret
+	XORQ  DX, DX
+	MOVQ  DI, R8
+	ANDQ  $-16, R8
+
+viterbi_copy_AVX512f32_narrow:
+	CMPQ    DX, R8
+	JAE     viterbi_copy_AVX512f32_tail
+	VMOVUPS (BX)(DX*4), Z0
+	VMOVUPS Z0, (CX)(DX*4)
+	ADDQ    $+16, DX
+	JMP     viterbi_copy_AVX512f32_narrow
+
+viterbi_copy_AVX512f32_tail:
+	MOVQ      DI, R8
+	SUBQ      DX, R8
+	JZ        viterbi_copy_AVX512f32_end
+	MOVQ      $-1, R9
+	BZHIQ     R8, R9, R8
+	KMOVW     R8, K1
+	VMOVUPS.Z (BX)(DX*4), K1, Z0
+	VMOVUPS   Z0, K1, (CX)(DX*4)
+
+viterbi_copy_AVX512f32_end:
+	DECQ      AX
+	JZ        viterbiMax_AVX512f32_ret
+	MOVQ      AX, (SP)
+	MOVQ      DI, AX
+	MOVQ      $0x00000010, DX
+	CMPQ      AX, DX
+	CMOVQGT   DX, AX
+	MOVQ      $-1, DX
+	BZHIQ     AX, DX, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (BX), K1, Z0
+	VMOVUPS   Z0, 8(SP)
+	MOVQ      DI, R8
+	ADDQ      $0x0000000f, R8
+	SHRQ      $0x04, R8
+	MOVQ      R8, R9
+	ADDQ      $0x0000000b, R9
+	MOVQ      R9, AX
+	XORQ      DX, DX
+	MOVQ      $0x0000000c, R9
+	DIVQ      R9
+	MOVQ      AX, R9
+	MOVQ      R8, AX
+	XORQ      DX, DX
+	DIVQ      R9
+	MOVQ      AX, 72(SP)
+	MOVQ      DX, 80(SP)
+	LEAQ      (CX)(DI*4), AX
+	LEAQ      (BX)(DI*4), CX
+
+viterbiMax_AVX512f32_t:
+	XORQ DX, DX
+	XORQ BX, BX
+
+viterbiMax_AVX512f32_chunk:
+	MOVQ    72(SP), R8
+	CMPQ    BX, 80(SP)
+	ADCQ    $0x00000000, R8
+	MOVQ    R8, R9
+	SHLQ    $0x04, R9
+	ADDQ    DX, R9
+	SUBQ    $0x00000010, R9
+	NEGQ    R9
+	ADDQ    DI, R9
+	MOVQ    $0x00000010, R10
+	CMPQ    R9, R10
+	CMOVQGT R10, R9
+	CMPQ    R8, $0x00000001
+	JE      viterbiMax_AVX512f32_k1
+	CMPQ    R8, $0x00000002
+	JE      viterbiMax_AVX512f32_k2
+	CMPQ    R8, $0x00000003
+	JE      viterbiMax_AVX512f32_k3
+	CMPQ    R8, $0x00000004
+	JE      viterbiMax_AVX512f32_k4
+	CMPQ    R8, $0x00000005
+	JE      viterbiMax_AVX512f32_k5
+	CMPQ    R8, $0x00000006
+	JE      viterbiMax_AVX512f32_k6
+	CMPQ    R8, $0x00000007
+	JE      viterbiMax_AVX512f32_k7
+	CMPQ    R8, $0x00000008
+	JE      viterbiMax_AVX512f32_k8
+	CMPQ    R8, $0x00000009
+	JE      viterbiMax_AVX512f32_k9
+	CMPQ    R8, $0x0000000a
+	JE      viterbiMax_AVX512f32_k10
+	CMPQ    R8, $0x0000000b
+	JE      viterbiMax_AVX512f32_k11
+	CMPQ    R8, $0x0000000c
+	JE      viterbiMax_AVX512f32_k12
+	JMP     viterbiMax_AVX512f32_ret
+
+viterbiMax_AVX512f32_k1:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	LEAQ         8(SP), R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS.Z     (R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k1_fin
+
+viterbiMax_AVX512f32_k1_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z1
+	VADDPS.Z     (R9), Z1, K1, Z1
+	VMAXPS       Z0, Z1, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k1_i
+
+viterbiMax_AVX512f32_k1_fin:
+	VADDPS.Z (CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, (AX)(DX*4)
+	VMOVUPS  Z0, 8(SP)
+	ADDQ     $0x00000010, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k2:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS.Z     64(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k2_fin
+
+viterbiMax_AVX512f32_k2_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z2
+	VADDPS       (R9), Z2, Z3
+	VMAXPS       Z1, Z3, Z1
+	VADDPS.Z     64(R9), Z2, K1, Z2
+	VMAXPS       Z0, Z2, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k2_i
+
+viterbiMax_AVX512f32_k2_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS.Z 64(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 64(AX)(DX*4)
+	ADDQ     $0x00000020, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k3:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS.Z     128(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k3_fin
+
+viterbiMax_AVX512f32_k3_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z3
+	VADDPS       (R9), Z3, Z4
+	VMAXPS       Z1, Z4, Z1
+	VADDPS       64(R9), Z3, Z4
+	VMAXPS       Z2, Z4, Z2
+	VADDPS.Z     128(R9), Z3, K1, Z3
+	VMAXPS       Z0, Z3, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k3_i
+
+viterbiMax_AVX512f32_k3_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS.Z 128(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 128(AX)(DX*4)
+	ADDQ     $0x00000030, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k4:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS.Z     192(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k4_fin
+
+viterbiMax_AVX512f32_k4_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z4
+	VADDPS       (R9), Z4, Z5
+	VMAXPS       Z1, Z5, Z1
+	VADDPS       64(R9), Z4, Z5
+	VMAXPS       Z2, Z5, Z2
+	VADDPS       128(R9), Z4, Z5
+	VMAXPS       Z3, Z5, Z3
+	VADDPS.Z     192(R9), Z4, K1, Z4
+	VMAXPS       Z0, Z4, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k4_i
+
+viterbiMax_AVX512f32_k4_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS.Z 192(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 192(AX)(DX*4)
+	ADDQ     $0x00000040, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k5:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS       192(R9), Z0, Z4
+	VADDPS.Z     256(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k5_fin
+
+viterbiMax_AVX512f32_k5_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z5
+	VADDPS       (R9), Z5, Z6
+	VMAXPS       Z1, Z6, Z1
+	VADDPS       64(R9), Z5, Z6
+	VMAXPS       Z2, Z6, Z2
+	VADDPS       128(R9), Z5, Z6
+	VMAXPS       Z3, Z6, Z3
+	VADDPS       192(R9), Z5, Z6
+	VMAXPS       Z4, Z6, Z4
+	VADDPS.Z     256(R9), Z5, K1, Z5
+	VMAXPS       Z0, Z5, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k5_i
+
+viterbiMax_AVX512f32_k5_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS   192(CX)(DX*4), Z4, Z4
+	VMOVUPS  Z4, 192(AX)(DX*4)
+	VADDPS.Z 256(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 256(AX)(DX*4)
+	ADDQ     $0x00000050, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k6:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS       192(R9), Z0, Z4
+	VADDPS       256(R9), Z0, Z5
+	VADDPS.Z     320(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k6_fin
+
+viterbiMax_AVX512f32_k6_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z6
+	VADDPS       (R9), Z6, Z7
+	VMAXPS       Z1, Z7, Z1
+	VADDPS       64(R9), Z6, Z7
+	VMAXPS       Z2, Z7, Z2
+	VADDPS       128(R9), Z6, Z7
+	VMAXPS       Z3, Z7, Z3
+	VADDPS       192(R9), Z6, Z7
+	VMAXPS       Z4, Z7, Z4
+	VADDPS       256(R9), Z6, Z7
+	VMAXPS       Z5, Z7, Z5
+	VADDPS.Z     320(R9), Z6, K1, Z6
+	VMAXPS       Z0, Z6, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k6_i
+
+viterbiMax_AVX512f32_k6_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS   192(CX)(DX*4), Z4, Z4
+	VMOVUPS  Z4, 192(AX)(DX*4)
+	VADDPS   256(CX)(DX*4), Z5, Z5
+	VMOVUPS  Z5, 256(AX)(DX*4)
+	VADDPS.Z 320(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 320(AX)(DX*4)
+	ADDQ     $0x00000060, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k7:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS       192(R9), Z0, Z4
+	VADDPS       256(R9), Z0, Z5
+	VADDPS       320(R9), Z0, Z6
+	VADDPS.Z     384(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k7_fin
+
+viterbiMax_AVX512f32_k7_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z7
+	VADDPS       (R9), Z7, Z8
+	VMAXPS       Z1, Z8, Z1
+	VADDPS       64(R9), Z7, Z8
+	VMAXPS       Z2, Z8, Z2
+	VADDPS       128(R9), Z7, Z8
+	VMAXPS       Z3, Z8, Z3
+	VADDPS       192(R9), Z7, Z8
+	VMAXPS       Z4, Z8, Z4
+	VADDPS       256(R9), Z7, Z8
+	VMAXPS       Z5, Z8, Z5
+	VADDPS       320(R9), Z7, Z8
+	VMAXPS       Z6, Z8, Z6
+	VADDPS.Z     384(R9), Z7, K1, Z7
+	VMAXPS       Z0, Z7, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k7_i
+
+viterbiMax_AVX512f32_k7_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS   192(CX)(DX*4), Z4, Z4
+	VMOVUPS  Z4, 192(AX)(DX*4)
+	VADDPS   256(CX)(DX*4), Z5, Z5
+	VMOVUPS  Z5, 256(AX)(DX*4)
+	VADDPS   320(CX)(DX*4), Z6, Z6
+	VMOVUPS  Z6, 320(AX)(DX*4)
+	VADDPS.Z 384(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 384(AX)(DX*4)
+	ADDQ     $0x00000070, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k8:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS       192(R9), Z0, Z4
+	VADDPS       256(R9), Z0, Z5
+	VADDPS       320(R9), Z0, Z6
+	VADDPS       384(R9), Z0, Z7
+	VADDPS.Z     448(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k8_fin
+
+viterbiMax_AVX512f32_k8_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z8
+	VADDPS       (R9), Z8, Z9
+	VMAXPS       Z1, Z9, Z1
+	VADDPS       64(R9), Z8, Z9
+	VMAXPS       Z2, Z9, Z2
+	VADDPS       128(R9), Z8, Z9
+	VMAXPS       Z3, Z9, Z3
+	VADDPS       192(R9), Z8, Z9
+	VMAXPS       Z4, Z9, Z4
+	VADDPS       256(R9), Z8, Z9
+	VMAXPS       Z5, Z9, Z5
+	VADDPS       320(R9), Z8, Z9
+	VMAXPS       Z6, Z9, Z6
+	VADDPS       384(R9), Z8, Z9
+	VMAXPS       Z7, Z9, Z7
+	VADDPS.Z     448(R9), Z8, K1, Z8
+	VMAXPS       Z0, Z8, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k8_i
+
+viterbiMax_AVX512f32_k8_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS   192(CX)(DX*4), Z4, Z4
+	VMOVUPS  Z4, 192(AX)(DX*4)
+	VADDPS   256(CX)(DX*4), Z5, Z5
+	VMOVUPS  Z5, 256(AX)(DX*4)
+	VADDPS   320(CX)(DX*4), Z6, Z6
+	VMOVUPS  Z6, 320(AX)(DX*4)
+	VADDPS   384(CX)(DX*4), Z7, Z7
+	VMOVUPS  Z7, 384(AX)(DX*4)
+	VADDPS.Z 448(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 448(AX)(DX*4)
+	ADDQ     $0x00000080, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k9:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS       192(R9), Z0, Z4
+	VADDPS       256(R9), Z0, Z5
+	VADDPS       320(R9), Z0, Z6
+	VADDPS       384(R9), Z0, Z7
+	VADDPS       448(R9), Z0, Z8
+	VADDPS.Z     512(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k9_fin
+
+viterbiMax_AVX512f32_k9_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z9
+	VADDPS       (R9), Z9, Z10
+	VMAXPS       Z1, Z10, Z1
+	VADDPS       64(R9), Z9, Z10
+	VMAXPS       Z2, Z10, Z2
+	VADDPS       128(R9), Z9, Z10
+	VMAXPS       Z3, Z10, Z3
+	VADDPS       192(R9), Z9, Z10
+	VMAXPS       Z4, Z10, Z4
+	VADDPS       256(R9), Z9, Z10
+	VMAXPS       Z5, Z10, Z5
+	VADDPS       320(R9), Z9, Z10
+	VMAXPS       Z6, Z10, Z6
+	VADDPS       384(R9), Z9, Z10
+	VMAXPS       Z7, Z10, Z7
+	VADDPS       448(R9), Z9, Z10
+	VMAXPS       Z8, Z10, Z8
+	VADDPS.Z     512(R9), Z9, K1, Z9
+	VMAXPS       Z0, Z9, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k9_i
+
+viterbiMax_AVX512f32_k9_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS   192(CX)(DX*4), Z4, Z4
+	VMOVUPS  Z4, 192(AX)(DX*4)
+	VADDPS   256(CX)(DX*4), Z5, Z5
+	VMOVUPS  Z5, 256(AX)(DX*4)
+	VADDPS   320(CX)(DX*4), Z6, Z6
+	VMOVUPS  Z6, 320(AX)(DX*4)
+	VADDPS   384(CX)(DX*4), Z7, Z7
+	VMOVUPS  Z7, 384(AX)(DX*4)
+	VADDPS   448(CX)(DX*4), Z8, Z8
+	VMOVUPS  Z8, 448(AX)(DX*4)
+	VADDPS.Z 512(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 512(AX)(DX*4)
+	ADDQ     $0x00000090, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k10:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS       192(R9), Z0, Z4
+	VADDPS       256(R9), Z0, Z5
+	VADDPS       320(R9), Z0, Z6
+	VADDPS       384(R9), Z0, Z7
+	VADDPS       448(R9), Z0, Z8
+	VADDPS       512(R9), Z0, Z9
+	VADDPS.Z     576(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k10_fin
+
+viterbiMax_AVX512f32_k10_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z10
+	VADDPS       (R9), Z10, Z11
+	VMAXPS       Z1, Z11, Z1
+	VADDPS       64(R9), Z10, Z11
+	VMAXPS       Z2, Z11, Z2
+	VADDPS       128(R9), Z10, Z11
+	VMAXPS       Z3, Z11, Z3
+	VADDPS       192(R9), Z10, Z11
+	VMAXPS       Z4, Z11, Z4
+	VADDPS       256(R9), Z10, Z11
+	VMAXPS       Z5, Z11, Z5
+	VADDPS       320(R9), Z10, Z11
+	VMAXPS       Z6, Z11, Z6
+	VADDPS       384(R9), Z10, Z11
+	VMAXPS       Z7, Z11, Z7
+	VADDPS       448(R9), Z10, Z11
+	VMAXPS       Z8, Z11, Z8
+	VADDPS       512(R9), Z10, Z11
+	VMAXPS       Z9, Z11, Z9
+	VADDPS.Z     576(R9), Z10, K1, Z10
+	VMAXPS       Z0, Z10, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k10_i
+
+viterbiMax_AVX512f32_k10_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS   192(CX)(DX*4), Z4, Z4
+	VMOVUPS  Z4, 192(AX)(DX*4)
+	VADDPS   256(CX)(DX*4), Z5, Z5
+	VMOVUPS  Z5, 256(AX)(DX*4)
+	VADDPS   320(CX)(DX*4), Z6, Z6
+	VMOVUPS  Z6, 320(AX)(DX*4)
+	VADDPS   384(CX)(DX*4), Z7, Z7
+	VMOVUPS  Z7, 384(AX)(DX*4)
+	VADDPS   448(CX)(DX*4), Z8, Z8
+	VMOVUPS  Z8, 448(AX)(DX*4)
+	VADDPS   512(CX)(DX*4), Z9, Z9
+	VMOVUPS  Z9, 512(AX)(DX*4)
+	VADDPS.Z 576(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 576(AX)(DX*4)
+	ADDQ     $0x000000a0, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k11:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS       192(R9), Z0, Z4
+	VADDPS       256(R9), Z0, Z5
+	VADDPS       320(R9), Z0, Z6
+	VADDPS       384(R9), Z0, Z7
+	VADDPS       448(R9), Z0, Z8
+	VADDPS       512(R9), Z0, Z9
+	VADDPS       576(R9), Z0, Z10
+	VADDPS.Z     640(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k11_fin
+
+viterbiMax_AVX512f32_k11_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z11
+	VADDPS       (R9), Z11, Z12
+	VMAXPS       Z1, Z12, Z1
+	VADDPS       64(R9), Z11, Z12
+	VMAXPS       Z2, Z12, Z2
+	VADDPS       128(R9), Z11, Z12
+	VMAXPS       Z3, Z12, Z3
+	VADDPS       192(R9), Z11, Z12
+	VMAXPS       Z4, Z12, Z4
+	VADDPS       256(R9), Z11, Z12
+	VMAXPS       Z5, Z12, Z5
+	VADDPS       320(R9), Z11, Z12
+	VMAXPS       Z6, Z12, Z6
+	VADDPS       384(R9), Z11, Z12
+	VMAXPS       Z7, Z12, Z7
+	VADDPS       448(R9), Z11, Z12
+	VMAXPS       Z8, Z12, Z8
+	VADDPS       512(R9), Z11, Z12
+	VMAXPS       Z9, Z12, Z9
+	VADDPS       576(R9), Z11, Z12
+	VMAXPS       Z10, Z12, Z10
+	VADDPS.Z     640(R9), Z11, K1, Z11
+	VMAXPS       Z0, Z11, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k11_i
+
+viterbiMax_AVX512f32_k11_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS   192(CX)(DX*4), Z4, Z4
+	VMOVUPS  Z4, 192(AX)(DX*4)
+	VADDPS   256(CX)(DX*4), Z5, Z5
+	VMOVUPS  Z5, 256(AX)(DX*4)
+	VADDPS   320(CX)(DX*4), Z6, Z6
+	VMOVUPS  Z6, 320(AX)(DX*4)
+	VADDPS   384(CX)(DX*4), Z7, Z7
+	VMOVUPS  Z7, 384(AX)(DX*4)
+	VADDPS   448(CX)(DX*4), Z8, Z8
+	VMOVUPS  Z8, 448(AX)(DX*4)
+	VADDPS   512(CX)(DX*4), Z9, Z9
+	VMOVUPS  Z9, 512(AX)(DX*4)
+	VADDPS   576(CX)(DX*4), Z10, Z10
+	VMOVUPS  Z10, 576(AX)(DX*4)
+	VADDPS.Z 640(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 640(AX)(DX*4)
+	ADDQ     $0x000000b0, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+	JMP      viterbiMax_AVX512f32_next
+
+viterbiMax_AVX512f32_k12:
+	MOVQ         $-1, R8
+	BZHIQ        R9, R8, R8
+	KMOVW        R8, K1
+	MOVQ         DI, R8
+	SHLQ         $0x02, R8
+	NEGQ         R8
+	ADDQ         AX, R8
+	LEAQ         (SI)(DX*4), R9
+	VBROADCASTSS (R8), Z0
+	VADDPS       (R9), Z0, Z1
+	VADDPS       64(R9), Z0, Z2
+	VADDPS       128(R9), Z0, Z3
+	VADDPS       192(R9), Z0, Z4
+	VADDPS       256(R9), Z0, Z5
+	VADDPS       320(R9), Z0, Z6
+	VADDPS       384(R9), Z0, Z7
+	VADDPS       448(R9), Z0, Z8
+	VADDPS       512(R9), Z0, Z9
+	VADDPS       576(R9), Z0, Z10
+	VADDPS       640(R9), Z0, Z11
+	VADDPS.Z     704(R9), Z0, K1, Z0
+	MOVQ         DI, R10
+	DECQ         R10
+	JZ           viterbiMax_AVX512f32_k12_fin
+
+viterbiMax_AVX512f32_k12_i:
+	ADDQ         $0x04, R8
+	LEAQ         (R9)(DI*4), R9
+	VBROADCASTSS (R8), Z12
+	VADDPS       (R9), Z12, Z13
+	VMAXPS       Z1, Z13, Z1
+	VADDPS       64(R9), Z12, Z13
+	VMAXPS       Z2, Z13, Z2
+	VADDPS       128(R9), Z12, Z13
+	VMAXPS       Z3, Z13, Z3
+	VADDPS       192(R9), Z12, Z13
+	VMAXPS       Z4, Z13, Z4
+	VADDPS       256(R9), Z12, Z13
+	VMAXPS       Z5, Z13, Z5
+	VADDPS       320(R9), Z12, Z13
+	VMAXPS       Z6, Z13, Z6
+	VADDPS       384(R9), Z12, Z13
+	VMAXPS       Z7, Z13, Z7
+	VADDPS       448(R9), Z12, Z13
+	VMAXPS       Z8, Z13, Z8
+	VADDPS       512(R9), Z12, Z13
+	VMAXPS       Z9, Z13, Z9
+	VADDPS       576(R9), Z12, Z13
+	VMAXPS       Z10, Z13, Z10
+	VADDPS       640(R9), Z12, Z13
+	VMAXPS       Z11, Z13, Z11
+	VADDPS.Z     704(R9), Z12, K1, Z12
+	VMAXPS       Z0, Z12, Z0
+	DECQ         R10
+	JNZ          viterbiMax_AVX512f32_k12_i
+
+viterbiMax_AVX512f32_k12_fin:
+	VADDPS   (CX)(DX*4), Z1, Z1
+	VMOVUPS  Z1, (AX)(DX*4)
+	VADDPS   64(CX)(DX*4), Z2, Z2
+	VMOVUPS  Z2, 64(AX)(DX*4)
+	VADDPS   128(CX)(DX*4), Z3, Z3
+	VMOVUPS  Z3, 128(AX)(DX*4)
+	VADDPS   192(CX)(DX*4), Z4, Z4
+	VMOVUPS  Z4, 192(AX)(DX*4)
+	VADDPS   256(CX)(DX*4), Z5, Z5
+	VMOVUPS  Z5, 256(AX)(DX*4)
+	VADDPS   320(CX)(DX*4), Z6, Z6
+	VMOVUPS  Z6, 320(AX)(DX*4)
+	VADDPS   384(CX)(DX*4), Z7, Z7
+	VMOVUPS  Z7, 384(AX)(DX*4)
+	VADDPS   448(CX)(DX*4), Z8, Z8
+	VMOVUPS  Z8, 448(AX)(DX*4)
+	VADDPS   512(CX)(DX*4), Z9, Z9
+	VMOVUPS  Z9, 512(AX)(DX*4)
+	VADDPS   576(CX)(DX*4), Z10, Z10
+	VMOVUPS  Z10, 576(AX)(DX*4)
+	VADDPS   640(CX)(DX*4), Z11, Z11
+	VMOVUPS  Z11, 640(AX)(DX*4)
+	VADDPS.Z 704(CX)(DX*4), Z0, K1, Z0
+	VMOVUPS  Z0, K1, 704(AX)(DX*4)
+	ADDQ     $0x000000c0, DX
+	INCQ     BX
+	CMPQ     DX, DI
+	JB       viterbiMax_AVX512f32_chunk
+
+viterbiMax_AVX512f32_next:
+	LEAQ (AX)(DI*4), AX
+	LEAQ (CX)(DI*4), CX
+	DECQ (SP)
+	JNZ  viterbiMax_AVX512f32_t
+
+viterbiMax_AVX512f32_ret:
+	VZEROUPPER
+	RET

@@ -16,6 +16,12 @@ import (
 var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions", "viterbi",
 	"logforward", "gather", "scatter", "exp", "log", "dot", "axpy"}
 
+// Kernels32 lists the float32 kernels' benchmarks (the same cases as their
+// float64 namesakes without the suffix, on the same values rounded to
+// float32), for `go test -bench` in package kernels; `simdcrf bench
+// kernels` runs them when asked by name.
+var Kernels32 = []string{"forward32", "backward32", "forward_lockstep32", "transitions32", "viterbi32", "exp32", "dot32", "gather32", "scatter32"}
+
 // Labels are the label counts M of the per-sequence kernels.
 var Labels = []int{3, 9, 23, 45, 64, 128, 256, 512, 1024}
 
@@ -40,7 +46,7 @@ const (
 // rather than on a sequence of M labels.
 func Elementwise(kernel string) bool {
 	switch kernel {
-	case "exp", "log", "dot", "axpy":
+	case "exp", "log", "dot", "axpy", "exp32", "dot32":
 		return true
 	}
 	return false
@@ -155,9 +161,103 @@ func New(kernel string, m int) (c Case, ok bool) {
 			c.Flops = 2 * N
 		}
 	default:
+		return new32(c, kernel, m, r)
+	}
+	return c, true
+}
+
+// new32 is New for the float32 kernels.
+func new32(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
+	M := float64(m)
+	dense := 2*M*M + 3*M
+	switch kernel {
+	case "forward32", "backward32":
+		c.Flops = T * dense
+		c.Setup = func() func() {
+			psi, e := to32(probs(r, T*m)), to32(probs(r, m*m))
+			alpha, beta, scale := make([]float32, T*m), make([]float32, T*m), make([]float32, T)
+			kernels.Forward32(alpha, scale, psi, e, T, m)
+			if kernel == "forward32" {
+				return func() { kernels.Forward32(alpha, scale, psi, e, T, m) }
+			}
+			return func() { kernels.Backward32(beta, scale, psi, e, T, m) }
+		}
+	case "forward_lockstep32":
+		c.Positions, c.Flops = T*K, T*K*dense
+		c.Setup = func() func() {
+			psi, e := to32(probs(r, T*K*m)), to32(probs(r, m*m))
+			alpha, scale := make([]float32, T*K*m), make([]float32, T*K)
+			return func() { kernels.ForwardBatch32(alpha, scale, psi, e, T, K, m) }
+		}
+	case "transitions32":
+		c.Flops = (T-1)*(2*M*M+3*M) + 2*M*M
+		c.Setup = func() func() {
+			psi, e := to32(probs(r, T*m)), to32(probs(r, m*m))
+			alpha, beta, scale := make([]float32, T*m), make([]float32, T*m), make([]float32, T)
+			kernels.Forward32(alpha, scale, psi, e, T, m)
+			kernels.Backward32(beta, scale, psi, e, T, m)
+			g, work := make([]float32, m*m), make([]float32, T*m)
+			return func() { kernels.Transitions32(g, e, alpha, beta, psi, scale, work, T, m) }
+		}
+	case "viterbi32":
+		c.Flops = (T - 1) * 2 * M * M
+		c.Setup = func() func() {
+			s, tr := to32(scores(r, T*m)), to32(scores(r, m*m))
+			delta, bp, path := make([]float32, T*m), make([]int32, T*m), make([]int32, T)
+			return func() { kernels.Viterbi32(path, delta, bp, s, tr, T, m) }
+		}
+	case "gather32", "scatter32":
+		c.Flops = T * F * 2 * M
+		c.Setup = func() func() {
+			rows := WElems / m
+			w := make([]float32, rows*m)
+			for i := range w {
+				w[i] = float32(i&1023) * 0x1p-10
+			}
+			ptr := make([]int32, T+1)
+			ids := make([]int32, T*F)
+			vals := make([]float32, T*F)
+			for t := 0; t <= T; t++ {
+				ptr[t] = int32(t * F)
+			}
+			for f := range ids {
+				ids[f] = int32(r.IntN(rows))
+				vals[f] = float32(1 + r.Float64())
+			}
+			p := to32(probs(r, T*m))
+			if kernel == "gather32" {
+				return func() { kernels.Gather32(p, w, m, ptr, ids, vals, T, m) }
+			}
+			return func() { kernels.Scatter32(w, m, p, ptr, ids, vals, -1, T, m) }
+		}
+	case "exp32", "dot32":
+		c.Labels, c.Positions = N, N
+		c.Setup = func() func() {
+			x, y := make([]float32, N), make([]float32, N)
+			for i := range x {
+				x[i] = float32(-20 * r.Float64())
+				y[i] = float32(r.Float64())
+			}
+			if kernel == "exp32" {
+				return func() { kernels.Exp32(y, x) }
+			}
+			return func() { sink = kernels.Dot32(x, y) }
+		}
+		if kernel == "dot32" {
+			c.Flops = 2 * N
+		}
+	default:
 		return c, false
 	}
 	return c, true
+}
+
+func to32(x []float64) []float32 {
+	y := make([]float32, len(x))
+	for i, v := range x {
+		y[i] = float32(v)
+	}
+	return y
 }
 
 var sink float64

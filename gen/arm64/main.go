@@ -25,12 +25,75 @@ type gen struct {
 	b    strings.Builder
 	fn   string
 	data strings.Builder
+	f32  bool // element type of the kernel being written: float32, else float64
 }
 
-func (g *gen) i(format string, args ...any) { fmt.Fprintf(&g.b, "\t"+format+"\n", args...) }
-func (g *gen) w(w neon.Word)                { g.i("%s", w) }
-func (g *gen) label(l string)               { fmt.Fprintf(&g.b, "%s:\n", l) }
-func (g *gen) comment(c string)             { g.i("// %s", c) }
+// The element type: the fb and Viterbi kernels are written once and emitted
+// for float64 (.2D lanes) and float32 (.4S lanes). In their instruction
+// text, {D} is the scalar suffix (D or S), {A} the vector arrangement (D2 or
+// S4), {L} the lane type (D or S), {8} the element size and {3} its log2.
+var elemTokens = map[bool]*strings.Replacer{
+	false: strings.NewReplacer("{D}", "D", "{A}", "D2", "{L}", "D", "{8}", "8", "{3}", "3"),
+	true:  strings.NewReplacer("{D}", "S", "{A}", "S4", "{L}", "S", "{8}", "4", "{3}", "2"),
+}
+
+func (g *gen) i(format string, args ...any) {
+	fmt.Fprintf(&g.b, "\t"+elemTokens[g.f32].Replace(format)+"\n", args...)
+}
+
+// sz is the element size in bytes, lanes the elements per vector.
+func (g *gen) sz() int {
+	if g.f32 {
+		return 4
+	}
+	return 8
+}
+func (g *gen) lanes() int { return 16 / g.sz() }
+
+// vr names vector register v with the element arrangement.
+func (g *gen) vr(v int) string {
+	if g.f32 {
+		return fmt.Sprintf("V%d.S4", v)
+	}
+	return d2(v)
+}
+
+// fw emits a .2D instruction of package neon in the element type's form.
+func (g *gen) fw(w neon.Word) {
+	if g.f32 {
+		w = neon.S(w)
+	}
+	g.w(w)
+}
+
+// hpair leaves the sum of the lanes of Vv in Fv (low lane).
+func (g *gen) hpair(v int) {
+	if g.f32 {
+		g.fw(neon.FADDP(v, v, v))
+		g.w(neon.FADDPS32(v, v))
+		return
+	}
+	g.w(neon.FADDPS(v, v))
+}
+
+// name is a kernel's function name: base+"NEON", base+"32NEON" for float32.
+func (g *gen) name(base string) string {
+	if g.f32 {
+		return base + "32NEON"
+	}
+	return base + "NEON"
+}
+
+// sig is a signature with every float64 replaced by the element type.
+func (g *gen) sig(s string) string {
+	if g.f32 {
+		return strings.ReplaceAll(s, "float64", "float32")
+	}
+	return s
+}
+func (g *gen) w(w neon.Word)    { g.i("%s", w) }
+func (g *gen) label(l string)   { fmt.Fprintf(&g.b, "%s:\n", l) }
+func (g *gen) comment(c string) { g.i("// %s", c) }
 
 func (g *gen) text(name, sig string, args int) {
 	g.fn = name
@@ -44,10 +107,10 @@ func d2(v int) string  { return fmt.Sprintf("V%d.D2", v) }
 func b16(v int) string { return fmt.Sprintf("V%d.B16", v) }
 
 // list returns the register list [Vfirst.D2, …] of n consecutive registers.
-func list(first, n int) string {
+func (g *gen) list(first, n int) string {
 	var s []string
 	for k := 0; k < n; k++ {
-		s = append(s, d2(first+k))
+		s = append(s, g.vr(first+k))
 	}
 	return "[" + strings.Join(s, ", ") + "]"
 }
@@ -56,24 +119,24 @@ func list(first, n int) string {
 // nv == 0 loads one double into the low lane (the upper lane is zeroed).
 func (g *gen) ld(ptr string, first, nv int) {
 	if nv == 0 {
-		g.i("FMOVD.P 8(%s), F%d", ptr, first)
+		g.i("FMOV{D}.P {8}(%s), F%d", ptr, first)
 		return
 	}
 	for k := 0; k < nv; k += 4 {
 		n := min(4, nv-k)
-		g.i("VLD1.P %d(%s), %s", 16*n, ptr, list(first+k, n))
+		g.i("VLD1.P %d(%s), %s", 16*n, ptr, g.list(first+k, n))
 	}
 }
 
 // st is ld's store counterpart.
 func (g *gen) st(ptr string, first, nv int) {
 	if nv == 0 {
-		g.i("FMOVD.P F%d, 8(%s)", first, ptr)
+		g.i("FMOV{D}.P F%d, {8}(%s)", first, ptr)
 		return
 	}
 	for k := 0; k < nv; k += 4 {
 		n := min(4, nv-k)
-		g.i("VST1.P %s, %d(%s)", list(first+k, n), 16*n, ptr)
+		g.i("VST1.P %s, %d(%s)", g.list(first+k, n), 16*n, ptr)
 	}
 }
 
@@ -85,18 +148,18 @@ func (g *gen) mov(dst, src int) {
 // widths lists the block sizes (in vectors) tried in order; 0 is one double.
 type widths []int
 
-func cols(nv int) int {
+func (g *gen) cols(nv int) int {
 	if nv == 0 {
 		return 1
 	}
-	return 2 * nv
+	return g.lanes() * nv
 }
 
 // blocks walks cnt (a register, consumed) elements in blocks: for each width
 // in ws it loops while at least that many elements remain, calling body.
 func (g *gen) blocks(name, cnt string, ws widths, body func(nv int)) {
 	for k, nv := range ws {
-		c := cols(nv)
+		c := g.cols(nv)
 		loop, next := g.l(fmt.Sprintf("%s%d", name, c)), g.l(fmt.Sprintf("%s%d_done", name, c))
 		g.label(loop)
 		if nv == 0 {
@@ -107,7 +170,9 @@ func (g *gen) blocks(name, cnt string, ws widths, body func(nv int)) {
 		}
 		body(nv)
 		g.i("SUB $%d, %s", c, cnt)
-		if k < len(ws)-1 || nv != 0 {
+		// A last scalar block runs once for float64 (a vector holds
+		// two), and loops for float32 (up to three left).
+		if k < len(ws)-1 || nv != 0 || g.lanes() > 2 {
 			g.i("B %s", loop)
 		}
 		g.label(next)
@@ -123,12 +188,22 @@ func (g *gen) constants(name string, vals []uint64) {
 	fmt.Fprintf(&g.data, "GLOBL %s<>(SB), RODATA|NOPTR, $%d\n\n", name, 16*len(vals))
 }
 
+// constants32 is constants for float32 tables: each value four times.
+func (g *gen) constants32(name string, vals []float32) {
+	var c []uint64
+	for _, v := range vals {
+		b := uint64(math.Float32bits(v))
+		c = append(c, b|b<<32)
+	}
+	g.constants(name, c)
+}
+
 // loadConsts loads n table entries into V(first)… through ptr.
 func (g *gen) loadConsts(name, ptr string, first, n int) {
 	g.i("MOVD $%s<>(SB), %s", name, ptr)
 	for k := 0; k < n; k += 4 {
 		m := min(4, n-k)
-		g.i("VLD1.P %d(%s), %s", 16*m, ptr, list(first+k, m))
+		g.i("VLD1.P %d(%s), %s", 16*m, ptr, g.list(first+k, m))
 	}
 }
 
@@ -162,6 +237,21 @@ func generate() string {
 	g.sparse(false)
 	g.sparse(true)
 	g.transitions()
+	// The float32 kernels: the same emitters with .4S lanes.
+	g.f32 = true
+	g.forward()
+	g.backward()
+	g.viterbi()
+	g.viterbiMax()
+	g.transitions()
+	g.exp()
+	g.shiftRows()
+	g.axpy()
+	g.scale()
+	g.sparse(false)
+	g.sparse(true)
+	g.f32 = false
+	g.dot32()
 	g.logMatVec()
 	g.shiftRows()
 	g.fmaPeak()
@@ -205,10 +295,57 @@ func (g *gen) dot() {
 	g.i("RET")
 }
 
+// dot32 is Dot32: float32 inputs widened to float64 (FCVTL, FCVTL2: exact),
+// products and sums in float64 as dot's; a scalar tail of up to three.
+func (g *gen) dot32() {
+	g.text("dot32NEON", "func(x, y []float32) float64", 56)
+	g.i("MOVD x_base+0(FP), R0")
+	g.i("MOVD x_len+8(FP), R2")
+	g.i("MOVD y_base+24(FP), R1")
+	for k := 0; k < 4; k++ {
+		g.zero(k)
+	}
+	g.zero(24)
+	g.label(g.l("n8"))
+	g.i("CMP $8, R2")
+	g.i("BLT %s", g.l("n8_done"))
+	g.i("VLD1.P 32(R0), [V8.S4, V9.S4]")
+	g.i("VLD1.P 32(R1), [V10.S4, V11.S4]")
+	for k := 0; k < 2; k++ {
+		g.w(neon.FCVTL(12+2*k, 8+k))
+		g.w(neon.FCVTL2(13+2*k, 8+k))
+		g.w(neon.FCVTL(16+2*k, 10+k))
+		g.w(neon.FCVTL2(17+2*k, 10+k))
+	}
+	for k := 0; k < 4; k++ {
+		g.i("VFMLA V%d.D2, V%d.D2, V%d.D2", 12+k, 16+k, k)
+	}
+	g.i("SUB $8, R2")
+	g.i("B %s", g.l("n8"))
+	g.label(g.l("n8_done"))
+	g.label(g.l("n1"))
+	g.i("CBZ R2, %s", g.l("n1_done"))
+	g.i("FMOVS.P 4(R0), F8")
+	g.i("FMOVS.P 4(R1), F9")
+	g.i("FCVTSD F8, F8")
+	g.i("FCVTSD F9, F9")
+	g.i("FMADDD F8, F24, F9, F24")
+	g.i("SUB $1, R2")
+	g.i("B %s", g.l("n1"))
+	g.label(g.l("n1_done"))
+	g.w(neon.FADD(0, 0, 1))
+	g.w(neon.FADD(2, 2, 3))
+	g.w(neon.FADD(0, 0, 2))
+	g.w(neon.FADDPS(0, 0))
+	g.i("FADDD F24, F0")
+	g.i("FMOVD F0, ret+48(FP)")
+	g.i("RET")
+}
+
 func (g *gen) axpy() {
-	g.text("axpyNEON", "func(a float64, x, y []float64)", 56)
-	g.i("FMOVD a+0(FP), F31")
-	g.i("VDUP V31.D[0], V31.D2")
+	g.text(g.name("axpy"), g.sig("func(a float64, x, y []float64)"), 56)
+	g.i("FMOV{D} a+0(FP), F31")
+	g.i("VDUP V31.{L}[0], V31.{A}")
 	g.i("MOVD x_base+8(FP), R0")
 	g.i("MOVD x_len+16(FP), R2")
 	g.i("MOVD y_base+32(FP), R1")
@@ -217,10 +354,10 @@ func (g *gen) axpy() {
 		g.ld("R0", 8, nv)
 		g.ld("R1", 0, nv)
 		if nv == 0 {
-			g.i("FMADDD F8, F0, F31, F0")
+			g.i("FMADD{D} F8, F0, F31, F0")
 		}
 		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, V31.D2, %s", d2(8+k), d2(k))
+			g.i("VFMLA %s, V31.{A}, %s", g.vr(8+k), g.vr(k))
 		}
 		g.st("R3", 0, nv)
 	})
@@ -228,19 +365,19 @@ func (g *gen) axpy() {
 }
 
 func (g *gen) scale() {
-	g.text("scaleNEON", "func(a float64, x []float64)", 32)
-	g.i("FMOVD a+0(FP), F31")
-	g.i("VDUP V31.D[0], V31.D2")
+	g.text(g.name("scale"), g.sig("func(a float64, x []float64)"), 32)
+	g.i("FMOV{D} a+0(FP), F31")
+	g.i("VDUP V31.{L}[0], V31.{A}")
 	g.i("MOVD x_base+8(FP), R0")
 	g.i("MOVD x_len+16(FP), R2")
 	g.i("MOVD R0, R3")
 	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
 		g.ld("R0", 0, nv)
 		if nv == 0 {
-			g.i("FMULD F31, F0")
+			g.i("FMUL{D} F31, F0")
 		}
 		for k := 0; k < nv; k++ {
-			g.w(neon.FMUL(k, k, 31))
+			g.fw(neon.FMUL(k, k, 31))
 		}
 		g.st("R3", 0, nv)
 	})
@@ -251,21 +388,21 @@ func (g *gen) scale() {
 // storing the sum through scalePtr (then advanced by R24). It uses R11, R19,
 // R20, V0–V3, V28, V29.
 func (g *gen) normalize(row, scalePtr, m, name string) {
-	g.i("FMOVD F31, (%s)", scalePtr)
+	g.i("FMOV{D} F31, (%s)", scalePtr)
 	g.i("ADD R24, %s", scalePtr)
-	g.i("FMOVD $1.0, F29")
-	g.i("FDIVD F31, F29, F29")
-	g.i("VDUP V29.D[0], V29.D2")
+	g.i("FMOV{D} $1.0, F29")
+	g.i("FDIV{D} F31, F29, F29")
+	g.i("VDUP V29.{L}[0], V29.{A}")
 	g.i("MOVD %s, R11", m)
 	g.i("MOVD %s, R19", row)
 	g.i("MOVD %s, R20", row)
 	g.blocks(name, "R11", widths{4, 1, 0}, func(nv int) {
 		g.ld("R19", 0, nv)
 		if nv == 0 {
-			g.i("FMULD F29, F0")
+			g.i("FMUL{D} F29, F0")
 		}
 		for k := 0; k < nv; k++ {
-			g.w(neon.FMUL(k, k, 29))
+			g.fw(neon.FMUL(k, k, 29))
 		}
 		g.st("R20", 0, nv)
 	})
@@ -280,7 +417,7 @@ func (g *gen) normalize(row, scalePtr, m, name string) {
 //	pointer, R14 matrix row pointer, R15 inner count, R22 scratch.
 //	V0–V7 accumulators, V16–V23 matrix elements, V30 broadcast element.
 func (g *gen) forward() {
-	g.text("forwardNEON", "func(alpha, scale, psi, e []float64, T, M, K int)", 120)
+	g.text(g.name("forward"), g.sig("func(alpha, scale, psi, e []float64, T, M, K int)"), 120)
 	g.i("MOVD alpha_base+0(FP), R0")
 	g.i("MOVD scale_base+24(FP), R1")
 	g.i("MOVD psi_base+48(FP), R2")
@@ -288,9 +425,9 @@ func (g *gen) forward() {
 	g.i("MOVD T+96(FP), R4")
 	g.i("MOVD M+104(FP), R5")
 	g.i("MOVD K+112(FP), R24")
-	g.i("LSL $3, R5, R6")
+	g.i("LSL ${3}, R5, R6")
 	g.i("MUL R6, R24, R12")
-	g.i("LSL $3, R24, R24")
+	g.i("LSL ${3}, R24, R24")
 	// Row 0: alpha_0 = psi_0, summed as it is copied (vector lanes in
 	// V31, the odd last element in F27).
 	g.zero(31)
@@ -302,14 +439,14 @@ func (g *gen) forward() {
 		g.ld("R20", 16, nv)
 		g.st("R19", 16, nv)
 		if nv == 0 {
-			g.i("FADDD F16, F27")
+			g.i("FADD{D} F16, F27")
 		}
 		for k := 0; k < nv; k++ {
-			g.w(neon.FADD(31, 31, 16+k))
+			g.fw(neon.FADD(31, 31, 16+k))
 		}
 	})
-	g.w(neon.FADDPS(31, 31))
-	g.i("FADDD F27, F31")
+	g.hpair(31)
+	g.i("FADD{D} F27, F31")
 	g.normalize("R0", "R1", "R5", "norm0")
 	g.i("SUB $1, R4, R7")
 	g.i("CBZ R7, %s", g.l("ret"))
@@ -336,39 +473,43 @@ func (g *gen) forward() {
 		loop := g.l(fmt.Sprintf("i%d", nv))
 		g.label(loop)
 		if nv == 0 {
-			g.i("FMOVD.P 8(R13), F30")
-			g.i("FMOVD (R14), F16")
+			g.i("FMOV{D}.P {8}(R13), F30")
+			g.i("FMOV{D} (R14), F16")
 			g.i("ADD R6, R14")
-			g.i("FMADDD F16, F0, F30, F0")
+			g.i("FMADD{D} F16, F0, F30, F0")
 		} else {
-			g.i("VLD1R.P 8(R13), [V30.D2]")
+			g.i("VLD1R.P {8}(R13), [V30.{A}]")
 			g.i("MOVD R14, R22")
 			g.ld("R22", 16, nv)
 			g.i("ADD R6, R14")
 			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.D2, %s, %s", d2(16+k), d2(k))
+				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
 			}
 		}
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		g.ld("R20", 16, nv)
 		if nv == 0 {
-			g.i("FMULD F16, F0")
+			g.i("FMUL{D} F16, F0")
 			g.st("R19", 0, 0)
-			g.i("FMOVD F0, F27")
+			if g.f32 { // up to three scalar columns (float64: one)
+				g.i("FADDS F0, F27")
+			} else {
+				g.i("FMOVD F0, F27")
+			}
 		} else {
 			for k := 0; k < nv; k++ {
-				g.w(neon.FMUL(k, k, 16+k))
+				g.fw(neon.FMUL(k, k, 16+k))
 			}
 			g.st("R19", 0, nv)
 			for k := 0; k < nv; k++ {
-				g.w(neon.FADD(31, 31, k))
+				g.fw(neon.FADD(31, 31, k))
 			}
 		}
-		g.i("ADD $%d, R21", 8*cols(nv))
+		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
-	g.w(neon.FADDPS(31, 31))
-	g.i("FADDD F27, F31")
+	g.hpair(31)
+	g.i("FADD{D} F27, F31")
 	g.normalize("R9", "R1", "R5", "norm")
 	g.i("MOVD R9, R8")
 	g.i("ADD R12, R10")
@@ -379,32 +520,32 @@ func (g *gen) forward() {
 }
 
 func (g *gen) backward() {
-	g.text("backwardNEON", "func(beta, scale, psi, et []float64, T, M int)", 112)
+	g.text(g.name("backward"), g.sig("func(beta, scale, psi, et []float64, T, M int)"), 112)
 	g.i("MOVD beta_base+0(FP), R0")
 	g.i("MOVD scale_base+24(FP), R1")
 	g.i("MOVD psi_base+48(FP), R2")
 	g.i("MOVD et_base+72(FP), R3")
 	g.i("MOVD T+96(FP), R4")
 	g.i("MOVD M+104(FP), R5")
-	g.i("LSL $3, R5, R6")
+	g.i("LSL ${3}, R5, R6")
 	g.i("SUB $1, R4, R7")
 	// R8 = beta row T−1, R10 = psi row T−1, R1 = &scale[T−1].
 	g.i("MUL R6, R7, R12")
 	g.i("ADD R0, R12, R8")
 	g.i("ADD R2, R12, R10")
-	g.i("ADD R7<<3, R1, R1")
-	g.i("FMOVD $1.0, F16")
-	g.i("VDUP V16.D[0], V16.D2")
+	g.i("ADD R7<<{3}, R1, R1")
+	g.i("FMOV{D} $1.0, F16")
+	g.i("VDUP V16.{L}[0], V16.{A}")
 	g.i("MOVD R5, R11")
 	g.i("MOVD R8, R19")
 	g.blocks("ones", "R11", widths{1, 0}, func(nv int) { g.st("R19", 16, nv) })
 	g.i("CBZ R7, %s", g.l("ret"))
 	g.label(g.l("t"))
 	g.i("SUB R6, R8, R9")
-	g.i("FMOVD (R1), F29")
-	g.i("FMOVD $1.0, F28")
-	g.i("FDIVD F29, F28, F28")
-	g.i("VDUP V28.D[0], V28.D2")
+	g.i("FMOV{D} (R1), F29")
+	g.i("FMOV{D} $1.0, F28")
+	g.i("FDIV{D} F29, F28, F28")
+	g.i("VDUP V28.{L}[0], V28.{A}")
 	g.i("MOVD R5, R11")
 	g.i("MOVD R9, R19")
 	g.i("MOVD R3, R21")
@@ -422,37 +563,37 @@ func (g *gen) backward() {
 		loop := g.l(fmt.Sprintf("j%d", nv))
 		g.label(loop)
 		if nv == 0 {
-			g.i("FMOVD.P 8(R13), F30")
-			g.i("FMOVD.P 8(R23), F29")
-			g.i("FMULD F29, F30")
-			g.i("FMOVD (R14), F16")
+			g.i("FMOV{D}.P {8}(R13), F30")
+			g.i("FMOV{D}.P {8}(R23), F29")
+			g.i("FMUL{D} F29, F30")
+			g.i("FMOV{D} (R14), F16")
 			g.i("ADD R6, R14")
-			g.i("FMADDD F16, F0, F30, F0")
+			g.i("FMADD{D} F16, F0, F30, F0")
 		} else {
-			g.i("VLD1R.P 8(R13), [V30.D2]")
-			g.i("VLD1R.P 8(R23), [V29.D2]")
-			g.w(neon.FMUL(30, 30, 29))
+			g.i("VLD1R.P {8}(R13), [V30.{A}]")
+			g.i("VLD1R.P {8}(R23), [V29.{A}]")
+			g.fw(neon.FMUL(30, 30, 29))
 			g.i("MOVD R14, R22")
 			g.ld("R22", 16, nv)
 			g.i("ADD R6, R14")
 			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.D2, %s, %s", d2(16+k), d2(k))
+				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
 			}
 		}
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		if nv == 0 {
-			g.i("FMULD F28, F0")
+			g.i("FMUL{D} F28, F0")
 		}
 		for k := 0; k < nv; k++ {
-			g.w(neon.FMUL(k, k, 28))
+			g.fw(neon.FMUL(k, k, 28))
 		}
 		g.st("R19", 0, nv)
-		g.i("ADD $%d, R21", 8*cols(nv))
+		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
 	g.i("MOVD R9, R8")
 	g.i("SUB R6, R10")
-	g.i("SUB $8, R1")
+	g.i("SUB ${8}, R1")
 	g.i("SUBS $1, R7")
 	g.i("BNE %s", g.l("t"))
 	g.label(g.l("ret"))
@@ -464,7 +605,7 @@ func (g *gen) backward() {
 // V8–V11 candidates, V12–V15 masks, V16 the current i (int64), V17 ones,
 // V18 δ_{t−1}[i] broadcast.
 func (g *gen) viterbi() {
-	g.text("viterbiNEON", "func(delta []float64, bp []int32, s, tr []float64, T, M int)", 112)
+	g.text(g.name("viterbi"), g.sig("func(delta []float64, bp []int32, s, tr []float64, T, M int)"), 112)
 	g.i("MOVD delta_base+0(FP), R0")
 	g.i("MOVD bp_base+24(FP), R1")
 	g.i("MOVD s_base+48(FP), R2")
@@ -473,7 +614,7 @@ func (g *gen) viterbi() {
 	g.i("MOVD M+104(FP), R5")
 	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
 	g.i("CBZ R5, %s", g.l("ret"))
-	g.i("LSL $3, R5, R6")
+	g.i("LSL ${3}, R5, R6")
 	g.i("LSL $2, R5, R24")
 	g.i("MOVD R5, R11")
 	g.i("MOVD R2, R20")
@@ -485,7 +626,7 @@ func (g *gen) viterbi() {
 	g.i("SUB $1, R4, R7")
 	g.i("CBZ R7, %s", g.l("ret"))
 	g.i("MOVD $1, R12")
-	g.i("VDUP R12, V17.D2")
+	g.i("VDUP R12, V17.{A}")
 	g.i("MOVD R0, R8")
 	g.i("ADD R6, R2, R10")
 	g.i("ADD R24, R1, R25")
@@ -498,29 +639,29 @@ func (g *gen) viterbi() {
 	g.i("MOVD R25, R22")
 	g.blocks("j", "R11", colBlocks4, func(nv int) {
 		n := max(nv, 1)
-		g.i("VLD1R (R8), [V18.D2]")
+		g.i("VLD1R (R8), [V18.{A}]")
 		g.i("MOVD R21, R14")
 		g.i("MOVD R14, R23")
 		g.ld("R23", 8, nv)
 		g.i("ADD R6, R14")
 		for k := 0; k < n; k++ {
-			g.w(neon.FADD(k, 18, 8+k))
+			g.fw(neon.FADD(k, 18, 8+k))
 			g.zero(4 + k)
 		}
 		g.zero(16)
-		g.i("ADD $8, R8, R13")
+		g.i("ADD ${8}, R8, R13")
 		g.i("SUB $1, R5, R15")
 		loop, post := g.l(fmt.Sprintf("i%d", nv)), g.l(fmt.Sprintf("post%d", nv))
 		g.i("CBZ R15, %s", post)
 		g.label(loop)
-		g.i("VADD V17.D2, V16.D2, V16.D2")
-		g.i("VLD1R.P 8(R13), [V18.D2]")
+		g.i("VADD V17.{A}, V16.{A}, V16.{A}")
+		g.i("VLD1R.P {8}(R13), [V18.{A}]")
 		g.i("MOVD R14, R23")
 		g.ld("R23", 8, nv)
 		g.i("ADD R6, R14")
 		for k := 0; k < n; k++ {
-			g.w(neon.FADD(8+k, 18, 8+k))
-			g.w(neon.FCMGT(12+k, 8+k, k))
+			g.fw(neon.FADD(8+k, 18, 8+k))
+			g.fw(neon.FCMGT(12+k, 8+k, k))
 			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
 			g.i("VBIT %s, V16.B16, %s", b16(12+k), b16(4+k))
 		}
@@ -529,17 +670,23 @@ func (g *gen) viterbi() {
 		g.label(post)
 		g.ld("R20", 8, nv)
 		for k := 0; k < n; k++ {
-			g.w(neon.FADD(k, k, 8+k))
-			g.w(neon.XTN(4+k, 4+k))
+			g.fw(neon.FADD(k, k, 8+k))
+			if !g.f32 { // int64 indices to int32 (float32: already int32 lanes)
+				g.w(neon.XTN(4+k, 4+k))
+			}
 		}
 		g.st("R19", 0, nv)
 		if nv == 0 {
 			g.i("FMOVS.P F4, 4(R22)")
 		}
 		for k := 0; k < nv; k++ {
-			g.i("FMOVD.P F%d, 8(R22)", 4+k)
+			if g.f32 {
+				g.i("VST1.P [V%d.S4], 16(R22)", 4+k)
+			} else {
+				g.i("FMOVD.P F%d, 8(R22)", 4+k)
+			}
 		}
-		g.i("ADD $%d, R21", 8*cols(nv))
+		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
 	g.i("MOVD R9, R8")
 	g.i("ADD R6, R10")
@@ -556,7 +703,7 @@ func (g *gen) viterbi() {
 // a compare-and-select (FCMGT + VBIT), not FMAX: FMAX orders −0 below +0 and
 // lets a NaN candidate win, unlike the strict comparison.
 func (g *gen) viterbiMax() {
-	g.text("viterbiMaxNEON", "func(delta []float64, s, tr []float64, T, M int)", 88)
+	g.text(g.name("viterbiMax"), g.sig("func(delta []float64, s, tr []float64, T, M int)"), 88)
 	g.i("MOVD delta_base+0(FP), R0")
 	g.i("MOVD s_base+24(FP), R2")
 	g.i("MOVD tr_base+48(FP), R3")
@@ -564,7 +711,7 @@ func (g *gen) viterbiMax() {
 	g.i("MOVD M+80(FP), R5")
 	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
 	g.i("CBZ R5, %s", g.l("ret"))
-	g.i("LSL $3, R5, R6")
+	g.i("LSL ${3}, R5, R6")
 	g.i("MOVD R5, R11")
 	g.i("MOVD R2, R20")
 	g.i("MOVD R0, R19")
@@ -584,26 +731,26 @@ func (g *gen) viterbiMax() {
 	g.i("MOVD R3, R21")
 	g.blocks("j", "R11", colBlocks4, func(nv int) {
 		n := max(nv, 1)
-		g.i("VLD1R (R8), [V18.D2]")
+		g.i("VLD1R (R8), [V18.{A}]")
 		g.i("MOVD R21, R14")
 		g.i("MOVD R14, R23")
 		g.ld("R23", 8, nv)
 		g.i("ADD R6, R14")
 		for k := 0; k < n; k++ {
-			g.w(neon.FADD(k, 18, 8+k))
+			g.fw(neon.FADD(k, 18, 8+k))
 		}
-		g.i("ADD $8, R8, R13")
+		g.i("ADD ${8}, R8, R13")
 		g.i("SUB $1, R5, R15")
 		loop, post := g.l(fmt.Sprintf("i%d", nv)), g.l(fmt.Sprintf("post%d", nv))
 		g.i("CBZ R15, %s", post)
 		g.label(loop)
-		g.i("VLD1R.P 8(R13), [V18.D2]")
+		g.i("VLD1R.P {8}(R13), [V18.{A}]")
 		g.i("MOVD R14, R23")
 		g.ld("R23", 8, nv)
 		g.i("ADD R6, R14")
 		for k := 0; k < n; k++ {
-			g.w(neon.FADD(8+k, 18, 8+k))
-			g.w(neon.FCMGT(12+k, 8+k, k))
+			g.fw(neon.FADD(8+k, 18, 8+k))
+			g.fw(neon.FCMGT(12+k, 8+k, k))
 			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
 		}
 		g.i("SUBS $1, R15")
@@ -611,10 +758,10 @@ func (g *gen) viterbiMax() {
 		g.label(post)
 		g.ld("R20", 8, nv)
 		for k := 0; k < n; k++ {
-			g.w(neon.FADD(k, k, 8+k))
+			g.fw(neon.FADD(k, k, 8+k))
 		}
 		g.st("R19", 0, nv)
-		g.i("ADD $%d, R21", 8*cols(nv))
+		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
 	g.i("MOVD R9, R8")
 	g.i("ADD R6, R10")
@@ -651,13 +798,25 @@ func expConsts() []uint64 {
 }
 
 func (g *gen) exp() {
-	c := expConsts()
-	g.constants("expc", c)
-	g.text("expNEON", "func(dst, src []float64)", 48)
+	var n int
+	if g.f32 {
+		c := expConsts32()
+		g.constants32("expc32", c)
+		n = len(c)
+	} else {
+		c := expConsts()
+		g.constants("expc", c)
+		n = len(c)
+	}
+	g.text(g.name("exp"), g.sig("func(dst, src []float64)"), 48)
 	g.i("MOVD dst_base+0(FP), R0")
 	g.i("MOVD src_base+24(FP), R1")
 	g.i("MOVD src_len+32(FP), R2")
-	g.loadConsts("expc", "R3", 12, len(c))
+	if g.f32 {
+		g.loadConsts("expc32", "R3", 12, n)
+	} else {
+		g.loadConsts("expc", "R3", 12, n)
+	}
 	g.blocks("n", "R2", widths{1, 0}, func(nv int) {
 		g.ld("R1", 0, nv)
 		g.expBody(true)
@@ -666,41 +825,85 @@ func (g *gen) exp() {
 	g.i("RET")
 }
 
+// expConsts32 is expConsts for Exp32: log2e, ln2 in two parts, the limits
+// rounded inwards to float32, +Inf, 1, c7…c2 of the degree-7 Taylor
+// polynomial (0.09 ulp of float32 on |r| ≤ ln2/2), and the bias 127 as an
+// int32 (V12–V25).
+func expConsts32() []float32 {
+	expmin, expmax := float32(expMin32), float32(expMax32)
+	if float64(expmin) < expMin32 {
+		expmin = math.Nextafter32(expmin, 0)
+	}
+	if float64(expmax) > expMax32 {
+		expmax = math.Nextafter32(expmax, 0)
+	}
+	c := []float32{math.Log2E, 0.693359375, float32(math.Ln2 - 0.693359375), expmin, expmax, float32(math.Inf(1)), 1}
+	fact := 1.0
+	coef := make([]float64, expDeg32+1)
+	for k := 1; k <= expDeg32; k++ {
+		fact *= float64(k)
+		coef[k] = 1 / fact
+	}
+	for k := expDeg32; k >= 2; k-- {
+		c = append(c, float32(coef[k]))
+	}
+	return append(c, math.Float32frombits(127))
+}
+
+const (
+	expDeg32 = 7
+	expMin32 = -87.33654475055310898657
+	expMax32 = 88.72283905206835
+)
+
 // expBody computes exp(V0) into V6 with the constants of expConsts in
-// V12–V31, using V1–V10. Without overflow, V16 and V17 are not used (the
-// caller knows x ≤ ExpMax or NaN).
+// V12–V31 (float32: expConsts32 in V12–V25), using V1–V10. Without
+// overflow, V16 and V17 are not used (the caller knows x ≤ ExpMax or NaN).
 func (g *gen) expBody(overflow bool) {
 	{
-		g.w(neon.FMUL(1, 0, 12))
-		g.w(neon.FRINTN(1, 1))
+		last, bias, shift := 30, 31, 52 // last coefficient register (c2), bias
+		if g.f32 {
+			last, bias, shift = 19+expDeg32-2, 19+expDeg32-1, 23
+		}
+		g.fw(neon.FMUL(1, 0, 12))
+		g.fw(neon.FRINTN(1, 1))
 		g.mov(2, 0)
-		g.i("VFMLS V13.D2, V1.D2, V2.D2")
-		g.i("VFMLS V14.D2, V1.D2, V2.D2")
-		// Horner from c13 down to c2, alternating V3 and V4.
+		g.i("VFMLS V13.{A}, V1.{A}, V2.{A}")
+		g.i("VFMLS V14.{A}, V1.{A}, V2.{A}")
+		// Horner from c13 (float32: c7) down to c2, alternating V3 and V4.
 		p, q := 3, 4
 		g.mov(p, 19)
-		for k := 20; k <= 30; k++ {
+		for k := 20; k <= last; k++ {
 			g.mov(q, k)
-			g.i("VFMLA %s, V2.D2, %s", d2(p), d2(q))
+			g.i("VFMLA %s, V2.{A}, %s", g.vr(p), g.vr(q))
 			p, q = q, p
 		}
-		g.w(neon.FMUL(5, 2, 2))
+		g.fw(neon.FMUL(5, 2, 2))
 		g.mov(6, 2)
-		g.i("VFMLA %s, V5.D2, V6.D2", d2(p))
-		g.w(neon.FADD(6, 6, 18))
-		g.w(neon.FCVTZS(7, 1))
-		g.w(neon.SSHR(8, 7, 1))
-		g.i("VSUB V8.D2, V7.D2, V9.D2")
-		g.i("VADD V31.D2, V8.D2, V8.D2")
-		g.i("VADD V31.D2, V9.D2, V9.D2")
-		g.w(neon.SHL(8, 8, 52))
-		g.w(neon.SHL(9, 9, 52))
-		g.w(neon.FMUL(6, 6, 8))
-		g.w(neon.FMUL(6, 6, 9))
-		g.w(neon.FCMGT(10, 15, 0)) // ExpMin > x
+		g.i("VFMLA %s, V5.{A}, V6.{A}", g.vr(p))
+		g.fw(neon.FADD(6, 6, 18))
+		g.fw(neon.FCVTZS(7, 1))
+		if g.f32 {
+			g.w(neon.SSHR32(8, 7, 1))
+		} else {
+			g.w(neon.SSHR(8, 7, 1))
+		}
+		g.i("VSUB V8.{A}, V7.{A}, V9.{A}")
+		g.i("VADD V%d.{A}, V8.{A}, V8.{A}", bias)
+		g.i("VADD V%d.{A}, V9.{A}, V9.{A}", bias)
+		if g.f32 {
+			g.w(neon.SHL32(8, 8, shift))
+			g.w(neon.SHL32(9, 9, shift))
+		} else {
+			g.w(neon.SHL(8, 8, shift))
+			g.w(neon.SHL(9, 9, shift))
+		}
+		g.fw(neon.FMUL(6, 6, 8))
+		g.fw(neon.FMUL(6, 6, 9))
+		g.fw(neon.FCMGT(10, 15, 0)) // ExpMin > x
 		g.w(neon.BIC(6, 6, 10))
 		if overflow {
-			g.w(neon.FCMGT(10, 0, 16)) // x > ExpMax
+			g.fw(neon.FCMGT(10, 0, 16)) // x > ExpMax
 			g.i("VBIT V10.B16, V17.B16, V6.B16")
 		}
 	}
@@ -803,16 +1006,16 @@ func (g *gen) logBody() {
 // into w (g), R22/R23 row addresses.
 func (g *gen) sparse(scatter bool) {
 	if scatter {
-		g.text("scatterNEON", "func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)", 152)
+		g.text(g.name("scatter"), g.sig("func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)"), 152)
 		g.i("MOVD p_base+32(FP), R0")
 		g.i("MOVD g_base+0(FP), R1")
 		g.i("MOVD ld+24(FP), R2")
-		g.i("FMOVD c+128(FP), F31")
-		g.i("VDUP V31.D[0], V31.D2")
+		g.i("FMOV{D} c+128(FP), F31")
+		g.i("VDUP V31.{L}[0], V31.{A}")
 		g.i("MOVD T+136(FP), R6")
 		g.i("MOVD M+144(FP), R7")
 	} else {
-		g.text("gatherNEON", "func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)", 144)
+		g.text(g.name("gather"), g.sig("func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)"), 144)
 		g.i("MOVD s_base+0(FP), R0")
 		g.i("MOVD w_base+24(FP), R1")
 		g.i("MOVD ld+48(FP), R2")
@@ -822,7 +1025,7 @@ func (g *gen) sparse(scatter bool) {
 	g.i("MOVD ptr_base+56(FP), R3")
 	g.i("MOVD ids_base+80(FP), R4")
 	g.i("MOVD vals_base+104(FP), R5")
-	g.i("LSL $3, R2, R2")
+	g.i("LSL ${3}, R2, R2")
 	g.i("CBZ R6, %s", g.l("ret"))
 	g.label(g.l("t"))
 	g.i("MOVW (R3), R8")
@@ -831,7 +1034,7 @@ func (g *gen) sparse(scatter bool) {
 	g.i("SUB R8, R9, R9")
 	g.i("CBZ R9, %s", g.l("next"))
 	g.i("ADD R8<<2, R4, R10")
-	g.i("ADD R8<<3, R5, R12")
+	g.i("ADD R8<<{3}, R5, R12")
 	g.i("MOVD R7, R11")
 	g.i("MOVD R0, R19")
 	g.i("MOVD R0, R20")
@@ -848,28 +1051,28 @@ func (g *gen) sparse(scatter bool) {
 		g.i("ADD R21, R22")
 		switch {
 		case nv == 0 && !scatter:
-			g.i("FMOVD.P 8(R14), F30")
-			g.i("FMOVD (R22), F16")
-			g.i("FMADDD F16, F0, F30, F0")
+			g.i("FMOV{D}.P {8}(R14), F30")
+			g.i("FMOV{D} (R22), F16")
+			g.i("FMADD{D} F16, F0, F30, F0")
 		case nv == 0 && scatter:
-			g.i("FMOVD.P 8(R14), F30")
-			g.i("FMULD F31, F30")
-			g.i("FMOVD (R22), F16")
-			g.i("FMADDD F0, F16, F30, F16")
-			g.i("FMOVD F16, (R22)")
+			g.i("FMOV{D}.P {8}(R14), F30")
+			g.i("FMUL{D} F31, F30")
+			g.i("FMOV{D} (R22), F16")
+			g.i("FMADD{D} F0, F16, F30, F16")
+			g.i("FMOV{D} F16, (R22)")
 		case !scatter:
-			g.i("VLD1R.P 8(R14), [V30.D2]")
+			g.i("VLD1R.P {8}(R14), [V30.{A}]")
 			g.ld("R22", 16, nv)
 			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.D2, %s, %s", d2(16+k), d2(k))
+				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
 			}
 		default:
-			g.i("VLD1R.P 8(R14), [V30.D2]")
-			g.w(neon.FMUL(30, 31, 30))
+			g.i("VLD1R.P {8}(R14), [V30.{A}]")
+			g.fw(neon.FMUL(30, 31, 30))
 			g.i("MOVD R22, R23")
 			g.ld("R22", 16, nv)
 			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.D2, %s, %s", d2(k), d2(16+k))
+				g.i("VFMLA V30.{A}, %s, %s", g.vr(k), g.vr(16+k))
 			}
 			g.st("R23", 16, nv)
 		}
@@ -878,10 +1081,10 @@ func (g *gen) sparse(scatter bool) {
 		if !scatter {
 			g.st("R20", 0, nv)
 		}
-		g.i("ADD $%d, R21", 8*cols(nv))
+		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
 	g.label(g.l("next"))
-	g.i("ADD R7<<3, R0")
+	g.i("ADD R7<<{3}, R0")
 	g.i("SUBS $1, R6")
 	g.i("BNE %s", g.l("t"))
 	g.label(g.l("ret"))
@@ -896,34 +1099,34 @@ func (g *gen) sparse(scatter bool) {
 // R9 M·8; phase 2: R19 g pointer, R20 e pointer, R21 &alpha[i], R22 work
 // column pointer, R24 rows left.
 func (g *gen) transitions() {
-	g.text("transitionsNEON", "func(g, e, alpha, beta, psi, scale, work []float64, T, M int)", 184)
+	g.text(g.name("transitions"), g.sig("func(g, e, alpha, beta, psi, scale, work []float64, T, M int)"), 184)
 	for k, n := range []string{"g", "e", "alpha", "beta", "psi", "scale", "work"} {
 		g.i("MOVD %s_base+%d(FP), R%d", n, 24*k, k)
 	}
 	g.i("MOVD T+168(FP), R7")
 	g.i("MOVD M+176(FP), R8")
-	g.i("LSL $3, R8, R9")
+	g.i("LSL ${3}, R8, R9")
 	g.i("ADD R9, R4, R10")
 	g.i("ADD R9, R3, R11")
 	g.i("MOVD R6, R12")
-	g.i("ADD $8, R5, R13")
+	g.i("ADD ${8}, R5, R13")
 	g.i("SUB $1, R7, R14")
 	g.label(g.l("bb"))
-	g.i("FMOVD.P 8(R13), F29")
-	g.i("FMOVD $1.0, F28")
-	g.i("FDIVD F29, F28, F28")
-	g.i("VDUP V28.D[0], V28.D2")
+	g.i("FMOV{D}.P {8}(R13), F29")
+	g.i("FMOV{D} $1.0, F28")
+	g.i("FDIV{D} F29, F28, F28")
+	g.i("VDUP V28.{L}[0], V28.{A}")
 	g.i("MOVD R8, R15")
 	g.blocks("bbj", "R15", widths{4, 1, 0}, func(nv int) {
 		g.ld("R10", 0, nv)
 		g.ld("R11", 8, nv)
 		if nv == 0 {
-			g.i("FMULD F8, F0")
-			g.i("FMULD F28, F0")
+			g.i("FMUL{D} F8, F0")
+			g.i("FMUL{D} F28, F0")
 		}
 		for k := 0; k < nv; k++ {
-			g.w(neon.FMUL(k, k, 8+k))
-			g.w(neon.FMUL(k, k, 28))
+			g.fw(neon.FMUL(k, k, 8+k))
+			g.fw(neon.FMUL(k, k, 28))
 		}
 		g.st("R12", 0, nv)
 	})
@@ -950,15 +1153,15 @@ func (g *gen) transitions() {
 		loop := g.l(fmt.Sprintf("t%d", nv))
 		g.label(loop)
 		if nv == 0 {
-			g.i("FMOVD (R13), F30")
-			g.i("FMOVD (R14), F16")
-			g.i("FMADDD F16, F0, F30, F0")
+			g.i("FMOV{D} (R13), F30")
+			g.i("FMOV{D} (R14), F16")
+			g.i("FMADD{D} F16, F0, F30, F0")
 		} else {
-			g.i("VLD1R (R13), [V30.D2]")
+			g.i("VLD1R (R13), [V30.{A}]")
 			g.i("MOVD R14, R23")
 			g.ld("R23", 16, nv)
 			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.D2, %s, %s", d2(16+k), d2(k))
+				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
 			}
 		}
 		g.i("ADD R9, R13")
@@ -969,15 +1172,15 @@ func (g *gen) transitions() {
 		g.ld("R23", 16, nv)
 		g.ld("R20", 8, nv)
 		if nv == 0 {
-			g.i("FMADDD F8, F16, F0, F16")
+			g.i("FMADD{D} F8, F16, F0, F16")
 		}
 		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, %s, %s", d2(k), d2(8+k), d2(16+k))
+			g.i("VFMLA %s, %s, %s", g.vr(k), g.vr(8+k), g.vr(16+k))
 		}
 		g.st("R19", 16, nv)
-		g.i("ADD $%d, R22", 8*cols(nv))
+		g.i("ADD $%d, R22", g.sz()*g.cols(nv))
 	})
-	g.i("ADD $8, R21")
+	g.i("ADD ${8}, R21")
 	g.i("SUBS $1, R24")
 	g.i("BNE %s", g.l("i"))
 	g.i("RET")
@@ -1023,7 +1226,7 @@ func (g *gen) logMatVec() {
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		g.st("R19", 0, nv)
-		g.i("ADD $%d, R21", 8*cols(nv))
+		g.i("ADD $%d, R21", 8*g.cols(nv))
 	})
 	g.i("MOVD R3, R11")
 	g.i("MOVD R0, R19")
@@ -1058,7 +1261,7 @@ func (g *gen) logMatVec() {
 		g.w(neon.FADD(10, 11, 10))
 		g.i("VBIT V12.B16, V11.B16, V10.B16")
 		g.st("R19", 10, nv)
-		g.i("ADD $%d, R21", 8*cols(nv))
+		g.i("ADD $%d, R21", 8*g.cols(nv))
 	})
 	g.i("RET")
 }
@@ -1106,7 +1309,7 @@ var (
 //	R8 count, R9 out row, R10/R11 read/write pointers; V28 −Inf, V29
 //	+Inf, V30 −MaxFloat64.
 func (g *gen) shiftRows() {
-	g.text("shiftRowsNEON", "func(out, mx, lo, in, a []float64, T, M int)", 136)
+	g.text(g.name("shiftRows"), g.sig("func(out, mx, lo, in, a []float64, T, M int)"), 136)
 	g.i("MOVD out_base+0(FP), R1")
 	g.i("MOVD mx_base+24(FP), R3")
 	g.i("MOVD lo_base+48(FP), R4")
@@ -1114,8 +1317,13 @@ func (g *gen) shiftRows() {
 	g.i("MOVD a_base+96(FP), R2")
 	g.i("MOVD T+120(FP), R5")
 	g.i("MOVD M+128(FP), R6")
-	g.constants("shiftrowsconst", []uint64{f64(math.Inf(-1)), f64(math.Inf(1)), f64(-math.MaxFloat64)})
-	g.loadConsts("shiftrowsconst", "R7", 28, 3)
+	if g.f32 {
+		g.constants32("shiftrowsconst32", []float32{float32(math.Inf(-1)), float32(math.Inf(1)), -math.MaxFloat32})
+		g.loadConsts("shiftrowsconst32", "R7", 28, 3)
+	} else {
+		g.constants("shiftrowsconst", []uint64{f64(math.Inf(-1)), f64(math.Inf(1)), f64(-math.MaxFloat64)})
+		g.loadConsts("shiftrowsconst", "R7", 28, 3)
+	}
 	g.label(g.l("row"))
 	g.i("MOVD R2, R7")
 	g.i("MOVD R1, R9")
@@ -1124,34 +1332,42 @@ func (g *gen) shiftRows() {
 	g.mov(1, 29)
 	g.blocks("v", "R8", widths{1, 0}, func(nv int) {
 		if nv == 0 {
-			g.i("VLD1R.P 8(R0), [V2.D2]")
-			g.i("VLD1R.P 8(R7), [V3.D2]")
+			g.i("VLD1R.P {8}(R0), [V2.{A}]")
+			g.i("VLD1R.P {8}(R7), [V3.{A}]")
 		} else {
 			g.ld("R0", 2, 1)
 			g.ld("R7", 3, 1)
 		}
-		g.w(neon.FADD(2, 2, 3))
+		g.fw(neon.FADD(2, 2, 3))
 		g.st("R1", 2, nv)
-		g.w(neon.FMAX(0, 0, 2))
-		g.w(neon.FCMGE(4, 2, 30))
+		g.fw(neon.FMAX(0, 0, 2))
+		g.fw(neon.FCMGE(4, 2, 30))
 		g.i("VAND %s, %s, %s", b16(2), b16(4), b16(5))
 		g.w(neon.BIC(6, 29, 4))
 		g.i("VORR %s, %s, %s", b16(5), b16(6), b16(5))
-		g.w(neon.FMIN(1, 1, 5))
+		g.fw(neon.FMIN(1, 1, 5))
 	})
+	// Fold the lanes: the upper half onto the lower (float32: then lane 1
+	// onto lane 0).
 	g.i("VDUP V0.D[1], V4.D2")
-	g.w(neon.FMAX(0, 0, 4))
+	g.fw(neon.FMAX(0, 0, 4))
 	g.i("VDUP V1.D[1], V4.D2")
-	g.w(neon.FMIN(1, 1, 4))
-	g.i("FMOVD.P F0, 8(R3)")
-	g.i("FMOVD.P F1, 8(R4)")
-	g.i("VDUP V0.D[0], V0.D2")
+	g.fw(neon.FMIN(1, 1, 4))
+	if g.f32 {
+		g.i("VDUP V0.S[1], V4.S4")
+		g.fw(neon.FMAX(0, 0, 4))
+		g.i("VDUP V1.S[1], V4.S4")
+		g.fw(neon.FMIN(1, 1, 4))
+	}
+	g.i("FMOV{D}.P F0, {8}(R3)")
+	g.i("FMOV{D}.P F1, {8}(R4)")
+	g.i("VDUP V0.{L}[0], V0.{A}")
 	g.i("MOVD R9, R10")
 	g.i("MOVD R9, R11")
 	g.i("MOVD R6, R8")
 	g.blocks("s", "R8", widths{1, 0}, func(nv int) {
 		g.ld("R10", 2, nv)
-		g.w(neon.FSUB(2, 2, 0))
+		g.fw(neon.FSUB(2, 2, 0))
 		g.st("R11", 2, nv)
 	})
 	g.i("SUB $1, R5")

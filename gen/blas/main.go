@@ -21,6 +21,14 @@ func main() {
 		genScale(i)
 		genPeak(i)
 	}
+	// float32: Axpy32 and Scale32 are the same kernels with float32
+	// elements; Dot32 sums in float64 (genDot32).
+	for _, i := range ISAs32 {
+		genAxpy(i)
+		genScale(i)
+	}
+	genDot32(AVX2)
+	genDot32(AVX512)
 	Generate()
 }
 
@@ -39,70 +47,131 @@ func genDot(i *ISA) {
 	idx := GP64()
 	Stripes(i, "dot", n, idx, 4, func(u int) {
 		t := i.Vec()
-		VMOVUPD(Addr(x, idx, u*i.Bytes), t)
-		VFMADD231PD(Addr(y, idx, u*i.Bytes), t, acc[u])
+		i.VMOVU(i.Addr(x, idx, u*i.Bytes), t)
+		i.VFMADD231(i.Addr(y, idx, u*i.Bytes), t, acc[u])
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
 		a, b := i.Vec(), i.Vec()
-		i.LoadMasked(m, Addr(x, idx, 0), a)
-		i.LoadMasked(m, Addr(y, idx, 0), b)
-		VFMADD231PD(a, b, acc[0])
+		i.LoadMasked(m, i.Addr(x, idx, 0), a)
+		i.LoadMasked(m, i.Addr(y, idx, 0), b)
+		i.VFMADD231(a, b, acc[0])
 	})
-	VADDPD(acc[1], acc[0], acc[0])
-	VADDPD(acc[3], acc[2], acc[2])
-	VADDPD(acc[2], acc[0], acc[0])
+	i.VADD(acc[1], acc[0], acc[0])
+	i.VADD(acc[3], acc[2], acc[2])
+	i.VADD(acc[2], acc[0], acc[0])
 	Store(i.HSum(acc[0]), ReturnIndex(0))
 	Ret()
 }
 
 func genAxpy(i *ISA) {
 	fn := i.Fn("axpy")
-	TEXT(fn, NOSPLIT, "func(a float64, x, y []float64)")
+	TEXT(fn, NOSPLIT, i.Sig("func(a %s, x, y []%s)"))
 	Pragma("noescape")
 	Doc(fn + " sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).")
 	av := i.Vec()
-	VBROADCASTSD(ParamAddr("a"), av)
+	i.VBROADCAST(ParamAddr("a"), av)
 	x := Load(Param("x").Base(), GP64())
 	y := Load(Param("y").Base(), GP64())
 	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
 	idx := GP64()
 	Stripes(i, "axpy", n, idx, 4, func(u int) {
 		t := i.Vec()
-		VMOVUPD(Addr(y, idx, u*i.Bytes), t)
-		VFMADD231PD(Addr(x, idx, u*i.Bytes), av, t)
-		VMOVUPD(t, Addr(y, idx, u*i.Bytes))
+		i.VMOVU(i.Addr(y, idx, u*i.Bytes), t)
+		i.VFMADD231(i.Addr(x, idx, u*i.Bytes), av, t)
+		i.VMOVU(t, i.Addr(y, idx, u*i.Bytes))
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
 		a, b := i.Vec(), i.Vec()
-		i.LoadMasked(m, Addr(x, idx, 0), a)
-		i.LoadMasked(m, Addr(y, idx, 0), b)
-		VFMADD231PD(a, av, b)
-		i.StoreMasked(m, b, Addr(y, idx, 0))
+		i.LoadMasked(m, i.Addr(x, idx, 0), a)
+		i.LoadMasked(m, i.Addr(y, idx, 0), b)
+		i.VFMADD231(a, av, b)
+		i.StoreMasked(m, b, i.Addr(y, idx, 0))
 	})
 	Ret()
 }
 
 func genScale(i *ISA) {
 	fn := i.Fn("scale")
-	TEXT(fn, NOSPLIT, "func(a float64, x []float64)")
+	TEXT(fn, NOSPLIT, i.Sig("func(a %s, x []%s)"))
 	Pragma("noescape")
 	Doc(fn + " sets x[i] *= a.")
 	av := i.Vec()
-	VBROADCASTSD(ParamAddr("a"), av)
+	i.VBROADCAST(ParamAddr("a"), av)
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
 	idx := GP64()
 	Stripes(i, "scale", n, idx, 4, func(u int) {
 		t := i.Vec()
-		VMULPD(Addr(x, idx, u*i.Bytes), av, t)
-		VMOVUPD(t, Addr(x, idx, u*i.Bytes))
+		i.VMUL(i.Addr(x, idx, u*i.Bytes), av, t)
+		i.VMOVU(t, i.Addr(x, idx, u*i.Bytes))
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
 		a := i.Vec()
-		i.LoadMasked(m, Addr(x, idx, 0), a)
-		VMULPD(a, av, a)
-		i.StoreMasked(m, a, Addr(x, idx, 0))
+		i.LoadMasked(m, i.Addr(x, idx, 0), a)
+		i.VMUL(a, av, a)
+		i.StoreMasked(m, a, i.Addr(x, idx, 0))
 	})
+	Ret()
+}
+
+// genDot32 emits Dot32 for the float64 tier i: the dot product of two
+// float32 vectors in float64, each float32 load widened to float64
+// (VCVTPS2PD, exact) before the FMA, so the products are exact and only the
+// summation order differs from the generic kernel. The tail (< W elements)
+// is loaded under a dword mask and widened.
+func genDot32(i *ISA) {
+	fn := "dot32" + i.Name
+	TEXT(fn, NOSPLIT, "func(x, y []float32) float64")
+	Pragma("noescape")
+	Doc(fn + " returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).")
+	x := Load(Param("x").Base(), GP64())
+	y := Load(Param("y").Base(), GP64())
+	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
+	acc := i.Vecs(4)
+	for _, a := range acc {
+		i.Zero(a)
+	}
+	half := func(v reg.VecVirtual) reg.Register {
+		if i.Is512() {
+			return v.AsY()
+		}
+		return v.AsX()
+	}
+	at := func(b, idx reg.Register, disp int) Mem { return Mem{Base: b, Index: idx, Scale: 4, Disp: disp} }
+	idx := GP64()
+	Stripes(i, "dot32", n, idx, 4, func(u int) {
+		a, b := i.Vec(), i.Vec()
+		VCVTPS2PD(at(x, idx, u*i.Bytes/2), a)
+		VCVTPS2PD(at(y, idx, u*i.Bytes/2), b)
+		VFMADD231PD(a, b, acc[u])
+	}, func(rem reg.GPVirtual) {
+		a, b := i.Vec(), i.Vec()
+		if i.Is512() {
+			ones, mb := GP64(), GP64()
+			MOVQ(I32(-1), ones)
+			BZHIQ(rem, ones, mb)
+			k := K()
+			KMOVW(mb.As32(), k)
+			VMOVUPS_Z(at(x, idx, 0), k, half(a))
+			VMOVUPS_Z(at(y, idx, 0), k, half(b))
+		} else {
+			off, tb := GP64(), GP64()
+			MOVQ(U32(8), off)
+			SUBQ(rem, off)
+			LEAQ(DwordMaskTable("tailmask32", 8), tb)
+			m := XMM()
+			VMOVDQU(Mem{Base: tb, Index: off, Scale: 4}, m)
+			VMASKMOVPS(at(x, idx, 0), m, half(a))
+			VMASKMOVPS(at(y, idx, 0), m, half(b))
+		}
+		VCVTPS2PD(half(a), a)
+		VCVTPS2PD(half(b), b)
+		VFMADD231PD(a, b, acc[0])
+	})
+	i.VADD(acc[1], acc[0], acc[0])
+	i.VADD(acc[3], acc[2], acc[2])
+	i.VADD(acc[2], acc[0], acc[0])
+	Store(i.HSum(acc[0]), ReturnIndex(0))
 	Ret()
 }
 
@@ -120,8 +189,8 @@ func genPeak(i *ISA) {
 	}
 	a := i.Vecs(acc)
 	x, y := i.Vec(), i.Vec()
-	VBROADCASTSD(ConstF64("peakone", 0.999999), x)
-	VBROADCASTSD(ConstF64("peaksmall", 1e-9), y)
+	i.VBROADCAST(ConstF64("peakone", 0.999999), x)
+	i.VBROADCAST(ConstF64("peaksmall", 1e-9), y)
 	for _, v := range a {
 		i.Zero(v)
 	}
@@ -129,13 +198,13 @@ func genPeak(i *ISA) {
 	TESTQ(n, n)
 	JZ(LabelRef(i.Label("peak", "done")))
 	for _, v := range a {
-		VFMADD231PD(x, y, v)
+		i.VFMADD231(x, y, v)
 	}
 	DECQ(n)
 	JMP(LabelRef(i.Label("peak", "loop")))
 	Label(i.Label("peak", "done"))
 	for k := 1; k < acc; k++ {
-		VADDPD(a[k], a[0], a[0])
+		i.VADD(a[k], a[0], a[0])
 	}
 	Store(i.HSum(a[0]), ReturnIndex(0))
 	Ret()

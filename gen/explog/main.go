@@ -19,6 +19,9 @@ func main() {
 		genLog(i)
 		genLogMatVec(i)
 	}
+	for _, i := range ISAs32 {
+		genExp(i)
+	}
 	Generate()
 }
 
@@ -40,28 +43,28 @@ func elementwise(i *ISA, name string, f func(x, y reg.VecVirtual)) {
 	idx := GP64()
 	Stripes(i, name, n, idx, 2, func(u int) {
 		x, y := i.Vec(), i.Vec()
-		VMOVUPD(Addr(s, idx, u*i.Bytes), x)
+		i.VMOVU(i.Addr(s, idx, u*i.Bytes), x)
 		f(x, y)
-		VMOVUPD(y, Addr(d, idx, u*i.Bytes))
+		i.VMOVU(y, i.Addr(d, idx, u*i.Bytes))
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
 		x, y := i.Vec(), i.Vec()
-		i.LoadMasked(m, Addr(s, idx, 0), x)
+		i.LoadMasked(m, i.Addr(s, idx, 0), x)
 		f(x, y)
-		i.StoreMasked(m, y, Addr(d, idx, 0))
+		i.StoreMasked(m, y, i.Addr(d, idx, 0))
 	})
 	Ret()
 }
 
 func genExp(i *ISA) {
 	fn := i.Fn("exp")
-	TEXT(fn, NOSPLIT, "func(dst, src []float64)")
+	TEXT(fn, NOSPLIT, i.Sig("func(dst, src []%s)"))
 	Pragma("noescape")
 	Doc(fn+" sets dst[k] = exp(src[k]) for k < len(src) (flushing results below", "ExpMin to +0); len(dst) ≥ len(src), dst may alias src.")
 	c := i.NewConsts()
 	// AVX2: the loop body needs 4 vectors, the tail 5, so 11 constants
 	// stay in registers and the rest are memory operands.
-	c.Load(regConsts(ExpConstNames(), map[bool]int{false: 11, true: 32}[i.Is512()])...)
+	c.Load(regConsts(i.ExpConstNames(), map[bool]int{false: 11, true: 32}[i.Is512()])...)
 	elementwise(i, "exp", func(x, y reg.VecVirtual) { i.ExpPD(c, ExpFull, x, y) })
 }
 
@@ -99,7 +102,7 @@ func genLogMatVec(i *ISA) {
 	c := i.NewConsts()
 	// AVX2: the column loop needs 8 vectors, so 8 constants stay in
 	// registers.
-	c.Load(regConsts(ExpConstNames(), map[bool]int{false: 8, true: 5 + ExpDegree + 1}[i.Is512()])...)
+	c.Load(regConsts(i.ExpConstNames(), map[bool]int{false: 8, true: 5 + ExpDegree + 1}[i.Is512()])...)
 
 	j, end := GP64(), GP64()
 	XORQ(j, j)

@@ -22,6 +22,7 @@ package main
 
 import (
 	"fmt"
+	"math/bits"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -37,6 +38,15 @@ func main() {
 		genBatch(i)
 		genTransitions(i)
 		genShiftRows(i)
+	}
+	// The float32 kernels: the same code with float32 elements (twice the
+	// lanes per vector).
+	for _, i := range ISAs32 {
+		genForward(i)
+		genBackward(i)
+		genTransitions(i)
+		genShiftRows(i)
+		genBatch(i)
 	}
 	Generate()
 }
@@ -155,7 +165,7 @@ func (c chunkVecs) load(k int, src Mem, dst reg.VecVirtual) {
 		c.i.LoadMasked(c.m, src, dst)
 		return
 	}
-	VMOVUPD(src, dst)
+	c.i.VMOVU(src, dst)
 }
 
 // store stores src as vector k at dst.
@@ -164,7 +174,7 @@ func (c chunkVecs) store(k int, src reg.VecVirtual, dst Mem) {
 		c.i.StoreMasked(c.m, src, dst)
 		return
 	}
-	VMOVUPD(src, dst)
+	c.i.VMOVU(src, dst)
 }
 
 // operand returns vector k at src as an instruction's operand: src itself,
@@ -184,7 +194,7 @@ func (c chunkVecs) add(k int, x, sum reg.VecVirtual) {
 		addMasked(c.i, c.m, x, sum)
 		return
 	}
-	VADDPD(x, sum, sum)
+	c.i.VADD(x, sum, sum)
 }
 
 // block describes one run of the micro-kernel.
@@ -218,7 +228,7 @@ func (b *block) emit(i *ISA) [][]reg.VecVirtual {
 			x := i.Vec()
 			b.bcast(0, x)
 			for v := 0; v < nb; v++ {
-				VFMADD231PD(b.cols.operand(v, Mem{Base: b.q, Disp: v * i.Bytes}), x, acc[c][0][v])
+				i.VFMADD231(b.cols.operand(v, Mem{Base: b.q, Disp: v * i.Bytes}), x, acc[c][0][v])
 			}
 		} else {
 			ev := i.Vecs(nb)
@@ -229,7 +239,7 @@ func (b *block) emit(i *ISA) [][]reg.VecVirtual {
 				x := i.Vec()
 				b.bcast(k, x)
 				for v := 0; v < nb; v++ {
-					VFMADD231PD(ev[v], x, acc[c][k][v])
+					i.VFMADD231(ev[v], x, acc[c][k][v])
 				}
 			}
 		}
@@ -261,7 +271,7 @@ func (b *block) emit(i *ISA) [][]reg.VecVirtual {
 	Label(done)
 	for k := range acc[0] {
 		for v := range acc[0][k] {
-			VADDPD(acc[1][k][v], acc[0][k][v], acc[0][k][v])
+			i.VADD(acc[1][k][v], acc[0][k][v], acc[0][k][v])
 		}
 	}
 	return acc[0]
@@ -271,12 +281,12 @@ func (b *block) emit(i *ISA) [][]reg.VecVirtual {
 // a NaN computed in a lane past the row's end never reaches the sum).
 func addMasked(i *ISA, m Mask, x, sum reg.VecVirtual) {
 	if i.Is512() {
-		VADDPD(x, sum, m.K, sum)
+		i.VADD(x, sum, m.K, sum)
 		return
 	}
 	t := i.Vec()
-	VANDPD(x, m.Y, t)
-	VADDPD(t, sum, sum)
+	i.VAND(x, m.Y, t)
+	i.VADD(t, sum, sum)
 }
 
 // vecMat returns the accumulators of a·E for one chunk of columns, as
@@ -284,8 +294,8 @@ func addMasked(i *ISA, m Mask, x, sum reg.VecVirtual) {
 // walks along a), E's rows from q with stride s2, n steps, two chains.
 func vecMat(i *ISA, p, q reg.Register, s2 Op, n reg.Register, cols chunkVecs) []reg.VecVirtual {
 	b := &block{kb: 1, chains: 2, cols: cols, q: q, s2: s2, n: n,
-		bcast: func(_ int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p}, dst) },
-		step:  func() { ADDQ(U8(8), p) }}
+		bcast: func(_ int, dst reg.VecVirtual) { i.VBROADCAST(Mem{Base: p}, dst) },
+		step:  func() { ADDQ(U8(i.Size), p) }}
 	return b.emit(i)[0]
 }
 
@@ -293,7 +303,7 @@ func vecMat(i *ISA, p, q reg.Register, s2 Op, n reg.Register, cols chunkVecs) []
 // set it also stores the product there.
 func (c chunkVecs) mulPsi(acc []reg.VecVirtual, psi reg.Register, sum reg.VecVirtual, out reg.Register) {
 	for k, a := range acc {
-		VMULPD(c.operand(k, Mem{Base: psi, Disp: k * c.i.Bytes}), a, a)
+		c.i.VMUL(c.operand(k, Mem{Base: psi, Disp: k * c.i.Bytes}), a, a)
 		c.add(k, a, sum)
 		if out != nil {
 			c.store(k, a, Mem{Base: out, Disp: k * c.i.Bytes})
@@ -304,7 +314,7 @@ func (c chunkVecs) mulPsi(acc []reg.VecVirtual, psi reg.Register, sum reg.VecVir
 // scaleStore multiplies the chunk acc by inv and stores it at out.
 func (c chunkVecs) scaleStore(acc []reg.VecVirtual, inv reg.VecVirtual, out reg.Register) {
 	for k, a := range acc {
-		VMULPD(inv, a, a)
+		c.i.VMUL(inv, a, a)
 		c.store(k, a, Mem{Base: out, Disp: k * c.i.Bytes})
 	}
 }
@@ -316,35 +326,35 @@ func rowSum(i *ISA, src, n reg.Register) reg.Register {
 	i.Zero(acc[1])
 	idx := GP64()
 	Stripes(i, newLabel(i, "sum"), n.(reg.GPVirtual), idx, 2, func(u int) {
-		VADDPD(Addr(src, idx, u*i.Bytes), acc[u], acc[u])
+		i.VADD(i.Addr(src, idx, u*i.Bytes), acc[u], acc[u])
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
 		t := i.Vec()
-		i.LoadMasked(m, Addr(src, idx, 0), t)
-		VADDPD(t, acc[0], acc[0])
+		i.LoadMasked(m, i.Addr(src, idx, 0), t)
+		i.VADD(t, acc[0], acc[0])
 	})
-	VADDPD(acc[1], acc[0], acc[0])
+	i.VADD(acc[1], acc[0], acc[0])
 	return i.HSum(acc[0])
 }
 
 // recip stores s to out and returns the broadcast vector 1/s.
 func recip(i *ISA, s reg.Register, out Mem) reg.VecVirtual {
-	VMOVSD(s, out)
-	return broadcast(i, inverse(s))
+	i.VMOVS(s, out)
+	return broadcast(i, inverse(i, s))
 }
 
 // inverse returns an xmm register whose low lane is 1/x.
-func inverse(x Op) reg.VecVirtual {
+func inverse(i *ISA, x Op) reg.VecVirtual {
 	one := XMM()
-	VMOVSD(ConstF64("fbone", 1), one)
-	VDIVSD(x, one, one)
+	i.VMOVS(i.Const("fbone", 1), one)
+	i.VDIVS(x, one, one)
 	return one
 }
 
 // broadcast returns a vector of x's low lane (x: xmm or memory).
 func broadcast(i *ISA, x Op) reg.VecVirtual {
 	v := i.Vec()
-	VBROADCASTSD(x, v)
+	i.VBROADCAST(x, v)
 	return v
 }
 
@@ -353,14 +363,14 @@ func mulRow(i *ISA, dst, src, n reg.Register, v reg.VecVirtual) {
 	idx := GP64()
 	Stripes(i, newLabel(i, "mul"), n.(reg.GPVirtual), idx, 2, func(u int) {
 		t := i.Vec()
-		VMULPD(Addr(src, idx, u*i.Bytes), v, t)
-		VMOVUPD(t, Addr(dst, idx, u*i.Bytes))
+		i.VMUL(i.Addr(src, idx, u*i.Bytes), v, t)
+		i.VMOVU(t, i.Addr(dst, idx, u*i.Bytes))
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
 		t := i.Vec()
-		i.LoadMasked(m, Addr(src, idx, 0), t)
-		VMULPD(t, v, t)
-		i.StoreMasked(m, t, Addr(dst, idx, 0))
+		i.LoadMasked(m, i.Addr(src, idx, 0), t)
+		i.VMUL(t, v, t)
+		i.StoreMasked(m, t, i.Addr(dst, idx, 0))
 	})
 }
 
@@ -372,20 +382,20 @@ func mulSumRow(i *ISA, dst, ps, n reg.Register) reg.Register {
 	idx := GP64()
 	Stripes(i, newLabel(i, "mulsum"), n.(reg.GPVirtual), idx, 2, func(u int) {
 		t := i.Vec()
-		VMOVUPD(Addr(dst, idx, u*i.Bytes), t)
-		VMULPD(Addr(ps, idx, u*i.Bytes), t, t)
-		VMOVUPD(t, Addr(dst, idx, u*i.Bytes))
-		VADDPD(t, acc[u], acc[u])
+		i.VMOVU(i.Addr(dst, idx, u*i.Bytes), t)
+		i.VMUL(i.Addr(ps, idx, u*i.Bytes), t, t)
+		i.VMOVU(t, i.Addr(dst, idx, u*i.Bytes))
+		i.VADD(t, acc[u], acc[u])
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
 		t, p := i.Vec(), i.Vec()
-		i.LoadMasked(m, Addr(dst, idx, 0), t)
-		i.LoadMasked(m, Addr(ps, idx, 0), p)
-		VMULPD(p, t, t)
-		i.StoreMasked(m, t, Addr(dst, idx, 0))
+		i.LoadMasked(m, i.Addr(dst, idx, 0), t)
+		i.LoadMasked(m, i.Addr(ps, idx, 0), p)
+		i.VMUL(p, t, t)
+		i.StoreMasked(m, t, i.Addr(dst, idx, 0))
 		addMasked(i, m, t, acc[0])
 	})
-	VADDPD(acc[1], acc[0], acc[0])
+	i.VADD(acc[1], acc[0], acc[0])
 	return i.HSum(acc[0])
 }
 
@@ -426,12 +436,7 @@ func lastVec(i *ISA, left, nv, r reg.Register) {
 	ADDQ(U32(i.W), r)
 }
 
-func log2(w int) int {
-	if w == 8 {
-		return 3
-	}
-	return 2
-}
+func log2(w int) int { return bits.TrailingZeros(uint(w)) }
 
 // panel reserves a stack buffer of n bytes and returns a local holding its
 // address rounded up to 64 bytes (so that vector rows of a packed matrix
@@ -463,7 +468,7 @@ func pack(i *ISA, src, sstride, dst, rows reg.Register, nv int, m Mask, prefetch
 	for v := 0; v < nv; v++ {
 		t := i.Vec()
 		cv.load(v, Mem{Base: s, Disp: v * i.Bytes}, t)
-		VMOVUPD(t, Mem{Base: d, Disp: v * i.Bytes})
+		i.VMOVU(t, Mem{Base: d, Disp: v * i.Bytes})
 	}
 	for off := 0; prefetch > 0 && off < prefetch; off += 64 {
 		PREFETCHT1(Mem{Base: s, Disp: prefetch + off})
@@ -474,10 +479,10 @@ func pack(i *ISA, src, sstride, dst, rows reg.Register, nv int, m Mask, prefetch
 	JNZ(LabelRef(loop))
 }
 
-// rowBytes loads M·8, the stride of a row in bytes.
-func rowBytes() reg.Register {
+// rowBytes loads M·Size, the stride of a row in bytes.
+func rowBytes(i *ISA) reg.Register {
 	r := Load(Param("M"), GP64())
-	SHLQ(U8(3), r)
+	SHLQ(U8(i.Shift()), r)
 	return r
 }
 
@@ -487,7 +492,7 @@ func packAll(i *ISA, src string, pb Mem, v int, m Mask) {
 	M := Load(Param("M"), GP64())
 	M8 := GP64()
 	MOVQ(M, M8)
-	SHLQ(U8(3), M8)
+	SHLQ(U8(i.Shift()), M8)
 	pack(i, Load(Param(src).Base(), GP64()), M8, ldq(pb), M, v, m, 0)
 }
 
@@ -546,12 +551,12 @@ func chunkLoop(i *ISA, tag string, j0l, rl Mem, nb int, body func(v int, m Mask)
 // under m) of rows row0 .. row0+rows−1 of the M-column matrix param src
 // into the panel pb, prefetching the next chunk's columns.
 func packPanel(i *ISA, src string, row0, rows, j0l, pb Mem, v, nbMax int, m Mask) {
-	M8 := rowBytes()
+	M8 := rowBytes(i)
 	p := ldq(row0)
 	IMULQ(M8, p)
 	ADDQ(Load(Param(src).Base(), GP64()), p)
 	j0 := ldq(j0l)
-	LEAQ(Mem{Base: p, Index: j0, Scale: 8}, p)
+	LEAQ(Mem{Base: p, Index: j0, Scale: i.Sc()}, p)
 	pack(i, p, M8, ldq(pb), ldq(rows), v, m, nbMax*i.Bytes)
 }
 
@@ -583,7 +588,7 @@ func blockLoop(i *ISA, tag string, blk Mem, limit string, kbMax int, body func(k
 
 func genForward(i *ISA) {
 	fn := i.Fn("forward")
-	TEXT(fn, 0, "func(alpha, scale, psi, e []float64, T, M int)")
+	TEXT(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, M int)"))
 	Pragma("noescape")
 	Doc(fn+" is the scaled forward pass over a whole sequence (see Forward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
@@ -611,7 +616,7 @@ func genForward(i *ISA) {
 		MOVQ(r, rl)
 		// Up to packVecs vectors a row, E is packed.
 		packVecs := maxPackVecs(i)
-		pb := panel(packVecs * i.W * packVecs * i.W * 8)
+		pb := panel(packVecs * i.W * packVecs * i.W * i.Size)
 		eb, es := local(), local()
 		switchN(i, nv, nb, func(v int) {
 			m := i.TailMask(ldq(rl))
@@ -621,7 +626,7 @@ func genForward(i *ISA) {
 				MOVQ(U32(v*i.Bytes), es)
 			} else {
 				MOVQ(Load(Param("e").Base(), GP64()), eb)
-				MOVQ(rowBytes(), es)
+				MOVQ(rowBytes(i), es)
 			}
 			T := Load(Param("T"), GP64())
 			t := GP64()
@@ -629,9 +634,9 @@ func genForward(i *ISA) {
 			prev := Load(Param("alpha").Base(), GP64())
 			psi := Load(Param("psi").Base(), GP64())
 			scale := Load(Param("scale").Base(), GP64())
-			M8 := rowBytes()
+			M8 := rowBytes(i)
 			ADDQ(M8, psi)
-			ADDQ(U8(8), scale)
+			ADDQ(U8(i.Size), scale)
 			loop, end := newLabel(i, "t"), newLabel(i, "tend")
 			Label(loop)
 			CMPQ(t, T)
@@ -652,7 +657,7 @@ func genForward(i *ISA) {
 				cv.scaleStore(acc, inv, prev)
 			}
 			ADDQ(M8, psi)
-			ADDQ(U8(8), scale)
+			ADDQ(U8(i.Size), scale)
 			INCQ(t)
 			JMP(LabelRef(loop))
 			Label(end)
@@ -668,7 +673,7 @@ func genForward(i *ISA) {
 		MOVQ(U32(1), tl)
 		countLoop(i, "mt", tl, "T", func(t reg.GPVirtual) {
 			// prev = row t−1 of alpha; the row sum starts at 0.
-			M8 := rowBytes()
+			M8 := rowBytes(i)
 			prev := Load(Param("alpha").Base(), GP64())
 			tm := GP64()
 			MOVQ(t, tm)
@@ -678,12 +683,12 @@ func genForward(i *ISA) {
 			MOVQ(prev, prevl)
 			z := i.Vec()
 			i.Zero(z)
-			VMOVUPD(z, sumv)
+			i.VMOVU(z, sumv)
 			chunkLoop(i, "chunk", j0l, rl, nb, func(v int, m Mask) {
 				j0 := ldq(j0l)
-				M8 := rowBytes()
+				M8 := rowBytes(i)
 				q := Load(Param("e").Base(), GP64())
-				LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
+				LEAQ(Mem{Base: q, Index: j0, Scale: i.Sc()}, q)
 				p := ldq(prevl)
 				n := Load(Param("M"), GP64())
 				cv := chunkVecs{i: i, n: v, m: m}
@@ -691,25 +696,25 @@ func genForward(i *ISA) {
 				// Row t of psi and alpha at column j0.
 				off := ldq(tl)
 				IMULQ(M8, off)
-				LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+				LEAQ(Mem{Base: off, Index: j0, Scale: i.Sc()}, off)
 				psi := Load(Param("psi").Base(), GP64())
 				ADDQ(off, psi)
 				cur := Load(Param("alpha").Base(), GP64())
 				ADDQ(off, cur)
 				sum := i.Vec()
-				VMOVUPD(sumv, sum)
+				i.VMOVU(sumv, sum)
 				cv.mulPsi(acc, psi, sum, cur)
-				VMOVUPD(sum, sumv)
+				i.VMOVU(sum, sumv)
 			})
 			sum := i.Vec()
-			VMOVUPD(sumv, sum)
+			i.VMOVU(sumv, sum)
 			s := i.HSum(sum)
 			scale := Load(Param("scale").Base(), GP64())
 			t = ldq(tl)
-			inv := recip(i, s, Mem{Base: scale, Index: t, Scale: 8})
+			inv := recip(i, s, Mem{Base: scale, Index: t, Scale: i.Sc()})
 			M := Load(Param("M"), GP64())
 			cur := ldq(prevl)
-			LEAQ(Mem{Base: cur, Index: M, Scale: 8}, cur)
+			LEAQ(Mem{Base: cur, Index: M, Scale: i.Sc()}, cur)
 			mulRow(i, cur, cur, M, inv)
 		})
 		Ret()
@@ -721,7 +726,7 @@ func genForward(i *ISA) {
 
 func genBackward(i *ISA) {
 	fn := i.Fn("backward")
-	TEXT(fn, 0, "func(beta, scale, psi, et []float64, T, M int)")
+	TEXT(fn, 0, i.Sig("func(beta, scale, psi, et []%s, T, M int)"))
 	Pragma("noescape")
 	Doc(fn+" is the scaled backward pass over a whole sequence (see Backward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
@@ -734,15 +739,15 @@ func genBackward(i *ISA) {
 		M := Load(Param("M"), GP64())
 		IMULQ(M, T)
 		beta := Load(Param("beta").Base(), GP64())
-		LEAQ(Mem{Base: beta, Index: T, Scale: 8}, beta)
+		LEAQ(Mem{Base: beta, Index: T, Scale: i.Sc()}, beta)
 		one := i.Vec()
-		VBROADCASTSD(ConstF64("fbone", 1), one)
+		i.VBROADCAST(i.Const("fbone", 1), one)
 		idx := GP64()
 		Stripes(i, newLabel(i, "ones"), M.(reg.GPVirtual), idx, 1, func(u int) {
-			VMOVUPD(one, Addr(beta, idx, 0))
+			i.VMOVU(one, i.Addr(beta, idx, 0))
 		}, func(rem reg.GPVirtual) {
 			m := i.TailMask(rem)
-			i.StoreMasked(m, one, Addr(beta, idx, 0))
+			i.StoreMasked(m, one, i.Addr(beta, idx, 0))
 		})
 	}
 	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
@@ -750,7 +755,7 @@ func genBackward(i *ISA) {
 	// w = Ψ_{t+1}∘β_{t+1} is formed in row t of beta before the products
 	// overwrite it.
 	packVecs := maxPackVecs(i)
-	pb := panel(packVecs * i.W * packVecs * i.W * 8)
+	pb := panel(packVecs * i.W * packVecs * i.W * i.Size)
 	{
 		left := Load(Param("M"), GP64())
 		CMPQ(left, U32(packVecs*i.W))
@@ -766,7 +771,7 @@ func genBackward(i *ISA) {
 			t := ldq(tl)
 			TESTQ(t, t)
 			JZ(LabelRef(tend))
-			M8 := rowBytes()
+			M8 := rowBytes(i)
 			off := GP64()
 			MOVQ(t, off)
 			IMULQ(M8, off)
@@ -781,7 +786,7 @@ func genBackward(i *ISA) {
 			for k := 0; k < v; k++ {
 				x := i.Vec()
 				cv.load(k, Mem{Base: ps, Disp: k * i.Bytes}, x)
-				VMULPD(cv.operand(k, Mem{Base: nxt, Disp: k * i.Bytes}), x, x)
+				i.VMUL(cv.operand(k, Mem{Base: nxt, Disp: k * i.Bytes}), x, x)
 				cv.store(k, x, Mem{Base: cur, Disp: k * i.Bytes})
 			}
 			p := GP64()
@@ -790,10 +795,10 @@ func genBackward(i *ISA) {
 			acc := vecMat(i, p, ldq(pb), U32(v*i.Bytes), n, chunkVecs{i: i, n: v, m: m, padded: true})
 			scale := Load(Param("scale").Base(), GP64())
 			t = ldq(tl)
-			inv := broadcast(i, inverse(Mem{Base: scale, Index: t, Scale: 8}))
+			inv := broadcast(i, inverse(i, Mem{Base: scale, Index: t, Scale: i.Sc()}))
 			DECQ(t)
 			MOVQ(t, tl)
-			M8 = rowBytes()
+			M8 = rowBytes(i)
 			IMULQ(M8, t)
 			out := Load(Param("beta").Base(), GP64())
 			ADDQ(t, out)
@@ -809,13 +814,13 @@ func genBackward(i *ISA) {
 		TESTQ(t, t)
 		JZ(LabelRef(end))
 		scale := Load(Param("scale").Base(), GP64())
-		VMOVSD(inverse(Mem{Base: scale, Index: t, Scale: 8}), invl)
+		i.VMOVS(inverse(i, Mem{Base: scale, Index: t, Scale: i.Sc()}), invl)
 	}
 	chunkLoop(i, "bchunk", j0l, rl, nb, func(v int, m Mask) {
 		j0 := ldq(j0l)
-		M8 := rowBytes()
+		M8 := rowBytes(i)
 		q := Load(Param("et").Base(), GP64())
-		LEAQ(Mem{Base: q, Index: j0, Scale: 8}, q)
+		LEAQ(Mem{Base: q, Index: j0, Scale: i.Sc()}, q)
 		off := ldq(tl)
 		IMULQ(M8, off) // (t+1)·M·8
 		p := Load(Param("beta").Base(), GP64())
@@ -828,17 +833,17 @@ func genBackward(i *ISA) {
 		b := &block{kb: 1, chains: 2, cols: cv, q: q, s2: M8, n: n,
 			bcast: func(_ int, dst reg.VecVirtual) {
 				x := XMM()
-				VMOVSD(Mem{Base: pp}, x)
-				VMULSD(Mem{Base: p}, x, x)
-				VBROADCASTSD(x, dst)
+				i.VMOVS(Mem{Base: pp}, x)
+				i.VMULS(Mem{Base: p}, x, x)
+				i.VBROADCAST(x, dst)
 			},
-			step: func() { ADDQ(U8(8), p); ADDQ(U8(8), pp) }}
+			step: func() { ADDQ(U8(i.Size), p); ADDQ(U8(i.Size), pp) }}
 		acc := b.emit(i)[0]
 		cur := Load(Param("beta").Base(), GP64())
 		off = ldq(tl)
 		DECQ(off)
 		IMULQ(M8, off)
-		LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+		LEAQ(Mem{Base: off, Index: j0, Scale: i.Sc()}, off)
 		ADDQ(off, cur)
 		cv.scaleStore(acc, broadcast(i, invl), cur)
 	})
@@ -857,7 +862,7 @@ func genBackward(i *ISA) {
 
 func genBatch(i *ISA) {
 	fn := i.Fn("forwardBatch")
-	TEXT(fn, 0, "func(alpha, scale, psi, e []float64, T, K, M, ib int)")
+	TEXT(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, K, M, ib int)"))
 	Pragma("noescape")
 	Doc(fn+" is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
 	kbMax, nbMax := gemmShape(i)
@@ -873,18 +878,18 @@ func genBatch(i *ISA) {
 		MOVQ(k, off)
 		IMULQ(M, off)
 		alpha := Load(Param("alpha").Base(), GP64())
-		LEAQ(Mem{Base: alpha, Index: off, Scale: 8}, alpha)
+		LEAQ(Mem{Base: alpha, Index: off, Scale: i.Sc()}, alpha)
 		psi := Load(Param("psi").Base(), GP64())
-		LEAQ(Mem{Base: psi, Index: off, Scale: 8}, psi)
+		LEAQ(Mem{Base: psi, Index: off, Scale: i.Sc()}, psi)
 		scale := Load(Param("scale").Base(), GP64())
-		normalizeRow(i, alpha, psi, M, Mem{Base: scale, Index: k, Scale: 8})
+		normalizeRow(i, alpha, psi, M, Mem{Base: scale, Index: k, Scale: i.Sc()})
 	})
 	MOVQ(U32(1), tl)
 	countLoop(i, "t", tl, "T", func(t reg.GPVirtual) {
 		// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
 		KM8 := Load(Param("K"), GP64())
 		IMULQ(Load(Param("M"), GP64()), KM8)
-		SHLQ(U8(3), KM8)
+		SHLQ(U8(i.Shift()), KM8)
 		DECQ(t)
 		IMULQ(KM8, t)
 		prev := Load(Param("alpha").Base(), GP64())
@@ -917,12 +922,12 @@ func genBatch(i *ISA) {
 			packPanel(i, "e", i0l, nil_, j0l, pb, v, nbMax, m)
 			blockLoop(i, "kb", k0l, "K", kbMax, func(kbv int) {
 				m := i.TailMask(ldq(rl))
-				M8 := rowBytes()
+				M8 := rowBytes(i)
 				i0 := ldq(i0l)
 				// p = prev + k0·M·8 + i0·8
 				p := ldq(k0l)
 				IMULQ(M8, p)
-				LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
+				LEAQ(Mem{Base: p, Index: i0, Scale: i.Sc()}, p)
 				ADDQ(prevl, p)
 				sk3 := GP64()
 				LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
@@ -931,11 +936,11 @@ func genBatch(i *ISA) {
 				n := ldq(nil_)
 				cv := chunkVecs{i: i, n: v, m: m}
 				b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: q, s2: U32(v * i.Bytes), n: n,
-					bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(kaddr(p, p2, M8, sk3, k, 0), dst) },
+					bcast: func(k int, dst reg.VecVirtual) { i.VBROADCAST(kaddr(p, p2, M8, sk3, k, 0), dst) },
 					step: func() {
-						ADDQ(U8(8), p)
+						ADDQ(U8(i.Size), p)
 						if kbv > 4 {
-							ADDQ(U8(8), p2)
+							ADDQ(U8(i.Size), p2)
 						}
 					}}
 				acc := b.emit(i)
@@ -943,7 +948,7 @@ func genBatch(i *ISA) {
 				o := ldq(k0l)
 				IMULQ(M8, o)
 				j0 := ldq(j0l)
-				LEAQ(Mem{Base: o, Index: j0, Scale: 8}, o)
+				LEAQ(Mem{Base: o, Index: j0, Scale: i.Sc()}, o)
 				ADDQ(curl, o)
 				o2 := kaddr2(o, M8, kbv)
 				first := newLabel(i, "first")
@@ -953,7 +958,7 @@ func genBatch(i *ISA) {
 				for k := 0; k < kbv; k++ {
 					for c := 0; c < v; c++ {
 						a := kaddr(o, o2, M8, sk3, k, c*i.Bytes)
-						VADDPD(cv.operand(c, a), acc[k][c], acc[k][c])
+						i.VADD(cv.operand(c, a), acc[k][c], acc[k][c])
 					}
 				}
 				Label(first)
@@ -980,7 +985,7 @@ func genBatch(i *ISA) {
 			MOVQ(k, off)
 			IMULQ(M, off)
 			cur := ldq(curl)
-			LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
+			LEAQ(Mem{Base: cur, Index: off, Scale: i.Sc()}, cur)
 			// psi row t·K+k = (cur − alpha) + psi
 			psi := Load(Param("psi").Base(), GP64())
 			ADDQ(cur, psi)
@@ -991,12 +996,12 @@ func genBatch(i *ISA) {
 			IMULQ(Load(Param("K"), GP64()), si)
 			ADDQ(ldq(kl), si)
 			scale := Load(Param("scale").Base(), GP64())
-			inv := recip(i, s, Mem{Base: scale, Index: si, Scale: 8})
+			inv := recip(i, s, Mem{Base: scale, Index: si, Scale: i.Sc()})
 			cur = ldq(curl)
 			off = ldq(kl)
 			M = Load(Param("M"), GP64())
 			IMULQ(M, off)
-			LEAQ(Mem{Base: cur, Index: off, Scale: 8}, cur)
+			LEAQ(Mem{Base: cur, Index: off, Scale: i.Sc()}, cur)
 			mulRow(i, cur, cur, M, inv)
 		})
 	})
@@ -1008,7 +1013,7 @@ func genBatch(i *ISA) {
 
 func genTransitions(i *ISA) {
 	fn := i.Fn("transitions")
-	TEXT(fn, 0, "func(g, e, alpha, beta, psi, scale, work []float64, T, M int)")
+	TEXT(fn, 0, i.Sig("func(g, e, alpha, beta, psi, scale, work []%s, T, M int)"))
 	Pragma("noescape")
 	Doc(fn + " adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
 	kbMax, nbMax := gemmShape(i)
@@ -1019,12 +1024,12 @@ func genTransitions(i *ISA) {
 	MOVQ(U32(1), tl)
 	countLoop(i, "bb", tl, "T", func(t reg.GPVirtual) {
 		scale := Load(Param("scale").Base(), GP64())
-		inv := broadcast(i, inverse(Mem{Base: scale, Index: t, Scale: 8}))
+		inv := broadcast(i, inverse(i, Mem{Base: scale, Index: t, Scale: i.Sc()}))
 		M := Load(Param("M"), GP64())
 		off := GP64()
 		MOVQ(t, off)
 		IMULQ(M, off)
-		SHLQ(U8(3), off)
+		SHLQ(U8(i.Shift()), off)
 		psi := Load(Param("psi").Base(), GP64())
 		ADDQ(off, psi)
 		beta := Load(Param("beta").Base(), GP64())
@@ -1033,23 +1038,23 @@ func genTransitions(i *ISA) {
 		ADDQ(off, w)
 		m8 := GP64()
 		MOVQ(M, m8)
-		SHLQ(U8(3), m8)
+		SHLQ(U8(i.Shift()), m8)
 		SUBQ(m8, w)
 		idx := GP64()
 		Stripes(i, newLabel(i, "bbrow"), M.(reg.GPVirtual), idx, 2, func(u int) {
 			x := i.Vec()
-			VMOVUPD(Addr(psi, idx, u*i.Bytes), x)
-			VMULPD(Addr(beta, idx, u*i.Bytes), x, x)
-			VMULPD(inv, x, x)
-			VMOVUPD(x, Addr(w, idx, u*i.Bytes))
+			i.VMOVU(i.Addr(psi, idx, u*i.Bytes), x)
+			i.VMUL(i.Addr(beta, idx, u*i.Bytes), x, x)
+			i.VMUL(inv, x, x)
+			i.VMOVU(x, i.Addr(w, idx, u*i.Bytes))
 		}, func(rem reg.GPVirtual) {
 			m := i.TailMask(rem)
 			x, y := i.Vec(), i.Vec()
-			i.LoadMasked(m, Addr(psi, idx, 0), x)
-			i.LoadMasked(m, Addr(beta, idx, 0), y)
-			VMULPD(y, x, x)
-			VMULPD(inv, x, x)
-			i.StoreMasked(m, x, Addr(w, idx, 0))
+			i.LoadMasked(m, i.Addr(psi, idx, 0), x)
+			i.LoadMasked(m, i.Addr(beta, idx, 0), y)
+			i.VMUL(y, x, x)
+			i.VMUL(inv, x, x)
+			i.StoreMasked(m, x, i.Addr(w, idx, 0))
 		})
 	})
 
@@ -1077,24 +1082,24 @@ func genTransitions(i *ISA) {
 		packPanel(i, "work", t0l, ntl, j0l, pb, v, nbMax, m)
 		blockLoop(i, "ti", i0l, "M", kbMax, func(kbv int) {
 			m := i.TailMask(ldq(rl))
-			M8 := rowBytes()
+			M8 := rowBytes(i)
 			// p = alpha + t0·M·8 + i0·8, rows k at +8k, steps of M·8
 			p := ldq(t0l)
 			IMULQ(M8, p)
 			ADDQ(Load(Param("alpha").Base(), GP64()), p)
 			i0 := ldq(i0l)
-			LEAQ(Mem{Base: p, Index: i0, Scale: 8}, p)
+			LEAQ(Mem{Base: p, Index: i0, Scale: i.Sc()}, p)
 			n := ldq(ntl)
 			cv := chunkVecs{i: i, n: v, m: m}
 			b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: ldq(pb), s2: U32(v * i.Bytes), n: n,
-				bcast: func(k int, dst reg.VecVirtual) { VBROADCASTSD(Mem{Base: p, Disp: 8 * k}, dst) },
+				bcast: func(k int, dst reg.VecVirtual) { i.VBROADCAST(Mem{Base: p, Disp: i.Size * k}, dst) },
 				step:  func() { ADDQ(M8, p) }}
 			acc := b.emit(i)
 			// g rows i0+k at column j0, and the same offsets into e.
 			off := ldq(i0l)
 			IMULQ(M8, off)
 			j0 := ldq(j0l)
-			LEAQ(Mem{Base: off, Index: j0, Scale: 8}, off)
+			LEAQ(Mem{Base: off, Index: j0, Scale: i.Sc()}, off)
 			gb := Load(Param("g").Base(), GP64())
 			ADDQ(off, gb)
 			eb := Load(Param("e").Base(), GP64())
@@ -1124,7 +1129,7 @@ func genTransitions(i *ISA) {
 					ea := kaddr(eb, eb2, M8, sk3, k, c*i.Bytes)
 					x := i.Vec()
 					cv.load(c, ga, x)
-					VFMADD231PD(cv.operand(c, ea), acc[k][c], x)
+					i.VFMADD231(cv.operand(c, ea), acc[k][c], x)
 					cv.store(c, x, ga)
 				}
 			}

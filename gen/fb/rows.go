@@ -15,7 +15,7 @@ import (
 // is then shifted by its maximum in place (it is still in L1).
 func genShiftRows(i *ISA) {
 	fn := i.Fn("shiftRows")
-	TEXT(fn, NOSPLIT, "func(out, mx, lo, in, a []float64, T, M int)")
+	TEXT(fn, NOSPLIT, i.Sig("func(out, mx, lo, in, a []%s, T, M int)"))
 	Pragma("noescape")
 	Doc(fn + " is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).")
 	out := Load(Param("out").Base(), GP64())
@@ -33,34 +33,38 @@ func genShiftRows(i *ISA) {
 	SUBQ(full, rem)
 	tm := i.TailMask(rem)
 	ninf, pinf, negMax := i.Vec(), i.Vec(), i.Vec()
-	VBROADCASTSD(ConstU64("rowsninf", math.Float64bits(math.Inf(-1))), ninf)
-	VBROADCASTSD(ConstU64("rowspinf", math.Float64bits(math.Inf(1))), pinf)
-	VBROADCASTSD(ConstF64("rowsnegmax", -math.MaxFloat64), negMax)
+	i.VBROADCAST(i.ConstBits("rowsninf", math.Inf(-1)), ninf)
+	i.VBROADCAST(i.ConstBits("rowspinf", math.Inf(1)), pinf)
+	negmax := -math.MaxFloat64
+	if i.F32() {
+		negmax = -math.MaxFloat32
+	}
+	i.VBROADCAST(i.Const("rowsnegmax", negmax), negMax)
 	const ge = 0x1D // GE_OQ
 	idx := GP64()
 
 	Label(i.Label(fn, "row"))
 	mx, mn := i.Vec(), i.Vec()
-	VMOVAPD(ninf, mx)
-	VMOVAPD(pinf, mn)
+	i.VMOVA(ninf, mx)
+	i.VMOVA(pinf, mn)
 	XORQ(idx, idx)
 	Label(i.Label(fn, "col"))
 	CMPQ(idx, full)
 	JAE(LabelRef(i.Label(fn, "coltail")))
 	v := i.Vec()
-	VMOVUPD(Addr(in, idx, 0), v)
-	VADDPD(Addr(pa, idx, 0), v, v)
-	VMOVUPD(v, Addr(out, idx, 0))
-	VMAXPD(v, mx, mx)
+	i.VMOVU(i.Addr(in, idx, 0), v)
+	i.VADD(i.Addr(pa, idx, 0), v, v)
+	i.VMOVU(v, i.Addr(out, idx, 0))
+	i.VMAX(v, mx, mx)
 	if i.Is512() {
 		k := K()
-		VCMPPD(U8(ge), negMax, v, k)
-		VMINPD(v, mn, k, mn)
+		i.VCMP(U8(ge), negMax, v, k)
+		i.VMIN(v, mn, k, mn)
 	} else {
 		c := i.Vec()
-		VCMPPD(U8(ge), negMax, v, c)
-		VBLENDVPD(c, v, pinf, c)
-		VMINPD(c, mn, mn)
+		i.VCMP(U8(ge), negMax, v, c)
+		i.VBLENDV(c, v, pinf, c)
+		i.VMIN(c, mn, mn)
 	}
 	ADDQ(I32(i.W), idx)
 	JMP(LabelRef(i.Label(fn, "col")))
@@ -70,41 +74,41 @@ func genShiftRows(i *ISA) {
 	JZ(LabelRef(i.Label(fn, "reduce")))
 	{
 		v, t := i.Vec(), i.Vec()
-		i.LoadMasked(tm, Addr(in, idx, 0), v)
-		i.LoadMasked(tm, Addr(pa, idx, 0), t)
-		VADDPD(t, v, v)
-		i.StoreMasked(tm, v, Addr(out, idx, 0))
+		i.LoadMasked(tm, i.Addr(in, idx, 0), v)
+		i.LoadMasked(tm, i.Addr(pa, idx, 0), t)
+		i.VADD(t, v, v)
+		i.StoreMasked(tm, v, i.Addr(out, idx, 0))
 		if i.Is512() {
-			VMAXPD(v, mx, tm.K, mx)
+			i.VMAX(v, mx, tm.K, mx)
 			k := K()
-			VCMPPD(U8(ge), negMax, v, tm.K, k)
-			VMINPD(v, mn, k, mn)
+			i.VCMP(U8(ge), negMax, v, tm.K, k)
+			i.VMIN(v, mn, k, mn)
 		} else {
-			VBLENDVPD(tm.Y, v, ninf, t)
-			VMAXPD(t, mx, mx)
-			VCMPPD(U8(ge), negMax, v, t)
-			VANDPD(tm.Y, t, t)
-			VBLENDVPD(t, v, pinf, t)
-			VMINPD(t, mn, mn)
+			i.VBLENDV(tm.Y, v, ninf, t)
+			i.VMAX(t, mx, mx)
+			i.VCMP(U8(ge), negMax, v, t)
+			i.VAND(tm.Y, t, t)
+			i.VBLENDV(t, v, pinf, t)
+			i.VMIN(t, mn, mn)
 		}
 	}
 
 	Label(i.Label(fn, "reduce"))
 	hmx := hred(i, mx, true)
 	hmn := hred(i, mn, false)
-	VMOVSD(hmx, Mem{Base: pmx})
-	VMOVSD(hmn, Mem{Base: plo})
+	i.VMOVS(hmx, Mem{Base: pmx})
+	i.VMOVS(hmn, Mem{Base: plo})
 	m := i.Vec()
-	VBROADCASTSD(hmx, m)
+	i.VBROADCAST(hmx, m)
 	XORQ(idx, idx)
 	Label(i.Label(fn, "sub"))
 	CMPQ(idx, full)
 	JAE(LabelRef(i.Label(fn, "subtail")))
 	{
 		v := i.Vec()
-		VMOVUPD(Addr(out, idx, 0), v)
-		VSUBPD(m, v, v)
-		VMOVUPD(v, Addr(out, idx, 0))
+		i.VMOVU(i.Addr(out, idx, 0), v)
+		i.VSUB(m, v, v)
+		i.VMOVU(v, i.Addr(out, idx, 0))
 	}
 	ADDQ(I32(i.W), idx)
 	JMP(LabelRef(i.Label(fn, "sub")))
@@ -113,15 +117,15 @@ func genShiftRows(i *ISA) {
 	JZ(LabelRef(i.Label(fn, "next")))
 	{
 		v := i.Vec()
-		i.LoadMasked(tm, Addr(out, idx, 0), v)
-		VSUBPD(m, v, v)
-		i.StoreMasked(tm, v, Addr(out, idx, 0))
+		i.LoadMasked(tm, i.Addr(out, idx, 0), v)
+		i.VSUB(m, v, v)
+		i.StoreMasked(tm, v, i.Addr(out, idx, 0))
 	}
 	Label(i.Label(fn, "next"))
-	LEAQ(Mem{Base: in, Index: M, Scale: 8}, in)
-	LEAQ(Mem{Base: out, Index: M, Scale: 8}, out)
-	ADDQ(I32(8), pmx)
-	ADDQ(I32(8), plo)
+	LEAQ(Mem{Base: in, Index: M, Scale: i.Sc()}, in)
+	LEAQ(Mem{Base: out, Index: M, Scale: i.Sc()}, out)
+	ADDQ(I32(i.Size), pmx)
+	ADDQ(I32(i.Size), plo)
 	DECQ(T)
 	JNZ(LabelRef(i.Label(fn, "row")))
 	Ret()
@@ -130,9 +134,9 @@ func genShiftRows(i *ISA) {
 // hred reduces v's lanes by maximum (or minimum) and returns the xmm
 // register whose low lane holds it; v is clobbered.
 func hred(i *ISA, v reg.VecVirtual, isMax bool) reg.Register {
-	op := VMINPD
+	op := i.VMIN
 	if isMax {
-		op = VMAXPD
+		op = i.VMAX
 	}
 	if i.Is512() {
 		hi := YMM()
@@ -143,6 +147,13 @@ func hred(i *ISA, v reg.VecVirtual, isMax bool) reg.Register {
 	x := XMM()
 	VEXTRACTF128(U8(1), v.AsY(), x)
 	op(x, v.AsX(), v.AsX())
+	if i.F32() {
+		VMOVHLPS(v.AsX(), v.AsX(), x)
+		op(x, v.AsX(), v.AsX())
+		VMOVSHDUP(v.AsX(), x)
+		op(x, v.AsX(), v.AsX())
+		return v.AsX()
+	}
 	VUNPCKHPD(v.AsX(), v.AsX(), x)
 	op(x, v.AsX(), v.AsX())
 	return v.AsX()

@@ -44,6 +44,11 @@ func main() {
 		gather.gen(i)
 		scatter.gen(i)
 	}
+	// Gather32 and Scatter32: the same kernels with float32 elements.
+	for _, i := range ISAs32 {
+		gather.gen(i)
+		scatter.gen(i)
+	}
 	Generate()
 }
 
@@ -86,7 +91,7 @@ func shape(i *ISA, base string, M reg.GPVirtual, ch int) (fullEnd, nv reg.GPVirt
 	CMPQ(rem, U32(ce))
 	JBE(LabelRef(i.Label(base, "shaped")))
 	SUBQ(U32(ce), rem)
-	ADDQ(U32(ce*8), fullEnd)
+	ADDQ(U32(ce*i.Size), fullEnd)
 	JMP(LabelRef(i.Label(base, "shape")))
 	Label(i.Label(base, "shaped"))
 	// nv = (rem + W - 1) / W; r = rem - (nv-1)·W ∈ [1, W]
@@ -143,7 +148,7 @@ func prefetchNext(i *ISA, base string, nv int, pp reg.Register, tEnd Mem, rows s
 	a := GP64()
 	MOVLQSX(Mem{Base: ids, Index: f, Scale: 4}, a)
 	IMULQ(ParamAddr("ld"), a)
-	LEAQ(Mem{Base: b, Index: a, Scale: 8}, a)
+	LEAQ(Mem{Base: b, Index: a, Scale: i.Sc()}, a)
 	PREFETCHT0(Mem{Base: a})
 	k := GP64()
 	MOVQ(lines, k)
@@ -187,7 +192,7 @@ type kernel struct {
 // vector and feature; the accumulators are the chunk of s.
 var gather = &kernel{
 	name: "gather",
-	sig:  "func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)",
+	sig:  "func(s, w []%s, ld int, ptr, ids []int32, vals []%s, T, M int)",
 	doc: [2]string{"adds Σ_f vals[f]·w[ids[f]·ld:+M] to row t of s (T×M) for every",
 		"position t, features f ∈ [ptr[t], ptr[t+1]). Ids must be valid."},
 	ch:    gatherCH,
@@ -196,20 +201,20 @@ var gather = &kernel{
 	store: true,
 	coef: func(i *ISA, vals, f reg.Register, u int) reg.VecVirtual {
 		b := i.Vec()
-		VBROADCASTSD(Mem{Base: vals, Index: f, Scale: 8, Disp: 8 * u}, b)
+		i.VBROADCAST(Mem{Base: vals, Index: f, Scale: i.Sc(), Disp: i.Size * u}, b)
 		return b
 	},
 	apply: func(i *ISA, acc, b reg.VecVirtual, at Mem, m *Mask) {
 		switch {
 		case m == nil:
-			VFMADD231PD(at, b, acc)
+			i.VFMADD231(at, b, acc)
 		case i.Is512():
 			// The opmask merges: masked-off lanes are neither read nor changed.
-			VFMADD231PD(at, b, m.K, acc)
+			i.VFMADD231(at, b, m.K, acc)
 		default:
 			t := i.Vec()
 			i.LoadMasked(*m, at, t)
-			VFMADD231PD(t, b, acc)
+			i.VFMADD231(t, b, acc)
 		}
 	},
 }
@@ -218,7 +223,7 @@ var gather = &kernel{
 // row may repeat), so each vector is a load-FMA-store.
 var scatter = &kernel{
 	name: "scatter",
-	sig:  "func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)",
+	sig:  "func(g []%s, ld int, p []%s, ptr, ids []int32, vals []%s, c %s, T, M int)",
 	doc: [2]string{"adds (c·vals[f])·p[t][0:M] to row ids[f] of g (stride ld) for every",
 		"feature f ∈ [ptr[t], ptr[t+1]) of every position t, in order. Ids must be valid."},
 	ch:   scatterCH,
@@ -226,23 +231,23 @@ var scatter = &kernel{
 	rows: "g",
 	coef: func(i *ISA, vals, f reg.Register, u int) reg.VecVirtual {
 		x := XMM()
-		VMOVSD(ParamAddr("c"), x)
-		VMULSD(Mem{Base: vals, Index: f, Scale: 8, Disp: 8 * u}, x, x)
+		i.VMOVS(ParamAddr("c"), x)
+		i.VMULS(Mem{Base: vals, Index: f, Scale: i.Sc(), Disp: i.Size * u}, x, x)
 		b := i.Vec()
-		VBROADCASTSD(x, b)
+		i.VBROADCAST(x, b)
 		return b
 	},
 	apply: func(i *ISA, row, b reg.VecVirtual, at Mem, m *Mask) {
 		t := i.Vec()
 		if m != nil {
 			i.LoadMasked(*m, at, t)
-			VFMADD231PD(row, b, t)
+			i.VFMADD231(row, b, t)
 			i.StoreMasked(*m, t, at)
 			return
 		}
-		VMOVUPD(at, t)
-		VFMADD231PD(row, b, t)
-		VMOVUPD(t, at)
+		i.VMOVU(at, t)
+		i.VFMADD231(row, b, t)
+		i.VMOVU(t, at)
 	},
 }
 
@@ -251,7 +256,7 @@ var scatter = &kernel{
 func (kn *kernel) gen(i *ISA) {
 	base := kn.name
 	fn := i.Fn(base)
-	TEXT(fn, NOSPLIT, kn.sig)
+	TEXT(fn, NOSPLIT, i.Sig(kn.sig))
 	Pragma("noescape")
 	Doc(fn+" "+kn.doc[0], kn.doc[1])
 	ch := kn.ch(i)
@@ -282,11 +287,11 @@ func (kn *kernel) variant(i *ISA, nv, ch int, m Mask, fullEnd, tEnd Mem) {
 	own := Load(Param(kn.own).Base(), GP64())
 	pp := Load(Param("ptr").Base(), GP64())
 	ld8 := Load(Param("ld"), GP64())
-	SHLQ(U8(3), ld8)
+	SHLQ(U8(i.Shift()), ld8)
 	ids := Load(Param("ids").Base(), GP64())
 	vals := Load(Param("vals").Base(), GP64())
 	m8 := Load(Param("M"), GP64())
-	SHLQ(U8(3), m8)
+	SHLQ(U8(i.Shift()), m8)
 
 	Label(lbl("t"))
 	if *prefetch {
@@ -309,12 +314,12 @@ func (kn *kernel) variant(i *ISA, nv, ch int, m Mask, fullEnd, tEnd Mem) {
 	{
 		row := i.Vecs(ch)
 		for k := range row {
-			VMOVUPD(at(k), row[k])
+			i.VMOVU(at(k), row[k])
 		}
 		kn.features(i, lbl("cf"), row, nil, rj, ld8, ids, vals, f0, f1)
 		if kn.store {
 			for k := range row {
-				VMOVUPD(row[k], at(k))
+				i.VMOVU(row[k], at(k))
 			}
 		}
 	}
@@ -327,13 +332,13 @@ func (kn *kernel) variant(i *ISA, nv, ch int, m Mask, fullEnd, tEnd Mem) {
 	{
 		row := i.Vecs(nv)
 		for k := 0; k < nv-1; k++ {
-			VMOVUPD(at(k), row[k])
+			i.VMOVU(at(k), row[k])
 		}
 		i.LoadMasked(m, at(nv-1), row[nv-1])
 		kn.features(i, lbl("lf"), row, &m, rj, ld8, ids, vals, f0, f1)
 		if kn.store {
 			for k := 0; k < nv-1; k++ {
-				VMOVUPD(row[k], at(k))
+				i.VMOVU(row[k], at(k))
 			}
 			i.StoreMasked(m, row[nv-1], at(nv-1))
 		}

@@ -9,13 +9,15 @@
 //
 //	cand = δ_{t−1}[i] + tr[i][j]
 //	mask = cand > best          (VCMPPD GT_OQ: false when either is NaN)
-//	best = VMAXPD(cand, best)   (= cand > best ? cand : best, exactly)
-//	arg  = mask ? i : arg       (i kept as a float64; exact below 2^53)
+//	best = i.VMAX(cand, best)   (= cand > best ? cand : best, exactly)
+//	arg  = mask ? i : arg       (i kept as a float; exact below 2^53, 2^24)
 //
 // which is the generic loop's strict, ascending comparison, so δ and bp are
 // bit-identical to the reference (ties to the lowest i, a NaN candidate never
 // wins, a NaN first candidate is never replaced). The row of δ is then
-// best + s_t, and arg is converted to int32 (VCVTPD2DQ, exact) for bp.
+// best + s_t, and arg is converted to int32 (VCVTPD2DQ or VCVTPS2DQ, exact)
+// for bp. The float32 kernels (Viterbi32) are the same code with float32
+// elements: twice the lanes, and arg converts to int32 lane for lane.
 //
 // The j vectors of a row are split into the fewest chunks of at most Bmax
 // vectors (12 on AVX-512, 5 on AVX2 with its 16 registers), balanced so
@@ -55,11 +57,16 @@ func main() {
 	// AVX2 fits 12 best vectors (plus broadcast, candidate and tail mask).
 	genViterbi(AVX2, 12, false)
 	genViterbi(AVX512, 12, false)
+	for _, i := range ISAs32 {
+		genViterbi(i, map[bool]int{true: 5, false: 12}[!i.Is512()], true)
+		genViterbi(i, 12, false)
+	}
 	Generate()
 }
 
 var (
 	ones4   Mem // four float64 1.0 (AVX2 iv increment from memory)
+	ones8   Mem // eight float32 1.0 (the same for float32)
 	mask32  Mem // four int32 −1 then four 0: dword tail masks for VMASKMOVPS
 	haveTab bool
 )
@@ -81,6 +88,17 @@ func tables() {
 		}
 		DATA(4*k, U32(v))
 	}
+}
+
+// ones8Table declares, on first use, eight float32 1.0.
+func ones8Table() Mem {
+	if ones8.Symbol.Name == "" {
+		ones8 = GLOBL("vitones32", RODATA|NOPTR)
+		for k := 0; k < 8; k++ {
+			DATA(4*k, F32(1))
+		}
+	}
+	return ones8
 }
 
 // vmask is the mask of the last vector of a chunk.
@@ -107,13 +125,13 @@ func genViterbi(i *ISA, bmax int, arg bool) {
 	}
 	fn := i.Fn(base)
 	if arg {
-		TEXT(fn, NOSPLIT, "func(delta []float64, bp []int32, s, tr []float64, T, M int)")
+		TEXT(fn, NOSPLIT, i.Sig("func(delta []%s, bp []int32, s, tr []%s, T, M int)"))
 		Pragma("noescape")
 		Doc(fn+" runs the Viterbi recursion over a whole sequence: it sets",
 			"delta[0:M] = s[0:M] and, for t ≥ 1, delta[t·M+j] and bp[t·M+j] exactly as",
 			"viterbiGeneric does. Row 0 of bp is not written. T ≤ 0 or M ≤ 0 does nothing.")
 	} else {
-		TEXT(fn, NOSPLIT, "func(delta []float64, s, tr []float64, T, M int)")
+		TEXT(fn, NOSPLIT, i.Sig("func(delta []%s, s, tr []%s, T, M int)"))
 		Pragma("noescape")
 		Doc(fn+" runs the max-only Viterbi recursion over a whole sequence: it",
 			"sets delta exactly as viterbiMaxGeneric does (δ of viterbiGeneric, no",
@@ -140,13 +158,13 @@ func genViterbi(i *ISA, bmax int, arg bool) {
 	j := GP64()
 	Stripes(i, "viterbi_copy", M, j, 1, func(int) {
 		v := i.Vec()
-		VMOVUPD(Addr(s, j, 0), v)
-		VMOVUPD(v, Addr(delta, j, 0))
+		i.VMOVU(i.Addr(s, j, 0), v)
+		i.VMOVU(v, i.Addr(delta, j, 0))
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
 		v := i.Vec()
-		i.LoadMasked(m, Addr(s, j, 0), v)
-		i.StoreMasked(m, v, Addr(delta, j, 0))
+		i.LoadMasked(m, i.Addr(s, j, 0), v)
+		i.StoreMasked(m, v, i.Addr(delta, j, 0))
 	})
 	DECQ(T)
 	JZ(LabelRef(L("ret")))
@@ -168,7 +186,7 @@ func genViterbi(i *ISA, bmax int, arg bool) {
 		m := i.TailMask(n0)
 		v := i.Vec()
 		i.LoadMasked(m, Mem{Base: s}, v)
-		VMOVUPD(v, scratch)
+		i.VMOVU(v, scratch)
 	}
 
 	// Chunk plan: nv vectors per row in nc = ceil(nv/bmax) chunks; the first
@@ -195,8 +213,8 @@ func genViterbi(i *ISA, bmax int, arg bool) {
 	// cur = δ_t, srow = s_t, bprow = bp_t, starting at t = 1.
 	cur, srow := GP64(), GP64()
 	var bprow reg.Register
-	LEAQ(Mem{Base: delta, Index: M, Scale: 8}, cur)
-	LEAQ(Mem{Base: s, Index: M, Scale: 8}, srow)
+	LEAQ(Mem{Base: delta, Index: M, Scale: i.Sc()}, cur)
+	LEAQ(Mem{Base: s, Index: M, Scale: i.Sc()}, srow)
 	if arg {
 		bprow = GP64()
 		LEAQ(Mem{Base: bp, Index: M, Scale: 4}, bprow)
@@ -258,7 +276,11 @@ func genViterbi(i *ISA, bmax int, arg bool) {
 			MOVQ(I32(-1), ones)
 			BZHIQ(lanes, ones, bm)
 			m.k = K()
-			KMOVB(bm.As32(), m.k)
+			if i.F32() {
+				KMOVW(bm.As32(), m.k)
+			} else {
+				KMOVB(bm.As32(), m.k)
+			}
 		default:
 			m.y = i.TailMask(lanes).Y
 			m.lanes = lanes
@@ -278,8 +300,8 @@ func genViterbi(i *ISA, bmax int, arg bool) {
 	}
 
 	Label(L("next"))
-	LEAQ(Mem{Base: cur, Index: M, Scale: 8}, cur)
-	LEAQ(Mem{Base: srow, Index: M, Scale: 8}, srow)
+	LEAQ(Mem{Base: cur, Index: M, Scale: i.Sc()}, cur)
+	LEAQ(Mem{Base: srow, Index: M, Scale: i.Sc()}, srow)
 	if arg {
 		LEAQ(Mem{Base: bprow, Index: M, Scale: 4}, bprow)
 	}
@@ -305,12 +327,12 @@ func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, 
 		src := Mem{Base: rp, Disp: b * i.Bytes}
 		switch {
 		case b != last:
-			VADDPD(src, d, v)
+			i.VADD(src, d, v)
 		case i.Is512():
-			VADDPD_Z(src, d, m.k, v)
+			i.VADD_Z(src, d, m.k, v)
 		default:
-			VMASKMOVPD(src, m.y, v)
-			VADDPD(v, d, v)
+			i.VMASKMOV(src, m.y, v)
+			i.VADD(v, d, v)
 		}
 		return v
 	}
@@ -323,11 +345,11 @@ func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, 
 	} else {
 		// ip = δ_{t−1} = cur − M·8
 		MOVQ(M, ip)
-		SHLQ(U8(3), ip)
+		SHLQ(U8(i.Shift()), ip)
 		NEGQ(ip)
 		ADDQ(cur, ip)
 	}
-	LEAQ(Mem{Base: tr, Index: j, Scale: 8}, rp)
+	LEAQ(Mem{Base: tr, Index: j, Scale: i.Sc()}, rp)
 
 	best := i.Vecs(kk)
 	var argv []reg.VecVirtual
@@ -336,7 +358,7 @@ func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, 
 		argv, iv = i.Vecs(kk), i.Vec()
 	}
 	d := i.Vec()
-	VBROADCASTSD(Mem{Base: ip}, d)
+	i.VBROADCAST(Mem{Base: ip}, d)
 	for b := 0; b < kk; b++ {
 		v := addC(rp, b, d)
 		best[b] = v
@@ -350,44 +372,48 @@ func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, 
 	var one reg.VecVirtual
 	if i.Is512() && arg {
 		one = i.Vec()
-		VBROADCASTSD(ConstF64("vitone", 1), one)
+		i.VBROADCAST(i.Const("vitone", 1), one)
 	}
 	icount := GP64()
 	MOVQ(M, icount)
 	DECQ(icount)
 	JZ(LabelRef(L("fin")))
 	Label(L("i"))
-	ADDQ(U8(8), ip)
-	LEAQ(Mem{Base: rp, Index: M, Scale: 8}, rp)
+	ADDQ(U8(i.Size), ip)
+	LEAQ(Mem{Base: rp, Index: M, Scale: i.Sc()}, rp)
 	switch {
 	case !arg:
 	case i.Is512():
-		VADDPD(one, iv, iv)
+		i.VADD(one, iv, iv)
 	default:
-		VADDPD(ones4, iv, iv)
+		if i.F32() {
+			i.VADD(ones8Table(), iv, iv)
+		} else {
+			i.VADD(ones4, iv, iv)
+		}
 	}
 	d = i.Vec()
-	VBROADCASTSD(Mem{Base: ip}, d)
+	i.VBROADCAST(Mem{Base: ip}, d)
 	for b := 0; b < kk; b++ {
 		cand := addC(rp, b, d)
 		if !arg {
-			VMAXPD(best[b], cand, best[b]) // best = cand > best ? cand : best
+			i.VMAX(best[b], cand, best[b]) // best = cand > best ? cand : best
 			continue
 		}
 		if i.Is512() {
 			kc := K()
-			VCMPPD(U8(0x1e), best[b], cand, kc) // kc = cand > best (GT_OQ)
-			VMAXPD(best[b], cand, best[b])      // best = cand > best ? cand : best
-			VBLENDMPD(iv, argv[b], kc, argv[b]) // arg = kc ? iv : arg
+			i.VCMP(U8(0x1e), best[b], cand, kc) // kc = cand > best (GT_OQ)
+			i.VMAX(best[b], cand, best[b])      // best = cand > best ? cand : best
+			i.VBLENDM(iv, argv[b], kc, argv[b]) // arg = kc ? iv : arg
 		} else {
 			mk := i.Vec()
-			VCMPPD(U8(0x1e), best[b], cand, mk)
-			VMAXPD(best[b], cand, best[b])
+			i.VCMP(U8(0x1e), best[b], cand, mk)
+			i.VMAX(best[b], cand, best[b])
 			// arg = mask ? i : arg as max(arg, mask & i): i exceeds every
 			// earlier arg, and mask & i is +0 or i (VBLENDVPD is 3 uops on
 			// recent Intel cores; VANDPD and VMAXPD are one each).
-			VANDPD(iv, mk, mk)
-			VMAXPD(mk, argv[b], argv[b])
+			i.VAND(iv, mk, mk)
+			i.VMAX(mk, argv[b], argv[b])
 		}
 	}
 	DECQ(icount)
@@ -395,28 +421,59 @@ func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, 
 
 	Label(L("fin"))
 	for b := 0; b < kk; b++ {
-		dm := Mem{Base: cur, Index: j, Scale: 8, Disp: b * i.Bytes}
-		sm := Mem{Base: srow, Index: j, Scale: 8, Disp: b * i.Bytes}
+		dm := Mem{Base: cur, Index: j, Scale: i.Sc(), Disp: b * i.Bytes}
+		sm := Mem{Base: srow, Index: j, Scale: i.Sc(), Disp: b * i.Bytes}
 		bm := Mem{Base: bprow, Index: j, Scale: 4, Disp: b * i.W * 4}
 		v := best[b]
 		if !arg {
 			switch {
 			case b != last:
-				VADDPD(sm, v, v)
-				VMOVUPD(v, dm)
+				i.VADD(sm, v, v)
+				i.VMOVU(v, dm)
 			case i.Is512():
 				t := i.Vec()
-				VADDPD_Z(sm, v, m.k, t)
-				VMOVUPD(t, m.k, dm)
+				i.VADD_Z(sm, v, m.k, t)
+				i.VMOVU(t, m.k, dm)
 				v = t
 			default:
 				t := i.Vec()
-				VMASKMOVPD(sm, m.y, t)
-				VADDPD(t, v, v)
-				VMASKMOVPD(v, m.y, dm)
+				i.VMASKMOV(sm, m.y, t)
+				i.VADD(t, v, v)
+				i.VMASKMOV(v, m.y, dm)
 			}
 			if kk == 1 {
-				VMOVUPD(v, scratch)
+				i.VMOVU(v, scratch)
+			}
+			continue
+		}
+		if i.F32() {
+			// One int32 per float32 lane: convert in place, store like δ.
+			a := argv[b]
+			VCVTPS2DQ(a, a)
+			switch {
+			case b != last:
+				i.VADD(sm, v, v)
+				i.VMOVU(v, dm)
+				if i.Is512() {
+					VMOVDQU32(a, bm)
+				} else {
+					VMOVDQU(a, bm)
+				}
+			case i.Is512():
+				t := i.Vec()
+				i.VADD_Z(sm, v, m.k, t)
+				i.VMOVU(t, m.k, dm)
+				VMOVDQU32(a, m.k, bm)
+				v = t
+			default:
+				t := i.Vec()
+				i.VMASKMOV(sm, m.y, t)
+				i.VADD(t, v, v)
+				i.VMASKMOV(v, m.y, dm)
+				VMASKMOVPS(a, m.y, bm)
+			}
+			if kk == 1 {
+				i.VMOVU(v, scratch)
 			}
 			continue
 		}
@@ -424,32 +481,32 @@ func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, 
 			a := YMM()
 			VCVTPD2DQ(argv[b], a)
 			if b != last {
-				VADDPD(sm, v, v)
-				VMOVUPD(v, dm)
+				i.VADD(sm, v, v)
+				i.VMOVU(v, dm)
 				VMOVDQU32(a, bm)
 			} else {
 				t := i.Vec()
-				VADDPD_Z(sm, v, m.k, t)
-				VMOVUPD(t, m.k, dm)
+				i.VADD_Z(sm, v, m.k, t)
+				i.VMOVU(t, m.k, dm)
 				VMOVDQU32(a, m.k, bm)
 				v = t
 			}
 			if kk == 1 {
-				VMOVUPD(v, scratch)
+				i.VMOVU(v, scratch)
 			}
 			continue
 		}
 		a := XMM()
 		VCVTPD2DQY(argv[b], a)
 		if b != last {
-			VADDPD(sm, v, v)
-			VMOVUPD(v, dm)
+			i.VADD(sm, v, v)
+			i.VMOVU(v, dm)
 			VMOVDQU(a, bm)
 		} else {
 			t := i.Vec()
-			VMASKMOVPD(sm, m.y, t)
-			VADDPD(t, v, v)
-			VMASKMOVPD(v, m.y, dm)
+			i.VMASKMOV(sm, m.y, t)
+			i.VADD(t, v, v)
+			i.VMASKMOV(v, m.y, dm)
 			off := GP64()
 			MOVQ(U32(4), off)
 			SUBQ(m.lanes, off)
@@ -460,7 +517,7 @@ func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, 
 			VMASKMOVPS(a, mx, bm)
 		}
 		if kk == 1 {
-			VMOVUPD(v, scratch)
+			i.VMOVU(v, scratch)
 		}
 	}
 }

@@ -90,14 +90,59 @@ var constBits = func() map[string]uint64 {
 	return m
 }()
 
+// The float32 exp (Exp32): the same method with float32 constants. |r| ≤
+// ln2/2 needs degree 7 of exp's Taylor series for 0.09 ulp of float32
+// (r^8/8! ≤ 5.3e-9); ln2Hi32 has 9 significant bits, so n·ln2Hi32 is
+// exact for |n| < 2^15.
+const (
+	ExpDegree32 = 7
+	ln2Hi32     = 0.693359375
+	ln2Lo32     = math.Ln2 - ln2Hi32
+	// ExpMin32/ExpMax32 mirror kernels.ExpMin32/ExpMax32.
+	ExpMin32 = -87.33654475055310898657
+	ExpMax32 = 88.72283905206835
+)
+
+// constBits32 is constBits for the float32 kernels, as float32 bit patterns.
+var constBits32 = func() map[string]uint32 {
+	f := math.Float32bits
+	// The range limits rounded inwards to float32, so that comparing a
+	// float32 x with them is comparing it with the exact limits.
+	expmin := float32(ExpMin32)
+	if float64(expmin) < ExpMin32 {
+		expmin = math.Nextafter32(expmin, 0)
+	}
+	expmax := float32(ExpMax32)
+	if float64(expmax) > ExpMax32 {
+		expmax = math.Nextafter32(expmax, 0)
+	}
+	m := map[string]uint32{
+		"log2e":  f(math.Log2E),
+		"shift":  f(0x1.8p23),
+		"ln2hi":  f(ln2Hi32),
+		"ln2lo":  f(float32(ln2Lo32)),
+		"expmin": f(expmin),
+		"expmax": f(expmax),
+		"inf":    f(float32(math.Inf(1))),
+	}
+	fact := 1.0
+	for k := 0; k <= ExpDegree32; k++ {
+		if k > 0 {
+			fact *= float64(k)
+		}
+		m[ExpCoef(k)] = f(float32(1 / fact))
+	}
+	return m
+}()
+
 // ExpCoef names the constant c_k of the exp polynomial.
 func ExpCoef(k int) string { return fmt.Sprintf("expc%d", k) }
 
 // ExpConstNames lists the constants ExpPD reads, most used first (a kernel
 // with spare registers loads a prefix of this list).
-func ExpConstNames() []string {
+func (i *ISA) ExpConstNames() []string {
 	n := []string{"log2e", "shift", "ln2hi", "ln2lo", "expmin"}
-	for k := ExpDegree; k >= 0; k-- {
+	for k := i.expDegree(); k >= 0; k-- {
 		n = append(n, ExpCoef(k))
 	}
 	return append(n, "expmax", "inf")
@@ -112,9 +157,25 @@ func LogConstNames() []string {
 
 var vecData = map[string]Mem{}
 
-// vecConst returns the memory operand of a named constant replicated 8 times
-// (64 bytes: a full vector for both tiers), declared once per file.
-func vecConst(name string) Mem {
+// vecConst returns the memory operand of a named constant replicated to 64
+// bytes (a full vector for both tiers), declared once per file.
+func (i *ISA) vecConst(name string) Mem {
+	if i.F32() {
+		key := "32_" + name
+		if m, ok := vecData[key]; ok {
+			return m
+		}
+		b, ok := constBits32[name]
+		if !ok {
+			panic("isa: unknown float32 vector constant " + name)
+		}
+		m := GLOBL("ve32_"+name, RODATA|NOPTR)
+		for k := 0; k < 16; k++ {
+			DATA(4*k, U32(b))
+		}
+		vecData[key] = m
+		return m
+	}
 	if m, ok := vecData[name]; ok {
 		return m
 	}
@@ -147,7 +208,7 @@ func (c *Consts) Load(names ...string) {
 			continue
 		}
 		v := c.i.Vec()
-		c.i.Mov(vecConst(n), v)
+		c.i.Mov(c.i.vecConst(n), v)
 		c.regs[n] = v
 	}
 }
@@ -158,7 +219,7 @@ func (c *Consts) Op(name string) Op {
 	if v, ok := c.regs[name]; ok {
 		return v
 	}
-	return vecConst(name)
+	return c.i.vecConst(name)
 }
 
 // Mov copies a register or a (full-width, unaligned) memory operand into dst.
@@ -194,29 +255,33 @@ func (i *ISA) por(a, b Op, dst reg.VecVirtual) {
 func (i *ISA) Select(pred uint8, x reg.VecVirtual, c, val Op, dst reg.VecVirtual) {
 	if i.Is512() {
 		k := K()
-		VCMPPD(U8(pred), c, x, k)
+		i.VCMP(U8(pred), c, x, k)
 		if _, ok := val.(Mem); ok {
-			VMOVUPD(val, k, dst)
+			i.VMOVU(val, k, dst)
 		} else {
-			VMOVAPD(val, k, dst)
+			i.VMOVA(val, k, dst)
 		}
 		return
 	}
 	m := YMM()
-	VCMPPD(U8(pred), c, x, m)
-	VBLENDVPD(m, val, dst, dst)
+	i.VCMP(U8(pred), c, x, m)
+	i.VBLENDV(m, val, dst, dst)
 }
 
 // Keep zeroes the lanes of dst where cmp(x, c) is false.
 func (i *ISA) Keep(pred uint8, x reg.VecVirtual, c Op, dst reg.VecVirtual) {
 	if i.Is512() {
 		k := K()
-		VCMPPD(U8(pred), c, x, k)
-		VMOVAPD_Z(dst, k, dst)
+		i.VCMP(U8(pred), c, x, k)
+		if i.F32() {
+			VMOVAPS_Z(dst, k, dst)
+		} else {
+			VMOVAPD_Z(dst, k, dst)
+		}
 		return
 	}
 	m := YMM()
-	VCMPPD(U8(pred), c, x, m)
+	i.VCMP(U8(pred), c, x, m)
 	VANDPD(m, dst, dst)
 }
 
@@ -255,29 +320,52 @@ const (
 // lies 2.4e-14 below 1024·ln2, so p < 1 when n = 1024). Out-of-range lanes
 // compute garbage (never subnormal arithmetic) that the final selects
 // replace.
+//
+// For float32 (Exp32) the same code runs with float32 constants: shift
+// 1.5·2^23, a degree-7 polynomial, 2^n added as n<<23 to 32-bit lanes; the
+// limits are ExpMin32/ExpMax32 rounded inwards to float32, and ExpMin32 lies
+// less than one float32 spacing (7.6e-6) above −126·ln2, ExpMax32 below
+// 128·ln2, so the same argument keeps the biased exponent in [1, 254].
 func (i *ISA) ExpPD(c *Consts, mode ExpMode, x, dst reg.VecVirtual) {
+	fnmadd231, fmadd213 := VFNMADD231PD, VFMADD213PD
+	if i.F32() {
+		fnmadd231, fmadd213 = VFNMADD231PS, VFMADD213PS
+	}
 	z, n, r := i.Vec(), i.Vec(), i.Vec()
 	i.Mov(c.Op("shift"), z)
-	VFMADD231PD(c.Op("log2e"), x, z) // z = x·log2e + shift
-	VSUBPD(c.Op("shift"), z, n)      // n = z − shift, an integer
+	i.VFMADD231(c.Op("log2e"), x, z) // z = x·log2e + shift
+	i.VSUB(c.Op("shift"), z, n)      // n = z − shift, an integer
 	i.Mov(x, r)
-	VFNMADD231PD(c.Op("ln2hi"), n, r) // r = x − n·ln2hi (exact)
-	VFNMADD231PD(c.Op("ln2lo"), n, r) // r −= n·ln2lo
+	fnmadd231(c.Op("ln2hi"), n, r) // r = x − n·ln2hi (exact)
+	fnmadd231(c.Op("ln2lo"), n, r) // r −= n·ln2lo
 	p := dst
-	i.Mov(c.Op(ExpCoef(ExpDegree-1)), p)
-	VFMADD231PD(c.Op(ExpCoef(ExpDegree)), r, p)
-	for k := ExpDegree - 2; k >= 0; k-- {
-		VFMADD213PD(c.Op(ExpCoef(k)), r, p) // p = p·r + c_k
+	deg := i.expDegree()
+	i.Mov(c.Op(ExpCoef(deg-1)), p)
+	i.VFMADD231(c.Op(ExpCoef(deg)), r, p)
+	for k := deg - 2; k >= 0; k-- {
+		fmadd213(c.Op(ExpCoef(k)), r, p) // p = p·r + c_k
 	}
-	VPSLLQ(U8(52), z, z) // n<<52 (mod 2^64): the low mantissa bits of z hold n mod 2^12
-	VPADDQ(z, p, p)
+	if i.F32() {
+		VPSLLD(U8(23), z, z) // n<<23: the low mantissa bits of z hold n mod 2^9
+		VPADDD(z, p, p)
+	} else {
+		VPSLLQ(U8(52), z, z) // n<<52 (mod 2^64): the low mantissa bits of z hold n mod 2^12
+		VPADDQ(z, p, p)
+	}
 	i.Keep(CmpGE, x, c.Op("expmin"), p) // x < ExpMin, -Inf, NaN → 0
 	if mode == ExpFull {
 		i.Select(CmpGT, x, c.Op("expmax"), c.Op("inf"), p)
 	}
 	// NaN → x: VMAXPD returns its second source (x) when either is NaN; for
 	// other lanes p ≥ 0 > x or p = exp(x) > x, so p is kept.
-	VMAXPD(x, p, p)
+	i.VMAX(x, p, p)
+}
+
+func (i *ISA) expDegree() int {
+	if i.F32() {
+		return ExpDegree32
+	}
+	return ExpDegree
 }
 
 // LogMode says which inputs an inlined log must handle.

@@ -10,26 +10,31 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 )
 
-// ISA describes one vector tier. Kernels are written once against it and
-// emitted for AVX2 (ymm, 4 float64 lanes, 16 registers) and AVX-512 (zmm,
-// 8 lanes, 32 registers). AVX2 functions must keep at most 16 vectors live:
-// avo would otherwise hand out Y16–Y31, which need EVEX (a test in
-// package kernels rejects them).
+// ISA describes one vector tier and element type. Kernels are written once
+// against it and emitted for AVX2 (ymm, 16 registers) and AVX-512 (zmm, 32
+// registers), each for float64 (4 or 8 lanes) and float32 (8 or 16 lanes):
+// the element-typed instructions are the methods in elem.go. AVX2 functions
+// must keep at most 16 vectors live: avo would otherwise hand out Y16–Y31,
+// which need EVEX (a test in package kernels rejects them).
 type ISA struct {
-	Name  string // function-name suffix: "AVX2" or "AVX512"
-	W     int    // float64 lanes per vector
+	Name  string // tier: "AVX2" or "AVX512"
+	W     int    // lanes per vector
 	Bytes int    // bytes per vector
 	Regs  int    // vector registers available
+	Size  int    // bytes per element: 8 (float64) or 4 (float32)
 }
 
 var (
-	AVX2   = &ISA{Name: "AVX2", W: 4, Bytes: 32, Regs: 16}
-	AVX512 = &ISA{Name: "AVX512", W: 8, Bytes: 64, Regs: 32}
-	ISAs   = []*ISA{AVX2, AVX512}
+	AVX2      = &ISA{Name: "AVX2", W: 4, Bytes: 32, Regs: 16, Size: 8}
+	AVX512    = &ISA{Name: "AVX512", W: 8, Bytes: 64, Regs: 32, Size: 8}
+	AVX2F32   = &ISA{Name: "AVX2", W: 8, Bytes: 32, Regs: 16, Size: 4}
+	AVX512F32 = &ISA{Name: "AVX512", W: 16, Bytes: 64, Regs: 32, Size: 4}
+	ISAs      = []*ISA{AVX2, AVX512}
+	ISAs32    = []*ISA{AVX2F32, AVX512F32}
 )
 
-// Is512 reports whether this is the AVX-512 tier.
-func (i *ISA) Is512() bool { return i == AVX512 }
+// Is512 reports whether this is an AVX-512 tier.
+func (i *ISA) Is512() bool { return i.Bytes == 64 }
 
 // Vec allocates a vector register of the tier's width.
 func (i *ISA) Vec() reg.VecVirtual {
@@ -48,11 +53,25 @@ func (i *ISA) Vecs(n int) []reg.VecVirtual {
 	return v
 }
 
-// Fn names a function for this tier: Fn("dot") is "dotAVX2" or "dotAVX512".
-func (i *ISA) Fn(base string) string { return base + i.Name }
+// Fn names a function for this tier: Fn("dot") is "dotAVX2" or "dotAVX512",
+// and for float32 "dot32AVX2" or "dot32AVX512".
+func (i *ISA) Fn(base string) string {
+	if i.F32() {
+		return base + "32" + i.Name
+	}
+	return base + i.Name
+}
+
+// Tag is the tier's name, with "f32" appended for float32 (for labels).
+func (i *ISA) Tag() string {
+	if i.F32() {
+		return i.Name + "f32"
+	}
+	return i.Name
+}
 
 // Label makes a label unique to the function being written.
-func (i *ISA) Label(fn, l string) string { return fmt.Sprintf("%s_%s_%s", fn, i.Name, l) }
+func (i *ISA) Label(fn, l string) string { return fmt.Sprintf("%s_%s_%s", fn, i.Tag(), l) }
 
 // Mask is a tail mask: an opmask register on AVX-512, a vector of all-ones or
 // all-zeros qwords on AVX2 (for VMASKMOVPD).
@@ -89,16 +108,25 @@ func (i *ISA) TailMask(r reg.GPVirtual) Mask {
 		MOVQ(I32(-1), ones)
 		BZHIQ(r, ones, m)
 		k := K()
-		KMOVB(m.As32(), k)
+		if i.F32() {
+			KMOVW(m.As32(), k)
+		} else {
+			KMOVB(m.As32(), k)
+		}
 		return Mask{K: k}
 	}
 	off := GP64()
-	MOVQ(U32(4), off)
+	MOVQ(U32(i.W), off)
 	SUBQ(r, off)
 	tbl := GP64()
-	LEAQ(tailTable(), tbl)
 	y := YMM()
-	VMOVDQU(Mem{Base: tbl, Index: off, Scale: 8}, y)
+	if i.F32() {
+		LEAQ(DwordMaskTable("tailmask32", 8), tbl)
+		VMOVDQU(Mem{Base: tbl, Index: off, Scale: 4}, y)
+	} else {
+		LEAQ(tailTable(), tbl)
+		VMOVDQU(Mem{Base: tbl, Index: off, Scale: 8}, y)
+	}
 	return Mask{Y: y}
 }
 
@@ -106,19 +134,19 @@ func (i *ISA) TailMask(r reg.GPVirtual) Mask {
 // masked-off lanes are not read, so it never faults past a slice's end.
 func (i *ISA) LoadMasked(m Mask, src Mem, dst reg.VecVirtual) {
 	if i.Is512() {
-		VMOVUPD_Z(src, m.K, dst)
+		i.VMOVU_Z(src, m.K, dst)
 		return
 	}
-	VMASKMOVPD(src, m.Y, dst)
+	i.VMASKMOV(src, m.Y, dst)
 }
 
 // StoreMasked stores the masked lanes of src to dst.
 func (i *ISA) StoreMasked(m Mask, src reg.VecVirtual, dst Mem) {
 	if i.Is512() {
-		VMOVUPD(src, m.K, dst)
+		i.VMOVU(src, m.K, dst)
 		return
 	}
-	VMASKMOVPD(src, m.Y, dst)
+	i.VMASKMOV(src, m.Y, dst)
 }
 
 // HSum adds the lanes of v and returns the xmm register whose low lane holds
@@ -127,12 +155,19 @@ func (i *ISA) HSum(v reg.VecVirtual) reg.Register {
 	if i.Is512() {
 		hi := YMM()
 		VEXTRACTF64X4(U8(1), v, hi)
-		VADDPD(hi, v.AsY(), hi)
+		i.VADD(hi, v.AsY(), hi)
 		v = hi
 	}
 	x := XMM()
 	VEXTRACTF128(U8(1), v.AsY(), x)
-	VADDPD(x, v.AsX(), v.AsX())
+	i.VADD(x, v.AsX(), v.AsX())
+	if i.F32() {
+		VMOVHLPS(v.AsX(), v.AsX(), x)
+		VADDPS(x, v.AsX(), v.AsX())
+		VMOVSHDUP(v.AsX(), x)
+		VADDSS(x, v.AsX(), v.AsX())
+		return v.AsX()
+	}
 	VUNPCKHPD(v.AsX(), v.AsX(), x)
 	VADDSD(x, v.AsX(), v.AsX())
 	return v.AsX()
@@ -147,9 +182,14 @@ func (i *ISA) Zero(v reg.VecVirtual) {
 	VXORPD(v.AsY(), v.AsY(), v.AsY())
 }
 
-// Addr returns the memory operand base + idx*8 + disp.
+// Addr returns the memory operand base + idx*8 + disp (float64 elements).
 func Addr(base, idx reg.Register, disp int) Mem {
 	return Mem{Base: base, Index: idx, Scale: 8, Disp: disp}
+}
+
+// Addr returns the memory operand base + idx*Size + disp.
+func (i *ISA) Addr(base, idx reg.Register, disp int) Mem {
+	return Mem{Base: base, Index: idx, Scale: uint8(i.Size), Disp: disp}
 }
 
 // Ret ends a vector function: VZEROUPPER (avo does not insert it) and RET.

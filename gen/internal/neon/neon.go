@@ -7,7 +7,10 @@
 // gen/arm64's decode test checks.
 package neon
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Word is one encoded instruction.
 type Word struct {
@@ -103,4 +106,48 @@ func FADDPS(d, n int) Word {
 // BIC is vd = vn AND NOT vm (bitwise, 16 bytes).
 func BIC(d, n, m int) Word {
 	return Word{0x4e601c00 | reg(m)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("bic v%d.16b, v%d.16b, v%d.16b", d, n, m)}
+}
+
+// S turns a .2D floating-point (or 64-bit integer) vector instruction of this
+// package (FADD … CMGT, FCMEQZ, FCMLTZ, FRINTN … FNEG) into its .4S form: the
+// same encoding with the size bit 22 cleared. It panics for an instruction
+// without .2d operands (shifts, XTN, the scalar FADDPS, BIC), whose
+// encodings differ otherwise.
+func S(w Word) Word {
+	if !strings.Contains(w.GNU, ".2d") || strings.HasPrefix(w.GNU, "sshr") || strings.HasPrefix(w.GNU, "ushr") ||
+		strings.HasPrefix(w.GNU, "shl") || strings.HasPrefix(w.GNU, "xtn") || strings.HasPrefix(w.GNU, "faddp d") {
+		panic("neon: no .4s form for " + w.GNU)
+	}
+	if w.Enc&(1<<22) == 0 {
+		panic("neon: size bit clear in " + w.GNU)
+	}
+	return Word{w.Enc &^ (1 << 22), strings.ReplaceAll(w.GNU, ".2d", ".4s")}
+}
+
+// FADDPS32 is the scalar pairwise add sd = vn.s[0] + vn.s[1].
+func FADDPS32(d, n int) Word {
+	return Word{0x7e30d800 | reg(n)<<5 | reg(d), fmt.Sprintf("faddp s%d, v%d.2s", d, n)}
+}
+
+// SSHR32, USHR32 and SHL32 are the shifts of .4S lanes.
+func SSHR32(d, n, sh int) Word {
+	if sh < 1 || sh > 32 {
+		panic("neon: sshr shift out of range")
+	}
+	return Word{0x4f000400 | uint32(64-sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("sshr v%d.4s, v%d.4s, #%d", d, n, sh)}
+}
+func SHL32(d, n, sh int) Word {
+	if sh < 0 || sh > 31 {
+		panic("neon: shl shift out of range")
+	}
+	return Word{0x4f005400 | uint32(32+sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("shl v%d.4s, v%d.4s, #%d", d, n, sh)}
+}
+
+// FCVTL widens the two low float32 lanes of vn to float64 lanes of vd;
+// FCVTL2 the two high ones.
+func FCVTL(d, n int) Word {
+	return Word{0x0e617800 | reg(n)<<5 | reg(d), fmt.Sprintf("fcvtl v%d.2d, v%d.2s", d, n)}
+}
+func FCVTL2(d, n int) Word {
+	return Word{0x4e617800 | reg(n)<<5 | reg(d), fmt.Sprintf("fcvtl2 v%d.2d, v%d.4s", d, n)}
 }

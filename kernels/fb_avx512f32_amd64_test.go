@@ -1,0 +1,114 @@
+//go:build !purego
+
+package kernels
+
+import "testing"
+
+// avx512F32 is a pseudo-tier holding the AVX-512 float32 kernels that
+// dispatch does not use yet (the AVX-512 tier runs the AVX2 float32 ones):
+// they were generated on a machine without AVX-512, so they have not run.
+// On an AVX-512 machine this test checks them exactly as the float32 tests
+// check every tier; once it passes there, the wiring in fb_wire_amd64.go
+// (and viterbi_wire_amd64.go, explog_wire_amd64.go) can switch to them.
+func avx512F32() *impl {
+	p := &impl{
+		name:          "avx512-f32",
+		available:     avx512Impl.available,
+		forward32:     forward32AVX512,
+		backward32:    backward32AVX512,
+		transitions32: transitions32AVX512,
+		shiftRows32:   shiftRows32AVX512,
+		forwardBatch32: func(alpha, scale, psi, e []float32, T, K, M int) {
+			forwardBatch32AVX512(alpha, scale, psi, e, T, K, M, fbRows(M))
+		},
+	}
+	addAVX512F32(p)
+	return p.complete()
+}
+
+func TestAVX512F32Direct(t *testing.T) {
+	p := avx512F32()
+	if !p.available {
+		t.Skip("no AVX-512 on this CPU: the AVX-512 float32 kernels are not wired in and not tested here")
+	}
+	r := newRand(512)
+	for _, kind := range fb32Kinds {
+		for _, T := range []int{1, 2, 3, 7, 50} {
+			for _, M := range labelCounts() {
+				c := makeFB32(r, kind, T, M)
+				ref := runFB32(t, generic, c)
+				got := runFB32(t, p, c)
+				var rg []float64
+				if T >= 2 {
+					rg = to64(ref.g)
+				}
+				checkFB32Against(t, p.name+" vs generic32 "+c.name, got, to64(ref.alpha), to64(ref.scale), to64(ref.beta), rg, T, M)
+			}
+		}
+	}
+	for _, M := range labelCounts() {
+		for _, T := range []int{1, 2, 9} {
+			s, tr := to32(randSlice(r, T*M, -50, 50)), to32(randSlice(r, M*M, -10, 10))
+			gd, gb := runViterbi32(t, generic, s, tr, T, M)
+			d, b := runViterbi32(t, p, s, tr, T, M)
+			for k := range d {
+				if d[k] != gd[k] || b[k] != gb[k] {
+					t.Fatalf("%s viterbi32 T=%d M=%d [%d] = %v/%d, generic %v/%d", p.name, T, M, k, d[k], b[k], gd[k], gb[k])
+				}
+			}
+		}
+	}
+	for _, M := range []int{1, 5, 9, 16, 17, 33, 45, 100} {
+		T, K := 4, 7
+		psi, e := to32(randSlice(r, T*K*M, 0, 1)), to32(randSlice(r, M*M, 0, 1))
+		wa, ws := make([]float32, T*K*M), make([]float32, T*K)
+		generic.forwardBatch32(wa, ws, psi, e, T, K, M)
+		a, s := make([]float32, T*K*M), make([]float32, T*K)
+		p.forwardBatch32(a, s, psi, e, T, K, M)
+		checkClose32(t, p.name+" forwardBatch32 alpha", a, to64(wa), fb32Tol, fb32Atol)
+		checkClose32(t, p.name+" forwardBatch32 scale", s, to64(ws), fb32Tol, 0)
+	}
+	for _, n := range lengths() {
+		x, y := to32(randSlice(r, n, -1, 1)), to32(randSlice(r, n, -1, 1))
+		if got, want := p.dot32(x, y), generic.dot32(x, y); !close(got, want, 1e-12, 1e-13) {
+			t.Fatalf("%s dot32 n=%d: %v, want %v", p.name, n, got, want)
+		}
+		ya, yb := append([]float32(nil), y...), append([]float32(nil), y...)
+		p.axpy32(0.5, x, ya)
+		generic.axpy32(0.5, x, yb)
+		checkClose32(t, p.name+" axpy32", ya, to64(yb), 1e-6, 1e-7)
+		p.scale32(0.5, ya)
+		generic.scale32(0.5, yb)
+		checkClose32(t, p.name+" scale32", ya, to64(yb), 1e-6, 1e-7)
+	}
+	for _, M := range []int{1, 5, 9, 16, 17, 33, 45, 100, 130} {
+		T, rows := 6, 40
+		ptr := []int32{0, 3, 3, 7, 8, 12, 15}
+		ids := make([]int32, 15)
+		vals := to32(randSlice(r, 15, -1, 1))
+		for k := range ids {
+			ids[k] = int32(r.IntN(rows))
+		}
+		w := to32(randSlice(r, rows*M, -1, 1))
+		s0 := to32(randSlice(r, T*M, -1, 1))
+		sa, sb := append([]float32(nil), s0...), append([]float32(nil), s0...)
+		p.gather32(sa, w, M, ptr, ids, vals, T, M)
+		generic.gather32(sb, w, M, ptr, ids, vals, T, M)
+		checkClose32(t, p.name+" gather32", sa, to64(sb), 1e-6, 1e-6)
+		ga, gb := append([]float32(nil), w...), append([]float32(nil), w...)
+		p.scatter32(ga, M, s0, ptr, ids, vals, -0.5, T, M)
+		generic.scatter32(gb, M, s0, ptr, ids, vals, -0.5, T, M)
+		checkClose32(t, p.name+" scatter32", ga, to64(gb), 1e-6, 1e-6)
+	}
+	for _, n := range lengths() {
+		in := to32(randSlice(r, n, -100, 100))
+		got, want := make([]float32, n), make([]float32, n)
+		p.exp32(got, in)
+		generic.exp32(want, in)
+		for k := range got {
+			if ulps32(got[k], want[k]) > 2 {
+				t.Fatalf("%s exp32(%v) = %v, want %v", p.name, in[k], got[k], want[k])
+			}
+		}
+	}
+}
