@@ -857,8 +857,25 @@ func TestConcurrent(t *testing.T) {
 // against the float64 path on the same float32 batch.
 func TestKernels32(t *testing.T) {
 	defer func(v bool) { useKernels32 = v }(useKernels32)
-	for _, sz := range []struct{ M, B, T int }{{3, 5, 5}, {4, 3, 1}, {40, 6, 30}} {
+	for _, sz := range []struct {
+		M, B, T  int
+		sentinel float64
+	}{{3, 5, 5, 0}, {4, 3, 1, 0}, {40, 6, 30, 0}, {4, 5, 5, -1e4}, {12, 6, 30, -1e9}} {
 		p := newProblem(uint64(sz.M), sz.M, sz.B, sz.T, 2)
+		if sz.sentinel != 0 {
+			// Forbidden transitions as pytorch-crf users write them.
+			for k := range p.trans {
+				if !p.tmask[k] {
+					p.trans[k] = sz.sentinel
+				}
+			}
+			for b := range p.B {
+				for u := 1; u < int(p.lengths[b]); u++ {
+					i, j := p.tags[b*p.T+u-1], p.tags[b*p.T+u]
+					p.trans[int(i)*p.M+int(j)] = 0.5
+				}
+			}
+		}
 		c := crfOf[float32](p)
 		bt := batchOf[float32](p)
 		M, B, T := p.M, p.B, p.T
