@@ -49,6 +49,7 @@ type CRF[F float32 | float64] struct {
 	free    []*runner[F]        // idle call states
 	pools   *poolSet            // their worker pools
 	p32     prep32              // float32 forms of the scores (F = float32)
+	clamp   clamp64             // the scores with transition sentinels at −Inf
 }
 
 // New returns a CRF over m labels with zero scores.
@@ -168,7 +169,7 @@ func (c *CRF[F]) acquire() (*runner[F], int, error) {
 		c.free = c.free[:n-1]
 		if r.pool.Threads() == threads {
 			r.tr, r.version, r.scores = c.tr, c.version, c.trans
-			r.p32 = c.prep()
+			r.p32, r.clamp = c.prep(), &c.clamp
 			return r, M, nil
 		}
 		c.pools.remove(r.pool)
@@ -181,7 +182,7 @@ func (c *CRF[F]) acquire() (*runner[F], int, error) {
 	r := newRunner[F](threads)
 	c.pools.add(r.pool)
 	r.tr, r.version, r.scores = c.tr, c.version, c.trans
-	r.p32 = c.prep()
+	r.p32, r.clamp = c.prep(), &c.clamp
 	return r, M, nil
 }
 
@@ -278,6 +279,13 @@ func (c *CRF[F]) rebuild(M int) error {
 	}
 	if _, ok := as32(c.Trans); ok {
 		c.p32.build(c.trans, M)
+	}
+	if c.m != M {
+		c.clamp = clamp64{}
+	}
+	if err := c.clamp.build(c.trans, M); err != nil {
+		c.tr = nil
+		return fmt.Errorf("layer: %w", err)
 	}
 	c.m = M
 	c.version++
