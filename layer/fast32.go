@@ -15,8 +15,18 @@ type prep32 struct {
 	e, et, trans, transT []float32 // M×M
 	start, colShift      []float32 // M
 	colEnd, startEnd     []float32 // M
-	colRange             float64   // widest spread of finite scores in a column
+	colRange             float64   // widest spread of the scores in a column, sentinels left out
+	// minGap is the smallest c_j − S_ij of the sentinels (entries more
+	// than sentinelGap below their column's maximum; +Inf if none).
+	minGap float64
 }
+
+// sentinelGap is how far below its column's maximum a transition score
+// must be to count as a sentinel ("impossible", as −1e4 … −1e9 are meant):
+// E = exp(S − c) is 0 for it in float32 anyway, so leaving it out of the
+// column range keeps such matrices on the float32 path; forward32 then
+// checks that the labellings it drops weigh nothing (e^-40 of Z).
+const sentinelGap = 1000
 
 // maxOnly32 is the label count from which Decode runs ViterbiMax32 (no
 // back-pointers), as the engine does in float64 (engine.maxOnlyLabels).
@@ -38,7 +48,7 @@ func (p *prep32) build(sc []float64, M int) {
 			start: make([]float32, M), colShift: make([]float32, M), colEnd: make([]float32, M), startEnd: make([]float32, M)}
 	}
 	S, st, en := sc[:M*M], sc[M*M:M*M+M], sc[M*M+M:]
-	p.colRange = 0
+	p.colRange, p.minGap = 0, math.Inf(1)
 	for j := range M {
 		c := math.Inf(-1)
 		for i := range M {
@@ -49,8 +59,10 @@ func (p *prep32) build(sc []float64, M int) {
 		}
 		for i := range M {
 			v := S[i*M+j]
-			if !math.IsInf(v, -1) {
-				p.colRange = max(p.colRange, c-v)
+			if gap := c - v; gap > sentinelGap {
+				p.minGap = min(p.minGap, gap)
+			} else {
+				p.colRange = max(p.colRange, gap)
 			}
 			e := float32(math.Exp(v - c))
 			p.e[i*M+j], p.et[j*M+i] = e, e
@@ -113,6 +125,13 @@ func (p *prep32) forward32(w *w32, em []float32, L, M int, backward bool) (float
 			return 0, false
 		}
 		logZ += math.Log(float64(s))
+	}
+	// Every labelling scores at most shift (S_ij ≤ c_j), one through a
+	// sentinel at most shift − minGap, and there are at most M^L of them:
+	// they may be left out when that bound is far below log Z. (−Inf
+	// entries have an infinite gap: nothing to check.)
+	if !math.IsInf(p.minGap, 1) && logZ < shift-p.minGap+float64(L)*math.Log(float64(M))+40 {
+		return 0, false
 	}
 	if backward {
 		kernels.Backward32(w.beta[:L*M], scale, psi, p.et, L, M)

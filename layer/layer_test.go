@@ -857,8 +857,25 @@ func TestConcurrent(t *testing.T) {
 // against the float64 path on the same float32 batch.
 func TestKernels32(t *testing.T) {
 	defer func(v bool) { useKernels32 = v }(useKernels32)
-	for _, sz := range []struct{ M, B, T int }{{3, 5, 5}, {4, 3, 1}, {40, 6, 30}} {
+	for _, sz := range []struct {
+		M, B, T  int
+		sentinel float64
+	}{{3, 5, 5, 0}, {4, 3, 1, 0}, {40, 6, 30, 0}, {4, 5, 5, -1e4}, {12, 6, 30, -1e9}} {
 		p := newProblem(uint64(sz.M), sz.M, sz.B, sz.T, 2)
+		if sz.sentinel != 0 {
+			// Forbidden transitions as pytorch-crf users write them.
+			for k := range p.trans {
+				if !p.tmask[k] {
+					p.trans[k] = sz.sentinel
+				}
+			}
+			for b := range p.B {
+				for u := 1; u < int(p.lengths[b]); u++ {
+					i, j := p.tags[b*p.T+u-1], p.tags[b*p.T+u]
+					p.trans[int(i)*p.M+int(j)] = 0.5
+				}
+			}
+		}
 		c := crfOf[float32](p)
 		bt := batchOf[float32](p)
 		M, B, T := p.M, p.B, p.T
@@ -955,5 +972,81 @@ func TestKernels32(t *testing.T) {
 	bt.Emissions[5] = float32(math.NaN())
 	if err := c.Decode(bt, make([]int32, p.B*p.T), nil); err == nil || !strings.Contains(err.Error(), "sequence 0") {
 		t.Fatalf("NaN emission: %v", err)
+	}
+}
+
+// TestSentinelTransitions: forbidden transitions written as −1e4 or −1e9
+// give the NLL, gradients and marginals of −Inf ones (to 1e-12), on the
+// float64 path and the float32 one, and a gold labelling through one has
+// its finite NLL.
+func TestSentinelTransitions(t *testing.T) {
+	p := newProblem(31, 6, 8, 12, 1.5)
+	M, B, T := p.M, p.B, p.T
+	for k := range p.tmask {
+		p.tmask[k] = k%5 != 2
+	}
+	for b := range B {
+		for u := 1; u < int(p.lengths[b]); u++ {
+			p.tmask[int(p.tags[b*T+u-1])*M+int(p.tags[b*T+u])] = true
+		}
+	}
+	run := func(sentinel float64) (float64, *Grad[float64], []float64) {
+		q := *p
+		q.trans = append([]float64(nil), p.trans...)
+		for k, ok := range p.tmask {
+			if !ok {
+				q.trans[k] = sentinel
+			}
+		}
+		c, bt := crfOf[float64](&q), batchOf[float64](&q)
+		g := &Grad[float64]{Emissions: make([]float64, B*T*M), Trans: make([]float64, M*M), Start: make([]float64, M), End: make([]float64, M)}
+		v, err := c.NLL(bt, q.tags, ReduceSum, nil, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		marg := make([]float64, B*T*M)
+		if err := c.Marginals(bt, marg, nil); err != nil {
+			t.Fatal(err)
+		}
+		return v, g, marg
+	}
+	v0, g0, m0 := run(math.Inf(-1))
+	for _, s := range []float64{-1e4, -1e9} {
+		v, g, m := run(s)
+		if !near(v, v0, 1e-12) {
+			t.Errorf("sentinel %v: NLL %v, with -Inf %v", s, v, v0)
+		}
+		for _, x := range [][2][]float64{{g.Emissions, g0.Emissions}, {g.Start, g0.Start}, {g.End, g0.End}, {m, m0}} {
+			for k := range x[0] {
+				if math.Abs(x[0][k]-x[1][k]) > 1e-12 {
+					t.Fatalf("sentinel %v: entry %d %v, with -Inf %v", s, k, x[0][k], x[1][k])
+				}
+			}
+		}
+		for k := range g.Trans {
+			// Forbidden entries have gradient −(gold count) = 0 either way.
+			if math.Abs(g.Trans[k]-g0.Trans[k]) > 1e-12 {
+				t.Fatalf("sentinel %v: d/dTrans[%d] %v, with -Inf %v", s, k, g.Trans[k], g0.Trans[k])
+			}
+		}
+	}
+	// A gold labelling through a −1e4 transition: NLL about 1e4, finite.
+	q := *p
+	q.trans = append([]float64(nil), p.trans...)
+	q.tags = append([]int32(nil), p.tags...)
+	q.trans[int(q.tags[0])*M+int(q.tags[1])] = -1e4
+	c, bt := crfOf[float64](&q), batchOf[float64](&q)
+	per := make([]float64, B)
+	if _, err := c.NLL(bt, q.tags, ReduceNone, per, nil); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := engine.NewTransitions(M, q.trans, q.st, q.en) // exact: the log domain
+	if err != nil {
+		t.Fatal(err)
+	}
+	L := int(q.lengths[0])
+	want, err := tr.NLL(engine.NewWorkspace(), q.em[:L*M], q.tags[:L], nil, nil)
+	if err != nil || !near(per[0], want, 1e-12) || per[0] < 9000 {
+		t.Errorf("gold through -1e4: NLL %v, engine %v (%v)", per[0], want, err)
 	}
 }

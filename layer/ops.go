@@ -54,6 +54,7 @@ func (c *CRF[F]) nll(op int, b Batch[F], tags []int32, con *Constraints, red Red
 	}
 	r.setBatch(&b, M)
 	r.fast = r.p32 != nil && con == nil && useKernels32
+	r.useClamp = con == nil && r.clamp.active()
 	r.op, r.tags, r.perSeq = op, tags, perSeq
 	r.scale = 1
 	switch red {
@@ -146,6 +147,7 @@ func (c *CRF[F]) decode(b Batch[F], con *Constraints, paths []int32, scores []F)
 	}
 	r.setBatch(&b, M)
 	r.fast = r.p32 != nil && con == nil && useKernels32
+	r.useClamp = con == nil && r.clamp.active()
 	r.op, r.paths, r.scoresF = opDecode, paths, scores
 	return r.pool.RunBalanced(b.B, r.fn)
 }
@@ -183,6 +185,7 @@ func (c *CRF[F]) marginals(b Batch[F], con *Constraints, marg []F, logZ []float6
 	}
 	r.setBatch(&b, M)
 	r.fast = r.p32 != nil && con == nil && useKernels32
+	r.useClamp = con == nil && r.clamp.active()
 	r.op, r.logZ, r.outF = opMarginals, logZ, marg
 	r.out64, _ = as64(marg)
 	r.out32, _ = as32(marg)
@@ -218,6 +221,7 @@ func (c *CRF[F]) NBest(b Batch[F], k int, con *Constraints, paths []int32, score
 	}
 	r.setBatch(&b, M)
 	r.fast = r.p32 != nil && con == nil && useKernels32
+	r.useClamp = con == nil && r.clamp.active()
 	r.op, r.K, r.paths, r.scoresF = opNBest, k, paths, scores
 	return r.pool.RunBalanced(b.B, r.fn)
 }

@@ -29,6 +29,10 @@ type runner[F float32 | float64] struct {
 	// whether this call may use them (no constraints).
 	p32  *prep32
 	fast bool
+	// The scores with transition sentinels at −Inf (float64 path), and
+	// whether this call may use them (no constraints).
+	clamp    *clamp64
+	useClamp bool
 
 	// The call.
 	op       int
@@ -75,6 +79,7 @@ type wbuf struct {
 	nbScores      []float64
 	posts, postsA engine.Posteriors
 	grad          engine.Gradient
+	cT, cS, cE    []float64 // one sequence's counts on clamped scores
 	f32           w32
 	_             [64]byte
 }
@@ -262,6 +267,13 @@ func (r *runner[F]) do(ws *engine.Workspace, w, i int) error {
 	}
 	emit := r.emit(wb, i)
 	L := int(r.lengths[i])
+	if r.useClamp {
+		switch {
+		case r.op == opNLL && r.nllClamped(ws, wb, i, emit),
+			r.op == opMarginals && r.marginalsClamped(ws, wb, i, emit):
+			return nil
+		}
+	}
 	switch r.op {
 	case opNLL:
 		wb.grad = engine.Gradient{}

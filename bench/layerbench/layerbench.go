@@ -10,6 +10,7 @@
 package layerbench
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	_ "embed"
@@ -23,7 +24,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/simdcrf/simdcrf/kernels"
@@ -85,7 +85,8 @@ type Result struct {
 
 	// Agreement with torch of the same type (threads = 1 only).
 	// nll_grad: MaxRel is the largest relative difference of a sequence's
-	// NLL, MaxAbs that of a gradient entry; decode: Mismatch counts labels
+	// NLL, MaxAbs that of a gradient entry (relative to max(1, |entry|):
+	// the transition gradient sums over the batch); decode: Mismatch counts labels
 	// that differ, MaxRel the path scores; marginals: MaxAbs the marginals,
 	// MaxRel log Z.
 	MaxRel   float64 `json:"max_rel_diff,omitempty"`
@@ -235,17 +236,16 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	for round := range o.Rounds {
 		if python != "" {
 			progress(fmt.Sprintf("round %d: torch", round+1))
-			lines, err := runTorch(ctx, python, dir, o, round == 0)
-			if err != nil {
-				return nil, err
-			}
-			for _, l := range lines {
+			_, err := runTorch(ctx, python, dir, o, round == 0, func(l torchLine) {
 				version = l.Torch
 				for _, op := range Ops {
 					k := key{op, l.Dtype, l.M, l.Threads}
 					theirs[k] = append(theirs[k], l.ms(op))
 				}
 				progress(fmt.Sprintf("  torch M=%d %s threads=%d: nll+grad %.2f ms, decode %.2f ms, marginals %.2f ms", l.M, l.Dtype, l.Threads, l.NLLMs, l.DecodeMs, l.MargMs))
+			})
+			if err != nil {
+				return nil, err
 			}
 		}
 		progress(fmt.Sprintf("round %d: simdcrf", round+1))
@@ -370,7 +370,7 @@ func (l torchLine) ms(op string) float64 {
 	return l.MargMs
 }
 
-func runTorch(ctx context.Context, python, dir string, o Options, write bool) ([]torchLine, error) {
+func runTorch(ctx context.Context, python, dir string, o Options, write bool, each func(torchLine)) ([]torchLine, error) {
 	type tcase struct {
 		M       int    `json:"M"`
 		Dtype   string `json:"dtype"`
@@ -401,17 +401,35 @@ func runTorch(ctx context.Context, python, dir string, o Options, write bool) ([
 	cmd := exec.CommandContext(ctx, python, filepath.Join(dir, "torch_crf.py"), specPath)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("layerbench: %s torch_crf.py: %v\n%s", python, err, stderr.String())
+		return nil, err
 	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("layerbench: %s: %w", python, err)
+	}
+	// One line per case, read as they come (progress for long runs).
 	var lines []torchLine
-	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	var bad error
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
 		var t torchLine
-		if err := json.Unmarshal([]byte(l), &t); err != nil {
-			return nil, fmt.Errorf("layerbench: torch_crf.py printed %q: %v", l, err)
+		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
+			if bad == nil {
+				bad = fmt.Errorf("layerbench: torch_crf.py printed %q: %v", sc.Text(), err)
+			}
+			continue
 		}
 		lines = append(lines, t)
+		if each != nil {
+			each(t)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("layerbench: %s torch_crf.py: %v\n%s", python, err, stderr.String())
+	}
+	if bad != nil {
+		return nil, bad
 	}
 	return lines, nil
 }
@@ -527,7 +545,7 @@ func agree(r *Result, dir string, d *Data, g *goOut) error {
 			if err != nil {
 				return err
 			}
-			r.MaxAbs = math.Max(r.MaxAbs, maxAbs(x.ours, v))
+			r.MaxAbs = math.Max(r.MaxAbs, maxRel(x.ours, v))
 		}
 	case "decode":
 		paths := make([]int32, B*T)

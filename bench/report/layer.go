@@ -23,7 +23,7 @@ func WriteLayer(buf *bytes.Buffer, res []layerbench.Result, o layerbench.Options
 		"`torch.set_num_threads` and `CRF.Threads` set to the thread count. nll_grad is the summed NLL with the gradients of the emissions, transitions, start and end; "+
 		"decode the Viterbi paths and scores; marginals P(y_t=j) and log Z (torch: autograd of log Z). Median ms per batch, "+
 		"%d rounds taking turns; × = torch ms / simdcrf ms. Agreement with torch of the same type at %d thread(s): "+
-		"nll_grad, the largest relative difference of a sequence's NLL and absolute of a gradient entry; decode, labels that differ and the "+
+		"nll_grad, the largest relative difference of a sequence's NLL and of a gradient entry (relative to max(1, |entry|)); decode, labels that differ and the "+
 		"relative difference of the scores; marginals, absolute and that of log Z.\n\n",
 		layerbench.B, layerbench.T, layerbench.MinLen, layerbench.T, torch, o.Rounds, o.Threads[0])
 	fmt.Fprintf(buf, "| op | type | M | threads | simdcrf ms | simdcrf tokens/s | torch ms | torch tokens/s | × | agreement |\n|---|---|---|---|---|---|---|---|---|---|\n")
@@ -55,7 +55,7 @@ func Agreement(r layerbench.Result) string {
 	}
 	switch r.Op {
 	case "nll_grad":
-		return fmt.Sprintf("NLL %.1e rel, grad %.1e", r.MaxRel, r.MaxAbs)
+		return fmt.Sprintf("NLL %.1e, grad %.1e rel", r.MaxRel, r.MaxAbs)
 	case "decode":
 		return fmt.Sprintf("%d labels differ, score %.1e rel", r.Mismatch, r.MaxRel)
 	}

@@ -210,7 +210,8 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if *withLayer {
-		cfg.Layer = &layerbench.Options{Rounds: 3}
+		// One round: torch with two threads on a loaded machine takes seconds a call.
+		cfg.Layer = &layerbench.Options{Rounds: 1, Labels: labels, Reps: *count, MinTime: *benchTime}
 	}
 	if err := report.Write(*out, cfg); err != nil {
 		return err

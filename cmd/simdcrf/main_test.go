@@ -85,7 +85,7 @@ func TestReportWritesAtomically(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "BENCHMARKS.md")
 	var out, errb bytes.Buffer
-	if err := run([]string{"bench", "report", "--out", path, "--benchtime", "1ms", "--count", "1", "--labels", "3,9"}, &out, &errb); err != nil {
+	if err := run([]string{"bench", "report", "--out", path, "--benchtime", "1ms", "--count", "1", "--labels", "3,9", "--layer=false"}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	b, err := os.ReadFile(path)
@@ -104,6 +104,18 @@ func TestReportWritesAtomically(t *testing.T) {
 	// A report into a directory that does not exist fails without a file.
 	if err := run([]string{"bench", "report", "--out", filepath.Join(dir, "no", "such", "B.md"), "--benchtime", "1ms", "--count", "1"}, &out, &errb); err == nil {
 		t.Error("report into a missing directory succeeded")
+	}
+}
+
+func TestBenchLayer(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"bench", "layer", "--notorch", "--labels", "3", "--reps", "1", "--mintime", "1ms"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	for _, want := range []string{"nll_grad  float32    3       1", "decode    float64    3       2", "marginals"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("bench layer lacks %q:\n%s", want, out.String())
+		}
 	}
 }
 
