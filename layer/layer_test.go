@@ -1104,11 +1104,11 @@ func TestFloat32Long(t *testing.T) {
 		}
 		for k := range g32.Trans {
 			// A sum over ~2000 transitions of float32 expected counts: the
-			// rounding of each position's shifted scores repeats, so the
-			// error grows with the counts (about 1e-6 relative: 8e-5 on an
-			// entry of 70.5 here, past the 1e-5); held to the
-			// kernels' documented 2e-7 per transition.
-			if math.Abs(float64(g32.Trans[k])-g64.Trans[k]) > 2e-7*float64(2*T) {
+			// error grows with the counts (measured: AVX2 1.3e-5 on an entry
+			// of 70.5; generic 1.0e-4 there and 3.1e-5 on one of 4.04; NEON
+			// 7.8e-5), past the 1e-5 absolute: held to 1e-7 per
+			// transition of the batch.
+			if math.Abs(float64(g32.Trans[k])-g64.Trans[k]) > 1e-7*float64(2*T) {
 				t.Fatalf("±%v d/dTrans[%d] %v, float64 %v", amp, k, g32.Trans[k], g64.Trans[k])
 			}
 		}
