@@ -1,5 +1,60 @@
 package kernels
 
+// BackwardBatch runs Backward on K sequences of the same length T in
+// lockstep (the layouts of ForwardBatch: beta and psi T×K×M, scale T×K from
+// ForwardBatch), each step a matrix–matrix product (K×M times Eᵀ). work is
+// scratch space of at least K·M elements. Sequence k's β equals Backward's
+// on its own rows, up to rounding.
+func BackwardBatch(beta, scale, psi, et, work []float64, T, K, M int) {
+	checkSeq("BackwardBatch", T*K, M, "beta", len(beta), "psi", len(psi))
+	need("BackwardBatch", "scale", len(scale), T*K)
+	need("BackwardBatch", "et", len(et), M*M)
+	need("BackwardBatch", "work", len(work), K*M)
+	if T == 0 || K == 0 || M == 0 {
+		return
+	}
+	cur().backwardBatch(beta, scale, psi, et, work, T, K, M)
+}
+
+// BackwardBatch32 is BackwardBatch in float32.
+func BackwardBatch32(beta, scale, psi, et, work []float32, T, K, M int) {
+	checkSeq("BackwardBatch32", T*K, M, "beta", len(beta), "psi", len(psi))
+	need("BackwardBatch32", "scale", len(scale), T*K)
+	need("BackwardBatch32", "et", len(et), M*M)
+	need("BackwardBatch32", "work", len(work), K*M)
+	if T == 0 || K == 0 || M == 0 {
+		return
+	}
+	cur().backwardBatch32(beta, scale, psi, et, work, T, K, M)
+}
+
+// backwardBatchG is the generic BackwardBatch (Backward's loops per
+// sequence; work is not needed).
+func backwardBatchG[F float](beta, scale, psi, et, _ []F, T, K, M int) {
+	last := beta[(T-1)*K*M : T*K*M]
+	for i := range last {
+		last[i] = 1
+	}
+	for t := T - 2; t >= 0; t-- {
+		for k := 0; k < K; k++ {
+			r, n := (t*K+k)*M, ((t+1)*K+k)*M
+			cur, next, ps := beta[r:r+M], beta[n:n+M], psi[n:n+M]
+			clear(cur)
+			for j, b := range next {
+				w := ps[j] * b
+				row := et[j*M : (j+1)*M]
+				for i, v := range row {
+					cur[i] += w * v
+				}
+			}
+			inv := 1 / scale[(t+1)*K+k]
+			for i := range cur {
+				cur[i] *= inv
+			}
+		}
+	}
+}
+
 // TransitionsBatch adds the expected transition counts of K sequences run
 // in lockstep (the layouts of ForwardBatch: alpha, beta and psi T×K×M with
 // row t·K+k for sequence k at position t, scale T×K) to g, summed over the

@@ -53,15 +53,17 @@ func BenchmarkDot(b *testing.B)             { benchKernel(b, "dot") }
 func BenchmarkAxpy(b *testing.B)            { benchKernel(b, "axpy") }
 
 // The float32 kernels, next to their float64 namesakes.
-func BenchmarkForward32(b *testing.B)         { benchKernel(b, "forward32") }
-func BenchmarkBackward32(b *testing.B)        { benchKernel(b, "backward32") }
-func BenchmarkTransitions32(b *testing.B)     { benchKernel(b, "transitions32") }
-func BenchmarkForwardLockstep32(b *testing.B) { benchKernel(b, "forward_lockstep32") }
-func BenchmarkViterbi32(b *testing.B)         { benchKernel(b, "viterbi32") }
-func BenchmarkExp32(b *testing.B)             { benchKernel(b, "exp32") }
-func BenchmarkDot32(b *testing.B)             { benchKernel(b, "dot32") }
-func BenchmarkGather32(b *testing.B)          { benchKernel(b, "gather32") }
-func BenchmarkScatter32(b *testing.B)         { benchKernel(b, "scatter32") }
+func BenchmarkForward32(b *testing.B)          { benchKernel(b, "forward32") }
+func BenchmarkBackward32(b *testing.B)         { benchKernel(b, "backward32") }
+func BenchmarkTransitions32(b *testing.B)      { benchKernel(b, "transitions32") }
+func BenchmarkForwardLockstep32(b *testing.B)  { benchKernel(b, "forward_lockstep32") }
+func BenchmarkBackwardLockstep(b *testing.B)   { benchKernel(b, "backward_lockstep") }
+func BenchmarkBackwardLockstep32(b *testing.B) { benchKernel(b, "backward_lockstep32") }
+func BenchmarkViterbi32(b *testing.B)          { benchKernel(b, "viterbi32") }
+func BenchmarkExp32(b *testing.B)              { benchKernel(b, "exp32") }
+func BenchmarkDot32(b *testing.B)              { benchKernel(b, "dot32") }
+func BenchmarkGather32(b *testing.B)           { benchKernel(b, "gather32") }
+func BenchmarkScatter32(b *testing.B)          { benchKernel(b, "scatter32") }
 
 // BenchmarkFMAPeak measures the core's vector FMA throughput per tier: the
 // denominator of "fraction of peak".

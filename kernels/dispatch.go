@@ -16,80 +16,84 @@ type impl struct {
 	name      string
 	available bool
 
-	exp, log     func(dst, src []float64)
-	forward      func(alpha, scale, psi, e []float64, T, M int)
-	backward     func(beta, scale, psi, et []float64, T, M int)
-	forwardBatch func(alpha, scale, psi, e []float64, T, K, M int)
-	transitions  func(g, e, alpha, beta, psi, scale, work []float64, T, M int)
-	shiftRows    func(out, mx, lo, in, a []float64, T, M int)
-	logMatVec    func(out, a, tr []float64, M int)
-	viterbi      func(delta []float64, bp []int32, s, tr []float64, T, M int)
-	viterbiMax   func(delta []float64, s, tr []float64, T, M int)
-	gather       func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)
-	scatter      func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)
-	dot          func(x, y []float64) float64
-	axpy         func(a float64, x, y []float64)
-	scale        func(a float64, x []float64)
-	spmv         func(y, x []float64, ptr, idx []int32, v []float64)
-	gatherMulAdd func(q, x []float64, xi []int32, y []float64, yi []int32)
-	maxPlusCSR   func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)
-	byteMasks    func(a, b []uint64, src []byte, ca, cb1, cb2 byte)
+	exp, log      func(dst, src []float64)
+	forward       func(alpha, scale, psi, e []float64, T, M int)
+	backward      func(beta, scale, psi, et []float64, T, M int)
+	forwardBatch  func(alpha, scale, psi, e []float64, T, K, M int)
+	backwardBatch func(beta, scale, psi, et, work []float64, T, K, M int)
+	transitions   func(g, e, alpha, beta, psi, scale, work []float64, T, M int)
+	shiftRows     func(out, mx, lo, in, a []float64, T, M int)
+	logMatVec     func(out, a, tr []float64, M int)
+	viterbi       func(delta []float64, bp []int32, s, tr []float64, T, M int)
+	viterbiMax    func(delta []float64, s, tr []float64, T, M int)
+	gather        func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)
+	scatter       func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)
+	dot           func(x, y []float64) float64
+	axpy          func(a float64, x, y []float64)
+	scale         func(a float64, x []float64)
+	spmv          func(y, x []float64, ptr, idx []int32, v []float64)
+	gatherMulAdd  func(q, x []float64, xi []int32, y []float64, yi []int32)
+	maxPlusCSR    func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)
+	byteMasks     func(a, b []uint64, src []byte, ca, cb1, cb2 byte)
 
 	// float32 kernels (kernels32.go)
-	exp32          func(dst, src []float32)
-	forward32      func(alpha, scale, psi, e []float32, T, M int)
-	forwardBatch32 func(alpha, scale, psi, e []float32, T, K, M int)
-	backward32     func(beta, scale, psi, et []float32, T, M int)
-	transitions32  func(g, e, alpha, beta, psi, scale, work []float32, T, M int)
-	shiftRows32    func(out, mx, lo, in, a []float32, T, M int)
-	viterbi32      func(delta []float32, bp []int32, s, tr []float32, T, M int)
-	viterbiMax32   func(delta []float32, s, tr []float32, T, M int)
-	gather32       func(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int)
-	scatter32      func(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int)
-	dot32          func(x, y []float32) float64
-	axpy32         func(a float32, x, y []float32)
-	scale32        func(a float32, x []float32)
+	exp32           func(dst, src []float32)
+	forward32       func(alpha, scale, psi, e []float32, T, M int)
+	forwardBatch32  func(alpha, scale, psi, e []float32, T, K, M int)
+	backwardBatch32 func(beta, scale, psi, et, work []float32, T, K, M int)
+	backward32      func(beta, scale, psi, et []float32, T, M int)
+	transitions32   func(g, e, alpha, beta, psi, scale, work []float32, T, M int)
+	shiftRows32     func(out, mx, lo, in, a []float32, T, M int)
+	viterbi32       func(delta []float32, bp []int32, s, tr []float32, T, M int)
+	viterbiMax32    func(delta []float32, s, tr []float32, T, M int)
+	gather32        func(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int)
+	scatter32       func(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int)
+	dot32           func(x, y []float32) float64
+	axpy32          func(a float32, x, y []float32)
+	scale32         func(a float32, x []float32)
 
 	fmaPeak   func(n int) float64 // FMA throughput probe (benchmarks only)
 	peakFlops int                 // flops per fmaPeak iteration
 }
 
 var generic = &impl{
-	name:         "generic",
-	available:    true,
-	exp:          expGeneric,
-	log:          logGeneric,
-	forward:      forwardGeneric,
-	backward:     backwardGeneric,
-	forwardBatch: forwardBatchGeneric,
-	transitions:  transitionsGeneric,
-	shiftRows:    shiftRowsGeneric,
-	logMatVec:    logMatVecGeneric,
-	viterbi:      viterbiGeneric,
-	viterbiMax:   viterbiMaxGeneric,
-	gather:       gatherGeneric,
-	scatter:      scatterGeneric,
-	dot:          dotGeneric,
-	axpy:         axpyGeneric,
-	scale:        scaleGeneric,
-	spmv:         spmvGeneric,
-	gatherMulAdd: gatherMulAddGeneric,
-	maxPlusCSR:   maxPlusCSRGeneric,
-	byteMasks:    byteMasksGeneric,
+	name:          "generic",
+	available:     true,
+	exp:           expGeneric,
+	log:           logGeneric,
+	forward:       forwardGeneric,
+	backward:      backwardGeneric,
+	forwardBatch:  forwardBatchGeneric,
+	backwardBatch: backwardBatchG[float64],
+	transitions:   transitionsGeneric,
+	shiftRows:     shiftRowsGeneric,
+	logMatVec:     logMatVecGeneric,
+	viterbi:       viterbiGeneric,
+	viterbiMax:    viterbiMaxGeneric,
+	gather:        gatherGeneric,
+	scatter:       scatterGeneric,
+	dot:           dotGeneric,
+	axpy:          axpyGeneric,
+	scale:         scaleGeneric,
+	spmv:          spmvGeneric,
+	gatherMulAdd:  gatherMulAddGeneric,
+	maxPlusCSR:    maxPlusCSRGeneric,
+	byteMasks:     byteMasksGeneric,
 
-	exp32:          exp32Generic,
-	forward32:      forward32Generic,
-	forwardBatch32: forwardBatch32Generic,
-	backward32:     backward32Generic,
-	transitions32:  transitions32Generic,
-	shiftRows32:    shiftRows32Generic,
-	viterbi32:      viterbi32Generic,
-	viterbiMax32:   viterbiMax32Generic,
-	gather32:       gather32Generic,
-	scatter32:      scatter32Generic,
-	dot32:          dot32Generic,
-	axpy32:         axpy32Generic,
-	scale32:        scale32Generic,
+	exp32:           exp32Generic,
+	forward32:       forward32Generic,
+	forwardBatch32:  forwardBatch32Generic,
+	backwardBatch32: backwardBatchG[float32],
+	backward32:      backward32Generic,
+	transitions32:   transitions32Generic,
+	shiftRows32:     shiftRows32Generic,
+	viterbi32:       viterbi32Generic,
+	viterbiMax32:    viterbiMax32Generic,
+	gather32:        gather32Generic,
+	scatter32:       scatter32Generic,
+	dot32:           dot32Generic,
+	axpy32:          axpy32Generic,
+	scale32:         scale32Generic,
 }
 
 // complete fills the kernels a tier does not implement with generic ones.
@@ -99,6 +103,7 @@ func (p *impl) complete() *impl {
 	fill(&p.forward, generic.forward)
 	fill(&p.backward, generic.backward)
 	fill(&p.forwardBatch, generic.forwardBatch)
+	fill(&p.backwardBatch, generic.backwardBatch)
 	fill(&p.transitions, generic.transitions)
 	fill(&p.shiftRows, generic.shiftRows)
 	fill(&p.logMatVec, generic.logMatVec)
@@ -116,6 +121,7 @@ func (p *impl) complete() *impl {
 	fill(&p.exp32, generic.exp32)
 	fill(&p.forward32, generic.forward32)
 	fill(&p.forwardBatch32, generic.forwardBatch32)
+	fill(&p.backwardBatch32, generic.backwardBatch32)
 	fill(&p.backward32, generic.backward32)
 	fill(&p.transitions32, generic.transitions32)
 	fill(&p.shiftRows32, generic.shiftRows32)

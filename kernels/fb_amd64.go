@@ -60,6 +60,18 @@ func transitionsAVX512(g []float64, e []float64, alpha []float64, beta []float64
 //go:noescape
 func shiftRowsAVX512(out []float64, mx []float64, lo []float64, in []float64, a []float64, T int, M int)
 
+// backwardBatchAVX2 is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,
+// ib ≥ 1; work holds K·M elements.
+//
+//go:noescape
+func backwardBatchAVX2(beta []float64, scale []float64, psi []float64, et []float64, work []float64, T int, K int, M int, ib int)
+
+// backwardBatchAVX512 is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,
+// ib ≥ 1; work holds K·M elements.
+//
+//go:noescape
+func backwardBatchAVX512(beta []float64, scale []float64, psi []float64, et []float64, work []float64, T int, K int, M int, ib int)
+
 // forward32AVX2 is the scaled forward pass over a whole sequence (see Forward);
 // T ≥ 1, M ≥ 1, lengths checked by the caller.
 //
@@ -88,6 +100,12 @@ func shiftRows32AVX2(out []float32, mx []float32, lo []float32, in []float32, a 
 //go:noescape
 func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
 
+// backwardBatch32AVX2 is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,
+// ib ≥ 1; work holds K·M elements.
+//
+//go:noescape
+func backwardBatch32AVX2(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)
+
 // forward32AVX512 is the scaled forward pass over a whole sequence (see Forward);
 // T ≥ 1, M ≥ 1, lengths checked by the caller.
 //
@@ -115,3 +133,9 @@ func shiftRows32AVX512(out []float32, mx []float32, lo []float32, in []float32, 
 //
 //go:noescape
 func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+
+// backwardBatch32AVX512 is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,
+// ib ≥ 1; work holds K·M elements.
+//
+//go:noescape
+func backwardBatch32AVX512(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)

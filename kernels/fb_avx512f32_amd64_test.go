@@ -4,8 +4,9 @@ package kernels
 
 import "testing"
 
-// avx512F32 is a pseudo-tier holding the AVX-512 float32 kernels that
-// dispatch does not use yet (the AVX-512 tier runs the AVX2 float32 ones):
+// avx512F32 is a pseudo-tier holding the AVX-512 float32 kernels (and the
+// float64 BackwardBatch) that dispatch does not use yet (the AVX-512 tier
+// runs the AVX2 ones):
 // they were generated on a machine without AVX-512, so they have not run.
 // On an AVX-512 machine this test checks them exactly as the float32 tests
 // check every tier; once it passes there, the wiring in fb_wire_amd64.go
@@ -20,6 +21,12 @@ func avx512F32() *impl {
 		shiftRows32:   shiftRows32AVX512,
 		forwardBatch32: func(alpha, scale, psi, e []float32, T, K, M int) {
 			forwardBatch32AVX512(alpha, scale, psi, e, T, K, M, fbRows(M))
+		},
+		backwardBatch32: func(beta, scale, psi, et, work []float32, T, K, M int) {
+			backwardBatch32AVX512(beta, scale, psi, et, work, T, K, M, fbRows(M))
+		},
+		backwardBatch: func(beta, scale, psi, et, work []float64, T, K, M int) {
+			backwardBatchAVX512(beta, scale, psi, et, work, T, K, M, fbRows(M))
 		},
 	}
 	addAVX512F32(p)
@@ -67,6 +74,9 @@ func TestAVX512F32Direct(t *testing.T) {
 		p.forwardBatch32(a, s, psi, e, T, K, M)
 		checkClose32(t, p.name+" forwardBatch32 alpha", a, to64(wa), fb32Tol, fb32Atol)
 		checkClose32(t, p.name+" forwardBatch32 scale", s, to64(ws), fb32Tol, 0)
+	}
+	for _, M := range []int{1, 5, 9, 16, 17, 33, 45, 100} {
+		checkBackwardBatch(t, p, 5, 7, M)
 	}
 	for _, n := range lengths() {
 		x, y := to32(randSlice(r, n, -1, 1)), to32(randSlice(r, n, -1, 1))

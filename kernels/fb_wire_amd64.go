@@ -47,5 +47,15 @@ var _ = func() int {
 		forwardBatch32AVX2(alpha, scale, psi, e, T, K, M, fbRows(M))
 	}
 	avx512Impl.forwardBatch32 = avx2Impl.forwardBatch32
+	// BackwardBatch: AVX2 in both tiers (the AVX-512 ones have not run
+	// here either; see fb_avx512f32_amd64_test.go).
+	avx2Impl.backwardBatch = func(beta, scale, psi, et, work []float64, T, K, M int) {
+		backwardBatchAVX2(beta, scale, psi, et, work, T, K, M, fbRows(M))
+	}
+	avx512Impl.backwardBatch = avx2Impl.backwardBatch
+	avx2Impl.backwardBatch32 = func(beta, scale, psi, et, work []float32, T, K, M int) {
+		backwardBatch32AVX2(beta, scale, psi, et, work, T, K, M, fbRows(M))
+	}
+	avx512Impl.backwardBatch32 = avx2Impl.backwardBatch32
 	return 0
 }()

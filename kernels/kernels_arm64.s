@@ -742,20 +742,24 @@ forwardNEON_norm1_done:
 forwardNEON_ret:
 	RET
 
-// func backwardNEON(beta, scale, psi, et []float64, T, M int)
-TEXT ·backwardNEON(SB), NOSPLIT, $0-112
+// func backwardNEON(beta, scale, psi, et []float64, T, M, K int)
+TEXT ·backwardNEON(SB), NOSPLIT, $0-120
 	MOVD beta_base+0(FP), R0
 	MOVD scale_base+24(FP), R1
 	MOVD psi_base+48(FP), R2
 	MOVD et_base+72(FP), R3
 	MOVD T+96(FP), R4
 	MOVD M+104(FP), R5
+	MOVD K+112(FP), R24
 	LSL $3, R5, R6
+	MUL R6, R24, R25
+	LSL $3, R24, R24
 	SUB $1, R4, R7
-	MUL R6, R7, R12
+	MUL R25, R7, R12
 	ADD R0, R12, R8
 	ADD R2, R12, R10
-	ADD R7<<3, R1, R1
+	MUL R24, R7, R13
+	ADD R13, R1, R1
 	FMOVD $1.0, F16
 	VDUP V16.D[0], V16.D2
 	MOVD R5, R11
@@ -774,7 +778,7 @@ backwardNEON_ones1:
 backwardNEON_ones1_done:
 	CBZ R7, backwardNEON_ret
 backwardNEON_t:
-	SUB R6, R8, R9
+	SUB R25, R8, R9
 	FMOVD (R1), F29
 	FMOVD $1.0, F28
 	FDIVD F29, F28, F28
@@ -1088,8 +1092,8 @@ backwardNEON_j0:
 	SUB $1, R11
 backwardNEON_i1_done:
 	MOVD R9, R8
-	SUB R6, R10
-	SUB $8, R1
+	SUB R25, R10
+	SUB R24, R1
 	SUBS $1, R7
 	BNE backwardNEON_t
 backwardNEON_ret:
@@ -3251,20 +3255,24 @@ forward32NEON_norm1_done:
 forward32NEON_ret:
 	RET
 
-// func backward32NEON(beta, scale, psi, et []float32, T, M int)
-TEXT ·backward32NEON(SB), NOSPLIT, $0-112
+// func backward32NEON(beta, scale, psi, et []float32, T, M, K int)
+TEXT ·backward32NEON(SB), NOSPLIT, $0-120
 	MOVD beta_base+0(FP), R0
 	MOVD scale_base+24(FP), R1
 	MOVD psi_base+48(FP), R2
 	MOVD et_base+72(FP), R3
 	MOVD T+96(FP), R4
 	MOVD M+104(FP), R5
+	MOVD K+112(FP), R24
 	LSL $2, R5, R6
+	MUL R6, R24, R25
+	LSL $2, R24, R24
 	SUB $1, R4, R7
-	MUL R6, R7, R12
+	MUL R25, R7, R12
 	ADD R0, R12, R8
 	ADD R2, R12, R10
-	ADD R7<<2, R1, R1
+	MUL R24, R7, R13
+	ADD R13, R1, R1
 	FMOVS $1.0, F16
 	VDUP V16.S[0], V16.S4
 	MOVD R5, R11
@@ -3284,7 +3292,7 @@ backward32NEON_ones1:
 backward32NEON_ones1_done:
 	CBZ R7, backward32NEON_ret
 backward32NEON_t:
-	SUB R6, R8, R9
+	SUB R25, R8, R9
 	FMOVS (R1), F29
 	FMOVS $1.0, F28
 	FDIVS F29, F28, F28
@@ -3599,8 +3607,8 @@ backward32NEON_j0:
 	B backward32NEON_i1
 backward32NEON_i1_done:
 	MOVD R9, R8
-	SUB R6, R10
-	SUB $4, R1
+	SUB R25, R10
+	SUB R24, R1
 	SUBS $1, R7
 	BNE backward32NEON_t
 backward32NEON_ret:

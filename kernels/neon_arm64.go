@@ -34,8 +34,22 @@ func forwardBatchNEON(alpha, scale, psi, e []float64, T, K, M int) {
 	}
 }
 
+// backwardNEON runs Backward on a sequence whose rows are K·M apart in beta
+// and psi and whose scales are K apart (K = 1 for Backward; BackwardBatch
+// runs it once per sequence of the batch).
+//
 //go:noescape
-func backwardNEON(beta, scale, psi, et []float64, T, M int)
+func backwardNEON(beta, scale, psi, et []float64, T, M, K int)
+
+func backwardNEON1(beta, scale, psi, et []float64, T, M int) {
+	backwardNEON(beta, scale, psi, et, T, M, 1)
+}
+
+func backwardBatchNEON(beta, scale, psi, et, _ []float64, T, K, M int) {
+	for k := 0; k < K; k++ {
+		backwardNEON(beta[k*M:], scale[k:], psi[k*M:], et, T, M, K)
+	}
+}
 
 //go:noescape
 func viterbiNEON(delta []float64, bp []int32, s, tr []float64, T, M int)
@@ -89,7 +103,11 @@ func forward32NEON1(alpha, scale, psi, e []float32, T, M int) {
 }
 
 //go:noescape
-func backward32NEON(beta, scale, psi, et []float32, T, M int)
+func backward32NEON(beta, scale, psi, et []float32, T, M, K int)
+
+func backward32NEON1(beta, scale, psi, et []float32, T, M int) {
+	backward32NEON(beta, scale, psi, et, T, M, 1)
+}
 
 //go:noescape
 func viterbi32NEON(delta []float32, bp []int32, s, tr []float32, T, M int)
@@ -125,7 +143,13 @@ var _ = func() int {
 	neonImpl.exp32, neonImpl.shiftRows32 = exp32NEON, shiftRows32NEON
 	neonImpl.dot32, neonImpl.axpy32, neonImpl.scale32 = dot32NEON, axpy32NEON, scale32NEON
 	neonImpl.gather32, neonImpl.scatter32 = gather32NEON, scatter32NEON
-	neonImpl.forward32, neonImpl.backward32, neonImpl.transitions32 = forward32NEON1, backward32NEON, transitions32NEON
+	neonImpl.forward32, neonImpl.backward32, neonImpl.transitions32 = forward32NEON1, backward32NEON1, transitions32NEON
+	neonImpl.backwardBatch = backwardBatchNEON
+	neonImpl.backwardBatch32 = func(beta, scale, psi, et, _ []float32, T, K, M int) {
+		for k := 0; k < K; k++ {
+			backward32NEON(beta[k*M:], scale[k:], psi[k*M:], et, T, M, K)
+		}
+	}
 	neonImpl.viterbi32, neonImpl.viterbiMax32 = viterbi32NEON, viterbiMax32NEON
 	neonImpl.forwardBatch32 = func(alpha, scale, psi, e []float32, T, K, M int) {
 		for k := 0; k < K; k++ {

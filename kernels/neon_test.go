@@ -162,7 +162,7 @@ func TestNEONForwardBackward(t *testing.T) {
 					et[j*M+i] = e[i*M+j]
 				}
 			}
-			backwardNEON(beta, ws, psi, et, T, M)
+			backwardNEON(beta, ws, psi, et, T, M, 1)
 			checkGuards(t, what+" beta", bbuf)
 			wb := make([]float64, T*M)
 			backwardGeneric(wb, ws, psi, et, T, M)

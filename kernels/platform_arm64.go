@@ -14,7 +14,7 @@ var neonImpl = &impl{
 	scale:        scaleNEON,
 	forward:      forwardNEON1,
 	forwardBatch: forwardBatchNEON,
-	backward:     backwardNEON,
+	backward:     backwardNEON1,
 	viterbi:      viterbiNEON,
 	viterbiMax:   viterbiMaxNEON,
 	exp:          expNEON,

@@ -20,7 +20,7 @@ var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions",
 // float64 namesakes without the suffix, on the same values rounded to
 // float32), for `go test -bench` in package kernels; `simdcrf bench
 // kernels` runs them when asked by name.
-var Kernels32 = []string{"forward32", "backward32", "forward_lockstep32", "transitions32", "viterbi32", "exp32", "dot32", "gather32", "scatter32"}
+var Kernels32 = []string{"forward32", "backward32", "forward_lockstep32", "backward_lockstep32", "transitions32", "viterbi32", "exp32", "dot32", "gather32", "scatter32"}
 
 // Labels are the label counts M of the per-sequence kernels.
 var Labels = []int{3, 9, 23, 45, 64, 128, 256, 512, 1024}
@@ -181,6 +181,22 @@ func new32(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
 				return func() { kernels.Forward32(alpha, scale, psi, e, T, m) }
 			}
 			return func() { kernels.Backward32(beta, scale, psi, e, T, m) }
+		}
+	case "backward_lockstep", "backward_lockstep32":
+		// Not in Kernels (the report's list): run by name, and by
+		// go test -bench BackwardLockstep in package kernels.
+		c.Positions, c.Flops = T*K, T*K*dense
+		c.Setup = func() func() {
+			psi, e := probs(r, T*K*m), probs(r, m*m)
+			alpha, scale := make([]float64, T*K*m), make([]float64, T*K)
+			kernels.ForwardBatch(alpha, scale, psi, e, T, K, m)
+			if kernel == "backward_lockstep" {
+				beta, work := make([]float64, T*K*m), make([]float64, K*m)
+				return func() { kernels.BackwardBatch(beta, scale, psi, e, work, T, K, m) }
+			}
+			psi32, e32, scale32 := to32(psi), to32(e), to32(scale)
+			beta, work := make([]float32, T*K*m), make([]float32, K*m)
+			return func() { kernels.BackwardBatch32(beta, scale32, psi32, e32, work, T, K, m) }
 		}
 	case "forward_lockstep32":
 		c.Positions, c.Flops = T*K, T*K*dense

@@ -520,20 +520,26 @@ func (g *gen) forward() {
 }
 
 func (g *gen) backward() {
-	g.text(g.name("backward"), g.sig("func(beta, scale, psi, et []float64, T, M int)"), 112)
+	g.text(g.name("backward"), g.sig("func(beta, scale, psi, et []float64, T, M, K int)"), 120)
 	g.i("MOVD beta_base+0(FP), R0")
 	g.i("MOVD scale_base+24(FP), R1")
 	g.i("MOVD psi_base+48(FP), R2")
 	g.i("MOVD et_base+72(FP), R3")
 	g.i("MOVD T+96(FP), R4")
 	g.i("MOVD M+104(FP), R5")
+	g.i("MOVD K+112(FP), R24")
 	g.i("LSL ${3}, R5, R6")
+	// Rows of beta and psi are R25 = K·M·8 apart, scales R24 = K·8
+	// (K = 1 for Backward; BackwardBatch runs each sequence of a batch).
+	g.i("MUL R6, R24, R25")
+	g.i("LSL ${3}, R24, R24")
 	g.i("SUB $1, R4, R7")
-	// R8 = beta row T−1, R10 = psi row T−1, R1 = &scale[T−1].
-	g.i("MUL R6, R7, R12")
+	// R8 = beta row T−1, R10 = psi row T−1, R1 = &scale[(T−1)·K].
+	g.i("MUL R25, R7, R12")
 	g.i("ADD R0, R12, R8")
 	g.i("ADD R2, R12, R10")
-	g.i("ADD R7<<{3}, R1, R1")
+	g.i("MUL R24, R7, R13")
+	g.i("ADD R13, R1, R1")
 	g.i("FMOV{D} $1.0, F16")
 	g.i("VDUP V16.{L}[0], V16.{A}")
 	g.i("MOVD R5, R11")
@@ -541,7 +547,7 @@ func (g *gen) backward() {
 	g.blocks("ones", "R11", widths{1, 0}, func(nv int) { g.st("R19", 16, nv) })
 	g.i("CBZ R7, %s", g.l("ret"))
 	g.label(g.l("t"))
-	g.i("SUB R6, R8, R9")
+	g.i("SUB R25, R8, R9")
 	g.i("FMOV{D} (R1), F29")
 	g.i("FMOV{D} $1.0, F28")
 	g.i("FDIV{D} F29, F28, F28")
@@ -592,8 +598,8 @@ func (g *gen) backward() {
 		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
 	g.i("MOVD R9, R8")
-	g.i("SUB R6, R10")
-	g.i("SUB ${8}, R1")
+	g.i("SUB R25, R10")
+	g.i("SUB R24, R1")
 	g.i("SUBS $1, R7")
 	g.i("BNE %s", g.l("t"))
 	g.label(g.l("ret"))

@@ -35,9 +35,13 @@ func main() {
 	for _, i := range ISAs {
 		genForward(i)
 		genBackward(i)
-		genBatch(i)
+		genBatch(i, false)
 		genTransitions(i)
 		genShiftRows(i)
+	}
+	// BackwardBatch (after the others, so that their output is unchanged).
+	for _, i := range ISAs {
+		genBatch(i, true)
 	}
 	// The float32 kernels: the same code with float32 elements (twice the
 	// lanes per vector).
@@ -46,7 +50,8 @@ func main() {
 		genBackward(i)
 		genTransitions(i)
 		genShiftRows(i)
-		genBatch(i)
+		genBatch(i, false)
+		genBatch(i, true)
 	}
 	Generate()
 }
@@ -860,43 +865,111 @@ func genBackward(i *ISA) {
 // ---------------------------------------------------------------------------
 // ForwardBatch
 
-func genBatch(i *ISA) {
+// With bwd it emits BackwardBatch instead, the same matrix–matrix step run
+// backwards: β_{T−1} = 1, and for t = T−2 … 0 the K rows
+// w_k = Ψ_{t+1,k}∘β_{t+1,k} (formed in work, K×M) times Eᵀ, each row then
+// divided by its scale_{t+1,k}.
+func genBatch(i *ISA, bwd bool) {
+	E := "e"
 	fn := i.Fn("forwardBatch")
-	TEXT(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, K, M, ib int)"))
-	Pragma("noescape")
-	Doc(fn+" is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
+	if bwd {
+		E = "et"
+		fn = i.Fn("backwardBatch")
+		TEXT(fn, 0, i.Sig("func(beta, scale, psi, et, work []%s, T, K, M, ib int)"))
+		Pragma("noescape")
+		Doc(fn+" is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,", "ib ≥ 1; work holds K·M elements.")
+	} else {
+		TEXT(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, K, M, ib int)"))
+		Pragma("noescape")
+		Doc(fn+" is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
+	}
 	kbMax, nbMax := gemmShape(i)
 	tl, kl, i0l, k0l, j0l, rl, nil_ := local(), local(), local(), local(), local(), local(), local()
 	prevl, curl := local(), local()
 	pb := panel(batchPanelRows * nbMax * i.Bytes)
 
-	// t = 0: normalise every sequence's first row.
-	MOVQ(U32(0), kl)
-	countLoop(i, "k0", kl, "K", func(k reg.GPVirtual) {
-		M := Load(Param("M"), GP64())
-		off := GP64()
-		MOVQ(k, off)
-		IMULQ(M, off)
-		alpha := Load(Param("alpha").Base(), GP64())
-		LEAQ(Mem{Base: alpha, Index: off, Scale: i.Sc()}, alpha)
-		psi := Load(Param("psi").Base(), GP64())
-		LEAQ(Mem{Base: psi, Index: off, Scale: i.Sc()}, psi)
-		scale := Load(Param("scale").Base(), GP64())
-		normalizeRow(i, alpha, psi, M, Mem{Base: scale, Index: k, Scale: i.Sc()})
-	})
+	if bwd {
+		// β_{T−1} = 1 for every sequence: the last K·M elements.
+		KM := Load(Param("K"), GP64())
+		IMULQ(Load(Param("M"), GP64()), KM)
+		T1 := Load(Param("T"), GP64())
+		DECQ(T1)
+		IMULQ(KM, T1)
+		beta := Load(Param("beta").Base(), GP64())
+		LEAQ(Mem{Base: beta, Index: T1, Scale: i.Sc()}, beta)
+		one := i.Vec()
+		i.VBROADCAST(i.Const("fbone", 1), one)
+		idx := GP64()
+		Stripes(i, newLabel(i, "bones"), KM.(reg.GPVirtual), idx, 1, func(u int) {
+			i.VMOVU(one, i.Addr(beta, idx, 0))
+		}, func(rem reg.GPVirtual) {
+			m := i.TailMask(rem)
+			i.StoreMasked(m, one, i.Addr(beta, idx, 0))
+		})
+	}
+	if !bwd {
+		// t = 0: normalise every sequence's first row.
+		MOVQ(U32(0), kl)
+		countLoop(i, "k0", kl, "K", func(k reg.GPVirtual) {
+			M := Load(Param("M"), GP64())
+			off := GP64()
+			MOVQ(k, off)
+			IMULQ(M, off)
+			alpha := Load(Param("alpha").Base(), GP64())
+			LEAQ(Mem{Base: alpha, Index: off, Scale: i.Sc()}, alpha)
+			psi := Load(Param("psi").Base(), GP64())
+			LEAQ(Mem{Base: psi, Index: off, Scale: i.Sc()}, psi)
+			scale := Load(Param("scale").Base(), GP64())
+			normalizeRow(i, alpha, psi, M, Mem{Base: scale, Index: k, Scale: i.Sc()})
+		})
+	}
 	MOVQ(U32(1), tl)
 	countLoop(i, "t", tl, "T", func(t reg.GPVirtual) {
-		// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
 		KM8 := Load(Param("K"), GP64())
 		IMULQ(Load(Param("M"), GP64()), KM8)
 		SHLQ(U8(i.Shift()), KM8)
-		DECQ(t)
-		IMULQ(KM8, t)
-		prev := Load(Param("alpha").Base(), GP64())
-		ADDQ(t, prev)
-		MOVQ(prev, prevl)
-		ADDQ(KM8, prev)
-		MOVQ(prev, curl)
+		if bwd {
+			// Step tl computes row block t = T−1−tl from t+1 = T−tl:
+			// work = Ψ_{t+1}∘β_{t+1} (K·M elements), prev = work,
+			// cur = beta + t·K·M·8.
+			nxt := Load(Param("T"), GP64())
+			SUBQ(t, nxt)
+			IMULQ(KM8, nxt)
+			ps := Load(Param("psi").Base(), GP64())
+			ADDQ(nxt, ps)
+			be := Load(Param("beta").Base(), GP64())
+			ADDQ(nxt, be)
+			SUBQ(KM8, be)
+			MOVQ(be, curl)
+			ADDQ(KM8, be)
+			w := Load(Param("work").Base(), GP64())
+			MOVQ(w, prevl)
+			KM := Load(Param("K"), GP64())
+			IMULQ(Load(Param("M"), GP64()), KM)
+			idx := GP64()
+			Stripes(i, newLabel(i, "bw"), KM.(reg.GPVirtual), idx, 2, func(u int) {
+				x := i.Vec()
+				i.VMOVU(i.Addr(ps, idx, u*i.Bytes), x)
+				i.VMUL(i.Addr(be, idx, u*i.Bytes), x, x)
+				i.VMOVU(x, i.Addr(w, idx, u*i.Bytes))
+			}, func(rem reg.GPVirtual) {
+				m := i.TailMask(rem)
+				x, y := i.Vec(), i.Vec()
+				i.LoadMasked(m, i.Addr(ps, idx, 0), x)
+				i.LoadMasked(m, i.Addr(be, idx, 0), y)
+				i.VMUL(y, x, x)
+				i.StoreMasked(m, x, i.Addr(w, idx, 0))
+			})
+		} else {
+			// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
+			DECQ(t)
+			IMULQ(KM8, t)
+			prev := Load(Param("alpha").Base(), GP64())
+			ADDQ(t, prev)
+			MOVQ(prev, prevl)
+			ADDQ(KM8, prev)
+			MOVQ(prev, curl)
+		}
 		MOVQ(U32(0), i0l)
 
 		iloop, iend := newLabel(i, "i0"), newLabel(i, "i0end")
@@ -919,7 +992,7 @@ func genBatch(i *ISA) {
 		chunkLoop(i, "jc", j0l, rl, nbMax, func(v int, m Mask) {
 			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
 			// aligned panel; every sequence then reads it from L1.
-			packPanel(i, "e", i0l, nil_, j0l, pb, v, nbMax, m)
+			packPanel(i, E, i0l, nil_, j0l, pb, v, nbMax, m)
 			blockLoop(i, "kb", k0l, "K", kbMax, func(kbv int) {
 				m := i.TailMask(ldq(rl))
 				M8 := rowBytes(i)
@@ -977,6 +1050,26 @@ func genBatch(i *ISA) {
 		}
 		Label(iend)
 
+		if bwd {
+			// β_t,k /= scale_{t+1,k}, sequence by sequence.
+			MOVQ(U32(0), kl)
+			countLoop(i, "bscale", kl, "K", func(k reg.GPVirtual) {
+				// scale index (T−tl)·K + k
+				si := Load(Param("T"), GP64())
+				SUBQ(ldq(tl), si)
+				IMULQ(Load(Param("K"), GP64()), si)
+				ADDQ(k, si)
+				scale := Load(Param("scale").Base(), GP64())
+				inv := broadcast(i, inverse(i, Mem{Base: scale, Index: si, Scale: i.Sc()}))
+				M := Load(Param("M"), GP64())
+				off := ldq(kl)
+				IMULQ(M, off)
+				cur := ldq(curl)
+				LEAQ(Mem{Base: cur, Index: off, Scale: i.Sc()}, cur)
+				mulRow(i, cur, cur, M, inv)
+			})
+			return
+		}
 		// Ψ, sums and scaling, sequence by sequence.
 		MOVQ(U32(0), kl)
 		countLoop(i, "norm", kl, "K", func(k reg.GPVirtual) {
