@@ -16,13 +16,16 @@ func WriteLayer(buf *bytes.Buffer, res []layerbench.Result, o layerbench.Options
 			torch = r.Torch
 		}
 	}
+	if torch == "" {
+		torch = "(not available on this run: simdcrf alone)"
+	}
 	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench layer` (`--json` for JSON lines): package `layer` on a padded batch of B=%d sequences of T=%d "+
 		"(lengths uniform in %d–%d) with emissions N(0, 2²) and transition, start and end scores N(0, 1), against a standard batched CRF layer "+
 		"written in PyTorch %s on the CPU (bench/layerbench/torch_crf.py: a Python loop over time with a (B,M,M) broadcast and "+
 		"logsumexp or max per step, the gradient by autograd, a batched backtrace; pytorch-crf's algorithm) on the same scores, "+
 		"`torch.set_num_threads` and `CRF.Threads` set to the thread count. nll_grad is the summed NLL with the gradients of the emissions, transitions, start and end; "+
-		"decode the Viterbi paths and scores; marginals P(y_t=j) and log Z (torch: autograd of log Z). Median ms per batch, "+
-		"%d rounds taking turns; × = torch ms / simdcrf ms. Agreement with torch of the same type at %d thread(s): "+
+		"decode the Viterbi paths and scores; marginals P(y_t=j) and log Z (torch: autograd of log Z). Median ms per batch "+
+		"(rounds taking turns: %d); × = torch ms / simdcrf ms. Agreement with torch of the same type at %d thread(s): "+
 		"nll_grad, the largest relative difference of a sequence's NLL and of a gradient entry (relative to max(1, |entry|)); decode, labels that differ and the "+
 		"relative difference of the scores; marginals, absolute and that of log Z.\n\n",
 		layerbench.B, layerbench.T, layerbench.MinLen, layerbench.T, torch, o.Rounds, o.Threads[0])
@@ -45,6 +48,23 @@ func WriteLayer(buf *bytes.Buffer, res []layerbench.Result, o layerbench.Options
 	}
 	if scaling != "" {
 		fmt.Fprintf(buf, "Two threads against one (simdcrf, float32):%s.\n\n", scaling[:len(scaling)-1])
+	}
+	// Torch's OpenMP threads spin while they wait; on a loaded machine two
+	// of them can be much slower than one. Say so when it happened.
+	slower, cases := 0, 0
+	for _, r := range res {
+		for _, q := range res {
+			if r.Threads == 1 && q.Threads == 2 && q.Op == r.Op && q.Type == r.Type && q.Labels == r.Labels && r.TorchMs > 0 && q.TorchMs > 0 {
+				cases++
+				if q.TorchMs > r.TorchMs {
+					slower++
+				}
+			}
+		}
+	}
+	if slower > 0 {
+		fmt.Fprintf(buf, "PyTorch with two threads was slower than with one in %d of %d cases here (its default OpenMP threads "+
+			"spin-wait, and the machine's other load takes the second core); the targets compare one thread.\n\n", slower, cases)
 	}
 }
 
