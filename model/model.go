@@ -59,6 +59,10 @@ type Model struct {
 	State         sparse.Weights // *sparse.Dense or *sparse.Sparse
 	Trans         *engine.Transitions
 	Meta          Meta
+	// Lexicon, if not nil, restricts the words it holds to their
+	// candidate labels (trained with -p feature.candidates or --lexicon);
+	// a tagger applies it through Options.Candidates.
+	Lexicon *sparse.Lexicon
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file
@@ -129,6 +133,11 @@ func (m *Model) check() error {
 		}
 	default:
 		return fmt.Errorf("model: state weights of type %T are not supported (want *sparse.Dense or *sparse.Sparse)", m.State)
+	}
+	if m.Lexicon != nil {
+		if err := m.Lexicon.Check(M); err != nil {
+			return fmt.Errorf("model: %v", err)
+		}
 	}
 	if k := nonFinite(params(m.State)); k >= 0 {
 		return fmt.Errorf("model: state weight %d is %v", k, params(m.State)[k])

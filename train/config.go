@@ -59,6 +59,13 @@ type Config struct {
 	// label-bigram, start or end weights (all held at 0: the model of a
 	// CRF++ template without a B line).
 	Transitions string
+	// Candidates, if > 0, restricts the positions of every word form
+	// seen at least Candidates times in training to the labels seen with
+	// it, in training (the constrained chain: the likelihood of the gold
+	// labelling among the allowed ones) and in the model, for tagging
+	// (-p feature.candidates; Data.Words must be set). Other words are
+	// free.
+	Candidates int
 	// NoStartEnd holds the start and end weights at 0, as CRFsuite's model
 	// has none (simdcrf learn sets it for a model written in CRFsuite's
 	// format).
@@ -155,7 +162,7 @@ func Defaults(algorithm string) (Config, error) {
 // feature.minfreq, feature.possible_states, feature.possible_transitions,
 // calibration.eta, calibration.rate, calibration.samples,
 // calibration.candidates, calibration.max_trials) or one of ours
-// (transitions, threads, seed, holdout_every). Unknown names and bad values
+// (feature.candidates, transitions, threads, seed, holdout_every). Unknown names and bad values
 // are errors.
 func (c *Config) Set(name, value string) error {
 	value = strings.TrimSpace(value)
@@ -221,6 +228,8 @@ func (c *Config) Set(name, value string) error {
 		return boolean(&c.PossibleStates)
 	case "feature.possible_transitions":
 		return boolean(&c.PossibleTransitions)
+	case "feature.candidates":
+		return integer(&c.Candidates, 0, "an integer ≥ 0 (0: no candidate labels)")
 	case "transitions":
 		switch value {
 		case "dense", "tied", "auto", "none":

@@ -40,6 +40,10 @@ type model struct {
 	// noTrans: no transition, start or end weights (transitions=none, all
 	// in fixedTrans, held at 0): the positions are independent.
 	noTrans bool
+	// Candidate labels (see candidates): the lexicon, and the allowed
+	// labels of each training and holdout position (nil: none).
+	lex                  *sparse.Lexicon
+	allowed, holdAllowed [][][]int32
 }
 
 // transOff returns the offset of the transition parameters.
@@ -241,6 +245,7 @@ type workerBuf struct {
 	emit []float64
 	marg []float64
 	ps   postScratch
+	co   engine.ChainOptions
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -273,13 +278,16 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 
 // postScratch is posteriors' scratch space for a model without transition
 // weights (else empty): row maxima and minima, and M zeros.
-type postScratch struct{ mx, lo, zeros []float64 }
+type postScratch struct {
+	mx, lo, zeros []float64
+	mark          []int32
+}
 
 func (md *model) newPostScratch(maxLen int) postScratch {
 	if !md.noTrans {
 		return postScratch{}
 	}
-	return postScratch{mx: make([]float64, maxLen), lo: make([]float64, maxLen), zeros: make([]float64, md.m)}
+	return postScratch{mx: make([]float64, maxLen), lo: make([]float64, maxLen), zeros: make([]float64, md.m), mark: make([]int32, md.m)}
 }
 
 // posteriors sets marg (T×M) to a sequence's label marginals given its
@@ -287,9 +295,12 @@ func (md *model) newPostScratch(maxLen int) postScratch {
 // acc (θ order from transOff), and returns log Z. Without transition
 // weights the positions are independent (independentPosteriors): acc is
 // left alone, and tr is not used.
-func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int) (float64, error) {
+func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int, c *engine.ChainOptions) (float64, error) {
 	m := md.m
 	if md.noTrans {
+		if c != nil {
+			maskAllowed(emit[:T*m], c.Allowed, m, ps.mark)
+		}
 		return independentPosteriors(marg, emit, ps.mx[:T], ps.lo[:T], ps.zeros, T, m), nil
 	}
 	nt := len(acc)
@@ -299,7 +310,7 @@ func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, 
 	} else {
 		p.Transitions = acc[:m*m]
 	}
-	return tr.Posteriors(ws, emit, nil, &p)
+	return tr.Posteriors(ws, emit, c, &p)
 }
 
 // independentPosteriors sets marg (T×M) to the label marginals of a CRF
@@ -470,7 +481,7 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		clear(acc)
 	}
 	nt := len(acc)
-	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T)
+	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, chainOpts(&wb.co, md.allowed, i))
 	if err != nil {
 		return fmt.Errorf("train: sequence %d: %w", i, err)
 	}

@@ -29,6 +29,7 @@ type onlineState struct {
 	tg     []float64
 	scaled []float64 // sgd: the transition weights a·v
 	ps     postScratch
+	co     engine.ChainOptions
 	order  []int
 	rng    *rand.Rand
 }
@@ -174,7 +175,7 @@ func (t *trainer) apEpoch(theta, ws []float64, u float64, st *onlineState) (floa
 		}
 		emit, path, delta := st.emit[:T*md.m], st.path[:T], st.marg[:T*md.m]
 		md.hy.score(theta, emit, sc, i)
-		if _, err := st.tr.Viterbi(st.ws, emit, nil, path); err != nil {
+		if _, err := st.tr.Viterbi(st.ws, emit, chainOpts(&st.co, md.allowed, i), path); err != nil {
 			return 0, u, err
 		}
 		diff := 0
@@ -380,7 +381,7 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, st *onlineState, lambda
 			}
 		}
 		clear(st.tg)
-		logZ, err := md.posteriors(st.tr, st.ws, emit, marg, st.tg, &st.ps, T)
+		logZ, err := md.posteriors(st.tr, st.ws, emit, marg, st.tg, &st.ps, T, chainOpts(&st.co, md.allowed, i))
 		if err != nil {
 			return 0, err
 		}

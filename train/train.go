@@ -23,6 +23,15 @@ type Data struct {
 	Weights  []float64      // per-sequence instance weights, or nil for all 1
 	NumAttrs int
 	Labels   int // M
+
+	// Words, for candidate labels (Config.Candidates, Lexicon): each
+	// position's word as an id in Vocab (−1: none), per sequence; nil when
+	// the input has no words (CRFsuite's attribute format).
+	Words [][]int32
+	Vocab *sparse.Dict
+	// Lexicon, if not nil, restricts the words it holds to its labels (ids
+	// of this data's labels), with the words seen Config.Candidates times.
+	Lexicon *sparse.Lexicon
 }
 
 // weight returns the instance weight of sequence i (1 without Weights).
@@ -51,6 +60,10 @@ type Result struct {
 	// exceptions + 1 + 2M, see Trans.Exceptions for their order).
 	Tied        bool
 	TransParams int
+
+	// Lexicon holds the candidate labels training was restricted to
+	// (Config.Candidates, Data.Lexicon), for tagging alike; nil without.
+	Lexicon *sparse.Lexicon
 }
 
 // checkHoldout checks holdout data, whose gold labels may be
@@ -136,6 +149,12 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if cfg.NoStartEnd {
 		md.holdStartEnd()
 	}
+	if md.lex, md.allowed, err = candidates(d, cfg.Candidates); err != nil {
+		return nil, err
+	}
+	if cfg.Holdout != nil {
+		md.holdAllowed = holdoutAllowed(cfg.Holdout, md.lex)
+	}
 	pool := engine.NewPool(cfg.Threads)
 	defer pool.Close()
 
@@ -184,7 +203,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	return &Result{
 		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: params,
 		Iterations: res.iters, Loss: res.fx, Interrupted: res.interrupted, Reason: res.reason,
-		Tied: md.tied, TransParams: md.nParams - md.nState,
+		Tied: md.tied, TransParams: md.nParams - md.nState, Lexicon: md.lex,
 	}, nil
 }
 
@@ -203,6 +222,7 @@ type trainer struct {
 }
 
 type holdBuf struct {
+	co      engine.ChainOptions
 	emit    []float64
 	path    []int32
 	correct int64
@@ -321,7 +341,7 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		}
 		emit, path := hb.emit[:T*md.m], hb.path[:T]
 		md.hy.score(theta, emit, t.holdSC, i)
-		if _, err := tr.Viterbi(ws, emit, nil, path); err != nil {
+		if _, err := tr.Viterbi(ws, emit, chainOpts(&hb.co, md.holdAllowed, i), path); err != nil {
 			return err
 		}
 		for k, y := range labels {

@@ -51,7 +51,7 @@ func (f specFlags) spec() (corpus.Spec, error) {
 	return s, nil
 }
 
-const learnSynopsis = "learn -m MODEL [--model-format simdcrf|crfsuite] [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--format crfsuite|conll|conllu] [--template FILE] [--features pos] [--label upos|xpos] TRAIN..."
+const learnSynopsis = "learn -m MODEL [--model-format simdcrf|crfsuite] [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--lexicon FILE] [--format crfsuite|conll|conllu] [--template FILE] [--features pos] [--label upos|xpos] TRAIN..."
 
 func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("learn", learnSynopsis, stderr)
@@ -62,6 +62,7 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; repeatable)")
 	threads := fs.Int("threads", 0, "worker threads for the gradient (0: all cores)")
 	holdout := fs.String("e", "", "evaluate on holdout `FILE` during training")
+	lexicon := fs.String("lexicon", "", "restrict the words of lexicon `FILE` (lines WORD<TAB>LABEL LABEL…) to those labels, in training and in the model (for tag); with -p feature.candidates=K also the words seen K times in training to their labels there")
 	every := fs.Int("every", 1, "evaluate the holdout every `N` iterations")
 	sf := addSpecFlags(fs)
 	quiet := fs.Bool("q", false, "print no progress")
@@ -116,6 +117,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Threads = *threads
 	cfg.HoldoutEvery = *every
+	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "") {
+		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon): write a simdcrf model", *modelPath)
+	}
 	if format == model.FormatCRFsuite {
 		if err := crfsuiteLearn(&cfg, spec, *modelPath, *quiet, stderr); err != nil {
 			return err
@@ -133,6 +137,20 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		fmt.Fprintf(stderr, "read %d sequences, %d items, %d attributes, %d labels in %.2fs\n",
 			tr.Seqs, tr.Items, tr.Attrs.Len(), tr.Labels.Len(), time.Since(start).Seconds())
+	}
+	if *lexicon != "" {
+		lex, unknown, err := corpus.ReadLexicon(*lexicon, tr.Labels)
+		if err != nil {
+			return err
+		}
+		tr.Data.Lexicon = lex
+		if !*quiet {
+			fmt.Fprintf(stderr, "lexicon %s: %d words with labels the training data has", *lexicon, lex.Len())
+			if unknown > 0 {
+				fmt.Fprintf(stderr, " (%d labels it lacks left out)", unknown)
+			}
+			fmt.Fprintln(stderr)
+		}
 	}
 	if *holdout != "" {
 		h, err := corpus.LoadHoldout(*holdout, spec, tr)
@@ -173,6 +191,10 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		meta = model.Meta{Format: "crfsuite"}
 	}
 	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
+	if err == nil && res.Lexicon != nil {
+		m.Lexicon = res.Lexicon
+		err = m.Lexicon.Check(tr.Labels.Len())
+	}
 	if err == nil {
 		m, err = m.Compact()
 	}
