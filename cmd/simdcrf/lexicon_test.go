@@ -1,0 +1,148 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/model"
+)
+
+// predictions tags testPath with modelPath (plus args) and returns, for
+// each word of the test file, the labels predicted for it.
+func predictions(t *testing.T, modelPath, testPath string, args ...string) map[string][]string {
+	t.Helper()
+	out, _, err := runCLI(t, append(append([]string{"tag", "-m", modelPath}, args...), testPath)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _ := os.ReadFile(testPath)
+	rows, pred := strings.Split(strings.TrimSpace(string(in)), "\n"), strings.Split(strings.TrimSpace(out), "\n")
+	if len(rows) != len(pred) {
+		t.Fatalf("%d input lines, %d output lines", len(rows), len(pred))
+	}
+	got := map[string][]string{}
+	for k, row := range rows {
+		if f := strings.Fields(row); len(f) > 0 {
+			got[f[0]] = append(got[f[0]], strings.TrimSpace(pred[k]))
+		}
+	}
+	return got
+}
+
+// TestLexicon: a lexicon file's restriction is stored in the model and
+// applied by tag with no flag (the model's candidate labels overrule what
+// the features say: "the", always B-NP or I-NP in the data, listed as O);
+// words outside the lexicon are free; -p feature.candidates stores the
+// training data's labels of frequent words.
+func TestLexicon(t *testing.T) {
+	trainPath, testPath, tplPath, modelPath := toyFiles(t, 200, 50)
+	dir := filepath.Dir(modelPath)
+	lexPath := filepath.Join(dir, "lex.txt")
+	if err := os.WriteFile(lexPath, []byte("the\tO\nsees\tB-VP\nsees\tI-NP\nqqq\tNOSUCHLABEL\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := runCLI(t, "learn", "-q", "-m", modelPath, "--template", tplPath, "--lexicon", lexPath, "-p", "max_iterations=40", trainPath); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(modelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Lexicon == nil || m.Lexicon.Len() != 2 {
+		t.Fatalf("model lexicon %+v, want the 2 words with known labels", m.Lexicon)
+	}
+	got := predictions(t, modelPath, testPath)
+	if len(got["the"]) == 0 || len(got["eats"]) == 0 {
+		t.Fatal("test data without 'the' or 'eats'")
+	}
+	for _, y := range got["the"] {
+		if y != "O" {
+			t.Errorf("'the' tagged %s, but the lexicon allows only O", y)
+		}
+	}
+	for _, y := range got["sees"] {
+		if y != "B-VP" && y != "I-NP" {
+			t.Errorf("'sees' tagged %s, outside its candidates", y)
+		}
+	}
+	for _, y := range got["eats"] { // free: the features make it B-VP
+		if y != "B-VP" {
+			t.Errorf("'eats' (not in the lexicon) tagged %s", y)
+		}
+	}
+	// -i goes through the constrained chain too: 'the' is O with
+	// marginal probability 1.
+	in, _ := os.ReadFile(testPath)
+	out, _, err := runCLI(t, "tag", "-m", modelPath, "-i", testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, pred := strings.Split(strings.TrimSpace(string(in)), "\n"), strings.Split(strings.TrimSpace(out), "\n")
+	if len(rows) != len(pred) {
+		t.Fatalf("-i: %d input lines, %d output lines", len(rows), len(pred))
+	}
+	for k, row := range rows {
+		if strings.HasPrefix(row, "the ") && pred[k] != "O:1.000000" {
+			t.Errorf("-i: 'the' printed as %q, want O:1.000000", pred[k])
+		}
+	}
+
+	// Learnt candidates: every word is frequent in the toy data, so each
+	// is held to the labels it had there ('the' never O).
+	cand := filepath.Join(dir, "cand.model")
+	if _, _, err := runCLI(t, "learn", "-q", "-m", cand, "--template", tplPath, "-p", "feature.candidates=2", "-p", "max_iterations=40", trainPath); err != nil {
+		t.Fatal(err)
+	}
+	mc, err := model.Load(cand)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, ok := mc.Lexicon.Words.Lookup("the")
+	if !ok {
+		t.Fatal("'the' not in the learnt lexicon")
+	}
+	for _, y := range mc.Lexicon.Allowed(id) {
+		if l := mc.Labels.String(y); l != "B-NP" && l != "I-NP" {
+			t.Errorf("'the' allowed %s", l)
+		}
+	}
+	for _, y := range predictions(t, cand, testPath)["the"] {
+		if y != "B-NP" && y != "I-NP" {
+			t.Errorf("'the' tagged %s", y)
+		}
+	}
+}
+
+func TestLexiconErrors(t *testing.T) {
+	trainPath, _, tplPath, modelPath := toyFiles(t, 20, 1)
+	dir := filepath.Dir(modelPath)
+	for _, c := range []struct{ text, want string }{
+		{"the\tB-NP\nno tab here\n", "lex.txt:2: no tab"},
+		{"the\tB-NP\n\ndog\t \n", "lex.txt:3: no labels"},
+		{"\tB-NP\n", "lex.txt:1: empty word"},
+		{"the\tB-NP\n\xff\tO\n", "lex.txt:2: not UTF-8"},
+		{"\n\n", "lex.txt: no entries"},
+	} {
+		lexPath := filepath.Join(dir, "lex.txt")
+		if err := os.WriteFile(lexPath, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := runCLI(t, "learn", "-q", "-m", modelPath, "--template", tplPath, "--lexicon", lexPath, trainPath)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("lexicon %q: error %v, want %q", c.text, err, c.want)
+		}
+	}
+	_, _, err := runCLI(t, "learn", "-q", "-m", modelPath, "--template", tplPath, "--lexicon", filepath.Join(dir, "missing.txt"), trainPath)
+	if err == nil || !strings.Contains(err.Error(), "missing.txt") {
+		t.Errorf("missing lexicon: %v", err)
+	}
+	_, _, err = runCLI(t, "learn", "-q", "-m", filepath.Join(dir, "m.crfsuite"), "--template", tplPath, "-p", "feature.candidates=2", trainPath)
+	if err == nil || !strings.Contains(err.Error(), "candidate labels") {
+		t.Errorf("candidates into a CRFsuite model: %v", err)
+	}
+	if _, err := os.Stat(modelPath); err == nil {
+		t.Errorf("a model was written despite the errors")
+	}
+}
