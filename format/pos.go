@@ -35,6 +35,7 @@ type posFeatures struct {
 	cache []byte // lower-cased words, then compressed shapes
 	lower []int  // start, end of each row's lower-cased word in cache
 	cshp  []int  // start, end of each row's compressed shape in cache
+	inq   []bool // morph: the row is inside quotation marks
 	n     int
 }
 
@@ -52,6 +53,50 @@ func (p *posFeatures) prepare(sent *sentence) {
 		start = len(p.cache)
 		p.cache = appendShape(p.cache, w, 1)
 		p.cshp = append(p.cshp, start, len(p.cache))
+	}
+	if p.morph {
+		p.quoted(sent)
+	}
+}
+
+// quoted marks the rows between an opening and a closing quotation mark
+// („…“, “…”, «…», »…«, "…"): Czech legal text tags the words of a quoted
+// multi-word term X@ (foreign or unknown), whatever they are.
+func (p *posFeatures) quoted(sent *sentence) {
+	p.inq = p.inq[:0]
+	var open string // the mark that closes the quotation, "" outside one
+	for t := 0; t < sent.rows; t++ {
+		w := string(sent.field(t, 0))
+		switch {
+		case open != "" && w == open:
+			open = ""
+			p.inq = append(p.inq, false)
+			continue
+		case open == "":
+			switch w {
+			case "„":
+				open = "“"
+			case "“":
+				open = "”"
+			case "«":
+				open = "»"
+			case "»":
+				open = "«"
+			case "\"":
+				open = "\""
+			}
+			if open != "" {
+				p.inq = append(p.inq, false)
+				continue
+			}
+		}
+		p.inq = append(p.inq, open != "")
+	}
+	// An unclosed mark quotes nothing.
+	if open != "" {
+		for t := len(p.inq) - 1; t >= 0 && p.inq[t]; t-- {
+			p.inq[t] = false
+		}
 	}
 }
 
@@ -336,6 +381,12 @@ func (p *posFeatures) morphMore(b *builder, t int, lw []byte, nr int, digit, all
 	b.arena = append(b.arena, '|')
 	b.arena = p.ctx(b.arena, t+1)
 	b.mark(st)
+	if p.inq[t] {
+		b.mark(put("q"))
+		st = put("q|ic=")
+		b.arena = append(b.arena, byte('0'+b2i(initCap)))
+		b.mark(st)
+	}
 	st = put("len=")
 	if nr >= 10 {
 		b.arena = append(b.arena, "10+"...)
@@ -343,6 +394,13 @@ func (p *posFeatures) morphMore(b *builder, t int, lw []byte, nr int, digit, all
 		b.arena = append(b.arena, byte('0'+nr))
 	}
 	b.mark(st)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // affix appends the k-rune suffix (prefix when pre) of the lower-cased word
