@@ -336,6 +336,9 @@ func (l *Loader) Finish() (*Training, error) {
 	if !l.noWords {
 		tr.Data.Words, tr.Data.Vocab = l.words, l.vocab
 	}
+	for y := range int32(l.labels.Len()) {
+		tr.Data.LabelNames = append(tr.Data.LabelNames, l.labels.String(y))
+	}
 	*l = Loader{MinFreq: l.MinFreq, Progress: l.Progress}
 	return tr, nil
 }

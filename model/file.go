@@ -166,6 +166,7 @@ func (m *Model) sections() ([]section, error) {
 	if err != nil {
 		return nil, err
 	}
+	secs = append(secs, m.subSection()...)
 	return append(secs, lex...), nil
 }
 
@@ -665,6 +666,9 @@ func parse(name string, buf []byte) (*Model, error) {
 		return bad("unknown transition structure %d", structure)
 	}
 	if err := parseLexicon(name, secs, m); err != nil {
+		return nil, err
+	}
+	if err := parseSub(name, secs, m); err != nil {
 		return nil, err
 	}
 	if err := m.check(); err != nil {

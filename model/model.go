@@ -63,6 +63,9 @@ type Model struct {
 	// candidate labels (trained with -p feature.candidates or --lexicon);
 	// a tagger applies it through Options.Candidates.
 	Lexicon *sparse.Lexicon
+	// Sub, if not nil, adds sub-label weights to the state scores
+	// (trained with -p feature.sublabels).
+	Sub *sparse.SubLabels
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file
@@ -136,6 +139,11 @@ func (m *Model) check() error {
 	}
 	if m.Lexicon != nil {
 		if err := m.Lexicon.Check(M); err != nil {
+			return fmt.Errorf("model: %v", err)
+		}
+	}
+	if m.Sub != nil {
+		if err := m.Sub.Check(M, m.Attrs.Len()); err != nil {
 			return fmt.Errorf("model: %v", err)
 		}
 	}

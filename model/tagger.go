@@ -118,6 +118,7 @@ type work struct {
 	hptr  []int32
 	hids  []int32
 	hvals []float64
+	sbuf []float64 // sub-label scratch
 	// candidate labels (Options.Candidates)
 	co      engine.ChainOptions
 	allowed [][]int32
@@ -182,6 +183,10 @@ func (t *Tagger) score(w *work, s sparse.Seq) ([]float64, error) {
 		t.hot.score(w, t.m.State.(*sparse.Sparse), emit, s)
 	} else {
 		t.m.State.Score(emit, s)
+	}
+	if sub := t.m.Sub; sub != nil {
+		w.sbuf = resize(w.sbuf, s.Len()*sub.NSub)
+		sub.AddScores(emit, s, w.sbuf)
 	}
 	return emit, nil
 }

@@ -66,6 +66,12 @@ type Config struct {
 	// (-p feature.candidates; Data.Words must be set). Other words are
 	// free.
 	Candidates int
+	// SubLabels, if > 0, adds weights on the first SubLabels parts
+	// (bytes) of the labels, shared by every label with that part
+	// (sparse.SubLabels: Czech positional tags' part of speech, gender,
+	// number, case, …), for the (attribute, part) pairs seen in training
+	// (-p feature.sublabels; lbfgs and l1; Data.LabelNames must be set).
+	SubLabels int
 	// NoStartEnd holds the start and end weights at 0, as CRFsuite's model
 	// has none (simdcrf learn sets it for a model written in CRFsuite's
 	// format).
@@ -162,7 +168,7 @@ func Defaults(algorithm string) (Config, error) {
 // feature.minfreq, feature.possible_states, feature.possible_transitions,
 // calibration.eta, calibration.rate, calibration.samples,
 // calibration.candidates, calibration.max_trials) or one of ours
-// (feature.candidates, transitions, threads, seed, holdout_every). Unknown names and bad values
+// (feature.candidates, feature.sublabels, transitions, threads, seed, holdout_every). Unknown names and bad values
 // are errors.
 func (c *Config) Set(name, value string) error {
 	value = strings.TrimSpace(value)
@@ -228,6 +234,8 @@ func (c *Config) Set(name, value string) error {
 		return boolean(&c.PossibleStates)
 	case "feature.possible_transitions":
 		return boolean(&c.PossibleTransitions)
+	case "feature.sublabels":
+		return integer(&c.SubLabels, 0, "an integer ≥ 0 (the label parts: 0 for none)")
 	case "feature.candidates":
 		return integer(&c.Candidates, 0, "an integer ≥ 0 (0: no candidate labels)")
 	case "transitions":

@@ -44,6 +44,25 @@ type model struct {
 	// labels of each training and holdout position (nil: none).
 	lex                  *sparse.Lexicon
 	allowed, holdAllowed [][][]int32
+	// sub, if not nil, has sub-label weights: θ[nParams:nTotal()], its W
+	// a view of them during an evaluation.
+	sub *sparse.SubLabels
+}
+
+// nTotal returns the length of θ: the parameters, then the sub-label
+// weights.
+func (md *model) nTotal() int {
+	if md.sub == nil {
+		return md.nParams
+	}
+	return md.nParams + len(md.sub.IDs)
+}
+
+func growF(x []float64, n int) []float64 {
+	if cap(x) < n {
+		return make([]float64, n)
+	}
+	return x[:n]
 }
 
 // transOff returns the offset of the transition parameters.
@@ -246,6 +265,8 @@ type workerBuf struct {
 	marg []float64
 	ps   postScratch
 	co   engine.ChainOptions
+	sg   []float64 // sub-label gradient
+	sbuf []float64 // sub-label scratch
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -271,6 +292,10 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 		wb.emit = make([]float64, maxLen*md.m)
 		wb.marg = make([]float64, maxLen*md.m)
 		wb.ps = md.newPostScratch(maxLen)
+		if md.sub != nil {
+			wb.sg = make([]float64, len(md.sub.IDs))
+			wb.sbuf = make([]float64, maxLen*md.sub.NSub)
+		}
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
 	return o
@@ -350,6 +375,9 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 		return 0, fmt.Errorf("train: transition weights: %w", err)
 	}
 	tr := o.tr
+	if md.sub != nil {
+		md.sub.W = theta[md.nParams:md.nTotal()]
+	}
 	nh := md.hy.nHot * md.m
 	gs := g[:nh]
 	clear(gs)
@@ -403,6 +431,21 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	}
 	for _, k := range md.fixedTrans {
 		g[k] = 0
+	}
+	if md.sub != nil {
+		gsub, tsub := g[md.nParams:md.nTotal()], theta[md.nParams:md.nTotal()]
+		copy(gsub, o.workers[0].sg)
+		clear(o.workers[0].sg)
+		for w := 1; w < len(o.workers); w++ {
+			for k, v := range o.workers[w].sg {
+				gsub[k] += v
+			}
+			clear(o.workers[w].sg)
+		}
+		if o.c2 > 0 {
+			f += o.c2 * kernels.Dot(tsub, tsub)
+			kernels.Axpy(c22, tsub, gsub)
+		}
 	}
 	return f, nil
 }
@@ -475,6 +518,9 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	marg := wb.marg[:T*m]
 	nh := md.hy.nHot * m
 	md.hy.scoreWith(theta[:nh], wb.cw, 2, emit, o.sc, i)
+	if md.sub != nil {
+		md.sub.AddScores(emit, o.d.Corpus.Seq(i), wb.sbuf)
+	}
 	acc := wb.tg
 	if o.weighted {
 		acc = wb.tmp
@@ -512,5 +558,8 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	wb.loss += c * nll
 	md.hy.addGradientWith(wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
+	if md.sub != nil {
+		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
+	}
 	return nil
 }

@@ -117,8 +117,8 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Threads = *threads
 	cfg.HoldoutEvery = *every
-	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "") {
-		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon): write a simdcrf model", *modelPath)
+	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0) {
+		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon) or sub-label weights (-p feature.sublabels): write a simdcrf model", *modelPath)
 	}
 	if format == model.FormatCRFsuite {
 		if err := crfsuiteLearn(&cfg, spec, *modelPath, *quiet, stderr); err != nil {
@@ -194,6 +194,10 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err == nil && res.Lexicon != nil {
 		m.Lexicon = res.Lexicon
 		err = m.Lexicon.Check(tr.Labels.Len())
+	}
+	if err == nil && res.Sub != nil {
+		m.Sub = res.Sub
+		err = m.Sub.Check(tr.Labels.Len(), tr.Attrs.Len())
 	}
 	if err == nil {
 		m, err = m.Compact()
