@@ -118,7 +118,7 @@ type work struct {
 	hptr  []int32
 	hids  []int32
 	hvals []float64
-	sbuf []float64 // sub-label scratch
+	sbuf  []float64 // sub-label scratch
 	// candidate labels (Options.Candidates)
 	co      engine.ChainOptions
 	allowed [][]int32
