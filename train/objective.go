@@ -99,7 +99,7 @@ func (md *model) transIndex(i, j int32) int {
 // transitions builds the engine's Transitions for θ (exc: a buffer of
 // len(md.excs) exceptions).
 func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
-	return md.transitionsFrom(theta[md.nState:], exc)
+	return md.transitionsFrom(theta[md.nState:md.nParams], exc)
 }
 
 // newModel decides the layout and the parameters for the training data.
@@ -369,7 +369,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if o.tr == nil {
 		o.tr, err = md.transitions(theta, o.excBuf)
 	} else {
-		err = md.setTransitions(o.tr, theta[md.nState:])
+		err = md.setTransitions(o.tr, theta[md.nState:md.nParams])
 	}
 	if err != nil { // (SetScores and SetTied leave o.tr as it was)
 		return 0, fmt.Errorf("train: transition weights: %w", err)
