@@ -10,6 +10,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -171,5 +172,85 @@ func TestLexiconDamaged(t *testing.T) {
 			fixup(b)
 			wantErr(t, b, c.name, c.want)
 		})
+	}
+}
+
+// TestSubLabelModel: sub-label weights survive WriteFile and Load, and the
+// tagger's scores are the state scores plus, for each label part, the
+// weights of the position's attributes on it (computed here from the
+// definition).
+func TestSubLabelModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(10, 10))
+	m0 := randomModel(t, r, spec{m: 6, attrs: 30, layout: sparse.SparseRows})
+	c := sparse.NewCorpus()
+	var b sparse.Builder
+	for range 20 {
+		b.Reset()
+		for range 5 {
+			b.Add(int32(r.IntN(30)), 1)
+			b.Add(int32(r.IntN(30)), 1)
+			b.End(int32(r.IntN(6)))
+		}
+		if err := c.Append(b.Seq()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub, err := sparse.NewSubLabels(m0.LabelNames(), 4, c, 30) // "L3-D": parts L, 3, -, D
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range sub.W {
+		sub.W[k] = r.NormFloat64()
+	}
+	m0.Sub = sub
+	path := filepath.Join(t.TempDir(), "sub.model")
+	if err := m0.WriteFile(path); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Sub == nil || !slices.Equal(m.Sub.W, sub.W) || !slices.Equal(m.Sub.IDs, sub.IDs) || !slices.Equal(m.Sub.Of, sub.Of) || !slices.Equal(m.Sub.Ptr, sub.Ptr) || m.Sub.NSub != sub.NSub {
+		t.Fatalf("sub-labels after Load differ")
+	}
+	tg := m.NewTagger()
+	var out Output
+	for range 20 {
+		T := 1 + r.IntN(4)
+		seq := randomSeq(r, 30, T, true)
+		if err := tg.Tag(seq, Options{Prob: true}, &out); err != nil {
+			t.Fatal(err)
+		}
+		emit := make([]float64, T*6)
+		m.State.Score(emit, seq)
+		for p := range T {
+			for f := seq.Ptr[p]; f < seq.Ptr[p+1]; f++ {
+				a := seq.IDs[f]
+				for k := sub.Ptr[a]; k < sub.Ptr[a+1]; k++ {
+					for y := range 6 {
+						if slices.Contains(sub.Of[y*4:(y+1)*4], sub.IDs[k]) {
+							emit[p*6+y] += seq.Value(int(f)) * sub.W[k]
+						}
+					}
+				}
+			}
+		}
+		path := make([]int32, T)
+		best, err := m.Trans.Viterbi(engine.NewWorkspace(), emit, nil, path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		logZ, _ := m.Trans.LogZ(engine.NewWorkspace(), emit, nil)
+		if !slices.Equal(path, out.Labels) || !near(best, out.Score) || !near(logZ, out.LogZ) {
+			t.Fatalf("tagger %v %v %v, want %v %v %v", out.Labels, out.Score, out.LogZ, path, best, logZ)
+		}
+	}
+	bad := *sub
+	bad.W = slices.Clone(sub.W)
+	bad.W[0] = math.NaN()
+	m0.Sub = &bad
+	if err := m0.WriteFile(path); err == nil {
+		t.Error("a NaN sub-label weight was written")
 	}
 }
