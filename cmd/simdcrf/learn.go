@@ -33,7 +33,7 @@ func addSpecFlags(fs interface {
 	return specFlags{
 		format:   fs.String("format", "", "input format: crfsuite, conll or conllu (default: conllu for *.conllu, conll with --template or --features, else crfsuite)"),
 		template: fs.String("template", "", "CRF++ feature template `FILE` (conll and conllu input)"),
-		features: fs.String("features", "", "built-in feature `SET` (pos) for conll and conllu input"),
+		features: fs.String("features", "", "built-in feature `SET` for conll and conllu input: pos, or morph (pos plus what inflected languages' tags need: longer affixes, the neighbours' affixes, case and digits with the suffix, quotation)"),
 		label:    fs.String("label", "", "conllu label column: upos (default) or xpos"),
 	}
 }
@@ -51,7 +51,7 @@ func (f specFlags) spec() (corpus.Spec, error) {
 	return s, nil
 }
 
-const learnSynopsis = "learn -m MODEL [--model-format simdcrf|crfsuite] [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--lexicon FILE] [--format crfsuite|conll|conllu] [--template FILE] [--features pos] [--label upos|xpos] TRAIN..."
+const learnSynopsis = "learn -m MODEL [--model-format simdcrf|crfsuite] [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--lexicon FILE] [--format crfsuite|conll|conllu] [--template FILE] [--features pos|morph] [--label upos|xpos] TRAIN..."
 
 func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("learn", learnSynopsis, stderr)
