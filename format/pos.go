@@ -309,14 +309,23 @@ func appendShape(dst, s []byte, maxRun int) []byte {
 }
 
 // morphMore adds the "morph" set's features to pos's, for inflected
-// languages (Czech positional tags; see morphFeatures for what each gave):
+// languages (Czech positional tags):
 //
 //	s5= s6= s7=, p5=   longer suffixes and a longer prefix of the lower-cased word
 //	s1-1= s2-1= s3-1=, s1+1= s2+1= s3+1=  the neighbours' suffixes
 //	p2-1= p2+1=        the neighbours' 2-rune prefixes
 //	ic|s3=, dg|s2=     initial capital / digit with the suffix
 //	w-1|s3=, s3|w+1=   the previous/next word with the word's suffix
+//	q, q|ic=           inside quotation marks, and with it whether capitalised
 //	len=               the word's length in runes, 1..9, 10+
+//
+// Measured on UD Czech CLTT XPOS (train → test, L-BFGS with CRFsuite's
+// defaults, M = 304): pos 78.89 %; with the features above but q 78.99 %
+// (dev 80.73); with q 82.02 % (dev 83.36): CLTT tags the words of a quoted
+// multi-word term X@, and without q the model ran chains of X@ through
+// ordinary text. Tried and left out, no gain: the suffixes of the words two
+// away (82.01 %, dev 83.22) and the nearest short word to the left with
+// the suffix, for prepositions' case (82.01 %, dev 83.39).
 func (p *posFeatures) morphMore(b *builder, t int, lw []byte, nr int, digit, allCaps, initCap bool) {
 	put := func(s string) int {
 		start := len(b.arena)
