@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,57 @@ func TestLexiconErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(modelPath); err == nil {
 		t.Errorf("a model was written despite the errors")
+	}
+}
+
+// TestMorphSubLabels: --features morph gives positional labels (all of one
+// length) sub-label weights on their first characters, unless -p
+// feature.sublabels says otherwise; other labels get none.
+func TestMorphSubLabels(t *testing.T) {
+	if positional([]string{"NNFS1", "AAFS1", "VB-S-", "Z:---"}) != 5 || positional([]string{"NOUN", "VERB", "ADJ", "DET"}) != 0 ||
+		positional([]string{"NN", "VB", "JJ", "DT"}) != 0 || positional([]string{"AB C", "ABCD", "ABCE", "ABCF"}) != 0 {
+		t.Error("positional")
+	}
+	dir := t.TempDir()
+	train := filepath.Join(dir, "t.conllu")
+	var b strings.Builder
+	words := []struct{ w, tag string }{{"pes", "NNMS1-"}, {"psa", "NNMS4-"}, {"vidí", "VB-S-3"}, {"kočku", "NNFS4-"}, {"kočka", "NNFS1-"}, {"velký", "AAMS1-"}}
+	for s := range 30 {
+		for k := range 4 {
+			x := words[(s+k*k)%len(words)]
+			fmt.Fprintf(&b, "%d\t%s\t_\tX\t%s\t_\t_\t_\t_\t_\n", k+1, x.w, x.tag)
+		}
+		b.WriteString("\n")
+	}
+	if err := os.WriteFile(train, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{nil, 5},
+		{[]string{"-p", "feature.sublabels=0"}, 0},
+		{[]string{"-p", "feature.sublabels=2"}, 2},
+	} {
+		mp := filepath.Join(dir, "m.model")
+		args := append([]string{"learn", "-q", "-m", mp, "--features", "morph", "--label", "xpos", "-p", "max_iterations=10"}, c.args...)
+		if _, _, err := runCLI(t, append(args, train)...); err != nil {
+			t.Fatal(err)
+		}
+		m, err := model.Load(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		if m.Sub != nil {
+			got = m.Sub.N
+		}
+		if got != c.want {
+			t.Errorf("%v: %d sub-label parts, want %d", c.args, got, c.want)
+		}
+		if _, _, err := runCLI(t, "tag", "-m", mp, "-q", "-t", train); err != nil {
+			t.Error(err)
+		}
 	}
 }
