@@ -174,7 +174,7 @@ func TestMorphSubLabels(t *testing.T) {
 		args []string
 		want int
 	}{
-		{nil, 5},
+		{nil, 6},
 		{[]string{"-p", "feature.sublabels=0"}, 0},
 		{[]string{"-p", "feature.sublabels=2"}, 2},
 	} {
