@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/simdcrf/simdcrf/engine"
@@ -49,6 +50,9 @@ func TestLexiconModel(t *testing.T) {
 	c, err := m.Compact()
 	if err != nil || c.Lexicon != m.Lexicon {
 		t.Fatalf("Compact dropped the lexicon (%v)", err)
+	}
+	if err := m.CRFsuiteCompatible(); err == nil || !strings.Contains(err.Error(), "lexicon") {
+		t.Errorf("CRFsuiteCompatible with a lexicon: %v", err)
 	}
 	tg := m.NewTagger()
 	var out Output
@@ -213,6 +217,9 @@ func TestSubLabelModel(t *testing.T) {
 	}
 	if m.Sub == nil || !slices.Equal(m.Sub.W, sub.W) || !slices.Equal(m.Sub.IDs, sub.IDs) || !slices.Equal(m.Sub.Of, sub.Of) || !slices.Equal(m.Sub.Ptr, sub.Ptr) || m.Sub.NSub != sub.NSub {
 		t.Fatalf("sub-labels after Load differ")
+	}
+	if err := m.CRFsuiteCompatible(); err == nil || !strings.Contains(err.Error(), "sub-label") {
+		t.Errorf("CRFsuiteCompatible with sub-labels: %v", err)
 	}
 	tg := m.NewTagger()
 	var out Output
