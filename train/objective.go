@@ -47,6 +47,53 @@ type model struct {
 	// sub, if not nil, has sub-label weights: θ[nParams:nTotal()], its W
 	// a view of them during an evaluation.
 	sub *sparse.SubLabels
+	// subTrans: sub-label transition weights U (dense transitions only),
+	// NSub×NSub after the sub-label state weights in θ: the bigram i→j
+	// scores, besides its own weight, Σ_k U[part k of i][part k of j].
+	// transD holds those sums (M×M) for the θ of the last transitions
+	// built, transBuf the transition parameters with them added.
+	subTrans         bool
+	transD, transBuf []float64
+}
+
+// subTransOff returns the offset of U in θ.
+func (md *model) subTransOff() int { return md.nParams + len(md.sub.IDs) }
+
+// setSubTrans computes transD from θ's U.
+func (md *model) setSubTrans(theta []float64) {
+	if !md.subTrans {
+		return
+	}
+	s, m := md.sub, md.m
+	u := theta[md.subTransOff():md.nTotal()]
+	md.transD = growF(md.transD, m*m)
+	for i := range m {
+		pi := s.Of[i*s.N : (i+1)*s.N]
+		row := md.transD[i*m : (i+1)*m]
+		for j := range row {
+			pj := s.Of[j*s.N : (j+1)*s.N]
+			v := 0.0
+			for k, a := range pi {
+				if b := pj[k]; a >= 0 && b >= 0 {
+					v += u[int(a)*s.NSub+int(b)]
+				}
+			}
+			row[j] = v
+		}
+	}
+}
+
+// withSubTrans returns the transition parameters tp with transD added to
+// the bigram weights (tp itself without sub-label transitions).
+func (md *model) withSubTrans(tp []float64) []float64 {
+	if !md.subTrans || len(tp) != md.nParams-md.nState {
+		return tp
+	}
+	md.transBuf = append(md.transBuf[:0], tp...)
+	for k, d := range md.transD {
+		md.transBuf[k] += d
+	}
+	return md.transBuf
 }
 
 // nTotal returns the length of θ: the parameters, then the sub-label
@@ -55,7 +102,11 @@ func (md *model) nTotal() int {
 	if md.sub == nil {
 		return md.nParams
 	}
-	return md.nParams + len(md.sub.IDs)
+	n := md.nParams + len(md.sub.IDs)
+	if md.subTrans {
+		n += md.sub.NSub * md.sub.NSub
+	}
+	return n
 }
 
 func growF(x []float64, n int) []float64 {
@@ -99,6 +150,7 @@ func (md *model) transIndex(i, j int32) int {
 // transitions builds the engine's Transitions for θ (exc: a buffer of
 // len(md.excs) exceptions).
 func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
+	md.setSubTrans(theta)
 	return md.transitionsFrom(theta[md.nState:md.nParams], exc)
 }
 
@@ -158,7 +210,10 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		md.tied = true
 	case "dense", "none":
 	default:
-		md.tied = m >= TiedLabels
+		// With sub-label weights up to SubDenseLabels labels, dense: its
+		// bigrams then also get sub-label transition weights (a tied
+		// default cannot vary with the labels' parts).
+		md.tied = m >= TiedLabels && !(cfg.SubLabels > 0 && m <= SubDenseLabels)
 	}
 	if md.tied {
 		md.excIndex = make([]int32, m*m)
@@ -369,6 +424,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if o.tr == nil {
 		o.tr, err = md.transitions(theta, o.excBuf)
 	} else {
+		md.setSubTrans(theta)
 		err = md.setTransitions(o.tr, theta[md.nState:md.nParams])
 	}
 	if err != nil { // (SetScores and SetTied leave o.tr as it was)
@@ -376,7 +432,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	}
 	tr := o.tr
 	if md.sub != nil {
-		md.sub.W = theta[md.nParams:md.nTotal()]
+		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
 	}
 	nh := md.hy.nHot * md.m
 	gs := g[:nh]
@@ -421,6 +477,25 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 			gt[k] += tg[k]
 		}
 	}
+	if md.subTrans { // U's gradient: E−O of every bigram, by its parts
+		s, m := md.sub, md.m
+		gu := g[md.subTransOff():md.nTotal()]
+		clear(gu)
+		for i := range m {
+			pi := s.Of[i*s.N : (i+1)*s.N]
+			for j, v := range gt[i*m : (i+1)*m] {
+				if v == 0 {
+					continue
+				}
+				pj := s.Of[j*s.N : (j+1)*s.N]
+				for k, a := range pi {
+					if b := pj[k]; a >= 0 && b >= 0 {
+						gu[int(a)*s.NSub+int(b)] += v
+					}
+				}
+			}
+		}
+	}
 	f += o.reduceStates(theta, g)
 	c22 := 2 * o.c2
 	for k := md.nState; k < md.nParams; k++ {
@@ -433,7 +508,15 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 		g[k] = 0
 	}
 	if md.sub != nil {
-		gsub, tsub := g[md.nParams:md.nTotal()], theta[md.nParams:md.nTotal()]
+		nw := md.nParams + len(md.sub.IDs)
+		gsub, tsub := g[md.nParams:nw], theta[md.nParams:nw]
+		if md.subTrans {
+			gu, tu := g[nw:md.nTotal()], theta[nw:md.nTotal()]
+			if o.c2 > 0 {
+				f += o.c2 * kernels.Dot(tu, tu)
+				kernels.Axpy(c22, tu, gu)
+			}
+		}
 		copy(gsub, o.workers[0].sg)
 		clear(o.workers[0].sg)
 		for w := 1; w < len(o.workers); w++ {
@@ -549,6 +632,9 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		if t > 0 {
 			ti := md.transIndex(y[t-1], y[t])
 			score += theta[ti]
+			if md.transD != nil {
+				score += md.transD[int(y[t-1])*m+int(y[t])]
+			}
 			tg[ti-off] -= c
 		}
 	}

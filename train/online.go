@@ -436,6 +436,7 @@ func kScale(x []float64, a float64) {
 // transition parameters tp = θ[nState:] in place: tr is then bit for bit as
 // transitionsFrom(tp) would make it, and nothing is allocated.
 func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
+	tp = md.withSubTrans(tp)
 	m := md.m
 	nt := len(tp)
 	start, end := tp[nt-2*m:nt-m], tp[nt-m:]
@@ -449,6 +450,7 @@ func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
 // transitionsFrom builds Transitions from the transition parameters alone
 // (tp = θ[nState:]).
 func (md *model) transitionsFrom(tp []float64, exc []engine.Exception) (*engine.Transitions, error) {
+	tp = md.withSubTrans(tp)
 	m := md.m
 	nt := len(tp)
 	start, end := tp[nt-2*m:nt-m], tp[nt-m:]

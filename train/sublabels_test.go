@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/simdcrf/simdcrf/engine"
@@ -31,6 +32,10 @@ func TestSubLabelsObjective(t *testing.T) {
 			if md.sub.NSub != 6 || len(md.sub.IDs) == 0 {
 				t.Fatalf("%d sub-labels, %d weights", md.sub.NSub, len(md.sub.IDs))
 			}
+			md.subTrans = !md.tied // as Train sets it
+			if md.subTrans != (trans == "dense") || (md.subTrans && md.nTotal() != md.nParams+len(md.sub.IDs)+36) {
+				t.Fatalf("sub-label transitions %v, %d parameters", md.subTrans, md.nTotal())
+			}
 			pool := engine.NewPool(2)
 			defer pool.Close()
 			o := newObjective(md, d, cfg.C2, pool)
@@ -49,7 +54,29 @@ func TestSubLabelsObjective(t *testing.T) {
 			// The definition: weight k of attribute a is for sub-label
 			// IDs[k]; label y has the sub-labels Of[y·N:].
 			want := 0.0
-			tr, _ := md.transitions(theta, make([]engine.Exception, len(md.excs)))
+			// The transitions: their own weights, plus (dense) Σ over
+			// the parts of U[part of i][part of j].
+			tr, _ := md.transitionsFrom(slices.Clone(theta[md.nState:md.nParams]), make([]engine.Exception, len(md.excs)))
+			if md.subTrans {
+				md.transD = nil // (transitionsFrom adds nothing)
+				tr, _ = md.transitionsFrom(slices.Clone(theta[md.nState:md.nParams]), nil)
+				m, s := md.m, md.sub
+				u := theta[md.nParams+len(s.IDs):]
+				score := make([]float64, m*m)
+				start, end := make([]float64, m), make([]float64, m)
+				for i := range m {
+					start[i], end[i] = tr.Start(i), tr.End(i)
+					for j := range m {
+						score[i*m+j] = tr.Score(i, j)
+						for k := range s.N {
+							if a, b := s.Of[i*s.N+k], s.Of[j*s.N+k]; a >= 0 && b >= 0 {
+								score[i*m+j] += u[int(a)*s.NSub+int(b)]
+							}
+						}
+					}
+				}
+				tr, _ = engine.NewTransitions(m, score, start, end)
+			}
 			sc := md.hy.split(d.Corpus)
 			ws := engine.NewWorkspace()
 			subW := theta[md.nParams:]

@@ -171,6 +171,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.SubLabels, d.Corpus, d.NumAttrs); err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}
+		md.subTrans = !md.tied && !md.noTrans
 	}
 	pool := engine.NewPool(cfg.Threads)
 	defer pool.Close()
@@ -220,7 +221,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	var subW *sparse.SubLabels
 	if md.sub != nil {
 		s := *md.sub
-		s.W = append([]float64(nil), theta[md.nParams:]...)
+		s.W = append([]float64(nil), theta[md.nParams:md.nParams+len(md.sub.IDs)]...)
 		subW = &s
 	}
 	return &Result{
@@ -357,7 +358,7 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		t.hold[w].correct = 0
 	}
 	if md.sub != nil {
-		md.sub.W = theta[md.nParams:md.nTotal()]
+		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
 	}
 	err = t.pool.Run(h.Corpus.Len(), func(ws *engine.Workspace, w, i int) error {
 		hb := &t.hold[w]
