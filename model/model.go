@@ -41,7 +41,11 @@
 // (sparse.Dict's binary encoding), a fixed-size shape record, the state
 // weights, the sparse pattern (row offsets as int32, labels as uint16) for
 // the sparse layout, and the transitions: start and end scores, and either
-// the M×M matrix (dense) or the tied default with its exceptions.
+// the M×M matrix (dense) or the tied default with its exceptions. A model
+// trained with candidate labels adds sections 16–18 (the lexicon: its
+// words, offsets and label ids), one with sub-label weights section 19
+// (see lexicon.go); both are marked needed, since a reader that skipped
+// them would tag differently.
 package model
 
 import (
