@@ -210,10 +210,7 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		md.tied = true
 	case "dense", "none":
 	default:
-		// With sub-label weights up to SubDenseLabels labels, dense: its
-		// bigrams then also get sub-label transition weights (a tied
-		// default cannot vary with the labels' parts).
-		md.tied = m >= TiedLabels && !(cfg.SubLabels > 0 && m <= SubDenseLabels)
+		md.tied = m >= TiedLabels
 	}
 	if md.tied {
 		md.excIndex = make([]int32, m*m)
