@@ -180,9 +180,16 @@ func TestMorphSubLabels(t *testing.T) {
 		{[]string{"-p", "feature.sublabels=2"}, 2},
 	} {
 		mp := filepath.Join(dir, "m.model")
-		args := append([]string{"learn", "-q", "-m", mp, "--features", "morph", "--label", "xpos", "-p", "max_iterations=10"}, c.args...)
-		if _, _, err := runCLI(t, append(args, train)...); err != nil {
+		args := append([]string{"learn", "-m", mp, "--features", "morph", "--label", "xpos", "-p", "max_iterations=10", "-e", train}, c.args...)
+		_, stderr, err := runCLI(t, append(args, train)...)
+		if err != nil {
 			t.Fatal(err)
+		}
+		// The holdout (the training data) is scored with the sub-label
+		// weights: the last iterations' accuracy is 1.
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if f := strings.Fields(lines[len(lines)-2]); len(f) < 5 || f[4] != "1.0000" {
+			t.Errorf("%v: last progress line %q, want holdout accuracy 1", c.args, lines[len(lines)-2])
 		}
 		m, err := model.Load(mp)
 		if err != nil {
