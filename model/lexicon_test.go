@@ -199,7 +199,7 @@ func TestSubLabelModel(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sub, err := sparse.NewSubLabels(m0.LabelNames(), 4, c, 30) // "L3-D": parts L, 3, -, D
+	sub, err := sparse.NewSubLabels(m0.LabelNames(), sparse.Positions(4), c, 30) // "L3-D": parts L, 3, -, D
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,27 +122,47 @@ func (s *SubLabels) AddGradient(g []float64, seq Seq, p []float64, c float64, bu
 	}
 }
 
-// NewSubLabels returns the sub-label structure of n parts for labels (part
-// k of a label: its k-th byte; labels shorter have none), with weights (0)
-// for the (attribute, sub-label) pairs the labelled corpus c has.
-func NewSubLabels(labels []string, n int, c *Corpus, numAttrs int) (*SubLabels, error) {
-	m := len(labels)
+// Positions returns the parts [k, k+1) for k < n: a label's first n bytes,
+// one part each.
+func Positions(n int) [][2]int {
+	p := make([][2]int, n)
+	for k := range p {
+		p[k] = [2]int{k, k + 1}
+	}
+	return p
+}
+
+// NewSubLabels returns the sub-label structure of the given parts for
+// labels (part [i, j) of a label: its bytes i to j; labels shorter have
+// none), with weights (0) for the (attribute, sub-label) pairs the
+// labelled corpus c has.
+func NewSubLabels(labels []string, parts [][2]int, c *Corpus, numAttrs int) (*SubLabels, error) {
+	m, n := len(labels), len(parts)
 	if n < 1 {
 		return nil, fmt.Errorf("sparse: %d label parts", n)
 	}
+	for _, p := range parts {
+		if p[0] < 0 || p[1] <= p[0] {
+			return nil, fmt.Errorf("sparse: label part [%d, %d)", p[0], p[1])
+		}
+	}
 	s := &SubLabels{N: n, Labels: m, Of: make([]int32, m*n)}
-	ids := map[[2]int]int32{} // (part, byte) → sub-label
+	type key struct {
+		part int
+		val  string
+	}
+	ids := map[key]int32{}
 	for y, l := range labels {
-		for k := range n {
-			if k >= len(l) {
+		for k, p := range parts {
+			if p[1] > len(l) {
 				s.Of[y*n+k] = -1
 				continue
 			}
-			key := [2]int{k, int(l[k])}
-			id, ok := ids[key]
+			kv := key{k, l[p[0]:p[1]]}
+			id, ok := ids[kv]
 			if !ok {
 				id = int32(len(ids))
-				ids[key] = id
+				ids[kv] = id
 			}
 			s.Of[y*n+k] = id
 		}

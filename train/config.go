@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/simdcrf/simdcrf/sparse"
 )
 
 // Config configures Train. Start from Defaults (the zero Config is not
@@ -76,6 +78,10 @@ type Config struct {
 	// UD Czech CLTT, dense with them 84.37 %, tied without 84.49 %: auto
 	// still ties from TiedLabels on).
 	SubLabels int
+	// SubLabelSpans adds parts made of several characters, [i, j) each
+	// (-p feature.sublabel_spans=2:5,0:2): Czech XPOS 2:5 is gender,
+	// number and case together, the agreement of adjectives and nouns.
+	SubLabelSpans [][2]int
 	// NoStartEnd holds the start and end weights at 0, as CRFsuite's model
 	// has none (simdcrf learn sets it for a model written in CRFsuite's
 	// format).
@@ -240,6 +246,21 @@ func (c *Config) Set(name, value string) error {
 		return boolean(&c.PossibleTransitions)
 	case "feature.sublabels":
 		return integer(&c.SubLabels, 0, "an integer ≥ 0 (the label parts: 0 for none)")
+	case "feature.sublabel_spans":
+		c.SubLabelSpans = nil
+		if value == "" {
+			return nil
+		}
+		for _, f := range strings.Split(value, ",") {
+			a, b, ok := strings.Cut(strings.TrimSpace(f), ":")
+			i, err1 := strconv.Atoi(a)
+			j, err2 := strconv.Atoi(b)
+			if !ok || err1 != nil || err2 != nil || i < 0 || j <= i {
+				return bad("spans I:J (0 ≤ I < J), separated by commas")
+			}
+			c.SubLabelSpans = append(c.SubLabelSpans, [2]int{i, j})
+		}
+		return nil
 	case "feature.candidates":
 		return integer(&c.Candidates, 0, "an integer ≥ 0 (0: no candidate labels)")
 	case "transitions":
@@ -272,6 +293,12 @@ func (c *Config) Set(name, value string) error {
 		return integer(&c.HoldoutEvery, 1, "an integer ≥ 1")
 	}
 	return fmt.Errorf("train: unknown parameter %q for %s", name, c.Algorithm)
+}
+
+// subParts returns the sub-label parts: the first SubLabels characters one
+// by one, then SubLabelSpans.
+func (c *Config) subParts() [][2]int {
+	return append(sparse.Positions(c.SubLabels), c.SubLabelSpans...)
 }
 
 // check validates a Config before training.

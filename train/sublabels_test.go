@@ -22,18 +22,21 @@ func TestSubLabelsObjective(t *testing.T) {
 			d.LabelNames = []string{"NA1", "NB2", "VA", "NA2", "VB1"} // parts: N/V; A/B; 1/2/none
 			cfg, _ := Defaults("lbfgs")
 			cfg.Transitions, cfg.C2, cfg.SubLabels = trans, 0.2, 3
+			if err := cfg.Set("feature.sublabel_spans", "0:2"); err != nil { // NA, NB, VA, VB
+				t.Fatal(err)
+			}
 			md, err := newModel(d, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.SubLabels, d.Corpus, d.NumAttrs); err != nil {
+			if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.subParts(), d.Corpus, d.NumAttrs); err != nil {
 				t.Fatal(err)
 			}
-			if md.sub.NSub != 6 || len(md.sub.IDs) == 0 {
+			if md.sub.NSub != 10 || md.sub.N != 4 || len(md.sub.IDs) == 0 {
 				t.Fatalf("%d sub-labels, %d weights", md.sub.NSub, len(md.sub.IDs))
 			}
 			md.subTrans = !md.tied // as Train sets it
-			if md.subTrans != (trans == "dense") || (md.subTrans && md.nTotal() != md.nParams+len(md.sub.IDs)+36) {
+			if md.subTrans != (trans == "dense") || (md.subTrans && md.nTotal() != md.nParams+len(md.sub.IDs)+100) {
 				t.Fatalf("sub-label transitions %v, %d parameters", md.subTrans, md.nTotal())
 			}
 			pool := engine.NewPool(2)

@@ -161,14 +161,14 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if cfg.Holdout != nil {
 		md.holdAllowed = holdoutAllowed(cfg.Holdout, md.lex)
 	}
-	if cfg.SubLabels > 0 {
+	if cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 {
 		if cfg.Algorithm == "sgd" || cfg.Algorithm == "ap" {
 			return nil, fmt.Errorf("train: feature.sublabels is for lbfgs and l1, not %s", cfg.Algorithm)
 		}
 		if len(d.LabelNames) != d.Labels {
 			return nil, fmt.Errorf("train: feature.sublabels needs the label names (%d for %d labels)", len(d.LabelNames), d.Labels)
 		}
-		if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.SubLabels, d.Corpus, d.NumAttrs); err != nil {
+		if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.subParts(), d.Corpus, d.NumAttrs); err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}
 		md.subTrans = !md.tied && !md.noTrans

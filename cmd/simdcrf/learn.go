@@ -117,7 +117,7 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Threads = *threads
 	cfg.HoldoutEvery = *every
-	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0) {
+	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0) {
 		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon) or sub-label weights (-p feature.sublabels): write a simdcrf model", *modelPath)
 	}
 	if format == model.FormatCRFsuite {
