@@ -80,7 +80,9 @@ type Config struct {
 	SubLabels int
 	// SubLabelSpans adds parts made of several characters, [i, j) each
 	// (-p feature.sublabel_spans=2:5,0:2): Czech XPOS 2:5 is gender,
-	// number and case together, the agreement of adjectives and nouns.
+	// number and case together, the agreement of adjectives and nouns (on
+	// UD Czech CLTT with the 15 single characters: 84.46 %, dev 85.53,
+	// against 84.49 %, dev 85.67, without it; not a default).
 	SubLabelSpans [][2]int
 	// NoStartEnd holds the start and end weights at 0, as CRFsuite's model
 	// has none (simdcrf learn sets it for a model written in CRFsuite's
