@@ -208,6 +208,9 @@ type Loader struct {
 	Progress func(f *File)
 
 	attrs, labels *sparse.Dict
+	vocab         *sparse.Dict // words (column input)
+	words         [][]int32    // each sequence's word ids, while all have words
+	noWords       bool         // some sequence had none (CRFsuite's format)
 	c             *sparse.Corpus
 	weights       []float64
 	weighed       bool
@@ -241,6 +244,7 @@ func (l *Loader) Load(paths []string, s Spec) (*Training, error) {
 func (l *Loader) Add(f *File) error {
 	if l.attrs == nil {
 		l.attrs, l.labels, l.c = sparse.NewDict(1<<16), sparse.NewDict(64), sparse.NewCorpus()
+		l.vocab = sparse.NewDict(1 << 12)
 	}
 	l.files = append(l.files, f.Name)
 	seq := &l.seq
@@ -273,6 +277,7 @@ func (l *Loader) Add(f *File) error {
 		if err := l.c.Append(l.b.Seq()); err != nil {
 			return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
 		}
+		l.addWords(seq)
 		l.weights = append(l.weights, seq.Weight)
 		l.weighed = l.weighed || seq.Weight != 1
 		l.items += int64(seq.Len())
@@ -288,6 +293,19 @@ func (l *Loader) Add(f *File) error {
 		l.columns = cr.Columns()
 	}
 	return nil
+}
+
+// addWords records the words of seq (for candidate labels).
+func (l *Loader) addWords(seq *format.Sequence) {
+	if l.noWords || len(seq.Words) != seq.Len() {
+		l.noWords, l.words = true, nil
+		return
+	}
+	ids := make([]int32, len(seq.Words))
+	for t, w := range seq.Words {
+		ids[t], _ = l.vocab.AddBytes(w)
+	}
+	l.words = append(l.words, ids)
 }
 
 // Finish orders the attributes by frequency, drops the rare ones, and
@@ -315,6 +333,12 @@ func (l *Loader) Finish() (*Training, error) {
 	}
 	tr := &Training{Attrs: attrs, Labels: l.labels, Items: l.items, Seqs: l.seqs, Columns: l.columns,
 		Data: train.Data{Corpus: l.c, Weights: w, NumAttrs: attrs.Len(), Labels: l.labels.Len()}}
+	if !l.noWords {
+		tr.Data.Words, tr.Data.Vocab = l.words, l.vocab
+	}
+	for y := range int32(l.labels.Len()) {
+		tr.Data.LabelNames = append(tr.Data.LabelNames, l.labels.String(y))
+	}
 	*l = Loader{MinFreq: l.MinFreq, Progress: l.Progress}
 	return tr, nil
 }
@@ -330,9 +354,12 @@ func LoadHoldout(path string, s Spec, tr *Training) (*train.Data, error) {
 	}
 	defer f.Close()
 	var (
-		seq format.Sequence
-		b   sparse.Builder
-		c   = sparse.NewCorpus()
+		seq     format.Sequence
+		b       sparse.Builder
+		c       = sparse.NewCorpus()
+		vocab   = sparse.NewDict(1 << 12)
+		words   [][]int32
+		noWords bool
 	)
 	for {
 		err := f.Read(&seq)
@@ -371,9 +398,20 @@ func LoadHoldout(path string, s Spec, tr *Training) (*train.Data, error) {
 		if err := c.Append(s); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
 		}
+		if noWords = noWords || len(seq.Words) != seq.Len(); !noWords {
+			ids := make([]int32, len(seq.Words))
+			for t, w := range seq.Words {
+				ids[t], _ = vocab.AddBytes(w)
+			}
+			words = append(words, ids)
+		}
 	}
 	if c.Len() == 0 {
 		return nil, fmt.Errorf("%s: no sequences", f.Name)
 	}
-	return &train.Data{Corpus: c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}, nil
+	d := &train.Data{Corpus: c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}
+	if !noWords {
+		d.Words, d.Vocab = words, vocab
+	}
+	return d, nil
 }

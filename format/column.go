@@ -59,6 +59,10 @@ func (sent *sentence) emit(seq *Sequence, fx *extractor, b *builder) {
 		seq.Ptr = append(seq.Ptr, int32(b.count()))
 	}
 	b.finish(seq, false)
+	for t := 0; t < sent.rows; t++ {
+		w := sent.field(t, 0)
+		seq.Words = append(seq.Words, w[:len(w):len(w)])
+	}
 	if sent.labels {
 		for t := 0; t < sent.rows; t++ {
 			lo, hi := sent.labs[2*t], sent.labs[2*t+1]
@@ -308,8 +312,10 @@ func newExtractor(o Options, name string) (*extractor, error) {
 	case "":
 	case "pos":
 		fx.pos = &posFeatures{}
+	case "morph":
+		fx.pos = &posFeatures{morph: true}
 	default:
-		return nil, errorf(name, 0, "unknown feature set %q (want pos)", o.Features)
+		return nil, errorf(name, 0, "unknown feature set %q (want pos or morph)", o.Features)
 	}
 	if fx.tmpl == nil && fx.pos == nil {
 		return nil, errorf(name, 0, "%s input needs a feature template or a feature set (pos)", o.Format)

@@ -30,6 +30,10 @@ type Sequence struct {
 	Ptr    []int32   // T+1 offsets: item t has attributes Ptr[t] .. Ptr[t+1]-1
 	Names  [][]byte  // attribute names (views valid until the next Read)
 	Values []float64 // attribute values (1 unless the input says otherwise)
+	// Words holds each item's word (column 0; FORM in CoNLL-U) for column
+	// input, the key of a model's candidate-label lexicon; nil for
+	// CRFsuite's attribute format. Views valid until the next Read.
+	Words [][]byte
 }
 
 // Len is the number of items.
@@ -50,6 +54,7 @@ func (s *Sequence) reset(file string) {
 	s.Ptr = append(s.Ptr[:0], 0)
 	s.Names = s.Names[:0]
 	s.Values = s.Values[:0]
+	s.Words = s.Words[:0]
 }
 
 // Reader reads one sequence per call into s, reusing s's memory. It returns

@@ -485,3 +485,57 @@ func TestLongLinesAndReadErrors(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+// TestMorphFeatures: morph is pos plus the longer affixes, the neighbours'
+// affixes, case and digits with the suffix, word–suffix pairs, the length,
+// and q for the words between quotation marks (not the marks, and nothing
+// after an unclosed one); Words holds column 0.
+func TestMorphFeatures(t *testing.T) {
+	in := "Položka X\n„ Z\nDlouhodobý X\nmajetek X\n“ Z\nobsahuje V\n\" Z\nx1 D\n"
+	o := Options{Format: "conll", Features: "morph"}
+	got, err := readAll(t, in, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, err := readAll(t, in, Options{Format: "conll", Features: "pos"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := got[0].items
+	for k, it := range items {
+		for _, n := range pos[0].items[k].names {
+			if !contains(it.names, n) {
+				t.Errorf("item %d lacks pos's %q", k, n)
+			}
+		}
+	}
+	want := []string{"s5=odobý", "s6=hodobý", "s7=uhodobý", "p5=dlouh", "s1-1=„", "s3+1=tek", "p2+1=ma",
+		"ic|s3=obý", "w-1|s3=„|obý", "s3|w+1=obý|majetek", "len=10+", "q", "q|ic=1"}
+	for _, n := range want {
+		if !contains(items[2].names, n) {
+			t.Errorf("Dlouhodobý lacks %q: %q", n, items[2].names)
+		}
+	}
+	if !contains(items[3].names, "q|ic=0") || !contains(items[3].names, "len=7") {
+		t.Errorf("majetek: %q", items[3].names)
+	}
+	for _, k := range []int{0, 1, 4, 5, 6, 7} { // outside, the marks, after the unclosed "
+		if contains(items[k].names, "q") {
+			t.Errorf("item %d has q: %q", k, items[k].names)
+		}
+	}
+	if !contains(items[7].names, "dg|s2=x1") || !contains(items[0].names, "s1-1=_B-1") {
+		t.Errorf("x1: %q", items[7].names)
+	}
+	r, err := NewReader(strings.NewReader(in), "in", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Sequence
+	if err := r.Read(&s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Words) != 8 || string(s.Words[2]) != "Dlouhodobý" || string(s.Words[6]) != "\"" {
+		t.Errorf("Words %q", s.Words)
+	}
+}

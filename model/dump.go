@@ -57,6 +57,12 @@ func (m *Model) Dump(w io.Writer, top int) error {
 		}
 	}
 	fmt.Fprintf(bw, "}\n\n")
+	if l := m.Lexicon; l != nil {
+		fmt.Fprintf(bw, "CANDIDATES = %d words held to %d labels in all\n\n", l.Len(), len(l.Labels))
+	}
+	if sl := m.Sub; sl != nil {
+		fmt.Fprintf(bw, "SUB_LABELS = %d parts per label, %d sub-labels, %d weights\n\n", sl.N, sl.NSub, len(sl.W))
+	}
 
 	nonzero := 0
 	var all []feature

@@ -40,6 +40,80 @@ type model struct {
 	// noTrans: no transition, start or end weights (transitions=none, all
 	// in fixedTrans, held at 0): the positions are independent.
 	noTrans bool
+	// Candidate labels (see candidates): the lexicon, and the allowed
+	// labels of each training and holdout position (nil: none).
+	lex                  *sparse.Lexicon
+	allowed, holdAllowed [][][]int32
+	// sub, if not nil, has sub-label weights: θ[nParams:nTotal()], its W
+	// a view of them during an evaluation.
+	sub *sparse.SubLabels
+	// subTrans: sub-label transition weights U (dense transitions only),
+	// NSub×NSub after the sub-label state weights in θ: the bigram i→j
+	// scores, besides its own weight, Σ_k U[part k of i][part k of j].
+	// transD holds those sums (M×M) for the θ of the last transitions
+	// built, transBuf the transition parameters with them added.
+	subTrans         bool
+	transD, transBuf []float64
+}
+
+// subTransOff returns the offset of U in θ.
+func (md *model) subTransOff() int { return md.nParams + len(md.sub.IDs) }
+
+// setSubTrans computes transD from θ's U.
+func (md *model) setSubTrans(theta []float64) {
+	if !md.subTrans {
+		return
+	}
+	s, m := md.sub, md.m
+	u := theta[md.subTransOff():md.nTotal()]
+	md.transD = growF(md.transD, m*m)
+	for i := range m {
+		pi := s.Of[i*s.N : (i+1)*s.N]
+		row := md.transD[i*m : (i+1)*m]
+		for j := range row {
+			pj := s.Of[j*s.N : (j+1)*s.N]
+			v := 0.0
+			for k, a := range pi {
+				if b := pj[k]; a >= 0 && b >= 0 {
+					v += u[int(a)*s.NSub+int(b)]
+				}
+			}
+			row[j] = v
+		}
+	}
+}
+
+// withSubTrans returns the transition parameters tp with transD added to
+// the bigram weights (tp itself without sub-label transitions).
+func (md *model) withSubTrans(tp []float64) []float64 {
+	if !md.subTrans || len(tp) != md.nParams-md.nState {
+		return tp
+	}
+	md.transBuf = append(md.transBuf[:0], tp...)
+	for k, d := range md.transD {
+		md.transBuf[k] += d
+	}
+	return md.transBuf
+}
+
+// nTotal returns the length of θ: the parameters, then the sub-label
+// weights.
+func (md *model) nTotal() int {
+	if md.sub == nil {
+		return md.nParams
+	}
+	n := md.nParams + len(md.sub.IDs)
+	if md.subTrans {
+		n += md.sub.NSub * md.sub.NSub
+	}
+	return n
+}
+
+func growF(x []float64, n int) []float64 {
+	if cap(x) < n {
+		return make([]float64, n)
+	}
+	return x[:n]
 }
 
 // transOff returns the offset of the transition parameters.
@@ -76,7 +150,8 @@ func (md *model) transIndex(i, j int32) int {
 // transitions builds the engine's Transitions for θ (exc: a buffer of
 // len(md.excs) exceptions).
 func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
-	return md.transitionsFrom(theta[md.nState:], exc)
+	md.setSubTrans(theta)
+	return md.transitionsFrom(theta[md.nState:md.nParams], exc)
 }
 
 // newModel decides the layout and the parameters for the training data.
@@ -241,6 +316,9 @@ type workerBuf struct {
 	emit []float64
 	marg []float64
 	ps   postScratch
+	co   engine.ChainOptions
+	sg   []float64 // sub-label gradient
+	sbuf []float64 // sub-label scratch
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -266,6 +344,10 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 		wb.emit = make([]float64, maxLen*md.m)
 		wb.marg = make([]float64, maxLen*md.m)
 		wb.ps = md.newPostScratch(maxLen)
+		if md.sub != nil {
+			wb.sg = make([]float64, len(md.sub.IDs))
+			wb.sbuf = make([]float64, maxLen*md.sub.NSub)
+		}
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
 	return o
@@ -273,13 +355,16 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 
 // postScratch is posteriors' scratch space for a model without transition
 // weights (else empty): row maxima and minima, and M zeros.
-type postScratch struct{ mx, lo, zeros []float64 }
+type postScratch struct {
+	mx, lo, zeros []float64
+	mark          []int32
+}
 
 func (md *model) newPostScratch(maxLen int) postScratch {
 	if !md.noTrans {
 		return postScratch{}
 	}
-	return postScratch{mx: make([]float64, maxLen), lo: make([]float64, maxLen), zeros: make([]float64, md.m)}
+	return postScratch{mx: make([]float64, maxLen), lo: make([]float64, maxLen), zeros: make([]float64, md.m), mark: make([]int32, md.m)}
 }
 
 // posteriors sets marg (T×M) to a sequence's label marginals given its
@@ -287,9 +372,12 @@ func (md *model) newPostScratch(maxLen int) postScratch {
 // acc (θ order from transOff), and returns log Z. Without transition
 // weights the positions are independent (independentPosteriors): acc is
 // left alone, and tr is not used.
-func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int) (float64, error) {
+func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int, c *engine.ChainOptions) (float64, error) {
 	m := md.m
 	if md.noTrans {
+		if c != nil {
+			maskAllowed(emit[:T*m], c.Allowed, m, ps.mark)
+		}
 		return independentPosteriors(marg, emit, ps.mx[:T], ps.lo[:T], ps.zeros, T, m), nil
 	}
 	nt := len(acc)
@@ -299,7 +387,7 @@ func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, 
 	} else {
 		p.Transitions = acc[:m*m]
 	}
-	return tr.Posteriors(ws, emit, nil, &p)
+	return tr.Posteriors(ws, emit, c, &p)
 }
 
 // independentPosteriors sets marg (T×M) to the label marginals of a CRF
@@ -333,12 +421,16 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if o.tr == nil {
 		o.tr, err = md.transitions(theta, o.excBuf)
 	} else {
-		err = md.setTransitions(o.tr, theta[md.nState:])
+		md.setSubTrans(theta)
+		err = md.setTransitions(o.tr, theta[md.nState:md.nParams])
 	}
 	if err != nil { // (SetScores and SetTied leave o.tr as it was)
 		return 0, fmt.Errorf("train: transition weights: %w", err)
 	}
 	tr := o.tr
+	if md.sub != nil {
+		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
+	}
 	nh := md.hy.nHot * md.m
 	gs := g[:nh]
 	clear(gs)
@@ -382,6 +474,25 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 			gt[k] += tg[k]
 		}
 	}
+	if md.subTrans { // U's gradient: E−O of every bigram, by its parts
+		s, m := md.sub, md.m
+		gu := g[md.subTransOff():md.nTotal()]
+		clear(gu)
+		for i := range m {
+			pi := s.Of[i*s.N : (i+1)*s.N]
+			for j, v := range gt[i*m : (i+1)*m] {
+				if v == 0 {
+					continue
+				}
+				pj := s.Of[j*s.N : (j+1)*s.N]
+				for k, a := range pi {
+					if b := pj[k]; a >= 0 && b >= 0 {
+						gu[int(a)*s.NSub+int(b)] += v
+					}
+				}
+			}
+		}
+	}
 	f += o.reduceStates(theta, g)
 	c22 := 2 * o.c2
 	for k := md.nState; k < md.nParams; k++ {
@@ -392,6 +503,29 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	}
 	for _, k := range md.fixedTrans {
 		g[k] = 0
+	}
+	if md.sub != nil {
+		nw := md.nParams + len(md.sub.IDs)
+		gsub, tsub := g[md.nParams:nw], theta[md.nParams:nw]
+		if md.subTrans {
+			gu, tu := g[nw:md.nTotal()], theta[nw:md.nTotal()]
+			if o.c2 > 0 {
+				f += o.c2 * kernels.Dot(tu, tu)
+				kernels.Axpy(c22, tu, gu)
+			}
+		}
+		copy(gsub, o.workers[0].sg)
+		clear(o.workers[0].sg)
+		for w := 1; w < len(o.workers); w++ {
+			for k, v := range o.workers[w].sg {
+				gsub[k] += v
+			}
+			clear(o.workers[w].sg)
+		}
+		if o.c2 > 0 {
+			f += o.c2 * kernels.Dot(tsub, tsub)
+			kernels.Axpy(c22, tsub, gsub)
+		}
 	}
 	return f, nil
 }
@@ -464,13 +598,16 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	marg := wb.marg[:T*m]
 	nh := md.hy.nHot * m
 	md.hy.scoreWith(theta[:nh], wb.cw, 2, emit, o.sc, i)
+	if md.sub != nil {
+		md.sub.AddScores(emit, o.d.Corpus.Seq(i), wb.sbuf)
+	}
 	acc := wb.tg
 	if o.weighted {
 		acc = wb.tmp
 		clear(acc)
 	}
 	nt := len(acc)
-	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T)
+	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, chainOpts(&wb.co, md.allowed, i))
 	if err != nil {
 		return fmt.Errorf("train: sequence %d: %w", i, err)
 	}
@@ -492,6 +629,9 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		if t > 0 {
 			ti := md.transIndex(y[t-1], y[t])
 			score += theta[ti]
+			if md.transD != nil {
+				score += md.transD[int(y[t-1])*m+int(y[t])]
+			}
 			tg[ti-off] -= c
 		}
 	}
@@ -501,5 +641,8 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	wb.loss += c * nll
 	md.hy.addGradientWith(wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
+	if md.sub != nil {
+		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
+	}
 	return nil
 }

@@ -29,6 +29,7 @@ type onlineState struct {
 	tg     []float64
 	scaled []float64 // sgd: the transition weights a·v
 	ps     postScratch
+	co     engine.ChainOptions
 	order  []int
 	rng    *rand.Rand
 }
@@ -174,7 +175,7 @@ func (t *trainer) apEpoch(theta, ws []float64, u float64, st *onlineState) (floa
 		}
 		emit, path, delta := st.emit[:T*md.m], st.path[:T], st.marg[:T*md.m]
 		md.hy.score(theta, emit, sc, i)
-		if _, err := st.tr.Viterbi(st.ws, emit, nil, path); err != nil {
+		if _, err := st.tr.Viterbi(st.ws, emit, chainOpts(&st.co, md.allowed, i), path); err != nil {
 			return 0, u, err
 		}
 		diff := 0
@@ -380,7 +381,7 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, st *onlineState, lambda
 			}
 		}
 		clear(st.tg)
-		logZ, err := md.posteriors(st.tr, st.ws, emit, marg, st.tg, &st.ps, T)
+		logZ, err := md.posteriors(st.tr, st.ws, emit, marg, st.tg, &st.ps, T, chainOpts(&st.co, md.allowed, i))
 		if err != nil {
 			return 0, err
 		}
@@ -435,6 +436,7 @@ func kScale(x []float64, a float64) {
 // transition parameters tp = θ[nState:] in place: tr is then bit for bit as
 // transitionsFrom(tp) would make it, and nothing is allocated.
 func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
+	tp = md.withSubTrans(tp)
 	m := md.m
 	nt := len(tp)
 	start, end := tp[nt-2*m:nt-m], tp[nt-m:]
@@ -448,6 +450,7 @@ func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
 // transitionsFrom builds Transitions from the transition parameters alone
 // (tp = θ[nState:]).
 func (md *model) transitionsFrom(tp []float64, exc []engine.Exception) (*engine.Transitions, error) {
+	tp = md.withSubTrans(tp)
 	m := md.m
 	nt := len(tp)
 	start, end := tp[nt-2*m:nt-m], tp[nt-m:]

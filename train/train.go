@@ -23,6 +23,18 @@ type Data struct {
 	Weights  []float64      // per-sequence instance weights, or nil for all 1
 	NumAttrs int
 	Labels   int // M
+
+	// Words, for candidate labels (Config.Candidates, Lexicon): each
+	// position's word as an id in Vocab (−1: none), per sequence; nil when
+	// the input has no words (CRFsuite's attribute format).
+	Words [][]int32
+	Vocab *sparse.Dict
+	// Lexicon, if not nil, restricts the words it holds to its labels (ids
+	// of this data's labels), with the words seen Config.Candidates times.
+	Lexicon *sparse.Lexicon
+	// LabelNames are the labels' names (label id order), for sub-label
+	// weights (Config.SubLabels).
+	LabelNames []string
 }
 
 // weight returns the instance weight of sequence i (1 without Weights).
@@ -51,6 +63,13 @@ type Result struct {
 	// exceptions + 1 + 2M, see Trans.Exceptions for their order).
 	Tied        bool
 	TransParams int
+
+	// Lexicon holds the candidate labels training was restricted to
+	// (Config.Candidates, Data.Lexicon), for tagging alike; nil without.
+	Lexicon *sparse.Lexicon
+	// Sub holds the trained sub-label weights (Config.SubLabels); nil
+	// without.
+	Sub *sparse.SubLabels
 }
 
 // checkHoldout checks holdout data, whose gold labels may be
@@ -136,6 +155,24 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if cfg.NoStartEnd {
 		md.holdStartEnd()
 	}
+	if md.lex, md.allowed, err = candidates(d, cfg.Candidates); err != nil {
+		return nil, err
+	}
+	if cfg.Holdout != nil {
+		md.holdAllowed = holdoutAllowed(cfg.Holdout, md.lex)
+	}
+	if cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 {
+		if cfg.Algorithm == "sgd" || cfg.Algorithm == "ap" {
+			return nil, fmt.Errorf("train: feature.sublabels is for lbfgs and l1, not %s", cfg.Algorithm)
+		}
+		if len(d.LabelNames) != d.Labels {
+			return nil, fmt.Errorf("train: feature.sublabels needs the label names (%d for %d labels)", len(d.LabelNames), d.Labels)
+		}
+		if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.subParts(), d.Corpus, d.NumAttrs); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		md.subTrans = !md.tied && !md.noTrans
+	}
 	pool := engine.NewPool(cfg.Threads)
 	defer pool.Close()
 
@@ -153,7 +190,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	}()
 
 	t := &trainer{ctx: ctx, d: d, cfg: &cfg, md: md, pool: pool, stop: &stop}
-	theta := sparse.MakeParams(md.nParams)
+	theta := sparse.MakeParams(md.nTotal())
 	var res qnResult
 	switch cfg.Algorithm {
 	case "lbfgs", "l1":
@@ -180,11 +217,17 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	md.hy.export(theta, md.pattern, st)
-	copy(params[nOut:], theta[md.nState:])
+	copy(params[nOut:], theta[md.nState:md.nParams])
+	var subW *sparse.SubLabels
+	if md.sub != nil {
+		s := *md.sub
+		s.W = append([]float64(nil), theta[md.nParams:md.nParams+len(md.sub.IDs)]...)
+		subW = &s
+	}
 	return &Result{
 		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: params,
 		Iterations: res.iters, Loss: res.fx, Interrupted: res.interrupted, Reason: res.reason,
-		Tied: md.tied, TransParams: md.nParams - md.nState,
+		Tied: md.tied, TransParams: md.nParams - md.nState, Lexicon: md.lex, Sub: subW,
 	}, nil
 }
 
@@ -203,6 +246,8 @@ type trainer struct {
 }
 
 type holdBuf struct {
+	co      engine.ChainOptions
+	sbuf    []float64 // sub-label scratch
 	emit    []float64
 	path    []int32
 	correct int64
@@ -223,7 +268,7 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	o := qnOptions{
 		m: cfg.NumMemories, epsilon: cfg.Epsilon, period: cfg.Period, delta: cfg.Delta,
 		maxIter: cfg.MaxIterations, maxLS: cfg.MaxLineSearch, lineSearch: cfg.LineSearch,
-		c1: cfg.C1, l1lo: 0, l1hi: t.md.nParams,
+		c1: cfg.C1, l1lo: 0, l1hi: t.md.nTotal(),
 		run: func(n int, f func(b int)) {
 			_ = t.pool.Run(n, func(_ *engine.Workspace, _, b int) error { f(b); return nil })
 		},
@@ -312,6 +357,9 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 	for w := range t.hold {
 		t.hold[w].correct = 0
 	}
+	if md.sub != nil {
+		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
+	}
 	err = t.pool.Run(h.Corpus.Len(), func(ws *engine.Workspace, w, i int) error {
 		hb := &t.hold[w]
 		labels := t.holdSC.labels[i]
@@ -321,7 +369,11 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		}
 		emit, path := hb.emit[:T*md.m], hb.path[:T]
 		md.hy.score(theta, emit, t.holdSC, i)
-		if _, err := tr.Viterbi(ws, emit, nil, path); err != nil {
+		if md.sub != nil {
+			hb.sbuf = growF(hb.sbuf, T*md.sub.NSub)
+			md.sub.AddScores(emit, h.Corpus.Seq(i), hb.sbuf)
+		}
+		if _, err := tr.Viterbi(ws, emit, chainOpts(&hb.co, md.holdAllowed, i), path); err != nil {
 			return err
 		}
 		for k, y := range labels {

@@ -96,6 +96,7 @@ type tagger struct {
 	gold   []string
 	intern map[string]string
 	buf    []byte
+	cands  []int32 // lexicon entries (models with candidate labels)
 }
 
 // setup gets the model from the process's cache (loading it if it is the
@@ -156,10 +157,19 @@ func (t *tagger) tag(ctx context.Context, seq *format.Sequence) tagged {
 	s := m.Encode(&t.b, seq.Ptr, seq.Names, seq.Values)
 	var err error
 	out := &t.out
-	if opt := t.Text.TagOptions(); opt == (model.Options{}) {
+	var cands []int32
+	if m.Lexicon != nil { // (column input has words)
+		t.cands = m.Candidates(t.cands[:0], seq.Words)
+		for len(t.cands) < seq.Len() {
+			t.cands = append(t.cands, -1)
+		}
+		cands = t.cands
+	}
+	if opt := t.Text.TagOptions(); !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0 {
 		out = &t.plain
-		out.Labels, _, err = t.l.tagger.Viterbi(out.Labels, s)
+		out.Labels, _, err = t.l.tagger.ViterbiCandidates(out.Labels, s, cands)
 	} else {
+		opt.Candidates = cands
 		err = t.l.tagger.Tag(s, opt, out)
 	}
 	if err != nil {

@@ -179,6 +179,7 @@ type tagBatch struct {
 	seqs    []batchSeq
 	gold    []string // gold labels (interned), per position
 	pred    []int32  // best labels, per position
+	cands   []int32  // lexicon entries, per position (models with candidate labels)
 	out     []byte   // the printed labels
 	err     error
 }
@@ -193,11 +194,12 @@ func (b *tagBatch) reset(n int) {
 	b.seq = n
 	b.ptr, b.ids, b.vals, b.seqs = b.ptr[:0], b.ids[:0], b.vals[:0], b.seqs[:0]
 	b.gold, b.pred, b.out, b.err = b.gold[:0], b.pred[:0], b.out[:0], nil
+	b.cands = b.cands[:0]
 	b.hasVals = false
 }
 
 // add appends an encoded sequence.
-func (b *tagBatch) add(s sparse.Seq, gold []string, file string, line int) {
+func (b *tagBatch) add(s sparse.Seq, gold []string, cands []int32, file string, line int) {
 	bs := batchSeq{p0: len(b.ptr), f0: len(b.ids), t0: len(b.pred), n: s.Len(), file: file, line: line}
 	b.ptr = append(b.ptr, s.Ptr...)
 	b.ids = append(b.ids, s.IDs...)
@@ -215,6 +217,7 @@ func (b *tagBatch) add(s sparse.Seq, gold []string, file string, line int) {
 		}
 	}
 	b.gold = append(b.gold, gold...)
+	b.cands = append(b.cands, cands...)
 	for range s.Len() {
 		b.pred = append(b.pred, 0)
 	}
@@ -294,6 +297,7 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 			b       sparse.Builder
 			intern  = map[string]string{}
 			gold    []string
+			cands   []int32
 			batch   *tagBatch
 			nbatch  int
 			getFree = func() bool {
@@ -346,7 +350,14 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 					}
 				}
 				s := m.Encode(&b, seq.Ptr, seq.Names, seq.Values)
-				batch.add(s, gold, seq.File, seq.Line)
+				cands = cands[:0]
+				if m.Lexicon != nil { // (column input has words)
+					cands = m.Candidates(cands, seq.Words)
+					for len(cands) < seq.Len() {
+						cands = append(cands, -1)
+					}
+				}
+				batch.add(s, gold, cands, seq.File, seq.Line)
 				if len(batch.pred) >= batchItems {
 					jobs <- batch
 					if !getFree() {
@@ -434,16 +445,21 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 // (model.AppendText: what a sequence prints is defined there).
 func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output) error {
 	opt := o.text.TagOptions()
-	plain := opt == model.Options{}
+	plain := !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0
 	for i, bs := range b.seqs {
 		s := b.get(i)
 		pred := b.pred[bs.t0 : bs.t0+bs.n]
+		var cands []int32
+		if len(b.cands) > 0 {
+			cands = b.cands[bs.t0 : bs.t0+bs.n]
+		}
+		opt.Candidates = cands
 		var ref []string
 		if o.text.Reference {
 			ref = b.gold[bs.t0 : bs.t0+bs.n]
 		}
 		if plain {
-			if _, _, err := tg.Viterbi(pred, s); err != nil {
+			if _, _, err := tg.ViterbiCandidates(pred, s, cands); err != nil {
 				return seqError(bs, err)
 			}
 			if !o.quiet {
