@@ -50,8 +50,9 @@ func (sent *sentence) addLabel(f []byte) {
 	sent.labs = append(sent.labs, start, len(sent.text))
 }
 
-// emit turns the sentence into seq: attributes by fx, labels as views.
-func (sent *sentence) emit(seq *Sequence, fx *extractor, b *builder) {
+// emit turns the sentence into seq: attributes by fx (bigram attributes
+// into bb), labels as views.
+func (sent *sentence) emit(seq *Sequence, fx *extractor, b, bb *builder) {
 	b.reset()
 	fx.prepare(sent)
 	for t := 0; t < sent.rows; t++ {
@@ -59,6 +60,15 @@ func (sent *sentence) emit(seq *Sequence, fx *extractor, b *builder) {
 		seq.Ptr = append(seq.Ptr, int32(b.count()))
 	}
 	b.finish(seq, false)
+	if fx.tmpl != nil && fx.tmpl.ObsBigram() {
+		bb.reset()
+		seq.BPtr = append(seq.BPtr, 0)
+		for t := 0; t < sent.rows; t++ {
+			fx.tmpl.expandBigram(bb, sent, t)
+			seq.BPtr = append(seq.BPtr, int32(bb.count()))
+		}
+		seq.BNames = bb.views(seq.BNames)
+	}
 	if sent.labels {
 		for t := 0; t < sent.rows; t++ {
 			lo, hi := sent.labs[2*t], sent.labs[2*t+1]
@@ -82,6 +92,7 @@ type sentenceReader struct {
 	fx    *extractor
 	sent  sentence
 	b     builder
+	bb    builder // bigram attributes
 }
 
 // nextRow returns the next line of the sentence being read: blank lines
@@ -108,7 +119,7 @@ func (r *sentenceReader) end(s *Sequence) error {
 	if r.sent.rows == 0 {
 		return io.EOF
 	}
-	r.sent.emit(s, r.fx, &r.b)
+	r.sent.emit(s, r.fx, &r.b, &r.bb)
 	r.sent.rows = 0
 	return nil
 }
