@@ -59,6 +59,12 @@ type Config struct {
 	// label-bigram, start or end weights (all held at 0: the model of a
 	// CRF++ template without a B line).
 	Transitions string
+	// BigramPairs says which label pairs a bigram attribute (an expanded
+	// CRF++ B line with %x) has weights for: BigramPairsSeen ("seen", the
+	// default: those seen with it in training, as CRFsuite keeps only
+	// the features seen) or BigramPairsAll ("all": CRF++'s full M×M
+	// block). -p feature.bigram_pairs.
+	BigramPairs string
 	// NoStartEnd holds the start and end weights at 0, as CRFsuite's model
 	// has none (simdcrf learn sets it for a model written in CRFsuite's
 	// format).
@@ -155,7 +161,7 @@ func Defaults(algorithm string) (Config, error) {
 // feature.minfreq, feature.possible_states, feature.possible_transitions,
 // calibration.eta, calibration.rate, calibration.samples,
 // calibration.candidates, calibration.max_trials) or one of ours
-// (transitions, threads, seed, holdout_every). Unknown names and bad values
+// (transitions, feature.bigram_pairs, threads, seed, holdout_every). Unknown names and bad values
 // are errors.
 func (c *Config) Set(name, value string) error {
 	value = strings.TrimSpace(value)
@@ -221,6 +227,13 @@ func (c *Config) Set(name, value string) error {
 		return boolean(&c.PossibleStates)
 	case "feature.possible_transitions":
 		return boolean(&c.PossibleTransitions)
+	case "feature.bigram_pairs":
+		switch value {
+		case BigramPairsSeen, BigramPairsAll:
+			c.BigramPairs = value
+			return nil
+		}
+		return bad("seen or all")
 	case "transitions":
 		switch value {
 		case "dense", "tied", "auto", "none":
@@ -279,6 +292,11 @@ func (c *Config) check() error {
 	case "", "auto", "dense", "tied", "none":
 	default:
 		return fmt.Errorf("train: transitions %q: want dense, tied, auto or none", c.Transitions)
+	}
+	switch c.BigramPairs {
+	case "", BigramPairsSeen, BigramPairsAll:
+	default:
+		return fmt.Errorf("train: feature.bigram_pairs %q: want seen or all", c.BigramPairs)
 	}
 	switch c.LineSearch {
 	case "", "MoreThuente", "Backtracking", "StrongBacktracking":

@@ -28,6 +28,8 @@ type model struct {
 	hy       *hybrid // the state weights during training
 	nState   int
 	nParams  int
+	bigOff   int      // offset of the bigram weights (nParams without them)
+	big      *bigrams // observation-dependent transitions, or nil
 	tied     bool
 	excs     []engine.Exception // tied: From, To of each exception
 	excIndex []int32            // tied: M×M → exception k, or −1 (default)
@@ -46,8 +48,14 @@ type model struct {
 func (md *model) transOff() int { return md.nState }
 
 // startOff and endOff return the offsets of the start and end weights.
-func (md *model) startOff() int { return md.nParams - 2*md.m }
-func (md *model) endOff() int   { return md.nParams - md.m }
+func (md *model) startOff() int { return md.bigOff - 2*md.m }
+func (md *model) endOff() int   { return md.bigOff - md.m }
+
+// transParams returns the transition, start and end parameters of θ.
+func (md *model) transParams(theta []float64) []float64 { return theta[md.nState:md.bigOff] }
+
+// bigramParams returns the bigram weights of θ (empty without).
+func (md *model) bigramParams(theta []float64) []float64 { return theta[md.bigOff:md.nParams] }
 
 // transScore returns the weight of the bigram i→j under θ.
 func (md *model) transScore(theta []float64, i, j int32) float64 {
@@ -76,7 +84,7 @@ func (md *model) transIndex(i, j int32) int {
 // transitions builds the engine's Transitions for θ (exc: a buffer of
 // len(md.excs) exceptions).
 func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
-	return md.transitionsFrom(theta[md.nState:], exc)
+	return md.transitionsFrom(md.transParams(theta), exc)
 }
 
 // newModel decides the layout and the parameters for the training data.
@@ -130,12 +138,23 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		}
 	}
 	minf := max(cfg.MinFreq, 1)
+	noTrans := cfg.Transitions == "none"
 	switch cfg.Transitions {
 	case "tied":
 		md.tied = true
 	case "dense", "none":
 	default:
 		md.tied = m >= TiedLabels
+	}
+	if d.Bigram != nil && d.NumBigramAttrs > 0 {
+		// The engine adds per-position deltas to a dense matrix.
+		if cfg.Transitions == "tied" {
+			return nil, fmt.Errorf("train: observation-dependent transitions (B template lines with %%x) need dense transitions, not tied")
+		}
+		md.tied = false
+		if md.big, err = newBigrams(d, m, cfg.BigramPairs == BigramPairsAll, cfg.MinFreq); err != nil {
+			return nil, err
+		}
 	}
 	if md.tied {
 		md.excIndex = make([]int32, m*m)
@@ -160,8 +179,11 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		}
 	} else {
 		md.nParams = md.nState + m*m + 2*m
-		if cfg.Transitions == "none" {
-			md.noTrans = true
+		if noTrans {
+			// Without observation-dependent transitions the positions
+			// are independent; with them, the shared matrix is held at 0
+			// (a template with B lines with %x only).
+			md.noTrans = md.big == nil
 			for k := md.nState; k < md.nParams; k++ {
 				md.fixedTrans = append(md.fixedTrans, int32(k))
 			}
@@ -172,6 +194,11 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 				}
 			}
 		}
+	}
+	md.bigOff = md.nParams
+	if md.big != nil {
+		md.big.off = md.bigOff
+		md.nParams += md.big.n
 	}
 	return md, nil
 }
@@ -241,6 +268,7 @@ type workerBuf struct {
 	emit []float64
 	marg []float64
 	ps   postScratch
+	bb   bigramBuf
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -266,6 +294,7 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 		wb.emit = make([]float64, maxLen*md.m)
 		wb.marg = make([]float64, maxLen*md.m)
 		wb.ps = md.newPostScratch(maxLen)
+		wb.bb = md.big.newBuf(maxLen)
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
 	return o
@@ -283,23 +312,29 @@ func (md *model) newPostScratch(maxLen int) postScratch {
 }
 
 // posteriors sets marg (T×M) to a sequence's label marginals given its
-// emissions and tr, adds its expected transition, start and end counts to
-// acc (θ order from transOff), and returns log Z. Without transition
-// weights the positions are independent (independentPosteriors): acc is
-// left alone, and tr is not used.
-func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int) (float64, error) {
+// emissions and tr (and the observation-dependent transitions of opts, if
+// not nil: then edges ((T−1)×M²) gets the edge marginals), adds its
+// expected transition, start and end counts to acc (θ order from
+// transOff, up to bigOff), and returns log Z. Without transition weights
+// the positions are independent (independentPosteriors): acc is left
+// alone, and tr is not used.
+func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int, opts *engine.ChainOptions, edges []float64) (float64, error) {
 	m := md.m
 	if md.noTrans {
 		return independentPosteriors(marg, emit, ps.mx[:T], ps.lo[:T], ps.zeros, T, m), nil
 	}
+	acc = acc[:md.bigOff-md.nState]
 	nt := len(acc)
 	p := engine.Posteriors{Marginals: marg, Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
+	if opts != nil {
+		p.Edges = edges[:(T-1)*m*m]
+	}
 	if md.tied {
 		p.Tied = acc[:len(md.excs)+1]
 	} else {
 		p.Transitions = acc[:m*m]
 	}
-	return tr.Posteriors(ws, emit, nil, &p)
+	return tr.Posteriors(ws, emit, opts, &p)
 }
 
 // independentPosteriors sets marg (T×M) to the label marginals of a CRF
@@ -333,7 +368,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if o.tr == nil {
 		o.tr, err = md.transitions(theta, o.excBuf)
 	} else {
-		err = md.setTransitions(o.tr, theta[md.nState:])
+		err = md.setTransitions(o.tr, md.transParams(theta))
 	}
 	if err != nil { // (SetScores and SetTied leave o.tr as it was)
 		return 0, fmt.Errorf("train: transition weights: %w", err)
@@ -469,13 +504,19 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		acc = wb.tmp
 		clear(acc)
 	}
-	nt := len(acc)
-	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T)
+	var bs sparse.Seq
+	var opts *engine.ChainOptions
+	if md.big != nil {
+		bs = o.d.Bigram.Seq(i)
+		opts = wb.bb.options(md.big, md.bigramParams(theta), 1, bs)
+	}
+	nt := md.bigOff - md.nState
+	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, opts, wb.bb.edges)
 	if err != nil {
 		return fmt.Errorf("train: sequence %d: %w", i, err)
 	}
 	if o.weighted {
-		for k, v := range acc {
+		for k, v := range acc[:nt] {
 			wb.tg[k] += c * v
 		}
 	}
@@ -483,6 +524,12 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	tg := wb.tg
 	off := md.nState
 	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])]
+	if opts != nil {
+		gb := tg[md.bigOff-off:]
+		md.big.addEdges(gb, bs, wb.bb.edges, c)
+		md.big.addPath(gb, bs, y, -c)
+		score += pathDelta(opts.TransDelta, y, m)
+	}
 	tg[nt-2*m+int(y[0])] -= c
 	tg[nt-m+int(y[T-1])] -= c
 	for t := range T {
