@@ -190,6 +190,9 @@ func newFile(src io.Reader, path, name string, size int64, o format.Options) (*F
 // Training is labelled data encoded for the trainer, with its dictionaries.
 type Training struct {
 	Attrs   *sparse.Dict // attribute names, most frequent first
+	// BAttrs names the bigram attributes (CRF++ B lines with %x), most
+	// frequent first; nil when the data has none (Data.Bigram is then nil).
+	BAttrs  *sparse.Dict
 	Labels  *sparse.Dict // label names, in order of first appearance
 	Data    train.Data
 	Items   int64 // items read (positions)
@@ -209,6 +212,9 @@ type Loader struct {
 
 	attrs, labels *sparse.Dict
 	c             *sparse.Corpus
+	battrs        *sparse.Dict   // bigram attributes
+	bc            *sparse.Corpus // and their sequences, parallel to c
+	bb            sparse.Builder
 	weights       []float64
 	weighed       bool
 	b             sparse.Builder
@@ -241,6 +247,7 @@ func (l *Loader) Load(paths []string, s Spec) (*Training, error) {
 func (l *Loader) Add(f *File) error {
 	if l.attrs == nil {
 		l.attrs, l.labels, l.c = sparse.NewDict(1<<16), sparse.NewDict(64), sparse.NewCorpus()
+		l.battrs, l.bc = sparse.NewDict(64), sparse.NewCorpus()
 	}
 	l.files = append(l.files, f.Name)
 	seq := &l.seq
@@ -271,6 +278,9 @@ func (l *Loader) Add(f *File) error {
 			l.b.End(y)
 		}
 		if err := l.c.Append(l.b.Seq()); err != nil {
+			return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+		}
+		if err := l.bc.Append(bigramSeq(&l.bb, seq, l.battrs.AddBytes)); err != nil {
 			return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
 		}
 		l.weights = append(l.weights, seq.Weight)
@@ -315,8 +325,40 @@ func (l *Loader) Finish() (*Training, error) {
 	}
 	tr := &Training{Attrs: attrs, Labels: l.labels, Items: l.items, Seqs: l.seqs, Columns: l.columns,
 		Data: train.Data{Corpus: l.c, Weights: w, NumAttrs: attrs.Len(), Labels: l.labels.Len()}}
+	if l.battrs.Len() > 0 {
+		// The bigram attributes likewise (CRF++'s -f counts every
+		// feature string).
+		order := sparse.FrequencyOrder(l.bc.AttrCounts(l.battrs.Len()), max(l.MinFreq, 1))
+		battrs, remap, err := l.battrs.Reorder(order)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.bc.Remap(remap); err != nil {
+			return nil, err
+		}
+		tr.BAttrs = battrs
+		tr.Data.Bigram, tr.Data.NumBigramAttrs = l.bc, battrs.Len()
+	}
 	*l = Loader{MinFreq: l.MinFreq, Progress: l.Progress}
 	return tr, nil
+}
+
+// bigramSeq encodes the bigram attributes of seq (none when it has no
+// BPtr) as a sequence of its length, ids from id (names it does not know,
+// id reports with ok false, are left out).
+func bigramSeq(b *sparse.Builder, seq *format.Sequence, id func([]byte) (int32, bool)) sparse.Seq {
+	b.Reset()
+	for t := 0; t < seq.Len(); t++ {
+		if len(seq.BPtr) > t+1 {
+			for k := seq.BPtr[t]; k < seq.BPtr[t+1]; k++ {
+				if a, _ := id(seq.BNames[k]); a >= 0 {
+					b.Add(a, 1)
+				}
+			}
+		}
+		b.End(sparse.NoLabel)
+	}
+	return b.Seq()
 }
 
 // LoadHoldout reads labelled data to evaluate during training, with the
@@ -330,9 +372,19 @@ func LoadHoldout(path string, s Spec, tr *Training) (*train.Data, error) {
 	}
 	defer f.Close()
 	var (
-		seq format.Sequence
-		b   sparse.Builder
-		c   = sparse.NewCorpus()
+		seq    format.Sequence
+		b, bb  sparse.Builder
+		c, bc  = sparse.NewCorpus(), sparse.NewCorpus()
+		lookup = func(name []byte) (int32, bool) {
+			if tr.BAttrs == nil {
+				return -1, false
+			}
+			id, ok := tr.BAttrs.LookupBytes(name)
+			if !ok {
+				id = -1
+			}
+			return id, ok
+		}
 	)
 	for {
 		err := f.Read(&seq)
@@ -371,9 +423,16 @@ func LoadHoldout(path string, s Spec, tr *Training) (*train.Data, error) {
 		if err := c.Append(s); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
 		}
+		if err := bc.Append(bigramSeq(&bb, &seq, lookup)); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+		}
 	}
 	if c.Len() == 0 {
 		return nil, fmt.Errorf("%s: no sequences", f.Name)
 	}
-	return &train.Data{Corpus: c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}, nil
+	d := &train.Data{Corpus: c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}
+	if tr.BAttrs != nil {
+		d.Bigram, d.NumBigramAttrs = bc, tr.BAttrs.Len()
+	}
+	return d, nil
 }

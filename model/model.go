@@ -59,6 +59,8 @@ type Model struct {
 	State         sparse.Weights // *sparse.Dense or *sparse.Sparse
 	Trans         *engine.Transitions
 	Meta          Meta
+	// Bigram holds the observation-dependent transitions, or nil.
+	Bigram *Bigrams
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file
@@ -132,6 +134,12 @@ func (m *Model) check() error {
 	}
 	if k := nonFinite(params(m.State)); k >= 0 {
 		return fmt.Errorf("model: state weight %d is %v", k, params(m.State)[k])
+	}
+	if m.Bigram != nil {
+		if m.Trans.Structure() != engine.Dense {
+			return fmt.Errorf("model: bigram weights need dense transitions")
+		}
+		return m.Bigram.check(M)
 	}
 	return nil
 }

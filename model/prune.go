@@ -45,6 +45,9 @@ func (m *Model) DropZeros() (*Model, int, int, error) {
 			return nil, 0, 0, err
 		}
 		out, err := New(m.Labels, attrs, state, m.Trans, m.Meta)
+		if out != nil {
+			out.Bigram = m.Bigram
+		}
 		return out, s.NumAttrs() - len(keep), (s.NumAttrs() - len(keep)) * M, err
 	case *sparse.Sparse:
 		nnz := 0
@@ -157,5 +160,8 @@ func (m *Model) nonzeroRows(numAttrs, nnz int, row func(a int32, add func(j int3
 		return nil, 0, err
 	}
 	out, err := New(m.Labels, attrs, state, m.Trans, m.Meta)
+	if out != nil {
+		out.Bigram = m.Bigram
+	}
 	return out, numAttrs - len(keep), err
 }

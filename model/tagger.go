@@ -118,6 +118,7 @@ type work struct {
 	hptr  []int32
 	hids  []int32
 	hvals []float64
+	big   bigramWork
 }
 
 // NewTagger returns a tagger for m. With sparse rows it copies the model's
@@ -158,14 +159,24 @@ func (t *Tagger) score(w *work, s sparse.Seq) ([]float64, error) {
 // the result is returned) and returns its score (emissions plus
 // transitions, unnormalised). Ties go to the lowest label id.
 func (t *Tagger) Viterbi(dst []int32, s sparse.Seq) ([]int32, float64, error) {
+	return t.ViterbiBigrams(dst, s, sparse.Seq{})
+}
+
+// ViterbiBigrams is Viterbi with the bigram attributes bs of s (see
+// TagBigrams).
+func (t *Tagger) ViterbiBigrams(dst []int32, s, bs sparse.Seq) ([]int32, float64, error) {
 	w := t.pool.Get().(*work)
 	defer t.pool.Put(w)
 	emit, err := t.score(w, s)
 	if err != nil {
 		return dst[:0], 0, err
 	}
+	opts, err := t.m.Bigram.options(&w.big, bs, s.Len(), t.m.State.Labels())
+	if err != nil {
+		return dst[:0], 0, err
+	}
 	dst = resize(dst, s.Len())
-	sc, err := t.m.Trans.Viterbi(w.ws, emit, nil, dst)
+	sc, err := t.m.Trans.Viterbi(w.ws, emit, opts, dst)
 	return dst, sc, err
 }
 
@@ -208,8 +219,16 @@ type Path struct {
 	Marginals []float64
 }
 
-// Tag labels s and computes what o asks for into out.
+// Tag labels s and computes what o asks for into out. A model with
+// observation-dependent transitions needs TagBigrams to use them.
 func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
+	return t.TagBigrams(s, sparse.Seq{}, o, out)
+}
+
+// TagBigrams is Tag with the bigram attributes bs of s (Model.EncodeBigrams;
+// an empty Seq for none): the transition scores into position t are the
+// shared ones plus the model's Bigram weights of bs's attributes at t.
+func (t *Tagger) TagBigrams(s, bs sparse.Seq, o Options, out *Output) error {
 	if o.NBest < 0 {
 		return fmt.Errorf("model: n-best count %d is negative", o.NBest)
 	}
@@ -221,8 +240,12 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	}
 	T, M := s.Len(), t.m.State.Labels()
 	tr := t.m.Trans
+	opts, err := t.m.Bigram.options(&w.big, bs, T, M)
+	if err != nil {
+		return err
+	}
 	out.Labels = resize(out.Labels, T)
-	if out.Score, err = tr.Viterbi(w.ws, emit, nil, out.Labels); err != nil {
+	if out.Score, err = tr.Viterbi(w.ws, emit, opts, out.Labels); err != nil {
 		return err
 	}
 	out.LogZ, out.Prob, out.Marginals, out.AllMarginals, out.NBest = 0, 0, out.Marginals[:0], out.AllMarginals[:0], out.NBest[:0]
@@ -238,7 +261,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 		w.marg = resize(w.marg, T*M)
 		post.Marginals = w.marg
 	}
-	if out.LogZ, err = tr.Posteriors(w.ws, emit, nil, &post); err != nil {
+	if out.LogZ, err = tr.Posteriors(w.ws, emit, opts, &post); err != nil {
 		return err
 	}
 	out.Prob = math.Exp(out.Score - out.LogZ)
@@ -254,7 +277,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 			w.paths[i] = resize(w.paths[i], T)
 		}
 		w.scores = resize(w.scores, k)
-		got, err := tr.NBest(w.ws, emit, nil, w.paths[:k], w.scores)
+		got, err := tr.NBest(w.ws, emit, opts, w.paths[:k], w.scores)
 		if err != nil {
 			return err
 		}

@@ -90,7 +90,7 @@ type tagger struct {
 	Evaluate bool
 
 	l      *loaded
-	b      sparse.Builder
+	b, bb  sparse.Builder
 	out    model.Output
 	plain  model.Output // the best labelling only
 	gold   []string
@@ -154,13 +154,17 @@ func (t *tagger) tag(ctx context.Context, seq *format.Sequence) tagged {
 	}
 	m, names := t.l.m, t.l.labels
 	s := m.Encode(&t.b, seq.Ptr, seq.Names, seq.Values)
+	var big sparse.Seq // observation-dependent transitions
+	if m.Bigram != nil {
+		big = m.EncodeBigrams(&t.bb, seq.Len(), seq.BPtr, seq.BNames)
+	}
 	var err error
 	out := &t.out
 	if opt := t.Text.TagOptions(); opt == (model.Options{}) {
 		out = &t.plain
-		out.Labels, _, err = t.l.tagger.Viterbi(out.Labels, s)
+		out.Labels, _, err = t.l.tagger.ViterbiBigrams(out.Labels, s, big)
 	} else {
-		err = t.l.tagger.Tag(s, opt, out)
+		err = t.l.tagger.TagBigrams(s, big, opt, out)
 	}
 	if err != nil {
 		return tagged{Err: err.Error(), ErrLine: seq.Line}

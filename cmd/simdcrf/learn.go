@@ -97,6 +97,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.Template != nil && opts.Template.ObsBigram() && format == model.FormatCRFsuite {
+		return fmt.Errorf("%s has B lines with %%x (observation-dependent transitions), which CRFsuite's model format cannot hold: write a simdcrf model", *sf.template)
+	}
 	noBigram := false
 	if opts.Template != nil && !opts.Template.Bigram() {
 		noBigram = true
@@ -173,6 +176,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		meta = model.Meta{Format: "crfsuite"}
 	}
 	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
+	if err == nil && res.BigramWeights != nil {
+		m.Bigram = &model.Bigrams{Attrs: tr.BAttrs, Ptr: res.BigramPtr, Pairs: res.BigramPairs, Weights: res.BigramWeights}
+	}
 	if err == nil {
 		m, err = m.Compact()
 	}
