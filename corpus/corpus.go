@@ -189,7 +189,7 @@ func newFile(src io.Reader, path, name string, size int64, o format.Options) (*F
 
 // Training is labelled data encoded for the trainer, with its dictionaries.
 type Training struct {
-	Attrs   *sparse.Dict // attribute names, most frequent first
+	Attrs *sparse.Dict // attribute names, most frequent first
 	// BAttrs names the bigram attributes (CRF++ B lines with %x), most
 	// frequent first; nil when the data has none (Data.Bigram is then nil).
 	BAttrs  *sparse.Dict
