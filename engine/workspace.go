@@ -26,6 +26,8 @@ type Workspace struct {
 	logMode bool
 	opts    *ChainOptions // of the chain being processed
 	tmat    []float64     // M×M: a position's transition matrix with its delta
+	et      []float64     // T×M×M: E ∘ exp(Δ_t) (the scaled path with deltas)
+	scaledD bool          // the last forward pass was the scaled one with deltas
 }
 
 // transAt returns the transition scores into position t: the shared matrix,
@@ -342,8 +344,9 @@ func rowRange(row []float64) (m, lo float64) {
 // sure), it runs in the log domain instead and sets ws.logMode.
 func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOptions) (float64, error) {
 	M := tr.m
-	ws.logMode, ws.opts = false, c
-	logOnly := tr.logOnly || c.hasDelta()
+	ws.logMode, ws.opts, ws.scaledD = false, c, false
+	deltas := c.hasDelta()
+	logOnly := tr.logOnly || deltas && (tr.tied != nil || !c.scaledDeltas())
 	psi := ws.psi[:T*M]
 	shift := 0.0
 	// Without constraints, and when a sum of squares shows no emission is
@@ -397,7 +400,11 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 		}
 	}
 	kernels.Exp(psi, psi)
-	if tr.tied != nil {
+	if deltas {
+		tr.makeEt(ws, T)
+		tr.forwardDelta(ws, psi, T)
+		ws.scaledD = true
+	} else if tr.tied != nil {
 		tr.tied.forward(ws.alpha, ws.scale, psi, T, M)
 	} else {
 		kernels.Forward(ws.alpha, ws.scale, psi, tr.e, T, M)
