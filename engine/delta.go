@@ -21,34 +21,36 @@ import (
 // (scaledRange); larger deltas go to the log domain.
 const deltaScaledMax = 100
 
-// scaledDeltas reports whether c's deltas suit the scaled path.
-func (c *ChainOptions) scaledDeltas() bool {
-	for _, d := range c.TransDelta {
-		for _, v := range d {
-			if v > deltaScaledMax || v < -deltaScaledMax && !math.IsInf(v, -1) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// makeEt fills ws.et with E_t for the positions with a delta.
-func (tr *Transitions) makeEt(ws *Workspace, T int) {
+// makeEt fills ws.et with E_t = E ∘ exp(Δ_t) for the positions with a
+// delta, and reports false (ws.et then unusable) as soon as a delta spreads
+// beyond ±deltaScaledMax: the log domain takes such a chain. One
+// kernels.ShiftRows pass finds a delta's range and shifts it by its
+// maximum, so that the exp cannot overflow whatever the check decides.
+func (tr *Transitions) makeEt(ws *Workspace, T int) bool {
 	M := tr.m
 	M2 := M * M
 	ws.et = grow(ws.et, T*M2)
+	if len(ws.zeroM2) < M2 {
+		ws.zeroM2 = make([]float64, M2)
+	}
+	var mx, lo [1]float64
 	for t := 1; t < T; t++ {
 		d := ws.opts.delta(t)
 		if d == nil {
 			continue
 		}
 		et := ws.et[t*M2 : (t+1)*M2]
-		kernels.Exp(et, d)
+		kernels.ShiftRows(et, mx[:], lo[:], d, ws.zeroM2[:M2], 1, M2)
+		if mx[0] > deltaScaledMax || lo[0] < -deltaScaledMax || math.IsInf(mx[0], -1) {
+			return false
+		}
+		kernels.Exp(et, et)
+		f := math.Exp(mx[0])
 		for k, e := range tr.e[:M2] {
-			et[k] *= e
+			et[k] *= f * e
 		}
 	}
+	return true
 }
 
 // eAtPos returns the transition matrix into position t (E_t or E).
@@ -120,7 +122,7 @@ func (tr *Transitions) backwardDelta(ws *Workspace, psi []float64, T int) {
 // the edge marginals in edges ((T−1)×M×M), either of them nil.
 func (tr *Transitions) edgesDelta(ws *Workspace, psi []float64, T int, trans, edges []float64) {
 	M := tr.m
-	alpha, beta, scale, w := ws.alpha[:T*M], ws.beta[:T*M], ws.scale[:T], ws.work[:M]
+	alpha, beta, scale, w, w2 := ws.alpha[:T*M], ws.beta[:T*M], ws.scale[:T], ws.work[:M], ws.work[M:2*M]
 	for t := 1; t < T; t++ {
 		e := ws.eAtPos(tr, t)
 		inv := 1 / scale[t]
@@ -131,18 +133,15 @@ func (tr *Transitions) edgesDelta(ws *Workspace, psi []float64, T int, trans, ed
 		for i := range M {
 			a := alpha[(t-1)*M+i]
 			ei := e[i*M : (i+1)*M]
-			var out []float64
+			out := w2
 			if edges != nil {
 				out = edges[((t-1)*M+i)*M : ((t-1)*M+i+1)*M]
 			}
 			for j, v := range ei {
-				p := a * v * w[j]
-				if out != nil {
-					out[j] = p
-				}
-				if trans != nil {
-					trans[i*M+j] += p
-				}
+				out[j] = a * v * w[j]
+			}
+			if trans != nil {
+				kernels.Axpy(1, out, trans[i*M:(i+1)*M])
 			}
 		}
 	}

@@ -28,6 +28,7 @@ type Workspace struct {
 	tmat    []float64     // M×M: a position's transition matrix with its delta
 	et      []float64     // T×M×M: E ∘ exp(Δ_t) (the scaled path with deltas)
 	scaledD bool          // the last forward pass was the scaled one with deltas
+	zeroM2  []float64     // M×M zeros
 }
 
 // transAt returns the transition scores into position t: the shared matrix,
@@ -346,7 +347,7 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 	M := tr.m
 	ws.logMode, ws.opts, ws.scaledD = false, c, false
 	deltas := c.hasDelta()
-	logOnly := tr.logOnly || deltas && (tr.tied != nil || !c.scaledDeltas())
+	logOnly := tr.logOnly || deltas && (tr.tied != nil || !tr.makeEt(ws, T))
 	psi := ws.psi[:T*M]
 	shift := 0.0
 	// Without constraints, and when a sum of squares shows no emission is
@@ -401,7 +402,6 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 	}
 	kernels.Exp(psi, psi)
 	if deltas {
-		tr.makeEt(ws, T)
 		tr.forwardDelta(ws, psi, T)
 		ws.scaledD = true
 	} else if tr.tied != nil {
