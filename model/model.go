@@ -41,7 +41,12 @@
 // (sparse.Dict's binary encoding), a fixed-size shape record, the state
 // weights, the sparse pattern (row offsets as int32, labels as uint16) for
 // the sparse layout, and the transitions: start and end scores, and either
-// the M×M matrix (dense) or the tied default with its exceptions.
+// the M×M matrix (dense) or the tied default with its exceptions. A model
+// with observation-dependent transitions (Bigrams) adds sections 24–29:
+// their attribute dictionary (string ends, bytes, hash table), offsets,
+// label pairs (absent for full M×M blocks) and weights; like every
+// section they are marked needed, so that a reader that does not know
+// them refuses the file instead of tagging without them.
 package model
 
 import (
