@@ -29,6 +29,8 @@ type Workspace struct {
 	et      []float64     // T×M×M: E ∘ exp(Δ_t) (the scaled path with deltas)
 	scaledD bool          // the last forward pass was the scaled one with deltas
 	zeroM2  []float64     // M×M zeros
+	vwin    []float64     // Viterbi with deltas: a two-row window and its δ
+	vbp     []int32       // and its back-pointers
 }
 
 // transAt returns the transition scores into position t: the shared matrix,
@@ -44,6 +46,11 @@ func (ws *Workspace) transAt(tr *Transitions, t int, transposed bool) []float64 
 	}
 	M := tr.m
 	ws.tmat = grow(ws.tmat, M*M)
+	if !transposed {
+		copy(ws.tmat, tr.score)
+		kernels.Axpy(1, d, ws.tmat)
+		return ws.tmat
+	}
 	for i := range M {
 		for j := range M {
 			if transposed {
