@@ -22,16 +22,22 @@ import (
 const deltaScaledMax = 100
 
 // makeEt fills ws.et with E_t = E ∘ exp(Δ_t) for the positions with a
-// delta, and reports false (ws.et then unusable) as soon as a delta spreads
-// beyond ±deltaScaledMax: the log domain takes such a chain. One
-// kernels.ShiftRows pass finds a delta's range and shifts it by its
-// maximum, so that the exp cannot overflow whatever the check decides.
+// delta, and reports false (ws.et then unusable) as soon as an E_t's log
+// spreads beyond what the scaled path represents: the log domain takes
+// such a chain. Each E_t is three SIMD passes: kernels.ShiftRows of
+// Δ_t + log E (its maximum and smallest finite entry, and the entries
+// shifted by the maximum), kernels.Exp, and kernels.Scale by exp(max).
 func (tr *Transitions) makeEt(ws *Workspace, T int) bool {
 	M := tr.m
 	M2 := M * M
 	ws.et = grow(ws.et, T*M2)
-	if len(ws.zeroM2) < M2 {
-		ws.zeroM2 = make([]float64, M2)
+	ws.logE = grow(ws.logE, M2)
+	for i := range M {
+		row := tr.score[i*M : (i+1)*M]
+		out := ws.logE[i*M : (i+1)*M]
+		for j, v := range row {
+			out[j] = v - tr.colShift[j]
+		}
 	}
 	var mx, lo [1]float64
 	for t := 1; t < T; t++ {
@@ -40,14 +46,15 @@ func (tr *Transitions) makeEt(ws *Workspace, T int) bool {
 			continue
 		}
 		et := ws.et[t*M2 : (t+1)*M2]
-		kernels.ShiftRows(et, mx[:], lo[:], d, ws.zeroM2[:M2], 1, M2)
-		if mx[0] > deltaScaledMax || lo[0] < -deltaScaledMax || math.IsInf(mx[0], -1) {
+		kernels.ShiftRows(et, mx[:], lo[:], d, ws.logE, 1, M2)
+		// log E ≤ 0 spreads at most scaledRange within a column; the
+		// deltas add at most deltaScaledMax either way.
+		if mx[0] > deltaScaledMax || lo[0] < -(scaledRange+deltaScaledMax) || math.IsInf(mx[0], -1) {
 			return false
 		}
 		kernels.Exp(et, et)
-		f := math.Exp(mx[0])
-		for k, e := range tr.e[:M2] {
-			et[k] *= f * e
+		if mx[0] != 0 {
+			kernels.Scale(math.Exp(mx[0]), et)
 		}
 	}
 	return true

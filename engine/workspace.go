@@ -28,7 +28,7 @@ type Workspace struct {
 	tmat    []float64     // M×M: a position's transition matrix with its delta
 	et      []float64     // T×M×M: E ∘ exp(Δ_t) (the scaled path with deltas)
 	scaledD bool          // the last forward pass was the scaled one with deltas
-	zeroM2  []float64     // M×M zeros
+	logE    []float64     // M×M: score[i][j] − colShift[j]
 	vwin    []float64     // Viterbi with deltas: a two-row window and its δ
 	vbp     []int32       // and its back-pointers
 }
@@ -121,6 +121,11 @@ func (c *ChainOptions) check(T, M int) error {
 			}
 			if len(d) != M*M {
 				return fmt.Errorf("engine: transition delta at position %d has %d entries, want %d", t, len(d), M*M)
+			}
+			// One SIMD sum of squares is finite when every entry is
+			// (−Inf entries, which are allowed, make it +Inf: then scan).
+			if sq := kernels.Dot(d, d); sq <= math.MaxFloat64 {
+				continue
 			}
 			for k, v := range d {
 				if v != v || v > math.MaxFloat64 {
