@@ -219,9 +219,18 @@ func TestAgainstBruteForce(t *testing.T) {
 				c.TransDelta = make([][]float64, T)
 				for pos := 1; pos < T; pos++ {
 					if r.IntN(2) == 0 {
+						// Mostly small deltas (the scaled path), at times
+						// wide ones (the log domain) or −Inf entries.
+						sd := 1.0
+						if trial%10 == 6 {
+							sd = 150
+						}
 						d := make([]float64, M*M)
 						for k := range d {
-							d[k] = r.NormFloat64()
+							d[k] = sd * r.NormFloat64()
+							if trial%15 == 11 && r.IntN(4) == 0 {
+								d[k] = math.Inf(-1)
+							}
 						}
 						c.TransDelta[pos] = d
 					}

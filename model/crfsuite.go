@@ -317,6 +317,9 @@ func (m *Model) CRFsuiteCompatible() error {
 	if m.Meta.Features != "" {
 		return fmt.Errorf("model: the model extracts its attributes from columns with the built-in feature set %q; a CRFsuite model holds attribute names only, so CRFsuite could tag only attribute files", m.Meta.Features)
 	}
+	if m.Bigram != nil {
+		return fmt.Errorf("model: the model has observation-dependent transitions (CRF++ B template lines with %%x); CRFsuite's transitions do not read the observations")
+	}
 	tr := m.Trans
 	M := m.Labels.Len()
 	for j := range M {

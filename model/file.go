@@ -167,6 +167,11 @@ func (m *Model) sections() ([]section, error) {
 		return nil, err
 	}
 	secs = append(secs, m.subSection()...)
+	bsecs, err := m.bigramSections()
+	if err != nil {
+		return nil, err
+	}
+	secs = append(secs, bsecs...)
 	return append(secs, lex...), nil
 }
 
@@ -497,7 +502,8 @@ func parse(name string, buf []byte) (*Model, error) {
 		if _, dup := secs[kind]; dup {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
-		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) {
+		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) &&
+			(kind < secBigramFirst || kind > secBigramLast) {
 			if flags&flagNeeded != 0 {
 				return bad("needs section kind %d, unknown to this simdcrf (written by a newer one?)", kind)
 			}
@@ -669,6 +675,9 @@ func parse(name string, buf []byte) (*Model, error) {
 		return nil, err
 	}
 	if err := parseSub(name, secs, m); err != nil {
+		return nil, err
+	}
+	if m.Bigram, err = parseBigrams(name, secs, int(M)); err != nil {
 		return nil, err
 	}
 	if err := m.check(); err != nil {

@@ -45,7 +45,12 @@
 // trained with candidate labels adds sections 16–18 (the lexicon: its
 // words, offsets and label ids), one with sub-label weights section 19
 // (see lexicon.go); both are marked needed, since a reader that skipped
-// them would tag differently.
+// them would tag differently. A model
+// with observation-dependent transitions (Bigrams) adds sections 24–29:
+// their attribute dictionary (string ends, bytes, hash table), offsets,
+// label pairs (absent for full M×M blocks) and weights; like every
+// section they are marked needed, so that a reader that does not know
+// them refuses the file instead of tagging without them.
 package model
 
 import (
@@ -70,6 +75,8 @@ type Model struct {
 	// Sub, if not nil, adds sub-label weights to the state scores
 	// (trained with -p feature.sublabels).
 	Sub *sparse.SubLabels
+	// Bigram holds the observation-dependent transitions, or nil.
+	Bigram *Bigrams
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file
@@ -153,6 +160,12 @@ func (m *Model) check() error {
 	}
 	if k := nonFinite(params(m.State)); k >= 0 {
 		return fmt.Errorf("model: state weight %d is %v", k, params(m.State)[k])
+	}
+	if m.Bigram != nil {
+		if m.Trans.Structure() != engine.Dense {
+			return fmt.Errorf("model: bigram weights need dense transitions")
+		}
+		return m.Bigram.check(M)
 	}
 	return nil
 }

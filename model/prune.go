@@ -50,6 +50,7 @@ func (m *Model) DropZeros() (*Model, int, int, error) {
 		out, err := New(m.Labels, attrs, state, m.Trans, m.Meta)
 		if out != nil {
 			out.Lexicon = m.Lexicon
+			out.Bigram = m.Bigram
 		}
 		return out, s.NumAttrs() - len(keep), (s.NumAttrs() - len(keep)) * M, err
 	case *sparse.Sparse:
@@ -168,6 +169,7 @@ func (m *Model) nonzeroRows(numAttrs, nnz int, row func(a int32, add func(j int3
 	out, err := New(m.Labels, attrs, state, m.Trans, m.Meta)
 	if out != nil {
 		out.Lexicon = m.Lexicon
+		out.Bigram = m.Bigram
 	}
 	return out, numAttrs - len(keep), err
 }

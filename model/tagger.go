@@ -119,9 +119,11 @@ type work struct {
 	hids  []int32
 	hvals []float64
 	sbuf  []float64 // sub-label scratch
-	// candidate labels (Options.Candidates)
+	// the chain's options: candidate labels (Options.Candidates) and
+	// transition deltas (Options.Bigrams)
 	co      engine.ChainOptions
 	allowed [][]int32
+	big     bigramWork
 }
 
 // constraint returns the chain constraint of the lexicon entries cands
@@ -150,6 +152,32 @@ func (t *Tagger) constraint(w *work, cands []int32, T int) (*engine.ChainOptions
 		return nil, nil
 	}
 	w.co.Allowed = w.allowed
+	return &w.co, nil
+}
+
+// chain returns the chain options of one call: the candidate labels of
+// the lexicon entries cands and the transition deltas of the bigram
+// attributes bs together, or nil when neither adds anything.
+func (t *Tagger) chain(w *work, cands []int32, bs sparse.Seq, T int) (*engine.ChainOptions, error) {
+	c, err := t.constraint(w, cands, T)
+	if err != nil {
+		return nil, err
+	}
+	d, err := t.m.Bigram.options(&w.big, bs, T, t.m.State.Labels())
+	if err != nil {
+		return nil, err
+	}
+	if c == nil && d == nil {
+		return nil, nil
+	}
+	var co engine.ChainOptions // (c is &w.co: the pooled work's, reset here)
+	if c != nil {
+		co.Allowed = c.Allowed
+	}
+	if d != nil {
+		co.TransDelta = d.TransDelta
+	}
+	w.co = co
 	return &w.co, nil
 }
 
@@ -195,20 +223,32 @@ func (t *Tagger) score(w *work, s sparse.Seq) ([]float64, error) {
 // the result is returned) and returns its score (emissions plus
 // transitions, unnormalised). Ties go to the lowest label id.
 func (t *Tagger) Viterbi(dst []int32, s sparse.Seq) ([]int32, float64, error) {
-	return t.ViterbiCandidates(dst, s, nil)
+	return t.ViterbiWith(dst, s, Options{})
 }
 
 // ViterbiCandidates is Viterbi with the positions restricted to their
 // candidate labels: cands holds each position's lexicon entry (from
 // Model.Candidates, −1: free), or is nil for none.
 func (t *Tagger) ViterbiCandidates(dst []int32, s sparse.Seq, cands []int32) ([]int32, float64, error) {
+	return t.ViterbiWith(dst, s, Options{Candidates: cands})
+}
+
+// ViterbiBigrams is Viterbi with the bigram attributes bs of s (see
+// TagBigrams).
+func (t *Tagger) ViterbiBigrams(dst []int32, s, bs sparse.Seq) ([]int32, float64, error) {
+	return t.ViterbiWith(dst, s, Options{Bigrams: bs})
+}
+
+// ViterbiWith is Viterbi under o's Candidates and Bigrams (see Options;
+// its other fields are Tag's and ignored here).
+func (t *Tagger) ViterbiWith(dst []int32, s sparse.Seq, o Options) ([]int32, float64, error) {
 	w := t.pool.Get().(*work)
 	defer t.pool.Put(w)
 	emit, err := t.score(w, s)
 	if err != nil {
 		return dst[:0], 0, err
 	}
-	c, err := t.constraint(w, cands, s.Len())
+	c, err := t.chain(w, o.Candidates, o.Bigrams, s.Len())
 	if err != nil {
 		return dst[:0], 0, err
 	}
@@ -229,6 +269,10 @@ type Options struct {
 	// its lexicon entry (Model.Candidates; −1: free): probabilities are
 	// then those of the constrained chain, as in training.
 	Candidates []int32
+	// Bigrams holds the bigram attributes of s (Model.EncodeBigrams; an
+	// empty Seq for none): the transition scores into position t are the
+	// shared ones plus the model's Bigram weights of its attributes at t.
+	Bigrams sparse.Seq
 }
 
 // Output is what Tag found. Reuse one Output across calls: its slices are
@@ -260,7 +304,8 @@ type Path struct {
 	Marginals []float64
 }
 
-// Tag labels s and computes what o asks for into out.
+// Tag labels s and computes what o asks for into out, under o's
+// candidate labels and bigram attributes.
 func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	if o.NBest < 0 {
 		return fmt.Errorf("model: n-best count %d is negative", o.NBest)
@@ -273,7 +318,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	}
 	T, M := s.Len(), t.m.State.Labels()
 	tr := t.m.Trans
-	c, err := t.constraint(w, o.Candidates, T)
+	c, err := t.chain(w, o.Candidates, o.Bigrams, T)
 	if err != nil {
 		return err
 	}
@@ -331,6 +376,12 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 		}
 	}
 	return nil
+}
+
+// TagBigrams is Tag with o.Bigrams set to bs.
+func (t *Tagger) TagBigrams(s, bs sparse.Seq, o Options, out *Output) error {
+	o.Bigrams = bs
+	return t.Tag(s, o, out)
 }
 
 // labelMarginals returns dst (regrown if short) holding, for each position

@@ -84,6 +84,12 @@ type Config struct {
 	// UD Czech CLTT with the 15 single characters: 84.46 %, dev 85.53,
 	// against 84.49 %, dev 85.67, without it; not a default).
 	SubLabelSpans [][2]int
+	// BigramPairs says which label pairs a bigram attribute (an expanded
+	// CRF++ B line with %x) has weights for: BigramPairsSeen ("seen", the
+	// default: those seen with it in training, as CRFsuite keeps only
+	// the features seen) or BigramPairsAll ("all": CRF++'s full M×M
+	// block). -p feature.bigram_pairs.
+	BigramPairs string
 	// NoStartEnd holds the start and end weights at 0, as CRFsuite's model
 	// has none (simdcrf learn sets it for a model written in CRFsuite's
 	// format).
@@ -180,7 +186,8 @@ func Defaults(algorithm string) (Config, error) {
 // feature.minfreq, feature.possible_states, feature.possible_transitions,
 // calibration.eta, calibration.rate, calibration.samples,
 // calibration.candidates, calibration.max_trials) or one of ours
-// (feature.candidates, feature.sublabels, transitions, threads, seed, holdout_every). Unknown names and bad values
+// (feature.candidates, feature.sublabels, feature.sublabel_spans,
+// feature.bigram_pairs, transitions, threads, seed, holdout_every). Unknown names and bad values
 // are errors.
 func (c *Config) Set(name, value string) error {
 	value = strings.TrimSpace(value)
@@ -265,6 +272,13 @@ func (c *Config) Set(name, value string) error {
 		return nil
 	case "feature.candidates":
 		return integer(&c.Candidates, 0, "an integer ≥ 0 (0: no candidate labels)")
+	case "feature.bigram_pairs":
+		switch value {
+		case BigramPairsSeen, BigramPairsAll:
+			c.BigramPairs = value
+			return nil
+		}
+		return bad("seen or all")
 	case "transitions":
 		switch value {
 		case "dense", "tied", "auto", "none":
@@ -329,6 +343,11 @@ func (c *Config) check() error {
 	case "", "auto", "dense", "tied", "none":
 	default:
 		return fmt.Errorf("train: transitions %q: want dense, tied, auto or none", c.Transitions)
+	}
+	switch c.BigramPairs {
+	case "", BigramPairsSeen, BigramPairsAll:
+	default:
+		return fmt.Errorf("train: feature.bigram_pairs %q: want seen or all", c.BigramPairs)
 	}
 	switch c.LineSearch {
 	case "", "MoreThuente", "Backtracking", "StrongBacktracking":

@@ -20,7 +20,10 @@ import (
 //	       PossibleTransitions), M start, M end.
 //
 // The tied order (exceptions, then the default) is that of
-// engine.Posteriors.Tied, so expected counts add in place.
+// engine.Posteriors.Tied, so expected counts add in place. Then come the
+// weights of observation-dependent transitions, θ[bigOff:nParams] (none
+// without: bigOff = nParams), and last the sub-label weights,
+// θ[nParams:nTotal()] (W, then U with sub-label transitions).
 type model struct {
 	m        int
 	layout   sparse.Layout // of the Result
@@ -28,6 +31,8 @@ type model struct {
 	hy       *hybrid // the state weights during training
 	nState   int
 	nParams  int
+	bigOff   int      // offset of the bigram weights (nParams without them)
+	big      *bigrams // observation-dependent transitions, or nil
 	tied     bool
 	excs     []engine.Exception // tied: From, To of each exception
 	excIndex []int32            // tied: M×M → exception k, or −1 (default)
@@ -54,6 +59,20 @@ type model struct {
 	// built, transBuf the transition parameters with them added.
 	subTrans         bool
 	transD, transBuf []float64
+}
+
+// joinOpts returns the chain options of candidate labels c (the caller's
+// own, from chainOpts: modified) and observation-dependent transitions d
+// together; either may be nil.
+func joinOpts(c, d *engine.ChainOptions) *engine.ChainOptions {
+	if c == nil {
+		return d
+	}
+	c.TransDelta = nil
+	if d != nil {
+		c.TransDelta = d.TransDelta
+	}
+	return c
 }
 
 // subTransOff returns the offset of U in θ.
@@ -86,7 +105,7 @@ func (md *model) setSubTrans(theta []float64) {
 // withSubTrans returns the transition parameters tp with transD added to
 // the bigram weights (tp itself without sub-label transitions).
 func (md *model) withSubTrans(tp []float64) []float64 {
-	if !md.subTrans || len(tp) != md.nParams-md.nState {
+	if !md.subTrans || len(tp) != md.bigOff-md.nState {
 		return tp
 	}
 	md.transBuf = append(md.transBuf[:0], tp...)
@@ -120,8 +139,14 @@ func growF(x []float64, n int) []float64 {
 func (md *model) transOff() int { return md.nState }
 
 // startOff and endOff return the offsets of the start and end weights.
-func (md *model) startOff() int { return md.nParams - 2*md.m }
-func (md *model) endOff() int   { return md.nParams - md.m }
+func (md *model) startOff() int { return md.bigOff - 2*md.m }
+func (md *model) endOff() int   { return md.bigOff - md.m }
+
+// transParams returns the transition, start and end parameters of θ.
+func (md *model) transParams(theta []float64) []float64 { return theta[md.nState:md.bigOff] }
+
+// bigramParams returns the bigram weights of θ (empty without).
+func (md *model) bigramParams(theta []float64) []float64 { return theta[md.bigOff:md.nParams] }
 
 // transScore returns the weight of the bigram i→j under θ.
 func (md *model) transScore(theta []float64, i, j int32) float64 {
@@ -151,7 +176,7 @@ func (md *model) transIndex(i, j int32) int {
 // len(md.excs) exceptions).
 func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
 	md.setSubTrans(theta)
-	return md.transitionsFrom(theta[md.nState:md.nParams], exc)
+	return md.transitionsFrom(md.transParams(theta), exc)
 }
 
 // newModel decides the layout and the parameters for the training data.
@@ -205,12 +230,23 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		}
 	}
 	minf := max(cfg.MinFreq, 1)
+	noTrans := cfg.Transitions == "none"
 	switch cfg.Transitions {
 	case "tied":
 		md.tied = true
 	case "dense", "none":
 	default:
 		md.tied = m >= TiedLabels
+	}
+	if d.Bigram != nil && d.NumBigramAttrs > 0 {
+		// The engine adds per-position deltas to a dense matrix.
+		if cfg.Transitions == "tied" {
+			return nil, fmt.Errorf("train: observation-dependent transitions (B template lines with %%x) need dense transitions, not tied")
+		}
+		md.tied = false
+		if md.big, err = newBigrams(d, m, cfg.BigramPairs == BigramPairsAll, cfg.MinFreq); err != nil {
+			return nil, err
+		}
 	}
 	if md.tied {
 		md.excIndex = make([]int32, m*m)
@@ -235,8 +271,11 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		}
 	} else {
 		md.nParams = md.nState + m*m + 2*m
-		if cfg.Transitions == "none" {
-			md.noTrans = true
+		if noTrans {
+			// Without observation-dependent transitions the positions
+			// are independent; with them, the shared matrix is held at 0
+			// (a template with B lines with %x only).
+			md.noTrans = md.big == nil
 			for k := md.nState; k < md.nParams; k++ {
 				md.fixedTrans = append(md.fixedTrans, int32(k))
 			}
@@ -247,6 +286,11 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 				}
 			}
 		}
+	}
+	md.bigOff = md.nParams
+	if md.big != nil {
+		md.big.off = md.bigOff
+		md.nParams += md.big.n
 	}
 	return md, nil
 }
@@ -319,6 +363,7 @@ type workerBuf struct {
 	co   engine.ChainOptions
 	sg   []float64 // sub-label gradient
 	sbuf []float64 // sub-label scratch
+	bb   bigramBuf
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -348,6 +393,7 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 			wb.sg = make([]float64, len(md.sub.IDs))
 			wb.sbuf = make([]float64, maxLen*md.sub.NSub)
 		}
+		wb.bb = md.big.newBuf(maxLen)
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
 	return o
@@ -368,26 +414,32 @@ func (md *model) newPostScratch(maxLen int) postScratch {
 }
 
 // posteriors sets marg (T×M) to a sequence's label marginals given its
-// emissions and tr, adds its expected transition, start and end counts to
-// acc (θ order from transOff), and returns log Z. Without transition
-// weights the positions are independent (independentPosteriors): acc is
-// left alone, and tr is not used.
-func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int, c *engine.ChainOptions) (float64, error) {
+// emissions and tr (under opts, if not nil: candidate labels, and
+// observation-dependent transitions, whose edge marginals ((T−1)×M²) then
+// go to edges), adds its expected transition, start and end counts to acc
+// (θ order from transOff, up to bigOff), and returns log Z. Without
+// transition weights the positions are independent
+// (independentPosteriors): acc is left alone, and tr is not used.
+func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int, opts *engine.ChainOptions, edges []float64) (float64, error) {
 	m := md.m
-	if md.noTrans {
-		if c != nil {
-			maskAllowed(emit[:T*m], c.Allowed, m, ps.mark)
+	if md.noTrans { // (then there are no observation-dependent transitions)
+		if opts != nil {
+			maskAllowed(emit[:T*m], opts.Allowed, m, ps.mark)
 		}
 		return independentPosteriors(marg, emit, ps.mx[:T], ps.lo[:T], ps.zeros, T, m), nil
 	}
+	acc = acc[:md.bigOff-md.nState]
 	nt := len(acc)
 	p := engine.Posteriors{Marginals: marg, Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
+	if opts != nil && opts.TransDelta != nil {
+		p.Edges = edges[:(T-1)*m*m]
+	}
 	if md.tied {
 		p.Tied = acc[:len(md.excs)+1]
 	} else {
 		p.Transitions = acc[:m*m]
 	}
-	return tr.Posteriors(ws, emit, c, &p)
+	return tr.Posteriors(ws, emit, opts, &p)
 }
 
 // independentPosteriors sets marg (T×M) to the label marginals of a CRF
@@ -422,7 +474,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 		o.tr, err = md.transitions(theta, o.excBuf)
 	} else {
 		md.setSubTrans(theta)
-		err = md.setTransitions(o.tr, theta[md.nState:md.nParams])
+		err = md.setTransitions(o.tr, md.transParams(theta))
 	}
 	if err != nil { // (SetScores and SetTied leave o.tr as it was)
 		return 0, fmt.Errorf("train: transition weights: %w", err)
@@ -606,13 +658,20 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		acc = wb.tmp
 		clear(acc)
 	}
-	nt := len(acc)
-	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, chainOpts(&wb.co, md.allowed, i))
+	var bs sparse.Seq
+	var bo *engine.ChainOptions // observation-dependent transitions
+	if md.big != nil {
+		bs = o.d.Bigram.Seq(i)
+		bo = wb.bb.options(md.big, md.bigramParams(theta), 1, bs)
+	}
+	opts := joinOpts(chainOpts(&wb.co, md.allowed, i), bo)
+	nt := md.bigOff - md.nState
+	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, opts, wb.bb.edges)
 	if err != nil {
 		return fmt.Errorf("train: sequence %d: %w", i, err)
 	}
 	if o.weighted {
-		for k, v := range acc {
+		for k, v := range acc[:nt] {
 			wb.tg[k] += c * v
 		}
 	}
@@ -620,6 +679,12 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	tg := wb.tg
 	off := md.nState
 	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])]
+	if bo != nil {
+		gb := tg[md.bigOff-off:]
+		md.big.addEdges(gb, bs, wb.bb.edges, c)
+		md.big.addPath(gb, bs, y, -c)
+		score += pathDelta(bo.TransDelta, y, m)
+	}
 	tg[nt-2*m+int(y[0])] -= c
 	tg[nt-m+int(y[T-1])] -= c
 	for t := range T {

@@ -35,6 +35,33 @@ type Data struct {
 	// LabelNames are the labels' names (label id order), for sub-label
 	// weights (Config.SubLabels).
 	LabelNames []string
+	// Bigram, if not nil, holds the bigram attributes of every sequence
+	// (CRF++ B template lines with %x): sequence i of Bigram has the length
+	// of sequence i of Corpus, and its position t ≥ 1 the attributes of the
+	// transition from t−1 to t, ids in [0, NumBigramAttrs).
+	Bigram         *sparse.Corpus
+	NumBigramAttrs int
+}
+
+// checkBigram checks the bigram attributes against the sequences.
+func (d *Data) checkBigram(name string) error {
+	if d.Bigram == nil {
+		return nil
+	}
+	if d.Bigram.Len() != d.Corpus.Len() {
+		return fmt.Errorf("train: %s data has bigram attributes for %d sequences of %d", name, d.Bigram.Len(), d.Corpus.Len())
+	}
+	for i := range d.Corpus.Len() {
+		b := d.Bigram.Seq(i)
+		if b.Len() != d.Corpus.Seq(i).Len() {
+			return fmt.Errorf("train: %s sequence %d has %d positions and bigram attributes for %d", name, i, d.Corpus.Seq(i).Len(), b.Len())
+		}
+		b.Labels = nil
+		if err := b.Validate(d.NumBigramAttrs, d.Labels); err != nil {
+			return fmt.Errorf("train: %s sequence %d: bigram attributes: %w", name, i, err)
+		}
+	}
+	return nil
 }
 
 // weight returns the instance weight of sequence i (1 without Weights).
@@ -70,6 +97,14 @@ type Result struct {
 	// Sub holds the trained sub-label weights (Config.SubLabels); nil
 	// without.
 	Sub *sparse.SubLabels
+	// Observation-dependent transitions (nil without bigram attributes):
+	// bigram attribute a has the weights BigramWeights[BigramPtr[a]:
+	// BigramPtr[a+1]], weight k for the label pair BigramPairs[k] = i·M+j
+	// (the transition i → j), or, when BigramPairs is nil (full blocks),
+	// weight BigramPtr[a] + i·M + j.
+	BigramPtr     []int32
+	BigramPairs   []int32
+	BigramWeights []float64
 }
 
 // checkHoldout checks holdout data, whose gold labels may be
@@ -95,7 +130,7 @@ func (d *Data) checkHoldout() error {
 			}
 		}
 	}
-	return nil
+	return d.checkBigram("holdout")
 }
 
 func (d *Data) check(name string) error {
@@ -124,7 +159,7 @@ func (d *Data) check(name string) error {
 	if err := d.Corpus.Validate(d.NumAttrs, d.Labels); err != nil {
 		return fmt.Errorf("train: %s data: %w", name, err)
 	}
-	return nil
+	return d.checkBigram(name)
 }
 
 // Train fits a model to d. Cancelling ctx stops training cleanly: the
@@ -146,6 +181,9 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		}
 		if cfg.Holdout.Labels != d.Labels || cfg.Holdout.NumAttrs > d.NumAttrs {
 			return nil, fmt.Errorf("train: holdout data has %d labels and %d attributes; the training data %d and %d", cfg.Holdout.Labels, cfg.Holdout.NumAttrs, d.Labels, d.NumAttrs)
+		}
+		if h := cfg.Holdout; h.Bigram != nil && (d.Bigram == nil || h.NumBigramAttrs > d.NumBigramAttrs) {
+			return nil, fmt.Errorf("train: holdout data has %d bigram attributes; the training data %d", h.NumBigramAttrs, d.NumBigramAttrs)
 		}
 	}
 	md, err := newModel(d, &cfg)
@@ -224,11 +262,16 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		s.W = append([]float64(nil), theta[md.nParams:md.nParams+len(md.sub.IDs)]...)
 		subW = &s
 	}
-	return &Result{
+	r := &Result{
 		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: params,
 		Iterations: res.iters, Loss: res.fx, Interrupted: res.interrupted, Reason: res.reason,
-		Tied: md.tied, TransParams: md.nParams - md.nState, Lexicon: md.lex, Sub: subW,
-	}, nil
+		Tied: md.tied, TransParams: md.bigOff - md.nState, Lexicon: md.lex, Sub: subW,
+	}
+	if b := md.big; b != nil {
+		r.BigramPtr, r.BigramPairs = b.ptr, b.pairs
+		r.BigramWeights = params[nOut+md.bigOff-md.nState:]
+	}
+	return r, nil
 }
 
 // trainer holds what the algorithms share.
@@ -250,6 +293,7 @@ type holdBuf struct {
 	sbuf    []float64 // sub-label scratch
 	emit    []float64
 	path    []int32
+	bb      bigramBuf
 	correct int64
 	_       [64]byte
 }
@@ -352,6 +396,9 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		for w := range t.hold {
 			t.hold[w].emit = make([]float64, n*md.m)
 			t.hold[w].path = make([]int32, n)
+			if h.Bigram != nil {
+				t.hold[w].bb = md.big.newBuf(n)
+			}
 		}
 	}
 	for w := range t.hold {
@@ -373,7 +420,11 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 			hb.sbuf = growF(hb.sbuf, T*md.sub.NSub)
 			md.sub.AddScores(emit, h.Corpus.Seq(i), hb.sbuf)
 		}
-		if _, err := tr.Viterbi(ws, emit, chainOpts(&hb.co, md.holdAllowed, i), path); err != nil {
+		var bo *engine.ChainOptions // observation-dependent transitions
+		if md.big != nil && h.Bigram != nil {
+			bo = hb.bb.options(md.big, md.bigramParams(theta), 1, h.Bigram.Seq(i))
+		}
+		if _, err := tr.Viterbi(ws, emit, joinOpts(chainOpts(&hb.co, md.holdAllowed, i), bo), path); err != nil {
 			return err
 		}
 		for k, y := range labels {
@@ -402,7 +453,7 @@ func (md *model) holdStartEnd() {
 	if md.noTrans { // (held already)
 		return
 	}
-	for k := md.startOff(); k < md.nParams; k++ {
+	for k := md.startOff(); k < md.bigOff; k++ {
 		md.fixedTrans = append(md.fixedTrans, int32(k))
 	}
 }

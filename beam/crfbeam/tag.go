@@ -90,7 +90,7 @@ type tagger struct {
 	Evaluate bool
 
 	l      *loaded
-	b      sparse.Builder
+	b, bb  sparse.Builder
 	out    model.Output
 	plain  model.Output // the best labelling only
 	gold   []string
@@ -155,6 +155,10 @@ func (t *tagger) tag(ctx context.Context, seq *format.Sequence) tagged {
 	}
 	m, names := t.l.m, t.l.labels
 	s := m.Encode(&t.b, seq.Ptr, seq.Names, seq.Values)
+	var big sparse.Seq // observation-dependent transitions
+	if m.Bigram != nil {
+		big = m.EncodeBigrams(&t.bb, seq.Len(), seq.BPtr, seq.BNames)
+	}
 	var err error
 	out := &t.out
 	var cands []int32
@@ -167,9 +171,9 @@ func (t *tagger) tag(ctx context.Context, seq *format.Sequence) tagged {
 	}
 	if opt := t.Text.TagOptions(); !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0 {
 		out = &t.plain
-		out.Labels, _, err = t.l.tagger.ViterbiCandidates(out.Labels, s, cands)
+		out.Labels, _, err = t.l.tagger.ViterbiWith(out.Labels, s, model.Options{Candidates: cands, Bigrams: big})
 	} else {
-		opt.Candidates = cands
+		opt.Candidates, opt.Bigrams = cands, big
 		err = t.l.tagger.Tag(s, opt, out)
 	}
 	if err != nil {

@@ -98,6 +98,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.Template != nil && opts.Template.ObsBigram() && format == model.FormatCRFsuite {
+		return fmt.Errorf("%s has B lines with %%x (observation-dependent transitions), which CRFsuite's model format cannot hold: write a simdcrf model", *sf.template)
+	}
 	noBigram := false
 	if opts.Template != nil && !opts.Template.Bigram() {
 		noBigram = true
@@ -213,6 +216,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err == nil && res.Sub != nil {
 		m.Sub = res.Sub
 		err = m.Sub.Check(tr.Labels.Len(), tr.Attrs.Len())
+	}
+	if err == nil && res.BigramWeights != nil {
+		m.Bigram = &model.Bigrams{Attrs: tr.BAttrs, Ptr: res.BigramPtr, Pairs: res.BigramPairs, Weights: res.BigramWeights}
 	}
 	if err == nil {
 		m, err = m.Compact()
