@@ -129,7 +129,7 @@ func (tr *Transitions) backwardDelta(ws *Workspace, psi []float64, T int) {
 // the edge marginals in edges ((T−1)×M×M), either of them nil.
 func (tr *Transitions) edgesDelta(ws *Workspace, psi []float64, T int, trans, edges []float64) {
 	M := tr.m
-	alpha, beta, scale, w, w2 := ws.alpha[:T*M], ws.beta[:T*M], ws.scale[:T], ws.work[:M], ws.work[M:2*M]
+	alpha, beta, scale, w := ws.alpha[:T*M], ws.beta[:T*M], ws.scale[:T], ws.work[:M]
 	for t := 1; t < T; t++ {
 		e := ws.eAtPos(tr, t)
 		inv := 1 / scale[t]
@@ -137,19 +137,26 @@ func (tr *Transitions) edgesDelta(ws *Workspace, psi []float64, T int, trans, ed
 		for j := range w {
 			w[j] = ps[j] * be[j] * inv
 		}
+		// The position's edge marginals go to edges, or to scratch when
+		// only their sum is wanted; the sum is one Axpy of M² entries.
+		var out []float64
+		if edges != nil {
+			out = edges[(t-1)*M*M : t*M*M]
+		} else {
+			ws.et2 = grow(ws.et2, M*M)
+			out = ws.et2
+		}
 		for i := range M {
 			a := alpha[(t-1)*M+i]
-			ei := e[i*M : (i+1)*M]
-			out := w2
-			if edges != nil {
-				out = edges[((t-1)*M+i)*M : ((t-1)*M+i+1)*M]
-			}
+			ei, oi := e[i*M:(i+1)*M], out[i*M:(i+1)*M]
+			oi = oi[:len(ei)]
+			w := w[:len(ei)]
 			for j, v := range ei {
-				out[j] = a * v * w[j]
+				oi[j] = a * v * w[j]
 			}
-			if trans != nil {
-				kernels.Axpy(1, out, trans[i*M:(i+1)*M])
-			}
+		}
+		if trans != nil {
+			kernels.Axpy(1, out, trans)
 		}
 	}
 }
