@@ -126,35 +126,24 @@ func (tr *Transitions) backwardDelta(ws *Workspace, psi []float64, T int) {
 }
 
 // edgesDelta adds the expected transition counts to trans (M×M) and sets
-// the edge marginals in edges ((T−1)×M×M), either of them nil.
+// the edge marginals in edges ((T−1)×M×M), either of them nil. A
+// position's edge marginals E_t ∘ (α_{t−1} ⊗ Ψ_t∘β_t/scale_t) are
+// kernels.Transitions over the two-row window (t−1, t) of the chain's own
+// arrays, with E_t for E.
 func (tr *Transitions) edgesDelta(ws *Workspace, psi []float64, T int, trans, edges []float64) {
 	M := tr.m
-	alpha, beta, scale, w := ws.alpha[:T*M], ws.beta[:T*M], ws.scale[:T], ws.work[:M]
+	M2 := M * M
+	alpha, beta, scale, work := ws.alpha[:T*M], ws.beta[:T*M], ws.scale[:T], ws.work[:2*M]
 	for t := 1; t < T; t++ {
 		e := ws.eAtPos(tr, t)
-		inv := 1 / scale[t]
-		ps, be := psi[t*M:(t+1)*M], beta[t*M:(t+1)*M]
-		for j := range w {
-			w[j] = ps[j] * be[j] * inv
+		lo, hi := (t-1)*M, (t+1)*M
+		if edges == nil {
+			kernels.Transitions(trans, e, alpha[lo:hi], beta[lo:hi], psi[lo:hi], scale[t-1:t+1], work, 2, M)
+			continue
 		}
-		// The position's edge marginals go to edges, or to scratch when
-		// only their sum is wanted; the sum is one Axpy of M² entries.
-		var out []float64
-		if edges != nil {
-			out = edges[(t-1)*M*M : t*M*M]
-		} else {
-			ws.et2 = grow(ws.et2, M*M)
-			out = ws.et2
-		}
-		for i := range M {
-			a := alpha[(t-1)*M+i]
-			ei, oi := e[i*M:(i+1)*M], out[i*M:(i+1)*M]
-			oi = oi[:len(ei)]
-			w := w[:len(ei)]
-			for j, v := range ei {
-				oi[j] = a * v * w[j]
-			}
-		}
+		out := edges[(t-1)*M2 : t*M2]
+		clear(out)
+		kernels.Transitions(out, e, alpha[lo:hi], beta[lo:hi], psi[lo:hi], scale[t-1:t+1], work, 2, M)
 		if trans != nil {
 			kernels.Axpy(1, out, trans)
 		}

@@ -29,7 +29,6 @@ type Workspace struct {
 	et      []float64     // T×M×M: E ∘ exp(Δ_t) (the scaled path with deltas)
 	scaledD bool          // the last forward pass was the scaled one with deltas
 	logE    []float64     // M×M: score[i][j] − colShift[j]
-	et2     []float64     // M×M scratch (edge marginals of one position)
 	vwin    []float64     // Viterbi with deltas: a two-row window and its δ
 	vbp     []int32       // and its back-pointers
 }
