@@ -126,30 +126,26 @@ func (tr *Transitions) backwardDelta(ws *Workspace, psi []float64, T int) {
 }
 
 // edgesDelta adds the expected transition counts to trans (M×M) and sets
-// the edge marginals in edges ((T−1)×M×M), either of them nil.
+// the edge marginals in edges ((T−1)×M×M), either of them nil. A
+// position's edge marginals E_t ∘ (α_{t−1} ⊗ Ψ_t∘β_t/scale_t) are
+// kernels.Transitions over the two-row window (t−1, t) of the chain's own
+// arrays, with E_t for E.
 func (tr *Transitions) edgesDelta(ws *Workspace, psi []float64, T int, trans, edges []float64) {
 	M := tr.m
-	alpha, beta, scale, w, w2 := ws.alpha[:T*M], ws.beta[:T*M], ws.scale[:T], ws.work[:M], ws.work[M:2*M]
+	M2 := M * M
+	alpha, beta, scale, work := ws.alpha[:T*M], ws.beta[:T*M], ws.scale[:T], ws.work[:2*M]
 	for t := 1; t < T; t++ {
 		e := ws.eAtPos(tr, t)
-		inv := 1 / scale[t]
-		ps, be := psi[t*M:(t+1)*M], beta[t*M:(t+1)*M]
-		for j := range w {
-			w[j] = ps[j] * be[j] * inv
+		lo, hi := (t-1)*M, (t+1)*M
+		if edges == nil {
+			kernels.Transitions(trans, e, alpha[lo:hi], beta[lo:hi], psi[lo:hi], scale[t-1:t+1], work, 2, M)
+			continue
 		}
-		for i := range M {
-			a := alpha[(t-1)*M+i]
-			ei := e[i*M : (i+1)*M]
-			out := w2
-			if edges != nil {
-				out = edges[((t-1)*M+i)*M : ((t-1)*M+i+1)*M]
-			}
-			for j, v := range ei {
-				out[j] = a * v * w[j]
-			}
-			if trans != nil {
-				kernels.Axpy(1, out, trans[i*M:(i+1)*M])
-			}
+		out := edges[(t-1)*M2 : t*M2]
+		clear(out)
+		kernels.Transitions(out, e, alpha[lo:hi], beta[lo:hi], psi[lo:hi], scale[t-1:t+1], work, 2, M)
+		if trans != nil {
+			kernels.Axpy(1, out, trans)
 		}
 	}
 }
