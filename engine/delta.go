@@ -40,9 +40,17 @@ func (tr *Transitions) makeEt(ws *Workspace, T int) bool {
 		}
 	}
 	var mx, lo [1]float64
+	ws.etAt = grow(ws.etAt, T)
 	for t := 1; t < T; t++ {
+		ws.etAt[t] = int32(t)
 		d := ws.opts.delta(t)
 		if d == nil {
+			continue
+		}
+		// A delta given again (the same slice: a caller shares one
+		// between positions with the same observation) reuses its E_t.
+		if u := ws.sameDelta(d, t); u > 0 {
+			ws.etAt[t] = int32(u)
 			continue
 		}
 		et := ws.et[t*M2 : (t+1)*M2]
@@ -60,13 +68,25 @@ func (tr *Transitions) makeEt(ws *Workspace, T int) bool {
 	return true
 }
 
+// sameDelta returns an earlier position u < t whose delta is the slice d
+// itself, or 0.
+func (ws *Workspace) sameDelta(d []float64, t int) int {
+	for u := 1; u < t; u++ {
+		if p := ws.opts.delta(u); p != nil && int(ws.etAt[u]) == u && len(p) == len(d) && &p[0] == &d[0] {
+			return u
+		}
+	}
+	return 0
+}
+
 // eAtPos returns the transition matrix into position t (E_t or E).
 func (ws *Workspace) eAtPos(tr *Transitions, t int) []float64 {
 	if ws.opts.delta(t) == nil {
 		return tr.e
 	}
 	M2 := tr.m * tr.m
-	return ws.et[t*M2 : (t+1)*M2]
+	u := int(ws.etAt[t])
+	return ws.et[u*M2 : (u+1)*M2]
 }
 
 // forwardDelta is kernels.Forward with E_t.

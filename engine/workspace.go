@@ -29,6 +29,7 @@ type Workspace struct {
 	et      []float64     // T×M×M: E ∘ exp(Δ_t) (the scaled path with deltas)
 	scaledD bool          // the last forward pass was the scaled one with deltas
 	logE    []float64     // M×M: score[i][j] − colShift[j]
+	etAt    []int32       // T: the position whose E_t position t uses
 	vwin    []float64     // Viterbi with deltas: a two-row window and its δ
 	vbp     []int32       // and its back-pointers
 }
