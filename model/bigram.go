@@ -87,9 +87,10 @@ func (m *Model) EncodeBigrams(b *sparse.Builder, T int, ptr []int32, names [][]b
 
 // bigramWork is a tagging call's scratch for the transition deltas.
 type bigramWork struct {
-	buf  []float64
-	td   [][]float64
-	opts engine.ChainOptions
+	buf    []float64
+	td     [][]float64
+	single []int32 // a position's only attribute, or −1
+	opts   engine.ChainOptions
 }
 
 // options returns the chain options with the transition deltas of the
@@ -109,11 +110,28 @@ func (b *Bigrams) options(w *bigramWork, bs sparse.Seq, T, M int) (*engine.Chain
 	M2 := M * M
 	w.buf = grow(w.buf, T*M2)
 	w.td = grow(w.td, T)
+	w.single = grow(w.single, T)
 	some := false
 	for t := range T {
-		w.td[t] = nil
+		w.td[t], w.single[t] = nil, -1
 		if t == 0 {
 			continue
+		}
+		// A position whose only attribute (value 1) is an earlier
+		// position's shares its slice: the engine then makes one E_t.
+		if f := bs.Ptr[t]; bs.Ptr[t+1] == f+1 && bs.Value(int(f)) == 1 {
+			a := bs.IDs[f]
+			w.single[t] = a
+			shared := false
+			for u := 1; u < t; u++ {
+				if w.single[u] == a && w.td[u] != nil {
+					w.td[t], some, shared = w.td[u], true, true
+					break
+				}
+			}
+			if shared {
+				continue
+			}
 		}
 		var d []float64
 		for f := bs.Ptr[t]; f < bs.Ptr[t+1]; f++ {
