@@ -189,7 +189,10 @@ func newFile(src io.Reader, path, name string, size int64, o format.Options) (*F
 
 // Training is labelled data encoded for the trainer, with its dictionaries.
 type Training struct {
-	Attrs   *sparse.Dict // attribute names, most frequent first
+	Attrs *sparse.Dict // attribute names, most frequent first
+	// BAttrs names the bigram attributes (CRF++ B lines with %x), most
+	// frequent first; nil when the data has none (Data.Bigram is then nil).
+	BAttrs  *sparse.Dict
 	Labels  *sparse.Dict // label names, in order of first appearance
 	Data    train.Data
 	Items   int64 // items read (positions)
@@ -208,7 +211,13 @@ type Loader struct {
 	Progress func(f *File)
 
 	attrs, labels *sparse.Dict
+	vocab         *sparse.Dict // words (column input)
+	words         [][]int32    // each sequence's word ids, while all have words
+	noWords       bool         // some sequence had none (CRFsuite's format)
 	c             *sparse.Corpus
+	battrs        *sparse.Dict   // bigram attributes
+	bc            *sparse.Corpus // and their sequences, parallel to c
+	bb            sparse.Builder
 	weights       []float64
 	weighed       bool
 	b             sparse.Builder
@@ -241,6 +250,8 @@ func (l *Loader) Load(paths []string, s Spec) (*Training, error) {
 func (l *Loader) Add(f *File) error {
 	if l.attrs == nil {
 		l.attrs, l.labels, l.c = sparse.NewDict(1<<16), sparse.NewDict(64), sparse.NewCorpus()
+		l.vocab = sparse.NewDict(1 << 12)
+		l.battrs, l.bc = sparse.NewDict(64), sparse.NewCorpus()
 	}
 	l.files = append(l.files, f.Name)
 	seq := &l.seq
@@ -273,6 +284,10 @@ func (l *Loader) Add(f *File) error {
 		if err := l.c.Append(l.b.Seq()); err != nil {
 			return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
 		}
+		l.addWords(seq)
+		if err := l.bc.Append(bigramSeq(&l.bb, seq, l.battrs.AddBytes)); err != nil {
+			return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+		}
 		l.weights = append(l.weights, seq.Weight)
 		l.weighed = l.weighed || seq.Weight != 1
 		l.items += int64(seq.Len())
@@ -288,6 +303,19 @@ func (l *Loader) Add(f *File) error {
 		l.columns = cr.Columns()
 	}
 	return nil
+}
+
+// addWords records the words of seq (for candidate labels).
+func (l *Loader) addWords(seq *format.Sequence) {
+	if l.noWords || len(seq.Words) != seq.Len() {
+		l.noWords, l.words = true, nil
+		return
+	}
+	ids := make([]int32, len(seq.Words))
+	for t, w := range seq.Words {
+		ids[t], _ = l.vocab.AddBytes(w)
+	}
+	l.words = append(l.words, ids)
 }
 
 // Finish orders the attributes by frequency, drops the rare ones, and
@@ -315,8 +343,46 @@ func (l *Loader) Finish() (*Training, error) {
 	}
 	tr := &Training{Attrs: attrs, Labels: l.labels, Items: l.items, Seqs: l.seqs, Columns: l.columns,
 		Data: train.Data{Corpus: l.c, Weights: w, NumAttrs: attrs.Len(), Labels: l.labels.Len()}}
+	if !l.noWords {
+		tr.Data.Words, tr.Data.Vocab = l.words, l.vocab
+	}
+	for y := range int32(l.labels.Len()) {
+		tr.Data.LabelNames = append(tr.Data.LabelNames, l.labels.String(y))
+	}
+	if l.battrs.Len() > 0 {
+		// The bigram attributes likewise (CRF++'s -f counts every
+		// feature string).
+		order := sparse.FrequencyOrder(l.bc.AttrCounts(l.battrs.Len()), max(l.MinFreq, 1))
+		battrs, remap, err := l.battrs.Reorder(order)
+		if err != nil {
+			return nil, err
+		}
+		if err := l.bc.Remap(remap); err != nil {
+			return nil, err
+		}
+		tr.BAttrs = battrs
+		tr.Data.Bigram, tr.Data.NumBigramAttrs = l.bc, battrs.Len()
+	}
 	*l = Loader{MinFreq: l.MinFreq, Progress: l.Progress}
 	return tr, nil
+}
+
+// bigramSeq encodes the bigram attributes of seq (none when it has no
+// BPtr) as a sequence of its length, ids from id (names it does not know,
+// id reports with ok false, are left out).
+func bigramSeq(b *sparse.Builder, seq *format.Sequence, id func([]byte) (int32, bool)) sparse.Seq {
+	b.Reset()
+	for t := 0; t < seq.Len(); t++ {
+		if len(seq.BPtr) > t+1 {
+			for k := seq.BPtr[t]; k < seq.BPtr[t+1]; k++ {
+				if a, _ := id(seq.BNames[k]); a >= 0 {
+					b.Add(a, 1)
+				}
+			}
+		}
+		b.End(sparse.NoLabel)
+	}
+	return b.Seq()
 }
 
 // LoadHoldout reads labelled data to evaluate during training, with the
@@ -330,9 +396,22 @@ func LoadHoldout(path string, s Spec, tr *Training) (*train.Data, error) {
 	}
 	defer f.Close()
 	var (
-		seq format.Sequence
-		b   sparse.Builder
-		c   = sparse.NewCorpus()
+		seq     format.Sequence
+		b, bb   sparse.Builder
+		c, bc   = sparse.NewCorpus(), sparse.NewCorpus()
+		vocab   = sparse.NewDict(1 << 12)
+		words   [][]int32
+		noWords bool
+		lookup  = func(name []byte) (int32, bool) {
+			if tr.BAttrs == nil {
+				return -1, false
+			}
+			id, ok := tr.BAttrs.LookupBytes(name)
+			if !ok {
+				id = -1
+			}
+			return id, ok
+		}
 	)
 	for {
 		err := f.Read(&seq)
@@ -371,9 +450,26 @@ func LoadHoldout(path string, s Spec, tr *Training) (*train.Data, error) {
 		if err := c.Append(s); err != nil {
 			return nil, fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
 		}
+		if noWords = noWords || len(seq.Words) != seq.Len(); !noWords {
+			ids := make([]int32, len(seq.Words))
+			for t, w := range seq.Words {
+				ids[t], _ = vocab.AddBytes(w)
+			}
+			words = append(words, ids)
+		}
+		if err := bc.Append(bigramSeq(&bb, &seq, lookup)); err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+		}
 	}
 	if c.Len() == 0 {
 		return nil, fmt.Errorf("%s: no sequences", f.Name)
 	}
-	return &train.Data{Corpus: c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}, nil
+	d := &train.Data{Corpus: c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}
+	if !noWords {
+		d.Words, d.Vocab = words, vocab
+	}
+	if tr.BAttrs != nil {
+		d.Bigram, d.NumBigramAttrs = bc, tr.BAttrs.Len()
+	}
+	return d, nil
 }

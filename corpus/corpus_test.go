@@ -83,3 +83,44 @@ func TestResolve(t *testing.T) {
 		t.Errorf("features without format: %s, want conll", got)
 	}
 }
+
+// TestLoadBigrams: a template's B lines with %x give bigram attributes,
+// most frequent first, rare ones dropped with MinFreq; a holdout keeps
+// only those training knows.
+func TestLoadBigrams(t *testing.T) {
+	train := write(t, "train.txt", "a DT B\nb NN I\nc VB O\n\nd DT B\ne NN I\n\nf JJ O\ng NN B\n\n")
+	spec := Spec{Format: "conll", Template: "U00:%x[0,0]\nB\nB01:%x[0,1]\n"}
+	l := Loader{MinFreq: 2}
+	tr, err := l.Load([]string{train}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At positions ≥ 1: NN three times, VB once (dropped); DT and JJ only
+	// at position 0 (no bigram attribute there).
+	if tr.BAttrs == nil || tr.BAttrs.Len() != 1 || tr.BAttrs.String(0) != "B01:NN" {
+		t.Fatalf("bigram attributes %v", tr.BAttrs)
+	}
+	d := tr.Data
+	if d.Bigram == nil || d.Bigram.Len() != 3 || d.NumBigramAttrs != 1 {
+		t.Fatalf("bigram corpus %v, %d attributes", d.Bigram, d.NumBigramAttrs)
+	}
+	for i, want := range [][]int32{{1}, {1}, {1}} { // the NN position
+		s := d.Bigram.Seq(i)
+		if s.Len() != d.Corpus.Seq(i).Len() || s.NumFeatures() != len(want) || s.Ptr[want[0]+1]-s.Ptr[want[0]] != 1 {
+			t.Errorf("sequence %d: bigram attributes %+v", i, s)
+		}
+	}
+	hold := write(t, "hold.txt", "h DT B\ni NN I\nj VB O\n\n")
+	h, err := LoadHoldout(hold, spec, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Bigram == nil || h.NumBigramAttrs != 1 || h.Bigram.Seq(0).NumFeatures() != 1 {
+		t.Errorf("holdout bigram attributes %+v", h.Bigram)
+	}
+	// Without B lines with %x, none.
+	tr, err = (&Loader{}).Load([]string{train}, Spec{Format: "conll", Template: "U00:%x[0,0]\nB\n"})
+	if err != nil || tr.BAttrs != nil || tr.Data.Bigram != nil {
+		t.Errorf("plain template: %v, %v, %v", err, tr.BAttrs, tr.Data.Bigram)
+	}
+}

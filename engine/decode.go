@@ -162,27 +162,23 @@ func draw(r *rand.Rand, w []float64) int {
 }
 
 // viterbiDelta is the Viterbi recursion with per-position transition
-// matrices (S + Δ_t), with the kernels' tie rule (strict >, lowest index).
+// matrices (S + Δ_t), with the kernels' tie rule (strict >, lowest index):
+// each step is kernels.Viterbi over a two-row window (δ_{t−1}, s_t), so it
+// runs on the SIMD tiers.
 func (tr *Transitions) viterbiDelta(ws *Workspace, T int) {
 	M := tr.m
 	s, delta, bp := ws.s, ws.delta, ws.bp
 	copy(delta[:M], s[:M])
+	ws.vwin = grow(ws.vwin, 4*M)
+	ws.vbp = grow(ws.vbp, 2*M)
+	win, wd := ws.vwin[:2*M], ws.vwin[2*M:4*M]
+	var path [2]int32
 	for t := 1; t < T; t++ {
 		S := ws.transAt(tr, t, false)
-		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
-		for j := range M {
-			cur[j], arg[j] = prev[0]+S[j], 0
-		}
-		for i := 1; i < M; i++ {
-			di, row := prev[i], S[i*M:(i+1)*M]
-			for j, v := range row {
-				if c := di + v; c > cur[j] {
-					cur[j], arg[j] = c, int32(i)
-				}
-			}
-		}
-		for j := range cur {
-			cur[j] += s[t*M+j]
-		}
+		copy(win[:M], delta[(t-1)*M:t*M])
+		copy(win[M:], s[t*M:(t+1)*M])
+		kernels.Viterbi(path[:], wd, ws.vbp, win, S, 2, M)
+		copy(delta[t*M:(t+1)*M], wd[M:])
+		copy(bp[t*M:(t+1)*M], ws.vbp[M:2*M])
 	}
 }

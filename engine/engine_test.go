@@ -218,10 +218,24 @@ func TestAgainstBruteForce(t *testing.T) {
 				}
 				c.TransDelta = make([][]float64, T)
 				for pos := 1; pos < T; pos++ {
+					if pos > 1 && trial%4 == 1 && c.TransDelta[pos-1] != nil {
+						// The same slice again (one E_t for both).
+						c.TransDelta[pos] = c.TransDelta[pos-1]
+						continue
+					}
 					if r.IntN(2) == 0 {
+						// Mostly small deltas (the scaled path), at times
+						// wide ones (the log domain) or −Inf entries.
+						sd := 1.0
+						if trial%10 == 6 {
+							sd = 150
+						}
 						d := make([]float64, M*M)
 						for k := range d {
-							d[k] = r.NormFloat64()
+							d[k] = sd * r.NormFloat64()
+							if trial%15 == 11 && r.IntN(4) == 0 {
+								d[k] = math.Inf(-1)
+							}
 						}
 						c.TransDelta[pos] = d
 					}
@@ -779,5 +793,45 @@ func TestBatchesMatchSingle(t *testing.T) {
 	err := tr.LogZBatch(NewPool(2), bad, c, make([]float64, n))
 	if len(emits[4])/M > 1 && (err == nil || !strings.Contains(err.Error(), "chain 4")) {
 		t.Fatalf("impossible chain: %v", err)
+	}
+}
+
+// TestSharedDeltas: a delta slice given at several positions (one E_t for
+// all of them) gives what copies of it give, on the scaled path.
+func TestSharedDeltas(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 20 {
+		M, T := 2+r.IntN(5), 3+r.IntN(6)
+		tr, emit := randomChain(r, T, M, 1, 0)
+		shared := &ChainOptions{TransDelta: make([][]float64, T)}
+		copies := &ChainOptions{TransDelta: make([][]float64, T)}
+		a, b := make([]float64, M*M), make([]float64, M*M)
+		for k := range a {
+			a[k], b[k] = r.NormFloat64(), r.NormFloat64()
+		}
+		for pos := 1; pos < T; pos++ {
+			d := a
+			if pos%3 == 2 {
+				d = b
+			}
+			shared.TransDelta[pos] = d
+			copies.TransDelta[pos] = slices.Clone(d)
+		}
+		var out [2]Posteriors
+		var logZ [2]float64
+		for k, c := range []*ChainOptions{shared, copies} {
+			ws := NewWorkspace()
+			out[k] = Posteriors{Marginals: make([]float64, T*M), Edges: make([]float64, (T-1)*M*M), Transitions: make([]float64, M*M)}
+			var err error
+			if logZ[k], err = tr.Posteriors(ws, emit, c, &out[k]); err != nil {
+				t.Fatal(err)
+			}
+			if !ws.scaledD || ws.logMode {
+				t.Fatalf("trial %d: not the scaled path with deltas", trial)
+			}
+		}
+		if logZ[0] != logZ[1] || !slices.Equal(out[0].Marginals, out[1].Marginals) || !slices.Equal(out[0].Edges, out[1].Edges) {
+			t.Errorf("trial %d: shared deltas give log Z %v, copies %v", trial, logZ[0], logZ[1])
+		}
 	}
 }

@@ -63,7 +63,9 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 		return logZ, nil
 	}
 	alpha, beta, psi, scale := ws.alpha[:T*M], ws.beta[:T*M], ws.psi[:T*M], ws.scale[:T]
-	if tr.tied != nil {
+	if ws.scaledD {
+		tr.backwardDelta(ws, psi, T)
+	} else if tr.tied != nil {
 		tr.tied.backward(beta, scale, psi, ws.work[:M], T, M)
 		if p.Tied != nil {
 			ws.excSum = grow(ws.excSum, len(tr.tied.exc))
@@ -89,6 +91,12 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 		for j := range M {
 			p.End[j] += alpha[last+j] * beta[last+j]
 		}
+	}
+	if ws.scaledD {
+		if T > 1 && (p.Transitions != nil || p.Edges != nil) {
+			tr.edgesDelta(ws, psi, T, p.Transitions, p.Edges)
+		}
+		return logZ, nil
 	}
 	if (p.Transitions != nil || p.Edges != nil) && T > 1 {
 		tr.dense()

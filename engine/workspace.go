@@ -26,6 +26,12 @@ type Workspace struct {
 	logMode bool
 	opts    *ChainOptions // of the chain being processed
 	tmat    []float64     // M×M: a position's transition matrix with its delta
+	et      []float64     // T×M×M: E ∘ exp(Δ_t) (the scaled path with deltas)
+	scaledD bool          // the last forward pass was the scaled one with deltas
+	logE    []float64     // M×M: score[i][j] − colShift[j]
+	etAt    []int32       // T: the position whose E_t position t uses
+	vwin    []float64     // Viterbi with deltas: a two-row window and its δ
+	vbp     []int32       // and its back-pointers
 }
 
 // transAt returns the transition scores into position t: the shared matrix,
@@ -41,6 +47,11 @@ func (ws *Workspace) transAt(tr *Transitions, t int, transposed bool) []float64 
 	}
 	M := tr.m
 	ws.tmat = grow(ws.tmat, M*M)
+	if !transposed {
+		copy(ws.tmat, tr.score)
+		kernels.Axpy(1, d, ws.tmat)
+		return ws.tmat
+	}
 	for i := range M {
 		for j := range M {
 			if transposed {
@@ -111,6 +122,11 @@ func (c *ChainOptions) check(T, M int) error {
 			}
 			if len(d) != M*M {
 				return fmt.Errorf("engine: transition delta at position %d has %d entries, want %d", t, len(d), M*M)
+			}
+			// One SIMD sum of squares is finite when every entry is
+			// (−Inf entries, which are allowed, make it +Inf: then scan).
+			if sq := kernels.Dot(d, d); sq <= math.MaxFloat64 {
+				continue
 			}
 			for k, v := range d {
 				if v != v || v > math.MaxFloat64 {
@@ -342,8 +358,9 @@ func rowRange(row []float64) (m, lo float64) {
 // sure), it runs in the log domain instead and sets ws.logMode.
 func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOptions) (float64, error) {
 	M := tr.m
-	ws.logMode, ws.opts = false, c
-	logOnly := tr.logOnly || c.hasDelta()
+	ws.logMode, ws.opts, ws.scaledD = false, c, false
+	deltas := c.hasDelta()
+	logOnly := tr.logOnly || deltas && (tr.tied != nil || !tr.makeEt(ws, T))
 	psi := ws.psi[:T*M]
 	shift := 0.0
 	// Without constraints, and when a sum of squares shows no emission is
@@ -397,7 +414,10 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 		}
 	}
 	kernels.Exp(psi, psi)
-	if tr.tied != nil {
+	if deltas {
+		tr.forwardDelta(ws, psi, T)
+		ws.scaledD = true
+	} else if tr.tied != nil {
 		tr.tied.forward(ws.alpha, ws.scale, psi, T, M)
 	} else {
 		kernels.Forward(ws.alpha, ws.scale, psi, tr.e, T, M)

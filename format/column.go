@@ -50,8 +50,9 @@ func (sent *sentence) addLabel(f []byte) {
 	sent.labs = append(sent.labs, start, len(sent.text))
 }
 
-// emit turns the sentence into seq: attributes by fx, labels as views.
-func (sent *sentence) emit(seq *Sequence, fx *extractor, b *builder) {
+// emit turns the sentence into seq: attributes by fx (bigram attributes
+// into bb), labels as views.
+func (sent *sentence) emit(seq *Sequence, fx *extractor, b, bb *builder) {
 	b.reset()
 	fx.prepare(sent)
 	for t := 0; t < sent.rows; t++ {
@@ -59,6 +60,19 @@ func (sent *sentence) emit(seq *Sequence, fx *extractor, b *builder) {
 		seq.Ptr = append(seq.Ptr, int32(b.count()))
 	}
 	b.finish(seq, false)
+	for t := 0; t < sent.rows; t++ {
+		w := sent.field(t, 0)
+		seq.Words = append(seq.Words, w[:len(w):len(w)])
+	}
+	if fx.tmpl != nil && fx.tmpl.ObsBigram() {
+		bb.reset()
+		seq.BPtr = append(seq.BPtr, 0)
+		for t := 0; t < sent.rows; t++ {
+			fx.tmpl.expandBigram(bb, sent, t)
+			seq.BPtr = append(seq.BPtr, int32(bb.count()))
+		}
+		seq.BNames = bb.views(seq.BNames)
+	}
 	if sent.labels {
 		for t := 0; t < sent.rows; t++ {
 			lo, hi := sent.labs[2*t], sent.labs[2*t+1]
@@ -82,6 +96,7 @@ type sentenceReader struct {
 	fx    *extractor
 	sent  sentence
 	b     builder
+	bb    builder // bigram attributes
 }
 
 // nextRow returns the next line of the sentence being read: blank lines
@@ -108,7 +123,7 @@ func (r *sentenceReader) end(s *Sequence) error {
 	if r.sent.rows == 0 {
 		return io.EOF
 	}
-	r.sent.emit(s, r.fx, &r.b)
+	r.sent.emit(s, r.fx, &r.b, &r.bb)
 	r.sent.rows = 0
 	return nil
 }
@@ -308,8 +323,10 @@ func newExtractor(o Options, name string) (*extractor, error) {
 	case "":
 	case "pos":
 		fx.pos = &posFeatures{}
+	case "morph":
+		fx.pos = &posFeatures{morph: true}
 	default:
-		return nil, errorf(name, 0, "unknown feature set %q (want pos)", o.Features)
+		return nil, errorf(name, 0, "unknown feature set %q (want pos or morph)", o.Features)
 	}
 	if fx.tmpl == nil && fx.pos == nil {
 		return nil, errorf(name, 0, "%s input needs a feature template or a feature set (pos)", o.Format)

@@ -307,11 +307,15 @@ func nextBit(m []uint64, i int) int {
 // has no unlabelled items; write a dummy one for tagging). Names that the
 // format cannot hold are errors: empty names, names containing TAB, CR or
 // LF, names starting with '#' (a comment) and labels starting with '@' (a
-// declaration).
+// declaration). Bigram attributes (Sequence.BNames) are an error too:
+// CRFsuite's attributes are unigram ones.
 func WriteCRFsuite(w io.Writer, s *Sequence) error {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
 		bw = bufio.NewWriter(w)
+	}
+	if len(s.BNames) > 0 {
+		return errorf(s.File, s.Line, "bigram attributes (a template's B lines with %%x) cannot be written in CRFsuite's attribute format")
 	}
 	t := s.Len()
 	where := func(i int) (string, int) {

@@ -30,6 +30,17 @@ type Sequence struct {
 	Ptr    []int32   // T+1 offsets: item t has attributes Ptr[t] .. Ptr[t+1]-1
 	Names  [][]byte  // attribute names (views valid until the next Read)
 	Values []float64 // attribute values (1 unless the input says otherwise)
+	// Words holds each item's word (column 0; FORM in CoNLL-U) for column
+	// input, the key of a model's candidate-label lexicon; nil for
+	// CRFsuite's attribute format. Views valid until the next Read.
+	Words [][]byte
+	// BPtr and BNames are the bigram attributes of a template's B lines
+	// with %x (observation-dependent transitions): item t has
+	// BNames[BPtr[t]:BPtr[t+1]], those of the transition from item t−1
+	// to t (none at item 0). BPtr is empty when the template has no such
+	// lines (and for other input).
+	BPtr   []int32
+	BNames [][]byte
 }
 
 // Len is the number of items.
@@ -50,6 +61,9 @@ func (s *Sequence) reset(file string) {
 	s.Ptr = append(s.Ptr[:0], 0)
 	s.Names = s.Names[:0]
 	s.Values = s.Values[:0]
+	s.Words = s.Words[:0]
+	s.BPtr = s.BPtr[:0]
+	s.BNames = s.BNames[:0]
 }
 
 // Reader reads one sequence per call into s, reusing s's memory. It returns
@@ -153,7 +167,7 @@ func NewReader(r io.Reader, name string, o Options) (Reader, error) {
 			return nil, err
 		}
 		if fx.tmpl != nil {
-			for _, l := range fx.tmpl.lines {
+			for _, l := range fx.tmpl.allLines() {
 				for _, p := range l.parts {
 					if p.x && p.col == label-1 {
 						return nil, errorf(fx.tmpl.file, l.line, "%%x[%d,%d] reads %s, the label column: it would leak the answer",
@@ -255,18 +269,25 @@ func (b *builder) mark(start int) {
 
 func (b *builder) count() int { return len(b.offs) / 2 }
 
+// views returns names (regrown if short) pointing at the arena's names.
+func (b *builder) views(names [][]byte) [][]byte {
+	n := b.count()
+	if cap(names) < n {
+		names = make([][]byte, 0, n+n/4)
+	}
+	names = names[:n]
+	for i := range n {
+		lo, hi := b.offs[2*i], b.offs[2*i+1]
+		names[i] = b.arena[lo:hi:hi]
+	}
+	return names
+}
+
 // finish points s.Names at the arena and, when values is nil, fills s.Values
 // with ones.
 func (b *builder) finish(s *Sequence, values bool) {
+	s.Names = b.views(s.Names)
 	n := b.count()
-	if cap(s.Names) < n {
-		s.Names = make([][]byte, 0, n+n/4)
-	}
-	s.Names = s.Names[:n]
-	for i := range n {
-		lo, hi := b.offs[2*i], b.offs[2*i+1]
-		s.Names[i] = b.arena[lo:hi:hi]
-	}
 	if !values {
 		if cap(s.Values) < n {
 			s.Values = make([]float64, n, n+n/4)

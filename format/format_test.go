@@ -149,9 +149,77 @@ B
 	}
 }
 
+// TestBigramTemplate checks B lines with %x as CRF++ expands them: one
+// string per line at every position t ≥ 1 (the transition from t−1 to t),
+// padding names at the edges, '/'-joined macros; a bare B beside them still
+// means plain label bigrams.
+func TestBigramTemplate(t *testing.T) {
+	tp := mustTemplate(t, "U00:%x[0,0]\nB01:%x[0,1]\nB\nB02:%x[-1,1]/%x[0,1]\n# c\nB03:%x[1,0]\n")
+	if !tp.Bigram() || !tp.ObsBigram() {
+		t.Fatalf("Bigram() = %v, ObsBigram() = %v", tp.Bigram(), tp.ObsBigram())
+	}
+	if s := tp.String(); s != "U00:%x[0,0]\nB\nB01:%x[0,1]\nB02:%x[-1,1]/%x[0,1]\nB03:%x[1,0]\n" {
+		t.Errorf("String() = %q", s)
+	}
+	data := "He PRP B-NP\nreckons VBZ B-VP\nso RB O\n\nYes UH O\n\n"
+	for _, tpl := range []*Template{tp, mustTemplate(t, tp.String())} {
+		r, err := NewReader(strings.NewReader(data), "in.txt", Options{Format: "conll", Template: tpl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [][][]string
+		var s Sequence
+		for {
+			err := r.Read(&s)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(s.BPtr) != s.Len()+1 {
+				t.Fatalf("BPtr has %d entries for %d items", len(s.BPtr), s.Len())
+			}
+			var q [][]string
+			for i := range s.Len() {
+				var names []string
+				for k := s.BPtr[i]; k < s.BPtr[i+1]; k++ {
+					names = append(names, string(s.BNames[k]))
+				}
+				q = append(q, names)
+			}
+			got = append(got, q)
+		}
+		want := [][][]string{
+			{nil, {"B01:VBZ", "B02:PRP/VBZ", "B03:so"}, {"B01:RB", "B02:VBZ/RB", "B03:_B+1"}},
+			{nil},
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("bigram attributes %q, want %q", got, want)
+		}
+	}
+	// Without B lines with %x, no bigram attributes.
+	r, err := NewReader(strings.NewReader(data), "in.txt", Options{Format: "conll", Template: mustTemplate(t, "U00:%x[0,0]\nB\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Sequence
+	if err := r.Read(&s); err != nil || len(s.BPtr) != 0 || len(s.BNames) != 0 {
+		t.Errorf("err %v, BPtr %v, BNames %q", err, s.BPtr, s.BNames)
+	}
+	// A B line reading a column the data lacks names its template line.
+	_, err = readAll(t, data, Options{Format: "conll", Template: mustTemplate(t, "U00:%x[0,0]\nB01:%x[0,5]\n")})
+	wantErr(t, err, "t.tpl:2: %x[0,5] reads column 5")
+	// Only B lines with %x: a template of its own.
+	if tp := mustTemplate(t, "B01:%x[0,0]\n"); tp.Bigram() || !tp.ObsBigram() {
+		t.Errorf("%q alone: Bigram() = %v, ObsBigram() = %v", "B01:%x[0,0]", tp.Bigram(), tp.ObsBigram())
+	}
+}
+
 func TestTemplateErrors(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
-		{"U00:%x[0,0]\nB01:%x[-1,0]\n", "t.tpl:2: \"B01:%x[-1,0]\": bigram templates with %x (observation-dependent transitions) are not supported"},
+		{"U00:%x[0,0]\nB01:%x[-1,0\n", "t.tpl:2: malformed %x"},
+		{"U00:%x[0,0]\n# c\nB02:%y\n", "t.tpl:3: malformed macro"},
 		{"U00:%x[0,0\n", "t.tpl:1: malformed %x"},
 		{"\n\nU00:%x[a,0]\n", "t.tpl:3: malformed %x"},
 		{"U00:%x[0,-1]\n", "t.tpl:1: malformed %x"},
@@ -485,3 +553,57 @@ func TestLongLinesAndReadErrors(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+// TestMorphFeatures: morph is pos plus the longer affixes, the neighbours'
+// affixes, case and digits with the suffix, word–suffix pairs, the length,
+// and q for the words between quotation marks (not the marks, and nothing
+// after an unclosed one); Words holds column 0.
+func TestMorphFeatures(t *testing.T) {
+	in := "Položka X\n„ Z\nDlouhodobý X\nmajetek X\n“ Z\nobsahuje V\n\" Z\nx1 D\n"
+	o := Options{Format: "conll", Features: "morph"}
+	got, err := readAll(t, in, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos, err := readAll(t, in, Options{Format: "conll", Features: "pos"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := got[0].items
+	for k, it := range items {
+		for _, n := range pos[0].items[k].names {
+			if !contains(it.names, n) {
+				t.Errorf("item %d lacks pos's %q", k, n)
+			}
+		}
+	}
+	want := []string{"s5=odobý", "s6=hodobý", "s7=uhodobý", "p5=dlouh", "s1-1=„", "s3+1=tek", "p2+1=ma",
+		"ic|s3=obý", "w-1|s3=„|obý", "s3|w+1=obý|majetek", "len=10+", "q", "q|ic=1"}
+	for _, n := range want {
+		if !contains(items[2].names, n) {
+			t.Errorf("Dlouhodobý lacks %q: %q", n, items[2].names)
+		}
+	}
+	if !contains(items[3].names, "q|ic=0") || !contains(items[3].names, "len=7") {
+		t.Errorf("majetek: %q", items[3].names)
+	}
+	for _, k := range []int{0, 1, 4, 5, 6, 7} { // outside, the marks, after the unclosed "
+		if contains(items[k].names, "q") {
+			t.Errorf("item %d has q: %q", k, items[k].names)
+		}
+	}
+	if !contains(items[7].names, "dg|s2=x1") || !contains(items[0].names, "s1-1=_B-1") {
+		t.Errorf("x1: %q", items[7].names)
+	}
+	r, err := NewReader(strings.NewReader(in), "in", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Sequence
+	if err := r.Read(&s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Words) != 8 || string(s.Words[2]) != "Dlouhodobý" || string(s.Words[6]) != "\"" {
+		t.Errorf("Words %q", s.Words)
+	}
+}

@@ -38,6 +38,16 @@ func drain(t *testing.T, r Reader) []Sequence {
 				t.Fatalf("Ptr decreases: %v", s.Ptr)
 			}
 		}
+		if len(s.BPtr) > 0 { // bigram attributes: none at item 0
+			if len(s.BPtr) != n+1 || s.BPtr[0] != 0 || s.BPtr[1] != 0 || int(s.BPtr[n]) != len(s.BNames) {
+				t.Fatalf("malformed bigram attributes: T=%d BPtr=%v names=%d", n, s.BPtr, len(s.BNames))
+			}
+			for i := range n {
+				if s.BPtr[i] > s.BPtr[i+1] {
+					t.Fatalf("BPtr decreases: %v", s.BPtr)
+				}
+			}
+		}
 		out = append(out, copySeq(&s))
 	}
 	t.Fatal("too many sequences")
@@ -93,6 +103,7 @@ func FuzzColumn(f *testing.F) {
 	f.Add("He PRP B-NP\nreckons VBZ B-VP\n\t\nso RB O\n", "U00:%x[-2,0]\nU01:%x[-1,0]/%x[0,1]\nB\n", 0)
 	f.Add("a A\nb B\n\nc C z\n", "U0:%x[0,1]\n", 2)
 	f.Add("É-1 x\n", "U:%x[3,0]\n", 0)
+	f.Add("He PRP B-NP\nreckons VBZ B-VP\nso RB O\n", "U00:%x[0,0]\nB\nB01:%x[0,1]\nB02:%x[-1,1]/%x[2,0]\n", 0)
 	f.Fuzz(func(t *testing.T, in, tpl string, cols int) {
 		tp, err := ParseTemplate(strings.NewReader(tpl), "t")
 		if err != nil {
@@ -142,6 +153,7 @@ func FuzzCoNLLU(f *testing.F) {
 func FuzzTemplate(f *testing.F) {
 	f.Add("U00:%x[-2,0]\nU01:%x[-1,0]/%x[0,0]\n# c\n\nB\n")
 	f.Add("U%x[1,1]%x[0,0]\nB01\n")
+	f.Add("B01:%x[0,1]\nU0:%x[0,0]\nB\nB02:%x[-1,0]/%x[0,0]\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		tp, err := ParseTemplate(strings.NewReader(text), "t")
 		if err != nil {
@@ -152,7 +164,7 @@ func FuzzTemplate(f *testing.F) {
 		if err != nil {
 			t.Fatalf("String() %q does not parse: %v", tp.String(), err)
 		}
-		if again.String() != tp.String() || again.Bigram() != tp.Bigram() || again.Columns() != tp.Columns() {
+		if again.String() != tp.String() || again.Bigram() != tp.Bigram() || again.ObsBigram() != tp.ObsBigram() || again.Columns() != tp.Columns() {
 			t.Fatalf("String() is not canonical: %q vs %q", tp.String(), again.String())
 		}
 	})

@@ -11,13 +11,19 @@ import (
 // by column col of the item row positions away (CRF++'s padding names
 // _B-1, _B-2, … before the sentence and _B+1, _B+2, … after it), so
 // "U05:%x[-1,0]/%x[0,0]" gives "U05:He/reckons". A "B" line without %x asks
-// for label-bigram (transition) features.
+// for label-bigram (transition) features. A "B" line with %x asks for
+// observation-dependent transitions, as CRF++ expands them: at every
+// position t ≥ 1 (the transition from t−1 to t) the line's text with the
+// macros of position t replaced, "B01:%x[0,1]" giving "B01:NN"; each such
+// string is a bigram attribute (Sequence.BNames) with weights for label
+// pairs.
 type Template struct {
 	file   string
 	lines  []tmplLine
-	bigram string // the B line's text, "" when there is none
-	maxCol int    // largest column read, -1 when none
-	maxRow int    // largest |row|
+	blines []tmplLine // B lines with %x
+	bigram string     // the bare B line's text, "" when there is none
+	maxCol int        // largest column read, -1 when none
+	maxRow int        // largest |row|
 }
 
 type tmplLine struct {
@@ -57,20 +63,24 @@ func ParseTemplate(r io.Reader, name string) (*Template, error) {
 		if err != "" {
 			return nil, errorf(name, ln, "%s", err)
 		}
+		hasX := false
+		for _, p := range parts {
+			if p.x {
+				hasX = true
+				t.maxCol = max(t.maxCol, p.col)
+				t.maxRow = max(t.maxRow, p.row, -p.row)
+			}
+		}
 		switch text[0] {
 		case 'U':
-			for _, p := range parts {
-				if p.x {
-					t.maxCol = max(t.maxCol, p.col)
-					t.maxRow = max(t.maxRow, p.row, -p.row)
-				}
-			}
 			t.lines = append(t.lines, tmplLine{line: ln, text: text, parts: parts})
 		case 'B':
-			if len(parts) > 1 || (len(parts) == 1 && parts[0].x) {
-				return nil, errorf(name, ln, "%s: bigram templates with %%x (observation-dependent transitions) are not supported; use a bare B", clip(text))
-			}
-			if t.bigram == "" {
+			// A B line without %x expands to the same string at every
+			// position: CRF++'s one shared M×M block, the plain label
+			// bigrams (more such lines would only repeat it).
+			if hasX {
+				t.blines = append(t.blines, tmplLine{line: ln, text: text, parts: parts})
+			} else if t.bigram == "" {
 				t.bigram = text
 			}
 		default:
@@ -80,7 +90,7 @@ func ParseTemplate(r io.Reader, name string) (*Template, error) {
 	if err := lr.failure(name); err != nil {
 		return nil, err
 	}
-	if len(t.lines) == 0 && t.bigram == "" {
+	if len(t.lines) == 0 && t.bigram == "" && len(t.blines) == 0 {
 		return nil, errorf(name, 0, "the template has no U or B lines")
 	}
 	return t, nil
@@ -150,15 +160,21 @@ func digits(s string, i int) (int, int) {
 	return v, i
 }
 
-// Bigram reports whether the template asks for label-bigram features.
+// Bigram reports whether the template asks for plain label-bigram
+// features (a B line without %x).
 func (t *Template) Bigram() bool { return t.bigram != "" }
+
+// ObsBigram reports whether the template has B lines with %x
+// (observation-dependent transitions).
+func (t *Template) ObsBigram() bool { return len(t.blines) > 0 }
 
 // Columns is the number of observation columns the template needs (the
 // largest column it reads plus one).
 func (t *Template) Columns() int { return t.maxCol + 1 }
 
-// String is the template's canonical text: its U lines in order, then its B
-// line, without comments or blank lines. Parsing it again gives the same
+// String is the template's canonical text: its U lines in order, then its
+// bare B line, then its B lines with %x in order, without comments or blank
+// lines. Parsing it again gives the same
 // attributes (a model stores it).
 func (t *Template) String() string {
 	var b strings.Builder
@@ -168,6 +184,10 @@ func (t *Template) String() string {
 	}
 	if t.bigram != "" {
 		b.WriteString(t.bigram)
+		b.WriteByte('\n')
+	}
+	for _, l := range t.blines {
+		b.WriteString(l.text)
 		b.WriteByte('\n')
 	}
 	return b.String()
@@ -182,7 +202,7 @@ func (t *Template) check(columns int, data string, dataLine int) error {
 	if dataLine > 0 {
 		where += ":" + strconv.Itoa(dataLine)
 	}
-	for _, l := range t.lines {
+	for _, l := range t.allLines() {
 		for _, p := range l.parts {
 			if p.x && p.col >= columns {
 				return errorf(t.file, l.line, "%%x[%d,%d] reads column %d but %s has %d observation column(s) (0..%d)",
@@ -191,6 +211,14 @@ func (t *Template) check(columns int, data string, dataLine int) error {
 		}
 	}
 	return nil
+}
+
+// allLines returns the U lines and the B lines with %x.
+func (t *Template) allLines() []tmplLine {
+	if len(t.blines) == 0 {
+		return t.lines
+	}
+	return append(append([]tmplLine(nil), t.lines...), t.blines...)
 }
 
 // padding returns CRF++'s name for the position idx outside a sentence of
@@ -207,9 +235,21 @@ func padding(dst []byte, idx, n int) []byte {
 
 // expand appends the template's attributes for position t of sent to b.
 func (t *Template) expand(b *builder, sent *sentence, pos int) {
+	expandLines(t.lines, b, sent, pos)
+}
+
+// expandBigram appends the bigram attributes of the transition into
+// position pos (≥ 1; CRF++ has none at 0) to b.
+func (t *Template) expandBigram(b *builder, sent *sentence, pos int) {
+	if pos > 0 {
+		expandLines(t.blines, b, sent, pos)
+	}
+}
+
+func expandLines(lines []tmplLine, b *builder, sent *sentence, pos int) {
 	n := sent.rows
-	for li := range t.lines {
-		l := &t.lines[li]
+	for li := range lines {
+		l := &lines[li]
 		start := len(b.arena)
 		for _, p := range l.parts {
 			if !p.x {

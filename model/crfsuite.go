@@ -305,11 +305,20 @@ func (m *Model) CRFsuiteCompatible() error {
 	if err := m.check(); err != nil {
 		return err
 	}
+	if m.Lexicon != nil {
+		return fmt.Errorf("model: the model restricts %d words to candidate labels; a CRFsuite model has no lexicon", m.Lexicon.Len())
+	}
+	if m.Sub != nil {
+		return fmt.Errorf("model: the model has sub-label weights (feature.sublabels); a CRFsuite model has none")
+	}
 	if m.Meta.Template != "" {
 		return fmt.Errorf("model: the model extracts its attributes from columns with a CRF++ template; a CRFsuite model holds attribute names only, so CRFsuite could tag only attribute files")
 	}
 	if m.Meta.Features != "" {
 		return fmt.Errorf("model: the model extracts its attributes from columns with the built-in feature set %q; a CRFsuite model holds attribute names only, so CRFsuite could tag only attribute files", m.Meta.Features)
+	}
+	if m.Bigram != nil {
+		return fmt.Errorf("model: the model has observation-dependent transitions (CRF++ B template lines with %%x); CRFsuite's transitions do not read the observations")
 	}
 	tr := m.Trans
 	M := m.Labels.Len()

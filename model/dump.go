@@ -57,6 +57,25 @@ func (m *Model) Dump(w io.Writer, top int) error {
 		}
 	}
 	fmt.Fprintf(bw, "}\n\n")
+	if l := m.Lexicon; l != nil {
+		fmt.Fprintf(bw, "CANDIDATES = %d words held to %d labels in all\n\n", l.Len(), len(l.Labels))
+	}
+	if sl := m.Sub; sl != nil {
+		fmt.Fprintf(bw, "SUB_LABELS = %d parts per label, %d sub-labels, %d weights\n\n", sl.N, sl.NSub, len(sl.W))
+	}
+	if b := m.Bigram; b != nil {
+		layout := "label pairs seen in training"
+		if b.Pairs == nil {
+			layout = "full blocks"
+		}
+		fmt.Fprintf(bw, "OBSERVATION_TRANSITIONS (%s, %d attributes, %d weights, non-zero entries) = {\n", layout, b.Attrs.Len(), len(b.Weights))
+		b.each(M, func(a int32, i, j int, v float64) {
+			if v != 0 {
+				fmt.Fprintf(bw, "  %s: %s --> %s: %f\n", b.Attrs.String(a), lab(i), lab(j), v)
+			}
+		})
+		fmt.Fprintf(bw, "}\n\n")
+	}
 
 	nonzero := 0
 	var all []feature

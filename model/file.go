@@ -162,7 +162,17 @@ func (m *Model) sections() ([]section, error) {
 		}
 		secs = append(secs, section{secTrans, leBytes(score)})
 	}
-	return secs, nil
+	lex, err := m.lexiconSections()
+	if err != nil {
+		return nil, err
+	}
+	secs = append(secs, m.subSection()...)
+	bsecs, err := m.bigramSections()
+	if err != nil {
+		return nil, err
+	}
+	secs = append(secs, bsecs...)
+	return append(secs, lex...), nil
 }
 
 // word is the element types of the file's arrays.
@@ -492,7 +502,8 @@ func parse(name string, buf []byte) (*Model, error) {
 		if _, dup := secs[kind]; dup {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
-		if kind < secMeta || kind > secLast {
+		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) &&
+			(kind < secBigramFirst || kind > secBigramLast) {
 			if flags&flagNeeded != 0 {
 				return bad("needs section kind %d, unknown to this simdcrf (written by a newer one?)", kind)
 			}
@@ -659,6 +670,15 @@ func parse(name string, buf []byte) (*Model, error) {
 		}
 	default:
 		return bad("unknown transition structure %d", structure)
+	}
+	if err := parseLexicon(name, secs, m); err != nil {
+		return nil, err
+	}
+	if err := parseSub(name, secs, m); err != nil {
+		return nil, err
+	}
+	if m.Bigram, err = parseBigrams(name, secs, int(M)); err != nil {
+		return nil, err
 	}
 	if err := m.check(); err != nil {
 		return bad("%v", err)

@@ -41,7 +41,16 @@
 // (sparse.Dict's binary encoding), a fixed-size shape record, the state
 // weights, the sparse pattern (row offsets as int32, labels as uint16) for
 // the sparse layout, and the transitions: start and end scores, and either
-// the M×M matrix (dense) or the tied default with its exceptions.
+// the M×M matrix (dense) or the tied default with its exceptions. A model
+// trained with candidate labels adds sections 16–18 (the lexicon: its
+// words, offsets and label ids), one with sub-label weights section 19
+// (see lexicon.go); both are marked needed, since a reader that skipped
+// them would tag differently. A model
+// with observation-dependent transitions (Bigrams) adds sections 24–29:
+// their attribute dictionary (string ends, bytes, hash table), offsets,
+// label pairs (absent for full M×M blocks) and weights; like every
+// section they are marked needed, so that a reader that does not know
+// them refuses the file instead of tagging without them.
 package model
 
 import (
@@ -59,6 +68,15 @@ type Model struct {
 	State         sparse.Weights // *sparse.Dense or *sparse.Sparse
 	Trans         *engine.Transitions
 	Meta          Meta
+	// Lexicon, if not nil, restricts the words it holds to their
+	// candidate labels (trained with -p feature.candidates or --lexicon);
+	// a tagger applies it through Options.Candidates.
+	Lexicon *sparse.Lexicon
+	// Sub, if not nil, adds sub-label weights to the state scores
+	// (trained with -p feature.sublabels).
+	Sub *sparse.SubLabels
+	// Bigram holds the observation-dependent transitions, or nil.
+	Bigram *Bigrams
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file
@@ -130,8 +148,24 @@ func (m *Model) check() error {
 	default:
 		return fmt.Errorf("model: state weights of type %T are not supported (want *sparse.Dense or *sparse.Sparse)", m.State)
 	}
+	if m.Lexicon != nil {
+		if err := m.Lexicon.Check(M); err != nil {
+			return fmt.Errorf("model: %v", err)
+		}
+	}
+	if m.Sub != nil {
+		if err := m.Sub.Check(M, m.Attrs.Len()); err != nil {
+			return fmt.Errorf("model: %v", err)
+		}
+	}
 	if k := nonFinite(params(m.State)); k >= 0 {
 		return fmt.Errorf("model: state weight %d is %v", k, params(m.State)[k])
+	}
+	if m.Bigram != nil {
+		if m.Trans.Structure() != engine.Dense {
+			return fmt.Errorf("model: bigram weights need dense transitions")
+		}
+		return m.Bigram.check(M)
 	}
 	return nil
 }

@@ -15,6 +15,9 @@ import (
 // attributes and weights were dropped. The transitions and metadata are
 // shared with m.
 func (m *Model) DropZeros() (*Model, int, int, error) {
+	if m.Sub != nil { // (its weights are by attribute id: kept as they are)
+		return m, 0, 0, m.check()
+	}
 	if err := m.check(); err != nil {
 		return nil, 0, 0, err
 	}
@@ -45,6 +48,10 @@ func (m *Model) DropZeros() (*Model, int, int, error) {
 			return nil, 0, 0, err
 		}
 		out, err := New(m.Labels, attrs, state, m.Trans, m.Meta)
+		if out != nil {
+			out.Lexicon = m.Lexicon
+			out.Bigram = m.Bigram
+		}
 		return out, s.NumAttrs() - len(keep), (s.NumAttrs() - len(keep)) * M, err
 	case *sparse.Sparse:
 		nnz := 0
@@ -85,6 +92,9 @@ func allZero(v []float64) bool {
 // exactly zero (they are not parameters), so a CoNLL-2000 model shrinks
 // about tenfold, and loads and tags that much faster.
 func (m *Model) Compact() (*Model, error) {
+	if m.Sub != nil { // (its weights are by attribute id: kept as they are)
+		return m, m.check()
+	}
 	d, ok := m.State.(*sparse.Dense)
 	if !ok {
 		m, _, _, err := m.DropZeros()
@@ -157,5 +167,9 @@ func (m *Model) nonzeroRows(numAttrs, nnz int, row func(a int32, add func(j int3
 		return nil, 0, err
 	}
 	out, err := New(m.Labels, attrs, state, m.Trans, m.Meta)
+	if out != nil {
+		out.Lexicon = m.Lexicon
+		out.Bigram = m.Bigram
+	}
 	return out, numAttrs - len(keep), err
 }

@@ -118,6 +118,67 @@ type work struct {
 	hptr  []int32
 	hids  []int32
 	hvals []float64
+	sbuf  []float64 // sub-label scratch
+	// the chain's options: candidate labels (Options.Candidates) and
+	// transition deltas (Options.Bigrams)
+	co      engine.ChainOptions
+	allowed [][]int32
+	big     bigramWork
+}
+
+// constraint returns the chain constraint of the lexicon entries cands
+// (one per position, −1: free), or nil when nothing is restricted.
+func (t *Tagger) constraint(w *work, cands []int32, T int) (*engine.ChainOptions, error) {
+	if cands == nil {
+		return nil, nil
+	}
+	if len(cands) != T {
+		return nil, fmt.Errorf("model: %d candidate entries for %d positions", len(cands), T)
+	}
+	lex := t.m.Lexicon
+	if lex == nil {
+		return nil, fmt.Errorf("model: candidate entries for a model without a lexicon")
+	}
+	w.allowed = resize(w.allowed, T)
+	any := false
+	for i, c := range cands {
+		if c >= int32(lex.Len()) {
+			return nil, fmt.Errorf("model: candidate entry %d of %d at position %d", c, lex.Len(), i)
+		}
+		w.allowed[i] = lex.Allowed(c)
+		any = any || w.allowed[i] != nil
+	}
+	if !any {
+		return nil, nil
+	}
+	w.co.Allowed = w.allowed
+	return &w.co, nil
+}
+
+// chain returns the chain options of one call: the candidate labels of
+// the lexicon entries cands and the transition deltas of the bigram
+// attributes bs together, or nil when neither adds anything.
+func (t *Tagger) chain(w *work, cands []int32, bs sparse.Seq, T int) (*engine.ChainOptions, error) {
+	c, err := t.constraint(w, cands, T)
+	if err != nil {
+		return nil, err
+	}
+	d, err := t.m.Bigram.options(&w.big, bs, T, t.m.State.Labels())
+	if err != nil {
+		return nil, err
+	}
+	if c == nil && d == nil {
+		return nil, nil
+	}
+	var co engine.ChainOptions // (c is &w.co: the pooled work's, reset here)
+	if c != nil {
+		co.Allowed = c.Allowed
+	}
+	if d != nil {
+		co.TransDelta = d.TransDelta
+	}
+	w.co = co
+	return &w.co, nil
 }
 
 // NewTagger returns a tagger for m. With sparse rows it copies the model's
@@ -151,6 +212,10 @@ func (t *Tagger) score(w *work, s sparse.Seq) ([]float64, error) {
 	} else {
 		t.m.State.Score(emit, s)
 	}
+	if sub := t.m.Sub; sub != nil {
+		w.sbuf = resize(w.sbuf, s.Len()*sub.NSub)
+		sub.AddScores(emit, s, w.sbuf)
+	}
 	return emit, nil
 }
 
@@ -158,14 +223,37 @@ func (t *Tagger) score(w *work, s sparse.Seq) ([]float64, error) {
 // the result is returned) and returns its score (emissions plus
 // transitions, unnormalised). Ties go to the lowest label id.
 func (t *Tagger) Viterbi(dst []int32, s sparse.Seq) ([]int32, float64, error) {
+	return t.ViterbiWith(dst, s, Options{})
+}
+
+// ViterbiCandidates is Viterbi with the positions restricted to their
+// candidate labels: cands holds each position's lexicon entry (from
+// Model.Candidates, −1: free), or is nil for none.
+func (t *Tagger) ViterbiCandidates(dst []int32, s sparse.Seq, cands []int32) ([]int32, float64, error) {
+	return t.ViterbiWith(dst, s, Options{Candidates: cands})
+}
+
+// ViterbiBigrams is Viterbi with the bigram attributes bs of s (see
+// TagBigrams).
+func (t *Tagger) ViterbiBigrams(dst []int32, s, bs sparse.Seq) ([]int32, float64, error) {
+	return t.ViterbiWith(dst, s, Options{Bigrams: bs})
+}
+
+// ViterbiWith is Viterbi under o's Candidates and Bigrams (see Options;
+// its other fields are Tag's and ignored here).
+func (t *Tagger) ViterbiWith(dst []int32, s sparse.Seq, o Options) ([]int32, float64, error) {
 	w := t.pool.Get().(*work)
 	defer t.pool.Put(w)
 	emit, err := t.score(w, s)
 	if err != nil {
 		return dst[:0], 0, err
 	}
+	c, err := t.chain(w, o.Candidates, o.Bigrams, s.Len())
+	if err != nil {
+		return dst[:0], 0, err
+	}
 	dst = resize(dst, s.Len())
-	sc, err := t.m.Trans.Viterbi(w.ws, emit, nil, dst)
+	sc, err := t.m.Trans.Viterbi(w.ws, emit, c, dst)
 	return dst, sc, err
 }
 
@@ -177,6 +265,14 @@ type Options struct {
 	// AllMarginals asks for the marginal probability of every label at
 	// every position (-l).
 	AllMarginals bool
+	// Candidates, if not nil, restricts each position to the labels of
+	// its lexicon entry (Model.Candidates; −1: free): probabilities are
+	// then those of the constrained chain, as in training.
+	Candidates []int32
+	// Bigrams holds the bigram attributes of s (Model.EncodeBigrams; an
+	// empty Seq for none): the transition scores into position t are the
+	// shared ones plus the model's Bigram weights of its attributes at t.
+	Bigrams sparse.Seq
 }
 
 // Output is what Tag found. Reuse one Output across calls: its slices are
@@ -208,7 +304,8 @@ type Path struct {
 	Marginals []float64
 }
 
-// Tag labels s and computes what o asks for into out.
+// Tag labels s and computes what o asks for into out, under o's
+// candidate labels and bigram attributes.
 func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	if o.NBest < 0 {
 		return fmt.Errorf("model: n-best count %d is negative", o.NBest)
@@ -221,8 +318,12 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	}
 	T, M := s.Len(), t.m.State.Labels()
 	tr := t.m.Trans
+	c, err := t.chain(w, o.Candidates, o.Bigrams, T)
+	if err != nil {
+		return err
+	}
 	out.Labels = resize(out.Labels, T)
-	if out.Score, err = tr.Viterbi(w.ws, emit, nil, out.Labels); err != nil {
+	if out.Score, err = tr.Viterbi(w.ws, emit, c, out.Labels); err != nil {
 		return err
 	}
 	out.LogZ, out.Prob, out.Marginals, out.AllMarginals, out.NBest = 0, 0, out.Marginals[:0], out.AllMarginals[:0], out.NBest[:0]
@@ -238,7 +339,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 		w.marg = resize(w.marg, T*M)
 		post.Marginals = w.marg
 	}
-	if out.LogZ, err = tr.Posteriors(w.ws, emit, nil, &post); err != nil {
+	if out.LogZ, err = tr.Posteriors(w.ws, emit, c, &post); err != nil {
 		return err
 	}
 	out.Prob = math.Exp(out.Score - out.LogZ)
@@ -254,7 +355,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 			w.paths[i] = resize(w.paths[i], T)
 		}
 		w.scores = resize(w.scores, k)
-		got, err := tr.NBest(w.ws, emit, nil, w.paths[:k], w.scores)
+		got, err := tr.NBest(w.ws, emit, c, w.paths[:k], w.scores)
 		if err != nil {
 			return err
 		}
@@ -275,6 +376,12 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 		}
 	}
 	return nil
+}
+
+// TagBigrams is Tag with o.Bigrams set to bs.
+func (t *Tagger) TagBigrams(s, bs sparse.Seq, o Options, out *Output) error {
+	o.Bigrams = bs
+	return t.Tag(s, o, out)
 }
 
 // labelMarginals returns dst (regrown if short) holding, for each position

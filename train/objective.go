@@ -20,7 +20,10 @@ import (
 //	       PossibleTransitions), M start, M end.
 //
 // The tied order (exceptions, then the default) is that of
-// engine.Posteriors.Tied, so expected counts add in place.
+// engine.Posteriors.Tied, so expected counts add in place. Then come the
+// weights of observation-dependent transitions, θ[bigOff:nParams] (none
+// without: bigOff = nParams), and last the sub-label weights,
+// θ[nParams:nTotal()] (W, then U with sub-label transitions).
 type model struct {
 	m        int
 	layout   sparse.Layout // of the Result
@@ -28,6 +31,8 @@ type model struct {
 	hy       *hybrid // the state weights during training
 	nState   int
 	nParams  int
+	bigOff   int      // offset of the bigram weights (nParams without them)
+	big      *bigrams // observation-dependent transitions, or nil
 	tied     bool
 	excs     []engine.Exception // tied: From, To of each exception
 	excIndex []int32            // tied: M×M → exception k, or −1 (default)
@@ -40,14 +45,108 @@ type model struct {
 	// noTrans: no transition, start or end weights (transitions=none, all
 	// in fixedTrans, held at 0): the positions are independent.
 	noTrans bool
+	// Candidate labels (see candidates): the lexicon, and the allowed
+	// labels of each training and holdout position (nil: none).
+	lex                  *sparse.Lexicon
+	allowed, holdAllowed [][][]int32
+	// sub, if not nil, has sub-label weights: θ[nParams:nTotal()], its W
+	// a view of them during an evaluation.
+	sub *sparse.SubLabels
+	// subTrans: sub-label transition weights U (dense transitions only),
+	// NSub×NSub after the sub-label state weights in θ: the bigram i→j
+	// scores, besides its own weight, Σ_k U[part k of i][part k of j].
+	// transD holds those sums (M×M) for the θ of the last transitions
+	// built, transBuf the transition parameters with them added.
+	subTrans         bool
+	transD, transBuf []float64
+}
+
+// joinOpts returns the chain options of candidate labels c (the caller's
+// own, from chainOpts: modified) and observation-dependent transitions d
+// together; either may be nil.
+func joinOpts(c, d *engine.ChainOptions) *engine.ChainOptions {
+	if c == nil {
+		return d
+	}
+	c.TransDelta = nil
+	if d != nil {
+		c.TransDelta = d.TransDelta
+	}
+	return c
+}
+
+// subTransOff returns the offset of U in θ.
+func (md *model) subTransOff() int { return md.nParams + len(md.sub.IDs) }
+
+// setSubTrans computes transD from θ's U.
+func (md *model) setSubTrans(theta []float64) {
+	if !md.subTrans {
+		return
+	}
+	s, m := md.sub, md.m
+	u := theta[md.subTransOff():md.nTotal()]
+	md.transD = growF(md.transD, m*m)
+	for i := range m {
+		pi := s.Of[i*s.N : (i+1)*s.N]
+		row := md.transD[i*m : (i+1)*m]
+		for j := range row {
+			pj := s.Of[j*s.N : (j+1)*s.N]
+			v := 0.0
+			for k, a := range pi {
+				if b := pj[k]; a >= 0 && b >= 0 {
+					v += u[int(a)*s.NSub+int(b)]
+				}
+			}
+			row[j] = v
+		}
+	}
+}
+
+// withSubTrans returns the transition parameters tp with transD added to
+// the bigram weights (tp itself without sub-label transitions).
+func (md *model) withSubTrans(tp []float64) []float64 {
+	if !md.subTrans || len(tp) != md.bigOff-md.nState {
+		return tp
+	}
+	md.transBuf = append(md.transBuf[:0], tp...)
+	for k, d := range md.transD {
+		md.transBuf[k] += d
+	}
+	return md.transBuf
+}
+
+// nTotal returns the length of θ: the parameters, then the sub-label
+// weights.
+func (md *model) nTotal() int {
+	if md.sub == nil {
+		return md.nParams
+	}
+	n := md.nParams + len(md.sub.IDs)
+	if md.subTrans {
+		n += md.sub.NSub * md.sub.NSub
+	}
+	return n
+}
+
+func growF(x []float64, n int) []float64 {
+	if cap(x) < n {
+		return make([]float64, n)
+	}
+	return x[:n]
 }
 
 // transOff returns the offset of the transition parameters.
 func (md *model) transOff() int { return md.nState }
 
 // startOff and endOff return the offsets of the start and end weights.
-func (md *model) startOff() int { return md.nParams - 2*md.m }
-func (md *model) endOff() int   { return md.nParams - md.m }
+func (md *model) startOff() int { return md.bigOff - 2*md.m }
+func (md *model) endOff() int   { return md.bigOff - md.m }
+
+// transParams returns the transition, start and end parameters of θ.
+func (md *model) transParams(theta []float64) []float64 { return theta[md.nState:md.bigOff] }
+
+// bigramParams returns the bigram weights of θ (empty without).
+func (md *model) bigramParams(theta []float64) []float64 { return theta[md.bigOff:md.nParams] }
 
 // transScore returns the weight of the bigram i→j under θ.
 func (md *model) transScore(theta []float64, i, j int32) float64 {
@@ -76,7 +175,8 @@ func (md *model) transIndex(i, j int32) int {
 // transitions builds the engine's Transitions for θ (exc: a buffer of
 // len(md.excs) exceptions).
 func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
-	return md.transitionsFrom(theta[md.nState:], exc)
+	md.setSubTrans(theta)
+	return md.transitionsFrom(md.transParams(theta), exc)
 }
 
 // newModel decides the layout and the parameters for the training data.
@@ -130,12 +230,23 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		}
 	}
 	minf := max(cfg.MinFreq, 1)
+	noTrans := cfg.Transitions == "none"
 	switch cfg.Transitions {
 	case "tied":
 		md.tied = true
 	case "dense", "none":
 	default:
 		md.tied = m >= TiedLabels
+	}
+	if d.Bigram != nil && d.NumBigramAttrs > 0 {
+		// The engine adds per-position deltas to a dense matrix.
+		if cfg.Transitions == "tied" {
+			return nil, fmt.Errorf("train: observation-dependent transitions (B template lines with %%x) need dense transitions, not tied")
+		}
+		md.tied = false
+		if md.big, err = newBigrams(d, m, cfg.BigramPairs == BigramPairsAll, cfg.MinFreq); err != nil {
+			return nil, err
+		}
 	}
 	if md.tied {
 		md.excIndex = make([]int32, m*m)
@@ -160,8 +271,11 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 		}
 	} else {
 		md.nParams = md.nState + m*m + 2*m
-		if cfg.Transitions == "none" {
-			md.noTrans = true
+		if noTrans {
+			// Without observation-dependent transitions the positions
+			// are independent; with them, the shared matrix is held at 0
+			// (a template with B lines with %x only).
+			md.noTrans = md.big == nil
 			for k := md.nState; k < md.nParams; k++ {
 				md.fixedTrans = append(md.fixedTrans, int32(k))
 			}
@@ -172,6 +286,11 @@ func newModel(d *Data, cfg *Config) (*model, error) {
 				}
 			}
 		}
+	}
+	md.bigOff = md.nParams
+	if md.big != nil {
+		md.big.off = md.bigOff
+		md.nParams += md.big.n
 	}
 	return md, nil
 }
@@ -241,6 +360,10 @@ type workerBuf struct {
 	emit []float64
 	marg []float64
 	ps   postScratch
+	co   engine.ChainOptions
+	sg   []float64 // sub-label gradient
+	sbuf []float64 // sub-label scratch
+	bb   bigramBuf
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -266,6 +389,11 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 		wb.emit = make([]float64, maxLen*md.m)
 		wb.marg = make([]float64, maxLen*md.m)
 		wb.ps = md.newPostScratch(maxLen)
+		if md.sub != nil {
+			wb.sg = make([]float64, len(md.sub.IDs))
+			wb.sbuf = make([]float64, maxLen*md.sub.NSub)
+		}
+		wb.bb = md.big.newBuf(maxLen)
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
 	return o
@@ -273,33 +401,45 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 
 // postScratch is posteriors' scratch space for a model without transition
 // weights (else empty): row maxima and minima, and M zeros.
-type postScratch struct{ mx, lo, zeros []float64 }
+type postScratch struct {
+	mx, lo, zeros []float64
+	mark          []int32
+}
 
 func (md *model) newPostScratch(maxLen int) postScratch {
 	if !md.noTrans {
 		return postScratch{}
 	}
-	return postScratch{mx: make([]float64, maxLen), lo: make([]float64, maxLen), zeros: make([]float64, md.m)}
+	return postScratch{mx: make([]float64, maxLen), lo: make([]float64, maxLen), zeros: make([]float64, md.m), mark: make([]int32, md.m)}
 }
 
 // posteriors sets marg (T×M) to a sequence's label marginals given its
-// emissions and tr, adds its expected transition, start and end counts to
-// acc (θ order from transOff), and returns log Z. Without transition
-// weights the positions are independent (independentPosteriors): acc is
-// left alone, and tr is not used.
-func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int) (float64, error) {
+// emissions and tr (under opts, if not nil: candidate labels, and
+// observation-dependent transitions, whose edge marginals ((T−1)×M²) then
+// go to edges), adds its expected transition, start and end counts to acc
+// (θ order from transOff, up to bigOff), and returns log Z. Without
+// transition weights the positions are independent
+// (independentPosteriors): acc is left alone, and tr is not used.
+func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int, opts *engine.ChainOptions, edges []float64) (float64, error) {
 	m := md.m
-	if md.noTrans {
+	if md.noTrans { // (then there are no observation-dependent transitions)
+		if opts != nil {
+			maskAllowed(emit[:T*m], opts.Allowed, m, ps.mark)
+		}
 		return independentPosteriors(marg, emit, ps.mx[:T], ps.lo[:T], ps.zeros, T, m), nil
 	}
+	acc = acc[:md.bigOff-md.nState]
 	nt := len(acc)
 	p := engine.Posteriors{Marginals: marg, Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
+	if opts != nil && opts.TransDelta != nil {
+		p.Edges = edges[:(T-1)*m*m]
+	}
 	if md.tied {
 		p.Tied = acc[:len(md.excs)+1]
 	} else {
 		p.Transitions = acc[:m*m]
 	}
-	return tr.Posteriors(ws, emit, nil, &p)
+	return tr.Posteriors(ws, emit, opts, &p)
 }
 
 // independentPosteriors sets marg (T×M) to the label marginals of a CRF
@@ -333,12 +473,16 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if o.tr == nil {
 		o.tr, err = md.transitions(theta, o.excBuf)
 	} else {
-		err = md.setTransitions(o.tr, theta[md.nState:])
+		md.setSubTrans(theta)
+		err = md.setTransitions(o.tr, md.transParams(theta))
 	}
 	if err != nil { // (SetScores and SetTied leave o.tr as it was)
 		return 0, fmt.Errorf("train: transition weights: %w", err)
 	}
 	tr := o.tr
+	if md.sub != nil {
+		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
+	}
 	nh := md.hy.nHot * md.m
 	gs := g[:nh]
 	clear(gs)
@@ -382,6 +526,25 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 			gt[k] += tg[k]
 		}
 	}
+	if md.subTrans { // U's gradient: E−O of every bigram, by its parts
+		s, m := md.sub, md.m
+		gu := g[md.subTransOff():md.nTotal()]
+		clear(gu)
+		for i := range m {
+			pi := s.Of[i*s.N : (i+1)*s.N]
+			for j, v := range gt[i*m : (i+1)*m] {
+				if v == 0 {
+					continue
+				}
+				pj := s.Of[j*s.N : (j+1)*s.N]
+				for k, a := range pi {
+					if b := pj[k]; a >= 0 && b >= 0 {
+						gu[int(a)*s.NSub+int(b)] += v
+					}
+				}
+			}
+		}
+	}
 	f += o.reduceStates(theta, g)
 	c22 := 2 * o.c2
 	for k := md.nState; k < md.nParams; k++ {
@@ -392,6 +555,29 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	}
 	for _, k := range md.fixedTrans {
 		g[k] = 0
+	}
+	if md.sub != nil {
+		nw := md.nParams + len(md.sub.IDs)
+		gsub, tsub := g[md.nParams:nw], theta[md.nParams:nw]
+		if md.subTrans {
+			gu, tu := g[nw:md.nTotal()], theta[nw:md.nTotal()]
+			if o.c2 > 0 {
+				f += o.c2 * kernels.Dot(tu, tu)
+				kernels.Axpy(c22, tu, gu)
+			}
+		}
+		copy(gsub, o.workers[0].sg)
+		clear(o.workers[0].sg)
+		for w := 1; w < len(o.workers); w++ {
+			for k, v := range o.workers[w].sg {
+				gsub[k] += v
+			}
+			clear(o.workers[w].sg)
+		}
+		if o.c2 > 0 {
+			f += o.c2 * kernels.Dot(tsub, tsub)
+			kernels.Axpy(c22, tsub, gsub)
+		}
 	}
 	return f, nil
 }
@@ -464,18 +650,28 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	marg := wb.marg[:T*m]
 	nh := md.hy.nHot * m
 	md.hy.scoreWith(theta[:nh], wb.cw, 2, emit, o.sc, i)
+	if md.sub != nil {
+		md.sub.AddScores(emit, o.d.Corpus.Seq(i), wb.sbuf)
+	}
 	acc := wb.tg
 	if o.weighted {
 		acc = wb.tmp
 		clear(acc)
 	}
-	nt := len(acc)
-	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T)
+	var bs sparse.Seq
+	var bo *engine.ChainOptions // observation-dependent transitions
+	if md.big != nil {
+		bs = o.d.Bigram.Seq(i)
+		bo = wb.bb.options(md.big, md.bigramParams(theta), 1, bs)
+	}
+	opts := joinOpts(chainOpts(&wb.co, md.allowed, i), bo)
+	nt := md.bigOff - md.nState
+	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, opts, wb.bb.edges)
 	if err != nil {
 		return fmt.Errorf("train: sequence %d: %w", i, err)
 	}
 	if o.weighted {
-		for k, v := range acc {
+		for k, v := range acc[:nt] {
 			wb.tg[k] += c * v
 		}
 	}
@@ -483,6 +679,12 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	tg := wb.tg
 	off := md.nState
 	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])]
+	if bo != nil {
+		gb := tg[md.bigOff-off:]
+		md.big.addEdges(gb, bs, wb.bb.edges, c)
+		md.big.addPath(gb, bs, y, -c)
+		score += pathDelta(bo.TransDelta, y, m)
+	}
 	tg[nt-2*m+int(y[0])] -= c
 	tg[nt-m+int(y[T-1])] -= c
 	for t := range T {
@@ -492,6 +694,9 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		if t > 0 {
 			ti := md.transIndex(y[t-1], y[t])
 			score += theta[ti]
+			if md.transD != nil {
+				score += md.transD[int(y[t-1])*m+int(y[t])]
+			}
 			tg[ti-off] -= c
 		}
 	}
@@ -501,5 +706,8 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	wb.loss += c * nll
 	md.hy.addGradientWith(wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
+	if md.sub != nil {
+		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
+	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/sparse"
 )
 
 // The online algorithms update the weights one sequence at a time, on one
@@ -29,6 +30,8 @@ type onlineState struct {
 	tg     []float64
 	scaled []float64 // sgd: the transition weights a·v
 	ps     postScratch
+	co     engine.ChainOptions
+	bb     bigramBuf
 	order  []int
 	rng    *rand.Rand
 }
@@ -36,7 +39,7 @@ type onlineState struct {
 func (t *trainer) newOnline() (*onlineState, error) {
 	md := t.md
 	n := t.d.Corpus.MaxLen()
-	nt := md.nParams - md.nState
+	nt := md.bigOff - md.nState
 	st := &onlineState{
 		sc:     md.hy.split(t.d.Corpus),
 		fixed:  md.fixedMask(),
@@ -47,6 +50,7 @@ func (t *trainer) newOnline() (*onlineState, error) {
 		tg:     make([]float64, nt),
 		scaled: make([]float64, nt),
 		ps:     md.newPostScratch(n),
+		bb:     md.big.newBuf(n),
 		order:  make([]int, t.d.Corpus.Len()),
 		rng:    rand.New(rand.NewPCG(uint64(t.cfg.Seed), 0x5eed)),
 	}
@@ -158,7 +162,7 @@ func (t *trainer) perceptron(theta []float64) (qnResult, error) {
 // or errInterrupted.
 func (t *trainer) apEpoch(theta, ws []float64, u float64, st *onlineState) (float64, float64, error) {
 	md, d, sc, fixed := t.md, t.d, st.sc, st.fixed
-	if err := md.setTransitions(st.tr, theta[md.nState:]); err != nil {
+	if err := md.setTransitions(st.tr, md.transParams(theta)); err != nil {
 		return 0, u, err
 	}
 	mistakes := 0.0
@@ -174,7 +178,13 @@ func (t *trainer) apEpoch(theta, ws []float64, u float64, st *onlineState) (floa
 		}
 		emit, path, delta := st.emit[:T*md.m], st.path[:T], st.marg[:T*md.m]
 		md.hy.score(theta, emit, sc, i)
-		if _, err := st.tr.Viterbi(st.ws, emit, nil, path); err != nil {
+		var bs sparse.Seq
+		var bo *engine.ChainOptions // observation-dependent transitions
+		if md.big != nil {
+			bs = d.Bigram.Seq(i)
+			bo = st.bb.options(md.big, md.bigramParams(theta), 1, bs)
+		}
+		if _, err := st.tr.Viterbi(st.ws, emit, joinOpts(chainOpts(&st.co, md.allowed, i), bo), path); err != nil {
 			return 0, u, err
 		}
 		diff := 0
@@ -194,7 +204,14 @@ func (t *trainer) apEpoch(theta, ws []float64, u float64, st *onlineState) (floa
 			md.addTrans(theta, path, -c, fixed)
 			md.addTrans(ws, y, c*u, fixed)
 			md.addTrans(ws, path, -c*u, fixed)
-			if err := md.setTransitions(st.tr, theta[md.nState:]); err != nil {
+			if md.big != nil {
+				bt, bw := md.bigramParams(theta), md.bigramParams(ws)
+				md.big.addPath(bt, bs, y, c)
+				md.big.addPath(bt, bs, path, -c)
+				md.big.addPath(bw, bs, y, c*u)
+				md.big.addPath(bw, bs, path, -c*u)
+			}
+			if err := md.setTransitions(st.tr, md.transParams(theta)); err != nil {
 				return 0, u, err
 			}
 		}
@@ -380,11 +397,21 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, st *onlineState, lambda
 			}
 		}
 		clear(st.tg)
-		logZ, err := md.posteriors(st.tr, st.ws, emit, marg, st.tg, &st.ps, T)
+		var bs sparse.Seq
+		var bo *engine.ChainOptions // observation-dependent transitions
+		if md.big != nil {
+			bs = d.Bigram.Seq(i)
+			bo = st.bb.options(md.big, md.bigramParams(theta), a, bs)
+		}
+		opts := joinOpts(chainOpts(&st.co, md.allowed, i), bo)
+		logZ, err := md.posteriors(st.tr, st.ws, emit, marg, st.tg, &st.ps, T, opts, st.bb.edges)
 		if err != nil {
 			return 0, err
 		}
 		score := scaled[len(scaled)-2*m+int(y[0])] + scaled[len(scaled)-m+int(y[T-1])]
+		if bo != nil {
+			score += pathDelta(bo.TransDelta, y, m)
+		}
 		st.tg[len(st.tg)-2*m+int(y[0])]--
 		st.tg[len(st.tg)-m+int(y[T-1])]--
 		for k := range T {
@@ -413,6 +440,11 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, st *onlineState, lambda
 				theta[md.nState+k] += gain * v
 			}
 		}
+		if bo != nil {
+			bt := md.bigramParams(theta)
+			md.big.addEdges(bt, bs, st.bb.edges, gain)
+			md.big.addPath(bt, bs, y, -gain)
+		}
 	}
 	kScale(theta, a)
 	norm := 0.0
@@ -432,9 +464,10 @@ func kScale(x []float64, a float64) {
 }
 
 // setTransitions refreshes tr, made by transitionsFrom for md, to the
-// transition parameters tp = θ[nState:] in place: tr is then bit for bit as
+// transition parameters tp = θ[nState:bigOff] in place: tr is then bit for bit as
 // transitionsFrom(tp) would make it, and nothing is allocated.
 func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
+	tp = md.withSubTrans(tp)
 	m := md.m
 	nt := len(tp)
 	start, end := tp[nt-2*m:nt-m], tp[nt-m:]
@@ -446,8 +479,9 @@ func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
 }
 
 // transitionsFrom builds Transitions from the transition parameters alone
-// (tp = θ[nState:]).
+// (tp = θ[nState:bigOff]).
 func (md *model) transitionsFrom(tp []float64, exc []engine.Exception) (*engine.Transitions, error) {
+	tp = md.withSubTrans(tp)
 	m := md.m
 	nt := len(tp)
 	start, end := tp[nt-2*m:nt-m], tp[nt-m:]

@@ -23,6 +23,45 @@ type Data struct {
 	Weights  []float64      // per-sequence instance weights, or nil for all 1
 	NumAttrs int
 	Labels   int // M
+
+	// Words, for candidate labels (Config.Candidates, Lexicon): each
+	// position's word as an id in Vocab (−1: none), per sequence; nil when
+	// the input has no words (CRFsuite's attribute format).
+	Words [][]int32
+	Vocab *sparse.Dict
+	// Lexicon, if not nil, restricts the words it holds to its labels (ids
+	// of this data's labels), with the words seen Config.Candidates times.
+	Lexicon *sparse.Lexicon
+	// LabelNames are the labels' names (label id order), for sub-label
+	// weights (Config.SubLabels).
+	LabelNames []string
+	// Bigram, if not nil, holds the bigram attributes of every sequence
+	// (CRF++ B template lines with %x): sequence i of Bigram has the length
+	// of sequence i of Corpus, and its position t ≥ 1 the attributes of the
+	// transition from t−1 to t, ids in [0, NumBigramAttrs).
+	Bigram         *sparse.Corpus
+	NumBigramAttrs int
+}
+
+// checkBigram checks the bigram attributes against the sequences.
+func (d *Data) checkBigram(name string) error {
+	if d.Bigram == nil {
+		return nil
+	}
+	if d.Bigram.Len() != d.Corpus.Len() {
+		return fmt.Errorf("train: %s data has bigram attributes for %d sequences of %d", name, d.Bigram.Len(), d.Corpus.Len())
+	}
+	for i := range d.Corpus.Len() {
+		b := d.Bigram.Seq(i)
+		if b.Len() != d.Corpus.Seq(i).Len() {
+			return fmt.Errorf("train: %s sequence %d has %d positions and bigram attributes for %d", name, i, d.Corpus.Seq(i).Len(), b.Len())
+		}
+		b.Labels = nil
+		if err := b.Validate(d.NumBigramAttrs, d.Labels); err != nil {
+			return fmt.Errorf("train: %s sequence %d: bigram attributes: %w", name, i, err)
+		}
+	}
+	return nil
 }
 
 // weight returns the instance weight of sequence i (1 without Weights).
@@ -51,6 +90,21 @@ type Result struct {
 	// exceptions + 1 + 2M, see Trans.Exceptions for their order).
 	Tied        bool
 	TransParams int
+
+	// Lexicon holds the candidate labels training was restricted to
+	// (Config.Candidates, Data.Lexicon), for tagging alike; nil without.
+	Lexicon *sparse.Lexicon
+	// Sub holds the trained sub-label weights (Config.SubLabels); nil
+	// without.
+	Sub *sparse.SubLabels
+	// Observation-dependent transitions (nil without bigram attributes):
+	// bigram attribute a has the weights BigramWeights[BigramPtr[a]:
+	// BigramPtr[a+1]], weight k for the label pair BigramPairs[k] = i·M+j
+	// (the transition i → j), or, when BigramPairs is nil (full blocks),
+	// weight BigramPtr[a] + i·M + j.
+	BigramPtr     []int32
+	BigramPairs   []int32
+	BigramWeights []float64
 }
 
 // checkHoldout checks holdout data, whose gold labels may be
@@ -76,7 +130,7 @@ func (d *Data) checkHoldout() error {
 			}
 		}
 	}
-	return nil
+	return d.checkBigram("holdout")
 }
 
 func (d *Data) check(name string) error {
@@ -105,7 +159,7 @@ func (d *Data) check(name string) error {
 	if err := d.Corpus.Validate(d.NumAttrs, d.Labels); err != nil {
 		return fmt.Errorf("train: %s data: %w", name, err)
 	}
-	return nil
+	return d.checkBigram(name)
 }
 
 // Train fits a model to d. Cancelling ctx stops training cleanly: the
@@ -128,6 +182,9 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		if cfg.Holdout.Labels != d.Labels || cfg.Holdout.NumAttrs > d.NumAttrs {
 			return nil, fmt.Errorf("train: holdout data has %d labels and %d attributes; the training data %d and %d", cfg.Holdout.Labels, cfg.Holdout.NumAttrs, d.Labels, d.NumAttrs)
 		}
+		if h := cfg.Holdout; h.Bigram != nil && (d.Bigram == nil || h.NumBigramAttrs > d.NumBigramAttrs) {
+			return nil, fmt.Errorf("train: holdout data has %d bigram attributes; the training data %d", h.NumBigramAttrs, d.NumBigramAttrs)
+		}
 	}
 	md, err := newModel(d, &cfg)
 	if err != nil {
@@ -135,6 +192,24 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	}
 	if cfg.NoStartEnd {
 		md.holdStartEnd()
+	}
+	if md.lex, md.allowed, err = candidates(d, cfg.Candidates); err != nil {
+		return nil, err
+	}
+	if cfg.Holdout != nil {
+		md.holdAllowed = holdoutAllowed(cfg.Holdout, md.lex)
+	}
+	if cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 {
+		if cfg.Algorithm == "sgd" || cfg.Algorithm == "ap" {
+			return nil, fmt.Errorf("train: feature.sublabels is for lbfgs and l1, not %s", cfg.Algorithm)
+		}
+		if len(d.LabelNames) != d.Labels {
+			return nil, fmt.Errorf("train: feature.sublabels needs the label names (%d for %d labels)", len(d.LabelNames), d.Labels)
+		}
+		if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.subParts(), d.Corpus, d.NumAttrs); err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		md.subTrans = !md.tied && !md.noTrans
 	}
 	pool := engine.NewPool(cfg.Threads)
 	defer pool.Close()
@@ -153,7 +228,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	}()
 
 	t := &trainer{ctx: ctx, d: d, cfg: &cfg, md: md, pool: pool, stop: &stop}
-	theta := sparse.MakeParams(md.nParams)
+	theta := sparse.MakeParams(md.nTotal())
 	var res qnResult
 	switch cfg.Algorithm {
 	case "lbfgs", "l1":
@@ -180,12 +255,23 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	md.hy.export(theta, md.pattern, st)
-	copy(params[nOut:], theta[md.nState:])
-	return &Result{
+	copy(params[nOut:], theta[md.nState:md.nParams])
+	var subW *sparse.SubLabels
+	if md.sub != nil {
+		s := *md.sub
+		s.W = append([]float64(nil), theta[md.nParams:md.nParams+len(md.sub.IDs)]...)
+		subW = &s
+	}
+	r := &Result{
 		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: params,
 		Iterations: res.iters, Loss: res.fx, Interrupted: res.interrupted, Reason: res.reason,
-		Tied: md.tied, TransParams: md.nParams - md.nState,
-	}, nil
+		Tied: md.tied, TransParams: md.bigOff - md.nState, Lexicon: md.lex, Sub: subW,
+	}
+	if b := md.big; b != nil {
+		r.BigramPtr, r.BigramPairs = b.ptr, b.pairs
+		r.BigramWeights = params[nOut+md.bigOff-md.nState:]
+	}
+	return r, nil
 }
 
 // trainer holds what the algorithms share.
@@ -203,8 +289,11 @@ type trainer struct {
 }
 
 type holdBuf struct {
+	co      engine.ChainOptions
+	sbuf    []float64 // sub-label scratch
 	emit    []float64
 	path    []int32
+	bb      bigramBuf
 	correct int64
 	_       [64]byte
 }
@@ -223,7 +312,7 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	o := qnOptions{
 		m: cfg.NumMemories, epsilon: cfg.Epsilon, period: cfg.Period, delta: cfg.Delta,
 		maxIter: cfg.MaxIterations, maxLS: cfg.MaxLineSearch, lineSearch: cfg.LineSearch,
-		c1: cfg.C1, l1lo: 0, l1hi: t.md.nParams,
+		c1: cfg.C1, l1lo: 0, l1hi: t.md.nTotal(),
 		run: func(n int, f func(b int)) {
 			_ = t.pool.Run(n, func(_ *engine.Workspace, _, b int) error { f(b); return nil })
 		},
@@ -307,10 +396,16 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		for w := range t.hold {
 			t.hold[w].emit = make([]float64, n*md.m)
 			t.hold[w].path = make([]int32, n)
+			if h.Bigram != nil {
+				t.hold[w].bb = md.big.newBuf(n)
+			}
 		}
 	}
 	for w := range t.hold {
 		t.hold[w].correct = 0
+	}
+	if md.sub != nil {
+		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
 	}
 	err = t.pool.Run(h.Corpus.Len(), func(ws *engine.Workspace, w, i int) error {
 		hb := &t.hold[w]
@@ -321,7 +416,15 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		}
 		emit, path := hb.emit[:T*md.m], hb.path[:T]
 		md.hy.score(theta, emit, t.holdSC, i)
-		if _, err := tr.Viterbi(ws, emit, nil, path); err != nil {
+		if md.sub != nil {
+			hb.sbuf = growF(hb.sbuf, T*md.sub.NSub)
+			md.sub.AddScores(emit, h.Corpus.Seq(i), hb.sbuf)
+		}
+		var bo *engine.ChainOptions // observation-dependent transitions
+		if md.big != nil && h.Bigram != nil {
+			bo = hb.bb.options(md.big, md.bigramParams(theta), 1, h.Bigram.Seq(i))
+		}
+		if _, err := tr.Viterbi(ws, emit, joinOpts(chainOpts(&hb.co, md.holdAllowed, i), bo), path); err != nil {
 			return err
 		}
 		for k, y := range labels {
@@ -350,7 +453,7 @@ func (md *model) holdStartEnd() {
 	if md.noTrans { // (held already)
 		return
 	}
-	for k := md.startOff(); k < md.nParams; k++ {
+	for k := md.startOff(); k < md.bigOff; k++ {
 		md.fixedTrans = append(md.fixedTrans, int32(k))
 	}
 }

@@ -90,12 +90,13 @@ type tagger struct {
 	Evaluate bool
 
 	l      *loaded
-	b      sparse.Builder
+	b, bb  sparse.Builder
 	out    model.Output
 	plain  model.Output // the best labelling only
 	gold   []string
 	intern map[string]string
 	buf    []byte
+	cands  []int32 // lexicon entries (models with candidate labels)
 }
 
 // setup gets the model from the process's cache (loading it if it is the
@@ -154,12 +155,25 @@ func (t *tagger) tag(ctx context.Context, seq *format.Sequence) tagged {
 	}
 	m, names := t.l.m, t.l.labels
 	s := m.Encode(&t.b, seq.Ptr, seq.Names, seq.Values)
+	var big sparse.Seq // observation-dependent transitions
+	if m.Bigram != nil {
+		big = m.EncodeBigrams(&t.bb, seq.Len(), seq.BPtr, seq.BNames)
+	}
 	var err error
 	out := &t.out
-	if opt := t.Text.TagOptions(); opt == (model.Options{}) {
+	var cands []int32
+	if m.Lexicon != nil { // (column input has words)
+		t.cands = m.Candidates(t.cands[:0], seq.Words)
+		for len(t.cands) < seq.Len() {
+			t.cands = append(t.cands, -1)
+		}
+		cands = t.cands
+	}
+	if opt := t.Text.TagOptions(); !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0 {
 		out = &t.plain
-		out.Labels, _, err = t.l.tagger.Viterbi(out.Labels, s)
+		out.Labels, _, err = t.l.tagger.ViterbiWith(out.Labels, s, model.Options{Candidates: cands, Bigrams: big})
 	} else {
+		opt.Candidates, opt.Bigrams = cands, big
 		err = t.l.tagger.Tag(s, opt, out)
 	}
 	if err != nil {

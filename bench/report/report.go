@@ -113,6 +113,7 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 			return err
 		}
 		writeTraining(buf, runs, *cfg.Training)
+		WriteObs(buf, runs)
 	}
 	if cfg.Beam != nil {
 		r, err := beambench.Measure(context.Background(), *cfg.Beam)

@@ -24,7 +24,7 @@ import (
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|layer|beam|report [options]\n")
+		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|layer|beam|obs|report [options]\n")
 		return errUsage
 	}
 	switch args[0] {
@@ -36,10 +36,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return benchBeam(args[1:], stdout, stderr)
 	case "layer":
 		return benchLayer(args[1:], stdout, stderr)
+	case "obs":
+		return benchObs(args[1:], stdout, stderr)
 	case "report":
 		return benchReport(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, layer, beam, report)\n", args[0])
+	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, layer, beam, obs, report)\n", args[0])
 	return errUsage
 }
 
@@ -261,6 +263,37 @@ func benchBeam(args []string, stdout, stderr io.Writer) error {
 	}
 	var buf bytes.Buffer
 	report.WriteBeam(&buf, r)
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
+// benchObs prints the report's section on observation-dependent
+// transitions (its three CoNLL-2000 trainings).
+func benchObs(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench obs", "bench obs [options]", stderr)
+	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`")
+	templates := fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
+	tasks := fs.String("tasks", strings.Join([]string{trainbench.ObsPlain, trainbench.ObsSeen, trainbench.ObsAll}, ","), "comma-separated training tasks")
+	repeats := fs.Int("repeats", 0, "tagging runs of each model; the median is reported (0: the report's)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	work, err := os.MkdirTemp("", "simdcrf-obs")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	runs, err := trainbench.Measure(context.Background(), trainbench.Options{Exe: exe, DataDir: *data, TemplateDir: *templates, WorkDir: work,
+		Tasks: splitList(*tasks), TagRepeats: *repeats, Progress: func(s string) { fmt.Fprintln(stderr, s) }})
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	report.WriteObs(&buf, runs)
 	_, err = stdout.Write(buf.Bytes())
 	return err
 }

@@ -493,3 +493,72 @@ func TestTiedLearntDefaultModel(t *testing.T) {
 		t.Errorf("tag -p -i output differs from %s.expected:\n%s", base, out)
 	}
 }
+
+// TestObsBigramTemplate: a template with plain and observation-dependent B
+// lines trains, saves, tags (with -p, -i and -n), dumps; bad B lines get
+// errors naming the template's file and line.
+func TestObsBigramTemplate(t *testing.T) {
+	trainPath, testPath, tplPath, modelPath := toyFiles(t, 200, 60)
+	dir := filepath.Dir(tplPath)
+	obsTpl := filepath.Join(dir, "obs.tpl")
+	if err := os.WriteFile(obsTpl, []byte(toyTemplate+"B01:%x[0,1]\nB02:%x[-1,1]/%x[0,1]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, algo := range []string{"lbfgs", "ap"} {
+		if _, stderr, err := runCLI(t, "learn", "-q", "-m", modelPath, "-a", algo, "--template", obsTpl, "--threads", "2", "-e", testPath, trainPath); err != nil {
+			t.Fatalf("%s: learn: %v\n%s", algo, err, stderr)
+		}
+		m, err := model.Load(modelPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Bigram == nil || m.Bigram.Attrs.Len() == 0 {
+			t.Fatalf("%s: the model has no bigram weights", algo)
+		}
+		if _, ok := m.Bigram.Attrs.Lookup("B02:DT/NN"); !ok {
+			t.Errorf("%s: no bigram attribute B02:DT/NN", algo)
+		}
+		out, _, err := runCLI(t, "tag", "-m", modelPath, "--json", testPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res map[string]any
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatal(err)
+		}
+		if acc, _ := res["item_accuracy"].(float64); acc < 0.99 {
+			t.Errorf("%s: item accuracy %v", algo, acc)
+		}
+	}
+	plain, _, err := runCLI(t, "tag", "-m", modelPath, testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rich, _, err := runCLI(t, "tag", "-m", modelPath, "-p", "-i", "-n", "2", testPath)
+	if err != nil || !strings.Contains(rich, "@probability") {
+		t.Fatalf("tag -p -i -n 2: %v\n%.300s", err, rich)
+	}
+	dump, _, err := runCLI(t, "dump", modelPath)
+	if err != nil || !strings.Contains(dump, "OBSERVATION_TRANSITIONS") || !strings.Contains(dump, "B01:NN: ") {
+		t.Errorf("dump: %v\n%.2000s", err, dump)
+	}
+	if len(plain) == 0 {
+		t.Error("tag printed nothing")
+	}
+	// CRFsuite's format cannot hold them: refused before reading the data.
+	if _, _, err := runCLI(t, "learn", "-q", "-m", filepath.Join(dir, "x.crfsuite"), "--template", obsTpl, trainPath); err == nil || !strings.Contains(err.Error(), "CRFsuite") {
+		t.Errorf("learn to CRFsuite's format: %v", err)
+	}
+	for _, c := range []struct{ tpl, want string }{
+		{"U00:%x[0,0]\nB01:%x[0,7]\n", "bad.tpl:2: %x[0,7] reads column 7"},
+		{"U00:%x[0,0]\n\nB01:%x[0,1\n", "bad.tpl:3: malformed %x"},
+	} {
+		bad := filepath.Join(dir, "bad.tpl")
+		if err := os.WriteFile(bad, []byte(c.tpl), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := runCLI(t, "learn", "-q", "-m", modelPath, "--template", bad, trainPath); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("template %q: %v, want %q", c.tpl, err, c.want)
+		}
+	}
+}

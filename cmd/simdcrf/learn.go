@@ -33,7 +33,7 @@ func addSpecFlags(fs interface {
 	return specFlags{
 		format:   fs.String("format", "", "input format: crfsuite, conll or conllu (default: conllu for *.conllu, conll with --template or --features, else crfsuite)"),
 		template: fs.String("template", "", "CRF++ feature template `FILE` (conll and conllu input)"),
-		features: fs.String("features", "", "built-in feature `SET` (pos) for conll and conllu input"),
+		features: fs.String("features", "", "built-in feature `SET` for conll and conllu input: pos, or morph (pos plus what inflected languages' tags need: longer affixes, the neighbours' affixes, case and digits with the suffix, quotation; for positional labels such as Czech XPOS also weights on each label character, -p feature.sublabels)"),
 		label:    fs.String("label", "", "conllu label column: upos (default) or xpos"),
 	}
 }
@@ -51,7 +51,7 @@ func (f specFlags) spec() (corpus.Spec, error) {
 	return s, nil
 }
 
-const learnSynopsis = "learn -m MODEL [--model-format simdcrf|crfsuite] [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--format crfsuite|conll|conllu] [--template FILE] [--features pos] [--label upos|xpos] TRAIN..."
+const learnSynopsis = "learn -m MODEL [--model-format simdcrf|crfsuite] [-a lbfgs|l1|sgd|ap] [-p NAME=VALUE]... [--threads N] [-e HOLDOUT] [--lexicon FILE] [--format crfsuite|conll|conllu] [--template FILE] [--features pos|morph] [--label upos|xpos] TRAIN..."
 
 func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("learn", learnSynopsis, stderr)
@@ -59,9 +59,10 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	modelFormat := fs.String("model-format", "", "the model file's `FORMAT`: simdcrf, or crfsuite (CRFsuite's own, without start and end weights; default: crfsuite for a name ending in .crfsuite)")
 	algo := fs.String("a", "lbfgs", "training algorithm: lbfgs (L2), l1 (OWL-QN, L1 or elastic net), sgd (L2), ap (averaged perceptron)")
 	var params multiFlag
-	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; repeatable)")
+	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; simdcrf's: transitions, feature.candidates, feature.sublabels, feature.sublabel_spans; repeatable)")
 	threads := fs.Int("threads", 0, "worker threads for the gradient (0: all cores)")
 	holdout := fs.String("e", "", "evaluate on holdout `FILE` during training")
+	lexicon := fs.String("lexicon", "", "restrict the words of lexicon `FILE` (lines WORD<TAB>LABEL LABEL…) to those labels, in training and in the model (for tag); with -p feature.candidates=K also the words seen K times in training to their labels there")
 	every := fs.Int("every", 1, "evaluate the holdout every `N` iterations")
 	sf := addSpecFlags(fs)
 	quiet := fs.Bool("q", false, "print no progress")
@@ -97,6 +98,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if opts.Template != nil && opts.Template.ObsBigram() && format == model.FormatCRFsuite {
+		return fmt.Errorf("%s has B lines with %%x (observation-dependent transitions), which CRFsuite's model format cannot hold: write a simdcrf model", *sf.template)
+	}
 	noBigram := false
 	if opts.Template != nil && !opts.Template.Bigram() {
 		noBigram = true
@@ -116,6 +120,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Threads = *threads
 	cfg.HoldoutEvery = *every
+	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0) {
+		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon) or sub-label weights (-p feature.sublabels): write a simdcrf model", *modelPath)
+	}
 	if format == model.FormatCRFsuite {
 		if err := crfsuiteLearn(&cfg, spec, *modelPath, *quiet, stderr); err != nil {
 			return err
@@ -133,6 +140,29 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if !*quiet {
 		fmt.Fprintf(stderr, "read %d sequences, %d items, %d attributes, %d labels in %.2fs\n",
 			tr.Seqs, tr.Items, tr.Attrs.Len(), tr.Labels.Len(), time.Since(start).Seconds())
+	}
+	if *lexicon != "" {
+		lex, unknown, err := corpus.ReadLexicon(*lexicon, tr.Labels)
+		if err != nil {
+			return err
+		}
+		tr.Data.Lexicon = lex
+		if !*quiet {
+			fmt.Fprintf(stderr, "lexicon %s: %d words with labels the training data has", *lexicon, lex.Len())
+			if unknown > 0 {
+				fmt.Fprintf(stderr, " (%d labels it lacks left out)", unknown)
+			}
+			fmt.Fprintln(stderr)
+		}
+	}
+	autoSub := false
+	if spec.Features == "morph" && !paramGiven(params, "feature.sublabels") && cfg.Algorithm != "sgd" && cfg.Algorithm != "ap" && format != model.FormatCRFsuite {
+		if n := positional(tr.Data.LabelNames); n > 0 {
+			cfg.SubLabels, autoSub = min(n, morphSubLabels), true
+			if !*quiet {
+				fmt.Fprintf(stderr, "--features morph: the labels are positional (%d characters each): sub-label weights on their first %d characters (-p feature.sublabels=0 for none)\n", n, cfg.SubLabels)
+			}
+		}
 	}
 	if *holdout != "" {
 		h, err := corpus.LoadHoldout(*holdout, spec, tr)
@@ -167,12 +197,29 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 			"train_seconds": strconv.FormatFloat(trainSecs, 'f', 3, 64),
 			"threads":       strconv.Itoa(cfg.Threads),
 		}}
+	if autoSub {
+		if meta.Params == nil {
+			meta.Params = map[string]string{}
+		}
+		meta.Params["feature.sublabels"] = strconv.Itoa(cfg.SubLabels)
+	}
 	if format == model.FormatCRFsuite {
 		// The attributes the template or feature set made, as names:
 		// the model tags CRFsuite attribute files made the same way.
 		meta = model.Meta{Format: "crfsuite"}
 	}
 	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
+	if err == nil && res.Lexicon != nil {
+		m.Lexicon = res.Lexicon
+		err = m.Lexicon.Check(tr.Labels.Len())
+	}
+	if err == nil && res.Sub != nil {
+		m.Sub = res.Sub
+		err = m.Sub.Check(tr.Labels.Len(), tr.Attrs.Len())
+	}
+	if err == nil && res.BigramWeights != nil {
+		m.Bigram = &model.Bigrams{Attrs: tr.BAttrs, Ptr: res.BigramPtr, Pairs: res.BigramPairs, Weights: res.BigramWeights}
+	}
 	if err == nil {
 		m, err = m.Compact()
 	}
@@ -196,6 +243,38 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 			res.Iterations, how, res.Loss, time.Since(start).Seconds(), *modelPath)
 	}
 	return nil
+}
+
+// morphSubLabels is how many leading characters of positional labels get
+// sub-label weights with --features morph: all 15 of Czech XPOS. On UD
+// Czech CLTT (train → test) they took the accuracy from 82.02 % to 84.49 %
+// (dev 83.36 → 85.67); the first 5 only (part of speech, detailed part of
+// speech, gender, number, case) to 84.17 % (dev 85.38).
+const morphSubLabels = 15
+
+// positional returns the length of the labels when they are positional
+// tags: at least 4 labels, all of the same length of at least 4 bytes, none
+// with white space (Czech XPOS: 15); else 0.
+func positional(labels []string) int {
+	if len(labels) < 4 || len(labels[0]) < 4 {
+		return 0
+	}
+	for _, l := range labels {
+		if len(l) != len(labels[0]) || strings.ContainsAny(l, " \t") {
+			return 0
+		}
+	}
+	return len(labels[0])
+}
+
+// paramGiven reports whether -p NAME=… was given.
+func paramGiven(params []string, name string) bool {
+	for _, p := range params {
+		if n, _, _ := strings.Cut(p, "="); n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // paramMap returns -p NAME=VALUE pairs as a map (the last value of a name wins).

@@ -176,15 +176,19 @@ type tagBatch struct {
 	ids     []int32
 	vals    []float64
 	hasVals bool
+	bptr    []int32 // bigram attributes (observation-dependent transitions)
+	bids    []int32
 	seqs    []batchSeq
 	gold    []string // gold labels (interned), per position
 	pred    []int32  // best labels, per position
+	cands   []int32  // lexicon entries, per position (models with candidate labels)
 	out     []byte   // the printed labels
 	err     error
 }
 
 type batchSeq struct {
 	p0, f0, t0, n int // offsets into ptr, ids/vals, gold/pred; positions
+	bp0, bf0      int // offsets into bptr, bids (bp0 < 0: none)
 	file          string
 	line          int
 }
@@ -192,13 +196,21 @@ type batchSeq struct {
 func (b *tagBatch) reset(n int) {
 	b.seq = n
 	b.ptr, b.ids, b.vals, b.seqs = b.ptr[:0], b.ids[:0], b.vals[:0], b.seqs[:0]
+	b.bptr, b.bids = b.bptr[:0], b.bids[:0]
 	b.gold, b.pred, b.out, b.err = b.gold[:0], b.pred[:0], b.out[:0], nil
+	b.cands = b.cands[:0]
 	b.hasVals = false
 }
 
-// add appends an encoded sequence.
-func (b *tagBatch) add(s sparse.Seq, gold []string, file string, line int) {
-	bs := batchSeq{p0: len(b.ptr), f0: len(b.ids), t0: len(b.pred), n: s.Len(), file: file, line: line}
+// add appends an encoded sequence, with its bigram attributes big (an
+// empty Seq for none) and its lexicon entries cands (none: nil).
+func (b *tagBatch) add(s, big sparse.Seq, gold []string, cands []int32, file string, line int) {
+	bs := batchSeq{p0: len(b.ptr), f0: len(b.ids), t0: len(b.pred), n: s.Len(), bp0: -1, file: file, line: line}
+	if big.NumFeatures() > 0 {
+		bs.bp0, bs.bf0 = len(b.bptr), len(b.bids)
+		b.bptr = append(b.bptr, big.Ptr...)
+		b.bids = append(b.bids, big.IDs...)
+	}
 	b.ptr = append(b.ptr, s.Ptr...)
 	b.ids = append(b.ids, s.IDs...)
 	if s.Vals != nil {
@@ -215,6 +227,7 @@ func (b *tagBatch) add(s sparse.Seq, gold []string, file string, line int) {
 		}
 	}
 	b.gold = append(b.gold, gold...)
+	b.cands = append(b.cands, cands...)
 	for range s.Len() {
 		b.pred = append(b.pred, 0)
 	}
@@ -231,6 +244,17 @@ func (b *tagBatch) get(i int) sparse.Seq {
 		s.Vals = b.vals[bs.f0 : bs.f0+nf]
 	}
 	return s
+}
+
+// getBigrams returns the bigram attributes of sequence i of the batch (an
+// empty Seq for none).
+func (b *tagBatch) getBigrams(i int) sparse.Seq {
+	bs := b.seqs[i]
+	if bs.bp0 < 0 {
+		return sparse.Seq{}
+	}
+	ptr := b.bptr[bs.bp0 : bs.bp0+bs.n+1]
+	return sparse.Seq{Ptr: ptr, IDs: b.bids[bs.bf0 : bs.bf0+int(ptr[bs.n])]}
 }
 
 const batchItems = 4096 // positions per batch
@@ -291,9 +315,10 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 		defer guardModel(m, &readErr)()
 		var (
 			seq     format.Sequence
-			b       sparse.Builder
+			b, bb   sparse.Builder
 			intern  = map[string]string{}
 			gold    []string
+			cands   []int32
 			batch   *tagBatch
 			nbatch  int
 			getFree = func() bool {
@@ -346,7 +371,18 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 					}
 				}
 				s := m.Encode(&b, seq.Ptr, seq.Names, seq.Values)
-				batch.add(s, gold, seq.File, seq.Line)
+				cands = cands[:0]
+				if m.Lexicon != nil { // (column input has words)
+					cands = m.Candidates(cands, seq.Words)
+					for len(cands) < seq.Len() {
+						cands = append(cands, -1)
+					}
+				}
+				var big sparse.Seq
+				if m.Bigram != nil {
+					big = m.EncodeBigrams(&bb, seq.Len(), seq.BPtr, seq.BNames)
+				}
+				batch.add(s, big, gold, cands, seq.File, seq.Line)
 				if len(batch.pred) >= batchItems {
 					jobs <- batch
 					if !getFree() {
@@ -434,16 +470,21 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 // (model.AppendText: what a sequence prints is defined there).
 func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output) error {
 	opt := o.text.TagOptions()
-	plain := opt == model.Options{}
+	plain := !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0
 	for i, bs := range b.seqs {
-		s := b.get(i)
+		s, big := b.get(i), b.getBigrams(i)
 		pred := b.pred[bs.t0 : bs.t0+bs.n]
+		var cands []int32
+		if len(b.cands) > 0 {
+			cands = b.cands[bs.t0 : bs.t0+bs.n]
+		}
+		opt.Candidates, opt.Bigrams = cands, big
 		var ref []string
 		if o.text.Reference {
 			ref = b.gold[bs.t0 : bs.t0+bs.n]
 		}
 		if plain {
-			if _, _, err := tg.Viterbi(pred, s); err != nil {
+			if _, _, err := tg.ViterbiWith(pred, s, opt); err != nil {
 				return seqError(bs, err)
 			}
 			if !o.quiet {

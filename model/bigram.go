@@ -1,0 +1,250 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/kernels"
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+// Bigrams are a model's observation-dependent transitions (CRF++ B
+// template lines with %x): the bigram attribute a (an expanded B line,
+// such as "B01:NN") has the weights Weights[Ptr[a]:Ptr[a+1]], weight k for
+// the label pair Pairs[k] = i·M + j (the transition i → j); with Pairs nil
+// (full M×M blocks, as CRF++ has) weight Ptr[a] + i·M + j. The transition
+// scores from position t−1 to t are the shared matrix plus the weights of
+// the bigram attributes of position t.
+type Bigrams struct {
+	Attrs   *sparse.Dict
+	Ptr     []int32 // NumAttrs+1 offsets
+	Pairs   []int32 // pair of each weight, ascending per attribute; nil: full blocks
+	Weights []float64
+}
+
+// check verifies the shape of b for M labels.
+func (b *Bigrams) check(M int) error {
+	if b.Attrs == nil || len(b.Ptr) != b.Attrs.Len()+1 || b.Ptr[0] != 0 {
+		return fmt.Errorf("model: bigram weights: %d offsets for %d attributes", len(b.Ptr), b.attrLen())
+	}
+	n := len(b.Weights)
+	for a := range b.Attrs.Len() {
+		lo, hi := b.Ptr[a], b.Ptr[a+1]
+		if hi < lo || int(hi) > n {
+			return fmt.Errorf("model: bigram weights: attribute %d has weights %d to %d of %d", a, lo, hi, n)
+		}
+		if b.Pairs == nil {
+			if hi != lo && int64(hi-lo) != int64(M)*int64(M) {
+				return fmt.Errorf("model: bigram weights: attribute %d has %d weights, not 0 or %d×%d", a, hi-lo, M, M)
+			}
+			continue
+		}
+		for k := lo; k < hi; k++ {
+			p := b.Pairs[k]
+			if p < 0 || int64(p) >= int64(M)*int64(M) || (k > lo && p <= b.Pairs[k-1]) {
+				return fmt.Errorf("model: bigram weights: attribute %d has label pair %d (of %d labels) out of order or range", a, p, M)
+			}
+		}
+	}
+	if int(b.Ptr[len(b.Ptr)-1]) != n {
+		return fmt.Errorf("model: bigram weights: offsets end at %d, %d weights", b.Ptr[len(b.Ptr)-1], n)
+	}
+	if b.Pairs != nil && len(b.Pairs) != n {
+		return fmt.Errorf("model: bigram weights: %d pairs for %d weights", len(b.Pairs), n)
+	}
+	if k := nonFinite(b.Weights); k >= 0 {
+		return fmt.Errorf("model: bigram weight %d is %v", k, b.Weights[k])
+	}
+	return nil
+}
+
+func (b *Bigrams) attrLen() int {
+	if b.Attrs == nil {
+		return 0
+	}
+	return b.Attrs.Len()
+}
+
+// EncodeBigrams turns the bigram attributes of one sequence, given by name
+// (ptr has T+1 offsets into names, format.Sequence.BPtr and BNames), into
+// ids in b (reset first), leaving out those the model does not know. A
+// model without bigram weights, or ptr empty, gives a sequence of T
+// positions without attributes.
+func (m *Model) EncodeBigrams(b *sparse.Builder, T int, ptr []int32, names [][]byte) sparse.Seq {
+	b.Reset()
+	for t := range T {
+		if m.Bigram != nil && len(ptr) > t+1 {
+			for k := ptr[t]; k < ptr[t+1]; k++ {
+				if id, ok := m.Bigram.Attrs.LookupBytes(names[k]); ok {
+					b.Add(id, 1)
+				}
+			}
+		}
+		b.End(sparse.NoLabel)
+	}
+	return b.Seq()
+}
+
+// bigramWork is a tagging call's scratch for the transition deltas.
+type bigramWork struct {
+	buf    []float64
+	td     [][]float64
+	single []int32 // a position's only attribute, or −1
+	opts   engine.ChainOptions
+}
+
+// options returns the chain options with the transition deltas of the
+// bigram attributes bs (checked against the model), or nil when no
+// position has any.
+func (b *Bigrams) options(w *bigramWork, bs sparse.Seq, T, M int) (*engine.ChainOptions, error) {
+	if b == nil || bs.NumFeatures() == 0 {
+		return nil, nil
+	}
+	if bs.Len() != T {
+		return nil, fmt.Errorf("model: bigram attributes for %d positions, sequence has %d", bs.Len(), T)
+	}
+	bs.Labels = nil
+	if err := bs.Validate(b.Attrs.Len(), M); err != nil {
+		return nil, fmt.Errorf("model: bigram attributes: %w", err)
+	}
+	M2 := M * M
+	w.buf = grow(w.buf, T*M2)
+	w.td = grow(w.td, T)
+	w.single = grow(w.single, T)
+	some := false
+	for t := range T {
+		w.td[t], w.single[t] = nil, -1
+		if t == 0 {
+			continue
+		}
+		// A position whose only attribute (value 1) is an earlier
+		// position's shares its slice: the engine then makes one E_t.
+		if f := bs.Ptr[t]; bs.Ptr[t+1] == f+1 && bs.Value(int(f)) == 1 {
+			a := bs.IDs[f]
+			w.single[t] = a
+			shared := false
+			for u := 1; u < t; u++ {
+				if w.single[u] == a && w.td[u] != nil {
+					w.td[t], some, shared = w.td[u], true, true
+					break
+				}
+			}
+			if shared {
+				continue
+			}
+		}
+		var d []float64
+		for f := bs.Ptr[t]; f < bs.Ptr[t+1]; f++ {
+			a := bs.IDs[f]
+			lo, hi := b.Ptr[a], b.Ptr[a+1]
+			if lo == hi {
+				continue
+			}
+			if d == nil {
+				d = w.buf[t*M2 : (t+1)*M2]
+				clear(d)
+			}
+			v := bs.Value(int(f))
+			wa := b.Weights[lo:hi]
+			if b.Pairs == nil {
+				kernels.Axpy(v, wa, d)
+				continue
+			}
+			for k, p := range b.Pairs[lo:hi] {
+				d[p] += v * wa[k]
+			}
+		}
+		if d != nil {
+			w.td[t], some = d, true
+		}
+	}
+	if !some {
+		return nil, nil
+	}
+	w.opts.TransDelta = w.td[:T]
+	return &w.opts, nil
+}
+
+// Section kinds of the bigram weights (24–31 are theirs).
+const (
+	secBigramEnds    = 24 + iota // bigram attribute dictionary: string ends (uint32)
+	secBigramArena               // its bytes
+	secBigramTable               // its hash table (uint64)
+	secBigramPtr                 // offsets (int32), attributes+1
+	secBigramPairs               // label pairs (int32); absent: full M×M blocks
+	secBigramWeights             // weights (float64)
+	secBigramFirst   = secBigramEnds
+	secBigramLast    = secBigramWeights
+)
+
+// bigramSections returns the sections of the bigram weights (none without).
+func (m *Model) bigramSections() ([]section, error) {
+	b := m.Bigram
+	if b == nil {
+		return nil, nil
+	}
+	own, err := b.Attrs.Own()
+	if err != nil {
+		return nil, fmt.Errorf("model: bigram attribute dictionary: %w", err)
+	}
+	ends, arena, table := own.Flat()
+	secs := []section{
+		{secBigramEnds, leBytes(ends)},
+		{secBigramArena, arena},
+		{secBigramTable, leBytes(table)},
+		{secBigramPtr, leBytes(b.Ptr)},
+		{secBigramWeights, leBytes(b.Weights)},
+	}
+	if b.Pairs != nil {
+		secs = append(secs, section{secBigramPairs, leBytes(b.Pairs)})
+	}
+	return secs, nil
+}
+
+// parseBigrams reads the bigram sections, if any.
+func parseBigrams(name string, secs map[uint32][]byte, M int) (*Bigrams, error) {
+	eb, ok := secs[secBigramEnds]
+	if !ok {
+		for k := uint32(secBigramFirst); k <= secBigramLast; k++ {
+			if _, ok := secs[k]; ok {
+				return nil, formatError(name, "bigram section %d without the bigram attribute dictionary", k)
+			}
+		}
+		return nil, nil
+	}
+	ab, tb, pb, wb := secs[secBigramArena], secs[secBigramTable], secs[secBigramPtr], secs[secBigramWeights]
+	if len(eb)%4 != 0 || len(tb)%8 != 0 || len(pb)%4 != 0 || len(wb)%8 != 0 || len(pb) == 0 {
+		return nil, formatError(name, "bigram sections have %d, %d, %d and %d bytes, not whole numbers of entries", len(eb), len(tb), len(pb), len(wb))
+	}
+	attrs, err := sparse.DictFromFlat(view[uint32](eb), ab, view[uint64](tb))
+	if err != nil {
+		return nil, formatError(name, "bad bigram attribute dictionary: %v", err)
+	}
+	b := &Bigrams{Attrs: attrs, Ptr: view[int32](pb), Weights: view[float64](wb)}
+	if p, ok := secs[secBigramPairs]; ok {
+		if len(p) != len(wb)/2 {
+			return nil, formatError(name, "bigram pairs section has %d bytes for %d weights", len(p), len(wb)/8)
+		}
+		b.Pairs = view[int32](p)
+		if b.Pairs == nil {
+			b.Pairs = []int32{}
+		}
+	}
+	if err := b.check(M); err != nil {
+		return nil, formatError(name, "%v", err)
+	}
+	return b, nil
+}
+
+// each calls f with every bigram weight.
+func (b *Bigrams) each(M int, f func(attr int32, i, j int, w float64)) {
+	for a := range int32(b.Attrs.Len()) {
+		for k := b.Ptr[a]; k < b.Ptr[a+1]; k++ {
+			p := int(k - b.Ptr[a])
+			if b.Pairs != nil {
+				p = int(b.Pairs[k])
+			}
+			f(a, p/M, p%M, b.Weights[k])
+		}
+	}
+}
