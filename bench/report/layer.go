@@ -28,7 +28,7 @@ func WriteLayer(buf *bytes.Buffer, res []layerbench.Result, o layerbench.Options
 		"(rounds taking turns: %d); × = torch ms / simdcrf ms. Agreement with torch of the same type at %d thread(s): "+
 		"nll_grad, the largest relative difference of a sequence's NLL and of a gradient entry (relative to max(1, |entry|)); decode, labels that differ and the "+
 		"relative difference of the scores; marginals, absolute and that of log Z.\n\n",
-		layerbench.B, layerbench.T, layerbench.MinLen, layerbench.T, torch, o.Rounds, o.Threads[0])
+		layerbench.B, layerbench.T, layerbench.MinLen, layerbench.T, torch, o.Rounds, agreeThreads(o))
 	fmt.Fprintf(buf, "| op | type | M | threads | simdcrf ms | simdcrf tokens/s | torch ms | torch tokens/s | × | agreement |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
 		fmt.Fprintf(buf, "| %s | %s | %d | %d | %.3f | %s | %s | %s | %s | %s |\n", r.Op, r.Type, r.Labels, r.Threads,
@@ -101,4 +101,14 @@ func optX(x float64) string {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f", x)
+}
+
+// agreeThreads is the thread count whose results the agreement column
+// compares: the first of o.Threads, or of layerbench's default list when
+// o leaves it empty (as the report does).
+func agreeThreads(o layerbench.Options) int {
+	if len(o.Threads) > 0 {
+		return o.Threads[0]
+	}
+	return layerbench.Threads[0]
 }
