@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/simdcrf/simdcrf/engine"
-	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -87,9 +86,7 @@ func (m *Model) EncodeBigrams(b *sparse.Builder, T int, ptr []int32, names [][]b
 
 // bigramWork is a tagging call's scratch for the transition deltas.
 type bigramWork struct {
-	buf    []float64
-	td     [][]float64
-	single []int32 // a position's only attribute, or −1
+	deltas sparse.DeltaWork
 	opts   engine.ChainOptions
 }
 
@@ -107,61 +104,11 @@ func (b *Bigrams) options(w *bigramWork, bs sparse.Seq, T, M int) (*engine.Chain
 	if err := bs.Validate(b.Attrs.Len(), M); err != nil {
 		return nil, fmt.Errorf("model: bigram attributes: %w", err)
 	}
-	M2 := M * M
-	w.buf = grow(w.buf, T*M2)
-	w.td = grow(w.td, T)
-	w.single = grow(w.single, T)
-	some := false
-	for t := range T {
-		w.td[t], w.single[t] = nil, -1
-		if t == 0 {
-			continue
-		}
-		// A position whose only attribute (value 1) is an earlier
-		// position's shares its slice: the engine then makes one E_t.
-		if f := bs.Ptr[t]; bs.Ptr[t+1] == f+1 && bs.Value(int(f)) == 1 {
-			a := bs.IDs[f]
-			w.single[t] = a
-			shared := false
-			for u := 1; u < t; u++ {
-				if w.single[u] == a && w.td[u] != nil {
-					w.td[t], some, shared = w.td[u], true, true
-					break
-				}
-			}
-			if shared {
-				continue
-			}
-		}
-		var d []float64
-		for f := bs.Ptr[t]; f < bs.Ptr[t+1]; f++ {
-			a := bs.IDs[f]
-			lo, hi := b.Ptr[a], b.Ptr[a+1]
-			if lo == hi {
-				continue
-			}
-			if d == nil {
-				d = w.buf[t*M2 : (t+1)*M2]
-				clear(d)
-			}
-			v := bs.Value(int(f))
-			wa := b.Weights[lo:hi]
-			if b.Pairs == nil {
-				kernels.Axpy(v, wa, d)
-				continue
-			}
-			for k, p := range b.Pairs[lo:hi] {
-				d[p] += v * wa[k]
-			}
-		}
-		if d != nil {
-			w.td[t], some = d, true
-		}
-	}
-	if !some {
+	td := sparse.TransDeltas(&w.deltas, b.Ptr, b.Pairs, b.Weights, M, 1, bs)
+	if td == nil {
 		return nil, nil
 	}
-	w.opts.TransDelta = w.td[:T]
+	w.opts.TransDelta = td
 	return &w.opts, nil
 }
 

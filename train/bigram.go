@@ -120,69 +120,6 @@ func (b *bigrams) index(a int32, p int32) int {
 	return int(lo) + k
 }
 
-// deltas sets dst[t] (len T) to the transition delta into position t of
-// the sequence whose bigram attributes are s: the sum of scale·value·w
-// over the active attributes' weights, in buf[t·M²:(t+1)·M²], or nil
-// where no attribute with weights is active. It returns nil when every
-// entry is nil (the chain has no observation-dependent transitions).
-//
-// A position whose only attribute (value 1) is that of an earlier position
-// gets that position's slice itself, which the engine then recognises
-// (one E_t for both); single (T entries) records those attributes.
-func (b *bigrams) deltas(w []float64, scale float64, s sparse.Seq, buf []float64, dst [][]float64, single []int32) [][]float64 {
-	T, M2 := s.Len(), b.m*b.m
-	dst = dst[:T]
-	some := false
-	for t := range T {
-		dst[t], single[t] = nil, -1
-		if t == 0 {
-			continue
-		}
-		if f := s.Ptr[t]; s.Ptr[t+1] == f+1 && s.Value(int(f)) == 1 {
-			a := s.IDs[f]
-			single[t] = a
-			shared := false
-			for u := 1; u < t; u++ {
-				if single[u] == a && dst[u] != nil {
-					dst[t], some, shared = dst[u], true, true
-					break
-				}
-			}
-			if shared {
-				continue
-			}
-		}
-		var d []float64
-		for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
-			a := s.IDs[f]
-			lo, hi := b.ptr[a], b.ptr[a+1]
-			if lo == hi {
-				continue
-			}
-			if d == nil {
-				d = buf[t*M2 : (t+1)*M2]
-				clear(d)
-			}
-			v := scale * s.Value(int(f))
-			wa := w[lo:hi]
-			if b.pairs == nil {
-				kernels.Axpy(v, wa, d)
-				continue
-			}
-			for k, p := range b.pairs[lo:hi] {
-				d[p] += v * wa[k]
-			}
-		}
-		if d != nil {
-			dst[t], some = d, true
-		}
-	}
-	if !some {
-		return nil
-	}
-	return dst
-}
-
 // addEdges adds c·value·P(y_{t−1} = i, y_t = j) to the weights' gradient g
 // for every active attribute at every position t ≥ 1, from the edge
 // marginals edges ((T−1)×M², engine.Posteriors.Edges).
@@ -238,10 +175,8 @@ func pathDelta(td [][]float64, y []int32, m int) float64 {
 // bigramBuf is one worker's scratch for observation-dependent
 // transitions.
 type bigramBuf struct {
-	buf    []float64   // T×M² deltas
-	td     [][]float64 // T views
-	single []int32     // T: a position's only attribute, or −1
-	edges  []float64   // (T−1)×M² edge marginals
+	deltas sparse.DeltaWork
+	edges  []float64 // (T−1)×M² edge marginals
 	opts   engine.ChainOptions
 }
 
@@ -249,8 +184,9 @@ func (b *bigrams) newBuf(maxLen int) bigramBuf {
 	if b == nil {
 		return bigramBuf{}
 	}
-	M2 := b.m * b.m
-	return bigramBuf{buf: make([]float64, maxLen*M2), td: make([][]float64, maxLen), single: make([]int32, maxLen), edges: make([]float64, max(maxLen-1, 0)*M2)}
+	bb := bigramBuf{edges: make([]float64, max(maxLen-1, 0)*b.m*b.m)}
+	bb.deltas.Grow(maxLen, b.m, len(b.ptr)-1)
+	return bb
 }
 
 // options returns the chain options for sequence s under the weights w
@@ -260,7 +196,7 @@ func (bb *bigramBuf) options(b *bigrams, w []float64, scale float64, s sparse.Se
 	if b == nil {
 		return nil
 	}
-	td := b.deltas(w, scale, s, bb.buf, bb.td, bb.single)
+	td := sparse.TransDeltas(&bb.deltas, b.ptr, b.pairs, w, b.m, scale, s)
 	if td == nil {
 		return nil
 	}
