@@ -77,7 +77,7 @@ func TestLexiconSubLabelsBigramsModel(t *testing.T) {
 			for k := range words {
 				words[k] = fmt.Appendf(nil, "v%d", r.IntN(5))
 			}
-			cands := m.Candidates(nil, words)
+			cands := m.Candidates(nil, words, len(words))
 			emit := make([]float64, T*M)
 			m.State.Score(emit, seq)
 			for p := range T {

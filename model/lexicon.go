@@ -160,11 +160,17 @@ func parseLexicon(name string, secs map[uint32][]byte, m *Model) error {
 }
 
 // Candidates sets dst (grown if needed; returned) to the lexicon entry of
-// each word, −1 for words the model's lexicon does not hold (free), for
-// Options.Candidates; nil when the model has no lexicon.
-func (m *Model) Candidates(dst []int32, words [][]byte) []int32 {
+// each of T positions, for Options.Candidates: that of its word, −1 (free)
+// for a word the model's lexicon does not hold and for positions without
+// a word (input with no word column has none). It returns nil when the
+// model has no lexicon.
+func (m *Model) Candidates(dst []int32, words [][]byte, T int) []int32 {
 	if m.Lexicon == nil {
 		return nil
 	}
-	return m.Lexicon.Lookup(dst, words)
+	dst = m.Lexicon.Lookup(dst, words[:min(len(words), T)])
+	for len(dst) < T {
+		dst = append(dst, -1)
+	}
+	return dst
 }

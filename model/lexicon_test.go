@@ -64,7 +64,7 @@ func TestLexiconModel(t *testing.T) {
 		for k := range words {
 			words[k] = fmt.Appendf(nil, "v%d", r.IntN(6))
 		}
-		cands := m.Candidates(nil, words)
+		cands := m.Candidates(nil, words, len(words))
 		if err := tg.Tag(seq, Options{Prob: true, AllMarginals: true, Candidates: cands}, &out); err != nil {
 			t.Fatal(err)
 		}

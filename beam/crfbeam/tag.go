@@ -162,11 +162,8 @@ func (t *tagger) tag(ctx context.Context, seq *format.Sequence) tagged {
 	var err error
 	out := &t.out
 	var cands []int32
-	if m.Lexicon != nil { // (column input has words)
-		t.cands = m.Candidates(t.cands[:0], seq.Words)
-		for len(t.cands) < seq.Len() {
-			t.cands = append(t.cands, -1)
-		}
+	if m.Lexicon != nil {
+		t.cands = m.Candidates(t.cands[:0], seq.Words, seq.Len())
 		cands = t.cands
 	}
 	if opt := t.Text.TagOptions(); !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0 {

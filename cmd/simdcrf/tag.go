@@ -371,13 +371,7 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 					}
 				}
 				s := m.Encode(&b, seq.Ptr, seq.Names, seq.Values)
-				cands = cands[:0]
-				if m.Lexicon != nil { // (column input has words)
-					cands = m.Candidates(cands, seq.Words)
-					for len(cands) < seq.Len() {
-						cands = append(cands, -1)
-					}
-				}
+				cands = m.Candidates(cands[:0], seq.Words, seq.Len())
 				var big sparse.Seq
 				if m.Bigram != nil {
 					big = m.EncodeBigrams(&bb, seq.Len(), seq.BPtr, seq.BNames)
