@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 
-	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -84,16 +83,10 @@ func (m *Model) EncodeBigrams(b *sparse.Builder, T int, ptr []int32, names [][]b
 	return b.Seq()
 }
 
-// bigramWork is a tagging call's scratch for the transition deltas.
-type bigramWork struct {
-	deltas sparse.DeltaWork
-	opts   engine.ChainOptions
-}
-
-// options returns the chain options with the transition deltas of the
-// bigram attributes bs (checked against the model), or nil when no
+// deltas returns the transition deltas of the bigram attributes bs
+// (checked against the model; sparse.TransDeltas, in w), or nil when no
 // position has any.
-func (b *Bigrams) options(w *bigramWork, bs sparse.Seq, T, M int) (*engine.ChainOptions, error) {
+func (b *Bigrams) deltas(w *sparse.DeltaWork, bs sparse.Seq, T, M int) ([][]float64, error) {
 	if b == nil || bs.NumFeatures() == 0 {
 		return nil, nil
 	}
@@ -104,12 +97,7 @@ func (b *Bigrams) options(w *bigramWork, bs sparse.Seq, T, M int) (*engine.Chain
 	if err := bs.Validate(b.Attrs.Len(), M); err != nil {
 		return nil, fmt.Errorf("model: bigram attributes: %w", err)
 	}
-	td := sparse.TransDeltas(&w.deltas, b.Ptr, b.Pairs, b.Weights, M, 1, bs)
-	if td == nil {
-		return nil, nil
-	}
-	w.opts.TransDelta = td
-	return &w.opts, nil
+	return sparse.TransDeltas(w, b.Ptr, b.Pairs, b.Weights, M, 1, bs), nil
 }
 
 // Section kinds of the bigram weights (24–31 are theirs).

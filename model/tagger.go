@@ -123,12 +123,13 @@ type work struct {
 	// transition deltas (Options.Bigrams)
 	co      engine.ChainOptions
 	allowed [][]int32
-	big     bigramWork
+	big     sparse.DeltaWork
 }
 
-// constraint returns the chain constraint of the lexicon entries cands
-// (one per position, −1: free), or nil when nothing is restricted.
-func (t *Tagger) constraint(w *work, cands []int32, T int) (*engine.ChainOptions, error) {
+// allowed returns each position's candidate labels for the lexicon
+// entries cands (one per position, −1: free), or nil when nothing is
+// restricted.
+func (t *Tagger) allowed(w *work, cands []int32, T int) ([][]int32, error) {
 	if cands == nil {
 		return nil, nil
 	}
@@ -151,33 +152,26 @@ func (t *Tagger) constraint(w *work, cands []int32, T int) (*engine.ChainOptions
 	if !any {
 		return nil, nil
 	}
-	w.co.Allowed = w.allowed
-	return &w.co, nil
+	return w.allowed, nil
 }
 
 // chain returns the chain options of one call: the candidate labels of
 // the lexicon entries cands and the transition deltas of the bigram
-// attributes bs together, or nil when neither adds anything.
+// attributes bs together, or nil when neither adds anything. They are
+// the pooled work's, set afresh each call.
 func (t *Tagger) chain(w *work, cands []int32, bs sparse.Seq, T int) (*engine.ChainOptions, error) {
-	c, err := t.constraint(w, cands, T)
+	allowed, err := t.allowed(w, cands, T)
 	if err != nil {
 		return nil, err
 	}
-	d, err := t.m.Bigram.options(&w.big, bs, T, t.m.State.Labels())
+	deltas, err := t.m.Bigram.deltas(&w.big, bs, T, t.m.State.Labels())
 	if err != nil {
 		return nil, err
 	}
-	if c == nil && d == nil {
+	if allowed == nil && deltas == nil {
 		return nil, nil
 	}
-	var co engine.ChainOptions // (c is &w.co: the pooled work's, reset here)
-	if c != nil {
-		co.Allowed = c.Allowed
-	}
-	if d != nil {
-		co.TransDelta = d.TransDelta
-	}
-	w.co = co
+	w.co = engine.ChainOptions{Allowed: allowed, TransDelta: deltas}
 	return &w.co, nil
 }
 
