@@ -13,7 +13,7 @@ import (
 // ShiftRows32 adds to the first, middle (zeros) and last rows.
 type prep32 struct {
 	e, et, trans, transT []float32 // M×M
-	start, colShift      []float32 // M
+	start, zeros         []float32 // M (zeros: what the middle rows add)
 	colEnd, startEnd     []float32 // M
 	colRange             float64   // spread of the finite scores below their maximum, sentinels left out
 	// minGap is the smallest shift − S_ij of the sentinels (entries more
@@ -50,7 +50,7 @@ func as32[F float32 | float64](s []F) ([]float32, bool) {
 func (p *prep32) build(sc []float64, M int) {
 	if len(p.e) != M*M {
 		*p = prep32{e: make([]float32, M*M), et: make([]float32, M*M), trans: make([]float32, M*M), transT: make([]float32, M*M),
-			start: make([]float32, M), colShift: make([]float32, M), colEnd: make([]float32, M), startEnd: make([]float32, M)}
+			start: make([]float32, M), zeros: make([]float32, M), colEnd: make([]float32, M), startEnd: make([]float32, M)}
 	}
 	S, st, en := sc[:M*M], sc[M*M:M*M+M], sc[M*M+M:]
 	// One shift g for the whole matrix (its maximum), not one per column:
@@ -82,7 +82,6 @@ func (p *prep32) build(sc []float64, M int) {
 	}
 	for j := range M {
 		p.start[j] = float32(st[j])
-		p.colShift[j] = 0
 		p.colEnd[j] = float32(en[j])
 		p.startEnd[j] = float32(st[j] + en[j])
 	}
@@ -117,7 +116,7 @@ func (p *prep32) forward32(w *w32, em []float32, L, M int, backward bool) (float
 	} else {
 		kernels.ShiftRows32(psi, mx, lo, em, p.start, 1, M)
 		if L > 2 {
-			kernels.ShiftRows32(psi[M:], mx[1:], lo[1:], em[M:], p.colShift, L-2, M)
+			kernels.ShiftRows32(psi[M:], mx[1:], lo[1:], em[M:], p.zeros, L-2, M)
 		}
 		last := (L - 1) * M
 		kernels.ShiftRows32(psi[last:], mx[L-1:], lo[L-1:], em[last:], p.colEnd, 1, M)
