@@ -125,6 +125,24 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 			row(fmt.Sprintf("EWT XPOS, an L-BFGS iteration, %d threads: ≥ 15× faster", all), per(p)/per(two), 15)
 		}
 	}
+	// Equal accuracy on identical attribute files, at every M the peer
+	// tasks cover (issue 14).
+	for _, t := range trainbench.Tasks {
+		p := find(t.Name, "crfsuite", 0)
+		if !t.Peer || p == nil {
+			continue
+		}
+		ths := []int{1}
+		if all > 1 {
+			ths = append(ths, all)
+		}
+		for _, th := range ths {
+			if r := find(t.Name, "simdcrf", th); r != nil {
+				d := r.ItemAcc - p.ItemAcc
+				fmt.Fprintf(buf, "| %s (M = %d), %d thread(s): item accuracy equal to CRFsuite's within 0.1, or better | %+.2f points | %s |\n", t.Title, r.Labels, th, d, yesNo(d >= -0.1))
+			}
+		}
+	}
 	if one := find("chunking", "simdcrf", 1); one != nil {
 		row("tagging CoNLL-2000 test as a whole process, one thread: ≥ 8× CRFsuite's tokens/s", one.TagTokSec/peer.TagTokSec, 8)
 	}
