@@ -91,8 +91,34 @@ func (p *prep32) build(sc []float64, M int) {
 type w32 struct {
 	psi, alpha, beta, work, s []float32 // T×M
 	scale, mx, lo             []float32 // T
-	g                         []float32 // M×M
+	g                         []float32 // M×M transition counts not yet in wbuf.gT
+	gN                        int       // the transitions counted in g
 	bp                        []int32   // T×M
+}
+
+// flush32 adds a worker's float32 transition counts into its float64 sums.
+// The pair marginals of each transition sum to exactly 1, so the counts are
+// rescaled to gN in all: float32 forward and backward bias the mass of every
+// position alike (1.2e-4 on an entry of 70 at T=1000 with the generic
+// kernel, 5e-6 rescaled).
+func flush32(wb *wbuf) {
+	w := &wb.f32
+	if w.gN == 0 {
+		return
+	}
+	tot := 0.0
+	for _, v := range w.g {
+		tot += float64(v)
+	}
+	f := 1.0
+	if tot > 0 {
+		f = float64(w.gN) / tot
+	}
+	for k, v := range w.g {
+		wb.gT[k] += float64(v) * f
+	}
+	clear(w.g)
+	w.gN = 0
 }
 
 func (w *w32) grow(L, M int) {
@@ -205,28 +231,20 @@ func (r *runner[F]) nll32(wb *wbuf, i int) bool {
 		wb.gE[tags[L-1]]--
 	}
 	if r.wantT && L > 1 {
-		// Counts in float32 over chunks of countChunk transitions, summed in
-		// float64: one float32 sum over a long sequence drifts.
-		w.g = grow(w.g, M*M)
+		// Counts in float32, carried from sequence to sequence and summed
+		// into float64 every countChunk transitions (flush32): one float32
+		// sum over many drifts, and a float64 pass over M×M per sequence
+		// cost as much as the counts themselves at M = 45.
+		if len(w.g) != M*M {
+			w.g, w.gN = grow(w.g, M*M), 0
+			clear(w.g)
+		}
 		psi, scale, work := w.psi[:L*M], w.scale[:L], w.work[:L*M]
 		for a := 0; a < L-1; a += countChunk {
 			n := min(countChunk, L-1-a) + 1 // positions a..a+n−1: n−1 transitions
-			clear(w.g)
 			kernels.Transitions32(w.g, p.e, alpha[a*M:(a+n)*M], beta[a*M:(a+n)*M], psi[a*M:(a+n)*M], scale[a:a+n], work[:n*M], n, M)
-			// Each transition's pair marginals sum to exactly 1, so the
-			// chunk's counts are rescaled to n−1 in all: float32 forward and
-			// backward bias the mass of every position alike (1.2e-4 on an
-			// entry of 70 at T=1000 with the generic kernel, 5e-6 rescaled).
-			tot := 0.0
-			for _, v := range w.g {
-				tot += float64(v)
-			}
-			f := 1.0
-			if tot > 0 {
-				f = float64(n-1) / tot
-			}
-			for k, v := range w.g {
-				wb.gT[k] += float64(v) * f
+			if w.gN += n - 1; w.gN >= countChunk {
+				flush32(wb)
 			}
 		}
 		for t := 1; t < L; t++ {

@@ -139,6 +139,8 @@ func (r *runner[F]) resetSums(partial bool) {
 		wb.nll = 0
 		wb.gT, wb.gS, wb.gE = grow(wb.gT, M*M), grow(wb.gS, M), grow(wb.gE, M)
 		clear(wb.gT)
+		clear(wb.f32.g)
+		wb.f32.gN = 0
 		clear(wb.gS)
 		clear(wb.gE)
 		if partial {
@@ -409,6 +411,9 @@ func sums[F float32 | float64](r *runner[F], g *Grad[F], partial bool) float64 {
 	total := 0.0
 	for w := range r.w {
 		total += r.w[w].nll
+		if r.w[w].f32.gN > 0 {
+			flush32(&r.w[w])
+		}
 	}
 	if g == nil {
 		return total
