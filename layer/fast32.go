@@ -93,6 +93,7 @@ type w32 struct {
 	scale, mx, lo             []float32 // T
 	g                         []float32 // M×M transition counts not yet in wbuf.gT
 	gN                        int       // the transitions counted in g
+	ones                      []float32 // M×M ones, for g's sum
 	bp                        []int32   // T×M
 }
 
@@ -106,10 +107,13 @@ func flush32(wb *wbuf) {
 	if w.gN == 0 {
 		return
 	}
-	tot := 0.0
-	for _, v := range w.g {
-		tot += float64(v)
+	if len(w.ones) != len(w.g) {
+		w.ones = grow(w.ones, len(w.g))
+		for k := range w.ones {
+			w.ones[k] = 1
+		}
 	}
+	tot := kernels.Dot32(w.g, w.ones) // summed in float64
 	f := 1.0
 	if tot > 0 {
 		f = float64(w.gN) / tot
