@@ -34,3 +34,20 @@ func TestWriteTrainingPeerAccuracy(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTrainingPeerOnly: a run of a peer task other than chunking
+// still gets its accuracy rows (the chunking rows need chunking).
+func TestWriteTrainingPeerOnly(t *testing.T) {
+	runs := []trainbench.Run{
+		{Task: "czech-cltt-attrs", System: "crfsuite", Threads: 1, ItemAcc: 78.85, ChunkF1: -1},
+		{Task: "czech-cltt-attrs", System: "simdcrf", Threads: 1, Labels: 304, ItemAcc: 78.89, ChunkF1: -1},
+		{Task: "czech-cltt-attrs", System: "simdcrf", Threads: 2, Labels: 304, ItemAcc: 78.89, ChunkF1: -1},
+	}
+	var buf bytes.Buffer
+	writeTraining(&buf, runs, trainbench.Options{})
+	out := buf.String()
+	if !strings.Contains(out, "(M = 304), 2 thread(s): item accuracy equal to CRFsuite's within 0.1, or better | +0.04 points | yes |") ||
+		strings.Contains(out, "CoNLL-2000 training") || strings.Contains(out, "CRFsuite did not run") {
+		t.Errorf("got\n%s", out)
+	}
+}
