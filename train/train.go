@@ -302,11 +302,36 @@ type holdBuf struct {
 func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	cfg := t.cfg
 	obj := newObjective(t.md, t.d, cfg.C2, t.pool)
+	if cfg.Precision == "float32" {
+		s, err := newState32(obj)
+		if err != nil {
+			return qnResult{}, err
+		}
+		obj.f32 = s
+	}
+	st := cfg.Stats
+	if st != nil {
+		obj.pt = newPhaseTimer(len(obj.workers))
+		for w := range obj.workers {
+			obj.workers[w].pc = obj.pt.clock(w)
+		}
+		start := time.Now()
+		defer func() {
+			st.Total += time.Since(start)
+			obj.pt.addTo(st)
+		}()
+	}
 	eval := func(x, g []float64) (float64, error) {
 		if t.stopped() {
 			return 0, errInterrupted
 		}
+		if st == nil {
+			return obj.eval(x, g, t.stop)
+		}
+		t0 := time.Now()
 		f, err := obj.eval(x, g, t.stop)
+		st.Eval += time.Since(t0)
+		st.Evals++
 		return f, err
 	}
 	o := qnOptions{
@@ -325,6 +350,11 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	}
 	last := time.Now()
 	progress := func(k int, x, g []float64, fx, xnorm, gnorm, step float64, evals int) bool {
+		if st != nil {
+			st.Iterations++
+			t0 := time.Now()
+			defer func() { st.Progress += time.Since(t0) }()
+		}
 		if cfg.Progress != nil {
 			p := Progress{Iteration: k, Loss: fx, GradNorm: gnorm, Active: t.activePar(x), Holdout: -1, Step: step, Evals: evals}
 			if cfg.Holdout != nil && k%max(cfg.HoldoutEvery, 1) == 0 {
