@@ -24,7 +24,7 @@ func WritePhases(buf *bytes.Buffer, res []trainbench.PhaseResult, o trainbench.P
 	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench phases` prints this section. Each corpus is read from the CRFsuite attribute file of the tables above "+
 		"and trained in-process for %d L-BFGS iterations (CRFsuite's defaults otherwise) with `train.Config.Stats`, which reads the monotonic clock "+
 		"a few times per sequence (never per position) and adds up each worker's time in each phase; GOMAXPROCS is the thread count. "+
-		"Each case ran %d times, the cases taking turns; the row is the run of median iteration time. Milliseconds per iteration (share of it): "+
+		"Each case ran %d time(s), the cases taking turns; the row is the run of median iteration time. Milliseconds per iteration (share of it): "+
 		"**scoring** gathers the state scores of a sequence's features (emissions); **forward–backward** computes log Z, the marginals and the "+
 		"expected transition counts, with the path score and observed counts; **scattering** adds marginals minus observed counts into the state "+
 		"gradient — these three are the workers' mean busy time; **setup** is the evaluations' serial part (transition forms, the workers' copies of "+
@@ -42,7 +42,7 @@ func WritePhases(buf *bytes.Buffer, res []trainbench.PhaseResult, o trainbench.P
 		return fmt.Sprintf("%.1f (%.0f%%)", v, 100*v/total)
 	}
 	for _, r := range res {
-		fmt.Fprintf(buf, "| %s | %d | %s | %d | %.1f | %.2f | %s | %s | %s | %s | %s | %s | %.6g |\n", r.Task, r.Labels, r.Precision, r.Threads,
+		fmt.Fprintf(buf, "| %s | %d | %s | %d | %.1f | %.2f | %s | %s | %s | %s | %s | %s | %.9g |\n", r.Task, r.Labels, r.Precision, r.Threads,
 			r.Iteration, float64(r.Evals)/float64(max(r.Iters, 1)),
 			cell(r.Score, r.Iteration), cell(r.ForwardBackward, r.Iteration), cell(r.Scatter, r.Iteration),
 			cell(r.Setup, r.Iteration), cell(r.Wait, r.Iteration), cell(r.Optimiser, r.Iteration), r.Loss)
@@ -67,14 +67,14 @@ func WritePhases(buf *bytes.Buffer, res []trainbench.PhaseResult, o trainbench.P
 		for _, th := range threadList(res, r.Task) {
 			a, b := find(r.Task, "float64", th), find(r.Task, "float32", th)
 			if a != nil && b != nil && b.Iteration > 0 {
-				lines = append(lines, fmt.Sprintf("%s, %d thread(s): float32 iteration ×%.2f faster than float64 (forward–backward ×%.2f, scoring ×%.2f, scattering ×%.2f); loss after %d iterations %+.2g relative",
+				lines = append(lines, fmt.Sprintf("%s, %d thread(s): float32's speed-up over float64, iteration ×%.2f (forward–backward ×%.2f, scoring ×%.2f, scattering ×%.2f); loss after %d iterations %+.2g relative",
 					r.Task, th, a.Iteration/b.Iteration, ratio(a.ForwardBackward, b.ForwardBackward), ratio(a.Score, b.Score), ratio(a.Scatter, b.Scatter), iters, (b.Loss-a.Loss)/a.Loss))
 			}
 		}
 		for _, prec := range []string{"float64", "float32"} {
 			one, two := find(r.Task, prec, 1), find(r.Task, prec, 2)
 			if one != nil && two != nil && two.Iteration > 0 {
-				lines = append(lines, fmt.Sprintf("%s, %s: two threads ×%.2f faster than one (optimiser ×%.2f)", r.Task, prec, one.Iteration/two.Iteration, ratio(one.Optimiser, two.Optimiser)))
+				lines = append(lines, fmt.Sprintf("%s, %s: two threads' speed-up over one ×%.2f (optimiser ×%.2f)", r.Task, prec, one.Iteration/two.Iteration, ratio(one.Optimiser, two.Optimiser)))
 			}
 		}
 	}
