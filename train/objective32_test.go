@@ -349,3 +349,68 @@ func TestObjective32Chunking(t *testing.T) {
 		t.Errorf("gradient relative difference %.2g > 1e-4", math.Sqrt(dd/gg))
 	}
 }
+
+// TestMinimizeRefine: a quadratic evaluated with noise (as the float32
+// objective is, relative to float64) until refine hands over to the exact
+// evaluation: minimize reaches the exact minimum either way the hand-over
+// comes (a line search failing on the noise, or the improvement rate), and
+// refine is asked once it has nothing left to give.
+func TestMinimizeRefine(t *testing.T) {
+	n := 30
+	r := rand.New(rand.NewPCG(8, 9))
+	diag, opt := make([]float64, n), make([]float64, n)
+	for i := range n {
+		diag[i] = 0.1 + 10*r.Float64()
+		opt[i] = 3 + r.NormFloat64()
+	}
+	for _, tc := range []struct {
+		name  string
+		noise float64 // relative, of f and g
+		rate  float64
+	}{{"line-search", 1e-4, 0}, {"rate", 1e-7, 1e-4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			noisy, calls := true, 0
+			eval := func(x, g []float64) (float64, error) {
+				f := 10.0 // an offset, as the NLL has
+				for i := range x {
+					d := x[i] - opt[i]
+					f += 0.5 * diag[i] * d * d
+					g[i] = diag[i] * d
+				}
+				if noisy { // deterministic "rounding" noise
+					h := 0.0
+					for i, v := range x {
+						h += math.Sin(1e3 * v * float64(i+1))
+					}
+					f *= 1 + tc.noise*h/float64(n)
+					for i := range g {
+						g[i] *= 1 + tc.noise*math.Sin(7e2*x[i])
+					}
+				}
+				return f, nil
+			}
+			refine := func() bool {
+				calls++
+				if !noisy {
+					return false
+				}
+				noisy = false
+				return true
+			}
+			x := make([]float64, n)
+			res, err := minimize(x, eval, qnOptions{m: 6, epsilon: 1e-12, period: 5, delta: 1e-14, maxLS: 20, lineSearch: "MoreThuente",
+				refine: refine, refineRate: tc.rate}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if noisy {
+				t.Fatalf("never handed over (%d iterations, %s)", res.iters, res.reason)
+			}
+			g := make([]float64, n)
+			eval(x, g)
+			if gn := math.Sqrt(dot(g, g)); gn > 1e-6 {
+				t.Errorf("‖g‖ = %g after %d iterations (%s, refine asked %d times)", gn, res.iters, res.reason, calls)
+			}
+		})
+	}
+}

@@ -23,6 +23,8 @@ type Stats struct {
 	// parameter count, holdout tagging and the Progress callback); with
 	// Config.Progress nil it is about 0.
 	Progress time.Duration
+	// Refined is set when precision=float32 handed over to float64.
+	Refined bool
 	// Workers has each worker's busy time in the phases of the pass over
 	// the sequences, summed over the evaluations.
 	Workers []PhaseTimes
