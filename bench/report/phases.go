@@ -30,11 +30,11 @@ func WritePhases(buf *bytes.Buffer, res []trainbench.PhaseResult, o trainbench.P
 		"gradient — these three are the workers' mean busy time; **setup** is the evaluations' serial part (transition forms, the workers' copies of "+
 		"the weights, adding the workers' gradients and the L2 term); **waiting** is the pass over the sequences less the mean busy time (workers "+
 		"waiting for the slowest, the pool, the clock reads); **optimiser** is the rest: L-BFGS's vector passes (history update, two-loop direction, "+
-		"steps) and the line search's own work. The columns add up to the iteration. float32 is `-p precision=float32` (state weights, their "+
+		"steps) and the line search's own work. The columns add up to the iteration, a wall time: where other processes load the machine it includes the time the threads waited for a core, which the last column shows (the process's CPU time per iteration, all threads, Train's setup included; CPU ≈ threads × ms/iteration on an idle machine). float32 is `-p precision=float32` (state weights, their "+
 		"gradient and the emissions in float32; sums, log Z and the optimiser in float64). Loss is the objective after the %d iterations.\n\n",
 		iters, rounds, iters)
-	fmt.Fprintf(buf, "| corpus | labels | precision | threads | ms/iteration | evaluations/iteration | scoring | forward–backward | scattering | setup | waiting | optimiser | loss |\n")
-	fmt.Fprintf(buf, "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(buf, "| corpus | labels | precision | threads | ms/iteration | evaluations/iteration | scoring | forward–backward | scattering | setup | waiting | optimiser | loss | CPU ms/iteration |\n")
+	fmt.Fprintf(buf, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	cell := func(v, total float64) string {
 		if total <= 0 {
 			return fmt.Sprintf("%.1f", v)
@@ -42,10 +42,10 @@ func WritePhases(buf *bytes.Buffer, res []trainbench.PhaseResult, o trainbench.P
 		return fmt.Sprintf("%.1f (%.0f%%)", v, 100*v/total)
 	}
 	for _, r := range res {
-		fmt.Fprintf(buf, "| %s | %d | %s | %d | %.1f | %.2f | %s | %s | %s | %s | %s | %s | %.9g |\n", r.Task, r.Labels, r.Precision, r.Threads,
+		fmt.Fprintf(buf, "| %s | %d | %s | %d | %.1f | %.2f | %s | %s | %s | %s | %s | %s | %.9g | %.1f |\n", r.Task, r.Labels, r.Precision, r.Threads,
 			r.Iteration, float64(r.Evals)/float64(max(r.Iters, 1)),
 			cell(r.Score, r.Iteration), cell(r.ForwardBackward, r.Iteration), cell(r.Scatter, r.Iteration),
-			cell(r.Setup, r.Iteration), cell(r.Wait, r.Iteration), cell(r.Optimiser, r.Iteration), r.Loss)
+			cell(r.Setup, r.Iteration), cell(r.Wait, r.Iteration), cell(r.Optimiser, r.Iteration), r.Loss, r.CPU)
 	}
 	fmt.Fprintln(buf)
 	// Ratios: float32 against float64, two threads against one.

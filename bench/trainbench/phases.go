@@ -60,6 +60,11 @@ type PhaseResult struct {
 	Loss      float64
 
 	Iteration, Score, ForwardBackward, Scatter, Setup, Wait, Optimiser float64
+	// CPU is the process's CPU time per iteration (all threads, the
+	// reading of the data excluded): on a machine other processes load,
+	// the wall times above grow by the time the threads wait for a core,
+	// which CPU/(threads·Iteration) below 1 shows.
+	CPU float64
 }
 
 // Phases trains each task for a few iterations per case (precision ×
@@ -176,11 +181,16 @@ func phaseRun(ctx context.Context, d *train.Data, iters int, prec string, thread
 	cfg.Stats = &st
 	runtime.GOMAXPROCS(threads)
 	runtime.GC()
+	cpu0 := processCPU()
 	res, err := train.Train(ctx, d, cfg)
 	if err != nil {
 		return PhaseResult{}, err
 	}
-	return phaseResult(&st, res.Loss, prec, threads, d), nil
+	r := phaseResult(&st, res.Loss, prec, threads, d)
+	// (Train's setup, before the first iteration, is in the CPU time but
+	// not in Total: a few percent.)
+	r.CPU = (processCPU() - cpu0).Seconds() * 1e3 / float64(max(st.Iterations, 1))
+	return r, nil
 }
 
 // phaseResult turns Stats into milliseconds per iteration.
