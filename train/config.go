@@ -116,6 +116,22 @@ type Config struct {
 	HoldoutEvery int
 	// Progress, if not nil, is called after every iteration.
 	Progress func(Progress)
+
+	// Precision is "float64" (the default, also "") or "float32": lbfgs
+	// and l1 then keep the state weights, their gradient and the emission
+	// scores in float32 during the evaluations (the float32 kernels of
+	// package kernels), with the objective, log Z, the gradient's totals
+	// and the optimiser in float64 (-p precision=float32). The last
+	// iterations (relative improvement over the period below 10·Delta),
+	// and any after a line search fails on the float32 objective, are
+	// evaluated in float64: its rounding (≈ 5e-7 of the objective on
+	// CoNLL-2000) is of the order of the improvements the stopping rule
+	// judges there. It supports dense transitions without candidate
+	// labels, sub-label weights or bigram attributes.
+	Precision string
+	// Stats, if not nil, has the time of the lbfgs and l1 iterations
+	// added to it, phase by phase (see Stats).
+	Stats *Stats
 }
 
 // TiedLabels is the label count from which Transitions "auto" ties the
@@ -187,7 +203,8 @@ func Defaults(algorithm string) (Config, error) {
 // calibration.eta, calibration.rate, calibration.samples,
 // calibration.candidates, calibration.max_trials) or one of ours
 // (feature.candidates, feature.sublabels, feature.sublabel_spans,
-// feature.bigram_pairs, transitions, threads, seed, holdout_every). Unknown names and bad values
+// feature.bigram_pairs, transitions, threads, seed, holdout_every,
+// precision). Unknown names and bad values
 // are errors.
 func (c *Config) Set(name, value string) error {
 	value = strings.TrimSpace(value)
@@ -307,6 +324,13 @@ func (c *Config) Set(name, value string) error {
 		return nil
 	case "holdout_every":
 		return integer(&c.HoldoutEvery, 1, "an integer ≥ 1")
+	case "precision":
+		switch value {
+		case "float64", "float32":
+			c.Precision = value
+			return nil
+		}
+		return bad("float64 or float32")
 	}
 	return fmt.Errorf("train: unknown parameter %q for %s", name, c.Algorithm)
 }
@@ -343,6 +367,15 @@ func (c *Config) check() error {
 	case "", "auto", "dense", "tied", "none":
 	default:
 		return fmt.Errorf("train: transitions %q: want dense, tied, auto or none", c.Transitions)
+	}
+	switch c.Precision {
+	case "", "float64":
+	case "float32":
+		if c.Algorithm != "lbfgs" && c.Algorithm != "l1" {
+			return fmt.Errorf("train: precision=float32 is for lbfgs and l1, not %s", c.Algorithm)
+		}
+	default:
+		return fmt.Errorf("train: precision %q: want float64 or float32", c.Precision)
 	}
 	switch c.BigramPairs {
 	case "", BigramPairsSeen, BigramPairsAll:

@@ -164,6 +164,37 @@ func (h *history) update(x, xp, g, gp, dir []float64) (xx, dd float64) {
 
 }
 
+// setDir takes dir's inner products with every pair again (dir·s_a,
+// dir·y_a), for a direction vector that changed without a new pair (the
+// gradient re-evaluated in float64 at the same point).
+func (h *history) setDir(dir []float64) {
+	sl := h.valid()
+	c := len(sl)
+	K := 2 * c
+	nb := h.blocks()
+	if cap(h.parts) < nb*K {
+		h.parts = make([]float64, nb*K)
+	}
+	parts := h.parts[:nb*K]
+	h.run(nb, func(b int) {
+		lo, hi := b*qnBlock, min((b+1)*qnBlock, h.n)
+		db := dir[lo:hi]
+		p := parts[b*K : (b+1)*K]
+		for k, a := range sl {
+			p[2*k] = kernels.Dot(db, h.s[a][lo:hi])
+			p[2*k+1] = kernels.Dot(db, h.y[a][lo:hi])
+		}
+	})
+	for k, a := range sl {
+		var gs, gy float64
+		for b := range nb {
+			gs += parts[b*K+2*k]
+			gy += parts[b*K+2*k+1]
+		}
+		h.gs[a], h.gy[a] = gs, gy
+	}
+}
+
 // direction sets d = −H·dir by the two-loop recursion over the
 // coefficients (d = cg·dir + Σ ds_a·s_a + Σ dy_a·y_a), then forms d in one
 // pass. With pg non-nil (OWL-QN), entries of d whose sign agrees with pg

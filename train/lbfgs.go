@@ -42,6 +42,16 @@ type qnOptions struct {
 	// run runs f(0) … f(n−1), in parallel if it likes (nil: in order).
 	run func(n int, f func(b int))
 	vo  *vecOps // set by minimize
+	// refine, if not nil, is called when a line search fails: if it
+	// returns true, eval has become more precise (the float32 evaluation
+	// handing over to float64), and the iteration is tried again from the
+	// last accepted point instead of ending training. It is also called
+	// when the relative improvement over the period falls below
+	// refineRate (and then the point is re-evaluated before the next
+	// direction), so that the last iterations, which the stopping rule
+	// judges, run on the precise objective.
+	refine     func() bool
+	refineRate float64
 }
 
 // qnProgress is called after every iteration with the accepted point; it
@@ -126,6 +136,37 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 	}
 	step := 1 / math.Sqrt(kernels.Dot(d, d))
 	dginit := vo.dot(dir, d) // the directional derivative along d
+	// reeval evaluates the objective again at x (after refine) and takes
+	// the next direction from there.
+	reeval := func() error {
+		var err error
+		if fx, err = eval(x, g); err != nil {
+			return err
+		}
+		dir = g
+		if owl {
+			fx += o.c1 * l1norm(x[o.l1lo:o.l1hi])
+			pseudoGradient(pg, x, g, o.c1, o.l1lo, o.l1hi)
+			dir = pg
+		}
+		res.fx = fx
+		if hist.count == 0 {
+			for i, v := range dir {
+				d[i] = -v
+			}
+			step = 1 / math.Sqrt(kernels.Dot(d, d))
+			dginit = vo.dot(dir, d)
+			return nil
+		}
+		hist.setDir(dir)
+		if owl {
+			hist.direction(d, dir, pg, o.l1lo, o.l1hi)
+		} else {
+			dginit = hist.direction(d, dir, nil, 0, 0)
+		}
+		step = 1
+		return nil
+	}
 	k := 1
 	for {
 		x, xp = xp, x
@@ -139,6 +180,18 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 		} else {
 			fx, evals, err = lineSearch(x, g, d, xp, dginit, fx, &step, eval, o)
 		}
+		var lsErr lineSearchError
+		if err != nil && errors.As(err, &lsErr) && o.refine != nil && o.refine() {
+			// Back to the last accepted point, re-evaluated; the history's
+			// products with the direction taken again.
+			x, xp = xp, x
+			g, gp = gp, g
+			if err = reeval(); err == nil {
+				continue
+			}
+			x, xp = xp, x
+			g, gp = gp, g
+		}
 		if err != nil {
 			copy(x, xp)
 			copy(g, gp)
@@ -147,7 +200,6 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 				res.interrupted, res.reason = true, "interrupted"
 				return res, nil
 			}
-			var lsErr lineSearchError
 			if errors.As(err, &lsErr) {
 				res.reason = "line search failed: " + lsErr.msg
 				return res, nil
@@ -178,6 +230,22 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 				if math.Abs(rate) < o.delta {
 					res.reason = fmt.Sprintf("stopping criterion (improvement over %d iterations below delta)", o.period)
 					return res, nil
+				}
+				if math.Abs(rate) < o.refineRate && o.refine != nil && o.refine() {
+					if o.maxIter > 0 && o.maxIter < k+1 {
+						res.reason = "maximum number of iterations"
+						return res, nil
+					}
+					if err := reeval(); err != nil {
+						if errors.Is(err, errInterrupted) {
+							res.interrupted, res.reason = true, "interrupted"
+							return res, nil
+						}
+						return res, err
+					}
+					pf[k%o.period] = fx // (the precise value)
+					k++
+					continue
 				}
 			}
 			pf[k%o.period] = fx

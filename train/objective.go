@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/kernels"
@@ -347,6 +348,8 @@ type objective struct {
 	sc      *splitCorpus
 	// weighted is true when some instance weight is not 1.
 	weighted bool
+	pt       *phaseTimer // Config.Stats: per-phase clocks (nil: none)
+	f32      *state32    // Config.Precision float32 (nil: float64)
 }
 
 type workerBuf struct {
@@ -364,6 +367,7 @@ type workerBuf struct {
 	sg   []float64 // sub-label gradient
 	sbuf []float64 // sub-label scratch
 	bb   bigramBuf
+	pc   *phaseClock // nil without Config.Stats
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -495,20 +499,35 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 			wb.g = gs
 		}
 	}
-	_ = o.pool.Run(len(o.workers), func(_ *engine.Workspace, _, w int) error {
-		cw := o.workers[w].cw
-		cw = cw[:2*len(coldTheta)]
-		for j, v := range coldTheta {
-			cw[2*j], cw[2*j+1] = v, 0
-		}
-		return nil
-	})
-	err = o.pool.Run(len(o.sc.labels), func(ws *engine.Workspace, w, i int) error {
-		if stop != nil && stop.Load() {
-			return errInterrupted
-		}
-		return o.seq(ws, &o.workers[w], tr, theta, i)
-	})
+	if o.f32 != nil {
+		o.f32.prepare(o, theta)
+	} else {
+		_ = o.pool.Run(len(o.workers), func(_ *engine.Workspace, _, w int) error {
+			cw := o.workers[w].cw
+			cw = cw[:2*len(coldTheta)]
+			for j, v := range coldTheta {
+				cw[2*j], cw[2*j+1] = v, 0
+			}
+			return nil
+		})
+	}
+	var t0 time.Time
+	if o.pt != nil {
+		t0 = time.Now()
+	}
+	if o.f32 != nil {
+		err = o.f32.run(o, tr, theta, stop)
+	} else {
+		err = o.pool.Run(len(o.sc.labels), func(ws *engine.Workspace, w, i int) error {
+			if stop != nil && stop.Load() {
+				return errInterrupted
+			}
+			return o.seq(ws, &o.workers[w], tr, theta, i)
+		})
+	}
+	if o.pt != nil {
+		o.pt.seqRun += time.Since(t0)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -545,7 +564,11 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 			}
 		}
 	}
-	f += o.reduceStates(theta, g)
+	if o.f32 != nil {
+		f += o.f32.reduceStates(o, theta, g)
+	} else {
+		f += o.reduceStates(theta, g)
+	}
 	c22 := 2 * o.c2
 	for k := md.nState; k < md.nParams; k++ {
 		if o.c2 > 0 {
@@ -649,10 +672,12 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	emit := wb.emit[:T*m]
 	marg := wb.marg[:T*m]
 	nh := md.hy.nHot * m
+	wb.pc.start()
 	md.hy.scoreWith(theta[:nh], wb.cw, 2, emit, o.sc, i)
 	if md.sub != nil {
 		md.sub.AddScores(emit, o.d.Corpus.Seq(i), wb.sbuf)
 	}
+	wb.pc.mark(phaseScore)
 	acc := wb.tg
 	if o.weighted {
 		acc = wb.tmp
@@ -705,9 +730,11 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		return fmt.Errorf("train: sequence %d: log-likelihood is %v (weights diverged)", i, -nll)
 	}
 	wb.loss += c * nll
+	wb.pc.mark(phaseFB)
 	md.hy.addGradientWith(wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
 	if md.sub != nil {
 		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
 	}
+	wb.pc.mark(phaseScatter)
 	return nil
 }

@@ -218,7 +218,8 @@ func chunks(tags []string) map[string]bool {
 
 // TestChunking trains on CoNLL-2000 with CRFsuite's defaults and checks the
 // chunk F1 of the issue (≥ 93.5). Env TRAIN_ITERS limits the iterations,
-// TRAIN_THREADS sets the threads, TRAIN_ALG the algorithm (lbfgs).
+// TRAIN_THREADS sets the threads, TRAIN_ALG the algorithm (lbfgs),
+// TRAIN_PRECISION the precision (float64).
 func TestChunking(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: trains on CoNLL-2000")
@@ -238,6 +239,7 @@ func TestChunking(t *testing.T) {
 	if v := os.Getenv("TRAIN_THREADS"); v != "" {
 		cfg.Threads, _ = strconv.Atoi(v)
 	}
+	cfg.Precision = os.Getenv("TRAIN_PRECISION")
 	var secs []float64
 	var ruFirst syscall.Rusage
 	cfg.Progress = func(p Progress) {
@@ -276,7 +278,8 @@ func TestChunking(t *testing.T) {
 }
 
 // BenchmarkChunkingEval measures one evaluation of the objective and its
-// gradient on CoNLL-2000 (TRAIN_THREADS threads, default 1).
+// gradient on CoNLL-2000 (TRAIN_THREADS threads, default 1), in float64
+// and in float32 (Config.Precision).
 func BenchmarkChunkingEval(b *testing.B) {
 	d, _, _ := loadChunking(b)
 	cfg, _ := Defaults("lbfgs")
@@ -290,23 +293,32 @@ func BenchmarkChunkingEval(b *testing.B) {
 	}
 	pool := engine.NewPool(threads)
 	defer pool.Close()
-	o := newObjective(md, d, 1, pool)
 	theta := sparse.MakeParams(md.nParams)
 	g := sparse.MakeParams(md.nParams)
 	for k := range theta {
 		theta[k] = 0.01 * float64(k%7-3)
 	}
-	var ru0, ru1 syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	b.ResetTimer()
-	for range b.N {
-		if _, err := o.eval(theta, g, nil); err != nil {
-			b.Fatal(err)
-		}
+	for _, prec := range []string{"float64", "float32"} {
+		b.Run(prec, func(b *testing.B) {
+			o := newObjective(md, d, 1, pool)
+			if prec == "float32" {
+				if o.f32, err = newState32(o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var ru0, ru1 syscall.Rusage
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+			b.ResetTimer()
+			for range b.N {
+				if _, err := o.eval(theta, g, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+			cpu := ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano()
+			// CPU time over all threads: on a shared machine the steadier figure.
+			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
+		})
 	}
-	b.StopTimer()
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	cpu := ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano()
-	// CPU time over all threads: on a shared machine the steadier figure.
-	b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
 }

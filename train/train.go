@@ -302,11 +302,36 @@ type holdBuf struct {
 func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	cfg := t.cfg
 	obj := newObjective(t.md, t.d, cfg.C2, t.pool)
+	if cfg.Precision == "float32" {
+		s, err := newState32(obj)
+		if err != nil {
+			return qnResult{}, err
+		}
+		obj.f32 = s
+	}
+	st := cfg.Stats
+	if st != nil {
+		obj.pt = newPhaseTimer(len(obj.workers))
+		for w := range obj.workers {
+			obj.workers[w].pc = obj.pt.clock(w)
+		}
+		start := time.Now()
+		defer func() {
+			st.Total += time.Since(start)
+			obj.pt.addTo(st)
+		}()
+	}
 	eval := func(x, g []float64) (float64, error) {
 		if t.stopped() {
 			return 0, errInterrupted
 		}
+		if st == nil {
+			return obj.eval(x, g, t.stop)
+		}
+		t0 := time.Now()
 		f, err := obj.eval(x, g, t.stop)
+		st.Eval += time.Since(t0)
+		st.Evals++
 		return f, err
 	}
 	o := qnOptions{
@@ -317,6 +342,23 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 			_ = t.pool.Run(n, func(_ *engine.Workspace, _, b int) error { f(b); return nil })
 		},
 	}
+	if obj.f32 != nil {
+		// float32 hands over to float64 for the last iterations (those
+		// the stopping rule judges: its noise, ≈ 5e-7 of the objective
+		// on CoNLL-2000, is then of the order of the improvements) and
+		// when a line search fails on it.
+		o.refine = func() bool {
+			if obj.f32 == nil {
+				return false
+			}
+			obj.f32 = nil
+			if st != nil {
+				st.Refined = true
+			}
+			return true
+		}
+		o.refineRate = refineFactor * cfg.Delta
+	}
 	if o.m == 0 {
 		o.m = 6
 	}
@@ -325,6 +367,11 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	}
 	last := time.Now()
 	progress := func(k int, x, g []float64, fx, xnorm, gnorm, step float64, evals int) bool {
+		if st != nil {
+			st.Iterations++
+			t0 := time.Now()
+			defer func() { st.Progress += time.Since(t0) }()
+		}
 		if cfg.Progress != nil {
 			p := Progress{Iteration: k, Loss: fx, GradNorm: gnorm, Active: t.activePar(x), Holdout: -1, Step: step, Evals: evals}
 			if cfg.Holdout != nil && k%max(cfg.HoldoutEvery, 1) == 0 {
@@ -342,6 +389,15 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	}
 	return minimize(theta, eval, o, progress)
 }
+
+// refineFactor: precision=float32 hands over to float64 when the relative
+// improvement over the period falls below refineFactor·delta. On
+// CoNLL-2000 (delta 1e-5) that was after 132 of 160 iterations, on EWT
+// XPOS after ≈ 210 of 249. Trained so (2 threads), the objectives ended
+// −3.0e-7 (CoNLL) and +2.4e-6 (EWT) relative of float64's, where float64
+// itself on 1 and on 2 threads ended 1.7e-6 and 8.8e-7 apart (the
+// stopping rule's own spread); test accuracy within 0.004 points.
+const refineFactor = 10
 
 // stopped reports whether ctx is done (directly, between iterations; the
 // per-sequence checks read the flag a goroutine sets).

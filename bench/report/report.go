@@ -33,6 +33,8 @@ type Config struct {
 	Beam *beambench.Options
 	// Layer, if set, adds the CRF layer against PyTorch.
 	Layer *layerbench.Options
+	// Phases, if set, adds where an L-BFGS iteration's time goes.
+	Phases *trainbench.PhaseOptions
 }
 
 // Write measures everything and writes the report to path atomically
@@ -114,6 +116,13 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 		}
 		writeTraining(buf, runs, *cfg.Training)
 		WriteObs(buf, runs)
+	}
+	if cfg.Phases != nil {
+		res, err := trainbench.Phases(context.Background(), *cfg.Phases)
+		if err != nil {
+			return err
+		}
+		WritePhases(buf, res, *cfg.Phases)
 	}
 	if cfg.Beam != nil {
 		r, err := beambench.Measure(context.Background(), *cfg.Beam)

@@ -24,7 +24,7 @@ import (
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|layer|beam|obs|report [options]\n")
+		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|layer|beam|obs|phases|report [options]\n")
 		return errUsage
 	}
 	switch args[0] {
@@ -38,10 +38,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return benchLayer(args[1:], stdout, stderr)
 	case "obs":
 		return benchObs(args[1:], stdout, stderr)
+	case "phases":
+		return benchPhases(args[1:], stdout, stderr)
 	case "report":
 		return benchReport(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, layer, beam, obs, report)\n", args[0])
+	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, layer, beam, obs, phases, report)\n", args[0])
 	return errUsage
 }
 
@@ -167,6 +169,7 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	tasks := fs.String("tasks", "", "comma-separated training tasks (default all: "+taskNames()+"); \"none\" for no training tables")
 	withBeam := fs.Bool("beam", true, "measure simdcrf-beam (built from ./beam) against simdcrf tag, if the data is there")
 	withLayer := fs.Bool("layer", true, "measure the CRF layer against PyTorch (python3-torch, installed with apt-get on first use if possible)")
+	withPhases := fs.Bool("phases", true, "measure where an L-BFGS iteration's time goes (bench phases), if the data is there")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -200,6 +203,9 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	}
 	if training != nil {
 		training.Progress = cfg.Progress
+		if *withPhases {
+			cfg.Phases = &trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: training.WorkDir, Progress: cfg.Progress}
+		}
 	}
 	if *withBeam {
 		if _, err := os.Stat(*data); err == nil {
@@ -294,6 +300,41 @@ func benchObs(args []string, stdout, stderr io.Writer) error {
 	}
 	var buf bytes.Buffer
 	report.WriteObs(&buf, runs)
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
+// benchPhases prints the report's section on where an L-BFGS iteration's
+// time goes.
+func benchPhases(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench phases", "bench phases [options]", stderr)
+	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`")
+	templates := fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
+	tasks := fs.String("tasks", strings.Join(trainbench.PhaseTasks, ","), "comma-separated training tasks")
+	threadList := fs.String("threads", "1,2", "comma-separated thread counts")
+	precisions := fs.String("precision", "float64,float32", "comma-separated precisions (-p precision=…)")
+	iters := fs.Int("iterations", trainbench.DefaultPhaseIterations, "L-BFGS iterations per training")
+	rounds := fs.Int("rounds", trainbench.DefaultPhaseRounds, "trainings of each case, in turns; the median is reported")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	threads, err := parseInts(*threadList)
+	if err != nil {
+		return fmt.Errorf("--threads: %w", err)
+	}
+	work, err := os.MkdirTemp("", "simdcrf-phases")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	o := trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: work, Tasks: splitList(*tasks), Threads: threads,
+		Precisions: splitList(*precisions), Iterations: *iters, Rounds: *rounds, Progress: func(s string) { fmt.Fprintln(stderr, s) }}
+	res, err := trainbench.Phases(context.Background(), o)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	report.WritePhases(&buf, res, o)
 	_, err = stdout.Write(buf.Bytes())
 	return err
 }

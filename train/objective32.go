@@ -1,0 +1,450 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// The float32 evaluation (Config.Precision "float32"): the state weights,
+// their gradient and the emission scores are float32 during an evaluation,
+// and the sequence's forward–backward runs on the float32 kernels. What
+// grows with the data stays float64: log Z is Σ_t (mx_t + log scale_t)
+// summed in float64, the loss and the transition gradient are float64
+// totals (a worker's float32 transition counts go into them every
+// flush32 positions), the workers' state gradients are added in float64,
+// and θ, the L2 term and the optimiser (its inner products, the line
+// search) are the float64 ones. A sequence whose scores leave float32's
+// range (a spread beyond kernels.ScaledRange32, or a scale of 0) is done
+// by the float64 path instead.
+
+// flush32 is the number of positions whose float32 transition counts a
+// worker sums before adding them into its float64 total: each count is then
+// at most flush32, summed to within about flush32·6e-8 relative, and the
+// M² additions are paid once per flush32 positions, not per sequence.
+const flush32 = 256
+
+// state32 is an objective's float32 state.
+type state32 struct {
+	hot              []float32 // hot state weights, nHot·M
+	e, et            []float32 // E = exp(tr − colmax) (M×M) and Eᵀ
+	start, mid, last []float32 // ShiftRows32's offsets: start, column shifts, column shifts + end
+	startEnd         []float32 // start + end (a chain of one position)
+	colRange         float64   // the widest spread of a transition column
+	hotVals, ones    []float32 // the split corpus's hot values (nil: all 1) and ones
+	cVal             []float32 // its cold values (nil: all 1)
+	workers          []worker32
+}
+
+type worker32 struct {
+	g  []float32 // hot state gradient
+	cw []float32 // cold weight j at cw[2j], its gradient at cw[2j+1]
+	tg []float32 // transition counts since the last flush (M×M)
+	// start and end counts go straight into the float64 totals.
+	tgPos                        int // positions in tg
+	emit, psi, alpha, beta, marg []float32
+	work                         []float32
+	scale, mx, lo                []float32
+	fallbacks                    int64 // sequences done by the float64 path
+	_                            [64]byte
+}
+
+// newState32 makes the float32 state of o, or says why its model needs
+// float64.
+func newState32(o *objective) (*state32, error) {
+	md := o.md
+	switch {
+	case md.tied || md.noTrans:
+		return nil, fmt.Errorf("train: precision=float32 needs dense transitions (this model has %s)", map[bool]string{true: "tied transitions", false: "no transitions"}[md.tied])
+	case md.sub != nil:
+		return nil, fmt.Errorf("train: precision=float32 does not support sub-label weights (feature.sublabels)")
+	case md.big != nil:
+		return nil, fmt.Errorf("train: precision=float32 does not support bigram attributes (B lines with %%x)")
+	case md.allowed != nil:
+		return nil, fmt.Errorf("train: precision=float32 does not support candidate labels (feature.candidates, --lexicon)")
+	}
+	m := md.m
+	s := &state32{
+		hot: make([]float32, md.hy.nHot*m), e: make([]float32, m*m), et: make([]float32, m*m),
+		start: make([]float32, m), mid: make([]float32, m), last: make([]float32, m), startEnd: make([]float32, m),
+	}
+	sc := o.sc
+	s.hotVals = to32(sc.hotVals)
+	s.ones = to32(sc.ones)
+	s.cVal = to32(sc.cVal)
+	maxLen := o.d.Corpus.MaxLen()
+	nCold := md.nState - md.hy.nHot*m
+	s.workers = make([]worker32, len(o.workers))
+	for w := range s.workers {
+		wk := &s.workers[w]
+		wk.g = make([]float32, md.hy.nHot*m)
+		wk.cw = make([]float32, 2*nCold)
+		wk.tg = make([]float32, m*m)
+		for _, p := range []*[]float32{&wk.emit, &wk.psi, &wk.alpha, &wk.beta, &wk.marg, &wk.work} {
+			*p = make([]float32, maxLen*m)
+		}
+		wk.scale, wk.mx, wk.lo = make([]float32, maxLen), make([]float32, maxLen), make([]float32, maxLen)
+	}
+	return s, nil
+}
+
+func to32(x []float64) []float32 {
+	if x == nil {
+		return nil
+	}
+	y := make([]float32, len(x))
+	for k, v := range x {
+		y[k] = float32(v)
+	}
+	return y
+}
+
+// prepare sets the float32 weights and transition forms from θ, and
+// clears the workers' buffers.
+func (s *state32) prepare(o *objective, theta []float64) {
+	md := o.md
+	m := md.m
+	tp := md.transParams(theta)
+	score, start, end := tp[:m*m], tp[m*m:m*m+m], tp[m*m+m:m*m+2*m]
+	// Column shifts and E in float64, rounded once (the rounding of
+	// E's entries repeats at every position: done in float64 it is one
+	// rounding, not two).
+	s.colRange = 0
+	for j := range m {
+		c, lo := math.Inf(-1), math.Inf(1)
+		for i := range m {
+			c, lo = max(c, score[i*m+j]), min(lo, score[i*m+j])
+		}
+		s.colRange = max(s.colRange, c-lo)
+		for i := range m {
+			v := float32(math.Exp(score[i*m+j] - c))
+			s.e[i*m+j], s.et[j*m+i] = v, v
+		}
+		s.start[j] = float32(start[j])
+		s.mid[j] = float32(c)
+		s.last[j] = float32(c + end[j])
+		s.startEnd[j] = float32(start[j] + end[j])
+	}
+	nh := md.hy.nHot * m
+	for k, v := range theta[:nh] {
+		s.hot[k] = float32(v)
+	}
+	coldTheta := theta[nh:md.nState]
+	_ = o.pool.Run(len(s.workers), func(_ *engine.Workspace, _, w int) error {
+		wk := &s.workers[w]
+		cw := wk.cw[:2*len(coldTheta)]
+		for j, v := range coldTheta {
+			cw[2*j], cw[2*j+1] = float32(v), 0
+		}
+		clear(wk.tg)
+		wk.tgPos = 0
+		return nil
+	})
+}
+
+// run evaluates every sequence into the workers' buffers.
+func (s *state32) run(o *objective, tr *engine.Transitions, theta []float64, stop *atomic.Bool) error {
+	err := o.pool.Run(len(o.sc.labels), func(ws *engine.Workspace, w, i int) error {
+		if stop != nil && stop.Load() {
+			return errInterrupted
+		}
+		return s.seq(o, ws, &o.workers[w], &s.workers[w], tr, theta, i)
+	})
+	for w := range s.workers {
+		s.workers[w].flush(o.workers[w].tg, 1)
+	}
+	return err
+}
+
+// flush adds c times the float32 transition counts into the float64 total
+// tg and clears them.
+func (wk *worker32) flush(tg []float64, c float64) {
+	if wk.tgPos == 0 {
+		return
+	}
+	for k, v := range wk.tg {
+		tg[k] += c * float64(v)
+	}
+	clear(wk.tg)
+	wk.tgPos = 0
+}
+
+// forwardBackward sets wk.marg to the marginals of the T positions of
+// wk.emit, adds their transition counts to wk.tg and returns log Z; ok is
+// false (nothing added) when the scores are not finite or leave the range
+// of the float32 kernels.
+func (s *state32) forwardBackward(wk *worker32, T, m int) (logZ float64, ok bool) {
+	n := T * m
+	emit, psi := wk.emit[:n], wk.psi[:n]
+	if !(kernels.Dot32(emit, emit) <= math.MaxFloat64) { // NaN or ±Inf
+		return 0, false
+	}
+	mx, lo := wk.mx[:T], wk.lo[:T]
+	if T == 1 {
+		kernels.ShiftRows32(psi, mx, lo, emit, s.startEnd, 1, m)
+	} else {
+		kernels.ShiftRows32(psi, mx, lo, emit, s.start, 1, m)
+		kernels.ShiftRows32(psi[m:], mx[1:], lo[1:], emit[m:], s.mid, T-2, m)
+		last := (T - 1) * m
+		kernels.ShiftRows32(psi[last:], mx[T-1:], lo[T-1:], emit[last:], s.last, 1, m)
+	}
+	for t, v := range mx {
+		if float64(v)-float64(lo[t])+s.colRange > kernels.ScaledRange32 {
+			return 0, false
+		}
+		logZ += float64(v)
+	}
+	kernels.Exp32(psi, psi)
+	alpha, beta, scale := wk.alpha[:n], wk.beta[:n], wk.scale[:T]
+	kernels.Forward32(alpha, scale, psi, s.e, T, m)
+	for _, sc := range scale {
+		if !(sc > 0) {
+			return 0, false
+		}
+		logZ += math.Log(float64(sc))
+	}
+	kernels.Backward32(beta, scale, psi, s.et, T, m)
+	marg := wk.marg[:n]
+	beta = beta[:len(alpha)]
+	for k, a := range alpha {
+		marg[k] = a * beta[k]
+	}
+	if T > 1 {
+		kernels.Transitions32(wk.tg, s.e, alpha, beta, psi, scale, wk.work[:n], T, m)
+		wk.tgPos += T
+	}
+	return logZ, true
+}
+
+// seq adds one sequence's weighted NLL and gradient into wb (loss,
+// transitions) and wk (state gradient): objective.seq in float32.
+func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *worker32, tr *engine.Transitions, theta []float64, i int) error {
+	md := o.md
+	m := md.m
+	y, c := o.sc.labels[i], o.d.weight(i)
+	T := len(y)
+	if T == 0 || c == 0 {
+		return nil
+	}
+	n := T * m
+	emit, marg := wk.emit[:n], wk.marg[:n]
+	wb.pc.start()
+	md.hy.scoreWith32(s, wk.cw, emit, o.sc, i)
+	wb.pc.mark(phaseScore)
+	nt := md.bigOff - md.nState
+	tg := wb.tg
+	logZ, ok := s.forwardBackward(wk, T, m)
+	if ok {
+		// Start and end counts.
+		for j := range m {
+			tg[nt-2*m+j] += c * float64(marg[j])
+			tg[nt-m+j] += c * float64(marg[n-m+j])
+		}
+		if o.weighted { // (each sequence's counts alone: wk.tg held none)
+			wk.flush(tg, c)
+		} else if wk.tgPos >= flush32 {
+			wk.flush(tg, 1)
+		}
+	} else {
+		// The float64 path, on the float32 scores.
+		wk.fallbacks++
+		e64, m64 := wb.emit[:n], wb.marg[:n]
+		for k, v := range emit {
+			e64[k] = float64(v)
+		}
+		acc := tg
+		if o.weighted {
+			acc = wb.tmp
+			clear(acc)
+		}
+		var err error
+		logZ, err = md.posteriors(tr, ws, e64, m64, acc, &wb.ps, T, nil, nil)
+		if err != nil {
+			return fmt.Errorf("train: sequence %d: %w", i, err)
+		}
+		if o.weighted {
+			for k, v := range acc[:nt] {
+				tg[k] += c * v
+			}
+		}
+		for k, v := range m64 {
+			marg[k] = float32(v)
+		}
+	}
+	// Observed counts: the path score, and −c at the gold entries.
+	off := md.nState
+	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])]
+	tg[nt-2*m+int(y[0])] -= c
+	tg[nt-m+int(y[T-1])] -= c
+	for t := range T {
+		k := t*m + int(y[t])
+		score += float64(emit[k])
+		marg[k]--
+		if t > 0 {
+			ti := md.transIndex(y[t-1], y[t])
+			score += theta[ti]
+			tg[ti-off] -= c
+		}
+	}
+	nll := logZ - score
+	if math.IsNaN(nll) || math.IsInf(nll, 0) {
+		return fmt.Errorf("train: sequence %d: log-likelihood is %v (weights diverged)", i, -nll)
+	}
+	wb.loss += c * nll
+	wb.pc.mark(phaseFB)
+	md.hy.addGradientWith32(s, wk.g, wk.cw[min(1, len(wk.cw)):], marg, o.sc, i, float32(c))
+	wb.pc.mark(phaseScatter)
+	return nil
+}
+
+// fallbacks returns the number of sequences the float64 path took so far.
+func (s *state32) fallbacks() int64 {
+	n := int64(0)
+	for w := range s.workers {
+		n += s.workers[w].fallbacks
+	}
+	return n
+}
+
+// reduceStates is objective.reduceStates for the float32 workers: it sets
+// g[0:nState] to the sum of their state gradients in float64 plus the L2
+// gradient, zeroing their buffers, and returns C2·‖θ_state‖².
+func (s *state32) reduceStates(o *objective, theta, g []float64) float64 {
+	md := o.md
+	n := md.nState
+	nh := md.hy.nHot * md.m
+	const block = 1 << 14
+	nb := (n + block - 1) / block
+	parts := make([]float64, nb)
+	c2, c22 := o.c2, 2*o.c2
+	_ = o.pool.Run(nb, func(_ *engine.Workspace, _, b int) error {
+		lo, hi := b*block, min((b+1)*block, n)
+		gb := g[lo:hi]
+		if lo < nh { // hot rows
+			h := min(hi, nh)
+			g0 := s.workers[0].g[lo:h]
+			for k, v := range g0 {
+				gb[k] = float64(v)
+			}
+			clear(g0)
+			for w := 1; w < len(s.workers); w++ {
+				gw := s.workers[w].g[lo:h]
+				for k, v := range gw {
+					gb[k] += float64(v)
+				}
+				clear(gw)
+			}
+		}
+		for k := max(lo, nh); k < hi; k++ { // cold weights
+			j := 2*(k-nh) + 1
+			v := 0.0
+			for w := range s.workers {
+				v += float64(s.workers[w].cw[j])
+			}
+			g[k] = v
+		}
+		if md.stateMask != nil {
+			for k := lo; k < min(hi, nh); k++ {
+				if md.stateMask[k/64]&(1<<(k%64)) == 0 {
+					g[k] = 0
+				}
+			}
+		}
+		if c2 > 0 {
+			x := theta[lo:hi]
+			parts[b] = c2 * kernels.Dot(x, x)
+			kernels.Axpy(c22, x, gb)
+		}
+		return nil
+	})
+	f := 0.0
+	for _, p := range parts {
+		f += p
+	}
+	return f
+}
+
+// hotCSR returns sequence i's hot features in the kernels' CSR form, values
+// in float32.
+func (s *state32) hotCSR(sc *splitCorpus, i int) (ptr, ids []int32, vals []float32) {
+	p0, p1 := sc.pos[i], sc.pos[i+1]
+	ptr = sc.hotRel[p0+i : p1+i+1]
+	f0 := sc.hotPtr[p0]
+	ids = sc.hotIDs[f0:]
+	if s.hotVals != nil {
+		return ptr, ids, s.hotVals[f0:]
+	}
+	return ptr, ids, s.ones
+}
+
+// scoreWith32 is scoreWith in float32: the hot weights s.hot, cold weight
+// j at cold[2j].
+func (h *hybrid) scoreWith32(s *state32, cold, emit []float32, sc *splitCorpus, i int) {
+	m := h.m
+	p0, p1 := sc.pos[i], sc.pos[i+1]
+	T := p1 - p0
+	clear(emit[:T*m])
+	if h.nHot > 0 {
+		ptr, ids, vals := s.hotCSR(sc, i)
+		kernels.GatherTrusted32(emit, s.hot, m, ptr, ids, vals, T, m)
+	}
+	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
+		l := g.l0
+		if g.n == 1 && s.cVal == nil {
+			for f := g.f0; f < g.f1; f++ {
+				emit[sc.cBase[f]+int32(sc.cLab[l])] += cold[2*sc.cOff[f]]
+				l++
+			}
+			continue
+		}
+		for f := g.f0; f < g.f1; f++ {
+			base, off := sc.cBase[f], 2*sc.cOff[f]
+			v := float32(1)
+			if s.cVal != nil {
+				v = s.cVal[f]
+			}
+			for _, y := range sc.cLab[l : l+g.n] {
+				emit[base+int32(y)] += v * cold[off]
+				off += 2
+			}
+			l += g.n
+		}
+	}
+}
+
+// addGradientWith32 is addGradientWith in float32: the hot gradient in
+// hot, that of cold weight j at cold[2j].
+func (h *hybrid) addGradientWith32(s *state32, hot, cold, p []float32, sc *splitCorpus, i int, c float32) {
+	m := h.m
+	p0, p1 := sc.pos[i], sc.pos[i+1]
+	T := p1 - p0
+	if h.nHot > 0 {
+		ptr, ids, vals := s.hotCSR(sc, i)
+		kernels.ScatterTrusted32(hot, m, p, ptr, ids, vals, c, T, m)
+	}
+	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
+		l := g.l0
+		if g.n == 1 && s.cVal == nil {
+			for f := g.f0; f < g.f1; f++ {
+				cold[2*sc.cOff[f]] += c * p[sc.cBase[f]+int32(sc.cLab[l])]
+				l++
+			}
+			continue
+		}
+		for f := g.f0; f < g.f1; f++ {
+			base, off := sc.cBase[f], 2*sc.cOff[f]
+			v := c
+			if s.cVal != nil {
+				v *= s.cVal[f]
+			}
+			for _, y := range sc.cLab[l : l+g.n] {
+				cold[off] += v * p[base+int32(y)]
+				off += 2
+			}
+			l += g.n
+		}
+	}
+}
