@@ -121,7 +121,7 @@ func TestBenchLayer(t *testing.T) {
 
 func TestBenchEngineJSON(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := run([]string{"bench", "engine", "--json", "--labels", "9", "--threads", "1,2", "--benchtime", "1ms"}, &out, &errb); err != nil {
+	if err := run([]string{"bench", "engine", "--json", "--labels", "9", "--threads", "1,2", "--benchtime", "1ms", "--count", "3"}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	ops := map[string]bool{}
