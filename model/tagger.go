@@ -74,6 +74,13 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 	wk.hids = grow(wk.hids, nf)
 	wk.hvals = grow(wk.hvals, nf)
 	hptr, hids, hvals := wk.hptr[:T+1], wk.hids[:nf], wk.hvals[:nf]
+	// The rows' bounds first, in a pass of their own: their cache misses
+	// overlap, instead of each waiting behind the previous row's adds.
+	wk.lo = grow(wk.lo, 2*nf)
+	bounds := wk.lo[:2*nf]
+	for f, a := range s.IDs[:nf] {
+		bounds[2*f], bounds[2*f+1] = rowPtr[a], rowPtr[a+1]
+	}
 	n := int32(0)
 	hptr[0] = 0
 	for t := range T {
@@ -84,7 +91,7 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 			if s.Vals != nil {
 				v = s.Vals[f]
 			}
-			lo, hi := rowPtr[a], rowPtr[a+1]
+			lo, hi := bounds[2*f], bounds[2*f+1]
 			if hi-lo >= h.minHot { // (h.row only for wide rows: one miss fewer)
 				hids[n], hvals[n] = h.row[a], v
 				n++
@@ -118,6 +125,7 @@ type work struct {
 	hptr  []int32
 	hids  []int32
 	hvals []float64
+	lo    []int32   // the rows' bounds (see hotRows.score)
 	sbuf  []float64 // sub-label scratch
 	// the chain's options: candidate labels (Options.Candidates) and
 	// transition deltas (Options.Bigrams)
