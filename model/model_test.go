@@ -732,7 +732,13 @@ func TestHotRowsScore(t *testing.T) {
 		const attrs = 120
 		b, _ := sparse.NewPatternBuilder(attrs, m)
 		for a := range attrs {
-			n := 1 + r.IntN(m) // narrow and wide rows
+			n := 1 + r.IntN(m) // narrow and wide rows, one-label and empty ones
+			switch r.IntN(4) {
+			case 0:
+				n = 0
+			case 1:
+				n = 1
+			}
 			for range n {
 				if err := b.Add(int32(a), int32(r.IntN(m))); err != nil {
 					t.Fatal(err)
