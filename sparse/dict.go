@@ -570,13 +570,13 @@ func (nd *Dict) fill() error {
 const lookupBatch = 32
 
 // LookupBytesAll sets ids[i] to the id of keys[i], or -1 when d does not
-// hold it (len(ids) ≥ len(keys)). It works on a batch of keys in passes, each
-// loading one level for every key of the batch before the next pass needs
-// it: the hashes and home slots, then the string bounds of the home slots'
-// candidates, then their first bytes, then the compares. The cache misses
-// of a large Dict (three dependent ones for a key found in its home slot)
-// then overlap across the batch instead of following one another: a
-// tagger looks up every attribute of every item.
+// hold it (len(ids) ≥ len(keys)). It hashes a batch of keys and loads
+// their home slots before it compares any string, so that the cache misses
+// of a large Dict overlap instead of following one another: a tagger looks
+// up every attribute of every item. (Going on in passes, the home
+// candidates' string bounds, then their first bytes, then the compares,
+// was slower on CoNLL-2000's test file: 136 against 95 ms of CPU for the
+// tag run up to encoding, 183 against 118 ns a key in a loop.)
 func (d *Dict) LookupBytesAll(ids []int32, keys [][]byte) {
 	if d.cq != nil {
 		d.cq.LookupBytesAll(ids, keys)
@@ -593,52 +593,18 @@ func (d *Dict) LookupBytesAll(ids []int32, keys [][]byte) {
 		d.lookupWide(ids, keys)
 		return
 	}
-	var (
-		hs, es [lookupBatch]uint64
-		lo, hi [lookupBatch]uint32
-		first  [lookupBatch]byte
-	)
-	ends, arena := d.ends, d.arena
+	var hs, es [lookupBatch]uint64
 	for base := 0; base < len(keys); base += lookupBatch {
 		n := min(lookupBatch, len(keys)-base)
-		batch := keys[base : base+n]
-		for i, k := range batch {
+		for i := range n {
+			k := keys[base+i]
 			h := hashString(unsafe.String(unsafe.SliceData(k), len(k)))
 			hs[i] = h
 			es[i] = d.slots[h&d.mask]
 		}
-		// The home slot's candidate, when its tag matches: its string's
-		// bounds (lo = hi: none to compare).
-		for i := range batch {
-			e := es[i]
-			l, h := uint32(0), uint32(0)
-			if e != 0 && e>>32 == hs[i]>>32 {
-				id := uint32(e) - 1
-				if id > 0 {
-					l = ends[id-1]
-				}
-				h = ends[id]
-			}
-			lo[i], hi[i] = l, h
-		}
-		for i := range batch {
-			if l := lo[i]; l < hi[i] {
-				first[i] = arena[l]
-			}
-		}
-		for i, k := range batch {
-			// The common cases settle here: the home slot holds the key,
-			// or is free.
-			e := es[i]
-			if e == 0 {
-				ids[base+i] = -1
-				continue
-			}
-			if l, h := lo[i], hi[i]; int(h-l) == len(k) && h > l && first[i] == k[0] && string(arena[l:h]) == string(k) {
-				ids[base+i] = int32(uint32(e) - 1)
-				continue
-			}
-			ids[base+i] = d.resolve(unsafe.String(unsafe.SliceData(k), len(k)), hs[i], e)
+		for i := range n {
+			k := keys[base+i]
+			ids[base+i] = d.resolve(unsafe.String(unsafe.SliceData(k), len(k)), hs[i], es[i])
 		}
 	}
 }
