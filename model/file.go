@@ -56,12 +56,6 @@ const (
 	secLast = secAttrTable
 )
 
-// secAttrWide holds the attribute dictionary's wide table (sparse.Dict.Wide:
-// each slot with its string's length and first bytes), which the tagger's
-// lookups use when it is there. Written optional (flags 0): a reader that
-// does not know it looks attributes up in the plain table (secAttrTable).
-const secAttrWide = 32
-
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // littleEndian reports whether the host stores numbers as the file does, so
@@ -72,10 +66,6 @@ type section struct {
 	kind uint32
 	data []byte
 }
-
-// optional reports whether a section of the kind is written without
-// flagNeeded, so that a reader that does not know it may skip it.
-func optional(kind uint32) bool { return kind == secAttrWide }
 
 // sections returns the model's sections, the float arrays as views of the
 // model's memory on little-endian hosts.
@@ -122,16 +112,15 @@ func (m *Model) sections() ([]section, error) {
 		start[j], end[j] = tr.Start(j), tr.End(j)
 	}
 	secs := []section{
-		{kind: secMeta, data: meta},
-		{kind: secLabels, data: labels},
-		{kind: secAttrEnds, data: leBytes(ends)},
-		{kind: secAttrArena, data: arena},
-		{kind: secAttrTable, data: leBytes(table)},
-		{kind: secAttrWide, data: own.Wide()},
-		{kind: secShape, data: shape[:]},
-		{kind: secState, data: leBytes(params(m.State))},
-		{kind: secStart, data: leBytes(start)},
-		{kind: secEnd, data: leBytes(end)},
+		{secMeta, meta},
+		{secLabels, labels},
+		{secAttrEnds, leBytes(ends)},
+		{secAttrArena, arena},
+		{secAttrTable, leBytes(table)},
+		{secShape, shape[:]},
+		{secState, leBytes(params(m.State))},
+		{secStart, leBytes(start)},
+		{secEnd, leBytes(end)},
 	}
 	if sp, ok := m.State.(*sparse.Sparse); ok {
 		p := sp.Pattern()
@@ -151,7 +140,7 @@ func (m *Model) sections() ([]section, error) {
 	}
 	if testHookVarintAttrs { // the older files' attribute section
 		secs = slices.DeleteFunc(secs, func(s section) bool {
-			return s.kind == secAttrEnds || s.kind == secAttrArena || s.kind == secAttrTable || s.kind == secAttrWide
+			return s.kind == secAttrEnds || s.kind == secAttrArena || s.kind == secAttrTable
 		})
 		secs = append(secs, section{secAttrs, attrs})
 	}
@@ -271,9 +260,7 @@ func (m *Model) WriteTo(w io.Writer) (int64, error) {
 		offs[i] = off
 		e := head[headerSize+entrySize*i:]
 		le.PutUint32(e[0:], s.kind)
-		if !optional(s.kind) {
-			le.PutUint32(e[4:], flagNeeded)
-		}
+		le.PutUint32(e[4:], flagNeeded)
 		le.PutUint64(e[8:], uint64(off))
 		le.PutUint64(e[16:], uint64(len(s.data)))
 		off = padTo(off + int64(len(s.data)))
@@ -516,7 +503,7 @@ func parse(name string, buf []byte) (*Model, error) {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
 		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) &&
-			(kind < secBigramFirst || kind > secBigramLast) && kind != secAttrWide {
+			(kind < secBigramFirst || kind > secBigramLast) {
 			if flags&flagNeeded != 0 {
 				return bad("needs section kind %d, unknown to this simdcrf (written by a newer one?)", kind)
 			}
@@ -570,11 +557,6 @@ func parse(name string, buf []byte) (*Model, error) {
 		}
 		if m.Attrs, err = sparse.DictFromFlat(view[uint32](eb), ab, view[uint64](tb)); err != nil {
 			return bad("bad attribute dictionary: %v", err)
-		}
-		if wb, ok := secs[secAttrWide]; ok {
-			if err := m.Attrs.WithWide(wb); err != nil {
-				return bad("bad attribute lookup table: %v", err)
-			}
 		}
 	}
 	shape, err := need(secShape, "shape")

@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -366,92 +365,4 @@ func checkDecode(t *testing.T, name string, data []byte) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// sectionEntry returns the offset of the section table entry of the given
-// kind in a model file, or −1.
-func sectionEntry(b []byte, kind uint32) int {
-	n := int(binary.LittleEndian.Uint32(b[24:]))
-	for i := range n {
-		e := headerSize + entrySize*i
-		if binary.LittleEndian.Uint32(b[e:]) == kind {
-			return e
-		}
-	}
-	return -1
-}
-
-// TestAttrWideSection checks the wide attribute table (section 32): written
-// optional, used by the lookups when there (a wrong string byte in it
-// makes that name miss), skipped by a reader that does not know it (the
-// lookups are then the plain table's, the same), and a slot that disagrees
-// with the plain table is an error naming the file.
-func TestAttrWideSection(t *testing.T) {
-	good := modelBytes(t, specs[3], 7)
-	e := sectionEntry(good, secAttrWide)
-	if e < 0 {
-		t.Fatal("no wide attribute table written")
-	}
-	if f := binary.LittleEndian.Uint32(good[e+4:]); f != 0 {
-		t.Errorf("wide attribute table written with flags %d, want 0 (optional)", f)
-	}
-	m, err := loadBytes(t, good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := make([][]byte, 0, 2*m.Attrs.Len())
-	for id := range int32(m.Attrs.Len()) {
-		s := m.Attrs.String(id)
-		names = append(names, []byte(s), []byte(s+"?"))
-	}
-	ptr := []int32{0, int32(len(names))}
-	var b sparse.Builder
-	encode := func(m *Model) []int32 { return slices.Clone(m.Encode(&b, ptr, names, nil).IDs) }
-	want := encode(m)
-	if len(want) != m.Attrs.Len() {
-		t.Fatalf("%d of %d names found", len(want), m.Attrs.Len())
-	}
-
-	// Unknown to the reader (kind 99, optional): skipped.
-	skip := bytes.Clone(good)
-	binary.LittleEndian.PutUint32(skip[e:], 99)
-	fixup(skip)
-	sm, err := loadBytes(t, skip)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := encode(sm); !slices.Equal(got, want) {
-		t.Errorf("without the wide table: ids %v, want %v", got, want)
-	}
-
-	off := int(binary.LittleEndian.Uint64(good[e+8:]))
-	size := int(binary.LittleEndian.Uint64(good[e+16:]))
-	// The first slot in use: its string's first byte changed.
-	slot := -1
-	for i := 0; i < size; i += 32 {
-		if binary.LittleEndian.Uint64(good[off+i:]) != 0 && good[off+i+8] > 0 {
-			slot = i
-			break
-		}
-	}
-	id := int32(uint32(binary.LittleEndian.Uint64(good[off+slot:])) - 1)
-	wrong := bytes.Clone(good)
-	wrong[off+slot+9] ^= 0x40
-	fixup(wrong)
-	wm, err := loadBytes(t, wrong)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := encode(wm); slices.Contains(got, id) || len(got) != len(want)-1 {
-		t.Errorf("a wrong byte in the wide table's slot of attribute %d: ids %v", id, got)
-	}
-
-	bad := bytes.Clone(good)
-	bad[off+slot] ^= 1
-	fixup(bad)
-	wantErr(t, bad, "wide table slot", "bad attribute lookup table")
-	short := bytes.Clone(good)
-	binary.LittleEndian.PutUint64(short[e+16:], uint64(size-32))
-	fixup(short)
-	wantErr(t, short, "short wide table", "bad attribute lookup table")
 }

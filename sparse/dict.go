@@ -35,9 +35,6 @@ type Dict struct {
 	// cq, if not nil, holds the strings instead (DictFromCQDB); the
 	// arrays above are then empty.
 	cq *cqdb
-	// wide, if not nil, is the wide table (see wide.go) that
-	// LookupBytesAll uses; Add drops it.
-	wide []byte
 }
 
 // Own returns a Dict that holds its strings itself: d, unless d is over a
@@ -177,7 +174,6 @@ func (d *Dict) LookupBytes(b []byte) (id int32, ok bool) {
 // if it is not there yet; added reports whether it was.
 func (d *Dict) Add(s string) (id int32, added bool) {
 	d.own()
-	d.wide = nil
 	if d.slots == nil {
 		d.resize(16)
 	}
@@ -587,10 +583,6 @@ func (d *Dict) LookupBytesAll(ids []int32, keys [][]byte) {
 		for i := range ids {
 			ids[i] = -1
 		}
-		return
-	}
-	if d.wide != nil {
-		d.lookupWide(ids, keys)
 		return
 	}
 	var hs, es [lookupBatch]uint64
