@@ -369,7 +369,9 @@ func DictFromCQDB(b []byte, n int) (*Dict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sparse: CQDB: %w", err)
 	}
-	return &Dict{cq: db}, nil
+	d := &Dict{cq: db}
+	d.buildFront()
+	return d, nil
 }
 
 // AppendCQDB appends to b a CQDB chunk of the n strings str(0), …,
