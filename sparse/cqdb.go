@@ -181,42 +181,18 @@ func (db *cqdb) LookupBytesAll(ids []int32, keys [][]byte) {
 	var (
 		hs    [cqdbBatch]uint32
 		first [cqdbBatch]uint64
-		head  [cqdbBatch]uint64 // the first bucket's record: id | size<<32 (0: none to compare)
 	)
-	le := binary.LittleEndian
-	b := db.b
-	size := uint64(len(b))
 	for base := 0; base < len(keys); base += cqdbBatch {
 		n := min(cqdbBatch, len(keys)-base)
-		batch := keys[base : base+n]
-		for i, k := range batch {
-			h := hashlittle(k)
+		for i := range n {
+			h := hashlittle(keys[base+i])
 			hs[i], first[i] = h, 0
 			if t := &db.tables[h%cqdbTables]; t.num != 0 {
 				first[i] = db.buckets[t.base+t.mod(h>>8)]
 			}
 		}
-		// The records of first buckets of the key's hash, in a pass of
-		// their own, so that their cache misses overlap.
-		for i := range batch {
-			e, r := first[i], uint64(0)
-			if off := e >> 32; off != 0 && uint32(e) == hs[i] && off+8 <= size {
-				r = le.Uint64(b[off:])
-			}
-			head[i] = r
-		}
-		for i, k := range batch {
-			e := first[i]
-			if r := head[i]; r>>32 == uint64(len(k))+1 && uint64(uint32(r)) < uint64(db.n) {
-				off := e >> 32
-				if off+8+r>>32 <= size {
-					if rec := b[off+8 : off+8+r>>32]; string(rec[:len(k)]) == string(k) && rec[len(k)] == 0 {
-						ids[base+i] = int32(uint32(r))
-						continue
-					}
-				}
-			}
-			ids[base+i] = db.resolve(k, hs[i], e)
+		for i := range n {
+			ids[base+i] = db.resolve(keys[base+i], hs[i], first[i])
 		}
 	}
 }
