@@ -148,10 +148,7 @@ func Open(path string, s Spec) (*File, error) {
 		}
 		src, close = f, f.Close
 	}
-	// Unbuffered here: every format reader reads through a 64 KiB buffer
-	// of its own (and gzip through one of flate's), so a buffer here
-	// would copy the data once more.
-	f, err := newFile(src, path, name, size, o)
+	f, err := newFile(bufio.NewReaderSize(src, 1<<16), path, name, size, o)
 	if err != nil {
 		close()
 		return nil, err
@@ -177,7 +174,7 @@ func newFile(src io.Reader, path, name string, size int64, o format.Options) (*F
 	count := &countingReader{r: src}
 	var r io.Reader = count
 	if strings.HasSuffix(path, ".gz") {
-		zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<16))
+		zr, err := gzip.NewReader(r)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", name, err)
 		}
