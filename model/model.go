@@ -208,35 +208,22 @@ func nonFinite(v []float64) int {
 // with no gold labels; once b has grown, Encode does not allocate.
 func (m *Model) Encode(b *sparse.Builder, ptr []int32, names [][]byte, values []float64) sparse.Seq {
 	b.Reset()
-	if len(ptr) < 2 {
-		return b.Seq()
-	}
-	// The names are looked up in chunks that run across positions, so
-	// that a lookup batch is full (see Dict.LookupBytesAll), not cut at
-	// each item's twenty-odd attributes.
-	var ids [256]int32
-	T := len(ptr) - 1
-	t := 0
-	for c0 := ptr[0]; c0 < ptr[T]; c0 += int32(len(ids)) {
-		c1 := min(ptr[T], c0+int32(len(ids)))
-		m.Attrs.LookupBytesAll(ids[:], names[c0:c1])
-		for f := c0; f < c1; f++ {
-			for f == ptr[t+1] { // position t is complete
-				b.End(sparse.NoLabel)
-				t++
+	var ids [64]int32
+	for t := 0; t+1 < len(ptr); t++ {
+		for f0 := ptr[t]; f0 < ptr[t+1]; f0 += int32(len(ids)) {
+			f1 := min(ptr[t+1], f0+int32(len(ids)))
+			m.Attrs.LookupBytesAll(ids[:], names[f0:f1])
+			for k, id := range ids[:f1-f0] {
+				if id < 0 {
+					continue
+				}
+				v := 1.0
+				if values != nil {
+					v = values[f0+int32(k)]
+				}
+				b.Add(id, v)
 			}
-			id := ids[f-c0]
-			if id < 0 {
-				continue
-			}
-			v := 1.0
-			if values != nil {
-				v = values[f]
-			}
-			b.Add(id, v)
 		}
-	}
-	for ; t < T; t++ {
 		b.End(sparse.NoLabel)
 	}
 	return b.Seq()
