@@ -11,7 +11,7 @@ import "unsafe"
 // slots lie scattered over the full table's 4 MB, a cache miss each;
 // the front table (128 KiB) and the first strings' bytes stay in the
 // cache. It is built when a large Dict is opened from a file's arrays
-// (DictFromFlat, DictFromCQDB), never changed afterwards (Add leaves it:
+// (DictFromFlat), never changed afterwards (Add leaves it:
 // the first ids keep their strings), so lookups stay safe for concurrent
 // use.
 const (
@@ -22,12 +22,12 @@ const (
 // buildFront builds d's front table (see above) when d is large.
 func (d *Dict) buildFront() {
 	n := d.Len()
-	if n < frontMinDict {
+	if n < frontMinDict || d.cq != nil {
 		return
 	}
 	// Only the ids the Dict's own lookup gives for their strings: a
-	// damaged file may hold a string twice (or, in a CQDB, one its lookup
-	// cannot find), and the front table must answer as the Dict does.
+	// damaged file may hold a string twice, and the front table must
+	// answer as the Dict does.
 	var (
 		keys [lookupBatch][]byte
 		got  [lookupBatch]int32
@@ -76,14 +76,12 @@ func (d *Dict) frontLookup(s string, h uint64) int32 {
 
 // lookupFront is LookupBytesAll for a Dict with a front table: each batch
 // of keys first through the front table, the others then through the
-// Dict's own table (or its CQDB), the front misses' home slots loaded
-// together as LookupBytesAll loads them.
+// Dict's own table, their home slots loaded together as LookupBytesAll
+// loads them.
 func (d *Dict) lookupFront(ids []int32, keys [][]byte) {
 	var (
 		hs, es [lookupBatch]uint64
 		miss   [lookupBatch]int32
-		mkeys  [lookupBatch][]byte
-		mids   [lookupBatch]int32
 	)
 	for base := 0; base < len(keys); base += lookupBatch {
 		n := min(lookupBatch, len(keys)-base)
@@ -97,16 +95,6 @@ func (d *Dict) lookupFront(ids []int32, keys [][]byte) {
 			}
 			miss[m], hs[m] = int32(base+i), h
 			m++
-		}
-		if d.cq != nil {
-			for j := range m {
-				mkeys[j] = keys[miss[j]]
-			}
-			d.cq.LookupBytesAll(mids[:m], mkeys[:m])
-			for j := range m {
-				ids[miss[j]] = mids[j]
-			}
-			continue
 		}
 		for j := range m {
 			es[j] = d.slots[hs[j]&d.mask]

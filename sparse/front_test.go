@@ -50,7 +50,7 @@ func checkFront(t *testing.T, d *Dict, keys [][]byte) {
 }
 
 // TestFront checks lookups through the front table of large Dicts from a
-// file's arrays and from a CQDB, with hashes that collide in both tables,
+// file's arrays (none over a CQDB), with hashes that collide in both tables,
 // and one with a string twice (a damaged file), where the front table must
 // answer as the Dict's own lookup does.
 func TestFront(t *testing.T) {
@@ -83,7 +83,9 @@ func TestFront(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkFront(t, c, frontKeys(c, r))
+		if c.front != nil {
+			t.Error("a front table over a CQDB")
+		}
 	})
 	t.Run("repeated string", func(t *testing.T) {
 		d := NewDict(0)
