@@ -18,7 +18,7 @@ import (
 type Tagger struct {
 	m    *Model
 	pool sync.Pool // *work
-	hot  *hotRows  // sparse-row models: the wide rows, dense
+	hot  *hotRows  // sparse-row models: attribute records, wide rows dense
 }
 
 // hotRows is how the tagger scores a SparseRows model: a record per
@@ -90,8 +90,8 @@ func newHotRows(sp *sparse.Sparse) *hotRows {
 
 // score sets emit to the state scores of s (checked): the wide rows by
 // kernels.Gather over a per-sequence CSR list built in w, the others row
-// by row, in feature order before them (the order of the adds, and so the
-// scores, are those of the tagger before attribute records).
+// by row, in feature order before them (the adds come in the order they
+// came in before attribute records, so the scores are the same).
 func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Seq) {
 	m := sp.Labels()
 	T := s.Len()
