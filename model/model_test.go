@@ -563,6 +563,57 @@ func TestEncode(t *testing.T) {
 	}
 }
 
+// TestEncodeLong checks Encode on sequences whose names run over several
+// lookup chunks, with empty positions at the start, the end and across
+// chunk boundaries, against name-by-name lookups.
+func TestEncodeLong(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 12))
+	m := randomModel(t, r, specs[0])
+	var b sparse.Builder
+	for _, T := range []int{1, 2, 7, 40, 300} {
+		ptr := []int32{0}
+		var names [][]byte
+		var vals []float64
+		for pos := range T {
+			k := r.IntN(30)
+			if pos == 0 || pos == T-1 || r.IntN(5) == 0 {
+				k = 0
+			}
+			for range k {
+				if r.IntN(3) == 0 {
+					names = append(names, []byte(fmt.Sprintf("absent%d", r.IntN(1000))))
+				} else {
+					names = append(names, []byte(m.Attrs.String(int32(r.IntN(m.Attrs.Len())))))
+				}
+				vals = append(vals, float64(r.IntN(4))/2)
+			}
+			ptr = append(ptr, int32(len(names)))
+		}
+		for _, v := range [][]float64{nil, vals} {
+			var want sparse.Builder
+			for pos := range T {
+				for f := ptr[pos]; f < ptr[pos+1]; f++ {
+					if id, ok := m.Attrs.LookupBytes(names[f]); ok {
+						x := 1.0
+						if v != nil {
+							x = v[f]
+						}
+						want.Add(id, x)
+					}
+				}
+				want.End(sparse.NoLabel)
+			}
+			got, w := m.Encode(&b, ptr, names, v), want.Seq()
+			if !slices.Equal(got.Ptr, w.Ptr) || !slices.Equal(got.IDs, w.IDs) || !slices.Equal(got.Vals, w.Vals) || got.Labels != nil {
+				t.Fatalf("T=%d values %v: got %+v, want %+v", T, v != nil, got, w)
+			}
+		}
+	}
+	if s := m.Encode(&b, []int32{0}, nil, nil); s.Len() != 0 {
+		t.Errorf("no positions: got %+v", s)
+	}
+}
+
 func TestNewChecks(t *testing.T) {
 	r := rand.New(rand.NewPCG(10, 10))
 	m := randomModel(t, r, specs[0])
@@ -681,7 +732,13 @@ func TestHotRowsScore(t *testing.T) {
 		const attrs = 120
 		b, _ := sparse.NewPatternBuilder(attrs, m)
 		for a := range attrs {
-			n := 1 + r.IntN(m) // narrow and wide rows
+			n := 1 + r.IntN(m) // narrow and wide rows, one-label and empty ones
+			switch r.IntN(4) {
+			case 0:
+				n = 0
+			case 1:
+				n = 1
+			}
 			for range n {
 				if err := b.Add(int32(a), int32(r.IntN(m))); err != nil {
 					t.Fatal(err)

@@ -345,6 +345,9 @@ func DictFromCQDB(b []byte, n int) (*Dict, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sparse: CQDB: %w", err)
 	}
+	// (No front table: a key it misses would be hashed twice, for it and
+	// for the chunk's lookup3 tables; tagging with CRFsuite's chunking
+	// model took 223 ms of CPU with one against 216 without.)
 	return &Dict{cq: db}, nil
 }
 

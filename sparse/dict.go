@@ -35,6 +35,9 @@ type Dict struct {
 	// cq, if not nil, holds the strings instead (DictFromCQDB); the
 	// arrays above are then empty.
 	cq *cqdb
+	// front, if not nil, is the front table of the first ids (front.go).
+	front     []uint64
+	frontMask uint64
 }
 
 // Own returns a Dict that holds its strings itself: d, unless d is over a
@@ -429,7 +432,9 @@ func DictFromFlat(ends []uint32, arena []byte, table []uint64) (*Dict, error) {
 	if count != n {
 		return nil, fmt.Errorf("sparse: flat Dict: table holds %d of %d strings", count, n)
 	}
-	return &Dict{arena: arena[:len(arena):len(arena)], ends: ends[:n:n], slots: table[:size:size], mask: uint64(size - 1), borrowed: true}, nil
+	d := &Dict{arena: arena[:len(arena):len(arena)], ends: ends[:n:n], slots: table[:size:size], mask: uint64(size - 1), borrowed: true}
+	d.buildFront()
+	return d, nil
 }
 
 // MarshalBinary returns the encoding of d (see AppendBinary).
@@ -569,8 +574,15 @@ const lookupBatch = 32
 // hold it (len(ids) ≥ len(keys)). It hashes a batch of keys and loads
 // their home slots before it compares any string, so that the cache misses
 // of a large Dict overlap instead of following one another: a tagger looks
-// up every attribute of every item.
+// up every attribute of every item. (Going on in passes, the home
+// candidates' string bounds, then their first bytes, then the compares,
+// was slower on CoNLL-2000's test file: 136 against 95 ms of CPU for the
+// tag run up to encoding, 183 against 118 ns a key in a loop.)
 func (d *Dict) LookupBytesAll(ids []int32, keys [][]byte) {
+	if d.front != nil {
+		d.lookupFront(ids[:len(keys)], keys)
+		return
+	}
 	if d.cq != nil {
 		d.cq.LookupBytesAll(ids, keys)
 		return

@@ -27,6 +27,34 @@ func checkDict(t *testing.T, d *Dict, words []string) {
 			t.Fatalf("LookupBytes(%q) = %d, %v, want %d", w, id, ok, i)
 		}
 	}
+	// The batched lookups, with keys absent (one byte off each word, and
+	// the word with a byte more) among them.
+	var keys [][]byte
+	var want []int32
+	for i, w := range words {
+		keys, want = append(keys, []byte(w)), append(want, int32(i))
+		if len(w) > 0 {
+			off := []byte(w)
+			off[len(off)-1] ^= 0x80
+			if id, ok := d.LookupBytes(off); ok {
+				keys, want = append(keys, off), append(want, id)
+			} else {
+				keys, want = append(keys, off), append(want, -1)
+			}
+		}
+		if id, ok := d.Lookup(w + "x"); ok {
+			keys, want = append(keys, []byte(w+"x")), append(want, id)
+		} else {
+			keys, want = append(keys, []byte(w+"x")), append(want, -1)
+		}
+	}
+	got := make([]int32, len(keys))
+	d.LookupBytesAll(got, keys)
+	for i := range keys {
+		if got[i] != want[i] {
+			t.Fatalf("LookupBytesAll(%q) = %d, want %d", keys[i], got[i], want[i])
+		}
+	}
 }
 
 func TestDictRoundTrip(t *testing.T) {
