@@ -153,7 +153,7 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 		}
 	}
 	if one := find("chunking", "simdcrf", 1); one != nil && peer != nil {
-		row("tagging CoNLL-2000 test as a whole process, one thread: ≥ 8× CRFsuite's tokens/s", one.TagTokSec/peer.TagTokSec, 8)
+		row("tagging CoNLL-2000 test as a whole process, one thread: ≥ 12× CRFsuite's tokens/s", one.TagTokSec/peer.TagTokSec, 12)
 	}
 	if cm := find("chunking", trainbench.SystemCRFsuiteModel, 1); cm != nil && peer != nil {
 		row("tagging a CRFsuite model, whole process (CoNLL-2000 test, CRFsuite's model, one thread): ≥ 8× CRFsuite's tokens/s", cm.TagTokSec/peer.TagTokSec, 8)
