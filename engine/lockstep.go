@@ -322,10 +322,15 @@ func (tr *Transitions) PosteriorsLockstep(ws *Workspace, emits, marg [][]float64
 // lengths (at most maxK of them, at most a quarter of a group's positions
 // padding, at most 1,024 chain positions), and lists every chain of
 // length 0 or one that fits no group as a group of its own (better run
-// alone, with Posteriors). The result depends only on lens and maxK.
-func LockstepGroups(lens []int, maxK int) [][]int32 {
+// alone, with Posteriors). The groups are ordered for Pool.Run on threads
+// workers: the costliest first, dealt back and forth over the workers'
+// blocks so that each gets a similar share. The result depends only on
+// lens, maxK and threads.
+func LockstepGroups(lens []int, maxK, threads int) [][]int32 {
 	var p lockPlan
-	p.make(len(lens), func(i int) int { return lens[i] }, maxK)
+	length := func(i int) int { return lens[i] }
+	p.make(len(lens), length, maxK)
+	p.deal(threads, length)
 	out := make([][]int32, len(p.units))
 	for u, r := range p.units {
 		out[u] = append([]int32(nil), p.order[r[0]:r[1]]...)

@@ -255,7 +255,7 @@ func TestLockstepGroups(t *testing.T) {
 			lens[i] = 0
 		}
 	}
-	groups := LockstepGroups(lens, 16)
+	groups := LockstepGroups(lens, 16, 3)
 	seen := make([]int, len(lens))
 	multi := 0
 	for _, g := range groups {
