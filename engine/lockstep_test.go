@@ -285,6 +285,25 @@ func TestLockstepGroups(t *testing.T) {
 	if multi < 20 {
 		t.Errorf("only %d groups of several chains", multi)
 	}
+	// Pool.Run's blocks (worker w: [w·n/W, (w+1)·n/W)) get similar work.
+	W, n := 3, len(groups)
+	var cost [3]int
+	for w := range W {
+		for _, g := range groups[w*n/W : (w+1)*n/W] {
+			longest := 0
+			for _, c := range g {
+				longest = max(longest, lens[c])
+			}
+			if len(g) == 1 {
+				cost[w] += 4 * longest
+			} else {
+				cost[w] += len(g) * longest
+			}
+		}
+	}
+	if lo, hi := min(cost[0], cost[1], cost[2]), max(cost[0], cost[1], cost[2]); 10*hi > 12*lo {
+		t.Errorf("blocks' work %v", cost)
+	}
 }
 
 // TestLockstepBatches: with the lockstep path on at small M, LogZBatch,
