@@ -16,13 +16,19 @@ type batchTask struct {
 	paths  [][]int32
 	labels [][]int32
 	dEmit  [][]float64
+	marg   [][]float64
 	nll    []nllAcc // per worker
+	// units, when not nil, are what the indices of a run stand for:
+	// lockstep groups and chains alone (lockPlan).
+	units [][2]int32
+	order []int32
 }
 
 const (
 	opLogZ = iota
 	opViterbi
 	opNLL
+	opMarg
 )
 
 // nllAcc is one worker's NLLBatch sum and gradient, on its own cache lines.
@@ -34,6 +40,13 @@ type nllAcc struct {
 }
 
 func (t *batchTask) do(ws *Workspace, w, i int) error {
+	if t.units != nil {
+		u := t.units[i]
+		if u[1]-u[0] > 1 {
+			return t.doGroup(ws, w, t.order[u[0]:u[1]])
+		}
+		i = int(t.order[u[0]])
+	}
 	var err error
 	switch t.op {
 	case opLogZ:
@@ -49,8 +62,127 @@ func (t *batchTask) do(ws *Workspace, w, i int) error {
 		var v float64
 		v, err = t.tr.NLL(ws, t.emits[i], t.labels[i], optAt(t.opts, i), &a.g)
 		a.nll += v
+	case opMarg:
+		p := Posteriors{Marginals: t.marg[i]}
+		t.out[i], err = t.tr.Posteriors(ws, t.emits[i], optAt(t.opts, i), &p)
 	}
 	return chainErr(i, err)
+}
+
+// doGroup runs a lockstep group of chains (no options, lengths ≥ 1).
+func (t *batchTask) doGroup(ws *Workspace, w int, chains []int32) error {
+	lb := &ws.lock
+	K, M := len(chains), t.tr.m
+	lb.emits = lb.emits[:0]
+	for _, c := range chains {
+		lb.emits = append(lb.emits, t.emits[c])
+	}
+	lb.z = grow(lb.z, K)
+	o := lockOut{logZ: lb.z[:K]}
+	switch t.op {
+	case opMarg:
+		lb.margs = lb.margs[:0]
+		for _, c := range chains {
+			lb.margs = append(lb.margs, t.marg[c])
+			if len(t.marg[c]) != len(t.emits[c]) {
+				return chainErr(int(c), fmt.Errorf("engine: Posteriors.Marginals has %d entries, want %d", len(t.marg[c]), len(t.emits[c])))
+			}
+		}
+		o.marg = lb.margs
+	case opNLL:
+		a := &t.nll[w]
+		o.trans, o.start, o.end = a.g.DTrans, a.g.DStart, a.g.DEnd
+		if t.dEmit != nil {
+			n := 0
+			for _, c := range chains {
+				n += len(t.emits[c])
+			}
+			lb.marg = grow(lb.marg, n)
+			lb.margs, n = lb.margs[:0], 0
+			for _, c := range chains {
+				var mg []float64
+				if t.dEmit[c] != nil {
+					mg = lb.marg[n : n+len(t.emits[c])]
+				}
+				lb.margs = append(lb.margs, mg)
+				n += len(t.emits[c])
+			}
+			o.marg = lb.margs
+		}
+		for _, c := range chains { // NLL's checks, before anything is added
+			if _, err := t.tr.PathScore(t.emits[c], t.labels[c], nil); err != nil {
+				return chainErr(int(c), err)
+			}
+			if d := t.dEmit; d != nil && d[c] != nil && len(d[c]) != len(t.emits[c]) {
+				return chainErr(int(c), fmt.Errorf("engine: Gradient.DEmit has %d entries, want %d", len(d[c]), len(t.emits[c])))
+			}
+		}
+	}
+	if k, err := t.tr.lockstep(ws, lb.emits, &o); err != nil {
+		return chainErr(int(chains[k]), err)
+	}
+	switch t.op {
+	case opLogZ, opMarg:
+		for k, c := range chains {
+			t.out[c] = o.logZ[k]
+		}
+	case opNLL:
+		a := &t.nll[w]
+		g := &a.g
+		for k, c := range chains {
+			y := t.labels[c]
+			score, _ := t.tr.PathScore(t.emits[c], y, nil)
+			a.nll += o.logZ[k] - score
+			T := len(y)
+			if o.marg != nil && o.marg[k] != nil {
+				d := t.dEmit[c]
+				for j, v := range o.marg[k] {
+					d[j] += v
+				}
+				for p, l := range y {
+					d[p*M+int(l)]--
+				}
+			}
+			if g.DTrans != nil {
+				for p := 1; p < T; p++ {
+					g.DTrans[int(y[p-1])*M+int(y[p])]--
+				}
+			}
+			if g.DStart != nil {
+				g.DStart[y[0]]--
+			}
+			if g.DEnd != nil {
+				g.DEnd[y[T-1]]--
+			}
+		}
+	}
+	return nil
+}
+
+// plan groups the chains of the task for the lockstep path when it pays
+// (Dense, M ≥ lockstepMinLabels): chains without options, of length ≥ 1,
+// in groups of at most LockstepChains and at most an equal share of each
+// worker; then orders the units for a balanced run or, for Run's blocks,
+// deals them (lockPlan.deal). Without lockstep t.units stays nil.
+func (p *Pool) plan(balanced bool) {
+	t := &p.task
+	n := len(t.emits)
+	if !t.tr.lockstepPays() || n < 2 {
+		return
+	}
+	M := t.tr.m
+	length := func(i int) int {
+		if optAt(t.opts, i) != nil {
+			return -1
+		}
+		return len(t.emits[i]) / M
+	}
+	W := p.Threads()
+	p.lp.make(n, length, min(LockstepChains, (n+W-1)/W))
+	if !balanced {
+		p.lp.deal(W, length)
+	}
+	t.units, t.order = p.lp.units, p.lp.order
 }
 
 // runTask runs p.task over n chains (balanced: any worker, any order) and
@@ -63,7 +195,9 @@ func (p *Pool) runTask(n int, balanced bool) error {
 
 // LogZBatch computes log Z of every chain on the pool's workers: out[i] for
 // emits[i] (with opts[i] if opts is not nil). Chains go to whichever worker
-// is free (Pool.RunBalanced): the results do not depend on it.
+// is free (Pool.RunBalanced): the results do not depend on it. With dense
+// transitions at M ≥ LockstepLabels, chains without options run in
+// lockstep groups of similar lengths (as MarginalsBatch).
 func (tr *Transitions) LogZBatch(pool *Pool, emits [][]float64, opts []*ChainOptions, out []float64) error {
 	if len(out) != len(emits) || (opts != nil && len(opts) != len(emits)) {
 		return fmt.Errorf("engine: LogZBatch: %d chains, %d outputs, %d options", len(emits), len(out), len(opts))
@@ -71,7 +205,33 @@ func (tr *Transitions) LogZBatch(pool *Pool, emits [][]float64, opts []*ChainOpt
 	pool.mu.Lock()
 	defer pool.mu.Unlock()
 	pool.task = batchTask{op: opLogZ, tr: tr, emits: emits, opts: opts, out: out, nll: pool.task.nll}
-	return pool.runTask(len(emits), true)
+	pool.plan(true)
+	return pool.runTask(pool.task.count(), true)
+}
+
+// MarginalsBatch computes the label marginals of every chain on the pool's
+// workers: marg[i] (T_i×M) for emits[i] (with opts[i] if opts is not nil),
+// and out[i] its log Z. Chains go to whichever worker is free. With dense
+// transitions at M ≥ LockstepLabels, chains without options run in
+// lockstep groups of similar lengths (PosteriorsLockstep); the results
+// equal Posteriors' up to rounding.
+func (tr *Transitions) MarginalsBatch(pool *Pool, emits [][]float64, opts []*ChainOptions, marg [][]float64, out []float64) error {
+	if len(out) != len(emits) || len(marg) != len(emits) || (opts != nil && len(opts) != len(emits)) {
+		return fmt.Errorf("engine: MarginalsBatch: %d chains, %d marginals, %d outputs, %d options", len(emits), len(marg), len(out), len(opts))
+	}
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	pool.task = batchTask{op: opMarg, tr: tr, emits: emits, opts: opts, marg: marg, out: out, nll: pool.task.nll}
+	pool.plan(true)
+	return pool.runTask(pool.task.count(), true)
+}
+
+// count returns the number of indices of the task's run: units or chains.
+func (t *batchTask) count() int {
+	if t.units != nil {
+		return len(t.units)
+	}
+	return len(t.emits)
 }
 
 // ViterbiBatch decodes every chain on the pool's workers into paths[i]
@@ -92,7 +252,10 @@ func (tr *Transitions) ViterbiBatch(pool *Pool, emits [][]float64, opts []*Chain
 // the sum over chains. g.DEmit is ignored. Each worker accumulates its block
 // of chains (Pool.Run) and the blocks are added in order, so the result is
 // the same on every run with the same number of threads. The per-worker
-// accumulators live in the pool: steady-state calls allocate nothing.
+// accumulators live in the pool: steady-state calls allocate nothing. With
+// dense transitions at M ≥ LockstepLabels, chains without options run in
+// lockstep groups of similar lengths (as MarginalsBatch), dealt over the
+// workers' blocks by cost.
 func (tr *Transitions) NLLBatch(pool *Pool, emits [][]float64, labels [][]int32, opts []*ChainOptions, dEmit [][]float64, g *Gradient) (float64, error) {
 	n := len(emits)
 	if len(labels) != n || (dEmit != nil && len(dEmit) != n) || (opts != nil && len(opts) != n) {
@@ -127,7 +290,8 @@ func (tr *Transitions) NLLBatch(pool *Pool, emits [][]float64, labels [][]int32,
 		}
 	}
 	pool.task = batchTask{op: opNLL, tr: tr, emits: emits, labels: labels, opts: opts, dEmit: dEmit, nll: accs}
-	if err := pool.runTask(n, false); err != nil {
+	pool.plan(false)
+	if err := pool.runTask(pool.task.count(), false); err != nil {
 		return 0, err
 	}
 	total := 0.0

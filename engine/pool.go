@@ -34,6 +34,7 @@ type Pool struct {
 	_       [48]byte
 	task    batchTask
 	nll     []nllAcc
+	lp      lockPlan // the batch calls' lockstep groups
 }
 
 // slot is one worker's mailbox and result, padded to its own cache lines.

@@ -20,6 +20,7 @@ type Workspace struct {
 	order, mark               []int32   // M (tied Viterbi)
 	excSum                    []float64 // one per exception (tied counts)
 	nb                        nbestBuf
+	lock                      lockBuf // lockstep groups (lockstep.go)
 
 	// logMode says the last forward pass ran in the log domain: alpha
 	// (and beta) then hold log-domain scores and ws.s unshifted scores.

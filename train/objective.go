@@ -350,6 +350,7 @@ type objective struct {
 	weighted bool
 	pt       *phaseTimer // Config.Stats: per-phase clocks (nil: none)
 	f32      *state32    // Config.Precision float32 (nil: float64)
+	lock     *lockstep   // dense transitions at large M in float64, else nil
 }
 
 type workerBuf struct {
@@ -400,6 +401,7 @@ func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective 
 		wb.bb = md.big.newBuf(maxLen)
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
+	o.lock = o.newLockstep(md.m >= engine.LockstepLabels)
 	return o
 }
 
@@ -518,9 +520,16 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if o.f32 != nil {
 		err = o.f32.run(o, tr, theta, stop)
 	} else {
-		err = o.pool.Run(len(o.sc.labels), func(ws *engine.Workspace, w, i int) error {
+		n := len(o.sc.labels)
+		if o.lock != nil { // dense at large M: lockstep groups (lockstep.go)
+			n = len(o.lock.units)
+		}
+		err = o.pool.Run(n, func(ws *engine.Workspace, w, i int) error {
 			if stop != nil && stop.Load() {
 				return errInterrupted
+			}
+			if o.lock != nil {
+				return o.unit(ws, w, tr, theta, i)
 			}
 			return o.seq(ws, &o.workers[w], tr, theta, i)
 		})
@@ -671,12 +680,8 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	emit := wb.emit[:T*m]
 	marg := wb.marg[:T*m]
-	nh := md.hy.nHot * m
 	wb.pc.start()
-	md.hy.scoreWith(theta[:nh], wb.cw, 2, emit, o.sc, i)
-	if md.sub != nil {
-		md.sub.AddScores(emit, o.d.Corpus.Seq(i), wb.sbuf)
-	}
+	o.scoreSeq(wb, theta, i, emit)
 	wb.pc.mark(phaseScore)
 	acc := wb.tg
 	if o.weighted {
@@ -700,6 +705,29 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 			wb.tg[k] += c * v
 		}
 	}
+	return o.finishSeq(wb, theta, i, emit, marg, logZ, bs, bo)
+}
+
+// scoreSeq sets emit (T×M) to sequence i's emission scores under θ.
+func (o *objective) scoreSeq(wb *workerBuf, theta []float64, i int, emit []float64) {
+	md := o.md
+	nh := md.hy.nHot * md.m
+	md.hy.scoreWith(theta[:nh], wb.cw, 2, emit, o.sc, i)
+	if md.sub != nil {
+		md.sub.AddScores(emit, o.d.Corpus.Seq(i), wb.sbuf)
+	}
+}
+
+// finishSeq adds what sequence i adds besides its expected transition
+// counts, given its emissions, marginals (turned into the emission
+// gradient here) and log Z: the observed counts, its NLL and the state
+// gradient.
+func (o *objective) finishSeq(wb *workerBuf, theta []float64, i int, emit, marg []float64, logZ float64, bs sparse.Seq, bo *engine.ChainOptions) error {
+	md := o.md
+	m := md.m
+	y, c := o.sc.labels[i], o.d.weight(i)
+	T := len(y)
+	nt := md.bigOff - md.nState
 	// Observed counts: the path score, and −c at the gold entries.
 	tg := wb.tg
 	off := md.nState

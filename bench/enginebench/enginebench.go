@@ -115,20 +115,14 @@ func Setup(c Case, pool *engine.Pool) (run func() error, err error) {
 	var f func(ws *engine.Workspace, w, i int) error
 	switch c.Op {
 	case "forward_backward":
+		// The batch call: at M ≥ engine.LockstepLabels the dense chains
+		// run in lockstep groups (engine.MarginalsBatch).
 		marg := make([][]float64, Seqs)
 		for i := range marg {
 			marg[i] = make([]float64, T*m)
 		}
-		// A Posteriors literal in the closure would escape: reuse one per
-		// sentence instead.
-		ps := make([]engine.Posteriors, Seqs)
-		for i := range ps {
-			ps[i].Marginals = marg[i]
-		}
-		f = func(ws *engine.Workspace, _, i int) error {
-			_, err := tr.Posteriors(ws, emits[i], nil, &ps[i])
-			return err
-		}
+		logZ := make([]float64, Seqs)
+		return func() error { return tr.MarginalsBatch(pool, emits, nil, marg, logZ) }, nil
 	case "viterbi":
 		paths := make([][]int32, Seqs)
 		for i := range paths {

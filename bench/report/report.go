@@ -18,6 +18,7 @@ import (
 	"github.com/simdcrf/simdcrf/bench/layerbench"
 	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
+	"github.com/simdcrf/simdcrf/engine"
 )
 
 // Config controls a report run.
@@ -164,8 +165,8 @@ func writeEngine(buf *bytes.Buffer, res []enginebench.Result, ctl []enginebench.
 		"with random emission scores (feature scoring excluded) through an `engine.Pool`; tokens per second, median. "+
 		"Structures, on matrices with about 2M non-default transitions: **dense** runs the O(M²) kernels; **tied** is a default "+
 		"score of 0 plus the exceptions, O(M + exceptions) per step; **forbidden** allows only those transitions (default -Inf). "+
-		"forward_backward computes log Z and all marginals; nbest finds the %d best labellings. Allocations per sentence in steady state, the least over the measurements (a pool worker parking can make the runtime refill a cache once in a while), are in the last column.\n\n",
-		enginebench.Seqs, enginebench.T, enginebench.K)
+		"forward_backward computes log Z and all marginals (`MarginalsBatch`: from M = %d dense chains run in lockstep groups); nbest finds the %d best labellings. Allocations per sentence in steady state, the least over the measurements (a pool worker parking can make the runtime refill a cache once in a while), are in the last column.\n\n",
+		enginebench.Seqs, enginebench.T, engine.LockstepLabels, enginebench.K)
 	fmt.Fprintf(buf, "| op | structure | impl | threads |")
 	labels := []int{}
 	for _, r := range res {

@@ -1,0 +1,455 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// Lockstep: with dense transitions, the single-chain forward step is a
+// matrix–vector product that streams the whole M×M matrix from memory at
+// every position (11.7 MB at M = 1,208). Chains of one length run together
+// (kernels.ForwardBatch, BackwardBatch, TransitionsBatch) turn it into a
+// matrix–matrix product that reads the matrix once per step for the whole
+// group.
+//
+// Chains of different lengths share a group by padding, exactly:
+//
+//   - forward: chain k's rows are 0..T_k−1 and the rows after them have
+//     Ψ = 1, so its α and scales are those of the chain alone (each
+//     chain's rows depend only on its own earlier rows);
+//   - then its Ψ, α and scales move down by P_k = T−T_k rows (aligned at
+//     the end), the P_k rows in front get Ψ = 0, α = 0 and scale 1; the
+//     backward pass starts at the common last row with β = 1, so the
+//     chain's real rows get its own β; the row just in front gets finite
+//     values and the ones before it 0 (Ψ = 0);
+//   - transition counts pair α_{t−1} with Ψ_t∘β_t/scale_t: every pair that
+//     touches a padded row has α = 0 (or Ψ = 0), so it adds exactly 0.
+//
+// TestLockstepPadding checks it against the single-chain path and brute
+// force.
+
+// LockstepLabels is the label count from which the batch calls (LogZBatch,
+// NLLBatch, MarginalsBatch) and the trainer run dense chains in lockstep.
+// Measured by BenchmarkPosteriorsSingle against BenchmarkPosteriorsLockstep
+// (full forward–backward with counts, 32 chains of 24, AVX2, one thread,
+// medians of 3, load < 1.3): lockstep ×0.80 at M = 9, ×0.82 at 23, ×1.10 at
+// 45, ×1.30 at 64, ×1.7 at 128, ×2.8 at 512, ×3.9 at 1,024. Below 64 the
+// matrix stays in L1/L2 and the single-chain kernels are as fast or faster.
+const LockstepLabels = 64
+
+// LockstepChains is the most chains a lockstep group holds:
+// BenchmarkLockstepChains at M = 1,024 levels off from K = 8 (K = 8, 16, 32
+// within noise, K = 2 and 4 two to three times slower); at M = 256 K = 32 was
+// the fastest.
+const LockstepChains = 32
+
+// lockstepRows caps a group's chains × positions (its four buffers hold
+// that many rows of M floats: 40 MB at M = 1,208).
+const lockstepRows = 1024
+
+// lockstepMinLabels is LockstepLabels, lowered by tests to run the batch
+// calls' lockstep path at small M.
+var lockstepMinLabels = LockstepLabels
+
+// lockBuf holds a lockstep group's buffers.
+type lockBuf struct {
+	psi, alpha, beta, work []float64 // T×K×M
+	scale                  []float64 // T×K
+	mx, lo                 []float64 // T: one chain's row maxima and minima
+	shift                  []float64 // K: a chain's Σ row maxima
+	pad                    []int32   // K: rows in front after alignment (T: single path)
+	emits, margs           [][]float64
+	z, marg                []float64 // the batch calls' scratch
+}
+
+func (lb *lockBuf) grow(T, K, M int) {
+	n := T * K * M
+	lb.psi = grow(lb.psi, n)
+	lb.alpha = grow(lb.alpha, n)
+	lb.beta = grow(lb.beta, n)
+	lb.work = grow(lb.work, n)
+	lb.scale = grow(lb.scale, T*K)
+	lb.mx = grow(lb.mx, T)
+	lb.lo = grow(lb.lo, T)
+	lb.shift = grow(lb.shift, K)
+	lb.pad = grow(lb.pad, K)
+}
+
+// lockOut is what a lockstep group computes: logZ[k] always; marg[k]
+// (T_k×M) where marg and marg[k] are not nil; the counts summed over the
+// group added to trans, start and end where not nil.
+type lockOut struct {
+	logZ              []float64
+	marg              [][]float64
+	trans, start, end []float64
+}
+
+func (o *lockOut) backward() bool {
+	return o.marg != nil || o.trans != nil || o.start != nil || o.end != nil
+}
+
+// lockstepPays reports whether the batch calls use the lockstep path.
+func (tr *Transitions) lockstepPays() bool {
+	return tr.tied == nil && !tr.logOnly && tr.m >= lockstepMinLabels
+}
+
+// lockstep runs the chains emits (no options) through the lockstep kernels
+// where it can, and through Posteriors one by one where it cannot (a Tied
+// or log-only structure, an empty chain, emissions NaN, ±Inf or spread
+// wider than scaledRange, a scale that comes out 0: the single path then
+// goes to the log domain or reports the error). It returns the index of
+// the chain that failed and its error, or −1.
+func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (int, error) {
+	M, K := tr.m, len(emits)
+	lb := &ws.lock
+	T := 0
+	for _, e := range emits {
+		T = max(T, len(e)/M)
+	}
+	lb.grow(T, K, M)
+	usable := tr.tied == nil && !tr.logOnly && T > 0
+	if usable {
+		tr.dense()
+		usable = tr.lockForward(lb, emits, T, K, o.logZ)
+	} else {
+		for k := range lb.pad[:K] {
+			lb.pad[k] = int32(T)
+		}
+	}
+	if usable && o.backward() {
+		tr.lockBackward(lb, T, K, o)
+	}
+	for k, emit := range emits {
+		if int(lb.pad[k]) < T {
+			continue
+		}
+		var p *Posteriors
+		if o.backward() {
+			p = &Posteriors{Transitions: o.trans, Start: o.start, End: o.end}
+			if o.marg != nil {
+				p.Marginals = o.marg[k]
+			}
+		}
+		z, err := tr.Posteriors(ws, emit, nil, p)
+		if err != nil {
+			return k, err
+		}
+		o.logZ[k] = z
+	}
+	return -1, nil
+}
+
+// lockForward fills Ψ (chain k's rows 0..T_k−1, then 1s) and runs the
+// lockstep forward pass, setting logZ[k] of the chains it takes and pad[k]
+// to T−T_k (T for the others). It reports whether any chain ran.
+func (tr *Transitions) lockForward(lb *lockBuf, emits [][]float64, T, K int, logZ []float64) bool {
+	M := tr.m
+	n := T * K * M
+	psi, alpha, scale := lb.psi[:n], lb.alpha[:n], lb.scale[:T*K]
+	any := false
+	for k, emit := range emits {
+		Tk := len(emit) / M
+		ok := Tk > 0 && Tk*M == len(emit) && kernels.Dot(emit, emit) <= math.MaxFloat64
+		if ok {
+			ok = tr.lockRows(lb, psi, emit, Tk, K, k)
+		}
+		from := Tk
+		lb.pad[k] = int32(T - Tk)
+		if !ok {
+			from, lb.pad[k] = 0, int32(T)
+		}
+		for t := from; t < T; t++ {
+			clear(psi[(t*K+k)*M : (t*K+k+1)*M]) // exp(0) = 1
+		}
+		any = any || ok
+	}
+	if !any {
+		return false
+	}
+	kernels.Exp(psi, psi)
+	kernels.ForwardBatch(alpha, scale, psi, tr.e, T, K, M)
+	for k := range K {
+		P := int(lb.pad[k])
+		if P == T {
+			continue
+		}
+		z := lb.shift[k]
+		for t := range T - P {
+			sc := scale[t*K+k]
+			if !(sc > 0) {
+				lb.pad[k] = int32(T)
+				break
+			}
+			z += math.Log(sc)
+		}
+		logZ[k] = z
+	}
+	return true
+}
+
+// lockRows writes chain k's shifted scores into its rows of psi (as
+// Transitions.forward does for one chain: start, column shifts and end
+// added, each row less its maximum) and its Σ maxima into lb.shift[k]; it
+// reports false when a row has no finite score or spreads wider than
+// scaledRange.
+func (tr *Transitions) lockRows(lb *lockBuf, psi, emit []float64, Tk, K, k int) bool {
+	M := tr.m
+	mx, lo := lb.mx[:Tk], lb.lo[:Tk]
+	for t := range Tk {
+		a := tr.colShift
+		switch {
+		case Tk == 1:
+			a = tr.startEnd
+		case t == 0:
+			a = tr.start
+		case t == Tk-1:
+			a = tr.colEnd
+		}
+		r := (t*K + k) * M
+		kernels.ShiftRows(psi[r:r+M], mx[t:t+1], lo[t:t+1], emit[t*M:(t+1)*M], a, 1, M)
+	}
+	shift := 0.0
+	for t, m := range mx {
+		if math.IsInf(m, -1) || m-lo[t] > scaledRange {
+			return false
+		}
+		shift += m
+	}
+	lb.shift[k] = shift
+	return true
+}
+
+// lockBackward aligns the chains at the end, runs the lockstep backward
+// pass and the transition counts, and reads out the marginals and the
+// start and end counts.
+func (tr *Transitions) lockBackward(lb *lockBuf, T, K int, o *lockOut) {
+	M := tr.m
+	n := T * K * M
+	psi, alpha, beta, scale := lb.psi[:n], lb.alpha[:n], lb.beta[:n], lb.scale[:T*K]
+	for k := range K {
+		P := int(lb.pad[k])
+		if P == 0 {
+			continue
+		}
+		for t := T - 1 - P; t >= 0; t-- {
+			src, dst := (t*K+k)*M, ((t+P)*K+k)*M
+			copy(psi[dst:dst+M], psi[src:src+M])
+			copy(alpha[dst:dst+M], alpha[src:src+M])
+			scale[(t+P)*K+k] = scale[t*K+k]
+		}
+		for t := range P {
+			r := (t*K + k) * M
+			clear(psi[r : r+M])
+			clear(alpha[r : r+M])
+			scale[t*K+k] = 1
+		}
+	}
+	kernels.BackwardBatch(beta, scale, psi, tr.et, lb.work[:K*M], T, K, M)
+	if o.trans != nil && T > 1 {
+		kernels.TransitionsBatch(o.trans, tr.e, alpha, beta, psi, scale, lb.work[:((T-1)*K+1)*M], T, K, M)
+	}
+	for k := range K {
+		P := int(lb.pad[k])
+		if P == T {
+			continue
+		}
+		if o.marg != nil && o.marg[k] != nil {
+			mg := o.marg[k][:(T-P)*M]
+			for t := P; t < T; t++ {
+				r := (t*K + k) * M
+				a, b, out := alpha[r:r+M], beta[r:r+M], mg[(t-P)*M:(t-P+1)*M]
+				for j := range out {
+					out[j] = a[j] * b[j]
+				}
+			}
+		}
+		if o.start != nil {
+			r := (P*K + k) * M
+			a, b := alpha[r:r+M], beta[r:r+M]
+			for j := range o.start[:M] {
+				o.start[j] += a[j] * b[j]
+			}
+		}
+		if o.end != nil {
+			r := ((T-1)*K + k) * M
+			a, b := alpha[r:r+M], beta[r:r+M]
+			for j := range o.end[:M] {
+				o.end[j] += a[j] * b[j]
+			}
+		}
+	}
+}
+
+// PosteriorsLockstep runs forward–backward over a group of chains without
+// options (emits[k], T_k×M each) at once. For each chain it computes what
+// Posteriors(ws, emits[k], nil, p) does: logZ[k], and the marginals into
+// marg[k] (T_k×M) if marg is not nil and marg[k] is not nil; the expected
+// transition, start and end counts summed over the chains are ADDED to
+// sum.Transitions, sum.Start and sum.End (sum and each field may be nil;
+// its other fields must be). On a Dense structure whose scores fit the
+// scaled domain the chains run in lockstep (the matrix–matrix kernels),
+// padded to the longest one; the others, and any chain the scaled domain
+// cannot hold, run one by one as Posteriors would. The results equal
+// Posteriors' up to rounding. Group chains of similar lengths
+// (LockstepGroups): padding costs as much as real positions. On error it
+// returns the index of the chain that failed and its error, else −1.
+func (tr *Transitions) PosteriorsLockstep(ws *Workspace, emits, marg [][]float64, logZ []float64, sum *Posteriors) (int, error) {
+	M := tr.m
+	if len(logZ) != len(emits) || (marg != nil && len(marg) != len(emits)) {
+		return -1, fmt.Errorf("engine: PosteriorsLockstep: %d chains, %d log Z, %d marginals", len(emits), len(logZ), len(marg))
+	}
+	o := lockOut{logZ: logZ, marg: marg}
+	if sum != nil {
+		if sum.Marginals != nil || sum.Edges != nil || sum.Tied != nil {
+			return -1, fmt.Errorf("engine: PosteriorsLockstep sums transition, start and end counts only")
+		}
+		if err := sum.check(tr, 0, M); err != nil {
+			return -1, err
+		}
+		o.trans, o.start, o.end = sum.Transitions, sum.Start, sum.End
+	}
+	for k, e := range emits {
+		if len(e)%M != 0 {
+			return k, fmt.Errorf("engine: %d emission scores is not a multiple of %d labels", len(e), M)
+		}
+		if marg != nil && marg[k] != nil && len(marg[k]) != len(e) {
+			return k, fmt.Errorf("engine: Posteriors.Marginals has %d entries, want %d", len(marg[k]), len(e))
+		}
+	}
+	return tr.lockstep(ws, emits, &o)
+}
+
+// LockstepGroups splits chains of lengths lens into lockstep groups: it
+// returns the groups as lists of chain indices, of chains with similar
+// lengths (at most maxK of them, at most a quarter of a group's positions
+// padding, at most 1,024 chain positions), and lists every chain of
+// length 0 or one that fits no group as a group of its own (better run
+// alone, with Posteriors). The groups are ordered for Pool.Run on threads
+// workers: the costliest first, dealt back and forth over the workers'
+// blocks so that each gets a similar share. The result depends only on
+// lens, maxK and threads.
+func LockstepGroups(lens []int, maxK, threads int) [][]int32 {
+	var p lockPlan
+	length := func(i int) int { return lens[i] }
+	p.make(len(lens), length, maxK)
+	p.deal(threads, length)
+	out := make([][]int32, len(p.units))
+	for u, r := range p.units {
+		out[u] = append([]int32(nil), p.order[r[0]:r[1]]...)
+	}
+	return out
+}
+
+// lockPlan is a grouping of chains: unit u is the chains
+// order[units[u][0]:units[u][1]]; a unit of one chain runs alone.
+type lockPlan struct {
+	keys  []uint64
+	order []int32
+	units [][2]int32
+	tmp   [][2]int32
+	rank  []uint64
+	fill  []int
+}
+
+// make groups n chains; length(i) is chain i's length, or −1 if it must run
+// alone. Groups come first, in order of length, then the chains alone.
+func (p *lockPlan) make(n int, length func(i int) int, maxK int) {
+	p.keys, p.order, p.units = p.keys[:0], p.order[:0], p.units[:0]
+	for i := range n {
+		if L := length(i); L > 0 {
+			p.keys = append(p.keys, uint64(L)<<32|uint64(i))
+		}
+	}
+	slices.Sort(p.keys)
+	maxK = max(maxK, 1)
+	for s := 0; s < len(p.keys); {
+		sum := int(p.keys[s] >> 32)
+		e := s + 1
+		for ; e < len(p.keys) && e-s < maxK; e++ {
+			L := int(p.keys[e] >> 32)
+			rows := (e - s + 1) * L
+			if rows > lockstepRows || 4*rows > 5*(sum+L) {
+				break
+			}
+			sum += L
+		}
+		u := [2]int32{int32(len(p.order)), 0}
+		for _, key := range p.keys[s:e] {
+			p.order = append(p.order, int32(key&(1<<32-1)))
+		}
+		u[1] = int32(len(p.order))
+		p.units = append(p.units, u)
+		s = e
+	}
+	for i := range n {
+		if length(i) <= 0 {
+			p.order = append(p.order, int32(i))
+			p.units = append(p.units, [2]int32{int32(len(p.order) - 1), int32(len(p.order))})
+		}
+	}
+}
+
+// unitCost estimates a unit's work: a group's chains × longest length; a
+// chain alone costs four times its length (the single-chain step is that
+// much slower at large M).
+func (p *lockPlan) unitCost(u [2]int32, length func(i int) int) uint64 {
+	k := uint64(u[1] - u[0])
+	longest := 0
+	for _, c := range p.order[u[0]:u[1]] {
+		longest = max(longest, length(int(c)))
+	}
+	if k == 1 {
+		return 4 * uint64(longest)
+	}
+	return k * uint64(longest)
+}
+
+// deal orders the units for Pool.Run on W workers, which hands worker w
+// the block [w·n/W, (w+1)·n/W): the costliest first, dealt back and forth
+// over the workers' blocks (which keep their sizes), so that each block
+// gets a similar share of the work. The order depends only on the plan.
+func (p *lockPlan) deal(W int, length func(i int) int) {
+	n := len(p.units)
+	if W <= 1 || n <= 1 {
+		return
+	}
+	// Decreasing cost, ties in unit order: sort (^cost, unit) keys.
+	p.rank = grow(p.rank, n)
+	for u, r := range p.units {
+		c := min(p.unitCost(r, length), math.MaxUint32)
+		p.rank[u] = uint64(math.MaxUint32-c)<<32 | uint64(u)
+	}
+	slices.Sort(p.rank)
+	p.fill = grow(p.fill, W)
+	clear(p.fill)
+	p.tmp = grow(p.tmp, n)
+	pos, dir := 0, 1
+	for _, key := range p.rank {
+		for {
+			lo, hi := pos*n/W, (pos+1)*n/W
+			if lo+p.fill[pos] < hi {
+				p.tmp[lo+p.fill[pos]] = p.units[key&(1<<32-1)]
+				p.fill[pos]++
+				break
+			}
+			pos, dir = step(pos, dir, W)
+		}
+		pos, dir = step(pos, dir, W)
+	}
+	copy(p.units, p.tmp)
+}
+
+// step moves back and forth over 0..W−1 (0, 1, …, W−1, W−1, …, 0, 0, …).
+func step(pos, dir, W int) (int, int) {
+	pos += dir
+	if pos == W {
+		return W - 1, -1
+	}
+	if pos < 0 {
+		return 0, 1
+	}
+	return pos, dir
+}
