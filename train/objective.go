@@ -619,18 +619,9 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 // evaluation, in parallel over blocks; it returns C2·‖θ_state‖². The
 // blocks are fixed by the thread count, so the sum is deterministic.
 func (o *objective) reduceStates(theta, g []float64) float64 {
-	md := o.md
-	n := md.nState
 	W := len(o.workers)
-	const block = 1 << 14
-	nb := (n + block - 1) / block
-	parts := make([]float64, nb)
-	c2, c22 := o.c2, 2*o.c2
-	_ = o.pool.Run(nb, func(_ *engine.Workspace, _, b int) error {
-		lo, hi := b*block, min((b+1)*block, n)
-		gb := g[lo:hi]
-		nh := md.hy.nHot * md.m
-		if lo < nh { // hot rows
+	return o.reduceBlocks(theta, g, func(lo, hi, nh int, gb []float64) {
+		if lo < nh { // hot rows: worker 0's are g itself
 			h := min(hi, nh)
 			for w := 1; w < W; w++ {
 				gw := o.workers[w].g[lo:h]
@@ -648,8 +639,27 @@ func (o *objective) reduceStates(theta, g []float64) float64 {
 			}
 			g[k] = v
 		}
+	})
+}
+
+// reduceBlocks runs sum over blocks of the state weights in parallel, sum
+// setting g[lo:hi] (gb) to the workers' gradient (nh: the hot entries'
+// end), then holds the untrainable entries at 0 and adds the L2 term; it
+// returns C2·‖θ_state‖². Shared by the float64 and float32 evaluations.
+func (o *objective) reduceBlocks(theta, g []float64, sum func(lo, hi, nh int, gb []float64)) float64 {
+	md := o.md
+	n := md.nState
+	nh := md.hy.nHot * md.m
+	const block = 1 << 14
+	nb := (n + block - 1) / block
+	parts := make([]float64, nb)
+	c2, c22 := o.c2, 2*o.c2
+	_ = o.pool.Run(nb, func(_ *engine.Workspace, _, b int) error {
+		lo, hi := b*block, min((b+1)*block, n)
+		gb := g[lo:hi]
+		sum(lo, hi, nh, gb)
 		if md.stateMask != nil {
-			for k := lo; k < min(hi, md.hy.nHot*md.m); k++ {
+			for k := lo; k < min(hi, nh); k++ {
 				if md.stateMask[k/64]&(1<<(k%64)) == 0 {
 					g[k] = 0
 				}

@@ -313,16 +313,7 @@ func (s *state32) fallbacks() int64 {
 // g[0:nState] to the sum of their state gradients in float64 plus the L2
 // gradient, zeroing their buffers, and returns C2·‖θ_state‖².
 func (s *state32) reduceStates(o *objective, theta, g []float64) float64 {
-	md := o.md
-	n := md.nState
-	nh := md.hy.nHot * md.m
-	const block = 1 << 14
-	nb := (n + block - 1) / block
-	parts := make([]float64, nb)
-	c2, c22 := o.c2, 2*o.c2
-	_ = o.pool.Run(nb, func(_ *engine.Workspace, _, b int) error {
-		lo, hi := b*block, min((b+1)*block, n)
-		gb := g[lo:hi]
+	return o.reduceBlocks(theta, g, func(lo, hi, nh int, gb []float64) {
 		if lo < nh { // hot rows
 			h := min(hi, nh)
 			g0 := s.workers[0].g[lo:h]
@@ -346,25 +337,7 @@ func (s *state32) reduceStates(o *objective, theta, g []float64) float64 {
 			}
 			g[k] = v
 		}
-		if md.stateMask != nil {
-			for k := lo; k < min(hi, nh); k++ {
-				if md.stateMask[k/64]&(1<<(k%64)) == 0 {
-					g[k] = 0
-				}
-			}
-		}
-		if c2 > 0 {
-			x := theta[lo:hi]
-			parts[b] = c2 * kernels.Dot(x, x)
-			kernels.Axpy(c22, x, gb)
-		}
-		return nil
 	})
-	f := 0.0
-	for _, p := range parts {
-		f += p
-	}
-	return f
 }
 
 // hotCSR returns sequence i's hot features in the kernels' CSR form, values
