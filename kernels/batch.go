@@ -63,11 +63,10 @@ func backwardBatchG[F float](beta, scale, psi, et, _ []F, T, K, M int) {
 // Transitions forms for a single sequence: this is Transitions on the rows
 // shifted by K−1, with (T−1)·K pairs. work needs (T−1)·K+1 rows of M.
 func TransitionsBatch(g, e, alpha, beta, psi, scale, work []float64, T, K, M int) {
+	checkSeq("TransitionsBatch", T*K, M, "alpha", len(alpha), "beta", len(beta))
 	if T < 2 || K < 1 {
-		checkSeq("TransitionsBatch", T*K, M, "alpha", len(alpha), "beta", len(beta))
 		return
 	}
-	checkSeq("TransitionsBatch", T*K, M, "alpha", len(alpha), "beta", len(beta))
 	need("TransitionsBatch", "psi", len(psi), T*K*M)
 	need("TransitionsBatch", "scale", len(scale), T*K)
 	s := (K - 1) * M
@@ -76,11 +75,10 @@ func TransitionsBatch(g, e, alpha, beta, psi, scale, work []float64, T, K, M int
 
 // TransitionsBatch32 is TransitionsBatch in float32 (see Transitions32).
 func TransitionsBatch32(g, e, alpha, beta, psi, scale, work []float32, T, K, M int) {
+	checkSeq("TransitionsBatch32", T*K, M, "alpha", len(alpha), "beta", len(beta))
 	if T < 2 || K < 1 {
-		checkSeq("TransitionsBatch32", T*K, M, "alpha", len(alpha), "beta", len(beta))
 		return
 	}
-	checkSeq("TransitionsBatch32", T*K, M, "alpha", len(alpha), "beta", len(beta))
 	need("TransitionsBatch32", "psi", len(psi), T*K*M)
 	need("TransitionsBatch32", "scale", len(scale), T*K)
 	s := (K - 1) * M

@@ -363,6 +363,19 @@ func broadcast(i *ISA, x Op) reg.VecVirtual {
 	return v
 }
 
+// fillOnes sets the n elements at dst to 1 (β_{T−1}).
+func fillOnes(i *ISA, label string, dst reg.Register, n reg.GPVirtual) {
+	one := i.Vec()
+	i.VBROADCAST(i.Const("fbone", 1), one)
+	idx := GP64()
+	Stripes(i, newLabel(i, label), n, idx, 1, func(u int) {
+		i.VMOVU(one, i.Addr(dst, idx, 0))
+	}, func(rem reg.GPVirtual) {
+		m := i.TailMask(rem)
+		i.StoreMasked(m, one, i.Addr(dst, idx, 0))
+	})
+}
+
 // mulRow sets dst[0:n] = src[0:n] · v (dst may be src).
 func mulRow(i *ISA, dst, src, n reg.Register, v reg.VecVirtual) {
 	idx := GP64()
@@ -745,15 +758,7 @@ func genBackward(i *ISA) {
 		IMULQ(M, T)
 		beta := Load(Param("beta").Base(), GP64())
 		LEAQ(Mem{Base: beta, Index: T, Scale: i.Sc()}, beta)
-		one := i.Vec()
-		i.VBROADCAST(i.Const("fbone", 1), one)
-		idx := GP64()
-		Stripes(i, newLabel(i, "ones"), M.(reg.GPVirtual), idx, 1, func(u int) {
-			i.VMOVU(one, i.Addr(beta, idx, 0))
-		}, func(rem reg.GPVirtual) {
-			m := i.TailMask(rem)
-			i.StoreMasked(m, one, i.Addr(beta, idx, 0))
-		})
+		fillOnes(i, "ones", beta, M.(reg.GPVirtual))
 	}
 	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
 	// Up to packVecs vectors a row (one chunk), Eᵀ is packed and
@@ -897,17 +902,8 @@ func genBatch(i *ISA, bwd bool) {
 		IMULQ(KM, T1)
 		beta := Load(Param("beta").Base(), GP64())
 		LEAQ(Mem{Base: beta, Index: T1, Scale: i.Sc()}, beta)
-		one := i.Vec()
-		i.VBROADCAST(i.Const("fbone", 1), one)
-		idx := GP64()
-		Stripes(i, newLabel(i, "bones"), KM.(reg.GPVirtual), idx, 1, func(u int) {
-			i.VMOVU(one, i.Addr(beta, idx, 0))
-		}, func(rem reg.GPVirtual) {
-			m := i.TailMask(rem)
-			i.StoreMasked(m, one, i.Addr(beta, idx, 0))
-		})
-	}
-	if !bwd {
+		fillOnes(i, "bones", beta, KM.(reg.GPVirtual))
+	} else {
 		// t = 0: normalise every sequence's first row.
 		MOVQ(U32(0), kl)
 		countLoop(i, "k0", kl, "K", func(k reg.GPVirtual) {
