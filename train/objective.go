@@ -734,25 +734,41 @@ func (o *objective) scoreSeq(wb *workerBuf, theta []float64, i int, emit []float
 // gradient.
 func (o *objective) finishSeq(wb *workerBuf, theta []float64, i int, emit, marg []float64, logZ float64, bs sparse.Seq, bo *engine.ChainOptions) error {
 	md := o.md
-	m := md.m
 	y, c := o.sc.labels[i], o.d.weight(i)
-	T := len(y)
-	nt := md.bigOff - md.nState
-	// Observed counts: the path score, and −c at the gold entries.
-	tg := wb.tg
-	off := md.nState
-	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])]
+	var delta float64 // the path's observation-dependent transition scores
 	if bo != nil {
-		gb := tg[md.bigOff-off:]
+		gb := wb.tg[md.bigOff-md.nState:]
 		md.big.addEdges(gb, bs, wb.bb.edges, c)
 		md.big.addPath(gb, bs, y, -c)
-		score += pathDelta(bo.TransDelta, y, m)
+		delta = pathDelta(bo.TransDelta, y, md.m)
 	}
+	if err := addNLL(wb, md, theta, emit, marg, y, c, logZ, delta, i); err != nil {
+		return err
+	}
+	wb.pc.mark(phaseFB)
+	md.hy.addGradientWith(wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
+	if md.sub != nil {
+		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
+	}
+	wb.pc.mark(phaseScatter)
+	return nil
+}
+
+// addNLL adds sequence i's observed counts (−c at its gold transition,
+// start and end entries of wb.tg, −1 at its gold emissions in marg, which
+// then holds the emission gradient) and its weighted NLL, logZ − the gold
+// path's score (delta: its observation-dependent part), to wb; for the
+// float64 and the float32 evaluations alike.
+func addNLL[E float32 | float64](wb *workerBuf, md *model, theta []float64, emit, marg []E, y []int32, c, logZ, delta float64, i int) error {
+	m, T := md.m, len(y)
+	nt, off := md.bigOff-md.nState, md.nState
+	tg := wb.tg
+	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])] + delta
 	tg[nt-2*m+int(y[0])] -= c
 	tg[nt-m+int(y[T-1])] -= c
 	for t := range T {
 		k := t*m + int(y[t])
-		score += emit[k]
+		score += float64(emit[k])
 		marg[k]--
 		if t > 0 {
 			ti := md.transIndex(y[t-1], y[t])
@@ -768,11 +784,5 @@ func (o *objective) finishSeq(wb *workerBuf, theta []float64, i int, emit, marg 
 		return fmt.Errorf("train: sequence %d: log-likelihood is %v (weights diverged)", i, -nll)
 	}
 	wb.loss += c * nll
-	wb.pc.mark(phaseFB)
-	md.hy.addGradientWith(wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
-	if md.sub != nil {
-		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
-	}
-	wb.pc.mark(phaseScatter)
 	return nil
 }

@@ -274,26 +274,9 @@ func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *wor
 			marg[k] = float32(v)
 		}
 	}
-	// Observed counts: the path score, and −c at the gold entries.
-	off := md.nState
-	score := theta[md.startOff()+int(y[0])] + theta[md.endOff()+int(y[T-1])]
-	tg[nt-2*m+int(y[0])] -= c
-	tg[nt-m+int(y[T-1])] -= c
-	for t := range T {
-		k := t*m + int(y[t])
-		score += float64(emit[k])
-		marg[k]--
-		if t > 0 {
-			ti := md.transIndex(y[t-1], y[t])
-			score += theta[ti]
-			tg[ti-off] -= c
-		}
+	if err := addNLL(wb, md, theta, emit, marg, y, c, logZ, 0, i); err != nil {
+		return err
 	}
-	nll := logZ - score
-	if math.IsNaN(nll) || math.IsInf(nll, 0) {
-		return fmt.Errorf("train: sequence %d: log-likelihood is %v (weights diverged)", i, -nll)
-	}
-	wb.loss += c * nll
 	wb.pc.mark(phaseFB)
 	md.hy.addGradientWith32(s, wk.g, wk.cw[min(1, len(wk.cw)):], marg, o.sc, i, float32(c))
 	wb.pc.mark(phaseScatter)
