@@ -193,19 +193,7 @@ func (r *runner[F]) nll32(wb *wbuf, i int) bool {
 		return false
 	}
 	tags := r.tags[i*r.T : i*r.T+L]
-	sc := r.scores
-	score := sc[M*M+int(tags[0])] + sc[M*M+M+int(tags[L-1])]
-	for t, y := range tags {
-		score += float64(em[t*M+int(y)])
-		if t > 0 {
-			score += sc[int(tags[t-1])*M+int(y)]
-		}
-	}
-	v := logZ - score
-	wb.nll += v
-	if r.perSeq != nil {
-		r.perSeq[i] = v
-	}
+	r.addNLL(wb, i, logZ-goldScore(r.scores, em, tags, M))
 	if !wantBeta {
 		return true
 	}
@@ -314,4 +302,26 @@ func (r *runner[F]) decode32(wb *wbuf, i int) bool {
 		r.scoresF[i] = F(best)
 	}
 	return true
+}
+
+// goldScore returns the score of the labelling tags under the scores sc
+// (M×M transitions, then start and end) and the emissions em (L×M).
+func goldScore[E float32 | float64](sc []float64, em []E, tags []int32, M int) float64 {
+	L := len(tags)
+	score := sc[M*M+int(tags[0])] + sc[M*M+M+int(tags[L-1])]
+	for t, y := range tags {
+		score += float64(em[t*M+int(y)])
+		if t > 0 {
+			score += sc[int(tags[t-1])*M+int(y)]
+		}
+	}
+	return score
+}
+
+// addNLL adds sequence i's NLL v to worker wb's sum and to perSeq.
+func (r *runner[F]) addNLL(wb *wbuf, i int, v float64) {
+	wb.nll += v
+	if r.perSeq != nil {
+		r.perSeq[i] = v
+	}
 }

@@ -298,10 +298,7 @@ func (r *runner[F]) do(ws *engine.Workspace, w, i int) error {
 		if err != nil {
 			return seqErr(i, err)
 		}
-		wb.nll += v
-		if r.perSeq != nil {
-			r.perSeq[i] = v
-		}
+		r.addNLL(wb, i, v)
 		if d != nil {
 			r.put(i, d, r.scale)
 		}
@@ -390,11 +387,7 @@ func (r *runner[F]) do(ws *engine.Workspace, w, i int) error {
 		if err != nil {
 			return seqErr(i, err)
 		}
-		v := z - za
-		wb.nll += v
-		if r.perSeq != nil {
-			r.perSeq[i] = v
-		}
+		r.addNLL(wb, i, z-za)
 		if full != nil {
 			for k, a := range restr {
 				full[k] -= a

@@ -109,19 +109,7 @@ func (r *runner[F]) nllClamped(ws *engine.Workspace, wb *wbuf, i int, emit []flo
 		return false
 	}
 	tags := r.tags[i*r.T : i*r.T+L]
-	sc := r.scores
-	score := sc[M*M+int(tags[0])] + sc[M*M+M+int(tags[L-1])]
-	for t, y := range tags {
-		score += emit[t*M+int(y)]
-		if t > 0 {
-			score += sc[int(tags[t-1])*M+int(y)]
-		}
-	}
-	v := logZ - score
-	wb.nll += v
-	if r.perSeq != nil {
-		r.perSeq[i] = v
-	}
+	r.addNLL(wb, i, logZ-goldScore(r.scores, emit, tags, M))
 	if d != nil {
 		for t, y := range tags {
 			d[t*M+int(y)]--
