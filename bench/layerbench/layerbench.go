@@ -236,7 +236,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	for round := range o.Rounds {
 		if python != "" {
 			progress(fmt.Sprintf("round %d: torch", round+1))
-			_, err := runTorch(ctx, python, dir, o, round == 0, func(l torchLine) {
+			err := runTorch(ctx, python, dir, o, round == 0, func(l torchLine) {
 				version = l.Torch
 				for _, op := range Ops {
 					k := key{op, l.Dtype, l.M, l.Threads}
@@ -370,7 +370,7 @@ func (l torchLine) ms(op string) float64 {
 	return l.MargMs
 }
 
-func runTorch(ctx context.Context, python, dir string, o Options, write bool, each func(torchLine)) ([]torchLine, error) {
+func runTorch(ctx context.Context, python, dir string, o Options, write bool, each func(torchLine)) error {
 	type tcase struct {
 		M       int    `json:"M"`
 		Dtype   string `json:"dtype"`
@@ -396,20 +396,19 @@ func runTorch(ctx context.Context, python, dir string, o Options, write bool, ea
 	js, _ := json.Marshal(spec)
 	specPath := filepath.Join(dir, "spec.json")
 	if err := os.WriteFile(specPath, js, 0o644); err != nil {
-		return nil, err
+		return err
 	}
 	cmd := exec.CommandContext(ctx, python, filepath.Join(dir, "torch_crf.py"), specPath)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("layerbench: %s: %w", python, err)
+		return fmt.Errorf("layerbench: %s: %w", python, err)
 	}
 	// One line per case, read as they come (progress for long runs).
-	var lines []torchLine
 	var bad error
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
@@ -420,18 +419,17 @@ func runTorch(ctx context.Context, python, dir string, o Options, write bool, ea
 			}
 			continue
 		}
-		lines = append(lines, t)
 		if each != nil {
 			each(t)
 		}
 	}
+	if err := sc.Err(); err != nil && bad == nil {
+		bad = fmt.Errorf("layerbench: reading torch_crf.py's output: %v", err)
+	}
 	if err := cmd.Wait(); err != nil {
-		return nil, fmt.Errorf("layerbench: %s torch_crf.py: %v\n%s", python, err, stderr.String())
+		return fmt.Errorf("layerbench: %s torch_crf.py: %v\n%s", python, err, stderr.String())
 	}
-	if bad != nil {
-		return nil, bad
-	}
-	return lines, nil
+	return bad
 }
 
 // goOut holds simdcrf's results of one case, widened to float64.

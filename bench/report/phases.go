@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	"github.com/simdcrf/simdcrf/bench/trainbench"
 )
@@ -99,11 +100,7 @@ func threadList(res []trainbench.PhaseResult, task string) []int {
 	var out []int
 	for _, r := range res {
 		if r.Task == task {
-			dup := false
-			for _, n := range out {
-				dup = dup || n == r.Threads
-			}
-			if !dup {
+			if !slices.Contains(out, r.Threads) {
 				out = append(out, r.Threads)
 			}
 		}

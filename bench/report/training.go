@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
@@ -98,11 +99,7 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 		}
 		return nil
 	}
-	ran := false
-	for _, r := range runs {
-		ran = ran || r.System == "crfsuite"
-	}
-	if !ran {
+	if !slices.ContainsFunc(runs, func(r trainbench.Run) bool { return r.System == "crfsuite" }) {
 		fmt.Fprintf(buf, "CRFsuite did not run (no node/npm, or the report ran without it), so the side-by-side targets are not measured.\n\n")
 		return
 	}
@@ -110,12 +107,7 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 	row := func(goal string, ratio float64, want float64) {
 		fmt.Fprintf(buf, "| %s | ×%.1f | %s |\n", goal, ratio, yesNo(ratio >= want))
 	}
-	all := 0
-	for _, r := range runs {
-		if r.System == "simdcrf" {
-			all = max(all, r.Threads)
-		}
-	}
+	all := maxThreads(runs, "chunking")
 	peer := find("chunking", "crfsuite", 0)
 	if one := find("chunking", "simdcrf", 1); one != nil && peer != nil {
 		row("CoNLL-2000 training, one thread: ≥ 10× faster than CRFsuite", peer.TrainSec/one.TrainSec, 10)
@@ -142,7 +134,7 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 			continue
 		}
 		ths := []int{1}
-		if all > 1 {
+		if all := maxThreads(runs, t.Name); all > 1 {
 			ths = append(ths, all)
 		}
 		for _, th := range ths {

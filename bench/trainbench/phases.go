@@ -1,6 +1,7 @@
 package trainbench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -54,7 +55,6 @@ type PhaseResult struct {
 	Precision string
 	Threads   int
 	Labels    int
-	Tokens    int // training tokens
 	Iters     int
 	Evals     int // objective evaluations in the Iters iterations
 	Loss      float64
@@ -128,21 +128,11 @@ func Phases(ctx context.Context, o PhaseOptions) ([]PhaseResult, error) {
 			}
 		}
 		for _, c := range cases {
-			slices.SortFunc(c.runs, func(a, b PhaseResult) int { return cmpF(a.Iteration, b.Iteration) })
+			slices.SortFunc(c.runs, func(a, b PhaseResult) int { return cmp.Compare(a.Iteration, b.Iteration) })
 			out = append(out, c.runs[len(c.runs)/2])
 		}
 	}
 	return out, nil
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // loadAttrs writes task t's training file in CRFsuite's attribute format
@@ -200,7 +190,7 @@ func phaseResult(st *train.Stats, loss float64, prec string, threads int, d *tra
 	m := st.Mean()
 	busy := m.Score + m.ForwardBackward + m.Scatter
 	return PhaseResult{
-		Precision: prec, Threads: threads, Labels: d.Labels, Tokens: int(d.Corpus.Tokens()),
+		Precision: prec, Threads: threads, Labels: d.Labels,
 		Iters: st.Iterations, Evals: st.Evals, Loss: loss,
 		Iteration: ms(st.Total - st.Progress), Score: ms(m.Score), ForwardBackward: ms(m.ForwardBackward), Scatter: ms(m.Scatter),
 		Setup: ms(st.Eval - st.Sequences), Wait: ms(st.Sequences - busy), Optimiser: ms(st.Optimiser()),
