@@ -313,10 +313,8 @@ func (c *CRF[F]) prep() *prep32 {
 	return &c.p32
 }
 
-// useKernels32 turns on the float32 kernels' path for float32 batches
-// (tests compare it with the float64 one). With the AVX2 float32 kernels,
-// BenchmarkNLL/Marginals/Decode at M=128 take 11.8/3.7/4.8 ms per batch
-// against 16.8-23.6/13.3-15.8/10.3 ms for the float64 path (loaded
-// machine, load 17 on 2 cores); with only the generic float32 kernels they
-// were 5-10× slower than float64 AVX2.
+// useKernels32 turns on the float32 kernels' path for float32 batches;
+// tests turn it off to compare with the float64 one. Every tier has float32
+// kernels, so the path runs on the tier the float64 one runs on
+// (BENCHMARKS.md's CRF layer table times both types).
 var useKernels32 = true

@@ -404,9 +404,7 @@ func sums[F float32 | float64](r *runner[F], g *Grad[F], partial bool) float64 {
 	total := 0.0
 	for w := range r.w {
 		total += r.w[w].nll
-		if r.w[w].f32.gN > 0 {
-			flush32(&r.w[w])
-		}
+		flush32(&r.w[w])
 	}
 	if g == nil {
 		return total

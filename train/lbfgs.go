@@ -220,34 +220,42 @@ func minimize(x0 []float64, eval evalFunc, o qnOptions, progress qnProgress) (qn
 			res.interrupted, res.reason = true, "interrupted"
 			return res, nil
 		}
+		stop, slow := "", false
 		if gnorm/math.Max(xnorm, 1) <= o.epsilon {
-			res.reason = "converged (‖g‖/‖x‖ ≤ epsilon)"
+			stop = "converged (‖g‖/‖x‖ ≤ epsilon)"
+		}
+		if pf != nil && o.period <= k {
+			rate := math.Abs((pf[k%o.period] - fx) / fx)
+			if stop == "" && rate < o.delta {
+				stop = fmt.Sprintf("stopping criterion (improvement over %d iterations below delta)", o.period)
+			}
+			slow = rate < o.refineRate
+		}
+		// A stop judged on the approximate evaluation, or an improvement
+		// that slow, hands over to the exact one first (refine).
+		if (stop != "" || slow) && o.refine != nil && o.refine() {
+			if o.maxIter > 0 && o.maxIter < k+1 {
+				res.reason = "maximum number of iterations"
+				return res, nil
+			}
+			if err := reeval(); err != nil {
+				if errors.Is(err, errInterrupted) {
+					res.interrupted, res.reason = true, "interrupted"
+					return res, nil
+				}
+				return res, err
+			}
+			if pf != nil {
+				pf[k%o.period] = fx // (the precise value)
+			}
+			k++
+			continue
+		}
+		if stop != "" {
+			res.reason = stop
 			return res, nil
 		}
 		if pf != nil {
-			if o.period <= k {
-				rate := (pf[k%o.period] - fx) / fx
-				if math.Abs(rate) < o.delta {
-					res.reason = fmt.Sprintf("stopping criterion (improvement over %d iterations below delta)", o.period)
-					return res, nil
-				}
-				if math.Abs(rate) < o.refineRate && o.refine != nil && o.refine() {
-					if o.maxIter > 0 && o.maxIter < k+1 {
-						res.reason = "maximum number of iterations"
-						return res, nil
-					}
-					if err := reeval(); err != nil {
-						if errors.Is(err, errInterrupted) {
-							res.interrupted, res.reason = true, "interrupted"
-							return res, nil
-						}
-						return res, err
-					}
-					pf[k%o.period] = fx // (the precise value)
-					k++
-					continue
-				}
-			}
 			pf[k%o.period] = fx
 		}
 		if o.maxIter > 0 && o.maxIter < k+1 {

@@ -74,7 +74,7 @@ func (o *objective) unit(ws *engine.Workspace, w int, tr *engine.Transitions, th
 	b := &o.lock.bufs[w]
 	b.emits, b.margs = b.emits[:0], b.margs[:0]
 	off := 0
-	wb.pc.start()
+	wb.pc.startSeqs(len(seqs))
 	for _, i := range seqs {
 		n := len(o.sc.labels[i]) * m
 		emit := b.emit[off : off+n]

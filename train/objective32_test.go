@@ -348,8 +348,9 @@ func TestObjective32Chunking(t *testing.T) {
 // TestMinimizeRefine: a quadratic evaluated with noise (as the float32
 // objective is, relative to float64) until refine hands over to the exact
 // evaluation: minimize reaches the exact minimum either way the hand-over
-// comes (a line search failing on the noise, or the improvement rate), and
-// refine is asked once it has nothing left to give.
+// comes (a line search failing on the noise, the improvement rate, or a
+// stopping rule met on the noisy values), and refine is asked once it has
+// nothing left to give.
 func TestMinimizeRefine(t *testing.T) {
 	n := 30
 	r := rand.New(rand.NewPCG(8, 9))
@@ -362,7 +363,9 @@ func TestMinimizeRefine(t *testing.T) {
 		name  string
 		noise float64 // relative, of f and g
 		rate  float64
-	}{{"line-search", 1e-4, 0}, {"rate", 1e-7, 1e-4}} {
+		eps   float64 // the stopping rule's epsilon
+		gmax  float64 // the bound on ‖g‖ at the end
+	}{{"line-search", 1e-4, 0, 1e-12, 1e-6}, {"rate", 1e-7, 1e-4, 1e-12, 1e-6}, {"epsilon", 1e-7, 0, 1e-3, 1e-3 * 40 /* ‖x‖ ≈ ‖opt‖ ≈ 17 */}} {
 		t.Run(tc.name, func(t *testing.T) {
 			noisy, calls := true, 0
 			eval := func(x, g []float64) (float64, error) {
@@ -393,7 +396,7 @@ func TestMinimizeRefine(t *testing.T) {
 				return true
 			}
 			x := make([]float64, n)
-			res, err := minimize(x, eval, qnOptions{m: 6, epsilon: 1e-12, period: 5, delta: 1e-14, maxLS: 20, lineSearch: "MoreThuente",
+			res, err := minimize(x, eval, qnOptions{m: 6, epsilon: tc.eps, period: 5, delta: 1e-14, maxLS: 20, lineSearch: "MoreThuente",
 				refine: refine, refineRate: tc.rate}, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -403,7 +406,7 @@ func TestMinimizeRefine(t *testing.T) {
 			}
 			g := make([]float64, n)
 			eval(x, g)
-			if gn := math.Sqrt(dot(g, g)); gn > 1e-6 {
+			if gn := math.Sqrt(dot(g, g)); gn > tc.gmax {
 				t.Errorf("‖g‖ = %g after %d iterations (%s, refine asked %d times)", gn, res.iters, res.reason, calls)
 			}
 		})

@@ -90,10 +90,13 @@ var clockBase = time.Now()
 // monoNow reads the monotonic clock (ns since clockBase).
 func monoNow() int64 { return int64(time.Since(clockBase)) }
 
-func (c *phaseClock) start() {
+func (c *phaseClock) start() { c.startSeqs(1) }
+
+// startSeqs starts n sequences timed together (a lockstep group).
+func (c *phaseClock) startSeqs(n int) {
 	if c != nil {
 		c.last = monoNow()
-		c.seqs++
+		c.seqs += int64(n)
 	}
 }
 

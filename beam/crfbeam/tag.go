@@ -161,11 +161,8 @@ func (t *tagger) tag(ctx context.Context, seq *format.Sequence) tagged {
 	}
 	var err error
 	out := &t.out
-	var cands []int32
-	if m.Lexicon != nil {
-		t.cands = m.Candidates(t.cands[:0], seq.Words, seq.Len())
-		cands = t.cands
-	}
+	t.cands = m.Candidates(t.cands[:0], seq.Words, seq.Len()) // nil without a lexicon
+	cands := t.cands
 	if opt := t.Text.TagOptions(); !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0 {
 		out = &t.plain
 		out.Labels, _, err = t.l.tagger.ViterbiWith(out.Labels, s, model.Options{Candidates: cands, Bigrams: big})
