@@ -21,10 +21,10 @@ import (
 // range (a spread beyond kernels.ScaledRange32, or a scale of 0) is done
 // by the float64 path instead.
 
-// flush32 is the number of positions whose float32 transition counts a
-// worker sums before adding them into its float64 total: each count is then
-// at most flush32, summed to within about flush32·6e-8 relative, and the
-// M² additions are paid once per flush32 positions, not per sequence.
+// flush32 is the number of transitions whose float32 counts a worker sums
+// before adding them into its float64 total (after the sequence that
+// reaches it: a long sentence is counted whole), so that the M² additions
+// are paid once per flush32 transitions, not per sequence.
 const flush32 = 256
 
 // state32 is an objective's float32 state.
@@ -44,7 +44,7 @@ type worker32 struct {
 	cw []float32 // cold weight j at cw[2j], its gradient at cw[2j+1]
 	tg []float32 // transition counts since the last flush (M×M)
 	// start and end counts go straight into the float64 totals.
-	tgPos                        int // positions in tg
+	tgN                          int // transitions counted in tg
 	emit, psi, alpha, beta, marg []float32
 	work                         []float32
 	scale, mx, lo                []float32
@@ -140,7 +140,7 @@ func (s *state32) prepare(o *objective, theta []float64) {
 			cw[2*j], cw[2*j+1] = float32(v), 0
 		}
 		clear(wk.tg)
-		wk.tgPos = 0
+		wk.tgN = 0
 		return nil
 	})
 }
@@ -162,14 +162,24 @@ func (s *state32) run(o *objective, tr *engine.Transitions, theta []float64, sto
 // flush adds c times the float32 transition counts into the float64 total
 // tg and clears them.
 func (wk *worker32) flush(tg []float64, c float64) {
-	if wk.tgPos == 0 {
+	if wk.tgN == 0 {
 		return
+	}
+	// Each transition's pair marginals sum to exactly 1, so the counts are
+	// rescaled to tgN in all: float32 forward and backward bias the mass
+	// of every position alike (as the layer's float32 path found).
+	tot := 0.0
+	for _, v := range wk.tg {
+		tot += float64(v)
+	}
+	if tot > 0 {
+		c *= float64(wk.tgN) / tot
 	}
 	for k, v := range wk.tg {
 		tg[k] += c * float64(v)
 	}
 	clear(wk.tg)
-	wk.tgPos = 0
+	wk.tgN = 0
 }
 
 // forwardBackward sets wk.marg to the marginals of the T positions of
@@ -214,7 +224,7 @@ func (s *state32) forwardBackward(wk *worker32, T, m int) (logZ float64, ok bool
 	}
 	if T > 1 {
 		kernels.Transitions32(wk.tg, s.e, alpha, beta, psi, scale, wk.work[:n], T, m)
-		wk.tgPos += T
+		wk.tgN += T - 1
 	}
 	return logZ, true
 }
@@ -245,7 +255,7 @@ func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *wor
 		}
 		if o.weighted { // (each sequence's counts alone: wk.tg held none)
 			wk.flush(tg, c)
-		} else if wk.tgPos >= flush32 {
+		} else if wk.tgN >= flush32 {
 			wk.flush(tg, 1)
 		}
 	} else {
