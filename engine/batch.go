@@ -92,7 +92,11 @@ func (t *batchTask) doGroup(ws *Workspace, w int, chains []int32) error {
 	case opNLL:
 		a := &t.nll[w]
 		o.trans, o.start, o.end = a.g.DTrans, a.g.DStart, a.g.DEnd
-		if t.dEmit != nil {
+		wantEmit := false // some chain's emission gradient, so the backward pass
+		for _, c := range chains {
+			wantEmit = wantEmit || t.dEmit != nil && t.dEmit[c] != nil
+		}
+		if wantEmit {
 			n := 0
 			for _, c := range chains {
 				n += len(t.emits[c])
@@ -109,10 +113,13 @@ func (t *batchTask) doGroup(ws *Workspace, w int, chains []int32) error {
 			}
 			o.marg = lb.margs
 		}
+		lb.score = lb.score[:0]
 		for _, c := range chains { // NLL's checks, before anything is added
-			if _, err := t.tr.PathScore(t.emits[c], t.labels[c], nil); err != nil {
+			score, err := t.tr.PathScore(t.emits[c], t.labels[c], nil)
+			if err != nil {
 				return chainErr(int(c), err)
 			}
+			lb.score = append(lb.score, score)
 			if d := t.dEmit; d != nil && d[c] != nil && len(d[c]) != len(t.emits[c]) {
 				return chainErr(int(c), fmt.Errorf("engine: Gradient.DEmit has %d entries, want %d", len(d[c]), len(t.emits[c])))
 			}
@@ -128,32 +135,13 @@ func (t *batchTask) doGroup(ws *Workspace, w int, chains []int32) error {
 		}
 	case opNLL:
 		a := &t.nll[w]
-		g := &a.g
 		for k, c := range chains {
-			y := t.labels[c]
-			score, _ := t.tr.PathScore(t.emits[c], y, nil)
-			a.nll += o.logZ[k] - score
-			T := len(y)
+			a.nll += o.logZ[k] - lb.score[k]
+			var d, mg []float64
 			if o.marg != nil && o.marg[k] != nil {
-				d := t.dEmit[c]
-				for j, v := range o.marg[k] {
-					d[j] += v
-				}
-				for p, l := range y {
-					d[p*M+int(l)]--
-				}
+				d, mg = t.dEmit[c], o.marg[k]
 			}
-			if g.DTrans != nil {
-				for p := 1; p < T; p++ {
-					g.DTrans[int(y[p-1])*M+int(y[p])]--
-				}
-			}
-			if g.DStart != nil {
-				g.DStart[y[0]]--
-			}
-			if g.DEnd != nil {
-				g.DEnd[y[T-1]]--
-			}
+			a.g.addNLL(d, mg, t.labels[c], M)
 		}
 	}
 	return nil

@@ -259,12 +259,22 @@ func (tr *Transitions) NLL(ws *Workspace, emit []float64, labels []int32, c *Cha
 	if err != nil {
 		return 0, err
 	}
-	if g.DEmit != nil {
-		for k, v := range p.Marginals {
-			g.DEmit[k] += v
+	g.addNLL(g.DEmit, p.Marginals, labels, M)
+	return logZ - score, nil
+}
+
+// addNLL adds to g what a chain labelled labels adds to the NLL's gradient
+// besides the expected transition, start and end counts (which Posteriors
+// added): its marginals marg (T×M) into dEmit, −1 at its gold entries of
+// dEmit, DTrans, DStart and DEnd (each skipped when nil).
+func (g *Gradient) addNLL(dEmit, marg []float64, labels []int32, M int) {
+	T := len(labels)
+	if dEmit != nil {
+		for k, v := range marg {
+			dEmit[k] += v
 		}
 		for t, y := range labels {
-			g.DEmit[t*M+int(y)]--
+			dEmit[t*M+int(y)]--
 		}
 	}
 	if g.DTrans != nil {
@@ -278,7 +288,6 @@ func (tr *Transitions) NLL(ws *Workspace, emit []float64, labels []int32, c *Cha
 	if g.DEnd != nil {
 		g.DEnd[labels[T-1]]--
 	}
-	return logZ - score, nil
 }
 
 // work2 returns a second T×M scratch buffer (for marginals the caller did

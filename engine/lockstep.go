@@ -62,20 +62,28 @@ type lockBuf struct {
 	shift                  []float64 // K: a chain's Σ row maxima
 	pad                    []int32   // K: rows in front after alignment (T: single path)
 	emits, margs           [][]float64
-	z, marg                []float64 // the batch calls' scratch
+	z, marg, score         []float64 // the batch calls' scratch
 }
 
-func (lb *lockBuf) grow(T, K, M int) {
+// grow sizes the buffers a group of K chains of up to T positions needs:
+// the forward pass's when it runs in lockstep (usable), the backward
+// pass's too when its results are wanted.
+func (lb *lockBuf) grow(T, K, M int, usable, backward bool) {
+	lb.pad = grow(lb.pad, K)
+	if !usable {
+		return
+	}
 	n := T * K * M
 	lb.psi = grow(lb.psi, n)
 	lb.alpha = grow(lb.alpha, n)
-	lb.beta = grow(lb.beta, n)
-	lb.work = grow(lb.work, n)
 	lb.scale = grow(lb.scale, T*K)
 	lb.mx = grow(lb.mx, T)
 	lb.lo = grow(lb.lo, T)
 	lb.shift = grow(lb.shift, K)
-	lb.pad = grow(lb.pad, K)
+	if backward {
+		lb.beta = grow(lb.beta, n)
+		lb.work = grow(lb.work, n)
+	}
 }
 
 // lockOut is what a lockstep group computes: logZ[k] always; marg[k]
@@ -109,8 +117,8 @@ func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (i
 	for _, e := range emits {
 		T = max(T, len(e)/M)
 	}
-	lb.grow(T, K, M)
 	usable := tr.tied == nil && !tr.logOnly && T > 0
+	lb.grow(T, K, M, usable, o.backward())
 	if usable {
 		tr.dense()
 		usable = tr.lockForward(lb, emits, T, K, o.logZ)
