@@ -100,8 +100,7 @@ type w32 struct {
 // flush32 adds a worker's float32 transition counts into its float64 sums.
 // The pair marginals of each transition sum to exactly 1, so the counts are
 // rescaled to gN in all: float32 forward and backward bias the mass of every
-// position alike (1.2e-4 on an entry of 70 at T=1000 with the generic
-// kernel, 5e-6 rescaled).
+// position alike (TestFloat32Long logs what remains).
 func flush32(wb *wbuf) {
 	w := &wb.f32
 	if w.gN == 0 {
