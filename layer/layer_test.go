@@ -855,6 +855,15 @@ func TestConcurrent(t *testing.T) {
 
 // TestKernels32 checks the float32 kernels' path against brute force and
 // against the float64 path on the same float32 batch.
+// countPaths makes the layer count which path answers each sequence until
+// the test ends.
+func countPaths(t *testing.T) *pathTally {
+	tl := &pathTally{}
+	tally = tl
+	t.Cleanup(func() { tally = nil })
+	return tl
+}
+
 func TestKernels32(t *testing.T) {
 	defer func(v bool) { useKernels32 = v }(useKernels32)
 	for _, sz := range []struct {
@@ -890,6 +899,13 @@ func TestKernels32(t *testing.T) {
 		}
 		run := func(k32 bool) out {
 			useKernels32 = k32
+			paths := countPaths(t)
+			defer func() {
+				// Sentinels too stay on the float32 path (sentinelGap).
+				if f, x := paths.fast32.Load(), paths.exact.Load()+paths.clamped.Load(); k32 && (f != int64(3*B) || x != 0) || !k32 && f != 0 {
+					t.Errorf("M=%d sentinel %v kernels %v: %d sequences on the float32 path, %d on float64 ones", M, sz.sentinel, k32, f, x)
+				}
+			}()
 			o := out{per: make([]float64, B), marg: make([]float32, B*T*M), logZ: make([]float64, B), paths: make([]int32, B*T), sc: make([]float32, B),
 				g: &Grad[float32]{Emissions: make([]float32, B*T*M), Trans: make([]float32, M*M), Start: make([]float32, M), End: make([]float32, M)}}
 			var err error
@@ -958,8 +974,12 @@ func TestKernels32(t *testing.T) {
 	p.em[2*p.T*p.M] = 200
 	c, bt := crfOf[float32](p), batchOf[float32](p)
 	marg := make([]float32, p.B*p.T*p.M)
+	paths := countPaths(t)
 	if err := c.Marginals(bt, marg, nil); err != nil {
 		t.Fatal(err)
+	}
+	if f, x := paths.fast32.Load(), paths.exact.Load(); f != 0 || x != int64(p.B) {
+		t.Errorf("out of range: %d sequences on the float32 path, %d on the exact one; want 0 and %d", f, x, p.B)
 	}
 	for i := range p.B {
 		_, mg, _, _ := p.brute(i, nil, nil, nil, nil)
@@ -991,6 +1011,17 @@ func TestSentinelTransitions(t *testing.T) {
 		}
 	}
 	run := func(sentinel float64) (float64, *Grad[float64], []float64) {
+		paths := countPaths(t)
+		defer func() {
+			// Finite sentinels take the clamped scores, −Inf the exact path.
+			want := [2]int64{int64(2 * B), 0}
+			if math.IsInf(sentinel, -1) {
+				want = [2]int64{0, int64(2 * B)}
+			}
+			if got := [2]int64{paths.clamped.Load(), paths.exact.Load()}; got != want {
+				t.Errorf("sentinel %v: %v sequences on the clamped and exact paths, want %v", sentinel, got, want)
+			}
+		}()
 		q := *p
 		q.trans = append([]float64(nil), p.trans...)
 		for k, ok := range p.tmask {
@@ -1067,6 +1098,7 @@ func TestFloat32Long(t *testing.T) {
 		for k := range p.trans {
 			p.trans[k] = float64(float32((2*r.Float64() - 1) * amp / 2))
 		}
+		paths := countPaths(t)
 		c32, c64 := crfOf[float32](p), crfOf[float64](p)
 		for k, v := range c32.Trans {
 			c64.Trans[k] = float64(v)
@@ -1091,6 +1123,15 @@ func TestFloat32Long(t *testing.T) {
 		}
 		if err := c64.Marginals(b64, m64, z64); err != nil {
 			t.Fatal(err)
+		}
+		// ±10 is within the float32 kernels' range, ±50 is not (the
+		// float64 CRF's calls are the other 2·B exact ones).
+		want := [2]int64{2 * B, 2 * B}
+		if amp > 10 {
+			want = [2]int64{0, 4 * B}
+		}
+		if got := [2]int64{paths.fast32.Load(), paths.exact.Load()}; got != want {
+			t.Errorf("±%v: %v sequences on the float32 and exact paths, want %v", amp, got, want)
 		}
 		for b := range B {
 			if !near(per32[b], per64[b], 1e-5) || math.Abs(z32[b]-z64[b]) > 1e-5*math.Abs(z64[b]) {

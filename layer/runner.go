@@ -2,9 +2,18 @@ package layer
 
 import (
 	"math"
+	"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
 )
+
+// pathTally counts which path answered each sequence: the float32 kernels,
+// the clamped scores (sentinel.go) or the exact float64 engine. The
+// fallbacks give the same answers, so only a count tells a test that the
+// path it means to check ran. tally is nil outside such tests.
+type pathTally struct{ fast32, clamped, exact atomic.Int64 }
+
+var tally *pathTally
 
 // runner is the state of one call: a worker pool, per-worker buffers, and
 // the call's arguments, which the workers read. A CRF keeps idle runners for
@@ -264,6 +273,9 @@ func (r *runner[F]) do(ws *engine.Workspace, w, i int) error {
 		case r.op == opNLL && r.nll32(wb, i),
 			r.op == opDecode && r.decode32(wb, i),
 			r.op == opMarginals && r.marginals32(wb, i):
+			if tally != nil {
+				tally.fast32.Add(1)
+			}
 			return nil
 		}
 	}
@@ -273,8 +285,14 @@ func (r *runner[F]) do(ws *engine.Workspace, w, i int) error {
 		switch {
 		case r.op == opNLL && r.nllClamped(ws, wb, i, emit),
 			r.op == opMarginals && r.marginalsClamped(ws, wb, i, emit):
+			if tally != nil {
+				tally.clamped.Add(1)
+			}
 			return nil
 		}
+	}
+	if tally != nil {
+		tally.exact.Add(1)
 	}
 	switch r.op {
 	case opNLL:
