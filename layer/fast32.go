@@ -200,8 +200,9 @@ func (r *runner[F]) nll32(wb *wbuf, i int) bool {
 	if r.wantEmit {
 		d := r.out32[off : off+r.T*M]
 		s := float32(r.scale)
+		dd, bb := d[:len(alpha)], beta[:len(alpha)] // no bounds checks in the loop
 		for k, a := range alpha {
-			d[k] = a * beta[k] * s
+			dd[k] = a * bb[k] * s
 		}
 		for t, y := range tags {
 			d[t*M+int(y)] -= s
@@ -254,9 +255,10 @@ func (r *runner[F]) marginals32(wb *wbuf, i int) bool {
 		return false
 	}
 	d := r.out32[off : off+r.T*M]
-	beta := wb.f32.beta[:L*M]
-	for k, a := range wb.f32.alpha[:L*M] {
-		d[k] = a * beta[k]
+	alpha := wb.f32.alpha[:L*M]
+	dd, beta := d[:len(alpha)], wb.f32.beta[:len(alpha)]
+	for k, a := range alpha {
+		dd[k] = a * beta[k]
 	}
 	clear(d[L*M:])
 	if r.logZ != nil {
