@@ -78,6 +78,9 @@ func TestDictFromCQDB(t *testing.T) {
 		if !slices.Equal(ids, wantIDs) {
 			t.Fatalf("n=%d: lookups differ from a Dict's", n)
 		}
+		if a := testing.AllocsPerRun(3, func() { d.LookupBytesAll(ids, keys) }); a != 0 {
+			t.Errorf("n=%d: LookupBytesAll allocates (%v)", n, a)
+		}
 		for _, k := range keys[:min(len(keys), 50)] {
 			id, ok := d.LookupBytes(k)
 			wid, wok := want.LookupBytes(k)
