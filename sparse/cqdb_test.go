@@ -78,6 +78,9 @@ func TestDictFromCQDB(t *testing.T) {
 		if !slices.Equal(ids, wantIDs) {
 			t.Fatalf("n=%d: lookups differ from a Dict's", n)
 		}
+		if a := testing.AllocsPerRun(3, func() { d.LookupBytesAll(ids, keys) }); a != 0 {
+			t.Errorf("n=%d: LookupBytesAll allocates (%v)", n, a)
+		}
 		for _, k := range keys[:min(len(keys), 50)] {
 			id, ok := d.LookupBytes(k)
 			wid, wok := want.LookupBytes(k)
@@ -189,5 +192,39 @@ func TestDamagedCQDB(t *testing.T) {
 			t.Errorf("Lookup(%q) = %d in bogus tables", w, id)
 		}
 		_ = fmt.Sprint(d.String(0))
+	}
+	// Buckets that keep their hashes but point at the chunk's last bytes
+	// (a record header past its end, or a string running past it), or all
+	// at the record of id 0: LookupBytesAll loads the size words of the
+	// records of matching hashes ahead of the compares, and must still
+	// miss (or find id 0 only), never read past the chunk.
+	for _, c := range []struct {
+		name string
+		off  func(b []byte) uint64
+		want []int32
+	}{
+		{"end", func(b []byte) uint64 { return uint64(len(b) - 6) }, []int32{-1, -1, -1, -1}},
+		{"near end", func(b []byte) uint64 { return uint64(len(b) - 9) }, []int32{-1, -1, -1, -1}},
+		{"record 0", func(b []byte) uint64 { return uint64(le.Uint32(b[bwd:])) }, []int32{0, -1, -1, -1}},
+	} {
+		b := bytes.Clone(good)
+		for i := range 256 {
+			off, num := le.Uint32(b[24+8*i:]), le.Uint32(b[28+8*i:])
+			for k := range num {
+				if e := le.Uint64(b[off+8*k:]); e != 0 {
+					le.PutUint64(b[off+8*k:], c.off(b)<<32|e&0xffffffff)
+				}
+			}
+		}
+		d := mustCQDB(t, b, len(words))
+		keys := make([][]byte, len(words))
+		for i, w := range words {
+			keys[i] = []byte(w)
+		}
+		ids := make([]int32, len(keys))
+		d.LookupBytesAll(ids, keys)
+		if !slices.Equal(ids, c.want) {
+			t.Errorf("%s: lookups %v, want %v", c.name, ids, c.want)
+		}
 	}
 }
