@@ -62,7 +62,12 @@ type tiedForm struct {
 	rowPtr     []int32
 	rowJ, rowK []int32
 	rowV       []float64
-	maxCol     int // most exceptions in one column
+	rowS       []float64 // the score S_ij of each (the bounded Viterbi step)
+	// rowLo[i] and rowHi[i] are the lowest and highest scores of row i
+	// over all M columns (the default included unless the row is all
+	// exceptions): the bounded Viterbi step's bounds.
+	rowLo, rowHi []float64
+	maxCol       int // most exceptions in one column
 }
 
 // Options configures NewTransitionsWith.
@@ -263,7 +268,8 @@ func (tf *tiedForm) index(tr *Transitions) {
 	}
 	tf.colI, tf.colK, tf.colJ = make([]int32, n), make([]int32, n), make([]int32, n)
 	tf.colV, tf.colS, tf.colE = make([]float64, n), make([]float64, n), make([]float64, n)
-	tf.rowJ, tf.rowK, tf.rowV = make([]int32, n), make([]int32, n), make([]float64, n)
+	tf.rowJ, tf.rowK, tf.rowV, tf.rowS = make([]int32, n), make([]int32, n), make([]float64, n), make([]float64, n)
+	tf.rowLo, tf.rowHi = make([]float64, m), make([]float64, m)
 	cpos, rpos := slices.Clone(tf.colPtr[:m]), slices.Clone(tf.rowPtr[:m])
 	for k, e := range tf.exc {
 		c := cpos[e.To]
@@ -294,6 +300,17 @@ func (tf *tiedForm) values(tr *Transitions) {
 	for r, k := range tf.rowK {
 		e := tf.exc[k]
 		tf.rowV[r] = tr.eAt(int(e.From), int(e.To)) - tf.dcol[e.To]
+		tf.rowS[r] = e.Score
+	}
+	for i := range m {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		if int(tf.rowPtr[i+1]-tf.rowPtr[i]) < m {
+			lo, hi = tf.def, tf.def
+		}
+		for _, v := range tf.rowS[tf.rowPtr[i]:tf.rowPtr[i+1]] {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		tf.rowLo[i], tf.rowHi[i] = lo, hi
 	}
 }
 
@@ -390,8 +407,10 @@ func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, 
 // exceptions says which), then scores all exceptions in one
 // kernels.MaxPlusCSRTrusted call (one flat pass over them where that kernel
 // has no vector tier or the columns have few exceptions): O(M·log K +
-// exceptions) per step.
-func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, top []int32, mark []int32) {
+// exceptions) per step. Where δ bounds the rows that can win to a few
+// (bounded: a trained model's sharp δ), a step scores only their
+// exceptions: O(M + those rows' exceptions).
+func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, top, mark, cand []int32) {
 	copy(delta[:M], s[:M])
 	// A short top list: defaultFor takes its first entry that is not an
 	// exception of the column. Longer where columns have many exceptions
@@ -426,44 +445,8 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 	vec := kernels.MaxPlusCSRVector() && len(tf.colI) >= maxPlusMinPerCol*M
 	for t := 1; t < T; t++ {
 		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
-		if useDef {
-			n := topK(prev, top[:K])
-			nl := -1 // long not made yet in this step
-			lv.made = 0
-			i0 := top[0]
-			v0 := prev[i0] + tf.def
-			for j := range cur {
-				cur[j], arg[j] = v0, i0
-			}
-			// Columns in which i0 is an exception need another default.
-			for _, j := range tf.rowJ[tf.rowPtr[i0]:tf.rowPtr[i0+1]] {
-				cur[j], arg[j] = tf.defaultFor(prev, top[:n], long, &nl, &lv, int32(t), int(j), M, int32(t*M)+j)
-			}
-		} else {
-			for j := range cur {
-				cur[j], arg[j] = ninf, -1
-			}
-		}
-		// Every exception: each column's default candidate is replaced by
-		// a better one, or an equal one with a lower index (column j's
-		// exceptions are in increasing i, so this is the dense kernel's
-		// strict > in increasing i). Then the emission.
-		if vec {
-			// All columns in one call (index arrays built and checked
-			// once, in index).
-			kernels.MaxPlusCSRTrusted(cur, arg, prev, tf.colPtr, tf.colI, tf.colS)
-		} else {
-			// Without a vector tier, or with few exceptions per column,
-			// one flat pass in column order (the generic kernel's loop
-			// per column mispredicts its exit at nearly every column).
-			colS, colJ := tf.colS, tf.colJ[:len(tf.colS)]
-			for k, i := range tf.colI[:len(colS)] {
-				j := colJ[k]
-				c, best := prev[i]+colS[k], cur[j]
-				if c > best || (c == best && (arg[j] < 0 || i < arg[j])) {
-					cur[j], arg[j] = c, i
-				}
-			}
+		if !useDef || !tf.bounded(prev, cur, arg, cand, &lv, int32(t), K) {
+			tf.fullStep(prev, cur, arg, top[:K], long, &lv, int32(t), vec, useDef)
 		}
 		st := s[t*M : (t+1)*M]
 		for j, v := range cur {
@@ -473,6 +456,134 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 			cur[j] = v + st[j]
 		}
 	}
+}
+
+// fullStep is a tied Viterbi step over every row: the default candidate of
+// each column from top (the first K of a top list of prev, made here) and
+// long (a longer one, made if needed), then every exception, by
+// kernels.MaxPlusCSRTrusted where vec, else in one flat pass. Without
+// useDef (a default of −Inf) every column starts at −Inf.
+func (tf *tiedForm) fullStep(prev, cur []float64, arg []int32, top, long []int32, lv *topLevels, t int32, vec, useDef bool) {
+	M := len(prev)
+	if useDef {
+		n := topK(prev, top)
+		nl := -1 // long not made yet in this step
+		lv.made = 0
+		i0 := top[0]
+		v0 := prev[i0] + tf.def
+		for j := range cur {
+			cur[j], arg[j] = v0, i0
+		}
+		// Columns in which i0 is an exception need another default.
+		for _, j := range tf.rowJ[tf.rowPtr[i0]:tf.rowPtr[i0+1]] {
+			cur[j], arg[j] = tf.defaultFor(prev, top[:n], long, &nl, lv, t, int(j), M, t*int32(M)+j, false)
+		}
+	} else {
+		ninf := math.Inf(-1)
+		for j := range cur {
+			cur[j], arg[j] = ninf, -1
+		}
+	}
+	// Every exception: each column's default candidate is replaced by
+	// a better one, or an equal one with a lower index (column j's
+	// exceptions are in increasing i, so this is the dense kernel's
+	// strict > in increasing i).
+	if vec {
+		// All columns in one call (index arrays built and checked
+		// once, in index).
+		kernels.MaxPlusCSRTrusted(cur, arg, prev, tf.colPtr, tf.colI, tf.colS)
+		return
+	}
+	// Without a vector tier, or with few exceptions per column,
+	// one flat pass in column order (the generic kernel's loop
+	// per column mispredicts its exit at nearly every column).
+	colS, colJ := tf.colS, tf.colJ[:len(tf.colS)]
+	for k, i := range tf.colI[:len(colS)] {
+		j := colJ[k]
+		c, best := prev[i]+colS[k], cur[j]
+		if c > best || (c == best && (arg[j] < 0 || i < arg[j])) {
+			cur[j], arg[j] = c, i
+		}
+	}
+}
+
+// bounded is the tied Viterbi step over the rows that can win, when there
+// are at most len(cand) of them: it returns false, doing nothing, when
+// there are more (or δ is all −Inf), and the caller runs the full step.
+//
+// Every column j gets from row b = argmax_i (δ[i] + rowLo[i]) a candidate
+// of at least LB = δ[b] + rowLo[b] (rowLo[i] is the lowest score of row
+// i, the default included), so its best is at least LB; a row whose every
+// candidate is below LB, δ[i] + rowHi[i] < LB, can neither win a column
+// nor tie with its winner. With a trained model's scores (a sharp δ: a few
+// labels fit the word) a handful of rows is left of 1,208, so the step
+// scores those rows' exceptions instead of all of them, and needs no top
+// list of δ: the kept rows in order of decreasing δ (ties: lower index
+// first) serve as one, and the best default candidate of a column is the
+// first of them that is not its exception (defaultFor), as in the full
+// step. The winner of each column is then the full step's, bit for bit:
+// the same candidates, the same sums, the same tie rule.
+func (tf *tiedForm) bounded(prev, cur []float64, arg []int32, cand []int32, lv *topLevels, t int32, K int) bool {
+	M := len(prev)
+	lo, hi := tf.rowLo[:M], tf.rowHi[:M]
+	lb := math.Inf(-1)
+	for i, p := range prev {
+		if v := p + lo[i]; v > lb {
+			lb = v
+		}
+	}
+	if !(lb > math.Inf(-1) && lb < math.Inf(1)) {
+		return false
+	}
+	nc := 0
+	for i, p := range prev {
+		if p+hi[i] >= lb {
+			if nc == len(cand) {
+				return false
+			}
+			cand[nc] = int32(i)
+			nc++
+		}
+	}
+	// In order of decreasing δ, ties by increasing index (insertion sort
+	// of a list made in index order: stable).
+	c := cand[:nc]
+	for k := 1; k < nc; k++ {
+		x := c[k]
+		v, p := prev[x], k
+		for p > 0 && v > prev[c[p-1]] {
+			c[p] = c[p-1]
+			p--
+		}
+		c[p] = x
+	}
+	i0 := c[0]
+	v0 := prev[i0] + tf.def
+	for j := range cur {
+		cur[j], arg[j] = v0, i0
+	}
+	// Columns in which i0 is an exception take the first later kept row
+	// that is not one (levels of lv as in the full step; past them the
+	// rest of c is the long list).
+	lv.made = 0
+	k := min(K, nc)
+	nl := nc - k
+	for _, j := range tf.rowJ[tf.rowPtr[i0]:tf.rowPtr[i0+1]] {
+		cur[j], arg[j] = tf.defaultFor(prev, c[:k], c[k:], &nl, lv, t, int(j), M, t*int32(M)+j, true)
+	}
+	// The kept rows' exceptions, with the tie rule of the full step.
+	for _, i := range c {
+		p := prev[i]
+		rj, rs := tf.rowJ[tf.rowPtr[i]:tf.rowPtr[i+1]], tf.rowS[tf.rowPtr[i]:tf.rowPtr[i+1]]
+		rs = rs[:len(rj)]
+		for x, j := range rj {
+			v, b := p+rs[x], cur[j]
+			if v > b || (v == b && (arg[j] < 0 || i < arg[j])) {
+				cur[j], arg[j] = v, i
+			}
+		}
+	}
+	return true
 }
 
 // topLevels marks, level by level, the columns of which the entries
@@ -508,7 +619,10 @@ func (lv *topLevels) region(k int) []int32 {
 // every entry of long is one too, the best unmarked entry of all of prev
 // (-Inf, −1 if none). The lists are in order of decreasing δ, ties by
 // increasing index, so each gives the answer a scan of all of prev would.
-func (tf *tiedForm) defaultFor(prev []float64, top, long []int32, nl *int, lv *topLevels, t int32, j, M int, id int32) (float64, int32) {
+// With kept, top and long are the bounded step's kept rows, outside which
+// no row can win: when every one of them is an exception of j, it returns
+// −Inf, −1 without the scan (one of their exceptions wins the column).
+func (tf *tiedForm) defaultFor(prev []float64, top, long []int32, nl *int, lv *topLevels, t int32, j, M int, id int32, kept bool) (float64, int32) {
 	for k := 1; k < len(top); k++ {
 		lm := lv.region(k)
 		if k > lv.made {
@@ -522,7 +636,7 @@ func (tf *tiedForm) defaultFor(prev []float64, top, long []int32, nl *int, lv *t
 			return prev[top[k]] + tf.def, top[k]
 		}
 	}
-	if len(top) == M { // every label is an exception of j
+	if len(top) == M || (kept && len(long) == 0) { // every label (kept row) is an exception of j
 		return math.Inf(-1), -1
 	}
 	mark := lv.region(0)
@@ -538,7 +652,7 @@ func (tf *tiedForm) defaultFor(prev []float64, top, long []int32, nl *int, lv *t
 				return prev[i] + tf.def, i
 			}
 		}
-		if *nl == M {
+		if *nl == M || kept {
 			return math.Inf(-1), -1
 		}
 	}
@@ -563,6 +677,10 @@ const maxPlusMinPerCol = 4
 // buffer); shortTop is the length of its short list, longShortTop that
 // length where columns average denseTopPerCol exceptions or more.
 const maxTop, shortTop, longShortTop, denseTopPerCol = 64, 4, 8, 8
+
+// maxBounded is the most rows the bounded tied Viterbi step keeps (see
+// tiedForm.bounded); with more, the step scores every exception.
+const maxBounded = 64
 
 // topK writes to top the indices of the len(top) largest entries of v in
 // order of decreasing value, ties by increasing index, and returns how many

@@ -18,6 +18,7 @@ type Workspace struct {
 	probs                     []float64 // M (sampling)
 	ones                      []float64 // all 1 (Viterbi's emission check)
 	order, mark               []int32   // M (tied Viterbi)
+	cand                      []int32   // the tied Viterbi's kept rows (tiedForm.bounded)
 	excSum                    []float64 // one per exception (tied counts)
 	nb                        nbestBuf
 	lock                      lockBuf // lockstep groups (lockstep.go)
