@@ -410,7 +410,7 @@ func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, 
 // exceptions) per step. Where δ bounds the rows that can win to a few
 // (bounded: a trained model's sharp δ), a step scores only their
 // exceptions: O(M + those rows' exceptions).
-func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, top, mark, cand []int32) {
+func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, top, mark, cand []int32, scr []float64) {
 	copy(delta[:M], s[:M])
 	// A short top list: defaultFor takes its first entry that is not an
 	// exception of the column. Longer where columns have many exceptions
@@ -445,10 +445,14 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 	vec := kernels.MaxPlusCSRVector() && len(tf.colI) >= maxPlusMinPerCol*M
 	for t := 1; t < T; t++ {
 		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
-		if !useDef || !tf.bounded(prev, cur, arg, cand, &lv, int32(t), K) {
-			tf.fullStep(prev, cur, arg, top[:K], long, &lv, int32(t), vec, useDef)
-		}
 		st := s[t*M : (t+1)*M]
+		if useDef && tf.bounded(prev, cur, arg, cand, scr, &lv, int32(t), K) {
+			// No column is −Inf after a bounded step: the emission is
+			// added in vector lanes (1·s + δ is s + δ, bit for bit).
+			kernels.Axpy(1, st, cur)
+			continue
+		}
+		tf.fullStep(prev, cur, arg, top[:K], long, &lv, int32(t), vec, useDef)
 		for j, v := range cur {
 			if v == ninf {
 				arg[j] = 0 // every candidate is -Inf: the dense kernel keeps i = 0
@@ -507,6 +511,19 @@ func (tf *tiedForm) fullStep(prev, cur []float64, arg []int32, top, long []int32
 	}
 }
 
+// fill sets every entry of x to v, by doubling copies (memmove's vector
+// loop: a plain loop stores one entry at a time, and with a thousand labels
+// the tied Viterbi fills two rows at every step).
+func fill[E any](x []E, v E) {
+	if len(x) == 0 {
+		return
+	}
+	x[0] = v
+	for n := 1; n < len(x); n *= 2 {
+		copy(x[n:], x[:n])
+	}
+}
+
 // bounded is the tied Viterbi step over the rows that can win, when there
 // are at most len(cand) of them: it returns false, doing nothing, when
 // there are more (or δ is all −Inf), and the caller runs the full step.
@@ -523,21 +540,19 @@ func (tf *tiedForm) fullStep(prev, cur []float64, arg []int32, top, long []int32
 // first of them that is not its exception (defaultFor), as in the full
 // step. The winner of each column is then the full step's, bit for bit:
 // the same candidates, the same sums, the same tie rule.
-func (tf *tiedForm) bounded(prev, cur []float64, arg []int32, cand []int32, lv *topLevels, t int32, K int) bool {
+func (tf *tiedForm) bounded(prev, cur []float64, arg []int32, cand []int32, scr []float64, lv *topLevels, t int32, K int) bool {
 	M := len(prev)
-	lo, hi := tf.rowLo[:M], tf.rowHi[:M]
-	lb := math.Inf(-1)
-	for i, p := range prev {
-		if v := p + lo[i]; v > lb {
-			lb = v
-		}
-	}
-	if !(lb > math.Inf(-1) && lb < math.Inf(1)) {
+	hi := tf.rowHi[:M]
+	// LB = max_i δ[i] + rowLo[i], in vector lanes (ShiftRows' row maximum;
+	// its shifted row goes to scr, unused).
+	var lb, lbLo [1]float64
+	kernels.ShiftRows(scr[:M], lb[:], lbLo[:], prev, tf.rowLo, 1, M)
+	if !(lb[0] > math.Inf(-1) && lb[0] < math.Inf(1)) {
 		return false
 	}
 	nc := 0
 	for i, p := range prev {
-		if p+hi[i] >= lb {
+		if p+hi[i] >= lb[0] {
 			if nc == len(cand) {
 				return false
 			}
@@ -558,10 +573,8 @@ func (tf *tiedForm) bounded(prev, cur []float64, arg []int32, cand []int32, lv *
 		c[p] = x
 	}
 	i0 := c[0]
-	v0 := prev[i0] + tf.def
-	for j := range cur {
-		cur[j], arg[j] = v0, i0
-	}
+	fill(cur, prev[i0]+tf.def)
+	fill(arg, i0)
 	// Columns in which i0 is an exception take the first later kept row
 	// that is not one (levels of lv as in the full step; past them the
 	// rest of c is the long list).
