@@ -578,10 +578,25 @@ func (tf *tiedForm) bounded(prev, cur []float64, arg []int32, cand []int32, scr 
 	// Columns in which i0 is an exception take the first later kept row
 	// that is not one (levels of lv as in the full step; past them the
 	// rest of c is the long list).
+	// A column whose exception from i0 beats every other kept row's
+	// default (δ[c[1]] + d, the best of them) needs none: its exception
+	// wins (strictly), and is scored below.
 	lv.made = 0
 	k := min(K, nc)
 	nl := nc - k
-	for _, j := range tf.rowJ[tf.rowPtr[i0]:tf.rowPtr[i0+1]] {
+	ninf := math.Inf(-1)
+	next := ninf
+	if nc > 1 {
+		next = prev[c[1]] + tf.def
+	}
+	p0 := prev[i0]
+	r0 := tf.rowPtr[i0]
+	rs0 := tf.rowS[r0:tf.rowPtr[i0+1]]
+	for x, j := range tf.rowJ[r0:tf.rowPtr[i0+1]] {
+		if p0+rs0[x] > next {
+			cur[j], arg[j] = ninf, -1
+			continue
+		}
 		cur[j], arg[j] = tf.defaultFor(prev, c[:k], c[k:], &nl, lv, t, int(j), M, t*int32(M)+j, true)
 	}
 	// The kept rows' exceptions, with the tie rule of the full step.
