@@ -48,7 +48,7 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
 	} else if tr.tied != nil {
 		ws.order, ws.mark = grow(ws.order, min(M, maxTop)), grow(ws.mark, longShortTop*M)
-		ws.cand, ws.probs = grow(ws.cand, min(M, maxBounded)), grow(ws.probs, M)
+		ws.cand, ws.probs = grow(ws.cand, min(M, maxBounded)), grow(ws.probs, M+2)
 		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark, ws.cand, ws.probs)
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
 	} else if maxOnly {

@@ -540,19 +540,24 @@ func fill[E any](x []E, v E) {
 // first of them that is not its exception (defaultFor), as in the full
 // step. The winner of each column is then the full step's, bit for bit:
 // the same candidates, the same sums, the same tie rule.
+//
+// scr is scratch of M+2 entries.
 func (tf *tiedForm) bounded(prev, cur []float64, arg []int32, cand []int32, scr []float64, lv *topLevels, t int32, K int) bool {
 	M := len(prev)
 	hi := tf.rowHi[:M]
-	// LB = max_i δ[i] + rowLo[i], in vector lanes (ShiftRows' row maximum;
-	// its shifted row goes to scr, unused).
-	var lb, lbLo [1]float64
-	kernels.ShiftRows(scr[:M], lb[:], lbLo[:], prev, tf.rowLo, 1, M)
-	if !(lb[0] > math.Inf(-1) && lb[0] < math.Inf(1)) {
+	// LB = max_i δ[i] + rowLo[i], in vector lanes (ShiftRows' row maximum,
+	// to scr[M]; its shifted row goes to scr[:M], unused; scr[M+1] takes
+	// its smallest entry). Arrays on the stack would escape through the
+	// kernel's call: scr is the workspace's.
+	lb := scr[M : M+1]
+	kernels.ShiftRows(scr[:M], lb, scr[M+1:M+2], prev, tf.rowLo, 1, M)
+	bound := lb[0]
+	if !(bound > math.Inf(-1) && bound < math.Inf(1)) {
 		return false
 	}
 	nc := 0
 	for i, p := range prev {
-		if p+hi[i] >= lb[0] {
+		if p+hi[i] >= bound {
 			if nc == len(cand) {
 				return false
 			}

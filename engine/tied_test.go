@@ -399,7 +399,7 @@ func tiedViterbiBounded(t *testing.T) {
 			lv1 := topLevels{mark: make([]int32, K*M), m: M}
 			lv2 := topLevels{mark: make([]int32, K*M), m: M}
 			steps++
-			if !tf.bounded(prev, cur1, arg1, cand, make([]float64, M), &lv1, 1, K) {
+			if !tf.bounded(prev, cur1, arg1, cand, make([]float64, M+2), &lv1, 1, K) {
 				continue
 			}
 			kept++
