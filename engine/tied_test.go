@@ -76,6 +76,11 @@ func TestTiedMatchesDense(t *testing.T) {
 		if err != nil || dense.Structure() != Dense {
 			t.Fatal(err)
 		}
+		// The column shifts and the log-domain switch, found from the
+		// exceptions (tiedForm.cols), are the matrix scan's, bit for bit.
+		if !slices.Equal(f64bits(tied.colShift), f64bits(dense.colShift)) || !slices.Equal(f64bits(tied.colEnd), f64bits(dense.colEnd)) || tied.logOnly != dense.logOnly {
+			t.Fatalf("trial %d: column shifts tied %v (log only %v), dense %v (%v)", trial, tied.colShift, tied.logOnly, dense.colShift, dense.logOnly)
+		}
 		T := 1 + r.IntN(30)
 		emit := make([]float64, T*M)
 		for k := range emit {
@@ -415,4 +420,72 @@ func tiedViterbiBounded(t *testing.T) {
 		t.Fatalf("the bounded step ran in %d of %d steps", kept, steps)
 	}
 	t.Logf("the bounded step ran in %d of %d steps", kept, steps)
+}
+
+// f64bits returns the bit patterns of x (to compare −0 and +0 apart).
+func f64bits(x []float64) []uint64 {
+	b := make([]uint64, len(x))
+	for k, v := range x {
+		b[k] = math.Float64bits(v)
+	}
+	return b
+}
+
+// TestTiedColumnShifts checks the column shifts and the log-domain switch
+// that NewTied and SetTied find from the exceptions (tiedForm.cols)
+// against the matrix scan of the Dense structure, bit for bit, with
+// spreads on both sides of scaledRange, −Inf and ±0 entries and columns
+// that are all exceptions.
+func TestTiedColumnShifts(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 27))
+	for trial := range 300 {
+		M := 1 + r.IntN(12)
+		def := []float64{0, math.Copysign(0, -1), math.Inf(-1), -2, 3}[trial%5]
+		spread := []float64{1, 50, 400}[trial%3]
+		var exc []Exception
+		for i := range int32(M) {
+			for j := range int32(M) {
+				if r.IntN(3) > 0 && (j != 0 || r.IntN(4) > 0) {
+					continue
+				}
+				v := spread * (r.Float64() - 0.5)
+				switch r.IntN(6) {
+				case 0:
+					v = math.Inf(-1)
+				case 1:
+					v = math.Copysign(0, float64(r.IntN(2))-0.5)
+				}
+				exc = append(exc, Exception{i, j, v})
+			}
+		}
+		if trial%4 == 0 { // column 0 all exceptions
+			exc = exc[:0]
+			for i := range int32(M) {
+				exc = append(exc, Exception{i, 0, spread * (r.Float64() - 0.5)})
+			}
+		}
+		tied, err := NewTied(M, def, exc, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string) {
+			t.Helper()
+			dense, err := NewTransitionsWith(M, tied.score, nil, nil, Options{Structure: Dense})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f64bits(tied.colShift), f64bits(dense.colShift)) || tied.logOnly != dense.logOnly {
+				t.Fatalf("trial %d (%s): column shifts %v (log only %v), matrix scan %v (%v)", trial, what, tied.colShift, tied.logOnly, dense.colShift, dense.logOnly)
+			}
+		}
+		check("NewTied")
+		scores := make([]float64, len(exc))
+		for k := range scores {
+			scores[k] = spread * (r.Float64() - 0.5)
+		}
+		if err := tied.SetTied(def-1, scores, nil, nil); err != nil && !math.IsInf(def, -1) {
+			t.Fatal(err)
+		}
+		check("SetTied")
+	}
 }

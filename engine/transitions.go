@@ -201,23 +201,28 @@ func (tr *Transitions) derive() {
 		tr.colEnd = make([]float64, m)
 		tr.startEnd = make([]float64, m)
 	}
-	// Column maxima row by row: the matrix is read in order.
-	c := tr.colShift
-	for j := range c {
-		c[j] = math.Inf(-1)
-	}
-	for i := range m {
-		row := tr.score[i*m : (i+1)*m]
-		for j, v := range row {
-			c[j] = max(c[j], v)
+	if tr.tied != nil {
+		// From the default and the exceptions (NewTied, SetTied).
+		tr.logOnly = tr.tied.cols(tr) > scaledRange
+	} else {
+		// Column maxima row by row: the matrix is read in order.
+		c := tr.colShift
+		for j := range c {
+			c[j] = math.Inf(-1)
 		}
-	}
-	for j, v := range c {
-		if math.IsInf(v, -1) {
-			c[j] = 0
+		for i := range m {
+			row := tr.score[i*m : (i+1)*m]
+			for j, v := range row {
+				c[j] = max(c[j], v)
+			}
 		}
+		for j, v := range c {
+			if math.IsInf(v, -1) {
+				c[j] = 0
+			}
+		}
+		tr.logOnly = colRange(tr.score, tr.colShift, m) > scaledRange
 	}
-	tr.logOnly = colRange(tr.score, tr.colShift, m) > scaledRange
 	for j := range m {
 		tr.colEnd[j] = tr.colShift[j] + tr.end[j]
 		tr.startEnd[j] = tr.start[j] + tr.end[j]
