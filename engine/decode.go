@@ -51,9 +51,7 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 		ws.cand, ws.probs = grow(ws.cand, min(M, maxBounded)), grow(ws.probs, M+2)
 		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark, ws.cand, ws.probs)
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
-	} else if M >= boundedDenseLabels {
-		ws.bp = grow(ws.bp, T*M)
-		tr.viterbiBounded(ws, T)
+	} else if M >= boundedDenseLabels && tr.viterbiBounded(ws, T) {
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
 	} else if maxOnly {
 		best = kernels.ViterbiMax(path, ws.delta, ws.s[:T*M], tr.score, tr.scoreT, T, M)
@@ -199,9 +197,13 @@ const boundedDenseLabels = 256
 // the rows that can win (boundedDense) where there are at most maxBounded
 // of them, else kernels.Viterbi over a two-row window (δ_{t−1}, s_t) as
 // viterbiDelta runs it. δ and the back-pointers are the kernel's, bit for
-// bit.
-func (tr *Transitions) viterbiBounded(ws *Workspace, T int) {
+// bit. When the first step cannot be bounded (flat scores, such as random
+// ones: few steps will be) it returns false having written only δ's first
+// row, and the caller runs the whole-chain kernel, whose max-only form
+// (kernels.ViterbiMax) is faster than a step with back-pointers.
+func (tr *Transitions) viterbiBounded(ws *Workspace, T int) bool {
 	M := tr.m
+	ws.bp = grow(ws.bp, T*M)
 	s, delta, bp := ws.s, ws.delta, ws.bp
 	copy(delta[:M], s[:M])
 	ws.cand, ws.probs = grow(ws.cand, min(M, maxBounded)), grow(ws.probs, M+2)
@@ -212,6 +214,9 @@ func (tr *Transitions) viterbiBounded(ws *Workspace, T int) {
 			kernels.Axpy(1, st, cur) // 1·s + δ is s + δ, bit for bit
 			continue
 		}
+		if t == 1 {
+			return false
+		}
 		ws.vwin = grow(ws.vwin, 4*M)
 		ws.vbp = grow(ws.vbp, 2*M+2)
 		win, wd := ws.vwin[:2*M], ws.vwin[2*M:4*M]
@@ -221,6 +226,7 @@ func (tr *Transitions) viterbiBounded(ws *Workspace, T int) {
 		copy(cur, wd[M:])
 		copy(arg, ws.vbp[M:2*M])
 	}
+	return true
 }
 
 // boundedDense is a dense Viterbi step (before the emission) over the rows
