@@ -189,8 +189,11 @@ func (tr *Transitions) viterbiDelta(ws *Workspace, T int) {
 // boundedDenseLabels is the label count from which the dense Viterbi runs
 // step by step over the rows that can win (viterbiBounded) instead of the
 // O(M²) kernel at every step: at M = 1,208 a step of the kernel streams an
-// 11.7 MB matrix, a bounded step a few of its rows. Below it the kernels'
-// steps are short and the bounds would cost more than they spare.
+// 11.7 MB matrix, a bounded step a few of its rows. Measured (AVX2, one
+// run each, go test -bench ViterbiDense, the engine benchmark's scores):
+// M = 512 10.4k tokens/s before, 127k after; M = 1,024 1.7k and 49k. It
+// was not measured below 512: 256 keeps the small label sets of the other
+// tasks (at most a few dozen labels) on the kernels.
 const boundedDenseLabels = 256
 
 // viterbiBounded is the dense Viterbi recursion, step by step: a step over

@@ -107,7 +107,8 @@ func NewTied(m int, def float64, exc []Exception, start, end []float64) (*Transi
 	// against a bit per entry: with UD Czech's 1,208 labels (1.46M
 	// entries, 14,718 exceptions) a map of the pairs, a second copy of the
 	// matrix and scans of it for the column maxima and for the exceptions
-	// took half of the model's loading.
+	// took about half of the CPU time of loading the model (a tag run of
+	// one sentence: 0.055 s, now 0.03 s).
 	score := make([]float64, m*m)
 	fill(score, def)
 	seen := make([]uint64, (m*m+63)/64)
@@ -139,7 +140,7 @@ func NewTied(m int, def float64, exc []Exception, start, end []float64) (*Transi
 	// caller's order, so that Posteriors.Tied indexes match.
 	tr.tied = &tiedForm{def: def, exc: slices.Clone(exc)}
 	tr.tied.index(tr)
-	tr.derive() // from the exceptions (tiedCols)
+	tr.derive() // from the exceptions (tiedForm.cols)
 	tr.tied.values(tr)
 	return tr, nil
 }
@@ -635,10 +636,9 @@ func (tf *tiedForm) bounded(prev, cur []float64, arg []int32, cand []int32, scr 
 	fill(arg, i0)
 	// Columns in which i0 is an exception take the first later kept row
 	// that is not one (levels of lv as in the full step; past them the
-	// rest of c is the long list).
-	// A column whose exception from i0 beats every other kept row's
-	// default (δ[c[1]] + d, the best of them) needs none: its exception
-	// wins (strictly), and is scored below.
+	// rest of c is the long list), except where the exception from i0
+	// beats every other kept row's default (δ[c[1]] + d bounds them): it
+	// wins such a column outright and is scored with the others below.
 	lv.made = 0
 	k := min(K, nc)
 	nl := nc - k
