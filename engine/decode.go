@@ -48,7 +48,10 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
 	} else if tr.tied != nil {
 		ws.order, ws.mark = grow(ws.order, min(M, maxTop)), grow(ws.mark, longShortTop*M)
-		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark)
+		ws.cand, ws.probs = grow(ws.cand, min(M, maxBounded)), grow(ws.probs, M+2)
+		tr.tied.viterbi(ws.delta, ws.bp, ws.s[:T*M], T, M, ws.order, ws.mark, ws.cand, ws.probs)
+		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
+	} else if M >= boundedDenseLabels && tr.viterbiBounded(ws, T) {
 		best = kernels.Backtrace(path, ws.delta[(T-1)*M:T*M], ws.bp, T, M)
 	} else if maxOnly {
 		best = kernels.ViterbiMax(path, ws.delta, ws.s[:T*M], tr.score, tr.scoreT, T, M)
@@ -181,4 +184,95 @@ func (tr *Transitions) viterbiDelta(ws *Workspace, T int) {
 		copy(delta[t*M:(t+1)*M], wd[M:])
 		copy(bp[t*M:(t+1)*M], ws.vbp[M:2*M])
 	}
+}
+
+// boundedDenseLabels is the label count from which the dense Viterbi runs
+// step by step over the rows that can win (viterbiBounded) instead of the
+// O(M²) kernel at every step: at M = 1,208 a step of the kernel streams an
+// 11.7 MB matrix, a bounded step a few of its rows. Measured (AVX2, one
+// run each, go test -bench ViterbiDense, the engine benchmark's scores):
+// M = 512 10.4k tokens/s before, 127k after; M = 1,024 1.7k and 49k. It
+// was not measured below 512: 256 keeps the small label sets of the other
+// tasks (at most a few dozen labels) on the kernels.
+const boundedDenseLabels = 256
+
+// viterbiBounded is the dense Viterbi recursion, step by step: a step over
+// the rows that can win (boundedDense) where there are at most maxBounded
+// of them, else kernels.Viterbi over a two-row window (δ_{t−1}, s_t) as
+// viterbiDelta runs it. δ and the back-pointers are the kernel's, bit for
+// bit. When the first step cannot be bounded (flat scores, such as random
+// ones: few steps will be) it returns false having written only δ's first
+// row, and the caller runs the whole-chain kernel, whose max-only form
+// (kernels.ViterbiMax) is faster than a step with back-pointers.
+func (tr *Transitions) viterbiBounded(ws *Workspace, T int) bool {
+	M := tr.m
+	ws.bp = grow(ws.bp, T*M)
+	s, delta, bp := ws.s, ws.delta, ws.bp
+	copy(delta[:M], s[:M])
+	ws.cand, ws.probs = grow(ws.cand, min(M, maxBounded)), grow(ws.probs, M+2)
+	for t := 1; t < T; t++ {
+		prev, cur, arg := delta[(t-1)*M:t*M], delta[t*M:(t+1)*M], bp[t*M:(t+1)*M]
+		st := s[t*M : (t+1)*M]
+		if tr.boundedDense(prev, cur, arg, ws.cand, ws.probs) {
+			kernels.Axpy(1, st, cur) // 1·s + δ is s + δ, bit for bit
+			continue
+		}
+		if t == 1 {
+			return false
+		}
+		ws.vwin = grow(ws.vwin, 4*M)
+		ws.vbp = grow(ws.vbp, 2*M+2)
+		win, wd := ws.vwin[:2*M], ws.vwin[2*M:4*M]
+		copy(win[:M], prev)
+		copy(win[M:], st)
+		kernels.Viterbi(ws.vbp[2*M:2*M+2], wd, ws.vbp[:2*M], win, tr.score, 2, M)
+		copy(cur, wd[M:])
+		copy(arg, ws.vbp[M:2*M])
+	}
+	return true
+}
+
+// boundedDense is a dense Viterbi step (before the emission) over the rows
+// that can win, as tiedForm.bounded's: row b = argmax_i δ[i] + rowLo[i]
+// gives every column at least LB = δ[b] + rowLo[b], so a row with
+// δ[i] + rowHi[i] < LB can neither win a column nor tie with its winner.
+// The kept rows are taken in increasing index, the first filling every
+// column and the others replacing on a strictly larger sum, as the kernel
+// does over all rows. It returns false, doing nothing, with more than
+// len(cand) such rows or an all −Inf δ. scr is scratch of M+2 entries.
+func (tr *Transitions) boundedDense(prev, cur []float64, arg []int32, cand []int32, scr []float64) bool {
+	M := tr.m
+	lb := scr[M : M+1]
+	kernels.ShiftRows(scr[:M], lb, scr[M+1:M+2], prev, tr.rowLo, 1, M)
+	bound := lb[0]
+	if !(bound > math.Inf(-1) && bound < math.Inf(1)) {
+		return false
+	}
+	hi := tr.rowHi[:M]
+	nc := 0
+	for i, p := range prev {
+		if p+hi[i] >= bound {
+			if nc == len(cand) {
+				return false
+			}
+			cand[nc] = int32(i)
+			nc++
+		}
+	}
+	i0 := cand[0]
+	// δ[i0] + S[i0][·] in vector lanes: δ[i0]·1 + S is δ[i0] + S, bit for bit.
+	copy(cur, tr.score[int(i0)*M:int(i0+1)*M])
+	kernels.Axpy(prev[i0], tr.ones, cur)
+	fill(arg, i0)
+	for _, i := range cand[1:nc] {
+		p := prev[i]
+		row := tr.score[int(i)*M : int(i+1)*M]
+		row = row[:len(cur)]
+		for j, v := range row {
+			if c := p + v; c > cur[j] {
+				cur[j], arg[j] = c, i
+			}
+		}
+	}
+	return true
 }

@@ -76,6 +76,11 @@ func TestTiedMatchesDense(t *testing.T) {
 		if err != nil || dense.Structure() != Dense {
 			t.Fatal(err)
 		}
+		// The column shifts and the log-domain switch, found from the
+		// exceptions (tiedForm.cols), are the matrix scan's, bit for bit.
+		if !slices.Equal(f64bits(tied.colShift), f64bits(dense.colShift)) || !slices.Equal(f64bits(tied.colEnd), f64bits(dense.colEnd)) || tied.logOnly != dense.logOnly {
+			t.Fatalf("trial %d: column shifts tied %v (log only %v), dense %v (%v)", trial, tied.colShift, tied.logOnly, dense.colShift, dense.logOnly)
+		}
 		T := 1 + r.IntN(30)
 		emit := make([]float64, T*M)
 		for k := range emit {
@@ -310,5 +315,177 @@ func TestTiedDenseFormsConcurrent(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// TestTiedViterbiBounded checks the bounded tied Viterbi step (only the
+// rows that can win scored) on scores shaped like a trained model's: a low
+// default, exceptions mostly above it (some −Inf, some tied), and sharp
+// emissions (a few labels fit each position), drawn from few values so
+// that ties are common. Each step is checked against the full step on the
+// same δ (the bounded one must run in many of them), and whole chains
+// against the dense kernel, bit for bit.
+func TestTiedViterbiBounded(t *testing.T) { forEachTier(t, tiedViterbiBounded) }
+
+func tiedViterbiBounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(24, 25))
+	ws, wd := NewWorkspace(), NewWorkspace()
+	vals := []float64{-2, -1, 0, math.Copysign(0, -1), 1, 2, 3}
+	steps, kept := 0, 0
+	for trial := range 200 {
+		M := 2 + r.IntN(60)
+		if trial%10 == 0 {
+			M = 100 + r.IntN(300)
+		}
+		def := []float64{-6, -3, 0, -4.5}[trial%4]
+		seen := map[[2]int32]bool{}
+		var exc []Exception
+		for range 1 + r.IntN(4*M) {
+			e := Exception{int32(r.IntN(M)), int32(r.IntN(M)), vals[r.IntN(len(vals))]}
+			switch r.IntN(10) {
+			case 0:
+				e.Score = math.Inf(-1)
+			case 1:
+				e.Score = def - 1
+			}
+			if !seen[[2]int32{e.From, e.To}] {
+				seen[[2]int32{e.From, e.To}] = true
+				exc = append(exc, e)
+			}
+		}
+		if trial%7 == 0 { // a row with every column an exception
+			i := int32(r.IntN(M))
+			for j := range int32(M) {
+				if !seen[[2]int32{i, j}] {
+					exc = append(exc, Exception{i, j, vals[r.IntN(len(vals))]})
+				}
+			}
+		}
+		tied, err := NewTied(M, def, exc, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dense, err := NewTransitionsWith(M, tied.score, nil, nil, Options{Structure: Dense})
+		if err != nil {
+			t.Fatal(err)
+		}
+		T := 1 + r.IntN(20)
+		emit := make([]float64, T*M)
+		for k := range emit {
+			emit[k] = -8 + vals[r.IntN(len(vals))]
+			if r.IntN(M) < 3 {
+				emit[k] += 8 // a label that fits
+			}
+		}
+		name := fmt.Sprintf("trial %d M=%d T=%d def=%v exc=%d", trial, M, T, def, len(exc))
+		pa, pb := make([]int32, T), make([]int32, T)
+		st, e1 := tied.Viterbi(ws, emit, nil, pa)
+		sd, e2 := dense.Viterbi(wd, emit, nil, pb)
+		if e1 != e2 || math.Float64bits(st) != math.Float64bits(sd) || !slices.Equal(pa, pb) {
+			t.Fatalf("%s: Viterbi tied %v %v %v, dense %v %v %v", name, pa, st, e1, pb, sd, e2)
+		}
+		if !slices.Equal(ws.bp[M:T*M], denseBP(wd, dense, T, M)) {
+			t.Fatalf("%s: back-pointers differ", name)
+		}
+		for k := range T * M {
+			if math.Float64bits(ws.delta[k]) != math.Float64bits(wd.delta[k]) {
+				t.Fatalf("%s: δ[%d] tied %v, dense %v", name, k, ws.delta[k], wd.delta[k])
+			}
+		}
+		// Step by step, on the δ rows of that run.
+		tf := tied.tied
+		K := min(tf.maxCol+1, M, shortTop)
+		top, cand := make([]int32, min(M, maxTop)), make([]int32, min(M, maxBounded))
+		cur1, cur2 := make([]float64, M), make([]float64, M)
+		arg1, arg2 := make([]int32, M), make([]int32, M)
+		vec := kernels.MaxPlusCSRVector() && len(tf.colI) >= maxPlusMinPerCol*M
+		for s := range T - 1 {
+			prev := ws.delta[s*M : (s+1)*M]
+			lv1 := topLevels{mark: make([]int32, K*M), m: M}
+			lv2 := topLevels{mark: make([]int32, K*M), m: M}
+			steps++
+			if !tf.bounded(prev, cur1, arg1, cand, make([]float64, M+2), &lv1, 1, K) {
+				continue
+			}
+			kept++
+			tf.fullStep(prev, cur2, arg2, top[:K], top[K:], &lv2, 1, vec, true)
+			for j := range M {
+				if math.Float64bits(cur1[j]) != math.Float64bits(cur2[j]) || arg1[j] != arg2[j] {
+					t.Fatalf("%s: step %d column %d: bounded %v (%d), full %v (%d)", name, s+1, j, cur1[j], arg1[j], cur2[j], arg2[j])
+				}
+			}
+		}
+	}
+	if kept < steps/2 {
+		t.Fatalf("the bounded step ran in %d of %d steps", kept, steps)
+	}
+	t.Logf("the bounded step ran in %d of %d steps", kept, steps)
+}
+
+// f64bits returns the bit patterns of x (to compare −0 and +0 apart).
+func f64bits(x []float64) []uint64 {
+	b := make([]uint64, len(x))
+	for k, v := range x {
+		b[k] = math.Float64bits(v)
+	}
+	return b
+}
+
+// TestTiedColumnShifts checks the column shifts and the log-domain switch
+// that NewTied and SetTied find from the exceptions (tiedForm.cols)
+// against the matrix scan of the Dense structure, bit for bit, with
+// spreads on both sides of scaledRange, −Inf and ±0 entries and columns
+// that are all exceptions.
+func TestTiedColumnShifts(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 27))
+	for trial := range 300 {
+		M := 1 + r.IntN(12)
+		def := []float64{0, math.Copysign(0, -1), math.Inf(-1), -2, 3}[trial%5]
+		spread := []float64{1, 50, 400}[trial%3]
+		var exc []Exception
+		for i := range int32(M) {
+			for j := range int32(M) {
+				if r.IntN(3) > 0 && (j != 0 || r.IntN(4) > 0) {
+					continue
+				}
+				v := spread * (r.Float64() - 0.5)
+				switch r.IntN(6) {
+				case 0:
+					v = math.Inf(-1)
+				case 1:
+					v = math.Copysign(0, float64(r.IntN(2))-0.5)
+				}
+				exc = append(exc, Exception{i, j, v})
+			}
+		}
+		if trial%4 == 0 { // column 0 all exceptions
+			exc = exc[:0]
+			for i := range int32(M) {
+				exc = append(exc, Exception{i, 0, spread * (r.Float64() - 0.5)})
+			}
+		}
+		tied, err := NewTied(M, def, exc, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(what string) {
+			t.Helper()
+			dense, err := NewTransitionsWith(M, tied.score, nil, nil, Options{Structure: Dense})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(f64bits(tied.colShift), f64bits(dense.colShift)) || tied.logOnly != dense.logOnly {
+				t.Fatalf("trial %d (%s): column shifts %v (log only %v), matrix scan %v (%v)", trial, what, tied.colShift, tied.logOnly, dense.colShift, dense.logOnly)
+			}
+		}
+		check("NewTied")
+		scores := make([]float64, len(exc))
+		for k := range scores {
+			scores[k] = spread * (r.Float64() - 0.5)
+		}
+		if err := tied.SetTied(def-1, scores, nil, nil); err != nil && !math.IsInf(def, -1) {
+			t.Fatal(err)
+		}
+		check("SetTied")
 	}
 }

@@ -40,8 +40,12 @@ type Transitions struct {
 	colEnd   []float64 // colShift + end: the last position's column scores
 	startEnd []float64 // start + end: those of a chain of one position
 	logOnly  bool      // a column's range exceeds scaledRange: always use the log domain
-	tied     *tiedForm // non-nil for the Tied structure
-	zeros    []float64 // M zeros
+	// rowLo[i] and rowHi[i]: the lowest and highest entries of row i
+	// (the Dense structure's; the dense Viterbi's bounded steps)
+	rowLo, rowHi []float64
+	ones         []float64 // M ones
+	tied         *tiedForm // non-nil for the Tied structure
+	zeros        []float64 // M zeros
 
 	// The dense forms: made by derive for Dense; for a Tied structure made
 	// by dense() on first use (sampling, edge marginals, expected counts
@@ -200,24 +204,38 @@ func (tr *Transitions) derive() {
 		tr.colShift = make([]float64, m)
 		tr.colEnd = make([]float64, m)
 		tr.startEnd = make([]float64, m)
+		tr.rowLo, tr.rowHi = make([]float64, m), make([]float64, m)
+		tr.ones = make([]float64, m)
+		fill(tr.ones, 1)
 	}
-	// Column maxima row by row: the matrix is read in order.
-	c := tr.colShift
-	for j := range c {
-		c[j] = math.Inf(-1)
-	}
-	for i := range m {
-		row := tr.score[i*m : (i+1)*m]
-		for j, v := range row {
-			c[j] = max(c[j], v)
+	if tr.tied != nil {
+		// From the default and the exceptions (NewTied, SetTied); the
+		// row bounds are the Dense structure's alone.
+		tr.logOnly = tr.tied.cols(tr) > scaledRange
+		clear(tr.rowLo)
+		clear(tr.rowHi)
+	} else {
+		// Column maxima row by row: the matrix is read in order.
+		c := tr.colShift
+		for j := range c {
+			c[j] = math.Inf(-1)
 		}
-	}
-	for j, v := range c {
-		if math.IsInf(v, -1) {
-			c[j] = 0
+		for i := range m {
+			row := tr.score[i*m : (i+1)*m]
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for j, v := range row {
+				c[j] = max(c[j], v)
+				lo, hi = min(lo, v), max(hi, v)
+			}
+			tr.rowLo[i], tr.rowHi[i] = lo, hi
 		}
+		for j, v := range c {
+			if math.IsInf(v, -1) {
+				c[j] = 0
+			}
+		}
+		tr.logOnly = colRange(tr.score, tr.colShift, m) > scaledRange
 	}
-	tr.logOnly = colRange(tr.score, tr.colShift, m) > scaledRange
 	for j := range m {
 		tr.colEnd[j] = tr.colShift[j] + tr.end[j]
 		tr.startEnd[j] = tr.start[j] + tr.end[j]

@@ -15,9 +15,10 @@ type Workspace struct {
 	scale, rowMax, rowMin     []float64 // T
 	delta                     []float64 // T×M (Viterbi)
 	bp                        []int32   // T×M (Viterbi)
-	probs                     []float64 // M (sampling)
+	probs                     []float64 // M (sampling; the tied Viterbi's scratch)
 	ones                      []float64 // all 1 (Viterbi's emission check)
 	order, mark               []int32   // M (tied Viterbi)
+	cand                      []int32   // the tied Viterbi's kept rows (tiedForm.bounded)
 	excSum                    []float64 // one per exception (tied counts)
 	nb                        nbestBuf
 	lock                      lockBuf // lockstep groups (lockstep.go)
