@@ -8,6 +8,7 @@ import (
 
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
+	"github.com/simdcrf/simdcrf/train"
 )
 
 // ScalingSVG is the plot's file name, beside BENCHMARKS.md.
@@ -79,11 +80,12 @@ func WriteScaling(buf *bytes.Buffer, res trainbench.ScaleResult, svgName string)
 		"rusage between iterations; the table also gives its wall time). **dense, single-sequence** is `-p transitions=dense` with "+
 		"`train.Config.Lockstep = \"never\"` (forward–backward one sequence at a time, as training runs below M = 64); **dense, lockstep** "+
 		"is `Lockstep = \"always\"` (sequences of similar lengths in groups, one pass over the M×M matrix per position for the group, as "+
-		"training runs from M = 64); **tied** is `-p transitions=tied`; **candidate-restricted** is dense transitions with "+
-		"`-p feature.candidates=2` (forms seen twice or more held to the tags seen with them). **CRFsuite** trains the same sentences from "+
+		"training runs from M = 64); **tied** is `-p transitions=tied`; **candidate-restricted** is "+
+		"`-p feature.candidates=2` (forms seen twice or more held to the tags seen with them; transitions at their default, dense below "+
+		"M = %d and tied from there, as the czech-pooled-morph-cand task trains). **CRFsuite** trains the same sentences from "+
 		"attribute files of the same features (npm crfsuite@%s, c2 = 1), its point the median of its log's per-iteration seconds (clock(), CPU), "+
 		"run while its iteration is expected under %.0f s (from the M before, by M²).\n\n",
-		res.Sentences, res.Tokens, res.Iterations, crfsuite.Version, res.PeerCap)
+		res.Sentences, res.Tokens, res.Iterations, train.TiedLabels, crfsuite.Version, res.PeerCap)
 	fmt.Fprintf(buf, "![CPU seconds per L-BFGS iteration against the number of labels M, log–log](%s)\n\n", svgName)
 	fmt.Fprintf(buf, "| M | k |")
 	for _, s := range structures {

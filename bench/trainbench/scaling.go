@@ -59,9 +59,10 @@ func ScaleTitle(s string) string {
 var ScaleStructures = []string{ScaleDense, ScaleLockstep, ScaleTied, ScaleCandidates, ScalePruned}
 
 // scaleConfig sets cfg up for a structure: dense transitions with the
-// path forced (train.Config.Lockstep), tied transitions, or dense ones
-// with each form seen twice or more held to its tags (feature.candidates=2,
-// the czech-pooled-morph-cand task's setting).
+// path forced (train.Config.Lockstep), tied transitions, or each form seen
+// twice or more held to its tags (feature.candidates=2, transitions at
+// their default: dense below train.TiedLabels, tied from there, as the
+// czech-pooled-morph-cand task trains).
 func scaleConfig(cfg *train.Config, structure string) error {
 	switch structure {
 	case ScaleDense:
@@ -71,7 +72,7 @@ func scaleConfig(cfg *train.Config, structure string) error {
 	case ScaleTied:
 		cfg.Transitions = "tied"
 	case ScaleCandidates:
-		cfg.Transitions, cfg.Candidates = "dense", 2
+		cfg.Candidates = 2 // transitions "auto", as the czech-pooled-morph-cand task
 	case ScalePruned:
 		return errors.New("pruned training is not built (issue 17)")
 	default:
@@ -212,6 +213,7 @@ func Scaling(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 					return res, fmt.Errorf("scaling: M = %d, %s: %w", m, s, err)
 				}
 				p.K, p.Labels = k, m
+				o.Progress(fmt.Sprintf("  %.3g CPU s/iteration (wall %.3g), %d iterations, %d evaluations", p.CPU, p.Seconds, p.Iters, p.Evals))
 				runs[j] = append(runs[j], p)
 			}
 		}
@@ -236,6 +238,7 @@ func Scaling(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 				return res, fmt.Errorf("scaling: M = %d, CRFsuite: %w", m, err)
 			}
 			p.CPU, p.Iters = q.CPU, q.Iters
+			o.Progress(fmt.Sprintf("  %.3g CPU s/iteration, %d iterations", p.CPU, p.Iters))
 			peerEst = p.CPU / (float64(m) * float64(m))
 			if p.CPU > o.PeerCap {
 				peerEst = math.Inf(1) // no larger M
