@@ -88,7 +88,7 @@ const (
 	DefaultScaleIterations = 3
 	// DefaultScalePeerCap is the most CRFsuite's iteration may be
 	// expected to take (seconds); larger M are skipped.
-	DefaultScalePeerCap = 20.0
+	DefaultScalePeerCap = 10.0
 )
 
 // DefaultScaleKs are the truncation lengths: M = 12, 59, 181, 277, 806
