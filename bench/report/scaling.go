@@ -73,7 +73,7 @@ func WriteScaling(buf *bytes.Buffer, res trainbench.ScaleResult, svgName string)
 	fmt.Fprintf(buf, "## Cost of an iteration against M\n\n")
 	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench scaling` prints this section and writes the plot. One set of sentences, "+
 		"%d sentences (%d tokens) of the UD Czech pool of the czech-pooled task: the fewest, shortest sentences that hold every one of the pool's "+
-		"XPOS tags (a greedy cover, rarest tag first), so that the full tags' M is the pool's while a dense iteration at that M takes seconds. "+
+		"XPOS tags (a greedy cover, rarest tag first), so that the full tags' M is the pool's while a dense single-sequence iteration at that M stays within a minute. "+
 		"Its positional XPOS tags truncated to their first k characters give the label sets (written to the run's work directory as CoNLL-U; "+
 		"`--features pos --label xpos`). Each structure trains them in-process on one thread (GOMAXPROCS 1, `train.Train`, CRFsuite's defaults "+
 		"otherwise) for %d L-BFGS iterations, the structures taking turns at each M; a point is the median iteration's CPU time (the process's "+
@@ -84,7 +84,7 @@ func WriteScaling(buf *bytes.Buffer, res trainbench.ScaleResult, svgName string)
 		"`-p feature.candidates=2` (forms seen twice or more held to the tags seen with them; transitions at their default, dense below "+
 		"M = %d and tied from there, as the czech-pooled-morph-cand task trains). **CRFsuite** trains the same sentences from "+
 		"attribute files of the same features (npm crfsuite@%s, c2 = 1), its point the median of its log's per-iteration seconds (clock(), CPU), "+
-		"run while its iteration is expected under %.0f s (from the M before, by M²).\n\n",
+		"run while its iteration is expected under %.0f s (from its last point, by M²).\n\n",
 		res.Sentences, res.Tokens, res.Iterations, train.TiedLabels, crfsuite.Version, res.PeerCap)
 	fmt.Fprintf(buf, "![CPU seconds per L-BFGS iteration against the number of labels M, log–log](%s)\n\n", svgName)
 	fmt.Fprintf(buf, "| M | k |")

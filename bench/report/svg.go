@@ -60,18 +60,44 @@ func (s Series) points() [][2]float64 {
 	return out
 }
 
-// logAxis maps values in [lo, hi] (whole decades around the data) to
-// pixels.
+// logAxis maps values in [lo, hi] (1, 2 or 5 times a power of ten around
+// the data) to pixels.
 type logAxis struct {
 	lo, hi float64 // log10 of the ends
 	px     float64 // pixels
 	flip   bool    // y: larger values up
 }
 
+// niceSteps are the mantissas of the axis ends and ticks.
+var niceSteps = []float64{1, 2, 5}
+
+// niceBelow is the largest 1, 2 or 5 times a power of ten ≤ v; niceAbove
+// the smallest ≥ v.
+func niceBelow(v float64) float64 {
+	e := math.Floor(math.Log10(v))
+	out := math.Pow(10, e)
+	for _, s := range niceSteps {
+		if c := s * math.Pow(10, e); c <= v*(1+1e-12) {
+			out = c
+		}
+	}
+	return out
+}
+
+func niceAbove(v float64) float64 {
+	e := math.Floor(math.Log10(v))
+	for _, s := range append(niceSteps, 10) {
+		if c := s * math.Pow(10, e); c >= v*(1-1e-12) {
+			return c
+		}
+	}
+	return math.Pow(10, e+1)
+}
+
 func newLogAxis(vmin, vmax, px float64, flip bool) logAxis {
-	lo, hi := math.Floor(math.Log10(vmin)), math.Ceil(math.Log10(vmax))
+	lo, hi := math.Log10(niceBelow(vmin)), math.Log10(niceAbove(vmax))
 	if hi <= lo {
-		hi = lo + 1
+		lo, hi = math.Log10(niceBelow(vmin/2)), math.Log10(niceAbove(vmax*2))
 	}
 	return logAxis{lo: lo, hi: hi, px: px, flip: flip}
 }
@@ -84,28 +110,35 @@ func (a logAxis) pos(v float64) float64 {
 	return f
 }
 
-// ticks returns the tick values: 1, 2 and 5 times each power of ten over
-// at most three decades, powers of ten alone over more.
+// ticks returns the tick values in the axis: 1, 2 and 5 times each power
+// of ten over at most three decades, powers of ten alone over more (and
+// the ends).
 func (a logAxis) ticks() []float64 {
-	steps := []float64{1, 2, 5}
+	steps := niceSteps
 	if a.hi-a.lo > 3 {
 		steps = []float64{1}
 	}
 	var out []float64
-	for e := a.lo; e <= a.hi; e++ {
-		for _, s := range steps {
-			v := s * math.Pow(10, e)
-			if math.Log10(v) <= a.hi+1e-9 {
-				out = append(out, v)
-			}
+	add := func(v float64) {
+		if l := math.Log10(v); l >= a.lo-1e-9 && l <= a.hi+1e-9 && !slices.Contains(out, v) {
+			out = append(out, v)
 		}
 	}
+	add(math.Pow(10, a.lo))
+	for e := math.Floor(a.lo); e <= math.Ceil(a.hi); e++ {
+		for _, s := range steps {
+			add(s * math.Pow(10, e))
+		}
+	}
+	add(math.Pow(10, a.hi))
 	return out
 }
 
 // tickLabel writes a tick value briefly: 0.01, 0.5, 20, 1000.
 func tickLabel(v float64) string {
-	return strconv.FormatFloat(v, 'f', -1, 64)
+	// Three significant digits first: 5·10⁻³ is not exactly 0.005.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
 func esc(s string) string {

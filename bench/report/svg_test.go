@@ -127,6 +127,16 @@ func TestLogPlotSVG(t *testing.T) {
 			t.Errorf("empty plot:\n%s", b)
 		}
 	}
-	// One point: the axes still span a decade.
+	for v, want := range map[float64]string{5 * math.Pow(10, -3): "0.005", math.Pow(10, math.Log10(2000)): "2000", 0.01: "0.01", 1000: "1000"} {
+		if got := tickLabel(v); got != want {
+			t.Errorf("tickLabel(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for _, c := range []struct{ v, below, above float64 }{{12, 10, 20}, {1208, 1000, 2000}, {0.00866, 0.005, 0.01}, {34.7, 20, 50}, {100, 100, 100}} {
+		if b, a := niceBelow(c.v), niceAbove(c.v); math.Abs(b-c.below) > 1e-9*c.below || math.Abs(a-c.above) > 1e-9*c.above {
+			t.Errorf("%v: nice ends %v, %v; want %v, %v", c.v, b, a, c.below, c.above)
+		}
+	}
+	// One point: the axes still span a range around it.
 	parseSVG(t, LogPlot{Series: []Series{{Name: "one", X: []float64{100}, Y: []float64{1}}}}.SVG())
 }

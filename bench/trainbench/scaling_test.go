@@ -91,6 +91,19 @@ func TestScaleData(t *testing.T) {
 			t.Errorf("%s: %v", s, err)
 		}
 	}
+	// CRFsuite runs first, then while M² from its last point stays under
+	// the cap.
+	for _, c := range []struct {
+		last       float64
+		lastM, m   int
+		skip, text string
+	}{{0, 0, 12, "", ""}, {2.1, 277, 400, "", ""}, {2.1, 277, 806, "skip", "expected 18 s/iteration from its 2.1 s at M = 277 by M², over the 10 s cap"},
+		{12, 400, 806, "skip", "its 12 s/iteration at M = 400 was over the 10 s cap already"}} {
+		got := peerSkip(c.last, c.lastM, c.m, 10)
+		if (got != "") != (c.skip != "") || !strings.Contains(got, c.text) {
+			t.Errorf("peerSkip(%v, %d, %d) = %q", c.last, c.lastM, c.m, got)
+		}
+	}
 	if scaleConfig(&train.Config{}, ScalePruned) == nil || scaleConfig(&train.Config{}, "bogus") == nil {
 		t.Error("pruned or an unknown structure configured")
 	}
