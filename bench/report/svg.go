@@ -63,9 +63,10 @@ func (s Series) points() [][2]float64 {
 // logAxis maps values in [lo, hi] (1, 2 or 5 times a power of ten around
 // the data) to pixels.
 type logAxis struct {
-	lo, hi float64 // log10 of the ends
-	px     float64 // pixels
-	flip   bool    // y: larger values up
+	lo, hi   float64 // log10 of the ends
+	loV, hiV float64 // the ends
+	px       float64 // pixels
+	flip     bool    // y: larger values up
 }
 
 // niceSteps are the mantissas of the axis ends and ticks.
@@ -95,11 +96,11 @@ func niceAbove(v float64) float64 {
 }
 
 func newLogAxis(vmin, vmax, px float64, flip bool) logAxis {
-	lo, hi := math.Log10(niceBelow(vmin)), math.Log10(niceAbove(vmax))
-	if hi <= lo {
-		lo, hi = math.Log10(niceBelow(vmin/2)), math.Log10(niceAbove(vmax*2))
+	loV, hiV := niceBelow(vmin), niceAbove(vmax)
+	if hiV <= loV {
+		loV, hiV = niceBelow(vmin/2), niceAbove(vmax*2)
 	}
-	return logAxis{lo: lo, hi: hi, px: px, flip: flip}
+	return logAxis{lo: math.Log10(loV), hi: math.Log10(hiV), loV: loV, hiV: hiV, px: px, flip: flip}
 }
 
 func (a logAxis) pos(v float64) float64 {
@@ -120,17 +121,24 @@ func (a logAxis) ticks() []float64 {
 	}
 	var out []float64
 	add := func(v float64) {
-		if l := math.Log10(v); l >= a.lo-1e-9 && l <= a.hi+1e-9 && !slices.Contains(out, v) {
-			out = append(out, v)
+		l := math.Log10(v)
+		if l < a.lo-1e-9 || l > a.hi+1e-9 {
+			return
 		}
+		for _, u := range out {
+			if math.Abs(math.Log10(u)-l) < 1e-9 {
+				return
+			}
+		}
+		out = append(out, v)
 	}
-	add(math.Pow(10, a.lo))
+	add(a.loV)
 	for e := math.Floor(a.lo); e <= math.Ceil(a.hi); e++ {
 		for _, s := range steps {
 			add(s * math.Pow(10, e))
 		}
 	}
-	add(math.Pow(10, a.hi))
+	add(a.hiV)
 	return out
 }
 

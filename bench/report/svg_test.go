@@ -137,6 +137,19 @@ func TestLogPlotSVG(t *testing.T) {
 			t.Errorf("%v: nice ends %v, %v; want %v, %v", c.v, b, a, c.below, c.above)
 		}
 	}
+	// Ticks: each once, in range, the ends included.
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{{12, 1208, []string{"10", "20", "50", "100", "200", "500", "1000", "2000"}}, {0.00866, 34.7, []string{"0.005", "0.01", "0.1", "1", "10", "50"}}} {
+		var got []string
+		for _, v := range newLogAxis(c.lo, c.hi, 100, false).ticks() {
+			got = append(got, tickLabel(v))
+		}
+		if strings.Join(got, " ") != strings.Join(c.want, " ") {
+			t.Errorf("ticks for [%v, %v]: %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
 	// One point: the axes still span a range around it.
 	parseSVG(t, LogPlot{Series: []Series{{Name: "one", X: []float64{100}, Y: []float64{1}}}}.SVG())
 }
