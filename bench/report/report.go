@@ -57,16 +57,25 @@ func Write(path string, cfg Config) error {
 		os.Remove(f.Name())
 		return err
 	}
-	// The report's images first, each written atomically beside it, so
-	// that the report never names an image not there.
+	// The report's images first, so that the report never names an image
+	// not there.
+	if err := writeBeside(path, files); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	return commit(f, path, buf.Bytes())
+}
+
+// writeBeside writes each file, named relative to the report at path, in
+// the report's directory, atomically.
+func writeBeside(path string, files map[string][]byte) error {
 	for name, b := range files {
 		if err := WriteFileAtomic(filepath.Join(filepath.Dir(path), name), b); err != nil {
-			f.Close()
-			os.Remove(f.Name())
 			return err
 		}
 	}
-	return commit(f, path, buf.Bytes())
+	return nil
 }
 
 // WriteFileAtomic writes b to path through a temporary file in the same

@@ -2,6 +2,8 @@ package report
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -57,5 +59,27 @@ func TestWriteScaling(t *testing.T) {
 	}
 	if strings.Contains(p, ">pruned") {
 		t.Errorf("pruned in the plot:\n%s", p)
+	}
+}
+
+// TestWriteBeside: the report's images land in its directory, whole,
+// with no temporary file left; an unwritable place is an error.
+func TestWriteBeside(t *testing.T) {
+	dir := t.TempDir()
+	report := filepath.Join(dir, "BENCHMARKS.md")
+	svg := LogPlot{Title: "t", Series: []Series{{Name: "a", X: []float64{1, 10}, Y: []float64{1, 2}}}}.SVG()
+	if err := writeBeside(report, map[string][]byte{ScalingSVG: svg}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, ScalingSVG))
+	if err != nil || !bytes.Equal(got, svg) {
+		t.Errorf("read back %d bytes (%v), wrote %d", len(got), err, len(svg))
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("files left: %v", ents)
+	}
+	if err := writeBeside(filepath.Join(dir, "no", "such", "BENCHMARKS.md"), map[string][]byte{ScalingSVG: svg}); err == nil {
+		t.Error("no error writing into a missing directory")
 	}
 }
