@@ -132,6 +132,12 @@ type Config struct {
 	// Stats, if not nil, has the time of the lbfgs and l1 iterations
 	// added to it, phase by phase (see Stats).
 	Stats *Stats
+	// Lockstep chooses how lbfgs and l1 run dense forward–backward: ""
+	// or "auto" in lockstep groups from engine.LockstepLabels labels on
+	// (train/lockstep.go), "always" at every M, "never" one sequence at
+	// a time. Only benchmarks set it (bench/trainbench's scaling suite
+	// plots both paths at every M); results agree up to rounding.
+	Lockstep string
 }
 
 // TiedLabels is the label count from which Transitions "auto" ties the
@@ -367,6 +373,11 @@ func (c *Config) check() error {
 	case "", "auto", "dense", "tied", "none":
 	default:
 		return fmt.Errorf("train: transitions %q: want dense, tied, auto or none", c.Transitions)
+	}
+	switch c.Lockstep {
+	case "", "auto", "always", "never":
+	default:
+		return fmt.Errorf("train: lockstep %q: want auto, always or never", c.Lockstep)
 	}
 	switch c.Precision {
 	case "", "float64":

@@ -25,6 +25,18 @@ type lockBuf struct {
 	logZ         []float64
 }
 
+// setLockstep applies Config.Lockstep: "always" plans lockstep groups at
+// any M (where the model is one newLockstep takes), "never" drops the plan,
+// "" and "auto" keep newObjective's choice (M ≥ engine.LockstepLabels).
+func (o *objective) setLockstep(mode string) {
+	switch mode {
+	case "always":
+		o.lock = o.newLockstep(true)
+	case "never":
+		o.lock = nil
+	}
+}
+
 // newLockstep returns the lockstep plan of a plain dense chain (no
 // candidate labels, no observation-dependent transitions, no instance
 // weights other than 1: a group adds its transition counts unweighted),

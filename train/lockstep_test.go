@@ -1,8 +1,10 @@
 package train
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/simdcrf/simdcrf/engine"
@@ -161,5 +163,50 @@ func TestLockstepObjective(t *testing.T) {
 		if o.newLockstep(true) != nil {
 			t.Errorf("%s: a lockstep plan", c.name)
 		}
+	}
+}
+
+// TestLockstepSwitch: Config.Lockstep forces either path ("always" plans
+// groups below engine.LockstepLabels, "never" drops them above it, "auto"
+// keeps the label rule), trainings on both paths end at the same loss up
+// to rounding, and an unknown value is refused.
+func TestLockstepSwitch(t *testing.T) {
+	pool := engine.NewPool(1)
+	for _, tc := range []struct {
+		m    int
+		mode string
+		want bool
+	}{{5, "always", true}, {5, "auto", false}, {5, "", false}, {engine.LockstepLabels, "never", false}, {engine.LockstepLabels, "auto", true}} {
+		d := randomData(t, 21, 80, 30, tc.m, false, false)
+		cfg, _ := Defaults("lbfgs")
+		cfg.Transitions = "dense"
+		md, err := newModel(d, &cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := newObjective(md, d, cfg.C2, pool)
+		o.setLockstep(tc.mode)
+		if got := o.lock != nil; got != tc.want {
+			t.Errorf("M = %d, lockstep %q: plan %v, want %v", tc.m, tc.mode, got, tc.want)
+		}
+	}
+	d := randomData(t, 22, 60, 20, 6, false, false)
+	loss := map[string]float64{}
+	for _, mode := range []string{"always", "never"} {
+		cfg, _ := Defaults("lbfgs")
+		cfg.Transitions, cfg.MaxIterations, cfg.Threads, cfg.Lockstep = "dense", 8, 1, mode
+		res, err := Train(context.Background(), d, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loss[mode] = res.Loss
+	}
+	if a, b := loss["always"], loss["never"]; math.Abs(a-b) > 1e-8*math.Abs(b) {
+		t.Errorf("loss after 8 iterations: lockstep %.12g, single %.12g", a, b)
+	}
+	cfg, _ := Defaults("lbfgs")
+	cfg.Lockstep = "sometimes"
+	if _, err := Train(context.Background(), d, cfg); err == nil || !strings.Contains(err.Error(), "lockstep") {
+		t.Errorf("lockstep %q: error %v", cfg.Lockstep, err)
 	}
 }

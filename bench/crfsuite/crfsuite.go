@@ -197,7 +197,9 @@ type TrainResult struct {
 	// IterationCPUSeconds sums CRFsuite's "Seconds required for this iteration"
 	// (clock(), process CPU time, as CRFsuite reports it).
 	IterationCPUSeconds float64
-	Stop                string // CRFsuite's termination line, e.g. "L-BFGS resulted in convergence"
+	// IterationSeconds are those lines one by one.
+	IterationSeconds []float64
+	Stop             string // CRFsuite's termination line, e.g. "L-BFGS resulted in convergence"
 }
 
 // SecondsPerIteration is TrainSeconds over Iterations: what the CRFsuite
@@ -372,6 +374,7 @@ func parseLog(log []byte, r *TrainResult) error {
 			var f float64
 			f, err = num(line, "Seconds required for this iteration: ")
 			r.IterationCPUSeconds += f
+			r.IterationSeconds = append(r.IterationSeconds, f)
 		case strings.HasPrefix(line, "L-BFGS "):
 			r.Stop = line
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ Total seconds required for training: 0.800
 		t.Fatal(err)
 	}
 	if r.Iterations != 2 || r.Loss != 7.25 || r.Features != 42 || r.ActiveFeatures != 41 ||
-		r.IterationCPUSeconds != 0.75 || r.Stop != "L-BFGS resulted in convergence" {
+		r.IterationCPUSeconds != 0.75 || !slices.Equal(r.IterationSeconds, []float64{0.25, 0.5}) || r.Stop != "L-BFGS resulted in convergence" {
 		t.Errorf("parsed %+v", r)
 	}
 	if err := parseLog([]byte("Loss: x\n"), &r); err == nil {

@@ -36,6 +36,9 @@ type Config struct {
 	Layer *layerbench.Options
 	// Phases, if set, adds where an L-BFGS iteration's time goes.
 	Phases *trainbench.PhaseOptions
+	// Scaling, if set, adds the plot of an iteration's cost against M
+	// (ScalingSVG, written beside the report by Write).
+	Scaling *trainbench.ScaleOptions
 }
 
 // Write measures everything and writes the report to path atomically
@@ -48,7 +51,15 @@ func Write(path string, cfg Config) error {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := Render(&buf, cfg); err != nil {
+	files := map[string][]byte{}
+	if err := render(&buf, cfg, files); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	// The report's images first, so that the report never names an image
+	// not there.
+	if err := writeBeside(path, files); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return err
@@ -56,8 +67,36 @@ func Write(path string, cfg Config) error {
 	return commit(f, path, buf.Bytes())
 }
 
-// Render measures everything and writes the report's Markdown to buf.
+// writeBeside writes each file, named relative to the report at path, in
+// the report's directory, atomically.
+func writeBeside(path string, files map[string][]byte) error {
+	for name, b := range files {
+		if err := WriteFileAtomic(filepath.Join(filepath.Dir(path), name), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFileAtomic writes b to path through a temporary file in the same
+// directory, renamed into place.
+func WriteFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	return commit(f, path, b)
+}
+
+// Render measures everything and writes the report's Markdown to buf
+// (the files it names, such as ScalingSVG, are not written: Write does).
 func Render(buf *bytes.Buffer, cfg Config) error {
+	return render(buf, cfg, nil)
+}
+
+// render is Render, adding the report's other files, by name relative to
+// the report, to files (if not nil).
+func render(buf *bytes.Buffer, cfg Config, files map[string][]byte) error {
 	progress := cfg.Progress
 	if progress == nil {
 		progress = func(string) {}
@@ -124,6 +163,15 @@ func Render(buf *bytes.Buffer, cfg Config) error {
 			return err
 		}
 		WritePhases(buf, res, *cfg.Phases)
+	}
+	if cfg.Scaling != nil {
+		res, err := trainbench.Scaling(context.Background(), *cfg.Scaling)
+		if err != nil {
+			return err
+		}
+		if svg := WriteScaling(buf, res, ScalingSVG); svg != nil && files != nil {
+			files[ScalingSVG] = svg
+		}
 	}
 	if cfg.Beam != nil {
 		r, err := beambench.Measure(context.Background(), *cfg.Beam)

@@ -24,7 +24,7 @@ import (
 
 func cmdBench(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|layer|beam|obs|phases|report [options]\n")
+		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|layer|beam|obs|phases|scaling|report [options]\n")
 		return errUsage
 	}
 	switch args[0] {
@@ -40,10 +40,12 @@ func cmdBench(args []string, stdout, stderr io.Writer) error {
 		return benchObs(args[1:], stdout, stderr)
 	case "phases":
 		return benchPhases(args[1:], stdout, stderr)
+	case "scaling":
+		return benchScaling(args[1:], stdout, stderr)
 	case "report":
 		return benchReport(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, layer, beam, obs, phases, report)\n", args[0])
+	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, layer, beam, obs, phases, scaling, report)\n", args[0])
 	return errUsage
 }
 
@@ -170,6 +172,7 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	withBeam := fs.Bool("beam", true, "measure simdcrf-beam (built from ./beam) against simdcrf tag, if the data is there")
 	withLayer := fs.Bool("layer", true, "measure the CRF layer against PyTorch (python3-torch, installed with apt-get on first use if possible)")
 	withPhases := fs.Bool("phases", true, "measure where an L-BFGS iteration's time goes (bench phases), if the data is there")
+	withScaling := fs.Bool("scaling", true, "plot an L-BFGS iteration's cost against M (bench scaling; "+report.ScalingSVG+" beside --out), if the data is there")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -205,6 +208,9 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 		training.Progress = cfg.Progress
 		if *withPhases {
 			cfg.Phases = &trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: training.WorkDir, Progress: cfg.Progress}
+		}
+		if *withScaling {
+			cfg.Scaling = &trainbench.ScaleOptions{DataDir: *data, WorkDir: training.WorkDir, Peers: *peers, Progress: cfg.Progress}
 		}
 	}
 	if *withBeam {
@@ -335,6 +341,49 @@ func benchPhases(args []string, stdout, stderr io.Writer) error {
 	}
 	var buf bytes.Buffer
 	report.WritePhases(&buf, res, o)
+	_, err = stdout.Write(buf.Bytes())
+	return err
+}
+
+// benchScaling prints the report's section on an iteration's cost against
+// M and writes its plot.
+func benchScaling(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench scaling", "bench scaling [options]", stderr)
+	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`")
+	svg := fs.String("svg", report.ScalingSVG, "the plot's `FILE` (the section embeds it by this path)")
+	ks := fs.String("k", joinInts(trainbench.DefaultScaleKs), "comma-separated XPOS characters kept, one label set each")
+	structures := fs.String("structures", strings.Join(trainbench.ScaleStructures, ","), "comma-separated structures")
+	iters := fs.Int("iterations", trainbench.DefaultScaleIterations, "L-BFGS iterations per training (the median is plotted)")
+	rounds := fs.Int("rounds", 1, "trainings of each point, in turns; the median is reported")
+	peers := fs.Bool("peers", true, "run CRFsuite (installed from npm on first use) where its iteration is expected under --peer-cap")
+	peerCap := fs.Float64("peer-cap", trainbench.DefaultScalePeerCap, "CRFsuite's expected seconds per iteration above which a point is skipped")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	k, err := parseInts(*ks)
+	if err != nil {
+		return fmt.Errorf("--k: %w", err)
+	}
+	work, err := os.MkdirTemp("", "simdcrf-scaling")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	start := time.Now()
+	res, err := trainbench.Scaling(context.Background(), trainbench.ScaleOptions{DataDir: *data, WorkDir: work, Ks: k,
+		Structures: splitList(*structures), Iterations: *iters, Rounds: *rounds, Peers: *peers, PeerCap: *peerCap,
+		Progress: func(s string) { fmt.Fprintln(stderr, s) }})
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	b := report.WriteScaling(&buf, res, *svg)
+	if b != nil {
+		if err := report.WriteFileAtomic(*svg, b); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stderr, "scaling took %s; wrote %s\n", time.Since(start).Round(time.Second), *svg)
 	_, err = stdout.Write(buf.Bytes())
 	return err
 }
