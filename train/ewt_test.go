@@ -132,7 +132,11 @@ func TestEWTIteration(t *testing.T) {
 		cfg.Threads = atoi(v)
 	}
 	var secs float64
-	cfg.Progress = func(p Progress) { secs += p.Seconds }
+	evals := 1 // the evaluation at the starting point
+	cfg.Progress = func(p Progress) {
+		secs += p.Seconds
+		evals += p.Evals
+	}
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
@@ -143,8 +147,8 @@ func TestEWTIteration(t *testing.T) {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
 	t.Logf("%d sequences, %d tokens, %d features, %d attrs, M=%d", c.Len(), c.Tokens(), c.Features(), d.NumAttrs, d.Labels)
-	t.Logf("threads %d: %d iterations, %.4f s/iteration wall (iterations only), Train %v wall, %v CPU (%.4f s/iteration incl. setup)",
-		cfg.Threads, res.Iterations, secs/float64(res.Iterations), time.Since(t0), cpu, cpu.Seconds()/float64(res.Iterations))
+	t.Logf("threads %d: %d iterations, %d evaluations, %.4f s/iteration wall (iterations only), Train %v wall, %v CPU (%.4f s/iteration incl. setup)",
+		cfg.Threads, res.Iterations, evals, secs/float64(res.Iterations), time.Since(t0), cpu, cpu.Seconds()/float64(res.Iterations))
 }
 
 func atoi(s string) int {

@@ -242,7 +242,9 @@ func TestChunking(t *testing.T) {
 	cfg.Precision = os.Getenv("TRAIN_PRECISION")
 	var secs []float64
 	var ruFirst syscall.Rusage
+	evals := 1 // the evaluation at the starting point
 	cfg.Progress = func(p Progress) {
+		evals += p.Evals
 		secs = append(secs, p.Seconds)
 		if p.Iteration == 1 {
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ruFirst)
@@ -269,7 +271,7 @@ func TestChunking(t *testing.T) {
 		t.Logf("iterations 2..%d: %.4f s CPU each (setup and the first excluded); median wall %.4f s", n, steady.Seconds()/float64(n-1), med[len(med)/2])
 	}
 	t.Logf("%d sequences, %d tokens, %d features, %d attrs, M=%d, layout %v, params %d", d.Corpus.Len(), d.Corpus.Tokens(), d.Corpus.Features(), d.NumAttrs, d.Labels, res.Layout, len(res.Params))
-	t.Logf("threads %d: %d iterations in %v (%.4f s/iteration), %s", cfg.Threads, res.Iterations, el, el.Seconds()/float64(res.Iterations), res.Reason)
+	t.Logf("threads %d: %d iterations, %d evaluations, in %v (%.4f s/iteration), %s", cfg.Threads, res.Iterations, evals, el, el.Seconds()/float64(res.Iterations), res.Reason)
 	acc, f1 := evalChunking(t, res, te, labels)
 	t.Logf("test token accuracy %.4f, chunk F1 %.2f", acc, 100*f1)
 	if alg == "lbfgs" && cfg.MaxIterations == 0 && f1 < 0.935 {
