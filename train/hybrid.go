@@ -331,3 +331,19 @@ func (h *hybrid) export(theta []float64, p *sparse.Pattern, w sparse.Weights) {
 		}
 	}
 }
+
+// prefetchSeq asks the memory system for sequence i's weights ahead of their
+// use (kernels.PrefetchLines/PrefetchRows; no effect on any result): the
+// first cache line of each cold feature's weights (cold weight j at
+// cold[j·stride]) and, with hot non-nil, every line of each hot row.
+func prefetchSeq[E float32 | float64](h *hybrid, hot, cold []E, stride int, sc *splitCorpus, i int) {
+	if i >= len(sc.labels) {
+		return
+	}
+	if gs := sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]]; len(gs) > 0 {
+		kernels.PrefetchLines(cold, sc.cOff[gs[0].f0:gs[len(gs)-1].f1], stride)
+	}
+	if h.nHot > 0 && hot != nil {
+		kernels.PrefetchRows(hot, h.m, sc.hotIDs[sc.hotPtr[sc.pos[i]]:sc.hotPtr[sc.pos[i+1]]], h.m)
+	}
+}

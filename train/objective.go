@@ -679,6 +679,10 @@ func (o *objective) reduceBlocks(theta, g []float64, sum func(lo, hi, nh int, gb
 	return f
 }
 
+// prefetchLevel: 0 no prefetching, 1 the next sequence's weights, 2 also
+// the current one's hot gradient rows (a variable for BenchmarkChunkingEval's A/B).
+var prefetchLevel = 2
+
 // seq adds one sequence's weighted NLL and gradient into wb.
 func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
 	md := o.md
@@ -692,6 +696,15 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	marg := wb.marg[:T*m]
 	wb.pc.start()
 	o.scoreSeq(wb, theta, i, emit)
+	if prefetchLevel > 0 {
+		// The rows the next sequence scores and the hot gradient rows this
+		// one scatters into are fetched while forward–backward computes.
+		nh := md.hy.nHot * md.m
+		prefetchSeq(md.hy, theta[:nh], wb.cw, 2, o.sc, i+1)
+		if prefetchLevel > 1 {
+			prefetchSeq(md.hy, wb.g, nil, 2, o.sc, i)
+		}
+	}
 	wb.pc.mark(phaseScore)
 	acc := wb.tg
 	if o.weighted {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -323,4 +324,80 @@ func BenchmarkChunkingEval(b *testing.B) {
 			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
+}
+
+// TestPrefetchChunking evaluates the CoNLL-2000 objective with each
+// prefetchLevel in turns (TRAIN_ROUNDS rounds, default 3; TRAIN_THREADS
+// threads; float64 and float32) and checks that prefetching changes no bit
+// of the objective or the gradient. It logs each level's median CPU time
+// per evaluation and the median of its per-round ratios to no prefetching:
+// the A/B behind prefetchLevel's default.
+func TestPrefetchChunking(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: evaluates CoNLL-2000")
+	}
+	d, _, _ := loadChunking(t)
+	cfg, _ := Defaults("lbfgs")
+	md, err := newModel(d, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads, rounds := 1, 3
+	if v := os.Getenv("TRAIN_THREADS"); v != "" {
+		threads = atoi(v)
+	}
+	if v := os.Getenv("TRAIN_ROUNDS"); v != "" {
+		rounds = atoi(v)
+	}
+	pool := engine.NewPool(threads)
+	defer pool.Close()
+	theta := sparse.MakeParams(md.nParams)
+	g := sparse.MakeParams(md.nParams)
+	for k := range theta {
+		theta[k] = 0.01 * float64(k%7-3)
+	}
+	defer func(l int) { prefetchLevel = l }(prefetchLevel)
+	levels := []int{0, 1, 2}
+	for _, prec := range []string{"float64", "float32"} {
+		o := newObjective(md, d, 1, pool)
+		if prec == "float32" {
+			if o.f32, err = newState32(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cpu := make([][]float64, len(levels))
+		var f0 float64
+		var g0 []float64
+		for range rounds {
+			for l, level := range levels {
+				prefetchLevel = level
+				var ru0, ru1 syscall.Rusage
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+				f, err := o.eval(theta, g, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+				cpu[l] = append(cpu[l], float64(ru1.Utime.Nano()-ru0.Utime.Nano()+ru1.Stime.Nano()-ru0.Stime.Nano())/1e6)
+				if g0 == nil {
+					f0, g0 = f, slices.Clone(g)
+				} else if f != f0 || !slices.Equal(g, g0) {
+					t.Fatalf("%s, prefetchLevel %d: objective %v, want %v (or the gradient differs)", prec, level, f, f0)
+				}
+			}
+		}
+		for l, level := range levels {
+			ratio := make([]float64, rounds)
+			for r := range ratio {
+				ratio[r] = cpu[l][r] / cpu[0][r]
+			}
+			t.Logf("%s, %d thread(s), prefetchLevel %d: median %.1f CPU ms/evaluation, ×%.3f of level 0 (median of %d rounds)", prec, threads, level, median(cpu[l]), median(ratio), rounds)
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
