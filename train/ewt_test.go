@@ -70,10 +70,9 @@ func posFeatures(words []string, i int, add func(string)) {
 // TestEWTIteration measures L-BFGS iterations on UD English EWT with XPOS
 // labels (M = 49) and approximate pos features. Env TRAIN_ITERS (default
 // 10), TRAIN_THREADS.
-func TestEWTIteration(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long: trains on UD English EWT")
-	}
+// loadEWT reads UD English EWT's training file with XPOS labels and
+// posFeatures, attributes in frequency order.
+func loadEWT(t testing.TB) *Data {
 	dir := sharedData(t)
 	f, err := os.Open(filepath.Join(dir, "ud_english_ewt", "en_ewt-ud-train.conllu"))
 	if err != nil {
@@ -122,7 +121,15 @@ func TestEWTIteration(t *testing.T) {
 	if err := c.Remap(remap); err != nil {
 		t.Fatal(err)
 	}
-	d := &Data{Corpus: c, NumAttrs: attrs.Len(), Labels: labels.Len()}
+	return &Data{Corpus: c, NumAttrs: attrs.Len(), Labels: labels.Len()}
+}
+
+func TestEWTIteration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: trains on UD English EWT")
+	}
+	d := loadEWT(t)
+	c := d.Corpus
 	cfg, _ := Defaults("lbfgs")
 	cfg.MaxIterations = 10
 	if v := os.Getenv("TRAIN_ITERS"); v != "" {

@@ -331,12 +331,24 @@ func BenchmarkChunkingEval(b *testing.B) {
 // threads; float64 and float32) and checks that prefetching changes no bit
 // of the objective or the gradient. It logs each level's median CPU time
 // per evaluation and the median of its per-round ratios to no prefetching:
-// the A/B behind prefetchLevel's default.
+// the A/B behind prefetchLevel's default. TestPrefetchEWT does the same on
+// UD English EWT (M = 49).
 func TestPrefetchChunking(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long: evaluates CoNLL-2000")
 	}
 	d, _, _ := loadChunking(t)
+	prefetchAB(t, d)
+}
+
+func TestPrefetchEWT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: evaluates UD English EWT")
+	}
+	prefetchAB(t, loadEWT(t))
+}
+
+func prefetchAB(t *testing.T, d *Data) {
 	cfg, _ := Defaults("lbfgs")
 	md, err := newModel(d, &cfg)
 	if err != nil {
@@ -349,6 +361,17 @@ func TestPrefetchChunking(t *testing.T) {
 	if v := os.Getenv("TRAIN_ROUNDS"); v != "" {
 		rounds = atoi(v)
 	}
+	levels := []int{0, 1, 5, 7}
+	if v := os.Getenv("TRAIN_PREFETCH"); v != "" { // levels to compare with 0
+		levels = []int{0}
+		for _, f := range strings.Split(v, ",") {
+			levels = append(levels, atoi(f))
+		}
+	}
+	precs := []string{"float64", "float32"}
+	if v := os.Getenv("TRAIN_PRECISION"); v != "" {
+		precs = []string{v}
+	}
 	pool := engine.NewPool(threads)
 	defer pool.Close()
 	theta := sparse.MakeParams(md.nParams)
@@ -357,9 +380,9 @@ func TestPrefetchChunking(t *testing.T) {
 		theta[k] = 0.01 * float64(k%7-3)
 	}
 	defer func(l int) { prefetchLevel = l }(prefetchLevel)
-	levels := []int{0, 1, 2}
-	for _, prec := range []string{"float64", "float32"} {
+	for _, prec := range precs {
 		o := newObjective(md, d, 1, pool)
+		o.prefetch = true // (at every M: the test measures)
 		if prec == "float32" {
 			if o.f32, err = newState32(o); err != nil {
 				t.Fatal(err)
@@ -391,7 +414,7 @@ func TestPrefetchChunking(t *testing.T) {
 			for r := range ratio {
 				ratio[r] = cpu[l][r] / cpu[0][r]
 			}
-			t.Logf("%s, %d thread(s), prefetchLevel %d: median %.1f CPU ms/evaluation, ×%.3f of level 0 (median of %d rounds)", prec, threads, level, median(cpu[l]), median(ratio), rounds)
+			t.Logf("%s, M = %d, %d thread(s), prefetchLevel %d: median %.1f CPU ms/evaluation, ×%.3f of level 0 (median of %d rounds)", prec, d.Labels, threads, level, median(cpu[l]), median(ratio), rounds)
 		}
 	}
 }
