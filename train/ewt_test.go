@@ -154,8 +154,8 @@ func TestEWTIteration(t *testing.T) {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
 	t.Logf("%d sequences, %d tokens, %d features, %d attrs, M=%d", c.Len(), c.Tokens(), c.Features(), d.NumAttrs, d.Labels)
-	t.Logf("threads %d: %d iterations, %d evaluations, %.4f s/iteration wall (iterations only), Train %v wall, %v CPU (%.4f s/iteration incl. setup)",
-		cfg.Threads, res.Iterations, evals, secs/float64(res.Iterations), time.Since(t0), cpu, cpu.Seconds()/float64(res.Iterations))
+	t.Logf("threads %d: %d iterations, %d evaluations, loss %.6f, %.4f s/iteration wall (iterations only), Train %v wall, %v CPU (%.4f s/iteration incl. setup)",
+		cfg.Threads, res.Iterations, evals, res.Loss, secs/float64(res.Iterations), time.Since(t0), cpu, cpu.Seconds()/float64(res.Iterations))
 }
 
 func atoi(s string) int {

@@ -272,7 +272,7 @@ func TestChunking(t *testing.T) {
 		t.Logf("iterations 2..%d: %.4f s CPU each (setup and the first excluded); median wall %.4f s", n, steady.Seconds()/float64(n-1), med[len(med)/2])
 	}
 	t.Logf("%d sequences, %d tokens, %d features, %d attrs, M=%d, layout %v, params %d", d.Corpus.Len(), d.Corpus.Tokens(), d.Corpus.Features(), d.NumAttrs, d.Labels, res.Layout, len(res.Params))
-	t.Logf("threads %d: %d iterations, %d evaluations, in %v (%.4f s/iteration), %s", cfg.Threads, res.Iterations, evals, el, el.Seconds()/float64(res.Iterations), res.Reason)
+	t.Logf("threads %d: %d iterations, %d evaluations, loss %.6f, in %v (%.4f s/iteration), %s", cfg.Threads, res.Iterations, evals, res.Loss, el, el.Seconds()/float64(res.Iterations), res.Reason)
 	acc, f1 := evalChunking(t, res, te, labels)
 	t.Logf("test token accuracy %.4f, chunk F1 %.2f", acc, 100*f1)
 	if alg == "lbfgs" && cfg.MaxIterations == 0 && f1 < 0.935 {
