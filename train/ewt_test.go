@@ -70,10 +70,9 @@ func posFeatures(words []string, i int, add func(string)) {
 // TestEWTIteration measures L-BFGS iterations on UD English EWT with XPOS
 // labels (M = 49) and approximate pos features. Env TRAIN_ITERS (default
 // 10), TRAIN_THREADS.
-func TestEWTIteration(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long: trains on UD English EWT")
-	}
+// loadEWT reads UD English EWT's training file with XPOS labels and
+// posFeatures, attributes in frequency order.
+func loadEWT(t testing.TB) *Data {
 	dir := sharedData(t)
 	f, err := os.Open(filepath.Join(dir, "ud_english_ewt", "en_ewt-ud-train.conllu"))
 	if err != nil {
@@ -122,7 +121,15 @@ func TestEWTIteration(t *testing.T) {
 	if err := c.Remap(remap); err != nil {
 		t.Fatal(err)
 	}
-	d := &Data{Corpus: c, NumAttrs: attrs.Len(), Labels: labels.Len()}
+	return &Data{Corpus: c, NumAttrs: attrs.Len(), Labels: labels.Len()}
+}
+
+func TestEWTIteration(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: trains on UD English EWT")
+	}
+	d := loadEWT(t)
+	c := d.Corpus
 	cfg, _ := Defaults("lbfgs")
 	cfg.MaxIterations = 10
 	if v := os.Getenv("TRAIN_ITERS"); v != "" {
@@ -132,7 +139,11 @@ func TestEWTIteration(t *testing.T) {
 		cfg.Threads = atoi(v)
 	}
 	var secs float64
-	cfg.Progress = func(p Progress) { secs += p.Seconds }
+	evals := 1 // the evaluation at the starting point
+	cfg.Progress = func(p Progress) {
+		secs += p.Seconds
+		evals += p.Evals
+	}
 	var ru0, ru1 syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
@@ -143,8 +154,8 @@ func TestEWTIteration(t *testing.T) {
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	cpu := time.Duration(ru1.Utime.Nano() - ru0.Utime.Nano() + ru1.Stime.Nano() - ru0.Stime.Nano())
 	t.Logf("%d sequences, %d tokens, %d features, %d attrs, M=%d", c.Len(), c.Tokens(), c.Features(), d.NumAttrs, d.Labels)
-	t.Logf("threads %d: %d iterations, %.4f s/iteration wall (iterations only), Train %v wall, %v CPU (%.4f s/iteration incl. setup)",
-		cfg.Threads, res.Iterations, secs/float64(res.Iterations), time.Since(t0), cpu, cpu.Seconds()/float64(res.Iterations))
+	t.Logf("threads %d: %d iterations, %d evaluations, loss %.6f, %.4f s/iteration wall (iterations only), Train %v wall, %v CPU (%.4f s/iteration incl. setup)",
+		cfg.Threads, res.Iterations, evals, res.Loss, secs/float64(res.Iterations), time.Since(t0), cpu, cpu.Seconds()/float64(res.Iterations))
 }
 
 func atoi(s string) int {

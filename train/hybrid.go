@@ -331,3 +331,40 @@ func (h *hybrid) export(theta []float64, p *sparse.Pattern, w sparse.Weights) {
 		}
 	}
 }
+
+// prefetchSeq asks the memory system for sequence i's weights ahead of their
+// use (kernels.PrefetchLines/PrefetchRows; no effect on any result): with
+// cold non-nil the first cache line of each cold feature's weights (cold
+// weight j at cold[j·stride]), with hot non-nil every line of each hot row.
+func prefetchSeq[E float32 | float64](h *hybrid, hot, cold []E, stride int, sc *splitCorpus, i int) {
+	if i >= len(sc.labels) {
+		return
+	}
+	if gs := sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]]; len(gs) > 0 && cold != nil {
+		kernels.PrefetchLines(cold, sc.cOff[gs[0].f0:gs[len(gs)-1].f1], stride)
+	}
+	if h.nHot > 0 && hot != nil {
+		kernels.PrefetchRows(hot, h.m, sc.hotIDs[sc.hotPtr[sc.pos[i]]:sc.hotPtr[sc.pos[i+1]]], h.m)
+	}
+}
+
+// prefetchAll is prefetchSeq's work after sequence i is scored, before its
+// forward–backward: by prefetchLevel's bits, the next sequence's cold
+// weights (1) and hot weight rows (2), and this sequence's hot gradient
+// rows, which scattering writes (4).
+func prefetchAll[E float32 | float64](h *hybrid, hot, cold, hotGrad []E, sc *splitCorpus, i int) {
+	l := prefetchLevel
+	if l&3 != 0 {
+		var ho, co []E
+		if l&1 != 0 {
+			co = cold
+		}
+		if l&2 != 0 {
+			ho = hot
+		}
+		prefetchSeq(h, ho, co, 2, sc, i+1)
+	}
+	if l&4 != 0 {
+		prefetchSeq(h, hotGrad, nil, 2, sc, i)
+	}
+}

@@ -243,6 +243,9 @@ func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *wor
 	emit, marg := wk.emit[:n], wk.marg[:n]
 	wb.pc.start()
 	md.hy.scoreWith32(s, wk.cw, emit, o.sc, i)
+	if o.prefetch { // as the float64 seq does
+		prefetchAll(md.hy, s.hot, wk.cw, wk.g, o.sc, i)
+	}
 	wb.pc.mark(phaseScore)
 	nt := md.bigOff - md.nState
 	tg := wb.tg

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -242,7 +243,9 @@ func TestChunking(t *testing.T) {
 	cfg.Precision = os.Getenv("TRAIN_PRECISION")
 	var secs []float64
 	var ruFirst syscall.Rusage
+	evals := 1 // the evaluation at the starting point
 	cfg.Progress = func(p Progress) {
+		evals += p.Evals
 		secs = append(secs, p.Seconds)
 		if p.Iteration == 1 {
 			syscall.Getrusage(syscall.RUSAGE_SELF, &ruFirst)
@@ -269,7 +272,7 @@ func TestChunking(t *testing.T) {
 		t.Logf("iterations 2..%d: %.4f s CPU each (setup and the first excluded); median wall %.4f s", n, steady.Seconds()/float64(n-1), med[len(med)/2])
 	}
 	t.Logf("%d sequences, %d tokens, %d features, %d attrs, M=%d, layout %v, params %d", d.Corpus.Len(), d.Corpus.Tokens(), d.Corpus.Features(), d.NumAttrs, d.Labels, res.Layout, len(res.Params))
-	t.Logf("threads %d: %d iterations in %v (%.4f s/iteration), %s", cfg.Threads, res.Iterations, el, el.Seconds()/float64(res.Iterations), res.Reason)
+	t.Logf("threads %d: %d iterations, %d evaluations, loss %.6f, in %v (%.4f s/iteration), %s", cfg.Threads, res.Iterations, evals, res.Loss, el, el.Seconds()/float64(res.Iterations), res.Reason)
 	acc, f1 := evalChunking(t, res, te, labels)
 	t.Logf("test token accuracy %.4f, chunk F1 %.2f", acc, 100*f1)
 	if alg == "lbfgs" && cfg.MaxIterations == 0 && f1 < 0.935 {
@@ -321,4 +324,103 @@ func BenchmarkChunkingEval(b *testing.B) {
 			b.ReportMetric(float64(cpu)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
+}
+
+// TestPrefetchChunking evaluates the CoNLL-2000 objective with each
+// prefetchLevel in turns (TRAIN_ROUNDS rounds, default 3; TRAIN_THREADS
+// threads; float64 and float32) and checks that prefetching changes no bit
+// of the objective or the gradient. It logs each level's median CPU time
+// per evaluation and the median of its per-round ratios to no prefetching:
+// the A/B behind prefetchLevel's default. TestPrefetchEWT does the same on
+// UD English EWT (M = 49).
+func TestPrefetchChunking(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: evaluates CoNLL-2000")
+	}
+	d, _, _ := loadChunking(t)
+	prefetchAB(t, d)
+}
+
+func TestPrefetchEWT(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: evaluates UD English EWT")
+	}
+	prefetchAB(t, loadEWT(t))
+}
+
+func prefetchAB(t *testing.T, d *Data) {
+	cfg, _ := Defaults("lbfgs")
+	md, err := newModel(d, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	threads, rounds := 1, 3
+	if v := os.Getenv("TRAIN_THREADS"); v != "" {
+		threads = atoi(v)
+	}
+	if v := os.Getenv("TRAIN_ROUNDS"); v != "" {
+		rounds = atoi(v)
+	}
+	levels := []int{0, 1, 5, 7}
+	if v := os.Getenv("TRAIN_PREFETCH"); v != "" { // levels to compare with 0
+		levels = []int{0}
+		for _, f := range strings.Split(v, ",") {
+			levels = append(levels, atoi(f))
+		}
+	}
+	precs := []string{"float64", "float32"}
+	if v := os.Getenv("TRAIN_PRECISION"); v != "" {
+		precs = []string{v}
+	}
+	pool := engine.NewPool(threads)
+	defer pool.Close()
+	theta := sparse.MakeParams(md.nParams)
+	g := sparse.MakeParams(md.nParams)
+	for k := range theta {
+		theta[k] = 0.01 * float64(k%7-3)
+	}
+	defer func(l int) { prefetchLevel = l }(prefetchLevel)
+	for _, prec := range precs {
+		o := newObjective(md, d, 1, pool)
+		o.prefetch = true // (at every M: the test measures)
+		if prec == "float32" {
+			if o.f32, err = newState32(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cpu := make([][]float64, len(levels))
+		var f0 float64
+		var g0 []float64
+		for range rounds {
+			for l, level := range levels {
+				prefetchLevel = level
+				var ru0, ru1 syscall.Rusage
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+				f, err := o.eval(theta, g, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+				cpu[l] = append(cpu[l], float64(ru1.Utime.Nano()-ru0.Utime.Nano()+ru1.Stime.Nano()-ru0.Stime.Nano())/1e6)
+				if g0 == nil {
+					f0, g0 = f, slices.Clone(g)
+				} else if f != f0 || !slices.Equal(g, g0) {
+					t.Fatalf("%s, prefetchLevel %d: objective %v, want %v (or the gradient differs)", prec, level, f, f0)
+				}
+			}
+		}
+		for l, level := range levels {
+			ratio := make([]float64, rounds)
+			for r := range ratio {
+				ratio[r] = cpu[l][r] / cpu[0][r]
+			}
+			t.Logf("%s, M = %d, %d thread(s), prefetchLevel %d: median %.1f CPU ms/evaluation, ×%.3f of level 0 (median of %d rounds)", prec, d.Labels, threads, level, median(cpu[l]), median(ratio), rounds)
+		}
+	}
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
