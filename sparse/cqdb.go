@@ -182,7 +182,9 @@ const cqdbBatch = 32
 // next keys' loads past lookup3's arithmetic. simdcrf tag with CRFsuite's
 // CoNLL-2000 chunking model, CPU time, GOMAXPROCS=1, median of 61 in
 // turns at load average 7.5-8.4: 192 ms against 227, minimum 144 against
-// 168; the labels and -r -p -i output are byte-identical.)
+// 168; the labels and -r -p -i output are byte-identical. The quiet
+// report of BENCHMARKS.md at bcafda8 showed no gain against CRFsuite: on a
+// quiet machine the model stays in the L3 and the misses are cheap.)
 func (db *cqdb) LookupBytesAll(ids []int32, keys [][]byte) {
 	ids = ids[:len(keys)]
 	var (
