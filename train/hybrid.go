@@ -342,15 +342,6 @@ func prefetchSeq[E float32 | float64](h *hybrid, hot, cold []E, stride int, sc *
 	}
 	if gs := sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]]; len(gs) > 0 && cold != nil {
 		kernels.PrefetchLines(cold, sc.cOff[gs[0].f0:gs[len(gs)-1].f1], stride)
-		if prefetchLevel&8 != 0 {
-			// The line of each feature's last label too, where a
-			// feature's n weights may straddle two lines.
-			for _, g := range gs {
-				if last := int(g.n-1) * stride; last > 0 && last < len(cold) {
-					kernels.PrefetchLines(cold[last:], sc.cOff[g.f0:g.f1], stride)
-				}
-			}
-		}
 	}
 	if h.nHot > 0 && hot != nil {
 		kernels.PrefetchRows(hot, h.m, sc.hotIDs[sc.hotPtr[sc.pos[i]]:sc.hotPtr[sc.pos[i+1]]], h.m)
@@ -359,9 +350,8 @@ func prefetchSeq[E float32 | float64](h *hybrid, hot, cold []E, stride int, sc *
 
 // prefetchAll is prefetchSeq's work after sequence i is scored, before its
 // forward–backward: by prefetchLevel's bits, the next sequence's cold
-// weights (1; with 8 also the line of each one's last label) and hot
-// weight rows (2), and this sequence's hot gradient rows, which
-// scattering writes (4).
+// weights (1) and hot weight rows (2), and this sequence's hot gradient
+// rows, which scattering writes (4).
 func prefetchAll[E float32 | float64](h *hybrid, hot, cold, hotGrad []E, sc *splitCorpus, i int) {
 	l := prefetchLevel
 	if l&3 != 0 {
