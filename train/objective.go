@@ -686,9 +686,10 @@ var prefetchLevel = 7
 
 // prefetchMaxM is the largest M at which the evaluation prefetches
 // (objective.prefetch). CPU per evaluation, levels 7 against 0, in turns:
-// CoNLL-2000 (M = 22) ×0.79–0.90; EWT XPOS (M = 49) ×0.98–1.08, no gain:
-// there forward–backward's own working set (E and Eᵀ alone are 38 KB)
-// fills L1, which the prefetched lines then compete for.
+// CoNLL-2000 (M = 22) ×0.79–0.90; EWT XPOS (M = 49) ×0.98–1.08, no gain.
+// (A guess, not measured: at M = 49 forward–backward's own working set,
+// the M×M factors alone 19 KB, fills most of L1, which the prefetched
+// lines then compete for.)
 const prefetchMaxM = 32
 
 // seq adds one sequence's weighted NLL and gradient into wb.

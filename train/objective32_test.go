@@ -278,6 +278,41 @@ func TestStats(t *testing.T) {
 	}
 }
 
+// TestStatsSkipFirst: with SkipFirst, two trainings of 5 iterations into
+// one Stats count their iterations 2–5 only (8), with exactly the
+// evaluations of those iterations, and every sequence of each.
+func TestStatsSkipFirst(t *testing.T) {
+	d := randomData(t, 3, 80, 30, 5, false, false)
+	st := Stats{SkipFirst: true}
+	evals := 0
+	for range 2 {
+		cfg, _ := Defaults("lbfgs")
+		cfg.MaxIterations = 5
+		cfg.Stats = &st
+		cfg.Progress = func(p Progress) {
+			if p.Iteration > 1 {
+				evals += p.Evals
+			}
+		}
+		if _, err := Train(context.Background(), d, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st.Iterations != 8 || st.Evals != evals {
+		t.Errorf("%d iterations, %d evaluations; want 8, %d", st.Iterations, st.Evals, evals)
+	}
+	var seqs int64
+	for _, w := range st.Workers {
+		seqs += w.Seqs
+	}
+	if seqs != int64(evals*d.Corpus.Len()) {
+		t.Errorf("workers %+v, want %d sequences", st.Workers, evals*d.Corpus.Len())
+	}
+	if !(st.Total >= st.Eval && st.Eval >= st.Sequences && st.Sequences > 0 && st.Optimiser() >= 0) {
+		t.Errorf("total %v, eval %v, sequences %v, optimiser %v", st.Total, st.Eval, st.Sequences, st.Optimiser())
+	}
+}
+
 // TestObjective32Chunking: on CoNLL-2000, at the weights of 20 float64
 // L-BFGS iterations, the float32 objective is within 1e-6 relative of
 // float64's (the bound for the trained objective) and its gradient

@@ -311,15 +311,19 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 		obj.f32 = s
 	}
 	st := cfg.Stats
+	var cur *Stats // this training's figures, added to st at the end
+	var start time.Time
 	if st != nil {
+		cur = &Stats{}
 		obj.pt = newPhaseTimer(len(obj.workers))
 		for w := range obj.workers {
 			obj.workers[w].pc = obj.pt.clock(w)
 		}
-		start := time.Now()
+		start = time.Now()
 		defer func() {
-			st.Total += time.Since(start)
-			obj.pt.addTo(st)
+			cur.Total += time.Since(start)
+			obj.pt.addTo(cur)
+			st.add(cur)
 		}()
 	}
 	eval := func(x, g []float64) (float64, error) {
@@ -331,8 +335,8 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 		}
 		t0 := time.Now()
 		f, err := obj.eval(x, g, t.stop)
-		st.Eval += time.Since(t0)
-		st.Evals++
+		cur.Eval += time.Since(t0)
+		cur.Evals++
 		return f, err
 	}
 	o := qnOptions{
@@ -354,7 +358,7 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 			}
 			obj.f32 = nil
 			if st != nil {
-				st.Refined = true
+				cur.Refined = true
 			}
 			return true
 		}
@@ -369,9 +373,18 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	last := time.Now()
 	progress := func(k int, x, g []float64, fx, xnorm, gnorm, step float64, evals int) bool {
 		if st != nil {
-			st.Iterations++
-			t0 := time.Now()
-			defer func() { st.Progress += time.Since(t0) }()
+			cur.Iterations++
+			if k == 1 && st.SkipFirst {
+				// Start the figures over once this report is done.
+				defer func() {
+					*cur = Stats{Refined: cur.Refined}
+					obj.pt.reset()
+					start = time.Now()
+				}()
+			} else {
+				t0 := time.Now()
+				defer func() { cur.Progress += time.Since(t0) }()
+			}
 		}
 		if cfg.Progress != nil {
 			p := Progress{Iteration: k, Loss: fx, GradNorm: gnorm, Active: t.activePar(x), Holdout: -1, Step: step, Evals: evals}

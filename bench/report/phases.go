@@ -23,17 +23,19 @@ func WritePhases(buf *bytes.Buffer, res []trainbench.PhaseResult, o trainbench.P
 	}
 	fmt.Fprintf(buf, "## Where an iteration's time goes\n\n")
 	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench phases` prints this section. Each corpus is read from the CRFsuite attribute file of the tables above "+
-		"and trained in-process for %d L-BFGS iterations (CRFsuite's defaults otherwise) with `train.Config.Stats`, which reads the monotonic clock "+
+		"and trained in-process for 1 + %d L-BFGS iterations (CRFsuite's defaults otherwise) with `train.Config.Stats`, which reads the monotonic clock "+
 		"a few times per sequence (never per position) and adds up each worker's time in each phase; GOMAXPROCS is the thread count. "+
+		"The figures are those of the last %d iterations: the evaluation at the starting point and the first iteration (its line search takes two "+
+		"evaluations, libLBFGS's first step 1/‖d‖ then ×4) are left out (`Stats.SkipFirst`), as they are a few of a whole training's ≈ 170 evaluations. "+
 		"Each case ran %d time(s), the cases taking turns; the row is the run of median iteration time. Milliseconds per iteration (share of it): "+
 		"**scoring** gathers the state scores of a sequence's features (emissions); **forward–backward** computes log Z, the marginals and the "+
 		"expected transition counts, with the path score and observed counts; **scattering** adds marginals minus observed counts into the state "+
 		"gradient — these three are the workers' mean busy time; **setup** is the evaluations' serial part (transition forms, the workers' copies of "+
 		"the weights, adding the workers' gradients and the L2 term); **waiting** is the pass over the sequences less the mean busy time (workers "+
 		"waiting for the slowest, the pool, the clock reads); **optimiser** is the rest: L-BFGS's vector passes (history update, two-loop direction, "+
-		"steps) and the line search's own work. The columns add up to the iteration, a wall time: where other processes load the machine it includes the time the threads waited for a core, which the last column shows (the process's CPU time per iteration, all threads, Train's setup included; CPU ≈ threads × ms/iteration on an idle machine). float32 is `-p precision=float32` (state weights, their "+
-		"gradient and the emissions in float32; sums, log Z and the optimiser in float64). Loss is the objective after the %d iterations.\n\n",
-		iters, rounds, iters)
+		"steps) and the line search's own work. The columns add up to the iteration, a wall time: where other processes load the machine it includes the time the threads waited for a core, which the last column shows (the process's CPU time per iteration, all threads, from the end of the first iteration; CPU ≈ threads × ms/iteration on an idle machine). float32 is `-p precision=float32` (state weights, their "+
+		"gradient and the emissions in float32; sums, log Z and the optimiser in float64). Loss is the objective after the 1 + %d iterations.\n\n",
+		iters, iters, rounds, iters)
 	fmt.Fprintf(buf, "| corpus | labels | precision | threads | ms/iteration | evaluations/iteration | scoring | forward–backward | scattering | setup | waiting | optimiser | loss | CPU ms/iteration |\n")
 	fmt.Fprintf(buf, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	cell := func(v, total float64) string {
@@ -68,7 +70,7 @@ func WritePhases(buf *bytes.Buffer, res []trainbench.PhaseResult, o trainbench.P
 		for _, th := range threadList(res, r.Task) {
 			a, b := find(r.Task, "float64", th), find(r.Task, "float32", th)
 			if a != nil && b != nil && b.Iteration > 0 {
-				lines = append(lines, fmt.Sprintf("%s, %d thread(s): float32's speed-up over float64, iteration ×%.2f (forward–backward ×%.2f, scoring ×%.2f, scattering ×%.2f); loss after %d iterations %+.2g relative",
+				lines = append(lines, fmt.Sprintf("%s, %d thread(s): float32's speed-up over float64, iteration ×%.2f (forward–backward ×%.2f, scoring ×%.2f, scattering ×%.2f); loss after 1 + %d iterations %+.2g relative",
 					r.Task, th, a.Iteration/b.Iteration, ratio(a.ForwardBackward, b.ForwardBackward), ratio(a.Score, b.Score), ratio(a.Scatter, b.Scatter), iters, (b.Loss-a.Loss)/a.Loss))
 			}
 		}

@@ -30,7 +30,7 @@ func TestWritePhases(t *testing.T) {
 		"## Where an iteration's time goes",
 		"| chunking | 22 | float64 | 1 | 100.0 | 1.20 | 20.0 (20%) | 40.0 (40%) | 15.0 (15%) | 5.0 (5%) | 2.0 (2%) | 18.0 (18%) | 20000 | 104.0 |",
 		"| chunking | 22 | float32 | 1 | 80.0 |",
-		"chunking, 1 thread(s): float32's speed-up over float64, iteration ×1.25 (forward–backward ×1.25, scoring ×1.25, scattering ×1.50); loss after 10 iterations +1e-06 relative.",
+		"chunking, 1 thread(s): float32's speed-up over float64, iteration ×1.25 (forward–backward ×1.25, scoring ×1.25, scattering ×1.50); loss after 1 + 10 iterations +1e-06 relative.",
 		"chunking, float64: two threads' speed-up over one ×1.82 (optimiser ×1.80).",
 	} {
 		if !strings.Contains(s, want) {

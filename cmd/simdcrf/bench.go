@@ -319,7 +319,7 @@ func benchPhases(args []string, stdout, stderr io.Writer) error {
 	tasks := fs.String("tasks", strings.Join(trainbench.PhaseTasks, ","), "comma-separated training tasks")
 	threadList := fs.String("threads", "1,2", "comma-separated thread counts")
 	precisions := fs.String("precision", "float64,float32", "comma-separated precisions (-p precision=…)")
-	iters := fs.Int("iterations", trainbench.DefaultPhaseIterations, "L-BFGS iterations per training")
+	iters := fs.Int("iterations", trainbench.DefaultPhaseIterations, "L-BFGS iterations measured per training (after a first one, left out)")
 	rounds := fs.Int("rounds", trainbench.DefaultPhaseRounds, "trainings of each case, in turns; the median is reported")
 	if err := parse(fs, args); err != nil {
 		return err
