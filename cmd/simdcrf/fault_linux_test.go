@@ -22,9 +22,8 @@ func TestModelTruncatedWhileMapped(t *testing.T) {
 	}
 	// Where the file is truncated decides which goroutine meets the fault
 	// first: before tagging, the main one (making the tagger); after it,
-	// the one looking up attribute names (the reader on one thread, the
-	// workers on several); after it with the names held in memory, the
-	// workers (scoring).
+	// the reader (looking up attribute names); after it with the names
+	// held in memory, the workers (scoring).
 	for _, when := range []string{"before", "reader", "workers"} {
 		for _, threads := range []int{1, 3} {
 			name := fmt.Sprintf("%s, %d threads", when, threads)

@@ -169,13 +169,7 @@ func writeEval(w io.Writer, r eval.Result, asJSON bool) error {
 
 // A tagBatch is a run of sequences read, encoded, tagged and printed
 // together; batches are recycled so that tagging allocates nothing in
-// steady state. The reader encodes a batch's sequences itself (add) when
-// one worker tags, so that reading and encoding overlap with tagging;
-// with several workers it copies their attribute names (addRaw, the
-// reader's views last only until its next Read) and each worker encodes
-// its own batch (encodeRaw): the dictionary lookups, about half of
-// tagging a CRFsuite model, then run on every thread instead of all on
-// the reader's.
+// steady state.
 type tagBatch struct {
 	seq     int // batch number, for printing in order
 	ptr     []int32
@@ -190,16 +184,6 @@ type tagBatch struct {
 	cands   []int32  // lexicon entries, per position (models with candidate labels)
 	out     []byte   // the printed labels
 	err     error
-
-	// Sequences not yet encoded (addRaw): their format.Sequence fields,
-	// the names (attributes, then words, then bigram attributes) copied
-	// into arena, name k being arena[ends[k]:ends[k+1]].
-	raw   bool
-	rptr  []int32
-	arena []byte
-	ends  []int
-	rvals []float64 // values of the sequences with a value ≠ 1
-	rbptr []int32
 }
 
 type batchSeq struct {
@@ -207,12 +191,6 @@ type batchSeq struct {
 	bp0, bf0      int // offsets into bptr, bids (bp0 < 0: none)
 	file          string
 	line          int
-	// Not yet encoded (addRaw): offsets into rptr, ends (first name),
-	// rvals (< 0: every value 1) and rbptr; the numbers of attribute
-	// names, words, bigram offsets and bigram names.
-	rp0, s0, v0, rb0    int
-	nnames, nwords, nbp int
-	nbnames             int
 }
 
 func (b *tagBatch) reset(n int) {
@@ -221,27 +199,13 @@ func (b *tagBatch) reset(n int) {
 	b.bptr, b.bids = b.bptr[:0], b.bids[:0]
 	b.gold, b.pred, b.out, b.err = b.gold[:0], b.pred[:0], b.out[:0], nil
 	b.cands = b.cands[:0]
-	b.hasVals, b.raw = false, false
-	b.rptr, b.arena, b.rvals, b.rbptr = b.rptr[:0], b.arena[:0], b.rvals[:0], b.rbptr[:0]
-	b.ends = append(b.ends[:0], 0)
+	b.hasVals = false
 }
 
 // add appends an encoded sequence, with its bigram attributes big (an
 // empty Seq for none) and its lexicon entries cands (none: nil).
 func (b *tagBatch) add(s, big sparse.Seq, gold []string, cands []int32, file string, line int) {
-	bs := batchSeq{t0: len(b.pred), n: s.Len(), file: file, line: line}
-	b.addEncoded(&bs, s, big, cands)
-	b.gold = append(b.gold, gold...)
-	for range s.Len() {
-		b.pred = append(b.pred, 0)
-	}
-	b.seqs = append(b.seqs, bs)
-}
-
-// addEncoded appends the encoded sequence s of bs, with its bigram
-// attributes big and lexicon entries cands, and sets bs's offsets to them.
-func (b *tagBatch) addEncoded(bs *batchSeq, s, big sparse.Seq, cands []int32) {
-	bs.p0, bs.f0, bs.bp0 = len(b.ptr), len(b.ids), -1
+	bs := batchSeq{p0: len(b.ptr), f0: len(b.ids), t0: len(b.pred), n: s.Len(), bp0: -1, file: file, line: line}
 	if big.NumFeatures() > 0 {
 		bs.bp0, bs.bf0 = len(b.bptr), len(b.bids)
 		b.bptr = append(b.bptr, big.Ptr...)
@@ -262,98 +226,12 @@ func (b *tagBatch) addEncoded(bs *batchSeq, s, big sparse.Seq, cands []int32) {
 			b.vals = append(b.vals, 1)
 		}
 	}
-	b.cands = append(b.cands, cands...)
-}
-
-// encode encodes the sequences addRaw put in batch b, all before any is
-// tagged (interleaving each sequence's lookups with its scoring costs more
-// cache misses: measured 20 % more CPU).
-func (w *encodeWork) encode(m *model.Model, b *tagBatch) {
-	if !b.raw {
-		return
-	}
-	for i := range b.seqs {
-		s, big, cands := w.encodeRaw(m, b, i)
-		b.addEncoded(&b.seqs[i], s, big, cands)
-	}
-	b.raw = false
-}
-
-// addRaw appends seq as read, copying what encoding it needs: its
-// attribute names and values, its words when lexicon, its bigram
-// attributes when bigrams.
-func (b *tagBatch) addRaw(seq *format.Sequence, gold []string, lexicon, bigrams bool) {
-	n := seq.Len()
-	bs := batchSeq{t0: len(b.pred), n: n, bp0: -1, file: seq.File, line: seq.Line,
-		rp0: len(b.rptr), s0: len(b.ends) - 1, v0: -1, rb0: len(b.rbptr), nnames: len(seq.Names)}
-	b.raw = true
-	b.rptr = append(b.rptr, seq.Ptr...)
-	b.addNames(seq.Names)
-	for _, v := range seq.Values {
-		if v != 1 { // else Encode's default: values nil
-			bs.v0 = len(b.rvals)
-			b.rvals = append(b.rvals, seq.Values...)
-			break
-		}
-	}
-	if lexicon {
-		bs.nwords = len(seq.Words)
-		b.addNames(seq.Words)
-	}
-	if bigrams {
-		bs.nbp, bs.nbnames = len(seq.BPtr), len(seq.BNames)
-		b.rbptr = append(b.rbptr, seq.BPtr...)
-		b.addNames(seq.BNames)
-	}
 	b.gold = append(b.gold, gold...)
-	for range n {
+	b.cands = append(b.cands, cands...)
+	for range s.Len() {
 		b.pred = append(b.pred, 0)
 	}
 	b.seqs = append(b.seqs, bs)
-}
-
-func (b *tagBatch) addNames(names [][]byte) {
-	for _, name := range names {
-		b.arena = append(b.arena, name...)
-		b.ends = append(b.ends, len(b.arena))
-	}
-}
-
-// encodeWork is a worker's scratch for encodeRaw.
-type encodeWork struct {
-	b, bb sparse.Builder
-	views [][]byte
-	cands []int32
-}
-
-// names returns names k0..k0+n-1 of batch b, as views into its arena.
-func (w *encodeWork) names(b *tagBatch, k0, n int) [][]byte {
-	w.views = w.views[:0]
-	for k := k0; k < k0+n; k++ {
-		lo, hi := b.ends[k], b.ends[k+1]
-		w.views = append(w.views, b.arena[lo:hi:hi])
-	}
-	return w.views
-}
-
-// encodeRaw encodes sequence i of a batch of addRaw's as the reader
-// encodes for add: its attributes, its bigram attributes (an empty Seq for
-// none) and its lexicon entries (nil for none), in w's memory.
-func (w *encodeWork) encodeRaw(m *model.Model, b *tagBatch, i int) (s, big sparse.Seq, cands []int32) {
-	bs := b.seqs[i]
-	var vals []float64
-	if bs.v0 >= 0 {
-		vals = b.rvals[bs.v0 : bs.v0+bs.nnames]
-	}
-	s = m.Encode(&w.b, b.rptr[bs.rp0:bs.rp0+bs.n+1], w.names(b, bs.s0, bs.nnames), vals)
-	if m.Lexicon != nil {
-		w.cands = m.Candidates(w.cands[:0], w.names(b, bs.s0+bs.nnames, bs.nwords), bs.n)
-		cands = w.cands
-	}
-	if m.Bigram != nil {
-		big = m.EncodeBigrams(&w.bb, bs.n, b.rbptr[bs.rb0:bs.rb0+bs.nbp], w.names(b, bs.s0+bs.nnames+bs.nwords, bs.nbnames))
-	}
-	return s, big, cands
 }
 
 // get returns sequence i of the batch.
@@ -419,25 +297,19 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 		labelNames[i] = m.Labels.String(int32(i))
 	}
 
-	// Encoding in the workers pays only where they run in parallel.
-	encodeInWorkers := threads > 1 && runtime.GOMAXPROCS(0) > 1
 	free := make(chan *tagBatch, 2*threads+2)
 	for range cap(free) {
-		// Sized for typical items (up to 32 features of up to 16 bytes),
-		// so that the first batches do not grow step by step.
-		b := &tagBatch{ptr: make([]int32, 0, batchItems+256), ids: make([]int32, 0, 32*batchItems),
+		// Sized for typical items (up to 32 features), so that the
+		// first batches do not grow step by step.
+		free <- &tagBatch{ptr: make([]int32, 0, batchItems+256), ids: make([]int32, 0, 32*batchItems),
 			pred: make([]int32, 0, batchItems+256), gold: make([]string, 0, batchItems+256)}
-		if encodeInWorkers {
-			b.rptr, b.ends, b.arena = make([]int32, 0, batchItems+256), make([]int, 0, 32*batchItems+1), make([]byte, 0, 8*32*batchItems)
-		}
-		free <- b
 	}
 	jobs := make(chan *tagBatch, cap(free))
 	done := make(chan *tagBatch, cap(free))
 	stop := make(chan struct{})
 	var readErr error
 
-	// Reader: parse, batch, and encode unless encodeInWorkers.
+	// Reader: parse, encode, batch.
 	go func() {
 		defer close(jobs)
 		defer guardModel(m, &readErr)()
@@ -498,17 +370,13 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 						gold = append(gold, g)
 					}
 				}
-				if encodeInWorkers {
-					batch.addRaw(&seq, gold, m.Lexicon != nil, m.Bigram != nil)
-				} else {
-					s := m.Encode(&b, seq.Ptr, seq.Names, seq.Values)
-					cands = m.Candidates(cands[:0], seq.Words, seq.Len())
-					var big sparse.Seq
-					if m.Bigram != nil {
-						big = m.EncodeBigrams(&bb, seq.Len(), seq.BPtr, seq.BNames)
-					}
-					batch.add(s, big, gold, cands, seq.File, seq.Line)
+				s := m.Encode(&b, seq.Ptr, seq.Names, seq.Values)
+				cands = m.Candidates(cands[:0], seq.Words, seq.Len())
+				var big sparse.Seq
+				if m.Bigram != nil {
+					big = m.EncodeBigrams(&bb, seq.Len(), seq.BPtr, seq.BNames)
 				}
+				batch.add(s, big, gold, cands, seq.File, seq.Line)
 				if len(batch.pred) >= batchItems {
 					jobs <- batch
 					if !getFree() {
@@ -520,21 +388,17 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 		jobs <- batch
 	}()
 
-	// Workers: encode a batch unless the reader did, tag it, print its
-	// labels into the batch.
+	// Workers: tag a batch, print its labels into the batch.
 	var wg sync.WaitGroup
 	for range threads {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var (
-				out model.Output
-				enc encodeWork
-			)
+			var out model.Output
 			for batch := range jobs {
 				func() {
 					defer guardModel(m, &batch.err)()
-					batch.err = tagBatchSeqs(m, tagger, batch, o, labelNames, &out, &enc)
+					batch.err = tagBatchSeqs(tagger, batch, o, labelNames, &out)
 				}()
 				done <- batch
 			}
@@ -598,17 +462,16 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 
 // tagBatchSeqs tags the sequences of a batch and prints them into b.out
 // (model.AppendText: what a sequence prints is defined there).
-func tagBatchSeqs(m *model.Model, tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output, enc *encodeWork) error {
-	enc.encode(m, b)
+func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output) error {
 	opt := o.text.TagOptions()
 	plain := !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0
 	for i, bs := range b.seqs {
 		s, big := b.get(i), b.getBigrams(i)
+		pred := b.pred[bs.t0 : bs.t0+bs.n]
 		var cands []int32
 		if len(b.cands) > 0 {
 			cands = b.cands[bs.t0 : bs.t0+bs.n]
 		}
-		pred := b.pred[bs.t0 : bs.t0+bs.n]
 		opt.Candidates, opt.Bigrams = cands, big
 		var ref []string
 		if o.text.Reference {

@@ -18,10 +18,9 @@ func insertLine(text string, at int, line string) (string, int) {
 	return text[:k] + line + "\n" + text[k:], strings.Count(text[:k], "\n") + 1
 }
 
-// tagThreadsAgree tags data at --threads 1 (the reader encodes) and 2 and
-// 3 (the workers encode what the reader copied) with each of the option
-// sets, and fails unless each prints the same bytes and the same error;
-// it returns the output and error of the last run at --threads 1.
+// tagThreadsAgree tags data at --threads 1, 2 and 3 with each of the
+// option sets, and fails unless each prints the same bytes and the same
+// error; it returns the output and error of the last run at --threads 1.
 func tagThreadsAgree(t *testing.T, modelPath, data string, optionSets [][]string) (string, error) {
 	t.Helper()
 	var lastOut string
@@ -49,13 +48,13 @@ func tagThreadsAgree(t *testing.T, modelPath, data string, optionSets [][]string
 }
 
 // TestTagThreadsAgree: input of several batches (4,096 positions each)
-// tags alike whether the reader encodes it (one thread) or the workers do
-// (several), with candidate labels, observation-dependent transitions and
-// attribute values, under -r -p -i, -l -n 2 and -t; an input error in the
-// middle stops both after the same batches, naming the same file and line.
+// tags alike on one thread and on several (batches tagged out of order,
+// printed in order), with candidate labels, observation-dependent
+// transitions and attribute values, under -r -p -i, -l -n 2 and -t; an
+// input error in the middle stops each after the same batches, naming the
+// same file and line.
 func TestTagThreadsAgree(t *testing.T) {
-	// Several threads encode in the workers only where they run in
-	// parallel.
+	// Workers running in parallel, even on one core.
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
 	// Column input: a lexicon and bigram attributes.
 	trainPath, testPath, tplPath, modelPath := toyFiles(t, 200, 2000)
