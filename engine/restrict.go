@@ -3,7 +3,6 @@ package engine
 import (
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/simdcrf/simdcrf/kernels"
 )
@@ -110,16 +109,16 @@ func (px *pairIndex) find(i, j int32) int32 {
 	return -1
 }
 
-// pairIndexes holds the pairIndex of each tied form, made on first use:
-// SetTied keeps the exception pairs, so it stays valid for the form's life.
-var pairIndexes sync.Map // *tiedForm → *pairIndex
-
-func (tf *tiedForm) pairs(m int) *pairIndex {
-	if v, ok := pairIndexes.Load(tf); ok {
-		return v.(*pairIndex)
+// pairIndex returns the tied structure's pairIndex, made on first use
+// (safe for concurrent callers): SetTied keeps the exception pairs, so it
+// stays valid for tr's life.
+func (tr *Transitions) pairIndex() *pairIndex {
+	if px := tr.pairs.Load(); px != nil {
+		return px
 	}
+	tf := tr.tied
 	px := &pairIndex{ptr: slices.Clone(tf.rowPtr), col: slices.Clone(tf.rowJ), k: slices.Clone(tf.rowK)}
-	for i := range m {
+	for i := range tr.m {
 		lo, hi := px.ptr[i], px.ptr[i+1]
 		cols, ks := px.col[lo:hi], px.k[lo:hi]
 		// Insertion sort by column (rows are short, and usually sorted
@@ -131,11 +130,13 @@ func (tf *tiedForm) pairs(m int) *pairIndex {
 			}
 		}
 	}
-	v, _ := pairIndexes.LoadOrStore(tf, px)
-	return v.(*pairIndex)
+	if tr.pairs.CompareAndSwap(nil, px) {
+		return px
+	}
+	return tr.pairs.Load()
 }
 
-// restrictSets fills rb.off and rb.lab with each position's labels under c
+// sets fills rb.off and rb.lab with each position's labels under c
 // (Forced and Allowed together; all M for a free position), increasing and
 // without duplicates, and returns false if a position allows none.
 func (rb *restrictBuf) sets(c *ChainOptions, T, M int) bool {
@@ -224,7 +225,7 @@ func (tr *Transitions) restricted(ws *Workspace, emit []float64, T int, c *Chain
 	var px *pairIndex
 	var exc []Exception
 	if tr.tied != nil {
-		px = tr.tied.pairs(M)
+		px = tr.pairIndex()
 		exc = tr.tied.exc
 		rb.pk = grow(rb.pk, np)
 	}
