@@ -36,13 +36,17 @@ type restrictBuf struct {
 	mark         []bool // M: scratch of the set building, all false between calls
 }
 
-// restrictRatio is how many of the full path's units (one label pair of a
-// dense step, or one label or exception of a tied step) one restricted pair
-// costs: the restricted path gathers each pair's score (a likely cache miss
-// at large M: the matrix is 11.7 MB at M = 1,208), exponentiates it and
-// walks it three times in scalar code, where the full path's units are
-// vector lanes streaming in order. See BenchmarkRestricted.
-const restrictRatio = 16
+// restrictDense and restrictTied are how many of the full path's units
+// (one label pair of a dense step; one label or exception of a tied step)
+// one restricted pair costs: the restricted path gathers each pair's score
+// (a likely cache miss at large M: the matrix is 11.7 MB at M = 1,208) or
+// looks up its exception, exponentiates it and walks it three times in
+// scalar code, where the dense full path's units are vector lanes
+// streaming in order and the tied one's are gathers too. Measured with
+// BenchmarkRestricted at M = 256 (load ≈ 13 on 2 cores: rough), ns per
+// restricted pair at K = 16–32 against ns per full unit: dense 38–44
+// against 1.56 (≈ 25), tied ≈ 74 (K = 8) against 15.5 (≈ 5).
+const restrictDense, restrictTied = 24, 6
 
 // restrictOff turns the restricted path off (tests and benchmarks compare
 // it with the constrained full path through the public calls).
@@ -51,15 +55,15 @@ var restrictOff bool
 // restrictPays reports whether the restricted path is cheaper than the
 // full one for a chain of T positions under c: Σ_t |K_{t−1}|·|K_t| pairs
 // (|K_t| = M for a free position) against T·M² for dense transitions or
-// T·(M + exceptions) for tied ones, at restrictRatio full units per pair.
+// T·(M + exceptions) for tied ones, at restrictDense or restrictTied full units per pair.
 func (tr *Transitions) restrictPays(c *ChainOptions, T int) bool {
 	if restrictOff || c == nil || c.Allowed == nil || T == 0 {
 		return false
 	}
 	M := tr.m
-	full := int64(M) * int64(M)
+	full, ratio := int64(M)*int64(M), int64(restrictDense)
 	if tr.tied != nil {
-		full = int64(M) + int64(len(tr.tied.exc))
+		full, ratio = int64(M)+int64(len(tr.tied.exc)), restrictTied
 	}
 	budget := int64(T) * full
 	var pairs int64
@@ -78,7 +82,7 @@ func (tr *Transitions) restrictPays(c *ChainOptions, T int) bool {
 			pairs += prev * n
 		}
 		prev = n
-		if pairs*restrictRatio > budget {
+		if pairs*ratio > budget {
 			return false
 		}
 	}
