@@ -31,7 +31,7 @@ type lockBuf struct {
 // or nil when use is false or the model is not one.
 func (o *objective) newLockstep(use bool) *lockstep {
 	md := o.md
-	if !use || md.tied || md.noTrans || md.big != nil || md.allowed != nil || o.weighted {
+	if !use || md.tied || md.noTrans || md.big != nil || md.allowed != nil || md.prune != nil || o.weighted {
 		return nil
 	}
 	lens := make([]int, len(o.sc.labels))

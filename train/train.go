@@ -199,6 +199,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if cfg.Holdout != nil {
 		md.holdAllowed = holdoutAllowed(cfg.Holdout, md.lex)
 	}
+	md.prune = newPruning(&cfg)
 	if cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 {
 		if cfg.Algorithm == "sgd" || cfg.Algorithm == "ap" {
 			return nil, fmt.Errorf("train: feature.sublabels is for lbfgs and l1, not %s", cfg.Algorithm)
