@@ -199,7 +199,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if cfg.Holdout != nil {
 		md.holdAllowed = holdoutAllowed(cfg.Holdout, md.lex)
 	}
-	md.prune = newPruning(&cfg)
+	md.prune = newPruning(&cfg, d.Corpus, d.Labels)
 	if cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 {
 		if cfg.Algorithm == "sgd" || cfg.Algorithm == "ap" {
 			return nil, fmt.Errorf("train: feature.sublabels is for lbfgs and l1, not %s", cfg.Algorithm)
@@ -322,17 +322,25 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 			obj.pt.addTo(st)
 		}()
 	}
+	pr := t.md.prune // pruning: the sets of each accepted point (prune.go)
 	eval := func(x, g []float64) (float64, error) {
 		if t.stopped() {
 			return 0, errInterrupted
 		}
 		if st == nil {
-			return obj.eval(x, g, t.stop)
+			f, err := obj.eval(x, g, t.stop)
+			if pr != nil && err == nil {
+				pr.evaluated(x)
+			}
+			return f, err
 		}
 		t0 := time.Now()
 		f, err := obj.eval(x, g, t.stop)
 		st.Eval += time.Since(t0)
 		st.Evals++
+		if pr != nil && err == nil {
+			pr.evaluated(x)
+		}
 		return f, err
 	}
 	o := qnOptions{
@@ -360,6 +368,9 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 		}
 		o.refineRate = refineFactor * cfg.Delta
 	}
+	if pr != nil {
+		o.refine = pr.refine
+	}
 	if o.m == 0 {
 		o.m = 6
 	}
@@ -368,6 +379,9 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	}
 	last := time.Now()
 	progress := func(k int, x, g []float64, fx, xnorm, gnorm, step float64, evals int) bool {
+		if pr != nil {
+			pr.accepted(x)
+		}
 		if st != nil {
 			st.Iterations++
 			t0 := time.Now()
