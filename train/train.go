@@ -327,6 +327,9 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 		if t.stopped() {
 			return 0, errInterrupted
 		}
+		if pr != nil && pr.stale() {
+			return 0, errSetsChanged // (the optimiser then refines)
+		}
 		if st == nil {
 			f, err := obj.eval(x, g, t.stop)
 			if pr != nil && err == nil {
