@@ -89,28 +89,31 @@ func (tr *Transitions) restrictPays(c *ChainOptions, T int) bool {
 	return true
 }
 
-// pairIndex lists a tied structure's exceptions row by row in increasing
-// column order, for the restricted path's look-ups: row i's columns are
-// col[ptr[i]:ptr[i+1]], with their indices into exc in k.
+// pairIndex finds a tied structure's exceptions by label pair: an
+// open-addressing hash table (linear probing, at most half full) of keys
+// i·M + j + 1 (0: empty) and exception indices. A binary search in
+// per-row sorted lists was 45 % of the restricted path's time at M = 256
+// with 12 exceptions per row (BenchmarkRestricted tied-K8): its branches
+// mispredict; a probe is one multiply and, mostly, one compare.
 type pairIndex struct {
-	ptr, col, k []int32
+	keys  []uint64
+	k     []int32
+	shift uint
+	m     uint64
 }
 
 // find returns the exception index of the pair i→j, or −1.
 func (px *pairIndex) find(i, j int32) int32 {
-	lo, hi := px.ptr[i], px.ptr[i+1]
-	for lo < hi {
-		mid := int32(uint32(lo+hi) >> 1)
-		if px.col[mid] < j {
-			lo = mid + 1
-		} else {
-			hi = mid
+	key := uint64(i)*px.m + uint64(j) + 1
+	mask := uint64(len(px.keys) - 1)
+	for h := (key * 0x9E3779B97F4A7C15) >> px.shift; ; h = (h + 1) & mask {
+		switch px.keys[h] {
+		case key:
+			return px.k[h]
+		case 0:
+			return -1
 		}
 	}
-	if lo < px.ptr[i+1] && px.col[lo] == j {
-		return px.k[lo]
-	}
-	return -1
 }
 
 // pairIndex returns the tied structure's pairIndex, made on first use
@@ -120,19 +123,20 @@ func (tr *Transitions) pairIndex() *pairIndex {
 	if px := tr.pairs.Load(); px != nil {
 		return px
 	}
-	tf := tr.tied
-	px := &pairIndex{ptr: slices.Clone(tf.rowPtr), col: slices.Clone(tf.rowJ), k: slices.Clone(tf.rowK)}
-	for i := range tr.m {
-		lo, hi := px.ptr[i], px.ptr[i+1]
-		cols, ks := px.col[lo:hi], px.k[lo:hi]
-		// Insertion sort by column (rows are short, and usually sorted
-		// already: buildTied and the trainer list exceptions row-major).
-		for a := 1; a < len(cols); a++ {
-			for b := a; b > 0 && cols[b] < cols[b-1]; b-- {
-				cols[b], cols[b-1] = cols[b-1], cols[b]
-				ks[b], ks[b-1] = ks[b-1], ks[b]
-			}
+	exc := tr.tied.exc
+	bits := uint(1)
+	for 1<<bits < 2*len(exc) {
+		bits++
+	}
+	px := &pairIndex{keys: make([]uint64, 1<<bits), k: make([]int32, 1<<bits), shift: 64 - bits, m: uint64(tr.m)}
+	mask := uint64(len(px.keys) - 1)
+	for n, e := range exc {
+		key := uint64(e.From)*px.m + uint64(e.To) + 1
+		h := (key * 0x9E3779B97F4A7C15) >> px.shift
+		for px.keys[h] != 0 {
+			h = (h + 1) & mask
 		}
+		px.keys[h], px.k[h] = key, int32(n)
 	}
 	if tr.pairs.CompareAndSwap(nil, px) {
 		return px
