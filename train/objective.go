@@ -708,7 +708,7 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	opts := joinOpts(chainOpts(&wb.co, md.allowed, i), bo)
 	if md.prune != nil {
-		opts = md.prune.apply(&wb.pb, &wb.co, opts, emit, y, m, i)
+		opts = md.prune.apply(&wb.pb, &wb.co, opts, emit, y, m)
 	}
 	nt := md.bigOff - md.nState
 	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, opts, wb.bb.edges)

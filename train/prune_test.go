@@ -10,16 +10,29 @@ import (
 	"github.com/simdcrf/simdcrf/engine"
 )
 
-// currentSets returns, deep-copied, the sets the evaluations of o use
-// now, sequence by sequence.
-func currentSets(o *objective) [][][]int32 {
-	pr := o.md.prune
+// prunedSets returns, deep-copied, the sets pruning gives every training
+// sequence of o under theta (o.eval(theta) must have run: the worker's
+// cold weights are theta's).
+func prunedSets(t *testing.T, o *objective, theta []float64) [][][]int32 {
+	t.Helper()
+	md := o.md
+	wb := &o.workers[0]
+	var pb pruneBuf
+	var co engine.ChainOptions
 	sets := make([][][]int32, len(o.sc.labels))
-	for i := range sets {
-		v := pr.views[pr.cur][pr.posOff[i]:pr.posOff[i+1]]
-		sets[i] = make([][]int32, len(v))
-		for t, s := range v {
-			sets[i][t] = slices.Clone(s)
+	for i, y := range o.sc.labels {
+		T := len(y)
+		if T == 0 {
+			continue
+		}
+		emit := make([]float64, T*md.m)
+		o.scoreSeq(wb, theta, i, emit)
+		var cand engine.ChainOptions
+		opts := chainOpts(&cand, md.allowed, i)
+		c := md.prune.apply(&pb, &co, opts, emit, y, md.m)
+		sets[i] = make([][]int32, T)
+		for k, s := range c.Allowed {
+			sets[i][k] = slices.Clone(s)
 		}
 	}
 	return sets
@@ -55,11 +68,9 @@ func sameObjective(t *testing.T, what string, f1, f2 float64, g1, g2 []float64, 
 // chain constrained to the pruned sets (the same sets given as candidate
 // labels), dense and tied, with and without candidate labels; the sets
 // keep the gold label, stay within the candidates, hold at most prune.max
-// labels and pass the threshold; an evaluation uses the sets of the last
-// accepted point and computes its own, which replace them when its point
-// is accepted (refine then asks once for the point again); and the
-// gradient matches finite differences of the objective with the sets held
-// fixed.
+// labels and pass the threshold; they are recomputed from the weights at
+// every evaluation; and the gradient matches finite differences of the
+// objective with the sets held fixed.
 func TestPrunedObjective(t *testing.T) {
 	pool := engine.NewPool(2)
 	defer pool.Close()
@@ -84,8 +95,7 @@ func TestPrunedObjective(t *testing.T) {
 				}
 			}
 			cands := md.allowed
-			pr := newPruning(&cfg, d.Corpus, m)
-			md.prune = pr
+			md.prune = newPruning(&cfg, m)
 			r := rand.New(rand.NewPCG(5, 6))
 			theta := make([]float64, md.nTotal())
 			for k := range theta {
@@ -95,8 +105,7 @@ func TestPrunedObjective(t *testing.T) {
 			}
 			pruned := newObjective(md, d, cfg.C2, pool)
 			f1, g1 := evalAt(t, pruned, theta)
-			md.prune.evaluated(theta) // the first point's sets are its own
-			sets := currentSets(pruned)
+			sets := prunedSets(t, pruned, theta)
 
 			// What the sets promise.
 			kept, total, small := 0, 0, 0
@@ -163,11 +172,8 @@ func TestPrunedObjective(t *testing.T) {
 				}
 			}
 
-			// Other weights: the evaluation there uses the sets of the
-			// accepted point (θ's) and computes its own, which become
-			// current when it is accepted; the optimiser's value there
-			// then asks for one evaluation again (refine).
-			md.prune, md.allowed = pr, cands
+			// Other weights, other sets: recomputed at every evaluation.
+			md.prune, md.allowed = newPruning(&cfg, m), cands
 			theta2 := slices.Clone(theta)
 			for k := range theta2 {
 				if md.trainable(k) {
@@ -175,13 +181,7 @@ func TestPrunedObjective(t *testing.T) {
 				}
 			}
 			f3, g3 := evalAt(t, pruned, theta2)
-			md.prune, md.allowed = nil, sets
-			f4, g4 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta2)
-			sameObjective(t, "second weights, the first point's sets", f3, f4, g3, g4, 1e-12)
-			md.prune, md.allowed = pr, cands
-			pr.evaluated(theta2)
-			pr.accepted(theta2)
-			sets2 := currentSets(pruned)
+			sets2 := prunedSets(t, pruned, theta2)
 			differ := false
 			for i := range sets {
 				for p := range sets[i] {
@@ -191,20 +191,9 @@ func TestPrunedObjective(t *testing.T) {
 			if !differ {
 				t.Fatal("the sets did not change with the weights")
 			}
-			if !pr.refine() || pr.refine() {
-				t.Fatal("refine: want true once after the sets changed, then false")
-			}
-			f5, g5 := evalAt(t, pruned, theta2)
 			md.prune, md.allowed = nil, sets2
-			f6, g6 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta2)
-			sameObjective(t, "second weights, their own sets", f5, f6, g5, g6, 1e-12)
-			md.prune, md.allowed = pr, cands
-			// Accepted again with the same sets: nothing to refine.
-			pr.evaluated(theta2)
-			pr.accepted(theta2)
-			if pr.refine() {
-				t.Fatal("refine after the sets stayed the same")
-			}
+			f4, g4 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta2)
+			sameObjective(t, "pruned vs constrained, second weights", f3, f4, g3, g4, 1e-12)
 		})
 	}
 }
@@ -232,7 +221,7 @@ func TestPruneExact(t *testing.T) {
 			}
 		}
 		f2, g2 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
-		md.prune = newPruning(&cfg, d.Corpus, m)
+		md.prune = newPruning(&cfg, m)
 		f1, g1 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
 		sameObjective(t, trans, f1, f2, g1, g2, 1e-12)
 	}
@@ -272,4 +261,57 @@ func TestPruneConfig(t *testing.T) {
 	if _, err := Train(context.Background(), d, ok); err != nil {
 		t.Errorf("pruned training: %v", err)
 	}
+}
+
+// TestPruneSet checks one position's set: the threshold, the cap, the
+// gold label, candidates, and ties kept or dropped together.
+func TestPruneSet(t *testing.T) {
+	cfg, _ := Defaults("lbfgs")
+	cfg.PruneMax, cfg.PruneThreshold = 3, 0.01
+	pr := newPruning(&cfg, 8)
+	var pb pruneBuf
+	l := math.Log
+	row := []float64{0, 5, l(0.5) + 5, 5 + l(0.02), 5 + l(0.005), -9, 4, 1}
+	for _, c := range []struct {
+		name string
+		row  []float64
+		cand []int32
+		gold int32
+		want []int32
+	}{
+		{"cap, gold inside", row, nil, 1, []int32{1, 2, 6}},
+		{"cap, gold below the threshold", row, nil, 5, []int32{1, 2, 5}},
+		{"no gold: max labels", row, nil, -1, []int32{1, 2, 6}},
+		{"threshold below the cap", row, []int32{1, 3, 4, 5}, 5, []int32{1, 3, 5}},
+		{"threshold 0.01 drops 0.005", row, []int32{1, 4}, -1, []int32{1}},
+		{"all tied", make([]float64, 8), nil, 2, []int32{0, 1, 2, 3, 4, 5, 6, 7}},
+		{"tie at the cap", []float64{3, 1, 2, 2, 2, 0, 0, 0}, nil, 0, []int32{0, 2, 3, 4}},
+		{"tie above the cap", []float64{3, 1, 3, 2, 2, 0, 0, 3}, nil, -1, []int32{0, 2, 7}},
+	} {
+		got := pr.set(&pb, []int32{99}, c.row, c.cand, c.gold)
+		if got[0] != 99 || !slices.Equal(got[1:], c.want) {
+			t.Errorf("%s: %v, want %v after 99", c.name, got, c.want)
+		}
+	}
+}
+
+// TestPruneStartsExact: at θ = 0 every label ties, so the first
+// evaluation of pruned training is exact training's.
+func TestPruneStartsExact(t *testing.T) {
+	pool := engine.NewPool(1)
+	defer pool.Close()
+	const m = 12
+	d := wordData(t, 25, 50, m, 30)
+	cfg, _ := Defaults("lbfgs")
+	cfg.Transitions = "tied"
+	cfg.PruneMax = 3
+	md, err := newModel(d, &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theta := make([]float64, md.nTotal())
+	f2, g2 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
+	md.prune = newPruning(&cfg, m)
+	f1, g1 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
+	sameObjective(t, "θ = 0", f1, f2, g1, g2, 1e-12)
 }

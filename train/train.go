@@ -199,7 +199,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if cfg.Holdout != nil {
 		md.holdAllowed = holdoutAllowed(cfg.Holdout, md.lex)
 	}
-	md.prune = newPruning(&cfg, d.Corpus, d.Labels)
+	md.prune = newPruning(&cfg, d.Labels)
 	if cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 {
 		if cfg.Algorithm == "sgd" || cfg.Algorithm == "ap" {
 			return nil, fmt.Errorf("train: feature.sublabels is for lbfgs and l1, not %s", cfg.Algorithm)
@@ -295,6 +295,7 @@ type holdBuf struct {
 	emit    []float64
 	path    []int32
 	bb      bigramBuf
+	pb      pruneBuf
 	correct int64
 	_       [64]byte
 }
@@ -322,28 +323,17 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 			obj.pt.addTo(st)
 		}()
 	}
-	pr := t.md.prune // pruning: the sets of each accepted point (prune.go)
 	eval := func(x, g []float64) (float64, error) {
 		if t.stopped() {
 			return 0, errInterrupted
 		}
-		if pr != nil && pr.stale() {
-			return 0, errSetsChanged // (the optimiser then refines)
-		}
 		if st == nil {
-			f, err := obj.eval(x, g, t.stop)
-			if pr != nil && err == nil {
-				pr.evaluated(x)
-			}
-			return f, err
+			return obj.eval(x, g, t.stop)
 		}
 		t0 := time.Now()
 		f, err := obj.eval(x, g, t.stop)
 		st.Eval += time.Since(t0)
 		st.Evals++
-		if pr != nil && err == nil {
-			pr.evaluated(x)
-		}
 		return f, err
 	}
 	o := qnOptions{
@@ -371,9 +361,6 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 		}
 		o.refineRate = refineFactor * cfg.Delta
 	}
-	if pr != nil {
-		o.refine = pr.refine
-	}
 	if o.m == 0 {
 		o.m = 6
 	}
@@ -382,9 +369,6 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	}
 	last := time.Now()
 	progress := func(k int, x, g []float64, fx, xnorm, gnorm, step float64, evals int) bool {
-		if pr != nil {
-			pr.accepted(x)
-		}
 		if st != nil {
 			st.Iterations++
 			t0 := time.Now()
@@ -498,7 +482,11 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		if md.big != nil && h.Bigram != nil {
 			bo = hb.bb.options(md.big, md.bigramParams(theta), 1, h.Bigram.Seq(i))
 		}
-		if _, err := tr.Viterbi(ws, emit, joinOpts(chainOpts(&hb.co, md.holdAllowed, i), bo), path); err != nil {
+		opts := joinOpts(chainOpts(&hb.co, md.holdAllowed, i), bo)
+		if md.prune != nil { // tagged as trained: over the pruned sets
+			opts = md.prune.apply(&hb.pb, &hb.co, opts, emit, nil, md.m)
+		}
+		if _, err := tr.Viterbi(ws, emit, opts, path); err != nil {
 			return err
 		}
 		for k, y := range labels {
