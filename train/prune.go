@@ -108,28 +108,30 @@ func (pr *pruning) set(pb *pruneBuf, dst []int32, row []float64, cand []int32, g
 	if labs == nil {
 		labs = pr.all[:len(row)]
 	}
-	best := math.Inf(-1)
-	for _, y := range labs {
-		best = max(best, row[y])
-	}
-	cut := best + pr.logTau
 	keep := pr.max
 	if gold >= 0 {
 		keep--
 	}
-	// The keep best above the cut, best first (ties: lower label first,
-	// the scan's order): an insertion into a short list, which most
-	// labels skip after one compare once it is full.
+	// One pass: the best score, and the keep best labels above the cut
+	// of the best so far, best first (ties: lower label first, the scan's
+	// order), in a short insertion list that most labels skip after a
+	// compare or two; dropped is the best score the full list turned
+	// away or pushed out (a tie split by the cap, if it equals the last
+	// entry's at the end).
+	best, dropped := math.Inf(-1), math.Inf(-1)
 	c := pb.cand[:0]
 	for _, y := range labs {
 		v := row[y]
-		if keep == 0 || v < cut || y == gold {
+		best = max(best, v)
+		if y == gold || v < best+pr.logTau || keep == 0 {
 			continue
 		}
 		if len(c) == keep {
 			if !(v > c[keep-1].v) {
+				dropped = max(dropped, v)
 				continue
 			}
+			dropped = max(dropped, c[keep-1].v)
 			c = c[:keep-1]
 		}
 		p := len(c)
@@ -140,37 +142,27 @@ func (pr *pruning) set(pb *pruneBuf, dst []int32, row []float64, cand []int32, g
 		}
 		c[p] = scored{v, y}
 	}
+	cut := best + pr.logTau
+	for len(c) > 0 && c[len(c)-1].v < cut {
+		c = c[:len(c)-1]
+	}
 	pb.cand = c
 	n0 := len(dst)
-	if len(c) == keep && keep > 0 {
-		// The cap must not split a tie: count the labels scoring what
-		// the last one kept scores, and if the list left some out, take
-		// them all.
+	if len(c) == keep && keep > 0 && dropped == c[keep-1].v {
+		// The cap split a tie: take every label scoring what the last
+		// one kept scores.
 		last := c[keep-1].v
-		in, all := 0, 0
 		for _, s := range c {
-			if s.v == last {
-				in++
+			if s.v > last {
+				dst = append(dst, s.y)
 			}
 		}
 		for _, y := range labs {
 			if row[y] == last && y != gold {
-				all++
+				dst = append(dst, y)
 			}
 		}
-		if all > in {
-			for _, s := range c {
-				if s.v > last {
-					dst = append(dst, s.y)
-				}
-			}
-			for _, y := range labs {
-				if row[y] == last && y != gold {
-					dst = append(dst, y)
-				}
-			}
-			c = c[:0]
-		}
+		c = c[:0]
 	}
 	for _, s := range c {
 		dst = append(dst, s.y)
