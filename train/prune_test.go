@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -314,4 +315,74 @@ func TestPruneStartsExact(t *testing.T) {
 	md.prune = newPruning(&cfg, m)
 	f1, g1 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
 	sameObjective(t, "θ = 0", f1, f2, g1, g2, 1e-12)
+}
+
+// TestPruneSetRandom compares set with a sort of every label, on scores
+// with many ties.
+func TestPruneSetRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 27))
+	var pb pruneBuf
+	for trial := range 3000 {
+		m := 1 + r.IntN(40)
+		cfg, _ := Defaults("lbfgs")
+		cfg.PruneMax = 1 + r.IntN(6)
+		cfg.PruneThreshold = []float64{0, 0.01, 0.3, 1}[r.IntN(4)]
+		pr := newPruning(&cfg, m)
+		row := make([]float64, m)
+		for j := range row {
+			row[j] = float64(r.IntN(6)) * 0.7
+		}
+		var cand []int32
+		if r.IntN(3) == 0 {
+			for _, y := range r.Perm(m)[:1+r.IntN(m)] {
+				cand = append(cand, int32(y))
+			}
+			slices.Sort(cand)
+		}
+		gold := int32(-1)
+		if r.IntN(4) > 0 {
+			gold = int32(r.IntN(m))
+			if cand != nil && !slices.Contains(cand, gold) {
+				cand = append(cand, gold)
+				slices.Sort(cand)
+			}
+		}
+		labs := cand
+		if labs == nil {
+			labs = pr.all
+		}
+		best := math.Inf(-1)
+		for _, y := range labs {
+			best = max(best, row[y])
+		}
+		var pass []int32
+		for _, y := range labs {
+			if y != gold && row[y] >= best+math.Log(cfg.PruneThreshold) {
+				pass = append(pass, y)
+			}
+		}
+		slices.SortStableFunc(pass, func(a, b int32) int { return cmp.Compare(row[b], row[a]) })
+		keep := cfg.PruneMax - b2i(gold >= 0)
+		want := pass
+		if len(pass) > keep {
+			want = pass[:keep]
+			if keep > 0 && row[pass[keep]] == row[pass[keep-1]] {
+				last := row[pass[keep-1]]
+				want = nil
+				for _, y := range pass {
+					if row[y] >= last {
+						want = append(want, y)
+					}
+				}
+			}
+		}
+		want = slices.Clone(want)
+		if gold >= 0 {
+			want = append(want, gold)
+		}
+		slices.Sort(want)
+		if got := pr.set(&pb, nil, row, cand, gold); !slices.Equal(got, want) {
+			t.Fatalf("trial %d: row %v cand %v gold %d max %d τ %v: %v, want %v", trial, row, cand, gold, cfg.PruneMax, cfg.PruneThreshold, got, want)
+		}
+	}
 }
