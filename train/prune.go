@@ -118,20 +118,48 @@ func (pr *pruning) set(pb *pruneBuf, dst []int32, row []float64, cand []int32, g
 	// compare or two; dropped is the best score the full list turned
 	// away or pushed out (a tie split by the cap, if it equals the last
 	// entry's at the end).
+	// floor is what a label must beat to be looked at: the cut of the
+	// best so far, or, once the list is full, its last entry if higher
+	// (then a label equal to it is a tie the cap splits: dropped). Most
+	// labels cost one compare.
+	logTau := pr.logTau
 	best, dropped := math.Inf(-1), math.Inf(-1)
+	floor := math.Inf(-1)
 	c := pb.cand[:0]
+	if keep == 0 {
+		for _, y := range labs {
+			if v := row[y]; v > best {
+				best = v
+			}
+		}
+		labs = labs[:0]
+	}
 	for _, y := range labs {
 		v := row[y]
-		best = max(best, v)
-		if y == gold || v < best+pr.logTau || keep == 0 {
+		if v < floor {
+			continue
+		}
+		if v > best {
+			best = v
+			floor = max(floor, best+logTau)
+			if v < floor {
+				continue
+			}
+		}
+		if y == gold {
 			continue
 		}
 		if len(c) == keep {
-			if !(v > c[keep-1].v) {
-				dropped = max(dropped, v)
+			last := c[keep-1].v
+			if !(v > last) {
+				if v == last {
+					dropped = last
+				}
 				continue
 			}
-			dropped = max(dropped, c[keep-1].v)
+			if last > dropped {
+				dropped = last
+			}
 			c = c[:keep-1]
 		}
 		p := len(c)
@@ -141,8 +169,11 @@ func (pr *pruning) set(pb *pruneBuf, dst []int32, row []float64, cand []int32, g
 			p--
 		}
 		c[p] = scored{v, y}
+		if len(c) == keep {
+			floor = max(floor, c[keep-1].v)
+		}
 	}
-	cut := best + pr.logTau
+	cut := best + logTau
 	for len(c) > 0 && c[len(c)-1].v < cut {
 		c = c[:len(c)-1]
 	}
