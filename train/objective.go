@@ -369,8 +369,8 @@ type workerBuf struct {
 	sg   []float64 // sub-label gradient
 	sbuf []float64 // sub-label scratch
 	bb   bigramBuf
-	pb   pruneBuf    // Config.PruneMax: the pruned sets
-	pc   *phaseClock // nil without Config.Stats
+	pb   engine.PruneBuf // Config.PruneMax: the pruned sets
+	pc   *phaseClock     // nil without Config.Stats
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"cmp"
 	"context"
 	"math"
 	"math/rand/v2"
@@ -18,7 +17,7 @@ func prunedSets(t *testing.T, o *objective, theta []float64) [][][]int32 {
 	t.Helper()
 	md := o.md
 	wb := &o.workers[0]
-	var pb pruneBuf
+	var pb engine.PruneBuf
 	var co engine.ChainOptions
 	sets := make([][][]int32, len(o.sc.labels))
 	for i, y := range o.sc.labels {
@@ -96,7 +95,7 @@ func TestPrunedObjective(t *testing.T) {
 				}
 			}
 			cands := md.allowed
-			md.prune = newPruning(&cfg, m)
+			md.prune = newPruning(&cfg)
 			r := rand.New(rand.NewPCG(5, 6))
 			theta := make([]float64, md.nTotal())
 			for k := range theta {
@@ -174,7 +173,7 @@ func TestPrunedObjective(t *testing.T) {
 			}
 
 			// Other weights, other sets: recomputed at every evaluation.
-			md.prune, md.allowed = newPruning(&cfg, m), cands
+			md.prune, md.allowed = newPruning(&cfg), cands
 			theta2 := slices.Clone(theta)
 			for k := range theta2 {
 				if md.trainable(k) {
@@ -222,7 +221,7 @@ func TestPruneExact(t *testing.T) {
 			}
 		}
 		f2, g2 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
-		md.prune = newPruning(&cfg, m)
+		md.prune = newPruning(&cfg)
 		f1, g1 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
 		sameObjective(t, trans, f1, f2, g1, g2, 1e-12)
 	}
@@ -264,38 +263,6 @@ func TestPruneConfig(t *testing.T) {
 	}
 }
 
-// TestPruneSet checks one position's set: the threshold, the cap, the
-// gold label, candidates, and ties kept or dropped together.
-func TestPruneSet(t *testing.T) {
-	cfg, _ := Defaults("lbfgs")
-	cfg.PruneMax, cfg.PruneThreshold = 3, 0.01
-	pr := newPruning(&cfg, 8)
-	var pb pruneBuf
-	l := math.Log
-	row := []float64{0, 5, l(0.5) + 5, 5 + l(0.02), 5 + l(0.005), -9, 4, 1}
-	for _, c := range []struct {
-		name string
-		row  []float64
-		cand []int32
-		gold int32
-		want []int32
-	}{
-		{"cap, gold inside", row, nil, 1, []int32{1, 2, 6}},
-		{"cap, gold below the threshold", row, nil, 5, []int32{1, 2, 5}},
-		{"no gold: max labels", row, nil, -1, []int32{1, 2, 6}},
-		{"threshold below the cap", row, []int32{1, 3, 4, 5}, 5, []int32{1, 3, 5}},
-		{"threshold 0.01 drops 0.005", row, []int32{1, 4}, -1, []int32{1}},
-		{"all tied", make([]float64, 8), nil, 2, []int32{0, 1, 2, 3, 4, 5, 6, 7}},
-		{"tie at the cap", []float64{3, 1, 2, 2, 2, 0, 0, 0}, nil, 0, []int32{0, 2, 3, 4}},
-		{"tie above the cap", []float64{3, 1, 3, 2, 2, 0, 0, 3}, nil, -1, []int32{0, 2, 7}},
-	} {
-		got := pr.set(&pb, []int32{99}, c.row, c.cand, c.gold)
-		if got[0] != 99 || !slices.Equal(got[1:], c.want) {
-			t.Errorf("%s: %v, want %v after 99", c.name, got, c.want)
-		}
-	}
-}
-
 // TestPruneStartsExact: at θ = 0 every label ties, so the first
 // evaluation of pruned training is exact training's.
 func TestPruneStartsExact(t *testing.T) {
@@ -312,77 +279,7 @@ func TestPruneStartsExact(t *testing.T) {
 	}
 	theta := make([]float64, md.nTotal())
 	f2, g2 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
-	md.prune = newPruning(&cfg, m)
+	md.prune = newPruning(&cfg)
 	f1, g1 := evalAt(t, newObjective(md, d, cfg.C2, pool), theta)
 	sameObjective(t, "θ = 0", f1, f2, g1, g2, 1e-12)
-}
-
-// TestPruneSetRandom compares set with a sort of every label, on scores
-// with many ties.
-func TestPruneSetRandom(t *testing.T) {
-	r := rand.New(rand.NewPCG(26, 27))
-	var pb pruneBuf
-	for trial := range 3000 {
-		m := 1 + r.IntN(40)
-		cfg, _ := Defaults("lbfgs")
-		cfg.PruneMax = 1 + r.IntN(6)
-		cfg.PruneThreshold = []float64{0, 0.01, 0.3, 1}[r.IntN(4)]
-		pr := newPruning(&cfg, m)
-		row := make([]float64, m)
-		for j := range row {
-			row[j] = float64(r.IntN(6)) * 0.7
-		}
-		var cand []int32
-		if r.IntN(3) == 0 {
-			for _, y := range r.Perm(m)[:1+r.IntN(m)] {
-				cand = append(cand, int32(y))
-			}
-			slices.Sort(cand)
-		}
-		gold := int32(-1)
-		if r.IntN(4) > 0 {
-			gold = int32(r.IntN(m))
-			if cand != nil && !slices.Contains(cand, gold) {
-				cand = append(cand, gold)
-				slices.Sort(cand)
-			}
-		}
-		labs := cand
-		if labs == nil {
-			labs = pr.all
-		}
-		best := math.Inf(-1)
-		for _, y := range labs {
-			best = max(best, row[y])
-		}
-		var pass []int32
-		for _, y := range labs {
-			if y != gold && row[y] >= best+math.Log(cfg.PruneThreshold) {
-				pass = append(pass, y)
-			}
-		}
-		slices.SortStableFunc(pass, func(a, b int32) int { return cmp.Compare(row[b], row[a]) })
-		keep := cfg.PruneMax - b2i(gold >= 0)
-		want := pass
-		if len(pass) > keep {
-			want = pass[:keep]
-			if keep > 0 && row[pass[keep]] == row[pass[keep-1]] {
-				last := row[pass[keep-1]]
-				want = nil
-				for _, y := range pass {
-					if row[y] >= last {
-						want = append(want, y)
-					}
-				}
-			}
-		}
-		want = slices.Clone(want)
-		if gold >= 0 {
-			want = append(want, gold)
-		}
-		slices.Sort(want)
-		if got := pr.set(&pb, nil, row, cand, gold); !slices.Equal(got, want) {
-			t.Fatalf("trial %d: row %v cand %v gold %d max %d τ %v: %v, want %v", trial, row, cand, gold, cfg.PruneMax, cfg.PruneThreshold, got, want)
-		}
-	}
 }

@@ -199,7 +199,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if cfg.Holdout != nil {
 		md.holdAllowed = holdoutAllowed(cfg.Holdout, md.lex)
 	}
-	md.prune = newPruning(&cfg, d.Labels)
+	md.prune = newPruning(&cfg)
 	if cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 {
 		if cfg.Algorithm == "sgd" || cfg.Algorithm == "ap" {
 			return nil, fmt.Errorf("train: feature.sublabels is for lbfgs and l1, not %s", cfg.Algorithm)
@@ -295,7 +295,7 @@ type holdBuf struct {
 	emit    []float64
 	path    []int32
 	bb      bigramBuf
-	pb      pruneBuf
+	pb      engine.PruneBuf
 	correct int64
 	_       [64]byte
 }
