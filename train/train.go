@@ -94,6 +94,9 @@ type Result struct {
 	// Lexicon holds the candidate labels training was restricted to
 	// (Config.Candidates, Data.Lexicon), for tagging alike; nil without.
 	Lexicon *sparse.Lexicon
+	// Prune is the label pruning training used (Config.PruneMax), which
+	// tagging must use too; nil without.
+	Prune *engine.Pruning
 	// Sub holds the trained sub-label weights (Config.SubLabels); nil
 	// without.
 	Sub *sparse.SubLabels
@@ -267,6 +270,10 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: params,
 		Iterations: res.iters, Loss: res.fx, Interrupted: res.interrupted, Reason: res.reason,
 		Tied: md.tied, TransParams: md.bigOff - md.nState, Lexicon: md.lex, Sub: subW,
+	}
+	if md.prune != nil {
+		p := md.prune.p
+		r.Prune = &p
 	}
 	if b := md.big; b != nil {
 		r.BigramPtr, r.BigramPairs = b.ptr, b.pairs

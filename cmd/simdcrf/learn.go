@@ -120,8 +120,8 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Threads = *threads
 	cfg.HoldoutEvery = *every
-	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0) {
-		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon) or sub-label weights (-p feature.sublabels): write a simdcrf model", *modelPath)
+	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 || cfg.PruneMax > 0) {
+		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon), sub-label weights (-p feature.sublabels) or label pruning (-p prune.max): write a simdcrf model", *modelPath)
 	}
 	if format == model.FormatCRFsuite {
 		if err := crfsuiteLearn(&cfg, spec, *modelPath, *quiet, stderr); err != nil {
@@ -212,6 +212,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err == nil && res.Lexicon != nil {
 		m.Lexicon = res.Lexicon
 		err = m.Lexicon.Check(tr.Labels.Len())
+	}
+	if err == nil && res.Prune != nil {
+		m.Prune = res.Prune // tagged over the pruned sets, as trained
 	}
 	if err == nil && res.Sub != nil {
 		m.Sub = res.Sub
