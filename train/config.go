@@ -77,10 +77,10 @@ type Config struct {
 	// labels if it has any; the likelihood is that of the chain
 	// constrained to those sets (an approximation of the CRF's, at
 	// O(Σ_t |K_{t−1}|·|K_t|) per sequence). Labels of equal score are
-	// kept or dropped together (at θ = 0 all are kept). The holdout is
-	// tagged over the pruned sets (without the gold label), as the model
-	// was trained; `simdcrf tag` does not prune yet, and a pruned model
-	// tagged over all labels loses much accuracy (see prune.go).
+	// kept or dropped together (at θ = 0 all are kept). The holdout, and
+	// the model (Result.Prune), are tagged over the pruned sets (without
+	// the gold label), as the model was trained: over all labels a pruned
+	// model loses much accuracy (see model/prunetag.go).
 	PruneMax       int
 	PruneThreshold float64
 	// SubLabels, if > 0, adds weights on the first SubLabels parts
