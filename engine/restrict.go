@@ -39,14 +39,16 @@ type restrictBuf struct {
 // restrictDense and restrictTied are how many of the full path's units
 // (one label pair of a dense step; one label or exception of a tied step)
 // one restricted pair costs: the restricted path gathers each pair's score
-// (a likely cache miss at large M: the matrix is 11.7 MB at M = 1,208) or
+// (a likely cache miss at large M: the matrix is 8 MB at M = 1,024) or
 // looks up its exception, exponentiates it and walks it three times in
 // scalar code, where the dense full path's units are vector lanes
 // streaming in order and the tied one's are gathers too. Measured with
-// BenchmarkRestricted at M = 256 (load ≈ 13 on 2 cores: rough), ns per
-// restricted pair at K = 16–32 against ns per full unit: dense 38–44
-// against 1.56 (≈ 25), tied ≈ 74 (K = 8) against 15.5 (≈ 5).
-const restrictDense, restrictTied = 24, 6
+// BenchmarkRestricted (load ≈ 4 on 2 cores), ns per restricted pair
+// against ns per full unit: dense M = 256, K = 64: 8.0 against 0.49 (16:
+// the two paths take the same time there), M = 1,024, K = 64: 37 against
+// 1.02 (36); tied (12 exceptions per column) M = 256, K = 16: 33 against
+// 6.9 (4.8), M = 1,024, K = 32: 29 against 7.2 (4.0).
+const restrictDense, restrictTied = 24, 4
 
 // restrictOff turns the restricted path off (tests and benchmarks compare
 // it with the constrained full path through the public calls).
