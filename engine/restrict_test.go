@@ -100,6 +100,10 @@ type postOut struct {
 	restricted                  bool
 }
 
+// fullTied: take the full path's own tied counts (else they are derived
+// from its expected transition counts).
+var fullTied bool
+
 func runPosteriors(tr *Transitions, ws *Workspace, emit []float64, c *ChainOptions, restricted bool) postOut {
 	M := tr.m
 	T := len(emit) / M
@@ -122,7 +126,7 @@ func runPosteriors(tr *Transitions, ws *Workspace, emit []float64, c *ChainOptio
 		}
 	} else {
 		o.logZ, o.err = tr.posteriorsFull(ws, emit, T, c, p)
-		if o.tied != nil {
+		if o.tied != nil && !fullTied {
 			// The full path's tied counts come from its own pass, which
 			// the log domain (deltas, wide spreads) does not run: take
 			// them from its expected transition counts instead.
@@ -483,5 +487,33 @@ func BenchmarkRestricted(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// TestTiedCountsLogDomain: the full path's tied counts in the log domain
+// (transition deltas, or a spread beyond scaledRange) are those derived
+// from its expected transition counts; it used to leave them out.
+func TestTiedCountsLogDomain(t *testing.T) {
+	r := rand.New(rand.NewPCG(182, 183))
+	ws := NewWorkspace()
+	for trial := range 40 {
+		M, T := 2+r.IntN(12), 2+r.IntN(8)
+		tr, emit, c := restrictCase(r, T, M, true, M, 0)
+		c.Allowed, c.Forced = nil, nil
+		if trial%2 == 0 {
+			c.TransDelta = nil
+			emit[r.IntN(T*M)] += 800 // the log domain by spread
+		} else if c.TransDelta == nil {
+			c.TransDelta = make([][]float64, T)
+			c.TransDelta[1] = make([]float64, M*M)
+		}
+		fullTied = true
+		got := runPosteriors(tr, ws, emit, c, false)
+		fullTied = false
+		want := runPosteriors(tr, ws, emit, c, false)
+		if !ws.logMode {
+			t.Fatalf("trial %d: not the log domain", trial)
+		}
+		got.compare(t, fmt.Sprintf("trial %d", trial), want, 1e-12)
 	}
 }
