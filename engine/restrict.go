@@ -174,8 +174,8 @@ func (rb *restrictBuf) sets(c *ChainOptions, T, M int) bool {
 		case increasing(set):
 			rb.lab = append(rb.lab, set...)
 		default:
-			// Sort and drop duplicates: mark, then collect in label
-			// order when the set is large, or sort the few.
+			// Drop duplicates (marked as seen, unmarked after), then
+			// sort.
 			start := len(rb.lab)
 			for _, y := range set {
 				if !rb.mark[y] {
@@ -226,7 +226,10 @@ func (tr *Transitions) restricted(ws *Workspace, emit []float64, T int, c *Chain
 	rb.scale, rb.shift = grow(rb.scale, T), grow(rb.shift, T)
 	rb.poff = grow(rb.poff, T+1)
 	np := 0
-	rb.poff[0], rb.poff[min(1, T)] = 0, 0
+	rb.poff[0] = 0 // (unused: position 0 has no pairs into it)
+	if T > 1 {
+		rb.poff[1] = 0
+	}
 	for t := 1; t < T; t++ {
 		np += int(off[t]-off[t-1]) * int(off[t+1]-off[t])
 		rb.poff[t+1] = int32(np)
