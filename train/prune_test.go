@@ -78,7 +78,7 @@ func TestPrunedObjective(t *testing.T) {
 		name  string
 		trans string
 		cand  bool
-	}{{"dense", "dense", false}, {"tied", "tied", false}, {"dense-candidates", "dense", true}, {"tied-candidates", "tied", true}} {
+	}{{"dense", "dense", false}, {"tied", "tied", false}, {"dense-candidates", "dense", true}, {"tied-candidates", "tied", true}, {"none", "none", false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			const m = 30
 			d := wordData(t, 21, 120, m, 40)
@@ -203,7 +203,7 @@ func TestPrunedObjective(t *testing.T) {
 func TestPruneExact(t *testing.T) {
 	pool := engine.NewPool(1)
 	defer pool.Close()
-	for _, trans := range []string{"dense", "tied"} {
+	for _, trans := range []string{"dense", "tied", "none"} {
 		const m = 12
 		d := wordData(t, 23, 60, m, 30)
 		cfg, _ := Defaults("lbfgs")
