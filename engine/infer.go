@@ -53,6 +53,21 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 	if T == 0 {
 		return 0, nil
 	}
+	// Few allowed labels per position: the pairs K_{t−1}×K_t alone
+	// (restrict.go), unless that path hands the chain back.
+	if tr.restrictPays(c, T) {
+		if logZ, ok := tr.restricted(ws, emit, T, c, p); ok {
+			return logZ, nil
+		}
+	}
+	return tr.posteriorsFull(ws, emit, T, c, p)
+}
+
+// posteriorsFull is Posteriors over all M labels at every position (a
+// constraint sets the excluded labels' scores to −Inf), for a checked
+// chain of T ≥ 1 positions.
+func (tr *Transitions) posteriorsFull(ws *Workspace, emit []float64, T int, c *ChainOptions, p *Posteriors) (float64, error) {
+	M := tr.m
 	ws.grow(T, M)
 	logZ, err := tr.forward(ws, emit, T, c)
 	if err != nil || p == nil || (p.Marginals == nil && p.Edges == nil && p.Transitions == nil && p.Start == nil && p.End == nil && p.Tied == nil) {

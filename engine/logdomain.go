@@ -85,7 +85,14 @@ func (tr *Transitions) logPosteriors(ws *Workspace, T int, logZ float64, p *Post
 			p.End[j] += marg(T-1, j)
 		}
 	}
-	if p.Edges != nil || p.Transitions != nil {
+	if p.Edges != nil || p.Transitions != nil || p.Tied != nil {
+		// The tied counts too (this path had left them out: a tied chain
+		// with deltas or a spread beyond scaledRange got none), by each
+		// pair's exception (restrict.go's index).
+		var px *pairIndex
+		if p.Tied != nil {
+			px = tr.pairIndex()
+		}
 		for t := 1; t < T; t++ {
 			S := ws.transAt(tr, t, false)
 			for i := range M {
@@ -97,6 +104,13 @@ func (tr *Transitions) logPosteriors(ws *Workspace, T int, logZ float64, p *Post
 					}
 					if p.Transitions != nil {
 						p.Transitions[i*M+j] += v
+					}
+					if px != nil {
+						k := int(px.find(int32(i), int32(j)))
+						if k < 0 {
+							k = len(p.Tied) - 1
+						}
+						p.Tied[k] += v
 					}
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"sync/atomic"
 	"testing"
 )
 
@@ -14,6 +15,9 @@ import (
 func sameBits(a, b reflect.Value, path string) string {
 	if a.Kind() != b.Kind() {
 		return path + ": kinds differ"
+	}
+	if a.Type() == reflect.TypeFor[atomic.Pointer[pairIndex]]() {
+		return "" // the restricted path's index, made on first use from the exception pairs
 	}
 	switch a.Kind() {
 	case reflect.Pointer:

@@ -55,6 +55,8 @@ type Transitions struct {
 	scoreT []float64  // scoreᵀ, for the log-domain backward pass
 	e, et  []float64  // E[i][j] = exp(score[i][j] − c_j), and Eᵀ
 	lazy   *lazyForms // Tied (NewTied): whether the dense forms are made
+
+	pairs atomic.Pointer[pairIndex] // Tied: the restricted path's exception index (restrict.go)
 }
 
 // lazyForms guards the making of a Transitions' dense forms on first use.

@@ -311,6 +311,9 @@ func (m *Model) CRFsuiteCompatible() error {
 	if m.Sub != nil {
 		return fmt.Errorf("model: the model has sub-label weights (feature.sublabels); a CRFsuite model has none")
 	}
+	if m.Prune != nil {
+		return fmt.Errorf("model: the model tags over pruned label sets (prune.max); a CRFsuite model tags over all labels")
+	}
 	if m.Meta.Template != "" {
 		return fmt.Errorf("model: the model extracts its attributes from columns with a CRF++ template; a CRFsuite model holds attribute names only, so CRFsuite could tag only attribute files")
 	}

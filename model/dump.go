@@ -60,6 +60,9 @@ func (m *Model) Dump(w io.Writer, top int) error {
 	if l := m.Lexicon; l != nil {
 		fmt.Fprintf(bw, "CANDIDATES = %d words held to %d labels in all\n\n", l.Len(), len(l.Labels))
 	}
+	if p := m.Prune; p != nil {
+		fmt.Fprintf(bw, "PRUNING = at most %d labels per position, softmax ≥ %g × the best\n\n", p.Max, p.Threshold)
+	}
 	if sl := m.Sub; sl != nil {
 		fmt.Fprintf(bw, "SUB_LABELS = %d parts per label, %d sub-labels, %d weights\n\n", sl.N, sl.NSub, len(sl.W))
 	}

@@ -167,6 +167,7 @@ func (m *Model) sections() ([]section, error) {
 		return nil, err
 	}
 	secs = append(secs, m.subSection()...)
+	secs = append(secs, m.pruneSection()...)
 	bsecs, err := m.bigramSections()
 	if err != nil {
 		return nil, err
@@ -502,7 +503,7 @@ func parse(name string, buf []byte) (*Model, error) {
 		if _, dup := secs[kind]; dup {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
-		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) &&
+		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) && kind != secPrune &&
 			(kind < secBigramFirst || kind > secBigramLast) {
 			if flags&flagNeeded != 0 {
 				return bad("needs section kind %d, unknown to this simdcrf (written by a newer one?)", kind)
@@ -675,6 +676,9 @@ func parse(name string, buf []byte) (*Model, error) {
 		return nil, err
 	}
 	if err := parseSub(name, secs, m); err != nil {
+		return nil, err
+	}
+	if err := parsePrune(name, secs, m); err != nil {
 		return nil, err
 	}
 	if m.Bigram, err = parseBigrams(name, secs, int(M)); err != nil {

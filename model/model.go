@@ -77,6 +77,10 @@ type Model struct {
 	Sub *sparse.SubLabels
 	// Bigram holds the observation-dependent transitions, or nil.
 	Bigram *Bigrams
+	// Prune, if not nil, is the label pruning the model was trained with
+	// (-p prune.max): a tagger keeps each position's labels under it
+	// (within its candidates) and tags over those (see prunetag.go).
+	Prune *engine.Pruning
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file
@@ -155,6 +159,11 @@ func (m *Model) check() error {
 	}
 	if m.Sub != nil {
 		if err := m.Sub.Check(M, m.Attrs.Len()); err != nil {
+			return fmt.Errorf("model: %v", err)
+		}
+	}
+	if m.Prune != nil {
+		if err := m.Prune.Check(); err != nil {
 			return fmt.Errorf("model: %v", err)
 		}
 	}

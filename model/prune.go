@@ -170,6 +170,7 @@ func (m *Model) nonzeroRows(numAttrs, nnz int, row func(a int32, add func(j int3
 	if out != nil {
 		out.Lexicon = m.Lexicon
 		out.Bigram = m.Bigram
+		out.Prune = m.Prune
 	}
 	return out, numAttrs - len(keep), err
 }

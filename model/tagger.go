@@ -162,6 +162,7 @@ type work struct {
 	co      engine.ChainOptions
 	allowed [][]int32
 	big     sparse.DeltaWork
+	prune   engine.PruneBuf // Model.Prune's sets (prunetag.go)
 }
 
 // allowed returns each position's candidate labels for the lexicon
@@ -194,7 +195,8 @@ func (t *Tagger) allowed(w *work, cands []int32, T int) ([][]int32, error) {
 }
 
 // chain returns the chain options of one call: the candidate labels of
-// the lexicon entries cands and the transition deltas of the bigram
+// the lexicon entries cands (pruned under Model.Prune, from the
+// emissions score left in w) and the transition deltas of the bigram
 // attributes bs together, or nil when neither adds anything. They are
 // the pooled work's, set afresh each call.
 func (t *Tagger) chain(w *work, cands []int32, bs sparse.Seq, T int) (*engine.ChainOptions, error) {
@@ -202,6 +204,7 @@ func (t *Tagger) chain(w *work, cands []int32, bs sparse.Seq, T int) (*engine.Ch
 	if err != nil {
 		return nil, err
 	}
+	allowed = t.pruned(w, w.emit[:T*t.m.State.Labels()], allowed) // (score filled w.emit)
 	deltas, err := t.m.Bigram.deltas(&w.big, bs, T, t.m.State.Labels())
 	if err != nil {
 		return nil, err

@@ -68,6 +68,21 @@ type Config struct {
 	// (-p feature.candidates; Data.Words must be set). Other words are
 	// free.
 	Candidates int
+	// PruneMax, if > 0, prunes the forward–backward of lbfgs and l1
+	// training, MarMoT-style (-p prune.max): at every evaluation each
+	// position keeps the labels whose zeroth-order posterior (the softmax
+	// of its emission scores under the current weights) is at least
+	// PruneThreshold times the best one (-p prune.threshold, 0.01), at most
+	// PruneMax of them, always with the gold label, within its candidate
+	// labels if it has any; the likelihood is that of the chain
+	// constrained to those sets (an approximation of the CRF's, at
+	// O(Σ_t |K_{t−1}|·|K_t|) per sequence). Labels of equal score are
+	// kept or dropped together (at θ = 0 all are kept). The holdout, and
+	// the model (Result.Prune), are tagged over the pruned sets (without
+	// the gold label), as the model was trained: over all labels a pruned
+	// model loses much accuracy (see model/prunetag.go).
+	PruneMax       int
+	PruneThreshold float64
 	// SubLabels, if > 0, adds weights on the first SubLabels parts
 	// (bytes) of the labels, shared by every label with that part
 	// (sparse.SubLabels: Czech positional tags' part of speech, gender,
@@ -184,6 +199,7 @@ func Defaults(algorithm string) (Config, error) {
 		CalibrationMaxTrials:  20,
 		Seed:                  1,
 		HoldoutEvery:          1,
+		PruneThreshold:        0.01,
 	}
 	switch algorithm {
 	case "lbfgs", "":
@@ -210,7 +226,7 @@ func Defaults(algorithm string) (Config, error) {
 // calibration.candidates, calibration.max_trials) or one of ours
 // (feature.candidates, feature.sublabels, feature.sublabel_spans,
 // feature.bigram_pairs, transitions, threads, seed, holdout_every,
-// precision). Unknown names and bad values
+// precision, prune.max, prune.threshold). Unknown names and bad values
 // are errors.
 func (c *Config) Set(name, value string) error {
 	value = strings.TrimSpace(value)
@@ -295,6 +311,10 @@ func (c *Config) Set(name, value string) error {
 		return nil
 	case "feature.candidates":
 		return integer(&c.Candidates, 0, "an integer ≥ 0 (0: no candidate labels)")
+	case "prune.max":
+		return integer(&c.PruneMax, 0, "an integer ≥ 0 (0: no pruning)")
+	case "prune.threshold":
+		return num(&c.PruneThreshold, func(v float64) bool { return v >= 0 && v <= 1 }, "a number in [0, 1]")
 	case "feature.bigram_pairs":
 		switch value {
 		case BigramPairsSeen, BigramPairsAll:
@@ -365,6 +385,12 @@ func (c *Config) check() error {
 		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("train: c1, c2, epsilon, delta and feature.minfreq must be finite and ≥ 0")
 		}
+	}
+	if c.PruneMax > 0 && c.Algorithm != "lbfgs" && c.Algorithm != "l1" {
+		return fmt.Errorf("train: prune.max is for lbfgs and l1, not %s", c.Algorithm)
+	}
+	if !(c.PruneThreshold >= 0 && c.PruneThreshold <= 1) {
+		return fmt.Errorf("train: prune.threshold %v: want a number in [0, 1]", c.PruneThreshold)
 	}
 	if c.C1 > 0 && (c.Algorithm == "sgd" || c.Algorithm == "ap") {
 		return fmt.Errorf("train: c1 is for lbfgs and l1 (OWL-QN), not %s", c.Algorithm)

@@ -43,7 +43,7 @@ func (o *objective) setLockstep(mode string) {
 // or nil when use is false or the model is not one.
 func (o *objective) newLockstep(use bool) *lockstep {
 	md := o.md
-	if !use || md.tied || md.noTrans || md.big != nil || md.allowed != nil || o.weighted {
+	if !use || md.tied || md.noTrans || md.big != nil || md.allowed != nil || md.prune != nil || o.weighted {
 		return nil
 	}
 	lens := make([]int, len(o.sc.labels))

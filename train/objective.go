@@ -50,6 +50,7 @@ type model struct {
 	// labels of each training and holdout position (nil: none).
 	lex                  *sparse.Lexicon
 	allowed, holdAllowed [][][]int32
+	prune                *pruning // Config.PruneMax (prune.go), or nil
 	// sub, if not nil, has sub-label weights: θ[nParams:nTotal()], its W
 	// a view of them during an evaluation.
 	sub *sparse.SubLabels
@@ -369,7 +370,8 @@ type workerBuf struct {
 	sg   []float64 // sub-label gradient
 	sbuf []float64 // sub-label scratch
 	bb   bigramBuf
-	pc   *phaseClock // nil without Config.Stats
+	pb   engine.PruneBuf // Config.PruneMax: the pruned sets
+	pc   *phaseClock     // nil without Config.Stats
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -723,6 +725,9 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		bo = wb.bb.options(md.big, md.bigramParams(theta), 1, bs)
 	}
 	opts := joinOpts(chainOpts(&wb.co, md.allowed, i), bo)
+	if md.prune != nil {
+		opts = md.prune.apply(&wb.pb, &wb.co, opts, emit, y, m)
+	}
 	nt := md.bigOff - md.nState
 	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, opts, wb.bb.edges)
 	if err != nil {

@@ -65,6 +65,8 @@ func newState32(o *objective) (*state32, error) {
 		return nil, fmt.Errorf("train: precision=float32 does not support bigram attributes (B lines with %%x)")
 	case md.allowed != nil:
 		return nil, fmt.Errorf("train: precision=float32 does not support candidate labels (feature.candidates, --lexicon)")
+	case md.prune != nil:
+		return nil, fmt.Errorf("train: precision=float32 does not support pruning (prune.max)")
 	}
 	m := md.m
 	s := &state32{

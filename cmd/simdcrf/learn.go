@@ -59,7 +59,7 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	modelFormat := fs.String("model-format", "", "the model file's `FORMAT`: simdcrf, or crfsuite (CRFsuite's own, without start and end weights; default: crfsuite for a name ending in .crfsuite)")
 	algo := fs.String("a", "lbfgs", "training algorithm: lbfgs (L2), l1 (OWL-QN, L1 or elastic net), sgd (L2), ap (averaged perceptron)")
 	var params multiFlag
-	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; simdcrf's: transitions, feature.candidates, feature.sublabels, feature.sublabel_spans, precision; repeatable)")
+	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; simdcrf's: transitions, feature.candidates, feature.sublabels, feature.sublabel_spans, precision, prune.max, prune.threshold; repeatable). prune.max=K (lbfgs, l1) prunes training's forward–backward MarMoT-style: each position keeps its labels whose emission softmax is ≥ prune.threshold (0.01) × the best, at most K, always the gold one; the model tags over such sets too")
 	threads := fs.Int("threads", 0, "worker threads for the gradient (0: all cores)")
 	holdout := fs.String("e", "", "evaluate on holdout `FILE` during training")
 	lexicon := fs.String("lexicon", "", "restrict the words of lexicon `FILE` (lines WORD<TAB>LABEL LABEL…) to those labels, in training and in the model (for tag); with -p feature.candidates=K also the words seen K times in training to their labels there")
@@ -120,8 +120,8 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	}
 	cfg.Threads = *threads
 	cfg.HoldoutEvery = *every
-	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0) {
-		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon) or sub-label weights (-p feature.sublabels): write a simdcrf model", *modelPath)
+	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 || cfg.PruneMax > 0) {
+		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon), sub-label weights (-p feature.sublabels) or label pruning (-p prune.max): write a simdcrf model", *modelPath)
 	}
 	if format == model.FormatCRFsuite {
 		if err := crfsuiteLearn(&cfg, spec, *modelPath, *quiet, stderr); err != nil {
@@ -212,6 +212,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err == nil && res.Lexicon != nil {
 		m.Lexicon = res.Lexicon
 		err = m.Lexicon.Check(tr.Labels.Len())
+	}
+	if err == nil && res.Prune != nil {
+		m.Prune = res.Prune // tagged over the pruned sets, as trained
 	}
 	if err == nil && res.Sub != nil {
 		m.Sub = res.Sub

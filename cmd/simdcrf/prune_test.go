@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/model"
+)
+
+// TestPruneLearn: learn -p prune.max stores the pruning in the model, dump
+// shows it, tag (over the pruned sets) tags the separable toy data without
+// a mistake, and CRFsuite's format refuses a pruned model.
+func TestPruneLearn(t *testing.T) {
+	trainPath, testPath, tplPath, modelPath := toyFiles(t, 200, 50)
+	if _, _, err := runCLI(t, "learn", "-q", "-m", modelPath, "--template", tplPath, "-p", "prune.max=2", "-p", "prune.threshold=0.05", "-p", "max_iterations=40", trainPath); err != nil {
+		t.Fatal(err)
+	}
+	m, err := model.Load(modelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Prune == nil || m.Prune.Max != 2 || m.Prune.Threshold != 0.05 {
+		t.Fatalf("model pruning %+v, want max 2, threshold 0.05", m.Prune)
+	}
+	out, _, err := runCLI(t, "dump", modelPath)
+	if err != nil || !strings.Contains(out, "PRUNING = at most 2 labels") {
+		t.Fatalf("dump: %v\n%s", err, out)
+	}
+	eval, _, err := runCLI(t, "tag", "-m", modelPath, "-t", "-q", testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(eval, "Item accuracy: 401 / 401") {
+		t.Fatalf("tag -t of the pruned model (the toy data is separable: want all right):\n%s", eval)
+	}
+	if _, _, err := runCLI(t, "learn", "-q", "-m", modelPath+".crfsuite", "--template", tplPath, "-p", "prune.max=2", trainPath); err == nil || !strings.Contains(err.Error(), "prune.max") {
+		t.Fatalf("a pruned model in CRFsuite's format: %v", err)
+	}
+}

@@ -1,0 +1,479 @@
+package engine
+
+import (
+	"math"
+	"slices"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// The restricted-label forward–backward: when every position allows a few
+// labels K_t (ChainOptions.Allowed, Forced), the recursion runs over the
+// pairs K_{t−1}×K_t alone, O(Σ_t |K_{t−1}|·|K_t|) per chain, instead of
+// setting the excluded labels' scores to −Inf and running the O(M²) (dense)
+// or O(M + exceptions) (tied) step over all labels. Candidate labels and
+// the pruned training of package train (MarMoT-style: a few labels per
+// position out of M = 1,208) are its users. It answers what the constrained
+// path answers (to rounding), and hands the chain back to it whenever its
+// own scaled recursion might lose precision (a position's scores or a
+// column of a step spreading wider than scaledRange, no labelling, a NaN,
+// ±Inf or −Inf emission), so the exact path's log domain and errors stay
+// the single source of those cases.
+
+// restrictBuf is the restricted path's part of a Workspace. Position t's
+// labels are lab[off[t]:off[t+1]] (increasing, no duplicates), its local
+// scores, ψ, α and β in the same layout; the pair weights into position t
+// (t ≥ 1) are pw[poff[t]:poff[t+1]], row-major |K_{t−1}|×|K_t|, and pk
+// their tied exception indices (−1: the default).
+type restrictBuf struct {
+	off, lab     []int32
+	s, alpha     []float64
+	beta, w      []float64
+	scale, shift []float64
+	poff         []int32
+	pw           []float64
+	pk           []int32
+	mark         []bool // M: scratch of the set building, all false between calls
+}
+
+// restrictDense and restrictTied are how many of the full path's units
+// (one label pair of a dense step; one label or exception of a tied step)
+// one restricted pair costs: the restricted path gathers each pair's score
+// (a likely cache miss at large M: the matrix is 8 MB at M = 1,024) or
+// looks up its exception, exponentiates it and walks it three times in
+// scalar code, where the dense full path's units are vector lanes
+// streaming in order and the tied one's are gathers too. Measured with
+// BenchmarkRestricted (load ≈ 4 on 2 cores), ns per restricted pair
+// against ns per full unit: dense M = 256, K = 64: 8.0 against 0.49 (16:
+// the two paths take the same time there), M = 1,024, K = 64: 37 against
+// 1.02 (36); tied (12 exceptions per column) M = 256, K = 16: 33 against
+// 6.9 (4.8), M = 1,024, K = 32: 29 against 7.2 (4.0).
+const restrictDense, restrictTied = 24, 4
+
+// restrictOff turns the restricted path off (tests and benchmarks compare
+// it with the constrained full path through the public calls).
+var restrictOff bool
+
+// restrictPays reports whether the restricted path is cheaper than the
+// full one for a chain of T positions under c: Σ_t |K_{t−1}|·|K_t| pairs
+// (|K_t| = M for a free position) against T·M² for dense transitions or
+// T·(M + exceptions) for tied ones, at restrictDense or restrictTied full units per pair.
+func (tr *Transitions) restrictPays(c *ChainOptions, T int) bool {
+	if restrictOff || c == nil || c.Allowed == nil || T == 0 {
+		return false
+	}
+	M := tr.m
+	full, ratio := int64(M)*int64(M), int64(restrictDense)
+	if tr.tied != nil {
+		full, ratio = int64(M)+int64(len(tr.tied.exc)), restrictTied
+	}
+	budget := int64(T) * full
+	var pairs int64
+	prev := int64(0)
+	for t := range T {
+		n := int64(M)
+		if set := c.Allowed[t]; set != nil {
+			n = int64(len(set))
+		}
+		if c.Forced != nil && c.Forced[t] >= 0 {
+			n = 1
+		}
+		if t == 0 {
+			pairs += n
+		} else {
+			pairs += prev * n
+		}
+		prev = n
+		if pairs*ratio > budget {
+			return false
+		}
+	}
+	return true
+}
+
+// pairIndex finds a tied structure's exceptions by label pair: an
+// open-addressing hash table (linear probing, at most half full) of keys
+// i·M + j + 1 (0: empty) and exception indices. A binary search in
+// per-row sorted lists was 45 % of the restricted path's time at M = 256
+// with 12 exceptions per row (BenchmarkRestricted tied-K8): its branches
+// mispredict; a probe is one multiply and, mostly, one compare.
+type pairIndex struct {
+	keys  []uint64
+	k     []int32
+	shift uint
+	m     uint64
+}
+
+// find returns the exception index of the pair i→j, or −1.
+func (px *pairIndex) find(i, j int32) int32 {
+	key := uint64(i)*px.m + uint64(j) + 1
+	mask := uint64(len(px.keys) - 1)
+	for h := (key * 0x9E3779B97F4A7C15) >> px.shift; ; h = (h + 1) & mask {
+		switch px.keys[h] {
+		case key:
+			return px.k[h]
+		case 0:
+			return -1
+		}
+	}
+}
+
+// pairIndex returns the tied structure's pairIndex, made on first use
+// (safe for concurrent callers): SetTied keeps the exception pairs, so it
+// stays valid for tr's life.
+func (tr *Transitions) pairIndex() *pairIndex {
+	if px := tr.pairs.Load(); px != nil {
+		return px
+	}
+	exc := tr.tied.exc
+	bits := uint(1)
+	for 1<<bits < 2*len(exc) {
+		bits++
+	}
+	px := &pairIndex{keys: make([]uint64, 1<<bits), k: make([]int32, 1<<bits), shift: 64 - bits, m: uint64(tr.m)}
+	mask := uint64(len(px.keys) - 1)
+	for n, e := range exc {
+		key := uint64(e.From)*px.m + uint64(e.To) + 1
+		h := (key * 0x9E3779B97F4A7C15) >> px.shift
+		for px.keys[h] != 0 {
+			h = (h + 1) & mask
+		}
+		px.keys[h], px.k[h] = key, int32(n)
+	}
+	if tr.pairs.CompareAndSwap(nil, px) {
+		return px
+	}
+	return tr.pairs.Load()
+}
+
+// sets fills rb.off and rb.lab with each position's labels under c
+// (Forced and Allowed together; all M for a free position), increasing and
+// without duplicates, and returns false if a position allows none.
+func (rb *restrictBuf) sets(c *ChainOptions, T, M int) bool {
+	rb.off = grow(rb.off, T+1)
+	rb.lab = rb.lab[:0]
+	if len(rb.mark) < M {
+		rb.mark = make([]bool, M)
+	}
+	for t := range T {
+		rb.off[t] = int32(len(rb.lab))
+		set := c.Allowed[t]
+		forced := int32(-1)
+		if c.Forced != nil {
+			forced = c.Forced[t]
+		}
+		switch {
+		case forced >= 0:
+			if set == nil || slices.Contains(set, forced) {
+				rb.lab = append(rb.lab, forced)
+			}
+		case set == nil:
+			for j := range int32(M) {
+				rb.lab = append(rb.lab, j)
+			}
+		case increasing(set):
+			rb.lab = append(rb.lab, set...)
+		default:
+			// Drop duplicates (marked as seen, unmarked after), then
+			// sort.
+			start := len(rb.lab)
+			for _, y := range set {
+				if !rb.mark[y] {
+					rb.mark[y] = true
+					rb.lab = append(rb.lab, y)
+				}
+			}
+			got := rb.lab[start:]
+			for _, y := range got {
+				rb.mark[y] = false
+			}
+			slices.Sort(got)
+		}
+		if int(rb.off[t]) == len(rb.lab) {
+			return false
+		}
+	}
+	rb.off[T] = int32(len(rb.lab))
+	return true
+}
+
+func increasing(s []int32) bool {
+	for k := 1; k < len(s); k++ {
+		if s[k] <= s[k-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// restricted runs the restricted-label forward–backward of a chain of T
+// positions under c and fills p (nil: log Z alone) as Posteriors does. ok
+// is false when the chain must go to the full path instead (nothing has
+// been added to p then).
+func (tr *Transitions) restricted(ws *Workspace, emit []float64, T int, c *ChainOptions, p *Posteriors) (logZ float64, ok bool) {
+	M := tr.m
+	// NaN, ±Inf anywhere (the full path's errors and −Inf handling).
+	if chk := kernels.Dot(emit[:T*M], emit[:T*M]); !(chk <= math.MaxFloat64) {
+		return 0, false
+	}
+	rb := &ws.rs
+	if !rb.sets(c, T, M) {
+		return 0, false
+	}
+	off, lab := rb.off[:T+1], rb.lab
+	n := len(lab)
+	rb.s, rb.alpha, rb.beta, rb.w = grow(rb.s, n), grow(rb.alpha, n), grow(rb.beta, n), grow(rb.w, n)
+	rb.scale, rb.shift = grow(rb.scale, T), grow(rb.shift, T)
+	rb.poff = grow(rb.poff, T+1)
+	np := 0
+	rb.poff[0] = 0 // (unused: position 0 has no pairs into it)
+	if T > 1 {
+		rb.poff[1] = 0
+	}
+	for t := 1; t < T; t++ {
+		np += int(off[t]-off[t-1]) * int(off[t+1]-off[t])
+		rb.poff[t+1] = int32(np)
+	}
+	rb.pw = grow(rb.pw, np)
+	var px *pairIndex
+	var exc []Exception
+	if tr.tied != nil {
+		px = tr.pairIndex()
+		exc = tr.tied.exc
+		rb.pk = grow(rb.pk, np)
+	}
+	s, pw := rb.s, rb.pw
+
+	// Local scores and pair scores; each column's maximum over its
+	// predecessors is taken out of the pair weights into the state score
+	// (the full path's colShift, over the allowed pairs only).
+	ninf := math.Inf(-1)
+	for t := range T {
+		k0, k1 := off[t], off[t+1]
+		row := emit[t*M : (t+1)*M]
+		for k := k0; k < k1; k++ {
+			y := lab[k]
+			v := row[y]
+			if t == 0 {
+				v += tr.start[y]
+			}
+			if t == T-1 {
+				v += tr.end[y]
+			}
+			s[k] = v
+		}
+		if t == 0 {
+			continue
+		}
+		d := c.delta(t)
+		pl := lab[off[t-1]:k0]
+		cl := lab[k0:k1]
+		nb := len(cl)
+		blk := pw[rb.poff[t]:rb.poff[t+1]]
+		for a, i := range pl {
+			out := blk[a*nb : (a+1)*nb]
+			if px != nil {
+				ks := rb.pk[int(rb.poff[t])+a*nb:][:nb]
+				for b, j := range cl {
+					e := px.find(i, j)
+					ks[b] = e
+					if e >= 0 {
+						out[b] = exc[e].Score
+					} else {
+						out[b] = tr.tied.def
+					}
+				}
+			} else {
+				srow := tr.score[int(i)*M : (int(i)+1)*M]
+				for b, j := range cl {
+					out[b] = srow[j]
+				}
+			}
+			if d != nil {
+				drow := d[int(i)*M : (int(i)+1)*M]
+				for b, j := range cl {
+					out[b] += drow[j]
+				}
+			}
+		}
+		for b := range nb {
+			hi, lo := ninf, math.Inf(1)
+			for a := range pl {
+				v := blk[a*nb+b]
+				hi = max(hi, v)
+				if v < lo && v >= -math.MaxFloat64 {
+					lo = v
+				}
+			}
+			if hi == ninf {
+				hi = 0 // no allowed predecessor: the state is unreachable
+			} else if hi-lo > scaledRange {
+				return 0, false
+			}
+			for a := range pl {
+				blk[a*nb+b] -= hi
+			}
+			s[int(k0)+b] += hi
+		}
+	}
+	// Shift each position by its maximum, check its spread, exponentiate.
+	for t := range T {
+		row := s[off[t]:off[t+1]]
+		hi, lo := rowRange(row)
+		if hi == ninf || hi-lo > scaledRange {
+			return 0, false
+		}
+		rb.shift[t] = hi
+		for k := range row {
+			row[k] -= hi
+		}
+	}
+	kernels.Exp(s, s) // ψ
+	kernels.Exp(pw[:np], pw[:np])
+
+	// Forward: α_t[b] = ψ_t[b]·Σ_a α_{t−1}[a]·pw_t[a][b], normalised.
+	alpha, scale := rb.alpha, rb.scale
+	logZ = 0
+	for t := range T {
+		k0, k1 := off[t], off[t+1]
+		cur := alpha[k0:k1]
+		ps := s[k0:k1]
+		if t == 0 {
+			copy(cur, ps)
+		} else {
+			clear(cur)
+			prev := alpha[off[t-1]:k0]
+			nb := len(cur)
+			blk := pw[rb.poff[t]:rb.poff[t+1]]
+			for a, x := range prev {
+				if x == 0 {
+					continue
+				}
+				r := blk[a*nb : (a+1)*nb]
+				for b, v := range r {
+					cur[b] += x * v
+				}
+			}
+			for b := range cur {
+				cur[b] *= ps[b]
+			}
+		}
+		sum := 0.0
+		for _, v := range cur {
+			sum += v
+		}
+		if !(sum > 0) || sum > math.MaxFloat64 {
+			return 0, false
+		}
+		inv := 1 / sum
+		for b := range cur {
+			cur[b] *= inv
+		}
+		scale[t] = sum
+		logZ += rb.shift[t] + math.Log(sum)
+	}
+	if p == nil || (p.Marginals == nil && p.Edges == nil && p.Transitions == nil && p.Start == nil && p.End == nil && p.Tied == nil) {
+		return logZ, true
+	}
+
+	// Backward: β_{t−1}[a] = Σ_b pw_t[a][b]·w_t[b], w_t = ψ_t·β_t/scale_t.
+	beta, w := rb.beta, rb.w
+	for k := off[T-1]; k < off[T]; k++ {
+		beta[k] = 1
+	}
+	for t := T - 1; t >= 1; t-- {
+		k0, k1 := off[t], off[t+1]
+		inv := 1 / scale[t]
+		wt := w[k0:k1]
+		for b := range wt {
+			wt[b] = s[int(k0)+b] * beta[int(k0)+b] * inv
+		}
+		prev := beta[off[t-1]:k0]
+		nb := len(wt)
+		blk := pw[rb.poff[t]:rb.poff[t+1]]
+		sum := 0.0
+		for a := range prev {
+			r := blk[a*nb : (a+1)*nb]
+			v := 0.0
+			for b, e := range r {
+				v += e * wt[b]
+			}
+			prev[a] = v
+			sum += v
+		}
+		if !(sum <= math.MaxFloat64) { // overflow or NaN: nothing added yet
+			return 0, false
+		}
+	}
+
+	// Posteriors.
+	if p.Marginals != nil {
+		mg := p.Marginals[:T*M]
+		clear(mg)
+		for t := range T {
+			row := mg[t*M : (t+1)*M]
+			for k := off[t]; k < off[t+1]; k++ {
+				row[lab[k]] = alpha[k] * beta[k]
+			}
+		}
+	}
+	if p.Start != nil {
+		for k := off[0]; k < off[1]; k++ {
+			p.Start[lab[k]] += alpha[k] * beta[k]
+		}
+	}
+	if p.End != nil {
+		for k := off[T-1]; k < off[T]; k++ {
+			p.End[lab[k]] += alpha[k] * beta[k]
+		}
+	}
+	if p.Edges != nil {
+		clear(p.Edges[:(T-1)*M*M])
+	}
+	if p.Transitions == nil && p.Tied == nil && p.Edges == nil {
+		return logZ, true
+	}
+	var def float64 // tied: the default-scored pairs' expected count
+	for t := 1; t < T; t++ {
+		k0, k1 := off[t], off[t+1]
+		pl, cl := lab[off[t-1]:k0], lab[k0:k1]
+		prev, wt := alpha[off[t-1]:k0], w[k0:k1]
+		nb := len(cl)
+		base := int(rb.poff[t])
+		blk := pw[base:rb.poff[t+1]]
+		for a, i := range pl {
+			x := prev[a]
+			if x == 0 {
+				continue
+			}
+			r := blk[a*nb : (a+1)*nb]
+			if p.Transitions != nil {
+				trow := p.Transitions[int(i)*M : (int(i)+1)*M]
+				for b, j := range cl {
+					trow[j] += x * r[b] * wt[b]
+				}
+			}
+			if p.Edges != nil {
+				ed := p.Edges[((t-1)*M+int(i))*M:][:M]
+				for b, j := range cl {
+					ed[j] = x * r[b] * wt[b]
+				}
+			}
+			if p.Tied != nil {
+				ks := rb.pk[base+a*nb:][:nb]
+				for b, e := range ks {
+					v := x * r[b] * wt[b]
+					if e >= 0 {
+						p.Tied[e] += v
+					} else {
+						def += v
+					}
+				}
+			}
+		}
+	}
+	if p.Tied != nil {
+		p.Tied[len(p.Tied)-1] += def
+	}
+	return logZ, true
+}

@@ -1,0 +1,110 @@
+package model
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/sparse"
+)
+
+// TestPruneModel: the pruning survives WriteFile, Load and Compact, makes
+// the model CRFsuite-incompatible, and a tagger tags over the sets it
+// gives (within the lexicon's candidates): Tag and Viterbi equal the
+// engine's Viterbi and posteriors with those sets as allowed labels.
+func TestPruneModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 17))
+	for _, lex := range []bool{false, true} {
+		var m0 *Model
+		if lex {
+			m0 = lexModel(t, r)
+		} else {
+			m0 = randomModel(t, r, spec{m: 6, attrs: 20, layout: sparse.SparseRows, tied: true})
+		}
+		m0.Prune = &engine.Pruning{Max: 2, Threshold: 0.2}
+		path := filepath.Join(t.TempDir(), "prune.model")
+		if err := m0.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Prune == nil || *m.Prune != *m0.Prune {
+			t.Fatalf("pruning after Load: %+v, want %+v", m.Prune, m0.Prune)
+		}
+		if c, err := m.Compact(); err != nil || c.Prune != m.Prune {
+			t.Fatalf("Compact dropped the pruning (%v)", err)
+		}
+		if err := m.CRFsuiteCompatible(); err == nil || !lex && !strings.Contains(err.Error(), "pruned") {
+			t.Errorf("CRFsuiteCompatible with pruning: %v", err)
+		}
+		M := m.Labels.Len()
+		tg := m.NewTagger()
+		ws := engine.NewWorkspace()
+		var buf engine.PruneBuf
+		var out Output
+		narrowed := 0
+		for range 40 {
+			T := 1 + r.IntN(5)
+			seq := randomSeq(r, 20, T, false)
+			var cands []int32
+			var allowed [][]int32
+			if lex {
+				words := make([][]byte, T)
+				for k := range words {
+					words[k] = []byte{'v', byte('0' + r.IntN(6))}
+				}
+				cands = m.Candidates(nil, words, T)
+				allowed = make([][]int32, T)
+				for k, c := range cands {
+					allowed[k] = m.Lexicon.Allowed(c)
+				}
+			}
+			if err := tg.Tag(seq, Options{Prob: true, AllMarginals: true, Candidates: cands}, &out); err != nil {
+				t.Fatal(err)
+			}
+			emit := make([]float64, T*M)
+			m.State.Score(emit, seq)
+			sets := m.Prune.Sets(&buf, emit, M, allowed, nil)
+			for _, s := range sets {
+				if len(s) < M {
+					narrowed++
+				}
+			}
+			c := &engine.ChainOptions{Allowed: sets}
+			want := make([]int32, T)
+			if _, err := m.Trans.Viterbi(ws, emit, c, want); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(out.Labels, want) {
+				t.Fatalf("Tag %v, Viterbi over the pruned sets %v", out.Labels, want)
+			}
+			marg := make([]float64, T*M)
+			if _, err := m.Trans.Posteriors(ws, emit, c, &engine.Posteriors{Marginals: marg}); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range marg {
+				if d := v - out.AllMarginals[k]; d > 1e-12 || d < -1e-12 {
+					t.Fatalf("marginal %d: Tag %v, pruned sets %v", k, out.AllMarginals[k], v)
+				}
+			}
+			vit, _, err := tg.ViterbiCandidates(nil, seq, cands)
+			if err != nil || !slices.Equal(vit, want) {
+				t.Fatalf("ViterbiCandidates %v (%v), want %v", vit, err, want)
+			}
+		}
+		if narrowed == 0 {
+			t.Fatal("the pruning never narrowed a position: the test checks nothing")
+		}
+	}
+	// A damaged section is refused.
+	m := randomModel(t, r, spec{m: 4, attrs: 10, layout: sparse.SparseRows})
+	m.Prune = &engine.Pruning{Max: 0}
+	if err := m.WriteFile(filepath.Join(t.TempDir(), "bad.model")); err == nil {
+		t.Error("a model with prune.max = 0 written")
+	}
+}
