@@ -55,15 +55,16 @@ func ScaleTitle(s string) string {
 }
 
 // ScaleStructures are the simdcrf structures Scaling measures by default,
-// in the order they take turns. Pruned training (issue 17) is not built:
-// its points come back Skipped "not built", for the report to say so.
+// in the order they take turns.
 var ScaleStructures = []string{ScaleDense, ScaleLockstep, ScaleTied, ScaleCandidates, ScalePruned}
 
 // scaleConfig sets cfg up for a structure: dense transitions with the
 // path forced (train.Config.Lockstep), tied transitions, or each form seen
 // twice or more held to its tags (feature.candidates=2, transitions at
 // their default: dense below train.TiedLabels, tied from there, as the
-// czech-pooled-morph-cand task trains).
+// czech-pooled-morph-cand task trains), or pruned forward–backward
+// (prune.max=ScalePruneMax at the default threshold, transitions at their
+// default).
 func scaleConfig(cfg *train.Config, structure string) error {
 	switch structure {
 	case ScaleDense:
@@ -75,7 +76,7 @@ func scaleConfig(cfg *train.Config, structure string) error {
 	case ScaleCandidates:
 		cfg.Candidates = 2 // transitions "auto", as the czech-pooled-morph-cand task
 	case ScalePruned:
-		return errors.New("pruned training is not built (issue 17)")
+		cfg.PruneMax = ScalePruneMax
 	default:
 		return fmt.Errorf("no structure %q (have %q)", structure, ScaleStructures)
 	}
@@ -90,6 +91,9 @@ const (
 	// DefaultScalePeerCap is the most CRFsuite's iteration may be
 	// expected to take (seconds); larger M are skipped.
 	DefaultScalePeerCap = 10.0
+	// ScalePruneMax is the pruned structure's cap on labels per position
+	// (-p prune.max).
+	ScalePruneMax = 8
 )
 
 // DefaultScaleKs are the truncation lengths: M = 12, 59, 181, 277, 806
@@ -161,9 +165,6 @@ func Scaling(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 	}
 	res := ScaleResult{Iterations: o.Iterations, PeerCap: o.PeerCap}
 	for _, s := range o.Structures {
-		if s == ScalePruned {
-			continue // reported as not built
-		}
 		if err := scaleConfig(&train.Config{}, s); err != nil {
 			return res, err
 		}
@@ -205,9 +206,6 @@ func Scaling(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 			for i := range o.Structures {
 				j := (r + i) % len(o.Structures)
 				s := o.Structures[j]
-				if s == ScalePruned {
-					continue
-				}
 				o.Progress(fmt.Sprintf("scaling: M = %d (k = %d), %s, %d L-BFGS iterations, round %d of %d", m, k, s, o.Iterations, r+1, o.Rounds))
 				p, err := scaleRun(ctx, d, s, o.Iterations)
 				if err != nil {
@@ -218,11 +216,7 @@ func Scaling(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 				runs[j] = append(runs[j], p)
 			}
 		}
-		for j, s := range o.Structures {
-			if s == ScalePruned {
-				res.Points = append(res.Points, ScalePoint{Structure: s, K: k, Labels: m, Skipped: "not built"})
-				continue
-			}
+		for j := range o.Structures {
 			slices.SortFunc(runs[j], func(a, b ScalePoint) int { return cmp.Compare(a.CPU, b.CPU) })
 			res.Points = append(res.Points, runs[j][len(runs[j])/2])
 		}

@@ -104,8 +104,12 @@ func TestScaleData(t *testing.T) {
 			t.Errorf("peerSkip(%v, %d, %d) = %q", c.last, c.lastM, c.m, got)
 		}
 	}
-	if scaleConfig(&train.Config{}, ScalePruned) == nil || scaleConfig(&train.Config{}, "bogus") == nil {
-		t.Error("pruned or an unknown structure configured")
+	var cfg train.Config
+	if err := scaleConfig(&cfg, ScalePruned); err != nil || cfg.PruneMax != ScalePruneMax {
+		t.Errorf("pruned: prune.max %d, %v", cfg.PruneMax, err)
+	}
+	if scaleConfig(&train.Config{}, "bogus") == nil {
+		t.Error("an unknown structure configured")
 	}
 }
 
@@ -133,10 +137,8 @@ func TestScalingQuick(t *testing.T) {
 		t.Logf("%+v", p)
 		labels[p.K] = p.Labels
 		switch {
-		case p.Structure == ScalePruned:
-			if p.Skipped != "not built" {
-				t.Errorf("pruned: %+v", p)
-			}
+		case p.Structure != ScaleCRFsuite && p.Skipped != "":
+			t.Errorf("skipped: %+v", p)
 		case p.Skipped == "" && (p.CPU <= 0 || p.Iters != 1):
 			t.Errorf("%+v", p)
 		}
