@@ -55,8 +55,6 @@ type Transitions struct {
 	scoreT []float64  // scoreᵀ, for the log-domain backward pass
 	e, et  []float64  // E[i][j] = exp(score[i][j] − c_j), and Eᵀ
 	lazy   *lazyForms // Tied (NewTied): whether the dense forms are made
-
-	f32 atomic.Pointer[trans32] // Viterbi32's float32 forms (nil: not made)
 }
 
 // lazyForms guards the making of a Transitions' dense forms on first use.
@@ -201,7 +199,6 @@ func (tr *Transitions) SetScores(score, start, end []float64) error {
 // lazy dense forms, it marks them to be made again on next use instead.
 func (tr *Transitions) derive() {
 	m := tr.m
-	tr.f32.Store(nil) // Viterbi32 makes them again from the new scores
 	if tr.colShift == nil {
 		tr.zeros = make([]float64, m)
 		tr.colShift = make([]float64, m)

@@ -34,7 +34,6 @@ type Workspace struct {
 	etAt    []int32       // T: the position whose E_t position t uses
 	vwin    []float64     // Viterbi with deltas: a two-row window and its δ
 	vbp     []int32       // and its back-pointers
-	v32     viterbi32Buf  // Viterbi32's float32 scratch
 }
 
 // transAt returns the transition scores into position t: the shared matrix,

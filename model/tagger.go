@@ -272,8 +272,8 @@ func (t *Tagger) ViterbiBigrams(dst []int32, s, bs sparse.Seq) ([]int32, float64
 	return t.ViterbiWith(dst, s, Options{Bigrams: bs})
 }
 
-// ViterbiWith is Viterbi under o's Candidates, Bigrams and Viterbi32 (see
-// Options; its other fields are Tag's and ignored here).
+// ViterbiWith is Viterbi under o's Candidates and Bigrams (see Options;
+// its other fields are Tag's and ignored here).
 func (t *Tagger) ViterbiWith(dst []int32, s sparse.Seq, o Options) ([]int32, float64, error) {
 	w := t.pool.Get().(*work)
 	defer t.pool.Put(w)
@@ -286,17 +286,8 @@ func (t *Tagger) ViterbiWith(dst []int32, s sparse.Seq, o Options) ([]int32, flo
 		return dst[:0], 0, err
 	}
 	dst = resize(dst, s.Len())
-	sc, err := t.viterbi(w, emit, c, dst, o.Viterbi32)
+	sc, err := t.m.Trans.Viterbi(w.ws, emit, c, dst)
 	return dst, sc, err
-}
-
-// viterbi decodes emit under c into path, in float32 if f32
-// (Options.Viterbi32).
-func (t *Tagger) viterbi(w *work, emit []float64, c *engine.ChainOptions, path []int32, f32 bool) (float64, error) {
-	if f32 {
-		return t.m.Trans.Viterbi32(w.ws, emit, c, path)
-	}
-	return t.m.Trans.Viterbi(w.ws, emit, c, path)
 }
 
 // Options selects what Tag computes besides the best labelling.
@@ -315,12 +306,6 @@ type Options struct {
 	// empty Seq for none): the transition scores into position t are the
 	// shared ones plus the model's Bigram weights of its attributes at t.
 	Bigrams sparse.Seq
-	// Viterbi32 runs the Viterbi recursion in float32
-	// (engine.Transitions.Viterbi32; simdcrf tag --precision float32):
-	// the labels may differ from float64's (CRFsuite's) where two
-	// labellings score within float32 rounding of each other. Scores,
-	// probabilities and marginals stay float64.
-	Viterbi32 bool
 }
 
 // Output is what Tag found. Reuse one Output across calls: its slices are
@@ -371,7 +356,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 		return err
 	}
 	out.Labels = resize(out.Labels, T)
-	if out.Score, err = t.viterbi(w, emit, c, out.Labels, o.Viterbi32); err != nil {
+	if out.Score, err = tr.Viterbi(w.ws, emit, c, out.Labels); err != nil {
 		return err
 	}
 	out.LogZ, out.Prob, out.Marginals, out.AllMarginals, out.NBest = 0, 0, out.Marginals[:0], out.AllMarginals[:0], out.NBest[:0]

@@ -28,8 +28,6 @@ type tagOptions struct {
 	quiet    bool // -q: no labels
 	text     model.TextOptions
 	threads  int
-	// --precision float32: the Viterbi recursion in float32 (model.Options.Viterbi32)
-	viterbi32 bool
 }
 
 // tagHelp follows the options in tag -h.
@@ -89,16 +87,8 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.text.Marginals, "marginal", false, "same as -i")
 	fs.BoolVar(&o.text.AllMarginals, "marginal-all", false, "same as -l")
 	fs.BoolVar(&o.quiet, "quiet", false, "same as -q")
-	precision := fs.String("precision", "float64", "the Viterbi recursion's element type: float64, or float32 (labels may differ from float64's, CRFsuite's, where two labellings tie within float32 rounding)")
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	switch *precision {
-	case "float64":
-	case "float32":
-		o.viterbi32 = true
-	default:
-		return fmt.Errorf("--precision %q: want float64 or float32", *precision)
 	}
 	if modelPath == "" {
 		fs.Usage()
@@ -474,7 +464,6 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 // (model.AppendText: what a sequence prints is defined there).
 func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output) error {
 	opt := o.text.TagOptions()
-	opt.Viterbi32 = o.viterbi32
 	plain := !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0
 	for i, bs := range b.seqs {
 		s, big := b.get(i), b.getBigrams(i)
