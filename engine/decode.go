@@ -242,22 +242,9 @@ func (tr *Transitions) viterbiBounded(ws *Workspace, T int) bool {
 // len(cand) such rows or an all −Inf δ. scr is scratch of M+2 entries.
 func (tr *Transitions) boundedDense(prev, cur []float64, arg []int32, cand []int32, scr []float64) bool {
 	M := tr.m
-	lb := scr[M : M+1]
-	kernels.ShiftRows(scr[:M], lb, scr[M+1:M+2], prev, tr.rowLo, 1, M)
-	bound := lb[0]
-	if !(bound > math.Inf(-1) && bound < math.Inf(1)) {
+	nc, ok := winRows(prev, tr.rowLo, tr.rowHi, cand, scr)
+	if !ok {
 		return false
-	}
-	hi := tr.rowHi[:M]
-	nc := 0
-	for i, p := range prev {
-		if p+hi[i] >= bound {
-			if nc == len(cand) {
-				return false
-			}
-			cand[nc] = int32(i)
-			nc++
-		}
 	}
 	i0 := cand[0]
 	// δ[i0] + S[i0][·] in vector lanes: δ[i0]·1 + S is δ[i0] + S, bit for bit.

@@ -598,26 +598,9 @@ func fill[E any](x []E, v E) {
 // scr is scratch of M+2 entries.
 func (tf *tiedForm) bounded(prev, cur []float64, arg []int32, cand []int32, scr []float64, lv *topLevels, t int32, K int) bool {
 	M := len(prev)
-	hi := tf.rowHi[:M]
-	// LB = max_i δ[i] + rowLo[i], in vector lanes (ShiftRows' row maximum,
-	// to scr[M]; its shifted row goes to scr[:M], unused; scr[M+1] takes
-	// its smallest entry). Arrays on the stack would escape through the
-	// kernel's call: scr is the workspace's.
-	lb := scr[M : M+1]
-	kernels.ShiftRows(scr[:M], lb, scr[M+1:M+2], prev, tf.rowLo, 1, M)
-	bound := lb[0]
-	if !(bound > math.Inf(-1) && bound < math.Inf(1)) {
+	nc, ok := winRows(prev, tf.rowLo, tf.rowHi, cand, scr)
+	if !ok {
 		return false
-	}
-	nc := 0
-	for i, p := range prev {
-		if p+hi[i] >= bound {
-			if nc == len(cand) {
-				return false
-			}
-			cand[nc] = int32(i)
-			nc++
-		}
 	}
 	// In order of decreasing δ, ties by increasing index (insertion sort
 	// of a list made in index order: stable).
@@ -805,4 +788,34 @@ func normalize(row, ones []float64) float64 {
 	sum := kernels.Dot(row, ones)
 	kernels.Scale(1/sum, row)
 	return sum
+}
+
+// winRows puts in cand, in increasing index, the rows i of a max-plus step
+// from prev that can win a column or tie with its winner:
+// δ[i] + rowHi[i] ≥ LB = max_i δ[i] + rowLo[i] (see tiedForm.bounded). It
+// returns their count, or false with more than len(cand) of them or no
+// finite LB. scr is scratch of M+2 entries: LB is ShiftRows' row maximum
+// (to scr[M]; its shifted row goes to scr[:M], unused; scr[M+1] takes its
+// smallest entry), and arrays on the stack would escape through the
+// kernel's call.
+func winRows(prev, rowLo, rowHi []float64, cand []int32, scr []float64) (int, bool) {
+	M := len(prev)
+	hi := rowHi[:M]
+	lb := scr[M : M+1]
+	kernels.ShiftRows(scr[:M], lb, scr[M+1:M+2], prev, rowLo, 1, M)
+	bound := lb[0]
+	if !(bound > math.Inf(-1) && bound < math.Inf(1)) {
+		return 0, false
+	}
+	nc := 0
+	for i, p := range prev {
+		if p+hi[i] >= bound {
+			if nc == len(cand) {
+				return 0, false
+			}
+			cand[nc] = int32(i)
+			nc++
+		}
+	}
+	return nc, true
 }
