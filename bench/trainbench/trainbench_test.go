@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,17 @@ func TestMeasureQuick(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Every task run has a run per variant too.
+	for _, task := range Tasks {
+		for _, v := range task.Variants {
+			if !slices.ContainsFunc(runs, func(r Run) bool { return r.Task == task.Name }) {
+				break
+			}
+			if !slices.ContainsFunc(runs, func(r Run) bool { return r.Task == task.Name && r.System == v.System }) {
+				t.Errorf("%s: no run of variant %q", task.Name, v.System)
+			}
+		}
 	}
 	for _, r := range runs {
 		t.Logf("%+v", r)
