@@ -111,6 +111,26 @@ func WriteScaling(buf *bytes.Buffer, res trainbench.ScaleResult, svgName string)
 	for _, n := range notes {
 		fmt.Fprintf(buf, "- %s.\n", n)
 	}
+	// The rule of Transitions "auto" (tied from train.TiedLabels) against
+	// the measured crossover of tied and dense lockstep.
+	{
+		var below, from []string
+		for _, m := range labels {
+			d, t := find(trainbench.ScaleLockstep, m), find(trainbench.ScaleTied, m)
+			if d == nil || t == nil || d.Skipped != "" || t.Skipped != "" || d.CPU <= 0 || t.CPU <= 0 {
+				continue
+			}
+			if t.CPU < d.CPU {
+				from = append(from, fmt.Sprint(m))
+			} else {
+				below = append(below, fmt.Sprint(m))
+			}
+		}
+		if len(from)+len(below) > 0 {
+			fmt.Fprintf(buf, "- Tied faster than dense lockstep at M = %s; not at M = %s. Training's default (`transitions=auto`) ties from M = %d.\n",
+				orNone(from), orNone(below), train.TiedLabels)
+		}
+	}
 	// Ratios at the largest M every simdcrf structure reached.
 	{
 		m := labels[len(labels)-1]
@@ -146,4 +166,12 @@ func fmtSec(s float64) string {
 		return fmt.Sprintf("%.2f", s)
 	}
 	return fmt.Sprintf("%.3g", s)
+}
+
+// orNone joins list with commas, or says "none".
+func orNone(list []string) string {
+	if len(list) == 0 {
+		return "none"
+	}
+	return strings.Join(list, ", ")
 }

@@ -84,3 +84,35 @@ func TestWriteBeside(t *testing.T) {
 		t.Error("no error writing into a missing directory")
 	}
 }
+
+// TestWriteScalingRules checks the lines that judge the rules against the
+// points: where tied beats dense lockstep, and issue 17's ×8 for lockstep
+// at the largest M (met and missed).
+func TestWriteScalingRules(t *testing.T) {
+	for _, c := range []struct {
+		lock float64
+		want string
+	}{{3, "×3.3, missed"}, {1.25, "×8.0, met"}} {
+		res := trainbench.ScaleResult{Sentences: 2, Tokens: 9, Iterations: 3}
+		res.Points = []trainbench.ScalePoint{
+			{Structure: trainbench.ScaleDense, K: 1, Labels: 12, CPU: 0.01},
+			{Structure: trainbench.ScaleLockstep, K: 1, Labels: 12, CPU: 0.01},
+			{Structure: trainbench.ScaleTied, K: 1, Labels: 12, CPU: 0.02},
+			{Structure: trainbench.ScaleTied, K: 2, Labels: 59, CPU: 0.03},
+			{Structure: trainbench.ScaleDense, K: 15, Labels: 1208, CPU: 10},
+			{Structure: trainbench.ScaleLockstep, K: 15, Labels: 1208, CPU: c.lock},
+			{Structure: trainbench.ScaleTied, K: 15, Labels: 1208, CPU: 0.5},
+		}
+		var buf bytes.Buffer
+		WriteScaling(&buf, res, "plot.svg")
+		s := buf.String()
+		for _, want := range []string{
+			"- Tied faster than dense lockstep at M = 1208; not at M = 12. Training's default (`transitions=auto`) ties from M = 200.",
+			"at least 8 times faster than before lockstep (dense single-sequence) on one thread: " + c.want + ".",
+		} {
+			if !strings.Contains(s, want) {
+				t.Errorf("no %q in\n%s", want, s)
+			}
+		}
+	}
+}
