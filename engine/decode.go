@@ -25,6 +25,14 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 	if T == 0 {
 		return 0, nil
 	}
+	if tr.restrictViterbiPays(c, T) {
+		if best, ok := tr.restrictedViterbi(ws, emit, T, c, path); ok {
+			if math.IsInf(best, -1) {
+				return best, ErrNoLabelling
+			}
+			return best, nil
+		}
+	}
 	M := tr.m
 	if c == nil { // the fast path: no row maxima, nothing to constrain
 		ws.s = grow(ws.s, T*M)

@@ -33,7 +33,8 @@ type restrictBuf struct {
 	poff         []int32
 	pw           []float64
 	pk           []int32
-	mark         []bool // M: scratch of the set building, all false between calls
+	mark         []bool  // M: scratch of the set building, all false between calls
+	bp           []int32 // Viterbi's back-pointers: an index into K_{t−1}, −1: none
 }
 
 // restrictDense and restrictTied are how many of the full path's units
@@ -59,19 +60,24 @@ var restrictOff bool
 // (|K_t| = M for a free position) against T·M² for dense transitions or
 // T·(M + exceptions) for tied ones, at restrictDense or restrictTied full units per pair.
 func (tr *Transitions) restrictPays(c *ChainOptions, T int) bool {
+	M := int64(tr.m)
+	if tr.tied != nil {
+		return restrictCheaper(c, T, M, M+int64(len(tr.tied.exc)), restrictTied)
+	}
+	return restrictCheaper(c, T, M, M*M, restrictDense)
+}
+
+// restrictCheaper reports whether Σ_t |K_{t−1}|·|K_t| pairs at ratio full
+// units each cost less than T·full units, over M labels.
+func restrictCheaper(c *ChainOptions, T int, M, full, ratio int64) bool {
 	if restrictOff || c == nil || c.Allowed == nil || T == 0 {
 		return false
-	}
-	M := tr.m
-	full, ratio := int64(M)*int64(M), int64(restrictDense)
-	if tr.tied != nil {
-		full, ratio = int64(M)+int64(len(tr.tied.exc)), restrictTied
 	}
 	budget := int64(T) * full
 	var pairs int64
 	prev := int64(0)
 	for t := range T {
-		n := int64(M)
+		n := M
 		if set := c.Allowed[t]; set != nil {
 			n = int64(len(set))
 		}

@@ -1,0 +1,124 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// The restricted Viterbi: under small per-position label sets
+// (ChainOptions.Allowed, Forced) the max-plus recursion runs over the pairs
+// K_{t−1}×K_t of the restricted forward–backward (its sets and pair scores:
+// restrictBuf.sets, pairScores), δ and back-pointers per kept label. The
+// full constrained path sets the excluded labels to −Inf and runs the
+// O(M²) dense or the tied step over all M labels, though at M = 1,208 a
+// pruned tagger keeps at most a few labels per position. It computes what
+// the full path computes, bit for bit: s_t = emission + (start + end) as
+// scoreRow adds them, δ_t[b] = max_a (δ_{t−1}[a] + (S + Δ_t)[a][b]) + s_t[b]
+// with the sets taken in increasing label order and a strict >, so ties
+// go to the lowest label as in every kernel tier.
+
+// restrictViterbiDense and restrictViterbiTied are how many of the full
+// Viterbi's units one restricted pair costs (see restrictViterbiPays).
+const restrictViterbiDense, restrictViterbiTied = 4, 4
+
+// restrictViterbiPays is restrictPays for Viterbi, whose full path costs
+// less than forward–backward's: per position M² units for dense
+// transitions below boundedDenseLabels (the kernel), M from there on and
+// for tied ones (the bounded steps scan a few rows of M; the scores alone
+// are M per position).
+func (tr *Transitions) restrictViterbiPays(c *ChainOptions, T int) bool {
+	M := int64(tr.m)
+	if tr.tied == nil && tr.m < boundedDenseLabels {
+		return restrictCheaper(c, T, M, M*M, restrictViterbiDense)
+	}
+	return restrictCheaper(c, T, M, M, restrictViterbiTied)
+}
+
+// restrictedViterbi is Viterbi over the sets of c. ok is false, nothing
+// written, when the chain must go to the full path: a NaN or +Inf emission
+// (the full path's error), a position with no label.
+func (tr *Transitions) restrictedViterbi(ws *Workspace, emit []float64, T int, c *ChainOptions, path []int32) (best float64, ok bool) {
+	M := tr.m
+	n := T * M
+	if len(ws.ones) < n {
+		ws.ones = make([]float64, n+n/4)
+		fill(ws.ones, 1)
+	}
+	// A NaN makes the sum NaN, a +Inf +Inf or NaN; −Inf entries (allowed:
+	// excluded labels) make it −Inf. Finite overflow goes to the full path.
+	if sum := kernels.Dot(emit[:n], ws.ones[:n]); !(sum <= math.MaxFloat64) && !math.IsInf(sum, -1) {
+		return 0, false
+	}
+	rb := &ws.rs
+	if !rb.sets(c, T, M) {
+		return 0, false
+	}
+	off, lab := rb.off[:T+1], rb.lab
+	k := len(lab)
+	rb.alpha, rb.bp = grow(rb.alpha, k), grow(rb.bp, k)
+	tr.pairScores(rb, c, T)
+	delta, bp, pw := rb.alpha, rb.bp, rb.pw
+	ninf := math.Inf(-1)
+	for t := range T {
+		a, b := tr.zeros, tr.zeros
+		if t == 0 {
+			a = tr.start
+		}
+		if t == T-1 {
+			b = tr.end
+		}
+		k0, k1 := off[t], off[t+1]
+		cur, arg := delta[k0:k1], bp[k0:k1]
+		row := emit[t*M : (t+1)*M]
+		if t == 0 {
+			for q, y := range lab[k0:k1] {
+				cur[q] = row[y] + (a[y] + b[y])
+			}
+			continue
+		}
+		prev := delta[off[t-1]:k0]
+		nb := len(cur)
+		blk := pw[rb.poff[t]:rb.poff[t+1]]
+		for q := range cur {
+			cur[q], arg[q] = ninf, -1
+		}
+		// Predecessors in increasing label order, strict >: the first
+		// maximum (the lowest label) wins, as in the kernels.
+		for p, d := range prev {
+			if d == ninf {
+				continue // d + x is −Inf: never > a column's maximum
+			}
+			r := blk[p*nb : (p+1)*nb]
+			for q, x := range r {
+				if v := d + x; v > cur[q] {
+					cur[q], arg[q] = v, int32(p)
+				}
+			}
+		}
+		for q, y := range lab[k0:k1] {
+			cur[q] += row[y] + (a[y] + b[y])
+		}
+	}
+	// Backtrace: the best last label (lowest on ties), then the pointers.
+	// With best −Inf (no labelling) the path is not meaningful, as the
+	// full path's is not.
+	k0 := off[T-1]
+	last := delta[k0:off[T]]
+	best, q := last[0], 0
+	for j := 1; j < len(last); j++ {
+		if last[j] > best {
+			best, q = last[j], j
+		}
+	}
+	for t := T - 1; ; t-- {
+		path[t] = lab[int(off[t])+q]
+		if t == 0 {
+			break
+		}
+		if q = int(bp[int(off[t])+q]); q < 0 {
+			q = 0
+		}
+	}
+	return best, true
+}
