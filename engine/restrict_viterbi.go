@@ -18,21 +18,35 @@ import (
 // with the sets taken in increasing label order and a strict >, so ties
 // go to the lowest label as in every kernel tier.
 
-// restrictViterbiDense and restrictViterbiTied are how many of the full
-// Viterbi's units one restricted pair costs (see restrictViterbiPays).
-const restrictViterbiDense, restrictViterbiTied = 4, 4
+// restrictViterbiKernel, restrictViterbiBounded and restrictViterbiTied
+// are how many of the full constrained Viterbi's units one restricted pair
+// costs: a label pair of the dense kernel (M < boundedDenseLabels); a label
+// of a position for the bounded dense and the tied steps, whose cost per
+// position grows with M rather than M² (at M = 1,024 the constrained full
+// path took 57 µs per position dense, 30 µs tied). The restricted path
+// gathers each pair's score (tied: a pairIndex probe) into pairScores'
+// block, then adds and compares it in scalar code. Measured with
+// BenchmarkRestricted (go test -bench 'Restricted/M=.*/.*viterbi'
+// -benchtime 20x -count 3, medians, load ≈ 5 on 2 cores), ns per
+// restricted pair (K16) against ns per full unit: dense M = 64 13.2
+// against 0.94 (14), M = 256 21.5 against 67 (0.32), M = 1,024 35 against
+// 56 (0.63); tied M = 64 47 against 58 (0.81), M = 256 57 against 32 (1.8),
+// M = 1,024 55 against 29 (1.9).
+const restrictViterbiKernel, restrictViterbiBounded, restrictViterbiTied = 16, 1, 2
 
 // restrictViterbiPays is restrictPays for Viterbi, whose full path costs
 // less than forward–backward's: per position M² units for dense
 // transitions below boundedDenseLabels (the kernel), M from there on and
-// for tied ones (the bounded steps scan a few rows of M; the scores alone
-// are M per position).
+// for tied ones.
 func (tr *Transitions) restrictViterbiPays(c *ChainOptions, T int) bool {
 	M := int64(tr.m)
-	if tr.tied == nil && tr.m < boundedDenseLabels {
-		return restrictCheaper(c, T, M, M*M, restrictViterbiDense)
+	switch {
+	case tr.tied != nil:
+		return restrictCheaper(c, T, M, M, restrictViterbiTied)
+	case tr.m < boundedDenseLabels:
+		return restrictCheaper(c, T, M, M*M, restrictViterbiKernel)
 	}
-	return restrictCheaper(c, T, M, M, restrictViterbiTied)
+	return restrictCheaper(c, T, M, M, restrictViterbiBounded)
 }
 
 // restrictedViterbi is Viterbi over the sets of c. ok is false, nothing
