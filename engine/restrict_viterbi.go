@@ -14,9 +14,10 @@ import (
 // O(M²) dense or the tied step over all M labels, though at M = 1,208 a
 // pruned tagger keeps at most a few labels per position. It computes what
 // the full path computes, bit for bit: s_t = emission + (start + end) as
-// scoreRow adds them, δ_t[b] = max_a (δ_{t−1}[a] + (S + Δ_t)[a][b]) + s_t[b]
-// with the sets taken in increasing label order and a strict >, so ties
-// go to the lowest label as in every kernel tier.
+// viterbiScores adds them (the middle rows the emissions as they are),
+// δ_t[b] = max_a (δ_{t−1}[a] + (S + Δ_t)[a][b]) + s_t[b] with the sets
+// taken in increasing label order and a strict >, so ties go to the
+// lowest label as in every kernel tier.
 
 // restrictViterbiKernel, restrictViterbiBounded and restrictViterbiTied
 // are how many of the full constrained Viterbi's units one restricted pair
@@ -110,8 +111,16 @@ func (tr *Transitions) restrictedViterbi(ws *Workspace, emit []float64, T int, c
 				}
 			}
 		}
-		for q, y := range lab[k0:k1] {
-			cur[q] += row[y] + (a[y] + b[y])
+		if t == T-1 {
+			for q, y := range lab[k0:k1] {
+				cur[q] += row[y] + (a[y] + b[y])
+			}
+		} else {
+			// A middle row is the emission as it is (viterbiScores'
+			// copy: a −0 stays −0).
+			for q, y := range lab[k0:k1] {
+				cur[q] += row[y]
+			}
 		}
 	}
 	// Backtrace: the best last label (lowest on ties), then the pointers.

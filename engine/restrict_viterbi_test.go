@@ -51,8 +51,11 @@ func tieCase(r *rand.Rand, T, M int, tied bool, kmax int, free float64) (*Transi
 	emit := make([]float64, T*M)
 	for k := range emit {
 		emit[k] = q()
-		if r.IntN(10) == 0 {
+		switch r.IntN(10) {
+		case 0:
 			emit[k] = math.Inf(-1)
+		case 1:
+			emit[k] = math.Copysign(0, -1) // −0: the score's sign must agree too
 		}
 	}
 	c := &ChainOptions{Allowed: randomSets(r, T, M, kmax, free, nil)}
