@@ -44,7 +44,8 @@ func (tr *Transitions) Viterbi(ws *Workspace, emit []float64, c *ChainOptions, p
 	}
 	if c != nil {
 		ws.mark = grow(ws.mark, M)
-		c.apply(ws.s[:T*M], T, M, ws.mark)
+		ws.keepv = grow(ws.keepv, M)
+		c.apply(ws.s[:T*M], T, M, ws.mark, ws.keepv)
 	}
 	ws.delta = grow(ws.delta, T*M)
 	maxOnly := !c.hasDelta() && tr.tied == nil && M >= maxOnlyLabels
