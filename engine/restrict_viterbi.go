@@ -22,28 +22,30 @@ import (
 // restrictViterbiKernel, restrictViterbiBounded and restrictViterbiTied
 // are how many of the full constrained Viterbi's units one restricted pair
 // costs: a label pair of the dense kernel (M < boundedDenseLabels); a label
-// of a position for the bounded dense and the tied steps, whose cost per
-// position grows with M rather than M² (at M = 1,024 the constrained full
-// path took 57 µs per position dense, 30 µs tied). The restricted path
+// of a position for the bounded dense step; a label, plus tiedFixed per
+// position, for the tied step (its cost per position is nearly flat in M:
+// 0.75 µs at M = 64, 1.5 at 256, 2.7 at 1,024). The restricted path
 // gathers each pair's score (tied: a pairIndex probe) into pairScores'
 // block, then adds and compares it in scalar code. Measured with
-// BenchmarkRestricted (go test -bench 'Restricted/M=.*/.*viterbi'
-// -benchtime 20x -count 3, medians, load ≈ 5 on 2 cores), ns per
-// restricted pair (K16) against ns per full unit: dense M = 64 13.2
-// against 0.94 (14), M = 256 21.5 against 67 (0.32), M = 1,024 35 against
-// 56 (0.63); tied M = 64 47 against 58 (0.81), M = 256 57 against 32 (1.8),
-// M = 1,024 55 against 29 (1.9).
-const restrictViterbiKernel, restrictViterbiBounded, restrictViterbiTied = 16, 1, 2
+// BenchmarkRestricted (go test -bench
+// 'Restricted/M=.*/.*viterbi-(full|K8|K16)$' -benchtime 20x -count 3,
+// medians, load ≈ 1.6 on 2 cores), ns per restricted pair (K8, K16)
+// against ns per full unit: dense M = 64 7.8, 5.6 against 0.17 (46, 33);
+// M = 256 10, 6.9 against 12.9 (0.8, 0.5); M = 1,024 21, 7.6 against 15.5
+// (1.3, 0.5); tied (units M + tiedFixed) M = 64 17, 16 against 1.3 (13,
+// 12), M = 256 23, 20 against 1.9 (12, 10), M = 1,024 22, 38 against 1.75
+// (13, 22).
+const restrictViterbiKernel, restrictViterbiBounded, restrictViterbiTied, tiedFixed = 40, 1, 16, 512
 
 // restrictViterbiPays is restrictPays for Viterbi, whose full path costs
 // less than forward–backward's: per position M² units for dense
-// transitions below boundedDenseLabels (the kernel), M from there on and
-// for tied ones.
+// transitions below boundedDenseLabels (the kernel), M from there on, M +
+// tiedFixed for tied ones.
 func (tr *Transitions) restrictViterbiPays(c *ChainOptions, T int) bool {
 	M := int64(tr.m)
 	switch {
 	case tr.tied != nil:
-		return restrictCheaper(c, T, M, M, restrictViterbiTied)
+		return restrictCheaper(c, T, M, M+tiedFixed, restrictViterbiTied)
 	case tr.m < boundedDenseLabels:
 		return restrictCheaper(c, T, M, M*M, restrictViterbiKernel)
 	}
