@@ -33,7 +33,8 @@ type restrictBuf struct {
 	poff         []int32
 	pw           []float64
 	pk           []int32
-	mark         []bool // M: scratch of the set building, all false between calls
+	mark         []bool  // M: scratch of the set building, all false between calls
+	bp           []int32 // Viterbi's back-pointers: an index into K_{t−1}, −1: none
 }
 
 // restrictDense and restrictTied are how many of the full path's units
@@ -51,27 +52,37 @@ type restrictBuf struct {
 const restrictDense, restrictTied = 24, 4
 
 // restrictOff turns the restricted path off (tests and benchmarks compare
-// it with the constrained full path through the public calls).
-var restrictOff bool
+// it with the constrained full path through the public calls);
+// restrictAlways takes it whatever it costs (benchmarks measure its cost
+// per pair).
+var restrictOff, restrictAlways bool
 
 // restrictPays reports whether the restricted path is cheaper than the
 // full one for a chain of T positions under c: Σ_t |K_{t−1}|·|K_t| pairs
 // (|K_t| = M for a free position) against T·M² for dense transitions or
 // T·(M + exceptions) for tied ones, at restrictDense or restrictTied full units per pair.
 func (tr *Transitions) restrictPays(c *ChainOptions, T int) bool {
+	M := int64(tr.m)
+	if tr.tied != nil {
+		return restrictCheaper(c, T, M, M+int64(len(tr.tied.exc)), restrictTied)
+	}
+	return restrictCheaper(c, T, M, M*M, restrictDense)
+}
+
+// restrictCheaper reports whether Σ_t |K_{t−1}|·|K_t| pairs at ratio full
+// units each cost less than T·full units, over M labels.
+func restrictCheaper(c *ChainOptions, T int, M, full, ratio int64) bool {
 	if restrictOff || c == nil || c.Allowed == nil || T == 0 {
 		return false
 	}
-	M := tr.m
-	full, ratio := int64(M)*int64(M), int64(restrictDense)
-	if tr.tied != nil {
-		full, ratio = int64(M)+int64(len(tr.tied.exc)), restrictTied
+	if restrictAlways {
+		return true
 	}
 	budget := int64(T) * full
 	var pairs int64
 	prev := int64(0)
 	for t := range T {
-		n := int64(M)
+		n := M
 		if set := c.Allowed[t]; set != nil {
 			n = int64(len(set))
 		}
@@ -224,29 +235,12 @@ func (tr *Transitions) restricted(ws *Workspace, emit []float64, T int, c *Chain
 	n := len(lab)
 	rb.s, rb.alpha, rb.beta, rb.w = grow(rb.s, n), grow(rb.alpha, n), grow(rb.beta, n), grow(rb.w, n)
 	rb.scale, rb.shift = grow(rb.scale, T), grow(rb.shift, T)
-	rb.poff = grow(rb.poff, T+1)
-	np := 0
-	rb.poff[0] = 0 // (unused: position 0 has no pairs into it)
-	if T > 1 {
-		rb.poff[1] = 0
-	}
-	for t := 1; t < T; t++ {
-		np += int(off[t]-off[t-1]) * int(off[t+1]-off[t])
-		rb.poff[t+1] = int32(np)
-	}
-	rb.pw = grow(rb.pw, np)
-	var px *pairIndex
-	var exc []Exception
-	if tr.tied != nil {
-		px = tr.pairIndex()
-		exc = tr.tied.exc
-		rb.pk = grow(rb.pk, np)
-	}
+	np := tr.pairScores(rb, c, T)
 	s, pw := rb.s, rb.pw
 
-	// Local scores and pair scores; each column's maximum over its
-	// predecessors is taken out of the pair weights into the state score
-	// (the full path's colShift, over the allowed pairs only).
+	// Local scores; each column's maximum over its predecessors is taken
+	// out of the pair weights into the state score (the full path's
+	// colShift, over the allowed pairs only).
 	ninf := math.Inf(-1)
 	for t := range T {
 		k0, k1 := off[t], off[t+1]
@@ -265,37 +259,9 @@ func (tr *Transitions) restricted(ws *Workspace, emit []float64, T int, c *Chain
 		if t == 0 {
 			continue
 		}
-		d := c.delta(t)
 		pl := lab[off[t-1]:k0]
-		cl := lab[k0:k1]
-		nb := len(cl)
+		nb := int(k1 - k0)
 		blk := pw[rb.poff[t]:rb.poff[t+1]]
-		for a, i := range pl {
-			out := blk[a*nb : (a+1)*nb]
-			if px != nil {
-				ks := rb.pk[int(rb.poff[t])+a*nb:][:nb]
-				for b, j := range cl {
-					e := px.find(i, j)
-					ks[b] = e
-					if e >= 0 {
-						out[b] = exc[e].Score
-					} else {
-						out[b] = tr.tied.def
-					}
-				}
-			} else {
-				srow := tr.score[int(i)*M : (int(i)+1)*M]
-				for b, j := range cl {
-					out[b] = srow[j]
-				}
-			}
-			if d != nil {
-				drow := d[int(i)*M : (int(i)+1)*M]
-				for b, j := range cl {
-					out[b] += drow[j]
-				}
-			}
-		}
 		for b := range nb {
 			hi, lo := ninf, math.Inf(1)
 			for a := range pl {
@@ -476,4 +442,66 @@ func (tr *Transitions) restricted(ws *Workspace, emit []float64, T int, c *Chain
 		p.Tied[len(p.Tied)-1] += def
 	}
 	return logZ, true
+}
+
+// pairScores fills rb.poff and rb.pw (and rb.pk for tied transitions)
+// with the scores S[i][j] + Δ_t[i][j] of the pairs K_{t−1}×K_t of the sets
+// rb.sets made, and returns their count. Shared by the restricted
+// forward–backward and Viterbi.
+func (tr *Transitions) pairScores(rb *restrictBuf, c *ChainOptions, T int) int {
+	M := tr.m
+	off, lab := rb.off[:T+1], rb.lab
+	rb.poff = grow(rb.poff, T+1)
+	np := 0
+	rb.poff[0] = 0 // (unused: position 0 has no pairs into it)
+	if T > 1 {
+		rb.poff[1] = 0
+	}
+	for t := 1; t < T; t++ {
+		np += int(off[t]-off[t-1]) * int(off[t+1]-off[t])
+		rb.poff[t+1] = int32(np)
+	}
+	rb.pw = grow(rb.pw, np)
+	var px *pairIndex
+	var exc []Exception
+	if tr.tied != nil {
+		px = tr.pairIndex()
+		exc = tr.tied.exc
+		rb.pk = grow(rb.pk, np)
+	}
+	pw := rb.pw
+	for t := 1; t < T; t++ {
+		d := c.delta(t)
+		pl := lab[off[t-1]:off[t]]
+		cl := lab[off[t]:off[t+1]]
+		nb := len(cl)
+		blk := pw[rb.poff[t]:rb.poff[t+1]]
+		for a, i := range pl {
+			out := blk[a*nb : (a+1)*nb]
+			if px != nil {
+				ks := rb.pk[int(rb.poff[t])+a*nb:][:nb]
+				for b, j := range cl {
+					e := px.find(i, j)
+					ks[b] = e
+					if e >= 0 {
+						out[b] = exc[e].Score
+					} else {
+						out[b] = tr.tied.def
+					}
+				}
+			} else {
+				srow := tr.score[int(i)*M : (int(i)+1)*M]
+				for b, j := range cl {
+					out[b] = srow[j]
+				}
+			}
+			if d != nil {
+				drow := d[int(i)*M : (int(i)+1)*M]
+				for b, j := range cl {
+					out[b] += drow[j]
+				}
+			}
+		}
+	}
+	return np
 }

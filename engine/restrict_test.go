@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -407,7 +408,8 @@ func TestRestrictedNoAllocations(t *testing.T) {
 	}
 }
 
-// BenchmarkRestricted times one forward–backward as training asks for it
+// BenchmarkRestricted times one forward–backward (and, impl
+// "<structure>-viterbi-…", one Viterbi) as training asks for it
 // (log Z, marginals, start, end and expected transition counts: dense M×M
 // or tied) over chains of 25 positions whose positions each allow K random
 // labels: impl "<structure>-full" is the constrained full path (the sets
@@ -479,6 +481,23 @@ func BenchmarkRestricted(b *testing.B) {
 					for b.Loop() {
 						for s, e := range emits {
 							if _, err := st.tr.Posteriors(ws, e, sets[s], p); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					b.ReportMetric(float64(T*seqs*b.N)/b.Elapsed().Seconds(), "tokens/s")
+				})
+				// Viterbi over the same sets: "<structure>-viterbi-full"
+				// the constrained full path, "-viterbi-K<k>" the restricted
+				// one, whatever restrictViterbiPays says.
+				b.Run(fmt.Sprintf("M=%d/%s", M, strings.Replace(impl, "-", "-viterbi-", 1)), func(b *testing.B) {
+					restrictOff, restrictAlways = K == 0, K > 0
+					defer func() { restrictOff, restrictAlways = false, false }()
+					ws := NewWorkspace()
+					path := make([]int32, T)
+					for b.Loop() {
+						for s, e := range emits {
+							if _, err := st.tr.Viterbi(ws, e, sets[s], path); err != nil {
 								b.Fatal(err)
 							}
 						}

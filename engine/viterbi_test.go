@@ -62,6 +62,10 @@ func TestViterbiRejectsBadEmissions(t *testing.T) {
 func TestViterbiBoundedDense(t *testing.T) { forEachTier(t, viterbiBoundedDense) }
 
 func viterbiBoundedDense(t *testing.T) {
+	// It reads the full path's scores and back-pointers (the restricted
+	// Viterbi keeps neither; restrict_viterbi_test.go checks it).
+	restrictOff = true
+	defer func() { restrictOff = false }()
 	r := rand.New(rand.NewPCG(28, 29))
 	vals := []float64{-2, -1, 0, math.Copysign(0, -1), 1, 2}
 	ws := NewWorkspace()

@@ -108,3 +108,28 @@ func TestPruneModel(t *testing.T) {
 		t.Error("a model with prune.max = 0 written")
 	}
 }
+
+// TestTaggerAllocsPruned: tagging a pruned model at M = 40 (its sets of
+// at most 3 labels take engine's restricted Viterbi) allocates nothing
+// per sequence once the tagger's work is warm.
+func TestTaggerAllocsPruned(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector empties sync.Pool at random (the test runs without -race)")
+	}
+	r := rand.New(rand.NewPCG(21, 21))
+	for _, tied := range []bool{false, true} {
+		m := randomModel(t, r, spec{m: 40, attrs: 20, layout: sparse.SparseRows, tied: tied})
+		m.Prune = &engine.Pruning{Max: 3, Threshold: 0.01}
+		tg := m.NewTagger()
+		seq := randomSeq(r, 20, 30, false)
+		dst := make([]int32, 0, 64)
+		var err error
+		dst, _, err = tg.Viterbi(dst, seq)
+		if a := testing.AllocsPerRun(100, func() { dst, _, err = tg.Viterbi(dst, seq) }); a != 0 {
+			t.Errorf("tied=%v: Viterbi: %v allocations per sequence", tied, a)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
