@@ -91,6 +91,12 @@ func (c *CRF[F]) nll(op int, b Batch[F], tags []int32, con *Constraints, red Red
 		r.out32, _ = as32(g.Emissions)
 	}
 	r.resetSums(op == opPartial)
+	if r.lockstep(con) {
+		if r.nllLockstep() {
+			return sums(r, g, false) * r.scale, nil
+		}
+		r.resetSums(false)
+	}
 	// Blocks of sequences per worker: the sums are the same on every run.
 	r.setBlocks()
 	if err := r.pool.Run(len(r.blocks)-1, r.blockFn); err != nil {
@@ -189,6 +195,9 @@ func (c *CRF[F]) marginals(b Batch[F], con *Constraints, marg []F, logZ []float6
 	r.op, r.logZ, r.outF = opMarginals, logZ, marg
 	r.out64, _ = as64(marg)
 	r.out32, _ = as32(marg)
+	if r.lockstep(con) && r.marginalsLockstep() {
+		return nil
+	}
 	return r.pool.RunBalanced(b.B, r.fn)
 }
 

@@ -1,0 +1,157 @@
+package layer
+
+import "github.com/simdcrf/simdcrf/engine"
+
+// Lockstep: with dense transitions at M ≥ engine.LockstepLabels, a
+// sequence run alone streams the M×M matrix at every position. Unconstrained
+// NLL and Marginals calls then hand the whole batch to the engine's batch
+// calls (NLLBatchEach, MarginalsBatch), which group sequences of similar
+// length and run each group with the matrix–matrix kernels, on the
+// runner's pool. A call the engine fails (a sequence with no labelling, NaN
+// scores) runs again on the per-sequence path, whose errors name the
+// sequence as the layer's do.
+
+// useLockstep turns the lockstep path on; tests turn it off to compare.
+var useLockstep = true
+
+// lockstepMin32 is the label count from which float32 batches take the
+// lockstep path (float64 lockstep, widened) instead of the float32 kernels
+// one sequence at a time. Set from BenchmarkNLL/BenchmarkMarginals (see
+// lockstepPays32).
+var lockstepMin32 = engine.LockstepLabels
+
+// lockBufs is a runner's scratch for the lockstep path.
+type lockBufs struct {
+	emits, outs [][]float64
+	labels      [][]int32
+	e64, o64    []float64 // widened float32 emissions and float64 outputs
+	z           []float64
+}
+
+// lockstep reports whether the call runs on the lockstep path: NLL or
+// Marginals, no constraints, no clamped sentinels (the clamped path keeps
+// those chains in the scaled domain), M large enough, two sequences or more.
+func (r *runner[F]) lockstep(con *Constraints) bool {
+	if !useLockstep || con != nil || r.useClamp || len(r.lengths) < 2 {
+		return false
+	}
+	if r.op != opNLL && r.op != opMarginals {
+		return false
+	}
+	if r.p32 != nil && useKernels32 {
+		return r.M >= lockstepMin32
+	}
+	return r.M >= engine.LockstepLabels
+}
+
+// lockSetup points the per-sequence slices at the batch: emissions (widened
+// for float32) and, when out is set, output buffers cleared (in place for
+// float64).
+func (r *runner[F]) lockSetup(out bool) {
+	lb := &r.lock
+	B, M := len(r.lengths), r.M
+	lb.emits = grow(lb.emits, B)
+	n := 0
+	for _, l := range r.lengths {
+		n += int(l) * M
+	}
+	if r.em64 == nil {
+		lb.e64 = grow(lb.e64, n)
+	}
+	if out && r.out64 == nil {
+		lb.o64 = grow(lb.o64, n)
+	}
+	if out {
+		lb.outs = grow(lb.outs, B)
+	}
+	at := 0
+	for i, l := range r.lengths {
+		off, L := i*r.T*M, int(l)*M
+		if r.em64 != nil {
+			lb.emits[i] = r.em64[off : off+L]
+		} else {
+			e := lb.e64[at : at+L]
+			for k, v := range r.em[off : off+L] {
+				e[k] = float64(v)
+			}
+			lb.emits[i] = e
+		}
+		if out {
+			if r.out64 != nil {
+				lb.outs[i] = r.out64[off : off+L]
+			} else {
+				lb.outs[i] = lb.o64[at : at+L]
+			}
+			clear(lb.outs[i])
+		}
+		at += L
+	}
+}
+
+// nllLockstep runs an NLL call over lockstep groups; false: run it again
+// per sequence.
+func (r *runner[F]) nllLockstep() bool {
+	lb := &r.lock
+	r.lockSetup(r.wantEmit)
+	B := len(r.lengths)
+	lb.labels = grow(lb.labels, B)
+	for i, l := range r.lengths {
+		lb.labels[i] = r.tags[i*r.T : i*r.T+int(l)]
+	}
+	wb := &r.w[0]
+	var g engine.Gradient
+	if r.wantT {
+		g.DTrans = wb.gT
+	}
+	if r.wantS {
+		g.DStart = wb.gS
+	}
+	if r.wantE {
+		g.DEnd = wb.gE
+	}
+	var dEmit [][]float64
+	if r.wantEmit {
+		dEmit = lb.outs
+	}
+	v, err := r.tr.NLLBatchEach(r.pool, lb.emits, lb.labels, nil, dEmit, &g, r.perSeq)
+	if err != nil {
+		return false
+	}
+	wb.nll = v
+	if r.wantEmit {
+		for i, d := range lb.outs[:B] {
+			r.put(i, d, r.scale)
+		}
+	}
+	r.counted(B)
+	return true
+}
+
+// marginalsLockstep runs a Marginals call over lockstep groups; false: run
+// it again per sequence.
+func (r *runner[F]) marginalsLockstep() bool {
+	lb := &r.lock
+	r.lockSetup(true)
+	B := len(r.lengths)
+	z := r.logZ
+	if z == nil {
+		lb.z = grow(lb.z, B)
+		z = lb.z
+	}
+	if err := r.tr.MarginalsBatch(r.pool, lb.emits, nil, lb.outs[:B], z); err != nil {
+		return false
+	}
+	if r.out64 == nil {
+		for i, d := range lb.outs[:B] {
+			r.put(i, d, 1)
+		}
+	}
+	r.counted(B)
+	return true
+}
+
+func (r *runner[F]) counted(n int) {
+	if tally != nil {
+		tally.lockstep.Add(int64(n))
+	}
+}
