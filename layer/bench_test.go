@@ -1,14 +1,48 @@
 package layer
 
 import (
+	"flag"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/simdcrf/simdcrf/engine"
 )
 
+// benchLabels are the label counts of the layer benchmarks; the layer
+// tests' -layer.labels flag replaces them (M = 256 and 1,024 for choosing
+// lockstep.go's thresholds).
+var benchLabels = []int{9, 45, 128, 512}
+
+func init() {
+	flag.Func("layer.labels", "comma-separated label counts of the layer benchmarks", func(v string) error {
+		benchLabels = benchLabels[:0]
+		for _, f := range strings.Split(v, ",") {
+			m, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || m < 1 {
+				return fmt.Errorf("bad label count %q", f)
+			}
+			benchLabels = append(benchLabels, m)
+		}
+		return nil
+	})
+}
+
+// setVar sets *p to v and returns what restores it.
+func setVar[V any](p *V, v V) func() {
+	old := *p
+	*p = v
+	return func() { *p = old }
+}
+
 // Benchmarks of one batch B=32, T=50 (lengths 25–50) on one thread, as in
-// `simdcrf bench layer`: Benchmark<Op>/M=<labels>/<type>.
+// `simdcrf bench layer`: Benchmark<Op>/M=<labels>/<type>. From
+// engine.LockstepLabels on, <type>-single runs every sequence alone (the
+// lockstep path off) and float32-lockstep forces the lockstep path on
+// float32 batches, for the choices lockstep.go makes.
 func benchLayer(b *testing.B, op string) {
-	for _, M := range []int{9, 45, 128} {
+	for _, M := range benchLabels {
 		p := newProblem(uint64(M), M, 32, 50, 2)
 		for k := range p.lengths {
 			p.lengths[k] = int32(25 + (k*26)/32)
@@ -16,6 +50,21 @@ func benchLayer(b *testing.B, op string) {
 		p.lengths[0] = 50
 		b.Run(fmt.Sprintf("M=%d/float32", M), func(b *testing.B) { runOp(b, crfOf[float32](p), batchOf[float32](p), p, op) })
 		b.Run(fmt.Sprintf("M=%d/float64", M), func(b *testing.B) { runOp(b, crfOf[float64](p), batchOf[float64](p), p, op) })
+		if M < engine.LockstepLabels {
+			continue
+		}
+		b.Run(fmt.Sprintf("M=%d/float32-single", M), func(b *testing.B) {
+			defer setVar(&useLockstep, false)()
+			runOp(b, crfOf[float32](p), batchOf[float32](p), p, op)
+		})
+		b.Run(fmt.Sprintf("M=%d/float64-single", M), func(b *testing.B) {
+			defer setVar(&useLockstep, false)()
+			runOp(b, crfOf[float64](p), batchOf[float64](p), p, op)
+		})
+		b.Run(fmt.Sprintf("M=%d/float32-lockstep", M), func(b *testing.B) {
+			defer setVar(&lockstepMin32, 0)()
+			runOp(b, crfOf[float32](p), batchOf[float32](p), p, op)
+		})
 	}
 }
 
