@@ -1,6 +1,10 @@
 package layer
 
-import "github.com/simdcrf/simdcrf/engine"
+import (
+	"math"
+
+	"github.com/simdcrf/simdcrf/engine"
+)
 
 // Lockstep: with dense transitions at M ≥ engine.LockstepLabels, a
 // sequence run alone streams the M×M matrix at every position. Unconstrained
@@ -14,11 +18,23 @@ import "github.com/simdcrf/simdcrf/engine"
 // useLockstep turns the lockstep path on; tests turn it off to compare.
 var useLockstep = true
 
+// lockstepMin64 is the label count from which float64 batches take the
+// lockstep path. The engine's own threshold (engine.LockstepLabels = 64,
+// chains of 24) is too low for the layer's batches (B = 32, lengths 25–50,
+// NLL with every gradient): BenchmarkNLL and BenchmarkMarginals, float64
+// against float64-single, one thread, medians of 5 in turns, load ~5:
+// NLL ×0.88 at M = 128, ×1.0 at 192, ×1.19 at 256, ×1.8 at 512, ×2–3 at
+// 1,024; Marginals ×0.92 at 128, ×1.14 at 192, ×1.5 at 256, ×2.3 at 512.
+var lockstepMin64 = 256
+
 // lockstepMin32 is the label count from which float32 batches take the
 // lockstep path (float64 lockstep, widened) instead of the float32 kernels
-// one sequence at a time. Set from BenchmarkNLL/BenchmarkMarginals (see
-// lockstepPays32).
-var lockstepMin32 = engine.LockstepLabels
+// one sequence at a time: never, as measured (float32-lockstep against
+// float32-single, one thread, medians of 3, load 1.3–5): NLL ×0.52 at
+// M = 128, ×0.61 at 256, ×0.91 at 512, ×0.77 at 1,024; Marginals ×0.54,
+// ×0.67, ×0.89, ×0.85. A float32 lockstep (kernels.ForwardBatch32 …) is
+// what would pay there; it is not built here.
+var lockstepMin32 = math.MaxInt
 
 // lockBufs is a runner's scratch for the lockstep path.
 type lockBufs struct {
@@ -41,7 +57,7 @@ func (r *runner[F]) lockstep(con *Constraints) bool {
 	if r.p32 != nil && useKernels32 {
 		return r.M >= lockstepMin32
 	}
-	return r.M >= engine.LockstepLabels
+	return r.M >= lockstepMin64
 }
 
 // lockSetup points the per-sequence slices at the batch: emissions (widened
@@ -141,10 +157,8 @@ func (r *runner[F]) marginalsLockstep() bool {
 	if err := r.tr.MarginalsBatch(r.pool, lb.emits, nil, lb.outs[:B], z); err != nil {
 		return false
 	}
-	if r.out64 == nil {
-		for i, d := range lb.outs[:B] {
-			r.put(i, d, 1)
-		}
+	for i, d := range lb.outs[:B] {
+		r.put(i, d, 1) // float64: in place, zeros beyond the length
 	}
 	r.counted(B)
 	return true

@@ -1,0 +1,306 @@
+package layer
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/engine"
+)
+
+// lockProblem is a ragged batch at M = engine.LockstepLabels (the engine's
+// lockstep threshold; the layer's, lowered to it) with lengths 1, 2 and T
+// among random ones.
+func lockProblem(t *testing.T, seed uint64, B, T int) *problem {
+	setLockMin(t, engine.LockstepLabels)
+	p := newProblem(seed, engine.LockstepLabels, B, T, 1.5)
+	p.lengths[1], p.lengths[2] = 1, 2
+	return p
+}
+
+// setLockMin lowers the layer's float64 lockstep threshold until the test
+// ends.
+func setLockMin(t *testing.T, m int) {
+	old := lockstepMin64
+	lockstepMin64 = m
+	t.Cleanup(func() { lockstepMin64 = old })
+}
+
+type nllOut[F float32 | float64] struct {
+	v   float64
+	per []float64
+	g   *Grad[F]
+}
+
+func runNLL[F float32 | float64](t *testing.T, c *CRF[F], bt Batch[F], p *problem, red Reduction) nllOut[F] {
+	t.Helper()
+	M, B, T := p.M, p.B, p.T
+	o := nllOut[F]{per: make([]float64, B), g: &Grad[F]{Emissions: make([]F, B*T*M), Trans: make([]F, M*M), Start: make([]F, M), End: make([]F, M)}}
+	for k := range o.g.Emissions {
+		o.g.Emissions[k] = 7 // overwritten, 0 beyond the lengths
+	}
+	var err error
+	if o.v, err = c.NLL(bt, p.tags, red, o.per, o.g); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func maxRel[F float32 | float64](a []F, b []float64) float64 {
+	d := 0.0
+	for k := range a {
+		d = math.Max(d, math.Abs(float64(a[k])-b[k])/math.Max(1, math.Abs(b[k])))
+	}
+	return d
+}
+
+func compareNLL[F float32 | float64](t *testing.T, what string, got nllOut[F], want nllOut[float64], tol float64) {
+	t.Helper()
+	if !near(got.v, want.v, tol) {
+		t.Errorf("%s: NLL %v, per sequence %v", what, got.v, want.v)
+	}
+	for b := range want.per {
+		if !near(got.per[b], want.per[b], tol) {
+			t.Errorf("%s: sequence %d NLL %v, per sequence %v", what, b, got.per[b], want.per[b])
+		}
+	}
+	for _, x := range []struct {
+		n string
+		a []F
+		b []float64
+	}{{"emissions", got.g.Emissions, want.g.Emissions}, {"trans", got.g.Trans, want.g.Trans}, {"start", got.g.Start, want.g.Start}, {"end", got.g.End, want.g.End}} {
+		if d := maxRel(x.a, x.b); !(d <= tol) {
+			t.Errorf("%s: gradient %s differs by %v", what, x.n, d)
+		}
+	}
+}
+
+// TestLockstep: NLL (every reduction: value, per-sequence values, every
+// gradient) and Marginals (with log Z) on the lockstep path equal the
+// per-sequence path's, on 1 and 3 threads, and the lockstep path ran.
+func TestLockstep(t *testing.T) {
+	p := lockProblem(t, 31, 11, 13)
+	M, B, T := p.M, p.B, p.T
+	for _, th := range []int{1, 3} {
+		c := crfOf[float64](p)
+		c.Threads = th
+		bt := batchOf[float64](p)
+		for red := ReduceNone; red <= ReduceTokenMean; red++ {
+			useLockstep = false
+			want := runNLL(t, c, bt, p, red)
+			useLockstep = true
+			tl := countPaths(t)
+			got := runNLL(t, c, bt, p, red)
+			if n := tl.lockstep.Load(); n != int64(B) || tl.exact.Load() != 0 {
+				t.Fatalf("threads %d: %d sequences in lockstep, %d alone; want %d, 0", th, n, tl.exact.Load(), B)
+			}
+			compareNLL(t, "float64", got, want, 1e-9)
+		}
+		useLockstep = false
+		wantM, wantZ := make([]float64, B*T*M), make([]float64, B)
+		if err := c.Marginals(bt, wantM, wantZ); err != nil {
+			t.Fatal(err)
+		}
+		useLockstep = true
+		tl := countPaths(t)
+		gotM, gotZ := make([]float64, B*T*M), make([]float64, B)
+		for k := range gotM {
+			gotM[k] = 7
+		}
+		if err := c.Marginals(bt, gotM, gotZ); err != nil {
+			t.Fatal(err)
+		}
+		if n := tl.lockstep.Load(); n != int64(B) {
+			t.Fatalf("threads %d: %d sequences' marginals in lockstep, want %d", th, n, B)
+		}
+		if d := maxRel(gotM, wantM); d > 1e-9 {
+			t.Errorf("threads %d: marginals differ by %v", th, d)
+		}
+		if d := maxRel(gotZ, wantZ); d > 1e-9 {
+			t.Errorf("threads %d: log Z differs by %v", th, d)
+		}
+		// log Z may be nil; gradients may be partly wanted.
+		if err := c.Marginals(bt, gotM, nil); err != nil || maxRel(gotM, wantM) > 1e-9 {
+			t.Errorf("threads %d: marginals without log Z: %v", th, err)
+		}
+		g := &Grad[float64]{Trans: make([]float64, M*M)}
+		v, err := c.NLL(bt, p.tags, ReduceSum, nil, g)
+		want := runNLL(t, c, bt, p, ReduceSum)
+		if err != nil || !near(v, want.v, 1e-9) || maxRel(g.Trans, want.g.Trans) > 1e-9 {
+			t.Errorf("threads %d: NLL with the transition gradient only: %v, %v (%v)", th, v, want.v, err)
+		}
+	}
+	useLockstep = true
+}
+
+// TestLockstepFloat32: a float32 batch on the lockstep path (widened to
+// float64) agrees with the float64 per-sequence path as the float32
+// kernels do; by default float32 batches keep the float32 kernels.
+func TestLockstepFloat32(t *testing.T) {
+	p := lockProblem(t, 32, 9, 12)
+	M, B, T := p.M, p.B, p.T
+	c64, c32 := crfOf[float64](p), crfOf[float32](p)
+	for k, v := range c32.Trans {
+		c64.Trans[k] = float64(v)
+	}
+	b64, b32 := batchOf[float64](p), batchOf[float32](p)
+	for k, v := range b32.Emissions {
+		b64.Emissions[k] = float64(v)
+	}
+	c32.Threads = 3
+	useLockstep = false
+	want := runNLL(t, c64, b64, p, ReduceMean)
+	wantM := make([]float64, B*T*M)
+	if err := c64.Marginals(b64, wantM, nil); err != nil {
+		t.Fatal(err)
+	}
+	useLockstep = true
+	tl := countPaths(t)
+	runNLL(t, c32, b32, p, ReduceMean)
+	if tl.lockstep.Load() != 0 || tl.fast32.Load() != int64(B) {
+		t.Fatalf("default float32: %d in lockstep, %d on the float32 kernels", tl.lockstep.Load(), tl.fast32.Load())
+	}
+	old := lockstepMin32
+	lockstepMin32 = 0
+	defer func() { lockstepMin32 = old }()
+	got := runNLL(t, c32, b32, p, ReduceMean)
+	if tl.lockstep.Load() != int64(B) {
+		t.Fatalf("forced float32 lockstep: %d sequences in lockstep, want %d", tl.lockstep.Load(), B)
+	}
+	compareNLL(t, "float32", got, want, 1e-5)
+	m32 := make([]float32, B*T*M)
+	if err := c32.Marginals(b32, m32, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := maxRel(m32, wantM); d > 1e-5 {
+		t.Errorf("float32 marginals differ by %v", d)
+	}
+}
+
+// TestLockstepMasks: −Inf transitions and emissions (masked labels) go
+// through the lockstep call with the per-sequence results; finite
+// sentinels keep the clamped path; a sequence without a labelling gets the
+// per-sequence path's error; batches of 0 and 1 sequences work.
+func TestLockstepMasks(t *testing.T) {
+	p := lockProblem(t, 33, 8, 10)
+	M, B, T := p.M, p.B, p.T
+	for k, ok := range p.tmask {
+		if !ok {
+			p.trans[k] = math.Inf(-1)
+		}
+	}
+	c := crfOf[float64](p)
+	c.Threads = 3
+	bt := batchOf[float64](p)
+	for b := range B { // label 5 impossible where the gold tag is not 5
+		for u := range T {
+			if p.tags[b*T+u] != 5 {
+				bt.Emissions[(b*T+u)*M+5] = math.Inf(-1)
+			}
+		}
+	}
+	// The gold labelling must stay possible: allow the transitions it uses.
+	for b := range B {
+		for u := 1; u < int(p.lengths[b]); u++ {
+			k := int(p.tags[b*T+u-1])*M + int(p.tags[b*T+u])
+			c.Trans[k] = 0.5
+		}
+	}
+	useLockstep = false
+	want := runNLL(t, c, bt, p, ReduceSum)
+	wantM := make([]float64, B*T*M)
+	if err := c.Marginals(bt, wantM, nil); err != nil {
+		t.Fatal(err)
+	}
+	useLockstep = true
+	tl := countPaths(t)
+	got := runNLL(t, c, bt, p, ReduceSum)
+	if tl.lockstep.Load() != int64(B) {
+		t.Fatalf("%d sequences in lockstep, want %d", tl.lockstep.Load(), B)
+	}
+	compareNLL(t, "masked", got, want, 1e-9)
+	gotM := make([]float64, B*T*M)
+	if err := c.Marginals(bt, gotM, nil); err != nil || maxRel(gotM, wantM) > 1e-9 {
+		t.Errorf("masked marginals differ by %v (%v)", maxRel(gotM, wantM), err)
+	}
+
+	// No labelling for sequence 4: the per-sequence path's error.
+	L := int(p.lengths[4])
+	for j := range M {
+		bt.Emissions[(4*T+L-1)*M+j] = math.Inf(-1)
+	}
+	useLockstep = false
+	_, wantErr := c.NLL(bt, p.tags, ReduceSum, nil, nil)
+	useLockstep = true
+	_, err := c.NLL(bt, p.tags, ReduceSum, nil, nil)
+	if !errors.Is(err, ErrNoLabelling) || wantErr == nil || err.Error() != wantErr.Error() {
+		t.Errorf("no labelling: %v, per sequence %v", err, wantErr)
+	}
+	if err := c.Marginals(bt, gotM, nil); !errors.Is(err, ErrNoLabelling) {
+		t.Errorf("no labelling, marginals: %v", err)
+	}
+
+	// Finite sentinels: the clamped path, not lockstep.
+	c2 := crfOf[float64](p)
+	for k, ok := range p.tmask {
+		if !ok {
+			c2.Trans[k] = -1e4
+		}
+	}
+	tl2 := countPaths(t)
+	runNLL(t, c2, batchOf[float64](p), p, ReduceSum)
+	if tl2.lockstep.Load() != 0 {
+		t.Errorf("sentinel transitions: %d sequences in lockstep", tl2.lockstep.Load())
+	}
+
+	// Batches of 0 and 1 sequences.
+	for _, n := range []int{0, 1} {
+		b := Batch[float64]{B: n, T: T, Emissions: p.em[:n*T*M], Lengths: p.lengths[:n]}
+		if _, err := c2.NLL(b, p.tags[:n*T], ReduceMean, nil, &Grad[float64]{Trans: make([]float64, M*M)}); err != nil {
+			t.Errorf("batch of %d: %v", n, err)
+		}
+	}
+}
+
+// TestLockstepNoAllocations: steady-state lockstep calls allocate nothing.
+func TestLockstepNoAllocations(t *testing.T) {
+	p := lockProblem(t, 34, 8, 12)
+	M, B, T := p.M, p.B, p.T
+	for _, th := range []int{1, 2} {
+		c := crfOf[float64](p)
+		c.Threads = th
+		c32 := crfOf[float32](p)
+		c32.Threads = th
+		bt, b32 := batchOf[float64](p), batchOf[float32](p)
+		g := &Grad[float64]{Emissions: make([]float64, B*T*M), Trans: make([]float64, M*M), Start: make([]float64, M), End: make([]float64, M)}
+		g32 := &Grad[float32]{Emissions: make([]float32, B*T*M), Trans: make([]float32, M*M)}
+		per := make([]float64, B)
+		marg, m32 := make([]float64, B*T*M), make([]float32, B*T*M)
+		old := lockstepMin32
+		lockstepMin32 = 0
+		tl := countPaths(t)
+		step := func() {
+			c.Trans[0] += 0.01
+			if _, err := c.NLL(bt, p.tags, ReduceNone, per, g); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Marginals(bt, marg, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c32.NLL(b32, p.tags, ReduceMean, nil, g32); err != nil {
+				t.Fatal(err)
+			}
+			if err := c32.Marginals(b32, m32, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		step()
+		if n := testing.AllocsPerRun(10, step); n != 0 {
+			t.Errorf("threads %d: %v allocations per step", th, n)
+		}
+		lockstepMin32 = old
+		if tl.lockstep.Load() == 0 || tl.exact.Load() != 0 {
+			t.Errorf("threads %d: %d sequences in lockstep, %d alone", th, tl.lockstep.Load(), tl.exact.Load())
+		}
+	}
+}
