@@ -21,19 +21,19 @@ var useLockstep = true
 // lockstepMin64 is the label count from which float64 batches take the
 // lockstep path. The engine's own threshold (engine.LockstepLabels = 64,
 // chains of 24) is too low for the layer's batches (B = 32, lengths 25–50,
-// NLL with every gradient): BenchmarkNLL and BenchmarkMarginals, float64
-// against float64-single, one thread, medians of 5 in turns, load ~5:
-// NLL ×0.88 at M = 128, ×1.0 at 192, ×1.19 at 256, ×1.8 at 512, ×2–3 at
-// 1,024; Marginals ×0.92 at 128, ×1.14 at 192, ×1.5 at 256, ×2.3 at 512.
+// NLL with every gradient). BenchmarkNLL and BenchmarkMarginals, float64
+// against float64-single, one thread, CPU time (cpu-ns/op), medians of 5
+// runs in alternating order, load 5–8: NLL ×0.96 at M = 128, ×1.06 at 192,
+// ×1.25 at 256, ×1.74 at 512; Marginals ×0.97, ×1.05, ×1.20, ×2.21.
 var lockstepMin64 = 256
 
 // lockstepMin32 is the label count from which float32 batches take the
 // lockstep path (float64 lockstep, widened) instead of the float32 kernels
 // one sequence at a time: never, as measured (float32-lockstep against
-// float32-single, one thread, medians of 3, load 1.3–5): NLL ×0.52 at
-// M = 128, ×0.61 at 256, ×0.91 at 512, ×0.77 at 1,024; Marginals ×0.54,
-// ×0.67, ×0.89, ×0.85. A float32 lockstep (kernels.ForwardBatch32 …) is
-// what would pay there; it is not built here.
+// float32-single, CPU time, medians of 3 in alternating order, load 5–8):
+// NLL ×0.72 at M = 512, ×0.76 at 1,024; Marginals ×0.86, ×0.70 (wall time
+// at 128 and 256: ×0.5–0.7). A float32 lockstep (kernels.ForwardBatch32 …)
+// is what could pay there; it is not built.
 var lockstepMin32 = math.MaxInt
 
 // lockBufs is a runner's scratch for the lockstep path.
