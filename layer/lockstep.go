@@ -44,20 +44,31 @@ type lockBufs struct {
 	z           []float64
 }
 
-// lockstep reports whether the call runs on the lockstep path: NLL or
-// Marginals, no constraints, no clamped sentinels (the clamped path keeps
-// those chains in the scaled domain), M large enough, two sequences or more.
-func (r *runner[F]) lockstep(con *Constraints) bool {
-	if !useLockstep || con != nil || r.useClamp || len(r.lengths) < 2 {
-		return false
-	}
-	if r.op != opNLL && r.op != opMarginals {
-		return false
+// The lockstep modes of a call.
+const (
+	lockNone   = iota
+	lockEngine // float64 (or widened float32) through the engine's batch calls
+	lock32     // float32 batch kernels (lockstep32.go)
+)
+
+// lockMode says whether the call runs on a lockstep path: NLL or
+// Marginals, no constraints, M large enough, two sequences or more; the
+// float64 one not with clamped sentinels (the clamped path keeps those
+// chains in the scaled domain; float32 checks them per chain).
+func (r *runner[F]) lockMode(con *Constraints) int {
+	if !useLockstep || con != nil || len(r.lengths) < 2 || r.op != opNLL && r.op != opMarginals {
+		return lockNone
 	}
 	if r.p32 != nil && useKernels32 {
-		return r.M >= lockstepMin32
+		if r.M >= lockstepMin32 {
+			return lock32
+		}
+		return lockNone
 	}
-	return r.M >= lockstepMin64
+	if r.M >= lockstepMin64 && !r.useClamp {
+		return lockEngine
+	}
+	return lockNone
 }
 
 // lockSetup points the per-sequence slices at the batch: emissions (widened

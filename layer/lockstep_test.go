@@ -133,11 +133,12 @@ func TestLockstep(t *testing.T) {
 	useLockstep = true
 }
 
-// TestLockstepFloat32: a float32 batch on the lockstep path (widened to
-// float64) agrees with the float64 per-sequence path as the float32
-// kernels do; by default float32 batches keep the float32 kernels.
+// TestLockstepFloat32: a float32 batch on the float32 lockstep path
+// (lockstep32.go), and on the engine's (widened, with the float32 kernels
+// off), agrees with the float64 per-sequence path as the float32 kernels
+// do, on 1 and 3 threads, for NLL (every gradient) and Marginals.
 func TestLockstepFloat32(t *testing.T) {
-	p := lockProblem(t, 32, 9, 12)
+	p := lockProblem(t, 32, 23, 12)
 	M, B, T := p.M, p.B, p.T
 	c64, c32 := crfOf[float64](p), crfOf[float32](p)
 	for k, v := range c32.Trans {
@@ -147,33 +148,41 @@ func TestLockstepFloat32(t *testing.T) {
 	for k, v := range b32.Emissions {
 		b64.Emissions[k] = float64(v)
 	}
-	c32.Threads = 3
 	useLockstep = false
 	want := runNLL(t, c64, b64, p, ReduceMean)
-	wantM := make([]float64, B*T*M)
-	if err := c64.Marginals(b64, wantM, nil); err != nil {
+	wantM, wantZ := make([]float64, B*T*M), make([]float64, B)
+	if err := c64.Marginals(b64, wantM, wantZ); err != nil {
 		t.Fatal(err)
 	}
 	useLockstep = true
-	tl := countPaths(t)
-	runNLL(t, c32, b32, p, ReduceMean)
-	if tl.lockstep.Load() != 0 || tl.fast32.Load() != int64(B) {
-		t.Fatalf("default float32: %d in lockstep, %d on the float32 kernels", tl.lockstep.Load(), tl.fast32.Load())
-	}
-	old := lockstepMin32
+	old, oldK := lockstepMin32, useKernels32
+	defer func() { lockstepMin32, useKernels32 = old, oldK }()
 	lockstepMin32 = 0
-	defer func() { lockstepMin32 = old }()
-	got := runNLL(t, c32, b32, p, ReduceMean)
-	if tl.lockstep.Load() != int64(B) {
-		t.Fatalf("forced float32 lockstep: %d sequences in lockstep, want %d", tl.lockstep.Load(), B)
-	}
-	compareNLL(t, "float32", got, want, 1e-5)
-	m32 := make([]float32, B*T*M)
-	if err := c32.Marginals(b32, m32, nil); err != nil {
-		t.Fatal(err)
-	}
-	if d := maxRel(m32, wantM); d > 1e-5 {
-		t.Errorf("float32 marginals differ by %v", d)
+	for _, mode := range []string{"float32 kernels", "widened"} {
+		useKernels32 = mode == "float32 kernels"
+		for _, th := range []int{1, 3} {
+			c32.Threads = th
+			tl := countPaths(t)
+			got := runNLL(t, c32, b32, p, ReduceMean)
+			compareNLL(t, mode, got, want, 1e-5)
+			m32, z := make([]float32, B*T*M), make([]float64, B)
+			for k := range m32 {
+				m32[k] = 7
+			}
+			if err := c32.Marginals(b32, m32, z); err != nil {
+				t.Fatal(err)
+			}
+			if d := maxRel(m32, wantM); d > 1e-5 {
+				t.Errorf("%s, threads %d: marginals differ by %v", mode, th, d)
+			}
+			if d := maxRel(z, wantZ); d > 1e-6 {
+				t.Errorf("%s, threads %d: log Z differs by %v", mode, th, d)
+			}
+			// Most sequences run in groups (a few may be left alone).
+			if n := tl.lockstep.Load(); n < int64(B) {
+				t.Errorf("%s, threads %d: %d sequences in lockstep over two calls of %d", mode, th, n, B)
+			}
+		}
 	}
 }
 
@@ -223,6 +232,66 @@ func TestLockstepMasks(t *testing.T) {
 	if err := c.Marginals(bt, gotM, nil); err != nil || maxRel(gotM, wantM) > 1e-9 {
 		t.Errorf("masked marginals differ by %v (%v)", maxRel(gotM, wantM), err)
 	}
+
+	// float32 lockstep: chains with −Inf emissions run alone (float64).
+	func() {
+		old := lockstepMin32
+		defer func() { lockstepMin32 = old }()
+		lockstepMin32 = 0
+		c32 := crfOf[float32](p)
+		copy(c32.Trans, func() []float32 {
+			v := make([]float32, M*M)
+			for k, x := range c.Trans {
+				v[k] = float32(x)
+			}
+			return v
+		}())
+		c32.Threads = 3
+		b32 := batchOf[float32](p)
+		for k, v := range bt.Emissions {
+			b32.Emissions[k] = float32(v)
+		}
+		b64 := Batch[float64]{B: B, T: T, Emissions: make([]float64, len(bt.Emissions)), Lengths: p.lengths}
+		for k, v := range b32.Emissions {
+			b64.Emissions[k] = float64(v)
+		}
+		c64 := crfOf[float64](p)
+		for k, v := range c32.Trans {
+			c64.Trans[k] = float64(v)
+		}
+		useLockstep = false
+		want := runNLL(t, c64, b64, p, ReduceSum)
+		useLockstep = true
+		tl := countPaths(t)
+		got := runNLL(t, c32, b32, p, ReduceSum)
+		compareNLL(t, "float32 masked", got, want, 1e-5)
+		if tl.exact.Load() != int64(B) {
+			t.Errorf("float32 masked: %d sequences alone on float64, want %d", tl.exact.Load(), B)
+		}
+		// Sentinel transitions: float32 lockstep with forward32's check.
+		s64, s32 := crfOf[float64](p), crfOf[float32](p)
+		for k, ok := range p.tmask {
+			if !ok {
+				s64.Trans[k], s32.Trans[k] = -1e4, -1e4
+			}
+		}
+		for k, v := range s32.Trans {
+			s64.Trans[k] = float64(v)
+		}
+		pb32, pb64 := batchOf[float32](p), batchOf[float64](p)
+		for k, v := range pb32.Emissions {
+			pb64.Emissions[k] = float64(v)
+		}
+		useLockstep = false
+		want = runNLL(t, s64, pb64, p, ReduceSum)
+		useLockstep = true
+		tl = countPaths(t)
+		got = runNLL(t, s32, pb32, p, ReduceSum)
+		compareNLL(t, "float32 sentinels", got, want, 1e-5)
+		if tl.lockstep.Load() == 0 || tl.exact.Load() != 0 {
+			t.Errorf("float32 sentinels: %d in lockstep, %d alone on float64", tl.lockstep.Load(), tl.exact.Load())
+		}
+	}()
 
 	// No labelling for sequence 4: the per-sequence path's error.
 	L := int(p.lengths[4])

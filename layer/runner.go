@@ -44,6 +44,8 @@ type runner[F float32 | float64] struct {
 	clamp    *clamp64
 	useClamp bool
 	lock     lockBufs // the lockstep path's scratch
+	plan     engine.LockstepPlan
+	unitFn   func(ws *engine.Workspace, w, u int) error // r.doUnit
 
 	// The call.
 	op       int
@@ -92,6 +94,7 @@ type wbuf struct {
 	grad          engine.Gradient
 	cT, cS, cE    []float64 // one sequence's counts on clamped scores
 	f32           w32
+	l32           l32
 	_             [64]byte
 }
 
@@ -100,6 +103,7 @@ func newRunner[F float32 | float64](threads int) *runner[F] {
 	r.w = make([]wbuf, r.pool.Threads())
 	r.fn = r.do
 	r.blockFn = r.doBlock
+	r.unitFn = r.doUnit
 	r.blocks = make([]int, r.pool.Threads()+1)
 	return r
 }
