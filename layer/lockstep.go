@@ -1,10 +1,6 @@
 package layer
 
-import (
-	"math"
-
-	"github.com/simdcrf/simdcrf/engine"
-)
+import "github.com/simdcrf/simdcrf/engine"
 
 // Lockstep: with dense transitions at M ≥ engine.LockstepLabels, a
 // sequence run alone streams the M×M matrix at every position. Unconstrained
@@ -27,14 +23,15 @@ var useLockstep = true
 // ×1.25 at 256, ×1.74 at 512; Marginals ×0.97, ×1.05, ×1.20, ×2.21.
 var lockstepMin64 = 256
 
-// lockstepMin32 is the label count from which float32 batches take the
-// lockstep path (float64 lockstep, widened) instead of the float32 kernels
-// one sequence at a time: never, as measured (float32-lockstep against
-// float32-single, CPU time, medians of 3 in alternating order, load 5–8):
-// NLL ×0.72 at M = 512, ×0.76 at 1,024; Marginals ×0.86, ×0.70 (wall time
-// at 128 and 256: ×0.5–0.7). A float32 lockstep (kernels.ForwardBatch32 …)
-// is what could pay there; it is not built.
-var lockstepMin32 = math.MaxInt
+// lockstepMin32 is the label count from which float32 batches run in
+// lockstep on the float32 batch kernels (lockstep32.go) instead of the
+// float32 kernels one sequence at a time. float32-lockstep against
+// float32-single, one thread, CPU time, medians of 5 (3 at 1,024) in
+// alternating order, load 2.2–2.6: NLL ×0.88 at M = 64, ×0.96 at 128,
+// ×0.98 at 256, ×1.35 at 512, ×1.36 at 1,024; Marginals ×0.62, ×0.89,
+// ×0.99, ×1.28, ×1.73. (The engine's float64 lockstep on widened float32
+// scores lost to the float32 kernels alone: ×0.70–0.86 at 512 and 1,024.)
+var lockstepMin32 = 512
 
 // lockBufs is a runner's scratch for the lockstep path.
 type lockBufs struct {

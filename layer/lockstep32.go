@@ -7,7 +7,7 @@ import (
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
-// The float32 lockstep path: float32 batches at M ≥ lockstepMin32 run
+// The float32 lockstep path: float32 batches at M ≥ lockstepMin32 (512) run
 // NLL and Marginals over the engine's lockstep groups (engine.LockstepPlan)
 // with the float32 batch kernels (ForwardBatch32, BackwardBatch32,
 // TransitionsBatch32), padded as engine/lockstep.go explains. A chain the
