@@ -373,3 +373,58 @@ func TestLockstepNoAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestLockstepConcurrent: calls on one CRF from several goroutines, each
+// on the lockstep paths, give the results of one call alone.
+func TestLockstepConcurrent(t *testing.T) {
+	p := lockProblem(t, 35, 12, 10)
+	old := lockstepMin32
+	lockstepMin32 = engine.LockstepLabels
+	defer func() { lockstepMin32 = old }()
+	M, B, T := p.M, p.B, p.T
+	c64, c32 := crfOf[float64](p), crfOf[float32](p)
+	b64, b32 := batchOf[float64](p), batchOf[float32](p)
+	want64, want32 := make([]float64, B), make([]float64, B)
+	if err := c64.Marginals(b64, make([]float64, B*T*M), want64); err != nil {
+		t.Fatal(err)
+	}
+	if err := c32.Marginals(b32, make([]float32, B*T*M), want32); err != nil {
+		t.Fatal(err)
+	}
+	tl := countPaths(t)
+	errs := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			z := make([]float64, B)
+			for range 20 {
+				var err error
+				want := want64
+				if g%2 == 0 {
+					err = c64.Marginals(b64, make([]float64, B*T*M), z)
+				} else {
+					err, want = c32.Marginals(b32, make([]float32, B*T*M), z), want32
+				}
+				if err == nil {
+					for b := range z {
+						if z[b] != want[b] {
+							err = errors.New("concurrent lockstep results differ")
+						}
+					}
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tl.lockstep.Load() == 0 {
+		t.Error("no sequence ran in lockstep")
+	}
+}
