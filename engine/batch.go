@@ -12,7 +12,7 @@ type batchTask struct {
 	tr     *Transitions
 	emits  [][]float64
 	opts   []*ChainOptions
-	out    []float64 // log Z or scores
+	out    []float64 // log Z, scores, or NLLBatchEach's per-chain values
 	paths  [][]int32
 	labels [][]int32
 	dEmit  [][]float64
@@ -62,6 +62,9 @@ func (t *batchTask) do(ws *Workspace, w, i int) error {
 		var v float64
 		v, err = t.tr.NLL(ws, t.emits[i], t.labels[i], optAt(t.opts, i), &a.g)
 		a.nll += v
+		if t.out != nil && err == nil {
+			t.out[i] = v
+		}
 	case opMarg:
 		p := Posteriors{Marginals: t.marg[i]}
 		t.out[i], err = t.tr.Posteriors(ws, t.emits[i], optAt(t.opts, i), &p)
@@ -136,7 +139,11 @@ func (t *batchTask) doGroup(ws *Workspace, w int, chains []int32) error {
 	case opNLL:
 		a := &t.nll[w]
 		for k, c := range chains {
-			a.nll += o.logZ[k] - lb.score[k]
+			v := o.logZ[k] - lb.score[k]
+			a.nll += v
+			if t.out != nil {
+				t.out[c] = v
+			}
 			var d, mg []float64
 			if o.marg != nil && o.marg[k] != nil {
 				d, mg = t.dEmit[c], o.marg[k]
@@ -245,9 +252,16 @@ func (tr *Transitions) ViterbiBatch(pool *Pool, emits [][]float64, opts []*Chain
 // lockstep groups of similar lengths (as MarginalsBatch), dealt over the
 // workers' blocks by cost.
 func (tr *Transitions) NLLBatch(pool *Pool, emits [][]float64, labels [][]int32, opts []*ChainOptions, dEmit [][]float64, g *Gradient) (float64, error) {
+	return tr.NLLBatchEach(pool, emits, labels, opts, dEmit, g, nil)
+}
+
+// NLLBatchEach is NLLBatch that also writes each chain's negative
+// log-likelihood into each[i] (each may be nil; else len(emits) entries),
+// for callers that report per-chain values (package layer).
+func (tr *Transitions) NLLBatchEach(pool *Pool, emits [][]float64, labels [][]int32, opts []*ChainOptions, dEmit [][]float64, g *Gradient, each []float64) (float64, error) {
 	n := len(emits)
-	if len(labels) != n || (dEmit != nil && len(dEmit) != n) || (opts != nil && len(opts) != n) {
-		return 0, fmt.Errorf("engine: NLLBatch: %d chains, %d label sequences, %d gradients, %d options", n, len(labels), len(dEmit), len(opts))
+	if len(labels) != n || (dEmit != nil && len(dEmit) != n) || (opts != nil && len(opts) != n) || (each != nil && len(each) != n) {
+		return 0, fmt.Errorf("engine: NLLBatch: %d chains, %d label sequences, %d gradients, %d options, %d outputs", n, len(labels), len(dEmit), len(opts), len(each))
 	}
 	var none Gradient
 	if g == nil {
@@ -277,7 +291,7 @@ func (tr *Transitions) NLLBatch(pool *Pool, emits [][]float64, labels [][]int32,
 			a.g.DEnd = a.dEnd
 		}
 	}
-	pool.task = batchTask{op: opNLL, tr: tr, emits: emits, labels: labels, opts: opts, dEmit: dEmit, nll: accs}
+	pool.task = batchTask{op: opNLL, tr: tr, emits: emits, labels: labels, opts: opts, dEmit: dEmit, out: each, nll: accs}
 	pool.plan(false)
 	if err := pool.runTask(pool.task.count(), false); err != nil {
 		return 0, err

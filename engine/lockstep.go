@@ -351,6 +351,27 @@ func LockstepGroups(lens []int, maxK, threads int) [][]int32 {
 	return out
 }
 
+// LockstepPlan is LockstepGroups for callers that run the groups
+// themselves in steady state: Make plans into the plan's own buffers
+// (no allocation once they have grown), Unit reads a group.
+type LockstepPlan struct{ p lockPlan }
+
+// Make groups chains of lengths lens as LockstepGroups does and returns
+// the number of units (groups and chains alone), ordered for Pool.Run on
+// threads workers.
+func (lp *LockstepPlan) Make(lens []int32, maxK, threads int) int {
+	length := func(i int) int { return int(lens[i]) }
+	lp.p.make(len(lens), length, maxK)
+	lp.p.deal(threads, length)
+	return len(lp.p.units)
+}
+
+// Unit returns the chain indices of unit u (valid until the next Make).
+func (lp *LockstepPlan) Unit(u int) []int32 {
+	r := lp.p.units[u]
+	return lp.p.order[r[0]:r[1]]
+}
+
 // lockPlan is a grouping of chains: unit u is the chains
 // order[units[u][0]:units[u][1]]; a unit of one chain runs alone.
 type lockPlan struct {

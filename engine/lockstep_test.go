@@ -340,7 +340,7 @@ func TestLockstepBatches(t *testing.T) {
 		wantZ, wantMarg := make([]float64, n), make([][]float64, n)
 		want := Gradient{DTrans: make([]float64, M*M), DStart: make([]float64, M), DEnd: make([]float64, M)}
 		wantEmit := make([][]float64, n)
-		wantNLL := 0.0
+		wantNLL, wantEach := 0.0, make([]float64, n)
 		for i := range n {
 			wantMarg[i] = make([]float64, len(emits[i]))
 			var err error
@@ -355,6 +355,7 @@ func TestLockstepBatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantNLL += v
+			wantEach[i] = v
 		}
 		for _, threads := range []int{1, 2, 3} {
 			pool := NewPool(threads)
@@ -383,10 +384,12 @@ func TestLockstepBatches(t *testing.T) {
 						dEmit[i] = make([]float64, len(emits[i]))
 					}
 				}
-				v, err := tr.NLLBatch(pool, emits, labels, opts, dEmit, &g)
+				each := make([]float64, n)
+				v, err := tr.NLLBatchEach(pool, emits, labels, opts, dEmit, &g, each)
 				if err != nil {
 					t.Fatal(err)
 				}
+				checkNear(t, "NLLBatchEach per chain", each, wantEach, 1e-12)
 				if !near(v, wantNLL, 1e-12) {
 					t.Fatalf("M=%d threads=%d: NLLBatch %v, want %v", M, threads, v, wantNLL)
 				}

@@ -1,14 +1,48 @@
 package layer
 
 import (
+	"flag"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/simdcrf/simdcrf/engine"
 )
 
+// benchLabels are the label counts of the layer benchmarks; the layer
+// tests' -layer.labels flag replaces them (M = 256 and 1,024 for choosing
+// lockstep.go's thresholds).
+var benchLabels = []int{9, 45, 128, 512}
+
+func init() {
+	flag.Func("layer.labels", "comma-separated label counts of the layer benchmarks", func(v string) error {
+		benchLabels = benchLabels[:0]
+		for _, f := range strings.Split(v, ",") {
+			m, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || m < 1 {
+				return fmt.Errorf("bad label count %q", f)
+			}
+			benchLabels = append(benchLabels, m)
+		}
+		return nil
+	})
+}
+
+// setVar sets *p to v and returns what restores it.
+func setVar[V any](p *V, v V) func() {
+	old := *p
+	*p = v
+	return func() { *p = old }
+}
+
 // Benchmarks of one batch B=32, T=50 (lengths 25–50) on one thread, as in
-// `simdcrf bench layer`: Benchmark<Op>/M=<labels>/<type>.
+// `simdcrf bench layer`: Benchmark<Op>/M=<labels>/<type>. From
+// engine.LockstepLabels on, <type>-single runs every sequence alone (the
+// lockstep path off) and float32-lockstep forces the lockstep path on
+// float32 batches, for the choices lockstep.go makes.
 func benchLayer(b *testing.B, op string) {
-	for _, M := range []int{9, 45, 128} {
+	for _, M := range benchLabels {
 		p := newProblem(uint64(M), M, 32, 50, 2)
 		for k := range p.lengths {
 			p.lengths[k] = int32(25 + (k*26)/32)
@@ -16,6 +50,21 @@ func benchLayer(b *testing.B, op string) {
 		p.lengths[0] = 50
 		b.Run(fmt.Sprintf("M=%d/float32", M), func(b *testing.B) { runOp(b, crfOf[float32](p), batchOf[float32](p), p, op) })
 		b.Run(fmt.Sprintf("M=%d/float64", M), func(b *testing.B) { runOp(b, crfOf[float64](p), batchOf[float64](p), p, op) })
+		if M < engine.LockstepLabels {
+			continue
+		}
+		b.Run(fmt.Sprintf("M=%d/float32-single", M), func(b *testing.B) {
+			defer setVar(&useLockstep, false)()
+			runOp(b, crfOf[float32](p), batchOf[float32](p), p, op)
+		})
+		b.Run(fmt.Sprintf("M=%d/float64-single", M), func(b *testing.B) {
+			defer setVar(&useLockstep, false)()
+			runOp(b, crfOf[float64](p), batchOf[float64](p), p, op)
+		})
+		b.Run(fmt.Sprintf("M=%d/float32-lockstep", M), func(b *testing.B) {
+			defer setVar(&lockstepMin32, 0)()
+			runOp(b, crfOf[float32](p), batchOf[float32](p), p, op)
+		})
 	}
 }
 
@@ -29,7 +78,11 @@ func runOp[F float32 | float64](b *testing.B, c *CRF[F], bt Batch[F], p *problem
 	for _, l := range p.lengths {
 		tokens += int(l)
 	}
+	cpu0 := int64(-1)
 	for b.Loop() {
+		if cpu0 < 0 { // after b.Loop's first call: the setup is not counted
+			cpu0 = cpuNanos()
+		}
 		var err error
 		switch op {
 		case "nll":
@@ -44,6 +97,7 @@ func runOp[F float32 | float64](b *testing.B, c *CRF[F], bt Batch[F], p *problem
 		}
 	}
 	b.ReportMetric(float64(tokens)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+	b.ReportMetric(float64(cpuNanos()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 func BenchmarkNLL(b *testing.B)       { benchLayer(b, "nll") }

@@ -91,6 +91,18 @@ func (c *CRF[F]) nll(op int, b Batch[F], tags []int32, con *Constraints, red Red
 		r.out32, _ = as32(g.Emissions)
 	}
 	r.resetSums(op == opPartial)
+	switch r.lockMode(con) {
+	case lockEngine:
+		if r.nllLockstep() {
+			return sums(r, g, false) * r.scale, nil
+		}
+		r.resetSums(false)
+	case lock32:
+		if err := r.run32(); err != nil {
+			return 0, err
+		}
+		return sums(r, g, false) * r.scale, nil
+	}
 	// Blocks of sequences per worker: the sums are the same on every run.
 	r.setBlocks()
 	if err := r.pool.Run(len(r.blocks)-1, r.blockFn); err != nil {
@@ -189,6 +201,14 @@ func (c *CRF[F]) marginals(b Batch[F], con *Constraints, marg []F, logZ []float6
 	r.op, r.logZ, r.outF = opMarginals, logZ, marg
 	r.out64, _ = as64(marg)
 	r.out32, _ = as32(marg)
+	switch r.lockMode(con) {
+	case lockEngine:
+		if r.marginalsLockstep() {
+			return nil
+		}
+	case lock32:
+		return r.run32()
+	}
 	return r.pool.RunBalanced(b.B, r.fn)
 }
 

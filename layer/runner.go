@@ -8,10 +8,11 @@ import (
 )
 
 // pathTally counts which path answered each sequence: the float32 kernels,
-// the clamped scores (sentinel.go) or the exact float64 engine. The
+// the clamped scores (sentinel.go), the exact float64 engine, or the
+// engine's lockstep groups (lockstep.go). The
 // fallbacks give the same answers, so only a count tells a test that the
 // path it means to check ran. tally is nil outside such tests.
-type pathTally struct{ fast32, clamped, exact atomic.Int64 }
+type pathTally struct{ fast32, clamped, exact, lockstep atomic.Int64 }
 
 var tally *pathTally
 
@@ -42,6 +43,9 @@ type runner[F float32 | float64] struct {
 	// whether this call may use them (no constraints).
 	clamp    *clamp64
 	useClamp bool
+	lock     lockBufs // the lockstep path's scratch
+	plan     engine.LockstepPlan
+	unitFn   func(ws *engine.Workspace, w, u int) error // r.doUnit
 
 	// The call.
 	op       int
@@ -90,6 +94,7 @@ type wbuf struct {
 	grad          engine.Gradient
 	cT, cS, cE    []float64 // one sequence's counts on clamped scores
 	f32           w32
+	l32           l32
 	_             [64]byte
 }
 
@@ -98,6 +103,7 @@ func newRunner[F float32 | float64](threads int) *runner[F] {
 	r.w = make([]wbuf, r.pool.Threads())
 	r.fn = r.do
 	r.blockFn = r.doBlock
+	r.unitFn = r.doUnit
 	r.blocks = make([]int, r.pool.Threads()+1)
 	return r
 }
@@ -108,6 +114,9 @@ func (r *runner[F]) clearRefs() {
 	r.perSeq, r.logZ, r.paths, r.scoresF, r.outF, r.out64 = nil, nil, nil, nil, nil, nil
 	r.em32, r.out32 = nil, nil
 	r.tr, r.scores = nil, nil
+	clear(r.lock.emits)
+	clear(r.lock.outs)
+	clear(r.lock.labels)
 }
 
 func grow[E any](s []E, n int) []E {
