@@ -237,24 +237,7 @@ func (tr *Transitions) lockBackward(lb *lockBuf, T, K int, o *lockOut) {
 	M := tr.m
 	n := T * K * M
 	psi, alpha, beta, scale := lb.psi[:n], lb.alpha[:n], lb.beta[:n], lb.scale[:T*K]
-	for k := range K {
-		P := int(lb.pad[k])
-		if P == 0 {
-			continue
-		}
-		for t := T - 1 - P; t >= 0; t-- {
-			src, dst := (t*K+k)*M, ((t+P)*K+k)*M
-			copy(psi[dst:dst+M], psi[src:src+M])
-			copy(alpha[dst:dst+M], alpha[src:src+M])
-			scale[(t+P)*K+k] = scale[t*K+k]
-		}
-		for t := range P {
-			r := (t*K + k) * M
-			clear(psi[r : r+M])
-			clear(alpha[r : r+M])
-			scale[t*K+k] = 1
-		}
-	}
+	kernels.AlignBatchEnd(psi, alpha, scale, lb.pad[:K], T, K, M)
 	kernels.BackwardBatch(beta, scale, psi, tr.et, lb.work[:K*M], T, K, M)
 	if o.trans != nil && T > 1 {
 		kernels.TransitionsBatch(o.trans, tr.e, alpha, beta, psi, scale, lb.work[:((T-1)*K+1)*M], T, K, M)

@@ -16,6 +16,34 @@ func BackwardBatch(beta, scale, psi, et, work []float64, T, K, M int) {
 	cur().backwardBatch(beta, scale, psi, et, work, T, K, M)
 }
 
+// AlignBatchEnd moves each of K chains of a lockstep batch (psi and alpha
+// T×K×M, scale T×K, as ForwardBatch leaves them, chain k's P = pad[k]
+// padding rows at the end) to end at row T−1, its first P rows then
+// Ψ = 0, α = 0 and scale 1: BackwardBatch runs every chain from the last
+// row, so a shorter chain must end there. pad[k] = T (a chain left out)
+// clears all its rows, so that sums over the batch's chains (the
+// transition counts) get nothing from it.
+func AlignBatchEnd[F float32 | float64](psi, alpha, scale []F, pad []int32, T, K, M int) {
+	for k := range K {
+		P := min(int(pad[k]), T)
+		if P == 0 {
+			continue
+		}
+		for t := T - 1 - P; t >= 0; t-- {
+			src, dst := (t*K+k)*M, ((t+P)*K+k)*M
+			copy(psi[dst:dst+M], psi[src:src+M])
+			copy(alpha[dst:dst+M], alpha[src:src+M])
+			scale[(t+P)*K+k] = scale[t*K+k]
+		}
+		for t := range P {
+			r := (t*K + k) * M
+			clear(psi[r : r+M])
+			clear(alpha[r : r+M])
+			scale[t*K+k] = 1
+		}
+	}
+}
+
 // BackwardBatch32 is BackwardBatch in float32.
 func BackwardBatch32(beta, scale, psi, et, work []float32, T, K, M int) {
 	checkSeq("BackwardBatch32", T*K, M, "beta", len(beta), "psi", len(psi))

@@ -130,24 +130,7 @@ func (r *runner[F]) group32(wb *wbuf, chains []int32) {
 	}
 	backward := r.op == opMarginals || r.wantEmit || r.wantT || r.wantS || r.wantE
 	if backward {
-		for k := range K { // align at the end; padded rows Ψ = 0, α = 0
-			P := int(lw.pad[k])
-			if P == 0 {
-				continue
-			}
-			for t := T - 1 - P; t >= 0; t-- {
-				src, dst := (t*K+k)*M, ((t+P)*K+k)*M
-				copy(psi[dst:dst+M], psi[src:src+M])
-				copy(alpha[dst:dst+M], alpha[src:src+M])
-				scale[(t+P)*K+k] = scale[t*K+k]
-			}
-			for t := range P {
-				row := (t*K + k) * M
-				clear(psi[row : row+M])
-				clear(alpha[row : row+M])
-				scale[t*K+k] = 1
-			}
-		}
+		kernels.AlignBatchEnd(psi, alpha, scale, lw.pad[:K], T, K, M)
 		kernels.BackwardBatch32(beta, scale, psi, p.et, lw.work[:K*M], T, K, M)
 	}
 	if r.op == opNLL && r.wantT && T > 1 {
