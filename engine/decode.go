@@ -183,18 +183,26 @@ func (tr *Transitions) viterbiDelta(ws *Workspace, T int) {
 	M := tr.m
 	s, delta, bp := ws.s, ws.delta, ws.bp
 	copy(delta[:M], s[:M])
+	for t := 1; t < T; t++ {
+		ws.windowStep(delta[(t-1)*M:t*M], s[t*M:(t+1)*M], ws.transAt(tr, t, false), delta[t*M:(t+1)*M], bp[t*M:(t+1)*M])
+	}
+}
+
+// windowStep is one Viterbi step on the SIMD tiers: kernels.Viterbi over
+// the two-row window (prev = δ_{t−1}, st = s_t) with transition scores S
+// writes δ_t to cur and its back-pointers to arg, with the kernels' tie
+// rule.
+func (ws *Workspace) windowStep(prev, st, S, cur []float64, arg []int32) {
+	M := len(prev)
 	ws.vwin = grow(ws.vwin, 4*M)
 	ws.vbp = grow(ws.vbp, 2*M)
 	win, wd := ws.vwin[:2*M], ws.vwin[2*M:4*M]
+	copy(win[:M], prev)
+	copy(win[M:], st)
 	var path [2]int32
-	for t := 1; t < T; t++ {
-		S := ws.transAt(tr, t, false)
-		copy(win[:M], delta[(t-1)*M:t*M])
-		copy(win[M:], s[t*M:(t+1)*M])
-		kernels.Viterbi(path[:], wd, ws.vbp, win, S, 2, M)
-		copy(delta[t*M:(t+1)*M], wd[M:])
-		copy(bp[t*M:(t+1)*M], ws.vbp[M:2*M])
-	}
+	kernels.Viterbi(path[:], wd, ws.vbp[:2*M], win, S, 2, M)
+	copy(cur, wd[M:])
+	copy(arg, ws.vbp[M:2*M])
 }
 
 // boundedDenseLabels is the label count from which the dense Viterbi runs
@@ -209,9 +217,8 @@ const boundedDenseLabels = 256
 
 // viterbiBounded is the dense Viterbi recursion, step by step: a step over
 // the rows that can win (boundedDense) where there are at most maxBounded
-// of them, else kernels.Viterbi over a two-row window (δ_{t−1}, s_t) as
-// viterbiDelta runs it. δ and the back-pointers are the kernel's, bit for
-// bit. When the first step cannot be bounded (flat scores, such as random
+// of them, else a windowStep (as viterbiDelta runs it). δ and the
+// back-pointers are the kernel's, bit for bit. When the first step cannot be bounded (flat scores, such as random
 // ones: few steps will be) it returns false having written only δ's first
 // row, and the caller runs the whole-chain kernel, whose max-only form
 // (kernels.ViterbiMax) is faster than a step with back-pointers.
@@ -231,14 +238,7 @@ func (tr *Transitions) viterbiBounded(ws *Workspace, T int) bool {
 		if t == 1 {
 			return false
 		}
-		ws.vwin = grow(ws.vwin, 4*M)
-		ws.vbp = grow(ws.vbp, 2*M+2)
-		win, wd := ws.vwin[:2*M], ws.vwin[2*M:4*M]
-		copy(win[:M], prev)
-		copy(win[M:], st)
-		kernels.Viterbi(ws.vbp[2*M:2*M+2], wd, ws.vbp[:2*M], win, tr.score, 2, M)
-		copy(cur, wd[M:])
-		copy(arg, ws.vbp[M:2*M])
+		ws.windowStep(prev, st, tr.score, cur, arg)
 	}
 	return true
 }

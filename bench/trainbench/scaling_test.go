@@ -116,13 +116,7 @@ func TestScaleData(t *testing.T) {
 // TestScalingQuick runs the suite at two small label sets, one
 // iteration, every structure (CRFsuite with SIMDCRF_CRFSUITE_REAL set).
 func TestScalingQuick(t *testing.T) {
-	data := filepath.Join("..", "..", "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is missing: %v", data, err)
-		}
-		t.Skipf("no %s: %v", data, err)
-	}
+	data := sharedData(t)
 	if testing.Short() {
 		t.Skip("trains on UD Czech")
 	}

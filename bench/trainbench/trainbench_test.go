@@ -17,10 +17,10 @@ func envOr(k, def string) string {
 	return def
 }
 
-// TestMeasureQuick runs the chunking task (or those TB_TASKS names) for a few iterations through the
-// whole pipeline: attribute files, simdcrf learn and tag as child processes,
-// and (with SIMDCRF_CRFSUITE_REAL set) CRFsuite on the same files.
-func TestMeasureQuick(t *testing.T) {
+// sharedData returns ../shared/data, skipping the test without it (failing
+// it when CI is set).
+func sharedData(t *testing.T) string {
+	t.Helper()
 	data := filepath.Join("..", "..", "..", "shared", "data")
 	if _, err := os.Stat(data); err != nil {
 		if os.Getenv("CI") != "" {
@@ -28,6 +28,14 @@ func TestMeasureQuick(t *testing.T) {
 		}
 		t.Skipf("no %s: %v", data, err)
 	}
+	return data
+}
+
+// TestMeasureQuick runs the chunking task (or those TB_TASKS names) for a few iterations through the
+// whole pipeline: attribute files, simdcrf learn and tag as child processes,
+// and (with SIMDCRF_CRFSUITE_REAL set) CRFsuite on the same files.
+func TestMeasureQuick(t *testing.T) {
+	data := sharedData(t)
 	if testing.Short() {
 		t.Skip("builds simdcrf and trains on CoNLL-2000")
 	}
