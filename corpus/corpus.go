@@ -19,82 +19,6 @@ import (
 	"github.com/simdcrf/simdcrf/train"
 )
 
-// Spec says how text becomes attributes: the file format and the feature
-// extraction. A model stores its Spec, so that tagging extracts exactly the
-// features training did.
-type Spec struct {
-	Format   string // "crfsuite", "conll" or "conllu"
-	Template string // CRF++ template text, for conll and conllu
-	// TemplateName names the template in error messages (its file; a
-	// model's stored template: "template").
-	TemplateName string
-	Features     string // a built-in feature set ("pos"), for conll and conllu
-	Label        string // conllu: "upos" or "xpos"
-	Columns      int    // conll: observation columns (0: the last column is the label)
-}
-
-// Resolve fills in the format when it was not given: "conllu" for files
-// named *.conllu[.gz], "conll" when a template or feature set is given, and
-// CRFsuite's attribute format otherwise (as crfsuite itself reads).
-func (s Spec) Resolve(path string) Spec {
-	if s.Format != "" {
-		return s
-	}
-	p := strings.TrimSuffix(path, ".gz")
-	switch {
-	case strings.HasSuffix(p, ".conllu"):
-		s.Format = "conllu"
-	case s.Template != "" || s.Features != "":
-		s.Format = "conll"
-	default:
-		s.Format = "crfsuite"
-	}
-	return s
-}
-
-// Validate reports a Spec that cannot work.
-func (s Spec) Validate() error {
-	switch s.Format {
-	case "crfsuite":
-		if s.Template != "" || s.Features != "" {
-			return errors.New("a template or feature set needs column input (--format conll or conllu), not crfsuite's attribute format")
-		}
-	case "conll", "conllu":
-		if s.Template == "" && s.Features == "" {
-			return fmt.Errorf("%s input needs a feature template (--template FILE) or a feature set (--features pos)", s.Format)
-		}
-		if s.Template != "" && s.Features != "" {
-			return errors.New("give a template or a feature set, not both")
-		}
-	default:
-		return fmt.Errorf("unknown format %q (want crfsuite, conll or conllu)", s.Format)
-	}
-	if s.Label != "" && s.Format != "conllu" {
-		return errors.New("--label is for conllu input")
-	}
-	return nil
-}
-
-// Options returns the format package's options for the Spec.
-func (s Spec) Options() (format.Options, error) {
-	if err := s.Validate(); err != nil {
-		return format.Options{}, err
-	}
-	o := format.Options{Format: s.Format, Features: s.Features, Label: s.Label, Columns: s.Columns}
-	if s.Template != "" {
-		name := s.TemplateName
-		if name == "" {
-			name = "template"
-		}
-		t, err := format.ParseTemplate(strings.NewReader(s.Template), name)
-		if err != nil {
-			return format.Options{}, err
-		}
-		o.Template = t
-	}
-	return o, nil
-}
-
 // File is an open input: a format.Reader over a file, decompressed if its
 // name ends in .gz, or over standard input for "-".
 type File struct {
@@ -124,7 +48,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 // Open opens path ("-" for standard input) for reading with the Spec.
-func Open(path string, s Spec) (*File, error) {
+func Open(path string, s format.Spec) (*File, error) {
 	s = s.Resolve(path)
 	o, err := s.Options()
 	if err != nil {
@@ -159,7 +83,7 @@ func Open(path string, s Spec) (*File, error) {
 
 // OpenBytes reads data held in memory (an embedded file), gunzipping it when
 // name ends in .gz.
-func OpenBytes(data []byte, name string, s Spec) (*File, error) {
+func OpenBytes(data []byte, name string, s format.Spec) (*File, error) {
 	s = s.Resolve(name)
 	o, err := s.Options()
 	if err != nil {
@@ -229,7 +153,7 @@ type Loader struct {
 }
 
 // Load opens, reads and closes each path, and finishes.
-func (l *Loader) Load(paths []string, s Spec) (*Training, error) {
+func (l *Loader) Load(paths []string, s format.Spec) (*Training, error) {
 	for _, p := range paths {
 		f, err := Open(p, s)
 		if err != nil {
@@ -389,7 +313,7 @@ func bigramSeq(b *sparse.Builder, seq *format.Sequence, id func([]byte) (int32, 
 // training data's dictionaries: attributes they do not know are left out,
 // and gold labels they do not know are sparse.NoLabel, which no prediction
 // matches (the token still counts).
-func LoadHoldout(path string, s Spec, tr *Training) (*train.Data, error) {
+func LoadHoldout(path string, s format.Spec, tr *Training) (*train.Data, error) {
 	f, err := Open(path, s)
 	if err != nil {
 		return nil, err

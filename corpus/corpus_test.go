@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -23,7 +24,7 @@ func write(t *testing.T, name, text string) string {
 func TestLoad(t *testing.T) {
 	train := write(t, "train.txt", "A\tx\ty\nB\ty\n\n@weight:2\nA\ty\tz\n\n")
 	var l Loader
-	tr, err := l.Load([]string{train}, Spec{})
+	tr, err := l.Load([]string{train}, format.Spec{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("instance weights %v", tr.Data.Weights)
 	}
 	hold := write(t, "hold.txt", "A\tx\tunseen\nC\ty\n\n")
-	h, err := LoadHoldout(hold, Spec{}, tr)
+	h, err := LoadHoldout(hold, format.Spec{}, tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,28 +60,17 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			p := write(t, "train.conll", c.text)
 			var l Loader
-			_, err := l.Load([]string{p}, Spec{Format: "conll", Features: "pos", Columns: c.cols})
+			_, err := l.Load([]string{p}, format.Spec{Format: "conll", Features: "pos", Columns: c.cols})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
 		})
 	}
-	if _, err := (Spec{Format: "crfsuite", Features: "pos"}).Options(); err == nil {
+	if _, err := (format.Spec{Format: "crfsuite", Features: "pos"}).Options(); err == nil {
 		t.Error("crfsuite input with a feature set was accepted")
 	}
-	if _, err := (Spec{Format: "conll"}).Options(); err == nil {
+	if _, err := (format.Spec{Format: "conll"}).Options(); err == nil {
 		t.Error("conll input without features was accepted")
-	}
-}
-
-func TestResolve(t *testing.T) {
-	for path, want := range map[string]string{"a.conllu": "conllu", "a.conllu.gz": "conllu", "a.txt": "crfsuite"} {
-		if got := (Spec{}).Resolve(path).Format; got != want {
-			t.Errorf("%s: %s, want %s", path, got, want)
-		}
-	}
-	if got := (Spec{Features: "pos"}).Resolve("a.txt").Format; got != "conll" {
-		t.Errorf("features without format: %s, want conll", got)
 	}
 }
 
@@ -89,7 +79,7 @@ func TestResolve(t *testing.T) {
 // only those training knows.
 func TestLoadBigrams(t *testing.T) {
 	train := write(t, "train.txt", "a DT B\nb NN I\nc VB O\n\nd DT B\ne NN I\n\nf JJ O\ng NN B\n\n")
-	spec := Spec{Format: "conll", Template: "U00:%x[0,0]\nB\nB01:%x[0,1]\n"}
+	spec := format.Spec{Format: "conll", Template: "U00:%x[0,0]\nB\nB01:%x[0,1]\n"}
 	l := Loader{MinFreq: 2}
 	tr, err := l.Load([]string{train}, spec)
 	if err != nil {
@@ -119,7 +109,7 @@ func TestLoadBigrams(t *testing.T) {
 		t.Errorf("holdout bigram attributes %+v", h.Bigram)
 	}
 	// Without B lines with %x, none.
-	tr, err = (&Loader{}).Load([]string{train}, Spec{Format: "conll", Template: "U00:%x[0,0]\nB\n"})
+	tr, err = (&Loader{}).Load([]string{train}, format.Spec{Format: "conll", Template: "U00:%x[0,0]\nB\n"})
 	if err != nil || tr.BAttrs != nil || tr.Data.Bigram != nil {
 		t.Errorf("plain template: %v, %v, %v", err, tr.BAttrs, tr.Data.Bigram)
 	}

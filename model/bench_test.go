@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -40,7 +41,7 @@ func chunkingModel(b testing.TB) *Model {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(labels, attrs, state, tr, Meta{Format: "conll"})
+	m, err := New(labels, attrs, state, tr, Meta{Spec: format.Spec{Format: "conll"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,7 +141,7 @@ func BenchmarkLoadSparse(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(labels, attrs, state, tr, Meta{Format: "conllu", Label: "xpos"})
+	m, err := New(labels, attrs, state, tr, Meta{Spec: format.Spec{Format: "conllu", Label: "xpos"}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -200,7 +201,7 @@ func crfsuiteChunkingModel(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := New(labels, attrs, state, tr, Meta{Format: "crfsuite"})
+	m, err := New(labels, attrs, state, tr, Meta{Spec: format.Spec{Format: "crfsuite"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -270,7 +271,7 @@ func decodeCRFsuite(name string, buf []byte) (*Model, error) {
 	}
 
 	m := &Model{Labels: labelDict, Attrs: attrDict, State: state, Trans: trans,
-		Meta: Meta{Format: "crfsuite", Extra: map[string]string{"model_format": "CRFsuite (lCRF FOMC 100)"}}}
+		Meta: Meta{Spec: format.Spec{Format: "crfsuite"}, Extra: map[string]string{"model_format": "CRFsuite (lCRF FOMC 100)"}}}
 	if err := m.check(); err != nil {
 		return bad("%v", err)
 	}

@@ -193,7 +193,7 @@ func crfsuiteReady(t *testing.T, m *Model) *Model {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := New(m.Labels, m.Attrs, m.State, tr, Meta{Format: "crfsuite"})
+	out, err := New(m.Labels, m.Attrs, m.State, tr, Meta{Spec: format.Spec{Format: "crfsuite"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,7 +434,7 @@ func smallCRFsuite(t testing.TB, seed uint64) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, err = New(m.Labels, m.Attrs, m.State, tr, Meta{Format: "crfsuite"}); err != nil {
+	if m, err = New(m.Labels, m.Attrs, m.State, tr, Meta{Spec: format.Spec{Format: "crfsuite"}}); err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer

@@ -7,6 +7,7 @@ import (
 
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/eval"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/model"
 	"github.com/simdcrf/simdcrf/sparse"
 )
@@ -27,7 +28,7 @@ func Example() {
 		0, 0, 2, // w=sat: O
 	})
 	trans, _ := engine.NewTransitions(3, make([]float64, 9), nil, nil)
-	m, err := model.New(labels, attrs, state, trans, model.Meta{Format: "crfsuite"})
+	m, err := model.New(labels, attrs, state, trans, model.Meta{Spec: format.Spec{Format: "crfsuite"}})
 	if err != nil {
 		panic(err)
 	}

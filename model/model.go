@@ -57,6 +57,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/simdcrf/simdcrf/format"
+
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/sparse"
 )
@@ -89,11 +91,11 @@ type Model struct {
 // Meta describes how a model was made and what input it expects, so that
 // tagging can read data the way training did.
 type Meta struct {
-	Format   string `json:"format,omitempty"`   // input format: crfsuite, conll, conllu
-	Template string `json:"template,omitempty"` // CRF++ template text (conll, conllu)
-	Features string `json:"features,omitempty"` // built-in feature set ("pos")
-	Label    string `json:"label,omitempty"`    // conllu label column: upos or xpos
-	Columns  int    `json:"columns,omitempty"`  // conll observation columns (0: all but the last)
+	// Spec is how text becomes the model's attributes: input format,
+	// CRF++ template text or built-in feature set, conllu label column,
+	// conll observation columns (stored as the JSON fields format,
+	// template, features, label and columns).
+	format.Spec
 
 	Trainer string            `json:"trainer,omitempty"` // algorithm: lbfgs, l1, sgd, ap
 	Params  map[string]string `json:"params,omitempty"`  // trainer parameters, CRFsuite -p names

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -120,7 +121,7 @@ func randomModel(t testing.TB, r *rand.Rand, s spec) *Model {
 		t.Fatal(err)
 	}
 	m, err := New(labels, attrs, state, tr, Meta{
-		Format: "conll", Template: "U00:%x[0,0]\nB\n", Columns: 2,
+		Spec:    format.Spec{Format: "conll", Template: "U00:%x[0,0]\nB\n", Columns: 2},
 		Trainer: "lbfgs", Params: map[string]string{"c2": "1", "max_iterations": "100"},
 		Stats: TrainStats{Iterations: 42, Loss: 1234.5, Seconds: 1.5, Sequences: 10, Tokens: 100, Reason: "converged"},
 		Extra: map[string]string{"program": "simdcrf test"},

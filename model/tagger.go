@@ -16,9 +16,10 @@ import (
 // buffer, engine workspace) from a pool and returns it, so that in steady
 // state a call allocates nothing.
 type Tagger struct {
-	m    *Model
-	pool sync.Pool // *work
-	hot  *hotRows  // sparse-row models: attribute records, wide rows dense
+	m     *Model
+	pool  sync.Pool // *work
+	hot   *hotRows  // sparse-row models: attribute records, wide rows dense
+	names []string  // the label names by id, for TagText
 }
 
 // hotRows is how the tagger scores a SparseRows model: a record per
@@ -221,7 +222,7 @@ func (t *Tagger) chain(w *work, cands []int32, bs sparse.Seq, T int) (*engine.Ch
 // hotRows): weights changed after NewTagger are not all seen; make a new
 // Tagger then.
 func (m *Model) NewTagger() *Tagger {
-	t := &Tagger{m: m}
+	t := &Tagger{m: m, names: m.LabelNames()}
 	if sp, ok := m.State.(*sparse.Sparse); ok {
 		t.hot = newHotRows(sp)
 	}

@@ -14,6 +14,8 @@ type TextOptions struct {
 	Marginals    bool // -i: ":M" after each label, M its marginal probability
 	AllMarginals bool // -l: "\tLABEL:M" for every label of the model, in id order
 	NBest        int  // -n K: the K best labellings, each after a line "@nbest\tRANK\tP"
+	// Quiet (-q) prints nothing: Tagger.TagText then only tags.
+	Quiet bool
 }
 
 // TagOptions returns what Tagger.Tag must compute for AppendText to print

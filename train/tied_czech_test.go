@@ -10,6 +10,7 @@ import (
 
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/train"
 )
 
@@ -61,7 +62,7 @@ func TestTiedDenseCzech(t *testing.T) {
 	dir := czechData(t)
 	tmp := t.TempDir()
 	trainPath := headSentences(t, filepath.Join(dir, "cltt", "cs_cltt-ud-train.conllu"), tmp, 120)
-	spec := corpus.Spec{Format: "conllu", Features: "pos", Label: "xpos"}
+	spec := format.Spec{Format: "conllu", Features: "pos", Label: "xpos"}
 	var l corpus.Loader
 	tr, err := l.Load([]string{trainPath}, spec)
 	if err != nil {

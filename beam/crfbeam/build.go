@@ -15,7 +15,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/fileio"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/model"
 )
@@ -67,7 +66,7 @@ func Build(s beam.Scope, c Config, m *model.Model) error {
 	if c.Input == "" || c.Output == "" || c.Model == "" {
 		return errors.New("crfbeam: a model, an input glob and an output prefix are needed")
 	}
-	spec, err := Spec(m, corpus.Spec{Format: c.Format})
+	spec, err := Spec(m, format.Spec{Format: c.Format})
 	if err != nil {
 		return err
 	}

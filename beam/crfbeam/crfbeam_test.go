@@ -20,7 +20,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/passert"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
-	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/model"
 )
 
@@ -447,7 +447,7 @@ func TestReadTagEvaluate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := Spec(m, corpus.Spec{})
+	spec, err := Spec(m, format.Spec{})
 	if err != nil {
 		t.Fatal(err)
 	}

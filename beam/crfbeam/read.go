@@ -19,7 +19,6 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/rtrackers/offsetrange"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/format"
 )
 
@@ -68,7 +67,7 @@ type ReadOptions struct {
 	// Spec is the input format and feature extraction, as simdcrf learn
 	// and tag take them (a model's: see Spec). An empty format is resolved
 	// per file, as simdcrf does (conllu for *.conllu[.gz]).
-	Spec corpus.Spec
+	Spec format.Spec
 	// SplitSize is the size in bytes of the pieces a file is first split
 	// into, to be read in parallel (0: 64 MiB). The runner may split them
 	// further. Gzip-compressed files (*.gz) are read whole.
@@ -135,7 +134,7 @@ type regionStat struct {
 // of blocks (format.BlockReader), so that the runner may split a range
 // while it is read, at any block.
 type rangeFn struct {
-	Spec      corpus.Spec
+	Spec      format.Spec
 	SplitSize int64
 
 	parsers map[string]*format.Parser // by format

@@ -12,10 +12,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
-	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/model"
-	"github.com/simdcrf/simdcrf/sparse"
 )
 
 func init() {
@@ -75,10 +73,9 @@ func Tag(s beam.Scope, seqs beam.PCollection, o TagOptions) (tagged, dead beam.P
 // Spec returns how to read data for m given the input options a command
 // was given (empty fields: not given; the template as text): as m was
 // trained, with --format, --label, --features and --template checked
-// against it exactly as simdcrf tag checks them (corpus.Spec.ForTagging).
-func Spec(m *model.Model, given corpus.Spec) (corpus.Spec, error) {
-	s := corpus.Spec{Format: m.Meta.Format, Template: m.Meta.Template, Features: m.Meta.Features, Label: m.Meta.Label, Columns: m.Meta.Columns}
-	return s.ForTagging(given)
+// against it exactly as simdcrf tag checks them (format.Spec.ForTagging).
+func Spec(m *model.Model, given format.Spec) (format.Spec, error) {
+	return m.Meta.Spec.ForTagging(given)
 }
 
 // tagger tags parsed sequences with a model and prints them: what tagFn
@@ -90,13 +87,11 @@ type tagger struct {
 	Evaluate bool
 
 	l      *loaded
-	b, bb  sparse.Builder
+	enc    *model.Encoder
 	out    model.Output
-	plain  model.Output // the best labelling only
 	gold   []string
 	intern map[string]string
 	buf    []byte
-	cands  []int32 // lexicon entries (models with candidate labels)
 }
 
 // setup gets the model from the process's cache (loading it if it is the
@@ -107,7 +102,7 @@ func (t *tagger) setup(ctx context.Context) (format.Options, error) {
 	if t.l.err != nil {
 		return format.Options{}, t.l.err
 	}
-	spec, err := Spec(t.l.m, corpus.Spec{Format: t.Format})
+	spec, err := Spec(t.l.m, format.Spec{Format: t.Format})
 	if err != nil {
 		return format.Options{}, fmt.Errorf("%s: %w", t.Model, err)
 	}
@@ -115,6 +110,7 @@ func (t *tagger) setup(ctx context.Context) (format.Options, error) {
 	if err != nil {
 		return format.Options{}, fmt.Errorf("%s: %w", t.Model, err)
 	}
+	t.enc = t.l.m.NewEncoder()
 	t.intern = map[string]string{}
 	for _, l := range t.l.labels {
 		t.intern[l] = l
@@ -153,27 +149,13 @@ func (t *tagger) tag(ctx context.Context, seq *format.Sequence) tagged {
 		}
 		ref = t.gold
 	}
-	m, names := t.l.m, t.l.labels
-	s := m.Encode(&t.b, seq.Ptr, seq.Names, seq.Values)
-	var big sparse.Seq // observation-dependent transitions
-	if m.Bigram != nil {
-		big = m.EncodeBigrams(&t.bb, seq.Len(), seq.BPtr, seq.BNames)
-	}
+	names := t.l.labels
 	var err error
-	out := &t.out
-	t.cands = m.Candidates(t.cands[:0], seq.Words, seq.Len()) // nil without a lexicon
-	cands := t.cands
-	if opt := t.Text.TagOptions(); !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0 {
-		out = &t.plain
-		out.Labels, _, err = t.l.tagger.ViterbiWith(out.Labels, s, model.Options{Candidates: cands, Bigrams: big})
-	} else {
-		opt.Candidates, opt.Bigrams = cands, big
-		err = t.l.tagger.Tag(s, opt, out)
-	}
+	t.buf, err = t.l.tagger.TagText(t.buf[:0], &t.out, t.enc.Encode(seq), ref, t.Text)
 	if err != nil {
 		return tagged{Err: err.Error(), ErrLine: seq.Line}
 	}
-	t.buf = model.AppendText(t.buf[:0], out, names, ref, t.Text)
+	out := &t.out
 	r := tagged{Text: bytes.Clone(t.buf)}
 	if t.Evaluate {
 		r.Labels = make([]string, len(out.Labels))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/train"
 )
 
@@ -154,7 +155,7 @@ func loadAttrs(o PhaseOptions, t Task) (*train.Data, error) {
 		return nil, err
 	}
 	var l corpus.Loader
-	tr, err := l.Load([]string{attr}, corpus.Spec{Format: "crfsuite"})
+	tr, err := l.Load([]string{attr}, format.Spec{Format: "crfsuite"})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
 	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/train"
 )
 
@@ -187,7 +188,7 @@ func Scaling(ctx context.Context, o ScaleOptions) (ScaleResult, error) {
 	}
 	procs := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(procs)
-	spec := corpus.Spec{Format: "conllu", Features: "pos", Label: "xpos"}
+	spec := format.Spec{Format: "conllu", Features: "pos", Label: "xpos"}
 	peerLast, peerM := 0.0, 0 // CRFsuite's last s/iteration, and its M
 	for _, k := range o.Ks {
 		file := filepath.Join(o.WorkDir, fmt.Sprintf("scaling.k%d.conllu", k))
@@ -297,7 +298,7 @@ func scaleRun(ctx context.Context, d *train.Data, structure string, iters int) (
 }
 
 // scalePeer trains CRFsuite on the attribute file of file's sentences.
-func scalePeer(ctx context.Context, o ScaleOptions, file string, spec corpus.Spec, k int) (ScalePoint, error) {
+func scalePeer(ctx context.Context, o ScaleOptions, file string, spec format.Spec, k int) (ScalePoint, error) {
 	if _, err := crfsuite.Ensure(ctx); err != nil {
 		return ScalePoint{}, err
 	}

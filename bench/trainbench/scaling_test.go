@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/train"
 )
 
@@ -65,7 +66,7 @@ func TestScaleData(t *testing.T) {
 			t.Fatal(err)
 		}
 		var l corpus.Loader
-		tr, err := l.Load([]string{out}, corpus.Spec{Format: "conllu", Features: "pos", Label: "xpos"})
+		tr, err := l.Load([]string{out}, format.Spec{Format: "conllu", Features: "pos", Label: "xpos"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -213,8 +213,8 @@ func Measure(ctx context.Context, o Options) ([]Run, error) {
 	return runs, nil
 }
 
-func (t Task) spec(o Options) (corpus.Spec, error) {
-	s := corpus.Spec{Format: t.Format, Features: t.Features, Label: t.Label}
+func (t Task) spec(o Options) (format.Spec, error) {
+	s := format.Spec{Format: t.Format, Features: t.Features, Label: t.Label}
 	if t.Template != "" {
 		b, err := os.ReadFile(filepath.Join(o.TemplateDir, t.Template))
 		if err != nil {
@@ -242,7 +242,7 @@ func (t Task) templatePath(o Options) (string, error) {
 
 // writeAttrs reads paths with spec and writes them as one CRFsuite
 // attribute file; it returns the gold labels of every sequence.
-func writeAttrs(paths []string, spec corpus.Spec, out string) ([][]string, int, error) {
+func writeAttrs(paths []string, spec format.Spec, out string) ([][]string, int, error) {
 	f, err := os.Create(out)
 	if err != nil {
 		return nil, 0, err
@@ -556,7 +556,7 @@ func crfsuiteModelRun(ctx context.Context, o Options, t Task, testAttr string) (
 // scoreLabels evaluates predicted labels (one per line, a blank line between
 // sequences) against the gold labels of a CRFsuite attribute file.
 func scoreLabels(goldPath, predPath string) (eval.Result, error) {
-	f, err := corpus.Open(goldPath, corpus.Spec{Format: "crfsuite"})
+	f, err := corpus.Open(goldPath, format.Spec{Format: "crfsuite"})
 	if err != nil {
 		return eval.Result{}, err
 	}

@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/corpus"
-	"github.com/simdcrf/simdcrf/model"
+	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/learn"
 	"github.com/simdcrf/simdcrf/train"
 )
 
@@ -28,7 +29,7 @@ const (
 
 // demoSpec is how the demo reads its data: CoNLL-U, XPOS labels, the
 // built-in part-of-speech features.
-var demoSpec = corpus.Spec{Format: "conllu", Features: "pos", Label: "xpos"}
+var demoSpec = format.Spec{Format: "conllu", Features: "pos", Label: "xpos"}
 
 func cmdDemo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "demo [-m MODEL] [--threads N] [--json]", stderr)
@@ -69,11 +70,12 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "read %d sentences, %d words, %d attributes, %d labels in %.2fs\n",
 		tr.Seqs, tr.Items, tr.Attrs.Len(), tr.Labels.Len(), time.Since(start).Seconds())
 
-	cfg, err := train.Defaults("lbfgs")
+	job := learn.Job{Algorithm: "lbfgs", Spec: demoSpec, Threads: *threads}
+	cfg, err := job.Config()
 	if err != nil {
 		return err
 	}
-	cfg.Threads = *threads
+	autoSub := job.SubLabels(&cfg, tr.Data.LabelNames)
 	if !*quiet {
 		fmt.Fprintf(stderr, "%5s %14s %12s %9s %9s %8s\n", "iter", "loss", "|grad|", "features", "holdout", "seconds")
 		cfg.Progress = func(p train.Progress) { printProgress(stderr, p) }
@@ -87,13 +89,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	trainSecs := time.Since(tstart).Seconds()
-	meta := model.Meta{Format: demoSpec.Format, Features: demoSpec.Features, Label: demoSpec.Label, Trainer: "lbfgs",
-		Stats: model.TrainStats{Iterations: res.Iterations, Loss: res.Loss, Seconds: trainSecs,
-			Sequences: int64(tr.Seqs), Tokens: tr.Items, Reason: res.Reason, Interrupted: res.Interrupted}}
-	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
-	if err == nil {
-		m, err = m.Compact()
-	}
+	m, err := learn.Model(tr, res, job.Meta(tr, cfg, autoSub, res, trainSecs, nil))
 	if err != nil {
 		return err
 	}

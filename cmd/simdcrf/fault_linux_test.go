@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/model"
 	"github.com/simdcrf/simdcrf/sparse"
 )
@@ -31,7 +32,7 @@ func TestModelTruncatedWhileMapped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			spec, err := modelSpec(m, corpus.Spec{})
+			spec, err := m.Meta.Spec.ForTagging(format.Spec{})
 			if err != nil {
 				t.Fatal(err)
 			}

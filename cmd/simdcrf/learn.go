@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/learn"
 	"github.com/simdcrf/simdcrf/model"
 	"github.com/simdcrf/simdcrf/train"
 )
@@ -39,8 +41,8 @@ func addSpecFlags(fs interface {
 }
 
 // spec returns the Spec the flags give, reading the template file.
-func (f specFlags) spec() (corpus.Spec, error) {
-	s := corpus.Spec{Format: *f.format, Features: *f.features, Label: *f.label}
+func (f specFlags) spec() (format.Spec, error) {
+	s := format.Spec{Format: *f.format, Features: *f.features, Label: *f.label}
 	if *f.template != "" {
 		b, err := os.ReadFile(*f.template)
 		if err != nil {
@@ -73,66 +75,34 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
-	format := *modelFormat
+	mf := *modelFormat
 	switch {
-	case format == "" && strings.HasSuffix(*modelPath, ".crfsuite"):
-		format = model.FormatCRFsuite
-	case format == "":
-		format = model.FormatSimdcrf
-	case format != model.FormatSimdcrf && format != model.FormatCRFsuite:
-		return fmt.Errorf("--model-format %s: want simdcrf or crfsuite", format)
+	case mf == "" && strings.HasSuffix(*modelPath, ".crfsuite"):
+		mf = model.FormatCRFsuite
+	case mf == "":
+		mf = model.FormatSimdcrf
+	case mf != model.FormatSimdcrf && mf != model.FormatCRFsuite:
+		return fmt.Errorf("--model-format %s: want simdcrf or crfsuite", mf)
 	}
 	spec, err := sf.spec()
 	if err != nil {
 		return err
 	}
-	spec = spec.Resolve(fs.Arg(0))
-	cfg, err := train.Defaults(*algo)
-	if err != nil {
-		return fmt.Errorf("-a %s: %w", *algo, err)
+	job := learn.Job{Algorithm: *algo, Params: params, Spec: spec.Resolve(fs.Arg(0)),
+		CRFsuite: mf == model.FormatCRFsuite, Path: *modelPath, Lexicon: *lexicon != "",
+		Threads: *threads, Every: *every, AlgoName: "-a", ParamName: "-p"}
+	if !*quiet {
+		job.Note = func(s string) { io.WriteString(stderr, s) }
 	}
-	// A CRF++ template without a B line has no label-bigram features.
-	// (Options checks the spec and parses the template: its errors come
-	// here, before any data is read.)
-	opts, err := spec.Options()
+	cfg, err := job.Config()
 	if err != nil {
 		return err
-	}
-	if opts.Template != nil && opts.Template.ObsBigram() && format == model.FormatCRFsuite {
-		return fmt.Errorf("%s has B lines with %%x (observation-dependent transitions), which CRFsuite's model format cannot hold: write a simdcrf model", *sf.template)
-	}
-	noBigram := false
-	if opts.Template != nil && !opts.Template.Bigram() {
-		noBigram = true
-		cfg.Transitions = "none"
-	}
-	for _, p := range params {
-		name, value, ok := strings.Cut(p, "=")
-		if !ok {
-			return fmt.Errorf("-p %s: want NAME=VALUE", p)
-		}
-		if err := cfg.Set(name, value); err != nil {
-			return fmt.Errorf("-p %s: %w", p, err)
-		}
-		if name == "transitions" && noBigram && value != "none" && !*quiet {
-			fmt.Fprintf(stderr, "simdcrf learn: warning: %s has no B line, but -p transitions=%s trains label-bigram weights\n", *sf.template, value)
-		}
-	}
-	cfg.Threads = *threads
-	cfg.HoldoutEvery = *every
-	if format == model.FormatCRFsuite && (cfg.Candidates > 0 || *lexicon != "" || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 || cfg.PruneMax > 0) {
-		return fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon), sub-label weights (-p feature.sublabels) or label pruning (-p prune.max): write a simdcrf model", *modelPath)
-	}
-	if format == model.FormatCRFsuite {
-		if err := crfsuiteLearn(&cfg, spec, *modelPath, *quiet, stderr); err != nil {
-			return err
-		}
 	}
 
 	start := time.Now()
 	bar := newProgressBar(stderr, *quiet)
 	loader := corpus.Loader{Progress: bar.file}
-	tr, err := loader.Load(fs.Args(), spec)
+	tr, err := loader.Load(fs.Args(), job.Spec)
 	bar.done()
 	if err != nil {
 		return err
@@ -155,17 +125,9 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stderr)
 		}
 	}
-	autoSub := false
-	if spec.Features == "morph" && !paramGiven(params, "feature.sublabels") && cfg.Algorithm != "sgd" && cfg.Algorithm != "ap" && format != model.FormatCRFsuite {
-		if n := positional(tr.Data.LabelNames); n > 0 {
-			cfg.SubLabels, autoSub = min(n, morphSubLabels), true
-			if !*quiet {
-				fmt.Fprintf(stderr, "--features morph: the labels are positional (%d characters each): sub-label weights on their first %d characters (-p feature.sublabels=0 for none)\n", n, cfg.SubLabels)
-			}
-		}
-	}
+	autoSub := job.SubLabels(&cfg, tr.Data.LabelNames)
 	if *holdout != "" {
-		h, err := corpus.LoadHoldout(*holdout, spec, tr)
+		h, err := corpus.LoadHoldout(*holdout, job.Spec, tr)
 		if err != nil {
 			return err
 		}
@@ -188,48 +150,16 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	meta := model.Meta{Format: spec.Format, Template: spec.Template, Features: spec.Features, Label: spec.Label, Columns: tr.Columns,
-		Trainer: cfg.Algorithm, Params: paramMap(params),
-		Stats: model.TrainStats{Iterations: res.Iterations, Loss: res.Loss, Seconds: time.Since(start).Seconds(),
-			Sequences: int64(tr.Seqs), Tokens: tr.Items, Reason: res.Reason, Interrupted: res.Interrupted},
-		Extra: map[string]string{
-			"read_seconds":  strconv.FormatFloat(readSecs, 'f', 3, 64),
-			"train_seconds": strconv.FormatFloat(trainSecs, 'f', 3, 64),
-			"threads":       strconv.Itoa(cfg.Threads),
-		}}
-	if autoSub {
-		if meta.Params == nil {
-			meta.Params = map[string]string{}
-		}
-		meta.Params["feature.sublabels"] = strconv.Itoa(cfg.SubLabels)
-	}
-	if format == model.FormatCRFsuite {
-		// The attributes the template or feature set made, as names:
-		// the model tags CRFsuite attribute files made the same way.
-		meta = model.Meta{Format: "crfsuite"}
-	}
-	m, err := model.New(tr.Labels, tr.Attrs, res.State, res.Trans, meta)
-	if err == nil && res.Lexicon != nil {
-		m.Lexicon = res.Lexicon
-		err = m.Lexicon.Check(tr.Labels.Len())
-	}
-	if err == nil && res.Prune != nil {
-		m.Prune = res.Prune // tagged over the pruned sets, as trained
-	}
-	if err == nil && res.Sub != nil {
-		m.Sub = res.Sub
-		err = m.Sub.Check(tr.Labels.Len(), tr.Attrs.Len())
-	}
-	if err == nil && res.BigramWeights != nil {
-		m.Bigram = &model.Bigrams{Attrs: tr.BAttrs, Ptr: res.BigramPtr, Pairs: res.BigramPairs, Weights: res.BigramWeights}
-	}
-	if err == nil {
-		m, err = m.Compact()
-	}
+	meta := job.Meta(tr, cfg, autoSub, res, time.Since(start).Seconds(), map[string]string{
+		"read_seconds":  strconv.FormatFloat(readSecs, 'f', 3, 64),
+		"train_seconds": strconv.FormatFloat(trainSecs, 'f', 3, 64),
+		"threads":       strconv.Itoa(cfg.Threads),
+	})
+	m, err := learn.Model(tr, res, meta)
 	if err != nil {
 		return err
 	}
-	if format == model.FormatCRFsuite {
+	if job.CRFsuite {
 		err = m.WriteCRFsuiteFile(*modelPath)
 	} else {
 		err = m.WriteFile(*modelPath)
@@ -244,77 +174,6 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "%d iterations (%s), loss %.4f, %.2fs; model written to %s\n",
 			res.Iterations, how, res.Loss, time.Since(start).Seconds(), *modelPath)
-	}
-	return nil
-}
-
-// morphSubLabels is how many leading characters of positional labels get
-// sub-label weights with --features morph: all 15 of Czech XPOS. On UD
-// Czech CLTT (train → test) they took the accuracy from 82.02 % to 84.49 %
-// (dev 83.36 → 85.67); the first 5 only (part of speech, detailed part of
-// speech, gender, number, case) to 84.17 % (dev 85.38).
-const morphSubLabels = 15
-
-// positional returns the length of the labels when they are positional
-// tags: at least 4 labels, all of the same length of at least 4 bytes, none
-// with white space (Czech XPOS: 15); else 0.
-func positional(labels []string) int {
-	if len(labels) < 4 || len(labels[0]) < 4 {
-		return 0
-	}
-	for _, l := range labels {
-		if len(l) != len(labels[0]) || strings.ContainsAny(l, " \t") {
-			return 0
-		}
-	}
-	return len(labels[0])
-}
-
-// paramGiven reports whether -p NAME=… was given.
-func paramGiven(params []string, name string) bool {
-	for _, p := range params {
-		if n, _, _ := strings.Cut(p, "="); n == name {
-			return true
-		}
-	}
-	return false
-}
-
-// paramMap returns -p NAME=VALUE pairs as a map (the last value of a name wins).
-func paramMap(params []string) map[string]string {
-	if len(params) == 0 {
-		return nil
-	}
-	m := make(map[string]string, len(params))
-	for _, p := range params {
-		k, v, _ := strings.Cut(p, "=")
-		m[k] = v
-	}
-	return m
-}
-
-// crfsuiteLearn sets cfg to train only what CRFsuite's model format holds,
-// and says what that leaves out: start and end weights (held at 0), a
-// trained shared default of tied transitions (tied transitions hold it at 0,
-// CRFsuite's score for a label bigram never seen, unless
-// feature.possible_transitions trains it: then dense), and the template or
-// feature set (the model holds the attribute names they make).
-func crfsuiteLearn(cfg *train.Config, spec corpus.Spec, path string, quiet bool, stderr io.Writer) error {
-	if cfg.PossibleTransitions {
-		switch cfg.Transitions {
-		case "tied":
-			return fmt.Errorf("%s is written in CRFsuite's format, which cannot hold the shared default weight that tied transitions train with feature.possible_transitions=1 (CRFsuite gives every label bigram its own weight then): train with -p transitions=dense", path)
-		case "auto":
-			cfg.Transitions = "dense"
-		}
-	}
-	cfg.NoStartEnd = true
-	if quiet {
-		return nil
-	}
-	fmt.Fprintf(stderr, "simdcrf learn: %s is written in CRFsuite's format: trained without start and end weights (CRFsuite has none)\n", path)
-	if spec.Template != "" || spec.Features != "" {
-		fmt.Fprintf(stderr, "simdcrf learn: the model holds the attribute names the %s makes, not the %[1]s itself: it tags CRFsuite attribute files made with it\n", map[bool]string{true: "template", false: "feature set"}[spec.Template != ""])
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simdcrf/simdcrf/internal/learn"
 	"github.com/simdcrf/simdcrf/model"
 )
 
@@ -153,8 +154,8 @@ func TestLexiconErrors(t *testing.T) {
 // length) sub-label weights on their first characters, unless -p
 // feature.sublabels says otherwise; other labels get none.
 func TestMorphSubLabels(t *testing.T) {
-	if positional([]string{"NNFS1", "AAFS1", "VB-S-", "Z:---"}) != 5 || positional([]string{"NOUN", "VERB", "ADJ", "DET"}) != 0 ||
-		positional([]string{"NN", "VB", "JJ", "DT"}) != 0 || positional([]string{"AB C", "ABCD", "ABCE", "ABCF"}) != 0 {
+	if learn.Positional([]string{"NNFS1", "AAFS1", "VB-S-", "Z:---"}) != 5 || learn.Positional([]string{"NOUN", "VERB", "ADJ", "DET"}) != 0 ||
+		learn.Positional([]string{"NN", "VB", "JJ", "DT"}) != 0 || learn.Positional([]string{"AB C", "ABCD", "ABCE", "ABCF"}) != 0 {
 		t.Error("positional")
 	}
 	dir := t.TempDir()

@@ -120,7 +120,7 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	spec, err := modelSpec(m, given)
+	spec, err := m.Meta.Spec.ForTagging(given)
 	if err != nil {
 		return fmt.Errorf("%s: %w", modelPath, err)
 	}
@@ -145,14 +145,6 @@ func cmdTag(args []string, stdout, stderr io.Writer) error {
 		return writeEval(stdout, res, o.asJSON)
 	}
 	return nil
-}
-
-// modelSpec returns how to read tagging input for m, given tag's input
-// options (corpus.Spec.ForTagging: as the model was trained, or in another
-// format where its features allow it).
-func modelSpec(m *model.Model, given corpus.Spec) (corpus.Spec, error) {
-	s := corpus.Spec{Format: m.Meta.Format, Template: m.Meta.Template, Features: m.Meta.Features, Label: m.Meta.Label, Columns: m.Meta.Columns}
-	return s.ForTagging(given)
 }
 
 func writeEval(w io.Writer, r eval.Result, asJSON bool) error {
@@ -202,9 +194,9 @@ func (b *tagBatch) reset(n int) {
 	b.hasVals = false
 }
 
-// add appends an encoded sequence, with its bigram attributes big (an
-// empty Seq for none) and its lexicon entries cands (none: nil).
-func (b *tagBatch) add(s, big sparse.Seq, gold []string, cands []int32, file string, line int) {
+// add appends an encoded sequence (copied) and its gold labels.
+func (b *tagBatch) add(e model.Encoded, gold []string, file string, line int) {
+	s, big, cands := e.Seq, e.Bigrams, e.Candidates
 	bs := batchSeq{p0: len(b.ptr), f0: len(b.ids), t0: len(b.pred), n: s.Len(), bp0: -1, file: file, line: line}
 	if big.NumFeatures() > 0 {
 		bs.bp0, bs.bf0 = len(b.bptr), len(b.bids)
@@ -235,26 +227,22 @@ func (b *tagBatch) add(s, big sparse.Seq, gold []string, cands []int32, file str
 }
 
 // get returns sequence i of the batch.
-func (b *tagBatch) get(i int) sparse.Seq {
+func (b *tagBatch) get(i int) model.Encoded {
 	bs := b.seqs[i]
 	ptr := b.ptr[bs.p0 : bs.p0+bs.n+1]
 	nf := int(ptr[bs.n])
-	s := sparse.Seq{Ptr: ptr, IDs: b.ids[bs.f0 : bs.f0+nf]}
+	e := model.Encoded{Seq: sparse.Seq{Ptr: ptr, IDs: b.ids[bs.f0 : bs.f0+nf]}}
 	if b.hasVals {
-		s.Vals = b.vals[bs.f0 : bs.f0+nf]
+		e.Seq.Vals = b.vals[bs.f0 : bs.f0+nf]
 	}
-	return s
-}
-
-// getBigrams returns the bigram attributes of sequence i of the batch (an
-// empty Seq for none).
-func (b *tagBatch) getBigrams(i int) sparse.Seq {
-	bs := b.seqs[i]
-	if bs.bp0 < 0 {
-		return sparse.Seq{}
+	if bs.bp0 >= 0 {
+		ptr := b.bptr[bs.bp0 : bs.bp0+bs.n+1]
+		e.Bigrams = sparse.Seq{Ptr: ptr, IDs: b.bids[bs.bf0 : bs.bf0+int(ptr[bs.n])]}
 	}
-	ptr := b.bptr[bs.bp0 : bs.bp0+bs.n+1]
-	return sparse.Seq{Ptr: ptr, IDs: b.bids[bs.bf0 : bs.bf0+int(ptr[bs.n])]}
+	if len(b.cands) > 0 {
+		e.Candidates = b.cands[bs.t0 : bs.t0+bs.n]
+	}
+	return e
 }
 
 const batchItems = 4096 // positions per batch
@@ -315,10 +303,9 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 		defer guardModel(m, &readErr)()
 		var (
 			seq     format.Sequence
-			b, bb   sparse.Builder
+			enc     = m.NewEncoder()
 			intern  = map[string]string{}
 			gold    []string
-			cands   []int32
 			batch   *tagBatch
 			nbatch  int
 			getFree = func() bool {
@@ -370,13 +357,7 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 						gold = append(gold, g)
 					}
 				}
-				s := m.Encode(&b, seq.Ptr, seq.Names, seq.Values)
-				cands = m.Candidates(cands[:0], seq.Words, seq.Len())
-				var big sparse.Seq
-				if m.Bigram != nil {
-					big = m.EncodeBigrams(&bb, seq.Len(), seq.BPtr, seq.BNames)
-				}
-				batch.add(s, big, gold, cands, seq.File, seq.Line)
+				batch.add(enc.Encode(&seq), gold, seq.File, seq.Line)
 				if len(batch.pred) >= batchItems {
 					jobs <- batch
 					if !getFree() {
@@ -398,7 +379,7 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 			for batch := range jobs {
 				func() {
 					defer guardModel(m, &batch.err)()
-					batch.err = tagBatchSeqs(tagger, batch, o, labelNames, &out)
+					batch.err = tagBatchSeqs(tagger, batch, o, &out)
 				}()
 				done <- batch
 			}
@@ -461,39 +442,20 @@ func tagFiles(m *model.Model, files []*corpus.File, o tagOptions, stdout io.Writ
 }
 
 // tagBatchSeqs tags the sequences of a batch and prints them into b.out
-// (model.AppendText: what a sequence prints is defined there).
-func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, names []string, out *model.Output) error {
-	opt := o.text.TagOptions()
-	plain := !opt.Prob && !opt.Marginals && !opt.AllMarginals && opt.NBest == 0
+// (model.Tagger.TagText: what a sequence prints is defined there).
+func tagBatchSeqs(tg *model.Tagger, b *tagBatch, o tagOptions, out *model.Output) error {
+	text := o.text
+	text.Quiet = o.quiet
 	for i, bs := range b.seqs {
-		s, big := b.get(i), b.getBigrams(i)
-		pred := b.pred[bs.t0 : bs.t0+bs.n]
-		var cands []int32
-		if len(b.cands) > 0 {
-			cands = b.cands[bs.t0 : bs.t0+bs.n]
-		}
-		opt.Candidates, opt.Bigrams = cands, big
 		var ref []string
 		if o.text.Reference {
 			ref = b.gold[bs.t0 : bs.t0+bs.n]
 		}
-		if plain {
-			if _, _, err := tg.ViterbiWith(pred, s, opt); err != nil {
-				return seqError(bs, err)
-			}
-			if !o.quiet {
-				best := model.Output{Labels: pred}
-				b.out = model.AppendText(b.out, &best, names, ref, o.text)
-			}
-			continue
-		}
-		if err := tg.Tag(s, opt, out); err != nil {
+		var err error
+		if b.out, err = tg.TagText(b.out, out, b.get(i), ref, text); err != nil {
 			return seqError(bs, err)
 		}
-		copy(pred, out.Labels)
-		if !o.quiet {
-			b.out = model.AppendText(b.out, out, names, ref, o.text)
-		}
+		copy(b.pred[bs.t0:bs.t0+bs.n], out.Labels)
 	}
 	return nil
 }

@@ -39,7 +39,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/simdcrf/simdcrf/beam/crfbeam"
-	"github.com/simdcrf/simdcrf/corpus"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/model"
 )
 
@@ -271,7 +271,7 @@ func inputSize(ctx context.Context, glob string) (int64, error) {
 // checkSpecFlags accepts --label, --template and --features when they say
 // what the model was trained with, as simdcrf tag does (crfbeam.Spec).
 func checkSpecFlags(ctx context.Context, m *model.Model, sf specFlags) error {
-	given := corpus.Spec{Label: sf.label, Features: sf.features}
+	given := format.Spec{Label: sf.label, Features: sf.features}
 	if path := sf.template; path != "" {
 		b, err := crfbeam.ReadFile(ctx, path)
 		if err != nil {

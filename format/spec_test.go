@@ -1,4 +1,4 @@
-package corpus
+package format
 
 import (
 	"strings"
@@ -43,5 +43,16 @@ func TestForTagging(t *testing.T) {
 		case c.err == "" && got != c.want:
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	for path, want := range map[string]string{"a.conllu": "conllu", "a.conllu.gz": "conllu", "a.txt": "crfsuite"} {
+		if got := (Spec{}).Resolve(path).Format; got != want {
+			t.Errorf("%s: %s, want %s", path, got, want)
+		}
+	}
+	if got := (Spec{Features: "pos"}).Resolve("a.txt").Format; got != "conll" {
+		t.Errorf("features without format: %s, want conll", got)
 	}
 }
