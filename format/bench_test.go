@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/simdcrf/simdcrf/internal/testdata"
 )
 
 // loop repeats data forever.
@@ -96,20 +98,20 @@ func benchFile(b *testing.B, path string, o Options) {
 
 // BenchmarkReadEWT: reading + pos features of UD EWT train (XPOS).
 func BenchmarkReadEWT(b *testing.B) {
-	d := sharedData(b)
+	d := testdata.Dir(b)
 	benchFile(b, filepath.Join(d, "ud_english_ewt", "en_ewt-ud-train.conllu"), Options{Format: "conllu", Features: "pos", Label: "xpos"})
 }
 
 // BenchmarkReadChunking: reading + chunking.tpl on CoNLL-2000 train.
 func BenchmarkReadChunking(b *testing.B) {
-	d := sharedData(b)
+	d := testdata.Dir(b)
 	benchFile(b, filepath.Join(d, "conll2000", "train.txt"), Options{Format: "conll", Template: sharedTemplate(b)})
 }
 
 // chunkingCRFsuite is CoNLL-2000 test with chunking.tpl written in CRFsuite
 // format (about 10 MB; every attribute has one `\:` escape), built once.
 func chunkingCRFsuite(b *testing.B) []byte {
-	d := sharedData(b)
+	d := testdata.Dir(b)
 	data, err := os.ReadFile(filepath.Join(d, "conll2000", "test.txt"))
 	if err != nil {
 		b.Fatal(err)

@@ -7,37 +7,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/simdcrf/simdcrf/internal/testdata"
 )
 
-// sharedData finds ../shared/data beside the repository (or beside any
-// directory above this package, so that worktrees work too).
-func sharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := filepath.Abs(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		d := filepath.Join(dir, "shared", "data")
-		if _, err := os.Stat(filepath.Join(d, "README.md")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("../shared/data is missing (CI is set)")
-	}
-	t.Skip("../shared/data is missing; skipping the test on real data")
-	return ""
-}
-
 func sharedTemplate(t testing.TB) *Template {
-	d := sharedData(t)
-	path := filepath.Join(filepath.Dir(d), "templates", "chunking.tpl")
+	path := testdata.Templates(t, "chunking.tpl")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +50,7 @@ func countFile(t testing.TB, path string, o Options) (seqs, items, attrs int, la
 }
 
 func TestRealFiles(t *testing.T) {
-	d := sharedData(t)
+	d := testdata.Dir(t)
 	tpl := sharedTemplate(t)
 	cases := []struct {
 		path        string
@@ -107,7 +82,7 @@ func TestRealFiles(t *testing.T) {
 // Features of real files written in CRFsuite format read back unchanged
 // (CoNLL-2000 has ':' and '\' free tokens like ":" that need escapes).
 func TestRealRoundTrip(t *testing.T) {
-	d := sharedData(t)
+	d := testdata.Dir(t)
 	for _, c := range []struct {
 		path string
 		o    Options

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/simdcrf/simdcrf/internal/testdata"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -73,7 +74,7 @@ func posFeatures(words []string, i int, add func(string)) {
 // loadEWT reads UD English EWT's training file with XPOS labels and
 // posFeatures, attributes in frequency order.
 func loadEWT(t testing.TB) *Data {
-	dir := sharedData(t)
+	dir := testdata.Dir(t)
 	f, err := os.Open(filepath.Join(dir, "ud_english_ewt", "en_ewt-ud-train.conllu"))
 	if err != nil {
 		t.Fatal(err)

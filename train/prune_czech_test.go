@@ -8,6 +8,7 @@ import (
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/testdata"
 	"github.com/simdcrf/simdcrf/train"
 )
 
@@ -20,7 +21,7 @@ func TestPrunedCzech(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains UD Czech CLTT twice (-short)")
 	}
-	dir := czechData(t)
+	dir := testdata.Dir(t, "ud_czech")
 	tmp := t.TempDir()
 	trainPath := headSentences(t, filepath.Join(dir, "cltt", "cs_cltt-ud-train.conllu"), tmp, 120)
 	spec := format.Spec{Format: "conllu", Features: "pos", Label: "xpos"}

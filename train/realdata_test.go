@@ -14,23 +14,9 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/testdata"
 	"github.com/simdcrf/simdcrf/sparse"
 )
-
-// sharedData finds ../shared/data from the repository root, also from a
-// git worktree one level further down.
-func sharedData(t testing.TB) string {
-	for _, p := range []string{"../../shared/data", "../../../shared/data"} {
-		if st, err := os.Stat(filepath.Join(p, "conll2000", "train.txt")); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("../shared/data/conll2000 is missing")
-	}
-	t.Skip("../shared/data/conll2000 is missing")
-	return ""
-}
 
 // chunkTemplate is ../shared/templates/chunking.tpl expanded by hand:
 // (name, [(row, col)…]).
@@ -135,7 +121,7 @@ func loadConll(t testing.TB, path string, attrs, labels *sparse.Dict, add bool) 
 // loadChunking returns the training data (attributes in frequency order)
 // and the test set.
 func loadChunking(t testing.TB) (*Data, conllSet, *sparse.Dict) {
-	dir := sharedData(t)
+	dir := testdata.Dir(t)
 	attrs, labels := sparse.NewDict(1<<19), sparse.NewDict(32)
 	tr := loadConll(t, filepath.Join(dir, "conll2000", "train.txt"), attrs, labels, true)
 	order := sparse.FrequencyOrder(tr.corpus.AttrCounts(attrs.Len()), 1)

@@ -11,24 +11,9 @@ import (
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/testdata"
 	"github.com/simdcrf/simdcrf/train"
 )
-
-// czechData returns ../shared/data/ud_czech, from the repository root or
-// a git worktree one level further down; it skips without it (fails under
-// CI).
-func czechData(t testing.TB) string {
-	for _, p := range []string{"../../shared/data/ud_czech", "../../../shared/data/ud_czech"} {
-		if st, err := os.Stat(filepath.Join(p, "cltt", "cs_cltt-ud-train.conllu")); err == nil && !st.IsDir() {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("../shared/data/ud_czech is missing")
-	}
-	t.Skip("../shared/data/ud_czech is missing")
-	return ""
-}
 
 // headSentences writes the first n sentences of a CoNLL-U file to a file
 // in dir and returns its path.
@@ -59,7 +44,7 @@ func headSentences(t testing.TB, src, dir string, n int) string {
 // the losses agree to rounding and the accuracies within 0.1 point. With
 // the trained tied default of before, tied lost 3.3 points here.
 func TestTiedDenseCzech(t *testing.T) {
-	dir := czechData(t)
+	dir := testdata.Dir(t, "ud_czech")
 	tmp := t.TempDir()
 	trainPath := headSentences(t, filepath.Join(dir, "cltt", "cs_cltt-ud-train.conllu"), tmp, 120)
 	spec := format.Spec{Format: "conllu", Features: "pos", Label: "xpos"}

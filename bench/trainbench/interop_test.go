@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
+	"github.com/simdcrf/simdcrf/internal/testdata"
 )
 
 // TestCRFsuiteInterop checks simdcrf against CRFsuite itself on every
@@ -27,10 +28,7 @@ func TestCRFsuiteInterop(t *testing.T) {
 	if os.Getenv("SIMDCRF_CRFSUITE_REAL") == "" {
 		t.Skip("set SIMDCRF_CRFSUITE_REAL=1 to compare with CRFsuite on real data (needs node, npm and a C compiler)")
 	}
-	data := filepath.Join("..", "..", "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		t.Fatalf("SIMDCRF_CRFSUITE_REAL is set but %s is missing: %v", data, err)
-	}
+	data := testdata.Must(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "simdcrf")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/testdata"
 	"github.com/simdcrf/simdcrf/train"
 )
 
@@ -117,7 +118,7 @@ func TestScaleData(t *testing.T) {
 // TestScalingQuick runs the suite at two small label sets, one
 // iteration, every structure (CRFsuite with SIMDCRF_CRFSUITE_REAL set).
 func TestScalingQuick(t *testing.T) {
-	data := sharedData(t)
+	data := testdata.Dir(t)
 	if testing.Short() {
 		t.Skip("trains on UD Czech")
 	}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/simdcrf/simdcrf/internal/testdata"
 )
 
 func envOr(k, def string) string {
@@ -17,25 +19,11 @@ func envOr(k, def string) string {
 	return def
 }
 
-// sharedData returns ../shared/data, skipping the test without it (failing
-// it when CI is set).
-func sharedData(t *testing.T) string {
-	t.Helper()
-	data := filepath.Join("..", "..", "..", "shared", "data")
-	if _, err := os.Stat(data); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is missing: %v", data, err)
-		}
-		t.Skipf("no %s: %v", data, err)
-	}
-	return data
-}
-
 // TestMeasureQuick runs the chunking task (or those TB_TASKS names) for a few iterations through the
 // whole pipeline: attribute files, simdcrf learn and tag as child processes,
 // and (with SIMDCRF_CRFSUITE_REAL set) CRFsuite on the same files.
 func TestMeasureQuick(t *testing.T) {
-	data := sharedData(t)
+	data := testdata.Dir(t)
 	if testing.Short() {
 		t.Skip("builds simdcrf and trains on CoNLL-2000")
 	}

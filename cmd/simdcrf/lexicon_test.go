@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf/internal/learn"
+	"github.com/simdcrf/simdcrf/internal/testdata"
 	"github.com/simdcrf/simdcrf/model"
 )
 
@@ -219,10 +220,7 @@ func TestCzechCLTT(t *testing.T) {
 	if os.Getenv("SIMDCRF_CZECH") == "" {
 		t.Skip("SIMDCRF_CZECH not set (trains CLTT for minutes)")
 	}
-	dir := filepath.Join("..", "..", "..", "shared", "data", "ud_czech", "cltt")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("SIMDCRF_CZECH is set but %s is missing: %v", dir, err)
-	}
+	dir := testdata.Must(t, "ud_czech", "cltt")
 	mp := filepath.Join(t.TempDir(), "cltt.model")
 	if _, _, err := runCLI(t, "learn", "-q", "-m", mp, "--features", "morph", "--label", "xpos", filepath.Join(dir, "cs_cltt-ud-train.conllu")); err != nil {
 		t.Fatal(err)
