@@ -172,11 +172,7 @@ func (l *Loader) Load(paths []string, s format.Spec) (*Training, error) {
 
 // Add reads every sequence of f.
 func (l *Loader) Add(f *File) error {
-	if l.attrs == nil {
-		l.attrs, l.labels, l.c = sparse.NewDict(1<<16), sparse.NewDict(64), sparse.NewCorpus()
-		l.vocab = sparse.NewDict(1 << 12)
-		l.battrs, l.bc = sparse.NewDict(64), sparse.NewCorpus()
-	}
+	l.init()
 	l.files = append(l.files, f.Name)
 	seq := &l.seq
 	for n := 0; ; n++ {
@@ -190,32 +186,9 @@ func (l *Loader) Add(f *File) error {
 		if n&255 == 0 && l.Progress != nil {
 			l.Progress(f)
 		}
-		if seq.Len() == 0 {
-			continue
+		if err := l.add(seq); err != nil {
+			return err
 		}
-		l.b.Reset()
-		for t := 0; t < seq.Len(); t++ {
-			if seq.Labels == nil || len(seq.Labels[t]) == 0 {
-				return &format.Error{File: seq.File, Line: seq.Lines[t], Msg: "item has no label (training data must be labelled)"}
-			}
-			for k := seq.Ptr[t]; k < seq.Ptr[t+1]; k++ {
-				id, _ := l.attrs.AddBytes(seq.Names[k])
-				l.b.Add(id, seq.Values[k])
-			}
-			y, _ := l.labels.AddBytes(seq.Labels[t])
-			l.b.End(y)
-		}
-		if err := l.c.Append(l.b.Seq()); err != nil {
-			return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
-		}
-		l.addWords(seq)
-		if err := l.bc.Append(bigramSeq(&l.bb, seq, l.battrs.AddBytes)); err != nil {
-			return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
-		}
-		l.weights = append(l.weights, seq.Weight)
-		l.weighed = l.weighed || seq.Weight != 1
-		l.items += int64(seq.Len())
-		l.seqs++
 	}
 	if l.Progress != nil {
 		l.Progress(f)
@@ -226,6 +199,63 @@ func (l *Loader) Add(f *File) error {
 		}
 		l.columns = cr.Columns()
 	}
+	return nil
+}
+
+// AddSequence adds one labelled sequence held in memory (read from no
+// file: seq.File and seq.Lines name its items in errors); columns is its
+// number of observation columns (0 for attributes).
+func (l *Loader) AddSequence(seq *format.Sequence, columns int) error {
+	l.init()
+	if seq.Len() == 0 {
+		return nil
+	}
+	if columns != l.columns && l.seqs > 0 {
+		return fmt.Errorf("%d observation columns, but the sequences before have %d", columns, l.columns)
+	}
+	l.columns = columns
+	if len(l.files) == 0 {
+		l.files = append(l.files, "the sequences given")
+	}
+	return l.add(seq)
+}
+
+func (l *Loader) init() {
+	if l.attrs == nil {
+		l.attrs, l.labels, l.c = sparse.NewDict(1<<16), sparse.NewDict(64), sparse.NewCorpus()
+		l.vocab = sparse.NewDict(1 << 12)
+		l.battrs, l.bc = sparse.NewDict(64), sparse.NewCorpus()
+	}
+}
+
+// add adds one sequence (none if it is empty).
+func (l *Loader) add(seq *format.Sequence) error {
+	if seq.Len() == 0 {
+		return nil
+	}
+	l.b.Reset()
+	for t := 0; t < seq.Len(); t++ {
+		if seq.Labels == nil || len(seq.Labels[t]) == 0 {
+			return &format.Error{File: seq.File, Line: seq.Lines[t], Msg: "item has no label (training data must be labelled)"}
+		}
+		for k := seq.Ptr[t]; k < seq.Ptr[t+1]; k++ {
+			id, _ := l.attrs.AddBytes(seq.Names[k])
+			l.b.Add(id, seq.Values[k])
+		}
+		y, _ := l.labels.AddBytes(seq.Labels[t])
+		l.b.End(y)
+	}
+	if err := l.c.Append(l.b.Seq()); err != nil {
+		return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+	}
+	l.addWords(seq)
+	if err := l.bc.Append(bigramSeq(&l.bb, seq, l.battrs.AddBytes)); err != nil {
+		return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+	}
+	l.weights = append(l.weights, seq.Weight)
+	l.weighed = l.weighed || seq.Weight != 1
+	l.items += int64(seq.Len())
+	l.seqs++
 	return nil
 }
 
@@ -319,24 +349,8 @@ func LoadHoldout(path string, s format.Spec, tr *Training) (*train.Data, error) 
 		return nil, err
 	}
 	defer f.Close()
-	var (
-		seq     format.Sequence
-		b, bb   sparse.Builder
-		c, bc   = sparse.NewCorpus(), sparse.NewCorpus()
-		vocab   = sparse.NewDict(1 << 12)
-		words   [][]int32
-		noWords bool
-		lookup  = func(name []byte) (int32, bool) {
-			if tr.BAttrs == nil {
-				return -1, false
-			}
-			id, ok := tr.BAttrs.LookupBytes(name)
-			if !ok {
-				id = -1
-			}
-			return id, ok
-		}
-	)
+	h := tr.Holdout()
+	var seq format.Sequence
 	for {
 		err := f.Read(&seq)
 		if err == io.EOF {
@@ -345,55 +359,99 @@ func LoadHoldout(path string, s format.Spec, tr *Training) (*train.Data, error) 
 		if err != nil {
 			return nil, err
 		}
-		if seq.Len() == 0 {
-			continue
-		}
-		b.Reset()
-		for t := 0; t < seq.Len(); t++ {
-			if seq.Labels == nil || len(seq.Labels[t]) == 0 {
-				return nil, &format.Error{File: seq.File, Line: seq.Lines[t], Msg: "item has no label (holdout data must be labelled)"}
-			}
-			for k := seq.Ptr[t]; k < seq.Ptr[t+1]; k++ {
-				if id, ok := tr.Attrs.LookupBytes(seq.Names[k]); ok {
-					b.Add(id, seq.Values[k])
-				}
-			}
-			y, ok := tr.Labels.LookupBytes(seq.Labels[t])
-			if !ok {
-				y = sparse.NoLabel
-			}
-			b.End(y)
-		}
-		s := b.Seq()
-		if s.Labels == nil { // every label unknown
-			s.Labels = make([]int32, s.Len())
-			for i := range s.Labels {
-				s.Labels[i] = sparse.NoLabel
-			}
-		}
-		if err := c.Append(s); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
-		}
-		if noWords = noWords || len(seq.Words) != seq.Len(); !noWords {
-			ids := make([]int32, len(seq.Words))
-			for t, w := range seq.Words {
-				ids[t], _ = vocab.AddBytes(w)
-			}
-			words = append(words, ids)
-		}
-		if err := bc.Append(bigramSeq(&bb, &seq, lookup)); err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+		if err := h.Add(&seq); err != nil {
+			return nil, err
 		}
 	}
-	if c.Len() == 0 {
+	if h.c.Len() == 0 {
 		return nil, fmt.Errorf("%s: no sequences", f.Name)
 	}
-	d := &train.Data{Corpus: c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}
-	if !noWords {
-		d.Words, d.Vocab = words, vocab
+	return h.Data(), nil
+}
+
+// A Holdout encodes labelled sequences to evaluate during training with a
+// Training's dictionaries (see LoadHoldout).
+type Holdout struct {
+	tr      *Training
+	b, bb   sparse.Builder
+	c, bc   *sparse.Corpus
+	vocab   *sparse.Dict
+	words   [][]int32
+	noWords bool
+}
+
+// Holdout returns an empty Holdout for tr's dictionaries.
+func (tr *Training) Holdout() *Holdout {
+	return &Holdout{tr: tr, c: sparse.NewCorpus(), bc: sparse.NewCorpus(), vocab: sparse.NewDict(1 << 12)}
+}
+
+// Add encodes one labelled sequence (none if it is empty).
+func (h *Holdout) Add(seq *format.Sequence) error {
+	if seq.Len() == 0 {
+		return nil
+	}
+	tr, b := h.tr, &h.b
+	b.Reset()
+	for t := 0; t < seq.Len(); t++ {
+		if seq.Labels == nil || len(seq.Labels[t]) == 0 {
+			return &format.Error{File: seq.File, Line: seq.Lines[t], Msg: "item has no label (holdout data must be labelled)"}
+		}
+		for k := seq.Ptr[t]; k < seq.Ptr[t+1]; k++ {
+			if id, ok := tr.Attrs.LookupBytes(seq.Names[k]); ok {
+				b.Add(id, seq.Values[k])
+			}
+		}
+		y, ok := tr.Labels.LookupBytes(seq.Labels[t])
+		if !ok {
+			y = sparse.NoLabel
+		}
+		b.End(y)
+	}
+	s := b.Seq()
+	if s.Labels == nil { // every label unknown
+		s.Labels = make([]int32, s.Len())
+		for i := range s.Labels {
+			s.Labels[i] = sparse.NoLabel
+		}
+	}
+	if err := h.c.Append(s); err != nil {
+		return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+	}
+	if h.noWords = h.noWords || len(seq.Words) != seq.Len(); !h.noWords {
+		ids := make([]int32, len(seq.Words))
+		for t, w := range seq.Words {
+			ids[t], _ = h.vocab.AddBytes(w)
+		}
+		h.words = append(h.words, ids)
+	}
+	lookup := func(name []byte) (int32, bool) {
+		if tr.BAttrs == nil {
+			return -1, false
+		}
+		id, ok := tr.BAttrs.LookupBytes(name)
+		if !ok {
+			id = -1
+		}
+		return id, ok
+	}
+	if err := h.bc.Append(bigramSeq(&h.bb, seq, lookup)); err != nil {
+		return fmt.Errorf("%s:%d: %v", seq.File, seq.Line, err)
+	}
+	return nil
+}
+
+// Len returns the number of sequences added.
+func (h *Holdout) Len() int { return h.c.Len() }
+
+// Data returns the holdout data for the trainer.
+func (h *Holdout) Data() *train.Data {
+	tr := h.tr
+	d := &train.Data{Corpus: h.c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}
+	if !h.noWords {
+		d.Words, d.Vocab = h.words, h.vocab
 	}
 	if tr.BAttrs != nil {
-		d.Bigram, d.NumBigramAttrs = bc, tr.BAttrs.Len()
+		d.Bigram, d.NumBigramAttrs = h.bc, tr.BAttrs.Len()
 	}
-	return d, nil
+	return d
 }
