@@ -438,3 +438,19 @@ func resize[T any](s []T, n int) []T {
 	}
 	return s[:n]
 }
+
+// LogProb returns log p(labels | s) under o's Candidates and Bigrams (and
+// the model's pruning, as Tag tags): −Inf for a labelling they exclude.
+func (t *Tagger) LogProb(s sparse.Seq, o Options, labels []int32) (float64, error) {
+	w := t.pool.Get().(*work)
+	defer t.pool.Put(w)
+	emit, err := t.score(w, s)
+	if err != nil {
+		return 0, err
+	}
+	c, err := t.chain(w, o.Candidates, o.Bigrams, s.Len())
+	if err != nil {
+		return 0, err
+	}
+	return t.m.Trans.LogProb(w.ws, emit, labels, c)
+}
