@@ -70,3 +70,28 @@ func TestMeasureQuick(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontDoorQuick measures the Go API against the command for a few
+// iterations: both train the same model (the same labels on the test file).
+func TestFrontDoorQuick(t *testing.T) {
+	data := testdata.Dir(t)
+	if testing.Short() {
+		t.Skip("builds simdcrf and trains on CoNLL-2000")
+	}
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "simdcrf")
+	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/simdcrf").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	r, err := MeasureFrontDoor(context.Background(), Options{
+		Exe: exe, DataDir: data, TemplateDir: testdata.Templates(t), WorkDir: dir,
+		TagRepeats: 1, MaxIterCheck: 5, Progress: func(s string) { t.Log(s) },
+	}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%+v", r)
+	if !r.SameModelLabels || r.Iters != 5 || r.TestTokens != 47377 || r.LearnSec <= 0 || r.TrainerSec <= r.AppendSec || r.CmdTagTokSec <= 0 || r.TaggerTokSec <= 0 {
+		t.Errorf("implausible: %+v", r)
+	}
+}
