@@ -54,7 +54,7 @@ func (tr *Transitions) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 		return 0, nil
 	}
 	// Few allowed labels per position: the pairs K_{t−1}×K_t alone
-	// (restrict.go), unless that path hands the chain back.
+	// (restrict_fb.go), unless that path hands the chain back.
 	if tr.restrictPays(c, T) {
 		if logZ, ok := tr.restricted(ws, emit, T, c, p); ok {
 			return logZ, nil

@@ -16,7 +16,7 @@ import (
 // all tie keeps all its labels. Training (package train, prune.max) adds
 // the gold label; a tagger of a model so trained prunes the same way. The
 // sets go to the engine as ChainOptions.Allowed, whose restricted path
-// (restrict.go) then costs O(Σ_t |K_{t−1}|·|K_t|) per chain.
+// (restrict_fb.go) then costs O(Σ_t |K_{t−1}|·|K_t|) per chain.
 type Pruning struct {
 	Max       int     // most labels per position (≥ 1), the gold label included
 	Threshold float64 // in [0, 1]; 0: the cap alone

@@ -93,7 +93,7 @@ func TestBigramGradient(t *testing.T) {
 			cfg, _ := Defaults("lbfgs")
 			cfg.Transitions, cfg.BigramPairs, cfg.MinFreq = tc.trans, tc.pairs, tc.minfreq
 			cfg.C2 = 0.2
-			md, err := newModel(d, &cfg)
+			md, err := newParamSpace(d, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestBigramGradient(t *testing.T) {
 			if tc.minfreq > 0 {
 				cfg0 := cfg
 				cfg0.MinFreq = 0
-				md0, _ := newModel(d, &cfg0)
+				md0, _ := newParamSpace(d, &cfg0)
 				if md.big.n >= md0.big.n {
 					t.Errorf("feature.minfreq=%v keeps %d bigram weights of %d", tc.minfreq, md.big.n, md0.big.n)
 				}
@@ -176,7 +176,7 @@ func TestBigramGradient(t *testing.T) {
 }
 
 // exportResult makes the Result that Train would return for θ.
-func exportResult(t *testing.T, md *model, theta []float64) *Result {
+func exportResult(t *testing.T, md *paramSpace, theta []float64) *Result {
 	tr, err := md.transitions(theta, make([]engine.Exception, len(md.excs)))
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +219,7 @@ func TestBigramMarginals(t *testing.T) {
 	for _, pairs := range []string{BigramPairsSeen, BigramPairsAll} {
 		cfg, _ := Defaults("lbfgs")
 		cfg.Transitions, cfg.BigramPairs = "dense", pairs
-		md, err := newModel(d, &cfg)
+		md, err := newParamSpace(d, &cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -45,7 +45,7 @@ func wordData(t testing.TB, seed uint64, nSeq, m, nWords int) *Data {
 
 // bruteLogZ returns log Σ exp(score) over the labellings the allowed sets
 // admit (nil: any label), scores from md's parameters theta.
-func bruteLogZ(md *model, theta, emit []float64, allowed [][]int32, T int) float64 {
+func bruteLogZ(md *paramSpace, theta, emit []float64, allowed [][]int32, T int) float64 {
 	m := md.m
 	y := make([]int32, T)
 	logZ := math.Inf(-1)
@@ -85,7 +85,7 @@ func TestCandidatesLikelihood(t *testing.T) {
 			d := wordData(t, 5, 30, 5, 8)
 			cfg, _ := Defaults("lbfgs")
 			cfg.Transitions, cfg.C2, cfg.Candidates = trans, 0.2, 3
-			md, err := newModel(d, &cfg)
+			md, err := newParamSpace(d, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

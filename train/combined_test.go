@@ -26,7 +26,7 @@ func TestCandidatesSubLabelsBigrams(t *testing.T) {
 			cfg, _ := Defaults("lbfgs")
 			cfg.Transitions, cfg.C2, cfg.Candidates, cfg.SubLabels, cfg.BigramPairs = "dense", 0.2, 3, 3, pairs
 			// As Train sets the model up.
-			md, err := newModel(d, &cfg)
+			md, err := newParamSpace(d, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

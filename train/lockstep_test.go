@@ -43,7 +43,7 @@ func TestLockstepObjective(t *testing.T) {
 			} else {
 				d = randomData(t, 9, 90, tc.attrs, tc.m, false, false)
 			}
-			md, err := newModel(d, &cfg)
+			md, err := newParamSpace(d, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestLockstepObjective(t *testing.T) {
 		}
 		cfg, _ := Defaults("lbfgs")
 		cfg.Transitions = c.trans
-		md, err := newModel(d, &cfg)
+		md, err := newParamSpace(d, &cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestLockstepSwitch(t *testing.T) {
 		d := randomData(t, 21, 80, 30, tc.m, false, false)
 		cfg, _ := Defaults("lbfgs")
 		cfg.Transitions = "dense"
-		md, err := newModel(d, &cfg)
+		md, err := newParamSpace(d, &cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,335 +11,13 @@ import (
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
-// model is the parameterisation of a linear-chain CRF over a parameter
-// vector θ: the state weights θ[0:nState] (a sparse.Weights view), then
-//
-//	dense: M×M transition weights, M start, M end;
-//	tied:  one weight per label bigram seen in training (the engine's
-//	       exceptions, in excs order), one default weight shared by all
-//	       other bigrams (held at 0, in fixedTrans, unless
-//	       PossibleTransitions), M start, M end.
-//
-// The tied order (exceptions, then the default) is that of
-// engine.Posteriors.Tied, so expected counts add in place. Then come the
-// weights of observation-dependent transitions, θ[bigOff:nParams] (none
-// without: bigOff = nParams), and last the sub-label weights,
-// θ[nParams:nTotal()] (W, then U with sub-label transitions).
-type model struct {
-	m        int
-	layout   sparse.Layout // of the Result
-	pattern  *sparse.Pattern
-	hy       *hybrid // the state weights during training
-	nState   int
-	nParams  int
-	bigOff   int      // offset of the bigram weights (nParams without them)
-	big      *bigrams // observation-dependent transitions, or nil
-	tied     bool
-	excs     []engine.Exception // tied: From, To of each exception
-	excIndex []int32            // tied: M×M → exception k, or −1 (default)
-	// fixed lists parameters held at 0 (never trained): without
-	// PossibleTransitions, the dense bigrams not seen in training or the
-	// tied default that stands for them; and dense-layout state pairs
-	// outside the pattern of hot rows.
-	fixedTrans []int32  // indices into θ
-	stateMask  []uint64 // hot rows: bit set = trainable (nil: all)
-	// noTrans: no transition, start or end weights (transitions=none, all
-	// in fixedTrans, held at 0): the positions are independent.
-	noTrans bool
-	// Candidate labels (see candidates): the lexicon, and the allowed
-	// labels of each training and holdout position (nil: none).
-	lex                  *sparse.Lexicon
-	allowed, holdAllowed [][][]int32
-	prune                *pruning // Config.PruneMax (prune.go), or nil
-	// sub, if not nil, has sub-label weights: θ[nParams:nTotal()], its W
-	// a view of them during an evaluation.
-	sub *sparse.SubLabels
-	// subTrans: sub-label transition weights U (dense transitions only),
-	// NSub×NSub after the sub-label state weights in θ: the bigram i→j
-	// scores, besides its own weight, Σ_k U[part k of i][part k of j].
-	// transD holds those sums (M×M) for the θ of the last transitions
-	// built, transBuf the transition parameters with them added.
-	subTrans         bool
-	transD, transBuf []float64
-}
-
-// joinOpts returns the chain options of candidate labels c (the caller's
-// own, from chainOpts: modified) and observation-dependent transitions d
-// together; either may be nil.
-func joinOpts(c, d *engine.ChainOptions) *engine.ChainOptions {
-	if c == nil {
-		return d
-	}
-	c.TransDelta = nil
-	if d != nil {
-		c.TransDelta = d.TransDelta
-	}
-	return c
-}
-
-// subTransOff returns the offset of U in θ.
-func (md *model) subTransOff() int { return md.nParams + len(md.sub.IDs) }
-
-// setSubTrans computes transD from θ's U.
-func (md *model) setSubTrans(theta []float64) {
-	if !md.subTrans {
-		return
-	}
-	s, m := md.sub, md.m
-	u := theta[md.subTransOff():md.nTotal()]
-	md.transD = growF(md.transD, m*m)
-	for i := range m {
-		pi := s.Of[i*s.N : (i+1)*s.N]
-		row := md.transD[i*m : (i+1)*m]
-		for j := range row {
-			pj := s.Of[j*s.N : (j+1)*s.N]
-			v := 0.0
-			for k, a := range pi {
-				if b := pj[k]; a >= 0 && b >= 0 {
-					v += u[int(a)*s.NSub+int(b)]
-				}
-			}
-			row[j] = v
-		}
-	}
-}
-
-// withSubTrans returns the transition parameters tp with transD added to
-// the bigram weights (tp itself without sub-label transitions).
-func (md *model) withSubTrans(tp []float64) []float64 {
-	if !md.subTrans || len(tp) != md.bigOff-md.nState {
-		return tp
-	}
-	md.transBuf = append(md.transBuf[:0], tp...)
-	for k, d := range md.transD {
-		md.transBuf[k] += d
-	}
-	return md.transBuf
-}
-
-// nTotal returns the length of θ: the parameters, then the sub-label
-// weights.
-func (md *model) nTotal() int {
-	if md.sub == nil {
-		return md.nParams
-	}
-	n := md.nParams + len(md.sub.IDs)
-	if md.subTrans {
-		n += md.sub.NSub * md.sub.NSub
-	}
-	return n
-}
-
-func growF(x []float64, n int) []float64 {
-	if cap(x) < n {
-		return make([]float64, n)
-	}
-	return x[:n]
-}
-
-// transOff returns the offset of the transition parameters.
-func (md *model) transOff() int { return md.nState }
-
-// startOff and endOff return the offsets of the start and end weights.
-func (md *model) startOff() int { return md.bigOff - 2*md.m }
-func (md *model) endOff() int   { return md.bigOff - md.m }
-
-// transParams returns the transition, start and end parameters of θ.
-func (md *model) transParams(theta []float64) []float64 { return theta[md.nState:md.bigOff] }
-
-// bigramParams returns the bigram weights of θ (empty without).
-func (md *model) bigramParams(theta []float64) []float64 { return theta[md.bigOff:md.nParams] }
-
-// transScore returns the weight of the bigram i→j under θ.
-func (md *model) transScore(theta []float64, i, j int32) float64 {
-	if md.tied {
-		k := md.excIndex[int(i)*md.m+int(j)]
-		if k < 0 {
-			return theta[md.nState+len(md.excs)]
-		}
-		return theta[md.nState+int(k)]
-	}
-	return theta[md.nState+int(i)*md.m+int(j)]
-}
-
-// transIndex returns the parameter index of the bigram i→j.
-func (md *model) transIndex(i, j int32) int {
-	if md.tied {
-		k := md.excIndex[int(i)*md.m+int(j)]
-		if k < 0 {
-			return md.nState + len(md.excs)
-		}
-		return md.nState + int(k)
-	}
-	return md.nState + int(i)*md.m + int(j)
-}
-
-// transitions builds the engine's Transitions for θ (exc: a buffer of
-// len(md.excs) exceptions).
-func (md *model) transitions(theta []float64, exc []engine.Exception) (*engine.Transitions, error) {
-	md.setSubTrans(theta)
-	return md.transitionsFrom(md.transParams(theta), exc)
-}
-
-// newModel decides the layout and the parameters for the training data.
-func newModel(d *Data, cfg *Config) (*model, error) {
-	m := d.Labels
-	c := d.Corpus
-	pat, err := sparse.BuildPattern(c, d.NumAttrs, m, cfg.PossibleStates)
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
-	}
-	if cfg.MinFreq > 0 && !cfg.PossibleStates {
-		if pat, err = prunePattern(c, d, pat, cfg.MinFreq); err != nil {
-			return nil, err
-		}
-	}
-	counts := c.AttrCounts(d.NumAttrs)
-	md := &model{m: m, pattern: pat}
-	md.layout = sparse.ChooseLayout(pat, counts, sparse.DefaultDenseBudget)
-	if md.layout == sparse.DenseRows && !cfg.PossibleStates && 4*int64(pat.NumPairs()) < int64(d.NumAttrs)*int64(m) {
-		// Mostly zeros as dense rows (CoNLL-2000: 7.4 M entries for 457 k
-		// weights, 59 MB to allocate, fill and compact again on saving);
-		// a model.Tagger scores the wide sparse rows densely anyway.
-		md.layout = sparse.SparseRows
-	}
-	// The online algorithms update sparse rows only (see online.go).
-	md.hy = newHybrid(pat, c, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
-	md.nState = md.hy.numParams()
-	if !cfg.PossibleStates && md.hy.nHot > 0 {
-		nh := md.hy.nHot * m
-		md.stateMask = make([]uint64, (nh+63)/64)
-		var lab []int32
-		for a := range int32(d.NumAttrs) {
-			r := md.hy.hotRow[a]
-			if r < 0 {
-				continue
-			}
-			lab = pat.AttrLabels(lab[:0], a)
-			for _, y := range lab {
-				k := int(r)*m + int(y)
-				md.stateMask[k/64] |= 1 << (k % 64)
-			}
-		}
-	}
-
-	// Label bigrams seen in training (with their frequencies).
-	freq := make([]float64, m*m)
-	for i := range c.Len() {
-		s := c.Seq(i)
-		for t := 1; t < len(s.Labels); t++ {
-			freq[int(s.Labels[t-1])*m+int(s.Labels[t])]++
-		}
-	}
-	minf := max(cfg.MinFreq, 1)
-	noTrans := cfg.Transitions == "none"
-	switch cfg.Transitions {
-	case "tied":
-		md.tied = true
-	case "dense", "none":
-	default:
-		md.tied = m >= TiedLabels
-	}
-	if d.Bigram != nil && d.NumBigramAttrs > 0 {
-		// The engine adds per-position deltas to a dense matrix.
-		if cfg.Transitions == "tied" {
-			return nil, fmt.Errorf("train: observation-dependent transitions (B template lines with %%x) need dense transitions, not tied")
-		}
-		md.tied = false
-		if md.big, err = newBigrams(d, m, cfg.BigramPairs == BigramPairsAll, cfg.MinFreq); err != nil {
-			return nil, err
-		}
-	}
-	if md.tied {
-		md.excIndex = make([]int32, m*m)
-		for k, f := range freq {
-			md.excIndex[k] = -1
-			if f >= minf {
-				md.excIndex[k] = int32(len(md.excs))
-				md.excs = append(md.excs, engine.Exception{From: int32(k / m), To: int32(k % m)})
-			}
-		}
-		md.nParams = md.nState + len(md.excs) + 1 + 2*m
-		if !cfg.PossibleTransitions {
-			// CRFsuite's sparse transitions: a bigram never seen in
-			// training has no feature, so its score is 0. A trained
-			// default is one parameter standing for every unseen bigram
-			// under one parameter's L2 penalty; training drives it far
-			// negative (the training data never has those bigrams), and
-			// the model then all but forbids on test data what it never
-			// saw: UD Czech CLTT lost 3.3 points of accuracy to the
-			// dense model that way.
-			md.fixedTrans = append(md.fixedTrans, int32(md.nState+len(md.excs)))
-		}
-	} else {
-		md.nParams = md.nState + m*m + 2*m
-		if noTrans {
-			// Without observation-dependent transitions the positions
-			// are independent; with them, the shared matrix is held at 0
-			// (a template with B lines with %x only).
-			md.noTrans = md.big == nil
-			for k := md.nState; k < md.nParams; k++ {
-				md.fixedTrans = append(md.fixedTrans, int32(k))
-			}
-		} else if !cfg.PossibleTransitions {
-			for k, f := range freq {
-				if f < minf {
-					md.fixedTrans = append(md.fixedTrans, int32(md.nState+k))
-				}
-			}
-		}
-	}
-	md.bigOff = md.nParams
-	if md.big != nil {
-		md.big.off = md.bigOff
-		md.nParams += md.big.n
-	}
-	return md, nil
-}
-
-// prunePattern drops the pairs seen fewer than minFreq times (summing
-// feature values, as CRFsuite counts feature frequencies).
-func prunePattern(c *sparse.Corpus, d *Data, pat *sparse.Pattern, minFreq float64) (*sparse.Pattern, error) {
-	freq := make([]float64, pat.NumPairs())
-	for i := range c.Len() {
-		s := c.Seq(i)
-		for t, y := range s.Labels {
-			for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
-				if k := pat.Index(s.IDs[f], y); k >= 0 {
-					freq[k] += s.Value(int(f))
-				}
-			}
-		}
-	}
-	b, err := sparse.NewPatternBuilder(d.NumAttrs, d.Labels)
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
-	}
-	var lab []int32
-	for a := range int32(pat.NumAttrs()) {
-		lab = pat.AttrLabels(lab[:0], a)
-		for _, y := range lab {
-			if freq[pat.Index(a, y)] >= minFreq {
-				if err := b.Add(a, y); err != nil {
-					return nil, fmt.Errorf("train: %w", err)
-				}
-			}
-		}
-	}
-	p, err := b.Build()
-	if err != nil {
-		return nil, fmt.Errorf("train: %w", err)
-	}
-	return p, nil
-}
-
 // objective evaluates f(θ) = Σ_i w_i·(−log p(y_i | x_i)) + C2·‖θ‖² and its
 // gradient on a Pool. Each worker adds the sequences of its contiguous
 // block into its own gradient buffers (for the hot rows, worker 0 straight
 // into the output), and the buffers are added in worker order, so a fixed
 // thread count gives bit-identical results.
 type objective struct {
-	md      *model
+	md      *paramSpace
 	d       *Data
 	c2      float64
 	pool    *engine.Pool
@@ -376,7 +54,7 @@ type workerBuf struct {
 	_    [64]byte // keep workers' hot fields on separate lines
 }
 
-func newObjective(md *model, d *Data, c2 float64, pool *engine.Pool) *objective {
+func newObjective(md *paramSpace, d *Data, c2 float64, pool *engine.Pool) *objective {
 	o := &objective{md: md, d: d, c2: c2, pool: pool, sc: md.hy.split(d.Corpus), prefetch: md.m <= prefetchMaxM}
 	for _, w := range d.Weights {
 		if w != 1 {
@@ -415,7 +93,7 @@ type postScratch struct {
 	mark          []int32
 }
 
-func (md *model) newPostScratch(maxLen int) postScratch {
+func (md *paramSpace) newPostScratch(maxLen int) postScratch {
 	if !md.noTrans {
 		return postScratch{}
 	}
@@ -429,7 +107,7 @@ func (md *model) newPostScratch(maxLen int) postScratch {
 // (θ order from transOff, up to bigOff), and returns log Z. Without
 // transition weights the positions are independent
 // (independentPosteriors): acc is left alone, and tr is not used.
-func (md *model) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int, opts *engine.ChainOptions, edges []float64) (float64, error) {
+func (md *paramSpace) posteriors(tr *engine.Transitions, ws *engine.Workspace, emit, marg, acc []float64, ps *postScratch, T int, opts *engine.ChainOptions, edges []float64) (float64, error) {
 	m := md.m
 	if md.noTrans { // (then there are no observation-dependent transitions)
 		if opts != nil {
@@ -543,143 +221,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if err != nil {
 		return 0, err
 	}
-	// Reduce in worker order; add the L2 term; hold fixed parameters.
-	f := 0.0
-	for w := range o.workers {
-		f += o.workers[w].loss
-	}
-	nt := md.nParams - md.nState
-	gt := g[md.nState:]
-	copy(gt, o.workers[0].tg)
-	for w := 1; w < len(o.workers); w++ {
-		tg := o.workers[w].tg
-		for k := range nt {
-			gt[k] += tg[k]
-		}
-	}
-	if md.subTrans { // U's gradient: E−O of every bigram, by its parts
-		s, m := md.sub, md.m
-		gu := g[md.subTransOff():md.nTotal()]
-		clear(gu)
-		for i := range m {
-			pi := s.Of[i*s.N : (i+1)*s.N]
-			for j, v := range gt[i*m : (i+1)*m] {
-				if v == 0 {
-					continue
-				}
-				pj := s.Of[j*s.N : (j+1)*s.N]
-				for k, a := range pi {
-					if b := pj[k]; a >= 0 && b >= 0 {
-						gu[int(a)*s.NSub+int(b)] += v
-					}
-				}
-			}
-		}
-	}
-	if o.f32 != nil {
-		f += o.f32.reduceStates(o, theta, g)
-	} else {
-		f += o.reduceStates(theta, g)
-	}
-	c22 := 2 * o.c2
-	for k := md.nState; k < md.nParams; k++ {
-		if o.c2 > 0 {
-			f += o.c2 * theta[k] * theta[k]
-			g[k] += c22 * theta[k]
-		}
-	}
-	for _, k := range md.fixedTrans {
-		g[k] = 0
-	}
-	if md.sub != nil {
-		nw := md.nParams + len(md.sub.IDs)
-		gsub, tsub := g[md.nParams:nw], theta[md.nParams:nw]
-		if md.subTrans {
-			gu, tu := g[nw:md.nTotal()], theta[nw:md.nTotal()]
-			if o.c2 > 0 {
-				f += o.c2 * kernels.Dot(tu, tu)
-				kernels.Axpy(c22, tu, gu)
-			}
-		}
-		copy(gsub, o.workers[0].sg)
-		clear(o.workers[0].sg)
-		for w := 1; w < len(o.workers); w++ {
-			for k, v := range o.workers[w].sg {
-				gsub[k] += v
-			}
-			clear(o.workers[w].sg)
-		}
-		if o.c2 > 0 {
-			f += o.c2 * kernels.Dot(tsub, tsub)
-			kernels.Axpy(c22, tsub, gsub)
-		}
-	}
-	return f, nil
-}
-
-// reduceStates adds the other workers' state gradients and the L2
-// gradient to g[0:nState], zeroing the workers' buffers for the next
-// evaluation, in parallel over blocks; it returns C2·‖θ_state‖². The
-// blocks are fixed by the thread count, so the sum is deterministic.
-func (o *objective) reduceStates(theta, g []float64) float64 {
-	W := len(o.workers)
-	return o.reduceBlocks(theta, g, func(lo, hi, nh int, gb []float64) {
-		if lo < nh { // hot rows: worker 0's are g itself
-			h := min(hi, nh)
-			for w := 1; w < W; w++ {
-				gw := o.workers[w].g[lo:h]
-				for k, v := range gw {
-					gb[k] += v
-				}
-				clear(gw)
-			}
-		}
-		for k := max(lo, nh); k < hi; k++ { // cold weights
-			j := 2*(k-nh) + 1
-			v := o.workers[0].cw[j]
-			for w := 1; w < W; w++ {
-				v += o.workers[w].cw[j]
-			}
-			g[k] = v
-		}
-	})
-}
-
-// reduceBlocks runs sum over blocks of the state weights in parallel, sum
-// setting g[lo:hi] (gb) to the workers' gradient (nh: the hot entries'
-// end), then holds the untrainable entries at 0 and adds the L2 term; it
-// returns C2·‖θ_state‖². Shared by the float64 and float32 evaluations.
-func (o *objective) reduceBlocks(theta, g []float64, sum func(lo, hi, nh int, gb []float64)) float64 {
-	md := o.md
-	n := md.nState
-	nh := md.hy.nHot * md.m
-	const block = 1 << 14
-	nb := (n + block - 1) / block
-	parts := make([]float64, nb)
-	c2, c22 := o.c2, 2*o.c2
-	_ = o.pool.Run(nb, func(_ *engine.Workspace, _, b int) error {
-		lo, hi := b*block, min((b+1)*block, n)
-		gb := g[lo:hi]
-		sum(lo, hi, nh, gb)
-		if md.stateMask != nil {
-			for k := lo; k < min(hi, nh); k++ {
-				if md.stateMask[k/64]&(1<<(k%64)) == 0 {
-					g[k] = 0
-				}
-			}
-		}
-		if c2 > 0 {
-			x := theta[lo:hi]
-			parts[b] = c2 * kernels.Dot(x, x)
-			kernels.Axpy(c22, x, gb)
-		}
-		return nil
-	})
-	f := 0.0
-	for _, p := range parts {
-		f += p
-	}
-	return f
+	return o.reduce(theta, g), nil
 }
 
 // prefetchLevel has a bit for each prefetch of prefetchAll (0: none); a
@@ -693,6 +235,20 @@ var prefetchLevel = 7
 // the M×M factors alone 19 KB, fills most of L1, which the prefetched
 // lines then compete for.)
 const prefetchMaxM = 32
+
+// joinOpts returns the chain options of candidate labels c (the caller's
+// own, from chainOpts: modified) and observation-dependent transitions d
+// together; either may be nil.
+func joinOpts(c, d *engine.ChainOptions) *engine.ChainOptions {
+	if c == nil {
+		return d
+	}
+	c.TransDelta = nil
+	if d != nil {
+		c.TransDelta = d.TransDelta
+	}
+	return c
+}
 
 // seq adds one sequence's weighted NLL and gradient into wb.
 func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
@@ -782,7 +338,7 @@ func (o *objective) finishSeq(wb *workerBuf, theta []float64, i int, emit, marg 
 // then holds the emission gradient) and its weighted NLL, logZ − the gold
 // path's score (delta: its observation-dependent part), to wb; for the
 // float64 and the float32 evaluations alike.
-func addNLL[E float32 | float64](wb *workerBuf, md *model, theta []float64, emit, marg []E, y []int32, c, logZ, delta float64, i int) error {
+func addNLL[E float32 | float64](wb *workerBuf, md *paramSpace, theta []float64, emit, marg []E, y []int32, c, logZ, delta float64, i int) error {
 	m, T := md.m, len(y)
 	nt, off := md.bigOff-md.nState, md.nState
 	tg := wb.tg

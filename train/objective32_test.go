@@ -16,12 +16,12 @@ const eps32 = 1.0 / (1 << 24)
 
 // objectives32 returns a float64 and a float32 objective over the same
 // model of d (dense transitions).
-func objectives32(t *testing.T, d *Data, c2 float64, pool *engine.Pool) (*model, *objective, *objective) {
+func objectives32(t *testing.T, d *Data, c2 float64, pool *engine.Pool) (*paramSpace, *objective, *objective) {
 	t.Helper()
 	cfg, _ := Defaults("lbfgs")
 	cfg.Transitions = "dense"
 	cfg.C2 = c2
-	md, err := newModel(d, &cfg)
+	md, err := newParamSpace(d, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

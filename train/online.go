@@ -69,7 +69,7 @@ func (st *onlineState) shuffle() {
 
 // addTrans adds c at the transition parameters of labelling y (start,
 // bigrams, end), skipping the fixed ones.
-func (md *model) addTrans(theta []float64, y []int32, c float64, fixed []bool) {
+func (md *paramSpace) addTrans(theta []float64, y []int32, c float64, fixed []bool) {
 	T := len(y)
 	if T == 0 {
 		return
@@ -87,7 +87,7 @@ func (md *model) addTrans(theta []float64, y []int32, c float64, fixed []bool) {
 	}
 }
 
-func (md *model) fixedMask() []bool {
+func (md *paramSpace) fixedMask() []bool {
 	f := make([]bool, md.nParams-md.nState)
 	for _, k := range md.fixedTrans {
 		f[int(k)-md.nState] = true
@@ -466,7 +466,7 @@ func kScale(x []float64, a float64) {
 // setTransitions refreshes tr, made by transitionsFrom for md, to the
 // transition parameters tp = θ[nState:bigOff] in place: tr is then bit for bit as
 // transitionsFrom(tp) would make it, and nothing is allocated.
-func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
+func (md *paramSpace) setTransitions(tr *engine.Transitions, tp []float64) error {
 	tp = md.withSubTrans(tp)
 	m := md.m
 	nt := len(tp)
@@ -480,7 +480,7 @@ func (md *model) setTransitions(tr *engine.Transitions, tp []float64) error {
 
 // transitionsFrom builds Transitions from the transition parameters alone
 // (tp = θ[nState:bigOff]).
-func (md *model) transitionsFrom(tp []float64, exc []engine.Exception) (*engine.Transitions, error) {
+func (md *paramSpace) transitionsFrom(tp []float64, exc []engine.Exception) (*engine.Transitions, error) {
 	tp = md.withSubTrans(tp)
 	m := md.m
 	nt := len(tp)

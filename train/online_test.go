@@ -138,7 +138,7 @@ func TestOnlineBitIdentical(t *testing.T) {
 func onlineEpoch(tb testing.TB, c onlineCase, d *Data) func() float64 {
 	cfg, _ := Defaults(c.alg)
 	cfg.Transitions = c.trans
-	md, err := newModel(d, &cfg)
+	md, err := newParamSpace(d, &cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

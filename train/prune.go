@@ -11,7 +11,7 @@ import "github.com/simdcrf/simdcrf/engine"
 // finite), within the position's candidate labels if it has any. The objective is the
 // likelihood of the chain constrained to those sets, and its gradient is
 // exact for the sets held fixed; the engine's restricted path runs it
-// over the kept pairs alone (engine/restrict.go), O(Σ_t |K_{t−1}|·|K_t|)
+// over the kept pairs alone (engine/restrict_fb.go), O(Σ_t |K_{t−1}|·|K_t|)
 // per sequence instead of O(T·M²) or O(T·(M + bigrams)). Müller, Schmid
 // and Schütze (EMNLP 2013) prune the same way from a zeroth-order lattice
 // to a first-order one, with SGD, and tag with the same pruning.

@@ -85,7 +85,7 @@ func TestPrunedObjective(t *testing.T) {
 			cfg, _ := Defaults("lbfgs")
 			cfg.Transitions, cfg.C2 = tc.trans, 0.2
 			cfg.PruneMax, cfg.PruneThreshold = 4, 0.05
-			md, err := newModel(d, &cfg)
+			md, err := newParamSpace(d, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -209,7 +209,7 @@ func TestPruneExact(t *testing.T) {
 		cfg, _ := Defaults("lbfgs")
 		cfg.Transitions, cfg.C2 = trans, 0.3
 		cfg.PruneMax, cfg.PruneThreshold = m+3, 0
-		md, err := newModel(d, &cfg)
+		md, err := newParamSpace(d, &cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestPruneStartsExact(t *testing.T) {
 	cfg, _ := Defaults("lbfgs")
 	cfg.Transitions = "tied"
 	cfg.PruneMax = 3
-	md, err := newModel(d, &cfg)
+	md, err := newParamSpace(d, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

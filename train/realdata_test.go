@@ -272,7 +272,7 @@ func TestChunking(t *testing.T) {
 func BenchmarkChunkingEval(b *testing.B) {
 	d, _, _ := loadChunking(b)
 	cfg, _ := Defaults("lbfgs")
-	md, err := newModel(d, &cfg)
+	md, err := newParamSpace(d, &cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestPrefetchEWT(t *testing.T) {
 
 func prefetchAB(t *testing.T, d *Data) {
 	cfg, _ := Defaults("lbfgs")
-	md, err := newModel(d, &cfg)
+	md, err := newParamSpace(d, &cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

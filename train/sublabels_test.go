@@ -25,7 +25,7 @@ func TestSubLabelsObjective(t *testing.T) {
 			if err := cfg.Set("feature.sublabel_spans", "0:2"); err != nil { // NA, NB, VA, VB
 				t.Fatal(err)
 			}
-			md, err := newModel(d, &cfg)
+			md, err := newParamSpace(d, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -190,7 +190,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 			return nil, fmt.Errorf("train: holdout data has %d bigram attributes; the training data %d", h.NumBigramAttrs, d.NumBigramAttrs)
 		}
 	}
-	md, err := newModel(d, &cfg)
+	md, err := newParamSpace(d, &cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +288,7 @@ type trainer struct {
 	ctx  context.Context
 	d    *Data
 	cfg  *Config
-	md   *model
+	md   *paramSpace
 	pool *engine.Pool
 	stop *atomic.Bool
 	// holdout buffers, per worker
@@ -541,7 +541,7 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 }
 
 // holdStartEnd holds the start and end weights at 0 (Config.NoStartEnd).
-func (md *model) holdStartEnd() {
+func (md *paramSpace) holdStartEnd() {
 	if md.noTrans { // (held already)
 		return
 	}

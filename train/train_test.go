@@ -59,7 +59,7 @@ func b2i(b bool) int {
 }
 
 // trainable reports whether parameter k is trained.
-func (md *model) trainable(k int) bool {
+func (md *paramSpace) trainable(k int) bool {
 	if k < md.hy.nHot*md.m && md.stateMask != nil && md.stateMask[k/64]&(1<<(k%64)) == 0 {
 		return false
 	}
@@ -90,7 +90,7 @@ func TestGradientFiniteDifferences(t *testing.T) {
 			cfg.Transitions = tc.trans
 			cfg.PossibleStates, cfg.PossibleTransitions = tc.poss, tc.poss
 			cfg.C2 = 0.3
-			md, err := newModel(d, &cfg)
+			md, err := newParamSpace(d, &cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -454,9 +454,9 @@ func TestSet(t *testing.T) {
 func TestMinFreq(t *testing.T) {
 	d := randomData(t, 17, 100, 40, 4, false, false)
 	cfg, _ := Defaults("lbfgs")
-	md1, _ := newModel(d, &cfg)
+	md1, _ := newParamSpace(d, &cfg)
 	cfg.MinFreq = 3
-	md3, _ := newModel(d, &cfg)
+	md3, _ := newParamSpace(d, &cfg)
 	if md3.pattern.NumPairs() >= md1.pattern.NumPairs() || len(md3.fixedTrans) < len(md1.fixedTrans) {
 		t.Errorf("minfreq 3: %d pairs (%d fixed bigrams), minfreq 0: %d (%d)", md3.pattern.NumPairs(), len(md3.fixedTrans), md1.pattern.NumPairs(), len(md1.fixedTrans))
 	}

@@ -1,5 +1,5 @@
 // Command maxplus generates the max-plus CSR kernel of package kernels used
-// by the tied-transition Viterbi (engine/tied.go): for every row r, the
+// by the tied-transition Viterbi (engine/tied_viterbi.go): for every row r, the
 // largest of y[r] and the candidates x[idx[k]] + v[k] of its entries, with
 // the lowest index among the largest (arg[r]), updating (y[r], arg[r]).
 //

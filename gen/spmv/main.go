@@ -1,5 +1,5 @@
 // Command spmv generates the gather kernels of package kernels used by the
-// tied-transition forward–backward (engine/tied.go): a CSR sparse
+// tied-transition forward–backward (engine/tied_fb.go): a CSR sparse
 // matrix–vector product (spmv) and an indexed multiply-add (gatherMulAdd),
 // both with VGATHERDPD (int32 indices, float64 values).
 //

@@ -1,0 +1,99 @@
+package engine
+
+import (
+	"math"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// forward runs the forward pass and returns log Z. Normally that is the
+// scaled probability-domain pass, leaving Ψ in ws.psi, α in ws.alpha and the
+// scales in ws.scale. When a position's scores or a transition column spread
+// wider than scaledRange (or the scaled pass finds no labelling, to make
+// sure), it runs in the log domain instead and sets ws.logMode.
+func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOptions) (float64, error) {
+	M := tr.m
+	ws.logMode, ws.opts, ws.scaledD = false, c, false
+	deltas := c.hasDelta()
+	logOnly := tr.logOnly || deltas && (tr.tied != nil || !tr.makeEt(ws, T))
+	psi := ws.psi[:T*M]
+	shift := 0.0
+	// Without constraints, and when a sum of squares shows no emission is
+	// NaN or ±Inf, kernels.ShiftRows puts the shifted scores straight into
+	// Ψ (the scalar path below was a sixth of a training evaluation at
+	// M = 22).
+	if chk := kernels.Dot(emit[:T*M], emit[:T*M]); c == nil && !logOnly && chk <= math.MaxFloat64 {
+		ws.rowMin = grow(ws.rowMin, T)
+		mx, lo := ws.rowMax[:T], ws.rowMin[:T]
+		if T == 1 {
+			kernels.ShiftRows(psi, mx, lo, emit, tr.startEnd, 1, M)
+		} else {
+			kernels.ShiftRows(psi, mx, lo, emit, tr.start, 1, M)
+			kernels.ShiftRows(psi[M:], mx[1:], lo[1:], emit[M:], tr.colShift, T-2, M)
+			last := (T - 1) * M
+			kernels.ShiftRows(psi[last:], mx[T-1:], lo[T-1:], emit[last:], tr.colEnd, 1, M)
+		}
+		for t, m := range mx {
+			if math.IsInf(m, -1) {
+				return math.Inf(-1), ErrNoLabelling
+			}
+			if m-lo[t] > scaledRange {
+				tr.logScores(ws, emit, T, c, false)
+				return tr.forwardLog(ws, T)
+			}
+			shift += m
+		}
+	} else {
+		if err := tr.logScores(ws, emit, T, c, !logOnly); err != nil {
+			return 0, err
+		}
+		if logOnly {
+			return tr.forwardLog(ws, T)
+		}
+		s := ws.s[:T*M]
+		for t := range T {
+			row := s[t*M : (t+1)*M]
+			m, lo := ws.rowMax[t], ws.rowMin[t]
+			if math.IsInf(m, -1) {
+				return math.Inf(-1), ErrNoLabelling
+			}
+			if m-lo > scaledRange {
+				tr.logScores(ws, emit, T, c, false)
+				return tr.forwardLog(ws, T)
+			}
+			shift += m
+			out := psi[t*M : (t+1)*M]
+			for j, v := range row {
+				out[j] = v - m
+			}
+		}
+	}
+	kernels.Exp(psi, psi)
+	if deltas {
+		tr.forwardDelta(ws, psi, T)
+		ws.scaledD = true
+	} else if tr.tied != nil {
+		tr.tied.forward(ws.alpha, ws.scale, psi, T, M)
+	} else {
+		kernels.Forward(ws.alpha, ws.scale, psi, tr.e, T, M)
+	}
+	logZ := shift
+	for _, sc := range ws.scale[:T] {
+		if !(sc > 0) {
+			tr.logScores(ws, emit, T, c, false)
+			return tr.forwardLog(ws, T)
+		}
+		logZ += math.Log(sc)
+	}
+	return logZ, nil
+}
+
+// forwardLog is the log-domain forward pass over ws.s (unshifted scores).
+func (tr *Transitions) forwardLog(ws *Workspace, T int) (float64, error) {
+	ws.logMode = true
+	logZ := tr.logForward(ws, T)
+	if math.IsInf(logZ, -1) {
+		return logZ, ErrNoLabelling
+	}
+	return logZ, nil
+}
