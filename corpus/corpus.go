@@ -16,7 +16,6 @@ import (
 
 	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/sparse"
-	"github.com/simdcrf/simdcrf/train"
 )
 
 // File is an open input: a format.Reader over a file, decompressed if its
@@ -118,7 +117,7 @@ type Training struct {
 	// frequent first; nil when the data has none (Data.Bigram is then nil).
 	BAttrs  *sparse.Dict
 	Labels  *sparse.Dict // label names, in order of first appearance
-	Data    train.Data
+	Data    sparse.Dataset
 	Items   int64 // items read (positions)
 	Seqs    int   // sequences read
 	Columns int   // observation columns of column input (0 otherwise)
@@ -296,7 +295,7 @@ func (l *Loader) Finish() (*Training, error) {
 		w = nil
 	}
 	tr := &Training{Attrs: attrs, Labels: l.labels, Items: l.items, Seqs: l.seqs, Columns: l.columns,
-		Data: train.Data{Corpus: l.c, Weights: w, NumAttrs: attrs.Len(), Labels: l.labels.Len()}}
+		Data: sparse.Dataset{Corpus: l.c, Weights: w, NumAttrs: attrs.Len(), Labels: l.labels.Len()}}
 	if !l.noWords {
 		tr.Data.Words, tr.Data.Vocab = l.words, l.vocab
 	}
@@ -343,7 +342,7 @@ func bigramSeq(b *sparse.Builder, seq *format.Sequence, id func([]byte) (int32, 
 // training data's dictionaries: attributes they do not know are left out,
 // and gold labels they do not know are sparse.NoLabel, which no prediction
 // matches (the token still counts).
-func LoadHoldout(path string, s format.Spec, tr *Training) (*train.Data, error) {
+func LoadHoldout(path string, s format.Spec, tr *Training) (*sparse.Dataset, error) {
 	f, err := Open(path, s)
 	if err != nil {
 		return nil, err
@@ -444,9 +443,9 @@ func (h *Holdout) Add(seq *format.Sequence) error {
 func (h *Holdout) Len() int { return h.c.Len() }
 
 // Data returns the holdout data for the trainer.
-func (h *Holdout) Data() *train.Data {
+func (h *Holdout) Data() *sparse.Dataset {
 	tr := h.tr
-	d := &train.Data{Corpus: h.c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}
+	d := &sparse.Dataset{Corpus: h.c, NumAttrs: tr.Attrs.Len(), Labels: tr.Labels.Len()}
 	if !h.noWords {
 		d.Words, d.Vocab = h.words, h.vocab
 	}

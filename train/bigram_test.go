@@ -166,7 +166,7 @@ func TestBigramGradient(t *testing.T) {
 					}
 					logZ = logAdd(logZ, bruteScore(res, s, bs, y))
 				}
-				want += d.weight(i) * (logZ - bruteScore(res, s, bs, s.Labels))
+				want += d.Weight(i) * (logZ - bruteScore(res, s, bs, s.Labels))
 			}
 			if math.Abs(want-f0) > 1e-9*math.Abs(want) {
 				t.Errorf("objective %.12g, brute force %.12g", f0, want)

@@ -135,7 +135,7 @@ func TestCandidatesSubLabelsBigrams(t *testing.T) {
 						logZ = logAdd(logZ, score(lab))
 					}
 				}
-				want += d.weight(i) * (logZ - score(y))
+				want += d.Weight(i) * (logZ - score(y))
 			}
 			for _, v := range theta {
 				want += cfg.C2 * v * v

@@ -254,7 +254,7 @@ func joinOpts(c, d *engine.ChainOptions) *engine.ChainOptions {
 func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
 	md := o.md
 	m := md.m
-	y, c := o.sc.labels[i], o.d.weight(i)
+	y, c := o.sc.labels[i], o.d.Weight(i)
 	T := len(y)
 	if T == 0 || c == 0 {
 		return nil
@@ -313,7 +313,7 @@ func (o *objective) scoreSeq(wb *workerBuf, theta []float64, i int, emit []float
 // gradient.
 func (o *objective) finishSeq(wb *workerBuf, theta []float64, i int, emit, marg []float64, logZ float64, bs sparse.Seq, bo *engine.ChainOptions) error {
 	md := o.md
-	y, c := o.sc.labels[i], o.d.weight(i)
+	y, c := o.sc.labels[i], o.d.Weight(i)
 	var delta float64 // the path's observation-dependent transition scores
 	if bo != nil {
 		gb := wb.tg[md.bigOff-md.nState:]

@@ -236,7 +236,7 @@ func (s *state32) forwardBackward(wk *worker32, T, m int) (logZ float64, ok bool
 func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *worker32, tr *engine.Transitions, theta []float64, i int) error {
 	md := o.md
 	m := md.m
-	y, c := o.sc.labels[i], o.d.weight(i)
+	y, c := o.sc.labels[i], o.d.Weight(i)
 	T := len(y)
 	if T == 0 || c == 0 {
 		return nil

@@ -170,7 +170,7 @@ func (t *trainer) apEpoch(theta, ws []float64, u float64, st *onlineState) (floa
 		if t.stopped() {
 			return 0, u, errInterrupted
 		}
-		y, c := sc.labels[i], d.weight(i)
+		y, c := sc.labels[i], d.Weight(i)
 		T := len(y)
 		if T == 0 || c == 0 {
 			u++
@@ -364,7 +364,7 @@ func (t *trainer) sgdEpoch(theta []float64, order []int, st *onlineState, lambda
 			kScale(theta, a)
 			return 0, errInterrupted
 		}
-		y, c := sc.labels[i], d.weight(i)
+		y, c := sc.labels[i], d.Weight(i)
 		T := len(y)
 		if T == 0 || c == 0 {
 			continue

@@ -18,34 +18,12 @@ import (
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
-// Data is a labelled training (or holdout) set over attribute ids.
-type Data struct {
-	Corpus   *sparse.Corpus // labelled sequences
-	Weights  []float64      // per-sequence instance weights, or nil for all 1
-	NumAttrs int
-	Labels   int // M
-
-	// Words, for candidate labels (Config.Candidates, Lexicon): each
-	// position's word as an id in Vocab (−1: none), per sequence; nil when
-	// the input has no words (CRFsuite's attribute format).
-	Words [][]int32
-	Vocab *sparse.Dict
-	// Lexicon, if not nil, restricts the words it holds to its labels (ids
-	// of this data's labels), with the words seen Config.Candidates times.
-	Lexicon *sparse.Lexicon
-	// LabelNames are the labels' names (label id order), for sub-label
-	// weights (Config.SubLabels).
-	LabelNames []string
-	// Bigram, if not nil, holds the bigram attributes of every sequence
-	// (CRF++ B template lines with %x): sequence i of Bigram has the length
-	// of sequence i of Corpus, and its position t ≥ 1 the attributes of the
-	// transition from t−1 to t, ids in [0, NumBigramAttrs).
-	Bigram         *sparse.Corpus
-	NumBigramAttrs int
-}
+// Data is a labelled training (or holdout) set over attribute ids (see
+// sparse.Dataset, where package corpus makes it).
+type Data = sparse.Dataset
 
 // checkBigram checks the bigram attributes against the sequences.
-func (d *Data) checkBigram(name string) error {
+func checkBigram(d *Data, name string) error {
 	if d.Bigram == nil {
 		return nil
 	}
@@ -63,14 +41,6 @@ func (d *Data) checkBigram(name string) error {
 		}
 	}
 	return nil
-}
-
-// weight returns the instance weight of sequence i (1 without Weights).
-func (d *Data) weight(i int) float64 {
-	if d.Weights == nil {
-		return 1
-	}
-	return d.Weights[i]
 }
 
 // Result is a trained model: the parameters and the views on them.
@@ -114,7 +84,7 @@ type Result struct {
 // checkHoldout checks holdout data, whose gold labels may be
 // sparse.NoLabel: labels the training data never had, which no prediction
 // matches (the token still counts against the accuracy).
-func (d *Data) checkHoldout() error {
+func checkHoldout(d *Data) error {
 	if d == nil || d.Corpus == nil || !d.Corpus.Labelled() {
 		return fmt.Errorf("train: no labelled holdout data")
 	}
@@ -134,10 +104,10 @@ func (d *Data) checkHoldout() error {
 			}
 		}
 	}
-	return d.checkBigram("holdout")
+	return checkBigram(d, "holdout")
 }
 
-func (d *Data) check(name string) error {
+func check(d *Data, name string) error {
 	if d == nil || d.Corpus == nil {
 		return fmt.Errorf("train: no %s data", name)
 	}
@@ -163,7 +133,7 @@ func (d *Data) check(name string) error {
 	if err := d.Corpus.Validate(d.NumAttrs, d.Labels); err != nil {
 		return fmt.Errorf("train: %s data: %w", name, err)
 	}
-	return d.checkBigram(name)
+	return checkBigram(d, name)
 }
 
 // Train fits a model to d. Cancelling ctx stops training cleanly: the
@@ -176,11 +146,11 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if err := d.check("training"); err != nil {
+	if err := check(d, "training"); err != nil {
 		return nil, err
 	}
 	if cfg.Holdout != nil {
-		if err := cfg.Holdout.checkHoldout(); err != nil {
+		if err := checkHoldout(cfg.Holdout); err != nil {
 			return nil, err
 		}
 		if cfg.Holdout.Labels != d.Labels || cfg.Holdout.NumAttrs > d.NumAttrs {
