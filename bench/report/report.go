@@ -16,9 +16,9 @@ import (
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/layerbench"
-	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/machine"
 )
 
 // Config controls a report run.

@@ -26,10 +26,10 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
-	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/eval"
 	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/machine"
 	"github.com/simdcrf/simdcrf/model"
 )
 
