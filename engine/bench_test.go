@@ -12,7 +12,7 @@ import (
 
 // Benchmarks: Benchmark<Op><Structure>/M=<labels>/<impl>, one thread, a
 // batch of enginebench.Seqs sentences of enginebench.T tokens per op;
-// tokens/s is reported. `simdcrf bench engine` runs the same cases, and
+// tokens/s is reported. `simdcrf-bench engine` runs the same cases, and
 // also on two threads.
 
 func benchEngine(b *testing.B, op, structure string) {

@@ -10,7 +10,7 @@ import (
 
 // Benchmarks are named Benchmark<Kernel>/M=<labels>/<impl> (N=<length> for
 // the elementwise kernels) so that benchstat can compare tiers; they report
-// ns/position and GFLOP/s. `simdcrf bench kernels` runs the same cases.
+// ns/position and GFLOP/s. `simdcrf-bench kernels` runs the same cases.
 
 func benchKernel(b *testing.B, kernel string) {
 	labels := kernelbench.Labels

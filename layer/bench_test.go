@@ -37,7 +37,7 @@ func setVar[V any](p *V, v V) func() {
 }
 
 // Benchmarks of one batch B=32, T=50 (lengths 25–50) on one thread, as in
-// `simdcrf bench layer`: Benchmark<Op>/M=<labels>/<type>. From
+// `simdcrf-bench layer`: Benchmark<Op>/M=<labels>/<type>. From
 // engine.LockstepLabels on, <type>-single runs every sequence alone (the
 // lockstep path off) and float32-lockstep forces the lockstep path on
 // float32 batches, for the choices lockstep.go makes.

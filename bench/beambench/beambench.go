@@ -16,7 +16,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/simdcrf/simdcrf/bench/machine"
+	"github.com/simdcrf/simdcrf/internal/machine"
 )
 
 // Options controls a run.

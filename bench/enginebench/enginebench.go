@@ -1,5 +1,5 @@
 // Package enginebench defines the inference-engine benchmarks once, for
-// `go test -bench` (package engine) and `simdcrf bench engine`.
+// `go test -bench` (package engine) and `simdcrf-bench engine`.
 package enginebench
 
 import (
@@ -179,7 +179,7 @@ func Bench(b *testing.B, run func() error) {
 	b.ReportMetric(float64(T*Seqs)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 }
 
-// Plan lists the cases `simdcrf bench engine` runs: every op, structure
+// Plan lists the cases `simdcrf-bench engine` runs: every op, structure
 // and label count on the best tier, dense also on every other tier, one
 // and (where the machine has them) two threads; nbest up to M=128.
 func Plan(labels []int, threads []int) []Case {

@@ -1,5 +1,5 @@
 // Package kernelbench defines the kernel benchmarks once, for both
-// `go test -bench` (package kernels) and `simdcrf bench kernels`, so the two
+// `go test -bench` (package kernels) and `simdcrf-bench kernels`, so the two
 // always measure the same thing.
 package kernelbench
 
@@ -18,7 +18,7 @@ var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions",
 
 // Kernels32 lists the float32 kernels' benchmarks (the same cases as their
 // float64 namesakes without the suffix, on the same values rounded to
-// float32), for `go test -bench` in package kernels; `simdcrf bench
+// float32), for `go test -bench` in package kernels; `simdcrf-bench
 // kernels` runs them when asked by name.
 var Kernels32 = []string{"forward32", "backward32", "forward_lockstep32", "backward_lockstep32", "transitions32", "viterbi32", "exp32", "dot32", "gather32", "scatter32"}
 

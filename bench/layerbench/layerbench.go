@@ -2,7 +2,7 @@
 // with a standard batched CRF layer written in PyTorch (torch_crf.py: a
 // Python loop over time steps with logsumexp and max, the gradient by
 // autograd — pytorch-crf's algorithm), on the same seeded scores, for
-// `simdcrf bench layer` and the report.
+// `simdcrf-bench layer` and the report.
 //
 // PyTorch is never a dependency of the module: Ensure finds Debian's
 // python3-torch under /usr/bin/python3, or installs it with apt-get when it

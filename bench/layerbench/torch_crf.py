@@ -1,4 +1,4 @@
-"""The PyTorch reference of `simdcrf bench layer`: a standard batched CRF layer
+"""The PyTorch reference of `simdcrf-bench layer`: a standard batched CRF layer
 (pytorch-crf's algorithm, batch-first: a Python loop over time steps with a
 (B,M,M) broadcast and logsumexp or max per step, the gradient by autograd),
 timed on the scores the Go side wrote.

@@ -18,7 +18,7 @@ func WriteBeam(buf *bytes.Buffer, r beambench.Result) {
 		r.Procs, r.Procs, r.Copies, float64(r.Tokens)/1e6, r.Sequences, float64(r.Bytes)/1e6, r.Repeats)
 	fmt.Fprintf(buf, "| command | wall s | tokens/s | CPU s | CPU ns/token | peak MiB | start-up s |\n|---|---|---|---|---|---|---|\n")
 	row := func(name string, c, start beambench.Case) {
-		fmt.Fprintf(buf, "| %s | %.2f | %s | %.2f | %.0f | %.0f | %.2f |\n", name, c.Wall, fmtRate(r.TokensPerSec(c)), c.CPU,
+		fmt.Fprintf(buf, "| %s | %.2f | %s | %.2f | %.0f | %.0f | %.2f |\n", name, c.Wall, FormatRate(r.TokensPerSec(c)), c.CPU,
 			c.CPU/float64(r.Tokens)*1e9, c.PeakMiB, start.Wall)
 	}
 	row(fmt.Sprintf("simdcrf tag --threads %d", r.Procs), r.Tag, r.TagStart)
@@ -37,5 +37,5 @@ func WriteBeam(buf *bytes.Buffer, r beambench.Result) {
 	fmt.Fprintf(buf, "\nPer token, the pipeline takes %s wall time and %s CPU time than simdcrf tag (start-ups taken out), "+
 		"×%.2f the wall time%s. It tags %s tokens per CPU-second (the figure docs/distributed.md's cost estimate starts from). "+
 		"Prism keeps every PCollection in memory, hence the peak. Building simdcrf-beam took %.0f s here (Go's caches as found) for a %.0f MiB binary.\n\n",
-		more(r.OverheadNs()), more(r.CPUOverheadNs()), r.Beam.Wall/r.Tag.Wall, why, fmtRate(float64(r.Tokens)/r.Beam.CPU), r.BuildSec, r.BinaryMiB)
+		more(r.OverheadNs()), more(r.CPUOverheadNs()), r.Beam.Wall/r.Tag.Wall, why, FormatRate(float64(r.Tokens)/r.Beam.CPU), r.BuildSec, r.BinaryMiB)
 }

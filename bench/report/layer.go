@@ -19,7 +19,7 @@ func WriteLayer(buf *bytes.Buffer, res []layerbench.Result, o layerbench.Options
 	if torch == "" {
 		torch = "(not available on this run: simdcrf alone)"
 	}
-	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench layer` (`--json` for JSON lines): package `layer` on a padded batch of B=%d sequences of T=%d "+
+	fmt.Fprintf(buf, "`go run ./cmd/simdcrf-bench layer` (`--json` for JSON lines): package `layer` on a padded batch of B=%d sequences of T=%d "+
 		"(lengths uniform in %d–%d) with emissions N(0, 2²) and transition, start and end scores N(0, 1), against a standard batched CRF layer "+
 		"written in PyTorch %s on the CPU (bench/layerbench/torch_crf.py: a Python loop over time with a (B,M,M) broadcast and "+
 		"logsumexp or max per step, the gradient by autograd, a batched backtrace; pytorch-crf's algorithm) on the same scores, "+
@@ -32,7 +32,7 @@ func WriteLayer(buf *bytes.Buffer, res []layerbench.Result, o layerbench.Options
 	fmt.Fprintf(buf, "| op | type | M | threads | simdcrf ms | simdcrf tokens/s | torch ms | torch tokens/s | × | agreement |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res {
 		fmt.Fprintf(buf, "| %s | %s | %d | %d | %.3f | %s | %s | %s | %s | %s |\n", r.Op, r.Type, r.Labels, r.Threads,
-			r.SimdcrfMs, fmtRate(r.SimdcrfTokensS), optMs(r.TorchMs), optRate(r.TorchTokensS), optX(r.Speedup), Agreement(r))
+			r.SimdcrfMs, FormatRate(r.SimdcrfTokensS), optMs(r.TorchMs), optRate(r.TorchTokensS), optX(r.Speedup), Agreement(r))
 	}
 	fmt.Fprintf(buf, "\n")
 	scaling := ""
@@ -93,7 +93,7 @@ func optRate(x float64) string {
 	if x == 0 {
 		return "–"
 	}
-	return fmtRate(x)
+	return FormatRate(x)
 }
 
 func optX(x float64) string {

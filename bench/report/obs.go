@@ -40,7 +40,7 @@ func WriteObs(buf *bytes.Buffer, runs []trainbench.Run) {
 		}
 		r := c.r
 		fmt.Fprintf(buf, "| %s | %d | %.2f | %.2f | %d | %.3f | %.1f | %.2f | %s |\n", c.name, r.BigramWeights, r.ChunkF1, r.ItemAcc,
-			r.Iters, r.OptSec/float64(max(r.Iters, 1)), r.TrainSec, float64(r.ModelBytes)/1e6, fmtRate(r.TagTokSec))
+			r.Iters, r.OptSec/float64(max(r.Iters, 1)), r.TrainSec, float64(r.ModelBytes)/1e6, FormatRate(r.TagTokSec))
 	}
 	fmt.Fprintln(buf)
 	if plain != nil && seen != nil && plain.Iters > 0 && seen.Iters > 0 {

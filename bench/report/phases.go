@@ -22,7 +22,7 @@ func WritePhases(buf *bytes.Buffer, res []trainbench.PhaseResult, o trainbench.P
 		rounds = trainbench.DefaultPhaseRounds
 	}
 	fmt.Fprintf(buf, "## Where an iteration's time goes\n\n")
-	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench phases` prints this section. Each corpus is read from the CRFsuite attribute file of the tables above "+
+	fmt.Fprintf(buf, "`go run ./cmd/simdcrf-bench phases` prints this section. Each corpus is read from the CRFsuite attribute file of the tables above "+
 		"and trained in-process for 1 + %d L-BFGS iterations (CRFsuite's defaults otherwise) with `train.Config.Stats`, which reads the monotonic clock "+
 		"a few times per sequence (never per position) and adds up each worker's time in each phase; GOMAXPROCS is the thread count. "+
 		"The figures are those of the last %d iterations: the evaluation at the starting point and the first iteration (its line search takes two "+

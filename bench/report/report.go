@@ -16,9 +16,9 @@ import (
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/layerbench"
-	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/machine"
 )
 
 // Config controls a report run.
@@ -208,7 +208,7 @@ const tookPlaceholder = "\x00took\x00"
 
 func writeEngine(buf *bytes.Buffer, res []enginebench.Result, ctl []enginebench.ControlResult) {
 	fmt.Fprintf(buf, "## Inference engine\n\n")
-	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench engine` prints the same cases for any machine (`--json` for JSON lines); "+
+	fmt.Fprintf(buf, "`go run ./cmd/simdcrf-bench engine` prints the same cases for any machine (`--json` for JSON lines); "+
 		"`go test -bench . ./engine` runs them on one thread. Each measurement processes batches of %d sentences of %d tokens "+
 		"with random emission scores (feature scoring excluded) through an `engine.Pool`; tokens per second, median. "+
 		"Structures, on matrices with about 2M non-default transitions: **dense** runs the O(M²) kernels; **tied** is a default "+
@@ -248,7 +248,7 @@ func writeEngine(buf *bytes.Buffer, res []enginebench.Result, ctl []enginebench.
 			cell := "–"
 			for _, r := range res {
 				if r.Op == k.op && r.Structure == k.st && r.Impl == k.impl && r.Threads == k.th && r.Labels == m {
-					cell = fmtRate(r.TokensPerSecond)
+					cell = FormatRate(r.TokensPerSecond)
 					allocs = max(allocs, r.AllocsPerSequence)
 				}
 			}
@@ -276,14 +276,14 @@ func writeEngine(buf *bytes.Buffer, res []enginebench.Result, ctl []enginebench.
 		fmt.Fprintf(buf, "| %s | %s | %s |\n", goal, measured, mark)
 	}
 	if v := get("viterbi", "dense", best, 45, 1); v > 0 {
-		row("Viterbi, M=45, dense, one core: ≥ 4M tokens/s", fmtRate(v)+" tokens/s", v >= 4e6)
+		row("Viterbi, M=45, dense, one core: ≥ 4M tokens/s", FormatRate(v)+" tokens/s", v >= 4e6)
 	}
 	if v := get("forward_backward", "dense", best, 45, 1); v > 0 {
-		row("forward–backward with marginals, M=45, one core: ≥ 2M tokens/s", fmtRate(v)+" tokens/s", v >= 2e6)
+		row("forward–backward with marginals, M=45, one core: ≥ 2M tokens/s", FormatRate(v)+" tokens/s", v >= 2e6)
 	}
 	if v := get("forward_backward", "dense", best, 1024, 1); v > 0 {
 		// Issue 17 measured 1.4k tokens/s before lockstep.
-		row("forward–backward with marginals, M=1024, dense, one core: ≥ 8× the 1.4k tokens/s before lockstep (issue 17)", fmtRate(v)+" tokens/s", v >= 8*1.4e3)
+		row("forward–backward with marginals, M=1024, dense, one core: ≥ 8× the 1.4k tokens/s before lockstep (issue 17)", FormatRate(v)+" tokens/s", v >= 8*1.4e3)
 	}
 	for _, op := range []string{"forward_backward", "viterbi"} {
 		d, t := get(op, "dense", best, 1024, 1), get(op, "tied", best, 1024, 1)
@@ -304,7 +304,7 @@ func writeEngine(buf *bytes.Buffer, res []enginebench.Result, ctl []enginebench.
 			"bound by the vector units, so it scales only if the two logical CPUs are separate physical cores):\n\n"+
 			"| control | one thread (items/s) | two threads | two ÷ one |\n|---|---|---|---|\n")
 		for _, c := range ctl {
-			fmt.Fprintf(buf, "| %s | %s | %s | ×%.2f |\n", c.Name, fmtRate(c.One), fmtRate(c.Two), c.ScalingX)
+			fmt.Fprintf(buf, "| %s | %s | %s | ×%.2f |\n", c.Name, FormatRate(c.One), FormatRate(c.Two), c.ScalingX)
 		}
 		fmt.Fprintln(buf)
 	}
@@ -327,10 +327,12 @@ func writeArm64(buf *bytes.Buffer) {
 		"This machine has no arm64 core: CI tests the neon tier under `qemu-aarch64 -cpu neoverse-n1`, where timings mean nothing "+
 		"(emulation runs the generic Go code about as fast as the NEON code), so no arm64 figures are quoted here. "+
 		"The benchmarks build for arm64 (`GOARCH=arm64 go test -c ./kernels ./engine`); run "+
-		"`go run ./cmd/simdcrf bench report` on an arm64 machine for its table.\n")
+		"`go run ./cmd/simdcrf-bench report` on an arm64 machine for its table.\n")
 }
 
-func fmtRate(x float64) string {
+// FormatRate formats a rate (tokens per second) as the tables do: 1.23M,
+// 45.6k, 789.
+func FormatRate(x float64) string {
 	switch {
 	case x >= 1e6:
 		return fmt.Sprintf("%.2fM", x/1e6)
@@ -343,7 +345,7 @@ func fmtRate(x float64) string {
 func writeKernels(buf *bytes.Buffer, res []kernelbench.Result, peaks map[string]float64) {
 	impls := implOrder(res)
 	fmt.Fprintf(buf, "## Kernels (one core, float64)\n\n")
-	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench kernels` prints the same table for any machine, and "+
+	fmt.Fprintf(buf, "`go run ./cmd/simdcrf-bench kernels` prints the same table for any machine, and "+
 		"`go test -bench . ./kernels` runs the same cases as `Benchmark<Kernel>/M=<labels>/<impl>`. "+
 		"Per-sequence kernels run on sequences of T=%d positions; `forward_lockstep` runs K=%d sequences in lockstep "+
 		"(the step becomes a matrix–matrix product); `logforward` is one log-domain step (M² exps) per position; "+
@@ -390,7 +392,7 @@ func writeKernels(buf *bytes.Buffer, res []kernelbench.Result, peaks map[string]
 					fmt.Fprint(buf, " – |")
 					continue
 				}
-				cell := fmtNs(r.NsPerPosition)
+				cell := FormatNs(r.NsPerPosition)
 				if r.GFLOPs > 0 {
 					cell += fmt.Sprintf(" (%.1f)", r.GFLOPs)
 				}
@@ -425,8 +427,8 @@ func writeTargets(buf *bytes.Buffer, res []kernelbench.Result, peaks map[string]
 	gen, a512 := find(res, "forward", "generic", 45), find(res, "forward", "avx512", 45)
 	if gen != nil && a512 != nil {
 		x := gen.NsPerPosition / a512.NsPerPosition
-		row("AVX-512 forward, M=45: ≥10× generic per position", fmt.Sprintf("×%.1f (%s vs %s ns)", x, fmtNs(a512.NsPerPosition), fmtNs(gen.NsPerPosition)), x >= 10)
-		row("AVX-512 forward, M=45: no slower than hand-written C (142 ns/position)", fmtNs(a512.NsPerPosition)+" ns", a512.NsPerPosition <= 142)
+		row("AVX-512 forward, M=45: ≥10× generic per position", fmt.Sprintf("×%.1f (%s vs %s ns)", x, FormatNs(a512.NsPerPosition), FormatNs(gen.NsPerPosition)), x >= 10)
+		row("AVX-512 forward, M=45: no slower than hand-written C (142 ns/position)", FormatNs(a512.NsPerPosition)+" ns", a512.NsPerPosition <= 142)
 	}
 	if p, ok := peaks["avx512"]; ok {
 		for _, m := range []int{128, 256, 512, 1024} {
@@ -439,7 +441,7 @@ func writeTargets(buf *bytes.Buffer, res []kernelbench.Result, peaks map[string]
 	gen, a512 = find(res, "viterbi", "generic", 45), find(res, "viterbi", "avx512", 45)
 	if gen != nil && a512 != nil {
 		x := gen.NsPerPosition / a512.NsPerPosition
-		row("AVX-512 Viterbi, M=45: ≥6× generic per position", fmt.Sprintf("×%.1f (%s vs %s ns)", x, fmtNs(a512.NsPerPosition), fmtNs(gen.NsPerPosition)), x >= 6)
+		row("AVX-512 Viterbi, M=45: ≥6× generic per position", fmt.Sprintf("×%.1f (%s vs %s ns)", x, FormatNs(a512.NsPerPosition), FormatNs(gen.NsPerPosition)), x >= 6)
 	}
 	fmt.Fprintln(buf)
 }
@@ -483,7 +485,8 @@ func labelOrder(res []kernelbench.Result) []int {
 	return out
 }
 
-func fmtNs(ns float64) string {
+// FormatNs formats nanoseconds as the tables do: 123, 45.6, 7.89.
+func FormatNs(ns float64) string {
 	switch {
 	case ns >= 100:
 		return fmt.Sprintf("%.0f", ns)

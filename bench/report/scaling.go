@@ -67,7 +67,7 @@ func WriteScaling(buf *bytes.Buffer, res trainbench.ScaleResult, svgName string)
 	svg := plot.SVG()
 
 	fmt.Fprintf(buf, "## Cost of an iteration against M\n\n")
-	fmt.Fprintf(buf, "`go run ./cmd/simdcrf bench scaling` prints this section and writes the plot. One set of sentences, "+
+	fmt.Fprintf(buf, "`go run ./cmd/simdcrf-bench scaling` prints this section and writes the plot. One set of sentences, "+
 		"%d sentences (%d tokens) of the UD Czech pool of the czech-pooled task: the fewest, shortest sentences that hold every one of the pool's "+
 		"XPOS tags (a greedy cover, rarest tag first), so that the full tags' M is the pool's while a dense single-sequence iteration at that M stays within a minute. "+
 		"Its positional XPOS tags truncated to their first k characters give the label sets (written to the run's work directory as CoNLL-U; "+

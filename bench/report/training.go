@@ -81,10 +81,10 @@ func writeTraining(buf *bytes.Buffer, runs []trainbench.Run, o trainbench.Option
 				continue
 			}
 			if r.System == trainbench.SystemCRFsuiteModel { // tagging only
-				fmt.Fprintf(buf, "| %s | %s | %d | – | – | – | – | %s |\n", t.Name, r.System, r.Threads, fmtRate(r.TagTokSec))
+				fmt.Fprintf(buf, "| %s | %s | %d | – | – | – | – | %s |\n", t.Name, r.System, r.Threads, FormatRate(r.TagTokSec))
 				continue
 			}
-			fmt.Fprintf(buf, "| %s | %s | %d | %.1f | %d | %.3f | %.0f | %s |\n", t.Name, r.System, r.Threads, r.TrainSec, r.Iters, r.OptSec/float64(max(r.Iters, 1)), r.PeakMiB, fmtRate(r.TagTokSec))
+			fmt.Fprintf(buf, "| %s | %s | %d | %.1f | %d | %.3f | %.0f | %s |\n", t.Name, r.System, r.Threads, r.TrainSec, r.Iters, r.OptSec/float64(max(r.Iters, 1)), r.PeakMiB, FormatRate(r.TagTokSec))
 		}
 	}
 	fmt.Fprintf(buf, "\n\"train s\" is the whole `learn` process (reading included); s/iteration is the optimisation time "+
@@ -190,7 +190,7 @@ func writeLargeTargets(buf *bytes.Buffer, runs []trainbench.Run) {
 	}
 	for _, sys := range systems {
 		if r := findRun(runs, pooled, sys, all); r != nil && r.TagTokSec1 > 0 {
-			row(fmt.Sprintf("tagging the UD Czech pooled model (%s), whole process, one thread: ≥ 300k tokens/s", sys), fmtRate(r.TagTokSec1)+" tokens/s", r.TagTokSec1 >= 300e3)
+			row(fmt.Sprintf("tagging the UD Czech pooled model (%s), whole process, one thread: ≥ 300k tokens/s", sys), FormatRate(r.TagTokSec1)+" tokens/s", r.TagTokSec1 >= 300e3)
 		}
 	}
 	if p := findRun(runs, attrs, "crfsuite", 0); p != nil {
@@ -206,7 +206,7 @@ func writeLargeTargets(buf *bytes.Buffer, runs []trainbench.Run) {
 		for _, sys := range systems {
 			if r := findRun(runs, attrs, sys, 1); r != nil && p.TagTokSec > 0 {
 				row(fmt.Sprintf("tagging at M = %d (UD Czech CLTT attribute files, %s), whole process, one thread: ≥ 50× CRFsuite's tokens/s", r.Labels, sys),
-					fmt.Sprintf("×%.1f (%s against %s tokens/s)", r.TagTokSec/p.TagTokSec, fmtRate(r.TagTokSec), fmtRate(p.TagTokSec)), r.TagTokSec >= 50*p.TagTokSec)
+					fmt.Sprintf("×%.1f (%s against %s tokens/s)", r.TagTokSec/p.TagTokSec, FormatRate(r.TagTokSec), FormatRate(p.TagTokSec)), r.TagTokSec >= 50*p.TagTokSec)
 			}
 		}
 	}

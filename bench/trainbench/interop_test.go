@@ -31,9 +31,9 @@ func TestCRFsuiteInterop(t *testing.T) {
 	data := testdata.Must(t)
 	ctx := context.Background()
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "simdcrf")
-	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/simdcrf").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	exe, err := BuildSimdcrf(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	simdcrf := func(args ...string) []byte {
 		t.Helper()

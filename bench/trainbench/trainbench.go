@@ -26,10 +26,10 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
-	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/eval"
 	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/machine"
 	"github.com/simdcrf/simdcrf/model"
 )
 
@@ -178,6 +178,19 @@ type Run struct {
 
 // ErrNoData means the data directory is missing.
 var ErrNoData = errors.New("trainbench: no data directory")
+
+// BuildSimdcrf builds the command Options.Exe names, cmd/simdcrf (the one
+// users install), into dir with go build and the given flags, and returns
+// its path. The go tool runs in the working directory, which must be in the
+// module.
+func BuildSimdcrf(ctx context.Context, dir string, flags ...string) (string, error) {
+	exe := filepath.Join(dir, "simdcrf")
+	args := append(append([]string{"build", "-o", exe}, flags...), "github.com/simdcrf/simdcrf/cmd/simdcrf")
+	if out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/simdcrf: %v\n%s", err, out)
+	}
+	return exe, nil
+}
 
 // Measure runs the tasks.
 func Measure(ctx context.Context, o Options) ([]Run, error) {

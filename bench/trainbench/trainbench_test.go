@@ -3,7 +3,6 @@ package trainbench
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -28,9 +27,9 @@ func TestMeasureQuick(t *testing.T) {
 		t.Skip("builds simdcrf and trains on CoNLL-2000")
 	}
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "simdcrf")
-	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/simdcrf").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	exe, err := BuildSimdcrf(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	runs, err := Measure(context.Background(), Options{
 		Exe: exe, DataDir: data, TemplateDir: filepath.Join(data, "..", "templates"), WorkDir: dir,

@@ -27,7 +27,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -40,6 +39,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx"
 	"github.com/simdcrf/simdcrf/beam/crfbeam"
 	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/cli"
 	"github.com/simdcrf/simdcrf/model"
 )
 
@@ -133,7 +133,9 @@ func tag(args []string) int {
 		return 2
 	}
 	beam.Init()
-	defer startProfile()()
+	// SIMDCRF_CPUPROFILE, as for simdcrf (DEVELOPERS.md): on Prism the
+	// pipeline runs in this process, so its profile is the run's.
+	defer cli.StartProfile("simdcrf-beam")()
 	if !*verbose {
 		// The runner logs each job's start and end, and a failure many
 		// times over with the worker's plan; run returns the failure.
@@ -144,28 +146,6 @@ func tag(args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// startProfile writes a CPU profile of the run (the pipeline too, on Prism,
-// which runs in this process) to the file named by SIMDCRF_CPUPROFILE, as
-// simdcrf does (DEVELOPERS.md).
-func startProfile() (stop func()) {
-	path := os.Getenv("SIMDCRF_CPUPROFILE")
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
-	if err == nil {
-		err = pprof.StartCPUProfile(f)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "simdcrf-beam: SIMDCRF_CPUPROFILE:", err)
-		return func() {}
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}
 }
 
 // beamFlags are the flags Beam put on the global flag set, left out of -h.

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -16,48 +18,22 @@ import (
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/layerbench"
-	"github.com/simdcrf/simdcrf/bench/machine"
 	"github.com/simdcrf/simdcrf/bench/report"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
+	"github.com/simdcrf/simdcrf/internal/cli"
+	"github.com/simdcrf/simdcrf/internal/machine"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
-func cmdBench(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, "usage: simdcrf bench kernels|engine|layer|beam|obs|phases|scaling|report [options]\n")
-		return errUsage
-	}
-	switch args[0] {
-	case "kernels":
-		return benchKernels(args[1:], stdout, stderr)
-	case "engine":
-		return benchEngine(args[1:], stdout, stderr)
-	case "beam":
-		return benchBeam(args[1:], stdout, stderr)
-	case "layer":
-		return benchLayer(args[1:], stdout, stderr)
-	case "obs":
-		return benchObs(args[1:], stdout, stderr)
-	case "phases":
-		return benchPhases(args[1:], stdout, stderr)
-	case "scaling":
-		return benchScaling(args[1:], stdout, stderr)
-	case "report":
-		return benchReport(args[1:], stdout, stderr)
-	}
-	fmt.Fprintf(stderr, "simdcrf bench: unknown suite %q (have kernels, engine, layer, beam, obs, phases, scaling, report)\n", args[0])
-	return errUsage
-}
-
 func benchKernels(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench kernels", "bench kernels [options]", stderr)
+	fs := newFlags("kernels", "kernels [options]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per line instead of a table")
 	kernelList := fs.String("kernels", "", "comma-separated kernels (default all: "+strings.Join(kernelbench.Kernels, ",")+")")
 	labelList := fs.String("labels", "", "comma-separated label counts M (default "+joinInts(kernelbench.Labels)+")")
 	implList := fs.String("impl", "", "comma-separated implementations (default all this CPU has: "+strings.Join(kernels.Impls(), ",")+")")
 	benchTime := fs.Duration("benchtime", 100*time.Millisecond, "time per measurement")
 	count := fs.Int("count", 1, "measurements per case; the median is reported")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	labels, err := parseInts(*labelList)
@@ -97,20 +73,20 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 		if r.GFLOPs > 0 {
 			gf = fmt.Sprintf("%.2f", r.GFLOPs)
 		}
-		fmt.Fprintf(stdout, row, r.Kernel, r.Labels, r.Impl, fmtNs(r.NsPerPosition), gf, speed, r.AllocsPerOp)
+		fmt.Fprintf(stdout, row, r.Kernel, r.Labels, r.Impl, report.FormatNs(r.NsPerPosition), gf, speed, r.AllocsPerOp)
 	}
 	_, err = kernelbench.Run(opts)
 	return err
 }
 
 func benchEngine(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench engine", "bench engine [options]", stderr)
+	fs := newFlags("engine", "engine [options]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per line instead of a table")
 	labelList := fs.String("labels", "", "comma-separated label counts M (default "+joinInts(enginebench.Labels)+")")
 	threadList := fs.String("threads", "1,2", "comma-separated thread counts")
 	benchTime := fs.Duration("benchtime", 200*time.Millisecond, "time per measurement")
 	count := fs.Int("count", 1, "measurements per case; the median is reported")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	labels, err := parseInts(*labelList)
@@ -135,20 +111,10 @@ func benchEngine(args []string, stdout, stderr io.Writer) error {
 	const row = "%-17s %-10s %-8s %5v %7v %14s %10s\n"
 	fmt.Fprintf(stdout, row, "op", "structure", "impl", "M", "threads", "tokens/s", "allocs/seq")
 	opts.Each = func(r enginebench.Result) {
-		fmt.Fprintf(stdout, row, r.Op, r.Structure, r.Impl, r.Labels, r.Threads, fmtRate(r.TokensPerSecond), fmt.Sprintf("%.2f", r.AllocsPerSequence))
+		fmt.Fprintf(stdout, row, r.Op, r.Structure, r.Impl, r.Labels, r.Threads, report.FormatRate(r.TokensPerSecond), fmt.Sprintf("%.2f", r.AllocsPerSequence))
 	}
 	_, err = enginebench.Run(opts)
 	return err
-}
-
-func fmtRate(x float64) string {
-	switch {
-	case x >= 1e6:
-		return fmt.Sprintf("%.2fM", x/1e6)
-	case x >= 1e3:
-		return fmt.Sprintf("%.1fk", x/1e3)
-	}
-	return fmt.Sprintf("%.0f", x)
 }
 
 func taskNames() string {
@@ -160,7 +126,7 @@ func taskNames() string {
 }
 
 func benchReport(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench report", "bench report [options]", stderr)
+	fs := newFlags("report", "report [options]", stderr)
 	out := fs.String("out", "BENCHMARKS.md", "file to write")
 	benchTime := fs.Duration("benchtime", 200*time.Millisecond, "time per measurement")
 	count := fs.Int("count", 5, "measurements per case; the median is reported")
@@ -171,56 +137,51 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	tasks := fs.String("tasks", "", "comma-separated training tasks (default all: "+taskNames()+"); \"none\" for no training tables")
 	withBeam := fs.Bool("beam", true, "measure simdcrf-beam (built from ./beam) against simdcrf tag, if the data is there")
 	withLayer := fs.Bool("layer", true, "measure the CRF layer against PyTorch (python3-torch, installed with apt-get on first use if possible)")
-	withPhases := fs.Bool("phases", true, "measure where an L-BFGS iteration's time goes (bench phases), if the data is there")
-	withScaling := fs.Bool("scaling", true, "plot an L-BFGS iteration's cost against M (bench scaling; "+report.ScalingSVG+" beside --out), if the data is there")
-	if err := parse(fs, args); err != nil {
+	withPhases := fs.Bool("phases", true, "measure where an L-BFGS iteration's time goes (simdcrf-bench phases), if the data is there")
+	withScaling := fs.Bool("scaling", true, "plot an L-BFGS iteration's cost against M (simdcrf-bench scaling; "+report.ScalingSVG+" beside --out), if the data is there")
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	labels, err := parseInts(*labelList)
 	if err != nil {
 		return fmt.Errorf("--labels: %w", err)
 	}
-	var training *trainbench.Options
-	if _, err := os.Stat(*data); err == nil && *tasks != "none" {
-		exe, err := os.Executable()
-		if err != nil {
-			return err
-		}
+	cfg := report.Config{
+		Labels:    labels,
+		BenchTime: *benchTime,
+		Count:     *count,
+		Command:   strings.TrimSpace("go run ./cmd/simdcrf-bench report " + strings.Join(args, " ")),
+		Progress:  func(s string) { fmt.Fprintln(stderr, s) },
+	}
+	_, noData := os.Stat(*data)
+	if noData != nil && *tasks != "none" {
+		fmt.Fprintf(stderr, "simdcrf-bench report: no %s, so no training tables\n", *data)
+	}
+	if noData == nil && (*tasks != "none" || *withBeam) {
 		work, err := os.MkdirTemp("", "simdcrf-report")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(work)
-		training = &trainbench.Options{Exe: exe, DataDir: *data, TemplateDir: *templates, WorkDir: work,
-			Tasks: splitList(*tasks), Peers: *peers}
-	} else if *tasks != "none" {
-		fmt.Fprintf(stderr, "simdcrf bench report: no %s, so no training tables\n", *data)
-	}
-	cfg := report.Config{
-		Training:  training,
-		Labels:    labels,
-		BenchTime: *benchTime,
-		Count:     *count,
-		Command:   strings.TrimSpace("go run ./cmd/simdcrf bench report " + strings.Join(args, " ")),
-		Progress:  func(s string) { fmt.Fprintln(stderr, s) },
-	}
-	if training != nil {
-		training.Progress = cfg.Progress
-		if *withPhases {
-			cfg.Phases = &trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: training.WorkDir, Progress: cfg.Progress}
+		exe, err := buildSimdcrf(work, cfg.Progress)
+		if err != nil {
+			return err
 		}
-		if *withScaling {
-			cfg.Scaling = &trainbench.ScaleOptions{DataDir: *data, WorkDir: training.WorkDir, Peers: *peers, Progress: cfg.Progress}
+		if *tasks != "none" {
+			cfg.Training = &trainbench.Options{Exe: exe, DataDir: *data, TemplateDir: *templates, WorkDir: work,
+				Tasks: splitList(*tasks), Peers: *peers, Progress: cfg.Progress}
+			if *withPhases {
+				cfg.Phases = &trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: work, Progress: cfg.Progress}
+			}
+			if *withScaling {
+				cfg.Scaling = &trainbench.ScaleOptions{DataDir: *data, WorkDir: work, Peers: *peers, Progress: cfg.Progress}
+			}
 		}
-	}
-	if *withBeam {
-		if _, err := os.Stat(*data); err == nil {
-			o, cleanup, err := beamOptions(*data, *templates, cfg.Progress)
+		if *withBeam {
+			cfg.Beam, err = beamOptions(exe, *data, *templates, filepath.Join(work, "beam"), cfg.Progress)
 			if err != nil {
 				return err
 			}
-			defer cleanup()
-			cfg.Beam = o
 		}
 	}
 	if *withLayer {
@@ -234,121 +195,147 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// beamOptions sets up beambench for the beam module under the working
-// directory (the repository, for go run ./cmd/simdcrf).
-func beamOptions(data, templates string, progress func(string)) (*beambench.Options, func(), error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, nil, err
+// buildSimdcrf builds the command the suites time as a child process,
+// cmd/simdcrf (the user's command, not this one), into dir with this
+// binary's build tags. The go tool runs in the working directory, which must
+// be in the repository.
+func buildSimdcrf(dir string, progress func(string)) (string, error) {
+	progress("building cmd/simdcrf")
+	var flags []string
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-tags" {
+				flags = append(flags, "-tags", s.Value)
+			}
+		}
 	}
+	return trainbench.BuildSimdcrf(context.Background(), dir, flags...)
+}
+
+// beamOptions sets up beambench, with exe as simdcrf, for the beam module
+// under the working directory (the repository, for go run ./cmd/simdcrf-bench).
+func beamOptions(exe, data, templates, work string, progress func(string)) (*beambench.Options, error) {
 	dir, err := filepath.Abs("beam")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	work, err := os.MkdirTemp("", "simdcrf-beambench")
+	return &beambench.Options{Exe: exe, BeamDir: dir, DataDir: data, TemplateDir: templates, WorkDir: work, Progress: progress}, nil
+}
+
+// dataFlags adds --data and --templates: the shared corpora and templates.
+func dataFlags(fs *flag.FlagSet) (data, templates *string) {
+	return fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`"),
+		fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
+}
+
+// env is what a section suite measures with: a work directory (removed
+// after), progress lines for stderr and, if the suite runs it, simdcrf.
+type env struct {
+	work, exe string
+	progress  func(string)
+}
+
+// section runs a suite that prints one of the report's sections: measure
+// writes the section into buf, which then goes to stdout at once. withExe
+// builds simdcrf into the work directory first.
+func section(stdout, stderr io.Writer, name string, withExe bool, measure func(e env, buf *bytes.Buffer) error) error {
+	work, err := os.MkdirTemp("", name)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return &beambench.Options{Exe: exe, BeamDir: dir, DataDir: data, TemplateDir: templates, WorkDir: work, Progress: progress},
-		func() { os.RemoveAll(work) }, nil
+	defer os.RemoveAll(work)
+	e := env{work: work, progress: func(s string) { fmt.Fprintln(stderr, s) }}
+	if withExe {
+		if e.exe, err = buildSimdcrf(work, e.progress); err != nil {
+			return err
+		}
+	}
+	var buf bytes.Buffer
+	if err := measure(e, &buf); err != nil {
+		return err
+	}
+	_, err = stdout.Write(buf.Bytes())
+	return err
 }
 
 // benchBeam prints the report's section on simdcrf-beam.
 func benchBeam(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench beam", "bench beam [options]", stderr)
-	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`")
-	templates := fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
+	fs := newFlags("beam", "beam [options]", stderr)
+	data, templates := dataFlags(fs)
 	copies := fs.Int("copies", 64, "copies of the CoNLL-2000 test file to tag")
 	repeats := fs.Int("repeats", 5, "runs of each command; the median is reported")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	o, cleanup, err := beamOptions(*data, *templates, func(s string) { fmt.Fprintln(stderr, s) })
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	o.Copies, o.Repeats = *copies, *repeats
-	r, err := beambench.Measure(context.Background(), *o)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	report.WriteBeam(&buf, r)
-	_, err = stdout.Write(buf.Bytes())
-	return err
+	return section(stdout, stderr, "simdcrf-beambench", true, func(e env, buf *bytes.Buffer) error {
+		o, err := beamOptions(e.exe, *data, *templates, e.work, e.progress)
+		if err != nil {
+			return err
+		}
+		o.Copies, o.Repeats = *copies, *repeats
+		r, err := beambench.Measure(context.Background(), *o)
+		if err != nil {
+			return err
+		}
+		report.WriteBeam(buf, r)
+		return nil
+	})
 }
 
 // benchObs prints the report's section on observation-dependent
 // transitions (its three CoNLL-2000 trainings).
 func benchObs(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench obs", "bench obs [options]", stderr)
-	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`")
-	templates := fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
+	fs := newFlags("obs", "obs [options]", stderr)
+	data, templates := dataFlags(fs)
 	tasks := fs.String("tasks", strings.Join([]string{trainbench.ObsPlain, trainbench.ObsSeen, trainbench.ObsAll}, ","), "comma-separated training tasks")
 	repeats := fs.Int("repeats", 0, "tagging runs of each model; the median is reported (0: the report's)")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	work, err := os.MkdirTemp("", "simdcrf-obs")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	runs, err := trainbench.Measure(context.Background(), trainbench.Options{Exe: exe, DataDir: *data, TemplateDir: *templates, WorkDir: work,
-		Tasks: splitList(*tasks), TagRepeats: *repeats, Progress: func(s string) { fmt.Fprintln(stderr, s) }})
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	report.WriteObs(&buf, runs)
-	_, err = stdout.Write(buf.Bytes())
-	return err
+	return section(stdout, stderr, "simdcrf-obs", true, func(e env, buf *bytes.Buffer) error {
+		runs, err := trainbench.Measure(context.Background(), trainbench.Options{Exe: e.exe, DataDir: *data, TemplateDir: *templates, WorkDir: e.work,
+			Tasks: splitList(*tasks), TagRepeats: *repeats, Progress: e.progress})
+		if err != nil {
+			return err
+		}
+		report.WriteObs(buf, runs)
+		return nil
+	})
 }
 
 // benchPhases prints the report's section on where an L-BFGS iteration's
 // time goes.
 func benchPhases(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench phases", "bench phases [options]", stderr)
-	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`")
-	templates := fs.String("templates", filepath.Join("..", "shared", "templates"), "the feature templates `DIR`")
+	fs := newFlags("phases", "phases [options]", stderr)
+	data, templates := dataFlags(fs)
 	tasks := fs.String("tasks", strings.Join(trainbench.PhaseTasks, ","), "comma-separated training tasks")
 	threadList := fs.String("threads", "1,2", "comma-separated thread counts")
 	precisions := fs.String("precision", "float64,float32", "comma-separated precisions (-p precision=…)")
 	iters := fs.Int("iterations", trainbench.DefaultPhaseIterations, "L-BFGS iterations measured per training (after a first one, left out)")
 	rounds := fs.Int("rounds", trainbench.DefaultPhaseRounds, "trainings of each case, in turns; the median is reported")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	threads, err := parseInts(*threadList)
 	if err != nil {
 		return fmt.Errorf("--threads: %w", err)
 	}
-	work, err := os.MkdirTemp("", "simdcrf-phases")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	o := trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: work, Tasks: splitList(*tasks), Threads: threads,
-		Precisions: splitList(*precisions), Iterations: *iters, Rounds: *rounds, Progress: func(s string) { fmt.Fprintln(stderr, s) }}
-	res, err := trainbench.Phases(context.Background(), o)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	report.WritePhases(&buf, res, o)
-	_, err = stdout.Write(buf.Bytes())
-	return err
+	return section(stdout, stderr, "simdcrf-phases", false, func(e env, buf *bytes.Buffer) error {
+		o := trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: e.work, Tasks: splitList(*tasks), Threads: threads,
+			Precisions: splitList(*precisions), Iterations: *iters, Rounds: *rounds, Progress: e.progress}
+		res, err := trainbench.Phases(context.Background(), o)
+		if err != nil {
+			return err
+		}
+		report.WritePhases(buf, res, o)
+		return nil
+	})
 }
 
 // benchScaling prints the report's section on an iteration's cost against
 // M and writes its plot.
 func benchScaling(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench scaling", "bench scaling [options]", stderr)
+	fs := newFlags("scaling", "scaling [options]", stderr)
 	data := fs.String("data", filepath.Join("..", "shared", "data"), "the corpora `DIR`")
 	svg := fs.String("svg", report.ScalingSVG, "the plot's `FILE` (the section embeds it by this path)")
 	ks := fs.String("k", joinInts(trainbench.DefaultScaleKs), "comma-separated XPOS characters kept, one label set each")
@@ -357,50 +344,29 @@ func benchScaling(args []string, stdout, stderr io.Writer) error {
 	rounds := fs.Int("rounds", 1, "trainings of each point, in turns; the median is reported")
 	peers := fs.Bool("peers", true, "run CRFsuite (installed from npm on first use) where its iteration is expected under --peer-cap")
 	peerCap := fs.Float64("peer-cap", trainbench.DefaultScalePeerCap, "CRFsuite's expected seconds per iteration above which a point is skipped")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	k, err := parseInts(*ks)
 	if err != nil {
 		return fmt.Errorf("--k: %w", err)
 	}
-	work, err := os.MkdirTemp("", "simdcrf-scaling")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(work)
-	start := time.Now()
-	res, err := trainbench.Scaling(context.Background(), trainbench.ScaleOptions{DataDir: *data, WorkDir: work, Ks: k,
-		Structures: splitList(*structures), Iterations: *iters, Rounds: *rounds, Peers: *peers, PeerCap: *peerCap,
-		Progress: func(s string) { fmt.Fprintln(stderr, s) }})
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	b := report.WriteScaling(&buf, res, *svg)
-	if b != nil {
-		if err := report.WriteFileAtomic(*svg, b); err != nil {
+	return section(stdout, stderr, "simdcrf-scaling", false, func(e env, buf *bytes.Buffer) error {
+		start := time.Now()
+		res, err := trainbench.Scaling(context.Background(), trainbench.ScaleOptions{DataDir: *data, WorkDir: e.work, Ks: k,
+			Structures: splitList(*structures), Iterations: *iters, Rounds: *rounds, Peers: *peers, PeerCap: *peerCap,
+			Progress: e.progress})
+		if err != nil {
 			return err
 		}
-	}
-	fmt.Fprintf(stderr, "scaling took %s; wrote %s\n", time.Since(start).Round(time.Second), *svg)
-	_, err = stdout.Write(buf.Bytes())
-	return err
-}
-
-func cmdVersion(stdout io.Writer) error {
-	fmt.Fprintf(stdout, "simdcrf (development)\nmachine: %s\n", machine.Describe())
-	return nil
-}
-
-func fmtNs(ns float64) string {
-	switch {
-	case ns >= 100:
-		return strconv.FormatFloat(ns, 'f', 0, 64)
-	case ns >= 10:
-		return strconv.FormatFloat(ns, 'f', 1, 64)
-	}
-	return strconv.FormatFloat(ns, 'f', 2, 64)
+		if b := report.WriteScaling(buf, res, *svg); b != nil {
+			if err := report.WriteFileAtomic(*svg, b); err != nil {
+				return err
+			}
+		}
+		e.progress(fmt.Sprintf("scaling took %s; wrote %s", time.Since(start).Round(time.Second), *svg))
+		return nil
+	})
 }
 
 func splitList(s string) []string {
@@ -435,7 +401,7 @@ func joinInts(xs []int) string {
 
 // benchLayer prints the CRF layer against PyTorch.
 func benchLayer(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench layer", "bench layer [options]", stderr)
+	fs := newFlags("layer", "layer [options]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per line instead of a table")
 	labelList := fs.String("labels", "", "comma-separated label counts M (default "+joinInts(layerbench.Labels)+")")
 	threadList := fs.String("threads", "1,2", "comma-separated thread counts")
@@ -444,7 +410,7 @@ func benchLayer(args []string, stdout, stderr io.Writer) error {
 	reps := fs.Int("reps", 10, "timed calls per case at least")
 	minTime := fs.Duration("mintime", 300*time.Millisecond, "time per case at least")
 	noTorch := fs.Bool("notorch", false, "measure simdcrf alone")
-	if err := parse(fs, args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	labels, err := parseInts(*labelList)
@@ -477,9 +443,9 @@ func benchLayer(args []string, stdout, stderr io.Writer) error {
 	for _, r := range res {
 		tms, trate, x := "-", "-", "-"
 		if r.TorchMs > 0 {
-			tms, trate, x = fmt.Sprintf("%.2f", r.TorchMs), fmtRate(r.TorchTokensS), fmt.Sprintf("%.1f", r.Speedup)
+			tms, trate, x = fmt.Sprintf("%.2f", r.TorchMs), report.FormatRate(r.TorchTokensS), fmt.Sprintf("%.1f", r.Speedup)
 		}
-		fmt.Fprintf(stdout, row, r.Op, r.Type, r.Labels, r.Threads, fmt.Sprintf("%.3f", r.SimdcrfMs), fmtRate(r.SimdcrfTokensS), tms, trate, x, report.Agreement(r))
+		fmt.Fprintf(stdout, row, r.Op, r.Type, r.Labels, r.Threads, fmt.Sprintf("%.3f", r.SimdcrfMs), report.FormatRate(r.SimdcrfTokensS), tms, trate, x, report.Agreement(r))
 	}
 	return nil
 }

@@ -1,5 +1,6 @@
-// Package machine describes the computer a benchmark runs on, for the
-// headers of benchmark tables and reports.
+// Package machine describes the computer simdcrf runs on, for simdcrf
+// version and the headers of benchmark tables and reports. It is internal,
+// not under bench/, because the user's command imports it.
 package machine
 
 import (

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+func TestBenchKernelsJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	err := run([]string{"kernels", "--json", "--kernels", "forward,dot", "--labels", "3", "--benchtime", "1ms"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if want := 2 * len(kernels.Impls()); len(lines) != want {
+		t.Fatalf("got %d JSON lines, want %d:\n%s", len(lines), want, out.String())
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		for _, k := range []string{"kernel", "impl", "labels", "ns_per_position", "gflops"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %q lacks key %q", l, k)
+			}
+		}
+		if ns, _ := m["ns_per_position"].(float64); !(ns > 0) {
+			t.Errorf("line %q: ns_per_position not positive", l)
+		}
+		seen[m["kernel"].(string)+"/"+m["impl"].(string)] = true
+	}
+	for _, impl := range kernels.Impls() {
+		if !seen["forward/"+impl] || !seen["dot/"+impl] {
+			t.Errorf("no result for %s", impl)
+		}
+	}
+	if !strings.Contains(errb.String(), "kernel tiers") {
+		t.Errorf("stderr lacks the machine description: %q", errb.String())
+	}
+}
+
+func TestBenchKernelsTable(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"kernels", "--kernels", "viterbi", "--labels", "9", "--benchtime", "1ms"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	s := out.String()
+	for _, want := range append([]string{"machine:", "using " + kernels.Impl(), "ns/position", "viterbi"}, kernels.Impls()...) {
+		if !strings.Contains(s, want) {
+			t.Errorf("table lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"nope"},
+		{"kernels", "--labels", "x"},
+		{"kernels", "--kernels", "nope", "--labels", "3"},
+		{"kernels", "--impl", "nope"},
+		{"kernels", "--no-such-flag"},
+	} {
+		var out, errb bytes.Buffer
+		if err := run(args, &out, &errb); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+func TestReportWritesAtomically(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every benchmark briefly")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "BENCHMARKS.md")
+	var out, errb bytes.Buffer
+	if err := run([]string{"report", "--out", path, "--benchtime", "1ms", "--count", "1", "--labels", "3,9", "--layer=false"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"go run ./cmd/simdcrf-bench report", "**Machine:**", "### FMA peak", "**forward**", "**viterbi**", "### Targets", "## Inference engine", "### Engine targets", "## arm64"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("report left temporary files: %v", entries)
+	}
+	// A report into a directory that does not exist fails without a file.
+	if err := run([]string{"report", "--out", filepath.Join(dir, "no", "such", "B.md"), "--benchtime", "1ms", "--count", "1"}, &out, &errb); err == nil {
+		t.Error("report into a missing directory succeeded")
+	}
+}
+
+func TestBenchLayer(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"layer", "--notorch", "--labels", "3", "--reps", "1", "--mintime", "1ms"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	for _, want := range []string{"nll_grad  float32    3       1", "decode    float64    3       2", "marginals"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("bench layer lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestBenchEngineJSON(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := run([]string{"engine", "--json", "--labels", "9", "--threads", "1,2", "--benchtime", "1ms", "--count", "3"}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	ops := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		for _, k := range []string{"op", "structure", "impl", "labels", "threads", "tokens_per_second", "allocs_per_sequence"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %q lacks key %q", l, k)
+			}
+		}
+		if tps, _ := m["tokens_per_second"].(float64); !(tps > 0) {
+			t.Errorf("line %q: tokens_per_second not positive", l)
+		}
+		if a, _ := m["allocs_per_sequence"].(float64); a != 0 {
+			t.Errorf("line %q: allocates in steady state", l)
+		}
+		ops[m["op"].(string)+"/"+m["structure"].(string)] = true
+	}
+	for _, want := range []string{"forward_backward/dense", "forward_backward/tied", "forward_backward/forbidden", "viterbi/dense", "viterbi/tied", "viterbi/forbidden", "nbest/dense"} {
+		if !ops[want] {
+			t.Errorf("no result for %s", want)
+		}
+	}
+}
+
+// TestBuildSimdcrf: the suites that run simdcrf as a child process time the
+// user's command, built from ./cmd/simdcrf, not this one.
+func TestBuildSimdcrf(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go build")
+	}
+	var progress []string
+	exe, err := buildSimdcrf(t.TempDir(), func(s string) { progress = append(progress, s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(exe, "version").Output()
+	if err != nil {
+		t.Fatalf("%s version: %v", exe, err)
+	}
+	if !strings.HasPrefix(string(out), "simdcrf (development)\nmachine: ") {
+		t.Errorf("%s version printed %q", exe, out)
+	}
+	if len(progress) != 1 || progress[0] != "building cmd/simdcrf" {
+		t.Errorf("progress %q", progress)
+	}
+}
