@@ -78,9 +78,9 @@ func TestFrontDoorQuick(t *testing.T) {
 		t.Skip("builds simdcrf and trains on CoNLL-2000")
 	}
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "simdcrf")
-	if out, err := exec.Command("go", "build", "-o", exe, "../../cmd/simdcrf").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	exe, err := BuildSimdcrf(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
 	}
 	r, err := MeasureFrontDoor(context.Background(), Options{
 		Exe: exe, DataDir: data, TemplateDir: testdata.Templates(t), WorkDir: dir,
