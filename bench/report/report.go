@@ -39,6 +39,10 @@ type Config struct {
 	// Scaling, if set, adds the plot of an iteration's cost against M
 	// (ScalingSVG, written beside the report by Write).
 	Scaling *trainbench.ScaleOptions
+	// FrontDoor, if not nil, measures the Go API against the command
+	// (FrontReps runs of each training).
+	FrontDoor *trainbench.Options
+	FrontReps int
 }
 
 // Write measures everything and writes the report to path atomically
@@ -156,6 +160,13 @@ func render(buf *bytes.Buffer, cfg Config, files map[string][]byte) error {
 		}
 		writeTraining(buf, runs, *cfg.Training)
 		WriteObs(buf, runs)
+	}
+	if cfg.FrontDoor != nil {
+		r, err := trainbench.MeasureFrontDoor(context.Background(), *cfg.FrontDoor, max(cfg.FrontReps, 1))
+		if err != nil {
+			return err
+		}
+		WriteFrontDoor(buf, r)
 	}
 	if cfg.Phases != nil {
 		res, err := trainbench.Phases(context.Background(), *cfg.Phases)

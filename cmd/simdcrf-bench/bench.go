@@ -138,6 +138,7 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	withBeam := fs.Bool("beam", true, "measure simdcrf-beam (built from ./beam) against simdcrf tag, if the data is there")
 	withLayer := fs.Bool("layer", true, "measure the CRF layer against PyTorch (python3-torch, installed with apt-get on first use if possible)")
 	withPhases := fs.Bool("phases", true, "measure where an L-BFGS iteration's time goes (simdcrf-bench phases), if the data is there")
+	withFront := fs.Bool("frontdoor", true, "measure the Go API (package simdcrf) against the command on CoNLL-2000 chunking (simdcrf-bench frontdoor), if the data is there")
 	withScaling := fs.Bool("scaling", true, "plot an L-BFGS iteration's cost against M (simdcrf-bench scaling; "+report.ScalingSVG+" beside --out), if the data is there")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -172,6 +173,10 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 				Tasks: splitList(*tasks), Peers: *peers, Progress: cfg.Progress}
 			if *withPhases {
 				cfg.Phases = &trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: work, Progress: cfg.Progress}
+			}
+			if *withFront {
+				cfg.FrontDoor = &trainbench.Options{Exe: exe, DataDir: *data, TemplateDir: *templates, WorkDir: work, Progress: cfg.Progress}
+				cfg.FrontReps = frontReps
 			}
 			if *withScaling {
 				cfg.Scaling = &trainbench.ScaleOptions{DataDir: *data, WorkDir: work, Peers: *peers, Progress: cfg.Progress}
@@ -299,6 +304,32 @@ func benchObs(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		report.WriteObs(buf, runs)
+		return nil
+	})
+}
+
+// frontReps is how many times the report and the frontdoor suite train
+// each way (medians).
+const frontReps = 3
+
+// benchFrontDoor prints the report's section on the Go API against the
+// command.
+func benchFrontDoor(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("frontdoor", "frontdoor [options]", stderr)
+	data, templates := dataFlags(fs)
+	reps := fs.Int("reps", frontReps, "trainings each way, in turns; the median is reported")
+	repeats := fs.Int("repeats", 0, "tagging runs each way; the median is reported (0: the report's)")
+	maxIter := fs.Int("max-iterations", 0, "stop both trainings after N iterations (quick checks, not reports)")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	return section(stdout, stderr, "simdcrf-frontdoor", true, func(e env, buf *bytes.Buffer) error {
+		r, err := trainbench.MeasureFrontDoor(context.Background(), trainbench.Options{Exe: e.exe, DataDir: *data, TemplateDir: *templates,
+			WorkDir: e.work, TagRepeats: *repeats, MaxIterCheck: *maxIter, Progress: e.progress}, *reps)
+		if err != nil {
+			return err
+		}
+		report.WriteFrontDoor(buf, r)
 		return nil
 	})
 }

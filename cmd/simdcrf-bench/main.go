@@ -7,7 +7,7 @@
 //	simdcrf-bench kernels [--json] [--kernels LIST] [--labels LIST] [--impl LIST]
 //	simdcrf-bench engine [--json] [--labels LIST] [--threads LIST]
 //	simdcrf-bench layer [--json] [--labels LIST] [--threads LIST] [--notorch]
-//	simdcrf-bench beam|obs|phases|scaling [options]
+//	simdcrf-bench beam|obs|phases|frontdoor|scaling [options]
 //	simdcrf-bench report [--out BENCHMARKS.md]
 package main
 
@@ -28,6 +28,7 @@ suites:
   beam      measure simdcrf-beam against simdcrf tag (the report's section)
   obs       measure observation-dependent transitions (the report's section)
   phases    measure where an L-BFGS iteration's time goes (the report's section)
+  frontdoor measure the Go API (package simdcrf) against the command (the report's section)
   scaling   measure an L-BFGS iteration's cost against M and plot it (the report's section)
   report    measure everything and rewrite BENCHMARKS.md
 
@@ -56,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return benchObs(args[1:], stdout, stderr)
 	case "phases":
 		return benchPhases(args[1:], stdout, stderr)
+	case "frontdoor":
+		return benchFrontDoor(args[1:], stdout, stderr)
 	case "scaling":
 		return benchScaling(args[1:], stdout, stderr)
 	case "report":
@@ -64,7 +67,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	fmt.Fprintf(stderr, "simdcrf-bench: unknown suite %q (have kernels, engine, layer, beam, obs, phases, scaling, report)\n", args[0])
+	fmt.Fprintf(stderr, "simdcrf-bench: unknown suite %q (have kernels, engine, layer, beam, obs, phases, frontdoor, scaling, report)\n", args[0])
 	return errUsage
 }
 
