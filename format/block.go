@@ -138,15 +138,7 @@ func (b *BlockReader) readLine() (line []byte, ok bool) {
 	if b.err != nil {
 		return nil, false
 	}
-	line, err := b.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		b.long = append(b.long[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = b.br.ReadSlice('\n')
-			b.long = append(b.long, line...)
-		}
-		line = b.long
-	}
+	line, err := readLine(b.br, &b.long)
 	if err != nil {
 		b.err = err
 		if len(line) == 0 || !errors.Is(err, io.EOF) {

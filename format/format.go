@@ -200,15 +200,7 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 	if lr.err != nil {
 		return nil, false
 	}
-	b, err := lr.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		lr.long = append(lr.long[:0], b...)
-		for err == bufio.ErrBufferFull {
-			b, err = lr.br.ReadSlice('\n')
-			lr.long = append(lr.long, b...)
-		}
-		b = lr.long
-	}
+	b, err := readLine(lr.br, &lr.long)
 	if err != nil {
 		if err != io.EOF {
 			lr.err = err
@@ -227,6 +219,21 @@ func (lr *lineReader) next() (line []byte, ok bool) {
 		b = b[:n-1]
 	}
 	return b, true
+}
+
+// readLine reads a line with its end from br: a view of br's buffer, or of
+// *long (reused) for a line longer than the buffer.
+func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		*long = append((*long)[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = br.ReadSlice('\n')
+			*long = append(*long, line...)
+		}
+		line = *long
+	}
+	return line, err
 }
 
 // failure turns a read error (not EOF) into an *Error.

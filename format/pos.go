@@ -118,6 +118,23 @@ func (p *posFeatures) ctxShape(dst []byte, t int) []byte {
 	return append(dst, p.cs(t)...)
 }
 
+// pairs adds two attributes: before, then the previous word, '|' and x;
+// after, then x, '|' and the next word.
+func (p *posFeatures) pairs(b *builder, t int, before, after string, x []byte) {
+	st := len(b.arena)
+	b.arena = append(b.arena, before...)
+	b.arena = p.ctx(b.arena, t-1)
+	b.arena = append(b.arena, '|')
+	b.arena = append(b.arena, x...)
+	b.mark(st)
+	st = len(b.arena)
+	b.arena = append(b.arena, after...)
+	b.arena = append(b.arena, x...)
+	b.arena = append(b.arena, '|')
+	b.arena = p.ctx(b.arena, t+1)
+	b.mark(st)
+}
+
 func (p *posFeatures) item(b *builder, sent *sentence, t int) {
 	w := sent.field(t, 0)
 	lw := p.lw(t)
@@ -202,16 +219,7 @@ func (p *posFeatures) item(b *builder, sent *sentence, t int) {
 		b.arena = p.ctx(b.arena, t+d.off)
 		b.mark(st)
 	}
-	st = put("w-1|w=")
-	b.arena = p.ctx(b.arena, t-1)
-	b.arena = append(b.arena, '|')
-	b.arena = append(b.arena, lw...)
-	b.mark(st)
-	st = put("w|w+1=")
-	b.arena = append(b.arena, lw...)
-	b.arena = append(b.arena, '|')
-	b.arena = p.ctx(b.arena, t+1)
-	b.mark(st)
+	p.pairs(b, t, "w-1|w=", "w|w+1=", lw)
 	st = put("cs-1=")
 	b.arena = p.ctxShape(b.arena, t-1)
 	b.mark(st)
@@ -380,16 +388,8 @@ func (p *posFeatures) morphMore(b *builder, t int, lw []byte, nr int, digit, all
 		b.arena = append(b.arena, lw[runeSuffix(lw, 2):]...)
 		b.mark(st)
 	}
-	st := put("w-1|s3=")
-	b.arena = p.ctx(b.arena, t-1)
-	b.arena = append(b.arena, '|')
-	b.arena = append(b.arena, s3...)
-	b.mark(st)
-	st = put("s3|w+1=")
-	b.arena = append(b.arena, s3...)
-	b.arena = append(b.arena, '|')
-	b.arena = p.ctx(b.arena, t+1)
-	b.mark(st)
+	p.pairs(b, t, "w-1|s3=", "s3|w+1=", s3)
+	var st int
 	if p.inq[t] {
 		b.mark(put("q"))
 		st = put("q|ic=")

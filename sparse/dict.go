@@ -389,6 +389,25 @@ func (d *Dict) Flat() (ends []uint32, arena []byte, table []uint64) {
 	return d.ends, d.arena, d.slots
 }
 
+// checkEnds checks that ends are the non-decreasing ends of strings that
+// fill arena; count and what prefix the errors' wording.
+func checkEnds(ends []uint32, arena []byte, count, what string) error {
+	if n := len(ends); n >= math.MaxInt32 {
+		return fmt.Errorf("sparse: %s%d strings", count, n)
+	}
+	prev := uint32(0)
+	for i, e := range ends {
+		if e < prev {
+			return fmt.Errorf("sparse: %sstring %d ends before string %d", what, i, i-1)
+		}
+		prev = e
+	}
+	if uint64(prev) != uint64(len(arena)) {
+		return fmt.Errorf("sparse: %sstrings end at %d, arena has %d bytes", what, prev, len(arena))
+	}
+	return nil
+}
+
 // DictFromFlat returns the Dict whose Flat arrays are given, using them in
 // place (a model file's attribute dictionary loads without hashing its
 // strings). The caller must not modify them afterwards; Add works on
@@ -399,18 +418,8 @@ func (d *Dict) Flat() (ends []uint32, arena []byte, table []uint64) {
 // slots makes lookups miss; a checksum is the guard against that.)
 func DictFromFlat(ends []uint32, arena []byte, table []uint64) (*Dict, error) {
 	n := len(ends)
-	if n >= math.MaxInt32 {
-		return nil, fmt.Errorf("sparse: flat Dict of %d strings", n)
-	}
-	prev := uint32(0)
-	for i, e := range ends {
-		if e < prev {
-			return nil, fmt.Errorf("sparse: flat Dict: string %d ends before string %d", i, i-1)
-		}
-		prev = e
-	}
-	if uint64(prev) != uint64(len(arena)) {
-		return nil, fmt.Errorf("sparse: flat Dict: strings end at %d, arena has %d bytes", prev, len(arena))
+	if err := checkEnds(ends, arena, "flat Dict of ", "flat Dict: "); err != nil {
+		return nil, err
 	}
 	size := len(table)
 	if size < 16 || size&(size-1) != 0 || n >= size {
@@ -485,18 +494,8 @@ func (d *Dict) UnmarshalBinary(data []byte) error {
 // not modify them afterwards (Add works on copies).
 func DictFromStrings(ends []uint32, arena []byte) (*Dict, error) {
 	n := len(ends)
-	if n >= math.MaxInt32 {
-		return nil, fmt.Errorf("sparse: %d strings", n)
-	}
-	prev := uint32(0)
-	for i, e := range ends {
-		if e < prev {
-			return nil, fmt.Errorf("sparse: string %d ends before string %d", i, i-1)
-		}
-		prev = e
-	}
-	if uint64(prev) != uint64(len(arena)) {
-		return nil, fmt.Errorf("sparse: strings end at %d, arena has %d bytes", prev, len(arena))
+	if err := checkEnds(ends, arena, "", ""); err != nil {
+		return nil, err
 	}
 	d := &Dict{arena: arena[:len(arena):len(arena)], ends: ends[:n:n], borrowed: true}
 	if err := d.fill(); err != nil {

@@ -137,20 +137,8 @@ func writeDriver(dir string) error {
 	if b, err := os.ReadFile(p); err == nil && bytes.Equal(b, driverJS) {
 		return nil
 	}
-	f, err := os.CreateTemp(dir, "driver.js.tmp")
-	if err != nil {
-		return fmt.Errorf("crfsuite: %w", err)
-	}
-	_, err = f.Write(driverJS)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), p)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("crfsuite: writing the driver: %w", err)
+	if err := writeAtomic(p, driverJS); err != nil {
+		return fmt.Errorf("writing the driver: %w", err)
 	}
 	return nil
 }

@@ -116,21 +116,7 @@ func New(kernel string, m int) (c Case, ok bool) {
 	case "gather", "scatter":
 		c.Flops = T * F * 2 * M
 		c.Setup = func() func() {
-			rows := WElems / m
-			w := make([]float64, rows*m)
-			for i := range w {
-				w[i] = float64(i&1023) * 0x1p-10
-			}
-			ptr := make([]int32, T+1)
-			ids := make([]int32, T*F)
-			vals := make([]float64, T*F)
-			for t := 0; t <= T; t++ {
-				ptr[t] = int32(t * F)
-			}
-			for f := range ids {
-				ids[f] = int32(r.IntN(rows))
-				vals[f] = 1 + r.Float64()
-			}
+			w, ptr, ids, vals := sparseRows[float64](r, T, F, m)
 			p := probs(r, T*m)
 			if kernel == "gather" {
 				return func() { kernels.Gather(p, w, m, ptr, ids, vals, T, m) }
@@ -225,21 +211,7 @@ func new32(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
 	case "gather32", "scatter32":
 		c.Flops = T * F * 2 * M
 		c.Setup = func() func() {
-			rows := WElems / m
-			w := make([]float32, rows*m)
-			for i := range w {
-				w[i] = float32(i&1023) * 0x1p-10
-			}
-			ptr := make([]int32, T+1)
-			ids := make([]int32, T*F)
-			vals := make([]float32, T*F)
-			for t := 0; t <= T; t++ {
-				ptr[t] = int32(t * F)
-			}
-			for f := range ids {
-				ids[f] = int32(r.IntN(rows))
-				vals[f] = float32(1 + r.Float64())
-			}
+			w, ptr, ids, vals := sparseRows[float32](r, T, F, m)
 			p := to32(probs(r, T*m))
 			if kernel == "gather32" {
 				return func() { kernels.Gather32(p, w, m, ptr, ids, vals, T, m) }
@@ -342,4 +314,24 @@ func Median(xs []float64) float64 {
 		return xs[n/2]
 	}
 	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// sparseRows returns the weight rows (WElems/m of m labels) and T positions
+// of F random attributes over them (ids and values) that the gather and
+// scatter cases share.
+func sparseRows[E float32 | float64](r *rand.Rand, T, F, m int) (w []E, ptr, ids []int32, vals []E) {
+	rows := WElems / m
+	w = make([]E, rows*m)
+	for i := range w {
+		w[i] = E(float64(i&1023) * 0x1p-10)
+	}
+	ptr, ids, vals = make([]int32, T+1), make([]int32, T*F), make([]E, T*F)
+	for t := 0; t <= T; t++ {
+		ptr[t] = int32(t * F)
+	}
+	for f := range ids {
+		ids[f] = int32(r.IntN(rows))
+		vals[f] = E(1 + r.Float64())
+	}
+	return w, ptr, ids, vals
 }

@@ -49,11 +49,7 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 	}
 	m := machine.Describe()
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		opts.Each = func(r kernelbench.Result) { enc.Encode(r) }
-		fmt.Fprintf(stderr, "machine: %s\n", m)
-		_, err := kernelbench.Run(opts)
-		return err
+		return jsonLines(stdout, stderr, m, &opts.Each, func() error { _, err := kernelbench.Run(opts); return err })
 	}
 	fmt.Fprintf(stdout, "machine: %s\n", m)
 	fmt.Fprintf(stdout, "ns per position (per element for exp, log, dot, axpy); median of %d × %v; x = speed-up over generic\n\n", *count, *benchTime)
@@ -89,22 +85,14 @@ func benchEngine(args []string, stdout, stderr io.Writer) error {
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	labels, err := parseInts(*labelList)
+	labels, threads, err := parseLabelsThreads(*labelList, *threadList)
 	if err != nil {
-		return fmt.Errorf("--labels: %w", err)
-	}
-	threads, err := parseInts(*threadList)
-	if err != nil {
-		return fmt.Errorf("--threads: %w", err)
+		return err
 	}
 	opts := enginebench.Options{Labels: labels, Threads: threads, BenchTime: *benchTime, Count: *count}
 	m := machine.Describe()
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		opts.Each = func(r enginebench.Result) { enc.Encode(r) }
-		fmt.Fprintf(stderr, "machine: %s\n", m)
-		_, err := enginebench.Run(opts)
-		return err
+		return jsonLines(stdout, stderr, m, &opts.Each, func() error { _, err := enginebench.Run(opts); return err })
 	}
 	fmt.Fprintf(stdout, "machine: %s\n", m)
 	fmt.Fprintf(stdout, "batches of %d sentences × %d tokens; median of %d × %v\n\n", enginebench.Seqs, enginebench.T, *count, *benchTime)
@@ -410,6 +398,26 @@ func splitList(s string) []string {
 	return out
 }
 
+// jsonLines runs a suite with each result printed to stdout as a line of
+// JSON (through *each, the suite's callback), the machine to stderr.
+func jsonLines[R any](stdout, stderr io.Writer, machine fmt.Stringer, each *func(R), run func() error) error {
+	enc := json.NewEncoder(stdout)
+	*each = func(r R) { enc.Encode(r) }
+	fmt.Fprintf(stderr, "machine: %s\n", machine)
+	return run()
+}
+
+// parseLabelsThreads parses --labels and --threads.
+func parseLabelsThreads(labelList, threadList string) (labels, threads []int, err error) {
+	if labels, err = parseInts(labelList); err != nil {
+		return nil, nil, fmt.Errorf("--labels: %w", err)
+	}
+	if threads, err = parseInts(threadList); err != nil {
+		return nil, nil, fmt.Errorf("--threads: %w", err)
+	}
+	return labels, threads, nil
+}
+
 func parseInts(s string) ([]int, error) {
 	var out []int
 	for _, f := range splitList(s) {
@@ -444,13 +452,9 @@ func benchLayer(args []string, stdout, stderr io.Writer) error {
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	labels, err := parseInts(*labelList)
+	labels, threads, err := parseLabelsThreads(*labelList, *threadList)
 	if err != nil {
-		return fmt.Errorf("--labels: %w", err)
-	}
-	threads, err := parseInts(*threadList)
-	if err != nil {
-		return fmt.Errorf("--threads: %w", err)
+		return err
 	}
 	o := layerbench.Options{Labels: labels, Threads: threads, Types: splitList(*types), Rounds: *rounds, Reps: *reps, MinTime: *minTime,
 		NoTorch: *noTorch, Progress: func(s string) { fmt.Fprintln(stderr, s) }}
