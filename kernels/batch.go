@@ -56,33 +56,6 @@ func BackwardBatch32(beta, scale, psi, et, work []float32, T, K, M int) {
 	cur().backwardBatch32(beta, scale, psi, et, work, T, K, M)
 }
 
-// backwardBatchG is the generic BackwardBatch (Backward's loops per
-// sequence; work is not needed).
-func backwardBatchG[F float](beta, scale, psi, et, _ []F, T, K, M int) {
-	last := beta[(T-1)*K*M : T*K*M]
-	for i := range last {
-		last[i] = 1
-	}
-	for t := T - 2; t >= 0; t-- {
-		for k := 0; k < K; k++ {
-			r, n := (t*K+k)*M, ((t+1)*K+k)*M
-			cur, next, ps := beta[r:r+M], beta[n:n+M], psi[n:n+M]
-			clear(cur)
-			for j, b := range next {
-				w := ps[j] * b
-				row := et[j*M : (j+1)*M]
-				for i, v := range row {
-					cur[i] += w * v
-				}
-			}
-			inv := 1 / scale[(t+1)*K+k]
-			for i := range cur {
-				cur[i] *= inv
-			}
-		}
-	}
-}
-
 // TransitionsBatch adds the expected transition counts of K sequences run
 // in lockstep (the layouts of ForwardBatch: alpha, beta and psi T×K×M with
 // row t·K+k for sequence k at position t, scale T×K) to g, summed over the
