@@ -134,4 +134,10 @@ func TestWrapperChecks(t *testing.T) {
 	mustPanicT(t, "ld < M", "bad sizes", func() { Gather(x[:4], x[:4], 1, ptr, []int32{0, 1}, x[:2], 1, 2) })
 	// The last row may end exactly at the end of w (ld > M).
 	Gather(x[:2], x[:5], 3, ptr, []int32{0, 1}, x[:2], 1, 2)
+	// Sizes whose products wrap around would pass the length checks.
+	mustPanicT(t, "T·M overflows", "bad size", func() { Forward(x, x, x, x, 1<<33, 1<<31) })
+	mustPanicT(t, "M·M overflows", "bad size", func() { Backward(x, x, x, x, 0, 1<<33) })
+	mustPanicT(t, "negative T and K", "bad size", func() { ForwardBatch(x, x, x, x, -2, -3, 1) })
+	mustPanicT(t, "T·M overflows in Scatter", "bad size", func() { Scatter(x, 1, x, ptr, ptr, x, 1, 1<<40, 1<<30) })
+	mustPanicT(t, "negative M", "bad size", func() { Viterbi32(nil, nil, nil, nil, nil, 1, -1) })
 }
