@@ -9,28 +9,21 @@ import "testing"
 // runs the AVX2 ones):
 // they were generated on a machine without AVX-512, so they have not run.
 // On an AVX-512 machine this test checks them exactly as the float32 tests
-// check every tier; once it passes there, the wiring in fb_wire_amd64.go
-// (and viterbi_wire_amd64.go, explog_wire_amd64.go) can switch to them.
+// check every tier; once it passes there, the avx512 table in
+// dispatch_amd64.go can switch to them.
 func avx512F32() *impl {
-	p := &impl{
-		name:          "avx512-f32",
-		available:     avx512Impl.available,
-		forward32:     forward32AVX512,
-		backward32:    backward32AVX512,
-		transitions32: transitions32AVX512,
-		shiftRows32:   shiftRows32AVX512,
-		forwardBatch32: func(alpha, scale, psi, e []float32, T, K, M int) {
-			forwardBatch32AVX512(alpha, scale, psi, e, T, K, M, fbRows(M))
-		},
-		backwardBatch32: func(beta, scale, psi, et, work []float32, T, K, M int) {
-			backwardBatch32AVX512(beta, scale, psi, et, work, T, K, M, fbRows(M))
-		},
-		backwardBatch: func(beta, scale, psi, et, work []float64, T, K, M int) {
-			backwardBatchAVX512(beta, scale, psi, et, work, T, K, M, fbRows(M))
-		},
-	}
-	addAVX512F32(p)
-	return p.complete()
+	p := *avx512Impl
+	p.name = "avx512-f32"
+	p.forward32, p.backward32, p.transitions32 = forward32AVX512, backward32AVX512, transitions32AVX512
+	p.shiftRows32 = shiftRows32AVX512
+	p.forwardBatch32 = fbBatch(forwardBatch32AVX512)
+	p.backwardBatch32 = bbBatch(backwardBatch32AVX512)
+	p.backwardBatch = bbBatch(backwardBatchAVX512)
+	p.viterbi32, p.viterbiMax32 = viterbi32AVX512, viterbiMax32AVX512
+	p.exp32 = exp32AVX512
+	p.dot32, p.axpy32, p.scale32 = dot32AVX512, axpy32AVX512, scale32AVX512
+	p.gather32, p.scatter32 = gather32AVX512, scatter32AVX512
+	return &p
 }
 
 func TestAVX512F32Direct(t *testing.T) {
