@@ -255,3 +255,18 @@ func TestGeneratedAsmIsolation(t *testing.T) {
 		fh.Close()
 	}
 }
+
+func mustPanicT(t *testing.T, what, want string, f func()) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		msg, _ := r.(string)
+		if err, ok := r.(error); ok {
+			msg = err.Error()
+		}
+		if r == nil || !strings.Contains(msg, want) {
+			t.Errorf("%s: panic %v, want one mentioning %q", what, r, want)
+		}
+	}()
+	f()
+}

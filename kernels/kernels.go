@@ -206,7 +206,9 @@ func backtrace[F float](path []int32, last []F, bp []int32, T, M int) F {
 //
 //	s[t][0:M] += Σ_f vals[f] · w[ids[f]·ld : ids[f]·ld+M]
 //
-// s is T×M, w has rows of stride ld ≥ M. Ids are checked against w.
+// s is T×M, w has rows of stride ld ≥ M. Ids are checked against w (an
+// O(features) scan; a caller scoring the same features many times checks
+// them once in a CSR instead).
 func Gather(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) {
 	if csrArgs("Gather", "s", len(s), len(w), ld, ptr, ids, len(vals), T, M) {
 		cur().gather(s, w, ld, ptr, ids, vals, T, M)
@@ -223,30 +225,6 @@ func Scatter(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64,
 	if csrArgs("Scatter", "p", len(p), len(g), ld, ptr, ids, len(vals), T, M) {
 		cur().scatter(g, ld, p, ptr, ids, vals, c, T, M)
 	}
-}
-
-// GatherTrusted is Gather for callers that built and checked the CSR arrays
-// once (a trainer does, per corpus): it checks the sizes but not that ptr
-// ascends or that the ids are rows of w, an O(features) scan that cost a
-// fifth of Gather itself on CoNLL-2000. A wrong id reads outside w.
-func GatherTrusted(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) {
-	need("Gather", "s", len(s), T*M)
-	checkSizes("Gather", ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
-	}
-	cur().gather(s, w, ld, ptr, ids, vals, T, M)
-}
-
-// ScatterTrusted is Scatter without the O(features) checks, as
-// GatherTrusted. A wrong id writes outside g.
-func ScatterTrusted(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int) {
-	need("Scatter", "p", len(p), T*M)
-	checkSizes("Scatter", ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
-	}
-	cur().scatter(g, ld, p, ptr, ids, vals, c, T, M)
 }
 
 // Dot returns Σ x[i]·y[i] over len(x) elements.
@@ -384,20 +362,4 @@ func rowsOf(n, ld, M int) int {
 		return math.MaxInt
 	}
 	return (n-M)/ld + 1
-}
-
-// checkSizes is the O(1) part of checkCSR.
-func checkSizes[F float](kernel string, ld int, ptr, ids []int32, vals []F, T, M int) {
-	if T < 0 || M < 0 || ld < M {
-		panic(fmt.Sprintf("kernels: %s: bad sizes T=%d M=%d ld=%d", kernel, T, M, ld))
-	}
-	if T == 0 {
-		return
-	}
-	need(kernel, "ptr", len(ptr), T+1)
-	if ptr[0] < 0 || ptr[T] < ptr[0] {
-		panic(fmt.Sprintf("kernels: %s: ptr[0] = %d, ptr[T] = %d", kernel, ptr[0], ptr[T]))
-	}
-	need(kernel, "ids", len(ids), int(ptr[T]))
-	need(kernel, "vals", len(vals), int(ptr[T]))
 }

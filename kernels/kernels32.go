@@ -142,26 +142,6 @@ func Scatter32(g []float32, ld int, p []float32, ptr, ids []int32, vals []float3
 	}
 }
 
-// GatherTrusted32 is GatherTrusted in float32 (sizes checked, ids not).
-func GatherTrusted32(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int) {
-	need("Gather32", "s", len(s), T*M)
-	checkSizes("Gather32", ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
-	}
-	cur().gather32(s, w, ld, ptr, ids, vals, T, M)
-}
-
-// ScatterTrusted32 is ScatterTrusted in float32.
-func ScatterTrusted32(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int) {
-	need("Scatter32", "p", len(p), T*M)
-	checkSizes("Scatter32", ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
-	}
-	cur().scatter32(g, ld, p, ptr, ids, vals, c, T, M)
-}
-
 // Dot32 returns Σ x[i]·y[i] over len(x) elements, products and sum in
 // float64 (exact products; only the summation order differs between tiers).
 func Dot32(x, y []float32) float64 {
