@@ -6,14 +6,9 @@ package kernels
 // scratch space of at least K·M elements. Sequence k's β equals Backward's
 // on its own rows, up to rounding.
 func BackwardBatch(beta, scale, psi, et, work []float64, T, K, M int) {
-	checkSeq("BackwardBatch", T*K, M, "beta", len(beta), "psi", len(psi))
-	need("BackwardBatch", "scale", len(scale), T*K)
-	need("BackwardBatch", "et", len(et), M*M)
-	need("BackwardBatch", "work", len(work), K*M)
-	if T == 0 || K == 0 || M == 0 {
-		return
+	if backwardBatchArgs("BackwardBatch", len(beta), len(scale), len(psi), len(et), len(work), T, K, M) {
+		cur().backwardBatch(beta, scale, psi, et, work, T, K, M)
 	}
-	cur().backwardBatch(beta, scale, psi, et, work, T, K, M)
 }
 
 // AlignBatchEnd moves each of K chains of a lockstep batch (psi and alpha
@@ -46,41 +41,15 @@ func AlignBatchEnd[F float32 | float64](psi, alpha, scale []F, pad []int32, T, K
 
 // BackwardBatch32 is BackwardBatch in float32.
 func BackwardBatch32(beta, scale, psi, et, work []float32, T, K, M int) {
-	checkSeq("BackwardBatch32", T*K, M, "beta", len(beta), "psi", len(psi))
-	need("BackwardBatch32", "scale", len(scale), T*K)
-	need("BackwardBatch32", "et", len(et), M*M)
-	need("BackwardBatch32", "work", len(work), K*M)
-	if T == 0 || K == 0 || M == 0 {
-		return
+	if backwardBatchArgs("BackwardBatch32", len(beta), len(scale), len(psi), len(et), len(work), T, K, M) {
+		cur().backwardBatch32(beta, scale, psi, et, work, T, K, M)
 	}
-	cur().backwardBatch32(beta, scale, psi, et, work, T, K, M)
 }
 
-// backwardBatchG is the generic BackwardBatch (Backward's loops per
-// sequence; work is not needed).
-func backwardBatchG[F float](beta, scale, psi, et, _ []F, T, K, M int) {
-	last := beta[(T-1)*K*M : T*K*M]
-	for i := range last {
-		last[i] = 1
-	}
-	for t := T - 2; t >= 0; t-- {
-		for k := 0; k < K; k++ {
-			r, n := (t*K+k)*M, ((t+1)*K+k)*M
-			cur, next, ps := beta[r:r+M], beta[n:n+M], psi[n:n+M]
-			clear(cur)
-			for j, b := range next {
-				w := ps[j] * b
-				row := et[j*M : (j+1)*M]
-				for i, v := range row {
-					cur[i] += w * v
-				}
-			}
-			inv := 1 / scale[(t+1)*K+k]
-			for i := range cur {
-				cur[i] *= inv
-			}
-		}
-	}
+func backwardBatchArgs(kernel string, lbeta, lscale, lpsi, let, lwork, T, K, M int) bool {
+	ok := fbArgs(kernel, "beta", "et", lbeta, lscale, lpsi, let, area(kernel, T, K), M)
+	need(kernel, "work", lwork, area(kernel, K, M))
+	return ok
 }
 
 // TransitionsBatch adds the expected transition counts of K sequences run
@@ -91,24 +60,23 @@ func backwardBatchG[F float](beta, scale, psi, et, _ []F, T, K, M int) {
 // Transitions forms for a single sequence: this is Transitions on the rows
 // shifted by K−1, with (T−1)·K pairs. work needs (T−1)·K+1 rows of M.
 func TransitionsBatch(g, e, alpha, beta, psi, scale, work []float64, T, K, M int) {
-	checkSeq("TransitionsBatch", T*K, M, "alpha", len(alpha), "beta", len(beta))
-	if T < 2 || K < 1 {
-		return
-	}
-	need("TransitionsBatch", "psi", len(psi), T*K*M)
-	need("TransitionsBatch", "scale", len(scale), T*K)
-	s := (K - 1) * M
-	Transitions(g, e, alpha, beta[s:], psi[s:], scale[K-1:], work, (T-1)*K+1, M)
+	transitionsBatch("TransitionsBatch", Transitions, g, e, alpha, beta, psi, scale, work, T, K, M)
 }
 
 // TransitionsBatch32 is TransitionsBatch in float32 (see Transitions32).
 func TransitionsBatch32(g, e, alpha, beta, psi, scale, work []float32, T, K, M int) {
-	checkSeq("TransitionsBatch32", T*K, M, "alpha", len(alpha), "beta", len(beta))
+	transitionsBatch("TransitionsBatch32", Transitions32, g, e, alpha, beta, psi, scale, work, T, K, M)
+}
+
+// transitionsBatch is TransitionsBatch for either element type, on
+// transitions (Transitions or Transitions32).
+func transitionsBatch[F float](kernel string, transitions func(g, e, alpha, beta, psi, scale, work []F, T, M int), g, e, alpha, beta, psi, scale, work []F, T, K, M int) {
+	checkSeq(kernel, area(kernel, T, K), M, "alpha", len(alpha), "beta", len(beta))
 	if T < 2 || K < 1 {
 		return
 	}
-	need("TransitionsBatch32", "psi", len(psi), T*K*M)
-	need("TransitionsBatch32", "scale", len(scale), T*K)
+	need(kernel, "psi", len(psi), T*K*M)
+	need(kernel, "scale", len(scale), T*K)
 	s := (K - 1) * M
-	Transitions32(g, e, alpha, beta[s:], psi[s:], scale[K-1:], work, (T-1)*K+1, M)
+	transitions(g, e, alpha, beta[s:], psi[s:], scale[K-1:], work, (T-1)*K+1, M)
 }

@@ -88,7 +88,7 @@ func checkBackwardBatch(t *testing.T, p *impl, T, K, M int) {
 		want := make([]float64, T*M)
 		backwardGeneric(want, s, ps, et, T, M)
 		want32 := make([]float32, T*M)
-		backward32Generic(want32, to32(s), to32(ps), to32(et), T, M)
+		backwardGeneric(want32, to32(s), to32(ps), to32(et), T, M)
 		got, got32 := make([]float64, T*M), make([]float32, T*M)
 		for tt := 0; tt < T; tt++ {
 			copy(got[tt*M:(tt+1)*M], beta[(tt*K+k)*M:])

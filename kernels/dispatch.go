@@ -3,18 +3,20 @@ package kernels
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"sync/atomic"
 )
 
 // EnvVar names the environment variable that forces an implementation.
 const EnvVar = "SIMDCRF_KERNELS"
 
-// impl is one implementation of every kernel. A tier that lacks some kernel
-// leaves the field nil and gets the generic one (see complete).
+// impl is one implementation of every kernel: a table per architecture
+// (dispatch_amd64.go, dispatch_arm64.go) fills every field, naming the
+// generic function where a tier has no kernel of its own
+// (TestTiersComplete checks that none is nil or generic unexpectedly).
 type impl struct {
 	name      string
-	available bool
+	available bool   // the CPU can run it
+	needs     string // what the CPU must have (said when it has not)
 
 	exp, log      func(dst, src []float64)
 	forward       func(alpha, scale, psi, e []float64, T, M int)
@@ -52,7 +54,10 @@ type impl struct {
 	axpy32          func(a float32, x, y []float32)
 	scale32         func(a float32, x []float32)
 
-	fmaPeak   func(n int) float64 // FMA throughput probe (benchmarks only)
+	// vectorMaxPlus: maxPlusCSR is a vector kernel (MaxPlusCSRVector).
+	vectorMaxPlus bool
+
+	fmaPeak   func(n int) float64 // FMA throughput probe (benchmarks only; nil in generic)
 	peakFlops int                 // flops per fmaPeak iteration
 }
 
@@ -61,84 +66,39 @@ var generic = &impl{
 	available:     true,
 	exp:           expGeneric,
 	log:           logGeneric,
-	forward:       forwardGeneric,
-	backward:      backwardGeneric,
-	forwardBatch:  forwardBatchGeneric,
-	backwardBatch: backwardBatchG[float64],
-	transitions:   transitionsGeneric,
-	shiftRows:     shiftRowsGeneric,
+	forward:       forwardGeneric[float64],
+	backward:      backwardGeneric[float64],
+	forwardBatch:  forwardBatchGeneric[float64],
+	backwardBatch: backwardBatchGeneric[float64],
+	transitions:   transitionsGeneric[float64],
+	shiftRows:     shiftRowsGeneric[float64],
 	logMatVec:     logMatVecGeneric,
-	viterbi:       viterbiGeneric,
-	viterbiMax:    viterbiMaxGeneric,
-	gather:        gatherGeneric,
-	scatter:       scatterGeneric,
-	dot:           dotGeneric,
-	axpy:          axpyGeneric,
-	scale:         scaleGeneric,
+	viterbi:       viterbiGeneric[float64],
+	viterbiMax:    viterbiMaxGeneric[float64],
+	gather:        gatherGeneric[float64],
+	scatter:       scatterGeneric[float64],
+	dot:           dotGeneric[float64],
+	axpy:          axpyGeneric[float64],
+	scale:         scaleGeneric[float64],
 	spmv:          spmvGeneric,
 	gatherMulAdd:  gatherMulAddGeneric,
 	maxPlusCSR:    maxPlusCSRGeneric,
 	byteMasks:     byteMasksGeneric,
 
 	exp32:           exp32Generic,
-	forward32:       forward32Generic,
-	forwardBatch32:  forwardBatch32Generic,
-	backwardBatch32: backwardBatchG[float32],
-	backward32:      backward32Generic,
-	transitions32:   transitions32Generic,
-	shiftRows32:     shiftRows32Generic,
-	viterbi32:       viterbi32Generic,
-	viterbiMax32:    viterbiMax32Generic,
-	gather32:        gather32Generic,
-	scatter32:       scatter32Generic,
-	dot32:           dot32Generic,
-	axpy32:          axpy32Generic,
-	scale32:         scale32Generic,
-}
-
-// complete fills the kernels a tier does not implement with generic ones.
-func (p *impl) complete() *impl {
-	fill(&p.exp, generic.exp)
-	fill(&p.log, generic.log)
-	fill(&p.forward, generic.forward)
-	fill(&p.backward, generic.backward)
-	fill(&p.forwardBatch, generic.forwardBatch)
-	fill(&p.backwardBatch, generic.backwardBatch)
-	fill(&p.transitions, generic.transitions)
-	fill(&p.shiftRows, generic.shiftRows)
-	fill(&p.logMatVec, generic.logMatVec)
-	fill(&p.viterbi, generic.viterbi)
-	fill(&p.viterbiMax, generic.viterbiMax)
-	fill(&p.gather, generic.gather)
-	fill(&p.scatter, generic.scatter)
-	fill(&p.dot, generic.dot)
-	fill(&p.axpy, generic.axpy)
-	fill(&p.scale, generic.scale)
-	fill(&p.spmv, generic.spmv)
-	fill(&p.gatherMulAdd, generic.gatherMulAdd)
-	fill(&p.maxPlusCSR, generic.maxPlusCSR)
-	fill(&p.byteMasks, generic.byteMasks)
-	fill(&p.exp32, generic.exp32)
-	fill(&p.forward32, generic.forward32)
-	fill(&p.forwardBatch32, generic.forwardBatch32)
-	fill(&p.backwardBatch32, generic.backwardBatch32)
-	fill(&p.backward32, generic.backward32)
-	fill(&p.transitions32, generic.transitions32)
-	fill(&p.shiftRows32, generic.shiftRows32)
-	fill(&p.viterbi32, generic.viterbi32)
-	fill(&p.viterbiMax32, generic.viterbiMax32)
-	fill(&p.gather32, generic.gather32)
-	fill(&p.scatter32, generic.scatter32)
-	fill(&p.dot32, generic.dot32)
-	fill(&p.axpy32, generic.axpy32)
-	fill(&p.scale32, generic.scale32)
-	return p
-}
-
-func fill[F any](f *F, g F) {
-	if reflect.ValueOf(f).Elem().IsNil() {
-		*f = g
-	}
+	forward32:       forwardGeneric[float32],
+	forwardBatch32:  forwardBatchGeneric[float32],
+	backwardBatch32: backwardBatchGeneric[float32],
+	backward32:      backwardGeneric[float32],
+	transitions32:   transitionsGeneric[float32],
+	shiftRows32:     shiftRowsGeneric[float32],
+	viterbi32:       viterbiGeneric[float32],
+	viterbiMax32:    viterbiMaxGeneric[float32],
+	gather32:        gatherGeneric[float32],
+	scatter32:       scatterGeneric[float32],
+	dot32:           dotGeneric[float32],
+	axpy32:          axpyGeneric[float32],
+	scale32:         scaleGeneric[float32],
 }
 
 var (
@@ -151,9 +111,6 @@ var (
 
 func init() {
 	all = append([]*impl{generic}, platformImpls()...)
-	for _, p := range all {
-		p.complete()
-	}
 	best := generic
 	for _, p := range all {
 		if p.available {

@@ -2,35 +2,32 @@
 
 package kernels
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
-// avx512F32 is a pseudo-tier holding the AVX-512 float32 kernels (and the
-// float64 BackwardBatch) that dispatch does not use yet (the AVX-512 tier
-// runs the AVX2 ones):
-// they were generated on a machine without AVX-512, so they have not run.
-// On an AVX-512 machine this test checks them exactly as the float32 tests
-// check every tier; once it passes there, the wiring in fb_wire_amd64.go
-// (and viterbi_wire_amd64.go, explog_wire_amd64.go) can switch to them.
+// avx512F32 is the avx512 tier with every AVX-512 float32 kernel (and the
+// float64 BackwardBatch) called directly: generated on a machine without
+// AVX-512, they are checked here exactly as the float32 tests check every
+// tier. The tier runs those this test had checked when it passed on an
+// AVX-512 machine (Forward32 and ForwardBatch32 above fbNarrow labels
+// only: here at every M); ShiftRows32 and ViterbiMax32, which it checks
+// since, wait for its next run there (see the avx512 table in
+// dispatch_amd64.go).
 func avx512F32() *impl {
-	p := &impl{
-		name:          "avx512-f32",
-		available:     avx512Impl.available,
-		forward32:     forward32AVX512,
-		backward32:    backward32AVX512,
-		transitions32: transitions32AVX512,
-		shiftRows32:   shiftRows32AVX512,
-		forwardBatch32: func(alpha, scale, psi, e []float32, T, K, M int) {
-			forwardBatch32AVX512(alpha, scale, psi, e, T, K, M, fbRows(M))
-		},
-		backwardBatch32: func(beta, scale, psi, et, work []float32, T, K, M int) {
-			backwardBatch32AVX512(beta, scale, psi, et, work, T, K, M, fbRows(M))
-		},
-		backwardBatch: func(beta, scale, psi, et, work []float64, T, K, M int) {
-			backwardBatchAVX512(beta, scale, psi, et, work, T, K, M, fbRows(M))
-		},
-	}
-	addAVX512F32(p)
-	return p.complete()
+	p := *avx512Impl
+	p.name = "avx512-f32"
+	p.forward32, p.backward32, p.transitions32 = forward32AVX512, backward32AVX512, transitions32AVX512
+	p.shiftRows32 = shiftRows32AVX512
+	p.forwardBatch32 = fbBatch(forwardBatch32AVX512)
+	p.backwardBatch32 = bbBatch(backwardBatch32AVX512)
+	p.backwardBatch = bbBatch(backwardBatchAVX512)
+	p.viterbi32, p.viterbiMax32 = viterbi32AVX512, viterbiMax32AVX512
+	p.exp32 = exp32AVX512
+	p.dot32, p.axpy32, p.scale32 = dot32AVX512, axpy32AVX512, scale32AVX512
+	p.gather32, p.scatter32 = gather32AVX512, scatter32AVX512
+	return &p
 }
 
 func TestAVX512F32Direct(t *testing.T) {
@@ -109,6 +106,42 @@ func TestAVX512F32Direct(t *testing.T) {
 		p.scatter32(ga, M, s0, ptr, ids, vals, -0.5, T, M)
 		generic.scatter32(gb, M, s0, ptr, ids, vals, -0.5, T, M)
 		checkClose32(t, p.name+" scatter32", ga, to64(gb), 1e-6, 1e-6)
+	}
+	for _, M := range labelCounts() {
+		for _, T := range []int{1, 2, 9} {
+			s, tr := to32(randSlice(r, T*M, -50, 50)), to32(randSlice(r, M*M, -10, 10))
+			if M > 2 {
+				s[r.IntN(T*M)] = inf32(-1)
+				tr[r.IntN(M*M)] = inf32(-1)
+			}
+			gd, _ := runViterbi32(t, generic, s, tr, T, M)
+			dbuf, d := guarded32(T*M, nil)
+			p.viterbiMax32(d, s, tr, T, M)
+			checkGuards32(t, p.name+" viterbiMax32", dbuf)
+			for k := range d {
+				if math.Float32bits(d[k]) != math.Float32bits(gd[k]) && !(d[k] != d[k] && gd[k] != gd[k]) {
+					t.Fatalf("%s viterbiMax32 T=%d M=%d δ[%d] = %v, generic viterbi32 %v", p.name, T, M, k, d[k], gd[k])
+				}
+			}
+			// ShiftRows32 (its inputs hold no NaN or +Inf).
+			a := to32(randSlice(r, M, -20, 20))
+			want := [3][]float32{make([]float32, T*M), make([]float32, T), make([]float32, T)}
+			generic.shiftRows32(want[0], want[1], want[2], s, a, T, M)
+			obuf, o := guarded32(T*M, nil)
+			xbuf, x := guarded32(T, nil)
+			lbuf, l := guarded32(T, nil)
+			p.shiftRows32(o, x, l, s, a, T, M)
+			checkGuards32(t, p.name+" shiftRows32 out", obuf)
+			checkGuards32(t, p.name+" shiftRows32 mx", xbuf)
+			checkGuards32(t, p.name+" shiftRows32 lo", lbuf)
+			for q, got := range [3][]float32{o, x, l} {
+				for k := range got {
+					if got[k] != want[q][k] && !(got[k] != got[k] && want[q][k] != want[q][k]) {
+						t.Fatalf("%s shiftRows32 T=%d M=%d: output %d [%d] = %v, generic %v", p.name, T, M, q, k, got[k], want[q][k])
+					}
+				}
+			}
+		}
 	}
 	for _, n := range lengths() {
 		in := to32(randSlice(r, n, -100, 100))

@@ -1,20 +1,22 @@
 package kernels
 
-func dotGeneric(x, y []float64) float64 {
+// dotGeneric sums in float64 for both element types: Dot32 promises exact
+// products and a float64 sum (for float64 the conversions are no-ops).
+func dotGeneric[F float](x, y []F) float64 {
 	sum := 0.0
 	for i, v := range x {
-		sum += v * y[i]
+		sum += float64(v) * float64(y[i])
 	}
 	return sum
 }
 
-func axpyGeneric(a float64, x, y []float64) {
+func axpyGeneric[F float](a F, x, y []F) {
 	for i, v := range x {
 		y[i] += a * v
 	}
 }
 
-func scaleGeneric(a float64, x []float64) {
+func scaleGeneric[F float](a F, x []F) {
 	for i := range x {
 		x[i] *= a
 	}

@@ -8,6 +8,29 @@ func expGeneric(dst, src []float64) {
 	}
 }
 
+// exp32Generic is not expGeneric in float32: a float32 exp is the float64
+// one rounded (within about 0.5 ulp of the correctly rounded float32),
+// with float32's own flush and overflow thresholds.
+func exp32Generic(dst, src []float32) {
+	for i, x := range src {
+		dst[i] = exp32Scalar(x)
+	}
+}
+
+// exp32Scalar rounds the float64 exp (< 1 ulp of float64) to float32: within
+// about 0.5 ulp of the correctly rounded float32; flushed below ExpMin32.
+func exp32Scalar(x float32) float32 {
+	switch {
+	case x != x:
+		return x
+	case float64(x) > ExpMax32: // compared in float64: the constants are not float32s
+		return inf32(1)
+	case float64(x) < ExpMin32:
+		return 0
+	}
+	return float32(expScalar(float64(x)))
+}
+
 // expScalar is Exp for one value: flush below ExpMin, else the portable
 // fdlibm exp of Go's math/exp.go (< 1 ulp).
 //

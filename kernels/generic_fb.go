@@ -2,9 +2,14 @@ package kernels
 
 import "math"
 
+// The probability-domain kernels, one function for float64 and float32:
+// the float32 instances round every operation to float32, as the float32
+// assembly does, and are the oracle of the float32 tiers (checked against
+// the float64 instances in turn).
+
 // normalize divides row by its sum and returns the sum.
-func normalize(row []float64) float64 {
-	sum := 0.0
+func normalize[F float](row []F) F {
+	var sum F
 	for _, v := range row {
 		sum += v
 	}
@@ -15,52 +20,60 @@ func normalize(row []float64) float64 {
 	return sum
 }
 
-func forwardGeneric(alpha, scale, psi, e []float64, T, M int) {
-	copy(alpha[:M], psi[:M])
-	scale[0] = normalize(alpha[:M])
-	for t := 1; t < T; t++ {
-		prev := alpha[(t-1)*M : t*M]
-		cur := alpha[t*M : (t+1)*M]
-		clear(cur)
-		for i, a := range prev {
-			row := e[i*M : (i+1)*M]
-			for j, v := range row {
-				cur[j] += a * v
-			}
+// forwardStep sets cur = Ψ_t∘(prevᵀE) / scale_t and returns scale_t (ps is
+// Ψ_t, e is M×M with M = len(cur)).
+func forwardStep[F float](cur, prev, ps, e []F) F {
+	M := len(cur)
+	clear(cur)
+	for i, a := range prev {
+		row := e[i*M : (i+1)*M]
+		for j, v := range row {
+			cur[j] += a * v
 		}
-		ps := psi[t*M : (t+1)*M]
-		for j := range cur {
-			cur[j] *= ps[j]
+	}
+	for j := range cur {
+		cur[j] = ps[j] * cur[j]
+	}
+	return normalize(cur)
+}
+
+// backwardStep sets cur[i] = Σ_j et[j][i]·ps[j]·next[j] / scale (ps is
+// Ψ_{t+1}, et is Eᵀ, M×M with M = len(cur), scale is scale_{t+1}).
+func backwardStep[F float](cur, next, ps, et []F, scale F) {
+	M := len(cur)
+	clear(cur)
+	for j, b := range next {
+		w := ps[j] * b
+		row := et[j*M : (j+1)*M]
+		for i, v := range row {
+			cur[i] += w * v
 		}
-		scale[t] = normalize(cur)
+	}
+	inv := 1 / scale
+	for i := range cur {
+		cur[i] *= inv
 	}
 }
 
-func backwardGeneric(beta, scale, psi, et []float64, T, M int) {
+func forwardGeneric[F float](alpha, scale, psi, e []F, T, M int) {
+	copy(alpha[:M], psi[:M])
+	scale[0] = normalize(alpha[:M])
+	for t := 1; t < T; t++ {
+		scale[t] = forwardStep(alpha[t*M:(t+1)*M], alpha[(t-1)*M:t*M], psi[t*M:(t+1)*M], e)
+	}
+}
+
+func backwardGeneric[F float](beta, scale, psi, et []F, T, M int) {
 	last := beta[(T-1)*M : T*M]
 	for i := range last {
 		last[i] = 1
 	}
 	for t := T - 2; t >= 0; t-- {
-		next := beta[(t+1)*M : (t+2)*M]
-		ps := psi[(t+1)*M : (t+2)*M]
-		cur := beta[t*M : (t+1)*M]
-		clear(cur)
-		for j, b := range next {
-			w := ps[j] * b
-			row := et[j*M : (j+1)*M]
-			for i, v := range row {
-				cur[i] += w * v
-			}
-		}
-		inv := 1 / scale[t+1]
-		for i := range cur {
-			cur[i] *= inv
-		}
+		backwardStep(beta[t*M:(t+1)*M], beta[(t+1)*M:(t+2)*M], psi[(t+1)*M:(t+2)*M], et, scale[t+1])
 	}
 }
 
-func forwardBatchGeneric(alpha, scale, psi, e []float64, T, K, M int) {
+func forwardBatchGeneric[F float](alpha, scale, psi, e []F, T, K, M int) {
 	for k := 0; k < K; k++ {
 		a := alpha[k*M : (k+1)*M]
 		copy(a, psi[k*M:(k+1)*M])
@@ -68,25 +81,28 @@ func forwardBatchGeneric(alpha, scale, psi, e []float64, T, K, M int) {
 	}
 	for t := 1; t < T; t++ {
 		for k := 0; k < K; k++ {
-			prev := alpha[((t-1)*K+k)*M : ((t-1)*K+k+1)*M]
-			cur := alpha[(t*K+k)*M : (t*K+k+1)*M]
-			clear(cur)
-			for i, a := range prev {
-				row := e[i*M : (i+1)*M]
-				for j, v := range row {
-					cur[j] += a * v
-				}
-			}
-			ps := psi[(t*K+k)*M : (t*K+k+1)*M]
-			for j := range cur {
-				cur[j] *= ps[j]
-			}
-			scale[t*K+k] = normalize(cur)
+			r, p := (t*K+k)*M, ((t-1)*K+k)*M
+			scale[t*K+k] = forwardStep(alpha[r:r+M], alpha[p:p+M], psi[r:r+M], e)
 		}
 	}
 }
 
-func transitionsGeneric(g, e, alpha, beta, psi, scale, work []float64, T, M int) {
+// backwardBatchGeneric is the generic BackwardBatch (Backward's steps per
+// sequence; work is not needed).
+func backwardBatchGeneric[F float](beta, scale, psi, et, _ []F, T, K, M int) {
+	last := beta[(T-1)*K*M : T*K*M]
+	for i := range last {
+		last[i] = 1
+	}
+	for t := T - 2; t >= 0; t-- {
+		for k := 0; k < K; k++ {
+			r, n := (t*K+k)*M, ((t+1)*K+k)*M
+			backwardStep(beta[r:r+M], beta[n:n+M], psi[n:n+M], et, scale[(t+1)*K+k])
+		}
+	}
+}
+
+func transitionsGeneric[F float](g, e, alpha, beta, psi, scale, work []F, T, M int) {
 	// bb_t = Ψ_t∘β_t/scale_t for t = 1..T−1 in rows 0..T−2 of work; the
 	// last row of work accumulates one row of the product.
 	bb := work[:(T-1)*M]
@@ -117,16 +133,17 @@ func transitionsGeneric(g, e, alpha, beta, psi, scale, work []float64, T, M int)
 	}
 }
 
-func shiftRowsGeneric(out, mx, lo, in, a []float64, T, M int) {
+func shiftRowsGeneric[F float](out, mx, lo, in, a []F, T, M int) {
 	a = a[:M]
+	ninf, pinf := F(math.Inf(-1)), F(math.Inf(1))
 	for t := range T {
 		row, src := out[t*M:(t+1)*M], in[t*M:(t+1)*M]
-		m, l := math.Inf(-1), math.Inf(1)
+		m, l := ninf, pinf
 		for j, v := range src {
 			v += a[j]
 			row[j] = v
 			m = max(m, v)
-			if v >= -math.MaxFloat64 {
+			if v > ninf { // v ≥ −MaxFloat: not −Inf (nor NaN)
 				l = min(l, v)
 			}
 		}

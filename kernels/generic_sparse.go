@@ -1,6 +1,6 @@
 package kernels
 
-func gatherGeneric(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) {
+func gatherGeneric[F float](s, w []F, ld int, ptr, ids []int32, vals []F, T, M int) {
 	for t := 0; t < T; t++ {
 		row := s[t*M : (t+1)*M]
 		for f := ptr[t]; f < ptr[t+1]; f++ {
@@ -13,7 +13,7 @@ func gatherGeneric(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, 
 	}
 }
 
-func scatterGeneric(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int) {
+func scatterGeneric[F float](g []F, ld int, p []F, ptr, ids []int32, vals []F, c F, T, M int) {
 	for t := 0; t < T; t++ {
 		row := p[t*M : (t+1)*M]
 		for f := ptr[t]; f < ptr[t+1]; f++ {

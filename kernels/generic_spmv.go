@@ -11,22 +11,13 @@ func spmvGeneric(y, x []float64, ptr, idx []int32, v []float64) {
 		lo, hi := int(ptr[r]), int(ptr[r+1])
 		// Eight scalars, not an array, so that they stay in registers.
 		var s0, s1, s2, s3, s4, s5, s6, s7 float64
-		k := lo
-		for ; k+8 <= hi; k += 8 {
-			idx, v := idx[k:k+8], v[k:k+8]
-			s0 = math.FMA(x[idx[0]], v[0], s0)
-			s1 = math.FMA(x[idx[1]], v[1], s1)
-			s2 = math.FMA(x[idx[2]], v[2], s2)
-			s3 = math.FMA(x[idx[3]], v[3], s3)
-			s4 = math.FMA(x[idx[4]], v[4], s4)
-			s5 = math.FMA(x[idx[5]], v[5], s5)
-			s6 = math.FMA(x[idx[6]], v[6], s6)
-			s7 = math.FMA(x[idx[7]], v[7], s7)
-		}
-		// The last hi−k < 8 entries, entry k+l into lane l.
-		if n := hi - k; n > 0 {
-			idx, v := idx[k:hi], v[k:hi]
+		// lanes adds the n ≤ 8 entries from k, entry k+l into lane l.
+		lanes := func(k, n int) {
+			idx, v := idx[k:k+n], v[k:k+n]
 			switch n {
+			case 8:
+				s7 = math.FMA(x[idx[7]], v[7], s7)
+				fallthrough
 			case 7:
 				s6 = math.FMA(x[idx[6]], v[6], s6)
 				fallthrough
@@ -49,6 +40,11 @@ func spmvGeneric(y, x []float64, ptr, idx []int32, v []float64) {
 				s0 = math.FMA(x[idx[0]], v[0], s0)
 			}
 		}
+		k := lo
+		for ; k+8 <= hi; k += 8 {
+			lanes(k, 8)
+		}
+		lanes(k, hi-k)
 		y[r] = ((s0 + s4) + (s2 + s6)) + ((s1 + s5) + (s3 + s7))
 	}
 }

@@ -1,6 +1,8 @@
 package kernels
 
-func viterbiGeneric(delta []float64, bp []int32, s, tr []float64, T, M int) {
+// The Viterbi recursions, one function for float64 and float32.
+
+func viterbiGeneric[F float](delta []F, bp []int32, s, tr []F, T, M int) {
 	copy(delta[:M], s[:M])
 	for t := 1; t < T; t++ {
 		prev := delta[(t-1)*M : t*M]
@@ -30,7 +32,7 @@ func viterbiGeneric(delta []float64, bp []int32, s, tr []float64, T, M int) {
 
 // viterbiMaxGeneric is viterbiGeneric without the back-pointers: the same
 // additions and strict comparisons, so the same δ bit for bit.
-func viterbiMaxGeneric(delta []float64, s, tr []float64, T, M int) {
+func viterbiMaxGeneric[F float](delta []F, s, tr []F, T, M int) {
 	copy(delta[:M], s[:M])
 	for t := 1; t < T; t++ {
 		prev := delta[(t-1)*M : t*M]

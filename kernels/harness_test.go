@@ -8,20 +8,32 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
 // asmImpls returns every non-generic implementation the CPU can run. Tests
-// compare each against generic, so one `go test` checks every tier.
+// compare each against generic, so one `go test` checks every tier. A tier
+// compiled in but not runnable here is logged, once per test, so that
+// `go test -v` says what was not tested.
 func asmImpls(t testing.TB) []*impl {
 	var out []*impl
 	for _, p := range all {
-		if p != generic && p.available {
+		switch {
+		case p == generic:
+		case p.available:
 			out = append(out, p)
+		default:
+			if _, seen := notRun.LoadOrStore(t.Name()+"\x00"+p.name, true); !seen {
+				t.Logf("tier %s not tested: this CPU lacks %s", p.name, p.needs)
+			}
 		}
 	}
 	return out
 }
+
+// notRun holds the tests that have logged a tier asmImpls left out.
+var notRun sync.Map
 
 // useTier makes tier name the one the exported functions use until tb
 // ends.
@@ -34,10 +46,21 @@ func useTier(tb testing.TB, name string) {
 	tb.Cleanup(restore)
 }
 
-// forTiers runs f once per assembly tier as a subtest named after it.
+// forTiers runs f once per assembly tier as a subtest named after it. A
+// tier compiled in that the CPU cannot run is a skipped subtest that says
+// what the CPU lacks (TestTiersRun fails instead when SIMDCRF_REQUIRE_TIERS
+// names it).
 func forTiers(t *testing.T, f func(t *testing.T, p *impl)) {
-	for _, p := range asmImpls(t) {
-		t.Run(p.name, func(t *testing.T) { f(t, p) })
+	for _, p := range all {
+		if p == generic {
+			continue
+		}
+		t.Run(p.name, func(t *testing.T) {
+			if !p.available {
+				t.Skipf("tier %s: this CPU lacks %s", p.name, p.needs)
+			}
+			f(t, p)
+		})
 	}
 }
 
@@ -231,4 +254,19 @@ func TestGeneratedAsmIsolation(t *testing.T) {
 		}
 		fh.Close()
 	}
+}
+
+func mustPanicT(t *testing.T, what, want string, f func()) {
+	t.Helper()
+	defer func() {
+		r := recover()
+		msg, _ := r.(string)
+		if err, ok := r.(error); ok {
+			msg = err.Error()
+		}
+		if r == nil || !strings.Contains(msg, want) {
+			t.Errorf("%s: panic %v, want one mentioning %q", what, r, want)
+		}
+	}()
+	f()
 }

@@ -26,6 +26,8 @@ package kernels
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 )
 
 // Exp sets dst[i] = exp(src[i]) for i < len(src).
@@ -72,13 +74,9 @@ const ExpMax = 709.782712893384
 // of the scores before exponentiating). A scale of 0 means no labelling is
 // possible; that row of alpha is then NaN.
 func Forward(alpha, scale, psi, e []float64, T, M int) {
-	checkSeq("Forward", T, M, "alpha", len(alpha), "psi", len(psi))
-	need("Forward", "scale", len(scale), T)
-	need("Forward", "e", len(e), M*M)
-	if T == 0 || M == 0 {
-		return
+	if fbArgs("Forward", "alpha", "e", len(alpha), len(scale), len(psi), len(e), T, M) {
+		cur().forward(alpha, scale, psi, e, T, M)
 	}
-	cur().forward(alpha, scale, psi, e, T, M)
 }
 
 // Backward runs the scaled backward pass that matches Forward. et is the
@@ -90,13 +88,9 @@ func Forward(alpha, scale, psi, e []float64, T, M int) {
 //
 // so that α_t[j]·β_t[j] is the marginal probability of label j at position t.
 func Backward(beta, scale, psi, et []float64, T, M int) {
-	checkSeq("Backward", T, M, "beta", len(beta), "psi", len(psi))
-	need("Backward", "scale", len(scale), T)
-	need("Backward", "et", len(et), M*M)
-	if T == 0 || M == 0 {
-		return
+	if fbArgs("Backward", "beta", "et", len(beta), len(scale), len(psi), len(et), T, M) {
+		cur().backward(beta, scale, psi, et, T, M)
 	}
-	cur().backward(beta, scale, psi, et, T, M)
 }
 
 // ForwardBatch runs Forward on K sequences of the same length T in lockstep,
@@ -105,13 +99,9 @@ func Backward(beta, scale, psi, et []float64, T, M int) {
 // alpha are T×K×M (row t·K+k is sequence k at position t) and scale is T×K.
 // Sequence k's results equal Forward's on its own rows, up to rounding.
 func ForwardBatch(alpha, scale, psi, e []float64, T, K, M int) {
-	checkSeq("ForwardBatch", T*K, M, "alpha", len(alpha), "psi", len(psi))
-	need("ForwardBatch", "scale", len(scale), T*K)
-	need("ForwardBatch", "e", len(e), M*M)
-	if T == 0 || K == 0 || M == 0 {
-		return
+	if fbArgs("ForwardBatch", "alpha", "e", len(alpha), len(scale), len(psi), len(e), area("ForwardBatch", T, K), M) {
+		cur().forwardBatch(alpha, scale, psi, e, T, K, M)
 	}
-	cur().forwardBatch(alpha, scale, psi, e, T, K, M)
 }
 
 // Transitions adds a sequence's expected transition counts to g (M×M):
@@ -122,16 +112,9 @@ func ForwardBatch(alpha, scale, psi, e []float64, T, K, M int) {
 // matrix product over the whole sequence. work is scratch space of at least
 // T·M elements.
 func Transitions(g, e, alpha, beta, psi, scale, work []float64, T, M int) {
-	checkSeq("Transitions", T, M, "alpha", len(alpha), "beta", len(beta))
-	need("Transitions", "psi", len(psi), T*M)
-	need("Transitions", "scale", len(scale), T)
-	need("Transitions", "g", len(g), M*M)
-	need("Transitions", "e", len(e), M*M)
-	need("Transitions", "work", len(work), T*M)
-	if T < 2 || M == 0 {
-		return
+	if transitionsArgs("Transitions", len(g), len(e), len(alpha), len(beta), len(psi), len(scale), len(work), T, M) {
+		cur().transitions(g, e, alpha, beta, psi, scale, work, T, M)
 	}
-	cur().transitions(g, e, alpha, beta, psi, scale, work, T, M)
 }
 
 // ShiftRows prepares rows of scores for Forward's Ψ: for each row t < T of
@@ -146,14 +129,9 @@ func Transitions(g, e, alpha, beta, psi, scale, work []float64, T, M int) {
 // are unspecified. The sign of a zero in mx and out may differ between
 // tiers. out may be in.
 func ShiftRows(out, mx, lo, in, a []float64, T, M int) {
-	checkSeq("ShiftRows", T, M, "out", len(out), "in", len(in))
-	need("ShiftRows", "mx", len(mx), T)
-	need("ShiftRows", "lo", len(lo), T)
-	need("ShiftRows", "a", len(a), M)
-	if T == 0 || M == 0 {
-		return
+	if shiftRowsArgs("ShiftRows", len(out), len(mx), len(lo), len(in), len(a), T, M) {
+		cur().shiftRows(out, mx, lo, in, a, T, M)
 	}
-	cur().shiftRows(out, mx, lo, in, a, T, M)
 }
 
 // LogMatVec is the log-domain forward step, a log-sum-exp matrix–vector
@@ -166,7 +144,7 @@ func ShiftRows(out, mx, lo, in, a []float64, T, M int) {
 func LogMatVec(out, a, tr []float64, M int) {
 	need("LogMatVec", "out", len(out), M)
 	need("LogMatVec", "a", len(a), M)
-	need("LogMatVec", "tr", len(tr), M*M)
+	need("LogMatVec", "tr", len(tr), area("LogMatVec", M, M))
 	if M == 0 {
 		return
 	}
@@ -188,18 +166,12 @@ func LogMatVec(out, a, tr []float64, M int) {
 // With T == 0 it returns 0. ViterbiMax gives the same δ, path and score
 // without back-pointers (about half the work per step for larger M).
 func Viterbi(path []int32, delta []float64, bp []int32, s, tr []float64, T, M int) float64 {
-	checkSeq("Viterbi", T, M, "delta", len(delta), "s", len(s))
-	need("Viterbi", "bp", len(bp), T*M)
-	need("Viterbi", "path", len(path), T)
-	need("Viterbi", "tr", len(tr), M*M)
-	if T == 0 {
+	need("Viterbi", "bp", len(bp), area("Viterbi", T, M))
+	if !viterbiArgs("Viterbi", len(path), len(delta), len(s), len(tr), T, M) {
 		return 0
 	}
-	if M == 0 {
-		panic("kernels: Viterbi: M must be positive when T > 0")
-	}
 	cur().viterbi(delta, bp, s, tr, T, M)
-	return Backtrace(path, delta[(T-1)*M:T*M], bp, T, M)
+	return backtrace(path, delta[(T-1)*M:T*M], bp, T, M)
 }
 
 // Backtrace picks the best last label from last (the final δ row; ties to the
@@ -234,14 +206,13 @@ func backtrace[F float](path []int32, last []F, bp []int32, T, M int) F {
 //
 //	s[t][0:M] += Σ_f vals[f] · w[ids[f]·ld : ids[f]·ld+M]
 //
-// s is T×M, w has rows of stride ld ≥ M. Ids are checked against w.
+// s is T×M, w has rows of stride ld ≥ M. Ids are checked against w (an
+// O(features) scan; a caller scoring the same features many times checks
+// them once in a CSR instead).
 func Gather(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) {
-	need("Gather", "s", len(s), T*M)
-	checkCSR("Gather", w, ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
+	if csrArgs("Gather", "s", len(s), len(w), ld, ptr, ids, len(vals), T, M) {
+		cur().gather(s, w, ld, ptr, ids, vals, T, M)
 	}
-	cur().gather(s, w, ld, ptr, ids, vals, T, M)
 }
 
 // Scatter is the gradient's counterpart of Gather: for every feature f of
@@ -251,36 +222,9 @@ func Gather(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) 
 //
 // p is T×M (typically the marginals), g has rows of stride ld ≥ M.
 func Scatter(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int) {
-	need("Scatter", "p", len(p), T*M)
-	checkCSR("Scatter", g, ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
+	if csrArgs("Scatter", "p", len(p), len(g), ld, ptr, ids, len(vals), T, M) {
+		cur().scatter(g, ld, p, ptr, ids, vals, c, T, M)
 	}
-	cur().scatter(g, ld, p, ptr, ids, vals, c, T, M)
-}
-
-// GatherTrusted is Gather for callers that built and checked the CSR arrays
-// once (a trainer does, per corpus): it checks the sizes but not that ptr
-// ascends or that the ids are rows of w, an O(features) scan that cost a
-// fifth of Gather itself on CoNLL-2000. A wrong id reads outside w.
-func GatherTrusted(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int) {
-	need("Gather", "s", len(s), T*M)
-	checkSizes("Gather", ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
-	}
-	cur().gather(s, w, ld, ptr, ids, vals, T, M)
-}
-
-// ScatterTrusted is Scatter without the O(features) checks, as
-// GatherTrusted. A wrong id writes outside g.
-func ScatterTrusted(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int) {
-	need("Scatter", "p", len(p), T*M)
-	checkSizes("Scatter", ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
-	}
-	cur().scatter(g, ld, p, ptr, ids, vals, c, T, M)
 }
 
 // Dot returns Σ x[i]·y[i] over len(x) elements.
@@ -306,15 +250,79 @@ func need(kernel, arg string, have, want int) {
 	}
 }
 
-func checkSeq(kernel string, T, M int, a string, la int, b string, lb int) {
-	if T < 0 || M < 0 {
-		panic(fmt.Sprintf("kernels: %s: negative size T=%d M=%d", kernel, T, M))
+// area returns a·b for sizes a, b, panicking when either is negative or
+// the product overflows (a wrapped product would pass the length checks).
+func area(kernel string, a, b int) int {
+	if uint(a)|uint(b) >= 1<<31 { // rare: the product may overflow
+		return bigArea(kernel, a, b)
 	}
-	need(kernel, a, la, T*M)
-	need(kernel, b, lb, T*M)
+	return a * b
 }
 
-func checkCSR[F float](kernel string, w []F, ld int, ptr, ids []int32, vals []F, T, M int) {
+func bigArea(kernel string, a, b int) int {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if a < 0 || b < 0 || hi != 0 || lo > math.MaxInt {
+		panic(fmt.Sprintf("kernels: %s: bad size %d×%d", kernel, a, b))
+	}
+	return int(lo)
+}
+
+func checkSeq(kernel string, T, M int, a string, la int, b string, lb int) {
+	n := area(kernel, T, M)
+	need(kernel, a, la, n)
+	need(kernel, b, lb, n)
+}
+
+// fbArgs checks the arguments of Forward and Backward (out is alpha or
+// beta, mat e or et; T is T·K for the batch forms) and reports whether
+// there is anything to do.
+func fbArgs(kernel, out, mat string, lout, lscale, lpsi, lmat, T, M int) bool {
+	checkSeq(kernel, T, M, out, lout, "psi", lpsi)
+	need(kernel, "scale", lscale, T)
+	need(kernel, mat, lmat, area(kernel, M, M))
+	return T > 0 && M > 0
+}
+
+func transitionsArgs(kernel string, lg, le, lalpha, lbeta, lpsi, lscale, lwork, T, M int) bool {
+	checkSeq(kernel, T, M, "alpha", lalpha, "beta", lbeta)
+	n, mm := T*M, area(kernel, M, M)
+	need(kernel, "psi", lpsi, n)
+	need(kernel, "scale", lscale, T)
+	need(kernel, "g", lg, mm)
+	need(kernel, "e", le, mm)
+	need(kernel, "work", lwork, n)
+	return T >= 2 && M > 0
+}
+
+func shiftRowsArgs(kernel string, lout, lmx, llo, lin, la, T, M int) bool {
+	checkSeq(kernel, T, M, "out", lout, "in", lin)
+	need(kernel, "mx", lmx, T)
+	need(kernel, "lo", llo, T)
+	need(kernel, "a", la, M)
+	return T > 0 && M > 0
+}
+
+// viterbiArgs checks the arguments Viterbi and ViterbiMax share and
+// reports whether there is anything to do (T > 0).
+func viterbiArgs(kernel string, lpath, ldelta, ls, ltr, T, M int) bool {
+	checkSeq(kernel, T, M, "delta", ldelta, "s", ls)
+	need(kernel, "path", lpath, T)
+	need(kernel, "tr", ltr, area(kernel, M, M))
+	if T > 0 && M == 0 {
+		panic("kernels: " + kernel + ": M must be positive when T > 0")
+	}
+	return T > 0
+}
+
+// csrArgs checks the arguments of Gather and Scatter (dense: s or p, T×M)
+// and reports whether there is anything to do.
+func csrArgs(kernel, dense string, ldense, lw, ld int, ptr, ids []int32, lvals, T, M int) bool {
+	need(kernel, dense, ldense, area(kernel, T, M))
+	checkCSR(kernel, lw, ld, ptr, ids, lvals, T, M)
+	return T > 0 && M > 0
+}
+
+func checkCSR(kernel string, lw, ld int, ptr, ids []int32, lvals, T, M int) {
 	if T < 0 || M < 0 || ld < M {
 		panic(fmt.Sprintf("kernels: %s: bad sizes T=%d M=%d ld=%d", kernel, T, M, ld))
 	}
@@ -332,34 +340,26 @@ func checkCSR[F float](kernel string, w []F, ld int, ptr, ids []int32, vals []F,
 	}
 	n := int(ptr[T])
 	need(kernel, "ids", len(ids), n)
-	need(kernel, "vals", len(vals), n)
-	rows := 0
-	if len(w) >= M {
-		rows = (len(w)-M)/ld + 1
-	}
+	need(kernel, "vals", lvals, n)
 	var hi int32 = -1
 	lo := int32(0)
 	for _, id := range ids[ptr[0]:n] {
 		hi = max(hi, id)
 		lo = min(lo, id)
 	}
-	if lo < 0 || int(hi) >= rows {
-		panic(fmt.Sprintf("kernels: %s: attribute id out of range [0,%d)", kernel, rows))
+	if lo < 0 || int(hi) >= rowsOf(lw, ld, M) {
+		panic(fmt.Sprintf("kernels: %s: attribute id out of range [0,%d)", kernel, rowsOf(lw, ld, M)))
 	}
 }
 
-// checkSizes is the O(1) part of checkCSR.
-func checkSizes[F float](kernel string, ld int, ptr, ids []int32, vals []F, T, M int) {
-	if T < 0 || M < 0 || ld < M {
-		panic(fmt.Sprintf("kernels: %s: bad sizes T=%d M=%d ld=%d", kernel, T, M, ld))
+// rowsOf returns how many rows of M elements at stride ld ≥ M a slice of n
+// elements holds (the last row may end at its end).
+func rowsOf(n, ld, M int) int {
+	switch {
+	case n < M:
+		return 0
+	case ld == 0: // M = 0: any row fits
+		return math.MaxInt
 	}
-	if T == 0 {
-		return
-	}
-	need(kernel, "ptr", len(ptr), T+1)
-	if ptr[0] < 0 || ptr[T] < ptr[0] {
-		panic(fmt.Sprintf("kernels: %s: ptr[0] = %d, ptr[T] = %d", kernel, ptr[0], ptr[T]))
-	}
-	need(kernel, "ids", len(ids), int(ptr[T]))
-	need(kernel, "vals", len(vals), int(ptr[T]))
+	return (n-M)/ld + 1
 }

@@ -60,24 +60,16 @@ func Exp32(dst, src []float32) {
 // (M×M) as there. A scale of 0 means no labelling survived (impossible, or
 // underflow: see the float32 notes); that row of alpha is then NaN.
 func Forward32(alpha, scale, psi, e []float32, T, M int) {
-	checkSeq("Forward32", T, M, "alpha", len(alpha), "psi", len(psi))
-	need("Forward32", "scale", len(scale), T)
-	need("Forward32", "e", len(e), M*M)
-	if T == 0 || M == 0 {
-		return
+	if fbArgs("Forward32", "alpha", "e", len(alpha), len(scale), len(psi), len(e), T, M) {
+		cur().forward32(alpha, scale, psi, e, T, M)
 	}
-	cur().forward32(alpha, scale, psi, e, T, M)
 }
 
 // Backward32 is Backward in float32 (et = Eᵀ, scales from Forward32).
 func Backward32(beta, scale, psi, et []float32, T, M int) {
-	checkSeq("Backward32", T, M, "beta", len(beta), "psi", len(psi))
-	need("Backward32", "scale", len(scale), T)
-	need("Backward32", "et", len(et), M*M)
-	if T == 0 || M == 0 {
-		return
+	if fbArgs("Backward32", "beta", "et", len(beta), len(scale), len(psi), len(et), T, M) {
+		cur().backward32(beta, scale, psi, et, T, M)
 	}
-	cur().backward32(beta, scale, psi, et, T, M)
 }
 
 // ForwardBatch32 is ForwardBatch in float32: K sequences of length T in
@@ -85,13 +77,9 @@ func Backward32(beta, scale, psi, et []float32, T, M int) {
 // scale T×K). Sequence k's results equal Forward32's on its own rows, up to
 // rounding.
 func ForwardBatch32(alpha, scale, psi, e []float32, T, K, M int) {
-	checkSeq("ForwardBatch32", T*K, M, "alpha", len(alpha), "psi", len(psi))
-	need("ForwardBatch32", "scale", len(scale), T*K)
-	need("ForwardBatch32", "e", len(e), M*M)
-	if T == 0 || K == 0 || M == 0 {
-		return
+	if fbArgs("ForwardBatch32", "alpha", "e", len(alpha), len(scale), len(psi), len(e), area("ForwardBatch32", T, K), M) {
+		cur().forwardBatch32(alpha, scale, psi, e, T, K, M)
 	}
-	cur().forwardBatch32(alpha, scale, psi, e, T, K, M)
 }
 
 // Transitions32 is Transitions in float32: it adds one sequence's expected
@@ -100,30 +88,18 @@ func ForwardBatch32(alpha, scale, psi, e []float32, T, K, M int) {
 // to sum many sequences accurately, give it a g zeroed per sequence (or per
 // few) and add that into a float64 total. work needs T·M elements.
 func Transitions32(g, e, alpha, beta, psi, scale, work []float32, T, M int) {
-	checkSeq("Transitions32", T, M, "alpha", len(alpha), "beta", len(beta))
-	need("Transitions32", "psi", len(psi), T*M)
-	need("Transitions32", "scale", len(scale), T)
-	need("Transitions32", "g", len(g), M*M)
-	need("Transitions32", "e", len(e), M*M)
-	need("Transitions32", "work", len(work), T*M)
-	if T < 2 || M == 0 {
-		return
+	if transitionsArgs("Transitions32", len(g), len(e), len(alpha), len(beta), len(psi), len(scale), len(work), T, M) {
+		cur().transitions32(g, e, alpha, beta, psi, scale, work, T, M)
 	}
-	cur().transitions32(g, e, alpha, beta, psi, scale, work, T, M)
 }
 
 // ShiftRows32 is ShiftRows in float32 (exact: one addition and one
 // subtraction per entry, rounded to float32; the same in every tier up to
 // the sign of zeros). Sum the mx in float64.
 func ShiftRows32(out, mx, lo, in, a []float32, T, M int) {
-	checkSeq("ShiftRows32", T, M, "out", len(out), "in", len(in))
-	need("ShiftRows32", "mx", len(mx), T)
-	need("ShiftRows32", "lo", len(lo), T)
-	need("ShiftRows32", "a", len(a), M)
-	if T == 0 || M == 0 {
-		return
+	if shiftRowsArgs("ShiftRows32", len(out), len(mx), len(lo), len(in), len(a), T, M) {
+		cur().shiftRows32(out, mx, lo, in, a, T, M)
 	}
-	cur().shiftRows32(out, mx, lo, in, a, T, M)
 }
 
 // Viterbi32 is Viterbi in float32: the same recursion, float32 additions
@@ -134,15 +110,9 @@ func ShiftRows32(out, mx, lo, in, a []float32, T, M int) {
 // path's scores itself. Where float64 scores tie or differ by less than
 // that rounding, the float32 path may differ from Viterbi's.
 func Viterbi32(path []int32, delta []float32, bp []int32, s, tr []float32, T, M int) float32 {
-	checkSeq("Viterbi32", T, M, "delta", len(delta), "s", len(s))
-	need("Viterbi32", "bp", len(bp), T*M)
-	need("Viterbi32", "path", len(path), T)
-	need("Viterbi32", "tr", len(tr), M*M)
-	if T == 0 {
+	need("Viterbi32", "bp", len(bp), area("Viterbi32", T, M))
+	if !viterbiArgs("Viterbi32", len(path), len(delta), len(s), len(tr), T, M) {
 		return 0
-	}
-	if M == 0 {
-		panic("kernels: Viterbi32: M must be positive when T > 0")
 	}
 	cur().viterbi32(delta, bp, s, tr, T, M)
 	return backtrace(path, delta[(T-1)*M:T*M], bp, T, M)
@@ -151,17 +121,8 @@ func Viterbi32(path []int32, delta []float32, bp []int32, s, tr []float32, T, M 
 // ViterbiMax32 is ViterbiMax in float32: Viterbi32's δ, path and score
 // without back-pointers. trT may be nil or tr transposed.
 func ViterbiMax32(path []int32, delta []float32, s, tr, trT []float32, T, M int) float32 {
-	checkSeq("ViterbiMax32", T, M, "delta", len(delta), "s", len(s))
-	need("ViterbiMax32", "path", len(path), T)
-	need("ViterbiMax32", "tr", len(tr), M*M)
-	if trT != nil {
-		need("ViterbiMax32", "trT", len(trT), M*M)
-	}
-	if T == 0 {
+	if !viterbiMaxArgs("ViterbiMax32", len(path), len(delta), len(s), len(tr), trT != nil, len(trT), T, M) {
 		return 0
-	}
-	if M == 0 {
-		panic("kernels: ViterbiMax32: M must be positive when T > 0")
 	}
 	cur().viterbiMax32(delta, s, tr, T, M)
 	return backtraceMax(path, delta, s, tr, trT, T, M)
@@ -169,42 +130,16 @@ func ViterbiMax32(path []int32, delta []float32, s, tr, trT []float32, T, M int)
 
 // Gather32 is Gather in float32 (s, w and vals float32; sums in float32).
 func Gather32(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int) {
-	need("Gather32", "s", len(s), T*M)
-	checkCSR("Gather32", w, ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
+	if csrArgs("Gather32", "s", len(s), len(w), ld, ptr, ids, len(vals), T, M) {
+		cur().gather32(s, w, ld, ptr, ids, vals, T, M)
 	}
-	cur().gather32(s, w, ld, ptr, ids, vals, T, M)
 }
 
 // Scatter32 is Scatter in float32.
 func Scatter32(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int) {
-	need("Scatter32", "p", len(p), T*M)
-	checkCSR("Scatter32", g, ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
+	if csrArgs("Scatter32", "p", len(p), len(g), ld, ptr, ids, len(vals), T, M) {
+		cur().scatter32(g, ld, p, ptr, ids, vals, c, T, M)
 	}
-	cur().scatter32(g, ld, p, ptr, ids, vals, c, T, M)
-}
-
-// GatherTrusted32 is GatherTrusted in float32 (sizes checked, ids not).
-func GatherTrusted32(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int) {
-	need("Gather32", "s", len(s), T*M)
-	checkSizes("Gather32", ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
-	}
-	cur().gather32(s, w, ld, ptr, ids, vals, T, M)
-}
-
-// ScatterTrusted32 is ScatterTrusted in float32.
-func ScatterTrusted32(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int) {
-	need("Scatter32", "p", len(p), T*M)
-	checkSizes("Scatter32", ld, ptr, ids, vals, T, M)
-	if T == 0 || M == 0 {
-		return
-	}
-	cur().scatter32(g, ld, p, ptr, ids, vals, c, T, M)
 }
 
 // Dot32 returns Σ x[i]·y[i] over len(x) elements, products and sum in

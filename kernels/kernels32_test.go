@@ -778,7 +778,7 @@ func TestForwardBatch32(t *testing.T) {
 						copy(sp[tt*M:(tt+1)*M], to32(psi[(tt*K+k)*M:(tt*K+k+1)*M]))
 					}
 					wa, ws := make([]float32, T*M), make([]float32, T)
-					forward32Generic(wa, ws, sp, to32(e), T, M)
+					forwardGeneric(wa, ws, sp, to32(e), T, M)
 					for tt := 0; tt < T; tt++ {
 						checkClose32(t, fmt.Sprintf("%s seq %d t %d alpha", what, k, tt), a[(tt*K+k)*M:(tt*K+k+1)*M], to64(wa[tt*M:(tt+1)*M]), fb32Tol, fb32Atol)
 						checkClose32(t, fmt.Sprintf("%s seq %d t %d scale", what, k, tt), s[tt*K+k:tt*K+k+1], to64(ws[tt:tt+1]), fb32Tol, 0)

@@ -1,7 +1,5 @@
 package kernels
 
-import "reflect"
-
 // MaxPlusCSR is a max-plus CSR matrix–vector product that updates given
 // candidates with argmax: for every row r < len(y), over the entries
 // k ∈ [ptr[r], ptr[r+1]) with candidate c = x[idx[k]] + v[k],
@@ -74,5 +72,5 @@ func checkMaxPlusCSR(y []float64, arg []int32, ptr, idx []int32, v []float64) {
 // row of every entry can do better with one flat pass over all entries
 // (engine's tied Viterbi does).
 func MaxPlusCSRVector() bool {
-	return reflect.ValueOf(cur().maxPlusCSR).Pointer() != reflect.ValueOf(generic.maxPlusCSR).Pointer()
+	return cur().vectorMaxPlus
 }

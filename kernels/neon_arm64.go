@@ -21,17 +21,25 @@ func scaleNEON(a float64, x []float64)
 //go:noescape
 func forwardNEON(alpha, scale, psi, e []float64, T, M, K int)
 
-func forwardNEON1(alpha, scale, psi, e []float64, T, M int) {
-	forwardNEON(alpha, scale, psi, e, T, M, 1)
+// single runs pass on one sequence (stride 1).
+func single[F float](pass func(out, scale, psi, e []F, T, M, K int)) func(out, scale, psi, e []F, T, M int) {
+	return func(out, scale, psi, e []F, T, M int) { pass(out, scale, psi, e, T, M, 1) }
 }
 
-// forwardBatchNEON keeps the batch's interleaved layout and runs each
-// sequence with strides, so each sequence's results are exactly those of
-// forwardNEON on it alone.
-func forwardBatchNEON(alpha, scale, psi, e []float64, T, K, M int) {
-	for k := 0; k < K; k++ {
-		forwardNEON(alpha[k*M:], scale[k:], psi[k*M:], e, T, M, K)
+// strided keeps a lockstep batch's interleaved layout and runs pass (a
+// forward or backward kernel taking the stride K) on each sequence, so
+// each sequence's results are exactly those of the kernel on it alone.
+func strided[F float](pass func(out, scale, psi, e []F, T, M, K int)) func(out, scale, psi, e []F, T, K, M int) {
+	return func(out, scale, psi, e []F, T, K, M int) {
+		for k := 0; k < K; k++ {
+			pass(out[k*M:], scale[k:], psi[k*M:], e, T, M, K)
+		}
 	}
+}
+
+// withWork drops BackwardBatch's work, which the NEON kernels do not use.
+func withWork[F float](f func(beta, scale, psi, et []F, T, K, M int)) func(beta, scale, psi, et, work []F, T, K, M int) {
+	return func(beta, scale, psi, et, _ []F, T, K, M int) { f(beta, scale, psi, et, T, K, M) }
 }
 
 // backwardNEON runs Backward on a sequence whose rows are K·M apart in beta
@@ -40,16 +48,6 @@ func forwardBatchNEON(alpha, scale, psi, e []float64, T, K, M int) {
 //
 //go:noescape
 func backwardNEON(beta, scale, psi, et []float64, T, M, K int)
-
-func backwardNEON1(beta, scale, psi, et []float64, T, M int) {
-	backwardNEON(beta, scale, psi, et, T, M, 1)
-}
-
-func backwardBatchNEON(beta, scale, psi, et, _ []float64, T, K, M int) {
-	for k := 0; k < K; k++ {
-		backwardNEON(beta[k*M:], scale[k:], psi[k*M:], et, T, M, K)
-	}
-}
 
 //go:noescape
 func viterbiNEON(delta []float64, bp []int32, s, tr []float64, T, M int)
@@ -79,11 +77,6 @@ func logMatVecNEON(out, a, tr []float64, M int)
 // depends on all of them (so nothing is optimised away).
 func fmaPeakNEON(n int) float64
 
-var _ = func() int {
-	neonImpl.fmaPeak, neonImpl.peakFlops = fmaPeakNEON, 24*2*2
-	return 0
-}()
-
 //go:noescape
 func shiftRowsNEON(out, mx, lo, in, a []float64, T, M int)
 
@@ -98,16 +91,8 @@ func byteMasksNEON(a, b []uint64, src []byte, ca, cb1, cb2 byte)
 //go:noescape
 func forward32NEON(alpha, scale, psi, e []float32, T, M, K int)
 
-func forward32NEON1(alpha, scale, psi, e []float32, T, M int) {
-	forward32NEON(alpha, scale, psi, e, T, M, 1)
-}
-
 //go:noescape
 func backward32NEON(beta, scale, psi, et []float32, T, M, K int)
-
-func backward32NEON1(beta, scale, psi, et []float32, T, M int) {
-	backward32NEON(beta, scale, psi, et, T, M, 1)
-}
 
 //go:noescape
 func viterbi32NEON(delta []float32, bp []int32, s, tr []float32, T, M int)
@@ -138,23 +123,3 @@ func gather32NEON(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M
 
 //go:noescape
 func scatter32NEON(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int)
-
-var _ = func() int {
-	neonImpl.exp32, neonImpl.shiftRows32 = exp32NEON, shiftRows32NEON
-	neonImpl.dot32, neonImpl.axpy32, neonImpl.scale32 = dot32NEON, axpy32NEON, scale32NEON
-	neonImpl.gather32, neonImpl.scatter32 = gather32NEON, scatter32NEON
-	neonImpl.forward32, neonImpl.backward32, neonImpl.transitions32 = forward32NEON1, backward32NEON1, transitions32NEON
-	neonImpl.backwardBatch = backwardBatchNEON
-	neonImpl.backwardBatch32 = func(beta, scale, psi, et, _ []float32, T, K, M int) {
-		for k := 0; k < K; k++ {
-			backward32NEON(beta[k*M:], scale[k:], psi[k*M:], et, T, M, K)
-		}
-	}
-	neonImpl.viterbi32, neonImpl.viterbiMax32 = viterbi32NEON, viterbiMax32NEON
-	neonImpl.forwardBatch32 = func(alpha, scale, psi, e []float32, T, K, M int) {
-		for k := 0; k < K; k++ {
-			forward32NEON(alpha[k*M:], scale[k:], psi[k*M:], e, T, M, K)
-		}
-	}
-	return 0
-}()

@@ -446,3 +446,56 @@ func benchSparse(b *testing.B, scatter bool) {
 
 func BenchmarkGather(b *testing.B)  { benchSparse(b, false) }
 func BenchmarkScatter(b *testing.B) { benchSparse(b, true) }
+
+// BenchmarkGatherHot and BenchmarkScatterHot time the exported call a
+// trainer makes per sequence on its hot weight rows, in the shape of
+// CoNLL-2000 chunking (7000 rows of M = 22 in cache, sequences of 10..40
+// positions with 10 features each, Zipf ids, values all 1 given as a short
+// slice of ones): CSR.Gather and CSR.Scatter, whose checks are O(1).
+func BenchmarkGatherHot(b *testing.B)  { benchHot(b, false) }
+func BenchmarkScatterHot(b *testing.B) { benchHot(b, true) }
+
+func benchHot(b *testing.B, scatter bool) {
+	const rows, M, F, nseq = 7000, 22, 10, 300
+	r := newRand(14)
+	z := rand.NewZipf(r, 1.1, 1, rows-1)
+	seq, ptr, ids := []int{0}, []int32{0}, []int32(nil)
+	longest := 0
+	for range nseq {
+		T := 10 + r.IntN(31)
+		for range T {
+			for range F {
+				ids = append(ids, int32(z.Uint64()))
+			}
+			ptr = append(ptr, int32(len(ids)))
+		}
+		seq = append(seq, len(ptr)-1)
+		longest = max(longest, T*F)
+	}
+	cs, err := NewCSR(seq, ptr, ids, rows)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ones := make([]float64, longest)
+	for k := range ones {
+		ones[k] = 1
+	}
+	w := randSlice(r, rows*M, -1, 1)
+	s, p := make([]float64, 40*M), randSlice(r, 40*M, 0, 1)
+	for _, name := range Impls() {
+		b.Run(name, func(b *testing.B) {
+			useTier(b, name)
+			k, pos := 0, 0
+			for b.Loop() {
+				if scatter {
+					cs.Scatter(w, M, p, ones, -1e-9, k, M)
+				} else {
+					cs.Gather(s, w, M, ones, k, M)
+				}
+				pos += cs.Positions(k)
+				k = (k + 1) % nseq
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pos), "ns/pos")
+		})
+	}
+}

@@ -11,18 +11,17 @@ package kernels
 // transposed (M×M), which the backtrace then reads instead of tr's columns.
 // With T == 0 it returns 0.
 func ViterbiMax(path []int32, delta []float64, s, tr, trT []float64, T, M int) float64 {
-	checkSeq("ViterbiMax", T, M, "delta", len(delta), "s", len(s))
-	need("ViterbiMax", "path", len(path), T)
-	need("ViterbiMax", "tr", len(tr), M*M)
-	if trT != nil {
-		need("ViterbiMax", "trT", len(trT), M*M)
-	}
-	if T == 0 {
+	if !viterbiMaxArgs("ViterbiMax", len(path), len(delta), len(s), len(tr), trT != nil, len(trT), T, M) {
 		return 0
-	}
-	if M == 0 {
-		panic("kernels: ViterbiMax: M must be positive when T > 0")
 	}
 	cur().viterbiMax(delta, s, tr, T, M)
 	return backtraceMax(path, delta, s, tr, trT, T, M)
+}
+
+// viterbiMaxArgs is viterbiArgs with the optional trT (hasTrT: not nil).
+func viterbiMaxArgs(kernel string, lpath, ldelta, ls, ltr int, hasTrT bool, ltrT, T, M int) bool {
+	if hasTrT {
+		need(kernel, "trT", ltrT, area(kernel, M, M))
+	}
+	return viterbiArgs(kernel, lpath, ldelta, ls, ltr, T, M)
 }

@@ -90,7 +90,7 @@ func newHotRows(sp *sparse.Sparse) *hotRows {
 }
 
 // score sets emit to the state scores of s (checked): the wide rows by
-// kernels.Gather over a per-sequence CSR list built in w, the others row
+// kernels.CSR's Gather over a per-sequence list built in wk, the others row
 // by row, in feature order before them (the adds come in the order they
 // came in before attribute records, so the scores are the same).
 func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Seq) {
@@ -100,10 +100,9 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 	w := sp.Params()
 	clear(emit[:T*m])
 	nf := len(s.IDs)
-	wk.hptr = grow(wk.hptr, T+1)
-	wk.hids = grow(wk.hids, nf)
 	wk.hvals = grow(wk.hvals, nf)
-	hptr, hids, hvals := wk.hptr[:T+1], wk.hids[:nf], wk.hvals[:nf]
+	hvals := wk.hvals[:nf]
+	wk.hot.Reset(len(h.w) / max(m, 1))
 	// The records first, in a pass of their own: their cache misses
 	// overlap, instead of each waiting behind the previous row's adds.
 	wk.recs = grow(wk.recs, nf)
@@ -112,7 +111,6 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 		recs[f] = h.rec[a]
 	}
 	n := int32(0)
-	hptr[0] = 0
 	for t := range T {
 		row := emit[t*m : (t+1)*m]
 		for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
@@ -124,7 +122,8 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 			case 1:
 				row[r.y] += v * r.w
 			case wideRow:
-				hids[n], hvals[n] = r.lo, v
+				wk.hot.Add(r.lo)
+				hvals[n] = v
 				n++
 			default:
 				lab, wr := labels[r.lo:r.lo+int32(r.n)], w[r.lo:r.lo+int32(r.n)]
@@ -134,9 +133,9 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 				}
 			}
 		}
-		hptr[t+1] = n
+		wk.hot.EndRow()
 	}
-	kernels.GatherTrusted(emit, h.w, m, hptr, hids, hvals, T, m)
+	wk.hot.Gather(emit, h.w, m, hvals, 0, m)
 }
 
 func grow[E any](x []E, n int) []E {
@@ -153,8 +152,7 @@ type work struct {
 	paths  [][]int32
 	scores []float64
 	// hot rows' CSR list (see hotRows.score)
-	hptr  []int32
-	hids  []int32
+	hot   kernels.CSR
 	hvals []float64
 	recs  []attrRec // the features' attribute records (see hotRows.score)
 	sbuf  []float64 // sub-label scratch

@@ -96,11 +96,11 @@ func (h *hybrid) numParams() int { return h.nHot*h.m + len(h.coldLab) }
 type splitCorpus struct {
 	pos    []int
 	hotPtr []int32
-	hotIDs []int32
-	// hotRel has, for sequence i at hotRel[pos[i]+i:], its T+1 hot
-	// offsets relative to its first hot feature, so that the kernels can
-	// take a short slice of ones (cached) instead of a stream of them.
-	hotRel  []int32
+	// hot holds the hot features' rows, checked once for the kernels,
+	// with offsets relative to each sequence's first hot feature, so that
+	// the kernels can take a short slice of ones (cached) instead of a
+	// stream of them.
+	hot     *kernels.CSR
 	hotVals []float64 // nil when all values are 1
 	ones    []float64
 
@@ -133,7 +133,7 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 		v            float64
 	}
 	var tmp, sorted []cf
-	var byN []int32
+	var byN, hotIDs []int32
 	for i := range c.Len() {
 		s := c.Seq(i)
 		sc.labels[i] = s.Labels
@@ -142,7 +142,7 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 			for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
 				a := s.IDs[f]
 				if r := h.hotRow[a]; r >= 0 {
-					sc.hotIDs = append(sc.hotIDs, r)
+					hotIDs = append(hotIDs, r)
 					if vals {
 						sc.hotVals = append(sc.hotVals, s.Value(int(f)))
 					}
@@ -150,7 +150,7 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 					tmp = append(tmp, cf{k, int32(t * h.m), h.coldOff[a], s.Value(int(f))})
 				}
 			}
-			sc.hotPtr = append(sc.hotPtr, int32(len(sc.hotIDs)))
+			sc.hotPtr = append(sc.hotPtr, int32(len(hotIDs)))
 		}
 		sc.pos[i+1] = sc.pos[i] + s.Len()
 		// Counting sort by n (stable: position order within a group).
@@ -194,21 +194,14 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 		sc.cGrpPtr = append(sc.cGrpPtr, int32(len(sc.cGrp)))
 	}
 	longest := 0
-	sc.hotRel = make([]int32, 0, len(sc.hotPtr)+c.Len())
 	for i := range c.Len() {
-		p0, p1 := sc.pos[i], sc.pos[i+1]
-		for p := p0; p <= p1; p++ {
-			sc.hotRel = append(sc.hotRel, sc.hotPtr[p]-sc.hotPtr[p0])
-		}
-		longest = max(longest, int(sc.hotPtr[p1]-sc.hotPtr[p0]))
+		longest = max(longest, int(sc.hotPtr[sc.pos[i+1]]-sc.hotPtr[sc.pos[i]]))
 	}
-	// The kernels are called unchecked (GatherTrusted): check the hot rows
-	// once here.
-	for _, r := range sc.hotIDs {
-		if r < 0 || int(r) >= h.nHot {
-			panic("train: hot row out of range")
-		}
+	hot, err := kernels.NewCSR(sc.pos, sc.hotPtr, hotIDs, h.nHot)
+	if err != nil {
+		panic("train: hot rows: " + err.Error()) // hotRow maps into [0, nHot)
 	}
+	sc.hot = hot
 	sc.ones = make([]float64, longest)
 	for k := range sc.ones {
 		sc.ones[k] = 1
@@ -216,16 +209,12 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 	return sc
 }
 
-// hot returns sequence i's hot features in the kernels' CSR form.
-func (sc *splitCorpus) hot(i int) (ptr, ids []int32, vals []float64) {
-	p0, p1 := sc.pos[i], sc.pos[i+1]
-	ptr = sc.hotRel[p0+i : p1+i+1]
-	f0 := sc.hotPtr[p0]
-	ids = sc.hotIDs[f0:]
+// hotValues returns the values of sequence i's hot features.
+func (sc *splitCorpus) hotValues(i int) []float64 {
 	if sc.hotVals != nil {
-		return ptr, ids, sc.hotVals[f0:]
+		return sc.hotVals[sc.hotPtr[sc.pos[i]]:]
 	}
-	return ptr, ids, sc.ones
+	return sc.ones
 }
 
 // score sets emit (T×M) to the state scores of sequence i.
@@ -250,8 +239,7 @@ func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc
 	T := p1 - p0
 	clear(emit[:T*m])
 	if h.nHot > 0 {
-		ptr, ids, vals := sc.hot(i)
-		kernels.GatherTrusted(emit, hot[:h.nHot*m], m, ptr, ids, vals, T, m)
+		sc.hot.Gather(emit, hot[:h.nHot*m], m, sc.hotValues(i), i, m)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
@@ -281,11 +269,8 @@ func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc
 // cold weight j at cold[j·stride].
 func (h *hybrid) addGradientWith(hot, cold []float64, stride int32, p []float64, sc *splitCorpus, i int, c float64) {
 	m := h.m
-	p0, p1 := sc.pos[i], sc.pos[i+1]
-	T := p1 - p0
 	if h.nHot > 0 {
-		ptr, ids, vals := sc.hot(i)
-		kernels.ScatterTrusted(hot[:h.nHot*m], m, p, ptr, ids, vals, c, T, m)
+		sc.hot.Scatter(hot[:h.nHot*m], m, p, sc.hotValues(i), c, i, m)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
@@ -344,7 +329,7 @@ func prefetchSeq[E float32 | float64](h *hybrid, hot, cold []E, stride int, sc *
 		kernels.PrefetchLines(cold, sc.cOff[gs[0].f0:gs[len(gs)-1].f1], stride)
 	}
 	if h.nHot > 0 && hot != nil {
-		kernels.PrefetchRows(hot, h.m, sc.hotIDs[sc.hotPtr[sc.pos[i]]:sc.hotPtr[sc.pos[i+1]]], h.m)
+		kernels.PrefetchCSR(hot, h.m, sc.hot, i, h.m)
 	}
 }
 

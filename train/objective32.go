@@ -338,17 +338,12 @@ func (s *state32) reduceStates(o *objective, theta, g []float64) float64 {
 	})
 }
 
-// hotCSR returns sequence i's hot features in the kernels' CSR form, values
-// in float32.
-func (s *state32) hotCSR(sc *splitCorpus, i int) (ptr, ids []int32, vals []float32) {
-	p0, p1 := sc.pos[i], sc.pos[i+1]
-	ptr = sc.hotRel[p0+i : p1+i+1]
-	f0 := sc.hotPtr[p0]
-	ids = sc.hotIDs[f0:]
+// hotValues returns the values of sequence i's hot features in float32.
+func (s *state32) hotValues(sc *splitCorpus, i int) []float32 {
 	if s.hotVals != nil {
-		return ptr, ids, s.hotVals[f0:]
+		return s.hotVals[sc.hotPtr[sc.pos[i]]:]
 	}
-	return ptr, ids, s.ones
+	return s.ones
 }
 
 // scoreWith32 is scoreWith in float32: the hot weights s.hot, cold weight
@@ -359,8 +354,7 @@ func (h *hybrid) scoreWith32(s *state32, cold, emit []float32, sc *splitCorpus, 
 	T := p1 - p0
 	clear(emit[:T*m])
 	if h.nHot > 0 {
-		ptr, ids, vals := s.hotCSR(sc, i)
-		kernels.GatherTrusted32(emit, s.hot, m, ptr, ids, vals, T, m)
+		sc.hot.Gather32(emit, s.hot, m, s.hotValues(sc, i), i, m)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
@@ -390,11 +384,8 @@ func (h *hybrid) scoreWith32(s *state32, cold, emit []float32, sc *splitCorpus, 
 // hot, that of cold weight j at cold[2j].
 func (h *hybrid) addGradientWith32(s *state32, hot, cold, p []float32, sc *splitCorpus, i int, c float32) {
 	m := h.m
-	p0, p1 := sc.pos[i], sc.pos[i+1]
-	T := p1 - p0
 	if h.nHot > 0 {
-		ptr, ids, vals := s.hotCSR(sc, i)
-		kernels.ScatterTrusted32(hot, m, p, ptr, ids, vals, c, T, m)
+		sc.hot.Scatter32(hot, m, p, s.hotValues(sc, i), c, i, m)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0

@@ -1,0 +1,175 @@
+//go:build !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// The amd64 tiers: every kernel of each, in one table per tier. The
+// generated kernels are in <family>_amd64.s (stubs in <family>_amd64.go).
+
+func platformImpls() []*impl { return []*impl{avx2Impl, avx512Impl} }
+
+var avx2Impl = &impl{
+	name:      "avx2",
+	available: cpu.X86.HasAVX2 && cpu.X86.HasFMA,
+	needs:     "AVX2 and FMA",
+
+	exp:           expAVX2,
+	log:           logAVX2,
+	forward:       forwardAVX2,
+	backward:      backwardAVX2,
+	forwardBatch:  fbBatch(forwardBatchAVX2),
+	backwardBatch: bbBatch(backwardBatchAVX2),
+	transitions:   transitionsAVX2,
+	shiftRows:     shiftRowsAVX2,
+	logMatVec:     logMatVecAVX2,
+	viterbi:       viterbiAVX2,
+	viterbiMax:    viterbiMaxAVX2,
+	gather:        gatherAVX2,
+	scatter:       scatterAVX2,
+	dot:           dotAVX2,
+	axpy:          axpyAVX2,
+	scale:         scaleAVX2,
+	spmv:          spmvAVX2,
+	gatherMulAdd:  gatherMulAddAVX2,
+	maxPlusCSR:    maxPlusCSRAVX2,
+	byteMasks:     byteMasksAVX2,
+
+	exp32:           exp32AVX2,
+	forward32:       forward32AVX2,
+	forwardBatch32:  fbBatch(forwardBatch32AVX2),
+	backwardBatch32: bbBatch(backwardBatch32AVX2),
+	backward32:      backward32AVX2,
+	transitions32:   transitions32AVX2,
+	shiftRows32:     shiftRows32AVX2,
+	viterbi32:       viterbi32AVX2,
+	viterbiMax32:    viterbiMax32AVX2,
+	gather32:        gather32AVX2,
+	scatter32:       scatter32AVX2,
+	dot32:           dot32AVX2,
+	axpy32:          axpy32AVX2,
+	scale32:         scale32AVX2,
+
+	vectorMaxPlus: true,
+	fmaPeak:       fmaPeakAVX2,
+	peakFlops:     12 * 4 * 2,
+}
+
+// avx512Impl: F for the zmm arithmetic, DQ for KMOVB, VL for the ymm forms
+// of EVEX instructions, BMI2 for the BZHI that builds tail masks. A CPU
+// (or emulator: qemu-x86_64 -cpu Haswell in CI) without them never runs
+// any of its kernels.
+var avx512Impl = &impl{
+	name: "avx512",
+	available: cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasBMI2 &&
+		cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL,
+	needs: "AVX-512F/DQ/VL and BMI2",
+
+	exp: expAVX512,
+	log: logAVX512,
+	// Below fbNarrow labels a step is all latency, and the 4-lane kernels
+	// measured faster (M=9: 26 against 33 ns a position).
+	forward:      narrow(forwardAVX2, forwardAVX512),
+	backward:     backwardAVX512,
+	forwardBatch: narrowBatch(fbBatch(forwardBatchAVX2), fbBatch(forwardBatchAVX512)),
+	// BackwardBatch (checked by TestAVX512F32Direct) at every M, as
+	// Backward: no narrow switch was measured for either.
+	backwardBatch: bbBatch(backwardBatchAVX512),
+	transitions:   transitionsAVX512,
+	shiftRows:     shiftRowsAVX512,
+	logMatVec:     logMatVecAVX512,
+	viterbi:       viterbiAVX512,
+	viterbiMax:    viterbiMaxAVX512,
+	gather:        gatherAVX512,
+	scatter:       scatterAVX512,
+	dot:           dotAVX512,
+	axpy:          axpyAVX512,
+	scale:         scaleAVX512,
+	spmv:          spmvAVX512,
+	gatherMulAdd:  gatherMulAddAVX512,
+	maxPlusCSR:    maxPlusCSRAVX512,
+	// The AVX-512 version compares bytes into opmasks (AVX512BW), which
+	// the tier does not require; without BW it runs the AVX2 version.
+	byteMasks: choose(cpu.X86.HasAVX512BW, byteMasksAVX512, byteMasksAVX2),
+
+	// float32: the AVX-512 kernels TestAVX512F32Direct has checked on an
+	// AVX-512 machine (Xeon, AVX-512 F/DQ/VL; this code was written on one
+	// without). Forward32 and ForwardBatch32 keep the float64 kernels'
+	// switch to AVX2 at fbNarrow labels and below; it is not measured in
+	// float32 (whose AVX2 kernels have 8 lanes, not 4), and keeps the
+	// small-M cases on the kernels they ran before.
+	exp32:           exp32AVX512,
+	forward32:       narrow(forward32AVX2, forward32AVX512),
+	forwardBatch32:  narrowBatch(fbBatch(forwardBatch32AVX2), fbBatch(forwardBatch32AVX512)),
+	backwardBatch32: bbBatch(backwardBatch32AVX512),
+	backward32:      backward32AVX512,
+	transitions32:   transitions32AVX512,
+	viterbi32:       viterbi32AVX512,
+	gather32:        gather32AVX512,
+	scatter32:       scatter32AVX512,
+	dot32:           dot32AVX512,
+	axpy32:          axpy32AVX512,
+	scale32:         scale32AVX512,
+	// Not checked by TestAVX512F32Direct when it passed (it checks them
+	// now): the AVX2 kernels until it has passed again on AVX-512.
+	shiftRows32:  shiftRows32AVX2,
+	viterbiMax32: viterbiMax32AVX2,
+
+	vectorMaxPlus: true,
+	fmaPeak:       fmaPeakAVX512,
+	peakFlops:     16 * 8 * 2,
+}
+
+// fbRows is how many rows of E ForwardBatch packs into its panel at a time
+// (the assembly caps it at the panel's 64 rows): the panel of 64 rows × 32
+// columns stays in L1 while every sequence uses it.
+func fbRows(M int) int { return 64 }
+
+// fbNarrow is the largest M for which the AVX-512 tier runs the AVX2
+// Forward and ForwardBatch kernels.
+const fbNarrow = 12
+
+// narrow runs small for M ≤ fbNarrow, wide above.
+func narrow[F float](small, wide func(alpha, scale, psi, e []F, T, M int)) func(alpha, scale, psi, e []F, T, M int) {
+	return func(alpha, scale, psi, e []F, T, M int) {
+		if M <= fbNarrow {
+			small(alpha, scale, psi, e, T, M)
+			return
+		}
+		wide(alpha, scale, psi, e, T, M)
+	}
+}
+
+// narrowBatch is narrow for ForwardBatch.
+func narrowBatch[F float](small, wide func(alpha, scale, psi, e []F, T, K, M int)) func(alpha, scale, psi, e []F, T, K, M int) {
+	return func(alpha, scale, psi, e []F, T, K, M int) {
+		if M <= fbNarrow {
+			small(alpha, scale, psi, e, T, K, M)
+			return
+		}
+		wide(alpha, scale, psi, e, T, K, M)
+	}
+}
+
+// fbBatch and bbBatch run a lockstep kernel with fbRows(M) rows of E (Eᵀ)
+// a block.
+func fbBatch[F float](k func(alpha, scale, psi, e []F, T, K, M, ib int)) func(alpha, scale, psi, e []F, T, K, M int) {
+	return func(alpha, scale, psi, e []F, T, K, M int) { k(alpha, scale, psi, e, T, K, M, fbRows(M)) }
+}
+
+func bbBatch[F float](k func(beta, scale, psi, et, work []F, T, K, M, ib int)) func(beta, scale, psi, et, work []F, T, K, M int) {
+	return func(beta, scale, psi, et, work []F, T, K, M int) { k(beta, scale, psi, et, work, T, K, M, fbRows(M)) }
+}
+
+func choose[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
+// Prefetching is not dispatched: every amd64 CPU has PREFETCHT0.
+
+func prefetchLines(base uintptr, offs []int32, scale int) { prefetchLinesAsm(base, offs, scale) }
+
+func prefetchRows(base uintptr, ids []int32, ld, size int) { prefetchRowsAsm(base, ids, ld, size) }
