@@ -245,26 +245,23 @@ func Stripes(i *ISA, fn string, n, idx reg.GPVirtual, unroll int, body func(u in
 
 var consts = map[string]Mem{}
 
-// ConstF64 returns a file-local float64 constant, declared once per
-// generated file however many functions use it.
-func ConstF64(name string, v float64) Mem {
+// constOnce declares the file-local constant name on first use and returns
+// it, however many functions of the generated file use it.
+func constOnce(name string, v Constant) Mem {
 	if m, ok := consts[name]; ok {
 		return m
 	}
-	m := ConstData(name, F64(v))
+	m := ConstData(name, v)
 	consts[name] = m
 	return m
 }
 
+// ConstF64 returns a file-local float64 constant, declared once per
+// generated file however many functions use it.
+func ConstF64(name string, v float64) Mem { return constOnce(name, F64(v)) }
+
 // ConstU64 is ConstF64 for a 64-bit pattern.
-func ConstU64(name string, v uint64) Mem {
-	if m, ok := consts[name]; ok {
-		return m
-	}
-	m := ConstData(name, U64(v))
-	consts[name] = m
-	return m
-}
+func ConstU64(name string, v uint64) Mem { return constOnce(name, U64(v)) }
 
 var dwordTables = map[string]Mem{}
 
