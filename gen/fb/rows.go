@@ -94,8 +94,8 @@ func genShiftRows(i *ISA) {
 	}
 
 	Label(i.Label(fn, "reduce"))
-	hmx := hred(i, mx, true)
-	hmn := hred(i, mn, false)
+	hmx := i.HReduce(mx, i.VMAX, i.VMAX)
+	hmn := i.HReduce(mn, i.VMIN, i.VMIN)
 	i.VMOVS(hmx, Mem{Base: pmx})
 	i.VMOVS(hmn, Mem{Base: plo})
 	m := i.Vec()
@@ -129,32 +129,4 @@ func genShiftRows(i *ISA) {
 	DECQ(T)
 	JNZ(LabelRef(i.Label(fn, "row")))
 	Ret()
-}
-
-// hred reduces v's lanes by maximum (or minimum) and returns the xmm
-// register whose low lane holds it; v is clobbered.
-func hred(i *ISA, v reg.VecVirtual, isMax bool) reg.Register {
-	op := i.VMIN
-	if isMax {
-		op = i.VMAX
-	}
-	if i.Is512() {
-		hi := YMM()
-		VEXTRACTF64X4(U8(1), v, hi)
-		op(hi, v.AsY(), hi)
-		v = hi
-	}
-	x := XMM()
-	VEXTRACTF128(U8(1), v.AsY(), x)
-	op(x, v.AsX(), v.AsX())
-	if i.F32() {
-		VMOVHLPS(v.AsX(), v.AsX(), x)
-		op(x, v.AsX(), v.AsX())
-		VMOVSHDUP(v.AsX(), x)
-		op(x, v.AsX(), v.AsX())
-		return v.AsX()
-	}
-	VUNPCKHPD(v.AsX(), v.AsX(), x)
-	op(x, v.AsX(), v.AsX())
-	return v.AsX()
 }

@@ -151,25 +151,30 @@ func (i *ISA) StoreMasked(m Mask, src reg.VecVirtual, dst Mem) {
 
 // HSum adds the lanes of v and returns the xmm register whose low lane holds
 // the sum; v is clobbered.
-func (i *ISA) HSum(v reg.VecVirtual) reg.Register {
+func (i *ISA) HSum(v reg.VecVirtual) reg.Register { return i.HReduce(v, i.VADD, i.VADDS) }
+
+// HReduce folds the lanes of v pairwise, halving the width each step, with
+// the packed op (such as VADD or VMAX) and the last step with last (op, or
+// its scalar form), and returns the xmm register whose low lane holds the
+// result; v is clobbered.
+func (i *ISA) HReduce(v reg.VecVirtual, op, last func(...Op)) reg.Register {
 	if i.Is512() {
 		hi := YMM()
 		VEXTRACTF64X4(U8(1), v, hi)
-		i.VADD(hi, v.AsY(), hi)
+		op(hi, v.AsY(), hi)
 		v = hi
 	}
 	x := XMM()
 	VEXTRACTF128(U8(1), v.AsY(), x)
-	i.VADD(x, v.AsX(), v.AsX())
+	op(x, v.AsX(), v.AsX())
 	if i.F32() {
 		VMOVHLPS(v.AsX(), v.AsX(), x)
-		VADDPS(x, v.AsX(), v.AsX())
+		op(x, v.AsX(), v.AsX())
 		VMOVSHDUP(v.AsX(), x)
-		VADDSS(x, v.AsX(), v.AsX())
-		return v.AsX()
+	} else {
+		VUNPCKHPD(v.AsX(), v.AsX(), x)
 	}
-	VUNPCKHPD(v.AsX(), v.AsX(), x)
-	VADDSD(x, v.AsX(), v.AsX())
+	last(x, v.AsX(), v.AsX())
 	return v.AsX()
 }
 
