@@ -14,7 +14,6 @@ import (
 // Each kernel runs four vectors per iteration (independent accumulators hide
 // the FMA latency), then one vector at a time, then a masked tail.
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genDot(i)
 		genAxpy(i)
@@ -29,7 +28,7 @@ func main() {
 	}
 	genDot32(AVX2)
 	genDot32(AVX512)
-	Generate()
+	Emit()
 }
 
 func genDot(i *ISA) {

@@ -13,7 +13,6 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genExp(i)
 		genLog(i)
@@ -22,7 +21,7 @@ func main() {
 	for _, i := range ISAs32 {
 		genExp(i)
 	}
-	Generate()
+	Emit()
 }
 
 // regConsts returns the first n names (all of them if n is larger).

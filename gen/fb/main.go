@@ -31,7 +31,6 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genForward(i)
 		genBackward(i)
@@ -53,7 +52,7 @@ func main() {
 		genBatch(i, false)
 		genBatch(i, true)
 	}
-	Generate()
+	Emit()
 }
 
 // Blocking parameters per tier. AVX2 has 16 vector registers: 2 chains × 6

@@ -13,11 +13,10 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genByteMasks(i)
 	}
-	Generate()
+	Emit()
 }
 
 // genByteMasks walks src one 64-byte block at a time. AVX2 compares the two

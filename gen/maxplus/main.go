@@ -31,10 +31,9 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	gen2()
 	gen512()
-	Generate()
+	Emit()
 }
 
 // Compare predicates (VCMPPD).

@@ -39,7 +39,6 @@ var prefetch = flag.Bool("prefetch", false, "prefetch the next position's weight
 
 func main() {
 	flag.Parse()
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		gather.gen(i)
 		scatter.gen(i)
@@ -49,7 +48,7 @@ func main() {
 		gather.gen(i)
 		scatter.gen(i)
 	}
-	Generate()
+	Emit()
 }
 
 // gatherCH and scatterCH are the chunk widths in vectors. AVX2 has 16

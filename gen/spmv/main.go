@@ -20,12 +20,11 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genSpMV(i)
 		genGatherMulAdd(i)
 	}
-	Generate()
+	Emit()
 }
 
 // genSpMV: for each row r < len(y), y[r] = Σ x[idx[k]]·v[k] over

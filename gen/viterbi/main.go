@@ -50,7 +50,6 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	genViterbi(AVX2, 5, true)
 	genViterbi(AVX512, 12, true)
 	// The max-only kernel (δ without back-pointers) needs no arg registers:
@@ -61,7 +60,7 @@ func main() {
 		genViterbi(i, map[bool]int{true: 5, false: 12}[!i.Is512()], true)
 		genViterbi(i, 12, false)
 	}
-	Generate()
+	Emit()
 }
 
 var (

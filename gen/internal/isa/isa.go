@@ -197,6 +197,14 @@ func (i *ISA) Addr(base, idx reg.Register, disp int) Mem {
 	return Mem{Base: base, Index: idx, Scale: uint8(i.Size), Disp: disp}
 }
 
+// Emit ends every avo generator: it writes the assembly and the Go stubs
+// (avo's -out, -stubs and -pkg flags) under the build constraint !purego,
+// which builds no assembly.
+func Emit() {
+	ConstraintExpr("!purego")
+	Generate()
+}
+
 // Ret ends a vector function: VZEROUPPER (avo does not insert it) and RET.
 func Ret() {
 	VZEROUPPER()
