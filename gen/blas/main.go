@@ -33,9 +33,7 @@ func main() {
 
 func genDot(i *ISA) {
 	fn := i.Fn("dot")
-	TEXT(fn, NOSPLIT, "func(x, y []float64) float64")
-	Pragma("noescape")
-	Doc(fn + " returns Σ x[i]·y[i]; len(y) ≥ len(x).")
+	Kernel(fn, NOSPLIT, "func(x, y []float64) float64", "returns Σ x[i]·y[i]; len(y) ≥ len(x).")
 	x := Load(Param("x").Base(), GP64())
 	y := Load(Param("y").Base(), GP64())
 	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
@@ -64,9 +62,7 @@ func genDot(i *ISA) {
 
 func genAxpy(i *ISA) {
 	fn := i.Fn("axpy")
-	TEXT(fn, NOSPLIT, i.Sig("func(a %s, x, y []%s)"))
-	Pragma("noescape")
-	Doc(fn + " sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).")
+	Kernel(fn, NOSPLIT, i.Sig("func(a %s, x, y []%s)"), "sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).")
 	av := i.Vec()
 	i.VBROADCAST(ParamAddr("a"), av)
 	x := Load(Param("x").Base(), GP64())
@@ -91,9 +87,7 @@ func genAxpy(i *ISA) {
 
 func genScale(i *ISA) {
 	fn := i.Fn("scale")
-	TEXT(fn, NOSPLIT, i.Sig("func(a %s, x []%s)"))
-	Pragma("noescape")
-	Doc(fn + " sets x[i] *= a.")
+	Kernel(fn, NOSPLIT, i.Sig("func(a %s, x []%s)"), "sets x[i] *= a.")
 	av := i.Vec()
 	i.VBROADCAST(ParamAddr("a"), av)
 	x := Load(Param("x").Base(), GP64())
@@ -120,9 +114,7 @@ func genScale(i *ISA) {
 // is loaded under a dword mask and widened.
 func genDot32(i *ISA) {
 	fn := "dot32" + i.Name
-	TEXT(fn, NOSPLIT, "func(x, y []float32) float64")
-	Pragma("noescape")
-	Doc(fn + " returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).")
+	Kernel(fn, NOSPLIT, "func(x, y []float32) float64", "returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).")
 	x := Load(Param("x").Base(), GP64())
 	y := Load(Param("y").Base(), GP64())
 	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)

@@ -57,9 +57,7 @@ func elementwise(i *ISA, name string, f func(x, y reg.VecVirtual)) {
 
 func genExp(i *ISA) {
 	fn := i.Fn("exp")
-	TEXT(fn, NOSPLIT, i.Sig("func(dst, src []%s)"))
-	Pragma("noescape")
-	Doc(fn+" sets dst[k] = exp(src[k]) for k < len(src) (flushing results below", "ExpMin to +0); len(dst) ≥ len(src), dst may alias src.")
+	Kernel(fn, NOSPLIT, i.Sig("func(dst, src []%s)"), "sets dst[k] = exp(src[k]) for k < len(src) (flushing results below", "ExpMin to +0); len(dst) ≥ len(src), dst may alias src.")
 	c := i.NewConsts()
 	// AVX2: the loop body needs 4 vectors, the tail 5, so 11 constants
 	// stay in registers and the rest are memory operands.
@@ -69,9 +67,7 @@ func genExp(i *ISA) {
 
 func genLog(i *ISA) {
 	fn := i.Fn("log")
-	TEXT(fn, NOSPLIT, "func(dst, src []float64)")
-	Pragma("noescape")
-	Doc(fn+" sets dst[k] = log(src[k]) for k < len(src); len(dst) ≥ len(src),", "dst may alias src.")
+	Kernel(fn, NOSPLIT, "func(dst, src []float64)", "sets dst[k] = log(src[k]) for k < len(src); len(dst) ≥ len(src),", "dst may alias src.")
 	c := i.NewConsts()
 	c.Load(regConsts(LogConstNames(), map[bool]int{false: 9, true: 32}[i.Is512()])...)
 	elementwise(i, "log", func(x, y reg.VecVirtual) { i.LogPD(c, LogFull, x, y) })
@@ -85,9 +81,7 @@ func genLog(i *ISA) {
 // m = ±Inf.
 func genLogMatVec(i *ISA) {
 	fn := i.Fn("logMatVec")
-	TEXT(fn, NOSPLIT, "func(out, a, tr []float64, M int)")
-	Pragma("noescape")
-	Doc(fn+" sets out[j] = m_j + log Σ_i exp(a[i] + tr[i][j] − m_j) with", "m_j = max_i (a[i] + tr[i][j]); tr is M×M, M ≥ 1.")
+	Kernel(fn, NOSPLIT, "func(out, a, tr []float64, M int)", "sets out[j] = m_j + log Σ_i exp(a[i] + tr[i][j] − m_j) with", "m_j = max_i (a[i] + tr[i][j]); tr is M×M, M ≥ 1.")
 	op := Load(Param("out").Base(), GP64())
 	ap := Load(Param("a").Base(), GP64())
 	trp := Load(Param("tr").Base(), GP64())

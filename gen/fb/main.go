@@ -605,9 +605,7 @@ func blockLoop(i *ISA, tag string, blk Mem, limit string, kbMax int, body func(k
 
 func genForward(i *ISA) {
 	fn := i.Fn("forward")
-	TEXT(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, M int)"))
-	Pragma("noescape")
-	Doc(fn+" is the scaled forward pass over a whole sequence (see Forward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
+	Kernel(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, M int)"), "is the scaled forward pass over a whole sequence (see Forward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
 
 	// t = 0: α_0 = Ψ_0 / Σ Ψ_0.
@@ -743,9 +741,7 @@ func genForward(i *ISA) {
 
 func genBackward(i *ISA) {
 	fn := i.Fn("backward")
-	TEXT(fn, 0, i.Sig("func(beta, scale, psi, et []%s, T, M int)"))
-	Pragma("noescape")
-	Doc(fn+" is the scaled backward pass over a whole sequence (see Backward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
+	Kernel(fn, 0, i.Sig("func(beta, scale, psi, et []%s, T, M int)"), "is the scaled backward pass over a whole sequence (see Backward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
 	tl, invl, j0l, rl := local(), local(), local(), local()
 	// β_{T−1} = 1.
@@ -879,13 +875,9 @@ func genBatch(i *ISA, bwd bool) {
 	if bwd {
 		E = "et"
 		fn = i.Fn("backwardBatch")
-		TEXT(fn, 0, i.Sig("func(beta, scale, psi, et, work []%s, T, K, M, ib int)"))
-		Pragma("noescape")
-		Doc(fn+" is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,", "ib ≥ 1; work holds K·M elements.")
+		Kernel(fn, 0, i.Sig("func(beta, scale, psi, et, work []%s, T, K, M, ib int)"), "is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,", "ib ≥ 1; work holds K·M elements.")
 	} else {
-		TEXT(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, K, M, ib int)"))
-		Pragma("noescape")
-		Doc(fn+" is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
+		Kernel(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, K, M, ib int)"), "is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
 	}
 	kbMax, nbMax := gemmShape(i)
 	tl, kl, i0l, k0l, j0l, rl, nil_ := local(), local(), local(), local(), local(), local(), local()
@@ -1101,9 +1093,7 @@ func genBatch(i *ISA, bwd bool) {
 
 func genTransitions(i *ISA) {
 	fn := i.Fn("transitions")
-	TEXT(fn, 0, i.Sig("func(g, e, alpha, beta, psi, scale, work []%s, T, M int)"))
-	Pragma("noescape")
-	Doc(fn + " adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
+	Kernel(fn, 0, i.Sig("func(g, e, alpha, beta, psi, scale, work []%s, T, M int)"), "adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
 	kbMax, nbMax := gemmShape(i)
 	tl, i0l, j0l, rl, t0l, ntl := local(), local(), local(), local(), local(), local()
 	pb := panel(transPanelRows * nbMax * i.Bytes)

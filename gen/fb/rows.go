@@ -15,9 +15,7 @@ import (
 // is then shifted by its maximum in place (it is still in L1).
 func genShiftRows(i *ISA) {
 	fn := i.Fn("shiftRows")
-	TEXT(fn, NOSPLIT, i.Sig("func(out, mx, lo, in, a []%s, T, M int)"))
-	Pragma("noescape")
-	Doc(fn + " is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).")
+	Kernel(fn, NOSPLIT, i.Sig("func(out, mx, lo, in, a []%s, T, M int)"), "is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).")
 	out := Load(Param("out").Base(), GP64())
 	pmx := Load(Param("mx").Base(), GP64())
 	plo := Load(Param("lo").Base(), GP64())

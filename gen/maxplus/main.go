@@ -51,9 +51,8 @@ type args struct {
 
 func header(i *ISA) (fn string, a args) {
 	fn = i.Fn("maxPlusCSR")
-	TEXT(fn, NOSPLIT, "func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)")
-	Pragma("noescape")
-	Doc(fn+" updates (y[r], arg[r]) for r < len(y) with the best of the candidates",
+	Kernel(fn, NOSPLIT, "func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)",
+		"updates (y[r], arg[r]) for r < len(y) with the best of the candidates",
 		"(x[idx[k]]+v[k], idx[k]), k ∈ [ptr[r], ptr[r+1]): larger value, then lower index",
 		"(uint32), NaN as -Inf. len(arg) ≥ len(y); ptr ascends; indices are valid.")
 	a.yp = Load(Param("y").Base(), GP64()).(reg.GPVirtual)

@@ -255,9 +255,7 @@ var scatter = &kernel{
 func (kn *kernel) gen(i *ISA) {
 	base := kn.name
 	fn := i.Fn(base)
-	TEXT(fn, NOSPLIT, i.Sig(kn.sig))
-	Pragma("noescape")
-	Doc(fn+" "+kn.doc[0], kn.doc[1])
+	Kernel(fn, NOSPLIT, i.Sig(kn.sig), kn.doc[0], kn.doc[1])
 	ch := kn.ch(i)
 	M := Load(Param("M"), GP64()).(reg.GPVirtual)
 	fullEnd, nv, m := shape(i, base, M, ch)

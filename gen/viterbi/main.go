@@ -124,15 +124,13 @@ func genViterbi(i *ISA, bmax int, arg bool) {
 	}
 	fn := i.Fn(base)
 	if arg {
-		TEXT(fn, NOSPLIT, i.Sig("func(delta []%s, bp []int32, s, tr []%s, T, M int)"))
-		Pragma("noescape")
-		Doc(fn+" runs the Viterbi recursion over a whole sequence: it sets",
+		Kernel(fn, NOSPLIT, i.Sig("func(delta []%s, bp []int32, s, tr []%s, T, M int)"),
+			"runs the Viterbi recursion over a whole sequence: it sets",
 			"delta[0:M] = s[0:M] and, for t ≥ 1, delta[t·M+j] and bp[t·M+j] exactly as",
 			"viterbiGeneric does. Row 0 of bp is not written. T ≤ 0 or M ≤ 0 does nothing.")
 	} else {
-		TEXT(fn, NOSPLIT, i.Sig("func(delta []%s, s, tr []%s, T, M int)"))
-		Pragma("noescape")
-		Doc(fn+" runs the max-only Viterbi recursion over a whole sequence: it",
+		Kernel(fn, NOSPLIT, i.Sig("func(delta []%s, s, tr []%s, T, M int)"),
+			"runs the max-only Viterbi recursion over a whole sequence: it",
 			"sets delta exactly as viterbiMaxGeneric does (δ of viterbiGeneric, no",
 			"back-pointers). T ≤ 0 or M ≤ 0 does nothing.")
 	}

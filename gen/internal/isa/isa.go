@@ -5,6 +5,7 @@ package isa
 import (
 	"fmt"
 
+	"github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -195,6 +196,15 @@ func Addr(base, idx reg.Register, disp int) Mem {
 // Addr returns the memory operand base + idx*Size + disp.
 func (i *ISA) Addr(base, idx reg.Register, disp int) Mem {
 	return Mem{Base: base, Index: idx, Scale: uint8(i.Size), Disp: disp}
+}
+
+// Kernel starts the assembly function fn (TEXT with the attributes a and
+// the Go signature sig) whose pointer arguments do not escape; doc is the
+// stub's comment, whose first line Kernel begins with fn.
+func Kernel(fn string, a attr.Attribute, sig string, doc ...string) {
+	TEXT(fn, a, sig)
+	Pragma("noescape")
+	Doc(append([]string{fn + " " + doc[0]}, doc[1:]...)...)
 }
 
 // Emit ends every avo generator: it writes the assembly and the Go stubs
