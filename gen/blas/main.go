@@ -174,10 +174,7 @@ func genPeak(i *ISA) {
 	TEXT(fn, NOSPLIT, "func(n int) float64")
 	Doc(fn+" runs n iterations of independent FMAs and returns a value that", "depends on all of them (so nothing is optimised away).")
 	n := Load(Param("n"), GP64())
-	acc := 12
-	if i.Is512() {
-		acc = 16
-	}
+	acc := i.Tier(12, 16)
 	a := i.Vecs(acc)
 	x, y := i.Vec(), i.Vec()
 	i.VBROADCAST(ConstF64("peakone", 0.999999), x)

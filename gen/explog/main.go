@@ -61,7 +61,7 @@ func genExp(i *ISA) {
 	c := i.NewConsts()
 	// AVX2: the loop body needs 4 vectors, the tail 5, so 11 constants
 	// stay in registers and the rest are memory operands.
-	c.Load(regConsts(i.ExpConstNames(), map[bool]int{false: 11, true: 32}[i.Is512()])...)
+	c.Load(regConsts(i.ExpConstNames(), i.Tier(11, 32))...)
 	elementwise(i, "exp", func(x, y reg.VecVirtual) { i.ExpPD(c, ExpFull, x, y) })
 }
 
@@ -69,7 +69,7 @@ func genLog(i *ISA) {
 	fn := i.Fn("log")
 	Kernel(fn, NOSPLIT, "func(dst, src []float64)", "sets dst[k] = log(src[k]) for k < len(src); len(dst) ≥ len(src),", "dst may alias src.")
 	c := i.NewConsts()
-	c.Load(regConsts(LogConstNames(), map[bool]int{false: 9, true: 32}[i.Is512()])...)
+	c.Load(regConsts(LogConstNames(), i.Tier(9, 32))...)
 	elementwise(i, "log", func(x, y reg.VecVirtual) { i.LogPD(c, LogFull, x, y) })
 }
 
@@ -95,7 +95,7 @@ func genLogMatVec(i *ISA) {
 	c := i.NewConsts()
 	// AVX2: the column loop needs 8 vectors, so 8 constants stay in
 	// registers.
-	c.Load(regConsts(i.ExpConstNames(), map[bool]int{false: 8, true: 5 + ExpDegree + 1}[i.Is512()])...)
+	c.Load(regConsts(i.ExpConstNames(), i.Tier(8, 5+ExpDegree+1))...)
 
 	j, end := GP64(), GP64()
 	XORQ(j, j)

@@ -58,29 +58,14 @@ func main() {
 // Blocking parameters per tier. AVX2 has 16 vector registers: 2 chains × 6
 // vectors + broadcast + mask + temporary; 3 × 3 accumulators + 3 matrix
 // vectors + broadcast + mask. AVX-512 has 32: 2 × 12 + 2; 6 × 4 + 4 + 1.
-func seqVecs(i *ISA) int {
-	if i.Is512() {
-		return 12
-	}
-	return 6
-}
+func seqVecs(i *ISA) int { return i.Tier(6, 12) }
 
 // maxPackVecs is the longest row (in vectors) for which Forward and Backward
 // pack all of E (Eᵀ) into an aligned stack buffer, padded to whole vectors:
 // no load of the hot loop then straddles two cache lines.
-func maxPackVecs(i *ISA) int {
-	if i.Is512() {
-		return 8
-	}
-	return 6
-}
+func maxPackVecs(i *ISA) int { return i.Tier(6, 8) }
 
-func gemmShape(i *ISA) (kbMax, nbMax int) {
-	if i.Is512() {
-		return 6, 4
-	}
-	return 3, 3
-}
+func gemmShape(i *ISA) (kbMax, nbMax int) { return i.Tier(3, 6), i.Tier(3, 4) }
 
 // batchPanelRows is the most rows of E ForwardBatch packs at a time (the
 // panel is batchPanelRows × nbMax vectors: 16 KiB on AVX-512, in L1).

@@ -58,19 +58,8 @@ func main() {
 // and pass) measured no slower than 16 at M = 45 and 5–15 % faster at
 // M = 256 with rows far beyond the caches (more rows in flight per pass; the
 // extra passes re-read only ids and values, from L1).
-func gatherCH(i *ISA) int {
-	if i.Is512() {
-		return 8
-	}
-	return 12
-}
-
-func scatterCH(i *ISA) int {
-	if i.Is512() {
-		return 8
-	}
-	return 10
-}
+func gatherCH(i *ISA) int  { return i.Tier(12, 8) }
+func scatterCH(i *ISA) int { return i.Tier(10, 8) }
 
 // unroll is the feature-loop unroll factor.
 const unroll = 4

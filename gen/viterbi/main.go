@@ -57,7 +57,7 @@ func main() {
 	genViterbi(AVX2, 12, false)
 	genViterbi(AVX512, 12, false)
 	for _, i := range ISAs32 {
-		genViterbi(i, map[bool]int{true: 5, false: 12}[!i.Is512()], true)
+		genViterbi(i, i.Tier(5, 12), true)
 		genViterbi(i, 12, false)
 	}
 	Emit()

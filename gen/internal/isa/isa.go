@@ -37,6 +37,15 @@ var (
 // Is512 reports whether this is an AVX-512 tier.
 func (i *ISA) Is512() bool { return i.Bytes == 64 }
 
+// Tier returns avx2 on the AVX2 tier and avx512 on AVX-512: a per-tier
+// choice such as a block size in vectors.
+func (i *ISA) Tier(avx2, avx512 int) int {
+	if i.Is512() {
+		return avx512
+	}
+	return avx2
+}
+
 // Vec allocates a vector register of the tier's width.
 func (i *ISA) Vec() reg.VecVirtual {
 	if i.Is512() {
