@@ -92,18 +92,7 @@ func genScale(i *ISA) {
 	i.VBROADCAST(ParamAddr("a"), av)
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
-	idx := GP64()
-	Stripes(i, "scale", n, idx, 4, func(u int) {
-		t := i.Vec()
-		i.VMUL(i.Addr(x, idx, u*i.Bytes), av, t)
-		i.VMOVU(t, i.Addr(x, idx, u*i.Bytes))
-	}, func(rem reg.GPVirtual) {
-		m := i.TailMask(rem)
-		a := i.Vec()
-		i.LoadMasked(m, i.Addr(x, idx, 0), a)
-		i.VMUL(a, av, a)
-		i.StoreMasked(m, a, i.Addr(x, idx, 0))
-	})
+	ScaleElems(i, "scale", x, x, n, av, 4)
 	Ret()
 }
 

@@ -362,17 +362,30 @@ func fillOnes(i *ISA, label string, dst reg.Register, n reg.GPVirtual) {
 
 // mulRow sets dst[0:n] = src[0:n] · v (dst may be src).
 func mulRow(i *ISA, dst, src, n reg.Register, v reg.VecVirtual) {
+	ScaleElems(i, newLabel(i, "mul"), dst, src, n.(reg.GPVirtual), v, 2)
+}
+
+// mulRows sets dst[0:n] = a[0:n] ∘ b[0:n], times s too unless s is nil.
+func mulRows(i *ISA, label string, dst, a, b reg.Register, n reg.GPVirtual, s reg.VecVirtual) {
 	idx := GP64()
-	Stripes(i, newLabel(i, "mul"), n.(reg.GPVirtual), idx, 2, func(u int) {
-		t := i.Vec()
-		i.VMUL(i.Addr(src, idx, u*i.Bytes), v, t)
-		i.VMOVU(t, i.Addr(dst, idx, u*i.Bytes))
+	Stripes(i, newLabel(i, label), n, idx, 2, func(u int) {
+		x := i.Vec()
+		i.VMOVU(i.Addr(a, idx, u*i.Bytes), x)
+		i.VMUL(i.Addr(b, idx, u*i.Bytes), x, x)
+		if s != nil {
+			i.VMUL(s, x, x)
+		}
+		i.VMOVU(x, i.Addr(dst, idx, u*i.Bytes))
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
-		t := i.Vec()
-		i.LoadMasked(m, i.Addr(src, idx, 0), t)
-		i.VMUL(t, v, t)
-		i.StoreMasked(m, t, i.Addr(dst, idx, 0))
+		x, y := i.Vec(), i.Vec()
+		i.LoadMasked(m, i.Addr(a, idx, 0), x)
+		i.LoadMasked(m, i.Addr(b, idx, 0), y)
+		i.VMUL(y, x, x)
+		if s != nil {
+			i.VMUL(s, x, x)
+		}
+		i.StoreMasked(m, x, i.Addr(dst, idx, 0))
 	})
 }
 
@@ -918,20 +931,7 @@ func genBatch(i *ISA, bwd bool) {
 			MOVQ(w, prevl)
 			KM := Load(Param("K"), GP64())
 			IMULQ(Load(Param("M"), GP64()), KM)
-			idx := GP64()
-			Stripes(i, newLabel(i, "bw"), KM.(reg.GPVirtual), idx, 2, func(u int) {
-				x := i.Vec()
-				i.VMOVU(i.Addr(ps, idx, u*i.Bytes), x)
-				i.VMUL(i.Addr(be, idx, u*i.Bytes), x, x)
-				i.VMOVU(x, i.Addr(w, idx, u*i.Bytes))
-			}, func(rem reg.GPVirtual) {
-				m := i.TailMask(rem)
-				x, y := i.Vec(), i.Vec()
-				i.LoadMasked(m, i.Addr(ps, idx, 0), x)
-				i.LoadMasked(m, i.Addr(be, idx, 0), y)
-				i.VMUL(y, x, x)
-				i.StoreMasked(m, x, i.Addr(w, idx, 0))
-			})
+			mulRows(i, "bw", w, ps, be, KM.(reg.GPVirtual), nil)
 		} else {
 			// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
 			DECQ(t)
@@ -1103,22 +1103,7 @@ func genTransitions(i *ISA) {
 		MOVQ(M, m8)
 		SHLQ(U8(i.Shift()), m8)
 		SUBQ(m8, w)
-		idx := GP64()
-		Stripes(i, newLabel(i, "bbrow"), M.(reg.GPVirtual), idx, 2, func(u int) {
-			x := i.Vec()
-			i.VMOVU(i.Addr(psi, idx, u*i.Bytes), x)
-			i.VMUL(i.Addr(beta, idx, u*i.Bytes), x, x)
-			i.VMUL(inv, x, x)
-			i.VMOVU(x, i.Addr(w, idx, u*i.Bytes))
-		}, func(rem reg.GPVirtual) {
-			m := i.TailMask(rem)
-			x, y := i.Vec(), i.Vec()
-			i.LoadMasked(m, i.Addr(psi, idx, 0), x)
-			i.LoadMasked(m, i.Addr(beta, idx, 0), y)
-			i.VMUL(y, x, x)
-			i.VMUL(inv, x, x)
-			i.StoreMasked(m, x, i.Addr(w, idx, 0))
-		})
+		mulRows(i, "bbrow", w, psi, beta, M.(reg.GPVirtual), inv)
 	})
 
 	// C = Aᵀ·B by blocks of up to transPanelRows positions: each block's

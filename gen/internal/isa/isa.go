@@ -275,6 +275,23 @@ func Stripes(i *ISA, fn string, n, idx reg.GPVirtual, unroll int, body func(u in
 	Label(i.Label(fn, "end"))
 }
 
+// ScaleElems sets dst[0:n] = src[0:n]·v (dst may be src), unroll vectors
+// per iteration; its labels start with fn.
+func ScaleElems(i *ISA, fn string, dst, src reg.Register, n reg.GPVirtual, v reg.VecVirtual, unroll int) {
+	idx := GP64()
+	Stripes(i, fn, n, idx, unroll, func(u int) {
+		t := i.Vec()
+		i.VMUL(i.Addr(src, idx, u*i.Bytes), v, t)
+		i.VMOVU(t, i.Addr(dst, idx, u*i.Bytes))
+	}, func(rem reg.GPVirtual) {
+		m := i.TailMask(rem)
+		t := i.Vec()
+		i.LoadMasked(m, i.Addr(src, idx, 0), t)
+		i.VMUL(t, v, t)
+		i.StoreMasked(m, t, i.Addr(dst, idx, 0))
+	})
+}
+
 var consts = map[string]Mem{}
 
 // constOnce declares the file-local constant name on first use and returns
