@@ -22,10 +22,11 @@ import (
 )
 
 type gen struct {
-	b    strings.Builder
-	fn   string
-	data strings.Builder
-	f32  bool // element type of the kernel being written: float32, else float64
+	b     strings.Builder
+	fn    string
+	frame map[string]arg // the arguments of fn
+	data  strings.Builder
+	f32   bool // element type of the kernel being written: float32, else float64
 }
 
 // The element type: the fb and Viterbi kernels are written once and emitted
@@ -95,9 +96,12 @@ func (g *gen) w(w neon.Word)    { g.i("%s", w) }
 func (g *gen) label(l string)   { fmt.Fprintf(&g.b, "%s:\n", l) }
 func (g *gen) comment(c string) { g.i("// %s", c) }
 
-func (g *gen) text(name, sig string, args int) {
+// text starts the function name with the Go signature sig.
+func (g *gen) text(name, sig string) {
 	g.fn = name
-	fmt.Fprintf(&g.b, "\n// func %s%s\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, strings.TrimPrefix(sig, "func"), name, args)
+	var size int
+	g.frame, size = frame(sig)
+	fmt.Fprintf(&g.b, "\n// func %s%s\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, strings.TrimPrefix(sig, "func"), name, size)
 }
 
 // l returns a label local to the current function.
@@ -271,10 +275,8 @@ func (g *gen) hsum(acc, n int) {
 }
 
 func (g *gen) dot() {
-	g.text("dotNEON", "func(x, y []float64) float64", 56)
-	g.i("MOVD x_base+0(FP), R0")
-	g.i("MOVD x_len+8(FP), R2")
-	g.i("MOVD y_base+24(FP), R1")
+	g.text("dotNEON", "func(x, y []float64) float64")
+	g.args("x_base R0", "x_len R2", "y_base R1")
 	for k := 0; k < 8; k++ {
 		g.zero(k)
 	}
@@ -291,17 +293,15 @@ func (g *gen) dot() {
 	})
 	g.hsum(0, 8)
 	g.i("FADDD F24, F0")
-	g.i("FMOVD F0, ret+48(FP)")
+	g.ret("F0")
 	g.i("RET")
 }
 
 // dot32 is Dot32: float32 inputs widened to float64 (FCVTL, FCVTL2: exact),
 // products and sums in float64 as dot's; a scalar tail of up to three.
 func (g *gen) dot32() {
-	g.text("dot32NEON", "func(x, y []float32) float64", 56)
-	g.i("MOVD x_base+0(FP), R0")
-	g.i("MOVD x_len+8(FP), R2")
-	g.i("MOVD y_base+24(FP), R1")
+	g.text("dot32NEON", "func(x, y []float32) float64")
+	g.args("x_base R0", "x_len R2", "y_base R1")
 	for k := 0; k < 4; k++ {
 		g.zero(k)
 	}
@@ -338,17 +338,15 @@ func (g *gen) dot32() {
 	g.w(neon.FADD(0, 0, 2))
 	g.w(neon.FADDPS(0, 0))
 	g.i("FADDD F24, F0")
-	g.i("FMOVD F0, ret+48(FP)")
+	g.ret("F0")
 	g.i("RET")
 }
 
 func (g *gen) axpy() {
-	g.text(g.name("axpy"), g.sig("func(a float64, x, y []float64)"), 56)
-	g.i("FMOV{D} a+0(FP), F31")
+	g.text(g.name("axpy"), g.sig("func(a float64, x, y []float64)"))
+	g.args("a F31")
 	g.i("VDUP V31.{L}[0], V31.{A}")
-	g.i("MOVD x_base+8(FP), R0")
-	g.i("MOVD x_len+16(FP), R2")
-	g.i("MOVD y_base+32(FP), R1")
+	g.args("x_base R0", "x_len R2", "y_base R1")
 	g.i("MOVD R1, R3")
 	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
 		g.ld("R0", 8, nv)
@@ -365,11 +363,10 @@ func (g *gen) axpy() {
 }
 
 func (g *gen) scale() {
-	g.text(g.name("scale"), g.sig("func(a float64, x []float64)"), 32)
-	g.i("FMOV{D} a+0(FP), F31")
+	g.text(g.name("scale"), g.sig("func(a float64, x []float64)"))
+	g.args("a F31")
 	g.i("VDUP V31.{L}[0], V31.{A}")
-	g.i("MOVD x_base+8(FP), R0")
-	g.i("MOVD x_len+16(FP), R2")
+	g.args("x_base R0", "x_len R2")
 	g.i("MOVD R0, R3")
 	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
 		g.ld("R0", 0, nv)
@@ -417,14 +414,8 @@ func (g *gen) normalize(row, scalePtr, m, name string) {
 //	pointer, R14 matrix row pointer, R15 inner count, R22 scratch.
 //	V0–V7 accumulators, V16–V23 matrix elements, V30 broadcast element.
 func (g *gen) forward() {
-	g.text(g.name("forward"), g.sig("func(alpha, scale, psi, e []float64, T, M, K int)"), 120)
-	g.i("MOVD alpha_base+0(FP), R0")
-	g.i("MOVD scale_base+24(FP), R1")
-	g.i("MOVD psi_base+48(FP), R2")
-	g.i("MOVD e_base+72(FP), R3")
-	g.i("MOVD T+96(FP), R4")
-	g.i("MOVD M+104(FP), R5")
-	g.i("MOVD K+112(FP), R24")
+	g.text(g.name("forward"), g.sig("func(alpha, scale, psi, e []float64, T, M, K int)"))
+	g.args("alpha_base R0", "scale_base R1", "psi_base R2", "e_base R3", "T R4", "M R5", "K R24")
 	g.i("LSL ${3}, R5, R6")
 	g.i("MUL R6, R24, R12")
 	g.i("LSL ${3}, R24, R24")
@@ -520,14 +511,8 @@ func (g *gen) forward() {
 }
 
 func (g *gen) backward() {
-	g.text(g.name("backward"), g.sig("func(beta, scale, psi, et []float64, T, M, K int)"), 120)
-	g.i("MOVD beta_base+0(FP), R0")
-	g.i("MOVD scale_base+24(FP), R1")
-	g.i("MOVD psi_base+48(FP), R2")
-	g.i("MOVD et_base+72(FP), R3")
-	g.i("MOVD T+96(FP), R4")
-	g.i("MOVD M+104(FP), R5")
-	g.i("MOVD K+112(FP), R24")
+	g.text(g.name("backward"), g.sig("func(beta, scale, psi, et []float64, T, M, K int)"))
+	g.args("beta_base R0", "scale_base R1", "psi_base R2", "et_base R3", "T R4", "M R5", "K R24")
 	g.i("LSL ${3}, R5, R6")
 	// Rows of beta and psi are R25 = K·M·8 apart, scales R24 = K·8
 	// (K = 1 for Backward; BackwardBatch runs each sequence of a batch).
@@ -611,13 +596,8 @@ func (g *gen) backward() {
 // V8–V11 candidates, V12–V15 masks, V16 the current i (int64), V17 ones,
 // V18 δ_{t−1}[i] broadcast.
 func (g *gen) viterbi() {
-	g.text(g.name("viterbi"), g.sig("func(delta []float64, bp []int32, s, tr []float64, T, M int)"), 112)
-	g.i("MOVD delta_base+0(FP), R0")
-	g.i("MOVD bp_base+24(FP), R1")
-	g.i("MOVD s_base+48(FP), R2")
-	g.i("MOVD tr_base+72(FP), R3")
-	g.i("MOVD T+96(FP), R4")
-	g.i("MOVD M+104(FP), R5")
+	g.text(g.name("viterbi"), g.sig("func(delta []float64, bp []int32, s, tr []float64, T, M int)"))
+	g.args("delta_base R0", "bp_base R1", "s_base R2", "tr_base R3", "T R4", "M R5")
 	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
 	g.i("CBZ R5, %s", g.l("ret"))
 	g.i("LSL ${3}, R5, R6")
@@ -709,12 +689,8 @@ func (g *gen) viterbi() {
 // a compare-and-select (FCMGT + VBIT), not FMAX: FMAX orders −0 below +0 and
 // lets a NaN candidate win, unlike the strict comparison.
 func (g *gen) viterbiMax() {
-	g.text(g.name("viterbiMax"), g.sig("func(delta []float64, s, tr []float64, T, M int)"), 88)
-	g.i("MOVD delta_base+0(FP), R0")
-	g.i("MOVD s_base+24(FP), R2")
-	g.i("MOVD tr_base+48(FP), R3")
-	g.i("MOVD T+72(FP), R4")
-	g.i("MOVD M+80(FP), R5")
+	g.text(g.name("viterbiMax"), g.sig("func(delta []float64, s, tr []float64, T, M int)"))
+	g.args("delta_base R0", "s_base R2", "tr_base R3", "T R4", "M R5")
 	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
 	g.i("CBZ R5, %s", g.l("ret"))
 	g.i("LSL ${3}, R5, R6")
@@ -814,10 +790,8 @@ func (g *gen) exp() {
 		g.constants("expc", c)
 		n = len(c)
 	}
-	g.text(g.name("exp"), g.sig("func(dst, src []float64)"), 48)
-	g.i("MOVD dst_base+0(FP), R0")
-	g.i("MOVD src_base+24(FP), R1")
-	g.i("MOVD src_len+32(FP), R2")
+	g.text(g.name("exp"), g.sig("func(dst, src []float64)"))
+	g.args("dst_base R0", "src_base R1", "src_len R2")
 	if g.f32 {
 		g.loadConsts("expc32", "R3", 12, n)
 	} else {
@@ -933,10 +907,8 @@ var logConsts = []uint64{0x3fe6a09e667f3bcd /* √2/2 */, f64(0x1p-1022), f64(0x
 func (g *gen) log() {
 	c := logConsts
 	g.constants("logc", c)
-	g.text("logNEON", "func(dst, src []float64)", 48)
-	g.i("MOVD dst_base+0(FP), R0")
-	g.i("MOVD src_base+24(FP), R1")
-	g.i("MOVD src_len+32(FP), R2")
+	g.text("logNEON", "func(dst, src []float64)")
+	g.args("dst_base R0", "src_base R1", "src_len R2")
 	g.loadConsts("logc", "R3", 13, len(c))
 	g.blocks("n", "R2", widths{1, 0}, func(nv int) {
 		g.ld("R1", 0, nv)
@@ -1012,25 +984,15 @@ func (g *gen) logBody() {
 // into w (g), R22/R23 row addresses.
 func (g *gen) sparse(scatter bool) {
 	if scatter {
-		g.text(g.name("scatter"), g.sig("func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)"), 152)
-		g.i("MOVD p_base+32(FP), R0")
-		g.i("MOVD g_base+0(FP), R1")
-		g.i("MOVD ld+24(FP), R2")
-		g.i("FMOV{D} c+128(FP), F31")
+		g.text(g.name("scatter"), g.sig("func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)"))
+		g.args("p_base R0", "g_base R1", "ld R2", "c F31")
 		g.i("VDUP V31.{L}[0], V31.{A}")
-		g.i("MOVD T+136(FP), R6")
-		g.i("MOVD M+144(FP), R7")
+		g.args("T R6", "M R7")
 	} else {
-		g.text(g.name("gather"), g.sig("func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)"), 144)
-		g.i("MOVD s_base+0(FP), R0")
-		g.i("MOVD w_base+24(FP), R1")
-		g.i("MOVD ld+48(FP), R2")
-		g.i("MOVD T+128(FP), R6")
-		g.i("MOVD M+136(FP), R7")
+		g.text(g.name("gather"), g.sig("func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)"))
+		g.args("s_base R0", "w_base R1", "ld R2", "T R6", "M R7")
 	}
-	g.i("MOVD ptr_base+56(FP), R3")
-	g.i("MOVD ids_base+80(FP), R4")
-	g.i("MOVD vals_base+104(FP), R5")
+	g.args("ptr_base R3", "ids_base R4", "vals_base R5")
 	g.i("LSL ${3}, R2, R2")
 	g.i("CBZ R6, %s", g.l("ret"))
 	g.label(g.l("t"))
@@ -1105,12 +1067,11 @@ func (g *gen) sparse(scatter bool) {
 // R9 M·8; phase 2: R19 g pointer, R20 e pointer, R21 &alpha[i], R22 work
 // column pointer, R24 rows left.
 func (g *gen) transitions() {
-	g.text(g.name("transitions"), g.sig("func(g, e, alpha, beta, psi, scale, work []float64, T, M int)"), 184)
+	g.text(g.name("transitions"), g.sig("func(g, e, alpha, beta, psi, scale, work []float64, T, M int)"))
 	for k, n := range []string{"g", "e", "alpha", "beta", "psi", "scale", "work"} {
-		g.i("MOVD %s_base+%d(FP), R%d", n, 24*k, k)
+		g.args(fmt.Sprintf("%s_base R%d", n, k))
 	}
-	g.i("MOVD T+168(FP), R7")
-	g.i("MOVD M+176(FP), R8")
+	g.args("T R7", "M R8")
 	g.i("LSL ${3}, R8, R9")
 	g.i("ADD R9, R4, R10")
 	g.i("ADD R9, R3, R11")
@@ -1199,11 +1160,8 @@ func (g *gen) transitions() {
 // the log of logNEON (the constant sets are swapped per block; m_j is
 // reread from out), and writes m_j + log(sum), or m_j where m_j = ±Inf.
 func (g *gen) logMatVec() {
-	g.text("logMatVecNEON", "func(out, a, tr []float64, M int)", 80)
-	g.i("MOVD out_base+0(FP), R0")
-	g.i("MOVD a_base+24(FP), R1")
-	g.i("MOVD tr_base+48(FP), R2")
-	g.i("MOVD M+72(FP), R3")
+	g.text("logMatVecNEON", "func(out, a, tr []float64, M int)")
+	g.args("out_base R0", "a_base R1", "tr_base R2", "M R3")
 	g.i("LSL $3, R3, R4")
 	g.i("MOVD $0xfff0000000000000, R5")
 	g.i("VDUP R5, V20.D2")
@@ -1275,8 +1233,8 @@ func (g *gen) logMatVec() {
 // fmaPeak runs n iterations of 24 independent vector FMAs (96 flops) and
 // returns a value that depends on all of them.
 func (g *gen) fmaPeak() {
-	g.text("fmaPeakNEON", "func(n int) float64", 16)
-	g.i("MOVD n+0(FP), R0")
+	g.text("fmaPeakNEON", "func(n int) float64")
+	g.args("n R0")
 	g.i("FMOVD $0.5, F30")
 	g.i("VDUP V30.D[0], V30.D2")
 	g.i("FMOVD $0.125, F31")
@@ -1293,7 +1251,7 @@ func (g *gen) fmaPeak() {
 	g.i("B %s", g.l("loop"))
 	g.label(g.l("done"))
 	g.hsum(0, 24)
-	g.i("FMOVD F0, ret+8(FP)")
+	g.ret("F0")
 	g.i("RET")
 }
 
@@ -1315,14 +1273,8 @@ var (
 //	R8 count, R9 out row, R10/R11 read/write pointers; V28 −Inf, V29
 //	+Inf, V30 −MaxFloat64.
 func (g *gen) shiftRows() {
-	g.text(g.name("shiftRows"), g.sig("func(out, mx, lo, in, a []float64, T, M int)"), 136)
-	g.i("MOVD out_base+0(FP), R1")
-	g.i("MOVD mx_base+24(FP), R3")
-	g.i("MOVD lo_base+48(FP), R4")
-	g.i("MOVD in_base+72(FP), R0")
-	g.i("MOVD a_base+96(FP), R2")
-	g.i("MOVD T+120(FP), R5")
-	g.i("MOVD M+128(FP), R6")
+	g.text(g.name("shiftRows"), g.sig("func(out, mx, lo, in, a []float64, T, M int)"))
+	g.args("out_base R1", "mx_base R3", "lo_base R4", "in_base R0", "a_base R2", "T R5", "M R6")
 	if g.f32 {
 		g.constants32("shiftrowsconst32", []float32{float32(math.Inf(-1)), float32(math.Inf(1)), -math.MaxFloat32})
 		g.loadConsts("shiftrowsconst32", "R7", 28, 3)
