@@ -234,8 +234,8 @@ func generate() string {
 	g.scale()
 	g.forward()
 	g.backward()
-	g.viterbi()
-	g.viterbiMax()
+	g.viterbi(true)
+	g.viterbi(false)
 	g.exp()
 	g.log()
 	g.sparse(false)
@@ -245,8 +245,8 @@ func generate() string {
 	g.f32 = true
 	g.forward()
 	g.backward()
-	g.viterbi()
-	g.viterbiMax()
+	g.viterbi(true)
+	g.viterbi(false)
 	g.transitions()
 	g.exp()
 	g.shiftRows()
@@ -591,17 +591,28 @@ func (g *gen) backward() {
 	g.i("RET")
 }
 
-// Viterbi registers: R8 previous δ row, R9 current δ row, R10 s row, R25 bp
-// row, R24 M·4; per block V0–V3 best scores, V4–V7 their indices (int64),
-// V8–V11 candidates, V12–V15 masks, V16 the current i (int64), V17 ones,
-// V18 δ_{t−1}[i] broadcast.
-func (g *gen) viterbi() {
-	g.text(g.name("viterbi"), g.sig("func(delta []float64, bp []int32, s, tr []float64, T, M int)"))
-	g.args("delta_base R0", "bp_base R1", "s_base R2", "tr_base R3", "T R4", "M R5")
+// viterbi emits Viterbi (arg: δ and back-pointers) or viterbiMax (δ alone,
+// viterbiMaxGeneric). Registers: R8 previous δ row, R9 current δ row, R10
+// s row, R25 bp row, R24 M·4; per block V0–V3 best scores, V4–V7 their
+// indices (int64), V8–V11 candidates, V12–V15 masks, V16 the current i
+// (int64), V17 ones, V18 δ_{t−1}[i] broadcast; viterbiMax uses neither
+// the indices nor R24, R25, V16 and V17. The best score stays a
+// compare-and-select (FCMGT + VBIT), not FMAX: FMAX orders −0 below +0 and
+// lets a NaN candidate win, unlike the strict comparison.
+func (g *gen) viterbi(arg bool) {
+	if arg {
+		g.text(g.name("viterbi"), g.sig("func(delta []float64, bp []int32, s, tr []float64, T, M int)"))
+		g.args("delta_base R0", "bp_base R1", "s_base R2", "tr_base R3", "T R4", "M R5")
+	} else {
+		g.text(g.name("viterbiMax"), g.sig("func(delta []float64, s, tr []float64, T, M int)"))
+		g.args("delta_base R0", "s_base R2", "tr_base R3", "T R4", "M R5")
+	}
 	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
 	g.i("CBZ R5, %s", g.l("ret"))
 	g.i("LSL ${3}, R5, R6")
-	g.i("LSL $2, R5, R24")
+	if arg {
+		g.i("LSL $2, R5, R24")
+	}
 	g.i("MOVD R5, R11")
 	g.i("MOVD R2, R20")
 	g.i("MOVD R0, R19")
@@ -611,18 +622,24 @@ func (g *gen) viterbi() {
 	})
 	g.i("SUB $1, R4, R7")
 	g.i("CBZ R7, %s", g.l("ret"))
-	g.i("MOVD $1, R12")
-	g.i("VDUP R12, V17.{A}")
+	if arg {
+		g.i("MOVD $1, R12")
+		g.i("VDUP R12, V17.{A}")
+	}
 	g.i("MOVD R0, R8")
 	g.i("ADD R6, R2, R10")
-	g.i("ADD R24, R1, R25")
+	if arg {
+		g.i("ADD R24, R1, R25")
+	}
 	g.label(g.l("t"))
 	g.i("ADD R6, R8, R9")
 	g.i("MOVD R5, R11")
 	g.i("MOVD R9, R19")
 	g.i("MOVD R10, R20")
 	g.i("MOVD R3, R21")
-	g.i("MOVD R25, R22")
+	if arg {
+		g.i("MOVD R25, R22")
+	}
 	g.blocks("j", "R11", colBlocks4, func(nv int) {
 		n := max(nv, 1)
 		g.i("VLD1R (R8), [V18.{A}]")
@@ -632,15 +649,21 @@ func (g *gen) viterbi() {
 		g.i("ADD R6, R14")
 		for k := 0; k < n; k++ {
 			g.fw(neon.FADD(k, 18, 8+k))
-			g.zero(4 + k)
+			if arg {
+				g.zero(4 + k)
+			}
 		}
-		g.zero(16)
+		if arg {
+			g.zero(16)
+		}
 		g.i("ADD ${8}, R8, R13")
 		g.i("SUB $1, R5, R15")
 		loop, post := g.l(fmt.Sprintf("i%d", nv)), g.l(fmt.Sprintf("post%d", nv))
 		g.i("CBZ R15, %s", post)
 		g.label(loop)
-		g.i("VADD V17.{A}, V16.{A}, V16.{A}")
+		if arg {
+			g.i("VADD V17.{A}, V16.{A}, V16.{A}")
+		}
 		g.i("VLD1R.P {8}(R13), [V18.{A}]")
 		g.i("MOVD R14, R23")
 		g.ld("R23", 8, nv)
@@ -649,7 +672,9 @@ func (g *gen) viterbi() {
 			g.fw(neon.FADD(8+k, 18, 8+k))
 			g.fw(neon.FCMGT(12+k, 8+k, k))
 			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
-			g.i("VBIT %s, V16.B16, %s", b16(12+k), b16(4+k))
+			if arg {
+				g.i("VBIT %s, V16.B16, %s", b16(12+k), b16(4+k))
+			}
 		}
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
@@ -657,15 +682,15 @@ func (g *gen) viterbi() {
 		g.ld("R20", 8, nv)
 		for k := 0; k < n; k++ {
 			g.fw(neon.FADD(k, k, 8+k))
-			if !g.f32 { // int64 indices to int32 (float32: already int32 lanes)
+			if arg && !g.f32 { // int64 indices to int32 (float32: already int32 lanes)
 				g.w(neon.XTN(4+k, 4+k))
 			}
 		}
 		g.st("R19", 0, nv)
-		if nv == 0 {
+		if arg && nv == 0 {
 			g.i("FMOVS.P F4, 4(R22)")
 		}
-		for k := 0; k < nv; k++ {
+		for k := 0; arg && k < nv; k++ {
 			if g.f32 {
 				g.i("VST1.P [V%d.S4], 16(R22)", 4+k)
 			} else {
@@ -676,77 +701,9 @@ func (g *gen) viterbi() {
 	})
 	g.i("MOVD R9, R8")
 	g.i("ADD R6, R10")
-	g.i("ADD R24, R25")
-	g.i("SUBS $1, R7")
-	g.i("BNE %s", g.l("t"))
-	g.label(g.l("ret"))
-	g.i("RET")
-}
-
-// viterbiMax is viterbi without back-pointers (viterbiMaxGeneric): the same
-// registers minus the indices: per block V0–V3 best scores, V8–V11
-// candidates, V12–V15 masks, V18 δ_{t−1}[i] broadcast. The best score stays
-// a compare-and-select (FCMGT + VBIT), not FMAX: FMAX orders −0 below +0 and
-// lets a NaN candidate win, unlike the strict comparison.
-func (g *gen) viterbiMax() {
-	g.text(g.name("viterbiMax"), g.sig("func(delta []float64, s, tr []float64, T, M int)"))
-	g.args("delta_base R0", "s_base R2", "tr_base R3", "T R4", "M R5")
-	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
-	g.i("CBZ R5, %s", g.l("ret"))
-	g.i("LSL ${3}, R5, R6")
-	g.i("MOVD R5, R11")
-	g.i("MOVD R2, R20")
-	g.i("MOVD R0, R19")
-	g.blocks("copy", "R11", widths{4, 1, 0}, func(nv int) {
-		g.ld("R20", 16, nv)
-		g.st("R19", 16, nv)
-	})
-	g.i("SUB $1, R4, R7")
-	g.i("CBZ R7, %s", g.l("ret"))
-	g.i("MOVD R0, R8")
-	g.i("ADD R6, R2, R10")
-	g.label(g.l("t"))
-	g.i("ADD R6, R8, R9")
-	g.i("MOVD R5, R11")
-	g.i("MOVD R9, R19")
-	g.i("MOVD R10, R20")
-	g.i("MOVD R3, R21")
-	g.blocks("j", "R11", colBlocks4, func(nv int) {
-		n := max(nv, 1)
-		g.i("VLD1R (R8), [V18.{A}]")
-		g.i("MOVD R21, R14")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 8, nv)
-		g.i("ADD R6, R14")
-		for k := 0; k < n; k++ {
-			g.fw(neon.FADD(k, 18, 8+k))
-		}
-		g.i("ADD ${8}, R8, R13")
-		g.i("SUB $1, R5, R15")
-		loop, post := g.l(fmt.Sprintf("i%d", nv)), g.l(fmt.Sprintf("post%d", nv))
-		g.i("CBZ R15, %s", post)
-		g.label(loop)
-		g.i("VLD1R.P {8}(R13), [V18.{A}]")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 8, nv)
-		g.i("ADD R6, R14")
-		for k := 0; k < n; k++ {
-			g.fw(neon.FADD(8+k, 18, 8+k))
-			g.fw(neon.FCMGT(12+k, 8+k, k))
-			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
-		}
-		g.i("SUBS $1, R15")
-		g.i("BNE %s", loop)
-		g.label(post)
-		g.ld("R20", 8, nv)
-		for k := 0; k < n; k++ {
-			g.fw(neon.FADD(k, k, 8+k))
-		}
-		g.st("R19", 0, nv)
-		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
-	})
-	g.i("MOVD R9, R8")
-	g.i("ADD R6, R10")
+	if arg {
+		g.i("ADD R24, R25")
+	}
 	g.i("SUBS $1, R7")
 	g.i("BNE %s", g.l("t"))
 	g.label(g.l("ret"))
