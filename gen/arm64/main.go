@@ -149,6 +149,55 @@ func (g *gen) mov(dst, src int) {
 	g.i("VORR %s, %s, %s", b16(src), b16(src), b16(dst))
 }
 
+// zeroAcc zeroes the accumulators of a block of nv vectors, V0… (F0 for
+// nv == 0).
+func (g *gen) zeroAcc(nv int) {
+	for k := 0; k < max(nv, 1); k++ {
+		g.zero(k)
+	}
+}
+
+// dup loads the element at src into every lane of Vv (for nv == 0 only into
+// Fv), advancing src past it when post.
+func (g *gen) dup(nv int, src string, v int, post bool) {
+	mode := " "
+	if post {
+		mode = ".P {8}"
+	}
+	if nv == 0 {
+		g.i("FMOV{D}"+mode+"(%s), F%d", src, v)
+		return
+	}
+	g.i("VLD1R"+mode+"(%s), [V%d.{A}]", src, v)
+}
+
+// rowFMA adds V30 times the nv vectors of the matrix row at row (loaded into
+// V16…) to the accumulators V0… (nv == 0: F0 += F30·F16). The row is read
+// through tmp, or through row itself (consumed) when tmp is "", and row
+// then advances by the register stride unless it is "".
+func (g *gen) rowFMA(nv int, row, tmp, stride string) {
+	if nv == 0 {
+		g.i("FMOV{D} (%s), F16", row)
+	} else {
+		p := row
+		if tmp != "" {
+			g.i("MOVD %s, %s", row, tmp)
+			p = tmp
+		}
+		g.ld(p, 16, nv)
+	}
+	if stride != "" {
+		g.i("ADD %s, %s", stride, row)
+	}
+	if nv == 0 {
+		g.i("FMADD{D} F16, F0, F30, F0")
+		return
+	}
+	for k := 0; k < nv; k++ {
+		g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
+	}
+}
+
 // widths lists the block sizes (in vectors) tried in order; 0 is one double.
 type widths []int
 
@@ -452,31 +501,14 @@ func (g *gen) forward() {
 	g.i("MOVD R10, R20")
 	g.i("MOVD R3, R21")
 	g.blocks("j", "R11", colBlocks8, func(nv int) {
-		if nv == 0 {
-			g.zero(0)
-		}
-		for k := 0; k < nv; k++ {
-			g.zero(k)
-		}
+		g.zeroAcc(nv)
 		g.i("MOVD R8, R13")
 		g.i("MOVD R21, R14")
 		g.i("MOVD R5, R15")
 		loop := g.l(fmt.Sprintf("i%d", nv))
 		g.label(loop)
-		if nv == 0 {
-			g.i("FMOV{D}.P {8}(R13), F30")
-			g.i("FMOV{D} (R14), F16")
-			g.i("ADD R6, R14")
-			g.i("FMADD{D} F16, F0, F30, F0")
-		} else {
-			g.i("VLD1R.P {8}(R13), [V30.{A}]")
-			g.i("MOVD R14, R22")
-			g.ld("R22", 16, nv)
-			g.i("ADD R6, R14")
-			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
-			}
-		}
+		g.dup(nv, "R13", 30, true)
+		g.rowFMA(nv, "R14", "R22", "R6")
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		g.ld("R20", 16, nv)
@@ -541,36 +573,21 @@ func (g *gen) backward() {
 	g.i("MOVD R9, R19")
 	g.i("MOVD R3, R21")
 	g.blocks("i", "R11", colBlocks8, func(nv int) {
-		if nv == 0 {
-			g.zero(0)
-		}
-		for k := 0; k < nv; k++ {
-			g.zero(k)
-		}
+		g.zeroAcc(nv)
 		g.i("MOVD R10, R13")
 		g.i("MOVD R8, R23")
 		g.i("MOVD R21, R14")
 		g.i("MOVD R5, R15")
 		loop := g.l(fmt.Sprintf("j%d", nv))
 		g.label(loop)
+		g.dup(nv, "R13", 30, true)
+		g.dup(nv, "R23", 29, true)
 		if nv == 0 {
-			g.i("FMOV{D}.P {8}(R13), F30")
-			g.i("FMOV{D}.P {8}(R23), F29")
 			g.i("FMUL{D} F29, F30")
-			g.i("FMOV{D} (R14), F16")
-			g.i("ADD R6, R14")
-			g.i("FMADD{D} F16, F0, F30, F0")
 		} else {
-			g.i("VLD1R.P {8}(R13), [V30.{A}]")
-			g.i("VLD1R.P {8}(R23), [V29.{A}]")
 			g.fw(neon.FMUL(30, 30, 29))
-			g.i("MOVD R14, R22")
-			g.ld("R22", 16, nv)
-			g.i("ADD R6, R14")
-			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
-			}
 		}
+		g.rowFMA(nv, "R14", "R22", "R6")
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		if nv == 0 {
@@ -974,25 +991,16 @@ func (g *gen) sparse(scatter bool) {
 		g.i("MOVW.P 4(R13), R22")
 		g.i("MUL R2, R22, R22")
 		g.i("ADD R21, R22")
+		g.dup(nv, "R14", 30, true)
 		switch {
-		case nv == 0 && !scatter:
-			g.i("FMOV{D}.P {8}(R14), F30")
-			g.i("FMOV{D} (R22), F16")
-			g.i("FMADD{D} F16, F0, F30, F0")
-		case nv == 0 && scatter:
-			g.i("FMOV{D}.P {8}(R14), F30")
+		case !scatter:
+			g.rowFMA(nv, "R22", "", "")
+		case nv == 0:
 			g.i("FMUL{D} F31, F30")
 			g.i("FMOV{D} (R22), F16")
 			g.i("FMADD{D} F0, F16, F30, F16")
 			g.i("FMOV{D} F16, (R22)")
-		case !scatter:
-			g.i("VLD1R.P {8}(R14), [V30.{A}]")
-			g.ld("R22", 16, nv)
-			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
-			}
 		default:
-			g.i("VLD1R.P {8}(R14), [V30.{A}]")
 			g.fw(neon.FMUL(30, 31, 30))
 			g.i("MOVD R22, R23")
 			g.ld("R22", 16, nv)
@@ -1065,29 +1073,14 @@ func (g *gen) transitions() {
 	g.i("MOVD R8, R11")
 	g.i("MOVD R6, R22")
 	g.blocks("j", "R11", colBlocks8, func(nv int) {
-		if nv == 0 {
-			g.zero(0)
-		}
-		for k := 0; k < nv; k++ {
-			g.zero(k)
-		}
+		g.zeroAcc(nv)
 		g.i("MOVD R21, R13")
 		g.i("MOVD R22, R14")
 		g.i("SUB $1, R7, R15")
 		loop := g.l(fmt.Sprintf("t%d", nv))
 		g.label(loop)
-		if nv == 0 {
-			g.i("FMOV{D} (R13), F30")
-			g.i("FMOV{D} (R14), F16")
-			g.i("FMADD{D} F16, F0, F30, F0")
-		} else {
-			g.i("VLD1R (R13), [V30.{A}]")
-			g.i("MOVD R14, R23")
-			g.ld("R23", 16, nv)
-			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
-			}
-		}
+		g.dup(nv, "R13", 30, false)
+		g.rowFMA(nv, "R14", "R23", "")
 		g.i("ADD R9, R13")
 		g.i("ADD R9, R14")
 		g.i("SUBS $1, R15")
