@@ -157,14 +157,14 @@ func (g *gen) zeroAcc(nv int) {
 	}
 }
 
-// dup loads the element at src into every lane of Vv (for nv == 0 only into
+// dup loads the element at src into every lane of Vv (scalar: only into
 // Fv), advancing src past it when post.
-func (g *gen) dup(nv int, src string, v int, post bool) {
+func (g *gen) dup(scalar bool, src string, v int, post bool) {
 	mode := " "
 	if post {
 		mode = ".P {8}"
 	}
-	if nv == 0 {
+	if scalar {
 		g.i("FMOV{D}"+mode+"(%s), F%d", src, v)
 		return
 	}
@@ -195,6 +195,32 @@ func (g *gen) rowFMA(nv int, row, tmp, stride string) {
 	}
 	for k := 0; k < nv; k++ {
 		g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
+	}
+}
+
+// dupRow broadcasts the next element at R13 to Vv, loads the nv vectors
+// (nv == 0: one element) of the matrix row at R14 into Vdst… through R23
+// and advances R14 by the register stride: the operands of one row i of
+// the max-plus and log-sum loops.
+func (g *gen) dupRow(v, dst, nv int, stride string) {
+	g.dup(false, "R13", v, true)
+	g.i("MOVD R14, R23")
+	g.ld("R23", dst, nv)
+	g.i("ADD %s, R14", stride)
+}
+
+// maxRow is one row i of the max-plus loops (Viterbi, logMatVec's maxima):
+// the candidates V8… = δ[i] + tr[i][block] replace the best V0… where
+// greater; with arg, their indices V4… become V16 there too.
+func (g *gen) maxRow(nv int, stride string, arg bool) {
+	g.dupRow(18, 8, nv, stride)
+	for k := 0; k < max(nv, 1); k++ {
+		g.fw(neon.FADD(8+k, 18, 8+k))
+		g.fw(neon.FCMGT(12+k, 8+k, k))
+		g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
+		if arg {
+			g.i("VBIT %s, V16.B16, %s", b16(12+k), b16(4+k))
+		}
 	}
 }
 
@@ -507,7 +533,7 @@ func (g *gen) forward() {
 		g.i("MOVD R5, R15")
 		loop := g.l(fmt.Sprintf("i%d", nv))
 		g.label(loop)
-		g.dup(nv, "R13", 30, true)
+		g.dup(nv == 0, "R13", 30, true)
 		g.rowFMA(nv, "R14", "R22", "R6")
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
@@ -580,8 +606,8 @@ func (g *gen) backward() {
 		g.i("MOVD R5, R15")
 		loop := g.l(fmt.Sprintf("j%d", nv))
 		g.label(loop)
-		g.dup(nv, "R13", 30, true)
-		g.dup(nv, "R23", 29, true)
+		g.dup(nv == 0, "R13", 30, true)
+		g.dup(nv == 0, "R23", 29, true)
 		if nv == 0 {
 			g.i("FMUL{D} F29, F30")
 		} else {
@@ -681,18 +707,7 @@ func (g *gen) viterbi(arg bool) {
 		if arg {
 			g.i("VADD V17.{A}, V16.{A}, V16.{A}")
 		}
-		g.i("VLD1R.P {8}(R13), [V18.{A}]")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 8, nv)
-		g.i("ADD R6, R14")
-		for k := 0; k < n; k++ {
-			g.fw(neon.FADD(8+k, 18, 8+k))
-			g.fw(neon.FCMGT(12+k, 8+k, k))
-			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
-			if arg {
-				g.i("VBIT %s, V16.B16, %s", b16(12+k), b16(4+k))
-			}
-		}
+		g.maxRow(nv, "R6", arg)
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		g.label(post)
@@ -991,7 +1006,7 @@ func (g *gen) sparse(scatter bool) {
 		g.i("MOVW.P 4(R13), R22")
 		g.i("MUL R2, R22, R22")
 		g.i("ADD R21, R22")
-		g.dup(nv, "R14", 30, true)
+		g.dup(nv == 0, "R14", 30, true)
 		switch {
 		case !scatter:
 			g.rowFMA(nv, "R22", "", "")
@@ -1079,7 +1094,7 @@ func (g *gen) transitions() {
 		g.i("SUB $1, R7, R15")
 		loop := g.l(fmt.Sprintf("t%d", nv))
 		g.label(loop)
-		g.dup(nv, "R13", 30, false)
+		g.dup(nv == 0, "R13", 30, false)
 		g.rowFMA(nv, "R14", "R23", "")
 		g.i("ADD R9, R13")
 		g.i("ADD R9, R14")
@@ -1128,15 +1143,7 @@ func (g *gen) logMatVec() {
 		g.i("MOVD R3, R15")
 		loop := g.l(fmt.Sprintf("maxi%d", nv))
 		g.label(loop)
-		g.i("VLD1R.P 8(R13), [V18.D2]")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 8, nv)
-		g.i("ADD R4, R14")
-		for k := 0; k < n; k++ {
-			g.w(neon.FADD(8+k, 18, 8+k))
-			g.w(neon.FCMGT(12+k, 8+k, k))
-			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
-		}
+		g.maxRow(nv, "R4", false)
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		g.st("R19", 0, nv)
@@ -1155,10 +1162,7 @@ func (g *gen) logMatVec() {
 		g.i("MOVD R3, R15")
 		loop := g.l(fmt.Sprintf("sumi%d", nv))
 		g.label(loop)
-		g.i("VLD1R.P 8(R13), [V11.D2]")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 0, nv)
-		g.i("ADD R4, R14")
+		g.dupRow(11, 0, nv, "R4")
 		g.w(neon.FADD(0, 11, 0))
 		g.w(neon.FSUB(0, 0, 16))
 		g.expBody(false)
