@@ -189,13 +189,24 @@ func (g *gen) rowFMA(nv int, row, tmp, stride string) {
 	if stride != "" {
 		g.i("ADD %s, %s", stride, row)
 	}
-	if nv == 0 {
-		g.i("FMADD{D} F16, F0, F30, F0")
-		return
+	g.each(nv, func(k int) { g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k)) }, "FMADD{D} F16, F0, F30, F0")
+}
+
+// fmaLoop computes the product of a vector and a block of nv vectors
+// (nv == 0: one column) of a matrix's rows into V0… (F0): it zeroes them,
+// emits setup (R15 = the row count, the pointers), and runs the loop
+// labelled name+nv: body, which adds one row's term (dup, rowFMA), R15
+// times.
+func (g *gen) fmaLoop(nv int, name string, setup []string, body func()) {
+	g.zeroAcc(nv)
+	for _, ins := range setup {
+		g.i(ins)
 	}
-	for k := 0; k < nv; k++ {
-		g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
-	}
+	loop := g.l(fmt.Sprintf("%s%d", name, nv))
+	g.label(loop)
+	body()
+	g.i("SUBS $1, R15")
+	g.i("BNE %s", loop)
 }
 
 // dupRow broadcasts the next element at R13 to Vv, loads the nv vectors
@@ -221,6 +232,20 @@ func (g *gen) maxRow(nv int, stride string, arg bool) {
 		if arg {
 			g.i("VBIT %s, V16.B16, %s", b16(12+k), b16(4+k))
 		}
+	}
+}
+
+// each emits op(k) for each vector k of a block of nv vectors, or for
+// nv == 0 (one element) the scalar instructions instead.
+func (g *gen) each(nv int, op func(k int), scalar ...string) {
+	if nv == 0 {
+		for _, ins := range scalar {
+			g.i(ins)
+		}
+		return
+	}
+	for k := 0; k < nv; k++ {
+		op(k)
 	}
 }
 
@@ -359,12 +384,7 @@ func (g *gen) dot() {
 	g.blocks("n", "R2", widths{8, 1, 0}, func(nv int) {
 		g.ld("R0", 8, nv)
 		g.ld("R1", 16, nv)
-		if nv == 0 {
-			g.i("FMADDD F8, F24, F16, F24")
-		}
-		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, %s, %s", d2(8+k), d2(16+k), d2(k))
-		}
+		g.each(nv, func(k int) { g.i("VFMLA %s, %s, %s", d2(8+k), d2(16+k), d2(k)) }, "FMADDD F8, F24, F16, F24")
 	})
 	g.hsum(0, 8)
 	g.i("FADDD F24, F0")
@@ -426,12 +446,7 @@ func (g *gen) axpy() {
 	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
 		g.ld("R0", 8, nv)
 		g.ld("R1", 0, nv)
-		if nv == 0 {
-			g.i("FMADD{D} F8, F0, F31, F0")
-		}
-		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, V31.{A}, %s", g.vr(8+k), g.vr(k))
-		}
+		g.each(nv, func(k int) { g.i("VFMLA %s, V31.{A}, %s", g.vr(8+k), g.vr(k)) }, "FMADD{D} F8, F0, F31, F0")
 		g.st("R3", 0, nv)
 	})
 	g.i("RET")
@@ -445,12 +460,7 @@ func (g *gen) scale() {
 	g.i("MOVD R0, R3")
 	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
 		g.ld("R0", 0, nv)
-		if nv == 0 {
-			g.i("FMUL{D} F31, F0")
-		}
-		for k := 0; k < nv; k++ {
-			g.fw(neon.FMUL(k, k, 31))
-		}
+		g.each(nv, func(k int) { g.fw(neon.FMUL(k, k, 31)) }, "FMUL{D} F31, F0")
 		g.st("R3", 0, nv)
 	})
 	g.i("RET")
@@ -470,12 +480,7 @@ func (g *gen) normalize(row, scalePtr, m, name string) {
 	g.i("MOVD %s, R20", row)
 	g.blocks(name, "R11", widths{4, 1, 0}, func(nv int) {
 		g.ld("R19", 0, nv)
-		if nv == 0 {
-			g.i("FMUL{D} F29, F0")
-		}
-		for k := 0; k < nv; k++ {
-			g.fw(neon.FMUL(k, k, 29))
-		}
+		g.each(nv, func(k int) { g.fw(neon.FMUL(k, k, 29)) }, "FMUL{D} F29, F0")
 		g.st("R20", 0, nv)
 	})
 }
@@ -504,12 +509,7 @@ func (g *gen) forward() {
 	g.blocks("copy", "R11", widths{4, 1, 0}, func(nv int) {
 		g.ld("R20", 16, nv)
 		g.st("R19", 16, nv)
-		if nv == 0 {
-			g.i("FADD{D} F16, F27")
-		}
-		for k := 0; k < nv; k++ {
-			g.fw(neon.FADD(31, 31, 16+k))
-		}
+		g.each(nv, func(k int) { g.fw(neon.FADD(31, 31, 16+k)) }, "FADD{D} F16, F27")
 	})
 	g.hpair(31)
 	g.i("FADD{D} F27, F31")
@@ -527,16 +527,10 @@ func (g *gen) forward() {
 	g.i("MOVD R10, R20")
 	g.i("MOVD R3, R21")
 	g.blocks("j", "R11", colBlocks8, func(nv int) {
-		g.zeroAcc(nv)
-		g.i("MOVD R8, R13")
-		g.i("MOVD R21, R14")
-		g.i("MOVD R5, R15")
-		loop := g.l(fmt.Sprintf("i%d", nv))
-		g.label(loop)
-		g.dup(nv == 0, "R13", 30, true)
-		g.rowFMA(nv, "R14", "R22", "R6")
-		g.i("SUBS $1, R15")
-		g.i("BNE %s", loop)
+		g.fmaLoop(nv, "i", []string{"MOVD R8, R13", "MOVD R21, R14", "MOVD R5, R15"}, func() {
+			g.dup(nv == 0, "R13", 30, true)
+			g.rowFMA(nv, "R14", "R22", "R6")
+		})
 		g.ld("R20", 16, nv)
 		if nv == 0 {
 			g.i("FMUL{D} F16, F0")
@@ -599,29 +593,17 @@ func (g *gen) backward() {
 	g.i("MOVD R9, R19")
 	g.i("MOVD R3, R21")
 	g.blocks("i", "R11", colBlocks8, func(nv int) {
-		g.zeroAcc(nv)
-		g.i("MOVD R10, R13")
-		g.i("MOVD R8, R23")
-		g.i("MOVD R21, R14")
-		g.i("MOVD R5, R15")
-		loop := g.l(fmt.Sprintf("j%d", nv))
-		g.label(loop)
-		g.dup(nv == 0, "R13", 30, true)
-		g.dup(nv == 0, "R23", 29, true)
-		if nv == 0 {
-			g.i("FMUL{D} F29, F30")
-		} else {
-			g.fw(neon.FMUL(30, 30, 29))
-		}
-		g.rowFMA(nv, "R14", "R22", "R6")
-		g.i("SUBS $1, R15")
-		g.i("BNE %s", loop)
-		if nv == 0 {
-			g.i("FMUL{D} F28, F0")
-		}
-		for k := 0; k < nv; k++ {
-			g.fw(neon.FMUL(k, k, 28))
-		}
+		g.fmaLoop(nv, "j", []string{"MOVD R10, R13", "MOVD R8, R23", "MOVD R21, R14", "MOVD R5, R15"}, func() {
+			g.dup(nv == 0, "R13", 30, true)
+			g.dup(nv == 0, "R23", 29, true)
+			if nv == 0 {
+				g.i("FMUL{D} F29, F30")
+			} else {
+				g.fw(neon.FMUL(30, 30, 29))
+			}
+			g.rowFMA(nv, "R14", "R22", "R6")
+		})
+		g.each(nv, func(k int) { g.fw(neon.FMUL(k, k, 28)) }, "FMUL{D} F28, F0")
 		g.st("R19", 0, nv)
 		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
@@ -1067,14 +1049,10 @@ func (g *gen) transitions() {
 	g.blocks("bbj", "R15", widths{4, 1, 0}, func(nv int) {
 		g.ld("R10", 0, nv)
 		g.ld("R11", 8, nv)
-		if nv == 0 {
-			g.i("FMUL{D} F8, F0")
-			g.i("FMUL{D} F28, F0")
-		}
-		for k := 0; k < nv; k++ {
+		g.each(nv, func(k int) {
 			g.fw(neon.FMUL(k, k, 8+k))
 			g.fw(neon.FMUL(k, k, 28))
-		}
+		}, "FMUL{D} F8, F0", "FMUL{D} F28, F0")
 		g.st("R12", 0, nv)
 	})
 	g.i("SUBS $1, R14")
@@ -1088,27 +1066,16 @@ func (g *gen) transitions() {
 	g.i("MOVD R8, R11")
 	g.i("MOVD R6, R22")
 	g.blocks("j", "R11", colBlocks8, func(nv int) {
-		g.zeroAcc(nv)
-		g.i("MOVD R21, R13")
-		g.i("MOVD R22, R14")
-		g.i("SUB $1, R7, R15")
-		loop := g.l(fmt.Sprintf("t%d", nv))
-		g.label(loop)
-		g.dup(nv == 0, "R13", 30, false)
-		g.rowFMA(nv, "R14", "R23", "")
-		g.i("ADD R9, R13")
-		g.i("ADD R9, R14")
-		g.i("SUBS $1, R15")
-		g.i("BNE %s", loop)
+		g.fmaLoop(nv, "t", []string{"MOVD R21, R13", "MOVD R22, R14", "SUB $1, R7, R15"}, func() {
+			g.dup(nv == 0, "R13", 30, false)
+			g.rowFMA(nv, "R14", "R23", "")
+			g.i("ADD R9, R13")
+			g.i("ADD R9, R14")
+		})
 		g.i("MOVD R19, R23")
 		g.ld("R23", 16, nv)
 		g.ld("R20", 8, nv)
-		if nv == 0 {
-			g.i("FMADD{D} F8, F16, F0, F16")
-		}
-		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, %s, %s", g.vr(k), g.vr(8+k), g.vr(16+k))
-		}
+		g.each(nv, func(k int) { g.i("VFMLA %s, %s, %s", g.vr(k), g.vr(8+k), g.vr(16+k)) }, "FMADD{D} F8, F16, F0, F16")
 		g.st("R19", 16, nv)
 		g.i("ADD $%d, R22", g.sz()*g.cols(nv))
 	})
