@@ -31,16 +31,32 @@ func main() {
 	Emit()
 }
 
-func genDot(i *ISA) {
-	fn := i.Fn("dot")
-	Kernel(fn, NOSPLIT, "func(x, y []float64) float64", "returns Σ x[i]·y[i]; len(y) ≥ len(x).")
-	x := Load(Param("x").Base(), GP64())
-	y := Load(Param("y").Base(), GP64())
-	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
-	acc := i.Vecs(4)
+// dotArgs loads the arguments of Dot and Dot32 and zeroes their four
+// accumulators.
+func dotArgs(i *ISA) (x, y reg.Register, n reg.GPVirtual, acc []reg.VecVirtual) {
+	x = Load(Param("x").Base(), GP64())
+	y = Load(Param("y").Base(), GP64())
+	n = Load(Param("x").Len(), GP64()).(reg.GPVirtual)
+	acc = i.Vecs(4)
 	for _, a := range acc {
 		i.Zero(a)
 	}
+	return x, y, n, acc
+}
+
+// dotReturn returns the sum of the lanes of (acc0+acc1)+(acc2+acc3).
+func dotReturn(i *ISA, acc []reg.VecVirtual) {
+	i.VADD(acc[1], acc[0], acc[0])
+	i.VADD(acc[3], acc[2], acc[2])
+	i.VADD(acc[2], acc[0], acc[0])
+	Store(i.HSum(acc[0]), ReturnIndex(0))
+	Ret()
+}
+
+func genDot(i *ISA) {
+	fn := i.Fn("dot")
+	Kernel(fn, NOSPLIT, "func(x, y []float64) float64", "returns Σ x[i]·y[i]; len(y) ≥ len(x).")
+	x, y, n, acc := dotArgs(i)
 	idx := GP64()
 	Stripes(i, "dot", n, idx, 4, func(u int) {
 		t := i.Vec()
@@ -53,11 +69,7 @@ func genDot(i *ISA) {
 		i.LoadMasked(m, i.Addr(y, idx, 0), b)
 		i.VFMADD231(a, b, acc[0])
 	})
-	i.VADD(acc[1], acc[0], acc[0])
-	i.VADD(acc[3], acc[2], acc[2])
-	i.VADD(acc[2], acc[0], acc[0])
-	Store(i.HSum(acc[0]), ReturnIndex(0))
-	Ret()
+	dotReturn(i, acc)
 }
 
 func genAxpy(i *ISA) {
@@ -104,13 +116,7 @@ func genScale(i *ISA) {
 func genDot32(i *ISA) {
 	fn := "dot32" + i.Name
 	Kernel(fn, NOSPLIT, "func(x, y []float32) float64", "returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).")
-	x := Load(Param("x").Base(), GP64())
-	y := Load(Param("y").Base(), GP64())
-	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
-	acc := i.Vecs(4)
-	for _, a := range acc {
-		i.Zero(a)
-	}
+	x, y, n, acc := dotArgs(i)
 	half := func(v reg.VecVirtual) reg.Register {
 		if i.Is512() {
 			return v.AsY()
@@ -148,11 +154,7 @@ func genDot32(i *ISA) {
 		VCVTPS2PD(half(b), b)
 		VFMADD231PD(a, b, acc[0])
 	})
-	i.VADD(acc[1], acc[0], acc[0])
-	i.VADD(acc[3], acc[2], acc[2])
-	i.VADD(acc[2], acc[0], acc[0])
-	Store(i.HSum(acc[0]), ReturnIndex(0))
-	Ret()
+	dotReturn(i, acc)
 }
 
 // genPeak emits a probe of the core's FMA throughput: n iterations of

@@ -79,14 +79,7 @@ func tables() {
 	for k := 0; k < 4; k++ {
 		DATA(8*k, F64(1))
 	}
-	mask32 = GLOBL("vitmask32", RODATA|NOPTR)
-	for k := 0; k < 8; k++ {
-		v := uint32(0)
-		if k < 4 {
-			v = ^uint32(0)
-		}
-		DATA(4*k, U32(v))
-	}
+	mask32 = DwordMaskTable("vitmask32", 4)
 }
 
 // ones8Table declares, on first use, eight float32 1.0.
