@@ -114,6 +114,10 @@ func TestEncoders(t *testing.T) {
 			ws = append(ws, neon.SSHR(d, n, sh), neon.USHR(d, n, sh), neon.SHL(d, n, sh))
 		}
 		ws = append(ws, neon.SSHR(d, n, 64), neon.USHR(d, n, 64), neon.SHL(d, n, 0))
+		for _, sh := range []int{1, 13, 23, 31} {
+			ws = append(ws, neon.SSHR32(d, n, sh), neon.SHL32(d, n, sh))
+		}
+		ws = append(ws, neon.SSHR32(d, n, 32), neon.SHL32(d, n, 0))
 	}
 	var src strings.Builder
 	for _, w := range ws {

@@ -22,10 +22,11 @@ import (
 )
 
 type gen struct {
-	b    strings.Builder
-	fn   string
-	data strings.Builder
-	f32  bool // element type of the kernel being written: float32, else float64
+	b     strings.Builder
+	fn    string
+	frame map[string]arg // the arguments of fn
+	data  strings.Builder
+	f32   bool // element type of the kernel being written: float32, else float64
 }
 
 // The element type: the fb and Viterbi kernels are written once and emitted
@@ -95,9 +96,12 @@ func (g *gen) w(w neon.Word)    { g.i("%s", w) }
 func (g *gen) label(l string)   { fmt.Fprintf(&g.b, "%s:\n", l) }
 func (g *gen) comment(c string) { g.i("// %s", c) }
 
-func (g *gen) text(name, sig string, args int) {
+// text starts the function name with the Go signature sig.
+func (g *gen) text(name, sig string) {
 	g.fn = name
-	fmt.Fprintf(&g.b, "\n// func %s%s\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, strings.TrimPrefix(sig, "func"), name, args)
+	var size int
+	g.frame, size = frame(sig)
+	fmt.Fprintf(&g.b, "\n// func %s%s\nTEXT ·%s(SB), NOSPLIT, $0-%d\n", name, strings.TrimPrefix(sig, "func"), name, size)
 }
 
 // l returns a label local to the current function.
@@ -143,6 +147,106 @@ func (g *gen) st(ptr string, first, nv int) {
 func (g *gen) zero(v int) { g.i("VEOR %s, %s, %s", b16(v), b16(v), b16(v)) }
 func (g *gen) mov(dst, src int) {
 	g.i("VORR %s, %s, %s", b16(src), b16(src), b16(dst))
+}
+
+// zeroAcc zeroes the accumulators of a block of nv vectors, V0… (F0 for
+// nv == 0).
+func (g *gen) zeroAcc(nv int) {
+	for k := 0; k < max(nv, 1); k++ {
+		g.zero(k)
+	}
+}
+
+// dup loads the element at src into every lane of Vv (scalar: only into
+// Fv), advancing src past it when post.
+func (g *gen) dup(scalar bool, src string, v int, post bool) {
+	mode := " "
+	if post {
+		mode = ".P {8}"
+	}
+	if scalar {
+		g.i("FMOV{D}"+mode+"(%s), F%d", src, v)
+		return
+	}
+	g.i("VLD1R"+mode+"(%s), [V%d.{A}]", src, v)
+}
+
+// rowFMA adds V30 times the nv vectors of the matrix row at row (loaded into
+// V16…) to the accumulators V0… (nv == 0: F0 += F30·F16). The row is read
+// through tmp, or through row itself (consumed) when tmp is "", and row
+// then advances by the register stride unless it is "".
+func (g *gen) rowFMA(nv int, row, tmp, stride string) {
+	if nv == 0 {
+		g.i("FMOV{D} (%s), F16", row)
+	} else {
+		p := row
+		if tmp != "" {
+			g.i("MOVD %s, %s", row, tmp)
+			p = tmp
+		}
+		g.ld(p, 16, nv)
+	}
+	if stride != "" {
+		g.i("ADD %s, %s", stride, row)
+	}
+	g.each(nv, func(k int) { g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k)) }, "FMADD{D} F16, F0, F30, F0")
+}
+
+// fmaLoop computes the product of a vector and a block of nv vectors
+// (nv == 0: one column) of a matrix's rows into V0… (F0): it zeroes them,
+// emits setup (R15 = the row count, the pointers), and runs the loop
+// labelled name+nv: body, which adds one row's term (dup, rowFMA), R15
+// times.
+func (g *gen) fmaLoop(nv int, name string, setup []string, body func()) {
+	g.zeroAcc(nv)
+	for _, ins := range setup {
+		g.i(ins)
+	}
+	loop := g.l(fmt.Sprintf("%s%d", name, nv))
+	g.label(loop)
+	body()
+	g.i("SUBS $1, R15")
+	g.i("BNE %s", loop)
+}
+
+// dupRow broadcasts the next element at R13 to Vv, loads the nv vectors
+// (nv == 0: one element) of the matrix row at R14 into Vdst… through R23
+// and advances R14 by the register stride: the operands of one row i of
+// the max-plus and log-sum loops.
+func (g *gen) dupRow(v, dst, nv int, stride string) {
+	g.dup(false, "R13", v, true)
+	g.i("MOVD R14, R23")
+	g.ld("R23", dst, nv)
+	g.i("ADD %s, R14", stride)
+}
+
+// maxRow is one row i of the max-plus loops (Viterbi, logMatVec's maxima):
+// the candidates V8… = δ[i] + tr[i][block] replace the best V0… where
+// greater; with arg, their indices V4… become V16 there too.
+func (g *gen) maxRow(nv int, stride string, arg bool) {
+	g.dupRow(18, 8, nv, stride)
+	for k := 0; k < max(nv, 1); k++ {
+		g.fw(neon.FADD(8+k, 18, 8+k))
+		g.fw(neon.FCMGT(12+k, 8+k, k))
+		g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
+		if arg {
+			g.i("VBIT %s, V16.B16, %s", b16(12+k), b16(4+k))
+		}
+	}
+}
+
+// each emits op(k) for each vector k of a block of nv vectors, or for
+// nv == 0 (one element) the scalar instructions instead.
+func (g *gen) each(nv int, op func(k int), scalar ...string) {
+	if nv == 0 {
+		for _, ins := range scalar {
+			g.i(ins)
+		}
+		return
+	}
+	for k := 0; k < nv; k++ {
+		op(k)
+	}
 }
 
 // widths lists the block sizes (in vectors) tried in order; 0 is one double.
@@ -230,8 +334,8 @@ func generate() string {
 	g.scale()
 	g.forward()
 	g.backward()
-	g.viterbi()
-	g.viterbiMax()
+	g.viterbi(true)
+	g.viterbi(false)
 	g.exp()
 	g.log()
 	g.sparse(false)
@@ -241,8 +345,8 @@ func generate() string {
 	g.f32 = true
 	g.forward()
 	g.backward()
-	g.viterbi()
-	g.viterbiMax()
+	g.viterbi(true)
+	g.viterbi(false)
 	g.transitions()
 	g.exp()
 	g.shiftRows()
@@ -271,10 +375,8 @@ func (g *gen) hsum(acc, n int) {
 }
 
 func (g *gen) dot() {
-	g.text("dotNEON", "func(x, y []float64) float64", 56)
-	g.i("MOVD x_base+0(FP), R0")
-	g.i("MOVD x_len+8(FP), R2")
-	g.i("MOVD y_base+24(FP), R1")
+	g.text("dotNEON", "func(x, y []float64) float64")
+	g.args("x_base R0", "x_len R2", "y_base R1")
 	for k := 0; k < 8; k++ {
 		g.zero(k)
 	}
@@ -282,26 +384,19 @@ func (g *gen) dot() {
 	g.blocks("n", "R2", widths{8, 1, 0}, func(nv int) {
 		g.ld("R0", 8, nv)
 		g.ld("R1", 16, nv)
-		if nv == 0 {
-			g.i("FMADDD F8, F24, F16, F24")
-		}
-		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, %s, %s", d2(8+k), d2(16+k), d2(k))
-		}
+		g.each(nv, func(k int) { g.i("VFMLA %s, %s, %s", d2(8+k), d2(16+k), d2(k)) }, "FMADDD F8, F24, F16, F24")
 	})
 	g.hsum(0, 8)
 	g.i("FADDD F24, F0")
-	g.i("FMOVD F0, ret+48(FP)")
+	g.ret("F0")
 	g.i("RET")
 }
 
 // dot32 is Dot32: float32 inputs widened to float64 (FCVTL, FCVTL2: exact),
 // products and sums in float64 as dot's; a scalar tail of up to three.
 func (g *gen) dot32() {
-	g.text("dot32NEON", "func(x, y []float32) float64", 56)
-	g.i("MOVD x_base+0(FP), R0")
-	g.i("MOVD x_len+8(FP), R2")
-	g.i("MOVD y_base+24(FP), R1")
+	g.text("dot32NEON", "func(x, y []float32) float64")
+	g.args("x_base R0", "x_len R2", "y_base R1")
 	for k := 0; k < 4; k++ {
 		g.zero(k)
 	}
@@ -338,47 +433,34 @@ func (g *gen) dot32() {
 	g.w(neon.FADD(0, 0, 2))
 	g.w(neon.FADDPS(0, 0))
 	g.i("FADDD F24, F0")
-	g.i("FMOVD F0, ret+48(FP)")
+	g.ret("F0")
 	g.i("RET")
 }
 
 func (g *gen) axpy() {
-	g.text(g.name("axpy"), g.sig("func(a float64, x, y []float64)"), 56)
-	g.i("FMOV{D} a+0(FP), F31")
+	g.text(g.name("axpy"), g.sig("func(a float64, x, y []float64)"))
+	g.args("a F31")
 	g.i("VDUP V31.{L}[0], V31.{A}")
-	g.i("MOVD x_base+8(FP), R0")
-	g.i("MOVD x_len+16(FP), R2")
-	g.i("MOVD y_base+32(FP), R1")
+	g.args("x_base R0", "x_len R2", "y_base R1")
 	g.i("MOVD R1, R3")
 	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
 		g.ld("R0", 8, nv)
 		g.ld("R1", 0, nv)
-		if nv == 0 {
-			g.i("FMADD{D} F8, F0, F31, F0")
-		}
-		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, V31.{A}, %s", g.vr(8+k), g.vr(k))
-		}
+		g.each(nv, func(k int) { g.i("VFMLA %s, V31.{A}, %s", g.vr(8+k), g.vr(k)) }, "FMADD{D} F8, F0, F31, F0")
 		g.st("R3", 0, nv)
 	})
 	g.i("RET")
 }
 
 func (g *gen) scale() {
-	g.text(g.name("scale"), g.sig("func(a float64, x []float64)"), 32)
-	g.i("FMOV{D} a+0(FP), F31")
+	g.text(g.name("scale"), g.sig("func(a float64, x []float64)"))
+	g.args("a F31")
 	g.i("VDUP V31.{L}[0], V31.{A}")
-	g.i("MOVD x_base+8(FP), R0")
-	g.i("MOVD x_len+16(FP), R2")
+	g.args("x_base R0", "x_len R2")
 	g.i("MOVD R0, R3")
 	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
 		g.ld("R0", 0, nv)
-		if nv == 0 {
-			g.i("FMUL{D} F31, F0")
-		}
-		for k := 0; k < nv; k++ {
-			g.fw(neon.FMUL(k, k, 31))
-		}
+		g.each(nv, func(k int) { g.fw(neon.FMUL(k, k, 31)) }, "FMUL{D} F31, F0")
 		g.st("R3", 0, nv)
 	})
 	g.i("RET")
@@ -398,12 +480,7 @@ func (g *gen) normalize(row, scalePtr, m, name string) {
 	g.i("MOVD %s, R20", row)
 	g.blocks(name, "R11", widths{4, 1, 0}, func(nv int) {
 		g.ld("R19", 0, nv)
-		if nv == 0 {
-			g.i("FMUL{D} F29, F0")
-		}
-		for k := 0; k < nv; k++ {
-			g.fw(neon.FMUL(k, k, 29))
-		}
+		g.each(nv, func(k int) { g.fw(neon.FMUL(k, k, 29)) }, "FMUL{D} F29, F0")
 		g.st("R20", 0, nv)
 	})
 }
@@ -417,14 +494,8 @@ func (g *gen) normalize(row, scalePtr, m, name string) {
 //	pointer, R14 matrix row pointer, R15 inner count, R22 scratch.
 //	V0–V7 accumulators, V16–V23 matrix elements, V30 broadcast element.
 func (g *gen) forward() {
-	g.text(g.name("forward"), g.sig("func(alpha, scale, psi, e []float64, T, M, K int)"), 120)
-	g.i("MOVD alpha_base+0(FP), R0")
-	g.i("MOVD scale_base+24(FP), R1")
-	g.i("MOVD psi_base+48(FP), R2")
-	g.i("MOVD e_base+72(FP), R3")
-	g.i("MOVD T+96(FP), R4")
-	g.i("MOVD M+104(FP), R5")
-	g.i("MOVD K+112(FP), R24")
+	g.text(g.name("forward"), g.sig("func(alpha, scale, psi, e []float64, T, M, K int)"))
+	g.args("alpha_base R0", "scale_base R1", "psi_base R2", "e_base R3", "T R4", "M R5", "K R24")
 	g.i("LSL ${3}, R5, R6")
 	g.i("MUL R6, R24, R12")
 	g.i("LSL ${3}, R24, R24")
@@ -438,12 +509,7 @@ func (g *gen) forward() {
 	g.blocks("copy", "R11", widths{4, 1, 0}, func(nv int) {
 		g.ld("R20", 16, nv)
 		g.st("R19", 16, nv)
-		if nv == 0 {
-			g.i("FADD{D} F16, F27")
-		}
-		for k := 0; k < nv; k++ {
-			g.fw(neon.FADD(31, 31, 16+k))
-		}
+		g.each(nv, func(k int) { g.fw(neon.FADD(31, 31, 16+k)) }, "FADD{D} F16, F27")
 	})
 	g.hpair(31)
 	g.i("FADD{D} F27, F31")
@@ -461,33 +527,10 @@ func (g *gen) forward() {
 	g.i("MOVD R10, R20")
 	g.i("MOVD R3, R21")
 	g.blocks("j", "R11", colBlocks8, func(nv int) {
-		if nv == 0 {
-			g.zero(0)
-		}
-		for k := 0; k < nv; k++ {
-			g.zero(k)
-		}
-		g.i("MOVD R8, R13")
-		g.i("MOVD R21, R14")
-		g.i("MOVD R5, R15")
-		loop := g.l(fmt.Sprintf("i%d", nv))
-		g.label(loop)
-		if nv == 0 {
-			g.i("FMOV{D}.P {8}(R13), F30")
-			g.i("FMOV{D} (R14), F16")
-			g.i("ADD R6, R14")
-			g.i("FMADD{D} F16, F0, F30, F0")
-		} else {
-			g.i("VLD1R.P {8}(R13), [V30.{A}]")
-			g.i("MOVD R14, R22")
-			g.ld("R22", 16, nv)
-			g.i("ADD R6, R14")
-			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
-			}
-		}
-		g.i("SUBS $1, R15")
-		g.i("BNE %s", loop)
+		g.fmaLoop(nv, "i", []string{"MOVD R8, R13", "MOVD R21, R14", "MOVD R5, R15"}, func() {
+			g.dup(nv == 0, "R13", 30, true)
+			g.rowFMA(nv, "R14", "R22", "R6")
+		})
 		g.ld("R20", 16, nv)
 		if nv == 0 {
 			g.i("FMUL{D} F16, F0")
@@ -520,14 +563,8 @@ func (g *gen) forward() {
 }
 
 func (g *gen) backward() {
-	g.text(g.name("backward"), g.sig("func(beta, scale, psi, et []float64, T, M, K int)"), 120)
-	g.i("MOVD beta_base+0(FP), R0")
-	g.i("MOVD scale_base+24(FP), R1")
-	g.i("MOVD psi_base+48(FP), R2")
-	g.i("MOVD et_base+72(FP), R3")
-	g.i("MOVD T+96(FP), R4")
-	g.i("MOVD M+104(FP), R5")
-	g.i("MOVD K+112(FP), R24")
+	g.text(g.name("backward"), g.sig("func(beta, scale, psi, et []float64, T, M, K int)"))
+	g.args("beta_base R0", "scale_base R1", "psi_base R2", "et_base R3", "T R4", "M R5", "K R24")
 	g.i("LSL ${3}, R5, R6")
 	// Rows of beta and psi are R25 = K·M·8 apart, scales R24 = K·8
 	// (K = 1 for Backward; BackwardBatch runs each sequence of a batch).
@@ -556,44 +593,17 @@ func (g *gen) backward() {
 	g.i("MOVD R9, R19")
 	g.i("MOVD R3, R21")
 	g.blocks("i", "R11", colBlocks8, func(nv int) {
-		if nv == 0 {
-			g.zero(0)
-		}
-		for k := 0; k < nv; k++ {
-			g.zero(k)
-		}
-		g.i("MOVD R10, R13")
-		g.i("MOVD R8, R23")
-		g.i("MOVD R21, R14")
-		g.i("MOVD R5, R15")
-		loop := g.l(fmt.Sprintf("j%d", nv))
-		g.label(loop)
-		if nv == 0 {
-			g.i("FMOV{D}.P {8}(R13), F30")
-			g.i("FMOV{D}.P {8}(R23), F29")
-			g.i("FMUL{D} F29, F30")
-			g.i("FMOV{D} (R14), F16")
-			g.i("ADD R6, R14")
-			g.i("FMADD{D} F16, F0, F30, F0")
-		} else {
-			g.i("VLD1R.P {8}(R13), [V30.{A}]")
-			g.i("VLD1R.P {8}(R23), [V29.{A}]")
-			g.fw(neon.FMUL(30, 30, 29))
-			g.i("MOVD R14, R22")
-			g.ld("R22", 16, nv)
-			g.i("ADD R6, R14")
-			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
+		g.fmaLoop(nv, "j", []string{"MOVD R10, R13", "MOVD R8, R23", "MOVD R21, R14", "MOVD R5, R15"}, func() {
+			g.dup(nv == 0, "R13", 30, true)
+			g.dup(nv == 0, "R23", 29, true)
+			if nv == 0 {
+				g.i("FMUL{D} F29, F30")
+			} else {
+				g.fw(neon.FMUL(30, 30, 29))
 			}
-		}
-		g.i("SUBS $1, R15")
-		g.i("BNE %s", loop)
-		if nv == 0 {
-			g.i("FMUL{D} F28, F0")
-		}
-		for k := 0; k < nv; k++ {
-			g.fw(neon.FMUL(k, k, 28))
-		}
+			g.rowFMA(nv, "R14", "R22", "R6")
+		})
+		g.each(nv, func(k int) { g.fw(neon.FMUL(k, k, 28)) }, "FMUL{D} F28, F0")
 		g.st("R19", 0, nv)
 		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
 	})
@@ -606,22 +616,28 @@ func (g *gen) backward() {
 	g.i("RET")
 }
 
-// Viterbi registers: R8 previous δ row, R9 current δ row, R10 s row, R25 bp
-// row, R24 M·4; per block V0–V3 best scores, V4–V7 their indices (int64),
-// V8–V11 candidates, V12–V15 masks, V16 the current i (int64), V17 ones,
-// V18 δ_{t−1}[i] broadcast.
-func (g *gen) viterbi() {
-	g.text(g.name("viterbi"), g.sig("func(delta []float64, bp []int32, s, tr []float64, T, M int)"), 112)
-	g.i("MOVD delta_base+0(FP), R0")
-	g.i("MOVD bp_base+24(FP), R1")
-	g.i("MOVD s_base+48(FP), R2")
-	g.i("MOVD tr_base+72(FP), R3")
-	g.i("MOVD T+96(FP), R4")
-	g.i("MOVD M+104(FP), R5")
+// viterbi emits Viterbi (arg: δ and back-pointers) or viterbiMax (δ alone,
+// viterbiMaxGeneric). Registers: R8 previous δ row, R9 current δ row, R10
+// s row, R25 bp row, R24 M·4; per block V0–V3 best scores, V4–V7 their
+// indices (int64), V8–V11 candidates, V12–V15 masks, V16 the current i
+// (int64), V17 ones, V18 δ_{t−1}[i] broadcast; viterbiMax uses neither
+// the indices nor R24, R25, V16 and V17. The best score stays a
+// compare-and-select (FCMGT + VBIT), not FMAX: FMAX orders −0 below +0 and
+// lets a NaN candidate win, unlike the strict comparison.
+func (g *gen) viterbi(arg bool) {
+	if arg {
+		g.text(g.name("viterbi"), g.sig("func(delta []float64, bp []int32, s, tr []float64, T, M int)"))
+		g.args("delta_base R0", "bp_base R1", "s_base R2", "tr_base R3", "T R4", "M R5")
+	} else {
+		g.text(g.name("viterbiMax"), g.sig("func(delta []float64, s, tr []float64, T, M int)"))
+		g.args("delta_base R0", "s_base R2", "tr_base R3", "T R4", "M R5")
+	}
 	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
 	g.i("CBZ R5, %s", g.l("ret"))
 	g.i("LSL ${3}, R5, R6")
-	g.i("LSL $2, R5, R24")
+	if arg {
+		g.i("LSL $2, R5, R24")
+	}
 	g.i("MOVD R5, R11")
 	g.i("MOVD R2, R20")
 	g.i("MOVD R0, R19")
@@ -631,18 +647,24 @@ func (g *gen) viterbi() {
 	})
 	g.i("SUB $1, R4, R7")
 	g.i("CBZ R7, %s", g.l("ret"))
-	g.i("MOVD $1, R12")
-	g.i("VDUP R12, V17.{A}")
+	if arg {
+		g.i("MOVD $1, R12")
+		g.i("VDUP R12, V17.{A}")
+	}
 	g.i("MOVD R0, R8")
 	g.i("ADD R6, R2, R10")
-	g.i("ADD R24, R1, R25")
+	if arg {
+		g.i("ADD R24, R1, R25")
+	}
 	g.label(g.l("t"))
 	g.i("ADD R6, R8, R9")
 	g.i("MOVD R5, R11")
 	g.i("MOVD R9, R19")
 	g.i("MOVD R10, R20")
 	g.i("MOVD R3, R21")
-	g.i("MOVD R25, R22")
+	if arg {
+		g.i("MOVD R25, R22")
+	}
 	g.blocks("j", "R11", colBlocks4, func(nv int) {
 		n := max(nv, 1)
 		g.i("VLD1R (R8), [V18.{A}]")
@@ -652,40 +674,37 @@ func (g *gen) viterbi() {
 		g.i("ADD R6, R14")
 		for k := 0; k < n; k++ {
 			g.fw(neon.FADD(k, 18, 8+k))
-			g.zero(4 + k)
+			if arg {
+				g.zero(4 + k)
+			}
 		}
-		g.zero(16)
+		if arg {
+			g.zero(16)
+		}
 		g.i("ADD ${8}, R8, R13")
 		g.i("SUB $1, R5, R15")
 		loop, post := g.l(fmt.Sprintf("i%d", nv)), g.l(fmt.Sprintf("post%d", nv))
 		g.i("CBZ R15, %s", post)
 		g.label(loop)
-		g.i("VADD V17.{A}, V16.{A}, V16.{A}")
-		g.i("VLD1R.P {8}(R13), [V18.{A}]")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 8, nv)
-		g.i("ADD R6, R14")
-		for k := 0; k < n; k++ {
-			g.fw(neon.FADD(8+k, 18, 8+k))
-			g.fw(neon.FCMGT(12+k, 8+k, k))
-			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
-			g.i("VBIT %s, V16.B16, %s", b16(12+k), b16(4+k))
+		if arg {
+			g.i("VADD V17.{A}, V16.{A}, V16.{A}")
 		}
+		g.maxRow(nv, "R6", arg)
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		g.label(post)
 		g.ld("R20", 8, nv)
 		for k := 0; k < n; k++ {
 			g.fw(neon.FADD(k, k, 8+k))
-			if !g.f32 { // int64 indices to int32 (float32: already int32 lanes)
+			if arg && !g.f32 { // int64 indices to int32 (float32: already int32 lanes)
 				g.w(neon.XTN(4+k, 4+k))
 			}
 		}
 		g.st("R19", 0, nv)
-		if nv == 0 {
+		if arg && nv == 0 {
 			g.i("FMOVS.P F4, 4(R22)")
 		}
-		for k := 0; k < nv; k++ {
+		for k := 0; arg && k < nv; k++ {
 			if g.f32 {
 				g.i("VST1.P [V%d.S4], 16(R22)", 4+k)
 			} else {
@@ -696,81 +715,9 @@ func (g *gen) viterbi() {
 	})
 	g.i("MOVD R9, R8")
 	g.i("ADD R6, R10")
-	g.i("ADD R24, R25")
-	g.i("SUBS $1, R7")
-	g.i("BNE %s", g.l("t"))
-	g.label(g.l("ret"))
-	g.i("RET")
-}
-
-// viterbiMax is viterbi without back-pointers (viterbiMaxGeneric): the same
-// registers minus the indices: per block V0–V3 best scores, V8–V11
-// candidates, V12–V15 masks, V18 δ_{t−1}[i] broadcast. The best score stays
-// a compare-and-select (FCMGT + VBIT), not FMAX: FMAX orders −0 below +0 and
-// lets a NaN candidate win, unlike the strict comparison.
-func (g *gen) viterbiMax() {
-	g.text(g.name("viterbiMax"), g.sig("func(delta []float64, s, tr []float64, T, M int)"), 88)
-	g.i("MOVD delta_base+0(FP), R0")
-	g.i("MOVD s_base+24(FP), R2")
-	g.i("MOVD tr_base+48(FP), R3")
-	g.i("MOVD T+72(FP), R4")
-	g.i("MOVD M+80(FP), R5")
-	g.i("CBZ R4, %s", g.l("ret")) // nothing to do for T = 0 or M = 0
-	g.i("CBZ R5, %s", g.l("ret"))
-	g.i("LSL ${3}, R5, R6")
-	g.i("MOVD R5, R11")
-	g.i("MOVD R2, R20")
-	g.i("MOVD R0, R19")
-	g.blocks("copy", "R11", widths{4, 1, 0}, func(nv int) {
-		g.ld("R20", 16, nv)
-		g.st("R19", 16, nv)
-	})
-	g.i("SUB $1, R4, R7")
-	g.i("CBZ R7, %s", g.l("ret"))
-	g.i("MOVD R0, R8")
-	g.i("ADD R6, R2, R10")
-	g.label(g.l("t"))
-	g.i("ADD R6, R8, R9")
-	g.i("MOVD R5, R11")
-	g.i("MOVD R9, R19")
-	g.i("MOVD R10, R20")
-	g.i("MOVD R3, R21")
-	g.blocks("j", "R11", colBlocks4, func(nv int) {
-		n := max(nv, 1)
-		g.i("VLD1R (R8), [V18.{A}]")
-		g.i("MOVD R21, R14")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 8, nv)
-		g.i("ADD R6, R14")
-		for k := 0; k < n; k++ {
-			g.fw(neon.FADD(k, 18, 8+k))
-		}
-		g.i("ADD ${8}, R8, R13")
-		g.i("SUB $1, R5, R15")
-		loop, post := g.l(fmt.Sprintf("i%d", nv)), g.l(fmt.Sprintf("post%d", nv))
-		g.i("CBZ R15, %s", post)
-		g.label(loop)
-		g.i("VLD1R.P {8}(R13), [V18.{A}]")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 8, nv)
-		g.i("ADD R6, R14")
-		for k := 0; k < n; k++ {
-			g.fw(neon.FADD(8+k, 18, 8+k))
-			g.fw(neon.FCMGT(12+k, 8+k, k))
-			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
-		}
-		g.i("SUBS $1, R15")
-		g.i("BNE %s", loop)
-		g.label(post)
-		g.ld("R20", 8, nv)
-		for k := 0; k < n; k++ {
-			g.fw(neon.FADD(k, k, 8+k))
-		}
-		g.st("R19", 0, nv)
-		g.i("ADD $%d, R21", g.sz()*g.cols(nv))
-	})
-	g.i("MOVD R9, R8")
-	g.i("ADD R6, R10")
+	if arg {
+		g.i("ADD R24, R25")
+	}
 	g.i("SUBS $1, R7")
 	g.i("BNE %s", g.l("t"))
 	g.label(g.l("ret"))
@@ -814,10 +761,8 @@ func (g *gen) exp() {
 		g.constants("expc", c)
 		n = len(c)
 	}
-	g.text(g.name("exp"), g.sig("func(dst, src []float64)"), 48)
-	g.i("MOVD dst_base+0(FP), R0")
-	g.i("MOVD src_base+24(FP), R1")
-	g.i("MOVD src_len+32(FP), R2")
+	g.text(g.name("exp"), g.sig("func(dst, src []float64)"))
+	g.args("dst_base R0", "src_base R1", "src_len R2")
 	if g.f32 {
 		g.loadConsts("expc32", "R3", 12, n)
 	} else {
@@ -933,10 +878,8 @@ var logConsts = []uint64{0x3fe6a09e667f3bcd /* √2/2 */, f64(0x1p-1022), f64(0x
 func (g *gen) log() {
 	c := logConsts
 	g.constants("logc", c)
-	g.text("logNEON", "func(dst, src []float64)", 48)
-	g.i("MOVD dst_base+0(FP), R0")
-	g.i("MOVD src_base+24(FP), R1")
-	g.i("MOVD src_len+32(FP), R2")
+	g.text("logNEON", "func(dst, src []float64)")
+	g.args("dst_base R0", "src_base R1", "src_len R2")
 	g.loadConsts("logc", "R3", 13, len(c))
 	g.blocks("n", "R2", widths{1, 0}, func(nv int) {
 		g.ld("R1", 0, nv)
@@ -1012,25 +955,15 @@ func (g *gen) logBody() {
 // into w (g), R22/R23 row addresses.
 func (g *gen) sparse(scatter bool) {
 	if scatter {
-		g.text(g.name("scatter"), g.sig("func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)"), 152)
-		g.i("MOVD p_base+32(FP), R0")
-		g.i("MOVD g_base+0(FP), R1")
-		g.i("MOVD ld+24(FP), R2")
-		g.i("FMOV{D} c+128(FP), F31")
+		g.text(g.name("scatter"), g.sig("func(g []float64, ld int, p []float64, ptr, ids []int32, vals []float64, c float64, T, M int)"))
+		g.args("p_base R0", "g_base R1", "ld R2", "c F31")
 		g.i("VDUP V31.{L}[0], V31.{A}")
-		g.i("MOVD T+136(FP), R6")
-		g.i("MOVD M+144(FP), R7")
+		g.args("T R6", "M R7")
 	} else {
-		g.text(g.name("gather"), g.sig("func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)"), 144)
-		g.i("MOVD s_base+0(FP), R0")
-		g.i("MOVD w_base+24(FP), R1")
-		g.i("MOVD ld+48(FP), R2")
-		g.i("MOVD T+128(FP), R6")
-		g.i("MOVD M+136(FP), R7")
+		g.text(g.name("gather"), g.sig("func(s, w []float64, ld int, ptr, ids []int32, vals []float64, T, M int)"))
+		g.args("s_base R0", "w_base R1", "ld R2", "T R6", "M R7")
 	}
-	g.i("MOVD ptr_base+56(FP), R3")
-	g.i("MOVD ids_base+80(FP), R4")
-	g.i("MOVD vals_base+104(FP), R5")
+	g.args("ptr_base R3", "ids_base R4", "vals_base R5")
 	g.i("LSL ${3}, R2, R2")
 	g.i("CBZ R6, %s", g.l("ret"))
 	g.label(g.l("t"))
@@ -1055,25 +988,16 @@ func (g *gen) sparse(scatter bool) {
 		g.i("MOVW.P 4(R13), R22")
 		g.i("MUL R2, R22, R22")
 		g.i("ADD R21, R22")
+		g.dup(nv == 0, "R14", 30, true)
 		switch {
-		case nv == 0 && !scatter:
-			g.i("FMOV{D}.P {8}(R14), F30")
-			g.i("FMOV{D} (R22), F16")
-			g.i("FMADD{D} F16, F0, F30, F0")
-		case nv == 0 && scatter:
-			g.i("FMOV{D}.P {8}(R14), F30")
+		case !scatter:
+			g.rowFMA(nv, "R22", "", "")
+		case nv == 0:
 			g.i("FMUL{D} F31, F30")
 			g.i("FMOV{D} (R22), F16")
 			g.i("FMADD{D} F0, F16, F30, F16")
 			g.i("FMOV{D} F16, (R22)")
-		case !scatter:
-			g.i("VLD1R.P {8}(R14), [V30.{A}]")
-			g.ld("R22", 16, nv)
-			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
-			}
 		default:
-			g.i("VLD1R.P {8}(R14), [V30.{A}]")
 			g.fw(neon.FMUL(30, 31, 30))
 			g.i("MOVD R22, R23")
 			g.ld("R22", 16, nv)
@@ -1105,12 +1029,11 @@ func (g *gen) sparse(scatter bool) {
 // R9 M·8; phase 2: R19 g pointer, R20 e pointer, R21 &alpha[i], R22 work
 // column pointer, R24 rows left.
 func (g *gen) transitions() {
-	g.text(g.name("transitions"), g.sig("func(g, e, alpha, beta, psi, scale, work []float64, T, M int)"), 184)
+	g.text(g.name("transitions"), g.sig("func(g, e, alpha, beta, psi, scale, work []float64, T, M int)"))
 	for k, n := range []string{"g", "e", "alpha", "beta", "psi", "scale", "work"} {
-		g.i("MOVD %s_base+%d(FP), R%d", n, 24*k, k)
+		g.args(fmt.Sprintf("%s_base R%d", n, k))
 	}
-	g.i("MOVD T+168(FP), R7")
-	g.i("MOVD M+176(FP), R8")
+	g.args("T R7", "M R8")
 	g.i("LSL ${3}, R8, R9")
 	g.i("ADD R9, R4, R10")
 	g.i("ADD R9, R3, R11")
@@ -1126,14 +1049,10 @@ func (g *gen) transitions() {
 	g.blocks("bbj", "R15", widths{4, 1, 0}, func(nv int) {
 		g.ld("R10", 0, nv)
 		g.ld("R11", 8, nv)
-		if nv == 0 {
-			g.i("FMUL{D} F8, F0")
-			g.i("FMUL{D} F28, F0")
-		}
-		for k := 0; k < nv; k++ {
+		g.each(nv, func(k int) {
 			g.fw(neon.FMUL(k, k, 8+k))
 			g.fw(neon.FMUL(k, k, 28))
-		}
+		}, "FMUL{D} F8, F0", "FMUL{D} F28, F0")
 		g.st("R12", 0, nv)
 	})
 	g.i("SUBS $1, R14")
@@ -1147,42 +1066,16 @@ func (g *gen) transitions() {
 	g.i("MOVD R8, R11")
 	g.i("MOVD R6, R22")
 	g.blocks("j", "R11", colBlocks8, func(nv int) {
-		if nv == 0 {
-			g.zero(0)
-		}
-		for k := 0; k < nv; k++ {
-			g.zero(k)
-		}
-		g.i("MOVD R21, R13")
-		g.i("MOVD R22, R14")
-		g.i("SUB $1, R7, R15")
-		loop := g.l(fmt.Sprintf("t%d", nv))
-		g.label(loop)
-		if nv == 0 {
-			g.i("FMOV{D} (R13), F30")
-			g.i("FMOV{D} (R14), F16")
-			g.i("FMADD{D} F16, F0, F30, F0")
-		} else {
-			g.i("VLD1R (R13), [V30.{A}]")
-			g.i("MOVD R14, R23")
-			g.ld("R23", 16, nv)
-			for k := 0; k < nv; k++ {
-				g.i("VFMLA V30.{A}, %s, %s", g.vr(16+k), g.vr(k))
-			}
-		}
-		g.i("ADD R9, R13")
-		g.i("ADD R9, R14")
-		g.i("SUBS $1, R15")
-		g.i("BNE %s", loop)
+		g.fmaLoop(nv, "t", []string{"MOVD R21, R13", "MOVD R22, R14", "SUB $1, R7, R15"}, func() {
+			g.dup(nv == 0, "R13", 30, false)
+			g.rowFMA(nv, "R14", "R23", "")
+			g.i("ADD R9, R13")
+			g.i("ADD R9, R14")
+		})
 		g.i("MOVD R19, R23")
 		g.ld("R23", 16, nv)
 		g.ld("R20", 8, nv)
-		if nv == 0 {
-			g.i("FMADD{D} F8, F16, F0, F16")
-		}
-		for k := 0; k < nv; k++ {
-			g.i("VFMLA %s, %s, %s", g.vr(k), g.vr(8+k), g.vr(16+k))
-		}
+		g.each(nv, func(k int) { g.i("VFMLA %s, %s, %s", g.vr(k), g.vr(8+k), g.vr(16+k)) }, "FMADD{D} F8, F16, F0, F16")
 		g.st("R19", 16, nv)
 		g.i("ADD $%d, R22", g.sz()*g.cols(nv))
 	})
@@ -1199,11 +1092,8 @@ func (g *gen) transitions() {
 // the log of logNEON (the constant sets are swapped per block; m_j is
 // reread from out), and writes m_j + log(sum), or m_j where m_j = ±Inf.
 func (g *gen) logMatVec() {
-	g.text("logMatVecNEON", "func(out, a, tr []float64, M int)", 80)
-	g.i("MOVD out_base+0(FP), R0")
-	g.i("MOVD a_base+24(FP), R1")
-	g.i("MOVD tr_base+48(FP), R2")
-	g.i("MOVD M+72(FP), R3")
+	g.text("logMatVecNEON", "func(out, a, tr []float64, M int)")
+	g.args("out_base R0", "a_base R1", "tr_base R2", "M R3")
 	g.i("LSL $3, R3, R4")
 	g.i("MOVD $0xfff0000000000000, R5")
 	g.i("VDUP R5, V20.D2")
@@ -1220,15 +1110,7 @@ func (g *gen) logMatVec() {
 		g.i("MOVD R3, R15")
 		loop := g.l(fmt.Sprintf("maxi%d", nv))
 		g.label(loop)
-		g.i("VLD1R.P 8(R13), [V18.D2]")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 8, nv)
-		g.i("ADD R4, R14")
-		for k := 0; k < n; k++ {
-			g.w(neon.FADD(8+k, 18, 8+k))
-			g.w(neon.FCMGT(12+k, 8+k, k))
-			g.i("VBIT %s, %s, %s", b16(12+k), b16(8+k), b16(k))
-		}
+		g.maxRow(nv, "R4", false)
 		g.i("SUBS $1, R15")
 		g.i("BNE %s", loop)
 		g.st("R19", 0, nv)
@@ -1247,10 +1129,7 @@ func (g *gen) logMatVec() {
 		g.i("MOVD R3, R15")
 		loop := g.l(fmt.Sprintf("sumi%d", nv))
 		g.label(loop)
-		g.i("VLD1R.P 8(R13), [V11.D2]")
-		g.i("MOVD R14, R23")
-		g.ld("R23", 0, nv)
-		g.i("ADD R4, R14")
+		g.dupRow(11, 0, nv, "R4")
 		g.w(neon.FADD(0, 11, 0))
 		g.w(neon.FSUB(0, 0, 16))
 		g.expBody(false)
@@ -1275,8 +1154,8 @@ func (g *gen) logMatVec() {
 // fmaPeak runs n iterations of 24 independent vector FMAs (96 flops) and
 // returns a value that depends on all of them.
 func (g *gen) fmaPeak() {
-	g.text("fmaPeakNEON", "func(n int) float64", 16)
-	g.i("MOVD n+0(FP), R0")
+	g.text("fmaPeakNEON", "func(n int) float64")
+	g.args("n R0")
 	g.i("FMOVD $0.5, F30")
 	g.i("VDUP V30.D[0], V30.D2")
 	g.i("FMOVD $0.125, F31")
@@ -1293,7 +1172,7 @@ func (g *gen) fmaPeak() {
 	g.i("B %s", g.l("loop"))
 	g.label(g.l("done"))
 	g.hsum(0, 24)
-	g.i("FMOVD F0, ret+8(FP)")
+	g.ret("F0")
 	g.i("RET")
 }
 
@@ -1315,14 +1194,8 @@ var (
 //	R8 count, R9 out row, R10/R11 read/write pointers; V28 −Inf, V29
 //	+Inf, V30 −MaxFloat64.
 func (g *gen) shiftRows() {
-	g.text(g.name("shiftRows"), g.sig("func(out, mx, lo, in, a []float64, T, M int)"), 136)
-	g.i("MOVD out_base+0(FP), R1")
-	g.i("MOVD mx_base+24(FP), R3")
-	g.i("MOVD lo_base+48(FP), R4")
-	g.i("MOVD in_base+72(FP), R0")
-	g.i("MOVD a_base+96(FP), R2")
-	g.i("MOVD T+120(FP), R5")
-	g.i("MOVD M+128(FP), R6")
+	g.text(g.name("shiftRows"), g.sig("func(out, mx, lo, in, a []float64, T, M int)"))
+	g.args("out_base R1", "mx_base R3", "lo_base R4", "in_base R0", "a_base R2", "T R5", "M R6")
 	if g.f32 {
 		g.constants32("shiftrowsconst32", []float32{float32(math.Inf(-1)), float32(math.Inf(1)), -math.MaxFloat32})
 		g.loadConsts("shiftrowsconst32", "R7", 28, 3)

@@ -8,16 +8,11 @@ package main
 // low doubleword is then the sum of the weights of bytes 8j … 8j+7, that
 // is the mask of those bytes, and the doubleword is the block's mask.
 func (g *gen) byteMasks() {
-	g.text("byteMasksNEON", "func(a, b []uint64, src []byte, ca, cb1, cb2 byte)", 75)
+	g.text("byteMasksNEON", "func(a, b []uint64, src []byte, ca, cb1, cb2 byte)")
 	g.constants("bytemaskbits", []uint64{0x8040201008040201})
-	g.i("MOVD a_base+0(FP), R0")
-	g.i("MOVD b_base+24(FP), R1")
-	g.i("MOVD src_base+48(FP), R2")
-	g.i("MOVD src_len+56(FP), R3")
+	g.args("a_base R0", "b_base R1", "src_base R2", "src_len R3")
 	g.i("LSR $6, R3")
-	g.i("MOVBU ca+72(FP), R4")
-	g.i("MOVBU cb1+73(FP), R5")
-	g.i("MOVBU cb2+74(FP), R6")
+	g.args("ca R4", "cb1 R5", "cb2 R6")
 	g.i("VDUP R4, V20.B16")
 	g.i("VDUP R5, V21.B16")
 	g.i("VDUP R6, V22.B16")

@@ -14,7 +14,6 @@ import (
 // Each kernel runs four vectors per iteration (independent accumulators hide
 // the FMA latency), then one vector at a time, then a masked tail.
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genDot(i)
 		genAxpy(i)
@@ -29,21 +28,35 @@ func main() {
 	}
 	genDot32(AVX2)
 	genDot32(AVX512)
-	Generate()
+	Emit()
+}
+
+// dotArgs loads the arguments of Dot and Dot32 and zeroes their four
+// accumulators.
+func dotArgs(i *ISA) (x, y reg.Register, n reg.GPVirtual, acc []reg.VecVirtual) {
+	x = Load(Param("x").Base(), GP64())
+	y = Load(Param("y").Base(), GP64())
+	n = Load(Param("x").Len(), GP64()).(reg.GPVirtual)
+	acc = i.Vecs(4)
+	for _, a := range acc {
+		i.Zero(a)
+	}
+	return x, y, n, acc
+}
+
+// dotReturn returns the sum of the lanes of (acc0+acc1)+(acc2+acc3).
+func dotReturn(i *ISA, acc []reg.VecVirtual) {
+	i.VADD(acc[1], acc[0], acc[0])
+	i.VADD(acc[3], acc[2], acc[2])
+	i.VADD(acc[2], acc[0], acc[0])
+	Store(i.HSum(acc[0]), ReturnIndex(0))
+	Ret()
 }
 
 func genDot(i *ISA) {
 	fn := i.Fn("dot")
-	TEXT(fn, NOSPLIT, "func(x, y []float64) float64")
-	Pragma("noescape")
-	Doc(fn + " returns Σ x[i]·y[i]; len(y) ≥ len(x).")
-	x := Load(Param("x").Base(), GP64())
-	y := Load(Param("y").Base(), GP64())
-	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
-	acc := i.Vecs(4)
-	for _, a := range acc {
-		i.Zero(a)
-	}
+	Kernel(fn, NOSPLIT, "func(x, y []float64) float64", "returns Σ x[i]·y[i]; len(y) ≥ len(x).")
+	x, y, n, acc := dotArgs(i)
 	idx := GP64()
 	Stripes(i, "dot", n, idx, 4, func(u int) {
 		t := i.Vec()
@@ -56,18 +69,12 @@ func genDot(i *ISA) {
 		i.LoadMasked(m, i.Addr(y, idx, 0), b)
 		i.VFMADD231(a, b, acc[0])
 	})
-	i.VADD(acc[1], acc[0], acc[0])
-	i.VADD(acc[3], acc[2], acc[2])
-	i.VADD(acc[2], acc[0], acc[0])
-	Store(i.HSum(acc[0]), ReturnIndex(0))
-	Ret()
+	dotReturn(i, acc)
 }
 
 func genAxpy(i *ISA) {
 	fn := i.Fn("axpy")
-	TEXT(fn, NOSPLIT, i.Sig("func(a %s, x, y []%s)"))
-	Pragma("noescape")
-	Doc(fn + " sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).")
+	Kernel(fn, NOSPLIT, i.Sig("func(a %s, x, y []%s)"), "sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).")
 	av := i.Vec()
 	i.VBROADCAST(ParamAddr("a"), av)
 	x := Load(Param("x").Base(), GP64())
@@ -92,25 +99,12 @@ func genAxpy(i *ISA) {
 
 func genScale(i *ISA) {
 	fn := i.Fn("scale")
-	TEXT(fn, NOSPLIT, i.Sig("func(a %s, x []%s)"))
-	Pragma("noescape")
-	Doc(fn + " sets x[i] *= a.")
+	Kernel(fn, NOSPLIT, i.Sig("func(a %s, x []%s)"), "sets x[i] *= a.")
 	av := i.Vec()
 	i.VBROADCAST(ParamAddr("a"), av)
 	x := Load(Param("x").Base(), GP64())
 	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
-	idx := GP64()
-	Stripes(i, "scale", n, idx, 4, func(u int) {
-		t := i.Vec()
-		i.VMUL(i.Addr(x, idx, u*i.Bytes), av, t)
-		i.VMOVU(t, i.Addr(x, idx, u*i.Bytes))
-	}, func(rem reg.GPVirtual) {
-		m := i.TailMask(rem)
-		a := i.Vec()
-		i.LoadMasked(m, i.Addr(x, idx, 0), a)
-		i.VMUL(a, av, a)
-		i.StoreMasked(m, a, i.Addr(x, idx, 0))
-	})
+	ScaleElems(i, "scale", x, x, n, av, 4)
 	Ret()
 }
 
@@ -121,16 +115,8 @@ func genScale(i *ISA) {
 // is loaded under a dword mask and widened.
 func genDot32(i *ISA) {
 	fn := "dot32" + i.Name
-	TEXT(fn, NOSPLIT, "func(x, y []float32) float64")
-	Pragma("noescape")
-	Doc(fn + " returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).")
-	x := Load(Param("x").Base(), GP64())
-	y := Load(Param("y").Base(), GP64())
-	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
-	acc := i.Vecs(4)
-	for _, a := range acc {
-		i.Zero(a)
-	}
+	Kernel(fn, NOSPLIT, "func(x, y []float32) float64", "returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).")
+	x, y, n, acc := dotArgs(i)
 	half := func(v reg.VecVirtual) reg.Register {
 		if i.Is512() {
 			return v.AsY()
@@ -168,11 +154,7 @@ func genDot32(i *ISA) {
 		VCVTPS2PD(half(b), b)
 		VFMADD231PD(a, b, acc[0])
 	})
-	i.VADD(acc[1], acc[0], acc[0])
-	i.VADD(acc[3], acc[2], acc[2])
-	i.VADD(acc[2], acc[0], acc[0])
-	Store(i.HSum(acc[0]), ReturnIndex(0))
-	Ret()
+	dotReturn(i, acc)
 }
 
 // genPeak emits a probe of the core's FMA throughput: n iterations of
@@ -183,10 +165,7 @@ func genPeak(i *ISA) {
 	TEXT(fn, NOSPLIT, "func(n int) float64")
 	Doc(fn+" runs n iterations of independent FMAs and returns a value that", "depends on all of them (so nothing is optimised away).")
 	n := Load(Param("n"), GP64())
-	acc := 12
-	if i.Is512() {
-		acc = 16
-	}
+	acc := i.Tier(12, 16)
 	a := i.Vecs(acc)
 	x, y := i.Vec(), i.Vec()
 	i.VBROADCAST(ConstF64("peakone", 0.999999), x)

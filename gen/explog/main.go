@@ -13,7 +13,6 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genExp(i)
 		genLog(i)
@@ -22,7 +21,7 @@ func main() {
 	for _, i := range ISAs32 {
 		genExp(i)
 	}
-	Generate()
+	Emit()
 }
 
 // regConsts returns the first n names (all of them if n is larger).
@@ -58,23 +57,19 @@ func elementwise(i *ISA, name string, f func(x, y reg.VecVirtual)) {
 
 func genExp(i *ISA) {
 	fn := i.Fn("exp")
-	TEXT(fn, NOSPLIT, i.Sig("func(dst, src []%s)"))
-	Pragma("noescape")
-	Doc(fn+" sets dst[k] = exp(src[k]) for k < len(src) (flushing results below", "ExpMin to +0); len(dst) ≥ len(src), dst may alias src.")
+	Kernel(fn, NOSPLIT, i.Sig("func(dst, src []%s)"), "sets dst[k] = exp(src[k]) for k < len(src) (flushing results below", "ExpMin to +0); len(dst) ≥ len(src), dst may alias src.")
 	c := i.NewConsts()
 	// AVX2: the loop body needs 4 vectors, the tail 5, so 11 constants
 	// stay in registers and the rest are memory operands.
-	c.Load(regConsts(i.ExpConstNames(), map[bool]int{false: 11, true: 32}[i.Is512()])...)
+	c.Load(regConsts(i.ExpConstNames(), i.Tier(11, 32))...)
 	elementwise(i, "exp", func(x, y reg.VecVirtual) { i.ExpPD(c, ExpFull, x, y) })
 }
 
 func genLog(i *ISA) {
 	fn := i.Fn("log")
-	TEXT(fn, NOSPLIT, "func(dst, src []float64)")
-	Pragma("noescape")
-	Doc(fn+" sets dst[k] = log(src[k]) for k < len(src); len(dst) ≥ len(src),", "dst may alias src.")
+	Kernel(fn, NOSPLIT, "func(dst, src []float64)", "sets dst[k] = log(src[k]) for k < len(src); len(dst) ≥ len(src),", "dst may alias src.")
 	c := i.NewConsts()
-	c.Load(regConsts(LogConstNames(), map[bool]int{false: 9, true: 32}[i.Is512()])...)
+	c.Load(regConsts(LogConstNames(), i.Tier(9, 32))...)
 	elementwise(i, "log", func(x, y reg.VecVirtual) { i.LogPD(c, LogFull, x, y) })
 }
 
@@ -86,9 +81,7 @@ func genLog(i *ISA) {
 // m = ±Inf.
 func genLogMatVec(i *ISA) {
 	fn := i.Fn("logMatVec")
-	TEXT(fn, NOSPLIT, "func(out, a, tr []float64, M int)")
-	Pragma("noescape")
-	Doc(fn+" sets out[j] = m_j + log Σ_i exp(a[i] + tr[i][j] − m_j) with", "m_j = max_i (a[i] + tr[i][j]); tr is M×M, M ≥ 1.")
+	Kernel(fn, NOSPLIT, "func(out, a, tr []float64, M int)", "sets out[j] = m_j + log Σ_i exp(a[i] + tr[i][j] − m_j) with", "m_j = max_i (a[i] + tr[i][j]); tr is M×M, M ≥ 1.")
 	op := Load(Param("out").Base(), GP64())
 	ap := Load(Param("a").Base(), GP64())
 	trp := Load(Param("tr").Base(), GP64())
@@ -102,7 +95,7 @@ func genLogMatVec(i *ISA) {
 	c := i.NewConsts()
 	// AVX2: the column loop needs 8 vectors, so 8 constants stay in
 	// registers.
-	c.Load(regConsts(i.ExpConstNames(), map[bool]int{false: 8, true: 5 + ExpDegree + 1}[i.Is512()])...)
+	c.Load(regConsts(i.ExpConstNames(), i.Tier(8, 5+ExpDegree+1))...)
 
 	j, end := GP64(), GP64()
 	XORQ(j, j)

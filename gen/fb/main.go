@@ -31,7 +31,6 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genForward(i)
 		genBackward(i)
@@ -53,35 +52,20 @@ func main() {
 		genBatch(i, false)
 		genBatch(i, true)
 	}
-	Generate()
+	Emit()
 }
 
 // Blocking parameters per tier. AVX2 has 16 vector registers: 2 chains × 6
 // vectors + broadcast + mask + temporary; 3 × 3 accumulators + 3 matrix
 // vectors + broadcast + mask. AVX-512 has 32: 2 × 12 + 2; 6 × 4 + 4 + 1.
-func seqVecs(i *ISA) int {
-	if i.Is512() {
-		return 12
-	}
-	return 6
-}
+func seqVecs(i *ISA) int { return i.Tier(6, 12) }
 
 // maxPackVecs is the longest row (in vectors) for which Forward and Backward
 // pack all of E (Eᵀ) into an aligned stack buffer, padded to whole vectors:
 // no load of the hot loop then straddles two cache lines.
-func maxPackVecs(i *ISA) int {
-	if i.Is512() {
-		return 8
-	}
-	return 6
-}
+func maxPackVecs(i *ISA) int { return i.Tier(6, 8) }
 
-func gemmShape(i *ISA) (kbMax, nbMax int) {
-	if i.Is512() {
-		return 6, 4
-	}
-	return 3, 3
-}
+func gemmShape(i *ISA) (kbMax, nbMax int) { return i.Tier(3, 6), i.Tier(3, 4) }
 
 // batchPanelRows is the most rows of E ForwardBatch packs at a time (the
 // panel is batchPanelRows × nbMax vectors: 16 KiB on AVX-512, in L1).
@@ -378,17 +362,30 @@ func fillOnes(i *ISA, label string, dst reg.Register, n reg.GPVirtual) {
 
 // mulRow sets dst[0:n] = src[0:n] · v (dst may be src).
 func mulRow(i *ISA, dst, src, n reg.Register, v reg.VecVirtual) {
+	ScaleElems(i, newLabel(i, "mul"), dst, src, n.(reg.GPVirtual), v, 2)
+}
+
+// mulRows sets dst[0:n] = a[0:n] ∘ b[0:n], times s too unless s is nil.
+func mulRows(i *ISA, label string, dst, a, b reg.Register, n reg.GPVirtual, s reg.VecVirtual) {
 	idx := GP64()
-	Stripes(i, newLabel(i, "mul"), n.(reg.GPVirtual), idx, 2, func(u int) {
-		t := i.Vec()
-		i.VMUL(i.Addr(src, idx, u*i.Bytes), v, t)
-		i.VMOVU(t, i.Addr(dst, idx, u*i.Bytes))
+	Stripes(i, newLabel(i, label), n, idx, 2, func(u int) {
+		x := i.Vec()
+		i.VMOVU(i.Addr(a, idx, u*i.Bytes), x)
+		i.VMUL(i.Addr(b, idx, u*i.Bytes), x, x)
+		if s != nil {
+			i.VMUL(s, x, x)
+		}
+		i.VMOVU(x, i.Addr(dst, idx, u*i.Bytes))
 	}, func(rem reg.GPVirtual) {
 		m := i.TailMask(rem)
-		t := i.Vec()
-		i.LoadMasked(m, i.Addr(src, idx, 0), t)
-		i.VMUL(t, v, t)
-		i.StoreMasked(m, t, i.Addr(dst, idx, 0))
+		x, y := i.Vec(), i.Vec()
+		i.LoadMasked(m, i.Addr(a, idx, 0), x)
+		i.LoadMasked(m, i.Addr(b, idx, 0), y)
+		i.VMUL(y, x, x)
+		if s != nil {
+			i.VMUL(s, x, x)
+		}
+		i.StoreMasked(m, x, i.Addr(dst, idx, 0))
 	})
 }
 
@@ -606,9 +603,7 @@ func blockLoop(i *ISA, tag string, blk Mem, limit string, kbMax int, body func(k
 
 func genForward(i *ISA) {
 	fn := i.Fn("forward")
-	TEXT(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, M int)"))
-	Pragma("noescape")
-	Doc(fn+" is the scaled forward pass over a whole sequence (see Forward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
+	Kernel(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, M int)"), "is the scaled forward pass over a whole sequence (see Forward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
 
 	// t = 0: α_0 = Ψ_0 / Σ Ψ_0.
@@ -744,9 +739,7 @@ func genForward(i *ISA) {
 
 func genBackward(i *ISA) {
 	fn := i.Fn("backward")
-	TEXT(fn, 0, i.Sig("func(beta, scale, psi, et []%s, T, M int)"))
-	Pragma("noescape")
-	Doc(fn+" is the scaled backward pass over a whole sequence (see Backward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
+	Kernel(fn, 0, i.Sig("func(beta, scale, psi, et []%s, T, M int)"), "is the scaled backward pass over a whole sequence (see Backward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
 	tl, invl, j0l, rl := local(), local(), local(), local()
 	// β_{T−1} = 1.
@@ -880,13 +873,9 @@ func genBatch(i *ISA, bwd bool) {
 	if bwd {
 		E = "et"
 		fn = i.Fn("backwardBatch")
-		TEXT(fn, 0, i.Sig("func(beta, scale, psi, et, work []%s, T, K, M, ib int)"))
-		Pragma("noescape")
-		Doc(fn+" is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,", "ib ≥ 1; work holds K·M elements.")
+		Kernel(fn, 0, i.Sig("func(beta, scale, psi, et, work []%s, T, K, M, ib int)"), "is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,", "ib ≥ 1; work holds K·M elements.")
 	} else {
-		TEXT(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, K, M, ib int)"))
-		Pragma("noescape")
-		Doc(fn+" is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
+		Kernel(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, K, M, ib int)"), "is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
 	}
 	kbMax, nbMax := gemmShape(i)
 	tl, kl, i0l, k0l, j0l, rl, nil_ := local(), local(), local(), local(), local(), local(), local()
@@ -942,20 +931,7 @@ func genBatch(i *ISA, bwd bool) {
 			MOVQ(w, prevl)
 			KM := Load(Param("K"), GP64())
 			IMULQ(Load(Param("M"), GP64()), KM)
-			idx := GP64()
-			Stripes(i, newLabel(i, "bw"), KM.(reg.GPVirtual), idx, 2, func(u int) {
-				x := i.Vec()
-				i.VMOVU(i.Addr(ps, idx, u*i.Bytes), x)
-				i.VMUL(i.Addr(be, idx, u*i.Bytes), x, x)
-				i.VMOVU(x, i.Addr(w, idx, u*i.Bytes))
-			}, func(rem reg.GPVirtual) {
-				m := i.TailMask(rem)
-				x, y := i.Vec(), i.Vec()
-				i.LoadMasked(m, i.Addr(ps, idx, 0), x)
-				i.LoadMasked(m, i.Addr(be, idx, 0), y)
-				i.VMUL(y, x, x)
-				i.StoreMasked(m, x, i.Addr(w, idx, 0))
-			})
+			mulRows(i, "bw", w, ps, be, KM.(reg.GPVirtual), nil)
 		} else {
 			// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
 			DECQ(t)
@@ -1102,9 +1078,7 @@ func genBatch(i *ISA, bwd bool) {
 
 func genTransitions(i *ISA) {
 	fn := i.Fn("transitions")
-	TEXT(fn, 0, i.Sig("func(g, e, alpha, beta, psi, scale, work []%s, T, M int)"))
-	Pragma("noescape")
-	Doc(fn + " adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
+	Kernel(fn, 0, i.Sig("func(g, e, alpha, beta, psi, scale, work []%s, T, M int)"), "adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.")
 	kbMax, nbMax := gemmShape(i)
 	tl, i0l, j0l, rl, t0l, ntl := local(), local(), local(), local(), local(), local()
 	pb := panel(transPanelRows * nbMax * i.Bytes)
@@ -1129,22 +1103,7 @@ func genTransitions(i *ISA) {
 		MOVQ(M, m8)
 		SHLQ(U8(i.Shift()), m8)
 		SUBQ(m8, w)
-		idx := GP64()
-		Stripes(i, newLabel(i, "bbrow"), M.(reg.GPVirtual), idx, 2, func(u int) {
-			x := i.Vec()
-			i.VMOVU(i.Addr(psi, idx, u*i.Bytes), x)
-			i.VMUL(i.Addr(beta, idx, u*i.Bytes), x, x)
-			i.VMUL(inv, x, x)
-			i.VMOVU(x, i.Addr(w, idx, u*i.Bytes))
-		}, func(rem reg.GPVirtual) {
-			m := i.TailMask(rem)
-			x, y := i.Vec(), i.Vec()
-			i.LoadMasked(m, i.Addr(psi, idx, 0), x)
-			i.LoadMasked(m, i.Addr(beta, idx, 0), y)
-			i.VMUL(y, x, x)
-			i.VMUL(inv, x, x)
-			i.StoreMasked(m, x, i.Addr(w, idx, 0))
-		})
+		mulRows(i, "bbrow", w, psi, beta, M.(reg.GPVirtual), inv)
 	})
 
 	// C = Aᵀ·B by blocks of up to transPanelRows positions: each block's

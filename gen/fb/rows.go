@@ -15,9 +15,7 @@ import (
 // is then shifted by its maximum in place (it is still in L1).
 func genShiftRows(i *ISA) {
 	fn := i.Fn("shiftRows")
-	TEXT(fn, NOSPLIT, i.Sig("func(out, mx, lo, in, a []%s, T, M int)"))
-	Pragma("noescape")
-	Doc(fn + " is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).")
+	Kernel(fn, NOSPLIT, i.Sig("func(out, mx, lo, in, a []%s, T, M int)"), "is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).")
 	out := Load(Param("out").Base(), GP64())
 	pmx := Load(Param("mx").Base(), GP64())
 	plo := Load(Param("lo").Base(), GP64())
@@ -94,8 +92,8 @@ func genShiftRows(i *ISA) {
 	}
 
 	Label(i.Label(fn, "reduce"))
-	hmx := hred(i, mx, true)
-	hmn := hred(i, mn, false)
+	hmx := i.HReduce(mx, i.VMAX, i.VMAX)
+	hmn := i.HReduce(mn, i.VMIN, i.VMIN)
 	i.VMOVS(hmx, Mem{Base: pmx})
 	i.VMOVS(hmn, Mem{Base: plo})
 	m := i.Vec()
@@ -129,32 +127,4 @@ func genShiftRows(i *ISA) {
 	DECQ(T)
 	JNZ(LabelRef(i.Label(fn, "row")))
 	Ret()
-}
-
-// hred reduces v's lanes by maximum (or minimum) and returns the xmm
-// register whose low lane holds it; v is clobbered.
-func hred(i *ISA, v reg.VecVirtual, isMax bool) reg.Register {
-	op := i.VMIN
-	if isMax {
-		op = i.VMAX
-	}
-	if i.Is512() {
-		hi := YMM()
-		VEXTRACTF64X4(U8(1), v, hi)
-		op(hi, v.AsY(), hi)
-		v = hi
-	}
-	x := XMM()
-	VEXTRACTF128(U8(1), v.AsY(), x)
-	op(x, v.AsX(), v.AsX())
-	if i.F32() {
-		VMOVHLPS(v.AsX(), v.AsX(), x)
-		op(x, v.AsX(), v.AsX())
-		VMOVSHDUP(v.AsX(), x)
-		op(x, v.AsX(), v.AsX())
-		return v.AsX()
-	}
-	VUNPCKHPD(v.AsX(), v.AsX(), x)
-	op(x, v.AsX(), v.AsX())
-	return v.AsX()
 }

@@ -13,11 +13,10 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genByteMasks(i)
 	}
-	Generate()
+	Emit()
 }
 
 // genByteMasks walks src one 64-byte block at a time. AVX2 compares the two
@@ -27,9 +26,8 @@ func main() {
 // one, so that the two blocks' compares overlap.
 func genByteMasks(i *ISA) {
 	fn := i.Fn("byteMasks")
-	TEXT(fn, NOSPLIT, "func(a, b []uint64, src []byte, ca, cb1, cb2 byte)")
-	Pragma("noescape")
-	Doc(fn+" sets a[k] and b[k] for each 64-byte block k of src (len(src) a multiple of 64,",
+	Kernel(fn, NOSPLIT, "func(a, b []uint64, src []byte, ca, cb1, cb2 byte)",
+		"sets a[k] and b[k] for each 64-byte block k of src (len(src) a multiple of 64,",
 		"a and b that many words): bit i for src[64k+i] == ca, resp. cb1 or cb2.")
 	pa := Load(Param("a").Base(), GP64())
 	pb := Load(Param("b").Base(), GP64())

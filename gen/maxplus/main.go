@@ -31,10 +31,9 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	gen2()
 	gen512()
-	Generate()
+	Emit()
 }
 
 // Compare predicates (VCMPPD).
@@ -52,9 +51,8 @@ type args struct {
 
 func header(i *ISA) (fn string, a args) {
 	fn = i.Fn("maxPlusCSR")
-	TEXT(fn, NOSPLIT, "func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)")
-	Pragma("noescape")
-	Doc(fn+" updates (y[r], arg[r]) for r < len(y) with the best of the candidates",
+	Kernel(fn, NOSPLIT, "func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)",
+		"updates (y[r], arg[r]) for r < len(y) with the best of the candidates",
 		"(x[idx[k]]+v[k], idx[k]), k ∈ [ptr[r], ptr[r+1]): larger value, then lower index",
 		"(uint32), NaN as -Inf. len(arg) ≥ len(y); ptr ascends; indices are valid.")
 	a.yp = Load(Param("y").Base(), GP64()).(reg.GPVirtual)
@@ -90,6 +88,60 @@ func clampN(a args, lim reg.Register) {
 	SUBQ(a.k, a.n)
 	CMPQ(a.n, lim)
 	CMOVQGT(lim, a.n)
+}
+
+// row leaves row u's best in the accumulators of step and k at the row's
+// end: step (the tier's step512 or step2) takes the n ≤ W entries from k,
+// into the accumulators when first, else merged into them; lim holds W.
+func row(i *ISA, a args, u int, lim reg.GPVirtual, step func(first bool)) {
+	rowHi(i, a, u)
+	clampN(a, lim)
+	step(true)
+	ADDQ(U8(i.W), a.k)
+	done := i.Label("mpc", fmt.Sprintf("done%d", u))
+	loop := i.Label("mpc", fmt.Sprintf("step%d", u))
+	CMPQ(a.k, a.hi)
+	JGE(LabelRef(done))
+	Label(loop)
+	clampN(a, lim)
+	step(false)
+	ADDQ(U8(i.W), a.k)
+	CMPQ(a.k, a.hi)
+	JL(LabelRef(loop))
+	Label(done)
+	MOVQ(a.hi, a.k)
+}
+
+// merger is the tier's merge512 or merge2.
+type merger func(av, ai, bv, bi reg.VecVirtual)
+
+// unpackMerge ends the transpose network: from ev (rows 0, 2, …) and ov
+// (rows 1, 3, …), each row's best in two neighbouring lanes, it returns
+// (bv, bi) with row u's best in lane u, then sets n = min(left, W) (lim
+// holds W) for the merge with (y, arg).
+func unpackMerge(i *ISA, a args, lim reg.GPVirtual, merge merger, ev, ei, ov, oi reg.VecVirtual) (bv, bi reg.VecVirtual) {
+	bv, bi, hv, hi := i.Vec(), i.Vec(), i.Vec(), i.Vec()
+	VUNPCKLPD(ov, ev, bv) // first of their two lanes
+	VPUNPCKLQDQ(oi, ei, bi)
+	VUNPCKHPD(ov, ev, hv)
+	VPUNPCKHQDQ(oi, ei, hi)
+	merge(bv, bi, hv, hi)
+	MOVQ(a.left, a.n)
+	CMPQ(a.n, lim)
+	CMOVQGT(lim, a.n)
+	return bv, bi
+}
+
+// nextBlock advances to the next block of W rows (y by W float64s, arg and
+// ptr by W int32s) and ends the function.
+func nextBlock(i *ISA, a args) {
+	ADDQ(U8(i.Bytes), a.yp)
+	ADDQ(U8(i.Bytes/2), a.ap)
+	ADDQ(U8(i.Bytes/2), a.pp)
+	SUBQ(U8(i.W), a.left)
+	JG(LabelRef(i.Label("mpc", "block")))
+	Label(i.Label("mpc", "end"))
+	Ret()
 }
 
 // ---------------------------------------------------------------- AVX-512
@@ -136,27 +188,6 @@ func step512(a args, ones reg.GPVirtual, ninf, noIdx, cv, ci reg.VecVirtual, fir
 	}
 }
 
-// row512 leaves row u's best in (cv, ci) and k at the row's end.
-func row512(a args, u int, ones, eight reg.GPVirtual, ninf, noIdx, cv, ci reg.VecVirtual) {
-	i := AVX512
-	rowHi(i, a, u)
-	clampN(a, eight)
-	step512(a, ones, ninf, noIdx, cv, ci, true)
-	ADDQ(U8(8), a.k)
-	done := i.Label("mpc", fmt.Sprintf("done%d", u))
-	step := i.Label("mpc", fmt.Sprintf("step%d", u))
-	CMPQ(a.k, a.hi)
-	JGE(LabelRef(done))
-	Label(step)
-	clampN(a, eight)
-	step512(a, ones, ninf, noIdx, cv, ci, false)
-	ADDQ(U8(8), a.k)
-	CMPQ(a.k, a.hi)
-	JL(LabelRef(step))
-	Label(done)
-	MOVQ(a.hi, a.k)
-}
-
 func gen512() {
 	i := AVX512
 	_, a := header(i)
@@ -170,46 +201,35 @@ func gen512() {
 	Label(i.Label("mpc", "block"))
 	cv, ci := i.Vecs(8), i.Vecs(8)
 	for u := range 8 {
-		row512(a, u, ones, eight, ninf, noIdx, cv[u], ci[u])
+		row(i, a, u, eight, func(first bool) { step512(a, ones, ninf, noIdx, cv[u], ci[u], first) })
 	}
 	// Transpose network (the pairs of spmvBlocks512): each level merges
-	// lanes l and l+h of every row, until lane u holds row u's best.
-	pair := func(av, ai, bv, bi reg.VecVirtual) (reg.VecVirtual, reg.VecVirtual) {
-		lv, li, hv, hi := ZMM(), ZMM(), ZMM(), ZMM()
-		VSHUFF64X2(U8(0x44), bv, av, lv) // [a0..3 | b0..3]
-		VSHUFI64X2(U8(0x44), bi, ai, li)
-		VSHUFF64X2(U8(0xee), bv, av, hv) // [a4..7 | b4..7]
-		VSHUFI64X2(U8(0xee), bi, ai, hi)
-		merge512(lv, li, hv, hi)
-		return lv, li
+	// lanes l and l+h of every row, until lane u holds row u's best. A
+	// level shuffles the 128-bit lanes of a and b selected by the
+	// immediate lo into l, those selected by up into h, and merges h into l.
+	shuf := func(lo, up uint8) func(av, ai, bv, bi reg.VecVirtual) (reg.VecVirtual, reg.VecVirtual) {
+		return func(av, ai, bv, bi reg.VecVirtual) (reg.VecVirtual, reg.VecVirtual) {
+			lv, li, hv, hi := ZMM(), ZMM(), ZMM(), ZMM()
+			VSHUFF64X2(U8(lo), bv, av, lv)
+			VSHUFI64X2(U8(lo), bi, ai, li)
+			VSHUFF64X2(U8(up), bv, av, hv)
+			VSHUFI64X2(U8(up), bi, ai, hi)
+			merge512(lv, li, hv, hi)
+			return lv, li
+		}
 	}
-	quad := func(pv, pi, qv, qi reg.VecVirtual) (reg.VecVirtual, reg.VecVirtual) {
-		lv, li, hv, hi := ZMM(), ZMM(), ZMM(), ZMM()
-		VSHUFF64X2(U8(0x88), qv, pv, lv) // [a t0t1 | b t0t1 | c t0t1 | d t0t1]
-		VSHUFI64X2(U8(0x88), qi, pi, li)
-		VSHUFF64X2(U8(0xdd), qv, pv, hv) // [a t2t3 | ...]
-		VSHUFI64X2(U8(0xdd), qi, pi, hi)
-		merge512(lv, li, hv, hi)
-		return lv, li
-	}
+	pair := shuf(0x44, 0xee) // [a0..3 | b0..3], [a4..7 | b4..7]
+	quad := shuf(0x88, 0xdd) // [a t0t1 | b t0t1 | c t0t1 | d t0t1], [a t2t3 | …]
 	p0v, p0i := pair(cv[0], ci[0], cv[2], ci[2])
 	p1v, p1i := pair(cv[4], ci[4], cv[6], ci[6])
 	p2v, p2i := pair(cv[1], ci[1], cv[3], ci[3])
 	p3v, p3i := pair(cv[5], ci[5], cv[7], ci[7])
 	ev, ei := quad(p0v, p0i, p1v, p1i) // rows 0, 2, 4, 6
 	ov, oi := quad(p2v, p2i, p3v, p3i) // rows 1, 3, 5, 7
-	bv, bi, hv, hi := ZMM(), ZMM(), ZMM(), ZMM()
-	VUNPCKLPD(ov, ev, bv) // rows 0..7, first of their two lanes
-	VPUNPCKLQDQ(oi, ei, bi)
-	VUNPCKHPD(ov, ev, hv)
-	VPUNPCKHQDQ(oi, ei, hi)
-	merge512(bv, bi, hv, hi)
+	bv, bi := unpackMerge(i, a, eight, func(av, ai, bv, bi reg.VecVirtual) { merge512(av, ai, bv, bi) }, ev, ei, ov, oi)
 
 	// Merge with (y, arg) for the block's min(left, 8) rows: (y, arg)
 	// wins ties, y is stored (NaN → -Inf) and arg where a row's best won.
-	MOVQ(a.left, a.n)
-	CMPQ(a.n, eight)
-	CMOVQGT(eight, a.n)
 	mb := GP64()
 	BZHIQ(a.n, ones, mb)
 	kr := K()
@@ -225,21 +245,14 @@ func gen512() {
 	bd := YMM()
 	VPMOVQD(bi, bd)
 	VMOVDQU32(bd, w, Mem{Base: a.ap})
-
-	ADDQ(U8(64), a.yp)
-	ADDQ(U8(32), a.ap)
-	ADDQ(U8(32), a.pp)
-	SUBQ(U8(8), a.left)
-	JG(LabelRef(i.Label("mpc", "block")))
-	Label(i.Label("mpc", "end"))
-	Ret()
+	nextBlock(i, a)
 }
 
 // ------------------------------------------------------------------- AVX2
 
 // merge2 sets (av, ai) to the better of (av, ai) and (bv, bi) (as
-// merge512) and returns the vector mask of the lanes b won.
-func merge2(av, ai, bv, bi reg.VecVirtual) reg.VecVirtual {
+// merge512).
+func merge2(av, ai, bv, bi reg.VecVirtual) {
 	gt, eq, lt := YMM(), YMM(), YMM()
 	VCMPPD(U8(cmpGT), av, bv, gt)
 	VCMPPD(U8(cmpEQ), av, bv, eq)
@@ -248,7 +261,6 @@ func merge2(av, ai, bv, bi reg.VecVirtual) reg.VecVirtual {
 	VORPD(gt, eq, eq)
 	VBLENDVPD(eq, bv, av, av)
 	VBLENDVPD(eq, bi, ai, ai)
-	return eq
 }
 
 // step2 is step512 with four lanes, masks from the dword table.
@@ -282,26 +294,6 @@ func step2(a args, four, tbl reg.GPVirtual, ninf, noIdx, cv, ci reg.VecVirtual, 
 	}
 }
 
-func row2(a args, u int, four, tbl reg.GPVirtual, ninf, noIdx, cv, ci reg.VecVirtual) {
-	i := AVX2
-	rowHi(i, a, u)
-	clampN(a, four)
-	step2(a, four, tbl, ninf, noIdx, cv, ci, true)
-	ADDQ(U8(4), a.k)
-	done := i.Label("mpc", fmt.Sprintf("done%d", u))
-	step := i.Label("mpc", fmt.Sprintf("step%d", u))
-	CMPQ(a.k, a.hi)
-	JGE(LabelRef(done))
-	Label(step)
-	clampN(a, four)
-	step2(a, four, tbl, ninf, noIdx, cv, ci, false)
-	ADDQ(U8(4), a.k)
-	CMPQ(a.k, a.hi)
-	JL(LabelRef(step))
-	Label(done)
-	MOVQ(a.hi, a.k)
-}
-
 func gen2() {
 	i := AVX2
 	_, a := header(i)
@@ -326,27 +318,22 @@ func gen2() {
 	Label(i.Label("mpc", "block"))
 	// Rows 0 and 2 are paired as soon as both are done (and 1 and 3), to
 	// keep at most six accumulators live within sixteen registers.
+	row2 := func(u int, cv, ci reg.VecVirtual) {
+		row(i, a, u, four, func(first bool) { step2(a, four, tbl, ninf, noIdx, cv, ci, first) })
+	}
 	c0v, c0i, c1v, c1i := YMM(), YMM(), YMM(), YMM()
-	row2(a, 0, four, tbl, ninf, noIdx, c0v, c0i)
-	row2(a, 1, four, tbl, ninf, noIdx, c1v, c1i)
+	row2(0, c0v, c0i)
+	row2(1, c1v, c1i)
 	c2v, c2i := YMM(), YMM()
-	row2(a, 2, four, tbl, ninf, noIdx, c2v, c2i)
+	row2(2, c2v, c2i)
 	ev, ei := pair(c0v, c0i, c2v, c2i) // [row 0 | row 2]
 	c3v, c3i := YMM(), YMM()
-	row2(a, 3, four, tbl, ninf, noIdx, c3v, c3i)
+	row2(3, c3v, c3i)
 	ov, oi := pair(c1v, c1i, c3v, c3i) // [row 1 | row 3]
-	bv, bi, hv, hi := YMM(), YMM(), YMM(), YMM()
-	VUNPCKLPD(ov, ev, bv) // rows 0..3, first of their two lanes
-	VPUNPCKLQDQ(oi, ei, bi)
-	VUNPCKHPD(ov, ev, hv)
-	VPUNPCKHQDQ(oi, ei, hi)
-	merge2(bv, bi, hv, hi)
+	bv, bi := unpackMerge(i, a, four, merge2, ev, ei, ov, oi)
 
 	// Merge with (y, arg) for min(left, 4) rows; both are stored back
 	// (y with NaN → -Inf, arg unchanged where (y, arg) won).
-	MOVQ(a.left, a.n)
-	CMPQ(a.n, four)
-	CMOVQGT(four, a.n)
 	o := GP64()
 	MOVQ(four, o)
 	SUBQ(a.n, o)
@@ -365,12 +352,5 @@ func gen2() {
 	VEXTRACTI128(U8(1), ya, yh)
 	VSHUFPS(U8(0x88), yh, ya.AsX(), ad)
 	VPMASKMOVD(ad, dm, Mem{Base: a.ap})
-
-	ADDQ(U8(32), a.yp)
-	ADDQ(U8(16), a.ap)
-	ADDQ(U8(16), a.pp)
-	SUBQ(U8(4), a.left)
-	JG(LabelRef(i.Label("mpc", "block")))
-	Label(i.Label("mpc", "end"))
-	Ret()
+	nextBlock(i, a)
 }

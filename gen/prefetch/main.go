@@ -9,67 +9,64 @@ package main
 import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+	. "github.com/simdcrf/simdcrf/gen/internal/isa"
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	genLines()
 	genRows()
-	Generate()
+	Emit()
 }
 
 // genLines: one PREFETCHT0 per offset, at base + offs[k]·scale.
 func genLines() {
-	TEXT("prefetchLinesAsm", NOSPLIT, "func(base uintptr, offs []int32, scale int)")
-	Pragma("noescape")
-	Doc("prefetchLinesAsm prefetches the cache line at base + offs[k]·scale bytes for every k.")
+	Kernel("prefetchLinesAsm", NOSPLIT, "func(base uintptr, offs []int32, scale int)", "prefetches the cache line at base + offs[k]·scale bytes for every k.")
 	base := Load(Param("base"), GP64())
 	p := Load(Param("offs").Base(), GP64())
 	n := Load(Param("offs").Len(), GP64())
 	scale := Load(Param("scale"), GP64())
-	TESTQ(n, n)
-	JZ(LabelRef("lines_done"))
-	Label("lines_loop")
-	a := GP64()
-	MOVLQSX(Mem{Base: p}, a)
-	IMULQ(scale, a)
-	PREFETCHT0(Mem{Base: base, Index: a, Scale: 1})
-	ADDQ(U8(4), p)
-	DECQ(n)
-	JNZ(LabelRef("lines_loop"))
-	Label("lines_done")
-	RET()
+	eachID("lines", p, n, scale, func(a reg.GPVirtual) {
+		PREFETCHT0(Mem{Base: base, Index: a, Scale: 1})
+	})
 }
 
 // genRows: every cache line of the rows [base + ids[k]·ld, + size) bytes.
 func genRows() {
-	TEXT("prefetchRowsAsm", NOSPLIT, "func(base uintptr, ids []int32, ld, size int)")
-	Pragma("noescape")
-	Doc("prefetchRowsAsm prefetches every cache line of the bytes [base + ids[k]·ld, + size) for every k; size > 0.")
+	Kernel("prefetchRowsAsm", NOSPLIT, "func(base uintptr, ids []int32, ld, size int)", "prefetches every cache line of the bytes [base + ids[k]·ld, + size) for every k; size > 0.")
 	base := Load(Param("base"), GP64())
 	p := Load(Param("ids").Base(), GP64())
 	n := Load(Param("ids").Len(), GP64())
 	ld := Load(Param("ld"), GP64())
 	size := Load(Param("size"), GP64())
+	eachID("rows", p, n, ld, func(a reg.GPVirtual) {
+		ADDQ(base, a)
+		last := GP64() // the row's last byte
+		LEAQ(Mem{Base: a, Index: size, Scale: 1, Disp: -1}, last)
+		Label("rows_line")
+		PREFETCHT0(Mem{Base: a})
+		ADDQ(U8(64), a)
+		CMPQ(a, last)
+		JBE(LabelRef("rows_line"))
+		// The line of the last byte, when the row does not start on a line.
+		PREFETCHT0(Mem{Base: last})
+	})
+}
+
+// eachID emits the loop of both kernels and their RET: for each of the n
+// int32s at p, body(a) with a = k·stride (a byte offset); p and n are
+// consumed. Its labels start with tag.
+func eachID(tag string, p, n, stride reg.Register, body func(a reg.GPVirtual)) {
 	TESTQ(n, n)
-	JZ(LabelRef("rows_done"))
-	Label("rows_loop")
+	JZ(LabelRef(tag + "_done"))
+	Label(tag + "_loop")
 	a := GP64()
 	MOVLQSX(Mem{Base: p}, a)
-	IMULQ(ld, a)
-	ADDQ(base, a)
-	last := GP64() // the row's last byte
-	LEAQ(Mem{Base: a, Index: size, Scale: 1, Disp: -1}, last)
-	Label("rows_line")
-	PREFETCHT0(Mem{Base: a})
-	ADDQ(U8(64), a)
-	CMPQ(a, last)
-	JBE(LabelRef("rows_line"))
-	// The line of the last byte, when the row does not start on a line.
-	PREFETCHT0(Mem{Base: last})
+	IMULQ(stride, a)
+	body(a)
 	ADDQ(U8(4), p)
 	DECQ(n)
-	JNZ(LabelRef("rows_loop"))
-	Label("rows_done")
+	JNZ(LabelRef(tag + "_loop"))
+	Label(tag + "_done")
 	RET()
 }

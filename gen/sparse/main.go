@@ -39,7 +39,6 @@ var prefetch = flag.Bool("prefetch", false, "prefetch the next position's weight
 
 func main() {
 	flag.Parse()
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		gather.gen(i)
 		scatter.gen(i)
@@ -49,7 +48,7 @@ func main() {
 		gather.gen(i)
 		scatter.gen(i)
 	}
-	Generate()
+	Emit()
 }
 
 // gatherCH and scatterCH are the chunk widths in vectors. AVX2 has 16
@@ -59,19 +58,8 @@ func main() {
 // and pass) measured no slower than 16 at M = 45 and 5–15 % faster at
 // M = 256 with rows far beyond the caches (more rows in flight per pass; the
 // extra passes re-read only ids and values, from L1).
-func gatherCH(i *ISA) int {
-	if i.Is512() {
-		return 8
-	}
-	return 12
-}
-
-func scatterCH(i *ISA) int {
-	if i.Is512() {
-		return 8
-	}
-	return 10
-}
+func gatherCH(i *ISA) int  { return i.Tier(12, 8) }
+func scatterCH(i *ISA) int { return i.Tier(10, 8) }
 
 // unroll is the feature-loop unroll factor.
 const unroll = 4
@@ -256,9 +244,7 @@ var scatter = &kernel{
 func (kn *kernel) gen(i *ISA) {
 	base := kn.name
 	fn := i.Fn(base)
-	TEXT(fn, NOSPLIT, i.Sig(kn.sig))
-	Pragma("noescape")
-	Doc(fn+" "+kn.doc[0], kn.doc[1])
+	Kernel(fn, NOSPLIT, i.Sig(kn.sig), kn.doc[0], kn.doc[1])
 	ch := kn.ch(i)
 	M := Load(Param("M"), GP64()).(reg.GPVirtual)
 	fullEnd, nv, m := shape(i, base, M, ch)

@@ -20,12 +20,11 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	for _, i := range ISAs {
 		genSpMV(i)
 		genGatherMulAdd(i)
 	}
-	Generate()
+	Emit()
 }
 
 // genSpMV: for each row r < len(y), y[r] = Σ x[idx[k]]·v[k] over
@@ -33,9 +32,8 @@ func main() {
 // the n < 8 entries left (masked-off lanes read nothing and add zero).
 func genSpMV(i *ISA) {
 	fn := i.Fn("spmv")
-	TEXT(fn, NOSPLIT, "func(y, x []float64, ptr, idx []int32, v []float64)")
-	Pragma("noescape")
-	Doc(fn+" sets y[r] = Σ x[idx[k]]·v[k] over k ∈ [ptr[r], ptr[r+1]) for r < len(y),",
+	Kernel(fn, NOSPLIT, "func(y, x []float64, ptr, idx []int32, v []float64)",
+		"sets y[r] = Σ x[idx[k]]·v[k] over k ∈ [ptr[r], ptr[r+1]) for r < len(y),",
 		"in eight lanes (k−ptr[r] mod 8) added as ((s0+s4)+(s2+s6))+((s1+s5)+(s3+s7)).",
 		"len(ptr) > len(y); ptr ascends; indices are valid.")
 	yp := Load(Param("y").Base(), GP64())
@@ -213,9 +211,8 @@ func spmvBlocks512(yp, rows, xp, pp, ip, vp, r, k, hi, n, eight, ones reg.Regist
 // a time on AVX2: a scalar FMA rounds as a lane of the vector one does).
 func genGatherMulAdd(i *ISA) {
 	fn := i.Fn("gatherMulAdd")
-	TEXT(fn, NOSPLIT, "func(q, x []float64, xi []int32, y []float64, yi []int32)")
-	Pragma("noescape")
-	Doc(fn+" sets q[k] += x[xi[k]]·y[yi[k]] (one FMA) for k < len(q);",
+	Kernel(fn, NOSPLIT, "func(q, x []float64, xi []int32, y []float64, yi []int32)",
+		"sets q[k] += x[xi[k]]·y[yi[k]] (one FMA) for k < len(q);",
 		"len(xi), len(yi) ≥ len(q); indices are valid.")
 	qp := Load(Param("q").Base(), GP64())
 	n := Load(Param("q").Len(), GP64()).(reg.GPVirtual)

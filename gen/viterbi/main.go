@@ -50,7 +50,6 @@ import (
 )
 
 func main() {
-	ConstraintExpr("!purego")
 	genViterbi(AVX2, 5, true)
 	genViterbi(AVX512, 12, true)
 	// The max-only kernel (δ without back-pointers) needs no arg registers:
@@ -58,10 +57,10 @@ func main() {
 	genViterbi(AVX2, 12, false)
 	genViterbi(AVX512, 12, false)
 	for _, i := range ISAs32 {
-		genViterbi(i, map[bool]int{true: 5, false: 12}[!i.Is512()], true)
+		genViterbi(i, i.Tier(5, 12), true)
 		genViterbi(i, 12, false)
 	}
-	Generate()
+	Emit()
 }
 
 var (
@@ -80,14 +79,7 @@ func tables() {
 	for k := 0; k < 4; k++ {
 		DATA(8*k, F64(1))
 	}
-	mask32 = GLOBL("vitmask32", RODATA|NOPTR)
-	for k := 0; k < 8; k++ {
-		v := uint32(0)
-		if k < 4 {
-			v = ^uint32(0)
-		}
-		DATA(4*k, U32(v))
-	}
+	mask32 = DwordMaskTable("vitmask32", 4)
 }
 
 // ones8Table declares, on first use, eight float32 1.0.
@@ -125,15 +117,13 @@ func genViterbi(i *ISA, bmax int, arg bool) {
 	}
 	fn := i.Fn(base)
 	if arg {
-		TEXT(fn, NOSPLIT, i.Sig("func(delta []%s, bp []int32, s, tr []%s, T, M int)"))
-		Pragma("noescape")
-		Doc(fn+" runs the Viterbi recursion over a whole sequence: it sets",
+		Kernel(fn, NOSPLIT, i.Sig("func(delta []%s, bp []int32, s, tr []%s, T, M int)"),
+			"runs the Viterbi recursion over a whole sequence: it sets",
 			"delta[0:M] = s[0:M] and, for t ≥ 1, delta[t·M+j] and bp[t·M+j] exactly as",
 			"viterbiGeneric does. Row 0 of bp is not written. T ≤ 0 or M ≤ 0 does nothing.")
 	} else {
-		TEXT(fn, NOSPLIT, i.Sig("func(delta []%s, s, tr []%s, T, M int)"))
-		Pragma("noescape")
-		Doc(fn+" runs the max-only Viterbi recursion over a whole sequence: it",
+		Kernel(fn, NOSPLIT, i.Sig("func(delta []%s, s, tr []%s, T, M int)"),
+			"runs the max-only Viterbi recursion over a whole sequence: it",
 			"sets delta exactly as viterbiMaxGeneric does (δ of viterbiGeneric, no",
 			"back-pointers). T ≤ 0 or M ≤ 0 does nothing.")
 	}
@@ -424,89 +414,51 @@ func chunkBody(i *ISA, base, name string, kk int, masked, arg bool, m vmask, M, 
 		dm := Mem{Base: cur, Index: j, Scale: i.Sc(), Disp: b * i.Bytes}
 		sm := Mem{Base: srow, Index: j, Scale: i.Sc(), Disp: b * i.Bytes}
 		bm := Mem{Base: bprow, Index: j, Scale: 4, Disp: b * i.W * 4}
-		v := best[b]
-		if !arg {
-			switch {
-			case b != last:
-				i.VADD(sm, v, v)
-				i.VMOVU(v, dm)
-			case i.Is512():
-				t := i.Vec()
-				i.VADD_Z(sm, v, m.k, t)
-				i.VMOVU(t, m.k, dm)
-				v = t
-			default:
-				t := i.Vec()
-				i.VMASKMOV(sm, m.y, t)
-				i.VADD(t, v, v)
-				i.VMASKMOV(v, m.y, dm)
-			}
-			if kk == 1 {
-				i.VMOVU(v, scratch)
-			}
-			continue
-		}
-		if i.F32() {
-			// One int32 per float32 lane: convert in place, store like δ.
-			a := argv[b]
+		// arg as int32 lanes: float32 converts in place (one int32 per
+		// lane), float64 into the low half of a new register.
+		var a reg.VecVirtual
+		switch {
+		case !arg:
+		case i.F32():
+			a = argv[b]
 			VCVTPS2DQ(a, a)
-			switch {
-			case b != last:
-				i.VADD(sm, v, v)
-				i.VMOVU(v, dm)
-				if i.Is512() {
-					VMOVDQU32(a, bm)
-				} else {
-					VMOVDQU(a, bm)
-				}
-			case i.Is512():
-				t := i.Vec()
-				i.VADD_Z(sm, v, m.k, t)
-				i.VMOVU(t, m.k, dm)
-				VMOVDQU32(a, m.k, bm)
-				v = t
-			default:
-				t := i.Vec()
-				i.VMASKMOV(sm, m.y, t)
-				i.VADD(t, v, v)
-				i.VMASKMOV(v, m.y, dm)
-				VMASKMOVPS(a, m.y, bm)
-			}
-			if kk == 1 {
-				i.VMOVU(v, scratch)
-			}
-			continue
-		}
-		if i.Is512() {
-			a := YMM()
+		case i.Is512():
+			a = YMM()
 			VCVTPD2DQ(argv[b], a)
-			if b != last {
-				i.VADD(sm, v, v)
-				i.VMOVU(v, dm)
-				VMOVDQU32(a, bm)
-			} else {
-				t := i.Vec()
-				i.VADD_Z(sm, v, m.k, t)
-				i.VMOVU(t, m.k, dm)
-				VMOVDQU32(a, m.k, bm)
-				v = t
-			}
-			if kk == 1 {
-				i.VMOVU(v, scratch)
-			}
-			continue
+		default:
+			a = XMM()
+			VCVTPD2DQY(argv[b], a)
 		}
-		a := XMM()
-		VCVTPD2DQY(argv[b], a)
-		if b != last {
+		// δ = best + s, stored (the last vector under the mask); v is the
+		// register that holds it.
+		v := best[b]
+		switch {
+		case b != last:
 			i.VADD(sm, v, v)
 			i.VMOVU(v, dm)
-			VMOVDQU(a, bm)
-		} else {
+		case i.Is512():
+			t := i.Vec()
+			i.VADD_Z(sm, v, m.k, t)
+			i.VMOVU(t, m.k, dm)
+			v = t
+		default:
 			t := i.Vec()
 			i.VMASKMOV(sm, m.y, t)
 			i.VADD(t, v, v)
 			i.VMASKMOV(v, m.y, dm)
+		}
+		switch {
+		case !arg:
+		case b != last && i.Is512():
+			VMOVDQU32(a, bm)
+		case b != last:
+			VMOVDQU(a, bm)
+		case i.Is512():
+			VMOVDQU32(a, m.k, bm)
+		case i.F32():
+			VMASKMOVPS(a, m.y, bm)
+		default:
+			// float64 on AVX2: four int32 lanes want a dword mask.
 			off := GP64()
 			MOVQ(U32(4), off)
 			SUBQ(m.lanes, off)

@@ -49,58 +49,34 @@ func (i *ISA) Sig(format string) string {
 	return fmt.Sprintf(format, args...)
 }
 
-func (i *ISA) pick(pd, ps func(...Op), ops []Op) {
+// sel returns the float32 form ps or the float64 form pd of an instruction.
+func sel[F any](i *ISA, pd, ps F) F {
 	if i.F32() {
-		ps(ops...)
-		return
+		return ps
 	}
-	pd(ops...)
+	return pd
 }
 
-func (i *ISA) VMOVU(ops ...Op) { i.pick(VMOVUPD, VMOVUPS, ops) }
-func (i *ISA) VMOVU_Z(src, k, dst Op) {
-	if i.F32() {
-		VMOVUPS_Z(src, k, dst)
-		return
-	}
-	VMOVUPD_Z(src, k, dst)
-}
-func (i *ISA) VMOVA(ops ...Op) { i.pick(VMOVAPD, VMOVAPS, ops) }
-func (i *ISA) VMASKMOV(a, m, b Op) {
-	if i.F32() {
-		VMASKMOVPS(a, m, b)
-		return
-	}
-	VMASKMOVPD(a, m, b)
-}
-func (i *ISA) VADD(ops ...Op) { i.pick(VADDPD, VADDPS, ops) }
-func (i *ISA) VADD_Z(a, b, k, dst Op) {
-	if i.F32() {
-		VADDPS_Z(a, b, k, dst)
-		return
-	}
-	VADDPD_Z(a, b, k, dst)
-}
-func (i *ISA) VSUB(ops ...Op) { i.pick(VSUBPD, VSUBPS, ops) }
-func (i *ISA) VMUL(ops ...Op) { i.pick(VMULPD, VMULPS, ops) }
-func (i *ISA) VMAX(ops ...Op) { i.pick(VMAXPD, VMAXPS, ops) }
-func (i *ISA) VMIN(ops ...Op) { i.pick(VMINPD, VMINPS, ops) }
-func (i *ISA) VAND(ops ...Op) { i.pick(VANDPD, VANDPS, ops) }
-func (i *ISA) VCMP(ops ...Op) { i.pick(VCMPPD, VCMPPS, ops) }
-func (i *ISA) VBLENDV(m, a, b, dst Op) {
-	if i.F32() {
-		VBLENDVPS(m, a, b, dst)
-		return
-	}
-	VBLENDVPD(m, a, b, dst)
-}
-func (i *ISA) VBLENDM(ops ...Op)    { i.pick(VBLENDMPD, VBLENDMPS, ops) }
-func (i *ISA) VFMADD231(ops ...Op)  { i.pick(VFMADD231PD, VFMADD231PS, ops) }
-func (i *ISA) VBROADCAST(ops ...Op) { i.pick(VBROADCASTSD, VBROADCASTSS, ops) }
-func (i *ISA) VMOVS(ops ...Op)      { i.pick(VMOVSD, VMOVSS, ops) }
-func (i *ISA) VADDS(ops ...Op)      { i.pick(VADDSD, VADDSS, ops) }
-func (i *ISA) VMULS(ops ...Op)      { i.pick(VMULSD, VMULSS, ops) }
-func (i *ISA) VDIVS(ops ...Op)      { i.pick(VDIVSD, VDIVSS, ops) }
+func (i *ISA) VMOVU(ops ...Op)         { sel(i, VMOVUPD, VMOVUPS)(ops...) }
+func (i *ISA) VMOVU_Z(src, k, dst Op)  { sel(i, VMOVUPD_Z, VMOVUPS_Z)(src, k, dst) }
+func (i *ISA) VMOVA(ops ...Op)         { sel(i, VMOVAPD, VMOVAPS)(ops...) }
+func (i *ISA) VMASKMOV(a, m, b Op)     { sel(i, VMASKMOVPD, VMASKMOVPS)(a, m, b) }
+func (i *ISA) VADD(ops ...Op)          { sel(i, VADDPD, VADDPS)(ops...) }
+func (i *ISA) VADD_Z(a, b, k, dst Op)  { sel(i, VADDPD_Z, VADDPS_Z)(a, b, k, dst) }
+func (i *ISA) VSUB(ops ...Op)          { sel(i, VSUBPD, VSUBPS)(ops...) }
+func (i *ISA) VMUL(ops ...Op)          { sel(i, VMULPD, VMULPS)(ops...) }
+func (i *ISA) VMAX(ops ...Op)          { sel(i, VMAXPD, VMAXPS)(ops...) }
+func (i *ISA) VMIN(ops ...Op)          { sel(i, VMINPD, VMINPS)(ops...) }
+func (i *ISA) VAND(ops ...Op)          { sel(i, VANDPD, VANDPS)(ops...) }
+func (i *ISA) VCMP(ops ...Op)          { sel(i, VCMPPD, VCMPPS)(ops...) }
+func (i *ISA) VBLENDV(m, a, b, dst Op) { sel(i, VBLENDVPD, VBLENDVPS)(m, a, b, dst) }
+func (i *ISA) VBLENDM(ops ...Op)       { sel(i, VBLENDMPD, VBLENDMPS)(ops...) }
+func (i *ISA) VFMADD231(ops ...Op)     { sel(i, VFMADD231PD, VFMADD231PS)(ops...) }
+func (i *ISA) VBROADCAST(ops ...Op)    { sel(i, VBROADCASTSD, VBROADCASTSS)(ops...) }
+func (i *ISA) VMOVS(ops ...Op)         { sel(i, VMOVSD, VMOVSS)(ops...) }
+func (i *ISA) VADDS(ops ...Op)         { sel(i, VADDSD, VADDSS)(ops...) }
+func (i *ISA) VMULS(ops ...Op)         { sel(i, VMULSD, VMULSS)(ops...) }
+func (i *ISA) VDIVS(ops ...Op)         { sel(i, VDIVSD, VDIVSS)(ops...) }
 
 // Const returns a file-local constant of the element type (float32
 // constants get the suffix "32" on their name).
@@ -108,13 +84,7 @@ func (i *ISA) Const(name string, v float64) Mem {
 	if !i.F32() {
 		return ConstF64(name, v)
 	}
-	name += "32"
-	if m, ok := consts[name]; ok {
-		return m
-	}
-	m := ConstData(name, F32(float32(v)))
-	consts[name] = m
-	return m
+	return constOnce(name+"32", F32(float32(v)))
 }
 
 // ConstBits is Const for a value given as a float64 whose float32 (or
@@ -123,11 +93,5 @@ func (i *ISA) ConstBits(name string, v float64) Mem {
 	if !i.F32() {
 		return ConstU64(name, math.Float64bits(v))
 	}
-	name += "32"
-	if m, ok := consts[name]; ok {
-		return m
-	}
-	m := ConstData(name, U32(math.Float32bits(float32(v))))
-	consts[name] = m
-	return m
+	return constOnce(name+"32", U32(math.Float32bits(float32(v))))
 }

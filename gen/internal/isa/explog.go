@@ -160,34 +160,32 @@ var vecData = map[string]Mem{}
 // vecConst returns the memory operand of a named constant replicated to 64
 // bytes (a full vector for both tiers), declared once per file.
 func (i *ISA) vecConst(name string) Mem {
+	key, sym := name, "ve_"+name
 	if i.F32() {
-		key := "32_" + name
-		if m, ok := vecData[key]; ok {
-			return m
-		}
-		b, ok := constBits32[name]
+		key, sym = "32_"+name, "ve32_"+name
+	}
+	if m, ok := vecData[key]; ok {
+		return m
+	}
+	var b Constant
+	if i.F32() {
+		b32, ok := constBits32[name]
 		if !ok {
 			panic("isa: unknown float32 vector constant " + name)
 		}
-		m := GLOBL("ve32_"+name, RODATA|NOPTR)
-		for k := 0; k < 16; k++ {
-			DATA(4*k, U32(b))
+		b = U32(b32)
+	} else {
+		b64, ok := constBits[name]
+		if !ok {
+			panic("isa: unknown vector constant " + name)
 		}
-		vecData[key] = m
-		return m
+		b = U64(b64)
 	}
-	if m, ok := vecData[name]; ok {
-		return m
+	m := GLOBL(sym, RODATA|NOPTR)
+	for k := 0; k < 64/i.Size; k++ {
+		DATA(i.Size*k, b)
 	}
-	b, ok := constBits[name]
-	if !ok {
-		panic("isa: unknown vector constant " + name)
-	}
-	m := GLOBL("ve_"+name, RODATA|NOPTR)
-	for k := 0; k < 8; k++ {
-		DATA(8*k, U64(b))
-	}
-	vecData[name] = m
+	vecData[key] = m
 	return m
 }
 

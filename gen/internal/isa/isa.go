@@ -5,6 +5,7 @@ package isa
 import (
 	"fmt"
 
+	"github.com/mmcloughlin/avo/attr"
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -35,6 +36,15 @@ var (
 
 // Is512 reports whether this is an AVX-512 tier.
 func (i *ISA) Is512() bool { return i.Bytes == 64 }
+
+// Tier returns avx2 on the AVX2 tier and avx512 on AVX-512: a per-tier
+// choice such as a block size in vectors.
+func (i *ISA) Tier(avx2, avx512 int) int {
+	if i.Is512() {
+		return avx512
+	}
+	return avx2
+}
 
 // Vec allocates a vector register of the tier's width.
 func (i *ISA) Vec() reg.VecVirtual {
@@ -151,25 +161,30 @@ func (i *ISA) StoreMasked(m Mask, src reg.VecVirtual, dst Mem) {
 
 // HSum adds the lanes of v and returns the xmm register whose low lane holds
 // the sum; v is clobbered.
-func (i *ISA) HSum(v reg.VecVirtual) reg.Register {
+func (i *ISA) HSum(v reg.VecVirtual) reg.Register { return i.HReduce(v, i.VADD, i.VADDS) }
+
+// HReduce folds the lanes of v pairwise, halving the width each step, with
+// the packed op (such as VADD or VMAX) and the last step with last (op, or
+// its scalar form), and returns the xmm register whose low lane holds the
+// result; v is clobbered.
+func (i *ISA) HReduce(v reg.VecVirtual, op, last func(...Op)) reg.Register {
 	if i.Is512() {
 		hi := YMM()
 		VEXTRACTF64X4(U8(1), v, hi)
-		i.VADD(hi, v.AsY(), hi)
+		op(hi, v.AsY(), hi)
 		v = hi
 	}
 	x := XMM()
 	VEXTRACTF128(U8(1), v.AsY(), x)
-	i.VADD(x, v.AsX(), v.AsX())
+	op(x, v.AsX(), v.AsX())
 	if i.F32() {
 		VMOVHLPS(v.AsX(), v.AsX(), x)
-		VADDPS(x, v.AsX(), v.AsX())
+		op(x, v.AsX(), v.AsX())
 		VMOVSHDUP(v.AsX(), x)
-		VADDSS(x, v.AsX(), v.AsX())
-		return v.AsX()
+	} else {
+		VUNPCKHPD(v.AsX(), v.AsX(), x)
 	}
-	VUNPCKHPD(v.AsX(), v.AsX(), x)
-	VADDSD(x, v.AsX(), v.AsX())
+	last(x, v.AsX(), v.AsX())
 	return v.AsX()
 }
 
@@ -190,6 +205,23 @@ func Addr(base, idx reg.Register, disp int) Mem {
 // Addr returns the memory operand base + idx*Size + disp.
 func (i *ISA) Addr(base, idx reg.Register, disp int) Mem {
 	return Mem{Base: base, Index: idx, Scale: uint8(i.Size), Disp: disp}
+}
+
+// Kernel starts the assembly function fn (TEXT with the attributes a and
+// the Go signature sig) whose pointer arguments do not escape; doc is the
+// stub's comment, whose first line Kernel begins with fn.
+func Kernel(fn string, a attr.Attribute, sig string, doc ...string) {
+	TEXT(fn, a, sig)
+	Pragma("noescape")
+	Doc(append([]string{fn + " " + doc[0]}, doc[1:]...)...)
+}
+
+// Emit ends every avo generator: it writes the assembly and the Go stubs
+// (avo's -out, -stubs and -pkg flags) under the build constraint !purego,
+// which builds no assembly.
+func Emit() {
+	ConstraintExpr("!purego")
+	Generate()
 }
 
 // Ret ends a vector function: VZEROUPPER (avo does not insert it) and RET.
@@ -243,28 +275,42 @@ func Stripes(i *ISA, fn string, n, idx reg.GPVirtual, unroll int, body func(u in
 	Label(i.Label(fn, "end"))
 }
 
+// ScaleElems sets dst[0:n] = src[0:n]·v (dst may be src), unroll vectors
+// per iteration; its labels start with fn.
+func ScaleElems(i *ISA, fn string, dst, src reg.Register, n reg.GPVirtual, v reg.VecVirtual, unroll int) {
+	idx := GP64()
+	Stripes(i, fn, n, idx, unroll, func(u int) {
+		t := i.Vec()
+		i.VMUL(i.Addr(src, idx, u*i.Bytes), v, t)
+		i.VMOVU(t, i.Addr(dst, idx, u*i.Bytes))
+	}, func(rem reg.GPVirtual) {
+		m := i.TailMask(rem)
+		t := i.Vec()
+		i.LoadMasked(m, i.Addr(src, idx, 0), t)
+		i.VMUL(t, v, t)
+		i.StoreMasked(m, t, i.Addr(dst, idx, 0))
+	})
+}
+
 var consts = map[string]Mem{}
+
+// constOnce declares the file-local constant name on first use and returns
+// it, however many functions of the generated file use it.
+func constOnce(name string, v Constant) Mem {
+	if m, ok := consts[name]; ok {
+		return m
+	}
+	m := ConstData(name, v)
+	consts[name] = m
+	return m
+}
 
 // ConstF64 returns a file-local float64 constant, declared once per
 // generated file however many functions use it.
-func ConstF64(name string, v float64) Mem {
-	if m, ok := consts[name]; ok {
-		return m
-	}
-	m := ConstData(name, F64(v))
-	consts[name] = m
-	return m
-}
+func ConstF64(name string, v float64) Mem { return constOnce(name, F64(v)) }
 
 // ConstU64 is ConstF64 for a 64-bit pattern.
-func ConstU64(name string, v uint64) Mem {
-	if m, ok := consts[name]; ok {
-		return m
-	}
-	m := ConstData(name, U64(v))
-	consts[name] = m
-	return m
-}
+func ConstU64(name string, v uint64) Mem { return constOnce(name, U64(v)) }
 
 var dwordTables = map[string]Mem{}
 

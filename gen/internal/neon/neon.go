@@ -74,23 +74,23 @@ func FABS(d, n int) Word   { return two(0x4ee0f800, "fabs", d, n) }
 func FNEG(d, n int) Word   { return two(0x6ee0f800, "fneg", d, n) }
 
 // Shifts of .2D lanes by an immediate.
-func SSHR(d, n, sh int) Word {
-	if sh < 1 || sh > 64 {
-		panic("neon: sshr shift out of range")
+func SSHR(d, n, sh int) Word { return shift(0x4f000400, "sshr", 64, d, n, sh) }
+func USHR(d, n, sh int) Word { return shift(0x6f000400, "ushr", 64, d, n, sh) }
+func SHL(d, n, sh int) Word  { return shift(0x4f005400, "shl", 64, d, n, sh) }
+
+// shift encodes a shift by an immediate of .2D (esize 64) or .4S (esize
+// 32) lanes: immh:immb holds 2·esize−sh for the right shifts (1 ≤ sh ≤
+// esize), esize+sh for SHL (0 ≤ sh < esize).
+func shift(base uint32, name string, esize, d, n, sh int) Word {
+	lo, hi, imm := 1, esize, 2*esize-sh
+	if name == "shl" {
+		lo, hi, imm = 0, esize-1, esize+sh
 	}
-	return Word{0x4f000400 | uint32(128-sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("sshr v%d.2d, v%d.2d, #%d", d, n, sh)}
-}
-func USHR(d, n, sh int) Word {
-	if sh < 1 || sh > 64 {
-		panic("neon: ushr shift out of range")
+	if sh < lo || sh > hi {
+		panic("neon: " + name + " shift out of range")
 	}
-	return Word{0x6f000400 | uint32(128-sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("ushr v%d.2d, v%d.2d, #%d", d, n, sh)}
-}
-func SHL(d, n, sh int) Word {
-	if sh < 0 || sh > 63 {
-		panic("neon: shl shift out of range")
-	}
-	return Word{0x4f005400 | uint32(64+sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("shl v%d.2d, v%d.2d, #%d", d, n, sh)}
+	arr := map[int]string{64: "2d", 32: "4s"}[esize]
+	return Word{base | uint32(imm)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("%s v%d.%s, v%d.%s, #%d", name, d, arr, n, arr, sh)}
 }
 
 // XTN narrows the two 64-bit lanes of vn to the two low 32-bit lanes of vd.
@@ -129,19 +129,9 @@ func FADDPS32(d, n int) Word {
 	return Word{0x7e30d800 | reg(n)<<5 | reg(d), fmt.Sprintf("faddp s%d, v%d.2s", d, n)}
 }
 
-// SSHR32, USHR32 and SHL32 are the shifts of .4S lanes.
-func SSHR32(d, n, sh int) Word {
-	if sh < 1 || sh > 32 {
-		panic("neon: sshr shift out of range")
-	}
-	return Word{0x4f000400 | uint32(64-sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("sshr v%d.4s, v%d.4s, #%d", d, n, sh)}
-}
-func SHL32(d, n, sh int) Word {
-	if sh < 0 || sh > 31 {
-		panic("neon: shl shift out of range")
-	}
-	return Word{0x4f005400 | uint32(32+sh)<<16 | reg(n)<<5 | reg(d), fmt.Sprintf("shl v%d.4s, v%d.4s, #%d", d, n, sh)}
-}
+// SSHR32 and SHL32 are the shifts of .4S lanes.
+func SSHR32(d, n, sh int) Word { return shift(0x4f000400, "sshr", 32, d, n, sh) }
+func SHL32(d, n, sh int) Word  { return shift(0x4f005400, "shl", 32, d, n, sh) }
 
 // FCVTL widens the two low float32 lanes of vn to float64 lanes of vd;
 // FCVTL2 the two high ones.
