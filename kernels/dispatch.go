@@ -37,6 +37,9 @@ type impl struct {
 	gatherMulAdd  func(q, x []float64, xi []int32, y []float64, yi []int32)
 	maxPlusCSR    func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)
 	byteMasks     func(a, b []uint64, src []byte, ca, cb1, cb2 byte)
+	selectGE      func(dst []int32, x []float64, bound float64) int // select.go
+	selectSumGE   func(dst []int32, x, y []float64, bound float64) int
+	max           func(x []float64) float64
 
 	// float32 kernels (kernels32.go)
 	exp32           func(dst, src []float32)
@@ -53,6 +56,9 @@ type impl struct {
 	dot32           func(x, y []float32) float64
 	axpy32          func(a float32, x, y []float32)
 	scale32         func(a float32, x []float32)
+	selectGE32      func(dst []int32, x []float32, bound float32) int
+	selectSumGE32   func(dst []int32, x, y []float32, bound float32) int
+	max32           func(x []float32) float32
 
 	// vectorMaxPlus: maxPlusCSR is a vector kernel (MaxPlusCSRVector).
 	vectorMaxPlus bool
@@ -84,6 +90,9 @@ var generic = &impl{
 	gatherMulAdd:  gatherMulAddGeneric,
 	maxPlusCSR:    maxPlusCSRGeneric,
 	byteMasks:     byteMasksGeneric,
+	selectGE:      selectGEGeneric[float64],
+	selectSumGE:   selectSumGEGeneric[float64],
+	max:           maxGeneric[float64],
 
 	exp32:           exp32Generic,
 	forward32:       forwardGeneric[float32],
@@ -99,6 +108,9 @@ var generic = &impl{
 	dot32:           dotGeneric[float32],
 	axpy32:          axpyGeneric[float32],
 	scale32:         scaleGeneric[float32],
+	selectGE32:      selectGEGeneric[float32],
+	selectSumGE32:   selectSumGEGeneric[float32],
+	max32:           maxGeneric[float32],
 }
 
 var (

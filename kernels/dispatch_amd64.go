@@ -9,10 +9,13 @@ import "golang.org/x/sys/cpu"
 
 func platformImpls() []*impl { return []*impl{avx2Impl, avx512Impl} }
 
+// avx2Impl: POPCNT (the selection kernels' hit counts) comes with every
+// AVX2 CPU; it is checked so that an emulator without it cannot pick the
+// tier.
 var avx2Impl = &impl{
 	name:      "avx2",
-	available: cpu.X86.HasAVX2 && cpu.X86.HasFMA,
-	needs:     "AVX2 and FMA",
+	available: cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasPOPCNT,
+	needs:     "AVX2, FMA and POPCNT",
 
 	exp:           expAVX2,
 	log:           logAVX2,
@@ -34,6 +37,9 @@ var avx2Impl = &impl{
 	gatherMulAdd:  gatherMulAddAVX2,
 	maxPlusCSR:    maxPlusCSRAVX2,
 	byteMasks:     byteMasksAVX2,
+	selectGE:      selectGEAVX2,
+	selectSumGE:   selectSumGEAVX2,
+	max:           maxAVX2,
 
 	exp32:           exp32AVX2,
 	forward32:       forward32AVX2,
@@ -49,6 +55,9 @@ var avx2Impl = &impl{
 	dot32:           dot32AVX2,
 	axpy32:          axpy32AVX2,
 	scale32:         scale32AVX2,
+	selectGE32:      selectGE32AVX2,
+	selectSumGE32:   selectSumGE32AVX2,
+	max32:           max32AVX2,
 
 	vectorMaxPlus: true,
 	fmaPeak:       fmaPeakAVX2,
@@ -56,14 +65,14 @@ var avx2Impl = &impl{
 }
 
 // avx512Impl: F for the zmm arithmetic, DQ for KMOVB, VL for the ymm forms
-// of EVEX instructions, BMI2 for the BZHI that builds tail masks. A CPU
-// (or emulator: qemu-x86_64 -cpu Haswell in CI) without them never runs
-// any of its kernels.
+// of EVEX instructions, BMI2 for the BZHI that builds tail masks, POPCNT as
+// in the AVX2 tier. A CPU (or emulator: qemu-x86_64 -cpu Haswell in CI)
+// without them never runs any of its kernels.
 var avx512Impl = &impl{
 	name: "avx512",
-	available: cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasBMI2 &&
+	available: cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasBMI2 && cpu.X86.HasPOPCNT &&
 		cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VL,
-	needs: "AVX-512F/DQ/VL and BMI2",
+	needs: "AVX-512F/DQ/VL, BMI2 and POPCNT",
 
 	exp: expAVX512,
 	log: logAVX512,
@@ -91,6 +100,12 @@ var avx512Impl = &impl{
 	// The AVX-512 version compares bytes into opmasks (AVX512BW), which
 	// the tier does not require; without BW it runs the AVX2 version.
 	byteMasks: choose(cpu.X86.HasAVX512BW, byteMasksAVX512, byteMasksAVX2),
+	// The AVX-512 selection kernels (VPCOMPRESSD) were written on a
+	// machine without AVX-512: the AVX2 ones until TestAVX512SelectDirect
+	// has passed on one (then wire selectGEAVX512 … max32AVX512 here).
+	selectGE:    selectGEAVX2,
+	selectSumGE: selectSumGEAVX2,
+	max:         maxAVX2,
 
 	// float32: the AVX-512 kernels TestAVX512F32Direct has checked on an
 	// AVX-512 machine (Xeon, AVX-512 F/DQ/VL; this code was written on one
@@ -112,8 +127,11 @@ var avx512Impl = &impl{
 	scale32:         scale32AVX512,
 	// Not checked by TestAVX512F32Direct when it passed (it checks them
 	// now): the AVX2 kernels until it has passed again on AVX-512.
-	shiftRows32:  shiftRows32AVX2,
-	viterbiMax32: viterbiMax32AVX2,
+	shiftRows32:   shiftRows32AVX2,
+	viterbiMax32:  viterbiMax32AVX2,
+	selectGE32:    selectGE32AVX2,
+	selectSumGE32: selectSumGE32AVX2,
+	max32:         max32AVX2,
 
 	vectorMaxPlus: true,
 	fmaPeak:       fmaPeakAVX512,

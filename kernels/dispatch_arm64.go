@@ -37,6 +37,9 @@ var neonImpl = &impl{
 	gatherMulAdd: gatherMulAddGeneric,
 	maxPlusCSR:   maxPlusCSRGeneric,
 	byteMasks:    byteMasksNEON,
+	selectGE:     selectGENEON,
+	selectSumGE:  selectSumGENEON,
+	max:          maxNEON,
 
 	exp32:           exp32NEON,
 	forward32:       single(forward32NEON),
@@ -52,6 +55,9 @@ var neonImpl = &impl{
 	dot32:           dot32NEON,
 	axpy32:          axpy32NEON,
 	scale32:         scale32NEON,
+	selectGE32:      selectGE32NEON,
+	selectSumGE32:   selectSumGE32NEON,
+	max32:           max32NEON,
 
 	fmaPeak:   fmaPeakNEON,
 	peakFlops: 24 * 2 * 2,

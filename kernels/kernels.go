@@ -2,8 +2,10 @@
 // linear-chain CRF: elementwise exp and log, the scaled forward and backward
 // passes, the log-domain forward step, Viterbi, expected transition counts,
 // sparse feature gather and scatter, and the BLAS-1 routines an optimiser
-// needs; and ByteMasks, the byte-class bit masks of package format's
-// CRFsuite parser.
+// needs; the O(M) selections of large label sets (SelectGE, SelectSumGE,
+// Max: the rows a bounded Viterbi step keeps, the labels pruning keeps);
+// and ByteMasks, the byte-class bit masks of package format's CRFsuite
+// parser.
 //
 // Every kernel has a pure-Go reference (the "generic" implementation) and,
 // where the CPU allows, assembly implementations generated from ../gen

@@ -136,6 +136,14 @@ DATA bytemaskbits<>+0(SB)/8, $0x8040201008040201
 DATA bytemaskbits<>+8(SB)/8, $0x8040201008040201
 GLOBL bytemaskbits<>(SB), RODATA|NOPTR, $16
 
+DATA selectninf<>+0(SB)/8, $0xfff0000000000000
+DATA selectninf<>+8(SB)/8, $0xfff0000000000000
+GLOBL selectninf<>(SB), RODATA|NOPTR, $16
+
+DATA selectninf32<>+0(SB)/8, $0xff800000ff800000
+DATA selectninf32<>+8(SB)/8, $0xff800000ff800000
+GLOBL selectninf32<>(SB), RODATA|NOPTR, $16
+
 // func dotNEON(x, y []float64) float64
 TEXT ·dotNEON(SB), NOSPLIT, $0-56
 	MOVD x_base+0(FP), R0
@@ -5993,4 +6001,390 @@ byteMasksNEON_loop:
 	SUB $1, R3
 	B byteMasksNEON_loop
 byteMasksNEON_done:
+	RET
+
+// func selectGENEON(dst []int32, x []float64, bound float64) int
+TEXT ·selectGENEON(SB), NOSPLIT, $0-64
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD x_base+24(FP), R2
+	MOVD x_len+32(FP), R3
+	FMOVD bound+48(FP), F31
+	VDUP V31.D[0], V31.D2
+	MOVD ZR, R5
+	MOVD ZR, R6
+selectGENEON_block:
+	CMP $16, R3
+	BLT selectGENEON_tail
+	VLD1.P 64(R2), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 64(R2), [V4.D2, V5.D2, V6.D2, V7.D2]
+	WORD $0x6e7fe410 // fcmge v16.2d, v0.2d, v31.2d
+	WORD $0x6e7fe431 // fcmge v17.2d, v1.2d, v31.2d
+	WORD $0x6e7fe452 // fcmge v18.2d, v2.2d, v31.2d
+	WORD $0x6e7fe473 // fcmge v19.2d, v3.2d, v31.2d
+	WORD $0x6e7fe494 // fcmge v20.2d, v4.2d, v31.2d
+	WORD $0x6e7fe4b5 // fcmge v21.2d, v5.2d, v31.2d
+	WORD $0x6e7fe4d6 // fcmge v22.2d, v6.2d, v31.2d
+	WORD $0x6e7fe4f7 // fcmge v23.2d, v7.2d, v31.2d
+	VUZP1 V17.S4, V16.S4, V24.S4
+	VUZP1 V19.S4, V18.S4, V25.S4
+	VUZP1 V21.S4, V20.S4, V26.S4
+	VUZP1 V23.S4, V22.S4, V27.S4
+	VUZP1 V25.H8, V24.H8, V28.H8
+	VUZP1 V27.H8, V26.H8, V29.H8
+	VUZP1 V29.B16, V28.B16, V24.B16
+	WORD $0x0f0c871e // shrn v30.8b, v24.8h, #4
+	VMOV V30.D[0], R7
+	CBZ R7, selectGENEON_next
+	AND $0x1111111111111111, R7
+selectGENEON_bits:
+	CMP R1, R5
+	BHS selectGENEON_overflow
+	RBIT R7, R8
+	CLZ R8, R8
+	ADD R8>>2, R6, R9
+	MOVW R9, (R0)(R5<<2)
+	ADD $1, R5
+	SUB $1, R7, R10
+	AND R10, R7
+	CBNZ R7, selectGENEON_bits
+selectGENEON_next:
+	ADD $16, R6
+	SUB $16, R3
+	B selectGENEON_block
+selectGENEON_tail:
+	CBZ R3, selectGENEON_done
+	FMOVD.P 8(R2), F0
+	FCMPD F31, F0
+	BLT selectGENEON_skip
+	CMP R1, R5
+	BHS selectGENEON_overflow
+	MOVW R6, (R0)(R5<<2)
+	ADD $1, R5
+selectGENEON_skip:
+	ADD $1, R6
+	SUB $1, R3
+	B selectGENEON_tail
+selectGENEON_done:
+	MOVD R5, ret+56(FP)
+	RET
+selectGENEON_overflow:
+	MOVD $-1, R5
+	MOVD R5, ret+56(FP)
+	RET
+
+// func selectSumGENEON(dst []int32, x, y []float64, bound float64) int
+TEXT ·selectSumGENEON(SB), NOSPLIT, $0-88
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD x_base+24(FP), R2
+	MOVD x_len+32(FP), R3
+	FMOVD bound+72(FP), F31
+	MOVD y_base+48(FP), R4
+	VDUP V31.D[0], V31.D2
+	MOVD ZR, R5
+	MOVD ZR, R6
+selectSumGENEON_block:
+	CMP $16, R3
+	BLT selectSumGENEON_tail
+	VLD1.P 64(R2), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 64(R2), [V4.D2, V5.D2, V6.D2, V7.D2]
+	VLD1.P 64(R4), [V8.D2, V9.D2, V10.D2, V11.D2]
+	VLD1.P 64(R4), [V12.D2, V13.D2, V14.D2, V15.D2]
+	WORD $0x4e68d400 // fadd v0.2d, v0.2d, v8.2d
+	WORD $0x4e69d421 // fadd v1.2d, v1.2d, v9.2d
+	WORD $0x4e6ad442 // fadd v2.2d, v2.2d, v10.2d
+	WORD $0x4e6bd463 // fadd v3.2d, v3.2d, v11.2d
+	WORD $0x4e6cd484 // fadd v4.2d, v4.2d, v12.2d
+	WORD $0x4e6dd4a5 // fadd v5.2d, v5.2d, v13.2d
+	WORD $0x4e6ed4c6 // fadd v6.2d, v6.2d, v14.2d
+	WORD $0x4e6fd4e7 // fadd v7.2d, v7.2d, v15.2d
+	WORD $0x6e7fe410 // fcmge v16.2d, v0.2d, v31.2d
+	WORD $0x6e7fe431 // fcmge v17.2d, v1.2d, v31.2d
+	WORD $0x6e7fe452 // fcmge v18.2d, v2.2d, v31.2d
+	WORD $0x6e7fe473 // fcmge v19.2d, v3.2d, v31.2d
+	WORD $0x6e7fe494 // fcmge v20.2d, v4.2d, v31.2d
+	WORD $0x6e7fe4b5 // fcmge v21.2d, v5.2d, v31.2d
+	WORD $0x6e7fe4d6 // fcmge v22.2d, v6.2d, v31.2d
+	WORD $0x6e7fe4f7 // fcmge v23.2d, v7.2d, v31.2d
+	VUZP1 V17.S4, V16.S4, V24.S4
+	VUZP1 V19.S4, V18.S4, V25.S4
+	VUZP1 V21.S4, V20.S4, V26.S4
+	VUZP1 V23.S4, V22.S4, V27.S4
+	VUZP1 V25.H8, V24.H8, V28.H8
+	VUZP1 V27.H8, V26.H8, V29.H8
+	VUZP1 V29.B16, V28.B16, V24.B16
+	WORD $0x0f0c871e // shrn v30.8b, v24.8h, #4
+	VMOV V30.D[0], R7
+	CBZ R7, selectSumGENEON_next
+	AND $0x1111111111111111, R7
+selectSumGENEON_bits:
+	CMP R1, R5
+	BHS selectSumGENEON_overflow
+	RBIT R7, R8
+	CLZ R8, R8
+	ADD R8>>2, R6, R9
+	MOVW R9, (R0)(R5<<2)
+	ADD $1, R5
+	SUB $1, R7, R10
+	AND R10, R7
+	CBNZ R7, selectSumGENEON_bits
+selectSumGENEON_next:
+	ADD $16, R6
+	SUB $16, R3
+	B selectSumGENEON_block
+selectSumGENEON_tail:
+	CBZ R3, selectSumGENEON_done
+	FMOVD.P 8(R2), F0
+	FMOVD.P 8(R4), F1
+	FADDD F1, F0
+	FCMPD F31, F0
+	BLT selectSumGENEON_skip
+	CMP R1, R5
+	BHS selectSumGENEON_overflow
+	MOVW R6, (R0)(R5<<2)
+	ADD $1, R5
+selectSumGENEON_skip:
+	ADD $1, R6
+	SUB $1, R3
+	B selectSumGENEON_tail
+selectSumGENEON_done:
+	MOVD R5, ret+80(FP)
+	RET
+selectSumGENEON_overflow:
+	MOVD $-1, R5
+	MOVD R5, ret+80(FP)
+	RET
+
+// func maxNEON(x []float64) float64
+TEXT ·maxNEON(SB), NOSPLIT, $0-32
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R1
+	MOVD $selectninf<>(SB), R2
+	VLD1 (R2), [V0.B16]
+	VORR V0.B16, V0.B16, V1.B16
+	VORR V0.B16, V0.B16, V2.B16
+	VORR V0.B16, V0.B16, V3.B16
+maxNEON_n8:
+	CMP $8, R1
+	BLT maxNEON_n8_done
+	VLD1.P 64(R0), [V16.D2, V17.D2, V18.D2, V19.D2]
+	WORD $0x6ee0e614 // fcmgt v20.2d, v16.2d, v0.2d
+	VBIT V20.B16, V16.B16, V0.B16
+	WORD $0x6ee1e635 // fcmgt v21.2d, v17.2d, v1.2d
+	VBIT V21.B16, V17.B16, V1.B16
+	WORD $0x6ee2e656 // fcmgt v22.2d, v18.2d, v2.2d
+	VBIT V22.B16, V18.B16, V2.B16
+	WORD $0x6ee3e677 // fcmgt v23.2d, v19.2d, v3.2d
+	VBIT V23.B16, V19.B16, V3.B16
+	SUB $8, R1
+	B maxNEON_n8
+maxNEON_n8_done:
+maxNEON_n2:
+	CMP $2, R1
+	BLT maxNEON_n2_done
+	VLD1.P 16(R0), [V16.D2]
+	WORD $0x6ee0e614 // fcmgt v20.2d, v16.2d, v0.2d
+	VBIT V20.B16, V16.B16, V0.B16
+	SUB $2, R1
+	B maxNEON_n2
+maxNEON_n2_done:
+maxNEON_n1:
+	CBZ R1, maxNEON_n1_done
+	VLD1R.P 8(R0), [V16.D2]
+	WORD $0x6ee0e614 // fcmgt v20.2d, v16.2d, v0.2d
+	VBIT V20.B16, V16.B16, V0.B16
+	SUB $1, R1
+maxNEON_n1_done:
+	WORD $0x4e61f400 // fmax v0.2d, v0.2d, v1.2d
+	WORD $0x4e63f442 // fmax v2.2d, v2.2d, v3.2d
+	WORD $0x4e62f400 // fmax v0.2d, v0.2d, v2.2d
+	VDUP V0.D[1], V4.D2
+	WORD $0x4e64f400 // fmax v0.2d, v0.2d, v4.2d
+	VEOR V5.B16, V5.B16, V5.B16
+	WORD $0x4e65d400 // fadd v0.2d, v0.2d, v5.2d
+	FMOVD F0, ret+24(FP)
+	RET
+
+// func selectGE32NEON(dst []int32, x []float32, bound float32) int
+TEXT ·selectGE32NEON(SB), NOSPLIT, $0-64
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD x_base+24(FP), R2
+	MOVD x_len+32(FP), R3
+	FMOVS bound+48(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD ZR, R5
+	MOVD ZR, R6
+selectGE32NEON_block:
+	CMP $16, R3
+	BLT selectGE32NEON_tail
+	VLD1.P 64(R2), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3fe410 // fcmge v16.4s, v0.4s, v31.4s
+	WORD $0x6e3fe431 // fcmge v17.4s, v1.4s, v31.4s
+	WORD $0x6e3fe452 // fcmge v18.4s, v2.4s, v31.4s
+	WORD $0x6e3fe473 // fcmge v19.4s, v3.4s, v31.4s
+	VUZP1 V17.H8, V16.H8, V24.H8
+	VUZP1 V19.H8, V18.H8, V25.H8
+	VUZP1 V25.B16, V24.B16, V28.B16
+	WORD $0x0f0c879e // shrn v30.8b, v28.8h, #4
+	VMOV V30.D[0], R7
+	CBZ R7, selectGE32NEON_next
+	AND $0x1111111111111111, R7
+selectGE32NEON_bits:
+	CMP R1, R5
+	BHS selectGE32NEON_overflow
+	RBIT R7, R8
+	CLZ R8, R8
+	ADD R8>>2, R6, R9
+	MOVW R9, (R0)(R5<<2)
+	ADD $1, R5
+	SUB $1, R7, R10
+	AND R10, R7
+	CBNZ R7, selectGE32NEON_bits
+selectGE32NEON_next:
+	ADD $16, R6
+	SUB $16, R3
+	B selectGE32NEON_block
+selectGE32NEON_tail:
+	CBZ R3, selectGE32NEON_done
+	FMOVS.P 4(R2), F0
+	FCMPS F31, F0
+	BLT selectGE32NEON_skip
+	CMP R1, R5
+	BHS selectGE32NEON_overflow
+	MOVW R6, (R0)(R5<<2)
+	ADD $1, R5
+selectGE32NEON_skip:
+	ADD $1, R6
+	SUB $1, R3
+	B selectGE32NEON_tail
+selectGE32NEON_done:
+	MOVD R5, ret+56(FP)
+	RET
+selectGE32NEON_overflow:
+	MOVD $-1, R5
+	MOVD R5, ret+56(FP)
+	RET
+
+// func selectSumGE32NEON(dst []int32, x, y []float32, bound float32) int
+TEXT ·selectSumGE32NEON(SB), NOSPLIT, $0-88
+	MOVD dst_base+0(FP), R0
+	MOVD dst_len+8(FP), R1
+	MOVD x_base+24(FP), R2
+	MOVD x_len+32(FP), R3
+	FMOVS bound+72(FP), F31
+	MOVD y_base+48(FP), R4
+	VDUP V31.S[0], V31.S4
+	MOVD ZR, R5
+	MOVD ZR, R6
+selectSumGE32NEON_block:
+	CMP $16, R3
+	BLT selectSumGE32NEON_tail
+	VLD1.P 64(R2), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R4), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x4e28d400 // fadd v0.4s, v0.4s, v8.4s
+	WORD $0x4e29d421 // fadd v1.4s, v1.4s, v9.4s
+	WORD $0x4e2ad442 // fadd v2.4s, v2.4s, v10.4s
+	WORD $0x4e2bd463 // fadd v3.4s, v3.4s, v11.4s
+	WORD $0x6e3fe410 // fcmge v16.4s, v0.4s, v31.4s
+	WORD $0x6e3fe431 // fcmge v17.4s, v1.4s, v31.4s
+	WORD $0x6e3fe452 // fcmge v18.4s, v2.4s, v31.4s
+	WORD $0x6e3fe473 // fcmge v19.4s, v3.4s, v31.4s
+	VUZP1 V17.H8, V16.H8, V24.H8
+	VUZP1 V19.H8, V18.H8, V25.H8
+	VUZP1 V25.B16, V24.B16, V28.B16
+	WORD $0x0f0c879e // shrn v30.8b, v28.8h, #4
+	VMOV V30.D[0], R7
+	CBZ R7, selectSumGE32NEON_next
+	AND $0x1111111111111111, R7
+selectSumGE32NEON_bits:
+	CMP R1, R5
+	BHS selectSumGE32NEON_overflow
+	RBIT R7, R8
+	CLZ R8, R8
+	ADD R8>>2, R6, R9
+	MOVW R9, (R0)(R5<<2)
+	ADD $1, R5
+	SUB $1, R7, R10
+	AND R10, R7
+	CBNZ R7, selectSumGE32NEON_bits
+selectSumGE32NEON_next:
+	ADD $16, R6
+	SUB $16, R3
+	B selectSumGE32NEON_block
+selectSumGE32NEON_tail:
+	CBZ R3, selectSumGE32NEON_done
+	FMOVS.P 4(R2), F0
+	FMOVS.P 4(R4), F1
+	FADDS F1, F0
+	FCMPS F31, F0
+	BLT selectSumGE32NEON_skip
+	CMP R1, R5
+	BHS selectSumGE32NEON_overflow
+	MOVW R6, (R0)(R5<<2)
+	ADD $1, R5
+selectSumGE32NEON_skip:
+	ADD $1, R6
+	SUB $1, R3
+	B selectSumGE32NEON_tail
+selectSumGE32NEON_done:
+	MOVD R5, ret+80(FP)
+	RET
+selectSumGE32NEON_overflow:
+	MOVD $-1, R5
+	MOVD R5, ret+80(FP)
+	RET
+
+// func max32NEON(x []float32) float32
+TEXT ·max32NEON(SB), NOSPLIT, $0-28
+	MOVD x_base+0(FP), R0
+	MOVD x_len+8(FP), R1
+	MOVD $selectninf32<>(SB), R2
+	VLD1 (R2), [V0.B16]
+	VORR V0.B16, V0.B16, V1.B16
+	VORR V0.B16, V0.B16, V2.B16
+	VORR V0.B16, V0.B16, V3.B16
+max32NEON_n16:
+	CMP $16, R1
+	BLT max32NEON_n16_done
+	VLD1.P 64(R0), [V16.S4, V17.S4, V18.S4, V19.S4]
+	WORD $0x6ea0e614 // fcmgt v20.4s, v16.4s, v0.4s
+	VBIT V20.B16, V16.B16, V0.B16
+	WORD $0x6ea1e635 // fcmgt v21.4s, v17.4s, v1.4s
+	VBIT V21.B16, V17.B16, V1.B16
+	WORD $0x6ea2e656 // fcmgt v22.4s, v18.4s, v2.4s
+	VBIT V22.B16, V18.B16, V2.B16
+	WORD $0x6ea3e677 // fcmgt v23.4s, v19.4s, v3.4s
+	VBIT V23.B16, V19.B16, V3.B16
+	SUB $16, R1
+	B max32NEON_n16
+max32NEON_n16_done:
+max32NEON_n4:
+	CMP $4, R1
+	BLT max32NEON_n4_done
+	VLD1.P 16(R0), [V16.S4]
+	WORD $0x6ea0e614 // fcmgt v20.4s, v16.4s, v0.4s
+	VBIT V20.B16, V16.B16, V0.B16
+	SUB $4, R1
+	B max32NEON_n4
+max32NEON_n4_done:
+max32NEON_n1:
+	CBZ R1, max32NEON_n1_done
+	VLD1R.P 4(R0), [V16.S4]
+	WORD $0x6ea0e614 // fcmgt v20.4s, v16.4s, v0.4s
+	VBIT V20.B16, V16.B16, V0.B16
+	SUB $1, R1
+	B max32NEON_n1
+max32NEON_n1_done:
+	WORD $0x4e21f400 // fmax v0.4s, v0.4s, v1.4s
+	WORD $0x4e23f442 // fmax v2.4s, v2.4s, v3.4s
+	WORD $0x4e22f400 // fmax v0.4s, v0.4s, v2.4s
+	VDUP V0.D[1], V4.D2
+	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	VDUP V0.S[1], V4.S4
+	WORD $0x4e24f400 // fmax v0.4s, v0.4s, v4.4s
+	VEOR V5.B16, V5.B16, V5.B16
+	WORD $0x4e25d400 // fadd v0.4s, v0.4s, v5.4s
+	FMOVS F0, ret+24(FP)
 	RET

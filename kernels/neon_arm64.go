@@ -123,3 +123,24 @@ func gather32NEON(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M
 
 //go:noescape
 func scatter32NEON(g []float32, ld int, p []float32, ptr, ids []int32, vals []float32, c float32, T, M int)
+
+// The selection kernels (select.go): the count, or −1 when more than
+// len(dst) qualify (dst then holds the first len(dst)).
+
+//go:noescape
+func selectGENEON(dst []int32, x []float64, bound float64) int
+
+//go:noescape
+func selectSumGENEON(dst []int32, x, y []float64, bound float64) int
+
+//go:noescape
+func maxNEON(x []float64) float64
+
+//go:noescape
+func selectGE32NEON(dst []int32, x []float32, bound float32) int
+
+//go:noescape
+func selectSumGE32NEON(dst []int32, x, y []float32, bound float32) int
+
+//go:noescape
+func max32NEON(x []float32) float32

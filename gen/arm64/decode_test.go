@@ -107,7 +107,7 @@ func TestEncoders(t *testing.T) {
 			ws = append(ws, f(d, n, m))
 		}
 		for _, f := range []func(d, n int) neon.Word{neon.FCMEQZ, neon.FCMLTZ, neon.FRINTN,
-			neon.FRINTM, neon.FCVTZS, neon.FCVTNS, neon.SCVTF, neon.FABS, neon.FNEG, neon.XTN, neon.FADDPS} {
+			neon.FRINTM, neon.FCVTZS, neon.FCVTNS, neon.SCVTF, neon.FABS, neon.FNEG, neon.XTN, neon.FADDPS, neon.SHRN4} {
 			ws = append(ws, f(d, n))
 		}
 		for _, sh := range []int{1, 13, 52, 63} {

@@ -98,6 +98,14 @@ func XTN(d, n int) Word {
 	return Word{0x0ea12800 | reg(n)<<5 | reg(d), fmt.Sprintf("xtn v%d.2s, v%d.2d", d, n)}
 }
 
+// SHRN4 narrows the eight 16-bit lanes of vn, each shifted right by 4, to
+// the eight bytes of the low half of vd: with vn's bytes all-ones or zero
+// (compare results), byte j of vd holds bytes 2j and 2j+1 as its low and
+// high nibbles, so the doubleword holds a nibble per byte of vn.
+func SHRN4(d, n int) Word {
+	return Word{0x0f0c8400 | reg(n)<<5 | reg(d), fmt.Sprintf("shrn v%d.8b, v%d.8h, #4", d, n)}
+}
+
 // FADDPS is the scalar pairwise add dd = vn[0] + vn[1].
 func FADDPS(d, n int) Word {
 	return Word{0x7e70d800 | reg(n)<<5 | reg(d), fmt.Sprintf("faddp d%d, v%d.2d", d, n)}
