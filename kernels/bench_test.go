@@ -13,7 +13,7 @@ import (
 // ns/position and GFLOP/s. `simdcrf-bench kernels` runs the same cases.
 
 func benchKernel(b *testing.B, kernel string) {
-	labels := kernelbench.Labels
+	labels := kernelbench.LabelsOf(kernel)
 	key := "M"
 	if kernelbench.Elementwise(kernel) {
 		labels, key = []int{kernelbench.N}, "N"
@@ -34,6 +34,9 @@ func benchKernel(b *testing.B, kernel string) {
 					defer restore()
 					c.Bench(b, run)
 				})
+			}
+			if c.Loop != nil {
+				b.Run(kernelbench.Loop, func(b *testing.B) { c.Bench(b, c.Loop()) })
 			}
 		})
 	}
@@ -64,6 +67,16 @@ func BenchmarkExp32(b *testing.B)              { benchKernel(b, "exp32") }
 func BenchmarkDot32(b *testing.B)              { benchKernel(b, "dot32") }
 func BenchmarkGather32(b *testing.B)           { benchKernel(b, "gather32") }
 func BenchmarkScatter32(b *testing.B)          { benchKernel(b, "scatter32") }
+
+// The selection kernels, each beside the scalar loop it replaces (impl
+// "loop"; see kernelbench.KernelsSelect).
+func BenchmarkSelectGE(b *testing.B)      { benchKernel(b, "selectge") }
+func BenchmarkSelectSumGE(b *testing.B)   { benchKernel(b, "selectsumge") }
+func BenchmarkMax(b *testing.B)           { benchKernel(b, "max") }
+func BenchmarkPrune(b *testing.B)         { benchKernel(b, "prune") }
+func BenchmarkSelectGE32(b *testing.B)    { benchKernel(b, "selectge32") }
+func BenchmarkSelectSumGE32(b *testing.B) { benchKernel(b, "selectsumge32") }
+func BenchmarkMax32(b *testing.B)         { benchKernel(b, "max32") }
 
 // BenchmarkFMAPeak measures the core's vector FMA throughput per tier: the
 // denominator of "fraction of peak".

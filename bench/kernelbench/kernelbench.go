@@ -61,6 +61,9 @@ type Case struct {
 	Positions float64 // positions (elements) per run, for ns per position
 	Flops     float64 // floating-point operations per run (0: not reported)
 	Setup     func() (run func())
+	// Loop, if not nil, sets up the scalar loop a kernel replaces (the
+	// same work without package kernels), measured as the impl Loop.
+	Loop func() (run func())
 }
 
 // New returns the case for kernel at m labels (m is ignored by elementwise
@@ -235,7 +238,7 @@ func new32(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
 			c.Flops = 2 * N
 		}
 	default:
-		return c, false
+		return newSelect(c, kernel, m, r)
 	}
 	return c, true
 }

@@ -22,7 +22,9 @@ type Result struct {
 	AllocsPerOp   int64   `json:"allocs_per_op"`
 }
 
-// Options selects what Run measures; zero fields mean everything.
+// Options selects what Run measures; zero fields mean everything (Labels:
+// LabelsOf each kernel). Impls may name Loop, the scalar baseline of the
+// kernels that have one (measured by default).
 type Options struct {
 	Kernels   []string
 	Labels    []int
@@ -49,12 +51,11 @@ func Run(o Options) ([]Result, error) {
 	if len(o.Kernels) == 0 {
 		o.Kernels = Kernels
 	}
-	if len(o.Labels) == 0 {
-		o.Labels = Labels
-	}
+	loop := len(o.Impls) == 0 || slices.Contains(o.Impls, Loop)
 	if len(o.Impls) == 0 {
 		o.Impls = kernels.Impls()
 	}
+	o.Impls = slices.DeleteFunc(slices.Clone(o.Impls), func(name string) bool { return name == Loop })
 	if o.BenchTime == 0 {
 		o.BenchTime = 100 * time.Millisecond
 	}
@@ -72,19 +73,34 @@ func Run(o Options) ([]Result, error) {
 	var out []Result
 	for _, k := range o.Kernels {
 		labels := o.Labels
-		if Elementwise(k) {
+		switch {
+		case Elementwise(k):
 			labels = []int{N}
+		case len(labels) == 0:
+			labels = LabelsOf(k)
 		}
 		for _, m := range labels {
 			c, ok := New(k, m)
 			if !ok {
-				return nil, fmt.Errorf("unknown kernel %q (have %v)", k, Kernels)
+				return nil, fmt.Errorf("unknown kernel %q (have %v)", k, slices.Concat(Kernels, Kernels32, KernelsSelect))
 			}
 			run := c.Setup()
-			ns := make([][]float64, len(o.Impls))
-			allocs := make([]int64, len(o.Impls))
+			impls := o.Impls
+			var runLoop func()
+			if loop && c.Loop != nil {
+				impls = append(slices.Clip(impls), Loop)
+				runLoop = c.Loop()
+			}
+			ns := make([][]float64, len(impls))
+			allocs := make([]int64, len(impls))
 			for range o.Count {
-				for i, name := range o.Impls {
+				for i, name := range impls {
+					if name == Loop {
+						r := testing.Benchmark(func(b *testing.B) { c.Bench(b, runLoop) })
+						ns[i] = append(ns[i], float64(r.T.Nanoseconds())/float64(r.N))
+						allocs[i] = max(allocs[i], r.AllocsPerOp())
+						continue
+					}
 					restore, err := kernels.Use(name)
 					if err != nil {
 						return nil, err
@@ -95,7 +111,7 @@ func Run(o Options) ([]Result, error) {
 					allocs[i] = max(allocs[i], r.AllocsPerOp())
 				}
 			}
-			for i, name := range o.Impls {
+			for i, name := range impls {
 				op := Median(ns[i])
 				res := Result{Kernel: k, Impl: name, Labels: c.Labels, NsPerPosition: op / c.Positions, AllocsPerOp: allocs[i]}
 				if c.Flops > 0 {

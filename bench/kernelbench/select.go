@@ -1,0 +1,331 @@
+package kernelbench
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// KernelsSelect lists the benchmarks of the selection kernels (run by
+// name, as Kernels32): SelectGE, SelectSumGE and Max on T rows of M labels
+// of which 1–5 % qualify, as in a trained model's bounded Viterbi and
+// pruning, and "prune", pruning's choice of a position's labels (Max, then
+// SelectGE, then Pruning.set's cap over the few selected). The float64
+// ones have a "loop" baseline, the scalar loop package engine runs today:
+// winRows' selection for selectsumge, Pruning.set's one pass over all
+// labels for prune, and plain loops for selectge and max.
+var KernelsSelect = []string{"selectge", "selectsumge", "max", "prune", "selectge32", "selectsumge32", "max32"}
+
+// LabelsSelect are the label counts of the selection benchmarks: a small
+// tag set and large ones (UD Czech CLTT's 304 XPOS, 1,024, the pooled
+// Czech data's 1,341).
+var LabelsSelect = []int{64, 304, 1024, 1341}
+
+// Loop is the impl name of the scalar baselines.
+const Loop = "loop"
+
+// LabelsOf returns the default label counts of kernel's benchmarks.
+func LabelsOf(kernel string) []int {
+	if slices.Contains(KernelsSelect, kernel) {
+		return LabelsSelect
+	}
+	return Labels
+}
+
+// Prune's settings: Pruning{Max: 8, Threshold: 0.01}, train's defaults with
+// prune.max=8, on a tagger (no gold label).
+const pruneKeep = 8
+
+var pruneLogTau = math.Log(0.01)
+
+// selectRows returns T rows of m scores of which k (1–5 % of m, at least 1,
+// at random places) lie in [hi−4, hi], the first of them at hi, and the
+// others below lo.
+func selectRows(r *rand.Rand, m int, hi, lo float64) []float64 {
+	x := make([]float64, T*m)
+	for t := range T {
+		row := x[t*m : (t+1)*m]
+		for i := range row {
+			row[i] = lo - 10*r.Float64()
+		}
+		k := max(1, m*(1+r.IntN(5))/100)
+		for n, i := range r.Perm(m)[:k] {
+			row[i] = hi - 4*r.Float64()
+			if n == 0 {
+				row[i] = hi
+			}
+		}
+	}
+	return x
+}
+
+// newSelect is New for the selection kernels.
+func newSelect(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
+	switch kernel {
+	case "selectge", "selectge32", "max", "max32":
+		// Pruning's rows: the best at 0, the labels within log τ of it
+		// in [−4, 0], the others below −4.7 (the cut at log 0.01 ≈ −4.6).
+		x := selectRows(r, m, 0, -4.7)
+		bound := pruneLogTau
+		c.Setup = func() func() {
+			dst := make([]int32, m)
+			x32 := to32(x)
+			switch kernel {
+			case "selectge":
+				return func() {
+					for t := range T {
+						kernels.SelectGE(dst, x[t*m:(t+1)*m], bound)
+					}
+				}
+			case "selectge32":
+				return func() {
+					for t := range T {
+						kernels.SelectGE32(dst, x32[t*m:(t+1)*m], float32(bound))
+					}
+				}
+			case "max":
+				return func() {
+					for t := range T {
+						sink = kernels.Max(x[t*m : (t+1)*m])
+					}
+				}
+			default:
+				return func() {
+					for t := range T {
+						sink = float64(kernels.Max32(x32[t*m : (t+1)*m]))
+					}
+				}
+			}
+		}
+		switch kernel {
+		case "selectge":
+			c.Loop = func() func() {
+				dst := make([]int32, m)
+				return func() {
+					for t := range T {
+						selectLoop(dst, x[t*m:(t+1)*m], bound)
+					}
+				}
+			}
+		case "max":
+			c.Loop = func() func() {
+				return func() {
+					for t := range T {
+						sink = maxLoop(x[t*m : (t+1)*m])
+					}
+				}
+			}
+		}
+	case "prune":
+		x := selectRows(r, m, 0, -4.7)
+		c.Setup = func() func() {
+			var buf, ref pruneBuf
+			dst, sel := make([]int32, 0, m), make([]int32, m)
+			all := iotaLabels(m)
+			for t := range T {
+				row := x[t*m : (t+1)*m]
+				got := buf.prune(nil, sel, row, all)
+				if want := ref.set(nil, row, all, pruneKeep, pruneLogTau); !slices.Equal(got, want) {
+					panic(fmt.Sprintf("kernelbench: prune M=%d row %d: %v, set gives %v", m, t, got, want))
+				}
+			}
+			return func() {
+				for t := range T {
+					dst = buf.prune(dst[:0], sel, x[t*m:(t+1)*m], all)
+				}
+			}
+		}
+		c.Loop = func() func() {
+			var buf pruneBuf
+			dst := make([]int32, 0, m)
+			all := iotaLabels(m)
+			return func() {
+				for t := range T {
+					dst = buf.set(dst[:0], x[t*m:(t+1)*m], all, pruneKeep, pruneLogTau)
+				}
+			}
+		}
+	case "selectsumge", "selectsumge32":
+		// winRows' rows: δ with its 1–5 % rows that can win in [−4, 0]
+		// and the others below −30, rowHi in [0, 3), the bound (LB) −1.
+		prev := selectRows(r, m, 0, -30)
+		hi := make([]float64, m)
+		for i := range hi {
+			hi[i] = 3 * r.Float64()
+		}
+		const bound = -1.0
+		cand := make([]int32, min(m, 64))
+		c.Setup = func() func() {
+			if kernel == "selectsumge" {
+				return func() {
+					for t := range T {
+						kernels.SelectSumGE(cand, prev[t*m:(t+1)*m], hi, bound)
+					}
+				}
+			}
+			p32, h32 := to32(prev), to32(hi)
+			return func() {
+				for t := range T {
+					kernels.SelectSumGE32(cand, p32[t*m:(t+1)*m], h32, bound)
+				}
+			}
+		}
+		if kernel == "selectsumge" {
+			c.Loop = func() func() {
+				return func() {
+					for t := range T {
+						winRowsLoop(prev[t*m:(t+1)*m], hi, cand, bound)
+					}
+				}
+			}
+		}
+	default:
+		return c, false
+	}
+	return c, true
+}
+
+func iotaLabels(m int) []int32 {
+	all := make([]int32, m)
+	for i := range all {
+		all[i] = int32(i)
+	}
+	return all
+}
+
+// winRowsLoop is the selection loop of engine.winRows (its bound from
+// ShiftRows left out): the baseline of SelectSumGE.
+func winRowsLoop(prev, rowHi []float64, cand []int32, bound float64) (int, bool) {
+	hi := rowHi[:len(prev)]
+	nc := 0
+	for i, p := range prev {
+		if p+hi[i] >= bound {
+			if nc == len(cand) {
+				return 0, false
+			}
+			cand[nc] = int32(i)
+			nc++
+		}
+	}
+	return nc, true
+}
+
+// selectLoop is SelectGE's loop written inline, as a caller would.
+func selectLoop(dst []int32, x []float64, bound float64) (int, bool) {
+	n := 0
+	for i, v := range x {
+		if v >= bound {
+			if n == len(dst) {
+				return n, false
+			}
+			dst[n] = int32(i)
+			n++
+		}
+	}
+	return n, true
+}
+
+// maxLoop is the plain loop that Max replaces.
+func maxLoop(x []float64) float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		if v > m {
+			m = v
+		}
+	}
+	return m
+}
+
+// pruneBuf holds the insertion list of set.
+type pruneBuf struct{ cand []scored }
+
+type scored struct {
+	v float64
+	y int32
+}
+
+// prune is Pruning.set with the kernels (no gold label): Max gives the best
+// score, SelectGE the labels within log τ of it (into sel; should more
+// than len(sel) qualify, every label), and set's pass runs over those
+// alone. It returns what set returns over all labels (Setup checks).
+func (pb *pruneBuf) prune(dst, sel []int32, row []float64, all []int32) []int32 {
+	best := kernels.Max(row)
+	labs := all
+	if n, ok := kernels.SelectGE(sel, row, best+pruneLogTau); ok {
+		labs = sel[:n]
+	}
+	return pb.set(dst, row, labs, pruneKeep, pruneLogTau)
+}
+
+// set is engine.Pruning.set without the gold label (a tagger's pruning),
+// copied as the baseline: one pass over labs for the best score and the
+// keep best labels above its cut, ties at the cap kept together.
+func (pb *pruneBuf) set(dst []int32, row []float64, labs []int32, keep int, logTau float64) []int32 {
+	best, dropped := math.Inf(-1), math.Inf(-1)
+	floor := math.Inf(-1)
+	c := pb.cand[:0]
+	for _, y := range labs {
+		v := row[y]
+		if v < floor {
+			continue
+		}
+		if v > best {
+			best = v
+			floor = max(floor, best+logTau)
+			if v < floor {
+				continue
+			}
+		}
+		if len(c) == keep {
+			last := c[keep-1].v
+			if !(v > last) {
+				if v == last {
+					dropped = last
+				}
+				continue
+			}
+			if last > dropped {
+				dropped = last
+			}
+			c = c[:keep-1]
+		}
+		p := len(c)
+		c = append(c, scored{v, y})
+		for p > 0 && v > c[p-1].v {
+			c[p] = c[p-1]
+			p--
+		}
+		c[p] = scored{v, y}
+		if len(c) == keep {
+			floor = max(floor, c[keep-1].v)
+		}
+	}
+	cut := best + logTau
+	for len(c) > 0 && c[len(c)-1].v < cut {
+		c = c[:len(c)-1]
+	}
+	pb.cand = c
+	n0 := len(dst)
+	if len(c) == keep && keep > 0 && dropped == c[keep-1].v {
+		last := c[keep-1].v
+		for _, s := range c {
+			if s.v > last {
+				dst = append(dst, s.y)
+			}
+		}
+		for _, y := range labs {
+			if row[y] == last {
+				dst = append(dst, y)
+			}
+		}
+		c = c[:0]
+	}
+	for _, s := range c {
+		dst = append(dst, s.y)
+	}
+	slices.Sort(dst[n0:])
+	return dst
+}
