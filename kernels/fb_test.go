@@ -497,7 +497,7 @@ func checkFBFuzz(t *testing.T, p *impl, c fbCase) {
 // %peak compares the kernel with the core's peak under the same load (this
 // machine is shared and noisy).
 
-func fbBenchImpls() []*impl { return append([]*impl{generic}, asmImpls(nil)...) }
+func fbBenchImpls(b testing.TB) []*impl { return append([]*impl{generic}, asmImpls(b)...) }
 
 var fbBenchM = []int{9, 23, 45, 128, 256, 1024}
 
@@ -540,7 +540,7 @@ func BenchmarkForward(b *testing.B) {
 		T := fbBenchT(M)
 		c := makeFB(newRand(1), "uniform", T, M)
 		a, s := make([]float64, T*M), make([]float64, T)
-		for _, p := range fbBenchImpls() {
+		for _, p := range fbBenchImpls(b) {
 			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
 				fbBench(b, p, T, 2*M*M*(T-1), func() { p.forward(a, s, c.psi, c.e, T, M) })
 			})
@@ -555,7 +555,7 @@ func BenchmarkBackward(b *testing.B) {
 		a, s := make([]float64, T*M), make([]float64, T)
 		forwardGeneric(a, s, c.psi, c.e, T, M)
 		et := transpose(c.e, M)
-		for _, p := range fbBenchImpls() {
+		for _, p := range fbBenchImpls(b) {
 			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
 				fbBench(b, p, T, 2*M*M*(T-1), func() { p.backward(a, s, c.psi, et, T, M) })
 			})
@@ -570,7 +570,7 @@ func BenchmarkForwardBatch(b *testing.B) {
 		psi := randSlice(newRand(1), T*K*M, 0, 1)
 		e := randSlice(newRand(2), M*M, 0, 1)
 		a, s := make([]float64, T*K*M), make([]float64, T*K)
-		for _, p := range fbBenchImpls() {
+		for _, p := range fbBenchImpls(b) {
 			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
 				fbBench(b, p, T*K, 2*M*M*(T-1)*K, func() { p.forwardBatch(a, s, psi, e, T, K, M) })
 			})
@@ -586,24 +586,10 @@ func BenchmarkTransitions(b *testing.B) {
 		forwardGeneric(a, s, c.psi, c.e, T, M)
 		backwardGeneric(be, s, c.psi, transpose(c.e, M), T, M)
 		g, work := make([]float64, M*M), make([]float64, T*M)
-		for _, p := range fbBenchImpls() {
+		for _, p := range fbBenchImpls(b) {
 			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
 				fbBench(b, p, T, 2*M*M*(T-1), func() { p.transitions(g, c.e, a, be, c.psi, s, work, T, M) })
 			})
 		}
-	}
-}
-
-// BenchmarkFMAPeak measures the core's FMA peak (the %peak above is measured
-// against it inside each benchmark).
-func BenchmarkFMAPeak(b *testing.B) {
-	for _, p := range asmImpls(nil) {
-		b.Run(p.name, func(b *testing.B) {
-			const n = 1 << 16
-			for b.Loop() {
-				p.fmaPeak(n)
-			}
-			b.ReportMetric(float64(b.N)*n*float64(p.peakFlops)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-		})
 	}
 }
