@@ -29,7 +29,7 @@ func benchKernels(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("kernels", "kernels [options]", stderr)
 	asJSON := fs.Bool("json", false, "print one JSON object per line instead of a table")
 	kernelList := fs.String("kernels", "", "comma-separated kernels (default all: "+strings.Join(kernelbench.Kernels, ",")+")")
-	labelList := fs.String("labels", "", "comma-separated label counts M (default "+joinInts(kernelbench.Labels)+")")
+	labelList := fs.String("labels", "", "comma-separated label counts M (default "+joinInts(kernelbench.Labels)+"; the select kernels 64,304,1024,1341)")
 	implList := fs.String("impl", "", "comma-separated implementations (default all this CPU has: "+strings.Join(kernels.Impls(), ",")+")")
 	benchTime := fs.Duration("benchtime", 100*time.Millisecond, "time per measurement")
 	count := fs.Int("count", 1, "measurements per case; the median is reported")
