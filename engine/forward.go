@@ -37,7 +37,7 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 			if math.IsInf(m, -1) {
 				return math.Inf(-1), ErrNoLabelling
 			}
-			if m-lo[t] > scaledRange {
+			if !fits(m-lo[t], scaledRange) {
 				tr.logScores(ws, emit, T, c, false)
 				return tr.forwardLog(ws, T)
 			}
@@ -57,7 +57,7 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 			if math.IsInf(m, -1) {
 				return math.Inf(-1), ErrNoLabelling
 			}
-			if m-lo > scaledRange {
+			if !fits(m-lo, scaledRange) {
 				tr.logScores(ws, emit, T, c, false)
 				return tr.forwardLog(ws, T)
 			}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/simdcrf/simdcrf/internal/sentinel"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
@@ -54,21 +55,28 @@ const lockstepRows = 1024
 // calls' lockstep path at small M.
 var lockstepMinLabels = LockstepLabels
 
-// lockBuf holds a lockstep group's buffers.
-type lockBuf struct {
-	psi, alpha, beta, work []float64 // T×K×M
-	scale                  []float64 // T×K
-	mx, lo                 []float64 // T: one chain's row maxima and minima
-	shift                  []float64 // K: a chain's Σ row maxima
+// lockGroup holds a lockstep group's buffers in precision E: the
+// engine's float64 batch calls and Scaled's groups share its passes.
+type lockGroup[E Float] struct {
+	psi, alpha, beta, work []E       // T×K×M
+	scale                  []E       // T×K
+	mx, lo                 []E       // T: one chain's row maxima and minima
+	shift, logZ            []float64 // K: a chain's Σ row maxima (and shifts), its log Z (Scaled)
 	pad                    []int32   // K: rows in front after alignment (T: single path)
-	emits, margs           [][]float64
-	z, marg, score         []float64 // the batch calls' scratch
+	T, K, M                int       // of the last group (Scaled)
+}
+
+// lockBuf is a Workspace's lockstep group, with the batch calls' scratch.
+type lockBuf struct {
+	lockGroup[float64]
+	emits, margs   [][]float64
+	z, marg, score []float64 // the batch calls' scratch
 }
 
 // grow sizes the buffers a group of K chains of up to T positions needs:
 // the forward pass's when it runs in lockstep (usable), the backward
 // pass's too when its results are wanted.
-func (lb *lockBuf) grow(T, K, M int, usable, backward bool) {
+func (lb *lockGroup[E]) grow(T, K, M int, usable, backward bool) {
 	lb.pad = grow(lb.pad, K)
 	if !usable {
 		return
@@ -121,14 +129,16 @@ func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (i
 	lb.grow(T, K, M, usable, o.backward())
 	if usable {
 		tr.dense()
-		usable = tr.lockForward(lb, emits, T, K, o.logZ)
+		f := tr.lockForm()
+		usable = lb.forward(&f, emits, T, K, M, o.logZ)
+		if usable && o.backward() {
+			lb.backward(&f, T, K, M)
+			tr.lockOut(lb, T, K, o)
+		}
 	} else {
 		for k := range lb.pad[:K] {
 			lb.pad[k] = int32(T)
 		}
-	}
-	if usable && o.backward() {
-		tr.lockBackward(lb, T, K, o)
 	}
 	for k, emit := range emits {
 		if int(lb.pad[k]) < T {
@@ -150,19 +160,24 @@ func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (i
 	return -1, nil
 }
 
-// lockForward fills Ψ (chain k's rows 0..T_k−1, then 1s) and runs the
+// lockForm is the scaledForm of tr's dense forms (column shifts).
+func (tr *Transitions) lockForm() scaledForm[float64] {
+	return scaledForm[float64]{e: tr.e, et: tr.et, start: tr.start, mid: tr.colShift, end: tr.colEnd, startEnd: tr.startEnd,
+		minGap: math.Inf(1), limit: scaledRange}
+}
+
+// forward fills Ψ (chain k's rows 0..T_k−1, then 1s) and runs the
 // lockstep forward pass, setting logZ[k] of the chains it takes and pad[k]
 // to T−T_k (T for the others). It reports whether any chain ran.
-func (tr *Transitions) lockForward(lb *lockBuf, emits [][]float64, T, K int, logZ []float64) bool {
-	M := tr.m
+func (lb *lockGroup[E]) forward(f *scaledForm[E], emits [][]E, T, K, M int, logZ []float64) bool {
 	n := T * K * M
 	psi, alpha, scale := lb.psi[:n], lb.alpha[:n], lb.scale[:T*K]
 	any := false
 	for k, emit := range emits {
 		Tk := len(emit) / M
-		ok := Tk > 0 && Tk*M == len(emit) && kernels.Dot(emit, emit) <= math.MaxFloat64
+		ok := Tk > 0 && Tk*M == len(emit) && kDot(emit, emit) <= math.MaxFloat64
 		if ok {
-			ok = tr.lockRows(lb, psi, emit, Tk, K, k)
+			ok = lb.rows(f, psi, emit, Tk, K, k, M)
 		}
 		from := Tk
 		lb.pad[k] = int32(T - Tk)
@@ -177,8 +192,8 @@ func (tr *Transitions) lockForward(lb *lockBuf, emits [][]float64, T, K int, log
 	if !any {
 		return false
 	}
-	kernels.Exp(psi, psi)
-	kernels.ForwardBatch(alpha, scale, psi, tr.e, T, K, M)
+	kExp(psi, psi)
+	kForwardBatch(alpha, scale, psi, f.e, T, K, M)
 	for k := range K {
 		P := int(lb.pad[k])
 		if P == T {
@@ -191,54 +206,75 @@ func (tr *Transitions) lockForward(lb *lockBuf, emits [][]float64, T, K int, log
 				lb.pad[k] = int32(T)
 				break
 			}
-			z += math.Log(sc)
+			z += math.Log(float64(sc))
+		}
+		if int(lb.pad[k]) == T || !sentinel.Negligible(z, lb.shift[k], f.minGap, T-P, M) {
+			lb.pad[k] = int32(T)
+			continue
 		}
 		logZ[k] = z
 	}
 	return true
 }
 
-// lockRows writes chain k's shifted scores into its rows of psi (as
-// Transitions.forward does for one chain: start, column shifts and end
-// added, each row less its maximum) and its Σ maxima into lb.shift[k]; it
-// reports false when a row has no finite score or spreads wider than
-// scaledRange.
-func (tr *Transitions) lockRows(lb *lockBuf, psi, emit []float64, Tk, K, k int) bool {
-	M := tr.m
+// rows writes chain k's shifted scores into its rows of psi (as the
+// single-chain forward passes do: the form's offsets added, each row less
+// its maximum) and its shift into lb.shift[k]; it reports false when a
+// row fails the range test.
+func (lb *lockGroup[E]) rows(f *scaledForm[E], psi, emit []E, Tk, K, k, M int) bool {
 	mx, lo := lb.mx[:Tk], lb.lo[:Tk]
 	for t := range Tk {
-		a := tr.colShift
-		switch {
-		case Tk == 1:
-			a = tr.startEnd
-		case t == 0:
-			a = tr.start
-		case t == Tk-1:
-			a = tr.colEnd
-		}
 		r := (t*K + k) * M
-		kernels.ShiftRows(psi[r:r+M], mx[t:t+1], lo[t:t+1], emit[t*M:(t+1)*M], a, 1, M)
+		kShiftRows(psi[r:r+M], mx[t:t+1], lo[t:t+1], emit[t*M:(t+1)*M], f.offsets(t, Tk), 1, M)
 	}
-	shift := 0.0
+	shift := float64(Tk-1) * f.g
 	for t, m := range mx {
-		if math.IsInf(m, -1) || m-lo[t] > scaledRange {
+		if !f.rowFits(m, lo[t]) {
 			return false
 		}
-		shift += m
+		shift += float64(m)
 	}
 	lb.shift[k] = shift
 	return true
 }
 
-// lockBackward aligns the chains at the end, runs the lockstep backward
-// pass and the transition counts, and reads out the marginals and the
-// start and end counts.
-func (tr *Transitions) lockBackward(lb *lockBuf, T, K int, o *lockOut) {
+// backward aligns the chains at the end and runs the lockstep backward
+// pass.
+func (lb *lockGroup[E]) backward(f *scaledForm[E], T, K, M int) {
+	n := T * K * M
+	kernels.AlignBatchEnd(lb.psi[:n], lb.alpha[:n], lb.scale[:T*K], lb.pad[:K], T, K, M)
+	kBackwardBatch(lb.beta[:n], lb.scale[:T*K], lb.psi[:n], f.et, lb.work[:K*M], T, K, M)
+}
+
+// countsChunked adds the group's transition counts into c a few rows at a
+// time (countChunk transitions or so per sum, as AddCounts does), with the
+// number of real transitions, flushing into dst.
+func (lb *lockGroup[E]) countsChunked(e []E, c *Counts[E], dst []float64, T, K, M int) {
+	step := max(1, countChunk/K) // transitions per chain per call
+	for a := 0; a < T-1; a += step {
+		n := min(step, T-1-a) + 1 // rows a..a+n−1
+		kTransitionsBatch(c.g, e, lb.alpha[a*K*M:(a+n)*K*M], lb.beta[a*K*M:(a+n)*K*M], lb.psi[a*K*M:(a+n)*K*M],
+			lb.scale[a*K:(a+n)*K], lb.work[:((n-1)*K+1)*M], n, K, M)
+		for k := range K {
+			// chain k's transitions into rows t with P_k < t, a < t ≤ a+n−1
+			P := int(lb.pad[k])
+			if lo := max(a+1, P+1); lo <= a+n-1 && P < T {
+				c.n += a + n - lo
+			}
+		}
+		if c.n >= countChunk {
+			c.Flush(dst, 1)
+		}
+	}
+}
+
+// lockOut adds the transition counts of the float64 group (after
+// backward) to o.trans and reads out the marginals and the start and end
+// counts.
+func (tr *Transitions) lockOut(lb *lockBuf, T, K int, o *lockOut) {
 	M := tr.m
 	n := T * K * M
 	psi, alpha, beta, scale := lb.psi[:n], lb.alpha[:n], lb.beta[:n], lb.scale[:T*K]
-	kernels.AlignBatchEnd(psi, alpha, scale, lb.pad[:K], T, K, M)
-	kernels.BackwardBatch(beta, scale, psi, tr.et, lb.work[:K*M], T, K, M)
 	if o.trans != nil && T > 1 {
 		kernels.TransitionsBatch(o.trans, tr.e, alpha, beta, psi, scale, lb.work[:((T-1)*K+1)*M], T, K, M)
 	}

@@ -37,7 +37,7 @@ type runner[F float32 | float64] struct {
 
 	// The float32 kernels' forms of the scores (nil for float64), and
 	// whether this call may use them (no constraints).
-	p32  *prep32
+	p32  *engine.Scaled[float32]
 	fast bool
 	// The scores with transition sentinels at −Inf (float64 path), and
 	// whether this call may use them (no constraints).
@@ -94,7 +94,6 @@ type wbuf struct {
 	grad          engine.Gradient
 	cT, cS, cE    []float64 // one sequence's counts on clamped scores
 	f32           w32
-	l32           l32
 	_             [64]byte
 }
 
@@ -157,8 +156,7 @@ func (r *runner[F]) resetSums(partial bool) {
 		wb.nll = 0
 		wb.gT, wb.gS, wb.gE = grow(wb.gT, M*M), grow(wb.gS, M), grow(wb.gE, M)
 		clear(wb.gT)
-		clear(wb.f32.g)
-		wb.f32.gN = 0
+		wb.f32.counts.Reset()
 		clear(wb.gS)
 		clear(wb.gE)
 		if partial {
