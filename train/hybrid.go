@@ -2,18 +2,17 @@ package train
 
 import (
 	"cmp"
+	"slices"
+
 	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
-	"slices"
 )
 
 // Training keeps the state weights in a hybrid layout of its own, and
 // converts them to one of package sparse's layouts at the end:
 //
-//   - hot attributes, those seen with at least ⌈M/4⌉ labels (in CoNLL-2000
-//     chunking the part-of-speech n-grams: 2% of the attributes, 58% of the
-//     features), get a dense row of M weights, scored and scattered by the
-//     SIMD kernels of package kernels (kernels.Gather, kernels.Scatter), the
+//   - hot attributes (sparse.HotRows, as the tagger's) get a dense row of M
+//     weights, scored and scattered by sparse.GatherHot and ScatterHot, the
 //     weights outside the pattern held at 0;
 //   - the others (rare words: one or two labels each) keep sparse rows of
 //     their pattern labels, scored by a scalar loop.
@@ -26,7 +25,7 @@ import (
 type hybrid struct {
 	m       int
 	nHot    int
-	hotRow  []int32 // attribute → hot row, or −1
+	hot     *sparse.HotRows
 	coldOff []int32 // attribute a's cold weights: coldLab[coldOff[a]:][:coldN[a]] (after nHot·M in θ)
 	coldN   []int32
 	coldLab []int32 // the labels of the cold weights
@@ -43,8 +42,8 @@ const coldStream = 4
 // newHybrid splits the attributes of pattern p (training data c). With
 // allCold every attribute keeps sparse rows.
 func newHybrid(p *sparse.Pattern, c *sparse.Corpus, numAttrs, m int, allCold bool) *hybrid {
-	h := &hybrid{m: m, hotRow: make([]int32, numAttrs), coldOff: make([]int32, numAttrs), coldN: make([]int32, numAttrs)}
-	minHot := max((m+3)/4, 2)
+	h := &hybrid{m: m, hot: sparse.NewHotRows(p, m, allCold), coldOff: make([]int32, numAttrs), coldN: make([]int32, numAttrs)}
+	h.nHot = h.hot.Len()
 	counts := c.AttrCounts(numAttrs)
 	var lab []int32
 	place := func(a int32) {
@@ -55,11 +54,8 @@ func newHybrid(p *sparse.Pattern, c *sparse.Corpus, numAttrs, m int, allCold boo
 	}
 	placed := make([]bool, numAttrs)
 	for a := range int32(numAttrs) {
-		h.hotRow[a] = -1
 		k := p.RowStart(a+1) - p.RowStart(a)
-		if k >= minHot && !allCold {
-			h.hotRow[a] = int32(h.nHot)
-			h.nHot++
+		if h.hot.Row(a) >= 0 {
 			placed[a] = true
 		} else if counts[a] > coldStream || k == 0 {
 			place(a)
@@ -100,17 +96,26 @@ type splitCorpus struct {
 	// hotRel has, for sequence i at hotRel[pos[i]+i:], its T+1 hot
 	// offsets relative to its first hot feature, so that the kernels can
 	// take a short slice of ones (cached) instead of a stream of them.
-	hotRel  []int32
-	hotVals []float64 // nil when all values are 1
-	ones    []float64
+	hotRel []int32
+	v64    seqVals[float64] // the features' values
 
 	cGrpPtr []int32 // sequence i's groups: cGrp[cGrpPtr[i]:cGrpPtr[i+1]]
 	cGrp    []coldGroup
 	cBase   []int32
 	cOff    []int32
 	cLab    []uint16
-	cVal    []float64 // nil when all values are 1
 	labels  [][]int32 // views of the source corpus
+}
+
+// seqVals are a split corpus's feature values in precision E.
+type seqVals[E float32 | float64] struct {
+	hot  []E // the hot features' values (nil when all are 1)
+	ones []E // as many ones as the most hot features of a sequence
+	cold []E // the cold features' values (nil when all are 1)
+}
+
+func valsTo32(v *seqVals[float64]) seqVals[float32] {
+	return seqVals[float32]{hot: to32(v.hot), ones: to32(v.ones), cold: to32(v.cold)}
 }
 
 // coldGroup is a run of cold features with n labels each: features
@@ -141,10 +146,10 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 		for t := range s.Len() {
 			for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
 				a := s.IDs[f]
-				if r := h.hotRow[a]; r >= 0 {
+				if r := h.hot.Row(a); r >= 0 {
 					sc.hotIDs = append(sc.hotIDs, r)
 					if vals {
-						sc.hotVals = append(sc.hotVals, s.Value(int(f)))
+						sc.v64.hot = append(sc.v64.hot, s.Value(int(f)))
 					}
 				} else if k := h.coldN[a]; k > 0 {
 					tmp = append(tmp, cf{k, int32(t * h.m), h.coldOff[a], s.Value(int(f))})
@@ -185,7 +190,7 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 			sc.cBase = append(sc.cBase, x.base)
 			sc.cOff = append(sc.cOff, x.off)
 			if vals {
-				sc.cVal = append(sc.cVal, x.v)
+				sc.v64.cold = append(sc.v64.cold, x.v)
 			}
 			for _, y := range h.coldLab[x.off : x.off+x.n] {
 				sc.cLab = append(sc.cLab, uint16(y))
@@ -202,60 +207,59 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 		}
 		longest = max(longest, int(sc.hotPtr[p1]-sc.hotPtr[p0]))
 	}
-	// The kernels are called unchecked (GatherTrusted): check the hot rows
-	// once here.
-	for _, r := range sc.hotIDs {
-		if r < 0 || int(r) >= h.nHot {
-			panic("train: hot row out of range")
-		}
+	// The kernels are called unchecked (sparse.GatherHot): check the hot
+	// rows once here.
+	if err := h.hot.CheckIDs(sc.hotIDs); err != nil {
+		panic("train: " + err.Error())
 	}
-	sc.ones = make([]float64, longest)
-	for k := range sc.ones {
-		sc.ones[k] = 1
+	sc.v64.ones = make([]float64, longest)
+	for k := range sc.v64.ones {
+		sc.v64.ones[k] = 1
 	}
 	return sc
 }
 
-// hot returns sequence i's hot features in the kernels' CSR form.
-func (sc *splitCorpus) hot(i int) (ptr, ids []int32, vals []float64) {
+// hotCSR returns sequence i's hot features in the kernels' CSR form, with
+// the values v.
+func hotCSR[E float32 | float64](sc *splitCorpus, v *seqVals[E], i int) (ptr, ids []int32, vals []E) {
 	p0, p1 := sc.pos[i], sc.pos[i+1]
 	ptr = sc.hotRel[p0+i : p1+i+1]
 	f0 := sc.hotPtr[p0]
 	ids = sc.hotIDs[f0:]
-	if sc.hotVals != nil {
-		return ptr, ids, sc.hotVals[f0:]
+	if v.hot != nil {
+		return ptr, ids, v.hot[f0:]
 	}
-	return ptr, ids, sc.ones
+	return ptr, ids, v.ones
 }
 
 // score sets emit (T×M) to the state scores of sequence i.
 func (h *hybrid) score(theta, emit []float64, sc *splitCorpus, i int) {
 	nh := h.nHot * h.m
-	h.scoreWith(theta[:nh], theta[nh:], 1, emit, sc, i)
+	scoreSeq(h, &sc.v64, theta[:nh], theta[nh:], 1, emit, sc, i)
 }
 
 // addGradient adds c·vals[f]·p[t·M+j] to the gradient of every weight
 // (attribute of f, j) of sequence i.
 func (h *hybrid) addGradient(g, p []float64, sc *splitCorpus, i int, c float64) {
 	nh := h.nHot * h.m
-	h.addGradientWith(g[:nh], g[nh:], 1, p, sc, i, c)
+	addGradientSeq(h, &sc.v64, g[:nh], g[nh:], 1, p, sc, i, c)
 }
 
-// scoreWith is score with the hot weights in hot and cold weight j at
-// cold[j·stride] (stride 2: interleaved with its gradient, see
-// objective.coldWork).
-func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc *splitCorpus, i int) {
+// scoreSeq is score in precision E (values v) with the hot weights in hot
+// and cold weight j at cold[j·stride] (stride 2: interleaved with its
+// gradient, see objective.coldWork).
+func scoreSeq[E float32 | float64](h *hybrid, v *seqVals[E], hot, cold []E, stride int32, emit []E, sc *splitCorpus, i int) {
 	m := h.m
 	p0, p1 := sc.pos[i], sc.pos[i+1]
 	T := p1 - p0
 	clear(emit[:T*m])
 	if h.nHot > 0 {
-		ptr, ids, vals := sc.hot(i)
-		kernels.GatherTrusted(emit, hot[:h.nHot*m], m, ptr, ids, vals, T, m)
+		ptr, ids, vals := hotCSR(sc, v, i)
+		sparse.GatherHot(h.hot, emit, hot, ptr, ids, vals, T)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
-		if g.n == 1 && sc.cVal == nil { // most cold features: one label
+		if g.n == 1 && v.cold == nil { // most cold features: one label
 			for f := g.f0; f < g.f1; f++ {
 				emit[sc.cBase[f]+int32(sc.cLab[l])] += cold[sc.cOff[f]*stride]
 				l++
@@ -264,12 +268,12 @@ func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc
 		}
 		for f := g.f0; f < g.f1; f++ {
 			base, off := sc.cBase[f], sc.cOff[f]*stride
-			v := 1.0
-			if sc.cVal != nil {
-				v = sc.cVal[f]
+			x := E(1)
+			if v.cold != nil {
+				x = v.cold[f]
 			}
 			for _, y := range sc.cLab[l : l+g.n] {
-				emit[base+int32(y)] += v * cold[off]
+				emit[base+int32(y)] += x * cold[off]
 				off += stride
 			}
 			l += g.n
@@ -277,19 +281,18 @@ func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc
 	}
 }
 
-// addGradientWith is addGradient with the hot gradient in hot and that of
-// cold weight j at cold[j·stride].
-func (h *hybrid) addGradientWith(hot, cold []float64, stride int32, p []float64, sc *splitCorpus, i int, c float64) {
-	m := h.m
+// addGradientSeq is addGradient in precision E (values v) with the hot
+// gradient in hot and that of cold weight j at cold[j·stride].
+func addGradientSeq[E float32 | float64](h *hybrid, v *seqVals[E], hot, cold []E, stride int32, p []E, sc *splitCorpus, i int, c E) {
 	p0, p1 := sc.pos[i], sc.pos[i+1]
 	T := p1 - p0
 	if h.nHot > 0 {
-		ptr, ids, vals := sc.hot(i)
-		kernels.ScatterTrusted(hot[:h.nHot*m], m, p, ptr, ids, vals, c, T, m)
+		ptr, ids, vals := hotCSR(sc, v, i)
+		sparse.ScatterHot(h.hot, hot, p, ptr, ids, vals, c, T)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
-		if g.n == 1 && sc.cVal == nil {
+		if g.n == 1 && v.cold == nil {
 			for f := g.f0; f < g.f1; f++ {
 				cold[sc.cOff[f]*stride] += c * p[sc.cBase[f]+int32(sc.cLab[l])]
 				l++
@@ -298,12 +301,12 @@ func (h *hybrid) addGradientWith(hot, cold []float64, stride int32, p []float64,
 		}
 		for f := g.f0; f < g.f1; f++ {
 			base, off := sc.cBase[f], sc.cOff[f]*stride
-			v := c
-			if sc.cVal != nil {
-				v *= sc.cVal[f]
+			x := c
+			if v.cold != nil {
+				x *= v.cold[f]
 			}
 			for _, y := range sc.cLab[l : l+g.n] {
-				cold[off] += v * p[base+int32(y)]
+				cold[off] += x * p[base+int32(y)]
 				off += stride
 			}
 			l += g.n
@@ -320,7 +323,7 @@ func (h *hybrid) export(theta []float64, p *sparse.Pattern, w sparse.Weights) {
 		lab = p.AttrLabels(lab[:0], a)
 		for k, y := range lab {
 			var v float64
-			if r := h.hotRow[a]; r >= 0 {
+			if r := h.hot.Row(a); r >= 0 {
 				v = theta[int(r)*h.m+int(y)]
 			} else {
 				v = theta[h.nHot*h.m+int(h.coldOff[a])+k]

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
-	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // The float32 evaluation (Config.Precision "float32"): the state weights,
@@ -23,11 +22,10 @@ import (
 
 // state32 is an objective's float32 state.
 type state32 struct {
-	hot           []float32              // hot state weights, nHot·M
-	tr            engine.Scaled[float32] // the transitions
-	hotVals, ones []float32              // the split corpus's hot values (nil: all 1) and ones
-	cVal          []float32              // its cold values (nil: all 1)
-	workers       []worker32
+	hot     []float32              // hot state weights, nHot·M
+	tr      engine.Scaled[float32] // the transitions
+	vals    seqVals[float32]       // the split corpus's values
+	workers []worker32
 }
 
 type worker32 struct {
@@ -61,9 +59,7 @@ func newState32(o *objective) (*state32, error) {
 	m := md.m
 	s := &state32{hot: make([]float32, md.hy.nHot*m)}
 	sc := o.sc
-	s.hotVals = to32(sc.hotVals)
-	s.ones = to32(sc.ones)
-	s.cVal = to32(sc.cVal)
+	s.vals = valsTo32(&sc.v64)
 	maxLen := o.d.Corpus.MaxLen()
 	nCold := md.nState - md.hy.nHot*m
 	s.workers = make([]worker32, len(o.workers))
@@ -157,7 +153,7 @@ func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *wor
 	n := T * m
 	emit, marg := wk.emit[:n], wk.marg[:n]
 	wb.pc.start()
-	md.hy.scoreWith32(s, wk.cw, emit, o.sc, i)
+	scoreSeq(md.hy, &s.vals, s.hot, wk.cw, 2, emit, o.sc, i)
 	if o.prefetch { // as the float64 seq does
 		prefetchAll(md.hy, s.hot, wk.cw, wk.g, o.sc, i)
 	}
@@ -208,7 +204,7 @@ func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *wor
 		return err
 	}
 	wb.pc.mark(phaseFB)
-	md.hy.addGradientWith32(s, wk.g, wk.cw[min(1, len(wk.cw)):], marg, o.sc, i, float32(c))
+	addGradientSeq(md.hy, &s.vals, wk.g, wk.cw[min(1, len(wk.cw)):], 2, marg, o.sc, i, float32(c))
 	wb.pc.mark(phaseScatter)
 	return nil
 }
@@ -251,86 +247,4 @@ func (s *state32) reduceStates(o *objective, theta, g []float64) float64 {
 			g[k] = v
 		}
 	})
-}
-
-// hotCSR returns sequence i's hot features in the kernels' CSR form, values
-// in float32.
-func (s *state32) hotCSR(sc *splitCorpus, i int) (ptr, ids []int32, vals []float32) {
-	p0, p1 := sc.pos[i], sc.pos[i+1]
-	ptr = sc.hotRel[p0+i : p1+i+1]
-	f0 := sc.hotPtr[p0]
-	ids = sc.hotIDs[f0:]
-	if s.hotVals != nil {
-		return ptr, ids, s.hotVals[f0:]
-	}
-	return ptr, ids, s.ones
-}
-
-// scoreWith32 is scoreWith in float32: the hot weights s.hot, cold weight
-// j at cold[2j].
-func (h *hybrid) scoreWith32(s *state32, cold, emit []float32, sc *splitCorpus, i int) {
-	m := h.m
-	p0, p1 := sc.pos[i], sc.pos[i+1]
-	T := p1 - p0
-	clear(emit[:T*m])
-	if h.nHot > 0 {
-		ptr, ids, vals := s.hotCSR(sc, i)
-		kernels.GatherTrusted32(emit, s.hot, m, ptr, ids, vals, T, m)
-	}
-	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
-		l := g.l0
-		if g.n == 1 && s.cVal == nil {
-			for f := g.f0; f < g.f1; f++ {
-				emit[sc.cBase[f]+int32(sc.cLab[l])] += cold[2*sc.cOff[f]]
-				l++
-			}
-			continue
-		}
-		for f := g.f0; f < g.f1; f++ {
-			base, off := sc.cBase[f], 2*sc.cOff[f]
-			v := float32(1)
-			if s.cVal != nil {
-				v = s.cVal[f]
-			}
-			for _, y := range sc.cLab[l : l+g.n] {
-				emit[base+int32(y)] += v * cold[off]
-				off += 2
-			}
-			l += g.n
-		}
-	}
-}
-
-// addGradientWith32 is addGradientWith in float32: the hot gradient in
-// hot, that of cold weight j at cold[2j].
-func (h *hybrid) addGradientWith32(s *state32, hot, cold, p []float32, sc *splitCorpus, i int, c float32) {
-	m := h.m
-	p0, p1 := sc.pos[i], sc.pos[i+1]
-	T := p1 - p0
-	if h.nHot > 0 {
-		ptr, ids, vals := s.hotCSR(sc, i)
-		kernels.ScatterTrusted32(hot, m, p, ptr, ids, vals, c, T, m)
-	}
-	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
-		l := g.l0
-		if g.n == 1 && s.cVal == nil {
-			for f := g.f0; f < g.f1; f++ {
-				cold[2*sc.cOff[f]] += c * p[sc.cBase[f]+int32(sc.cLab[l])]
-				l++
-			}
-			continue
-		}
-		for f := g.f0; f < g.f1; f++ {
-			base, off := sc.cBase[f], 2*sc.cOff[f]
-			v := c
-			if s.cVal != nil {
-				v *= s.cVal[f]
-			}
-			for _, y := range sc.cLab[l : l+g.n] {
-				cold[off] += v * p[base+int32(y)]
-				off += 2
-			}
-			l += g.n
-		}
-	}
 }
