@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -152,7 +153,7 @@ type work struct {
 	co      engine.ChainOptions
 	allowed [][]int32
 	big     sparse.DeltaWork
-	prune   engine.PruneBuf // Model.Prune's sets (prunetag.go)
+	prune   prune.Buf // Model.Prune's sets (prunetag.go)
 }
 
 // allowed returns each position's candidate labels for the lexicon

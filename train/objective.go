@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
 )
@@ -48,8 +49,8 @@ type workerBuf struct {
 	sg   []float64 // sub-label gradient
 	sbuf []float64 // sub-label scratch
 	bb   bigramBuf
-	pb   engine.PruneBuf // Config.PruneMax: the pruned sets
-	pc   *phaseClock     // nil without Config.Stats
+	pb   prune.Buf   // Config.PruneMax: the pruned sets
+	pc   *phaseClock // nil without Config.Stats
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
