@@ -3,8 +3,8 @@ package engine
 import (
 	"fmt"
 	"math"
-	"slices"
 
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 	"github.com/simdcrf/simdcrf/internal/sentinel"
 	"github.com/simdcrf/simdcrf/kernels"
 )
@@ -40,16 +40,6 @@ import (
 // 45, ×1.30 at 64, ×1.7 at 128, ×2.8 at 512, ×3.9 at 1,024. Below 64 the
 // matrix stays in L1/L2 and the single-chain kernels are as fast or faster.
 const LockstepLabels = 64
-
-// LockstepChains is the most chains a lockstep group holds:
-// BenchmarkLockstepChains at M = 1,024 levels off from K = 8 (K = 8, 16, 32
-// within noise, K = 2 and 4 two to three times slower); at M = 256 K = 32 was
-// the fastest.
-const LockstepChains = 32
-
-// lockstepRows caps a group's chains × positions (its four buffers hold
-// that many rows of M floats: 40 MB at M = 1,208).
-const lockstepRows = 1024
 
 // lockstepMinLabels is LockstepLabels, lowered by tests to run the batch
 // calls' lockstep path at small M.
@@ -310,7 +300,7 @@ func (tr *Transitions) lockOut(lb *lockBuf, T, K int, o *lockOut) {
 	}
 }
 
-// PosteriorsLockstep runs forward–backward over a group of chains without
+// posteriorsLockstep runs forward–backward over a group of chains without
 // options (emits[k], T_k×M each) at once. For each chain it computes what
 // Posteriors(ws, emits[k], nil, p) does: logZ[k], and the marginals into
 // marg[k] (T_k×M) if marg is not nil and marg[k] is not nil; the expected
@@ -321,17 +311,17 @@ func (tr *Transitions) lockOut(lb *lockBuf, T, K int, o *lockOut) {
 // padded to the longest one; the others, and any chain the scaled domain
 // cannot hold, run one by one as Posteriors would. The results equal
 // Posteriors' up to rounding. Group chains of similar lengths
-// (LockstepGroups): padding costs as much as real positions. On error it
+// (lockplan.Groups): padding costs as much as real positions. On error it
 // returns the index of the chain that failed and its error, else −1.
-func (tr *Transitions) PosteriorsLockstep(ws *Workspace, emits, marg [][]float64, logZ []float64, sum *Posteriors) (int, error) {
+func (tr *Transitions) posteriorsLockstep(ws *Workspace, emits, marg [][]float64, logZ []float64, sum *Posteriors) (int, error) {
 	M := tr.m
 	if len(logZ) != len(emits) || (marg != nil && len(marg) != len(emits)) {
-		return -1, fmt.Errorf("engine: PosteriorsLockstep: %d chains, %d log Z, %d marginals", len(emits), len(logZ), len(marg))
+		return -1, fmt.Errorf("engine: lockstep: %d chains, %d log Z, %d marginals", len(emits), len(logZ), len(marg))
 	}
 	o := lockOut{logZ: logZ, marg: marg}
 	if sum != nil {
 		if sum.Marginals != nil || sum.Edges != nil || sum.Tied != nil {
-			return -1, fmt.Errorf("engine: PosteriorsLockstep sums transition, start and end counts only")
+			return -1, fmt.Errorf("engine: lockstep sums transition, start and end counts only")
 		}
 		if err := sum.check(tr, 0, M); err != nil {
 			return -1, err
@@ -349,155 +339,14 @@ func (tr *Transitions) PosteriorsLockstep(ws *Workspace, emits, marg [][]float64
 	return tr.lockstep(ws, emits, &o)
 }
 
-// LockstepGroups splits chains of lengths lens into lockstep groups: it
-// returns the groups as lists of chain indices, of chains with similar
-// lengths (at most maxK of them, at most a quarter of a group's positions
-// padding, at most 1,024 chain positions), and lists every chain of
-// length 0 or one that fits no group as a group of its own (better run
-// alone, with Posteriors). The groups are ordered for Pool.Run on threads
-// workers: the costliest first, dealt back and forth over the workers'
-// blocks so that each gets a similar share. The result depends only on
-// lens, maxK and threads.
-func LockstepGroups(lens []int, maxK, threads int) [][]int32 {
-	var p lockPlan
-	length := func(i int) int { return lens[i] }
-	p.make(len(lens), length, maxK)
-	p.deal(threads, length)
-	out := make([][]int32, len(p.units))
-	for u, r := range p.units {
-		out[u] = append([]int32(nil), p.order[r[0]:r[1]]...)
-	}
-	return out
-}
-
-// LockstepPlan is LockstepGroups for callers that run the groups
-// themselves in steady state: Make plans into the plan's own buffers
-// (no allocation once they have grown), Unit reads a group.
-type LockstepPlan struct{ p lockPlan }
-
-// Make groups chains of lengths lens as LockstepGroups does and returns
-// the number of units (groups and chains alone), ordered for Pool.Run on
-// threads workers.
-func (lp *LockstepPlan) Make(lens []int32, maxK, threads int) int {
-	length := func(i int) int { return int(lens[i]) }
-	lp.p.make(len(lens), length, maxK)
-	lp.p.deal(threads, length)
-	return len(lp.p.units)
-}
-
-// Unit returns the chain indices of unit u (valid until the next Make).
-func (lp *LockstepPlan) Unit(u int) []int32 {
-	r := lp.p.units[u]
-	return lp.p.order[r[0]:r[1]]
-}
-
-// lockPlan is a grouping of chains: unit u is the chains
-// order[units[u][0]:units[u][1]]; a unit of one chain runs alone.
-type lockPlan struct {
-	keys  []uint64
-	order []int32
-	units [][2]int32
-	tmp   [][2]int32
-	rank  []uint64
-	fill  []int
-}
-
-// make groups n chains; length(i) is chain i's length, or −1 if it must run
-// alone. Groups come first, in order of length, then the chains alone.
-func (p *lockPlan) make(n int, length func(i int) int, maxK int) {
-	p.keys, p.order, p.units = p.keys[:0], p.order[:0], p.units[:0]
-	for i := range n {
-		if L := length(i); L > 0 {
-			p.keys = append(p.keys, uint64(L)<<32|uint64(i))
+// The trainer's access to posteriorsLockstep (internal/lockplan.Posteriors):
+// training policy, not part of the engine's API.
+func init() {
+	lockplan.RegisterPosteriors(func(tr *Transitions, ws *Workspace, emits, marg [][]float64, logZ, trans, start, end []float64) (int, error) {
+		var sum *Posteriors
+		if trans != nil || start != nil || end != nil {
+			sum = &Posteriors{Transitions: trans, Start: start, End: end}
 		}
-	}
-	slices.Sort(p.keys)
-	maxK = max(maxK, 1)
-	for s := 0; s < len(p.keys); {
-		sum := int(p.keys[s] >> 32)
-		e := s + 1
-		for ; e < len(p.keys) && e-s < maxK; e++ {
-			L := int(p.keys[e] >> 32)
-			rows := (e - s + 1) * L
-			if rows > lockstepRows || 4*rows > 5*(sum+L) {
-				break
-			}
-			sum += L
-		}
-		u := [2]int32{int32(len(p.order)), 0}
-		for _, key := range p.keys[s:e] {
-			p.order = append(p.order, int32(key&(1<<32-1)))
-		}
-		u[1] = int32(len(p.order))
-		p.units = append(p.units, u)
-		s = e
-	}
-	for i := range n {
-		if length(i) <= 0 {
-			p.order = append(p.order, int32(i))
-			p.units = append(p.units, [2]int32{int32(len(p.order) - 1), int32(len(p.order))})
-		}
-	}
-}
-
-// unitCost estimates a unit's work: a group's chains × longest length; a
-// chain alone costs four times its length (the single-chain step is that
-// much slower at large M).
-func (p *lockPlan) unitCost(u [2]int32, length func(i int) int) uint64 {
-	k := uint64(u[1] - u[0])
-	longest := 0
-	for _, c := range p.order[u[0]:u[1]] {
-		longest = max(longest, length(int(c)))
-	}
-	if k == 1 {
-		return 4 * uint64(longest)
-	}
-	return k * uint64(longest)
-}
-
-// deal orders the units for Pool.Run on W workers, which hands worker w
-// the block [w·n/W, (w+1)·n/W): the costliest first, dealt back and forth
-// over the workers' blocks (which keep their sizes), so that each block
-// gets a similar share of the work. The order depends only on the plan.
-func (p *lockPlan) deal(W int, length func(i int) int) {
-	n := len(p.units)
-	if W <= 1 || n <= 1 {
-		return
-	}
-	// Decreasing cost, ties in unit order: sort (^cost, unit) keys.
-	p.rank = grow(p.rank, n)
-	for u, r := range p.units {
-		c := min(p.unitCost(r, length), math.MaxUint32)
-		p.rank[u] = uint64(math.MaxUint32-c)<<32 | uint64(u)
-	}
-	slices.Sort(p.rank)
-	p.fill = grow(p.fill, W)
-	clear(p.fill)
-	p.tmp = grow(p.tmp, n)
-	pos, dir := 0, 1
-	for _, key := range p.rank {
-		for {
-			lo, hi := pos*n/W, (pos+1)*n/W
-			if lo+p.fill[pos] < hi {
-				p.tmp[lo+p.fill[pos]] = p.units[key&(1<<32-1)]
-				p.fill[pos]++
-				break
-			}
-			pos, dir = step(pos, dir, W)
-		}
-		pos, dir = step(pos, dir, W)
-	}
-	copy(p.units, p.tmp)
-}
-
-// step moves back and forth over 0..W−1 (0, 1, …, W−1, W−1, …, 0, 0, …).
-func step(pos, dir, W int) (int, int) {
-	pos += dir
-	if pos == W {
-		return W - 1, -1
-	}
-	if pos < 0 {
-		return 0, 1
-	}
-	return pos, dir
+		return tr.posteriorsLockstep(ws, emits, marg, logZ, sum)
+	})
 }

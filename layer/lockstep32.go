@@ -1,9 +1,12 @@
 package layer
 
-import "github.com/simdcrf/simdcrf/engine"
+import (
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/lockplan"
+)
 
 // The float32 lockstep path: float32 batches at M ≥ lockstepMin32 (512) run
-// NLL and Marginals over the engine's lockstep groups (engine.LockstepPlan)
+// NLL and Marginals over lockstep groups (lockplan.Plan)
 // with the float32 batch kernels (ForwardBatch32, BackwardBatch32,
 // TransitionsBatch32), padded as engine/lockstep.go explains. A chain the
 // float32 range cannot hold (forward32's checks) runs alone on the
@@ -13,7 +16,7 @@ import "github.com/simdcrf/simdcrf/engine"
 // so that the sums are the same on every run.
 func (r *runner[F]) run32() error {
 	W := r.pool.Threads()
-	n := r.plan.Make(r.lengths, min(engine.LockstepChains, (len(r.lengths)+W-1)/W), W)
+	n := r.plan.Make(r.lengths, min(lockplan.Chains, (len(r.lengths)+W-1)/W), W)
 	if tally != nil {
 		for u := range n {
 			if c := r.plan.Unit(u); len(c) > 1 {

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 )
 
 // pathTally counts which path answered each sequence: the float32 kernels,
@@ -44,7 +45,7 @@ type runner[F float32 | float64] struct {
 	clamp    *clamp64
 	useClamp bool
 	lock     lockBufs // the lockstep path's scratch
-	plan     engine.LockstepPlan
+	plan     lockplan.Plan
 	unitFn   func(ws *engine.Workspace, w, u int) error // r.doUnit
 
 	// The call.

@@ -283,7 +283,7 @@ type holdBuf struct {
 func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	cfg := t.cfg
 	obj := newObjective(t.md, t.d, cfg.C2, t.pool)
-	obj.setLockstep(cfg.Lockstep)
+	obj.setLockstep(cfg.lockstep)
 	if cfg.Precision == "float32" {
 		s, err := newState32(obj)
 		if err != nil {
