@@ -25,14 +25,8 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 	if chk := kernels.Dot(emit[:T*M], emit[:T*M]); c == nil && !logOnly && chk <= math.MaxFloat64 {
 		ws.rowMin = grow(ws.rowMin, T)
 		mx, lo := ws.rowMax[:T], ws.rowMin[:T]
-		if T == 1 {
-			kernels.ShiftRows(psi, mx, lo, emit, tr.startEnd, 1, M)
-		} else {
-			kernels.ShiftRows(psi, mx, lo, emit, tr.start, 1, M)
-			kernels.ShiftRows(psi[M:], mx[1:], lo[1:], emit[M:], tr.colShift, T-2, M)
-			last := (T - 1) * M
-			kernels.ShiftRows(psi[last:], mx[T-1:], lo[T-1:], emit[last:], tr.colEnd, 1, M)
-		}
+		f := tr.scaledForm(false) // the offsets only: E may not be made yet
+		f.shiftRows(psi, mx, lo, emit, T, M)
 		for t, m := range mx {
 			if math.IsInf(m, -1) {
 				return math.Inf(-1), ErrNoLabelling

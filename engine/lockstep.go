@@ -119,7 +119,7 @@ func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (i
 	lb.grow(T, K, M, usable, o.backward())
 	if usable {
 		tr.dense()
-		f := tr.lockForm()
+		f := tr.scaledForm(true)
 		usable = lb.forward(&f, emits, T, K, M, o.logZ)
 		if usable && o.backward() {
 			lb.backward(&f, T, K, M)
@@ -150,10 +150,15 @@ func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (i
 	return -1, nil
 }
 
-// lockForm is the scaledForm of tr's dense forms (column shifts).
-func (tr *Transitions) lockForm() scaledForm[float64] {
-	return scaledForm[float64]{e: tr.e, et: tr.et, start: tr.start, mid: tr.colShift, end: tr.colEnd, startEnd: tr.startEnd,
+// scaledForm is the scaledForm of tr's dense forms (column shifts), with
+// E and Eᵀ when withE (a Tied structure's only after tr.dense()).
+func (tr *Transitions) scaledForm(withE bool) scaledForm[float64] {
+	f := scaledForm[float64]{start: tr.start, mid: tr.colShift, end: tr.colEnd, startEnd: tr.startEnd,
 		minGap: math.Inf(1), limit: scaledRange}
+	if withE {
+		f.e, f.et = tr.e, tr.et
+	}
+	return f
 }
 
 // forward fills Ψ (chain k's rows 0..T_k−1, then 1s) and runs the

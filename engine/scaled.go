@@ -67,6 +67,22 @@ func (f *scaledForm[E]) offsets(t, L int) []E {
 	return f.mid
 }
 
+// shiftRows sets psi (L×M) to the emissions em plus the form's offsets,
+// each row less its maximum, and mx and lo to the rows' maxima and
+// smallest finite entries (kernels.ShiftRows).
+func (f *scaledForm[E]) shiftRows(psi, mx, lo, em []E, L, M int) {
+	if L == 1 {
+		kShiftRows(psi, mx, lo, em, f.startEnd, 1, M)
+		return
+	}
+	kShiftRows(psi, mx, lo, em, f.start, 1, M)
+	if L > 2 {
+		kShiftRows(psi[M:], mx[1:], lo[1:], em[M:], f.mid, L-2, M)
+	}
+	last := (L - 1) * M
+	kShiftRows(psi[last:], mx[L-1:], lo[L-1:], em[last:], f.end, 1, M)
+}
+
 // Set makes p the form of the scores sc (M×M transitions, then M start and
 // M end scores, float64).
 func (p *Scaled[E]) Set(sc []float64, M int) {
@@ -153,16 +169,7 @@ func (p *Scaled[E]) Forward(w *ScaledWork[E], em []E, backward bool) (float64, b
 	}
 	f := &p.f
 	psi, mx, lo := w.psi[:L*M], w.mx[:L], w.lo[:L]
-	if L == 1 {
-		kShiftRows(psi, mx, lo, em, f.startEnd, 1, M)
-	} else {
-		kShiftRows(psi, mx, lo, em, f.start, 1, M)
-		if L > 2 {
-			kShiftRows(psi[M:], mx[1:], lo[1:], em[M:], f.mid, L-2, M)
-		}
-		last := (L - 1) * M
-		kShiftRows(psi[last:], mx[L-1:], lo[L-1:], em[last:], f.end, 1, M)
-	}
+	f.shiftRows(psi, mx, lo, em, L, M)
 	shift := float64(L-1) * f.g
 	for t, m := range mx {
 		if !f.rowFits(m, lo[t]) {
