@@ -6,11 +6,10 @@ import (
 )
 
 // The float32 lockstep path: float32 batches at M ≥ lockstepMin32 (512) run
-// NLL and Marginals over lockstep groups (lockplan.Plan)
-// with the float32 batch kernels (ForwardBatch32, BackwardBatch32,
-// TransitionsBatch32), padded as engine/lockstep.go explains. A chain the
-// float32 range cannot hold (forward32's checks) runs alone on the
-// per-sequence path.
+// NLL and Marginals over lockstep groups (lockplan.Plan) on the engine's
+// float32 batch kernels (engine.Scaled.Lockstep), padded as
+// engine/lockstep.go explains. A chain the float32 range cannot hold
+// (Scaled.Forward's checks) runs alone on the per-sequence path.
 
 // run32 runs the call's units (r.plan) on the pool, in blocks per worker
 // so that the sums are the same on every run.
