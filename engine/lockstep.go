@@ -257,7 +257,7 @@ func (lb *lockGroup[E]) countsChunked(e []E, c *Counts[E], dst []float64, T, K, 
 				c.n += a + n - lo
 			}
 		}
-		if c.n >= countChunk {
+		if c.full() {
 			c.Flush(dst, 1)
 		}
 	}

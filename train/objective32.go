@@ -21,6 +21,11 @@ import (
 // path instead.
 
 // state32 is an objective's float32 state.
+// flush32 is the number of transitions whose float32 counts a worker sums
+// before adding them into its float64 total (engine.Counts.Every), so that
+// the M² additions are paid once per flush32 transitions.
+const flush32 = 256
+
 type state32 struct {
 	hot     []float32              // hot state weights, nHot·M
 	tr      engine.Scaled[float32] // the transitions
@@ -68,6 +73,7 @@ func newState32(o *objective) (*state32, error) {
 		wk.g = make([]float32, md.hy.nHot*m)
 		wk.cw = make([]float32, 2*nCold)
 		wk.emit, wk.marg = make([]float32, maxLen*m), make([]float32, maxLen*m)
+		wk.counts.Every = flush32
 	}
 	return s, nil
 }
