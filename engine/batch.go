@@ -2,6 +2,8 @@ package engine
 
 import (
 	"fmt"
+
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 )
 
 // batchTask is what a batch call asks of each chain. It lives in the Pool
@@ -18,10 +20,9 @@ type batchTask struct {
 	dEmit  [][]float64
 	marg   [][]float64
 	nll    []nllAcc // per worker
-	// units, when not nil, are what the indices of a run stand for:
-	// lockstep groups and chains alone (lockPlan).
-	units [][2]int32
-	order []int32
+	// plan, when not nil, is what the indices of a run stand for: its
+	// units, lockstep groups and chains alone.
+	plan *lockplan.Plan
 }
 
 const (
@@ -40,12 +41,12 @@ type nllAcc struct {
 }
 
 func (t *batchTask) do(ws *Workspace, w, i int) error {
-	if t.units != nil {
-		u := t.units[i]
-		if u[1]-u[0] > 1 {
-			return t.doGroup(ws, w, t.order[u[0]:u[1]])
+	if t.plan != nil {
+		u := t.plan.Unit(i)
+		if len(u) > 1 {
+			return t.doGroup(ws, w, u)
 		}
-		i = int(t.order[u[0]])
+		i = int(u[0])
 	}
 	var err error
 	switch t.op {
@@ -156,9 +157,9 @@ func (t *batchTask) doGroup(ws *Workspace, w int, chains []int32) error {
 
 // plan groups the chains of the task for the lockstep path when it pays
 // (Dense, M ≥ lockstepMinLabels): chains without options, of length ≥ 1,
-// in groups of at most LockstepChains and at most an equal share of each
+// in groups of at most lockplan.Chains and at most an equal share of each
 // worker; then orders the units for a balanced run or, for Run's blocks,
-// deals them (lockPlan.deal). Without lockstep t.units stays nil.
+// deals them (lockplan.Plan.Deal). Without lockstep t.plan stays nil.
 func (p *Pool) plan(balanced bool) {
 	t := &p.task
 	n := len(t.emits)
@@ -173,11 +174,11 @@ func (p *Pool) plan(balanced bool) {
 		return len(t.emits[i]) / M
 	}
 	W := p.Threads()
-	p.lp.make(n, length, min(LockstepChains, (n+W-1)/W))
+	p.lp.Group(n, length, min(lockplan.Chains, (n+W-1)/W))
 	if !balanced {
-		p.lp.deal(W, length)
+		p.lp.Deal(W, length)
 	}
-	t.units, t.order = p.lp.units, p.lp.order
+	t.plan = &p.lp
 }
 
 // runTask runs p.task over n chains (balanced: any worker, any order) and
@@ -208,7 +209,7 @@ func (tr *Transitions) LogZBatch(pool *Pool, emits [][]float64, opts []*ChainOpt
 // workers: marg[i] (T_i×M) for emits[i] (with opts[i] if opts is not nil),
 // and out[i] its log Z. Chains go to whichever worker is free. With dense
 // transitions at M ≥ LockstepLabels, chains without options run in
-// lockstep groups of similar lengths (PosteriorsLockstep); the results
+// lockstep groups of similar lengths (posteriorsLockstep); the results
 // equal Posteriors' up to rounding.
 func (tr *Transitions) MarginalsBatch(pool *Pool, emits [][]float64, opts []*ChainOptions, marg [][]float64, out []float64) error {
 	if len(out) != len(emits) || len(marg) != len(emits) || (opts != nil && len(opts) != len(emits)) {
@@ -223,8 +224,8 @@ func (tr *Transitions) MarginalsBatch(pool *Pool, emits [][]float64, opts []*Cha
 
 // count returns the number of indices of the task's run: units or chains.
 func (t *batchTask) count() int {
-	if t.units != nil {
-		return len(t.units)
+	if t.plan != nil {
+		return t.plan.Len()
 	}
 	return len(t.emits)
 }

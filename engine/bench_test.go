@@ -7,6 +7,7 @@ import (
 
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
@@ -88,7 +89,7 @@ func BenchmarkViterbiDenseThreads(b *testing.B) {
 // benchPosteriors times full forward–backward (log Z, marginals, summed
 // transition, start and end counts: what training needs) over a batch of
 // enginebench.Seqs sentences of enginebench.T tokens on one thread, chain
-// by chain (Posteriors) or in lockstep groups of k (PosteriorsLockstep).
+// by chain (Posteriors) or in lockstep groups of k (posteriorsLockstep).
 // tokens/s is reported. BenchmarkPosteriorsSingle against
 // BenchmarkPosteriorsLockstep is what LockstepLabels rests on.
 func benchPosteriors(b *testing.B, m, k int, lockstep bool) {
@@ -118,10 +119,9 @@ func benchPosteriors(b *testing.B, m, k int, lockstep bool) {
 			}
 			return
 		}
-		sum := engine.Posteriors{Transitions: trans, Start: start, End: end}
 		for lo := 0; lo < n; lo += k {
 			hi := min(lo+k, n)
-			if _, err := tr.PosteriorsLockstep(ws, emits[lo:hi], marg[lo:hi], logZ[lo:hi], &sum); err != nil {
+			if _, err := lockplan.Posteriors(tr, ws, emits[lo:hi], marg[lo:hi], logZ[lo:hi], trans, start, end); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -158,7 +158,7 @@ func BenchmarkPosteriorsSingle(b *testing.B)   { benchPosteriorsTiers(b, false) 
 func BenchmarkPosteriorsLockstep(b *testing.B) { benchPosteriorsTiers(b, true) }
 
 // BenchmarkLockstepChains times the lockstep groups of k chains on the
-// active tier: what LockstepChains rests on.
+// active tier: what lockplan.Chains rests on.
 func BenchmarkLockstepChains(b *testing.B) {
 	for _, m := range []int{256, 1024} {
 		for _, k := range []int{2, 4, 8, 16, 32} {

@@ -25,19 +25,13 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 	if chk := kernels.Dot(emit[:T*M], emit[:T*M]); c == nil && !logOnly && chk <= math.MaxFloat64 {
 		ws.rowMin = grow(ws.rowMin, T)
 		mx, lo := ws.rowMax[:T], ws.rowMin[:T]
-		if T == 1 {
-			kernels.ShiftRows(psi, mx, lo, emit, tr.startEnd, 1, M)
-		} else {
-			kernels.ShiftRows(psi, mx, lo, emit, tr.start, 1, M)
-			kernels.ShiftRows(psi[M:], mx[1:], lo[1:], emit[M:], tr.colShift, T-2, M)
-			last := (T - 1) * M
-			kernels.ShiftRows(psi[last:], mx[T-1:], lo[T-1:], emit[last:], tr.colEnd, 1, M)
-		}
+		f := tr.scaledForm(false) // the offsets only: E may not be made yet
+		f.shiftRows(psi, mx, lo, emit, T, M)
 		for t, m := range mx {
 			if math.IsInf(m, -1) {
 				return math.Inf(-1), ErrNoLabelling
 			}
-			if m-lo[t] > scaledRange {
+			if !fits(m-lo[t], scaledRange) {
 				tr.logScores(ws, emit, T, c, false)
 				return tr.forwardLog(ws, T)
 			}
@@ -57,7 +51,7 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 			if math.IsInf(m, -1) {
 				return math.Inf(-1), ErrNoLabelling
 			}
-			if m-lo > scaledRange {
+			if !fits(m-lo, scaledRange) {
 				tr.logScores(ws, emit, T, c, false)
 				return tr.forwardLog(ws, T)
 			}

@@ -3,8 +3,9 @@ package engine
 import (
 	"fmt"
 	"math"
-	"slices"
 
+	"github.com/simdcrf/simdcrf/internal/lockplan"
+	"github.com/simdcrf/simdcrf/internal/sentinel"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
@@ -40,35 +41,32 @@ import (
 // matrix stays in L1/L2 and the single-chain kernels are as fast or faster.
 const LockstepLabels = 64
 
-// LockstepChains is the most chains a lockstep group holds:
-// BenchmarkLockstepChains at M = 1,024 levels off from K = 8 (K = 8, 16, 32
-// within noise, K = 2 and 4 two to three times slower); at M = 256 K = 32 was
-// the fastest.
-const LockstepChains = 32
-
-// lockstepRows caps a group's chains × positions (its four buffers hold
-// that many rows of M floats: 40 MB at M = 1,208).
-const lockstepRows = 1024
-
 // lockstepMinLabels is LockstepLabels, lowered by tests to run the batch
 // calls' lockstep path at small M.
 var lockstepMinLabels = LockstepLabels
 
-// lockBuf holds a lockstep group's buffers.
-type lockBuf struct {
-	psi, alpha, beta, work []float64 // T×K×M
-	scale                  []float64 // T×K
-	mx, lo                 []float64 // T: one chain's row maxima and minima
-	shift                  []float64 // K: a chain's Σ row maxima
+// lockGroup holds a lockstep group's buffers in precision E: the
+// engine's float64 batch calls and Scaled's groups share its passes.
+type lockGroup[E Float] struct {
+	psi, alpha, beta, work []E       // T×K×M
+	scale                  []E       // T×K
+	mx, lo                 []E       // T: one chain's row maxima and minima
+	shift, logZ            []float64 // K: a chain's Σ row maxima (and shifts), its log Z (Scaled)
 	pad                    []int32   // K: rows in front after alignment (T: single path)
-	emits, margs           [][]float64
-	z, marg, score         []float64 // the batch calls' scratch
+	T, K, M                int       // of the last group (Scaled)
+}
+
+// lockBuf is a Workspace's lockstep group, with the batch calls' scratch.
+type lockBuf struct {
+	lockGroup[float64]
+	emits, margs   [][]float64
+	z, marg, score []float64 // the batch calls' scratch
 }
 
 // grow sizes the buffers a group of K chains of up to T positions needs:
 // the forward pass's when it runs in lockstep (usable), the backward
 // pass's too when its results are wanted.
-func (lb *lockBuf) grow(T, K, M int, usable, backward bool) {
+func (lb *lockGroup[E]) grow(T, K, M int, usable, backward bool) {
 	lb.pad = grow(lb.pad, K)
 	if !usable {
 		return
@@ -121,14 +119,16 @@ func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (i
 	lb.grow(T, K, M, usable, o.backward())
 	if usable {
 		tr.dense()
-		usable = tr.lockForward(lb, emits, T, K, o.logZ)
+		f := tr.scaledForm(true)
+		usable = lb.forward(&f, emits, T, K, M, o.logZ)
+		if usable && o.backward() {
+			lb.backward(&f, T, K, M)
+			tr.lockOut(lb, T, K, o)
+		}
 	} else {
 		for k := range lb.pad[:K] {
 			lb.pad[k] = int32(T)
 		}
-	}
-	if usable && o.backward() {
-		tr.lockBackward(lb, T, K, o)
 	}
 	for k, emit := range emits {
 		if int(lb.pad[k]) < T {
@@ -150,19 +150,29 @@ func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (i
 	return -1, nil
 }
 
-// lockForward fills Ψ (chain k's rows 0..T_k−1, then 1s) and runs the
+// scaledForm is the scaledForm of tr's dense forms (column shifts), with
+// E and Eᵀ when withE (a Tied structure's only after tr.dense()).
+func (tr *Transitions) scaledForm(withE bool) scaledForm[float64] {
+	f := scaledForm[float64]{start: tr.start, mid: tr.colShift, end: tr.colEnd, startEnd: tr.startEnd,
+		minGap: math.Inf(1), limit: scaledRange}
+	if withE {
+		f.e, f.et = tr.e, tr.et
+	}
+	return f
+}
+
+// forward fills Ψ (chain k's rows 0..T_k−1, then 1s) and runs the
 // lockstep forward pass, setting logZ[k] of the chains it takes and pad[k]
 // to T−T_k (T for the others). It reports whether any chain ran.
-func (tr *Transitions) lockForward(lb *lockBuf, emits [][]float64, T, K int, logZ []float64) bool {
-	M := tr.m
+func (lb *lockGroup[E]) forward(f *scaledForm[E], emits [][]E, T, K, M int, logZ []float64) bool {
 	n := T * K * M
 	psi, alpha, scale := lb.psi[:n], lb.alpha[:n], lb.scale[:T*K]
 	any := false
 	for k, emit := range emits {
 		Tk := len(emit) / M
-		ok := Tk > 0 && Tk*M == len(emit) && kernels.Dot(emit, emit) <= math.MaxFloat64
+		ok := Tk > 0 && Tk*M == len(emit) && kDot(emit, emit) <= math.MaxFloat64
 		if ok {
-			ok = tr.lockRows(lb, psi, emit, Tk, K, k)
+			ok = lb.rows(f, psi, emit, Tk, K, k, M)
 		}
 		from := Tk
 		lb.pad[k] = int32(T - Tk)
@@ -177,8 +187,8 @@ func (tr *Transitions) lockForward(lb *lockBuf, emits [][]float64, T, K int, log
 	if !any {
 		return false
 	}
-	kernels.Exp(psi, psi)
-	kernels.ForwardBatch(alpha, scale, psi, tr.e, T, K, M)
+	kExp(psi, psi)
+	kForwardBatch(alpha, scale, psi, f.e, T, K, M)
 	for k := range K {
 		P := int(lb.pad[k])
 		if P == T {
@@ -191,54 +201,75 @@ func (tr *Transitions) lockForward(lb *lockBuf, emits [][]float64, T, K int, log
 				lb.pad[k] = int32(T)
 				break
 			}
-			z += math.Log(sc)
+			z += math.Log(float64(sc))
+		}
+		if int(lb.pad[k]) == T || !sentinel.Negligible(z, lb.shift[k], f.minGap, T-P, M) {
+			lb.pad[k] = int32(T)
+			continue
 		}
 		logZ[k] = z
 	}
 	return true
 }
 
-// lockRows writes chain k's shifted scores into its rows of psi (as
-// Transitions.forward does for one chain: start, column shifts and end
-// added, each row less its maximum) and its Σ maxima into lb.shift[k]; it
-// reports false when a row has no finite score or spreads wider than
-// scaledRange.
-func (tr *Transitions) lockRows(lb *lockBuf, psi, emit []float64, Tk, K, k int) bool {
-	M := tr.m
+// rows writes chain k's shifted scores into its rows of psi (as the
+// single-chain forward passes do: the form's offsets added, each row less
+// its maximum) and its shift into lb.shift[k]; it reports false when a
+// row fails the range test.
+func (lb *lockGroup[E]) rows(f *scaledForm[E], psi, emit []E, Tk, K, k, M int) bool {
 	mx, lo := lb.mx[:Tk], lb.lo[:Tk]
 	for t := range Tk {
-		a := tr.colShift
-		switch {
-		case Tk == 1:
-			a = tr.startEnd
-		case t == 0:
-			a = tr.start
-		case t == Tk-1:
-			a = tr.colEnd
-		}
 		r := (t*K + k) * M
-		kernels.ShiftRows(psi[r:r+M], mx[t:t+1], lo[t:t+1], emit[t*M:(t+1)*M], a, 1, M)
+		kShiftRows(psi[r:r+M], mx[t:t+1], lo[t:t+1], emit[t*M:(t+1)*M], f.offsets(t, Tk), 1, M)
 	}
-	shift := 0.0
+	shift := float64(Tk-1) * f.g
 	for t, m := range mx {
-		if math.IsInf(m, -1) || m-lo[t] > scaledRange {
+		if !f.rowFits(m, lo[t]) {
 			return false
 		}
-		shift += m
+		shift += float64(m)
 	}
 	lb.shift[k] = shift
 	return true
 }
 
-// lockBackward aligns the chains at the end, runs the lockstep backward
-// pass and the transition counts, and reads out the marginals and the
-// start and end counts.
-func (tr *Transitions) lockBackward(lb *lockBuf, T, K int, o *lockOut) {
+// backward aligns the chains at the end and runs the lockstep backward
+// pass.
+func (lb *lockGroup[E]) backward(f *scaledForm[E], T, K, M int) {
+	n := T * K * M
+	kernels.AlignBatchEnd(lb.psi[:n], lb.alpha[:n], lb.scale[:T*K], lb.pad[:K], T, K, M)
+	kBackwardBatch(lb.beta[:n], lb.scale[:T*K], lb.psi[:n], f.et, lb.work[:K*M], T, K, M)
+}
+
+// countsChunked adds the group's transition counts into c a few rows at a
+// time (countChunk transitions or so per sum, as AddCounts does), with the
+// number of real transitions, flushing into dst.
+func (lb *lockGroup[E]) countsChunked(e []E, c *Counts[E], dst []float64, T, K, M int) {
+	step := max(1, countChunk/K) // transitions per chain per call
+	for a := 0; a < T-1; a += step {
+		n := min(step, T-1-a) + 1 // rows a..a+n−1
+		kTransitionsBatch(c.g, e, lb.alpha[a*K*M:(a+n)*K*M], lb.beta[a*K*M:(a+n)*K*M], lb.psi[a*K*M:(a+n)*K*M],
+			lb.scale[a*K:(a+n)*K], lb.work[:((n-1)*K+1)*M], n, K, M)
+		for k := range K {
+			// chain k's transitions into rows t with P_k < t, a < t ≤ a+n−1
+			P := int(lb.pad[k])
+			if lo := max(a+1, P+1); lo <= a+n-1 && P < T {
+				c.n += a + n - lo
+			}
+		}
+		if c.full() {
+			c.Flush(dst, 1)
+		}
+	}
+}
+
+// lockOut adds the transition counts of the float64 group (after
+// backward) to o.trans and reads out the marginals and the start and end
+// counts.
+func (tr *Transitions) lockOut(lb *lockBuf, T, K int, o *lockOut) {
 	M := tr.m
 	n := T * K * M
 	psi, alpha, beta, scale := lb.psi[:n], lb.alpha[:n], lb.beta[:n], lb.scale[:T*K]
-	kernels.AlignBatchEnd(psi, alpha, scale, lb.pad[:K], T, K, M)
-	kernels.BackwardBatch(beta, scale, psi, tr.et, lb.work[:K*M], T, K, M)
 	if o.trans != nil && T > 1 {
 		kernels.TransitionsBatch(o.trans, tr.e, alpha, beta, psi, scale, lb.work[:((T-1)*K+1)*M], T, K, M)
 	}
@@ -274,7 +305,7 @@ func (tr *Transitions) lockBackward(lb *lockBuf, T, K int, o *lockOut) {
 	}
 }
 
-// PosteriorsLockstep runs forward–backward over a group of chains without
+// posteriorsLockstep runs forward–backward over a group of chains without
 // options (emits[k], T_k×M each) at once. For each chain it computes what
 // Posteriors(ws, emits[k], nil, p) does: logZ[k], and the marginals into
 // marg[k] (T_k×M) if marg is not nil and marg[k] is not nil; the expected
@@ -285,17 +316,17 @@ func (tr *Transitions) lockBackward(lb *lockBuf, T, K int, o *lockOut) {
 // padded to the longest one; the others, and any chain the scaled domain
 // cannot hold, run one by one as Posteriors would. The results equal
 // Posteriors' up to rounding. Group chains of similar lengths
-// (LockstepGroups): padding costs as much as real positions. On error it
+// (lockplan.Groups): padding costs as much as real positions. On error it
 // returns the index of the chain that failed and its error, else −1.
-func (tr *Transitions) PosteriorsLockstep(ws *Workspace, emits, marg [][]float64, logZ []float64, sum *Posteriors) (int, error) {
+func (tr *Transitions) posteriorsLockstep(ws *Workspace, emits, marg [][]float64, logZ []float64, sum *Posteriors) (int, error) {
 	M := tr.m
 	if len(logZ) != len(emits) || (marg != nil && len(marg) != len(emits)) {
-		return -1, fmt.Errorf("engine: PosteriorsLockstep: %d chains, %d log Z, %d marginals", len(emits), len(logZ), len(marg))
+		return -1, fmt.Errorf("engine: lockstep: %d chains, %d log Z, %d marginals", len(emits), len(logZ), len(marg))
 	}
 	o := lockOut{logZ: logZ, marg: marg}
 	if sum != nil {
 		if sum.Marginals != nil || sum.Edges != nil || sum.Tied != nil {
-			return -1, fmt.Errorf("engine: PosteriorsLockstep sums transition, start and end counts only")
+			return -1, fmt.Errorf("engine: lockstep sums transition, start and end counts only")
 		}
 		if err := sum.check(tr, 0, M); err != nil {
 			return -1, err
@@ -313,155 +344,14 @@ func (tr *Transitions) PosteriorsLockstep(ws *Workspace, emits, marg [][]float64
 	return tr.lockstep(ws, emits, &o)
 }
 
-// LockstepGroups splits chains of lengths lens into lockstep groups: it
-// returns the groups as lists of chain indices, of chains with similar
-// lengths (at most maxK of them, at most a quarter of a group's positions
-// padding, at most 1,024 chain positions), and lists every chain of
-// length 0 or one that fits no group as a group of its own (better run
-// alone, with Posteriors). The groups are ordered for Pool.Run on threads
-// workers: the costliest first, dealt back and forth over the workers'
-// blocks so that each gets a similar share. The result depends only on
-// lens, maxK and threads.
-func LockstepGroups(lens []int, maxK, threads int) [][]int32 {
-	var p lockPlan
-	length := func(i int) int { return lens[i] }
-	p.make(len(lens), length, maxK)
-	p.deal(threads, length)
-	out := make([][]int32, len(p.units))
-	for u, r := range p.units {
-		out[u] = append([]int32(nil), p.order[r[0]:r[1]]...)
-	}
-	return out
-}
-
-// LockstepPlan is LockstepGroups for callers that run the groups
-// themselves in steady state: Make plans into the plan's own buffers
-// (no allocation once they have grown), Unit reads a group.
-type LockstepPlan struct{ p lockPlan }
-
-// Make groups chains of lengths lens as LockstepGroups does and returns
-// the number of units (groups and chains alone), ordered for Pool.Run on
-// threads workers.
-func (lp *LockstepPlan) Make(lens []int32, maxK, threads int) int {
-	length := func(i int) int { return int(lens[i]) }
-	lp.p.make(len(lens), length, maxK)
-	lp.p.deal(threads, length)
-	return len(lp.p.units)
-}
-
-// Unit returns the chain indices of unit u (valid until the next Make).
-func (lp *LockstepPlan) Unit(u int) []int32 {
-	r := lp.p.units[u]
-	return lp.p.order[r[0]:r[1]]
-}
-
-// lockPlan is a grouping of chains: unit u is the chains
-// order[units[u][0]:units[u][1]]; a unit of one chain runs alone.
-type lockPlan struct {
-	keys  []uint64
-	order []int32
-	units [][2]int32
-	tmp   [][2]int32
-	rank  []uint64
-	fill  []int
-}
-
-// make groups n chains; length(i) is chain i's length, or −1 if it must run
-// alone. Groups come first, in order of length, then the chains alone.
-func (p *lockPlan) make(n int, length func(i int) int, maxK int) {
-	p.keys, p.order, p.units = p.keys[:0], p.order[:0], p.units[:0]
-	for i := range n {
-		if L := length(i); L > 0 {
-			p.keys = append(p.keys, uint64(L)<<32|uint64(i))
+// The trainer's access to posteriorsLockstep (internal/lockplan.Posteriors):
+// training policy, not part of the engine's API.
+func init() {
+	lockplan.RegisterPosteriors(func(tr *Transitions, ws *Workspace, emits, marg [][]float64, logZ, trans, start, end []float64) (int, error) {
+		var sum *Posteriors
+		if trans != nil || start != nil || end != nil {
+			sum = &Posteriors{Transitions: trans, Start: start, End: end}
 		}
-	}
-	slices.Sort(p.keys)
-	maxK = max(maxK, 1)
-	for s := 0; s < len(p.keys); {
-		sum := int(p.keys[s] >> 32)
-		e := s + 1
-		for ; e < len(p.keys) && e-s < maxK; e++ {
-			L := int(p.keys[e] >> 32)
-			rows := (e - s + 1) * L
-			if rows > lockstepRows || 4*rows > 5*(sum+L) {
-				break
-			}
-			sum += L
-		}
-		u := [2]int32{int32(len(p.order)), 0}
-		for _, key := range p.keys[s:e] {
-			p.order = append(p.order, int32(key&(1<<32-1)))
-		}
-		u[1] = int32(len(p.order))
-		p.units = append(p.units, u)
-		s = e
-	}
-	for i := range n {
-		if length(i) <= 0 {
-			p.order = append(p.order, int32(i))
-			p.units = append(p.units, [2]int32{int32(len(p.order) - 1), int32(len(p.order))})
-		}
-	}
-}
-
-// unitCost estimates a unit's work: a group's chains × longest length; a
-// chain alone costs four times its length (the single-chain step is that
-// much slower at large M).
-func (p *lockPlan) unitCost(u [2]int32, length func(i int) int) uint64 {
-	k := uint64(u[1] - u[0])
-	longest := 0
-	for _, c := range p.order[u[0]:u[1]] {
-		longest = max(longest, length(int(c)))
-	}
-	if k == 1 {
-		return 4 * uint64(longest)
-	}
-	return k * uint64(longest)
-}
-
-// deal orders the units for Pool.Run on W workers, which hands worker w
-// the block [w·n/W, (w+1)·n/W): the costliest first, dealt back and forth
-// over the workers' blocks (which keep their sizes), so that each block
-// gets a similar share of the work. The order depends only on the plan.
-func (p *lockPlan) deal(W int, length func(i int) int) {
-	n := len(p.units)
-	if W <= 1 || n <= 1 {
-		return
-	}
-	// Decreasing cost, ties in unit order: sort (^cost, unit) keys.
-	p.rank = grow(p.rank, n)
-	for u, r := range p.units {
-		c := min(p.unitCost(r, length), math.MaxUint32)
-		p.rank[u] = uint64(math.MaxUint32-c)<<32 | uint64(u)
-	}
-	slices.Sort(p.rank)
-	p.fill = grow(p.fill, W)
-	clear(p.fill)
-	p.tmp = grow(p.tmp, n)
-	pos, dir := 0, 1
-	for _, key := range p.rank {
-		for {
-			lo, hi := pos*n/W, (pos+1)*n/W
-			if lo+p.fill[pos] < hi {
-				p.tmp[lo+p.fill[pos]] = p.units[key&(1<<32-1)]
-				p.fill[pos]++
-				break
-			}
-			pos, dir = step(pos, dir, W)
-		}
-		pos, dir = step(pos, dir, W)
-	}
-	copy(p.units, p.tmp)
-}
-
-// step moves back and forth over 0..W−1 (0, 1, …, W−1, W−1, …, 0, 0, …).
-func step(pos, dir, W int) (int, int) {
-	pos += dir
-	if pos == W {
-		return W - 1, -1
-	}
-	if pos < 0 {
-		return 0, 1
-	}
-	return pos, dir
+		return tr.posteriorsLockstep(ws, emits, marg, logZ, sum)
+	})
 }

@@ -36,7 +36,7 @@ func singlePath(t *testing.T, tr *Transitions, emits [][]float64) lockCase {
 	return c
 }
 
-// runLockstep runs PosteriorsLockstep on the chains of c.
+// runLockstep runs posteriorsLockstep on the chains of c.
 func runLockstep(t *testing.T, ws *Workspace, tr *Transitions, emits [][]float64) lockCase {
 	t.Helper()
 	M := tr.m
@@ -44,7 +44,7 @@ func runLockstep(t *testing.T, ws *Workspace, tr *Transitions, emits [][]float64
 	for _, e := range emits {
 		c.marg = append(c.marg, make([]float64, len(e)))
 	}
-	if k, err := tr.PosteriorsLockstep(ws, emits, c.marg, c.logZ, &Posteriors{Transitions: c.trans, Start: c.start, End: c.end}); err != nil {
+	if k, err := tr.posteriorsLockstep(ws, emits, c.marg, c.logZ, &Posteriors{Transitions: c.trans, Start: c.start, End: c.end}); err != nil {
 		t.Fatalf("chain %d: %v", k, err)
 	}
 	return c
@@ -147,7 +147,7 @@ func TestLockstepAgainstBruteForce(t *testing.T) {
 			checkLockCase(t, "single path", got, singlePath(t, tr, emits), 1e-12)
 			// Log Z alone (no backward pass).
 			z := make([]float64, len(emits))
-			if _, err := tr.PosteriorsLockstep(ws, emits, nil, z, nil); err != nil {
+			if _, err := tr.posteriorsLockstep(ws, emits, nil, z, nil); err != nil {
 				t.Fatal(err)
 			}
 			checkNear(t, "logZ alone", z, got.logZ, 1e-15)
@@ -204,7 +204,7 @@ func TestLockstepPadding(t *testing.T) {
 }
 
 // TestLockstepErrors: a chain with no possible labelling, NaN emissions or
-// a bad length reports its index; PosteriorsLockstep checks its arguments.
+// a bad length reports its index; posteriorsLockstep checks its arguments.
 func TestLockstepErrors(t *testing.T) {
 	r := rand.New(rand.NewPCG(54, 55))
 	M := 4
@@ -221,88 +221,26 @@ func TestLockstepErrors(t *testing.T) {
 	_, two := randomChain(r, 2, M, 1, 0)
 	ws := NewWorkspace()
 	z := make([]float64, 3)
-	if k, err := tr.PosteriorsLockstep(ws, [][]float64{one, two, one}, nil, z, &Posteriors{Transitions: make([]float64, M*M)}); k != 1 || !errors.Is(err, ErrNoLabelling) {
+	if k, err := tr.posteriorsLockstep(ws, [][]float64{one, two, one}, nil, z, &Posteriors{Transitions: make([]float64, M*M)}); k != 1 || !errors.Is(err, ErrNoLabelling) {
 		t.Errorf("impossible chain: %d %v", k, err)
 	}
 	_, a := randomChain(r, 3, M, 1, 0)
 	bad := slices.Clone(a)
 	bad[5] = math.NaN()
-	if k, err := ok.PosteriorsLockstep(ws, [][]float64{a, bad, a}, nil, z, nil); k != 1 || err == nil || !strings.Contains(err.Error(), "NaN") {
+	if k, err := ok.posteriorsLockstep(ws, [][]float64{a, bad, a}, nil, z, nil); k != 1 || err == nil || !strings.Contains(err.Error(), "NaN") {
 		t.Errorf("NaN emission: %d %v", k, err)
 	}
-	if k, err := ok.PosteriorsLockstep(ws, [][]float64{a, a[:5], a}, nil, z, nil); k != 1 || err == nil {
+	if k, err := ok.posteriorsLockstep(ws, [][]float64{a, a[:5], a}, nil, z, nil); k != 1 || err == nil {
 		t.Errorf("bad length: %d %v", k, err)
 	}
-	if _, err := ok.PosteriorsLockstep(ws, [][]float64{a}, nil, z, nil); err == nil {
+	if _, err := ok.posteriorsLockstep(ws, [][]float64{a}, nil, z, nil); err == nil {
 		t.Error("3 log Z for 1 chain: no error")
 	}
-	if _, err := ok.PosteriorsLockstep(ws, [][]float64{a}, nil, z[:1], &Posteriors{Transitions: make([]float64, 3)}); err == nil {
+	if _, err := ok.posteriorsLockstep(ws, [][]float64{a}, nil, z[:1], &Posteriors{Transitions: make([]float64, 3)}); err == nil {
 		t.Error("short Transitions: no error")
 	}
-	if _, err := ok.PosteriorsLockstep(ws, [][]float64{a}, [][]float64{make([]float64, 2)}, z[:1], nil); err == nil {
+	if _, err := ok.posteriorsLockstep(ws, [][]float64{a}, [][]float64{make([]float64, 2)}, z[:1], nil); err == nil {
 		t.Error("short marginals: no error")
-	}
-}
-
-// TestLockstepGroups: every chain in exactly one group; groups within
-// their limits (chains, rows, padding).
-func TestLockstepGroups(t *testing.T) {
-	r := rand.New(rand.NewPCG(56, 57))
-	lens := make([]int, 500)
-	for i := range lens {
-		lens[i] = int(math.Exp(r.NormFloat64()*0.8 + 3)) // 1 … a few hundred
-		if i%50 == 0 {
-			lens[i] = 0
-		}
-	}
-	groups := LockstepGroups(lens, 16, 3)
-	seen := make([]int, len(lens))
-	multi := 0
-	for _, g := range groups {
-		sum, longest := 0, 0
-		for _, c := range g {
-			seen[c]++
-			sum += lens[c]
-			longest = max(longest, lens[c])
-		}
-		if len(g) > 1 {
-			multi++
-			if len(g) > 16 || len(g)*longest > lockstepRows || 4*len(g)*longest > 5*sum {
-				t.Errorf("group %v (lengths %d…) breaks a limit", g, longest)
-			}
-			for _, c := range g {
-				if lens[c] == 0 {
-					t.Errorf("empty chain %d in a group", c)
-				}
-			}
-		}
-	}
-	for i, n := range seen {
-		if n != 1 {
-			t.Errorf("chain %d in %d groups", i, n)
-		}
-	}
-	if multi < 20 {
-		t.Errorf("only %d groups of several chains", multi)
-	}
-	// Pool.Run's blocks (worker w: [w·n/W, (w+1)·n/W)) get similar work.
-	W, n := 3, len(groups)
-	var cost [3]int
-	for w := range W {
-		for _, g := range groups[w*n/W : (w+1)*n/W] {
-			longest := 0
-			for _, c := range g {
-				longest = max(longest, lens[c])
-			}
-			if len(g) == 1 {
-				cost[w] += 4 * longest
-			} else {
-				cost[w] += len(g) * longest
-			}
-		}
-	}
-	if lo, hi := min(cost[0], cost[1], cost[2]), max(cost[0], cost[1], cost[2]); 10*hi > 12*lo {
-		t.Errorf("blocks' work %v", cost)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 )
 
 // Pool runs work over many chains on a fixed set of worker goroutines, each
@@ -34,7 +36,7 @@ type Pool struct {
 	_       [48]byte
 	task    batchTask
 	nll     []nllAcc
-	lp      lockPlan // the batch calls' lockstep groups
+	lp      lockplan.Plan // the batch calls' lockstep groups
 }
 
 // slot is one worker's mailbox and result, padded to its own cache lines.

@@ -83,7 +83,7 @@ func (tr *Transitions) restrictScores(rb *restrictBuf, emit []float64, T int) bo
 			}
 			if hi == ninf {
 				hi = 0 // no allowed predecessor: the state is unreachable
-			} else if hi-lo > scaledRange {
+			} else if !fits(hi-lo, scaledRange) {
 				return false
 			}
 			for a := range pl {
@@ -105,7 +105,7 @@ func (rb *restrictBuf) shiftExp(T, np int) bool {
 	for t := range T {
 		row := s[off[t]:off[t+1]]
 		hi, lo := rowRange(row)
-		if hi == ninf || hi-lo > scaledRange {
+		if hi == ninf || !fits(hi-lo, scaledRange) {
 			return false
 		}
 		rb.shift[t] = hi

@@ -213,7 +213,7 @@ func (tr *Transitions) derive() {
 	if tr.tied != nil {
 		// From the default and the exceptions (NewTied, SetTied); the
 		// row bounds are the Dense structure's alone.
-		tr.logOnly = tr.tied.cols(tr) > scaledRange
+		tr.logOnly = !fits(tr.tied.cols(tr), scaledRange)
 		clear(tr.rowLo)
 		clear(tr.rowHi)
 	} else {
@@ -236,7 +236,7 @@ func (tr *Transitions) derive() {
 				c[j] = 0
 			}
 		}
-		tr.logOnly = colRange(tr.score, tr.colShift, m) > scaledRange
+		tr.logOnly = !fits(colRange(tr.score, tr.colShift, m), scaledRange)
 	}
 	for j := range m {
 		tr.colEnd[j] = tr.colShift[j] + tr.end[j]

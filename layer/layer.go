@@ -48,13 +48,13 @@ type CRF[F float32 | float64] struct {
 
 	mu      sync.Mutex
 	m       int
-	tr      *engine.Transitions // built from the scores below
-	trans   []float64           // the scores tr was built from (M×M, then start, then end)
-	version int                 // counts changes of the scores
-	free    []*runner[F]        // idle call states
-	pools   *poolSet            // their worker pools
-	p32     prep32              // float32 forms of the scores (F = float32)
-	clamp   clamp64             // the scores with transition sentinels at −Inf
+	tr      *engine.Transitions    // built from the scores below
+	trans   []float64              // the scores tr was built from (M×M, then start, then end)
+	version int                    // counts changes of the scores
+	free    []*runner[F]           // idle call states
+	pools   *poolSet               // their worker pools
+	p32     engine.Scaled[float32] // float32 forms of the scores (F = float32)
+	clamp   clamp64                // the scores with transition sentinels at −Inf
 }
 
 // New returns a CRF over m labels with zero scores.
@@ -283,7 +283,7 @@ func (c *CRF[F]) rebuild(M int) error {
 		return fmt.Errorf("layer: %w", err)
 	}
 	if _, ok := as32(c.Trans); ok {
-		c.p32.build(c.trans, M)
+		c.p32.Set(c.trans, M)
 	}
 	if c.m != M {
 		c.clamp = clamp64{}
@@ -311,7 +311,7 @@ func seqErr(i int, err error) error {
 var negInf = math.Inf(-1)
 
 // prep returns the float32 forms of the scores, or nil for float64.
-func (c *CRF[F]) prep() *prep32 {
+func (c *CRF[F]) prep() *engine.Scaled[float32] {
 	if _, ok := as32(c.Trans); !ok {
 		return nil
 	}

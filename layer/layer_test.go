@@ -901,7 +901,7 @@ func TestKernels32(t *testing.T) {
 			useKernels32 = k32
 			paths := countPaths(t)
 			defer func() {
-				// Sentinels too stay on the float32 path (sentinelGap).
+				// Sentinels too stay on the float32 path (sentinel.Gap).
 				if f, x := paths.fast32.Load(), paths.exact.Load()+paths.clamped.Load(); k32 && (f != int64(3*B) || x != 0) || !k32 && f != 0 {
 					t.Errorf("M=%d sentinel %v kernels %v: %d sequences on the float32 path, %d on float64 ones", M, sz.sentinel, k32, f, x)
 				}

@@ -268,7 +268,7 @@ func TestLockstepMasks(t *testing.T) {
 		if tl.exact.Load() != int64(B) {
 			t.Errorf("float32 masked: %d sequences alone on float64, want %d", tl.exact.Load(), B)
 		}
-		// Sentinel transitions: float32 lockstep with forward32's check.
+		// Sentinel transitions: float32 lockstep with Scaled.Forward's check.
 		s64, s32 := crfOf[float64](p), crfOf[float32](p)
 		for k, ok := range p.tmask {
 			if !ok {

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 )
 
 // pathTally counts which path answered each sequence: the float32 kernels,
@@ -37,14 +38,14 @@ type runner[F float32 | float64] struct {
 
 	// The float32 kernels' forms of the scores (nil for float64), and
 	// whether this call may use them (no constraints).
-	p32  *prep32
+	p32  *engine.Scaled[float32]
 	fast bool
 	// The scores with transition sentinels at −Inf (float64 path), and
 	// whether this call may use them (no constraints).
 	clamp    *clamp64
 	useClamp bool
 	lock     lockBufs // the lockstep path's scratch
-	plan     engine.LockstepPlan
+	plan     lockplan.Plan
 	unitFn   func(ws *engine.Workspace, w, u int) error // r.doUnit
 
 	// The call.
@@ -94,7 +95,6 @@ type wbuf struct {
 	grad          engine.Gradient
 	cT, cS, cE    []float64 // one sequence's counts on clamped scores
 	f32           w32
-	l32           l32
 	_             [64]byte
 }
 
@@ -157,8 +157,7 @@ func (r *runner[F]) resetSums(partial bool) {
 		wb.nll = 0
 		wb.gT, wb.gS, wb.gE = grow(wb.gT, M*M), grow(wb.gS, M), grow(wb.gE, M)
 		clear(wb.gT)
-		clear(wb.f32.g)
-		wb.f32.gN = 0
+		wb.f32.counts.Reset()
 		clear(wb.gS)
 		clear(wb.gE)
 		if partial {

@@ -4,10 +4,11 @@ import (
 	"math"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/sentinel"
 )
 
-// clamp64 is the float64 counterpart of prep32's sentinel handling: a
-// transition matrix with finite sentinels (scores more than sentinelGap
+// clamp64 is the float64 counterpart of engine.Scaled's sentinel handling:
+// a transition matrix with finite sentinels (scores more than sentinel.Gap
 // below their column's maximum: −1e4 … −1e9) sends every chain of the
 // engine to the log domain (about 10× slower), because its column range
 // exceeds what the scaled pass accepts. clamp64 holds the same scores with
@@ -36,7 +37,7 @@ func (k *clamp64) build(sc []float64, M int) error {
 		}
 		k.colShift[j] = c
 		for i := range M {
-			if v := sc[i*M+j]; !math.IsInf(v, -1) && c-v > sentinelGap {
+			if v := sc[i*M+j]; !math.IsInf(v, -1) && c-v > sentinel.Gap {
 				k.minGap = min(k.minGap, c-v)
 				k.scores[i*M+j] = math.Inf(-1)
 			}
@@ -77,7 +78,7 @@ func (k *clamp64) trusted(sc, emit []float64, L, M int, logZ float64) bool {
 		}
 		shift += m
 	}
-	return logZ >= shift-k.minGap+float64(L)*math.Log(float64(M))+40
+	return sentinel.Negligible(logZ, shift, k.minGap, L, M)
 }
 
 // nllClamped is NLL of sequence i on the clamped scores, with the gold

@@ -57,9 +57,9 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/simdcrf/simdcrf/format"
-
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -82,7 +82,7 @@ type Model struct {
 	// Prune, if not nil, is the label pruning the model was trained with
 	// (-p prune.max): a tagger keeps each position's labels under it
 	// (within its candidates) and tags over those (see prunetag.go).
-	Prune *engine.Pruning
+	Prune *prune.Rule
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file

@@ -4,12 +4,12 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
 )
 
 // A model trained with pruning (-p prune.max) learnt to tell each
 // position's label apart only from the few its emission scores keep, and
-// must be tagged over those (engine.Pruning, the rule training used):
+// must be tagged over those (prune.Rule, the rule training used):
 // over all labels, UD Czech CLTT's model (prune.max=8) tagged 17 % of the
 // test tokens right, over the pruned sets 82 %. Section 20 holds the
 // rule; it is marked needed, since a reader that skipped it would tag
@@ -39,7 +39,7 @@ func parsePrune(name string, secs map[uint32][]byte, m *Model) error {
 		return formatError(name, "pruning section of %d bytes, want 16", len(b))
 	}
 	le := binary.LittleEndian
-	p := &engine.Pruning{Max: int(le.Uint32(b)), Threshold: math.Float64frombits(le.Uint64(b[8:]))}
+	p := &prune.Rule{Max: int(le.Uint32(b)), Threshold: math.Float64frombits(le.Uint64(b[8:]))}
 	if err := p.Check(); err != nil {
 		return formatError(name, "bad pruning: %v", err)
 	}

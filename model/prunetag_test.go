@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -24,7 +25,7 @@ func TestPruneModel(t *testing.T) {
 		} else {
 			m0 = randomModel(t, r, spec{m: 6, attrs: 20, layout: sparse.SparseRows, tied: true})
 		}
-		m0.Prune = &engine.Pruning{Max: 2, Threshold: 0.2}
+		m0.Prune = &prune.Rule{Max: 2, Threshold: 0.2}
 		path := filepath.Join(t.TempDir(), "prune.model")
 		if err := m0.WriteFile(path); err != nil {
 			t.Fatal(err)
@@ -45,7 +46,7 @@ func TestPruneModel(t *testing.T) {
 		M := m.Labels.Len()
 		tg := m.NewTagger()
 		ws := engine.NewWorkspace()
-		var buf engine.PruneBuf
+		var buf prune.Buf
 		var out Output
 		narrowed := 0
 		for range 40 {
@@ -103,7 +104,7 @@ func TestPruneModel(t *testing.T) {
 	}
 	// A damaged section is refused.
 	m := randomModel(t, r, spec{m: 4, attrs: 10, layout: sparse.SparseRows})
-	m.Prune = &engine.Pruning{Max: 0}
+	m.Prune = &prune.Rule{Max: 0}
 	if err := m.WriteFile(filepath.Join(t.TempDir(), "bad.model")); err == nil {
 		t.Error("a model with prune.max = 0 written")
 	}
@@ -119,7 +120,7 @@ func TestTaggerAllocsPruned(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 21))
 	for _, tied := range []bool{false, true} {
 		m := randomModel(t, r, spec{m: 40, attrs: 20, layout: sparse.SparseRows, tied: tied})
-		m.Prune = &engine.Pruning{Max: 3, Threshold: 0.01}
+		m.Prune = &prune.Rule{Max: 3, Threshold: 0.01}
 		tg := m.NewTagger()
 		seq := randomSeq(r, 20, 30, false)
 		dst := make([]int32, 0, 64)

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
 )
@@ -26,14 +27,15 @@ type Tagger struct {
 // attribute (attrRec) says where its row is, holding a one-label row (most
 // of them: 84 % of CoNLL-2000 chunking's 338k attributes) itself, so that
 // scoring a rare attribute costs one cache miss instead of three (row
-// bounds, labels, weights); and the wide rows (at least ⌈M/4⌉ labels,
-// such as part-of-speech n-grams) are copied dense and scored by the SIMD
-// gather kernel, a row in a few vector adds, instead of one scalar add per
-// label (scoring CoNLL-2000's test file took 22 ms that way, most of it in
-// those rows).
+// bounds, labels, weights); and the wide rows (the hot rows of
+// sparse.HotRows, as in training: such as part-of-speech n-grams) are
+// copied dense and scored by sparse.GatherHot, a row in a few vector adds,
+// instead of one scalar add per label (scoring CoNLL-2000's test file took
+// 22 ms that way, most of it in those rows).
 type hotRows struct {
-	rec []attrRec
-	w   []float64 // M weights per wide row, 0 outside the pattern
+	rec  []attrRec
+	rows *sparse.HotRows
+	w    []float64 // M weights per wide row, 0 outside the pattern
 }
 
 // attrRec is one attribute's row: n labels from pair lo of the pattern;
@@ -51,46 +53,35 @@ type attrRec struct {
 const wideRow = 0xffff
 
 func newHotRows(sp *sparse.Sparse) *hotRows {
-	m := sp.Labels()
 	rowPtr, labels := sp.Pattern().CSR()
 	w := sp.Params()
-	minHot := int32(max((m+3)/4, 2))
+	rows := sparse.NewHotRows(sp.Pattern(), sp.Labels(), false)
 	nattr := len(rowPtr) - 1
 	// 16 bytes a record, in memory advised for huge pages (a tagger reads
 	// them at random).
 	buf := sparse.MakeBuffer(2 * nattr)
-	h := &hotRows{}
+	h := &hotRows{rows: rows}
 	if nattr > 0 {
 		h.rec = unsafe.Slice((*attrRec)(unsafe.Pointer(unsafe.SliceData(buf))), nattr)
 	}
-	n := 0
 	for a := range h.rec {
 		lo, hi := rowPtr[a], rowPtr[a+1]
 		r := &h.rec[a]
 		switch k := hi - lo; {
-		case k >= minHot:
-			*r = attrRec{lo: int32(n), n: wideRow}
-			n++
+		case rows.Row(int32(a)) >= 0:
+			*r = attrRec{lo: rows.Row(int32(a)), n: wideRow}
 		case k == 1:
 			*r = attrRec{w: w[lo], lo: lo, y: labels[lo], n: 1}
 		default:
 			*r = attrRec{lo: lo, n: uint16(k)}
 		}
 	}
-	h.w = make([]float64, n*m)
-	for a := range h.rec {
-		if r := h.rec[a]; r.n == wideRow {
-			dst := h.w[int(r.lo)*m : int(r.lo+1)*m]
-			for k := rowPtr[a]; k < rowPtr[a+1]; k++ {
-				dst[labels[k]] = w[k]
-			}
-		}
-	}
+	h.w = rows.Dense(sp.Pattern(), w)
 	return h
 }
 
 // score sets emit to the state scores of s (checked): the wide rows by
-// kernels.CSR's Gather over a per-sequence list built in wk, the others row
+// sparse.GatherHot over a per-sequence CSR list built in w, the others row
 // by row, in feature order before them (the adds come in the order they
 // came in before attribute records, so the scores are the same).
 func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Seq) {
@@ -102,7 +93,7 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 	nf := len(s.IDs)
 	wk.hvals = grow(wk.hvals, nf)
 	hvals := wk.hvals[:nf]
-	wk.hot.Reset(len(h.w) / max(m, 1))
+	wk.hot.Reset(h.rows.Len())
 	// The records first, in a pass of their own: their cache misses
 	// overlap, instead of each waiting behind the previous row's adds.
 	wk.recs = grow(wk.recs, nf)
@@ -135,7 +126,7 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 		}
 		wk.hot.EndRow()
 	}
-	wk.hot.Gather(emit, h.w, m, hvals, 0, m)
+	sparse.GatherHot(h.rows, emit, h.w, &wk.hot, hvals, 0)
 }
 
 func grow[E any](x []E, n int) []E {
@@ -161,7 +152,7 @@ type work struct {
 	co      engine.ChainOptions
 	allowed [][]int32
 	big     sparse.DeltaWork
-	prune   engine.PruneBuf // Model.Prune's sets (prunetag.go)
+	prune   prune.Buf // Model.Prune's sets (prunetag.go)
 }
 
 // allowed returns each position's candidate labels for the lexicon

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -147,12 +148,17 @@ type Config struct {
 	// Stats, if not nil, has the time of the lbfgs and l1 iterations
 	// added to it, phase by phase (see Stats).
 	Stats *Stats
-	// Lockstep chooses how lbfgs and l1 run dense forward–backward: ""
+	// lockstep chooses how lbfgs and l1 run dense forward–backward: ""
 	// or "auto" in lockstep groups from engine.LockstepLabels labels on
 	// (train/lockstep.go), "always" at every M, "never" one sequence at
-	// a time. Only benchmarks set it (bench/trainbench's scaling suite
-	// plots both paths at every M); results agree up to rounding.
-	Lockstep string
+	// a time. Only benchmarks set it, through lockplan.Force
+	// (bench/trainbench's scaling suite plots both paths at every M);
+	// results agree up to rounding.
+	lockstep string
+}
+
+func init() {
+	lockplan.RegisterForce(func(c *Config, mode string) { c.lockstep = mode })
 }
 
 // TiedLabels is the label count from which Transitions "auto" ties the
@@ -400,10 +406,10 @@ func (c *Config) check() error {
 	default:
 		return fmt.Errorf("train: transitions %q: want dense, tied, auto or none", c.Transitions)
 	}
-	switch c.Lockstep {
+	switch c.lockstep {
 	case "", "auto", "always", "never":
 	default:
-		return fmt.Errorf("train: lockstep %q: want auto, always or never", c.Lockstep)
+		return fmt.Errorf("train: lockstep %q: want auto, always or never", c.lockstep)
 	}
 	switch c.Precision {
 	case "", "float64":

@@ -2,18 +2,17 @@ package train
 
 import (
 	"cmp"
+	"slices"
+
 	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
-	"slices"
 )
 
 // Training keeps the state weights in a hybrid layout of its own, and
 // converts them to one of package sparse's layouts at the end:
 //
-//   - hot attributes, those seen with at least ⌈M/4⌉ labels (in CoNLL-2000
-//     chunking the part-of-speech n-grams: 2% of the attributes, 58% of the
-//     features), get a dense row of M weights, scored and scattered by the
-//     SIMD kernels of package kernels (kernels.Gather, kernels.Scatter), the
+//   - hot attributes (sparse.HotRows, as the tagger's) get a dense row of M
+//     weights, scored and scattered by sparse.GatherHot and ScatterHot, the
 //     weights outside the pattern held at 0;
 //   - the others (rare words: one or two labels each) keep sparse rows of
 //     their pattern labels, scored by a scalar loop.
@@ -26,7 +25,7 @@ import (
 type hybrid struct {
 	m       int
 	nHot    int
-	hotRow  []int32 // attribute → hot row, or −1
+	hot     *sparse.HotRows
 	coldOff []int32 // attribute a's cold weights: coldLab[coldOff[a]:][:coldN[a]] (after nHot·M in θ)
 	coldN   []int32
 	coldLab []int32 // the labels of the cold weights
@@ -43,8 +42,8 @@ const coldStream = 4
 // newHybrid splits the attributes of pattern p (training data c). With
 // allCold every attribute keeps sparse rows.
 func newHybrid(p *sparse.Pattern, c *sparse.Corpus, numAttrs, m int, allCold bool) *hybrid {
-	h := &hybrid{m: m, hotRow: make([]int32, numAttrs), coldOff: make([]int32, numAttrs), coldN: make([]int32, numAttrs)}
-	minHot := max((m+3)/4, 2)
+	h := &hybrid{m: m, hot: sparse.NewHotRows(p, m, allCold), coldOff: make([]int32, numAttrs), coldN: make([]int32, numAttrs)}
+	h.nHot = h.hot.Len()
 	counts := c.AttrCounts(numAttrs)
 	var lab []int32
 	place := func(a int32) {
@@ -55,11 +54,8 @@ func newHybrid(p *sparse.Pattern, c *sparse.Corpus, numAttrs, m int, allCold boo
 	}
 	placed := make([]bool, numAttrs)
 	for a := range int32(numAttrs) {
-		h.hotRow[a] = -1
 		k := p.RowStart(a+1) - p.RowStart(a)
-		if k >= minHot && !allCold {
-			h.hotRow[a] = int32(h.nHot)
-			h.nHot++
+		if h.hot.Row(a) >= 0 {
 			placed[a] = true
 		} else if counts[a] > coldStream || k == 0 {
 			place(a)
@@ -96,21 +92,30 @@ func (h *hybrid) numParams() int { return h.nHot*h.m + len(h.coldLab) }
 type splitCorpus struct {
 	pos    []int
 	hotPtr []int32
-	// hot holds the hot features' rows, checked once for the kernels,
-	// with offsets relative to each sequence's first hot feature, so that
-	// the kernels can take a short slice of ones (cached) instead of a
-	// stream of them.
-	hot     *kernels.CSR
-	hotVals []float64 // nil when all values are 1
-	ones    []float64
+	// hot holds the hot features' rows, checked once for the kernels
+	// (sparse.HotRows.CSR), with offsets relative to each sequence's
+	// first hot feature, so that the kernels can take a short slice of
+	// ones (cached) instead of a stream of them.
+	hot *kernels.CSR
+	v64 seqVals[float64] // the features' values
 
 	cGrpPtr []int32 // sequence i's groups: cGrp[cGrpPtr[i]:cGrpPtr[i+1]]
 	cGrp    []coldGroup
 	cBase   []int32
 	cOff    []int32
 	cLab    []uint16
-	cVal    []float64 // nil when all values are 1
 	labels  [][]int32 // views of the source corpus
+}
+
+// seqVals are a split corpus's feature values in precision E.
+type seqVals[E float32 | float64] struct {
+	hot  []E // the hot features' values (nil when all are 1)
+	ones []E // as many ones as the most hot features of a sequence
+	cold []E // the cold features' values (nil when all are 1)
+}
+
+func valsTo32(v *seqVals[float64]) seqVals[float32] {
+	return seqVals[float32]{hot: to32(v.hot), ones: to32(v.ones), cold: to32(v.cold)}
 }
 
 // coldGroup is a run of cold features with n labels each: features
@@ -133,7 +138,8 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 		v            float64
 	}
 	var tmp, sorted []cf
-	var byN, hotIDs []int32
+	var hotIDs []int32
+	var byN []int32
 	for i := range c.Len() {
 		s := c.Seq(i)
 		sc.labels[i] = s.Labels
@@ -141,10 +147,10 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 		for t := range s.Len() {
 			for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
 				a := s.IDs[f]
-				if r := h.hotRow[a]; r >= 0 {
+				if r := h.hot.Row(a); r >= 0 {
 					hotIDs = append(hotIDs, r)
 					if vals {
-						sc.hotVals = append(sc.hotVals, s.Value(int(f)))
+						sc.v64.hot = append(sc.v64.hot, s.Value(int(f)))
 					}
 				} else if k := h.coldN[a]; k > 0 {
 					tmp = append(tmp, cf{k, int32(t * h.m), h.coldOff[a], s.Value(int(f))})
@@ -185,7 +191,7 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 			sc.cBase = append(sc.cBase, x.base)
 			sc.cOff = append(sc.cOff, x.off)
 			if vals {
-				sc.cVal = append(sc.cVal, x.v)
+				sc.v64.cold = append(sc.v64.cold, x.v)
 			}
 			for _, y := range h.coldLab[x.off : x.off+x.n] {
 				sc.cLab = append(sc.cLab, uint16(y))
@@ -197,53 +203,53 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 	for i := range c.Len() {
 		longest = max(longest, int(sc.hotPtr[sc.pos[i+1]]-sc.hotPtr[sc.pos[i]]))
 	}
-	hot, err := kernels.NewCSR(sc.pos, sc.hotPtr, hotIDs, h.nHot)
+	hot, err := h.hot.CSR(sc.pos, sc.hotPtr, hotIDs)
 	if err != nil {
-		panic("train: hot rows: " + err.Error()) // hotRow maps into [0, nHot)
+		panic("train: hot rows: " + err.Error()) // Row maps into [0, Len())
 	}
 	sc.hot = hot
-	sc.ones = make([]float64, longest)
-	for k := range sc.ones {
-		sc.ones[k] = 1
+	sc.v64.ones = make([]float64, longest)
+	for k := range sc.v64.ones {
+		sc.v64.ones[k] = 1
 	}
 	return sc
 }
 
-// hotValues returns the values of sequence i's hot features.
-func (sc *splitCorpus) hotValues(i int) []float64 {
-	if sc.hotVals != nil {
-		return sc.hotVals[sc.hotPtr[sc.pos[i]]:]
+// hotVals returns the values v of sequence i's hot features.
+func hotVals[E float32 | float64](sc *splitCorpus, v *seqVals[E], i int) []E {
+	if v.hot != nil {
+		return v.hot[sc.hotPtr[sc.pos[i]]:]
 	}
-	return sc.ones
+	return v.ones
 }
 
 // score sets emit (T×M) to the state scores of sequence i.
 func (h *hybrid) score(theta, emit []float64, sc *splitCorpus, i int) {
 	nh := h.nHot * h.m
-	h.scoreWith(theta[:nh], theta[nh:], 1, emit, sc, i)
+	scoreSeq(h, &sc.v64, theta[:nh], theta[nh:], 1, emit, sc, i)
 }
 
 // addGradient adds c·vals[f]·p[t·M+j] to the gradient of every weight
 // (attribute of f, j) of sequence i.
 func (h *hybrid) addGradient(g, p []float64, sc *splitCorpus, i int, c float64) {
 	nh := h.nHot * h.m
-	h.addGradientWith(g[:nh], g[nh:], 1, p, sc, i, c)
+	addGradientSeq(h, &sc.v64, g[:nh], g[nh:], 1, p, sc, i, c)
 }
 
-// scoreWith is score with the hot weights in hot and cold weight j at
-// cold[j·stride] (stride 2: interleaved with its gradient, see
-// objective.coldWork).
-func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc *splitCorpus, i int) {
+// scoreSeq is score in precision E (values v) with the hot weights in hot
+// and cold weight j at cold[j·stride] (stride 2: interleaved with its
+// gradient, see objective.coldWork).
+func scoreSeq[E float32 | float64](h *hybrid, v *seqVals[E], hot, cold []E, stride int32, emit []E, sc *splitCorpus, i int) {
 	m := h.m
 	p0, p1 := sc.pos[i], sc.pos[i+1]
 	T := p1 - p0
 	clear(emit[:T*m])
 	if h.nHot > 0 {
-		sc.hot.Gather(emit, hot[:h.nHot*m], m, sc.hotValues(i), i, m)
+		sparse.GatherHot(h.hot, emit, hot, sc.hot, hotVals(sc, v, i), i)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
-		if g.n == 1 && sc.cVal == nil { // most cold features: one label
+		if g.n == 1 && v.cold == nil { // most cold features: one label
 			for f := g.f0; f < g.f1; f++ {
 				emit[sc.cBase[f]+int32(sc.cLab[l])] += cold[sc.cOff[f]*stride]
 				l++
@@ -252,12 +258,12 @@ func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc
 		}
 		for f := g.f0; f < g.f1; f++ {
 			base, off := sc.cBase[f], sc.cOff[f]*stride
-			v := 1.0
-			if sc.cVal != nil {
-				v = sc.cVal[f]
+			x := E(1)
+			if v.cold != nil {
+				x = v.cold[f]
 			}
 			for _, y := range sc.cLab[l : l+g.n] {
-				emit[base+int32(y)] += v * cold[off]
+				emit[base+int32(y)] += x * cold[off]
 				off += stride
 			}
 			l += g.n
@@ -265,16 +271,15 @@ func (h *hybrid) scoreWith(hot, cold []float64, stride int32, emit []float64, sc
 	}
 }
 
-// addGradientWith is addGradient with the hot gradient in hot and that of
-// cold weight j at cold[j·stride].
-func (h *hybrid) addGradientWith(hot, cold []float64, stride int32, p []float64, sc *splitCorpus, i int, c float64) {
-	m := h.m
+// addGradientSeq is addGradient in precision E (values v) with the hot
+// gradient in hot and that of cold weight j at cold[j·stride].
+func addGradientSeq[E float32 | float64](h *hybrid, v *seqVals[E], hot, cold []E, stride int32, p []E, sc *splitCorpus, i int, c E) {
 	if h.nHot > 0 {
-		sc.hot.Scatter(hot[:h.nHot*m], m, p, sc.hotValues(i), c, i, m)
+		sparse.ScatterHot(h.hot, hot, p, sc.hot, hotVals(sc, v, i), c, i)
 	}
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
-		if g.n == 1 && sc.cVal == nil {
+		if g.n == 1 && v.cold == nil {
 			for f := g.f0; f < g.f1; f++ {
 				cold[sc.cOff[f]*stride] += c * p[sc.cBase[f]+int32(sc.cLab[l])]
 				l++
@@ -283,12 +288,12 @@ func (h *hybrid) addGradientWith(hot, cold []float64, stride int32, p []float64,
 		}
 		for f := g.f0; f < g.f1; f++ {
 			base, off := sc.cBase[f], sc.cOff[f]*stride
-			v := c
-			if sc.cVal != nil {
-				v *= sc.cVal[f]
+			x := c
+			if v.cold != nil {
+				x *= v.cold[f]
 			}
 			for _, y := range sc.cLab[l : l+g.n] {
-				cold[off] += v * p[base+int32(y)]
+				cold[off] += x * p[base+int32(y)]
 				off += stride
 			}
 			l += g.n
@@ -305,7 +310,7 @@ func (h *hybrid) export(theta []float64, p *sparse.Pattern, w sparse.Weights) {
 		lab = p.AttrLabels(lab[:0], a)
 		for k, y := range lab {
 			var v float64
-			if r := h.hotRow[a]; r >= 0 {
+			if r := h.hot.Row(a); r >= 0 {
 				v = theta[int(r)*h.m+int(y)]
 			} else {
 				v = theta[h.nHot*h.m+int(h.coldOff[a])+k]

@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
 // lockstep is the dense evaluation at large M: the sequences in groups of
-// similar lengths (engine.LockstepGroups) whose forward–backward runs in
-// lockstep (engine.PosteriorsLockstep: one pass over the M×M matrix per
+// similar lengths (lockplan.Groups) whose forward–backward runs in
+// lockstep (lockplan.Posteriors, the engine's: one pass over the M×M matrix per
 // position for the whole group, where one sequence at a time streams it
 // at every position). The objective and gradient are the per-sequence
 // ones up to rounding (TestLockstepObjective).
@@ -25,7 +26,8 @@ type lockBuf struct {
 	logZ         []float64
 }
 
-// setLockstep applies Config.Lockstep: "always" plans lockstep groups at
+// setLockstep applies the Config's lockstep mode (set by
+// lockplan.Force): "always" plans lockstep groups at
 // any M (where the model is one newLockstep takes), "never" drops the plan,
 // "" and "auto" keep newObjective's choice (M ≥ engine.LockstepLabels).
 func (o *objective) setLockstep(mode string) {
@@ -51,7 +53,7 @@ func (o *objective) newLockstep(use bool) *lockstep {
 		lens[i] = len(y)
 	}
 	W := len(o.workers)
-	units := engine.LockstepGroups(lens, engine.LockstepChains, W)
+	units := lockplan.Groups(lens, lockplan.Chains, W)
 	rows := 0
 	for _, u := range units {
 		if len(u) > 1 {
@@ -99,8 +101,7 @@ func (o *objective) unit(ws *engine.Workspace, w int, tr *engine.Transitions, th
 	b.logZ = growF(b.logZ, len(seqs))
 	acc := wb.tg[:md.bigOff-md.nState]
 	nt := len(acc)
-	sum := engine.Posteriors{Transitions: acc[:m*m], Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}
-	if k, err := tr.PosteriorsLockstep(ws, b.emits, b.margs, b.logZ, &sum); err != nil {
+	if k, err := lockplan.Posteriors(tr, ws, b.emits, b.margs, b.logZ, acc[:m*m], acc[nt-2*m:nt-m], acc[nt-m:]); err != nil {
 		if k < 0 {
 			return fmt.Errorf("train: %w", err)
 		}

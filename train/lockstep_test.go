@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
 )
@@ -166,7 +167,7 @@ func TestLockstepObjective(t *testing.T) {
 	}
 }
 
-// TestLockstepSwitch: Config.Lockstep forces either path ("always" plans
+// TestLockstepSwitch: the Config's lockstep mode (lockplan.Force) forces either path ("always" plans
 // groups below engine.LockstepLabels, "never" drops them above it, "auto"
 // keeps the label rule), trainings on both paths end at the same loss up
 // to rounding, and an unknown value is refused.
@@ -194,7 +195,8 @@ func TestLockstepSwitch(t *testing.T) {
 	loss := map[string]float64{}
 	for _, mode := range []string{"always", "never"} {
 		cfg, _ := Defaults("lbfgs")
-		cfg.Transitions, cfg.MaxIterations, cfg.Threads, cfg.Lockstep = "dense", 8, 1, mode
+		cfg.Transitions, cfg.MaxIterations, cfg.Threads = "dense", 8, 1
+		lockplan.Force(&cfg, mode)
 		res, err := Train(context.Background(), d, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -205,8 +207,8 @@ func TestLockstepSwitch(t *testing.T) {
 		t.Errorf("loss after 8 iterations: lockstep %.12g, single %.12g", a, b)
 	}
 	cfg, _ := Defaults("lbfgs")
-	cfg.Lockstep = "sometimes"
+	lockplan.Force(&cfg, "sometimes")
 	if _, err := Train(context.Background(), d, cfg); err == nil || !strings.Contains(err.Error(), "lockstep") {
-		t.Errorf("lockstep %q: error %v", cfg.Lockstep, err)
+		t.Errorf("lockstep %q: error %v", cfg.lockstep, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/kernels"
 	"github.com/simdcrf/simdcrf/sparse"
 )
@@ -48,8 +49,8 @@ type workerBuf struct {
 	sg   []float64 // sub-label gradient
 	sbuf []float64 // sub-label scratch
 	bb   bigramBuf
-	pb   engine.PruneBuf // Config.PruneMax: the pruned sets
-	pc   *phaseClock     // nil without Config.Stats
+	pb   prune.Buf   // Config.PruneMax: the pruned sets
+	pc   *phaseClock // nil without Config.Stats
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
 }
@@ -301,7 +302,7 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 func (o *objective) scoreSeq(wb *workerBuf, theta []float64, i int, emit []float64) {
 	md := o.md
 	nh := md.hy.nHot * md.m
-	md.hy.scoreWith(theta[:nh], wb.cw, 2, emit, o.sc, i)
+	scoreSeq(md.hy, &o.sc.v64, theta[:nh], wb.cw, 2, emit, o.sc, i)
 	if md.sub != nil {
 		md.sub.AddScores(emit, o.d.Corpus.Seq(i), wb.sbuf)
 	}
@@ -325,7 +326,7 @@ func (o *objective) finishSeq(wb *workerBuf, theta []float64, i int, emit, marg 
 		return err
 	}
 	wb.pc.mark(phaseFB)
-	md.hy.addGradientWith(wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
+	addGradientSeq(md.hy, &o.sc.v64, wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
 	if md.sub != nil {
 		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
 	}

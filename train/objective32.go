@@ -2,54 +2,47 @@ package train
 
 import (
 	"fmt"
-	"math"
 	"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
-	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // The float32 evaluation (Config.Precision "float32"): the state weights,
 // their gradient and the emission scores are float32 during an evaluation,
-// and the sequence's forward–backward runs on the float32 kernels. What
-// grows with the data stays float64: log Z is Σ_t (mx_t + log scale_t)
-// summed in float64, the loss and the transition gradient are float64
-// totals (a worker's float32 transition counts go into them every
-// flush32 positions), the workers' state gradients are added in float64,
-// and θ, the L2 term and the optimiser (its inner products, the line
-// search) are the float64 ones. A sequence whose scores leave float32's
-// range (a spread beyond kernels.ScaledRange32, or a scale of 0) is done
-// by the float64 path instead.
-
-// flush32 is the number of transitions whose float32 counts a worker sums
-// before adding them into its float64 total (after the sequence that
-// reaches it: a long sentence is counted whole), so that the M² additions
-// are paid once per flush32 transitions, not per sequence.
-const flush32 = 256
+// and the sequence's forward–backward runs on the engine's float32 path
+// (engine.Scaled: one shift for the whole transition matrix). What grows
+// with the data stays float64: log Z is Σ_t (mx_t + log scale_t) summed in
+// float64, the loss and the transition gradient are float64 totals (a
+// worker's float32 transition counts, engine.Counts, go into them every few
+// transitions), the workers' state gradients are added in float64, and θ,
+// the L2 term and the optimiser (its inner products, the line search) are
+// the float64 ones. A sequence the float32 path cannot hold (a spread
+// beyond kernels.ScaledRange32, or a scale of 0) is done by the float64
+// path instead.
 
 // state32 is an objective's float32 state.
+// flush32 is the number of transitions whose float32 counts a worker sums
+// before adding them into its float64 total (engine.Counts.Every), so that
+// the M² additions are paid once per flush32 transitions.
+const flush32 = 256
+
 type state32 struct {
-	hot              []float32 // hot state weights, nHot·M
-	e, et            []float32 // E = exp(tr − colmax) (M×M) and Eᵀ
-	start, mid, last []float32 // ShiftRows32's offsets: start, column shifts, column shifts + end
-	startEnd         []float32 // start + end (a chain of one position)
-	colRange         float64   // the widest spread of a transition column
-	hotVals, ones    []float32 // the split corpus's hot values (nil: all 1) and ones
-	cVal             []float32 // its cold values (nil: all 1)
-	workers          []worker32
+	hot     []float32              // hot state weights, nHot·M
+	tr      engine.Scaled[float32] // the transitions
+	vals    seqVals[float32]       // the split corpus's values
+	workers []worker32
 }
 
 type worker32 struct {
 	g  []float32 // hot state gradient
 	cw []float32 // cold weight j at cw[2j], its gradient at cw[2j+1]
-	tg []float32 // transition counts since the last flush (M×M)
-	// start and end counts go straight into the float64 totals.
-	tgN                          int // transitions counted in tg
-	emit, psi, alpha, beta, marg []float32
-	work                         []float32
-	scale, mx, lo                []float32
-	fallbacks                    int64 // sequences done by the float64 path
-	_                            [64]byte
+	// transition counts not yet in the float64 total; start and end
+	// counts go straight into it.
+	counts     engine.Counts[float32]
+	ws         engine.ScaledWork[float32]
+	emit, marg []float32
+	fallbacks  int64 // sequences done by the float64 path
+	_          [64]byte
 }
 
 // newState32 makes the float32 state of o, or says why its model needs
@@ -69,14 +62,9 @@ func newState32(o *objective) (*state32, error) {
 		return nil, fmt.Errorf("train: precision=float32 does not support pruning (prune.max)")
 	}
 	m := md.m
-	s := &state32{
-		hot: make([]float32, md.hy.nHot*m), e: make([]float32, m*m), et: make([]float32, m*m),
-		start: make([]float32, m), mid: make([]float32, m), last: make([]float32, m), startEnd: make([]float32, m),
-	}
+	s := &state32{hot: make([]float32, md.hy.nHot*m)}
 	sc := o.sc
-	s.hotVals = to32(sc.hotVals)
-	s.ones = to32(sc.ones)
-	s.cVal = to32(sc.cVal)
+	s.vals = valsTo32(&sc.v64)
 	maxLen := o.d.Corpus.MaxLen()
 	nCold := md.nState - md.hy.nHot*m
 	s.workers = make([]worker32, len(o.workers))
@@ -84,11 +72,8 @@ func newState32(o *objective) (*state32, error) {
 		wk := &s.workers[w]
 		wk.g = make([]float32, md.hy.nHot*m)
 		wk.cw = make([]float32, 2*nCold)
-		wk.tg = make([]float32, m*m)
-		for _, p := range []*[]float32{&wk.emit, &wk.psi, &wk.alpha, &wk.beta, &wk.marg, &wk.work} {
-			*p = make([]float32, maxLen*m)
-		}
-		wk.scale, wk.mx, wk.lo = make([]float32, maxLen), make([]float32, maxLen), make([]float32, maxLen)
+		wk.emit, wk.marg = make([]float32, maxLen*m), make([]float32, maxLen*m)
+		wk.counts.Every = flush32
 	}
 	return s, nil
 }
@@ -109,27 +94,7 @@ func to32(x []float64) []float32 {
 func (s *state32) prepare(o *objective, theta []float64) {
 	md := o.md
 	m := md.m
-	tp := md.transParams(theta)
-	score, start, end := tp[:m*m], tp[m*m:m*m+m], tp[m*m+m:m*m+2*m]
-	// Column shifts and E in float64, rounded once (the rounding of
-	// E's entries repeats at every position: done in float64 it is one
-	// rounding, not two).
-	s.colRange = 0
-	for j := range m {
-		c, lo := math.Inf(-1), math.Inf(1)
-		for i := range m {
-			c, lo = max(c, score[i*m+j]), min(lo, score[i*m+j])
-		}
-		s.colRange = max(s.colRange, c-lo)
-		for i := range m {
-			v := float32(math.Exp(score[i*m+j] - c))
-			s.e[i*m+j], s.et[j*m+i] = v, v
-		}
-		s.start[j] = float32(start[j])
-		s.mid[j] = float32(c)
-		s.last[j] = float32(c + end[j])
-		s.startEnd[j] = float32(start[j] + end[j])
-	}
+	s.tr.Set(md.transParams(theta), m)
 	nh := md.hy.nHot * m
 	for k, v := range theta[:nh] {
 		s.hot[k] = float32(v)
@@ -141,8 +106,7 @@ func (s *state32) prepare(o *objective, theta []float64) {
 		for j, v := range coldTheta {
 			cw[2*j], cw[2*j+1] = float32(v), 0
 		}
-		clear(wk.tg)
-		wk.tgN = 0
+		wk.counts.Reset()
 		return nil
 	})
 }
@@ -156,77 +120,28 @@ func (s *state32) run(o *objective, tr *engine.Transitions, theta []float64, sto
 		return s.seq(o, ws, &o.workers[w], &s.workers[w], tr, theta, i)
 	})
 	for w := range s.workers {
-		s.workers[w].flush(o.workers[w].tg, 1)
+		s.workers[w].counts.Flush(o.workers[w].tg, 1)
 	}
 	return err
 }
 
-// flush adds c times the float32 transition counts into the float64 total
-// tg and clears them.
-func (wk *worker32) flush(tg []float64, c float64) {
-	if wk.tgN == 0 {
-		return
-	}
-	// Each transition's pair marginals sum to exactly 1, so the counts are
-	// rescaled to tgN in all: float32 forward and backward bias the mass
-	// of every position alike (as the layer's float32 path found).
-	tot := 0.0
-	for _, v := range wk.tg {
-		tot += float64(v)
-	}
-	if tot > 0 {
-		c *= float64(wk.tgN) / tot
-	}
-	for k, v := range wk.tg {
-		tg[k] += c * float64(v)
-	}
-	clear(wk.tg)
-	wk.tgN = 0
-}
-
 // forwardBackward sets wk.marg to the marginals of the T positions of
-// wk.emit, adds their transition counts to wk.tg and returns log Z; ok is
-// false (nothing added) when the scores are not finite or leave the range
-// of the float32 kernels.
-func (s *state32) forwardBackward(wk *worker32, T, m int) (logZ float64, ok bool) {
-	n := T * m
-	emit, psi := wk.emit[:n], wk.psi[:n]
-	if !(kernels.Dot32(emit, emit) <= math.MaxFloat64) { // NaN or ±Inf
+// wk.emit, adds their transition counts times c to wk.counts (flushed into
+// tg as they grow) and returns log Z; ok is false (nothing added) when the
+// engine's float32 path cannot hold the sequence.
+func (s *state32) forwardBackward(wk *worker32, T, m int, tg []float64, c float64) (logZ float64, ok bool) {
+	logZ, ok = s.tr.Forward(&wk.ws, wk.emit[:T*m], true)
+	if !ok {
 		return 0, false
 	}
-	mx, lo := wk.mx[:T], wk.lo[:T]
-	if T == 1 {
-		kernels.ShiftRows32(psi, mx, lo, emit, s.startEnd, 1, m)
-	} else {
-		kernels.ShiftRows32(psi, mx, lo, emit, s.start, 1, m)
-		kernels.ShiftRows32(psi[m:], mx[1:], lo[1:], emit[m:], s.mid, T-2, m)
-		last := (T - 1) * m
-		kernels.ShiftRows32(psi[last:], mx[T-1:], lo[T-1:], emit[last:], s.last, 1, m)
-	}
-	for t, v := range mx {
-		if float64(v)-float64(lo[t])+s.colRange > kernels.ScaledRange32 {
-			return 0, false
-		}
-		logZ += float64(v)
-	}
-	kernels.Exp32(psi, psi)
-	alpha, beta, scale := wk.alpha[:n], wk.beta[:n], wk.scale[:T]
-	kernels.Forward32(alpha, scale, psi, s.e, T, m)
-	for _, sc := range scale {
-		if !(sc > 0) {
-			return 0, false
-		}
-		logZ += math.Log(float64(sc))
-	}
-	kernels.Backward32(beta, scale, psi, s.et, T, m)
-	marg := wk.marg[:n]
+	alpha, beta := wk.ws.Alpha(), wk.ws.Beta()
+	marg := wk.marg[:T*m]
 	beta = beta[:len(alpha)]
 	for k, a := range alpha {
 		marg[k] = a * beta[k]
 	}
 	if T > 1 {
-		kernels.Transitions32(wk.tg, s.e, alpha, beta, psi, scale, wk.work[:n], T, m)
-		wk.tgN += T - 1
+		s.tr.AddCounts(&wk.ws, &wk.counts, tg, c)
 	}
 	return logZ, true
 }
@@ -244,24 +159,26 @@ func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *wor
 	n := T * m
 	emit, marg := wk.emit[:n], wk.marg[:n]
 	wb.pc.start()
-	md.hy.scoreWith32(s, wk.cw, emit, o.sc, i)
+	scoreSeq(md.hy, &s.vals, s.hot, wk.cw, 2, emit, o.sc, i)
 	if o.prefetch { // as the float64 seq does
 		prefetchAll(md.hy, s.hot, wk.cw, wk.g, o.sc, i)
 	}
 	wb.pc.mark(phaseScore)
 	nt := md.bigOff - md.nState
 	tg := wb.tg
-	logZ, ok := s.forwardBackward(wk, T, m)
+	weight := 1.0
+	if o.weighted { // each sequence's counts alone: wk.counts holds none
+		weight = c
+	}
+	logZ, ok := s.forwardBackward(wk, T, m, tg, weight)
 	if ok {
 		// Start and end counts.
 		for j := range m {
 			tg[nt-2*m+j] += c * float64(marg[j])
 			tg[nt-m+j] += c * float64(marg[n-m+j])
 		}
-		if o.weighted { // (each sequence's counts alone: wk.tg held none)
-			wk.flush(tg, c)
-		} else if wk.tgN >= flush32 {
-			wk.flush(tg, 1)
+		if o.weighted {
+			wk.counts.Flush(tg, c)
 		}
 	} else {
 		// The float64 path, on the float32 scores.
@@ -293,7 +210,7 @@ func (s *state32) seq(o *objective, ws *engine.Workspace, wb *workerBuf, wk *wor
 		return err
 	}
 	wb.pc.mark(phaseFB)
-	md.hy.addGradientWith32(s, wk.g, wk.cw[min(1, len(wk.cw)):], marg, o.sc, i, float32(c))
+	addGradientSeq(md.hy, &s.vals, wk.g, wk.cw[min(1, len(wk.cw)):], 2, marg, o.sc, i, float32(c))
 	wb.pc.mark(phaseScatter)
 	return nil
 }
@@ -336,77 +253,4 @@ func (s *state32) reduceStates(o *objective, theta, g []float64) float64 {
 			g[k] = v
 		}
 	})
-}
-
-// hotValues returns the values of sequence i's hot features in float32.
-func (s *state32) hotValues(sc *splitCorpus, i int) []float32 {
-	if s.hotVals != nil {
-		return s.hotVals[sc.hotPtr[sc.pos[i]]:]
-	}
-	return s.ones
-}
-
-// scoreWith32 is scoreWith in float32: the hot weights s.hot, cold weight
-// j at cold[2j].
-func (h *hybrid) scoreWith32(s *state32, cold, emit []float32, sc *splitCorpus, i int) {
-	m := h.m
-	p0, p1 := sc.pos[i], sc.pos[i+1]
-	T := p1 - p0
-	clear(emit[:T*m])
-	if h.nHot > 0 {
-		sc.hot.Gather32(emit, s.hot, m, s.hotValues(sc, i), i, m)
-	}
-	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
-		l := g.l0
-		if g.n == 1 && s.cVal == nil {
-			for f := g.f0; f < g.f1; f++ {
-				emit[sc.cBase[f]+int32(sc.cLab[l])] += cold[2*sc.cOff[f]]
-				l++
-			}
-			continue
-		}
-		for f := g.f0; f < g.f1; f++ {
-			base, off := sc.cBase[f], 2*sc.cOff[f]
-			v := float32(1)
-			if s.cVal != nil {
-				v = s.cVal[f]
-			}
-			for _, y := range sc.cLab[l : l+g.n] {
-				emit[base+int32(y)] += v * cold[off]
-				off += 2
-			}
-			l += g.n
-		}
-	}
-}
-
-// addGradientWith32 is addGradientWith in float32: the hot gradient in
-// hot, that of cold weight j at cold[2j].
-func (h *hybrid) addGradientWith32(s *state32, hot, cold, p []float32, sc *splitCorpus, i int, c float32) {
-	m := h.m
-	if h.nHot > 0 {
-		sc.hot.Scatter32(hot, m, p, s.hotValues(sc, i), c, i, m)
-	}
-	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
-		l := g.l0
-		if g.n == 1 && s.cVal == nil {
-			for f := g.f0; f < g.f1; f++ {
-				cold[2*sc.cOff[f]] += c * p[sc.cBase[f]+int32(sc.cLab[l])]
-				l++
-			}
-			continue
-		}
-		for f := g.f0; f < g.f1; f++ {
-			base, off := sc.cBase[f], 2*sc.cOff[f]
-			v := c
-			if s.cVal != nil {
-				v *= s.cVal[f]
-			}
-			for _, y := range sc.cLab[l : l+g.n] {
-				cold[off] += v * p[base+int32(y)]
-				off += 2
-			}
-			l += g.n
-		}
-	}
 }

@@ -345,7 +345,7 @@ func TestObjective32Chunking(t *testing.T) {
 			if idx < 0 {
 				continue
 			}
-			if r := md.hy.hotRow[a]; r >= 0 {
+			if r := md.hy.hot.Row(a); r >= 0 {
 				theta[int(r)*md.m+int(y)] = res.Params[idx]
 			} else {
 				theta[md.hy.nHot*md.m+int(md.hy.coldOff[a])+k] = res.Params[idx]

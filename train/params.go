@@ -194,7 +194,7 @@ func newParamSpace(d *Data, cfg *Config) (*paramSpace, error) {
 		md.stateMask = make([]uint64, (nh+63)/64)
 		var lab []int32
 		for a := range int32(d.NumAttrs) {
-			r := md.hy.hotRow[a]
+			r := md.hy.hot.Row(a)
 			if r < 0 {
 				continue
 			}

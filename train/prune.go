@@ -1,9 +1,12 @@
 package train
 
-import "github.com/simdcrf/simdcrf/engine"
+import (
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
+)
 
 // pruning is the MarMoT-style pruning of training's forward–backward
-// (Config.PruneMax, PruneThreshold; engine.Pruning chooses the sets): at
+// (Config.PruneMax, PruneThreshold; prune.Rule chooses the sets): at
 // every evaluation, each position keeps the labels whose zeroth-order
 // posterior (the softmax of its emission scores under the weights being
 // evaluated) is at least PruneThreshold times the best one, at most
@@ -30,21 +33,21 @@ import "github.com/simdcrf/simdcrf/engine"
 // rule and tagged 27.8 % of the test tokens right over all labels, the
 // doubling one 6.8 %.
 type pruning struct {
-	p engine.Pruning
+	p prune.Rule
 }
 
 func newPruning(cfg *Config) *pruning {
 	if cfg.PruneMax <= 0 {
 		return nil
 	}
-	return &pruning{engine.Pruning{Max: cfg.PruneMax, Threshold: cfg.PruneThreshold}}
+	return &pruning{prune.Rule{Max: cfg.PruneMax, Threshold: cfg.PruneThreshold}}
 }
 
 // apply returns the chain options of a sequence with labels gold (nil when
 // tagging: no gold label) and emissions emit (T×m): co (the caller's own)
 // with the pruned sets as Allowed and opts' transition deltas, where opts
 // (nil, or the sequence's candidate labels and deltas) stays unchanged.
-func (pr *pruning) apply(pb *engine.PruneBuf, co *engine.ChainOptions, opts *engine.ChainOptions, emit []float64, gold []int32, m int) *engine.ChainOptions {
+func (pr *pruning) apply(pb *prune.Buf, co *engine.ChainOptions, opts *engine.ChainOptions, emit []float64, gold []int32, m int) *engine.ChainOptions {
 	var cands [][]int32
 	var deltas [][]float64
 	if opts != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/format"
+	iprune "github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/internal/testdata"
 	"github.com/simdcrf/simdcrf/train"
 )
@@ -46,7 +47,7 @@ func TestPrunedCzech(t *testing.T) {
 			t.Fatalf("prune.max=%d: Result.Prune %+v", prune, res.Prune)
 		}
 		ws := engine.NewWorkspace()
-		var buf engine.PruneBuf
+		var buf iprune.Buf
 		correct, total := 0, 0
 		for i := range test.Corpus.Len() {
 			s := test.Corpus.Seq(i)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
 )
 
 // prunedSets returns, deep-copied, the sets pruning gives every training
@@ -17,7 +18,7 @@ func prunedSets(t *testing.T, o *objective, theta []float64) [][][]int32 {
 	t.Helper()
 	md := o.md
 	wb := &o.workers[0]
-	var pb engine.PruneBuf
+	var pb prune.Buf
 	var co engine.ChainOptions
 	sets := make([][][]int32, len(o.sc.labels))
 	for i, y := range o.sc.labels {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -67,7 +68,7 @@ type Result struct {
 	Lexicon *sparse.Lexicon
 	// Prune is the label pruning training used (Config.PruneMax), which
 	// tagging must use too; nil without.
-	Prune *engine.Pruning
+	Prune *prune.Rule
 	// Sub holds the trained sub-label weights (Config.SubLabels); nil
 	// without.
 	Sub *sparse.SubLabels
@@ -273,7 +274,7 @@ type holdBuf struct {
 	emit    []float64
 	path    []int32
 	bb      bigramBuf
-	pb      engine.PruneBuf
+	pb      prune.Buf
 	correct int64
 	_       [64]byte
 }
@@ -282,7 +283,7 @@ type holdBuf struct {
 func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	cfg := t.cfg
 	obj := newObjective(t.md, t.d, cfg.C2, t.pool)
-	obj.setLockstep(cfg.Lockstep)
+	obj.setLockstep(cfg.lockstep)
 	if cfg.Precision == "float32" {
 		s, err := newState32(obj)
 		if err != nil {

@@ -74,8 +74,8 @@ func WriteScaling(buf *bytes.Buffer, res trainbench.ScaleResult, svgName string)
 		"`--features pos --label xpos`). Each structure trains them in-process on one thread (GOMAXPROCS 1, `train.Train`, CRFsuite's defaults "+
 		"otherwise) for %d L-BFGS iterations, the structures taking turns at each M; a point is the median iteration's CPU time (the process's "+
 		"rusage between iterations; the table also gives its wall time). **dense, single-sequence** is `-p transitions=dense` with "+
-		"`train.Config.Lockstep = \"never\"` (forward–backward one sequence at a time, as training runs below M = 64); **dense, lockstep** "+
-		"is `Lockstep = \"always\"` (sequences of similar lengths in groups, one pass over the M×M matrix per position for the group, as "+
+		"the trainer's lockstep mode forced to `never` (`lockplan.Force`: forward–backward one sequence at a time, as training runs below M = 64); **dense, lockstep** "+
+		"forces it to `always` (sequences of similar lengths in groups, one pass over the M×M matrix per position for the group, as "+
 		"training runs from M = 64); **tied** is `-p transitions=tied`; **candidate-restricted** is "+
 		"`-p feature.candidates=2` (forms seen twice or more held to the tags seen with them; transitions at their default, dense below "+
 		"M = %d and tied from there, as the czech-pooled-morph-cand task trains); **pruned** is `-p prune.max=%d` (each position keeps the labels whose "+

@@ -17,6 +17,7 @@ import (
 	"github.com/simdcrf/simdcrf/bench/crfsuite"
 	"github.com/simdcrf/simdcrf/corpus"
 	"github.com/simdcrf/simdcrf/format"
+	"github.com/simdcrf/simdcrf/internal/lockplan"
 	"github.com/simdcrf/simdcrf/train"
 )
 
@@ -60,7 +61,7 @@ func ScaleTitle(s string) string {
 var ScaleStructures = []string{ScaleDense, ScaleLockstep, ScaleTied, ScaleCandidates, ScalePruned}
 
 // scaleConfig sets cfg up for a structure: dense transitions with the
-// path forced (train.Config.Lockstep), tied transitions, or each form seen
+// path forced (lockplan.Force), tied transitions, or each form seen
 // twice or more held to its tags (feature.candidates=2, transitions at
 // their default: dense below train.TiedLabels, tied from there, as the
 // czech-pooled-morph-cand task trains), or pruned forward–backward
@@ -69,9 +70,11 @@ var ScaleStructures = []string{ScaleDense, ScaleLockstep, ScaleTied, ScaleCandid
 func scaleConfig(cfg *train.Config, structure string) error {
 	switch structure {
 	case ScaleDense:
-		cfg.Transitions, cfg.Lockstep = "dense", "never"
+		cfg.Transitions = "dense"
+		lockplan.Force(cfg, "never")
 	case ScaleLockstep:
-		cfg.Transitions, cfg.Lockstep = "dense", "always"
+		cfg.Transitions = "dense"
+		lockplan.Force(cfg, "always")
 	case ScaleTied:
 		cfg.Transitions = "tied"
 	case ScaleCandidates:

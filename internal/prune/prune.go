@@ -1,4 +1,8 @@
-package engine
+// Package prune is the MarMoT-style pruning rule that training (package
+// train, prune.max) and the tagger of a model so trained (package model,
+// which stores the rule in the model file) share. It is their policy, not
+// inference: the engine takes the sets it chooses as ChainOptions.Allowed.
+package prune
 
 import (
 	"fmt"
@@ -6,7 +10,7 @@ import (
 	"slices"
 )
 
-// Pruning chooses a few labels per position from its emission scores
+// Rule chooses a few labels per position from its emission scores
 // alone, MarMoT-style (Müller, Schmid and Schütze, EMNLP 2013: a
 // zeroth-order lattice prunes a first-order one): a position keeps the
 // labels whose zeroth-order posterior (the softmax of its emission scores)
@@ -16,26 +20,26 @@ import (
 // all tie keeps all its labels. Training (package train, prune.max) adds
 // the gold label; a tagger of a model so trained prunes the same way. The
 // sets go to the engine as ChainOptions.Allowed, whose restricted path
-// (restrict_fb.go) then costs O(Σ_t |K_{t−1}|·|K_t|) per chain.
-type Pruning struct {
+// (engine/restrict_fb.go) then costs O(Σ_t |K_{t−1}|·|K_t|) per chain.
+type Rule struct {
 	Max       int     // most labels per position (≥ 1), the gold label included
 	Threshold float64 // in [0, 1]; 0: the cap alone
 }
 
 // Check validates p.
-func (p Pruning) Check() error {
+func (p Rule) Check() error {
 	if p.Max < 1 {
-		return fmt.Errorf("engine: pruning keeps at most %d labels; want at least 1", p.Max)
+		return fmt.Errorf("prune: pruning keeps at most %d labels; want at least 1", p.Max)
 	}
 	if !(p.Threshold >= 0 && p.Threshold <= 1) {
-		return fmt.Errorf("engine: pruning threshold %v; want a number in [0, 1]", p.Threshold)
+		return fmt.Errorf("prune: pruning threshold %v; want a number in [0, 1]", p.Threshold)
 	}
 	return nil
 }
 
-// PruneBuf is the scratch of Pruning.Sets, reused across calls (one per
+// Buf is the scratch of Rule.Sets, reused across calls (one per
 // goroutine): steady-state calls do not allocate.
-type PruneBuf struct {
+type Buf struct {
 	sets [][]int32 // T: views into flat
 	ends []int
 	flat []int32
@@ -53,7 +57,7 @@ type scored struct {
 // nil and cands[t] is not nil, and with gold[t] (kept whatever its score)
 // if gold is not nil. The sets are views into buf, valid until its next
 // use. p must pass Check.
-func (p Pruning) Sets(buf *PruneBuf, emit []float64, M int, cands [][]int32, gold []int32) [][]int32 {
+func (p Rule) Sets(buf *Buf, emit []float64, M int, cands [][]int32, gold []int32) [][]int32 {
 	T := len(emit) / M
 	if len(buf.all) < M {
 		buf.all = make([]int32, M)
@@ -89,7 +93,7 @@ func (p Pruning) Sets(buf *PruneBuf, emit []float64, M int, cands [][]int32, gol
 // those of labs scoring at least the best + logTau,
 // the best of them (all of those tied with the last one kept), max in all
 // with gold (gold < 0: none).
-func (p Pruning) set(pb *PruneBuf, dst []int32, row []float64, labs []int32, gold int32, logTau float64) []int32 {
+func (p Rule) set(pb *Buf, dst []int32, row []float64, labs []int32, gold int32, logTau float64) []int32 {
 	keep := p.Max
 	if gold >= 0 {
 		keep--

@@ -1,4 +1,4 @@
-package engine
+package prune
 
 import (
 	"cmp"
@@ -11,8 +11,8 @@ import (
 // TestPruneSet checks one position's set: the threshold, the cap, the
 // gold label, candidates, and ties kept or dropped together.
 func TestPruneSet(t *testing.T) {
-	p := Pruning{Max: 3, Threshold: 0.01}
-	var pb PruneBuf
+	p := Rule{Max: 3, Threshold: 0.01}
+	var pb Buf
 	l := math.Log
 	row := []float64{0, 5, l(0.5) + 5, 5 + l(0.02), 5 + l(0.005), -9, 4, 1}
 	for _, c := range []struct {
@@ -46,10 +46,10 @@ func TestPruneSet(t *testing.T) {
 // with many ties.
 func TestPruneSetRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(26, 27))
-	var pb PruneBuf
+	var pb Buf
 	for trial := range 3000 {
 		m := 1 + r.IntN(40)
-		p := Pruning{Max: 1 + r.IntN(6), Threshold: []float64{0, 0.01, 0.3, 1}[r.IntN(4)]}
+		p := Rule{Max: 1 + r.IntN(6), Threshold: []float64{0, 0.01, 0.3, 1}[r.IntN(4)]}
 		all := make([]int32, m)
 		for y := range all {
 			all[y] = int32(y)
@@ -120,8 +120,8 @@ func TestPruneSetRandom(t *testing.T) {
 // sets and gold labels per position, and no allocation in steady state.
 func TestPruneSets(t *testing.T) {
 	r := rand.New(rand.NewPCG(28, 29))
-	p := Pruning{Max: 3, Threshold: 0.05}
-	var buf PruneBuf
+	p := Rule{Max: 3, Threshold: 0.05}
+	var buf Buf
 	const M = 20
 	for trial := range 50 {
 		T := 1 + r.IntN(30)
@@ -159,7 +159,7 @@ func TestPruneSets(t *testing.T) {
 			if cands != nil && cands[pos] != nil {
 				labs = cands[pos]
 			}
-			want := p.set(&PruneBuf{}, nil, emit[pos*M:(pos+1)*M], labs, gold[pos], math.Log(p.Threshold))
+			want := p.set(&Buf{}, nil, emit[pos*M:(pos+1)*M], labs, gold[pos], math.Log(p.Threshold))
 			if !slices.Equal(s, want) || cap(s) != len(s) {
 				t.Fatalf("trial %d position %d: %v (cap %d), want %v", trial, pos, s, cap(s), want)
 			}
@@ -173,7 +173,7 @@ func TestPruneSets(t *testing.T) {
 	if n := testing.AllocsPerRun(20, func() { p.Sets(&buf, emit, M, nil, nil) }); n != 0 {
 		t.Fatalf("%v allocations per call", n)
 	}
-	if (Pruning{Max: 0}).Check() == nil || (Pruning{Max: 2, Threshold: 1.5}).Check() == nil || (Pruning{Max: 2, Threshold: 0.01}).Check() != nil {
+	if (Rule{Max: 0}).Check() == nil || (Rule{Max: 2, Threshold: 1.5}).Check() == nil || (Rule{Max: 2, Threshold: 0.01}).Check() != nil {
 		t.Fatal("Check")
 	}
 }

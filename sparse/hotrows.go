@@ -1,0 +1,100 @@
+package sparse
+
+import (
+	"unsafe"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// HotRows is the hot/cold layout of a pattern's rows that the trainer and
+// the tagger score with: a hot attribute, one seen with at least HotMin(M)
+// labels (in CoNLL-2000 chunking the part-of-speech n-grams: 2% of the
+// attributes, 58% of the features), gets a dense row of M weights (0
+// outside its pattern), scored and scattered by the SIMD kernels a row in a
+// few vector adds (GatherHot, ScatterHot); the others (rare words, one or
+// two labels each) keep their sparse rows, which the caller lays out as it
+// needs. Hot rows are numbered in attribute order.
+type HotRows struct {
+	m   int
+	row []int32 // attribute → hot row, or −1
+	n   int
+}
+
+// HotMin returns the number of labels from which a row is hot at M labels.
+func HotMin(M int) int { return max((M+3)/4, 2) }
+
+// NewHotRows splits the rows of p (M labels); with allCold no row is hot.
+func NewHotRows(p *Pattern, M int, allCold bool) *HotRows {
+	h := &HotRows{m: M, row: make([]int32, p.NumAttrs())}
+	minHot := HotMin(M)
+	for a := range h.row {
+		h.row[a] = -1
+		if k := p.RowStart(int32(a)+1) - p.RowStart(int32(a)); k >= minHot && !allCold {
+			h.row[a] = int32(h.n)
+			h.n++
+		}
+	}
+	return h
+}
+
+// Len returns the number of hot rows.
+func (h *HotRows) Len() int { return h.n }
+
+// Row returns attribute a's hot row, or −1 when it is cold.
+func (h *HotRows) Row(a int32) int32 { return h.row[a] }
+
+// Dense returns the hot rows of w (weights in p's order, as
+// Sparse.Params) as a block of Len() rows of M weights.
+func (h *HotRows) Dense(p *Pattern, w []float64) []float64 {
+	rowPtr, labels := p.CSR()
+	d := make([]float64, h.n*h.m)
+	for a, r := range h.row {
+		if r >= 0 {
+			dst := d[int(r)*h.m : int(r+1)*h.m]
+			for k := rowPtr[a]; k < rowPtr[a+1]; k++ {
+				dst[labels[k]] = w[k]
+			}
+		}
+	}
+	return d
+}
+
+// CSR returns the hot features of sequences in kernels.CSR form, checked
+// once: seq and ptr as kernels.NewCSR takes them, ids hot rows.
+func (h *HotRows) CSR(seq []int, ptr, ids []int32) (*kernels.CSR, error) {
+	return kernels.NewCSR(seq, ptr, ids, h.n)
+}
+
+// GatherHot adds to emit (T_b×M) the hot rows of w (Len()×M, in E) that
+// sequence b of cs lists, times vals (one per feature, in order): the one
+// place the trainer and the tagger call the gather kernels. cs holds hot
+// rows (CSR, or built in place with Reset(Len())).
+func GatherHot[E float32 | float64](h *HotRows, emit, w []E, cs *kernels.CSR, vals []E, b int) {
+	m := h.m
+	var z E
+	if unsafe.Sizeof(z) == 4 {
+		cs.Gather32(f32(emit), f32(w[:h.n*m]), m, f32(vals), b, m)
+		return
+	}
+	cs.Gather(f64(emit), f64(w[:h.n*m]), m, f64(vals), b, m)
+}
+
+// ScatterHot adds c·vals[f]·p[t·M+j] to the hot row weights g (Len()×M)
+// of sequence b of cs, as GatherHot reads them.
+func ScatterHot[E float32 | float64](h *HotRows, g, p []E, cs *kernels.CSR, vals []E, c E, b int) {
+	m := h.m
+	var z E
+	if unsafe.Sizeof(z) == 4 {
+		cs.Scatter32(f32(g[:h.n*m]), m, f32(p), f32(vals), float32(c), b, m)
+		return
+	}
+	cs.Scatter(f64(g[:h.n*m]), m, f64(p), f64(vals), float64(c), b, m)
+}
+
+func f32[E float32 | float64](s []E) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+func f64[E float32 | float64](s []E) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
