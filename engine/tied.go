@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // Structure is how the engine stores and uses a transition matrix.
@@ -66,6 +68,11 @@ type tiedForm struct {
 	// exceptions): the bounded Viterbi step's bounds.
 	rowLo, rowHi []float64
 	maxCol       int // most exceptions in one column
+	// The column and row structures, and each column entry's (previous,
+	// next) labels, checked once for the kernels (SpMV, MaxPlus and
+	// GatherMulAdd then check sizes only).
+	colRows, rowRows *kernels.Rows
+	colPairs         *kernels.Pairs
 }
 
 // Options configures NewTransitionsWith.
@@ -293,6 +300,15 @@ func (tf *tiedForm) index(tr *Transitions) {
 		r := rpos[e.From]
 		rpos[e.From]++
 		tf.rowJ[r], tf.rowK[r] = e.To, int32(k)
+	}
+	var err error
+	if tf.colRows, err = kernels.NewRows(tf.colPtr, tf.colI, m); err == nil {
+		if tf.rowRows, err = kernels.NewRows(tf.rowPtr, tf.rowJ, m); err == nil {
+			tf.colPairs, err = kernels.NewPairs(tf.colI, tf.colJ, m, m)
+		}
+	}
+	if err != nil {
+		panic("engine: tied exceptions: " + err.Error()) // labels checked when given
 	}
 }
 

@@ -4,9 +4,9 @@ import "github.com/simdcrf/simdcrf/kernels"
 
 // forward is the scaled forward recursion with the tied structure:
 // α'_t[j] = Ψ_t[j]·(D_j·Σ_i α_{t−1}[i] + Σ_{exceptions i→j} α_{t−1}[i]·(E_ij − D_j)).
-// The exception sums of a step are one kernels.SpMVTrusted over the
-// columns (and backward's one over the rows): colI and rowJ are label
-// indices < M, checked when the exceptions were given, so no per-step scan.
+// The exception sums of a step are one kernels.Rows.SpMV over the columns
+// (and backward's one over the rows): colI and rowJ are label indices < M,
+// checked once when the exceptions were indexed, so no per-step scan.
 func (tf *tiedForm) forward(alpha, scale, psi []float64, T, M int) {
 	copy(alpha[:M], psi[:M])
 	ones := tf.ones[:M]
@@ -16,7 +16,7 @@ func (tf *tiedForm) forward(alpha, scale, psi []float64, T, M int) {
 		a := kernels.Dot(prev, ones)
 		// cur[j] = Σ_{exceptions i→j} α_{t−1}[i]·(E_ij − D_j), all columns
 		// in one call (index arrays built and checked once, in index).
-		kernels.SpMVTrusted(cur, prev, tf.colPtr, tf.colI, tf.colV)
+		tf.colRows.SpMV(cur, prev, tf.colV)
 		dcol := tf.dcol[:M]
 		ps = ps[:M]
 		for j, x := range cur {
@@ -45,7 +45,7 @@ func (tf *tiedForm) backward(beta, scale, psi, w []float64, T, M int) {
 		// label.
 		W := kernels.Dot(tf.dcol[:M], w)
 		inv := 1 / scale[t+1]
-		kernels.SpMVTrusted(cur, w[:M], tf.rowPtr, tf.rowJ, tf.rowV)
+		tf.rowRows.SpMV(cur, w[:M], tf.rowV)
 		for i, x := range cur {
 			cur[i] = (W + x) * inv
 		}
@@ -59,14 +59,14 @@ func (tf *tiedForm) backward(beta, scale, psi, w []float64, T, M int) {
 // exception in column order in q (len(exc) entries), and applies E_ij and
 // the default's D_j once per sequence: the per-step pass is then two
 // gathers and a fused multiply-add in order per exception
-// (kernels.GatherMulAddTrusted; it was a scatter into counts and a read of
+// (kernels.Pairs.GatherMulAdd; it was a scatter into counts and a read of
 // the M×M matrix, 11 MB at M = 1,208: every entry a miss).
 func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, M int) {
 	n := len(tf.exc)
 	q = q[:n]
 	clear(q)
 	def := 0.0
-	colI, colJ := tf.colI[:n], tf.colJ[:n]
+	colJ := tf.colJ[:n]
 	for t := 1; t < T; t++ {
 		inv := 1 / scale[t]
 		prev := alpha[(t-1)*M : t*M]
@@ -77,7 +77,7 @@ func (tf *tiedForm) counts(counts, alpha, beta, psi, scale, bb, q []float64, T, 
 		}
 		db := kernels.Dot(tf.dcol[:M], b)
 		def += a * db
-		kernels.GatherMulAddTrusted(q, prev, colI, bb[:M], colJ)
+		tf.colPairs.GatherMulAdd(q, prev, bb[:M])
 	}
 	for k, v := range q {
 		counts[tf.colK[k]] += v * tf.colE[k]

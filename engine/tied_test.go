@@ -206,7 +206,7 @@ func TestNewTiedErrors(t *testing.T) {
 // labellings and scores must be bit-identical to the dense kernel's.
 //
 // It runs under every kernel implementation: the exceptions are scored by
-// kernels.MaxPlusCSRTrusted with a vector tier, by a flat loop without one.
+// kernels.Rows.MaxPlus with a vector tier, by a flat loop without one.
 func TestTiedViterbiTies(t *testing.T) { forEachTier(t, tiedViterbiTies) }
 
 func tiedViterbiTies(t *testing.T) {

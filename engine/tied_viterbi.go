@@ -13,7 +13,7 @@ import (
 // column the first of them as its default candidate, repairs the few
 // columns where that entry is an exception (the first entry's row of
 // exceptions says which), then scores all exceptions in one
-// kernels.MaxPlusCSRTrusted call (one flat pass over them where that kernel
+// kernels.Rows.MaxPlus call (one flat pass over them where that kernel
 // has no vector tier or the columns have few exceptions): O(M·log K +
 // exceptions) per step. Where δ bounds the rows that can win to a few
 // (bounded: a trained model's sharp δ), a step scores only their
@@ -73,7 +73,7 @@ func (tf *tiedForm) viterbi(delta []float64, bp []int32, s []float64, T, M int, 
 // fullStep is a tied Viterbi step over every row: the default candidate of
 // each column from top (the first K of a top list of prev, made here) and
 // long (a longer one, made if needed), then every exception, by
-// kernels.MaxPlusCSRTrusted where vec, else in one flat pass. Without
+// kernels.Rows.MaxPlus where vec, else in one flat pass. Without
 // useDef (a default of −Inf) every column starts at −Inf.
 func (tf *tiedForm) fullStep(prev, cur []float64, arg []int32, top, long []int32, lv *topLevels, t int32, vec, useDef bool) {
 	if useDef {
@@ -102,7 +102,7 @@ func (tf *tiedForm) fullStep(prev, cur []float64, arg []int32, top, long []int32
 	if vec {
 		// All columns in one call (index arrays built and checked
 		// once, in index).
-		kernels.MaxPlusCSRTrusted(cur, arg, prev, tf.colPtr, tf.colI, tf.colS)
+		tf.colRows.MaxPlus(cur, arg, prev, tf.colS)
 		return
 	}
 	// Without a vector tier, or with few exceptions per column,
@@ -291,7 +291,7 @@ func (tf *tiedForm) defaultFor(ds *defaultScan, j int32) (float64, int32) {
 }
 
 // maxPlusMinPerCol is the average number of exceptions per column from
-// which the tied Viterbi scores them with kernels.MaxPlusCSRTrusted (where
+// which the tied Viterbi scores them with kernels.Rows.MaxPlus (where
 // it has a vector tier) rather than its flat loop: see viterbi.
 const maxPlusMinPerCol = 4
 

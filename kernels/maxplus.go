@@ -30,8 +30,8 @@ package kernels
 //
 // ptr has at least len(y)+1 entries, ascending; its entries are offsets into
 // idx and v, and ptr[0] need not be 0. len(arg) ≥ len(y). The indices must
-// be in [0, len(x)); MaxPlusCSR checks them and ptr (an O(entries) scan: see
-// MaxPlusCSRTrusted).
+// be in [0, len(x)); MaxPlusCSR checks them and ptr (an O(entries) scan: Rows
+// checks a structure once).
 //
 // The amd64 tiers use VGATHERDPD for x[idx[k]] (AVX2 and AVX-512, the last
 // step of a row masked to its remaining entries). arm64 has no gather
@@ -42,19 +42,6 @@ func MaxPlusCSR(y []float64, arg []int32, x []float64, ptr, idx []int32, v []flo
 		return
 	}
 	checkRowIndices("MaxPlusCSR", len(y), ptr, idx, len(x))
-	cur().maxPlusCSR(y, arg[:len(y)], x, ptr, idx, v)
-}
-
-// MaxPlusCSRTrusted is MaxPlusCSR for callers that built and checked the CSR
-// arrays once (engine's tied Viterbi does, when the exceptions are set): it
-// checks the sizes and ptr's first and last entries, not that ptr ascends
-// or that the indices are in range. A wrong index reads outside x; a
-// descending ptr reads outside idx and v.
-func MaxPlusCSRTrusted(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64) {
-	checkMaxPlusCSR(y, arg, ptr, idx, v)
-	if len(y) == 0 {
-		return
-	}
 	cur().maxPlusCSR(y, arg[:len(y)], x, ptr, idx, v)
 }
 

@@ -268,8 +268,9 @@ func TestMaxPlusCSRLong(t *testing.T) {
 	})
 }
 
-// TestMaxPlusCSRAPI checks the exported functions: the checked and trusted
-// forms give the generic result on the active tier, and the checks panic.
+// TestMaxPlusCSRAPI checks the exported functions: the checked form and
+// Rows.MaxPlus give the generic result on the active tier, and the checks
+// panic.
 func TestMaxPlusCSRAPI(t *testing.T) {
 	r := newRand(45)
 	M := 40
@@ -281,9 +282,10 @@ func TestMaxPlusCSRAPI(t *testing.T) {
 	y1, a1 := slices.Clone(y0), append(slices.Clone(arg0), 77) // arg may be longer
 	y2, a2 := slices.Clone(y0), slices.Clone(arg0)
 	MaxPlusCSR(y1, a1, x, c.ptr, c.idx, c.v)
-	MaxPlusCSRTrusted(y2, a2, x, c.ptr, c.idx, c.v)
+	rows, v := checkedRows(t, c, M)
+	rows.MaxPlus(y2, a2, x, v)
 	checkSameBits(t, "MaxPlusCSR", y1, want)
-	checkSameBits(t, "MaxPlusCSRTrusted", y2, want)
+	checkSameBits(t, "Rows.MaxPlus", y2, want)
 	if !slices.Equal(a1[:M], wantArg) || a1[M] != 77 || !slices.Equal(a2, wantArg) {
 		t.Fatalf("arg: %v and %v, want %v", a1, a2, wantArg)
 	}
@@ -293,8 +295,15 @@ func TestMaxPlusCSRAPI(t *testing.T) {
 	mustPanicT(t, "short arg", "len(arg)", func() { MaxPlusCSR(y, a[:1], x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:3]) })
 	mustPanicT(t, "short ptr", "len(ptr)", func() { MaxPlusCSR(y, a, x, []int32{0, 1}, []int32{0}, x[:1]) })
 	mustPanicT(t, "short idx", "len(idx)", func() { MaxPlusCSR(y, a, x, []int32{0, 1, 3}, []int32{0, 1}, x[:3]) })
-	mustPanicT(t, "short v", "len(v)", func() { MaxPlusCSRTrusted(y, a, x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:2]) })
-	mustPanicT(t, "negative ptr", "ptr[0]", func() { MaxPlusCSRTrusted(y, a, x, []int32{-1, 1, 3}, []int32{0, 1, 2}, x[:3]) })
+	mustPanicT(t, "short v", "len(v)", func() { MaxPlusCSR(y, a, x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:2]) })
+	mustPanicT(t, "negative ptr", "ptr[0]", func() { MaxPlusCSR(y, a, x, []int32{-1, 1, 3}, []int32{0, 1, 2}, x[:3]) })
+	r3, err := NewRows([]int32{0, 1, 3}, []int32{0, 1, 2}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPanicT(t, "Rows: short arg", "len(arg)", func() { r3.MaxPlus(y, a[:1], x, x[:3]) })
+	mustPanicT(t, "Rows: short v", "len(v)", func() { r3.MaxPlus(y, a, x, x[:2]) })
+	mustPanicT(t, "Rows: short x", "len(x)", func() { r3.MaxPlus(y, a, x[:2], x[:3]) })
 	mustPanicT(t, "descending ptr", "ascending", func() { MaxPlusCSR(y, a, x, []int32{0, 2, 1}, []int32{0, 1, 2}, x[:3]) })
 	mustPanicT(t, "index high", "out of range", func() { MaxPlusCSR(y, a, x[:2], []int32{0, 1, 3}, []int32{0, 1, 2}, x[:3]) })
 	mustPanicT(t, "index negative", "out of range", func() { MaxPlusCSR(y, a, x, []int32{0, 1, 3}, []int32{0, -1, 2}, x[:3]) })

@@ -10,8 +10,8 @@ import "fmt"
 // (y is overwritten; an empty row gives +0). ptr has at least len(y)+1
 // entries, ascending; its entries are offsets into idx and v, and ptr[0]
 // need not be 0 (a window of a larger CSR matrix works). The indices must
-// be in [0, len(x)); SpMV checks them and ptr (an O(entries) scan: see
-// SpMVTrusted).
+// be in [0, len(x)); SpMV checks them and ptr (an O(entries) scan: Rows
+// checks a structure once).
 //
 // Summation order: each row is summed in eight lanes, entry ptr[r]+k going
 // to lane k mod 8 (one fused multiply-add chain per lane), and the lanes are
@@ -32,20 +32,6 @@ func SpMV(y, x []float64, ptr, idx []int32, v []float64) {
 		return
 	}
 	checkRowIndices("SpMV", len(y), ptr, idx, len(x))
-	cur().spmv(y, x, ptr, idx, v)
-}
-
-// SpMVTrusted is SpMV for callers that built and checked the CSR arrays
-// once (engine's tied transitions do, when the exceptions are set): it
-// checks the sizes and ptr's first and last entries, not that ptr ascends
-// or that the indices are in range, an O(entries) scan that would cost as
-// much as the product. A wrong index reads outside x; a descending ptr
-// reads outside idx and v.
-func SpMVTrusted(y, x []float64, ptr, idx []int32, v []float64) {
-	checkRows("SpMV", len(y), ptr, idx, v)
-	if len(y) == 0 {
-		return
-	}
 	cur().spmv(y, x, ptr, idx, v)
 }
 
@@ -80,7 +66,7 @@ func checkRowIndices(kernel string, rows int, ptr, idx []int32, n int) {
 // fused multiply-add per entry on every tier (so the tiers agree bit for
 // bit; special values propagate as in that FMA). len(xi) and len(yi) are at
 // least len(q); the indices must be in [0, len(x)) and [0, len(y)), and
-// GatherMulAdd checks them (O(len(q)): see GatherMulAddTrusted). The amd64
+// GatherMulAdd checks them (O(len(q)): Pairs checks a list once). The amd64
 // tiers use VGATHERDPD; on arm64 (no gather instruction) it is the generic
 // code.
 func GatherMulAdd(q, x []float64, xi []int32, y []float64, yi []int32) {
@@ -88,17 +74,6 @@ func GatherMulAdd(q, x []float64, xi []int32, y []float64, yi []int32) {
 	need("GatherMulAdd", "yi", len(yi), len(q))
 	checkIdx("GatherMulAdd", "xi", xi[:len(q)], len(x))
 	checkIdx("GatherMulAdd", "yi", yi[:len(q)], len(y))
-	if len(q) == 0 {
-		return
-	}
-	cur().gatherMulAdd(q, x, xi[:len(q)], y, yi[:len(q)])
-}
-
-// GatherMulAddTrusted is GatherMulAdd without the index checks, for index
-// arrays built and checked once. A wrong index reads outside x or y.
-func GatherMulAddTrusted(q, x []float64, xi []int32, y []float64, yi []int32) {
-	need("GatherMulAdd", "xi", len(xi), len(q))
-	need("GatherMulAdd", "yi", len(yi), len(q))
 	if len(q) == 0 {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -263,8 +264,9 @@ func TestGatherMulAdd(t *testing.T) {
 	})
 }
 
-// TestSpMVAPI checks the exported functions: the checked and trusted forms
-// give the generic result on the active tier, and the checks panic.
+// TestSpMVAPI checks the exported functions: the checked forms and the
+// forms over a structure checked once (Rows, Pairs) give the generic result
+// on the active tier, and the checks panic.
 func TestSpMVAPI(t *testing.T) {
 	r := newRand(36)
 	M := 40
@@ -274,9 +276,10 @@ func TestSpMVAPI(t *testing.T) {
 	spmvGeneric(want, x, c.ptr, c.idx, c.v)
 	y1, y2 := make([]float64, M), make([]float64, M)
 	SpMV(y1, x, c.ptr, c.idx, c.v)
-	SpMVTrusted(y2, x, c.ptr, c.idx, c.v)
+	rows, v := checkedRows(t, c, M)
+	rows.SpMV(y2, x, v)
 	checkSameBits(t, "SpMV", y1, want)
-	checkSameBits(t, "SpMVTrusted", y2, want)
+	checkSameBits(t, "Rows.SpMV", y2, want)
 	SpMV(nil, x, nil, nil, nil) // no rows: nothing to check or do
 
 	n := int(c.ptr[M])
@@ -286,22 +289,105 @@ func TestSpMVAPI(t *testing.T) {
 	gatherMulAddGeneric(wantQ, x, xi, x, yi)
 	q1, q2 := append([]float64(nil), q0...), append([]float64(nil), q0...)
 	GatherMulAdd(q1, x, xi, x, yi)
-	GatherMulAddTrusted(q2, x, xi, x, yi)
+	pairs, err := NewPairs(xi, yi, M, M)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs.GatherMulAdd(q2, x, x)
 	checkSameBits(t, "GatherMulAdd", q1, wantQ)
-	checkSameBits(t, "GatherMulAddTrusted", q2, wantQ)
+	checkSameBits(t, "Pairs.GatherMulAdd", q2, wantQ)
 
 	y := make([]float64, 2)
 	mustPanicT(t, "short ptr", "len(ptr)", func() { SpMV(y, x, []int32{0, 1}, []int32{0}, x[:1]) })
 	mustPanicT(t, "short idx", "len(idx)", func() { SpMV(y, x, []int32{0, 1, 3}, []int32{0, 1}, x[:3]) })
-	mustPanicT(t, "short v", "len(v)", func() { SpMVTrusted(y, x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:2]) })
-	mustPanicT(t, "negative ptr", "ptr[0]", func() { SpMVTrusted(y, x, []int32{-1, 1, 3}, []int32{0, 1, 2}, x[:3]) })
+	mustPanicT(t, "short v", "len(v)", func() { SpMV(y, x, []int32{0, 1, 3}, []int32{0, 1, 2}, x[:2]) })
+	mustPanicT(t, "negative ptr", "ptr[0]", func() { SpMV(y, x, []int32{-1, 1, 3}, []int32{0, 1, 2}, x[:3]) })
+	r3, err := NewRows([]int32{0, 1, 3}, []int32{0, 1, 2}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPanicT(t, "Rows: short v", "len(v)", func() { r3.SpMV(y, x, x[:2]) })
+	mustPanicT(t, "Rows: short x", "len(x)", func() { r3.SpMV(y, x[:2], x[:3]) })
+	mustPanicT(t, "Rows: short y", "len(y)", func() { r3.SpMV(y[:1], x, x[:3]) })
 	mustPanicT(t, "descending ptr", "ascending", func() { SpMV(y, x, []int32{0, 2, 1}, []int32{0, 1, 2}, x[:3]) })
 	mustPanicT(t, "index high", "out of range", func() { SpMV(y, x[:2], []int32{0, 1, 3}, []int32{0, 1, 2}, x[:3]) })
 	mustPanicT(t, "index negative", "out of range", func() { SpMV(y, x, []int32{0, 1, 3}, []int32{0, -1, 2}, x[:3]) })
 	mustPanicT(t, "short xi", "len(xi)", func() { GatherMulAdd(y, x, []int32{0}, x, []int32{0, 0}) })
-	mustPanicT(t, "short yi", "len(yi)", func() { GatherMulAddTrusted(y, x, []int32{0, 0}, x, []int32{0}) })
+	mustPanicT(t, "short yi", "len(yi)", func() { GatherMulAdd(y, x, []int32{0, 0}, x, []int32{0}) })
+	p2, err := NewPairs([]int32{0, 2}, []int32{1, 0}, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPanicT(t, "Pairs: short q", "len(q)", func() { p2.GatherMulAdd(y[:1], x, x) })
+	mustPanicT(t, "Pairs: short x", "len(x)", func() { p2.GatherMulAdd(y, x[:2], x) })
+	mustPanicT(t, "Pairs: short y", "len(y)", func() { p2.GatherMulAdd(y, x, x[:1]) })
 	mustPanicT(t, "xi high", "out of range", func() { GatherMulAdd(y, x[:3], []int32{0, 3}, x, []int32{0, 0}) })
 	mustPanicT(t, "yi negative", "out of range", func() { GatherMulAdd(y, x, []int32{0, 0}, x, []int32{-1, 0}) })
+}
+
+// checkedRows returns c's structure as a Rows over n columns (its offsets from
+// 0) and its values.
+func checkedRows(t *testing.T, c spm, n int) (*Rows, []float64) {
+	t.Helper()
+	off := c.ptr[0]
+	ptr := make([]int32, len(c.ptr))
+	for i, p := range c.ptr {
+		ptr[i] = p - off
+	}
+	rows, err := NewRows(ptr, c.idx[off:c.ptr[len(c.ptr)-1]], n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows, c.v[off:]
+}
+
+// TestNewRowsPairs: a structure or pair list that is not checked out is an
+// error naming what is wrong, and the copies do not alias the arguments.
+func TestNewRowsPairs(t *testing.T) {
+	for _, c := range []struct {
+		ptr, idx []int32
+		cols     int
+		want     string
+	}{
+		{nil, nil, 1, "start with 0"},
+		{[]int32{1, 2}, []int32{0, 0}, 1, "start with 0"},
+		{[]int32{0, 2, 1}, []int32{0, 0}, 1, "not ascending"},
+		{[]int32{0, 2}, []int32{0}, 1, "idx has 1"},
+		{[]int32{0, 2}, []int32{0, 1}, 1, "idx[1] = 1 is out of range"},
+		{[]int32{0, 1}, []int32{-1}, 1, "out of range"},
+		{[]int32{0}, nil, -1, "-1 columns"},
+	} {
+		if _, err := NewRows(c.ptr, c.idx, c.cols); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewRows(%v, %v, %d): %v, want %q", c.ptr, c.idx, c.cols, err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		xi, yi []int32
+		want   string
+	}{
+		{[]int32{0}, nil, "1 and 0 indices"},
+		{[]int32{0, 3}, []int32{0, 0}, "pair 1 (3, 0)"},
+		{[]int32{0}, []int32{-1}, "out of range"},
+	} {
+		if _, err := NewPairs(c.xi, c.yi, 3, 2); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewPairs(%v, %v): %v, want %q", c.xi, c.yi, err, c.want)
+		}
+	}
+	ptr, idx := []int32{0, 1, 2}, []int32{0, 1}
+	rows, err := NewRows(ptr, idx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx[0] = 99 // the caller's array changes after the check
+	y := make([]float64, 2)
+	rows.SpMV(y, []float64{3, 5}, []float64{1, 1})
+	if y[0] != 3 || y[1] != 5 || rows.Len() != 2 || rows.NNZ() != 2 {
+		t.Errorf("Rows after its argument changed: %v, %d rows, %d entries", y, rows.Len(), rows.NNZ())
+	}
+	x, v := []float64{3, 5}, []float64{1, 1}
+	if n := testing.AllocsPerRun(10, func() { rows.SpMV(y, x, v) }); n != 0 {
+		t.Errorf("Rows.SpMV allocates %v times", n)
+	}
 }
 
 // FuzzSpMV builds x from the fuzz floats and a CSR matrix and an index list
