@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 

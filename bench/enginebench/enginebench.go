@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/kernels"
 )

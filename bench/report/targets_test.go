@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 )
 
 // TestWriteTargets: the kernel targets are AVX-512 ones; a machine without

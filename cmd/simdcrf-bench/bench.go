@@ -16,7 +16,7 @@ import (
 
 	"github.com/simdcrf/simdcrf/bench/beambench"
 	"github.com/simdcrf/simdcrf/bench/enginebench"
-	"github.com/simdcrf/simdcrf/bench/kernelbench"
+	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/layerbench"
 	"github.com/simdcrf/simdcrf/bench/report"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
