@@ -18,12 +18,9 @@ const EnvVar = "SIMDCRF_DATA"
 // pass by testing less than it should.
 func Dir(t testing.TB, elem ...string) string {
 	t.Helper()
-	root, err := find()
+	p, err := lookup(elem)
 	if err == nil {
-		p := filepath.Join(append([]string{root}, elem...)...)
-		if _, err = os.Stat(p); err == nil {
-			return p
-		}
+		return p
 	}
 	if os.Getenv("CI") != "" {
 		t.Fatalf("the shared data is missing (CI is set): %v", err)
@@ -66,13 +63,20 @@ func find() (string, error) {
 // variable): without the data it fails, CI or not.
 func Must(t testing.TB, elem ...string) string {
 	t.Helper()
-	root, err := find()
-	if err == nil {
-		p := filepath.Join(append([]string{root}, elem...)...)
-		if _, err = os.Stat(p); err == nil {
-			return p
-		}
+	p, err := lookup(elem)
+	if err != nil {
+		t.Fatalf("the shared data is missing: %v", err)
 	}
-	t.Fatalf("the shared data is missing: %v", err)
-	return ""
+	return p
+}
+
+// lookup returns the shared data directory joined with elem, if it exists.
+func lookup(elem []string) (string, error) {
+	root, err := find()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(append([]string{root}, elem...)...)
+	_, err = os.Stat(p)
+	return p, err
 }
