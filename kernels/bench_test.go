@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 	"github.com/simdcrf/simdcrf/kernels"
+	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 )
 
 // Benchmarks are named Benchmark<Kernel>/M=<labels>/<impl> (N=<length> for

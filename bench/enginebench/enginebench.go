@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/kernels"
+	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 )
 
 // Ops, Structures and Labels are what the suite covers.

@@ -14,11 +14,11 @@ import (
 
 	"github.com/simdcrf/simdcrf/bench/beambench"
 	"github.com/simdcrf/simdcrf/bench/enginebench"
-	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/layerbench"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/internal/machine"
+	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 )
 
 // Config controls a report run.

@@ -16,13 +16,13 @@ import (
 
 	"github.com/simdcrf/simdcrf/bench/beambench"
 	"github.com/simdcrf/simdcrf/bench/enginebench"
-	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 	"github.com/simdcrf/simdcrf/bench/layerbench"
 	"github.com/simdcrf/simdcrf/bench/report"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
 	"github.com/simdcrf/simdcrf/internal/cli"
 	"github.com/simdcrf/simdcrf/internal/machine"
 	"github.com/simdcrf/simdcrf/kernels"
+	"github.com/simdcrf/simdcrf/kernels/kernelbench"
 )
 
 func benchKernels(args []string, stdout, stderr io.Writer) error {
