@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"unsafe"
 
 	"github.com/simdcrf/simdcrf/kernels"
@@ -33,6 +34,27 @@ func kDot[E Float](x, y []E) float64 {
 		return kernels.Dot32(as32(x), as32(y))
 	}
 	return kernels.Dot(as64(x), as64(y))
+}
+
+// noNaNPosInf reports whether x holds no NaN and no +Inf (−Inf, a
+// forbidden label, is allowed). One vector sum decides in the common case:
+// NaN and +Inf propagate through it, so a sum ≤ MaxFloat64 proves x clean;
+// only a sum that is not (overflow, or a bad value) costs the scalar scan.
+// *ones is grown and filled with 1s as needed.
+func noNaNPosInf[E Float](x []E, ones *[]E) bool {
+	if len(*ones) < len(x) {
+		*ones = grow(*ones, len(x))
+		fill(*ones, 1)
+	}
+	if kDot(x, (*ones)[:len(x)]) <= math.MaxFloat64 {
+		return true
+	}
+	for _, v := range x {
+		if !(float64(v) <= math.MaxFloat64) {
+			return false
+		}
+	}
+	return true
 }
 
 func kExp[E Float](dst, src []E) {

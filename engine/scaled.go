@@ -136,6 +136,7 @@ type ScaledWork[E Float] struct {
 	psi, alpha, beta, work, s []E // T×M
 	scale, mx, lo             []E // T
 	bp                        []int32
+	ones                      []E // 1s, for noNaNPosInf's sum
 	n                         int // T×M of the last Forward
 	lock                      lockGroup[E]
 }
@@ -294,12 +295,10 @@ func (p *Scaled[E]) Viterbi(w *ScaledWork[E], path []int32, em []E) (float64, bo
 	w.s = grow(w.s, L*M)
 	w.alpha = grow(w.alpha, L*M) // δ
 	s := w.s[:L*M]
-	for k, v := range em {
-		if !(float64(v) <= math.MaxFloat64) {
-			return 0, false
-		}
-		s[k] = v
+	if !noNaNPosInf(em, &w.ones) {
+		return 0, false
 	}
+	copy(s, em)
 	for j := range M {
 		s[j] += p.f.start[j]
 		s[(L-1)*M+j] += p.f.end[j]

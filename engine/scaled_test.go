@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -180,5 +181,61 @@ func TestScaledRefuses(t *testing.T) {
 	}
 	if _, ok := p.Viterbi(&w, make([]int32, 5), good); ok {
 		t.Error("no labelling: Viterbi took it")
+	}
+}
+
+// TestNoNaNPosInf: the summed check agrees with the scalar definition for
+// a bad value at every position, −Inf beside it or not, and for sums that
+// overflow with nothing bad (the scalar scan's case).
+func TestNoNaNPosInf(t *testing.T) {
+	testNoNaNPosInf[float32](t)
+	testNoNaNPosInf[float64](t)
+}
+
+func testNoNaNPosInf[E Float](t *testing.T) {
+	t.Helper()
+	want := func(x []E) bool {
+		for _, v := range x {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 1) {
+				return false
+			}
+		}
+		return true
+	}
+	h := math.MaxFloat64
+	if is32[E]() {
+		h = math.MaxFloat32
+	}
+	huge := E(h)
+	var ones []E
+	for n := 0; n <= 70; n++ {
+		x := make([]E, n)
+		for k := range x {
+			x[k] = E(k%7) - 3
+		}
+		check := func(what string) {
+			if got := noNaNPosInf(x, &ones); got != want(x) {
+				t.Fatalf("%T n=%d %s: %v, want %v (%v)", E(0), n, what, got, want(x), x)
+			}
+		}
+		check("finite")
+		for i := range n {
+			for _, bad := range []float64{math.NaN(), math.Inf(1), math.Inf(-1), float64(huge)} {
+				old := x[i]
+				x[i] = E(bad)
+				check(fmt.Sprintf("x[%d]=%v", i, bad))
+				x[(i+n/2)%n] = E(math.Inf(-1))
+				check(fmt.Sprintf("x[%d]=%v with −Inf", i, bad))
+				x[(i+n/2)%n] = huge
+				check(fmt.Sprintf("x[%d]=%v with huge", i, bad))
+				x[i], x[(i+n/2)%n] = old, E((i+n/2)%n%7)-3
+			}
+		}
+	}
+	// A sum that overflows though every value is finite: the scan decides.
+	x := make([]E, 64)
+	fill(x, huge)
+	if !noNaNPosInf(x, &ones) {
+		t.Errorf("%T: %d values of %v refused", E(0), len(x), huge)
 	}
 }
