@@ -338,8 +338,8 @@ func topK(v []float64, top []int32) int {
 // winRows puts in cand, in increasing index, the rows i of a max-plus step
 // from prev that can win a column or tie with its winner:
 // δ[i] + rowHi[i] ≥ LB = max_i δ[i] + rowLo[i] (see tiedForm.bounded). It
-// returns their count, or false with more than len(cand) of them or no
-// finite LB. scr is scratch of M+2 entries: LB is ShiftRows' row maximum
+// returns their count, or false (the count unspecified) with more than
+// len(cand) of them or no finite LB. scr is scratch of M+2 entries: LB is ShiftRows' row maximum
 // (to scr[M]; its shifted row goes to scr[:M], unused; scr[M+1] takes its
 // smallest entry), and arrays on the stack would escape through the
 // kernel's call.
@@ -352,15 +352,6 @@ func winRows(prev, rowLo, rowHi []float64, cand []int32, scr []float64) (int, bo
 	if !(bound > math.Inf(-1) && bound < math.Inf(1)) {
 		return 0, false
 	}
-	nc := 0
-	for i, p := range prev {
-		if p+hi[i] >= bound {
-			if nc == len(cand) {
-				return 0, false
-			}
-			cand[nc] = int32(i)
-			nc++
-		}
-	}
-	return nc, true
+	// The rows that can win are few: a vector select, not a scalar pass.
+	return kernels.SelectSumGE(cand, prev, hi, bound)
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // Rule chooses a few labels per position from its emission scores
@@ -15,9 +17,9 @@ import (
 // zeroth-order lattice prunes a first-order one): a position keeps the
 // labels whose zeroth-order posterior (the softmax of its emission scores)
 // is at least Threshold times the best one, at most Max of them, within
-// its candidate labels if it has any. Labels of equal score are kept or
-// dropped together: the cap never splits a tie, so a position whose scores
-// all tie keeps all its labels. Training (package train, prune.max) adds
+// its candidate labels if it has any (a label scoring NaN only as gold).
+// Labels of equal score are kept or dropped together: the cap never splits
+// a tie, so a position whose scores all tie keeps all its labels. Training (package train, prune.max) adds
 // the gold label; a tagger of a model so trained prunes the same way. The
 // sets go to the engine as ChainOptions.Allowed, whose restricted path
 // (engine/restrict_fb.go) then costs O(Σ_t |K_{t−1}|·|K_t|) per chain.
@@ -45,6 +47,7 @@ type Buf struct {
 	flat []int32
 	cand []scored
 	all  []int32 // 0, 1, …, M−1
+	sel  []int32 // M: the labels SelectGE lets through
 }
 
 type scored struct {
@@ -64,21 +67,30 @@ func (p Rule) Sets(buf *Buf, emit []float64, M int, cands [][]int32, gold []int3
 		for y := range buf.all {
 			buf.all[y] = int32(y)
 		}
+		buf.sel = make([]int32, M)
 	}
 	logTau := math.Log(p.Threshold)
 	buf.sets = slices.Grow(buf.sets[:0], T)[:T]
 	buf.ends = slices.Grow(buf.ends[:0], T)[:T]
 	buf.flat = buf.flat[:0]
 	for t := range T {
+		row := emit[t*M : (t+1)*M]
 		labs := buf.all[:M]
 		if cands != nil && cands[t] != nil {
 			labs = cands[t]
+		} else if p.Threshold > 0 {
+			// Only labels within log τ of the best can be kept: two vector
+			// passes find them (a NaN score is never kept), and set's
+			// scalar pass looks at those few alone, in the same order.
+			if n, ok := kernels.SelectGE(buf.sel[:M], row, kernels.Max(row)+logTau); ok {
+				labs = buf.sel[:n]
+			}
 		}
 		y := int32(-1)
 		if gold != nil {
 			y = gold[t]
 		}
-		buf.flat = p.set(buf, buf.flat, emit[t*M:(t+1)*M], labs, y, logTau)
+		buf.flat = p.set(buf, buf.flat, row, labs, y, logTau)
 		buf.ends[t] = len(buf.flat)
 	}
 	start := 0
@@ -121,7 +133,7 @@ func (p Rule) set(pb *Buf, dst []int32, row []float64, labs []int32, gold int32,
 	}
 	for _, y := range labs {
 		v := row[y]
-		if v < floor {
+		if v < floor || v != v { // below the cut, or NaN: never kept
 			continue
 		}
 		if v > best {

@@ -177,3 +177,61 @@ func TestPruneSets(t *testing.T) {
 		t.Fatal("Check")
 	}
 }
+
+// TestPruneSetsSelect: without candidates and with a threshold, Sets
+// narrows each position to the labels within log τ of the best with the
+// select kernels before set's pass; the sets must be set's over all labels,
+// for every length around the kernels' block sizes, with ties, −Inf, NaN
+// and +Inf scores, and gold labels.
+func TestPruneSetsSelect(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 31))
+	var buf Buf
+	for M := 1; M <= 70; M++ {
+		all := make([]int32, M)
+		for y := range all {
+			all[y] = int32(y)
+		}
+		for trial := range 20 {
+			p := Rule{Max: 1 + r.IntN(6), Threshold: []float64{0.01, 0.3, 1}[r.IntN(3)]}
+			const T = 4
+			emit := make([]float64, T*M)
+			for k := range emit {
+				emit[k] = float64(r.IntN(8)) * 0.7
+				switch r.IntN(25) {
+				case 0:
+					emit[k] = math.Inf(-1)
+				case 1:
+					emit[k] = math.NaN()
+				case 2:
+					if trial%5 == 0 {
+						emit[k] = math.Inf(1)
+					}
+				}
+			}
+			var gold []int32
+			if trial%2 == 0 {
+				gold = make([]int32, T)
+				for t := range gold {
+					gold[t] = int32(r.IntN(M))
+				}
+			}
+			sets := p.Sets(&buf, emit, M, nil, gold)
+			for pos, s := range sets {
+				g := int32(-1)
+				if gold != nil {
+					g = gold[pos]
+				}
+				row := emit[pos*M : (pos+1)*M]
+				want := p.set(&Buf{}, nil, row, all, g, math.Log(p.Threshold))
+				if !slices.Equal(s, want) {
+					t.Fatalf("M=%d trial %d position %d: row %v gold %d max %d τ %v: %v, want %v", M, trial, pos, row, g, p.Max, p.Threshold, s, want)
+				}
+				for _, y := range s {
+					if y != g && math.IsNaN(row[y]) {
+						t.Fatalf("M=%d trial %d position %d: NaN label %d kept", M, trial, pos, y)
+					}
+				}
+			}
+		}
+	}
+}

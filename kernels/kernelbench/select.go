@@ -1,11 +1,11 @@
 package kernelbench
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 
+	"github.com/simdcrf/simdcrf/internal/prune"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
@@ -13,10 +13,10 @@ import (
 // name, as Kernels32): SelectGE, SelectSumGE and Max on T rows of M labels
 // of which 1–5 % qualify, as in a trained model's bounded Viterbi and
 // pruning, and "prune", pruning's choice of a position's labels (Max, then
-// SelectGE, then Pruning.set's cap over the few selected). The float64
-// ones have a "loop" baseline, the scalar loop package engine runs today:
-// winRows' selection for selectsumge, Pruning.set's one pass over all
-// labels for prune, and plain loops for selectge and max.
+// SelectGE, then prune.Rule's cap over the few selected). The float64
+// ones have a "loop" baseline, the scalar loop the engine ran before:
+// winRows' selection for selectsumge, the rule's one pass over all labels
+// for prune, and plain loops for selectge and max.
 var KernelsSelect = []string{"selectge", "selectsumge", "max", "prune", "selectge32", "selectsumge32", "max32"}
 
 // LabelsSelect are the label counts of the selection benchmarks: a small
@@ -35,7 +35,7 @@ func LabelsOf(kernel string) []int {
 	return Labels
 }
 
-// Prune's settings: Pruning{Max: 8, Threshold: 0.01}, train's defaults with
+// Prune's settings: Rule{Max: 8, Threshold: 0.01}, train's defaults with
 // prune.max=8, on a tagger (no gold label).
 const pruneKeep = 8
 
@@ -120,33 +120,24 @@ func newSelect(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
 			}
 		}
 	case "prune":
+		// The tagger's pruning (prune.Rule.Sets, no gold label) over T
+		// positions: with no candidate lists it narrows each row with Max
+		// and SelectGE; given every label as a position's candidates, it
+		// runs its scalar pass over all M, the loop it had before.
 		x := selectRows(r, m, 0, -4.7)
+		rule := prune.Rule{Max: pruneKeep, Threshold: 0.01}
 		c.Setup = func() func() {
-			var buf, ref pruneBuf
-			dst, sel := make([]int32, 0, m), make([]int32, m)
-			all := iotaLabels(m)
-			for t := range T {
-				row := x[t*m : (t+1)*m]
-				got := buf.prune(nil, sel, row, all)
-				if want := ref.set(nil, row, all, pruneKeep, pruneLogTau); !slices.Equal(got, want) {
-					panic(fmt.Sprintf("kernelbench: prune M=%d row %d: %v, set gives %v", m, t, got, want))
-				}
-			}
-			return func() {
-				for t := range T {
-					dst = buf.prune(dst[:0], sel, x[t*m:(t+1)*m], all)
-				}
-			}
+			var buf prune.Buf
+			return func() { rule.Sets(&buf, x, m, nil, nil) }
 		}
 		c.Loop = func() func() {
-			var buf pruneBuf
-			dst := make([]int32, 0, m)
+			var buf prune.Buf
 			all := iotaLabels(m)
-			return func() {
-				for t := range T {
-					dst = buf.set(dst[:0], x[t*m:(t+1)*m], all, pruneKeep, pruneLogTau)
-				}
+			cands := make([][]int32, T)
+			for t := range cands {
+				cands[t] = all
 			}
+			return func() { rule.Sets(&buf, x, m, cands, nil) }
 		}
 	case "selectsumge", "selectsumge32":
 		// winRows' rows: δ with its 1–5 % rows that can win in [−4, 0]
@@ -196,8 +187,8 @@ func iotaLabels(m int) []int32 {
 	return all
 }
 
-// winRowsLoop is the selection loop of engine.winRows (its bound from
-// ShiftRows left out): the baseline of SelectSumGE.
+// winRowsLoop is the selection loop engine.winRows ran before it called
+// SelectSumGE (its bound from ShiftRows left out): the baseline.
 func winRowsLoop(prev, rowHi []float64, cand []int32, bound float64) (int, bool) {
 	hi := rowHi[:len(prev)]
 	nc := 0
@@ -237,95 +228,4 @@ func maxLoop(x []float64) float64 {
 		}
 	}
 	return m
-}
-
-// pruneBuf holds the insertion list of set.
-type pruneBuf struct{ cand []scored }
-
-type scored struct {
-	v float64
-	y int32
-}
-
-// prune is Pruning.set with the kernels (no gold label): Max gives the best
-// score, SelectGE the labels within log τ of it (into sel; should more
-// than len(sel) qualify, every label), and set's pass runs over those
-// alone. It returns what set returns over all labels (Setup checks).
-func (pb *pruneBuf) prune(dst, sel []int32, row []float64, all []int32) []int32 {
-	best := kernels.Max(row)
-	labs := all
-	if n, ok := kernels.SelectGE(sel, row, best+pruneLogTau); ok {
-		labs = sel[:n]
-	}
-	return pb.set(dst, row, labs, pruneKeep, pruneLogTau)
-}
-
-// set is engine.Pruning.set without the gold label (a tagger's pruning),
-// copied as the baseline: one pass over labs for the best score and the
-// keep best labels above its cut, ties at the cap kept together.
-func (pb *pruneBuf) set(dst []int32, row []float64, labs []int32, keep int, logTau float64) []int32 {
-	best, dropped := math.Inf(-1), math.Inf(-1)
-	floor := math.Inf(-1)
-	c := pb.cand[:0]
-	for _, y := range labs {
-		v := row[y]
-		if v < floor {
-			continue
-		}
-		if v > best {
-			best = v
-			floor = max(floor, best+logTau)
-			if v < floor {
-				continue
-			}
-		}
-		if len(c) == keep {
-			last := c[keep-1].v
-			if !(v > last) {
-				if v == last {
-					dropped = last
-				}
-				continue
-			}
-			if last > dropped {
-				dropped = last
-			}
-			c = c[:keep-1]
-		}
-		p := len(c)
-		c = append(c, scored{v, y})
-		for p > 0 && v > c[p-1].v {
-			c[p] = c[p-1]
-			p--
-		}
-		c[p] = scored{v, y}
-		if len(c) == keep {
-			floor = max(floor, c[keep-1].v)
-		}
-	}
-	cut := best + logTau
-	for len(c) > 0 && c[len(c)-1].v < cut {
-		c = c[:len(c)-1]
-	}
-	pb.cand = c
-	n0 := len(dst)
-	if len(c) == keep && keep > 0 && dropped == c[keep-1].v {
-		last := c[keep-1].v
-		for _, s := range c {
-			if s.v > last {
-				dst = append(dst, s.y)
-			}
-		}
-		for _, y := range labs {
-			if row[y] == last {
-				dst = append(dst, y)
-			}
-		}
-		c = c[:0]
-	}
-	for _, s := range c {
-		dst = append(dst, s.y)
-	}
-	slices.Sort(dst[n0:])
-	return dst
 }
