@@ -36,17 +36,23 @@ func kDot[E Float](x, y []E) float64 {
 	return kernels.Dot(as64(x), as64(y))
 }
 
+// onesOf returns n 1s from *buf, growing it as needed: kDot(x, 1s) is
+// Σ x in vector lanes.
+func onesOf[E Float](buf *[]E, n int) []E {
+	if len(*buf) < n {
+		*buf = grow(*buf, n)
+		fill(*buf, 1)
+	}
+	return (*buf)[:n]
+}
+
 // noNaNPosInf reports whether x holds no NaN and no +Inf (−Inf, a
 // forbidden label, is allowed). One vector sum decides in the common case:
 // NaN and +Inf propagate through it, so a sum ≤ MaxFloat64 proves x clean;
 // only a sum that is not (overflow, or a bad value) costs the scalar scan.
-// *ones is grown and filled with 1s as needed.
+// ones is the 1s buffer of onesOf.
 func noNaNPosInf[E Float](x []E, ones *[]E) bool {
-	if len(*ones) < len(x) {
-		*ones = grow(*ones, len(x))
-		fill(*ones, 1)
-	}
-	if kDot(x, (*ones)[:len(x)]) <= math.MaxFloat64 {
+	if kDot(x, onesOf(ones, len(x))) <= math.MaxFloat64 {
 		return true
 	}
 	for _, v := range x {

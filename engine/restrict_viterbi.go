@@ -2,8 +2,6 @@ package engine
 
 import (
 	"math"
-
-	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // The restricted Viterbi: under small per-position label sets
@@ -58,13 +56,7 @@ func (tr *Transitions) restrictViterbiPays(c *ChainOptions, T int) bool {
 func (tr *Transitions) restrictedViterbi(ws *Workspace, emit []float64, T int, c *ChainOptions, path []int32) (best float64, ok bool) {
 	M := tr.m
 	n := T * M
-	if len(ws.ones) < n {
-		ws.ones = make([]float64, n+n/4)
-		fill(ws.ones, 1)
-	}
-	// A NaN makes the sum NaN, a +Inf +Inf or NaN; −Inf entries (allowed:
-	// excluded labels) make it −Inf. Finite overflow goes to the full path.
-	if sum := kernels.Dot(emit[:n], ws.ones[:n]); !(sum <= math.MaxFloat64) && !math.IsInf(sum, -1) {
+	if !noNaNPosInf(emit[:n], &ws.ones) { // −Inf allowed: excluded labels
 		return 0, false
 	}
 	rb := &ws.rs

@@ -247,13 +247,7 @@ func (c *Counts[E]) Flush(dst []float64, weight float64) {
 	if c.n == 0 {
 		return
 	}
-	if len(c.ones) != len(c.g) {
-		c.ones = grow(c.ones, len(c.g))
-		for k := range c.ones {
-			c.ones[k] = 1
-		}
-	}
-	tot := kDot(c.g, c.ones) // summed in float64
+	tot := kDot(c.g, onesOf(&c.ones, len(c.g))) // summed in float64
 	f := weight
 	if tot > 0 {
 		f *= float64(c.n) / tot

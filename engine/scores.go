@@ -3,8 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-
-	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // chainLen checks emit against M and returns T.
@@ -69,13 +67,7 @@ func (tr *Transitions) viterbiScores(ws *Workspace, emit []float64, T int) error
 	if T > 2 {
 		mid := emit[M : (T-1)*M]
 		copy(s[M:(T-1)*M], mid)
-		if len(ws.ones) < len(mid) {
-			ws.ones = make([]float64, len(mid)+len(mid)/4)
-			for k := range ws.ones {
-				ws.ones[k] = 1
-			}
-		}
-		if sum := kernels.Dot(mid, ws.ones[:len(mid)]); !(sum <= math.MaxFloat64) {
+		if !noNaNPosInf(mid, &ws.ones) {
 			for k, v := range mid {
 				if !(v <= math.MaxFloat64) {
 					return fmt.Errorf("engine: emission score [%d][%d] is %v", 1+k/M, k%M, v)
