@@ -339,10 +339,10 @@ func topK(v []float64, top []int32) int {
 // from prev that can win a column or tie with its winner:
 // δ[i] + rowHi[i] ≥ LB = max_i δ[i] + rowLo[i] (see tiedForm.bounded). It
 // returns their count, or false (the count unspecified) with more than
-// len(cand) of them or no finite LB. scr is scratch of M+2 entries: LB is ShiftRows' row maximum
-// (to scr[M]; its shifted row goes to scr[:M], unused; scr[M+1] takes its
-// smallest entry), and arrays on the stack would escape through the
-// kernel's call.
+// len(cand) of them or no finite LB. scr is scratch of M+2 entries: LB is
+// ShiftRows' row maximum (to scr[M]; its shifted row goes to scr[:M],
+// unused; scr[M+1] takes its smallest entry), and arrays on the stack
+// would escape through the kernel's call.
 func winRows(prev, rowLo, rowHi []float64, cand []int32, scr []float64) (int, bool) {
 	M := len(prev)
 	hi := rowHi[:M]

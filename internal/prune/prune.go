@@ -19,8 +19,9 @@ import (
 // is at least Threshold times the best one, at most Max of them, within
 // its candidate labels if it has any (a label scoring NaN only as gold).
 // Labels of equal score are kept or dropped together: the cap never splits
-// a tie, so a position whose scores all tie keeps all its labels. Training (package train, prune.max) adds
-// the gold label; a tagger of a model so trained prunes the same way. The
+// a tie, so a position whose scores all tie keeps all its labels. Training
+// (package train, prune.max) adds the gold label; a tagger of a model so
+// trained prunes the same way. The
 // sets go to the engine as ChainOptions.Allowed, whose restricted path
 // (engine/restrict_fb.go) then costs O(Σ_t |K_{t−1}|·|K_t|) per chain.
 type Rule struct {

@@ -1,6 +1,7 @@
 package kernelbench
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -35,11 +36,12 @@ func LabelsOf(kernel string) []int {
 	return Labels
 }
 
-// Prune's settings: Rule{Max: 8, Threshold: 0.01}, train's defaults with
-// prune.max=8, on a tagger (no gold label).
-const pruneKeep = 8
-
-var pruneLogTau = math.Log(0.01)
+// Prune's rule: train's defaults with prune.max=8, on a tagger (no gold
+// label); its cut also bounds the selectge rows.
+var (
+	pruneRule   = prune.Rule{Max: 8, Threshold: 0.01}
+	pruneLogTau = math.Log(pruneRule.Threshold)
+)
 
 // selectRows returns T rows of m scores of which k (1–5 % of m, at least 1,
 // at random places) lie in [hi−4, hi], the first of them at hi, and the
@@ -125,19 +127,24 @@ func newSelect(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
 		// and SelectGE; given every label as a position's candidates, it
 		// runs its scalar pass over all M, the loop it had before.
 		x := selectRows(r, m, 0, -4.7)
-		rule := prune.Rule{Max: pruneKeep, Threshold: 0.01}
+		all := iotaLabels(m)
+		every := make([][]int32, T)
+		for t := range every {
+			every[t] = all
+		}
 		c.Setup = func() func() {
-			var buf prune.Buf
-			return func() { rule.Sets(&buf, x, m, nil, nil) }
+			var buf, ref prune.Buf
+			got, want := pruneRule.Sets(&buf, x, m, nil, nil), pruneRule.Sets(&ref, x, m, every, nil)
+			for t := range got {
+				if !slices.Equal(got[t], want[t]) {
+					panic(fmt.Sprintf("kernelbench: prune M=%d row %d: %v, the scalar pass gives %v", m, t, got[t], want[t]))
+				}
+			}
+			return func() { pruneRule.Sets(&buf, x, m, nil, nil) }
 		}
 		c.Loop = func() func() {
 			var buf prune.Buf
-			all := iotaLabels(m)
-			cands := make([][]int32, T)
-			for t := range cands {
-				cands[t] = all
-			}
-			return func() { rule.Sets(&buf, x, m, cands, nil) }
+			return func() { pruneRule.Sets(&buf, x, m, every, nil) }
 		}
 	case "selectsumge", "selectsumge32":
 		// winRows' rows: δ with its 1–5 % rows that can win in [−4, 0]
