@@ -59,21 +59,7 @@ func (s *SubLabels) Check(m, numAttrs int) error {
 func (s *SubLabels) AddScores(emit []float64, seq Seq, buf []float64) {
 	T, m, n := seq.Len(), s.Labels, s.N
 	for t := range T {
-		q := buf[t*s.NSub : (t+1)*s.NSub]
-		clear(q)
-		for f := seq.Ptr[t]; f < seq.Ptr[t+1]; f++ {
-			a := seq.IDs[f]
-			v := 1.0
-			if seq.Vals != nil {
-				v = seq.Vals[f]
-			}
-			lo, hi := s.Ptr[a], s.Ptr[a+1]
-			ids, w := s.IDs[lo:hi], s.W[lo:hi]
-			w = w[:len(ids)]
-			for k, id := range ids {
-				q[id] += v * w[k]
-			}
-		}
+		q := s.subScores(buf, seq, t)
 		row := emit[t*m : (t+1)*m]
 		for y := range row {
 			sum := 0.0
@@ -85,6 +71,46 @@ func (s *SubLabels) AddScores(emit []float64, seq Seq, buf []float64) {
 			row[y] += sum
 		}
 	}
+}
+
+// AddScoresSets is AddScores at the labels of each position's set alone
+// (sets[t] for position t, as engine.ChainOptions.Allowed): the other
+// entries of emit are left as they are.
+func (s *SubLabels) AddScoresSets(emit []float64, seq Seq, buf []float64, sets [][]int32) {
+	m, n := s.Labels, s.N
+	for t, set := range sets[:seq.Len()] {
+		q := s.subScores(buf, seq, t)
+		row := emit[t*m : (t+1)*m]
+		for _, y := range set {
+			sum := 0.0
+			for _, id := range s.Of[int(y)*n : (int(y)+1)*n] {
+				if id >= 0 {
+					sum += q[id]
+				}
+			}
+			row[y] += sum
+		}
+	}
+}
+
+// subScores returns position t's sub-label scores (in buf's row t).
+func (s *SubLabels) subScores(buf []float64, seq Seq, t int) []float64 {
+	q := buf[t*s.NSub : (t+1)*s.NSub]
+	clear(q)
+	for f := seq.Ptr[t]; f < seq.Ptr[t+1]; f++ {
+		a := seq.IDs[f]
+		v := 1.0
+		if seq.Vals != nil {
+			v = seq.Vals[f]
+		}
+		lo, hi := s.Ptr[a], s.Ptr[a+1]
+		ids, w := s.IDs[lo:hi], s.W[lo:hi]
+		w = w[:len(ids)]
+		for k, id := range ids {
+			q[id] += v * w[k]
+		}
+	}
+	return q
 }
 
 // AddGradient adds c·value·Σ_{y has sub-label s} p[t·M+y] to g[k] for every
