@@ -84,6 +84,19 @@ type Config struct {
 	// model loses much accuracy (see model/prunetag.go).
 	PruneMax       int
 	PruneThreshold float64
+	// PruneBy is what chooses the pruned sets (-p prune.by): "self" (the
+	// weights being trained, at every evaluation, as above) or "zeroth"
+	// (a zeroth-order pruner trained first, to the stopping rule: the CRF
+	// without transitions over the same features; the sets it keeps are
+	// then fixed for the whole training, the pruned objective is smooth,
+	// and L-BFGS ends on the stopping rule; the model stores the pruner
+	// and tags over its sets). "" is "self".
+	PruneBy string
+	// PrunerIterations caps the pruner's L-BFGS iterations (-p
+	// prune.pruner_iterations; 0: to its stopping rule). The pruner
+	// only ranks labels, and a rough one ranks them well enough (see
+	// prune.go).
+	PrunerIterations int
 	// SubLabels, if > 0, adds weights on the first SubLabels parts
 	// (bytes) of the labels, shared by every label with that part
 	// (sparse.SubLabels: Czech positional tags' part of speech, gender,
@@ -184,6 +197,9 @@ type Progress struct {
 	Seconds float64 // of this iteration
 	Step    float64 // line search step (sgd: learning rate)
 	Evals   int     // function evaluations of the line search
+	// Pruner marks the iterations of the zeroth-order pruner's training
+	// (Config.PruneBy "zeroth"), which come first.
+	Pruner bool
 }
 
 // Defaults returns CRFsuite's defaults for an algorithm.
@@ -321,6 +337,15 @@ func (c *Config) Set(name, value string) error {
 		return integer(&c.PruneMax, 0, "an integer ≥ 0 (0: no pruning)")
 	case "prune.threshold":
 		return num(&c.PruneThreshold, func(v float64) bool { return v >= 0 && v <= 1 }, "a number in [0, 1]")
+	case "prune.pruner_iterations":
+		return integer(&c.PrunerIterations, 0, "an integer ≥ 0 (0: to the stopping rule)")
+	case "prune.by":
+		switch value {
+		case "self", "zeroth":
+			c.PruneBy = value
+			return nil
+		}
+		return bad("self or zeroth")
 	case "feature.bigram_pairs":
 		switch value {
 		case BigramPairsSeen, BigramPairsAll:
@@ -394,6 +419,11 @@ func (c *Config) check() error {
 	}
 	if c.PruneMax > 0 && c.Algorithm != "lbfgs" && c.Algorithm != "l1" {
 		return fmt.Errorf("train: prune.max is for lbfgs and l1, not %s", c.Algorithm)
+	}
+	switch c.PruneBy {
+	case "", "self", "zeroth":
+	default:
+		return fmt.Errorf("train: prune.by %q: want self or zeroth", c.PruneBy)
 	}
 	if !(c.PruneThreshold >= 0 && c.PruneThreshold <= 1) {
 		return fmt.Errorf("train: prune.threshold %v: want a number in [0, 1]", c.PruneThreshold)

@@ -96,8 +96,9 @@ type splitCorpus struct {
 	// (sparse.HotRows.CSR), with offsets relative to each sequence's
 	// first hot feature, so that the kernels can take a short slice of
 	// ones (cached) instead of a stream of them.
-	hot *kernels.CSR
-	v64 seqVals[float64] // the features' values
+	hot    *kernels.CSR
+	hotIDs []int32          // the hot features' rows (hotPtr's CSR)
+	v64    seqVals[float64] // the features' values
 
 	cGrpPtr []int32 // sequence i's groups: cGrp[cGrpPtr[i]:cGrpPtr[i+1]]
 	cGrp    []coldGroup
@@ -207,7 +208,7 @@ func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
 	if err != nil {
 		panic("train: hot rows: " + err.Error()) // Row maps into [0, Len())
 	}
-	sc.hot = hot
+	sc.hot, sc.hotIDs = hot, hotIDs
 	sc.v64.ones = make([]float64, longest)
 	for k := range sc.v64.ones {
 		sc.v64.ones[k] = 1
@@ -247,6 +248,12 @@ func scoreSeq[E float32 | float64](h *hybrid, v *seqVals[E], hot, cold []E, stri
 	if h.nHot > 0 {
 		sparse.GatherHot(h.hot, emit, hot, sc.hot, hotVals(sc, v, i), i)
 	}
+	scoreCold(v, cold, stride, emit, sc, i)
+}
+
+// scoreCold adds sequence i's cold features' scores to emit (see
+// scoreSeq).
+func scoreCold[E float32 | float64](v *seqVals[E], cold []E, stride int32, emit []E, sc *splitCorpus, i int) {
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
 		if g.n == 1 && v.cold == nil { // most cold features: one label
@@ -277,6 +284,12 @@ func addGradientSeq[E float32 | float64](h *hybrid, v *seqVals[E], hot, cold []E
 	if h.nHot > 0 {
 		sparse.ScatterHot(h.hot, hot, p, sc.hot, hotVals(sc, v, i), c, i)
 	}
+	gradientCold(v, cold, stride, p, sc, i, c)
+}
+
+// gradientCold adds the gradient of sequence i's cold features' weights
+// (see addGradientSeq).
+func gradientCold[E float32 | float64](v *seqVals[E], cold []E, stride int32, p []E, sc *splitCorpus, i int, c E) {
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		l := g.l0
 		if g.n == 1 && v.cold == nil {
@@ -357,4 +370,52 @@ func prefetchAll[E float32 | float64](h *hybrid, hot, cold, hotGrad []E, sc *spl
 	if l&4 != 0 {
 		prefetchSeq(h, hotGrad, nil, 2, sc, i)
 	}
+}
+
+// scoreSets is scoreSeq (float64, cold weight j at cold[j·stride]) with
+// the hot rows scored at the labels of each position's set alone
+// (pruning's fixed sets): a hot feature then costs |K_t| loads instead of
+// an M-wide row. The entries outside the sets are left unspecified
+// (the restricted forward–backward does not read them; its full path
+// masks them). The cold rows are scored whole, as in scoreSeq: matching
+// their few labels against the sets cost more than it saved (UD Czech
+// CLTT, M = 304).
+func scoreSets(h *hybrid, v *seqVals[float64], hot, cold []float64, stride int32, emit []float64, sc *splitCorpus, i int, sets [][]int32) {
+	m := h.m
+	p0 := sc.pos[i]
+	hv := hotVals(sc, v, i)
+	f0 := sc.hotPtr[p0]
+	clear(emit[:len(sets)*m])
+	for t, set := range sets {
+		row := emit[t*m : (t+1)*m]
+		for f := sc.hotPtr[p0+t]; f < sc.hotPtr[p0+t+1]; f++ {
+			w := hot[int(sc.hotIDs[f])*m : int(sc.hotIDs[f]+1)*m]
+			x := hv[f-f0]
+			for _, y := range set {
+				row[y] += x * w[y]
+			}
+		}
+	}
+	scoreCold(v, cold, stride, emit, sc, i)
+}
+
+// addGradientSets is addGradientSeq (float64) for marginals p that are 0
+// outside the sets, with the hot rows at the sets' labels alone (see
+// scoreSets).
+func addGradientSets(h *hybrid, v *seqVals[float64], hot, cold []float64, stride int32, p []float64, sc *splitCorpus, i int, c float64, sets [][]int32) {
+	m := h.m
+	p0 := sc.pos[i]
+	hv := hotVals(sc, v, i)
+	f0 := sc.hotPtr[p0]
+	for t, set := range sets {
+		row := p[t*m : (t+1)*m]
+		for f := sc.hotPtr[p0+t]; f < sc.hotPtr[p0+t+1]; f++ {
+			g := hot[int(sc.hotIDs[f])*m : int(sc.hotIDs[f]+1)*m]
+			x := c * hv[f-f0]
+			for _, y := range set {
+				g[y] += x * row[y]
+			}
+		}
+	}
+	gradientCold(v, cold, stride, p, sc, i, c)
 }

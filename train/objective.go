@@ -262,6 +262,9 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	emit := wb.emit[:T*m]
 	marg := wb.marg[:T*m]
+	if md.prune != nil && md.prune.fixed != nil {
+		return o.seqSets(ws, wb, tr, theta, i)
+	}
 	wb.pc.start()
 	o.scoreSeq(wb, theta, i, emit)
 	// The rows the next sequence scores and the hot gradient rows this
@@ -283,7 +286,7 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	opts := joinOpts(chainOpts(&wb.co, md.allowed, i), bo)
 	if md.prune != nil {
-		opts = md.prune.apply(&wb.pb, &wb.co, opts, emit, y, m)
+		opts = md.prune.apply(&wb.pb, &wb.co, opts, emit, y, m, i)
 	}
 	nt := md.bigOff - md.nState
 	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, opts, wb.bb.edges)
@@ -296,6 +299,52 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		}
 	}
 	return o.finishSeq(wb, theta, i, emit, marg, logZ, bs, bo)
+}
+
+// seqSets is seq over pruning's fixed sets (a zeroth-order pruner's,
+// Config.PruneBy "zeroth"): its hot rows scored, and their gradient
+// added, at the sets' labels alone (scoreSets).
+func (o *objective) seqSets(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
+	md := o.md
+	m := md.m
+	y, c := o.sc.labels[i], o.d.Weight(i)
+	T := len(y)
+	emit, marg := wb.emit[:T*m], wb.marg[:T*m]
+	sets := md.prune.fixed[i]
+	nh := md.hy.nHot * m
+	wb.pc.start()
+	scoreSets(md.hy, &o.sc.v64, theta[:nh], wb.cw, 2, emit, o.sc, i, sets)
+	if md.sub != nil {
+		md.sub.AddScoresSets(emit, o.d.Corpus.Seq(i), wb.sbuf, sets)
+	}
+	wb.pc.mark(phaseScore)
+	acc := wb.tg
+	if o.weighted {
+		acc = wb.tmp
+		clear(acc)
+	}
+	wb.co.Allowed, wb.co.Forced, wb.co.TransDelta = sets, nil, nil
+	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, &wb.co, nil)
+	if err != nil {
+		err = fmt.Errorf("train: sequence %d: %w", i, err)
+	} else {
+		if o.weighted {
+			for k, v := range acc[:md.bigOff-md.nState] {
+				wb.tg[k] += c * v
+			}
+		}
+		err = addNLL(wb, md, theta, emit, marg, y, c, logZ, 0, i)
+	}
+	if err != nil {
+		return err
+	}
+	wb.pc.mark(phaseFB)
+	addGradientSets(md.hy, &o.sc.v64, wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c, sets)
+	if md.sub != nil {
+		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
+	}
+	wb.pc.mark(phaseScatter)
+	return nil
 }
 
 // scoreSeq sets emit (T×M) to sequence i's emission scores under θ.

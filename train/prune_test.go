@@ -30,7 +30,7 @@ func prunedSets(t *testing.T, o *objective, theta []float64) [][][]int32 {
 		o.scoreSeq(wb, theta, i, emit)
 		var cand engine.ChainOptions
 		opts := chainOpts(&cand, md.allowed, i)
-		c := md.prune.apply(&pb, &co, opts, emit, y, md.m)
+		c := md.prune.apply(&pb, &co, opts, emit, y, md.m, i)
 		sets[i] = make([][]int32, T)
 		for k, s := range c.Allowed {
 			sets[i][k] = slices.Clone(s)

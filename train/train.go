@@ -69,6 +69,16 @@ type Result struct {
 	// Prune is the label pruning training used (Config.PruneMax), which
 	// tagging must use too; nil without.
 	Prune *prune.Rule
+	// Pruner holds the state weights of the zeroth-order pruner
+	// (Config.PruneBy "zeroth": over Pattern, in Layout, as State), whose
+	// emission scores choose the pruned sets, in training and tagging
+	// alike; nil without. Its training took PrunerIterations, ended at
+	// PrunerLoss, for PrunerReason.
+	Pruner           sparse.Weights
+	PrunerSub        []float64 // its sub-label weights (as Sub.W), or nil
+	PrunerIterations int
+	PrunerLoss       float64
+	PrunerReason     string
 	// Sub holds the trained sub-label weights (Config.SubLabels); nil
 	// without.
 	Sub *sparse.SubLabels
@@ -205,6 +215,14 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 
 	t := &trainer{ctx: ctx, d: d, cfg: &cfg, md: md, pool: pool, stop: &stop}
 	theta := sparse.MakeParams(md.nTotal())
+	var pres qnResult // the pruner's training (Config.PruneBy "zeroth")
+	if md.prune != nil && cfg.PruneBy == "zeroth" {
+		// (Cancelled there, the model's training stops at once, and the
+		// result is the pruner's last weights, pruning itself.)
+		if pres, err = t.trainPruner(theta); err != nil {
+			return nil, err
+		}
+	}
 	var res qnResult
 	switch cfg.Algorithm {
 	case "lbfgs", "l1":
@@ -246,6 +264,19 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 	if md.prune != nil {
 		p := md.prune.p
 		r.Prune = &p
+		if w0 := md.prune.w0; w0 != nil {
+			pw := sparse.MakeParams(nOut)
+			ps, err := sparse.New(md.layout, md.pattern, pw)
+			if err != nil {
+				return nil, err
+			}
+			md.hy.export(w0, md.pattern, ps)
+			r.Pruner = ps
+			if sub := md.prune.prunerSub(md); sub != nil {
+				r.PrunerSub = sub.W
+			}
+			r.PrunerIterations, r.PrunerLoss, r.PrunerReason = pres.iters, pres.fx, pres.reason
+		}
 	}
 	if b := md.big; b != nil {
 		r.BigramPtr, r.BigramPairs = b.ptr, b.pairs
@@ -265,7 +296,8 @@ type trainer struct {
 	// holdout buffers, per worker
 	hold   []holdBuf
 	holdSC *splitCorpus
-	counts []int // activePar's per block
+	holdPS *sparse.SubLabels // the pruner's sub-label weights (PruneBy "zeroth")
+	counts []int             // activePar's per block
 }
 
 type holdBuf struct {
@@ -275,6 +307,7 @@ type holdBuf struct {
 	path    []int32
 	bb      bigramBuf
 	pb      prune.Buf
+	pruned  [][]int32 // the pruner's sets (Config.PruneBy "zeroth")
 	correct int64
 	_       [64]byte
 }
@@ -450,6 +483,9 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 	}
 	if t.hold == nil {
 		t.holdSC = md.hy.split(h.Corpus)
+		if md.prune != nil {
+			t.holdPS = md.prune.prunerSub(md)
+		}
 		t.hold = make([]holdBuf, t.pool.Threads())
 		n := h.Corpus.MaxLen()
 		for w := range t.hold {
@@ -474,6 +510,15 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 			return nil
 		}
 		emit, path := hb.emit[:T*md.m], hb.path[:T]
+		if md.prune != nil && md.prune.w0 != nil {
+			// the pruner's sets first, from its own emissions
+			md.prune.score(md, emit, t.holdSC, h.Corpus, i, t.holdPS, &hb.sbuf)
+			var cands [][]int32
+			if md.holdAllowed != nil && i < len(md.holdAllowed) {
+				cands = md.holdAllowed[i]
+			}
+			hb.pruned = md.prune.p.Sets(&hb.pb, emit, md.m, cands, nil)
+		}
 		md.hy.score(theta, emit, t.holdSC, i)
 		if md.sub != nil {
 			hb.sbuf = growF(hb.sbuf, T*md.sub.NSub)
@@ -485,7 +530,12 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		}
 		opts := joinOpts(chainOpts(&hb.co, md.holdAllowed, i), bo)
 		if md.prune != nil { // tagged as trained: over the pruned sets
-			opts = md.prune.apply(&hb.pb, &hb.co, opts, emit, nil, md.m)
+			if md.prune.w0 != nil {
+				hb.co.Allowed, hb.co.Forced, hb.co.TransDelta = hb.pruned, nil, nil // (no bigram attributes with a pruner)
+				opts = &hb.co
+			} else {
+				opts = md.prune.apply(&hb.pb, &hb.co, opts, emit, nil, md.m, i)
+			}
 		}
 		if _, err := tr.Viterbi(ws, emit, opts, path); err != nil {
 			return err
