@@ -61,7 +61,11 @@ func (m *Model) Dump(w io.Writer, top int) error {
 		fmt.Fprintf(bw, "CANDIDATES = %d words held to %d labels in all\n\n", l.Len(), len(l.Labels))
 	}
 	if p := m.Prune; p != nil {
-		fmt.Fprintf(bw, "PRUNING = at most %d labels per position, softmax ≥ %g × the best\n\n", p.Max, p.Threshold)
+		by := "the model's own emission scores"
+		if m.Pruner != nil {
+			by = fmt.Sprintf("a zeroth-order pruner's (%d weights)", m.Pruner.NumParams())
+		}
+		fmt.Fprintf(bw, "PRUNING = at most %d labels per position, softmax ≥ %g × the best, of %s\n\n", p.Max, p.Threshold, by)
 	}
 	if sl := m.Sub; sl != nil {
 		fmt.Fprintf(bw, "SUB_LABELS = %d parts per label, %d sub-labels, %d weights\n\n", sl.N, sl.NSub, len(sl.W))

@@ -503,7 +503,7 @@ func parse(name string, buf []byte) (*Model, error) {
 		if _, dup := secs[kind]; dup {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
-		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) && kind != secPrune &&
+		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) && kind != secPrune && kind != secPruner && kind != secPrunerSub &&
 			(kind < secBigramFirst || kind > secBigramLast) {
 			if flags&flagNeeded != 0 {
 				return bad("needs section kind %d, unknown to this simdcrf (written by a newer one?)", kind)

@@ -83,6 +83,14 @@ type Model struct {
 	// (-p prune.max): a tagger keeps each position's labels under it
 	// (within its candidates) and tags over those (see prunetag.go).
 	Prune *prune.Rule
+	// Pruner, if not nil, holds the state weights of the zeroth-order
+	// pruner the model was trained with (-p prune.by=zeroth): its
+	// emission scores, not the model's, choose the sets Prune keeps. It
+	// has the layout (and pattern) of State.
+	Pruner sparse.Weights
+	// PrunerSub holds the pruner's sub-label weights (as Sub.W), exactly
+	// when the model has a pruner and sub-label weights.
+	PrunerSub []float64
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file
@@ -168,6 +176,9 @@ func (m *Model) check() error {
 		if err := m.Prune.Check(); err != nil {
 			return fmt.Errorf("model: %v", err)
 		}
+	}
+	if err := m.checkPruner(); err != nil {
+		return err
 	}
 	if k := nonFinite(params(m.State)); k >= 0 {
 		return fmt.Errorf("model: state weight %d is %v", k, params(m.State)[k])

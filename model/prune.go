@@ -15,7 +15,7 @@ import (
 // attributes and weights were dropped. The transitions and metadata are
 // shared with m.
 func (m *Model) DropZeros() (*Model, int, int, error) {
-	if m.Sub != nil { // (its weights are by attribute id: kept as they are)
+	if m.Sub != nil || m.Pruner != nil { // (kept as they are: see Compact)
 		return m, 0, 0, m.check()
 	}
 	if err := m.check(); err != nil {
@@ -51,6 +51,7 @@ func (m *Model) DropZeros() (*Model, int, int, error) {
 		if out != nil {
 			out.Lexicon = m.Lexicon
 			out.Bigram = m.Bigram
+			out.Prune = m.Prune
 		}
 		return out, s.NumAttrs() - len(keep), (s.NumAttrs() - len(keep)) * M, err
 	case *sparse.Sparse:
@@ -92,7 +93,9 @@ func allZero(v []float64) bool {
 // exactly zero (they are not parameters), so a CoNLL-2000 model shrinks
 // about tenfold, and loads and tags that much faster.
 func (m *Model) Compact() (*Model, error) {
-	if m.Sub != nil { // (its weights are by attribute id: kept as they are)
+	// (Sub's weights are by attribute id, Pruner's by state weight: kept
+	// as they are)
+	if m.Sub != nil || m.Pruner != nil {
 		return m, m.check()
 	}
 	d, ok := m.State.(*sparse.Dense)

@@ -2,9 +2,12 @@ package model
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/simdcrf/simdcrf/internal/prune"
+	"github.com/simdcrf/simdcrf/sparse"
 )
 
 // A model trained with pruning (-p prune.max) learnt to tell each
@@ -16,6 +19,16 @@ import (
 // over all labels: uint32 Max, uint32 zero, float64 Threshold.
 const secPrune = 20
 
+// A model trained with a zeroth-order pruner (-p prune.by=zeroth) prunes
+// with the pruner's state weights instead of its own: section 21 holds
+// them, float64s in the order of the state weights (same layout and, for
+// sparse rows, the same pattern), marked needed like every section.
+const secPruner = 21
+
+// Section 22 holds the pruner's sub-label weights, float64s in the order
+// of Sub.W, with a pruner and sub-label weights both.
+const secPrunerSub = 22
+
 // pruneSection returns the section of m's pruning (none without).
 func (m *Model) pruneSection() []section {
 	p := m.Prune
@@ -26,7 +39,14 @@ func (m *Model) pruneSection() []section {
 	b := le.AppendUint32(nil, uint32(p.Max))
 	b = le.AppendUint32(b, 0)
 	b = le.AppendUint64(b, math.Float64bits(p.Threshold))
-	return []section{{secPrune, b}}
+	secs := []section{{secPrune, b}}
+	if m.Pruner != nil {
+		secs = append(secs, section{secPruner, leBytes(params(m.Pruner))})
+	}
+	if m.PrunerSub != nil {
+		secs = append(secs, section{secPrunerSub, leBytes(m.PrunerSub)})
+	}
+	return secs
 }
 
 // parsePrune reads the pruning section, if any, into m.
@@ -44,16 +64,87 @@ func parsePrune(name string, secs map[uint32][]byte, m *Model) error {
 		return formatError(name, "bad pruning: %v", err)
 	}
 	m.Prune = p
+	b, ok = secs[secPruner]
+	if !ok {
+		return nil
+	}
+	n := m.State.NumParams()
+	if len(b) != 8*n {
+		return formatError(name, "pruner section of %d bytes, want %d weights", len(b), n)
+	}
+	w := view[float64](b)
+	var err error
+	switch s := m.State.(type) {
+	case *sparse.Dense:
+		m.Pruner, err = sparse.NewDenseStride(s.NumAttrs(), s.Labels(), s.Stride(), w)
+	case *sparse.Sparse:
+		m.Pruner, err = sparse.NewSparse(s.Pattern(), w)
+	}
+	if err != nil {
+		return formatError(name, "bad pruner: %v", err)
+	}
+	if b, ok := secs[secPrunerSub]; ok {
+		if m.Sub == nil || len(b) != 8*len(m.Sub.W) {
+			return formatError(name, "pruner sub-label section of %d bytes for a model without sub-label weights or with another number", len(b))
+		}
+		m.PrunerSub = view[float64](b)
+	}
 	return nil
 }
 
 // pruned returns the allowed sets of a chain with emissions emit (T×M)
 // under m's pruning, within allowed (nil, or each position's candidate
-// labels, nil: free), or allowed itself without pruning.
+// labels, nil: free), or allowed itself without pruning. With a pruner
+// the sets come from its emissions (w.pemit, score filled them) instead.
 func (t *Tagger) pruned(w *work, emit []float64, allowed [][]int32) [][]int32 {
 	p := t.m.Prune
 	if p == nil {
 		return allowed
 	}
+	if t.m.Pruner != nil {
+		emit = w.pemit[:len(emit)]
+	}
 	return p.Sets(&w.prune, emit, t.m.State.Labels(), allowed, nil)
+}
+
+// checkPruner checks that m's pruner weights match its state weights.
+func (m *Model) checkPruner() error {
+	p := m.Pruner
+	if p == nil {
+		return nil
+	}
+	if m.Prune == nil {
+		return fmt.Errorf("model: pruner weights without a pruning rule")
+	}
+	if (m.Sub == nil) != (m.PrunerSub == nil) || m.Sub != nil && len(m.PrunerSub) != len(m.Sub.W) {
+		return fmt.Errorf("model: a pruner needs sub-label weights exactly when the model has them")
+	}
+	if k := nonFinite(m.PrunerSub); k >= 0 {
+		return fmt.Errorf("model: pruner sub-label weight %d is %v", k, m.PrunerSub[k])
+	}
+	ok := p.Labels() == m.State.Labels() && p.NumAttrs() == m.State.NumAttrs() && p.NumParams() == m.State.NumParams()
+	switch s := m.State.(type) {
+	case *sparse.Dense:
+		d, isDense := p.(*sparse.Dense)
+		ok = ok && isDense && d.Stride() == s.Stride()
+	case *sparse.Sparse:
+		sp, isSparse := p.(*sparse.Sparse)
+		ok = ok && isSparse && samePattern(sp.Pattern(), s.Pattern())
+	}
+	if !ok {
+		return fmt.Errorf("model: pruner weights of another shape than the state weights")
+	}
+	if k := nonFinite(params(p)); k >= 0 {
+		return fmt.Errorf("model: pruner weight %d is %v", k, params(p)[k])
+	}
+	return nil
+}
+
+func samePattern(a, b *sparse.Pattern) bool {
+	if a == b {
+		return true
+	}
+	ra, la := a.CSR()
+	rb, lb := b.CSR()
+	return a.Labels() == b.Labels() && slices.Equal(ra, rb) && slices.Equal(la, lb)
 }

@@ -118,19 +118,169 @@ func TestTaggerAllocsPruned(t *testing.T) {
 		t.Skip("the race detector empties sync.Pool at random (the test runs without -race)")
 	}
 	r := rand.New(rand.NewPCG(21, 21))
-	for _, tied := range []bool{false, true} {
+	for _, c := range []struct{ tied, pruner bool }{{false, false}, {true, false}, {true, true}} {
+		tied := c.tied
 		m := randomModel(t, r, spec{m: 40, attrs: 20, layout: sparse.SparseRows, tied: tied})
 		m.Prune = &prune.Rule{Max: 3, Threshold: 0.01}
+		if c.pruner {
+			withPruner(t, r, m)
+		}
 		tg := m.NewTagger()
 		seq := randomSeq(r, 20, 30, false)
 		dst := make([]int32, 0, 64)
 		var err error
 		dst, _, err = tg.Viterbi(dst, seq)
 		if a := testing.AllocsPerRun(100, func() { dst, _, err = tg.Viterbi(dst, seq) }); a != 0 {
-			t.Errorf("tied=%v: Viterbi: %v allocations per sequence", tied, a)
+			t.Errorf("tied=%v, pruner=%v: Viterbi: %v allocations per sequence", tied, c.pruner, a)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// withPruner gives m a pruner (prune.by=zeroth): random weights of its
+// state weights' shape.
+func withPruner(t *testing.T, r *rand.Rand, m *Model) {
+	t.Helper()
+	w := sparse.MakeParams(m.State.NumParams())
+	for k := range w {
+		w[k] = 2 * r.NormFloat64()
+	}
+	var err error
+	switch s := m.State.(type) {
+	case *sparse.Dense:
+		m.Pruner, err = sparse.NewDenseStride(s.NumAttrs(), s.Labels(), s.Stride(), w)
+	case *sparse.Sparse:
+		m.Pruner, err = sparse.NewSparse(s.Pattern(), w)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPrunerModel: a model's zeroth-order pruner (prune.by=zeroth)
+// survives WriteFile, Load and Compact, and its tagger takes the pruned
+// sets from the pruner's emission scores, not the model's: Tag and
+// Viterbi equal the engine's over those sets, which differ from the sets
+// the model's own scores give. A pruner of another shape is refused.
+func TestPrunerModel(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 19))
+	for _, tc := range []struct {
+		layout sparse.Layout
+		sub    bool
+	}{{sparse.SparseRows, false}, {sparse.DenseRows, false}, {sparse.SparseRows, true}} {
+		layout := tc.layout
+		m0 := randomModel(t, r, spec{m: 7, attrs: 20, layout: layout, tied: layout == sparse.SparseRows})
+		m0.Prune = &prune.Rule{Max: 2, Threshold: 0.05}
+		withPruner(t, r, m0)
+		if tc.sub { // sub-label weights, the pruner's its own
+			c := sparse.NewCorpus()
+			var b sparse.Builder
+			for range 20 {
+				b.Reset()
+				for range 5 {
+					b.Add(int32(r.IntN(20)), 1)
+					b.Add(int32(r.IntN(20)), 1)
+					b.End(int32(r.IntN(7)))
+				}
+				if err := c.Append(b.Seq()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sub, err := sparse.NewSubLabels(m0.LabelNames(), sparse.Positions(2), c, 20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m0.PrunerSub = make([]float64, len(sub.W))
+			for k := range sub.W {
+				sub.W[k], m0.PrunerSub[k] = r.NormFloat64(), 2*r.NormFloat64()
+			}
+			m0.Sub = sub
+		}
+		path := filepath.Join(t.TempDir(), "pruner.model")
+		if err := m0.WriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Pruner == nil || !slices.Equal(params(m.Pruner), params(m0.Pruner)) || !slices.Equal(m.PrunerSub, m0.PrunerSub) {
+			t.Fatalf("layout %v, sub-labels %v: pruner weights lost or changed by WriteFile and Load", layout, tc.sub)
+		}
+		if c, err := m.Compact(); err != nil || c.Pruner != m.Pruner || c.Prune != m.Prune {
+			t.Fatalf("Compact dropped the pruner (%v)", err)
+		}
+		M := m.Labels.Len()
+		tg := m.NewTagger()
+		ws := engine.NewWorkspace()
+		var buf, own prune.Buf
+		var out Output
+		differ := 0
+		for range 40 {
+			T := 1 + r.IntN(6)
+			seq := randomSeq(r, 20, T, false)
+			if err := tg.Tag(seq, Options{AllMarginals: true}, &out); err != nil {
+				t.Fatal(err)
+			}
+			emit, pemit := make([]float64, T*M), make([]float64, T*M)
+			m.State.Score(emit, seq)
+			m.Pruner.Score(pemit, seq)
+			if m.Sub != nil {
+				sbuf := make([]float64, T*m.Sub.NSub)
+				m.Sub.AddScores(emit, seq, sbuf)
+				ps := *m.Sub
+				ps.W = m.PrunerSub
+				ps.AddScores(pemit, seq, sbuf)
+			}
+			sets := m.Prune.Sets(&buf, pemit, M, nil, nil)
+			for k, s := range m.Prune.Sets(&own, emit, M, nil, nil) {
+				if !slices.Equal(s, sets[k]) {
+					differ++
+				}
+			}
+			c := &engine.ChainOptions{Allowed: sets}
+			want := make([]int32, T)
+			if _, err := m.Trans.Viterbi(ws, emit, c, want); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(out.Labels, want) {
+				t.Fatalf("Tag %v, Viterbi over the pruner's sets %v", out.Labels, want)
+			}
+			marg := make([]float64, T*M)
+			if _, err := m.Trans.Posteriors(ws, emit, c, &engine.Posteriors{Marginals: marg}); err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range marg {
+				if d := v - out.AllMarginals[k]; d > 1e-12 || d < -1e-12 {
+					t.Fatalf("marginal %d: Tag %v, over the pruner's sets %v", k, out.AllMarginals[k], v)
+				}
+			}
+			if vit, _, err := tg.Viterbi(nil, seq); err != nil || !slices.Equal(vit, want) {
+				t.Fatalf("Viterbi %v (%v), want %v", vit, err, want)
+			}
+		}
+		if differ == 0 {
+			t.Fatal("the pruner's sets always equal the model's own: the test checks nothing")
+		}
+	}
+	// Refused: a pruner without a rule, or of another shape, or without
+	// sub-label weights beside the model's.
+	m := randomModel(t, r, spec{m: 4, attrs: 10, layout: sparse.SparseRows})
+	withPruner(t, r, m)
+	if err := m.WriteFile(filepath.Join(t.TempDir(), "bad.model")); err == nil {
+		t.Error("a model with a pruner and no pruning rule written")
+	}
+	m.Prune = &prune.Rule{Max: 2}
+	m.Pruner = randomModel(t, r, spec{m: 4, attrs: 10, layout: sparse.DenseRows}).State
+	if err := m.WriteFile(filepath.Join(t.TempDir(), "bad.model")); err == nil {
+		t.Error("a model with a dense pruner over sparse weights written")
+	}
+	m.Pruner = nil
+	withPruner(t, r, m)
+	m.Sub = &sparse.SubLabels{}
+	if err := m.checkPruner(); err == nil {
+		t.Error("a pruner without sub-label weights beside the model's accepted")
 	}
 }

@@ -18,9 +18,11 @@ import (
 // state a call allocates nothing.
 type Tagger struct {
 	m     *Model
-	pool  sync.Pool // *work
-	hot   *hotRows  // sparse-row models: attribute records, wide rows dense
-	names []string  // the label names by id, for TagText
+	pool  sync.Pool         // *work
+	hot   *hotRows          // sparse-row models: attribute records, wide rows dense
+	phot  *hotRows          // the same for Model.Pruner's weights
+	psub  *sparse.SubLabels // Model.Sub with Model.PrunerSub's weights
+	names []string          // the label names by id, for TagText
 }
 
 // hotRows is how the tagger scores a SparseRows model: a record per
@@ -153,6 +155,7 @@ type work struct {
 	allowed [][]int32
 	big     sparse.DeltaWork
 	prune   prune.Buf // Model.Prune's sets (prunetag.go)
+	pemit   []float64 // Model.Pruner's emission scores
 }
 
 // allowed returns each position's candidate labels for the lexicon
@@ -214,6 +217,14 @@ func (m *Model) NewTagger() *Tagger {
 	t := &Tagger{m: m, names: m.LabelNames()}
 	if sp, ok := m.State.(*sparse.Sparse); ok {
 		t.hot = newHotRows(sp)
+		if p, ok := m.Pruner.(*sparse.Sparse); ok {
+			t.phot = newHotRows(p)
+		}
+	}
+	if m.Pruner != nil && m.Sub != nil {
+		s := *m.Sub
+		s.W = m.PrunerSub
+		t.psub = &s
 	}
 	t.pool.New = func() any { return &work{ws: engine.NewWorkspace()} }
 	return t
@@ -233,6 +244,18 @@ func (t *Tagger) score(w *work, s sparse.Seq) ([]float64, error) {
 		w.emit = make([]float64, n+n/4)
 	}
 	emit := w.emit[:n]
+	if p := t.m.Pruner; p != nil {
+		w.pemit = resize(w.pemit, n)
+		if t.phot != nil {
+			t.phot.score(w, p.(*sparse.Sparse), w.pemit, s)
+		} else {
+			p.Score(w.pemit, s)
+		}
+		if t.psub != nil {
+			w.sbuf = resize(w.sbuf, s.Len()*t.psub.NSub)
+			t.psub.AddScores(w.pemit, s, w.sbuf)
+		}
+	}
 	if t.hot != nil {
 		t.hot.score(w, t.m.State.(*sparse.Sparse), emit, s)
 	} else {

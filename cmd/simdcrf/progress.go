@@ -62,5 +62,9 @@ func printProgress(w io.Writer, p train.Progress) {
 	if p.Holdout >= 0 {
 		hold = fmt.Sprintf("%.4f", p.Holdout)
 	}
-	fmt.Fprintf(w, "%5d %14.6f %12.6g %9d %9s %8.3f\n", p.Iteration, p.Loss, p.GradNorm, p.Active, hold, p.Seconds)
+	it := fmt.Sprint(p.Iteration)
+	if p.Pruner { // the zeroth-order pruner's training (prune.by=zeroth)
+		it = "p" + it
+	}
+	fmt.Fprintf(w, "%5s %14.6f %12.6g %9d %9s %8.3f\n", it, p.Loss, p.GradNorm, p.Active, hold, p.Seconds)
 }

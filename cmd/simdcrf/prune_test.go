@@ -37,3 +37,36 @@ func TestPruneLearn(t *testing.T) {
 		t.Fatalf("a pruned model in CRFsuite's format: %v", err)
 	}
 }
+
+// TestPrunerLearn: learn -p prune.by=zeroth stores the pruner with the
+// rule, prints its iterations apart (marked p), dump says the sets are
+// the pruner's, training ends on a stopping rule (CRFsuite's ε or δ), and tag tags the
+// separable toy data without a mistake with no extra flag.
+func TestPrunerLearn(t *testing.T) {
+	trainPath, testPath, tplPath, modelPath := toyFiles(t, 200, 50)
+	_, log, err := runCLI(t, "learn", "-m", modelPath, "--template", tplPath, "-p", "prune.max=2", "-p", "prune.threshold=0.05", "-p", "prune.by=zeroth", trainPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log, "\n   p1 ") || !strings.Contains(log, "iterations (converged") && !strings.Contains(log, "iterations (stopping criterion") {
+		t.Fatalf("learn's log: no pruner iterations, or not ended on a stopping rule:\n%s", log)
+	}
+	m, err := model.Load(modelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Prune == nil || m.Pruner == nil || m.Pruner.NumParams() != m.State.NumParams() {
+		t.Fatalf("model pruning %+v, pruner %v", m.Prune, m.Pruner != nil)
+	}
+	out, _, err := runCLI(t, "dump", modelPath)
+	if err != nil || !strings.Contains(out, "a zeroth-order pruner's") {
+		t.Fatalf("dump: %v\n%s", err, out)
+	}
+	eval, _, err := runCLI(t, "tag", "-m", modelPath, "-t", "-q", testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(eval, "Item accuracy: 401 / 401") {
+		t.Fatalf("tag -t of the model (the toy data is separable: want all right):\n%s", eval)
+	}
+}

@@ -217,6 +217,7 @@ func Model(tr *corpus.Training, res *train.Result, meta model.Meta) (*model.Mode
 	}
 	if err == nil && res.Prune != nil {
 		m.Prune = res.Prune // tagged over the pruned sets, as trained
+		m.Pruner, m.PrunerSub = res.Pruner, res.PrunerSub
 	}
 	if err == nil && res.Sub != nil {
 		m.Sub = res.Sub
