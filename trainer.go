@@ -258,6 +258,7 @@ func (t *Trainer) Train(ctx context.Context) (*Model, error) {
 	}
 	cfg := t.cfg
 	autoSub := t.job.SubLabels(&cfg, tr.Data.LabelNames)
+	t.job.Prune(&cfg, tr.Data.Labels, tr.Data.Bigram != nil && tr.Data.NumBigramAttrs > 0)
 	if len(t.hold) > 0 {
 		h := tr.Holdout()
 		for i := range t.hold {

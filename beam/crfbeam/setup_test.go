@@ -82,6 +82,8 @@ func makeFixtures() error {
 		{"conllu", ".conllu", nil, []string{"--features", "pos"}},
 		{"conll", ".txt", toColumns, []string{"--template", "TEMPLATE"}},
 		{"crfsuite", ".txt", toCRFsuite, nil},
+		// A model tagged over a zeroth-order pruner's sets (issue 29).
+		{"conllu-pruned", ".conllu", nil, []string{"--features", "pos", "-p", "prune.max=4", "-p", "prune.by=zeroth"}},
 	} {
 		fx := &fixture{name: f.name, dir: filepath.Join(work, f.name), simdcrf: bin, model: filepath.Join(work, f.name+".model")}
 		if err := os.MkdirAll(fx.dir, 0o755); err != nil {

@@ -81,26 +81,28 @@ var Tasks = []Task{
 			"ud_czech/cac/cs_cac-ud-dev.conllu", "ud_czech/cac/cs_cac-ud-test.conllu", "ud_czech/pud/cs_pud-ud-test.conllu",
 			"ud_czech/fictree/cs_fictree-ud-dev.conllu"},
 		Test:   "ud_czech/fictree/cs_fictree-ud-test.conllu",
-		Format: "conllu", Features: "pos", Label: "xpos", Params: []string{"transitions=tied", "max_iterations=60"}, Metric: "item_accuracy",
-		Variants: []Variant{{System: SystemPruned, Params: []string{"transitions=tied", "prune.max=8"}}}, TagOne: true,
-		Note: "simdcrf is capped at 60 L-BFGS iterations to bound the report's run time (an iteration at M = 1,208 with 14,718 tied exceptions takes seconds: see its s/iteration below); " +
-			"\"" + SystemPruned + "\" (issue 17) trains with `-p prune.max=8` to its end, uncapped"},
+		Format: "conllu", Features: "pos", Label: "xpos", Params: []string{"transitions=tied", "max_iterations=60", "prune.max=0"}, Metric: "item_accuracy",
+		Variants: []Variant{{System: SystemPruned, Params: []string{"transitions=tied", "prune.max=8"}}, {System: SystemDefault, Params: []string{"transitions=tied"}}}, TagOne: true,
+		Note: "simdcrf is trained exactly (`-p prune.max=0`) and capped at 60 L-BFGS iterations to bound the report's run time (an iteration at M = 1,208 with 14,718 tied exceptions takes seconds: see its s/iteration below); " +
+			"\"" + SystemPruned + "\" (issue 17) trains with `-p prune.max=8` to its end, uncapped; \"" + SystemDefault + "\" with the default options (issue 29: from 300 labels, `prune.max=8, prune.by=zeroth`), uncapped"},
 	// Issue 14's targets: UDPipe 1.2's 87.5 % on CLTT's official split,
 	// 78 % on the pooled split (default options, the morph features),
 	// with and without candidate labels.
 	{Name: "czech-cltt", Title: "UD Czech CLTT (official split), XPOS, morph features", Train: []string{"ud_czech/cltt/cs_cltt-ud-train.conllu"},
-		Test: "ud_czech/cltt/cs_cltt-ud-test.conllu", Format: "conllu", Features: "morph", Label: "xpos", Metric: "item_accuracy", Target: 87.5},
+		Test: "ud_czech/cltt/cs_cltt-ud-test.conllu", Format: "conllu", Features: "morph", Label: "xpos", Metric: "item_accuracy", Target: 87.5,
+		Params: []string{"prune.max=0"}, Variants: []Variant{{System: SystemDefault}}, Note: "simdcrf is trained exactly (`-p prune.max=0`); \"" + SystemDefault + "\" with the default options"},
 	// Issue 14: accuracy equal to CRFsuite's on identical attribute files
 	// at M in the hundreds, as the two peer tasks above check it at 23 and 50.
 	{Name: "czech-cltt-attrs", Title: "UD Czech CLTT (official split), XPOS, pos features, CRFsuite attribute files", Train: []string{"ud_czech/cltt/cs_cltt-ud-train.conllu"},
 		Test: "ud_czech/cltt/cs_cltt-ud-test.conllu", Format: "conllu", Features: "pos", Label: "xpos", Metric: "item_accuracy", Peer: true,
-		Variants: []Variant{{System: SystemPruned, Params: []string{"prune.max=8"}}}},
+		Params: []string{"prune.max=0"}, Variants: []Variant{{System: SystemPruned, Params: []string{"prune.max=8"}}, {System: SystemDefault}}},
 	{Name: "czech-pooled-morph", Title: "UD Czech pooled (not an official split), XPOS, morph features", Train: czechPool,
 		Test: "ud_czech/fictree/cs_fictree-ud-test.conllu", Format: "conllu", Features: "morph", Label: "xpos", Metric: "item_accuracy", Target: 78,
-		Params: []string{"max_iterations=60"}, Note: "capped at 60 L-BFGS iterations, as the pos row above"},
+		Params: []string{"max_iterations=60", "prune.max=0"}, Variants: []Variant{{System: SystemDefault}},
+		Note: "simdcrf trained exactly and capped at 60 L-BFGS iterations, as the pos row above; \"" + SystemDefault + "\" with the default options, uncapped"},
 	{Name: "czech-pooled-morph-cand", Title: "UD Czech pooled (not an official split), XPOS, morph features, candidate labels (feature.candidates=2)", Train: czechPool,
 		Test: "ud_czech/fictree/cs_fictree-ud-test.conllu", Format: "conllu", Features: "morph", Label: "xpos", Metric: "item_accuracy", Target: 78,
-		Params: []string{"feature.candidates=2", "max_iterations=60"}, Note: "capped at 60 L-BFGS iterations, as the pos row above; forms seen twice or more in training held to the tags seen with them"},
+		Params: []string{"feature.candidates=2", "max_iterations=60", "prune.max=0"}, Note: "capped at 60 L-BFGS iterations, as the pos row above; forms seen twice or more in training held to the tags seen with them"},
 	// Observation-dependent transitions (issue 19): the same template read
 	// as text, without and with a B line conditioning the transition on
 	// the POS tag, its weights on the label pairs seen with each tag
@@ -539,6 +541,10 @@ const SystemCRFsuiteModel = "simdcrf, CRFsuite's model"
 
 // SystemPruned is the variant trained with pruned forward–backward.
 const SystemPruned = "simdcrf, pruned (prune.max=8)"
+
+// SystemDefault is the variant trained with the default options, which
+// from 300 labels prune with a zeroth-order pruner (issue 29).
+const SystemDefault = "simdcrf, default (pruned by a zeroth-order pruner)"
 
 // peerModel is the file of the model CRFsuite trains for task t.
 func peerModel(o Options, t Task) string {

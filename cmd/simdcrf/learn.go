@@ -126,6 +126,7 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	autoSub := job.SubLabels(&cfg, tr.Data.LabelNames)
+	job.Prune(&cfg, tr.Data.Labels, tr.Data.Bigram != nil && tr.Data.NumBigramAttrs > 0)
 	if *holdout != "" {
 		h, err := corpus.LoadHoldout(*holdout, job.Spec, tr)
 		if err != nil {
