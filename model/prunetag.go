@@ -72,15 +72,8 @@ func parsePrune(name string, secs map[uint32][]byte, m *Model) error {
 	if len(b) != 8*n {
 		return formatError(name, "pruner section of %d bytes, want %d weights", len(b), n)
 	}
-	w := view[float64](b)
 	var err error
-	switch s := m.State.(type) {
-	case *sparse.Dense:
-		m.Pruner, err = sparse.NewDenseStride(s.NumAttrs(), s.Labels(), s.Stride(), w)
-	case *sparse.Sparse:
-		m.Pruner, err = sparse.NewSparse(s.Pattern(), w)
-	}
-	if err != nil {
+	if m.Pruner, err = WeightsLike(m.State, view[float64](b)); err != nil {
 		return formatError(name, "bad pruner: %v", err)
 	}
 	if b, ok := secs[secPrunerSub]; ok {
@@ -105,6 +98,18 @@ func (t *Tagger) pruned(w *work, emit []float64, allowed [][]int32) [][]int32 {
 		emit = w.pemit[:len(emit)]
 	}
 	return p.Sets(&w.prune, emit, t.m.State.Labels(), allowed, nil)
+}
+
+// WeightsLike returns weights w (as many as s has) in the layout of s,
+// with its pattern for sparse rows: a pruner's (Model.Pruner).
+func WeightsLike(s sparse.Weights, w []float64) (sparse.Weights, error) {
+	switch s := s.(type) {
+	case *sparse.Dense:
+		return sparse.NewDenseStride(s.NumAttrs(), s.Labels(), s.Stride(), w)
+	case *sparse.Sparse:
+		return sparse.NewSparse(s.Pattern(), w)
+	}
+	return nil, fmt.Errorf("model: state weights of type %T are not supported", s)
 }
 
 // checkPruner checks that m's pruner weights match its state weights.

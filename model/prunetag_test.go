@@ -76,27 +76,7 @@ func TestPruneModel(t *testing.T) {
 					narrowed++
 				}
 			}
-			c := &engine.ChainOptions{Allowed: sets}
-			want := make([]int32, T)
-			if _, err := m.Trans.Viterbi(ws, emit, c, want); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(out.Labels, want) {
-				t.Fatalf("Tag %v, Viterbi over the pruned sets %v", out.Labels, want)
-			}
-			marg := make([]float64, T*M)
-			if _, err := m.Trans.Posteriors(ws, emit, c, &engine.Posteriors{Marginals: marg}); err != nil {
-				t.Fatal(err)
-			}
-			for k, v := range marg {
-				if d := v - out.AllMarginals[k]; d > 1e-12 || d < -1e-12 {
-					t.Fatalf("marginal %d: Tag %v, pruned sets %v", k, out.AllMarginals[k], v)
-				}
-			}
-			vit, _, err := tg.ViterbiCandidates(nil, seq, cands)
-			if err != nil || !slices.Equal(vit, want) {
-				t.Fatalf("ViterbiCandidates %v (%v), want %v", vit, err, want)
-			}
+			taggedOver(t, tg, ws, &out, seq, cands, emit, sets)
 		}
 		if narrowed == 0 {
 			t.Fatal("the pruning never narrowed a position: the test checks nothing")
@@ -139,6 +119,36 @@ func TestTaggerAllocsPruned(t *testing.T) {
 	}
 }
 
+// taggedOver checks what tg tagged seq into out (Tag with all marginals,
+// under the candidates cands) against the engine over sets, emit being
+// the model's emissions: the same labels, marginals and Viterbi path.
+func taggedOver(t *testing.T, tg *Tagger, ws *engine.Workspace, out *Output, seq sparse.Seq, cands []int32, emit []float64, sets [][]int32) {
+	t.Helper()
+	m := tg.Model()
+	M := m.Labels.Len()
+	c := &engine.ChainOptions{Allowed: sets}
+	want := make([]int32, seq.Len())
+	if _, err := m.Trans.Viterbi(ws, emit, c, want); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.Labels, want) {
+		t.Fatalf("Tag %v, Viterbi over the pruned sets %v", out.Labels, want)
+	}
+	marg := make([]float64, seq.Len()*M)
+	if _, err := m.Trans.Posteriors(ws, emit, c, &engine.Posteriors{Marginals: marg}); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range marg {
+		if d := v - out.AllMarginals[k]; d > 1e-12 || d < -1e-12 {
+			t.Fatalf("marginal %d: Tag %v, pruned sets %v", k, out.AllMarginals[k], v)
+		}
+	}
+	vit, _, err := tg.ViterbiCandidates(nil, seq, cands)
+	if err != nil || !slices.Equal(vit, want) {
+		t.Fatalf("ViterbiCandidates %v (%v), want %v", vit, err, want)
+	}
+}
+
 // withPruner gives m a pruner (prune.by=zeroth): random weights of its
 // state weights' shape.
 func withPruner(t *testing.T, r *rand.Rand, m *Model) {
@@ -148,13 +158,7 @@ func withPruner(t *testing.T, r *rand.Rand, m *Model) {
 		w[k] = 2 * r.NormFloat64()
 	}
 	var err error
-	switch s := m.State.(type) {
-	case *sparse.Dense:
-		m.Pruner, err = sparse.NewDenseStride(s.NumAttrs(), s.Labels(), s.Stride(), w)
-	case *sparse.Sparse:
-		m.Pruner, err = sparse.NewSparse(s.Pattern(), w)
-	}
-	if err != nil {
+	if m.Pruner, err = WeightsLike(m.State, w); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -240,26 +244,7 @@ func TestPrunerModel(t *testing.T) {
 					differ++
 				}
 			}
-			c := &engine.ChainOptions{Allowed: sets}
-			want := make([]int32, T)
-			if _, err := m.Trans.Viterbi(ws, emit, c, want); err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(out.Labels, want) {
-				t.Fatalf("Tag %v, Viterbi over the pruner's sets %v", out.Labels, want)
-			}
-			marg := make([]float64, T*M)
-			if _, err := m.Trans.Posteriors(ws, emit, c, &engine.Posteriors{Marginals: marg}); err != nil {
-				t.Fatal(err)
-			}
-			for k, v := range marg {
-				if d := v - out.AllMarginals[k]; d > 1e-12 || d < -1e-12 {
-					t.Fatalf("marginal %d: Tag %v, over the pruner's sets %v", k, out.AllMarginals[k], v)
-				}
-			}
-			if vit, _, err := tg.Viterbi(nil, seq); err != nil || !slices.Equal(vit, want) {
-				t.Fatalf("Viterbi %v (%v), want %v", vit, err, want)
-			}
+			taggedOver(t, tg, ws, &out, seq, nil, emit, sets)
 		}
 		if differ == 0 {
 			t.Fatal("the pruner's sets always equal the model's own: the test checks nothing")

@@ -49,6 +49,30 @@ func evalAt(t *testing.T, o *objective, theta []float64) (float64, []float64) {
 	return f, g
 }
 
+// finiteDiff checks gradient g of o at theta against central differences
+// of o along n trainable parameters chosen by r.
+func finiteDiff(t *testing.T, o *objective, md *paramSpace, r *rand.Rand, theta, g []float64, n int) {
+	t.Helper()
+	tmp := make([]float64, len(theta))
+	checked := 0
+	for _, k := range r.Perm(len(theta)) {
+		if !md.trainable(k) || checked == n {
+			continue
+		}
+		checked++
+		const h = 1e-5
+		x := theta[k]
+		theta[k] = x + h
+		fp, _ := o.eval(theta, tmp, nil)
+		theta[k] = x - h
+		fm, _ := o.eval(theta, tmp, nil)
+		theta[k] = x
+		if fd := (fp - fm) / (2 * h); math.Abs(fd-g[k]) > 1e-5*math.Max(1, math.Abs(fd)) {
+			t.Fatalf("parameter %d: gradient %.8g, finite difference %.8g", k, g[k], fd)
+		}
+	}
+}
+
 func sameObjective(t *testing.T, what string, f1, f2 float64, g1, g2 []float64, tol float64) {
 	t.Helper()
 	if math.Abs(f1-f2) > tol*math.Abs(f2) {
@@ -154,24 +178,7 @@ func TestPrunedObjective(t *testing.T) {
 			sameObjective(t, "pruned vs constrained", f1, f2, g1, g2, 1e-12)
 
 			// Finite differences of the fixed-set objective.
-			tmp := make([]float64, len(theta))
-			checked := 0
-			for _, k := range r.Perm(len(theta)) {
-				if !md.trainable(k) || checked == 80 {
-					continue
-				}
-				checked++
-				const h = 1e-5
-				x := theta[k]
-				theta[k] = x + h
-				fp, _ := fixed.eval(theta, tmp, nil)
-				theta[k] = x - h
-				fm, _ := fixed.eval(theta, tmp, nil)
-				theta[k] = x
-				if fd := (fp - fm) / (2 * h); math.Abs(fd-g1[k]) > 1e-5*math.Max(1, math.Abs(fd)) {
-					t.Fatalf("parameter %d: gradient %.8g, finite difference %.8g", k, g1[k], fd)
-				}
-			}
+			finiteDiff(t, fixed, md, r, theta, g1, 80)
 
 			// Other weights, other sets: recomputed at every evaluation.
 			md.prune, md.allowed = newPruning(&cfg), cands

@@ -183,24 +183,7 @@ func TestPrunerSets(t *testing.T) {
 				f2, g2 := evalAt(t, fixed, theta)
 				sameObjective(t, "pruned vs constrained", f1, f2, g1, g2, 1e-12)
 				if round == 0 {
-					tmp := make([]float64, len(theta))
-					checked := 0
-					for _, k := range r.Perm(len(theta)) {
-						if !md.trainable(k) || checked == 60 {
-							continue
-						}
-						checked++
-						const h = 1e-5
-						x := theta[k]
-						theta[k] = x + h
-						fp, _ := pruned.eval(theta, tmp, nil)
-						theta[k] = x - h
-						fm, _ := pruned.eval(theta, tmp, nil)
-						theta[k] = x
-						if fd := (fp - fm) / (2 * h); math.Abs(fd-g1[k]) > 1e-5*math.Max(1, math.Abs(fd)) {
-							t.Fatalf("parameter %d: gradient %.8g, finite difference %.8g", k, g1[k], fd)
-						}
-					}
+					finiteDiff(t, pruned, md, r, theta, g1, 60)
 				}
 				md.prune, md.allowed = pr, cands
 			}
