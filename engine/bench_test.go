@@ -42,7 +42,10 @@ func benchEngine(b *testing.B, op, structure string) {
 	}
 }
 
-func BenchmarkForwardBackwardDense(b *testing.B)     { benchEngine(b, "forward_backward", "dense") }
+func BenchmarkForwardBackwardDense(b *testing.B) { benchEngine(b, "forward_backward", "dense") }
+func BenchmarkForwardBackwardDense32(b *testing.B) {
+	benchEngine(b, "forward_backward", enginebench.Dense32)
+}
 func BenchmarkForwardBackwardTied(b *testing.B)      { benchEngine(b, "forward_backward", "tied") }
 func BenchmarkForwardBackwardForbidden(b *testing.B) { benchEngine(b, "forward_backward", "forbidden") }
 func BenchmarkViterbiDense(b *testing.B)             { benchEngine(b, "viterbi", "dense") }

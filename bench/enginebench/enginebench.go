@@ -19,7 +19,7 @@ import (
 // Ops, Structures and Labels are what the suite covers.
 var (
 	Ops        = []string{"forward_backward", "viterbi", "nbest"}
-	Structures = []string{"dense", "tied", "forbidden"}
+	Structures = []string{"dense", "tied", "forbidden", Dense32}
 	Labels     = []int{9, 23, 45, 128, 512, 1024}
 )
 
@@ -29,6 +29,13 @@ const (
 	// K is the number of labellings nbest finds.
 	K = 5
 )
+
+// Dense32 is the dense matrix run in float32 (forward_backward alone):
+// the lockstep groups of engine.Scaled[float32] (as the CRF layer and
+// the float32 trainer run them), on the same emissions held in float32,
+// the marginals α·β in float32. Issue 29 allows float32 for the dense
+// forward–backward target at M = 1,024.
+const Dense32 = "dense-f32"
 
 // Result is one measurement.
 type Result struct {
@@ -99,6 +106,9 @@ func Transitions(structure string, m int) (*engine.Transitions, error) {
 // Setup builds the inputs of c and returns the function that processes one
 // batch of Seqs sentences on pool.
 func Setup(c Case, pool *engine.Pool) (run func() error, err error) {
+	if c.Structure == Dense32 {
+		return setup32(c, pool)
+	}
 	tr, err := Transitions(c.Structure, c.Labels)
 	if err != nil {
 		return nil, err
@@ -151,6 +161,60 @@ func Setup(c Case, pool *engine.Pool) (run func() error, err error) {
 	return func() error { return pool.RunBalanced(Seqs, f) }, nil
 }
 
+// setup32 is Setup for Dense32: the batch split into one lockstep group a
+// worker (at most lockplan's 32 chains, as MarginalsBatch groups them).
+func setup32(c Case, pool *engine.Pool) (func() error, error) {
+	if c.Op != "forward_backward" {
+		return nil, fmt.Errorf("%s: forward_backward only", Dense32)
+	}
+	tr, err := Transitions("dense", c.Labels)
+	if err != nil {
+		return nil, err
+	}
+	m := c.Labels
+	sc := make([]float64, m*m+2*m) // scores, start, end (0)
+	for i := range m {
+		for j := range m {
+			sc[i*m+j] = tr.Score(i, j)
+		}
+	}
+	var p engine.Scaled[float32]
+	p.Set(sc, m)
+	r := rand.New(rand.NewPCG(uint64(m), 7))
+	emits := make([][]float32, Seqs)
+	marg := make([][]float32, Seqs)
+	for i := range emits {
+		emits[i] = make([]float32, T*m)
+		for k := range emits[i] {
+			emits[i][k] = float32(2 * r.NormFloat64())
+		}
+		marg[i] = make([]float32, T*m)
+	}
+	W := min(pool.Threads(), Seqs)
+	works := make([]engine.ScaledWork[float32], W)
+	per := (Seqs + W - 1) / W
+	f := func(_ *engine.Workspace, w, g int) error {
+		lo, hi := g*per, min((g+1)*per, Seqs)
+		sw := &works[w]
+		p.Lockstep(sw, emits[lo:hi], true, nil, nil)
+		for k := range hi - lo {
+			if _, ok := sw.GroupChain(k); !ok {
+				return fmt.Errorf("%s: chain %d left the float32 range", Dense32, lo+k)
+			}
+			out := marg[lo+k]
+			for t := range T {
+				a, b := sw.GroupRow(k, t)
+				o := out[t*m : (t+1)*m]
+				for j := range o {
+					o[j] = a[j] * b[j]
+				}
+			}
+		}
+		return nil
+	}
+	return func() error { return pool.Run(W, f) }, nil
+}
+
 // Bench times run under testing.B, reporting tokens/s and allocs/sequence.
 func Bench(b *testing.B, run func() error) {
 	b.ReportAllocs()
@@ -186,7 +250,7 @@ func Plan(labels []int, threads []int) []Case {
 	var out []Case
 	for _, op := range Ops {
 		for _, st := range Structures {
-			if op == "nbest" && st != "dense" {
+			if op == "nbest" && st != "dense" || op != "forward_backward" && st == Dense32 {
 				continue
 			}
 			for _, m := range labels {
@@ -239,7 +303,7 @@ func Run(o Options) ([]Result, error) {
 	var out []Result
 	for _, c := range Plan(o.Labels, o.Threads) {
 		impls := []string{best}
-		if c.Structure == "dense" && c.Threads == 1 && c.Op != "nbest" {
+		if (c.Structure == "dense" || c.Structure == Dense32) && c.Threads == 1 && c.Op != "nbest" {
 			impls = kernels.Impls()
 		}
 		if pools[c.Threads] == nil {
