@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -68,5 +72,56 @@ func TestPrunerLearn(t *testing.T) {
 	}
 	if !strings.Contains(eval, "Item accuracy: 401 / 401") {
 		t.Fatalf("tag -t of the model (the toy data is separable: want all right):\n%s", eval)
+	}
+}
+
+// TestPruneDefault: from 300 labels learn prunes by default with a
+// zeroth-order pruner and says so, and the model tags with no flag;
+// -p prune.max=0 trains exactly; a model in CRFsuite's format is trained
+// exactly, and learn says why.
+func TestPruneDefault(t *testing.T) {
+	dir := t.TempDir()
+	trainPath := filepath.Join(dir, "train.txt")
+	var b strings.Builder
+	r := rand.New(rand.NewPCG(30, 30))
+	for i := range 200 {
+		for k := range 6 {
+			y := (i*6 + k) % 300 // every label four times
+			fmt.Fprintf(&b, "L%03d\tw=%d\tn=%d\n", y, y, r.IntN(7))
+		}
+		b.WriteString("\n")
+	}
+	if err := os.WriteFile(trainPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, model string
+		args        []string
+		note        string
+		pruned      bool
+	}{
+		{"default", "d.model", nil, "pruned training (prune.max=8, prune.by=zeroth", true},
+		{"exact", "e.model", []string{"-p", "prune.max=0"}, "", false},
+		{"crfsuite", "c.crfsuite", nil, "exact training, since", false},
+	} {
+		mp := filepath.Join(dir, c.model)
+		args := append([]string{"learn", "-m", mp, "-p", "max_iterations=5"}, c.args...)
+		_, log, err := runCLI(t, append(args, trainPath)...)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, log)
+		}
+		if c.note != "" && !strings.Contains(log, c.note) || c.note == "" && strings.Contains(log, "labels: ") {
+			t.Errorf("%s: learn said\n%s\nwant %q", c.name, log, c.note)
+		}
+		m, err := model.Load(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (m.Prune != nil) != c.pruned || (m.Pruner != nil) != c.pruned {
+			t.Errorf("%s: pruning %v, pruner %v", c.name, m.Prune, m.Pruner != nil)
+		}
+		if _, _, err := runCLI(t, "tag", "-m", mp, "-q", "-t", trainPath); err != nil {
+			t.Errorf("%s: tag: %v", c.name, err)
+		}
 	}
 }
