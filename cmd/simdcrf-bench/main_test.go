@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/simdcrf/simdcrf"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
@@ -169,5 +172,81 @@ func TestBuildSimdcrf(t *testing.T) {
 	}
 	if len(progress) != 1 || progress[0] != "building cmd/simdcrf" {
 		t.Errorf("progress %q", progress)
+	}
+}
+
+// TestRecall: recall measures a pruned model on a labelled file: on toy
+// data whose word gives the label, two labels kept out of 40 hold the
+// gold label almost always, accuracy there is no lower than overall; -max
+// replaces the model's rule; a model without pruning is refused.
+func TestRecall(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "train.txt")
+	var b strings.Builder
+	var xs [][]simdcrf.Item
+	var ys [][]string
+	for i := range 300 {
+		var x []simdcrf.Item
+		var y []string
+		for k := range 5 {
+			l := (i*5 + k*7) % 40
+			fmt.Fprintf(&b, "L%02d\tw=%d\tn=%d\n", l, l, (i+k)%3)
+			x = append(x, simdcrf.Binary(fmt.Sprintf("w=%d", l), fmt.Sprintf("n=%d", (i+k)%3)))
+			y = append(y, fmt.Sprintf("L%02d", l))
+		}
+		b.WriteString("\n")
+		xs, ys = append(xs, x), append(ys, y)
+	}
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		params map[string]string
+		ok     bool
+	}{
+		{map[string]string{"prune.max": "2", "prune.by": "zeroth", "max_iterations": "30"}, true},
+		{map[string]string{"max_iterations": "5"}, false},
+	} {
+		tr, err := simdcrf.NewTrainer(simdcrf.Options{Params: c.params})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range xs {
+			if err := tr.Append(xs[i], ys[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		m, err := tr.Train(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mp := filepath.Join(dir, "m.model")
+		if err := m.Save(mp); err != nil {
+			t.Fatal(err)
+		}
+		var out, errb bytes.Buffer
+		err = run([]string{"recall", "-m", mp, data}, &out, &errb)
+		if !c.ok {
+			if err == nil || !strings.Contains(err.Error(), "does not prune") {
+				t.Fatalf("recall of an unpruned model: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%v\n%s", err, errb.String())
+		}
+		var tokens int
+		var in, size, acc, accIn float64
+		if _, err := fmt.Sscanf(out.String(), "tokens %d, gold label in the pruned set %f %%, %f labels a set, accuracy %f %% (%f %%", &tokens, &in, &size, &acc, &accIn); err != nil {
+			t.Fatalf("%q: %v", out.String(), err)
+		}
+		if tokens != 1500 || in < 99 || size < 1 || size > 2 || accIn < acc {
+			t.Fatalf("recall printed %q", out.String())
+		}
+		// -max 1 -threshold 0: one label a position.
+		out.Reset()
+		if err := run([]string{"recall", "-max", "1", "-threshold", "0", "-m", mp, data}, &out, &errb); err != nil || !strings.Contains(out.String(), ", 1.00 labels a set") {
+			t.Fatalf("recall -max 1: %v, %q", err, out.String())
+		}
 	}
 }
