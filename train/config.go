@@ -185,6 +185,18 @@ func init() {
 // bigram weights cost nothing.
 const TiedLabels = 200
 
+// TiedTransitions reports whether Config.Transitions t ties the transition
+// weights of m labels.
+func TiedTransitions(t string, m int) bool {
+	switch t {
+	case "tied":
+		return true
+	case "dense", "none":
+		return false
+	}
+	return m >= TiedLabels
+}
+
 // Progress reports one iteration.
 type Progress struct {
 	Iteration int

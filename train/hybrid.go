@@ -29,6 +29,10 @@ type hybrid struct {
 	coldOff []int32 // attribute a's cold weights: coldLab[coldOff[a]:][:coldN[a]] (after nHot·M in θ)
 	coldN   []int32
 	coldLab []int32 // the labels of the cold weights
+	// the last split (read-only once made): a zeroth-order pruner's
+	// training, its sets and the model's training split one corpus
+	splitOf *sparse.Corpus
+	last    *splitCorpus
 }
 
 // coldStream is the occurrence count up to which a cold attribute's
@@ -123,7 +127,18 @@ func valsTo32(v *seqVals[float64]) seqVals[float32] {
 // [f0, f1), labels from cLab[l0].
 type coldGroup struct{ n, f0, f1, l0 int32 }
 
+// split returns the split corpus of c, made once for the last corpus
+// asked for.
 func (h *hybrid) split(c *sparse.Corpus) *splitCorpus {
+	if c == h.splitOf {
+		return h.last
+	}
+	sc := h.splitNew(c)
+	h.splitOf, h.last = c, sc
+	return sc
+}
+
+func (h *hybrid) splitNew(c *sparse.Corpus) *splitCorpus {
 	sc := &splitCorpus{pos: make([]int, c.Len()+1), cGrpPtr: make([]int32, 1, c.Len()+1)}
 	n := c.Tokens()
 	sc.hotPtr = make([]int32, 1, n+1)

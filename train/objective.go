@@ -262,11 +262,17 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	}
 	emit := wb.emit[:T*m]
 	marg := wb.marg[:T*m]
-	if md.prune != nil && md.prune.fixed != nil {
-		return o.seqSets(ws, wb, tr, theta, i)
-	}
 	wb.pc.start()
-	o.scoreSeq(wb, theta, i, emit)
+	if sets := o.fixedSets(i); sets != nil {
+		// A zeroth-order pruner's fixed sets: hot rows and sub-labels at
+		// their labels alone (scoreSets).
+		scoreSets(md.hy, &o.sc.v64, theta[:md.hy.nHot*m], wb.cw, 2, emit, o.sc, i, sets)
+		if md.sub != nil {
+			md.sub.AddScoresSets(emit, o.d.Corpus.Seq(i), wb.sbuf, sets)
+		}
+	} else {
+		o.scoreSeq(wb, theta, i, emit)
+	}
 	// The rows the next sequence scores and the hot gradient rows this
 	// one scatters into are fetched while forward–backward computes.
 	if o.prefetch {
@@ -301,49 +307,12 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	return o.finishSeq(wb, theta, i, emit, marg, logZ, bs, bo)
 }
 
-// seqSets is seq over pruning's fixed sets (a zeroth-order pruner's,
-// Config.PruneBy "zeroth"): its hot rows scored, and their gradient
-// added, at the sets' labels alone (scoreSets).
-func (o *objective) seqSets(ws *engine.Workspace, wb *workerBuf, tr *engine.Transitions, theta []float64, i int) error {
-	md := o.md
-	m := md.m
-	y, c := o.sc.labels[i], o.d.Weight(i)
-	T := len(y)
-	emit, marg := wb.emit[:T*m], wb.marg[:T*m]
-	sets := md.prune.fixed[i]
-	nh := md.hy.nHot * m
-	wb.pc.start()
-	scoreSets(md.hy, &o.sc.v64, theta[:nh], wb.cw, 2, emit, o.sc, i, sets)
-	if md.sub != nil {
-		md.sub.AddScoresSets(emit, o.d.Corpus.Seq(i), wb.sbuf, sets)
+// fixedSets returns sequence i's pruned sets when a zeroth-order pruner
+// fixed them (Config.PruneBy "zeroth"), else nil.
+func (o *objective) fixedSets(i int) [][]int32 {
+	if pr := o.md.prune; pr != nil && pr.fixed != nil {
+		return pr.fixed[i]
 	}
-	wb.pc.mark(phaseScore)
-	acc := wb.tg
-	if o.weighted {
-		acc = wb.tmp
-		clear(acc)
-	}
-	wb.co.Allowed, wb.co.Forced, wb.co.TransDelta = sets, nil, nil
-	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, &wb.co, nil)
-	if err != nil {
-		err = fmt.Errorf("train: sequence %d: %w", i, err)
-	} else {
-		if o.weighted {
-			for k, v := range acc[:md.bigOff-md.nState] {
-				wb.tg[k] += c * v
-			}
-		}
-		err = addNLL(wb, md, theta, emit, marg, y, c, logZ, 0, i)
-	}
-	if err != nil {
-		return err
-	}
-	wb.pc.mark(phaseFB)
-	addGradientSets(md.hy, &o.sc.v64, wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c, sets)
-	if md.sub != nil {
-		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
-	}
-	wb.pc.mark(phaseScatter)
 	return nil
 }
 
@@ -375,7 +344,11 @@ func (o *objective) finishSeq(wb *workerBuf, theta []float64, i int, emit, marg 
 		return err
 	}
 	wb.pc.mark(phaseFB)
-	addGradientSeq(md.hy, &o.sc.v64, wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
+	if sets := o.fixedSets(i); sets != nil { // (marg is 0 outside them)
+		addGradientSets(md.hy, &o.sc.v64, wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c, sets)
+	} else {
+		addGradientSeq(md.hy, &o.sc.v64, wb.g, wb.cw[min(1, len(wb.cw)):], 2, marg, o.sc, i, c)
+	}
 	if md.sub != nil {
 		md.sub.AddGradient(wb.sg, o.d.Corpus.Seq(i), marg, c, wb.sbuf)
 	}

@@ -216,13 +216,7 @@ func newParamSpace(d *Data, cfg *Config) (*paramSpace, error) {
 	}
 	minf := max(cfg.MinFreq, 1)
 	noTrans := cfg.Transitions == "none"
-	switch cfg.Transitions {
-	case "tied":
-		md.tied = true
-	case "dense", "none":
-	default:
-		md.tied = m >= TiedLabels
-	}
+	md.tied = TiedTransitions(cfg.Transitions, m)
 	if d.Bigram != nil && d.NumBigramAttrs > 0 {
 		// The engine adds per-position deltas to a dense matrix.
 		if cfg.Transitions == "tied" {

@@ -109,7 +109,6 @@ func (t *trainer) trainPruner(theta []float64) (qnResult, error) {
 	if n := t.cfg.PrunerIterations; n > 0 && (n < cfg0.MaxIterations || cfg0.MaxIterations <= 0) {
 		cfg0.MaxIterations = n
 	}
-
 	if p := t.cfg.Progress; p != nil {
 		cfg0.Progress = func(pr Progress) {
 			pr.Pruner = true

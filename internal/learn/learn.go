@@ -166,7 +166,7 @@ func (j *Job) Prune(cfg *train.Config, m int, obsBigrams bool) bool {
 		j.note("simdcrf learn: %d labels: exact training, since %s is written in CRFsuite's format, which cannot hold label pruning (a simdcrf model would prune: -p prune.max=%d)\n", m, j.Path, AutoPruneMax)
 		return false
 	}
-	tied := cfg.Transitions == "tied" || cfg.Transitions == "auto" && m >= train.TiedLabels
+	tied := train.TiedTransitions(cfg.Transitions, m)
 	if cfg.Precision == "float32" || obsBigrams || cfg.Transitions == "none" || cfg.SubLabels > 0 && !tied || len(cfg.SubLabelSpans) > 0 && !tied {
 		return false
 	}
