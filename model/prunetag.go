@@ -153,3 +153,28 @@ func samePattern(a, b *sparse.Pattern) bool {
 	rb, lb := b.CSR()
 	return a.Labels() == b.Labels() && slices.Equal(ra, rb) && slices.Equal(la, lb)
 }
+
+// PrunedSets returns the labels each position of s is tagged over under
+// the model's pruning (Prune, from the pruner's scores when it has a
+// Pruner), within the lexicon entries cands (as Options.Candidates):
+// copies, appended to dst[:0]. Without pruning it returns nil.
+func (t *Tagger) PrunedSets(dst [][]int32, s sparse.Seq, cands []int32) ([][]int32, error) {
+	if t.m.Prune == nil {
+		return nil, nil
+	}
+	w := t.pool.Get().(*work)
+	defer t.pool.Put(w)
+	emit, err := t.score(w, s)
+	if err != nil {
+		return nil, err
+	}
+	allowed, err := t.allowed(w, cands, s.Len())
+	if err != nil {
+		return nil, err
+	}
+	dst = dst[:0]
+	for _, set := range t.pruned(w, emit, allowed) {
+		dst = append(dst, slices.Clone(set))
+	}
+	return dst, nil
+}

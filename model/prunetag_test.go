@@ -239,6 +239,15 @@ func TestPrunerModel(t *testing.T) {
 				ps.AddScores(pemit, seq, sbuf)
 			}
 			sets := m.Prune.Sets(&buf, pemit, M, nil, nil)
+			got, err := tg.PrunedSets(nil, seq, nil)
+			if err != nil || len(got) != T {
+				t.Fatalf("PrunedSets: %d sets for %d positions (%v)", len(got), T, err)
+			}
+			for k := range got {
+				if !slices.Equal(got[k], sets[k]) {
+					t.Fatalf("PrunedSets at %d: %v, the pruner's %v", k, got[k], sets[k])
+				}
+			}
 			for k, s := range m.Prune.Sets(&own, emit, M, nil, nil) {
 				if !slices.Equal(s, sets[k]) {
 					differ++

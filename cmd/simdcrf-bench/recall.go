@@ -67,17 +67,11 @@ func pruneRecall(m *model.Model, paths []string) (recall, error) {
 	if err != nil {
 		return r, err
 	}
-	M := m.Labels.Len()
 	tg, enc := m.NewTagger(), m.NewEncoder()
-	weights := m.State
-	if m.Pruner != nil {
-		weights = m.Pruner
-	}
 	var (
 		seq             format.Sequence
-		buf             prune.Buf
+		sets            [][]int32
 		out             model.Output
-		emit            []float64
 		in, size, right int
 		rightIn         int
 	)
@@ -104,23 +98,10 @@ func pruneRecall(m *model.Model, paths []string) (recall, error) {
 			}
 			e := enc.Encode(&seq)
 			T := seq.Len()
-			emit = append(emit[:0], make([]float64, T*M)...)
-			weights.Score(emit, e.Seq)
-			if sub := m.Sub; sub != nil {
-				s := *sub
-				if m.Pruner != nil {
-					s.W = m.PrunerSub
-				}
-				s.AddScores(emit, e.Seq, make([]float64, T*s.NSub))
+			if sets, err = tg.PrunedSets(sets, e.Seq, e.Candidates); err != nil {
+				f.Close()
+				return r, err
 			}
-			var allowed [][]int32
-			if e.Candidates != nil {
-				allowed = make([][]int32, T)
-				for k, c := range e.Candidates {
-					allowed[k] = m.Lexicon.Allowed(c)
-				}
-			}
-			sets := m.Prune.Sets(&buf, emit, M, allowed, nil)
 			if err := tg.Tag(e.Seq, e.Options(model.Options{}), &out); err != nil {
 				f.Close()
 				return r, err
