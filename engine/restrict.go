@@ -152,9 +152,9 @@ func (tr *Transitions) pairIndex() *pairIndex {
 	return tr.pairs.Load()
 }
 
-// sets fills rb.off and rb.lab with each position's labels under c
-// (Forced and Allowed together; all M for a free position), increasing and
-// without duplicates, and returns false if a position allows none.
+// sets fills rb.off and rb.lab with each position's labels under c (not
+// nil; Forced and Allowed together; all M for a free position), increasing
+// and without duplicates, and returns false if a position allows none.
 func (rb *restrictBuf) sets(c *ChainOptions, T, M int) bool {
 	rb.off = grow(rb.off, T+1)
 	rb.lab = rb.lab[:0]
@@ -163,7 +163,10 @@ func (rb *restrictBuf) sets(c *ChainOptions, T, M int) bool {
 	}
 	for t := range T {
 		rb.off[t] = int32(len(rb.lab))
-		set := c.Allowed[t]
+		var set []int32
+		if c.Allowed != nil {
+			set = c.Allowed[t]
+		}
 		forced := int32(-1)
 		if c.Forced != nil {
 			forced = c.Forced[t]

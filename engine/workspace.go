@@ -31,6 +31,7 @@ type Workspace struct {
 	vwin    []float64     // Viterbi with deltas: a two-row window and its δ
 	vbp     []int32       // and its back-pointers
 	rs      restrictBuf   // the restricted-label path (restrict.go)
+	o2      *order2Buf    // second-order chains (order2.go), made on first use
 }
 
 // transAt returns the transition scores into position t: the shared matrix,
