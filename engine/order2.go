@@ -151,8 +151,8 @@ func (so *SecondOrder) Transitions() *Transitions { return so.tr }
 func (so *SecondOrder) Trigrams() *Trigrams { return so.tg }
 
 // Posteriors2 selects what a second-order forward–backward computes besides
-// log Z: the first-order quantities of Posteriors (Tied excepted) and the
-// expected trigram counts.
+// log Z: the first-order quantities of Posteriors and the expected trigram
+// counts.
 type Posteriors2 struct {
 	Posteriors
 	// Trigrams, Trigrams.Len() entries, has the expected count of each
@@ -328,9 +328,6 @@ func (so *SecondOrder) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 	}
 	M := so.tr.m
 	if p != nil {
-		if p.Tied != nil {
-			return 0, fmt.Errorf("engine: Posteriors.Tied is first-order only")
-		}
 		if err := p.Posteriors.check(so.tr, T, M); err != nil {
 			return 0, err
 		}
@@ -361,7 +358,11 @@ func (so *SecondOrder) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 		return logZ, nil
 	}
 	o.backward(T)
-	o.posteriors(p, T, M, logZ)
+	var px *pairIndex
+	if p.Tied != nil {
+		px = so.tr.pairIndex()
+	}
+	o.posteriors(p, px, T, M, logZ)
 	return logZ, nil
 }
 
@@ -447,8 +448,9 @@ func (o *order2Buf) backward(T int) {
 	}
 }
 
-// posteriors adds what p asks for from alpha and beta.
-func (o *order2Buf) posteriors(p *Posteriors2, T, M int, logZ float64) {
+// posteriors adds what p asks for from alpha and beta (px: the tied
+// exceptions' index, for p.Tied).
+func (o *order2Buf) posteriors(p *Posteriors2, px *pairIndex, T, M int, logZ float64) {
 	for t := 1; t < T; t++ {
 		pl, cl := o.set(t-1), o.set(t)
 		n1, n2 := len(pl), len(cl)
@@ -472,6 +474,13 @@ func (o *order2Buf) posteriors(p *Posteriors2, T, M int, logZ float64) {
 				}
 				if p.Transitions != nil {
 					p.Transitions[int(i)*M+int(j)] += q
+				}
+				if p.Tied != nil {
+					if e := px.find(i, j); e >= 0 {
+						p.Tied[e] += q
+					} else {
+						p.Tied[len(p.Tied)-1] += q
+					}
 				}
 				if p.Start != nil && t == 1 {
 					p.Start[i] += q

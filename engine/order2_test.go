@@ -151,9 +151,18 @@ func TestSecondOrderAgainstBruteForce(t *testing.T) {
 		whole := trial%5 == 4
 		var tr *Transitions
 		var emit []float64
-		if whole {
+		tied := trial%7 == 3 && !whole
+		switch {
+		case whole:
 			tr, emit = wholeChain(r, T, M)
-		} else {
+		case tied:
+			def := []float64{0, -1, math.Inf(-1)}[trial%3]
+			tr = must(NewTied(M, def, randomTied(r, M, 1+r.IntN(M*M), def), nil, nil))
+			emit = make([]float64, T*M)
+			for k := range emit {
+				emit[k] = 1.5 * r.NormFloat64()
+			}
+		default:
 			tr, emit = randomChain(r, T, M, 1.5, []float64{0, 0, 0.2}[trial%3])
 		}
 		tg := randomTrigrams(r, M, []float64{0, 0.3, 1}[trial%3], 1.5, []float64{0, 0.1}[trial%2], whole)
@@ -187,6 +196,11 @@ func TestSecondOrderAgainstBruteForce(t *testing.T) {
 			},
 			Trigrams: make([]float64, tg.Len()),
 		}
+		var exc []Exception
+		if tied {
+			_, exc = tr.Exceptions()
+			p.Tied = make([]float64, len(exc)+1)
+		}
 		fill(p.Marginals, 7) // set, not added
 		logZ, err := so.Posteriors(ws, emit, c, &p)
 		if err != nil {
@@ -202,6 +216,17 @@ func TestSecondOrderAgainstBruteForce(t *testing.T) {
 			checkNear(t, name+" start", p.Start, b.start, 1e-9)
 			checkNear(t, name+" end", p.End, b.end, 1e-9)
 			checkNear(t, name+" trigrams", p.Trigrams, b.tri, 1e-9)
+		}
+		if tied {
+			want := make([]float64, len(exc)+1)
+			for k, q := range b.trans {
+				e := slices.IndexFunc(exc, func(x Exception) bool { return int(x.From)*M+int(x.To) == k })
+				if e < 0 {
+					e = len(exc)
+				}
+				want[e] += q
+			}
+			checkNear(t, name+" tied counts", p.Tied, want, 1e-9)
 		}
 		path := make([]int32, T)
 		best, err := so.Viterbi(ws, emit, c, path)
