@@ -97,6 +97,14 @@ type Config struct {
 	// only ranks labels, and a rough one ranks them well enough (see
 	// prune.go).
 	PrunerIterations int
+	// Order is the order of the label dependencies (-p order): 1 (also 0,
+	// the default) label bigrams; 2 label trigrams besides: a weight for
+	// each triple (y_{t−2}, y_{t−1}, y_t) seen in training (at least
+	// MinFreq times), as CRFsuite keeps the bigrams seen. Second-order
+	// inference runs over pairs of labels, so order 2 trains and tags
+	// over the pruned lattice of a zeroth-order pruner (PruneBy "zeroth",
+	// PruneMax > 0: MarMoT's cascade), with lbfgs or l1 in float64.
+	Order int
 	// SubLabels, if > 0, adds weights on the first SubLabels parts
 	// (bytes) of the labels, shared by every label with that part
 	// (sparse.SubLabels: Czech positional tags' part of speech, gender,
@@ -260,7 +268,8 @@ func Defaults(algorithm string) (Config, error) {
 // calibration.candidates, calibration.max_trials) or one of ours
 // (feature.candidates, feature.sublabels, feature.sublabel_spans,
 // feature.bigram_pairs, transitions, threads, seed, holdout_every,
-// precision, prune.max, prune.threshold). Unknown names and bad values
+// precision, prune.max, prune.threshold, prune.by,
+// prune.pruner_iterations, order). Unknown names and bad values
 // are errors.
 func (c *Config) Set(name, value string) error {
 	value = strings.TrimSpace(value)
@@ -351,6 +360,13 @@ func (c *Config) Set(name, value string) error {
 		return num(&c.PruneThreshold, func(v float64) bool { return v >= 0 && v <= 1 }, "a number in [0, 1]")
 	case "prune.pruner_iterations":
 		return integer(&c.PrunerIterations, 0, "an integer ≥ 0 (0: to the stopping rule)")
+	case "order":
+		switch value {
+		case "1", "2":
+			c.Order = int(value[0] - '0')
+			return nil
+		}
+		return bad("1 or 2")
 	case "prune.by":
 		switch value {
 		case "self", "zeroth":
@@ -436,6 +452,24 @@ func (c *Config) check() error {
 	case "", "self", "zeroth":
 	default:
 		return fmt.Errorf("train: prune.by %q: want self or zeroth", c.PruneBy)
+	}
+	switch c.Order {
+	case 0, 1:
+	case 2:
+		if c.Algorithm != "lbfgs" && c.Algorithm != "l1" {
+			return fmt.Errorf("train: order=2 is for lbfgs and l1, not %s", c.Algorithm)
+		}
+		if c.PruneMax <= 0 || c.PruneBy != "zeroth" {
+			return fmt.Errorf("train: order=2 trains over a pruned lattice: it needs prune.max > 0 and prune.by=zeroth")
+		}
+		if c.Precision == "float32" {
+			return fmt.Errorf("train: order=2 is float64 only")
+		}
+		if c.Transitions == "none" {
+			return fmt.Errorf("train: order=2 needs transitions (not transitions=none)")
+		}
+	default:
+		return fmt.Errorf("train: order %d: want 1 or 2", c.Order)
 	}
 	if !(c.PruneThreshold >= 0 && c.PruneThreshold <= 1) {
 		return fmt.Errorf("train: prune.threshold %v: want a number in [0, 1]", c.PruneThreshold)

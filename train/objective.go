@@ -28,10 +28,11 @@ type objective struct {
 	sc      *splitCorpus
 	// weighted is true when some instance weight is not 1.
 	weighted bool
-	pt       *phaseTimer // Config.Stats: per-phase clocks (nil: none)
-	f32      *state32    // Config.Precision float32 (nil: float64)
-	lock     *lockstep   // dense transitions at large M in float64, else nil
-	prefetch bool        // prefetch the next sequence's rows (M ≤ prefetchMaxM)
+	pt       *phaseTimer         // Config.Stats: per-phase clocks (nil: none)
+	f32      *state32            // Config.Precision float32 (nil: float64)
+	lock     *lockstep           // dense transitions at large M in float64, else nil
+	prefetch bool                // prefetch the next sequence's rows (M ≤ prefetchMaxM)
+	so       *engine.SecondOrder // Config.Order 2: tr with md.tri
 }
 
 type workerBuf struct {
@@ -50,6 +51,8 @@ type workerBuf struct {
 	sbuf []float64 // sub-label scratch
 	bb   bigramBuf
 	pb   prune.Buf   // Config.PruneMax: the pruned sets
+	tri  []float64   // Config.Order 2: the trigram gradient
+	tri1 []float64   // and one weighted sequence's expected counts
 	pc   *phaseClock // nil without Config.Stats
 	loss float64
 	_    [64]byte // keep workers' hot fields on separate lines
@@ -81,6 +84,8 @@ func newObjective(md *paramSpace, d *Data, c2 float64, pool *engine.Pool) *objec
 			wb.sbuf = make([]float64, maxLen*md.sub.NSub)
 		}
 		wb.bb = md.big.newBuf(maxLen)
+		wb.tri = make([]float64, md.nTri())
+		wb.tri1 = make([]float64, md.nTri())
 	}
 	o.excBuf = make([]engine.Exception, len(md.excs))
 	o.lock = o.newLockstep(md.m >= engine.LockstepLabels)
@@ -168,6 +173,16 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 		return 0, fmt.Errorf("train: transition weights: %w", err)
 	}
 	tr := o.tr
+	if md.order2() {
+		if o.so == nil {
+			if o.so, err = engine.NewSecondOrder(tr, md.tri); err != nil {
+				return 0, err
+			}
+		}
+		if err := md.tri.SetScores(theta[md.triOff():md.nTotal()]); err != nil {
+			return 0, fmt.Errorf("train: trigram weights: %w", err)
+		}
+	}
 	if md.sub != nil {
 		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
 	}
@@ -179,6 +194,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 		wb := &o.workers[w]
 		wb.loss = 0
 		clear(wb.tg)
+		clear(wb.tri)
 		if w == 0 {
 			wb.g = gs
 		}
@@ -295,7 +311,13 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		opts = md.prune.apply(&wb.pb, &wb.co, opts, emit, y, m, i)
 	}
 	nt := md.bigOff - md.nState
-	logZ, err := md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, opts, wb.bb.edges)
+	var logZ float64
+	var err error
+	if md.order2() {
+		logZ, err = o.posteriors2(ws, wb, emit, marg, acc, T, opts, c)
+	} else {
+		logZ, err = md.posteriors(tr, ws, emit, marg, acc, &wb.ps, T, opts, wb.bb.edges)
+	}
 	if err != nil {
 		return fmt.Errorf("train: sequence %d: %w", i, err)
 	}
@@ -305,6 +327,47 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 		}
 	}
 	return o.finishSeq(wb, theta, i, emit, marg, logZ, bs, bo)
+}
+
+// posteriors2 is posteriors for a second-order chain (Config.Order 2): it
+// also adds the sequence's expected trigram counts, times its weight c, to
+// wb.tri.
+func (o *objective) posteriors2(ws *engine.Workspace, wb *workerBuf, emit, marg, acc []float64, T int, opts *engine.ChainOptions, c float64) (float64, error) {
+	md, m := o.md, o.md.m
+	acc = acc[:md.bigOff-md.nState]
+	nt := len(acc)
+	p := engine.Posteriors2{Posteriors: engine.Posteriors{Marginals: marg[:T*m], Start: acc[nt-2*m : nt-m], End: acc[nt-m:]}, Trigrams: wb.tri}
+	if md.tied {
+		p.Tied = acc[:len(md.excs)+1]
+	} else {
+		p.Transitions = acc[:m*m]
+	}
+	if c != 1 {
+		p.Trigrams = wb.tri1
+		clear(wb.tri1)
+	}
+	logZ, err := o.so.Posteriors(ws, emit, opts, &p)
+	if err == nil && c != 1 {
+		kernels.Axpy(c, wb.tri1, wb.tri)
+	}
+	return logZ, err
+}
+
+// goldTrigrams returns the trigram score of the labelling y and subtracts
+// c from the gradient of each of its trigrams (Config.Order 2; 0 else).
+func (o *objective) goldTrigrams(wb *workerBuf, theta []float64, y []int32, c float64) float64 {
+	md := o.md
+	if !md.order2() {
+		return 0
+	}
+	s, off := 0.0, md.triOff()
+	for t := 2; t < len(y); t++ {
+		if k := md.tri.Index(y[t-2], y[t-1], y[t]); k >= 0 {
+			s += theta[off+k]
+			wb.tri[k] -= c
+		}
+	}
+	return s
 }
 
 // fixedSets returns sequence i's pruned sets when a zeroth-order pruner
@@ -340,6 +403,7 @@ func (o *objective) finishSeq(wb *workerBuf, theta []float64, i int, emit, marg 
 		md.big.addPath(gb, bs, y, -c)
 		delta = pathDelta(bo.TransDelta, y, md.m)
 	}
+	delta += o.goldTrigrams(wb, theta, y, c)
 	if err := addNLL(wb, md, theta, emit, marg, y, c, logZ, delta, i); err != nil {
 		return err
 	}

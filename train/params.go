@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/sparse"
@@ -20,8 +21,9 @@ import (
 // engine.Posteriors.Tied, so expected counts add in place. Then come the
 // weights of observation-dependent transitions, θ[bigOff:nParams] (none
 // without: bigOff = nParams), and last the sub-label weights,
-// θ[nParams:nTotal()] (W, then U with sub-label transitions). Its
-// variables and fields are named md (it was the type model).
+// θ[nParams:subEnd()] (W, then U with sub-label transitions), and with
+// Config.Order 2 the trigram weights, θ[triOff():nTotal()], in tri's
+// order. Its variables and fields are named md (it was the type model).
 type paramSpace struct {
 	m        int
 	layout   sparse.Layout // of the Result
@@ -58,7 +60,26 @@ type paramSpace struct {
 	// built, transBuf the transition parameters with them added.
 	subTrans         bool
 	transD, transBuf []float64
+	// tri: the label trigrams of Config.Order 2 (those seen in
+	// training), their scores those of the last evaluation; nil for
+	// order 1.
+	tri *engine.Trigrams
 }
+
+// triOff returns the offset of the trigram weights in θ.
+func (md *paramSpace) triOff() int { return md.subEnd() }
+
+// nTri returns the number of trigram weights.
+func (md *paramSpace) nTri() int {
+	if md.tri == nil {
+		return 0
+	}
+	return md.tri.Len()
+}
+
+// order2 reports whether evaluations run second-order chains (not in the
+// pruner's training, which has no transitions).
+func (md *paramSpace) order2() bool { return md.tri != nil && !md.noTrans }
 
 // subTransOff returns the offset of U in θ.
 func (md *paramSpace) subTransOff() int { return md.nParams + len(md.sub.IDs) }
@@ -69,7 +90,7 @@ func (md *paramSpace) setSubTrans(theta []float64) {
 		return
 	}
 	s, m := md.sub, md.m
-	u := theta[md.subTransOff():md.nTotal()]
+	u := theta[md.subTransOff():md.subEnd()]
 	md.transD = growF(md.transD, m*m)
 	for i := range m {
 		pi := s.Of[i*s.N : (i+1)*s.N]
@@ -100,9 +121,12 @@ func (md *paramSpace) withSubTrans(tp []float64) []float64 {
 	return md.transBuf
 }
 
-// nTotal returns the length of θ: the parameters, then the sub-label
-// weights.
-func (md *paramSpace) nTotal() int {
+// nTotal returns the length of θ: the parameters, the sub-label weights,
+// the trigram weights.
+func (md *paramSpace) nTotal() int { return md.subEnd() + md.nTri() }
+
+// subEnd returns the end of the sub-label weights in θ.
+func (md *paramSpace) subEnd() int {
 	if md.sub == nil {
 		return md.nParams
 	}
@@ -271,7 +295,39 @@ func newParamSpace(d *Data, cfg *Config) (*paramSpace, error) {
 		md.big.off = md.bigOff
 		md.nParams += md.big.n
 	}
+	if cfg.Order == 2 {
+		if md.big != nil {
+			return nil, fmt.Errorf("train: order=2 does not support observation-dependent transitions (B template lines with %%x)")
+		}
+		if md.tri, err = seenTrigrams(c, m, minf); err != nil {
+			return nil, err
+		}
+	}
 	return md, nil
+}
+
+// seenTrigrams returns the label triples seen at least minf times in c, in
+// increasing order of (h, i, j), with zero scores.
+func seenTrigrams(c *sparse.Corpus, m int, minf float64) (*engine.Trigrams, error) {
+	count := map[[3]int32]float64{}
+	for i := range c.Len() {
+		y := c.Seq(i).Labels
+		for t := 2; t < len(y); t++ {
+			count[[3]int32{y[t-2], y[t-1], y[t]}]++
+		}
+	}
+	var tri [][3]int32
+	for x, n := range count {
+		if n >= minf {
+			tri = append(tri, x)
+		}
+	}
+	slices.SortFunc(tri, func(a, b [3]int32) int { return slices.Compare(a[:], b[:]) })
+	g, err := engine.NewTrigrams(m, tri, nil)
+	if err != nil {
+		return nil, fmt.Errorf("train: %w", err)
+	}
+	return g, nil
 }
 
 // prunePattern drops the pairs seen fewer than minFreq times (summing

@@ -26,7 +26,7 @@ func (o *objective) reduce(theta, g []float64) float64 {
 	}
 	if md.subTrans { // U's gradient: E−O of every bigram, by its parts
 		s, m := md.sub, md.m
-		gu := g[md.subTransOff():md.nTotal()]
+		gu := g[md.subTransOff():md.subEnd()]
 		clear(gu)
 		for i := range m {
 			pi := s.Of[i*s.N : (i+1)*s.N]
@@ -62,7 +62,7 @@ func (o *objective) reduce(theta, g []float64) float64 {
 		nw := md.nParams + len(md.sub.IDs)
 		gsub, tsub := g[md.nParams:nw], theta[md.nParams:nw]
 		if md.subTrans {
-			gu, tu := g[nw:md.nTotal()], theta[nw:md.nTotal()]
+			gu, tu := g[nw:md.subEnd()], theta[nw:md.subEnd()]
 			if o.c2 > 0 {
 				f += o.c2 * kernels.Dot(tu, tu)
 				kernels.Axpy(c22, tu, gu)
@@ -79,6 +79,21 @@ func (o *objective) reduce(theta, g []float64) float64 {
 		if o.c2 > 0 {
 			f += o.c2 * kernels.Dot(tsub, tsub)
 			kernels.Axpy(c22, tsub, gsub)
+		}
+	}
+	if md.tri != nil { // (held at 0 while the pruner trains)
+		gt, tt := g[md.triOff():md.nTotal()], theta[md.triOff():md.nTotal()]
+		clear(gt)
+		if md.order2() {
+			for w := range o.workers {
+				for k, v := range o.workers[w].tri {
+					gt[k] += v
+				}
+			}
+			if o.c2 > 0 {
+				f += o.c2 * kernels.Dot(tt, tt)
+				kernels.Axpy(c22, tt, gt)
+			}
 		}
 	}
 	return f

@@ -82,6 +82,10 @@ type Result struct {
 	// Sub holds the trained sub-label weights (Config.SubLabels); nil
 	// without.
 	Sub *sparse.SubLabels
+	// Trigrams holds the label-trigram weights of Config.Order 2 (with
+	// Trans, an engine.SecondOrder); nil for order 1. Such a model is
+	// tagged over the pruner's sets (Pruner, Prune).
+	Trigrams *engine.Trigrams
 	// Observation-dependent transitions (nil without bigram attributes):
 	// bigram attribute a has the weights BigramWeights[BigramPtr[a]:
 	// BigramPtr[a+1]], weight k for the label pair BigramPairs[k] = i·M+j
@@ -260,6 +264,16 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		Layout: md.layout, Pattern: md.pattern, State: st, Trans: tr, Params: params,
 		Iterations: res.iters, Loss: res.fx, Interrupted: res.interrupted, Reason: res.reason,
 		Tied: md.tied, TransParams: md.bigOff - md.nState, Lexicon: md.lex, Sub: subW,
+	}
+	if md.tri != nil {
+		tri := make([][3]int32, md.tri.Len())
+		for k := range tri {
+			h, i, j := md.tri.Triple(k)
+			tri[k] = [3]int32{h, i, j}
+		}
+		if r.Trigrams, err = engine.NewTrigrams(d.Labels, tri, theta[md.triOff():md.nTotal()]); err != nil {
+			return nil, fmt.Errorf("train: final trigram weights: %w", err)
+		}
 	}
 	if md.prune != nil {
 		p := md.prune.p
@@ -502,6 +516,15 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 	if md.sub != nil {
 		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
 	}
+	var so *engine.SecondOrder
+	if md.order2() {
+		if err := md.tri.SetScores(theta[md.triOff():md.nTotal()]); err != nil {
+			return 0, err
+		}
+		if so, err = engine.NewSecondOrder(tr, md.tri); err != nil {
+			return 0, err
+		}
+	}
 	err = t.pool.Run(h.Corpus.Len(), func(ws *engine.Workspace, w, i int) error {
 		hb := &t.hold[w]
 		labels := t.holdSC.labels[i]
@@ -537,7 +560,13 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 				opts = md.prune.apply(&hb.pb, &hb.co, opts, emit, nil, md.m, i)
 			}
 		}
-		if _, err := tr.Viterbi(ws, emit, opts, path); err != nil {
+		var err error
+		if so != nil {
+			_, err = so.Viterbi(ws, emit, opts, path)
+		} else {
+			_, err = tr.Viterbi(ws, emit, opts, path)
+		}
+		if err != nil {
 			return err
 		}
 		for k, y := range labels {
