@@ -530,6 +530,23 @@ func (so *SecondOrder) PathScore(emit []float64, labels []int32, c *ChainOptions
 	return s, nil
 }
 
+// LogProb returns log p(labels | emit), restricted by c if not nil (−Inf
+// for a labelling c excludes).
+func (so *SecondOrder) LogProb(ws *Workspace, emit []float64, labels []int32, c *ChainOptions) (float64, error) {
+	s, err := so.PathScore(emit, labels, c)
+	if err != nil {
+		return 0, err
+	}
+	if !c.admits(labels) {
+		return math.Inf(-1), nil
+	}
+	logZ, err := so.LogZ(ws, emit, c)
+	if err != nil {
+		return 0, err
+	}
+	return s - logZ, nil
+}
+
 // NLL returns −log p(labels | emit) of the chain (constrained by c if not
 // nil) and adds its gradient to g (nil: the value alone).
 func (so *SecondOrder) NLL(ws *Workspace, emit []float64, labels []int32, c *ChainOptions, g *Gradient2) (float64, error) {

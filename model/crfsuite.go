@@ -312,6 +312,9 @@ func (m *Model) CRFsuiteCompatible() error {
 	if m.Sub != nil {
 		return fmt.Errorf("model: the model has sub-label weights (feature.sublabels); a CRFsuite model has none")
 	}
+	if m.Trigrams != nil {
+		return fmt.Errorf("model: the model is second-order (order=2, label trigrams); a CRFsuite model has label bigrams only")
+	}
 	if m.Prune != nil {
 		return fmt.Errorf("model: the model tags over pruned label sets (prune.max); a CRFsuite model tags over all labels")
 	}

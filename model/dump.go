@@ -67,6 +67,16 @@ func (m *Model) Dump(w io.Writer, top int) error {
 		}
 		fmt.Fprintf(bw, "PRUNING = at most %d labels per position, softmax ≥ %g × the best, of %s\n\n", p.Max, p.Threshold, by)
 	}
+	if g := m.Trigrams; g != nil {
+		fmt.Fprintf(bw, "TRIGRAMS (second order, %d triples seen in training, non-zero entries) = {\n", g.Len())
+		for k := range g.Len() {
+			if v := g.Score(k); v != 0 {
+				h, i, j := g.Triple(k)
+				fmt.Fprintf(bw, "  %s --> %s --> %s: %f\n", lab(int(h)), lab(int(i)), lab(int(j)), v)
+			}
+		}
+		fmt.Fprintf(bw, "}\n\n")
+	}
 	if sl := m.Sub; sl != nil {
 		fmt.Fprintf(bw, "SUB_LABELS = %d parts per label, %d sub-labels, %d weights\n\n", sl.N, sl.NSub, len(sl.W))
 	}

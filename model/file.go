@@ -168,6 +168,7 @@ func (m *Model) sections() ([]section, error) {
 	}
 	secs = append(secs, m.subSection()...)
 	secs = append(secs, m.pruneSection()...)
+	secs = append(secs, m.trigramSections()...)
 	bsecs, err := m.bigramSections()
 	if err != nil {
 		return nil, err
@@ -504,6 +505,7 @@ func parse(name string, buf []byte) (*Model, error) {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
 		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) && kind != secPrune && kind != secPruner && kind != secPrunerSub &&
+			kind != secTrigrams && kind != secTrigramScores &&
 			(kind < secBigramFirst || kind > secBigramLast) {
 			if flags&flagNeeded != 0 {
 				return bad("needs section kind %d, unknown to this simdcrf (written by a newer one?)", kind)
@@ -682,6 +684,9 @@ func parse(name string, buf []byte) (*Model, error) {
 		return nil, err
 	}
 	if m.Bigram, err = parseBigrams(name, secs, int(M)); err != nil {
+		return nil, err
+	}
+	if err := parseTrigrams(name, secs, int(M), m); err != nil {
 		return nil, err
 	}
 	if err := m.check(); err != nil {

@@ -91,6 +91,10 @@ type Model struct {
 	// PrunerSub holds the pruner's sub-label weights (as Sub.W), exactly
 	// when the model has a pruner and sub-label weights.
 	PrunerSub []float64
+	// Trigrams, if not nil, holds label-trigram scores (-p order=2): the
+	// model is second-order (engine.SecondOrder with Trans), tagged over
+	// its pruned sets.
+	Trigrams *engine.Trigrams
 
 	mapped []byte // the file's mapping, for a model from Map (until unmapped)
 	path   string // its file
@@ -182,6 +186,14 @@ func (m *Model) check() error {
 	}
 	if k := nonFinite(params(m.State)); k >= 0 {
 		return fmt.Errorf("model: state weight %d is %v", k, params(m.State)[k])
+	}
+	if g := m.Trigrams; g != nil {
+		if g.Labels() != M {
+			return fmt.Errorf("model: %d labels, but trigrams have %d", M, g.Labels())
+		}
+		if m.Bigram != nil {
+			return fmt.Errorf("model: a second-order model has no bigram weights")
+		}
 	}
 	if m.Bigram != nil {
 		if m.Trans.Structure() != engine.Dense {

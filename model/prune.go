@@ -52,6 +52,7 @@ func (m *Model) DropZeros() (*Model, int, int, error) {
 			out.Lexicon = m.Lexicon
 			out.Bigram = m.Bigram
 			out.Prune = m.Prune
+			out.Trigrams = m.Trigrams
 		}
 		return out, s.NumAttrs() - len(keep), (s.NumAttrs() - len(keep)) * M, err
 	case *sparse.Sparse:
@@ -174,6 +175,7 @@ func (m *Model) nonzeroRows(numAttrs, nnz int, row func(a int32, add func(j int3
 		out.Lexicon = m.Lexicon
 		out.Bigram = m.Bigram
 		out.Prune = m.Prune
+		out.Trigrams = m.Trigrams
 	}
 	return out, numAttrs - len(keep), err
 }

@@ -18,11 +18,35 @@ import (
 // state a call allocates nothing.
 type Tagger struct {
 	m     *Model
+	inf   inference         // the engine's calls: first or second order
 	pool  sync.Pool         // *work
 	hot   *hotRows          // sparse-row models: attribute records, wide rows dense
 	phot  *hotRows          // the same for Model.Pruner's weights
 	psub  *sparse.SubLabels // Model.Sub with Model.PrunerSub's weights
 	names []string          // the label names by id, for TagText
+}
+
+// inference is what tagging asks of the engine, of a first-order chain
+// (engine.Transitions) or a second-order one (engine.SecondOrder, for
+// Model.Trigrams) alike.
+type inference interface {
+	Viterbi(ws *engine.Workspace, emit []float64, c *engine.ChainOptions, path []int32) (float64, error)
+	NBest(ws *engine.Workspace, emit []float64, c *engine.ChainOptions, paths [][]int32, scores []float64) (int, error)
+	LogProb(ws *engine.Workspace, emit []float64, labels []int32, c *engine.ChainOptions) (float64, error)
+	posteriors(w *work, emit []float64, c *engine.ChainOptions, p *engine.Posteriors) (float64, error)
+}
+
+type firstOrder struct{ *engine.Transitions }
+
+func (f firstOrder) posteriors(w *work, emit []float64, c *engine.ChainOptions, p *engine.Posteriors) (float64, error) {
+	return f.Posteriors(w.ws, emit, c, p)
+}
+
+type secondOrder struct{ *engine.SecondOrder }
+
+func (s secondOrder) posteriors(w *work, emit []float64, c *engine.ChainOptions, p *engine.Posteriors) (float64, error) {
+	w.post2.Posteriors = *p
+	return s.Posteriors(w.ws, emit, c, &w.post2)
 }
 
 // hotRows is how the tagger scores a SparseRows model: a record per
@@ -156,6 +180,8 @@ type work struct {
 	big     sparse.DeltaWork
 	prune   prune.Buf // Model.Prune's sets (prunetag.go)
 	pemit   []float64 // Model.Pruner's emission scores
+	post    engine.Posteriors
+	post2   engine.Posteriors2
 }
 
 // allowed returns each position's candidate labels for the lexicon
@@ -214,7 +240,12 @@ func (t *Tagger) chain(w *work, cands []int32, bs sparse.Seq, T int) (*engine.Ch
 // hotRows): weights changed after NewTagger are not all seen; make a new
 // Tagger then.
 func (m *Model) NewTagger() *Tagger {
-	t := &Tagger{m: m, names: m.LabelNames()}
+	t := &Tagger{m: m, names: m.LabelNames(), inf: firstOrder{m.Trans}}
+	if m.Trigrams != nil {
+		// (the labels agree: checked when the model was made or read)
+		so, _ := engine.NewSecondOrder(m.Trans, m.Trigrams)
+		t.inf = secondOrder{so}
+	}
 	if sp, ok := m.State.(*sparse.Sparse); ok {
 		t.hot = newHotRows(sp)
 		if p, ok := m.Pruner.(*sparse.Sparse); ok {
@@ -302,7 +333,7 @@ func (t *Tagger) ViterbiWith(dst []int32, s sparse.Seq, o Options) ([]int32, flo
 		return dst[:0], 0, err
 	}
 	dst = resize(dst, s.Len())
-	sc, err := t.m.Trans.Viterbi(w.ws, emit, c, dst)
+	sc, err := t.inf.Viterbi(w.ws, emit, c, dst)
 	return dst, sc, err
 }
 
@@ -366,7 +397,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 		return err
 	}
 	T, M := s.Len(), t.m.State.Labels()
-	tr := t.m.Trans
+	tr := t.inf
 	c, err := t.chain(w, o.Candidates, o.Bigrams, T)
 	if err != nil {
 		return err
@@ -379,7 +410,8 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	if !o.Prob && !o.Marginals && !o.AllMarginals && o.NBest == 0 {
 		return nil
 	}
-	var post engine.Posteriors
+	post := &w.post // (in the work: through the interface it would escape)
+	*post = engine.Posteriors{}
 	switch {
 	case o.AllMarginals:
 		out.AllMarginals = resize(out.AllMarginals, T*M)
@@ -388,7 +420,7 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 		w.marg = resize(w.marg, T*M)
 		post.Marginals = w.marg
 	}
-	if out.LogZ, err = tr.Posteriors(w.ws, emit, c, &post); err != nil {
+	if out.LogZ, err = tr.posteriors(w, emit, c, post); err != nil {
 		return err
 	}
 	out.Prob = math.Exp(out.Score - out.LogZ)
@@ -464,5 +496,5 @@ func (t *Tagger) LogProb(s sparse.Seq, o Options, labels []int32) (float64, erro
 	if err != nil {
 		return 0, err
 	}
-	return t.m.Trans.LogProb(w.ws, emit, labels, c)
+	return t.inf.LogProb(w.ws, emit, labels, c)
 }

@@ -83,8 +83,8 @@ func (j *Job) Config() (train.Config, error) {
 	}
 	cfg.Threads = j.Threads
 	cfg.HoldoutEvery = j.Every
-	if j.CRFsuite && (cfg.Candidates > 0 || j.Lexicon || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 || cfg.PruneMax > 0) {
-		return cfg, fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon), sub-label weights (-p feature.sublabels) or label pruning (-p prune.max): write a simdcrf model", j.Path)
+	if j.CRFsuite && (cfg.Candidates > 0 || j.Lexicon || cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0 || cfg.PruneMax > 0 || cfg.Order == 2) {
+		return cfg, fmt.Errorf("%s: CRFsuite's model format cannot hold candidate labels (-p feature.candidates, --lexicon), sub-label weights (-p feature.sublabels), label pruning (-p prune.max) or label trigrams (-p order=2): write a simdcrf model", j.Path)
 	}
 	if j.CRFsuite {
 		if err := j.crfsuite(&cfg); err != nil {
@@ -152,14 +152,15 @@ const PruneLabels = 300
 const AutoPruneMax = 8
 
 // Prune turns pruning on by default (prune.max=8, prune.by=zeroth) for
-// m ≥ PruneLabels labels when no prune.max parameter was given, for
+// m ≥ PruneLabels labels, or any m with order=2 (which trains over a
+// pruned lattice), when no prune.max parameter was given, for
 // lbfgs and l1 in float64, a simdcrf model and a model its pruner can
 // serve (no observation-dependent transitions, no sub-label transitions);
 // it reports whether it did, and says so. Written in CRFsuite's format,
 // which cannot hold the pruning, the model is trained exactly, and that
 // is said too.
 func (j *Job) Prune(cfg *train.Config, m int, obsBigrams bool) bool {
-	if m < PruneLabels || j.given("prune.max") || cfg.Algorithm != "lbfgs" && cfg.Algorithm != "l1" {
+	if m < PruneLabels && cfg.Order != 2 || j.given("prune.max") || cfg.Algorithm != "lbfgs" && cfg.Algorithm != "l1" {
 		return false
 	}
 	if j.CRFsuite {
@@ -173,6 +174,10 @@ func (j *Job) Prune(cfg *train.Config, m int, obsBigrams bool) bool {
 	cfg.PruneMax, cfg.PruneBy = AutoPruneMax, "zeroth"
 	if !j.given("prune.pruner_iterations") {
 		cfg.PrunerIterations = AutoPrunerIterations
+	}
+	if cfg.Order == 2 {
+		j.note("simdcrf learn: order=2: trained over a pruned lattice (prune.max=%d, prune.by=zeroth: a zeroth-order pruner first, its %d best labels per position)\n", cfg.PruneMax, cfg.PruneMax)
+		return true
 	}
 	j.note("simdcrf learn: %d labels: pruned training (prune.max=%d, prune.by=zeroth: a zeroth-order pruner first, its %d best labels per position); -p prune.max=0 for exact training\n", m, cfg.PruneMax, cfg.PruneMax)
 	return true
@@ -258,7 +263,7 @@ func (j *Job) Meta(tr *corpus.Training, cfg train.Config, autoSub bool, res *tra
 
 // Model turns a training result into a model: the dictionaries of tr, the
 // weights of res with its lexicon of candidate labels, pruning rule,
-// sub-label and bigram weights, and meta; compacted (the weights training
+// sub-label, trigram and bigram weights, and meta; compacted (the weights training
 // left at zero dropped). It is the one way simdcrf's front ends make a
 // model of a training run.
 func Model(tr *corpus.Training, res *train.Result, meta model.Meta) (*model.Model, error) {
@@ -274,6 +279,9 @@ func Model(tr *corpus.Training, res *train.Result, meta model.Meta) (*model.Mode
 	if err == nil && res.Sub != nil {
 		m.Sub = res.Sub
 		err = m.Sub.Check(tr.Labels.Len(), tr.Attrs.Len())
+	}
+	if err == nil && res.Trigrams != nil {
+		m.Trigrams = res.Trigrams // second order: tagged over the pruner's sets
 	}
 	if err == nil && res.BigramWeights != nil {
 		m.Bigram = &model.Bigrams{Attrs: tr.BAttrs, Ptr: res.BigramPtr, Pairs: res.BigramPairs, Weights: res.BigramWeights}
