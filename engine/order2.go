@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 )
 
@@ -13,8 +14,11 @@ import (
 // Σ_t |K_{t−2}|·|K_{t−1}|·|K_t| over the label sets K_t the positions allow:
 // O(T·M³) for free positions, so it is affordable only over pruned lattices
 // (MarMoT's scheme: a few labels per position). This file is the
-// log-domain form: stable whatever the scores, and the oracle of any faster
-// form.
+// log-domain recursion (stable whatever the scores; the oracle) and the
+// scaled one in the probability domain (one exp per pair state and
+// triple instead of one per term, several times faster), which hands the
+// chain to the log domain when its scores spread too wide for it, as the
+// first-order engine does.
 
 // Trigrams holds the second-order weights of a chain over M labels: a score
 // for each listed triple (h, i, j) = (y_{t−2}, y_{t−1}, y_t). Triples not
@@ -22,12 +26,17 @@ import (
 // The k-th score and expected count belong to the k-th triple as given to
 // NewTrigrams.
 type Trigrams struct {
-	m    int
-	tri  [][3]int32      // the k-th triple
-	w    []float64       // its score
-	pair map[int64]int32 // i·M+j → p: the triples ending in (i, j) are ord[ptr[p]:ptr[p+1]]
-	ptr  []int32
-	ord  []int32 // triple indices, by pair, then by h
+	m   int
+	tri [][3]int32 // the k-th triple
+	w   []float64  // its score
+	// The pairs (i, j) that end a triple, in an open-addressing table
+	// (keys i·M+j+1, 0 empty; a Go map cost 70 ns a lookup, most of
+	// building a lattice): pair p's triples are ord[ptr[p]:ptr[p+1]].
+	keys  []uint64
+	pidx  []int32
+	shift uint
+	ptr   []int32
+	ord   []int32 // triple indices, by pair, then by h
 }
 
 // NewTrigrams makes Trigrams over m labels from triples (h, i, j) and their
@@ -57,21 +66,48 @@ func NewTrigrams(m int, triples [][3]int32, scores []float64) (*Trigrams, error)
 		ka, kb := key(a), key(b)
 		return slices.Compare(ka[:], kb[:])
 	})
-	g.pair = make(map[int64]int32)
+	var pairs []uint64 // the keys, in ord's order
 	for n, k := range g.ord {
 		if n > 0 && key(g.ord[n-1]) == key(k) {
 			x := triples[k]
 			return nil, fmt.Errorf("engine: trigram (%d, %d, %d) is listed twice", x[0], x[1], x[2])
 		}
 		x := triples[k]
-		pk := int64(x[1])*int64(m) + int64(x[2])
-		if _, ok := g.pair[pk]; !ok {
-			g.pair[pk] = int32(len(g.ptr))
+		pk := uint64(x[1])*uint64(m) + uint64(x[2]) + 1
+		if len(pairs) == 0 || pairs[len(pairs)-1] != pk {
+			pairs = append(pairs, pk)
 			g.ptr = append(g.ptr, int32(n))
 		}
 	}
 	g.ptr = append(g.ptr, int32(len(g.ord)))
+	size := uint(4)
+	for size < 2*uint(len(pairs)) {
+		size *= 2
+	}
+	g.shift = 64 - uint(bits.TrailingZeros(size))
+	g.keys, g.pidx = make([]uint64, size), make([]int32, size)
+	for p, key := range pairs {
+		h := (key * 0x9E3779B97F4A7C15) >> g.shift
+		for g.keys[h] != 0 {
+			h = (h + 1) & uint64(size-1)
+		}
+		g.keys[h], g.pidx[h] = key, int32(p)
+	}
 	return g, nil
+}
+
+// find returns the index of pair (i, j) in ptr, or −1.
+func (g *Trigrams) find(i, j int32) int32 {
+	key := uint64(i)*uint64(g.m) + uint64(j) + 1
+	mask := uint64(len(g.keys) - 1)
+	for h := (key * 0x9E3779B97F4A7C15) >> g.shift; ; h = (h + 1) & mask {
+		switch g.keys[h] {
+		case key:
+			return g.pidx[h]
+		case 0:
+			return -1
+		}
+	}
 }
 
 // Labels returns M.
@@ -106,8 +142,8 @@ func (g *Trigrams) SetScores(scores []float64) error {
 // Index returns the index of the triple (h, i, j), or −1 if it is not
 // listed.
 func (g *Trigrams) Index(h, i, j int32) int {
-	p, ok := g.pair[int64(i)*int64(g.m)+int64(j)]
-	if !ok {
+	p := g.find(i, j)
+	if p < 0 {
 		return -1
 	}
 	for _, k := range g.ord[g.ptr[p]:g.ptr[p+1]] {
@@ -120,8 +156,8 @@ func (g *Trigrams) Index(h, i, j int32) int {
 
 // list returns the indices of the triples ending in (i, j), by h.
 func (g *Trigrams) list(i, j int32) []int32 {
-	p, ok := g.pair[int64(i)*int64(g.m)+int64(j)]
-	if !ok {
+	p := g.find(i, j)
+	if p < 0 {
 		return nil
 	}
 	return g.ord[g.ptr[p]:g.ptr[p+1]]
@@ -181,6 +217,10 @@ type order2Buf struct {
 	poff, toff []int32
 	loc, alpha []float64
 	beta, g    []float64
+	// The scaled path: psi = exp(loc − shift_t), gx = exp(g), z the
+	// normalisers Z_t (α and β then hold the scaled α̂ and β̂).
+	psi, gx, z []float64
+	scaled     bool // alpha and beta hold the scaled path's
 	gk, bp     []int32
 	idx        []int32   // M: a label's index in K_{t−2}, −1 outside
 	vals       []float64 // scratch, max |K|
@@ -350,14 +390,21 @@ func (so *SecondOrder) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 	if err := so.lattice(o, emit, T, c); err != nil {
 		return 0, err
 	}
-	logZ := o.forward(T)
+	logZ, ok := o.forwardScaled(T)
+	if !ok {
+		logZ = o.forward(T)
+	}
 	if math.IsInf(logZ, -1) {
 		return 0, ErrNoLabelling
 	}
-	if p == nil || (p.Marginals == nil && p.Edges == nil && p.Transitions == nil && p.Start == nil && p.End == nil && p.Trigrams == nil) {
+	if p == nil || (p.Marginals == nil && p.Edges == nil && p.Transitions == nil && p.Start == nil && p.End == nil && p.Trigrams == nil && p.Tied == nil) {
 		return logZ, nil
 	}
-	o.backward(T)
+	if o.scaled {
+		o.backwardScaled(T)
+	} else {
+		o.backward(T)
+	}
 	var px *pairIndex
 	if p.Tied != nil {
 		px = so.tr.pairIndex()
@@ -402,7 +449,143 @@ func (so *SecondOrder) single(o *order2Buf, emit []float64, c *ChainOptions, p *
 	return logZ, nil
 }
 
-// forward fills alpha and returns log Z.
+// order2LogOnly makes every chain take the log domain (tests compare the
+// two paths).
+var order2LogOnly bool
+
+// forwardScaled runs the scaled forward pass: α̂_t = α_t / (Z_1⋯Z_t) over
+// psi and gx, the exponentiated pair and triple scores; it returns log Z
+// and true, or false when a position's pair scores or triple scores
+// spread wider than scaledRange or a normaliser is not a normal positive
+// number (then the log domain must run).
+func (o *order2Buf) forwardScaled(T int) (float64, bool) {
+	o.scaled = false
+	if order2LogOnly {
+		return 0, false
+	}
+	np, nt := int(o.poff[T]), int(o.toff[T])
+	o.psi = grow(o.psi, np)
+	o.gx = grow(o.gx, nt)
+	o.z = grow(o.z, T)
+	logZ := 0.0
+	for t := 1; t < T; t++ {
+		loc := o.loc[o.poff[t]:o.poff[t+1]]
+		hi, lo := math.Inf(-1), math.Inf(1)
+		for _, v := range loc {
+			if v > math.Inf(-1) {
+				hi, lo = max(hi, v), min(lo, v)
+			}
+		}
+		if hi-lo > scaledRange || math.IsInf(hi, -1) {
+			return 0, false
+		}
+		psi := o.psi[o.poff[t]:o.poff[t+1]]
+		for s, v := range loc {
+			psi[s] = math.Exp(v - hi)
+		}
+		cur := o.alpha[o.poff[t]:o.poff[t+1]]
+		if t == 1 {
+			copy(cur, psi)
+		} else {
+			// Most triples are not listed (score 0): exp of the listed
+			// ones alone.
+			g := o.g[o.toff[t]:o.toff[t+1]]
+			gk := o.gk[o.toff[t]:o.toff[t+1]]
+			gx := o.gx[o.toff[t]:o.toff[t+1]]
+			fill(gx, 1)
+			ghi, glo := 0.0, 0.0
+			for k, i := range gk {
+				if i < 0 {
+					continue
+				}
+				v := g[k]
+				gx[k] = math.Exp(v)
+				if v > math.Inf(-1) {
+					ghi, glo = max(ghi, v), min(glo, v)
+				}
+			}
+			if ghi-glo > scaledRange {
+				return 0, false
+			}
+			n0, n1, n2 := o.n(t-2), o.n(t-1), o.n(t)
+			prev := o.alpha[o.poff[t-1]:o.poff[t]]
+			for a := range n1 {
+				for b := range n2 {
+					s := a*n2 + b
+					gs := gx[s*n0 : (s+1)*n0]
+					sum := 0.0
+					for c, w := range gs {
+						sum += prev[c*n1+a] * w
+					}
+					cur[s] = sum * psi[s]
+				}
+			}
+		}
+		z := 0.0
+		for _, v := range cur {
+			z += v
+		}
+		if !(z >= 0x1p-500 && z <= math.MaxFloat64) {
+			return 0, false
+		}
+		for s := range cur {
+			cur[s] /= z
+		}
+		o.z[t] = z
+		logZ += hi + math.Log(z)
+	}
+	o.scaled = true
+	return logZ, true
+}
+
+// backwardScaled fills beta with β̂_t = β_t / (Z_{t+1}⋯Z_{T−1}), so that
+// α̂_t·β̂_t is the pair marginal.
+func (o *order2Buf) backwardScaled(T int) {
+	fill(o.beta[o.poff[T-1]:o.poff[T]], 1)
+	for t := T - 1; t >= 2; t-- {
+		n0, n1, n2 := o.n(t-2), o.n(t-1), o.n(t)
+		next := o.beta[o.poff[t]:o.poff[t+1]]
+		cur := o.beta[o.poff[t-1]:o.poff[t]]
+		psi := o.psi[o.poff[t]:o.poff[t+1]]
+		gx := o.gx[o.toff[t]:o.toff[t+1]]
+		inv := 1 / o.z[t]
+		v := o.vals[:n2]
+		for a := range n1 {
+			for b := range n2 {
+				s := a*n2 + b
+				v[b] = psi[s] * next[s] * inv
+			}
+			for c := range n0 {
+				sum := 0.0
+				for b, w := range v {
+					sum += gx[(a*n2+b)*n0+c] * w
+				}
+				cur[c*n1+a] = sum
+			}
+		}
+	}
+}
+
+// pair returns the marginal of pair state s at t (its index within t).
+func (o *order2Buf) pair(t, s int, logZ float64) float64 {
+	k := int(o.poff[t]) + s
+	if o.scaled {
+		return o.alpha[k] * o.beta[k]
+	}
+	return math.Exp(o.alpha[k] + o.beta[k] - logZ)
+}
+
+// triple returns the marginal of triple (c, s = a·n_t+b) into t ≥ 2.
+func (o *order2Buf) triple(t, c, a, s int, logZ float64) float64 {
+	n0, n1 := o.n(t-2), o.n(t-1)
+	pk, ps, tk := int(o.poff[t-1])+c*n1+a, int(o.poff[t])+s, int(o.toff[t])+s*n0+c
+	if o.scaled {
+		return o.alpha[pk] * o.gx[tk] * o.psi[ps] * o.beta[ps] / o.z[t]
+	}
+	return math.Exp(o.alpha[pk] + o.g[tk] + o.loc[ps] + o.beta[ps] - logZ)
+}
+
+// forward fills alpha in the log domain and returns log Z.
 func (o *order2Buf) forward(T int) float64 {
 	copy(o.alpha[o.poff[1]:o.poff[2]], o.loc[o.poff[1]:o.poff[2]])
 	for t := 2; t < T; t++ {
@@ -454,12 +637,10 @@ func (o *order2Buf) posteriors(p *Posteriors2, px *pairIndex, T, M int, logZ flo
 	for t := 1; t < T; t++ {
 		pl, cl := o.set(t-1), o.set(t)
 		n1, n2 := len(pl), len(cl)
-		al := o.alpha[o.poff[t]:o.poff[t+1]]
-		be := o.beta[o.poff[t]:o.poff[t+1]]
 		for a, i := range pl {
 			for b, j := range cl {
 				s := a*n2 + b
-				q := math.Exp(al[s] + be[s] - logZ)
+				q := o.pair(t, s, logZ)
 				if q == 0 {
 					continue
 				}
@@ -494,16 +675,13 @@ func (o *order2Buf) posteriors(p *Posteriors2, px *pairIndex, T, M int, logZ flo
 			continue
 		}
 		n0 := o.n(t - 2)
-		prev := o.alpha[o.poff[t-1]:o.poff[t]]
-		loc := o.loc[o.poff[t]:o.poff[t+1]]
-		g := o.g[o.toff[t]:o.toff[t+1]]
 		gk := o.gk[o.toff[t]:o.toff[t+1]]
 		for a := range n1 {
 			for b := range n2 {
 				s := a*n2 + b
 				for c := range n0 {
 					if k := gk[s*n0+c]; k >= 0 {
-						p.Trigrams[k] += math.Exp(prev[c*n1+a] + g[s*n0+c] + loc[s] + be[s] - logZ)
+						p.Trigrams[k] += o.triple(t, c, a, s, logZ)
 					}
 				}
 			}

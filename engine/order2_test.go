@@ -422,3 +422,105 @@ func TestSecondOrderNoAllocations(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondOrderScaled: the scaled path answers what the log domain
+// answers (log Z, marginals, edges, counts) over long chains with pruned
+// sets, and hands chains whose scores spread too wide to the log domain.
+func TestSecondOrderScaled(t *testing.T) {
+	r := rand.New(rand.NewPCG(30, 6))
+	ws, wl := NewWorkspace(), NewWorkspace()
+	tookScaled, tookLog := 0, 0
+	for trial := range 60 {
+		M, T := 3+r.IntN(18), 1+r.IntN(40)
+		spread := []float64{0.5, 3, 200}[trial%3]
+		var tr *Transitions
+		var emit []float64
+		if trial%4 == 1 {
+			def := []float64{0, -1}[trial%2]
+			tr = must(NewTied(M, def, randomTied(r, M, 1+r.IntN(3*M), def), nil, nil))
+			emit = make([]float64, T*M)
+			for k := range emit {
+				emit[k] = spread * r.NormFloat64()
+			}
+		} else {
+			tr, emit = randomChain(r, T, M, spread, 0.05)
+		}
+		so := must(NewSecondOrder(tr, randomTrigrams(r, M, 0.3, spread, 0.05, false)))
+		c := &ChainOptions{Allowed: randomSets(r, T, M, 8, 0.05, nil)}
+		name := fmt.Sprintf("trial %d M=%d T=%d spread %v", trial, M, T, spread)
+		post := func(ws *Workspace) (float64, Posteriors2, error) {
+			p := Posteriors2{
+				Posteriors: Posteriors{Marginals: make([]float64, T*M), Edges: make([]float64, max(T-1, 0)*M*M), Transitions: make([]float64, M*M), Start: make([]float64, M), End: make([]float64, M)},
+				Trigrams:   make([]float64, so.tg.Len()),
+			}
+			if tr.Structure() == Tied {
+				_, exc := tr.Exceptions()
+				p.Tied = make([]float64, len(exc)+1)
+			}
+			logZ, err := so.Posteriors(ws, emit, c, &p)
+			return logZ, p, err
+		}
+		got, p, err := post(ws)
+		order2LogOnly = true
+		want, q, err2 := post(wl)
+		order2LogOnly = false
+		if !errors.Is(err, err2) {
+			t.Fatalf("%s: error %v, log domain %v", name, err, err2)
+		}
+		if err != nil {
+			continue
+		}
+		if T > 1 && ws.o2.scaled {
+			tookScaled++
+		} else if T > 1 {
+			tookLog++
+		}
+		if !near(got, want, 1e-11) {
+			t.Fatalf("%s: log Z %v, log domain %v", name, got, want)
+		}
+		for _, x := range []struct {
+			what      string
+			got, want []float64
+		}{{"marginals", p.Marginals, q.Marginals}, {"edges", p.Edges, q.Edges}, {"transitions", p.Transitions, q.Transitions},
+			{"start", p.Start, q.Start}, {"end", p.End, q.End}, {"trigrams", p.Trigrams, q.Trigrams}, {"tied", p.Tied, q.Tied}} {
+			for k := range x.want {
+				if math.Abs(x.got[k]-x.want[k]) > 1e-9*math.Max(1, math.Abs(x.want[k])) {
+					t.Fatalf("%s: %s[%d] = %v, log domain %v", name, x.what, k, x.got[k], x.want[k])
+				}
+			}
+		}
+	}
+	if tookScaled < 20 || tookLog < 5 {
+		t.Fatalf("%d chains took the scaled path, %d the log domain: the cases do not cover both", tookScaled, tookLog)
+	}
+}
+
+// BenchmarkSecondOrder times a second-order forward–backward with
+// marginals and counts over sets of 8 labels per position (T = 20), the
+// scaled path against the log domain; ns/op per chain.
+func BenchmarkSecondOrder(b *testing.B) {
+	for _, M := range []int{50, 300} {
+		r := rand.New(rand.NewPCG(30, 7))
+		T := 20
+		tr, emit := randomChain(r, T, M, 1, 0)
+		so := must(NewSecondOrder(tr, randomTrigrams(r, M, 0.002, 1, 0, false)))
+		sets := make([][]int32, T)
+		for t := range sets {
+			for _, y := range r.Perm(M)[:8] {
+				sets[t] = append(sets[t], int32(y))
+			}
+		}
+		c := &ChainOptions{Allowed: sets}
+		p := Posteriors2{Posteriors: Posteriors{Marginals: make([]float64, T*M), Transitions: make([]float64, M*M)}, Trigrams: make([]float64, so.tg.Len())}
+		for _, impl := range []string{"scaled", "log"} {
+			b.Run(fmt.Sprintf("M=%d/%s", M, impl), func(b *testing.B) {
+				order2LogOnly = impl == "log"
+				defer func() { order2LogOnly = false }()
+				ws := NewWorkspace()
+				for b.Loop() {
+					must(so.Posteriors(ws, emit, c, &p))
+				}
+			})
+		}
+	}
+}
