@@ -28,7 +28,8 @@ func small(t *testing.T, o Options) (*Model, []labelled) {
 // the most probable one; NBest lists them in order with their
 // probabilities, its first entry Tag's with Probability's value.
 func TestAgainstEnumeration(t *testing.T) {
-	for _, o := range []Options{{}, {Params: map[string]string{"max_iterations": "15", "prune.max": "2"}}} {
+	for _, o := range []Options{{}, {Params: map[string]string{"max_iterations": "15", "prune.max": "2"}},
+		{Params: map[string]string{"max_iterations": "15", "order": "2", "prune.max": "3"}}} {
 		m, test := small(t, o)
 		g := m.Tagger()
 		labels := m.Labels()

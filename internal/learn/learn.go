@@ -153,13 +153,17 @@ const AutoPruneMax = 8
 
 // Prune turns pruning on by default (prune.max=8, prune.by=zeroth) for
 // m ≥ PruneLabels labels, or any m with order=2 (which trains over a
-// pruned lattice), when no prune.max parameter was given, for
+// pruned lattice; with prune.max given, order=2 implies prune.by=zeroth),
+// when no prune.max parameter was given, for
 // lbfgs and l1 in float64, a simdcrf model and a model its pruner can
 // serve (no observation-dependent transitions, no sub-label transitions);
 // it reports whether it did, and says so. Written in CRFsuite's format,
 // which cannot hold the pruning, the model is trained exactly, and that
 // is said too.
 func (j *Job) Prune(cfg *train.Config, m int, obsBigrams bool) bool {
+	if cfg.Order == 2 && cfg.PruneMax > 0 && !j.given("prune.by") {
+		cfg.PruneBy = "zeroth" // (order 2's lattice comes from the pruner)
+	}
 	if m < PruneLabels && cfg.Order != 2 || j.given("prune.max") || cfg.Algorithm != "lbfgs" && cfg.Algorithm != "l1" {
 		return false
 	}
