@@ -151,7 +151,7 @@ func sameBytes(t *testing.T, what string, got, want []byte) {
 // files, and the "#" lines name each sequence's file and index.
 func TestTagAgreesWithCommand(t *testing.T) {
 	fxs := setup(t)
-	for _, name := range []string{"conllu", "conll", "crfsuite", "conllu-pruned"} {
+	for _, name := range []string{"conllu", "conll", "crfsuite", "conllu-pruned", "conllu-order2"} {
 		t.Run(name, func(t *testing.T) {
 			fx := fxs[name]
 			regionsSeen.Lock()

@@ -84,6 +84,8 @@ func makeFixtures() error {
 		{"crfsuite", ".txt", toCRFsuite, nil},
 		// A model tagged over a zeroth-order pruner's sets (issue 29).
 		{"conllu-pruned", ".conllu", nil, []string{"--features", "pos", "-p", "prune.max=4", "-p", "prune.by=zeroth"}},
+		// A second-order model (issue 30), over its pruner's sets.
+		{"conllu-order2", ".conllu", nil, []string{"--features", "pos", "-p", "order=2", "-p", "prune.max=4"}},
 	} {
 		fx := &fixture{name: f.name, dir: filepath.Join(work, f.name), simdcrf: bin, model: filepath.Join(work, f.name+".model")}
 		if err := os.MkdirAll(fx.dir, 0o755); err != nil {
