@@ -73,7 +73,9 @@ var Tasks = []Task{
 	{Name: "chunking", Title: "CoNLL-2000 chunking, chunking.tpl", Train: []string{"conll2000/train.txt"}, Test: "conll2000/test.txt",
 		Format: "conll", Template: "chunking.tpl", Metric: "chunk_f1", Target: 93.5, Peer: true},
 	{Name: "ewt-xpos", Title: "UD English EWT, XPOS, pos features", Train: []string{"ud_english_ewt/en_ewt-ud-train.conllu"}, Test: "ud_english_ewt/en_ewt-ud-test.conllu",
-		Format: "conllu", Features: "pos", Label: "xpos", Metric: "item_accuracy", Target: 94.0, Peer: true},
+		Format: "conllu", Features: "pos", Label: "xpos", Metric: "item_accuracy", Target: 94.0, Peer: true,
+		Variants: []Variant{{System: SystemOrder2, Params: []string{"order=2"}}},
+		Note:     "\"" + SystemOrder2 + "\" (issue 30) trains with `-p order=2`: label trigrams over a zeroth-order pruner's sets (prune.max=8)"},
 	{Name: "wnut17", Title: "WNUT-17 NER, pos features", Train: []string{"wnut17/wnut17train.conll"}, Test: "wnut17/emerging.test.annotated",
 		Format: "conll", Features: "pos", Metric: "chunk_f1"},
 	{Name: "czech-pooled", Title: "UD Czech pooled (not an official split), XPOS, pos features, tied transitions",
@@ -82,15 +84,17 @@ var Tasks = []Task{
 			"ud_czech/fictree/cs_fictree-ud-dev.conllu"},
 		Test:   "ud_czech/fictree/cs_fictree-ud-test.conllu",
 		Format: "conllu", Features: "pos", Label: "xpos", Params: []string{"transitions=tied", "max_iterations=60", "prune.max=0"}, Metric: "item_accuracy",
-		Variants: []Variant{{System: SystemPruned, Params: []string{"transitions=tied", "prune.max=8"}}, {System: SystemDefault, Params: []string{"transitions=tied"}}}, TagOne: true,
+		Variants: []Variant{{System: SystemPruned, Params: []string{"transitions=tied", "prune.max=8"}}, {System: SystemDefault, Params: []string{"transitions=tied"}},
+			{System: SystemOrder2, Params: []string{"transitions=tied", "order=2"}}}, TagOne: true,
 		Note: "simdcrf is trained exactly (`-p prune.max=0`) and capped at 60 L-BFGS iterations to bound the report's run time (an iteration at M = 1,208 with 14,718 tied exceptions takes seconds: see its s/iteration below); " +
-			"\"" + SystemPruned + "\" (issue 17) trains with `-p prune.max=8` to its end, uncapped; \"" + SystemDefault + "\" with the default options (issue 29: from 300 labels, `prune.max=8, prune.by=zeroth`), uncapped"},
+			"\"" + SystemPruned + "\" (issue 17) trains with `-p prune.max=8` to its end, uncapped; \"" + SystemDefault + "\" with the default options (issue 29: from 300 labels, `prune.max=8, prune.by=zeroth`), uncapped; \"" + SystemOrder2 + "\" the default with `-p order=2` (issue 30), uncapped"},
 	// Issue 14's targets: UDPipe 1.2's 87.5 % on CLTT's official split,
 	// 78 % on the pooled split (default options, the morph features),
 	// with and without candidate labels.
 	{Name: "czech-cltt", Title: "UD Czech CLTT (official split), XPOS, morph features", Train: []string{"ud_czech/cltt/cs_cltt-ud-train.conllu"},
 		Test: "ud_czech/cltt/cs_cltt-ud-test.conllu", Format: "conllu", Features: "morph", Label: "xpos", Metric: "item_accuracy", Target: 87.5,
-		Params: []string{"prune.max=0"}, Variants: []Variant{{System: SystemDefault}}, Note: "simdcrf is trained exactly (`-p prune.max=0`); \"" + SystemDefault + "\" with the default options"},
+		Params: []string{"prune.max=0"}, Variants: []Variant{{System: SystemDefault}, {System: SystemOrder2, Params: []string{"order=2"}}},
+		Note: "simdcrf is trained exactly (`-p prune.max=0`); \"" + SystemDefault + "\" with the default options; \"" + SystemOrder2 + "\" the default with `-p order=2` (issue 30)"},
 	// Issue 14: accuracy equal to CRFsuite's on identical attribute files
 	// at M in the hundreds, as the two peer tasks above check it at 23 and 50.
 	{Name: "czech-cltt-attrs", Title: "UD Czech CLTT (official split), XPOS, pos features, CRFsuite attribute files", Train: []string{"ud_czech/cltt/cs_cltt-ud-train.conllu"},
@@ -545,6 +549,10 @@ const SystemPruned = "simdcrf, pruned (prune.max=8)"
 // SystemDefault is the variant trained with the default options, which
 // from 300 labels prune with a zeroth-order pruner (issue 29).
 const SystemDefault = "simdcrf, default (pruned by a zeroth-order pruner)"
+
+// SystemOrder2 is the variant trained with label trigrams (-p order=2,
+// issue 30) over a zeroth-order pruner's sets.
+const SystemOrder2 = "simdcrf, order 2 (label trigrams, pruned)"
 
 // peerModel is the file of the model CRFsuite trains for task t.
 func peerModel(o Options, t Task) string {
