@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // Second-order chains (issue 30). A labelling's score is the first-order
@@ -481,8 +483,9 @@ func (o *order2Buf) forwardScaled(T int) (float64, bool) {
 		}
 		psi := o.psi[o.poff[t]:o.poff[t+1]]
 		for s, v := range loc {
-			psi[s] = math.Exp(v - hi)
+			psi[s] = v - hi
 		}
+		kernels.Exp(psi, psi)
 		cur := o.alpha[o.poff[t]:o.poff[t+1]]
 		if t == 1 {
 			copy(cur, psi)
@@ -566,15 +569,6 @@ func (o *order2Buf) backwardScaled(T int) {
 	}
 }
 
-// pair returns the marginal of pair state s at t (its index within t).
-func (o *order2Buf) pair(t, s int, logZ float64) float64 {
-	k := int(o.poff[t]) + s
-	if o.scaled {
-		return o.alpha[k] * o.beta[k]
-	}
-	return math.Exp(o.alpha[k] + o.beta[k] - logZ)
-}
-
 // triple returns the marginal of triple (c, s = a·n_t+b) into t ≥ 2.
 func (o *order2Buf) triple(t, c, a, s int, logZ float64) float64 {
 	n0, n1 := o.n(t-2), o.n(t-1)
@@ -637,10 +631,25 @@ func (o *order2Buf) posteriors(p *Posteriors2, px *pairIndex, T, M int, logZ flo
 	for t := 1; t < T; t++ {
 		pl, cl := o.set(t-1), o.set(t)
 		n1, n2 := len(pl), len(cl)
+		// The pair marginals of position t, in vals.
+		lo, hi := o.poff[t], o.poff[t+1]
+		o.vals = grow(o.vals, int(hi-lo))
+		qs := o.vals[:hi-lo]
+		al, be := o.alpha[lo:hi], o.beta[lo:hi]
+		if o.scaled {
+			for s := range qs {
+				qs[s] = al[s] * be[s]
+			}
+		} else {
+			for s := range qs {
+				qs[s] = al[s] + be[s] - logZ
+			}
+			kernels.Exp(qs, qs)
+		}
 		for a, i := range pl {
 			for b, j := range cl {
 				s := a*n2 + b
-				q := o.pair(t, s, logZ)
+				q := qs[s]
 				if q == 0 {
 					continue
 				}
