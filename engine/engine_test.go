@@ -27,7 +27,13 @@ type brute struct {
 
 func enumerate(t *testing.T, tr *Transitions, emit []float64, c *ChainOptions) brute {
 	t.Helper()
-	M := tr.m
+	return enumerateBy(t, tr.m, emit, c, tr.PathScore)
+}
+
+// enumerateBy is enumerate for any chain model over M labels: score gives
+// a labelling's score.
+func enumerateBy(t *testing.T, M int, emit []float64, c *ChainOptions, score func([]float64, []int32, *ChainOptions) (float64, error)) brute {
+	t.Helper()
 	T := len(emit) / M
 	n := 1
 	for range T {
@@ -45,7 +51,7 @@ func enumerate(t *testing.T, tr *Transitions, emit []float64, c *ChainOptions) b
 		if !c.admits(y) {
 			continue
 		}
-		s, err := tr.PathScore(emit, y, c)
+		s, err := score(emit, y, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,21 +77,29 @@ func enumerate(t *testing.T, tr *Transitions, emit []float64, c *ChainOptions) b
 				b.trans[int(p[t-1])*M+int(l)] += pr
 			}
 		}
-		b.start[p[0]] += pr
-		b.end[p[T-1]] += pr
+		if T > 0 {
+			b.start[p[0]] += pr
+			b.end[p[T-1]] += pr
+		}
 	}
-	// Order: score descending, then reversed-lexicographic labels.
-	idx := make([]int, len(b.paths))
+	b.paths, b.scores = bestFirst(b.paths, b.scores)
+	return b
+}
+
+// bestFirst orders labellings as NBest does: score descending, then
+// labels compared from the last position back, lowest first.
+func bestFirst(paths [][]int32, scores []float64) ([][]int32, []float64) {
+	idx := make([]int, len(paths))
 	for i := range idx {
 		idx[i] = i
 	}
 	sort.SliceStable(idx, func(a, c int) bool {
-		sa, sc := b.scores[idx[a]], b.scores[idx[c]]
+		sa, sc := scores[idx[a]], scores[idx[c]]
 		if sa != sc {
 			return sa > sc
 		}
-		pa, pc := b.paths[idx[a]], b.paths[idx[c]]
-		for t := T - 1; t >= 0; t-- {
+		pa, pc := paths[idx[a]], paths[idx[c]]
+		for t := len(pa) - 1; t >= 0; t-- {
 			if pa[t] != pc[t] {
 				return pa[t] < pc[t]
 			}
@@ -94,10 +108,9 @@ func enumerate(t *testing.T, tr *Transitions, emit []float64, c *ChainOptions) b
 	})
 	ps, ss := make([][]int32, len(idx)), make([]float64, len(idx))
 	for i, j := range idx {
-		ps[i], ss[i] = b.paths[j], b.scores[j]
+		ps[i], ss[i] = paths[j], scores[j]
 	}
-	b.paths, b.scores = ps, ss
-	return b
+	return ps, ss
 }
 
 // randomChain makes a chain with scores of the given spread; a fraction

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/simdcrf/simdcrf/kernels"
@@ -31,12 +30,10 @@ type Trigrams struct {
 	m   int
 	tri [][3]int32 // the k-th triple
 	w   []float64  // its score
-	// The pairs (i, j) that end a triple, in an open-addressing table
-	// (keys i·M+j+1, 0 empty; a Go map cost 70 ns a lookup, most of
-	// building a lattice): pair p's triples are ord[ptr[p]:ptr[p+1]].
-	keys  []uint64
-	pidx  []int32
-	shift uint
+	// The pairs (i, j) that end a triple, in a pairIndex (a Go map cost
+	// 70 ns a lookup, most of building a lattice): pair p's triples are
+	// ord[ptr[p]:ptr[p+1]].
+	pairs *pairIndex
 	ptr   []int32
 	ord   []int32 // triple indices, by pair, then by h
 }
@@ -68,49 +65,24 @@ func NewTrigrams(m int, triples [][3]int32, scores []float64) (*Trigrams, error)
 		ka, kb := key(a), key(b)
 		return slices.Compare(ka[:], kb[:])
 	})
-	var pairs []uint64 // the keys, in ord's order
+	var first []int32 // a triple of each pair, in ord's order
 	for n, k := range g.ord {
 		if n > 0 && key(g.ord[n-1]) == key(k) {
 			x := triples[k]
 			return nil, fmt.Errorf("engine: trigram (%d, %d, %d) is listed twice", x[0], x[1], x[2])
 		}
-		x := triples[k]
-		pk := uint64(x[1])*uint64(m) + uint64(x[2]) + 1
-		if len(pairs) == 0 || pairs[len(pairs)-1] != pk {
-			pairs = append(pairs, pk)
+		if x := triples[k]; n == 0 || x[1] != triples[g.ord[n-1]][1] || x[2] != triples[g.ord[n-1]][2] {
+			first = append(first, k)
 			g.ptr = append(g.ptr, int32(n))
 		}
 	}
 	g.ptr = append(g.ptr, int32(len(g.ord)))
-	size := uint(4)
-	for size < 2*uint(len(pairs)) {
-		size *= 2
-	}
-	g.shift = 64 - uint(bits.TrailingZeros(size))
-	g.keys, g.pidx = make([]uint64, size), make([]int32, size)
-	for p, key := range pairs {
-		h := (key * 0x9E3779B97F4A7C15) >> g.shift
-		for g.keys[h] != 0 {
-			h = (h + 1) & uint64(size-1)
-		}
-		g.keys[h], g.pidx[h] = key, int32(p)
-	}
+	g.pairs = newPairIndex(m, len(first), func(p int) (int32, int32) { x := triples[first[p]]; return x[1], x[2] })
 	return g, nil
 }
 
 // find returns the index of pair (i, j) in ptr, or −1.
-func (g *Trigrams) find(i, j int32) int32 {
-	key := uint64(i)*uint64(g.m) + uint64(j) + 1
-	mask := uint64(len(g.keys) - 1)
-	for h := (key * 0x9E3779B97F4A7C15) >> g.shift; ; h = (h + 1) & mask {
-		switch g.keys[h] {
-		case key:
-			return g.pidx[h]
-		case 0:
-			return -1
-		}
-	}
-}
+func (g *Trigrams) find(i, j int32) int32 { return g.pairs.find(i, j) }
 
 // Labels returns M.
 func (g *Trigrams) Labels() int { return g.m }
@@ -240,6 +212,18 @@ func (ws *Workspace) order2() *order2Buf {
 	return ws.o2
 }
 
+// noOptions stands for nil options.
+var noOptions ChainOptions
+
+// setsOf builds the sets of a chain of T positions under c (nil: free),
+// and reports whether every position allows a label.
+func (o *order2Buf) setsOf(c *ChainOptions, T, M int) bool {
+	if c == nil {
+		c = &noOptions
+	}
+	return o.sets.sets(c, T, M)
+}
+
 // n returns |K_t|.
 func (o *order2Buf) n(t int) int { return int(o.sets.off[t+1] - o.sets.off[t]) }
 
@@ -274,11 +258,7 @@ func (so *SecondOrder) check(emit []float64, c *ChainOptions) (int, error) {
 // and its triples' g.
 func (so *SecondOrder) lattice(o *order2Buf, emit []float64, T int, c *ChainOptions) error {
 	tr, M := so.tr, so.tr.m
-	cc := c
-	if cc == nil {
-		cc = &ChainOptions{}
-	}
-	if !o.sets.sets(cc, T, M) {
+	if !o.setsOf(c, T, M) {
 		return ErrNoLabelling
 	}
 	o.poff = grow(o.poff, T+1)
@@ -418,11 +398,7 @@ func (so *SecondOrder) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 // single is Posteriors for a chain of one position.
 func (so *SecondOrder) single(o *order2Buf, emit []float64, c *ChainOptions, p *Posteriors2) (float64, error) {
 	tr, M := so.tr, so.tr.m
-	cc := c
-	if cc == nil {
-		cc = &ChainOptions{}
-	}
-	if !o.sets.sets(cc, 1, M) {
+	if !o.setsOf(c, 1, M) {
 		return 0, ErrNoLabelling
 	}
 	set := o.set(0)
@@ -927,11 +903,7 @@ func (so *SecondOrder) nbest(ws *Workspace, emit []float64, T int, c *ChainOptio
 // nbestSingle is nbest for a chain of one position.
 func (so *SecondOrder) nbestSingle(o *order2Buf, emit []float64, c *ChainOptions, paths [][]int32, scores []float64) (int, error) {
 	tr, M := so.tr, so.tr.m
-	cc := c
-	if cc == nil {
-		cc = &ChainOptions{}
-	}
-	if !o.sets.sets(cc, 1, M) {
+	if !o.setsOf(c, 1, M) {
 		return 0, ErrNoLabelling
 	}
 	o.nb.heap = o.nb.heap[:0]

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 )
@@ -19,82 +18,16 @@ type brute2 struct {
 
 func enumerate2(t *testing.T, so *SecondOrder, emit []float64, c *ChainOptions) brute2 {
 	t.Helper()
-	M := so.tr.m
-	T := len(emit) / M
-	n := 1
-	for range T {
-		n *= M
-	}
-	var b brute2
-	y := make([]int32, T)
-	for k := range n {
-		x := k
-		for p := T - 1; p >= 0; p-- {
-			y[p] = int32(x % M)
-			x /= M
-		}
-		if !c.admits(y) {
-			continue
-		}
-		s, err := so.PathScore(emit, y, c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if math.IsInf(s, -1) {
-			continue
-		}
-		b.paths = append(b.paths, slices.Clone(y))
-		b.scores = append(b.scores, s)
-	}
-	b.nPossible = len(b.paths)
-	b.logZ = logSumExp(b.scores)
-	b.marg = make([]float64, T*M)
-	b.edges = make([]float64, max(T-1, 0)*M*M)
-	b.trans = make([]float64, M*M)
-	b.start, b.end = make([]float64, M), make([]float64, M)
+	b := brute2{brute: enumerateBy(t, so.tr.m, emit, c, so.PathScore)}
 	b.tri = make([]float64, so.tg.Len())
 	for k, p := range b.paths {
 		pr := math.Exp(b.scores[k] - b.logZ)
-		for t, l := range p {
-			b.marg[t*M+int(l)] += pr
-			if t > 0 {
-				b.edges[((t-1)*M+int(p[t-1]))*M+int(l)] += pr
-				b.trans[int(p[t-1])*M+int(l)] += pr
-			}
-			if t > 1 {
-				if i := so.tg.Index(p[t-2], p[t-1], l); i >= 0 {
-					b.tri[i] += pr
-				}
+		for t := 2; t < len(p); t++ {
+			if i := so.tg.Index(p[t-2], p[t-1], p[t]); i >= 0 {
+				b.tri[i] += pr
 			}
 		}
-		if T > 0 {
-			b.start[p[0]] += pr
-			b.end[p[T-1]] += pr
-		}
 	}
-	// Score descending, then labels compared from the end, lowest first.
-	idx := make([]int, len(b.paths))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(a, c int) bool {
-		sa, sc := b.scores[idx[a]], b.scores[idx[c]]
-		if sa != sc {
-			return sa > sc
-		}
-		pa, pc := b.paths[idx[a]], b.paths[idx[c]]
-		for t := T - 1; t >= 0; t-- {
-			if pa[t] != pc[t] {
-				return pa[t] < pc[t]
-			}
-		}
-		return false
-	})
-	ps, ss := make([][]int32, len(idx)), make([]float64, len(idx))
-	for i, j := range idx {
-		ps[i], ss[i] = b.paths[j], b.scores[j]
-	}
-	b.paths, b.scores = ps, ss
 	return b
 }
 

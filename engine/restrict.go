@@ -110,7 +110,29 @@ type pairIndex struct {
 	m     uint64
 }
 
-// find returns the exception index of the pair i→j, or −1.
+// newPairIndex indexes n distinct pairs of labels in [0, m): pair(k) is
+// the k-th, found as k.
+func newPairIndex(m, n int, pair func(k int) (i, j int32)) *pairIndex {
+	bits := uint(1)
+	for 1<<bits < 2*n {
+		bits++
+	}
+	px := &pairIndex{keys: make([]uint64, 1<<bits), k: make([]int32, 1<<bits), shift: 64 - bits, m: uint64(m)}
+	mask := uint64(len(px.keys) - 1)
+	for k := range n {
+		i, j := pair(k)
+		key := uint64(i)*px.m + uint64(j) + 1
+		h := (key * 0x9E3779B97F4A7C15) >> px.shift
+		for px.keys[h] != 0 {
+			h = (h + 1) & mask
+		}
+		px.keys[h], px.k[h] = key, int32(k)
+	}
+	return px
+}
+
+// find returns the index of the pair i→j (the exception's, for a tied
+// structure), or −1.
 func (px *pairIndex) find(i, j int32) int32 {
 	key := uint64(i)*px.m + uint64(j) + 1
 	mask := uint64(len(px.keys) - 1)
@@ -132,20 +154,7 @@ func (tr *Transitions) pairIndex() *pairIndex {
 		return px
 	}
 	exc := tr.tied.exc
-	bits := uint(1)
-	for 1<<bits < 2*len(exc) {
-		bits++
-	}
-	px := &pairIndex{keys: make([]uint64, 1<<bits), k: make([]int32, 1<<bits), shift: 64 - bits, m: uint64(tr.m)}
-	mask := uint64(len(px.keys) - 1)
-	for n, e := range exc {
-		key := uint64(e.From)*px.m + uint64(e.To) + 1
-		h := (key * 0x9E3779B97F4A7C15) >> px.shift
-		for px.keys[h] != 0 {
-			h = (h + 1) & mask
-		}
-		px.keys[h], px.k[h] = key, int32(n)
-	}
+	px := newPairIndex(tr.m, len(exc), func(n int) (int32, int32) { return exc[n].From, exc[n].To })
 	if tr.pairs.CompareAndSwap(nil, px) {
 		return px
 	}

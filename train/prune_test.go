@@ -53,13 +53,21 @@ func evalAt(t *testing.T, o *objective, theta []float64) (float64, []float64) {
 // of o along n trainable parameters chosen by r.
 func finiteDiff(t *testing.T, o *objective, md *paramSpace, r *rand.Rand, theta, g []float64, n int) {
 	t.Helper()
-	tmp := make([]float64, len(theta))
-	checked := 0
+	var ks []int
 	for _, k := range r.Perm(len(theta)) {
-		if !md.trainable(k) || checked == n {
-			continue
+		if md.trainable(k) && len(ks) < n {
+			ks = append(ks, k)
 		}
-		checked++
+	}
+	finiteDiffAt(t, o, theta, g, ks)
+}
+
+// finiteDiffAt checks gradient g of o at theta against central
+// differences of o along the parameters ks.
+func finiteDiffAt(t *testing.T, o *objective, theta, g []float64, ks []int) {
+	t.Helper()
+	tmp := make([]float64, len(theta))
+	for _, k := range ks {
 		const h = 1e-5
 		x := theta[k]
 		theta[k] = x + h
