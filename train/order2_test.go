@@ -181,6 +181,22 @@ func TestOrder2Train(t *testing.T) {
 	if len(holdout) == 0 || holdout[len(holdout)-1] < 0.5 {
 		t.Fatalf("holdout accuracies %v", holdout)
 	}
+	// OWL-QN (l1): the L1 term reaches the trigram weights too.
+	l1, _ := Defaults("l1")
+	l1.C1, l1.Threads, l1.Order, l1.PruneMax, l1.PruneBy = 2, 2, 2, 3, "zeroth"
+	sparse1, err := Train(context.Background(), d, l1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zeros := 0
+	for k := range sparse1.Trigrams.Len() {
+		if sparse1.Trigrams.Score(k) == 0 {
+			zeros++
+		}
+	}
+	if zeros == 0 || zeros == sparse1.Trigrams.Len() || sparse1.Interrupted {
+		t.Fatalf("l1: %d of %d trigram weights zero", zeros, sparse1.Trigrams.Len())
+	}
 }
 
 // TestOrder2Config: the order parameter and what order 2 needs.
