@@ -178,7 +178,8 @@ func TestBuildSimdcrf(t *testing.T) {
 // TestRecall: recall measures a pruned model on a labelled file: on toy
 // data whose word gives the label, two labels kept out of 40 hold the
 // gold label almost always, accuracy there is no lower than overall; -max
-// replaces the model's rule; a model without pruning is refused.
+// replaces the model's rule; -known refuses attribute files (no words); a
+// model without pruning is refused.
 func TestRecall(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "train.txt")
@@ -243,10 +244,79 @@ func TestRecall(t *testing.T) {
 		if tokens != 1500 || in < 99 || size < 1 || size > 2 || accIn < acc {
 			t.Fatalf("recall printed %q", out.String())
 		}
+		// -known on attribute files (no words): refused, with file and line.
+		if err := run([]string{"recall", "-known", data, "-m", mp, data}, &out, &errb); err == nil || !strings.Contains(err.Error(), "train.txt:1: no words") {
+			t.Fatalf("recall -known of attribute files: %v", err)
+		}
 		// -max 1 -threshold 0: one label a position.
 		out.Reset()
 		if err := run([]string{"recall", "-max", "1", "-threshold", "0", "-m", mp, data}, &out, &errb); err != nil || !strings.Contains(out.String(), ", 1.00 labels a set") {
 			t.Fatalf("recall -max 1: %v, %q", err, out.String())
 		}
+	}
+}
+
+// TestRecallKnown: with -known, recall measures the tokens of the words the
+// training file holds apart from the others (column input), and the two
+// classes add up to all tokens.
+func TestRecallKnown(t *testing.T) {
+	dir := t.TempDir()
+	trainPath, testPath := filepath.Join(dir, "train.txt"), filepath.Join(dir, "test.txt")
+	tr, err := simdcrf.NewTrainer(simdcrf.Options{Features: "pos", Params: map[string]string{"prune.max": "2", "prune.by": "zeroth", "max_iterations": "20"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var train, test strings.Builder
+	unknown := 0
+	for i := range 200 {
+		var toks [][]string
+		var labels []string
+		for k := range 4 {
+			w := (i*4 + k*3) % 30
+			toks, labels = append(toks, []string{fmt.Sprintf("w%d", w)}), append(labels, fmt.Sprintf("L%d", w%12))
+			fmt.Fprintf(&train, "w%d\tL%d\n", w, w%12)
+			if i < 50 { // the test: every fifth word unseen
+				v := w
+				if k == 0 {
+					v, unknown = 30+w%10, unknown+1
+				}
+				fmt.Fprintf(&test, "w%d\tL%d\n", v, v%12)
+			}
+		}
+		train.WriteString("\n")
+		if i < 50 {
+			test.WriteString("\n")
+		}
+		if err := tr.AppendTokens(toks, labels); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for p, s := range map[string]string{trainPath: train.String(), testPath: test.String()} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := tr.Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(dir, "m.model")
+	if err := m.Save(mp); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := run([]string{"recall", "-known", trainPath, "-m", mp, testPath}, &out, &errb); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var all, kn, un int
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("recall -known printed %q", out.String())
+	}
+	_, e1 := fmt.Sscanf(lines[0], "tokens %d,", &all)
+	_, e2 := fmt.Sscanf(lines[1], "known words: tokens %d,", &kn)
+	_, e3 := fmt.Sscanf(lines[2], "unknown words: tokens %d,", &un)
+	if e1 != nil || e2 != nil || e3 != nil || all != 200 || un != unknown || kn+un != all {
+		t.Fatalf("recall -known printed %q (want %d unknown of 200)", out.String(), unknown)
 	}
 }
