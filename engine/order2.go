@@ -184,25 +184,43 @@ const MaxLattice = 1 << 25
 
 // order2Buf is the second-order part of a Workspace. Pair state (a, b) at
 // t ≥ 1 (labels lab[off[t−1]+a], lab[off[t]+b]) is entry poff[t]+a·n_t+b of
-// loc, alpha, beta and bp; triple (c, a, b) into t ≥ 2 is entry
-// toff[t]+(a·n_t+b)·n_{t−2}+c of g (its score) and gk (its index, −1: none).
+// loc, alpha, beta and bp. The listed triples into t ≥ 2 are
+// te[teoff[t]:teoff[t+1]]; the log domain, Viterbi and n-best also lay
+// every triple (c, a, b) out densely, as entry toff[t]+(a·n_t+b)·n_{t−2}+c
+// of g (its score, 0 unlisted) and gk (its index, −1: unlisted). The scaled
+// path works from the list alone: an unlisted triple's factor is 1, so a
+// pair state's sum over c is the column sum of α̂ plus the listed
+// triples' corrections, O(K²) a position besides them instead of O(K³).
 type order2Buf struct {
 	sets       restrictBuf // its off, lab and mark: the sets
 	poff, toff []int32
+	te         []triEntry
+	teoff      []int32
+	tgx        []float64 // exp(g) − 1 of each listed triple (the scaled path)
+	colsum     []float64 // scratch, max |K|
+	pw         []float64 // scratch, a position's pair states
 	loc, alpha []float64
 	beta, g    []float64
-	// The scaled path: psi = exp(loc − shift_t), gx = exp(g), z the
-	// normalisers Z_t (α and β then hold the scaled α̂ and β̂).
-	psi, gx, z []float64
-	scaled     bool // alpha and beta hold the scaled path's
-	gk, bp     []int32
-	idx        []int32   // M: a label's index in K_{t−2}, −1 outside
-	vals       []float64 // scratch, max |K|
-	nscore     []float64 // n-best: pair states × k
-	nprev      []int32
-	nrank      []int32
-	ncount     []int32
-	nb         nbestBuf // its heap
+	// The scaled path: psi = exp(loc − shift_t), z the normalisers Z_t
+	// (α and β then hold the scaled α̂ and β̂).
+	psi, z []float64
+	scaled bool // alpha and beta hold the scaled path's
+	gk, bp []int32
+	idx    []int32   // M: a label's index in K_{t−2}, −1 outside
+	vals   []float64 // scratch, max |K|
+	nscore []float64 // n-best: pair states × k
+	nprev  []int32
+	nrank  []int32
+	ncount []int32
+	nb     nbestBuf // its heap
+}
+
+// triEntry is a listed triple of the lattice: pair state s = a·n_t+b of
+// position t, c its label two back (an index into K_{t−2}), k the
+// triple's index in Trigrams, g its score.
+type triEntry struct {
+	s, a, c, k int32
+	g          float64
 }
 
 func (ws *Workspace) order2() *order2Buf {
@@ -251,12 +269,12 @@ func (so *SecondOrder) check(emit []float64, c *ChainOptions) (int, error) {
 	return T, nil
 }
 
-// lattice builds the sets, the pair states' local scores and the triples'
-// scores of a checked chain of T ≥ 2 positions. loc at t holds
-// S[i][j] + emit[t][j], plus start[i] + emit[0][i] at t = 1 and end[j] at
-// t = T−1, so that a labelling's score is the sum of its pair states' loc
-// and its triples' g.
-func (so *SecondOrder) lattice(o *order2Buf, emit []float64, T int, c *ChainOptions) error {
+// lattice builds the sets, the pair states' local scores and the listed
+// triples of a checked chain of T ≥ 2 positions (and the dense triple
+// scores with dense). loc at t holds S[i][j] + emit[t][j], plus start[i] +
+// emit[0][i] at t = 1 and end[j] at t = T−1, so that a labelling's score
+// is the sum of its pair states' loc and its triples' g.
+func (so *SecondOrder) lattice(o *order2Buf, emit []float64, T int, c *ChainOptions, dense bool) error {
 	tr, M := so.tr, so.tr.m
 	if !o.setsOf(c, T, M) {
 		return ErrNoLabelling
@@ -281,9 +299,10 @@ func (so *SecondOrder) lattice(o *order2Buf, emit []float64, T int, c *ChainOpti
 	o.loc = grow(o.loc, np)
 	o.alpha = grow(o.alpha, np)
 	o.beta = grow(o.beta, np)
-	o.g = grow(o.g, nt)
-	o.gk = grow(o.gk, nt)
 	o.vals = grow(o.vals, maxN)
+	o.colsum = grow(o.colsum, maxN)
+	o.teoff = grow(o.teoff, T+1)
+	o.te = o.te[:0]
 	if len(o.idx) < M {
 		o.idx = make([]int32, M)
 		fill(o.idx, -1)
@@ -305,6 +324,7 @@ func (so *SecondOrder) lattice(o *order2Buf, emit []float64, T int, c *ChainOpti
 				loc[a*len(cl)+b] = v
 			}
 		}
+		o.teoff[t] = int32(len(o.te))
 		if t < 2 {
 			continue
 		}
@@ -312,18 +332,12 @@ func (so *SecondOrder) lattice(o *order2Buf, emit []float64, T int, c *ChainOpti
 		for c, h := range hl {
 			o.idx[h] = int32(c)
 		}
-		n0 := len(hl)
-		g := o.g[o.toff[t]:o.toff[t+1]]
-		gk := o.gk[o.toff[t]:o.toff[t+1]]
-		clear(g)
-		fill(gk, -1)
 		for a, i := range pl {
 			for b, j := range cl {
-				at := (a*len(cl) + b) * n0
+				s := int32(a*len(cl) + b)
 				for _, k := range so.tg.list(i, j) {
 					if c := o.idx[so.tg.tri[k][0]]; c >= 0 {
-						g[at+int(c)] = so.tg.w[k]
-						gk[at+int(c)] = k
+						o.te = append(o.te, triEntry{s: s, a: int32(a), c: c, k: k, g: so.tg.w[k]})
 					}
 				}
 			}
@@ -332,7 +346,28 @@ func (so *SecondOrder) lattice(o *order2Buf, emit []float64, T int, c *ChainOpti
 			o.idx[h] = -1
 		}
 	}
+	o.teoff[0] = 0
+	o.teoff[T] = int32(len(o.te))
+	if dense {
+		o.denseTriples(T)
+	}
 	return nil
+}
+
+// denseTriples lays every triple of the lattice out in g and gk.
+func (o *order2Buf) denseTriples(T int) {
+	nt := int(o.toff[T])
+	o.g = grow(o.g, nt)
+	o.gk = grow(o.gk, nt)
+	clear(o.g[:nt])
+	fill(o.gk[:nt], -1)
+	for t := 2; t < T; t++ {
+		n0, base := o.n(t-2), int(o.toff[t])
+		for _, e := range o.te[o.teoff[t]:o.teoff[t+1]] {
+			at := base + int(e.s)*n0 + int(e.c)
+			o.g[at], o.gk[at] = e.g, e.k
+		}
+	}
 }
 
 // LogZ returns the log partition function of a chain with emission scores
@@ -369,11 +404,12 @@ func (so *SecondOrder) Posteriors(ws *Workspace, emit []float64, c *ChainOptions
 	if T == 1 {
 		return so.single(o, emit, c, p)
 	}
-	if err := so.lattice(o, emit, T, c); err != nil {
+	if err := so.lattice(o, emit, T, c, false); err != nil {
 		return 0, err
 	}
 	logZ, ok := o.forwardScaled(T)
 	if !ok {
+		o.denseTriples(T)
 		logZ = o.forward(T)
 	}
 	if math.IsInf(logZ, -1) {
@@ -441,9 +477,9 @@ func (o *order2Buf) forwardScaled(T int) (float64, bool) {
 	if order2LogOnly {
 		return 0, false
 	}
-	np, nt := int(o.poff[T]), int(o.toff[T])
+	np := int(o.poff[T])
 	o.psi = grow(o.psi, np)
-	o.gx = grow(o.gx, nt)
+	o.tgx = grow(o.tgx, len(o.te))
 	o.z = grow(o.z, T)
 	logZ := 0.0
 	for t := 1; t < T; t++ {
@@ -466,38 +502,34 @@ func (o *order2Buf) forwardScaled(T int) (float64, bool) {
 		if t == 1 {
 			copy(cur, psi)
 		} else {
-			// Most triples are not listed (score 0): exp of the listed
-			// ones alone.
-			g := o.g[o.toff[t]:o.toff[t+1]]
-			gk := o.gk[o.toff[t]:o.toff[t+1]]
-			gx := o.gx[o.toff[t]:o.toff[t+1]]
-			fill(gx, 1)
-			ghi, glo := 0.0, 0.0
-			for k, i := range gk {
-				if i < 0 {
-					continue
-				}
-				v := g[k]
-				gx[k] = math.Exp(v)
-				if v > math.Inf(-1) {
-					ghi, glo = max(ghi, v), min(glo, v)
-				}
-			}
-			if ghi-glo > scaledRange {
-				return 0, false
-			}
+			// An unlisted triple's factor is 1: each pair state
+			// (a, b) starts from the column sum Σ_c α̂(c, a), and a
+			// listed triple adds α̂(c, a)·(exp(g) − 1). A −Inf triple
+			// (a forbidden one: none in trained models) goes to the log
+			// domain, whose zero is exact.
 			n0, n1, n2 := o.n(t-2), o.n(t-1), o.n(t)
 			prev := o.alpha[o.poff[t-1]:o.poff[t]]
-			for a := range n1 {
-				for b := range n2 {
-					s := a*n2 + b
-					gs := gx[s*n0 : (s+1)*n0]
-					sum := 0.0
-					for c, w := range gs {
-						sum += prev[c*n1+a] * w
-					}
-					cur[s] = sum * psi[s]
+			col := o.colsum[:n1]
+			clear(col)
+			for c := range n0 {
+				for a, v := range prev[c*n1 : (c+1)*n1] {
+					col[a] += v
 				}
+			}
+			for a := range n1 {
+				fill(cur[a*n2:(a+1)*n2], col[a])
+			}
+			lo, hi := o.teoff[t], o.teoff[t+1]
+			for n, e := range o.te[lo:hi] {
+				if e.g > scaledRange || e.g < -scaledRange {
+					return 0, false
+				}
+				x := math.Expm1(e.g)
+				o.tgx[int(lo)+n] = x
+				cur[e.s] += prev[int(e.c)*n1+int(e.a)] * x
+			}
+			for s, w := range psi {
+				cur[s] *= w
 			}
 		}
 		z := 0.0
@@ -522,37 +554,42 @@ func (o *order2Buf) forwardScaled(T int) (float64, bool) {
 func (o *order2Buf) backwardScaled(T int) {
 	fill(o.beta[o.poff[T-1]:o.poff[T]], 1)
 	for t := T - 1; t >= 2; t-- {
+		// As forward: the row sum over b of w = ψ·β̂/Z for every c,
+		// then the listed triples' corrections.
 		n0, n1, n2 := o.n(t-2), o.n(t-1), o.n(t)
 		next := o.beta[o.poff[t]:o.poff[t+1]]
 		cur := o.beta[o.poff[t-1]:o.poff[t]]
 		psi := o.psi[o.poff[t]:o.poff[t+1]]
-		gx := o.gx[o.toff[t]:o.toff[t+1]]
 		inv := 1 / o.z[t]
-		v := o.vals[:n2]
+		o.pw = grow(o.pw, n1*n2)
+		w := o.pw[:n1*n2]
+		row := o.colsum[:n1]
 		for a := range n1 {
+			sum := 0.0
 			for b := range n2 {
 				s := a*n2 + b
-				v[b] = psi[s] * next[s] * inv
+				w[s] = psi[s] * next[s] * inv
+				sum += w[s]
 			}
-			for c := range n0 {
-				sum := 0.0
-				for b, w := range v {
-					sum += gx[(a*n2+b)*n0+c] * w
-				}
-				cur[c*n1+a] = sum
-			}
+			row[a] = sum
+		}
+		for c := range n0 {
+			copy(cur[c*n1:(c+1)*n1], row)
+		}
+		lo := int(o.teoff[t])
+		for n, e := range o.te[lo:o.teoff[t+1]] {
+			cur[int(e.c)*n1+int(e.a)] += o.tgx[lo+n] * w[e.s]
 		}
 	}
 }
 
-// triple returns the marginal of triple (c, s = a·n_t+b) into t ≥ 2.
-func (o *order2Buf) triple(t, c, a, s int, logZ float64) float64 {
-	n0, n1 := o.n(t-2), o.n(t-1)
-	pk, ps, tk := int(o.poff[t-1])+c*n1+a, int(o.poff[t])+s, int(o.toff[t])+s*n0+c
+// triple returns the marginal of the n-th listed triple e, into t ≥ 2.
+func (o *order2Buf) triple(t, n int, e triEntry, logZ float64) float64 {
+	pk, ps := int(o.poff[t-1])+int(e.c)*o.n(t-1)+int(e.a), int(o.poff[t])+int(e.s)
 	if o.scaled {
-		return o.alpha[pk] * o.gx[tk] * o.psi[ps] * o.beta[ps] / o.z[t]
+		return o.alpha[pk] * (1 + o.tgx[n]) * o.psi[ps] * o.beta[ps] / o.z[t]
 	}
-	return math.Exp(o.alpha[pk] + o.g[tk] + o.loc[ps] + o.beta[ps] - logZ)
+	return math.Exp(o.alpha[pk] + e.g + o.loc[ps] + o.beta[ps] - logZ)
 }
 
 // forward fills alpha in the log domain and returns log Z.
@@ -606,7 +643,7 @@ func (o *order2Buf) backward(T int) {
 func (o *order2Buf) posteriors(p *Posteriors2, px *pairIndex, T, M int, logZ float64) {
 	for t := 1; t < T; t++ {
 		pl, cl := o.set(t-1), o.set(t)
-		n1, n2 := len(pl), len(cl)
+		n2 := len(cl)
 		// The pair marginals of position t, in vals.
 		lo, hi := o.poff[t], o.poff[t+1]
 		o.vals = grow(o.vals, int(hi-lo))
@@ -659,17 +696,9 @@ func (o *order2Buf) posteriors(p *Posteriors2, px *pairIndex, T, M int, logZ flo
 		if p.Trigrams == nil || t < 2 {
 			continue
 		}
-		n0 := o.n(t - 2)
-		gk := o.gk[o.toff[t]:o.toff[t+1]]
-		for a := range n1 {
-			for b := range n2 {
-				s := a*n2 + b
-				for c := range n0 {
-					if k := gk[s*n0+c]; k >= 0 {
-						p.Trigrams[k] += o.triple(t, c, a, s, logZ)
-					}
-				}
-			}
+		first := int(o.teoff[t])
+		for n, e := range o.te[first:o.teoff[t+1]] {
+			p.Trigrams[e.k] += o.triple(t, first+n, e, logZ)
 		}
 	}
 }
@@ -811,7 +840,7 @@ func (so *SecondOrder) nbest(ws *Workspace, emit []float64, T int, c *ChainOptio
 	if T == 1 {
 		return so.nbestSingle(o, emit, c, paths, scores)
 	}
-	if err := so.lattice(o, emit, T, c); err != nil {
+	if err := so.lattice(o, emit, T, c, true); err != nil {
 		return 0, err
 	}
 	np := int(o.poff[T])

@@ -378,7 +378,7 @@ func TestSecondOrderScaled(t *testing.T) {
 		} else {
 			tr, emit = randomChain(r, T, M, spread, 0.05)
 		}
-		so := must(NewSecondOrder(tr, randomTrigrams(r, M, 0.3, spread, 0.05, false)))
+		so := must(NewSecondOrder(tr, randomTrigrams(r, M, 0.3, spread, []float64{0, 0, 0, 0.05}[trial%4], false)))
 		c := &ChainOptions{Allowed: randomSets(r, T, M, 8, 0.05, nil)}
 		name := fmt.Sprintf("trial %d M=%d T=%d spread %v", trial, M, T, spread)
 		post := func(ws *Workspace) (float64, Posteriors2, error) {
