@@ -16,7 +16,7 @@ import (
 // O(T·M³) for free positions, so it is affordable only over pruned lattices
 // (MarMoT's scheme: a few labels per position). This file is the
 // log-domain recursion (stable whatever the scores; the oracle) and the
-// scaled one in the probability domain (one exp per pair state and
+// scaled one in the probability domain (one exp per pair state and listed
 // triple instead of one per term, several times faster), which hands the
 // chain to the log domain when its scores spread too wide for it, as the
 // first-order engine does.
@@ -468,10 +468,11 @@ func (so *SecondOrder) single(o *order2Buf, emit []float64, c *ChainOptions, p *
 var order2LogOnly bool
 
 // forwardScaled runs the scaled forward pass: α̂_t = α_t / (Z_1⋯Z_t) over
-// psi and gx, the exponentiated pair and triple scores; it returns log Z
-// and true, or false when a position's pair scores or triple scores
-// spread wider than scaledRange or a normaliser is not a normal positive
-// number (then the log domain must run).
+// psi, the exponentiated pair scores, and tgx, exp(g) − 1 of the listed
+// triples; it returns log Z and true, or false when a position's pair
+// scores spread wider than scaledRange, a listed triple's score lies
+// outside ±scaledRange, or a normaliser is not a normal positive number
+// (then the log domain must run).
 func (o *order2Buf) forwardScaled(T int) (float64, bool) {
 	o.scaled = false
 	if order2LogOnly {
