@@ -184,7 +184,7 @@ const MaxLattice = 1 << 25
 
 // order2Buf is the second-order part of a Workspace. Pair state (a, b) at
 // t ≥ 1 (labels lab[off[t−1]+a], lab[off[t]+b]) is entry poff[t]+a·n_t+b of
-// loc, alpha, beta and bp. The listed triples into t ≥ 2 are
+// loc, alpha and beta. The listed triples into t ≥ 2 are
 // te[teoff[t]:teoff[t+1]]; the log domain, Viterbi and n-best also lay
 // every triple (c, a, b) out densely, as entry toff[t]+(a·n_t+b)·n_{t−2}+c
 // of g (its score, 0 unlisted) and gk (its index, −1: unlisted). The scaled
@@ -205,7 +205,7 @@ type order2Buf struct {
 	// (α and β then hold the scaled α̂ and β̂).
 	psi, z []float64
 	scaled bool // alpha and beta hold the scaled path's
-	gk, bp []int32
+	gk     []int32
 	idx    []int32   // M: a label's index in K_{t−2}, −1 outside
 	vals   []float64 // scratch, max |K|
 	nscore []float64 // n-best: pair states × k

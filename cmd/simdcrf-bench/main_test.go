@@ -217,14 +217,7 @@ func TestRecall(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		m, err := tr.Train(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		mp := filepath.Join(dir, "m.model")
-		if err := m.Save(mp); err != nil {
-			t.Fatal(err)
-		}
+		mp := trainAndSave(t, tr, dir)
 		var out, errb bytes.Buffer
 		err = run([]string{"recall", "-m", mp, data}, &out, &errb)
 		if !c.ok {
@@ -296,14 +289,7 @@ func TestRecallKnown(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := tr.Train(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	mp := filepath.Join(dir, "m.model")
-	if err := m.Save(mp); err != nil {
-		t.Fatal(err)
-	}
+	mp := trainAndSave(t, tr, dir)
 	var out, errb bytes.Buffer
 	if err := run([]string{"recall", "-known", trainPath, "-m", mp, testPath}, &out, &errb); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
@@ -319,4 +305,18 @@ func TestRecallKnown(t *testing.T) {
 	if e1 != nil || e2 != nil || e3 != nil || all != 200 || un != unknown || kn+un != all {
 		t.Fatalf("recall -known printed %q (want %d unknown of 200)", out.String(), unknown)
 	}
+}
+
+// trainAndSave trains tr and saves the model in dir, returning its path.
+func trainAndSave(t *testing.T, tr *simdcrf.Trainer, dir string) string {
+	t.Helper()
+	m, err := tr.Train(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp := filepath.Join(dir, "m.model")
+	if err := m.Save(mp); err != nil {
+		t.Fatal(err)
+	}
+	return mp
 }
