@@ -322,11 +322,14 @@ func newExtractor(o Options, name string) (*extractor, error) {
 	switch o.Features {
 	case "":
 	case "pos":
-		fx.pos = &posFeatures{}
+		fx.pos = &posFeatures{guess: o.Guesser}
 	case "morph":
-		fx.pos = &posFeatures{morph: true}
+		fx.pos = &posFeatures{morph: true, guess: o.Guesser}
 	default:
 		return nil, errorf(name, 0, "unknown feature set %q (want pos or morph)", o.Features)
+	}
+	if o.Guesser != nil && fx.pos == nil {
+		return nil, errorf(name, 0, "a guesser adds to a built-in feature set (pos or morph), not to a template alone")
 	}
 	if fx.tmpl == nil && fx.pos == nil {
 		return nil, errorf(name, 0, "%s input needs a feature template or a feature set (pos)", o.Format)

@@ -85,6 +85,9 @@ type Options struct {
 	Features string    // "pos": the built-in feature set
 	Label    string    // conllu: "upos" (default) or "xpos"
 	Columns  int       // conll: observation columns (0 = every row's last column is the label)
+	// Guesser, with Features, adds the attributes of its guesses of
+	// each word's labels (a model trained with one stores it).
+	Guesser *Guesser
 }
 
 // Error is an input error at a place in a file. Line 0 means the whole file.

@@ -31,7 +31,8 @@ import (
 // suffix+neighbour pairs, w-2|w-1 and a sentence-initial-capital flag gave
 // nothing measurable (±0.1) and are left out to keep the model small.
 type posFeatures struct {
-	morph bool   // the "morph" set: pos plus morphMore's features
+	morph bool // the "morph" set: pos plus morphMore's features
+	guess *Guesser
 	cache []byte // lower-cased words, then compressed shapes
 	lower []int  // start, end of each row's lower-cased word in cache
 	cshp  []int  // start, end of each row's compressed shape in cache
@@ -228,6 +229,9 @@ func (p *posFeatures) item(b *builder, sent *sentence, t int) {
 	b.mark(st)
 	if p.morph {
 		p.morphMore(b, t, lw, nr, digit, upper > 0 && lower == 0, initCap)
+	}
+	if p.guess != nil {
+		p.guess.attrs(b, w, lw)
 	}
 }
 

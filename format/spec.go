@@ -18,6 +18,10 @@ type Spec struct {
 	Features     string `json:"features,omitempty"` // a built-in feature set ("pos", "morph"), for conll and conllu
 	Label        string `json:"label,omitempty"`    // conllu: "upos" or "xpos"
 	Columns      int    `json:"columns,omitempty"`  // conll: observation columns (0: the last column is the label)
+	// Guesser, with Features, adds its guesses of the words' labels to
+	// the attributes (Options.Guesser). A model stores it in a section of
+	// its own, not in the metadata's JSON.
+	Guesser *Guesser `json:"-"`
 }
 
 // Resolve fills in the format when it was not given: "conllu" for files
@@ -67,7 +71,7 @@ func (s Spec) Options() (Options, error) {
 	if err := s.Validate(); err != nil {
 		return Options{}, err
 	}
-	o := Options{Format: s.Format, Features: s.Features, Label: s.Label, Columns: s.Columns}
+	o := Options{Format: s.Format, Features: s.Features, Label: s.Label, Columns: s.Columns, Guesser: s.Guesser}
 	if s.Template != "" {
 		name := s.TemplateName
 		if name == "" {

@@ -22,7 +22,7 @@ func NewTokens(o Options) (*Tokens, error) {
 	if o.Columns < 0 {
 		return nil, fmt.Errorf("negative column count %d", o.Columns)
 	}
-	fx, err := newExtractor(Options{Format: "conll", Template: o.Template, Features: o.Features}, "tokens")
+	fx, err := newExtractor(Options{Format: "conll", Template: o.Template, Features: o.Features, Guesser: o.Guesser}, "tokens")
 	if err != nil {
 		return nil, err
 	}
