@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/format"
 	"github.com/simdcrf/simdcrf/sparse"
 )
 
@@ -66,6 +67,10 @@ func (m *Model) Dump(w io.Writer, top int) error {
 			by = fmt.Sprintf("a zeroth-order pruner's (%d weights)", m.Pruner.NumParams())
 		}
 		fmt.Fprintf(bw, "PRUNING = at most %d labels per position, softmax ≥ %g × the best, of %s\n\n", p.Max, p.Threshold, by)
+	}
+	if g := m.Meta.Spec.Guesser; g != nil {
+		known, rare, suffixes := g.Len()
+		fmt.Fprintf(bw, "GUESSER = guesses of %d labels for words seen at most %d times (%d) and unknown ones by %d suffixes; %d frequent words get none\n\n", len(g.Labels()), format.GuessRare, rare, suffixes, known)
 	}
 	if g := m.Trigrams; g != nil {
 		fmt.Fprintf(bw, "TRIGRAMS (second order, %d triples seen in training, non-zero entries) = {\n", g.Len())

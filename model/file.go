@@ -169,6 +169,11 @@ func (m *Model) sections() ([]section, error) {
 	secs = append(secs, m.subSection()...)
 	secs = append(secs, m.pruneSection()...)
 	secs = append(secs, m.trigramSections()...)
+	gsecs, err := m.guesserSection()
+	if err != nil {
+		return nil, err
+	}
+	secs = append(secs, gsecs...)
 	bsecs, err := m.bigramSections()
 	if err != nil {
 		return nil, err
@@ -505,7 +510,7 @@ func parse(name string, buf []byte) (*Model, error) {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
 		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) && kind != secPrune && kind != secPruner && kind != secPrunerSub &&
-			kind != secTrigrams && kind != secTrigramScores &&
+			kind != secTrigrams && kind != secTrigramScores && kind != secGuesser &&
 			(kind < secBigramFirst || kind > secBigramLast) {
 			if flags&flagNeeded != 0 {
 				return bad("needs section kind %d, unknown to this simdcrf (written by a newer one?)", kind)
@@ -687,6 +692,9 @@ func parse(name string, buf []byte) (*Model, error) {
 		return nil, err
 	}
 	if err := parseTrigrams(name, secs, int(M), m); err != nil {
+		return nil, err
+	}
+	if err := parseGuesser(name, secs, m); err != nil {
 		return nil, err
 	}
 	if err := m.check(); err != nil {
