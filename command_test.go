@@ -351,6 +351,48 @@ func TestSameModelAsCommandCoNLL2000(t *testing.T) {
 		sameTagging(t, cm.Tagger(), make([]labelled, len(teTok)), mp, teFile, teTok)
 	})
 
+	t.Run("features", func(t *testing.T) {
+		// The pos feature set, with the unknown-word guesser learned by
+		// default: Trainer holds the tokens until Train, the command
+		// reads its files twice. A holdout changes nothing.
+		o := o
+		o.Features = "pos"
+		mp := filepath.Join(dir, "feat.model")
+		run(t, append(learnArgs(o, mp), "--features", "pos", trFile)...)
+		want, err := model.Load(mp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.Meta.Spec.Guesser == nil {
+			t.Fatal("the command's model has no guesser")
+		}
+		tr, err := NewTrainer(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range trTok {
+			if err := tr.AppendTokens(trTok[i], trLab[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range teTok[:50] {
+			if err := tr.AppendHoldoutTokens(teTok[i], teLab[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := tr.Train(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameModel(t, got.m, want)
+		a, _ := got.m.Meta.Spec.Guesser.MarshalBinary()
+		b, _ := want.Meta.Spec.Guesser.MarshalBinary()
+		if !bytes.Equal(a, b) {
+			t.Error("the guessers differ")
+		}
+		sameTagging(t, got.Tagger(), make([]labelled, len(teTok)), mp, teFile, teTok)
+	})
+
 	t.Run("attributes", func(t *testing.T) {
 		// The template's attributes as items, and as a CRFsuite file.
 		tk, err := format.NewTokens(format.Options{Template: mustTemplate(t, string(tpl))})

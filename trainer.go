@@ -61,6 +61,19 @@ type Trainer struct {
 	n      int               // sequences appended
 	hold   []format.Sequence // holdout sequences, copied, encoded by Train
 	done   bool
+	// With the unknown-word guesser (learn.Job.Guess), whose attributes
+	// need every training word first, the tokens wait in raw (and
+	// rawHold) until Train learns the guesser and extracts them.
+	guess   bool
+	raw     []rawSeq
+	rawHold []rawSeq
+	cols    int // the columns of the first raw sequence
+}
+
+// rawSeq is a sequence of tokens and labels, copied.
+type rawSeq struct {
+	tokens [][]string
+	labels []string
 }
 
 // NewTrainer returns a Trainer with the options o, checked: an unknown
@@ -97,6 +110,9 @@ func NewTrainer(o Options) (*Trainer, error) {
 			return nil, err
 		}
 		if t.tokens, err = format.NewTokens(opts); err != nil {
+			return nil, err
+		}
+		if t.guess, err = t.job.Guess(nil); err != nil {
 			return nil, err
 		}
 	}
@@ -157,9 +173,69 @@ func (t *Trainer) AppendTokens(tokens [][]string, labels []string) error {
 	if pos, err := t.tokenSeq(tokens, labels); err != nil {
 		return seqError(i, false, pos, err)
 	}
+	if t.guess {
+		if len(tokens) == 0 {
+			return nil
+		}
+		if c := columns(tokens); len(t.raw) > 0 && c != t.cols {
+			// (as the loader would say at Train)
+			return seqError(i, false, -1, fmt.Errorf("%d observation columns, but the sequences before have %d", c, t.cols))
+		}
+		t.cols = columns(tokens)
+		t.raw = append(t.raw, copyRaw(tokens, labels))
+		return nil
+	}
 	if err := t.loader.AddSequence(&t.seq, columns(tokens)); err != nil {
 		return seqError(i, false, -1, err)
 	}
+	return nil
+}
+
+// copyRaw copies a sequence of tokens and its labels.
+func copyRaw(tokens [][]string, labels []string) rawSeq {
+	r := rawSeq{tokens: make([][]string, len(tokens)), labels: slices.Clone(labels)}
+	for i, row := range tokens {
+		r.tokens[i] = slices.Clone(row)
+	}
+	return r
+}
+
+// extractRaw learns the guesser from the raw training sequences, then
+// extracts and loads them, and the raw holdout's, with its attributes.
+func (t *Trainer) extractRaw() error {
+	var b format.GuesserBuilder
+	for _, r := range t.raw {
+		for k, row := range r.tokens {
+			if len(row) > 0 && k < len(r.labels) {
+				b.Add([]byte(row[0]), []byte(r.labels[k]))
+			}
+		}
+	}
+	spec := t.job.Spec
+	spec.Guesser = learn.BuildGuesser(&b)
+	opts, err := spec.Options()
+	if err != nil {
+		return err
+	}
+	if t.tokens, err = format.NewTokens(opts); err != nil {
+		return err
+	}
+	t.job.Spec = spec
+	for i, r := range t.raw {
+		if pos, err := t.tokenSeq(r.tokens, r.labels); err != nil {
+			return seqError(i, false, pos, err)
+		}
+		if err := t.loader.AddSequence(&t.seq, columns(r.tokens)); err != nil {
+			return seqError(i, false, -1, err)
+		}
+	}
+	for _, r := range t.rawHold {
+		if _, err := t.tokenSeq(r.tokens, r.labels); err != nil {
+			return err // (checked by AppendHoldoutTokens)
+		}
+		t.hold = append(t.hold, cloneSeq(&t.seq))
+	}
+	t.raw, t.rawHold = nil, nil
 	return nil
 }
 
@@ -171,6 +247,10 @@ func (t *Trainer) AppendHoldoutTokens(tokens [][]string, labels []string) error 
 	}
 	if pos, err := t.tokenSeq(tokens, labels); err != nil {
 		return seqError(i, true, pos, err)
+	}
+	if t.guess {
+		t.rawHold = append(t.rawHold, copyRaw(tokens, labels))
+		return nil
 	}
 	t.hold = append(t.hold, cloneSeq(&t.seq))
 	return nil
@@ -252,6 +332,11 @@ func (t *Trainer) Train(ctx context.Context) (*Model, error) {
 		return nil, err
 	}
 	start := time.Now()
+	if t.guess {
+		if err := t.extractRaw(); err != nil {
+			return nil, err
+		}
+	}
 	tr, err := t.loader.Finish()
 	if err != nil {
 		return nil, fmt.Errorf("simdcrf: %w", err)

@@ -61,7 +61,7 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	modelFormat := fs.String("model-format", "", "the model file's `FORMAT`: simdcrf, or crfsuite (CRFsuite's own, without start and end weights; default: crfsuite for a name ending in .crfsuite)")
 	algo := fs.String("a", "lbfgs", "training algorithm: lbfgs (L2), l1 (OWL-QN, L1 or elastic net), sgd (L2), ap (averaged perceptron)")
 	var params multiFlag
-	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; simdcrf's: transitions, feature.candidates, feature.sublabels, feature.sublabel_spans, precision, prune.max, prune.threshold, prune.by, prune.pruner_iterations; repeatable). prune.max=K (lbfgs, l1) prunes training's forward–backward MarMoT-style: each position keeps its labels whose emission softmax is ≥ prune.threshold (0.01) × the best, at most K, always the gold one; the model tags over such sets too. prune.by=zeroth takes the sets from a zeroth-order pruner trained first (at most prune.pruner_iterations iterations) and holds them fixed, so that L-BFGS ends on its stopping rule; prune.by=self from the weights being trained, at every evaluation")
+	fs.Var(&params, "p", "set a training parameter `NAME=VALUE` (CRFsuite's names: c1, c2, max_iterations, delta, period, epsilon, num_memories, feature.minfreq, feature.possible_states, feature.possible_transitions, …; simdcrf's: transitions, feature.candidates, feature.sublabels, feature.sublabel_spans, feature.guesser, precision, prune.max, prune.threshold, prune.by, prune.pruner_iterations; repeatable). prune.max=K (lbfgs, l1) prunes training's forward–backward MarMoT-style: each position keeps its labels whose emission softmax is ≥ prune.threshold (0.01) × the best, at most K, always the gold one; the model tags over such sets too. prune.by=zeroth takes the sets from a zeroth-order pruner trained first (at most prune.pruner_iterations iterations) and holds them fixed, so that L-BFGS ends on its stopping rule; prune.by=self from the weights being trained, at every evaluation")
 	threads := fs.Int("threads", 0, "worker threads for the gradient (0: all cores)")
 	holdout := fs.String("e", "", "evaluate on holdout `FILE` during training")
 	lexicon := fs.String("lexicon", "", "restrict the words of lexicon `FILE` (lines WORD<TAB>LABEL LABEL…) to those labels, in training and in the model (for tag); with -p feature.candidates=K also the words seen K times in training to their labels there")
@@ -100,6 +100,21 @@ func cmdLearn(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
+	guess, err := job.Guess(fs.Args())
+	if err != nil {
+		return err
+	}
+	if guess {
+		g, err := job.Guesser(fs.Args())
+		if err != nil {
+			return err
+		}
+		job.Spec.Guesser = g
+		if g != nil && !*quiet {
+			known, rare, suffixes := g.Len()
+			fmt.Fprintf(stderr, "unknown-word guesser: %d rare words, %d suffixes, %d frequent words (-p feature.guesser=0 for none)\n", rare, suffixes, known)
+		}
+	}
 	bar := newProgressBar(stderr, *quiet)
 	loader := corpus.Loader{Progress: bar.file}
 	tr, err := loader.Load(fs.Args(), job.Spec)

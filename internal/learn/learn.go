@@ -10,6 +10,8 @@ package learn
 
 import (
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 
 	"github.com/simdcrf/simdcrf/corpus"
@@ -73,6 +75,18 @@ func (j *Job) Config() (train.Config, error) {
 		name, value, ok := strings.Cut(p, "=")
 		if !ok {
 			return cfg, fmt.Errorf("%s %s: want NAME=VALUE", j.ParamName, p)
+		}
+		if name == "feature.guesser" {
+			if value != "0" && value != "1" {
+				return cfg, fmt.Errorf("%s %s: want 0 or 1", j.ParamName, p)
+			}
+			if value == "1" && opts.Features == "" {
+				return cfg, fmt.Errorf("%s %s: the guesser adds attributes to a built-in feature set (--features pos or morph)", j.ParamName, p)
+			}
+			if value == "1" && j.CRFsuite {
+				return cfg, fmt.Errorf("%s: CRFsuite's model format cannot hold an unknown-word guesser (-p feature.guesser=1): write a simdcrf model", j.Path)
+			}
+			continue
 		}
 		if err := cfg.Set(name, value); err != nil {
 			return cfg, fmt.Errorf("%s %s: %w", j.ParamName, p, err)
@@ -139,6 +153,69 @@ func (j *Job) SubLabels(cfg *train.Config, labels []string) bool {
 	cfg.SubLabels = min(n, MorphSubLabels)
 	j.note("--features morph: the labels are positional (%d characters each): sub-label weights on their first %d characters (-p feature.sublabels=0 for none)\n", n, cfg.SubLabels)
 	return true
+}
+
+// Guess reports whether the job trains with an unknown-word guesser
+// (format.Guesser): -p feature.guesser=1, or by default with a built-in
+// feature set (pos, morph) for a simdcrf model, read from files (the
+// guesser is learned in a first pass over them: standard input cannot be
+// read twice). On UD Czech CLTT (--features morph) it took the test
+// accuracy from 84.52 % to 85.44 %, on UD English EWT XPOS (--features
+// pos) from 94.32 % to 94.39 %.
+func (j *Job) Guess(paths []string) (bool, error) {
+	v, given := j.params()["feature.guesser"]
+	if given {
+		if v == "1" && slices.Contains(paths, "-") {
+			return false, fmt.Errorf("%s feature.guesser=1: the guesser is learned in a pass of its own over the training data, and standard input cannot be read twice: give files", j.ParamName)
+		}
+		return v == "1", nil
+	}
+	if j.Spec.Features == "" || j.CRFsuite {
+		return false, nil
+	}
+	if slices.Contains(paths, "-") {
+		j.note("simdcrf learn: no unknown-word guesser (-p feature.guesser): it is learned in a pass of its own, and standard input cannot be read twice\n")
+		return false, nil
+	}
+	return true, nil
+}
+
+// Guesser learns the unknown-word guesser from the words and labels of
+// the training files (Spec.Features' column 0 and label), with the g@i=
+// attributes for positional labels. Put it in Spec.Guesser before
+// loading the data: every reader of the Spec adds its attributes then.
+func (j *Job) Guesser(paths []string) (*format.Guesser, error) {
+	var (
+		b format.GuesserBuilder
+		s format.Sequence
+	)
+	spec := j.Spec
+	spec.Guesser = nil
+	for _, p := range paths {
+		f, err := corpus.Open(p, spec)
+		if err != nil {
+			return nil, err
+		}
+		for {
+			err = f.Read(&s)
+			if err != nil {
+				break
+			}
+			b.AddSequence(&s)
+		}
+		f.Close()
+		if err != io.EOF {
+			return nil, err
+		}
+	}
+	return BuildGuesser(&b), nil
+}
+
+// BuildGuesser builds the guesser of the words and labels b holds, with
+// the g@i= attributes for positional labels: Guesser's last step, and
+// the front door's, which has its tokens in memory.
+func BuildGuesser(b *format.GuesserBuilder) *format.Guesser {
+	return b.Build(Positional(b.Labels()))
 }
 
 // PruneLabels is the label count from which training prunes by default
@@ -254,6 +331,12 @@ func (j *Job) Meta(tr *corpus.Training, cfg train.Config, autoSub bool, res *tra
 			meta.Params = map[string]string{}
 		}
 		meta.Params["feature.sublabels"] = fmt.Sprint(cfg.SubLabels)
+	}
+	if spec.Guesser != nil && !j.given("feature.guesser") { // (Guess's default)
+		if meta.Params == nil {
+			meta.Params = map[string]string{}
+		}
+		meta.Params["feature.guesser"] = "1"
 	}
 	if cfg.PruneMax > 0 && !j.given("prune.max") { // (Prune's default)
 		if meta.Params == nil {
