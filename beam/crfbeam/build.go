@@ -184,8 +184,13 @@ type readTagFn struct {
 }
 
 func (fn *readTagFn) Setup(ctx context.Context) error {
-	_, err := fn.setup(ctx)
-	return err
+	if _, err := fn.setup(ctx); err != nil {
+		return err
+	}
+	// The model's unknown-word guesser is not in the Spec this DoFn was
+	// serialised with (it is not JSON): take it from the model loaded.
+	fn.rangeFn.Spec.Guesser = fn.l.m.Meta.Spec.Guesser
+	return nil
 }
 
 func (fn *readTagFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, f fileio.ReadableFile,

@@ -65,8 +65,9 @@ func (d DeadLetter) String() string {
 // ReadOptions say how to read sequences.
 type ReadOptions struct {
 	// Spec is the input format and feature extraction, as simdcrf learn
-	// and tag take them (a model's: see Spec). An empty format is resolved
-	// per file, as simdcrf does (conllu for *.conllu[.gz]).
+	// and tag take them (a model's: see Spec, with its unknown-word
+	// guesser). An empty format is resolved per file, as simdcrf does
+	// (conllu for *.conllu[.gz]).
 	Spec format.Spec
 	// SplitSize is the size in bytes of the pieces a file is first split
 	// into, to be read in parallel (0: 64 MiB). The runner may split them
@@ -94,7 +95,12 @@ func Read(s beam.Scope, glob string, o ReadOptions) Input {
 		o.SplitSize = 64 << 20
 	}
 	files := fileio.ReadMatches(s, fileio.MatchFiles(s, glob))
-	raw, stats := beam.ParDo2(s, &readFn{rangeFn{Spec: o.Spec, SplitSize: o.SplitSize}}, files)
+	fn := &readFn{rangeFn: rangeFn{Spec: o.Spec, SplitSize: o.SplitSize}}
+	if g := o.Spec.Guesser; g != nil {
+		// (not JSON: the DoFn carries it encoded; Setup decodes it)
+		fn.Guesser, _ = g.MarshalBinary() // (it cannot fail)
+	}
+	raw, stats := beam.ParDo2(s, fn, files)
 	seqs, dead := beam.ParDo2(s, &locateFn{}, raw, beam.SideInput{Input: stats})
 	return Input{Sequences: seqs, Errors: dead}
 }
@@ -312,6 +318,19 @@ var (
 // readFn reads sequences (Read).
 type readFn struct {
 	rangeFn
+	Guesser []byte // Spec.Guesser, encoded (format.UnmarshalGuesser)
+}
+
+func (fn *readFn) Setup() error {
+	if fn.Guesser == nil {
+		return nil
+	}
+	g, err := format.UnmarshalGuesser(fn.Guesser)
+	if err != nil {
+		return err
+	}
+	fn.Spec.Guesser = g
+	return nil
 }
 
 func (fn *readFn) ProcessElement(ctx context.Context, rt *sdf.LockRTracker, f fileio.ReadableFile, emit func(rawSeq), stat func(regionStat)) error {
