@@ -77,7 +77,9 @@ var Tasks = []Task{
 		Variants: []Variant{{System: SystemOrder2, Params: []string{"order=2"}}},
 		Note:     "\"" + SystemOrder2 + "\" (issue 30) trains with `-p order=2`: label trigrams over a zeroth-order pruner's sets (prune.max=8)"},
 	{Name: "wnut17", Title: "WNUT-17 NER, pos features", Train: []string{"wnut17/wnut17train.conll"}, Test: "wnut17/emerging.test.annotated",
-		Format: "conll", Features: "pos", Metric: "chunk_f1"},
+		Format: "conll", Features: "pos", Metric: "chunk_f1",
+		Variants: []Variant{{System: SystemNoGuesser, Params: []string{"feature.guesser=0"}}},
+		Note:     "\"" + SystemNoGuesser + "\" (issue 30) trains without the unknown-word guesser the feature sets learn by default"},
 	{Name: "czech-pooled", Title: "UD Czech pooled (not an official split), XPOS, pos features, tied transitions",
 		Train: []string{"ud_czech/cltt/cs_cltt-ud-train.conllu", "ud_czech/cltt/cs_cltt-ud-dev.conllu", "ud_czech/cltt/cs_cltt-ud-test.conllu",
 			"ud_czech/cac/cs_cac-ud-dev.conllu", "ud_czech/cac/cs_cac-ud-test.conllu", "ud_czech/pud/cs_pud-ud-test.conllu",
@@ -93,8 +95,9 @@ var Tasks = []Task{
 	// with and without candidate labels.
 	{Name: "czech-cltt", Title: "UD Czech CLTT (official split), XPOS, morph features", Train: []string{"ud_czech/cltt/cs_cltt-ud-train.conllu"},
 		Test: "ud_czech/cltt/cs_cltt-ud-test.conllu", Format: "conllu", Features: "morph", Label: "xpos", Metric: "item_accuracy", Target: 87.5,
-		Params: []string{"prune.max=0"}, Variants: []Variant{{System: SystemDefault}, {System: SystemOrder2, Params: []string{"order=2"}}},
-		Note: "simdcrf is trained exactly (`-p prune.max=0`); \"" + SystemDefault + "\" with the default options; \"" + SystemOrder2 + "\" the default with `-p order=2` (issue 30)"},
+		Params: []string{"prune.max=0"}, Variants: []Variant{{System: SystemDefault}, {System: SystemNoGuesser, Params: []string{"feature.guesser=0"}},
+			{System: SystemOrder2, Params: []string{"order=2"}}},
+		Note: "simdcrf is trained exactly (`-p prune.max=0`); \"" + SystemDefault + "\" with the default options; \"" + SystemNoGuesser + "\" the default without the unknown-word guesser (issue 30); \"" + SystemOrder2 + "\" the default with `-p order=2` (issue 30)"},
 	// Issue 14: accuracy equal to CRFsuite's on identical attribute files
 	// at M in the hundreds, as the two peer tasks above check it at 23 and 50.
 	{Name: "czech-cltt-attrs", Title: "UD Czech CLTT (official split), XPOS, pos features, CRFsuite attribute files", Train: []string{"ud_czech/cltt/cs_cltt-ud-train.conllu"},
@@ -553,6 +556,11 @@ const SystemDefault = "simdcrf, default (pruned by a zeroth-order pruner)"
 // SystemOrder2 is the variant trained with label trigrams (-p order=2,
 // issue 30) over a zeroth-order pruner's sets.
 const SystemOrder2 = "simdcrf, order 2 (label trigrams, pruned)"
+
+// SystemNoGuesser is the variant trained without the unknown-word
+// guesser (-p feature.guesser=0, issue 30) that the feature sets learn by
+// default.
+const SystemNoGuesser = "simdcrf, default without the guesser"
 
 // peerModel is the file of the model CRFsuite trains for task t.
 func peerModel(o Options, t Task) string {
