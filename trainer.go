@@ -40,6 +40,9 @@ type Options struct {
 	// inflected languages), as `simdcrf learn --template` and
 	// `--features`: with either, sequences are tokens (AppendTokens), and
 	// the model extracts its attributes from them itself (TagTokens).
+	// With Features, training also learns an unknown-word guesser from
+	// the tokens' words and labels (Params "feature.guesser": "0" for
+	// none), so the tokens are held until Train.
 	Template string
 	Features string
 	// ModelFormat is "simdcrf" (also when empty) or "crfsuite": train only
