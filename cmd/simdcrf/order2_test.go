@@ -54,6 +54,10 @@ func TestOrder2(t *testing.T) {
 	if err != nil || !strings.Contains(dump, "TRIGRAMS (second order, ") {
 		t.Fatalf("dump: %v", err)
 	}
+	_, log, err = runCLI(t, "learn", "-m", filepath.Join(dir, "sub.model"), "-p", "order=2", "-p", "feature.sublabels=2", "-p", "transitions=dense", trainPath)
+	if err == nil || !strings.Contains(log, "cannot serve the sub-label transitions") {
+		t.Errorf("order 2 with sub-label transitions: %v\n%s", err, log)
+	}
 	_, log, err = runCLI(t, "learn", "-m", filepath.Join(dir, "o2.crfsuite"), "-p", "order=2", trainPath)
 	if err == nil || !strings.Contains(log+err.Error(), "label trigrams (-p order=2)") {
 		t.Fatalf("a CRFsuite model of order 2: %v\n%s", err, log)

@@ -250,6 +250,11 @@ func (j *Job) Prune(cfg *train.Config, m int, obsBigrams bool) bool {
 	}
 	tied := train.TiedTransitions(cfg.Transitions, m)
 	if cfg.Precision == "float32" || obsBigrams || cfg.Transitions == "none" || cfg.SubLabels > 0 && !tied || len(cfg.SubLabelSpans) > 0 && !tied {
+		if cfg.Order == 2 && (cfg.SubLabels > 0 || len(cfg.SubLabelSpans) > 0) && !tied {
+			// (else the trainer's refusal would only say that order 2
+			// needs the pruner)
+			j.note("simdcrf learn: order=2 needs a zeroth-order pruner, which cannot serve the sub-label transitions that feature.sublabels trains with dense transitions: give -p transitions=tied, or -p feature.sublabels=0\n")
+		}
 		return false
 	}
 	cfg.PruneMax, cfg.PruneBy = AutoPruneMax, "zeroth"
