@@ -315,6 +315,30 @@ func TestSameModelAsCommandCoNLL2000(t *testing.T) {
 	trTok, trLab, trFile := read("train.txt", 1500)
 	teTok, teLab, teFile := read("test.txt", 300)
 	o := Options{Threads: 1, Params: map[string]string{"max_iterations": "10"}}
+	// trainTokens trains a Trainer with o from the training tokens, and
+	// the holdout tokens given.
+	trainTokens := func(t *testing.T, o Options, holdTok [][][]string, holdLab [][]string) *Model {
+		t.Helper()
+		tr, err := NewTrainer(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range trTok {
+			if err := tr.AppendTokens(trTok[i], trLab[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range holdTok {
+			if err := tr.AppendHoldoutTokens(holdTok[i], holdLab[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := tr.Train(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
 
 	t.Run("tokens", func(t *testing.T) {
 		o := o
@@ -325,19 +349,7 @@ func TestSameModelAsCommandCoNLL2000(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := NewTrainer(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range trTok {
-			if err := tr.AppendTokens(trTok[i], trLab[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err := tr.Train(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := trainTokens(t, o, nil, nil)
 		sameModel(t, got.m, want)
 		if s, w := got.Spec(), want.Meta.Spec; s.Template != w.Template || s.Columns != w.Columns || s.Format != w.Format {
 			t.Errorf("spec %+v, the command's %+v", s, w)
@@ -366,24 +378,7 @@ func TestSameModelAsCommandCoNLL2000(t *testing.T) {
 		if want.Meta.Spec.Guesser == nil {
 			t.Fatal("the command's model has no guesser")
 		}
-		tr, err := NewTrainer(o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range trTok {
-			if err := tr.AppendTokens(trTok[i], trLab[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		for i := range teTok[:50] {
-			if err := tr.AppendHoldoutTokens(teTok[i], teLab[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		got, err := tr.Train(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := trainTokens(t, o, teTok[:50], teLab[:50])
 		sameModel(t, got.m, want)
 		a, _ := got.m.Meta.Spec.Guesser.MarshalBinary()
 		b, _ := want.Meta.Spec.Guesser.MarshalBinary()
