@@ -51,6 +51,7 @@ func TestNoAllocsPerSequence(t *testing.T) {
 	}{
 		{"conll", "He PRP B-NP\nreckons VBZ B-VP\nRésumé NN O\n\n", Options{Format: "conll", Template: tp, Features: "pos"}},
 		{"conllu", conllu, Options{Format: "conllu", Features: "pos", Label: "xpos"}},
+		{"conllu, morph, guesser", conllu, Options{Format: "conllu", Features: "morph", Label: "xpos", Guesser: buildGuesser(guessTokens(), 2)}},
 		{"crfsuite", "@weight:2\nB-NP\tw=He\tpos=PRP:2.5\tx\\:y\nO\ta\tb\n\n", Options{Format: "crfsuite"}},
 	} {
 		r, err := NewReader(&loop{data: []byte(c.data)}, c.name, c.o)
