@@ -44,19 +44,30 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errUsage
 	}
+	spec := demoSpec
 	open := func(name string) (*corpus.File, error) {
 		data, err := demoData.ReadFile(name)
 		if err != nil {
 			return nil, err
 		}
-		return corpus.OpenBytes(data, filepath.Base(name), demoSpec)
+		return corpus.OpenBytes(data, filepath.Base(name), spec)
 	}
 
 	fmt.Fprintf(stderr, "simdcrf demo: part-of-speech tagging (XPOS) on a sample of UD English EWT (CC BY-SA 4.0),\n"+
 		"training on 4,000 sentences of its train file and tagging its whole test file.\n")
 	start := time.Now()
+	// The unknown-word guesser, as learn learns it by default for a
+	// feature set: a pass of its own over the training data first.
 	f, err := open(demoTrain)
 	if err != nil {
+		return err
+	}
+	var gb format.GuesserBuilder
+	if err := learn.AddWords(&gb, f); err != nil {
+		return err
+	}
+	spec.Guesser = learn.BuildGuesser(&gb)
+	if f, err = open(demoTrain); err != nil {
 		return err
 	}
 	var loader corpus.Loader
@@ -70,7 +81,7 @@ func cmdDemo(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "read %d sentences, %d words, %d attributes, %d labels in %.2fs\n",
 		tr.Seqs, tr.Items, tr.Attrs.Len(), tr.Labels.Len(), time.Since(start).Seconds())
 
-	job := learn.Job{Algorithm: "lbfgs", Spec: demoSpec, Threads: *threads}
+	job := learn.Job{Algorithm: "lbfgs", Spec: spec, Threads: *threads}
 	cfg, err := job.Config()
 	if err != nil {
 		return err

@@ -185,10 +185,7 @@ func (j *Job) Guess(paths []string) (bool, error) {
 // attributes for positional labels. Put it in Spec.Guesser before
 // loading the data: every reader of the Spec adds its attributes then.
 func (j *Job) Guesser(paths []string) (*format.Guesser, error) {
-	var (
-		b format.GuesserBuilder
-		s format.Sequence
-	)
+	var b format.GuesserBuilder
 	spec := j.Spec
 	spec.Guesser = nil
 	for _, p := range paths {
@@ -196,19 +193,28 @@ func (j *Job) Guesser(paths []string) (*format.Guesser, error) {
 		if err != nil {
 			return nil, err
 		}
-		for {
-			err = f.Read(&s)
-			if err != nil {
-				break
-			}
-			b.AddSequence(&s)
-		}
+		err = AddWords(&b, f)
 		f.Close()
-		if err != io.EOF {
+		if err != nil {
 			return nil, err
 		}
 	}
 	return BuildGuesser(&b), nil
+}
+
+// AddWords adds the words and labels of every sequence of f to b.
+func AddWords(b *format.GuesserBuilder, f *corpus.File) error {
+	var s format.Sequence
+	for {
+		switch err := f.Read(&s); err {
+		case nil:
+			b.AddSequence(&s)
+		case io.EOF:
+			return nil
+		default:
+			return err
+		}
+	}
 }
 
 // BuildGuesser builds the guesser of the words and labels b holds, with
