@@ -31,12 +31,12 @@ import (
 // suffix+neighbour pairs, w-2|w-1 and a sentence-initial-capital flag gave
 // nothing measurable (±0.1) and are left out to keep the model small.
 type posFeatures struct {
-	morph bool // the "morph" set: pos plus morphMore's features
-	guess *Guesser
-	cache []byte // lower-cased words, then compressed shapes
-	lower []int  // start, end of each row's lower-cased word in cache
-	cshp  []int  // start, end of each row's compressed shape in cache
-	inq   []bool // morph: the row is inside quotation marks
+	morph bool     // the "morph" set: pos plus morphMore's features
+	guess *Guesser // the unknown-word guesser, or nil
+	cache []byte   // lower-cased words, then compressed shapes
+	lower []int    // start, end of each row's lower-cased word in cache
+	cshp  []int    // start, end of each row's compressed shape in cache
+	inq   []bool   // morph: the row is inside quotation marks
 	n     int
 }
 
