@@ -141,3 +141,26 @@ func BenchmarkReadCRFsuite(b *testing.B) {
 	b.ResetTimer()
 	benchFile(b, path, Options{Format: "crfsuite"})
 }
+
+// BenchmarkReadCzechMorph: reading + the morph features on UD Czech CLTT
+// test, without and with the guesser learned from CLTT train (what tagging
+// with a default Czech model reads).
+func BenchmarkReadCzechMorph(b *testing.B) {
+	dir := testdata.Dir(b, "ud_czech", "cltt")
+	o := Options{Format: "conllu", Features: "morph", Label: "xpos"}
+	data, err := os.ReadFile(filepath.Join(dir, "cs_cltt-ud-train.conllu"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := NewReader(bytes.NewReader(data), "train", o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var gb GuesserBuilder
+	eachSeq(b, r, func(s *Sequence) { gb.AddSequence(s) })
+	g := gb.Build(15)
+	test := filepath.Join(dir, "cs_cltt-ud-test.conllu")
+	b.Run("guesser=none", func(b *testing.B) { benchFile(b, test, o) })
+	o.Guesser = g
+	b.Run("guesser=cltt", func(b *testing.B) { benchFile(b, test, o) })
+}
