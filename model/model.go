@@ -50,7 +50,9 @@
 // their attribute dictionary (string ends, bytes, hash table), offsets,
 // label pairs (absent for full M×M blocks) and weights; like every
 // section they are marked needed, so that a reader that does not know
-// them refuses the file instead of tagging without them.
+// them refuses the file instead of tagging without them. Sections 21–22
+// hold a zeroth-order pruner (prune.go), 32–33 label trigrams
+// (order2.go), 34 the unknown-word guesser (guesser.go).
 package model
 
 import (
