@@ -271,6 +271,13 @@ func (b *builder) reset() {
 	b.offs = b.offs[:0]
 }
 
+// put starts a name with the text s and returns its start, for mark.
+func (b *builder) put(s string) int {
+	start := len(b.arena)
+	b.arena = append(b.arena, s...)
+	return start
+}
+
 // mark records the name that starts at arena offset start and ends at the
 // arena's current end.
 func (b *builder) mark(start int) {

@@ -336,25 +336,20 @@ func (g *Guesser) attrs(b *builder, w, lw []byte) {
 	if !ok {
 		return
 	}
-	put := func(s string) int {
-		start := len(b.arena)
-		b.arena = append(b.arena, s...)
-		return start
-	}
 	best := g.labels[gs.y[0]]
-	st := put("gt=")
+	st := b.put("gt=")
 	b.arena = append(b.arena, best...)
 	b.mark(st)
-	st = put("gp=")
+	st = b.put("gp=")
 	b.arena = append(b.arena, byte('0'+min(4, int(gs.p[0]*5))))
 	b.mark(st)
 	for k := range gs.n {
-		st = put("g=")
+		st = b.put("g=")
 		b.arena = append(b.arena, g.labels[gs.y[k]]...)
 		b.mark(st)
 	}
 	for i := range min(g.positional, len(best)) {
-		st = put("g@")
+		st = b.put("g@")
 		b.arena = strconv.AppendInt(b.arena, int64(i), 10)
 		b.arena = append(b.arena, '=', best[i])
 		b.mark(st)

@@ -140,39 +140,34 @@ func (p *posFeatures) item(b *builder, sent *sentence, t int) {
 	w := sent.field(t, 0)
 	lw := p.lw(t)
 
-	put := func(s string) int {
-		start := len(b.arena)
-		b.arena = append(b.arena, s...)
-		return start
-	}
-	st := put("b")
+	st := b.put("b")
 	b.mark(st)
-	st = put("w=")
+	st = b.put("w=")
 	b.arena = append(b.arena, w...)
 	b.mark(st)
-	st = put("lw=")
+	st = b.put("lw=")
 	b.arena = append(b.arena, lw...)
 	b.mark(st)
 
 	// Affixes by runes.
 	nr := utf8.RuneCount(lw)
 	for k := 1; k <= 4 && k <= nr; k++ {
-		st = put("p")
+		st = b.put("p")
 		b.arena = append(b.arena, byte('0'+k), '=')
 		b.arena = append(b.arena, lw[:runePrefix(lw, k)]...)
 		b.mark(st)
 	}
 	for k := 1; k <= 4 && k <= nr; k++ {
-		st = put("s")
+		st = b.put("s")
 		b.arena = append(b.arena, byte('0'+k), '=')
 		b.arena = append(b.arena, lw[runeSuffix(lw, k):]...)
 		b.mark(st)
 	}
 
-	st = put("sh=")
+	st = b.put("sh=")
 	b.arena = appendShape(b.arena, w, 4)
 	b.mark(st)
-	st = put("cs=")
+	st = b.put("cs=")
 	b.arena = append(b.arena, p.cs(t)...)
 	b.mark(st)
 
@@ -200,31 +195,31 @@ func (p *posFeatures) item(b *builder, sent *sentence, t int) {
 		first = false
 	}
 	if digit {
-		b.mark(put("dg"))
+		b.mark(b.put("dg"))
 	}
 	if hyphen {
-		b.mark(put("hy"))
+		b.mark(b.put("hy"))
 	}
 	if upper > 0 && lower == 0 {
-		b.mark(put("ac"))
+		b.mark(b.put("ac"))
 	}
 	if initCap {
-		b.mark(put("ic"))
+		b.mark(b.put("ic"))
 	}
 
 	for _, d := range [...]struct {
 		name string
 		off  int
 	}{{"w-2=", -2}, {"w-1=", -1}, {"w+1=", 1}, {"w+2=", 2}} {
-		st = put(d.name)
+		st = b.put(d.name)
 		b.arena = p.ctx(b.arena, t+d.off)
 		b.mark(st)
 	}
 	p.pairs(b, t, "w-1|w=", "w|w+1=", lw)
-	st = put("cs-1=")
+	st = b.put("cs-1=")
 	b.arena = p.ctxShape(b.arena, t-1)
 	b.mark(st)
-	st = put("cs+1=")
+	st = b.put("cs+1=")
 	b.arena = p.ctxShape(b.arena, t+1)
 	b.mark(st)
 	if p.morph {
@@ -339,25 +334,20 @@ func appendShape(dst, s []byte, maxRun int) []byte {
 // away (82.01 %, dev 83.22) and the nearest short word to the left with
 // the suffix, for prepositions' case (82.01 %, dev 83.39).
 func (p *posFeatures) morphMore(b *builder, t int, lw []byte, nr int, digit, allCaps, initCap bool) {
-	put := func(s string) int {
-		start := len(b.arena)
-		b.arena = append(b.arena, s...)
-		return start
-	}
 	for k := 5; k <= 7 && k <= nr; k++ {
-		st := put("s")
+		st := b.put("s")
 		b.arena = append(b.arena, byte('0'+k), '=')
 		b.arena = append(b.arena, lw[runeSuffix(lw, k):]...)
 		b.mark(st)
 	}
 	if nr >= 5 {
-		st := put("p5=")
+		st := b.put("p5=")
 		b.arena = append(b.arena, lw[:runePrefix(lw, 5)]...)
 		b.mark(st)
 	}
 	for _, d := range [...]int{-1, 1} {
 		for k := 1; k <= 3; k++ {
-			st := put("s")
+			st := b.put("s")
 			b.arena = append(b.arena, byte('0'+k))
 			if d < 0 {
 				b.arena = append(b.arena, "-1="...)
@@ -367,7 +357,7 @@ func (p *posFeatures) morphMore(b *builder, t int, lw []byte, nr int, digit, all
 			b.arena = p.affix(b.arena, t+d, k, false)
 			b.mark(st)
 		}
-		st := put("p2")
+		st := b.put("p2")
 		if d < 0 {
 			b.arena = append(b.arena, "-1="...)
 		} else {
@@ -378,29 +368,29 @@ func (p *posFeatures) morphMore(b *builder, t int, lw []byte, nr int, digit, all
 	}
 	s3 := lw[runeSuffix(lw, 3):]
 	if initCap {
-		st := put("ic|s3=")
+		st := b.put("ic|s3=")
 		b.arena = append(b.arena, s3...)
 		b.mark(st)
 	}
 	if allCaps {
-		st := put("ac|s3=")
+		st := b.put("ac|s3=")
 		b.arena = append(b.arena, s3...)
 		b.mark(st)
 	}
 	if digit {
-		st := put("dg|s2=")
+		st := b.put("dg|s2=")
 		b.arena = append(b.arena, lw[runeSuffix(lw, 2):]...)
 		b.mark(st)
 	}
 	p.pairs(b, t, "w-1|s3=", "s3|w+1=", s3)
 	var st int
 	if p.inq[t] {
-		b.mark(put("q"))
-		st = put("q|ic=")
+		b.mark(b.put("q"))
+		st = b.put("q|ic=")
 		b.arena = append(b.arena, byte('0'+b2i(initCap)))
 		b.mark(st)
 	}
-	st = put("len=")
+	st = b.put("len=")
 	if nr >= 10 {
 		b.arena = append(b.arena, "10+"...)
 	} else {
