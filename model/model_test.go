@@ -22,6 +22,7 @@ type spec struct {
 	stride   int     // dense only; 0 for M
 	zeros    float64 // fraction of weights set to exactly 0
 	forbid   bool    // some -Inf transitions (dense)
+	labels   int     // sparse rows: most labels a row draws (0: 3)
 }
 
 func (s spec) String() string {
@@ -68,8 +69,12 @@ func randomModel(t testing.TB, r *rand.Rand, s spec) *Model {
 		if err != nil {
 			t.Fatal(err)
 		}
+		most := s.labels
+		if most == 0 {
+			most = 3
+		}
 		for a := range s.attrs {
-			for range 1 + r.IntN(3) {
+			for range 1 + r.IntN(most) {
 				if err := b.Add(int32(a), int32(r.IntN(s.m))); err != nil {
 					t.Fatal(err)
 				}
@@ -765,7 +770,7 @@ func TestHotRowsScore(t *testing.T) {
 			want := make([]float64, seq.Len()*m)
 			sp.Score(want, seq)
 			got := make([]float64, seq.Len()*m)
-			hot.score(&wk, sp, got, seq)
+			hot.score(&wk, sp, got, seq, nil)
 			for k := range want {
 				if math.Abs(got[k]-want[k]) > 1e-12*(1+math.Abs(want[k])) {
 					t.Fatalf("M=%d: score %d = %v, want %v", m, k, got[k], want[k])

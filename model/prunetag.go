@@ -164,16 +164,12 @@ func (t *Tagger) PrunedSets(dst [][]int32, s sparse.Seq, cands []int32) ([][]int
 	}
 	w := t.pool.Get().(*work)
 	defer t.pool.Put(w)
-	emit, err := t.score(w, s)
-	if err != nil {
-		return nil, err
-	}
-	allowed, err := t.allowed(w, cands, s.Len())
+	_, c, err := t.prepare(w, s, cands, sparse.Seq{})
 	if err != nil {
 		return nil, err
 	}
 	dst = dst[:0]
-	for _, set := range t.pruned(w, emit, allowed) {
+	for _, set := range c.Allowed {
 		dst = append(dst, slices.Clone(set))
 	}
 	return dst, nil

@@ -173,10 +173,17 @@ func TestPrunerModel(t *testing.T) {
 	for _, tc := range []struct {
 		layout sparse.Layout
 		sub    bool
-	}{{sparse.SparseRows, false}, {sparse.DenseRows, false}, {sparse.SparseRows, true}} {
+		m      int // labels; rows draw up to m/2 of them, the tagger's three kinds (one label, narrow, wide)
+		values bool
+	}{{sparse.SparseRows, false, 7, false}, {sparse.DenseRows, false, 7, false}, {sparse.SparseRows, true, 7, false},
+		{sparse.SparseRows, false, 40, true}, {sparse.SparseRows, true, 40, true}} {
 		layout := tc.layout
-		m0 := randomModel(t, r, spec{m: 7, attrs: 20, layout: layout, tied: layout == sparse.SparseRows})
+		nattr := 20 + 3*tc.m // enough for rows of one label, at M = 40
+		m0 := randomModel(t, r, spec{m: tc.m, attrs: nattr, layout: layout, tied: layout == sparse.SparseRows, labels: tc.m / 2})
 		m0.Prune = &prune.Rule{Max: 2, Threshold: 0.05}
+		if tc.m > 7 {
+			m0.Prune = &prune.Rule{Max: 5, Threshold: 0.001}
+		}
 		withPruner(t, r, m0)
 		if tc.sub { // sub-label weights, the pruner's its own
 			c := sparse.NewCorpus()
@@ -184,15 +191,15 @@ func TestPrunerModel(t *testing.T) {
 			for range 20 {
 				b.Reset()
 				for range 5 {
-					b.Add(int32(r.IntN(20)), 1)
-					b.Add(int32(r.IntN(20)), 1)
-					b.End(int32(r.IntN(7)))
+					b.Add(int32(r.IntN(nattr)), 1)
+					b.Add(int32(r.IntN(nattr)), 1)
+					b.End(int32(r.IntN(tc.m)))
 				}
 				if err := c.Append(b.Seq()); err != nil {
 					t.Fatal(err)
 				}
 			}
-			sub, err := sparse.NewSubLabels(m0.LabelNames(), sparse.Positions(2), c, 20)
+			sub, err := sparse.NewSubLabels(m0.LabelNames(), sparse.Positions(2), c, nattr)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -218,13 +225,29 @@ func TestPrunerModel(t *testing.T) {
 		}
 		M := m.Labels.Len()
 		tg := m.NewTagger()
+		if tc.layout == sparse.SparseRows && tc.m > 7 {
+			var one, narrow, wide int
+			for _, rec := range tg.hot.rec {
+				switch rec.n {
+				case 1:
+					one++
+				case wideRow:
+					wide++
+				default:
+					narrow++
+				}
+			}
+			if one == 0 || narrow == 0 || wide == 0 {
+				t.Fatalf("the tagger's rows: %d one-label, %d narrow, %d wide; want some of each", one, narrow, wide)
+			}
+		}
 		ws := engine.NewWorkspace()
 		var buf, own prune.Buf
 		var out Output
 		differ := 0
 		for range 40 {
 			T := 1 + r.IntN(6)
-			seq := randomSeq(r, 20, T, false)
+			seq := randomSeq(r, nattr, T, tc.values)
 			if err := tg.Tag(seq, Options{AllMarginals: true}, &out); err != nil {
 				t.Fatal(err)
 			}

@@ -109,8 +109,13 @@ func newHotRows(sp *sparse.Sparse) *hotRows {
 // score sets emit to the state scores of s (checked): the wide rows by
 // sparse.GatherHot over a per-sequence CSR list built in w, the others row
 // by row, in feature order before them (the adds come in the order they
-// came in before attribute records, so the scores are the same).
-func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Seq) {
+// came in before attribute records, so the scores are the same). With
+// sets (one per position, none nil: a pruner's) the wide rows are added
+// at the labels of sets[t] alone, |K_t| loads each instead of an M-wide
+// row (UD Czech pooled, M = 1,208: 8 labels a position), in the same
+// order, so those scores are the same too; the other labels keep the
+// narrow rows' sums.
+func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Seq, sets [][]int32) {
 	m := sp.Labels()
 	T := s.Len()
 	_, labels := sp.Pattern().CSR()
@@ -130,6 +135,7 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 	n := int32(0)
 	for t := range T {
 		row := emit[t*m : (t+1)*m]
+		n0 := n
 		for f := s.Ptr[t]; f < s.Ptr[t+1]; f++ {
 			v := 1.0
 			if s.Vals != nil {
@@ -139,10 +145,16 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 			case 1:
 				row[r.y] += v * r.w
 			case wideRow:
-				wk.hot.Add(r.lo)
 				hvals[n] = v
+				if sets == nil {
+					wk.hot.Add(r.lo)
+				} else {
+					wk.wide = append(wk.wide[:n-n0], r.lo)
+				}
 				n++
 			default:
+				// (Adding only a set's labels saved nothing: these rows
+				// cost their memory traffic, not their adds.)
 				lab, wr := labels[r.lo:r.lo+int32(r.n)], w[r.lo:r.lo+int32(r.n)]
 				wr = wr[:len(lab)]
 				for k, y := range lab {
@@ -150,9 +162,20 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 				}
 			}
 		}
-		wk.hot.EndRow()
+		if sets == nil {
+			wk.hot.EndRow()
+			continue
+		}
+		for k, lo := range wk.wide[:n-n0] {
+			v, wr := hvals[n0+int32(k)], h.w[int(lo)*m:int(lo+1)*m]
+			for _, y := range sets[t] {
+				row[y] += v * wr[y]
+			}
+		}
 	}
-	sparse.GatherHot(h.rows, emit, h.w, &wk.hot, hvals, 0)
+	if sets == nil {
+		sparse.GatherHot(h.rows, emit, h.w, &wk.hot, hvals, 0)
+	}
 }
 
 func grow[E any](x []E, n int) []E {
@@ -172,6 +195,7 @@ type work struct {
 	hot   kernels.CSR
 	hvals []float64
 	recs  []attrRec // the features' attribute records (see hotRows.score)
+	wide  []int32   // a position's wide rows, scored at a set's labels
 	sbuf  []float64 // sub-label scratch
 	// the chain's options: candidate labels (Options.Candidates) and
 	// transition deltas (Options.Bigrams)
@@ -213,26 +237,47 @@ func (t *Tagger) allowed(w *work, cands []int32, T int) ([][]int32, error) {
 	return w.allowed, nil
 }
 
-// chain returns the chain options of one call: the candidate labels of
-// the lexicon entries cands (pruned under Model.Prune, from the
-// emissions score left in w) and the transition deltas of the bigram
-// attributes bs together, or nil when neither adds anything. They are
-// the pooled work's, set afresh each call.
-func (t *Tagger) chain(w *work, cands []int32, bs sparse.Seq, T int) (*engine.ChainOptions, error) {
+// prepare checks s and fills the borrowed work's emissions, returning
+// them with the chain options of one call: the candidate labels of the
+// lexicon entries cands (pruned under Model.Prune) and the transition
+// deltas of the bigram attributes bs together, or nil options when
+// neither adds anything (the pooled work's, set afresh each call). With a
+// pruner (Model.Pruner) the sets come first, from its scores, and the
+// model's emissions are scored at their labels alone: the entries outside
+// them are left unspecified, as the engine does not read them.
+func (t *Tagger) prepare(w *work, s sparse.Seq, cands []int32, bs sparse.Seq) ([]float64, *engine.ChainOptions, error) {
+	s.Labels = nil // gold labels (perhaps unknown to the model) play no part
+	M := t.m.State.Labels()
+	if err := s.Validate(t.m.State.NumAttrs(), M); err != nil {
+		return nil, nil, err
+	}
+	T := s.Len()
+	n := T * M
+	if cap(w.emit) < n {
+		w.emit = make([]float64, n+n/4)
+	}
+	emit := w.emit[:n]
 	allowed, err := t.allowed(w, cands, T)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	allowed = t.pruned(w, w.emit[:T*t.m.State.Labels()], allowed) // (score filled w.emit)
-	deltas, err := t.m.Bigram.deltas(&w.big, bs, T, t.m.State.Labels())
+	if t.m.Pruner != nil {
+		t.scorePruner(w, s)
+		allowed = t.pruned(w, w.pemit[:n], allowed)
+		t.scoreSets(w, emit, s, allowed)
+	} else {
+		t.scoreSets(w, emit, s, nil)
+		allowed = t.pruned(w, emit, allowed)
+	}
+	deltas, err := t.m.Bigram.deltas(&w.big, bs, T, M)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if allowed == nil && deltas == nil {
-		return nil, nil
+		return emit, nil, nil
 	}
 	w.co = engine.ChainOptions{Allowed: allowed, TransDelta: deltas}
-	return &w.co, nil
+	return emit, &w.co, nil
 }
 
 // NewTagger returns a tagger for m. With sparse rows it copies the model's
@@ -264,39 +309,39 @@ func (m *Model) NewTagger() *Tagger {
 // Model returns the tagger's model.
 func (t *Tagger) Model() *Model { return t.m }
 
-// score checks s and fills the borrowed work's emissions.
-func (t *Tagger) score(w *work, s sparse.Seq) ([]float64, error) {
-	s.Labels = nil // gold labels (perhaps unknown to the model) play no part
-	if err := s.Validate(t.m.State.NumAttrs(), t.m.State.Labels()); err != nil {
-		return nil, err
+// scorePruner fills w.pemit with the pruner's emission scores of s
+// (checked), every label's.
+func (t *Tagger) scorePruner(w *work, s sparse.Seq) {
+	p := t.m.Pruner
+	w.pemit = resize(w.pemit, s.Len()*t.m.State.Labels())
+	if t.phot != nil {
+		t.phot.score(w, p.(*sparse.Sparse), w.pemit, s, nil)
+	} else {
+		p.Score(w.pemit, s)
 	}
-	n := s.Len() * t.m.State.Labels()
-	if cap(w.emit) < n {
-		w.emit = make([]float64, n+n/4)
+	if t.psub != nil {
+		w.sbuf = resize(w.sbuf, s.Len()*t.psub.NSub)
+		t.psub.AddScores(w.pemit, s, w.sbuf)
 	}
-	emit := w.emit[:n]
-	if p := t.m.Pruner; p != nil {
-		w.pemit = resize(w.pemit, n)
-		if t.phot != nil {
-			t.phot.score(w, p.(*sparse.Sparse), w.pemit, s)
-		} else {
-			p.Score(w.pemit, s)
-		}
-		if t.psub != nil {
-			w.sbuf = resize(w.sbuf, s.Len()*t.psub.NSub)
-			t.psub.AddScores(w.pemit, s, w.sbuf)
-		}
-	}
+}
+
+// scoreSets fills emit with the model's emission scores of s (checked):
+// at every label, or with sets (one per position, none nil) at the labels
+// of sets[t] alone where that is cheaper (the others unspecified).
+func (t *Tagger) scoreSets(w *work, emit []float64, s sparse.Seq, sets [][]int32) {
 	if t.hot != nil {
-		t.hot.score(w, t.m.State.(*sparse.Sparse), emit, s)
+		t.hot.score(w, t.m.State.(*sparse.Sparse), emit, s, sets)
 	} else {
 		t.m.State.Score(emit, s)
 	}
 	if sub := t.m.Sub; sub != nil {
 		w.sbuf = resize(w.sbuf, s.Len()*sub.NSub)
-		sub.AddScores(emit, s, w.sbuf)
+		if sets != nil {
+			sub.AddScoresSets(emit, s, w.sbuf, sets)
+		} else {
+			sub.AddScores(emit, s, w.sbuf)
+		}
 	}
-	return emit, nil
 }
 
 // Viterbi writes the most probable labelling of s to dst (grown if needed;
@@ -324,11 +369,7 @@ func (t *Tagger) ViterbiBigrams(dst []int32, s, bs sparse.Seq) ([]int32, float64
 func (t *Tagger) ViterbiWith(dst []int32, s sparse.Seq, o Options) ([]int32, float64, error) {
 	w := t.pool.Get().(*work)
 	defer t.pool.Put(w)
-	emit, err := t.score(w, s)
-	if err != nil {
-		return dst[:0], 0, err
-	}
-	c, err := t.chain(w, o.Candidates, o.Bigrams, s.Len())
+	emit, c, err := t.prepare(w, s, o.Candidates, o.Bigrams)
 	if err != nil {
 		return dst[:0], 0, err
 	}
@@ -392,16 +433,12 @@ func (t *Tagger) Tag(s sparse.Seq, o Options, out *Output) error {
 	}
 	w := t.pool.Get().(*work)
 	defer t.pool.Put(w)
-	emit, err := t.score(w, s)
+	emit, c, err := t.prepare(w, s, o.Candidates, o.Bigrams)
 	if err != nil {
 		return err
 	}
 	T, M := s.Len(), t.m.State.Labels()
 	tr := t.inf
-	c, err := t.chain(w, o.Candidates, o.Bigrams, T)
-	if err != nil {
-		return err
-	}
 	out.Labels = resize(out.Labels, T)
 	if out.Score, err = tr.Viterbi(w.ws, emit, c, out.Labels); err != nil {
 		return err
@@ -488,11 +525,7 @@ func resize[T any](s []T, n int) []T {
 func (t *Tagger) LogProb(s sparse.Seq, o Options, labels []int32) (float64, error) {
 	w := t.pool.Get().(*work)
 	defer t.pool.Put(w)
-	emit, err := t.score(w, s)
-	if err != nil {
-		return 0, err
-	}
-	c, err := t.chain(w, o.Candidates, o.Bigrams, s.Len())
+	emit, c, err := t.prepare(w, s, o.Candidates, o.Bigrams)
 	if err != nil {
 		return 0, err
 	}
