@@ -9,6 +9,7 @@ import (
 
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/kernels"
+	"github.com/simdcrf/simdcrf/sparse"
 )
 
 // eps32 is float32's unit roundoff, 2^-24.
@@ -245,7 +246,8 @@ func TestStats(t *testing.T) {
 			cfg.Precision = prec
 			var st Stats
 			cfg.Stats = &st
-			if _, err := Train(context.Background(), d, cfg); err != nil {
+			res, err := Train(context.Background(), d, cfg)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if st.Iterations != 5 || st.Evals < 5 {
@@ -274,6 +276,7 @@ func TestStats(t *testing.T) {
 					t.Errorf("%s: worker %d busy %.6fs in a pass of %v", prec, w, busy[w], st.Sequences)
 				}
 			}
+			checkShape(t, st.Shape, d, res, prec)
 		}
 	}
 }
@@ -445,5 +448,41 @@ func TestMinimizeRefine(t *testing.T) {
 				t.Errorf("‖g‖ = %g after %d iterations (%s, refine asked %d times)", gn, res.iters, res.reason, calls)
 			}
 		})
+	}
+}
+
+// checkShape checks Stats.Shape against the data and the trained model:
+// every feature occurrence is hot or cold, a hot one's attribute has a
+// row of at least sparse.HotMin labels, and the cold labels are those of
+// the cold occurrences' attributes.
+func checkShape(t *testing.T, sh Shape, d *Data, res *Result, prec string) {
+	t.Helper()
+	M := d.Labels
+	var tokens, hot, cold, coldLabels int
+	for i := range d.Corpus.Len() {
+		s := d.Corpus.Seq(i)
+		tokens += s.Len()
+		for _, a := range s.IDs {
+			k := 0
+			if int(a) < res.Pattern.NumAttrs() {
+				k = int(res.Pattern.RowStart(a+1) - res.Pattern.RowStart(a))
+			}
+			if k >= sparse.HotMin(M) {
+				hot++
+			} else {
+				cold++
+				coldLabels += k
+			}
+		}
+	}
+	want := Shape{Labels: M, Sequences: d.Corpus.Len(), Tokens: tokens, Params: len(res.Params), StateParams: res.State.NumParams(),
+		HotFeatures: hot, ColdFeatures: cold, ColdLabels: coldLabels, Memories: 6, Float32: prec == "float32"}
+	got := sh
+	got.HotRows, got.Values, got.Lockstep = 0, false, false
+	if got != want {
+		t.Errorf("%s: Shape %+v, counted %+v", prec, got, want)
+	}
+	if sh.HotRows <= 0 || sh.HotRows*M > sh.StateParams {
+		t.Errorf("%s: %d hot rows of %d labels in %d state weights", prec, sh.HotRows, M, sh.StateParams)
 	}
 }

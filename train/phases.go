@@ -35,6 +35,27 @@ type Stats struct {
 	// Workers has each worker's busy time in the phases of the pass over
 	// the sequences, summed over the evaluations.
 	Workers []PhaseTimes
+	// Shape is the size of what the last training's evaluations worked on.
+	Shape Shape
+}
+
+// Shape is the size of what one evaluation works on, counted from the
+// split of the training data the evaluations use (hybrid.go), so that a
+// roofline of the phases (simdcrf-bench roofline) counts the work as
+// implemented.
+type Shape struct {
+	Labels               int // M
+	Sequences, Tokens    int
+	Params               int // θ, every parameter the optimiser moves
+	StateParams          int // the state weights: HotRows·M, then the cold weights
+	HotRows              int // attributes with a dense row of M weights
+	HotFeatures          int // occurrences of hot attributes: an M-wide row each
+	ColdFeatures         int // occurrences of the other attributes
+	ColdLabels           int // their labels, all occurrences: one weight each
+	Values               bool
+	Memories             int  // L-BFGS's history size m
+	Lockstep, SubLabels  bool // lockstep groups; sub-label weights
+	Float32, Pruned, Tri bool // precision float32; pruned sets; order 2
 }
 
 // PhaseTimes is one worker's time in each phase of the gradient.
@@ -66,6 +87,7 @@ func (s *Stats) add(o *Stats) {
 	s.Sequences += o.Sequences
 	s.Progress += o.Progress
 	s.Refined = s.Refined || o.Refined
+	s.Shape = o.Shape
 	for len(s.Workers) < len(o.Workers) {
 		s.Workers = append(s.Workers, PhaseTimes{})
 	}
@@ -176,5 +198,21 @@ func (p *phaseTimer) addTo(s *Stats) {
 		ws.ForwardBackward += time.Duration(c.ns[phaseFB])
 		ws.Scatter += time.Duration(c.ns[phaseScatter])
 		ws.Seqs += c.seqs
+	}
+}
+
+// shape returns the Shape of o's evaluations (m: L-BFGS's history size).
+func (o *objective) shape(m int) Shape {
+	md, sc := o.md, o.sc
+	if m == 0 {
+		m = 6
+	}
+	return Shape{
+		Labels: md.m, Sequences: len(sc.labels), Tokens: sc.pos[len(sc.pos)-1],
+		Params: md.nTotal(), StateParams: md.nState, HotRows: md.hy.nHot,
+		HotFeatures: len(sc.hotIDs), ColdFeatures: len(sc.cOff), ColdLabels: len(sc.cLab),
+		Values: sc.v64.hot != nil || sc.v64.cold != nil, Memories: m,
+		Lockstep: o.lock != nil, SubLabels: md.sub != nil, Float32: o.f32 != nil,
+		Pruned: md.prune != nil, Tri: md.order2(),
 	}
 }

@@ -342,7 +342,7 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 	var cur *Stats // this training's figures, added to st at the end
 	var start time.Time
 	if st != nil {
-		cur = &Stats{}
+		cur = &Stats{Shape: obj.shape(cfg.NumMemories)}
 		obj.pt = newPhaseTimer(len(obj.workers))
 		for w := range obj.workers {
 			obj.workers[w].pc = obj.pt.clock(w)
@@ -405,7 +405,7 @@ func (t *trainer) quasiNewton(theta []float64) (qnResult, error) {
 			if k == 1 && st.SkipFirst {
 				// Start the figures over once this report is done.
 				defer func() {
-					*cur = Stats{Refined: cur.Refined}
+					*cur = Stats{Refined: cur.Refined, Shape: cur.Shape}
 					obj.pt.reset()
 					start = time.Now()
 				}()
