@@ -15,6 +15,7 @@ import (
 	"github.com/simdcrf/simdcrf/bench/beambench"
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/layerbench"
+	"github.com/simdcrf/simdcrf/bench/roofline"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/internal/machine"
@@ -36,6 +37,9 @@ type Config struct {
 	Layer *layerbench.Options
 	// Phases, if set, adds where an L-BFGS iteration's time goes.
 	Phases *trainbench.PhaseOptions
+	// Roofline, if set, adds how far each phase is from the machine's
+	// limit.
+	Roofline *roofline.Options
 	// Scaling, if set, adds the plot of an iteration's cost against M
 	// (ScalingSVG, written beside the report by Write).
 	Scaling *trainbench.ScaleOptions
@@ -174,6 +178,13 @@ func render(buf *bytes.Buffer, cfg Config, files map[string][]byte) error {
 			return err
 		}
 		WritePhases(buf, res, *cfg.Phases)
+	}
+	if cfg.Roofline != nil {
+		r, err := roofline.Run(context.Background(), *cfg.Roofline)
+		if err != nil {
+			return err
+		}
+		WriteRoofline(buf, r)
 	}
 	if cfg.Scaling != nil {
 		res, err := trainbench.Scaling(context.Background(), *cfg.Scaling)

@@ -68,6 +68,8 @@ type PhaseResult struct {
 	// the wall times above grow by the time the threads wait for a core,
 	// which CPU/(threads·Iteration) below 1 shows.
 	CPU float64
+	// Shape is what each evaluation worked on (train.Stats.Shape).
+	Shape train.Shape
 }
 
 // Phases trains each task for a few iterations per case (precision ×
@@ -203,5 +205,6 @@ func phaseResult(st *train.Stats, loss float64, prec string, threads int, d *tra
 		Iters: st.Iterations, Evals: st.Evals, Loss: loss,
 		Iteration: ms(st.Total - st.Progress), Score: ms(m.Score), ForwardBackward: ms(m.ForwardBackward), Scatter: ms(m.Scatter),
 		Setup: ms(st.Eval - st.Sequences), Wait: ms(st.Sequences - busy), Optimiser: ms(st.Optimiser()),
+		Shape: st.Shape,
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/simdcrf/simdcrf/bench/enginebench"
 	"github.com/simdcrf/simdcrf/bench/layerbench"
 	"github.com/simdcrf/simdcrf/bench/report"
+	"github.com/simdcrf/simdcrf/bench/roofline"
 	"github.com/simdcrf/simdcrf/bench/trainbench"
 	"github.com/simdcrf/simdcrf/internal/cli"
 	"github.com/simdcrf/simdcrf/internal/machine"
@@ -126,6 +127,7 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 	withBeam := fs.Bool("beam", true, "measure simdcrf-beam (built from ./beam) against simdcrf tag, if the data is there")
 	withLayer := fs.Bool("layer", true, "measure the CRF layer against PyTorch (python3-torch, installed with apt-get on first use if possible)")
 	withPhases := fs.Bool("phases", true, "measure where an L-BFGS iteration's time goes (simdcrf-bench phases), if the data is there")
+	withRoofline := fs.Bool("roofline", true, "set each phase beside this machine's limit (simdcrf-bench roofline), if the data is there")
 	withFront := fs.Bool("frontdoor", true, "measure the Go API (package simdcrf) against the command on CoNLL-2000 chunking (simdcrf-bench frontdoor), if the data is there")
 	withScaling := fs.Bool("scaling", true, "plot an L-BFGS iteration's cost against M (simdcrf-bench scaling; "+report.ScalingSVG+" beside --out), if the data is there")
 	if err := cli.Parse(fs, args); err != nil {
@@ -161,6 +163,9 @@ func benchReport(args []string, stdout, stderr io.Writer) error {
 				Tasks: splitList(*tasks), Peers: *peers, Progress: cfg.Progress}
 			if *withPhases {
 				cfg.Phases = &trainbench.PhaseOptions{DataDir: *data, TemplateDir: *templates, WorkDir: work, Progress: cfg.Progress}
+			}
+			if *withRoofline {
+				cfg.Roofline = &roofline.Options{DataDir: *data, TemplateDir: *templates, WorkDir: work, Progress: cfg.Progress}
 			}
 			if *withFront {
 				cfg.FrontDoor = &trainbench.Options{Exe: exe, DataDir: *data, TemplateDir: *templates, WorkDir: work, Progress: cfg.Progress}
@@ -347,6 +352,40 @@ func benchPhases(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		report.WritePhases(buf, res, o)
+		return nil
+	})
+}
+
+// benchRoofline prints the report's section on how far each phase of an
+// L-BFGS iteration is from this machine's limit, or with --json a line
+// per phase.
+func benchRoofline(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("roofline", "roofline [--json] [options]", stderr)
+	data, templates := dataFlags(fs)
+	asJSON := fs.Bool("json", false, "print one JSON object per phase and task instead of the section")
+	tasks := fs.String("tasks", strings.Join(trainbench.PhaseTasks, ","), "comma-separated training tasks")
+	iters := fs.Int("iterations", trainbench.DefaultPhaseIterations, "L-BFGS iterations measured per training (after a first one, left out)")
+	rounds := fs.Int("rounds", trainbench.DefaultPhaseRounds, "trainings of each task; the median is reported")
+	reps := fs.Int("reps", 3, "measurements of each machine limit; the best is used")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	return section(stdout, stderr, "simdcrf-roofline", false, func(e env, buf *bytes.Buffer) error {
+		r, err := roofline.Run(context.Background(), roofline.Options{DataDir: *data, TemplateDir: *templates, WorkDir: e.work,
+			Tasks: splitList(*tasks), Iterations: *iters, Rounds: *rounds, Reps: *reps, Progress: e.progress})
+		if err != nil {
+			return err
+		}
+		if !*asJSON {
+			report.WriteRoofline(buf, r)
+			return nil
+		}
+		enc := json.NewEncoder(buf)
+		for _, row := range r.Rows {
+			if err := enc.Encode(row); err != nil {
+				return err
+			}
+		}
 		return nil
 	})
 }

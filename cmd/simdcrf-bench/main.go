@@ -8,6 +8,7 @@
 //	simdcrf-bench engine [--json] [--labels LIST] [--threads LIST]
 //	simdcrf-bench layer [--json] [--labels LIST] [--threads LIST] [--notorch]
 //	simdcrf-bench beam|obs|phases|frontdoor|scaling [options]
+//	simdcrf-bench roofline [--json] [-data DIR] [-templates DIR]
 //	simdcrf-bench recall -m MODEL FILE...
 //	simdcrf-bench report [--out BENCHMARKS.md]
 package main
@@ -31,6 +32,7 @@ suites:
   phases    measure where an L-BFGS iteration's time goes (the report's section)
   frontdoor measure the Go API (package simdcrf) against the command (the report's section)
   scaling   measure an L-BFGS iteration's cost against M and plot it (the report's section)
+  roofline  set each phase of an L-BFGS iteration beside this machine's limit (the report's section, or --json)
   recall    how often a pruned model's label sets hold the gold label of labelled files
   report    measure everything and rewrite BENCHMARKS.md
 
@@ -63,6 +65,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return benchFrontDoor(args[1:], stdout, stderr)
 	case "scaling":
 		return benchScaling(args[1:], stdout, stderr)
+	case "roofline":
+		return benchRoofline(args[1:], stdout, stderr)
 	case "report":
 		return benchReport(args[1:], stdout, stderr)
 	case "recall":
@@ -71,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	fmt.Fprintf(stderr, "simdcrf-bench: unknown suite %q (have kernels, engine, layer, beam, obs, phases, frontdoor, scaling, recall, report)\n", args[0])
+	fmt.Fprintf(stderr, "simdcrf-bench: unknown suite %q (have kernels, engine, layer, beam, obs, phases, frontdoor, scaling, roofline, recall, report)\n", args[0])
 	return errUsage
 }
 

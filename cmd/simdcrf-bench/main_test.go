@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/simdcrf/simdcrf"
+	"github.com/simdcrf/simdcrf/internal/testdata"
 	"github.com/simdcrf/simdcrf/kernels"
 )
 
@@ -319,4 +320,52 @@ func trainAndSave(t *testing.T, tr *simdcrf.Trainer, dir string) string {
 		t.Fatal(err)
 	}
 	return mp
+}
+
+// TestRooflineJSON runs the roofline briefly on CoNLL-2000 chunking: one
+// JSON object per phase, in order, with exactly the keys, times
+// and limits positive, and a bound of the three kinds (the limits
+// themselves are checked by hand in package roofline).
+func TestRooflineJSON(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains CoNLL-2000 for a few iterations")
+	}
+	data, templates := testdata.Dir(t), testdata.Templates(t)
+	var out, errb bytes.Buffer
+	err := run([]string{"roofline", "--json", "-data", data, "-templates", templates, "-tasks", "chunking", "-iterations", "2", "-rounds", "1", "-reps", "1"}, &out, &errb)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{"scoring", "forward-backward", "scattering", "optimiser", "setup"}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), out.String())
+	}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		keys := []string{"task", "phase", "threads", "ms", "limit_ms", "bound"}
+		if len(m) != len(keys) {
+			t.Errorf("line %q: %d keys, want %v", l, len(m), keys)
+		}
+		for _, k := range keys {
+			if _, ok := m[k]; !ok {
+				t.Errorf("line %q lacks key %q", l, k)
+			}
+		}
+		if m["task"] != "chunking" || m["phase"] != want[i] || m["threads"] != 1.0 {
+			t.Errorf("line %q: want task chunking, phase %s, threads 1", l, want[i])
+		}
+		if ms, _ := m["ms"].(float64); !(ms > 0) {
+			t.Errorf("line %q: ms not positive", l)
+		}
+		if lim, _ := m["limit_ms"].(float64); !(lim > 0) {
+			t.Errorf("line %q: limit_ms not positive", l)
+		}
+		if b := m["bound"]; b != "flops" && b != "bandwidth" && b != "latency" {
+			t.Errorf("line %q: bound %v", l, b)
+		}
+	}
 }

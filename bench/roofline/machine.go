@@ -1,0 +1,237 @@
+// Package roofline sets each phase of an L-BFGS iteration beside the
+// least time this machine allows for the work the phase does (simdcrf-bench
+// roofline, and a section of BENCHMARKS.md). A limit is a lower bound: a
+// phase can never beat it. So the machine is measured at its best, on one
+// thread: the FMA peak, streaming bandwidth per memory level, and the
+// latency of dependent loads (docs/roofline.md).
+package roofline
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/simdcrf/simdcrf/kernels"
+)
+
+// Level is one level of the memory hierarchy as measured here.
+type Level struct {
+	Name      string  // "L1", "L2", "L3", "memory"
+	Bytes     int64   // the working set measured: half the cache; memory: 256 MiB or 8·L3
+	ReadGBs   float64 // streaming reads (kernels.Dot over two vectors), GB/s, one thread
+	RMWGBs    float64 // y += a·x (kernels.Axpy): x and y read, y written, all counted
+	LatencyNs float64 // a load waiting for the previous one, over a random cycle of cache lines
+}
+
+// Caches returns the data cache sizes of CPU 0 in bytes, from sysfs, and
+// whether they were read there (else 32 KiB, 512 KiB and 16 MiB).
+func Caches() (l1, l2, l3 int64, ok bool) {
+	l1, l2, l3 = 32<<10, 512<<10, 16<<20
+	dirs, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*")
+	read := 0
+	for _, d := range dirs {
+		level, err1 := sysfs(d, "level")
+		typ, err2 := sysfs(d, "type")
+		size, err3 := sysfs(d, "size")
+		if err1 != nil || err2 != nil || err3 != nil || typ == "Instruction" {
+			continue
+		}
+		n, err := parseSize(size)
+		if err != nil {
+			continue
+		}
+		switch level {
+		case "1":
+			l1 = n
+		case "2":
+			l2 = n
+		case "3":
+			l3 = n
+		default:
+			continue
+		}
+		read++
+	}
+	return l1, l2, l3, read == 3 && l1 < l2 && l2 < l3
+}
+
+func sysfs(dir, name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	return strings.TrimSpace(string(b)), err
+}
+
+// parseSize reads sysfs's "32K", "512K", "32768K", "1M".
+func parseSize(s string) (int64, error) {
+	mul := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mul, s = 1<<10, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"):
+		mul, s = 1<<20, s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("roofline: cache size %q", s)
+	}
+	return n * mul, nil
+}
+
+// Measure measures the four levels, each figure the best of reps.
+func Measure(reps int, progress func(string)) ([]Level, error) {
+	return measure(reps, progress, 1)
+}
+
+// measure is Measure with the memory level's working set and every
+// timing's length divided by shrink (the tests' quick mode).
+func measure(reps int, progress func(string), shrink int64) ([]Level, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	l1, l2, l3, _ := Caches()
+	sizes := []int64{l1 / 2, l2 / 2, l3 / 2, max(256<<20, 8*l3) / shrink}
+	names := []string{"L1", "L2", "L3", "memory"}
+	out := make([]Level, len(sizes))
+	for i, size := range sizes {
+		if i > 0 && size <= sizes[i-1] {
+			size = 2 * sizes[i-1]
+			sizes[i] = size
+		}
+		progress(fmt.Sprintf("roofline: %s, %d KiB", names[i], size>>10))
+		lv := Level{Name: names[i], Bytes: size}
+		var err error
+		if lv.ReadGBs, lv.RMWGBs, err = bandwidth(size, reps, shrink); err != nil {
+			return nil, err
+		}
+		lv.LatencyNs = latency(size, reps, shrink)
+		out[i] = lv
+		runtime.GC()
+	}
+	return out, nil
+}
+
+// Curve measures the bandwidth over working sets of 16 KiB to 256 MiB,
+// doubling, each the best of reps.
+func Curve(reps int, progress func(string)) ([]Point, error) {
+	return curve(reps, progress, 1)
+}
+
+func curve(reps int, progress func(string), shrink int64) ([]Point, error) {
+	if progress == nil {
+		progress = func(string) {}
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	progress("roofline: bandwidth from 16 KiB to 256 MiB")
+	var out []Point
+	for size := int64(16 << 10); size <= (256<<20)/shrink; size *= 2 {
+		r, w, err := bandwidth(size, reps, shrink)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Point{Bytes: size, ReadGBs: r, RMWGBs: w})
+	}
+	runtime.GC()
+	return out, nil
+}
+
+// target is how long one timing runs at least.
+const target = 30 * time.Millisecond
+
+// sink keeps the results alive.
+var sink float64
+
+// bandwidth returns the best streaming read and read-modify-write
+// bandwidth over a working set of size bytes (two vectors of size/2).
+func bandwidth(size int64, reps int, shrink int64) (read, rmw float64, err error) {
+	n := int(size / 16)
+	if n < 64 {
+		return 0, 0, fmt.Errorf("roofline: working set of %d bytes", size)
+	}
+	x, y := aligned(n), aligned(n)
+	for i := range x {
+		x[i], y[i] = 1e-9, 1
+	}
+	t := target / time.Duration(shrink)
+	// passes per timing, from one timed pass (≥ 1)
+	t0 := time.Now()
+	sink += kernels.Dot(x, y)
+	one := max(time.Since(t0), time.Microsecond)
+	passes := max(int(t/one), 1)
+	for range max(reps, 1) {
+		t0 = time.Now()
+		for range passes {
+			sink += kernels.Dot(x, y)
+		}
+		read = max(read, float64(passes)*float64(16*n)/float64(time.Since(t0).Nanoseconds()))
+		t0 = time.Now()
+		for range passes {
+			kernels.Axpy(1e-9, x, y)
+		}
+		rmw = max(rmw, float64(passes)*float64(24*n)/float64(time.Since(t0).Nanoseconds()))
+	}
+	sink += y[n/2]
+	return read, rmw, nil
+}
+
+// latency returns the best ns per dependent load over a random cycle of
+// the cache lines of a working set of size bytes.
+func latency(size int64, reps int, shrink int64) float64 {
+	const line = 64 / 4 // int32 slots per cache line
+	lines := int(size / 64)
+	next := make([]int32, lines*line)
+	perm := cycle(lines, rand.New(rand.NewPCG(1, uint64(lines))))
+	for i, j := range perm {
+		next[i*line] = int32(j * line)
+	}
+	// (a fixed count: a whole lap of 256 MiB would take seconds)
+	loads := int(int64(4<<20) / shrink)
+	best := math.Inf(1)
+	for range max(reps, 1) {
+		p := int32(0)
+		t0 := time.Now()
+		for range loads {
+			p = next[p]
+		}
+		best = min(best, float64(time.Since(t0).Nanoseconds())/float64(loads))
+		sink += float64(p)
+	}
+	return best
+}
+
+// cycle returns a random cyclic permutation of n elements: next[i] is the
+// element after i, and following next from 0 visits all n (Sattolo's
+// algorithm), so that no prefetcher can guess the next line.
+func cycle(n int, r *rand.Rand) []int {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	for i := n - 1; i > 0; i-- {
+		j := r.IntN(i)
+		p[i], p[j] = p[j], p[i]
+	}
+	next := make([]int, n)
+	for i := range n {
+		next[p[i]] = p[(i+1)%n]
+	}
+	return next
+}
+
+// aligned returns n float64s starting on a 64-byte boundary.
+func aligned(n int) []float64 {
+	b := make([]float64, n+8)
+	off := int(uintptr(unsafe.Pointer(&b[0]))%64) / 8
+	if off != 0 {
+		off = 8 - off
+	}
+	return b[off : off+n : off+n]
+}
