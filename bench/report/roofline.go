@@ -20,7 +20,7 @@ func WriteRoofline(buf *bytes.Buffer, r *roofline.Result) {
 		"the latency of a dependent FMA, and the bandwidth over working sets from 16 KiB to 256 MiB, doubling: streaming reads (`kernels.Dot`) "+
 		"and read-modify-writes (`kernels.Axpy`). "+
 		"Then it trains each task as the section above does, one thread, float64, and sets each phase's time per iteration beside its **limit**: "+
-		"the longest of its flops at the peak, its bytes at the bandwidth of each structure's working set (the largest measured set no larger; "+
+		"the longest of its flops at the peak, its bytes at the bandwidth of each structure's working set (measured on the largest set no larger, or on a larger one where that was faster: noise; "+
 		"reuse within the phase taken as perfect), and its dependent FMAs at their latency. "+
 		"Each is a lower bound, so a phase can never beat its limit; the work is counted from the algorithm as implemented, "+
 		"from `train.Stats.Shape` (docs/roofline.md says how). The levels' table (half of each cache of sysfs; memory 256 MiB or more, "+

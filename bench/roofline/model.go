@@ -71,17 +71,23 @@ func (mc Machine) Limit(w Work) (float64, string) {
 // Bandwidth returns the bandwidth in GB/s that bounds traffic over a
 // working set of set bytes: the better of streaming reads and
 // read-modify-writes measured on the largest working set no larger (the
-// smallest measured, for smaller sets). Bandwidth falls as the set grows,
-// so this errs high, as a bound must: the structure is taken to stay in
+// smallest measured, for smaller sets), or on any larger one if better.
+// Bandwidth cannot grow with the set, so a larger set measured faster
+// shows a dip of the machine's noise, and the bound takes the faster
+// figure: erring high, as a bound must, the structure is taken to stay in
 // the fastest level it fits, its reuse within the phase perfect.
 func (mc Machine) Bandwidth(set float64) float64 {
-	p := mc.Curve[0]
-	for _, q := range mc.Curve[1:] {
+	k := 0
+	for i, q := range mc.Curve {
 		if float64(q.Bytes) <= set {
-			p = q
+			k = i
 		}
 	}
-	return max(p.ReadGBs, p.RMWGBs)
+	bw := 0.0
+	for _, q := range mc.Curve[k:] {
+		bw = max(bw, q.ReadGBs, q.RMWGBs)
+	}
+	return bw
 }
 
 // The phases of an iteration, in the order of train.PhaseTimes and

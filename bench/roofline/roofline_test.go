@@ -157,6 +157,17 @@ func TestPhaseWork(t *testing.T) {
 	}
 }
 
+// TestBandwidthDip: a working set measured slower than a larger one (the
+// machine's noise) takes the larger one's figure.
+func TestBandwidthDip(t *testing.T) {
+	mc := Machine{Curve: []Point{{16 << 10, 100, 80}, {1 << 20, 30, 20}, {2 << 20, 50, 40}, {32 << 20, 10, 12}}}
+	for set, want := range map[float64]float64{1 << 10: 100, 16 << 10: 100, 1 << 20: 50, 3 << 20: 50, 1 << 30: 12} {
+		if got := mc.Bandwidth(set); got != want {
+			t.Errorf("Bandwidth(%v) = %v, want %v", set, got, want)
+		}
+	}
+}
+
 func TestPairs(t *testing.T) {
 	// iterations 2..11 with m = 6: 2, 3, 4, 5, 6, 6, 6, 6, 6, 6
 	if got := Pairs(10, 6); got != 5 {
