@@ -143,6 +143,30 @@ func curve(reps int, progress func(string), shrink int64) ([]Point, error) {
 	return out, nil
 }
 
+// FMALatency measures the latency of a dependent float64 FMA in ns (the
+// best of reps runs of a chain of math.FMA, which compiles to one
+// instruction where the CPU has FMA).
+func FMALatency(reps int) float64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const n = 1 << 22
+	best := math.Inf(1)
+	for range max(reps, 1) {
+		x := fmaSeed
+		t0 := time.Now()
+		for range n {
+			x = math.FMA(x, fmaScale, fmaAdd)
+		}
+		d := float64(time.Since(t0).Nanoseconds()) / n
+		fmaSink = x
+		best = min(best, d)
+	}
+	return best
+}
+
+// (variables, so the chain is not folded)
+var fmaSeed, fmaScale, fmaAdd, fmaSink = 1.0, 0.999999, 1e-9, 0.0
+
 // target is how long one timing runs at least.
 const target = 30 * time.Millisecond
 

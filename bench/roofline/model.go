@@ -3,8 +3,6 @@ package roofline
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"time"
 
 	"github.com/simdcrf/simdcrf/train"
 )
@@ -153,31 +151,7 @@ func PhaseWork(sh train.Shape, evals, pairs float64, mc Machine) []Work {
 	return []Work{score, fb, scatter, opt, setup}
 }
 
-// FMALatency measures the latency of a dependent float64 FMA in ns (the
-// best of reps runs of a chain of math.FMA, which compiles to one
-// instruction where the CPU has FMA).
-func FMALatency(reps int) float64 {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	const n = 1 << 22
-	best := math.Inf(1)
-	for range max(reps, 1) {
-		x := fmaSeed
-		t0 := time.Now()
-		for range n {
-			x = math.FMA(x, fmaScale, fmaAdd)
-		}
-		d := float64(time.Since(t0).Nanoseconds()) / n
-		fmaSink = x
-		best = min(best, d)
-	}
-	return best
-}
-
-// (variables, so the chain is not folded)
-var fmaSeed, fmaScale, fmaAdd, fmaSink = 1.0, 0.999999, 1e-9, 0.0
-
-// String formats a limit's ratio: how many times its limit a phase took.
+// Ratio formats a limit's ratio: how many times its limit a phase took.
 func Ratio(ms, limit float64) string {
 	if limit <= 0 {
 		return "–"
