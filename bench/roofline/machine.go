@@ -106,6 +106,9 @@ func measure(reps int, progress func(string), shrink int64) ([]Level, error) {
 			sizes[i] = size
 		}
 		progress(fmt.Sprintf("roofline: %s, %d KiB", names[i], size>>10))
+		// (the last level's buffers, up to 512 MiB, are garbage: no
+		// collection in the middle of a timing)
+		runtime.GC()
 		lv := Level{Name: names[i], Bytes: size}
 		var err error
 		if lv.ReadGBs, lv.RMWGBs, err = bandwidth(size, reps, shrink); err != nil {
@@ -113,7 +116,6 @@ func measure(reps int, progress func(string), shrink int64) ([]Level, error) {
 		}
 		lv.LatencyNs = latency(size, reps, shrink)
 		out[i] = lv
-		runtime.GC()
 	}
 	return out, nil
 }
@@ -167,8 +169,24 @@ func FMALatency(reps int) float64 {
 // (variables, so the chain is not folded)
 var fmaSeed, fmaScale, fmaAdd, fmaSink = 1.0, 0.999999, 1e-9, 0.0
 
-// target is how long one timing runs at least.
+// target is how long one timing runs: long enough for the clock and a
+// stray interrupt not to matter, short enough for best-of-reps to be
+// quick on a shared machine.
 const target = 30 * time.Millisecond
+
+// calibrate returns the k for which f(k), k units of work, takes about t,
+// doubling a trial k until it takes t/8: a single unit timed once would be
+// a cold one and, for an L1-sized set, below the clock's resolution. The
+// trials also warm what f touches.
+func calibrate(t time.Duration, f func(k int)) int {
+	for k := 1; ; k *= 2 {
+		t0 := time.Now()
+		f(k)
+		if d := time.Since(t0); d >= t/8 {
+			return max(int(math.Ceil(float64(k)*float64(t)/float64(d))), 1)
+		}
+	}
+}
 
 // sink keeps the results alive.
 var sink float64
@@ -180,27 +198,30 @@ func bandwidth(size int64, reps int, shrink int64) (read, rmw float64, err error
 	if n < 64 {
 		return 0, 0, fmt.Errorf("roofline: working set of %d bytes", size)
 	}
-	x, y := aligned(n), aligned(n)
+	x, y := aligned[float64](n), aligned[float64](n)
 	for i := range x {
 		x[i], y[i] = 1e-9, 1
 	}
 	t := target / time.Duration(shrink)
-	// passes per timing, from one timed pass (≥ 1)
-	t0 := time.Now()
-	sink += kernels.Dot(x, y)
-	one := max(time.Since(t0), time.Microsecond)
-	passes := max(int(t/one), 1)
-	for range max(reps, 1) {
-		t0 = time.Now()
-		for range passes {
+	dot := func(k int) {
+		for range k {
 			sink += kernels.Dot(x, y)
 		}
-		read = max(read, float64(passes)*float64(16*n)/float64(time.Since(t0).Nanoseconds()))
-		t0 = time.Now()
-		for range passes {
+	}
+	// (1 + 1e-18 rounds to 1: y stays finite and normal for any passes)
+	axpy := func(k int) {
+		for range k {
 			kernels.Axpy(1e-9, x, y)
 		}
-		rmw = max(rmw, float64(passes)*float64(24*n)/float64(time.Since(t0).Nanoseconds()))
+	}
+	rp, wp := calibrate(t, dot), calibrate(t, axpy)
+	for range max(reps, 1) {
+		t0 := time.Now()
+		dot(rp)
+		read = max(read, float64(rp)*float64(16*n)/float64(time.Since(t0).Nanoseconds()))
+		t0 = time.Now()
+		axpy(wp)
+		rmw = max(rmw, float64(wp)*float64(24*n)/float64(time.Since(t0).Nanoseconds()))
 	}
 	sink += y[n/2]
 	return read, rmw, nil
@@ -209,26 +230,45 @@ func bandwidth(size int64, reps int, shrink int64) (read, rmw float64, err error
 // latency returns the best ns per dependent load over a random cycle of
 // the cache lines of a working set of size bytes.
 func latency(size int64, reps int, shrink int64) float64 {
-	const line = 64 / 4 // int32 slots per cache line
-	lines := int(size / 64)
-	next := make([]int32, lines*line)
-	perm := cycle(lines, rand.New(rand.NewPCG(1, uint64(lines))))
-	for i, j := range perm {
-		next[i*line] = int32(j * line)
-	}
-	// (a fixed count: a whole lap of 256 MiB would take seconds)
-	loads := int(int64(4<<20) / shrink)
+	next := chain(int(size / 64))
+	// Each timing goes on from where the last stopped: a lap of 256 MiB
+	// would take a second, and starting over would meet lines the last
+	// timing left in the cache.
+	p := int32(0)
+	f := func(k int) { p = chase(next, p, k) }
+	loads := calibrate(target/time.Duration(shrink), f)
 	best := math.Inf(1)
 	for range max(reps, 1) {
-		p := int32(0)
 		t0 := time.Now()
-		for range loads {
-			p = next[p]
-		}
+		f(loads)
 		best = min(best, float64(time.Since(t0).Nanoseconds())/float64(loads))
-		sink += float64(p)
 	}
+	sink += float64(p)
 	return best
+}
+
+// slot is the int32s in a cache line: the chase uses the first of each.
+const slot = 64 / 4
+
+// chain returns the chase's array over lines cache lines: the first int32
+// of each line holds the index of the next line's first, the lines in a
+// random cycle (a fixed seed, so every run chases the same one).
+func chain(lines int) []int32 {
+	next := aligned[int32](lines * slot)
+	for i, j := range cycle(lines, rand.New(rand.NewPCG(1, uint64(lines)))) {
+		next[i*slot] = int32(j * slot)
+	}
+	return next
+}
+
+// chase follows next k times from p: each load's address is the last
+// load's value, so no two overlap. (A function of its own, so p stays in
+// a register, not in a closure's variable.)
+func chase(next []int32, p int32, k int) int32 {
+	for range k {
+		p = next[p]
+	}
+	return p
 }
 
 // cycle returns a random cyclic permutation of n elements: next[i] is the
@@ -250,12 +290,14 @@ func cycle(n int, r *rand.Rand) []int {
 	return next
 }
 
-// aligned returns n float64s starting on a 64-byte boundary.
-func aligned(n int) []float64 {
-	b := make([]float64, n+8)
-	off := int(uintptr(unsafe.Pointer(&b[0]))%64) / 8
+// aligned returns n elements starting on a 64-byte boundary, so a
+// vector's first line is a whole one and each chase slot opens its line.
+func aligned[T float64 | int32](n int) []T {
+	per := 64 / int(unsafe.Sizeof(T(0)))
+	b := make([]T, n+per)
+	off := int(uintptr(unsafe.Pointer(&b[0]))%64) / (64 / per)
 	if off != 0 {
-		off = 8 - off
+		off = per - off
 	}
 	return b[off : off+n : off+n]
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/simdcrf/simdcrf/train"
 )
@@ -49,10 +51,60 @@ func TestCycle(t *testing.T) {
 	}
 }
 
-// TestMeasure (quick mode): four levels, positive finite figures,
-// growing working sets, and an L1 load faster than a memory load.
-func TestMeasure(t *testing.T) {
-	lv, err := measure(1, nil, 16)
+// TestChain: the array latency chases leads from each line's first slot
+// to another's, through every line once, back to the first; the same
+// array every time.
+func TestChain(t *testing.T) {
+	for _, lines := range []int{1, 2, 256, 4096} {
+		next := chain(lines)
+		if len(next) != lines*slot || uintptr(unsafe.Pointer(&next[0]))%64 != 0 {
+			t.Fatalf("lines=%d: %d slots at %p", lines, len(next), &next[0])
+		}
+		seen := make([]bool, lines)
+		p := int32(0)
+		for range lines {
+			if p%slot != 0 || seen[p/slot] {
+				t.Fatalf("lines=%d: at slot %d, a line's first visited before or not a first", lines, p)
+			}
+			seen[p/slot] = true
+			p = next[p]
+		}
+		if p != 0 {
+			t.Fatalf("lines=%d: back at %d after a lap, want 0", lines, p)
+		}
+		if p := chase(next, 0, lines); p != 0 {
+			t.Fatalf("lines=%d: chase ends a lap at %d", lines, p)
+		}
+		if !slices.Equal(next, chain(lines)) {
+			t.Fatalf("lines=%d: two chains differ", lines)
+		}
+	}
+}
+
+func TestAligned(t *testing.T) {
+	for n := 1; n < 40; n++ {
+		f, i := aligned[float64](n), aligned[int32](n)
+		if len(f) != n || len(i) != n || uintptr(unsafe.Pointer(&f[0]))%64 != 0 || uintptr(unsafe.Pointer(&i[0]))%64 != 0 {
+			t.Fatalf("n=%d: %d float64s at %p, %d int32s at %p", n, len(f), &f[0], len(i), &i[0])
+		}
+	}
+}
+
+// TestPrintLevels measures the four levels and, with -v, prints them:
+// the full Measure(1, …) with -v (and not -short), which takes a second
+// or so; else the quick mode. Either must give positive finite figures,
+// growing working sets, and an L1 load faster than a memory load (by far:
+// a few ns against a hundred or more).
+func TestPrintLevels(t *testing.T) {
+	full := testing.Verbose() && !testing.Short()
+	t0 := time.Now()
+	var lv []Level
+	var err error
+	if full {
+		lv, err = Measure(1, func(s string) { t.Log(s) })
+	} else {
+		lv, err = measure(1, nil, 16)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +120,21 @@ func TestMeasure(t *testing.T) {
 		if i > 0 && l.Bytes <= lv[i-1].Bytes {
 			t.Fatalf("working sets not growing: %+v", lv)
 		}
-		t.Logf("%-6s %8d KiB  read %6.1f GB/s  rmw %6.1f GB/s  load %5.1f ns", l.Name, l.Bytes>>10, l.ReadGBs, l.RMWGBs, l.LatencyNs)
 	}
+	if lv[0].LatencyNs >= lv[3].LatencyNs {
+		t.Errorf("an L1 load (%.2f ns) no faster than a memory load (%.2f ns)", lv[0].LatencyNs, lv[3].LatencyNs)
+	}
+	l1, l2, l3, ok := Caches()
+	t.Logf("caches %d KiB, %d KiB, %d KiB (from sysfs: %v); full size: %v, best of 1, in %v",
+		l1>>10, l2>>10, l3>>10, ok, full, time.Since(t0).Round(time.Millisecond))
+	t.Logf("%-6s %10s %10s %10s %10s", "level", "set", "read GB/s", "RMW GB/s", "load ns")
+	for _, l := range lv {
+		t.Logf("%-6s %6d KiB %10.1f %10.1f %10.1f", l.Name, l.Bytes>>10, l.ReadGBs, l.RMWGBs, l.LatencyNs)
+	}
+}
+
+// TestCurve (quick mode): 16 KiB to 16 MiB, doubling, positive figures.
+func TestCurve(t *testing.T) {
 	c, err := curve(1, nil, 16)
 	if err != nil {
 		t.Fatal(err)
@@ -78,12 +143,9 @@ func TestMeasure(t *testing.T) {
 		t.Fatalf("%d points on the curve", len(c))
 	}
 	for i, p := range c {
-		if !(p.ReadGBs > 0 && p.RMWGBs > 0) || i > 0 && p.Bytes != 2*c[i-1].Bytes {
+		if !(p.ReadGBs > 0 && p.RMWGBs > 0) || math.IsInf(p.ReadGBs+p.RMWGBs, 0) || i > 0 && p.Bytes != 2*c[i-1].Bytes {
 			t.Fatalf("curve %+v", c)
 		}
-	}
-	if lv[0].LatencyNs >= lv[3].LatencyNs {
-		t.Errorf("an L1 load (%.2f ns) no faster than a memory load (%.2f ns)", lv[0].LatencyNs, lv[3].LatencyNs)
 	}
 }
 
