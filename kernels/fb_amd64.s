@@ -6,7 +6,7 @@
 
 // func forwardAVX2(alpha []float64, scale []float64, psi []float64, e []float64, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·forwardAVX2(SB), $4768-112
+TEXT ·forwardAVX2(SB), $25328-112
 	MOVQ   alpha_base+0(FP), AX
 	MOVQ   psi_base+48(FP), CX
 	MOVQ   scale_base+24(FP), DX
@@ -849,13 +849,283 @@ fbAVX2_swend_4:
 	RET
 
 fbAVX2_multi_3:
+	MOVQ M+104(FP), AX
+	ADDQ $0x00000003, AX
+	SHRQ $0x02, AX
+	MOVQ $0x00000001, CX
+
+fbAVX2_bc_47:
+	IMUL3Q $0x00000006, CX, DX
+	CMPQ   DX, AX
+	JAE    fbAVX2_bcend_48
+	INCQ   CX
+	JMP    fbAVX2_bc_47
+
+fbAVX2_bcend_48:
+	MOVQ $0x00000006, BX
+
+fbAVX2_bs_49:
+	MOVQ  BX, DX
+	DECQ  DX
+	IMULQ CX, DX
+	CMPQ  DX, AX
+	JB    fbAVX2_bsend_50
+	DECQ  BX
+	JMP   fbAVX2_bs_49
+
+fbAVX2_bsend_50:
+	MOVQ BX, 4768(SP)
+	LEAQ 4776(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 25320(SP)
+	MOVQ M+104(FP), AX
+	CMPQ AX, $0x00000031
+	JA   fbAVX2_nopack_51
+	MOVQ $0x00000000, 4752(SP)
+
+fbAVX2_mpack_52:
+	MOVQ 4752(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_mpackend_53
+	MOVQ 4768(SP), DX
+	SUBQ AX, CX
+	MOVQ DX, AX
+	MOVQ $0x00000004, BX
+	SHLQ $0x02, DX
+	CMPQ CX, DX
+	JAE  fbAVX2_full_54
+	LEAQ 3(CX), AX
+	SHRQ $0x02, AX
+	MOVQ AX, BX
+	SHLQ $0x02, BX
+	SUBQ CX, BX
+	NEGQ BX
+	ADDQ $0x00000004, BX
+
+fbAVX2_full_54:
+	MOVQ    BX, 4760(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_56
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_57
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX2_case3_58
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX2_case4_59
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX2_case5_60
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25320(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_62:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(AX)
+	VMOVUPD    96(DX), Y1
+	VMOVUPD    Y1, 96(AX)
+	VMOVUPD    128(DX), Y1
+	VMOVUPD    Y1, 128(AX)
+	VMASKMOVPD 160(DX), Y0, Y1
+	VMOVUPD    Y1, 160(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x000000c0, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_62
+	JMP        fbAVX2_swend_55
+
+fbAVX2_case5_60:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25320(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_63:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(AX)
+	VMOVUPD    96(DX), Y1
+	VMOVUPD    Y1, 96(AX)
+	VMASKMOVPD 128(DX), Y0, Y1
+	VMOVUPD    Y1, 128(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x000000a0, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_63
+	JMP        fbAVX2_swend_55
+
+fbAVX2_case4_59:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25320(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_64:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(AX)
+	VMASKMOVPD 96(DX), Y0, Y1
+	VMOVUPD    Y1, 96(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x00000080, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_64
+	JMP        fbAVX2_swend_55
+
+fbAVX2_case3_58:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25320(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_65:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(AX)
+	VMASKMOVPD 64(DX), Y0, Y1
+	VMOVUPD    Y1, 64(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x00000060, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_65
+	JMP        fbAVX2_swend_55
+
+fbAVX2_case2_57:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25320(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_66:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMASKMOVPD 32(DX), Y0, Y1
+	VMOVUPD    Y1, 32(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x00000040, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_66
+	JMP        fbAVX2_swend_55
+
+fbAVX2_case1_56:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25320(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_67:
+	VMASKMOVPD (DX), Y0, Y1
+	VMOVUPD    Y1, (AX)
+	ADDQ       BX, DX
+	ADDQ       $0x00000020, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_67
+
+fbAVX2_swend_55:
+	MOVQ 4752(SP), AX
+	MOVQ 4768(SP), CX
+	SHLQ $0x02, CX
+	ADDQ CX, AX
+	MOVQ AX, 4752(SP)
+	JMP  fbAVX2_mpack_52
+
+fbAVX2_mpackend_53:
+fbAVX2_nopack_51:
+	MOVQ M+104(FP), AX
+	CMPQ AX, $0x00000031
+	JA   fbAVX2_unpacked_68
 	MOVQ $0x00000001, 4704(SP)
 
-fbAVX2_mt_47:
+fbAVX2_mt_69:
 	MOVQ    4704(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_mtend_48
+	JAE     fbAVX2_mtend_70
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    alpha_base+0(FP), DX
@@ -867,36 +1137,38 @@ fbAVX2_mt_47:
 	VMOVUPD Y0, 4720(SP)
 	MOVQ    $0x00000000, 4752(SP)
 
-fbAVX2_chunk_49:
+fbAVX2_chunk_71:
 	MOVQ 4752(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_chunkend_50
+	JAE  fbAVX2_chunkend_72
+	MOVQ 4768(SP), DX
 	SUBQ AX, CX
-	MOVQ $0x00000006, AX
-	MOVQ $0x00000004, DX
-	CMPQ CX, $0x00000018
-	JAE  fbAVX2_full_51
+	MOVQ DX, AX
+	MOVQ $0x00000004, BX
+	SHLQ $0x02, DX
+	CMPQ CX, DX
+	JAE  fbAVX2_full_73
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
-	MOVQ AX, DX
-	SHLQ $0x02, DX
-	SUBQ CX, DX
-	NEGQ DX
-	ADDQ $0x00000004, DX
+	MOVQ AX, BX
+	SHLQ $0x02, BX
+	SUBQ CX, BX
+	NEGQ BX
+	ADDQ $0x00000004, BX
 
-fbAVX2_full_51:
-	MOVQ    DX, 4760(SP)
+fbAVX2_full_73:
+	MOVQ    BX, 4760(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_53
+	JEQ     fbAVX2_case1_75
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_54
+	JEQ     fbAVX2_case2_76
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX2_case3_55
+	JEQ     fbAVX2_case3_77
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX2_case4_56
+	JEQ     fbAVX2_case4_78
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX2_case5_57
+	JEQ     fbAVX2_case5_79
 	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -905,9 +1177,11 @@ fbAVX2_full_51:
 	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
-	MOVQ    e_base+72(FP), DX
-	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25320(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    4712(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -923,47 +1197,44 @@ fbAVX2_full_51:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_60
+	JZ      fbAVX2_odd_82
 
-fbAVX2_loop_59:
-	VBROADCASTSD (BX), Y13
-	VFMADD231PD  (DX), Y13, Y1
-	VFMADD231PD  32(DX), Y13, Y2
-	VFMADD231PD  64(DX), Y13, Y3
-	VFMADD231PD  96(DX), Y13, Y4
-	VFMADD231PD  128(DX), Y13, Y5
-	VMASKMOVPD   160(DX), Y0, Y14
-	VFMADD231PD  Y14, Y13, Y6
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y13
-	VFMADD231PD  (DX), Y13, Y7
-	VFMADD231PD  32(DX), Y13, Y8
-	VFMADD231PD  64(DX), Y13, Y9
-	VFMADD231PD  96(DX), Y13, Y10
-	VFMADD231PD  128(DX), Y13, Y11
-	VMASKMOVPD   160(DX), Y0, Y14
-	VFMADD231PD  Y14, Y13, Y12
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+fbAVX2_loop_81:
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y1
+	VFMADD231PD  32(BX), Y13, Y2
+	VFMADD231PD  64(BX), Y13, Y3
+	VFMADD231PD  96(BX), Y13, Y4
+	VFMADD231PD  128(BX), Y13, Y5
+	VFMADD231PD  160(BX), Y13, Y6
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000c0, BX
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y7
+	VFMADD231PD  32(BX), Y13, Y8
+	VFMADD231PD  64(BX), Y13, Y9
+	VFMADD231PD  96(BX), Y13, Y10
+	VFMADD231PD  128(BX), Y13, Y11
+	VFMADD231PD  160(BX), Y13, Y12
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000c0, BX
 	DECQ         DI
-	JNZ          fbAVX2_loop_59
+	JNZ          fbAVX2_loop_81
 
-fbAVX2_odd_60:
+fbAVX2_odd_82:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_61
-	VBROADCASTSD (BX), Y13
-	VFMADD231PD  (DX), Y13, Y1
-	VFMADD231PD  32(DX), Y13, Y2
-	VFMADD231PD  64(DX), Y13, Y3
-	VFMADD231PD  96(DX), Y13, Y4
-	VFMADD231PD  128(DX), Y13, Y5
-	VMASKMOVPD   160(DX), Y0, Y14
-	VFMADD231PD  Y14, Y13, Y6
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+	JZ           fbAVX2_done_83
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y1
+	VFMADD231PD  32(BX), Y13, Y2
+	VFMADD231PD  64(BX), Y13, Y3
+	VFMADD231PD  96(BX), Y13, Y4
+	VFMADD231PD  128(BX), Y13, Y5
+	VFMADD231PD  160(BX), Y13, Y6
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000c0, BX
 
-fbAVX2_done_61:
+fbAVX2_done_83:
 	VADDPD     Y7, Y1, Y1
 	VADDPD     Y8, Y2, Y2
 	VADDPD     Y9, Y3, Y3
@@ -999,9 +1270,9 @@ fbAVX2_done_61:
 	VADDPD     Y1, Y7, Y7
 	VMASKMOVPD Y6, Y0, 160(CX)
 	VMOVUPD    Y7, 4720(SP)
-	JMP        fbAVX2_swend_52
+	JMP        fbAVX2_swend_74
 
-fbAVX2_case5_57:
+fbAVX2_case5_79:
 	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1010,9 +1281,11 @@ fbAVX2_case5_57:
 	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
-	MOVQ    e_base+72(FP), DX
-	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25320(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    4712(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1026,44 +1299,41 @@ fbAVX2_case5_57:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_63
+	JZ      fbAVX2_odd_85
 
-fbAVX2_loop_62:
-	VBROADCASTSD (BX), Y11
-	VFMADD231PD  (DX), Y11, Y1
-	VFMADD231PD  32(DX), Y11, Y2
-	VFMADD231PD  64(DX), Y11, Y3
-	VFMADD231PD  96(DX), Y11, Y4
-	VMASKMOVPD   128(DX), Y0, Y12
-	VFMADD231PD  Y12, Y11, Y5
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y11
-	VFMADD231PD  (DX), Y11, Y6
-	VFMADD231PD  32(DX), Y11, Y7
-	VFMADD231PD  64(DX), Y11, Y8
-	VFMADD231PD  96(DX), Y11, Y9
-	VMASKMOVPD   128(DX), Y0, Y12
-	VFMADD231PD  Y12, Y11, Y10
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+fbAVX2_loop_84:
+	VBROADCASTSD (DX), Y11
+	VFMADD231PD  (BX), Y11, Y1
+	VFMADD231PD  32(BX), Y11, Y2
+	VFMADD231PD  64(BX), Y11, Y3
+	VFMADD231PD  96(BX), Y11, Y4
+	VFMADD231PD  128(BX), Y11, Y5
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000a0, BX
+	VBROADCASTSD (DX), Y11
+	VFMADD231PD  (BX), Y11, Y6
+	VFMADD231PD  32(BX), Y11, Y7
+	VFMADD231PD  64(BX), Y11, Y8
+	VFMADD231PD  96(BX), Y11, Y9
+	VFMADD231PD  128(BX), Y11, Y10
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000a0, BX
 	DECQ         DI
-	JNZ          fbAVX2_loop_62
+	JNZ          fbAVX2_loop_84
 
-fbAVX2_odd_63:
+fbAVX2_odd_85:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_64
-	VBROADCASTSD (BX), Y11
-	VFMADD231PD  (DX), Y11, Y1
-	VFMADD231PD  32(DX), Y11, Y2
-	VFMADD231PD  64(DX), Y11, Y3
-	VFMADD231PD  96(DX), Y11, Y4
-	VMASKMOVPD   128(DX), Y0, Y12
-	VFMADD231PD  Y12, Y11, Y5
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+	JZ           fbAVX2_done_86
+	VBROADCASTSD (DX), Y11
+	VFMADD231PD  (BX), Y11, Y1
+	VFMADD231PD  32(BX), Y11, Y2
+	VFMADD231PD  64(BX), Y11, Y3
+	VFMADD231PD  96(BX), Y11, Y4
+	VFMADD231PD  128(BX), Y11, Y5
+	ADDQ         $0x08, DX
+	ADDQ         $0x000000a0, BX
 
-fbAVX2_done_64:
+fbAVX2_done_86:
 	VADDPD     Y6, Y1, Y1
 	VADDPD     Y7, Y2, Y2
 	VADDPD     Y8, Y3, Y3
@@ -1095,9 +1365,9 @@ fbAVX2_done_64:
 	VADDPD     Y1, Y6, Y6
 	VMASKMOVPD Y5, Y0, 128(CX)
 	VMOVUPD    Y6, 4720(SP)
-	JMP        fbAVX2_swend_52
+	JMP        fbAVX2_swend_74
 
-fbAVX2_case4_56:
+fbAVX2_case4_78:
 	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1106,9 +1376,11 @@ fbAVX2_case4_56:
 	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
-	MOVQ    e_base+72(FP), DX
-	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25320(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    4712(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1120,41 +1392,38 @@ fbAVX2_case4_56:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_66
+	JZ      fbAVX2_odd_88
 
-fbAVX2_loop_65:
-	VBROADCASTSD (BX), Y9
-	VFMADD231PD  (DX), Y9, Y1
-	VFMADD231PD  32(DX), Y9, Y2
-	VFMADD231PD  64(DX), Y9, Y3
-	VMASKMOVPD   96(DX), Y0, Y10
-	VFMADD231PD  Y10, Y9, Y4
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y9
-	VFMADD231PD  (DX), Y9, Y5
-	VFMADD231PD  32(DX), Y9, Y6
-	VFMADD231PD  64(DX), Y9, Y7
-	VMASKMOVPD   96(DX), Y0, Y10
-	VFMADD231PD  Y10, Y9, Y8
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+fbAVX2_loop_87:
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y1
+	VFMADD231PD  32(BX), Y9, Y2
+	VFMADD231PD  64(BX), Y9, Y3
+	VFMADD231PD  96(BX), Y9, Y4
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000080, BX
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y5
+	VFMADD231PD  32(BX), Y9, Y6
+	VFMADD231PD  64(BX), Y9, Y7
+	VFMADD231PD  96(BX), Y9, Y8
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000080, BX
 	DECQ         DI
-	JNZ          fbAVX2_loop_65
+	JNZ          fbAVX2_loop_87
 
-fbAVX2_odd_66:
+fbAVX2_odd_88:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_67
-	VBROADCASTSD (BX), Y9
-	VFMADD231PD  (DX), Y9, Y1
-	VFMADD231PD  32(DX), Y9, Y2
-	VFMADD231PD  64(DX), Y9, Y3
-	VMASKMOVPD   96(DX), Y0, Y10
-	VFMADD231PD  Y10, Y9, Y4
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+	JZ           fbAVX2_done_89
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y1
+	VFMADD231PD  32(BX), Y9, Y2
+	VFMADD231PD  64(BX), Y9, Y3
+	VFMADD231PD  96(BX), Y9, Y4
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000080, BX
 
-fbAVX2_done_67:
+fbAVX2_done_89:
 	VADDPD     Y5, Y1, Y1
 	VADDPD     Y6, Y2, Y2
 	VADDPD     Y7, Y3, Y3
@@ -1182,9 +1451,9 @@ fbAVX2_done_67:
 	VADDPD     Y1, Y5, Y5
 	VMASKMOVPD Y4, Y0, 96(CX)
 	VMOVUPD    Y5, 4720(SP)
-	JMP        fbAVX2_swend_52
+	JMP        fbAVX2_swend_74
 
-fbAVX2_case3_55:
+fbAVX2_case3_77:
 	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1193,9 +1462,11 @@ fbAVX2_case3_55:
 	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
-	MOVQ    e_base+72(FP), DX
-	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25320(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    4712(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1205,38 +1476,35 @@ fbAVX2_case3_55:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_69
+	JZ      fbAVX2_odd_91
 
-fbAVX2_loop_68:
-	VBROADCASTSD (BX), Y7
-	VFMADD231PD  (DX), Y7, Y1
-	VFMADD231PD  32(DX), Y7, Y2
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y3
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y7
-	VFMADD231PD  (DX), Y7, Y4
-	VFMADD231PD  32(DX), Y7, Y5
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y6
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+fbAVX2_loop_90:
+	VBROADCASTSD (DX), Y7
+	VFMADD231PD  (BX), Y7, Y1
+	VFMADD231PD  32(BX), Y7, Y2
+	VFMADD231PD  64(BX), Y7, Y3
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, BX
+	VBROADCASTSD (DX), Y7
+	VFMADD231PD  (BX), Y7, Y4
+	VFMADD231PD  32(BX), Y7, Y5
+	VFMADD231PD  64(BX), Y7, Y6
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, BX
 	DECQ         DI
-	JNZ          fbAVX2_loop_68
+	JNZ          fbAVX2_loop_90
 
-fbAVX2_odd_69:
+fbAVX2_odd_91:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_70
-	VBROADCASTSD (BX), Y7
-	VFMADD231PD  (DX), Y7, Y1
-	VFMADD231PD  32(DX), Y7, Y2
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y3
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+	JZ           fbAVX2_done_92
+	VBROADCASTSD (DX), Y7
+	VFMADD231PD  (BX), Y7, Y1
+	VFMADD231PD  32(BX), Y7, Y2
+	VFMADD231PD  64(BX), Y7, Y3
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, BX
 
-fbAVX2_done_70:
+fbAVX2_done_92:
 	VADDPD     Y4, Y1, Y1
 	VADDPD     Y5, Y2, Y2
 	VADDPD     Y6, Y3, Y3
@@ -1260,9 +1528,9 @@ fbAVX2_done_70:
 	VADDPD     Y1, Y4, Y4
 	VMASKMOVPD Y3, Y0, 64(CX)
 	VMOVUPD    Y4, 4720(SP)
-	JMP        fbAVX2_swend_52
+	JMP        fbAVX2_swend_74
 
-fbAVX2_case2_54:
+fbAVX2_case2_76:
 	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1271,9 +1539,11 @@ fbAVX2_case2_54:
 	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
-	MOVQ    e_base+72(FP), DX
-	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25320(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    4712(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1281,35 +1551,32 @@ fbAVX2_case2_54:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_72
+	JZ      fbAVX2_odd_94
 
-fbAVX2_loop_71:
-	VBROADCASTSD (BX), Y5
-	VFMADD231PD  (DX), Y5, Y1
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y2
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y5
-	VFMADD231PD  (DX), Y5, Y3
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y4
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+fbAVX2_loop_93:
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y1
+	VFMADD231PD  32(BX), Y5, Y2
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000040, BX
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y3
+	VFMADD231PD  32(BX), Y5, Y4
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000040, BX
 	DECQ         DI
-	JNZ          fbAVX2_loop_71
+	JNZ          fbAVX2_loop_93
 
-fbAVX2_odd_72:
+fbAVX2_odd_94:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_73
-	VBROADCASTSD (BX), Y5
-	VFMADD231PD  (DX), Y5, Y1
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y2
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+	JZ           fbAVX2_done_95
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y1
+	VFMADD231PD  32(BX), Y5, Y2
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000040, BX
 
-fbAVX2_done_73:
+fbAVX2_done_95:
 	VADDPD     Y3, Y1, Y1
 	VADDPD     Y4, Y2, Y2
 	MOVQ       4704(SP), DX
@@ -1329,9 +1596,9 @@ fbAVX2_done_73:
 	VADDPD     Y1, Y3, Y3
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, 4720(SP)
-	JMP        fbAVX2_swend_52
+	JMP        fbAVX2_swend_74
 
-fbAVX2_case1_53:
+fbAVX2_case1_75:
 	MOVQ    4760(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1340,40 +1607,39 @@ fbAVX2_case1_53:
 	MOVQ    4752(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
-	MOVQ    e_base+72(FP), DX
-	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25320(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    4712(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_75
+	JZ      fbAVX2_odd_97
 
-fbAVX2_loop_74:
-	VBROADCASTSD (BX), Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y1
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y2
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+fbAVX2_loop_96:
+	VBROADCASTSD (DX), Y3
+	VFMADD231PD  (BX), Y3, Y1
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, BX
+	VBROADCASTSD (DX), Y3
+	VFMADD231PD  (BX), Y3, Y2
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, BX
 	DECQ         DI
-	JNZ          fbAVX2_loop_74
+	JNZ          fbAVX2_loop_96
 
-fbAVX2_odd_75:
+fbAVX2_odd_97:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_76
-	VBROADCASTSD (BX), Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y1
-	ADDQ         $0x08, BX
-	ADDQ         CX, DX
+	JZ           fbAVX2_done_98
+	VBROADCASTSD (DX), Y3
+	VFMADD231PD  (BX), Y3, Y1
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, BX
 
-fbAVX2_done_76:
+fbAVX2_done_98:
 	VADDPD     Y2, Y1, Y1
 	MOVQ       4704(SP), DX
 	IMULQ      CX, DX
@@ -1390,13 +1656,15 @@ fbAVX2_done_76:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMOVUPD    Y2, 4720(SP)
 
-fbAVX2_swend_52:
+fbAVX2_swend_74:
 	MOVQ 4752(SP), AX
-	ADDQ $0x00000018, AX
+	MOVQ 4768(SP), CX
+	SHLQ $0x02, CX
+	ADDQ CX, AX
 	MOVQ AX, 4752(SP)
-	JMP  fbAVX2_chunk_49
+	JMP  fbAVX2_chunk_71
 
-fbAVX2_chunkend_50:
+fbAVX2_chunkend_72:
 	VMOVUPD      4720(SP), Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -1415,31 +1683,31 @@ fbAVX2_chunkend_50:
 	MOVQ         AX, BX
 	ANDQ         $-8, BX
 
-fbAVX2_mul_77_AVX2_wide:
+fbAVX2_mul_99_AVX2_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX2_mul_77_AVX2_narrow0
+	JAE     fbAVX2_mul_99_AVX2_narrow0
 	VMULPD  (CX)(DX*8), Y0, Y1
 	VMOVUPD Y1, (CX)(DX*8)
 	VMULPD  32(CX)(DX*8), Y0, Y1
 	VMOVUPD Y1, 32(CX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX2_mul_77_AVX2_wide
+	JMP     fbAVX2_mul_99_AVX2_wide
 
-fbAVX2_mul_77_AVX2_narrow0:
+fbAVX2_mul_99_AVX2_narrow0:
 	MOVQ AX, BX
 	ANDQ $-4, BX
 
-fbAVX2_mul_77_AVX2_narrow:
+fbAVX2_mul_99_AVX2_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX2_mul_77_AVX2_tail
+	JAE     fbAVX2_mul_99_AVX2_tail
 	VMULPD  (CX)(DX*8), Y0, Y1
 	VMOVUPD Y1, (CX)(DX*8)
 	ADDQ    $+4, DX
-	JMP     fbAVX2_mul_77_AVX2_narrow
+	JMP     fbAVX2_mul_99_AVX2_narrow
 
-fbAVX2_mul_77_AVX2_tail:
+fbAVX2_mul_99_AVX2_tail:
 	SUBQ       DX, AX
-	JZ         fbAVX2_mul_77_AVX2_end
+	JZ         fbAVX2_mul_99_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       AX, BX
 	LEAQ       tailmask<>+0(SB), AX
@@ -1448,13 +1716,627 @@ fbAVX2_mul_77_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (CX)(DX*8)
 
-fbAVX2_mul_77_AVX2_end:
+fbAVX2_mul_99_AVX2_end:
 	MOVQ 4704(SP), AX
 	INCQ AX
 	MOVQ AX, 4704(SP)
-	JMP  fbAVX2_mt_47
+	JMP  fbAVX2_mt_69
 
-fbAVX2_mtend_48:
+fbAVX2_mtend_70:
+	VZEROUPPER
+	RET
+
+fbAVX2_unpacked_68:
+	MOVQ $0x00000001, 4704(SP)
+
+fbAVX2_mt_100:
+	MOVQ    4704(SP), AX
+	MOVQ    T+96(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_mtend_101
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    alpha_base+0(FP), DX
+	DECQ    AX
+	IMULQ   CX, AX
+	ADDQ    AX, DX
+	MOVQ    DX, 4712(SP)
+	VXORPD  Y0, Y0, Y0
+	VMOVUPD Y0, 4720(SP)
+	MOVQ    $0x00000000, 4752(SP)
+
+fbAVX2_chunk_102:
+	MOVQ 4752(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_chunkend_103
+	MOVQ 4768(SP), DX
+	SUBQ AX, CX
+	MOVQ DX, AX
+	MOVQ $0x00000004, BX
+	SHLQ $0x02, DX
+	CMPQ CX, DX
+	JAE  fbAVX2_full_104
+	LEAQ 3(CX), AX
+	SHRQ $0x02, AX
+	MOVQ AX, BX
+	SHLQ $0x02, BX
+	SUBQ CX, BX
+	NEGQ BX
+	ADDQ $0x00000004, BX
+
+fbAVX2_full_104:
+	MOVQ    BX, 4760(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_106
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_107
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX2_case3_108
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX2_case4_109
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX2_case5_110
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_113
+
+fbAVX2_loop_112:
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VFMADD231PD  64(DX), Y13, Y3
+	VFMADD231PD  96(DX), Y13, Y4
+	VFMADD231PD  128(DX), Y13, Y5
+	VMASKMOVPD   160(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y6
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y7
+	VFMADD231PD  32(DX), Y13, Y8
+	VFMADD231PD  64(DX), Y13, Y9
+	VFMADD231PD  96(DX), Y13, Y10
+	VFMADD231PD  128(DX), Y13, Y11
+	VMASKMOVPD   160(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y12
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_112
+
+fbAVX2_odd_113:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_114
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VFMADD231PD  64(DX), Y13, Y3
+	VFMADD231PD  96(DX), Y13, Y4
+	VFMADD231PD  128(DX), Y13, Y5
+	VMASKMOVPD   160(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y6
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_114:
+	VADDPD     Y7, Y1, Y1
+	VADDPD     Y8, Y2, Y2
+	VADDPD     Y9, Y3, Y3
+	VADDPD     Y10, Y4, Y4
+	VADDPD     Y11, Y5, Y5
+	VADDPD     Y12, Y6, Y6
+	MOVQ       4704(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*8), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPD    4720(SP), Y7
+	VMULPD     (AX), Y1, Y1
+	VADDPD     Y1, Y7, Y7
+	VMOVUPD    Y1, (CX)
+	VMULPD     32(AX), Y2, Y2
+	VADDPD     Y2, Y7, Y7
+	VMOVUPD    Y2, 32(CX)
+	VMULPD     64(AX), Y3, Y3
+	VADDPD     Y3, Y7, Y7
+	VMOVUPD    Y3, 64(CX)
+	VMULPD     96(AX), Y4, Y4
+	VADDPD     Y4, Y7, Y7
+	VMOVUPD    Y4, 96(CX)
+	VMULPD     128(AX), Y5, Y5
+	VADDPD     Y5, Y7, Y7
+	VMOVUPD    Y5, 128(CX)
+	VMASKMOVPD 160(AX), Y0, Y1
+	VMULPD     Y1, Y6, Y6
+	VANDPD     Y6, Y0, Y1
+	VADDPD     Y1, Y7, Y7
+	VMASKMOVPD Y6, Y0, 160(CX)
+	VMOVUPD    Y7, 4720(SP)
+	JMP        fbAVX2_swend_105
+
+fbAVX2_case5_110:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_116
+
+fbAVX2_loop_115:
+	VBROADCASTSD (BX), Y11
+	VFMADD231PD  (DX), Y11, Y1
+	VFMADD231PD  32(DX), Y11, Y2
+	VFMADD231PD  64(DX), Y11, Y3
+	VFMADD231PD  96(DX), Y11, Y4
+	VMASKMOVPD   128(DX), Y0, Y12
+	VFMADD231PD  Y12, Y11, Y5
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y11
+	VFMADD231PD  (DX), Y11, Y6
+	VFMADD231PD  32(DX), Y11, Y7
+	VFMADD231PD  64(DX), Y11, Y8
+	VFMADD231PD  96(DX), Y11, Y9
+	VMASKMOVPD   128(DX), Y0, Y12
+	VFMADD231PD  Y12, Y11, Y10
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_115
+
+fbAVX2_odd_116:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_117
+	VBROADCASTSD (BX), Y11
+	VFMADD231PD  (DX), Y11, Y1
+	VFMADD231PD  32(DX), Y11, Y2
+	VFMADD231PD  64(DX), Y11, Y3
+	VFMADD231PD  96(DX), Y11, Y4
+	VMASKMOVPD   128(DX), Y0, Y12
+	VFMADD231PD  Y12, Y11, Y5
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_117:
+	VADDPD     Y6, Y1, Y1
+	VADDPD     Y7, Y2, Y2
+	VADDPD     Y8, Y3, Y3
+	VADDPD     Y9, Y4, Y4
+	VADDPD     Y10, Y5, Y5
+	MOVQ       4704(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*8), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPD    4720(SP), Y6
+	VMULPD     (AX), Y1, Y1
+	VADDPD     Y1, Y6, Y6
+	VMOVUPD    Y1, (CX)
+	VMULPD     32(AX), Y2, Y2
+	VADDPD     Y2, Y6, Y6
+	VMOVUPD    Y2, 32(CX)
+	VMULPD     64(AX), Y3, Y3
+	VADDPD     Y3, Y6, Y6
+	VMOVUPD    Y3, 64(CX)
+	VMULPD     96(AX), Y4, Y4
+	VADDPD     Y4, Y6, Y6
+	VMOVUPD    Y4, 96(CX)
+	VMASKMOVPD 128(AX), Y0, Y1
+	VMULPD     Y1, Y5, Y5
+	VANDPD     Y5, Y0, Y1
+	VADDPD     Y1, Y6, Y6
+	VMASKMOVPD Y5, Y0, 128(CX)
+	VMOVUPD    Y6, 4720(SP)
+	JMP        fbAVX2_swend_105
+
+fbAVX2_case4_109:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_119
+
+fbAVX2_loop_118:
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VFMADD231PD  32(DX), Y9, Y2
+	VFMADD231PD  64(DX), Y9, Y3
+	VMASKMOVPD   96(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y4
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y5
+	VFMADD231PD  32(DX), Y9, Y6
+	VFMADD231PD  64(DX), Y9, Y7
+	VMASKMOVPD   96(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y8
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_118
+
+fbAVX2_odd_119:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_120
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VFMADD231PD  32(DX), Y9, Y2
+	VFMADD231PD  64(DX), Y9, Y3
+	VMASKMOVPD   96(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y4
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_120:
+	VADDPD     Y5, Y1, Y1
+	VADDPD     Y6, Y2, Y2
+	VADDPD     Y7, Y3, Y3
+	VADDPD     Y8, Y4, Y4
+	MOVQ       4704(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*8), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPD    4720(SP), Y5
+	VMULPD     (AX), Y1, Y1
+	VADDPD     Y1, Y5, Y5
+	VMOVUPD    Y1, (CX)
+	VMULPD     32(AX), Y2, Y2
+	VADDPD     Y2, Y5, Y5
+	VMOVUPD    Y2, 32(CX)
+	VMULPD     64(AX), Y3, Y3
+	VADDPD     Y3, Y5, Y5
+	VMOVUPD    Y3, 64(CX)
+	VMASKMOVPD 96(AX), Y0, Y1
+	VMULPD     Y1, Y4, Y4
+	VANDPD     Y4, Y0, Y1
+	VADDPD     Y1, Y5, Y5
+	VMASKMOVPD Y4, Y0, 96(CX)
+	VMOVUPD    Y5, 4720(SP)
+	JMP        fbAVX2_swend_105
+
+fbAVX2_case3_108:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_122
+
+fbAVX2_loop_121:
+	VBROADCASTSD (BX), Y7
+	VFMADD231PD  (DX), Y7, Y1
+	VFMADD231PD  32(DX), Y7, Y2
+	VMASKMOVPD   64(DX), Y0, Y8
+	VFMADD231PD  Y8, Y7, Y3
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y7
+	VFMADD231PD  (DX), Y7, Y4
+	VFMADD231PD  32(DX), Y7, Y5
+	VMASKMOVPD   64(DX), Y0, Y8
+	VFMADD231PD  Y8, Y7, Y6
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_121
+
+fbAVX2_odd_122:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_123
+	VBROADCASTSD (BX), Y7
+	VFMADD231PD  (DX), Y7, Y1
+	VFMADD231PD  32(DX), Y7, Y2
+	VMASKMOVPD   64(DX), Y0, Y8
+	VFMADD231PD  Y8, Y7, Y3
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_123:
+	VADDPD     Y4, Y1, Y1
+	VADDPD     Y5, Y2, Y2
+	VADDPD     Y6, Y3, Y3
+	MOVQ       4704(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*8), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPD    4720(SP), Y4
+	VMULPD     (AX), Y1, Y1
+	VADDPD     Y1, Y4, Y4
+	VMOVUPD    Y1, (CX)
+	VMULPD     32(AX), Y2, Y2
+	VADDPD     Y2, Y4, Y4
+	VMOVUPD    Y2, 32(CX)
+	VMASKMOVPD 64(AX), Y0, Y1
+	VMULPD     Y1, Y3, Y3
+	VANDPD     Y3, Y0, Y1
+	VADDPD     Y1, Y4, Y4
+	VMASKMOVPD Y3, Y0, 64(CX)
+	VMOVUPD    Y4, 4720(SP)
+	JMP        fbAVX2_swend_105
+
+fbAVX2_case2_107:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_125
+
+fbAVX2_loop_124:
+	VBROADCASTSD (BX), Y5
+	VFMADD231PD  (DX), Y5, Y1
+	VMASKMOVPD   32(DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y2
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y5
+	VFMADD231PD  (DX), Y5, Y3
+	VMASKMOVPD   32(DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y4
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_124
+
+fbAVX2_odd_125:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_126
+	VBROADCASTSD (BX), Y5
+	VFMADD231PD  (DX), Y5, Y1
+	VMASKMOVPD   32(DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y2
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_126:
+	VADDPD     Y3, Y1, Y1
+	VADDPD     Y4, Y2, Y2
+	MOVQ       4704(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*8), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPD    4720(SP), Y3
+	VMULPD     (AX), Y1, Y1
+	VADDPD     Y1, Y3, Y3
+	VMOVUPD    Y1, (CX)
+	VMASKMOVPD 32(AX), Y0, Y1
+	VMULPD     Y1, Y2, Y2
+	VANDPD     Y2, Y0, Y1
+	VADDPD     Y1, Y3, Y3
+	VMASKMOVPD Y2, Y0, 32(CX)
+	VMOVUPD    Y3, 4720(SP)
+	JMP        fbAVX2_swend_105
+
+fbAVX2_case1_106:
+	MOVQ    4760(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    4752(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    e_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    4712(SP), BX
+	MOVQ    M+104(FP), SI
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	MOVQ    SI, DI
+	SHRQ    $0x01, DI
+	JZ      fbAVX2_odd_128
+
+fbAVX2_loop_127:
+	VBROADCASTSD (BX), Y3
+	VMASKMOVPD   (DX), Y0, Y4
+	VFMADD231PD  Y4, Y3, Y1
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y3
+	VMASKMOVPD   (DX), Y0, Y4
+	VFMADD231PD  Y4, Y3, Y2
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         DI
+	JNZ          fbAVX2_loop_127
+
+fbAVX2_odd_128:
+	TESTQ        $0x00000001, SI
+	JZ           fbAVX2_done_129
+	VBROADCASTSD (BX), Y3
+	VMASKMOVPD   (DX), Y0, Y4
+	VFMADD231PD  Y4, Y3, Y1
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+
+fbAVX2_done_129:
+	VADDPD     Y2, Y1, Y1
+	MOVQ       4704(SP), DX
+	IMULQ      CX, DX
+	LEAQ       (DX)(AX*8), DX
+	MOVQ       psi_base+48(FP), AX
+	ADDQ       DX, AX
+	MOVQ       alpha_base+0(FP), CX
+	ADDQ       DX, CX
+	VMOVUPD    4720(SP), Y2
+	VMASKMOVPD (AX), Y0, Y3
+	VMULPD     Y3, Y1, Y1
+	VANDPD     Y1, Y0, Y3
+	VADDPD     Y3, Y2, Y2
+	VMASKMOVPD Y1, Y0, (CX)
+	VMOVUPD    Y2, 4720(SP)
+
+fbAVX2_swend_105:
+	MOVQ 4752(SP), AX
+	MOVQ 4768(SP), CX
+	SHLQ $0x02, CX
+	ADDQ CX, AX
+	MOVQ AX, 4752(SP)
+	JMP  fbAVX2_chunk_102
+
+fbAVX2_chunkend_103:
+	VMOVUPD      4720(SP), Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPD       X1, X0, X0
+	VUNPCKHPD    X0, X0, X1
+	VADDSD       X1, X0, X0
+	MOVQ         scale_base+24(FP), AX
+	MOVQ         4704(SP), CX
+	VMOVSD       X0, (AX)(CX*8)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       X0, X1, X1
+	VBROADCASTSD X1, Y0
+	MOVQ         M+104(FP), AX
+	MOVQ         4712(SP), CX
+	LEAQ         (CX)(AX*8), CX
+	XORQ         DX, DX
+	MOVQ         AX, BX
+	ANDQ         $-8, BX
+
+fbAVX2_mul_130_AVX2_wide:
+	CMPQ    DX, BX
+	JAE     fbAVX2_mul_130_AVX2_narrow0
+	VMULPD  (CX)(DX*8), Y0, Y1
+	VMOVUPD Y1, (CX)(DX*8)
+	VMULPD  32(CX)(DX*8), Y0, Y1
+	VMOVUPD Y1, 32(CX)(DX*8)
+	ADDQ    $+8, DX
+	JMP     fbAVX2_mul_130_AVX2_wide
+
+fbAVX2_mul_130_AVX2_narrow0:
+	MOVQ AX, BX
+	ANDQ $-4, BX
+
+fbAVX2_mul_130_AVX2_narrow:
+	CMPQ    DX, BX
+	JAE     fbAVX2_mul_130_AVX2_tail
+	VMULPD  (CX)(DX*8), Y0, Y1
+	VMOVUPD Y1, (CX)(DX*8)
+	ADDQ    $+4, DX
+	JMP     fbAVX2_mul_130_AVX2_narrow
+
+fbAVX2_mul_130_AVX2_tail:
+	SUBQ       DX, AX
+	JZ         fbAVX2_mul_130_AVX2_end
+	MOVQ       $0x00000004, BX
+	SUBQ       AX, BX
+	LEAQ       tailmask<>+0(SB), AX
+	VMOVDQU    (AX)(BX*8), Y1
+	VMASKMOVPD (CX)(DX*8), Y1, Y2
+	VMULPD     Y2, Y0, Y2
+	VMASKMOVPD Y2, Y1, (CX)(DX*8)
+
+fbAVX2_mul_130_AVX2_end:
+	MOVQ 4704(SP), AX
+	INCQ AX
+	MOVQ AX, 4704(SP)
+	JMP  fbAVX2_mt_100
+
+fbAVX2_mtend_101:
 	VZEROUPPER
 	RET
 
@@ -1473,7 +2355,33 @@ GLOBL fbone<>(SB), RODATA|NOPTR, $8
 
 // func backwardAVX2(beta []float64, scale []float64, psi []float64, et []float64, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·backwardAVX2(SB), $4712-112
+TEXT ·backwardAVX2(SB), $25280-112
+	MOVQ M+104(FP), AX
+	ADDQ $0x00000003, AX
+	SHRQ $0x02, AX
+	MOVQ $0x00000001, CX
+
+fbAVX2_bc_131:
+	IMUL3Q $0x00000006, CX, DX
+	CMPQ   DX, AX
+	JAE    fbAVX2_bcend_132
+	INCQ   CX
+	JMP    fbAVX2_bc_131
+
+fbAVX2_bcend_132:
+	MOVQ $0x00000006, BX
+
+fbAVX2_bs_133:
+	MOVQ  BX, DX
+	DECQ  DX
+	IMULQ CX, DX
+	CMPQ  DX, AX
+	JB    fbAVX2_bsend_134
+	DECQ  BX
+	JMP   fbAVX2_bs_133
+
+fbAVX2_bsend_134:
+	MOVQ         BX, 32(SP)
 	MOVQ         T+96(FP), AX
 	DECQ         AX
 	MOVQ         AX, (SP)
@@ -1486,30 +2394,32 @@ TEXT ·backwardAVX2(SB), $4712-112
 	MOVQ         CX, BX
 	ANDQ         $-4, BX
 
-fbAVX2_ones_78_AVX2_narrow:
+fbAVX2_ones_135_AVX2_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX2_ones_78_AVX2_tail
+	JAE     fbAVX2_ones_135_AVX2_tail
 	VMOVUPD Y0, (DX)(AX*8)
 	ADDQ    $+4, AX
-	JMP     fbAVX2_ones_78_AVX2_narrow
+	JMP     fbAVX2_ones_135_AVX2_narrow
 
-fbAVX2_ones_78_AVX2_tail:
+fbAVX2_ones_135_AVX2_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_ones_78_AVX2_end
+	JZ         fbAVX2_ones_135_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       CX, BX
 	LEAQ       tailmask<>+0(SB), CX
 	VMOVDQU    (CX)(BX*8), Y1
 	VMASKMOVPD Y0, Y1, (DX)(AX*8)
 
-fbAVX2_ones_78_AVX2_end:
-	LEAQ    32(SP), AX
+fbAVX2_ones_135_AVX2_end:
+	MOVQ    (SP), AX
+	MOVQ    AX, 40(SP)
+	LEAQ    48(SP), AX
 	ADDQ    $0x3f, AX
 	ANDQ    $-64, AX
-	MOVQ    AX, 4704(SP)
+	MOVQ    AX, 4720(SP)
 	MOVQ    M+104(FP), AX
 	CMPQ    AX, $0x00000018
-	JA      fbAVX2_bt_79
+	JA      fbAVX2_bmulti_138
 	LEAQ    3(AX), CX
 	SHRQ    $0x02, CX
 	MOVQ    CX, DX
@@ -1519,15 +2429,15 @@ fbAVX2_ones_78_AVX2_end:
 	ADDQ    $0x00000004, DX
 	MOVQ    DX, 24(SP)
 	CMPQ    CX, $0x00000001
-	JEQ     fbAVX2_case1_82
+	JEQ     fbAVX2_case1_140
 	CMPQ    CX, $0x00000002
-	JEQ     fbAVX2_case2_83
+	JEQ     fbAVX2_case2_141
 	CMPQ    CX, $0x00000003
-	JEQ     fbAVX2_case3_84
+	JEQ     fbAVX2_case3_142
 	CMPQ    CX, $0x00000004
-	JEQ     fbAVX2_case4_85
+	JEQ     fbAVX2_case4_143
 	CMPQ    CX, $0x00000005
-	JEQ     fbAVX2_case5_86
+	JEQ     fbAVX2_case5_144
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1537,10 +2447,10 @@ fbAVX2_ones_78_AVX2_end:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4704(SP), BX
+	MOVQ    4720(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_88:
+fbAVX2_pack_146:
 	VMOVUPD    (DX), Y1
 	VMOVUPD    Y1, (BX)
 	VMOVUPD    32(DX), Y1
@@ -1556,12 +2466,12 @@ fbAVX2_pack_88:
 	ADDQ       CX, DX
 	ADDQ       $0x000000c0, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_88
+	JNZ        fbAVX2_pack_146
 
-fbAVX2_pt_89:
+fbAVX2_pt_147:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_90
+	JZ         fbAVX2_ptend_148
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
@@ -1591,7 +2501,7 @@ fbAVX2_pt_89:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 160(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4704(SP), DX
+	MOVQ       4720(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -1606,9 +2516,9 @@ fbAVX2_pt_89:
 	VXORPD     Y12, Y12, Y12
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_92
+	JZ         fbAVX2_odd_150
 
-fbAVX2_loop_91:
+fbAVX2_loop_149:
 	VBROADCASTSD (AX), Y13
 	VFMADD231PD  (DX), Y13, Y1
 	VFMADD231PD  32(DX), Y13, Y2
@@ -1628,11 +2538,11 @@ fbAVX2_loop_91:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_91
+	JNZ          fbAVX2_loop_149
 
-fbAVX2_odd_92:
+fbAVX2_odd_150:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_93
+	JZ           fbAVX2_done_151
 	VBROADCASTSD (AX), Y13
 	VFMADD231PD  (DX), Y13, Y1
 	VFMADD231PD  32(DX), Y13, Y2
@@ -1643,7 +2553,7 @@ fbAVX2_odd_92:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
 
-fbAVX2_done_93:
+fbAVX2_done_151:
 	VADDPD       Y7, Y1, Y1
 	VADDPD       Y8, Y2, Y2
 	VADDPD       Y9, Y3, Y3
@@ -1674,12 +2584,12 @@ fbAVX2_done_93:
 	VMOVUPD      Y5, 128(AX)
 	VMULPD       Y7, Y6, Y6
 	VMASKMOVPD   Y6, Y0, 160(AX)
-	JMP          fbAVX2_pt_89
+	JMP          fbAVX2_pt_147
 
-fbAVX2_ptend_90:
-	JMP fbAVX2_swend_81
+fbAVX2_ptend_148:
+	JMP fbAVX2_swend_139
 
-fbAVX2_case5_86:
+fbAVX2_case5_144:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1689,10 +2599,10 @@ fbAVX2_case5_86:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4704(SP), BX
+	MOVQ    4720(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_94:
+fbAVX2_pack_152:
 	VMOVUPD    (DX), Y1
 	VMOVUPD    Y1, (BX)
 	VMOVUPD    32(DX), Y1
@@ -1706,12 +2616,12 @@ fbAVX2_pack_94:
 	ADDQ       CX, DX
 	ADDQ       $0x000000a0, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_94
+	JNZ        fbAVX2_pack_152
 
-fbAVX2_pt_95:
+fbAVX2_pt_153:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_96
+	JZ         fbAVX2_ptend_154
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
@@ -1738,7 +2648,7 @@ fbAVX2_pt_95:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 128(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4704(SP), DX
+	MOVQ       4720(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -1751,9 +2661,9 @@ fbAVX2_pt_95:
 	VXORPD     Y10, Y10, Y10
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_98
+	JZ         fbAVX2_odd_156
 
-fbAVX2_loop_97:
+fbAVX2_loop_155:
 	VBROADCASTSD (AX), Y11
 	VFMADD231PD  (DX), Y11, Y1
 	VFMADD231PD  32(DX), Y11, Y2
@@ -1771,11 +2681,11 @@ fbAVX2_loop_97:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000a0, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_97
+	JNZ          fbAVX2_loop_155
 
-fbAVX2_odd_98:
+fbAVX2_odd_156:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_99
+	JZ           fbAVX2_done_157
 	VBROADCASTSD (AX), Y11
 	VFMADD231PD  (DX), Y11, Y1
 	VFMADD231PD  32(DX), Y11, Y2
@@ -1785,7 +2695,7 @@ fbAVX2_odd_98:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000a0, DX
 
-fbAVX2_done_99:
+fbAVX2_done_157:
 	VADDPD       Y6, Y1, Y1
 	VADDPD       Y7, Y2, Y2
 	VADDPD       Y8, Y3, Y3
@@ -1813,12 +2723,12 @@ fbAVX2_done_99:
 	VMOVUPD      Y4, 96(AX)
 	VMULPD       Y6, Y5, Y5
 	VMASKMOVPD   Y5, Y0, 128(AX)
-	JMP          fbAVX2_pt_95
+	JMP          fbAVX2_pt_153
 
-fbAVX2_ptend_96:
-	JMP fbAVX2_swend_81
+fbAVX2_ptend_154:
+	JMP fbAVX2_swend_139
 
-fbAVX2_case4_85:
+fbAVX2_case4_143:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1828,10 +2738,10 @@ fbAVX2_case4_85:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4704(SP), BX
+	MOVQ    4720(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_100:
+fbAVX2_pack_158:
 	VMOVUPD    (DX), Y1
 	VMOVUPD    Y1, (BX)
 	VMOVUPD    32(DX), Y1
@@ -1843,12 +2753,12 @@ fbAVX2_pack_100:
 	ADDQ       CX, DX
 	ADDQ       $0x00000080, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_100
+	JNZ        fbAVX2_pack_158
 
-fbAVX2_pt_101:
+fbAVX2_pt_159:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_102
+	JZ         fbAVX2_ptend_160
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
@@ -1872,7 +2782,7 @@ fbAVX2_pt_101:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 96(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4704(SP), DX
+	MOVQ       4720(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -1883,9 +2793,9 @@ fbAVX2_pt_101:
 	VXORPD     Y8, Y8, Y8
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_104
+	JZ         fbAVX2_odd_162
 
-fbAVX2_loop_103:
+fbAVX2_loop_161:
 	VBROADCASTSD (AX), Y9
 	VFMADD231PD  (DX), Y9, Y1
 	VFMADD231PD  32(DX), Y9, Y2
@@ -1901,11 +2811,11 @@ fbAVX2_loop_103:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_103
+	JNZ          fbAVX2_loop_161
 
-fbAVX2_odd_104:
+fbAVX2_odd_162:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_105
+	JZ           fbAVX2_done_163
 	VBROADCASTSD (AX), Y9
 	VFMADD231PD  (DX), Y9, Y1
 	VFMADD231PD  32(DX), Y9, Y2
@@ -1914,7 +2824,7 @@ fbAVX2_odd_104:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
 
-fbAVX2_done_105:
+fbAVX2_done_163:
 	VADDPD       Y5, Y1, Y1
 	VADDPD       Y6, Y2, Y2
 	VADDPD       Y7, Y3, Y3
@@ -1939,12 +2849,12 @@ fbAVX2_done_105:
 	VMOVUPD      Y3, 64(AX)
 	VMULPD       Y5, Y4, Y4
 	VMASKMOVPD   Y4, Y0, 96(AX)
-	JMP          fbAVX2_pt_101
+	JMP          fbAVX2_pt_159
 
-fbAVX2_ptend_102:
-	JMP fbAVX2_swend_81
+fbAVX2_ptend_160:
+	JMP fbAVX2_swend_139
 
-fbAVX2_case3_84:
+fbAVX2_case3_142:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -1954,10 +2864,10 @@ fbAVX2_case3_84:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4704(SP), BX
+	MOVQ    4720(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_106:
+fbAVX2_pack_164:
 	VMOVUPD    (DX), Y1
 	VMOVUPD    Y1, (BX)
 	VMOVUPD    32(DX), Y1
@@ -1967,12 +2877,12 @@ fbAVX2_pack_106:
 	ADDQ       CX, DX
 	ADDQ       $0x00000060, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_106
+	JNZ        fbAVX2_pack_164
 
-fbAVX2_pt_107:
+fbAVX2_pt_165:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_108
+	JZ         fbAVX2_ptend_166
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
@@ -1993,7 +2903,7 @@ fbAVX2_pt_107:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 64(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4704(SP), DX
+	MOVQ       4720(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -2002,9 +2912,9 @@ fbAVX2_pt_107:
 	VXORPD     Y6, Y6, Y6
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_110
+	JZ         fbAVX2_odd_168
 
-fbAVX2_loop_109:
+fbAVX2_loop_167:
 	VBROADCASTSD (AX), Y7
 	VFMADD231PD  (DX), Y7, Y1
 	VFMADD231PD  32(DX), Y7, Y2
@@ -2018,11 +2928,11 @@ fbAVX2_loop_109:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000060, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_109
+	JNZ          fbAVX2_loop_167
 
-fbAVX2_odd_110:
+fbAVX2_odd_168:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_111
+	JZ           fbAVX2_done_169
 	VBROADCASTSD (AX), Y7
 	VFMADD231PD  (DX), Y7, Y1
 	VFMADD231PD  32(DX), Y7, Y2
@@ -2030,7 +2940,7 @@ fbAVX2_odd_110:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000060, DX
 
-fbAVX2_done_111:
+fbAVX2_done_169:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
@@ -2052,12 +2962,12 @@ fbAVX2_done_111:
 	VMOVUPD      Y2, 32(AX)
 	VMULPD       Y4, Y3, Y3
 	VMASKMOVPD   Y3, Y0, 64(AX)
-	JMP          fbAVX2_pt_107
+	JMP          fbAVX2_pt_165
 
-fbAVX2_ptend_108:
-	JMP fbAVX2_swend_81
+fbAVX2_ptend_166:
+	JMP fbAVX2_swend_139
 
-fbAVX2_case2_83:
+fbAVX2_case2_141:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2067,10 +2977,10 @@ fbAVX2_case2_83:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4704(SP), BX
+	MOVQ    4720(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_112:
+fbAVX2_pack_170:
 	VMOVUPD    (DX), Y1
 	VMOVUPD    Y1, (BX)
 	VMASKMOVPD 32(DX), Y0, Y1
@@ -2078,12 +2988,12 @@ fbAVX2_pack_112:
 	ADDQ       CX, DX
 	ADDQ       $0x00000040, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_112
+	JNZ        fbAVX2_pack_170
 
-fbAVX2_pt_113:
+fbAVX2_pt_171:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_114
+	JZ         fbAVX2_ptend_172
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
@@ -2101,16 +3011,16 @@ fbAVX2_pt_113:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 32(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4704(SP), DX
+	MOVQ       4720(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
 	VXORPD     Y4, Y4, Y4
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_116
+	JZ         fbAVX2_odd_174
 
-fbAVX2_loop_115:
+fbAVX2_loop_173:
 	VBROADCASTSD (AX), Y5
 	VFMADD231PD  (DX), Y5, Y1
 	VFMADD231PD  32(DX), Y5, Y2
@@ -2122,18 +3032,18 @@ fbAVX2_loop_115:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_115
+	JNZ          fbAVX2_loop_173
 
-fbAVX2_odd_116:
+fbAVX2_odd_174:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_117
+	JZ           fbAVX2_done_175
 	VBROADCASTSD (AX), Y5
 	VFMADD231PD  (DX), Y5, Y1
 	VFMADD231PD  32(DX), Y5, Y2
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 
-fbAVX2_done_117:
+fbAVX2_done_175:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
 	MOVQ         scale_base+24(FP), AX
@@ -2152,12 +3062,12 @@ fbAVX2_done_117:
 	VMOVUPD      Y1, (AX)
 	VMULPD       Y3, Y2, Y2
 	VMASKMOVPD   Y2, Y0, 32(AX)
-	JMP          fbAVX2_pt_113
+	JMP          fbAVX2_pt_171
 
-fbAVX2_ptend_114:
-	JMP fbAVX2_swend_81
+fbAVX2_ptend_172:
+	JMP fbAVX2_swend_139
 
-fbAVX2_case1_82:
+fbAVX2_case1_140:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2167,21 +3077,21 @@ fbAVX2_case1_82:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4704(SP), BX
+	MOVQ    4720(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_118:
+fbAVX2_pack_176:
 	VMASKMOVPD (DX), Y0, Y1
 	VMOVUPD    Y1, (BX)
 	ADDQ       CX, DX
 	ADDQ       $0x00000020, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_118
+	JNZ        fbAVX2_pack_176
 
-fbAVX2_pt_119:
+fbAVX2_pt_177:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_120
+	JZ         fbAVX2_ptend_178
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
@@ -2196,14 +3106,14 @@ fbAVX2_pt_119:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, (AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4704(SP), DX
+	MOVQ       4720(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_122
+	JZ         fbAVX2_odd_180
 
-fbAVX2_loop_121:
+fbAVX2_loop_179:
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  (DX), Y3, Y1
 	ADDQ         $0x08, AX
@@ -2213,17 +3123,17 @@ fbAVX2_loop_121:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000020, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_121
+	JNZ          fbAVX2_loop_179
 
-fbAVX2_odd_122:
+fbAVX2_odd_180:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_123
+	JZ           fbAVX2_done_181
 	VBROADCASTSD (AX), Y3
 	VFMADD231PD  (DX), Y3, Y1
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000020, DX
 
-fbAVX2_done_123:
+fbAVX2_done_181:
 	VADDPD       Y2, Y1, Y1
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
@@ -2239,53 +3149,893 @@ fbAVX2_done_123:
 	ADDQ         CX, AX
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (AX)
-	JMP          fbAVX2_pt_119
+	JMP          fbAVX2_pt_177
 
-fbAVX2_ptend_120:
-fbAVX2_swend_81:
+fbAVX2_ptend_178:
+fbAVX2_swend_139:
 	VZEROUPPER
 	RET
 
-fbAVX2_bt_79:
+fbAVX2_bmulti_138:
+	LEAQ 4728(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 25272(SP)
+	MOVQ M+104(FP), AX
+	CMPQ AX, $0x00000031
+	JA   fbAVX2_nopack_182
+	MOVQ $0x00000000, 16(SP)
+
+fbAVX2_mpack_183:
+	MOVQ 16(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_mpackend_184
+	MOVQ 32(SP), DX
+	SUBQ AX, CX
+	MOVQ DX, AX
+	MOVQ $0x00000004, BX
+	SHLQ $0x02, DX
+	CMPQ CX, DX
+	JAE  fbAVX2_full_185
+	LEAQ 3(CX), AX
+	SHRQ $0x02, AX
+	MOVQ AX, BX
+	SHLQ $0x02, BX
+	SUBQ CX, BX
+	NEGQ BX
+	ADDQ $0x00000004, BX
+
+fbAVX2_full_185:
+	MOVQ    BX, 24(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_187
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_188
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX2_case3_189
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX2_case4_190
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX2_case5_191
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25272(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_193:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(AX)
+	VMOVUPD    96(DX), Y1
+	VMOVUPD    Y1, 96(AX)
+	VMOVUPD    128(DX), Y1
+	VMOVUPD    Y1, 128(AX)
+	VMASKMOVPD 160(DX), Y0, Y1
+	VMOVUPD    Y1, 160(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x000000c0, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_193
+	JMP        fbAVX2_swend_186
+
+fbAVX2_case5_191:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25272(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_194:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(AX)
+	VMOVUPD    96(DX), Y1
+	VMOVUPD    Y1, 96(AX)
+	VMASKMOVPD 128(DX), Y0, Y1
+	VMOVUPD    Y1, 128(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x000000a0, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_194
+	JMP        fbAVX2_swend_186
+
+fbAVX2_case4_190:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25272(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_195:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(AX)
+	VMOVUPD    64(DX), Y1
+	VMOVUPD    Y1, 64(AX)
+	VMASKMOVPD 96(DX), Y0, Y1
+	VMOVUPD    Y1, 96(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x00000080, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_195
+	JMP        fbAVX2_swend_186
+
+fbAVX2_case3_189:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25272(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_196:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMOVUPD    32(DX), Y1
+	VMOVUPD    Y1, 32(AX)
+	VMASKMOVPD 64(DX), Y0, Y1
+	VMOVUPD    Y1, 64(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x00000060, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_196
+	JMP        fbAVX2_swend_186
+
+fbAVX2_case2_188:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25272(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_197:
+	VMOVUPD    (DX), Y1
+	VMOVUPD    Y1, (AX)
+	VMASKMOVPD 32(DX), Y0, Y1
+	VMOVUPD    Y1, 32(AX)
+	ADDQ       BX, DX
+	ADDQ       $0x00000040, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_197
+	JMP        fbAVX2_swend_186
+
+fbAVX2_case1_187:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	MOVQ    et_base+72(FP), DX
+	LEAQ    (DX)(AX*8), DX
+	MOVQ    M+104(FP), BX
+	IMULQ   AX, BX
+	MOVQ    25272(SP), AX
+	LEAQ    (AX)(BX*8), AX
+	MOVQ    CX, BX
+	SHLQ    $0x03, BX
+	MOVQ    AX, AX
+
+fbAVX2_pack_198:
+	VMASKMOVPD (DX), Y0, Y1
+	VMOVUPD    Y1, (AX)
+	ADDQ       BX, DX
+	ADDQ       $0x00000020, AX
+	DECQ       CX
+	JNZ        fbAVX2_pack_198
+
+fbAVX2_swend_186:
+	MOVQ 16(SP), AX
+	MOVQ 32(SP), CX
+	SHLQ $0x02, CX
+	ADDQ CX, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX2_mpack_183
+
+fbAVX2_mpackend_184:
+fbAVX2_nopack_182:
+	MOVQ M+104(FP), AX
+	CMPQ AX, $0x00000031
+	JA   fbAVX2_unpacked_199
+	MOVQ 40(SP), AX
+	MOVQ AX, (SP)
+
+fbAVX2_bt_136:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX2_btend_80
+	JZ     fbAVX2_btend_137
 	MOVQ   scale_base+24(FP), CX
 	VMOVSD fbone<>+0(SB), X0
 	VDIVSD (CX)(AX*8), X0, X0
 	VMOVSD X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX2_bchunk_124:
+fbAVX2_bchunk_200:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_bchunkend_125
+	JAE  fbAVX2_bchunkend_201
+	MOVQ 32(SP), DX
 	SUBQ AX, CX
-	MOVQ $0x00000006, AX
-	MOVQ $0x00000004, DX
-	CMPQ CX, $0x00000018
-	JAE  fbAVX2_full_126
+	MOVQ DX, AX
+	MOVQ $0x00000004, BX
+	SHLQ $0x02, DX
+	CMPQ CX, DX
+	JAE  fbAVX2_full_202
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
-	MOVQ AX, DX
-	SHLQ $0x02, DX
-	SUBQ CX, DX
-	NEGQ DX
-	ADDQ $0x00000004, DX
+	MOVQ AX, BX
+	SHLQ $0x02, BX
+	SUBQ CX, BX
+	NEGQ BX
+	ADDQ $0x00000004, BX
 
-fbAVX2_full_126:
-	MOVQ    DX, 24(SP)
+fbAVX2_full_202:
+	MOVQ    BX, 24(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_128
+	JEQ     fbAVX2_case1_204
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_129
+	JEQ     fbAVX2_case2_205
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX2_case3_130
+	JEQ     fbAVX2_case3_206
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX2_case4_131
+	JEQ     fbAVX2_case4_207
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX2_case5_132
+	JEQ     fbAVX2_case5_208
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25272(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    (SP), DX
+	IMULQ   CX, DX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    DX, DI
+	MOVQ    M+104(FP), DX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
+	MOVQ    DX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_211
+
+fbAVX2_loop_210:
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y1
+	VFMADD231PD  32(BX), Y13, Y2
+	VFMADD231PD  64(BX), Y13, Y3
+	VFMADD231PD  96(BX), Y13, Y4
+	VFMADD231PD  128(BX), Y13, Y5
+	VFMADD231PD  160(BX), Y13, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x000000c0, BX
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y7
+	VFMADD231PD  32(BX), Y13, Y8
+	VFMADD231PD  64(BX), Y13, Y9
+	VFMADD231PD  96(BX), Y13, Y10
+	VFMADD231PD  128(BX), Y13, Y11
+	VFMADD231PD  160(BX), Y13, Y12
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x000000c0, BX
+	DECQ         R8
+	JNZ          fbAVX2_loop_210
+
+fbAVX2_odd_211:
+	TESTQ        $0x00000001, DX
+	JZ           fbAVX2_done_212
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y1
+	VFMADD231PD  32(BX), Y13, Y2
+	VFMADD231PD  64(BX), Y13, Y3
+	VFMADD231PD  96(BX), Y13, Y4
+	VFMADD231PD  128(BX), Y13, Y5
+	VFMADD231PD  160(BX), Y13, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x000000c0, BX
+
+fbAVX2_done_212:
+	VADDPD       Y7, Y1, Y1
+	VADDPD       Y8, Y2, Y2
+	VADDPD       Y9, Y3, Y3
+	VADDPD       Y10, Y4, Y4
+	VADDPD       Y11, Y5, Y5
+	VADDPD       Y12, Y6, Y6
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*8), BX
+	ADDQ         BX, DX
+	VBROADCASTSD 8(SP), Y7
+	VMULPD       Y7, Y1, Y1
+	VMOVUPD      Y1, (DX)
+	VMULPD       Y7, Y2, Y2
+	VMOVUPD      Y2, 32(DX)
+	VMULPD       Y7, Y3, Y3
+	VMOVUPD      Y3, 64(DX)
+	VMULPD       Y7, Y4, Y4
+	VMOVUPD      Y4, 96(DX)
+	VMULPD       Y7, Y5, Y5
+	VMOVUPD      Y5, 128(DX)
+	VMULPD       Y7, Y6, Y6
+	VMASKMOVPD   Y6, Y0, 160(DX)
+	JMP          fbAVX2_swend_203
+
+fbAVX2_case5_208:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25272(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    (SP), DX
+	IMULQ   CX, DX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    DX, DI
+	MOVQ    M+104(FP), DX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	MOVQ    DX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_214
+
+fbAVX2_loop_213:
+	VMOVSD       (DI), X11
+	VMULSD       (SI), X11, X11
+	VBROADCASTSD X11, Y11
+	VFMADD231PD  (BX), Y11, Y1
+	VFMADD231PD  32(BX), Y11, Y2
+	VFMADD231PD  64(BX), Y11, Y3
+	VFMADD231PD  96(BX), Y11, Y4
+	VFMADD231PD  128(BX), Y11, Y5
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x000000a0, BX
+	VMOVSD       (DI), X11
+	VMULSD       (SI), X11, X11
+	VBROADCASTSD X11, Y11
+	VFMADD231PD  (BX), Y11, Y6
+	VFMADD231PD  32(BX), Y11, Y7
+	VFMADD231PD  64(BX), Y11, Y8
+	VFMADD231PD  96(BX), Y11, Y9
+	VFMADD231PD  128(BX), Y11, Y10
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x000000a0, BX
+	DECQ         R8
+	JNZ          fbAVX2_loop_213
+
+fbAVX2_odd_214:
+	TESTQ        $0x00000001, DX
+	JZ           fbAVX2_done_215
+	VMOVSD       (DI), X11
+	VMULSD       (SI), X11, X11
+	VBROADCASTSD X11, Y11
+	VFMADD231PD  (BX), Y11, Y1
+	VFMADD231PD  32(BX), Y11, Y2
+	VFMADD231PD  64(BX), Y11, Y3
+	VFMADD231PD  96(BX), Y11, Y4
+	VFMADD231PD  128(BX), Y11, Y5
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x000000a0, BX
+
+fbAVX2_done_215:
+	VADDPD       Y6, Y1, Y1
+	VADDPD       Y7, Y2, Y2
+	VADDPD       Y8, Y3, Y3
+	VADDPD       Y9, Y4, Y4
+	VADDPD       Y10, Y5, Y5
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*8), BX
+	ADDQ         BX, DX
+	VBROADCASTSD 8(SP), Y6
+	VMULPD       Y6, Y1, Y1
+	VMOVUPD      Y1, (DX)
+	VMULPD       Y6, Y2, Y2
+	VMOVUPD      Y2, 32(DX)
+	VMULPD       Y6, Y3, Y3
+	VMOVUPD      Y3, 64(DX)
+	VMULPD       Y6, Y4, Y4
+	VMOVUPD      Y4, 96(DX)
+	VMULPD       Y6, Y5, Y5
+	VMASKMOVPD   Y5, Y0, 128(DX)
+	JMP          fbAVX2_swend_203
+
+fbAVX2_case4_207:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25272(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    (SP), DX
+	IMULQ   CX, DX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    DX, DI
+	MOVQ    M+104(FP), DX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	MOVQ    DX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_217
+
+fbAVX2_loop_216:
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y1
+	VFMADD231PD  32(BX), Y9, Y2
+	VFMADD231PD  64(BX), Y9, Y3
+	VFMADD231PD  96(BX), Y9, Y4
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000080, BX
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y5
+	VFMADD231PD  32(BX), Y9, Y6
+	VFMADD231PD  64(BX), Y9, Y7
+	VFMADD231PD  96(BX), Y9, Y8
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000080, BX
+	DECQ         R8
+	JNZ          fbAVX2_loop_216
+
+fbAVX2_odd_217:
+	TESTQ        $0x00000001, DX
+	JZ           fbAVX2_done_218
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y1
+	VFMADD231PD  32(BX), Y9, Y2
+	VFMADD231PD  64(BX), Y9, Y3
+	VFMADD231PD  96(BX), Y9, Y4
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000080, BX
+
+fbAVX2_done_218:
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
+	VADDPD       Y7, Y3, Y3
+	VADDPD       Y8, Y4, Y4
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*8), BX
+	ADDQ         BX, DX
+	VBROADCASTSD 8(SP), Y5
+	VMULPD       Y5, Y1, Y1
+	VMOVUPD      Y1, (DX)
+	VMULPD       Y5, Y2, Y2
+	VMOVUPD      Y2, 32(DX)
+	VMULPD       Y5, Y3, Y3
+	VMOVUPD      Y3, 64(DX)
+	VMULPD       Y5, Y4, Y4
+	VMASKMOVPD   Y4, Y0, 96(DX)
+	JMP          fbAVX2_swend_203
+
+fbAVX2_case3_206:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25272(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    (SP), DX
+	IMULQ   CX, DX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    DX, DI
+	MOVQ    M+104(FP), DX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	MOVQ    DX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_220
+
+fbAVX2_loop_219:
+	VMOVSD       (DI), X7
+	VMULSD       (SI), X7, X7
+	VBROADCASTSD X7, Y7
+	VFMADD231PD  (BX), Y7, Y1
+	VFMADD231PD  32(BX), Y7, Y2
+	VFMADD231PD  64(BX), Y7, Y3
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000060, BX
+	VMOVSD       (DI), X7
+	VMULSD       (SI), X7, X7
+	VBROADCASTSD X7, Y7
+	VFMADD231PD  (BX), Y7, Y4
+	VFMADD231PD  32(BX), Y7, Y5
+	VFMADD231PD  64(BX), Y7, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000060, BX
+	DECQ         R8
+	JNZ          fbAVX2_loop_219
+
+fbAVX2_odd_220:
+	TESTQ        $0x00000001, DX
+	JZ           fbAVX2_done_221
+	VMOVSD       (DI), X7
+	VMULSD       (SI), X7, X7
+	VBROADCASTSD X7, Y7
+	VFMADD231PD  (BX), Y7, Y1
+	VFMADD231PD  32(BX), Y7, Y2
+	VFMADD231PD  64(BX), Y7, Y3
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000060, BX
+
+fbAVX2_done_221:
+	VADDPD       Y4, Y1, Y1
+	VADDPD       Y5, Y2, Y2
+	VADDPD       Y6, Y3, Y3
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*8), BX
+	ADDQ         BX, DX
+	VBROADCASTSD 8(SP), Y4
+	VMULPD       Y4, Y1, Y1
+	VMOVUPD      Y1, (DX)
+	VMULPD       Y4, Y2, Y2
+	VMOVUPD      Y2, 32(DX)
+	VMULPD       Y4, Y3, Y3
+	VMASKMOVPD   Y3, Y0, 64(DX)
+	JMP          fbAVX2_swend_203
+
+fbAVX2_case2_205:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25272(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    (SP), DX
+	IMULQ   CX, DX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    DX, DI
+	MOVQ    M+104(FP), DX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
+	MOVQ    DX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_223
+
+fbAVX2_loop_222:
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y1
+	VFMADD231PD  32(BX), Y5, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000040, BX
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y3
+	VFMADD231PD  32(BX), Y5, Y4
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000040, BX
+	DECQ         R8
+	JNZ          fbAVX2_loop_222
+
+fbAVX2_odd_223:
+	TESTQ        $0x00000001, DX
+	JZ           fbAVX2_done_224
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y1
+	VFMADD231PD  32(BX), Y5, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000040, BX
+
+fbAVX2_done_224:
+	VADDPD       Y3, Y1, Y1
+	VADDPD       Y4, Y2, Y2
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*8), BX
+	ADDQ         BX, DX
+	VBROADCASTSD 8(SP), Y3
+	VMULPD       Y3, Y1, Y1
+	VMOVUPD      Y1, (DX)
+	VMULPD       Y3, Y2, Y2
+	VMASKMOVPD   Y2, Y0, 32(DX)
+	JMP          fbAVX2_swend_203
+
+fbAVX2_case1_204:
+	MOVQ    24(SP), AX
+	MOVQ    $0x00000004, CX
+	SUBQ    AX, CX
+	LEAQ    tailmask<>+0(SB), AX
+	VMOVDQU (AX)(CX*8), Y0
+	MOVQ    16(SP), AX
+	MOVQ    M+104(FP), CX
+	SHLQ    $0x03, CX
+	MOVQ    M+104(FP), DX
+	IMULQ   AX, DX
+	MOVQ    25272(SP), BX
+	LEAQ    (BX)(DX*8), BX
+	MOVQ    (SP), DX
+	IMULQ   CX, DX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	MOVQ    psi_base+48(FP), DI
+	ADDQ    DX, DI
+	MOVQ    M+104(FP), DX
+	VXORPD  Y1, Y1, Y1
+	VXORPD  Y2, Y2, Y2
+	MOVQ    DX, R8
+	SHRQ    $0x01, R8
+	JZ      fbAVX2_odd_226
+
+fbAVX2_loop_225:
+	VMOVSD       (DI), X3
+	VMULSD       (SI), X3, X3
+	VBROADCASTSD X3, Y3
+	VFMADD231PD  (BX), Y3, Y1
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000020, BX
+	VMOVSD       (DI), X3
+	VMULSD       (SI), X3, X3
+	VBROADCASTSD X3, Y3
+	VFMADD231PD  (BX), Y3, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000020, BX
+	DECQ         R8
+	JNZ          fbAVX2_loop_225
+
+fbAVX2_odd_226:
+	TESTQ        $0x00000001, DX
+	JZ           fbAVX2_done_227
+	VMOVSD       (DI), X3
+	VMULSD       (SI), X3, X3
+	VBROADCASTSD X3, Y3
+	VFMADD231PD  (BX), Y3, Y1
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000020, BX
+
+fbAVX2_done_227:
+	VADDPD       Y2, Y1, Y1
+	MOVQ         beta_base+0(FP), DX
+	MOVQ         (SP), BX
+	DECQ         BX
+	IMULQ        CX, BX
+	LEAQ         (BX)(AX*8), BX
+	ADDQ         BX, DX
+	VBROADCASTSD 8(SP), Y2
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (DX)
+
+fbAVX2_swend_203:
+	MOVQ 16(SP), AX
+	MOVQ 32(SP), CX
+	SHLQ $0x02, CX
+	ADDQ CX, AX
+	MOVQ AX, 16(SP)
+	JMP  fbAVX2_bchunk_200
+
+fbAVX2_bchunkend_201:
+	MOVQ (SP), AX
+	DECQ AX
+	MOVQ AX, (SP)
+	JMP  fbAVX2_bt_136
+
+fbAVX2_btend_137:
+	VZEROUPPER
+	RET
+
+fbAVX2_unpacked_199:
+	MOVQ 40(SP), AX
+	MOVQ AX, (SP)
+
+fbAVX2_bt_228:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_btend_229
+	MOVQ   scale_base+24(FP), CX
+	VMOVSD fbone<>+0(SB), X0
+	VDIVSD (CX)(AX*8), X0, X0
+	VMOVSD X0, 8(SP)
+	MOVQ   $0x00000000, 16(SP)
+
+fbAVX2_bchunk_230:
+	MOVQ 16(SP), AX
+	MOVQ M+104(FP), CX
+	CMPQ AX, CX
+	JAE  fbAVX2_bchunkend_231
+	MOVQ 32(SP), DX
+	SUBQ AX, CX
+	MOVQ DX, AX
+	MOVQ $0x00000004, BX
+	SHLQ $0x02, DX
+	CMPQ CX, DX
+	JAE  fbAVX2_full_232
+	LEAQ 3(CX), AX
+	SHRQ $0x02, AX
+	MOVQ AX, BX
+	SHLQ $0x02, BX
+	SUBQ CX, BX
+	NEGQ BX
+	ADDQ $0x00000004, BX
+
+fbAVX2_full_232:
+	MOVQ    BX, 24(SP)
+	CMPQ    AX, $0x00000001
+	JEQ     fbAVX2_case1_234
+	CMPQ    AX, $0x00000002
+	JEQ     fbAVX2_case2_235
+	CMPQ    AX, $0x00000003
+	JEQ     fbAVX2_case3_236
+	CMPQ    AX, $0x00000004
+	JEQ     fbAVX2_case4_237
+	CMPQ    AX, $0x00000005
+	JEQ     fbAVX2_case5_238
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2317,9 +4067,9 @@ fbAVX2_full_126:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_135
+	JZ      fbAVX2_odd_241
 
-fbAVX2_loop_134:
+fbAVX2_loop_240:
 	VMOVSD       (DI), X13
 	VMULSD       (SI), X13, X13
 	VBROADCASTSD X13, Y13
@@ -2347,11 +4097,11 @@ fbAVX2_loop_134:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_134
+	JNZ          fbAVX2_loop_240
 
-fbAVX2_odd_135:
+fbAVX2_odd_241:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_136
+	JZ           fbAVX2_done_242
 	VMOVSD       (DI), X13
 	VMULSD       (SI), X13, X13
 	VBROADCASTSD X13, Y13
@@ -2366,7 +4116,7 @@ fbAVX2_odd_135:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_136:
+fbAVX2_done_242:
 	VADDPD       Y7, Y1, Y1
 	VADDPD       Y8, Y2, Y2
 	VADDPD       Y9, Y3, Y3
@@ -2392,9 +4142,9 @@ fbAVX2_done_136:
 	VMOVUPD      Y5, 128(DX)
 	VMULPD       Y7, Y6, Y6
 	VMASKMOVPD   Y6, Y0, 160(DX)
-	JMP          fbAVX2_swend_127
+	JMP          fbAVX2_swend_233
 
-fbAVX2_case5_132:
+fbAVX2_case5_238:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2424,9 +4174,9 @@ fbAVX2_case5_132:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_138
+	JZ      fbAVX2_odd_244
 
-fbAVX2_loop_137:
+fbAVX2_loop_243:
 	VMOVSD       (DI), X11
 	VMULSD       (SI), X11, X11
 	VBROADCASTSD X11, Y11
@@ -2452,11 +4202,11 @@ fbAVX2_loop_137:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_137
+	JNZ          fbAVX2_loop_243
 
-fbAVX2_odd_138:
+fbAVX2_odd_244:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_139
+	JZ           fbAVX2_done_245
 	VMOVSD       (DI), X11
 	VMULSD       (SI), X11, X11
 	VBROADCASTSD X11, Y11
@@ -2470,7 +4220,7 @@ fbAVX2_odd_138:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_139:
+fbAVX2_done_245:
 	VADDPD       Y6, Y1, Y1
 	VADDPD       Y7, Y2, Y2
 	VADDPD       Y8, Y3, Y3
@@ -2493,9 +4243,9 @@ fbAVX2_done_139:
 	VMOVUPD      Y4, 96(DX)
 	VMULPD       Y6, Y5, Y5
 	VMASKMOVPD   Y5, Y0, 128(DX)
-	JMP          fbAVX2_swend_127
+	JMP          fbAVX2_swend_233
 
-fbAVX2_case4_131:
+fbAVX2_case4_237:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2523,9 +4273,9 @@ fbAVX2_case4_131:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_141
+	JZ      fbAVX2_odd_247
 
-fbAVX2_loop_140:
+fbAVX2_loop_246:
 	VMOVSD       (DI), X9
 	VMULSD       (SI), X9, X9
 	VBROADCASTSD X9, Y9
@@ -2549,11 +4299,11 @@ fbAVX2_loop_140:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_140
+	JNZ          fbAVX2_loop_246
 
-fbAVX2_odd_141:
+fbAVX2_odd_247:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_142
+	JZ           fbAVX2_done_248
 	VMOVSD       (DI), X9
 	VMULSD       (SI), X9, X9
 	VBROADCASTSD X9, Y9
@@ -2566,7 +4316,7 @@ fbAVX2_odd_141:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_142:
+fbAVX2_done_248:
 	VADDPD       Y5, Y1, Y1
 	VADDPD       Y6, Y2, Y2
 	VADDPD       Y7, Y3, Y3
@@ -2586,9 +4336,9 @@ fbAVX2_done_142:
 	VMOVUPD      Y3, 64(DX)
 	VMULPD       Y5, Y4, Y4
 	VMASKMOVPD   Y4, Y0, 96(DX)
-	JMP          fbAVX2_swend_127
+	JMP          fbAVX2_swend_233
 
-fbAVX2_case3_130:
+fbAVX2_case3_236:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2614,9 +4364,9 @@ fbAVX2_case3_130:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_144
+	JZ      fbAVX2_odd_250
 
-fbAVX2_loop_143:
+fbAVX2_loop_249:
 	VMOVSD       (DI), X7
 	VMULSD       (SI), X7, X7
 	VBROADCASTSD X7, Y7
@@ -2638,11 +4388,11 @@ fbAVX2_loop_143:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_143
+	JNZ          fbAVX2_loop_249
 
-fbAVX2_odd_144:
+fbAVX2_odd_250:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_145
+	JZ           fbAVX2_done_251
 	VMOVSD       (DI), X7
 	VMULSD       (SI), X7, X7
 	VBROADCASTSD X7, Y7
@@ -2654,7 +4404,7 @@ fbAVX2_odd_144:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_145:
+fbAVX2_done_251:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
@@ -2671,9 +4421,9 @@ fbAVX2_done_145:
 	VMOVUPD      Y2, 32(DX)
 	VMULPD       Y4, Y3, Y3
 	VMASKMOVPD   Y3, Y0, 64(DX)
-	JMP          fbAVX2_swend_127
+	JMP          fbAVX2_swend_233
 
-fbAVX2_case2_129:
+fbAVX2_case2_235:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2697,9 +4447,9 @@ fbAVX2_case2_129:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_147
+	JZ      fbAVX2_odd_253
 
-fbAVX2_loop_146:
+fbAVX2_loop_252:
 	VMOVSD       (DI), X5
 	VMULSD       (SI), X5, X5
 	VBROADCASTSD X5, Y5
@@ -2719,11 +4469,11 @@ fbAVX2_loop_146:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_146
+	JNZ          fbAVX2_loop_252
 
-fbAVX2_odd_147:
+fbAVX2_odd_253:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_148
+	JZ           fbAVX2_done_254
 	VMOVSD       (DI), X5
 	VMULSD       (SI), X5, X5
 	VBROADCASTSD X5, Y5
@@ -2734,7 +4484,7 @@ fbAVX2_odd_147:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_148:
+fbAVX2_done_254:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
 	MOVQ         beta_base+0(FP), DX
@@ -2748,9 +4498,9 @@ fbAVX2_done_148:
 	VMOVUPD      Y1, (DX)
 	VMULPD       Y3, Y2, Y2
 	VMASKMOVPD   Y2, Y0, 32(DX)
-	JMP          fbAVX2_swend_127
+	JMP          fbAVX2_swend_233
 
-fbAVX2_case1_128:
+fbAVX2_case1_234:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -2772,9 +4522,9 @@ fbAVX2_case1_128:
 	VXORPD  Y2, Y2, Y2
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_150
+	JZ      fbAVX2_odd_256
 
-fbAVX2_loop_149:
+fbAVX2_loop_255:
 	VMOVSD       (DI), X3
 	VMULSD       (SI), X3, X3
 	VBROADCASTSD X3, Y3
@@ -2792,11 +4542,11 @@ fbAVX2_loop_149:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_149
+	JNZ          fbAVX2_loop_255
 
-fbAVX2_odd_150:
+fbAVX2_odd_256:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_151
+	JZ           fbAVX2_done_257
 	VMOVSD       (DI), X3
 	VMULSD       (SI), X3, X3
 	VBROADCASTSD X3, Y3
@@ -2806,7 +4556,7 @@ fbAVX2_odd_150:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_151:
+fbAVX2_done_257:
 	VADDPD       Y2, Y1, Y1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -2818,19 +4568,21 @@ fbAVX2_done_151:
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (DX)
 
-fbAVX2_swend_127:
+fbAVX2_swend_233:
 	MOVQ 16(SP), AX
-	ADDQ $0x00000018, AX
+	MOVQ 32(SP), CX
+	SHLQ $0x02, CX
+	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_bchunk_124
+	JMP  fbAVX2_bchunk_230
 
-fbAVX2_bchunkend_125:
+fbAVX2_bchunkend_231:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_bt_79
+	JMP  fbAVX2_bt_228
 
-fbAVX2_btend_80:
+fbAVX2_btend_229:
 	VZEROUPPER
 	RET
 
@@ -2843,11 +4595,11 @@ TEXT ·forwardBatchAVX2(SB), $6288-128
 	MOVQ AX, 6280(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_k0_152:
+fbAVX2_k0_258:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX2_k0end_153
+	JAE    fbAVX2_k0end_259
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -2862,29 +4614,29 @@ fbAVX2_k0_152:
 	MOVQ   CX, R8
 	ANDQ   $-8, R8
 
-fbAVX2_sum_154_AVX2_wide:
+fbAVX2_sum_260_AVX2_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX2_sum_154_AVX2_narrow0
+	JAE    fbAVX2_sum_260_AVX2_narrow0
 	VADDPD (SI)(DI*8), Y0, Y0
 	VADDPD 32(SI)(DI*8), Y1, Y1
 	ADDQ   $+8, DI
-	JMP    fbAVX2_sum_154_AVX2_wide
+	JMP    fbAVX2_sum_260_AVX2_wide
 
-fbAVX2_sum_154_AVX2_narrow0:
+fbAVX2_sum_260_AVX2_narrow0:
 	MOVQ CX, R8
 	ANDQ $-4, R8
 
-fbAVX2_sum_154_AVX2_narrow:
+fbAVX2_sum_260_AVX2_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX2_sum_154_AVX2_tail
+	JAE    fbAVX2_sum_260_AVX2_tail
 	VADDPD (SI)(DI*8), Y0, Y0
 	ADDQ   $+4, DI
-	JMP    fbAVX2_sum_154_AVX2_narrow
+	JMP    fbAVX2_sum_260_AVX2_narrow
 
-fbAVX2_sum_154_AVX2_tail:
+fbAVX2_sum_260_AVX2_tail:
 	MOVQ       CX, R8
 	SUBQ       DI, R8
-	JZ         fbAVX2_sum_154_AVX2_end
+	JZ         fbAVX2_sum_260_AVX2_end
 	MOVQ       $0x00000004, R9
 	SUBQ       R8, R9
 	LEAQ       tailmask<>+0(SB), R8
@@ -2892,7 +4644,7 @@ fbAVX2_sum_154_AVX2_tail:
 	VMASKMOVPD (SI)(DI*8), Y2, Y2
 	VADDPD     Y2, Y0, Y0
 
-fbAVX2_sum_154_AVX2_end:
+fbAVX2_sum_260_AVX2_end:
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -2906,31 +4658,31 @@ fbAVX2_sum_154_AVX2_end:
 	MOVQ         CX, DX
 	ANDQ         $-8, DX
 
-fbAVX2_mul_155_AVX2_wide:
+fbAVX2_mul_261_AVX2_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX2_mul_155_AVX2_narrow0
+	JAE     fbAVX2_mul_261_AVX2_narrow0
 	VMULPD  (SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, (BX)(AX*8)
 	VMULPD  32(SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, 32(BX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_mul_155_AVX2_wide
+	JMP     fbAVX2_mul_261_AVX2_wide
 
-fbAVX2_mul_155_AVX2_narrow0:
+fbAVX2_mul_261_AVX2_narrow0:
 	MOVQ CX, DX
 	ANDQ $-4, DX
 
-fbAVX2_mul_155_AVX2_narrow:
+fbAVX2_mul_261_AVX2_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX2_mul_155_AVX2_tail
+	JAE     fbAVX2_mul_261_AVX2_tail
 	VMULPD  (SI)(AX*8), Y0, Y1
 	VMOVUPD Y1, (BX)(AX*8)
 	ADDQ    $+4, AX
-	JMP     fbAVX2_mul_155_AVX2_narrow
+	JMP     fbAVX2_mul_261_AVX2_narrow
 
-fbAVX2_mul_155_AVX2_tail:
+fbAVX2_mul_261_AVX2_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_mul_155_AVX2_end
+	JZ         fbAVX2_mul_261_AVX2_end
 	MOVQ       $0x00000004, DX
 	SUBQ       CX, DX
 	LEAQ       tailmask<>+0(SB), CX
@@ -2939,20 +4691,20 @@ fbAVX2_mul_155_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (BX)(AX*8)
 
-fbAVX2_mul_155_AVX2_end:
+fbAVX2_mul_261_AVX2_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_k0_152
+	JMP  fbAVX2_k0_258
 
-fbAVX2_k0end_153:
+fbAVX2_k0end_259:
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_t_156:
+fbAVX2_t_262:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX2_tend_157
+	JAE   fbAVX2_tend_263
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -2966,11 +4718,11 @@ fbAVX2_t_156:
 	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX2_i0_158:
+fbAVX2_i0_264:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_i0end_159
+	JAE     fbAVX2_i0end_265
 	MOVQ    ib+120(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -2981,16 +4733,16 @@ fbAVX2_i0_158:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX2_jc_160:
+fbAVX2_jc_266:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_jcend_161
+	JAE  fbAVX2_jcend_267
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x0000000c
-	JAE  fbAVX2_full_162
+	JAE  fbAVX2_full_268
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -2999,12 +4751,12 @@ fbAVX2_jc_160:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_162:
+fbAVX2_full_268:
 	MOVQ    DX, 40(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_164
+	JEQ     fbAVX2_case1_270
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_165
+	JEQ     fbAVX2_case2_271
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3022,7 +4774,7 @@ fbAVX2_full_162:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_167:
+fbAVX2_pack_273:
 	VMOVUPD    (CX), Y1
 	VMOVUPD    Y1, (DX)
 	VMOVUPD    32(CX), Y1
@@ -3034,22 +4786,22 @@ fbAVX2_pack_167:
 	ADDQ       AX, CX
 	ADDQ       $0x00000060, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_167
+	JNZ        fbAVX2_pack_273
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_168:
+fbAVX2_kb_274:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_169
+	JAE     fbAVX2_kbend_275
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_171
+	JEQ     fbAVX2_case1_277
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_172
+	JEQ     fbAVX2_case2_278
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3075,7 +4827,7 @@ fbAVX2_kb_168:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_174:
+fbAVX2_loop_280:
 	VMOVUPD      (CX), Y10
 	VMOVUPD      32(CX), Y11
 	VMOVUPD      64(CX), Y12
@@ -3094,7 +4846,7 @@ fbAVX2_loop_174:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_174
+	JNZ          fbAVX2_loop_280
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -3102,7 +4854,7 @@ fbAVX2_loop_174:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_175
+	JZ           fbAVX2_first_281
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y10
@@ -3116,7 +4868,7 @@ fbAVX2_loop_174:
 	VMASKMOVPD   64(CX)(AX*2), Y0, Y10
 	VADDPD       Y10, Y9, Y9
 
-fbAVX2_first_175:
+fbAVX2_first_281:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
@@ -3126,9 +4878,9 @@ fbAVX2_first_175:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_170
+	JMP        fbAVX2_swend_276
 
-fbAVX2_case2_172:
+fbAVX2_case2_278:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3151,7 +4903,7 @@ fbAVX2_case2_172:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_176:
+fbAVX2_loop_282:
 	VMOVUPD      (CX), Y7
 	VMOVUPD      32(CX), Y8
 	VMOVUPD      64(CX), Y9
@@ -3166,7 +4918,7 @@ fbAVX2_loop_176:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_176
+	JNZ          fbAVX2_loop_282
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -3174,7 +4926,7 @@ fbAVX2_loop_176:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_177
+	JZ           fbAVX2_first_283
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y7
@@ -3184,16 +4936,16 @@ fbAVX2_loop_176:
 	VMASKMOVPD   64(CX)(AX*1), Y0, Y7
 	VADDPD       Y7, Y6, Y6
 
-fbAVX2_first_177:
+fbAVX2_first_283:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
 	VMOVUPD    Y4, (CX)(AX*1)
 	VMOVUPD    Y5, 32(CX)(AX*1)
 	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_170
+	JMP        fbAVX2_swend_276
 
-fbAVX2_case1_171:
+fbAVX2_case1_277:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3213,7 +4965,7 @@ fbAVX2_case1_171:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_178:
+fbAVX2_loop_284:
 	VBROADCASTSD (DX), Y4
 	VFMADD231PD  (CX), Y4, Y1
 	VFMADD231PD  32(CX), Y4, Y2
@@ -3221,7 +4973,7 @@ fbAVX2_loop_178:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_178
+	JNZ          fbAVX2_loop_284
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -3229,27 +4981,27 @@ fbAVX2_loop_178:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_179
+	JZ           fbAVX2_first_285
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y4
 	VADDPD       Y4, Y3, Y3
 
-fbAVX2_first_179:
+fbAVX2_first_285:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
 
-fbAVX2_swend_170:
+fbAVX2_swend_276:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_168
+	JMP  fbAVX2_kb_274
 
-fbAVX2_kbend_169:
-	JMP fbAVX2_swend_163
+fbAVX2_kbend_275:
+	JMP fbAVX2_swend_269
 
-fbAVX2_case2_165:
+fbAVX2_case2_271:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3267,7 +5019,7 @@ fbAVX2_case2_165:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_180:
+fbAVX2_pack_286:
 	VMOVUPD    (CX), Y1
 	VMOVUPD    Y1, (DX)
 	VMASKMOVPD 32(CX), Y0, Y1
@@ -3277,22 +5029,22 @@ fbAVX2_pack_180:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_180
+	JNZ        fbAVX2_pack_286
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_181:
+fbAVX2_kb_287:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_182
+	JAE     fbAVX2_kbend_288
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_184
+	JEQ     fbAVX2_case1_290
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_185
+	JEQ     fbAVX2_case2_291
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3315,7 +5067,7 @@ fbAVX2_kb_181:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_187:
+fbAVX2_loop_293:
 	VMOVUPD      (CX), Y7
 	VMOVUPD      32(CX), Y8
 	VBROADCASTSD (DX), Y9
@@ -3330,7 +5082,7 @@ fbAVX2_loop_187:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_187
+	JNZ          fbAVX2_loop_293
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -3338,7 +5090,7 @@ fbAVX2_loop_187:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_188
+	JZ           fbAVX2_first_294
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y7
 	VADDPD       Y7, Y2, Y2
@@ -3349,16 +5101,16 @@ fbAVX2_loop_187:
 	VMASKMOVPD   32(CX)(AX*2), Y0, Y7
 	VADDPD       Y7, Y6, Y6
 
-fbAVX2_first_188:
+fbAVX2_first_294:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	VMOVUPD    Y5, (CX)(AX*2)
 	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_183
+	JMP        fbAVX2_swend_289
 
-fbAVX2_case2_185:
+fbAVX2_case2_291:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3379,7 +5131,7 @@ fbAVX2_case2_185:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_189:
+fbAVX2_loop_295:
 	VMOVUPD      (CX), Y5
 	VMOVUPD      32(CX), Y6
 	VBROADCASTSD (DX), Y7
@@ -3391,7 +5143,7 @@ fbAVX2_loop_189:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_189
+	JNZ          fbAVX2_loop_295
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -3399,7 +5151,7 @@ fbAVX2_loop_189:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_190
+	JZ           fbAVX2_first_296
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y5
 	VADDPD       Y5, Y2, Y2
@@ -3407,14 +5159,14 @@ fbAVX2_loop_189:
 	VMASKMOVPD   32(CX)(AX*1), Y0, Y5
 	VADDPD       Y5, Y4, Y4
 
-fbAVX2_first_190:
+fbAVX2_first_296:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_183
+	JMP        fbAVX2_swend_289
 
-fbAVX2_case1_184:
+fbAVX2_case1_290:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3433,14 +5185,14 @@ fbAVX2_case1_184:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_191:
+fbAVX2_loop_297:
 	VBROADCASTSD (DX), Y3
 	VFMADD231PD  (CX), Y3, Y1
 	VFMADD231PD  32(CX), Y3, Y2
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_191
+	JNZ          fbAVX2_loop_297
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -3448,25 +5200,25 @@ fbAVX2_loop_191:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_192
+	JZ           fbAVX2_first_298
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y3
 	VADDPD       Y3, Y2, Y2
 
-fbAVX2_first_192:
+fbAVX2_first_298:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 
-fbAVX2_swend_183:
+fbAVX2_swend_289:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_181
+	JMP  fbAVX2_kb_287
 
-fbAVX2_kbend_182:
-	JMP fbAVX2_swend_163
+fbAVX2_kbend_288:
+	JMP fbAVX2_swend_269
 
-fbAVX2_case1_164:
+fbAVX2_case1_270:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3484,7 +5236,7 @@ fbAVX2_case1_164:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_193:
+fbAVX2_pack_299:
 	VMASKMOVPD (CX), Y0, Y1
 	VMOVUPD    Y1, (DX)
 	PREFETCHT1 96(CX)
@@ -3492,22 +5244,22 @@ fbAVX2_pack_193:
 	ADDQ       AX, CX
 	ADDQ       $0x00000020, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_193
+	JNZ        fbAVX2_pack_299
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_194:
+fbAVX2_kb_300:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_195
+	JAE     fbAVX2_kbend_301
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_197
+	JEQ     fbAVX2_case1_303
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_198
+	JEQ     fbAVX2_case2_304
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3527,7 +5279,7 @@ fbAVX2_kb_194:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_200:
+fbAVX2_loop_306:
 	VMOVUPD      (CX), Y4
 	VBROADCASTSD (DX), Y5
 	VFMADD231PD  Y4, Y5, Y1
@@ -3538,7 +5290,7 @@ fbAVX2_loop_200:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_200
+	JNZ          fbAVX2_loop_306
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -3546,7 +5298,7 @@ fbAVX2_loop_200:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_201
+	JZ           fbAVX2_first_307
 	VMASKMOVPD   (CX), Y0, Y4
 	VADDPD       Y4, Y1, Y1
 	VMASKMOVPD   (CX)(AX*1), Y0, Y4
@@ -3554,13 +5306,13 @@ fbAVX2_loop_200:
 	VMASKMOVPD   (CX)(AX*2), Y0, Y4
 	VADDPD       Y4, Y3, Y3
 
-fbAVX2_first_201:
+fbAVX2_first_307:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
 	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_196
+	JMP        fbAVX2_swend_302
 
-fbAVX2_case2_198:
+fbAVX2_case2_304:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3579,7 +5331,7 @@ fbAVX2_case2_198:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_202:
+fbAVX2_loop_308:
 	VMOVUPD      (CX), Y3
 	VBROADCASTSD (DX), Y4
 	VFMADD231PD  Y3, Y4, Y1
@@ -3588,7 +5340,7 @@ fbAVX2_loop_202:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_202
+	JNZ          fbAVX2_loop_308
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -3596,18 +5348,18 @@ fbAVX2_loop_202:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_203
+	JZ           fbAVX2_first_309
 	VMASKMOVPD   (CX), Y0, Y3
 	VADDPD       Y3, Y1, Y1
 	VMASKMOVPD   (CX)(AX*1), Y0, Y3
 	VADDPD       Y3, Y2, Y2
 
-fbAVX2_first_203:
+fbAVX2_first_309:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_196
+	JMP        fbAVX2_swend_302
 
-fbAVX2_case1_197:
+fbAVX2_case1_303:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3625,13 +5377,13 @@ fbAVX2_case1_197:
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_204:
+fbAVX2_loop_310:
 	VBROADCASTSD (DX), Y2
 	VFMADD231PD  (CX), Y2, Y1
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_204
+	JNZ          fbAVX2_loop_310
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -3639,41 +5391,41 @@ fbAVX2_loop_204:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_205
+	JZ           fbAVX2_first_311
 	VMASKMOVPD   (CX), Y0, Y2
 	VADDPD       Y2, Y1, Y1
 
-fbAVX2_first_205:
+fbAVX2_first_311:
 	VMASKMOVPD Y1, Y0, (CX)
 
-fbAVX2_swend_196:
+fbAVX2_swend_302:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_194
+	JMP  fbAVX2_kb_300
 
-fbAVX2_kbend_195:
-fbAVX2_swend_163:
+fbAVX2_kbend_301:
+fbAVX2_swend_269:
 	MOVQ 32(SP), AX
 	ADDQ $0x0000000c, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX2_jc_160
+	JMP  fbAVX2_jc_266
 
-fbAVX2_jcend_161:
+fbAVX2_jcend_267:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_i0_158
+	JMP  fbAVX2_i0_264
 
-fbAVX2_i0end_159:
+fbAVX2_i0end_265:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_norm_206:
+fbAVX2_norm_312:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX2_normend_207
+	JAE    fbAVX2_normend_313
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
 	MOVQ   64(SP), DX
@@ -3688,9 +5440,9 @@ fbAVX2_norm_206:
 	MOVQ   CX, SI
 	ANDQ   $-8, SI
 
-fbAVX2_mulsum_208_AVX2_wide:
+fbAVX2_mulsum_314_AVX2_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX2_mulsum_208_AVX2_narrow0
+	JAE     fbAVX2_mulsum_314_AVX2_narrow0
 	VMOVUPD (DX)(BX*8), Y2
 	VMULPD  (AX)(BX*8), Y2, Y2
 	VMOVUPD Y2, (DX)(BX*8)
@@ -3700,25 +5452,25 @@ fbAVX2_mulsum_208_AVX2_wide:
 	VMOVUPD Y2, 32(DX)(BX*8)
 	VADDPD  Y2, Y1, Y1
 	ADDQ    $+8, BX
-	JMP     fbAVX2_mulsum_208_AVX2_wide
+	JMP     fbAVX2_mulsum_314_AVX2_wide
 
-fbAVX2_mulsum_208_AVX2_narrow0:
+fbAVX2_mulsum_314_AVX2_narrow0:
 	MOVQ CX, SI
 	ANDQ $-4, SI
 
-fbAVX2_mulsum_208_AVX2_narrow:
+fbAVX2_mulsum_314_AVX2_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX2_mulsum_208_AVX2_tail
+	JAE     fbAVX2_mulsum_314_AVX2_tail
 	VMOVUPD (DX)(BX*8), Y2
 	VMULPD  (AX)(BX*8), Y2, Y2
 	VMOVUPD Y2, (DX)(BX*8)
 	VADDPD  Y2, Y0, Y0
 	ADDQ    $+4, BX
-	JMP     fbAVX2_mulsum_208_AVX2_narrow
+	JMP     fbAVX2_mulsum_314_AVX2_narrow
 
-fbAVX2_mulsum_208_AVX2_tail:
+fbAVX2_mulsum_314_AVX2_tail:
 	SUBQ       BX, CX
-	JZ         fbAVX2_mulsum_208_AVX2_end
+	JZ         fbAVX2_mulsum_314_AVX2_end
 	MOVQ       $0x00000004, SI
 	SUBQ       CX, SI
 	LEAQ       tailmask<>+0(SB), CX
@@ -3730,7 +5482,7 @@ fbAVX2_mulsum_208_AVX2_tail:
 	VANDPD     Y3, Y2, Y2
 	VADDPD     Y2, Y0, Y0
 
-fbAVX2_mulsum_208_AVX2_end:
+fbAVX2_mulsum_314_AVX2_end:
 	VADDPD       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
@@ -3755,31 +5507,31 @@ fbAVX2_mulsum_208_AVX2_end:
 	MOVQ         DX, BX
 	ANDQ         $-8, BX
 
-fbAVX2_mul_209_AVX2_wide:
+fbAVX2_mul_315_AVX2_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_209_AVX2_narrow0
+	JAE     fbAVX2_mul_315_AVX2_narrow0
 	VMULPD  (AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, (AX)(CX*8)
 	VMULPD  32(AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, 32(AX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX2_mul_209_AVX2_wide
+	JMP     fbAVX2_mul_315_AVX2_wide
 
-fbAVX2_mul_209_AVX2_narrow0:
+fbAVX2_mul_315_AVX2_narrow0:
 	MOVQ DX, BX
 	ANDQ $-4, BX
 
-fbAVX2_mul_209_AVX2_narrow:
+fbAVX2_mul_315_AVX2_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_209_AVX2_tail
+	JAE     fbAVX2_mul_315_AVX2_tail
 	VMULPD  (AX)(CX*8), Y0, Y1
 	VMOVUPD Y1, (AX)(CX*8)
 	ADDQ    $+4, CX
-	JMP     fbAVX2_mul_209_AVX2_narrow
+	JMP     fbAVX2_mul_315_AVX2_narrow
 
-fbAVX2_mul_209_AVX2_tail:
+fbAVX2_mul_315_AVX2_tail:
 	SUBQ       CX, DX
-	JZ         fbAVX2_mul_209_AVX2_end
+	JZ         fbAVX2_mul_315_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       DX, BX
 	LEAQ       tailmask<>+0(SB), DX
@@ -3788,19 +5540,19 @@ fbAVX2_mul_209_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (AX)(CX*8)
 
-fbAVX2_mul_209_AVX2_end:
+fbAVX2_mul_315_AVX2_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_norm_206
+	JMP  fbAVX2_norm_312
 
-fbAVX2_normend_207:
+fbAVX2_normend_313:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_t_156
+	JMP  fbAVX2_t_262
 
-fbAVX2_tend_157:
+fbAVX2_tend_263:
 	VZEROUPPER
 	RET
 
@@ -3813,11 +5565,11 @@ TEXT ·transitionsAVX2(SB), $12408-184
 	MOVQ AX, 12400(SP)
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_bb_210:
+fbAVX2_bb_316:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX2_bbend_211
+	JAE          fbAVX2_bbend_317
 	MOVQ         scale_base+120(FP), CX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (CX)(AX*8), X0, X0
@@ -3838,9 +5590,9 @@ fbAVX2_bb_210:
 	MOVQ         CX, DI
 	ANDQ         $-8, DI
 
-fbAVX2_bbrow_212_AVX2_wide:
+fbAVX2_bbrow_318_AVX2_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX2_bbrow_212_AVX2_narrow0
+	JAE     fbAVX2_bbrow_318_AVX2_narrow0
 	VMOVUPD (DX)(AX*8), Y1
 	VMULPD  (BX)(AX*8), Y1, Y1
 	VMULPD  Y0, Y1, Y1
@@ -3850,25 +5602,25 @@ fbAVX2_bbrow_212_AVX2_wide:
 	VMULPD  Y0, Y1, Y1
 	VMOVUPD Y1, 32(SI)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_bbrow_212_AVX2_wide
+	JMP     fbAVX2_bbrow_318_AVX2_wide
 
-fbAVX2_bbrow_212_AVX2_narrow0:
+fbAVX2_bbrow_318_AVX2_narrow0:
 	MOVQ CX, DI
 	ANDQ $-4, DI
 
-fbAVX2_bbrow_212_AVX2_narrow:
+fbAVX2_bbrow_318_AVX2_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX2_bbrow_212_AVX2_tail
+	JAE     fbAVX2_bbrow_318_AVX2_tail
 	VMOVUPD (DX)(AX*8), Y1
 	VMULPD  (BX)(AX*8), Y1, Y1
 	VMULPD  Y0, Y1, Y1
 	VMOVUPD Y1, (SI)(AX*8)
 	ADDQ    $+4, AX
-	JMP     fbAVX2_bbrow_212_AVX2_narrow
+	JMP     fbAVX2_bbrow_318_AVX2_narrow
 
-fbAVX2_bbrow_212_AVX2_tail:
+fbAVX2_bbrow_318_AVX2_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_bbrow_212_AVX2_end
+	JZ         fbAVX2_bbrow_318_AVX2_end
 	MOVQ       $0x00000004, DI
 	SUBQ       CX, DI
 	LEAQ       tailmask<>+0(SB), CX
@@ -3879,21 +5631,21 @@ fbAVX2_bbrow_212_AVX2_tail:
 	VMULPD     Y0, Y2, Y2
 	VMASKMOVPD Y2, Y1, (SI)(AX*8)
 
-fbAVX2_bbrow_212_AVX2_end:
+fbAVX2_bbrow_318_AVX2_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_bb_210
+	JMP  fbAVX2_bb_316
 
-fbAVX2_bbend_211:
+fbAVX2_bbend_317:
 	MOVQ $0x00000000, 32(SP)
 
-fbAVX2_tt_213:
+fbAVX2_tt_319:
 	MOVQ    32(SP), AX
 	MOVQ    T+168(FP), CX
 	DECQ    CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_ttend_214
+	JAE     fbAVX2_ttend_320
 	SUBQ    AX, CX
 	MOVQ    $0x00000080, AX
 	CMPQ    CX, AX
@@ -3901,16 +5653,16 @@ fbAVX2_tt_213:
 	MOVQ    CX, 40(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX2_tj_215:
+fbAVX2_tj_321:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_tjend_216
+	JAE  fbAVX2_tjend_322
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x0000000c
-	JAE  fbAVX2_full_217
+	JAE  fbAVX2_full_323
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -3919,12 +5671,12 @@ fbAVX2_tj_215:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_217:
+fbAVX2_full_323:
 	MOVQ    DX, 24(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_219
+	JEQ     fbAVX2_case1_325
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_220
+	JEQ     fbAVX2_case2_326
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3942,7 +5694,7 @@ fbAVX2_full_217:
 	MOVQ    40(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_222:
+fbAVX2_pack_328:
 	VMOVUPD    (CX), Y1
 	VMOVUPD    Y1, (DX)
 	VMOVUPD    32(CX), Y1
@@ -3954,22 +5706,22 @@ fbAVX2_pack_222:
 	ADDQ       AX, CX
 	ADDQ       $0x00000060, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_222
+	JNZ        fbAVX2_pack_328
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX2_ti_223:
+fbAVX2_ti_329:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_224
+	JAE     fbAVX2_tiend_330
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_226
+	JEQ     fbAVX2_case1_332
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_227
+	JEQ     fbAVX2_case2_333
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -3995,7 +5747,7 @@ fbAVX2_ti_223:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_229:
+fbAVX2_loop_335:
 	VMOVUPD      (BX), Y10
 	VMOVUPD      32(BX), Y11
 	VMOVUPD      64(BX), Y12
@@ -4014,7 +5766,7 @@ fbAVX2_loop_229:
 	ADDQ         AX, CX
 	ADDQ         $0x00000060, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_229
+	JNZ          fbAVX2_loop_335
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4074,9 +5826,9 @@ fbAVX2_loop_229:
 	VMASKMOVPD   64(BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y9, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)(AX*2)
-	JMP          fbAVX2_swend_225
+	JMP          fbAVX2_swend_331
 
-fbAVX2_case2_227:
+fbAVX2_case2_333:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4099,7 +5851,7 @@ fbAVX2_case2_227:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_230:
+fbAVX2_loop_336:
 	VMOVUPD      (BX), Y7
 	VMOVUPD      32(BX), Y8
 	VMOVUPD      64(BX), Y9
@@ -4114,7 +5866,7 @@ fbAVX2_loop_230:
 	ADDQ         AX, CX
 	ADDQ         $0x00000060, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_230
+	JNZ          fbAVX2_loop_336
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4158,9 +5910,9 @@ fbAVX2_loop_230:
 	VMASKMOVPD   64(BX)(AX*1), Y0, Y2
 	VFMADD231PD  Y2, Y6, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)(AX*1)
-	JMP          fbAVX2_swend_225
+	JMP          fbAVX2_swend_331
 
-fbAVX2_case1_226:
+fbAVX2_case1_332:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4180,7 +5932,7 @@ fbAVX2_case1_226:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_231:
+fbAVX2_loop_337:
 	VBROADCASTSD (CX), Y4
 	VFMADD231PD  (BX), Y4, Y1
 	VFMADD231PD  32(BX), Y4, Y2
@@ -4188,7 +5940,7 @@ fbAVX2_loop_231:
 	ADDQ         AX, CX
 	ADDQ         $0x00000060, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_231
+	JNZ          fbAVX2_loop_337
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4217,16 +5969,16 @@ fbAVX2_loop_231:
 	VFMADD231PD  Y2, Y3, Y1
 	VMASKMOVPD   Y1, Y0, 64(DX)
 
-fbAVX2_swend_225:
+fbAVX2_swend_331:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_223
+	JMP  fbAVX2_ti_329
 
-fbAVX2_tiend_224:
-	JMP fbAVX2_swend_218
+fbAVX2_tiend_330:
+	JMP fbAVX2_swend_324
 
-fbAVX2_case2_220:
+fbAVX2_case2_326:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4244,7 +5996,7 @@ fbAVX2_case2_220:
 	MOVQ    40(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_232:
+fbAVX2_pack_338:
 	VMOVUPD    (CX), Y1
 	VMOVUPD    Y1, (DX)
 	VMASKMOVPD 32(CX), Y0, Y1
@@ -4254,22 +6006,22 @@ fbAVX2_pack_232:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_232
+	JNZ        fbAVX2_pack_338
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX2_ti_233:
+fbAVX2_ti_339:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_234
+	JAE     fbAVX2_tiend_340
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_236
+	JEQ     fbAVX2_case1_342
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_237
+	JEQ     fbAVX2_case2_343
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4292,7 +6044,7 @@ fbAVX2_ti_233:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_239:
+fbAVX2_loop_345:
 	VMOVUPD      (BX), Y7
 	VMOVUPD      32(BX), Y8
 	VBROADCASTSD (CX), Y9
@@ -4307,7 +6059,7 @@ fbAVX2_loop_239:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_239
+	JNZ          fbAVX2_loop_345
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4352,9 +6104,9 @@ fbAVX2_loop_239:
 	VMASKMOVPD   32(BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y6, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)(AX*2)
-	JMP          fbAVX2_swend_235
+	JMP          fbAVX2_swend_341
 
-fbAVX2_case2_237:
+fbAVX2_case2_343:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4375,7 +6127,7 @@ fbAVX2_case2_237:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_240:
+fbAVX2_loop_346:
 	VMOVUPD      (BX), Y5
 	VMOVUPD      32(BX), Y6
 	VBROADCASTSD (CX), Y7
@@ -4387,7 +6139,7 @@ fbAVX2_loop_240:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_240
+	JNZ          fbAVX2_loop_346
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4421,9 +6173,9 @@ fbAVX2_loop_240:
 	VMASKMOVPD   32(BX)(AX*1), Y0, Y2
 	VFMADD231PD  Y2, Y4, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)(AX*1)
-	JMP          fbAVX2_swend_235
+	JMP          fbAVX2_swend_341
 
-fbAVX2_case1_236:
+fbAVX2_case1_342:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4442,14 +6194,14 @@ fbAVX2_case1_236:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_241:
+fbAVX2_loop_347:
 	VBROADCASTSD (CX), Y3
 	VFMADD231PD  (BX), Y3, Y1
 	VFMADD231PD  32(BX), Y3, Y2
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_241
+	JNZ          fbAVX2_loop_347
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4473,16 +6225,16 @@ fbAVX2_loop_241:
 	VFMADD231PD  Y3, Y2, Y1
 	VMASKMOVPD   Y1, Y0, 32(DX)
 
-fbAVX2_swend_235:
+fbAVX2_swend_341:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_233
+	JMP  fbAVX2_ti_339
 
-fbAVX2_tiend_234:
-	JMP fbAVX2_swend_218
+fbAVX2_tiend_340:
+	JMP fbAVX2_swend_324
 
-fbAVX2_case1_219:
+fbAVX2_case1_325:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4500,7 +6252,7 @@ fbAVX2_case1_219:
 	MOVQ    40(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_242:
+fbAVX2_pack_348:
 	VMASKMOVPD (CX), Y0, Y1
 	VMOVUPD    Y1, (DX)
 	PREFETCHT1 96(CX)
@@ -4508,22 +6260,22 @@ fbAVX2_pack_242:
 	ADDQ       AX, CX
 	ADDQ       $0x00000020, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_242
+	JNZ        fbAVX2_pack_348
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX2_ti_243:
+fbAVX2_ti_349:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_244
+	JAE     fbAVX2_tiend_350
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_246
+	JEQ     fbAVX2_case1_352
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_247
+	JEQ     fbAVX2_case2_353
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4543,7 +6295,7 @@ fbAVX2_ti_243:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_249:
+fbAVX2_loop_355:
 	VMOVUPD      (BX), Y4
 	VBROADCASTSD (CX), Y5
 	VFMADD231PD  Y4, Y5, Y1
@@ -4554,7 +6306,7 @@ fbAVX2_loop_249:
 	ADDQ         AX, CX
 	ADDQ         $0x00000020, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_249
+	JNZ          fbAVX2_loop_355
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4584,9 +6336,9 @@ fbAVX2_loop_249:
 	VMASKMOVPD   (BX)(AX*2), Y0, Y2
 	VFMADD231PD  Y2, Y3, Y1
 	VMASKMOVPD   Y1, Y0, (DX)(AX*2)
-	JMP          fbAVX2_swend_245
+	JMP          fbAVX2_swend_351
 
-fbAVX2_case2_247:
+fbAVX2_case2_353:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4605,7 +6357,7 @@ fbAVX2_case2_247:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_250:
+fbAVX2_loop_356:
 	VMOVUPD      (BX), Y3
 	VBROADCASTSD (CX), Y4
 	VFMADD231PD  Y3, Y4, Y1
@@ -4614,7 +6366,7 @@ fbAVX2_loop_250:
 	ADDQ         AX, CX
 	ADDQ         $0x00000020, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_250
+	JNZ          fbAVX2_loop_356
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4638,9 +6390,9 @@ fbAVX2_loop_250:
 	VMASKMOVPD   (BX)(AX*1), Y0, Y3
 	VFMADD231PD  Y3, Y2, Y1
 	VMASKMOVPD   Y1, Y0, (DX)(AX*1)
-	JMP          fbAVX2_swend_245
+	JMP          fbAVX2_swend_351
 
-fbAVX2_case1_246:
+fbAVX2_case1_352:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -4658,13 +6410,13 @@ fbAVX2_case1_246:
 	MOVQ    12400(SP), BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_251:
+fbAVX2_loop_357:
 	VBROADCASTSD (CX), Y2
 	VFMADD231PD  (BX), Y2, Y1
 	ADDQ         AX, CX
 	ADDQ         $0x00000020, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_251
+	JNZ          fbAVX2_loop_357
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -4683,26 +6435,26 @@ fbAVX2_loop_251:
 	VFMADD231PD  Y3, Y1, Y2
 	VMASKMOVPD   Y2, Y0, (DX)
 
-fbAVX2_swend_245:
+fbAVX2_swend_351:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_243
+	JMP  fbAVX2_ti_349
 
-fbAVX2_tiend_244:
-fbAVX2_swend_218:
+fbAVX2_tiend_350:
+fbAVX2_swend_324:
 	MOVQ 16(SP), AX
 	ADDQ $0x0000000c, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_tj_215
+	JMP  fbAVX2_tj_321
 
-fbAVX2_tjend_216:
+fbAVX2_tjend_322:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000080, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX2_tt_213
+	JMP  fbAVX2_tt_319
 
-fbAVX2_ttend_214:
+fbAVX2_ttend_320:
 	VZEROUPPER
 	RET
 
@@ -4822,36 +6574,36 @@ TEXT ·forwardAVX512(SB), $32960-112
 	MOVQ   BX, DI
 	ANDQ   $-16, DI
 
-fbAVX512_sum_252_AVX512_wide:
+fbAVX512_sum_358_AVX512_wide:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_252_AVX512_narrow0
+	JAE    fbAVX512_sum_358_AVX512_narrow0
 	VADDPD (CX)(SI*8), Z0, Z0
 	VADDPD 64(CX)(SI*8), Z1, Z1
 	ADDQ   $+16, SI
-	JMP    fbAVX512_sum_252_AVX512_wide
+	JMP    fbAVX512_sum_358_AVX512_wide
 
-fbAVX512_sum_252_AVX512_narrow0:
+fbAVX512_sum_358_AVX512_narrow0:
 	MOVQ BX, DI
 	ANDQ $-8, DI
 
-fbAVX512_sum_252_AVX512_narrow:
+fbAVX512_sum_358_AVX512_narrow:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_252_AVX512_tail
+	JAE    fbAVX512_sum_358_AVX512_tail
 	VADDPD (CX)(SI*8), Z0, Z0
 	ADDQ   $+8, SI
-	JMP    fbAVX512_sum_252_AVX512_narrow
+	JMP    fbAVX512_sum_358_AVX512_narrow
 
-fbAVX512_sum_252_AVX512_tail:
+fbAVX512_sum_358_AVX512_tail:
 	MOVQ      BX, DI
 	SUBQ      SI, DI
-	JZ        fbAVX512_sum_252_AVX512_end
+	JZ        fbAVX512_sum_358_AVX512_end
 	MOVQ      $-1, R8
 	BZHIQ     DI, R8, DI
 	KMOVB     DI, K1
 	VMOVUPD.Z (CX)(SI*8), K1, Z2
 	VADDPD    Z2, Z0, Z0
 
-fbAVX512_sum_252_AVX512_end:
+fbAVX512_sum_358_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -4867,31 +6619,31 @@ fbAVX512_sum_252_AVX512_end:
 	MOVQ          BX, SI
 	ANDQ          $-16, SI
 
-fbAVX512_mul_253_AVX512_wide:
+fbAVX512_mul_359_AVX512_wide:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_253_AVX512_narrow0
+	JAE     fbAVX512_mul_359_AVX512_narrow0
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(DX*8)
 	VMULPD  64(CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, 64(AX)(DX*8)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_253_AVX512_wide
+	JMP     fbAVX512_mul_359_AVX512_wide
 
-fbAVX512_mul_253_AVX512_narrow0:
+fbAVX512_mul_359_AVX512_narrow0:
 	MOVQ BX, SI
 	ANDQ $-8, SI
 
-fbAVX512_mul_253_AVX512_narrow:
+fbAVX512_mul_359_AVX512_narrow:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_253_AVX512_tail
+	JAE     fbAVX512_mul_359_AVX512_tail
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX512_mul_253_AVX512_narrow
+	JMP     fbAVX512_mul_359_AVX512_narrow
 
-fbAVX512_mul_253_AVX512_tail:
+fbAVX512_mul_359_AVX512_tail:
 	SUBQ      DX, BX
-	JZ        fbAVX512_mul_253_AVX512_end
+	JZ        fbAVX512_mul_359_AVX512_end
 	MOVQ      $-1, SI
 	BZHIQ     BX, SI, BX
 	KMOVB     BX, K1
@@ -4899,10 +6651,10 @@ fbAVX512_mul_253_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (AX)(DX*8)
 
-fbAVX512_mul_253_AVX512_end:
+fbAVX512_mul_359_AVX512_end:
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000060
-	JA    fbAVX512_multi_254
+	JA    fbAVX512_multi_360
 	MOVQ  M+104(FP), AX
 	LEAQ  7(AX), CX
 	SHRQ  $0x03, CX
@@ -4917,27 +6669,27 @@ fbAVX512_mul_253_AVX512_end:
 	ANDQ  $-64, AX
 	MOVQ  AX, 32840(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_256
+	JEQ   fbAVX512_case1_362
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_257
+	JEQ   fbAVX512_case2_363
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_258
+	JEQ   fbAVX512_case3_364
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_259
+	JEQ   fbAVX512_case4_365
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_260
+	JEQ   fbAVX512_case5_366
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_261
+	JEQ   fbAVX512_case6_367
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_262
+	JEQ   fbAVX512_case7_368
 	CMPQ  CX, $0x00000008
-	JEQ   fbAVX512_case8_263
+	JEQ   fbAVX512_case8_369
 	CMPQ  CX, $0x00000009
-	JEQ   fbAVX512_case9_264
+	JEQ   fbAVX512_case9_370
 	CMPQ  CX, $0x0000000a
-	JEQ   fbAVX512_case10_265
+	JEQ   fbAVX512_case10_371
 	CMPQ  CX, $0x0000000b
-	JEQ   fbAVX512_case11_266
+	JEQ   fbAVX512_case11_372
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -4957,9 +6709,9 @@ fbAVX512_mul_253_AVX512_end:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_268:
+fbAVX512_t_374:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_269
+	JAE    fbAVX512_tend_375
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -4989,9 +6741,9 @@ fbAVX512_t_268:
 	VXORPD Z23, Z23, Z23
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_271
+	JZ     fbAVX512_odd_377
 
-fbAVX512_loop_270:
+fbAVX512_loop_376:
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
 	VFMADD231PD  64(R8), Z24, Z1
@@ -5025,11 +6777,11 @@ fbAVX512_loop_270:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_270
+	JNZ          fbAVX512_loop_376
 
-fbAVX512_odd_271:
+fbAVX512_odd_377:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_272
+	JZ           fbAVX512_done_378
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
 	VFMADD231PD  64(R8), Z24, Z1
@@ -5047,7 +6799,7 @@ fbAVX512_odd_271:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_272:
+fbAVX512_done_378:
 	VADDPD        Z12, Z0, Z0
 	VADDPD        Z13, Z1, Z1
 	VADDPD        Z14, Z2, Z2
@@ -5124,12 +6876,12 @@ fbAVX512_done_272:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_268
+	JMP           fbAVX512_t_374
 
-fbAVX512_tend_269:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_375:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case11_266:
+fbAVX512_case11_372:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5149,9 +6901,9 @@ fbAVX512_case11_266:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_273:
+fbAVX512_t_379:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_274
+	JAE    fbAVX512_tend_380
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5179,9 +6931,9 @@ fbAVX512_t_273:
 	VXORPD Z21, Z21, Z21
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_276
+	JZ     fbAVX512_odd_382
 
-fbAVX512_loop_275:
+fbAVX512_loop_381:
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
 	VFMADD231PD  64(R8), Z22, Z1
@@ -5213,11 +6965,11 @@ fbAVX512_loop_275:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_275
+	JNZ          fbAVX512_loop_381
 
-fbAVX512_odd_276:
+fbAVX512_odd_382:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_277
+	JZ           fbAVX512_done_383
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
 	VFMADD231PD  64(R8), Z22, Z1
@@ -5234,7 +6986,7 @@ fbAVX512_odd_276:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_277:
+fbAVX512_done_383:
 	VADDPD        Z11, Z0, Z0
 	VADDPD        Z12, Z1, Z1
 	VADDPD        Z13, Z2, Z2
@@ -5306,12 +7058,12 @@ fbAVX512_done_277:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_273
+	JMP           fbAVX512_t_379
 
-fbAVX512_tend_274:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_380:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case10_265:
+fbAVX512_case10_371:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5331,9 +7083,9 @@ fbAVX512_case10_265:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_278:
+fbAVX512_t_384:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_279
+	JAE    fbAVX512_tend_385
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5359,9 +7111,9 @@ fbAVX512_t_278:
 	VXORPD Z19, Z19, Z19
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_281
+	JZ     fbAVX512_odd_387
 
-fbAVX512_loop_280:
+fbAVX512_loop_386:
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
 	VFMADD231PD  64(R8), Z20, Z1
@@ -5391,11 +7143,11 @@ fbAVX512_loop_280:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_280
+	JNZ          fbAVX512_loop_386
 
-fbAVX512_odd_281:
+fbAVX512_odd_387:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_282
+	JZ           fbAVX512_done_388
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
 	VFMADD231PD  64(R8), Z20, Z1
@@ -5411,7 +7163,7 @@ fbAVX512_odd_281:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_282:
+fbAVX512_done_388:
 	VADDPD        Z10, Z0, Z0
 	VADDPD        Z11, Z1, Z1
 	VADDPD        Z12, Z2, Z2
@@ -5478,12 +7230,12 @@ fbAVX512_done_282:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_278
+	JMP           fbAVX512_t_384
 
-fbAVX512_tend_279:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_385:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case9_264:
+fbAVX512_case9_370:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5503,9 +7255,9 @@ fbAVX512_case9_264:
 	ADDQ  DI, BX
 	ADDQ  $0x08, SI
 
-fbAVX512_t_283:
+fbAVX512_t_389:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_284
+	JAE    fbAVX512_tend_390
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5529,9 +7281,9 @@ fbAVX512_t_283:
 	VXORPD Z17, Z17, Z17
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_286
+	JZ     fbAVX512_odd_392
 
-fbAVX512_loop_285:
+fbAVX512_loop_391:
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
 	VFMADD231PD  64(R8), Z18, Z1
@@ -5559,11 +7311,11 @@ fbAVX512_loop_285:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_285
+	JNZ          fbAVX512_loop_391
 
-fbAVX512_odd_286:
+fbAVX512_odd_392:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_287
+	JZ           fbAVX512_done_393
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
 	VFMADD231PD  64(R8), Z18, Z1
@@ -5578,7 +7330,7 @@ fbAVX512_odd_286:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_287:
+fbAVX512_done_393:
 	VADDPD        Z9, Z0, Z0
 	VADDPD        Z10, Z1, Z1
 	VADDPD        Z11, Z2, Z2
@@ -5640,12 +7392,12 @@ fbAVX512_done_287:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_283
+	JMP           fbAVX512_t_389
 
-fbAVX512_tend_284:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_390:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case8_263:
+fbAVX512_case8_369:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5657,7 +7409,7 @@ fbAVX512_case8_263:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_288:
+fbAVX512_pack_394:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5677,7 +7429,7 @@ fbAVX512_pack_288:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_288
+	JNZ       fbAVX512_pack_394
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000200, 32856(SP)
@@ -5691,9 +7443,9 @@ fbAVX512_pack_288:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_289:
+fbAVX512_t_395:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_290
+	JAE    fbAVX512_tend_396
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5715,9 +7467,9 @@ fbAVX512_t_289:
 	VXORPD Z15, Z15, Z15
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_292
+	JZ     fbAVX512_odd_398
 
-fbAVX512_loop_291:
+fbAVX512_loop_397:
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
 	VFMADD231PD  64(R8), Z16, Z1
@@ -5741,11 +7493,11 @@ fbAVX512_loop_291:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_291
+	JNZ          fbAVX512_loop_397
 
-fbAVX512_odd_292:
+fbAVX512_odd_398:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_293
+	JZ           fbAVX512_done_399
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
 	VFMADD231PD  64(R8), Z16, Z1
@@ -5758,7 +7510,7 @@ fbAVX512_odd_292:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_293:
+fbAVX512_done_399:
 	VADDPD        Z8, Z0, Z0
 	VADDPD        Z9, Z1, Z1
 	VADDPD        Z10, Z2, Z2
@@ -5815,12 +7567,12 @@ fbAVX512_done_293:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_289
+	JMP           fbAVX512_t_395
 
-fbAVX512_tend_290:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_396:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case7_262:
+fbAVX512_case7_368:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5832,7 +7584,7 @@ fbAVX512_case7_262:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_294:
+fbAVX512_pack_400:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -5850,7 +7602,7 @@ fbAVX512_pack_294:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_294
+	JNZ       fbAVX512_pack_400
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x000001c0, 32856(SP)
@@ -5864,9 +7616,9 @@ fbAVX512_pack_294:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_295:
+fbAVX512_t_401:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_296
+	JAE    fbAVX512_tend_402
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -5886,9 +7638,9 @@ fbAVX512_t_295:
 	VXORPD Z13, Z13, Z13
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_298
+	JZ     fbAVX512_odd_404
 
-fbAVX512_loop_297:
+fbAVX512_loop_403:
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
 	VFMADD231PD  64(R8), Z14, Z1
@@ -5910,11 +7662,11 @@ fbAVX512_loop_297:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_297
+	JNZ          fbAVX512_loop_403
 
-fbAVX512_odd_298:
+fbAVX512_odd_404:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_299
+	JZ           fbAVX512_done_405
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
 	VFMADD231PD  64(R8), Z14, Z1
@@ -5926,7 +7678,7 @@ fbAVX512_odd_298:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_299:
+fbAVX512_done_405:
 	VADDPD        Z7, Z0, Z0
 	VADDPD        Z8, Z1, Z1
 	VADDPD        Z9, Z2, Z2
@@ -5978,12 +7730,12 @@ fbAVX512_done_299:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_295
+	JMP           fbAVX512_t_401
 
-fbAVX512_tend_296:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_402:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case6_261:
+fbAVX512_case6_367:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -5995,7 +7747,7 @@ fbAVX512_case6_261:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_300:
+fbAVX512_pack_406:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -6011,7 +7763,7 @@ fbAVX512_pack_300:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_300
+	JNZ       fbAVX512_pack_406
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000180, 32856(SP)
@@ -6025,9 +7777,9 @@ fbAVX512_pack_300:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_301:
+fbAVX512_t_407:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_302
+	JAE    fbAVX512_tend_408
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6045,9 +7797,9 @@ fbAVX512_t_301:
 	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_304
+	JZ     fbAVX512_odd_410
 
-fbAVX512_loop_303:
+fbAVX512_loop_409:
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
 	VFMADD231PD  64(R8), Z12, Z1
@@ -6067,11 +7819,11 @@ fbAVX512_loop_303:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_303
+	JNZ          fbAVX512_loop_409
 
-fbAVX512_odd_304:
+fbAVX512_odd_410:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_305
+	JZ           fbAVX512_done_411
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
 	VFMADD231PD  64(R8), Z12, Z1
@@ -6082,7 +7834,7 @@ fbAVX512_odd_304:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_305:
+fbAVX512_done_411:
 	VADDPD        Z6, Z0, Z0
 	VADDPD        Z7, Z1, Z1
 	VADDPD        Z8, Z2, Z2
@@ -6129,12 +7881,12 @@ fbAVX512_done_305:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_301
+	JMP           fbAVX512_t_407
 
-fbAVX512_tend_302:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_408:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case5_260:
+fbAVX512_case5_366:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -6146,7 +7898,7 @@ fbAVX512_case5_260:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_306:
+fbAVX512_pack_412:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -6160,7 +7912,7 @@ fbAVX512_pack_306:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_306
+	JNZ       fbAVX512_pack_412
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000140, 32856(SP)
@@ -6174,9 +7926,9 @@ fbAVX512_pack_306:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_307:
+fbAVX512_t_413:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_308
+	JAE    fbAVX512_tend_414
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6192,9 +7944,9 @@ fbAVX512_t_307:
 	VXORPD Z9, Z9, Z9
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_310
+	JZ     fbAVX512_odd_416
 
-fbAVX512_loop_309:
+fbAVX512_loop_415:
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
 	VFMADD231PD  64(R8), Z10, Z1
@@ -6212,11 +7964,11 @@ fbAVX512_loop_309:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_309
+	JNZ          fbAVX512_loop_415
 
-fbAVX512_odd_310:
+fbAVX512_odd_416:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_311
+	JZ           fbAVX512_done_417
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
 	VFMADD231PD  64(R8), Z10, Z1
@@ -6226,7 +7978,7 @@ fbAVX512_odd_310:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_311:
+fbAVX512_done_417:
 	VADDPD        Z5, Z0, Z0
 	VADDPD        Z6, Z1, Z1
 	VADDPD        Z7, Z2, Z2
@@ -6268,12 +8020,12 @@ fbAVX512_done_311:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_307
+	JMP           fbAVX512_t_413
 
-fbAVX512_tend_308:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_414:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case4_259:
+fbAVX512_case4_365:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -6285,7 +8037,7 @@ fbAVX512_case4_259:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_312:
+fbAVX512_pack_418:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -6297,7 +8049,7 @@ fbAVX512_pack_312:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_312
+	JNZ       fbAVX512_pack_418
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000100, 32856(SP)
@@ -6311,9 +8063,9 @@ fbAVX512_pack_312:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_313:
+fbAVX512_t_419:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_314
+	JAE    fbAVX512_tend_420
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6327,9 +8079,9 @@ fbAVX512_t_313:
 	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_316
+	JZ     fbAVX512_odd_422
 
-fbAVX512_loop_315:
+fbAVX512_loop_421:
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
 	VFMADD231PD  64(R8), Z8, Z1
@@ -6345,11 +8097,11 @@ fbAVX512_loop_315:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_315
+	JNZ          fbAVX512_loop_421
 
-fbAVX512_odd_316:
+fbAVX512_odd_422:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_317
+	JZ           fbAVX512_done_423
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
 	VFMADD231PD  64(R8), Z8, Z1
@@ -6358,7 +8110,7 @@ fbAVX512_odd_316:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_317:
+fbAVX512_done_423:
 	VADDPD        Z4, Z0, Z0
 	VADDPD        Z5, Z1, Z1
 	VADDPD        Z6, Z2, Z2
@@ -6395,12 +8147,12 @@ fbAVX512_done_317:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_313
+	JMP           fbAVX512_t_419
 
-fbAVX512_tend_314:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_420:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case3_258:
+fbAVX512_case3_364:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -6412,7 +8164,7 @@ fbAVX512_case3_258:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_318:
+fbAVX512_pack_424:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -6422,7 +8174,7 @@ fbAVX512_pack_318:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_318
+	JNZ       fbAVX512_pack_424
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x000000c0, 32856(SP)
@@ -6436,9 +8188,9 @@ fbAVX512_pack_318:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_319:
+fbAVX512_t_425:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_320
+	JAE    fbAVX512_tend_426
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6450,9 +8202,9 @@ fbAVX512_t_319:
 	VXORPD Z5, Z5, Z5
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_322
+	JZ     fbAVX512_odd_428
 
-fbAVX512_loop_321:
+fbAVX512_loop_427:
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z0
 	VFMADD231PD  64(R8), Z6, Z1
@@ -6466,11 +8218,11 @@ fbAVX512_loop_321:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_321
+	JNZ          fbAVX512_loop_427
 
-fbAVX512_odd_322:
+fbAVX512_odd_428:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_323
+	JZ           fbAVX512_done_429
 	VBROADCASTSD (R9), Z6
 	VFMADD231PD  (R8), Z6, Z0
 	VFMADD231PD  64(R8), Z6, Z1
@@ -6478,7 +8230,7 @@ fbAVX512_odd_322:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_323:
+fbAVX512_done_429:
 	VADDPD        Z3, Z0, Z0
 	VADDPD        Z4, Z1, Z1
 	VADDPD        Z5, Z2, Z2
@@ -6510,12 +8262,12 @@ fbAVX512_done_323:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_319
+	JMP           fbAVX512_t_425
 
-fbAVX512_tend_320:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_426:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case2_257:
+fbAVX512_case2_363:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -6527,7 +8279,7 @@ fbAVX512_case2_257:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_324:
+fbAVX512_pack_430:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD.Z 64(DX), K1, Z0
@@ -6535,7 +8287,7 @@ fbAVX512_pack_324:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_324
+	JNZ       fbAVX512_pack_430
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000080, 32856(SP)
@@ -6549,9 +8301,9 @@ fbAVX512_pack_324:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_325:
+fbAVX512_t_431:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_326
+	JAE    fbAVX512_tend_432
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6561,9 +8313,9 @@ fbAVX512_t_325:
 	VXORPD Z3, Z3, Z3
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_328
+	JZ     fbAVX512_odd_434
 
-fbAVX512_loop_327:
+fbAVX512_loop_433:
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z0
 	VFMADD231PD  64(R8), Z4, Z1
@@ -6575,18 +8327,18 @@ fbAVX512_loop_327:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_327
+	JNZ          fbAVX512_loop_433
 
-fbAVX512_odd_328:
+fbAVX512_odd_434:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_329
+	JZ           fbAVX512_done_435
 	VBROADCASTSD (R9), Z4
 	VFMADD231PD  (R8), Z4, Z0
 	VFMADD231PD  64(R8), Z4, Z1
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_329:
+fbAVX512_done_435:
 	VADDPD        Z2, Z0, Z0
 	VADDPD        Z3, Z1, Z1
 	ADDQ          DI, DX
@@ -6613,12 +8365,12 @@ fbAVX512_done_329:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_325
+	JMP           fbAVX512_t_431
 
-fbAVX512_tend_326:
-	JMP fbAVX512_swend_255
+fbAVX512_tend_432:
+	JMP fbAVX512_swend_361
 
-fbAVX512_case1_256:
+fbAVX512_case1_362:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -6630,13 +8382,13 @@ fbAVX512_case1_256:
 	MOVQ  32840(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_330:
+fbAVX512_pack_436:
 	VMOVUPD.Z (DX), K1, Z0
 	VMOVUPD   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_330
+	JNZ       fbAVX512_pack_436
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000040, 32856(SP)
@@ -6650,9 +8402,9 @@ fbAVX512_pack_330:
 	ADDQ      DI, BX
 	ADDQ      $0x08, SI
 
-fbAVX512_t_331:
+fbAVX512_t_437:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_332
+	JAE    fbAVX512_tend_438
 	MOVQ   32848(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -6660,9 +8412,9 @@ fbAVX512_t_331:
 	VXORPD Z1, Z1, Z1
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_334
+	JZ     fbAVX512_odd_440
 
-fbAVX512_loop_333:
+fbAVX512_loop_439:
 	VBROADCASTSD (R9), Z2
 	VFMADD231PD  (R8), Z2, Z0
 	ADDQ         $0x08, R9
@@ -6672,17 +8424,17 @@ fbAVX512_loop_333:
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_333
+	JNZ          fbAVX512_loop_439
 
-fbAVX512_odd_334:
+fbAVX512_odd_440:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_335
+	JZ           fbAVX512_done_441
 	VBROADCASTSD (R9), Z2
 	VFMADD231PD  (R8), Z2, Z0
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
-fbAVX512_done_335:
+fbAVX512_done_441:
 	VADDPD        Z1, Z0, Z0
 	ADDQ          DI, DX
 	VXORPD        Z1, Z1, Z1
@@ -6704,21 +8456,21 @@ fbAVX512_done_335:
 	ADDQ          DI, BX
 	ADDQ          $0x08, SI
 	INCQ          CX
-	JMP           fbAVX512_t_331
+	JMP           fbAVX512_t_437
 
-fbAVX512_tend_332:
-fbAVX512_swend_255:
+fbAVX512_tend_438:
+fbAVX512_swend_361:
 	VZEROUPPER
 	RET
 
-fbAVX512_multi_254:
+fbAVX512_multi_360:
 	MOVQ $0x00000001, 32864(SP)
 
-fbAVX512_mt_336:
+fbAVX512_mt_442:
 	MOVQ    32864(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_mtend_337
+	JAE     fbAVX512_mtend_443
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    alpha_base+0(FP), DX
@@ -6730,16 +8482,16 @@ fbAVX512_mt_336:
 	VMOVUPD Z0, 32880(SP)
 	MOVQ    $0x00000000, 32944(SP)
 
-fbAVX512_chunk_338:
+fbAVX512_chunk_444:
 	MOVQ 32944(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_chunkend_339
+	JAE  fbAVX512_chunkend_445
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000060
-	JAE  fbAVX512_full_340
+	JAE  fbAVX512_full_446
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -6748,30 +8500,30 @@ fbAVX512_chunk_338:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_340:
+fbAVX512_full_446:
 	MOVQ   DX, 32952(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_342
+	JEQ    fbAVX512_case1_448
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_343
+	JEQ    fbAVX512_case2_449
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_344
+	JEQ    fbAVX512_case3_450
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_345
+	JEQ    fbAVX512_case4_451
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_346
+	JEQ    fbAVX512_case5_452
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_347
+	JEQ    fbAVX512_case6_453
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_348
+	JEQ    fbAVX512_case7_454
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_349
+	JEQ    fbAVX512_case8_455
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_350
+	JEQ    fbAVX512_case9_456
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_351
+	JEQ    fbAVX512_case10_457
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_352
+	JEQ    fbAVX512_case11_458
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6809,9 +8561,9 @@ fbAVX512_full_340:
 	VXORPD Z23, Z23, Z23
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_355
+	JZ     fbAVX512_odd_461
 
-fbAVX512_loop_354:
+fbAVX512_loop_460:
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -6845,11 +8597,11 @@ fbAVX512_loop_354:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_354
+	JNZ          fbAVX512_loop_460
 
-fbAVX512_odd_355:
+fbAVX512_odd_461:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_356
+	JZ           fbAVX512_done_462
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
 	VFMADD231PD  64(DX), Z24, Z1
@@ -6867,7 +8619,7 @@ fbAVX512_odd_355:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_356:
+fbAVX512_done_462:
 	VADDPD    Z12, Z0, Z0
 	VADDPD    Z13, Z1, Z1
 	VADDPD    Z14, Z2, Z2
@@ -6926,9 +8678,9 @@ fbAVX512_done_356:
 	VADDPD    Z11, Z12, K1, Z12
 	VMOVUPD   Z11, K1, 704(CX)
 	VMOVUPD   Z12, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case11_352:
+fbAVX512_case11_458:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -6964,9 +8716,9 @@ fbAVX512_case11_352:
 	VXORPD Z21, Z21, Z21
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_358
+	JZ     fbAVX512_odd_464
 
-fbAVX512_loop_357:
+fbAVX512_loop_463:
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -6998,11 +8750,11 @@ fbAVX512_loop_357:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_357
+	JNZ          fbAVX512_loop_463
 
-fbAVX512_odd_358:
+fbAVX512_odd_464:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_359
+	JZ           fbAVX512_done_465
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
 	VFMADD231PD  64(DX), Z22, Z1
@@ -7019,7 +8771,7 @@ fbAVX512_odd_358:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_359:
+fbAVX512_done_465:
 	VADDPD    Z11, Z0, Z0
 	VADDPD    Z12, Z1, Z1
 	VADDPD    Z13, Z2, Z2
@@ -7074,9 +8826,9 @@ fbAVX512_done_359:
 	VADDPD    Z10, Z11, K1, Z11
 	VMOVUPD   Z10, K1, 640(CX)
 	VMOVUPD   Z11, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case10_351:
+fbAVX512_case10_457:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7110,9 +8862,9 @@ fbAVX512_case10_351:
 	VXORPD Z19, Z19, Z19
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_361
+	JZ     fbAVX512_odd_467
 
-fbAVX512_loop_360:
+fbAVX512_loop_466:
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -7142,11 +8894,11 @@ fbAVX512_loop_360:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_360
+	JNZ          fbAVX512_loop_466
 
-fbAVX512_odd_361:
+fbAVX512_odd_467:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_362
+	JZ           fbAVX512_done_468
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
 	VFMADD231PD  64(DX), Z20, Z1
@@ -7162,7 +8914,7 @@ fbAVX512_odd_361:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_362:
+fbAVX512_done_468:
 	VADDPD    Z10, Z0, Z0
 	VADDPD    Z11, Z1, Z1
 	VADDPD    Z12, Z2, Z2
@@ -7213,9 +8965,9 @@ fbAVX512_done_362:
 	VADDPD    Z9, Z10, K1, Z10
 	VMOVUPD   Z9, K1, 576(CX)
 	VMOVUPD   Z10, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case9_350:
+fbAVX512_case9_456:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7247,9 +8999,9 @@ fbAVX512_case9_350:
 	VXORPD Z17, Z17, Z17
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_364
+	JZ     fbAVX512_odd_470
 
-fbAVX512_loop_363:
+fbAVX512_loop_469:
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -7277,11 +9029,11 @@ fbAVX512_loop_363:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_363
+	JNZ          fbAVX512_loop_469
 
-fbAVX512_odd_364:
+fbAVX512_odd_470:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_365
+	JZ           fbAVX512_done_471
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
 	VFMADD231PD  64(DX), Z18, Z1
@@ -7296,7 +9048,7 @@ fbAVX512_odd_364:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_365:
+fbAVX512_done_471:
 	VADDPD    Z9, Z0, Z0
 	VADDPD    Z10, Z1, Z1
 	VADDPD    Z11, Z2, Z2
@@ -7343,9 +9095,9 @@ fbAVX512_done_365:
 	VADDPD    Z8, Z9, K1, Z9
 	VMOVUPD   Z8, K1, 512(CX)
 	VMOVUPD   Z9, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case8_349:
+fbAVX512_case8_455:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7375,9 +9127,9 @@ fbAVX512_case8_349:
 	VXORPD Z15, Z15, Z15
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_367
+	JZ     fbAVX512_odd_473
 
-fbAVX512_loop_366:
+fbAVX512_loop_472:
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -7403,11 +9155,11 @@ fbAVX512_loop_366:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_366
+	JNZ          fbAVX512_loop_472
 
-fbAVX512_odd_367:
+fbAVX512_odd_473:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_368
+	JZ           fbAVX512_done_474
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -7421,7 +9173,7 @@ fbAVX512_odd_367:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_368:
+fbAVX512_done_474:
 	VADDPD    Z8, Z0, Z0
 	VADDPD    Z9, Z1, Z1
 	VADDPD    Z10, Z2, Z2
@@ -7464,9 +9216,9 @@ fbAVX512_done_368:
 	VADDPD    Z7, Z8, K1, Z8
 	VMOVUPD   Z7, K1, 448(CX)
 	VMOVUPD   Z8, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case7_348:
+fbAVX512_case7_454:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7494,9 +9246,9 @@ fbAVX512_case7_348:
 	VXORPD Z13, Z13, Z13
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_370
+	JZ     fbAVX512_odd_476
 
-fbAVX512_loop_369:
+fbAVX512_loop_475:
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -7520,11 +9272,11 @@ fbAVX512_loop_369:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_369
+	JNZ          fbAVX512_loop_475
 
-fbAVX512_odd_370:
+fbAVX512_odd_476:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_371
+	JZ           fbAVX512_done_477
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -7537,7 +9289,7 @@ fbAVX512_odd_370:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_371:
+fbAVX512_done_477:
 	VADDPD    Z7, Z0, Z0
 	VADDPD    Z8, Z1, Z1
 	VADDPD    Z9, Z2, Z2
@@ -7576,9 +9328,9 @@ fbAVX512_done_371:
 	VADDPD    Z6, Z7, K1, Z7
 	VMOVUPD   Z6, K1, 384(CX)
 	VMOVUPD   Z7, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case6_347:
+fbAVX512_case6_453:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7604,9 +9356,9 @@ fbAVX512_case6_347:
 	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_373
+	JZ     fbAVX512_odd_479
 
-fbAVX512_loop_372:
+fbAVX512_loop_478:
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -7628,11 +9380,11 @@ fbAVX512_loop_372:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_372
+	JNZ          fbAVX512_loop_478
 
-fbAVX512_odd_373:
+fbAVX512_odd_479:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_374
+	JZ           fbAVX512_done_480
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -7644,7 +9396,7 @@ fbAVX512_odd_373:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_374:
+fbAVX512_done_480:
 	VADDPD    Z6, Z0, Z0
 	VADDPD    Z7, Z1, Z1
 	VADDPD    Z8, Z2, Z2
@@ -7679,9 +9431,9 @@ fbAVX512_done_374:
 	VADDPD    Z5, Z6, K1, Z6
 	VMOVUPD   Z5, K1, 320(CX)
 	VMOVUPD   Z6, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case5_346:
+fbAVX512_case5_452:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7705,9 +9457,9 @@ fbAVX512_case5_346:
 	VXORPD Z9, Z9, Z9
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_376
+	JZ     fbAVX512_odd_482
 
-fbAVX512_loop_375:
+fbAVX512_loop_481:
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -7727,11 +9479,11 @@ fbAVX512_loop_375:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_375
+	JNZ          fbAVX512_loop_481
 
-fbAVX512_odd_376:
+fbAVX512_odd_482:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_377
+	JZ           fbAVX512_done_483
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -7742,7 +9494,7 @@ fbAVX512_odd_376:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_377:
+fbAVX512_done_483:
 	VADDPD    Z5, Z0, Z0
 	VADDPD    Z6, Z1, Z1
 	VADDPD    Z7, Z2, Z2
@@ -7773,9 +9525,9 @@ fbAVX512_done_377:
 	VADDPD    Z4, Z5, K1, Z5
 	VMOVUPD   Z4, K1, 256(CX)
 	VMOVUPD   Z5, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case4_345:
+fbAVX512_case4_451:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7797,9 +9549,9 @@ fbAVX512_case4_345:
 	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_379
+	JZ     fbAVX512_odd_485
 
-fbAVX512_loop_378:
+fbAVX512_loop_484:
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -7817,11 +9569,11 @@ fbAVX512_loop_378:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_378
+	JNZ          fbAVX512_loop_484
 
-fbAVX512_odd_379:
+fbAVX512_odd_485:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_380
+	JZ           fbAVX512_done_486
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -7831,7 +9583,7 @@ fbAVX512_odd_379:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_380:
+fbAVX512_done_486:
 	VADDPD    Z4, Z0, Z0
 	VADDPD    Z5, Z1, Z1
 	VADDPD    Z6, Z2, Z2
@@ -7858,9 +9610,9 @@ fbAVX512_done_380:
 	VADDPD    Z3, Z4, K1, Z4
 	VMOVUPD   Z3, K1, 192(CX)
 	VMOVUPD   Z4, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case3_344:
+fbAVX512_case3_450:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7880,9 +9632,9 @@ fbAVX512_case3_344:
 	VXORPD Z5, Z5, Z5
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_382
+	JZ     fbAVX512_odd_488
 
-fbAVX512_loop_381:
+fbAVX512_loop_487:
 	VBROADCASTSD (BX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -7898,11 +9650,11 @@ fbAVX512_loop_381:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_381
+	JNZ          fbAVX512_loop_487
 
-fbAVX512_odd_382:
+fbAVX512_odd_488:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_383
+	JZ           fbAVX512_done_489
 	VBROADCASTSD (BX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -7911,7 +9663,7 @@ fbAVX512_odd_382:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_383:
+fbAVX512_done_489:
 	VADDPD    Z3, Z0, Z0
 	VADDPD    Z4, Z1, Z1
 	VADDPD    Z5, Z2, Z2
@@ -7934,9 +9686,9 @@ fbAVX512_done_383:
 	VADDPD    Z2, Z3, K1, Z3
 	VMOVUPD   Z2, K1, 128(CX)
 	VMOVUPD   Z3, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case2_343:
+fbAVX512_case2_449:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -7954,9 +9706,9 @@ fbAVX512_case2_343:
 	VXORPD Z3, Z3, Z3
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_385
+	JZ     fbAVX512_odd_491
 
-fbAVX512_loop_384:
+fbAVX512_loop_490:
 	VBROADCASTSD (BX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VMOVUPD.Z    64(DX), K1, Z5
@@ -7970,11 +9722,11 @@ fbAVX512_loop_384:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_384
+	JNZ          fbAVX512_loop_490
 
-fbAVX512_odd_385:
+fbAVX512_odd_491:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_386
+	JZ           fbAVX512_done_492
 	VBROADCASTSD (BX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VMOVUPD.Z    64(DX), K1, Z5
@@ -7982,7 +9734,7 @@ fbAVX512_odd_385:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_386:
+fbAVX512_done_492:
 	VADDPD    Z2, Z0, Z0
 	VADDPD    Z3, Z1, Z1
 	MOVQ      32864(SP), DX
@@ -8001,9 +9753,9 @@ fbAVX512_done_386:
 	VADDPD    Z1, Z2, K1, Z2
 	VMOVUPD   Z1, K1, 64(CX)
 	VMOVUPD   Z2, 32880(SP)
-	JMP       fbAVX512_swend_341
+	JMP       fbAVX512_swend_447
 
-fbAVX512_case1_342:
+fbAVX512_case1_448:
 	MOVQ   32952(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -8019,9 +9771,9 @@ fbAVX512_case1_342:
 	VXORPD Z1, Z1, Z1
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_388
+	JZ     fbAVX512_odd_494
 
-fbAVX512_loop_387:
+fbAVX512_loop_493:
 	VBROADCASTSD (BX), Z2
 	VMOVUPD.Z    (DX), K1, Z3
 	VFMADD231PD  Z3, Z2, Z0
@@ -8033,18 +9785,18 @@ fbAVX512_loop_387:
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_387
+	JNZ          fbAVX512_loop_493
 
-fbAVX512_odd_388:
+fbAVX512_odd_494:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_389
+	JZ           fbAVX512_done_495
 	VBROADCASTSD (BX), Z2
 	VMOVUPD.Z    (DX), K1, Z3
 	VFMADD231PD  Z3, Z2, Z0
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_389:
+fbAVX512_done_495:
 	VADDPD    Z1, Z0, Z0
 	MOVQ      32864(SP), DX
 	IMULQ     CX, DX
@@ -8060,13 +9812,13 @@ fbAVX512_done_389:
 	VMOVUPD   Z0, K1, (CX)
 	VMOVUPD   Z1, 32880(SP)
 
-fbAVX512_swend_341:
+fbAVX512_swend_447:
 	MOVQ 32944(SP), AX
 	ADDQ $0x00000060, AX
 	MOVQ AX, 32944(SP)
-	JMP  fbAVX512_chunk_338
+	JMP  fbAVX512_chunk_444
 
-fbAVX512_chunkend_339:
+fbAVX512_chunkend_445:
 	VMOVUPD       32880(SP), Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -8087,31 +9839,31 @@ fbAVX512_chunkend_339:
 	MOVQ          AX, BX
 	ANDQ          $-16, BX
 
-fbAVX512_mul_390_AVX512_wide:
+fbAVX512_mul_496_AVX512_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_390_AVX512_narrow0
+	JAE     fbAVX512_mul_496_AVX512_narrow0
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (CX)(DX*8)
 	VMULPD  64(CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, 64(CX)(DX*8)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_390_AVX512_wide
+	JMP     fbAVX512_mul_496_AVX512_wide
 
-fbAVX512_mul_390_AVX512_narrow0:
+fbAVX512_mul_496_AVX512_narrow0:
 	MOVQ AX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_390_AVX512_narrow:
+fbAVX512_mul_496_AVX512_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_390_AVX512_tail
+	JAE     fbAVX512_mul_496_AVX512_tail
 	VMULPD  (CX)(DX*8), Z0, Z1
 	VMOVUPD Z1, (CX)(DX*8)
 	ADDQ    $+8, DX
-	JMP     fbAVX512_mul_390_AVX512_narrow
+	JMP     fbAVX512_mul_496_AVX512_narrow
 
-fbAVX512_mul_390_AVX512_tail:
+fbAVX512_mul_496_AVX512_tail:
 	SUBQ      DX, AX
-	JZ        fbAVX512_mul_390_AVX512_end
+	JZ        fbAVX512_mul_496_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     AX, BX, AX
 	KMOVB     AX, K1
@@ -8119,13 +9871,13 @@ fbAVX512_mul_390_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (CX)(DX*8)
 
-fbAVX512_mul_390_AVX512_end:
+fbAVX512_mul_496_AVX512_end:
 	MOVQ 32864(SP), AX
 	INCQ AX
 	MOVQ AX, 32864(SP)
-	JMP  fbAVX512_mt_336
+	JMP  fbAVX512_mt_442
 
-fbAVX512_mtend_337:
+fbAVX512_mtend_443:
 	VZEROUPPER
 	RET
 
@@ -8144,29 +9896,29 @@ TEXT ·backwardAVX512(SB), $32872-112
 	MOVQ         CX, BX
 	ANDQ         $-8, BX
 
-fbAVX512_ones_391_AVX512_narrow:
+fbAVX512_ones_497_AVX512_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX512_ones_391_AVX512_tail
+	JAE     fbAVX512_ones_497_AVX512_tail
 	VMOVUPD Z0, (DX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_ones_391_AVX512_narrow
+	JMP     fbAVX512_ones_497_AVX512_narrow
 
-fbAVX512_ones_391_AVX512_tail:
+fbAVX512_ones_497_AVX512_tail:
 	SUBQ    AX, CX
-	JZ      fbAVX512_ones_391_AVX512_end
+	JZ      fbAVX512_ones_497_AVX512_end
 	MOVQ    $-1, BX
 	BZHIQ   CX, BX, CX
 	KMOVB   CX, K1
 	VMOVUPD Z0, K1, (DX)(AX*8)
 
-fbAVX512_ones_391_AVX512_end:
+fbAVX512_ones_497_AVX512_end:
 	LEAQ  32(SP), AX
 	ADDQ  $0x3f, AX
 	ANDQ  $-64, AX
 	MOVQ  AX, 32864(SP)
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000040
-	JA    fbAVX512_bt_392
+	JA    fbAVX512_bt_498
 	LEAQ  7(AX), CX
 	SHRQ  $0x03, CX
 	MOVQ  CX, DX
@@ -8176,19 +9928,19 @@ fbAVX512_ones_391_AVX512_end:
 	ADDQ  $0x00000008, DX
 	MOVQ  DX, 24(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_395
+	JEQ   fbAVX512_case1_501
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_396
+	JEQ   fbAVX512_case2_502
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_397
+	JEQ   fbAVX512_case3_503
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_398
+	JEQ   fbAVX512_case4_504
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_399
+	JEQ   fbAVX512_case5_505
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_400
+	JEQ   fbAVX512_case6_506
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_401
+	JEQ   fbAVX512_case7_507
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8200,7 +9952,7 @@ fbAVX512_ones_391_AVX512_end:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_403:
+fbAVX512_pack_509:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8220,12 +9972,12 @@ fbAVX512_pack_403:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_403
+	JNZ       fbAVX512_pack_509
 
-fbAVX512_pt_404:
+fbAVX512_pt_510:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_405
+	JZ        fbAVX512_ptend_511
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8280,9 +10032,9 @@ fbAVX512_pt_404:
 	VXORPD    Z15, Z15, Z15
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_407
+	JZ        fbAVX512_odd_513
 
-fbAVX512_loop_406:
+fbAVX512_loop_512:
 	VBROADCASTSD (AX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -8306,11 +10058,11 @@ fbAVX512_loop_406:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000200, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_406
+	JNZ          fbAVX512_loop_512
 
-fbAVX512_odd_407:
+fbAVX512_odd_513:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_408
+	JZ           fbAVX512_done_514
 	VBROADCASTSD (AX), Z16
 	VFMADD231PD  (DX), Z16, Z0
 	VFMADD231PD  64(DX), Z16, Z1
@@ -8323,7 +10075,7 @@ fbAVX512_odd_407:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000200, DX
 
-fbAVX512_done_408:
+fbAVX512_done_514:
 	VADDPD       Z8, Z0, Z0
 	VADDPD       Z9, Z1, Z1
 	VADDPD       Z10, Z2, Z2
@@ -8360,12 +10112,12 @@ fbAVX512_done_408:
 	VMOVUPD      Z6, 384(AX)
 	VMULPD       Z8, Z7, Z7
 	VMOVUPD      Z7, K1, 448(AX)
-	JMP          fbAVX512_pt_404
+	JMP          fbAVX512_pt_510
 
-fbAVX512_ptend_405:
-	JMP fbAVX512_swend_394
+fbAVX512_ptend_511:
+	JMP fbAVX512_swend_500
 
-fbAVX512_case7_401:
+fbAVX512_case7_507:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8377,7 +10129,7 @@ fbAVX512_case7_401:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_409:
+fbAVX512_pack_515:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8395,12 +10147,12 @@ fbAVX512_pack_409:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_409
+	JNZ       fbAVX512_pack_515
 
-fbAVX512_pt_410:
+fbAVX512_pt_516:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_411
+	JZ        fbAVX512_ptend_517
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8450,9 +10202,9 @@ fbAVX512_pt_410:
 	VXORPD    Z13, Z13, Z13
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_413
+	JZ        fbAVX512_odd_519
 
-fbAVX512_loop_412:
+fbAVX512_loop_518:
 	VBROADCASTSD (AX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -8474,11 +10226,11 @@ fbAVX512_loop_412:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000001c0, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_412
+	JNZ          fbAVX512_loop_518
 
-fbAVX512_odd_413:
+fbAVX512_odd_519:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_414
+	JZ           fbAVX512_done_520
 	VBROADCASTSD (AX), Z14
 	VFMADD231PD  (DX), Z14, Z0
 	VFMADD231PD  64(DX), Z14, Z1
@@ -8490,7 +10242,7 @@ fbAVX512_odd_413:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000001c0, DX
 
-fbAVX512_done_414:
+fbAVX512_done_520:
 	VADDPD       Z7, Z0, Z0
 	VADDPD       Z8, Z1, Z1
 	VADDPD       Z9, Z2, Z2
@@ -8524,12 +10276,12 @@ fbAVX512_done_414:
 	VMOVUPD      Z5, 320(AX)
 	VMULPD       Z7, Z6, Z6
 	VMOVUPD      Z6, K1, 384(AX)
-	JMP          fbAVX512_pt_410
+	JMP          fbAVX512_pt_516
 
-fbAVX512_ptend_411:
-	JMP fbAVX512_swend_394
+fbAVX512_ptend_517:
+	JMP fbAVX512_swend_500
 
-fbAVX512_case6_400:
+fbAVX512_case6_506:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8541,7 +10293,7 @@ fbAVX512_case6_400:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_415:
+fbAVX512_pack_521:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8557,12 +10309,12 @@ fbAVX512_pack_415:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_415
+	JNZ       fbAVX512_pack_521
 
-fbAVX512_pt_416:
+fbAVX512_pt_522:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_417
+	JZ        fbAVX512_ptend_523
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8607,9 +10359,9 @@ fbAVX512_pt_416:
 	VXORPD    Z11, Z11, Z11
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_419
+	JZ        fbAVX512_odd_525
 
-fbAVX512_loop_418:
+fbAVX512_loop_524:
 	VBROADCASTSD (AX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -8629,11 +10381,11 @@ fbAVX512_loop_418:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000180, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_418
+	JNZ          fbAVX512_loop_524
 
-fbAVX512_odd_419:
+fbAVX512_odd_525:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_420
+	JZ           fbAVX512_done_526
 	VBROADCASTSD (AX), Z12
 	VFMADD231PD  (DX), Z12, Z0
 	VFMADD231PD  64(DX), Z12, Z1
@@ -8644,7 +10396,7 @@ fbAVX512_odd_419:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000180, DX
 
-fbAVX512_done_420:
+fbAVX512_done_526:
 	VADDPD       Z6, Z0, Z0
 	VADDPD       Z7, Z1, Z1
 	VADDPD       Z8, Z2, Z2
@@ -8675,12 +10427,12 @@ fbAVX512_done_420:
 	VMOVUPD      Z4, 256(AX)
 	VMULPD       Z6, Z5, Z5
 	VMOVUPD      Z5, K1, 320(AX)
-	JMP          fbAVX512_pt_416
+	JMP          fbAVX512_pt_522
 
-fbAVX512_ptend_417:
-	JMP fbAVX512_swend_394
+fbAVX512_ptend_523:
+	JMP fbAVX512_swend_500
 
-fbAVX512_case5_399:
+fbAVX512_case5_505:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8692,7 +10444,7 @@ fbAVX512_case5_399:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_421:
+fbAVX512_pack_527:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8706,12 +10458,12 @@ fbAVX512_pack_421:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_421
+	JNZ       fbAVX512_pack_527
 
-fbAVX512_pt_422:
+fbAVX512_pt_528:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_423
+	JZ        fbAVX512_ptend_529
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8751,9 +10503,9 @@ fbAVX512_pt_422:
 	VXORPD    Z9, Z9, Z9
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_425
+	JZ        fbAVX512_odd_531
 
-fbAVX512_loop_424:
+fbAVX512_loop_530:
 	VBROADCASTSD (AX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -8771,11 +10523,11 @@ fbAVX512_loop_424:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000140, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_424
+	JNZ          fbAVX512_loop_530
 
-fbAVX512_odd_425:
+fbAVX512_odd_531:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_426
+	JZ           fbAVX512_done_532
 	VBROADCASTSD (AX), Z10
 	VFMADD231PD  (DX), Z10, Z0
 	VFMADD231PD  64(DX), Z10, Z1
@@ -8785,7 +10537,7 @@ fbAVX512_odd_425:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000140, DX
 
-fbAVX512_done_426:
+fbAVX512_done_532:
 	VADDPD       Z5, Z0, Z0
 	VADDPD       Z6, Z1, Z1
 	VADDPD       Z7, Z2, Z2
@@ -8813,12 +10565,12 @@ fbAVX512_done_426:
 	VMOVUPD      Z3, 192(AX)
 	VMULPD       Z5, Z4, Z4
 	VMOVUPD      Z4, K1, 256(AX)
-	JMP          fbAVX512_pt_422
+	JMP          fbAVX512_pt_528
 
-fbAVX512_ptend_423:
-	JMP fbAVX512_swend_394
+fbAVX512_ptend_529:
+	JMP fbAVX512_swend_500
 
-fbAVX512_case4_398:
+fbAVX512_case4_504:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8830,7 +10582,7 @@ fbAVX512_case4_398:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_427:
+fbAVX512_pack_533:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8842,12 +10594,12 @@ fbAVX512_pack_427:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_427
+	JNZ       fbAVX512_pack_533
 
-fbAVX512_pt_428:
+fbAVX512_pt_534:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_429
+	JZ        fbAVX512_ptend_535
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -8882,9 +10634,9 @@ fbAVX512_pt_428:
 	VXORPD    Z7, Z7, Z7
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_431
+	JZ        fbAVX512_odd_537
 
-fbAVX512_loop_430:
+fbAVX512_loop_536:
 	VBROADCASTSD (AX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -8900,11 +10652,11 @@ fbAVX512_loop_430:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000100, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_430
+	JNZ          fbAVX512_loop_536
 
-fbAVX512_odd_431:
+fbAVX512_odd_537:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_432
+	JZ           fbAVX512_done_538
 	VBROADCASTSD (AX), Z8
 	VFMADD231PD  (DX), Z8, Z0
 	VFMADD231PD  64(DX), Z8, Z1
@@ -8913,7 +10665,7 @@ fbAVX512_odd_431:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000100, DX
 
-fbAVX512_done_432:
+fbAVX512_done_538:
 	VADDPD       Z4, Z0, Z0
 	VADDPD       Z5, Z1, Z1
 	VADDPD       Z6, Z2, Z2
@@ -8938,12 +10690,12 @@ fbAVX512_done_432:
 	VMOVUPD      Z2, 128(AX)
 	VMULPD       Z4, Z3, Z3
 	VMOVUPD      Z3, K1, 192(AX)
-	JMP          fbAVX512_pt_428
+	JMP          fbAVX512_pt_534
 
-fbAVX512_ptend_429:
-	JMP fbAVX512_swend_394
+fbAVX512_ptend_535:
+	JMP fbAVX512_swend_500
 
-fbAVX512_case3_397:
+fbAVX512_case3_503:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -8955,7 +10707,7 @@ fbAVX512_case3_397:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_433:
+fbAVX512_pack_539:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD   64(DX), Z0
@@ -8965,12 +10717,12 @@ fbAVX512_pack_433:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_433
+	JNZ       fbAVX512_pack_539
 
-fbAVX512_pt_434:
+fbAVX512_pt_540:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_435
+	JZ        fbAVX512_ptend_541
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -9000,9 +10752,9 @@ fbAVX512_pt_434:
 	VXORPD    Z5, Z5, Z5
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_437
+	JZ        fbAVX512_odd_543
 
-fbAVX512_loop_436:
+fbAVX512_loop_542:
 	VBROADCASTSD (AX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -9016,11 +10768,11 @@ fbAVX512_loop_436:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_436
+	JNZ          fbAVX512_loop_542
 
-fbAVX512_odd_437:
+fbAVX512_odd_543:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_438
+	JZ           fbAVX512_done_544
 	VBROADCASTSD (AX), Z6
 	VFMADD231PD  (DX), Z6, Z0
 	VFMADD231PD  64(DX), Z6, Z1
@@ -9028,7 +10780,7 @@ fbAVX512_odd_437:
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
 
-fbAVX512_done_438:
+fbAVX512_done_544:
 	VADDPD       Z3, Z0, Z0
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z5, Z2, Z2
@@ -9050,12 +10802,12 @@ fbAVX512_done_438:
 	VMOVUPD      Z1, 64(AX)
 	VMULPD       Z3, Z2, Z2
 	VMOVUPD      Z2, K1, 128(AX)
-	JMP          fbAVX512_pt_434
+	JMP          fbAVX512_pt_540
 
-fbAVX512_ptend_435:
-	JMP fbAVX512_swend_394
+fbAVX512_ptend_541:
+	JMP fbAVX512_swend_500
 
-fbAVX512_case2_396:
+fbAVX512_case2_502:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -9067,7 +10819,7 @@ fbAVX512_case2_396:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_439:
+fbAVX512_pack_545:
 	VMOVUPD   (DX), Z0
 	VMOVUPD   Z0, (BX)
 	VMOVUPD.Z 64(DX), K1, Z0
@@ -9075,12 +10827,12 @@ fbAVX512_pack_439:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_439
+	JNZ       fbAVX512_pack_545
 
-fbAVX512_pt_440:
+fbAVX512_pt_546:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_441
+	JZ        fbAVX512_ptend_547
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -9105,9 +10857,9 @@ fbAVX512_pt_440:
 	VXORPD    Z3, Z3, Z3
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_443
+	JZ        fbAVX512_odd_549
 
-fbAVX512_loop_442:
+fbAVX512_loop_548:
 	VBROADCASTSD (AX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VFMADD231PD  64(DX), Z4, Z1
@@ -9119,18 +10871,18 @@ fbAVX512_loop_442:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_442
+	JNZ          fbAVX512_loop_548
 
-fbAVX512_odd_443:
+fbAVX512_odd_549:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_444
+	JZ           fbAVX512_done_550
 	VBROADCASTSD (AX), Z4
 	VFMADD231PD  (DX), Z4, Z0
 	VFMADD231PD  64(DX), Z4, Z1
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
 
-fbAVX512_done_444:
+fbAVX512_done_550:
 	VADDPD       Z2, Z0, Z0
 	VADDPD       Z3, Z1, Z1
 	MOVQ         scale_base+24(FP), AX
@@ -9149,12 +10901,12 @@ fbAVX512_done_444:
 	VMOVUPD      Z0, (AX)
 	VMULPD       Z2, Z1, Z1
 	VMOVUPD      Z1, K1, 64(AX)
-	JMP          fbAVX512_pt_440
+	JMP          fbAVX512_pt_546
 
-fbAVX512_ptend_441:
-	JMP fbAVX512_swend_394
+fbAVX512_ptend_547:
+	JMP fbAVX512_swend_500
 
-fbAVX512_case1_395:
+fbAVX512_case1_501:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -9166,18 +10918,18 @@ fbAVX512_case1_395:
 	MOVQ  32864(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_445:
+fbAVX512_pack_551:
 	VMOVUPD.Z (DX), K1, Z0
 	VMOVUPD   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_445
+	JNZ       fbAVX512_pack_551
 
-fbAVX512_pt_446:
+fbAVX512_pt_552:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_447
+	JZ        fbAVX512_ptend_553
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
@@ -9197,9 +10949,9 @@ fbAVX512_pt_446:
 	VXORPD    Z1, Z1, Z1
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_449
+	JZ        fbAVX512_odd_555
 
-fbAVX512_loop_448:
+fbAVX512_loop_554:
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	ADDQ         $0x08, AX
@@ -9209,17 +10961,17 @@ fbAVX512_loop_448:
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_448
+	JNZ          fbAVX512_loop_554
 
-fbAVX512_odd_449:
+fbAVX512_odd_555:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_450
+	JZ           fbAVX512_done_556
 	VBROADCASTSD (AX), Z2
 	VFMADD231PD  (DX), Z2, Z0
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 
-fbAVX512_done_450:
+fbAVX512_done_556:
 	VADDPD       Z1, Z0, Z0
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
@@ -9235,33 +10987,33 @@ fbAVX512_done_450:
 	ADDQ         CX, AX
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
-	JMP          fbAVX512_pt_446
+	JMP          fbAVX512_pt_552
 
-fbAVX512_ptend_447:
-fbAVX512_swend_394:
+fbAVX512_ptend_553:
+fbAVX512_swend_500:
 	VZEROUPPER
 	RET
 
-fbAVX512_bt_392:
+fbAVX512_bt_498:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX512_btend_393
+	JZ     fbAVX512_btend_499
 	MOVQ   scale_base+24(FP), CX
 	VMOVSD fbone<>+0(SB), X0
 	VDIVSD (CX)(AX*8), X0, X0
 	VMOVSD X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX512_bchunk_451:
+fbAVX512_bchunk_557:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_bchunkend_452
+	JAE  fbAVX512_bchunkend_558
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000060
-	JAE  fbAVX512_full_453
+	JAE  fbAVX512_full_559
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -9270,30 +11022,30 @@ fbAVX512_bchunk_451:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_453:
+fbAVX512_full_559:
 	MOVQ   DX, 24(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_455
+	JEQ    fbAVX512_case1_561
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_456
+	JEQ    fbAVX512_case2_562
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_457
+	JEQ    fbAVX512_case3_563
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_458
+	JEQ    fbAVX512_case4_564
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_459
+	JEQ    fbAVX512_case5_565
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_460
+	JEQ    fbAVX512_case6_566
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_461
+	JEQ    fbAVX512_case7_567
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_462
+	JEQ    fbAVX512_case8_568
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_463
+	JEQ    fbAVX512_case9_569
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_464
+	JEQ    fbAVX512_case10_570
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_465
+	JEQ    fbAVX512_case11_571
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9336,9 +11088,9 @@ fbAVX512_full_453:
 	VXORPD Z23, Z23, Z23
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_468
+	JZ     fbAVX512_odd_574
 
-fbAVX512_loop_467:
+fbAVX512_loop_573:
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
 	VBROADCASTSD X24, Z24
@@ -9378,11 +11130,11 @@ fbAVX512_loop_467:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_467
+	JNZ          fbAVX512_loop_573
 
-fbAVX512_odd_468:
+fbAVX512_odd_574:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_469
+	JZ           fbAVX512_done_575
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
 	VBROADCASTSD X24, Z24
@@ -9403,7 +11155,7 @@ fbAVX512_odd_468:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_469:
+fbAVX512_done_575:
 	VADDPD       Z12, Z0, Z0
 	VADDPD       Z13, Z1, Z1
 	VADDPD       Z14, Z2, Z2
@@ -9447,9 +11199,9 @@ fbAVX512_done_469:
 	VMOVUPD      Z10, 640(DX)
 	VMULPD       Z12, Z11, Z11
 	VMOVUPD      Z11, K1, 704(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case11_465:
+fbAVX512_case11_571:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9490,9 +11242,9 @@ fbAVX512_case11_465:
 	VXORPD Z21, Z21, Z21
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_471
+	JZ     fbAVX512_odd_577
 
-fbAVX512_loop_470:
+fbAVX512_loop_576:
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
 	VBROADCASTSD X22, Z22
@@ -9530,11 +11282,11 @@ fbAVX512_loop_470:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_470
+	JNZ          fbAVX512_loop_576
 
-fbAVX512_odd_471:
+fbAVX512_odd_577:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_472
+	JZ           fbAVX512_done_578
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
 	VBROADCASTSD X22, Z22
@@ -9554,7 +11306,7 @@ fbAVX512_odd_471:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_472:
+fbAVX512_done_578:
 	VADDPD       Z11, Z0, Z0
 	VADDPD       Z12, Z1, Z1
 	VADDPD       Z13, Z2, Z2
@@ -9595,9 +11347,9 @@ fbAVX512_done_472:
 	VMOVUPD      Z9, 576(DX)
 	VMULPD       Z11, Z10, Z10
 	VMOVUPD      Z10, K1, 640(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case10_464:
+fbAVX512_case10_570:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9636,9 +11388,9 @@ fbAVX512_case10_464:
 	VXORPD Z19, Z19, Z19
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_474
+	JZ     fbAVX512_odd_580
 
-fbAVX512_loop_473:
+fbAVX512_loop_579:
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
 	VBROADCASTSD X20, Z20
@@ -9674,11 +11426,11 @@ fbAVX512_loop_473:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_473
+	JNZ          fbAVX512_loop_579
 
-fbAVX512_odd_474:
+fbAVX512_odd_580:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_475
+	JZ           fbAVX512_done_581
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
 	VBROADCASTSD X20, Z20
@@ -9697,7 +11449,7 @@ fbAVX512_odd_474:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_475:
+fbAVX512_done_581:
 	VADDPD       Z10, Z0, Z0
 	VADDPD       Z11, Z1, Z1
 	VADDPD       Z12, Z2, Z2
@@ -9735,9 +11487,9 @@ fbAVX512_done_475:
 	VMOVUPD      Z8, 512(DX)
 	VMULPD       Z10, Z9, Z9
 	VMOVUPD      Z9, K1, 576(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case9_463:
+fbAVX512_case9_569:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9774,9 +11526,9 @@ fbAVX512_case9_463:
 	VXORPD Z17, Z17, Z17
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_477
+	JZ     fbAVX512_odd_583
 
-fbAVX512_loop_476:
+fbAVX512_loop_582:
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
 	VBROADCASTSD X18, Z18
@@ -9810,11 +11562,11 @@ fbAVX512_loop_476:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_476
+	JNZ          fbAVX512_loop_582
 
-fbAVX512_odd_477:
+fbAVX512_odd_583:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_478
+	JZ           fbAVX512_done_584
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
 	VBROADCASTSD X18, Z18
@@ -9832,7 +11584,7 @@ fbAVX512_odd_477:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_478:
+fbAVX512_done_584:
 	VADDPD       Z9, Z0, Z0
 	VADDPD       Z10, Z1, Z1
 	VADDPD       Z11, Z2, Z2
@@ -9867,9 +11619,9 @@ fbAVX512_done_478:
 	VMOVUPD      Z7, 448(DX)
 	VMULPD       Z9, Z8, Z8
 	VMOVUPD      Z8, K1, 512(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case8_462:
+fbAVX512_case8_568:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -9904,9 +11656,9 @@ fbAVX512_case8_462:
 	VXORPD Z15, Z15, Z15
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_480
+	JZ     fbAVX512_odd_586
 
-fbAVX512_loop_479:
+fbAVX512_loop_585:
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
 	VBROADCASTSD X16, Z16
@@ -9938,11 +11690,11 @@ fbAVX512_loop_479:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_479
+	JNZ          fbAVX512_loop_585
 
-fbAVX512_odd_480:
+fbAVX512_odd_586:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_481
+	JZ           fbAVX512_done_587
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
 	VBROADCASTSD X16, Z16
@@ -9959,7 +11711,7 @@ fbAVX512_odd_480:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_481:
+fbAVX512_done_587:
 	VADDPD       Z8, Z0, Z0
 	VADDPD       Z9, Z1, Z1
 	VADDPD       Z10, Z2, Z2
@@ -9991,9 +11743,9 @@ fbAVX512_done_481:
 	VMOVUPD      Z6, 384(DX)
 	VMULPD       Z8, Z7, Z7
 	VMOVUPD      Z7, K1, 448(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case7_461:
+fbAVX512_case7_567:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10026,9 +11778,9 @@ fbAVX512_case7_461:
 	VXORPD Z13, Z13, Z13
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_483
+	JZ     fbAVX512_odd_589
 
-fbAVX512_loop_482:
+fbAVX512_loop_588:
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
 	VBROADCASTSD X14, Z14
@@ -10058,11 +11810,11 @@ fbAVX512_loop_482:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_482
+	JNZ          fbAVX512_loop_588
 
-fbAVX512_odd_483:
+fbAVX512_odd_589:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_484
+	JZ           fbAVX512_done_590
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
 	VBROADCASTSD X14, Z14
@@ -10078,7 +11830,7 @@ fbAVX512_odd_483:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_484:
+fbAVX512_done_590:
 	VADDPD       Z7, Z0, Z0
 	VADDPD       Z8, Z1, Z1
 	VADDPD       Z9, Z2, Z2
@@ -10107,9 +11859,9 @@ fbAVX512_done_484:
 	VMOVUPD      Z5, 320(DX)
 	VMULPD       Z7, Z6, Z6
 	VMOVUPD      Z6, K1, 384(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case6_460:
+fbAVX512_case6_566:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10140,9 +11892,9 @@ fbAVX512_case6_460:
 	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_486
+	JZ     fbAVX512_odd_592
 
-fbAVX512_loop_485:
+fbAVX512_loop_591:
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
 	VBROADCASTSD X12, Z12
@@ -10170,11 +11922,11 @@ fbAVX512_loop_485:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_485
+	JNZ          fbAVX512_loop_591
 
-fbAVX512_odd_486:
+fbAVX512_odd_592:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_487
+	JZ           fbAVX512_done_593
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
 	VBROADCASTSD X12, Z12
@@ -10189,7 +11941,7 @@ fbAVX512_odd_486:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_487:
+fbAVX512_done_593:
 	VADDPD       Z6, Z0, Z0
 	VADDPD       Z7, Z1, Z1
 	VADDPD       Z8, Z2, Z2
@@ -10215,9 +11967,9 @@ fbAVX512_done_487:
 	VMOVUPD      Z4, 256(DX)
 	VMULPD       Z6, Z5, Z5
 	VMOVUPD      Z5, K1, 320(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case5_459:
+fbAVX512_case5_565:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10246,9 +11998,9 @@ fbAVX512_case5_459:
 	VXORPD Z9, Z9, Z9
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_489
+	JZ     fbAVX512_odd_595
 
-fbAVX512_loop_488:
+fbAVX512_loop_594:
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
 	VBROADCASTSD X10, Z10
@@ -10274,11 +12026,11 @@ fbAVX512_loop_488:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_488
+	JNZ          fbAVX512_loop_594
 
-fbAVX512_odd_489:
+fbAVX512_odd_595:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_490
+	JZ           fbAVX512_done_596
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
 	VBROADCASTSD X10, Z10
@@ -10292,7 +12044,7 @@ fbAVX512_odd_489:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_490:
+fbAVX512_done_596:
 	VADDPD       Z5, Z0, Z0
 	VADDPD       Z6, Z1, Z1
 	VADDPD       Z7, Z2, Z2
@@ -10315,9 +12067,9 @@ fbAVX512_done_490:
 	VMOVUPD      Z3, 192(DX)
 	VMULPD       Z5, Z4, Z4
 	VMOVUPD      Z4, K1, 256(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case4_458:
+fbAVX512_case4_564:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10344,9 +12096,9 @@ fbAVX512_case4_458:
 	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_492
+	JZ     fbAVX512_odd_598
 
-fbAVX512_loop_491:
+fbAVX512_loop_597:
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
 	VBROADCASTSD X8, Z8
@@ -10370,11 +12122,11 @@ fbAVX512_loop_491:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_491
+	JNZ          fbAVX512_loop_597
 
-fbAVX512_odd_492:
+fbAVX512_odd_598:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_493
+	JZ           fbAVX512_done_599
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
 	VBROADCASTSD X8, Z8
@@ -10387,7 +12139,7 @@ fbAVX512_odd_492:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_493:
+fbAVX512_done_599:
 	VADDPD       Z4, Z0, Z0
 	VADDPD       Z5, Z1, Z1
 	VADDPD       Z6, Z2, Z2
@@ -10407,9 +12159,9 @@ fbAVX512_done_493:
 	VMOVUPD      Z2, 128(DX)
 	VMULPD       Z4, Z3, Z3
 	VMOVUPD      Z3, K1, 192(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case3_457:
+fbAVX512_case3_563:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10434,9 +12186,9 @@ fbAVX512_case3_457:
 	VXORPD Z5, Z5, Z5
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_495
+	JZ     fbAVX512_odd_601
 
-fbAVX512_loop_494:
+fbAVX512_loop_600:
 	VMOVSD       (DI), X6
 	VMULSD       (SI), X6, X6
 	VBROADCASTSD X6, Z6
@@ -10458,11 +12210,11 @@ fbAVX512_loop_494:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_494
+	JNZ          fbAVX512_loop_600
 
-fbAVX512_odd_495:
+fbAVX512_odd_601:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_496
+	JZ           fbAVX512_done_602
 	VMOVSD       (DI), X6
 	VMULSD       (SI), X6, X6
 	VBROADCASTSD X6, Z6
@@ -10474,7 +12226,7 @@ fbAVX512_odd_495:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_496:
+fbAVX512_done_602:
 	VADDPD       Z3, Z0, Z0
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z5, Z2, Z2
@@ -10491,9 +12243,9 @@ fbAVX512_done_496:
 	VMOVUPD      Z1, 64(DX)
 	VMULPD       Z3, Z2, Z2
 	VMOVUPD      Z2, K1, 128(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case2_456:
+fbAVX512_case2_562:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10516,9 +12268,9 @@ fbAVX512_case2_456:
 	VXORPD Z3, Z3, Z3
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_498
+	JZ     fbAVX512_odd_604
 
-fbAVX512_loop_497:
+fbAVX512_loop_603:
 	VMOVSD       (DI), X4
 	VMULSD       (SI), X4, X4
 	VBROADCASTSD X4, Z4
@@ -10538,11 +12290,11 @@ fbAVX512_loop_497:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_497
+	JNZ          fbAVX512_loop_603
 
-fbAVX512_odd_498:
+fbAVX512_odd_604:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_499
+	JZ           fbAVX512_done_605
 	VMOVSD       (DI), X4
 	VMULSD       (SI), X4, X4
 	VBROADCASTSD X4, Z4
@@ -10553,7 +12305,7 @@ fbAVX512_odd_498:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_499:
+fbAVX512_done_605:
 	VADDPD       Z2, Z0, Z0
 	VADDPD       Z3, Z1, Z1
 	MOVQ         beta_base+0(FP), DX
@@ -10567,9 +12319,9 @@ fbAVX512_done_499:
 	VMOVUPD      Z0, (DX)
 	VMULPD       Z2, Z1, Z1
 	VMOVUPD      Z1, K1, 64(DX)
-	JMP          fbAVX512_swend_454
+	JMP          fbAVX512_swend_560
 
-fbAVX512_case1_455:
+fbAVX512_case1_561:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -10590,9 +12342,9 @@ fbAVX512_case1_455:
 	VXORPD Z1, Z1, Z1
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_501
+	JZ     fbAVX512_odd_607
 
-fbAVX512_loop_500:
+fbAVX512_loop_606:
 	VMOVSD       (DI), X2
 	VMULSD       (SI), X2, X2
 	VBROADCASTSD X2, Z2
@@ -10610,11 +12362,11 @@ fbAVX512_loop_500:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_500
+	JNZ          fbAVX512_loop_606
 
-fbAVX512_odd_501:
+fbAVX512_odd_607:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_502
+	JZ           fbAVX512_done_608
 	VMOVSD       (DI), X2
 	VMULSD       (SI), X2, X2
 	VBROADCASTSD X2, Z2
@@ -10624,7 +12376,7 @@ fbAVX512_odd_501:
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_502:
+fbAVX512_done_608:
 	VADDPD       Z1, Z0, Z0
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -10636,19 +12388,19 @@ fbAVX512_done_502:
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (DX)
 
-fbAVX512_swend_454:
+fbAVX512_swend_560:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000060, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_bchunk_451
+	JMP  fbAVX512_bchunk_557
 
-fbAVX512_bchunkend_452:
+fbAVX512_bchunkend_558:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bt_392
+	JMP  fbAVX512_bt_498
 
-fbAVX512_btend_393:
+fbAVX512_btend_499:
 	VZEROUPPER
 	RET
 
@@ -10661,11 +12413,11 @@ TEXT ·forwardBatchAVX512(SB), $16528-128
 	MOVQ AX, 16520(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_k0_503:
+fbAVX512_k0_609:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_k0end_504
+	JAE    fbAVX512_k0end_610
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -10680,36 +12432,36 @@ fbAVX512_k0_503:
 	MOVQ   CX, R8
 	ANDQ   $-16, R8
 
-fbAVX512_sum_505_AVX512_wide:
+fbAVX512_sum_611_AVX512_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_505_AVX512_narrow0
+	JAE    fbAVX512_sum_611_AVX512_narrow0
 	VADDPD (SI)(DI*8), Z0, Z0
 	VADDPD 64(SI)(DI*8), Z1, Z1
 	ADDQ   $+16, DI
-	JMP    fbAVX512_sum_505_AVX512_wide
+	JMP    fbAVX512_sum_611_AVX512_wide
 
-fbAVX512_sum_505_AVX512_narrow0:
+fbAVX512_sum_611_AVX512_narrow0:
 	MOVQ CX, R8
 	ANDQ $-8, R8
 
-fbAVX512_sum_505_AVX512_narrow:
+fbAVX512_sum_611_AVX512_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_505_AVX512_tail
+	JAE    fbAVX512_sum_611_AVX512_tail
 	VADDPD (SI)(DI*8), Z0, Z0
 	ADDQ   $+8, DI
-	JMP    fbAVX512_sum_505_AVX512_narrow
+	JMP    fbAVX512_sum_611_AVX512_narrow
 
-fbAVX512_sum_505_AVX512_tail:
+fbAVX512_sum_611_AVX512_tail:
 	MOVQ      CX, R8
 	SUBQ      DI, R8
-	JZ        fbAVX512_sum_505_AVX512_end
+	JZ        fbAVX512_sum_611_AVX512_end
 	MOVQ      $-1, R9
 	BZHIQ     R8, R9, R8
 	KMOVB     R8, K1
 	VMOVUPD.Z (SI)(DI*8), K1, Z2
 	VADDPD    Z2, Z0, Z0
 
-fbAVX512_sum_505_AVX512_end:
+fbAVX512_sum_611_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -10725,31 +12477,31 @@ fbAVX512_sum_505_AVX512_end:
 	MOVQ          CX, DX
 	ANDQ          $-16, DX
 
-fbAVX512_mul_506_AVX512_wide:
+fbAVX512_mul_612_AVX512_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_506_AVX512_narrow0
+	JAE     fbAVX512_mul_612_AVX512_narrow0
 	VMULPD  (SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, (BX)(AX*8)
 	VMULPD  64(SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, 64(BX)(AX*8)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_mul_506_AVX512_wide
+	JMP     fbAVX512_mul_612_AVX512_wide
 
-fbAVX512_mul_506_AVX512_narrow0:
+fbAVX512_mul_612_AVX512_narrow0:
 	MOVQ CX, DX
 	ANDQ $-8, DX
 
-fbAVX512_mul_506_AVX512_narrow:
+fbAVX512_mul_612_AVX512_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_506_AVX512_tail
+	JAE     fbAVX512_mul_612_AVX512_tail
 	VMULPD  (SI)(AX*8), Z0, Z1
 	VMOVUPD Z1, (BX)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_mul_506_AVX512_narrow
+	JMP     fbAVX512_mul_612_AVX512_narrow
 
-fbAVX512_mul_506_AVX512_tail:
+fbAVX512_mul_612_AVX512_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_mul_506_AVX512_end
+	JZ        fbAVX512_mul_612_AVX512_end
 	MOVQ      $-1, DX
 	BZHIQ     CX, DX, CX
 	KMOVB     CX, K1
@@ -10757,20 +12509,20 @@ fbAVX512_mul_506_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (BX)(AX*8)
 
-fbAVX512_mul_506_AVX512_end:
+fbAVX512_mul_612_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_k0_503
+	JMP  fbAVX512_k0_609
 
-fbAVX512_k0end_504:
+fbAVX512_k0end_610:
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_t_507:
+fbAVX512_t_613:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX512_tend_508
+	JAE   fbAVX512_tend_614
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -10784,11 +12536,11 @@ fbAVX512_t_507:
 	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX512_i0_509:
+fbAVX512_i0_615:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_i0end_510
+	JAE     fbAVX512_i0end_616
 	MOVQ    ib+120(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -10799,16 +12551,16 @@ fbAVX512_i0_509:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX512_jc_511:
+fbAVX512_jc_617:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_jcend_512
+	JAE  fbAVX512_jcend_618
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_513
+	JAE  fbAVX512_full_619
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -10817,14 +12569,14 @@ fbAVX512_jc_511:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_513:
+fbAVX512_full_619:
 	MOVQ  DX, 40(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_515
+	JEQ   fbAVX512_case1_621
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_516
+	JEQ   fbAVX512_case2_622
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_517
+	JEQ   fbAVX512_case3_623
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -10841,7 +12593,7 @@ fbAVX512_full_513:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_519:
+fbAVX512_pack_625:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -10857,28 +12609,28 @@ fbAVX512_pack_519:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_519
+	JNZ        fbAVX512_pack_625
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_520:
+fbAVX512_kb_626:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_521
+	JAE     fbAVX512_kbend_627
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_523
+	JEQ     fbAVX512_case1_629
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_524
+	JEQ     fbAVX512_case2_630
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_525
+	JEQ     fbAVX512_case3_631
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_526
+	JEQ     fbAVX512_case4_632
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_527
+	JEQ     fbAVX512_case5_633
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -10919,7 +12671,7 @@ fbAVX512_kb_520:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_529:
+fbAVX512_loop_635:
 	VMOVUPD      (SI), Z24
 	VMOVUPD      64(SI), Z25
 	VMOVUPD      128(SI), Z26
@@ -10958,7 +12710,7 @@ fbAVX512_loop_529:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_529
+	JNZ          fbAVX512_loop_635
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -10967,7 +12719,7 @@ fbAVX512_loop_529:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_530
+	JZ           fbAVX512_first_636
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -10999,7 +12751,7 @@ fbAVX512_loop_529:
 	VMOVUPD.Z    192(BX)(AX*1), K1, Z24
 	VADDPD       Z24, Z23, Z23
 
-fbAVX512_first_530:
+fbAVX512_first_636:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -11024,9 +12776,9 @@ fbAVX512_first_530:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_522
+	JMP     fbAVX512_swend_628
 
-fbAVX512_case5_527:
+fbAVX512_case5_633:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11063,7 +12815,7 @@ fbAVX512_case5_527:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_531:
+fbAVX512_loop_637:
 	VMOVUPD      (SI), Z20
 	VMOVUPD      64(SI), Z21
 	VMOVUPD      128(SI), Z22
@@ -11097,7 +12849,7 @@ fbAVX512_loop_531:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_531
+	JNZ          fbAVX512_loop_637
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11106,7 +12858,7 @@ fbAVX512_loop_531:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_532
+	JZ           fbAVX512_first_638
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -11133,7 +12885,7 @@ fbAVX512_loop_531:
 	VMOVUPD.Z    192(BX), K1, Z20
 	VADDPD       Z20, Z19, Z19
 
-fbAVX512_first_532:
+fbAVX512_first_638:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -11154,9 +12906,9 @@ fbAVX512_first_532:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_522
+	JMP     fbAVX512_swend_628
 
-fbAVX512_case4_526:
+fbAVX512_case4_632:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11188,7 +12940,7 @@ fbAVX512_case4_526:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_533:
+fbAVX512_loop_639:
 	VMOVUPD      (BX), Z16
 	VMOVUPD      64(BX), Z17
 	VMOVUPD      128(BX), Z18
@@ -11216,7 +12968,7 @@ fbAVX512_loop_533:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_533
+	JNZ          fbAVX512_loop_639
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11224,7 +12976,7 @@ fbAVX512_loop_533:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_534
+	JZ           fbAVX512_first_640
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -11246,7 +12998,7 @@ fbAVX512_loop_533:
 	VMOVUPD.Z    192(DX)(CX*1), K1, Z16
 	VADDPD       Z16, Z15, Z15
 
-fbAVX512_first_534:
+fbAVX512_first_640:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -11263,9 +13015,9 @@ fbAVX512_first_534:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_522
+	JMP     fbAVX512_swend_628
 
-fbAVX512_case3_525:
+fbAVX512_case3_631:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11293,7 +13045,7 @@ fbAVX512_case3_525:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_535:
+fbAVX512_loop_641:
 	VMOVUPD      (CX), Z12
 	VMOVUPD      64(CX), Z13
 	VMOVUPD      128(CX), Z14
@@ -11316,7 +13068,7 @@ fbAVX512_loop_535:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_535
+	JNZ          fbAVX512_loop_641
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -11324,7 +13076,7 @@ fbAVX512_loop_535:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_536
+	JZ           fbAVX512_first_642
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -11341,7 +13093,7 @@ fbAVX512_loop_535:
 	VMOVUPD.Z    192(CX)(AX*2), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_536:
+fbAVX512_first_642:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -11354,9 +13106,9 @@ fbAVX512_first_536:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_522
+	JMP     fbAVX512_swend_628
 
-fbAVX512_case2_524:
+fbAVX512_case2_630:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11380,7 +13132,7 @@ fbAVX512_case2_524:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_537:
+fbAVX512_loop_643:
 	VMOVUPD      (CX), Z8
 	VMOVUPD      64(CX), Z9
 	VMOVUPD      128(CX), Z10
@@ -11398,7 +13150,7 @@ fbAVX512_loop_537:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_537
+	JNZ          fbAVX512_loop_643
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -11406,7 +13158,7 @@ fbAVX512_loop_537:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_538
+	JZ           fbAVX512_first_644
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -11418,7 +13170,7 @@ fbAVX512_loop_537:
 	VMOVUPD.Z    192(CX)(AX*1), K1, Z8
 	VADDPD       Z8, Z7, Z7
 
-fbAVX512_first_538:
+fbAVX512_first_644:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -11427,9 +13179,9 @@ fbAVX512_first_538:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_522
+	JMP     fbAVX512_swend_628
 
-fbAVX512_case1_523:
+fbAVX512_case1_629:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11449,7 +13201,7 @@ fbAVX512_case1_523:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_539:
+fbAVX512_loop_645:
 	VBROADCASTSD (DX), Z4
 	VFMADD231PD  (CX), Z4, Z0
 	VFMADD231PD  64(CX), Z4, Z1
@@ -11458,7 +13210,7 @@ fbAVX512_loop_539:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_539
+	JNZ          fbAVX512_loop_645
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -11466,29 +13218,29 @@ fbAVX512_loop_539:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_540
+	JZ           fbAVX512_first_646
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
 	VMOVUPD.Z    192(CX), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_540:
+fbAVX512_first_646:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
 
-fbAVX512_swend_522:
+fbAVX512_swend_628:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_520
+	JMP  fbAVX512_kb_626
 
-fbAVX512_kbend_521:
-	JMP fbAVX512_swend_514
+fbAVX512_kbend_627:
+	JMP fbAVX512_swend_620
 
-fbAVX512_case3_517:
+fbAVX512_case3_623:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -11505,7 +13257,7 @@ fbAVX512_case3_517:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_541:
+fbAVX512_pack_647:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -11519,28 +13271,28 @@ fbAVX512_pack_541:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_541
+	JNZ        fbAVX512_pack_647
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_542:
+fbAVX512_kb_648:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_543
+	JAE     fbAVX512_kbend_649
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_545
+	JEQ     fbAVX512_case1_651
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_546
+	JEQ     fbAVX512_case2_652
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_547
+	JEQ     fbAVX512_case3_653
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_548
+	JEQ     fbAVX512_case4_654
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_549
+	JEQ     fbAVX512_case5_655
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -11575,7 +13327,7 @@ fbAVX512_kb_542:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_551:
+fbAVX512_loop_657:
 	VMOVUPD      (SI), Z18
 	VMOVUPD      64(SI), Z19
 	VMOVUPD      128(SI), Z20
@@ -11607,7 +13359,7 @@ fbAVX512_loop_551:
 	ADDQ         $0x08, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_551
+	JNZ          fbAVX512_loop_657
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11616,7 +13368,7 @@ fbAVX512_loop_551:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_552
+	JZ           fbAVX512_first_658
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z18
@@ -11642,7 +13394,7 @@ fbAVX512_loop_551:
 	VMOVUPD.Z    128(BX)(AX*1), K1, Z18
 	VADDPD       Z18, Z17, Z17
 
-fbAVX512_first_552:
+fbAVX512_first_658:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -11661,9 +13413,9 @@ fbAVX512_first_552:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_544
+	JMP     fbAVX512_swend_650
 
-fbAVX512_case5_549:
+fbAVX512_case5_655:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11695,7 +13447,7 @@ fbAVX512_case5_549:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_553:
+fbAVX512_loop_659:
 	VMOVUPD      (SI), Z15
 	VMOVUPD      64(SI), Z16
 	VMOVUPD      128(SI), Z17
@@ -11723,7 +13475,7 @@ fbAVX512_loop_553:
 	ADDQ         $0x08, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_553
+	JNZ          fbAVX512_loop_659
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11732,7 +13484,7 @@ fbAVX512_loop_553:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_554
+	JZ           fbAVX512_first_660
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z15
@@ -11754,7 +13506,7 @@ fbAVX512_loop_553:
 	VMOVUPD.Z    128(BX), K1, Z15
 	VADDPD       Z15, Z14, Z14
 
-fbAVX512_first_554:
+fbAVX512_first_660:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -11770,9 +13522,9 @@ fbAVX512_first_554:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_544
+	JMP     fbAVX512_swend_650
 
-fbAVX512_case4_548:
+fbAVX512_case4_654:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11800,7 +13552,7 @@ fbAVX512_case4_548:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_555:
+fbAVX512_loop_661:
 	VMOVUPD      (BX), Z12
 	VMOVUPD      64(BX), Z13
 	VMOVUPD      128(BX), Z14
@@ -11823,7 +13575,7 @@ fbAVX512_loop_555:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_555
+	JNZ          fbAVX512_loop_661
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -11831,7 +13583,7 @@ fbAVX512_loop_555:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_556
+	JZ           fbAVX512_first_662
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z12
@@ -11849,7 +13601,7 @@ fbAVX512_loop_555:
 	VMOVUPD.Z    128(DX)(CX*1), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_556:
+fbAVX512_first_662:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -11862,9 +13614,9 @@ fbAVX512_first_556:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_544
+	JMP     fbAVX512_swend_650
 
-fbAVX512_case3_547:
+fbAVX512_case3_653:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11889,7 +13641,7 @@ fbAVX512_case3_547:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_557:
+fbAVX512_loop_663:
 	VMOVUPD      (CX), Z9
 	VMOVUPD      64(CX), Z10
 	VMOVUPD      128(CX), Z11
@@ -11908,7 +13660,7 @@ fbAVX512_loop_557:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_557
+	JNZ          fbAVX512_loop_663
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -11916,7 +13668,7 @@ fbAVX512_loop_557:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_558
+	JZ           fbAVX512_first_664
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z9
@@ -11930,7 +13682,7 @@ fbAVX512_loop_557:
 	VMOVUPD.Z    128(CX)(AX*2), K1, Z9
 	VADDPD       Z9, Z8, Z8
 
-fbAVX512_first_558:
+fbAVX512_first_664:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
@@ -11940,9 +13692,9 @@ fbAVX512_first_558:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_544
+	JMP     fbAVX512_swend_650
 
-fbAVX512_case2_546:
+fbAVX512_case2_652:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -11964,7 +13716,7 @@ fbAVX512_case2_546:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_559:
+fbAVX512_loop_665:
 	VMOVUPD      (CX), Z6
 	VMOVUPD      64(CX), Z7
 	VMOVUPD      128(CX), Z8
@@ -11979,7 +13731,7 @@ fbAVX512_loop_559:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_559
+	JNZ          fbAVX512_loop_665
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -11987,7 +13739,7 @@ fbAVX512_loop_559:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_560
+	JZ           fbAVX512_first_666
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z6
@@ -11997,16 +13749,16 @@ fbAVX512_loop_559:
 	VMOVUPD.Z    128(CX)(AX*1), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_560:
+fbAVX512_first_666:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_544
+	JMP     fbAVX512_swend_650
 
-fbAVX512_case1_545:
+fbAVX512_case1_651:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12025,7 +13777,7 @@ fbAVX512_case1_545:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_561:
+fbAVX512_loop_667:
 	VBROADCASTSD (DX), Z3
 	VFMADD231PD  (CX), Z3, Z0
 	VFMADD231PD  64(CX), Z3, Z1
@@ -12033,7 +13785,7 @@ fbAVX512_loop_561:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_561
+	JNZ          fbAVX512_loop_667
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -12041,27 +13793,27 @@ fbAVX512_loop_561:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_562
+	JZ           fbAVX512_first_668
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_562:
+fbAVX512_first_668:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
 
-fbAVX512_swend_544:
+fbAVX512_swend_650:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_542
+	JMP  fbAVX512_kb_648
 
-fbAVX512_kbend_543:
-	JMP fbAVX512_swend_514
+fbAVX512_kbend_649:
+	JMP fbAVX512_swend_620
 
-fbAVX512_case2_516:
+fbAVX512_case2_622:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -12078,7 +13830,7 @@ fbAVX512_case2_516:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_563:
+fbAVX512_pack_669:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD.Z  64(CX), K1, Z0
@@ -12090,28 +13842,28 @@ fbAVX512_pack_563:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_563
+	JNZ        fbAVX512_pack_669
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_564:
+fbAVX512_kb_670:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_565
+	JAE     fbAVX512_kbend_671
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_567
+	JEQ     fbAVX512_case1_673
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_568
+	JEQ     fbAVX512_case2_674
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_569
+	JEQ     fbAVX512_case3_675
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_570
+	JEQ     fbAVX512_case4_676
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_571
+	JEQ     fbAVX512_case5_677
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -12140,7 +13892,7 @@ fbAVX512_kb_564:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_573:
+fbAVX512_loop_679:
 	VMOVUPD      (SI), Z12
 	VMOVUPD      64(SI), Z13
 	VBROADCASTSD (DX), Z14
@@ -12165,7 +13917,7 @@ fbAVX512_loop_573:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_573
+	JNZ          fbAVX512_loop_679
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12174,7 +13926,7 @@ fbAVX512_loop_573:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_574
+	JZ           fbAVX512_first_680
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z12
 	VADDPD       Z12, Z1, Z1
@@ -12194,7 +13946,7 @@ fbAVX512_loop_573:
 	VMOVUPD.Z    64(BX)(AX*1), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_574:
+fbAVX512_first_680:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -12207,9 +13959,9 @@ fbAVX512_first_574:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_566
+	JMP     fbAVX512_swend_672
 
-fbAVX512_case5_571:
+fbAVX512_case5_677:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12236,7 +13988,7 @@ fbAVX512_case5_571:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_575:
+fbAVX512_loop_681:
 	VMOVUPD      (SI), Z10
 	VMOVUPD      64(SI), Z11
 	VBROADCASTSD (DX), Z12
@@ -12258,7 +14010,7 @@ fbAVX512_loop_575:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_575
+	JNZ          fbAVX512_loop_681
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12267,7 +14019,7 @@ fbAVX512_loop_575:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_576
+	JZ           fbAVX512_first_682
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z10
 	VADDPD       Z10, Z1, Z1
@@ -12284,7 +14036,7 @@ fbAVX512_loop_575:
 	VMOVUPD.Z    64(BX), K1, Z10
 	VADDPD       Z10, Z9, Z9
 
-fbAVX512_first_576:
+fbAVX512_first_682:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -12295,9 +14047,9 @@ fbAVX512_first_576:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_566
+	JMP     fbAVX512_swend_672
 
-fbAVX512_case4_570:
+fbAVX512_case4_676:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12321,7 +14073,7 @@ fbAVX512_case4_570:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_577:
+fbAVX512_loop_683:
 	VMOVUPD      (BX), Z8
 	VMOVUPD      64(BX), Z9
 	VBROADCASTSD (DX), Z10
@@ -12339,7 +14091,7 @@ fbAVX512_loop_577:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_577
+	JNZ          fbAVX512_loop_683
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12347,7 +14099,7 @@ fbAVX512_loop_577:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_578
+	JZ           fbAVX512_first_684
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z8
 	VADDPD       Z8, Z1, Z1
@@ -12361,7 +14113,7 @@ fbAVX512_loop_577:
 	VMOVUPD.Z    64(DX)(CX*1), K1, Z8
 	VADDPD       Z8, Z7, Z7
 
-fbAVX512_first_578:
+fbAVX512_first_684:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -12370,9 +14122,9 @@ fbAVX512_first_578:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_566
+	JMP     fbAVX512_swend_672
 
-fbAVX512_case3_569:
+fbAVX512_case3_675:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12394,7 +14146,7 @@ fbAVX512_case3_569:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_579:
+fbAVX512_loop_685:
 	VMOVUPD      (CX), Z6
 	VMOVUPD      64(CX), Z7
 	VBROADCASTSD (DX), Z8
@@ -12409,7 +14161,7 @@ fbAVX512_loop_579:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_579
+	JNZ          fbAVX512_loop_685
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -12417,7 +14169,7 @@ fbAVX512_loop_579:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_580
+	JZ           fbAVX512_first_686
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z6
 	VADDPD       Z6, Z1, Z1
@@ -12428,16 +14180,16 @@ fbAVX512_loop_579:
 	VMOVUPD.Z    64(CX)(AX*2), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_580:
+fbAVX512_first_686:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_566
+	JMP     fbAVX512_swend_672
 
-fbAVX512_case2_568:
+fbAVX512_case2_674:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12457,7 +14209,7 @@ fbAVX512_case2_568:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_581:
+fbAVX512_loop_687:
 	VMOVUPD      (CX), Z4
 	VMOVUPD      64(CX), Z5
 	VBROADCASTSD (DX), Z6
@@ -12469,7 +14221,7 @@ fbAVX512_loop_581:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_581
+	JNZ          fbAVX512_loop_687
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -12477,7 +14229,7 @@ fbAVX512_loop_581:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_582
+	JZ           fbAVX512_first_688
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z4
 	VADDPD       Z4, Z1, Z1
@@ -12485,14 +14237,14 @@ fbAVX512_loop_581:
 	VMOVUPD.Z    64(CX)(AX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_582:
+fbAVX512_first_688:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_566
+	JMP     fbAVX512_swend_672
 
-fbAVX512_case1_567:
+fbAVX512_case1_673:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12510,14 +14262,14 @@ fbAVX512_case1_567:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_583:
+fbAVX512_loop_689:
 	VBROADCASTSD (DX), Z2
 	VFMADD231PD  (CX), Z2, Z0
 	VFMADD231PD  64(CX), Z2, Z1
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_583
+	JNZ          fbAVX512_loop_689
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -12525,25 +14277,25 @@ fbAVX512_loop_583:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_584
+	JZ           fbAVX512_first_690
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_584:
+fbAVX512_first_690:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 
-fbAVX512_swend_566:
+fbAVX512_swend_672:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_564
+	JMP  fbAVX512_kb_670
 
-fbAVX512_kbend_565:
-	JMP fbAVX512_swend_514
+fbAVX512_kbend_671:
+	JMP fbAVX512_swend_620
 
-fbAVX512_case1_515:
+fbAVX512_case1_621:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -12560,7 +14312,7 @@ fbAVX512_case1_515:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_585:
+fbAVX512_pack_691:
 	VMOVUPD.Z  (CX), K1, Z0
 	VMOVUPD    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -12570,28 +14322,28 @@ fbAVX512_pack_585:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_585
+	JNZ        fbAVX512_pack_691
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_586:
+fbAVX512_kb_692:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_587
+	JAE     fbAVX512_kbend_693
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_589
+	JEQ     fbAVX512_case1_695
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_590
+	JEQ     fbAVX512_case2_696
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_591
+	JEQ     fbAVX512_case3_697
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_592
+	JEQ     fbAVX512_case4_698
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_593
+	JEQ     fbAVX512_case5_699
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -12614,7 +14366,7 @@ fbAVX512_kb_586:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_595:
+fbAVX512_loop_701:
 	VMOVUPD      (SI), Z6
 	VBROADCASTSD (DX), Z7
 	VFMADD231PD  Z6, Z7, Z0
@@ -12632,7 +14384,7 @@ fbAVX512_loop_595:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_595
+	JNZ          fbAVX512_loop_701
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12641,7 +14393,7 @@ fbAVX512_loop_595:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_596
+	JZ           fbAVX512_first_702
 	VMOVUPD.Z    (DX), K1, Z6
 	VADDPD       Z6, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z6
@@ -12655,16 +14407,16 @@ fbAVX512_loop_595:
 	VMOVUPD.Z    (BX)(AX*1), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_596:
+fbAVX512_first_702:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_588
+	JMP     fbAVX512_swend_694
 
-fbAVX512_case5_593:
+fbAVX512_case5_699:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12686,7 +14438,7 @@ fbAVX512_case5_593:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_597:
+fbAVX512_loop_703:
 	VMOVUPD      (SI), Z5
 	VBROADCASTSD (DX), Z6
 	VFMADD231PD  Z5, Z6, Z0
@@ -12702,7 +14454,7 @@ fbAVX512_loop_597:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_597
+	JNZ          fbAVX512_loop_703
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12711,7 +14463,7 @@ fbAVX512_loop_597:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_598
+	JZ           fbAVX512_first_704
 	VMOVUPD.Z    (DX), K1, Z5
 	VADDPD       Z5, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z5
@@ -12723,15 +14475,15 @@ fbAVX512_loop_597:
 	VMOVUPD.Z    (BX), K1, Z5
 	VADDPD       Z5, Z4, Z4
 
-fbAVX512_first_598:
+fbAVX512_first_704:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_swend_588
+	JMP     fbAVX512_swend_694
 
-fbAVX512_case4_592:
+fbAVX512_case4_698:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12751,7 +14503,7 @@ fbAVX512_case4_592:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_599:
+fbAVX512_loop_705:
 	VMOVUPD      (BX), Z4
 	VBROADCASTSD (DX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -12764,7 +14516,7 @@ fbAVX512_loop_599:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_599
+	JNZ          fbAVX512_loop_705
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -12772,7 +14524,7 @@ fbAVX512_loop_599:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_600
+	JZ           fbAVX512_first_706
 	VMOVUPD.Z    (DX), K1, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z4
@@ -12782,14 +14534,14 @@ fbAVX512_loop_599:
 	VMOVUPD.Z    (DX)(CX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_600:
+fbAVX512_first_706:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_588
+	JMP     fbAVX512_swend_694
 
-fbAVX512_case3_591:
+fbAVX512_case3_697:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12808,7 +14560,7 @@ fbAVX512_case3_591:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_601:
+fbAVX512_loop_707:
 	VMOVUPD      (CX), Z3
 	VBROADCASTSD (DX), Z4
 	VFMADD231PD  Z3, Z4, Z0
@@ -12819,7 +14571,7 @@ fbAVX512_loop_601:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_601
+	JNZ          fbAVX512_loop_707
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -12827,7 +14579,7 @@ fbAVX512_loop_601:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_602
+	JZ           fbAVX512_first_708
 	VMOVUPD.Z    (CX), K1, Z3
 	VADDPD       Z3, Z0, Z0
 	VMOVUPD.Z    (CX)(AX*1), K1, Z3
@@ -12835,13 +14587,13 @@ fbAVX512_loop_601:
 	VMOVUPD.Z    (CX)(AX*2), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_602:
+fbAVX512_first_708:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_588
+	JMP     fbAVX512_swend_694
 
-fbAVX512_case2_590:
+fbAVX512_case2_696:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12859,7 +14611,7 @@ fbAVX512_case2_590:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_603:
+fbAVX512_loop_709:
 	VMOVUPD      (CX), Z2
 	VBROADCASTSD (DX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -12868,7 +14620,7 @@ fbAVX512_loop_603:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_603
+	JNZ          fbAVX512_loop_709
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -12876,18 +14628,18 @@ fbAVX512_loop_603:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_604
+	JZ           fbAVX512_first_710
 	VMOVUPD.Z    (CX), K1, Z2
 	VADDPD       Z2, Z0, Z0
 	VMOVUPD.Z    (CX)(AX*1), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_604:
+fbAVX512_first_710:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_588
+	JMP     fbAVX512_swend_694
 
-fbAVX512_case1_589:
+fbAVX512_case1_695:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -12904,13 +14656,13 @@ fbAVX512_case1_589:
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_605:
+fbAVX512_loop_711:
 	VBROADCASTSD (DX), Z1
 	VFMADD231PD  (CX), Z1, Z0
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_605
+	JNZ          fbAVX512_loop_711
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -12918,41 +14670,41 @@ fbAVX512_loop_605:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_606
+	JZ           fbAVX512_first_712
 	VMOVUPD.Z    (CX), K1, Z1
 	VADDPD       Z1, Z0, Z0
 
-fbAVX512_first_606:
+fbAVX512_first_712:
 	VMOVUPD Z0, K1, (CX)
 
-fbAVX512_swend_588:
+fbAVX512_swend_694:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_586
+	JMP  fbAVX512_kb_692
 
-fbAVX512_kbend_587:
-fbAVX512_swend_514:
+fbAVX512_kbend_693:
+fbAVX512_swend_620:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000020, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_jc_511
+	JMP  fbAVX512_jc_617
 
-fbAVX512_jcend_512:
+fbAVX512_jcend_618:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_i0_509
+	JMP  fbAVX512_i0_615
 
-fbAVX512_i0end_510:
+fbAVX512_i0end_616:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_norm_607:
+fbAVX512_norm_713:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_normend_608
+	JAE    fbAVX512_normend_714
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
 	MOVQ   64(SP), DX
@@ -12967,9 +14719,9 @@ fbAVX512_norm_607:
 	MOVQ   CX, SI
 	ANDQ   $-16, SI
 
-fbAVX512_mulsum_609_AVX512_wide:
+fbAVX512_mulsum_715_AVX512_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_609_AVX512_narrow0
+	JAE     fbAVX512_mulsum_715_AVX512_narrow0
 	VMOVUPD (DX)(BX*8), Z2
 	VMULPD  (AX)(BX*8), Z2, Z2
 	VMOVUPD Z2, (DX)(BX*8)
@@ -12979,25 +14731,25 @@ fbAVX512_mulsum_609_AVX512_wide:
 	VMOVUPD Z2, 64(DX)(BX*8)
 	VADDPD  Z2, Z1, Z1
 	ADDQ    $+16, BX
-	JMP     fbAVX512_mulsum_609_AVX512_wide
+	JMP     fbAVX512_mulsum_715_AVX512_wide
 
-fbAVX512_mulsum_609_AVX512_narrow0:
+fbAVX512_mulsum_715_AVX512_narrow0:
 	MOVQ CX, SI
 	ANDQ $-8, SI
 
-fbAVX512_mulsum_609_AVX512_narrow:
+fbAVX512_mulsum_715_AVX512_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_609_AVX512_tail
+	JAE     fbAVX512_mulsum_715_AVX512_tail
 	VMOVUPD (DX)(BX*8), Z2
 	VMULPD  (AX)(BX*8), Z2, Z2
 	VMOVUPD Z2, (DX)(BX*8)
 	VADDPD  Z2, Z0, Z0
 	ADDQ    $+8, BX
-	JMP     fbAVX512_mulsum_609_AVX512_narrow
+	JMP     fbAVX512_mulsum_715_AVX512_narrow
 
-fbAVX512_mulsum_609_AVX512_tail:
+fbAVX512_mulsum_715_AVX512_tail:
 	SUBQ      BX, CX
-	JZ        fbAVX512_mulsum_609_AVX512_end
+	JZ        fbAVX512_mulsum_715_AVX512_end
 	MOVQ      $-1, SI
 	BZHIQ     CX, SI, CX
 	KMOVB     CX, K1
@@ -13007,7 +14759,7 @@ fbAVX512_mulsum_609_AVX512_tail:
 	VMOVUPD   Z2, K1, (DX)(BX*8)
 	VADDPD    Z2, Z0, K1, Z0
 
-fbAVX512_mulsum_609_AVX512_end:
+fbAVX512_mulsum_715_AVX512_end:
 	VADDPD        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
@@ -13034,31 +14786,31 @@ fbAVX512_mulsum_609_AVX512_end:
 	MOVQ          DX, BX
 	ANDQ          $-16, BX
 
-fbAVX512_mul_610_AVX512_wide:
+fbAVX512_mul_716_AVX512_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_610_AVX512_narrow0
+	JAE     fbAVX512_mul_716_AVX512_narrow0
 	VMULPD  (AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(CX*8)
 	VMULPD  64(AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, 64(AX)(CX*8)
 	ADDQ    $+16, CX
-	JMP     fbAVX512_mul_610_AVX512_wide
+	JMP     fbAVX512_mul_716_AVX512_wide
 
-fbAVX512_mul_610_AVX512_narrow0:
+fbAVX512_mul_716_AVX512_narrow0:
 	MOVQ DX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_610_AVX512_narrow:
+fbAVX512_mul_716_AVX512_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_610_AVX512_tail
+	JAE     fbAVX512_mul_716_AVX512_tail
 	VMULPD  (AX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (AX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX512_mul_610_AVX512_narrow
+	JMP     fbAVX512_mul_716_AVX512_narrow
 
-fbAVX512_mul_610_AVX512_tail:
+fbAVX512_mul_716_AVX512_tail:
 	SUBQ      CX, DX
-	JZ        fbAVX512_mul_610_AVX512_end
+	JZ        fbAVX512_mul_716_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     DX, BX, DX
 	KMOVB     DX, K1
@@ -13066,19 +14818,19 @@ fbAVX512_mul_610_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (AX)(CX*8)
 
-fbAVX512_mul_610_AVX512_end:
+fbAVX512_mul_716_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_norm_607
+	JMP  fbAVX512_norm_713
 
-fbAVX512_normend_608:
+fbAVX512_normend_714:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_t_507
+	JMP  fbAVX512_t_613
 
-fbAVX512_tend_508:
+fbAVX512_tend_614:
 	VZEROUPPER
 	RET
 
@@ -13091,11 +14843,11 @@ TEXT ·transitionsAVX512(SB), $32888-184
 	MOVQ AX, 32880(SP)
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_bb_611:
+fbAVX512_bb_717:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX512_bbend_612
+	JAE          fbAVX512_bbend_718
 	MOVQ         scale_base+120(FP), CX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (CX)(AX*8), X0, X0
@@ -13116,9 +14868,9 @@ fbAVX512_bb_611:
 	MOVQ         CX, DI
 	ANDQ         $-16, DI
 
-fbAVX512_bbrow_613_AVX512_wide:
+fbAVX512_bbrow_719_AVX512_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_613_AVX512_narrow0
+	JAE     fbAVX512_bbrow_719_AVX512_narrow0
 	VMOVUPD (DX)(AX*8), Z1
 	VMULPD  (BX)(AX*8), Z1, Z1
 	VMULPD  Z0, Z1, Z1
@@ -13128,25 +14880,25 @@ fbAVX512_bbrow_613_AVX512_wide:
 	VMULPD  Z0, Z1, Z1
 	VMOVUPD Z1, 64(SI)(AX*8)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_bbrow_613_AVX512_wide
+	JMP     fbAVX512_bbrow_719_AVX512_wide
 
-fbAVX512_bbrow_613_AVX512_narrow0:
+fbAVX512_bbrow_719_AVX512_narrow0:
 	MOVQ CX, DI
 	ANDQ $-8, DI
 
-fbAVX512_bbrow_613_AVX512_narrow:
+fbAVX512_bbrow_719_AVX512_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_613_AVX512_tail
+	JAE     fbAVX512_bbrow_719_AVX512_tail
 	VMOVUPD (DX)(AX*8), Z1
 	VMULPD  (BX)(AX*8), Z1, Z1
 	VMULPD  Z0, Z1, Z1
 	VMOVUPD Z1, (SI)(AX*8)
 	ADDQ    $+8, AX
-	JMP     fbAVX512_bbrow_613_AVX512_narrow
+	JMP     fbAVX512_bbrow_719_AVX512_narrow
 
-fbAVX512_bbrow_613_AVX512_tail:
+fbAVX512_bbrow_719_AVX512_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_bbrow_613_AVX512_end
+	JZ        fbAVX512_bbrow_719_AVX512_end
 	MOVQ      $-1, DI
 	BZHIQ     CX, DI, CX
 	KMOVB     CX, K1
@@ -13156,21 +14908,21 @@ fbAVX512_bbrow_613_AVX512_tail:
 	VMULPD    Z0, Z1, Z1
 	VMOVUPD   Z1, K1, (SI)(AX*8)
 
-fbAVX512_bbrow_613_AVX512_end:
+fbAVX512_bbrow_719_AVX512_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bb_611
+	JMP  fbAVX512_bb_717
 
-fbAVX512_bbend_612:
+fbAVX512_bbend_718:
 	MOVQ $0x00000000, 32(SP)
 
-fbAVX512_tt_614:
+fbAVX512_tt_720:
 	MOVQ    32(SP), AX
 	MOVQ    T+168(FP), CX
 	DECQ    CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_ttend_615
+	JAE     fbAVX512_ttend_721
 	SUBQ    AX, CX
 	MOVQ    $0x00000080, AX
 	CMPQ    CX, AX
@@ -13178,16 +14930,16 @@ fbAVX512_tt_614:
 	MOVQ    CX, 40(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX512_tj_616:
+fbAVX512_tj_722:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_tjend_617
+	JAE  fbAVX512_tjend_723
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_618
+	JAE  fbAVX512_full_724
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -13196,14 +14948,14 @@ fbAVX512_tj_616:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_618:
+fbAVX512_full_724:
 	MOVQ  DX, 24(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_620
+	JEQ   fbAVX512_case1_726
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_621
+	JEQ   fbAVX512_case2_727
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_622
+	JEQ   fbAVX512_case3_728
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -13220,7 +14972,7 @@ fbAVX512_full_618:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_624:
+fbAVX512_pack_730:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -13236,28 +14988,28 @@ fbAVX512_pack_624:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_624
+	JNZ        fbAVX512_pack_730
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_625:
+fbAVX512_ti_731:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_626
+	JAE     fbAVX512_tiend_732
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_628
+	JEQ     fbAVX512_case1_734
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_629
+	JEQ     fbAVX512_case2_735
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_630
+	JEQ     fbAVX512_case3_736
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_631
+	JEQ     fbAVX512_case4_737
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_632
+	JEQ     fbAVX512_case5_738
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -13297,7 +15049,7 @@ fbAVX512_ti_625:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_634:
+fbAVX512_loop_740:
 	VMOVUPD      (BX), Z24
 	VMOVUPD      64(BX), Z25
 	VMOVUPD      128(BX), Z26
@@ -13335,7 +15087,7 @@ fbAVX512_loop_634:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_634
+	JNZ          fbAVX512_loop_740
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13477,9 +15229,9 @@ fbAVX512_loop_634:
 	VMOVUPD.Z    192(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z23, Z0
 	VMOVUPD      Z0, K1, 192(SI)(AX*1)
-	JMP          fbAVX512_swend_627
+	JMP          fbAVX512_swend_733
 
-fbAVX512_case5_632:
+fbAVX512_case5_738:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -13515,7 +15267,7 @@ fbAVX512_case5_632:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_635:
+fbAVX512_loop_741:
 	VMOVUPD      (BX), Z20
 	VMOVUPD      64(BX), Z21
 	VMOVUPD      128(BX), Z22
@@ -13548,7 +15300,7 @@ fbAVX512_loop_635:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_635
+	JNZ          fbAVX512_loop_741
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13669,9 +15421,9 @@ fbAVX512_loop_635:
 	VMOVUPD.Z    192(DI), K1, Z1
 	VFMADD231PD  Z1, Z19, Z0
 	VMOVUPD      Z0, K1, 192(SI)
-	JMP          fbAVX512_swend_627
+	JMP          fbAVX512_swend_733
 
-fbAVX512_case4_631:
+fbAVX512_case4_737:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -13703,7 +15455,7 @@ fbAVX512_case4_631:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_636:
+fbAVX512_loop_742:
 	VMOVUPD      (BX), Z16
 	VMOVUPD      64(BX), Z17
 	VMOVUPD      128(BX), Z18
@@ -13731,7 +15483,7 @@ fbAVX512_loop_636:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_636
+	JNZ          fbAVX512_loop_742
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13827,9 +15579,9 @@ fbAVX512_loop_636:
 	VMOVUPD.Z    192(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z15, Z0
 	VMOVUPD      Z0, K1, 192(DX)(CX*1)
-	JMP          fbAVX512_swend_627
+	JMP          fbAVX512_swend_733
 
-fbAVX512_case3_630:
+fbAVX512_case3_736:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -13857,7 +15609,7 @@ fbAVX512_case3_630:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_637:
+fbAVX512_loop_743:
 	VMOVUPD      (BX), Z12
 	VMOVUPD      64(BX), Z13
 	VMOVUPD      128(BX), Z14
@@ -13880,7 +15632,7 @@ fbAVX512_loop_637:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_637
+	JNZ          fbAVX512_loop_743
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -13955,9 +15707,9 @@ fbAVX512_loop_637:
 	VMOVUPD.Z    192(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 192(DX)(AX*2)
-	JMP          fbAVX512_swend_627
+	JMP          fbAVX512_swend_733
 
-fbAVX512_case2_629:
+fbAVX512_case2_735:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -13981,7 +15733,7 @@ fbAVX512_case2_629:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_638:
+fbAVX512_loop_744:
 	VMOVUPD      (BX), Z8
 	VMOVUPD      64(BX), Z9
 	VMOVUPD      128(BX), Z10
@@ -13999,7 +15751,7 @@ fbAVX512_loop_638:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_638
+	JNZ          fbAVX512_loop_744
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14053,9 +15805,9 @@ fbAVX512_loop_638:
 	VMOVUPD.Z    192(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z7, Z0
 	VMOVUPD      Z0, K1, 192(DX)(AX*1)
-	JMP          fbAVX512_swend_627
+	JMP          fbAVX512_swend_733
 
-fbAVX512_case1_628:
+fbAVX512_case1_734:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -14075,7 +15827,7 @@ fbAVX512_case1_628:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_639:
+fbAVX512_loop_745:
 	VBROADCASTSD (CX), Z4
 	VFMADD231PD  (BX), Z4, Z0
 	VFMADD231PD  64(BX), Z4, Z1
@@ -14084,7 +15836,7 @@ fbAVX512_loop_639:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_639
+	JNZ          fbAVX512_loop_745
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14118,16 +15870,16 @@ fbAVX512_loop_639:
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, 192(DX)
 
-fbAVX512_swend_627:
+fbAVX512_swend_733:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_625
+	JMP  fbAVX512_ti_731
 
-fbAVX512_tiend_626:
-	JMP fbAVX512_swend_619
+fbAVX512_tiend_732:
+	JMP fbAVX512_swend_725
 
-fbAVX512_case3_622:
+fbAVX512_case3_728:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -14144,7 +15896,7 @@ fbAVX512_case3_622:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_640:
+fbAVX512_pack_746:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -14158,28 +15910,28 @@ fbAVX512_pack_640:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_640
+	JNZ        fbAVX512_pack_746
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_641:
+fbAVX512_ti_747:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_642
+	JAE     fbAVX512_tiend_748
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_644
+	JEQ     fbAVX512_case1_750
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_645
+	JEQ     fbAVX512_case2_751
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_646
+	JEQ     fbAVX512_case3_752
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_647
+	JEQ     fbAVX512_case4_753
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_648
+	JEQ     fbAVX512_case5_754
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -14213,7 +15965,7 @@ fbAVX512_ti_641:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_650:
+fbAVX512_loop_756:
 	VMOVUPD      (BX), Z18
 	VMOVUPD      64(BX), Z19
 	VMOVUPD      128(BX), Z20
@@ -14244,7 +15996,7 @@ fbAVX512_loop_650:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_650
+	JNZ          fbAVX512_loop_756
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14356,9 +16108,9 @@ fbAVX512_loop_650:
 	VMOVUPD.Z    128(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z17, Z0
 	VMOVUPD      Z0, K1, 128(SI)(AX*1)
-	JMP          fbAVX512_swend_643
+	JMP          fbAVX512_swend_749
 
-fbAVX512_case5_648:
+fbAVX512_case5_754:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -14389,7 +16141,7 @@ fbAVX512_case5_648:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_651:
+fbAVX512_loop_757:
 	VMOVUPD      (BX), Z15
 	VMOVUPD      64(BX), Z16
 	VMOVUPD      128(BX), Z17
@@ -14416,7 +16168,7 @@ fbAVX512_loop_651:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_651
+	JNZ          fbAVX512_loop_757
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14512,9 +16264,9 @@ fbAVX512_loop_651:
 	VMOVUPD.Z    128(DI), K1, Z1
 	VFMADD231PD  Z1, Z14, Z0
 	VMOVUPD      Z0, K1, 128(SI)
-	JMP          fbAVX512_swend_643
+	JMP          fbAVX512_swend_749
 
-fbAVX512_case4_647:
+fbAVX512_case4_753:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -14542,7 +16294,7 @@ fbAVX512_case4_647:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_652:
+fbAVX512_loop_758:
 	VMOVUPD      (BX), Z12
 	VMOVUPD      64(BX), Z13
 	VMOVUPD      128(BX), Z14
@@ -14565,7 +16317,7 @@ fbAVX512_loop_652:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_652
+	JNZ          fbAVX512_loop_758
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14641,9 +16393,9 @@ fbAVX512_loop_652:
 	VMOVUPD.Z    128(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 128(DX)(CX*1)
-	JMP          fbAVX512_swend_643
+	JMP          fbAVX512_swend_749
 
-fbAVX512_case3_646:
+fbAVX512_case3_752:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -14668,7 +16420,7 @@ fbAVX512_case3_646:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_653:
+fbAVX512_loop_759:
 	VMOVUPD      (BX), Z9
 	VMOVUPD      64(BX), Z10
 	VMOVUPD      128(BX), Z11
@@ -14687,7 +16439,7 @@ fbAVX512_loop_653:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_653
+	JNZ          fbAVX512_loop_759
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14747,9 +16499,9 @@ fbAVX512_loop_653:
 	VMOVUPD.Z    128(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z8, Z0
 	VMOVUPD      Z0, K1, 128(DX)(AX*2)
-	JMP          fbAVX512_swend_643
+	JMP          fbAVX512_swend_749
 
-fbAVX512_case2_645:
+fbAVX512_case2_751:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -14771,7 +16523,7 @@ fbAVX512_case2_645:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_654:
+fbAVX512_loop_760:
 	VMOVUPD      (BX), Z6
 	VMOVUPD      64(BX), Z7
 	VMOVUPD      128(BX), Z8
@@ -14786,7 +16538,7 @@ fbAVX512_loop_654:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_654
+	JNZ          fbAVX512_loop_760
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14830,9 +16582,9 @@ fbAVX512_loop_654:
 	VMOVUPD.Z    128(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, 128(DX)(AX*1)
-	JMP          fbAVX512_swend_643
+	JMP          fbAVX512_swend_749
 
-fbAVX512_case1_644:
+fbAVX512_case1_750:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -14851,7 +16603,7 @@ fbAVX512_case1_644:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_655:
+fbAVX512_loop_761:
 	VBROADCASTSD (CX), Z3
 	VFMADD231PD  (BX), Z3, Z0
 	VFMADD231PD  64(BX), Z3, Z1
@@ -14859,7 +16611,7 @@ fbAVX512_loop_655:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_655
+	JNZ          fbAVX512_loop_761
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -14888,16 +16640,16 @@ fbAVX512_loop_655:
 	VFMADD231PD  Z1, Z2, Z0
 	VMOVUPD      Z0, K1, 128(DX)
 
-fbAVX512_swend_643:
+fbAVX512_swend_749:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_641
+	JMP  fbAVX512_ti_747
 
-fbAVX512_tiend_642:
-	JMP fbAVX512_swend_619
+fbAVX512_tiend_748:
+	JMP fbAVX512_swend_725
 
-fbAVX512_case2_621:
+fbAVX512_case2_727:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -14914,7 +16666,7 @@ fbAVX512_case2_621:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_656:
+fbAVX512_pack_762:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD.Z  64(CX), K1, Z0
@@ -14926,28 +16678,28 @@ fbAVX512_pack_656:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_656
+	JNZ        fbAVX512_pack_762
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_657:
+fbAVX512_ti_763:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_658
+	JAE     fbAVX512_tiend_764
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_660
+	JEQ     fbAVX512_case1_766
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_661
+	JEQ     fbAVX512_case2_767
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_662
+	JEQ     fbAVX512_case3_768
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_663
+	JEQ     fbAVX512_case4_769
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_664
+	JEQ     fbAVX512_case5_770
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -14975,7 +16727,7 @@ fbAVX512_ti_657:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_666:
+fbAVX512_loop_772:
 	VMOVUPD      (BX), Z12
 	VMOVUPD      64(BX), Z13
 	VBROADCASTSD (CX), Z14
@@ -14999,7 +16751,7 @@ fbAVX512_loop_666:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_666
+	JNZ          fbAVX512_loop_772
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15081,9 +16833,9 @@ fbAVX512_loop_666:
 	VMOVUPD.Z    64(DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z11, Z0
 	VMOVUPD      Z0, K1, 64(SI)(AX*1)
-	JMP          fbAVX512_swend_659
+	JMP          fbAVX512_swend_765
 
-fbAVX512_case5_664:
+fbAVX512_case5_770:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15109,7 +16861,7 @@ fbAVX512_case5_664:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_667:
+fbAVX512_loop_773:
 	VMOVUPD      (BX), Z10
 	VMOVUPD      64(BX), Z11
 	VBROADCASTSD (CX), Z12
@@ -15130,7 +16882,7 @@ fbAVX512_loop_667:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_667
+	JNZ          fbAVX512_loop_773
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15201,9 +16953,9 @@ fbAVX512_loop_667:
 	VMOVUPD.Z    64(DI), K1, Z1
 	VFMADD231PD  Z1, Z9, Z0
 	VMOVUPD      Z0, K1, 64(SI)
-	JMP          fbAVX512_swend_659
+	JMP          fbAVX512_swend_765
 
-fbAVX512_case4_663:
+fbAVX512_case4_769:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15227,7 +16979,7 @@ fbAVX512_case4_663:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_668:
+fbAVX512_loop_774:
 	VMOVUPD      (BX), Z8
 	VMOVUPD      64(BX), Z9
 	VBROADCASTSD (CX), Z10
@@ -15245,7 +16997,7 @@ fbAVX512_loop_668:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_668
+	JNZ          fbAVX512_loop_774
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15301,9 +17053,9 @@ fbAVX512_loop_668:
 	VMOVUPD.Z    64(BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z7, Z0
 	VMOVUPD      Z0, K1, 64(DX)(CX*1)
-	JMP          fbAVX512_swend_659
+	JMP          fbAVX512_swend_765
 
-fbAVX512_case3_662:
+fbAVX512_case3_768:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15325,7 +17077,7 @@ fbAVX512_case3_662:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_669:
+fbAVX512_loop_775:
 	VMOVUPD      (BX), Z6
 	VMOVUPD      64(BX), Z7
 	VBROADCASTSD (CX), Z8
@@ -15340,7 +17092,7 @@ fbAVX512_loop_669:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_669
+	JNZ          fbAVX512_loop_775
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15385,9 +17137,9 @@ fbAVX512_loop_669:
 	VMOVUPD.Z    64(BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, 64(DX)(AX*2)
-	JMP          fbAVX512_swend_659
+	JMP          fbAVX512_swend_765
 
-fbAVX512_case2_661:
+fbAVX512_case2_767:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15407,7 +17159,7 @@ fbAVX512_case2_661:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_670:
+fbAVX512_loop_776:
 	VMOVUPD      (BX), Z4
 	VMOVUPD      64(BX), Z5
 	VBROADCASTSD (CX), Z6
@@ -15419,7 +17171,7 @@ fbAVX512_loop_670:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_670
+	JNZ          fbAVX512_loop_776
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15453,9 +17205,9 @@ fbAVX512_loop_670:
 	VMOVUPD.Z    64(BX)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, 64(DX)(AX*1)
-	JMP          fbAVX512_swend_659
+	JMP          fbAVX512_swend_765
 
-fbAVX512_case1_660:
+fbAVX512_case1_766:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15473,14 +17225,14 @@ fbAVX512_case1_660:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_671:
+fbAVX512_loop_777:
 	VBROADCASTSD (CX), Z2
 	VFMADD231PD  (BX), Z2, Z0
 	VFMADD231PD  64(BX), Z2, Z1
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_671
+	JNZ          fbAVX512_loop_777
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15504,16 +17256,16 @@ fbAVX512_loop_671:
 	VFMADD231PD  Z2, Z1, Z0
 	VMOVUPD      Z0, K1, 64(DX)
 
-fbAVX512_swend_659:
+fbAVX512_swend_765:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_657
+	JMP  fbAVX512_ti_763
 
-fbAVX512_tiend_658:
-	JMP fbAVX512_swend_619
+fbAVX512_tiend_764:
+	JMP fbAVX512_swend_725
 
-fbAVX512_case1_620:
+fbAVX512_case1_726:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -15530,7 +17282,7 @@ fbAVX512_case1_620:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_672:
+fbAVX512_pack_778:
 	VMOVUPD.Z  (CX), K1, Z0
 	VMOVUPD    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -15540,28 +17292,28 @@ fbAVX512_pack_672:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_672
+	JNZ        fbAVX512_pack_778
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_673:
+fbAVX512_ti_779:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_674
+	JAE     fbAVX512_tiend_780
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_676
+	JEQ     fbAVX512_case1_782
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_677
+	JEQ     fbAVX512_case2_783
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_678
+	JEQ     fbAVX512_case3_784
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_679
+	JEQ     fbAVX512_case4_785
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_680
+	JEQ     fbAVX512_case5_786
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -15583,7 +17335,7 @@ fbAVX512_ti_673:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_682:
+fbAVX512_loop_788:
 	VMOVUPD      (BX), Z6
 	VBROADCASTSD (CX), Z7
 	VFMADD231PD  Z6, Z7, Z0
@@ -15600,7 +17352,7 @@ fbAVX512_loop_682:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_682
+	JNZ          fbAVX512_loop_788
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15652,9 +17404,9 @@ fbAVX512_loop_682:
 	VMOVUPD.Z    (DI)(AX*1), K1, Z1
 	VFMADD231PD  Z1, Z5, Z0
 	VMOVUPD      Z0, K1, (SI)(AX*1)
-	JMP          fbAVX512_swend_675
+	JMP          fbAVX512_swend_781
 
-fbAVX512_case5_680:
+fbAVX512_case5_786:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15675,7 +17427,7 @@ fbAVX512_case5_680:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_683:
+fbAVX512_loop_789:
 	VMOVUPD      (BX), Z5
 	VBROADCASTSD (CX), Z6
 	VFMADD231PD  Z5, Z6, Z0
@@ -15690,7 +17442,7 @@ fbAVX512_loop_683:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_683
+	JNZ          fbAVX512_loop_789
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15736,9 +17488,9 @@ fbAVX512_loop_683:
 	VMOVUPD.Z    (DI), K1, Z1
 	VFMADD231PD  Z1, Z4, Z0
 	VMOVUPD      Z0, K1, (SI)
-	JMP          fbAVX512_swend_675
+	JMP          fbAVX512_swend_781
 
-fbAVX512_case4_679:
+fbAVX512_case4_785:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15758,7 +17510,7 @@ fbAVX512_case4_679:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_684:
+fbAVX512_loop_790:
 	VMOVUPD      (BX), Z4
 	VBROADCASTSD (CX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -15771,7 +17523,7 @@ fbAVX512_loop_684:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_684
+	JNZ          fbAVX512_loop_790
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15807,9 +17559,9 @@ fbAVX512_loop_684:
 	VMOVUPD.Z    (BX)(CX*1), K1, Z1
 	VFMADD231PD  Z1, Z3, Z0
 	VMOVUPD      Z0, K1, (DX)(CX*1)
-	JMP          fbAVX512_swend_675
+	JMP          fbAVX512_swend_781
 
-fbAVX512_case3_678:
+fbAVX512_case3_784:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15828,7 +17580,7 @@ fbAVX512_case3_678:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_685:
+fbAVX512_loop_791:
 	VMOVUPD      (BX), Z3
 	VBROADCASTSD (CX), Z4
 	VFMADD231PD  Z3, Z4, Z0
@@ -15839,7 +17591,7 @@ fbAVX512_loop_685:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_685
+	JNZ          fbAVX512_loop_791
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15869,9 +17621,9 @@ fbAVX512_loop_685:
 	VMOVUPD.Z    (BX)(AX*2), K1, Z1
 	VFMADD231PD  Z1, Z2, Z0
 	VMOVUPD      Z0, K1, (DX)(AX*2)
-	JMP          fbAVX512_swend_675
+	JMP          fbAVX512_swend_781
 
-fbAVX512_case2_677:
+fbAVX512_case2_783:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15889,7 +17641,7 @@ fbAVX512_case2_677:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_686:
+fbAVX512_loop_792:
 	VMOVUPD      (BX), Z2
 	VBROADCASTSD (CX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -15898,7 +17650,7 @@ fbAVX512_loop_686:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_686
+	JNZ          fbAVX512_loop_792
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15922,9 +17674,9 @@ fbAVX512_loop_686:
 	VMOVUPD.Z    (BX)(AX*1), K1, Z2
 	VFMADD231PD  Z2, Z1, Z0
 	VMOVUPD      Z0, K1, (DX)(AX*1)
-	JMP          fbAVX512_swend_675
+	JMP          fbAVX512_swend_781
 
-fbAVX512_case1_676:
+fbAVX512_case1_782:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -15941,13 +17693,13 @@ fbAVX512_case1_676:
 	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_687:
+fbAVX512_loop_793:
 	VBROADCASTSD (CX), Z1
 	VFMADD231PD  (BX), Z1, Z0
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_687
+	JNZ          fbAVX512_loop_793
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -15966,26 +17718,26 @@ fbAVX512_loop_687:
 	VFMADD231PD  Z2, Z0, Z1
 	VMOVUPD      Z1, K1, (DX)
 
-fbAVX512_swend_675:
+fbAVX512_swend_781:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_673
+	JMP  fbAVX512_ti_779
 
-fbAVX512_tiend_674:
-fbAVX512_swend_619:
+fbAVX512_tiend_780:
+fbAVX512_swend_725:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000020, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_tj_616
+	JMP  fbAVX512_tj_722
 
-fbAVX512_tjend_617:
+fbAVX512_tjend_723:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000080, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_tt_614
+	JMP  fbAVX512_tt_720
 
-fbAVX512_ttend_615:
+fbAVX512_ttend_721:
 	VZEROUPPER
 	RET
 
@@ -16102,30 +17854,30 @@ TEXT ·backwardBatchAVX2(SB), $6288-152
 	MOVQ         AX, BX
 	ANDQ         $-4, BX
 
-fbAVX2_bones_688_AVX2_narrow:
+fbAVX2_bones_794_AVX2_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX2_bones_688_AVX2_tail
+	JAE     fbAVX2_bones_794_AVX2_tail
 	VMOVUPD Y0, (DX)(CX*8)
 	ADDQ    $+4, CX
-	JMP     fbAVX2_bones_688_AVX2_narrow
+	JMP     fbAVX2_bones_794_AVX2_narrow
 
-fbAVX2_bones_688_AVX2_tail:
+fbAVX2_bones_794_AVX2_tail:
 	SUBQ       CX, AX
-	JZ         fbAVX2_bones_688_AVX2_end
+	JZ         fbAVX2_bones_794_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       AX, BX
 	LEAQ       tailmask<>+0(SB), AX
 	VMOVDQU    (AX)(BX*8), Y1
 	VMASKMOVPD Y0, Y1, (DX)(CX*8)
 
-fbAVX2_bones_688_AVX2_end:
+fbAVX2_bones_794_AVX2_end:
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_t_689:
+fbAVX2_t_795:
 	MOVQ  (SP), AX
 	MOVQ  T+120(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX2_tend_690
+	JAE   fbAVX2_tend_796
 	MOVQ  K+128(FP), CX
 	MOVQ  M+136(FP), DX
 	IMULQ DX, CX
@@ -16149,9 +17901,9 @@ fbAVX2_t_689:
 	MOVQ  DX, DI
 	ANDQ  $-8, DI
 
-fbAVX2_bw_691_AVX2_wide:
+fbAVX2_bw_797_AVX2_wide:
 	CMPQ    SI, DI
-	JAE     fbAVX2_bw_691_AVX2_narrow0
+	JAE     fbAVX2_bw_797_AVX2_narrow0
 	VMOVUPD (AX)(SI*8), Y0
 	VMULPD  (BX)(SI*8), Y0, Y0
 	VMOVUPD Y0, (CX)(SI*8)
@@ -16159,24 +17911,24 @@ fbAVX2_bw_691_AVX2_wide:
 	VMULPD  32(BX)(SI*8), Y0, Y0
 	VMOVUPD Y0, 32(CX)(SI*8)
 	ADDQ    $+8, SI
-	JMP     fbAVX2_bw_691_AVX2_wide
+	JMP     fbAVX2_bw_797_AVX2_wide
 
-fbAVX2_bw_691_AVX2_narrow0:
+fbAVX2_bw_797_AVX2_narrow0:
 	MOVQ DX, DI
 	ANDQ $-4, DI
 
-fbAVX2_bw_691_AVX2_narrow:
+fbAVX2_bw_797_AVX2_narrow:
 	CMPQ    SI, DI
-	JAE     fbAVX2_bw_691_AVX2_tail
+	JAE     fbAVX2_bw_797_AVX2_tail
 	VMOVUPD (AX)(SI*8), Y0
 	VMULPD  (BX)(SI*8), Y0, Y0
 	VMOVUPD Y0, (CX)(SI*8)
 	ADDQ    $+4, SI
-	JMP     fbAVX2_bw_691_AVX2_narrow
+	JMP     fbAVX2_bw_797_AVX2_narrow
 
-fbAVX2_bw_691_AVX2_tail:
+fbAVX2_bw_797_AVX2_tail:
 	SUBQ       SI, DX
-	JZ         fbAVX2_bw_691_AVX2_end
+	JZ         fbAVX2_bw_797_AVX2_end
 	MOVQ       $0x00000004, DI
 	SUBQ       DX, DI
 	LEAQ       tailmask<>+0(SB), DX
@@ -16186,14 +17938,14 @@ fbAVX2_bw_691_AVX2_tail:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, (CX)(SI*8)
 
-fbAVX2_bw_691_AVX2_end:
+fbAVX2_bw_797_AVX2_end:
 	MOVQ $0x00000000, 16(SP)
 
-fbAVX2_i0_692:
+fbAVX2_i0_798:
 	MOVQ    16(SP), AX
 	MOVQ    M+136(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_i0end_693
+	JAE     fbAVX2_i0end_799
 	MOVQ    ib+144(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -16204,16 +17956,16 @@ fbAVX2_i0_692:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX2_jc_694:
+fbAVX2_jc_800:
 	MOVQ 32(SP), AX
 	MOVQ M+136(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_jcend_695
+	JAE  fbAVX2_jcend_801
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000004, DX
 	CMPQ CX, $0x0000000c
-	JAE  fbAVX2_full_696
+	JAE  fbAVX2_full_802
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
 	MOVQ AX, DX
@@ -16222,12 +17974,12 @@ fbAVX2_jc_694:
 	NEGQ DX
 	ADDQ $0x00000004, DX
 
-fbAVX2_full_696:
+fbAVX2_full_802:
 	MOVQ    DX, 40(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_698
+	JEQ     fbAVX2_case1_804
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_699
+	JEQ     fbAVX2_case2_805
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16245,7 +17997,7 @@ fbAVX2_full_696:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_701:
+fbAVX2_pack_807:
 	VMOVUPD    (CX), Y1
 	VMOVUPD    Y1, (DX)
 	VMOVUPD    32(CX), Y1
@@ -16257,22 +18009,22 @@ fbAVX2_pack_701:
 	ADDQ       AX, CX
 	ADDQ       $0x00000060, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_701
+	JNZ        fbAVX2_pack_807
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_702:
+fbAVX2_kb_808:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_703
+	JAE     fbAVX2_kbend_809
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_705
+	JEQ     fbAVX2_case1_811
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_706
+	JEQ     fbAVX2_case2_812
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16298,7 +18050,7 @@ fbAVX2_kb_702:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_708:
+fbAVX2_loop_814:
 	VMOVUPD      (CX), Y10
 	VMOVUPD      32(CX), Y11
 	VMOVUPD      64(CX), Y12
@@ -16317,7 +18069,7 @@ fbAVX2_loop_708:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_708
+	JNZ          fbAVX2_loop_814
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -16325,7 +18077,7 @@ fbAVX2_loop_708:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_709
+	JZ           fbAVX2_first_815
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y10
@@ -16339,7 +18091,7 @@ fbAVX2_loop_708:
 	VMASKMOVPD   64(CX)(AX*2), Y0, Y10
 	VADDPD       Y10, Y9, Y9
 
-fbAVX2_first_709:
+fbAVX2_first_815:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
@@ -16349,9 +18101,9 @@ fbAVX2_first_709:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_704
+	JMP        fbAVX2_swend_810
 
-fbAVX2_case2_706:
+fbAVX2_case2_812:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16374,7 +18126,7 @@ fbAVX2_case2_706:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_710:
+fbAVX2_loop_816:
 	VMOVUPD      (CX), Y7
 	VMOVUPD      32(CX), Y8
 	VMOVUPD      64(CX), Y9
@@ -16389,7 +18141,7 @@ fbAVX2_loop_710:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_710
+	JNZ          fbAVX2_loop_816
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -16397,7 +18149,7 @@ fbAVX2_loop_710:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_711
+	JZ           fbAVX2_first_817
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y7
@@ -16407,16 +18159,16 @@ fbAVX2_loop_710:
 	VMASKMOVPD   64(CX)(AX*1), Y0, Y7
 	VADDPD       Y7, Y6, Y6
 
-fbAVX2_first_711:
+fbAVX2_first_817:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
 	VMOVUPD    Y4, (CX)(AX*1)
 	VMOVUPD    Y5, 32(CX)(AX*1)
 	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_704
+	JMP        fbAVX2_swend_810
 
-fbAVX2_case1_705:
+fbAVX2_case1_811:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16436,7 +18188,7 @@ fbAVX2_case1_705:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_712:
+fbAVX2_loop_818:
 	VBROADCASTSD (DX), Y4
 	VFMADD231PD  (CX), Y4, Y1
 	VFMADD231PD  32(CX), Y4, Y2
@@ -16444,7 +18196,7 @@ fbAVX2_loop_712:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_712
+	JNZ          fbAVX2_loop_818
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -16452,27 +18204,27 @@ fbAVX2_loop_712:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_713
+	JZ           fbAVX2_first_819
 	VADDPD       (CX), Y1, Y1
 	VADDPD       32(CX), Y2, Y2
 	VMASKMOVPD   64(CX), Y0, Y4
 	VADDPD       Y4, Y3, Y3
 
-fbAVX2_first_713:
+fbAVX2_first_819:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
 
-fbAVX2_swend_704:
+fbAVX2_swend_810:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_702
+	JMP  fbAVX2_kb_808
 
-fbAVX2_kbend_703:
-	JMP fbAVX2_swend_697
+fbAVX2_kbend_809:
+	JMP fbAVX2_swend_803
 
-fbAVX2_case2_699:
+fbAVX2_case2_805:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16490,7 +18242,7 @@ fbAVX2_case2_699:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_714:
+fbAVX2_pack_820:
 	VMOVUPD    (CX), Y1
 	VMOVUPD    Y1, (DX)
 	VMASKMOVPD 32(CX), Y0, Y1
@@ -16500,22 +18252,22 @@ fbAVX2_pack_714:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_714
+	JNZ        fbAVX2_pack_820
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_715:
+fbAVX2_kb_821:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_716
+	JAE     fbAVX2_kbend_822
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_718
+	JEQ     fbAVX2_case1_824
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_719
+	JEQ     fbAVX2_case2_825
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16538,7 +18290,7 @@ fbAVX2_kb_715:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_721:
+fbAVX2_loop_827:
 	VMOVUPD      (CX), Y7
 	VMOVUPD      32(CX), Y8
 	VBROADCASTSD (DX), Y9
@@ -16553,7 +18305,7 @@ fbAVX2_loop_721:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_721
+	JNZ          fbAVX2_loop_827
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -16561,7 +18313,7 @@ fbAVX2_loop_721:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_722
+	JZ           fbAVX2_first_828
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y7
 	VADDPD       Y7, Y2, Y2
@@ -16572,16 +18324,16 @@ fbAVX2_loop_721:
 	VMASKMOVPD   32(CX)(AX*2), Y0, Y7
 	VADDPD       Y7, Y6, Y6
 
-fbAVX2_first_722:
+fbAVX2_first_828:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	VMOVUPD    Y5, (CX)(AX*2)
 	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_717
+	JMP        fbAVX2_swend_823
 
-fbAVX2_case2_719:
+fbAVX2_case2_825:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16602,7 +18354,7 @@ fbAVX2_case2_719:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_723:
+fbAVX2_loop_829:
 	VMOVUPD      (CX), Y5
 	VMOVUPD      32(CX), Y6
 	VBROADCASTSD (DX), Y7
@@ -16614,7 +18366,7 @@ fbAVX2_loop_723:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_723
+	JNZ          fbAVX2_loop_829
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -16622,7 +18374,7 @@ fbAVX2_loop_723:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_724
+	JZ           fbAVX2_first_830
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y5
 	VADDPD       Y5, Y2, Y2
@@ -16630,14 +18382,14 @@ fbAVX2_loop_723:
 	VMASKMOVPD   32(CX)(AX*1), Y0, Y5
 	VADDPD       Y5, Y4, Y4
 
-fbAVX2_first_724:
+fbAVX2_first_830:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_717
+	JMP        fbAVX2_swend_823
 
-fbAVX2_case1_718:
+fbAVX2_case1_824:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16656,14 +18408,14 @@ fbAVX2_case1_718:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_725:
+fbAVX2_loop_831:
 	VBROADCASTSD (DX), Y3
 	VFMADD231PD  (CX), Y3, Y1
 	VFMADD231PD  32(CX), Y3, Y2
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_725
+	JNZ          fbAVX2_loop_831
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -16671,25 +18423,25 @@ fbAVX2_loop_725:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_726
+	JZ           fbAVX2_first_832
 	VADDPD       (CX), Y1, Y1
 	VMASKMOVPD   32(CX), Y0, Y3
 	VADDPD       Y3, Y2, Y2
 
-fbAVX2_first_726:
+fbAVX2_first_832:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
 
-fbAVX2_swend_717:
+fbAVX2_swend_823:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_715
+	JMP  fbAVX2_kb_821
 
-fbAVX2_kbend_716:
-	JMP fbAVX2_swend_697
+fbAVX2_kbend_822:
+	JMP fbAVX2_swend_803
 
-fbAVX2_case1_698:
+fbAVX2_case1_804:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16707,7 +18459,7 @@ fbAVX2_case1_698:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_727:
+fbAVX2_pack_833:
 	VMASKMOVPD (CX), Y0, Y1
 	VMOVUPD    Y1, (DX)
 	PREFETCHT1 96(CX)
@@ -16715,22 +18467,22 @@ fbAVX2_pack_727:
 	ADDQ       AX, CX
 	ADDQ       $0x00000020, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_727
+	JNZ        fbAVX2_pack_833
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_728:
+fbAVX2_kb_834:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_729
+	JAE     fbAVX2_kbend_835
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_731
+	JEQ     fbAVX2_case1_837
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_732
+	JEQ     fbAVX2_case2_838
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16750,7 +18502,7 @@ fbAVX2_kb_728:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_734:
+fbAVX2_loop_840:
 	VMOVUPD      (CX), Y4
 	VBROADCASTSD (DX), Y5
 	VFMADD231PD  Y4, Y5, Y1
@@ -16761,7 +18513,7 @@ fbAVX2_loop_734:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_734
+	JNZ          fbAVX2_loop_840
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -16769,7 +18521,7 @@ fbAVX2_loop_734:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_735
+	JZ           fbAVX2_first_841
 	VMASKMOVPD   (CX), Y0, Y4
 	VADDPD       Y4, Y1, Y1
 	VMASKMOVPD   (CX)(AX*1), Y0, Y4
@@ -16777,13 +18529,13 @@ fbAVX2_loop_734:
 	VMASKMOVPD   (CX)(AX*2), Y0, Y4
 	VADDPD       Y4, Y3, Y3
 
-fbAVX2_first_735:
+fbAVX2_first_841:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
 	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_730
+	JMP        fbAVX2_swend_836
 
-fbAVX2_case2_732:
+fbAVX2_case2_838:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16802,7 +18554,7 @@ fbAVX2_case2_732:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_736:
+fbAVX2_loop_842:
 	VMOVUPD      (CX), Y3
 	VBROADCASTSD (DX), Y4
 	VFMADD231PD  Y3, Y4, Y1
@@ -16811,7 +18563,7 @@ fbAVX2_loop_736:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_736
+	JNZ          fbAVX2_loop_842
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -16819,18 +18571,18 @@ fbAVX2_loop_736:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_737
+	JZ           fbAVX2_first_843
 	VMASKMOVPD   (CX), Y0, Y3
 	VADDPD       Y3, Y1, Y1
 	VMASKMOVPD   (CX)(AX*1), Y0, Y3
 	VADDPD       Y3, Y2, Y2
 
-fbAVX2_first_737:
+fbAVX2_first_843:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_730
+	JMP        fbAVX2_swend_836
 
-fbAVX2_case1_731:
+fbAVX2_case1_837:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
@@ -16848,13 +18600,13 @@ fbAVX2_case1_731:
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_738:
+fbAVX2_loop_844:
 	VBROADCASTSD (DX), Y2
 	VFMADD231PD  (CX), Y2, Y1
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_738
+	JNZ          fbAVX2_loop_844
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -16862,41 +18614,41 @@ fbAVX2_loop_738:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_739
+	JZ           fbAVX2_first_845
 	VMASKMOVPD   (CX), Y0, Y2
 	VADDPD       Y2, Y1, Y1
 
-fbAVX2_first_739:
+fbAVX2_first_845:
 	VMASKMOVPD Y1, Y0, (CX)
 
-fbAVX2_swend_730:
+fbAVX2_swend_836:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_728
+	JMP  fbAVX2_kb_834
 
-fbAVX2_kbend_729:
-fbAVX2_swend_697:
+fbAVX2_kbend_835:
+fbAVX2_swend_803:
 	MOVQ 32(SP), AX
 	ADDQ $0x0000000c, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX2_jc_694
+	JMP  fbAVX2_jc_800
 
-fbAVX2_jcend_695:
+fbAVX2_jcend_801:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_i0_692
+	JMP  fbAVX2_i0_798
 
-fbAVX2_i0end_693:
+fbAVX2_i0end_799:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_bscale_740:
+fbAVX2_bscale_846:
 	MOVQ         8(SP), AX
 	MOVQ         K+128(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX2_bscaleend_741
+	JAE          fbAVX2_bscaleend_847
 	MOVQ         T+120(FP), CX
 	MOVQ         (SP), DX
 	SUBQ         DX, CX
@@ -16916,31 +18668,31 @@ fbAVX2_bscale_740:
 	MOVQ         AX, BX
 	ANDQ         $-8, BX
 
-fbAVX2_mul_742_AVX2_wide:
+fbAVX2_mul_848_AVX2_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_742_AVX2_narrow0
+	JAE     fbAVX2_mul_848_AVX2_narrow0
 	VMULPD  (DX)(CX*8), Y0, Y1
 	VMOVUPD Y1, (DX)(CX*8)
 	VMULPD  32(DX)(CX*8), Y0, Y1
 	VMOVUPD Y1, 32(DX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX2_mul_742_AVX2_wide
+	JMP     fbAVX2_mul_848_AVX2_wide
 
-fbAVX2_mul_742_AVX2_narrow0:
+fbAVX2_mul_848_AVX2_narrow0:
 	MOVQ AX, BX
 	ANDQ $-4, BX
 
-fbAVX2_mul_742_AVX2_narrow:
+fbAVX2_mul_848_AVX2_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_742_AVX2_tail
+	JAE     fbAVX2_mul_848_AVX2_tail
 	VMULPD  (DX)(CX*8), Y0, Y1
 	VMOVUPD Y1, (DX)(CX*8)
 	ADDQ    $+4, CX
-	JMP     fbAVX2_mul_742_AVX2_narrow
+	JMP     fbAVX2_mul_848_AVX2_narrow
 
-fbAVX2_mul_742_AVX2_tail:
+fbAVX2_mul_848_AVX2_tail:
 	SUBQ       CX, AX
-	JZ         fbAVX2_mul_742_AVX2_end
+	JZ         fbAVX2_mul_848_AVX2_end
 	MOVQ       $0x00000004, BX
 	SUBQ       AX, BX
 	LEAQ       tailmask<>+0(SB), AX
@@ -16949,19 +18701,19 @@ fbAVX2_mul_742_AVX2_tail:
 	VMULPD     Y2, Y0, Y2
 	VMASKMOVPD Y2, Y1, (DX)(CX*8)
 
-fbAVX2_mul_742_AVX2_end:
+fbAVX2_mul_848_AVX2_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_bscale_740
+	JMP  fbAVX2_bscale_846
 
-fbAVX2_bscaleend_741:
+fbAVX2_bscaleend_847:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_t_689
+	JMP  fbAVX2_t_795
 
-fbAVX2_tend_690:
+fbAVX2_tend_796:
 	VZEROUPPER
 	RET
 
@@ -16985,29 +18737,29 @@ TEXT ·backwardBatchAVX512(SB), $16528-152
 	MOVQ         AX, BX
 	ANDQ         $-8, BX
 
-fbAVX512_bones_743_AVX512_narrow:
+fbAVX512_bones_849_AVX512_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_bones_743_AVX512_tail
+	JAE     fbAVX512_bones_849_AVX512_tail
 	VMOVUPD Z0, (DX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX512_bones_743_AVX512_narrow
+	JMP     fbAVX512_bones_849_AVX512_narrow
 
-fbAVX512_bones_743_AVX512_tail:
+fbAVX512_bones_849_AVX512_tail:
 	SUBQ    CX, AX
-	JZ      fbAVX512_bones_743_AVX512_end
+	JZ      fbAVX512_bones_849_AVX512_end
 	MOVQ    $-1, BX
 	BZHIQ   AX, BX, AX
 	KMOVB   AX, K1
 	VMOVUPD Z0, K1, (DX)(CX*8)
 
-fbAVX512_bones_743_AVX512_end:
+fbAVX512_bones_849_AVX512_end:
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_t_744:
+fbAVX512_t_850:
 	MOVQ  (SP), AX
 	MOVQ  T+120(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX512_tend_745
+	JAE   fbAVX512_tend_851
 	MOVQ  K+128(FP), CX
 	MOVQ  M+136(FP), DX
 	IMULQ DX, CX
@@ -17031,9 +18783,9 @@ fbAVX512_t_744:
 	MOVQ  DX, DI
 	ANDQ  $-16, DI
 
-fbAVX512_bw_746_AVX512_wide:
+fbAVX512_bw_852_AVX512_wide:
 	CMPQ    SI, DI
-	JAE     fbAVX512_bw_746_AVX512_narrow0
+	JAE     fbAVX512_bw_852_AVX512_narrow0
 	VMOVUPD (AX)(SI*8), Z0
 	VMULPD  (BX)(SI*8), Z0, Z0
 	VMOVUPD Z0, (CX)(SI*8)
@@ -17041,24 +18793,24 @@ fbAVX512_bw_746_AVX512_wide:
 	VMULPD  64(BX)(SI*8), Z0, Z0
 	VMOVUPD Z0, 64(CX)(SI*8)
 	ADDQ    $+16, SI
-	JMP     fbAVX512_bw_746_AVX512_wide
+	JMP     fbAVX512_bw_852_AVX512_wide
 
-fbAVX512_bw_746_AVX512_narrow0:
+fbAVX512_bw_852_AVX512_narrow0:
 	MOVQ DX, DI
 	ANDQ $-8, DI
 
-fbAVX512_bw_746_AVX512_narrow:
+fbAVX512_bw_852_AVX512_narrow:
 	CMPQ    SI, DI
-	JAE     fbAVX512_bw_746_AVX512_tail
+	JAE     fbAVX512_bw_852_AVX512_tail
 	VMOVUPD (AX)(SI*8), Z0
 	VMULPD  (BX)(SI*8), Z0, Z0
 	VMOVUPD Z0, (CX)(SI*8)
 	ADDQ    $+8, SI
-	JMP     fbAVX512_bw_746_AVX512_narrow
+	JMP     fbAVX512_bw_852_AVX512_narrow
 
-fbAVX512_bw_746_AVX512_tail:
+fbAVX512_bw_852_AVX512_tail:
 	SUBQ      SI, DX
-	JZ        fbAVX512_bw_746_AVX512_end
+	JZ        fbAVX512_bw_852_AVX512_end
 	MOVQ      $-1, DI
 	BZHIQ     DX, DI, DX
 	KMOVB     DX, K1
@@ -17067,14 +18819,14 @@ fbAVX512_bw_746_AVX512_tail:
 	VMULPD    Z1, Z0, Z0
 	VMOVUPD   Z0, K1, (CX)(SI*8)
 
-fbAVX512_bw_746_AVX512_end:
+fbAVX512_bw_852_AVX512_end:
 	MOVQ $0x00000000, 16(SP)
 
-fbAVX512_i0_747:
+fbAVX512_i0_853:
 	MOVQ    16(SP), AX
 	MOVQ    M+136(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_i0end_748
+	JAE     fbAVX512_i0end_854
 	MOVQ    ib+144(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -17085,16 +18837,16 @@ fbAVX512_i0_747:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX512_jc_749:
+fbAVX512_jc_855:
 	MOVQ 32(SP), AX
 	MOVQ M+136(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_jcend_750
+	JAE  fbAVX512_jcend_856
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000020
-	JAE  fbAVX512_full_751
+	JAE  fbAVX512_full_857
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -17103,14 +18855,14 @@ fbAVX512_jc_749:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX512_full_751:
+fbAVX512_full_857:
 	MOVQ  DX, 40(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_753
+	JEQ   fbAVX512_case1_859
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_754
+	JEQ   fbAVX512_case2_860
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_755
+	JEQ   fbAVX512_case3_861
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -17127,7 +18879,7 @@ fbAVX512_full_751:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_757:
+fbAVX512_pack_863:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -17143,28 +18895,28 @@ fbAVX512_pack_757:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_757
+	JNZ        fbAVX512_pack_863
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_758:
+fbAVX512_kb_864:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_759
+	JAE     fbAVX512_kbend_865
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_761
+	JEQ     fbAVX512_case1_867
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_762
+	JEQ     fbAVX512_case2_868
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_763
+	JEQ     fbAVX512_case3_869
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_764
+	JEQ     fbAVX512_case4_870
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_765
+	JEQ     fbAVX512_case5_871
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -17205,7 +18957,7 @@ fbAVX512_kb_758:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_767:
+fbAVX512_loop_873:
 	VMOVUPD      (SI), Z24
 	VMOVUPD      64(SI), Z25
 	VMOVUPD      128(SI), Z26
@@ -17244,7 +18996,7 @@ fbAVX512_loop_767:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_767
+	JNZ          fbAVX512_loop_873
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -17253,7 +19005,7 @@ fbAVX512_loop_767:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_768
+	JZ           fbAVX512_first_874
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -17285,7 +19037,7 @@ fbAVX512_loop_767:
 	VMOVUPD.Z    192(BX)(AX*1), K1, Z24
 	VADDPD       Z24, Z23, Z23
 
-fbAVX512_first_768:
+fbAVX512_first_874:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -17310,9 +19062,9 @@ fbAVX512_first_768:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_760
+	JMP     fbAVX512_swend_866
 
-fbAVX512_case5_765:
+fbAVX512_case5_871:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -17349,7 +19101,7 @@ fbAVX512_case5_765:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_769:
+fbAVX512_loop_875:
 	VMOVUPD      (SI), Z20
 	VMOVUPD      64(SI), Z21
 	VMOVUPD      128(SI), Z22
@@ -17383,7 +19135,7 @@ fbAVX512_loop_769:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_769
+	JNZ          fbAVX512_loop_875
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -17392,7 +19144,7 @@ fbAVX512_loop_769:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_770
+	JZ           fbAVX512_first_876
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -17419,7 +19171,7 @@ fbAVX512_loop_769:
 	VMOVUPD.Z    192(BX), K1, Z20
 	VADDPD       Z20, Z19, Z19
 
-fbAVX512_first_770:
+fbAVX512_first_876:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -17440,9 +19192,9 @@ fbAVX512_first_770:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_760
+	JMP     fbAVX512_swend_866
 
-fbAVX512_case4_764:
+fbAVX512_case4_870:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -17474,7 +19226,7 @@ fbAVX512_case4_764:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_771:
+fbAVX512_loop_877:
 	VMOVUPD      (BX), Z16
 	VMOVUPD      64(BX), Z17
 	VMOVUPD      128(BX), Z18
@@ -17502,7 +19254,7 @@ fbAVX512_loop_771:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_771
+	JNZ          fbAVX512_loop_877
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -17510,7 +19262,7 @@ fbAVX512_loop_771:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_772
+	JZ           fbAVX512_first_878
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VADDPD       128(DX), Z2, Z2
@@ -17532,7 +19284,7 @@ fbAVX512_loop_771:
 	VMOVUPD.Z    192(DX)(CX*1), K1, Z16
 	VADDPD       Z16, Z15, Z15
 
-fbAVX512_first_772:
+fbAVX512_first_878:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, 128(DX)
@@ -17549,9 +19301,9 @@ fbAVX512_first_772:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_760
+	JMP     fbAVX512_swend_866
 
-fbAVX512_case3_763:
+fbAVX512_case3_869:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -17579,7 +19331,7 @@ fbAVX512_case3_763:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_773:
+fbAVX512_loop_879:
 	VMOVUPD      (CX), Z12
 	VMOVUPD      64(CX), Z13
 	VMOVUPD      128(CX), Z14
@@ -17602,7 +19354,7 @@ fbAVX512_loop_773:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_773
+	JNZ          fbAVX512_loop_879
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -17610,7 +19362,7 @@ fbAVX512_loop_773:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_774
+	JZ           fbAVX512_first_880
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -17627,7 +19379,7 @@ fbAVX512_loop_773:
 	VMOVUPD.Z    192(CX)(AX*2), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_774:
+fbAVX512_first_880:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -17640,9 +19392,9 @@ fbAVX512_first_774:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_760
+	JMP     fbAVX512_swend_866
 
-fbAVX512_case2_762:
+fbAVX512_case2_868:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -17666,7 +19418,7 @@ fbAVX512_case2_762:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_775:
+fbAVX512_loop_881:
 	VMOVUPD      (CX), Z8
 	VMOVUPD      64(CX), Z9
 	VMOVUPD      128(CX), Z10
@@ -17684,7 +19436,7 @@ fbAVX512_loop_775:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_775
+	JNZ          fbAVX512_loop_881
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -17692,7 +19444,7 @@ fbAVX512_loop_775:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_776
+	JZ           fbAVX512_first_882
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
@@ -17704,7 +19456,7 @@ fbAVX512_loop_775:
 	VMOVUPD.Z    192(CX)(AX*1), K1, Z8
 	VADDPD       Z8, Z7, Z7
 
-fbAVX512_first_776:
+fbAVX512_first_882:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
@@ -17713,9 +19465,9 @@ fbAVX512_first_776:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_760
+	JMP     fbAVX512_swend_866
 
-fbAVX512_case1_761:
+fbAVX512_case1_867:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -17735,7 +19487,7 @@ fbAVX512_case1_761:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_777:
+fbAVX512_loop_883:
 	VBROADCASTSD (DX), Z4
 	VFMADD231PD  (CX), Z4, Z0
 	VFMADD231PD  64(CX), Z4, Z1
@@ -17744,7 +19496,7 @@ fbAVX512_loop_777:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_777
+	JNZ          fbAVX512_loop_883
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -17752,29 +19504,29 @@ fbAVX512_loop_777:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_778
+	JZ           fbAVX512_first_884
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VADDPD       128(CX), Z2, Z2
 	VMOVUPD.Z    192(CX), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_778:
+fbAVX512_first_884:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
 
-fbAVX512_swend_760:
+fbAVX512_swend_866:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_758
+	JMP  fbAVX512_kb_864
 
-fbAVX512_kbend_759:
-	JMP fbAVX512_swend_752
+fbAVX512_kbend_865:
+	JMP fbAVX512_swend_858
 
-fbAVX512_case3_755:
+fbAVX512_case3_861:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -17791,7 +19543,7 @@ fbAVX512_case3_755:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_779:
+fbAVX512_pack_885:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD    64(CX), Z0
@@ -17805,28 +19557,28 @@ fbAVX512_pack_779:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_779
+	JNZ        fbAVX512_pack_885
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_780:
+fbAVX512_kb_886:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_781
+	JAE     fbAVX512_kbend_887
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_783
+	JEQ     fbAVX512_case1_889
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_784
+	JEQ     fbAVX512_case2_890
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_785
+	JEQ     fbAVX512_case3_891
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_786
+	JEQ     fbAVX512_case4_892
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_787
+	JEQ     fbAVX512_case5_893
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -17861,7 +19613,7 @@ fbAVX512_kb_780:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_789:
+fbAVX512_loop_895:
 	VMOVUPD      (SI), Z18
 	VMOVUPD      64(SI), Z19
 	VMOVUPD      128(SI), Z20
@@ -17893,7 +19645,7 @@ fbAVX512_loop_789:
 	ADDQ         $0x08, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_789
+	JNZ          fbAVX512_loop_895
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -17902,7 +19654,7 @@ fbAVX512_loop_789:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_790
+	JZ           fbAVX512_first_896
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z18
@@ -17928,7 +19680,7 @@ fbAVX512_loop_789:
 	VMOVUPD.Z    128(BX)(AX*1), K1, Z18
 	VADDPD       Z18, Z17, Z17
 
-fbAVX512_first_790:
+fbAVX512_first_896:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -17947,9 +19699,9 @@ fbAVX512_first_790:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_782
+	JMP     fbAVX512_swend_888
 
-fbAVX512_case5_787:
+fbAVX512_case5_893:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -17981,7 +19733,7 @@ fbAVX512_case5_787:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_791:
+fbAVX512_loop_897:
 	VMOVUPD      (SI), Z15
 	VMOVUPD      64(SI), Z16
 	VMOVUPD      128(SI), Z17
@@ -18009,7 +19761,7 @@ fbAVX512_loop_791:
 	ADDQ         $0x08, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_791
+	JNZ          fbAVX512_loop_897
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -18018,7 +19770,7 @@ fbAVX512_loop_791:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_792
+	JZ           fbAVX512_first_898
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z15
@@ -18040,7 +19792,7 @@ fbAVX512_loop_791:
 	VMOVUPD.Z    128(BX), K1, Z15
 	VADDPD       Z15, Z14, Z14
 
-fbAVX512_first_792:
+fbAVX512_first_898:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -18056,9 +19808,9 @@ fbAVX512_first_792:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_782
+	JMP     fbAVX512_swend_888
 
-fbAVX512_case4_786:
+fbAVX512_case4_892:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18086,7 +19838,7 @@ fbAVX512_case4_786:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_793:
+fbAVX512_loop_899:
 	VMOVUPD      (BX), Z12
 	VMOVUPD      64(BX), Z13
 	VMOVUPD      128(BX), Z14
@@ -18109,7 +19861,7 @@ fbAVX512_loop_793:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_793
+	JNZ          fbAVX512_loop_899
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -18117,7 +19869,7 @@ fbAVX512_loop_793:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_794
+	JZ           fbAVX512_first_900
 	VADDPD       (DX), Z0, Z0
 	VADDPD       64(DX), Z1, Z1
 	VMOVUPD.Z    128(DX), K1, Z12
@@ -18135,7 +19887,7 @@ fbAVX512_loop_793:
 	VMOVUPD.Z    128(DX)(CX*1), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_794:
+fbAVX512_first_900:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, 64(DX)
 	VMOVUPD Z2, K1, 128(DX)
@@ -18148,9 +19900,9 @@ fbAVX512_first_794:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_782
+	JMP     fbAVX512_swend_888
 
-fbAVX512_case3_785:
+fbAVX512_case3_891:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18175,7 +19927,7 @@ fbAVX512_case3_785:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_795:
+fbAVX512_loop_901:
 	VMOVUPD      (CX), Z9
 	VMOVUPD      64(CX), Z10
 	VMOVUPD      128(CX), Z11
@@ -18194,7 +19946,7 @@ fbAVX512_loop_795:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_795
+	JNZ          fbAVX512_loop_901
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -18202,7 +19954,7 @@ fbAVX512_loop_795:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_796
+	JZ           fbAVX512_first_902
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z9
@@ -18216,7 +19968,7 @@ fbAVX512_loop_795:
 	VMOVUPD.Z    128(CX)(AX*2), K1, Z9
 	VADDPD       Z9, Z8, Z8
 
-fbAVX512_first_796:
+fbAVX512_first_902:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
@@ -18226,9 +19978,9 @@ fbAVX512_first_796:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_782
+	JMP     fbAVX512_swend_888
 
-fbAVX512_case2_784:
+fbAVX512_case2_890:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18250,7 +20002,7 @@ fbAVX512_case2_784:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_797:
+fbAVX512_loop_903:
 	VMOVUPD      (CX), Z6
 	VMOVUPD      64(CX), Z7
 	VMOVUPD      128(CX), Z8
@@ -18265,7 +20017,7 @@ fbAVX512_loop_797:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_797
+	JNZ          fbAVX512_loop_903
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -18273,7 +20025,7 @@ fbAVX512_loop_797:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_798
+	JZ           fbAVX512_first_904
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z6
@@ -18283,16 +20035,16 @@ fbAVX512_loop_797:
 	VMOVUPD.Z    128(CX)(AX*1), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_798:
+fbAVX512_first_904:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_782
+	JMP     fbAVX512_swend_888
 
-fbAVX512_case1_783:
+fbAVX512_case1_889:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18311,7 +20063,7 @@ fbAVX512_case1_783:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_799:
+fbAVX512_loop_905:
 	VBROADCASTSD (DX), Z3
 	VFMADD231PD  (CX), Z3, Z0
 	VFMADD231PD  64(CX), Z3, Z1
@@ -18319,7 +20071,7 @@ fbAVX512_loop_799:
 	ADDQ         $0x08, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_799
+	JNZ          fbAVX512_loop_905
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -18327,27 +20079,27 @@ fbAVX512_loop_799:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_800
+	JZ           fbAVX512_first_906
 	VADDPD       (CX), Z0, Z0
 	VADDPD       64(CX), Z1, Z1
 	VMOVUPD.Z    128(CX), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_800:
+fbAVX512_first_906:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
 
-fbAVX512_swend_782:
+fbAVX512_swend_888:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_780
+	JMP  fbAVX512_kb_886
 
-fbAVX512_kbend_781:
-	JMP fbAVX512_swend_752
+fbAVX512_kbend_887:
+	JMP fbAVX512_swend_858
 
-fbAVX512_case2_754:
+fbAVX512_case2_860:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -18364,7 +20116,7 @@ fbAVX512_case2_754:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_801:
+fbAVX512_pack_907:
 	VMOVUPD    (CX), Z0
 	VMOVUPD    Z0, (DX)
 	VMOVUPD.Z  64(CX), K1, Z0
@@ -18376,28 +20128,28 @@ fbAVX512_pack_801:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_801
+	JNZ        fbAVX512_pack_907
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_802:
+fbAVX512_kb_908:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_803
+	JAE     fbAVX512_kbend_909
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_805
+	JEQ     fbAVX512_case1_911
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_806
+	JEQ     fbAVX512_case2_912
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_807
+	JEQ     fbAVX512_case3_913
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_808
+	JEQ     fbAVX512_case4_914
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_809
+	JEQ     fbAVX512_case5_915
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -18426,7 +20178,7 @@ fbAVX512_kb_802:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_811:
+fbAVX512_loop_917:
 	VMOVUPD      (SI), Z12
 	VMOVUPD      64(SI), Z13
 	VBROADCASTSD (DX), Z14
@@ -18451,7 +20203,7 @@ fbAVX512_loop_811:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_811
+	JNZ          fbAVX512_loop_917
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -18460,7 +20212,7 @@ fbAVX512_loop_811:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_812
+	JZ           fbAVX512_first_918
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z12
 	VADDPD       Z12, Z1, Z1
@@ -18480,7 +20232,7 @@ fbAVX512_loop_811:
 	VMOVUPD.Z    64(BX)(AX*1), K1, Z12
 	VADDPD       Z12, Z11, Z11
 
-fbAVX512_first_812:
+fbAVX512_first_918:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -18493,9 +20245,9 @@ fbAVX512_first_812:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_804
+	JMP     fbAVX512_swend_910
 
-fbAVX512_case5_809:
+fbAVX512_case5_915:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18522,7 +20274,7 @@ fbAVX512_case5_809:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_813:
+fbAVX512_loop_919:
 	VMOVUPD      (SI), Z10
 	VMOVUPD      64(SI), Z11
 	VBROADCASTSD (DX), Z12
@@ -18544,7 +20296,7 @@ fbAVX512_loop_813:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_813
+	JNZ          fbAVX512_loop_919
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -18553,7 +20305,7 @@ fbAVX512_loop_813:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_814
+	JZ           fbAVX512_first_920
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z10
 	VADDPD       Z10, Z1, Z1
@@ -18570,7 +20322,7 @@ fbAVX512_loop_813:
 	VMOVUPD.Z    64(BX), K1, Z10
 	VADDPD       Z10, Z9, Z9
 
-fbAVX512_first_814:
+fbAVX512_first_920:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -18581,9 +20333,9 @@ fbAVX512_first_814:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_804
+	JMP     fbAVX512_swend_910
 
-fbAVX512_case4_808:
+fbAVX512_case4_914:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18607,7 +20359,7 @@ fbAVX512_case4_808:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_815:
+fbAVX512_loop_921:
 	VMOVUPD      (BX), Z8
 	VMOVUPD      64(BX), Z9
 	VBROADCASTSD (DX), Z10
@@ -18625,7 +20377,7 @@ fbAVX512_loop_815:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_815
+	JNZ          fbAVX512_loop_921
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -18633,7 +20385,7 @@ fbAVX512_loop_815:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_816
+	JZ           fbAVX512_first_922
 	VADDPD       (DX), Z0, Z0
 	VMOVUPD.Z    64(DX), K1, Z8
 	VADDPD       Z8, Z1, Z1
@@ -18647,7 +20399,7 @@ fbAVX512_loop_815:
 	VMOVUPD.Z    64(DX)(CX*1), K1, Z8
 	VADDPD       Z8, Z7, Z7
 
-fbAVX512_first_816:
+fbAVX512_first_922:
 	VMOVUPD Z0, (DX)
 	VMOVUPD Z1, K1, 64(DX)
 	VMOVUPD Z2, (DX)(AX*1)
@@ -18656,9 +20408,9 @@ fbAVX512_first_816:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_804
+	JMP     fbAVX512_swend_910
 
-fbAVX512_case3_807:
+fbAVX512_case3_913:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18680,7 +20432,7 @@ fbAVX512_case3_807:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_817:
+fbAVX512_loop_923:
 	VMOVUPD      (CX), Z6
 	VMOVUPD      64(CX), Z7
 	VBROADCASTSD (DX), Z8
@@ -18695,7 +20447,7 @@ fbAVX512_loop_817:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_817
+	JNZ          fbAVX512_loop_923
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -18703,7 +20455,7 @@ fbAVX512_loop_817:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_818
+	JZ           fbAVX512_first_924
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z6
 	VADDPD       Z6, Z1, Z1
@@ -18714,16 +20466,16 @@ fbAVX512_loop_817:
 	VMOVUPD.Z    64(CX)(AX*2), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_818:
+fbAVX512_first_924:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_804
+	JMP     fbAVX512_swend_910
 
-fbAVX512_case2_806:
+fbAVX512_case2_912:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18743,7 +20495,7 @@ fbAVX512_case2_806:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_819:
+fbAVX512_loop_925:
 	VMOVUPD      (CX), Z4
 	VMOVUPD      64(CX), Z5
 	VBROADCASTSD (DX), Z6
@@ -18755,7 +20507,7 @@ fbAVX512_loop_819:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_819
+	JNZ          fbAVX512_loop_925
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -18763,7 +20515,7 @@ fbAVX512_loop_819:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_820
+	JZ           fbAVX512_first_926
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z4
 	VADDPD       Z4, Z1, Z1
@@ -18771,14 +20523,14 @@ fbAVX512_loop_819:
 	VMOVUPD.Z    64(CX)(AX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_820:
+fbAVX512_first_926:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_804
+	JMP     fbAVX512_swend_910
 
-fbAVX512_case1_805:
+fbAVX512_case1_911:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18796,14 +20548,14 @@ fbAVX512_case1_805:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_821:
+fbAVX512_loop_927:
 	VBROADCASTSD (DX), Z2
 	VFMADD231PD  (CX), Z2, Z0
 	VFMADD231PD  64(CX), Z2, Z1
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_821
+	JNZ          fbAVX512_loop_927
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -18811,25 +20563,25 @@ fbAVX512_loop_821:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_822
+	JZ           fbAVX512_first_928
 	VADDPD       (CX), Z0, Z0
 	VMOVUPD.Z    64(CX), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_822:
+fbAVX512_first_928:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
 
-fbAVX512_swend_804:
+fbAVX512_swend_910:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_802
+	JMP  fbAVX512_kb_908
 
-fbAVX512_kbend_803:
-	JMP fbAVX512_swend_752
+fbAVX512_kbend_909:
+	JMP fbAVX512_swend_858
 
-fbAVX512_case1_753:
+fbAVX512_case1_859:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -18846,7 +20598,7 @@ fbAVX512_case1_753:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_823:
+fbAVX512_pack_929:
 	VMOVUPD.Z  (CX), K1, Z0
 	VMOVUPD    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -18856,28 +20608,28 @@ fbAVX512_pack_823:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_823
+	JNZ        fbAVX512_pack_929
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_824:
+fbAVX512_kb_930:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_825
+	JAE     fbAVX512_kbend_931
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_827
+	JEQ     fbAVX512_case1_933
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_828
+	JEQ     fbAVX512_case2_934
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_829
+	JEQ     fbAVX512_case3_935
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_830
+	JEQ     fbAVX512_case4_936
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_831
+	JEQ     fbAVX512_case5_937
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -18900,7 +20652,7 @@ fbAVX512_kb_824:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_833:
+fbAVX512_loop_939:
 	VMOVUPD      (SI), Z6
 	VBROADCASTSD (DX), Z7
 	VFMADD231PD  Z6, Z7, Z0
@@ -18918,7 +20670,7 @@ fbAVX512_loop_833:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_833
+	JNZ          fbAVX512_loop_939
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -18927,7 +20679,7 @@ fbAVX512_loop_833:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_834
+	JZ           fbAVX512_first_940
 	VMOVUPD.Z    (DX), K1, Z6
 	VADDPD       Z6, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z6
@@ -18941,16 +20693,16 @@ fbAVX512_loop_833:
 	VMOVUPD.Z    (BX)(AX*1), K1, Z6
 	VADDPD       Z6, Z5, Z5
 
-fbAVX512_first_834:
+fbAVX512_first_940:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_826
+	JMP     fbAVX512_swend_932
 
-fbAVX512_case5_831:
+fbAVX512_case5_937:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -18972,7 +20724,7 @@ fbAVX512_case5_831:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_835:
+fbAVX512_loop_941:
 	VMOVUPD      (SI), Z5
 	VBROADCASTSD (DX), Z6
 	VFMADD231PD  Z5, Z6, Z0
@@ -18988,7 +20740,7 @@ fbAVX512_loop_835:
 	ADDQ         $0x08, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_835
+	JNZ          fbAVX512_loop_941
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -18997,7 +20749,7 @@ fbAVX512_loop_835:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_836
+	JZ           fbAVX512_first_942
 	VMOVUPD.Z    (DX), K1, Z5
 	VADDPD       Z5, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z5
@@ -19009,15 +20761,15 @@ fbAVX512_loop_835:
 	VMOVUPD.Z    (BX), K1, Z5
 	VADDPD       Z5, Z4, Z4
 
-fbAVX512_first_836:
+fbAVX512_first_942:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_swend_826
+	JMP     fbAVX512_swend_932
 
-fbAVX512_case4_830:
+fbAVX512_case4_936:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -19037,7 +20789,7 @@ fbAVX512_case4_830:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_837:
+fbAVX512_loop_943:
 	VMOVUPD      (BX), Z4
 	VBROADCASTSD (DX), Z5
 	VFMADD231PD  Z4, Z5, Z0
@@ -19050,7 +20802,7 @@ fbAVX512_loop_837:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_837
+	JNZ          fbAVX512_loop_943
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -19058,7 +20810,7 @@ fbAVX512_loop_837:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_838
+	JZ           fbAVX512_first_944
 	VMOVUPD.Z    (DX), K1, Z4
 	VADDPD       Z4, Z0, Z0
 	VMOVUPD.Z    (DX)(AX*1), K1, Z4
@@ -19068,14 +20820,14 @@ fbAVX512_loop_837:
 	VMOVUPD.Z    (DX)(CX*1), K1, Z4
 	VADDPD       Z4, Z3, Z3
 
-fbAVX512_first_838:
+fbAVX512_first_944:
 	VMOVUPD Z0, K1, (DX)
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_826
+	JMP     fbAVX512_swend_932
 
-fbAVX512_case3_829:
+fbAVX512_case3_935:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -19094,7 +20846,7 @@ fbAVX512_case3_829:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_839:
+fbAVX512_loop_945:
 	VMOVUPD      (CX), Z3
 	VBROADCASTSD (DX), Z4
 	VFMADD231PD  Z3, Z4, Z0
@@ -19105,7 +20857,7 @@ fbAVX512_loop_839:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_839
+	JNZ          fbAVX512_loop_945
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -19113,7 +20865,7 @@ fbAVX512_loop_839:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_840
+	JZ           fbAVX512_first_946
 	VMOVUPD.Z    (CX), K1, Z3
 	VADDPD       Z3, Z0, Z0
 	VMOVUPD.Z    (CX)(AX*1), K1, Z3
@@ -19121,13 +20873,13 @@ fbAVX512_loop_839:
 	VMOVUPD.Z    (CX)(AX*2), K1, Z3
 	VADDPD       Z3, Z2, Z2
 
-fbAVX512_first_840:
+fbAVX512_first_946:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_826
+	JMP     fbAVX512_swend_932
 
-fbAVX512_case2_828:
+fbAVX512_case2_934:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -19145,7 +20897,7 @@ fbAVX512_case2_828:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_841:
+fbAVX512_loop_947:
 	VMOVUPD      (CX), Z2
 	VBROADCASTSD (DX), Z3
 	VFMADD231PD  Z2, Z3, Z0
@@ -19154,7 +20906,7 @@ fbAVX512_loop_841:
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_841
+	JNZ          fbAVX512_loop_947
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -19162,18 +20914,18 @@ fbAVX512_loop_841:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_842
+	JZ           fbAVX512_first_948
 	VMOVUPD.Z    (CX), K1, Z2
 	VADDPD       Z2, Z0, Z0
 	VMOVUPD.Z    (CX)(AX*1), K1, Z2
 	VADDPD       Z2, Z1, Z1
 
-fbAVX512_first_842:
+fbAVX512_first_948:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_826
+	JMP     fbAVX512_swend_932
 
-fbAVX512_case1_827:
+fbAVX512_case1_933:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -19190,13 +20942,13 @@ fbAVX512_case1_827:
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_843:
+fbAVX512_loop_949:
 	VBROADCASTSD (DX), Z1
 	VFMADD231PD  (CX), Z1, Z0
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_843
+	JNZ          fbAVX512_loop_949
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -19204,41 +20956,41 @@ fbAVX512_loop_843:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_844
+	JZ           fbAVX512_first_950
 	VMOVUPD.Z    (CX), K1, Z1
 	VADDPD       Z1, Z0, Z0
 
-fbAVX512_first_844:
+fbAVX512_first_950:
 	VMOVUPD Z0, K1, (CX)
 
-fbAVX512_swend_826:
+fbAVX512_swend_932:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_824
+	JMP  fbAVX512_kb_930
 
-fbAVX512_kbend_825:
-fbAVX512_swend_752:
+fbAVX512_kbend_931:
+fbAVX512_swend_858:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000020, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_jc_749
+	JMP  fbAVX512_jc_855
 
-fbAVX512_jcend_750:
+fbAVX512_jcend_856:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_i0_747
+	JMP  fbAVX512_i0_853
 
-fbAVX512_i0end_748:
+fbAVX512_i0end_854:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_bscale_845:
+fbAVX512_bscale_951:
 	MOVQ         8(SP), AX
 	MOVQ         K+128(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX512_bscaleend_846
+	JAE          fbAVX512_bscaleend_952
 	MOVQ         T+120(FP), CX
 	MOVQ         (SP), DX
 	SUBQ         DX, CX
@@ -19258,31 +21010,31 @@ fbAVX512_bscale_845:
 	MOVQ         AX, BX
 	ANDQ         $-16, BX
 
-fbAVX512_mul_847_AVX512_wide:
+fbAVX512_mul_953_AVX512_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_847_AVX512_narrow0
+	JAE     fbAVX512_mul_953_AVX512_narrow0
 	VMULPD  (DX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (DX)(CX*8)
 	VMULPD  64(DX)(CX*8), Z0, Z1
 	VMOVUPD Z1, 64(DX)(CX*8)
 	ADDQ    $+16, CX
-	JMP     fbAVX512_mul_847_AVX512_wide
+	JMP     fbAVX512_mul_953_AVX512_wide
 
-fbAVX512_mul_847_AVX512_narrow0:
+fbAVX512_mul_953_AVX512_narrow0:
 	MOVQ AX, BX
 	ANDQ $-8, BX
 
-fbAVX512_mul_847_AVX512_narrow:
+fbAVX512_mul_953_AVX512_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_847_AVX512_tail
+	JAE     fbAVX512_mul_953_AVX512_tail
 	VMULPD  (DX)(CX*8), Z0, Z1
 	VMOVUPD Z1, (DX)(CX*8)
 	ADDQ    $+8, CX
-	JMP     fbAVX512_mul_847_AVX512_narrow
+	JMP     fbAVX512_mul_953_AVX512_narrow
 
-fbAVX512_mul_847_AVX512_tail:
+fbAVX512_mul_953_AVX512_tail:
 	SUBQ      CX, AX
-	JZ        fbAVX512_mul_847_AVX512_end
+	JZ        fbAVX512_mul_953_AVX512_end
 	MOVQ      $-1, BX
 	BZHIQ     AX, BX, AX
 	KMOVB     AX, K1
@@ -19290,25 +21042,25 @@ fbAVX512_mul_847_AVX512_tail:
 	VMULPD    Z1, Z0, Z1
 	VMOVUPD   Z1, K1, (DX)(CX*8)
 
-fbAVX512_mul_847_AVX512_end:
+fbAVX512_mul_953_AVX512_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_bscale_845
+	JMP  fbAVX512_bscale_951
 
-fbAVX512_bscaleend_846:
+fbAVX512_bscaleend_952:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_t_744
+	JMP  fbAVX512_t_850
 
-fbAVX512_tend_745:
+fbAVX512_tend_851:
 	VZEROUPPER
 	RET
 
 // func forward32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·forward32AVX2(SB), $9376-112
+TEXT ·forward32AVX2(SB), $9384-112
 	MOVQ   alpha_base+0(FP), AX
 	MOVQ   psi_base+48(FP), CX
 	MOVQ   scale_base+24(FP), DX
@@ -19319,29 +21071,29 @@ TEXT ·forward32AVX2(SB), $9376-112
 	MOVQ   BX, DI
 	ANDQ   $-16, DI
 
-fbAVX2_sum_848_AVX2f32_wide:
+fbAVX2_sum_954_AVX2f32_wide:
 	CMPQ   SI, DI
-	JAE    fbAVX2_sum_848_AVX2f32_narrow0
+	JAE    fbAVX2_sum_954_AVX2f32_narrow0
 	VADDPS (CX)(SI*4), Y0, Y0
 	VADDPS 32(CX)(SI*4), Y1, Y1
 	ADDQ   $+16, SI
-	JMP    fbAVX2_sum_848_AVX2f32_wide
+	JMP    fbAVX2_sum_954_AVX2f32_wide
 
-fbAVX2_sum_848_AVX2f32_narrow0:
+fbAVX2_sum_954_AVX2f32_narrow0:
 	MOVQ BX, DI
 	ANDQ $-8, DI
 
-fbAVX2_sum_848_AVX2f32_narrow:
+fbAVX2_sum_954_AVX2f32_narrow:
 	CMPQ   SI, DI
-	JAE    fbAVX2_sum_848_AVX2f32_tail
+	JAE    fbAVX2_sum_954_AVX2f32_tail
 	VADDPS (CX)(SI*4), Y0, Y0
 	ADDQ   $+8, SI
-	JMP    fbAVX2_sum_848_AVX2f32_narrow
+	JMP    fbAVX2_sum_954_AVX2f32_narrow
 
-fbAVX2_sum_848_AVX2f32_tail:
+fbAVX2_sum_954_AVX2f32_tail:
 	MOVQ       BX, DI
 	SUBQ       SI, DI
-	JZ         fbAVX2_sum_848_AVX2f32_end
+	JZ         fbAVX2_sum_954_AVX2f32_end
 	MOVQ       $0x00000008, R8
 	SUBQ       DI, R8
 	LEAQ       tailmask32<>+0(SB), DI
@@ -19349,7 +21101,7 @@ fbAVX2_sum_848_AVX2f32_tail:
 	VMASKMOVPS (CX)(SI*4), Y2, Y2
 	VADDPS     Y2, Y0, Y0
 
-fbAVX2_sum_848_AVX2f32_end:
+fbAVX2_sum_954_AVX2f32_end:
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -19365,31 +21117,31 @@ fbAVX2_sum_848_AVX2f32_end:
 	MOVQ         BX, SI
 	ANDQ         $-16, SI
 
-fbAVX2_mul_849_AVX2f32_wide:
+fbAVX2_mul_955_AVX2f32_wide:
 	CMPQ    DX, SI
-	JAE     fbAVX2_mul_849_AVX2f32_narrow0
+	JAE     fbAVX2_mul_955_AVX2f32_narrow0
 	VMULPS  (CX)(DX*4), Y0, Y1
 	VMOVUPS Y1, (AX)(DX*4)
 	VMULPS  32(CX)(DX*4), Y0, Y1
 	VMOVUPS Y1, 32(AX)(DX*4)
 	ADDQ    $+16, DX
-	JMP     fbAVX2_mul_849_AVX2f32_wide
+	JMP     fbAVX2_mul_955_AVX2f32_wide
 
-fbAVX2_mul_849_AVX2f32_narrow0:
+fbAVX2_mul_955_AVX2f32_narrow0:
 	MOVQ BX, SI
 	ANDQ $-8, SI
 
-fbAVX2_mul_849_AVX2f32_narrow:
+fbAVX2_mul_955_AVX2f32_narrow:
 	CMPQ    DX, SI
-	JAE     fbAVX2_mul_849_AVX2f32_tail
+	JAE     fbAVX2_mul_955_AVX2f32_tail
 	VMULPS  (CX)(DX*4), Y0, Y1
 	VMOVUPS Y1, (AX)(DX*4)
 	ADDQ    $+8, DX
-	JMP     fbAVX2_mul_849_AVX2f32_narrow
+	JMP     fbAVX2_mul_955_AVX2f32_narrow
 
-fbAVX2_mul_849_AVX2f32_tail:
+fbAVX2_mul_955_AVX2f32_tail:
 	SUBQ       DX, BX
-	JZ         fbAVX2_mul_849_AVX2f32_end
+	JZ         fbAVX2_mul_955_AVX2f32_end
 	MOVQ       $0x00000008, SI
 	SUBQ       BX, SI
 	LEAQ       tailmask32<>+0(SB), BX
@@ -19398,10 +21150,10 @@ fbAVX2_mul_849_AVX2f32_tail:
 	VMULPS     Y2, Y0, Y2
 	VMASKMOVPS Y2, Y1, (AX)(DX*4)
 
-fbAVX2_mul_849_AVX2f32_end:
+fbAVX2_mul_955_AVX2f32_end:
 	MOVQ    M+104(FP), AX
 	CMPQ    AX, $0x00000030
-	JA      fbAVX2_multi_850
+	JA      fbAVX2_multi_956
 	MOVQ    M+104(FP), AX
 	LEAQ    7(AX), CX
 	SHRQ    $0x03, CX
@@ -19416,15 +21168,15 @@ fbAVX2_mul_849_AVX2f32_end:
 	ANDQ    $-64, AX
 	MOVQ    AX, 9288(SP)
 	CMPQ    CX, $0x00000001
-	JEQ     fbAVX2_case1_852
+	JEQ     fbAVX2_case1_958
 	CMPQ    CX, $0x00000002
-	JEQ     fbAVX2_case2_853
+	JEQ     fbAVX2_case2_959
 	CMPQ    CX, $0x00000003
-	JEQ     fbAVX2_case3_854
+	JEQ     fbAVX2_case3_960
 	CMPQ    CX, $0x00000004
-	JEQ     fbAVX2_case4_855
+	JEQ     fbAVX2_case4_961
 	CMPQ    CX, $0x00000005
-	JEQ     fbAVX2_case5_856
+	JEQ     fbAVX2_case5_962
 	MOVQ    (SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -19437,7 +21189,7 @@ fbAVX2_mul_849_AVX2f32_end:
 	MOVQ    9288(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_858:
+fbAVX2_pack_964:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMOVUPS    32(DX), Y1
@@ -19453,7 +21205,7 @@ fbAVX2_pack_858:
 	ADDQ       CX, DX
 	ADDQ       $0x000000c0, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_858
+	JNZ        fbAVX2_pack_964
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x000000c0, 9304(SP)
@@ -19467,9 +21219,9 @@ fbAVX2_pack_858:
 	ADDQ       DI, BX
 	ADDQ       $0x04, SI
 
-fbAVX2_t_859:
+fbAVX2_t_965:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_860
+	JAE    fbAVX2_tend_966
 	MOVQ   9296(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -19487,9 +21239,9 @@ fbAVX2_t_859:
 	VXORPD Y12, Y12, Y12
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_862
+	JZ     fbAVX2_odd_968
 
-fbAVX2_loop_861:
+fbAVX2_loop_967:
 	VBROADCASTSS (R9), Y13
 	VFMADD231PS  (R8), Y13, Y1
 	VFMADD231PS  32(R8), Y13, Y2
@@ -19509,11 +21261,11 @@ fbAVX2_loop_861:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_861
+	JNZ          fbAVX2_loop_967
 
-fbAVX2_odd_862:
+fbAVX2_odd_968:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_863
+	JZ           fbAVX2_done_969
 	VBROADCASTSS (R9), Y13
 	VFMADD231PS  (R8), Y13, Y1
 	VFMADD231PS  32(R8), Y13, Y2
@@ -19524,7 +21276,7 @@ fbAVX2_odd_862:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
-fbAVX2_done_863:
+fbAVX2_done_969:
 	VADDPS       Y7, Y1, Y1
 	VADDPS       Y8, Y2, Y2
 	VADDPS       Y9, Y3, Y3
@@ -19572,12 +21324,12 @@ fbAVX2_done_863:
 	ADDQ         DI, BX
 	ADDQ         $0x04, SI
 	INCQ         CX
-	JMP          fbAVX2_t_859
+	JMP          fbAVX2_t_965
 
-fbAVX2_tend_860:
-	JMP fbAVX2_swend_851
+fbAVX2_tend_966:
+	JMP fbAVX2_swend_957
 
-fbAVX2_case5_856:
+fbAVX2_case5_962:
 	MOVQ    (SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -19590,7 +21342,7 @@ fbAVX2_case5_856:
 	MOVQ    9288(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_864:
+fbAVX2_pack_970:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMOVUPS    32(DX), Y1
@@ -19604,7 +21356,7 @@ fbAVX2_pack_864:
 	ADDQ       CX, DX
 	ADDQ       $0x000000a0, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_864
+	JNZ        fbAVX2_pack_970
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x000000a0, 9304(SP)
@@ -19618,9 +21370,9 @@ fbAVX2_pack_864:
 	ADDQ       DI, BX
 	ADDQ       $0x04, SI
 
-fbAVX2_t_865:
+fbAVX2_t_971:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_866
+	JAE    fbAVX2_tend_972
 	MOVQ   9296(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -19636,9 +21388,9 @@ fbAVX2_t_865:
 	VXORPD Y10, Y10, Y10
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_868
+	JZ     fbAVX2_odd_974
 
-fbAVX2_loop_867:
+fbAVX2_loop_973:
 	VBROADCASTSS (R9), Y11
 	VFMADD231PS  (R8), Y11, Y1
 	VFMADD231PS  32(R8), Y11, Y2
@@ -19656,11 +21408,11 @@ fbAVX2_loop_867:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_867
+	JNZ          fbAVX2_loop_973
 
-fbAVX2_odd_868:
+fbAVX2_odd_974:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_869
+	JZ           fbAVX2_done_975
 	VBROADCASTSS (R9), Y11
 	VFMADD231PS  (R8), Y11, Y1
 	VFMADD231PS  32(R8), Y11, Y2
@@ -19670,7 +21422,7 @@ fbAVX2_odd_868:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
-fbAVX2_done_869:
+fbAVX2_done_975:
 	VADDPS       Y6, Y1, Y1
 	VADDPS       Y7, Y2, Y2
 	VADDPS       Y8, Y3, Y3
@@ -19713,12 +21465,12 @@ fbAVX2_done_869:
 	ADDQ         DI, BX
 	ADDQ         $0x04, SI
 	INCQ         CX
-	JMP          fbAVX2_t_865
+	JMP          fbAVX2_t_971
 
-fbAVX2_tend_866:
-	JMP fbAVX2_swend_851
+fbAVX2_tend_972:
+	JMP fbAVX2_swend_957
 
-fbAVX2_case4_855:
+fbAVX2_case4_961:
 	MOVQ    (SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -19731,7 +21483,7 @@ fbAVX2_case4_855:
 	MOVQ    9288(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_870:
+fbAVX2_pack_976:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMOVUPS    32(DX), Y1
@@ -19743,7 +21495,7 @@ fbAVX2_pack_870:
 	ADDQ       CX, DX
 	ADDQ       $0x00000080, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_870
+	JNZ        fbAVX2_pack_976
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x00000080, 9304(SP)
@@ -19757,9 +21509,9 @@ fbAVX2_pack_870:
 	ADDQ       DI, BX
 	ADDQ       $0x04, SI
 
-fbAVX2_t_871:
+fbAVX2_t_977:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_872
+	JAE    fbAVX2_tend_978
 	MOVQ   9296(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -19773,9 +21525,9 @@ fbAVX2_t_871:
 	VXORPD Y8, Y8, Y8
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_874
+	JZ     fbAVX2_odd_980
 
-fbAVX2_loop_873:
+fbAVX2_loop_979:
 	VBROADCASTSS (R9), Y9
 	VFMADD231PS  (R8), Y9, Y1
 	VFMADD231PS  32(R8), Y9, Y2
@@ -19791,11 +21543,11 @@ fbAVX2_loop_873:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_873
+	JNZ          fbAVX2_loop_979
 
-fbAVX2_odd_874:
+fbAVX2_odd_980:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_875
+	JZ           fbAVX2_done_981
 	VBROADCASTSS (R9), Y9
 	VFMADD231PS  (R8), Y9, Y1
 	VFMADD231PS  32(R8), Y9, Y2
@@ -19804,7 +21556,7 @@ fbAVX2_odd_874:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
-fbAVX2_done_875:
+fbAVX2_done_981:
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
 	VADDPS       Y7, Y3, Y3
@@ -19842,12 +21594,12 @@ fbAVX2_done_875:
 	ADDQ         DI, BX
 	ADDQ         $0x04, SI
 	INCQ         CX
-	JMP          fbAVX2_t_871
+	JMP          fbAVX2_t_977
 
-fbAVX2_tend_872:
-	JMP fbAVX2_swend_851
+fbAVX2_tend_978:
+	JMP fbAVX2_swend_957
 
-fbAVX2_case3_854:
+fbAVX2_case3_960:
 	MOVQ    (SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -19860,7 +21612,7 @@ fbAVX2_case3_854:
 	MOVQ    9288(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_876:
+fbAVX2_pack_982:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMOVUPS    32(DX), Y1
@@ -19870,7 +21622,7 @@ fbAVX2_pack_876:
 	ADDQ       CX, DX
 	ADDQ       $0x00000060, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_876
+	JNZ        fbAVX2_pack_982
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x00000060, 9304(SP)
@@ -19884,9 +21636,9 @@ fbAVX2_pack_876:
 	ADDQ       DI, BX
 	ADDQ       $0x04, SI
 
-fbAVX2_t_877:
+fbAVX2_t_983:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_878
+	JAE    fbAVX2_tend_984
 	MOVQ   9296(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -19898,9 +21650,9 @@ fbAVX2_t_877:
 	VXORPD Y6, Y6, Y6
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_880
+	JZ     fbAVX2_odd_986
 
-fbAVX2_loop_879:
+fbAVX2_loop_985:
 	VBROADCASTSS (R9), Y7
 	VFMADD231PS  (R8), Y7, Y1
 	VFMADD231PS  32(R8), Y7, Y2
@@ -19914,11 +21666,11 @@ fbAVX2_loop_879:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_879
+	JNZ          fbAVX2_loop_985
 
-fbAVX2_odd_880:
+fbAVX2_odd_986:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_881
+	JZ           fbAVX2_done_987
 	VBROADCASTSS (R9), Y7
 	VFMADD231PS  (R8), Y7, Y1
 	VFMADD231PS  32(R8), Y7, Y2
@@ -19926,7 +21678,7 @@ fbAVX2_odd_880:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
-fbAVX2_done_881:
+fbAVX2_done_987:
 	VADDPS       Y4, Y1, Y1
 	VADDPS       Y5, Y2, Y2
 	VADDPS       Y6, Y3, Y3
@@ -19959,12 +21711,12 @@ fbAVX2_done_881:
 	ADDQ         DI, BX
 	ADDQ         $0x04, SI
 	INCQ         CX
-	JMP          fbAVX2_t_877
+	JMP          fbAVX2_t_983
 
-fbAVX2_tend_878:
-	JMP fbAVX2_swend_851
+fbAVX2_tend_984:
+	JMP fbAVX2_swend_957
 
-fbAVX2_case2_853:
+fbAVX2_case2_959:
 	MOVQ    (SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -19977,7 +21729,7 @@ fbAVX2_case2_853:
 	MOVQ    9288(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_882:
+fbAVX2_pack_988:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMASKMOVPS 32(DX), Y0, Y1
@@ -19985,7 +21737,7 @@ fbAVX2_pack_882:
 	ADDQ       CX, DX
 	ADDQ       $0x00000040, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_882
+	JNZ        fbAVX2_pack_988
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x00000040, 9304(SP)
@@ -19999,9 +21751,9 @@ fbAVX2_pack_882:
 	ADDQ       DI, BX
 	ADDQ       $0x04, SI
 
-fbAVX2_t_883:
+fbAVX2_t_989:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_884
+	JAE    fbAVX2_tend_990
 	MOVQ   9296(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -20011,9 +21763,9 @@ fbAVX2_t_883:
 	VXORPD Y4, Y4, Y4
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_886
+	JZ     fbAVX2_odd_992
 
-fbAVX2_loop_885:
+fbAVX2_loop_991:
 	VBROADCASTSS (R9), Y5
 	VFMADD231PS  (R8), Y5, Y1
 	VFMADD231PS  32(R8), Y5, Y2
@@ -20025,18 +21777,18 @@ fbAVX2_loop_885:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_885
+	JNZ          fbAVX2_loop_991
 
-fbAVX2_odd_886:
+fbAVX2_odd_992:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_887
+	JZ           fbAVX2_done_993
 	VBROADCASTSS (R9), Y5
 	VFMADD231PS  (R8), Y5, Y1
 	VFMADD231PS  32(R8), Y5, Y2
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
-fbAVX2_done_887:
+fbAVX2_done_993:
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y4, Y2, Y2
 	ADDQ         DI, DX
@@ -20064,12 +21816,12 @@ fbAVX2_done_887:
 	ADDQ         DI, BX
 	ADDQ         $0x04, SI
 	INCQ         CX
-	JMP          fbAVX2_t_883
+	JMP          fbAVX2_t_989
 
-fbAVX2_tend_884:
-	JMP fbAVX2_swend_851
+fbAVX2_tend_990:
+	JMP fbAVX2_swend_957
 
-fbAVX2_case1_852:
+fbAVX2_case1_958:
 	MOVQ    (SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -20082,13 +21834,13 @@ fbAVX2_case1_852:
 	MOVQ    9288(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_888:
+fbAVX2_pack_994:
 	VMASKMOVPS (DX), Y0, Y1
 	VMOVUPS    Y1, (BX)
 	ADDQ       CX, DX
 	ADDQ       $0x00000020, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_888
+	JNZ        fbAVX2_pack_994
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x00000020, 9304(SP)
@@ -20102,9 +21854,9 @@ fbAVX2_pack_888:
 	ADDQ       DI, BX
 	ADDQ       $0x04, SI
 
-fbAVX2_t_889:
+fbAVX2_t_995:
 	CMPQ   CX, AX
-	JAE    fbAVX2_tend_890
+	JAE    fbAVX2_tend_996
 	MOVQ   9296(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -20112,9 +21864,9 @@ fbAVX2_t_889:
 	VXORPD Y2, Y2, Y2
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_892
+	JZ     fbAVX2_odd_998
 
-fbAVX2_loop_891:
+fbAVX2_loop_997:
 	VBROADCASTSS (R9), Y3
 	VFMADD231PS  (R8), Y3, Y1
 	ADDQ         $0x04, R9
@@ -20124,17 +21876,17 @@ fbAVX2_loop_891:
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
-	JNZ          fbAVX2_loop_891
+	JNZ          fbAVX2_loop_997
 
-fbAVX2_odd_892:
+fbAVX2_odd_998:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX2_done_893
+	JZ           fbAVX2_done_999
 	VBROADCASTSS (R9), Y3
 	VFMADD231PS  (R8), Y3, Y1
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
-fbAVX2_done_893:
+fbAVX2_done_999:
 	VADDPS       Y2, Y1, Y1
 	ADDQ         DI, DX
 	VXORPD       Y2, Y2, Y2
@@ -20157,21 +21909,47 @@ fbAVX2_done_893:
 	ADDQ         DI, BX
 	ADDQ         $0x04, SI
 	INCQ         CX
-	JMP          fbAVX2_t_889
+	JMP          fbAVX2_t_995
 
-fbAVX2_tend_890:
-fbAVX2_swend_851:
+fbAVX2_tend_996:
+fbAVX2_swend_957:
 	VZEROUPPER
 	RET
 
-fbAVX2_multi_850:
+fbAVX2_multi_956:
+	MOVQ M+104(FP), AX
+	ADDQ $0x00000007, AX
+	SHRQ $0x03, AX
+	MOVQ $0x00000001, CX
+
+fbAVX2_bc_1000:
+	IMUL3Q $0x00000006, CX, DX
+	CMPQ   DX, AX
+	JAE    fbAVX2_bcend_1001
+	INCQ   CX
+	JMP    fbAVX2_bc_1000
+
+fbAVX2_bcend_1001:
+	MOVQ $0x00000006, BX
+
+fbAVX2_bs_1002:
+	MOVQ  BX, DX
+	DECQ  DX
+	IMULQ CX, DX
+	CMPQ  DX, AX
+	JB    fbAVX2_bsend_1003
+	DECQ  BX
+	JMP   fbAVX2_bs_1002
+
+fbAVX2_bsend_1003:
+	MOVQ BX, 9376(SP)
 	MOVQ $0x00000001, 9312(SP)
 
-fbAVX2_mt_894:
+fbAVX2_mt_1004:
 	MOVQ    9312(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_mtend_895
+	JAE     fbAVX2_mtend_1005
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    alpha_base+0(FP), DX
@@ -20183,36 +21961,38 @@ fbAVX2_mt_894:
 	VMOVUPS Y0, 9328(SP)
 	MOVQ    $0x00000000, 9360(SP)
 
-fbAVX2_chunk_896:
+fbAVX2_chunk_1006:
 	MOVQ 9360(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_chunkend_897
+	JAE  fbAVX2_chunkend_1007
+	MOVQ 9376(SP), DX
 	SUBQ AX, CX
-	MOVQ $0x00000006, AX
-	MOVQ $0x00000008, DX
-	CMPQ CX, $0x00000030
-	JAE  fbAVX2_full_898
+	MOVQ DX, AX
+	MOVQ $0x00000008, BX
+	SHLQ $0x03, DX
+	CMPQ CX, DX
+	JAE  fbAVX2_full_1008
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
-	MOVQ AX, DX
-	SHLQ $0x03, DX
-	SUBQ CX, DX
-	NEGQ DX
-	ADDQ $0x00000008, DX
+	MOVQ AX, BX
+	SHLQ $0x03, BX
+	SUBQ CX, BX
+	NEGQ BX
+	ADDQ $0x00000008, BX
 
-fbAVX2_full_898:
-	MOVQ    DX, 9368(SP)
+fbAVX2_full_1008:
+	MOVQ    BX, 9368(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_900
+	JEQ     fbAVX2_case1_1010
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_901
+	JEQ     fbAVX2_case2_1011
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX2_case3_902
+	JEQ     fbAVX2_case3_1012
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX2_case4_903
+	JEQ     fbAVX2_case4_1013
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX2_case5_904
+	JEQ     fbAVX2_case5_1014
 	MOVQ    9368(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -20239,9 +22019,9 @@ fbAVX2_full_898:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_907
+	JZ      fbAVX2_odd_1017
 
-fbAVX2_loop_906:
+fbAVX2_loop_1016:
 	VBROADCASTSS (BX), Y13
 	VFMADD231PS  (DX), Y13, Y1
 	VFMADD231PS  32(DX), Y13, Y2
@@ -20263,11 +22043,11 @@ fbAVX2_loop_906:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_906
+	JNZ          fbAVX2_loop_1016
 
-fbAVX2_odd_907:
+fbAVX2_odd_1017:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_908
+	JZ           fbAVX2_done_1018
 	VBROADCASTSS (BX), Y13
 	VFMADD231PS  (DX), Y13, Y1
 	VFMADD231PS  32(DX), Y13, Y2
@@ -20279,7 +22059,7 @@ fbAVX2_odd_907:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_908:
+fbAVX2_done_1018:
 	VADDPS     Y7, Y1, Y1
 	VADDPS     Y8, Y2, Y2
 	VADDPS     Y9, Y3, Y3
@@ -20315,9 +22095,9 @@ fbAVX2_done_908:
 	VADDPS     Y1, Y7, Y7
 	VMASKMOVPS Y6, Y0, 160(CX)
 	VMOVUPS    Y7, 9328(SP)
-	JMP        fbAVX2_swend_899
+	JMP        fbAVX2_swend_1009
 
-fbAVX2_case5_904:
+fbAVX2_case5_1014:
 	MOVQ    9368(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -20342,9 +22122,9 @@ fbAVX2_case5_904:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_910
+	JZ      fbAVX2_odd_1020
 
-fbAVX2_loop_909:
+fbAVX2_loop_1019:
 	VBROADCASTSS (BX), Y11
 	VFMADD231PS  (DX), Y11, Y1
 	VFMADD231PS  32(DX), Y11, Y2
@@ -20364,11 +22144,11 @@ fbAVX2_loop_909:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_909
+	JNZ          fbAVX2_loop_1019
 
-fbAVX2_odd_910:
+fbAVX2_odd_1020:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_911
+	JZ           fbAVX2_done_1021
 	VBROADCASTSS (BX), Y11
 	VFMADD231PS  (DX), Y11, Y1
 	VFMADD231PS  32(DX), Y11, Y2
@@ -20379,7 +22159,7 @@ fbAVX2_odd_910:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_911:
+fbAVX2_done_1021:
 	VADDPS     Y6, Y1, Y1
 	VADDPS     Y7, Y2, Y2
 	VADDPS     Y8, Y3, Y3
@@ -20411,9 +22191,9 @@ fbAVX2_done_911:
 	VADDPS     Y1, Y6, Y6
 	VMASKMOVPS Y5, Y0, 128(CX)
 	VMOVUPS    Y6, 9328(SP)
-	JMP        fbAVX2_swend_899
+	JMP        fbAVX2_swend_1009
 
-fbAVX2_case4_903:
+fbAVX2_case4_1013:
 	MOVQ    9368(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -20436,9 +22216,9 @@ fbAVX2_case4_903:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_913
+	JZ      fbAVX2_odd_1023
 
-fbAVX2_loop_912:
+fbAVX2_loop_1022:
 	VBROADCASTSS (BX), Y9
 	VFMADD231PS  (DX), Y9, Y1
 	VFMADD231PS  32(DX), Y9, Y2
@@ -20456,11 +22236,11 @@ fbAVX2_loop_912:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_912
+	JNZ          fbAVX2_loop_1022
 
-fbAVX2_odd_913:
+fbAVX2_odd_1023:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_914
+	JZ           fbAVX2_done_1024
 	VBROADCASTSS (BX), Y9
 	VFMADD231PS  (DX), Y9, Y1
 	VFMADD231PS  32(DX), Y9, Y2
@@ -20470,7 +22250,7 @@ fbAVX2_odd_913:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_914:
+fbAVX2_done_1024:
 	VADDPS     Y5, Y1, Y1
 	VADDPS     Y6, Y2, Y2
 	VADDPS     Y7, Y3, Y3
@@ -20498,9 +22278,9 @@ fbAVX2_done_914:
 	VADDPS     Y1, Y5, Y5
 	VMASKMOVPS Y4, Y0, 96(CX)
 	VMOVUPS    Y5, 9328(SP)
-	JMP        fbAVX2_swend_899
+	JMP        fbAVX2_swend_1009
 
-fbAVX2_case3_902:
+fbAVX2_case3_1012:
 	MOVQ    9368(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -20521,9 +22301,9 @@ fbAVX2_case3_902:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_916
+	JZ      fbAVX2_odd_1026
 
-fbAVX2_loop_915:
+fbAVX2_loop_1025:
 	VBROADCASTSS (BX), Y7
 	VFMADD231PS  (DX), Y7, Y1
 	VFMADD231PS  32(DX), Y7, Y2
@@ -20539,11 +22319,11 @@ fbAVX2_loop_915:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_915
+	JNZ          fbAVX2_loop_1025
 
-fbAVX2_odd_916:
+fbAVX2_odd_1026:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_917
+	JZ           fbAVX2_done_1027
 	VBROADCASTSS (BX), Y7
 	VFMADD231PS  (DX), Y7, Y1
 	VFMADD231PS  32(DX), Y7, Y2
@@ -20552,7 +22332,7 @@ fbAVX2_odd_916:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_917:
+fbAVX2_done_1027:
 	VADDPS     Y4, Y1, Y1
 	VADDPS     Y5, Y2, Y2
 	VADDPS     Y6, Y3, Y3
@@ -20576,9 +22356,9 @@ fbAVX2_done_917:
 	VADDPS     Y1, Y4, Y4
 	VMASKMOVPS Y3, Y0, 64(CX)
 	VMOVUPS    Y4, 9328(SP)
-	JMP        fbAVX2_swend_899
+	JMP        fbAVX2_swend_1009
 
-fbAVX2_case2_901:
+fbAVX2_case2_1011:
 	MOVQ    9368(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -20597,9 +22377,9 @@ fbAVX2_case2_901:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_919
+	JZ      fbAVX2_odd_1029
 
-fbAVX2_loop_918:
+fbAVX2_loop_1028:
 	VBROADCASTSS (BX), Y5
 	VFMADD231PS  (DX), Y5, Y1
 	VMASKMOVPS   32(DX), Y0, Y6
@@ -20613,11 +22393,11 @@ fbAVX2_loop_918:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_918
+	JNZ          fbAVX2_loop_1028
 
-fbAVX2_odd_919:
+fbAVX2_odd_1029:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_920
+	JZ           fbAVX2_done_1030
 	VBROADCASTSS (BX), Y5
 	VFMADD231PS  (DX), Y5, Y1
 	VMASKMOVPS   32(DX), Y0, Y6
@@ -20625,7 +22405,7 @@ fbAVX2_odd_919:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_920:
+fbAVX2_done_1030:
 	VADDPS     Y3, Y1, Y1
 	VADDPS     Y4, Y2, Y2
 	MOVQ       9312(SP), DX
@@ -20645,9 +22425,9 @@ fbAVX2_done_920:
 	VADDPS     Y1, Y3, Y3
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, 9328(SP)
-	JMP        fbAVX2_swend_899
+	JMP        fbAVX2_swend_1009
 
-fbAVX2_case1_900:
+fbAVX2_case1_1010:
 	MOVQ    9368(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -20664,9 +22444,9 @@ fbAVX2_case1_900:
 	VXORPD  Y2, Y2, Y2
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_922
+	JZ      fbAVX2_odd_1032
 
-fbAVX2_loop_921:
+fbAVX2_loop_1031:
 	VBROADCASTSS (BX), Y3
 	VMASKMOVPS   (DX), Y0, Y4
 	VFMADD231PS  Y4, Y3, Y1
@@ -20678,18 +22458,18 @@ fbAVX2_loop_921:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX2_loop_921
+	JNZ          fbAVX2_loop_1031
 
-fbAVX2_odd_922:
+fbAVX2_odd_1032:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX2_done_923
+	JZ           fbAVX2_done_1033
 	VBROADCASTSS (BX), Y3
 	VMASKMOVPS   (DX), Y0, Y4
 	VFMADD231PS  Y4, Y3, Y1
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX2_done_923:
+fbAVX2_done_1033:
 	VADDPS     Y2, Y1, Y1
 	MOVQ       9312(SP), DX
 	IMULQ      CX, DX
@@ -20706,13 +22486,15 @@ fbAVX2_done_923:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMOVUPS    Y2, 9328(SP)
 
-fbAVX2_swend_899:
+fbAVX2_swend_1009:
 	MOVQ 9360(SP), AX
-	ADDQ $0x00000030, AX
+	MOVQ 9376(SP), CX
+	SHLQ $0x03, CX
+	ADDQ CX, AX
 	MOVQ AX, 9360(SP)
-	JMP  fbAVX2_chunk_896
+	JMP  fbAVX2_chunk_1006
 
-fbAVX2_chunkend_897:
+fbAVX2_chunkend_1007:
 	VMOVUPS      9328(SP), Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -20733,31 +22515,31 @@ fbAVX2_chunkend_897:
 	MOVQ         AX, BX
 	ANDQ         $-16, BX
 
-fbAVX2_mul_924_AVX2f32_wide:
+fbAVX2_mul_1034_AVX2f32_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX2_mul_924_AVX2f32_narrow0
+	JAE     fbAVX2_mul_1034_AVX2f32_narrow0
 	VMULPS  (CX)(DX*4), Y0, Y1
 	VMOVUPS Y1, (CX)(DX*4)
 	VMULPS  32(CX)(DX*4), Y0, Y1
 	VMOVUPS Y1, 32(CX)(DX*4)
 	ADDQ    $+16, DX
-	JMP     fbAVX2_mul_924_AVX2f32_wide
+	JMP     fbAVX2_mul_1034_AVX2f32_wide
 
-fbAVX2_mul_924_AVX2f32_narrow0:
+fbAVX2_mul_1034_AVX2f32_narrow0:
 	MOVQ AX, BX
 	ANDQ $-8, BX
 
-fbAVX2_mul_924_AVX2f32_narrow:
+fbAVX2_mul_1034_AVX2f32_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX2_mul_924_AVX2f32_tail
+	JAE     fbAVX2_mul_1034_AVX2f32_tail
 	VMULPS  (CX)(DX*4), Y0, Y1
 	VMOVUPS Y1, (CX)(DX*4)
 	ADDQ    $+8, DX
-	JMP     fbAVX2_mul_924_AVX2f32_narrow
+	JMP     fbAVX2_mul_1034_AVX2f32_narrow
 
-fbAVX2_mul_924_AVX2f32_tail:
+fbAVX2_mul_1034_AVX2f32_tail:
 	SUBQ       DX, AX
-	JZ         fbAVX2_mul_924_AVX2f32_end
+	JZ         fbAVX2_mul_1034_AVX2f32_end
 	MOVQ       $0x00000008, BX
 	SUBQ       AX, BX
 	LEAQ       tailmask32<>+0(SB), AX
@@ -20766,13 +22548,13 @@ fbAVX2_mul_924_AVX2f32_tail:
 	VMULPS     Y2, Y0, Y2
 	VMASKMOVPS Y2, Y1, (CX)(DX*4)
 
-fbAVX2_mul_924_AVX2f32_end:
+fbAVX2_mul_1034_AVX2f32_end:
 	MOVQ 9312(SP), AX
 	INCQ AX
 	MOVQ AX, 9312(SP)
-	JMP  fbAVX2_mt_894
+	JMP  fbAVX2_mt_1004
 
-fbAVX2_mtend_895:
+fbAVX2_mtend_1005:
 	VZEROUPPER
 	RET
 
@@ -20799,7 +22581,33 @@ GLOBL fbone32<>(SB), RODATA|NOPTR, $4
 
 // func backward32AVX2(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·backward32AVX2(SB), $9320-112
+TEXT ·backward32AVX2(SB), $9336-112
+	MOVQ M+104(FP), AX
+	ADDQ $0x00000007, AX
+	SHRQ $0x03, AX
+	MOVQ $0x00000001, CX
+
+fbAVX2_bc_1035:
+	IMUL3Q $0x00000006, CX, DX
+	CMPQ   DX, AX
+	JAE    fbAVX2_bcend_1036
+	INCQ   CX
+	JMP    fbAVX2_bc_1035
+
+fbAVX2_bcend_1036:
+	MOVQ $0x00000006, BX
+
+fbAVX2_bs_1037:
+	MOVQ  BX, DX
+	DECQ  DX
+	IMULQ CX, DX
+	CMPQ  DX, AX
+	JB    fbAVX2_bsend_1038
+	DECQ  BX
+	JMP   fbAVX2_bs_1037
+
+fbAVX2_bsend_1038:
+	MOVQ         BX, 32(SP)
 	MOVQ         T+96(FP), AX
 	DECQ         AX
 	MOVQ         AX, (SP)
@@ -20812,30 +22620,32 @@ TEXT ·backward32AVX2(SB), $9320-112
 	MOVQ         CX, BX
 	ANDQ         $-8, BX
 
-fbAVX2_ones_925_AVX2f32_narrow:
+fbAVX2_ones_1039_AVX2f32_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX2_ones_925_AVX2f32_tail
+	JAE     fbAVX2_ones_1039_AVX2f32_tail
 	VMOVUPS Y0, (DX)(AX*4)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_ones_925_AVX2f32_narrow
+	JMP     fbAVX2_ones_1039_AVX2f32_narrow
 
-fbAVX2_ones_925_AVX2f32_tail:
+fbAVX2_ones_1039_AVX2f32_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_ones_925_AVX2f32_end
+	JZ         fbAVX2_ones_1039_AVX2f32_end
 	MOVQ       $0x00000008, BX
 	SUBQ       CX, BX
 	LEAQ       tailmask32<>+0(SB), CX
 	VMOVDQU    (CX)(BX*4), Y1
 	VMASKMOVPS Y0, Y1, (DX)(AX*4)
 
-fbAVX2_ones_925_AVX2f32_end:
-	LEAQ    32(SP), AX
+fbAVX2_ones_1039_AVX2f32_end:
+	MOVQ    (SP), AX
+	MOVQ    AX, 40(SP)
+	LEAQ    48(SP), AX
 	ADDQ    $0x3f, AX
 	ANDQ    $-64, AX
-	MOVQ    AX, 9312(SP)
+	MOVQ    AX, 9328(SP)
 	MOVQ    M+104(FP), AX
 	CMPQ    AX, $0x00000030
-	JA      fbAVX2_bt_926
+	JA      fbAVX2_bmulti_1042
 	LEAQ    7(AX), CX
 	SHRQ    $0x03, CX
 	MOVQ    CX, DX
@@ -20845,15 +22655,15 @@ fbAVX2_ones_925_AVX2f32_end:
 	ADDQ    $0x00000008, DX
 	MOVQ    DX, 24(SP)
 	CMPQ    CX, $0x00000001
-	JEQ     fbAVX2_case1_929
+	JEQ     fbAVX2_case1_1044
 	CMPQ    CX, $0x00000002
-	JEQ     fbAVX2_case2_930
+	JEQ     fbAVX2_case2_1045
 	CMPQ    CX, $0x00000003
-	JEQ     fbAVX2_case3_931
+	JEQ     fbAVX2_case3_1046
 	CMPQ    CX, $0x00000004
-	JEQ     fbAVX2_case4_932
+	JEQ     fbAVX2_case4_1047
 	CMPQ    CX, $0x00000005
-	JEQ     fbAVX2_case5_933
+	JEQ     fbAVX2_case5_1048
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -20863,10 +22673,10 @@ fbAVX2_ones_925_AVX2f32_end:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9312(SP), BX
+	MOVQ    9328(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_935:
+fbAVX2_pack_1050:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMOVUPS    32(DX), Y1
@@ -20882,12 +22692,12 @@ fbAVX2_pack_935:
 	ADDQ       CX, DX
 	ADDQ       $0x000000c0, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_935
+	JNZ        fbAVX2_pack_1050
 
-fbAVX2_pt_936:
+fbAVX2_pt_1051:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_937
+	JZ         fbAVX2_ptend_1052
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
@@ -20917,7 +22727,7 @@ fbAVX2_pt_936:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 160(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9312(SP), DX
+	MOVQ       9328(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -20932,9 +22742,9 @@ fbAVX2_pt_936:
 	VXORPD     Y12, Y12, Y12
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_939
+	JZ         fbAVX2_odd_1054
 
-fbAVX2_loop_938:
+fbAVX2_loop_1053:
 	VBROADCASTSS (AX), Y13
 	VFMADD231PS  (DX), Y13, Y1
 	VFMADD231PS  32(DX), Y13, Y2
@@ -20954,11 +22764,11 @@ fbAVX2_loop_938:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_938
+	JNZ          fbAVX2_loop_1053
 
-fbAVX2_odd_939:
+fbAVX2_odd_1054:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_940
+	JZ           fbAVX2_done_1055
 	VBROADCASTSS (AX), Y13
 	VFMADD231PS  (DX), Y13, Y1
 	VFMADD231PS  32(DX), Y13, Y2
@@ -20969,7 +22779,7 @@ fbAVX2_odd_939:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
 
-fbAVX2_done_940:
+fbAVX2_done_1055:
 	VADDPS       Y7, Y1, Y1
 	VADDPS       Y8, Y2, Y2
 	VADDPS       Y9, Y3, Y3
@@ -21000,12 +22810,12 @@ fbAVX2_done_940:
 	VMOVUPS      Y5, 128(AX)
 	VMULPS       Y7, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 160(AX)
-	JMP          fbAVX2_pt_936
+	JMP          fbAVX2_pt_1051
 
-fbAVX2_ptend_937:
-	JMP fbAVX2_swend_928
+fbAVX2_ptend_1052:
+	JMP fbAVX2_swend_1043
 
-fbAVX2_case5_933:
+fbAVX2_case5_1048:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21015,10 +22825,10 @@ fbAVX2_case5_933:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9312(SP), BX
+	MOVQ    9328(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_941:
+fbAVX2_pack_1056:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMOVUPS    32(DX), Y1
@@ -21032,12 +22842,12 @@ fbAVX2_pack_941:
 	ADDQ       CX, DX
 	ADDQ       $0x000000a0, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_941
+	JNZ        fbAVX2_pack_1056
 
-fbAVX2_pt_942:
+fbAVX2_pt_1057:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_943
+	JZ         fbAVX2_ptend_1058
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
@@ -21064,7 +22874,7 @@ fbAVX2_pt_942:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 128(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9312(SP), DX
+	MOVQ       9328(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -21077,9 +22887,9 @@ fbAVX2_pt_942:
 	VXORPD     Y10, Y10, Y10
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_945
+	JZ         fbAVX2_odd_1060
 
-fbAVX2_loop_944:
+fbAVX2_loop_1059:
 	VBROADCASTSS (AX), Y11
 	VFMADD231PS  (DX), Y11, Y1
 	VFMADD231PS  32(DX), Y11, Y2
@@ -21097,11 +22907,11 @@ fbAVX2_loop_944:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000a0, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_944
+	JNZ          fbAVX2_loop_1059
 
-fbAVX2_odd_945:
+fbAVX2_odd_1060:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_946
+	JZ           fbAVX2_done_1061
 	VBROADCASTSS (AX), Y11
 	VFMADD231PS  (DX), Y11, Y1
 	VFMADD231PS  32(DX), Y11, Y2
@@ -21111,7 +22921,7 @@ fbAVX2_odd_945:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000a0, DX
 
-fbAVX2_done_946:
+fbAVX2_done_1061:
 	VADDPS       Y6, Y1, Y1
 	VADDPS       Y7, Y2, Y2
 	VADDPS       Y8, Y3, Y3
@@ -21139,12 +22949,12 @@ fbAVX2_done_946:
 	VMOVUPS      Y4, 96(AX)
 	VMULPS       Y6, Y5, Y5
 	VMASKMOVPS   Y5, Y0, 128(AX)
-	JMP          fbAVX2_pt_942
+	JMP          fbAVX2_pt_1057
 
-fbAVX2_ptend_943:
-	JMP fbAVX2_swend_928
+fbAVX2_ptend_1058:
+	JMP fbAVX2_swend_1043
 
-fbAVX2_case4_932:
+fbAVX2_case4_1047:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21154,10 +22964,10 @@ fbAVX2_case4_932:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9312(SP), BX
+	MOVQ    9328(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_947:
+fbAVX2_pack_1062:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMOVUPS    32(DX), Y1
@@ -21169,12 +22979,12 @@ fbAVX2_pack_947:
 	ADDQ       CX, DX
 	ADDQ       $0x00000080, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_947
+	JNZ        fbAVX2_pack_1062
 
-fbAVX2_pt_948:
+fbAVX2_pt_1063:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_949
+	JZ         fbAVX2_ptend_1064
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
@@ -21198,7 +23008,7 @@ fbAVX2_pt_948:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 96(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9312(SP), DX
+	MOVQ       9328(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -21209,9 +23019,9 @@ fbAVX2_pt_948:
 	VXORPD     Y8, Y8, Y8
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_951
+	JZ         fbAVX2_odd_1066
 
-fbAVX2_loop_950:
+fbAVX2_loop_1065:
 	VBROADCASTSS (AX), Y9
 	VFMADD231PS  (DX), Y9, Y1
 	VFMADD231PS  32(DX), Y9, Y2
@@ -21227,11 +23037,11 @@ fbAVX2_loop_950:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_950
+	JNZ          fbAVX2_loop_1065
 
-fbAVX2_odd_951:
+fbAVX2_odd_1066:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_952
+	JZ           fbAVX2_done_1067
 	VBROADCASTSS (AX), Y9
 	VFMADD231PS  (DX), Y9, Y1
 	VFMADD231PS  32(DX), Y9, Y2
@@ -21240,7 +23050,7 @@ fbAVX2_odd_951:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
 
-fbAVX2_done_952:
+fbAVX2_done_1067:
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
 	VADDPS       Y7, Y3, Y3
@@ -21265,12 +23075,12 @@ fbAVX2_done_952:
 	VMOVUPS      Y3, 64(AX)
 	VMULPS       Y5, Y4, Y4
 	VMASKMOVPS   Y4, Y0, 96(AX)
-	JMP          fbAVX2_pt_948
+	JMP          fbAVX2_pt_1063
 
-fbAVX2_ptend_949:
-	JMP fbAVX2_swend_928
+fbAVX2_ptend_1064:
+	JMP fbAVX2_swend_1043
 
-fbAVX2_case3_931:
+fbAVX2_case3_1046:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21280,10 +23090,10 @@ fbAVX2_case3_931:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9312(SP), BX
+	MOVQ    9328(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_953:
+fbAVX2_pack_1068:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMOVUPS    32(DX), Y1
@@ -21293,12 +23103,12 @@ fbAVX2_pack_953:
 	ADDQ       CX, DX
 	ADDQ       $0x00000060, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_953
+	JNZ        fbAVX2_pack_1068
 
-fbAVX2_pt_954:
+fbAVX2_pt_1069:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_955
+	JZ         fbAVX2_ptend_1070
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
@@ -21319,7 +23129,7 @@ fbAVX2_pt_954:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 64(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9312(SP), DX
+	MOVQ       9328(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -21328,9 +23138,9 @@ fbAVX2_pt_954:
 	VXORPD     Y6, Y6, Y6
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_957
+	JZ         fbAVX2_odd_1072
 
-fbAVX2_loop_956:
+fbAVX2_loop_1071:
 	VBROADCASTSS (AX), Y7
 	VFMADD231PS  (DX), Y7, Y1
 	VFMADD231PS  32(DX), Y7, Y2
@@ -21344,11 +23154,11 @@ fbAVX2_loop_956:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000060, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_956
+	JNZ          fbAVX2_loop_1071
 
-fbAVX2_odd_957:
+fbAVX2_odd_1072:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_958
+	JZ           fbAVX2_done_1073
 	VBROADCASTSS (AX), Y7
 	VFMADD231PS  (DX), Y7, Y1
 	VFMADD231PS  32(DX), Y7, Y2
@@ -21356,7 +23166,7 @@ fbAVX2_odd_957:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000060, DX
 
-fbAVX2_done_958:
+fbAVX2_done_1073:
 	VADDPS       Y4, Y1, Y1
 	VADDPS       Y5, Y2, Y2
 	VADDPS       Y6, Y3, Y3
@@ -21378,12 +23188,12 @@ fbAVX2_done_958:
 	VMOVUPS      Y2, 32(AX)
 	VMULPS       Y4, Y3, Y3
 	VMASKMOVPS   Y3, Y0, 64(AX)
-	JMP          fbAVX2_pt_954
+	JMP          fbAVX2_pt_1069
 
-fbAVX2_ptend_955:
-	JMP fbAVX2_swend_928
+fbAVX2_ptend_1070:
+	JMP fbAVX2_swend_1043
 
-fbAVX2_case2_930:
+fbAVX2_case2_1045:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21393,10 +23203,10 @@ fbAVX2_case2_930:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9312(SP), BX
+	MOVQ    9328(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_959:
+fbAVX2_pack_1074:
 	VMOVUPS    (DX), Y1
 	VMOVUPS    Y1, (BX)
 	VMASKMOVPS 32(DX), Y0, Y1
@@ -21404,12 +23214,12 @@ fbAVX2_pack_959:
 	ADDQ       CX, DX
 	ADDQ       $0x00000040, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_959
+	JNZ        fbAVX2_pack_1074
 
-fbAVX2_pt_960:
+fbAVX2_pt_1075:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_961
+	JZ         fbAVX2_ptend_1076
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
@@ -21427,16 +23237,16 @@ fbAVX2_pt_960:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 32(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9312(SP), DX
+	MOVQ       9328(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
 	VXORPD     Y4, Y4, Y4
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_963
+	JZ         fbAVX2_odd_1078
 
-fbAVX2_loop_962:
+fbAVX2_loop_1077:
 	VBROADCASTSS (AX), Y5
 	VFMADD231PS  (DX), Y5, Y1
 	VFMADD231PS  32(DX), Y5, Y2
@@ -21448,18 +23258,18 @@ fbAVX2_loop_962:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_962
+	JNZ          fbAVX2_loop_1077
 
-fbAVX2_odd_963:
+fbAVX2_odd_1078:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_964
+	JZ           fbAVX2_done_1079
 	VBROADCASTSS (AX), Y5
 	VFMADD231PS  (DX), Y5, Y1
 	VFMADD231PS  32(DX), Y5, Y2
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 
-fbAVX2_done_964:
+fbAVX2_done_1079:
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y4, Y2, Y2
 	MOVQ         scale_base+24(FP), AX
@@ -21478,12 +23288,12 @@ fbAVX2_done_964:
 	VMOVUPS      Y1, (AX)
 	VMULPS       Y3, Y2, Y2
 	VMASKMOVPS   Y2, Y0, 32(AX)
-	JMP          fbAVX2_pt_960
+	JMP          fbAVX2_pt_1075
 
-fbAVX2_ptend_961:
-	JMP fbAVX2_swend_928
+fbAVX2_ptend_1076:
+	JMP fbAVX2_swend_1043
 
-fbAVX2_case1_929:
+fbAVX2_case1_1044:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21493,21 +23303,21 @@ fbAVX2_case1_929:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9312(SP), BX
+	MOVQ    9328(SP), BX
 	MOVQ    BX, BX
 
-fbAVX2_pack_965:
+fbAVX2_pack_1080:
 	VMASKMOVPS (DX), Y0, Y1
 	VMOVUPS    Y1, (BX)
 	ADDQ       CX, DX
 	ADDQ       $0x00000020, BX
 	DECQ       AX
-	JNZ        fbAVX2_pack_965
+	JNZ        fbAVX2_pack_1080
 
-fbAVX2_pt_966:
+fbAVX2_pt_1081:
 	MOVQ       (SP), AX
 	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_967
+	JZ         fbAVX2_ptend_1082
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
@@ -21522,14 +23332,14 @@ fbAVX2_pt_966:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, (AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9312(SP), DX
+	MOVQ       9328(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	MOVQ       CX, BX
 	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_969
+	JZ         fbAVX2_odd_1084
 
-fbAVX2_loop_968:
+fbAVX2_loop_1083:
 	VBROADCASTSS (AX), Y3
 	VFMADD231PS  (DX), Y3, Y1
 	ADDQ         $0x04, AX
@@ -21539,17 +23349,17 @@ fbAVX2_loop_968:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000020, DX
 	DECQ         BX
-	JNZ          fbAVX2_loop_968
+	JNZ          fbAVX2_loop_1083
 
-fbAVX2_odd_969:
+fbAVX2_odd_1084:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX2_done_970
+	JZ           fbAVX2_done_1085
 	VBROADCASTSS (AX), Y3
 	VFMADD231PS  (DX), Y3, Y1
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000020, DX
 
-fbAVX2_done_970:
+fbAVX2_done_1085:
 	VADDPS       Y2, Y1, Y1
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
@@ -21565,53 +23375,59 @@ fbAVX2_done_970:
 	ADDQ         CX, AX
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (AX)
-	JMP          fbAVX2_pt_966
+	JMP          fbAVX2_pt_1081
 
-fbAVX2_ptend_967:
-fbAVX2_swend_928:
+fbAVX2_ptend_1082:
+fbAVX2_swend_1043:
 	VZEROUPPER
 	RET
 
-fbAVX2_bt_926:
+fbAVX2_bmulti_1042:
+	MOVQ 40(SP), AX
+	MOVQ AX, (SP)
+
+fbAVX2_bt_1040:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX2_btend_927
+	JZ     fbAVX2_btend_1041
 	MOVQ   scale_base+24(FP), CX
 	VMOVSS fbone32<>+0(SB), X0
 	VDIVSS (CX)(AX*4), X0, X0
 	VMOVSS X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX2_bchunk_971:
+fbAVX2_bchunk_1086:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_bchunkend_972
+	JAE  fbAVX2_bchunkend_1087
+	MOVQ 32(SP), DX
 	SUBQ AX, CX
-	MOVQ $0x00000006, AX
-	MOVQ $0x00000008, DX
-	CMPQ CX, $0x00000030
-	JAE  fbAVX2_full_973
+	MOVQ DX, AX
+	MOVQ $0x00000008, BX
+	SHLQ $0x03, DX
+	CMPQ CX, DX
+	JAE  fbAVX2_full_1088
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
-	MOVQ AX, DX
-	SHLQ $0x03, DX
-	SUBQ CX, DX
-	NEGQ DX
-	ADDQ $0x00000008, DX
+	MOVQ AX, BX
+	SHLQ $0x03, BX
+	SUBQ CX, BX
+	NEGQ BX
+	ADDQ $0x00000008, BX
 
-fbAVX2_full_973:
-	MOVQ    DX, 24(SP)
+fbAVX2_full_1088:
+	MOVQ    BX, 24(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_975
+	JEQ     fbAVX2_case1_1090
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_976
+	JEQ     fbAVX2_case2_1091
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX2_case3_977
+	JEQ     fbAVX2_case3_1092
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX2_case4_978
+	JEQ     fbAVX2_case4_1093
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX2_case5_979
+	JEQ     fbAVX2_case5_1094
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21643,9 +23459,9 @@ fbAVX2_full_973:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_982
+	JZ      fbAVX2_odd_1097
 
-fbAVX2_loop_981:
+fbAVX2_loop_1096:
 	VMOVSS       (DI), X13
 	VMULSS       (SI), X13, X13
 	VBROADCASTSS X13, Y13
@@ -21673,11 +23489,11 @@ fbAVX2_loop_981:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_981
+	JNZ          fbAVX2_loop_1096
 
-fbAVX2_odd_982:
+fbAVX2_odd_1097:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_983
+	JZ           fbAVX2_done_1098
 	VMOVSS       (DI), X13
 	VMULSS       (SI), X13, X13
 	VBROADCASTSS X13, Y13
@@ -21692,7 +23508,7 @@ fbAVX2_odd_982:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_983:
+fbAVX2_done_1098:
 	VADDPS       Y7, Y1, Y1
 	VADDPS       Y8, Y2, Y2
 	VADDPS       Y9, Y3, Y3
@@ -21718,9 +23534,9 @@ fbAVX2_done_983:
 	VMOVUPS      Y5, 128(DX)
 	VMULPS       Y7, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 160(DX)
-	JMP          fbAVX2_swend_974
+	JMP          fbAVX2_swend_1089
 
-fbAVX2_case5_979:
+fbAVX2_case5_1094:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21750,9 +23566,9 @@ fbAVX2_case5_979:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_985
+	JZ      fbAVX2_odd_1100
 
-fbAVX2_loop_984:
+fbAVX2_loop_1099:
 	VMOVSS       (DI), X11
 	VMULSS       (SI), X11, X11
 	VBROADCASTSS X11, Y11
@@ -21778,11 +23594,11 @@ fbAVX2_loop_984:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_984
+	JNZ          fbAVX2_loop_1099
 
-fbAVX2_odd_985:
+fbAVX2_odd_1100:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_986
+	JZ           fbAVX2_done_1101
 	VMOVSS       (DI), X11
 	VMULSS       (SI), X11, X11
 	VBROADCASTSS X11, Y11
@@ -21796,7 +23612,7 @@ fbAVX2_odd_985:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_986:
+fbAVX2_done_1101:
 	VADDPS       Y6, Y1, Y1
 	VADDPS       Y7, Y2, Y2
 	VADDPS       Y8, Y3, Y3
@@ -21819,9 +23635,9 @@ fbAVX2_done_986:
 	VMOVUPS      Y4, 96(DX)
 	VMULPS       Y6, Y5, Y5
 	VMASKMOVPS   Y5, Y0, 128(DX)
-	JMP          fbAVX2_swend_974
+	JMP          fbAVX2_swend_1089
 
-fbAVX2_case4_978:
+fbAVX2_case4_1093:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21849,9 +23665,9 @@ fbAVX2_case4_978:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_988
+	JZ      fbAVX2_odd_1103
 
-fbAVX2_loop_987:
+fbAVX2_loop_1102:
 	VMOVSS       (DI), X9
 	VMULSS       (SI), X9, X9
 	VBROADCASTSS X9, Y9
@@ -21875,11 +23691,11 @@ fbAVX2_loop_987:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_987
+	JNZ          fbAVX2_loop_1102
 
-fbAVX2_odd_988:
+fbAVX2_odd_1103:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_989
+	JZ           fbAVX2_done_1104
 	VMOVSS       (DI), X9
 	VMULSS       (SI), X9, X9
 	VBROADCASTSS X9, Y9
@@ -21892,7 +23708,7 @@ fbAVX2_odd_988:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_989:
+fbAVX2_done_1104:
 	VADDPS       Y5, Y1, Y1
 	VADDPS       Y6, Y2, Y2
 	VADDPS       Y7, Y3, Y3
@@ -21912,9 +23728,9 @@ fbAVX2_done_989:
 	VMOVUPS      Y3, 64(DX)
 	VMULPS       Y5, Y4, Y4
 	VMASKMOVPS   Y4, Y0, 96(DX)
-	JMP          fbAVX2_swend_974
+	JMP          fbAVX2_swend_1089
 
-fbAVX2_case3_977:
+fbAVX2_case3_1092:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -21940,9 +23756,9 @@ fbAVX2_case3_977:
 	VXORPD  Y6, Y6, Y6
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_991
+	JZ      fbAVX2_odd_1106
 
-fbAVX2_loop_990:
+fbAVX2_loop_1105:
 	VMOVSS       (DI), X7
 	VMULSS       (SI), X7, X7
 	VBROADCASTSS X7, Y7
@@ -21964,11 +23780,11 @@ fbAVX2_loop_990:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_990
+	JNZ          fbAVX2_loop_1105
 
-fbAVX2_odd_991:
+fbAVX2_odd_1106:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_992
+	JZ           fbAVX2_done_1107
 	VMOVSS       (DI), X7
 	VMULSS       (SI), X7, X7
 	VBROADCASTSS X7, Y7
@@ -21980,7 +23796,7 @@ fbAVX2_odd_991:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_992:
+fbAVX2_done_1107:
 	VADDPS       Y4, Y1, Y1
 	VADDPS       Y5, Y2, Y2
 	VADDPS       Y6, Y3, Y3
@@ -21997,9 +23813,9 @@ fbAVX2_done_992:
 	VMOVUPS      Y2, 32(DX)
 	VMULPS       Y4, Y3, Y3
 	VMASKMOVPS   Y3, Y0, 64(DX)
-	JMP          fbAVX2_swend_974
+	JMP          fbAVX2_swend_1089
 
-fbAVX2_case2_976:
+fbAVX2_case2_1091:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22023,9 +23839,9 @@ fbAVX2_case2_976:
 	VXORPD  Y4, Y4, Y4
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_994
+	JZ      fbAVX2_odd_1109
 
-fbAVX2_loop_993:
+fbAVX2_loop_1108:
 	VMOVSS       (DI), X5
 	VMULSS       (SI), X5, X5
 	VBROADCASTSS X5, Y5
@@ -22045,11 +23861,11 @@ fbAVX2_loop_993:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_993
+	JNZ          fbAVX2_loop_1108
 
-fbAVX2_odd_994:
+fbAVX2_odd_1109:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_995
+	JZ           fbAVX2_done_1110
 	VMOVSS       (DI), X5
 	VMULSS       (SI), X5, X5
 	VBROADCASTSS X5, Y5
@@ -22060,7 +23876,7 @@ fbAVX2_odd_994:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_995:
+fbAVX2_done_1110:
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y4, Y2, Y2
 	MOVQ         beta_base+0(FP), DX
@@ -22074,9 +23890,9 @@ fbAVX2_done_995:
 	VMOVUPS      Y1, (DX)
 	VMULPS       Y3, Y2, Y2
 	VMASKMOVPS   Y2, Y0, 32(DX)
-	JMP          fbAVX2_swend_974
+	JMP          fbAVX2_swend_1089
 
-fbAVX2_case1_975:
+fbAVX2_case1_1090:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22098,9 +23914,9 @@ fbAVX2_case1_975:
 	VXORPD  Y2, Y2, Y2
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_997
+	JZ      fbAVX2_odd_1112
 
-fbAVX2_loop_996:
+fbAVX2_loop_1111:
 	VMOVSS       (DI), X3
 	VMULSS       (SI), X3, X3
 	VBROADCASTSS X3, Y3
@@ -22118,11 +23934,11 @@ fbAVX2_loop_996:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX2_loop_996
+	JNZ          fbAVX2_loop_1111
 
-fbAVX2_odd_997:
+fbAVX2_odd_1112:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX2_done_998
+	JZ           fbAVX2_done_1113
 	VMOVSS       (DI), X3
 	VMULSS       (SI), X3, X3
 	VBROADCASTSS X3, Y3
@@ -22132,7 +23948,7 @@ fbAVX2_odd_997:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX2_done_998:
+fbAVX2_done_1113:
 	VADDPS       Y2, Y1, Y1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -22144,19 +23960,21 @@ fbAVX2_done_998:
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (DX)
 
-fbAVX2_swend_974:
+fbAVX2_swend_1089:
 	MOVQ 16(SP), AX
-	ADDQ $0x00000030, AX
+	MOVQ 32(SP), CX
+	SHLQ $0x03, CX
+	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_bchunk_971
+	JMP  fbAVX2_bchunk_1086
 
-fbAVX2_bchunkend_972:
+fbAVX2_bchunkend_1087:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_bt_926
+	JMP  fbAVX2_bt_1040
 
-fbAVX2_btend_927:
+fbAVX2_btend_1041:
 	VZEROUPPER
 	RET
 
@@ -22169,11 +23987,11 @@ TEXT ·transitions32AVX2(SB), $12408-184
 	MOVQ AX, 12400(SP)
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_bb_999:
+fbAVX2_bb_1114:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX2_bbend_1000
+	JAE          fbAVX2_bbend_1115
 	MOVQ         scale_base+120(FP), CX
 	VMOVSS       fbone32<>+0(SB), X0
 	VDIVSS       (CX)(AX*4), X0, X0
@@ -22194,9 +24012,9 @@ fbAVX2_bb_999:
 	MOVQ         CX, DI
 	ANDQ         $-16, DI
 
-fbAVX2_bbrow_1001_AVX2f32_wide:
+fbAVX2_bbrow_1116_AVX2f32_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX2_bbrow_1001_AVX2f32_narrow0
+	JAE     fbAVX2_bbrow_1116_AVX2f32_narrow0
 	VMOVUPS (DX)(AX*4), Y1
 	VMULPS  (BX)(AX*4), Y1, Y1
 	VMULPS  Y0, Y1, Y1
@@ -22206,25 +24024,25 @@ fbAVX2_bbrow_1001_AVX2f32_wide:
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS Y1, 32(SI)(AX*4)
 	ADDQ    $+16, AX
-	JMP     fbAVX2_bbrow_1001_AVX2f32_wide
+	JMP     fbAVX2_bbrow_1116_AVX2f32_wide
 
-fbAVX2_bbrow_1001_AVX2f32_narrow0:
+fbAVX2_bbrow_1116_AVX2f32_narrow0:
 	MOVQ CX, DI
 	ANDQ $-8, DI
 
-fbAVX2_bbrow_1001_AVX2f32_narrow:
+fbAVX2_bbrow_1116_AVX2f32_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX2_bbrow_1001_AVX2f32_tail
+	JAE     fbAVX2_bbrow_1116_AVX2f32_tail
 	VMOVUPS (DX)(AX*4), Y1
 	VMULPS  (BX)(AX*4), Y1, Y1
 	VMULPS  Y0, Y1, Y1
 	VMOVUPS Y1, (SI)(AX*4)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_bbrow_1001_AVX2f32_narrow
+	JMP     fbAVX2_bbrow_1116_AVX2f32_narrow
 
-fbAVX2_bbrow_1001_AVX2f32_tail:
+fbAVX2_bbrow_1116_AVX2f32_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_bbrow_1001_AVX2f32_end
+	JZ         fbAVX2_bbrow_1116_AVX2f32_end
 	MOVQ       $0x00000008, DI
 	SUBQ       CX, DI
 	LEAQ       tailmask32<>+0(SB), CX
@@ -22235,21 +24053,21 @@ fbAVX2_bbrow_1001_AVX2f32_tail:
 	VMULPS     Y0, Y2, Y2
 	VMASKMOVPS Y2, Y1, (SI)(AX*4)
 
-fbAVX2_bbrow_1001_AVX2f32_end:
+fbAVX2_bbrow_1116_AVX2f32_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_bb_999
+	JMP  fbAVX2_bb_1114
 
-fbAVX2_bbend_1000:
+fbAVX2_bbend_1115:
 	MOVQ $0x00000000, 32(SP)
 
-fbAVX2_tt_1002:
+fbAVX2_tt_1117:
 	MOVQ    32(SP), AX
 	MOVQ    T+168(FP), CX
 	DECQ    CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_ttend_1003
+	JAE     fbAVX2_ttend_1118
 	SUBQ    AX, CX
 	MOVQ    $0x00000080, AX
 	CMPQ    CX, AX
@@ -22257,16 +24075,16 @@ fbAVX2_tt_1002:
 	MOVQ    CX, 40(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX2_tj_1004:
+fbAVX2_tj_1119:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_tjend_1005
+	JAE  fbAVX2_tjend_1120
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000018
-	JAE  fbAVX2_full_1006
+	JAE  fbAVX2_full_1121
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -22275,12 +24093,12 @@ fbAVX2_tj_1004:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX2_full_1006:
+fbAVX2_full_1121:
 	MOVQ    DX, 24(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1008
+	JEQ     fbAVX2_case1_1123
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1009
+	JEQ     fbAVX2_case2_1124
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22298,7 +24116,7 @@ fbAVX2_full_1006:
 	MOVQ    40(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1011:
+fbAVX2_pack_1126:
 	VMOVUPS    (CX), Y1
 	VMOVUPS    Y1, (DX)
 	VMOVUPS    32(CX), Y1
@@ -22310,22 +24128,22 @@ fbAVX2_pack_1011:
 	ADDQ       AX, CX
 	ADDQ       $0x00000060, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1011
+	JNZ        fbAVX2_pack_1126
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX2_ti_1012:
+fbAVX2_ti_1127:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_1013
+	JAE     fbAVX2_tiend_1128
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1015
+	JEQ     fbAVX2_case1_1130
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1016
+	JEQ     fbAVX2_case2_1131
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22351,7 +24169,7 @@ fbAVX2_ti_1012:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_1018:
+fbAVX2_loop_1133:
 	VMOVUPS      (BX), Y10
 	VMOVUPS      32(BX), Y11
 	VMOVUPS      64(BX), Y12
@@ -22370,7 +24188,7 @@ fbAVX2_loop_1018:
 	ADDQ         AX, CX
 	ADDQ         $0x00000060, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1018
+	JNZ          fbAVX2_loop_1133
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -22430,9 +24248,9 @@ fbAVX2_loop_1018:
 	VMASKMOVPS   64(BX)(AX*2), Y0, Y2
 	VFMADD231PS  Y2, Y9, Y1
 	VMASKMOVPS   Y1, Y0, 64(DX)(AX*2)
-	JMP          fbAVX2_swend_1014
+	JMP          fbAVX2_swend_1129
 
-fbAVX2_case2_1016:
+fbAVX2_case2_1131:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22455,7 +24273,7 @@ fbAVX2_case2_1016:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_1019:
+fbAVX2_loop_1134:
 	VMOVUPS      (BX), Y7
 	VMOVUPS      32(BX), Y8
 	VMOVUPS      64(BX), Y9
@@ -22470,7 +24288,7 @@ fbAVX2_loop_1019:
 	ADDQ         AX, CX
 	ADDQ         $0x00000060, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1019
+	JNZ          fbAVX2_loop_1134
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -22514,9 +24332,9 @@ fbAVX2_loop_1019:
 	VMASKMOVPS   64(BX)(AX*1), Y0, Y2
 	VFMADD231PS  Y2, Y6, Y1
 	VMASKMOVPS   Y1, Y0, 64(DX)(AX*1)
-	JMP          fbAVX2_swend_1014
+	JMP          fbAVX2_swend_1129
 
-fbAVX2_case1_1015:
+fbAVX2_case1_1130:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22536,7 +24354,7 @@ fbAVX2_case1_1015:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_1020:
+fbAVX2_loop_1135:
 	VBROADCASTSS (CX), Y4
 	VFMADD231PS  (BX), Y4, Y1
 	VFMADD231PS  32(BX), Y4, Y2
@@ -22544,7 +24362,7 @@ fbAVX2_loop_1020:
 	ADDQ         AX, CX
 	ADDQ         $0x00000060, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1020
+	JNZ          fbAVX2_loop_1135
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -22573,16 +24391,16 @@ fbAVX2_loop_1020:
 	VFMADD231PS  Y2, Y3, Y1
 	VMASKMOVPS   Y1, Y0, 64(DX)
 
-fbAVX2_swend_1014:
+fbAVX2_swend_1129:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_1012
+	JMP  fbAVX2_ti_1127
 
-fbAVX2_tiend_1013:
-	JMP fbAVX2_swend_1007
+fbAVX2_tiend_1128:
+	JMP fbAVX2_swend_1122
 
-fbAVX2_case2_1009:
+fbAVX2_case2_1124:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22600,7 +24418,7 @@ fbAVX2_case2_1009:
 	MOVQ    40(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1021:
+fbAVX2_pack_1136:
 	VMOVUPS    (CX), Y1
 	VMOVUPS    Y1, (DX)
 	VMASKMOVPS 32(CX), Y0, Y1
@@ -22610,22 +24428,22 @@ fbAVX2_pack_1021:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1021
+	JNZ        fbAVX2_pack_1136
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX2_ti_1022:
+fbAVX2_ti_1137:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_1023
+	JAE     fbAVX2_tiend_1138
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1025
+	JEQ     fbAVX2_case1_1140
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1026
+	JEQ     fbAVX2_case2_1141
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22648,7 +24466,7 @@ fbAVX2_ti_1022:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_1028:
+fbAVX2_loop_1143:
 	VMOVUPS      (BX), Y7
 	VMOVUPS      32(BX), Y8
 	VBROADCASTSS (CX), Y9
@@ -22663,7 +24481,7 @@ fbAVX2_loop_1028:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1028
+	JNZ          fbAVX2_loop_1143
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -22708,9 +24526,9 @@ fbAVX2_loop_1028:
 	VMASKMOVPS   32(BX)(AX*2), Y0, Y2
 	VFMADD231PS  Y2, Y6, Y1
 	VMASKMOVPS   Y1, Y0, 32(DX)(AX*2)
-	JMP          fbAVX2_swend_1024
+	JMP          fbAVX2_swend_1139
 
-fbAVX2_case2_1026:
+fbAVX2_case2_1141:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22731,7 +24549,7 @@ fbAVX2_case2_1026:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_1029:
+fbAVX2_loop_1144:
 	VMOVUPS      (BX), Y5
 	VMOVUPS      32(BX), Y6
 	VBROADCASTSS (CX), Y7
@@ -22743,7 +24561,7 @@ fbAVX2_loop_1029:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1029
+	JNZ          fbAVX2_loop_1144
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -22777,9 +24595,9 @@ fbAVX2_loop_1029:
 	VMASKMOVPS   32(BX)(AX*1), Y0, Y2
 	VFMADD231PS  Y2, Y4, Y1
 	VMASKMOVPS   Y1, Y0, 32(DX)(AX*1)
-	JMP          fbAVX2_swend_1024
+	JMP          fbAVX2_swend_1139
 
-fbAVX2_case1_1025:
+fbAVX2_case1_1140:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22798,14 +24616,14 @@ fbAVX2_case1_1025:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_1030:
+fbAVX2_loop_1145:
 	VBROADCASTSS (CX), Y3
 	VFMADD231PS  (BX), Y3, Y1
 	VFMADD231PS  32(BX), Y3, Y2
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1030
+	JNZ          fbAVX2_loop_1145
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -22829,16 +24647,16 @@ fbAVX2_loop_1030:
 	VFMADD231PS  Y3, Y2, Y1
 	VMASKMOVPS   Y1, Y0, 32(DX)
 
-fbAVX2_swend_1024:
+fbAVX2_swend_1139:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_1022
+	JMP  fbAVX2_ti_1137
 
-fbAVX2_tiend_1023:
-	JMP fbAVX2_swend_1007
+fbAVX2_tiend_1138:
+	JMP fbAVX2_swend_1122
 
-fbAVX2_case1_1008:
+fbAVX2_case1_1123:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22856,7 +24674,7 @@ fbAVX2_case1_1008:
 	MOVQ    40(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1031:
+fbAVX2_pack_1146:
 	VMASKMOVPS (CX), Y0, Y1
 	VMOVUPS    Y1, (DX)
 	PREFETCHT1 96(CX)
@@ -22864,22 +24682,22 @@ fbAVX2_pack_1031:
 	ADDQ       AX, CX
 	ADDQ       $0x00000020, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1031
+	JNZ        fbAVX2_pack_1146
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX2_ti_1032:
+fbAVX2_ti_1147:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_tiend_1033
+	JAE     fbAVX2_tiend_1148
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1035
+	JEQ     fbAVX2_case1_1150
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1036
+	JEQ     fbAVX2_case2_1151
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22899,7 +24717,7 @@ fbAVX2_ti_1032:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_1038:
+fbAVX2_loop_1153:
 	VMOVUPS      (BX), Y4
 	VBROADCASTSS (CX), Y5
 	VFMADD231PS  Y4, Y5, Y1
@@ -22910,7 +24728,7 @@ fbAVX2_loop_1038:
 	ADDQ         AX, CX
 	ADDQ         $0x00000020, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1038
+	JNZ          fbAVX2_loop_1153
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -22940,9 +24758,9 @@ fbAVX2_loop_1038:
 	VMASKMOVPS   (BX)(AX*2), Y0, Y2
 	VFMADD231PS  Y2, Y3, Y1
 	VMASKMOVPS   Y1, Y0, (DX)(AX*2)
-	JMP          fbAVX2_swend_1034
+	JMP          fbAVX2_swend_1149
 
-fbAVX2_case2_1036:
+fbAVX2_case2_1151:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -22961,7 +24779,7 @@ fbAVX2_case2_1036:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_1039:
+fbAVX2_loop_1154:
 	VMOVUPS      (BX), Y3
 	VBROADCASTSS (CX), Y4
 	VFMADD231PS  Y3, Y4, Y1
@@ -22970,7 +24788,7 @@ fbAVX2_loop_1039:
 	ADDQ         AX, CX
 	ADDQ         $0x00000020, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1039
+	JNZ          fbAVX2_loop_1154
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -22994,9 +24812,9 @@ fbAVX2_loop_1039:
 	VMASKMOVPS   (BX)(AX*1), Y0, Y3
 	VFMADD231PS  Y3, Y2, Y1
 	VMASKMOVPS   Y1, Y0, (DX)(AX*1)
-	JMP          fbAVX2_swend_1034
+	JMP          fbAVX2_swend_1149
 
-fbAVX2_case1_1035:
+fbAVX2_case1_1150:
 	MOVQ    24(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23014,13 +24832,13 @@ fbAVX2_case1_1035:
 	MOVQ    12400(SP), BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_1040:
+fbAVX2_loop_1155:
 	VBROADCASTSS (CX), Y2
 	VFMADD231PS  (BX), Y2, Y1
 	ADDQ         AX, CX
 	ADDQ         $0x00000020, BX
 	DECQ         DX
-	JNZ          fbAVX2_loop_1040
+	JNZ          fbAVX2_loop_1155
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -23039,26 +24857,26 @@ fbAVX2_loop_1040:
 	VFMADD231PS  Y3, Y1, Y2
 	VMASKMOVPS   Y2, Y0, (DX)
 
-fbAVX2_swend_1034:
+fbAVX2_swend_1149:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_ti_1032
+	JMP  fbAVX2_ti_1147
 
-fbAVX2_tiend_1033:
-fbAVX2_swend_1007:
+fbAVX2_tiend_1148:
+fbAVX2_swend_1122:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000018, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_tj_1004
+	JMP  fbAVX2_tj_1119
 
-fbAVX2_tjend_1005:
+fbAVX2_tjend_1120:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000080, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX2_tt_1002
+	JMP  fbAVX2_tt_1117
 
-fbAVX2_ttend_1003:
+fbAVX2_ttend_1118:
 	VZEROUPPER
 	RET
 
@@ -23178,11 +24996,11 @@ TEXT ·forwardBatch32AVX2(SB), $6288-128
 	MOVQ AX, 6280(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_k0_1041:
+fbAVX2_k0_1156:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX2_k0end_1042
+	JAE    fbAVX2_k0end_1157
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -23197,29 +25015,29 @@ fbAVX2_k0_1041:
 	MOVQ   CX, R8
 	ANDQ   $-16, R8
 
-fbAVX2_sum_1043_AVX2f32_wide:
+fbAVX2_sum_1158_AVX2f32_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX2_sum_1043_AVX2f32_narrow0
+	JAE    fbAVX2_sum_1158_AVX2f32_narrow0
 	VADDPS (SI)(DI*4), Y0, Y0
 	VADDPS 32(SI)(DI*4), Y1, Y1
 	ADDQ   $+16, DI
-	JMP    fbAVX2_sum_1043_AVX2f32_wide
+	JMP    fbAVX2_sum_1158_AVX2f32_wide
 
-fbAVX2_sum_1043_AVX2f32_narrow0:
+fbAVX2_sum_1158_AVX2f32_narrow0:
 	MOVQ CX, R8
 	ANDQ $-8, R8
 
-fbAVX2_sum_1043_AVX2f32_narrow:
+fbAVX2_sum_1158_AVX2f32_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX2_sum_1043_AVX2f32_tail
+	JAE    fbAVX2_sum_1158_AVX2f32_tail
 	VADDPS (SI)(DI*4), Y0, Y0
 	ADDQ   $+8, DI
-	JMP    fbAVX2_sum_1043_AVX2f32_narrow
+	JMP    fbAVX2_sum_1158_AVX2f32_narrow
 
-fbAVX2_sum_1043_AVX2f32_tail:
+fbAVX2_sum_1158_AVX2f32_tail:
 	MOVQ       CX, R8
 	SUBQ       DI, R8
-	JZ         fbAVX2_sum_1043_AVX2f32_end
+	JZ         fbAVX2_sum_1158_AVX2f32_end
 	MOVQ       $0x00000008, R9
 	SUBQ       R8, R9
 	LEAQ       tailmask32<>+0(SB), R8
@@ -23227,7 +25045,7 @@ fbAVX2_sum_1043_AVX2f32_tail:
 	VMASKMOVPS (SI)(DI*4), Y2, Y2
 	VADDPS     Y2, Y0, Y0
 
-fbAVX2_sum_1043_AVX2f32_end:
+fbAVX2_sum_1158_AVX2f32_end:
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -23243,31 +25061,31 @@ fbAVX2_sum_1043_AVX2f32_end:
 	MOVQ         CX, DX
 	ANDQ         $-16, DX
 
-fbAVX2_mul_1044_AVX2f32_wide:
+fbAVX2_mul_1159_AVX2f32_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX2_mul_1044_AVX2f32_narrow0
+	JAE     fbAVX2_mul_1159_AVX2f32_narrow0
 	VMULPS  (SI)(AX*4), Y0, Y1
 	VMOVUPS Y1, (BX)(AX*4)
 	VMULPS  32(SI)(AX*4), Y0, Y1
 	VMOVUPS Y1, 32(BX)(AX*4)
 	ADDQ    $+16, AX
-	JMP     fbAVX2_mul_1044_AVX2f32_wide
+	JMP     fbAVX2_mul_1159_AVX2f32_wide
 
-fbAVX2_mul_1044_AVX2f32_narrow0:
+fbAVX2_mul_1159_AVX2f32_narrow0:
 	MOVQ CX, DX
 	ANDQ $-8, DX
 
-fbAVX2_mul_1044_AVX2f32_narrow:
+fbAVX2_mul_1159_AVX2f32_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX2_mul_1044_AVX2f32_tail
+	JAE     fbAVX2_mul_1159_AVX2f32_tail
 	VMULPS  (SI)(AX*4), Y0, Y1
 	VMOVUPS Y1, (BX)(AX*4)
 	ADDQ    $+8, AX
-	JMP     fbAVX2_mul_1044_AVX2f32_narrow
+	JMP     fbAVX2_mul_1159_AVX2f32_narrow
 
-fbAVX2_mul_1044_AVX2f32_tail:
+fbAVX2_mul_1159_AVX2f32_tail:
 	SUBQ       AX, CX
-	JZ         fbAVX2_mul_1044_AVX2f32_end
+	JZ         fbAVX2_mul_1159_AVX2f32_end
 	MOVQ       $0x00000008, DX
 	SUBQ       CX, DX
 	LEAQ       tailmask32<>+0(SB), CX
@@ -23276,20 +25094,20 @@ fbAVX2_mul_1044_AVX2f32_tail:
 	VMULPS     Y2, Y0, Y2
 	VMASKMOVPS Y2, Y1, (BX)(AX*4)
 
-fbAVX2_mul_1044_AVX2f32_end:
+fbAVX2_mul_1159_AVX2f32_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_k0_1041
+	JMP  fbAVX2_k0_1156
 
-fbAVX2_k0end_1042:
+fbAVX2_k0end_1157:
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_t_1045:
+fbAVX2_t_1160:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX2_tend_1046
+	JAE   fbAVX2_tend_1161
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -23303,11 +25121,11 @@ fbAVX2_t_1045:
 	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX2_i0_1047:
+fbAVX2_i0_1162:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_i0end_1048
+	JAE     fbAVX2_i0end_1163
 	MOVQ    ib+120(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -23318,16 +25136,16 @@ fbAVX2_i0_1047:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX2_jc_1049:
+fbAVX2_jc_1164:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_jcend_1050
+	JAE  fbAVX2_jcend_1165
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000018
-	JAE  fbAVX2_full_1051
+	JAE  fbAVX2_full_1166
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -23336,12 +25154,12 @@ fbAVX2_jc_1049:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX2_full_1051:
+fbAVX2_full_1166:
 	MOVQ    DX, 40(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1053
+	JEQ     fbAVX2_case1_1168
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1054
+	JEQ     fbAVX2_case2_1169
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23359,7 +25177,7 @@ fbAVX2_full_1051:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1056:
+fbAVX2_pack_1171:
 	VMOVUPS    (CX), Y1
 	VMOVUPS    Y1, (DX)
 	VMOVUPS    32(CX), Y1
@@ -23371,22 +25189,22 @@ fbAVX2_pack_1056:
 	ADDQ       AX, CX
 	ADDQ       $0x00000060, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1056
+	JNZ        fbAVX2_pack_1171
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_1057:
+fbAVX2_kb_1172:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_1058
+	JAE     fbAVX2_kbend_1173
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1060
+	JEQ     fbAVX2_case1_1175
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1061
+	JEQ     fbAVX2_case2_1176
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23412,7 +25230,7 @@ fbAVX2_kb_1057:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_1063:
+fbAVX2_loop_1178:
 	VMOVUPS      (CX), Y10
 	VMOVUPS      32(CX), Y11
 	VMOVUPS      64(CX), Y12
@@ -23431,7 +25249,7 @@ fbAVX2_loop_1063:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1063
+	JNZ          fbAVX2_loop_1178
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -23439,7 +25257,7 @@ fbAVX2_loop_1063:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1064
+	JZ           fbAVX2_first_1179
 	VADDPS       (CX), Y1, Y1
 	VADDPS       32(CX), Y2, Y2
 	VMASKMOVPS   64(CX), Y0, Y10
@@ -23453,7 +25271,7 @@ fbAVX2_loop_1063:
 	VMASKMOVPS   64(CX)(AX*2), Y0, Y10
 	VADDPS       Y10, Y9, Y9
 
-fbAVX2_first_1064:
+fbAVX2_first_1179:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
@@ -23463,9 +25281,9 @@ fbAVX2_first_1064:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_1059
+	JMP        fbAVX2_swend_1174
 
-fbAVX2_case2_1061:
+fbAVX2_case2_1176:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23488,7 +25306,7 @@ fbAVX2_case2_1061:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_1065:
+fbAVX2_loop_1180:
 	VMOVUPS      (CX), Y7
 	VMOVUPS      32(CX), Y8
 	VMOVUPS      64(CX), Y9
@@ -23503,7 +25321,7 @@ fbAVX2_loop_1065:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1065
+	JNZ          fbAVX2_loop_1180
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -23511,7 +25329,7 @@ fbAVX2_loop_1065:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1066
+	JZ           fbAVX2_first_1181
 	VADDPS       (CX), Y1, Y1
 	VADDPS       32(CX), Y2, Y2
 	VMASKMOVPS   64(CX), Y0, Y7
@@ -23521,16 +25339,16 @@ fbAVX2_loop_1065:
 	VMASKMOVPS   64(CX)(AX*1), Y0, Y7
 	VADDPS       Y7, Y6, Y6
 
-fbAVX2_first_1066:
+fbAVX2_first_1181:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_1059
+	JMP        fbAVX2_swend_1174
 
-fbAVX2_case1_1060:
+fbAVX2_case1_1175:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23550,7 +25368,7 @@ fbAVX2_case1_1060:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_1067:
+fbAVX2_loop_1182:
 	VBROADCASTSS (DX), Y4
 	VFMADD231PS  (CX), Y4, Y1
 	VFMADD231PS  32(CX), Y4, Y2
@@ -23558,7 +25376,7 @@ fbAVX2_loop_1067:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1067
+	JNZ          fbAVX2_loop_1182
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -23566,27 +25384,27 @@ fbAVX2_loop_1067:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_1068
+	JZ           fbAVX2_first_1183
 	VADDPS       (CX), Y1, Y1
 	VADDPS       32(CX), Y2, Y2
 	VMASKMOVPS   64(CX), Y0, Y4
 	VADDPS       Y4, Y3, Y3
 
-fbAVX2_first_1068:
+fbAVX2_first_1183:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
 
-fbAVX2_swend_1059:
+fbAVX2_swend_1174:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_1057
+	JMP  fbAVX2_kb_1172
 
-fbAVX2_kbend_1058:
-	JMP fbAVX2_swend_1052
+fbAVX2_kbend_1173:
+	JMP fbAVX2_swend_1167
 
-fbAVX2_case2_1054:
+fbAVX2_case2_1169:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23604,7 +25422,7 @@ fbAVX2_case2_1054:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1069:
+fbAVX2_pack_1184:
 	VMOVUPS    (CX), Y1
 	VMOVUPS    Y1, (DX)
 	VMASKMOVPS 32(CX), Y0, Y1
@@ -23614,22 +25432,22 @@ fbAVX2_pack_1069:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1069
+	JNZ        fbAVX2_pack_1184
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_1070:
+fbAVX2_kb_1185:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_1071
+	JAE     fbAVX2_kbend_1186
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1073
+	JEQ     fbAVX2_case1_1188
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1074
+	JEQ     fbAVX2_case2_1189
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23652,7 +25470,7 @@ fbAVX2_kb_1070:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_1076:
+fbAVX2_loop_1191:
 	VMOVUPS      (CX), Y7
 	VMOVUPS      32(CX), Y8
 	VBROADCASTSS (DX), Y9
@@ -23667,7 +25485,7 @@ fbAVX2_loop_1076:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1076
+	JNZ          fbAVX2_loop_1191
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -23675,7 +25493,7 @@ fbAVX2_loop_1076:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1077
+	JZ           fbAVX2_first_1192
 	VADDPS       (CX), Y1, Y1
 	VMASKMOVPS   32(CX), Y0, Y7
 	VADDPS       Y7, Y2, Y2
@@ -23686,16 +25504,16 @@ fbAVX2_loop_1076:
 	VMASKMOVPS   32(CX)(AX*2), Y0, Y7
 	VADDPS       Y7, Y6, Y6
 
-fbAVX2_first_1077:
+fbAVX2_first_1192:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_1072
+	JMP        fbAVX2_swend_1187
 
-fbAVX2_case2_1074:
+fbAVX2_case2_1189:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23716,7 +25534,7 @@ fbAVX2_case2_1074:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_1078:
+fbAVX2_loop_1193:
 	VMOVUPS      (CX), Y5
 	VMOVUPS      32(CX), Y6
 	VBROADCASTSS (DX), Y7
@@ -23728,7 +25546,7 @@ fbAVX2_loop_1078:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1078
+	JNZ          fbAVX2_loop_1193
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -23736,7 +25554,7 @@ fbAVX2_loop_1078:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1079
+	JZ           fbAVX2_first_1194
 	VADDPS       (CX), Y1, Y1
 	VMASKMOVPS   32(CX), Y0, Y5
 	VADDPS       Y5, Y2, Y2
@@ -23744,14 +25562,14 @@ fbAVX2_loop_1078:
 	VMASKMOVPS   32(CX)(AX*1), Y0, Y5
 	VADDPS       Y5, Y4, Y4
 
-fbAVX2_first_1079:
+fbAVX2_first_1194:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_1072
+	JMP        fbAVX2_swend_1187
 
-fbAVX2_case1_1073:
+fbAVX2_case1_1188:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23770,14 +25588,14 @@ fbAVX2_case1_1073:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_1080:
+fbAVX2_loop_1195:
 	VBROADCASTSS (DX), Y3
 	VFMADD231PS  (CX), Y3, Y1
 	VFMADD231PS  32(CX), Y3, Y2
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1080
+	JNZ          fbAVX2_loop_1195
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -23785,25 +25603,25 @@ fbAVX2_loop_1080:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_1081
+	JZ           fbAVX2_first_1196
 	VADDPS       (CX), Y1, Y1
 	VMASKMOVPS   32(CX), Y0, Y3
 	VADDPS       Y3, Y2, Y2
 
-fbAVX2_first_1081:
+fbAVX2_first_1196:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
 
-fbAVX2_swend_1072:
+fbAVX2_swend_1187:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_1070
+	JMP  fbAVX2_kb_1185
 
-fbAVX2_kbend_1071:
-	JMP fbAVX2_swend_1052
+fbAVX2_kbend_1186:
+	JMP fbAVX2_swend_1167
 
-fbAVX2_case1_1053:
+fbAVX2_case1_1168:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23821,7 +25639,7 @@ fbAVX2_case1_1053:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1082:
+fbAVX2_pack_1197:
 	VMASKMOVPS (CX), Y0, Y1
 	VMOVUPS    Y1, (DX)
 	PREFETCHT1 96(CX)
@@ -23829,22 +25647,22 @@ fbAVX2_pack_1082:
 	ADDQ       AX, CX
 	ADDQ       $0x00000020, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1082
+	JNZ        fbAVX2_pack_1197
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_1083:
+fbAVX2_kb_1198:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_1084
+	JAE     fbAVX2_kbend_1199
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1086
+	JEQ     fbAVX2_case1_1201
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1087
+	JEQ     fbAVX2_case2_1202
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23864,7 +25682,7 @@ fbAVX2_kb_1083:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_1089:
+fbAVX2_loop_1204:
 	VMOVUPS      (CX), Y4
 	VBROADCASTSS (DX), Y5
 	VFMADD231PS  Y4, Y5, Y1
@@ -23875,7 +25693,7 @@ fbAVX2_loop_1089:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1089
+	JNZ          fbAVX2_loop_1204
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -23883,7 +25701,7 @@ fbAVX2_loop_1089:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1090
+	JZ           fbAVX2_first_1205
 	VMASKMOVPS   (CX), Y0, Y4
 	VADDPS       Y4, Y1, Y1
 	VMASKMOVPS   (CX)(AX*1), Y0, Y4
@@ -23891,13 +25709,13 @@ fbAVX2_loop_1089:
 	VMASKMOVPS   (CX)(AX*2), Y0, Y4
 	VADDPS       Y4, Y3, Y3
 
-fbAVX2_first_1090:
+fbAVX2_first_1205:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_1085
+	JMP        fbAVX2_swend_1200
 
-fbAVX2_case2_1087:
+fbAVX2_case2_1202:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23916,7 +25734,7 @@ fbAVX2_case2_1087:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_1091:
+fbAVX2_loop_1206:
 	VMOVUPS      (CX), Y3
 	VBROADCASTSS (DX), Y4
 	VFMADD231PS  Y3, Y4, Y1
@@ -23925,7 +25743,7 @@ fbAVX2_loop_1091:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1091
+	JNZ          fbAVX2_loop_1206
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -23933,18 +25751,18 @@ fbAVX2_loop_1091:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1092
+	JZ           fbAVX2_first_1207
 	VMASKMOVPS   (CX), Y0, Y3
 	VADDPS       Y3, Y1, Y1
 	VMASKMOVPS   (CX)(AX*1), Y0, Y3
 	VADDPS       Y3, Y2, Y2
 
-fbAVX2_first_1092:
+fbAVX2_first_1207:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_1085
+	JMP        fbAVX2_swend_1200
 
-fbAVX2_case1_1086:
+fbAVX2_case1_1201:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -23962,13 +25780,13 @@ fbAVX2_case1_1086:
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_1093:
+fbAVX2_loop_1208:
 	VBROADCASTSS (DX), Y2
 	VFMADD231PS  (CX), Y2, Y1
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1093
+	JNZ          fbAVX2_loop_1208
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -23976,41 +25794,41 @@ fbAVX2_loop_1093:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_1094
+	JZ           fbAVX2_first_1209
 	VMASKMOVPS   (CX), Y0, Y2
 	VADDPS       Y2, Y1, Y1
 
-fbAVX2_first_1094:
+fbAVX2_first_1209:
 	VMASKMOVPS Y1, Y0, (CX)
 
-fbAVX2_swend_1085:
+fbAVX2_swend_1200:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_1083
+	JMP  fbAVX2_kb_1198
 
-fbAVX2_kbend_1084:
-fbAVX2_swend_1052:
+fbAVX2_kbend_1199:
+fbAVX2_swend_1167:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000018, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX2_jc_1049
+	JMP  fbAVX2_jc_1164
 
-fbAVX2_jcend_1050:
+fbAVX2_jcend_1165:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_i0_1047
+	JMP  fbAVX2_i0_1162
 
-fbAVX2_i0end_1048:
+fbAVX2_i0end_1163:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_norm_1095:
+fbAVX2_norm_1210:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX2_normend_1096
+	JAE    fbAVX2_normend_1211
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
 	MOVQ   64(SP), DX
@@ -24025,9 +25843,9 @@ fbAVX2_norm_1095:
 	MOVQ   CX, SI
 	ANDQ   $-16, SI
 
-fbAVX2_mulsum_1097_AVX2f32_wide:
+fbAVX2_mulsum_1212_AVX2f32_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX2_mulsum_1097_AVX2f32_narrow0
+	JAE     fbAVX2_mulsum_1212_AVX2f32_narrow0
 	VMOVUPS (DX)(BX*4), Y2
 	VMULPS  (AX)(BX*4), Y2, Y2
 	VMOVUPS Y2, (DX)(BX*4)
@@ -24037,25 +25855,25 @@ fbAVX2_mulsum_1097_AVX2f32_wide:
 	VMOVUPS Y2, 32(DX)(BX*4)
 	VADDPS  Y2, Y1, Y1
 	ADDQ    $+16, BX
-	JMP     fbAVX2_mulsum_1097_AVX2f32_wide
+	JMP     fbAVX2_mulsum_1212_AVX2f32_wide
 
-fbAVX2_mulsum_1097_AVX2f32_narrow0:
+fbAVX2_mulsum_1212_AVX2f32_narrow0:
 	MOVQ CX, SI
 	ANDQ $-8, SI
 
-fbAVX2_mulsum_1097_AVX2f32_narrow:
+fbAVX2_mulsum_1212_AVX2f32_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX2_mulsum_1097_AVX2f32_tail
+	JAE     fbAVX2_mulsum_1212_AVX2f32_tail
 	VMOVUPS (DX)(BX*4), Y2
 	VMULPS  (AX)(BX*4), Y2, Y2
 	VMOVUPS Y2, (DX)(BX*4)
 	VADDPS  Y2, Y0, Y0
 	ADDQ    $+8, BX
-	JMP     fbAVX2_mulsum_1097_AVX2f32_narrow
+	JMP     fbAVX2_mulsum_1212_AVX2f32_narrow
 
-fbAVX2_mulsum_1097_AVX2f32_tail:
+fbAVX2_mulsum_1212_AVX2f32_tail:
 	SUBQ       BX, CX
-	JZ         fbAVX2_mulsum_1097_AVX2f32_end
+	JZ         fbAVX2_mulsum_1212_AVX2f32_end
 	MOVQ       $0x00000008, SI
 	SUBQ       CX, SI
 	LEAQ       tailmask32<>+0(SB), CX
@@ -24067,7 +25885,7 @@ fbAVX2_mulsum_1097_AVX2f32_tail:
 	VANDPS     Y3, Y2, Y2
 	VADDPS     Y2, Y0, Y0
 
-fbAVX2_mulsum_1097_AVX2f32_end:
+fbAVX2_mulsum_1212_AVX2f32_end:
 	VADDPS       Y1, Y0, Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
@@ -24094,31 +25912,31 @@ fbAVX2_mulsum_1097_AVX2f32_end:
 	MOVQ         DX, BX
 	ANDQ         $-16, BX
 
-fbAVX2_mul_1098_AVX2f32_wide:
+fbAVX2_mul_1213_AVX2f32_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_1098_AVX2f32_narrow0
+	JAE     fbAVX2_mul_1213_AVX2f32_narrow0
 	VMULPS  (AX)(CX*4), Y0, Y1
 	VMOVUPS Y1, (AX)(CX*4)
 	VMULPS  32(AX)(CX*4), Y0, Y1
 	VMOVUPS Y1, 32(AX)(CX*4)
 	ADDQ    $+16, CX
-	JMP     fbAVX2_mul_1098_AVX2f32_wide
+	JMP     fbAVX2_mul_1213_AVX2f32_wide
 
-fbAVX2_mul_1098_AVX2f32_narrow0:
+fbAVX2_mul_1213_AVX2f32_narrow0:
 	MOVQ DX, BX
 	ANDQ $-8, BX
 
-fbAVX2_mul_1098_AVX2f32_narrow:
+fbAVX2_mul_1213_AVX2f32_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_1098_AVX2f32_tail
+	JAE     fbAVX2_mul_1213_AVX2f32_tail
 	VMULPS  (AX)(CX*4), Y0, Y1
 	VMOVUPS Y1, (AX)(CX*4)
 	ADDQ    $+8, CX
-	JMP     fbAVX2_mul_1098_AVX2f32_narrow
+	JMP     fbAVX2_mul_1213_AVX2f32_narrow
 
-fbAVX2_mul_1098_AVX2f32_tail:
+fbAVX2_mul_1213_AVX2f32_tail:
 	SUBQ       CX, DX
-	JZ         fbAVX2_mul_1098_AVX2f32_end
+	JZ         fbAVX2_mul_1213_AVX2f32_end
 	MOVQ       $0x00000008, BX
 	SUBQ       DX, BX
 	LEAQ       tailmask32<>+0(SB), DX
@@ -24127,19 +25945,19 @@ fbAVX2_mul_1098_AVX2f32_tail:
 	VMULPS     Y2, Y0, Y2
 	VMASKMOVPS Y2, Y1, (AX)(CX*4)
 
-fbAVX2_mul_1098_AVX2f32_end:
+fbAVX2_mul_1213_AVX2f32_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_norm_1095
+	JMP  fbAVX2_norm_1210
 
-fbAVX2_normend_1096:
+fbAVX2_normend_1211:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_t_1045
+	JMP  fbAVX2_t_1160
 
-fbAVX2_tend_1046:
+fbAVX2_tend_1161:
 	VZEROUPPER
 	RET
 
@@ -24163,30 +25981,30 @@ TEXT ·backwardBatch32AVX2(SB), $6288-152
 	MOVQ         AX, BX
 	ANDQ         $-8, BX
 
-fbAVX2_bones_1099_AVX2f32_narrow:
+fbAVX2_bones_1214_AVX2f32_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX2_bones_1099_AVX2f32_tail
+	JAE     fbAVX2_bones_1214_AVX2f32_tail
 	VMOVUPS Y0, (DX)(CX*4)
 	ADDQ    $+8, CX
-	JMP     fbAVX2_bones_1099_AVX2f32_narrow
+	JMP     fbAVX2_bones_1214_AVX2f32_narrow
 
-fbAVX2_bones_1099_AVX2f32_tail:
+fbAVX2_bones_1214_AVX2f32_tail:
 	SUBQ       CX, AX
-	JZ         fbAVX2_bones_1099_AVX2f32_end
+	JZ         fbAVX2_bones_1214_AVX2f32_end
 	MOVQ       $0x00000008, BX
 	SUBQ       AX, BX
 	LEAQ       tailmask32<>+0(SB), AX
 	VMOVDQU    (AX)(BX*4), Y1
 	VMASKMOVPS Y0, Y1, (DX)(CX*4)
 
-fbAVX2_bones_1099_AVX2f32_end:
+fbAVX2_bones_1214_AVX2f32_end:
 	MOVQ $0x00000001, (SP)
 
-fbAVX2_t_1100:
+fbAVX2_t_1215:
 	MOVQ  (SP), AX
 	MOVQ  T+120(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX2_tend_1101
+	JAE   fbAVX2_tend_1216
 	MOVQ  K+128(FP), CX
 	MOVQ  M+136(FP), DX
 	IMULQ DX, CX
@@ -24210,9 +26028,9 @@ fbAVX2_t_1100:
 	MOVQ  DX, DI
 	ANDQ  $-16, DI
 
-fbAVX2_bw_1102_AVX2f32_wide:
+fbAVX2_bw_1217_AVX2f32_wide:
 	CMPQ    SI, DI
-	JAE     fbAVX2_bw_1102_AVX2f32_narrow0
+	JAE     fbAVX2_bw_1217_AVX2f32_narrow0
 	VMOVUPS (AX)(SI*4), Y0
 	VMULPS  (BX)(SI*4), Y0, Y0
 	VMOVUPS Y0, (CX)(SI*4)
@@ -24220,24 +26038,24 @@ fbAVX2_bw_1102_AVX2f32_wide:
 	VMULPS  32(BX)(SI*4), Y0, Y0
 	VMOVUPS Y0, 32(CX)(SI*4)
 	ADDQ    $+16, SI
-	JMP     fbAVX2_bw_1102_AVX2f32_wide
+	JMP     fbAVX2_bw_1217_AVX2f32_wide
 
-fbAVX2_bw_1102_AVX2f32_narrow0:
+fbAVX2_bw_1217_AVX2f32_narrow0:
 	MOVQ DX, DI
 	ANDQ $-8, DI
 
-fbAVX2_bw_1102_AVX2f32_narrow:
+fbAVX2_bw_1217_AVX2f32_narrow:
 	CMPQ    SI, DI
-	JAE     fbAVX2_bw_1102_AVX2f32_tail
+	JAE     fbAVX2_bw_1217_AVX2f32_tail
 	VMOVUPS (AX)(SI*4), Y0
 	VMULPS  (BX)(SI*4), Y0, Y0
 	VMOVUPS Y0, (CX)(SI*4)
 	ADDQ    $+8, SI
-	JMP     fbAVX2_bw_1102_AVX2f32_narrow
+	JMP     fbAVX2_bw_1217_AVX2f32_narrow
 
-fbAVX2_bw_1102_AVX2f32_tail:
+fbAVX2_bw_1217_AVX2f32_tail:
 	SUBQ       SI, DX
-	JZ         fbAVX2_bw_1102_AVX2f32_end
+	JZ         fbAVX2_bw_1217_AVX2f32_end
 	MOVQ       $0x00000008, DI
 	SUBQ       DX, DI
 	LEAQ       tailmask32<>+0(SB), DX
@@ -24247,14 +26065,14 @@ fbAVX2_bw_1102_AVX2f32_tail:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, (CX)(SI*4)
 
-fbAVX2_bw_1102_AVX2f32_end:
+fbAVX2_bw_1217_AVX2f32_end:
 	MOVQ $0x00000000, 16(SP)
 
-fbAVX2_i0_1103:
+fbAVX2_i0_1218:
 	MOVQ    16(SP), AX
 	MOVQ    M+136(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_i0end_1104
+	JAE     fbAVX2_i0end_1219
 	MOVQ    ib+144(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -24265,16 +26083,16 @@ fbAVX2_i0_1103:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX2_jc_1105:
+fbAVX2_jc_1220:
 	MOVQ 32(SP), AX
 	MOVQ M+136(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX2_jcend_1106
+	JAE  fbAVX2_jcend_1221
 	SUBQ AX, CX
 	MOVQ $0x00000003, AX
 	MOVQ $0x00000008, DX
 	CMPQ CX, $0x00000018
-	JAE  fbAVX2_full_1107
+	JAE  fbAVX2_full_1222
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
 	MOVQ AX, DX
@@ -24283,12 +26101,12 @@ fbAVX2_jc_1105:
 	NEGQ DX
 	ADDQ $0x00000008, DX
 
-fbAVX2_full_1107:
+fbAVX2_full_1222:
 	MOVQ    DX, 40(SP)
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1109
+	JEQ     fbAVX2_case1_1224
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1110
+	JEQ     fbAVX2_case2_1225
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24306,7 +26124,7 @@ fbAVX2_full_1107:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1112:
+fbAVX2_pack_1227:
 	VMOVUPS    (CX), Y1
 	VMOVUPS    Y1, (DX)
 	VMOVUPS    32(CX), Y1
@@ -24318,22 +26136,22 @@ fbAVX2_pack_1112:
 	ADDQ       AX, CX
 	ADDQ       $0x00000060, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1112
+	JNZ        fbAVX2_pack_1227
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_1113:
+fbAVX2_kb_1228:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_1114
+	JAE     fbAVX2_kbend_1229
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1116
+	JEQ     fbAVX2_case1_1231
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1117
+	JEQ     fbAVX2_case2_1232
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24359,7 +26177,7 @@ fbAVX2_kb_1113:
 	VXORPD  Y8, Y8, Y8
 	VXORPD  Y9, Y9, Y9
 
-fbAVX2_loop_1119:
+fbAVX2_loop_1234:
 	VMOVUPS      (CX), Y10
 	VMOVUPS      32(CX), Y11
 	VMOVUPS      64(CX), Y12
@@ -24378,7 +26196,7 @@ fbAVX2_loop_1119:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1119
+	JNZ          fbAVX2_loop_1234
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -24386,7 +26204,7 @@ fbAVX2_loop_1119:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1120
+	JZ           fbAVX2_first_1235
 	VADDPS       (CX), Y1, Y1
 	VADDPS       32(CX), Y2, Y2
 	VMASKMOVPS   64(CX), Y0, Y10
@@ -24400,7 +26218,7 @@ fbAVX2_loop_1119:
 	VMASKMOVPS   64(CX)(AX*2), Y0, Y10
 	VADDPS       Y10, Y9, Y9
 
-fbAVX2_first_1120:
+fbAVX2_first_1235:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
@@ -24410,9 +26228,9 @@ fbAVX2_first_1120:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_1115
+	JMP        fbAVX2_swend_1230
 
-fbAVX2_case2_1117:
+fbAVX2_case2_1232:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24435,7 +26253,7 @@ fbAVX2_case2_1117:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_1121:
+fbAVX2_loop_1236:
 	VMOVUPS      (CX), Y7
 	VMOVUPS      32(CX), Y8
 	VMOVUPS      64(CX), Y9
@@ -24450,7 +26268,7 @@ fbAVX2_loop_1121:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1121
+	JNZ          fbAVX2_loop_1236
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -24458,7 +26276,7 @@ fbAVX2_loop_1121:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1122
+	JZ           fbAVX2_first_1237
 	VADDPS       (CX), Y1, Y1
 	VADDPS       32(CX), Y2, Y2
 	VMASKMOVPS   64(CX), Y0, Y7
@@ -24468,16 +26286,16 @@ fbAVX2_loop_1121:
 	VMASKMOVPS   64(CX)(AX*1), Y0, Y7
 	VADDPS       Y7, Y6, Y6
 
-fbAVX2_first_1122:
+fbAVX2_first_1237:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_1115
+	JMP        fbAVX2_swend_1230
 
-fbAVX2_case1_1116:
+fbAVX2_case1_1231:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24497,7 +26315,7 @@ fbAVX2_case1_1116:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_1123:
+fbAVX2_loop_1238:
 	VBROADCASTSS (DX), Y4
 	VFMADD231PS  (CX), Y4, Y1
 	VFMADD231PS  32(CX), Y4, Y2
@@ -24505,7 +26323,7 @@ fbAVX2_loop_1123:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000060, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1123
+	JNZ          fbAVX2_loop_1238
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -24513,27 +26331,27 @@ fbAVX2_loop_1123:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_1124
+	JZ           fbAVX2_first_1239
 	VADDPS       (CX), Y1, Y1
 	VADDPS       32(CX), Y2, Y2
 	VMASKMOVPS   64(CX), Y0, Y4
 	VADDPS       Y4, Y3, Y3
 
-fbAVX2_first_1124:
+fbAVX2_first_1239:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
 
-fbAVX2_swend_1115:
+fbAVX2_swend_1230:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_1113
+	JMP  fbAVX2_kb_1228
 
-fbAVX2_kbend_1114:
-	JMP fbAVX2_swend_1108
+fbAVX2_kbend_1229:
+	JMP fbAVX2_swend_1223
 
-fbAVX2_case2_1110:
+fbAVX2_case2_1225:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24551,7 +26369,7 @@ fbAVX2_case2_1110:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1125:
+fbAVX2_pack_1240:
 	VMOVUPS    (CX), Y1
 	VMOVUPS    Y1, (DX)
 	VMASKMOVPS 32(CX), Y0, Y1
@@ -24561,22 +26379,22 @@ fbAVX2_pack_1125:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1125
+	JNZ        fbAVX2_pack_1240
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_1126:
+fbAVX2_kb_1241:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_1127
+	JAE     fbAVX2_kbend_1242
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1129
+	JEQ     fbAVX2_case1_1244
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1130
+	JEQ     fbAVX2_case2_1245
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24599,7 +26417,7 @@ fbAVX2_kb_1126:
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
 
-fbAVX2_loop_1132:
+fbAVX2_loop_1247:
 	VMOVUPS      (CX), Y7
 	VMOVUPS      32(CX), Y8
 	VBROADCASTSS (DX), Y9
@@ -24614,7 +26432,7 @@ fbAVX2_loop_1132:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1132
+	JNZ          fbAVX2_loop_1247
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -24622,7 +26440,7 @@ fbAVX2_loop_1132:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1133
+	JZ           fbAVX2_first_1248
 	VADDPS       (CX), Y1, Y1
 	VMASKMOVPS   32(CX), Y0, Y7
 	VADDPS       Y7, Y2, Y2
@@ -24633,16 +26451,16 @@ fbAVX2_loop_1132:
 	VMASKMOVPS   32(CX)(AX*2), Y0, Y7
 	VADDPS       Y7, Y6, Y6
 
-fbAVX2_first_1133:
+fbAVX2_first_1248:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_1128
+	JMP        fbAVX2_swend_1243
 
-fbAVX2_case2_1130:
+fbAVX2_case2_1245:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24663,7 +26481,7 @@ fbAVX2_case2_1130:
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
 
-fbAVX2_loop_1134:
+fbAVX2_loop_1249:
 	VMOVUPS      (CX), Y5
 	VMOVUPS      32(CX), Y6
 	VBROADCASTSS (DX), Y7
@@ -24675,7 +26493,7 @@ fbAVX2_loop_1134:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1134
+	JNZ          fbAVX2_loop_1249
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -24683,7 +26501,7 @@ fbAVX2_loop_1134:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1135
+	JZ           fbAVX2_first_1250
 	VADDPS       (CX), Y1, Y1
 	VMASKMOVPS   32(CX), Y0, Y5
 	VADDPS       Y5, Y2, Y2
@@ -24691,14 +26509,14 @@ fbAVX2_loop_1134:
 	VMASKMOVPS   32(CX)(AX*1), Y0, Y5
 	VADDPS       Y5, Y4, Y4
 
-fbAVX2_first_1135:
+fbAVX2_first_1250:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_1128
+	JMP        fbAVX2_swend_1243
 
-fbAVX2_case1_1129:
+fbAVX2_case1_1244:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24717,14 +26535,14 @@ fbAVX2_case1_1129:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_1136:
+fbAVX2_loop_1251:
 	VBROADCASTSS (DX), Y3
 	VFMADD231PS  (CX), Y3, Y1
 	VFMADD231PS  32(CX), Y3, Y2
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1136
+	JNZ          fbAVX2_loop_1251
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -24732,25 +26550,25 @@ fbAVX2_loop_1136:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_1137
+	JZ           fbAVX2_first_1252
 	VADDPS       (CX), Y1, Y1
 	VMASKMOVPS   32(CX), Y0, Y3
 	VADDPS       Y3, Y2, Y2
 
-fbAVX2_first_1137:
+fbAVX2_first_1252:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
 
-fbAVX2_swend_1128:
+fbAVX2_swend_1243:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_1126
+	JMP  fbAVX2_kb_1241
 
-fbAVX2_kbend_1127:
-	JMP fbAVX2_swend_1108
+fbAVX2_kbend_1242:
+	JMP fbAVX2_swend_1223
 
-fbAVX2_case1_1109:
+fbAVX2_case1_1224:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24768,7 +26586,7 @@ fbAVX2_case1_1109:
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
-fbAVX2_pack_1138:
+fbAVX2_pack_1253:
 	VMASKMOVPS (CX), Y0, Y1
 	VMOVUPS    Y1, (DX)
 	PREFETCHT1 96(CX)
@@ -24776,22 +26594,22 @@ fbAVX2_pack_1138:
 	ADDQ       AX, CX
 	ADDQ       $0x00000020, DX
 	DECQ       BX
-	JNZ        fbAVX2_pack_1138
+	JNZ        fbAVX2_pack_1253
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX2_kb_1139:
+fbAVX2_kb_1254:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX2_kbend_1140
+	JAE     fbAVX2_kbend_1255
 	SUBQ    AX, CX
 	MOVQ    $0x00000003, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX2_case1_1142
+	JEQ     fbAVX2_case1_1257
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX2_case2_1143
+	JEQ     fbAVX2_case2_1258
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24811,7 +26629,7 @@ fbAVX2_kb_1139:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 
-fbAVX2_loop_1145:
+fbAVX2_loop_1260:
 	VMOVUPS      (CX), Y4
 	VBROADCASTSS (DX), Y5
 	VFMADD231PS  Y4, Y5, Y1
@@ -24822,7 +26640,7 @@ fbAVX2_loop_1145:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1145
+	JNZ          fbAVX2_loop_1260
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -24830,7 +26648,7 @@ fbAVX2_loop_1145:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1146
+	JZ           fbAVX2_first_1261
 	VMASKMOVPS   (CX), Y0, Y4
 	VADDPS       Y4, Y1, Y1
 	VMASKMOVPS   (CX)(AX*1), Y0, Y4
@@ -24838,13 +26656,13 @@ fbAVX2_loop_1145:
 	VMASKMOVPS   (CX)(AX*2), Y0, Y4
 	VADDPS       Y4, Y3, Y3
 
-fbAVX2_first_1146:
+fbAVX2_first_1261:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_1141
+	JMP        fbAVX2_swend_1256
 
-fbAVX2_case2_1143:
+fbAVX2_case2_1258:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24863,7 +26681,7 @@ fbAVX2_case2_1143:
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 
-fbAVX2_loop_1147:
+fbAVX2_loop_1262:
 	VMOVUPS      (CX), Y3
 	VBROADCASTSS (DX), Y4
 	VFMADD231PS  Y3, Y4, Y1
@@ -24872,7 +26690,7 @@ fbAVX2_loop_1147:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1147
+	JNZ          fbAVX2_loop_1262
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -24880,18 +26698,18 @@ fbAVX2_loop_1147:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX2_first_1148
+	JZ           fbAVX2_first_1263
 	VMASKMOVPS   (CX), Y0, Y3
 	VADDPS       Y3, Y1, Y1
 	VMASKMOVPS   (CX)(AX*1), Y0, Y3
 	VADDPS       Y3, Y2, Y2
 
-fbAVX2_first_1148:
+fbAVX2_first_1263:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_1141
+	JMP        fbAVX2_swend_1256
 
-fbAVX2_case1_1142:
+fbAVX2_case1_1257:
 	MOVQ    40(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
@@ -24909,13 +26727,13 @@ fbAVX2_case1_1142:
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
-fbAVX2_loop_1149:
+fbAVX2_loop_1264:
 	VBROADCASTSS (DX), Y2
 	VFMADD231PS  (CX), Y2, Y1
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000020, CX
 	DECQ         BX
-	JNZ          fbAVX2_loop_1149
+	JNZ          fbAVX2_loop_1264
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -24923,41 +26741,41 @@ fbAVX2_loop_1149:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX2_first_1150
+	JZ           fbAVX2_first_1265
 	VMASKMOVPS   (CX), Y0, Y2
 	VADDPS       Y2, Y1, Y1
 
-fbAVX2_first_1150:
+fbAVX2_first_1265:
 	VMASKMOVPS Y1, Y0, (CX)
 
-fbAVX2_swend_1141:
+fbAVX2_swend_1256:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX2_kb_1139
+	JMP  fbAVX2_kb_1254
 
-fbAVX2_kbend_1140:
-fbAVX2_swend_1108:
+fbAVX2_kbend_1255:
+fbAVX2_swend_1223:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000018, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX2_jc_1105
+	JMP  fbAVX2_jc_1220
 
-fbAVX2_jcend_1106:
+fbAVX2_jcend_1221:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX2_i0_1103
+	JMP  fbAVX2_i0_1218
 
-fbAVX2_i0end_1104:
+fbAVX2_i0end_1219:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX2_bscale_1151:
+fbAVX2_bscale_1266:
 	MOVQ         8(SP), AX
 	MOVQ         K+128(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX2_bscaleend_1152
+	JAE          fbAVX2_bscaleend_1267
 	MOVQ         T+120(FP), CX
 	MOVQ         (SP), DX
 	SUBQ         DX, CX
@@ -24977,31 +26795,31 @@ fbAVX2_bscale_1151:
 	MOVQ         AX, BX
 	ANDQ         $-16, BX
 
-fbAVX2_mul_1153_AVX2f32_wide:
+fbAVX2_mul_1268_AVX2f32_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_1153_AVX2f32_narrow0
+	JAE     fbAVX2_mul_1268_AVX2f32_narrow0
 	VMULPS  (DX)(CX*4), Y0, Y1
 	VMOVUPS Y1, (DX)(CX*4)
 	VMULPS  32(DX)(CX*4), Y0, Y1
 	VMOVUPS Y1, 32(DX)(CX*4)
 	ADDQ    $+16, CX
-	JMP     fbAVX2_mul_1153_AVX2f32_wide
+	JMP     fbAVX2_mul_1268_AVX2f32_wide
 
-fbAVX2_mul_1153_AVX2f32_narrow0:
+fbAVX2_mul_1268_AVX2f32_narrow0:
 	MOVQ AX, BX
 	ANDQ $-8, BX
 
-fbAVX2_mul_1153_AVX2f32_narrow:
+fbAVX2_mul_1268_AVX2f32_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX2_mul_1153_AVX2f32_tail
+	JAE     fbAVX2_mul_1268_AVX2f32_tail
 	VMULPS  (DX)(CX*4), Y0, Y1
 	VMOVUPS Y1, (DX)(CX*4)
 	ADDQ    $+8, CX
-	JMP     fbAVX2_mul_1153_AVX2f32_narrow
+	JMP     fbAVX2_mul_1268_AVX2f32_narrow
 
-fbAVX2_mul_1153_AVX2f32_tail:
+fbAVX2_mul_1268_AVX2f32_tail:
 	SUBQ       CX, AX
-	JZ         fbAVX2_mul_1153_AVX2f32_end
+	JZ         fbAVX2_mul_1268_AVX2f32_end
 	MOVQ       $0x00000008, BX
 	SUBQ       AX, BX
 	LEAQ       tailmask32<>+0(SB), AX
@@ -25010,19 +26828,19 @@ fbAVX2_mul_1153_AVX2f32_tail:
 	VMULPS     Y2, Y0, Y2
 	VMASKMOVPS Y2, Y1, (DX)(CX*4)
 
-fbAVX2_mul_1153_AVX2f32_end:
+fbAVX2_mul_1268_AVX2f32_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX2_bscale_1151
+	JMP  fbAVX2_bscale_1266
 
-fbAVX2_bscaleend_1152:
+fbAVX2_bscaleend_1267:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX2_t_1100
+	JMP  fbAVX2_t_1215
 
-fbAVX2_tend_1101:
+fbAVX2_tend_1216:
 	VZEROUPPER
 	RET
 
@@ -25039,36 +26857,36 @@ TEXT ·forward32AVX512(SB), $65728-112
 	MOVQ   BX, DI
 	ANDQ   $-32, DI
 
-fbAVX512_sum_1154_AVX512f32_wide:
+fbAVX512_sum_1269_AVX512f32_wide:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_1154_AVX512f32_narrow0
+	JAE    fbAVX512_sum_1269_AVX512f32_narrow0
 	VADDPS (CX)(SI*4), Z0, Z0
 	VADDPS 64(CX)(SI*4), Z1, Z1
 	ADDQ   $+32, SI
-	JMP    fbAVX512_sum_1154_AVX512f32_wide
+	JMP    fbAVX512_sum_1269_AVX512f32_wide
 
-fbAVX512_sum_1154_AVX512f32_narrow0:
+fbAVX512_sum_1269_AVX512f32_narrow0:
 	MOVQ BX, DI
 	ANDQ $-16, DI
 
-fbAVX512_sum_1154_AVX512f32_narrow:
+fbAVX512_sum_1269_AVX512f32_narrow:
 	CMPQ   SI, DI
-	JAE    fbAVX512_sum_1154_AVX512f32_tail
+	JAE    fbAVX512_sum_1269_AVX512f32_tail
 	VADDPS (CX)(SI*4), Z0, Z0
 	ADDQ   $+16, SI
-	JMP    fbAVX512_sum_1154_AVX512f32_narrow
+	JMP    fbAVX512_sum_1269_AVX512f32_narrow
 
-fbAVX512_sum_1154_AVX512f32_tail:
+fbAVX512_sum_1269_AVX512f32_tail:
 	MOVQ      BX, DI
 	SUBQ      SI, DI
-	JZ        fbAVX512_sum_1154_AVX512f32_end
+	JZ        fbAVX512_sum_1269_AVX512f32_end
 	MOVQ      $-1, R8
 	BZHIQ     DI, R8, DI
 	KMOVW     DI, K1
 	VMOVUPS.Z (CX)(SI*4), K1, Z2
 	VADDPS    Z2, Z0, Z0
 
-fbAVX512_sum_1154_AVX512f32_end:
+fbAVX512_sum_1269_AVX512f32_end:
 	VADDPS        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y1
@@ -25086,31 +26904,31 @@ fbAVX512_sum_1154_AVX512f32_end:
 	MOVQ          BX, SI
 	ANDQ          $-32, SI
 
-fbAVX512_mul_1155_AVX512f32_wide:
+fbAVX512_mul_1270_AVX512f32_wide:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_1155_AVX512f32_narrow0
+	JAE     fbAVX512_mul_1270_AVX512f32_narrow0
 	VMULPS  (CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, (AX)(DX*4)
 	VMULPS  64(CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, 64(AX)(DX*4)
 	ADDQ    $+32, DX
-	JMP     fbAVX512_mul_1155_AVX512f32_wide
+	JMP     fbAVX512_mul_1270_AVX512f32_wide
 
-fbAVX512_mul_1155_AVX512f32_narrow0:
+fbAVX512_mul_1270_AVX512f32_narrow0:
 	MOVQ BX, SI
 	ANDQ $-16, SI
 
-fbAVX512_mul_1155_AVX512f32_narrow:
+fbAVX512_mul_1270_AVX512f32_narrow:
 	CMPQ    DX, SI
-	JAE     fbAVX512_mul_1155_AVX512f32_tail
+	JAE     fbAVX512_mul_1270_AVX512f32_tail
 	VMULPS  (CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, (AX)(DX*4)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_1155_AVX512f32_narrow
+	JMP     fbAVX512_mul_1270_AVX512f32_narrow
 
-fbAVX512_mul_1155_AVX512f32_tail:
+fbAVX512_mul_1270_AVX512f32_tail:
 	SUBQ      DX, BX
-	JZ        fbAVX512_mul_1155_AVX512f32_end
+	JZ        fbAVX512_mul_1270_AVX512f32_end
 	MOVQ      $-1, SI
 	BZHIQ     BX, SI, BX
 	KMOVW     BX, K1
@@ -25118,10 +26936,10 @@ fbAVX512_mul_1155_AVX512f32_tail:
 	VMULPS    Z1, Z0, Z1
 	VMOVUPS   Z1, K1, (AX)(DX*4)
 
-fbAVX512_mul_1155_AVX512f32_end:
+fbAVX512_mul_1270_AVX512f32_end:
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x000000c0
-	JA    fbAVX512_multi_1156
+	JA    fbAVX512_multi_1271
 	MOVQ  M+104(FP), AX
 	LEAQ  15(AX), CX
 	SHRQ  $0x04, CX
@@ -25136,27 +26954,27 @@ fbAVX512_mul_1155_AVX512f32_end:
 	ANDQ  $-64, AX
 	MOVQ  AX, 65608(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_1158
+	JEQ   fbAVX512_case1_1273
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_1159
+	JEQ   fbAVX512_case2_1274
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_1160
+	JEQ   fbAVX512_case3_1275
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_1161
+	JEQ   fbAVX512_case4_1276
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_1162
+	JEQ   fbAVX512_case5_1277
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_1163
+	JEQ   fbAVX512_case6_1278
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_1164
+	JEQ   fbAVX512_case7_1279
 	CMPQ  CX, $0x00000008
-	JEQ   fbAVX512_case8_1165
+	JEQ   fbAVX512_case8_1280
 	CMPQ  CX, $0x00000009
-	JEQ   fbAVX512_case9_1166
+	JEQ   fbAVX512_case9_1281
 	CMPQ  CX, $0x0000000a
-	JEQ   fbAVX512_case10_1167
+	JEQ   fbAVX512_case10_1282
 	CMPQ  CX, $0x0000000b
-	JEQ   fbAVX512_case11_1168
+	JEQ   fbAVX512_case11_1283
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -25176,9 +26994,9 @@ fbAVX512_mul_1155_AVX512f32_end:
 	ADDQ  DI, BX
 	ADDQ  $0x04, SI
 
-fbAVX512_t_1170:
+fbAVX512_t_1285:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1171
+	JAE    fbAVX512_tend_1286
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -25208,9 +27026,9 @@ fbAVX512_t_1170:
 	VXORPD Z23, Z23, Z23
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1173
+	JZ     fbAVX512_odd_1288
 
-fbAVX512_loop_1172:
+fbAVX512_loop_1287:
 	VBROADCASTSS (R9), Z24
 	VFMADD231PS  (R8), Z24, Z0
 	VFMADD231PS  64(R8), Z24, Z1
@@ -25244,11 +27062,11 @@ fbAVX512_loop_1172:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1172
+	JNZ          fbAVX512_loop_1287
 
-fbAVX512_odd_1173:
+fbAVX512_odd_1288:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1174
+	JZ           fbAVX512_done_1289
 	VBROADCASTSS (R9), Z24
 	VFMADD231PS  (R8), Z24, Z0
 	VFMADD231PS  64(R8), Z24, Z1
@@ -25266,7 +27084,7 @@ fbAVX512_odd_1173:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1174:
+fbAVX512_done_1289:
 	VADDPS        Z12, Z0, Z0
 	VADDPS        Z13, Z1, Z1
 	VADDPS        Z14, Z2, Z2
@@ -25345,12 +27163,12 @@ fbAVX512_done_1174:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1170
+	JMP           fbAVX512_t_1285
 
-fbAVX512_tend_1171:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1286:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case11_1168:
+fbAVX512_case11_1283:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -25370,9 +27188,9 @@ fbAVX512_case11_1168:
 	ADDQ  DI, BX
 	ADDQ  $0x04, SI
 
-fbAVX512_t_1175:
+fbAVX512_t_1290:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1176
+	JAE    fbAVX512_tend_1291
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -25400,9 +27218,9 @@ fbAVX512_t_1175:
 	VXORPD Z21, Z21, Z21
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1178
+	JZ     fbAVX512_odd_1293
 
-fbAVX512_loop_1177:
+fbAVX512_loop_1292:
 	VBROADCASTSS (R9), Z22
 	VFMADD231PS  (R8), Z22, Z0
 	VFMADD231PS  64(R8), Z22, Z1
@@ -25434,11 +27252,11 @@ fbAVX512_loop_1177:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1177
+	JNZ          fbAVX512_loop_1292
 
-fbAVX512_odd_1178:
+fbAVX512_odd_1293:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1179
+	JZ           fbAVX512_done_1294
 	VBROADCASTSS (R9), Z22
 	VFMADD231PS  (R8), Z22, Z0
 	VFMADD231PS  64(R8), Z22, Z1
@@ -25455,7 +27273,7 @@ fbAVX512_odd_1178:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1179:
+fbAVX512_done_1294:
 	VADDPS        Z11, Z0, Z0
 	VADDPS        Z12, Z1, Z1
 	VADDPS        Z13, Z2, Z2
@@ -25529,12 +27347,12 @@ fbAVX512_done_1179:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1175
+	JMP           fbAVX512_t_1290
 
-fbAVX512_tend_1176:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1291:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case10_1167:
+fbAVX512_case10_1282:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -25554,9 +27372,9 @@ fbAVX512_case10_1167:
 	ADDQ  DI, BX
 	ADDQ  $0x04, SI
 
-fbAVX512_t_1180:
+fbAVX512_t_1295:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1181
+	JAE    fbAVX512_tend_1296
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -25582,9 +27400,9 @@ fbAVX512_t_1180:
 	VXORPD Z19, Z19, Z19
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1183
+	JZ     fbAVX512_odd_1298
 
-fbAVX512_loop_1182:
+fbAVX512_loop_1297:
 	VBROADCASTSS (R9), Z20
 	VFMADD231PS  (R8), Z20, Z0
 	VFMADD231PS  64(R8), Z20, Z1
@@ -25614,11 +27432,11 @@ fbAVX512_loop_1182:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1182
+	JNZ          fbAVX512_loop_1297
 
-fbAVX512_odd_1183:
+fbAVX512_odd_1298:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1184
+	JZ           fbAVX512_done_1299
 	VBROADCASTSS (R9), Z20
 	VFMADD231PS  (R8), Z20, Z0
 	VFMADD231PS  64(R8), Z20, Z1
@@ -25634,7 +27452,7 @@ fbAVX512_odd_1183:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1184:
+fbAVX512_done_1299:
 	VADDPS        Z10, Z0, Z0
 	VADDPS        Z11, Z1, Z1
 	VADDPS        Z12, Z2, Z2
@@ -25703,12 +27521,12 @@ fbAVX512_done_1184:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1180
+	JMP           fbAVX512_t_1295
 
-fbAVX512_tend_1181:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1296:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case9_1166:
+fbAVX512_case9_1281:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -25728,9 +27546,9 @@ fbAVX512_case9_1166:
 	ADDQ  DI, BX
 	ADDQ  $0x04, SI
 
-fbAVX512_t_1185:
+fbAVX512_t_1300:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1186
+	JAE    fbAVX512_tend_1301
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -25754,9 +27572,9 @@ fbAVX512_t_1185:
 	VXORPD Z17, Z17, Z17
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1188
+	JZ     fbAVX512_odd_1303
 
-fbAVX512_loop_1187:
+fbAVX512_loop_1302:
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R8), Z18, Z0
 	VFMADD231PS  64(R8), Z18, Z1
@@ -25784,11 +27602,11 @@ fbAVX512_loop_1187:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1187
+	JNZ          fbAVX512_loop_1302
 
-fbAVX512_odd_1188:
+fbAVX512_odd_1303:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1189
+	JZ           fbAVX512_done_1304
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R8), Z18, Z0
 	VFMADD231PS  64(R8), Z18, Z1
@@ -25803,7 +27621,7 @@ fbAVX512_odd_1188:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1189:
+fbAVX512_done_1304:
 	VADDPS        Z9, Z0, Z0
 	VADDPS        Z10, Z1, Z1
 	VADDPS        Z11, Z2, Z2
@@ -25867,12 +27685,12 @@ fbAVX512_done_1189:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1185
+	JMP           fbAVX512_t_1300
 
-fbAVX512_tend_1186:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1301:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case8_1165:
+fbAVX512_case8_1280:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -25884,7 +27702,7 @@ fbAVX512_case8_1165:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1190:
+fbAVX512_pack_1305:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -25904,7 +27722,7 @@ fbAVX512_pack_1190:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1190
+	JNZ       fbAVX512_pack_1305
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000200, 65624(SP)
@@ -25918,9 +27736,9 @@ fbAVX512_pack_1190:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_1191:
+fbAVX512_t_1306:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1192
+	JAE    fbAVX512_tend_1307
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -25942,9 +27760,9 @@ fbAVX512_t_1191:
 	VXORPD Z15, Z15, Z15
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1194
+	JZ     fbAVX512_odd_1309
 
-fbAVX512_loop_1193:
+fbAVX512_loop_1308:
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R8), Z16, Z0
 	VFMADD231PS  64(R8), Z16, Z1
@@ -25968,11 +27786,11 @@ fbAVX512_loop_1193:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1193
+	JNZ          fbAVX512_loop_1308
 
-fbAVX512_odd_1194:
+fbAVX512_odd_1309:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1195
+	JZ           fbAVX512_done_1310
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R8), Z16, Z0
 	VFMADD231PS  64(R8), Z16, Z1
@@ -25985,7 +27803,7 @@ fbAVX512_odd_1194:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1195:
+fbAVX512_done_1310:
 	VADDPS        Z8, Z0, Z0
 	VADDPS        Z9, Z1, Z1
 	VADDPS        Z10, Z2, Z2
@@ -26044,12 +27862,12 @@ fbAVX512_done_1195:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1191
+	JMP           fbAVX512_t_1306
 
-fbAVX512_tend_1192:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1307:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case7_1164:
+fbAVX512_case7_1279:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -26061,7 +27879,7 @@ fbAVX512_case7_1164:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1196:
+fbAVX512_pack_1311:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -26079,7 +27897,7 @@ fbAVX512_pack_1196:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1196
+	JNZ       fbAVX512_pack_1311
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x000001c0, 65624(SP)
@@ -26093,9 +27911,9 @@ fbAVX512_pack_1196:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_1197:
+fbAVX512_t_1312:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1198
+	JAE    fbAVX512_tend_1313
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -26115,9 +27933,9 @@ fbAVX512_t_1197:
 	VXORPD Z13, Z13, Z13
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1200
+	JZ     fbAVX512_odd_1315
 
-fbAVX512_loop_1199:
+fbAVX512_loop_1314:
 	VBROADCASTSS (R9), Z14
 	VFMADD231PS  (R8), Z14, Z0
 	VFMADD231PS  64(R8), Z14, Z1
@@ -26139,11 +27957,11 @@ fbAVX512_loop_1199:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1199
+	JNZ          fbAVX512_loop_1314
 
-fbAVX512_odd_1200:
+fbAVX512_odd_1315:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1201
+	JZ           fbAVX512_done_1316
 	VBROADCASTSS (R9), Z14
 	VFMADD231PS  (R8), Z14, Z0
 	VFMADD231PS  64(R8), Z14, Z1
@@ -26155,7 +27973,7 @@ fbAVX512_odd_1200:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1201:
+fbAVX512_done_1316:
 	VADDPS        Z7, Z0, Z0
 	VADDPS        Z8, Z1, Z1
 	VADDPS        Z9, Z2, Z2
@@ -26209,12 +28027,12 @@ fbAVX512_done_1201:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1197
+	JMP           fbAVX512_t_1312
 
-fbAVX512_tend_1198:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1313:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case6_1163:
+fbAVX512_case6_1278:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -26226,7 +28044,7 @@ fbAVX512_case6_1163:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1202:
+fbAVX512_pack_1317:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -26242,7 +28060,7 @@ fbAVX512_pack_1202:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1202
+	JNZ       fbAVX512_pack_1317
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000180, 65624(SP)
@@ -26256,9 +28074,9 @@ fbAVX512_pack_1202:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_1203:
+fbAVX512_t_1318:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1204
+	JAE    fbAVX512_tend_1319
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -26276,9 +28094,9 @@ fbAVX512_t_1203:
 	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1206
+	JZ     fbAVX512_odd_1321
 
-fbAVX512_loop_1205:
+fbAVX512_loop_1320:
 	VBROADCASTSS (R9), Z12
 	VFMADD231PS  (R8), Z12, Z0
 	VFMADD231PS  64(R8), Z12, Z1
@@ -26298,11 +28116,11 @@ fbAVX512_loop_1205:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1205
+	JNZ          fbAVX512_loop_1320
 
-fbAVX512_odd_1206:
+fbAVX512_odd_1321:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1207
+	JZ           fbAVX512_done_1322
 	VBROADCASTSS (R9), Z12
 	VFMADD231PS  (R8), Z12, Z0
 	VFMADD231PS  64(R8), Z12, Z1
@@ -26313,7 +28131,7 @@ fbAVX512_odd_1206:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1207:
+fbAVX512_done_1322:
 	VADDPS        Z6, Z0, Z0
 	VADDPS        Z7, Z1, Z1
 	VADDPS        Z8, Z2, Z2
@@ -26362,12 +28180,12 @@ fbAVX512_done_1207:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1203
+	JMP           fbAVX512_t_1318
 
-fbAVX512_tend_1204:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1319:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case5_1162:
+fbAVX512_case5_1277:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -26379,7 +28197,7 @@ fbAVX512_case5_1162:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1208:
+fbAVX512_pack_1323:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -26393,7 +28211,7 @@ fbAVX512_pack_1208:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1208
+	JNZ       fbAVX512_pack_1323
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000140, 65624(SP)
@@ -26407,9 +28225,9 @@ fbAVX512_pack_1208:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_1209:
+fbAVX512_t_1324:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1210
+	JAE    fbAVX512_tend_1325
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -26425,9 +28243,9 @@ fbAVX512_t_1209:
 	VXORPD Z9, Z9, Z9
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1212
+	JZ     fbAVX512_odd_1327
 
-fbAVX512_loop_1211:
+fbAVX512_loop_1326:
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R8), Z10, Z0
 	VFMADD231PS  64(R8), Z10, Z1
@@ -26445,11 +28263,11 @@ fbAVX512_loop_1211:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1211
+	JNZ          fbAVX512_loop_1326
 
-fbAVX512_odd_1212:
+fbAVX512_odd_1327:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1213
+	JZ           fbAVX512_done_1328
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R8), Z10, Z0
 	VFMADD231PS  64(R8), Z10, Z1
@@ -26459,7 +28277,7 @@ fbAVX512_odd_1212:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1213:
+fbAVX512_done_1328:
 	VADDPS        Z5, Z0, Z0
 	VADDPS        Z6, Z1, Z1
 	VADDPS        Z7, Z2, Z2
@@ -26503,12 +28321,12 @@ fbAVX512_done_1213:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1209
+	JMP           fbAVX512_t_1324
 
-fbAVX512_tend_1210:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1325:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case4_1161:
+fbAVX512_case4_1276:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -26520,7 +28338,7 @@ fbAVX512_case4_1161:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1214:
+fbAVX512_pack_1329:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -26532,7 +28350,7 @@ fbAVX512_pack_1214:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1214
+	JNZ       fbAVX512_pack_1329
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000100, 65624(SP)
@@ -26546,9 +28364,9 @@ fbAVX512_pack_1214:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_1215:
+fbAVX512_t_1330:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1216
+	JAE    fbAVX512_tend_1331
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -26562,9 +28380,9 @@ fbAVX512_t_1215:
 	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1218
+	JZ     fbAVX512_odd_1333
 
-fbAVX512_loop_1217:
+fbAVX512_loop_1332:
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R8), Z8, Z0
 	VFMADD231PS  64(R8), Z8, Z1
@@ -26580,11 +28398,11 @@ fbAVX512_loop_1217:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1217
+	JNZ          fbAVX512_loop_1332
 
-fbAVX512_odd_1218:
+fbAVX512_odd_1333:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1219
+	JZ           fbAVX512_done_1334
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R8), Z8, Z0
 	VFMADD231PS  64(R8), Z8, Z1
@@ -26593,7 +28411,7 @@ fbAVX512_odd_1218:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1219:
+fbAVX512_done_1334:
 	VADDPS        Z4, Z0, Z0
 	VADDPS        Z5, Z1, Z1
 	VADDPS        Z6, Z2, Z2
@@ -26632,12 +28450,12 @@ fbAVX512_done_1219:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1215
+	JMP           fbAVX512_t_1330
 
-fbAVX512_tend_1216:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1331:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case3_1160:
+fbAVX512_case3_1275:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -26649,7 +28467,7 @@ fbAVX512_case3_1160:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1220:
+fbAVX512_pack_1335:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -26659,7 +28477,7 @@ fbAVX512_pack_1220:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1220
+	JNZ       fbAVX512_pack_1335
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x000000c0, 65624(SP)
@@ -26673,9 +28491,9 @@ fbAVX512_pack_1220:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_1221:
+fbAVX512_t_1336:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1222
+	JAE    fbAVX512_tend_1337
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -26687,9 +28505,9 @@ fbAVX512_t_1221:
 	VXORPD Z5, Z5, Z5
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1224
+	JZ     fbAVX512_odd_1339
 
-fbAVX512_loop_1223:
+fbAVX512_loop_1338:
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R8), Z6, Z0
 	VFMADD231PS  64(R8), Z6, Z1
@@ -26703,11 +28521,11 @@ fbAVX512_loop_1223:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1223
+	JNZ          fbAVX512_loop_1338
 
-fbAVX512_odd_1224:
+fbAVX512_odd_1339:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1225
+	JZ           fbAVX512_done_1340
 	VBROADCASTSS (R9), Z6
 	VFMADD231PS  (R8), Z6, Z0
 	VFMADD231PS  64(R8), Z6, Z1
@@ -26715,7 +28533,7 @@ fbAVX512_odd_1224:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1225:
+fbAVX512_done_1340:
 	VADDPS        Z3, Z0, Z0
 	VADDPS        Z4, Z1, Z1
 	VADDPS        Z5, Z2, Z2
@@ -26749,12 +28567,12 @@ fbAVX512_done_1225:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1221
+	JMP           fbAVX512_t_1336
 
-fbAVX512_tend_1222:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1337:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case2_1159:
+fbAVX512_case2_1274:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -26766,7 +28584,7 @@ fbAVX512_case2_1159:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1226:
+fbAVX512_pack_1341:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS.Z 64(DX), K1, Z0
@@ -26774,7 +28592,7 @@ fbAVX512_pack_1226:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1226
+	JNZ       fbAVX512_pack_1341
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000080, 65624(SP)
@@ -26788,9 +28606,9 @@ fbAVX512_pack_1226:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_1227:
+fbAVX512_t_1342:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1228
+	JAE    fbAVX512_tend_1343
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -26800,9 +28618,9 @@ fbAVX512_t_1227:
 	VXORPD Z3, Z3, Z3
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1230
+	JZ     fbAVX512_odd_1345
 
-fbAVX512_loop_1229:
+fbAVX512_loop_1344:
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R8), Z4, Z0
 	VFMADD231PS  64(R8), Z4, Z1
@@ -26814,18 +28632,18 @@ fbAVX512_loop_1229:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1229
+	JNZ          fbAVX512_loop_1344
 
-fbAVX512_odd_1230:
+fbAVX512_odd_1345:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1231
+	JZ           fbAVX512_done_1346
 	VBROADCASTSS (R9), Z4
 	VFMADD231PS  (R8), Z4, Z0
 	VFMADD231PS  64(R8), Z4, Z1
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1231:
+fbAVX512_done_1346:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
 	ADDQ          DI, DX
@@ -26854,12 +28672,12 @@ fbAVX512_done_1231:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1227
+	JMP           fbAVX512_t_1342
 
-fbAVX512_tend_1228:
-	JMP fbAVX512_swend_1157
+fbAVX512_tend_1343:
+	JMP fbAVX512_swend_1272
 
-fbAVX512_case1_1158:
+fbAVX512_case1_1273:
 	MOVQ  (SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -26871,13 +28689,13 @@ fbAVX512_case1_1158:
 	MOVQ  65608(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1232:
+fbAVX512_pack_1347:
 	VMOVUPS.Z (DX), K1, Z0
 	VMOVUPS   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1232
+	JNZ       fbAVX512_pack_1347
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000040, 65624(SP)
@@ -26891,9 +28709,9 @@ fbAVX512_pack_1232:
 	ADDQ      DI, BX
 	ADDQ      $0x04, SI
 
-fbAVX512_t_1233:
+fbAVX512_t_1348:
 	CMPQ   CX, AX
-	JAE    fbAVX512_tend_1234
+	JAE    fbAVX512_tend_1349
 	MOVQ   65616(SP), R8
 	MOVQ   DX, R9
 	MOVQ   M+104(FP), R10
@@ -26901,9 +28719,9 @@ fbAVX512_t_1233:
 	VXORPD Z1, Z1, Z1
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1236
+	JZ     fbAVX512_odd_1351
 
-fbAVX512_loop_1235:
+fbAVX512_loop_1350:
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R8), Z2, Z0
 	ADDQ         $0x04, R9
@@ -26913,17 +28731,17 @@ fbAVX512_loop_1235:
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
-	JNZ          fbAVX512_loop_1235
+	JNZ          fbAVX512_loop_1350
 
-fbAVX512_odd_1236:
+fbAVX512_odd_1351:
 	TESTQ        $0x00000001, R10
-	JZ           fbAVX512_done_1237
+	JZ           fbAVX512_done_1352
 	VBROADCASTSS (R9), Z2
 	VFMADD231PS  (R8), Z2, Z0
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
-fbAVX512_done_1237:
+fbAVX512_done_1352:
 	VADDPS        Z1, Z0, Z0
 	ADDQ          DI, DX
 	VXORPD        Z1, Z1, Z1
@@ -26947,21 +28765,21 @@ fbAVX512_done_1237:
 	ADDQ          DI, BX
 	ADDQ          $0x04, SI
 	INCQ          CX
-	JMP           fbAVX512_t_1233
+	JMP           fbAVX512_t_1348
 
-fbAVX512_tend_1234:
-fbAVX512_swend_1157:
+fbAVX512_tend_1349:
+fbAVX512_swend_1272:
 	VZEROUPPER
 	RET
 
-fbAVX512_multi_1156:
+fbAVX512_multi_1271:
 	MOVQ $0x00000001, 65632(SP)
 
-fbAVX512_mt_1238:
+fbAVX512_mt_1353:
 	MOVQ    65632(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_mtend_1239
+	JAE     fbAVX512_mtend_1354
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    alpha_base+0(FP), DX
@@ -26973,16 +28791,16 @@ fbAVX512_mt_1238:
 	VMOVUPS Z0, 65648(SP)
 	MOVQ    $0x00000000, 65712(SP)
 
-fbAVX512_chunk_1240:
+fbAVX512_chunk_1355:
 	MOVQ 65712(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_chunkend_1241
+	JAE  fbAVX512_chunkend_1356
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000010, DX
 	CMPQ CX, $0x000000c0
-	JAE  fbAVX512_full_1242
+	JAE  fbAVX512_full_1357
 	LEAQ 15(CX), AX
 	SHRQ $0x04, AX
 	MOVQ AX, DX
@@ -26991,30 +28809,30 @@ fbAVX512_chunk_1240:
 	NEGQ DX
 	ADDQ $0x00000010, DX
 
-fbAVX512_full_1242:
+fbAVX512_full_1357:
 	MOVQ   DX, 65720(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_1244
+	JEQ    fbAVX512_case1_1359
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_1245
+	JEQ    fbAVX512_case2_1360
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_1246
+	JEQ    fbAVX512_case3_1361
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_1247
+	JEQ    fbAVX512_case4_1362
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_1248
+	JEQ    fbAVX512_case5_1363
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_1249
+	JEQ    fbAVX512_case6_1364
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_1250
+	JEQ    fbAVX512_case7_1365
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_1251
+	JEQ    fbAVX512_case8_1366
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_1252
+	JEQ    fbAVX512_case9_1367
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_1253
+	JEQ    fbAVX512_case10_1368
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_1254
+	JEQ    fbAVX512_case11_1369
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27052,9 +28870,9 @@ fbAVX512_full_1242:
 	VXORPD Z23, Z23, Z23
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1257
+	JZ     fbAVX512_odd_1372
 
-fbAVX512_loop_1256:
+fbAVX512_loop_1371:
 	VBROADCASTSS (BX), Z24
 	VFMADD231PS  (DX), Z24, Z0
 	VFMADD231PS  64(DX), Z24, Z1
@@ -27088,11 +28906,11 @@ fbAVX512_loop_1256:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1256
+	JNZ          fbAVX512_loop_1371
 
-fbAVX512_odd_1257:
+fbAVX512_odd_1372:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1258
+	JZ           fbAVX512_done_1373
 	VBROADCASTSS (BX), Z24
 	VFMADD231PS  (DX), Z24, Z0
 	VFMADD231PS  64(DX), Z24, Z1
@@ -27110,7 +28928,7 @@ fbAVX512_odd_1257:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1258:
+fbAVX512_done_1373:
 	VADDPS    Z12, Z0, Z0
 	VADDPS    Z13, Z1, Z1
 	VADDPS    Z14, Z2, Z2
@@ -27169,9 +28987,9 @@ fbAVX512_done_1258:
 	VADDPS    Z11, Z12, K1, Z12
 	VMOVUPS   Z11, K1, 704(CX)
 	VMOVUPS   Z12, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case11_1254:
+fbAVX512_case11_1369:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27207,9 +29025,9 @@ fbAVX512_case11_1254:
 	VXORPD Z21, Z21, Z21
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1260
+	JZ     fbAVX512_odd_1375
 
-fbAVX512_loop_1259:
+fbAVX512_loop_1374:
 	VBROADCASTSS (BX), Z22
 	VFMADD231PS  (DX), Z22, Z0
 	VFMADD231PS  64(DX), Z22, Z1
@@ -27241,11 +29059,11 @@ fbAVX512_loop_1259:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1259
+	JNZ          fbAVX512_loop_1374
 
-fbAVX512_odd_1260:
+fbAVX512_odd_1375:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1261
+	JZ           fbAVX512_done_1376
 	VBROADCASTSS (BX), Z22
 	VFMADD231PS  (DX), Z22, Z0
 	VFMADD231PS  64(DX), Z22, Z1
@@ -27262,7 +29080,7 @@ fbAVX512_odd_1260:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1261:
+fbAVX512_done_1376:
 	VADDPS    Z11, Z0, Z0
 	VADDPS    Z12, Z1, Z1
 	VADDPS    Z13, Z2, Z2
@@ -27317,9 +29135,9 @@ fbAVX512_done_1261:
 	VADDPS    Z10, Z11, K1, Z11
 	VMOVUPS   Z10, K1, 640(CX)
 	VMOVUPS   Z11, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case10_1253:
+fbAVX512_case10_1368:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27353,9 +29171,9 @@ fbAVX512_case10_1253:
 	VXORPD Z19, Z19, Z19
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1263
+	JZ     fbAVX512_odd_1378
 
-fbAVX512_loop_1262:
+fbAVX512_loop_1377:
 	VBROADCASTSS (BX), Z20
 	VFMADD231PS  (DX), Z20, Z0
 	VFMADD231PS  64(DX), Z20, Z1
@@ -27385,11 +29203,11 @@ fbAVX512_loop_1262:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1262
+	JNZ          fbAVX512_loop_1377
 
-fbAVX512_odd_1263:
+fbAVX512_odd_1378:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1264
+	JZ           fbAVX512_done_1379
 	VBROADCASTSS (BX), Z20
 	VFMADD231PS  (DX), Z20, Z0
 	VFMADD231PS  64(DX), Z20, Z1
@@ -27405,7 +29223,7 @@ fbAVX512_odd_1263:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1264:
+fbAVX512_done_1379:
 	VADDPS    Z10, Z0, Z0
 	VADDPS    Z11, Z1, Z1
 	VADDPS    Z12, Z2, Z2
@@ -27456,9 +29274,9 @@ fbAVX512_done_1264:
 	VADDPS    Z9, Z10, K1, Z10
 	VMOVUPS   Z9, K1, 576(CX)
 	VMOVUPS   Z10, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case9_1252:
+fbAVX512_case9_1367:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27490,9 +29308,9 @@ fbAVX512_case9_1252:
 	VXORPD Z17, Z17, Z17
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1266
+	JZ     fbAVX512_odd_1381
 
-fbAVX512_loop_1265:
+fbAVX512_loop_1380:
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (DX), Z18, Z0
 	VFMADD231PS  64(DX), Z18, Z1
@@ -27520,11 +29338,11 @@ fbAVX512_loop_1265:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1265
+	JNZ          fbAVX512_loop_1380
 
-fbAVX512_odd_1266:
+fbAVX512_odd_1381:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1267
+	JZ           fbAVX512_done_1382
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (DX), Z18, Z0
 	VFMADD231PS  64(DX), Z18, Z1
@@ -27539,7 +29357,7 @@ fbAVX512_odd_1266:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1267:
+fbAVX512_done_1382:
 	VADDPS    Z9, Z0, Z0
 	VADDPS    Z10, Z1, Z1
 	VADDPS    Z11, Z2, Z2
@@ -27586,9 +29404,9 @@ fbAVX512_done_1267:
 	VADDPS    Z8, Z9, K1, Z9
 	VMOVUPS   Z8, K1, 512(CX)
 	VMOVUPS   Z9, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case8_1251:
+fbAVX512_case8_1366:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27618,9 +29436,9 @@ fbAVX512_case8_1251:
 	VXORPD Z15, Z15, Z15
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1269
+	JZ     fbAVX512_odd_1384
 
-fbAVX512_loop_1268:
+fbAVX512_loop_1383:
 	VBROADCASTSS (BX), Z16
 	VFMADD231PS  (DX), Z16, Z0
 	VFMADD231PS  64(DX), Z16, Z1
@@ -27646,11 +29464,11 @@ fbAVX512_loop_1268:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1268
+	JNZ          fbAVX512_loop_1383
 
-fbAVX512_odd_1269:
+fbAVX512_odd_1384:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1270
+	JZ           fbAVX512_done_1385
 	VBROADCASTSS (BX), Z16
 	VFMADD231PS  (DX), Z16, Z0
 	VFMADD231PS  64(DX), Z16, Z1
@@ -27664,7 +29482,7 @@ fbAVX512_odd_1269:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1270:
+fbAVX512_done_1385:
 	VADDPS    Z8, Z0, Z0
 	VADDPS    Z9, Z1, Z1
 	VADDPS    Z10, Z2, Z2
@@ -27707,9 +29525,9 @@ fbAVX512_done_1270:
 	VADDPS    Z7, Z8, K1, Z8
 	VMOVUPS   Z7, K1, 448(CX)
 	VMOVUPS   Z8, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case7_1250:
+fbAVX512_case7_1365:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27737,9 +29555,9 @@ fbAVX512_case7_1250:
 	VXORPD Z13, Z13, Z13
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1272
+	JZ     fbAVX512_odd_1387
 
-fbAVX512_loop_1271:
+fbAVX512_loop_1386:
 	VBROADCASTSS (BX), Z14
 	VFMADD231PS  (DX), Z14, Z0
 	VFMADD231PS  64(DX), Z14, Z1
@@ -27763,11 +29581,11 @@ fbAVX512_loop_1271:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1271
+	JNZ          fbAVX512_loop_1386
 
-fbAVX512_odd_1272:
+fbAVX512_odd_1387:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1273
+	JZ           fbAVX512_done_1388
 	VBROADCASTSS (BX), Z14
 	VFMADD231PS  (DX), Z14, Z0
 	VFMADD231PS  64(DX), Z14, Z1
@@ -27780,7 +29598,7 @@ fbAVX512_odd_1272:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1273:
+fbAVX512_done_1388:
 	VADDPS    Z7, Z0, Z0
 	VADDPS    Z8, Z1, Z1
 	VADDPS    Z9, Z2, Z2
@@ -27819,9 +29637,9 @@ fbAVX512_done_1273:
 	VADDPS    Z6, Z7, K1, Z7
 	VMOVUPS   Z6, K1, 384(CX)
 	VMOVUPS   Z7, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case6_1249:
+fbAVX512_case6_1364:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27847,9 +29665,9 @@ fbAVX512_case6_1249:
 	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1275
+	JZ     fbAVX512_odd_1390
 
-fbAVX512_loop_1274:
+fbAVX512_loop_1389:
 	VBROADCASTSS (BX), Z12
 	VFMADD231PS  (DX), Z12, Z0
 	VFMADD231PS  64(DX), Z12, Z1
@@ -27871,11 +29689,11 @@ fbAVX512_loop_1274:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1274
+	JNZ          fbAVX512_loop_1389
 
-fbAVX512_odd_1275:
+fbAVX512_odd_1390:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1276
+	JZ           fbAVX512_done_1391
 	VBROADCASTSS (BX), Z12
 	VFMADD231PS  (DX), Z12, Z0
 	VFMADD231PS  64(DX), Z12, Z1
@@ -27887,7 +29705,7 @@ fbAVX512_odd_1275:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1276:
+fbAVX512_done_1391:
 	VADDPS    Z6, Z0, Z0
 	VADDPS    Z7, Z1, Z1
 	VADDPS    Z8, Z2, Z2
@@ -27922,9 +29740,9 @@ fbAVX512_done_1276:
 	VADDPS    Z5, Z6, K1, Z6
 	VMOVUPS   Z5, K1, 320(CX)
 	VMOVUPS   Z6, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case5_1248:
+fbAVX512_case5_1363:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -27948,9 +29766,9 @@ fbAVX512_case5_1248:
 	VXORPD Z9, Z9, Z9
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1278
+	JZ     fbAVX512_odd_1393
 
-fbAVX512_loop_1277:
+fbAVX512_loop_1392:
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (DX), Z10, Z0
 	VFMADD231PS  64(DX), Z10, Z1
@@ -27970,11 +29788,11 @@ fbAVX512_loop_1277:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1277
+	JNZ          fbAVX512_loop_1392
 
-fbAVX512_odd_1278:
+fbAVX512_odd_1393:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1279
+	JZ           fbAVX512_done_1394
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (DX), Z10, Z0
 	VFMADD231PS  64(DX), Z10, Z1
@@ -27985,7 +29803,7 @@ fbAVX512_odd_1278:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1279:
+fbAVX512_done_1394:
 	VADDPS    Z5, Z0, Z0
 	VADDPS    Z6, Z1, Z1
 	VADDPS    Z7, Z2, Z2
@@ -28016,9 +29834,9 @@ fbAVX512_done_1279:
 	VADDPS    Z4, Z5, K1, Z5
 	VMOVUPS   Z4, K1, 256(CX)
 	VMOVUPS   Z5, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case4_1247:
+fbAVX512_case4_1362:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28040,9 +29858,9 @@ fbAVX512_case4_1247:
 	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1281
+	JZ     fbAVX512_odd_1396
 
-fbAVX512_loop_1280:
+fbAVX512_loop_1395:
 	VBROADCASTSS (BX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -28060,11 +29878,11 @@ fbAVX512_loop_1280:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1280
+	JNZ          fbAVX512_loop_1395
 
-fbAVX512_odd_1281:
+fbAVX512_odd_1396:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1282
+	JZ           fbAVX512_done_1397
 	VBROADCASTSS (BX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -28074,7 +29892,7 @@ fbAVX512_odd_1281:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1282:
+fbAVX512_done_1397:
 	VADDPS    Z4, Z0, Z0
 	VADDPS    Z5, Z1, Z1
 	VADDPS    Z6, Z2, Z2
@@ -28101,9 +29919,9 @@ fbAVX512_done_1282:
 	VADDPS    Z3, Z4, K1, Z4
 	VMOVUPS   Z3, K1, 192(CX)
 	VMOVUPS   Z4, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case3_1246:
+fbAVX512_case3_1361:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28123,9 +29941,9 @@ fbAVX512_case3_1246:
 	VXORPD Z5, Z5, Z5
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1284
+	JZ     fbAVX512_odd_1399
 
-fbAVX512_loop_1283:
+fbAVX512_loop_1398:
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -28141,11 +29959,11 @@ fbAVX512_loop_1283:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1283
+	JNZ          fbAVX512_loop_1398
 
-fbAVX512_odd_1284:
+fbAVX512_odd_1399:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1285
+	JZ           fbAVX512_done_1400
 	VBROADCASTSS (BX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -28154,7 +29972,7 @@ fbAVX512_odd_1284:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1285:
+fbAVX512_done_1400:
 	VADDPS    Z3, Z0, Z0
 	VADDPS    Z4, Z1, Z1
 	VADDPS    Z5, Z2, Z2
@@ -28177,9 +29995,9 @@ fbAVX512_done_1285:
 	VADDPS    Z2, Z3, K1, Z3
 	VMOVUPS   Z2, K1, 128(CX)
 	VMOVUPS   Z3, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case2_1245:
+fbAVX512_case2_1360:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28197,9 +30015,9 @@ fbAVX512_case2_1245:
 	VXORPD Z3, Z3, Z3
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1287
+	JZ     fbAVX512_odd_1402
 
-fbAVX512_loop_1286:
+fbAVX512_loop_1401:
 	VBROADCASTSS (BX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VMOVUPS.Z    64(DX), K1, Z5
@@ -28213,11 +30031,11 @@ fbAVX512_loop_1286:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1286
+	JNZ          fbAVX512_loop_1401
 
-fbAVX512_odd_1287:
+fbAVX512_odd_1402:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1288
+	JZ           fbAVX512_done_1403
 	VBROADCASTSS (BX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VMOVUPS.Z    64(DX), K1, Z5
@@ -28225,7 +30043,7 @@ fbAVX512_odd_1287:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1288:
+fbAVX512_done_1403:
 	VADDPS    Z2, Z0, Z0
 	VADDPS    Z3, Z1, Z1
 	MOVQ      65632(SP), DX
@@ -28244,9 +30062,9 @@ fbAVX512_done_1288:
 	VADDPS    Z1, Z2, K1, Z2
 	VMOVUPS   Z1, K1, 64(CX)
 	VMOVUPS   Z2, 65648(SP)
-	JMP       fbAVX512_swend_1243
+	JMP       fbAVX512_swend_1358
 
-fbAVX512_case1_1244:
+fbAVX512_case1_1359:
 	MOVQ   65720(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -28262,9 +30080,9 @@ fbAVX512_case1_1244:
 	VXORPD Z1, Z1, Z1
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1290
+	JZ     fbAVX512_odd_1405
 
-fbAVX512_loop_1289:
+fbAVX512_loop_1404:
 	VBROADCASTSS (BX), Z2
 	VMOVUPS.Z    (DX), K1, Z3
 	VFMADD231PS  Z3, Z2, Z0
@@ -28276,18 +30094,18 @@ fbAVX512_loop_1289:
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
-	JNZ          fbAVX512_loop_1289
+	JNZ          fbAVX512_loop_1404
 
-fbAVX512_odd_1290:
+fbAVX512_odd_1405:
 	TESTQ        $0x00000001, SI
-	JZ           fbAVX512_done_1291
+	JZ           fbAVX512_done_1406
 	VBROADCASTSS (BX), Z2
 	VMOVUPS.Z    (DX), K1, Z3
 	VFMADD231PS  Z3, Z2, Z0
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
-fbAVX512_done_1291:
+fbAVX512_done_1406:
 	VADDPS    Z1, Z0, Z0
 	MOVQ      65632(SP), DX
 	IMULQ     CX, DX
@@ -28303,13 +30121,13 @@ fbAVX512_done_1291:
 	VMOVUPS   Z0, K1, (CX)
 	VMOVUPS   Z1, 65648(SP)
 
-fbAVX512_swend_1243:
+fbAVX512_swend_1358:
 	MOVQ 65712(SP), AX
 	ADDQ $0x000000c0, AX
 	MOVQ AX, 65712(SP)
-	JMP  fbAVX512_chunk_1240
+	JMP  fbAVX512_chunk_1355
 
-fbAVX512_chunkend_1241:
+fbAVX512_chunkend_1356:
 	VMOVUPS       65648(SP), Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y1
@@ -28332,31 +30150,31 @@ fbAVX512_chunkend_1241:
 	MOVQ          AX, BX
 	ANDQ          $-32, BX
 
-fbAVX512_mul_1292_AVX512f32_wide:
+fbAVX512_mul_1407_AVX512f32_wide:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_1292_AVX512f32_narrow0
+	JAE     fbAVX512_mul_1407_AVX512f32_narrow0
 	VMULPS  (CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, (CX)(DX*4)
 	VMULPS  64(CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, 64(CX)(DX*4)
 	ADDQ    $+32, DX
-	JMP     fbAVX512_mul_1292_AVX512f32_wide
+	JMP     fbAVX512_mul_1407_AVX512f32_wide
 
-fbAVX512_mul_1292_AVX512f32_narrow0:
+fbAVX512_mul_1407_AVX512f32_narrow0:
 	MOVQ AX, BX
 	ANDQ $-16, BX
 
-fbAVX512_mul_1292_AVX512f32_narrow:
+fbAVX512_mul_1407_AVX512f32_narrow:
 	CMPQ    DX, BX
-	JAE     fbAVX512_mul_1292_AVX512f32_tail
+	JAE     fbAVX512_mul_1407_AVX512f32_tail
 	VMULPS  (CX)(DX*4), Z0, Z1
 	VMOVUPS Z1, (CX)(DX*4)
 	ADDQ    $+16, DX
-	JMP     fbAVX512_mul_1292_AVX512f32_narrow
+	JMP     fbAVX512_mul_1407_AVX512f32_narrow
 
-fbAVX512_mul_1292_AVX512f32_tail:
+fbAVX512_mul_1407_AVX512f32_tail:
 	SUBQ      DX, AX
-	JZ        fbAVX512_mul_1292_AVX512f32_end
+	JZ        fbAVX512_mul_1407_AVX512f32_end
 	MOVQ      $-1, BX
 	BZHIQ     AX, BX, AX
 	KMOVW     AX, K1
@@ -28364,13 +30182,13 @@ fbAVX512_mul_1292_AVX512f32_tail:
 	VMULPS    Z1, Z0, Z1
 	VMOVUPS   Z1, K1, (CX)(DX*4)
 
-fbAVX512_mul_1292_AVX512f32_end:
+fbAVX512_mul_1407_AVX512f32_end:
 	MOVQ 65632(SP), AX
 	INCQ AX
 	MOVQ AX, 65632(SP)
-	JMP  fbAVX512_mt_1238
+	JMP  fbAVX512_mt_1353
 
-fbAVX512_mtend_1239:
+fbAVX512_mtend_1354:
 	VZEROUPPER
 	RET
 
@@ -28389,29 +30207,29 @@ TEXT ·backward32AVX512(SB), $65640-112
 	MOVQ         CX, BX
 	ANDQ         $-16, BX
 
-fbAVX512_ones_1293_AVX512f32_narrow:
+fbAVX512_ones_1408_AVX512f32_narrow:
 	CMPQ    AX, BX
-	JAE     fbAVX512_ones_1293_AVX512f32_tail
+	JAE     fbAVX512_ones_1408_AVX512f32_tail
 	VMOVUPS Z0, (DX)(AX*4)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_ones_1293_AVX512f32_narrow
+	JMP     fbAVX512_ones_1408_AVX512f32_narrow
 
-fbAVX512_ones_1293_AVX512f32_tail:
+fbAVX512_ones_1408_AVX512f32_tail:
 	SUBQ    AX, CX
-	JZ      fbAVX512_ones_1293_AVX512f32_end
+	JZ      fbAVX512_ones_1408_AVX512f32_end
 	MOVQ    $-1, BX
 	BZHIQ   CX, BX, CX
 	KMOVW   CX, K1
 	VMOVUPS Z0, K1, (DX)(AX*4)
 
-fbAVX512_ones_1293_AVX512f32_end:
+fbAVX512_ones_1408_AVX512f32_end:
 	LEAQ  32(SP), AX
 	ADDQ  $0x3f, AX
 	ANDQ  $-64, AX
 	MOVQ  AX, 65632(SP)
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000080
-	JA    fbAVX512_bt_1294
+	JA    fbAVX512_bt_1409
 	LEAQ  15(AX), CX
 	SHRQ  $0x04, CX
 	MOVQ  CX, DX
@@ -28421,19 +30239,19 @@ fbAVX512_ones_1293_AVX512f32_end:
 	ADDQ  $0x00000010, DX
 	MOVQ  DX, 24(SP)
 	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_1297
+	JEQ   fbAVX512_case1_1412
 	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_1298
+	JEQ   fbAVX512_case2_1413
 	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_1299
+	JEQ   fbAVX512_case3_1414
 	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_1300
+	JEQ   fbAVX512_case4_1415
 	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_1301
+	JEQ   fbAVX512_case5_1416
 	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_1302
+	JEQ   fbAVX512_case6_1417
 	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_1303
+	JEQ   fbAVX512_case7_1418
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -28445,7 +30263,7 @@ fbAVX512_ones_1293_AVX512f32_end:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1305:
+fbAVX512_pack_1420:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -28465,12 +30283,12 @@ fbAVX512_pack_1305:
 	ADDQ      CX, DX
 	ADDQ      $0x00000200, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1305
+	JNZ       fbAVX512_pack_1420
 
-fbAVX512_pt_1306:
+fbAVX512_pt_1421:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1307
+	JZ        fbAVX512_ptend_1422
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -28525,9 +30343,9 @@ fbAVX512_pt_1306:
 	VXORPD    Z15, Z15, Z15
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1309
+	JZ        fbAVX512_odd_1424
 
-fbAVX512_loop_1308:
+fbAVX512_loop_1423:
 	VBROADCASTSS (AX), Z16
 	VFMADD231PS  (DX), Z16, Z0
 	VFMADD231PS  64(DX), Z16, Z1
@@ -28551,11 +30369,11 @@ fbAVX512_loop_1308:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000200, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1308
+	JNZ          fbAVX512_loop_1423
 
-fbAVX512_odd_1309:
+fbAVX512_odd_1424:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1310
+	JZ           fbAVX512_done_1425
 	VBROADCASTSS (AX), Z16
 	VFMADD231PS  (DX), Z16, Z0
 	VFMADD231PS  64(DX), Z16, Z1
@@ -28568,7 +30386,7 @@ fbAVX512_odd_1309:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000200, DX
 
-fbAVX512_done_1310:
+fbAVX512_done_1425:
 	VADDPS       Z8, Z0, Z0
 	VADDPS       Z9, Z1, Z1
 	VADDPS       Z10, Z2, Z2
@@ -28605,12 +30423,12 @@ fbAVX512_done_1310:
 	VMOVUPS      Z6, 384(AX)
 	VMULPS       Z8, Z7, Z7
 	VMOVUPS      Z7, K1, 448(AX)
-	JMP          fbAVX512_pt_1306
+	JMP          fbAVX512_pt_1421
 
-fbAVX512_ptend_1307:
-	JMP fbAVX512_swend_1296
+fbAVX512_ptend_1422:
+	JMP fbAVX512_swend_1411
 
-fbAVX512_case7_1303:
+fbAVX512_case7_1418:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -28622,7 +30440,7 @@ fbAVX512_case7_1303:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1311:
+fbAVX512_pack_1426:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -28640,12 +30458,12 @@ fbAVX512_pack_1311:
 	ADDQ      CX, DX
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1311
+	JNZ       fbAVX512_pack_1426
 
-fbAVX512_pt_1312:
+fbAVX512_pt_1427:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1313
+	JZ        fbAVX512_ptend_1428
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -28695,9 +30513,9 @@ fbAVX512_pt_1312:
 	VXORPD    Z13, Z13, Z13
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1315
+	JZ        fbAVX512_odd_1430
 
-fbAVX512_loop_1314:
+fbAVX512_loop_1429:
 	VBROADCASTSS (AX), Z14
 	VFMADD231PS  (DX), Z14, Z0
 	VFMADD231PS  64(DX), Z14, Z1
@@ -28719,11 +30537,11 @@ fbAVX512_loop_1314:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000001c0, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1314
+	JNZ          fbAVX512_loop_1429
 
-fbAVX512_odd_1315:
+fbAVX512_odd_1430:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1316
+	JZ           fbAVX512_done_1431
 	VBROADCASTSS (AX), Z14
 	VFMADD231PS  (DX), Z14, Z0
 	VFMADD231PS  64(DX), Z14, Z1
@@ -28735,7 +30553,7 @@ fbAVX512_odd_1315:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000001c0, DX
 
-fbAVX512_done_1316:
+fbAVX512_done_1431:
 	VADDPS       Z7, Z0, Z0
 	VADDPS       Z8, Z1, Z1
 	VADDPS       Z9, Z2, Z2
@@ -28769,12 +30587,12 @@ fbAVX512_done_1316:
 	VMOVUPS      Z5, 320(AX)
 	VMULPS       Z7, Z6, Z6
 	VMOVUPS      Z6, K1, 384(AX)
-	JMP          fbAVX512_pt_1312
+	JMP          fbAVX512_pt_1427
 
-fbAVX512_ptend_1313:
-	JMP fbAVX512_swend_1296
+fbAVX512_ptend_1428:
+	JMP fbAVX512_swend_1411
 
-fbAVX512_case6_1302:
+fbAVX512_case6_1417:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -28786,7 +30604,7 @@ fbAVX512_case6_1302:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1317:
+fbAVX512_pack_1432:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -28802,12 +30620,12 @@ fbAVX512_pack_1317:
 	ADDQ      CX, DX
 	ADDQ      $0x00000180, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1317
+	JNZ       fbAVX512_pack_1432
 
-fbAVX512_pt_1318:
+fbAVX512_pt_1433:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1319
+	JZ        fbAVX512_ptend_1434
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -28852,9 +30670,9 @@ fbAVX512_pt_1318:
 	VXORPD    Z11, Z11, Z11
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1321
+	JZ        fbAVX512_odd_1436
 
-fbAVX512_loop_1320:
+fbAVX512_loop_1435:
 	VBROADCASTSS (AX), Z12
 	VFMADD231PS  (DX), Z12, Z0
 	VFMADD231PS  64(DX), Z12, Z1
@@ -28874,11 +30692,11 @@ fbAVX512_loop_1320:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000180, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1320
+	JNZ          fbAVX512_loop_1435
 
-fbAVX512_odd_1321:
+fbAVX512_odd_1436:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1322
+	JZ           fbAVX512_done_1437
 	VBROADCASTSS (AX), Z12
 	VFMADD231PS  (DX), Z12, Z0
 	VFMADD231PS  64(DX), Z12, Z1
@@ -28889,7 +30707,7 @@ fbAVX512_odd_1321:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000180, DX
 
-fbAVX512_done_1322:
+fbAVX512_done_1437:
 	VADDPS       Z6, Z0, Z0
 	VADDPS       Z7, Z1, Z1
 	VADDPS       Z8, Z2, Z2
@@ -28920,12 +30738,12 @@ fbAVX512_done_1322:
 	VMOVUPS      Z4, 256(AX)
 	VMULPS       Z6, Z5, Z5
 	VMOVUPS      Z5, K1, 320(AX)
-	JMP          fbAVX512_pt_1318
+	JMP          fbAVX512_pt_1433
 
-fbAVX512_ptend_1319:
-	JMP fbAVX512_swend_1296
+fbAVX512_ptend_1434:
+	JMP fbAVX512_swend_1411
 
-fbAVX512_case5_1301:
+fbAVX512_case5_1416:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -28937,7 +30755,7 @@ fbAVX512_case5_1301:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1323:
+fbAVX512_pack_1438:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -28951,12 +30769,12 @@ fbAVX512_pack_1323:
 	ADDQ      CX, DX
 	ADDQ      $0x00000140, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1323
+	JNZ       fbAVX512_pack_1438
 
-fbAVX512_pt_1324:
+fbAVX512_pt_1439:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1325
+	JZ        fbAVX512_ptend_1440
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -28996,9 +30814,9 @@ fbAVX512_pt_1324:
 	VXORPD    Z9, Z9, Z9
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1327
+	JZ        fbAVX512_odd_1442
 
-fbAVX512_loop_1326:
+fbAVX512_loop_1441:
 	VBROADCASTSS (AX), Z10
 	VFMADD231PS  (DX), Z10, Z0
 	VFMADD231PS  64(DX), Z10, Z1
@@ -29016,11 +30834,11 @@ fbAVX512_loop_1326:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000140, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1326
+	JNZ          fbAVX512_loop_1441
 
-fbAVX512_odd_1327:
+fbAVX512_odd_1442:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1328
+	JZ           fbAVX512_done_1443
 	VBROADCASTSS (AX), Z10
 	VFMADD231PS  (DX), Z10, Z0
 	VFMADD231PS  64(DX), Z10, Z1
@@ -29030,7 +30848,7 @@ fbAVX512_odd_1327:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000140, DX
 
-fbAVX512_done_1328:
+fbAVX512_done_1443:
 	VADDPS       Z5, Z0, Z0
 	VADDPS       Z6, Z1, Z1
 	VADDPS       Z7, Z2, Z2
@@ -29058,12 +30876,12 @@ fbAVX512_done_1328:
 	VMOVUPS      Z3, 192(AX)
 	VMULPS       Z5, Z4, Z4
 	VMOVUPS      Z4, K1, 256(AX)
-	JMP          fbAVX512_pt_1324
+	JMP          fbAVX512_pt_1439
 
-fbAVX512_ptend_1325:
-	JMP fbAVX512_swend_1296
+fbAVX512_ptend_1440:
+	JMP fbAVX512_swend_1411
 
-fbAVX512_case4_1300:
+fbAVX512_case4_1415:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -29075,7 +30893,7 @@ fbAVX512_case4_1300:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1329:
+fbAVX512_pack_1444:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -29087,12 +30905,12 @@ fbAVX512_pack_1329:
 	ADDQ      CX, DX
 	ADDQ      $0x00000100, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1329
+	JNZ       fbAVX512_pack_1444
 
-fbAVX512_pt_1330:
+fbAVX512_pt_1445:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1331
+	JZ        fbAVX512_ptend_1446
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -29127,9 +30945,9 @@ fbAVX512_pt_1330:
 	VXORPD    Z7, Z7, Z7
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1333
+	JZ        fbAVX512_odd_1448
 
-fbAVX512_loop_1332:
+fbAVX512_loop_1447:
 	VBROADCASTSS (AX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -29145,11 +30963,11 @@ fbAVX512_loop_1332:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000100, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1332
+	JNZ          fbAVX512_loop_1447
 
-fbAVX512_odd_1333:
+fbAVX512_odd_1448:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1334
+	JZ           fbAVX512_done_1449
 	VBROADCASTSS (AX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -29158,7 +30976,7 @@ fbAVX512_odd_1333:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000100, DX
 
-fbAVX512_done_1334:
+fbAVX512_done_1449:
 	VADDPS       Z4, Z0, Z0
 	VADDPS       Z5, Z1, Z1
 	VADDPS       Z6, Z2, Z2
@@ -29183,12 +31001,12 @@ fbAVX512_done_1334:
 	VMOVUPS      Z2, 128(AX)
 	VMULPS       Z4, Z3, Z3
 	VMOVUPS      Z3, K1, 192(AX)
-	JMP          fbAVX512_pt_1330
+	JMP          fbAVX512_pt_1445
 
-fbAVX512_ptend_1331:
-	JMP fbAVX512_swend_1296
+fbAVX512_ptend_1446:
+	JMP fbAVX512_swend_1411
 
-fbAVX512_case3_1299:
+fbAVX512_case3_1414:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -29200,7 +31018,7 @@ fbAVX512_case3_1299:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1335:
+fbAVX512_pack_1450:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS   64(DX), Z0
@@ -29210,12 +31028,12 @@ fbAVX512_pack_1335:
 	ADDQ      CX, DX
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1335
+	JNZ       fbAVX512_pack_1450
 
-fbAVX512_pt_1336:
+fbAVX512_pt_1451:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1337
+	JZ        fbAVX512_ptend_1452
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -29245,9 +31063,9 @@ fbAVX512_pt_1336:
 	VXORPD    Z5, Z5, Z5
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1339
+	JZ        fbAVX512_odd_1454
 
-fbAVX512_loop_1338:
+fbAVX512_loop_1453:
 	VBROADCASTSS (AX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -29261,11 +31079,11 @@ fbAVX512_loop_1338:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1338
+	JNZ          fbAVX512_loop_1453
 
-fbAVX512_odd_1339:
+fbAVX512_odd_1454:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1340
+	JZ           fbAVX512_done_1455
 	VBROADCASTSS (AX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -29273,7 +31091,7 @@ fbAVX512_odd_1339:
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
 
-fbAVX512_done_1340:
+fbAVX512_done_1455:
 	VADDPS       Z3, Z0, Z0
 	VADDPS       Z4, Z1, Z1
 	VADDPS       Z5, Z2, Z2
@@ -29295,12 +31113,12 @@ fbAVX512_done_1340:
 	VMOVUPS      Z1, 64(AX)
 	VMULPS       Z3, Z2, Z2
 	VMOVUPS      Z2, K1, 128(AX)
-	JMP          fbAVX512_pt_1336
+	JMP          fbAVX512_pt_1451
 
-fbAVX512_ptend_1337:
-	JMP fbAVX512_swend_1296
+fbAVX512_ptend_1452:
+	JMP fbAVX512_swend_1411
 
-fbAVX512_case2_1298:
+fbAVX512_case2_1413:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -29312,7 +31130,7 @@ fbAVX512_case2_1298:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1341:
+fbAVX512_pack_1456:
 	VMOVUPS   (DX), Z0
 	VMOVUPS   Z0, (BX)
 	VMOVUPS.Z 64(DX), K1, Z0
@@ -29320,12 +31138,12 @@ fbAVX512_pack_1341:
 	ADDQ      CX, DX
 	ADDQ      $0x00000080, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1341
+	JNZ       fbAVX512_pack_1456
 
-fbAVX512_pt_1342:
+fbAVX512_pt_1457:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1343
+	JZ        fbAVX512_ptend_1458
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -29350,9 +31168,9 @@ fbAVX512_pt_1342:
 	VXORPD    Z3, Z3, Z3
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1345
+	JZ        fbAVX512_odd_1460
 
-fbAVX512_loop_1344:
+fbAVX512_loop_1459:
 	VBROADCASTSS (AX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VFMADD231PS  64(DX), Z4, Z1
@@ -29364,18 +31182,18 @@ fbAVX512_loop_1344:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1344
+	JNZ          fbAVX512_loop_1459
 
-fbAVX512_odd_1345:
+fbAVX512_odd_1460:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1346
+	JZ           fbAVX512_done_1461
 	VBROADCASTSS (AX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VFMADD231PS  64(DX), Z4, Z1
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
 
-fbAVX512_done_1346:
+fbAVX512_done_1461:
 	VADDPS       Z2, Z0, Z0
 	VADDPS       Z3, Z1, Z1
 	MOVQ         scale_base+24(FP), AX
@@ -29394,12 +31212,12 @@ fbAVX512_done_1346:
 	VMOVUPS      Z0, (AX)
 	VMULPS       Z2, Z1, Z1
 	VMOVUPS      Z1, K1, 64(AX)
-	JMP          fbAVX512_pt_1342
+	JMP          fbAVX512_pt_1457
 
-fbAVX512_ptend_1343:
-	JMP fbAVX512_swend_1296
+fbAVX512_ptend_1458:
+	JMP fbAVX512_swend_1411
 
-fbAVX512_case1_1297:
+fbAVX512_case1_1412:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -29411,18 +31229,18 @@ fbAVX512_case1_1297:
 	MOVQ  65632(SP), BX
 	MOVQ  BX, BX
 
-fbAVX512_pack_1347:
+fbAVX512_pack_1462:
 	VMOVUPS.Z (DX), K1, Z0
 	VMOVUPS   Z0, (BX)
 	ADDQ      CX, DX
 	ADDQ      $0x00000040, BX
 	DECQ      AX
-	JNZ       fbAVX512_pack_1347
+	JNZ       fbAVX512_pack_1462
 
-fbAVX512_pt_1348:
+fbAVX512_pt_1463:
 	MOVQ      (SP), AX
 	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1349
+	JZ        fbAVX512_ptend_1464
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
@@ -29442,9 +31260,9 @@ fbAVX512_pt_1348:
 	VXORPD    Z1, Z1, Z1
 	MOVQ      CX, BX
 	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1351
+	JZ        fbAVX512_odd_1466
 
-fbAVX512_loop_1350:
+fbAVX512_loop_1465:
 	VBROADCASTSS (AX), Z2
 	VFMADD231PS  (DX), Z2, Z0
 	ADDQ         $0x04, AX
@@ -29454,17 +31272,17 @@ fbAVX512_loop_1350:
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1350
+	JNZ          fbAVX512_loop_1465
 
-fbAVX512_odd_1351:
+fbAVX512_odd_1466:
 	TESTQ        $0x00000001, CX
-	JZ           fbAVX512_done_1352
+	JZ           fbAVX512_done_1467
 	VBROADCASTSS (AX), Z2
 	VFMADD231PS  (DX), Z2, Z0
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 
-fbAVX512_done_1352:
+fbAVX512_done_1467:
 	VADDPS       Z1, Z0, Z0
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
@@ -29480,33 +31298,33 @@ fbAVX512_done_1352:
 	ADDQ         CX, AX
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, (AX)
-	JMP          fbAVX512_pt_1348
+	JMP          fbAVX512_pt_1463
 
-fbAVX512_ptend_1349:
-fbAVX512_swend_1296:
+fbAVX512_ptend_1464:
+fbAVX512_swend_1411:
 	VZEROUPPER
 	RET
 
-fbAVX512_bt_1294:
+fbAVX512_bt_1409:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
-	JZ     fbAVX512_btend_1295
+	JZ     fbAVX512_btend_1410
 	MOVQ   scale_base+24(FP), CX
 	VMOVSS fbone32<>+0(SB), X0
 	VDIVSS (CX)(AX*4), X0, X0
 	VMOVSS X0, 8(SP)
 	MOVQ   $0x00000000, 16(SP)
 
-fbAVX512_bchunk_1353:
+fbAVX512_bchunk_1468:
 	MOVQ 16(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_bchunkend_1354
+	JAE  fbAVX512_bchunkend_1469
 	SUBQ AX, CX
 	MOVQ $0x0000000c, AX
 	MOVQ $0x00000010, DX
 	CMPQ CX, $0x000000c0
-	JAE  fbAVX512_full_1355
+	JAE  fbAVX512_full_1470
 	LEAQ 15(CX), AX
 	SHRQ $0x04, AX
 	MOVQ AX, DX
@@ -29515,30 +31333,30 @@ fbAVX512_bchunk_1353:
 	NEGQ DX
 	ADDQ $0x00000010, DX
 
-fbAVX512_full_1355:
+fbAVX512_full_1470:
 	MOVQ   DX, 24(SP)
 	CMPQ   AX, $0x00000001
-	JEQ    fbAVX512_case1_1357
+	JEQ    fbAVX512_case1_1472
 	CMPQ   AX, $0x00000002
-	JEQ    fbAVX512_case2_1358
+	JEQ    fbAVX512_case2_1473
 	CMPQ   AX, $0x00000003
-	JEQ    fbAVX512_case3_1359
+	JEQ    fbAVX512_case3_1474
 	CMPQ   AX, $0x00000004
-	JEQ    fbAVX512_case4_1360
+	JEQ    fbAVX512_case4_1475
 	CMPQ   AX, $0x00000005
-	JEQ    fbAVX512_case5_1361
+	JEQ    fbAVX512_case5_1476
 	CMPQ   AX, $0x00000006
-	JEQ    fbAVX512_case6_1362
+	JEQ    fbAVX512_case6_1477
 	CMPQ   AX, $0x00000007
-	JEQ    fbAVX512_case7_1363
+	JEQ    fbAVX512_case7_1478
 	CMPQ   AX, $0x00000008
-	JEQ    fbAVX512_case8_1364
+	JEQ    fbAVX512_case8_1479
 	CMPQ   AX, $0x00000009
-	JEQ    fbAVX512_case9_1365
+	JEQ    fbAVX512_case9_1480
 	CMPQ   AX, $0x0000000a
-	JEQ    fbAVX512_case10_1366
+	JEQ    fbAVX512_case10_1481
 	CMPQ   AX, $0x0000000b
-	JEQ    fbAVX512_case11_1367
+	JEQ    fbAVX512_case11_1482
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -29581,9 +31399,9 @@ fbAVX512_full_1355:
 	VXORPD Z23, Z23, Z23
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1370
+	JZ     fbAVX512_odd_1485
 
-fbAVX512_loop_1369:
+fbAVX512_loop_1484:
 	VMOVSS       (DI), X24
 	VMULSS       (SI), X24, X24
 	VBROADCASTSS X24, Z24
@@ -29623,11 +31441,11 @@ fbAVX512_loop_1369:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1369
+	JNZ          fbAVX512_loop_1484
 
-fbAVX512_odd_1370:
+fbAVX512_odd_1485:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1371
+	JZ           fbAVX512_done_1486
 	VMOVSS       (DI), X24
 	VMULSS       (SI), X24, X24
 	VBROADCASTSS X24, Z24
@@ -29648,7 +31466,7 @@ fbAVX512_odd_1370:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1371:
+fbAVX512_done_1486:
 	VADDPS       Z12, Z0, Z0
 	VADDPS       Z13, Z1, Z1
 	VADDPS       Z14, Z2, Z2
@@ -29692,9 +31510,9 @@ fbAVX512_done_1371:
 	VMOVUPS      Z10, 640(DX)
 	VMULPS       Z12, Z11, Z11
 	VMOVUPS      Z11, K1, 704(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case11_1367:
+fbAVX512_case11_1482:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -29735,9 +31553,9 @@ fbAVX512_case11_1367:
 	VXORPD Z21, Z21, Z21
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1373
+	JZ     fbAVX512_odd_1488
 
-fbAVX512_loop_1372:
+fbAVX512_loop_1487:
 	VMOVSS       (DI), X22
 	VMULSS       (SI), X22, X22
 	VBROADCASTSS X22, Z22
@@ -29775,11 +31593,11 @@ fbAVX512_loop_1372:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1372
+	JNZ          fbAVX512_loop_1487
 
-fbAVX512_odd_1373:
+fbAVX512_odd_1488:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1374
+	JZ           fbAVX512_done_1489
 	VMOVSS       (DI), X22
 	VMULSS       (SI), X22, X22
 	VBROADCASTSS X22, Z22
@@ -29799,7 +31617,7 @@ fbAVX512_odd_1373:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1374:
+fbAVX512_done_1489:
 	VADDPS       Z11, Z0, Z0
 	VADDPS       Z12, Z1, Z1
 	VADDPS       Z13, Z2, Z2
@@ -29840,9 +31658,9 @@ fbAVX512_done_1374:
 	VMOVUPS      Z9, 576(DX)
 	VMULPS       Z11, Z10, Z10
 	VMOVUPS      Z10, K1, 640(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case10_1366:
+fbAVX512_case10_1481:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -29881,9 +31699,9 @@ fbAVX512_case10_1366:
 	VXORPD Z19, Z19, Z19
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1376
+	JZ     fbAVX512_odd_1491
 
-fbAVX512_loop_1375:
+fbAVX512_loop_1490:
 	VMOVSS       (DI), X20
 	VMULSS       (SI), X20, X20
 	VBROADCASTSS X20, Z20
@@ -29919,11 +31737,11 @@ fbAVX512_loop_1375:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1375
+	JNZ          fbAVX512_loop_1490
 
-fbAVX512_odd_1376:
+fbAVX512_odd_1491:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1377
+	JZ           fbAVX512_done_1492
 	VMOVSS       (DI), X20
 	VMULSS       (SI), X20, X20
 	VBROADCASTSS X20, Z20
@@ -29942,7 +31760,7 @@ fbAVX512_odd_1376:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1377:
+fbAVX512_done_1492:
 	VADDPS       Z10, Z0, Z0
 	VADDPS       Z11, Z1, Z1
 	VADDPS       Z12, Z2, Z2
@@ -29980,9 +31798,9 @@ fbAVX512_done_1377:
 	VMOVUPS      Z8, 512(DX)
 	VMULPS       Z10, Z9, Z9
 	VMOVUPS      Z9, K1, 576(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case9_1365:
+fbAVX512_case9_1480:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30019,9 +31837,9 @@ fbAVX512_case9_1365:
 	VXORPD Z17, Z17, Z17
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1379
+	JZ     fbAVX512_odd_1494
 
-fbAVX512_loop_1378:
+fbAVX512_loop_1493:
 	VMOVSS       (DI), X18
 	VMULSS       (SI), X18, X18
 	VBROADCASTSS X18, Z18
@@ -30055,11 +31873,11 @@ fbAVX512_loop_1378:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1378
+	JNZ          fbAVX512_loop_1493
 
-fbAVX512_odd_1379:
+fbAVX512_odd_1494:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1380
+	JZ           fbAVX512_done_1495
 	VMOVSS       (DI), X18
 	VMULSS       (SI), X18, X18
 	VBROADCASTSS X18, Z18
@@ -30077,7 +31895,7 @@ fbAVX512_odd_1379:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1380:
+fbAVX512_done_1495:
 	VADDPS       Z9, Z0, Z0
 	VADDPS       Z10, Z1, Z1
 	VADDPS       Z11, Z2, Z2
@@ -30112,9 +31930,9 @@ fbAVX512_done_1380:
 	VMOVUPS      Z7, 448(DX)
 	VMULPS       Z9, Z8, Z8
 	VMOVUPS      Z8, K1, 512(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case8_1364:
+fbAVX512_case8_1479:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30149,9 +31967,9 @@ fbAVX512_case8_1364:
 	VXORPD Z15, Z15, Z15
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1382
+	JZ     fbAVX512_odd_1497
 
-fbAVX512_loop_1381:
+fbAVX512_loop_1496:
 	VMOVSS       (DI), X16
 	VMULSS       (SI), X16, X16
 	VBROADCASTSS X16, Z16
@@ -30183,11 +32001,11 @@ fbAVX512_loop_1381:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1381
+	JNZ          fbAVX512_loop_1496
 
-fbAVX512_odd_1382:
+fbAVX512_odd_1497:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1383
+	JZ           fbAVX512_done_1498
 	VMOVSS       (DI), X16
 	VMULSS       (SI), X16, X16
 	VBROADCASTSS X16, Z16
@@ -30204,7 +32022,7 @@ fbAVX512_odd_1382:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1383:
+fbAVX512_done_1498:
 	VADDPS       Z8, Z0, Z0
 	VADDPS       Z9, Z1, Z1
 	VADDPS       Z10, Z2, Z2
@@ -30236,9 +32054,9 @@ fbAVX512_done_1383:
 	VMOVUPS      Z6, 384(DX)
 	VMULPS       Z8, Z7, Z7
 	VMOVUPS      Z7, K1, 448(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case7_1363:
+fbAVX512_case7_1478:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30271,9 +32089,9 @@ fbAVX512_case7_1363:
 	VXORPD Z13, Z13, Z13
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1385
+	JZ     fbAVX512_odd_1500
 
-fbAVX512_loop_1384:
+fbAVX512_loop_1499:
 	VMOVSS       (DI), X14
 	VMULSS       (SI), X14, X14
 	VBROADCASTSS X14, Z14
@@ -30303,11 +32121,11 @@ fbAVX512_loop_1384:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1384
+	JNZ          fbAVX512_loop_1499
 
-fbAVX512_odd_1385:
+fbAVX512_odd_1500:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1386
+	JZ           fbAVX512_done_1501
 	VMOVSS       (DI), X14
 	VMULSS       (SI), X14, X14
 	VBROADCASTSS X14, Z14
@@ -30323,7 +32141,7 @@ fbAVX512_odd_1385:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1386:
+fbAVX512_done_1501:
 	VADDPS       Z7, Z0, Z0
 	VADDPS       Z8, Z1, Z1
 	VADDPS       Z9, Z2, Z2
@@ -30352,9 +32170,9 @@ fbAVX512_done_1386:
 	VMOVUPS      Z5, 320(DX)
 	VMULPS       Z7, Z6, Z6
 	VMOVUPS      Z6, K1, 384(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case6_1362:
+fbAVX512_case6_1477:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30385,9 +32203,9 @@ fbAVX512_case6_1362:
 	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1388
+	JZ     fbAVX512_odd_1503
 
-fbAVX512_loop_1387:
+fbAVX512_loop_1502:
 	VMOVSS       (DI), X12
 	VMULSS       (SI), X12, X12
 	VBROADCASTSS X12, Z12
@@ -30415,11 +32233,11 @@ fbAVX512_loop_1387:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1387
+	JNZ          fbAVX512_loop_1502
 
-fbAVX512_odd_1388:
+fbAVX512_odd_1503:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1389
+	JZ           fbAVX512_done_1504
 	VMOVSS       (DI), X12
 	VMULSS       (SI), X12, X12
 	VBROADCASTSS X12, Z12
@@ -30434,7 +32252,7 @@ fbAVX512_odd_1388:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1389:
+fbAVX512_done_1504:
 	VADDPS       Z6, Z0, Z0
 	VADDPS       Z7, Z1, Z1
 	VADDPS       Z8, Z2, Z2
@@ -30460,9 +32278,9 @@ fbAVX512_done_1389:
 	VMOVUPS      Z4, 256(DX)
 	VMULPS       Z6, Z5, Z5
 	VMOVUPS      Z5, K1, 320(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case5_1361:
+fbAVX512_case5_1476:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30491,9 +32309,9 @@ fbAVX512_case5_1361:
 	VXORPD Z9, Z9, Z9
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1391
+	JZ     fbAVX512_odd_1506
 
-fbAVX512_loop_1390:
+fbAVX512_loop_1505:
 	VMOVSS       (DI), X10
 	VMULSS       (SI), X10, X10
 	VBROADCASTSS X10, Z10
@@ -30519,11 +32337,11 @@ fbAVX512_loop_1390:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1390
+	JNZ          fbAVX512_loop_1505
 
-fbAVX512_odd_1391:
+fbAVX512_odd_1506:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1392
+	JZ           fbAVX512_done_1507
 	VMOVSS       (DI), X10
 	VMULSS       (SI), X10, X10
 	VBROADCASTSS X10, Z10
@@ -30537,7 +32355,7 @@ fbAVX512_odd_1391:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1392:
+fbAVX512_done_1507:
 	VADDPS       Z5, Z0, Z0
 	VADDPS       Z6, Z1, Z1
 	VADDPS       Z7, Z2, Z2
@@ -30560,9 +32378,9 @@ fbAVX512_done_1392:
 	VMOVUPS      Z3, 192(DX)
 	VMULPS       Z5, Z4, Z4
 	VMOVUPS      Z4, K1, 256(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case4_1360:
+fbAVX512_case4_1475:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30589,9 +32407,9 @@ fbAVX512_case4_1360:
 	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1394
+	JZ     fbAVX512_odd_1509
 
-fbAVX512_loop_1393:
+fbAVX512_loop_1508:
 	VMOVSS       (DI), X8
 	VMULSS       (SI), X8, X8
 	VBROADCASTSS X8, Z8
@@ -30615,11 +32433,11 @@ fbAVX512_loop_1393:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1393
+	JNZ          fbAVX512_loop_1508
 
-fbAVX512_odd_1394:
+fbAVX512_odd_1509:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1395
+	JZ           fbAVX512_done_1510
 	VMOVSS       (DI), X8
 	VMULSS       (SI), X8, X8
 	VBROADCASTSS X8, Z8
@@ -30632,7 +32450,7 @@ fbAVX512_odd_1394:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1395:
+fbAVX512_done_1510:
 	VADDPS       Z4, Z0, Z0
 	VADDPS       Z5, Z1, Z1
 	VADDPS       Z6, Z2, Z2
@@ -30652,9 +32470,9 @@ fbAVX512_done_1395:
 	VMOVUPS      Z2, 128(DX)
 	VMULPS       Z4, Z3, Z3
 	VMOVUPS      Z3, K1, 192(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case3_1359:
+fbAVX512_case3_1474:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30679,9 +32497,9 @@ fbAVX512_case3_1359:
 	VXORPD Z5, Z5, Z5
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1397
+	JZ     fbAVX512_odd_1512
 
-fbAVX512_loop_1396:
+fbAVX512_loop_1511:
 	VMOVSS       (DI), X6
 	VMULSS       (SI), X6, X6
 	VBROADCASTSS X6, Z6
@@ -30703,11 +32521,11 @@ fbAVX512_loop_1396:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1396
+	JNZ          fbAVX512_loop_1511
 
-fbAVX512_odd_1397:
+fbAVX512_odd_1512:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1398
+	JZ           fbAVX512_done_1513
 	VMOVSS       (DI), X6
 	VMULSS       (SI), X6, X6
 	VBROADCASTSS X6, Z6
@@ -30719,7 +32537,7 @@ fbAVX512_odd_1397:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1398:
+fbAVX512_done_1513:
 	VADDPS       Z3, Z0, Z0
 	VADDPS       Z4, Z1, Z1
 	VADDPS       Z5, Z2, Z2
@@ -30736,9 +32554,9 @@ fbAVX512_done_1398:
 	VMOVUPS      Z1, 64(DX)
 	VMULPS       Z3, Z2, Z2
 	VMOVUPS      Z2, K1, 128(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case2_1358:
+fbAVX512_case2_1473:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30761,9 +32579,9 @@ fbAVX512_case2_1358:
 	VXORPD Z3, Z3, Z3
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1400
+	JZ     fbAVX512_odd_1515
 
-fbAVX512_loop_1399:
+fbAVX512_loop_1514:
 	VMOVSS       (DI), X4
 	VMULSS       (SI), X4, X4
 	VBROADCASTSS X4, Z4
@@ -30783,11 +32601,11 @@ fbAVX512_loop_1399:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1399
+	JNZ          fbAVX512_loop_1514
 
-fbAVX512_odd_1400:
+fbAVX512_odd_1515:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1401
+	JZ           fbAVX512_done_1516
 	VMOVSS       (DI), X4
 	VMULSS       (SI), X4, X4
 	VBROADCASTSS X4, Z4
@@ -30798,7 +32616,7 @@ fbAVX512_odd_1400:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1401:
+fbAVX512_done_1516:
 	VADDPS       Z2, Z0, Z0
 	VADDPS       Z3, Z1, Z1
 	MOVQ         beta_base+0(FP), DX
@@ -30812,9 +32630,9 @@ fbAVX512_done_1401:
 	VMOVUPS      Z0, (DX)
 	VMULPS       Z2, Z1, Z1
 	VMOVUPS      Z1, K1, 64(DX)
-	JMP          fbAVX512_swend_1356
+	JMP          fbAVX512_swend_1471
 
-fbAVX512_case1_1357:
+fbAVX512_case1_1472:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -30835,9 +32653,9 @@ fbAVX512_case1_1357:
 	VXORPD Z1, Z1, Z1
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1403
+	JZ     fbAVX512_odd_1518
 
-fbAVX512_loop_1402:
+fbAVX512_loop_1517:
 	VMOVSS       (DI), X2
 	VMULSS       (SI), X2, X2
 	VBROADCASTSS X2, Z2
@@ -30855,11 +32673,11 @@ fbAVX512_loop_1402:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
-	JNZ          fbAVX512_loop_1402
+	JNZ          fbAVX512_loop_1517
 
-fbAVX512_odd_1403:
+fbAVX512_odd_1518:
 	TESTQ        $0x00000001, BX
-	JZ           fbAVX512_done_1404
+	JZ           fbAVX512_done_1519
 	VMOVSS       (DI), X2
 	VMULSS       (SI), X2, X2
 	VBROADCASTSS X2, Z2
@@ -30869,7 +32687,7 @@ fbAVX512_odd_1403:
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
-fbAVX512_done_1404:
+fbAVX512_done_1519:
 	VADDPS       Z1, Z0, Z0
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
@@ -30881,19 +32699,19 @@ fbAVX512_done_1404:
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, (DX)
 
-fbAVX512_swend_1356:
+fbAVX512_swend_1471:
 	MOVQ 16(SP), AX
 	ADDQ $0x000000c0, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_bchunk_1353
+	JMP  fbAVX512_bchunk_1468
 
-fbAVX512_bchunkend_1354:
+fbAVX512_bchunkend_1469:
 	MOVQ (SP), AX
 	DECQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bt_1294
+	JMP  fbAVX512_bt_1409
 
-fbAVX512_btend_1295:
+fbAVX512_btend_1410:
 	VZEROUPPER
 	RET
 
@@ -30906,11 +32724,11 @@ TEXT ·transitions32AVX512(SB), $32888-184
 	MOVQ AX, 32880(SP)
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_bb_1405:
+fbAVX512_bb_1520:
 	MOVQ         (SP), AX
 	MOVQ         T+168(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX512_bbend_1406
+	JAE          fbAVX512_bbend_1521
 	MOVQ         scale_base+120(FP), CX
 	VMOVSS       fbone32<>+0(SB), X0
 	VDIVSS       (CX)(AX*4), X0, X0
@@ -30931,9 +32749,9 @@ fbAVX512_bb_1405:
 	MOVQ         CX, DI
 	ANDQ         $-32, DI
 
-fbAVX512_bbrow_1407_AVX512f32_wide:
+fbAVX512_bbrow_1522_AVX512f32_wide:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_1407_AVX512f32_narrow0
+	JAE     fbAVX512_bbrow_1522_AVX512f32_narrow0
 	VMOVUPS (DX)(AX*4), Z1
 	VMULPS  (BX)(AX*4), Z1, Z1
 	VMULPS  Z0, Z1, Z1
@@ -30943,25 +32761,25 @@ fbAVX512_bbrow_1407_AVX512f32_wide:
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS Z1, 64(SI)(AX*4)
 	ADDQ    $+32, AX
-	JMP     fbAVX512_bbrow_1407_AVX512f32_wide
+	JMP     fbAVX512_bbrow_1522_AVX512f32_wide
 
-fbAVX512_bbrow_1407_AVX512f32_narrow0:
+fbAVX512_bbrow_1522_AVX512f32_narrow0:
 	MOVQ CX, DI
 	ANDQ $-16, DI
 
-fbAVX512_bbrow_1407_AVX512f32_narrow:
+fbAVX512_bbrow_1522_AVX512f32_narrow:
 	CMPQ    AX, DI
-	JAE     fbAVX512_bbrow_1407_AVX512f32_tail
+	JAE     fbAVX512_bbrow_1522_AVX512f32_tail
 	VMOVUPS (DX)(AX*4), Z1
 	VMULPS  (BX)(AX*4), Z1, Z1
 	VMULPS  Z0, Z1, Z1
 	VMOVUPS Z1, (SI)(AX*4)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_bbrow_1407_AVX512f32_narrow
+	JMP     fbAVX512_bbrow_1522_AVX512f32_narrow
 
-fbAVX512_bbrow_1407_AVX512f32_tail:
+fbAVX512_bbrow_1522_AVX512f32_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_bbrow_1407_AVX512f32_end
+	JZ        fbAVX512_bbrow_1522_AVX512f32_end
 	MOVQ      $-1, DI
 	BZHIQ     CX, DI, CX
 	KMOVW     CX, K1
@@ -30971,21 +32789,21 @@ fbAVX512_bbrow_1407_AVX512f32_tail:
 	VMULPS    Z0, Z1, Z1
 	VMOVUPS   Z1, K1, (SI)(AX*4)
 
-fbAVX512_bbrow_1407_AVX512f32_end:
+fbAVX512_bbrow_1522_AVX512f32_end:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_bb_1405
+	JMP  fbAVX512_bb_1520
 
-fbAVX512_bbend_1406:
+fbAVX512_bbend_1521:
 	MOVQ $0x00000000, 32(SP)
 
-fbAVX512_tt_1408:
+fbAVX512_tt_1523:
 	MOVQ    32(SP), AX
 	MOVQ    T+168(FP), CX
 	DECQ    CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_ttend_1409
+	JAE     fbAVX512_ttend_1524
 	SUBQ    AX, CX
 	MOVQ    $0x00000080, AX
 	CMPQ    CX, AX
@@ -30993,16 +32811,16 @@ fbAVX512_tt_1408:
 	MOVQ    CX, 40(SP)
 	MOVQ    $0x00000000, 16(SP)
 
-fbAVX512_tj_1410:
+fbAVX512_tj_1525:
 	MOVQ 16(SP), AX
 	MOVQ M+176(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_tjend_1411
+	JAE  fbAVX512_tjend_1526
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000010, DX
 	CMPQ CX, $0x00000040
-	JAE  fbAVX512_full_1412
+	JAE  fbAVX512_full_1527
 	LEAQ 15(CX), AX
 	SHRQ $0x04, AX
 	MOVQ AX, DX
@@ -31011,14 +32829,14 @@ fbAVX512_tj_1410:
 	NEGQ DX
 	ADDQ $0x00000010, DX
 
-fbAVX512_full_1412:
+fbAVX512_full_1527:
 	MOVQ  DX, 24(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_1414
+	JEQ   fbAVX512_case1_1529
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_1415
+	JEQ   fbAVX512_case2_1530
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_1416
+	JEQ   fbAVX512_case3_1531
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -31035,7 +32853,7 @@ fbAVX512_full_1412:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1418:
+fbAVX512_pack_1533:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS    64(CX), Z0
@@ -31051,28 +32869,28 @@ fbAVX512_pack_1418:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1418
+	JNZ        fbAVX512_pack_1533
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_1419:
+fbAVX512_ti_1534:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_1420
+	JAE     fbAVX512_tiend_1535
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1422
+	JEQ     fbAVX512_case1_1537
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1423
+	JEQ     fbAVX512_case2_1538
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1424
+	JEQ     fbAVX512_case3_1539
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1425
+	JEQ     fbAVX512_case4_1540
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1426
+	JEQ     fbAVX512_case5_1541
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -31112,7 +32930,7 @@ fbAVX512_ti_1419:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_1428:
+fbAVX512_loop_1543:
 	VMOVUPS      (BX), Z24
 	VMOVUPS      64(BX), Z25
 	VMOVUPS      128(BX), Z26
@@ -31150,7 +32968,7 @@ fbAVX512_loop_1428:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1428
+	JNZ          fbAVX512_loop_1543
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -31292,9 +33110,9 @@ fbAVX512_loop_1428:
 	VMOVUPS.Z    192(DI)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z23, Z0
 	VMOVUPS      Z0, K1, 192(SI)(AX*1)
-	JMP          fbAVX512_swend_1421
+	JMP          fbAVX512_swend_1536
 
-fbAVX512_case5_1426:
+fbAVX512_case5_1541:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -31330,7 +33148,7 @@ fbAVX512_case5_1426:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_1429:
+fbAVX512_loop_1544:
 	VMOVUPS      (BX), Z20
 	VMOVUPS      64(BX), Z21
 	VMOVUPS      128(BX), Z22
@@ -31363,7 +33181,7 @@ fbAVX512_loop_1429:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1429
+	JNZ          fbAVX512_loop_1544
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -31484,9 +33302,9 @@ fbAVX512_loop_1429:
 	VMOVUPS.Z    192(DI), K1, Z1
 	VFMADD231PS  Z1, Z19, Z0
 	VMOVUPS      Z0, K1, 192(SI)
-	JMP          fbAVX512_swend_1421
+	JMP          fbAVX512_swend_1536
 
-fbAVX512_case4_1425:
+fbAVX512_case4_1540:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -31518,7 +33336,7 @@ fbAVX512_case4_1425:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_1430:
+fbAVX512_loop_1545:
 	VMOVUPS      (BX), Z16
 	VMOVUPS      64(BX), Z17
 	VMOVUPS      128(BX), Z18
@@ -31546,7 +33364,7 @@ fbAVX512_loop_1430:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1430
+	JNZ          fbAVX512_loop_1545
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -31642,9 +33460,9 @@ fbAVX512_loop_1430:
 	VMOVUPS.Z    192(BX)(CX*1), K1, Z1
 	VFMADD231PS  Z1, Z15, Z0
 	VMOVUPS      Z0, K1, 192(DX)(CX*1)
-	JMP          fbAVX512_swend_1421
+	JMP          fbAVX512_swend_1536
 
-fbAVX512_case3_1424:
+fbAVX512_case3_1539:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -31672,7 +33490,7 @@ fbAVX512_case3_1424:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_1431:
+fbAVX512_loop_1546:
 	VMOVUPS      (BX), Z12
 	VMOVUPS      64(BX), Z13
 	VMOVUPS      128(BX), Z14
@@ -31695,7 +33513,7 @@ fbAVX512_loop_1431:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1431
+	JNZ          fbAVX512_loop_1546
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -31770,9 +33588,9 @@ fbAVX512_loop_1431:
 	VMOVUPS.Z    192(BX)(AX*2), K1, Z1
 	VFMADD231PS  Z1, Z11, Z0
 	VMOVUPS      Z0, K1, 192(DX)(AX*2)
-	JMP          fbAVX512_swend_1421
+	JMP          fbAVX512_swend_1536
 
-fbAVX512_case2_1423:
+fbAVX512_case2_1538:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -31796,7 +33614,7 @@ fbAVX512_case2_1423:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_1432:
+fbAVX512_loop_1547:
 	VMOVUPS      (BX), Z8
 	VMOVUPS      64(BX), Z9
 	VMOVUPS      128(BX), Z10
@@ -31814,7 +33632,7 @@ fbAVX512_loop_1432:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1432
+	JNZ          fbAVX512_loop_1547
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -31868,9 +33686,9 @@ fbAVX512_loop_1432:
 	VMOVUPS.Z    192(BX)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z7, Z0
 	VMOVUPS      Z0, K1, 192(DX)(AX*1)
-	JMP          fbAVX512_swend_1421
+	JMP          fbAVX512_swend_1536
 
-fbAVX512_case1_1422:
+fbAVX512_case1_1537:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -31890,7 +33708,7 @@ fbAVX512_case1_1422:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1433:
+fbAVX512_loop_1548:
 	VBROADCASTSS (CX), Z4
 	VFMADD231PS  (BX), Z4, Z0
 	VFMADD231PS  64(BX), Z4, Z1
@@ -31899,7 +33717,7 @@ fbAVX512_loop_1433:
 	ADDQ         AX, CX
 	ADDQ         $0x00000100, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1433
+	JNZ          fbAVX512_loop_1548
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -31933,16 +33751,16 @@ fbAVX512_loop_1433:
 	VFMADD231PS  Z1, Z3, Z0
 	VMOVUPS      Z0, K1, 192(DX)
 
-fbAVX512_swend_1421:
+fbAVX512_swend_1536:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_1419
+	JMP  fbAVX512_ti_1534
 
-fbAVX512_tiend_1420:
-	JMP fbAVX512_swend_1413
+fbAVX512_tiend_1535:
+	JMP fbAVX512_swend_1528
 
-fbAVX512_case3_1416:
+fbAVX512_case3_1531:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -31959,7 +33777,7 @@ fbAVX512_case3_1416:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1434:
+fbAVX512_pack_1549:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS    64(CX), Z0
@@ -31973,28 +33791,28 @@ fbAVX512_pack_1434:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1434
+	JNZ        fbAVX512_pack_1549
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_1435:
+fbAVX512_ti_1550:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_1436
+	JAE     fbAVX512_tiend_1551
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1438
+	JEQ     fbAVX512_case1_1553
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1439
+	JEQ     fbAVX512_case2_1554
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1440
+	JEQ     fbAVX512_case3_1555
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1441
+	JEQ     fbAVX512_case4_1556
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1442
+	JEQ     fbAVX512_case5_1557
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -32028,7 +33846,7 @@ fbAVX512_ti_1435:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_1444:
+fbAVX512_loop_1559:
 	VMOVUPS      (BX), Z18
 	VMOVUPS      64(BX), Z19
 	VMOVUPS      128(BX), Z20
@@ -32059,7 +33877,7 @@ fbAVX512_loop_1444:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1444
+	JNZ          fbAVX512_loop_1559
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -32171,9 +33989,9 @@ fbAVX512_loop_1444:
 	VMOVUPS.Z    128(DI)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z17, Z0
 	VMOVUPS      Z0, K1, 128(SI)(AX*1)
-	JMP          fbAVX512_swend_1437
+	JMP          fbAVX512_swend_1552
 
-fbAVX512_case5_1442:
+fbAVX512_case5_1557:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -32204,7 +34022,7 @@ fbAVX512_case5_1442:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_1445:
+fbAVX512_loop_1560:
 	VMOVUPS      (BX), Z15
 	VMOVUPS      64(BX), Z16
 	VMOVUPS      128(BX), Z17
@@ -32231,7 +34049,7 @@ fbAVX512_loop_1445:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1445
+	JNZ          fbAVX512_loop_1560
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -32327,9 +34145,9 @@ fbAVX512_loop_1445:
 	VMOVUPS.Z    128(DI), K1, Z1
 	VFMADD231PS  Z1, Z14, Z0
 	VMOVUPS      Z0, K1, 128(SI)
-	JMP          fbAVX512_swend_1437
+	JMP          fbAVX512_swend_1552
 
-fbAVX512_case4_1441:
+fbAVX512_case4_1556:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -32357,7 +34175,7 @@ fbAVX512_case4_1441:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_1446:
+fbAVX512_loop_1561:
 	VMOVUPS      (BX), Z12
 	VMOVUPS      64(BX), Z13
 	VMOVUPS      128(BX), Z14
@@ -32380,7 +34198,7 @@ fbAVX512_loop_1446:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1446
+	JNZ          fbAVX512_loop_1561
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -32456,9 +34274,9 @@ fbAVX512_loop_1446:
 	VMOVUPS.Z    128(BX)(CX*1), K1, Z1
 	VFMADD231PS  Z1, Z11, Z0
 	VMOVUPS      Z0, K1, 128(DX)(CX*1)
-	JMP          fbAVX512_swend_1437
+	JMP          fbAVX512_swend_1552
 
-fbAVX512_case3_1440:
+fbAVX512_case3_1555:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -32483,7 +34301,7 @@ fbAVX512_case3_1440:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_1447:
+fbAVX512_loop_1562:
 	VMOVUPS      (BX), Z9
 	VMOVUPS      64(BX), Z10
 	VMOVUPS      128(BX), Z11
@@ -32502,7 +34320,7 @@ fbAVX512_loop_1447:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1447
+	JNZ          fbAVX512_loop_1562
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -32562,9 +34380,9 @@ fbAVX512_loop_1447:
 	VMOVUPS.Z    128(BX)(AX*2), K1, Z1
 	VFMADD231PS  Z1, Z8, Z0
 	VMOVUPS      Z0, K1, 128(DX)(AX*2)
-	JMP          fbAVX512_swend_1437
+	JMP          fbAVX512_swend_1552
 
-fbAVX512_case2_1439:
+fbAVX512_case2_1554:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -32586,7 +34404,7 @@ fbAVX512_case2_1439:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_1448:
+fbAVX512_loop_1563:
 	VMOVUPS      (BX), Z6
 	VMOVUPS      64(BX), Z7
 	VMOVUPS      128(BX), Z8
@@ -32601,7 +34419,7 @@ fbAVX512_loop_1448:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1448
+	JNZ          fbAVX512_loop_1563
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -32645,9 +34463,9 @@ fbAVX512_loop_1448:
 	VMOVUPS.Z    128(BX)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z5, Z0
 	VMOVUPS      Z0, K1, 128(DX)(AX*1)
-	JMP          fbAVX512_swend_1437
+	JMP          fbAVX512_swend_1552
 
-fbAVX512_case1_1438:
+fbAVX512_case1_1553:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -32666,7 +34484,7 @@ fbAVX512_case1_1438:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_1449:
+fbAVX512_loop_1564:
 	VBROADCASTSS (CX), Z3
 	VFMADD231PS  (BX), Z3, Z0
 	VFMADD231PS  64(BX), Z3, Z1
@@ -32674,7 +34492,7 @@ fbAVX512_loop_1449:
 	ADDQ         AX, CX
 	ADDQ         $0x000000c0, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1449
+	JNZ          fbAVX512_loop_1564
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -32703,16 +34521,16 @@ fbAVX512_loop_1449:
 	VFMADD231PS  Z1, Z2, Z0
 	VMOVUPS      Z0, K1, 128(DX)
 
-fbAVX512_swend_1437:
+fbAVX512_swend_1552:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_1435
+	JMP  fbAVX512_ti_1550
 
-fbAVX512_tiend_1436:
-	JMP fbAVX512_swend_1413
+fbAVX512_tiend_1551:
+	JMP fbAVX512_swend_1528
 
-fbAVX512_case2_1415:
+fbAVX512_case2_1530:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -32729,7 +34547,7 @@ fbAVX512_case2_1415:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1450:
+fbAVX512_pack_1565:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS.Z  64(CX), K1, Z0
@@ -32741,28 +34559,28 @@ fbAVX512_pack_1450:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1450
+	JNZ        fbAVX512_pack_1565
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_1451:
+fbAVX512_ti_1566:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_1452
+	JAE     fbAVX512_tiend_1567
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1454
+	JEQ     fbAVX512_case1_1569
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1455
+	JEQ     fbAVX512_case2_1570
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1456
+	JEQ     fbAVX512_case3_1571
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1457
+	JEQ     fbAVX512_case4_1572
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1458
+	JEQ     fbAVX512_case5_1573
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -32790,7 +34608,7 @@ fbAVX512_ti_1451:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_1460:
+fbAVX512_loop_1575:
 	VMOVUPS      (BX), Z12
 	VMOVUPS      64(BX), Z13
 	VBROADCASTSS (CX), Z14
@@ -32814,7 +34632,7 @@ fbAVX512_loop_1460:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1460
+	JNZ          fbAVX512_loop_1575
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -32896,9 +34714,9 @@ fbAVX512_loop_1460:
 	VMOVUPS.Z    64(DI)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z11, Z0
 	VMOVUPS      Z0, K1, 64(SI)(AX*1)
-	JMP          fbAVX512_swend_1453
+	JMP          fbAVX512_swend_1568
 
-fbAVX512_case5_1458:
+fbAVX512_case5_1573:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -32924,7 +34742,7 @@ fbAVX512_case5_1458:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_1461:
+fbAVX512_loop_1576:
 	VMOVUPS      (BX), Z10
 	VMOVUPS      64(BX), Z11
 	VBROADCASTSS (CX), Z12
@@ -32945,7 +34763,7 @@ fbAVX512_loop_1461:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1461
+	JNZ          fbAVX512_loop_1576
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33016,9 +34834,9 @@ fbAVX512_loop_1461:
 	VMOVUPS.Z    64(DI), K1, Z1
 	VFMADD231PS  Z1, Z9, Z0
 	VMOVUPS      Z0, K1, 64(SI)
-	JMP          fbAVX512_swend_1453
+	JMP          fbAVX512_swend_1568
 
-fbAVX512_case4_1457:
+fbAVX512_case4_1572:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33042,7 +34860,7 @@ fbAVX512_case4_1457:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_1462:
+fbAVX512_loop_1577:
 	VMOVUPS      (BX), Z8
 	VMOVUPS      64(BX), Z9
 	VBROADCASTSS (CX), Z10
@@ -33060,7 +34878,7 @@ fbAVX512_loop_1462:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1462
+	JNZ          fbAVX512_loop_1577
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33116,9 +34934,9 @@ fbAVX512_loop_1462:
 	VMOVUPS.Z    64(BX)(CX*1), K1, Z1
 	VFMADD231PS  Z1, Z7, Z0
 	VMOVUPS      Z0, K1, 64(DX)(CX*1)
-	JMP          fbAVX512_swend_1453
+	JMP          fbAVX512_swend_1568
 
-fbAVX512_case3_1456:
+fbAVX512_case3_1571:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33140,7 +34958,7 @@ fbAVX512_case3_1456:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_1463:
+fbAVX512_loop_1578:
 	VMOVUPS      (BX), Z6
 	VMOVUPS      64(BX), Z7
 	VBROADCASTSS (CX), Z8
@@ -33155,7 +34973,7 @@ fbAVX512_loop_1463:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1463
+	JNZ          fbAVX512_loop_1578
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33200,9 +35018,9 @@ fbAVX512_loop_1463:
 	VMOVUPS.Z    64(BX)(AX*2), K1, Z1
 	VFMADD231PS  Z1, Z5, Z0
 	VMOVUPS      Z0, K1, 64(DX)(AX*2)
-	JMP          fbAVX512_swend_1453
+	JMP          fbAVX512_swend_1568
 
-fbAVX512_case2_1455:
+fbAVX512_case2_1570:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33222,7 +35040,7 @@ fbAVX512_case2_1455:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1464:
+fbAVX512_loop_1579:
 	VMOVUPS      (BX), Z4
 	VMOVUPS      64(BX), Z5
 	VBROADCASTSS (CX), Z6
@@ -33234,7 +35052,7 @@ fbAVX512_loop_1464:
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1464
+	JNZ          fbAVX512_loop_1579
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33268,9 +35086,9 @@ fbAVX512_loop_1464:
 	VMOVUPS.Z    64(BX)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z3, Z0
 	VMOVUPS      Z0, K1, 64(DX)(AX*1)
-	JMP          fbAVX512_swend_1453
+	JMP          fbAVX512_swend_1568
 
-fbAVX512_case1_1454:
+fbAVX512_case1_1569:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33288,14 +35106,14 @@ fbAVX512_case1_1454:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_1465:
+fbAVX512_loop_1580:
 	VBROADCASTSS (CX), Z2
 	VFMADD231PS  (BX), Z2, Z0
 	VFMADD231PS  64(BX), Z2, Z1
 	ADDQ         AX, CX
 	ADDQ         $0x00000080, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1465
+	JNZ          fbAVX512_loop_1580
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33319,16 +35137,16 @@ fbAVX512_loop_1465:
 	VFMADD231PS  Z2, Z1, Z0
 	VMOVUPS      Z0, K1, 64(DX)
 
-fbAVX512_swend_1453:
+fbAVX512_swend_1568:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_1451
+	JMP  fbAVX512_ti_1566
 
-fbAVX512_tiend_1452:
-	JMP fbAVX512_swend_1413
+fbAVX512_tiend_1567:
+	JMP fbAVX512_swend_1528
 
-fbAVX512_case1_1414:
+fbAVX512_case1_1529:
 	MOVQ  24(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -33345,7 +35163,7 @@ fbAVX512_case1_1414:
 	MOVQ  40(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1466:
+fbAVX512_pack_1581:
 	VMOVUPS.Z  (CX), K1, Z0
 	VMOVUPS    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -33355,28 +35173,28 @@ fbAVX512_pack_1466:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1466
+	JNZ        fbAVX512_pack_1581
 	MOVQ       $0x00000000, 8(SP)
 
-fbAVX512_ti_1467:
+fbAVX512_ti_1582:
 	MOVQ    8(SP), AX
 	MOVQ    M+176(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_tiend_1468
+	JAE     fbAVX512_tiend_1583
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1470
+	JEQ     fbAVX512_case1_1585
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1471
+	JEQ     fbAVX512_case2_1586
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1472
+	JEQ     fbAVX512_case3_1587
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1473
+	JEQ     fbAVX512_case4_1588
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1474
+	JEQ     fbAVX512_case5_1589
 	MOVQ    24(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -33398,7 +35216,7 @@ fbAVX512_ti_1467:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_1476:
+fbAVX512_loop_1591:
 	VMOVUPS      (BX), Z6
 	VBROADCASTSS (CX), Z7
 	VFMADD231PS  Z6, Z7, Z0
@@ -33415,7 +35233,7 @@ fbAVX512_loop_1476:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1476
+	JNZ          fbAVX512_loop_1591
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33467,9 +35285,9 @@ fbAVX512_loop_1476:
 	VMOVUPS.Z    (DI)(AX*1), K1, Z1
 	VFMADD231PS  Z1, Z5, Z0
 	VMOVUPS      Z0, K1, (SI)(AX*1)
-	JMP          fbAVX512_swend_1469
+	JMP          fbAVX512_swend_1584
 
-fbAVX512_case5_1474:
+fbAVX512_case5_1589:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33490,7 +35308,7 @@ fbAVX512_case5_1474:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_1477:
+fbAVX512_loop_1592:
 	VMOVUPS      (BX), Z5
 	VBROADCASTSS (CX), Z6
 	VFMADD231PS  Z5, Z6, Z0
@@ -33505,7 +35323,7 @@ fbAVX512_loop_1477:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1477
+	JNZ          fbAVX512_loop_1592
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33551,9 +35369,9 @@ fbAVX512_loop_1477:
 	VMOVUPS.Z    (DI), K1, Z1
 	VFMADD231PS  Z1, Z4, Z0
 	VMOVUPS      Z0, K1, (SI)
-	JMP          fbAVX512_swend_1469
+	JMP          fbAVX512_swend_1584
 
-fbAVX512_case4_1473:
+fbAVX512_case4_1588:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33573,7 +35391,7 @@ fbAVX512_case4_1473:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1478:
+fbAVX512_loop_1593:
 	VMOVUPS      (BX), Z4
 	VBROADCASTSS (CX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -33586,7 +35404,7 @@ fbAVX512_loop_1478:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1478
+	JNZ          fbAVX512_loop_1593
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33622,9 +35440,9 @@ fbAVX512_loop_1478:
 	VMOVUPS.Z    (BX)(CX*1), K1, Z1
 	VFMADD231PS  Z1, Z3, Z0
 	VMOVUPS      Z0, K1, (DX)(CX*1)
-	JMP          fbAVX512_swend_1469
+	JMP          fbAVX512_swend_1584
 
-fbAVX512_case3_1472:
+fbAVX512_case3_1587:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33643,7 +35461,7 @@ fbAVX512_case3_1472:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_1479:
+fbAVX512_loop_1594:
 	VMOVUPS      (BX), Z3
 	VBROADCASTSS (CX), Z4
 	VFMADD231PS  Z3, Z4, Z0
@@ -33654,7 +35472,7 @@ fbAVX512_loop_1479:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1479
+	JNZ          fbAVX512_loop_1594
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33684,9 +35502,9 @@ fbAVX512_loop_1479:
 	VMOVUPS.Z    (BX)(AX*2), K1, Z1
 	VFMADD231PS  Z1, Z2, Z0
 	VMOVUPS      Z0, K1, (DX)(AX*2)
-	JMP          fbAVX512_swend_1469
+	JMP          fbAVX512_swend_1584
 
-fbAVX512_case2_1471:
+fbAVX512_case2_1586:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33704,7 +35522,7 @@ fbAVX512_case2_1471:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_1480:
+fbAVX512_loop_1595:
 	VMOVUPS      (BX), Z2
 	VBROADCASTSS (CX), Z3
 	VFMADD231PS  Z2, Z3, Z0
@@ -33713,7 +35531,7 @@ fbAVX512_loop_1480:
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1480
+	JNZ          fbAVX512_loop_1595
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33737,9 +35555,9 @@ fbAVX512_loop_1480:
 	VMOVUPS.Z    (BX)(AX*1), K1, Z2
 	VFMADD231PS  Z2, Z1, Z0
 	VMOVUPS      Z0, K1, (DX)(AX*1)
-	JMP          fbAVX512_swend_1469
+	JMP          fbAVX512_swend_1584
 
-fbAVX512_case1_1470:
+fbAVX512_case1_1585:
 	MOVQ   24(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -33756,13 +35574,13 @@ fbAVX512_case1_1470:
 	MOVQ   32880(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_1481:
+fbAVX512_loop_1596:
 	VBROADCASTSS (CX), Z1
 	VFMADD231PS  (BX), Z1, Z0
 	ADDQ         AX, CX
 	ADDQ         $0x00000040, BX
 	DECQ         DX
-	JNZ          fbAVX512_loop_1481
+	JNZ          fbAVX512_loop_1596
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
 	MOVQ         16(SP), DX
@@ -33781,26 +35599,26 @@ fbAVX512_loop_1481:
 	VFMADD231PS  Z2, Z0, Z1
 	VMOVUPS      Z1, K1, (DX)
 
-fbAVX512_swend_1469:
+fbAVX512_swend_1584:
 	MOVQ 8(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_ti_1467
+	JMP  fbAVX512_ti_1582
 
-fbAVX512_tiend_1468:
-fbAVX512_swend_1413:
+fbAVX512_tiend_1583:
+fbAVX512_swend_1528:
 	MOVQ 16(SP), AX
 	ADDQ $0x00000040, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_tj_1410
+	JMP  fbAVX512_tj_1525
 
-fbAVX512_tjend_1411:
+fbAVX512_tjend_1526:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000080, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_tt_1408
+	JMP  fbAVX512_tt_1523
 
-fbAVX512_ttend_1409:
+fbAVX512_ttend_1524:
 	VZEROUPPER
 	RET
 
@@ -33910,11 +35728,11 @@ TEXT ·forwardBatch32AVX512(SB), $16528-128
 	MOVQ AX, 16520(SP)
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_k0_1482:
+fbAVX512_k0_1597:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_k0end_1483
+	JAE    fbAVX512_k0end_1598
 	MOVQ   M+112(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
@@ -33929,36 +35747,36 @@ fbAVX512_k0_1482:
 	MOVQ   CX, R8
 	ANDQ   $-32, R8
 
-fbAVX512_sum_1484_AVX512f32_wide:
+fbAVX512_sum_1599_AVX512f32_wide:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_1484_AVX512f32_narrow0
+	JAE    fbAVX512_sum_1599_AVX512f32_narrow0
 	VADDPS (SI)(DI*4), Z0, Z0
 	VADDPS 64(SI)(DI*4), Z1, Z1
 	ADDQ   $+32, DI
-	JMP    fbAVX512_sum_1484_AVX512f32_wide
+	JMP    fbAVX512_sum_1599_AVX512f32_wide
 
-fbAVX512_sum_1484_AVX512f32_narrow0:
+fbAVX512_sum_1599_AVX512f32_narrow0:
 	MOVQ CX, R8
 	ANDQ $-16, R8
 
-fbAVX512_sum_1484_AVX512f32_narrow:
+fbAVX512_sum_1599_AVX512f32_narrow:
 	CMPQ   DI, R8
-	JAE    fbAVX512_sum_1484_AVX512f32_tail
+	JAE    fbAVX512_sum_1599_AVX512f32_tail
 	VADDPS (SI)(DI*4), Z0, Z0
 	ADDQ   $+16, DI
-	JMP    fbAVX512_sum_1484_AVX512f32_narrow
+	JMP    fbAVX512_sum_1599_AVX512f32_narrow
 
-fbAVX512_sum_1484_AVX512f32_tail:
+fbAVX512_sum_1599_AVX512f32_tail:
 	MOVQ      CX, R8
 	SUBQ      DI, R8
-	JZ        fbAVX512_sum_1484_AVX512f32_end
+	JZ        fbAVX512_sum_1599_AVX512f32_end
 	MOVQ      $-1, R9
 	BZHIQ     R8, R9, R8
 	KMOVW     R8, K1
 	VMOVUPS.Z (SI)(DI*4), K1, Z2
 	VADDPS    Z2, Z0, Z0
 
-fbAVX512_sum_1484_AVX512f32_end:
+fbAVX512_sum_1599_AVX512f32_end:
 	VADDPS        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y1
@@ -33976,31 +35794,31 @@ fbAVX512_sum_1484_AVX512f32_end:
 	MOVQ          CX, DX
 	ANDQ          $-32, DX
 
-fbAVX512_mul_1485_AVX512f32_wide:
+fbAVX512_mul_1600_AVX512f32_wide:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_1485_AVX512f32_narrow0
+	JAE     fbAVX512_mul_1600_AVX512f32_narrow0
 	VMULPS  (SI)(AX*4), Z0, Z1
 	VMOVUPS Z1, (BX)(AX*4)
 	VMULPS  64(SI)(AX*4), Z0, Z1
 	VMOVUPS Z1, 64(BX)(AX*4)
 	ADDQ    $+32, AX
-	JMP     fbAVX512_mul_1485_AVX512f32_wide
+	JMP     fbAVX512_mul_1600_AVX512f32_wide
 
-fbAVX512_mul_1485_AVX512f32_narrow0:
+fbAVX512_mul_1600_AVX512f32_narrow0:
 	MOVQ CX, DX
 	ANDQ $-16, DX
 
-fbAVX512_mul_1485_AVX512f32_narrow:
+fbAVX512_mul_1600_AVX512f32_narrow:
 	CMPQ    AX, DX
-	JAE     fbAVX512_mul_1485_AVX512f32_tail
+	JAE     fbAVX512_mul_1600_AVX512f32_tail
 	VMULPS  (SI)(AX*4), Z0, Z1
 	VMOVUPS Z1, (BX)(AX*4)
 	ADDQ    $+16, AX
-	JMP     fbAVX512_mul_1485_AVX512f32_narrow
+	JMP     fbAVX512_mul_1600_AVX512f32_narrow
 
-fbAVX512_mul_1485_AVX512f32_tail:
+fbAVX512_mul_1600_AVX512f32_tail:
 	SUBQ      AX, CX
-	JZ        fbAVX512_mul_1485_AVX512f32_end
+	JZ        fbAVX512_mul_1600_AVX512f32_end
 	MOVQ      $-1, DX
 	BZHIQ     CX, DX, CX
 	KMOVW     CX, K1
@@ -34008,20 +35826,20 @@ fbAVX512_mul_1485_AVX512f32_tail:
 	VMULPS    Z1, Z0, Z1
 	VMOVUPS   Z1, K1, (BX)(AX*4)
 
-fbAVX512_mul_1485_AVX512f32_end:
+fbAVX512_mul_1600_AVX512f32_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_k0_1482
+	JMP  fbAVX512_k0_1597
 
-fbAVX512_k0end_1483:
+fbAVX512_k0end_1598:
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_t_1486:
+fbAVX512_t_1601:
 	MOVQ  (SP), AX
 	MOVQ  T+96(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX512_tend_1487
+	JAE   fbAVX512_tend_1602
 	MOVQ  K+104(FP), CX
 	MOVQ  M+112(FP), DX
 	IMULQ DX, CX
@@ -34035,11 +35853,11 @@ fbAVX512_t_1486:
 	MOVQ  DX, 64(SP)
 	MOVQ  $0x00000000, 16(SP)
 
-fbAVX512_i0_1488:
+fbAVX512_i0_1603:
 	MOVQ    16(SP), AX
 	MOVQ    M+112(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_i0end_1489
+	JAE     fbAVX512_i0end_1604
 	MOVQ    ib+120(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -34050,16 +35868,16 @@ fbAVX512_i0_1488:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX512_jc_1490:
+fbAVX512_jc_1605:
 	MOVQ 32(SP), AX
 	MOVQ M+112(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_jcend_1491
+	JAE  fbAVX512_jcend_1606
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000010, DX
 	CMPQ CX, $0x00000040
-	JAE  fbAVX512_full_1492
+	JAE  fbAVX512_full_1607
 	LEAQ 15(CX), AX
 	SHRQ $0x04, AX
 	MOVQ AX, DX
@@ -34068,14 +35886,14 @@ fbAVX512_jc_1490:
 	NEGQ DX
 	ADDQ $0x00000010, DX
 
-fbAVX512_full_1492:
+fbAVX512_full_1607:
 	MOVQ  DX, 40(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_1494
+	JEQ   fbAVX512_case1_1609
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_1495
+	JEQ   fbAVX512_case2_1610
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_1496
+	JEQ   fbAVX512_case3_1611
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -34092,7 +35910,7 @@ fbAVX512_full_1492:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1498:
+fbAVX512_pack_1613:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS    64(CX), Z0
@@ -34108,28 +35926,28 @@ fbAVX512_pack_1498:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1498
+	JNZ        fbAVX512_pack_1613
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_1499:
+fbAVX512_kb_1614:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_1500
+	JAE     fbAVX512_kbend_1615
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1502
+	JEQ     fbAVX512_case1_1617
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1503
+	JEQ     fbAVX512_case2_1618
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1504
+	JEQ     fbAVX512_case3_1619
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1505
+	JEQ     fbAVX512_case4_1620
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1506
+	JEQ     fbAVX512_case5_1621
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -34170,7 +35988,7 @@ fbAVX512_kb_1499:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_1508:
+fbAVX512_loop_1623:
 	VMOVUPS      (SI), Z24
 	VMOVUPS      64(SI), Z25
 	VMOVUPS      128(SI), Z26
@@ -34209,7 +36027,7 @@ fbAVX512_loop_1508:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1508
+	JNZ          fbAVX512_loop_1623
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -34218,7 +36036,7 @@ fbAVX512_loop_1508:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1509
+	JZ           fbAVX512_first_1624
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VADDPS       128(DX), Z2, Z2
@@ -34250,7 +36068,7 @@ fbAVX512_loop_1508:
 	VMOVUPS.Z    192(BX)(AX*1), K1, Z24
 	VADDPS       Z24, Z23, Z23
 
-fbAVX512_first_1509:
+fbAVX512_first_1624:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -34275,9 +36093,9 @@ fbAVX512_first_1509:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_1501
+	JMP     fbAVX512_swend_1616
 
-fbAVX512_case5_1506:
+fbAVX512_case5_1621:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -34314,7 +36132,7 @@ fbAVX512_case5_1506:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_1510:
+fbAVX512_loop_1625:
 	VMOVUPS      (SI), Z20
 	VMOVUPS      64(SI), Z21
 	VMOVUPS      128(SI), Z22
@@ -34348,7 +36166,7 @@ fbAVX512_loop_1510:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1510
+	JNZ          fbAVX512_loop_1625
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -34357,7 +36175,7 @@ fbAVX512_loop_1510:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1511
+	JZ           fbAVX512_first_1626
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VADDPS       128(DX), Z2, Z2
@@ -34384,7 +36202,7 @@ fbAVX512_loop_1510:
 	VMOVUPS.Z    192(BX), K1, Z20
 	VADDPS       Z20, Z19, Z19
 
-fbAVX512_first_1511:
+fbAVX512_first_1626:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -34405,9 +36223,9 @@ fbAVX512_first_1511:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_1501
+	JMP     fbAVX512_swend_1616
 
-fbAVX512_case4_1505:
+fbAVX512_case4_1620:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -34439,7 +36257,7 @@ fbAVX512_case4_1505:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_1512:
+fbAVX512_loop_1627:
 	VMOVUPS      (BX), Z16
 	VMOVUPS      64(BX), Z17
 	VMOVUPS      128(BX), Z18
@@ -34467,7 +36285,7 @@ fbAVX512_loop_1512:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000100, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_1512
+	JNZ          fbAVX512_loop_1627
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -34475,7 +36293,7 @@ fbAVX512_loop_1512:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_1513
+	JZ           fbAVX512_first_1628
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VADDPS       128(DX), Z2, Z2
@@ -34497,7 +36315,7 @@ fbAVX512_loop_1512:
 	VMOVUPS.Z    192(DX)(CX*1), K1, Z16
 	VADDPS       Z16, Z15, Z15
 
-fbAVX512_first_1513:
+fbAVX512_first_1628:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -34514,9 +36332,9 @@ fbAVX512_first_1513:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_1501
+	JMP     fbAVX512_swend_1616
 
-fbAVX512_case3_1504:
+fbAVX512_case3_1619:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -34544,7 +36362,7 @@ fbAVX512_case3_1504:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_1514:
+fbAVX512_loop_1629:
 	VMOVUPS      (CX), Z12
 	VMOVUPS      64(CX), Z13
 	VMOVUPS      128(CX), Z14
@@ -34567,7 +36385,7 @@ fbAVX512_loop_1514:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1514
+	JNZ          fbAVX512_loop_1629
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -34575,7 +36393,7 @@ fbAVX512_loop_1514:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1515
+	JZ           fbAVX512_first_1630
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VADDPS       128(CX), Z2, Z2
@@ -34592,7 +36410,7 @@ fbAVX512_loop_1514:
 	VMOVUPS.Z    192(CX)(AX*2), K1, Z12
 	VADDPS       Z12, Z11, Z11
 
-fbAVX512_first_1515:
+fbAVX512_first_1630:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
@@ -34605,9 +36423,9 @@ fbAVX512_first_1515:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_1501
+	JMP     fbAVX512_swend_1616
 
-fbAVX512_case2_1503:
+fbAVX512_case2_1618:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -34631,7 +36449,7 @@ fbAVX512_case2_1503:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_1516:
+fbAVX512_loop_1631:
 	VMOVUPS      (CX), Z8
 	VMOVUPS      64(CX), Z9
 	VMOVUPS      128(CX), Z10
@@ -34649,7 +36467,7 @@ fbAVX512_loop_1516:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1516
+	JNZ          fbAVX512_loop_1631
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -34657,7 +36475,7 @@ fbAVX512_loop_1516:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1517
+	JZ           fbAVX512_first_1632
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VADDPS       128(CX), Z2, Z2
@@ -34669,7 +36487,7 @@ fbAVX512_loop_1516:
 	VMOVUPS.Z    192(CX)(AX*1), K1, Z8
 	VADDPS       Z8, Z7, Z7
 
-fbAVX512_first_1517:
+fbAVX512_first_1632:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
@@ -34678,9 +36496,9 @@ fbAVX512_first_1517:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_1501
+	JMP     fbAVX512_swend_1616
 
-fbAVX512_case1_1502:
+fbAVX512_case1_1617:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -34700,7 +36518,7 @@ fbAVX512_case1_1502:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1518:
+fbAVX512_loop_1633:
 	VBROADCASTSS (DX), Z4
 	VFMADD231PS  (CX), Z4, Z0
 	VFMADD231PS  64(CX), Z4, Z1
@@ -34709,7 +36527,7 @@ fbAVX512_loop_1518:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1518
+	JNZ          fbAVX512_loop_1633
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -34717,29 +36535,29 @@ fbAVX512_loop_1518:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_1519
+	JZ           fbAVX512_first_1634
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VADDPS       128(CX), Z2, Z2
 	VMOVUPS.Z    192(CX), K1, Z4
 	VADDPS       Z4, Z3, Z3
 
-fbAVX512_first_1519:
+fbAVX512_first_1634:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
 
-fbAVX512_swend_1501:
+fbAVX512_swend_1616:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_1499
+	JMP  fbAVX512_kb_1614
 
-fbAVX512_kbend_1500:
-	JMP fbAVX512_swend_1493
+fbAVX512_kbend_1615:
+	JMP fbAVX512_swend_1608
 
-fbAVX512_case3_1496:
+fbAVX512_case3_1611:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -34756,7 +36574,7 @@ fbAVX512_case3_1496:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1520:
+fbAVX512_pack_1635:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS    64(CX), Z0
@@ -34770,28 +36588,28 @@ fbAVX512_pack_1520:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1520
+	JNZ        fbAVX512_pack_1635
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_1521:
+fbAVX512_kb_1636:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_1522
+	JAE     fbAVX512_kbend_1637
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1524
+	JEQ     fbAVX512_case1_1639
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1525
+	JEQ     fbAVX512_case2_1640
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1526
+	JEQ     fbAVX512_case3_1641
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1527
+	JEQ     fbAVX512_case4_1642
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1528
+	JEQ     fbAVX512_case5_1643
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -34826,7 +36644,7 @@ fbAVX512_kb_1521:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_1530:
+fbAVX512_loop_1645:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -34858,7 +36676,7 @@ fbAVX512_loop_1530:
 	ADDQ         $0x04, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1530
+	JNZ          fbAVX512_loop_1645
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -34867,7 +36685,7 @@ fbAVX512_loop_1530:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1531
+	JZ           fbAVX512_first_1646
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VMOVUPS.Z    128(DX), K1, Z18
@@ -34893,7 +36711,7 @@ fbAVX512_loop_1530:
 	VMOVUPS.Z    128(BX)(AX*1), K1, Z18
 	VADDPS       Z18, Z17, Z17
 
-fbAVX512_first_1531:
+fbAVX512_first_1646:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, K1, 128(DX)
@@ -34912,9 +36730,9 @@ fbAVX512_first_1531:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_1523
+	JMP     fbAVX512_swend_1638
 
-fbAVX512_case5_1528:
+fbAVX512_case5_1643:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -34946,7 +36764,7 @@ fbAVX512_case5_1528:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_1532:
+fbAVX512_loop_1647:
 	VMOVUPS      (SI), Z15
 	VMOVUPS      64(SI), Z16
 	VMOVUPS      128(SI), Z17
@@ -34974,7 +36792,7 @@ fbAVX512_loop_1532:
 	ADDQ         $0x04, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1532
+	JNZ          fbAVX512_loop_1647
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -34983,7 +36801,7 @@ fbAVX512_loop_1532:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1533
+	JZ           fbAVX512_first_1648
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VMOVUPS.Z    128(DX), K1, Z15
@@ -35005,7 +36823,7 @@ fbAVX512_loop_1532:
 	VMOVUPS.Z    128(BX), K1, Z15
 	VADDPS       Z15, Z14, Z14
 
-fbAVX512_first_1533:
+fbAVX512_first_1648:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, K1, 128(DX)
@@ -35021,9 +36839,9 @@ fbAVX512_first_1533:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_1523
+	JMP     fbAVX512_swend_1638
 
-fbAVX512_case4_1527:
+fbAVX512_case4_1642:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35051,7 +36869,7 @@ fbAVX512_case4_1527:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_1534:
+fbAVX512_loop_1649:
 	VMOVUPS      (BX), Z12
 	VMOVUPS      64(BX), Z13
 	VMOVUPS      128(BX), Z14
@@ -35074,7 +36892,7 @@ fbAVX512_loop_1534:
 	ADDQ         $0x04, DX
 	ADDQ         $0x000000c0, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_1534
+	JNZ          fbAVX512_loop_1649
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -35082,7 +36900,7 @@ fbAVX512_loop_1534:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_1535
+	JZ           fbAVX512_first_1650
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VMOVUPS.Z    128(DX), K1, Z12
@@ -35100,7 +36918,7 @@ fbAVX512_loop_1534:
 	VMOVUPS.Z    128(DX)(CX*1), K1, Z12
 	VADDPS       Z12, Z11, Z11
 
-fbAVX512_first_1535:
+fbAVX512_first_1650:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, K1, 128(DX)
@@ -35113,9 +36931,9 @@ fbAVX512_first_1535:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_1523
+	JMP     fbAVX512_swend_1638
 
-fbAVX512_case3_1526:
+fbAVX512_case3_1641:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35140,7 +36958,7 @@ fbAVX512_case3_1526:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_1536:
+fbAVX512_loop_1651:
 	VMOVUPS      (CX), Z9
 	VMOVUPS      64(CX), Z10
 	VMOVUPS      128(CX), Z11
@@ -35159,7 +36977,7 @@ fbAVX512_loop_1536:
 	ADDQ         $0x04, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1536
+	JNZ          fbAVX512_loop_1651
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -35167,7 +36985,7 @@ fbAVX512_loop_1536:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1537
+	JZ           fbAVX512_first_1652
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VMOVUPS.Z    128(CX), K1, Z9
@@ -35181,7 +36999,7 @@ fbAVX512_loop_1536:
 	VMOVUPS.Z    128(CX)(AX*2), K1, Z9
 	VADDPS       Z9, Z8, Z8
 
-fbAVX512_first_1537:
+fbAVX512_first_1652:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
@@ -35191,9 +37009,9 @@ fbAVX512_first_1537:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_1523
+	JMP     fbAVX512_swend_1638
 
-fbAVX512_case2_1525:
+fbAVX512_case2_1640:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35215,7 +37033,7 @@ fbAVX512_case2_1525:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_1538:
+fbAVX512_loop_1653:
 	VMOVUPS      (CX), Z6
 	VMOVUPS      64(CX), Z7
 	VMOVUPS      128(CX), Z8
@@ -35230,7 +37048,7 @@ fbAVX512_loop_1538:
 	ADDQ         $0x04, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1538
+	JNZ          fbAVX512_loop_1653
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -35238,7 +37056,7 @@ fbAVX512_loop_1538:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1539
+	JZ           fbAVX512_first_1654
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VMOVUPS.Z    128(CX), K1, Z6
@@ -35248,16 +37066,16 @@ fbAVX512_loop_1538:
 	VMOVUPS.Z    128(CX)(AX*1), K1, Z6
 	VADDPS       Z6, Z5, Z5
 
-fbAVX512_first_1539:
+fbAVX512_first_1654:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_1523
+	JMP     fbAVX512_swend_1638
 
-fbAVX512_case1_1524:
+fbAVX512_case1_1639:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35276,7 +37094,7 @@ fbAVX512_case1_1524:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_1540:
+fbAVX512_loop_1655:
 	VBROADCASTSS (DX), Z3
 	VFMADD231PS  (CX), Z3, Z0
 	VFMADD231PS  64(CX), Z3, Z1
@@ -35284,7 +37102,7 @@ fbAVX512_loop_1540:
 	ADDQ         $0x04, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1540
+	JNZ          fbAVX512_loop_1655
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -35292,27 +37110,27 @@ fbAVX512_loop_1540:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_1541
+	JZ           fbAVX512_first_1656
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VMOVUPS.Z    128(CX), K1, Z3
 	VADDPS       Z3, Z2, Z2
 
-fbAVX512_first_1541:
+fbAVX512_first_1656:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
 
-fbAVX512_swend_1523:
+fbAVX512_swend_1638:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_1521
+	JMP  fbAVX512_kb_1636
 
-fbAVX512_kbend_1522:
-	JMP fbAVX512_swend_1493
+fbAVX512_kbend_1637:
+	JMP fbAVX512_swend_1608
 
-fbAVX512_case2_1495:
+fbAVX512_case2_1610:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -35329,7 +37147,7 @@ fbAVX512_case2_1495:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1542:
+fbAVX512_pack_1657:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS.Z  64(CX), K1, Z0
@@ -35341,28 +37159,28 @@ fbAVX512_pack_1542:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1542
+	JNZ        fbAVX512_pack_1657
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_1543:
+fbAVX512_kb_1658:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_1544
+	JAE     fbAVX512_kbend_1659
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1546
+	JEQ     fbAVX512_case1_1661
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1547
+	JEQ     fbAVX512_case2_1662
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1548
+	JEQ     fbAVX512_case3_1663
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1549
+	JEQ     fbAVX512_case4_1664
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1550
+	JEQ     fbAVX512_case5_1665
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -35391,7 +37209,7 @@ fbAVX512_kb_1543:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_1552:
+fbAVX512_loop_1667:
 	VMOVUPS      (SI), Z12
 	VMOVUPS      64(SI), Z13
 	VBROADCASTSS (DX), Z14
@@ -35416,7 +37234,7 @@ fbAVX512_loop_1552:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1552
+	JNZ          fbAVX512_loop_1667
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -35425,7 +37243,7 @@ fbAVX512_loop_1552:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1553
+	JZ           fbAVX512_first_1668
 	VADDPS       (DX), Z0, Z0
 	VMOVUPS.Z    64(DX), K1, Z12
 	VADDPS       Z12, Z1, Z1
@@ -35445,7 +37263,7 @@ fbAVX512_loop_1552:
 	VMOVUPS.Z    64(BX)(AX*1), K1, Z12
 	VADDPS       Z12, Z11, Z11
 
-fbAVX512_first_1553:
+fbAVX512_first_1668:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, K1, 64(DX)
 	VMOVUPS Z2, (DX)(AX*1)
@@ -35458,9 +37276,9 @@ fbAVX512_first_1553:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_1545
+	JMP     fbAVX512_swend_1660
 
-fbAVX512_case5_1550:
+fbAVX512_case5_1665:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35487,7 +37305,7 @@ fbAVX512_case5_1550:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_1554:
+fbAVX512_loop_1669:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VBROADCASTSS (DX), Z12
@@ -35509,7 +37327,7 @@ fbAVX512_loop_1554:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1554
+	JNZ          fbAVX512_loop_1669
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -35518,7 +37336,7 @@ fbAVX512_loop_1554:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1555
+	JZ           fbAVX512_first_1670
 	VADDPS       (DX), Z0, Z0
 	VMOVUPS.Z    64(DX), K1, Z10
 	VADDPS       Z10, Z1, Z1
@@ -35535,7 +37353,7 @@ fbAVX512_loop_1554:
 	VMOVUPS.Z    64(BX), K1, Z10
 	VADDPS       Z10, Z9, Z9
 
-fbAVX512_first_1555:
+fbAVX512_first_1670:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, K1, 64(DX)
 	VMOVUPS Z2, (DX)(AX*1)
@@ -35546,9 +37364,9 @@ fbAVX512_first_1555:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_1545
+	JMP     fbAVX512_swend_1660
 
-fbAVX512_case4_1549:
+fbAVX512_case4_1664:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35572,7 +37390,7 @@ fbAVX512_case4_1549:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_1556:
+fbAVX512_loop_1671:
 	VMOVUPS      (BX), Z8
 	VMOVUPS      64(BX), Z9
 	VBROADCASTSS (DX), Z10
@@ -35590,7 +37408,7 @@ fbAVX512_loop_1556:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000080, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_1556
+	JNZ          fbAVX512_loop_1671
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -35598,7 +37416,7 @@ fbAVX512_loop_1556:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_1557
+	JZ           fbAVX512_first_1672
 	VADDPS       (DX), Z0, Z0
 	VMOVUPS.Z    64(DX), K1, Z8
 	VADDPS       Z8, Z1, Z1
@@ -35612,7 +37430,7 @@ fbAVX512_loop_1556:
 	VMOVUPS.Z    64(DX)(CX*1), K1, Z8
 	VADDPS       Z8, Z7, Z7
 
-fbAVX512_first_1557:
+fbAVX512_first_1672:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, K1, 64(DX)
 	VMOVUPS Z2, (DX)(AX*1)
@@ -35621,9 +37439,9 @@ fbAVX512_first_1557:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_1545
+	JMP     fbAVX512_swend_1660
 
-fbAVX512_case3_1548:
+fbAVX512_case3_1663:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35645,7 +37463,7 @@ fbAVX512_case3_1548:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_1558:
+fbAVX512_loop_1673:
 	VMOVUPS      (CX), Z6
 	VMOVUPS      64(CX), Z7
 	VBROADCASTSS (DX), Z8
@@ -35660,7 +37478,7 @@ fbAVX512_loop_1558:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1558
+	JNZ          fbAVX512_loop_1673
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -35668,7 +37486,7 @@ fbAVX512_loop_1558:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1559
+	JZ           fbAVX512_first_1674
 	VADDPS       (CX), Z0, Z0
 	VMOVUPS.Z    64(CX), K1, Z6
 	VADDPS       Z6, Z1, Z1
@@ -35679,16 +37497,16 @@ fbAVX512_loop_1558:
 	VMOVUPS.Z    64(CX)(AX*2), K1, Z6
 	VADDPS       Z6, Z5, Z5
 
-fbAVX512_first_1559:
+fbAVX512_first_1674:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_1545
+	JMP     fbAVX512_swend_1660
 
-fbAVX512_case2_1547:
+fbAVX512_case2_1662:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35708,7 +37526,7 @@ fbAVX512_case2_1547:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1560:
+fbAVX512_loop_1675:
 	VMOVUPS      (CX), Z4
 	VMOVUPS      64(CX), Z5
 	VBROADCASTSS (DX), Z6
@@ -35720,7 +37538,7 @@ fbAVX512_loop_1560:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1560
+	JNZ          fbAVX512_loop_1675
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -35728,7 +37546,7 @@ fbAVX512_loop_1560:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1561
+	JZ           fbAVX512_first_1676
 	VADDPS       (CX), Z0, Z0
 	VMOVUPS.Z    64(CX), K1, Z4
 	VADDPS       Z4, Z1, Z1
@@ -35736,14 +37554,14 @@ fbAVX512_loop_1560:
 	VMOVUPS.Z    64(CX)(AX*1), K1, Z4
 	VADDPS       Z4, Z3, Z3
 
-fbAVX512_first_1561:
+fbAVX512_first_1676:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_1545
+	JMP     fbAVX512_swend_1660
 
-fbAVX512_case1_1546:
+fbAVX512_case1_1661:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35761,14 +37579,14 @@ fbAVX512_case1_1546:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_1562:
+fbAVX512_loop_1677:
 	VBROADCASTSS (DX), Z2
 	VFMADD231PS  (CX), Z2, Z0
 	VFMADD231PS  64(CX), Z2, Z1
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1562
+	JNZ          fbAVX512_loop_1677
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -35776,25 +37594,25 @@ fbAVX512_loop_1562:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_1563
+	JZ           fbAVX512_first_1678
 	VADDPS       (CX), Z0, Z0
 	VMOVUPS.Z    64(CX), K1, Z2
 	VADDPS       Z2, Z1, Z1
 
-fbAVX512_first_1563:
+fbAVX512_first_1678:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
 
-fbAVX512_swend_1545:
+fbAVX512_swend_1660:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_1543
+	JMP  fbAVX512_kb_1658
 
-fbAVX512_kbend_1544:
-	JMP fbAVX512_swend_1493
+fbAVX512_kbend_1659:
+	JMP fbAVX512_swend_1608
 
-fbAVX512_case1_1494:
+fbAVX512_case1_1609:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -35811,7 +37629,7 @@ fbAVX512_case1_1494:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1564:
+fbAVX512_pack_1679:
 	VMOVUPS.Z  (CX), K1, Z0
 	VMOVUPS    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -35821,28 +37639,28 @@ fbAVX512_pack_1564:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1564
+	JNZ        fbAVX512_pack_1679
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_1565:
+fbAVX512_kb_1680:
 	MOVQ    24(SP), AX
 	MOVQ    K+104(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_1566
+	JAE     fbAVX512_kbend_1681
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1568
+	JEQ     fbAVX512_case1_1683
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1569
+	JEQ     fbAVX512_case2_1684
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1570
+	JEQ     fbAVX512_case3_1685
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1571
+	JEQ     fbAVX512_case4_1686
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1572
+	JEQ     fbAVX512_case5_1687
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -35865,7 +37683,7 @@ fbAVX512_kb_1565:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_1574:
+fbAVX512_loop_1689:
 	VMOVUPS      (SI), Z6
 	VBROADCASTSS (DX), Z7
 	VFMADD231PS  Z6, Z7, Z0
@@ -35883,7 +37701,7 @@ fbAVX512_loop_1574:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1574
+	JNZ          fbAVX512_loop_1689
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -35892,7 +37710,7 @@ fbAVX512_loop_1574:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1575
+	JZ           fbAVX512_first_1690
 	VMOVUPS.Z    (DX), K1, Z6
 	VADDPS       Z6, Z0, Z0
 	VMOVUPS.Z    (DX)(AX*1), K1, Z6
@@ -35906,16 +37724,16 @@ fbAVX512_loop_1574:
 	VMOVUPS.Z    (BX)(AX*1), K1, Z6
 	VADDPS       Z6, Z5, Z5
 
-fbAVX512_first_1575:
+fbAVX512_first_1690:
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_1567
+	JMP     fbAVX512_swend_1682
 
-fbAVX512_case5_1572:
+fbAVX512_case5_1687:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -35937,7 +37755,7 @@ fbAVX512_case5_1572:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_1576:
+fbAVX512_loop_1691:
 	VMOVUPS      (SI), Z5
 	VBROADCASTSS (DX), Z6
 	VFMADD231PS  Z5, Z6, Z0
@@ -35953,7 +37771,7 @@ fbAVX512_loop_1576:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1576
+	JNZ          fbAVX512_loop_1691
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -35962,7 +37780,7 @@ fbAVX512_loop_1576:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1577
+	JZ           fbAVX512_first_1692
 	VMOVUPS.Z    (DX), K1, Z5
 	VADDPS       Z5, Z0, Z0
 	VMOVUPS.Z    (DX)(AX*1), K1, Z5
@@ -35974,15 +37792,15 @@ fbAVX512_loop_1576:
 	VMOVUPS.Z    (BX), K1, Z5
 	VADDPS       Z5, Z4, Z4
 
-fbAVX512_first_1577:
+fbAVX512_first_1692:
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_swend_1567
+	JMP     fbAVX512_swend_1682
 
-fbAVX512_case4_1571:
+fbAVX512_case4_1686:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -36002,7 +37820,7 @@ fbAVX512_case4_1571:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1578:
+fbAVX512_loop_1693:
 	VMOVUPS      (BX), Z4
 	VBROADCASTSS (DX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -36015,7 +37833,7 @@ fbAVX512_loop_1578:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_1578
+	JNZ          fbAVX512_loop_1693
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -36023,7 +37841,7 @@ fbAVX512_loop_1578:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_1579
+	JZ           fbAVX512_first_1694
 	VMOVUPS.Z    (DX), K1, Z4
 	VADDPS       Z4, Z0, Z0
 	VMOVUPS.Z    (DX)(AX*1), K1, Z4
@@ -36033,14 +37851,14 @@ fbAVX512_loop_1578:
 	VMOVUPS.Z    (DX)(CX*1), K1, Z4
 	VADDPS       Z4, Z3, Z3
 
-fbAVX512_first_1579:
+fbAVX512_first_1694:
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_1567
+	JMP     fbAVX512_swend_1682
 
-fbAVX512_case3_1570:
+fbAVX512_case3_1685:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -36059,7 +37877,7 @@ fbAVX512_case3_1570:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_1580:
+fbAVX512_loop_1695:
 	VMOVUPS      (CX), Z3
 	VBROADCASTSS (DX), Z4
 	VFMADD231PS  Z3, Z4, Z0
@@ -36070,7 +37888,7 @@ fbAVX512_loop_1580:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1580
+	JNZ          fbAVX512_loop_1695
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -36078,7 +37896,7 @@ fbAVX512_loop_1580:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1581
+	JZ           fbAVX512_first_1696
 	VMOVUPS.Z    (CX), K1, Z3
 	VADDPS       Z3, Z0, Z0
 	VMOVUPS.Z    (CX)(AX*1), K1, Z3
@@ -36086,13 +37904,13 @@ fbAVX512_loop_1580:
 	VMOVUPS.Z    (CX)(AX*2), K1, Z3
 	VADDPS       Z3, Z2, Z2
 
-fbAVX512_first_1581:
+fbAVX512_first_1696:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_1567
+	JMP     fbAVX512_swend_1682
 
-fbAVX512_case2_1569:
+fbAVX512_case2_1684:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -36110,7 +37928,7 @@ fbAVX512_case2_1569:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_1582:
+fbAVX512_loop_1697:
 	VMOVUPS      (CX), Z2
 	VBROADCASTSS (DX), Z3
 	VFMADD231PS  Z2, Z3, Z0
@@ -36119,7 +37937,7 @@ fbAVX512_loop_1582:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1582
+	JNZ          fbAVX512_loop_1697
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -36127,18 +37945,18 @@ fbAVX512_loop_1582:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1583
+	JZ           fbAVX512_first_1698
 	VMOVUPS.Z    (CX), K1, Z2
 	VADDPS       Z2, Z0, Z0
 	VMOVUPS.Z    (CX)(AX*1), K1, Z2
 	VADDPS       Z2, Z1, Z1
 
-fbAVX512_first_1583:
+fbAVX512_first_1698:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_1567
+	JMP     fbAVX512_swend_1682
 
-fbAVX512_case1_1568:
+fbAVX512_case1_1683:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -36155,13 +37973,13 @@ fbAVX512_case1_1568:
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_1584:
+fbAVX512_loop_1699:
 	VBROADCASTSS (DX), Z1
 	VFMADD231PS  (CX), Z1, Z0
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1584
+	JNZ          fbAVX512_loop_1699
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -36169,41 +37987,41 @@ fbAVX512_loop_1584:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_1585
+	JZ           fbAVX512_first_1700
 	VMOVUPS.Z    (CX), K1, Z1
 	VADDPS       Z1, Z0, Z0
 
-fbAVX512_first_1585:
+fbAVX512_first_1700:
 	VMOVUPS Z0, K1, (CX)
 
-fbAVX512_swend_1567:
+fbAVX512_swend_1682:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_1565
+	JMP  fbAVX512_kb_1680
 
-fbAVX512_kbend_1566:
-fbAVX512_swend_1493:
+fbAVX512_kbend_1681:
+fbAVX512_swend_1608:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000040, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_jc_1490
+	JMP  fbAVX512_jc_1605
 
-fbAVX512_jcend_1491:
+fbAVX512_jcend_1606:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_i0_1488
+	JMP  fbAVX512_i0_1603
 
-fbAVX512_i0end_1489:
+fbAVX512_i0end_1604:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_norm_1586:
+fbAVX512_norm_1701:
 	MOVQ   8(SP), AX
 	MOVQ   K+104(FP), CX
 	CMPQ   AX, CX
-	JAE    fbAVX512_normend_1587
+	JAE    fbAVX512_normend_1702
 	MOVQ   M+112(FP), CX
 	IMULQ  CX, AX
 	MOVQ   64(SP), DX
@@ -36218,9 +38036,9 @@ fbAVX512_norm_1586:
 	MOVQ   CX, SI
 	ANDQ   $-32, SI
 
-fbAVX512_mulsum_1588_AVX512f32_wide:
+fbAVX512_mulsum_1703_AVX512f32_wide:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_1588_AVX512f32_narrow0
+	JAE     fbAVX512_mulsum_1703_AVX512f32_narrow0
 	VMOVUPS (DX)(BX*4), Z2
 	VMULPS  (AX)(BX*4), Z2, Z2
 	VMOVUPS Z2, (DX)(BX*4)
@@ -36230,25 +38048,25 @@ fbAVX512_mulsum_1588_AVX512f32_wide:
 	VMOVUPS Z2, 64(DX)(BX*4)
 	VADDPS  Z2, Z1, Z1
 	ADDQ    $+32, BX
-	JMP     fbAVX512_mulsum_1588_AVX512f32_wide
+	JMP     fbAVX512_mulsum_1703_AVX512f32_wide
 
-fbAVX512_mulsum_1588_AVX512f32_narrow0:
+fbAVX512_mulsum_1703_AVX512f32_narrow0:
 	MOVQ CX, SI
 	ANDQ $-16, SI
 
-fbAVX512_mulsum_1588_AVX512f32_narrow:
+fbAVX512_mulsum_1703_AVX512f32_narrow:
 	CMPQ    BX, SI
-	JAE     fbAVX512_mulsum_1588_AVX512f32_tail
+	JAE     fbAVX512_mulsum_1703_AVX512f32_tail
 	VMOVUPS (DX)(BX*4), Z2
 	VMULPS  (AX)(BX*4), Z2, Z2
 	VMOVUPS Z2, (DX)(BX*4)
 	VADDPS  Z2, Z0, Z0
 	ADDQ    $+16, BX
-	JMP     fbAVX512_mulsum_1588_AVX512f32_narrow
+	JMP     fbAVX512_mulsum_1703_AVX512f32_narrow
 
-fbAVX512_mulsum_1588_AVX512f32_tail:
+fbAVX512_mulsum_1703_AVX512f32_tail:
 	SUBQ      BX, CX
-	JZ        fbAVX512_mulsum_1588_AVX512f32_end
+	JZ        fbAVX512_mulsum_1703_AVX512f32_end
 	MOVQ      $-1, SI
 	BZHIQ     CX, SI, CX
 	KMOVW     CX, K1
@@ -36258,7 +38076,7 @@ fbAVX512_mulsum_1588_AVX512f32_tail:
 	VMOVUPS   Z2, K1, (DX)(BX*4)
 	VADDPS    Z2, Z0, K1, Z0
 
-fbAVX512_mulsum_1588_AVX512f32_end:
+fbAVX512_mulsum_1703_AVX512f32_end:
 	VADDPS        Z1, Z0, Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y1
@@ -36287,31 +38105,31 @@ fbAVX512_mulsum_1588_AVX512f32_end:
 	MOVQ          DX, BX
 	ANDQ          $-32, BX
 
-fbAVX512_mul_1589_AVX512f32_wide:
+fbAVX512_mul_1704_AVX512f32_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_1589_AVX512f32_narrow0
+	JAE     fbAVX512_mul_1704_AVX512f32_narrow0
 	VMULPS  (AX)(CX*4), Z0, Z1
 	VMOVUPS Z1, (AX)(CX*4)
 	VMULPS  64(AX)(CX*4), Z0, Z1
 	VMOVUPS Z1, 64(AX)(CX*4)
 	ADDQ    $+32, CX
-	JMP     fbAVX512_mul_1589_AVX512f32_wide
+	JMP     fbAVX512_mul_1704_AVX512f32_wide
 
-fbAVX512_mul_1589_AVX512f32_narrow0:
+fbAVX512_mul_1704_AVX512f32_narrow0:
 	MOVQ DX, BX
 	ANDQ $-16, BX
 
-fbAVX512_mul_1589_AVX512f32_narrow:
+fbAVX512_mul_1704_AVX512f32_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_1589_AVX512f32_tail
+	JAE     fbAVX512_mul_1704_AVX512f32_tail
 	VMULPS  (AX)(CX*4), Z0, Z1
 	VMOVUPS Z1, (AX)(CX*4)
 	ADDQ    $+16, CX
-	JMP     fbAVX512_mul_1589_AVX512f32_narrow
+	JMP     fbAVX512_mul_1704_AVX512f32_narrow
 
-fbAVX512_mul_1589_AVX512f32_tail:
+fbAVX512_mul_1704_AVX512f32_tail:
 	SUBQ      CX, DX
-	JZ        fbAVX512_mul_1589_AVX512f32_end
+	JZ        fbAVX512_mul_1704_AVX512f32_end
 	MOVQ      $-1, BX
 	BZHIQ     DX, BX, DX
 	KMOVW     DX, K1
@@ -36319,19 +38137,19 @@ fbAVX512_mul_1589_AVX512f32_tail:
 	VMULPS    Z1, Z0, Z1
 	VMOVUPS   Z1, K1, (AX)(CX*4)
 
-fbAVX512_mul_1589_AVX512f32_end:
+fbAVX512_mul_1704_AVX512f32_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_norm_1586
+	JMP  fbAVX512_norm_1701
 
-fbAVX512_normend_1587:
+fbAVX512_normend_1702:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_t_1486
+	JMP  fbAVX512_t_1601
 
-fbAVX512_tend_1487:
+fbAVX512_tend_1602:
 	VZEROUPPER
 	RET
 
@@ -36355,29 +38173,29 @@ TEXT ·backwardBatch32AVX512(SB), $16528-152
 	MOVQ         AX, BX
 	ANDQ         $-16, BX
 
-fbAVX512_bones_1590_AVX512f32_narrow:
+fbAVX512_bones_1705_AVX512f32_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_bones_1590_AVX512f32_tail
+	JAE     fbAVX512_bones_1705_AVX512f32_tail
 	VMOVUPS Z0, (DX)(CX*4)
 	ADDQ    $+16, CX
-	JMP     fbAVX512_bones_1590_AVX512f32_narrow
+	JMP     fbAVX512_bones_1705_AVX512f32_narrow
 
-fbAVX512_bones_1590_AVX512f32_tail:
+fbAVX512_bones_1705_AVX512f32_tail:
 	SUBQ    CX, AX
-	JZ      fbAVX512_bones_1590_AVX512f32_end
+	JZ      fbAVX512_bones_1705_AVX512f32_end
 	MOVQ    $-1, BX
 	BZHIQ   AX, BX, AX
 	KMOVW   AX, K1
 	VMOVUPS Z0, K1, (DX)(CX*4)
 
-fbAVX512_bones_1590_AVX512f32_end:
+fbAVX512_bones_1705_AVX512f32_end:
 	MOVQ $0x00000001, (SP)
 
-fbAVX512_t_1591:
+fbAVX512_t_1706:
 	MOVQ  (SP), AX
 	MOVQ  T+120(FP), CX
 	CMPQ  AX, CX
-	JAE   fbAVX512_tend_1592
+	JAE   fbAVX512_tend_1707
 	MOVQ  K+128(FP), CX
 	MOVQ  M+136(FP), DX
 	IMULQ DX, CX
@@ -36401,9 +38219,9 @@ fbAVX512_t_1591:
 	MOVQ  DX, DI
 	ANDQ  $-32, DI
 
-fbAVX512_bw_1593_AVX512f32_wide:
+fbAVX512_bw_1708_AVX512f32_wide:
 	CMPQ    SI, DI
-	JAE     fbAVX512_bw_1593_AVX512f32_narrow0
+	JAE     fbAVX512_bw_1708_AVX512f32_narrow0
 	VMOVUPS (AX)(SI*4), Z0
 	VMULPS  (BX)(SI*4), Z0, Z0
 	VMOVUPS Z0, (CX)(SI*4)
@@ -36411,24 +38229,24 @@ fbAVX512_bw_1593_AVX512f32_wide:
 	VMULPS  64(BX)(SI*4), Z0, Z0
 	VMOVUPS Z0, 64(CX)(SI*4)
 	ADDQ    $+32, SI
-	JMP     fbAVX512_bw_1593_AVX512f32_wide
+	JMP     fbAVX512_bw_1708_AVX512f32_wide
 
-fbAVX512_bw_1593_AVX512f32_narrow0:
+fbAVX512_bw_1708_AVX512f32_narrow0:
 	MOVQ DX, DI
 	ANDQ $-16, DI
 
-fbAVX512_bw_1593_AVX512f32_narrow:
+fbAVX512_bw_1708_AVX512f32_narrow:
 	CMPQ    SI, DI
-	JAE     fbAVX512_bw_1593_AVX512f32_tail
+	JAE     fbAVX512_bw_1708_AVX512f32_tail
 	VMOVUPS (AX)(SI*4), Z0
 	VMULPS  (BX)(SI*4), Z0, Z0
 	VMOVUPS Z0, (CX)(SI*4)
 	ADDQ    $+16, SI
-	JMP     fbAVX512_bw_1593_AVX512f32_narrow
+	JMP     fbAVX512_bw_1708_AVX512f32_narrow
 
-fbAVX512_bw_1593_AVX512f32_tail:
+fbAVX512_bw_1708_AVX512f32_tail:
 	SUBQ      SI, DX
-	JZ        fbAVX512_bw_1593_AVX512f32_end
+	JZ        fbAVX512_bw_1708_AVX512f32_end
 	MOVQ      $-1, DI
 	BZHIQ     DX, DI, DX
 	KMOVW     DX, K1
@@ -36437,14 +38255,14 @@ fbAVX512_bw_1593_AVX512f32_tail:
 	VMULPS    Z1, Z0, Z0
 	VMOVUPS   Z0, K1, (CX)(SI*4)
 
-fbAVX512_bw_1593_AVX512f32_end:
+fbAVX512_bw_1708_AVX512f32_end:
 	MOVQ $0x00000000, 16(SP)
 
-fbAVX512_i0_1594:
+fbAVX512_i0_1709:
 	MOVQ    16(SP), AX
 	MOVQ    M+136(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_i0end_1595
+	JAE     fbAVX512_i0end_1710
 	MOVQ    ib+144(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
@@ -36455,16 +38273,16 @@ fbAVX512_i0_1594:
 	MOVQ    DX, 48(SP)
 	MOVQ    $0x00000000, 32(SP)
 
-fbAVX512_jc_1596:
+fbAVX512_jc_1711:
 	MOVQ 32(SP), AX
 	MOVQ M+136(FP), CX
 	CMPQ AX, CX
-	JAE  fbAVX512_jcend_1597
+	JAE  fbAVX512_jcend_1712
 	SUBQ AX, CX
 	MOVQ $0x00000004, AX
 	MOVQ $0x00000010, DX
 	CMPQ CX, $0x00000040
-	JAE  fbAVX512_full_1598
+	JAE  fbAVX512_full_1713
 	LEAQ 15(CX), AX
 	SHRQ $0x04, AX
 	MOVQ AX, DX
@@ -36473,14 +38291,14 @@ fbAVX512_jc_1596:
 	NEGQ DX
 	ADDQ $0x00000010, DX
 
-fbAVX512_full_1598:
+fbAVX512_full_1713:
 	MOVQ  DX, 40(SP)
 	CMPQ  AX, $0x00000001
-	JEQ   fbAVX512_case1_1600
+	JEQ   fbAVX512_case1_1715
 	CMPQ  AX, $0x00000002
-	JEQ   fbAVX512_case2_1601
+	JEQ   fbAVX512_case2_1716
 	CMPQ  AX, $0x00000003
-	JEQ   fbAVX512_case3_1602
+	JEQ   fbAVX512_case3_1717
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -36497,7 +38315,7 @@ fbAVX512_full_1598:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1604:
+fbAVX512_pack_1719:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS    64(CX), Z0
@@ -36513,28 +38331,28 @@ fbAVX512_pack_1604:
 	ADDQ       AX, CX
 	ADDQ       $0x00000100, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1604
+	JNZ        fbAVX512_pack_1719
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_1605:
+fbAVX512_kb_1720:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_1606
+	JAE     fbAVX512_kbend_1721
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1608
+	JEQ     fbAVX512_case1_1723
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1609
+	JEQ     fbAVX512_case2_1724
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1610
+	JEQ     fbAVX512_case3_1725
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1611
+	JEQ     fbAVX512_case4_1726
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1612
+	JEQ     fbAVX512_case5_1727
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -36575,7 +38393,7 @@ fbAVX512_kb_1605:
 	VXORPD  Z22, Z22, Z22
 	VXORPD  Z23, Z23, Z23
 
-fbAVX512_loop_1614:
+fbAVX512_loop_1729:
 	VMOVUPS      (SI), Z24
 	VMOVUPS      64(SI), Z25
 	VMOVUPS      128(SI), Z26
@@ -36614,7 +38432,7 @@ fbAVX512_loop_1614:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1614
+	JNZ          fbAVX512_loop_1729
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -36623,7 +38441,7 @@ fbAVX512_loop_1614:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1615
+	JZ           fbAVX512_first_1730
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VADDPS       128(DX), Z2, Z2
@@ -36655,7 +38473,7 @@ fbAVX512_loop_1614:
 	VMOVUPS.Z    192(BX)(AX*1), K1, Z24
 	VADDPS       Z24, Z23, Z23
 
-fbAVX512_first_1615:
+fbAVX512_first_1730:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -36680,9 +38498,9 @@ fbAVX512_first_1615:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_1607
+	JMP     fbAVX512_swend_1722
 
-fbAVX512_case5_1612:
+fbAVX512_case5_1727:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -36719,7 +38537,7 @@ fbAVX512_case5_1612:
 	VXORPD Z18, Z18, Z18
 	VXORPD Z19, Z19, Z19
 
-fbAVX512_loop_1616:
+fbAVX512_loop_1731:
 	VMOVUPS      (SI), Z20
 	VMOVUPS      64(SI), Z21
 	VMOVUPS      128(SI), Z22
@@ -36753,7 +38571,7 @@ fbAVX512_loop_1616:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000100, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1616
+	JNZ          fbAVX512_loop_1731
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -36762,7 +38580,7 @@ fbAVX512_loop_1616:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1617
+	JZ           fbAVX512_first_1732
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VADDPS       128(DX), Z2, Z2
@@ -36789,7 +38607,7 @@ fbAVX512_loop_1616:
 	VMOVUPS.Z    192(BX), K1, Z20
 	VADDPS       Z20, Z19, Z19
 
-fbAVX512_first_1617:
+fbAVX512_first_1732:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -36810,9 +38628,9 @@ fbAVX512_first_1617:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_1607
+	JMP     fbAVX512_swend_1722
 
-fbAVX512_case4_1611:
+fbAVX512_case4_1726:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -36844,7 +38662,7 @@ fbAVX512_case4_1611:
 	VXORPD Z14, Z14, Z14
 	VXORPD Z15, Z15, Z15
 
-fbAVX512_loop_1618:
+fbAVX512_loop_1733:
 	VMOVUPS      (BX), Z16
 	VMOVUPS      64(BX), Z17
 	VMOVUPS      128(BX), Z18
@@ -36872,7 +38690,7 @@ fbAVX512_loop_1618:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000100, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_1618
+	JNZ          fbAVX512_loop_1733
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -36880,7 +38698,7 @@ fbAVX512_loop_1618:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_1619
+	JZ           fbAVX512_first_1734
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VADDPS       128(DX), Z2, Z2
@@ -36902,7 +38720,7 @@ fbAVX512_loop_1618:
 	VMOVUPS.Z    192(DX)(CX*1), K1, Z16
 	VADDPS       Z16, Z15, Z15
 
-fbAVX512_first_1619:
+fbAVX512_first_1734:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, 128(DX)
@@ -36919,9 +38737,9 @@ fbAVX512_first_1619:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_1607
+	JMP     fbAVX512_swend_1722
 
-fbAVX512_case3_1610:
+fbAVX512_case3_1725:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -36949,7 +38767,7 @@ fbAVX512_case3_1610:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_1620:
+fbAVX512_loop_1735:
 	VMOVUPS      (CX), Z12
 	VMOVUPS      64(CX), Z13
 	VMOVUPS      128(CX), Z14
@@ -36972,7 +38790,7 @@ fbAVX512_loop_1620:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1620
+	JNZ          fbAVX512_loop_1735
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -36980,7 +38798,7 @@ fbAVX512_loop_1620:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1621
+	JZ           fbAVX512_first_1736
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VADDPS       128(CX), Z2, Z2
@@ -36997,7 +38815,7 @@ fbAVX512_loop_1620:
 	VMOVUPS.Z    192(CX)(AX*2), K1, Z12
 	VADDPS       Z12, Z11, Z11
 
-fbAVX512_first_1621:
+fbAVX512_first_1736:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
@@ -37010,9 +38828,9 @@ fbAVX512_first_1621:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_1607
+	JMP     fbAVX512_swend_1722
 
-fbAVX512_case2_1609:
+fbAVX512_case2_1724:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37036,7 +38854,7 @@ fbAVX512_case2_1609:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_1622:
+fbAVX512_loop_1737:
 	VMOVUPS      (CX), Z8
 	VMOVUPS      64(CX), Z9
 	VMOVUPS      128(CX), Z10
@@ -37054,7 +38872,7 @@ fbAVX512_loop_1622:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1622
+	JNZ          fbAVX512_loop_1737
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -37062,7 +38880,7 @@ fbAVX512_loop_1622:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1623
+	JZ           fbAVX512_first_1738
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VADDPS       128(CX), Z2, Z2
@@ -37074,7 +38892,7 @@ fbAVX512_loop_1622:
 	VMOVUPS.Z    192(CX)(AX*1), K1, Z8
 	VADDPS       Z8, Z7, Z7
 
-fbAVX512_first_1623:
+fbAVX512_first_1738:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
@@ -37083,9 +38901,9 @@ fbAVX512_first_1623:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_1607
+	JMP     fbAVX512_swend_1722
 
-fbAVX512_case1_1608:
+fbAVX512_case1_1723:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37105,7 +38923,7 @@ fbAVX512_case1_1608:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1624:
+fbAVX512_loop_1739:
 	VBROADCASTSS (DX), Z4
 	VFMADD231PS  (CX), Z4, Z0
 	VFMADD231PS  64(CX), Z4, Z1
@@ -37114,7 +38932,7 @@ fbAVX512_loop_1624:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000100, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1624
+	JNZ          fbAVX512_loop_1739
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -37122,29 +38940,29 @@ fbAVX512_loop_1624:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_1625
+	JZ           fbAVX512_first_1740
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VADDPS       128(CX), Z2, Z2
 	VMOVUPS.Z    192(CX), K1, Z4
 	VADDPS       Z4, Z3, Z3
 
-fbAVX512_first_1625:
+fbAVX512_first_1740:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
 
-fbAVX512_swend_1607:
+fbAVX512_swend_1722:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_1605
+	JMP  fbAVX512_kb_1720
 
-fbAVX512_kbend_1606:
-	JMP fbAVX512_swend_1599
+fbAVX512_kbend_1721:
+	JMP fbAVX512_swend_1714
 
-fbAVX512_case3_1602:
+fbAVX512_case3_1717:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -37161,7 +38979,7 @@ fbAVX512_case3_1602:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1626:
+fbAVX512_pack_1741:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS    64(CX), Z0
@@ -37175,28 +38993,28 @@ fbAVX512_pack_1626:
 	ADDQ       AX, CX
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1626
+	JNZ        fbAVX512_pack_1741
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_1627:
+fbAVX512_kb_1742:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_1628
+	JAE     fbAVX512_kbend_1743
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1630
+	JEQ     fbAVX512_case1_1745
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1631
+	JEQ     fbAVX512_case2_1746
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1632
+	JEQ     fbAVX512_case3_1747
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1633
+	JEQ     fbAVX512_case4_1748
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1634
+	JEQ     fbAVX512_case5_1749
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -37231,7 +39049,7 @@ fbAVX512_kb_1627:
 	VXORPD  Z16, Z16, Z16
 	VXORPD  Z17, Z17, Z17
 
-fbAVX512_loop_1636:
+fbAVX512_loop_1751:
 	VMOVUPS      (SI), Z18
 	VMOVUPS      64(SI), Z19
 	VMOVUPS      128(SI), Z20
@@ -37263,7 +39081,7 @@ fbAVX512_loop_1636:
 	ADDQ         $0x04, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1636
+	JNZ          fbAVX512_loop_1751
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -37272,7 +39090,7 @@ fbAVX512_loop_1636:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1637
+	JZ           fbAVX512_first_1752
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VMOVUPS.Z    128(DX), K1, Z18
@@ -37298,7 +39116,7 @@ fbAVX512_loop_1636:
 	VMOVUPS.Z    128(BX)(AX*1), K1, Z18
 	VADDPS       Z18, Z17, Z17
 
-fbAVX512_first_1637:
+fbAVX512_first_1752:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, K1, 128(DX)
@@ -37317,9 +39135,9 @@ fbAVX512_first_1637:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_1629
+	JMP     fbAVX512_swend_1744
 
-fbAVX512_case5_1634:
+fbAVX512_case5_1749:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37351,7 +39169,7 @@ fbAVX512_case5_1634:
 	VXORPD Z13, Z13, Z13
 	VXORPD Z14, Z14, Z14
 
-fbAVX512_loop_1638:
+fbAVX512_loop_1753:
 	VMOVUPS      (SI), Z15
 	VMOVUPS      64(SI), Z16
 	VMOVUPS      128(SI), Z17
@@ -37379,7 +39197,7 @@ fbAVX512_loop_1638:
 	ADDQ         $0x04, BX
 	ADDQ         $0x000000c0, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1638
+	JNZ          fbAVX512_loop_1753
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -37388,7 +39206,7 @@ fbAVX512_loop_1638:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1639
+	JZ           fbAVX512_first_1754
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VMOVUPS.Z    128(DX), K1, Z15
@@ -37410,7 +39228,7 @@ fbAVX512_loop_1638:
 	VMOVUPS.Z    128(BX), K1, Z15
 	VADDPS       Z15, Z14, Z14
 
-fbAVX512_first_1639:
+fbAVX512_first_1754:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, K1, 128(DX)
@@ -37426,9 +39244,9 @@ fbAVX512_first_1639:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_1629
+	JMP     fbAVX512_swend_1744
 
-fbAVX512_case4_1633:
+fbAVX512_case4_1748:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37456,7 +39274,7 @@ fbAVX512_case4_1633:
 	VXORPD Z10, Z10, Z10
 	VXORPD Z11, Z11, Z11
 
-fbAVX512_loop_1640:
+fbAVX512_loop_1755:
 	VMOVUPS      (BX), Z12
 	VMOVUPS      64(BX), Z13
 	VMOVUPS      128(BX), Z14
@@ -37479,7 +39297,7 @@ fbAVX512_loop_1640:
 	ADDQ         $0x04, DX
 	ADDQ         $0x000000c0, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_1640
+	JNZ          fbAVX512_loop_1755
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -37487,7 +39305,7 @@ fbAVX512_loop_1640:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_1641
+	JZ           fbAVX512_first_1756
 	VADDPS       (DX), Z0, Z0
 	VADDPS       64(DX), Z1, Z1
 	VMOVUPS.Z    128(DX), K1, Z12
@@ -37505,7 +39323,7 @@ fbAVX512_loop_1640:
 	VMOVUPS.Z    128(DX)(CX*1), K1, Z12
 	VADDPS       Z12, Z11, Z11
 
-fbAVX512_first_1641:
+fbAVX512_first_1756:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, 64(DX)
 	VMOVUPS Z2, K1, 128(DX)
@@ -37518,9 +39336,9 @@ fbAVX512_first_1641:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_1629
+	JMP     fbAVX512_swend_1744
 
-fbAVX512_case3_1632:
+fbAVX512_case3_1747:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37545,7 +39363,7 @@ fbAVX512_case3_1632:
 	VXORPD Z7, Z7, Z7
 	VXORPD Z8, Z8, Z8
 
-fbAVX512_loop_1642:
+fbAVX512_loop_1757:
 	VMOVUPS      (CX), Z9
 	VMOVUPS      64(CX), Z10
 	VMOVUPS      128(CX), Z11
@@ -37564,7 +39382,7 @@ fbAVX512_loop_1642:
 	ADDQ         $0x04, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1642
+	JNZ          fbAVX512_loop_1757
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -37572,7 +39390,7 @@ fbAVX512_loop_1642:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1643
+	JZ           fbAVX512_first_1758
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VMOVUPS.Z    128(CX), K1, Z9
@@ -37586,7 +39404,7 @@ fbAVX512_loop_1642:
 	VMOVUPS.Z    128(CX)(AX*2), K1, Z9
 	VADDPS       Z9, Z8, Z8
 
-fbAVX512_first_1643:
+fbAVX512_first_1758:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
@@ -37596,9 +39414,9 @@ fbAVX512_first_1643:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_1629
+	JMP     fbAVX512_swend_1744
 
-fbAVX512_case2_1631:
+fbAVX512_case2_1746:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37620,7 +39438,7 @@ fbAVX512_case2_1631:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_1644:
+fbAVX512_loop_1759:
 	VMOVUPS      (CX), Z6
 	VMOVUPS      64(CX), Z7
 	VMOVUPS      128(CX), Z8
@@ -37635,7 +39453,7 @@ fbAVX512_loop_1644:
 	ADDQ         $0x04, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1644
+	JNZ          fbAVX512_loop_1759
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -37643,7 +39461,7 @@ fbAVX512_loop_1644:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1645
+	JZ           fbAVX512_first_1760
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VMOVUPS.Z    128(CX), K1, Z6
@@ -37653,16 +39471,16 @@ fbAVX512_loop_1644:
 	VMOVUPS.Z    128(CX)(AX*1), K1, Z6
 	VADDPS       Z6, Z5, Z5
 
-fbAVX512_first_1645:
+fbAVX512_first_1760:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_1629
+	JMP     fbAVX512_swend_1744
 
-fbAVX512_case1_1630:
+fbAVX512_case1_1745:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37681,7 +39499,7 @@ fbAVX512_case1_1630:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_1646:
+fbAVX512_loop_1761:
 	VBROADCASTSS (DX), Z3
 	VFMADD231PS  (CX), Z3, Z0
 	VFMADD231PS  64(CX), Z3, Z1
@@ -37689,7 +39507,7 @@ fbAVX512_loop_1646:
 	ADDQ         $0x04, DX
 	ADDQ         $0x000000c0, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1646
+	JNZ          fbAVX512_loop_1761
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -37697,27 +39515,27 @@ fbAVX512_loop_1646:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_1647
+	JZ           fbAVX512_first_1762
 	VADDPS       (CX), Z0, Z0
 	VADDPS       64(CX), Z1, Z1
 	VMOVUPS.Z    128(CX), K1, Z3
 	VADDPS       Z3, Z2, Z2
 
-fbAVX512_first_1647:
+fbAVX512_first_1762:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
 
-fbAVX512_swend_1629:
+fbAVX512_swend_1744:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_1627
+	JMP  fbAVX512_kb_1742
 
-fbAVX512_kbend_1628:
-	JMP fbAVX512_swend_1599
+fbAVX512_kbend_1743:
+	JMP fbAVX512_swend_1714
 
-fbAVX512_case2_1601:
+fbAVX512_case2_1716:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -37734,7 +39552,7 @@ fbAVX512_case2_1601:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1648:
+fbAVX512_pack_1763:
 	VMOVUPS    (CX), Z0
 	VMOVUPS    Z0, (DX)
 	VMOVUPS.Z  64(CX), K1, Z0
@@ -37746,28 +39564,28 @@ fbAVX512_pack_1648:
 	ADDQ       AX, CX
 	ADDQ       $0x00000080, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1648
+	JNZ        fbAVX512_pack_1763
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_1649:
+fbAVX512_kb_1764:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_1650
+	JAE     fbAVX512_kbend_1765
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1652
+	JEQ     fbAVX512_case1_1767
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1653
+	JEQ     fbAVX512_case2_1768
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1654
+	JEQ     fbAVX512_case3_1769
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1655
+	JEQ     fbAVX512_case4_1770
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1656
+	JEQ     fbAVX512_case5_1771
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -37796,7 +39614,7 @@ fbAVX512_kb_1649:
 	VXORPD  Z10, Z10, Z10
 	VXORPD  Z11, Z11, Z11
 
-fbAVX512_loop_1658:
+fbAVX512_loop_1773:
 	VMOVUPS      (SI), Z12
 	VMOVUPS      64(SI), Z13
 	VBROADCASTSS (DX), Z14
@@ -37821,7 +39639,7 @@ fbAVX512_loop_1658:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1658
+	JNZ          fbAVX512_loop_1773
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -37830,7 +39648,7 @@ fbAVX512_loop_1658:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1659
+	JZ           fbAVX512_first_1774
 	VADDPS       (DX), Z0, Z0
 	VMOVUPS.Z    64(DX), K1, Z12
 	VADDPS       Z12, Z1, Z1
@@ -37850,7 +39668,7 @@ fbAVX512_loop_1658:
 	VMOVUPS.Z    64(BX)(AX*1), K1, Z12
 	VADDPS       Z12, Z11, Z11
 
-fbAVX512_first_1659:
+fbAVX512_first_1774:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, K1, 64(DX)
 	VMOVUPS Z2, (DX)(AX*1)
@@ -37863,9 +39681,9 @@ fbAVX512_first_1659:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_1651
+	JMP     fbAVX512_swend_1766
 
-fbAVX512_case5_1656:
+fbAVX512_case5_1771:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37892,7 +39710,7 @@ fbAVX512_case5_1656:
 	VXORPD Z8, Z8, Z8
 	VXORPD Z9, Z9, Z9
 
-fbAVX512_loop_1660:
+fbAVX512_loop_1775:
 	VMOVUPS      (SI), Z10
 	VMOVUPS      64(SI), Z11
 	VBROADCASTSS (DX), Z12
@@ -37914,7 +39732,7 @@ fbAVX512_loop_1660:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000080, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1660
+	JNZ          fbAVX512_loop_1775
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -37923,7 +39741,7 @@ fbAVX512_loop_1660:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1661
+	JZ           fbAVX512_first_1776
 	VADDPS       (DX), Z0, Z0
 	VMOVUPS.Z    64(DX), K1, Z10
 	VADDPS       Z10, Z1, Z1
@@ -37940,7 +39758,7 @@ fbAVX512_loop_1660:
 	VMOVUPS.Z    64(BX), K1, Z10
 	VADDPS       Z10, Z9, Z9
 
-fbAVX512_first_1661:
+fbAVX512_first_1776:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, K1, 64(DX)
 	VMOVUPS Z2, (DX)(AX*1)
@@ -37951,9 +39769,9 @@ fbAVX512_first_1661:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_1651
+	JMP     fbAVX512_swend_1766
 
-fbAVX512_case4_1655:
+fbAVX512_case4_1770:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -37977,7 +39795,7 @@ fbAVX512_case4_1655:
 	VXORPD Z6, Z6, Z6
 	VXORPD Z7, Z7, Z7
 
-fbAVX512_loop_1662:
+fbAVX512_loop_1777:
 	VMOVUPS      (BX), Z8
 	VMOVUPS      64(BX), Z9
 	VBROADCASTSS (DX), Z10
@@ -37995,7 +39813,7 @@ fbAVX512_loop_1662:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000080, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_1662
+	JNZ          fbAVX512_loop_1777
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -38003,7 +39821,7 @@ fbAVX512_loop_1662:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_1663
+	JZ           fbAVX512_first_1778
 	VADDPS       (DX), Z0, Z0
 	VMOVUPS.Z    64(DX), K1, Z8
 	VADDPS       Z8, Z1, Z1
@@ -38017,7 +39835,7 @@ fbAVX512_loop_1662:
 	VMOVUPS.Z    64(DX)(CX*1), K1, Z8
 	VADDPS       Z8, Z7, Z7
 
-fbAVX512_first_1663:
+fbAVX512_first_1778:
 	VMOVUPS Z0, (DX)
 	VMOVUPS Z1, K1, 64(DX)
 	VMOVUPS Z2, (DX)(AX*1)
@@ -38026,9 +39844,9 @@ fbAVX512_first_1663:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_1651
+	JMP     fbAVX512_swend_1766
 
-fbAVX512_case3_1654:
+fbAVX512_case3_1769:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -38050,7 +39868,7 @@ fbAVX512_case3_1654:
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
 
-fbAVX512_loop_1664:
+fbAVX512_loop_1779:
 	VMOVUPS      (CX), Z6
 	VMOVUPS      64(CX), Z7
 	VBROADCASTSS (DX), Z8
@@ -38065,7 +39883,7 @@ fbAVX512_loop_1664:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1664
+	JNZ          fbAVX512_loop_1779
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -38073,7 +39891,7 @@ fbAVX512_loop_1664:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1665
+	JZ           fbAVX512_first_1780
 	VADDPS       (CX), Z0, Z0
 	VMOVUPS.Z    64(CX), K1, Z6
 	VADDPS       Z6, Z1, Z1
@@ -38084,16 +39902,16 @@ fbAVX512_loop_1664:
 	VMOVUPS.Z    64(CX)(AX*2), K1, Z6
 	VADDPS       Z6, Z5, Z5
 
-fbAVX512_first_1665:
+fbAVX512_first_1780:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_1651
+	JMP     fbAVX512_swend_1766
 
-fbAVX512_case2_1653:
+fbAVX512_case2_1768:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -38113,7 +39931,7 @@ fbAVX512_case2_1653:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1666:
+fbAVX512_loop_1781:
 	VMOVUPS      (CX), Z4
 	VMOVUPS      64(CX), Z5
 	VBROADCASTSS (DX), Z6
@@ -38125,7 +39943,7 @@ fbAVX512_loop_1666:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1666
+	JNZ          fbAVX512_loop_1781
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -38133,7 +39951,7 @@ fbAVX512_loop_1666:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1667
+	JZ           fbAVX512_first_1782
 	VADDPS       (CX), Z0, Z0
 	VMOVUPS.Z    64(CX), K1, Z4
 	VADDPS       Z4, Z1, Z1
@@ -38141,14 +39959,14 @@ fbAVX512_loop_1666:
 	VMOVUPS.Z    64(CX)(AX*1), K1, Z4
 	VADDPS       Z4, Z3, Z3
 
-fbAVX512_first_1667:
+fbAVX512_first_1782:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_1651
+	JMP     fbAVX512_swend_1766
 
-fbAVX512_case1_1652:
+fbAVX512_case1_1767:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -38166,14 +39984,14 @@ fbAVX512_case1_1652:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_1668:
+fbAVX512_loop_1783:
 	VBROADCASTSS (DX), Z2
 	VFMADD231PS  (CX), Z2, Z0
 	VFMADD231PS  64(CX), Z2, Z1
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000080, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1668
+	JNZ          fbAVX512_loop_1783
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -38181,25 +39999,25 @@ fbAVX512_loop_1668:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_1669
+	JZ           fbAVX512_first_1784
 	VADDPS       (CX), Z0, Z0
 	VMOVUPS.Z    64(CX), K1, Z2
 	VADDPS       Z2, Z1, Z1
 
-fbAVX512_first_1669:
+fbAVX512_first_1784:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
 
-fbAVX512_swend_1651:
+fbAVX512_swend_1766:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_1649
+	JMP  fbAVX512_kb_1764
 
-fbAVX512_kbend_1650:
-	JMP fbAVX512_swend_1599
+fbAVX512_kbend_1765:
+	JMP fbAVX512_swend_1714
 
-fbAVX512_case1_1600:
+fbAVX512_case1_1715:
 	MOVQ  40(SP), AX
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
@@ -38216,7 +40034,7 @@ fbAVX512_case1_1600:
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
-fbAVX512_pack_1670:
+fbAVX512_pack_1785:
 	VMOVUPS.Z  (CX), K1, Z0
 	VMOVUPS    Z0, (DX)
 	PREFETCHT1 256(CX)
@@ -38226,28 +40044,28 @@ fbAVX512_pack_1670:
 	ADDQ       AX, CX
 	ADDQ       $0x00000040, DX
 	DECQ       BX
-	JNZ        fbAVX512_pack_1670
+	JNZ        fbAVX512_pack_1785
 	MOVQ       $0x00000000, 24(SP)
 
-fbAVX512_kb_1671:
+fbAVX512_kb_1786:
 	MOVQ    24(SP), AX
 	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
-	JAE     fbAVX512_kbend_1672
+	JAE     fbAVX512_kbend_1787
 	SUBQ    AX, CX
 	MOVQ    $0x00000006, AX
 	CMPQ    AX, CX
 	CMOVQGT CX, AX
 	CMPQ    AX, $0x00000001
-	JEQ     fbAVX512_case1_1674
+	JEQ     fbAVX512_case1_1789
 	CMPQ    AX, $0x00000002
-	JEQ     fbAVX512_case2_1675
+	JEQ     fbAVX512_case2_1790
 	CMPQ    AX, $0x00000003
-	JEQ     fbAVX512_case3_1676
+	JEQ     fbAVX512_case3_1791
 	CMPQ    AX, $0x00000004
-	JEQ     fbAVX512_case4_1677
+	JEQ     fbAVX512_case4_1792
 	CMPQ    AX, $0x00000005
-	JEQ     fbAVX512_case5_1678
+	JEQ     fbAVX512_case5_1793
 	MOVQ    40(SP), AX
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
@@ -38270,7 +40088,7 @@ fbAVX512_kb_1671:
 	VXORPD  Z4, Z4, Z4
 	VXORPD  Z5, Z5, Z5
 
-fbAVX512_loop_1680:
+fbAVX512_loop_1795:
 	VMOVUPS      (SI), Z6
 	VBROADCASTSS (DX), Z7
 	VFMADD231PS  Z6, Z7, Z0
@@ -38288,7 +40106,7 @@ fbAVX512_loop_1680:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1680
+	JNZ          fbAVX512_loop_1795
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -38297,7 +40115,7 @@ fbAVX512_loop_1680:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1681
+	JZ           fbAVX512_first_1796
 	VMOVUPS.Z    (DX), K1, Z6
 	VADDPS       Z6, Z0, Z0
 	VMOVUPS.Z    (DX)(AX*1), K1, Z6
@@ -38311,16 +40129,16 @@ fbAVX512_loop_1680:
 	VMOVUPS.Z    (BX)(AX*1), K1, Z6
 	VADDPS       Z6, Z5, Z5
 
-fbAVX512_first_1681:
+fbAVX512_first_1796:
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_1673
+	JMP     fbAVX512_swend_1788
 
-fbAVX512_case5_1678:
+fbAVX512_case5_1793:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -38342,7 +40160,7 @@ fbAVX512_case5_1678:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 
-fbAVX512_loop_1682:
+fbAVX512_loop_1797:
 	VMOVUPS      (SI), Z5
 	VBROADCASTSS (DX), Z6
 	VFMADD231PS  Z5, Z6, Z0
@@ -38358,7 +40176,7 @@ fbAVX512_loop_1682:
 	ADDQ         $0x04, BX
 	ADDQ         $0x00000040, SI
 	DECQ         DI
-	JNZ          fbAVX512_loop_1682
+	JNZ          fbAVX512_loop_1797
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -38367,7 +40185,7 @@ fbAVX512_loop_1682:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
-	JZ           fbAVX512_first_1683
+	JZ           fbAVX512_first_1798
 	VMOVUPS.Z    (DX), K1, Z5
 	VADDPS       Z5, Z0, Z0
 	VMOVUPS.Z    (DX)(AX*1), K1, Z5
@@ -38379,15 +40197,15 @@ fbAVX512_loop_1682:
 	VMOVUPS.Z    (BX), K1, Z5
 	VADDPS       Z5, Z4, Z4
 
-fbAVX512_first_1683:
+fbAVX512_first_1798:
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_swend_1673
+	JMP     fbAVX512_swend_1788
 
-fbAVX512_case4_1677:
+fbAVX512_case4_1792:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -38407,7 +40225,7 @@ fbAVX512_case4_1677:
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
 
-fbAVX512_loop_1684:
+fbAVX512_loop_1799:
 	VMOVUPS      (BX), Z4
 	VBROADCASTSS (DX), Z5
 	VFMADD231PS  Z4, Z5, Z0
@@ -38420,7 +40238,7 @@ fbAVX512_loop_1684:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, BX
 	DECQ         SI
-	JNZ          fbAVX512_loop_1684
+	JNZ          fbAVX512_loop_1799
 	MOVQ         24(SP), DX
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
@@ -38428,7 +40246,7 @@ fbAVX512_loop_1684:
 	ADDQ         64(SP), DX
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
-	JZ           fbAVX512_first_1685
+	JZ           fbAVX512_first_1800
 	VMOVUPS.Z    (DX), K1, Z4
 	VADDPS       Z4, Z0, Z0
 	VMOVUPS.Z    (DX)(AX*1), K1, Z4
@@ -38438,14 +40256,14 @@ fbAVX512_loop_1684:
 	VMOVUPS.Z    (DX)(CX*1), K1, Z4
 	VADDPS       Z4, Z3, Z3
 
-fbAVX512_first_1685:
+fbAVX512_first_1800:
 	VMOVUPS Z0, K1, (DX)
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_1673
+	JMP     fbAVX512_swend_1788
 
-fbAVX512_case3_1676:
+fbAVX512_case3_1791:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -38464,7 +40282,7 @@ fbAVX512_case3_1676:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 
-fbAVX512_loop_1686:
+fbAVX512_loop_1801:
 	VMOVUPS      (CX), Z3
 	VBROADCASTSS (DX), Z4
 	VFMADD231PS  Z3, Z4, Z0
@@ -38475,7 +40293,7 @@ fbAVX512_loop_1686:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1686
+	JNZ          fbAVX512_loop_1801
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -38483,7 +40301,7 @@ fbAVX512_loop_1686:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1687
+	JZ           fbAVX512_first_1802
 	VMOVUPS.Z    (CX), K1, Z3
 	VADDPS       Z3, Z0, Z0
 	VMOVUPS.Z    (CX)(AX*1), K1, Z3
@@ -38491,13 +40309,13 @@ fbAVX512_loop_1686:
 	VMOVUPS.Z    (CX)(AX*2), K1, Z3
 	VADDPS       Z3, Z2, Z2
 
-fbAVX512_first_1687:
+fbAVX512_first_1802:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_1673
+	JMP     fbAVX512_swend_1788
 
-fbAVX512_case2_1675:
+fbAVX512_case2_1790:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -38515,7 +40333,7 @@ fbAVX512_case2_1675:
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 
-fbAVX512_loop_1688:
+fbAVX512_loop_1803:
 	VMOVUPS      (CX), Z2
 	VBROADCASTSS (DX), Z3
 	VFMADD231PS  Z2, Z3, Z0
@@ -38524,7 +40342,7 @@ fbAVX512_loop_1688:
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1688
+	JNZ          fbAVX512_loop_1803
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
@@ -38532,18 +40350,18 @@ fbAVX512_loop_1688:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
-	JZ           fbAVX512_first_1689
+	JZ           fbAVX512_first_1804
 	VMOVUPS.Z    (CX), K1, Z2
 	VADDPS       Z2, Z0, Z0
 	VMOVUPS.Z    (CX)(AX*1), K1, Z2
 	VADDPS       Z2, Z1, Z1
 
-fbAVX512_first_1689:
+fbAVX512_first_1804:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_1673
+	JMP     fbAVX512_swend_1788
 
-fbAVX512_case1_1674:
+fbAVX512_case1_1789:
 	MOVQ   40(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
@@ -38560,13 +40378,13 @@ fbAVX512_case1_1674:
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
-fbAVX512_loop_1690:
+fbAVX512_loop_1805:
 	VBROADCASTSS (DX), Z1
 	VFMADD231PS  (CX), Z1, Z0
 	ADDQ         $0x04, DX
 	ADDQ         $0x00000040, CX
 	DECQ         BX
-	JNZ          fbAVX512_loop_1690
+	JNZ          fbAVX512_loop_1805
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
@@ -38574,41 +40392,41 @@ fbAVX512_loop_1690:
 	ADDQ         64(SP), CX
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
-	JZ           fbAVX512_first_1691
+	JZ           fbAVX512_first_1806
 	VMOVUPS.Z    (CX), K1, Z1
 	VADDPS       Z1, Z0, Z0
 
-fbAVX512_first_1691:
+fbAVX512_first_1806:
 	VMOVUPS Z0, K1, (CX)
 
-fbAVX512_swend_1673:
+fbAVX512_swend_1788:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
 	MOVQ AX, 24(SP)
-	JMP  fbAVX512_kb_1671
+	JMP  fbAVX512_kb_1786
 
-fbAVX512_kbend_1672:
-fbAVX512_swend_1599:
+fbAVX512_kbend_1787:
+fbAVX512_swend_1714:
 	MOVQ 32(SP), AX
 	ADDQ $0x00000040, AX
 	MOVQ AX, 32(SP)
-	JMP  fbAVX512_jc_1596
+	JMP  fbAVX512_jc_1711
 
-fbAVX512_jcend_1597:
+fbAVX512_jcend_1712:
 	MOVQ 16(SP), AX
 	MOVQ 48(SP), CX
 	ADDQ CX, AX
 	MOVQ AX, 16(SP)
-	JMP  fbAVX512_i0_1594
+	JMP  fbAVX512_i0_1709
 
-fbAVX512_i0end_1595:
+fbAVX512_i0end_1710:
 	MOVQ $0x00000000, 8(SP)
 
-fbAVX512_bscale_1692:
+fbAVX512_bscale_1807:
 	MOVQ         8(SP), AX
 	MOVQ         K+128(FP), CX
 	CMPQ         AX, CX
-	JAE          fbAVX512_bscaleend_1693
+	JAE          fbAVX512_bscaleend_1808
 	MOVQ         T+120(FP), CX
 	MOVQ         (SP), DX
 	SUBQ         DX, CX
@@ -38628,31 +40446,31 @@ fbAVX512_bscale_1692:
 	MOVQ         AX, BX
 	ANDQ         $-32, BX
 
-fbAVX512_mul_1694_AVX512f32_wide:
+fbAVX512_mul_1809_AVX512f32_wide:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_1694_AVX512f32_narrow0
+	JAE     fbAVX512_mul_1809_AVX512f32_narrow0
 	VMULPS  (DX)(CX*4), Z0, Z1
 	VMOVUPS Z1, (DX)(CX*4)
 	VMULPS  64(DX)(CX*4), Z0, Z1
 	VMOVUPS Z1, 64(DX)(CX*4)
 	ADDQ    $+32, CX
-	JMP     fbAVX512_mul_1694_AVX512f32_wide
+	JMP     fbAVX512_mul_1809_AVX512f32_wide
 
-fbAVX512_mul_1694_AVX512f32_narrow0:
+fbAVX512_mul_1809_AVX512f32_narrow0:
 	MOVQ AX, BX
 	ANDQ $-16, BX
 
-fbAVX512_mul_1694_AVX512f32_narrow:
+fbAVX512_mul_1809_AVX512f32_narrow:
 	CMPQ    CX, BX
-	JAE     fbAVX512_mul_1694_AVX512f32_tail
+	JAE     fbAVX512_mul_1809_AVX512f32_tail
 	VMULPS  (DX)(CX*4), Z0, Z1
 	VMOVUPS Z1, (DX)(CX*4)
 	ADDQ    $+16, CX
-	JMP     fbAVX512_mul_1694_AVX512f32_narrow
+	JMP     fbAVX512_mul_1809_AVX512f32_narrow
 
-fbAVX512_mul_1694_AVX512f32_tail:
+fbAVX512_mul_1809_AVX512f32_tail:
 	SUBQ      CX, AX
-	JZ        fbAVX512_mul_1694_AVX512f32_end
+	JZ        fbAVX512_mul_1809_AVX512f32_end
 	MOVQ      $-1, BX
 	BZHIQ     AX, BX, AX
 	KMOVW     AX, K1
@@ -38660,18 +40478,18 @@ fbAVX512_mul_1694_AVX512f32_tail:
 	VMULPS    Z1, Z0, Z1
 	VMOVUPS   Z1, K1, (DX)(CX*4)
 
-fbAVX512_mul_1694_AVX512f32_end:
+fbAVX512_mul_1809_AVX512f32_end:
 	MOVQ 8(SP), AX
 	INCQ AX
 	MOVQ AX, 8(SP)
-	JMP  fbAVX512_bscale_1692
+	JMP  fbAVX512_bscale_1807
 
-fbAVX512_bscaleend_1693:
+fbAVX512_bscaleend_1808:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
-	JMP  fbAVX512_t_1591
+	JMP  fbAVX512_t_1706
 
-fbAVX512_tend_1592:
+fbAVX512_tend_1707:
 	VZEROUPPER
 	RET

@@ -214,8 +214,10 @@ func TestForwardBackward(t *testing.T) {
 	r := newRand(11)
 	forTiers(t, func(t *testing.T, p *impl) {
 		for _, kind := range fbKinds {
-			// 97, 103 and 150 add AVX-512 rows of several chunks with a tail.
-			for _, M := range append(labelCounts(), 97, 103, 150) {
+			// 97, 103 and 150 add AVX-512 rows of several chunks with a tail;
+			// 49, 52, 64 and 65: AVX2 rows of three chunks (5, 5, 3 vectors;
+			// 5, 5, 3 full; 6, 6, 4; 6, 6, 5), float64 packed up to 49, not from 50.
+			for _, M := range append(labelCounts(), 49, 52, 65, 97, 103, 150) {
 				for _, T := range []int{1, 2, 3, 7, 50} {
 					if testing.Short() && M > 64 && T > 7 {
 						continue

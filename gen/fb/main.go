@@ -15,7 +15,10 @@
 // all of E (Eᵀ) when a row is at most 8 (AVX2: 6) vectors, and for the batch
 // and Transitions a panel of up to 64 (128) rows × one chunk of columns that
 // stays in L1 while every sequence (every block of rows i) uses it. Those
-// functions therefore have large frames and are not NOSPLIT.
+// functions therefore have large frames and are not NOSPLIT. On AVX2,
+// float64 rows of several chunks are packed too, chunk by chunk, up to a
+// 20 KiB buffer (M ≤ 49), and a row's chunks are of equal size rather
+// than full ones and a rest (balancedChunks, packsMulti).
 package main
 
 //go:generate go run . -out ../../kernels/fb_amd64.s -stubs ../../kernels/fb_amd64.go -pkg kernels
@@ -545,6 +548,12 @@ func countLoop(i *ISA, tag string, ctr Mem, limit string, body func(k reg.GPVirt
 // count, from which inner loops rebuild the mask rather than keep a
 // register (on AVX2 a vector) live across the block.
 func chunkLoop(i *ISA, tag string, j0l, rl Mem, nb int, body func(v int, m Mask)) {
+	chunkLoopStep(i, tag, j0l, rl, nil, nb, body)
+}
+
+// chunkLoopStep is chunkLoop with chunks of the vector count in the slot
+// stepl (≤ nb; see balancedStep) if it is not nil, else of nb.
+func chunkLoopStep(i *ISA, tag string, j0l, rl Mem, stepl *Mem, nb int, body func(v int, m Mask)) {
 	MOVQ(U32(0), j0l)
 	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
 	Label(loop)
@@ -552,14 +561,88 @@ func chunkLoop(i *ISA, tag string, j0l, rl Mem, nb int, body func(v int, m Mask)
 	M := Load(Param("M"), GP64())
 	CMPQ(j0, M)
 	JAE(LabelRef(end))
-	nv, r := chunk(i, M, j0, nb)
+	var nv, r reg.GPVirtual
+	if stepl != nil {
+		nv, r = chunkN(i, M, j0, ldq(*stepl))
+	} else {
+		nv, r = chunk(i, M, j0, nb)
+	}
 	MOVQ(r, rl)
 	switchN(i, nv, nb, func(v int) { body(v, i.TailMask(ldq(rl))) })
 	j0 = ldq(j0l)
-	ADDQ(U32(nb*i.W), j0)
+	if stepl != nil {
+		s := ldq(*stepl)
+		SHLQ(U8(log2(i.W)), s)
+		ADDQ(s, j0)
+	} else {
+		ADDQ(U32(nb*i.W), j0)
+	}
 	MOVQ(j0, j0l)
 	JMP(LabelRef(loop))
 	Label(end)
+}
+
+// balancedChunks reports whether the sequence kernels of tier i split a
+// row of more than nb vectors into chunks of equal size (to a vector)
+// rather than into chunks of nb and a rest. A rest of one or two vectors
+// is two or four dependent FMA chains over all M rows, mostly latency:
+// AVX2's Forward at M = 25 and 28 (6 + 1 and 6 + 2 vectors, now 4 + 3
+// and 4 + 4) took ×0.9 of the time (thread CPU, best of 3, in turns).
+// Only where measured and tested: the AVX-512 kernels keep their chunks
+// until checked on an AVX-512 machine.
+func balancedChunks(i *ISA) bool { return !i.Is512() }
+
+// balancedStep stores in the slot stepl the chunk size, in vectors, that
+// splits a row of the param M's ⌈M/W⌉ vectors into the fewest chunks of at
+// most nb vectors, as equal as they can be: ⌈n/⌈n/nb⌉⌉.
+func balancedStep(i *ISA, stepl Mem, nb int) {
+	n := Load(Param("M"), GP64())
+	ADDQ(U32(i.W-1), n)
+	SHRQ(U8(log2(i.W)), n) // n = ⌈M/W⌉
+	// c = ⌈n/nb⌉ (nb need not be a power of two: counted up)
+	c, x := GP64(), GP64()
+	MOVQ(U32(1), c)
+	cl, ce := newLabel(i, "bc"), newLabel(i, "bcend")
+	Label(cl)
+	IMUL3Q(U32(nb), c, x)
+	CMPQ(x, n)
+	JAE(LabelRef(ce))
+	INCQ(c)
+	JMP(LabelRef(cl))
+	Label(ce)
+	// s = ⌈n/c⌉: the least s ≤ nb with s·c ≥ n, counted down from nb
+	s := GP64()
+	MOVQ(U32(nb), s)
+	sl, se := newLabel(i, "bs"), newLabel(i, "bsend")
+	Label(sl)
+	MOVQ(s, x)
+	DECQ(x)
+	IMULQ(c, x)
+	CMPQ(x, n)
+	JB(LabelRef(se))
+	DECQ(s)
+	JMP(LabelRef(sl))
+	Label(se)
+	MOVQ(s, stepl)
+}
+
+// chunkN is chunk with a chunk size of s vectors held in a register.
+func chunkN(i *ISA, M, j0, s reg.Register) (nv, r reg.GPVirtual) {
+	nv, r = GP64(), GP64()
+	left := GP64()
+	MOVQ(M, left)
+	SUBQ(j0, left)
+	full := newLabel(i, "full")
+	MOVQ(s, nv)
+	MOVQ(U32(i.W), r)
+	sw := GP64()
+	MOVQ(s, sw)
+	SHLQ(U8(log2(i.W)), sw)
+	CMPQ(left, sw)
+	JAE(LabelRef(full))
+	lastVec(i, left, nv, r)
+	Label(full)
+	return nv, r
 }
 
 // packPanel packs the current chunk (v vectors from column j0l, the last
@@ -683,55 +766,156 @@ func genForward(i *ISA) {
 	Label(multi)
 	{
 		tl, prevl, sumv, j0l, rl := local(), local(), AllocLocal(i.Bytes), local(), local()
-		MOVQ(U32(1), tl)
-		countLoop(i, "mt", tl, "T", func(t reg.GPVirtual) {
-			// prev = row t−1 of alpha; the row sum starts at 0.
-			M8 := rowBytes(i)
-			prev := Load(Param("alpha").Base(), GP64())
-			tm := GP64()
-			MOVQ(t, tm)
-			DECQ(tm)
-			IMULQ(M8, tm)
-			ADDQ(tm, prev)
-			MOVQ(prev, prevl)
-			z := i.Vec()
-			i.Zero(z)
-			i.VMOVU(z, sumv)
-			chunkLoop(i, "chunk", j0l, rl, nb, func(v int, m Mask) {
-				j0 := ldq(j0l)
+		var stepl, mp *Mem
+		if balancedChunks(i) {
+			m := local()
+			stepl = &m
+			balancedStep(i, m, nb)
+			if packsMulti(i) {
+				mp = packMulti(i, "e", j0l, rl, stepl, nb)
+			}
+		}
+		steps := func(mp *Mem) {
+			MOVQ(U32(1), tl)
+			countLoop(i, "mt", tl, "T", func(t reg.GPVirtual) {
+				// prev = row t−1 of alpha; the row sum starts at 0.
 				M8 := rowBytes(i)
-				q := Load(Param("e").Base(), GP64())
-				LEAQ(Mem{Base: q, Index: j0, Scale: i.Sc()}, q)
-				p := ldq(prevl)
-				n := Load(Param("M"), GP64())
-				cv := chunkVecs{i: i, n: v, m: m}
-				acc := vecMat(i, p, q, M8, n, cv)
-				// Row t of psi and alpha at column j0.
-				off := ldq(tl)
-				IMULQ(M8, off)
-				LEAQ(Mem{Base: off, Index: j0, Scale: i.Sc()}, off)
-				psi := Load(Param("psi").Base(), GP64())
-				ADDQ(off, psi)
-				cur := Load(Param("alpha").Base(), GP64())
-				ADDQ(off, cur)
+				prev := Load(Param("alpha").Base(), GP64())
+				tm := GP64()
+				MOVQ(t, tm)
+				DECQ(tm)
+				IMULQ(M8, tm)
+				ADDQ(tm, prev)
+				MOVQ(prev, prevl)
+				z := i.Vec()
+				i.Zero(z)
+				i.VMOVU(z, sumv)
+				chunkLoopStep(i, "chunk", j0l, rl, stepl, nb, func(v int, m Mask) {
+					j0 := ldq(j0l)
+					M8 := rowBytes(i)
+					q, qs := chunkBase(i, "e", mp, j0, v, M8)
+					p := ldq(prevl)
+					n := Load(Param("M"), GP64())
+					cv := chunkVecs{i: i, n: v, m: m}
+					acc := vecMat(i, p, q, qs, n, chunkVecs{i: i, n: v, m: m, padded: mp != nil})
+					// Row t of psi and alpha at column j0.
+					off := ldq(tl)
+					IMULQ(M8, off)
+					LEAQ(Mem{Base: off, Index: j0, Scale: i.Sc()}, off)
+					psi := Load(Param("psi").Base(), GP64())
+					ADDQ(off, psi)
+					cur := Load(Param("alpha").Base(), GP64())
+					ADDQ(off, cur)
+					sum := i.Vec()
+					i.VMOVU(sumv, sum)
+					cv.mulPsi(acc, psi, sum, cur)
+					i.VMOVU(sum, sumv)
+				})
 				sum := i.Vec()
 				i.VMOVU(sumv, sum)
-				cv.mulPsi(acc, psi, sum, cur)
-				i.VMOVU(sum, sumv)
+				s := i.HSum(sum)
+				scale := Load(Param("scale").Base(), GP64())
+				t = ldq(tl)
+				inv := recip(i, s, Mem{Base: scale, Index: t, Scale: i.Sc()})
+				M := Load(Param("M"), GP64())
+				cur := ldq(prevl)
+				LEAQ(Mem{Base: cur, Index: M, Scale: i.Sc()}, cur)
+				mulRow(i, cur, cur, M, inv)
 			})
-			sum := i.Vec()
-			i.VMOVU(sumv, sum)
-			s := i.HSum(sum)
-			scale := Load(Param("scale").Base(), GP64())
-			t = ldq(tl)
-			inv := recip(i, s, Mem{Base: scale, Index: t, Scale: i.Sc()})
-			M := Load(Param("M"), GP64())
-			cur := ldq(prevl)
-			LEAQ(Mem{Base: cur, Index: M, Scale: i.Sc()}, cur)
-			mulRow(i, cur, cur, M, inv)
-		})
-		Ret()
+			Ret()
+		}
+		multiVariants(i, mp, steps)
 	}
+}
+
+// multiVariants emits steps for the packed matrix mp, where M allows
+// (then a return), and steps without packing (mp nil: not packed at all).
+func multiVariants(i *ISA, mp *Mem, steps func(mp *Mem)) {
+	if mp == nil {
+		steps(nil)
+		return
+	}
+	unpacked := newLabel(i, "unpacked")
+	M := Load(Param("M"), GP64())
+	CMPQ(M, U32(multiPackMax(i)))
+	JA(LabelRef(unpacked))
+	steps(mp)
+	Label(unpacked)
+	steps(nil)
+}
+
+// multiPackBytes is the stack buffer into which Forward and Backward pack
+// a matrix of more than one chunk a row (AVX2: more than 24 float64
+// labels), chunk by chunk with rows padded to whole vectors: misaligned
+// loads straddle cache lines, and AVX2's Forward took 148 ns a position
+// at M = 48 (rows of whole cache lines) but 210 at M = 49. Packed, M = 49
+// took ×0.85 of the time, M = 45 ×0.83; but a 32 KiB buffer, all of L1
+// on the AMD EPYC measured, made M = 64 ×1.25 slower.
+const multiPackBytes = 20 << 10
+
+// packsMulti reports whether Forward and Backward of tier i pack rows of
+// more than one chunk (packMulti): in float64 only. An L-BFGS iteration
+// on UD English EWT (M = 49, one thread, CPU time, medians of 4 in turns
+// on the shared AMD EPYC) took ×0.90 of the time with float64 packing,
+// but ×1.1 with float32 packing too (49 float32 labels are 7 vectors, of
+// which the old split into 6 and 1 lost less to misalignment than
+// packing cost on EWT's short sentences), and ×0.94 without it.
+func packsMulti(i *ISA) bool { return !i.F32() }
+
+// multiPackMax is the largest M whose padded M×M matrix fits
+// multiPackBytes.
+func multiPackMax(i *ISA) int {
+	m := 0
+	for {
+		n := m + 1
+		if n*((n+i.W-1)/i.W)*i.Bytes > multiPackBytes {
+			return m
+		}
+		m = n
+	}
+}
+
+// packMulti reserves the buffer of multiPackBytes and, where M ≤
+// multiPackMax, packs the matrix param src into it chunk by chunk (the
+// chunks of chunkLoopStep): chunk c, from column j0, is M rows of its v
+// vectors at M·j0 elements from the start. It returns the buffer's slot.
+func packMulti(i *ISA, src string, j0l, rl Mem, stepl *Mem, nb int) *Mem {
+	mp := panel(multiPackBytes)
+	skip := newLabel(i, "nopack")
+	M := Load(Param("M"), GP64())
+	CMPQ(M, U32(multiPackMax(i)))
+	JA(LabelRef(skip))
+	chunkLoopStep(i, "mpack", j0l, rl, stepl, nb, func(v int, m Mask) {
+		j0 := ldq(j0l)
+		M := Load(Param("M"), GP64())
+		from := Load(Param(src).Base(), GP64())
+		LEAQ(Mem{Base: from, Index: j0, Scale: i.Sc()}, from)
+		to, _ := chunkBase(i, src, &mp, j0, v, nil)
+		M8 := GP64()
+		MOVQ(M, M8)
+		SHLQ(U8(i.Shift()), M8)
+		pack(i, from, M8, to, M, v, m, 0)
+	})
+	Label(skip)
+	return &mp
+}
+
+// chunkBase returns the address of the chunk of v vectors from column j0
+// of the matrix param src and its row stride: in the packed buffer mp if
+// not nil, else in src itself (whose stride, M·Size, is in the register
+// m8).
+func chunkBase(i *ISA, src string, mp *Mem, j0 reg.Register, v int, m8 reg.Register) (reg.GPVirtual, Op) {
+	if mp == nil {
+		q := GP64()
+		Load(Param(src).Base(), q)
+		LEAQ(Mem{Base: q, Index: j0, Scale: i.Sc()}, q)
+		return q, m8
+	}
+	off := Load(Param("M"), GP64())
+	IMULQ(j0, off)
+	q := ldq(*mp)
+	LEAQ(Mem{Base: q, Index: off, Scale: i.Sc()}, q)
+	return q, U32(v * i.Bytes)
 }
 
 // ---------------------------------------------------------------------------
@@ -742,6 +926,16 @@ func genBackward(i *ISA) {
 	Kernel(fn, 0, i.Sig("func(beta, scale, psi, et []%s, T, M int)"), "is the scaled backward pass over a whole sequence (see Backward);", "T ≥ 1, M ≥ 1, lengths checked by the caller.")
 	nb := seqVecs(i)
 	tl, invl, j0l, rl := local(), local(), local(), local()
+	var stepl *Mem
+	if balancedChunks(i) {
+		m := local()
+		stepl = &m
+		balancedStep(i, m, nb)
+	}
+	var tstart Mem
+	if balancedChunks(i) {
+		tstart = local()
+	}
 	// β_{T−1} = 1.
 	{
 		T := Load(Param("T"), GP64())
@@ -753,7 +947,14 @@ func genBackward(i *ISA) {
 		LEAQ(Mem{Base: beta, Index: T, Scale: i.Sc()}, beta)
 		fillOnes(i, "ones", beta, M.(reg.GPVirtual))
 	}
+	// The steps over more than one chunk a row: from multi, packed and
+	// not (multiVariants) on AVX2, not packed on AVX-512.
 	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
+	multi := loop
+	if balancedChunks(i) {
+		MOVQ(ldq(tl), tstart)
+		multi = newLabel(i, "bmulti")
+	}
 	// Up to packVecs vectors a row (one chunk), Eᵀ is packed and
 	// w = Ψ_{t+1}∘β_{t+1} is formed in row t of beta before the products
 	// overwrite it.
@@ -762,7 +963,7 @@ func genBackward(i *ISA) {
 	{
 		left := Load(Param("M"), GP64())
 		CMPQ(left, U32(packVecs*i.W))
-		JA(LabelRef(loop))
+		JA(LabelRef(multi))
 		nv, r := GP64(), GP64()
 		lastVec(i, left, nv, r)
 		MOVQ(r, rl)
@@ -811,53 +1012,69 @@ func genBackward(i *ISA) {
 		})
 		Ret()
 	}
-	Label(loop)
-	{
-		t := ldq(tl) // t+1 of the step computing β_t
-		TESTQ(t, t)
-		JZ(LabelRef(end))
-		scale := Load(Param("scale").Base(), GP64())
-		i.VMOVS(inverse(i, Mem{Base: scale, Index: t, Scale: i.Sc()}), invl)
+	var mp *Mem
+	if balancedChunks(i) {
+		Label(multi)
+		if packsMulti(i) {
+			mp = packMulti(i, "et", j0l, rl, stepl, nb)
+		}
 	}
-	chunkLoop(i, "bchunk", j0l, rl, nb, func(v int, m Mask) {
-		j0 := ldq(j0l)
-		M8 := rowBytes(i)
-		q := Load(Param("et").Base(), GP64())
-		LEAQ(Mem{Base: q, Index: j0, Scale: i.Sc()}, q)
-		off := ldq(tl)
-		IMULQ(M8, off) // (t+1)·M·8
-		p := Load(Param("beta").Base(), GP64())
-		ADDQ(off, p)
-		pp := Load(Param("psi").Base(), GP64())
-		ADDQ(off, pp)
-		n := Load(Param("M"), GP64())
-		cv := chunkVecs{i: i, n: v, m: m}
-		// As vecMat, but broadcasting Ψ_{t+1}·β_{t+1} formed on the fly.
-		b := &block{kb: 1, chains: 2, cols: cv, q: q, s2: M8, n: n,
-			bcast: func(_ int, dst reg.VecVirtual) {
-				x := XMM()
-				i.VMOVS(Mem{Base: pp}, x)
-				i.VMULS(Mem{Base: p}, x, x)
-				i.VBROADCAST(x, dst)
-			},
-			step: func() { ADDQ(U8(i.Size), p); ADDQ(U8(i.Size), pp) }}
-		acc := b.emit(i)[0]
-		cur := Load(Param("beta").Base(), GP64())
-		off = ldq(tl)
-		DECQ(off)
-		IMULQ(M8, off)
-		LEAQ(Mem{Base: off, Index: j0, Scale: i.Sc()}, off)
-		ADDQ(off, cur)
-		cv.scaleStore(acc, broadcast(i, invl), cur)
+	first := true
+	multiVariants(i, mp, func(mp *Mem) {
+		if !first {
+			loop, end = newLabel(i, "bt"), newLabel(i, "btend")
+		}
+		if balancedChunks(i) {
+			MOVQ(ldq(tstart), tl)
+		}
+		first = false
+		Label(loop)
+		{
+			t := ldq(tl) // t+1 of the step computing β_t
+			TESTQ(t, t)
+			JZ(LabelRef(end))
+			scale := Load(Param("scale").Base(), GP64())
+			i.VMOVS(inverse(i, Mem{Base: scale, Index: t, Scale: i.Sc()}), invl)
+		}
+		chunkLoopStep(i, "bchunk", j0l, rl, stepl, nb, func(v int, m Mask) {
+			j0 := ldq(j0l)
+			M8 := rowBytes(i)
+			q, qs := chunkBase(i, "et", mp, j0, v, M8)
+			off := ldq(tl)
+			IMULQ(M8, off) // (t+1)·M·8
+			p := Load(Param("beta").Base(), GP64())
+			ADDQ(off, p)
+			pp := Load(Param("psi").Base(), GP64())
+			ADDQ(off, pp)
+			n := Load(Param("M"), GP64())
+			cv := chunkVecs{i: i, n: v, m: m}
+			// As vecMat, but broadcasting Ψ_{t+1}·β_{t+1} formed on the fly.
+			b := &block{kb: 1, chains: 2, cols: chunkVecs{i: i, n: v, m: m, padded: mp != nil}, q: q, s2: qs, n: n,
+				bcast: func(_ int, dst reg.VecVirtual) {
+					x := XMM()
+					i.VMOVS(Mem{Base: pp}, x)
+					i.VMULS(Mem{Base: p}, x, x)
+					i.VBROADCAST(x, dst)
+				},
+				step: func() { ADDQ(U8(i.Size), p); ADDQ(U8(i.Size), pp) }}
+			acc := b.emit(i)[0]
+			cur := Load(Param("beta").Base(), GP64())
+			off = ldq(tl)
+			DECQ(off)
+			IMULQ(M8, off)
+			LEAQ(Mem{Base: off, Index: j0, Scale: i.Sc()}, off)
+			ADDQ(off, cur)
+			cv.scaleStore(acc, broadcast(i, invl), cur)
+		})
+		{
+			t := ldq(tl)
+			DECQ(t)
+			MOVQ(t, tl)
+			JMP(LabelRef(loop))
+		}
+		Label(end)
+		Ret()
 	})
-	{
-		t := ldq(tl)
-		DECQ(t)
-		MOVQ(t, tl)
-		JMP(LabelRef(loop))
-	}
-	Label(end)
-	Ret()
 }
 
 // ---------------------------------------------------------------------------
