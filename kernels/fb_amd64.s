@@ -890,22 +890,23 @@ fbAVX2_mpack_52:
 	CMPQ AX, CX
 	JAE  fbAVX2_mpackend_53
 	MOVQ 4768(SP), DX
+	MOVQ DX, BX
+	SHLQ $0x02, BX
 	SUBQ AX, CX
 	MOVQ DX, AX
-	MOVQ $0x00000004, BX
-	SHLQ $0x02, DX
-	CMPQ CX, DX
+	MOVQ $0x00000004, DX
+	CMPQ CX, BX
 	JAE  fbAVX2_full_54
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
-	MOVQ AX, BX
-	SHLQ $0x02, BX
-	SUBQ CX, BX
-	NEGQ BX
-	ADDQ $0x00000004, BX
+	MOVQ AX, DX
+	SHLQ $0x02, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000004, DX
 
 fbAVX2_full_54:
-	MOVQ    BX, 4760(SP)
+	MOVQ    DX, 4760(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_56
 	CMPQ    AX, $0x00000002
@@ -1143,22 +1144,23 @@ fbAVX2_chunk_71:
 	CMPQ AX, CX
 	JAE  fbAVX2_chunkend_72
 	MOVQ 4768(SP), DX
+	MOVQ DX, BX
+	SHLQ $0x02, BX
 	SUBQ AX, CX
 	MOVQ DX, AX
-	MOVQ $0x00000004, BX
-	SHLQ $0x02, DX
-	CMPQ CX, DX
+	MOVQ $0x00000004, DX
+	CMPQ CX, BX
 	JAE  fbAVX2_full_73
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
-	MOVQ AX, BX
-	SHLQ $0x02, BX
-	SUBQ CX, BX
-	NEGQ BX
-	ADDQ $0x00000004, BX
+	MOVQ AX, DX
+	SHLQ $0x02, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000004, DX
 
 fbAVX2_full_73:
-	MOVQ    BX, 4760(SP)
+	MOVQ    DX, 4760(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_75
 	CMPQ    AX, $0x00000002
@@ -1751,22 +1753,23 @@ fbAVX2_chunk_102:
 	CMPQ AX, CX
 	JAE  fbAVX2_chunkend_103
 	MOVQ 4768(SP), DX
+	MOVQ DX, BX
+	SHLQ $0x02, BX
 	SUBQ AX, CX
 	MOVQ DX, AX
-	MOVQ $0x00000004, BX
-	SHLQ $0x02, DX
-	CMPQ CX, DX
+	MOVQ $0x00000004, DX
+	CMPQ CX, BX
 	JAE  fbAVX2_full_104
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
-	MOVQ AX, BX
-	SHLQ $0x02, BX
-	SUBQ CX, BX
-	NEGQ BX
-	ADDQ $0x00000004, BX
+	MOVQ AX, DX
+	SHLQ $0x02, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000004, DX
 
 fbAVX2_full_104:
-	MOVQ    BX, 4760(SP)
+	MOVQ    DX, 4760(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_106
 	CMPQ    AX, $0x00000002
@@ -2355,7 +2358,7 @@ GLOBL fbone<>(SB), RODATA|NOPTR, $8
 
 // func backwardAVX2(beta []float64, scale []float64, psi []float64, et []float64, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·backwardAVX2(SB), $25280-112
+TEXT ·backwardAVX2(SB), $25272-112
 	MOVQ M+104(FP), AX
 	ADDQ $0x00000003, AX
 	SHRQ $0x02, AX
@@ -2411,12 +2414,10 @@ fbAVX2_ones_135_AVX2_tail:
 	VMASKMOVPD Y0, Y1, (DX)(AX*8)
 
 fbAVX2_ones_135_AVX2_end:
-	MOVQ    (SP), AX
-	MOVQ    AX, 40(SP)
-	LEAQ    48(SP), AX
+	LEAQ    40(SP), AX
 	ADDQ    $0x3f, AX
 	ANDQ    $-64, AX
-	MOVQ    AX, 4720(SP)
+	MOVQ    AX, 4712(SP)
 	MOVQ    M+104(FP), AX
 	CMPQ    AX, $0x00000018
 	JA      fbAVX2_bmulti_138
@@ -2447,7 +2448,7 @@ fbAVX2_ones_135_AVX2_end:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4720(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_146:
@@ -2501,7 +2502,7 @@ fbAVX2_pt_147:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 160(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4720(SP), DX
+	MOVQ       4712(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -2599,7 +2600,7 @@ fbAVX2_case5_144:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4720(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_152:
@@ -2648,7 +2649,7 @@ fbAVX2_pt_153:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 128(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4720(SP), DX
+	MOVQ       4712(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -2738,7 +2739,7 @@ fbAVX2_case4_143:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4720(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_158:
@@ -2782,7 +2783,7 @@ fbAVX2_pt_159:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 96(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4720(SP), DX
+	MOVQ       4712(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -2864,7 +2865,7 @@ fbAVX2_case3_142:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4720(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_164:
@@ -2903,7 +2904,7 @@ fbAVX2_pt_165:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 64(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4720(SP), DX
+	MOVQ       4712(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -2977,7 +2978,7 @@ fbAVX2_case2_141:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4720(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_170:
@@ -3011,7 +3012,7 @@ fbAVX2_pt_171:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, 32(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4720(SP), DX
+	MOVQ       4712(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -3077,7 +3078,7 @@ fbAVX2_case1_140:
 	MOVQ    AX, CX
 	SHLQ    $0x03, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    4720(SP), BX
+	MOVQ    4712(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_176:
@@ -3106,7 +3107,7 @@ fbAVX2_pt_177:
 	VMULPD     Y2, Y1, Y1
 	VMASKMOVPD Y1, Y0, (AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       4720(SP), DX
+	MOVQ       4712(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	MOVQ       CX, BX
@@ -3157,10 +3158,10 @@ fbAVX2_swend_139:
 	RET
 
 fbAVX2_bmulti_138:
-	LEAQ 4728(SP), AX
+	LEAQ 4720(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 25272(SP)
+	MOVQ AX, 25264(SP)
 	MOVQ M+104(FP), AX
 	CMPQ AX, $0x00000031
 	JA   fbAVX2_nopack_182
@@ -3172,22 +3173,23 @@ fbAVX2_mpack_183:
 	CMPQ AX, CX
 	JAE  fbAVX2_mpackend_184
 	MOVQ 32(SP), DX
+	MOVQ DX, BX
+	SHLQ $0x02, BX
 	SUBQ AX, CX
 	MOVQ DX, AX
-	MOVQ $0x00000004, BX
-	SHLQ $0x02, DX
-	CMPQ CX, DX
+	MOVQ $0x00000004, DX
+	CMPQ CX, BX
 	JAE  fbAVX2_full_185
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
-	MOVQ AX, BX
-	SHLQ $0x02, BX
-	SUBQ CX, BX
-	NEGQ BX
-	ADDQ $0x00000004, BX
+	MOVQ AX, DX
+	SHLQ $0x02, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000004, DX
 
 fbAVX2_full_185:
-	MOVQ    BX, 24(SP)
+	MOVQ    DX, 24(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_187
 	CMPQ    AX, $0x00000002
@@ -3209,7 +3211,7 @@ fbAVX2_full_185:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25272(SP), AX
+	MOVQ    25264(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3246,7 +3248,7 @@ fbAVX2_case5_191:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25272(SP), AX
+	MOVQ    25264(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3281,7 +3283,7 @@ fbAVX2_case4_190:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25272(SP), AX
+	MOVQ    25264(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3314,7 +3316,7 @@ fbAVX2_case3_189:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25272(SP), AX
+	MOVQ    25264(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3345,7 +3347,7 @@ fbAVX2_case2_188:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25272(SP), AX
+	MOVQ    25264(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3374,7 +3376,7 @@ fbAVX2_case1_187:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25272(SP), AX
+	MOVQ    25264(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3401,8 +3403,6 @@ fbAVX2_nopack_182:
 	MOVQ M+104(FP), AX
 	CMPQ AX, $0x00000031
 	JA   fbAVX2_unpacked_199
-	MOVQ 40(SP), AX
-	MOVQ AX, (SP)
 
 fbAVX2_bt_136:
 	MOVQ   (SP), AX
@@ -3420,22 +3420,23 @@ fbAVX2_bchunk_200:
 	CMPQ AX, CX
 	JAE  fbAVX2_bchunkend_201
 	MOVQ 32(SP), DX
+	MOVQ DX, BX
+	SHLQ $0x02, BX
 	SUBQ AX, CX
 	MOVQ DX, AX
-	MOVQ $0x00000004, BX
-	SHLQ $0x02, DX
-	CMPQ CX, DX
+	MOVQ $0x00000004, DX
+	CMPQ CX, BX
 	JAE  fbAVX2_full_202
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
-	MOVQ AX, BX
-	SHLQ $0x02, BX
-	SUBQ CX, BX
-	NEGQ BX
-	ADDQ $0x00000004, BX
+	MOVQ AX, DX
+	SHLQ $0x02, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000004, DX
 
 fbAVX2_full_202:
-	MOVQ    BX, 24(SP)
+	MOVQ    DX, 24(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_204
 	CMPQ    AX, $0x00000002
@@ -3456,7 +3457,7 @@ fbAVX2_full_202:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25272(SP), BX
+	MOVQ    25264(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3564,7 +3565,7 @@ fbAVX2_case5_208:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25272(SP), BX
+	MOVQ    25264(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3664,7 +3665,7 @@ fbAVX2_case4_207:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25272(SP), BX
+	MOVQ    25264(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3756,7 +3757,7 @@ fbAVX2_case3_206:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25272(SP), BX
+	MOVQ    25264(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3840,7 +3841,7 @@ fbAVX2_case2_205:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25272(SP), BX
+	MOVQ    25264(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3916,7 +3917,7 @@ fbAVX2_case1_204:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25272(SP), BX
+	MOVQ    25264(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3991,9 +3992,6 @@ fbAVX2_btend_137:
 	RET
 
 fbAVX2_unpacked_199:
-	MOVQ 40(SP), AX
-	MOVQ AX, (SP)
-
 fbAVX2_bt_228:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
@@ -4010,22 +4008,23 @@ fbAVX2_bchunk_230:
 	CMPQ AX, CX
 	JAE  fbAVX2_bchunkend_231
 	MOVQ 32(SP), DX
+	MOVQ DX, BX
+	SHLQ $0x02, BX
 	SUBQ AX, CX
 	MOVQ DX, AX
-	MOVQ $0x00000004, BX
-	SHLQ $0x02, DX
-	CMPQ CX, DX
+	MOVQ $0x00000004, DX
+	CMPQ CX, BX
 	JAE  fbAVX2_full_232
 	LEAQ 3(CX), AX
 	SHRQ $0x02, AX
-	MOVQ AX, BX
-	SHLQ $0x02, BX
-	SUBQ CX, BX
-	NEGQ BX
-	ADDQ $0x00000004, BX
+	MOVQ AX, DX
+	SHLQ $0x02, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000004, DX
 
 fbAVX2_full_232:
-	MOVQ    BX, 24(SP)
+	MOVQ    DX, 24(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_234
 	CMPQ    AX, $0x00000002
@@ -21967,22 +21966,23 @@ fbAVX2_chunk_1006:
 	CMPQ AX, CX
 	JAE  fbAVX2_chunkend_1007
 	MOVQ 9376(SP), DX
+	MOVQ DX, BX
+	SHLQ $0x03, BX
 	SUBQ AX, CX
 	MOVQ DX, AX
-	MOVQ $0x00000008, BX
-	SHLQ $0x03, DX
-	CMPQ CX, DX
+	MOVQ $0x00000008, DX
+	CMPQ CX, BX
 	JAE  fbAVX2_full_1008
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
-	MOVQ AX, BX
-	SHLQ $0x03, BX
-	SUBQ CX, BX
-	NEGQ BX
-	ADDQ $0x00000008, BX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
 
 fbAVX2_full_1008:
-	MOVQ    BX, 9368(SP)
+	MOVQ    DX, 9368(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_1010
 	CMPQ    AX, $0x00000002
@@ -22581,7 +22581,7 @@ GLOBL fbone32<>(SB), RODATA|NOPTR, $4
 
 // func backward32AVX2(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·backward32AVX2(SB), $9336-112
+TEXT ·backward32AVX2(SB), $9328-112
 	MOVQ M+104(FP), AX
 	ADDQ $0x00000007, AX
 	SHRQ $0x03, AX
@@ -22637,12 +22637,10 @@ fbAVX2_ones_1039_AVX2f32_tail:
 	VMASKMOVPS Y0, Y1, (DX)(AX*4)
 
 fbAVX2_ones_1039_AVX2f32_end:
-	MOVQ    (SP), AX
-	MOVQ    AX, 40(SP)
-	LEAQ    48(SP), AX
+	LEAQ    40(SP), AX
 	ADDQ    $0x3f, AX
 	ANDQ    $-64, AX
-	MOVQ    AX, 9328(SP)
+	MOVQ    AX, 9320(SP)
 	MOVQ    M+104(FP), AX
 	CMPQ    AX, $0x00000030
 	JA      fbAVX2_bmulti_1042
@@ -22673,7 +22671,7 @@ fbAVX2_ones_1039_AVX2f32_end:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9328(SP), BX
+	MOVQ    9320(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_1050:
@@ -22727,7 +22725,7 @@ fbAVX2_pt_1051:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 160(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9328(SP), DX
+	MOVQ       9320(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -22825,7 +22823,7 @@ fbAVX2_case5_1048:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9328(SP), BX
+	MOVQ    9320(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_1056:
@@ -22874,7 +22872,7 @@ fbAVX2_pt_1057:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 128(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9328(SP), DX
+	MOVQ       9320(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -22964,7 +22962,7 @@ fbAVX2_case4_1047:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9328(SP), BX
+	MOVQ    9320(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_1062:
@@ -23008,7 +23006,7 @@ fbAVX2_pt_1063:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 96(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9328(SP), DX
+	MOVQ       9320(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -23090,7 +23088,7 @@ fbAVX2_case3_1046:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9328(SP), BX
+	MOVQ    9320(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_1068:
@@ -23129,7 +23127,7 @@ fbAVX2_pt_1069:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 64(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9328(SP), DX
+	MOVQ       9320(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -23203,7 +23201,7 @@ fbAVX2_case2_1045:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9328(SP), BX
+	MOVQ    9320(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_1074:
@@ -23237,7 +23235,7 @@ fbAVX2_pt_1075:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, 32(AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9328(SP), DX
+	MOVQ       9320(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	VXORPD     Y3, Y3, Y3
@@ -23303,7 +23301,7 @@ fbAVX2_case1_1044:
 	MOVQ    AX, CX
 	SHLQ    $0x02, CX
 	MOVQ    et_base+72(FP), DX
-	MOVQ    9328(SP), BX
+	MOVQ    9320(SP), BX
 	MOVQ    BX, BX
 
 fbAVX2_pack_1080:
@@ -23332,7 +23330,7 @@ fbAVX2_pt_1081:
 	VMULPS     Y2, Y1, Y1
 	VMASKMOVPS Y1, Y0, (AX)
 	MOVQ       M+104(FP), CX
-	MOVQ       9328(SP), DX
+	MOVQ       9320(SP), DX
 	VXORPD     Y1, Y1, Y1
 	VXORPD     Y2, Y2, Y2
 	MOVQ       CX, BX
@@ -23383,9 +23381,6 @@ fbAVX2_swend_1043:
 	RET
 
 fbAVX2_bmulti_1042:
-	MOVQ 40(SP), AX
-	MOVQ AX, (SP)
-
 fbAVX2_bt_1040:
 	MOVQ   (SP), AX
 	TESTQ  AX, AX
@@ -23402,22 +23397,23 @@ fbAVX2_bchunk_1086:
 	CMPQ AX, CX
 	JAE  fbAVX2_bchunkend_1087
 	MOVQ 32(SP), DX
+	MOVQ DX, BX
+	SHLQ $0x03, BX
 	SUBQ AX, CX
 	MOVQ DX, AX
-	MOVQ $0x00000008, BX
-	SHLQ $0x03, DX
-	CMPQ CX, DX
+	MOVQ $0x00000008, DX
+	CMPQ CX, BX
 	JAE  fbAVX2_full_1088
 	LEAQ 7(CX), AX
 	SHRQ $0x03, AX
-	MOVQ AX, BX
-	SHLQ $0x03, BX
-	SUBQ CX, BX
-	NEGQ BX
-	ADDQ $0x00000008, BX
+	MOVQ AX, DX
+	SHLQ $0x03, DX
+	SUBQ CX, DX
+	NEGQ DX
+	ADDQ $0x00000008, DX
 
 fbAVX2_full_1088:
-	MOVQ    BX, 24(SP)
+	MOVQ    DX, 24(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_1090
 	CMPQ    AX, $0x00000002

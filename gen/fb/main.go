@@ -428,14 +428,20 @@ func normalizeRow(i *ISA, dst, src, n reg.Register, out Mem) {
 // M, the number of vectors nv (1..nbMax) and the lane count r (1..W) of its
 // last vector.
 func chunk(i *ISA, M, j0 reg.Register, nbMax int) (nv, r reg.GPVirtual) {
+	return chunkOf(i, M, j0, U32(nbMax), U32(nbMax*i.W))
+}
+
+// chunkOf is chunk for a chunk of up to n vectors, sw = n·W lanes (each an
+// immediate or a register).
+func chunkOf(i *ISA, M, j0 reg.Register, n, sw Op) (nv, r reg.GPVirtual) {
 	nv, r = GP64(), GP64()
 	left := GP64()
 	MOVQ(M, left)
 	SUBQ(j0, left)
 	full := newLabel(i, "full")
-	MOVQ(U32(nbMax), nv)
+	MOVQ(n, nv)
 	MOVQ(U32(i.W), r)
-	CMPQ(left, U32(nbMax*i.W))
+	CMPQ(left, sw)
 	JAE(LabelRef(full))
 	lastVec(i, left, nv, r)
 	Label(full)
@@ -563,7 +569,11 @@ func chunkLoopStep(i *ISA, tag string, j0l, rl Mem, stepl *Mem, nb int, body fun
 	JAE(LabelRef(end))
 	var nv, r reg.GPVirtual
 	if stepl != nil {
-		nv, r = chunkN(i, M, j0, ldq(*stepl))
+		n := ldq(*stepl)
+		sw := GP64()
+		MOVQ(n, sw)
+		SHLQ(U8(log2(i.W)), sw)
+		nv, r = chunkOf(i, M, j0, n, sw)
 	} else {
 		nv, r = chunk(i, M, j0, nb)
 	}
@@ -584,12 +594,11 @@ func chunkLoopStep(i *ISA, tag string, j0l, rl Mem, stepl *Mem, nb int, body fun
 
 // balancedChunks reports whether the sequence kernels of tier i split a
 // row of more than nb vectors into chunks of equal size (to a vector)
-// rather than into chunks of nb and a rest. A rest of one or two vectors
-// is two or four dependent FMA chains over all M rows, mostly latency:
-// AVX2's Forward at M = 25 and 28 (6 + 1 and 6 + 2 vectors, now 4 + 3
-// and 4 + 4) took ×0.9 of the time (thread CPU, best of 3, in turns).
+// rather than into chunks of nb and a rest: a rest of one or two vectors
+// is two or four dependent FMA chains over all M rows, mostly latency.
 // Only where measured and tested: the AVX-512 kernels keep their chunks
-// until checked on an AVX-512 machine.
+// until checked on an AVX-512 machine. (Its effect and packMulti's,
+// together, at multiPackBytes.)
 func balancedChunks(i *ISA) bool { return !i.Is512() }
 
 // balancedStep stores in the slot stepl the chunk size, in vectors, that
@@ -624,25 +633,6 @@ func balancedStep(i *ISA, stepl Mem, nb int) {
 	JMP(LabelRef(sl))
 	Label(se)
 	MOVQ(s, stepl)
-}
-
-// chunkN is chunk with a chunk size of s vectors held in a register.
-func chunkN(i *ISA, M, j0, s reg.Register) (nv, r reg.GPVirtual) {
-	nv, r = GP64(), GP64()
-	left := GP64()
-	MOVQ(M, left)
-	SUBQ(j0, left)
-	full := newLabel(i, "full")
-	MOVQ(s, nv)
-	MOVQ(U32(i.W), r)
-	sw := GP64()
-	MOVQ(s, sw)
-	SHLQ(U8(log2(i.W)), sw)
-	CMPQ(left, sw)
-	JAE(LabelRef(full))
-	lastVec(i, left, nv, r)
-	Label(full)
-	return nv, r
 }
 
 // packPanel packs the current chunk (v vectors from column j0l, the last
@@ -847,16 +837,20 @@ func multiVariants(i *ISA, mp *Mem, steps func(mp *Mem)) {
 // multiPackBytes is the stack buffer into which Forward and Backward pack
 // a matrix of more than one chunk a row (AVX2: more than 24 float64
 // labels), chunk by chunk with rows padded to whole vectors: misaligned
-// loads straddle cache lines, and AVX2's Forward took 148 ns a position
-// at M = 48 (rows of whole cache lines) but 210 at M = 49. Packed, M = 49
-// took ×0.85 of the time, M = 45 ×0.83; but a 32 KiB buffer, all of L1
-// on the AMD EPYC measured, made M = 64 ×1.25 slower.
+// loads straddle cache lines. With equal chunks, `simdcrf-bench kernels
+// -impl avx2 -kernels forward,backward -labels 25,45,48,49,64 -count 5`,
+// builds before and after in turns, medians of 3 (shared AMD EPYC, quiet):
+// Forward ×1.08 / ×1.36 / ×0.99 / ×1.12 / ×0.97 faster, Backward ×1.07 /
+// ×1.08 / ×0.91 / ×1.10 / ×0.97 (M = 48 and 64: rows of whole lines
+// already, the copy is cost; 64 is not packed). A 32 KiB buffer, all of
+// L1 here, made M = 64 slower (×0.8, thread CPU time).
 const multiPackBytes = 20 << 10
 
 // packsMulti reports whether Forward and Backward of tier i pack rows of
 // more than one chunk (packMulti): in float64 only. An L-BFGS iteration
-// on UD English EWT (M = 49, one thread, CPU time, medians of 4 in turns
-// on the shared AMD EPYC) took ×0.90 of the time with float64 packing,
+// on UD English EWT (M = 49; `simdcrf-bench phases -tasks ewt-xpos
+// -threads 1 -iterations 5`, CPU ms, builds in turns, medians of 4, on the
+// shared AMD EPYC) took ×0.90 of the time with float64 packing,
 // but ×1.1 with float32 packing too (49 float32 labels are 7 vectors, of
 // which the old split into 6 and 1 lost less to misalignment than
 // packing cost on EWT's short sentences), and ×0.94 without it.
@@ -932,10 +926,6 @@ func genBackward(i *ISA) {
 		stepl = &m
 		balancedStep(i, m, nb)
 	}
-	var tstart Mem
-	if balancedChunks(i) {
-		tstart = local()
-	}
 	// β_{T−1} = 1.
 	{
 		T := Load(Param("T"), GP64())
@@ -952,7 +942,6 @@ func genBackward(i *ISA) {
 	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
 	multi := loop
 	if balancedChunks(i) {
-		MOVQ(ldq(tl), tstart)
 		multi = newLabel(i, "bmulti")
 	}
 	// Up to packVecs vectors a row (one chunk), Eᵀ is packed and
@@ -1023,9 +1012,6 @@ func genBackward(i *ISA) {
 	multiVariants(i, mp, func(mp *Mem) {
 		if !first {
 			loop, end = newLabel(i, "bt"), newLabel(i, "btend")
-		}
-		if balancedChunks(i) {
-			MOVQ(ldq(tstart), tl)
 		}
 		first = false
 		Label(loop)
