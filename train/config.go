@@ -90,8 +90,23 @@ type Config struct {
 	// without transitions over the same features; the sets it keeps are
 	// then fixed for the whole training, the pruned objective is smooth,
 	// and L-BFGS ends on the stopping rule; the model stores the pruner
-	// and tags over its sets). "" is "self".
+	// and tags over its sets), or "first" (MarMoT's cascade one step
+	// further: the zeroth-order pruner, then a first-order CRF trained
+	// over its sets, whose posterior marginals, forward–backward over
+	// those sets, narrow them to at most PruneFirstMax labels, fixed for
+	// the model's training, which starts from the first-order weights;
+	// the model stores both pruners and tags over the narrowed sets). ""
+	// is "self".
 	PruneBy string
+	// PruneFirstMax and PruneFirstThreshold are the first-order pruner's
+	// rule (PruneBy "first"; -p prune.first_max, prune.first_threshold):
+	// a position keeps, of its zeroth-order set, the labels whose
+	// posterior marginal is at least PruneFirstThreshold times the best
+	// one (0.01; in tagging: training keeps the PruneFirstMax best, as
+	// the zeroth-order sets do), at most PruneFirstMax of them (0: half of
+	// PruneMax, rounded up), the gold label always in training.
+	PruneFirstMax       int
+	PruneFirstThreshold float64
 	// PrunerIterations caps the pruner's L-BFGS iterations (-p
 	// prune.pruner_iterations; 0: to its stopping rule). The pruner
 	// only ranks labels, and a rough one ranks them well enough (see
@@ -103,7 +118,8 @@ type Config struct {
 	// MinFreq times), as CRFsuite keeps the bigrams seen. Second-order
 	// inference runs over pairs of labels, so order 2 trains and tags
 	// over the pruned lattice of a zeroth-order pruner (PruneBy "zeroth",
-	// PruneMax > 0: MarMoT's cascade), with lbfgs or l1 in float64.
+	// PruneMax > 0: MarMoT's cascade) or of a first-order one after it
+	// (PruneBy "first"), with lbfgs or l1 in float64.
 	Order int
 	// SubLabels, if > 0, adds weights on the first SubLabels parts
 	// (bytes) of the labels, shared by every label with that part
@@ -217,8 +233,9 @@ type Progress struct {
 	Seconds float64 // of this iteration
 	Step    float64 // line search step (sgd: learning rate)
 	Evals   int     // function evaluations of the line search
-	// Pruner marks the iterations of the zeroth-order pruner's training
-	// (Config.PruneBy "zeroth"), which come first.
+	// Pruner marks the iterations of the pruners' training, which come
+	// first: the zeroth-order pruner's (Config.PruneBy "zeroth" and
+	// "first"), then the first-order one's (PruneBy "first").
 	Pruner bool
 }
 
@@ -242,6 +259,7 @@ func Defaults(algorithm string) (Config, error) {
 		Seed:                  1,
 		HoldoutEvery:          1,
 		PruneThreshold:        0.01,
+		PruneFirstThreshold:   0.01,
 	}
 	switch algorithm {
 	case "lbfgs", "":
@@ -269,7 +287,8 @@ func Defaults(algorithm string) (Config, error) {
 // (feature.candidates, feature.sublabels, feature.sublabel_spans,
 // feature.bigram_pairs, transitions, threads, seed, holdout_every,
 // precision, prune.max, prune.threshold, prune.by,
-// prune.pruner_iterations, order). Unknown names and bad values
+// prune.pruner_iterations, prune.first_max, prune.first_threshold,
+// order). Unknown names and bad values
 // are errors.
 func (c *Config) Set(name, value string) error {
 	value = strings.TrimSpace(value)
@@ -358,6 +377,10 @@ func (c *Config) Set(name, value string) error {
 		return integer(&c.PruneMax, 0, "an integer ≥ 0 (0: no pruning)")
 	case "prune.threshold":
 		return num(&c.PruneThreshold, func(v float64) bool { return v >= 0 && v <= 1 }, "a number in [0, 1]")
+	case "prune.first_max":
+		return integer(&c.PruneFirstMax, 0, "an integer ≥ 0 (0: half of prune.max)")
+	case "prune.first_threshold":
+		return num(&c.PruneFirstThreshold, func(v float64) bool { return v >= 0 && v <= 1 }, "a number in [0, 1]")
 	case "prune.pruner_iterations":
 		return integer(&c.PrunerIterations, 0, "an integer ≥ 0 (0: to the stopping rule)")
 	case "order":
@@ -369,11 +392,11 @@ func (c *Config) Set(name, value string) error {
 		return bad("1 or 2")
 	case "prune.by":
 		switch value {
-		case "self", "zeroth":
+		case "self", "zeroth", "first":
 			c.PruneBy = value
 			return nil
 		}
-		return bad("self or zeroth")
+		return bad("self, zeroth or first")
 	case "feature.bigram_pairs":
 		switch value {
 		case BigramPairsSeen, BigramPairsAll:
@@ -449,9 +472,12 @@ func (c *Config) check() error {
 		return fmt.Errorf("train: prune.max is for lbfgs and l1, not %s", c.Algorithm)
 	}
 	switch c.PruneBy {
-	case "", "self", "zeroth":
+	case "", "self", "zeroth", "first":
 	default:
-		return fmt.Errorf("train: prune.by %q: want self or zeroth", c.PruneBy)
+		return fmt.Errorf("train: prune.by %q: want self, zeroth or first", c.PruneBy)
+	}
+	if c.PruneFirstMax < 0 || !(c.PruneFirstThreshold >= 0 && c.PruneFirstThreshold <= 1) {
+		return fmt.Errorf("train: prune.first_max %d, prune.first_threshold %v: want an integer ≥ 0 and a number in [0, 1]", c.PruneFirstMax, c.PruneFirstThreshold)
 	}
 	switch c.Order {
 	case 0, 1:
@@ -459,8 +485,8 @@ func (c *Config) check() error {
 		if c.Algorithm != "lbfgs" && c.Algorithm != "l1" {
 			return fmt.Errorf("train: order=2 is for lbfgs and l1, not %s", c.Algorithm)
 		}
-		if c.PruneMax <= 0 || c.PruneBy != "zeroth" {
-			return fmt.Errorf("train: order=2 trains over a pruned lattice: it needs prune.max > 0 and prune.by=zeroth")
+		if c.PruneMax <= 0 || c.PruneBy != "zeroth" && c.PruneBy != "first" {
+			return fmt.Errorf("train: order=2 trains over a pruned lattice: it needs prune.max > 0 and prune.by=zeroth or first")
 		}
 		if c.Precision == "float32" {
 			return fmt.Errorf("train: order=2 is float64 only")

@@ -64,6 +64,9 @@ type paramSpace struct {
 	// training), their scores those of the last evaluation; nil for
 	// order 1.
 	tri *engine.Trigrams
+	// noTri holds the trigram weights at 0: the first-order pruner's
+	// training (Config.PruneBy "first") before an order-2 model's.
+	noTri bool
 }
 
 // triOff returns the offset of the trigram weights in θ.
@@ -78,8 +81,9 @@ func (md *paramSpace) nTri() int {
 }
 
 // order2 reports whether evaluations run second-order chains (not in the
-// pruner's training, which has no transitions).
-func (md *paramSpace) order2() bool { return md.tri != nil && !md.noTrans }
+// pruners' training: the zeroth-order one has no transitions, the
+// first-order one holds the trigrams at 0).
+func (md *paramSpace) order2() bool { return md.tri != nil && !md.noTrans && !md.noTri }
 
 // subTransOff returns the offset of U in θ.
 func (md *paramSpace) subTransOff() int { return md.nParams + len(md.sub.IDs) }

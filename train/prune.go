@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/internal/prune"
@@ -45,13 +46,28 @@ type pruning struct {
 	w0    []float64
 	w0Sub []float64 // its sub-label weights (Config.SubLabels), or nil
 	fixed [][][]int32
+	// With a first-order pruner too (Config.PruneBy "first",
+	// trainFirst): its rule, its parameters θ[:nParams] (state weights,
+	// then transitions), sub-label weights and transitions; fixed then
+	// holds the sets it narrowed.
+	p1    prune.Rule
+	w1    []float64
+	w1Sub []float64
+	tr1   *engine.Transitions
 }
 
 func newPruning(cfg *Config) *pruning {
 	if cfg.PruneMax <= 0 {
 		return nil
 	}
-	return &pruning{p: prune.Rule{Max: cfg.PruneMax, Threshold: cfg.PruneThreshold}}
+	k1 := cfg.PruneFirstMax
+	if k1 == 0 {
+		k1 = (cfg.PruneMax + 1) / 2
+	}
+	return &pruning{
+		p:  prune.Rule{Max: cfg.PruneMax, Threshold: cfg.PruneThreshold},
+		p1: prune.Rule{Max: k1, Threshold: cfg.PruneFirstThreshold},
+	}
 }
 
 // apply returns the chain options of a sequence with labels gold (nil when
@@ -194,19 +210,143 @@ func (t *trainer) fixSets(w0 []float64) ([][][]int32, error) {
 		if md.allowed != nil {
 			cands = md.allowed[i]
 		}
-		s := rule.Sets(&b.pb, emit, md.m, cands, y)
-		k := 0
-		for _, st := range s {
-			k += len(st)
-		}
-		flat := make([]int32, 0, k)
-		out := make([][]int32, T)
-		for p, st := range s {
-			flat = append(flat, st...)
-			out[p] = flat[len(flat)-len(st):]
-		}
-		sets[i] = out
+		sets[i] = copySets(rule.Sets(&b.pb, emit, md.m, cands, y))
 		return nil
 	})
 	return sets, err
+}
+
+// trainFirst trains the first-order pruner of Config.PruneBy "first" into
+// theta, after trainPruner: the model's first-order part (state,
+// transition and sub-label weights, the trigrams held at 0) over the
+// zeroth-order pruner's fixed sets, with the same regularisation and
+// stopping rule. It then narrows each training sequence's sets to the
+// labels its posterior marginals rank highest (forward–backward over the
+// zeroth-order sets), gold label included, and fixes those for the
+// model's training, which starts from theta as this leaves it. This is
+// MarMoT's cascade one order further (Müller, Schmid and Schütze, EMNLP
+// 2013): a first-order lattice prunes the second-order one with the
+// context the zeroth-order pruner lacks.
+func (t *trainer) trainFirst(theta []float64) (qnResult, error) {
+	md := t.md
+	md1 := *md
+	md1.noTri = true
+	if md.sub != nil { // its own, whose W the evaluations set
+		s := *md.sub
+		md1.sub = &s
+	}
+	cfg1 := *t.cfg
+	cfg1.Holdout = nil
+	if p := t.cfg.Progress; p != nil {
+		cfg1.Progress = func(pr Progress) {
+			pr.Pruner = true
+			p(pr)
+		}
+	}
+	t1 := *t
+	t1.md, t1.cfg, t1.hold = &md1, &cfg1, nil
+	res, err := t1.quasiNewton(theta)
+	if err != nil || t.stopped() {
+		return res, err
+	}
+	pr := md.prune
+	pr.w1 = append([]float64(nil), theta[:md.nParams]...)
+	if md.sub != nil {
+		pr.w1Sub = append([]float64(nil), theta[md.nParams:md.nParams+len(md.sub.IDs)]...)
+	}
+	if pr.tr1, err = md.transitions(theta, make([]engine.Exception, len(md.excs))); err != nil {
+		return res, fmt.Errorf("train: the first-order pruner's transitions: %w", err)
+	}
+	pr.fixed, err = t.firstSets()
+	return res, err
+}
+
+// firstBuf is the scratch of the first-order pruner's sets (one per
+// worker).
+type firstBuf struct {
+	pb   prune.Buf
+	emit []float64
+	marg []float64
+	sbuf []float64
+}
+
+// firstSub returns the first-order pruner's sub-label weights as a
+// SubLabels (nil without sub-labels).
+func (pr *pruning) firstSub(md *paramSpace) *sparse.SubLabels {
+	if md.sub == nil || pr.w1Sub == nil {
+		return nil
+	}
+	s := *md.sub
+	s.W = pr.w1Sub
+	return &s
+}
+
+// narrow returns the labels of sets0 (a chain's zeroth-order sets) that
+// the first-order pruner keeps under rule, with gold (nil: none): its
+// emission scores of sequence i of sc (corpus c), at the labels of sets0,
+// its posterior marginals over sets0, and rule on their logarithms. The
+// sets are views into b.pb, valid until its next use.
+func (pr *pruning) narrow(md *paramSpace, ws *engine.Workspace, b *firstBuf, rule prune.Rule, sc *splitCorpus, c *sparse.Corpus, i int, ps *sparse.SubLabels, sets0 [][]int32, gold []int32) ([][]int32, error) {
+	T, m := len(sets0), md.m
+	b.emit, b.marg = growF(b.emit, T*m), growF(b.marg, T*m)
+	emit, marg := b.emit[:T*m], b.marg[:T*m]
+	md.hy.score(pr.w1, emit, sc, i)
+	if ps != nil {
+		b.sbuf = growF(b.sbuf, T*ps.NSub)
+		ps.AddScores(emit, c.Seq(i), b.sbuf)
+	}
+	co := engine.ChainOptions{Allowed: sets0}
+	if _, err := pr.tr1.Posteriors(ws, emit, &co, &engine.Posteriors{Marginals: marg}); err != nil {
+		return nil, err
+	}
+	for t, set := range sets0 {
+		row := marg[t*m : (t+1)*m]
+		for _, y := range set {
+			row[y] = math.Log(row[y])
+		}
+	}
+	return rule.Sets(&b.pb, marg, m, sets0, gold), nil
+}
+
+// firstSets returns each training sequence's sets narrowed by the
+// first-order pruner from the zeroth-order ones (pr.fixed), gold label
+// included: copies, one block per sequence. As fixSets, by the cap alone.
+func (t *trainer) firstSets() ([][][]int32, error) {
+	md, d := t.md, t.d
+	pr := md.prune
+	rule := pr.p1
+	rule.Threshold = 0
+	sc := md.hy.split(d.Corpus)
+	n := d.Corpus.Len()
+	sets := make([][][]int32, n)
+	ps := pr.firstSub(md)
+	bufs := make([]firstBuf, t.pool.Threads())
+	err := t.pool.Run(n, func(ws *engine.Workspace, w, i int) error {
+		y := sc.labels[i]
+		if len(y) == 0 {
+			return nil
+		}
+		s, err := pr.narrow(md, ws, &bufs[w], rule, sc, d.Corpus, i, ps, pr.fixed[i], y)
+		if err != nil {
+			return err
+		}
+		sets[i] = copySets(s)
+		return nil
+	})
+	return sets, err
+}
+
+// copySets returns a copy of sets in one block.
+func copySets(s [][]int32) [][]int32 {
+	k := 0
+	for _, st := range s {
+		k += len(st)
+	}
+	flat := make([]int32, 0, k)
+	out := make([][]int32, len(s))
+	for p, st := range s {
+		flat = append(flat, st...)
+		out[p] = flat[len(flat)-len(st) : len(flat) : len(flat)]
+	}
+	return out
 }

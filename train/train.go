@@ -79,6 +79,10 @@ type Result struct {
 	PrunerIterations int
 	PrunerLoss       float64
 	PrunerReason     string
+	// Pruner1 is the first-order pruner (Config.PruneBy "first"), which
+	// narrows the zeroth-order pruner's sets before the model sees them,
+	// in training and tagging alike; nil without.
+	Pruner1 *FirstOrderPruner
 	// Sub holds the trained sub-label weights (Config.SubLabels); nil
 	// without.
 	Sub *sparse.SubLabels
@@ -94,6 +98,21 @@ type Result struct {
 	BigramPtr     []int32
 	BigramPairs   []int32
 	BigramWeights []float64
+}
+
+// FirstOrderPruner is a first-order CRF over the model's state features
+// (Config.PruneBy "first"): its posterior marginals over the zeroth-order
+// pruner's sets keep, at each position, the labels Rule lets through
+// (prune.Rule on their logarithms, within the zeroth-order set).
+type FirstOrderPruner struct {
+	Rule  prune.Rule
+	State sparse.Weights      // over Result.Pattern, in Result.Layout, as Result.State
+	Trans *engine.Transitions // the structure of Result.Trans
+	Sub   []float64           // its sub-label weights (as Result.Sub.W), or nil
+	// Its training took Iterations, ended at Loss, for Reason.
+	Iterations int
+	Loss       float64
+	Reason     string
 }
 
 // checkHoldout checks holdout data, whose gold labels may be
@@ -219,12 +238,17 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 
 	t := &trainer{ctx: ctx, d: d, cfg: &cfg, md: md, pool: pool, stop: &stop}
 	theta := sparse.MakeParams(md.nTotal())
-	var pres qnResult // the pruner's training (Config.PruneBy "zeroth")
-	if md.prune != nil && cfg.PruneBy == "zeroth" {
+	var pres, fres qnResult // the pruners' training (Config.PruneBy "zeroth", "first")
+	if md.prune != nil && (cfg.PruneBy == "zeroth" || cfg.PruneBy == "first") {
 		// (Cancelled there, the model's training stops at once, and the
 		// result is the pruner's last weights, pruning itself.)
 		if pres, err = t.trainPruner(theta); err != nil {
 			return nil, err
+		}
+		if cfg.PruneBy == "first" && !t.stopped() {
+			if fres, err = t.trainFirst(theta); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var res qnResult
@@ -291,6 +315,19 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 			}
 			r.PrunerIterations, r.PrunerLoss, r.PrunerReason = pres.iters, pres.fx, pres.reason
 		}
+		if pr := md.prune; pr.w1 != nil {
+			pw := sparse.MakeParams(nOut)
+			ps, err := sparse.New(md.layout, md.pattern, pw)
+			if err != nil {
+				return nil, err
+			}
+			md.hy.export(pr.w1, md.pattern, ps)
+			r.Pruner1 = &FirstOrderPruner{Rule: pr.p1, State: ps, Trans: pr.tr1,
+				Iterations: fres.iters, Loss: fres.fx, Reason: fres.reason}
+			if sub := pr.firstSub(md); sub != nil {
+				r.Pruner1.Sub = sub.W
+			}
+		}
 	}
 	if b := md.big; b != nil {
 		r.BigramPtr, r.BigramPairs = b.ptr, b.pairs
@@ -311,6 +348,7 @@ type trainer struct {
 	hold   []holdBuf
 	holdSC *splitCorpus
 	holdPS *sparse.SubLabels // the pruner's sub-label weights (PruneBy "zeroth")
+	holdP1 *sparse.SubLabels // the first-order pruner's (PruneBy "first")
 	counts []int             // activePar's per block
 }
 
@@ -322,6 +360,7 @@ type holdBuf struct {
 	bb      bigramBuf
 	pb      prune.Buf
 	pruned  [][]int32 // the pruner's sets (Config.PruneBy "zeroth")
+	first   firstBuf  // the first-order pruner's (PruneBy "first")
 	correct int64
 	_       [64]byte
 }
@@ -499,6 +538,7 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		t.holdSC = md.hy.split(h.Corpus)
 		if md.prune != nil {
 			t.holdPS = md.prune.prunerSub(md)
+			t.holdP1 = md.prune.firstSub(md)
 		}
 		t.hold = make([]holdBuf, t.pool.Threads())
 		n := h.Corpus.MaxLen()
@@ -541,6 +581,13 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 				cands = md.holdAllowed[i]
 			}
 			hb.pruned = md.prune.p.Sets(&hb.pb, emit, md.m, cands, nil)
+			if md.prune.w1 != nil { // narrowed by the first-order pruner
+				var err error
+				hb.pruned, err = md.prune.narrow(md, ws, &hb.first, md.prune.p1, t.holdSC, h.Corpus, i, t.holdP1, hb.pruned, nil)
+				if err != nil {
+					return err
+				}
+			}
 		}
 		md.hy.score(theta, emit, t.holdSC, i)
 		if md.sub != nil {
