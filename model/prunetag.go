@@ -42,7 +42,7 @@ func (m *Model) pruneSection() []section {
 	if m.PrunerSub != nil {
 		secs = append(secs, section{secPrunerSub, leBytes(m.PrunerSub)})
 	}
-	return secs
+	return append(secs, m.pruner1Sections()...)
 }
 
 // ruleBytes encodes a pruning rule as section 20 holds it: uint32 Max,
