@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/internal/prune"
@@ -198,4 +199,47 @@ func parsePruner1(name string, secs map[uint32][]byte, m *Model) error {
 	}
 	m.Pruner1 = p
 	return nil
+}
+
+// pruned1 narrows the zeroth-order sets s0 of s (checked) by the
+// first-order pruner (Model.Pruner1): its emission scores at s0's labels,
+// forward–backward over s0, and its rule over the log marginals within
+// s0. The sets are views into w.prune1 (s0 are views into w.prune).
+func (t *Tagger) pruned1(w *work, s sparse.Seq, s0 [][]int32) ([][]int32, error) {
+	p := t.m.Pruner1
+	M := t.m.State.Labels()
+	n := s.Len() * M
+	w.p1emit = resize(w.p1emit, n)
+	w.p1marg = resize(w.p1marg, n)
+	emit, marg := w.p1emit, w.p1marg
+	if t.p1hot != nil {
+		t.p1hot.score(w, p.State.(*sparse.Sparse), emit, s, s0)
+	} else {
+		p.State.Score(emit, s)
+	}
+	if t.p1sub != nil {
+		w.sbuf = resize(w.sbuf, s.Len()*t.p1sub.NSub)
+		t.p1sub.AddScoresSets(emit, s, w.sbuf, s0)
+	}
+	// (in the work, as the options and posteriors of Tag: taking their
+	// addresses here would allocate)
+	w.co1 = engine.ChainOptions{Allowed: s0}
+	w.post1 = engine.Posteriors{Marginals: marg}
+	if _, err := p.Trans.Posteriors(w.ws, emit, &w.co1, &w.post1); err != nil {
+		return nil, err
+	}
+	// The rule reads s0's labels alone: their logs suffice (a nil set
+	// is all labels).
+	for i, set := range s0 {
+		row := marg[i*M : (i+1)*M]
+		if set == nil {
+			for y, v := range row {
+				row[y] = math.Log(v)
+			}
+		}
+		for _, y := range set {
+			row[y] = math.Log(row[y])
+		}
+	}
+	return p.Rule.Sets(&w.prune1, marg, M, s0, nil), nil
 }

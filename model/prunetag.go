@@ -177,7 +177,8 @@ func samePattern(a, b *sparse.Pattern) bool {
 
 // PrunedSets returns the labels each position of s is tagged over under
 // the model's pruning (Prune, from the pruner's scores when it has a
-// Pruner), within the lexicon entries cands (as Options.Candidates):
+// Pruner, narrowed by Pruner1 when it has one), within the lexicon
+// entries cands (as Options.Candidates):
 // copies, appended to dst[:0]. Without pruning it returns nil.
 func (t *Tagger) PrunedSets(dst [][]int32, s sparse.Seq, cands []int32) ([][]int32, error) {
 	if t.m.Prune == nil {
