@@ -67,6 +67,14 @@ func (m *Model) Dump(w io.Writer, top int) error {
 			by = fmt.Sprintf("a zeroth-order pruner's (%d weights)", m.Pruner.NumParams())
 		}
 		fmt.Fprintf(bw, "PRUNING = at most %d labels per position, softmax ≥ %g × the best, of %s\n\n", p.Max, p.Threshold, by)
+		if p1 := m.Pruner1; p1 != nil {
+			sub := ""
+			if p1.Sub != nil {
+				sub = fmt.Sprintf(", %d sub-label weights", len(p1.Sub))
+			}
+			fmt.Fprintf(bw, "FIRST_ORDER_PRUNING = within those, at most %d labels per position, marginal ≥ %g × the best, of a first-order pruner's (%d weights, %v transitions%s)\n\n",
+				p1.Rule.Max, p1.Rule.Threshold, p1.State.NumParams(), p1.Trans.Structure(), sub)
+		}
 	}
 	if g := m.Meta.Spec.Guesser; g != nil {
 		known, rare, suffixes := g.Len()

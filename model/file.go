@@ -510,6 +510,7 @@ func parse(name string, buf []byte) (*Model, error) {
 			return bad("damaged section table: section kind %d twice", kind)
 		}
 		if (kind < secMeta || kind > secLast) && (kind < secLexFirst || kind > secLexLast) && kind != secPrune && kind != secPruner && kind != secPrunerSub &&
+			(kind < secPruner1Rule || kind > secPruner1Sub) &&
 			kind != secTrigrams && kind != secTrigramScores && kind != secGuesser &&
 			(kind < secBigramFirst || kind > secBigramLast) {
 			if flags&flagNeeded != 0 {
@@ -686,6 +687,9 @@ func parse(name string, buf []byte) (*Model, error) {
 		return nil, err
 	}
 	if err := parsePrune(name, secs, m); err != nil {
+		return nil, err
+	}
+	if err := parsePruner1(name, secs, m); err != nil {
 		return nil, err
 	}
 	if m.Bigram, err = parseBigrams(name, secs, int(M)); err != nil {

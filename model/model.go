@@ -52,7 +52,9 @@
 // section they are marked needed, so that a reader that does not know
 // them refuses the file instead of tagging without them. Sections 21–22
 // hold a zeroth-order pruner (prune.go), 32–33 label trigrams
-// (order2.go), 34 the unknown-word guesser (guesser.go).
+// (order2.go), 34 the unknown-word guesser (guesser.go), 35–38 a
+// first-order pruner (prune1.go: its rule, state weights, transitions and
+// sub-label weights).
 package model
 
 import (
@@ -93,6 +95,12 @@ type Model struct {
 	// PrunerSub holds the pruner's sub-label weights (as Sub.W), exactly
 	// when the model has a pruner and sub-label weights.
 	PrunerSub []float64
+	// Pruner1, if not nil, is the first-order stage of the pruning
+	// cascade (-p prune.by=first): within each position's set from the
+	// zeroth-order pruner (Pruner under Prune) it keeps the labels of
+	// high posterior marginal under a first-order CRF of its own, and the
+	// model is tagged over those narrower sets. It needs Pruner and Prune.
+	Pruner1 *FirstOrderPruner
 	// Trigrams, if not nil, holds label-trigram scores (-p order=2): the
 	// model is second-order (engine.SecondOrder with Trans), tagged over
 	// its pruned sets.
@@ -184,6 +192,9 @@ func (m *Model) check() error {
 		}
 	}
 	if err := m.checkPruner(); err != nil {
+		return err
+	}
+	if err := m.checkPruner1(); err != nil {
 		return err
 	}
 	if k := nonFinite(params(m.State)); k >= 0 {

@@ -15,7 +15,7 @@ import (
 // attributes and weights were dropped. The transitions and metadata are
 // shared with m.
 func (m *Model) DropZeros() (*Model, int, int, error) {
-	if m.Sub != nil || m.Pruner != nil { // (kept as they are: see Compact)
+	if m.Sub != nil || m.Pruner != nil || m.Pruner1 != nil { // (kept as they are: see Compact)
 		return m, 0, 0, m.check()
 	}
 	if err := m.check(); err != nil {
@@ -94,9 +94,9 @@ func allZero(v []float64) bool {
 // exactly zero (they are not parameters), so a CoNLL-2000 model shrinks
 // about tenfold, and loads and tags that much faster.
 func (m *Model) Compact() (*Model, error) {
-	// (Sub's weights are by attribute id, Pruner's by state weight: kept
-	// as they are)
-	if m.Sub != nil || m.Pruner != nil {
+	// (Sub's weights are by attribute id, Pruner's and Pruner1's by state
+	// weight: kept as they are)
+	if m.Sub != nil || m.Pruner != nil || m.Pruner1 != nil {
 		return m, m.check()
 	}
 	d, ok := m.State.(*sparse.Dense)

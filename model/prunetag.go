@@ -35,18 +35,37 @@ func (m *Model) pruneSection() []section {
 	if p == nil {
 		return nil
 	}
-	le := binary.LittleEndian
-	b := le.AppendUint32(nil, uint32(p.Max))
-	b = le.AppendUint32(b, 0)
-	b = le.AppendUint64(b, math.Float64bits(p.Threshold))
-	secs := []section{{secPrune, b}}
+	secs := []section{{secPrune, ruleBytes(*p)}}
 	if m.Pruner != nil {
 		secs = append(secs, section{secPruner, leBytes(params(m.Pruner))})
 	}
 	if m.PrunerSub != nil {
 		secs = append(secs, section{secPrunerSub, leBytes(m.PrunerSub)})
 	}
-	return secs
+	return append(secs, m.pruner1Sections()...)
+}
+
+// ruleBytes encodes a pruning rule as section 20 holds it: uint32 Max,
+// uint32 zero, float64 Threshold.
+func ruleBytes(p prune.Rule) []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint32(nil, uint32(p.Max))
+	b = le.AppendUint32(b, 0)
+	return le.AppendUint64(b, math.Float64bits(p.Threshold))
+}
+
+// parseRule decodes ruleBytes' encoding, checked; what names the
+// section in errors.
+func parseRule(name, what string, b []byte) (prune.Rule, error) {
+	if len(b) != 16 {
+		return prune.Rule{}, formatError(name, "%s section of %d bytes, want 16", what, len(b))
+	}
+	le := binary.LittleEndian
+	p := prune.Rule{Max: int(le.Uint32(b)), Threshold: math.Float64frombits(le.Uint64(b[8:]))}
+	if err := p.Check(); err != nil {
+		return prune.Rule{}, formatError(name, "bad %s: %v", what, err)
+	}
+	return p, nil
 }
 
 // parsePrune reads the pruning section, if any, into m.
@@ -55,15 +74,11 @@ func parsePrune(name string, secs map[uint32][]byte, m *Model) error {
 	if !ok {
 		return nil
 	}
-	if len(b) != 16 {
-		return formatError(name, "pruning section of %d bytes, want 16", len(b))
+	p, err := parseRule(name, "pruning", b)
+	if err != nil {
+		return err
 	}
-	le := binary.LittleEndian
-	p := &prune.Rule{Max: int(le.Uint32(b)), Threshold: math.Float64frombits(le.Uint64(b[8:]))}
-	if err := p.Check(); err != nil {
-		return formatError(name, "bad pruning: %v", err)
-	}
-	m.Prune = p
+	m.Prune = &p
 	b, ok = secs[secPruner]
 	if !ok {
 		return nil
@@ -72,7 +87,6 @@ func parsePrune(name string, secs map[uint32][]byte, m *Model) error {
 	if len(b) != 8*n {
 		return formatError(name, "pruner section of %d bytes, want %d weights", len(b), n)
 	}
-	var err error
 	if m.Pruner, err = WeightsLike(m.State, view[float64](b)); err != nil {
 		return formatError(name, "bad pruner: %v", err)
 	}
@@ -127,22 +141,29 @@ func (m *Model) checkPruner() error {
 	if k := nonFinite(m.PrunerSub); k >= 0 {
 		return fmt.Errorf("model: pruner sub-label weight %d is %v", k, m.PrunerSub[k])
 	}
-	ok := p.Labels() == m.State.Labels() && p.NumAttrs() == m.State.NumAttrs() && p.NumParams() == m.State.NumParams()
-	switch s := m.State.(type) {
-	case *sparse.Dense:
-		d, isDense := p.(*sparse.Dense)
-		ok = ok && isDense && d.Stride() == s.Stride()
-	case *sparse.Sparse:
-		sp, isSparse := p.(*sparse.Sparse)
-		ok = ok && isSparse && samePattern(sp.Pattern(), s.Pattern())
-	}
-	if !ok {
+	if !sameShape(p, m.State) {
 		return fmt.Errorf("model: pruner weights of another shape than the state weights")
 	}
 	if k := nonFinite(params(p)); k >= 0 {
 		return fmt.Errorf("model: pruner weight %d is %v", k, params(p)[k])
 	}
 	return nil
+}
+
+// sameShape reports whether weights p have the layout of s: as many
+// labels, attributes and parameters, the same stride (dense rows) or
+// pattern (sparse rows), so that p's weights line up with s's.
+func sameShape(p, s sparse.Weights) bool {
+	ok := p.Labels() == s.Labels() && p.NumAttrs() == s.NumAttrs() && p.NumParams() == s.NumParams()
+	switch s := s.(type) {
+	case *sparse.Dense:
+		d, isDense := p.(*sparse.Dense)
+		return ok && isDense && d.Stride() == s.Stride()
+	case *sparse.Sparse:
+		sp, isSparse := p.(*sparse.Sparse)
+		return ok && isSparse && samePattern(sp.Pattern(), s.Pattern())
+	}
+	return ok
 }
 
 func samePattern(a, b *sparse.Pattern) bool {
@@ -156,7 +177,8 @@ func samePattern(a, b *sparse.Pattern) bool {
 
 // PrunedSets returns the labels each position of s is tagged over under
 // the model's pruning (Prune, from the pruner's scores when it has a
-// Pruner), within the lexicon entries cands (as Options.Candidates):
+// Pruner, narrowed by Pruner1 when it has one), within the lexicon
+// entries cands (as Options.Candidates):
 // copies, appended to dst[:0]. Without pruning it returns nil.
 func (t *Tagger) PrunedSets(dst [][]int32, s sparse.Seq, cands []int32) ([][]int32, error) {
 	if t.m.Prune == nil {

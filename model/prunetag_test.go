@@ -163,6 +163,40 @@ func withPruner(t *testing.T, r *rand.Rand, m *Model) {
 	}
 }
 
+// withSub gives m sub-label weights (two parts per label, from a random
+// corpus), and its pruner (m.Pruner, if any) its own.
+func withSub(t *testing.T, r *rand.Rand, m *Model) {
+	t.Helper()
+	M, nattr := m.Labels.Len(), m.Attrs.Len()
+	c := sparse.NewCorpus()
+	var b sparse.Builder
+	for range 20 {
+		b.Reset()
+		for range 5 {
+			b.Add(int32(r.IntN(nattr)), 1)
+			b.Add(int32(r.IntN(nattr)), 1)
+			b.End(int32(r.IntN(M)))
+		}
+		if err := c.Append(b.Seq()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub, err := sparse.NewSubLabels(m.LabelNames(), sparse.Positions(2), c, nattr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Pruner != nil {
+		m.PrunerSub = make([]float64, len(sub.W))
+	}
+	for k := range sub.W {
+		sub.W[k] = r.NormFloat64()
+		if m.Pruner != nil {
+			m.PrunerSub[k] = 2 * r.NormFloat64()
+		}
+	}
+	m.Sub = sub
+}
+
 // TestPrunerModel: a model's zeroth-order pruner (prune.by=zeroth)
 // survives WriteFile, Load and Compact, and its tagger takes the pruned
 // sets from the pruner's emission scores, not the model's: Tag and
@@ -186,28 +220,7 @@ func TestPrunerModel(t *testing.T) {
 		}
 		withPruner(t, r, m0)
 		if tc.sub { // sub-label weights, the pruner's its own
-			c := sparse.NewCorpus()
-			var b sparse.Builder
-			for range 20 {
-				b.Reset()
-				for range 5 {
-					b.Add(int32(r.IntN(nattr)), 1)
-					b.Add(int32(r.IntN(nattr)), 1)
-					b.End(int32(r.IntN(tc.m)))
-				}
-				if err := c.Append(b.Seq()); err != nil {
-					t.Fatal(err)
-				}
-			}
-			sub, err := sparse.NewSubLabels(m0.LabelNames(), sparse.Positions(2), c, nattr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			m0.PrunerSub = make([]float64, len(sub.W))
-			for k := range sub.W {
-				sub.W[k], m0.PrunerSub[k] = r.NormFloat64(), 2*r.NormFloat64()
-			}
-			m0.Sub = sub
+			withSub(t, r, m0)
 		}
 		path := filepath.Join(t.TempDir(), "pruner.model")
 		if err := m0.WriteFile(path); err != nil {

@@ -23,6 +23,8 @@ type Tagger struct {
 	hot   *hotRows          // sparse-row models: attribute records, wide rows dense
 	phot  *hotRows          // the same for Model.Pruner's weights
 	psub  *sparse.SubLabels // Model.Sub with Model.PrunerSub's weights
+	p1hot *hotRows          // the same for Model.Pruner1's
+	p1sub *sparse.SubLabels // and Model.Sub with its sub-label weights
 	names []string          // the label names by id, for TagText
 }
 
@@ -206,6 +208,13 @@ type work struct {
 	pemit   []float64 // Model.Pruner's emission scores
 	post    engine.Posteriors
 	post2   engine.Posteriors2
+	// Model.Pruner1's emission scores, marginals (then their logs),
+	// chain options and posteriors, and its sets (pruned1)
+	p1emit []float64
+	p1marg []float64
+	co1    engine.ChainOptions
+	post1  engine.Posteriors
+	prune1 prune.Buf
 }
 
 // allowed returns each position's candidate labels for the lexicon
@@ -242,7 +251,8 @@ func (t *Tagger) allowed(w *work, cands []int32, T int) ([][]int32, error) {
 // lexicon entries cands (pruned under Model.Prune) and the transition
 // deltas of the bigram attributes bs together, or nil options when
 // neither adds anything (the pooled work's, set afresh each call). With a
-// pruner (Model.Pruner) the sets come first, from its scores, and the
+// pruner (Model.Pruner) the sets come first, from its scores (narrowed by
+// the first-order pruner, Model.Pruner1, if the model has one), and the
 // model's emissions are scored at their labels alone: the entries outside
 // them are left unspecified, as the engine does not read them.
 func (t *Tagger) prepare(w *work, s sparse.Seq, cands []int32, bs sparse.Seq) ([]float64, *engine.ChainOptions, error) {
@@ -264,6 +274,11 @@ func (t *Tagger) prepare(w *work, s sparse.Seq, cands []int32, bs sparse.Seq) ([
 	if t.m.Pruner != nil {
 		t.scorePruner(w, s)
 		allowed = t.pruned(w, w.pemit[:n], allowed)
+		if t.m.Pruner1 != nil {
+			if allowed, err = t.pruned1(w, s, allowed); err != nil {
+				return nil, nil, err
+			}
+		}
 		t.scoreSets(w, emit, s, allowed)
 	} else {
 		t.scoreSets(w, emit, s, nil)
@@ -301,6 +316,16 @@ func (m *Model) NewTagger() *Tagger {
 		s := *m.Sub
 		s.W = m.PrunerSub
 		t.psub = &s
+	}
+	if p := m.Pruner1; p != nil {
+		if sp, ok := p.State.(*sparse.Sparse); ok {
+			t.p1hot = newHotRows(sp)
+		}
+		if m.Sub != nil {
+			s := *m.Sub
+			s.W = p.Sub
+			t.p1sub = &s
+		}
 	}
 	t.pool.New = func() any { return &work{ws: engine.NewWorkspace()} }
 	return t
