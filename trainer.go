@@ -22,9 +22,11 @@ type Progress struct {
 	Loss      float64 // the objective after this iteration
 	Holdout   float64 // item accuracy on the holdout sequences, NaN when there are none
 	Seconds   float64 // since Train started
-	// Pruner marks the iterations of the zeroth-order pruner's training
-	// (prune.by=zeroth), which come before the model's own.
-	Pruner bool
+	// Pruner marks the iterations of the pruners' training, which come
+	// before the model's own: the zeroth-order pruner's (prune.by=zeroth
+	// and first), then the first-order one's (prune.by=first), which
+	// FirstOrder marks too.
+	Pruner, FirstOrder bool
 }
 
 // Options configure a Trainer. The zero value trains with L-BFGS and
@@ -365,7 +367,7 @@ func (t *Trainer) Train(ctx context.Context) (*Model, error) {
 			if h < 0 {
 				h = math.NaN()
 			}
-			f(Progress{Iteration: p.Iteration, Loss: p.Loss, Holdout: h, Seconds: time.Since(start).Seconds(), Pruner: p.Pruner})
+			f(Progress{Iteration: p.Iteration, Loss: p.Loss, Holdout: h, Seconds: time.Since(start).Seconds(), Pruner: p.Pruner, FirstOrder: p.FirstOrder})
 		}
 	}
 	res, err := train.Train(ctx, &tr.Data, cfg)

@@ -235,8 +235,9 @@ type Progress struct {
 	Evals   int     // function evaluations of the line search
 	// Pruner marks the iterations of the pruners' training, which come
 	// first: the zeroth-order pruner's (Config.PruneBy "zeroth" and
-	// "first"), then the first-order one's (PruneBy "first").
-	Pruner bool
+	// "first"), then the first-order one's (PruneBy "first"), which
+	// FirstOrder marks too.
+	Pruner, FirstOrder bool
 }
 
 // Defaults returns CRFsuite's defaults for an algorithm.

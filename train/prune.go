@@ -239,7 +239,7 @@ func (t *trainer) trainFirst(theta []float64) (qnResult, error) {
 	cfg1.Holdout = nil
 	if p := t.cfg.Progress; p != nil {
 		cfg1.Progress = func(pr Progress) {
-			pr.Pruner = true
+			pr.Pruner, pr.FirstOrder = true, true
 			p(pr)
 		}
 	}

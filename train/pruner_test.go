@@ -204,7 +204,7 @@ func TestPrunerConfig(t *testing.T) {
 	if err := cfg.Set("prune.pruner_iterations", "3"); err != nil || cfg.PrunerIterations != 3 {
 		t.Fatalf("prune.pruner_iterations: %v, %d", err, cfg.PrunerIterations)
 	}
-	for _, bad := range [][2]string{{"prune.by", "first"}, {"prune.by", ""}, {"prune.pruner_iterations", "-1"}} {
+	for _, bad := range [][2]string{{"prune.by", "second"}, {"prune.by", ""}, {"prune.pruner_iterations", "-1"}} {
 		if err := cfg.Set(bad[0], bad[1]); err == nil {
 			t.Errorf("%s=%s accepted", bad[0], bad[1])
 		}

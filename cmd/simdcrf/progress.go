@@ -63,7 +63,10 @@ func printProgress(w io.Writer, p train.Progress) {
 		hold = fmt.Sprintf("%.4f", p.Holdout)
 	}
 	it := fmt.Sprint(p.Iteration)
-	if p.Pruner { // the zeroth-order pruner's training (prune.by=zeroth)
+	switch {
+	case p.FirstOrder: // the first-order pruner's training (prune.by=first)
+		it = "f" + it
+	case p.Pruner: // the zeroth-order pruner's (prune.by=zeroth, first)
 		it = "p" + it
 	}
 	fmt.Fprintf(w, "%5s %14.6f %12.6g %9d %9s %8.3f\n", it, p.Loss, p.GradNorm, p.Active, hold, p.Seconds)

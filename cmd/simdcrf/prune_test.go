@@ -125,3 +125,54 @@ func TestPruneDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstOrderPrunerLearn: learn -p prune.by=first stores both pruners,
+// the first-order one with its rule, training ends on a stopping rule,
+// dump shows the first-order pruner, and tag tags the separable toy data
+// without a mistake with no extra flag; order=2 with prune.by=first alone
+// (the default rule's prune.max=8, the first-order cap half of it): every
+// output option.
+func TestFirstOrderPrunerLearn(t *testing.T) {
+	trainPath, testPath, tplPath, modelPath := toyFiles(t, 200, 50)
+	_, log, err := runCLI(t, "learn", "-m", modelPath, "--template", tplPath, "-p", "prune.max=4", "-p", "prune.threshold=0.05", "-p", "prune.by=first", "-p", "prune.first_max=2", trainPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log, "\n   p1 ") || !strings.Contains(log, "\n   f1 ") || !strings.Contains(log, "iterations (converged") && !strings.Contains(log, "iterations (stopping criterion") {
+		t.Fatalf("learn's log: no pruners' iterations (p, f), or not ended on a stopping rule:\n%s", log)
+	}
+	m, err := model.Load(modelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p1 := m.Pruner1
+	if m.Pruner == nil || p1 == nil || p1.Rule.Max != 2 || p1.State.NumParams() != m.State.NumParams() {
+		t.Fatalf("model: pruner %v, first-order pruner %+v", m.Pruner != nil, p1)
+	}
+	out, _, err := runCLI(t, "dump", modelPath)
+	if err != nil || !strings.Contains(out, "first-order pruner") {
+		t.Fatalf("dump: %v\n%s", err, out)
+	}
+	eval, _, err := runCLI(t, "tag", "-m", modelPath, "-t", "-q", testPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(eval, "Item accuracy: 401 / 401") {
+		t.Fatalf("tag -t of the model (the toy data is separable: want all right):\n%s", eval)
+	}
+	// Order 2 over the narrowed sets: every output option.
+	o2 := modelPath + ".o2"
+	if _, log, err = runCLI(t, "learn", "-m", o2, "--template", tplPath, "-p", "order=2", "-p", "prune.by=first", "-p", "max_iterations=30", trainPath); err != nil {
+		t.Fatalf("learn: %v\n%s", err, log)
+	}
+	if !strings.Contains(log, "order=2: trained over a pruned lattice (prune.max=8, prune.by=first") {
+		t.Errorf("learn said\n%s", log)
+	}
+	if m, err = model.Load(o2); err != nil || m.Trigrams == nil || m.Pruner1 == nil || m.Pruner1.Rule.Max != 4 {
+		t.Fatalf("order-2 model: %v", err)
+	}
+	out, _, err = runCLI(t, "tag", "-m", o2, "-r", "-p", "-i", "-n", "2", testPath)
+	if err != nil || !strings.Contains(out, "@probability\t") || !strings.Contains(out, "@nbest\t2\t") {
+		t.Fatalf("tag: %v\n%.300s", err, out)
+	}
+}

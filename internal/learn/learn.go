@@ -263,15 +263,22 @@ func (j *Job) Prune(cfg *train.Config, m int, obsBigrams bool) bool {
 		}
 		return false
 	}
-	cfg.PruneMax, cfg.PruneBy = AutoPruneMax, "zeroth"
+	cfg.PruneMax = AutoPruneMax
+	if !j.given("prune.by") || cfg.PruneBy == "self" || cfg.PruneBy == "" {
+		cfg.PruneBy = "zeroth"
+	}
 	if !j.given("prune.pruner_iterations") {
 		cfg.PrunerIterations = AutoPrunerIterations
 	}
+	how := fmt.Sprintf("prune.by=zeroth: a zeroth-order pruner first, its %d best labels per position", cfg.PruneMax)
+	if cfg.PruneBy == "first" {
+		how = fmt.Sprintf("prune.by=first: a zeroth-order pruner first, its %d best labels per position, then a first-order one", cfg.PruneMax)
+	}
 	if cfg.Order == 2 {
-		j.note("simdcrf learn: order=2: trained over a pruned lattice (prune.max=%d, prune.by=zeroth: a zeroth-order pruner first, its %d best labels per position)\n", cfg.PruneMax, cfg.PruneMax)
+		j.note("simdcrf learn: order=2: trained over a pruned lattice (prune.max=%d, %s)\n", cfg.PruneMax, how)
 		return true
 	}
-	j.note("simdcrf learn: %d labels: pruned training (prune.max=%d, prune.by=zeroth: a zeroth-order pruner first, its %d best labels per position); -p prune.max=0 for exact training\n", m, cfg.PruneMax, cfg.PruneMax)
+	j.note("simdcrf learn: %d labels: pruned training (prune.max=%d, %s); -p prune.max=0 for exact training\n", m, cfg.PruneMax, how)
 	return true
 }
 
@@ -373,6 +380,9 @@ func Model(tr *corpus.Training, res *train.Result, meta model.Meta) (*model.Mode
 	if err == nil && res.Prune != nil {
 		m.Prune = res.Prune // tagged over the pruned sets, as trained
 		m.Pruner, m.PrunerSub = res.Pruner, res.PrunerSub
+		if p := res.Pruner1; p != nil {
+			m.Pruner1 = &model.FirstOrderPruner{Rule: p.Rule, State: p.State, Trans: p.Trans, Sub: p.Sub}
+		}
 	}
 	if err == nil && res.Sub != nil {
 		m.Sub = res.Sub
