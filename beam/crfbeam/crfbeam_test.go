@@ -151,7 +151,7 @@ func sameBytes(t *testing.T, what string, got, want []byte) {
 // files, and the "#" lines name each sequence's file and index.
 func TestTagAgreesWithCommand(t *testing.T) {
 	fxs := setup(t)
-	for _, name := range []string{"conllu", "conll", "crfsuite", "conllu-pruned", "conllu-order2"} {
+	for _, name := range []string{"conllu", "conll", "crfsuite", "conllu-pruned", "conllu-order2", "conllu-first"} {
 		t.Run(name, func(t *testing.T) {
 			fx := fxs[name]
 			regionsSeen.Lock()

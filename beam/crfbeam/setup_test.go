@@ -86,6 +86,8 @@ func makeFixtures() error {
 		{"conllu-pruned", ".conllu", nil, []string{"--features", "pos", "-p", "prune.max=4", "-p", "prune.by=zeroth"}},
 		// A second-order model (issue 30), over its pruner's sets.
 		{"conllu-order2", ".conllu", nil, []string{"--features", "pos", "-p", "order=2", "-p", "prune.max=4"}},
+		// Order 2 over a first-order pruner's sets (issues 29, 30).
+		{"conllu-first", ".conllu", nil, []string{"--features", "pos", "-p", "order=2", "-p", "prune.max=4", "-p", "prune.by=first"}},
 	} {
 		fx := &fixture{name: f.name, dir: filepath.Join(work, f.name), simdcrf: bin, model: filepath.Join(work, f.name+".model")}
 		if err := os.MkdirAll(fx.dir, 0o755); err != nil {
