@@ -234,6 +234,7 @@ func TestSameModelAsCommand(t *testing.T) {
 		{Algorithm: "l1", Params: map[string]string{"c1": "0.5", "max_iterations": "30", "feature.minfreq": "2"}},
 		{Params: map[string]string{"prune.max": "2", "max_iterations": "20", "transitions": "tied"}},
 		{Params: map[string]string{"order": "2", "max_iterations": "20"}},
+		{Params: map[string]string{"order": "2", "prune.by": "first", "max_iterations": "20"}},
 		{Algorithm: "sgd", Params: map[string]string{"max_iterations": "5"}},
 		{Algorithm: "ap", Params: map[string]string{"max_iterations": "5"}},
 		{ModelFormat: "crfsuite", Params: map[string]string{"max_iterations": "20", "feature.possible_states": "1"}},

@@ -29,7 +29,8 @@ func small(t *testing.T, o Options) (*Model, []labelled) {
 // probabilities, its first entry Tag's with Probability's value.
 func TestAgainstEnumeration(t *testing.T) {
 	for _, o := range []Options{{}, {Params: map[string]string{"max_iterations": "15", "prune.max": "2"}},
-		{Params: map[string]string{"max_iterations": "15", "order": "2", "prune.max": "3"}}} {
+		{Params: map[string]string{"max_iterations": "15", "order": "2", "prune.max": "3"}},
+		{Params: map[string]string{"max_iterations": "15", "order": "2", "prune.max": "4", "prune.by": "first"}}} {
 		m, test := small(t, o)
 		g := m.Tagger()
 		labels := m.Labels()
