@@ -2,7 +2,6 @@ package train
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -39,11 +38,7 @@ func TestFirstOrderPruner(t *testing.T) {
 			cfg.Transitions, cfg.C2, cfg.Order, cfg.Threads = tc.trans, 0.2, tc.order, 2
 			cfg.PruneMax, cfg.PruneThreshold, cfg.PruneBy, cfg.PruneFirstMax = 6, 0.05, "first", 3
 			if tc.sub {
-				d.LabelNames = make([]string, m)
-				for j := range d.LabelNames {
-					d.LabelNames[j] = fmt.Sprintf("%c%d", 'A'+j%5, j%3)
-				}
-				cfg.SubLabels = 2
+				withSubLabels(d, &cfg)
 			}
 
 			// Trained whole: the first-order pruner is prune.by=zeroth's
@@ -106,15 +101,7 @@ func TestFirstOrderPruner(t *testing.T) {
 			}
 
 			// The stages one by one, to see the sets.
-			md, err := newParamSpace(d, &cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.sub {
-				if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.subParts(), d.Corpus, d.NumAttrs); err != nil {
-					t.Fatal(err)
-				}
-			}
+			md := stagedParamSpace(t, d, &cfg)
 			md.prune = newPruning(&cfg)
 			tr := &trainer{ctx: context.Background(), d: d, cfg: &cfg, md: md, pool: pool, stop: new(atomic.Bool)}
 			theta := sparse.MakeParams(md.nTotal())

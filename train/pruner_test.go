@@ -43,21 +43,10 @@ func TestPrunerSets(t *testing.T) {
 			cfg.Transitions, cfg.C2 = tc.trans, 0.2
 			cfg.PruneMax, cfg.PruneThreshold, cfg.PruneBy = 4, 0.05, "zeroth"
 			if tc.sub {
-				d.LabelNames = make([]string, m)
-				for j := range d.LabelNames {
-					d.LabelNames[j] = fmt.Sprintf("%c%d", 'A'+j%5, j%3)
-				}
-				cfg.SubLabels = 2
+				withSubLabels(d, &cfg)
 			}
-			md, err := newParamSpace(d, &cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.sub {
-				if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.subParts(), d.Corpus, d.NumAttrs); err != nil {
-					t.Fatal(err)
-				}
-			}
+			md := stagedParamSpace(t, d, &cfg)
+			var err error
 			if tc.cand {
 				if md.lex, md.allowed, err = candidates(d, 2); err != nil {
 					t.Fatal(err)
@@ -282,4 +271,30 @@ func near(a, b []float64, tol float64) bool {
 		}
 	}
 	return true
+}
+
+// withSubLabels names d's labels so that they share sub-labels (five
+// first parts, three second ones) and trains sub-label weights on them.
+func withSubLabels(d *Data, cfg *Config) {
+	d.LabelNames = make([]string, d.Labels)
+	for j := range d.LabelNames {
+		d.LabelNames[j] = fmt.Sprintf("%c%d", 'A'+j%5, j%3)
+	}
+	cfg.SubLabels = 2
+}
+
+// stagedParamSpace returns the parameter space Train makes for d and cfg,
+// sub-label weights included, to run training's stages one by one.
+func stagedParamSpace(t *testing.T, d *Data, cfg *Config) *paramSpace {
+	t.Helper()
+	md, err := newParamSpace(d, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.SubLabels > 0 {
+		if md.sub, err = sparse.NewSubLabels(d.LabelNames, cfg.subParts(), d.Corpus, d.NumAttrs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return md
 }
