@@ -75,7 +75,7 @@ var Tasks = []Task{
 	{Name: "ewt-xpos", Title: "UD English EWT, XPOS, pos features", Train: []string{"ud_english_ewt/en_ewt-ud-train.conllu"}, Test: "ud_english_ewt/en_ewt-ud-test.conllu",
 		Format: "conllu", Features: "pos", Label: "xpos", Metric: "item_accuracy", Target: 94.0, Peer: true,
 		Variants: []Variant{{System: SystemOrder2, Params: []string{"order=2"}}},
-		Note:     "\"" + SystemOrder2 + "\" (issue 30) trains with `-p order=2`: label trigrams over a zeroth-order pruner's sets (prune.max=8)"},
+		Note:     "\"" + SystemOrder2 + "\" (issue 30) trains with `-p order=2`: label trigrams over the pruned sets of the default for order 2 (prune.max=8, prune.by=first: a zeroth-order pruner's 8 labels narrowed to 4 by a first-order pruner's marginals)"},
 	{Name: "wnut17", Title: "WNUT-17 NER, pos features", Train: []string{"wnut17/wnut17train.conll"}, Test: "wnut17/emerging.test.annotated",
 		Format: "conll", Features: "pos", Metric: "chunk_f1",
 		Variants: []Variant{{System: SystemNoGuesser, Params: []string{"feature.guesser=0"}}},

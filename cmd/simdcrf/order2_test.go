@@ -36,7 +36,7 @@ func TestOrder2(t *testing.T) {
 	if err != nil {
 		t.Fatalf("learn: %v\n%s", err, log)
 	}
-	if !strings.Contains(log, "order=2: trained over a pruned lattice (prune.max=8, prune.by=zeroth") {
+	if !strings.Contains(log, "order=2: trained over a pruned lattice (prune.max=8, prune.by=first") {
 		t.Errorf("learn said\n%s", log)
 	}
 	m, err := model.Load(mp)

@@ -8,8 +8,9 @@ import (
 )
 
 // TestPruneDefault: from PruneLabels labels on, lbfgs and l1 training of a
-// simdcrf model prunes by default with a zeroth-order pruner, and says
-// so; below it, with prune.max given, for sgd and ap, in float32, with
+// simdcrf model prunes by default with a zeroth-order pruner (order 2,
+// at any label count: with a first-order one after it), and says so,
+// keeping a given prune.by; below it, with prune.max given, for sgd and ap, in float32, with
 // observation-dependent transitions or without transitions it does not;
 // and a model in CRFsuite's format stays exact and says why.
 func TestPruneDefault(t *testing.T) {
@@ -35,6 +36,8 @@ func TestPruneDefault(t *testing.T) {
 		{"first", Job{Params: []string{"prune.by=first"}}, 1208, false, true, "prune.by=first: a zeroth-order pruner first, its 8 best labels per position, then a first-order one", "first"},
 		{"first-order2", Job{Params: []string{"prune.by=first", "order=2"}}, 50, false, true, "order=2: trained over a pruned lattice (prune.max=8, prune.by=first", "first"},
 		{"self", Job{Params: []string{"prune.by=self"}}, 1208, false, true, "prune.by=zeroth", ""},
+		{"order2", Job{Params: []string{"order=2"}}, 50, false, true, "order=2: trained over a pruned lattice (prune.max=8, prune.by=first", "first"},
+		{"order2-zeroth", Job{Params: []string{"order=2", "prune.by=zeroth"}}, 50, false, true, "order=2: trained over a pruned lattice (prune.max=8, prune.by=zeroth", ""},
 	} {
 		var notes []string
 		j := c.job
