@@ -51,7 +51,7 @@
 // label pairs (absent for full M×M blocks) and weights; like every
 // section they are marked needed, so that a reader that does not know
 // them refuses the file instead of tagging without them. Sections 21–22
-// hold a zeroth-order pruner (prune.go), 32–33 label trigrams
+// hold a zeroth-order pruner (prunetag.go), 32–33 label trigrams
 // (order2.go), 34 the unknown-word guesser (guesser.go), 35–38 a
 // first-order pruner (prune1.go: its rule, state weights, transitions and
 // sub-label weights).

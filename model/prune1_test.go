@@ -282,8 +282,8 @@ func TestPruner1SectionsDamaged(t *testing.T) {
 			{"no weights", secPruner1State, drop, "incomplete first-order pruner"},
 			{"no transitions", secPruner1Trans, drop, "incomplete first-order pruner"},
 			{"no sub-label weights", secPruner1Sub, drop, "no first-order pruner sub-label section"},
-			{"no zeroth-order pruner", secPruner, drop, "first-order pruner sections without a zeroth-order pruner"},
-			{"no pruning", secPrune, drop, "first-order pruner sections without a zeroth-order pruner"},
+			{"no zeroth-order pruner", secPruner, drop, "pruner sub-label section without the pruner's weights"},
+			{"no pruning", secPrune, drop, "pruner sections without a pruning rule"},
 			{"short rule", secPruner1Rule, shorter, "first-order pruning section of 8 bytes, want 16"},
 			{"short weights", secPruner1State, shorter, "first-order pruner section of"},
 			{"short transitions", secPruner1Trans, shorter, "first-order pruner transitions section of"},
@@ -292,9 +292,12 @@ func TestPruner1SectionsDamaged(t *testing.T) {
 		} {
 			wantErr(t, editSection(t, good, tc.kind, tc.edit), tc.what, tc.want)
 		}
+		// The zeroth-order pruner's sections both gone.
+		b := editSection(t, editSection(t, good, secPruner, drop), secPrunerSub, drop)
+		wantErr(t, b, "no zeroth-order pruner at all", "first-order pruner sections without a zeroth-order pruner")
 		// A rule of Max 0 and a NaN transition score, behind a good
 		// checksum.
-		b := editSection(t, good, secPruner1Rule, func(b, e []byte) {
+		b = editSection(t, good, secPruner1Rule, func(b, e []byte) {
 			le.PutUint32(b[le.Uint64(e[8:]):], 0)
 		})
 		wantErr(t, b, "max 0", "bad first-order pruning")
@@ -604,4 +607,25 @@ func TestTaggerPruner1(t *testing.T) {
 			t.Errorf("%+v: Tag with -p -i -n: %v allocations per sequence", tc, a)
 		}
 	}
+}
+
+// TestPrunerSectionsStray: a zeroth-order pruner's sections without the
+// pruning rule, or its sub-label weights without its weights, are refused
+// (a reader that skipped them would tag over all labels).
+func TestPrunerSectionsStray(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 3))
+	le := binary.LittleEndian
+	drop := func(_, e []byte) { le.PutUint32(e, 99); le.PutUint32(e[4:], 0) }
+	m := pruner1Model(t, r, spec{m: 6, attrs: 20, layout: sparse.SparseRows, tied: true}, true)
+	m.Pruner1 = nil
+	var buf bytes.Buffer
+	if _, err := m.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	if _, err := loadBytes(t, good); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, editSection(t, good, secPrune, drop), "no pruning rule", "pruner sections without a pruning rule")
+	wantErr(t, editSection(t, good, secPruner, drop), "no pruner weights", "pruner sub-label section without the pruner's weights")
 }

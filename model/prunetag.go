@@ -71,8 +71,16 @@ func parseRule(name, what string, b []byte) (prune.Rule, error) {
 // parsePrune reads the pruning section, if any, into m.
 func parsePrune(name string, secs map[uint32][]byte, m *Model) error {
 	b, ok := secs[secPrune]
+	_, hasPruner := secs[secPruner]
+	_, hasSub := secs[secPrunerSub]
 	if !ok {
+		if hasPruner || hasSub { // (else tagged over all labels: wrong)
+			return formatError(name, "pruner sections without a pruning rule (section %d)", secPrune)
+		}
 		return nil
+	}
+	if hasSub && !hasPruner {
+		return formatError(name, "pruner sub-label section without the pruner's weights (section %d)", secPruner)
 	}
 	p, err := parseRule(name, "pruning", b)
 	if err != nil {
