@@ -259,19 +259,11 @@ func editSection(t *testing.T, b []byte, kind uint32, edit func(b, e []byte)) []
 func TestPruner1SectionsDamaged(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 3))
 	le := binary.LittleEndian
-	drop := func(_, e []byte) { le.PutUint32(e, 99); le.PutUint32(e[4:], 0) } // unknown, optional: skipped
+	drop := dropSection
 	shorter := func(_, e []byte) { le.PutUint64(e[16:], le.Uint64(e[16:])-8) }
 	longer := func(_, e []byte) { le.PutUint64(e[16:], le.Uint64(e[16:])+8) }
 	for _, tied := range []bool{true, false} {
-		m := pruner1Model(t, r, spec{m: 6, attrs: 20, layout: sparse.SparseRows, tied: tied}, true)
-		var buf bytes.Buffer
-		if _, err := m.WriteTo(&buf); err != nil {
-			t.Fatal(err)
-		}
-		good := buf.Bytes()
-		if _, err := loadBytes(t, good); err != nil {
-			t.Fatal(err)
-		}
+		good := goodBytes(t, pruner1Model(t, r, spec{m: 6, attrs: 20, layout: sparse.SparseRows, tied: tied}, true))
 		for _, tc := range []struct {
 			what string
 			kind uint32
@@ -613,19 +605,29 @@ func TestTaggerPruner1(t *testing.T) {
 // pruning rule, or its sub-label weights without its weights, are refused
 // (a reader that skipped them would tag over all labels).
 func TestPrunerSectionsStray(t *testing.T) {
-	r := rand.New(rand.NewPCG(37, 3))
-	le := binary.LittleEndian
-	drop := func(_, e []byte) { le.PutUint32(e, 99); le.PutUint32(e[4:], 0) }
-	m := pruner1Model(t, r, spec{m: 6, attrs: 20, layout: sparse.SparseRows, tied: true}, true)
+	m := pruner1Model(t, rand.New(rand.NewPCG(37, 3)), spec{m: 6, attrs: 20, layout: sparse.SparseRows, tied: true}, true)
 	m.Pruner1 = nil
+	good := goodBytes(t, m)
+	wantErr(t, editSection(t, good, secPrune, dropSection), "no pruning rule", "pruner sections without a pruning rule")
+	wantErr(t, editSection(t, good, secPruner, dropSection), "no pruner weights", "pruner sub-label section without the pruner's weights")
+}
+
+// dropSection turns a section's table entry e into one of an unknown,
+// optional kind, which readers skip (an editSection edit).
+func dropSection(_, e []byte) {
+	binary.LittleEndian.PutUint32(e, 99)
+	binary.LittleEndian.PutUint32(e[4:], 0)
+}
+
+// goodBytes returns m's file, checked to load.
+func goodBytes(t *testing.T, m *Model) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	if _, err := m.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	good := buf.Bytes()
-	if _, err := loadBytes(t, good); err != nil {
+	if _, err := loadBytes(t, buf.Bytes()); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, editSection(t, good, secPrune, drop), "no pruning rule", "pruner sections without a pruning rule")
-	wantErr(t, editSection(t, good, secPruner, drop), "no pruner weights", "pruner sub-label section without the pruner's weights")
+	return buf.Bytes()
 }
