@@ -113,27 +113,10 @@ func (t *trainer) trainPruner(theta []float64) (qnResult, error) {
 	}
 	md0 := *md
 	md0.prune, md0.noTrans, md0.fixedTrans = nil, true, nil
-	if md.sub != nil { // its own, whose W the evaluations set
-		s := *md.sub
-		md0.sub = &s
-	}
 	for k := md.nState; k < md.nParams; k++ {
 		md0.fixedTrans = append(md0.fixedTrans, int32(k))
 	}
-	cfg0 := *t.cfg
-	cfg0.Holdout = nil
-	if n := t.cfg.PrunerIterations; n > 0 && (n < cfg0.MaxIterations || cfg0.MaxIterations <= 0) {
-		cfg0.MaxIterations = n
-	}
-	if p := t.cfg.Progress; p != nil {
-		cfg0.Progress = func(pr Progress) {
-			pr.Pruner = true
-			p(pr)
-		}
-	}
-	t0 := *t
-	t0.md, t0.cfg, t0.hold = &md0, &cfg0, nil
-	res, err := t0.quasiNewton(theta)
+	res, err := t.trainStage(theta, &md0, t.cfg.PrunerIterations, false)
 	if err != nil {
 		return res, err
 	}
@@ -231,21 +214,7 @@ func (t *trainer) trainFirst(theta []float64) (qnResult, error) {
 	md := t.md
 	md1 := *md
 	md1.noTri = true
-	if md.sub != nil { // its own, whose W the evaluations set
-		s := *md.sub
-		md1.sub = &s
-	}
-	cfg1 := *t.cfg
-	cfg1.Holdout = nil
-	if p := t.cfg.Progress; p != nil {
-		cfg1.Progress = func(pr Progress) {
-			pr.Pruner, pr.FirstOrder = true, true
-			p(pr)
-		}
-	}
-	t1 := *t
-	t1.md, t1.cfg, t1.hold = &md1, &cfg1, nil
-	res, err := t1.quasiNewton(theta)
+	res, err := t.trainStage(theta, &md1, 0, true)
 	if err != nil || t.stopped() {
 		return res, err
 	}
@@ -349,4 +318,31 @@ func copySets(s [][]int32) [][]int32 {
 		out[p] = flat[len(flat)-len(st) : len(flat) : len(flat)]
 	}
 	return out
+}
+
+// trainStage trains a pruner of the cascade into theta with quasiNewton:
+// over ms (a copy of t.md that the caller changed), with its own
+// sub-label weights (whose W the evaluations set), without the holdout,
+// at most maxIter iterations if > 0 (and below Config.MaxIterations),
+// its iterations reported as the pruner's (and as the first-order
+// pruner's if first).
+func (t *trainer) trainStage(theta []float64, ms *paramSpace, maxIter int, first bool) (qnResult, error) {
+	if ms.sub != nil {
+		s := *ms.sub
+		ms.sub = &s
+	}
+	cfg := *t.cfg
+	cfg.Holdout = nil
+	if maxIter > 0 && (maxIter < cfg.MaxIterations || cfg.MaxIterations <= 0) {
+		cfg.MaxIterations = maxIter
+	}
+	if p := t.cfg.Progress; p != nil {
+		cfg.Progress = func(pr Progress) {
+			pr.Pruner, pr.FirstOrder = true, first
+			p(pr)
+		}
+	}
+	ts := *t
+	ts.md, ts.cfg, ts.hold = ms, &cfg, nil
+	return ts.quasiNewton(theta)
 }

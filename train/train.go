@@ -303,25 +303,19 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		p := md.prune.p
 		r.Prune = &p
 		if w0 := md.prune.w0; w0 != nil {
-			pw := sparse.MakeParams(nOut)
-			ps, err := sparse.New(md.layout, md.pattern, pw)
-			if err != nil {
+			if r.Pruner, err = md.exportState(w0, nOut); err != nil {
 				return nil, err
 			}
-			md.hy.export(w0, md.pattern, ps)
-			r.Pruner = ps
 			if sub := md.prune.prunerSub(md); sub != nil {
 				r.PrunerSub = sub.W
 			}
 			r.PrunerIterations, r.PrunerLoss, r.PrunerReason = pres.iters, pres.fx, pres.reason
 		}
 		if pr := md.prune; pr.w1 != nil {
-			pw := sparse.MakeParams(nOut)
-			ps, err := sparse.New(md.layout, md.pattern, pw)
+			ps, err := md.exportState(pr.w1, nOut)
 			if err != nil {
 				return nil, err
 			}
-			md.hy.export(pr.w1, md.pattern, ps)
 			r.Pruner1 = &FirstOrderPruner{Rule: pr.p1, State: ps, Trans: pr.tr1,
 				Iterations: fres.iters, Loss: fres.fx, Reason: fres.reason}
 			if sub := pr.firstSub(md); sub != nil {
@@ -635,6 +629,17 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 		return 1, nil
 	}
 	return float64(c) / float64(n), nil
+}
+
+// exportState returns the state weights w (θ order) as the Result's
+// (nOut weights in md's layout and pattern): a pruner's.
+func (md *paramSpace) exportState(w []float64, nOut int) (sparse.Weights, error) {
+	st, err := sparse.New(md.layout, md.pattern, sparse.MakeParams(nOut))
+	if err != nil {
+		return nil, err
+	}
+	md.hy.export(w, md.pattern, st)
+	return st, nil
 }
 
 // holdStartEnd holds the start and end weights at 0 (Config.NoStartEnd).
