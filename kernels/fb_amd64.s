@@ -6,7 +6,7 @@
 
 // func forwardAVX2(alpha []float64, scale []float64, psi []float64, e []float64, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·forwardAVX2(SB), $25328-112
+TEXT ·forwardAVX2(SB), $25600-112
 	MOVQ   alpha_base+0(FP), AX
 	MOVQ   psi_base+48(FP), CX
 	MOVQ   scale_base+24(FP), DX
@@ -111,6 +111,10 @@ fbAVX2_mul_2_AVX2_end:
 	ADDQ    $0x3f, AX
 	ANDQ    $-64, AX
 	MOVQ    AX, 4680(SP)
+	LEAQ    4704(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 4960(SP)
 	CMPQ    CX, $0x00000001
 	JEQ     fbAVX2_case1_5
 	CMPQ    CX, $0x00000002
@@ -153,6 +157,22 @@ fbAVX2_pack_11:
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
 	MOVQ       $0x000000c0, 4696(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       4960(SP), CX
+	VMOVUPD    (AX), Y1
+	VMOVAPD    Y1, (CX)
+	VMOVUPD    32(AX), Y1
+	VMOVAPD    Y1, 32(CX)
+	VMOVUPD    64(AX), Y1
+	VMOVAPD    Y1, 64(CX)
+	VMOVUPD    96(AX), Y1
+	VMOVAPD    Y1, 96(CX)
+	VMOVUPD    128(AX), Y1
+	VMOVAPD    Y1, 128(CX)
+	VMASKMOVPD 160(AX), Y0, Y1
+	VMOVAPD    Y1, 160(CX)
+	VMOVSD     fbone<>+0(SB), X1
+	VMOVSD     X1, 4968(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -167,7 +187,7 @@ fbAVX2_t_12:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_13
 	MOVQ   4688(SP), R8
-	MOVQ   DX, R9
+	MOVQ   4960(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -183,7 +203,7 @@ fbAVX2_t_12:
 	VXORPD Y12, Y12, Y12
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_15
+	JZ     fbAVX2_rest_15
 
 fbAVX2_loop_14:
 	VBROADCASTSD (R9), Y13
@@ -207,8 +227,8 @@ fbAVX2_loop_14:
 	DECQ         R11
 	JNZ          fbAVX2_loop_14
 
-fbAVX2_odd_15:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_15:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX2_done_16
 	VBROADCASTSD (R9), Y13
 	VFMADD231PD  (R8), Y13, Y1
@@ -230,26 +250,41 @@ fbAVX2_done_16:
 	ADDQ         DI, DX
 	VXORPD       Y7, Y7, Y7
 	VMULPD       (BX), Y1, Y1
-	VADDPD       Y1, Y7, Y7
 	VMULPD       32(BX), Y2, Y2
-	VADDPD       Y2, Y7, Y7
 	VMULPD       64(BX), Y3, Y3
-	VADDPD       Y3, Y7, Y7
 	VMULPD       96(BX), Y4, Y4
-	VADDPD       Y4, Y7, Y7
 	VMULPD       128(BX), Y5, Y5
-	VADDPD       Y5, Y7, Y7
 	VMASKMOVPD   160(BX), Y0, Y8
 	VMULPD       Y8, Y6, Y6
+	VBROADCASTSD 4968(SP), Y8
+	MOVQ         4960(SP), R8
+	VMULPD       Y8, Y1, Y1
+	VMOVAPD      Y1, (R8)
+	VADDPD       Y1, Y7, Y7
+	VMULPD       Y8, Y2, Y2
+	VMOVAPD      Y2, 32(R8)
+	VADDPD       Y2, Y7, Y7
+	VMULPD       Y8, Y3, Y3
+	VMOVAPD      Y3, 64(R8)
+	VADDPD       Y3, Y7, Y7
+	VMULPD       Y8, Y4, Y4
+	VMOVAPD      Y4, 96(R8)
+	VADDPD       Y4, Y7, Y7
+	VMULPD       Y8, Y5, Y5
+	VMOVAPD      Y5, 128(R8)
+	VADDPD       Y5, Y7, Y7
+	VMULPD       Y8, Y6, Y6
+	VMOVAPD      Y6, 160(R8)
 	VANDPD       Y6, Y0, Y8
 	VADDPD       Y8, Y7, Y7
 	VEXTRACTF128 $0x01, Y7, X8
 	VADDPD       X8, X7, X7
 	VUNPCKHPD    X7, X7, X8
 	VADDSD       X8, X7, X7
-	VMOVSD       X7, (SI)
 	VMOVSD       fbone<>+0(SB), X8
 	VDIVSD       X7, X8, X8
+	VMOVSD       X7, (SI)
+	VMOVSD       X8, 4968(SP)
 	VBROADCASTSD X8, Y7
 	VMULPD       Y7, Y1, Y1
 	VMOVUPD      Y1, (DX)
@@ -302,6 +337,20 @@ fbAVX2_pack_17:
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
 	MOVQ       $0x000000a0, 4696(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       4960(SP), CX
+	VMOVUPD    (AX), Y1
+	VMOVAPD    Y1, (CX)
+	VMOVUPD    32(AX), Y1
+	VMOVAPD    Y1, 32(CX)
+	VMOVUPD    64(AX), Y1
+	VMOVAPD    Y1, 64(CX)
+	VMOVUPD    96(AX), Y1
+	VMOVAPD    Y1, 96(CX)
+	VMASKMOVPD 128(AX), Y0, Y1
+	VMOVAPD    Y1, 128(CX)
+	VMOVSD     fbone<>+0(SB), X1
+	VMOVSD     X1, 4968(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -316,7 +365,7 @@ fbAVX2_t_18:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_19
 	MOVQ   4688(SP), R8
-	MOVQ   DX, R9
+	MOVQ   4960(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -330,7 +379,7 @@ fbAVX2_t_18:
 	VXORPD Y10, Y10, Y10
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_21
+	JZ     fbAVX2_rest_21
 
 fbAVX2_loop_20:
 	VBROADCASTSD (R9), Y11
@@ -352,8 +401,8 @@ fbAVX2_loop_20:
 	DECQ         R11
 	JNZ          fbAVX2_loop_20
 
-fbAVX2_odd_21:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_21:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX2_done_22
 	VBROADCASTSD (R9), Y11
 	VFMADD231PD  (R8), Y11, Y1
@@ -373,24 +422,37 @@ fbAVX2_done_22:
 	ADDQ         DI, DX
 	VXORPD       Y6, Y6, Y6
 	VMULPD       (BX), Y1, Y1
-	VADDPD       Y1, Y6, Y6
 	VMULPD       32(BX), Y2, Y2
-	VADDPD       Y2, Y6, Y6
 	VMULPD       64(BX), Y3, Y3
-	VADDPD       Y3, Y6, Y6
 	VMULPD       96(BX), Y4, Y4
-	VADDPD       Y4, Y6, Y6
 	VMASKMOVPD   128(BX), Y0, Y7
 	VMULPD       Y7, Y5, Y5
+	VBROADCASTSD 4968(SP), Y7
+	MOVQ         4960(SP), R8
+	VMULPD       Y7, Y1, Y1
+	VMOVAPD      Y1, (R8)
+	VADDPD       Y1, Y6, Y6
+	VMULPD       Y7, Y2, Y2
+	VMOVAPD      Y2, 32(R8)
+	VADDPD       Y2, Y6, Y6
+	VMULPD       Y7, Y3, Y3
+	VMOVAPD      Y3, 64(R8)
+	VADDPD       Y3, Y6, Y6
+	VMULPD       Y7, Y4, Y4
+	VMOVAPD      Y4, 96(R8)
+	VADDPD       Y4, Y6, Y6
+	VMULPD       Y7, Y5, Y5
+	VMOVAPD      Y5, 128(R8)
 	VANDPD       Y5, Y0, Y7
 	VADDPD       Y7, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X7
 	VADDPD       X7, X6, X6
 	VUNPCKHPD    X6, X6, X7
 	VADDSD       X7, X6, X6
-	VMOVSD       X6, (SI)
 	VMOVSD       fbone<>+0(SB), X7
 	VDIVSD       X6, X7, X7
+	VMOVSD       X6, (SI)
+	VMOVSD       X7, 4968(SP)
 	VBROADCASTSD X7, Y6
 	VMULPD       Y6, Y1, Y1
 	VMOVUPD      Y1, (DX)
@@ -439,6 +501,18 @@ fbAVX2_pack_23:
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
 	MOVQ       $0x00000080, 4696(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       4960(SP), CX
+	VMOVUPD    (AX), Y1
+	VMOVAPD    Y1, (CX)
+	VMOVUPD    32(AX), Y1
+	VMOVAPD    Y1, 32(CX)
+	VMOVUPD    64(AX), Y1
+	VMOVAPD    Y1, 64(CX)
+	VMASKMOVPD 96(AX), Y0, Y1
+	VMOVAPD    Y1, 96(CX)
+	VMOVSD     fbone<>+0(SB), X1
+	VMOVSD     X1, 4968(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -453,7 +527,7 @@ fbAVX2_t_24:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_25
 	MOVQ   4688(SP), R8
-	MOVQ   DX, R9
+	MOVQ   4960(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -465,7 +539,7 @@ fbAVX2_t_24:
 	VXORPD Y8, Y8, Y8
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_27
+	JZ     fbAVX2_rest_27
 
 fbAVX2_loop_26:
 	VBROADCASTSD (R9), Y9
@@ -485,8 +559,8 @@ fbAVX2_loop_26:
 	DECQ         R11
 	JNZ          fbAVX2_loop_26
 
-fbAVX2_odd_27:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_27:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX2_done_28
 	VBROADCASTSD (R9), Y9
 	VFMADD231PD  (R8), Y9, Y1
@@ -504,22 +578,33 @@ fbAVX2_done_28:
 	ADDQ         DI, DX
 	VXORPD       Y5, Y5, Y5
 	VMULPD       (BX), Y1, Y1
-	VADDPD       Y1, Y5, Y5
 	VMULPD       32(BX), Y2, Y2
-	VADDPD       Y2, Y5, Y5
 	VMULPD       64(BX), Y3, Y3
-	VADDPD       Y3, Y5, Y5
 	VMASKMOVPD   96(BX), Y0, Y6
 	VMULPD       Y6, Y4, Y4
+	VBROADCASTSD 4968(SP), Y6
+	MOVQ         4960(SP), R8
+	VMULPD       Y6, Y1, Y1
+	VMOVAPD      Y1, (R8)
+	VADDPD       Y1, Y5, Y5
+	VMULPD       Y6, Y2, Y2
+	VMOVAPD      Y2, 32(R8)
+	VADDPD       Y2, Y5, Y5
+	VMULPD       Y6, Y3, Y3
+	VMOVAPD      Y3, 64(R8)
+	VADDPD       Y3, Y5, Y5
+	VMULPD       Y6, Y4, Y4
+	VMOVAPD      Y4, 96(R8)
 	VANDPD       Y4, Y0, Y6
 	VADDPD       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
 	VADDPD       X6, X5, X5
 	VUNPCKHPD    X5, X5, X6
 	VADDSD       X6, X5, X5
-	VMOVSD       X5, (SI)
 	VMOVSD       fbone<>+0(SB), X6
 	VDIVSD       X5, X6, X6
+	VMOVSD       X5, (SI)
+	VMOVSD       X6, 4968(SP)
 	VBROADCASTSD X6, Y5
 	VMULPD       Y5, Y1, Y1
 	VMOVUPD      Y1, (DX)
@@ -564,6 +649,16 @@ fbAVX2_pack_29:
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
 	MOVQ       $0x00000060, 4696(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       4960(SP), CX
+	VMOVUPD    (AX), Y1
+	VMOVAPD    Y1, (CX)
+	VMOVUPD    32(AX), Y1
+	VMOVAPD    Y1, 32(CX)
+	VMASKMOVPD 64(AX), Y0, Y1
+	VMOVAPD    Y1, 64(CX)
+	VMOVSD     fbone<>+0(SB), X1
+	VMOVSD     X1, 4968(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -578,7 +673,7 @@ fbAVX2_t_30:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_31
 	MOVQ   4688(SP), R8
-	MOVQ   DX, R9
+	MOVQ   4960(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -586,33 +681,67 @@ fbAVX2_t_30:
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
 	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_33
+	SHRQ   $0x02, R11
+	JZ     fbAVX2_rest_33
 
 fbAVX2_loop_32:
-	VBROADCASTSD (R9), Y7
-	VFMADD231PD  (R8), Y7, Y1
-	VFMADD231PD  32(R8), Y7, Y2
-	VFMADD231PD  64(R8), Y7, Y3
+	VBROADCASTSD (R9), Y13
+	VFMADD231PD  (R8), Y13, Y1
+	VFMADD231PD  32(R8), Y13, Y2
+	VFMADD231PD  64(R8), Y13, Y3
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
-	VBROADCASTSD (R9), Y7
-	VFMADD231PD  (R8), Y7, Y4
-	VFMADD231PD  32(R8), Y7, Y5
-	VFMADD231PD  64(R8), Y7, Y6
+	VBROADCASTSD (R9), Y13
+	VFMADD231PD  (R8), Y13, Y4
+	VFMADD231PD  32(R8), Y13, Y5
+	VFMADD231PD  64(R8), Y13, Y6
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	VBROADCASTSD (R9), Y13
+	VFMADD231PD  (R8), Y13, Y7
+	VFMADD231PD  32(R8), Y13, Y8
+	VFMADD231PD  64(R8), Y13, Y9
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	VBROADCASTSD (R9), Y13
+	VFMADD231PD  (R8), Y13, Y10
+	VFMADD231PD  32(R8), Y13, Y11
+	VFMADD231PD  64(R8), Y13, Y12
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
 	DECQ         R11
 	JNZ          fbAVX2_loop_32
 
-fbAVX2_odd_33:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_33:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX2_done_34
-	VBROADCASTSD (R9), Y7
-	VFMADD231PD  (R8), Y7, Y1
-	VFMADD231PD  32(R8), Y7, Y2
-	VFMADD231PD  64(R8), Y7, Y3
+	VBROADCASTSD (R9), Y13
+	VFMADD231PD  (R8), Y13, Y1
+	VFMADD231PD  32(R8), Y13, Y2
+	VFMADD231PD  64(R8), Y13, Y3
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_34
+	VBROADCASTSD (R9), Y13
+	VFMADD231PD  (R8), Y13, Y4
+	VFMADD231PD  32(R8), Y13, Y5
+	VFMADD231PD  64(R8), Y13, Y6
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_34
+	VBROADCASTSD (R9), Y13
+	VFMADD231PD  (R8), Y13, Y7
+	VFMADD231PD  32(R8), Y13, Y8
+	VFMADD231PD  64(R8), Y13, Y9
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
 
@@ -620,23 +749,38 @@ fbAVX2_done_34:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
+	VADDPD       Y10, Y7, Y7
+	VADDPD       Y11, Y8, Y8
+	VADDPD       Y12, Y9, Y9
+	VADDPD       Y7, Y1, Y1
+	VADDPD       Y8, Y2, Y2
+	VADDPD       Y9, Y3, Y3
 	ADDQ         DI, DX
 	VXORPD       Y4, Y4, Y4
 	VMULPD       (BX), Y1, Y1
-	VADDPD       Y1, Y4, Y4
 	VMULPD       32(BX), Y2, Y2
-	VADDPD       Y2, Y4, Y4
 	VMASKMOVPD   64(BX), Y0, Y5
 	VMULPD       Y5, Y3, Y3
+	VBROADCASTSD 4968(SP), Y5
+	MOVQ         4960(SP), R8
+	VMULPD       Y5, Y1, Y1
+	VMOVAPD      Y1, (R8)
+	VADDPD       Y1, Y4, Y4
+	VMULPD       Y5, Y2, Y2
+	VMOVAPD      Y2, 32(R8)
+	VADDPD       Y2, Y4, Y4
+	VMULPD       Y5, Y3, Y3
+	VMOVAPD      Y3, 64(R8)
 	VANDPD       Y3, Y0, Y5
 	VADDPD       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X5
 	VADDPD       X5, X4, X4
 	VUNPCKHPD    X4, X4, X5
 	VADDSD       X5, X4, X4
-	VMOVSD       X4, (SI)
 	VMOVSD       fbone<>+0(SB), X5
 	VDIVSD       X4, X5, X5
+	VMOVSD       X4, (SI)
+	VMOVSD       X5, 4968(SP)
 	VBROADCASTSD X5, Y4
 	VMULPD       Y4, Y1, Y1
 	VMOVUPD      Y1, (DX)
@@ -677,6 +821,14 @@ fbAVX2_pack_35:
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
 	MOVQ       $0x00000040, 4696(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       4960(SP), CX
+	VMOVUPD    (AX), Y1
+	VMOVAPD    Y1, (CX)
+	VMASKMOVPD 32(AX), Y0, Y1
+	VMOVAPD    Y1, 32(CX)
+	VMOVSD     fbone<>+0(SB), X1
+	VMOVSD     X1, 4968(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -691,57 +843,96 @@ fbAVX2_t_36:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_37
 	MOVQ   4688(SP), R8
-	MOVQ   DX, R9
+	MOVQ   4960(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
 	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_39
+	SHRQ   $0x02, R11
+	JZ     fbAVX2_rest_39
 
 fbAVX2_loop_38:
-	VBROADCASTSD (R9), Y5
-	VFMADD231PD  (R8), Y5, Y1
-	VFMADD231PD  32(R8), Y5, Y2
+	VBROADCASTSD (R9), Y9
+	VFMADD231PD  (R8), Y9, Y1
+	VFMADD231PD  32(R8), Y9, Y2
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
-	VBROADCASTSD (R9), Y5
-	VFMADD231PD  (R8), Y5, Y3
-	VFMADD231PD  32(R8), Y5, Y4
+	VBROADCASTSD (R9), Y9
+	VFMADD231PD  (R8), Y9, Y3
+	VFMADD231PD  32(R8), Y9, Y4
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	VBROADCASTSD (R9), Y9
+	VFMADD231PD  (R8), Y9, Y5
+	VFMADD231PD  32(R8), Y9, Y6
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	VBROADCASTSD (R9), Y9
+	VFMADD231PD  (R8), Y9, Y7
+	VFMADD231PD  32(R8), Y9, Y8
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
 	DECQ         R11
 	JNZ          fbAVX2_loop_38
 
-fbAVX2_odd_39:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_39:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX2_done_40
-	VBROADCASTSD (R9), Y5
-	VFMADD231PD  (R8), Y5, Y1
-	VFMADD231PD  32(R8), Y5, Y2
+	VBROADCASTSD (R9), Y9
+	VFMADD231PD  (R8), Y9, Y1
+	VFMADD231PD  32(R8), Y9, Y2
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_40
+	VBROADCASTSD (R9), Y9
+	VFMADD231PD  (R8), Y9, Y3
+	VFMADD231PD  32(R8), Y9, Y4
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_40
+	VBROADCASTSD (R9), Y9
+	VFMADD231PD  (R8), Y9, Y5
+	VFMADD231PD  32(R8), Y9, Y6
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
 
 fbAVX2_done_40:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y8, Y6, Y6
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
 	ADDQ         DI, DX
 	VXORPD       Y3, Y3, Y3
 	VMULPD       (BX), Y1, Y1
-	VADDPD       Y1, Y3, Y3
 	VMASKMOVPD   32(BX), Y0, Y4
 	VMULPD       Y4, Y2, Y2
+	VBROADCASTSD 4968(SP), Y4
+	MOVQ         4960(SP), R8
+	VMULPD       Y4, Y1, Y1
+	VMOVAPD      Y1, (R8)
+	VADDPD       Y1, Y3, Y3
+	VMULPD       Y4, Y2, Y2
+	VMOVAPD      Y2, 32(R8)
 	VANDPD       Y2, Y0, Y4
 	VADDPD       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
 	VADDPD       X4, X3, X3
 	VUNPCKHPD    X3, X3, X4
 	VADDSD       X4, X3, X3
-	VMOVSD       X3, (SI)
 	VMOVSD       fbone<>+0(SB), X4
 	VDIVSD       X3, X4, X4
+	VMOVSD       X3, (SI)
+	VMOVSD       X4, 4968(SP)
 	VBROADCASTSD X4, Y3
 	VMULPD       Y3, Y1, Y1
 	VMOVUPD      Y1, (DX)
@@ -778,6 +969,12 @@ fbAVX2_pack_41:
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
 	MOVQ       $0x00000020, 4696(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       4960(SP), CX
+	VMASKMOVPD (AX), Y0, Y1
+	VMOVAPD    Y1, (CX)
+	VMOVSD     fbone<>+0(SB), X1
+	VMOVSD     X1, 4968(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -792,49 +989,78 @@ fbAVX2_t_42:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_43
 	MOVQ   4688(SP), R8
-	MOVQ   DX, R9
+	MOVQ   4960(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_45
+	SHRQ   $0x02, R11
+	JZ     fbAVX2_rest_45
 
 fbAVX2_loop_44:
-	VBROADCASTSD (R9), Y3
-	VFMADD231PD  (R8), Y3, Y1
+	VBROADCASTSD (R9), Y5
+	VFMADD231PD  (R8), Y5, Y1
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
-	VBROADCASTSD (R9), Y3
-	VFMADD231PD  (R8), Y3, Y2
+	VBROADCASTSD (R9), Y5
+	VFMADD231PD  (R8), Y5, Y2
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	VBROADCASTSD (R9), Y5
+	VFMADD231PD  (R8), Y5, Y3
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	VBROADCASTSD (R9), Y5
+	VFMADD231PD  (R8), Y5, Y4
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
 	DECQ         R11
 	JNZ          fbAVX2_loop_44
 
-fbAVX2_odd_45:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_45:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX2_done_46
-	VBROADCASTSD (R9), Y3
-	VFMADD231PD  (R8), Y3, Y1
+	VBROADCASTSD (R9), Y5
+	VFMADD231PD  (R8), Y5, Y1
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_46
+	VBROADCASTSD (R9), Y5
+	VFMADD231PD  (R8), Y5, Y2
+	ADDQ         $0x08, R9
+	ADDQ         4696(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_46
+	VBROADCASTSD (R9), Y5
+	VFMADD231PD  (R8), Y5, Y3
 	ADDQ         $0x08, R9
 	ADDQ         4696(SP), R8
 
 fbAVX2_done_46:
 	VADDPD       Y2, Y1, Y1
+	VADDPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
 	ADDQ         DI, DX
 	VXORPD       Y2, Y2, Y2
 	VMASKMOVPD   (BX), Y0, Y3
 	VMULPD       Y3, Y1, Y1
+	VBROADCASTSD 4968(SP), Y3
+	MOVQ         4960(SP), R8
+	VMULPD       Y3, Y1, Y1
+	VMOVAPD      Y1, (R8)
 	VANDPD       Y1, Y0, Y3
 	VADDPD       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
 	VADDPD       X3, X2, X2
 	VUNPCKHPD    X2, X2, X3
 	VADDSD       X3, X2, X2
-	VMOVSD       X2, (SI)
 	VMOVSD       fbone<>+0(SB), X3
 	VDIVSD       X2, X3, X3
+	VMOVSD       X2, (SI)
+	VMOVSD       X3, 4968(SP)
 	VBROADCASTSD X3, Y2
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (DX)
@@ -874,22 +1100,22 @@ fbAVX2_bs_49:
 	JMP   fbAVX2_bs_49
 
 fbAVX2_bsend_50:
-	MOVQ BX, 4768(SP)
-	LEAQ 4776(SP), AX
+	MOVQ BX, 5040(SP)
+	LEAQ 5048(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 25320(SP)
+	MOVQ AX, 25592(SP)
 	MOVQ M+104(FP), AX
 	CMPQ AX, $0x00000031
 	JA   fbAVX2_nopack_51
-	MOVQ $0x00000000, 4752(SP)
+	MOVQ $0x00000000, 5024(SP)
 
 fbAVX2_mpack_52:
-	MOVQ 4752(SP), AX
+	MOVQ 5024(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX2_mpackend_53
-	MOVQ 4768(SP), DX
+	MOVQ 5040(SP), DX
 	MOVQ DX, BX
 	SHLQ $0x02, BX
 	SUBQ AX, CX
@@ -906,7 +1132,7 @@ fbAVX2_mpack_52:
 	ADDQ $0x00000004, DX
 
 fbAVX2_full_54:
-	MOVQ    DX, 4760(SP)
+	MOVQ    DX, 5032(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_56
 	CMPQ    AX, $0x00000002
@@ -917,18 +1143,18 @@ fbAVX2_full_54:
 	JEQ     fbAVX2_case4_59
 	CMPQ    AX, $0x00000005
 	JEQ     fbAVX2_case5_60
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25320(SP), AX
+	MOVQ    25592(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -954,18 +1180,18 @@ fbAVX2_pack_62:
 	JMP        fbAVX2_swend_55
 
 fbAVX2_case5_60:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25320(SP), AX
+	MOVQ    25592(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -989,18 +1215,18 @@ fbAVX2_pack_63:
 	JMP        fbAVX2_swend_55
 
 fbAVX2_case4_59:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25320(SP), AX
+	MOVQ    25592(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -1022,18 +1248,18 @@ fbAVX2_pack_64:
 	JMP        fbAVX2_swend_55
 
 fbAVX2_case3_58:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25320(SP), AX
+	MOVQ    25592(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -1053,18 +1279,18 @@ fbAVX2_pack_65:
 	JMP        fbAVX2_swend_55
 
 fbAVX2_case2_57:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25320(SP), AX
+	MOVQ    25592(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -1082,18 +1308,18 @@ fbAVX2_pack_66:
 	JMP        fbAVX2_swend_55
 
 fbAVX2_case1_56:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25320(SP), AX
+	MOVQ    25592(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -1108,11 +1334,11 @@ fbAVX2_pack_67:
 	JNZ        fbAVX2_pack_67
 
 fbAVX2_swend_55:
-	MOVQ 4752(SP), AX
-	MOVQ 4768(SP), CX
+	MOVQ 5024(SP), AX
+	MOVQ 5040(SP), CX
 	SHLQ $0x02, CX
 	ADDQ CX, AX
-	MOVQ AX, 4752(SP)
+	MOVQ AX, 5024(SP)
 	JMP  fbAVX2_mpack_52
 
 fbAVX2_mpackend_53:
@@ -1120,10 +1346,10 @@ fbAVX2_nopack_51:
 	MOVQ M+104(FP), AX
 	CMPQ AX, $0x00000031
 	JA   fbAVX2_unpacked_68
-	MOVQ $0x00000001, 4704(SP)
+	MOVQ $0x00000001, 4976(SP)
 
 fbAVX2_mt_69:
-	MOVQ    4704(SP), AX
+	MOVQ    4976(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_mtend_70
@@ -1133,17 +1359,17 @@ fbAVX2_mt_69:
 	DECQ    AX
 	IMULQ   CX, AX
 	ADDQ    AX, DX
-	MOVQ    DX, 4712(SP)
+	MOVQ    DX, 4984(SP)
 	VXORPD  Y0, Y0, Y0
-	VMOVUPD Y0, 4720(SP)
-	MOVQ    $0x00000000, 4752(SP)
+	VMOVUPD Y0, 4992(SP)
+	MOVQ    $0x00000000, 5024(SP)
 
 fbAVX2_chunk_71:
-	MOVQ 4752(SP), AX
+	MOVQ 5024(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX2_chunkend_72
-	MOVQ 4768(SP), DX
+	MOVQ 5040(SP), DX
 	MOVQ DX, BX
 	SHLQ $0x02, BX
 	SUBQ AX, CX
@@ -1160,7 +1386,7 @@ fbAVX2_chunk_71:
 	ADDQ $0x00000004, DX
 
 fbAVX2_full_73:
-	MOVQ    DX, 4760(SP)
+	MOVQ    DX, 5032(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_75
 	CMPQ    AX, $0x00000002
@@ -1171,19 +1397,19 @@ fbAVX2_full_73:
 	JEQ     fbAVX2_case4_78
 	CMPQ    AX, $0x00000005
 	JEQ     fbAVX2_case5_79
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25320(SP), BX
+	MOVQ    25592(SP), BX
 	LEAQ    (BX)(DX*8), BX
-	MOVQ    4712(SP), DX
+	MOVQ    4984(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1199,7 +1425,7 @@ fbAVX2_full_73:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_82
+	JZ      fbAVX2_rest_82
 
 fbAVX2_loop_81:
 	VBROADCASTSD (DX), Y13
@@ -1223,8 +1449,8 @@ fbAVX2_loop_81:
 	DECQ         DI
 	JNZ          fbAVX2_loop_81
 
-fbAVX2_odd_82:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_82:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_83
 	VBROADCASTSD (DX), Y13
 	VFMADD231PD  (BX), Y13, Y1
@@ -1243,14 +1469,14 @@ fbAVX2_done_83:
 	VADDPD     Y10, Y4, Y4
 	VADDPD     Y11, Y5, Y5
 	VADDPD     Y12, Y6, Y6
-	MOVQ       4704(SP), DX
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y7
+	VMOVUPD    4992(SP), Y7
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y7, Y7
 	VMOVUPD    Y1, (CX)
@@ -1271,23 +1497,23 @@ fbAVX2_done_83:
 	VANDPD     Y6, Y0, Y1
 	VADDPD     Y1, Y7, Y7
 	VMASKMOVPD Y6, Y0, 160(CX)
-	VMOVUPD    Y7, 4720(SP)
+	VMOVUPD    Y7, 4992(SP)
 	JMP        fbAVX2_swend_74
 
 fbAVX2_case5_79:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25320(SP), BX
+	MOVQ    25592(SP), BX
 	LEAQ    (BX)(DX*8), BX
-	MOVQ    4712(SP), DX
+	MOVQ    4984(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1301,7 +1527,7 @@ fbAVX2_case5_79:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_85
+	JZ      fbAVX2_rest_85
 
 fbAVX2_loop_84:
 	VBROADCASTSD (DX), Y11
@@ -1323,8 +1549,8 @@ fbAVX2_loop_84:
 	DECQ         DI
 	JNZ          fbAVX2_loop_84
 
-fbAVX2_odd_85:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_85:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_86
 	VBROADCASTSD (DX), Y11
 	VFMADD231PD  (BX), Y11, Y1
@@ -1341,14 +1567,14 @@ fbAVX2_done_86:
 	VADDPD     Y8, Y3, Y3
 	VADDPD     Y9, Y4, Y4
 	VADDPD     Y10, Y5, Y5
-	MOVQ       4704(SP), DX
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y6
+	VMOVUPD    4992(SP), Y6
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y6, Y6
 	VMOVUPD    Y1, (CX)
@@ -1366,23 +1592,23 @@ fbAVX2_done_86:
 	VANDPD     Y5, Y0, Y1
 	VADDPD     Y1, Y6, Y6
 	VMASKMOVPD Y5, Y0, 128(CX)
-	VMOVUPD    Y6, 4720(SP)
+	VMOVUPD    Y6, 4992(SP)
 	JMP        fbAVX2_swend_74
 
 fbAVX2_case4_78:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25320(SP), BX
+	MOVQ    25592(SP), BX
 	LEAQ    (BX)(DX*8), BX
-	MOVQ    4712(SP), DX
+	MOVQ    4984(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1394,7 +1620,7 @@ fbAVX2_case4_78:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_88
+	JZ      fbAVX2_rest_88
 
 fbAVX2_loop_87:
 	VBROADCASTSD (DX), Y9
@@ -1414,8 +1640,8 @@ fbAVX2_loop_87:
 	DECQ         DI
 	JNZ          fbAVX2_loop_87
 
-fbAVX2_odd_88:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_88:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_89
 	VBROADCASTSD (DX), Y9
 	VFMADD231PD  (BX), Y9, Y1
@@ -1430,14 +1656,14 @@ fbAVX2_done_89:
 	VADDPD     Y6, Y2, Y2
 	VADDPD     Y7, Y3, Y3
 	VADDPD     Y8, Y4, Y4
-	MOVQ       4704(SP), DX
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y5
+	VMOVUPD    4992(SP), Y5
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y5, Y5
 	VMOVUPD    Y1, (CX)
@@ -1452,23 +1678,23 @@ fbAVX2_done_89:
 	VANDPD     Y4, Y0, Y1
 	VADDPD     Y1, Y5, Y5
 	VMASKMOVPD Y4, Y0, 96(CX)
-	VMOVUPD    Y5, 4720(SP)
+	VMOVUPD    Y5, 4992(SP)
 	JMP        fbAVX2_swend_74
 
 fbAVX2_case3_77:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25320(SP), BX
+	MOVQ    25592(SP), BX
 	LEAQ    (BX)(DX*8), BX
-	MOVQ    4712(SP), DX
+	MOVQ    4984(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1476,33 +1702,67 @@ fbAVX2_case3_77:
 	VXORPD  Y4, Y4, Y4
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_91
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_91
 
 fbAVX2_loop_90:
-	VBROADCASTSD (DX), Y7
-	VFMADD231PD  (BX), Y7, Y1
-	VFMADD231PD  32(BX), Y7, Y2
-	VFMADD231PD  64(BX), Y7, Y3
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y1
+	VFMADD231PD  32(BX), Y13, Y2
+	VFMADD231PD  64(BX), Y13, Y3
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, BX
-	VBROADCASTSD (DX), Y7
-	VFMADD231PD  (BX), Y7, Y4
-	VFMADD231PD  32(BX), Y7, Y5
-	VFMADD231PD  64(BX), Y7, Y6
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y4
+	VFMADD231PD  32(BX), Y13, Y5
+	VFMADD231PD  64(BX), Y13, Y6
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, BX
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y7
+	VFMADD231PD  32(BX), Y13, Y8
+	VFMADD231PD  64(BX), Y13, Y9
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, BX
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y10
+	VFMADD231PD  32(BX), Y13, Y11
+	VFMADD231PD  64(BX), Y13, Y12
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, BX
 	DECQ         DI
 	JNZ          fbAVX2_loop_90
 
-fbAVX2_odd_91:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_91:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_92
-	VBROADCASTSD (DX), Y7
-	VFMADD231PD  (BX), Y7, Y1
-	VFMADD231PD  32(BX), Y7, Y2
-	VFMADD231PD  64(BX), Y7, Y3
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y1
+	VFMADD231PD  32(BX), Y13, Y2
+	VFMADD231PD  64(BX), Y13, Y3
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, BX
+	DECQ         SI
+	JZ           fbAVX2_done_92
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y4
+	VFMADD231PD  32(BX), Y13, Y5
+	VFMADD231PD  64(BX), Y13, Y6
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000060, BX
+	DECQ         SI
+	JZ           fbAVX2_done_92
+	VBROADCASTSD (DX), Y13
+	VFMADD231PD  (BX), Y13, Y7
+	VFMADD231PD  32(BX), Y13, Y8
+	VFMADD231PD  64(BX), Y13, Y9
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000060, BX
 
@@ -1510,14 +1770,20 @@ fbAVX2_done_92:
 	VADDPD     Y4, Y1, Y1
 	VADDPD     Y5, Y2, Y2
 	VADDPD     Y6, Y3, Y3
-	MOVQ       4704(SP), DX
+	VADDPD     Y10, Y7, Y7
+	VADDPD     Y11, Y8, Y8
+	VADDPD     Y12, Y9, Y9
+	VADDPD     Y7, Y1, Y1
+	VADDPD     Y8, Y2, Y2
+	VADDPD     Y9, Y3, Y3
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y4
+	VMOVUPD    4992(SP), Y4
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y4, Y4
 	VMOVUPD    Y1, (CX)
@@ -1529,66 +1795,98 @@ fbAVX2_done_92:
 	VANDPD     Y3, Y0, Y1
 	VADDPD     Y1, Y4, Y4
 	VMASKMOVPD Y3, Y0, 64(CX)
-	VMOVUPD    Y4, 4720(SP)
+	VMOVUPD    Y4, 4992(SP)
 	JMP        fbAVX2_swend_74
 
 fbAVX2_case2_76:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25320(SP), BX
+	MOVQ    25592(SP), BX
 	LEAQ    (BX)(DX*8), BX
-	MOVQ    4712(SP), DX
+	MOVQ    4984(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_94
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_94
 
 fbAVX2_loop_93:
-	VBROADCASTSD (DX), Y5
-	VFMADD231PD  (BX), Y5, Y1
-	VFMADD231PD  32(BX), Y5, Y2
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y1
+	VFMADD231PD  32(BX), Y9, Y2
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, BX
-	VBROADCASTSD (DX), Y5
-	VFMADD231PD  (BX), Y5, Y3
-	VFMADD231PD  32(BX), Y5, Y4
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y3
+	VFMADD231PD  32(BX), Y9, Y4
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000040, BX
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y5
+	VFMADD231PD  32(BX), Y9, Y6
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000040, BX
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y7
+	VFMADD231PD  32(BX), Y9, Y8
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, BX
 	DECQ         DI
 	JNZ          fbAVX2_loop_93
 
-fbAVX2_odd_94:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_94:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_95
-	VBROADCASTSD (DX), Y5
-	VFMADD231PD  (BX), Y5, Y1
-	VFMADD231PD  32(BX), Y5, Y2
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y1
+	VFMADD231PD  32(BX), Y9, Y2
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000040, BX
+	DECQ         SI
+	JZ           fbAVX2_done_95
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y3
+	VFMADD231PD  32(BX), Y9, Y4
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000040, BX
+	DECQ         SI
+	JZ           fbAVX2_done_95
+	VBROADCASTSD (DX), Y9
+	VFMADD231PD  (BX), Y9, Y5
+	VFMADD231PD  32(BX), Y9, Y6
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000040, BX
 
 fbAVX2_done_95:
 	VADDPD     Y3, Y1, Y1
 	VADDPD     Y4, Y2, Y2
-	MOVQ       4704(SP), DX
+	VADDPD     Y7, Y5, Y5
+	VADDPD     Y8, Y6, Y6
+	VADDPD     Y5, Y1, Y1
+	VADDPD     Y6, Y2, Y2
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y3
+	VMOVUPD    4992(SP), Y3
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y3, Y3
 	VMOVUPD    Y1, (CX)
@@ -1597,89 +1895,113 @@ fbAVX2_done_95:
 	VANDPD     Y2, Y0, Y1
 	VADDPD     Y1, Y3, Y3
 	VMASKMOVPD Y2, Y0, 32(CX)
-	VMOVUPD    Y3, 4720(SP)
+	VMOVUPD    Y3, 4992(SP)
 	JMP        fbAVX2_swend_74
 
 fbAVX2_case1_75:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25320(SP), BX
+	MOVQ    25592(SP), BX
 	LEAQ    (BX)(DX*8), BX
-	MOVQ    4712(SP), DX
+	MOVQ    4984(SP), DX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_97
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_97
 
 fbAVX2_loop_96:
-	VBROADCASTSD (DX), Y3
-	VFMADD231PD  (BX), Y3, Y1
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y1
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, BX
-	VBROADCASTSD (DX), Y3
-	VFMADD231PD  (BX), Y3, Y2
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y2
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, BX
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y3
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, BX
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y4
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, BX
 	DECQ         DI
 	JNZ          fbAVX2_loop_96
 
-fbAVX2_odd_97:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_97:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_98
-	VBROADCASTSD (DX), Y3
-	VFMADD231PD  (BX), Y3, Y1
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y1
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, BX
+	DECQ         SI
+	JZ           fbAVX2_done_98
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y2
+	ADDQ         $0x08, DX
+	ADDQ         $0x00000020, BX
+	DECQ         SI
+	JZ           fbAVX2_done_98
+	VBROADCASTSD (DX), Y5
+	VFMADD231PD  (BX), Y5, Y3
 	ADDQ         $0x08, DX
 	ADDQ         $0x00000020, BX
 
 fbAVX2_done_98:
 	VADDPD     Y2, Y1, Y1
-	MOVQ       4704(SP), DX
+	VADDPD     Y4, Y3, Y3
+	VADDPD     Y3, Y1, Y1
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y2
+	VMOVUPD    4992(SP), Y2
 	VMASKMOVPD (AX), Y0, Y3
 	VMULPD     Y3, Y1, Y1
 	VANDPD     Y1, Y0, Y3
 	VADDPD     Y3, Y2, Y2
 	VMASKMOVPD Y1, Y0, (CX)
-	VMOVUPD    Y2, 4720(SP)
+	VMOVUPD    Y2, 4992(SP)
 
 fbAVX2_swend_74:
-	MOVQ 4752(SP), AX
-	MOVQ 4768(SP), CX
+	MOVQ 5024(SP), AX
+	MOVQ 5040(SP), CX
 	SHLQ $0x02, CX
 	ADDQ CX, AX
-	MOVQ AX, 4752(SP)
+	MOVQ AX, 5024(SP)
 	JMP  fbAVX2_chunk_71
 
 fbAVX2_chunkend_72:
-	VMOVUPD      4720(SP), Y0
+	VMOVUPD      4992(SP), Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	MOVQ         scale_base+24(FP), AX
-	MOVQ         4704(SP), CX
+	MOVQ         4976(SP), CX
 	VMOVSD       X0, (AX)(CX*8)
 	VMOVSD       fbone<>+0(SB), X1
 	VDIVSD       X0, X1, X1
 	VBROADCASTSD X1, Y0
 	MOVQ         M+104(FP), AX
-	MOVQ         4712(SP), CX
+	MOVQ         4984(SP), CX
 	LEAQ         (CX)(AX*8), CX
 	XORQ         DX, DX
 	MOVQ         AX, BX
@@ -1719,9 +2041,9 @@ fbAVX2_mul_99_AVX2_tail:
 	VMASKMOVPD Y2, Y1, (CX)(DX*8)
 
 fbAVX2_mul_99_AVX2_end:
-	MOVQ 4704(SP), AX
+	MOVQ 4976(SP), AX
 	INCQ AX
-	MOVQ AX, 4704(SP)
+	MOVQ AX, 4976(SP)
 	JMP  fbAVX2_mt_69
 
 fbAVX2_mtend_70:
@@ -1729,10 +2051,10 @@ fbAVX2_mtend_70:
 	RET
 
 fbAVX2_unpacked_68:
-	MOVQ $0x00000001, 4704(SP)
+	MOVQ $0x00000001, 4976(SP)
 
 fbAVX2_mt_100:
-	MOVQ    4704(SP), AX
+	MOVQ    4976(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_mtend_101
@@ -1742,17 +2064,17 @@ fbAVX2_mt_100:
 	DECQ    AX
 	IMULQ   CX, AX
 	ADDQ    AX, DX
-	MOVQ    DX, 4712(SP)
+	MOVQ    DX, 4984(SP)
 	VXORPD  Y0, Y0, Y0
-	VMOVUPD Y0, 4720(SP)
-	MOVQ    $0x00000000, 4752(SP)
+	VMOVUPD Y0, 4992(SP)
+	MOVQ    $0x00000000, 5024(SP)
 
 fbAVX2_chunk_102:
-	MOVQ 4752(SP), AX
+	MOVQ 5024(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX2_chunkend_103
-	MOVQ 4768(SP), DX
+	MOVQ 5040(SP), DX
 	MOVQ DX, BX
 	SHLQ $0x02, BX
 	SUBQ AX, CX
@@ -1769,7 +2091,7 @@ fbAVX2_chunk_102:
 	ADDQ $0x00000004, DX
 
 fbAVX2_full_104:
-	MOVQ    DX, 4760(SP)
+	MOVQ    DX, 5032(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_106
 	CMPQ    AX, $0x00000002
@@ -1780,17 +2102,17 @@ fbAVX2_full_104:
 	JEQ     fbAVX2_case4_109
 	CMPQ    AX, $0x00000005
 	JEQ     fbAVX2_case5_110
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    4984(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1806,7 +2128,7 @@ fbAVX2_full_104:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_113
+	JZ      fbAVX2_rest_113
 
 fbAVX2_loop_112:
 	VBROADCASTSD (BX), Y13
@@ -1832,8 +2154,8 @@ fbAVX2_loop_112:
 	DECQ         DI
 	JNZ          fbAVX2_loop_112
 
-fbAVX2_odd_113:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_113:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_114
 	VBROADCASTSD (BX), Y13
 	VFMADD231PD  (DX), Y13, Y1
@@ -1853,14 +2175,14 @@ fbAVX2_done_114:
 	VADDPD     Y10, Y4, Y4
 	VADDPD     Y11, Y5, Y5
 	VADDPD     Y12, Y6, Y6
-	MOVQ       4704(SP), DX
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y7
+	VMOVUPD    4992(SP), Y7
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y7, Y7
 	VMOVUPD    Y1, (CX)
@@ -1881,21 +2203,21 @@ fbAVX2_done_114:
 	VANDPD     Y6, Y0, Y1
 	VADDPD     Y1, Y7, Y7
 	VMASKMOVPD Y6, Y0, 160(CX)
-	VMOVUPD    Y7, 4720(SP)
+	VMOVUPD    Y7, 4992(SP)
 	JMP        fbAVX2_swend_105
 
 fbAVX2_case5_110:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    4984(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -1909,7 +2231,7 @@ fbAVX2_case5_110:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_116
+	JZ      fbAVX2_rest_116
 
 fbAVX2_loop_115:
 	VBROADCASTSD (BX), Y11
@@ -1933,8 +2255,8 @@ fbAVX2_loop_115:
 	DECQ         DI
 	JNZ          fbAVX2_loop_115
 
-fbAVX2_odd_116:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_116:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_117
 	VBROADCASTSD (BX), Y11
 	VFMADD231PD  (DX), Y11, Y1
@@ -1952,14 +2274,14 @@ fbAVX2_done_117:
 	VADDPD     Y8, Y3, Y3
 	VADDPD     Y9, Y4, Y4
 	VADDPD     Y10, Y5, Y5
-	MOVQ       4704(SP), DX
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y6
+	VMOVUPD    4992(SP), Y6
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y6, Y6
 	VMOVUPD    Y1, (CX)
@@ -1977,21 +2299,21 @@ fbAVX2_done_117:
 	VANDPD     Y5, Y0, Y1
 	VADDPD     Y1, Y6, Y6
 	VMASKMOVPD Y5, Y0, 128(CX)
-	VMOVUPD    Y6, 4720(SP)
+	VMOVUPD    Y6, 4992(SP)
 	JMP        fbAVX2_swend_105
 
 fbAVX2_case4_109:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    4984(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -2003,7 +2325,7 @@ fbAVX2_case4_109:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_119
+	JZ      fbAVX2_rest_119
 
 fbAVX2_loop_118:
 	VBROADCASTSD (BX), Y9
@@ -2025,8 +2347,8 @@ fbAVX2_loop_118:
 	DECQ         DI
 	JNZ          fbAVX2_loop_118
 
-fbAVX2_odd_119:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_119:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_120
 	VBROADCASTSD (BX), Y9
 	VFMADD231PD  (DX), Y9, Y1
@@ -2042,14 +2364,14 @@ fbAVX2_done_120:
 	VADDPD     Y6, Y2, Y2
 	VADDPD     Y7, Y3, Y3
 	VADDPD     Y8, Y4, Y4
-	MOVQ       4704(SP), DX
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y5
+	VMOVUPD    4992(SP), Y5
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y5, Y5
 	VMOVUPD    Y1, (CX)
@@ -2064,21 +2386,21 @@ fbAVX2_done_120:
 	VANDPD     Y4, Y0, Y1
 	VADDPD     Y1, Y5, Y5
 	VMASKMOVPD Y4, Y0, 96(CX)
-	VMOVUPD    Y5, 4720(SP)
+	VMOVUPD    Y5, 4992(SP)
 	JMP        fbAVX2_swend_105
 
 fbAVX2_case3_108:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    4984(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -2086,36 +2408,74 @@ fbAVX2_case3_108:
 	VXORPD  Y4, Y4, Y4
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_122
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_122
 
 fbAVX2_loop_121:
-	VBROADCASTSD (BX), Y7
-	VFMADD231PD  (DX), Y7, Y1
-	VFMADD231PD  32(DX), Y7, Y2
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y3
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y3
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y7
-	VFMADD231PD  (DX), Y7, Y4
-	VFMADD231PD  32(DX), Y7, Y5
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y6
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y4
+	VFMADD231PD  32(DX), Y13, Y5
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y6
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y7
+	VFMADD231PD  32(DX), Y13, Y8
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y9
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y10
+	VFMADD231PD  32(DX), Y13, Y11
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y12
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX2_loop_121
 
-fbAVX2_odd_122:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_122:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_123
-	VBROADCASTSD (BX), Y7
-	VFMADD231PD  (DX), Y7, Y1
-	VFMADD231PD  32(DX), Y7, Y2
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y3
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y3
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_123
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y4
+	VFMADD231PD  32(DX), Y13, Y5
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y6
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_123
+	VBROADCASTSD (BX), Y13
+	VFMADD231PD  (DX), Y13, Y7
+	VFMADD231PD  32(DX), Y13, Y8
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y9
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
@@ -2123,14 +2483,20 @@ fbAVX2_done_123:
 	VADDPD     Y4, Y1, Y1
 	VADDPD     Y5, Y2, Y2
 	VADDPD     Y6, Y3, Y3
-	MOVQ       4704(SP), DX
+	VADDPD     Y10, Y7, Y7
+	VADDPD     Y11, Y8, Y8
+	VADDPD     Y12, Y9, Y9
+	VADDPD     Y7, Y1, Y1
+	VADDPD     Y8, Y2, Y2
+	VADDPD     Y9, Y3, Y3
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y4
+	VMOVUPD    4992(SP), Y4
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y4, Y4
 	VMOVUPD    Y1, (CX)
@@ -2142,67 +2508,103 @@ fbAVX2_done_123:
 	VANDPD     Y3, Y0, Y1
 	VADDPD     Y1, Y4, Y4
 	VMASKMOVPD Y3, Y0, 64(CX)
-	VMOVUPD    Y4, 4720(SP)
+	VMOVUPD    Y4, 4992(SP)
 	JMP        fbAVX2_swend_105
 
 fbAVX2_case2_107:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    4984(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_125
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_125
 
 fbAVX2_loop_124:
-	VBROADCASTSD (BX), Y5
-	VFMADD231PD  (DX), Y5, Y1
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y2
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y2
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y5
-	VFMADD231PD  (DX), Y5, Y3
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y4
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y3
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y4
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y5
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y6
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y7
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y8
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX2_loop_124
 
-fbAVX2_odd_125:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_125:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_126
-	VBROADCASTSD (BX), Y5
-	VFMADD231PD  (DX), Y5, Y1
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y2
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y2
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_126
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y3
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y4
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_126
+	VBROADCASTSD (BX), Y9
+	VFMADD231PD  (DX), Y9, Y5
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y6
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
 fbAVX2_done_126:
 	VADDPD     Y3, Y1, Y1
 	VADDPD     Y4, Y2, Y2
-	MOVQ       4704(SP), DX
+	VADDPD     Y7, Y5, Y5
+	VADDPD     Y8, Y6, Y6
+	VADDPD     Y5, Y1, Y1
+	VADDPD     Y6, Y2, Y2
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y3
+	VMOVUPD    4992(SP), Y3
 	VMULPD     (AX), Y1, Y1
 	VADDPD     Y1, Y3, Y3
 	VMOVUPD    Y1, (CX)
@@ -2211,90 +2613,118 @@ fbAVX2_done_126:
 	VANDPD     Y2, Y0, Y1
 	VADDPD     Y1, Y3, Y3
 	VMASKMOVPD Y2, Y0, 32(CX)
-	VMOVUPD    Y3, 4720(SP)
+	VMOVUPD    Y3, 4992(SP)
 	JMP        fbAVX2_swend_105
 
 fbAVX2_case1_106:
-	MOVQ    4760(SP), AX
+	MOVQ    5032(SP), AX
 	MOVQ    $0x00000004, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    4752(SP), AX
+	MOVQ    5024(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x03, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*8), DX
-	MOVQ    4712(SP), BX
+	MOVQ    4984(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_128
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_128
 
 fbAVX2_loop_127:
-	VBROADCASTSD (BX), Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y1
+	VBROADCASTSD (BX), Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y1
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
-	VBROADCASTSD (BX), Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y2
+	VBROADCASTSD (BX), Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y2
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y3
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y4
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX2_loop_127
 
-fbAVX2_odd_128:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_128:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_129
-	VBROADCASTSD (BX), Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y1
+	VBROADCASTSD (BX), Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y1
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_129
+	VBROADCASTSD (BX), Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y2
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_129
+	VBROADCASTSD (BX), Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y3
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
 fbAVX2_done_129:
 	VADDPD     Y2, Y1, Y1
-	MOVQ       4704(SP), DX
+	VADDPD     Y4, Y3, Y3
+	VADDPD     Y3, Y1, Y1
+	MOVQ       4976(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*8), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPD    4720(SP), Y2
+	VMOVUPD    4992(SP), Y2
 	VMASKMOVPD (AX), Y0, Y3
 	VMULPD     Y3, Y1, Y1
 	VANDPD     Y1, Y0, Y3
 	VADDPD     Y3, Y2, Y2
 	VMASKMOVPD Y1, Y0, (CX)
-	VMOVUPD    Y2, 4720(SP)
+	VMOVUPD    Y2, 4992(SP)
 
 fbAVX2_swend_105:
-	MOVQ 4752(SP), AX
-	MOVQ 4768(SP), CX
+	MOVQ 5024(SP), AX
+	MOVQ 5040(SP), CX
 	SHLQ $0x02, CX
 	ADDQ CX, AX
-	MOVQ AX, 4752(SP)
+	MOVQ AX, 5024(SP)
 	JMP  fbAVX2_chunk_102
 
 fbAVX2_chunkend_103:
-	VMOVUPD      4720(SP), Y0
+	VMOVUPD      4992(SP), Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPD       X1, X0, X0
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	MOVQ         scale_base+24(FP), AX
-	MOVQ         4704(SP), CX
+	MOVQ         4976(SP), CX
 	VMOVSD       X0, (AX)(CX*8)
 	VMOVSD       fbone<>+0(SB), X1
 	VDIVSD       X0, X1, X1
 	VBROADCASTSD X1, Y0
 	MOVQ         M+104(FP), AX
-	MOVQ         4712(SP), CX
+	MOVQ         4984(SP), CX
 	LEAQ         (CX)(AX*8), CX
 	XORQ         DX, DX
 	MOVQ         AX, BX
@@ -2334,9 +2764,9 @@ fbAVX2_mul_130_AVX2_tail:
 	VMASKMOVPD Y2, Y1, (CX)(DX*8)
 
 fbAVX2_mul_130_AVX2_end:
-	MOVQ 4704(SP), AX
+	MOVQ 4976(SP), AX
 	INCQ AX
-	MOVQ AX, 4704(SP)
+	MOVQ AX, 4976(SP)
 	JMP  fbAVX2_mt_100
 
 fbAVX2_mtend_101:
@@ -2358,7 +2788,7 @@ GLOBL fbone<>(SB), RODATA|NOPTR, $8
 
 // func backwardAVX2(beta []float64, scale []float64, psi []float64, et []float64, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·backwardAVX2(SB), $25272-112
+TEXT ·backwardAVX2(SB), $25536-112
 	MOVQ M+104(FP), AX
 	ADDQ $0x00000003, AX
 	SHRQ $0x02, AX
@@ -2418,6 +2848,10 @@ fbAVX2_ones_135_AVX2_end:
 	ADDQ    $0x3f, AX
 	ANDQ    $-64, AX
 	MOVQ    AX, 4712(SP)
+	LEAQ    4720(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 4976(SP)
 	MOVQ    M+104(FP), AX
 	CMPQ    AX, $0x00000018
 	JA      fbAVX2_bmulti_138
@@ -2468,56 +2902,48 @@ fbAVX2_pack_146:
 	ADDQ       $0x000000c0, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_146
-
-fbAVX2_pt_147:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_148
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPD    (BX), Y1
-	VMULPD     (DX), Y1, Y1
-	VMOVUPD    Y1, (AX)
-	VMOVUPD    32(BX), Y1
-	VMULPD     32(DX), Y1, Y1
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    64(BX), Y1
-	VMULPD     64(DX), Y1, Y1
-	VMOVUPD    Y1, 64(AX)
-	VMOVUPD    96(BX), Y1
-	VMULPD     96(DX), Y1, Y1
-	VMOVUPD    Y1, 96(AX)
-	VMOVUPD    128(BX), Y1
-	VMULPD     128(DX), Y1, Y1
-	VMOVUPD    Y1, 128(AX)
-	VMASKMOVPD 160(BX), Y0, Y1
-	VMASKMOVPD 160(DX), Y0, Y2
-	VMULPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, 160(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       4712(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	VXORPD     Y5, Y5, Y5
-	VXORPD     Y6, Y6, Y6
-	VXORPD     Y7, Y7, Y7
-	VXORPD     Y8, Y8, Y8
-	VXORPD     Y9, Y9, Y9
-	VXORPD     Y10, Y10, Y10
-	VXORPD     Y11, Y11, Y11
-	VXORPD     Y12, Y12, Y12
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_150
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       4976(SP), AX
+	VMOVUPD    (CX), Y1
+	VMOVAPD    Y1, (AX)
+	VMOVUPD    32(CX), Y1
+	VMOVAPD    Y1, 32(AX)
+	VMOVUPD    64(CX), Y1
+	VMOVAPD    Y1, 64(AX)
+	VMOVUPD    96(CX), Y1
+	VMOVAPD    Y1, 96(AX)
+	VMOVUPD    128(CX), Y1
+	VMOVAPD    Y1, 128(AX)
+	VMASKMOVPD 160(CX), Y0, Y1
+	VMOVAPD    Y1, 160(AX)
+
+fbAVX2_pt_147:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_148
+	MOVQ   4976(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   4712(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX2_rest_150
 
 fbAVX2_loop_149:
 	VBROADCASTSD (AX), Y13
@@ -2541,8 +2967,8 @@ fbAVX2_loop_149:
 	DECQ         BX
 	JNZ          fbAVX2_loop_149
 
-fbAVX2_odd_150:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_150:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX2_done_151
 	VBROADCASTSD (AX), Y13
 	VFMADD231PD  (DX), Y13, Y1
@@ -2573,18 +2999,34 @@ fbAVX2_done_151:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         4976(SP), CX
 	VMULPD       Y7, Y1, Y1
 	VMOVUPD      Y1, (AX)
+	VMULPD       (DX), Y1, Y1
+	VMOVAPD      Y1, (CX)
 	VMULPD       Y7, Y2, Y2
 	VMOVUPD      Y2, 32(AX)
+	VMULPD       32(DX), Y2, Y2
+	VMOVAPD      Y2, 32(CX)
 	VMULPD       Y7, Y3, Y3
 	VMOVUPD      Y3, 64(AX)
+	VMULPD       64(DX), Y3, Y3
+	VMOVAPD      Y3, 64(CX)
 	VMULPD       Y7, Y4, Y4
 	VMOVUPD      Y4, 96(AX)
+	VMULPD       96(DX), Y4, Y4
+	VMOVAPD      Y4, 96(CX)
 	VMULPD       Y7, Y5, Y5
 	VMOVUPD      Y5, 128(AX)
+	VMULPD       128(DX), Y5, Y5
+	VMOVAPD      Y5, 128(CX)
 	VMULPD       Y7, Y6, Y6
 	VMASKMOVPD   Y6, Y0, 160(AX)
+	VMASKMOVPD   160(DX), Y0, Y1
+	VMULPD       Y1, Y6, Y6
+	VMOVAPD      Y6, 160(CX)
 	JMP          fbAVX2_pt_147
 
 fbAVX2_ptend_148:
@@ -2618,51 +3060,44 @@ fbAVX2_pack_152:
 	ADDQ       $0x000000a0, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_152
-
-fbAVX2_pt_153:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_154
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPD    (BX), Y1
-	VMULPD     (DX), Y1, Y1
-	VMOVUPD    Y1, (AX)
-	VMOVUPD    32(BX), Y1
-	VMULPD     32(DX), Y1, Y1
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    64(BX), Y1
-	VMULPD     64(DX), Y1, Y1
-	VMOVUPD    Y1, 64(AX)
-	VMOVUPD    96(BX), Y1
-	VMULPD     96(DX), Y1, Y1
-	VMOVUPD    Y1, 96(AX)
-	VMASKMOVPD 128(BX), Y0, Y1
-	VMASKMOVPD 128(DX), Y0, Y2
-	VMULPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, 128(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       4712(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	VXORPD     Y5, Y5, Y5
-	VXORPD     Y6, Y6, Y6
-	VXORPD     Y7, Y7, Y7
-	VXORPD     Y8, Y8, Y8
-	VXORPD     Y9, Y9, Y9
-	VXORPD     Y10, Y10, Y10
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_156
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       4976(SP), AX
+	VMOVUPD    (CX), Y1
+	VMOVAPD    Y1, (AX)
+	VMOVUPD    32(CX), Y1
+	VMOVAPD    Y1, 32(AX)
+	VMOVUPD    64(CX), Y1
+	VMOVAPD    Y1, 64(AX)
+	VMOVUPD    96(CX), Y1
+	VMOVAPD    Y1, 96(AX)
+	VMASKMOVPD 128(CX), Y0, Y1
+	VMOVAPD    Y1, 128(AX)
+
+fbAVX2_pt_153:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_154
+	MOVQ   4976(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   4712(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX2_rest_156
 
 fbAVX2_loop_155:
 	VBROADCASTSD (AX), Y11
@@ -2684,8 +3119,8 @@ fbAVX2_loop_155:
 	DECQ         BX
 	JNZ          fbAVX2_loop_155
 
-fbAVX2_odd_156:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_156:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX2_done_157
 	VBROADCASTSD (AX), Y11
 	VFMADD231PD  (DX), Y11, Y1
@@ -2714,16 +3149,30 @@ fbAVX2_done_157:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         4976(SP), CX
 	VMULPD       Y6, Y1, Y1
 	VMOVUPD      Y1, (AX)
+	VMULPD       (DX), Y1, Y1
+	VMOVAPD      Y1, (CX)
 	VMULPD       Y6, Y2, Y2
 	VMOVUPD      Y2, 32(AX)
+	VMULPD       32(DX), Y2, Y2
+	VMOVAPD      Y2, 32(CX)
 	VMULPD       Y6, Y3, Y3
 	VMOVUPD      Y3, 64(AX)
+	VMULPD       64(DX), Y3, Y3
+	VMOVAPD      Y3, 64(CX)
 	VMULPD       Y6, Y4, Y4
 	VMOVUPD      Y4, 96(AX)
+	VMULPD       96(DX), Y4, Y4
+	VMOVAPD      Y4, 96(CX)
 	VMULPD       Y6, Y5, Y5
 	VMASKMOVPD   Y5, Y0, 128(AX)
+	VMASKMOVPD   128(DX), Y0, Y1
+	VMULPD       Y1, Y5, Y5
+	VMOVAPD      Y5, 128(CX)
 	JMP          fbAVX2_pt_153
 
 fbAVX2_ptend_154:
@@ -2755,46 +3204,40 @@ fbAVX2_pack_158:
 	ADDQ       $0x00000080, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_158
-
-fbAVX2_pt_159:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_160
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPD    (BX), Y1
-	VMULPD     (DX), Y1, Y1
-	VMOVUPD    Y1, (AX)
-	VMOVUPD    32(BX), Y1
-	VMULPD     32(DX), Y1, Y1
-	VMOVUPD    Y1, 32(AX)
-	VMOVUPD    64(BX), Y1
-	VMULPD     64(DX), Y1, Y1
-	VMOVUPD    Y1, 64(AX)
-	VMASKMOVPD 96(BX), Y0, Y1
-	VMASKMOVPD 96(DX), Y0, Y2
-	VMULPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, 96(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       4712(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	VXORPD     Y5, Y5, Y5
-	VXORPD     Y6, Y6, Y6
-	VXORPD     Y7, Y7, Y7
-	VXORPD     Y8, Y8, Y8
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_162
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       4976(SP), AX
+	VMOVUPD    (CX), Y1
+	VMOVAPD    Y1, (AX)
+	VMOVUPD    32(CX), Y1
+	VMOVAPD    Y1, 32(AX)
+	VMOVUPD    64(CX), Y1
+	VMOVAPD    Y1, 64(AX)
+	VMASKMOVPD 96(CX), Y0, Y1
+	VMOVAPD    Y1, 96(AX)
+
+fbAVX2_pt_159:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_160
+	MOVQ   4976(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   4712(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX2_rest_162
 
 fbAVX2_loop_161:
 	VBROADCASTSD (AX), Y9
@@ -2814,8 +3257,8 @@ fbAVX2_loop_161:
 	DECQ         BX
 	JNZ          fbAVX2_loop_161
 
-fbAVX2_odd_162:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_162:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX2_done_163
 	VBROADCASTSD (AX), Y9
 	VFMADD231PD  (DX), Y9, Y1
@@ -2842,14 +3285,26 @@ fbAVX2_done_163:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         4976(SP), CX
 	VMULPD       Y5, Y1, Y1
 	VMOVUPD      Y1, (AX)
+	VMULPD       (DX), Y1, Y1
+	VMOVAPD      Y1, (CX)
 	VMULPD       Y5, Y2, Y2
 	VMOVUPD      Y2, 32(AX)
+	VMULPD       32(DX), Y2, Y2
+	VMOVAPD      Y2, 32(CX)
 	VMULPD       Y5, Y3, Y3
 	VMOVUPD      Y3, 64(AX)
+	VMULPD       64(DX), Y3, Y3
+	VMOVAPD      Y3, 64(CX)
 	VMULPD       Y5, Y4, Y4
 	VMASKMOVPD   Y4, Y0, 96(AX)
+	VMASKMOVPD   96(DX), Y0, Y1
+	VMULPD       Y1, Y4, Y4
+	VMOVAPD      Y4, 96(CX)
 	JMP          fbAVX2_pt_159
 
 fbAVX2_ptend_160:
@@ -2879,65 +3334,94 @@ fbAVX2_pack_164:
 	ADDQ       $0x00000060, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_164
-
-fbAVX2_pt_165:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_166
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPD    (BX), Y1
-	VMULPD     (DX), Y1, Y1
-	VMOVUPD    Y1, (AX)
-	VMOVUPD    32(BX), Y1
-	VMULPD     32(DX), Y1, Y1
-	VMOVUPD    Y1, 32(AX)
-	VMASKMOVPD 64(BX), Y0, Y1
-	VMASKMOVPD 64(DX), Y0, Y2
-	VMULPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, 64(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       4712(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	VXORPD     Y5, Y5, Y5
-	VXORPD     Y6, Y6, Y6
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_168
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       4976(SP), AX
+	VMOVUPD    (CX), Y1
+	VMOVAPD    Y1, (AX)
+	VMOVUPD    32(CX), Y1
+	VMOVAPD    Y1, 32(AX)
+	VMASKMOVPD 64(CX), Y0, Y1
+	VMOVAPD    Y1, 64(AX)
+
+fbAVX2_pt_165:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_166
+	MOVQ   4976(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   4712(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX2_rest_168
 
 fbAVX2_loop_167:
-	VBROADCASTSD (AX), Y7
-	VFMADD231PD  (DX), Y7, Y1
-	VFMADD231PD  32(DX), Y7, Y2
-	VFMADD231PD  64(DX), Y7, Y3
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VFMADD231PD  64(DX), Y13, Y3
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000060, DX
-	VBROADCASTSD (AX), Y7
-	VFMADD231PD  (DX), Y7, Y4
-	VFMADD231PD  32(DX), Y7, Y5
-	VFMADD231PD  64(DX), Y7, Y6
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y4
+	VFMADD231PD  32(DX), Y13, Y5
+	VFMADD231PD  64(DX), Y13, Y6
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000060, DX
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y7
+	VFMADD231PD  32(DX), Y13, Y8
+	VFMADD231PD  64(DX), Y13, Y9
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000060, DX
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y10
+	VFMADD231PD  32(DX), Y13, Y11
+	VFMADD231PD  64(DX), Y13, Y12
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000060, DX
 	DECQ         BX
 	JNZ          fbAVX2_loop_167
 
-fbAVX2_odd_168:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_168:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX2_done_169
-	VBROADCASTSD (AX), Y7
-	VFMADD231PD  (DX), Y7, Y1
-	VFMADD231PD  32(DX), Y7, Y2
-	VFMADD231PD  64(DX), Y7, Y3
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VFMADD231PD  64(DX), Y13, Y3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000060, DX
+	DECQ         CX
+	JZ           fbAVX2_done_169
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y4
+	VFMADD231PD  32(DX), Y13, Y5
+	VFMADD231PD  64(DX), Y13, Y6
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000060, DX
+	DECQ         CX
+	JZ           fbAVX2_done_169
+	VBROADCASTSD (AX), Y13
+	VFMADD231PD  (DX), Y13, Y7
+	VFMADD231PD  32(DX), Y13, Y8
+	VFMADD231PD  64(DX), Y13, Y9
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000060, DX
 
@@ -2945,6 +3429,12 @@ fbAVX2_done_169:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
+	VADDPD       Y10, Y7, Y7
+	VADDPD       Y11, Y8, Y8
+	VADDPD       Y12, Y9, Y9
+	VADDPD       Y7, Y1, Y1
+	VADDPD       Y8, Y2, Y2
+	VADDPD       Y9, Y3, Y3
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSD       fbone<>+0(SB), X4
@@ -2957,12 +3447,22 @@ fbAVX2_done_169:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         4976(SP), CX
 	VMULPD       Y4, Y1, Y1
 	VMOVUPD      Y1, (AX)
+	VMULPD       (DX), Y1, Y1
+	VMOVAPD      Y1, (CX)
 	VMULPD       Y4, Y2, Y2
 	VMOVUPD      Y2, 32(AX)
+	VMULPD       32(DX), Y2, Y2
+	VMOVAPD      Y2, 32(CX)
 	VMULPD       Y4, Y3, Y3
 	VMASKMOVPD   Y3, Y0, 64(AX)
+	VMASKMOVPD   64(DX), Y0, Y1
+	VMULPD       Y1, Y3, Y3
+	VMOVAPD      Y3, 64(CX)
 	JMP          fbAVX2_pt_165
 
 fbAVX2_ptend_166:
@@ -2990,63 +3490,91 @@ fbAVX2_pack_170:
 	ADDQ       $0x00000040, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_170
-
-fbAVX2_pt_171:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_172
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPD    (BX), Y1
-	VMULPD     (DX), Y1, Y1
-	VMOVUPD    Y1, (AX)
-	VMASKMOVPD 32(BX), Y0, Y1
-	VMASKMOVPD 32(DX), Y0, Y2
-	VMULPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, 32(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       4712(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_174
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       4976(SP), AX
+	VMOVUPD    (CX), Y1
+	VMOVAPD    Y1, (AX)
+	VMASKMOVPD 32(CX), Y0, Y1
+	VMOVAPD    Y1, 32(AX)
+
+fbAVX2_pt_171:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_172
+	MOVQ   4976(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   4712(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX2_rest_174
 
 fbAVX2_loop_173:
-	VBROADCASTSD (AX), Y5
-	VFMADD231PD  (DX), Y5, Y1
-	VFMADD231PD  32(DX), Y5, Y2
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VFMADD231PD  32(DX), Y9, Y2
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
-	VBROADCASTSD (AX), Y5
-	VFMADD231PD  (DX), Y5, Y3
-	VFMADD231PD  32(DX), Y5, Y4
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y3
+	VFMADD231PD  32(DX), Y9, Y4
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y5
+	VFMADD231PD  32(DX), Y9, Y6
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y7
+	VFMADD231PD  32(DX), Y9, Y8
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
 	JNZ          fbAVX2_loop_173
 
-fbAVX2_odd_174:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_174:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX2_done_175
-	VBROADCASTSD (AX), Y5
-	VFMADD231PD  (DX), Y5, Y1
-	VFMADD231PD  32(DX), Y5, Y2
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VFMADD231PD  32(DX), Y9, Y2
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	DECQ         CX
+	JZ           fbAVX2_done_175
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y3
+	VFMADD231PD  32(DX), Y9, Y4
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	DECQ         CX
+	JZ           fbAVX2_done_175
+	VBROADCASTSD (AX), Y9
+	VFMADD231PD  (DX), Y9, Y5
+	VFMADD231PD  32(DX), Y9, Y6
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 
 fbAVX2_done_175:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y8, Y6, Y6
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSD       fbone<>+0(SB), X3
@@ -3059,10 +3587,18 @@ fbAVX2_done_175:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         4976(SP), CX
 	VMULPD       Y3, Y1, Y1
 	VMOVUPD      Y1, (AX)
+	VMULPD       (DX), Y1, Y1
+	VMOVAPD      Y1, (CX)
 	VMULPD       Y3, Y2, Y2
 	VMASKMOVPD   Y2, Y0, 32(AX)
+	VMASKMOVPD   32(DX), Y0, Y1
+	VMULPD       Y1, Y2, Y2
+	VMOVAPD      Y2, 32(CX)
 	JMP          fbAVX2_pt_171
 
 fbAVX2_ptend_172:
@@ -3088,54 +3624,75 @@ fbAVX2_pack_176:
 	ADDQ       $0x00000020, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_176
-
-fbAVX2_pt_177:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_178
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x03, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMASKMOVPD (BX), Y0, Y1
-	VMASKMOVPD (DX), Y0, Y2
-	VMULPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, (AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       4712(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_180
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       4976(SP), AX
+	VMASKMOVPD (CX), Y0, Y1
+	VMOVAPD    Y1, (AX)
+
+fbAVX2_pt_177:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_178
+	MOVQ   4976(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   4712(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX2_rest_180
 
 fbAVX2_loop_179:
-	VBROADCASTSD (AX), Y3
-	VFMADD231PD  (DX), Y3, Y1
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y1
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000020, DX
-	VBROADCASTSD (AX), Y3
-	VFMADD231PD  (DX), Y3, Y2
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y2
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000020, DX
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000020, DX
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y4
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000020, DX
 	DECQ         BX
 	JNZ          fbAVX2_loop_179
 
-fbAVX2_odd_180:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_180:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX2_done_181
-	VBROADCASTSD (AX), Y3
-	VFMADD231PD  (DX), Y3, Y1
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000020, DX
+	DECQ         CX
+	JZ           fbAVX2_done_181
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y2
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000020, DX
+	DECQ         CX
+	JZ           fbAVX2_done_181
+	VBROADCASTSD (AX), Y5
+	VFMADD231PD  (DX), Y5, Y3
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000020, DX
 
 fbAVX2_done_181:
 	VADDPD       Y2, Y1, Y1
+	VADDPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSD       fbone<>+0(SB), X2
@@ -3148,8 +3705,14 @@ fbAVX2_done_181:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         4976(SP), CX
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (AX)
+	VMASKMOVPD   (DX), Y0, Y2
+	VMULPD       Y2, Y1, Y1
+	VMOVAPD      Y1, (CX)
 	JMP          fbAVX2_pt_177
 
 fbAVX2_ptend_178:
@@ -3158,10 +3721,10 @@ fbAVX2_swend_139:
 	RET
 
 fbAVX2_bmulti_138:
-	LEAQ 4720(SP), AX
+	LEAQ 4984(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 25264(SP)
+	MOVQ AX, 25528(SP)
 	MOVQ M+104(FP), AX
 	CMPQ AX, $0x00000031
 	JA   fbAVX2_nopack_182
@@ -3211,7 +3774,7 @@ fbAVX2_full_185:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25264(SP), AX
+	MOVQ    25528(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3248,7 +3811,7 @@ fbAVX2_case5_191:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25264(SP), AX
+	MOVQ    25528(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3283,7 +3846,7 @@ fbAVX2_case4_190:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25264(SP), AX
+	MOVQ    25528(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3316,7 +3879,7 @@ fbAVX2_case3_189:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25264(SP), AX
+	MOVQ    25528(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3347,7 +3910,7 @@ fbAVX2_case2_188:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25264(SP), AX
+	MOVQ    25528(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3376,7 +3939,7 @@ fbAVX2_case1_187:
 	LEAQ    (DX)(AX*8), DX
 	MOVQ    M+104(FP), BX
 	IMULQ   AX, BX
-	MOVQ    25264(SP), AX
+	MOVQ    25528(SP), AX
 	LEAQ    (AX)(BX*8), AX
 	MOVQ    CX, BX
 	SHLQ    $0x03, BX
@@ -3457,7 +4020,7 @@ fbAVX2_full_202:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25264(SP), BX
+	MOVQ    25528(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3480,7 +4043,7 @@ fbAVX2_full_202:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    DX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_211
+	JZ      fbAVX2_rest_211
 
 fbAVX2_loop_210:
 	VMOVSD       (DI), X13
@@ -3510,8 +4073,8 @@ fbAVX2_loop_210:
 	DECQ         R8
 	JNZ          fbAVX2_loop_210
 
-fbAVX2_odd_211:
-	TESTQ        $0x00000001, DX
+fbAVX2_rest_211:
+	ANDQ         $0x00000001, DX
 	JZ           fbAVX2_done_212
 	VMOVSD       (DI), X13
 	VMULSD       (SI), X13, X13
@@ -3565,7 +4128,7 @@ fbAVX2_case5_208:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25264(SP), BX
+	MOVQ    25528(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3586,7 +4149,7 @@ fbAVX2_case5_208:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    DX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_214
+	JZ      fbAVX2_rest_214
 
 fbAVX2_loop_213:
 	VMOVSD       (DI), X11
@@ -3614,8 +4177,8 @@ fbAVX2_loop_213:
 	DECQ         R8
 	JNZ          fbAVX2_loop_213
 
-fbAVX2_odd_214:
-	TESTQ        $0x00000001, DX
+fbAVX2_rest_214:
+	ANDQ         $0x00000001, DX
 	JZ           fbAVX2_done_215
 	VMOVSD       (DI), X11
 	VMULSD       (SI), X11, X11
@@ -3665,7 +4228,7 @@ fbAVX2_case4_207:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25264(SP), BX
+	MOVQ    25528(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3684,7 +4247,7 @@ fbAVX2_case4_207:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    DX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_217
+	JZ      fbAVX2_rest_217
 
 fbAVX2_loop_216:
 	VMOVSD       (DI), X9
@@ -3710,8 +4273,8 @@ fbAVX2_loop_216:
 	DECQ         R8
 	JNZ          fbAVX2_loop_216
 
-fbAVX2_odd_217:
-	TESTQ        $0x00000001, DX
+fbAVX2_rest_217:
+	ANDQ         $0x00000001, DX
 	JZ           fbAVX2_done_218
 	VMOVSD       (DI), X9
 	VMULSD       (SI), X9, X9
@@ -3757,7 +4320,7 @@ fbAVX2_case3_206:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25264(SP), BX
+	MOVQ    25528(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3772,41 +4335,87 @@ fbAVX2_case3_206:
 	VXORPD  Y4, Y4, Y4
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
 	MOVQ    DX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_220
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_220
 
 fbAVX2_loop_219:
-	VMOVSD       (DI), X7
-	VMULSD       (SI), X7, X7
-	VBROADCASTSD X7, Y7
-	VFMADD231PD  (BX), Y7, Y1
-	VFMADD231PD  32(BX), Y7, Y2
-	VFMADD231PD  64(BX), Y7, Y3
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y1
+	VFMADD231PD  32(BX), Y13, Y2
+	VFMADD231PD  64(BX), Y13, Y3
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000060, BX
-	VMOVSD       (DI), X7
-	VMULSD       (SI), X7, X7
-	VBROADCASTSD X7, Y7
-	VFMADD231PD  (BX), Y7, Y4
-	VFMADD231PD  32(BX), Y7, Y5
-	VFMADD231PD  64(BX), Y7, Y6
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y4
+	VFMADD231PD  32(BX), Y13, Y5
+	VFMADD231PD  64(BX), Y13, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000060, BX
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y7
+	VFMADD231PD  32(BX), Y13, Y8
+	VFMADD231PD  64(BX), Y13, Y9
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000060, BX
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y10
+	VFMADD231PD  32(BX), Y13, Y11
+	VFMADD231PD  64(BX), Y13, Y12
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000060, BX
 	DECQ         R8
 	JNZ          fbAVX2_loop_219
 
-fbAVX2_odd_220:
-	TESTQ        $0x00000001, DX
+fbAVX2_rest_220:
+	ANDQ         $0x00000003, DX
 	JZ           fbAVX2_done_221
-	VMOVSD       (DI), X7
-	VMULSD       (SI), X7, X7
-	VBROADCASTSD X7, Y7
-	VFMADD231PD  (BX), Y7, Y1
-	VFMADD231PD  32(BX), Y7, Y2
-	VFMADD231PD  64(BX), Y7, Y3
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y1
+	VFMADD231PD  32(BX), Y13, Y2
+	VFMADD231PD  64(BX), Y13, Y3
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JZ           fbAVX2_done_221
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y4
+	VFMADD231PD  32(BX), Y13, Y5
+	VFMADD231PD  64(BX), Y13, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000060, BX
+	DECQ         DX
+	JZ           fbAVX2_done_221
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (BX), Y13, Y7
+	VFMADD231PD  32(BX), Y13, Y8
+	VFMADD231PD  64(BX), Y13, Y9
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000060, BX
@@ -3815,6 +4424,12 @@ fbAVX2_done_221:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
+	VADDPD       Y10, Y7, Y7
+	VADDPD       Y11, Y8, Y8
+	VADDPD       Y12, Y9, Y9
+	VADDPD       Y7, Y1, Y1
+	VADDPD       Y8, Y2, Y2
+	VADDPD       Y9, Y3, Y3
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -3841,7 +4456,7 @@ fbAVX2_case2_205:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25264(SP), BX
+	MOVQ    25528(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3854,38 +4469,78 @@ fbAVX2_case2_205:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
 	MOVQ    DX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_223
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_223
 
 fbAVX2_loop_222:
-	VMOVSD       (DI), X5
-	VMULSD       (SI), X5, X5
-	VBROADCASTSD X5, Y5
-	VFMADD231PD  (BX), Y5, Y1
-	VFMADD231PD  32(BX), Y5, Y2
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y1
+	VFMADD231PD  32(BX), Y9, Y2
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000040, BX
-	VMOVSD       (DI), X5
-	VMULSD       (SI), X5, X5
-	VBROADCASTSD X5, Y5
-	VFMADD231PD  (BX), Y5, Y3
-	VFMADD231PD  32(BX), Y5, Y4
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y3
+	VFMADD231PD  32(BX), Y9, Y4
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000040, BX
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y5
+	VFMADD231PD  32(BX), Y9, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000040, BX
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y7
+	VFMADD231PD  32(BX), Y9, Y8
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000040, BX
 	DECQ         R8
 	JNZ          fbAVX2_loop_222
 
-fbAVX2_odd_223:
-	TESTQ        $0x00000001, DX
+fbAVX2_rest_223:
+	ANDQ         $0x00000003, DX
 	JZ           fbAVX2_done_224
-	VMOVSD       (DI), X5
-	VMULSD       (SI), X5, X5
-	VBROADCASTSD X5, Y5
-	VFMADD231PD  (BX), Y5, Y1
-	VFMADD231PD  32(BX), Y5, Y2
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y1
+	VFMADD231PD  32(BX), Y9, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JZ           fbAVX2_done_224
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y3
+	VFMADD231PD  32(BX), Y9, Y4
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000040, BX
+	DECQ         DX
+	JZ           fbAVX2_done_224
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (BX), Y9, Y5
+	VFMADD231PD  32(BX), Y9, Y6
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000040, BX
@@ -3893,6 +4548,10 @@ fbAVX2_odd_223:
 fbAVX2_done_224:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y8, Y6, Y6
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -3917,7 +4576,7 @@ fbAVX2_case1_204:
 	SHLQ    $0x03, CX
 	MOVQ    M+104(FP), DX
 	IMULQ   AX, DX
-	MOVQ    25264(SP), BX
+	MOVQ    25528(SP), BX
 	LEAQ    (BX)(DX*8), BX
 	MOVQ    (SP), DX
 	IMULQ   CX, DX
@@ -3928,41 +4587,77 @@ fbAVX2_case1_204:
 	MOVQ    M+104(FP), DX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
 	MOVQ    DX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_226
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_226
 
 fbAVX2_loop_225:
-	VMOVSD       (DI), X3
-	VMULSD       (SI), X3, X3
-	VBROADCASTSD X3, Y3
-	VFMADD231PD  (BX), Y3, Y1
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y1
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000020, BX
-	VMOVSD       (DI), X3
-	VMULSD       (SI), X3, X3
-	VBROADCASTSD X3, Y3
-	VFMADD231PD  (BX), Y3, Y2
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000020, BX
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y3
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000020, BX
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y4
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000020, BX
 	DECQ         R8
 	JNZ          fbAVX2_loop_225
 
-fbAVX2_odd_226:
-	TESTQ        $0x00000001, DX
+fbAVX2_rest_226:
+	ANDQ         $0x00000003, DX
 	JZ           fbAVX2_done_227
-	VMOVSD       (DI), X3
-	VMULSD       (SI), X3, X3
-	VBROADCASTSD X3, Y3
-	VFMADD231PD  (BX), Y3, Y1
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y1
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JZ           fbAVX2_done_227
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         $0x00000020, BX
+	DECQ         DX
+	JZ           fbAVX2_done_227
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VFMADD231PD  (BX), Y5, Y3
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         $0x00000020, BX
 
 fbAVX2_done_227:
 	VADDPD       Y2, Y1, Y1
+	VADDPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -4066,7 +4761,7 @@ fbAVX2_full_232:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_241
+	JZ      fbAVX2_rest_241
 
 fbAVX2_loop_240:
 	VMOVSD       (DI), X13
@@ -4098,8 +4793,8 @@ fbAVX2_loop_240:
 	DECQ         R8
 	JNZ          fbAVX2_loop_240
 
-fbAVX2_odd_241:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_241:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX2_done_242
 	VMOVSD       (DI), X13
 	VMULSD       (SI), X13, X13
@@ -4173,7 +4868,7 @@ fbAVX2_case5_238:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_244
+	JZ      fbAVX2_rest_244
 
 fbAVX2_loop_243:
 	VMOVSD       (DI), X11
@@ -4203,8 +4898,8 @@ fbAVX2_loop_243:
 	DECQ         R8
 	JNZ          fbAVX2_loop_243
 
-fbAVX2_odd_244:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_244:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX2_done_245
 	VMOVSD       (DI), X11
 	VMULSD       (SI), X11, X11
@@ -4272,7 +4967,7 @@ fbAVX2_case4_237:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_247
+	JZ      fbAVX2_rest_247
 
 fbAVX2_loop_246:
 	VMOVSD       (DI), X9
@@ -4300,8 +4995,8 @@ fbAVX2_loop_246:
 	DECQ         R8
 	JNZ          fbAVX2_loop_246
 
-fbAVX2_odd_247:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_247:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX2_done_248
 	VMOVSD       (DI), X9
 	VMULSD       (SI), X9, X9
@@ -4361,44 +5056,94 @@ fbAVX2_case3_236:
 	VXORPD  Y4, Y4, Y4
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
 	MOVQ    BX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_250
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_250
 
 fbAVX2_loop_249:
-	VMOVSD       (DI), X7
-	VMULSD       (SI), X7, X7
-	VBROADCASTSD X7, Y7
-	VFMADD231PD  (DX), Y7, Y1
-	VFMADD231PD  32(DX), Y7, Y2
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y3
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y3
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
-	VMOVSD       (DI), X7
-	VMULSD       (SI), X7, X7
-	VBROADCASTSD X7, Y7
-	VFMADD231PD  (DX), Y7, Y4
-	VFMADD231PD  32(DX), Y7, Y5
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y6
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (DX), Y13, Y4
+	VFMADD231PD  32(DX), Y13, Y5
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (DX), Y13, Y7
+	VFMADD231PD  32(DX), Y13, Y8
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y9
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (DX), Y13, Y10
+	VFMADD231PD  32(DX), Y13, Y11
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y12
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX2_loop_249
 
-fbAVX2_odd_250:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_250:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX2_done_251
-	VMOVSD       (DI), X7
-	VMULSD       (SI), X7, X7
-	VBROADCASTSD X7, Y7
-	VFMADD231PD  (DX), Y7, Y1
-	VFMADD231PD  32(DX), Y7, Y2
-	VMASKMOVPD   64(DX), Y0, Y8
-	VFMADD231PD  Y8, Y7, Y3
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (DX), Y13, Y1
+	VFMADD231PD  32(DX), Y13, Y2
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y3
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_251
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (DX), Y13, Y4
+	VFMADD231PD  32(DX), Y13, Y5
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_251
+	VMOVSD       (DI), X13
+	VMULSD       (SI), X13, X13
+	VBROADCASTSD X13, Y13
+	VFMADD231PD  (DX), Y13, Y7
+	VFMADD231PD  32(DX), Y13, Y8
+	VMASKMOVPD   64(DX), Y0, Y14
+	VFMADD231PD  Y14, Y13, Y9
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
@@ -4407,6 +5152,12 @@ fbAVX2_done_251:
 	VADDPD       Y4, Y1, Y1
 	VADDPD       Y5, Y2, Y2
 	VADDPD       Y6, Y3, Y3
+	VADDPD       Y10, Y7, Y7
+	VADDPD       Y11, Y8, Y8
+	VADDPD       Y12, Y9, Y9
+	VADDPD       Y7, Y1, Y1
+	VADDPD       Y8, Y2, Y2
+	VADDPD       Y9, Y3, Y3
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -4444,41 +5195,85 @@ fbAVX2_case2_235:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
 	MOVQ    BX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_253
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_253
 
 fbAVX2_loop_252:
-	VMOVSD       (DI), X5
-	VMULSD       (SI), X5, X5
-	VBROADCASTSD X5, Y5
-	VFMADD231PD  (DX), Y5, Y1
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y2
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y2
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
-	VMOVSD       (DI), X5
-	VMULSD       (SI), X5, X5
-	VBROADCASTSD X5, Y5
-	VFMADD231PD  (DX), Y5, Y3
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y4
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (DX), Y9, Y3
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y4
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (DX), Y9, Y5
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y6
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (DX), Y9, Y7
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y8
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX2_loop_252
 
-fbAVX2_odd_253:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_253:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX2_done_254
-	VMOVSD       (DI), X5
-	VMULSD       (SI), X5, X5
-	VBROADCASTSD X5, Y5
-	VFMADD231PD  (DX), Y5, Y1
-	VMASKMOVPD   32(DX), Y0, Y6
-	VFMADD231PD  Y6, Y5, Y2
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (DX), Y9, Y1
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_254
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (DX), Y9, Y3
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y4
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_254
+	VMOVSD       (DI), X9
+	VMULSD       (SI), X9, X9
+	VBROADCASTSD X9, Y9
+	VFMADD231PD  (DX), Y9, Y5
+	VMASKMOVPD   32(DX), Y0, Y10
+	VFMADD231PD  Y10, Y9, Y6
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
@@ -4486,6 +5281,10 @@ fbAVX2_odd_253:
 fbAVX2_done_254:
 	VADDPD       Y3, Y1, Y1
 	VADDPD       Y4, Y2, Y2
+	VADDPD       Y7, Y5, Y5
+	VADDPD       Y8, Y6, Y6
+	VADDPD       Y5, Y1, Y1
+	VADDPD       Y6, Y2, Y2
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -4519,44 +5318,84 @@ fbAVX2_case1_234:
 	MOVQ    M+104(FP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
 	MOVQ    BX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_256
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_256
 
 fbAVX2_loop_255:
-	VMOVSD       (DI), X3
-	VMULSD       (SI), X3, X3
-	VBROADCASTSD X3, Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y1
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y1
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
-	VMOVSD       (DI), X3
-	VMULSD       (SI), X3, X3
-	VBROADCASTSD X3, Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y2
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y3
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y4
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX2_loop_255
 
-fbAVX2_odd_256:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_256:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX2_done_257
-	VMOVSD       (DI), X3
-	VMULSD       (SI), X3, X3
-	VBROADCASTSD X3, Y3
-	VMASKMOVPD   (DX), Y0, Y4
-	VFMADD231PD  Y4, Y3, Y1
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y1
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_257
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_257
+	VMOVSD       (DI), X5
+	VMULSD       (SI), X5, X5
+	VBROADCASTSD X5, Y5
+	VMASKMOVPD   (DX), Y0, Y6
+	VFMADD231PD  Y6, Y5, Y3
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
 fbAVX2_done_257:
 	VADDPD       Y2, Y1, Y1
+	VADDPD       Y4, Y3, Y3
+	VADDPD       Y3, Y1, Y1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -6562,7 +7401,7 @@ GLOBL rowsnegmax<>(SB), RODATA|NOPTR, $8
 
 // func forwardAVX512(alpha []float64, scale []float64, psi []float64, e []float64, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2
-TEXT ·forwardAVX512(SB), $32960-112
+TEXT ·forwardAVX512(SB), $33808-112
 	MOVQ   alpha_base+0(FP), AX
 	MOVQ   psi_base+48(FP), CX
 	MOVQ   scale_base+24(FP), DX
@@ -6651,68 +7490,100 @@ fbAVX512_mul_359_AVX512_tail:
 	VMOVUPD   Z1, K1, (AX)(DX*8)
 
 fbAVX512_mul_359_AVX512_end:
-	MOVQ  M+104(FP), AX
-	CMPQ  AX, $0x00000060
-	JA    fbAVX512_multi_360
-	MOVQ  M+104(FP), AX
-	LEAQ  7(AX), CX
-	SHRQ  $0x03, CX
-	MOVQ  CX, DX
-	SHLQ  $0x03, DX
-	SUBQ  AX, DX
-	NEGQ  DX
-	ADDQ  $0x00000008, DX
-	MOVQ  DX, (SP)
-	LEAQ  8(SP), AX
-	ADDQ  $0x3f, AX
-	ANDQ  $-64, AX
-	MOVQ  AX, 32840(SP)
-	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_362
-	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_363
-	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_364
-	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_365
-	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_366
-	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_367
-	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_368
-	CMPQ  CX, $0x00000008
-	JEQ   fbAVX512_case8_369
-	CMPQ  CX, $0x00000009
-	JEQ   fbAVX512_case9_370
-	CMPQ  CX, $0x0000000a
-	JEQ   fbAVX512_case10_371
-	CMPQ  CX, $0x0000000b
-	JEQ   fbAVX512_case11_372
-	MOVQ  (SP), AX
-	MOVQ  $-1, CX
-	BZHIQ AX, CX, AX
-	KMOVB AX, K1
-	MOVQ  e_base+72(FP), AX
-	MOVQ  AX, 32848(SP)
-	MOVQ  M+104(FP), AX
-	SHLQ  $0x03, AX
-	MOVQ  AX, 32856(SP)
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ      M+104(FP), AX
+	CMPQ      AX, $0x00000060
+	JA        fbAVX512_multi_360
+	MOVQ      M+104(FP), AX
+	LEAQ      7(AX), CX
+	SHRQ      $0x03, CX
+	MOVQ      CX, DX
+	SHLQ      $0x03, DX
+	SUBQ      AX, DX
+	NEGQ      DX
+	ADDQ      $0x00000008, DX
+	MOVQ      DX, (SP)
+	LEAQ      8(SP), AX
+	ADDQ      $0x3f, AX
+	ANDQ      $-64, AX
+	MOVQ      AX, 32840(SP)
+	LEAQ      32864(SP), AX
+	ADDQ      $0x3f, AX
+	ANDQ      $-64, AX
+	MOVQ      AX, 33696(SP)
+	CMPQ      CX, $0x00000001
+	JEQ       fbAVX512_case1_362
+	CMPQ      CX, $0x00000002
+	JEQ       fbAVX512_case2_363
+	CMPQ      CX, $0x00000003
+	JEQ       fbAVX512_case3_364
+	CMPQ      CX, $0x00000004
+	JEQ       fbAVX512_case4_365
+	CMPQ      CX, $0x00000005
+	JEQ       fbAVX512_case5_366
+	CMPQ      CX, $0x00000006
+	JEQ       fbAVX512_case6_367
+	CMPQ      CX, $0x00000007
+	JEQ       fbAVX512_case7_368
+	CMPQ      CX, $0x00000008
+	JEQ       fbAVX512_case8_369
+	CMPQ      CX, $0x00000009
+	JEQ       fbAVX512_case9_370
+	CMPQ      CX, $0x0000000a
+	JEQ       fbAVX512_case10_371
+	CMPQ      CX, $0x0000000b
+	JEQ       fbAVX512_case11_372
+	MOVQ      (SP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVB     AX, K1
+	MOVQ      e_base+72(FP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      M+104(FP), AX
+	SHLQ      $0x03, AX
+	MOVQ      AX, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD   192(AX), Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVUPD   256(AX), Z0
+	VMOVAPD   Z0, 256(CX)
+	VMOVUPD   320(AX), Z0
+	VMOVAPD   Z0, 320(CX)
+	VMOVUPD   384(AX), Z0
+	VMOVAPD   Z0, 384(CX)
+	VMOVUPD   448(AX), Z0
+	VMOVAPD   Z0, 448(CX)
+	VMOVUPD   512(AX), Z0
+	VMOVAPD   Z0, 512(CX)
+	VMOVUPD   576(AX), Z0
+	VMOVAPD   Z0, 576(CX)
+	VMOVUPD   640(AX), Z0
+	VMOVAPD   Z0, 640(CX)
+	VMOVUPD.Z 704(AX), K1, Z0
+	VMOVAPD   Z0, 704(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
 
 fbAVX512_t_374:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_375
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -6740,7 +7611,7 @@ fbAVX512_t_374:
 	VXORPD Z23, Z23, Z23
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_377
+	JZ     fbAVX512_rest_377
 
 fbAVX512_loop_376:
 	VBROADCASTSD (R9), Z24
@@ -6778,8 +7649,8 @@ fbAVX512_loop_376:
 	DECQ         R11
 	JNZ          fbAVX512_loop_376
 
-fbAVX512_odd_377:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_377:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_378
 	VBROADCASTSD (R9), Z24
 	VFMADD231PD  (R8), Z24, Z0
@@ -6814,29 +7685,55 @@ fbAVX512_done_378:
 	ADDQ          DI, DX
 	VXORPD        Z12, Z12, Z12
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z12, Z12
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z12, Z12
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z12, Z12
 	VMULPD        192(BX), Z3, Z3
-	VADDPD        Z3, Z12, Z12
 	VMULPD        256(BX), Z4, Z4
-	VADDPD        Z4, Z12, Z12
 	VMULPD        320(BX), Z5, Z5
-	VADDPD        Z5, Z12, Z12
 	VMULPD        384(BX), Z6, Z6
-	VADDPD        Z6, Z12, Z12
 	VMULPD        448(BX), Z7, Z7
-	VADDPD        Z7, Z12, Z12
 	VMULPD        512(BX), Z8, Z8
-	VADDPD        Z8, Z12, Z12
 	VMULPD        576(BX), Z9, Z9
-	VADDPD        Z9, Z12, Z12
 	VMULPD        640(BX), Z10, Z10
-	VADDPD        Z10, Z12, Z12
 	VMOVUPD.Z     704(BX), K1, Z13
 	VMULPD        Z13, Z11, Z11
+	VBROADCASTSD  33704(SP), Z13
+	MOVQ          33696(SP), R8
+	VMULPD        Z13, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z12, Z12
+	VMULPD        Z13, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z12, Z12
+	VMULPD        Z13, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z12, Z12
+	VMULPD        Z13, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
+	VADDPD        Z3, Z12, Z12
+	VMULPD        Z13, Z4, Z4
+	VMOVAPD       Z4, 256(R8)
+	VADDPD        Z4, Z12, Z12
+	VMULPD        Z13, Z5, Z5
+	VMOVAPD       Z5, 320(R8)
+	VADDPD        Z5, Z12, Z12
+	VMULPD        Z13, Z6, Z6
+	VMOVAPD       Z6, 384(R8)
+	VADDPD        Z6, Z12, Z12
+	VMULPD        Z13, Z7, Z7
+	VMOVAPD       Z7, 448(R8)
+	VADDPD        Z7, Z12, Z12
+	VMULPD        Z13, Z8, Z8
+	VMOVAPD       Z8, 512(R8)
+	VADDPD        Z8, Z12, Z12
+	VMULPD        Z13, Z9, Z9
+	VMOVAPD       Z9, 576(R8)
+	VADDPD        Z9, Z12, Z12
+	VMULPD        Z13, Z10, Z10
+	VMOVAPD       Z10, 640(R8)
+	VADDPD        Z10, Z12, Z12
+	VMULPD        Z13, Z11, Z11
+	VMOVAPD       Z11, 704(R8)
 	VADDPD        Z11, Z12, K1, Z12
 	VEXTRACTF64X4 $0x01, Z12, Y13
 	VADDPD        Y13, Y12, Y13
@@ -6844,9 +7741,10 @@ fbAVX512_done_378:
 	VADDPD        X12, X13, X13
 	VUNPCKHPD     X13, X13, X12
 	VADDSD        X12, X13, X13
-	VMOVSD        X13, (SI)
 	VMOVSD        fbone<>+0(SB), X12
 	VDIVSD        X13, X12, X12
+	VMOVSD        X13, (SI)
+	VMOVSD        X12, 33704(SP)
 	VBROADCASTSD  X12, Z12
 	VMULPD        Z12, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -6881,30 +7779,56 @@ fbAVX512_tend_375:
 	JMP fbAVX512_swend_361
 
 fbAVX512_case11_372:
-	MOVQ  (SP), AX
-	MOVQ  $-1, CX
-	BZHIQ AX, CX, AX
-	KMOVB AX, K1
-	MOVQ  e_base+72(FP), AX
-	MOVQ  AX, 32848(SP)
-	MOVQ  M+104(FP), AX
-	SHLQ  $0x03, AX
-	MOVQ  AX, 32856(SP)
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ      (SP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVB     AX, K1
+	MOVQ      e_base+72(FP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      M+104(FP), AX
+	SHLQ      $0x03, AX
+	MOVQ      AX, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD   192(AX), Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVUPD   256(AX), Z0
+	VMOVAPD   Z0, 256(CX)
+	VMOVUPD   320(AX), Z0
+	VMOVAPD   Z0, 320(CX)
+	VMOVUPD   384(AX), Z0
+	VMOVAPD   Z0, 384(CX)
+	VMOVUPD   448(AX), Z0
+	VMOVAPD   Z0, 448(CX)
+	VMOVUPD   512(AX), Z0
+	VMOVAPD   Z0, 512(CX)
+	VMOVUPD   576(AX), Z0
+	VMOVAPD   Z0, 576(CX)
+	VMOVUPD.Z 640(AX), K1, Z0
+	VMOVAPD   Z0, 640(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
 
 fbAVX512_t_379:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_380
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -6930,7 +7854,7 @@ fbAVX512_t_379:
 	VXORPD Z21, Z21, Z21
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_382
+	JZ     fbAVX512_rest_382
 
 fbAVX512_loop_381:
 	VBROADCASTSD (R9), Z22
@@ -6966,8 +7890,8 @@ fbAVX512_loop_381:
 	DECQ         R11
 	JNZ          fbAVX512_loop_381
 
-fbAVX512_odd_382:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_382:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_383
 	VBROADCASTSD (R9), Z22
 	VFMADD231PD  (R8), Z22, Z0
@@ -7000,27 +7924,51 @@ fbAVX512_done_383:
 	ADDQ          DI, DX
 	VXORPD        Z11, Z11, Z11
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z11, Z11
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z11, Z11
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z11, Z11
 	VMULPD        192(BX), Z3, Z3
-	VADDPD        Z3, Z11, Z11
 	VMULPD        256(BX), Z4, Z4
-	VADDPD        Z4, Z11, Z11
 	VMULPD        320(BX), Z5, Z5
-	VADDPD        Z5, Z11, Z11
 	VMULPD        384(BX), Z6, Z6
-	VADDPD        Z6, Z11, Z11
 	VMULPD        448(BX), Z7, Z7
-	VADDPD        Z7, Z11, Z11
 	VMULPD        512(BX), Z8, Z8
-	VADDPD        Z8, Z11, Z11
 	VMULPD        576(BX), Z9, Z9
-	VADDPD        Z9, Z11, Z11
 	VMOVUPD.Z     640(BX), K1, Z12
 	VMULPD        Z12, Z10, Z10
+	VBROADCASTSD  33704(SP), Z12
+	MOVQ          33696(SP), R8
+	VMULPD        Z12, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z11, Z11
+	VMULPD        Z12, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z11, Z11
+	VMULPD        Z12, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z11, Z11
+	VMULPD        Z12, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
+	VADDPD        Z3, Z11, Z11
+	VMULPD        Z12, Z4, Z4
+	VMOVAPD       Z4, 256(R8)
+	VADDPD        Z4, Z11, Z11
+	VMULPD        Z12, Z5, Z5
+	VMOVAPD       Z5, 320(R8)
+	VADDPD        Z5, Z11, Z11
+	VMULPD        Z12, Z6, Z6
+	VMOVAPD       Z6, 384(R8)
+	VADDPD        Z6, Z11, Z11
+	VMULPD        Z12, Z7, Z7
+	VMOVAPD       Z7, 448(R8)
+	VADDPD        Z7, Z11, Z11
+	VMULPD        Z12, Z8, Z8
+	VMOVAPD       Z8, 512(R8)
+	VADDPD        Z8, Z11, Z11
+	VMULPD        Z12, Z9, Z9
+	VMOVAPD       Z9, 576(R8)
+	VADDPD        Z9, Z11, Z11
+	VMULPD        Z12, Z10, Z10
+	VMOVAPD       Z10, 640(R8)
 	VADDPD        Z10, Z11, K1, Z11
 	VEXTRACTF64X4 $0x01, Z11, Y12
 	VADDPD        Y12, Y11, Y12
@@ -7028,9 +7976,10 @@ fbAVX512_done_383:
 	VADDPD        X11, X12, X12
 	VUNPCKHPD     X12, X12, X11
 	VADDSD        X11, X12, X12
-	VMOVSD        X12, (SI)
 	VMOVSD        fbone<>+0(SB), X11
 	VDIVSD        X12, X11, X11
+	VMOVSD        X12, (SI)
+	VMOVSD        X11, 33704(SP)
 	VBROADCASTSD  X11, Z11
 	VMULPD        Z11, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -7063,30 +8012,54 @@ fbAVX512_tend_380:
 	JMP fbAVX512_swend_361
 
 fbAVX512_case10_371:
-	MOVQ  (SP), AX
-	MOVQ  $-1, CX
-	BZHIQ AX, CX, AX
-	KMOVB AX, K1
-	MOVQ  e_base+72(FP), AX
-	MOVQ  AX, 32848(SP)
-	MOVQ  M+104(FP), AX
-	SHLQ  $0x03, AX
-	MOVQ  AX, 32856(SP)
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ      (SP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVB     AX, K1
+	MOVQ      e_base+72(FP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      M+104(FP), AX
+	SHLQ      $0x03, AX
+	MOVQ      AX, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD   192(AX), Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVUPD   256(AX), Z0
+	VMOVAPD   Z0, 256(CX)
+	VMOVUPD   320(AX), Z0
+	VMOVAPD   Z0, 320(CX)
+	VMOVUPD   384(AX), Z0
+	VMOVAPD   Z0, 384(CX)
+	VMOVUPD   448(AX), Z0
+	VMOVAPD   Z0, 448(CX)
+	VMOVUPD   512(AX), Z0
+	VMOVAPD   Z0, 512(CX)
+	VMOVUPD.Z 576(AX), K1, Z0
+	VMOVAPD   Z0, 576(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
 
 fbAVX512_t_384:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_385
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -7110,7 +8083,7 @@ fbAVX512_t_384:
 	VXORPD Z19, Z19, Z19
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_387
+	JZ     fbAVX512_rest_387
 
 fbAVX512_loop_386:
 	VBROADCASTSD (R9), Z20
@@ -7144,8 +8117,8 @@ fbAVX512_loop_386:
 	DECQ         R11
 	JNZ          fbAVX512_loop_386
 
-fbAVX512_odd_387:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_387:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_388
 	VBROADCASTSD (R9), Z20
 	VFMADD231PD  (R8), Z20, Z0
@@ -7176,25 +8149,47 @@ fbAVX512_done_388:
 	ADDQ          DI, DX
 	VXORPD        Z10, Z10, Z10
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z10, Z10
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z10, Z10
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z10, Z10
 	VMULPD        192(BX), Z3, Z3
-	VADDPD        Z3, Z10, Z10
 	VMULPD        256(BX), Z4, Z4
-	VADDPD        Z4, Z10, Z10
 	VMULPD        320(BX), Z5, Z5
-	VADDPD        Z5, Z10, Z10
 	VMULPD        384(BX), Z6, Z6
-	VADDPD        Z6, Z10, Z10
 	VMULPD        448(BX), Z7, Z7
-	VADDPD        Z7, Z10, Z10
 	VMULPD        512(BX), Z8, Z8
-	VADDPD        Z8, Z10, Z10
 	VMOVUPD.Z     576(BX), K1, Z11
 	VMULPD        Z11, Z9, Z9
+	VBROADCASTSD  33704(SP), Z11
+	MOVQ          33696(SP), R8
+	VMULPD        Z11, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z10, Z10
+	VMULPD        Z11, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z10, Z10
+	VMULPD        Z11, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z10, Z10
+	VMULPD        Z11, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
+	VADDPD        Z3, Z10, Z10
+	VMULPD        Z11, Z4, Z4
+	VMOVAPD       Z4, 256(R8)
+	VADDPD        Z4, Z10, Z10
+	VMULPD        Z11, Z5, Z5
+	VMOVAPD       Z5, 320(R8)
+	VADDPD        Z5, Z10, Z10
+	VMULPD        Z11, Z6, Z6
+	VMOVAPD       Z6, 384(R8)
+	VADDPD        Z6, Z10, Z10
+	VMULPD        Z11, Z7, Z7
+	VMOVAPD       Z7, 448(R8)
+	VADDPD        Z7, Z10, Z10
+	VMULPD        Z11, Z8, Z8
+	VMOVAPD       Z8, 512(R8)
+	VADDPD        Z8, Z10, Z10
+	VMULPD        Z11, Z9, Z9
+	VMOVAPD       Z9, 576(R8)
 	VADDPD        Z9, Z10, K1, Z10
 	VEXTRACTF64X4 $0x01, Z10, Y11
 	VADDPD        Y11, Y10, Y11
@@ -7202,9 +8197,10 @@ fbAVX512_done_388:
 	VADDPD        X10, X11, X11
 	VUNPCKHPD     X11, X11, X10
 	VADDSD        X10, X11, X11
-	VMOVSD        X11, (SI)
 	VMOVSD        fbone<>+0(SB), X10
 	VDIVSD        X11, X10, X10
+	VMOVSD        X11, (SI)
+	VMOVSD        X10, 33704(SP)
 	VBROADCASTSD  X10, Z10
 	VMULPD        Z10, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -7235,30 +8231,52 @@ fbAVX512_tend_385:
 	JMP fbAVX512_swend_361
 
 fbAVX512_case9_370:
-	MOVQ  (SP), AX
-	MOVQ  $-1, CX
-	BZHIQ AX, CX, AX
-	KMOVB AX, K1
-	MOVQ  e_base+72(FP), AX
-	MOVQ  AX, 32848(SP)
-	MOVQ  M+104(FP), AX
-	SHLQ  $0x03, AX
-	MOVQ  AX, 32856(SP)
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x03, DI
-	ADDQ  DI, BX
-	ADDQ  $0x08, SI
+	MOVQ      (SP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVB     AX, K1
+	MOVQ      e_base+72(FP), AX
+	MOVQ      AX, 32848(SP)
+	MOVQ      M+104(FP), AX
+	SHLQ      $0x03, AX
+	MOVQ      AX, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD   192(AX), Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVUPD   256(AX), Z0
+	VMOVAPD   Z0, 256(CX)
+	VMOVUPD   320(AX), Z0
+	VMOVAPD   Z0, 320(CX)
+	VMOVUPD   384(AX), Z0
+	VMOVAPD   Z0, 384(CX)
+	VMOVUPD   448(AX), Z0
+	VMOVAPD   Z0, 448(CX)
+	VMOVUPD.Z 512(AX), K1, Z0
+	VMOVAPD   Z0, 512(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x03, DI
+	ADDQ      DI, BX
+	ADDQ      $0x08, SI
 
 fbAVX512_t_389:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_390
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -7280,7 +8298,7 @@ fbAVX512_t_389:
 	VXORPD Z17, Z17, Z17
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_392
+	JZ     fbAVX512_rest_392
 
 fbAVX512_loop_391:
 	VBROADCASTSD (R9), Z18
@@ -7312,8 +8330,8 @@ fbAVX512_loop_391:
 	DECQ         R11
 	JNZ          fbAVX512_loop_391
 
-fbAVX512_odd_392:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_392:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_393
 	VBROADCASTSD (R9), Z18
 	VFMADD231PD  (R8), Z18, Z0
@@ -7342,23 +8360,43 @@ fbAVX512_done_393:
 	ADDQ          DI, DX
 	VXORPD        Z9, Z9, Z9
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z9, Z9
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z9, Z9
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z9, Z9
 	VMULPD        192(BX), Z3, Z3
-	VADDPD        Z3, Z9, Z9
 	VMULPD        256(BX), Z4, Z4
-	VADDPD        Z4, Z9, Z9
 	VMULPD        320(BX), Z5, Z5
-	VADDPD        Z5, Z9, Z9
 	VMULPD        384(BX), Z6, Z6
-	VADDPD        Z6, Z9, Z9
 	VMULPD        448(BX), Z7, Z7
-	VADDPD        Z7, Z9, Z9
 	VMOVUPD.Z     512(BX), K1, Z10
 	VMULPD        Z10, Z8, Z8
+	VBROADCASTSD  33704(SP), Z10
+	MOVQ          33696(SP), R8
+	VMULPD        Z10, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z9, Z9
+	VMULPD        Z10, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z9, Z9
+	VMULPD        Z10, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z9, Z9
+	VMULPD        Z10, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
+	VADDPD        Z3, Z9, Z9
+	VMULPD        Z10, Z4, Z4
+	VMOVAPD       Z4, 256(R8)
+	VADDPD        Z4, Z9, Z9
+	VMULPD        Z10, Z5, Z5
+	VMOVAPD       Z5, 320(R8)
+	VADDPD        Z5, Z9, Z9
+	VMULPD        Z10, Z6, Z6
+	VMOVAPD       Z6, 384(R8)
+	VADDPD        Z6, Z9, Z9
+	VMULPD        Z10, Z7, Z7
+	VMOVAPD       Z7, 448(R8)
+	VADDPD        Z7, Z9, Z9
+	VMULPD        Z10, Z8, Z8
+	VMOVAPD       Z8, 512(R8)
 	VADDPD        Z8, Z9, K1, Z9
 	VEXTRACTF64X4 $0x01, Z9, Y10
 	VADDPD        Y10, Y9, Y10
@@ -7366,9 +8404,10 @@ fbAVX512_done_393:
 	VADDPD        X9, X10, X10
 	VUNPCKHPD     X10, X10, X9
 	VADDSD        X9, X10, X10
-	VMOVSD        X10, (SI)
 	VMOVSD        fbone<>+0(SB), X9
 	VDIVSD        X10, X9, X9
+	VMOVSD        X10, (SI)
+	VMOVSD        X9, 33704(SP)
 	VBROADCASTSD  X9, Z9
 	VMULPD        Z9, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -7432,6 +8471,26 @@ fbAVX512_pack_394:
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000200, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD   192(AX), Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVUPD   256(AX), Z0
+	VMOVAPD   Z0, 256(CX)
+	VMOVUPD   320(AX), Z0
+	VMOVAPD   Z0, 320(CX)
+	VMOVUPD   384(AX), Z0
+	VMOVAPD   Z0, 384(CX)
+	VMOVUPD.Z 448(AX), K1, Z0
+	VMOVAPD   Z0, 448(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -7446,7 +8505,7 @@ fbAVX512_t_395:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_396
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -7466,7 +8525,7 @@ fbAVX512_t_395:
 	VXORPD Z15, Z15, Z15
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_398
+	JZ     fbAVX512_rest_398
 
 fbAVX512_loop_397:
 	VBROADCASTSD (R9), Z16
@@ -7494,8 +8553,8 @@ fbAVX512_loop_397:
 	DECQ         R11
 	JNZ          fbAVX512_loop_397
 
-fbAVX512_odd_398:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_398:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_399
 	VBROADCASTSD (R9), Z16
 	VFMADD231PD  (R8), Z16, Z0
@@ -7521,21 +8580,39 @@ fbAVX512_done_399:
 	ADDQ          DI, DX
 	VXORPD        Z8, Z8, Z8
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z8, Z8
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z8, Z8
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z8, Z8
 	VMULPD        192(BX), Z3, Z3
-	VADDPD        Z3, Z8, Z8
 	VMULPD        256(BX), Z4, Z4
-	VADDPD        Z4, Z8, Z8
 	VMULPD        320(BX), Z5, Z5
-	VADDPD        Z5, Z8, Z8
 	VMULPD        384(BX), Z6, Z6
-	VADDPD        Z6, Z8, Z8
 	VMOVUPD.Z     448(BX), K1, Z9
 	VMULPD        Z9, Z7, Z7
+	VBROADCASTSD  33704(SP), Z9
+	MOVQ          33696(SP), R8
+	VMULPD        Z9, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z8, Z8
+	VMULPD        Z9, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z8, Z8
+	VMULPD        Z9, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z8, Z8
+	VMULPD        Z9, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
+	VADDPD        Z3, Z8, Z8
+	VMULPD        Z9, Z4, Z4
+	VMOVAPD       Z4, 256(R8)
+	VADDPD        Z4, Z8, Z8
+	VMULPD        Z9, Z5, Z5
+	VMOVAPD       Z5, 320(R8)
+	VADDPD        Z5, Z8, Z8
+	VMULPD        Z9, Z6, Z6
+	VMOVAPD       Z6, 384(R8)
+	VADDPD        Z6, Z8, Z8
+	VMULPD        Z9, Z7, Z7
+	VMOVAPD       Z7, 448(R8)
 	VADDPD        Z7, Z8, K1, Z8
 	VEXTRACTF64X4 $0x01, Z8, Y9
 	VADDPD        Y9, Y8, Y9
@@ -7543,9 +8620,10 @@ fbAVX512_done_399:
 	VADDPD        X8, X9, X9
 	VUNPCKHPD     X9, X9, X8
 	VADDSD        X8, X9, X9
-	VMOVSD        X9, (SI)
 	VMOVSD        fbone<>+0(SB), X8
 	VDIVSD        X9, X8, X8
+	VMOVSD        X9, (SI)
+	VMOVSD        X8, 33704(SP)
 	VBROADCASTSD  X8, Z8
 	VMULPD        Z8, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -7605,6 +8683,24 @@ fbAVX512_pack_400:
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x000001c0, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD   192(AX), Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVUPD   256(AX), Z0
+	VMOVAPD   Z0, 256(CX)
+	VMOVUPD   320(AX), Z0
+	VMOVAPD   Z0, 320(CX)
+	VMOVUPD.Z 384(AX), K1, Z0
+	VMOVAPD   Z0, 384(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -7619,7 +8715,7 @@ fbAVX512_t_401:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_402
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -7637,7 +8733,7 @@ fbAVX512_t_401:
 	VXORPD Z13, Z13, Z13
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_404
+	JZ     fbAVX512_rest_404
 
 fbAVX512_loop_403:
 	VBROADCASTSD (R9), Z14
@@ -7663,8 +8759,8 @@ fbAVX512_loop_403:
 	DECQ         R11
 	JNZ          fbAVX512_loop_403
 
-fbAVX512_odd_404:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_404:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_405
 	VBROADCASTSD (R9), Z14
 	VFMADD231PD  (R8), Z14, Z0
@@ -7688,19 +8784,35 @@ fbAVX512_done_405:
 	ADDQ          DI, DX
 	VXORPD        Z7, Z7, Z7
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z7, Z7
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z7, Z7
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z7, Z7
 	VMULPD        192(BX), Z3, Z3
-	VADDPD        Z3, Z7, Z7
 	VMULPD        256(BX), Z4, Z4
-	VADDPD        Z4, Z7, Z7
 	VMULPD        320(BX), Z5, Z5
-	VADDPD        Z5, Z7, Z7
 	VMOVUPD.Z     384(BX), K1, Z8
 	VMULPD        Z8, Z6, Z6
+	VBROADCASTSD  33704(SP), Z8
+	MOVQ          33696(SP), R8
+	VMULPD        Z8, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z7, Z7
+	VMULPD        Z8, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z7, Z7
+	VMULPD        Z8, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z7, Z7
+	VMULPD        Z8, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
+	VADDPD        Z3, Z7, Z7
+	VMULPD        Z8, Z4, Z4
+	VMOVAPD       Z4, 256(R8)
+	VADDPD        Z4, Z7, Z7
+	VMULPD        Z8, Z5, Z5
+	VMOVAPD       Z5, 320(R8)
+	VADDPD        Z5, Z7, Z7
+	VMULPD        Z8, Z6, Z6
+	VMOVAPD       Z6, 384(R8)
 	VADDPD        Z6, Z7, K1, Z7
 	VEXTRACTF64X4 $0x01, Z7, Y8
 	VADDPD        Y8, Y7, Y8
@@ -7708,9 +8820,10 @@ fbAVX512_done_405:
 	VADDPD        X7, X8, X8
 	VUNPCKHPD     X8, X8, X7
 	VADDSD        X7, X8, X8
-	VMOVSD        X8, (SI)
 	VMOVSD        fbone<>+0(SB), X7
 	VDIVSD        X8, X7, X7
+	VMOVSD        X8, (SI)
+	VMOVSD        X7, 33704(SP)
 	VBROADCASTSD  X7, Z7
 	VMULPD        Z7, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -7766,6 +8879,22 @@ fbAVX512_pack_406:
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000180, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD   192(AX), Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVUPD   256(AX), Z0
+	VMOVAPD   Z0, 256(CX)
+	VMOVUPD.Z 320(AX), K1, Z0
+	VMOVAPD   Z0, 320(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -7780,7 +8909,7 @@ fbAVX512_t_407:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_408
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -7796,7 +8925,7 @@ fbAVX512_t_407:
 	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_410
+	JZ     fbAVX512_rest_410
 
 fbAVX512_loop_409:
 	VBROADCASTSD (R9), Z12
@@ -7820,8 +8949,8 @@ fbAVX512_loop_409:
 	DECQ         R11
 	JNZ          fbAVX512_loop_409
 
-fbAVX512_odd_410:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_410:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_411
 	VBROADCASTSD (R9), Z12
 	VFMADD231PD  (R8), Z12, Z0
@@ -7843,17 +8972,31 @@ fbAVX512_done_411:
 	ADDQ          DI, DX
 	VXORPD        Z6, Z6, Z6
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z6, Z6
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z6, Z6
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z6, Z6
 	VMULPD        192(BX), Z3, Z3
-	VADDPD        Z3, Z6, Z6
 	VMULPD        256(BX), Z4, Z4
-	VADDPD        Z4, Z6, Z6
 	VMOVUPD.Z     320(BX), K1, Z7
 	VMULPD        Z7, Z5, Z5
+	VBROADCASTSD  33704(SP), Z7
+	MOVQ          33696(SP), R8
+	VMULPD        Z7, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z6, Z6
+	VMULPD        Z7, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z6, Z6
+	VMULPD        Z7, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z6, Z6
+	VMULPD        Z7, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
+	VADDPD        Z3, Z6, Z6
+	VMULPD        Z7, Z4, Z4
+	VMOVAPD       Z4, 256(R8)
+	VADDPD        Z4, Z6, Z6
+	VMULPD        Z7, Z5, Z5
+	VMOVAPD       Z5, 320(R8)
 	VADDPD        Z5, Z6, K1, Z6
 	VEXTRACTF64X4 $0x01, Z6, Y7
 	VADDPD        Y7, Y6, Y7
@@ -7861,9 +9004,10 @@ fbAVX512_done_411:
 	VADDPD        X6, X7, X7
 	VUNPCKHPD     X7, X7, X6
 	VADDSD        X6, X7, X7
-	VMOVSD        X7, (SI)
 	VMOVSD        fbone<>+0(SB), X6
 	VDIVSD        X7, X6, X6
+	VMOVSD        X7, (SI)
+	VMOVSD        X6, 33704(SP)
 	VBROADCASTSD  X6, Z6
 	VMULPD        Z6, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -7915,6 +9059,20 @@ fbAVX512_pack_412:
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000140, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD   192(AX), Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVUPD.Z 256(AX), K1, Z0
+	VMOVAPD   Z0, 256(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -7929,7 +9087,7 @@ fbAVX512_t_413:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_414
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -7943,7 +9101,7 @@ fbAVX512_t_413:
 	VXORPD Z9, Z9, Z9
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_416
+	JZ     fbAVX512_rest_416
 
 fbAVX512_loop_415:
 	VBROADCASTSD (R9), Z10
@@ -7965,8 +9123,8 @@ fbAVX512_loop_415:
 	DECQ         R11
 	JNZ          fbAVX512_loop_415
 
-fbAVX512_odd_416:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_416:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_417
 	VBROADCASTSD (R9), Z10
 	VFMADD231PD  (R8), Z10, Z0
@@ -7986,15 +9144,27 @@ fbAVX512_done_417:
 	ADDQ          DI, DX
 	VXORPD        Z5, Z5, Z5
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z5, Z5
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z5, Z5
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z5, Z5
 	VMULPD        192(BX), Z3, Z3
-	VADDPD        Z3, Z5, Z5
 	VMOVUPD.Z     256(BX), K1, Z6
 	VMULPD        Z6, Z4, Z4
+	VBROADCASTSD  33704(SP), Z6
+	MOVQ          33696(SP), R8
+	VMULPD        Z6, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z5, Z5
+	VMULPD        Z6, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z5, Z5
+	VMULPD        Z6, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z5, Z5
+	VMULPD        Z6, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
+	VADDPD        Z3, Z5, Z5
+	VMULPD        Z6, Z4, Z4
+	VMOVAPD       Z4, 256(R8)
 	VADDPD        Z4, Z5, K1, Z5
 	VEXTRACTF64X4 $0x01, Z5, Y6
 	VADDPD        Y6, Y5, Y6
@@ -8002,9 +9172,10 @@ fbAVX512_done_417:
 	VADDPD        X5, X6, X6
 	VUNPCKHPD     X6, X6, X5
 	VADDSD        X5, X6, X6
-	VMOVSD        X6, (SI)
 	VMOVSD        fbone<>+0(SB), X5
 	VDIVSD        X6, X5, X5
+	VMOVSD        X6, (SI)
+	VMOVSD        X5, 33704(SP)
 	VBROADCASTSD  X5, Z5
 	VMULPD        Z5, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -8052,6 +9223,18 @@ fbAVX512_pack_418:
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000100, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD   128(AX), Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVUPD.Z 192(AX), K1, Z0
+	VMOVAPD   Z0, 192(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -8066,7 +9249,7 @@ fbAVX512_t_419:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_420
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -8078,7 +9261,7 @@ fbAVX512_t_419:
 	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_422
+	JZ     fbAVX512_rest_422
 
 fbAVX512_loop_421:
 	VBROADCASTSD (R9), Z8
@@ -8098,8 +9281,8 @@ fbAVX512_loop_421:
 	DECQ         R11
 	JNZ          fbAVX512_loop_421
 
-fbAVX512_odd_422:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_422:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_423
 	VBROADCASTSD (R9), Z8
 	VFMADD231PD  (R8), Z8, Z0
@@ -8117,13 +9300,23 @@ fbAVX512_done_423:
 	ADDQ          DI, DX
 	VXORPD        Z4, Z4, Z4
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z4, Z4
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z4, Z4
 	VMULPD        128(BX), Z2, Z2
-	VADDPD        Z2, Z4, Z4
 	VMOVUPD.Z     192(BX), K1, Z5
 	VMULPD        Z5, Z3, Z3
+	VBROADCASTSD  33704(SP), Z5
+	MOVQ          33696(SP), R8
+	VMULPD        Z5, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z4, Z4
+	VMULPD        Z5, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z4, Z4
+	VMULPD        Z5, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
+	VADDPD        Z2, Z4, Z4
+	VMULPD        Z5, Z3, Z3
+	VMOVAPD       Z3, 192(R8)
 	VADDPD        Z3, Z4, K1, Z4
 	VEXTRACTF64X4 $0x01, Z4, Y5
 	VADDPD        Y5, Y4, Y5
@@ -8131,9 +9324,10 @@ fbAVX512_done_423:
 	VADDPD        X4, X5, X5
 	VUNPCKHPD     X5, X5, X4
 	VADDSD        X4, X5, X5
-	VMOVSD        X5, (SI)
 	VMOVSD        fbone<>+0(SB), X4
 	VDIVSD        X5, X4, X4
+	VMOVSD        X5, (SI)
+	VMOVSD        X4, 33704(SP)
 	VBROADCASTSD  X4, Z4
 	VMULPD        Z4, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -8177,6 +9371,16 @@ fbAVX512_pack_424:
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x000000c0, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD   64(AX), Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVUPD.Z 128(AX), K1, Z0
+	VMOVAPD   Z0, 128(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -8191,7 +9395,7 @@ fbAVX512_t_425:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_426
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -8199,33 +9403,67 @@ fbAVX512_t_425:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_428
+	SHRQ   $0x02, R11
+	JZ     fbAVX512_rest_428
 
 fbAVX512_loop_427:
-	VBROADCASTSD (R9), Z6
-	VFMADD231PD  (R8), Z6, Z0
-	VFMADD231PD  64(R8), Z6, Z1
-	VFMADD231PD  128(R8), Z6, Z2
+	VBROADCASTSD (R9), Z12
+	VFMADD231PD  (R8), Z12, Z0
+	VFMADD231PD  64(R8), Z12, Z1
+	VFMADD231PD  128(R8), Z12, Z2
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
-	VBROADCASTSD (R9), Z6
-	VFMADD231PD  (R8), Z6, Z3
-	VFMADD231PD  64(R8), Z6, Z4
-	VFMADD231PD  128(R8), Z6, Z5
+	VBROADCASTSD (R9), Z12
+	VFMADD231PD  (R8), Z12, Z3
+	VFMADD231PD  64(R8), Z12, Z4
+	VFMADD231PD  128(R8), Z12, Z5
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	VBROADCASTSD (R9), Z12
+	VFMADD231PD  (R8), Z12, Z6
+	VFMADD231PD  64(R8), Z12, Z7
+	VFMADD231PD  128(R8), Z12, Z8
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	VBROADCASTSD (R9), Z12
+	VFMADD231PD  (R8), Z12, Z9
+	VFMADD231PD  64(R8), Z12, Z10
+	VFMADD231PD  128(R8), Z12, Z11
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
 	JNZ          fbAVX512_loop_427
 
-fbAVX512_odd_428:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_428:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX512_done_429
-	VBROADCASTSD (R9), Z6
-	VFMADD231PD  (R8), Z6, Z0
-	VFMADD231PD  64(R8), Z6, Z1
-	VFMADD231PD  128(R8), Z6, Z2
+	VBROADCASTSD (R9), Z12
+	VFMADD231PD  (R8), Z12, Z0
+	VFMADD231PD  64(R8), Z12, Z1
+	VFMADD231PD  128(R8), Z12, Z2
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_429
+	VBROADCASTSD (R9), Z12
+	VFMADD231PD  (R8), Z12, Z3
+	VFMADD231PD  64(R8), Z12, Z4
+	VFMADD231PD  128(R8), Z12, Z5
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_429
+	VBROADCASTSD (R9), Z12
+	VFMADD231PD  (R8), Z12, Z6
+	VFMADD231PD  64(R8), Z12, Z7
+	VFMADD231PD  128(R8), Z12, Z8
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
@@ -8233,14 +9471,28 @@ fbAVX512_done_429:
 	VADDPD        Z3, Z0, Z0
 	VADDPD        Z4, Z1, Z1
 	VADDPD        Z5, Z2, Z2
+	VADDPD        Z9, Z6, Z6
+	VADDPD        Z10, Z7, Z7
+	VADDPD        Z11, Z8, Z8
+	VADDPD        Z6, Z0, Z0
+	VADDPD        Z7, Z1, Z1
+	VADDPD        Z8, Z2, Z2
 	ADDQ          DI, DX
 	VXORPD        Z3, Z3, Z3
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z3, Z3
 	VMULPD        64(BX), Z1, Z1
-	VADDPD        Z1, Z3, Z3
 	VMOVUPD.Z     128(BX), K1, Z4
 	VMULPD        Z4, Z2, Z2
+	VBROADCASTSD  33704(SP), Z4
+	MOVQ          33696(SP), R8
+	VMULPD        Z4, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z3, Z3
+	VMULPD        Z4, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
+	VADDPD        Z1, Z3, Z3
+	VMULPD        Z4, Z2, Z2
+	VMOVAPD       Z2, 128(R8)
 	VADDPD        Z2, Z3, K1, Z3
 	VEXTRACTF64X4 $0x01, Z3, Y4
 	VADDPD        Y4, Y3, Y4
@@ -8248,9 +9500,10 @@ fbAVX512_done_429:
 	VADDPD        X3, X4, X4
 	VUNPCKHPD     X4, X4, X3
 	VADDSD        X3, X4, X4
-	VMOVSD        X4, (SI)
 	VMOVSD        fbone<>+0(SB), X3
 	VDIVSD        X4, X3, X3
+	VMOVSD        X4, (SI)
+	VMOVSD        X3, 33704(SP)
 	VBROADCASTSD  X3, Z3
 	VMULPD        Z3, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -8290,6 +9543,14 @@ fbAVX512_pack_430:
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000080, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD   (AX), Z0
+	VMOVAPD   Z0, (CX)
+	VMOVUPD.Z 64(AX), K1, Z0
+	VMOVAPD   Z0, 64(CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -8304,48 +9565,86 @@ fbAVX512_t_431:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_432
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_434
+	SHRQ   $0x02, R11
+	JZ     fbAVX512_rest_434
 
 fbAVX512_loop_433:
-	VBROADCASTSD (R9), Z4
-	VFMADD231PD  (R8), Z4, Z0
-	VFMADD231PD  64(R8), Z4, Z1
+	VBROADCASTSD (R9), Z8
+	VFMADD231PD  (R8), Z8, Z0
+	VFMADD231PD  64(R8), Z8, Z1
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
-	VBROADCASTSD (R9), Z4
-	VFMADD231PD  (R8), Z4, Z2
-	VFMADD231PD  64(R8), Z4, Z3
+	VBROADCASTSD (R9), Z8
+	VFMADD231PD  (R8), Z8, Z2
+	VFMADD231PD  64(R8), Z8, Z3
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	VBROADCASTSD (R9), Z8
+	VFMADD231PD  (R8), Z8, Z4
+	VFMADD231PD  64(R8), Z8, Z5
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	VBROADCASTSD (R9), Z8
+	VFMADD231PD  (R8), Z8, Z6
+	VFMADD231PD  64(R8), Z8, Z7
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
 	JNZ          fbAVX512_loop_433
 
-fbAVX512_odd_434:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_434:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX512_done_435
-	VBROADCASTSD (R9), Z4
-	VFMADD231PD  (R8), Z4, Z0
-	VFMADD231PD  64(R8), Z4, Z1
+	VBROADCASTSD (R9), Z8
+	VFMADD231PD  (R8), Z8, Z0
+	VFMADD231PD  64(R8), Z8, Z1
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_435
+	VBROADCASTSD (R9), Z8
+	VFMADD231PD  (R8), Z8, Z2
+	VFMADD231PD  64(R8), Z8, Z3
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_435
+	VBROADCASTSD (R9), Z8
+	VFMADD231PD  (R8), Z8, Z4
+	VFMADD231PD  64(R8), Z8, Z5
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
 fbAVX512_done_435:
 	VADDPD        Z2, Z0, Z0
 	VADDPD        Z3, Z1, Z1
+	VADDPD        Z6, Z4, Z4
+	VADDPD        Z7, Z5, Z5
+	VADDPD        Z4, Z0, Z0
+	VADDPD        Z5, Z1, Z1
 	ADDQ          DI, DX
 	VXORPD        Z2, Z2, Z2
 	VMULPD        (BX), Z0, Z0
-	VADDPD        Z0, Z2, Z2
 	VMOVUPD.Z     64(BX), K1, Z3
 	VMULPD        Z3, Z1, Z1
+	VBROADCASTSD  33704(SP), Z3
+	MOVQ          33696(SP), R8
+	VMULPD        Z3, Z0, Z0
+	VMOVAPD       Z0, (R8)
+	VADDPD        Z0, Z2, Z2
+	VMULPD        Z3, Z1, Z1
+	VMOVAPD       Z1, 64(R8)
 	VADDPD        Z1, Z2, K1, Z2
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPD        Y3, Y2, Y3
@@ -8353,9 +9652,10 @@ fbAVX512_done_435:
 	VADDPD        X2, X3, X3
 	VUNPCKHPD     X3, X3, X2
 	VADDSD        X2, X3, X3
-	VMOVSD        X3, (SI)
 	VMOVSD        fbone<>+0(SB), X2
 	VDIVSD        X3, X2, X2
+	VMOVSD        X3, (SI)
+	VMOVSD        X2, 33704(SP)
 	VBROADCASTSD  X2, Z2
 	VMULPD        Z2, Z0, Z0
 	VMOVUPD       Z0, (DX)
@@ -8391,6 +9691,12 @@ fbAVX512_pack_436:
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
 	MOVQ      $0x00000040, 32856(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      33696(SP), CX
+	VMOVUPD.Z (AX), K1, Z0
+	VMOVAPD   Z0, (CX)
+	VMOVSD    fbone<>+0(SB), X0
+	VMOVSD    X0, 33704(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -8405,40 +9711,68 @@ fbAVX512_t_437:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_438
 	MOVQ   32848(SP), R8
-	MOVQ   DX, R9
+	MOVQ   33696(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_440
+	SHRQ   $0x02, R11
+	JZ     fbAVX512_rest_440
 
 fbAVX512_loop_439:
-	VBROADCASTSD (R9), Z2
-	VFMADD231PD  (R8), Z2, Z0
+	VBROADCASTSD (R9), Z4
+	VFMADD231PD  (R8), Z4, Z0
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
-	VBROADCASTSD (R9), Z2
-	VFMADD231PD  (R8), Z2, Z1
+	VBROADCASTSD (R9), Z4
+	VFMADD231PD  (R8), Z4, Z1
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	VBROADCASTSD (R9), Z4
+	VFMADD231PD  (R8), Z4, Z2
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	VBROADCASTSD (R9), Z4
+	VFMADD231PD  (R8), Z4, Z3
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 	DECQ         R11
 	JNZ          fbAVX512_loop_439
 
-fbAVX512_odd_440:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_440:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX512_done_441
-	VBROADCASTSD (R9), Z2
-	VFMADD231PD  (R8), Z2, Z0
+	VBROADCASTSD (R9), Z4
+	VFMADD231PD  (R8), Z4, Z0
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_441
+	VBROADCASTSD (R9), Z4
+	VFMADD231PD  (R8), Z4, Z1
+	ADDQ         $0x08, R9
+	ADDQ         32856(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_441
+	VBROADCASTSD (R9), Z4
+	VFMADD231PD  (R8), Z4, Z2
 	ADDQ         $0x08, R9
 	ADDQ         32856(SP), R8
 
 fbAVX512_done_441:
 	VADDPD        Z1, Z0, Z0
+	VADDPD        Z3, Z2, Z2
+	VADDPD        Z2, Z0, Z0
 	ADDQ          DI, DX
 	VXORPD        Z1, Z1, Z1
 	VMOVUPD.Z     (BX), K1, Z2
 	VMULPD        Z2, Z0, Z0
+	VBROADCASTSD  33704(SP), Z2
+	MOVQ          33696(SP), R8
+	VMULPD        Z2, Z0, Z0
+	VMOVAPD       Z0, (R8)
 	VADDPD        Z0, Z1, K1, Z1
 	VEXTRACTF64X4 $0x01, Z1, Y2
 	VADDPD        Y2, Y1, Y2
@@ -8446,9 +9780,10 @@ fbAVX512_done_441:
 	VADDPD        X1, X2, X2
 	VUNPCKHPD     X2, X2, X1
 	VADDSD        X1, X2, X2
-	VMOVSD        X2, (SI)
 	VMOVSD        fbone<>+0(SB), X1
 	VDIVSD        X2, X1, X1
+	VMOVSD        X2, (SI)
+	VMOVSD        X1, 33704(SP)
 	VBROADCASTSD  X1, Z1
 	VMULPD        Z1, Z0, Z0
 	VMOVUPD       Z0, K1, (DX)
@@ -8463,10 +9798,10 @@ fbAVX512_swend_361:
 	RET
 
 fbAVX512_multi_360:
-	MOVQ $0x00000001, 32864(SP)
+	MOVQ $0x00000001, 33712(SP)
 
 fbAVX512_mt_442:
-	MOVQ    32864(SP), AX
+	MOVQ    33712(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_mtend_443
@@ -8476,13 +9811,13 @@ fbAVX512_mt_442:
 	DECQ    AX
 	IMULQ   CX, AX
 	ADDQ    AX, DX
-	MOVQ    DX, 32872(SP)
+	MOVQ    DX, 33720(SP)
 	VXORPD  Z0, Z0, Z0
-	VMOVUPD Z0, 32880(SP)
-	MOVQ    $0x00000000, 32944(SP)
+	VMOVUPD Z0, 33728(SP)
+	MOVQ    $0x00000000, 33792(SP)
 
 fbAVX512_chunk_444:
-	MOVQ 32944(SP), AX
+	MOVQ 33792(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX512_chunkend_445
@@ -8500,7 +9835,7 @@ fbAVX512_chunk_444:
 	ADDQ $0x00000008, DX
 
 fbAVX512_full_446:
-	MOVQ   DX, 32952(SP)
+	MOVQ   DX, 33800(SP)
 	CMPQ   AX, $0x00000001
 	JEQ    fbAVX512_case1_448
 	CMPQ   AX, $0x00000002
@@ -8523,16 +9858,16 @@ fbAVX512_full_446:
 	JEQ    fbAVX512_case10_457
 	CMPQ   AX, $0x0000000b
 	JEQ    fbAVX512_case11_458
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -8560,7 +9895,7 @@ fbAVX512_full_446:
 	VXORPD Z23, Z23, Z23
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_461
+	JZ     fbAVX512_rest_461
 
 fbAVX512_loop_460:
 	VBROADCASTSD (BX), Z24
@@ -8598,8 +9933,8 @@ fbAVX512_loop_460:
 	DECQ         DI
 	JNZ          fbAVX512_loop_460
 
-fbAVX512_odd_461:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_461:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_462
 	VBROADCASTSD (BX), Z24
 	VFMADD231PD  (DX), Z24, Z0
@@ -8631,14 +9966,14 @@ fbAVX512_done_462:
 	VADDPD    Z21, Z9, Z9
 	VADDPD    Z22, Z10, Z10
 	VADDPD    Z23, Z11, Z11
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z12
+	VMOVUPD   33728(SP), Z12
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z12, Z12
 	VMOVUPD   Z0, (CX)
@@ -8676,20 +10011,20 @@ fbAVX512_done_462:
 	VMULPD    Z0, Z11, Z11
 	VADDPD    Z11, Z12, K1, Z12
 	VMOVUPD   Z11, K1, 704(CX)
-	VMOVUPD   Z12, 32880(SP)
+	VMOVUPD   Z12, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case11_458:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -8715,7 +10050,7 @@ fbAVX512_case11_458:
 	VXORPD Z21, Z21, Z21
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_464
+	JZ     fbAVX512_rest_464
 
 fbAVX512_loop_463:
 	VBROADCASTSD (BX), Z22
@@ -8751,8 +10086,8 @@ fbAVX512_loop_463:
 	DECQ         DI
 	JNZ          fbAVX512_loop_463
 
-fbAVX512_odd_464:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_464:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_465
 	VBROADCASTSD (BX), Z22
 	VFMADD231PD  (DX), Z22, Z0
@@ -8782,14 +10117,14 @@ fbAVX512_done_465:
 	VADDPD    Z19, Z8, Z8
 	VADDPD    Z20, Z9, Z9
 	VADDPD    Z21, Z10, Z10
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z11
+	VMOVUPD   33728(SP), Z11
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z11, Z11
 	VMOVUPD   Z0, (CX)
@@ -8824,20 +10159,20 @@ fbAVX512_done_465:
 	VMULPD    Z0, Z10, Z10
 	VADDPD    Z10, Z11, K1, Z11
 	VMOVUPD   Z10, K1, 640(CX)
-	VMOVUPD   Z11, 32880(SP)
+	VMOVUPD   Z11, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case10_457:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -8861,7 +10196,7 @@ fbAVX512_case10_457:
 	VXORPD Z19, Z19, Z19
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_467
+	JZ     fbAVX512_rest_467
 
 fbAVX512_loop_466:
 	VBROADCASTSD (BX), Z20
@@ -8895,8 +10230,8 @@ fbAVX512_loop_466:
 	DECQ         DI
 	JNZ          fbAVX512_loop_466
 
-fbAVX512_odd_467:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_467:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_468
 	VBROADCASTSD (BX), Z20
 	VFMADD231PD  (DX), Z20, Z0
@@ -8924,14 +10259,14 @@ fbAVX512_done_468:
 	VADDPD    Z17, Z7, Z7
 	VADDPD    Z18, Z8, Z8
 	VADDPD    Z19, Z9, Z9
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z10
+	VMOVUPD   33728(SP), Z10
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z10, Z10
 	VMOVUPD   Z0, (CX)
@@ -8963,20 +10298,20 @@ fbAVX512_done_468:
 	VMULPD    Z0, Z9, Z9
 	VADDPD    Z9, Z10, K1, Z10
 	VMOVUPD   Z9, K1, 576(CX)
-	VMOVUPD   Z10, 32880(SP)
+	VMOVUPD   Z10, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case9_456:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -8998,7 +10333,7 @@ fbAVX512_case9_456:
 	VXORPD Z17, Z17, Z17
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_470
+	JZ     fbAVX512_rest_470
 
 fbAVX512_loop_469:
 	VBROADCASTSD (BX), Z18
@@ -9030,8 +10365,8 @@ fbAVX512_loop_469:
 	DECQ         DI
 	JNZ          fbAVX512_loop_469
 
-fbAVX512_odd_470:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_470:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_471
 	VBROADCASTSD (BX), Z18
 	VFMADD231PD  (DX), Z18, Z0
@@ -9057,14 +10392,14 @@ fbAVX512_done_471:
 	VADDPD    Z15, Z6, Z6
 	VADDPD    Z16, Z7, Z7
 	VADDPD    Z17, Z8, Z8
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z9
+	VMOVUPD   33728(SP), Z9
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z9, Z9
 	VMOVUPD   Z0, (CX)
@@ -9093,20 +10428,20 @@ fbAVX512_done_471:
 	VMULPD    Z0, Z8, Z8
 	VADDPD    Z8, Z9, K1, Z9
 	VMOVUPD   Z8, K1, 512(CX)
-	VMOVUPD   Z9, 32880(SP)
+	VMOVUPD   Z9, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case8_455:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9126,7 +10461,7 @@ fbAVX512_case8_455:
 	VXORPD Z15, Z15, Z15
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_473
+	JZ     fbAVX512_rest_473
 
 fbAVX512_loop_472:
 	VBROADCASTSD (BX), Z16
@@ -9156,8 +10491,8 @@ fbAVX512_loop_472:
 	DECQ         DI
 	JNZ          fbAVX512_loop_472
 
-fbAVX512_odd_473:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_473:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_474
 	VBROADCASTSD (BX), Z16
 	VFMADD231PD  (DX), Z16, Z0
@@ -9181,14 +10516,14 @@ fbAVX512_done_474:
 	VADDPD    Z13, Z5, Z5
 	VADDPD    Z14, Z6, Z6
 	VADDPD    Z15, Z7, Z7
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z8
+	VMOVUPD   33728(SP), Z8
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z8, Z8
 	VMOVUPD   Z0, (CX)
@@ -9214,20 +10549,20 @@ fbAVX512_done_474:
 	VMULPD    Z0, Z7, Z7
 	VADDPD    Z7, Z8, K1, Z8
 	VMOVUPD   Z7, K1, 448(CX)
-	VMOVUPD   Z8, 32880(SP)
+	VMOVUPD   Z8, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case7_454:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9245,7 +10580,7 @@ fbAVX512_case7_454:
 	VXORPD Z13, Z13, Z13
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_476
+	JZ     fbAVX512_rest_476
 
 fbAVX512_loop_475:
 	VBROADCASTSD (BX), Z14
@@ -9273,8 +10608,8 @@ fbAVX512_loop_475:
 	DECQ         DI
 	JNZ          fbAVX512_loop_475
 
-fbAVX512_odd_476:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_476:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_477
 	VBROADCASTSD (BX), Z14
 	VFMADD231PD  (DX), Z14, Z0
@@ -9296,14 +10631,14 @@ fbAVX512_done_477:
 	VADDPD    Z11, Z4, Z4
 	VADDPD    Z12, Z5, Z5
 	VADDPD    Z13, Z6, Z6
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z7
+	VMOVUPD   33728(SP), Z7
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z7, Z7
 	VMOVUPD   Z0, (CX)
@@ -9326,20 +10661,20 @@ fbAVX512_done_477:
 	VMULPD    Z0, Z6, Z6
 	VADDPD    Z6, Z7, K1, Z7
 	VMOVUPD   Z6, K1, 384(CX)
-	VMOVUPD   Z7, 32880(SP)
+	VMOVUPD   Z7, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case6_453:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9355,7 +10690,7 @@ fbAVX512_case6_453:
 	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_479
+	JZ     fbAVX512_rest_479
 
 fbAVX512_loop_478:
 	VBROADCASTSD (BX), Z12
@@ -9381,8 +10716,8 @@ fbAVX512_loop_478:
 	DECQ         DI
 	JNZ          fbAVX512_loop_478
 
-fbAVX512_odd_479:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_479:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_480
 	VBROADCASTSD (BX), Z12
 	VFMADD231PD  (DX), Z12, Z0
@@ -9402,14 +10737,14 @@ fbAVX512_done_480:
 	VADDPD    Z9, Z3, Z3
 	VADDPD    Z10, Z4, Z4
 	VADDPD    Z11, Z5, Z5
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z6
+	VMOVUPD   33728(SP), Z6
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z6, Z6
 	VMOVUPD   Z0, (CX)
@@ -9429,20 +10764,20 @@ fbAVX512_done_480:
 	VMULPD    Z0, Z5, Z5
 	VADDPD    Z5, Z6, K1, Z6
 	VMOVUPD   Z5, K1, 320(CX)
-	VMOVUPD   Z6, 32880(SP)
+	VMOVUPD   Z6, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case5_452:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9456,7 +10791,7 @@ fbAVX512_case5_452:
 	VXORPD Z9, Z9, Z9
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_482
+	JZ     fbAVX512_rest_482
 
 fbAVX512_loop_481:
 	VBROADCASTSD (BX), Z10
@@ -9480,8 +10815,8 @@ fbAVX512_loop_481:
 	DECQ         DI
 	JNZ          fbAVX512_loop_481
 
-fbAVX512_odd_482:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_482:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_483
 	VBROADCASTSD (BX), Z10
 	VFMADD231PD  (DX), Z10, Z0
@@ -9499,14 +10834,14 @@ fbAVX512_done_483:
 	VADDPD    Z7, Z2, Z2
 	VADDPD    Z8, Z3, Z3
 	VADDPD    Z9, Z4, Z4
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z5
+	VMOVUPD   33728(SP), Z5
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z5, Z5
 	VMOVUPD   Z0, (CX)
@@ -9523,20 +10858,20 @@ fbAVX512_done_483:
 	VMULPD    Z0, Z4, Z4
 	VADDPD    Z4, Z5, K1, Z5
 	VMOVUPD   Z4, K1, 256(CX)
-	VMOVUPD   Z5, 32880(SP)
+	VMOVUPD   Z5, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case4_451:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9548,7 +10883,7 @@ fbAVX512_case4_451:
 	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_485
+	JZ     fbAVX512_rest_485
 
 fbAVX512_loop_484:
 	VBROADCASTSD (BX), Z8
@@ -9570,8 +10905,8 @@ fbAVX512_loop_484:
 	DECQ         DI
 	JNZ          fbAVX512_loop_484
 
-fbAVX512_odd_485:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_485:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_486
 	VBROADCASTSD (BX), Z8
 	VFMADD231PD  (DX), Z8, Z0
@@ -9587,14 +10922,14 @@ fbAVX512_done_486:
 	VADDPD    Z5, Z1, Z1
 	VADDPD    Z6, Z2, Z2
 	VADDPD    Z7, Z3, Z3
-	MOVQ      32864(SP), DX
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z4
+	VMOVUPD   33728(SP), Z4
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z4, Z4
 	VMOVUPD   Z0, (CX)
@@ -9608,20 +10943,20 @@ fbAVX512_done_486:
 	VMULPD    Z0, Z3, Z3
 	VADDPD    Z3, Z4, K1, Z4
 	VMOVUPD   Z3, K1, 192(CX)
-	VMOVUPD   Z4, 32880(SP)
+	VMOVUPD   Z4, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case3_450:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -9629,36 +10964,74 @@ fbAVX512_case3_450:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
-	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_488
+	SHRQ   $0x02, DI
+	JZ     fbAVX512_rest_488
 
 fbAVX512_loop_487:
-	VBROADCASTSD (BX), Z6
-	VFMADD231PD  (DX), Z6, Z0
-	VFMADD231PD  64(DX), Z6, Z1
-	VMOVUPD.Z    128(DX), K1, Z7
-	VFMADD231PD  Z7, Z6, Z2
+	VBROADCASTSD (BX), Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z2
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
-	VBROADCASTSD (BX), Z6
-	VFMADD231PD  (DX), Z6, Z3
-	VFMADD231PD  64(DX), Z6, Z4
-	VMOVUPD.Z    128(DX), K1, Z7
-	VFMADD231PD  Z7, Z6, Z5
+	VBROADCASTSD (BX), Z12
+	VFMADD231PD  (DX), Z12, Z3
+	VFMADD231PD  64(DX), Z12, Z4
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z5
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Z12
+	VFMADD231PD  (DX), Z12, Z6
+	VFMADD231PD  64(DX), Z12, Z7
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z8
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Z12
+	VFMADD231PD  (DX), Z12, Z9
+	VFMADD231PD  64(DX), Z12, Z10
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z11
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX512_loop_487
 
-fbAVX512_odd_488:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_488:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX512_done_489
-	VBROADCASTSD (BX), Z6
-	VFMADD231PD  (DX), Z6, Z0
-	VFMADD231PD  64(DX), Z6, Z1
-	VMOVUPD.Z    128(DX), K1, Z7
-	VFMADD231PD  Z7, Z6, Z2
+	VBROADCASTSD (BX), Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z2
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_489
+	VBROADCASTSD (BX), Z12
+	VFMADD231PD  (DX), Z12, Z3
+	VFMADD231PD  64(DX), Z12, Z4
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z5
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_489
+	VBROADCASTSD (BX), Z12
+	VFMADD231PD  (DX), Z12, Z6
+	VFMADD231PD  64(DX), Z12, Z7
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z8
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
@@ -9666,14 +11039,20 @@ fbAVX512_done_489:
 	VADDPD    Z3, Z0, Z0
 	VADDPD    Z4, Z1, Z1
 	VADDPD    Z5, Z2, Z2
-	MOVQ      32864(SP), DX
+	VADDPD    Z9, Z6, Z6
+	VADDPD    Z10, Z7, Z7
+	VADDPD    Z11, Z8, Z8
+	VADDPD    Z6, Z0, Z0
+	VADDPD    Z7, Z1, Z1
+	VADDPD    Z8, Z2, Z2
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z3
+	VMOVUPD   33728(SP), Z3
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z3, Z3
 	VMOVUPD   Z0, (CX)
@@ -9684,66 +11063,102 @@ fbAVX512_done_489:
 	VMULPD    Z0, Z2, Z2
 	VADDPD    Z2, Z3, K1, Z3
 	VMOVUPD   Z2, K1, 128(CX)
-	VMOVUPD   Z3, 32880(SP)
+	VMOVUPD   Z3, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case2_449:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
-	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_491
+	SHRQ   $0x02, DI
+	JZ     fbAVX512_rest_491
 
 fbAVX512_loop_490:
-	VBROADCASTSD (BX), Z4
-	VFMADD231PD  (DX), Z4, Z0
-	VMOVUPD.Z    64(DX), K1, Z5
-	VFMADD231PD  Z5, Z4, Z1
+	VBROADCASTSD (BX), Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z1
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
-	VBROADCASTSD (BX), Z4
-	VFMADD231PD  (DX), Z4, Z2
-	VMOVUPD.Z    64(DX), K1, Z5
-	VFMADD231PD  Z5, Z4, Z3
+	VBROADCASTSD (BX), Z8
+	VFMADD231PD  (DX), Z8, Z2
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z3
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Z8
+	VFMADD231PD  (DX), Z8, Z4
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z5
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Z8
+	VFMADD231PD  (DX), Z8, Z6
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z7
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX512_loop_490
 
-fbAVX512_odd_491:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_491:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX512_done_492
-	VBROADCASTSD (BX), Z4
-	VFMADD231PD  (DX), Z4, Z0
-	VMOVUPD.Z    64(DX), K1, Z5
-	VFMADD231PD  Z5, Z4, Z1
+	VBROADCASTSD (BX), Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z1
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_492
+	VBROADCASTSD (BX), Z8
+	VFMADD231PD  (DX), Z8, Z2
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z3
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_492
+	VBROADCASTSD (BX), Z8
+	VFMADD231PD  (DX), Z8, Z4
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z5
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
 fbAVX512_done_492:
 	VADDPD    Z2, Z0, Z0
 	VADDPD    Z3, Z1, Z1
-	MOVQ      32864(SP), DX
+	VADDPD    Z6, Z4, Z4
+	VADDPD    Z7, Z5, Z5
+	VADDPD    Z4, Z0, Z0
+	VADDPD    Z5, Z1, Z1
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z2
+	VMOVUPD   33728(SP), Z2
 	VMULPD    (AX), Z0, Z0
 	VADDPD    Z0, Z2, Z2
 	VMOVUPD   Z0, (CX)
@@ -9751,74 +11166,102 @@ fbAVX512_done_492:
 	VMULPD    Z0, Z1, Z1
 	VADDPD    Z1, Z2, K1, Z2
 	VMOVUPD   Z1, K1, 64(CX)
-	VMOVUPD   Z2, 32880(SP)
+	VMOVUPD   Z2, 33728(SP)
 	JMP       fbAVX512_swend_447
 
 fbAVX512_case1_448:
-	MOVQ   32952(SP), AX
+	MOVQ   33800(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   32944(SP), AX
+	MOVQ   33792(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x03, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*8), DX
-	MOVQ   32872(SP), BX
+	MOVQ   33720(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
 	MOVQ   SI, DI
-	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_494
+	SHRQ   $0x02, DI
+	JZ     fbAVX512_rest_494
 
 fbAVX512_loop_493:
-	VBROADCASTSD (BX), Z2
-	VMOVUPD.Z    (DX), K1, Z3
-	VFMADD231PD  Z3, Z2, Z0
+	VBROADCASTSD (BX), Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z0
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
-	VBROADCASTSD (BX), Z2
-	VMOVUPD.Z    (DX), K1, Z3
-	VFMADD231PD  Z3, Z2, Z1
+	VBROADCASTSD (BX), Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z1
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z2
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	VBROADCASTSD (BX), Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z3
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX512_loop_493
 
-fbAVX512_odd_494:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_494:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX512_done_495
-	VBROADCASTSD (BX), Z2
-	VMOVUPD.Z    (DX), K1, Z3
-	VFMADD231PD  Z3, Z2, Z0
+	VBROADCASTSD (BX), Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z0
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_495
+	VBROADCASTSD (BX), Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z1
+	ADDQ         $0x08, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_495
+	VBROADCASTSD (BX), Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z2
 	ADDQ         $0x08, BX
 	ADDQ         CX, DX
 
 fbAVX512_done_495:
 	VADDPD    Z1, Z0, Z0
-	MOVQ      32864(SP), DX
+	VADDPD    Z3, Z2, Z2
+	VADDPD    Z2, Z0, Z0
+	MOVQ      33712(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*8), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPD   32880(SP), Z1
+	VMOVUPD   33728(SP), Z1
 	VMOVUPD.Z (AX), K1, Z2
 	VMULPD    Z2, Z0, Z0
 	VADDPD    Z0, Z1, K1, Z1
 	VMOVUPD   Z0, K1, (CX)
-	VMOVUPD   Z1, 32880(SP)
+	VMOVUPD   Z1, 33728(SP)
 
 fbAVX512_swend_447:
-	MOVQ 32944(SP), AX
+	MOVQ 33792(SP), AX
 	ADDQ $0x00000060, AX
-	MOVQ AX, 32944(SP)
+	MOVQ AX, 33792(SP)
 	JMP  fbAVX512_chunk_444
 
 fbAVX512_chunkend_445:
-	VMOVUPD       32880(SP), Z0
+	VMOVUPD       33728(SP), Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPD        Y1, Y0, Y1
 	VEXTRACTF128  $0x01, Y1, X0
@@ -9826,13 +11269,13 @@ fbAVX512_chunkend_445:
 	VUNPCKHPD     X1, X1, X0
 	VADDSD        X0, X1, X1
 	MOVQ          scale_base+24(FP), AX
-	MOVQ          32864(SP), CX
+	MOVQ          33712(SP), CX
 	VMOVSD        X1, (AX)(CX*8)
 	VMOVSD        fbone<>+0(SB), X0
 	VDIVSD        X1, X0, X0
 	VBROADCASTSD  X0, Z0
 	MOVQ          M+104(FP), AX
-	MOVQ          32872(SP), CX
+	MOVQ          33720(SP), CX
 	LEAQ          (CX)(AX*8), CX
 	XORQ          DX, DX
 	MOVQ          AX, BX
@@ -9871,9 +11314,9 @@ fbAVX512_mul_496_AVX512_tail:
 	VMOVUPD   Z1, K1, (CX)(DX*8)
 
 fbAVX512_mul_496_AVX512_end:
-	MOVQ 32864(SP), AX
+	MOVQ 33712(SP), AX
 	INCQ AX
-	MOVQ AX, 32864(SP)
+	MOVQ AX, 33712(SP)
 	JMP  fbAVX512_mt_442
 
 fbAVX512_mtend_443:
@@ -9882,7 +11325,7 @@ fbAVX512_mtend_443:
 
 // func backwardAVX512(beta []float64, scale []float64, psi []float64, et []float64, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2
-TEXT ·backwardAVX512(SB), $32872-112
+TEXT ·backwardAVX512(SB), $33456-112
 	MOVQ         T+96(FP), AX
 	DECQ         AX
 	MOVQ         AX, (SP)
@@ -9915,6 +11358,10 @@ fbAVX512_ones_497_AVX512_end:
 	ADDQ  $0x3f, AX
 	ANDQ  $-64, AX
 	MOVQ  AX, 32864(SP)
+	LEAQ  32872(SP), AX
+	ADDQ  $0x3f, AX
+	ANDQ  $-64, AX
+	MOVQ  AX, 33448(SP)
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000040
 	JA    fbAVX512_bt_498
@@ -9972,66 +11419,56 @@ fbAVX512_pack_509:
 	ADDQ      $0x00000200, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_509
-
-fbAVX512_pt_510:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_511
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPD   (BX), Z0
-	VMULPD    (DX), Z0, Z0
-	VMOVUPD   Z0, (AX)
-	VMOVUPD   64(BX), Z0
-	VMULPD    64(DX), Z0, Z0
-	VMOVUPD   Z0, 64(AX)
-	VMOVUPD   128(BX), Z0
-	VMULPD    128(DX), Z0, Z0
-	VMOVUPD   Z0, 128(AX)
-	VMOVUPD   192(BX), Z0
-	VMULPD    192(DX), Z0, Z0
-	VMOVUPD   Z0, 192(AX)
-	VMOVUPD   256(BX), Z0
-	VMULPD    256(DX), Z0, Z0
-	VMOVUPD   Z0, 256(AX)
-	VMOVUPD   320(BX), Z0
-	VMULPD    320(DX), Z0, Z0
-	VMOVUPD   Z0, 320(AX)
-	VMOVUPD   384(BX), Z0
-	VMULPD    384(DX), Z0, Z0
-	VMOVUPD   Z0, 384(AX)
-	VMOVUPD.Z 448(BX), K1, Z0
-	VMOVUPD.Z 448(DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, 448(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      32864(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	VXORPD    Z8, Z8, Z8
-	VXORPD    Z9, Z9, Z9
-	VXORPD    Z10, Z10, Z10
-	VXORPD    Z11, Z11, Z11
-	VXORPD    Z12, Z12, Z12
-	VXORPD    Z13, Z13, Z13
-	VXORPD    Z14, Z14, Z14
-	VXORPD    Z15, Z15, Z15
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_513
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      33448(SP), AX
+	VMOVUPD   (CX), Z0
+	VMOVAPD   Z0, (AX)
+	VMOVUPD   64(CX), Z0
+	VMOVAPD   Z0, 64(AX)
+	VMOVUPD   128(CX), Z0
+	VMOVAPD   Z0, 128(AX)
+	VMOVUPD   192(CX), Z0
+	VMOVAPD   Z0, 192(AX)
+	VMOVUPD   256(CX), Z0
+	VMOVAPD   Z0, 256(AX)
+	VMOVUPD   320(CX), Z0
+	VMOVAPD   Z0, 320(AX)
+	VMOVUPD   384(CX), Z0
+	VMOVAPD   Z0, 384(AX)
+	VMOVUPD.Z 448(CX), K1, Z0
+	VMOVAPD   Z0, 448(AX)
+
+fbAVX512_pt_510:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_511
+	MOVQ   33448(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   32864(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_513
 
 fbAVX512_loop_512:
 	VBROADCASTSD (AX), Z16
@@ -10059,8 +11496,8 @@ fbAVX512_loop_512:
 	DECQ         BX
 	JNZ          fbAVX512_loop_512
 
-fbAVX512_odd_513:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_513:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_514
 	VBROADCASTSD (AX), Z16
 	VFMADD231PD  (DX), Z16, Z0
@@ -10095,22 +11532,42 @@ fbAVX512_done_514:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         33448(SP), CX
 	VMULPD       Z8, Z0, Z0
 	VMOVUPD      Z0, (AX)
+	VMULPD       (DX), Z0, Z0
+	VMOVAPD      Z0, (CX)
 	VMULPD       Z8, Z1, Z1
 	VMOVUPD      Z1, 64(AX)
+	VMULPD       64(DX), Z1, Z1
+	VMOVAPD      Z1, 64(CX)
 	VMULPD       Z8, Z2, Z2
 	VMOVUPD      Z2, 128(AX)
+	VMULPD       128(DX), Z2, Z2
+	VMOVAPD      Z2, 128(CX)
 	VMULPD       Z8, Z3, Z3
 	VMOVUPD      Z3, 192(AX)
+	VMULPD       192(DX), Z3, Z3
+	VMOVAPD      Z3, 192(CX)
 	VMULPD       Z8, Z4, Z4
 	VMOVUPD      Z4, 256(AX)
+	VMULPD       256(DX), Z4, Z4
+	VMOVAPD      Z4, 256(CX)
 	VMULPD       Z8, Z5, Z5
 	VMOVUPD      Z5, 320(AX)
+	VMULPD       320(DX), Z5, Z5
+	VMOVAPD      Z5, 320(CX)
 	VMULPD       Z8, Z6, Z6
 	VMOVUPD      Z6, 384(AX)
+	VMULPD       384(DX), Z6, Z6
+	VMOVAPD      Z6, 384(CX)
 	VMULPD       Z8, Z7, Z7
 	VMOVUPD      Z7, K1, 448(AX)
+	VMOVUPD.Z    448(DX), K1, Z0
+	VMULPD       Z0, Z7, Z7
+	VMOVAPD      Z7, 448(CX)
 	JMP          fbAVX512_pt_510
 
 fbAVX512_ptend_511:
@@ -10147,61 +11604,52 @@ fbAVX512_pack_515:
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_515
-
-fbAVX512_pt_516:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_517
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPD   (BX), Z0
-	VMULPD    (DX), Z0, Z0
-	VMOVUPD   Z0, (AX)
-	VMOVUPD   64(BX), Z0
-	VMULPD    64(DX), Z0, Z0
-	VMOVUPD   Z0, 64(AX)
-	VMOVUPD   128(BX), Z0
-	VMULPD    128(DX), Z0, Z0
-	VMOVUPD   Z0, 128(AX)
-	VMOVUPD   192(BX), Z0
-	VMULPD    192(DX), Z0, Z0
-	VMOVUPD   Z0, 192(AX)
-	VMOVUPD   256(BX), Z0
-	VMULPD    256(DX), Z0, Z0
-	VMOVUPD   Z0, 256(AX)
-	VMOVUPD   320(BX), Z0
-	VMULPD    320(DX), Z0, Z0
-	VMOVUPD   Z0, 320(AX)
-	VMOVUPD.Z 384(BX), K1, Z0
-	VMOVUPD.Z 384(DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, 384(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      32864(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	VXORPD    Z8, Z8, Z8
-	VXORPD    Z9, Z9, Z9
-	VXORPD    Z10, Z10, Z10
-	VXORPD    Z11, Z11, Z11
-	VXORPD    Z12, Z12, Z12
-	VXORPD    Z13, Z13, Z13
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_519
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      33448(SP), AX
+	VMOVUPD   (CX), Z0
+	VMOVAPD   Z0, (AX)
+	VMOVUPD   64(CX), Z0
+	VMOVAPD   Z0, 64(AX)
+	VMOVUPD   128(CX), Z0
+	VMOVAPD   Z0, 128(AX)
+	VMOVUPD   192(CX), Z0
+	VMOVAPD   Z0, 192(AX)
+	VMOVUPD   256(CX), Z0
+	VMOVAPD   Z0, 256(AX)
+	VMOVUPD   320(CX), Z0
+	VMOVAPD   Z0, 320(AX)
+	VMOVUPD.Z 384(CX), K1, Z0
+	VMOVAPD   Z0, 384(AX)
+
+fbAVX512_pt_516:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_517
+	MOVQ   33448(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   32864(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_519
 
 fbAVX512_loop_518:
 	VBROADCASTSD (AX), Z14
@@ -10227,8 +11675,8 @@ fbAVX512_loop_518:
 	DECQ         BX
 	JNZ          fbAVX512_loop_518
 
-fbAVX512_odd_519:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_519:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_520
 	VBROADCASTSD (AX), Z14
 	VFMADD231PD  (DX), Z14, Z0
@@ -10261,20 +11709,38 @@ fbAVX512_done_520:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         33448(SP), CX
 	VMULPD       Z7, Z0, Z0
 	VMOVUPD      Z0, (AX)
+	VMULPD       (DX), Z0, Z0
+	VMOVAPD      Z0, (CX)
 	VMULPD       Z7, Z1, Z1
 	VMOVUPD      Z1, 64(AX)
+	VMULPD       64(DX), Z1, Z1
+	VMOVAPD      Z1, 64(CX)
 	VMULPD       Z7, Z2, Z2
 	VMOVUPD      Z2, 128(AX)
+	VMULPD       128(DX), Z2, Z2
+	VMOVAPD      Z2, 128(CX)
 	VMULPD       Z7, Z3, Z3
 	VMOVUPD      Z3, 192(AX)
+	VMULPD       192(DX), Z3, Z3
+	VMOVAPD      Z3, 192(CX)
 	VMULPD       Z7, Z4, Z4
 	VMOVUPD      Z4, 256(AX)
+	VMULPD       256(DX), Z4, Z4
+	VMOVAPD      Z4, 256(CX)
 	VMULPD       Z7, Z5, Z5
 	VMOVUPD      Z5, 320(AX)
+	VMULPD       320(DX), Z5, Z5
+	VMOVAPD      Z5, 320(CX)
 	VMULPD       Z7, Z6, Z6
 	VMOVUPD      Z6, K1, 384(AX)
+	VMOVUPD.Z    384(DX), K1, Z0
+	VMULPD       Z0, Z6, Z6
+	VMOVAPD      Z6, 384(CX)
 	JMP          fbAVX512_pt_516
 
 fbAVX512_ptend_517:
@@ -10309,56 +11775,48 @@ fbAVX512_pack_521:
 	ADDQ      $0x00000180, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_521
-
-fbAVX512_pt_522:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_523
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPD   (BX), Z0
-	VMULPD    (DX), Z0, Z0
-	VMOVUPD   Z0, (AX)
-	VMOVUPD   64(BX), Z0
-	VMULPD    64(DX), Z0, Z0
-	VMOVUPD   Z0, 64(AX)
-	VMOVUPD   128(BX), Z0
-	VMULPD    128(DX), Z0, Z0
-	VMOVUPD   Z0, 128(AX)
-	VMOVUPD   192(BX), Z0
-	VMULPD    192(DX), Z0, Z0
-	VMOVUPD   Z0, 192(AX)
-	VMOVUPD   256(BX), Z0
-	VMULPD    256(DX), Z0, Z0
-	VMOVUPD   Z0, 256(AX)
-	VMOVUPD.Z 320(BX), K1, Z0
-	VMOVUPD.Z 320(DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, 320(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      32864(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	VXORPD    Z8, Z8, Z8
-	VXORPD    Z9, Z9, Z9
-	VXORPD    Z10, Z10, Z10
-	VXORPD    Z11, Z11, Z11
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_525
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      33448(SP), AX
+	VMOVUPD   (CX), Z0
+	VMOVAPD   Z0, (AX)
+	VMOVUPD   64(CX), Z0
+	VMOVAPD   Z0, 64(AX)
+	VMOVUPD   128(CX), Z0
+	VMOVAPD   Z0, 128(AX)
+	VMOVUPD   192(CX), Z0
+	VMOVAPD   Z0, 192(AX)
+	VMOVUPD   256(CX), Z0
+	VMOVAPD   Z0, 256(AX)
+	VMOVUPD.Z 320(CX), K1, Z0
+	VMOVAPD   Z0, 320(AX)
+
+fbAVX512_pt_522:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_523
+	MOVQ   33448(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   32864(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_525
 
 fbAVX512_loop_524:
 	VBROADCASTSD (AX), Z12
@@ -10382,8 +11840,8 @@ fbAVX512_loop_524:
 	DECQ         BX
 	JNZ          fbAVX512_loop_524
 
-fbAVX512_odd_525:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_525:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_526
 	VBROADCASTSD (AX), Z12
 	VFMADD231PD  (DX), Z12, Z0
@@ -10414,18 +11872,34 @@ fbAVX512_done_526:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         33448(SP), CX
 	VMULPD       Z6, Z0, Z0
 	VMOVUPD      Z0, (AX)
+	VMULPD       (DX), Z0, Z0
+	VMOVAPD      Z0, (CX)
 	VMULPD       Z6, Z1, Z1
 	VMOVUPD      Z1, 64(AX)
+	VMULPD       64(DX), Z1, Z1
+	VMOVAPD      Z1, 64(CX)
 	VMULPD       Z6, Z2, Z2
 	VMOVUPD      Z2, 128(AX)
+	VMULPD       128(DX), Z2, Z2
+	VMOVAPD      Z2, 128(CX)
 	VMULPD       Z6, Z3, Z3
 	VMOVUPD      Z3, 192(AX)
+	VMULPD       192(DX), Z3, Z3
+	VMOVAPD      Z3, 192(CX)
 	VMULPD       Z6, Z4, Z4
 	VMOVUPD      Z4, 256(AX)
+	VMULPD       256(DX), Z4, Z4
+	VMOVAPD      Z4, 256(CX)
 	VMULPD       Z6, Z5, Z5
 	VMOVUPD      Z5, K1, 320(AX)
+	VMOVUPD.Z    320(DX), K1, Z0
+	VMULPD       Z0, Z5, Z5
+	VMOVAPD      Z5, 320(CX)
 	JMP          fbAVX512_pt_522
 
 fbAVX512_ptend_523:
@@ -10458,51 +11932,44 @@ fbAVX512_pack_527:
 	ADDQ      $0x00000140, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_527
-
-fbAVX512_pt_528:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_529
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPD   (BX), Z0
-	VMULPD    (DX), Z0, Z0
-	VMOVUPD   Z0, (AX)
-	VMOVUPD   64(BX), Z0
-	VMULPD    64(DX), Z0, Z0
-	VMOVUPD   Z0, 64(AX)
-	VMOVUPD   128(BX), Z0
-	VMULPD    128(DX), Z0, Z0
-	VMOVUPD   Z0, 128(AX)
-	VMOVUPD   192(BX), Z0
-	VMULPD    192(DX), Z0, Z0
-	VMOVUPD   Z0, 192(AX)
-	VMOVUPD.Z 256(BX), K1, Z0
-	VMOVUPD.Z 256(DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, 256(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      32864(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	VXORPD    Z8, Z8, Z8
-	VXORPD    Z9, Z9, Z9
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_531
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      33448(SP), AX
+	VMOVUPD   (CX), Z0
+	VMOVAPD   Z0, (AX)
+	VMOVUPD   64(CX), Z0
+	VMOVAPD   Z0, 64(AX)
+	VMOVUPD   128(CX), Z0
+	VMOVAPD   Z0, 128(AX)
+	VMOVUPD   192(CX), Z0
+	VMOVAPD   Z0, 192(AX)
+	VMOVUPD.Z 256(CX), K1, Z0
+	VMOVAPD   Z0, 256(AX)
+
+fbAVX512_pt_528:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_529
+	MOVQ   33448(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   32864(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_531
 
 fbAVX512_loop_530:
 	VBROADCASTSD (AX), Z10
@@ -10524,8 +11991,8 @@ fbAVX512_loop_530:
 	DECQ         BX
 	JNZ          fbAVX512_loop_530
 
-fbAVX512_odd_531:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_531:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_532
 	VBROADCASTSD (AX), Z10
 	VFMADD231PD  (DX), Z10, Z0
@@ -10554,16 +12021,30 @@ fbAVX512_done_532:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         33448(SP), CX
 	VMULPD       Z5, Z0, Z0
 	VMOVUPD      Z0, (AX)
+	VMULPD       (DX), Z0, Z0
+	VMOVAPD      Z0, (CX)
 	VMULPD       Z5, Z1, Z1
 	VMOVUPD      Z1, 64(AX)
+	VMULPD       64(DX), Z1, Z1
+	VMOVAPD      Z1, 64(CX)
 	VMULPD       Z5, Z2, Z2
 	VMOVUPD      Z2, 128(AX)
+	VMULPD       128(DX), Z2, Z2
+	VMOVAPD      Z2, 128(CX)
 	VMULPD       Z5, Z3, Z3
 	VMOVUPD      Z3, 192(AX)
+	VMULPD       192(DX), Z3, Z3
+	VMOVAPD      Z3, 192(CX)
 	VMULPD       Z5, Z4, Z4
 	VMOVUPD      Z4, K1, 256(AX)
+	VMOVUPD.Z    256(DX), K1, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVAPD      Z4, 256(CX)
 	JMP          fbAVX512_pt_528
 
 fbAVX512_ptend_529:
@@ -10594,46 +12075,40 @@ fbAVX512_pack_533:
 	ADDQ      $0x00000100, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_533
-
-fbAVX512_pt_534:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_535
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPD   (BX), Z0
-	VMULPD    (DX), Z0, Z0
-	VMOVUPD   Z0, (AX)
-	VMOVUPD   64(BX), Z0
-	VMULPD    64(DX), Z0, Z0
-	VMOVUPD   Z0, 64(AX)
-	VMOVUPD   128(BX), Z0
-	VMULPD    128(DX), Z0, Z0
-	VMOVUPD   Z0, 128(AX)
-	VMOVUPD.Z 192(BX), K1, Z0
-	VMOVUPD.Z 192(DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, 192(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      32864(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_537
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      33448(SP), AX
+	VMOVUPD   (CX), Z0
+	VMOVAPD   Z0, (AX)
+	VMOVUPD   64(CX), Z0
+	VMOVAPD   Z0, 64(AX)
+	VMOVUPD   128(CX), Z0
+	VMOVAPD   Z0, 128(AX)
+	VMOVUPD.Z 192(CX), K1, Z0
+	VMOVAPD   Z0, 192(AX)
+
+fbAVX512_pt_534:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_535
+	MOVQ   33448(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   32864(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_537
 
 fbAVX512_loop_536:
 	VBROADCASTSD (AX), Z8
@@ -10653,8 +12128,8 @@ fbAVX512_loop_536:
 	DECQ         BX
 	JNZ          fbAVX512_loop_536
 
-fbAVX512_odd_537:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_537:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_538
 	VBROADCASTSD (AX), Z8
 	VFMADD231PD  (DX), Z8, Z0
@@ -10681,14 +12156,26 @@ fbAVX512_done_538:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         33448(SP), CX
 	VMULPD       Z4, Z0, Z0
 	VMOVUPD      Z0, (AX)
+	VMULPD       (DX), Z0, Z0
+	VMOVAPD      Z0, (CX)
 	VMULPD       Z4, Z1, Z1
 	VMOVUPD      Z1, 64(AX)
+	VMULPD       64(DX), Z1, Z1
+	VMOVAPD      Z1, 64(CX)
 	VMULPD       Z4, Z2, Z2
 	VMOVUPD      Z2, 128(AX)
+	VMULPD       128(DX), Z2, Z2
+	VMOVAPD      Z2, 128(CX)
 	VMULPD       Z4, Z3, Z3
 	VMOVUPD      Z3, K1, 192(AX)
+	VMOVUPD.Z    192(DX), K1, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVAPD      Z3, 192(CX)
 	JMP          fbAVX512_pt_534
 
 fbAVX512_ptend_535:
@@ -10717,65 +12204,94 @@ fbAVX512_pack_539:
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_539
-
-fbAVX512_pt_540:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_541
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPD   (BX), Z0
-	VMULPD    (DX), Z0, Z0
-	VMOVUPD   Z0, (AX)
-	VMOVUPD   64(BX), Z0
-	VMULPD    64(DX), Z0, Z0
-	VMOVUPD   Z0, 64(AX)
-	VMOVUPD.Z 128(BX), K1, Z0
-	VMOVUPD.Z 128(DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, 128(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      32864(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_543
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      33448(SP), AX
+	VMOVUPD   (CX), Z0
+	VMOVAPD   Z0, (AX)
+	VMOVUPD   64(CX), Z0
+	VMOVAPD   Z0, 64(AX)
+	VMOVUPD.Z 128(CX), K1, Z0
+	VMOVAPD   Z0, 128(AX)
+
+fbAVX512_pt_540:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_541
+	MOVQ   33448(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   32864(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX512_rest_543
 
 fbAVX512_loop_542:
-	VBROADCASTSD (AX), Z6
-	VFMADD231PD  (DX), Z6, Z0
-	VFMADD231PD  64(DX), Z6, Z1
-	VFMADD231PD  128(DX), Z6, Z2
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VFMADD231PD  128(DX), Z12, Z2
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
-	VBROADCASTSD (AX), Z6
-	VFMADD231PD  (DX), Z6, Z3
-	VFMADD231PD  64(DX), Z6, Z4
-	VFMADD231PD  128(DX), Z6, Z5
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z3
+	VFMADD231PD  64(DX), Z12, Z4
+	VFMADD231PD  128(DX), Z12, Z5
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z6
+	VFMADD231PD  64(DX), Z12, Z7
+	VFMADD231PD  128(DX), Z12, Z8
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z9
+	VFMADD231PD  64(DX), Z12, Z10
+	VFMADD231PD  128(DX), Z12, Z11
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
 	DECQ         BX
 	JNZ          fbAVX512_loop_542
 
-fbAVX512_odd_543:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_543:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX512_done_544
-	VBROADCASTSD (AX), Z6
-	VFMADD231PD  (DX), Z6, Z0
-	VFMADD231PD  64(DX), Z6, Z1
-	VFMADD231PD  128(DX), Z6, Z2
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VFMADD231PD  128(DX), Z12, Z2
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         CX
+	JZ           fbAVX512_done_544
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z3
+	VFMADD231PD  64(DX), Z12, Z4
+	VFMADD231PD  128(DX), Z12, Z5
+	ADDQ         $0x08, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         CX
+	JZ           fbAVX512_done_544
+	VBROADCASTSD (AX), Z12
+	VFMADD231PD  (DX), Z12, Z6
+	VFMADD231PD  64(DX), Z12, Z7
+	VFMADD231PD  128(DX), Z12, Z8
 	ADDQ         $0x08, AX
 	ADDQ         $0x000000c0, DX
 
@@ -10783,6 +12299,12 @@ fbAVX512_done_544:
 	VADDPD       Z3, Z0, Z0
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z5, Z2, Z2
+	VADDPD       Z9, Z6, Z6
+	VADDPD       Z10, Z7, Z7
+	VADDPD       Z11, Z8, Z8
+	VADDPD       Z6, Z0, Z0
+	VADDPD       Z7, Z1, Z1
+	VADDPD       Z8, Z2, Z2
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSD       fbone<>+0(SB), X3
@@ -10795,12 +12317,22 @@ fbAVX512_done_544:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         33448(SP), CX
 	VMULPD       Z3, Z0, Z0
 	VMOVUPD      Z0, (AX)
+	VMULPD       (DX), Z0, Z0
+	VMOVAPD      Z0, (CX)
 	VMULPD       Z3, Z1, Z1
 	VMOVUPD      Z1, 64(AX)
+	VMULPD       64(DX), Z1, Z1
+	VMOVAPD      Z1, 64(CX)
 	VMULPD       Z3, Z2, Z2
 	VMOVUPD      Z2, K1, 128(AX)
+	VMOVUPD.Z    128(DX), K1, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVAPD      Z2, 128(CX)
 	JMP          fbAVX512_pt_540
 
 fbAVX512_ptend_541:
@@ -10827,63 +12359,91 @@ fbAVX512_pack_545:
 	ADDQ      $0x00000080, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_545
-
-fbAVX512_pt_546:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_547
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPD   (BX), Z0
-	VMULPD    (DX), Z0, Z0
-	VMOVUPD   Z0, (AX)
-	VMOVUPD.Z 64(BX), K1, Z0
-	VMOVUPD.Z 64(DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, 64(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      32864(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_549
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      33448(SP), AX
+	VMOVUPD   (CX), Z0
+	VMOVAPD   Z0, (AX)
+	VMOVUPD.Z 64(CX), K1, Z0
+	VMOVAPD   Z0, 64(AX)
+
+fbAVX512_pt_546:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_547
+	MOVQ   33448(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   32864(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX512_rest_549
 
 fbAVX512_loop_548:
-	VBROADCASTSD (AX), Z4
-	VFMADD231PD  (DX), Z4, Z0
-	VFMADD231PD  64(DX), Z4, Z1
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VFMADD231PD  64(DX), Z8, Z1
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
-	VBROADCASTSD (AX), Z4
-	VFMADD231PD  (DX), Z4, Z2
-	VFMADD231PD  64(DX), Z4, Z3
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z2
+	VFMADD231PD  64(DX), Z8, Z3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z4
+	VFMADD231PD  64(DX), Z8, Z5
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z6
+	VFMADD231PD  64(DX), Z8, Z7
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
 	DECQ         BX
 	JNZ          fbAVX512_loop_548
 
-fbAVX512_odd_549:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_549:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX512_done_550
-	VBROADCASTSD (AX), Z4
-	VFMADD231PD  (DX), Z4, Z0
-	VFMADD231PD  64(DX), Z4, Z1
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VFMADD231PD  64(DX), Z8, Z1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+	DECQ         CX
+	JZ           fbAVX512_done_550
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z2
+	VFMADD231PD  64(DX), Z8, Z3
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000080, DX
+	DECQ         CX
+	JZ           fbAVX512_done_550
+	VBROADCASTSD (AX), Z8
+	VFMADD231PD  (DX), Z8, Z4
+	VFMADD231PD  64(DX), Z8, Z5
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000080, DX
 
 fbAVX512_done_550:
 	VADDPD       Z2, Z0, Z0
 	VADDPD       Z3, Z1, Z1
+	VADDPD       Z6, Z4, Z4
+	VADDPD       Z7, Z5, Z5
+	VADDPD       Z4, Z0, Z0
+	VADDPD       Z5, Z1, Z1
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSD       fbone<>+0(SB), X2
@@ -10896,10 +12456,18 @@ fbAVX512_done_550:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         33448(SP), CX
 	VMULPD       Z2, Z0, Z0
 	VMOVUPD      Z0, (AX)
+	VMULPD       (DX), Z0, Z0
+	VMOVAPD      Z0, (CX)
 	VMULPD       Z2, Z1, Z1
 	VMOVUPD      Z1, K1, 64(AX)
+	VMOVUPD.Z    64(DX), K1, Z0
+	VMULPD       Z0, Z1, Z1
+	VMOVAPD      Z1, 64(CX)
 	JMP          fbAVX512_pt_546
 
 fbAVX512_ptend_547:
@@ -10924,54 +12492,75 @@ fbAVX512_pack_551:
 	ADDQ      $0x00000040, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_551
-
-fbAVX512_pt_552:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_553
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x03, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPD.Z (BX), K1, Z0
-	VMOVUPD.Z (DX), K1, Z1
-	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      32864(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_555
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      33448(SP), AX
+	VMOVUPD.Z (CX), K1, Z0
+	VMOVAPD   Z0, (AX)
+
+fbAVX512_pt_552:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_553
+	MOVQ   33448(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   32864(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX512_rest_555
 
 fbAVX512_loop_554:
-	VBROADCASTSD (AX), Z2
-	VFMADD231PD  (DX), Z2, Z0
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z0
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
-	VBROADCASTSD (AX), Z2
-	VFMADD231PD  (DX), Z2, Z1
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z2
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z3
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
 	JNZ          fbAVX512_loop_554
 
-fbAVX512_odd_555:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_555:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX512_done_556
-	VBROADCASTSD (AX), Z2
-	VFMADD231PD  (DX), Z2, Z0
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z0
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	DECQ         CX
+	JZ           fbAVX512_done_556
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z1
+	ADDQ         $0x08, AX
+	ADDQ         $0x00000040, DX
+	DECQ         CX
+	JZ           fbAVX512_done_556
+	VBROADCASTSD (AX), Z4
+	VFMADD231PD  (DX), Z4, Z2
 	ADDQ         $0x08, AX
 	ADDQ         $0x00000040, DX
 
 fbAVX512_done_556:
 	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z2
+	VADDPD       Z2, Z0, Z0
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSD       fbone<>+0(SB), X1
@@ -10984,8 +12573,14 @@ fbAVX512_done_556:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         33448(SP), CX
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (AX)
+	VMOVUPD.Z    (DX), K1, Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVAPD      Z0, (CX)
 	JMP          fbAVX512_pt_552
 
 fbAVX512_ptend_553:
@@ -11087,7 +12682,7 @@ fbAVX512_full_559:
 	VXORPD Z23, Z23, Z23
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_574
+	JZ     fbAVX512_rest_574
 
 fbAVX512_loop_573:
 	VMOVSD       (DI), X24
@@ -11131,8 +12726,8 @@ fbAVX512_loop_573:
 	DECQ         R8
 	JNZ          fbAVX512_loop_573
 
-fbAVX512_odd_574:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_574:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_575
 	VMOVSD       (DI), X24
 	VMULSD       (SI), X24, X24
@@ -11241,7 +12836,7 @@ fbAVX512_case11_571:
 	VXORPD Z21, Z21, Z21
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_577
+	JZ     fbAVX512_rest_577
 
 fbAVX512_loop_576:
 	VMOVSD       (DI), X22
@@ -11283,8 +12878,8 @@ fbAVX512_loop_576:
 	DECQ         R8
 	JNZ          fbAVX512_loop_576
 
-fbAVX512_odd_577:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_577:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_578
 	VMOVSD       (DI), X22
 	VMULSD       (SI), X22, X22
@@ -11387,7 +12982,7 @@ fbAVX512_case10_570:
 	VXORPD Z19, Z19, Z19
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_580
+	JZ     fbAVX512_rest_580
 
 fbAVX512_loop_579:
 	VMOVSD       (DI), X20
@@ -11427,8 +13022,8 @@ fbAVX512_loop_579:
 	DECQ         R8
 	JNZ          fbAVX512_loop_579
 
-fbAVX512_odd_580:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_580:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_581
 	VMOVSD       (DI), X20
 	VMULSD       (SI), X20, X20
@@ -11525,7 +13120,7 @@ fbAVX512_case9_569:
 	VXORPD Z17, Z17, Z17
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_583
+	JZ     fbAVX512_rest_583
 
 fbAVX512_loop_582:
 	VMOVSD       (DI), X18
@@ -11563,8 +13158,8 @@ fbAVX512_loop_582:
 	DECQ         R8
 	JNZ          fbAVX512_loop_582
 
-fbAVX512_odd_583:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_583:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_584
 	VMOVSD       (DI), X18
 	VMULSD       (SI), X18, X18
@@ -11655,7 +13250,7 @@ fbAVX512_case8_568:
 	VXORPD Z15, Z15, Z15
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_586
+	JZ     fbAVX512_rest_586
 
 fbAVX512_loop_585:
 	VMOVSD       (DI), X16
@@ -11691,8 +13286,8 @@ fbAVX512_loop_585:
 	DECQ         R8
 	JNZ          fbAVX512_loop_585
 
-fbAVX512_odd_586:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_586:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_587
 	VMOVSD       (DI), X16
 	VMULSD       (SI), X16, X16
@@ -11777,7 +13372,7 @@ fbAVX512_case7_567:
 	VXORPD Z13, Z13, Z13
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_589
+	JZ     fbAVX512_rest_589
 
 fbAVX512_loop_588:
 	VMOVSD       (DI), X14
@@ -11811,8 +13406,8 @@ fbAVX512_loop_588:
 	DECQ         R8
 	JNZ          fbAVX512_loop_588
 
-fbAVX512_odd_589:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_589:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_590
 	VMOVSD       (DI), X14
 	VMULSD       (SI), X14, X14
@@ -11891,7 +13486,7 @@ fbAVX512_case6_566:
 	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_592
+	JZ     fbAVX512_rest_592
 
 fbAVX512_loop_591:
 	VMOVSD       (DI), X12
@@ -11923,8 +13518,8 @@ fbAVX512_loop_591:
 	DECQ         R8
 	JNZ          fbAVX512_loop_591
 
-fbAVX512_odd_592:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_592:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_593
 	VMOVSD       (DI), X12
 	VMULSD       (SI), X12, X12
@@ -11997,7 +13592,7 @@ fbAVX512_case5_565:
 	VXORPD Z9, Z9, Z9
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_595
+	JZ     fbAVX512_rest_595
 
 fbAVX512_loop_594:
 	VMOVSD       (DI), X10
@@ -12027,8 +13622,8 @@ fbAVX512_loop_594:
 	DECQ         R8
 	JNZ          fbAVX512_loop_594
 
-fbAVX512_odd_595:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_595:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_596
 	VMOVSD       (DI), X10
 	VMULSD       (SI), X10, X10
@@ -12095,7 +13690,7 @@ fbAVX512_case4_564:
 	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_598
+	JZ     fbAVX512_rest_598
 
 fbAVX512_loop_597:
 	VMOVSD       (DI), X8
@@ -12123,8 +13718,8 @@ fbAVX512_loop_597:
 	DECQ         R8
 	JNZ          fbAVX512_loop_597
 
-fbAVX512_odd_598:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_598:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_599
 	VMOVSD       (DI), X8
 	VMULSD       (SI), X8, X8
@@ -12183,44 +13778,94 @@ fbAVX512_case3_563:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
-	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_601
+	SHRQ   $0x02, R8
+	JZ     fbAVX512_rest_601
 
 fbAVX512_loop_600:
-	VMOVSD       (DI), X6
-	VMULSD       (SI), X6, X6
-	VBROADCASTSD X6, Z6
-	VFMADD231PD  (DX), Z6, Z0
-	VFMADD231PD  64(DX), Z6, Z1
-	VMOVUPD.Z    128(DX), K1, Z7
-	VFMADD231PD  Z7, Z6, Z2
+	VMOVSD       (DI), X12
+	VMULSD       (SI), X12, X12
+	VBROADCASTSD X12, Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z2
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
-	VMOVSD       (DI), X6
-	VMULSD       (SI), X6, X6
-	VBROADCASTSD X6, Z6
-	VFMADD231PD  (DX), Z6, Z3
-	VFMADD231PD  64(DX), Z6, Z4
-	VMOVUPD.Z    128(DX), K1, Z7
-	VFMADD231PD  Z7, Z6, Z5
+	VMOVSD       (DI), X12
+	VMULSD       (SI), X12, X12
+	VBROADCASTSD X12, Z12
+	VFMADD231PD  (DX), Z12, Z3
+	VFMADD231PD  64(DX), Z12, Z4
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z5
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X12
+	VMULSD       (SI), X12, X12
+	VBROADCASTSD X12, Z12
+	VFMADD231PD  (DX), Z12, Z6
+	VFMADD231PD  64(DX), Z12, Z7
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z8
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X12
+	VMULSD       (SI), X12, X12
+	VBROADCASTSD X12, Z12
+	VFMADD231PD  (DX), Z12, Z9
+	VFMADD231PD  64(DX), Z12, Z10
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z11
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX512_loop_600
 
-fbAVX512_odd_601:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_601:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX512_done_602
-	VMOVSD       (DI), X6
-	VMULSD       (SI), X6, X6
-	VBROADCASTSD X6, Z6
-	VFMADD231PD  (DX), Z6, Z0
-	VFMADD231PD  64(DX), Z6, Z1
-	VMOVUPD.Z    128(DX), K1, Z7
-	VFMADD231PD  Z7, Z6, Z2
+	VMOVSD       (DI), X12
+	VMULSD       (SI), X12, X12
+	VBROADCASTSD X12, Z12
+	VFMADD231PD  (DX), Z12, Z0
+	VFMADD231PD  64(DX), Z12, Z1
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_602
+	VMOVSD       (DI), X12
+	VMULSD       (SI), X12, X12
+	VBROADCASTSD X12, Z12
+	VFMADD231PD  (DX), Z12, Z3
+	VFMADD231PD  64(DX), Z12, Z4
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z5
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_602
+	VMOVSD       (DI), X12
+	VMULSD       (SI), X12, X12
+	VBROADCASTSD X12, Z12
+	VFMADD231PD  (DX), Z12, Z6
+	VFMADD231PD  64(DX), Z12, Z7
+	VMOVUPD.Z    128(DX), K1, Z13
+	VFMADD231PD  Z13, Z12, Z8
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
@@ -12229,6 +13874,12 @@ fbAVX512_done_602:
 	VADDPD       Z3, Z0, Z0
 	VADDPD       Z4, Z1, Z1
 	VADDPD       Z5, Z2, Z2
+	VADDPD       Z9, Z6, Z6
+	VADDPD       Z10, Z7, Z7
+	VADDPD       Z11, Z8, Z8
+	VADDPD       Z6, Z0, Z0
+	VADDPD       Z7, Z1, Z1
+	VADDPD       Z8, Z2, Z2
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -12265,41 +13916,85 @@ fbAVX512_case2_562:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
-	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_604
+	SHRQ   $0x02, R8
+	JZ     fbAVX512_rest_604
 
 fbAVX512_loop_603:
-	VMOVSD       (DI), X4
-	VMULSD       (SI), X4, X4
-	VBROADCASTSD X4, Z4
-	VFMADD231PD  (DX), Z4, Z0
-	VMOVUPD.Z    64(DX), K1, Z5
-	VFMADD231PD  Z5, Z4, Z1
+	VMOVSD       (DI), X8
+	VMULSD       (SI), X8, X8
+	VBROADCASTSD X8, Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z1
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
-	VMOVSD       (DI), X4
-	VMULSD       (SI), X4, X4
-	VBROADCASTSD X4, Z4
-	VFMADD231PD  (DX), Z4, Z2
-	VMOVUPD.Z    64(DX), K1, Z5
-	VFMADD231PD  Z5, Z4, Z3
+	VMOVSD       (DI), X8
+	VMULSD       (SI), X8, X8
+	VBROADCASTSD X8, Z8
+	VFMADD231PD  (DX), Z8, Z2
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z3
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X8
+	VMULSD       (SI), X8, X8
+	VBROADCASTSD X8, Z8
+	VFMADD231PD  (DX), Z8, Z4
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z5
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X8
+	VMULSD       (SI), X8, X8
+	VBROADCASTSD X8, Z8
+	VFMADD231PD  (DX), Z8, Z6
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z7
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX512_loop_603
 
-fbAVX512_odd_604:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_604:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX512_done_605
-	VMOVSD       (DI), X4
-	VMULSD       (SI), X4, X4
-	VBROADCASTSD X4, Z4
-	VFMADD231PD  (DX), Z4, Z0
-	VMOVUPD.Z    64(DX), K1, Z5
-	VFMADD231PD  Z5, Z4, Z1
+	VMOVSD       (DI), X8
+	VMULSD       (SI), X8, X8
+	VBROADCASTSD X8, Z8
+	VFMADD231PD  (DX), Z8, Z0
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z1
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_605
+	VMOVSD       (DI), X8
+	VMULSD       (SI), X8, X8
+	VBROADCASTSD X8, Z8
+	VFMADD231PD  (DX), Z8, Z2
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z3
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_605
+	VMOVSD       (DI), X8
+	VMULSD       (SI), X8, X8
+	VBROADCASTSD X8, Z8
+	VFMADD231PD  (DX), Z8, Z4
+	VMOVUPD.Z    64(DX), K1, Z9
+	VFMADD231PD  Z9, Z8, Z5
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
@@ -12307,6 +14002,10 @@ fbAVX512_odd_604:
 fbAVX512_done_605:
 	VADDPD       Z2, Z0, Z0
 	VADDPD       Z3, Z1, Z1
+	VADDPD       Z6, Z4, Z4
+	VADDPD       Z7, Z5, Z5
+	VADDPD       Z4, Z0, Z0
+	VADDPD       Z5, Z1, Z1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -12339,44 +14038,84 @@ fbAVX512_case1_561:
 	MOVQ   M+104(FP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
 	MOVQ   BX, R8
-	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_607
+	SHRQ   $0x02, R8
+	JZ     fbAVX512_rest_607
 
 fbAVX512_loop_606:
-	VMOVSD       (DI), X2
-	VMULSD       (SI), X2, X2
-	VBROADCASTSD X2, Z2
-	VMOVUPD.Z    (DX), K1, Z3
-	VFMADD231PD  Z3, Z2, Z0
+	VMOVSD       (DI), X4
+	VMULSD       (SI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z0
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
-	VMOVSD       (DI), X2
-	VMULSD       (SI), X2, X2
-	VBROADCASTSD X2, Z2
-	VMOVUPD.Z    (DX), K1, Z3
-	VFMADD231PD  Z3, Z2, Z1
+	VMOVSD       (DI), X4
+	VMULSD       (SI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z1
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X4
+	VMULSD       (SI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z2
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	VMOVSD       (DI), X4
+	VMULSD       (SI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z3
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX512_loop_606
 
-fbAVX512_odd_607:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_607:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX512_done_608
-	VMOVSD       (DI), X2
-	VMULSD       (SI), X2, X2
-	VBROADCASTSD X2, Z2
-	VMOVUPD.Z    (DX), K1, Z3
-	VFMADD231PD  Z3, Z2, Z0
+	VMOVSD       (DI), X4
+	VMULSD       (SI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z0
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_608
+	VMOVSD       (DI), X4
+	VMULSD       (SI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z1
+	ADDQ         $0x08, SI
+	ADDQ         $0x08, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_608
+	VMOVSD       (DI), X4
+	VMULSD       (SI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMOVUPD.Z    (DX), K1, Z5
+	VFMADD231PD  Z5, Z4, Z2
 	ADDQ         $0x08, SI
 	ADDQ         $0x08, DI
 	ADDQ         CX, DX
 
 fbAVX512_done_608:
 	VADDPD       Z1, Z0, Z0
+	VADDPD       Z3, Z2, Z2
+	VADDPD       Z2, Z0, Z0
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -21059,7 +22798,7 @@ fbAVX512_tend_851:
 
 // func forward32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·forward32AVX2(SB), $9384-112
+TEXT ·forward32AVX2(SB), $9656-112
 	MOVQ   alpha_base+0(FP), AX
 	MOVQ   psi_base+48(FP), CX
 	MOVQ   scale_base+24(FP), DX
@@ -21166,6 +22905,10 @@ fbAVX2_mul_955_AVX2f32_end:
 	ADDQ    $0x3f, AX
 	ANDQ    $-64, AX
 	MOVQ    AX, 9288(SP)
+	LEAQ    9312(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 9568(SP)
 	CMPQ    CX, $0x00000001
 	JEQ     fbAVX2_case1_958
 	CMPQ    CX, $0x00000002
@@ -21208,6 +22951,22 @@ fbAVX2_pack_964:
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x000000c0, 9304(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       9568(SP), CX
+	VMOVUPS    (AX), Y1
+	VMOVAPS    Y1, (CX)
+	VMOVUPS    32(AX), Y1
+	VMOVAPS    Y1, 32(CX)
+	VMOVUPS    64(AX), Y1
+	VMOVAPS    Y1, 64(CX)
+	VMOVUPS    96(AX), Y1
+	VMOVAPS    Y1, 96(CX)
+	VMOVUPS    128(AX), Y1
+	VMOVAPS    Y1, 128(CX)
+	VMASKMOVPS 160(AX), Y0, Y1
+	VMOVAPS    Y1, 160(CX)
+	VMOVSS     fbone32<>+0(SB), X1
+	VMOVSS     X1, 9576(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -21222,7 +22981,7 @@ fbAVX2_t_965:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_966
 	MOVQ   9296(SP), R8
-	MOVQ   DX, R9
+	MOVQ   9568(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -21238,7 +22997,7 @@ fbAVX2_t_965:
 	VXORPD Y12, Y12, Y12
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_968
+	JZ     fbAVX2_rest_968
 
 fbAVX2_loop_967:
 	VBROADCASTSS (R9), Y13
@@ -21262,8 +23021,8 @@ fbAVX2_loop_967:
 	DECQ         R11
 	JNZ          fbAVX2_loop_967
 
-fbAVX2_odd_968:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_968:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX2_done_969
 	VBROADCASTSS (R9), Y13
 	VFMADD231PS  (R8), Y13, Y1
@@ -21285,17 +23044,31 @@ fbAVX2_done_969:
 	ADDQ         DI, DX
 	VXORPD       Y7, Y7, Y7
 	VMULPS       (BX), Y1, Y1
-	VADDPS       Y1, Y7, Y7
 	VMULPS       32(BX), Y2, Y2
-	VADDPS       Y2, Y7, Y7
 	VMULPS       64(BX), Y3, Y3
-	VADDPS       Y3, Y7, Y7
 	VMULPS       96(BX), Y4, Y4
-	VADDPS       Y4, Y7, Y7
 	VMULPS       128(BX), Y5, Y5
-	VADDPS       Y5, Y7, Y7
 	VMASKMOVPS   160(BX), Y0, Y8
 	VMULPS       Y8, Y6, Y6
+	VBROADCASTSS 9576(SP), Y8
+	MOVQ         9568(SP), R8
+	VMULPS       Y8, Y1, Y1
+	VMOVAPS      Y1, (R8)
+	VADDPS       Y1, Y7, Y7
+	VMULPS       Y8, Y2, Y2
+	VMOVAPS      Y2, 32(R8)
+	VADDPS       Y2, Y7, Y7
+	VMULPS       Y8, Y3, Y3
+	VMOVAPS      Y3, 64(R8)
+	VADDPS       Y3, Y7, Y7
+	VMULPS       Y8, Y4, Y4
+	VMOVAPS      Y4, 96(R8)
+	VADDPS       Y4, Y7, Y7
+	VMULPS       Y8, Y5, Y5
+	VMOVAPS      Y5, 128(R8)
+	VADDPS       Y5, Y7, Y7
+	VMULPS       Y8, Y6, Y6
+	VMOVAPS      Y6, 160(R8)
 	VANDPS       Y6, Y0, Y8
 	VADDPS       Y8, Y7, Y7
 	VEXTRACTF128 $0x01, Y7, X8
@@ -21304,9 +23077,10 @@ fbAVX2_done_969:
 	VADDPS       X8, X7, X7
 	VMOVSHDUP    X7, X8
 	VADDSS       X8, X7, X7
-	VMOVSS       X7, (SI)
 	VMOVSS       fbone32<>+0(SB), X8
 	VDIVSS       X7, X8, X8
+	VMOVSS       X7, (SI)
+	VMOVSS       X8, 9576(SP)
 	VBROADCASTSS X8, Y7
 	VMULPS       Y7, Y1, Y1
 	VMOVUPS      Y1, (DX)
@@ -21359,6 +23133,20 @@ fbAVX2_pack_970:
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x000000a0, 9304(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       9568(SP), CX
+	VMOVUPS    (AX), Y1
+	VMOVAPS    Y1, (CX)
+	VMOVUPS    32(AX), Y1
+	VMOVAPS    Y1, 32(CX)
+	VMOVUPS    64(AX), Y1
+	VMOVAPS    Y1, 64(CX)
+	VMOVUPS    96(AX), Y1
+	VMOVAPS    Y1, 96(CX)
+	VMASKMOVPS 128(AX), Y0, Y1
+	VMOVAPS    Y1, 128(CX)
+	VMOVSS     fbone32<>+0(SB), X1
+	VMOVSS     X1, 9576(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -21373,7 +23161,7 @@ fbAVX2_t_971:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_972
 	MOVQ   9296(SP), R8
-	MOVQ   DX, R9
+	MOVQ   9568(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -21387,7 +23175,7 @@ fbAVX2_t_971:
 	VXORPD Y10, Y10, Y10
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_974
+	JZ     fbAVX2_rest_974
 
 fbAVX2_loop_973:
 	VBROADCASTSS (R9), Y11
@@ -21409,8 +23197,8 @@ fbAVX2_loop_973:
 	DECQ         R11
 	JNZ          fbAVX2_loop_973
 
-fbAVX2_odd_974:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_974:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX2_done_975
 	VBROADCASTSS (R9), Y11
 	VFMADD231PS  (R8), Y11, Y1
@@ -21430,15 +23218,27 @@ fbAVX2_done_975:
 	ADDQ         DI, DX
 	VXORPD       Y6, Y6, Y6
 	VMULPS       (BX), Y1, Y1
-	VADDPS       Y1, Y6, Y6
 	VMULPS       32(BX), Y2, Y2
-	VADDPS       Y2, Y6, Y6
 	VMULPS       64(BX), Y3, Y3
-	VADDPS       Y3, Y6, Y6
 	VMULPS       96(BX), Y4, Y4
-	VADDPS       Y4, Y6, Y6
 	VMASKMOVPS   128(BX), Y0, Y7
 	VMULPS       Y7, Y5, Y5
+	VBROADCASTSS 9576(SP), Y7
+	MOVQ         9568(SP), R8
+	VMULPS       Y7, Y1, Y1
+	VMOVAPS      Y1, (R8)
+	VADDPS       Y1, Y6, Y6
+	VMULPS       Y7, Y2, Y2
+	VMOVAPS      Y2, 32(R8)
+	VADDPS       Y2, Y6, Y6
+	VMULPS       Y7, Y3, Y3
+	VMOVAPS      Y3, 64(R8)
+	VADDPS       Y3, Y6, Y6
+	VMULPS       Y7, Y4, Y4
+	VMOVAPS      Y4, 96(R8)
+	VADDPS       Y4, Y6, Y6
+	VMULPS       Y7, Y5, Y5
+	VMOVAPS      Y5, 128(R8)
 	VANDPS       Y5, Y0, Y7
 	VADDPS       Y7, Y6, Y6
 	VEXTRACTF128 $0x01, Y6, X7
@@ -21447,9 +23247,10 @@ fbAVX2_done_975:
 	VADDPS       X7, X6, X6
 	VMOVSHDUP    X6, X7
 	VADDSS       X7, X6, X6
-	VMOVSS       X6, (SI)
 	VMOVSS       fbone32<>+0(SB), X7
 	VDIVSS       X6, X7, X7
+	VMOVSS       X6, (SI)
+	VMOVSS       X7, 9576(SP)
 	VBROADCASTSS X7, Y6
 	VMULPS       Y6, Y1, Y1
 	VMOVUPS      Y1, (DX)
@@ -21498,6 +23299,18 @@ fbAVX2_pack_976:
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x00000080, 9304(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       9568(SP), CX
+	VMOVUPS    (AX), Y1
+	VMOVAPS    Y1, (CX)
+	VMOVUPS    32(AX), Y1
+	VMOVAPS    Y1, 32(CX)
+	VMOVUPS    64(AX), Y1
+	VMOVAPS    Y1, 64(CX)
+	VMASKMOVPS 96(AX), Y0, Y1
+	VMOVAPS    Y1, 96(CX)
+	VMOVSS     fbone32<>+0(SB), X1
+	VMOVSS     X1, 9576(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -21512,7 +23325,7 @@ fbAVX2_t_977:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_978
 	MOVQ   9296(SP), R8
-	MOVQ   DX, R9
+	MOVQ   9568(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -21524,7 +23337,7 @@ fbAVX2_t_977:
 	VXORPD Y8, Y8, Y8
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_980
+	JZ     fbAVX2_rest_980
 
 fbAVX2_loop_979:
 	VBROADCASTSS (R9), Y9
@@ -21544,8 +23357,8 @@ fbAVX2_loop_979:
 	DECQ         R11
 	JNZ          fbAVX2_loop_979
 
-fbAVX2_odd_980:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_980:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX2_done_981
 	VBROADCASTSS (R9), Y9
 	VFMADD231PS  (R8), Y9, Y1
@@ -21563,13 +23376,23 @@ fbAVX2_done_981:
 	ADDQ         DI, DX
 	VXORPD       Y5, Y5, Y5
 	VMULPS       (BX), Y1, Y1
-	VADDPS       Y1, Y5, Y5
 	VMULPS       32(BX), Y2, Y2
-	VADDPS       Y2, Y5, Y5
 	VMULPS       64(BX), Y3, Y3
-	VADDPS       Y3, Y5, Y5
 	VMASKMOVPS   96(BX), Y0, Y6
 	VMULPS       Y6, Y4, Y4
+	VBROADCASTSS 9576(SP), Y6
+	MOVQ         9568(SP), R8
+	VMULPS       Y6, Y1, Y1
+	VMOVAPS      Y1, (R8)
+	VADDPS       Y1, Y5, Y5
+	VMULPS       Y6, Y2, Y2
+	VMOVAPS      Y2, 32(R8)
+	VADDPS       Y2, Y5, Y5
+	VMULPS       Y6, Y3, Y3
+	VMOVAPS      Y3, 64(R8)
+	VADDPS       Y3, Y5, Y5
+	VMULPS       Y6, Y4, Y4
+	VMOVAPS      Y4, 96(R8)
 	VANDPS       Y4, Y0, Y6
 	VADDPS       Y6, Y5, Y5
 	VEXTRACTF128 $0x01, Y5, X6
@@ -21578,9 +23401,10 @@ fbAVX2_done_981:
 	VADDPS       X6, X5, X5
 	VMOVSHDUP    X5, X6
 	VADDSS       X6, X5, X5
-	VMOVSS       X5, (SI)
 	VMOVSS       fbone32<>+0(SB), X6
 	VDIVSS       X5, X6, X6
+	VMOVSS       X5, (SI)
+	VMOVSS       X6, 9576(SP)
 	VBROADCASTSS X6, Y5
 	VMULPS       Y5, Y1, Y1
 	VMOVUPS      Y1, (DX)
@@ -21625,6 +23449,16 @@ fbAVX2_pack_982:
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x00000060, 9304(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       9568(SP), CX
+	VMOVUPS    (AX), Y1
+	VMOVAPS    Y1, (CX)
+	VMOVUPS    32(AX), Y1
+	VMOVAPS    Y1, 32(CX)
+	VMASKMOVPS 64(AX), Y0, Y1
+	VMOVAPS    Y1, 64(CX)
+	VMOVSS     fbone32<>+0(SB), X1
+	VMOVSS     X1, 9576(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -21639,7 +23473,7 @@ fbAVX2_t_983:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_984
 	MOVQ   9296(SP), R8
-	MOVQ   DX, R9
+	MOVQ   9568(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
@@ -21647,33 +23481,67 @@ fbAVX2_t_983:
 	VXORPD Y4, Y4, Y4
 	VXORPD Y5, Y5, Y5
 	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_986
+	SHRQ   $0x02, R11
+	JZ     fbAVX2_rest_986
 
 fbAVX2_loop_985:
-	VBROADCASTSS (R9), Y7
-	VFMADD231PS  (R8), Y7, Y1
-	VFMADD231PS  32(R8), Y7, Y2
-	VFMADD231PS  64(R8), Y7, Y3
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y1
+	VFMADD231PS  32(R8), Y13, Y2
+	VFMADD231PS  64(R8), Y13, Y3
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
-	VBROADCASTSS (R9), Y7
-	VFMADD231PS  (R8), Y7, Y4
-	VFMADD231PS  32(R8), Y7, Y5
-	VFMADD231PS  64(R8), Y7, Y6
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y4
+	VFMADD231PS  32(R8), Y13, Y5
+	VFMADD231PS  64(R8), Y13, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y7
+	VFMADD231PS  32(R8), Y13, Y8
+	VFMADD231PS  64(R8), Y13, Y9
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y10
+	VFMADD231PS  32(R8), Y13, Y11
+	VFMADD231PS  64(R8), Y13, Y12
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
 	JNZ          fbAVX2_loop_985
 
-fbAVX2_odd_986:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_986:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX2_done_987
-	VBROADCASTSS (R9), Y7
-	VFMADD231PS  (R8), Y7, Y1
-	VFMADD231PS  32(R8), Y7, Y2
-	VFMADD231PS  64(R8), Y7, Y3
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y1
+	VFMADD231PS  32(R8), Y13, Y2
+	VFMADD231PS  64(R8), Y13, Y3
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_987
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y4
+	VFMADD231PS  32(R8), Y13, Y5
+	VFMADD231PS  64(R8), Y13, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_987
+	VBROADCASTSS (R9), Y13
+	VFMADD231PS  (R8), Y13, Y7
+	VFMADD231PS  32(R8), Y13, Y8
+	VFMADD231PS  64(R8), Y13, Y9
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
@@ -21681,14 +23549,28 @@ fbAVX2_done_987:
 	VADDPS       Y4, Y1, Y1
 	VADDPS       Y5, Y2, Y2
 	VADDPS       Y6, Y3, Y3
+	VADDPS       Y10, Y7, Y7
+	VADDPS       Y11, Y8, Y8
+	VADDPS       Y12, Y9, Y9
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
 	ADDQ         DI, DX
 	VXORPD       Y4, Y4, Y4
 	VMULPS       (BX), Y1, Y1
-	VADDPS       Y1, Y4, Y4
 	VMULPS       32(BX), Y2, Y2
-	VADDPS       Y2, Y4, Y4
 	VMASKMOVPS   64(BX), Y0, Y5
 	VMULPS       Y5, Y3, Y3
+	VBROADCASTSS 9576(SP), Y5
+	MOVQ         9568(SP), R8
+	VMULPS       Y5, Y1, Y1
+	VMOVAPS      Y1, (R8)
+	VADDPS       Y1, Y4, Y4
+	VMULPS       Y5, Y2, Y2
+	VMOVAPS      Y2, 32(R8)
+	VADDPS       Y2, Y4, Y4
+	VMULPS       Y5, Y3, Y3
+	VMOVAPS      Y3, 64(R8)
 	VANDPS       Y3, Y0, Y5
 	VADDPS       Y5, Y4, Y4
 	VEXTRACTF128 $0x01, Y4, X5
@@ -21697,9 +23579,10 @@ fbAVX2_done_987:
 	VADDPS       X5, X4, X4
 	VMOVSHDUP    X4, X5
 	VADDSS       X5, X4, X4
-	VMOVSS       X4, (SI)
 	VMOVSS       fbone32<>+0(SB), X5
 	VDIVSS       X4, X5, X5
+	VMOVSS       X4, (SI)
+	VMOVSS       X5, 9576(SP)
 	VBROADCASTSS X5, Y4
 	VMULPS       Y4, Y1, Y1
 	VMOVUPS      Y1, (DX)
@@ -21740,6 +23623,14 @@ fbAVX2_pack_988:
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x00000040, 9304(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       9568(SP), CX
+	VMOVUPS    (AX), Y1
+	VMOVAPS    Y1, (CX)
+	VMASKMOVPS 32(AX), Y0, Y1
+	VMOVAPS    Y1, 32(CX)
+	VMOVSS     fbone32<>+0(SB), X1
+	VMOVSS     X1, 9576(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -21754,48 +23645,86 @@ fbAVX2_t_989:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_990
 	MOVQ   9296(SP), R8
-	MOVQ   DX, R9
+	MOVQ   9568(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
 	VXORPD Y3, Y3, Y3
 	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_992
+	SHRQ   $0x02, R11
+	JZ     fbAVX2_rest_992
 
 fbAVX2_loop_991:
-	VBROADCASTSS (R9), Y5
-	VFMADD231PS  (R8), Y5, Y1
-	VFMADD231PS  32(R8), Y5, Y2
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y1
+	VFMADD231PS  32(R8), Y9, Y2
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
-	VBROADCASTSS (R9), Y5
-	VFMADD231PS  (R8), Y5, Y3
-	VFMADD231PS  32(R8), Y5, Y4
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y3
+	VFMADD231PS  32(R8), Y9, Y4
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y5
+	VFMADD231PS  32(R8), Y9, Y6
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y7
+	VFMADD231PS  32(R8), Y9, Y8
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
 	JNZ          fbAVX2_loop_991
 
-fbAVX2_odd_992:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_992:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX2_done_993
-	VBROADCASTSS (R9), Y5
-	VFMADD231PS  (R8), Y5, Y1
-	VFMADD231PS  32(R8), Y5, Y2
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y1
+	VFMADD231PS  32(R8), Y9, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_993
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y3
+	VFMADD231PS  32(R8), Y9, Y4
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_993
+	VBROADCASTSS (R9), Y9
+	VFMADD231PS  (R8), Y9, Y5
+	VFMADD231PS  32(R8), Y9, Y6
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
 fbAVX2_done_993:
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y4, Y2, Y2
+	VADDPS       Y7, Y5, Y5
+	VADDPS       Y8, Y6, Y6
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
 	ADDQ         DI, DX
 	VXORPD       Y3, Y3, Y3
 	VMULPS       (BX), Y1, Y1
-	VADDPS       Y1, Y3, Y3
 	VMASKMOVPS   32(BX), Y0, Y4
 	VMULPS       Y4, Y2, Y2
+	VBROADCASTSS 9576(SP), Y4
+	MOVQ         9568(SP), R8
+	VMULPS       Y4, Y1, Y1
+	VMOVAPS      Y1, (R8)
+	VADDPS       Y1, Y3, Y3
+	VMULPS       Y4, Y2, Y2
+	VMOVAPS      Y2, 32(R8)
 	VANDPS       Y2, Y0, Y4
 	VADDPS       Y4, Y3, Y3
 	VEXTRACTF128 $0x01, Y3, X4
@@ -21804,9 +23733,10 @@ fbAVX2_done_993:
 	VADDPS       X4, X3, X3
 	VMOVSHDUP    X3, X4
 	VADDSS       X4, X3, X3
-	VMOVSS       X3, (SI)
 	VMOVSS       fbone32<>+0(SB), X4
 	VDIVSS       X3, X4, X4
+	VMOVSS       X3, (SI)
+	VMOVSS       X4, 9576(SP)
 	VBROADCASTSS X4, Y3
 	VMULPS       Y3, Y1, Y1
 	VMOVUPS      Y1, (DX)
@@ -21843,6 +23773,12 @@ fbAVX2_pack_994:
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
 	MOVQ       $0x00000020, 9304(SP)
+	MOVQ       alpha_base+0(FP), AX
+	MOVQ       9568(SP), CX
+	VMASKMOVPS (AX), Y0, Y1
+	VMOVAPS    Y1, (CX)
+	VMOVSS     fbone32<>+0(SB), X1
+	VMOVSS     X1, 9576(SP)
 	MOVQ       T+96(FP), AX
 	MOVQ       $0x00000001, CX
 	MOVQ       alpha_base+0(FP), DX
@@ -21857,40 +23793,68 @@ fbAVX2_t_995:
 	CMPQ   CX, AX
 	JAE    fbAVX2_tend_996
 	MOVQ   9296(SP), R8
-	MOVQ   DX, R9
+	MOVQ   9568(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Y1, Y1, Y1
 	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX2_odd_998
+	SHRQ   $0x02, R11
+	JZ     fbAVX2_rest_998
 
 fbAVX2_loop_997:
-	VBROADCASTSS (R9), Y3
-	VFMADD231PS  (R8), Y3, Y1
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y1
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
-	VBROADCASTSS (R9), Y3
-	VFMADD231PS  (R8), Y3, Y2
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y3
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y4
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 	DECQ         R11
 	JNZ          fbAVX2_loop_997
 
-fbAVX2_odd_998:
-	TESTQ        $0x00000001, R10
+fbAVX2_rest_998:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX2_done_999
-	VBROADCASTSS (R9), Y3
-	VFMADD231PS  (R8), Y3, Y1
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y1
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_999
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y2
+	ADDQ         $0x04, R9
+	ADDQ         9304(SP), R8
+	DECQ         R10
+	JZ           fbAVX2_done_999
+	VBROADCASTSS (R9), Y5
+	VFMADD231PS  (R8), Y5, Y3
 	ADDQ         $0x04, R9
 	ADDQ         9304(SP), R8
 
 fbAVX2_done_999:
 	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y3, Y1, Y1
 	ADDQ         DI, DX
 	VXORPD       Y2, Y2, Y2
 	VMASKMOVPS   (BX), Y0, Y3
 	VMULPS       Y3, Y1, Y1
+	VBROADCASTSS 9576(SP), Y3
+	MOVQ         9568(SP), R8
+	VMULPS       Y3, Y1, Y1
+	VMOVAPS      Y1, (R8)
 	VANDPS       Y1, Y0, Y3
 	VADDPS       Y3, Y2, Y2
 	VEXTRACTF128 $0x01, Y2, X3
@@ -21899,9 +23863,10 @@ fbAVX2_done_999:
 	VADDPS       X3, X2, X2
 	VMOVSHDUP    X2, X3
 	VADDSS       X3, X2, X2
-	VMOVSS       X2, (SI)
 	VMOVSS       fbone32<>+0(SB), X3
 	VDIVSS       X2, X3, X3
+	VMOVSS       X2, (SI)
+	VMOVSS       X3, 9576(SP)
 	VBROADCASTSS X3, Y2
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (DX)
@@ -21941,11 +23906,11 @@ fbAVX2_bs_1002:
 	JMP   fbAVX2_bs_1002
 
 fbAVX2_bsend_1003:
-	MOVQ BX, 9376(SP)
-	MOVQ $0x00000001, 9312(SP)
+	MOVQ BX, 9648(SP)
+	MOVQ $0x00000001, 9584(SP)
 
 fbAVX2_mt_1004:
-	MOVQ    9312(SP), AX
+	MOVQ    9584(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_mtend_1005
@@ -21955,17 +23920,17 @@ fbAVX2_mt_1004:
 	DECQ    AX
 	IMULQ   CX, AX
 	ADDQ    AX, DX
-	MOVQ    DX, 9320(SP)
+	MOVQ    DX, 9592(SP)
 	VXORPD  Y0, Y0, Y0
-	VMOVUPS Y0, 9328(SP)
-	MOVQ    $0x00000000, 9360(SP)
+	VMOVUPS Y0, 9600(SP)
+	MOVQ    $0x00000000, 9632(SP)
 
 fbAVX2_chunk_1006:
-	MOVQ 9360(SP), AX
+	MOVQ 9632(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX2_chunkend_1007
-	MOVQ 9376(SP), DX
+	MOVQ 9648(SP), DX
 	MOVQ DX, BX
 	SHLQ $0x03, BX
 	SUBQ AX, CX
@@ -21982,7 +23947,7 @@ fbAVX2_chunk_1006:
 	ADDQ $0x00000008, DX
 
 fbAVX2_full_1008:
-	MOVQ    DX, 9368(SP)
+	MOVQ    DX, 9640(SP)
 	CMPQ    AX, $0x00000001
 	JEQ     fbAVX2_case1_1010
 	CMPQ    AX, $0x00000002
@@ -21993,17 +23958,17 @@ fbAVX2_full_1008:
 	JEQ     fbAVX2_case4_1013
 	CMPQ    AX, $0x00000005
 	JEQ     fbAVX2_case5_1014
-	MOVQ    9368(SP), AX
+	MOVQ    9640(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    9360(SP), AX
+	MOVQ    9632(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*4), DX
-	MOVQ    9320(SP), BX
+	MOVQ    9592(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -22019,7 +23984,7 @@ fbAVX2_full_1008:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_1017
+	JZ      fbAVX2_rest_1017
 
 fbAVX2_loop_1016:
 	VBROADCASTSS (BX), Y13
@@ -22045,8 +24010,8 @@ fbAVX2_loop_1016:
 	DECQ         DI
 	JNZ          fbAVX2_loop_1016
 
-fbAVX2_odd_1017:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_1017:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_1018
 	VBROADCASTSS (BX), Y13
 	VFMADD231PS  (DX), Y13, Y1
@@ -22066,14 +24031,14 @@ fbAVX2_done_1018:
 	VADDPS     Y10, Y4, Y4
 	VADDPS     Y11, Y5, Y5
 	VADDPS     Y12, Y6, Y6
-	MOVQ       9312(SP), DX
+	MOVQ       9584(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*4), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPS    9328(SP), Y7
+	VMOVUPS    9600(SP), Y7
 	VMULPS     (AX), Y1, Y1
 	VADDPS     Y1, Y7, Y7
 	VMOVUPS    Y1, (CX)
@@ -22094,21 +24059,21 @@ fbAVX2_done_1018:
 	VANDPS     Y6, Y0, Y1
 	VADDPS     Y1, Y7, Y7
 	VMASKMOVPS Y6, Y0, 160(CX)
-	VMOVUPS    Y7, 9328(SP)
+	VMOVUPS    Y7, 9600(SP)
 	JMP        fbAVX2_swend_1009
 
 fbAVX2_case5_1014:
-	MOVQ    9368(SP), AX
+	MOVQ    9640(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    9360(SP), AX
+	MOVQ    9632(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*4), DX
-	MOVQ    9320(SP), BX
+	MOVQ    9592(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -22122,7 +24087,7 @@ fbAVX2_case5_1014:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_1020
+	JZ      fbAVX2_rest_1020
 
 fbAVX2_loop_1019:
 	VBROADCASTSS (BX), Y11
@@ -22146,8 +24111,8 @@ fbAVX2_loop_1019:
 	DECQ         DI
 	JNZ          fbAVX2_loop_1019
 
-fbAVX2_odd_1020:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_1020:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_1021
 	VBROADCASTSS (BX), Y11
 	VFMADD231PS  (DX), Y11, Y1
@@ -22165,14 +24130,14 @@ fbAVX2_done_1021:
 	VADDPS     Y8, Y3, Y3
 	VADDPS     Y9, Y4, Y4
 	VADDPS     Y10, Y5, Y5
-	MOVQ       9312(SP), DX
+	MOVQ       9584(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*4), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPS    9328(SP), Y6
+	VMOVUPS    9600(SP), Y6
 	VMULPS     (AX), Y1, Y1
 	VADDPS     Y1, Y6, Y6
 	VMOVUPS    Y1, (CX)
@@ -22190,21 +24155,21 @@ fbAVX2_done_1021:
 	VANDPS     Y5, Y0, Y1
 	VADDPS     Y1, Y6, Y6
 	VMASKMOVPS Y5, Y0, 128(CX)
-	VMOVUPS    Y6, 9328(SP)
+	VMOVUPS    Y6, 9600(SP)
 	JMP        fbAVX2_swend_1009
 
 fbAVX2_case4_1013:
-	MOVQ    9368(SP), AX
+	MOVQ    9640(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    9360(SP), AX
+	MOVQ    9632(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*4), DX
-	MOVQ    9320(SP), BX
+	MOVQ    9592(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -22216,7 +24181,7 @@ fbAVX2_case4_1013:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
 	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_1023
+	JZ      fbAVX2_rest_1023
 
 fbAVX2_loop_1022:
 	VBROADCASTSS (BX), Y9
@@ -22238,8 +24203,8 @@ fbAVX2_loop_1022:
 	DECQ         DI
 	JNZ          fbAVX2_loop_1022
 
-fbAVX2_odd_1023:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_1023:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX2_done_1024
 	VBROADCASTSS (BX), Y9
 	VFMADD231PS  (DX), Y9, Y1
@@ -22255,14 +24220,14 @@ fbAVX2_done_1024:
 	VADDPS     Y6, Y2, Y2
 	VADDPS     Y7, Y3, Y3
 	VADDPS     Y8, Y4, Y4
-	MOVQ       9312(SP), DX
+	MOVQ       9584(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*4), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPS    9328(SP), Y5
+	VMOVUPS    9600(SP), Y5
 	VMULPS     (AX), Y1, Y1
 	VADDPS     Y1, Y5, Y5
 	VMOVUPS    Y1, (CX)
@@ -22277,21 +24242,21 @@ fbAVX2_done_1024:
 	VANDPS     Y4, Y0, Y1
 	VADDPS     Y1, Y5, Y5
 	VMASKMOVPS Y4, Y0, 96(CX)
-	VMOVUPS    Y5, 9328(SP)
+	VMOVUPS    Y5, 9600(SP)
 	JMP        fbAVX2_swend_1009
 
 fbAVX2_case3_1012:
-	MOVQ    9368(SP), AX
+	MOVQ    9640(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    9360(SP), AX
+	MOVQ    9632(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*4), DX
-	MOVQ    9320(SP), BX
+	MOVQ    9592(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -22299,36 +24264,74 @@ fbAVX2_case3_1012:
 	VXORPD  Y4, Y4, Y4
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_1026
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_1026
 
 fbAVX2_loop_1025:
-	VBROADCASTSS (BX), Y7
-	VFMADD231PS  (DX), Y7, Y1
-	VFMADD231PS  32(DX), Y7, Y2
-	VMASKMOVPS   64(DX), Y0, Y8
-	VFMADD231PS  Y8, Y7, Y3
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y3
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
-	VBROADCASTSS (BX), Y7
-	VFMADD231PS  (DX), Y7, Y4
-	VFMADD231PS  32(DX), Y7, Y5
-	VMASKMOVPS   64(DX), Y0, Y8
-	VFMADD231PS  Y8, Y7, Y6
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y4
+	VFMADD231PS  32(DX), Y13, Y5
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y9
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y10
+	VFMADD231PS  32(DX), Y13, Y11
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y12
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX2_loop_1025
 
-fbAVX2_odd_1026:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_1026:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_1027
-	VBROADCASTSS (BX), Y7
-	VFMADD231PS  (DX), Y7, Y1
-	VFMADD231PS  32(DX), Y7, Y2
-	VMASKMOVPS   64(DX), Y0, Y8
-	VFMADD231PS  Y8, Y7, Y3
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_1027
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y4
+	VFMADD231PS  32(DX), Y13, Y5
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_1027
+	VBROADCASTSS (BX), Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y9
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
@@ -22336,14 +24339,20 @@ fbAVX2_done_1027:
 	VADDPS     Y4, Y1, Y1
 	VADDPS     Y5, Y2, Y2
 	VADDPS     Y6, Y3, Y3
-	MOVQ       9312(SP), DX
+	VADDPS     Y10, Y7, Y7
+	VADDPS     Y11, Y8, Y8
+	VADDPS     Y12, Y9, Y9
+	VADDPS     Y7, Y1, Y1
+	VADDPS     Y8, Y2, Y2
+	VADDPS     Y9, Y3, Y3
+	MOVQ       9584(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*4), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPS    9328(SP), Y4
+	VMOVUPS    9600(SP), Y4
 	VMULPS     (AX), Y1, Y1
 	VADDPS     Y1, Y4, Y4
 	VMOVUPS    Y1, (CX)
@@ -22355,67 +24364,103 @@ fbAVX2_done_1027:
 	VANDPS     Y3, Y0, Y1
 	VADDPS     Y1, Y4, Y4
 	VMASKMOVPS Y3, Y0, 64(CX)
-	VMOVUPS    Y4, 9328(SP)
+	VMOVUPS    Y4, 9600(SP)
 	JMP        fbAVX2_swend_1009
 
 fbAVX2_case2_1011:
-	MOVQ    9368(SP), AX
+	MOVQ    9640(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    9360(SP), AX
+	MOVQ    9632(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*4), DX
-	MOVQ    9320(SP), BX
+	MOVQ    9592(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_1029
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_1029
 
 fbAVX2_loop_1028:
-	VBROADCASTSS (BX), Y5
-	VFMADD231PS  (DX), Y5, Y1
-	VMASKMOVPS   32(DX), Y0, Y6
-	VFMADD231PS  Y6, Y5, Y2
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y2
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
-	VBROADCASTSS (BX), Y5
-	VFMADD231PS  (DX), Y5, Y3
-	VMASKMOVPS   32(DX), Y0, Y6
-	VFMADD231PS  Y6, Y5, Y4
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y3
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y6
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y7
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y8
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX2_loop_1028
 
-fbAVX2_odd_1029:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_1029:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_1030
-	VBROADCASTSS (BX), Y5
-	VFMADD231PS  (DX), Y5, Y1
-	VMASKMOVPS   32(DX), Y0, Y6
-	VFMADD231PS  Y6, Y5, Y2
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_1030
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y3
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_1030
+	VBROADCASTSS (BX), Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y6
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
 fbAVX2_done_1030:
 	VADDPS     Y3, Y1, Y1
 	VADDPS     Y4, Y2, Y2
-	MOVQ       9312(SP), DX
+	VADDPS     Y7, Y5, Y5
+	VADDPS     Y8, Y6, Y6
+	VADDPS     Y5, Y1, Y1
+	VADDPS     Y6, Y2, Y2
+	MOVQ       9584(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*4), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPS    9328(SP), Y3
+	VMOVUPS    9600(SP), Y3
 	VMULPS     (AX), Y1, Y1
 	VADDPS     Y1, Y3, Y3
 	VMOVUPS    Y1, (CX)
@@ -22424,78 +24469,106 @@ fbAVX2_done_1030:
 	VANDPS     Y2, Y0, Y1
 	VADDPS     Y1, Y3, Y3
 	VMASKMOVPS Y2, Y0, 32(CX)
-	VMOVUPS    Y3, 9328(SP)
+	VMOVUPS    Y3, 9600(SP)
 	JMP        fbAVX2_swend_1009
 
 fbAVX2_case1_1010:
-	MOVQ    9368(SP), AX
+	MOVQ    9640(SP), AX
 	MOVQ    $0x00000008, CX
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    9360(SP), AX
+	MOVQ    9632(SP), AX
 	MOVQ    M+104(FP), CX
 	SHLQ    $0x02, CX
 	MOVQ    e_base+72(FP), DX
 	LEAQ    (DX)(AX*4), DX
-	MOVQ    9320(SP), BX
+	MOVQ    9592(SP), BX
 	MOVQ    M+104(FP), SI
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
 	MOVQ    SI, DI
-	SHRQ    $0x01, DI
-	JZ      fbAVX2_odd_1032
+	SHRQ    $0x02, DI
+	JZ      fbAVX2_rest_1032
 
 fbAVX2_loop_1031:
-	VBROADCASTSS (BX), Y3
-	VMASKMOVPS   (DX), Y0, Y4
-	VFMADD231PS  Y4, Y3, Y1
+	VBROADCASTSS (BX), Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y1
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
-	VBROADCASTSS (BX), Y3
-	VMASKMOVPS   (DX), Y0, Y4
-	VFMADD231PS  Y4, Y3, Y2
+	VBROADCASTSS (BX), Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y4
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX2_loop_1031
 
-fbAVX2_odd_1032:
-	TESTQ        $0x00000001, SI
+fbAVX2_rest_1032:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX2_done_1033
-	VBROADCASTSS (BX), Y3
-	VMASKMOVPS   (DX), Y0, Y4
-	VFMADD231PS  Y4, Y3, Y1
+	VBROADCASTSS (BX), Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_1033
+	VBROADCASTSS (BX), Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX2_done_1033
+	VBROADCASTSS (BX), Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y3
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
 fbAVX2_done_1033:
 	VADDPS     Y2, Y1, Y1
-	MOVQ       9312(SP), DX
+	VADDPS     Y4, Y3, Y3
+	VADDPS     Y3, Y1, Y1
+	MOVQ       9584(SP), DX
 	IMULQ      CX, DX
 	LEAQ       (DX)(AX*4), DX
 	MOVQ       psi_base+48(FP), AX
 	ADDQ       DX, AX
 	MOVQ       alpha_base+0(FP), CX
 	ADDQ       DX, CX
-	VMOVUPS    9328(SP), Y2
+	VMOVUPS    9600(SP), Y2
 	VMASKMOVPS (AX), Y0, Y3
 	VMULPS     Y3, Y1, Y1
 	VANDPS     Y1, Y0, Y3
 	VADDPS     Y3, Y2, Y2
 	VMASKMOVPS Y1, Y0, (CX)
-	VMOVUPS    Y2, 9328(SP)
+	VMOVUPS    Y2, 9600(SP)
 
 fbAVX2_swend_1009:
-	MOVQ 9360(SP), AX
-	MOVQ 9376(SP), CX
+	MOVQ 9632(SP), AX
+	MOVQ 9648(SP), CX
 	SHLQ $0x03, CX
 	ADDQ CX, AX
-	MOVQ AX, 9360(SP)
+	MOVQ AX, 9632(SP)
 	JMP  fbAVX2_chunk_1006
 
 fbAVX2_chunkend_1007:
-	VMOVUPS      9328(SP), Y0
+	VMOVUPS      9600(SP), Y0
 	VEXTRACTF128 $0x01, Y0, X1
 	VADDPS       X1, X0, X0
 	VMOVHLPS     X0, X0, X1
@@ -22503,13 +24576,13 @@ fbAVX2_chunkend_1007:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 	MOVQ         scale_base+24(FP), AX
-	MOVQ         9312(SP), CX
+	MOVQ         9584(SP), CX
 	VMOVSS       X0, (AX)(CX*4)
 	VMOVSS       fbone32<>+0(SB), X1
 	VDIVSS       X0, X1, X1
 	VBROADCASTSS X1, Y0
 	MOVQ         M+104(FP), AX
-	MOVQ         9320(SP), CX
+	MOVQ         9592(SP), CX
 	LEAQ         (CX)(AX*4), CX
 	XORQ         DX, DX
 	MOVQ         AX, BX
@@ -22549,9 +24622,9 @@ fbAVX2_mul_1034_AVX2f32_tail:
 	VMASKMOVPS Y2, Y1, (CX)(DX*4)
 
 fbAVX2_mul_1034_AVX2f32_end:
-	MOVQ 9312(SP), AX
+	MOVQ 9584(SP), AX
 	INCQ AX
-	MOVQ AX, 9312(SP)
+	MOVQ AX, 9584(SP)
 	JMP  fbAVX2_mt_1004
 
 fbAVX2_mtend_1005:
@@ -22581,7 +24654,7 @@ GLOBL fbone32<>(SB), RODATA|NOPTR, $4
 
 // func backward32AVX2(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
 // Requires: AVX, AVX2, FMA3
-TEXT ·backward32AVX2(SB), $9328-112
+TEXT ·backward32AVX2(SB), $9592-112
 	MOVQ M+104(FP), AX
 	ADDQ $0x00000007, AX
 	SHRQ $0x03, AX
@@ -22641,6 +24714,10 @@ fbAVX2_ones_1039_AVX2f32_end:
 	ADDQ    $0x3f, AX
 	ANDQ    $-64, AX
 	MOVQ    AX, 9320(SP)
+	LEAQ    9328(SP), AX
+	ADDQ    $0x3f, AX
+	ANDQ    $-64, AX
+	MOVQ    AX, 9584(SP)
 	MOVQ    M+104(FP), AX
 	CMPQ    AX, $0x00000030
 	JA      fbAVX2_bmulti_1042
@@ -22691,56 +24768,48 @@ fbAVX2_pack_1050:
 	ADDQ       $0x000000c0, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_1050
-
-fbAVX2_pt_1051:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_1052
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPS    (BX), Y1
-	VMULPS     (DX), Y1, Y1
-	VMOVUPS    Y1, (AX)
-	VMOVUPS    32(BX), Y1
-	VMULPS     32(DX), Y1, Y1
-	VMOVUPS    Y1, 32(AX)
-	VMOVUPS    64(BX), Y1
-	VMULPS     64(DX), Y1, Y1
-	VMOVUPS    Y1, 64(AX)
-	VMOVUPS    96(BX), Y1
-	VMULPS     96(DX), Y1, Y1
-	VMOVUPS    Y1, 96(AX)
-	VMOVUPS    128(BX), Y1
-	VMULPS     128(DX), Y1, Y1
-	VMOVUPS    Y1, 128(AX)
-	VMASKMOVPS 160(BX), Y0, Y1
-	VMASKMOVPS 160(DX), Y0, Y2
-	VMULPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, 160(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       9320(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	VXORPD     Y5, Y5, Y5
-	VXORPD     Y6, Y6, Y6
-	VXORPD     Y7, Y7, Y7
-	VXORPD     Y8, Y8, Y8
-	VXORPD     Y9, Y9, Y9
-	VXORPD     Y10, Y10, Y10
-	VXORPD     Y11, Y11, Y11
-	VXORPD     Y12, Y12, Y12
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_1054
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       9584(SP), AX
+	VMOVUPS    (CX), Y1
+	VMOVAPS    Y1, (AX)
+	VMOVUPS    32(CX), Y1
+	VMOVAPS    Y1, 32(AX)
+	VMOVUPS    64(CX), Y1
+	VMOVAPS    Y1, 64(AX)
+	VMOVUPS    96(CX), Y1
+	VMOVAPS    Y1, 96(AX)
+	VMOVUPS    128(CX), Y1
+	VMOVAPS    Y1, 128(AX)
+	VMASKMOVPS 160(CX), Y0, Y1
+	VMOVAPS    Y1, 160(AX)
+
+fbAVX2_pt_1051:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_1052
+	MOVQ   9584(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   9320(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX2_rest_1054
 
 fbAVX2_loop_1053:
 	VBROADCASTSS (AX), Y13
@@ -22764,8 +24833,8 @@ fbAVX2_loop_1053:
 	DECQ         BX
 	JNZ          fbAVX2_loop_1053
 
-fbAVX2_odd_1054:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_1054:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX2_done_1055
 	VBROADCASTSS (AX), Y13
 	VFMADD231PS  (DX), Y13, Y1
@@ -22796,18 +24865,34 @@ fbAVX2_done_1055:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         9584(SP), CX
 	VMULPS       Y7, Y1, Y1
 	VMOVUPS      Y1, (AX)
+	VMULPS       (DX), Y1, Y1
+	VMOVAPS      Y1, (CX)
 	VMULPS       Y7, Y2, Y2
 	VMOVUPS      Y2, 32(AX)
+	VMULPS       32(DX), Y2, Y2
+	VMOVAPS      Y2, 32(CX)
 	VMULPS       Y7, Y3, Y3
 	VMOVUPS      Y3, 64(AX)
+	VMULPS       64(DX), Y3, Y3
+	VMOVAPS      Y3, 64(CX)
 	VMULPS       Y7, Y4, Y4
 	VMOVUPS      Y4, 96(AX)
+	VMULPS       96(DX), Y4, Y4
+	VMOVAPS      Y4, 96(CX)
 	VMULPS       Y7, Y5, Y5
 	VMOVUPS      Y5, 128(AX)
+	VMULPS       128(DX), Y5, Y5
+	VMOVAPS      Y5, 128(CX)
 	VMULPS       Y7, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 160(AX)
+	VMASKMOVPS   160(DX), Y0, Y1
+	VMULPS       Y1, Y6, Y6
+	VMOVAPS      Y6, 160(CX)
 	JMP          fbAVX2_pt_1051
 
 fbAVX2_ptend_1052:
@@ -22841,51 +24926,44 @@ fbAVX2_pack_1056:
 	ADDQ       $0x000000a0, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_1056
-
-fbAVX2_pt_1057:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_1058
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPS    (BX), Y1
-	VMULPS     (DX), Y1, Y1
-	VMOVUPS    Y1, (AX)
-	VMOVUPS    32(BX), Y1
-	VMULPS     32(DX), Y1, Y1
-	VMOVUPS    Y1, 32(AX)
-	VMOVUPS    64(BX), Y1
-	VMULPS     64(DX), Y1, Y1
-	VMOVUPS    Y1, 64(AX)
-	VMOVUPS    96(BX), Y1
-	VMULPS     96(DX), Y1, Y1
-	VMOVUPS    Y1, 96(AX)
-	VMASKMOVPS 128(BX), Y0, Y1
-	VMASKMOVPS 128(DX), Y0, Y2
-	VMULPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, 128(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       9320(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	VXORPD     Y5, Y5, Y5
-	VXORPD     Y6, Y6, Y6
-	VXORPD     Y7, Y7, Y7
-	VXORPD     Y8, Y8, Y8
-	VXORPD     Y9, Y9, Y9
-	VXORPD     Y10, Y10, Y10
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_1060
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       9584(SP), AX
+	VMOVUPS    (CX), Y1
+	VMOVAPS    Y1, (AX)
+	VMOVUPS    32(CX), Y1
+	VMOVAPS    Y1, 32(AX)
+	VMOVUPS    64(CX), Y1
+	VMOVAPS    Y1, 64(AX)
+	VMOVUPS    96(CX), Y1
+	VMOVAPS    Y1, 96(AX)
+	VMASKMOVPS 128(CX), Y0, Y1
+	VMOVAPS    Y1, 128(AX)
+
+fbAVX2_pt_1057:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_1058
+	MOVQ   9584(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   9320(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX2_rest_1060
 
 fbAVX2_loop_1059:
 	VBROADCASTSS (AX), Y11
@@ -22907,8 +24985,8 @@ fbAVX2_loop_1059:
 	DECQ         BX
 	JNZ          fbAVX2_loop_1059
 
-fbAVX2_odd_1060:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_1060:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX2_done_1061
 	VBROADCASTSS (AX), Y11
 	VFMADD231PS  (DX), Y11, Y1
@@ -22937,16 +25015,30 @@ fbAVX2_done_1061:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         9584(SP), CX
 	VMULPS       Y6, Y1, Y1
 	VMOVUPS      Y1, (AX)
+	VMULPS       (DX), Y1, Y1
+	VMOVAPS      Y1, (CX)
 	VMULPS       Y6, Y2, Y2
 	VMOVUPS      Y2, 32(AX)
+	VMULPS       32(DX), Y2, Y2
+	VMOVAPS      Y2, 32(CX)
 	VMULPS       Y6, Y3, Y3
 	VMOVUPS      Y3, 64(AX)
+	VMULPS       64(DX), Y3, Y3
+	VMOVAPS      Y3, 64(CX)
 	VMULPS       Y6, Y4, Y4
 	VMOVUPS      Y4, 96(AX)
+	VMULPS       96(DX), Y4, Y4
+	VMOVAPS      Y4, 96(CX)
 	VMULPS       Y6, Y5, Y5
 	VMASKMOVPS   Y5, Y0, 128(AX)
+	VMASKMOVPS   128(DX), Y0, Y1
+	VMULPS       Y1, Y5, Y5
+	VMOVAPS      Y5, 128(CX)
 	JMP          fbAVX2_pt_1057
 
 fbAVX2_ptend_1058:
@@ -22978,46 +25070,40 @@ fbAVX2_pack_1062:
 	ADDQ       $0x00000080, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_1062
-
-fbAVX2_pt_1063:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_1064
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPS    (BX), Y1
-	VMULPS     (DX), Y1, Y1
-	VMOVUPS    Y1, (AX)
-	VMOVUPS    32(BX), Y1
-	VMULPS     32(DX), Y1, Y1
-	VMOVUPS    Y1, 32(AX)
-	VMOVUPS    64(BX), Y1
-	VMULPS     64(DX), Y1, Y1
-	VMOVUPS    Y1, 64(AX)
-	VMASKMOVPS 96(BX), Y0, Y1
-	VMASKMOVPS 96(DX), Y0, Y2
-	VMULPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, 96(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       9320(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	VXORPD     Y5, Y5, Y5
-	VXORPD     Y6, Y6, Y6
-	VXORPD     Y7, Y7, Y7
-	VXORPD     Y8, Y8, Y8
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_1066
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       9584(SP), AX
+	VMOVUPS    (CX), Y1
+	VMOVAPS    Y1, (AX)
+	VMOVUPS    32(CX), Y1
+	VMOVAPS    Y1, 32(AX)
+	VMOVUPS    64(CX), Y1
+	VMOVAPS    Y1, 64(AX)
+	VMASKMOVPS 96(CX), Y0, Y1
+	VMOVAPS    Y1, 96(AX)
+
+fbAVX2_pt_1063:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_1064
+	MOVQ   9584(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   9320(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX2_rest_1066
 
 fbAVX2_loop_1065:
 	VBROADCASTSS (AX), Y9
@@ -23037,8 +25123,8 @@ fbAVX2_loop_1065:
 	DECQ         BX
 	JNZ          fbAVX2_loop_1065
 
-fbAVX2_odd_1066:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_1066:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX2_done_1067
 	VBROADCASTSS (AX), Y9
 	VFMADD231PS  (DX), Y9, Y1
@@ -23065,14 +25151,26 @@ fbAVX2_done_1067:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         9584(SP), CX
 	VMULPS       Y5, Y1, Y1
 	VMOVUPS      Y1, (AX)
+	VMULPS       (DX), Y1, Y1
+	VMOVAPS      Y1, (CX)
 	VMULPS       Y5, Y2, Y2
 	VMOVUPS      Y2, 32(AX)
+	VMULPS       32(DX), Y2, Y2
+	VMOVAPS      Y2, 32(CX)
 	VMULPS       Y5, Y3, Y3
 	VMOVUPS      Y3, 64(AX)
+	VMULPS       64(DX), Y3, Y3
+	VMOVAPS      Y3, 64(CX)
 	VMULPS       Y5, Y4, Y4
 	VMASKMOVPS   Y4, Y0, 96(AX)
+	VMASKMOVPS   96(DX), Y0, Y1
+	VMULPS       Y1, Y4, Y4
+	VMOVAPS      Y4, 96(CX)
 	JMP          fbAVX2_pt_1063
 
 fbAVX2_ptend_1064:
@@ -23102,65 +25200,94 @@ fbAVX2_pack_1068:
 	ADDQ       $0x00000060, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_1068
-
-fbAVX2_pt_1069:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_1070
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPS    (BX), Y1
-	VMULPS     (DX), Y1, Y1
-	VMOVUPS    Y1, (AX)
-	VMOVUPS    32(BX), Y1
-	VMULPS     32(DX), Y1, Y1
-	VMOVUPS    Y1, 32(AX)
-	VMASKMOVPS 64(BX), Y0, Y1
-	VMASKMOVPS 64(DX), Y0, Y2
-	VMULPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, 64(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       9320(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	VXORPD     Y5, Y5, Y5
-	VXORPD     Y6, Y6, Y6
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_1072
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       9584(SP), AX
+	VMOVUPS    (CX), Y1
+	VMOVAPS    Y1, (AX)
+	VMOVUPS    32(CX), Y1
+	VMOVAPS    Y1, 32(AX)
+	VMASKMOVPS 64(CX), Y0, Y1
+	VMOVAPS    Y1, 64(AX)
+
+fbAVX2_pt_1069:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_1070
+	MOVQ   9584(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   9320(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	VXORPD Y9, Y9, Y9
+	VXORPD Y10, Y10, Y10
+	VXORPD Y11, Y11, Y11
+	VXORPD Y12, Y12, Y12
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX2_rest_1072
 
 fbAVX2_loop_1071:
-	VBROADCASTSS (AX), Y7
-	VFMADD231PS  (DX), Y7, Y1
-	VFMADD231PS  32(DX), Y7, Y2
-	VFMADD231PS  64(DX), Y7, Y3
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000060, DX
-	VBROADCASTSS (AX), Y7
-	VFMADD231PS  (DX), Y7, Y4
-	VFMADD231PS  32(DX), Y7, Y5
-	VFMADD231PS  64(DX), Y7, Y6
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y4
+	VFMADD231PS  32(DX), Y13, Y5
+	VFMADD231PS  64(DX), Y13, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VFMADD231PS  64(DX), Y13, Y9
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y10
+	VFMADD231PS  32(DX), Y13, Y11
+	VFMADD231PS  64(DX), Y13, Y12
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000060, DX
 	DECQ         BX
 	JNZ          fbAVX2_loop_1071
 
-fbAVX2_odd_1072:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_1072:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX2_done_1073
-	VBROADCASTSS (AX), Y7
-	VFMADD231PS  (DX), Y7, Y1
-	VFMADD231PS  32(DX), Y7, Y2
-	VFMADD231PS  64(DX), Y7, Y3
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VFMADD231PS  64(DX), Y13, Y3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+	DECQ         CX
+	JZ           fbAVX2_done_1073
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y4
+	VFMADD231PS  32(DX), Y13, Y5
+	VFMADD231PS  64(DX), Y13, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000060, DX
+	DECQ         CX
+	JZ           fbAVX2_done_1073
+	VBROADCASTSS (AX), Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VFMADD231PS  64(DX), Y13, Y9
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000060, DX
 
@@ -23168,6 +25295,12 @@ fbAVX2_done_1073:
 	VADDPS       Y4, Y1, Y1
 	VADDPS       Y5, Y2, Y2
 	VADDPS       Y6, Y3, Y3
+	VADDPS       Y10, Y7, Y7
+	VADDPS       Y11, Y8, Y8
+	VADDPS       Y12, Y9, Y9
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSS       fbone32<>+0(SB), X4
@@ -23180,12 +25313,22 @@ fbAVX2_done_1073:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         9584(SP), CX
 	VMULPS       Y4, Y1, Y1
 	VMOVUPS      Y1, (AX)
+	VMULPS       (DX), Y1, Y1
+	VMOVAPS      Y1, (CX)
 	VMULPS       Y4, Y2, Y2
 	VMOVUPS      Y2, 32(AX)
+	VMULPS       32(DX), Y2, Y2
+	VMOVAPS      Y2, 32(CX)
 	VMULPS       Y4, Y3, Y3
 	VMASKMOVPS   Y3, Y0, 64(AX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMULPS       Y1, Y3, Y3
+	VMOVAPS      Y3, 64(CX)
 	JMP          fbAVX2_pt_1069
 
 fbAVX2_ptend_1070:
@@ -23213,63 +25356,91 @@ fbAVX2_pack_1074:
 	ADDQ       $0x00000040, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_1074
-
-fbAVX2_pt_1075:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_1076
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMOVUPS    (BX), Y1
-	VMULPS     (DX), Y1, Y1
-	VMOVUPS    Y1, (AX)
-	VMASKMOVPS 32(BX), Y0, Y1
-	VMASKMOVPS 32(DX), Y0, Y2
-	VMULPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, 32(AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       9320(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	VXORPD     Y3, Y3, Y3
-	VXORPD     Y4, Y4, Y4
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_1078
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       9584(SP), AX
+	VMOVUPS    (CX), Y1
+	VMOVAPS    Y1, (AX)
+	VMASKMOVPS 32(CX), Y0, Y1
+	VMOVAPS    Y1, 32(AX)
+
+fbAVX2_pt_1075:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_1076
+	MOVQ   9584(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   9320(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	VXORPD Y5, Y5, Y5
+	VXORPD Y6, Y6, Y6
+	VXORPD Y7, Y7, Y7
+	VXORPD Y8, Y8, Y8
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX2_rest_1078
 
 fbAVX2_loop_1077:
-	VBROADCASTSS (AX), Y5
-	VFMADD231PS  (DX), Y5, Y1
-	VFMADD231PS  32(DX), Y5, Y2
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
-	VBROADCASTSS (AX), Y5
-	VFMADD231PS  (DX), Y5, Y3
-	VFMADD231PS  32(DX), Y5, Y4
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y3
+	VFMADD231PS  32(DX), Y9, Y4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VFMADD231PS  32(DX), Y9, Y6
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y7
+	VFMADD231PS  32(DX), Y9, Y8
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
 	JNZ          fbAVX2_loop_1077
 
-fbAVX2_odd_1078:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_1078:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX2_done_1079
-	VBROADCASTSS (AX), Y5
-	VFMADD231PS  (DX), Y5, Y1
-	VFMADD231PS  32(DX), Y5, Y2
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VFMADD231PS  32(DX), Y9, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	DECQ         CX
+	JZ           fbAVX2_done_1079
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y3
+	VFMADD231PS  32(DX), Y9, Y4
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	DECQ         CX
+	JZ           fbAVX2_done_1079
+	VBROADCASTSS (AX), Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VFMADD231PS  32(DX), Y9, Y6
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 
 fbAVX2_done_1079:
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y4, Y2, Y2
+	VADDPS       Y7, Y5, Y5
+	VADDPS       Y8, Y6, Y6
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSS       fbone32<>+0(SB), X3
@@ -23282,10 +25453,18 @@ fbAVX2_done_1079:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         9584(SP), CX
 	VMULPS       Y3, Y1, Y1
 	VMOVUPS      Y1, (AX)
+	VMULPS       (DX), Y1, Y1
+	VMOVAPS      Y1, (CX)
 	VMULPS       Y3, Y2, Y2
 	VMASKMOVPS   Y2, Y0, 32(AX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVAPS      Y2, 32(CX)
 	JMP          fbAVX2_pt_1075
 
 fbAVX2_ptend_1076:
@@ -23311,54 +25490,75 @@ fbAVX2_pack_1080:
 	ADDQ       $0x00000020, BX
 	DECQ       AX
 	JNZ        fbAVX2_pack_1080
-
-fbAVX2_pt_1081:
 	MOVQ       (SP), AX
-	TESTQ      AX, AX
-	JZ         fbAVX2_ptend_1082
 	MOVQ       M+104(FP), CX
 	SHLQ       $0x02, CX
 	IMULQ      CX, AX
-	MOVQ       beta_base+0(FP), DX
-	ADDQ       AX, DX
-	MOVQ       psi_base+48(FP), BX
-	ADDQ       AX, BX
-	MOVQ       DX, AX
-	SUBQ       CX, AX
-	VMASKMOVPS (BX), Y0, Y1
-	VMASKMOVPS (DX), Y0, Y2
-	VMULPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, (AX)
-	MOVQ       M+104(FP), CX
-	MOVQ       9320(SP), DX
-	VXORPD     Y1, Y1, Y1
-	VXORPD     Y2, Y2, Y2
-	MOVQ       CX, BX
-	SHRQ       $0x01, BX
-	JZ         fbAVX2_odd_1084
+	MOVQ       psi_base+48(FP), CX
+	ADDQ       AX, CX
+	MOVQ       9584(SP), AX
+	VMASKMOVPS (CX), Y0, Y1
+	VMOVAPS    Y1, (AX)
+
+fbAVX2_pt_1081:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX2_ptend_1082
+	MOVQ   9584(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   9320(SP), DX
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	VXORPD Y4, Y4, Y4
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX2_rest_1084
 
 fbAVX2_loop_1083:
-	VBROADCASTSS (AX), Y3
-	VFMADD231PS  (DX), Y3, Y1
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y1
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000020, DX
-	VBROADCASTSS (AX), Y3
-	VFMADD231PS  (DX), Y3, Y2
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y4
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000020, DX
 	DECQ         BX
 	JNZ          fbAVX2_loop_1083
 
-fbAVX2_odd_1084:
-	TESTQ        $0x00000001, CX
+fbAVX2_rest_1084:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX2_done_1085
-	VBROADCASTSS (AX), Y3
-	VFMADD231PS  (DX), Y3, Y1
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+	DECQ         CX
+	JZ           fbAVX2_done_1085
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000020, DX
+	DECQ         CX
+	JZ           fbAVX2_done_1085
+	VBROADCASTSS (AX), Y5
+	VFMADD231PS  (DX), Y5, Y3
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000020, DX
 
 fbAVX2_done_1085:
 	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y3, Y1, Y1
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSS       fbone32<>+0(SB), X2
@@ -23371,8 +25571,14 @@ fbAVX2_done_1085:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         9584(SP), CX
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (AX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y2, Y1, Y1
+	VMOVAPS      Y1, (CX)
 	JMP          fbAVX2_pt_1081
 
 fbAVX2_ptend_1082:
@@ -23455,7 +25661,7 @@ fbAVX2_full_1088:
 	VXORPD  Y12, Y12, Y12
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_1097
+	JZ      fbAVX2_rest_1097
 
 fbAVX2_loop_1096:
 	VMOVSS       (DI), X13
@@ -23487,8 +25693,8 @@ fbAVX2_loop_1096:
 	DECQ         R8
 	JNZ          fbAVX2_loop_1096
 
-fbAVX2_odd_1097:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_1097:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX2_done_1098
 	VMOVSS       (DI), X13
 	VMULSS       (SI), X13, X13
@@ -23562,7 +25768,7 @@ fbAVX2_case5_1094:
 	VXORPD  Y10, Y10, Y10
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_1100
+	JZ      fbAVX2_rest_1100
 
 fbAVX2_loop_1099:
 	VMOVSS       (DI), X11
@@ -23592,8 +25798,8 @@ fbAVX2_loop_1099:
 	DECQ         R8
 	JNZ          fbAVX2_loop_1099
 
-fbAVX2_odd_1100:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_1100:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX2_done_1101
 	VMOVSS       (DI), X11
 	VMULSS       (SI), X11, X11
@@ -23661,7 +25867,7 @@ fbAVX2_case4_1093:
 	VXORPD  Y8, Y8, Y8
 	MOVQ    BX, R8
 	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_1103
+	JZ      fbAVX2_rest_1103
 
 fbAVX2_loop_1102:
 	VMOVSS       (DI), X9
@@ -23689,8 +25895,8 @@ fbAVX2_loop_1102:
 	DECQ         R8
 	JNZ          fbAVX2_loop_1102
 
-fbAVX2_odd_1103:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_1103:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX2_done_1104
 	VMOVSS       (DI), X9
 	VMULSS       (SI), X9, X9
@@ -23750,44 +25956,94 @@ fbAVX2_case3_1092:
 	VXORPD  Y4, Y4, Y4
 	VXORPD  Y5, Y5, Y5
 	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
+	VXORPD  Y9, Y9, Y9
+	VXORPD  Y10, Y10, Y10
+	VXORPD  Y11, Y11, Y11
+	VXORPD  Y12, Y12, Y12
 	MOVQ    BX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_1106
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_1106
 
 fbAVX2_loop_1105:
-	VMOVSS       (DI), X7
-	VMULSS       (SI), X7, X7
-	VBROADCASTSS X7, Y7
-	VFMADD231PS  (DX), Y7, Y1
-	VFMADD231PS  32(DX), Y7, Y2
-	VMASKMOVPS   64(DX), Y0, Y8
-	VFMADD231PS  Y8, Y7, Y3
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y3
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
-	VMOVSS       (DI), X7
-	VMULSS       (SI), X7, X7
-	VBROADCASTSS X7, Y7
-	VFMADD231PS  (DX), Y7, Y4
-	VFMADD231PS  32(DX), Y7, Y5
-	VMASKMOVPS   64(DX), Y0, Y8
-	VFMADD231PS  Y8, Y7, Y6
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y4
+	VFMADD231PS  32(DX), Y13, Y5
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y9
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y10
+	VFMADD231PS  32(DX), Y13, Y11
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y12
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX2_loop_1105
 
-fbAVX2_odd_1106:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_1106:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX2_done_1107
-	VMOVSS       (DI), X7
-	VMULSS       (SI), X7, X7
-	VBROADCASTSS X7, Y7
-	VFMADD231PS  (DX), Y7, Y1
-	VFMADD231PS  32(DX), Y7, Y2
-	VMASKMOVPS   64(DX), Y0, Y8
-	VFMADD231PS  Y8, Y7, Y3
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y1
+	VFMADD231PS  32(DX), Y13, Y2
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_1107
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y4
+	VFMADD231PS  32(DX), Y13, Y5
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_1107
+	VMOVSS       (DI), X13
+	VMULSS       (SI), X13, X13
+	VBROADCASTSS X13, Y13
+	VFMADD231PS  (DX), Y13, Y7
+	VFMADD231PS  32(DX), Y13, Y8
+	VMASKMOVPS   64(DX), Y0, Y14
+	VFMADD231PS  Y14, Y13, Y9
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
@@ -23796,6 +26052,12 @@ fbAVX2_done_1107:
 	VADDPS       Y4, Y1, Y1
 	VADDPS       Y5, Y2, Y2
 	VADDPS       Y6, Y3, Y3
+	VADDPS       Y10, Y7, Y7
+	VADDPS       Y11, Y8, Y8
+	VADDPS       Y12, Y9, Y9
+	VADDPS       Y7, Y1, Y1
+	VADDPS       Y8, Y2, Y2
+	VADDPS       Y9, Y3, Y3
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -23833,41 +26095,85 @@ fbAVX2_case2_1091:
 	VXORPD  Y2, Y2, Y2
 	VXORPD  Y3, Y3, Y3
 	VXORPD  Y4, Y4, Y4
+	VXORPD  Y5, Y5, Y5
+	VXORPD  Y6, Y6, Y6
+	VXORPD  Y7, Y7, Y7
+	VXORPD  Y8, Y8, Y8
 	MOVQ    BX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_1109
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_1109
 
 fbAVX2_loop_1108:
-	VMOVSS       (DI), X5
-	VMULSS       (SI), X5, X5
-	VBROADCASTSS X5, Y5
-	VFMADD231PS  (DX), Y5, Y1
-	VMASKMOVPS   32(DX), Y0, Y6
-	VFMADD231PS  Y6, Y5, Y2
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y2
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
-	VMOVSS       (DI), X5
-	VMULSS       (SI), X5, X5
-	VBROADCASTSS X5, Y5
-	VFMADD231PS  (DX), Y5, Y3
-	VMASKMOVPS   32(DX), Y0, Y6
-	VFMADD231PS  Y6, Y5, Y4
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y3
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y6
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y7
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y8
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX2_loop_1108
 
-fbAVX2_odd_1109:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_1109:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX2_done_1110
-	VMOVSS       (DI), X5
-	VMULSS       (SI), X5, X5
-	VBROADCASTSS X5, Y5
-	VFMADD231PS  (DX), Y5, Y1
-	VMASKMOVPS   32(DX), Y0, Y6
-	VFMADD231PS  Y6, Y5, Y2
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y1
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_1110
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y3
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y4
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_1110
+	VMOVSS       (DI), X9
+	VMULSS       (SI), X9, X9
+	VBROADCASTSS X9, Y9
+	VFMADD231PS  (DX), Y9, Y5
+	VMASKMOVPS   32(DX), Y0, Y10
+	VFMADD231PS  Y10, Y9, Y6
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
@@ -23875,6 +26181,10 @@ fbAVX2_odd_1109:
 fbAVX2_done_1110:
 	VADDPS       Y3, Y1, Y1
 	VADDPS       Y4, Y2, Y2
+	VADDPS       Y7, Y5, Y5
+	VADDPS       Y8, Y6, Y6
+	VADDPS       Y5, Y1, Y1
+	VADDPS       Y6, Y2, Y2
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -23908,44 +26218,84 @@ fbAVX2_case1_1090:
 	MOVQ    M+104(FP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
+	VXORPD  Y3, Y3, Y3
+	VXORPD  Y4, Y4, Y4
 	MOVQ    BX, R8
-	SHRQ    $0x01, R8
-	JZ      fbAVX2_odd_1112
+	SHRQ    $0x02, R8
+	JZ      fbAVX2_rest_1112
 
 fbAVX2_loop_1111:
-	VMOVSS       (DI), X3
-	VMULSS       (SI), X3, X3
-	VBROADCASTSS X3, Y3
-	VMASKMOVPS   (DX), Y0, Y4
-	VFMADD231PS  Y4, Y3, Y1
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y1
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
-	VMOVSS       (DI), X3
-	VMULSS       (SI), X3, X3
-	VBROADCASTSS X3, Y3
-	VMASKMOVPS   (DX), Y0, Y4
-	VFMADD231PS  Y4, Y3, Y2
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y4
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX2_loop_1111
 
-fbAVX2_odd_1112:
-	TESTQ        $0x00000001, BX
+fbAVX2_rest_1112:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX2_done_1113
-	VMOVSS       (DI), X3
-	VMULSS       (SI), X3, X3
-	VBROADCASTSS X3, Y3
-	VMASKMOVPS   (DX), Y0, Y4
-	VFMADD231PS  Y4, Y3, Y1
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_1113
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX2_done_1113
+	VMOVSS       (DI), X5
+	VMULSS       (SI), X5, X5
+	VBROADCASTSS X5, Y5
+	VMASKMOVPS   (DX), Y0, Y6
+	VFMADD231PS  Y6, Y5, Y3
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
 fbAVX2_done_1113:
 	VADDPS       Y2, Y1, Y1
+	VADDPS       Y4, Y3, Y3
+	VADDPS       Y3, Y1, Y1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -26842,7 +29192,7 @@ fbAVX2_tend_1216:
 
 // func forward32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2
-TEXT ·forward32AVX512(SB), $65728-112
+TEXT ·forward32AVX512(SB), $66576-112
 	MOVQ   alpha_base+0(FP), AX
 	MOVQ   psi_base+48(FP), CX
 	MOVQ   scale_base+24(FP), DX
@@ -26933,68 +29283,100 @@ fbAVX512_mul_1270_AVX512f32_tail:
 	VMOVUPS   Z1, K1, (AX)(DX*4)
 
 fbAVX512_mul_1270_AVX512f32_end:
-	MOVQ  M+104(FP), AX
-	CMPQ  AX, $0x000000c0
-	JA    fbAVX512_multi_1271
-	MOVQ  M+104(FP), AX
-	LEAQ  15(AX), CX
-	SHRQ  $0x04, CX
-	MOVQ  CX, DX
-	SHLQ  $0x04, DX
-	SUBQ  AX, DX
-	NEGQ  DX
-	ADDQ  $0x00000010, DX
-	MOVQ  DX, (SP)
-	LEAQ  8(SP), AX
-	ADDQ  $0x3f, AX
-	ANDQ  $-64, AX
-	MOVQ  AX, 65608(SP)
-	CMPQ  CX, $0x00000001
-	JEQ   fbAVX512_case1_1273
-	CMPQ  CX, $0x00000002
-	JEQ   fbAVX512_case2_1274
-	CMPQ  CX, $0x00000003
-	JEQ   fbAVX512_case3_1275
-	CMPQ  CX, $0x00000004
-	JEQ   fbAVX512_case4_1276
-	CMPQ  CX, $0x00000005
-	JEQ   fbAVX512_case5_1277
-	CMPQ  CX, $0x00000006
-	JEQ   fbAVX512_case6_1278
-	CMPQ  CX, $0x00000007
-	JEQ   fbAVX512_case7_1279
-	CMPQ  CX, $0x00000008
-	JEQ   fbAVX512_case8_1280
-	CMPQ  CX, $0x00000009
-	JEQ   fbAVX512_case9_1281
-	CMPQ  CX, $0x0000000a
-	JEQ   fbAVX512_case10_1282
-	CMPQ  CX, $0x0000000b
-	JEQ   fbAVX512_case11_1283
-	MOVQ  (SP), AX
-	MOVQ  $-1, CX
-	BZHIQ AX, CX, AX
-	KMOVW AX, K1
-	MOVQ  e_base+72(FP), AX
-	MOVQ  AX, 65616(SP)
-	MOVQ  M+104(FP), AX
-	SHLQ  $0x02, AX
-	MOVQ  AX, 65624(SP)
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x02, DI
-	ADDQ  DI, BX
-	ADDQ  $0x04, SI
+	MOVQ      M+104(FP), AX
+	CMPQ      AX, $0x000000c0
+	JA        fbAVX512_multi_1271
+	MOVQ      M+104(FP), AX
+	LEAQ      15(AX), CX
+	SHRQ      $0x04, CX
+	MOVQ      CX, DX
+	SHLQ      $0x04, DX
+	SUBQ      AX, DX
+	NEGQ      DX
+	ADDQ      $0x00000010, DX
+	MOVQ      DX, (SP)
+	LEAQ      8(SP), AX
+	ADDQ      $0x3f, AX
+	ANDQ      $-64, AX
+	MOVQ      AX, 65608(SP)
+	LEAQ      65632(SP), AX
+	ADDQ      $0x3f, AX
+	ANDQ      $-64, AX
+	MOVQ      AX, 66464(SP)
+	CMPQ      CX, $0x00000001
+	JEQ       fbAVX512_case1_1273
+	CMPQ      CX, $0x00000002
+	JEQ       fbAVX512_case2_1274
+	CMPQ      CX, $0x00000003
+	JEQ       fbAVX512_case3_1275
+	CMPQ      CX, $0x00000004
+	JEQ       fbAVX512_case4_1276
+	CMPQ      CX, $0x00000005
+	JEQ       fbAVX512_case5_1277
+	CMPQ      CX, $0x00000006
+	JEQ       fbAVX512_case6_1278
+	CMPQ      CX, $0x00000007
+	JEQ       fbAVX512_case7_1279
+	CMPQ      CX, $0x00000008
+	JEQ       fbAVX512_case8_1280
+	CMPQ      CX, $0x00000009
+	JEQ       fbAVX512_case9_1281
+	CMPQ      CX, $0x0000000a
+	JEQ       fbAVX512_case10_1282
+	CMPQ      CX, $0x0000000b
+	JEQ       fbAVX512_case11_1283
+	MOVQ      (SP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVW     AX, K1
+	MOVQ      e_base+72(FP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      M+104(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS   192(AX), Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVUPS   256(AX), Z0
+	VMOVAPS   Z0, 256(CX)
+	VMOVUPS   320(AX), Z0
+	VMOVAPS   Z0, 320(CX)
+	VMOVUPS   384(AX), Z0
+	VMOVAPS   Z0, 384(CX)
+	VMOVUPS   448(AX), Z0
+	VMOVAPS   Z0, 448(CX)
+	VMOVUPS   512(AX), Z0
+	VMOVAPS   Z0, 512(CX)
+	VMOVUPS   576(AX), Z0
+	VMOVAPS   Z0, 576(CX)
+	VMOVUPS   640(AX), Z0
+	VMOVAPS   Z0, 640(CX)
+	VMOVUPS.Z 704(AX), K1, Z0
+	VMOVAPS   Z0, 704(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
 
 fbAVX512_t_1285:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1286
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27022,7 +29404,7 @@ fbAVX512_t_1285:
 	VXORPD Z23, Z23, Z23
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1288
+	JZ     fbAVX512_rest_1288
 
 fbAVX512_loop_1287:
 	VBROADCASTSS (R9), Z24
@@ -27060,8 +29442,8 @@ fbAVX512_loop_1287:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1287
 
-fbAVX512_odd_1288:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1288:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1289
 	VBROADCASTSS (R9), Z24
 	VFMADD231PS  (R8), Z24, Z0
@@ -27096,29 +29478,55 @@ fbAVX512_done_1289:
 	ADDQ          DI, DX
 	VXORPD        Z12, Z12, Z12
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z12, Z12
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z12, Z12
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z12, Z12
 	VMULPS        192(BX), Z3, Z3
-	VADDPS        Z3, Z12, Z12
 	VMULPS        256(BX), Z4, Z4
-	VADDPS        Z4, Z12, Z12
 	VMULPS        320(BX), Z5, Z5
-	VADDPS        Z5, Z12, Z12
 	VMULPS        384(BX), Z6, Z6
-	VADDPS        Z6, Z12, Z12
 	VMULPS        448(BX), Z7, Z7
-	VADDPS        Z7, Z12, Z12
 	VMULPS        512(BX), Z8, Z8
-	VADDPS        Z8, Z12, Z12
 	VMULPS        576(BX), Z9, Z9
-	VADDPS        Z9, Z12, Z12
 	VMULPS        640(BX), Z10, Z10
-	VADDPS        Z10, Z12, Z12
 	VMOVUPS.Z     704(BX), K1, Z13
 	VMULPS        Z13, Z11, Z11
+	VBROADCASTSS  66472(SP), Z13
+	MOVQ          66464(SP), R8
+	VMULPS        Z13, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z12, Z12
+	VMULPS        Z13, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z12, Z12
+	VMULPS        Z13, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z12, Z12
+	VMULPS        Z13, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
+	VADDPS        Z3, Z12, Z12
+	VMULPS        Z13, Z4, Z4
+	VMOVAPS       Z4, 256(R8)
+	VADDPS        Z4, Z12, Z12
+	VMULPS        Z13, Z5, Z5
+	VMOVAPS       Z5, 320(R8)
+	VADDPS        Z5, Z12, Z12
+	VMULPS        Z13, Z6, Z6
+	VMOVAPS       Z6, 384(R8)
+	VADDPS        Z6, Z12, Z12
+	VMULPS        Z13, Z7, Z7
+	VMOVAPS       Z7, 448(R8)
+	VADDPS        Z7, Z12, Z12
+	VMULPS        Z13, Z8, Z8
+	VMOVAPS       Z8, 512(R8)
+	VADDPS        Z8, Z12, Z12
+	VMULPS        Z13, Z9, Z9
+	VMOVAPS       Z9, 576(R8)
+	VADDPS        Z9, Z12, Z12
+	VMULPS        Z13, Z10, Z10
+	VMOVAPS       Z10, 640(R8)
+	VADDPS        Z10, Z12, Z12
+	VMULPS        Z13, Z11, Z11
+	VMOVAPS       Z11, 704(R8)
 	VADDPS        Z11, Z12, K1, Z12
 	VEXTRACTF64X4 $0x01, Z12, Y13
 	VADDPS        Y13, Y12, Y13
@@ -27128,9 +29536,10 @@ fbAVX512_done_1289:
 	VADDPS        X12, X13, X13
 	VMOVSHDUP     X13, X12
 	VADDSS        X12, X13, X13
-	VMOVSS        X13, (SI)
 	VMOVSS        fbone32<>+0(SB), X12
 	VDIVSS        X13, X12, X12
+	VMOVSS        X13, (SI)
+	VMOVSS        X12, 66472(SP)
 	VBROADCASTSS  X12, Z12
 	VMULPS        Z12, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -27165,30 +29574,56 @@ fbAVX512_tend_1286:
 	JMP fbAVX512_swend_1272
 
 fbAVX512_case11_1283:
-	MOVQ  (SP), AX
-	MOVQ  $-1, CX
-	BZHIQ AX, CX, AX
-	KMOVW AX, K1
-	MOVQ  e_base+72(FP), AX
-	MOVQ  AX, 65616(SP)
-	MOVQ  M+104(FP), AX
-	SHLQ  $0x02, AX
-	MOVQ  AX, 65624(SP)
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x02, DI
-	ADDQ  DI, BX
-	ADDQ  $0x04, SI
+	MOVQ      (SP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVW     AX, K1
+	MOVQ      e_base+72(FP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      M+104(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS   192(AX), Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVUPS   256(AX), Z0
+	VMOVAPS   Z0, 256(CX)
+	VMOVUPS   320(AX), Z0
+	VMOVAPS   Z0, 320(CX)
+	VMOVUPS   384(AX), Z0
+	VMOVAPS   Z0, 384(CX)
+	VMOVUPS   448(AX), Z0
+	VMOVAPS   Z0, 448(CX)
+	VMOVUPS   512(AX), Z0
+	VMOVAPS   Z0, 512(CX)
+	VMOVUPS   576(AX), Z0
+	VMOVAPS   Z0, 576(CX)
+	VMOVUPS.Z 640(AX), K1, Z0
+	VMOVAPS   Z0, 640(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
 
 fbAVX512_t_1290:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1291
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27214,7 +29649,7 @@ fbAVX512_t_1290:
 	VXORPD Z21, Z21, Z21
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1293
+	JZ     fbAVX512_rest_1293
 
 fbAVX512_loop_1292:
 	VBROADCASTSS (R9), Z22
@@ -27250,8 +29685,8 @@ fbAVX512_loop_1292:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1292
 
-fbAVX512_odd_1293:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1293:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1294
 	VBROADCASTSS (R9), Z22
 	VFMADD231PS  (R8), Z22, Z0
@@ -27284,27 +29719,51 @@ fbAVX512_done_1294:
 	ADDQ          DI, DX
 	VXORPD        Z11, Z11, Z11
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z11, Z11
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z11, Z11
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z11, Z11
 	VMULPS        192(BX), Z3, Z3
-	VADDPS        Z3, Z11, Z11
 	VMULPS        256(BX), Z4, Z4
-	VADDPS        Z4, Z11, Z11
 	VMULPS        320(BX), Z5, Z5
-	VADDPS        Z5, Z11, Z11
 	VMULPS        384(BX), Z6, Z6
-	VADDPS        Z6, Z11, Z11
 	VMULPS        448(BX), Z7, Z7
-	VADDPS        Z7, Z11, Z11
 	VMULPS        512(BX), Z8, Z8
-	VADDPS        Z8, Z11, Z11
 	VMULPS        576(BX), Z9, Z9
-	VADDPS        Z9, Z11, Z11
 	VMOVUPS.Z     640(BX), K1, Z12
 	VMULPS        Z12, Z10, Z10
+	VBROADCASTSS  66472(SP), Z12
+	MOVQ          66464(SP), R8
+	VMULPS        Z12, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z11, Z11
+	VMULPS        Z12, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z11, Z11
+	VMULPS        Z12, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z11, Z11
+	VMULPS        Z12, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
+	VADDPS        Z3, Z11, Z11
+	VMULPS        Z12, Z4, Z4
+	VMOVAPS       Z4, 256(R8)
+	VADDPS        Z4, Z11, Z11
+	VMULPS        Z12, Z5, Z5
+	VMOVAPS       Z5, 320(R8)
+	VADDPS        Z5, Z11, Z11
+	VMULPS        Z12, Z6, Z6
+	VMOVAPS       Z6, 384(R8)
+	VADDPS        Z6, Z11, Z11
+	VMULPS        Z12, Z7, Z7
+	VMOVAPS       Z7, 448(R8)
+	VADDPS        Z7, Z11, Z11
+	VMULPS        Z12, Z8, Z8
+	VMOVAPS       Z8, 512(R8)
+	VADDPS        Z8, Z11, Z11
+	VMULPS        Z12, Z9, Z9
+	VMOVAPS       Z9, 576(R8)
+	VADDPS        Z9, Z11, Z11
+	VMULPS        Z12, Z10, Z10
+	VMOVAPS       Z10, 640(R8)
 	VADDPS        Z10, Z11, K1, Z11
 	VEXTRACTF64X4 $0x01, Z11, Y12
 	VADDPS        Y12, Y11, Y12
@@ -27314,9 +29773,10 @@ fbAVX512_done_1294:
 	VADDPS        X11, X12, X12
 	VMOVSHDUP     X12, X11
 	VADDSS        X11, X12, X12
-	VMOVSS        X12, (SI)
 	VMOVSS        fbone32<>+0(SB), X11
 	VDIVSS        X12, X11, X11
+	VMOVSS        X12, (SI)
+	VMOVSS        X11, 66472(SP)
 	VBROADCASTSS  X11, Z11
 	VMULPS        Z11, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -27349,30 +29809,54 @@ fbAVX512_tend_1291:
 	JMP fbAVX512_swend_1272
 
 fbAVX512_case10_1282:
-	MOVQ  (SP), AX
-	MOVQ  $-1, CX
-	BZHIQ AX, CX, AX
-	KMOVW AX, K1
-	MOVQ  e_base+72(FP), AX
-	MOVQ  AX, 65616(SP)
-	MOVQ  M+104(FP), AX
-	SHLQ  $0x02, AX
-	MOVQ  AX, 65624(SP)
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x02, DI
-	ADDQ  DI, BX
-	ADDQ  $0x04, SI
+	MOVQ      (SP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVW     AX, K1
+	MOVQ      e_base+72(FP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      M+104(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS   192(AX), Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVUPS   256(AX), Z0
+	VMOVAPS   Z0, 256(CX)
+	VMOVUPS   320(AX), Z0
+	VMOVAPS   Z0, 320(CX)
+	VMOVUPS   384(AX), Z0
+	VMOVAPS   Z0, 384(CX)
+	VMOVUPS   448(AX), Z0
+	VMOVAPS   Z0, 448(CX)
+	VMOVUPS   512(AX), Z0
+	VMOVAPS   Z0, 512(CX)
+	VMOVUPS.Z 576(AX), K1, Z0
+	VMOVAPS   Z0, 576(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
 
 fbAVX512_t_1295:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1296
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27396,7 +29880,7 @@ fbAVX512_t_1295:
 	VXORPD Z19, Z19, Z19
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1298
+	JZ     fbAVX512_rest_1298
 
 fbAVX512_loop_1297:
 	VBROADCASTSS (R9), Z20
@@ -27430,8 +29914,8 @@ fbAVX512_loop_1297:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1297
 
-fbAVX512_odd_1298:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1298:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1299
 	VBROADCASTSS (R9), Z20
 	VFMADD231PS  (R8), Z20, Z0
@@ -27462,25 +29946,47 @@ fbAVX512_done_1299:
 	ADDQ          DI, DX
 	VXORPD        Z10, Z10, Z10
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z10, Z10
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z10, Z10
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z10, Z10
 	VMULPS        192(BX), Z3, Z3
-	VADDPS        Z3, Z10, Z10
 	VMULPS        256(BX), Z4, Z4
-	VADDPS        Z4, Z10, Z10
 	VMULPS        320(BX), Z5, Z5
-	VADDPS        Z5, Z10, Z10
 	VMULPS        384(BX), Z6, Z6
-	VADDPS        Z6, Z10, Z10
 	VMULPS        448(BX), Z7, Z7
-	VADDPS        Z7, Z10, Z10
 	VMULPS        512(BX), Z8, Z8
-	VADDPS        Z8, Z10, Z10
 	VMOVUPS.Z     576(BX), K1, Z11
 	VMULPS        Z11, Z9, Z9
+	VBROADCASTSS  66472(SP), Z11
+	MOVQ          66464(SP), R8
+	VMULPS        Z11, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z10, Z10
+	VMULPS        Z11, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z10, Z10
+	VMULPS        Z11, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z10, Z10
+	VMULPS        Z11, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
+	VADDPS        Z3, Z10, Z10
+	VMULPS        Z11, Z4, Z4
+	VMOVAPS       Z4, 256(R8)
+	VADDPS        Z4, Z10, Z10
+	VMULPS        Z11, Z5, Z5
+	VMOVAPS       Z5, 320(R8)
+	VADDPS        Z5, Z10, Z10
+	VMULPS        Z11, Z6, Z6
+	VMOVAPS       Z6, 384(R8)
+	VADDPS        Z6, Z10, Z10
+	VMULPS        Z11, Z7, Z7
+	VMOVAPS       Z7, 448(R8)
+	VADDPS        Z7, Z10, Z10
+	VMULPS        Z11, Z8, Z8
+	VMOVAPS       Z8, 512(R8)
+	VADDPS        Z8, Z10, Z10
+	VMULPS        Z11, Z9, Z9
+	VMOVAPS       Z9, 576(R8)
 	VADDPS        Z9, Z10, K1, Z10
 	VEXTRACTF64X4 $0x01, Z10, Y11
 	VADDPS        Y11, Y10, Y11
@@ -27490,9 +29996,10 @@ fbAVX512_done_1299:
 	VADDPS        X10, X11, X11
 	VMOVSHDUP     X11, X10
 	VADDSS        X10, X11, X11
-	VMOVSS        X11, (SI)
 	VMOVSS        fbone32<>+0(SB), X10
 	VDIVSS        X11, X10, X10
+	VMOVSS        X11, (SI)
+	VMOVSS        X10, 66472(SP)
 	VBROADCASTSS  X10, Z10
 	VMULPS        Z10, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -27523,30 +30030,52 @@ fbAVX512_tend_1296:
 	JMP fbAVX512_swend_1272
 
 fbAVX512_case9_1281:
-	MOVQ  (SP), AX
-	MOVQ  $-1, CX
-	BZHIQ AX, CX, AX
-	KMOVW AX, K1
-	MOVQ  e_base+72(FP), AX
-	MOVQ  AX, 65616(SP)
-	MOVQ  M+104(FP), AX
-	SHLQ  $0x02, AX
-	MOVQ  AX, 65624(SP)
-	MOVQ  T+96(FP), AX
-	MOVQ  $0x00000001, CX
-	MOVQ  alpha_base+0(FP), DX
-	MOVQ  psi_base+48(FP), BX
-	MOVQ  scale_base+24(FP), SI
-	MOVQ  M+104(FP), DI
-	SHLQ  $0x02, DI
-	ADDQ  DI, BX
-	ADDQ  $0x04, SI
+	MOVQ      (SP), AX
+	MOVQ      $-1, CX
+	BZHIQ     AX, CX, AX
+	KMOVW     AX, K1
+	MOVQ      e_base+72(FP), AX
+	MOVQ      AX, 65616(SP)
+	MOVQ      M+104(FP), AX
+	SHLQ      $0x02, AX
+	MOVQ      AX, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS   192(AX), Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVUPS   256(AX), Z0
+	VMOVAPS   Z0, 256(CX)
+	VMOVUPS   320(AX), Z0
+	VMOVAPS   Z0, 320(CX)
+	VMOVUPS   384(AX), Z0
+	VMOVAPS   Z0, 384(CX)
+	VMOVUPS   448(AX), Z0
+	VMOVAPS   Z0, 448(CX)
+	VMOVUPS.Z 512(AX), K1, Z0
+	VMOVAPS   Z0, 512(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
+	MOVQ      T+96(FP), AX
+	MOVQ      $0x00000001, CX
+	MOVQ      alpha_base+0(FP), DX
+	MOVQ      psi_base+48(FP), BX
+	MOVQ      scale_base+24(FP), SI
+	MOVQ      M+104(FP), DI
+	SHLQ      $0x02, DI
+	ADDQ      DI, BX
+	ADDQ      $0x04, SI
 
 fbAVX512_t_1300:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1301
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27568,7 +30097,7 @@ fbAVX512_t_1300:
 	VXORPD Z17, Z17, Z17
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1303
+	JZ     fbAVX512_rest_1303
 
 fbAVX512_loop_1302:
 	VBROADCASTSS (R9), Z18
@@ -27600,8 +30129,8 @@ fbAVX512_loop_1302:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1302
 
-fbAVX512_odd_1303:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1303:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1304
 	VBROADCASTSS (R9), Z18
 	VFMADD231PS  (R8), Z18, Z0
@@ -27630,23 +30159,43 @@ fbAVX512_done_1304:
 	ADDQ          DI, DX
 	VXORPD        Z9, Z9, Z9
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z9, Z9
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z9, Z9
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z9, Z9
 	VMULPS        192(BX), Z3, Z3
-	VADDPS        Z3, Z9, Z9
 	VMULPS        256(BX), Z4, Z4
-	VADDPS        Z4, Z9, Z9
 	VMULPS        320(BX), Z5, Z5
-	VADDPS        Z5, Z9, Z9
 	VMULPS        384(BX), Z6, Z6
-	VADDPS        Z6, Z9, Z9
 	VMULPS        448(BX), Z7, Z7
-	VADDPS        Z7, Z9, Z9
 	VMOVUPS.Z     512(BX), K1, Z10
 	VMULPS        Z10, Z8, Z8
+	VBROADCASTSS  66472(SP), Z10
+	MOVQ          66464(SP), R8
+	VMULPS        Z10, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z9, Z9
+	VMULPS        Z10, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z9, Z9
+	VMULPS        Z10, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z9, Z9
+	VMULPS        Z10, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
+	VADDPS        Z3, Z9, Z9
+	VMULPS        Z10, Z4, Z4
+	VMOVAPS       Z4, 256(R8)
+	VADDPS        Z4, Z9, Z9
+	VMULPS        Z10, Z5, Z5
+	VMOVAPS       Z5, 320(R8)
+	VADDPS        Z5, Z9, Z9
+	VMULPS        Z10, Z6, Z6
+	VMOVAPS       Z6, 384(R8)
+	VADDPS        Z6, Z9, Z9
+	VMULPS        Z10, Z7, Z7
+	VMOVAPS       Z7, 448(R8)
+	VADDPS        Z7, Z9, Z9
+	VMULPS        Z10, Z8, Z8
+	VMOVAPS       Z8, 512(R8)
 	VADDPS        Z8, Z9, K1, Z9
 	VEXTRACTF64X4 $0x01, Z9, Y10
 	VADDPS        Y10, Y9, Y10
@@ -27656,9 +30205,10 @@ fbAVX512_done_1304:
 	VADDPS        X9, X10, X10
 	VMOVSHDUP     X10, X9
 	VADDSS        X9, X10, X10
-	VMOVSS        X10, (SI)
 	VMOVSS        fbone32<>+0(SB), X9
 	VDIVSS        X10, X9, X9
+	VMOVSS        X10, (SI)
+	VMOVSS        X9, 66472(SP)
 	VBROADCASTSS  X9, Z9
 	VMULPS        Z9, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -27722,6 +30272,26 @@ fbAVX512_pack_1305:
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000200, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS   192(AX), Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVUPS   256(AX), Z0
+	VMOVAPS   Z0, 256(CX)
+	VMOVUPS   320(AX), Z0
+	VMOVAPS   Z0, 320(CX)
+	VMOVUPS   384(AX), Z0
+	VMOVAPS   Z0, 384(CX)
+	VMOVUPS.Z 448(AX), K1, Z0
+	VMOVAPS   Z0, 448(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -27736,7 +30306,7 @@ fbAVX512_t_1306:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1307
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27756,7 +30326,7 @@ fbAVX512_t_1306:
 	VXORPD Z15, Z15, Z15
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1309
+	JZ     fbAVX512_rest_1309
 
 fbAVX512_loop_1308:
 	VBROADCASTSS (R9), Z16
@@ -27784,8 +30354,8 @@ fbAVX512_loop_1308:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1308
 
-fbAVX512_odd_1309:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1309:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1310
 	VBROADCASTSS (R9), Z16
 	VFMADD231PS  (R8), Z16, Z0
@@ -27811,21 +30381,39 @@ fbAVX512_done_1310:
 	ADDQ          DI, DX
 	VXORPD        Z8, Z8, Z8
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z8, Z8
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z8, Z8
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z8, Z8
 	VMULPS        192(BX), Z3, Z3
-	VADDPS        Z3, Z8, Z8
 	VMULPS        256(BX), Z4, Z4
-	VADDPS        Z4, Z8, Z8
 	VMULPS        320(BX), Z5, Z5
-	VADDPS        Z5, Z8, Z8
 	VMULPS        384(BX), Z6, Z6
-	VADDPS        Z6, Z8, Z8
 	VMOVUPS.Z     448(BX), K1, Z9
 	VMULPS        Z9, Z7, Z7
+	VBROADCASTSS  66472(SP), Z9
+	MOVQ          66464(SP), R8
+	VMULPS        Z9, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z8, Z8
+	VMULPS        Z9, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z8, Z8
+	VMULPS        Z9, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z8, Z8
+	VMULPS        Z9, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
+	VADDPS        Z3, Z8, Z8
+	VMULPS        Z9, Z4, Z4
+	VMOVAPS       Z4, 256(R8)
+	VADDPS        Z4, Z8, Z8
+	VMULPS        Z9, Z5, Z5
+	VMOVAPS       Z5, 320(R8)
+	VADDPS        Z5, Z8, Z8
+	VMULPS        Z9, Z6, Z6
+	VMOVAPS       Z6, 384(R8)
+	VADDPS        Z6, Z8, Z8
+	VMULPS        Z9, Z7, Z7
+	VMOVAPS       Z7, 448(R8)
 	VADDPS        Z7, Z8, K1, Z8
 	VEXTRACTF64X4 $0x01, Z8, Y9
 	VADDPS        Y9, Y8, Y9
@@ -27835,9 +30423,10 @@ fbAVX512_done_1310:
 	VADDPS        X8, X9, X9
 	VMOVSHDUP     X9, X8
 	VADDSS        X8, X9, X9
-	VMOVSS        X9, (SI)
 	VMOVSS        fbone32<>+0(SB), X8
 	VDIVSS        X9, X8, X8
+	VMOVSS        X9, (SI)
+	VMOVSS        X8, 66472(SP)
 	VBROADCASTSS  X8, Z8
 	VMULPS        Z8, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -27897,6 +30486,24 @@ fbAVX512_pack_1311:
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x000001c0, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS   192(AX), Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVUPS   256(AX), Z0
+	VMOVAPS   Z0, 256(CX)
+	VMOVUPS   320(AX), Z0
+	VMOVAPS   Z0, 320(CX)
+	VMOVUPS.Z 384(AX), K1, Z0
+	VMOVAPS   Z0, 384(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -27911,7 +30518,7 @@ fbAVX512_t_1312:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1313
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27929,7 +30536,7 @@ fbAVX512_t_1312:
 	VXORPD Z13, Z13, Z13
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1315
+	JZ     fbAVX512_rest_1315
 
 fbAVX512_loop_1314:
 	VBROADCASTSS (R9), Z14
@@ -27955,8 +30562,8 @@ fbAVX512_loop_1314:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1314
 
-fbAVX512_odd_1315:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1315:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1316
 	VBROADCASTSS (R9), Z14
 	VFMADD231PS  (R8), Z14, Z0
@@ -27980,19 +30587,35 @@ fbAVX512_done_1316:
 	ADDQ          DI, DX
 	VXORPD        Z7, Z7, Z7
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z7, Z7
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z7, Z7
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z7, Z7
 	VMULPS        192(BX), Z3, Z3
-	VADDPS        Z3, Z7, Z7
 	VMULPS        256(BX), Z4, Z4
-	VADDPS        Z4, Z7, Z7
 	VMULPS        320(BX), Z5, Z5
-	VADDPS        Z5, Z7, Z7
 	VMOVUPS.Z     384(BX), K1, Z8
 	VMULPS        Z8, Z6, Z6
+	VBROADCASTSS  66472(SP), Z8
+	MOVQ          66464(SP), R8
+	VMULPS        Z8, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z7, Z7
+	VMULPS        Z8, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z7, Z7
+	VMULPS        Z8, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z7, Z7
+	VMULPS        Z8, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
+	VADDPS        Z3, Z7, Z7
+	VMULPS        Z8, Z4, Z4
+	VMOVAPS       Z4, 256(R8)
+	VADDPS        Z4, Z7, Z7
+	VMULPS        Z8, Z5, Z5
+	VMOVAPS       Z5, 320(R8)
+	VADDPS        Z5, Z7, Z7
+	VMULPS        Z8, Z6, Z6
+	VMOVAPS       Z6, 384(R8)
 	VADDPS        Z6, Z7, K1, Z7
 	VEXTRACTF64X4 $0x01, Z7, Y8
 	VADDPS        Y8, Y7, Y8
@@ -28002,9 +30625,10 @@ fbAVX512_done_1316:
 	VADDPS        X7, X8, X8
 	VMOVSHDUP     X8, X7
 	VADDSS        X7, X8, X8
-	VMOVSS        X8, (SI)
 	VMOVSS        fbone32<>+0(SB), X7
 	VDIVSS        X8, X7, X7
+	VMOVSS        X8, (SI)
+	VMOVSS        X7, 66472(SP)
 	VBROADCASTSS  X7, Z7
 	VMULPS        Z7, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -28060,6 +30684,22 @@ fbAVX512_pack_1317:
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000180, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS   192(AX), Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVUPS   256(AX), Z0
+	VMOVAPS   Z0, 256(CX)
+	VMOVUPS.Z 320(AX), K1, Z0
+	VMOVAPS   Z0, 320(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -28074,7 +30714,7 @@ fbAVX512_t_1318:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1319
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -28090,7 +30730,7 @@ fbAVX512_t_1318:
 	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1321
+	JZ     fbAVX512_rest_1321
 
 fbAVX512_loop_1320:
 	VBROADCASTSS (R9), Z12
@@ -28114,8 +30754,8 @@ fbAVX512_loop_1320:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1320
 
-fbAVX512_odd_1321:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1321:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1322
 	VBROADCASTSS (R9), Z12
 	VFMADD231PS  (R8), Z12, Z0
@@ -28137,17 +30777,31 @@ fbAVX512_done_1322:
 	ADDQ          DI, DX
 	VXORPD        Z6, Z6, Z6
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z6, Z6
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z6, Z6
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z6, Z6
 	VMULPS        192(BX), Z3, Z3
-	VADDPS        Z3, Z6, Z6
 	VMULPS        256(BX), Z4, Z4
-	VADDPS        Z4, Z6, Z6
 	VMOVUPS.Z     320(BX), K1, Z7
 	VMULPS        Z7, Z5, Z5
+	VBROADCASTSS  66472(SP), Z7
+	MOVQ          66464(SP), R8
+	VMULPS        Z7, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z6, Z6
+	VMULPS        Z7, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z6, Z6
+	VMULPS        Z7, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z6, Z6
+	VMULPS        Z7, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
+	VADDPS        Z3, Z6, Z6
+	VMULPS        Z7, Z4, Z4
+	VMOVAPS       Z4, 256(R8)
+	VADDPS        Z4, Z6, Z6
+	VMULPS        Z7, Z5, Z5
+	VMOVAPS       Z5, 320(R8)
 	VADDPS        Z5, Z6, K1, Z6
 	VEXTRACTF64X4 $0x01, Z6, Y7
 	VADDPS        Y7, Y6, Y7
@@ -28157,9 +30811,10 @@ fbAVX512_done_1322:
 	VADDPS        X6, X7, X7
 	VMOVSHDUP     X7, X6
 	VADDSS        X6, X7, X7
-	VMOVSS        X7, (SI)
 	VMOVSS        fbone32<>+0(SB), X6
 	VDIVSS        X7, X6, X6
+	VMOVSS        X7, (SI)
+	VMOVSS        X6, 66472(SP)
 	VBROADCASTSS  X6, Z6
 	VMULPS        Z6, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -28211,6 +30866,20 @@ fbAVX512_pack_1323:
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000140, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS   192(AX), Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVUPS.Z 256(AX), K1, Z0
+	VMOVAPS   Z0, 256(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -28225,7 +30894,7 @@ fbAVX512_t_1324:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1325
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -28239,7 +30908,7 @@ fbAVX512_t_1324:
 	VXORPD Z9, Z9, Z9
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1327
+	JZ     fbAVX512_rest_1327
 
 fbAVX512_loop_1326:
 	VBROADCASTSS (R9), Z10
@@ -28261,8 +30930,8 @@ fbAVX512_loop_1326:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1326
 
-fbAVX512_odd_1327:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1327:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1328
 	VBROADCASTSS (R9), Z10
 	VFMADD231PS  (R8), Z10, Z0
@@ -28282,15 +30951,27 @@ fbAVX512_done_1328:
 	ADDQ          DI, DX
 	VXORPD        Z5, Z5, Z5
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z5, Z5
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z5, Z5
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z5, Z5
 	VMULPS        192(BX), Z3, Z3
-	VADDPS        Z3, Z5, Z5
 	VMOVUPS.Z     256(BX), K1, Z6
 	VMULPS        Z6, Z4, Z4
+	VBROADCASTSS  66472(SP), Z6
+	MOVQ          66464(SP), R8
+	VMULPS        Z6, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z5, Z5
+	VMULPS        Z6, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z5, Z5
+	VMULPS        Z6, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z5, Z5
+	VMULPS        Z6, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
+	VADDPS        Z3, Z5, Z5
+	VMULPS        Z6, Z4, Z4
+	VMOVAPS       Z4, 256(R8)
 	VADDPS        Z4, Z5, K1, Z5
 	VEXTRACTF64X4 $0x01, Z5, Y6
 	VADDPS        Y6, Y5, Y6
@@ -28300,9 +30981,10 @@ fbAVX512_done_1328:
 	VADDPS        X5, X6, X6
 	VMOVSHDUP     X6, X5
 	VADDSS        X5, X6, X6
-	VMOVSS        X6, (SI)
 	VMOVSS        fbone32<>+0(SB), X5
 	VDIVSS        X6, X5, X5
+	VMOVSS        X6, (SI)
+	VMOVSS        X5, 66472(SP)
 	VBROADCASTSS  X5, Z5
 	VMULPS        Z5, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -28350,6 +31032,18 @@ fbAVX512_pack_1329:
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000100, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS   128(AX), Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVUPS.Z 192(AX), K1, Z0
+	VMOVAPS   Z0, 192(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -28364,7 +31058,7 @@ fbAVX512_t_1330:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1331
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -28376,7 +31070,7 @@ fbAVX512_t_1330:
 	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
 	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1333
+	JZ     fbAVX512_rest_1333
 
 fbAVX512_loop_1332:
 	VBROADCASTSS (R9), Z8
@@ -28396,8 +31090,8 @@ fbAVX512_loop_1332:
 	DECQ         R11
 	JNZ          fbAVX512_loop_1332
 
-fbAVX512_odd_1333:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1333:
+	ANDQ         $0x00000001, R10
 	JZ           fbAVX512_done_1334
 	VBROADCASTSS (R9), Z8
 	VFMADD231PS  (R8), Z8, Z0
@@ -28415,13 +31109,23 @@ fbAVX512_done_1334:
 	ADDQ          DI, DX
 	VXORPD        Z4, Z4, Z4
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z4, Z4
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z4, Z4
 	VMULPS        128(BX), Z2, Z2
-	VADDPS        Z2, Z4, Z4
 	VMOVUPS.Z     192(BX), K1, Z5
 	VMULPS        Z5, Z3, Z3
+	VBROADCASTSS  66472(SP), Z5
+	MOVQ          66464(SP), R8
+	VMULPS        Z5, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z4, Z4
+	VMULPS        Z5, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z4, Z4
+	VMULPS        Z5, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
+	VADDPS        Z2, Z4, Z4
+	VMULPS        Z5, Z3, Z3
+	VMOVAPS       Z3, 192(R8)
 	VADDPS        Z3, Z4, K1, Z4
 	VEXTRACTF64X4 $0x01, Z4, Y5
 	VADDPS        Y5, Y4, Y5
@@ -28431,9 +31135,10 @@ fbAVX512_done_1334:
 	VADDPS        X4, X5, X5
 	VMOVSHDUP     X5, X4
 	VADDSS        X4, X5, X5
-	VMOVSS        X5, (SI)
 	VMOVSS        fbone32<>+0(SB), X4
 	VDIVSS        X5, X4, X4
+	VMOVSS        X5, (SI)
+	VMOVSS        X4, 66472(SP)
 	VBROADCASTSS  X4, Z4
 	VMULPS        Z4, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -28477,6 +31182,16 @@ fbAVX512_pack_1335:
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x000000c0, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS   64(AX), Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVUPS.Z 128(AX), K1, Z0
+	VMOVAPS   Z0, 128(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -28491,7 +31206,7 @@ fbAVX512_t_1336:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1337
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -28499,33 +31214,67 @@ fbAVX512_t_1336:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1339
+	SHRQ   $0x02, R11
+	JZ     fbAVX512_rest_1339
 
 fbAVX512_loop_1338:
-	VBROADCASTSS (R9), Z6
-	VFMADD231PS  (R8), Z6, Z0
-	VFMADD231PS  64(R8), Z6, Z1
-	VFMADD231PS  128(R8), Z6, Z2
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z0
+	VFMADD231PS  64(R8), Z12, Z1
+	VFMADD231PS  128(R8), Z12, Z2
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
-	VBROADCASTSS (R9), Z6
-	VFMADD231PS  (R8), Z6, Z3
-	VFMADD231PS  64(R8), Z6, Z4
-	VFMADD231PS  128(R8), Z6, Z5
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z3
+	VFMADD231PS  64(R8), Z12, Z4
+	VFMADD231PS  128(R8), Z12, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z6
+	VFMADD231PS  64(R8), Z12, Z7
+	VFMADD231PS  128(R8), Z12, Z8
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z9
+	VFMADD231PS  64(R8), Z12, Z10
+	VFMADD231PS  128(R8), Z12, Z11
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
 	JNZ          fbAVX512_loop_1338
 
-fbAVX512_odd_1339:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1339:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX512_done_1340
-	VBROADCASTSS (R9), Z6
-	VFMADD231PS  (R8), Z6, Z0
-	VFMADD231PS  64(R8), Z6, Z1
-	VFMADD231PS  128(R8), Z6, Z2
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z0
+	VFMADD231PS  64(R8), Z12, Z1
+	VFMADD231PS  128(R8), Z12, Z2
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_1340
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z3
+	VFMADD231PS  64(R8), Z12, Z4
+	VFMADD231PS  128(R8), Z12, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_1340
+	VBROADCASTSS (R9), Z12
+	VFMADD231PS  (R8), Z12, Z6
+	VFMADD231PS  64(R8), Z12, Z7
+	VFMADD231PS  128(R8), Z12, Z8
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
@@ -28533,14 +31282,28 @@ fbAVX512_done_1340:
 	VADDPS        Z3, Z0, Z0
 	VADDPS        Z4, Z1, Z1
 	VADDPS        Z5, Z2, Z2
+	VADDPS        Z9, Z6, Z6
+	VADDPS        Z10, Z7, Z7
+	VADDPS        Z11, Z8, Z8
+	VADDPS        Z6, Z0, Z0
+	VADDPS        Z7, Z1, Z1
+	VADDPS        Z8, Z2, Z2
 	ADDQ          DI, DX
 	VXORPD        Z3, Z3, Z3
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z3, Z3
 	VMULPS        64(BX), Z1, Z1
-	VADDPS        Z1, Z3, Z3
 	VMOVUPS.Z     128(BX), K1, Z4
 	VMULPS        Z4, Z2, Z2
+	VBROADCASTSS  66472(SP), Z4
+	MOVQ          66464(SP), R8
+	VMULPS        Z4, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z3, Z3
+	VMULPS        Z4, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
+	VADDPS        Z1, Z3, Z3
+	VMULPS        Z4, Z2, Z2
+	VMOVAPS       Z2, 128(R8)
 	VADDPS        Z2, Z3, K1, Z3
 	VEXTRACTF64X4 $0x01, Z3, Y4
 	VADDPS        Y4, Y3, Y4
@@ -28550,9 +31313,10 @@ fbAVX512_done_1340:
 	VADDPS        X3, X4, X4
 	VMOVSHDUP     X4, X3
 	VADDSS        X3, X4, X4
-	VMOVSS        X4, (SI)
 	VMOVSS        fbone32<>+0(SB), X3
 	VDIVSS        X4, X3, X3
+	VMOVSS        X4, (SI)
+	VMOVSS        X3, 66472(SP)
 	VBROADCASTSS  X3, Z3
 	VMULPS        Z3, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -28592,6 +31356,14 @@ fbAVX512_pack_1341:
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000080, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS   (AX), Z0
+	VMOVAPS   Z0, (CX)
+	VMOVUPS.Z 64(AX), K1, Z0
+	VMOVAPS   Z0, 64(CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -28606,48 +31378,86 @@ fbAVX512_t_1342:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1343
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1345
+	SHRQ   $0x02, R11
+	JZ     fbAVX512_rest_1345
 
 fbAVX512_loop_1344:
-	VBROADCASTSS (R9), Z4
-	VFMADD231PS  (R8), Z4, Z0
-	VFMADD231PS  64(R8), Z4, Z1
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z0
+	VFMADD231PS  64(R8), Z8, Z1
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
-	VBROADCASTSS (R9), Z4
-	VFMADD231PS  (R8), Z4, Z2
-	VFMADD231PS  64(R8), Z4, Z3
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z2
+	VFMADD231PS  64(R8), Z8, Z3
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z4
+	VFMADD231PS  64(R8), Z8, Z5
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z6
+	VFMADD231PS  64(R8), Z8, Z7
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
 	JNZ          fbAVX512_loop_1344
 
-fbAVX512_odd_1345:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1345:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX512_done_1346
-	VBROADCASTSS (R9), Z4
-	VFMADD231PS  (R8), Z4, Z0
-	VFMADD231PS  64(R8), Z4, Z1
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z0
+	VFMADD231PS  64(R8), Z8, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_1346
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z2
+	VFMADD231PS  64(R8), Z8, Z3
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_1346
+	VBROADCASTSS (R9), Z8
+	VFMADD231PS  (R8), Z8, Z4
+	VFMADD231PS  64(R8), Z8, Z5
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
 fbAVX512_done_1346:
 	VADDPS        Z2, Z0, Z0
 	VADDPS        Z3, Z1, Z1
+	VADDPS        Z6, Z4, Z4
+	VADDPS        Z7, Z5, Z5
+	VADDPS        Z4, Z0, Z0
+	VADDPS        Z5, Z1, Z1
 	ADDQ          DI, DX
 	VXORPD        Z2, Z2, Z2
 	VMULPS        (BX), Z0, Z0
-	VADDPS        Z0, Z2, Z2
 	VMOVUPS.Z     64(BX), K1, Z3
 	VMULPS        Z3, Z1, Z1
+	VBROADCASTSS  66472(SP), Z3
+	MOVQ          66464(SP), R8
+	VMULPS        Z3, Z0, Z0
+	VMOVAPS       Z0, (R8)
+	VADDPS        Z0, Z2, Z2
+	VMULPS        Z3, Z1, Z1
+	VMOVAPS       Z1, 64(R8)
 	VADDPS        Z1, Z2, K1, Z2
 	VEXTRACTF64X4 $0x01, Z2, Y3
 	VADDPS        Y3, Y2, Y3
@@ -28657,9 +31467,10 @@ fbAVX512_done_1346:
 	VADDPS        X2, X3, X3
 	VMOVSHDUP     X3, X2
 	VADDSS        X2, X3, X3
-	VMOVSS        X3, (SI)
 	VMOVSS        fbone32<>+0(SB), X2
 	VDIVSS        X3, X2, X2
+	VMOVSS        X3, (SI)
+	VMOVSS        X2, 66472(SP)
 	VBROADCASTSS  X2, Z2
 	VMULPS        Z2, Z0, Z0
 	VMOVUPS       Z0, (DX)
@@ -28695,6 +31506,12 @@ fbAVX512_pack_1347:
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
 	MOVQ      $0x00000040, 65624(SP)
+	MOVQ      alpha_base+0(FP), AX
+	MOVQ      66464(SP), CX
+	VMOVUPS.Z (AX), K1, Z0
+	VMOVAPS   Z0, (CX)
+	VMOVSS    fbone32<>+0(SB), X0
+	VMOVSS    X0, 66472(SP)
 	MOVQ      T+96(FP), AX
 	MOVQ      $0x00000001, CX
 	MOVQ      alpha_base+0(FP), DX
@@ -28709,40 +31526,68 @@ fbAVX512_t_1348:
 	CMPQ   CX, AX
 	JAE    fbAVX512_tend_1349
 	MOVQ   65616(SP), R8
-	MOVQ   DX, R9
+	MOVQ   66464(SP), R9
 	MOVQ   M+104(FP), R10
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
 	MOVQ   R10, R11
-	SHRQ   $0x01, R11
-	JZ     fbAVX512_odd_1351
+	SHRQ   $0x02, R11
+	JZ     fbAVX512_rest_1351
 
 fbAVX512_loop_1350:
-	VBROADCASTSS (R9), Z2
-	VFMADD231PS  (R8), Z2, Z0
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z0
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
-	VBROADCASTSS (R9), Z2
-	VFMADD231PS  (R8), Z2, Z1
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z2
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z3
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 	DECQ         R11
 	JNZ          fbAVX512_loop_1350
 
-fbAVX512_odd_1351:
-	TESTQ        $0x00000001, R10
+fbAVX512_rest_1351:
+	ANDQ         $0x00000003, R10
 	JZ           fbAVX512_done_1352
-	VBROADCASTSS (R9), Z2
-	VFMADD231PS  (R8), Z2, Z0
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z0
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_1352
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z1
+	ADDQ         $0x04, R9
+	ADDQ         65624(SP), R8
+	DECQ         R10
+	JZ           fbAVX512_done_1352
+	VBROADCASTSS (R9), Z4
+	VFMADD231PS  (R8), Z4, Z2
 	ADDQ         $0x04, R9
 	ADDQ         65624(SP), R8
 
 fbAVX512_done_1352:
 	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
 	ADDQ          DI, DX
 	VXORPD        Z1, Z1, Z1
 	VMOVUPS.Z     (BX), K1, Z2
 	VMULPS        Z2, Z0, Z0
+	VBROADCASTSS  66472(SP), Z2
+	MOVQ          66464(SP), R8
+	VMULPS        Z2, Z0, Z0
+	VMOVAPS       Z0, (R8)
 	VADDPS        Z0, Z1, K1, Z1
 	VEXTRACTF64X4 $0x01, Z1, Y2
 	VADDPS        Y2, Y1, Y2
@@ -28752,9 +31597,10 @@ fbAVX512_done_1352:
 	VADDPS        X1, X2, X2
 	VMOVSHDUP     X2, X1
 	VADDSS        X1, X2, X2
-	VMOVSS        X2, (SI)
 	VMOVSS        fbone32<>+0(SB), X1
 	VDIVSS        X2, X1, X1
+	VMOVSS        X2, (SI)
+	VMOVSS        X1, 66472(SP)
 	VBROADCASTSS  X1, Z1
 	VMULPS        Z1, Z0, Z0
 	VMOVUPS       Z0, K1, (DX)
@@ -28769,10 +31615,10 @@ fbAVX512_swend_1272:
 	RET
 
 fbAVX512_multi_1271:
-	MOVQ $0x00000001, 65632(SP)
+	MOVQ $0x00000001, 66480(SP)
 
 fbAVX512_mt_1353:
-	MOVQ    65632(SP), AX
+	MOVQ    66480(SP), AX
 	MOVQ    T+96(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_mtend_1354
@@ -28782,13 +31628,13 @@ fbAVX512_mt_1353:
 	DECQ    AX
 	IMULQ   CX, AX
 	ADDQ    AX, DX
-	MOVQ    DX, 65640(SP)
+	MOVQ    DX, 66488(SP)
 	VXORPD  Z0, Z0, Z0
-	VMOVUPS Z0, 65648(SP)
-	MOVQ    $0x00000000, 65712(SP)
+	VMOVUPS Z0, 66496(SP)
+	MOVQ    $0x00000000, 66560(SP)
 
 fbAVX512_chunk_1355:
-	MOVQ 65712(SP), AX
+	MOVQ 66560(SP), AX
 	MOVQ M+104(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX512_chunkend_1356
@@ -28806,7 +31652,7 @@ fbAVX512_chunk_1355:
 	ADDQ $0x00000010, DX
 
 fbAVX512_full_1357:
-	MOVQ   DX, 65720(SP)
+	MOVQ   DX, 66568(SP)
 	CMPQ   AX, $0x00000001
 	JEQ    fbAVX512_case1_1359
 	CMPQ   AX, $0x00000002
@@ -28829,16 +31675,16 @@ fbAVX512_full_1357:
 	JEQ    fbAVX512_case10_1368
 	CMPQ   AX, $0x0000000b
 	JEQ    fbAVX512_case11_1369
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -28866,7 +31712,7 @@ fbAVX512_full_1357:
 	VXORPD Z23, Z23, Z23
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1372
+	JZ     fbAVX512_rest_1372
 
 fbAVX512_loop_1371:
 	VBROADCASTSS (BX), Z24
@@ -28904,8 +31750,8 @@ fbAVX512_loop_1371:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1371
 
-fbAVX512_odd_1372:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1372:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1373
 	VBROADCASTSS (BX), Z24
 	VFMADD231PS  (DX), Z24, Z0
@@ -28937,14 +31783,14 @@ fbAVX512_done_1373:
 	VADDPS    Z21, Z9, Z9
 	VADDPS    Z22, Z10, Z10
 	VADDPS    Z23, Z11, Z11
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z12
+	VMOVUPS   66496(SP), Z12
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z12, Z12
 	VMOVUPS   Z0, (CX)
@@ -28982,20 +31828,20 @@ fbAVX512_done_1373:
 	VMULPS    Z0, Z11, Z11
 	VADDPS    Z11, Z12, K1, Z12
 	VMOVUPS   Z11, K1, 704(CX)
-	VMOVUPS   Z12, 65648(SP)
+	VMOVUPS   Z12, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case11_1369:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29021,7 +31867,7 @@ fbAVX512_case11_1369:
 	VXORPD Z21, Z21, Z21
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1375
+	JZ     fbAVX512_rest_1375
 
 fbAVX512_loop_1374:
 	VBROADCASTSS (BX), Z22
@@ -29057,8 +31903,8 @@ fbAVX512_loop_1374:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1374
 
-fbAVX512_odd_1375:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1375:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1376
 	VBROADCASTSS (BX), Z22
 	VFMADD231PS  (DX), Z22, Z0
@@ -29088,14 +31934,14 @@ fbAVX512_done_1376:
 	VADDPS    Z19, Z8, Z8
 	VADDPS    Z20, Z9, Z9
 	VADDPS    Z21, Z10, Z10
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z11
+	VMOVUPS   66496(SP), Z11
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z11, Z11
 	VMOVUPS   Z0, (CX)
@@ -29130,20 +31976,20 @@ fbAVX512_done_1376:
 	VMULPS    Z0, Z10, Z10
 	VADDPS    Z10, Z11, K1, Z11
 	VMOVUPS   Z10, K1, 640(CX)
-	VMOVUPS   Z11, 65648(SP)
+	VMOVUPS   Z11, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case10_1368:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29167,7 +32013,7 @@ fbAVX512_case10_1368:
 	VXORPD Z19, Z19, Z19
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1378
+	JZ     fbAVX512_rest_1378
 
 fbAVX512_loop_1377:
 	VBROADCASTSS (BX), Z20
@@ -29201,8 +32047,8 @@ fbAVX512_loop_1377:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1377
 
-fbAVX512_odd_1378:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1378:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1379
 	VBROADCASTSS (BX), Z20
 	VFMADD231PS  (DX), Z20, Z0
@@ -29230,14 +32076,14 @@ fbAVX512_done_1379:
 	VADDPS    Z17, Z7, Z7
 	VADDPS    Z18, Z8, Z8
 	VADDPS    Z19, Z9, Z9
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z10
+	VMOVUPS   66496(SP), Z10
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z10, Z10
 	VMOVUPS   Z0, (CX)
@@ -29269,20 +32115,20 @@ fbAVX512_done_1379:
 	VMULPS    Z0, Z9, Z9
 	VADDPS    Z9, Z10, K1, Z10
 	VMOVUPS   Z9, K1, 576(CX)
-	VMOVUPS   Z10, 65648(SP)
+	VMOVUPS   Z10, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case9_1367:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29304,7 +32150,7 @@ fbAVX512_case9_1367:
 	VXORPD Z17, Z17, Z17
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1381
+	JZ     fbAVX512_rest_1381
 
 fbAVX512_loop_1380:
 	VBROADCASTSS (BX), Z18
@@ -29336,8 +32182,8 @@ fbAVX512_loop_1380:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1380
 
-fbAVX512_odd_1381:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1381:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1382
 	VBROADCASTSS (BX), Z18
 	VFMADD231PS  (DX), Z18, Z0
@@ -29363,14 +32209,14 @@ fbAVX512_done_1382:
 	VADDPS    Z15, Z6, Z6
 	VADDPS    Z16, Z7, Z7
 	VADDPS    Z17, Z8, Z8
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z9
+	VMOVUPS   66496(SP), Z9
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z9, Z9
 	VMOVUPS   Z0, (CX)
@@ -29399,20 +32245,20 @@ fbAVX512_done_1382:
 	VMULPS    Z0, Z8, Z8
 	VADDPS    Z8, Z9, K1, Z9
 	VMOVUPS   Z8, K1, 512(CX)
-	VMOVUPS   Z9, 65648(SP)
+	VMOVUPS   Z9, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case8_1366:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29432,7 +32278,7 @@ fbAVX512_case8_1366:
 	VXORPD Z15, Z15, Z15
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1384
+	JZ     fbAVX512_rest_1384
 
 fbAVX512_loop_1383:
 	VBROADCASTSS (BX), Z16
@@ -29462,8 +32308,8 @@ fbAVX512_loop_1383:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1383
 
-fbAVX512_odd_1384:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1384:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1385
 	VBROADCASTSS (BX), Z16
 	VFMADD231PS  (DX), Z16, Z0
@@ -29487,14 +32333,14 @@ fbAVX512_done_1385:
 	VADDPS    Z13, Z5, Z5
 	VADDPS    Z14, Z6, Z6
 	VADDPS    Z15, Z7, Z7
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z8
+	VMOVUPS   66496(SP), Z8
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z8, Z8
 	VMOVUPS   Z0, (CX)
@@ -29520,20 +32366,20 @@ fbAVX512_done_1385:
 	VMULPS    Z0, Z7, Z7
 	VADDPS    Z7, Z8, K1, Z8
 	VMOVUPS   Z7, K1, 448(CX)
-	VMOVUPS   Z8, 65648(SP)
+	VMOVUPS   Z8, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case7_1365:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29551,7 +32397,7 @@ fbAVX512_case7_1365:
 	VXORPD Z13, Z13, Z13
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1387
+	JZ     fbAVX512_rest_1387
 
 fbAVX512_loop_1386:
 	VBROADCASTSS (BX), Z14
@@ -29579,8 +32425,8 @@ fbAVX512_loop_1386:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1386
 
-fbAVX512_odd_1387:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1387:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1388
 	VBROADCASTSS (BX), Z14
 	VFMADD231PS  (DX), Z14, Z0
@@ -29602,14 +32448,14 @@ fbAVX512_done_1388:
 	VADDPS    Z11, Z4, Z4
 	VADDPS    Z12, Z5, Z5
 	VADDPS    Z13, Z6, Z6
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z7
+	VMOVUPS   66496(SP), Z7
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z7, Z7
 	VMOVUPS   Z0, (CX)
@@ -29632,20 +32478,20 @@ fbAVX512_done_1388:
 	VMULPS    Z0, Z6, Z6
 	VADDPS    Z6, Z7, K1, Z7
 	VMOVUPS   Z6, K1, 384(CX)
-	VMOVUPS   Z7, 65648(SP)
+	VMOVUPS   Z7, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case6_1364:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29661,7 +32507,7 @@ fbAVX512_case6_1364:
 	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1390
+	JZ     fbAVX512_rest_1390
 
 fbAVX512_loop_1389:
 	VBROADCASTSS (BX), Z12
@@ -29687,8 +32533,8 @@ fbAVX512_loop_1389:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1389
 
-fbAVX512_odd_1390:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1390:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1391
 	VBROADCASTSS (BX), Z12
 	VFMADD231PS  (DX), Z12, Z0
@@ -29708,14 +32554,14 @@ fbAVX512_done_1391:
 	VADDPS    Z9, Z3, Z3
 	VADDPS    Z10, Z4, Z4
 	VADDPS    Z11, Z5, Z5
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z6
+	VMOVUPS   66496(SP), Z6
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z6, Z6
 	VMOVUPS   Z0, (CX)
@@ -29735,20 +32581,20 @@ fbAVX512_done_1391:
 	VMULPS    Z0, Z5, Z5
 	VADDPS    Z5, Z6, K1, Z6
 	VMOVUPS   Z5, K1, 320(CX)
-	VMOVUPS   Z6, 65648(SP)
+	VMOVUPS   Z6, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case5_1363:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29762,7 +32608,7 @@ fbAVX512_case5_1363:
 	VXORPD Z9, Z9, Z9
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1393
+	JZ     fbAVX512_rest_1393
 
 fbAVX512_loop_1392:
 	VBROADCASTSS (BX), Z10
@@ -29786,8 +32632,8 @@ fbAVX512_loop_1392:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1392
 
-fbAVX512_odd_1393:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1393:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1394
 	VBROADCASTSS (BX), Z10
 	VFMADD231PS  (DX), Z10, Z0
@@ -29805,14 +32651,14 @@ fbAVX512_done_1394:
 	VADDPS    Z7, Z2, Z2
 	VADDPS    Z8, Z3, Z3
 	VADDPS    Z9, Z4, Z4
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z5
+	VMOVUPS   66496(SP), Z5
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z5, Z5
 	VMOVUPS   Z0, (CX)
@@ -29829,20 +32675,20 @@ fbAVX512_done_1394:
 	VMULPS    Z0, Z4, Z4
 	VADDPS    Z4, Z5, K1, Z5
 	VMOVUPS   Z4, K1, 256(CX)
-	VMOVUPS   Z5, 65648(SP)
+	VMOVUPS   Z5, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case4_1362:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29854,7 +32700,7 @@ fbAVX512_case4_1362:
 	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
 	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1396
+	JZ     fbAVX512_rest_1396
 
 fbAVX512_loop_1395:
 	VBROADCASTSS (BX), Z8
@@ -29876,8 +32722,8 @@ fbAVX512_loop_1395:
 	DECQ         DI
 	JNZ          fbAVX512_loop_1395
 
-fbAVX512_odd_1396:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1396:
+	ANDQ         $0x00000001, SI
 	JZ           fbAVX512_done_1397
 	VBROADCASTSS (BX), Z8
 	VFMADD231PS  (DX), Z8, Z0
@@ -29893,14 +32739,14 @@ fbAVX512_done_1397:
 	VADDPS    Z5, Z1, Z1
 	VADDPS    Z6, Z2, Z2
 	VADDPS    Z7, Z3, Z3
-	MOVQ      65632(SP), DX
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z4
+	VMOVUPS   66496(SP), Z4
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z4, Z4
 	VMOVUPS   Z0, (CX)
@@ -29914,20 +32760,20 @@ fbAVX512_done_1397:
 	VMULPS    Z0, Z3, Z3
 	VADDPS    Z3, Z4, K1, Z4
 	VMOVUPS   Z3, K1, 192(CX)
-	VMOVUPS   Z4, 65648(SP)
+	VMOVUPS   Z4, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case3_1361:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -29935,36 +32781,74 @@ fbAVX512_case3_1361:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
 	MOVQ   SI, DI
-	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1399
+	SHRQ   $0x02, DI
+	JZ     fbAVX512_rest_1399
 
 fbAVX512_loop_1398:
-	VBROADCASTSS (BX), Z6
-	VFMADD231PS  (DX), Z6, Z0
-	VFMADD231PS  64(DX), Z6, Z1
-	VMOVUPS.Z    128(DX), K1, Z7
-	VFMADD231PS  Z7, Z6, Z2
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z2
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
-	VBROADCASTSS (BX), Z6
-	VFMADD231PS  (DX), Z6, Z3
-	VFMADD231PS  64(DX), Z6, Z4
-	VMOVUPS.Z    128(DX), K1, Z7
-	VFMADD231PS  Z7, Z6, Z5
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z3
+	VFMADD231PS  64(DX), Z12, Z4
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z8
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z9
+	VFMADD231PS  64(DX), Z12, Z10
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX512_loop_1398
 
-fbAVX512_odd_1399:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1399:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX512_done_1400
-	VBROADCASTSS (BX), Z6
-	VFMADD231PS  (DX), Z6, Z0
-	VFMADD231PS  64(DX), Z6, Z1
-	VMOVUPS.Z    128(DX), K1, Z7
-	VFMADD231PS  Z7, Z6, Z2
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_1400
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z3
+	VFMADD231PS  64(DX), Z12, Z4
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_1400
+	VBROADCASTSS (BX), Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z8
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
@@ -29972,14 +32856,20 @@ fbAVX512_done_1400:
 	VADDPS    Z3, Z0, Z0
 	VADDPS    Z4, Z1, Z1
 	VADDPS    Z5, Z2, Z2
-	MOVQ      65632(SP), DX
+	VADDPS    Z9, Z6, Z6
+	VADDPS    Z10, Z7, Z7
+	VADDPS    Z11, Z8, Z8
+	VADDPS    Z6, Z0, Z0
+	VADDPS    Z7, Z1, Z1
+	VADDPS    Z8, Z2, Z2
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z3
+	VMOVUPS   66496(SP), Z3
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z3, Z3
 	VMOVUPS   Z0, (CX)
@@ -29990,66 +32880,102 @@ fbAVX512_done_1400:
 	VMULPS    Z0, Z2, Z2
 	VADDPS    Z2, Z3, K1, Z3
 	VMOVUPS   Z2, K1, 128(CX)
-	VMOVUPS   Z3, 65648(SP)
+	VMOVUPS   Z3, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case2_1360:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
 	MOVQ   SI, DI
-	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1402
+	SHRQ   $0x02, DI
+	JZ     fbAVX512_rest_1402
 
 fbAVX512_loop_1401:
-	VBROADCASTSS (BX), Z4
-	VFMADD231PS  (DX), Z4, Z0
-	VMOVUPS.Z    64(DX), K1, Z5
-	VFMADD231PS  Z5, Z4, Z1
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z1
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
-	VBROADCASTSS (BX), Z4
-	VFMADD231PS  (DX), Z4, Z2
-	VMOVUPS.Z    64(DX), K1, Z5
-	VFMADD231PS  Z5, Z4, Z3
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z2
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z6
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z7
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX512_loop_1401
 
-fbAVX512_odd_1402:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1402:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX512_done_1403
-	VBROADCASTSS (BX), Z4
-	VFMADD231PS  (DX), Z4, Z0
-	VMOVUPS.Z    64(DX), K1, Z5
-	VFMADD231PS  Z5, Z4, Z1
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_1403
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z2
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_1403
+	VBROADCASTSS (BX), Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z5
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
 fbAVX512_done_1403:
 	VADDPS    Z2, Z0, Z0
 	VADDPS    Z3, Z1, Z1
-	MOVQ      65632(SP), DX
+	VADDPS    Z6, Z4, Z4
+	VADDPS    Z7, Z5, Z5
+	VADDPS    Z4, Z0, Z0
+	VADDPS    Z5, Z1, Z1
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z2
+	VMOVUPS   66496(SP), Z2
 	VMULPS    (AX), Z0, Z0
 	VADDPS    Z0, Z2, Z2
 	VMOVUPS   Z0, (CX)
@@ -30057,74 +32983,102 @@ fbAVX512_done_1403:
 	VMULPS    Z0, Z1, Z1
 	VADDPS    Z1, Z2, K1, Z2
 	VMOVUPS   Z1, K1, 64(CX)
-	VMOVUPS   Z2, 65648(SP)
+	VMOVUPS   Z2, 66496(SP)
 	JMP       fbAVX512_swend_1358
 
 fbAVX512_case1_1359:
-	MOVQ   65720(SP), AX
+	MOVQ   66568(SP), AX
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   65712(SP), AX
+	MOVQ   66560(SP), AX
 	MOVQ   M+104(FP), CX
 	SHLQ   $0x02, CX
 	MOVQ   e_base+72(FP), DX
 	LEAQ   (DX)(AX*4), DX
-	MOVQ   65640(SP), BX
+	MOVQ   66488(SP), BX
 	MOVQ   M+104(FP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
 	MOVQ   SI, DI
-	SHRQ   $0x01, DI
-	JZ     fbAVX512_odd_1405
+	SHRQ   $0x02, DI
+	JZ     fbAVX512_rest_1405
 
 fbAVX512_loop_1404:
-	VBROADCASTSS (BX), Z2
-	VMOVUPS.Z    (DX), K1, Z3
-	VFMADD231PS  Z3, Z2, Z0
+	VBROADCASTSS (BX), Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
-	VBROADCASTSS (BX), Z2
-	VMOVUPS.Z    (DX), K1, Z3
-	VFMADD231PS  Z3, Z2, Z1
+	VBROADCASTSS (BX), Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z2
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	VBROADCASTSS (BX), Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z3
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 	DECQ         DI
 	JNZ          fbAVX512_loop_1404
 
-fbAVX512_odd_1405:
-	TESTQ        $0x00000001, SI
+fbAVX512_rest_1405:
+	ANDQ         $0x00000003, SI
 	JZ           fbAVX512_done_1406
-	VBROADCASTSS (BX), Z2
-	VMOVUPS.Z    (DX), K1, Z3
-	VFMADD231PS  Z3, Z2, Z0
+	VBROADCASTSS (BX), Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_1406
+	VBROADCASTSS (BX), Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, BX
+	ADDQ         CX, DX
+	DECQ         SI
+	JZ           fbAVX512_done_1406
+	VBROADCASTSS (BX), Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z2
 	ADDQ         $0x04, BX
 	ADDQ         CX, DX
 
 fbAVX512_done_1406:
 	VADDPS    Z1, Z0, Z0
-	MOVQ      65632(SP), DX
+	VADDPS    Z3, Z2, Z2
+	VADDPS    Z2, Z0, Z0
+	MOVQ      66480(SP), DX
 	IMULQ     CX, DX
 	LEAQ      (DX)(AX*4), DX
 	MOVQ      psi_base+48(FP), AX
 	ADDQ      DX, AX
 	MOVQ      alpha_base+0(FP), CX
 	ADDQ      DX, CX
-	VMOVUPS   65648(SP), Z1
+	VMOVUPS   66496(SP), Z1
 	VMOVUPS.Z (AX), K1, Z2
 	VMULPS    Z2, Z0, Z0
 	VADDPS    Z0, Z1, K1, Z1
 	VMOVUPS   Z0, K1, (CX)
-	VMOVUPS   Z1, 65648(SP)
+	VMOVUPS   Z1, 66496(SP)
 
 fbAVX512_swend_1358:
-	MOVQ 65712(SP), AX
+	MOVQ 66560(SP), AX
 	ADDQ $0x000000c0, AX
-	MOVQ AX, 65712(SP)
+	MOVQ AX, 66560(SP)
 	JMP  fbAVX512_chunk_1355
 
 fbAVX512_chunkend_1356:
-	VMOVUPS       65648(SP), Z0
+	VMOVUPS       66496(SP), Z0
 	VEXTRACTF64X4 $0x01, Z0, Y1
 	VADDPS        Y1, Y0, Y1
 	VEXTRACTF128  $0x01, Y1, X0
@@ -30134,13 +33088,13 @@ fbAVX512_chunkend_1356:
 	VMOVSHDUP     X1, X0
 	VADDSS        X0, X1, X1
 	MOVQ          scale_base+24(FP), AX
-	MOVQ          65632(SP), CX
+	MOVQ          66480(SP), CX
 	VMOVSS        X1, (AX)(CX*4)
 	VMOVSS        fbone32<>+0(SB), X0
 	VDIVSS        X1, X0, X0
 	VBROADCASTSS  X0, Z0
 	MOVQ          M+104(FP), AX
-	MOVQ          65640(SP), CX
+	MOVQ          66488(SP), CX
 	LEAQ          (CX)(AX*4), CX
 	XORQ          DX, DX
 	MOVQ          AX, BX
@@ -30179,9 +33133,9 @@ fbAVX512_mul_1407_AVX512f32_tail:
 	VMOVUPS   Z1, K1, (CX)(DX*4)
 
 fbAVX512_mul_1407_AVX512f32_end:
-	MOVQ 65632(SP), AX
+	MOVQ 66480(SP), AX
 	INCQ AX
-	MOVQ AX, 65632(SP)
+	MOVQ AX, 66480(SP)
 	JMP  fbAVX512_mt_1353
 
 fbAVX512_mtend_1354:
@@ -30190,7 +33144,7 @@ fbAVX512_mtend_1354:
 
 // func backward32AVX512(beta []float32, scale []float32, psi []float32, et []float32, T int, M int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2
-TEXT ·backward32AVX512(SB), $65640-112
+TEXT ·backward32AVX512(SB), $66224-112
 	MOVQ         T+96(FP), AX
 	DECQ         AX
 	MOVQ         AX, (SP)
@@ -30223,6 +33177,10 @@ fbAVX512_ones_1408_AVX512f32_end:
 	ADDQ  $0x3f, AX
 	ANDQ  $-64, AX
 	MOVQ  AX, 65632(SP)
+	LEAQ  65640(SP), AX
+	ADDQ  $0x3f, AX
+	ANDQ  $-64, AX
+	MOVQ  AX, 66216(SP)
 	MOVQ  M+104(FP), AX
 	CMPQ  AX, $0x00000080
 	JA    fbAVX512_bt_1409
@@ -30280,66 +33238,56 @@ fbAVX512_pack_1420:
 	ADDQ      $0x00000200, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_1420
-
-fbAVX512_pt_1421:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1422
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPS   (BX), Z0
-	VMULPS    (DX), Z0, Z0
-	VMOVUPS   Z0, (AX)
-	VMOVUPS   64(BX), Z0
-	VMULPS    64(DX), Z0, Z0
-	VMOVUPS   Z0, 64(AX)
-	VMOVUPS   128(BX), Z0
-	VMULPS    128(DX), Z0, Z0
-	VMOVUPS   Z0, 128(AX)
-	VMOVUPS   192(BX), Z0
-	VMULPS    192(DX), Z0, Z0
-	VMOVUPS   Z0, 192(AX)
-	VMOVUPS   256(BX), Z0
-	VMULPS    256(DX), Z0, Z0
-	VMOVUPS   Z0, 256(AX)
-	VMOVUPS   320(BX), Z0
-	VMULPS    320(DX), Z0, Z0
-	VMOVUPS   Z0, 320(AX)
-	VMOVUPS   384(BX), Z0
-	VMULPS    384(DX), Z0, Z0
-	VMOVUPS   Z0, 384(AX)
-	VMOVUPS.Z 448(BX), K1, Z0
-	VMOVUPS.Z 448(DX), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, 448(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      65632(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	VXORPD    Z8, Z8, Z8
-	VXORPD    Z9, Z9, Z9
-	VXORPD    Z10, Z10, Z10
-	VXORPD    Z11, Z11, Z11
-	VXORPD    Z12, Z12, Z12
-	VXORPD    Z13, Z13, Z13
-	VXORPD    Z14, Z14, Z14
-	VXORPD    Z15, Z15, Z15
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1424
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      66216(SP), AX
+	VMOVUPS   (CX), Z0
+	VMOVAPS   Z0, (AX)
+	VMOVUPS   64(CX), Z0
+	VMOVAPS   Z0, 64(AX)
+	VMOVUPS   128(CX), Z0
+	VMOVAPS   Z0, 128(AX)
+	VMOVUPS   192(CX), Z0
+	VMOVAPS   Z0, 192(AX)
+	VMOVUPS   256(CX), Z0
+	VMOVAPS   Z0, 256(AX)
+	VMOVUPS   320(CX), Z0
+	VMOVAPS   Z0, 320(AX)
+	VMOVUPS   384(CX), Z0
+	VMOVAPS   Z0, 384(AX)
+	VMOVUPS.Z 448(CX), K1, Z0
+	VMOVAPS   Z0, 448(AX)
+
+fbAVX512_pt_1421:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_1422
+	MOVQ   66216(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   65632(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	VXORPD Z14, Z14, Z14
+	VXORPD Z15, Z15, Z15
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_1424
 
 fbAVX512_loop_1423:
 	VBROADCASTSS (AX), Z16
@@ -30367,8 +33315,8 @@ fbAVX512_loop_1423:
 	DECQ         BX
 	JNZ          fbAVX512_loop_1423
 
-fbAVX512_odd_1424:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_1424:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_1425
 	VBROADCASTSS (AX), Z16
 	VFMADD231PS  (DX), Z16, Z0
@@ -30403,22 +33351,42 @@ fbAVX512_done_1425:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         66216(SP), CX
 	VMULPS       Z8, Z0, Z0
 	VMOVUPS      Z0, (AX)
+	VMULPS       (DX), Z0, Z0
+	VMOVAPS      Z0, (CX)
 	VMULPS       Z8, Z1, Z1
 	VMOVUPS      Z1, 64(AX)
+	VMULPS       64(DX), Z1, Z1
+	VMOVAPS      Z1, 64(CX)
 	VMULPS       Z8, Z2, Z2
 	VMOVUPS      Z2, 128(AX)
+	VMULPS       128(DX), Z2, Z2
+	VMOVAPS      Z2, 128(CX)
 	VMULPS       Z8, Z3, Z3
 	VMOVUPS      Z3, 192(AX)
+	VMULPS       192(DX), Z3, Z3
+	VMOVAPS      Z3, 192(CX)
 	VMULPS       Z8, Z4, Z4
 	VMOVUPS      Z4, 256(AX)
+	VMULPS       256(DX), Z4, Z4
+	VMOVAPS      Z4, 256(CX)
 	VMULPS       Z8, Z5, Z5
 	VMOVUPS      Z5, 320(AX)
+	VMULPS       320(DX), Z5, Z5
+	VMOVAPS      Z5, 320(CX)
 	VMULPS       Z8, Z6, Z6
 	VMOVUPS      Z6, 384(AX)
+	VMULPS       384(DX), Z6, Z6
+	VMOVAPS      Z6, 384(CX)
 	VMULPS       Z8, Z7, Z7
 	VMOVUPS      Z7, K1, 448(AX)
+	VMOVUPS.Z    448(DX), K1, Z0
+	VMULPS       Z0, Z7, Z7
+	VMOVAPS      Z7, 448(CX)
 	JMP          fbAVX512_pt_1421
 
 fbAVX512_ptend_1422:
@@ -30455,61 +33423,52 @@ fbAVX512_pack_1426:
 	ADDQ      $0x000001c0, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_1426
-
-fbAVX512_pt_1427:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1428
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPS   (BX), Z0
-	VMULPS    (DX), Z0, Z0
-	VMOVUPS   Z0, (AX)
-	VMOVUPS   64(BX), Z0
-	VMULPS    64(DX), Z0, Z0
-	VMOVUPS   Z0, 64(AX)
-	VMOVUPS   128(BX), Z0
-	VMULPS    128(DX), Z0, Z0
-	VMOVUPS   Z0, 128(AX)
-	VMOVUPS   192(BX), Z0
-	VMULPS    192(DX), Z0, Z0
-	VMOVUPS   Z0, 192(AX)
-	VMOVUPS   256(BX), Z0
-	VMULPS    256(DX), Z0, Z0
-	VMOVUPS   Z0, 256(AX)
-	VMOVUPS   320(BX), Z0
-	VMULPS    320(DX), Z0, Z0
-	VMOVUPS   Z0, 320(AX)
-	VMOVUPS.Z 384(BX), K1, Z0
-	VMOVUPS.Z 384(DX), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, 384(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      65632(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	VXORPD    Z8, Z8, Z8
-	VXORPD    Z9, Z9, Z9
-	VXORPD    Z10, Z10, Z10
-	VXORPD    Z11, Z11, Z11
-	VXORPD    Z12, Z12, Z12
-	VXORPD    Z13, Z13, Z13
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1430
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      66216(SP), AX
+	VMOVUPS   (CX), Z0
+	VMOVAPS   Z0, (AX)
+	VMOVUPS   64(CX), Z0
+	VMOVAPS   Z0, 64(AX)
+	VMOVUPS   128(CX), Z0
+	VMOVAPS   Z0, 128(AX)
+	VMOVUPS   192(CX), Z0
+	VMOVAPS   Z0, 192(AX)
+	VMOVUPS   256(CX), Z0
+	VMOVAPS   Z0, 256(AX)
+	VMOVUPS   320(CX), Z0
+	VMOVAPS   Z0, 320(AX)
+	VMOVUPS.Z 384(CX), K1, Z0
+	VMOVAPS   Z0, 384(AX)
+
+fbAVX512_pt_1427:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_1428
+	MOVQ   66216(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   65632(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	VXORPD Z12, Z12, Z12
+	VXORPD Z13, Z13, Z13
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_1430
 
 fbAVX512_loop_1429:
 	VBROADCASTSS (AX), Z14
@@ -30535,8 +33494,8 @@ fbAVX512_loop_1429:
 	DECQ         BX
 	JNZ          fbAVX512_loop_1429
 
-fbAVX512_odd_1430:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_1430:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_1431
 	VBROADCASTSS (AX), Z14
 	VFMADD231PS  (DX), Z14, Z0
@@ -30569,20 +33528,38 @@ fbAVX512_done_1431:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         66216(SP), CX
 	VMULPS       Z7, Z0, Z0
 	VMOVUPS      Z0, (AX)
+	VMULPS       (DX), Z0, Z0
+	VMOVAPS      Z0, (CX)
 	VMULPS       Z7, Z1, Z1
 	VMOVUPS      Z1, 64(AX)
+	VMULPS       64(DX), Z1, Z1
+	VMOVAPS      Z1, 64(CX)
 	VMULPS       Z7, Z2, Z2
 	VMOVUPS      Z2, 128(AX)
+	VMULPS       128(DX), Z2, Z2
+	VMOVAPS      Z2, 128(CX)
 	VMULPS       Z7, Z3, Z3
 	VMOVUPS      Z3, 192(AX)
+	VMULPS       192(DX), Z3, Z3
+	VMOVAPS      Z3, 192(CX)
 	VMULPS       Z7, Z4, Z4
 	VMOVUPS      Z4, 256(AX)
+	VMULPS       256(DX), Z4, Z4
+	VMOVAPS      Z4, 256(CX)
 	VMULPS       Z7, Z5, Z5
 	VMOVUPS      Z5, 320(AX)
+	VMULPS       320(DX), Z5, Z5
+	VMOVAPS      Z5, 320(CX)
 	VMULPS       Z7, Z6, Z6
 	VMOVUPS      Z6, K1, 384(AX)
+	VMOVUPS.Z    384(DX), K1, Z0
+	VMULPS       Z0, Z6, Z6
+	VMOVAPS      Z6, 384(CX)
 	JMP          fbAVX512_pt_1427
 
 fbAVX512_ptend_1428:
@@ -30617,56 +33594,48 @@ fbAVX512_pack_1432:
 	ADDQ      $0x00000180, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_1432
-
-fbAVX512_pt_1433:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1434
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPS   (BX), Z0
-	VMULPS    (DX), Z0, Z0
-	VMOVUPS   Z0, (AX)
-	VMOVUPS   64(BX), Z0
-	VMULPS    64(DX), Z0, Z0
-	VMOVUPS   Z0, 64(AX)
-	VMOVUPS   128(BX), Z0
-	VMULPS    128(DX), Z0, Z0
-	VMOVUPS   Z0, 128(AX)
-	VMOVUPS   192(BX), Z0
-	VMULPS    192(DX), Z0, Z0
-	VMOVUPS   Z0, 192(AX)
-	VMOVUPS   256(BX), Z0
-	VMULPS    256(DX), Z0, Z0
-	VMOVUPS   Z0, 256(AX)
-	VMOVUPS.Z 320(BX), K1, Z0
-	VMOVUPS.Z 320(DX), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, 320(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      65632(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	VXORPD    Z8, Z8, Z8
-	VXORPD    Z9, Z9, Z9
-	VXORPD    Z10, Z10, Z10
-	VXORPD    Z11, Z11, Z11
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1436
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      66216(SP), AX
+	VMOVUPS   (CX), Z0
+	VMOVAPS   Z0, (AX)
+	VMOVUPS   64(CX), Z0
+	VMOVAPS   Z0, 64(AX)
+	VMOVUPS   128(CX), Z0
+	VMOVAPS   Z0, 128(AX)
+	VMOVUPS   192(CX), Z0
+	VMOVAPS   Z0, 192(AX)
+	VMOVUPS   256(CX), Z0
+	VMOVAPS   Z0, 256(AX)
+	VMOVUPS.Z 320(CX), K1, Z0
+	VMOVAPS   Z0, 320(AX)
+
+fbAVX512_pt_1433:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_1434
+	MOVQ   66216(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   65632(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_1436
 
 fbAVX512_loop_1435:
 	VBROADCASTSS (AX), Z12
@@ -30690,8 +33659,8 @@ fbAVX512_loop_1435:
 	DECQ         BX
 	JNZ          fbAVX512_loop_1435
 
-fbAVX512_odd_1436:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_1436:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_1437
 	VBROADCASTSS (AX), Z12
 	VFMADD231PS  (DX), Z12, Z0
@@ -30722,18 +33691,34 @@ fbAVX512_done_1437:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         66216(SP), CX
 	VMULPS       Z6, Z0, Z0
 	VMOVUPS      Z0, (AX)
+	VMULPS       (DX), Z0, Z0
+	VMOVAPS      Z0, (CX)
 	VMULPS       Z6, Z1, Z1
 	VMOVUPS      Z1, 64(AX)
+	VMULPS       64(DX), Z1, Z1
+	VMOVAPS      Z1, 64(CX)
 	VMULPS       Z6, Z2, Z2
 	VMOVUPS      Z2, 128(AX)
+	VMULPS       128(DX), Z2, Z2
+	VMOVAPS      Z2, 128(CX)
 	VMULPS       Z6, Z3, Z3
 	VMOVUPS      Z3, 192(AX)
+	VMULPS       192(DX), Z3, Z3
+	VMOVAPS      Z3, 192(CX)
 	VMULPS       Z6, Z4, Z4
 	VMOVUPS      Z4, 256(AX)
+	VMULPS       256(DX), Z4, Z4
+	VMOVAPS      Z4, 256(CX)
 	VMULPS       Z6, Z5, Z5
 	VMOVUPS      Z5, K1, 320(AX)
+	VMOVUPS.Z    320(DX), K1, Z0
+	VMULPS       Z0, Z5, Z5
+	VMOVAPS      Z5, 320(CX)
 	JMP          fbAVX512_pt_1433
 
 fbAVX512_ptend_1434:
@@ -30766,51 +33751,44 @@ fbAVX512_pack_1438:
 	ADDQ      $0x00000140, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_1438
-
-fbAVX512_pt_1439:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1440
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPS   (BX), Z0
-	VMULPS    (DX), Z0, Z0
-	VMOVUPS   Z0, (AX)
-	VMOVUPS   64(BX), Z0
-	VMULPS    64(DX), Z0, Z0
-	VMOVUPS   Z0, 64(AX)
-	VMOVUPS   128(BX), Z0
-	VMULPS    128(DX), Z0, Z0
-	VMOVUPS   Z0, 128(AX)
-	VMOVUPS   192(BX), Z0
-	VMULPS    192(DX), Z0, Z0
-	VMOVUPS   Z0, 192(AX)
-	VMOVUPS.Z 256(BX), K1, Z0
-	VMOVUPS.Z 256(DX), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, 256(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      65632(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	VXORPD    Z8, Z8, Z8
-	VXORPD    Z9, Z9, Z9
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1442
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      66216(SP), AX
+	VMOVUPS   (CX), Z0
+	VMOVAPS   Z0, (AX)
+	VMOVUPS   64(CX), Z0
+	VMOVAPS   Z0, 64(AX)
+	VMOVUPS   128(CX), Z0
+	VMOVAPS   Z0, 128(AX)
+	VMOVUPS   192(CX), Z0
+	VMOVAPS   Z0, 192(AX)
+	VMOVUPS.Z 256(CX), K1, Z0
+	VMOVAPS   Z0, 256(AX)
+
+fbAVX512_pt_1439:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_1440
+	MOVQ   66216(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   65632(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_1442
 
 fbAVX512_loop_1441:
 	VBROADCASTSS (AX), Z10
@@ -30832,8 +33810,8 @@ fbAVX512_loop_1441:
 	DECQ         BX
 	JNZ          fbAVX512_loop_1441
 
-fbAVX512_odd_1442:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_1442:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_1443
 	VBROADCASTSS (AX), Z10
 	VFMADD231PS  (DX), Z10, Z0
@@ -30862,16 +33840,30 @@ fbAVX512_done_1443:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         66216(SP), CX
 	VMULPS       Z5, Z0, Z0
 	VMOVUPS      Z0, (AX)
+	VMULPS       (DX), Z0, Z0
+	VMOVAPS      Z0, (CX)
 	VMULPS       Z5, Z1, Z1
 	VMOVUPS      Z1, 64(AX)
+	VMULPS       64(DX), Z1, Z1
+	VMOVAPS      Z1, 64(CX)
 	VMULPS       Z5, Z2, Z2
 	VMOVUPS      Z2, 128(AX)
+	VMULPS       128(DX), Z2, Z2
+	VMOVAPS      Z2, 128(CX)
 	VMULPS       Z5, Z3, Z3
 	VMOVUPS      Z3, 192(AX)
+	VMULPS       192(DX), Z3, Z3
+	VMOVAPS      Z3, 192(CX)
 	VMULPS       Z5, Z4, Z4
 	VMOVUPS      Z4, K1, 256(AX)
+	VMOVUPS.Z    256(DX), K1, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVAPS      Z4, 256(CX)
 	JMP          fbAVX512_pt_1439
 
 fbAVX512_ptend_1440:
@@ -30902,46 +33894,40 @@ fbAVX512_pack_1444:
 	ADDQ      $0x00000100, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_1444
-
-fbAVX512_pt_1445:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1446
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPS   (BX), Z0
-	VMULPS    (DX), Z0, Z0
-	VMOVUPS   Z0, (AX)
-	VMOVUPS   64(BX), Z0
-	VMULPS    64(DX), Z0, Z0
-	VMOVUPS   Z0, 64(AX)
-	VMOVUPS   128(BX), Z0
-	VMULPS    128(DX), Z0, Z0
-	VMOVUPS   Z0, 128(AX)
-	VMOVUPS.Z 192(BX), K1, Z0
-	VMOVUPS.Z 192(DX), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, 192(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      65632(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	VXORPD    Z6, Z6, Z6
-	VXORPD    Z7, Z7, Z7
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1448
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      66216(SP), AX
+	VMOVUPS   (CX), Z0
+	VMOVAPS   Z0, (AX)
+	VMOVUPS   64(CX), Z0
+	VMOVAPS   Z0, 64(AX)
+	VMOVUPS   128(CX), Z0
+	VMOVAPS   Z0, 128(AX)
+	VMOVUPS.Z 192(CX), K1, Z0
+	VMOVAPS   Z0, 192(AX)
+
+fbAVX512_pt_1445:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_1446
+	MOVQ   66216(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   65632(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   CX, BX
+	SHRQ   $0x01, BX
+	JZ     fbAVX512_rest_1448
 
 fbAVX512_loop_1447:
 	VBROADCASTSS (AX), Z8
@@ -30961,8 +33947,8 @@ fbAVX512_loop_1447:
 	DECQ         BX
 	JNZ          fbAVX512_loop_1447
 
-fbAVX512_odd_1448:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_1448:
+	ANDQ         $0x00000001, CX
 	JZ           fbAVX512_done_1449
 	VBROADCASTSS (AX), Z8
 	VFMADD231PS  (DX), Z8, Z0
@@ -30989,14 +33975,26 @@ fbAVX512_done_1449:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         66216(SP), CX
 	VMULPS       Z4, Z0, Z0
 	VMOVUPS      Z0, (AX)
+	VMULPS       (DX), Z0, Z0
+	VMOVAPS      Z0, (CX)
 	VMULPS       Z4, Z1, Z1
 	VMOVUPS      Z1, 64(AX)
+	VMULPS       64(DX), Z1, Z1
+	VMOVAPS      Z1, 64(CX)
 	VMULPS       Z4, Z2, Z2
 	VMOVUPS      Z2, 128(AX)
+	VMULPS       128(DX), Z2, Z2
+	VMOVAPS      Z2, 128(CX)
 	VMULPS       Z4, Z3, Z3
 	VMOVUPS      Z3, K1, 192(AX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVAPS      Z3, 192(CX)
 	JMP          fbAVX512_pt_1445
 
 fbAVX512_ptend_1446:
@@ -31025,65 +34023,94 @@ fbAVX512_pack_1450:
 	ADDQ      $0x000000c0, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_1450
-
-fbAVX512_pt_1451:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1452
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPS   (BX), Z0
-	VMULPS    (DX), Z0, Z0
-	VMOVUPS   Z0, (AX)
-	VMOVUPS   64(BX), Z0
-	VMULPS    64(DX), Z0, Z0
-	VMOVUPS   Z0, 64(AX)
-	VMOVUPS.Z 128(BX), K1, Z0
-	VMOVUPS.Z 128(DX), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, 128(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      65632(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	VXORPD    Z4, Z4, Z4
-	VXORPD    Z5, Z5, Z5
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1454
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      66216(SP), AX
+	VMOVUPS   (CX), Z0
+	VMOVAPS   Z0, (AX)
+	VMOVUPS   64(CX), Z0
+	VMOVAPS   Z0, 64(AX)
+	VMOVUPS.Z 128(CX), K1, Z0
+	VMOVAPS   Z0, 128(AX)
+
+fbAVX512_pt_1451:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_1452
+	MOVQ   66216(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   65632(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX512_rest_1454
 
 fbAVX512_loop_1453:
-	VBROADCASTSS (AX), Z6
-	VFMADD231PS  (DX), Z6, Z0
-	VFMADD231PS  64(DX), Z6, Z1
-	VFMADD231PS  128(DX), Z6, Z2
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
-	VBROADCASTSS (AX), Z6
-	VFMADD231PS  (DX), Z6, Z3
-	VFMADD231PS  64(DX), Z6, Z4
-	VFMADD231PS  128(DX), Z6, Z5
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z3
+	VFMADD231PS  64(DX), Z12, Z4
+	VFMADD231PS  128(DX), Z12, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VFMADD231PS  128(DX), Z12, Z8
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z9
+	VFMADD231PS  64(DX), Z12, Z10
+	VFMADD231PS  128(DX), Z12, Z11
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
 	DECQ         BX
 	JNZ          fbAVX512_loop_1453
 
-fbAVX512_odd_1454:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_1454:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX512_done_1455
-	VBROADCASTSS (AX), Z6
-	VFMADD231PS  (DX), Z6, Z0
-	VFMADD231PS  64(DX), Z6, Z1
-	VFMADD231PS  128(DX), Z6, Z2
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VFMADD231PS  128(DX), Z12, Z2
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         CX
+	JZ           fbAVX512_done_1455
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z3
+	VFMADD231PS  64(DX), Z12, Z4
+	VFMADD231PS  128(DX), Z12, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x000000c0, DX
+	DECQ         CX
+	JZ           fbAVX512_done_1455
+	VBROADCASTSS (AX), Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VFMADD231PS  128(DX), Z12, Z8
 	ADDQ         $0x04, AX
 	ADDQ         $0x000000c0, DX
 
@@ -31091,6 +34118,12 @@ fbAVX512_done_1455:
 	VADDPS       Z3, Z0, Z0
 	VADDPS       Z4, Z1, Z1
 	VADDPS       Z5, Z2, Z2
+	VADDPS       Z9, Z6, Z6
+	VADDPS       Z10, Z7, Z7
+	VADDPS       Z11, Z8, Z8
+	VADDPS       Z6, Z0, Z0
+	VADDPS       Z7, Z1, Z1
+	VADDPS       Z8, Z2, Z2
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSS       fbone32<>+0(SB), X3
@@ -31103,12 +34136,22 @@ fbAVX512_done_1455:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         66216(SP), CX
 	VMULPS       Z3, Z0, Z0
 	VMOVUPS      Z0, (AX)
+	VMULPS       (DX), Z0, Z0
+	VMOVAPS      Z0, (CX)
 	VMULPS       Z3, Z1, Z1
 	VMOVUPS      Z1, 64(AX)
+	VMULPS       64(DX), Z1, Z1
+	VMOVAPS      Z1, 64(CX)
 	VMULPS       Z3, Z2, Z2
 	VMOVUPS      Z2, K1, 128(AX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVAPS      Z2, 128(CX)
 	JMP          fbAVX512_pt_1451
 
 fbAVX512_ptend_1452:
@@ -31135,63 +34178,91 @@ fbAVX512_pack_1456:
 	ADDQ      $0x00000080, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_1456
-
-fbAVX512_pt_1457:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1458
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPS   (BX), Z0
-	VMULPS    (DX), Z0, Z0
-	VMOVUPS   Z0, (AX)
-	VMOVUPS.Z 64(BX), K1, Z0
-	VMOVUPS.Z 64(DX), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, 64(AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      65632(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	VXORPD    Z2, Z2, Z2
-	VXORPD    Z3, Z3, Z3
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1460
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      66216(SP), AX
+	VMOVUPS   (CX), Z0
+	VMOVAPS   Z0, (AX)
+	VMOVUPS.Z 64(CX), K1, Z0
+	VMOVAPS   Z0, 64(AX)
+
+fbAVX512_pt_1457:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_1458
+	MOVQ   66216(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   65632(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX512_rest_1460
 
 fbAVX512_loop_1459:
-	VBROADCASTSS (AX), Z4
-	VFMADD231PS  (DX), Z4, Z0
-	VFMADD231PS  64(DX), Z4, Z1
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
-	VBROADCASTSS (AX), Z4
-	VFMADD231PS  (DX), Z4, Z2
-	VFMADD231PS  64(DX), Z4, Z3
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z2
+	VFMADD231PS  64(DX), Z8, Z3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VFMADD231PS  64(DX), Z8, Z5
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z6
+	VFMADD231PS  64(DX), Z8, Z7
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
 	DECQ         BX
 	JNZ          fbAVX512_loop_1459
 
-fbAVX512_odd_1460:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_1460:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX512_done_1461
-	VBROADCASTSS (AX), Z4
-	VFMADD231PS  (DX), Z4, Z0
-	VFMADD231PS  64(DX), Z4, Z1
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VFMADD231PS  64(DX), Z8, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	DECQ         CX
+	JZ           fbAVX512_done_1461
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z2
+	VFMADD231PS  64(DX), Z8, Z3
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000080, DX
+	DECQ         CX
+	JZ           fbAVX512_done_1461
+	VBROADCASTSS (AX), Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VFMADD231PS  64(DX), Z8, Z5
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000080, DX
 
 fbAVX512_done_1461:
 	VADDPS       Z2, Z0, Z0
 	VADDPS       Z3, Z1, Z1
+	VADDPS       Z6, Z4, Z4
+	VADDPS       Z7, Z5, Z5
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSS       fbone32<>+0(SB), X2
@@ -31204,10 +34275,18 @@ fbAVX512_done_1461:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         66216(SP), CX
 	VMULPS       Z2, Z0, Z0
 	VMOVUPS      Z0, (AX)
+	VMULPS       (DX), Z0, Z0
+	VMOVAPS      Z0, (CX)
 	VMULPS       Z2, Z1, Z1
 	VMOVUPS      Z1, K1, 64(AX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMULPS       Z0, Z1, Z1
+	VMOVAPS      Z1, 64(CX)
 	JMP          fbAVX512_pt_1457
 
 fbAVX512_ptend_1458:
@@ -31232,54 +34311,75 @@ fbAVX512_pack_1462:
 	ADDQ      $0x00000040, BX
 	DECQ      AX
 	JNZ       fbAVX512_pack_1462
-
-fbAVX512_pt_1463:
 	MOVQ      (SP), AX
-	TESTQ     AX, AX
-	JZ        fbAVX512_ptend_1464
 	MOVQ      M+104(FP), CX
 	SHLQ      $0x02, CX
 	IMULQ     CX, AX
-	MOVQ      beta_base+0(FP), DX
-	ADDQ      AX, DX
-	MOVQ      psi_base+48(FP), BX
-	ADDQ      AX, BX
-	MOVQ      DX, AX
-	SUBQ      CX, AX
-	VMOVUPS.Z (BX), K1, Z0
-	VMOVUPS.Z (DX), K1, Z1
-	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (AX)
-	MOVQ      M+104(FP), CX
-	MOVQ      65632(SP), DX
-	VXORPD    Z0, Z0, Z0
-	VXORPD    Z1, Z1, Z1
-	MOVQ      CX, BX
-	SHRQ      $0x01, BX
-	JZ        fbAVX512_odd_1466
+	MOVQ      psi_base+48(FP), CX
+	ADDQ      AX, CX
+	MOVQ      66216(SP), AX
+	VMOVUPS.Z (CX), K1, Z0
+	VMOVAPS   Z0, (AX)
+
+fbAVX512_pt_1463:
+	MOVQ   (SP), AX
+	TESTQ  AX, AX
+	JZ     fbAVX512_ptend_1464
+	MOVQ   66216(SP), AX
+	MOVQ   M+104(FP), CX
+	MOVQ   65632(SP), DX
+	VXORPD Z0, Z0, Z0
+	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
+	MOVQ   CX, BX
+	SHRQ   $0x02, BX
+	JZ     fbAVX512_rest_1466
 
 fbAVX512_loop_1465:
-	VBROADCASTSS (AX), Z2
-	VFMADD231PS  (DX), Z2, Z0
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z0
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
-	VBROADCASTSS (AX), Z2
-	VFMADD231PS  (DX), Z2, Z1
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z2
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z3
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 	DECQ         BX
 	JNZ          fbAVX512_loop_1465
 
-fbAVX512_odd_1466:
-	TESTQ        $0x00000001, CX
+fbAVX512_rest_1466:
+	ANDQ         $0x00000003, CX
 	JZ           fbAVX512_done_1467
-	VBROADCASTSS (AX), Z2
-	VFMADD231PS  (DX), Z2, Z0
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z0
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	DECQ         CX
+	JZ           fbAVX512_done_1467
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z1
+	ADDQ         $0x04, AX
+	ADDQ         $0x00000040, DX
+	DECQ         CX
+	JZ           fbAVX512_done_1467
+	VBROADCASTSS (AX), Z4
+	VFMADD231PS  (DX), Z4, Z2
 	ADDQ         $0x04, AX
 	ADDQ         $0x00000040, DX
 
 fbAVX512_done_1467:
 	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z2
+	VADDPS       Z2, Z0, Z0
 	MOVQ         scale_base+24(FP), AX
 	MOVQ         (SP), CX
 	VMOVSS       fbone32<>+0(SB), X1
@@ -31292,8 +34392,14 @@ fbAVX512_done_1467:
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), AX
 	ADDQ         CX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         CX, DX
+	MOVQ         66216(SP), CX
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, (AX)
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVAPS      Z0, (CX)
 	JMP          fbAVX512_pt_1463
 
 fbAVX512_ptend_1464:
@@ -31395,7 +34501,7 @@ fbAVX512_full_1470:
 	VXORPD Z23, Z23, Z23
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1485
+	JZ     fbAVX512_rest_1485
 
 fbAVX512_loop_1484:
 	VMOVSS       (DI), X24
@@ -31439,8 +34545,8 @@ fbAVX512_loop_1484:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1484
 
-fbAVX512_odd_1485:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1485:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1486
 	VMOVSS       (DI), X24
 	VMULSS       (SI), X24, X24
@@ -31549,7 +34655,7 @@ fbAVX512_case11_1482:
 	VXORPD Z21, Z21, Z21
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1488
+	JZ     fbAVX512_rest_1488
 
 fbAVX512_loop_1487:
 	VMOVSS       (DI), X22
@@ -31591,8 +34697,8 @@ fbAVX512_loop_1487:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1487
 
-fbAVX512_odd_1488:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1488:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1489
 	VMOVSS       (DI), X22
 	VMULSS       (SI), X22, X22
@@ -31695,7 +34801,7 @@ fbAVX512_case10_1481:
 	VXORPD Z19, Z19, Z19
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1491
+	JZ     fbAVX512_rest_1491
 
 fbAVX512_loop_1490:
 	VMOVSS       (DI), X20
@@ -31735,8 +34841,8 @@ fbAVX512_loop_1490:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1490
 
-fbAVX512_odd_1491:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1491:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1492
 	VMOVSS       (DI), X20
 	VMULSS       (SI), X20, X20
@@ -31833,7 +34939,7 @@ fbAVX512_case9_1480:
 	VXORPD Z17, Z17, Z17
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1494
+	JZ     fbAVX512_rest_1494
 
 fbAVX512_loop_1493:
 	VMOVSS       (DI), X18
@@ -31871,8 +34977,8 @@ fbAVX512_loop_1493:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1493
 
-fbAVX512_odd_1494:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1494:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1495
 	VMOVSS       (DI), X18
 	VMULSS       (SI), X18, X18
@@ -31963,7 +35069,7 @@ fbAVX512_case8_1479:
 	VXORPD Z15, Z15, Z15
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1497
+	JZ     fbAVX512_rest_1497
 
 fbAVX512_loop_1496:
 	VMOVSS       (DI), X16
@@ -31999,8 +35105,8 @@ fbAVX512_loop_1496:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1496
 
-fbAVX512_odd_1497:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1497:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1498
 	VMOVSS       (DI), X16
 	VMULSS       (SI), X16, X16
@@ -32085,7 +35191,7 @@ fbAVX512_case7_1478:
 	VXORPD Z13, Z13, Z13
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1500
+	JZ     fbAVX512_rest_1500
 
 fbAVX512_loop_1499:
 	VMOVSS       (DI), X14
@@ -32119,8 +35225,8 @@ fbAVX512_loop_1499:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1499
 
-fbAVX512_odd_1500:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1500:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1501
 	VMOVSS       (DI), X14
 	VMULSS       (SI), X14, X14
@@ -32199,7 +35305,7 @@ fbAVX512_case6_1477:
 	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1503
+	JZ     fbAVX512_rest_1503
 
 fbAVX512_loop_1502:
 	VMOVSS       (DI), X12
@@ -32231,8 +35337,8 @@ fbAVX512_loop_1502:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1502
 
-fbAVX512_odd_1503:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1503:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1504
 	VMOVSS       (DI), X12
 	VMULSS       (SI), X12, X12
@@ -32305,7 +35411,7 @@ fbAVX512_case5_1476:
 	VXORPD Z9, Z9, Z9
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1506
+	JZ     fbAVX512_rest_1506
 
 fbAVX512_loop_1505:
 	VMOVSS       (DI), X10
@@ -32335,8 +35441,8 @@ fbAVX512_loop_1505:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1505
 
-fbAVX512_odd_1506:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1506:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1507
 	VMOVSS       (DI), X10
 	VMULSS       (SI), X10, X10
@@ -32403,7 +35509,7 @@ fbAVX512_case4_1475:
 	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
 	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1509
+	JZ     fbAVX512_rest_1509
 
 fbAVX512_loop_1508:
 	VMOVSS       (DI), X8
@@ -32431,8 +35537,8 @@ fbAVX512_loop_1508:
 	DECQ         R8
 	JNZ          fbAVX512_loop_1508
 
-fbAVX512_odd_1509:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1509:
+	ANDQ         $0x00000001, BX
 	JZ           fbAVX512_done_1510
 	VMOVSS       (DI), X8
 	VMULSS       (SI), X8, X8
@@ -32491,44 +35597,94 @@ fbAVX512_case3_1474:
 	VXORPD Z3, Z3, Z3
 	VXORPD Z4, Z4, Z4
 	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
+	VXORPD Z8, Z8, Z8
+	VXORPD Z9, Z9, Z9
+	VXORPD Z10, Z10, Z10
+	VXORPD Z11, Z11, Z11
 	MOVQ   BX, R8
-	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1512
+	SHRQ   $0x02, R8
+	JZ     fbAVX512_rest_1512
 
 fbAVX512_loop_1511:
-	VMOVSS       (DI), X6
-	VMULSS       (SI), X6, X6
-	VBROADCASTSS X6, Z6
-	VFMADD231PS  (DX), Z6, Z0
-	VFMADD231PS  64(DX), Z6, Z1
-	VMOVUPS.Z    128(DX), K1, Z7
-	VFMADD231PS  Z7, Z6, Z2
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z2
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
-	VMOVSS       (DI), X6
-	VMULSS       (SI), X6, X6
-	VBROADCASTSS X6, Z6
-	VFMADD231PS  (DX), Z6, Z3
-	VFMADD231PS  64(DX), Z6, Z4
-	VMOVUPS.Z    128(DX), K1, Z7
-	VFMADD231PS  Z7, Z6, Z5
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z3
+	VFMADD231PS  64(DX), Z12, Z4
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z8
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z9
+	VFMADD231PS  64(DX), Z12, Z10
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z11
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX512_loop_1511
 
-fbAVX512_odd_1512:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1512:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX512_done_1513
-	VMOVSS       (DI), X6
-	VMULSS       (SI), X6, X6
-	VBROADCASTSS X6, Z6
-	VFMADD231PS  (DX), Z6, Z0
-	VFMADD231PS  64(DX), Z6, Z1
-	VMOVUPS.Z    128(DX), K1, Z7
-	VFMADD231PS  Z7, Z6, Z2
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z0
+	VFMADD231PS  64(DX), Z12, Z1
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_1513
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z3
+	VFMADD231PS  64(DX), Z12, Z4
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_1513
+	VMOVSS       (DI), X12
+	VMULSS       (SI), X12, X12
+	VBROADCASTSS X12, Z12
+	VFMADD231PS  (DX), Z12, Z6
+	VFMADD231PS  64(DX), Z12, Z7
+	VMOVUPS.Z    128(DX), K1, Z13
+	VFMADD231PS  Z13, Z12, Z8
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
@@ -32537,6 +35693,12 @@ fbAVX512_done_1513:
 	VADDPS       Z3, Z0, Z0
 	VADDPS       Z4, Z1, Z1
 	VADDPS       Z5, Z2, Z2
+	VADDPS       Z9, Z6, Z6
+	VADDPS       Z10, Z7, Z7
+	VADDPS       Z11, Z8, Z8
+	VADDPS       Z6, Z0, Z0
+	VADDPS       Z7, Z1, Z1
+	VADDPS       Z8, Z2, Z2
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -32573,41 +35735,85 @@ fbAVX512_case2_1473:
 	VXORPD Z1, Z1, Z1
 	VXORPD Z2, Z2, Z2
 	VXORPD Z3, Z3, Z3
+	VXORPD Z4, Z4, Z4
+	VXORPD Z5, Z5, Z5
+	VXORPD Z6, Z6, Z6
+	VXORPD Z7, Z7, Z7
 	MOVQ   BX, R8
-	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1515
+	SHRQ   $0x02, R8
+	JZ     fbAVX512_rest_1515
 
 fbAVX512_loop_1514:
-	VMOVSS       (DI), X4
-	VMULSS       (SI), X4, X4
-	VBROADCASTSS X4, Z4
-	VFMADD231PS  (DX), Z4, Z0
-	VMOVUPS.Z    64(DX), K1, Z5
-	VFMADD231PS  Z5, Z4, Z1
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z1
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
-	VMOVSS       (DI), X4
-	VMULSS       (SI), X4, X4
-	VBROADCASTSS X4, Z4
-	VFMADD231PS  (DX), Z4, Z2
-	VMOVUPS.Z    64(DX), K1, Z5
-	VFMADD231PS  Z5, Z4, Z3
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z2
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z6
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z7
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX512_loop_1514
 
-fbAVX512_odd_1515:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1515:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX512_done_1516
-	VMOVSS       (DI), X4
-	VMULSS       (SI), X4, X4
-	VBROADCASTSS X4, Z4
-	VFMADD231PS  (DX), Z4, Z0
-	VMOVUPS.Z    64(DX), K1, Z5
-	VFMADD231PS  Z5, Z4, Z1
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z0
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_1516
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z2
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_1516
+	VMOVSS       (DI), X8
+	VMULSS       (SI), X8, X8
+	VBROADCASTSS X8, Z8
+	VFMADD231PS  (DX), Z8, Z4
+	VMOVUPS.Z    64(DX), K1, Z9
+	VFMADD231PS  Z9, Z8, Z5
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
@@ -32615,6 +35821,10 @@ fbAVX512_odd_1515:
 fbAVX512_done_1516:
 	VADDPS       Z2, Z0, Z0
 	VADDPS       Z3, Z1, Z1
+	VADDPS       Z6, Z4, Z4
+	VADDPS       Z7, Z5, Z5
+	VADDPS       Z4, Z0, Z0
+	VADDPS       Z5, Z1, Z1
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX
@@ -32647,44 +35857,84 @@ fbAVX512_case1_1472:
 	MOVQ   M+104(FP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
+	VXORPD Z2, Z2, Z2
+	VXORPD Z3, Z3, Z3
 	MOVQ   BX, R8
-	SHRQ   $0x01, R8
-	JZ     fbAVX512_odd_1518
+	SHRQ   $0x02, R8
+	JZ     fbAVX512_rest_1518
 
 fbAVX512_loop_1517:
-	VMOVSS       (DI), X2
-	VMULSS       (SI), X2, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS.Z    (DX), K1, Z3
-	VFMADD231PS  Z3, Z2, Z0
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z0
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
-	VMOVSS       (DI), X2
-	VMULSS       (SI), X2, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS.Z    (DX), K1, Z3
-	VFMADD231PS  Z3, Z2, Z1
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z2
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z3
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 	DECQ         R8
 	JNZ          fbAVX512_loop_1517
 
-fbAVX512_odd_1518:
-	TESTQ        $0x00000001, BX
+fbAVX512_rest_1518:
+	ANDQ         $0x00000003, BX
 	JZ           fbAVX512_done_1519
-	VMOVSS       (DI), X2
-	VMULSS       (SI), X2, X2
-	VBROADCASTSS X2, Z2
-	VMOVUPS.Z    (DX), K1, Z3
-	VFMADD231PS  Z3, Z2, Z0
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_1519
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	ADDQ         CX, DX
+	DECQ         BX
+	JZ           fbAVX512_done_1519
+	VMOVSS       (DI), X4
+	VMULSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMOVUPS.Z    (DX), K1, Z5
+	VFMADD231PS  Z5, Z4, Z2
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	ADDQ         CX, DX
 
 fbAVX512_done_1519:
 	VADDPS       Z1, Z0, Z0
+	VADDPS       Z3, Z2, Z2
+	VADDPS       Z2, Z0, Z0
 	MOVQ         beta_base+0(FP), DX
 	MOVQ         (SP), BX
 	DECQ         BX

@@ -163,3 +163,22 @@ func shiftRowsGeneric[F float](out, mx, lo, in, a []F, T, M int) {
 		mx[t], lo[t] = m, l
 	}
 }
+
+// lagSafe reports whether the scales the amd64 Forward kernels' lagged
+// division (lagChecked) used all lie in [2⁻ᵇ, 2ᵇ], b = 32 in float64 and
+// 16 in float32. Then a lagged product c_{t−1}·α'_t overflows only where
+// α'_t itself would (and the scale that follows is out of range), and an
+// entry of α above the kernel tests' absolute slack (1e−280, 1e−30) keeps
+// its precision.
+func lagSafe[F float](scale []F) bool {
+	lo, hi := F(0x1p-32), F(0x1p32)
+	if _, ok := any(lo).(float32); ok {
+		lo, hi = 0x1p-16, 0x1p16
+	}
+	for _, c := range scale {
+		if !(c >= lo && c <= hi) {
+			return false
+		}
+	}
+	return true
+}

@@ -5,9 +5,9 @@
 // of broadcast scalars times nb vectors of a matrix row, accumulated over n
 // steps, with the last of the nb vectors loaded under a tail mask (all ones
 // when the chunk is full). Forward and Backward use kb = 1 and split the steps
-// into two independent accumulator chains to hide the FMA latency; the batch
-// and Transitions use kb > 1, whose kb·nb accumulators are independent
-// already. Every leaf variant (kb, nb) is generated and chosen at run time.
+// into independent accumulator chains (seqChains) to hide the FMA latency;
+// the batch and Transitions use kb > 1, whose kb·nb accumulators are
+// independent already. Every leaf variant (kb, nb) is generated and chosen at run time.
 //
 // Misaligned 64-byte loads straddle two cache lines, which halves the load
 // rate the small-M steps live on; so the matrix is first copied ("packed")
@@ -246,24 +246,37 @@ func (b *block) emit(i *ISA) [][]reg.VecVirtual {
 		JNZ(LabelRef(loop))
 		return acc[0]
 	}
-	odd, done := newLabel(i, "odd"), newLabel(i, "done")
+	// n = q·chains + r: q rounds of every chain, then r < chains steps,
+	// one on each of the first r chains.
+	rest, done := newLabel(i, "rest"), newLabel(i, "done")
 	cnt := GP64()
 	MOVQ(b.n, cnt)
-	SHRQ(U8(1), cnt)
-	JZ(LabelRef(odd))
+	SHRQ(U8(log2(b.chains)), cnt)
+	JZ(LabelRef(rest))
 	Label(loop)
-	one(0)
-	one(1)
+	for c := range b.chains {
+		one(c)
+	}
 	DECQ(cnt)
 	JNZ(LabelRef(loop))
-	Label(odd)
-	TESTQ(U32(1), b.n)
-	JZ(LabelRef(done))
-	one(0)
+	Label(rest)
+	ANDQ(U32(b.chains-1), b.n)
+	for c := 0; c < b.chains-1; c++ {
+		JZ(LabelRef(done))
+		one(c)
+		if c < b.chains-2 {
+			DECQ(b.n)
+		}
+	}
 	Label(done)
-	for k := range acc[0] {
-		for v := range acc[0][k] {
-			i.VADD(acc[1][k][v], acc[0][k][v], acc[0][k][v])
+	// The chains' sums, pairwise.
+	for w := 1; w < b.chains; w *= 2 {
+		for c := 0; c+w < b.chains; c += 2 * w {
+			for k := range acc[c] {
+				for v := range acc[c][k] {
+					i.VADD(acc[c+w][k][v], acc[c][k][v], acc[c][k][v])
+				}
+			}
 		}
 	}
 	return acc[0]
@@ -281,22 +294,34 @@ func addMasked(i *ISA, m Mask, x, sum reg.VecVirtual) {
 	i.VADD(t, sum, sum)
 }
 
+// seqChains is the number of accumulator chains Forward's and Backward's
+// products of v vectors a row run: enough that 8 FMAs (2 ports × 4 cycles
+// of latency) are in flight, so four up to 3 vectors, else two.
+func seqChains(v int) int {
+	if v <= 3 {
+		return 4
+	}
+	return 2
+}
+
 // vecMat returns the accumulators of a·E for one chunk of columns, as
 // Forward and Backward need it: a block of one row broadcast from p (which
-// walks along a), E's rows from q with stride s2, n steps, two chains.
+// walks along a), E's rows from q with stride s2, n steps, seqChains chains.
 func vecMat(i *ISA, p, q reg.Register, s2 Op, n reg.Register, cols chunkVecs) []reg.VecVirtual {
-	b := &block{kb: 1, chains: 2, cols: cols, q: q, s2: s2, n: n,
+	b := &block{kb: 1, chains: seqChains(cols.n), cols: cols, q: q, s2: s2, n: n,
 		bcast: func(_ int, dst reg.VecVirtual) { i.VBROADCAST(Mem{Base: p}, dst) },
 		step:  func() { ADDQ(U8(i.Size), p) }}
 	return b.emit(i)[0]
 }
 
-// mulPsi multiplies the chunk acc by Ψ's at psi and adds it to sum; with out
-// set it also stores the product there.
+// mulPsi multiplies the chunk acc by Ψ's at psi and, with sum set, adds it
+// to sum; with out set it also stores the product there.
 func (c chunkVecs) mulPsi(acc []reg.VecVirtual, psi reg.Register, sum reg.VecVirtual, out reg.Register) {
 	for k, a := range acc {
 		c.i.VMUL(c.operand(k, Mem{Base: psi, Disp: k * c.i.Bytes}), a, a)
-		c.add(k, a, sum)
+		if sum != nil {
+			c.add(k, a, sum)
+		}
 		if out != nil {
 			c.store(k, a, Mem{Base: out, Disp: k * c.i.Bytes})
 		}
@@ -474,6 +499,21 @@ func panel(n int) Mem {
 	ANDQ(I8(-64), r)
 	MOVQ(r, l)
 	return l
+}
+
+// uRow sets the first v vectors of the 64-byte-aligned stack row at slot
+// ub to α_0 (the param alpha's first row; the last vector under m, zeros
+// past it). Stores of whole vectors to it forward to the next step's
+// broadcasts, which masked stores to α do not.
+func uRow(i *ISA, ub Mem, v int, m Mask) {
+	a := Load(Param("alpha").Base(), GP64())
+	u := ldq(ub)
+	cv := chunkVecs{i: i, n: v, m: m}
+	for k := range v {
+		x := i.Vec()
+		cv.load(k, Mem{Base: a, Disp: k * i.Bytes}, x)
+		i.VMOVA(x, Mem{Base: u, Disp: k * i.Bytes})
+	}
 }
 
 // pack copies rows × nv vectors from src (row stride sstride bytes) to dst
@@ -704,6 +744,7 @@ func genForward(i *ISA) {
 		packVecs := maxPackVecs(i)
 		pb := panel(packVecs * i.W * packVecs * i.W * i.Size)
 		eb, es := local(), local()
+		ub, invl := panel(nb*i.Bytes), local()
 		switchN(i, nv, nb, func(v int) {
 			m := i.TailMask(ldq(rl))
 			if v <= packVecs {
@@ -713,6 +754,20 @@ func genForward(i *ISA) {
 			} else {
 				MOVQ(Load(Param("e").Base(), GP64()), eb)
 				MOVQ(rowBytes(i), es)
+			}
+			// The step broadcasts u_{t−1} = Ψ_{t−1}∘(α_{t−2}E), not yet
+			// divided by its sum c_{t−1}, from the aligned row ub, and
+			// multiplies its product by 1/c_{t−1} (slot invl) at the end:
+			// the row sum, its inverse and α_t's store are then off the
+			// chain of dependent steps. (The product is c_{t−1} times
+			// Forward's: the wrapper, lagChecked, checks the scales.) ub
+			// starts as α_0 (padded with zeros), invl as 1; ub is stored as
+			// whole vectors, which forward to the next step's loads.
+			uRow(i, ub, v, m)
+			{
+				one := XMM()
+				i.VMOVS(i.Const("fbone", 1), one)
+				i.VMOVS(one, invl)
 			}
 			T := Load(Param("T"), GP64())
 			t := GP64()
@@ -729,18 +784,26 @@ func genForward(i *ISA) {
 			JAE(LabelRef(end))
 			{
 				q := ldq(eb)
-				p := GP64()
-				MOVQ(prev, p)
+				p := ldq(ub)
 				n := Load(Param("M"), GP64())
 				acc := vecMat(i, p, q, es, n, chunkVecs{i: i, n: v, m: m, padded: v <= packVecs})
 				ADDQ(M8, prev)
 				sum := i.Vec()
 				i.Zero(sum)
 				cv := chunkVecs{i: i, n: v, m: m}
-				cv.mulPsi(acc, psi, sum, nil)
+				cv.mulPsi(acc, psi, nil, nil)
+				ic := broadcast(i, invl)
+				u := ldq(ub)
+				for k, a := range acc {
+					i.VMUL(ic, a, a)
+					i.VMOVA(a, Mem{Base: u, Disp: k * i.Bytes})
+					cv.add(k, a, sum)
+				}
 				s := i.HSum(sum)
-				inv := recip(i, s, Mem{Base: scale})
-				cv.scaleStore(acc, inv, prev)
+				x := inverse(i, s)
+				i.VMOVS(s, Mem{Base: scale})
+				i.VMOVS(x, invl)
+				cv.scaleStore(acc, broadcast(i, x), prev)
 			}
 			ADDQ(M8, psi)
 			ADDQ(U8(i.Size), scale)
@@ -944,11 +1007,14 @@ func genBackward(i *ISA) {
 	if balancedChunks(i) {
 		multi = newLabel(i, "bmulti")
 	}
-	// Up to packVecs vectors a row (one chunk), Eᵀ is packed and
-	// w = Ψ_{t+1}∘β_{t+1} is formed in row t of beta before the products
-	// overwrite it.
+	// Up to packVecs vectors a row (one chunk), Eᵀ is packed, and
+	// w = Ψ_{t+1}∘β_{t+1} is formed in registers from β_{t+1}'s and
+	// stored as whole vectors to the aligned row wb, which forward to the
+	// step's broadcasts (masked stores to β do not): β's stores are then
+	// off the chain of dependent steps.
 	packVecs := maxPackVecs(i)
 	pb := panel(packVecs * i.W * packVecs * i.W * i.Size)
+	wb := panel(packVecs * i.Bytes)
 	{
 		left := Load(Param("M"), GP64())
 		CMPQ(left, U32(packVecs*i.W))
@@ -959,31 +1025,26 @@ func genBackward(i *ISA) {
 		switchN(i, nv, packVecs, func(v int) {
 			m := i.TailMask(ldq(rl))
 			packAll(i, "et", pb, v, m)
+			cv := chunkVecs{i: i, n: v, m: m}
+			// w = Ψ_{T−1} (β_{T−1} = 1).
+			{
+				off := ldq(tl)
+				IMULQ(rowBytes(i), off)
+				ps := Load(Param("psi").Base(), GP64())
+				ADDQ(off, ps)
+				w := ldq(wb)
+				for k := 0; k < v; k++ {
+					x := i.Vec()
+					cv.load(k, Mem{Base: ps, Disp: k * i.Bytes}, x)
+					i.VMOVA(x, Mem{Base: w, Disp: k * i.Bytes})
+				}
+			}
 			tloop, tend := newLabel(i, "pt"), newLabel(i, "ptend")
 			Label(tloop)
 			t := ldq(tl)
 			TESTQ(t, t)
 			JZ(LabelRef(tend))
-			M8 := rowBytes(i)
-			off := GP64()
-			MOVQ(t, off)
-			IMULQ(M8, off)
-			nxt := Load(Param("beta").Base(), GP64())
-			ADDQ(off, nxt)
-			ps := Load(Param("psi").Base(), GP64())
-			ADDQ(off, ps)
-			cur := GP64()
-			MOVQ(nxt, cur)
-			SUBQ(M8, cur)
-			cv := chunkVecs{i: i, n: v, m: m}
-			for k := 0; k < v; k++ {
-				x := i.Vec()
-				cv.load(k, Mem{Base: ps, Disp: k * i.Bytes}, x)
-				i.VMUL(cv.operand(k, Mem{Base: nxt, Disp: k * i.Bytes}), x, x)
-				cv.store(k, x, Mem{Base: cur, Disp: k * i.Bytes})
-			}
-			p := GP64()
-			MOVQ(cur, p)
+			p := ldq(wb)
 			n := Load(Param("M"), GP64())
 			acc := vecMat(i, p, ldq(pb), U32(v*i.Bytes), n, chunkVecs{i: i, n: v, m: m, padded: true})
 			scale := Load(Param("scale").Base(), GP64())
@@ -991,11 +1052,19 @@ func genBackward(i *ISA) {
 			inv := broadcast(i, inverse(i, Mem{Base: scale, Index: t, Scale: i.Sc()}))
 			DECQ(t)
 			MOVQ(t, tl)
-			M8 = rowBytes(i)
+			M8 := rowBytes(i)
 			IMULQ(M8, t)
 			out := Load(Param("beta").Base(), GP64())
 			ADDQ(t, out)
-			cv.scaleStore(acc, inv, out)
+			ps := Load(Param("psi").Base(), GP64())
+			ADDQ(t, ps)
+			w := ldq(wb)
+			for k, a := range acc {
+				i.VMUL(inv, a, a)
+				cv.store(k, a, Mem{Base: out, Disp: k * i.Bytes})
+				i.VMUL(cv.operand(k, Mem{Base: ps, Disp: k * i.Bytes}), a, a)
+				i.VMOVA(a, Mem{Base: w, Disp: k * i.Bytes})
+			}
 			JMP(LabelRef(tloop))
 			Label(tend)
 		})
@@ -1035,7 +1104,7 @@ func genBackward(i *ISA) {
 			n := Load(Param("M"), GP64())
 			cv := chunkVecs{i: i, n: v, m: m}
 			// As vecMat, but broadcasting Ψ_{t+1}·β_{t+1} formed on the fly.
-			b := &block{kb: 1, chains: 2, cols: chunkVecs{i: i, n: v, m: m, padded: mp != nil}, q: q, s2: qs, n: n,
+			b := &block{kb: 1, chains: seqChains(v), cols: chunkVecs{i: i, n: v, m: m, padded: mp != nil}, q: q, s2: qs, n: n,
 				bcast: func(_ int, dst reg.VecVirtual) {
 					x := XMM()
 					i.VMOVS(Mem{Base: pp}, x)
