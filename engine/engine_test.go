@@ -848,3 +848,57 @@ func TestSharedDeltas(t *testing.T) {
 		}
 	}
 }
+
+// TestSumLogs checks sumLogs against a sum of logarithms, on scales near 1,
+// spread over the whole float64 range (subnormals included) and long runs
+// whose product leaves it, and that a scale that is not > 0 is refused.
+func TestSumLogs(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	for _, kind := range []string{"near1", "wide", "small", "large"} {
+		for _, n := range []int{0, 1, 2, 7, 100, 3000} {
+			s := make([]float64, n)
+			for i := range s {
+				switch kind {
+				case "near1":
+					s[i] = 0.01 + 20*r.Float64()
+				case "wide":
+					s[i] = math.Ldexp(0.5+r.Float64(), r.IntN(2098)-1074)
+				case "small":
+					s[i] = 1e-30 * r.Float64()
+				case "large":
+					s[i] = 1e30 * (1 + r.Float64())
+				}
+				if s[i] == 0 {
+					s[i] = math.SmallestNonzeroFloat64
+				}
+			}
+			want, abs := 0.0, 0.0
+			for _, x := range s {
+				want += math.Log(x)
+				abs += math.Abs(math.Log(x))
+			}
+			got, ok := sumLogs(s)
+			if !ok || math.Abs(got-want) > 1e-14*abs+1e-15*float64(n) {
+				t.Errorf("%s/n=%d: %v, %v; want %v", kind, n, got, ok, want)
+			}
+			s32 := make([]float32, n)
+			want32 := 0.0
+			for i := range s32 {
+				s32[i] = float32(min(max(s[i], 1e-38), 1e38))
+				want32 += math.Log(float64(s32[i]))
+			}
+			if got, ok := sumLogs(s32); !ok || math.Abs(got-want32) > 1e-13*max(1, math.Abs(want32))+1e-15*float64(n) {
+				t.Errorf("float32 %s/n=%d: %v, %v; want %v", kind, n, got, ok, want32)
+			}
+		}
+	}
+	for _, bad := range []float64{0, -1, math.NaN(), math.Inf(-1)} {
+		s := []float64{1, 2, bad, 3}
+		if _, ok := sumLogs(s); ok {
+			t.Errorf("scale %v accepted", bad)
+		}
+	}
+	if got, ok := sumLogs([]float64{2, math.Inf(1)}); !ok || !math.IsInf(got, 1) {
+		t.Errorf("+Inf scale: %v, %v", got, ok)
+	}
+}

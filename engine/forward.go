@@ -71,15 +71,38 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 	} else {
 		kernels.Forward(ws.alpha, ws.scale, psi, tr.e, T, M)
 	}
-	logZ := shift
-	for _, sc := range ws.scale[:T] {
-		if !(sc > 0) {
-			tr.logScores(ws, emit, T, c, false)
-			return tr.forwardLog(ws, T)
-		}
-		logZ += math.Log(sc)
+	ls, ok := sumLogs(ws.scale[:T])
+	if !ok {
+		tr.logScores(ws, emit, T, c, false)
+		return tr.forwardLog(ws, T)
 	}
-	return logZ, nil
+	return shift + ls, nil
+}
+
+// sumLogs returns Σ log s over the scales, or false if one is not > 0 (or
+// NaN). It takes about one logarithm a sequence, of the scales' product,
+// not one a position (those were 4.5 % of forward–backward at M = 23):
+// factors within [2⁻⁵⁰⁰, 2⁵⁰⁰] multiply a running product, which is
+// logged and restarted when it leaves that range; others are logged alone.
+func sumLogs[E float32 | float64](scale []E) (float64, bool) {
+	const lo, hi = 0x1p-500, 0x1p500
+	z, p := 0.0, 1.0
+	for _, s := range scale {
+		x := float64(s)
+		if !(x > 0) {
+			return 0, false
+		}
+		if x < lo || x > hi {
+			z += math.Log(x)
+			continue
+		}
+		p *= x
+		if p < lo || p > hi {
+			z += math.Log(p)
+			p = 1
+		}
+	}
+	return z + math.Log(p), true
 }
 
 // forwardLog is the log-domain forward pass over ws.s (unshifted scores).

@@ -181,13 +181,11 @@ func (p *Scaled[E]) Forward(w *ScaledWork[E], em []E, backward bool) (float64, b
 	kExp(psi, psi)
 	alpha, scale := w.alpha[:L*M], w.scale[:L]
 	kForward(alpha, scale, psi, f.e, L, M)
-	logZ := shift
-	for _, s := range scale {
-		if !(s > 0) {
-			return 0, false
-		}
-		logZ += math.Log(float64(s))
+	ls, ok := sumLogs(scale)
+	if !ok {
+		return 0, false
 	}
+	logZ := shift + ls
 	// Every labelling scores at most shift (S_ij ≤ g), one through a
 	// sentinel at most shift − minGap.
 	if !sentinel.Negligible(logZ, shift, f.minGap, L, M) {
