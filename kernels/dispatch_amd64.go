@@ -100,12 +100,12 @@ var avx512Impl = &impl{
 	// The AVX-512 version compares bytes into opmasks (AVX512BW), which
 	// the tier does not require; without BW it runs the AVX2 version.
 	byteMasks: choose(cpu.X86.HasAVX512BW, byteMasksAVX512, byteMasksAVX2),
-	// The AVX-512 selection kernels (VPCOMPRESSD) were written on a
-	// machine without AVX-512: the AVX2 ones until TestAVX512SelectDirect
-	// has passed on one (then wire selectGEAVX512 … max32AVX512 here).
-	selectGE:    selectGEAVX2,
-	selectSumGE: selectSumGEAVX2,
-	max:         maxAVX2,
+	// The AVX-512 selection kernels (VPCOMPRESSD), written on a machine
+	// without AVX-512, since TestAVX512SelectDirect passed on an Intel Xeon
+	// (AVX-512 F/DQ/VL/BW).
+	selectGE:    selectGEAVX512,
+	selectSumGE: selectSumGEAVX512,
+	max:         maxAVX512,
 
 	// float32: the AVX-512 kernels TestAVX512F32Direct has checked on an
 	// AVX-512 machine (Xeon, AVX-512 F/DQ/VL; this code was written on one
@@ -125,13 +125,13 @@ var avx512Impl = &impl{
 	dot32:           dot32AVX512,
 	axpy32:          axpy32AVX512,
 	scale32:         scale32AVX512,
-	// Not checked by TestAVX512F32Direct when it passed (it checks them
-	// now): the AVX2 kernels until it has passed again on AVX-512.
-	shiftRows32:   shiftRows32AVX2,
-	viterbiMax32:  viterbiMax32AVX2,
-	selectGE32:    selectGE32AVX2,
-	selectSumGE32: selectSumGE32AVX2,
-	max32:         max32AVX2,
+	// Checked by TestAVX512F32Direct and TestAVX512SelectDirect on the
+	// same Xeon in a later run.
+	shiftRows32:   shiftRows32AVX512,
+	viterbiMax32:  viterbiMax32AVX512,
+	selectGE32:    selectGE32AVX512,
+	selectSumGE32: selectSumGE32AVX512,
+	max32:         max32AVX512,
 
 	vectorMaxPlus: true,
 	fmaPeak:       fmaPeakAVX512,

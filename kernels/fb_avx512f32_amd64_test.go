@@ -10,11 +10,9 @@ import (
 // avx512F32 is the avx512 tier with every AVX-512 float32 kernel (and the
 // float64 BackwardBatch) called directly: generated on a machine without
 // AVX-512, they are checked here exactly as the float32 tests check every
-// tier. The tier runs those this test had checked when it passed on an
-// AVX-512 machine (Forward32 and ForwardBatch32 above fbNarrow labels
-// only: here at every M); ShiftRows32 and ViterbiMax32, which it checks
-// since, wait for its next run there (see the avx512 table in
-// dispatch_amd64.go).
+// tier. The tier runs each of them since this test passed on an AVX-512
+// machine (Forward32 and ForwardBatch32 above fbNarrow labels only: here
+// at every M).
 func avx512F32() *impl {
 	p := *avx512Impl
 	p.name = "avx512-f32"
