@@ -1,6 +1,9 @@
 package layer
 
-import "github.com/simdcrf/simdcrf/engine"
+import (
+	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/kernels"
+)
 
 // Lockstep: with dense transitions at M ≥ engine.LockstepLabels, a
 // sequence run alone streams the M×M matrix at every position. Unconstrained
@@ -25,13 +28,29 @@ var lockstepMin64 = 256
 
 // lockstepMin32 is the label count from which float32 batches run in
 // lockstep on the float32 batch kernels (lockstep32.go) instead of the
-// float32 kernels one sequence at a time. float32-lockstep against
-// float32-single, one thread, CPU time, medians of 5 (3 at 1,024) in
-// alternating order, load 2.2–2.6: NLL ×0.88 at M = 64, ×0.96 at 128,
-// ×0.98 at 256, ×1.35 at 512, ×1.36 at 1,024; Marginals ×0.62, ×0.89,
-// ×0.99, ×1.28, ×1.73. (The engine's float64 lockstep on widened float32
-// scores lost to the float32 kernels alone: ×0.70–0.86 at 512 and 1,024.)
-var lockstepMin32 = 512
+// float32 kernels one sequence at a time; it depends on the CPU
+// (lockstepMin32For).
+var lockstepMin32 = lockstepMin32For(kernels.Impl())
+
+// lockstepMin32For is lockstepMin32 on kernel tier impl. float32-lockstep
+// against float32-single (BenchmarkNLL, BenchmarkMarginals), one thread,
+// CPU time:
+//   - AVX2, AMD EPYC, medians of 5 (3 at 1,024) in alternating order, load
+//     2.2–2.6: NLL ×0.88 at M = 64, ×0.96 at 128, ×0.98 at 256, ×1.35 at
+//     512, ×1.36 at 1,024; Marginals ×0.62, ×0.89, ×0.99, ×1.28, ×1.73.
+//     (The engine's float64 lockstep on widened float32 scores lost to the
+//     float32 kernels alone: ×0.70–0.86 at 512 and 1,024.)
+//   - AVX-512, Intel Xeon, best of 4 (the machine shared and noisy): NLL
+//     ×0.88 at M = 64, ×0.90 at 96, ×1.36 at 128, ×1.27 at 192, ×1.25 at
+//     256; Marginals ×0.86, ×0.88, ×1.47, ×1.49, ×1.43. There a sequence
+//     alone streams E (64 KiB at M = 128) from L2 at every position, more
+//     slowly than the AMD did.
+func lockstepMin32For(impl string) int {
+	if impl == "avx512" {
+		return 128
+	}
+	return 512
+}
 
 // lockBufs is a runner's scratch for the lockstep path.
 type lockBufs struct {
