@@ -198,6 +198,10 @@ type block struct {
 	n          reg.Register // step count ≥ 1 (clobbered)
 	bcast      func(k int, dst reg.VecVirtual)
 	step       func() // advances the broadcast pointers by one step
+	// p, when set (kb = 1), is the pointer bcast reads and step advances by
+	// one element. With a constant stride s2, a round of the chains then
+	// addresses its rows by displacement and moves p and q once.
+	p reg.Register
 }
 
 // emit runs the block and returns the accumulators acc[k][v].
@@ -246,6 +250,25 @@ func (b *block) emit(i *ISA) [][]reg.VecVirtual {
 		JNZ(LabelRef(loop))
 		return acc[0]
 	}
+	round := func() {
+		for c := range b.chains {
+			one(c)
+		}
+	}
+	if stride, ok := b.s2.(U32); ok && b.p != nil && b.kb == 1 {
+		// Two pointer moves a round instead of two a step.
+		round = func() {
+			for c := range b.chains {
+				x := i.Vec()
+				i.VBROADCAST(Mem{Base: b.p, Disp: c * i.Size}, x)
+				for v := 0; v < nb; v++ {
+					i.VFMADD231(b.cols.operand(v, Mem{Base: b.q, Disp: c*int(stride) + v*i.Bytes}), x, acc[c][0][v])
+				}
+			}
+			ADDQ(U32(b.chains*i.Size), b.p)
+			ADDQ(U32(b.chains*int(stride)), b.q)
+		}
+	}
 	// n = q·chains + r: q rounds of every chain, then r < chains steps,
 	// one on each of the first r chains.
 	rest, done := newLabel(i, "rest"), newLabel(i, "done")
@@ -254,9 +277,7 @@ func (b *block) emit(i *ISA) [][]reg.VecVirtual {
 	SHRQ(U8(log2(b.chains)), cnt)
 	JZ(LabelRef(rest))
 	Label(loop)
-	for c := range b.chains {
-		one(c)
-	}
+	round()
 	DECQ(cnt)
 	JNZ(LabelRef(loop))
 	Label(rest)
@@ -310,7 +331,7 @@ func seqChains(v int) int {
 func vecMat(i *ISA, p, q reg.Register, s2 Op, n reg.Register, cols chunkVecs) []reg.VecVirtual {
 	b := &block{kb: 1, chains: seqChains(cols.n), cols: cols, q: q, s2: s2, n: n,
 		bcast: func(_ int, dst reg.VecVirtual) { i.VBROADCAST(Mem{Base: p}, dst) },
-		step:  func() { ADDQ(U8(i.Size), p) }}
+		step:  func() { ADDQ(U8(i.Size), p) }, p: p}
 	return b.emit(i)[0]
 }
 
@@ -786,7 +807,11 @@ func genForward(i *ISA) {
 				q := ldq(eb)
 				p := ldq(ub)
 				n := Load(Param("M"), GP64())
-				acc := vecMat(i, p, q, es, n, chunkVecs{i: i, n: v, m: m, padded: v <= packVecs})
+				var stride Op = es
+				if v <= packVecs {
+					stride = U32(v * i.Bytes)
+				}
+				acc := vecMat(i, p, q, stride, n, chunkVecs{i: i, n: v, m: m, padded: v <= packVecs})
 				ADDQ(M8, prev)
 				sum := i.Vec()
 				i.Zero(sum)
