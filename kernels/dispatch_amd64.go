@@ -100,9 +100,9 @@ var avx512Impl = &impl{
 	// The AVX-512 version compares bytes into opmasks (AVX512BW), which
 	// the tier does not require; without BW it runs the AVX2 version.
 	byteMasks: choose(cpu.X86.HasAVX512BW, byteMasksAVX512, byteMasksAVX2),
-	// The AVX-512 selection kernels (VPCOMPRESSD), written on a machine
-	// without AVX-512, since TestAVX512SelectDirect passed on an Intel Xeon
-	// (AVX-512 F/DQ/VL/BW).
+	// The AVX-512 selection kernels (VPCOMPRESSD) were written on a
+	// machine without AVX-512; they run since TestAVX512SelectDirect
+	// passed on an Intel Xeon (AVX-512 F/DQ/VL/BW).
 	selectGE:    selectGEAVX512,
 	selectSumGE: selectSumGEAVX512,
 	max:         maxAVX512,

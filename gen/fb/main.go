@@ -7,7 +7,8 @@
 // when the chunk is full). Forward and Backward use kb = 1 and split the steps
 // into independent accumulator chains (seqChains) to hide the FMA latency;
 // the batch and Transitions use kb > 1, whose kb·nb accumulators are
-// independent already. Every leaf variant (kb, nb) is generated and chosen at run time.
+// independent already. Every leaf variant (kb, nb) is generated and chosen
+// at run time.
 //
 // Misaligned 64-byte loads straddle two cache lines, which halves the load
 // rate the small-M steps live on; so the matrix is first copied ("packed")
