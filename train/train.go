@@ -272,11 +272,10 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		nOut = d.NumAttrs * d.Labels
 	}
 	params := sparse.MakeParams(nOut + md.nParams - md.nState)
-	st, err := sparse.New(md.layout, md.pattern, params)
+	st, err := md.exportState(theta, params)
 	if err != nil {
 		return nil, err
 	}
-	md.hy.export(theta, md.pattern, st)
 	copy(params[nOut:], theta[md.nState:md.nParams])
 	var subW *sparse.SubLabels
 	if md.sub != nil {
@@ -303,7 +302,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 		p := md.prune.p
 		r.Prune = &p
 		if w0 := md.prune.w0; w0 != nil {
-			if r.Pruner, err = md.exportState(w0, nOut); err != nil {
+			if r.Pruner, err = md.exportState(w0, sparse.MakeParams(nOut)); err != nil {
 				return nil, err
 			}
 			if sub := md.prune.prunerSub(md); sub != nil {
@@ -312,7 +311,7 @@ func Train(ctx context.Context, d *Data, cfg Config) (*Result, error) {
 			r.PrunerIterations, r.PrunerLoss, r.PrunerReason = pres.iters, pres.fx, pres.reason
 		}
 		if pr := md.prune; pr.w1 != nil {
-			ps, err := md.exportState(pr.w1, nOut)
+			ps, err := md.exportState(pr.w1, sparse.MakeParams(nOut))
 			if err != nil {
 				return nil, err
 			}
@@ -631,10 +630,10 @@ func (t *trainer) holdout(theta []float64) (float64, error) {
 	return float64(c) / float64(n), nil
 }
 
-// exportState returns the state weights w (θ order) as the Result's
-// (nOut weights in md's layout and pattern): a pruner's.
-func (md *paramSpace) exportState(w []float64, nOut int) (sparse.Weights, error) {
-	st, err := sparse.New(md.layout, md.pattern, sparse.MakeParams(nOut))
+// exportState returns the state weights w (θ order) as the Result's: in
+// md's layout and pattern, held in params (the model's, or a pruner's).
+func (md *paramSpace) exportState(w, params []float64) (sparse.Weights, error) {
+	st, err := sparse.New(md.layout, md.pattern, params)
 	if err != nil {
 		return nil, err
 	}
