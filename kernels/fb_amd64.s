@@ -156,7 +156,6 @@ fbAVX2_pack_11:
 	JNZ        fbAVX2_pack_11
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
-	MOVQ       $0x000000c0, 4696(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       4960(SP), CX
 	VMOVUPD    (AX), Y1
@@ -334,7 +333,6 @@ fbAVX2_pack_17:
 	JNZ        fbAVX2_pack_17
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
-	MOVQ       $0x000000a0, 4696(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       4960(SP), CX
 	VMOVUPD    (AX), Y1
@@ -496,7 +494,6 @@ fbAVX2_pack_23:
 	JNZ        fbAVX2_pack_23
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
-	MOVQ       $0x00000080, 4696(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       4960(SP), CX
 	VMOVUPD    (AX), Y1
@@ -642,7 +639,6 @@ fbAVX2_pack_29:
 	JNZ        fbAVX2_pack_29
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
-	MOVQ       $0x00000060, 4696(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       4960(SP), CX
 	VMOVUPD    (AX), Y1
@@ -808,7 +804,6 @@ fbAVX2_pack_35:
 	JNZ        fbAVX2_pack_35
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
-	MOVQ       $0x00000040, 4696(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       4960(SP), CX
 	VMOVUPD    (AX), Y1
@@ -950,7 +945,6 @@ fbAVX2_pack_41:
 	JNZ        fbAVX2_pack_41
 	MOVQ       4680(SP), AX
 	MOVQ       AX, 4688(SP)
-	MOVQ       $0x00000020, 4696(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       4960(SP), CX
 	VMASKMOVPD (AX), Y0, Y1
@@ -8398,7 +8392,6 @@ fbAVX512_pack_394:
 	JNZ       fbAVX512_pack_394
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
-	MOVQ      $0x00000200, 32856(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      33696(SP), CX
 	VMOVUPD   (AX), Z0
@@ -8608,7 +8601,6 @@ fbAVX512_pack_400:
 	JNZ       fbAVX512_pack_400
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
-	MOVQ      $0x000001c0, 32856(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      33696(SP), CX
 	VMOVUPD   (AX), Z0
@@ -8802,7 +8794,6 @@ fbAVX512_pack_406:
 	JNZ       fbAVX512_pack_406
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
-	MOVQ      $0x00000180, 32856(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      33696(SP), CX
 	VMOVUPD   (AX), Z0
@@ -8980,7 +8971,6 @@ fbAVX512_pack_412:
 	JNZ       fbAVX512_pack_412
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
-	MOVQ      $0x00000140, 32856(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      33696(SP), CX
 	VMOVUPD   (AX), Z0
@@ -9142,7 +9132,6 @@ fbAVX512_pack_418:
 	JNZ       fbAVX512_pack_418
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
-	MOVQ      $0x00000100, 32856(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      33696(SP), CX
 	VMOVUPD   (AX), Z0
@@ -9288,7 +9277,6 @@ fbAVX512_pack_424:
 	JNZ       fbAVX512_pack_424
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
-	MOVQ      $0x000000c0, 32856(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      33696(SP), CX
 	VMOVUPD   (AX), Z0
@@ -9454,7 +9442,6 @@ fbAVX512_pack_430:
 	JNZ       fbAVX512_pack_430
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
-	MOVQ      $0x00000080, 32856(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      33696(SP), CX
 	VMOVUPD   (AX), Z0
@@ -9596,7 +9583,6 @@ fbAVX512_pack_436:
 	JNZ       fbAVX512_pack_436
 	MOVQ      32840(SP), AX
 	MOVQ      AX, 32848(SP)
-	MOVQ      $0x00000040, 32856(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      33696(SP), CX
 	VMOVUPD.Z (AX), K1, Z0
@@ -22822,7 +22808,6 @@ fbAVX2_pack_964:
 	JNZ        fbAVX2_pack_964
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
-	MOVQ       $0x000000c0, 9304(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       9568(SP), CX
 	VMOVUPS    (AX), Y1
@@ -23002,7 +22987,6 @@ fbAVX2_pack_970:
 	JNZ        fbAVX2_pack_970
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
-	MOVQ       $0x000000a0, 9304(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       9568(SP), CX
 	VMOVUPS    (AX), Y1
@@ -23166,7 +23150,6 @@ fbAVX2_pack_976:
 	JNZ        fbAVX2_pack_976
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
-	MOVQ       $0x00000080, 9304(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       9568(SP), CX
 	VMOVUPS    (AX), Y1
@@ -23314,7 +23297,6 @@ fbAVX2_pack_982:
 	JNZ        fbAVX2_pack_982
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
-	MOVQ       $0x00000060, 9304(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       9568(SP), CX
 	VMOVUPS    (AX), Y1
@@ -23482,7 +23464,6 @@ fbAVX2_pack_988:
 	JNZ        fbAVX2_pack_988
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
-	MOVQ       $0x00000040, 9304(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       9568(SP), CX
 	VMOVUPS    (AX), Y1
@@ -23626,7 +23607,6 @@ fbAVX2_pack_994:
 	JNZ        fbAVX2_pack_994
 	MOVQ       9288(SP), AX
 	MOVQ       AX, 9296(SP)
-	MOVQ       $0x00000020, 9304(SP)
 	MOVQ       alpha_base+0(FP), AX
 	MOVQ       9568(SP), CX
 	VMASKMOVPS (AX), Y0, Y1
@@ -30095,7 +30075,6 @@ fbAVX512_pack_1305:
 	JNZ       fbAVX512_pack_1305
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
-	MOVQ      $0x00000200, 65624(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      66464(SP), CX
 	VMOVUPS   (AX), Z0
@@ -30307,7 +30286,6 @@ fbAVX512_pack_1311:
 	JNZ       fbAVX512_pack_1311
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
-	MOVQ      $0x000001c0, 65624(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      66464(SP), CX
 	VMOVUPS   (AX), Z0
@@ -30503,7 +30481,6 @@ fbAVX512_pack_1317:
 	JNZ       fbAVX512_pack_1317
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
-	MOVQ      $0x00000180, 65624(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      66464(SP), CX
 	VMOVUPS   (AX), Z0
@@ -30683,7 +30660,6 @@ fbAVX512_pack_1323:
 	JNZ       fbAVX512_pack_1323
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
-	MOVQ      $0x00000140, 65624(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      66464(SP), CX
 	VMOVUPS   (AX), Z0
@@ -30847,7 +30823,6 @@ fbAVX512_pack_1329:
 	JNZ       fbAVX512_pack_1329
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
-	MOVQ      $0x00000100, 65624(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      66464(SP), CX
 	VMOVUPS   (AX), Z0
@@ -30995,7 +30970,6 @@ fbAVX512_pack_1335:
 	JNZ       fbAVX512_pack_1335
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
-	MOVQ      $0x000000c0, 65624(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      66464(SP), CX
 	VMOVUPS   (AX), Z0
@@ -31163,7 +31137,6 @@ fbAVX512_pack_1341:
 	JNZ       fbAVX512_pack_1341
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
-	MOVQ      $0x00000080, 65624(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      66464(SP), CX
 	VMOVUPS   (AX), Z0
@@ -31307,7 +31280,6 @@ fbAVX512_pack_1347:
 	JNZ       fbAVX512_pack_1347
 	MOVQ      65608(SP), AX
 	MOVQ      AX, 65616(SP)
-	MOVQ      $0x00000040, 65624(SP)
 	MOVQ      alpha_base+0(FP), AX
 	MOVQ      66464(SP), CX
 	VMOVUPS.Z (AX), K1, Z0

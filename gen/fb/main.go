@@ -765,17 +765,20 @@ func genForward(i *ISA) {
 		// Up to packVecs vectors a row, E is packed.
 		packVecs := maxPackVecs(i)
 		pb := panel(packVecs * i.W * packVecs * i.W * i.Size)
-		eb, es := local(), local()
+		eb, esl := local(), local()
 		ub, invl := panel(nb*i.Bytes), local()
 		switchN(i, nv, nb, func(v int) {
 			m := i.TailMask(ldq(rl))
+			// E's row stride: packed, an immediate; else the row's bytes
+			// (from a slot: the loop needs every register).
+			var es Op = U32(v * i.Bytes)
 			if v <= packVecs {
 				packAll(i, "e", pb, v, m)
 				MOVQ(ldq(pb), eb)
-				MOVQ(U32(v*i.Bytes), es)
 			} else {
 				MOVQ(Load(Param("e").Base(), GP64()), eb)
-				MOVQ(rowBytes(i), es)
+				MOVQ(rowBytes(i), esl)
+				es = esl
 			}
 			// The step broadcasts u_{t−1} = Ψ_{t−1}∘(α_{t−2}E), not yet
 			// divided by its sum c_{t−1}, from the aligned row ub, and
@@ -808,11 +811,7 @@ func genForward(i *ISA) {
 				q := ldq(eb)
 				p := ldq(ub)
 				n := Load(Param("M"), GP64())
-				var stride Op = es
-				if v <= packVecs {
-					stride = U32(v * i.Bytes)
-				}
-				acc := vecMat(i, p, q, stride, n, chunkVecs{i: i, n: v, m: m, padded: v <= packVecs})
+				acc := vecMat(i, p, q, es, n, chunkVecs{i: i, n: v, m: m, padded: v <= packVecs})
 				ADDQ(M8, prev)
 				sum := i.Vec()
 				i.Zero(sum)
