@@ -65,6 +65,8 @@ func BenchmarkBackwardLockstep32(b *testing.B) { benchKernel(b, "backward_lockst
 func BenchmarkViterbi32(b *testing.B)          { benchKernel(b, "viterbi32") }
 func BenchmarkExp32(b *testing.B)              { benchKernel(b, "exp32") }
 func BenchmarkDot32(b *testing.B)              { benchKernel(b, "dot32") }
+func BenchmarkMul32(b *testing.B)              { benchKernel(b, "mul32") }
+func BenchmarkAxpyWiden(b *testing.B)          { benchKernel(b, "axpywiden") }
 func BenchmarkGather32(b *testing.B)           { benchKernel(b, "gather32") }
 func BenchmarkScatter32(b *testing.B)          { benchKernel(b, "scatter32") }
 

@@ -19,6 +19,11 @@ func axpyAVX2(a float64, x []float64, y []float64)
 //go:noescape
 func scaleAVX2(a float64, x []float64)
 
+// mulAVX2 sets dst[i] = x[i]·y[i]·a for i < len(x); len(dst), len(y) ≥ len(x).
+//
+//go:noescape
+func mulAVX2(dst []float64, x []float64, y []float64, a float64)
+
 // fmaPeakAVX2 runs n iterations of independent FMAs and returns a value that
 // depends on all of them (so nothing is optimised away).
 func fmaPeakAVX2(n int) float64
@@ -38,6 +43,11 @@ func axpyAVX512(a float64, x []float64, y []float64)
 //go:noescape
 func scaleAVX512(a float64, x []float64)
 
+// mulAVX512 sets dst[i] = x[i]·y[i]·a for i < len(x); len(dst), len(y) ≥ len(x).
+//
+//go:noescape
+func mulAVX512(dst []float64, x []float64, y []float64, a float64)
+
 // fmaPeakAVX512 runs n iterations of independent FMAs and returns a value that
 // depends on all of them (so nothing is optimised away).
 func fmaPeakAVX512(n int) float64
@@ -52,6 +62,11 @@ func axpy32AVX2(a float32, x []float32, y []float32)
 //go:noescape
 func scale32AVX2(a float32, x []float32)
 
+// mul32AVX2 sets dst[i] = x[i]·y[i]·a for i < len(x); len(dst), len(y) ≥ len(x).
+//
+//go:noescape
+func mul32AVX2(dst []float32, x []float32, y []float32, a float32)
+
 // axpy32AVX512 sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).
 //
 //go:noescape
@@ -62,12 +77,27 @@ func axpy32AVX512(a float32, x []float32, y []float32)
 //go:noescape
 func scale32AVX512(a float32, x []float32)
 
+// mul32AVX512 sets dst[i] = x[i]·y[i]·a for i < len(x); len(dst), len(y) ≥ len(x).
+//
+//go:noescape
+func mul32AVX512(dst []float32, x []float32, y []float32, a float32)
+
 // dot32AVX2 returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).
 //
 //go:noescape
 func dot32AVX2(x []float32, y []float32) float64
 
+// axpyWidenAVX2 sets y[i] += a·float64(x[i]) for i < len(x); len(y) ≥ len(x).
+//
+//go:noescape
+func axpyWidenAVX2(a float64, x []float32, y []float64)
+
 // dot32AVX512 returns Σ x[i]·y[i] in float64; len(y) ≥ len(x).
 //
 //go:noescape
 func dot32AVX512(x []float32, y []float32) float64
+
+// axpyWidenAVX512 sets y[i] += a·float64(x[i]) for i < len(x); len(y) ≥ len(x).
+//
+//go:noescape
+func axpyWidenAVX512(a float64, x []float32, y []float64)

@@ -186,6 +186,71 @@ scale_AVX2_end:
 	VZEROUPPER
 	RET
 
+// func mulAVX2(dst []float64, x []float64, y []float64, a float64)
+// Requires: AVX
+TEXT ·mulAVX2(SB), NOSPLIT, $0-80
+	VBROADCASTSD a+72(FP), Y0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         y_base+48(FP), DX
+	MOVQ         x_len+32(FP), BX
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-16, DI
+
+mul_AVX2_wide:
+	CMPQ    SI, DI
+	JAE     mul_AVX2_narrow0
+	VMOVUPD (CX)(SI*8), Y1
+	VMULPD  (DX)(SI*8), Y1, Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, (AX)(SI*8)
+	VMOVUPD 32(CX)(SI*8), Y1
+	VMULPD  32(DX)(SI*8), Y1, Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, 32(AX)(SI*8)
+	VMOVUPD 64(CX)(SI*8), Y1
+	VMULPD  64(DX)(SI*8), Y1, Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, 64(AX)(SI*8)
+	VMOVUPD 96(CX)(SI*8), Y1
+	VMULPD  96(DX)(SI*8), Y1, Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, 96(AX)(SI*8)
+	ADDQ    $+16, SI
+	JMP     mul_AVX2_wide
+
+mul_AVX2_narrow0:
+	MOVQ BX, DI
+	ANDQ $-4, DI
+
+mul_AVX2_narrow:
+	CMPQ    SI, DI
+	JAE     mul_AVX2_tail
+	VMOVUPD (CX)(SI*8), Y1
+	VMULPD  (DX)(SI*8), Y1, Y1
+	VMULPD  Y0, Y1, Y1
+	VMOVUPD Y1, (AX)(SI*8)
+	ADDQ    $+4, SI
+	JMP     mul_AVX2_narrow
+
+mul_AVX2_tail:
+	SUBQ       SI, BX
+	JZ         mul_AVX2_end
+	MOVQ       $0x00000004, DI
+	SUBQ       BX, DI
+	LEAQ       tailmask<>+0(SB), BX
+	VMOVDQU    (BX)(DI*8), Y1
+	VMASKMOVPD (CX)(SI*8), Y1, Y2
+	VMASKMOVPD (DX)(SI*8), Y1, Y3
+	VMULPD     Y3, Y2, Y2
+	VMULPD     Y0, Y2, Y2
+	VMASKMOVPD Y2, Y1, (AX)(SI*8)
+
+mul_AVX2_end:
+	VZEROUPPER
+	RET
+
 // func fmaPeakAVX2(n int) float64
 // Requires: AVX, FMA3, SSE2
 TEXT ·fmaPeakAVX2(SB), NOSPLIT, $0-16
@@ -420,6 +485,70 @@ scale_AVX512_end:
 	VZEROUPPER
 	RET
 
+// func mulAVX512(dst []float64, x []float64, y []float64, a float64)
+// Requires: AVX, AVX512DQ, AVX512F, BMI2
+TEXT ·mulAVX512(SB), NOSPLIT, $0-80
+	VBROADCASTSD a+72(FP), Z0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         y_base+48(FP), DX
+	MOVQ         x_len+32(FP), BX
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-32, DI
+
+mul_AVX512_wide:
+	CMPQ    SI, DI
+	JAE     mul_AVX512_narrow0
+	VMOVUPD (CX)(SI*8), Z1
+	VMULPD  (DX)(SI*8), Z1, Z1
+	VMULPD  Z0, Z1, Z1
+	VMOVUPD Z1, (AX)(SI*8)
+	VMOVUPD 64(CX)(SI*8), Z1
+	VMULPD  64(DX)(SI*8), Z1, Z1
+	VMULPD  Z0, Z1, Z1
+	VMOVUPD Z1, 64(AX)(SI*8)
+	VMOVUPD 128(CX)(SI*8), Z1
+	VMULPD  128(DX)(SI*8), Z1, Z1
+	VMULPD  Z0, Z1, Z1
+	VMOVUPD Z1, 128(AX)(SI*8)
+	VMOVUPD 192(CX)(SI*8), Z1
+	VMULPD  192(DX)(SI*8), Z1, Z1
+	VMULPD  Z0, Z1, Z1
+	VMOVUPD Z1, 192(AX)(SI*8)
+	ADDQ    $+32, SI
+	JMP     mul_AVX512_wide
+
+mul_AVX512_narrow0:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+mul_AVX512_narrow:
+	CMPQ    SI, DI
+	JAE     mul_AVX512_tail
+	VMOVUPD (CX)(SI*8), Z1
+	VMULPD  (DX)(SI*8), Z1, Z1
+	VMULPD  Z0, Z1, Z1
+	VMOVUPD Z1, (AX)(SI*8)
+	ADDQ    $+8, SI
+	JMP     mul_AVX512_narrow
+
+mul_AVX512_tail:
+	SUBQ      SI, BX
+	JZ        mul_AVX512_end
+	MOVQ      $-1, DI
+	BZHIQ     BX, DI, BX
+	KMOVB     BX, K1
+	VMOVUPD.Z (CX)(SI*8), K1, Z1
+	VMOVUPD.Z (DX)(SI*8), K1, Z2
+	VMULPD    Z2, Z1, Z1
+	VMULPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (AX)(SI*8)
+
+mul_AVX512_end:
+	VZEROUPPER
+	RET
+
 // func fmaPeakAVX512(n int) float64
 // Requires: AVX, AVX512DQ, AVX512F, SSE2
 TEXT ·fmaPeakAVX512(SB), NOSPLIT, $0-16
@@ -618,6 +747,71 @@ scale_AVX2f32_end:
 	VZEROUPPER
 	RET
 
+// func mul32AVX2(dst []float32, x []float32, y []float32, a float32)
+// Requires: AVX
+TEXT ·mul32AVX2(SB), NOSPLIT, $0-76
+	VBROADCASTSS a+72(FP), Y0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         y_base+48(FP), DX
+	MOVQ         x_len+32(FP), BX
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-32, DI
+
+mul_AVX2f32_wide:
+	CMPQ    SI, DI
+	JAE     mul_AVX2f32_narrow0
+	VMOVUPS (CX)(SI*4), Y1
+	VMULPS  (DX)(SI*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	VMOVUPS 32(CX)(SI*4), Y1
+	VMULPS  32(DX)(SI*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Y1
+	VMULPS  64(DX)(SI*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)(SI*4)
+	VMOVUPS 96(CX)(SI*4), Y1
+	VMULPS  96(DX)(SI*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)(SI*4)
+	ADDQ    $+32, SI
+	JMP     mul_AVX2f32_wide
+
+mul_AVX2f32_narrow0:
+	MOVQ BX, DI
+	ANDQ $-8, DI
+
+mul_AVX2f32_narrow:
+	CMPQ    SI, DI
+	JAE     mul_AVX2f32_tail
+	VMOVUPS (CX)(SI*4), Y1
+	VMULPS  (DX)(SI*4), Y1, Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)(SI*4)
+	ADDQ    $+8, SI
+	JMP     mul_AVX2f32_narrow
+
+mul_AVX2f32_tail:
+	SUBQ       SI, BX
+	JZ         mul_AVX2f32_end
+	MOVQ       $0x00000008, DI
+	SUBQ       BX, DI
+	LEAQ       tailmask32<>+0(SB), BX
+	VMOVDQU    (BX)(DI*4), Y1
+	VMASKMOVPS (CX)(SI*4), Y1, Y2
+	VMASKMOVPS (DX)(SI*4), Y1, Y3
+	VMULPS     Y3, Y2, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)(SI*4)
+
+mul_AVX2f32_end:
+	VZEROUPPER
+	RET
+
 // func axpy32AVX512(a float32, x []float32, y []float32)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·axpy32AVX512(SB), NOSPLIT, $0-56
@@ -725,6 +919,70 @@ scale_AVX512f32_end:
 	VZEROUPPER
 	RET
 
+// func mul32AVX512(dst []float32, x []float32, y []float32, a float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·mul32AVX512(SB), NOSPLIT, $0-76
+	VBROADCASTSS a+72(FP), Z0
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         y_base+48(FP), DX
+	MOVQ         x_len+32(FP), BX
+	XORQ         SI, SI
+	MOVQ         BX, DI
+	ANDQ         $-64, DI
+
+mul_AVX512f32_wide:
+	CMPQ    SI, DI
+	JAE     mul_AVX512f32_narrow0
+	VMOVUPS (CX)(SI*4), Z1
+	VMULPS  (DX)(SI*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	VMOVUPS 64(CX)(SI*4), Z1
+	VMULPS  64(DX)(SI*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)(SI*4)
+	VMOVUPS 128(CX)(SI*4), Z1
+	VMULPS  128(DX)(SI*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)(SI*4)
+	VMOVUPS 192(CX)(SI*4), Z1
+	VMULPS  192(DX)(SI*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)(SI*4)
+	ADDQ    $+64, SI
+	JMP     mul_AVX512f32_wide
+
+mul_AVX512f32_narrow0:
+	MOVQ BX, DI
+	ANDQ $-16, DI
+
+mul_AVX512f32_narrow:
+	CMPQ    SI, DI
+	JAE     mul_AVX512f32_tail
+	VMOVUPS (CX)(SI*4), Z1
+	VMULPS  (DX)(SI*4), Z1, Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)(SI*4)
+	ADDQ    $+16, SI
+	JMP     mul_AVX512f32_narrow
+
+mul_AVX512f32_tail:
+	SUBQ      SI, BX
+	JZ        mul_AVX512f32_end
+	MOVQ      $-1, DI
+	BZHIQ     BX, DI, BX
+	KMOVW     BX, K1
+	VMOVUPS.Z (CX)(SI*4), K1, Z1
+	VMOVUPS.Z (DX)(SI*4), K1, Z2
+	VMULPS    Z2, Z1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)(SI*4)
+
+mul_AVX512f32_end:
+	VZEROUPPER
+	RET
+
 // func dot32AVX2(x []float32, y []float32) float64
 // Requires: AVX, FMA3, SSE2
 TEXT ·dot32AVX2(SB), NOSPLIT, $0-56
@@ -778,8 +1036,8 @@ dot32_AVX2_tail:
 	LEAQ        tailmask32<>+0(SB), DX
 	VMOVDQU     (DX)(SI*4), X5
 	VMASKMOVPS  (AX)(BX*4), X5, X4
-	VMASKMOVPS  (CX)(BX*4), X5, X5
 	VCVTPS2PD   X4, Y4
+	VMASKMOVPS  (CX)(BX*4), X5, X5
 	VCVTPS2PD   X5, Y5
 	VFMADD231PD Y4, Y5, Y0
 
@@ -792,6 +1050,75 @@ dot32_AVX2_end:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	MOVSD        X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func axpyWidenAVX2(a float64, x []float32, y []float64)
+// Requires: AVX
+TEXT ·axpyWidenAVX2(SB), NOSPLIT, $0-56
+	VBROADCASTSD a+0(FP), Y0
+	MOVQ         x_base+8(FP), AX
+	MOVQ         y_base+32(FP), CX
+	MOVQ         x_len+16(FP), DX
+	XORQ         BX, BX
+	MOVQ         DX, SI
+	ANDQ         $-16, SI
+
+axpyWiden_AVX2_wide:
+	CMPQ      BX, SI
+	JAE       axpyWiden_AVX2_narrow0
+	VCVTPS2PD (AX)(BX*4), Y1
+	VMULPD    Y0, Y1, Y1
+	VADDPD    (CX)(BX*8), Y1, Y1
+	VMOVUPD   Y1, (CX)(BX*8)
+	VCVTPS2PD 16(AX)(BX*4), Y1
+	VMULPD    Y0, Y1, Y1
+	VADDPD    32(CX)(BX*8), Y1, Y1
+	VMOVUPD   Y1, 32(CX)(BX*8)
+	VCVTPS2PD 32(AX)(BX*4), Y1
+	VMULPD    Y0, Y1, Y1
+	VADDPD    64(CX)(BX*8), Y1, Y1
+	VMOVUPD   Y1, 64(CX)(BX*8)
+	VCVTPS2PD 48(AX)(BX*4), Y1
+	VMULPD    Y0, Y1, Y1
+	VADDPD    96(CX)(BX*8), Y1, Y1
+	VMOVUPD   Y1, 96(CX)(BX*8)
+	ADDQ      $+16, BX
+	JMP       axpyWiden_AVX2_wide
+
+axpyWiden_AVX2_narrow0:
+	MOVQ DX, SI
+	ANDQ $-4, SI
+
+axpyWiden_AVX2_narrow:
+	CMPQ      BX, SI
+	JAE       axpyWiden_AVX2_tail
+	VCVTPS2PD (AX)(BX*4), Y1
+	VMULPD    Y0, Y1, Y1
+	VADDPD    (CX)(BX*8), Y1, Y1
+	VMOVUPD   Y1, (CX)(BX*8)
+	ADDQ      $+4, BX
+	JMP       axpyWiden_AVX2_narrow
+
+axpyWiden_AVX2_tail:
+	SUBQ       BX, DX
+	JZ         axpyWiden_AVX2_end
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	LEAQ       tailmask32<>+0(SB), DI
+	VMOVDQU    (DI)(SI*4), X1
+	VMASKMOVPS (AX)(BX*4), X1, X1
+	VCVTPS2PD  X1, Y1
+	VMULPD     Y0, Y1, Y1
+	MOVQ       $0x00000004, AX
+	SUBQ       DX, AX
+	LEAQ       tailmask<>+0(SB), DX
+	VMOVDQU    (DX)(AX*8), Y2
+	VMASKMOVPD (CX)(BX*8), Y2, Y0
+	VADDPD     Y0, Y1, Y1
+	VMASKMOVPD Y1, Y2, (CX)(BX*8)
+
+axpyWiden_AVX2_end:
 	VZEROUPPER
 	RET
 
@@ -847,8 +1174,8 @@ dot32_AVX512_tail:
 	BZHIQ       DX, SI, DX
 	KMOVW       DX, K1
 	VMOVUPS.Z   (AX)(BX*4), K1, Y4
-	VMOVUPS.Z   (CX)(BX*4), K1, Y5
 	VCVTPS2PD   Y4, Z4
+	VMOVUPS.Z   (CX)(BX*4), K1, Y5
 	VCVTPS2PD   Y5, Z5
 	VFMADD231PD Z4, Z5, Z0
 
@@ -863,5 +1190,72 @@ dot32_AVX512_end:
 	VUNPCKHPD     X1, X1, X0
 	VADDSD        X0, X1, X1
 	MOVSD         X1, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func axpyWidenAVX512(a float64, x []float32, y []float64)
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2
+TEXT ·axpyWidenAVX512(SB), NOSPLIT, $0-56
+	VBROADCASTSD a+0(FP), Z0
+	MOVQ         x_base+8(FP), AX
+	MOVQ         y_base+32(FP), CX
+	MOVQ         x_len+16(FP), DX
+	XORQ         BX, BX
+	MOVQ         DX, SI
+	ANDQ         $-32, SI
+
+axpyWiden_AVX512_wide:
+	CMPQ      BX, SI
+	JAE       axpyWiden_AVX512_narrow0
+	VCVTPS2PD (AX)(BX*4), Z1
+	VMULPD    Z0, Z1, Z1
+	VADDPD    (CX)(BX*8), Z1, Z1
+	VMOVUPD   Z1, (CX)(BX*8)
+	VCVTPS2PD 32(AX)(BX*4), Z1
+	VMULPD    Z0, Z1, Z1
+	VADDPD    64(CX)(BX*8), Z1, Z1
+	VMOVUPD   Z1, 64(CX)(BX*8)
+	VCVTPS2PD 64(AX)(BX*4), Z1
+	VMULPD    Z0, Z1, Z1
+	VADDPD    128(CX)(BX*8), Z1, Z1
+	VMOVUPD   Z1, 128(CX)(BX*8)
+	VCVTPS2PD 96(AX)(BX*4), Z1
+	VMULPD    Z0, Z1, Z1
+	VADDPD    192(CX)(BX*8), Z1, Z1
+	VMOVUPD   Z1, 192(CX)(BX*8)
+	ADDQ      $+32, BX
+	JMP       axpyWiden_AVX512_wide
+
+axpyWiden_AVX512_narrow0:
+	MOVQ DX, SI
+	ANDQ $-8, SI
+
+axpyWiden_AVX512_narrow:
+	CMPQ      BX, SI
+	JAE       axpyWiden_AVX512_tail
+	VCVTPS2PD (AX)(BX*4), Z1
+	VMULPD    Z0, Z1, Z1
+	VADDPD    (CX)(BX*8), Z1, Z1
+	VMOVUPD   Z1, (CX)(BX*8)
+	ADDQ      $+8, BX
+	JMP       axpyWiden_AVX512_narrow
+
+axpyWiden_AVX512_tail:
+	SUBQ      BX, DX
+	JZ        axpyWiden_AVX512_end
+	MOVQ      $-1, SI
+	BZHIQ     DX, SI, SI
+	KMOVW     SI, K1
+	VMOVUPS.Z (AX)(BX*4), K1, Y1
+	VCVTPS2PD Y1, Z1
+	VMULPD    Z0, Z1, Z1
+	MOVQ      $-1, AX
+	BZHIQ     DX, AX, AX
+	KMOVB     AX, K1
+	VMOVUPD.Z (CX)(BX*8), K1, Z0
+	VADDPD    Z0, Z1, Z1
+	VMOVUPD   Z1, K1, (CX)(BX*8)
+
+axpyWiden_AVX512_end:
 	VZEROUPPER
 	RET

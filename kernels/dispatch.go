@@ -33,6 +33,8 @@ type impl struct {
 	dot           func(x, y []float64) float64
 	axpy          func(a float64, x, y []float64)
 	scale         func(a float64, x []float64)
+	mul           func(dst, x, y []float64, a float64)
+	axpyWiden     func(a float64, x []float32, y []float64)
 	spmv          func(y, x []float64, ptr, idx []int32, v []float64)
 	gatherMulAdd  func(q, x []float64, xi []int32, y []float64, yi []int32)
 	maxPlusCSR    func(y []float64, arg []int32, x []float64, ptr, idx []int32, v []float64)
@@ -56,6 +58,7 @@ type impl struct {
 	dot32           func(x, y []float32) float64
 	axpy32          func(a float32, x, y []float32)
 	scale32         func(a float32, x []float32)
+	mul32           func(dst, x, y []float32, a float32)
 	selectGE32      func(dst []int32, x []float32, bound float32) int
 	selectSumGE32   func(dst []int32, x, y []float32, bound float32) int
 	max32           func(x []float32) float32
@@ -86,6 +89,8 @@ var generic = &impl{
 	dot:           dotGeneric[float64],
 	axpy:          axpyGeneric[float64],
 	scale:         scaleGeneric[float64],
+	mul:           mulGeneric[float64],
+	axpyWiden:     axpyWidenGeneric,
 	spmv:          spmvGeneric,
 	gatherMulAdd:  gatherMulAddGeneric,
 	maxPlusCSR:    maxPlusCSRGeneric,
@@ -108,6 +113,7 @@ var generic = &impl{
 	dot32:           dotGeneric[float32],
 	axpy32:          axpyGeneric[float32],
 	scale32:         scaleGeneric[float32],
+	mul32:           mulGeneric[float32],
 	selectGE32:      selectGEGeneric[float32],
 	selectSumGE32:   selectSumGEGeneric[float32],
 	max32:           maxGeneric[float32],

@@ -33,6 +33,8 @@ var avx2Impl = &impl{
 	dot:           dotAVX2,
 	axpy:          axpyAVX2,
 	scale:         scaleAVX2,
+	mul:           mulAVX2,
+	axpyWiden:     axpyWidenAVX2,
 	spmv:          spmvAVX2,
 	gatherMulAdd:  gatherMulAddAVX2,
 	maxPlusCSR:    maxPlusCSRAVX2,
@@ -55,6 +57,7 @@ var avx2Impl = &impl{
 	dot32:           dot32AVX2,
 	axpy32:          axpy32AVX2,
 	scale32:         scale32AVX2,
+	mul32:           mul32AVX2,
 	selectGE32:      selectGE32AVX2,
 	selectSumGE32:   selectSumGE32AVX2,
 	max32:           max32AVX2,
@@ -94,6 +97,8 @@ var avx512Impl = &impl{
 	dot:           dotAVX512,
 	axpy:          axpyAVX512,
 	scale:         scaleAVX512,
+	mul:           mulAVX512,
+	axpyWiden:     axpyWidenAVX512,
 	spmv:          spmvAVX512,
 	gatherMulAdd:  gatherMulAddAVX512,
 	maxPlusCSR:    maxPlusCSRAVX512,
@@ -125,6 +130,7 @@ var avx512Impl = &impl{
 	dot32:           dot32AVX512,
 	axpy32:          axpy32AVX512,
 	scale32:         scale32AVX512,
+	mul32:           mul32AVX512,
 	// Checked by TestAVX512F32Direct and TestAVX512SelectDirect on the
 	// same Xeon in a later run.
 	shiftRows32:   shiftRows32AVX512,

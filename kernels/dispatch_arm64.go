@@ -31,6 +31,8 @@ var neonImpl = &impl{
 	dot:           dotNEON,
 	axpy:          axpyNEON,
 	scale:         scaleNEON,
+	mul:           mulNEON,
+	axpyWiden:     axpyWidenNEON,
 	// arm64 has no gather instruction: the generic code (a loop over each
 	// row's entries; see MaxPlusCSRVector).
 	spmv:         spmvGeneric,
@@ -55,6 +57,7 @@ var neonImpl = &impl{
 	dot32:           dot32NEON,
 	axpy32:          axpy32NEON,
 	scale32:         scale32NEON,
+	mul32:           mul32NEON,
 	selectGE32:      selectGE32NEON,
 	selectSumGE32:   selectSumGE32NEON,
 	max32:           max32NEON,

@@ -16,6 +16,21 @@ func axpyGeneric[F float](a F, x, y []F) {
 	}
 }
 
+// mulGeneric is Mul: (x·y)·a, rounded in that order.
+func mulGeneric[F float](dst, x, y []F, a F) {
+	dst, y = dst[:len(x)], y[:len(x)]
+	for i, v := range x {
+		dst[i] = v * y[i] * a
+	}
+}
+
+func axpyWidenGeneric(a float64, x []float32, y []float64) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += a * float64(v)
+	}
+}
+
 func scaleGeneric[F float](a F, x []F) {
 	for i := range x {
 		x[i] *= a

@@ -246,6 +246,23 @@ func Scale(a float64, x []float64) {
 	cur().scale(a, x)
 }
 
+// Mul sets dst[i] = x[i]·y[i]·a for i < len(x), the two products rounded
+// in that order (every tier gives the same bits); dst may be x or y.
+func Mul(dst, x, y []float64, a float64) {
+	need("Mul", "dst", len(dst), len(x))
+	need("Mul", "y", len(y), len(x))
+	cur().mul(dst[:len(x)], x, y[:len(x)], a)
+}
+
+// AxpyWiden sets y[i] += a·float64(x[i]) for i < len(x): float32 values
+// (counts summed in float32, say) added into float64 totals. The product
+// and the sum are rounded apart, as Go rounds them on amd64, so the amd64
+// tiers give the generic kernel's bits (arm64 Go fuses them).
+func AxpyWiden(a float64, x []float32, y []float64) {
+	need("AxpyWiden", "y", len(y), len(x))
+	cur().axpyWiden(a, x, y[:len(x)])
+}
+
 func need(kernel, arg string, have, want int) {
 	if have < want {
 		panic(fmt.Sprintf("kernels: %s: len(%s) = %d, need at least %d", kernel, arg, have, want))

@@ -160,5 +160,12 @@ func Scale32(a float32, x []float32) {
 	cur().scale32(a, x)
 }
 
+// Mul32 is Mul in float32.
+func Mul32(dst, x, y []float32, a float32) {
+	need("Mul32", "dst", len(dst), len(x))
+	need("Mul32", "y", len(y), len(x))
+	cur().mul32(dst[:len(x)], x, y[:len(x)], a)
+}
+
 // inf32 returns ±Inf as a float32.
 func inf32(sign int) float32 { return float32(math.Inf(sign)) }

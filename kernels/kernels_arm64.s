@@ -282,6 +282,53 @@ scaleNEON_n1:
 scaleNEON_n1_done:
 	RET
 
+// func mulNEON(dst, x, y []float64, a float64)
+TEXT ·mulNEON(SB), NOSPLIT, $0-80
+	FMOVD a+72(FP), F31
+	VDUP V31.D[0], V31.D2
+	MOVD dst_base+0(FP), R3
+	MOVD x_base+24(FP), R0
+	MOVD x_len+32(FP), R2
+	MOVD y_base+48(FP), R1
+mulNEON_n8:
+	CMP $8, R2
+	BLT mulNEON_n8_done
+	VLD1.P 64(R0), [V0.D2, V1.D2, V2.D2, V3.D2]
+	VLD1.P 64(R1), [V8.D2, V9.D2, V10.D2, V11.D2]
+	WORD $0x6e68dc00 // fmul v0.2d, v0.2d, v8.2d
+	WORD $0x6e7fdc00 // fmul v0.2d, v0.2d, v31.2d
+	WORD $0x6e69dc21 // fmul v1.2d, v1.2d, v9.2d
+	WORD $0x6e7fdc21 // fmul v1.2d, v1.2d, v31.2d
+	WORD $0x6e6adc42 // fmul v2.2d, v2.2d, v10.2d
+	WORD $0x6e7fdc42 // fmul v2.2d, v2.2d, v31.2d
+	WORD $0x6e6bdc63 // fmul v3.2d, v3.2d, v11.2d
+	WORD $0x6e7fdc63 // fmul v3.2d, v3.2d, v31.2d
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R3)
+	SUB $8, R2
+	B mulNEON_n8
+mulNEON_n8_done:
+mulNEON_n2:
+	CMP $2, R2
+	BLT mulNEON_n2_done
+	VLD1.P 16(R0), [V0.D2]
+	VLD1.P 16(R1), [V8.D2]
+	WORD $0x6e68dc00 // fmul v0.2d, v0.2d, v8.2d
+	WORD $0x6e7fdc00 // fmul v0.2d, v0.2d, v31.2d
+	VST1.P [V0.D2], 16(R3)
+	SUB $2, R2
+	B mulNEON_n2
+mulNEON_n2_done:
+mulNEON_n1:
+	CBZ R2, mulNEON_n1_done
+	FMOVD.P 8(R0), F0
+	FMOVD.P 8(R1), F8
+	FMULD F8, F0
+	FMULD F31, F0
+	FMOVD.P F0, 8(R3)
+	SUB $1, R2
+mulNEON_n1_done:
+	RET
+
 // func forwardNEON(alpha, scale, psi, e []float64, T, M, K int)
 TEXT ·forwardNEON(SB), NOSPLIT, $0-120
 	MOVD alpha_base+0(FP), R0
@@ -4790,6 +4837,54 @@ scale32NEON_n1:
 scale32NEON_n1_done:
 	RET
 
+// func mul32NEON(dst, x, y []float32, a float32)
+TEXT ·mul32NEON(SB), NOSPLIT, $0-76
+	FMOVS a+72(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD dst_base+0(FP), R3
+	MOVD x_base+24(FP), R0
+	MOVD x_len+32(FP), R2
+	MOVD y_base+48(FP), R1
+mul32NEON_n16:
+	CMP $16, R2
+	BLT mul32NEON_n16_done
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R1), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x6e28dc00 // fmul v0.4s, v0.4s, v8.4s
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	WORD $0x6e29dc21 // fmul v1.4s, v1.4s, v9.4s
+	WORD $0x6e3fdc21 // fmul v1.4s, v1.4s, v31.4s
+	WORD $0x6e2adc42 // fmul v2.4s, v2.4s, v10.4s
+	WORD $0x6e3fdc42 // fmul v2.4s, v2.4s, v31.4s
+	WORD $0x6e2bdc63 // fmul v3.4s, v3.4s, v11.4s
+	WORD $0x6e3fdc63 // fmul v3.4s, v3.4s, v31.4s
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R3)
+	SUB $16, R2
+	B mul32NEON_n16
+mul32NEON_n16_done:
+mul32NEON_n4:
+	CMP $4, R2
+	BLT mul32NEON_n4_done
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V8.S4]
+	WORD $0x6e28dc00 // fmul v0.4s, v0.4s, v8.4s
+	WORD $0x6e3fdc00 // fmul v0.4s, v0.4s, v31.4s
+	VST1.P [V0.S4], 16(R3)
+	SUB $4, R2
+	B mul32NEON_n4
+mul32NEON_n4_done:
+mul32NEON_n1:
+	CBZ R2, mul32NEON_n1_done
+	FMOVS.P 4(R0), F0
+	FMOVS.P 4(R1), F8
+	FMULS F8, F0
+	FMULS F31, F0
+	FMOVS.P F0, 4(R3)
+	SUB $1, R2
+	B mul32NEON_n1
+mul32NEON_n1_done:
+	RET
+
 // func gather32NEON(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int)
 TEXT ·gather32NEON(SB), NOSPLIT, $0-144
 	MOVD s_base+0(FP), R0
@@ -5373,6 +5468,43 @@ dot32NEON_n1_done:
 	WORD $0x7e70d800 // faddp d0, v0.2d
 	FADDD F24, F0
 	FMOVD F0, ret+48(FP)
+	RET
+
+// func axpyWidenNEON(a float64, x []float32, y []float64)
+TEXT ·axpyWidenNEON(SB), NOSPLIT, $0-56
+	FMOVD a+0(FP), F31
+	VDUP V31.D[0], V31.D2
+	MOVD x_base+8(FP), R0
+	MOVD x_len+16(FP), R2
+	MOVD y_base+32(FP), R1
+	MOVD R1, R3
+axpyWidenNEON_n8:
+	CMP $8, R2
+	BLT axpyWidenNEON_n8_done
+	VLD1.P 32(R0), [V8.S4, V9.S4]
+	VLD1.P 64(R1), [V0.D2, V1.D2, V2.D2, V3.D2]
+	WORD $0x0e61790c // fcvtl v12.2d, v8.2s
+	WORD $0x4e61790d // fcvtl2 v13.2d, v8.4s
+	WORD $0x0e61792e // fcvtl v14.2d, v9.2s
+	WORD $0x4e61792f // fcvtl2 v15.2d, v9.4s
+	VFMLA V12.D2, V31.D2, V0.D2
+	VFMLA V13.D2, V31.D2, V1.D2
+	VFMLA V14.D2, V31.D2, V2.D2
+	VFMLA V15.D2, V31.D2, V3.D2
+	VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R3)
+	SUB $8, R2
+	B axpyWidenNEON_n8
+axpyWidenNEON_n8_done:
+axpyWidenNEON_n1:
+	CBZ R2, axpyWidenNEON_n1_done
+	FMOVS.P 4(R0), F8
+	FCVTSD F8, F8
+	FMOVD.P 8(R1), F0
+	FMADDD F8, F0, F31, F0
+	FMOVD.P F0, 8(R3)
+	SUB $1, R2
+	B axpyWidenNEON_n1
+axpyWidenNEON_n1_done:
 	RET
 
 // func logMatVecNEON(out, a, tr []float64, M int)

@@ -119,6 +119,15 @@ func axpy32NEON(a float32, x, y []float32)
 func scale32NEON(a float32, x []float32)
 
 //go:noescape
+func mul32NEON(dst, x, y []float32, a float32)
+
+//go:noescape
+func mulNEON(dst, x, y []float64, a float64)
+
+//go:noescape
+func axpyWidenNEON(a float64, x []float32, y []float64)
+
+//go:noescape
 func gather32NEON(s, w []float32, ld int, ptr, ids []int32, vals []float32, T, M int)
 
 //go:noescape

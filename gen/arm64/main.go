@@ -332,6 +332,7 @@ func generate() string {
 	g.dot()
 	g.axpy()
 	g.scale()
+	g.mul()
 	g.forward()
 	g.backward()
 	g.viterbi(true)
@@ -352,10 +353,12 @@ func generate() string {
 	g.shiftRows()
 	g.axpy()
 	g.scale()
+	g.mul()
 	g.sparse(false)
 	g.sparse(true)
 	g.f32 = false
 	g.dot32()
+	g.axpyWiden()
 	g.logMatVec()
 	g.shiftRows()
 	g.fmaPeak()
@@ -457,6 +460,63 @@ func (g *gen) axpy() {
 		g.each(nv, func(k int) { g.i("VFMLA %s, V31.{A}, %s", g.vr(8+k), g.vr(k)) }, "FMADD{D} F8, F0, F31, F0")
 		g.st("R3", 0, nv)
 	})
+	g.i("RET")
+}
+
+// mul is Mul (Mul32): x·y, then times a, each product rounded as the
+// generic kernel rounds it.
+func (g *gen) mul() {
+	g.text(g.name("mul"), g.sig("func(dst, x, y []float64, a float64)"))
+	g.args("a F31")
+	g.i("VDUP V31.{L}[0], V31.{A}")
+	g.args("dst_base R3", "x_base R0", "x_len R2", "y_base R1")
+	g.blocks("n", "R2", widths{4, 1, 0}, func(nv int) {
+		g.ld("R0", 0, nv)
+		g.ld("R1", 8, nv)
+		g.each(nv, func(k int) {
+			g.fw(neon.FMUL(k, k, 8+k))
+			g.fw(neon.FMUL(k, k, 31))
+		}, "FMUL{D} F8, F0", "FMUL{D} F31, F0")
+		g.st("R3", 0, nv)
+	})
+	g.i("RET")
+}
+
+// axpyWiden is AxpyWiden: eight float32 at a time widened (FCVTL, FCVTL2:
+// exact) and added with one rounding (FMLA), as Go's fused y += a·x is
+// on arm64; a scalar loop for the rest.
+func (g *gen) axpyWiden() {
+	g.text("axpyWidenNEON", "func(a float64, x []float32, y []float64)")
+	g.args("a F31")
+	g.i("VDUP V31.D[0], V31.D2")
+	g.args("x_base R0", "x_len R2", "y_base R1")
+	g.i("MOVD R1, R3")
+	g.label(g.l("n8"))
+	g.i("CMP $8, R2")
+	g.i("BLT %s", g.l("n8_done"))
+	g.i("VLD1.P 32(R0), [V8.S4, V9.S4]")
+	g.i("VLD1.P 64(R1), [V0.D2, V1.D2, V2.D2, V3.D2]")
+	for k := 0; k < 2; k++ {
+		g.w(neon.FCVTL(12+2*k, 8+k))
+		g.w(neon.FCVTL2(13+2*k, 8+k))
+	}
+	for k := 0; k < 4; k++ {
+		g.i("VFMLA V%d.D2, V31.D2, V%d.D2", 12+k, k)
+	}
+	g.i("VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R3)")
+	g.i("SUB $8, R2")
+	g.i("B %s", g.l("n8"))
+	g.label(g.l("n8_done"))
+	g.label(g.l("n1"))
+	g.i("CBZ R2, %s", g.l("n1_done"))
+	g.i("FMOVS.P 4(R0), F8")
+	g.i("FCVTSD F8, F8")
+	g.i("FMOVD.P 8(R1), F0")
+	g.i("FMADDD F8, F0, F31, F0")
+	g.i("FMOVD.P F0, 8(R3)")
+	g.i("SUB $1, R2")
+	g.i("B %s", g.l("n1"))
+	g.label(g.l("n1_done"))
 	g.i("RET")
 }
 

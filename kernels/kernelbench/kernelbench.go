@@ -20,7 +20,7 @@ var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions",
 // float64 namesakes without the suffix, on the same values rounded to
 // float32), for `go test -bench` in package kernels; `simdcrf-bench
 // kernels` runs them when asked by name.
-var Kernels32 = []string{"forward32", "backward32", "forward_lockstep32", "backward_lockstep32", "transitions32", "viterbi32", "exp32", "dot32", "gather32", "scatter32"}
+var Kernels32 = []string{"forward32", "backward32", "forward_lockstep32", "backward_lockstep32", "transitions32", "viterbi32", "exp32", "dot32", "mul32", "axpywiden", "gather32", "scatter32"}
 
 // Labels are the label counts M of the per-sequence kernels.
 var Labels = []int{3, 9, 23, 45, 64, 128, 256, 512, 1024}
@@ -46,7 +46,7 @@ const (
 // rather than on a sequence of M labels.
 func Elementwise(kernel string) bool {
 	switch kernel {
-	case "exp", "log", "dot", "axpy", "exp32", "dot32":
+	case "exp", "log", "dot", "axpy", "exp32", "dot32", "mul32", "axpywiden":
 		return true
 	}
 	return false
@@ -221,7 +221,7 @@ func new32(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
 			}
 			return func() { kernels.Scatter32(w, m, p, ptr, ids, vals, -1, T, m) }
 		}
-	case "exp32", "dot32":
+	case "exp32", "dot32", "mul32", "axpywiden":
 		c.Labels, c.Positions = N, N
 		c.Setup = func() func() {
 			x, y := make([]float32, N), make([]float32, N)
@@ -229,12 +229,20 @@ func new32(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
 				x[i] = float32(-20 * r.Float64())
 				y[i] = float32(r.Float64())
 			}
-			if kernel == "exp32" {
+			switch kernel {
+			case "exp32":
 				return func() { kernels.Exp32(y, x) }
+			case "mul32": // the marginals α∘β·s of the CRF layer
+				d := make([]float32, N)
+				return func() { kernels.Mul32(d, x, y, 0.5) }
+			case "axpywiden": // float32 counts into float64 totals
+				d := make([]float64, N)
+				return func() { kernels.AxpyWiden(1e-9, x, d) }
 			}
 			return func() { sink = kernels.Dot32(x, y) }
 		}
-		if kernel == "dot32" {
+		switch kernel {
+		case "dot32", "mul32", "axpywiden":
 			c.Flops = 2 * N
 		}
 	default:
