@@ -90,11 +90,7 @@ func (tr *Transitions) posteriorsFull(ws *Workspace, emit []float64, T int, c *C
 		kernels.Backward(beta, scale, psi, tr.et, T, M)
 	}
 	if p.Marginals != nil {
-		mg := p.Marginals[:len(alpha)] // one bounds check, not three per entry
-		beta = beta[:len(alpha)]
-		for k, a := range alpha {
-			mg[k] = a * beta[k]
-		}
+		kernels.Mul(p.Marginals, alpha, beta, 1)
 	}
 	if p.Start != nil {
 		for j := range M {

@@ -36,6 +36,20 @@ func kDot[E Float](x, y []E) float64 {
 	return kernels.Dot(as64(x), as64(y))
 }
 
+// kAxpyWiden sets y[i] += a·float64(x[i]): one vector pass (AxpyWiden) for
+// float32; for float64 the loop rounds a·x apart from the sum as before
+// (Axpy fuses them), keeping float64 results bit for bit.
+func kAxpyWiden[E Float](a float64, x []E, y []float64) {
+	if is32[E]() {
+		kernels.AxpyWiden(a, as32(x), y)
+		return
+	}
+	y = y[:len(x)]
+	for k, v := range x {
+		y[k] += float64(v) * a
+	}
+}
+
 // onesOf returns n 1s from *buf, growing it as needed: kDot(x, 1s) is
 // Σ x in vector lanes.
 func onesOf[E Float](buf *[]E, n int) []E {

@@ -250,9 +250,7 @@ func (c *Counts[E]) Flush(dst []float64, weight float64) {
 	if tot > 0 {
 		f *= float64(c.n) / tot
 	}
-	for k, v := range c.g {
-		dst[k] += float64(v) * f
-	}
+	kAxpyWiden(f, c.g, dst)
 	c.Reset()
 }
 

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // as32 returns s as a []float32 when F is float32 (no copy).
@@ -46,10 +47,7 @@ func (r *runner[F]) nll32(wb *wbuf, i int) bool {
 	if r.wantEmit {
 		d := r.out32[off : off+r.T*M]
 		s := float32(r.scale)
-		dd, bb := d[:len(alpha)], beta[:len(alpha)] // no bounds checks in the loop
-		for k, a := range alpha {
-			dd[k] = a * bb[k] * s
-		}
+		kernels.Mul32(d, alpha, beta, s)
 		for t, y := range tags {
 			d[t*M+int(y)] -= s
 		}
@@ -88,11 +86,7 @@ func (r *runner[F]) marginals32(wb *wbuf, i int) bool {
 		return false
 	}
 	d := r.out32[off : off+r.T*M]
-	alpha := wb.f32.ws.Alpha()
-	dd, beta := d[:len(alpha)], wb.f32.ws.Beta()
-	for k, a := range alpha {
-		dd[k] = a * beta[k]
-	}
+	kernels.Mul32(d, wb.f32.ws.Alpha(), wb.f32.ws.Beta(), 1)
 	clear(d[L*M:])
 	if r.logZ != nil {
 		r.logZ[i] = logZ

@@ -3,6 +3,7 @@ package layer
 import (
 	"github.com/simdcrf/simdcrf/engine"
 	"github.com/simdcrf/simdcrf/internal/lockplan"
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // The float32 lockstep path: float32 batches at M ≥ lockstepMin32 (512;
@@ -80,10 +81,7 @@ func (r *runner[F]) out32Chain(wb *wbuf, i, k int, logZ float64) {
 		d := r.out32[off : off+r.T*M]
 		for t := range L {
 			a, b := ws.GroupRow(k, t)
-			o := d[t*M : (t+1)*M]
-			for j := range o {
-				o[j] = a[j] * b[j]
-			}
+			kernels.Mul32(d[t*M:(t+1)*M], a, b, 1)
 		}
 		clear(d[L*M:])
 		if r.logZ != nil {
@@ -99,11 +97,8 @@ func (r *runner[F]) out32Chain(wb *wbuf, i, k int, logZ float64) {
 		s := float32(r.scale)
 		for t := range L {
 			a, b := ws.GroupRow(k, t)
-			o := d[t*M : (t+1)*M]
-			for j := range o {
-				o[j] = a[j] * b[j] * s
-			}
-			o[tags[t]] -= s
+			kernels.Mul32(d[t*M:(t+1)*M], a, b, s)
+			d[t*M+int(tags[t])] -= s
 		}
 		clear(d[L*M:])
 	}

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/simdcrf/simdcrf/engine"
+	"github.com/simdcrf/simdcrf/kernels"
 )
 
 // The float32 evaluation (Config.Precision "float32"): the state weights,
@@ -135,11 +136,7 @@ func (s *state32) forwardBackward(wk *worker32, T, m int, tg []float64, c float6
 		return 0, false
 	}
 	alpha, beta := wk.ws.Alpha(), wk.ws.Beta()
-	marg := wk.marg[:T*m]
-	beta = beta[:len(alpha)]
-	for k, a := range alpha {
-		marg[k] = a * beta[k]
-	}
+	kernels.Mul32(wk.marg[:T*m], alpha, beta, 1)
 	if T > 1 {
 		s.tr.AddCounts(&wk.ws, &wk.counts, tg, c)
 	}
