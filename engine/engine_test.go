@@ -881,6 +881,18 @@ func TestSumLogs(t *testing.T) {
 			if !ok || math.Abs(got-want) > 1e-14*abs+1e-15*float64(n) {
 				t.Errorf("%s/n=%d: %v, %v; want %v", kind, n, got, ok, want)
 			}
+			// A lockstep chain's scales, K = 3 apart, between values
+			// (−1) that would fail the sum if read.
+			w := make([]float64, 3*n+2)
+			for i := range w {
+				w[i] = -1
+			}
+			for i, x := range s {
+				w[1+3*i] = x
+			}
+			if gs, ok := sumLogsStrided(w[1:], n, 3); !ok || gs != got {
+				t.Errorf("%s/n=%d: strided %v, %v; want %v", kind, n, gs, ok, got)
+			}
 			s32 := make([]float32, n)
 			want32 := 0.0
 			for i := range s32 {
@@ -901,4 +913,32 @@ func TestSumLogs(t *testing.T) {
 	if got, ok := sumLogs([]float64{2, math.Inf(1)}); !ok || !math.IsInf(got, 1) {
 		t.Errorf("+Inf scale: %v, %v", got, ok)
 	}
+}
+
+// BenchmarkSumLogs sums the logs of a sentence's scales (T = 37, the
+// layer benchmark's mean length), float64 and float32.
+func BenchmarkSumLogs(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 10))
+	s := make([]float64, 37)
+	for i := range s {
+		s[i] = 0.5 + 20*r.Float64()
+	}
+	s32 := make([]float32, len(s))
+	for i, v := range s {
+		s32[i] = float32(v)
+	}
+	var sink float64
+	b.Run("float64", func(b *testing.B) {
+		for b.Loop() {
+			z, _ := sumLogs(s)
+			sink += z
+		}
+	})
+	b.Run("float32", func(b *testing.B) {
+		for b.Loop() {
+			z, _ := sumLogs(s32)
+			sink += z
+		}
+	})
+	_ = sink
 }

@@ -81,14 +81,20 @@ func (tr *Transitions) forward(ws *Workspace, emit []float64, T int, c *ChainOpt
 
 // sumLogs returns Σ log s over the scales, or false if one is not > 0 (or
 // NaN). It takes about one logarithm a sequence, of the scales' product,
-// not one a position (those were 4.5 % of forward–backward at M = 23):
-// factors within [2⁻⁵⁰⁰, 2⁵⁰⁰] multiply a running product, which is
-// logged and restarted when it leaves that range; others are logged alone.
+// not one a position (those were 4.5 % of forward–backward at M = 23).
 func sumLogs[E float32 | float64](scale []E) (float64, bool) {
+	return sumLogsStrided(scale, len(scale), 1)
+}
+
+// sumLogsStrided is sumLogs over the n scales s[0], s[stride], … (those
+// of a chain in a lockstep group): factors within [2⁻⁵⁰⁰, 2⁵⁰⁰] multiply
+// a running product, which is logged and restarted when it leaves that
+// range; others are logged alone.
+func sumLogsStrided[E float32 | float64](s []E, n, stride int) (float64, bool) {
 	const lo, hi = 0x1p-500, 0x1p500
 	z, p := 0.0, 1.0
-	for _, s := range scale {
-		x := float64(s)
+	for k := 0; k < n*stride; k += stride {
+		x := float64(s[k])
 		if !(x > 0) {
 			return 0, false
 		}

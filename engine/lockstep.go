@@ -194,16 +194,9 @@ func (lb *lockGroup[E]) forward(f *scaledForm[E], emits [][]E, T, K, M int, logZ
 		if P == T {
 			continue
 		}
-		z := lb.shift[k]
-		for t := range T - P {
-			sc := scale[t*K+k]
-			if !(sc > 0) {
-				lb.pad[k] = int32(T)
-				break
-			}
-			z += math.Log(float64(sc))
-		}
-		if int(lb.pad[k]) == T || !sentinel.Negligible(z, lb.shift[k], f.minGap, T-P, M) {
+		ls, ok := sumLogsStrided(scale[k:], T-P, K)
+		z := lb.shift[k] + ls
+		if !ok || !sentinel.Negligible(z, lb.shift[k], f.minGap, T-P, M) {
 			lb.pad[k] = int32(T)
 			continue
 		}
