@@ -81,7 +81,7 @@ var avx512Impl = &impl{
 	log: logAVX512,
 	// Below fbNarrow labels a step is all latency, and the 4-lane kernels
 	// measured faster (M=9: 26 against 33 ns a position).
-	forward:      narrow(lagChecked(forwardAVX2), lagChecked(forwardAVX512)),
+	forward:      narrow(fbNarrow, lagChecked(forwardAVX2), lagChecked(forwardAVX512)),
 	backward:     backwardAVX512,
 	forwardBatch: narrowBatch(fbBatch(forwardBatchAVX2), fbBatch(forwardBatchAVX512)),
 	// BackwardBatch (checked by TestAVX512F32Direct) at every M, as
@@ -114,12 +114,13 @@ var avx512Impl = &impl{
 
 	// float32: the AVX-512 kernels TestAVX512F32Direct has checked on an
 	// AVX-512 machine (Xeon, AVX-512 F/DQ/VL; this code was written on one
-	// without). Forward32 and ForwardBatch32 keep the float64 kernels'
-	// switch to AVX2 at fbNarrow labels and below; it is not measured in
-	// float32 (whose AVX2 kernels have 8 lanes, not 4), and keeps the
-	// small-M cases on the kernels they ran before.
+	// without). Forward32 runs AVX2 up to fbNarrow32 labels (two ymm rows
+	// against one zmm: BenchmarkForwardNarrow on that Xeon, T = 32, ns a
+	// position, AVX2 against AVX-512: M = 9 17.0 / 19.7, 13 16.3 / 18.3,
+	// 16 15.3 / 17.9, 17 20.6 / 21.3, 24 26 / 25); ForwardBatch32 keeps
+	// the float64 switch at fbNarrow, not measured in float32.
 	exp32:           exp32AVX512,
-	forward32:       narrow(lagChecked(forward32AVX2), lagChecked(forward32AVX512)),
+	forward32:       narrow(fbNarrow32, lagChecked(forward32AVX2), lagChecked(forward32AVX512)),
 	forwardBatch32:  narrowBatch(fbBatch(forwardBatch32AVX2), fbBatch(forwardBatch32AVX512)),
 	backwardBatch32: bbBatch(backwardBatch32AVX512),
 	backward32:      backward32AVX512,
@@ -153,10 +154,13 @@ func fbRows(M int) int { return 64 }
 // Forward and ForwardBatch kernels.
 const fbNarrow = 12
 
-// narrow runs small for M ≤ fbNarrow, wide above.
-func narrow[F float](small, wide func(alpha, scale, psi, e []F, T, M int)) func(alpha, scale, psi, e []F, T, M int) {
+// fbNarrow32 is fbNarrow for Forward32.
+const fbNarrow32 = 16
+
+// narrow runs small for M ≤ upto, wide above.
+func narrow[F float](upto int, small, wide func(alpha, scale, psi, e []F, T, M int)) func(alpha, scale, psi, e []F, T, M int) {
 	return func(alpha, scale, psi, e []F, T, M int) {
-		if M <= fbNarrow {
+		if M <= upto {
 			small(alpha, scale, psi, e, T, M)
 			return
 		}

@@ -11,8 +11,8 @@ import (
 // float64 BackwardBatch) called directly: generated on a machine without
 // AVX-512, they are checked here exactly as the float32 tests check every
 // tier. The tier runs each of them since this test passed on an AVX-512
-// machine (Forward32 and ForwardBatch32 above fbNarrow labels only: here
-// at every M).
+// machine (Forward32 above fbNarrow32 labels and ForwardBatch32 above
+// fbNarrow only: here at every M).
 func avx512F32() *impl {
 	p := *avx512Impl
 	p.name = "avx512-f32"

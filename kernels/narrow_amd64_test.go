@@ -1,0 +1,45 @@
+package kernels
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkForwardNarrow runs the AVX2 and AVX-512 Forward kernels directly
+// at the small M around fbNarrow (the label count up to which the avx512
+// tier runs the AVX2 ones), float64 and float32, T = 32: the measurement
+// behind that switch. Run with -count for benchstat.
+func BenchmarkForwardNarrow(b *testing.B) {
+	if !avx512Impl.available {
+		b.Skipf("this CPU lacks %s", avx512Impl.needs)
+	}
+	r := newRand(7)
+	const T = 32
+	for _, M := range []int{5, 8, 9, 12, 13, 14, 15, 16, 17, 20, 24, 32} {
+		psi, e := randSlice(r, T*M, 0.01, 1), randSlice(r, M*M, 0.01, 1)
+		alpha, scale := make([]float64, T*M), make([]float64, T)
+		psi32, e32 := to32(psi), to32(e)
+		alpha32, scale32 := make([]float32, T*M), make([]float32, T)
+		for _, v := range []struct {
+			name string
+			f64  func(alpha, scale, psi, e []float64, T, M int)
+			f32  func(alpha, scale, psi, e []float32, T, M int)
+		}{
+			{"avx2", lagChecked(forwardAVX2), lagChecked(forward32AVX2)},
+			{"avx512", lagChecked(forwardAVX512), lagChecked(forward32AVX512)},
+		} {
+			b.Run(fmt.Sprintf("M=%d/float64/%s", M, v.name), func(b *testing.B) {
+				for b.Loop() {
+					v.f64(alpha, scale, psi, e, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
+			})
+			b.Run(fmt.Sprintf("M=%d/float32/%s", M, v.name), func(b *testing.B) {
+				for b.Loop() {
+					v.f32(alpha32, scale32, psi32, e32, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
+			})
+		}
+	}
+}
