@@ -81,11 +81,15 @@ var avx512Impl = &impl{
 	log: logAVX512,
 	// Below fbNarrow labels a step is all latency, and the 4-lane kernels
 	// measured faster (M=9: 26 against 33 ns a position).
-	forward:      narrow(fbNarrow, lagChecked(forwardAVX2), lagChecked(forwardAVX512)),
-	backward:     backwardAVX512,
+	forward: narrow(fbNarrow, lagChecked(forwardAVX2), lagChecked(forwardAVX512)),
+	// Backward: AVX2 up to bwNarrow labels (BenchmarkBackwardNarrow on an
+	// Intel Xeon, T = 32, ns a position, AVX2 / AVX-512, least of 5:
+	// float64 M = 4 11.0 / 16.0, 8 12.8 / 13.2, 9 20.0 / 13.5; float32
+	// M = 8 12.8 / 17.7, 9 14.2 / 14.5, 12 16.4 / 15.7, 16 20.8 / 18.4).
+	backward:     narrow(bwNarrow, backwardAVX2, backwardAVX512),
 	forwardBatch: narrowBatch(fbBatch(forwardBatchAVX2), fbBatch(forwardBatchAVX512)),
-	// BackwardBatch (checked by TestAVX512F32Direct) at every M, as
-	// Backward: no narrow switch was measured for either.
+	// BackwardBatch (checked by TestAVX512F32Direct) at every M: no
+	// narrow switch was measured for it.
 	backwardBatch: bbBatch(backwardBatchAVX512),
 	transitions:   transitionsAVX512,
 	shiftRows:     shiftRowsAVX512,
@@ -123,7 +127,7 @@ var avx512Impl = &impl{
 	forward32:       narrow(fbNarrow32, lagChecked(forward32AVX2), lagChecked(forward32AVX512)),
 	forwardBatch32:  narrowBatch(fbBatch(forwardBatch32AVX2), fbBatch(forwardBatch32AVX512)),
 	backwardBatch32: bbBatch(backwardBatch32AVX512),
-	backward32:      backward32AVX512,
+	backward32:      narrow(bwNarrow, backward32AVX2, backward32AVX512),
 	transitions32:   transitions32AVX512,
 	viterbi32:       viterbi32AVX512,
 	gather32:        gather32AVX512,
@@ -157,7 +161,12 @@ const fbNarrow = 12
 // fbNarrow32 is fbNarrow for Forward32.
 const fbNarrow32 = 16
 
-// narrow runs small for M ≤ upto, wide above.
+// bwNarrow is the largest M for which the AVX-512 tier runs the AVX2
+// Backward and Backward32 kernels.
+const bwNarrow = 8
+
+// narrow runs small for M ≤ upto, wide above (Forward's and Backward's
+// signatures alike).
 func narrow[F float](upto int, small, wide func(alpha, scale, psi, e []F, T, M int)) func(alpha, scale, psi, e []F, T, M int) {
 	return func(alpha, scale, psi, e []F, T, M int) {
 		if M <= upto {

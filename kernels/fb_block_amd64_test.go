@@ -58,6 +58,32 @@ func TestForwardAVX512Narrow(t *testing.T) {
 	}
 }
 
+// TestBackwardAVX512Narrow tests the AVX-512 Backward kernel at the small M
+// (bwNarrow and below) for which the avx512 tier runs the AVX2 kernel
+// instead; avx512F32 covers Backward32's.
+func TestBackwardAVX512Narrow(t *testing.T) {
+	if !avx512Impl.available {
+		t.Skip("no AVX-512")
+	}
+	r := newRand(20)
+	for _, kind := range fbKinds {
+		for M := 1; M <= bwNarrow; M++ {
+			for _, T := range []int{1, 2, 3, 7, 50} {
+				c := makeFB(r, kind, T, M)
+				alpha, scale := make([]float64, T*M), make([]float64, T)
+				forwardGeneric(alpha, scale, c.psi, c.e, T, M)
+				et := transpose(c.e, M)
+				beta := make([]float64, T*M)
+				backwardGeneric(beta, scale, c.psi, et, T, M)
+				bbuf, b := guarded(T*M, nil)
+				backwardAVX512(b, scale, c.psi, et, T, M)
+				checkGuards(t, c.name+" beta", bbuf)
+				checkClose(t, c.name+" beta", b, beta, fbTol, fbAtol)
+			}
+		}
+	}
+}
+
 // TestForwardLag runs the amd64 Forward kernels without their wrapper,
 // lagChecked, on every case whose scales the lag may use (lagSafe), against
 // the generic kernel; and checks that the wrapped kernels, on the cases it

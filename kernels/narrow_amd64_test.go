@@ -43,3 +43,42 @@ func BenchmarkForwardNarrow(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkBackwardNarrow is BenchmarkForwardNarrow for Backward, which the
+// avx512 tier runs on AVX-512 at every M.
+func BenchmarkBackwardNarrow(b *testing.B) {
+	if !avx512Impl.available {
+		b.Skipf("this CPU lacks %s", avx512Impl.needs)
+	}
+	r := newRand(8)
+	const T = 32
+	for _, M := range []int{2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 16, 17, 20, 24, 32} {
+		psi, e := randSlice(r, T*M, 0.01, 1), randSlice(r, M*M, 0.01, 1)
+		alpha, beta, scale := make([]float64, T*M), make([]float64, T*M), make([]float64, T)
+		forwardGeneric(alpha, scale, psi, e, T, M)
+		psi32, e32 := to32(psi), to32(e)
+		alpha32, beta32, scale32 := make([]float32, T*M), make([]float32, T*M), make([]float32, T)
+		forwardGeneric(alpha32, scale32, psi32, e32, T, M)
+		for _, v := range []struct {
+			name string
+			f64  func(beta, scale, psi, et []float64, T, M int)
+			f32  func(beta, scale, psi, et []float32, T, M int)
+		}{
+			{"avx2", backwardAVX2, backward32AVX2},
+			{"avx512", backwardAVX512, backward32AVX512},
+		} {
+			b.Run(fmt.Sprintf("M=%d/float64/%s", M, v.name), func(b *testing.B) {
+				for b.Loop() {
+					v.f64(beta, scale, psi, e, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
+			})
+			b.Run(fmt.Sprintf("M=%d/float32/%s", M, v.name), func(b *testing.B) {
+				for b.Loop() {
+					v.f32(beta32, scale32, psi32, e32, T, M)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
+			})
+		}
+	}
+}
