@@ -46,6 +46,7 @@ func BenchmarkForward(b *testing.B)         { benchKernel(b, "forward") }
 func BenchmarkBackward(b *testing.B)        { benchKernel(b, "backward") }
 func BenchmarkForwardLockstep(b *testing.B) { benchKernel(b, "forward_lockstep") }
 func BenchmarkTransitions(b *testing.B)     { benchKernel(b, "transitions") }
+func BenchmarkShiftRows(b *testing.B)       { benchKernel(b, "shiftrows") }
 func BenchmarkViterbi(b *testing.B)         { benchKernel(b, "viterbi") }
 func BenchmarkLogForward(b *testing.B)      { benchKernel(b, "logforward") }
 func BenchmarkGather(b *testing.B)          { benchKernel(b, "gather") }
@@ -66,6 +67,7 @@ func BenchmarkViterbi32(b *testing.B)          { benchKernel(b, "viterbi32") }
 func BenchmarkExp32(b *testing.B)              { benchKernel(b, "exp32") }
 func BenchmarkDot32(b *testing.B)              { benchKernel(b, "dot32") }
 func BenchmarkMul32(b *testing.B)              { benchKernel(b, "mul32") }
+func BenchmarkShiftRows32(b *testing.B)        { benchKernel(b, "shiftrows32") }
 func BenchmarkAxpyWiden(b *testing.B)          { benchKernel(b, "axpywiden") }
 func BenchmarkGather32(b *testing.B)           { benchKernel(b, "gather32") }
 func BenchmarkScatter32(b *testing.B)          { benchKernel(b, "scatter32") }

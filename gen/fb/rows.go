@@ -12,7 +12,10 @@ import (
 // genShiftRows emits ShiftRows: per row, v = in + a is stored to out while
 // its maximum and its smallest finite entry accumulate (masked-off tail
 // lanes count as −Inf for the maximum and +Inf for the minimum); the row
-// is then shifted by its maximum in place (it is still in L1).
+// is then shifted by its maximum in place (it is still in L1). The tail
+// vector stays in a register until it is shifted and stored: a masked
+// store does not forward to a load, and reloading it cost about 4 ns a
+// row (M = 9: 11.4 ns a row against 7.1 at M = 16).
 func genShiftRows(i *ISA) {
 	fn := i.Fn("shiftRows")
 	Kernel(fn, NOSPLIT, i.Sig("func(out, mx, lo, in, a []%s, T, M int)"), "is ShiftRows; the wrapper has checked the sizes (T, M ≥ 1).")
@@ -68,14 +71,14 @@ func genShiftRows(i *ISA) {
 	JMP(LabelRef(i.Label(fn, "col")))
 
 	Label(i.Label(fn, "coltail"))
+	vt := i.Vec() // the tail, kept for "subtail"
 	TESTQ(rem, rem)
 	JZ(LabelRef(i.Label(fn, "reduce")))
 	{
-		v, t := i.Vec(), i.Vec()
+		v, t := vt, i.Vec()
 		i.LoadMasked(tm, i.Addr(in, idx, 0), v)
 		i.LoadMasked(tm, i.Addr(pa, idx, 0), t)
 		i.VADD(t, v, v)
-		i.StoreMasked(tm, v, i.Addr(out, idx, 0))
 		if i.Is512() {
 			i.VMAX(v, mx, tm.K, mx)
 			k := K()
@@ -113,12 +116,8 @@ func genShiftRows(i *ISA) {
 	Label(i.Label(fn, "subtail"))
 	TESTQ(rem, rem)
 	JZ(LabelRef(i.Label(fn, "next")))
-	{
-		v := i.Vec()
-		i.LoadMasked(tm, i.Addr(out, idx, 0), v)
-		i.VSUB(m, v, v)
-		i.StoreMasked(tm, v, i.Addr(out, idx, 0))
-	}
+	i.VSUB(m, vt, vt)
+	i.StoreMasked(tm, vt, i.Addr(out, idx, 0))
 	Label(i.Label(fn, "next"))
 	LEAQ(Mem{Base: in, Index: M, Scale: i.Sc()}, in)
 	LEAQ(Mem{Base: out, Index: M, Scale: i.Sc()}, out)

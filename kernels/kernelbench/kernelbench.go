@@ -13,14 +13,14 @@ import (
 )
 
 // Kernels lists the benchmarked kernels in report order.
-var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions", "viterbi",
+var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions", "shiftrows", "viterbi",
 	"logforward", "gather", "scatter", "exp", "log", "dot", "axpy"}
 
 // Kernels32 lists the float32 kernels' benchmarks (the same cases as their
 // float64 namesakes without the suffix, on the same values rounded to
 // float32), for `go test -bench` in package kernels; `simdcrf-bench
 // kernels` runs them when asked by name.
-var Kernels32 = []string{"forward32", "backward32", "forward_lockstep32", "backward_lockstep32", "transitions32", "viterbi32", "exp32", "dot32", "mul32", "axpywiden", "gather32", "scatter32"}
+var Kernels32 = []string{"forward32", "backward32", "forward_lockstep32", "backward_lockstep32", "transitions32", "viterbi32", "exp32", "dot32", "mul32", "axpywiden", "shiftrows32", "gather32", "scatter32"}
 
 // Labels are the label counts M of the per-sequence kernels.
 var Labels = []int{3, 9, 23, 45, 64, 128, 256, 512, 1024}
@@ -101,6 +101,19 @@ func New(kernel string, m int) (c Case, ok bool) {
 			kernels.Backward(beta, scale, psi, e, T, m)
 			g, work := make([]float64, m*m), make([]float64, T*m)
 			return func() { kernels.Transitions(g, e, alpha, beta, psi, scale, work, T, m) }
+		}
+	case "shiftrows", "shiftrows32":
+		// The scaled pass's row shifts: T rows of scores plus an offset
+		// row, each less its maximum (and its minimum found).
+		c.Setup = func() func() {
+			in, a := scores(r, T*m), scores(r, m)
+			out, mx, lo := make([]float64, T*m), make([]float64, T), make([]float64, T)
+			if kernel == "shiftrows" {
+				return func() { kernels.ShiftRows(out, mx, lo, in, a, T, m) }
+			}
+			in32, a32 := to32(in), to32(a)
+			out32, mx32, lo32 := make([]float32, T*m), make([]float32, T), make([]float32, T)
+			return func() { kernels.ShiftRows32(out32, mx32, lo32, in32, a32, T, m) }
 		}
 	case "viterbi":
 		c.Flops = (T - 1) * 2 * M * M
