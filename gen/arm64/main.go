@@ -412,33 +412,25 @@ func (g *gen) dot32() {
 		g.zero(k)
 	}
 	g.zero(24)
-	g.label(g.l("n8"))
-	g.i("CMP $8, R2")
-	g.i("BLT %s", g.l("n8_done"))
-	g.i("VLD1.P 32(R0), [V8.S4, V9.S4]")
-	g.i("VLD1.P 32(R1), [V10.S4, V11.S4]")
-	for k := 0; k < 2; k++ {
-		g.w(neon.FCVTL(12+2*k, 8+k))
-		g.w(neon.FCVTL2(13+2*k, 8+k))
-		g.w(neon.FCVTL(16+2*k, 10+k))
-		g.w(neon.FCVTL2(17+2*k, 10+k))
-	}
-	for k := 0; k < 4; k++ {
-		g.i("VFMLA V%d.D2, V%d.D2, V%d.D2", 12+k, 16+k, k)
-	}
-	g.i("SUB $8, R2")
-	g.i("B %s", g.l("n8"))
-	g.label(g.l("n8_done"))
-	g.label(g.l("n1"))
-	g.i("CBZ R2, %s", g.l("n1_done"))
-	g.i("FMOVS.P 4(R0), F8")
-	g.i("FMOVS.P 4(R1), F9")
-	g.i("FCVTSD F8, F8")
-	g.i("FCVTSD F9, F9")
-	g.i("FMADDD F8, F24, F9, F24")
-	g.i("SUB $1, R2")
-	g.i("B %s", g.l("n1"))
-	g.label(g.l("n1_done"))
+	g.widenLoop(func() {
+		g.i("VLD1.P 32(R0), [V8.S4, V9.S4]")
+		g.i("VLD1.P 32(R1), [V10.S4, V11.S4]")
+		for k := 0; k < 2; k++ {
+			g.w(neon.FCVTL(12+2*k, 8+k))
+			g.w(neon.FCVTL2(13+2*k, 8+k))
+			g.w(neon.FCVTL(16+2*k, 10+k))
+			g.w(neon.FCVTL2(17+2*k, 10+k))
+		}
+		for k := 0; k < 4; k++ {
+			g.i("VFMLA V%d.D2, V%d.D2, V%d.D2", 12+k, 16+k, k)
+		}
+	}, func() {
+		g.i("FMOVS.P 4(R0), F8")
+		g.i("FMOVS.P 4(R1), F9")
+		g.i("FCVTSD F8, F8")
+		g.i("FCVTSD F9, F9")
+		g.i("FMADDD F8, F24, F9, F24")
+	})
 	g.w(neon.FADD(0, 0, 1))
 	g.w(neon.FADD(2, 2, 3))
 	g.w(neon.FADD(0, 0, 2))
@@ -491,33 +483,43 @@ func (g *gen) axpyWiden() {
 	g.i("VDUP V31.D[0], V31.D2")
 	g.args("x_base R0", "x_len R2", "y_base R1")
 	g.i("MOVD R1, R3")
+	g.widenLoop(func() {
+		g.i("VLD1.P 32(R0), [V8.S4, V9.S4]")
+		g.i("VLD1.P 64(R1), [V0.D2, V1.D2, V2.D2, V3.D2]")
+		for k := 0; k < 2; k++ {
+			g.w(neon.FCVTL(12+2*k, 8+k))
+			g.w(neon.FCVTL2(13+2*k, 8+k))
+		}
+		for k := 0; k < 4; k++ {
+			g.i("VFMLA V%d.D2, V31.D2, V%d.D2", 12+k, k)
+		}
+		g.i("VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R3)")
+	}, func() {
+		g.i("FMOVS.P 4(R0), F8")
+		g.i("FCVTSD F8, F8")
+		g.i("FMOVD.P 8(R1), F0")
+		g.i("FMADDD F8, F0, F31, F0")
+		g.i("FMOVD.P F0, 8(R3)")
+	})
+	g.i("RET")
+}
+
+// widenLoop walks the R2 float32 elements of dot32 and axpyWiden eight at
+// a time (body8) and then one at a time (body1).
+func (g *gen) widenLoop(body8, body1 func()) {
 	g.label(g.l("n8"))
 	g.i("CMP $8, R2")
 	g.i("BLT %s", g.l("n8_done"))
-	g.i("VLD1.P 32(R0), [V8.S4, V9.S4]")
-	g.i("VLD1.P 64(R1), [V0.D2, V1.D2, V2.D2, V3.D2]")
-	for k := 0; k < 2; k++ {
-		g.w(neon.FCVTL(12+2*k, 8+k))
-		g.w(neon.FCVTL2(13+2*k, 8+k))
-	}
-	for k := 0; k < 4; k++ {
-		g.i("VFMLA V%d.D2, V31.D2, V%d.D2", 12+k, k)
-	}
-	g.i("VST1.P [V0.D2, V1.D2, V2.D2, V3.D2], 64(R3)")
+	body8()
 	g.i("SUB $8, R2")
 	g.i("B %s", g.l("n8"))
 	g.label(g.l("n8_done"))
 	g.label(g.l("n1"))
 	g.i("CBZ R2, %s", g.l("n1_done"))
-	g.i("FMOVS.P 4(R0), F8")
-	g.i("FCVTSD F8, F8")
-	g.i("FMOVD.P 8(R1), F0")
-	g.i("FMADDD F8, F0, F31, F0")
-	g.i("FMOVD.P F0, 8(R3)")
+	body1()
 	g.i("SUB $1, R2")
 	g.i("B %s", g.l("n1"))
 	g.label(g.l("n1_done"))
-	g.i("RET")
 }
 
 func (g *gen) scale() {

@@ -78,15 +78,21 @@ func genDot(i *ISA) {
 	dotReturn(i, acc)
 }
 
+// axpyArgs loads the arguments of Axpy and AxpyWiden (a broadcast) and
+// allocates their index.
+func axpyArgs(i *ISA) (av reg.VecVirtual, x, y reg.Register, n, idx reg.GPVirtual) {
+	av = i.Vec()
+	i.VBROADCAST(ParamAddr("a"), av)
+	x = Load(Param("x").Base(), GP64())
+	y = Load(Param("y").Base(), GP64())
+	n = Load(Param("x").Len(), GP64()).(reg.GPVirtual)
+	return av, x, y, n, GP64()
+}
+
 func genAxpy(i *ISA) {
 	fn := i.Fn("axpy")
 	Kernel(fn, NOSPLIT, i.Sig("func(a %s, x, y []%s)"), "sets y[i] += a·x[i] for i < len(x); len(y) ≥ len(x).")
-	av := i.Vec()
-	i.VBROADCAST(ParamAddr("a"), av)
-	x := Load(Param("x").Base(), GP64())
-	y := Load(Param("y").Base(), GP64())
-	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
-	idx := GP64()
+	av, x, y, n, idx := axpyArgs(i)
 	Stripes(i, "axpy", n, idx, 4, func(u int) {
 		t := i.Vec()
 		i.VMOVU(i.Addr(y, idx, u*i.Bytes), t)
@@ -189,12 +195,7 @@ func at32(b, idx reg.Register, disp int) Mem { return Mem{Base: b, Index: idx, S
 func genAxpyWiden(i *ISA) {
 	fn := "axpyWiden" + i.Name
 	Kernel(fn, NOSPLIT, "func(a float64, x []float32, y []float64)", "sets y[i] += a·float64(x[i]) for i < len(x); len(y) ≥ len(x).")
-	av := i.Vec()
-	i.VBROADCAST(ParamAddr("a"), av)
-	x := Load(Param("x").Base(), GP64())
-	y := Load(Param("y").Base(), GP64())
-	n := Load(Param("x").Len(), GP64()).(reg.GPVirtual)
-	idx := GP64()
+	av, x, y, n, idx := axpyArgs(i)
 	Stripes(i, "axpyWiden", n, idx, 4, func(u int) {
 		t := i.Vec()
 		VCVTPS2PD(at32(x, idx, u*i.Bytes/2), t)
