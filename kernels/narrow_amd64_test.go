@@ -30,18 +30,8 @@ func BenchmarkForwardNarrow(b *testing.B) {
 			{"avx2", lagChecked(forwardAVX2), lagChecked(forward32AVX2)},
 			{"avx512", lagChecked(forwardAVX512), lagChecked(forward32AVX512)},
 		} {
-			b.Run(fmt.Sprintf("M=%d/float64/%s", M, v.name), func(b *testing.B) {
-				for b.Loop() {
-					v.f64(alpha, scale, psi, e, T, M)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
-			})
-			b.Run(fmt.Sprintf("M=%d/float32/%s", M, v.name), func(b *testing.B) {
-				for b.Loop() {
-					v.f32(alpha32, scale32, psi32, e32, T, M)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
-			})
+			perPosition(b, fmt.Sprintf("M=%d/float64/%s", M, v.name), T, func() { v.f64(alpha, scale, psi, e, T, M) })
+			perPosition(b, fmt.Sprintf("M=%d/float32/%s", M, v.name), T, func() { v.f32(alpha32, scale32, psi32, e32, T, M) })
 		}
 	}
 }
@@ -69,18 +59,19 @@ func BenchmarkBackwardNarrow(b *testing.B) {
 			{"avx2", backwardAVX2, backward32AVX2},
 			{"avx512", backwardAVX512, backward32AVX512},
 		} {
-			b.Run(fmt.Sprintf("M=%d/float64/%s", M, v.name), func(b *testing.B) {
-				for b.Loop() {
-					v.f64(beta, scale, psi, e, T, M)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
-			})
-			b.Run(fmt.Sprintf("M=%d/float32/%s", M, v.name), func(b *testing.B) {
-				for b.Loop() {
-					v.f32(beta32, scale32, psi32, e32, T, M)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
-			})
+			perPosition(b, fmt.Sprintf("M=%d/float64/%s", M, v.name), T, func() { v.f64(beta, scale, psi, e, T, M) })
+			perPosition(b, fmt.Sprintf("M=%d/float32/%s", M, v.name), T, func() { v.f32(beta32, scale32, psi32, e32, T, M) })
 		}
 	}
+}
+
+// perPosition runs f (one call over T positions) as the sub-benchmark name
+// and reports ns a position.
+func perPosition(b *testing.B, name string, T int, f func()) {
+	b.Run(name, func(b *testing.B) {
+		for b.Loop() {
+			f()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*T), "ns/position")
+	})
 }
