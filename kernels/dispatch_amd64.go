@@ -82,10 +82,11 @@ var avx512Impl = &impl{
 	// Below fbNarrow labels a step is all latency, and the 4-lane kernels
 	// measured faster (M=9: 26 against 33 ns a position).
 	forward: narrow(fbNarrow, lagChecked(forwardAVX2), lagChecked(forwardAVX512)),
-	// Backward: AVX2 up to bwNarrow labels (BenchmarkBackwardNarrow on an
-	// Intel Xeon, T = 32, ns a position, AVX2 / AVX-512, least of 5:
-	// float64 M = 4 11.0 / 16.0, 8 12.8 / 13.2, 9 20.0 / 13.5; float32
-	// M = 8 12.8 / 17.7, 9 14.2 / 14.5, 12 16.4 / 15.7, 16 20.8 / 18.4).
+	// Backward: AVX2 up to bwNarrow labels. go test -bench Narrow
+	// -count 5 ./kernels (one thread, an Intel Xeon, T = 32), ns a
+	// position, AVX2 / AVX-512, least of 5: float64 M = 4 9.1 / 14.7,
+	// 8 10.3 / 11.5, 9 13.4 / 13.1, 13 22.9 / 19.0; float32 M = 4
+	// 9.0 / 9.6, 8 10.2 / 11.4, 9 11.1 / 12.7, 13 17.5 / 16.3.
 	backward:     narrow(bwNarrow, backwardAVX2, backwardAVX512),
 	forwardBatch: narrowBatch(fbBatch(forwardBatchAVX2), fbBatch(forwardBatchAVX512)),
 	// BackwardBatch (checked by TestAVX512F32Direct) at every M: no
@@ -119,10 +120,10 @@ var avx512Impl = &impl{
 	// float32: the AVX-512 kernels TestAVX512F32Direct has checked on an
 	// AVX-512 machine (Xeon, AVX-512 F/DQ/VL; this code was written on one
 	// without). Forward32 runs AVX2 up to fbNarrow32 labels (two ymm rows
-	// against one zmm: BenchmarkForwardNarrow on that Xeon, T = 32, ns a
-	// position, AVX2 against AVX-512: M = 9 17.0 / 19.7, 13 16.3 / 18.3,
-	// 16 15.3 / 17.9, 17 20.6 / 21.3, 24 26 / 25); ForwardBatch32 keeps
-	// the float64 switch at fbNarrow, not measured in float32.
+	// against one zmm; the run quoted at Backward: M = 9 16.1 / 19.5,
+	// 13 17.7 / 18.1, 16 15.1 / 18.6, 17 24.2 / 20.8, 24 24.6 / 22.5);
+	// ForwardBatch32 keeps the float64 switch at fbNarrow, not measured in
+	// float32.
 	exp32:           exp32AVX512,
 	forward32:       narrow(fbNarrow32, lagChecked(forward32AVX2), lagChecked(forward32AVX512)),
 	forwardBatch32:  narrowBatch(fbBatch(forwardBatch32AVX2), fbBatch(forwardBatch32AVX512)),
