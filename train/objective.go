@@ -242,12 +242,21 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 }
 
 // prefetchLevel has a bit for each prefetch of prefetchAll (0: none); a
-// variable for the A/B of TestPrefetchChunking and TestPrefetchEWT.
-var prefetchLevel = 7
+// variable for the A/B of TestPrefetchChunking and TestPrefetchEWT. Only
+// the next sequence's cold lines (1) pay on both machines measured; the hot
+// rows (2, 4) sit in L2 on the Intel Xeon (2 MiB a core), where their
+// prefetches cost load slots for nothing. CoNLL-2000, CPU per evaluation
+// against level 0, median of per-round ratios (TRAIN_ROUNDS=21–31):
+//
+//	            level 1        level 7
+//	Intel Xeon  ×0.96–0.98     ×1.05–1.09  (1 and 2 threads)
+//	AMD EPYC    ×0.91–0.93     ×0.87–0.99  (7–11 rounds)
+var prefetchLevel = 1
 
 // prefetchMaxM is the largest M at which the evaluation prefetches
 // (objective.prefetch). CPU per evaluation, levels 7 against 0, in turns:
-// CoNLL-2000 (M = 22) ×0.79–0.90; EWT XPOS (M = 49) ×0.98–1.08, no gain.
+// CoNLL-2000 (M = 22) ×0.79–0.90; EWT XPOS (M = 49) ×0.98–1.08, no gain
+// (level 1 on the Intel Xeon: ×0.995 and ×1.009, float64 and float32).
 // (A guess, not measured: at M = 49 forward–backward's own working set,
 // the M×M factors alone 19 KB, fills most of L1, which the prefetched
 // lines then compete for.)
