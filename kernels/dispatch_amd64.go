@@ -17,50 +17,52 @@ var avx2Impl = &impl{
 	available: cpu.X86.HasAVX2 && cpu.X86.HasFMA && cpu.X86.HasPOPCNT,
 	needs:     "AVX2, FMA and POPCNT",
 
-	exp:           expAVX2,
-	log:           logAVX2,
-	forward:       lagChecked(forwardAVX2),
-	backward:      backwardAVX2,
-	forwardBatch:  fbBatch(forwardBatchAVX2),
-	backwardBatch: bbBatch(backwardBatchAVX2),
-	transitions:   transitionsAVX2,
-	shiftRows:     shiftRowsAVX2,
-	logMatVec:     logMatVecAVX2,
-	viterbi:       viterbiAVX2,
-	viterbiMax:    viterbiMaxAVX2,
-	gather:        gatherAVX2,
-	scatter:       scatterAVX2,
-	dot:           dotAVX2,
-	axpy:          axpyAVX2,
-	scale:         scaleAVX2,
-	mul:           mulAVX2,
-	axpyWiden:     axpyWidenAVX2,
-	spmv:          spmvAVX2,
-	gatherMulAdd:  gatherMulAddAVX2,
-	maxPlusCSR:    maxPlusCSRAVX2,
-	byteMasks:     byteMasksAVX2,
-	selectGE:      selectGEAVX2,
-	selectSumGE:   selectSumGEAVX2,
-	max:           maxAVX2,
+	exp:                 expAVX2,
+	log:                 logAVX2,
+	forward:             lagChecked(forwardAVX2),
+	backward:            backwardAVX2,
+	forwardBatch:        fbBatch(forwardBatchAVX2),
+	backwardBatch:       bbBatch(backwardBatchAVX2),
+	transitions:         transitionsAVX2,
+	backwardTransitions: fused(btMaxAVX2, backwardTransitionsAVX2, backwardTransitionsOf(backwardAVX2, transitionsAVX2)),
+	shiftRows:           shiftRowsAVX2,
+	logMatVec:           logMatVecAVX2,
+	viterbi:             viterbiAVX2,
+	viterbiMax:          viterbiMaxAVX2,
+	gather:              gatherAVX2,
+	scatter:             scatterAVX2,
+	dot:                 dotAVX2,
+	axpy:                axpyAVX2,
+	scale:               scaleAVX2,
+	mul:                 mulAVX2,
+	axpyWiden:           axpyWidenAVX2,
+	spmv:                spmvAVX2,
+	gatherMulAdd:        gatherMulAddAVX2,
+	maxPlusCSR:          maxPlusCSRAVX2,
+	byteMasks:           byteMasksAVX2,
+	selectGE:            selectGEAVX2,
+	selectSumGE:         selectSumGEAVX2,
+	max:                 maxAVX2,
 
-	exp32:           exp32AVX2,
-	forward32:       lagChecked(forward32AVX2),
-	forwardBatch32:  fbBatch(forwardBatch32AVX2),
-	backwardBatch32: bbBatch(backwardBatch32AVX2),
-	backward32:      backward32AVX2,
-	transitions32:   transitions32AVX2,
-	shiftRows32:     shiftRows32AVX2,
-	viterbi32:       viterbi32AVX2,
-	viterbiMax32:    viterbiMax32AVX2,
-	gather32:        gather32AVX2,
-	scatter32:       scatter32AVX2,
-	dot32:           dot32AVX2,
-	axpy32:          axpy32AVX2,
-	scale32:         scale32AVX2,
-	mul32:           mul32AVX2,
-	selectGE32:      selectGE32AVX2,
-	selectSumGE32:   selectSumGE32AVX2,
-	max32:           max32AVX2,
+	exp32:                 exp32AVX2,
+	forward32:             lagChecked(forward32AVX2),
+	forwardBatch32:        fbBatch(forwardBatch32AVX2),
+	backwardBatch32:       bbBatch(backwardBatch32AVX2),
+	backward32:            backward32AVX2,
+	transitions32:         transitions32AVX2,
+	backwardTransitions32: fused(btMax, backwardTransitions32AVX2, backwardTransitionsOf(backward32AVX2, transitions32AVX2)),
+	shiftRows32:           shiftRows32AVX2,
+	viterbi32:             viterbi32AVX2,
+	viterbiMax32:          viterbiMax32AVX2,
+	gather32:              gather32AVX2,
+	scatter32:             scatter32AVX2,
+	dot32:                 dot32AVX2,
+	axpy32:                axpy32AVX2,
+	scale32:               scale32AVX2,
+	mul32:                 mul32AVX2,
+	selectGE32:            selectGE32AVX2,
+	selectSumGE32:         selectSumGE32AVX2,
+	max32:                 max32AVX2,
 
 	vectorMaxPlus: true,
 	fmaPeak:       fmaPeakAVX2,
@@ -91,22 +93,23 @@ var avx512Impl = &impl{
 	forwardBatch: narrowBatch(fbBatch(forwardBatchAVX2), fbBatch(forwardBatchAVX512)),
 	// BackwardBatch (checked by TestAVX512F32Direct) at every M: no
 	// narrow switch was measured for it.
-	backwardBatch: bbBatch(backwardBatchAVX512),
-	transitions:   transitionsAVX512,
-	shiftRows:     shiftRowsAVX512,
-	logMatVec:     logMatVecAVX512,
-	viterbi:       viterbiAVX512,
-	viterbiMax:    viterbiMaxAVX512,
-	gather:        gatherAVX512,
-	scatter:       scatterAVX512,
-	dot:           dotAVX512,
-	axpy:          axpyAVX512,
-	scale:         scaleAVX512,
-	mul:           mulAVX512,
-	axpyWiden:     axpyWidenAVX512,
-	spmv:          spmvAVX512,
-	gatherMulAdd:  gatherMulAddAVX512,
-	maxPlusCSR:    maxPlusCSRAVX512,
+	backwardBatch:       bbBatch(backwardBatchAVX512),
+	transitions:         transitionsAVX512,
+	backwardTransitions: fused(btMax, backwardTransitionsAVX512, backwardTransitionsOf(narrow(bwNarrow, backwardAVX2, backwardAVX512), transitionsAVX512)),
+	shiftRows:           shiftRowsAVX512,
+	logMatVec:           logMatVecAVX512,
+	viterbi:             viterbiAVX512,
+	viterbiMax:          viterbiMaxAVX512,
+	gather:              gatherAVX512,
+	scatter:             scatterAVX512,
+	dot:                 dotAVX512,
+	axpy:                axpyAVX512,
+	scale:               scaleAVX512,
+	mul:                 mulAVX512,
+	axpyWiden:           axpyWidenAVX512,
+	spmv:                spmvAVX512,
+	gatherMulAdd:        gatherMulAddAVX512,
+	maxPlusCSR:          maxPlusCSRAVX512,
 	// The AVX-512 version compares bytes into opmasks (AVX512BW), which
 	// the tier does not require; without BW it runs the AVX2 version.
 	byteMasks: choose(cpu.X86.HasAVX512BW, byteMasksAVX512, byteMasksAVX2),
@@ -124,19 +127,20 @@ var avx512Impl = &impl{
 	// 13 17.7 / 18.1, 16 15.1 / 18.6, 17 24.2 / 20.8, 24 24.6 / 22.5);
 	// ForwardBatch32 keeps the float64 switch at fbNarrow, not measured in
 	// float32.
-	exp32:           exp32AVX512,
-	forward32:       narrow(fbNarrow32, lagChecked(forward32AVX2), lagChecked(forward32AVX512)),
-	forwardBatch32:  narrowBatch(fbBatch(forwardBatch32AVX2), fbBatch(forwardBatch32AVX512)),
-	backwardBatch32: bbBatch(backwardBatch32AVX512),
-	backward32:      narrow(bwNarrow, backward32AVX2, backward32AVX512),
-	transitions32:   transitions32AVX512,
-	viterbi32:       viterbi32AVX512,
-	gather32:        gather32AVX512,
-	scatter32:       scatter32AVX512,
-	dot32:           dot32AVX512,
-	axpy32:          axpy32AVX512,
-	scale32:         scale32AVX512,
-	mul32:           mul32AVX512,
+	exp32:                 exp32AVX512,
+	forward32:             narrow(fbNarrow32, lagChecked(forward32AVX2), lagChecked(forward32AVX512)),
+	forwardBatch32:        narrowBatch(fbBatch(forwardBatch32AVX2), fbBatch(forwardBatch32AVX512)),
+	backwardBatch32:       bbBatch(backwardBatch32AVX512),
+	backward32:            narrow(bwNarrow, backward32AVX2, backward32AVX512),
+	transitions32:         transitions32AVX512,
+	backwardTransitions32: fused(btMax, backwardTransitions32AVX512, backwardTransitionsOf(narrow(bwNarrow, backward32AVX2, backward32AVX512), transitions32AVX512)),
+	viterbi32:             viterbi32AVX512,
+	gather32:              gather32AVX512,
+	scatter32:             scatter32AVX512,
+	dot32:                 dot32AVX512,
+	axpy32:                axpy32AVX512,
+	scale32:               scale32AVX512,
+	mul32:                 mul32AVX512,
 	// Checked by TestAVX512F32Direct and TestAVX512SelectDirect on the
 	// same Xeon in a later run.
 	shiftRows32:   shiftRows32AVX512,
@@ -165,6 +169,26 @@ const fbNarrow32 = 16
 // bwNarrow is the largest M for which the AVX-512 tier runs the AVX2
 // Backward and Backward32 kernels.
 const bwNarrow = 8
+
+// btMax is the most labels the fused BackwardTransitions kernels take
+// (gen/fb's fusedVecs): 32, and 24 for the AVX2 float64 one (Backward's
+// packed rows).
+const (
+	btMax     = 32
+	btMaxAVX2 = 24
+)
+
+// fused returns a tier's BackwardTransitions: its fused kernel k up to
+// upto labels, bt (Backward then Transitions) above.
+func fused[F float](upto int, k func(g, e, alpha, beta, psi, scale, et []F, T, M int), bt func(g, e, alpha, beta, psi, scale, et, work []F, T, M int)) func(g, e, alpha, beta, psi, scale, et, work []F, T, M int) {
+	return func(g, e, alpha, beta, psi, scale, et, work []F, T, M int) {
+		if M <= upto {
+			k(g, e, alpha, beta, psi, scale, et, T, M)
+			return
+		}
+		bt(g, e, alpha, beta, psi, scale, et, work, T, M)
+	}
+}
 
 // narrow runs small for M ≤ upto, wide above (Forward's and Backward's
 // signatures alike).

@@ -139,3 +139,27 @@ func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []f
 //
 //go:noescape
 func backwardBatch32AVX512(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)
+
+// backwardTransitionsAVX2 is Backward plus the transition counts of Transitions (see BackwardTransitions);
+// T ≥ 1, 1 ≤ M ≤ fusedVecs·W, lengths checked by the caller.
+//
+//go:noescape
+func backwardTransitionsAVX2(g []float64, e []float64, alpha []float64, beta []float64, psi []float64, scale []float64, et []float64, T int, M int)
+
+// backwardTransitionsAVX512 is Backward plus the transition counts of Transitions (see BackwardTransitions);
+// T ≥ 1, 1 ≤ M ≤ fusedVecs·W, lengths checked by the caller.
+//
+//go:noescape
+func backwardTransitionsAVX512(g []float64, e []float64, alpha []float64, beta []float64, psi []float64, scale []float64, et []float64, T int, M int)
+
+// backwardTransitions32AVX2 is Backward plus the transition counts of Transitions (see BackwardTransitions);
+// T ≥ 1, 1 ≤ M ≤ fusedVecs·W, lengths checked by the caller.
+//
+//go:noescape
+func backwardTransitions32AVX2(g []float32, e []float32, alpha []float32, beta []float32, psi []float32, scale []float32, et []float32, T int, M int)
+
+// backwardTransitions32AVX512 is Backward plus the transition counts of Transitions (see BackwardTransitions);
+// T ≥ 1, 1 ≤ M ≤ fusedVecs·W, lengths checked by the caller.
+//
+//go:noescape
+func backwardTransitions32AVX512(g []float32, e []float32, alpha []float32, beta []float32, psi []float32, scale []float32, et []float32, T int, M int)

@@ -189,6 +189,23 @@ func checkFB(t *testing.T, p *impl, c fbCase) {
 		checkGuards(t, c.name+" transitions work", wbuf)
 		checkClose(t, c.name+" transitions g", g, want, fbTol, 0)
 	}
+
+	// BackwardTransitions: β and, for T ≥ 2, the counts added to g0.
+	r := newRand(uint64(T*1000 + M + 1))
+	g0 := randSlice(r, M*M, 0, 1)
+	want := append([]float64(nil), g0...)
+	if T >= 2 {
+		transitionsGeneric(want, c.e, alpha, beta, c.psi, scale, make([]float64, T*M), T, M)
+	}
+	bbuf, b = guarded(T*M, nil)
+	gbuf, g := guarded(M*M, g0)
+	wbuf, w := guarded(T*M, nil)
+	p.backwardTransitions(g, c.e, alpha, b, c.psi, scale, et, w, T, M)
+	checkGuards(t, c.name+" backwardTransitions beta", bbuf)
+	checkGuards(t, c.name+" backwardTransitions g", gbuf)
+	checkGuards(t, c.name+" backwardTransitions work", wbuf)
+	checkBeta(t, c.name+" backwardTransitions beta", b, beta, T, M)
+	checkClose(t, c.name+" backwardTransitions g", g, want, fbTol, 0)
 }
 
 // checkBeta compares β row by row with an absolute slack relative to the
@@ -475,6 +492,10 @@ func checkFBFuzz(t *testing.T, p *impl, c fbCase) {
 		transitionsGeneric(want, c.e, alpha, beta, c.psi, scale, work, T, M)
 		p.transitions(g, c.e, alpha, beta, c.psi, scale, work, T, M)
 		checkClose(t, c.name+" transitions", g, want, fbTol, 0)
+		clear(g)
+		p.backwardTransitions(g, c.e, alpha, b, c.psi, scale, et, work, T, M)
+		checkBeta(t, c.name+" backwardTransitions beta", b, beta, T, M)
+		checkClose(t, c.name+" backwardTransitions", g, want, fbTol, 0)
 	}
 	K := 3
 	psi := make([]float64, T*K*M)

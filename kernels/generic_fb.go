@@ -143,6 +143,18 @@ func transitionsGeneric[F float](g, e, alpha, beta, psi, scale, work []F, T, M i
 	}
 }
 
+// backwardTransitionsOf returns BackwardTransitions made of a tier's
+// Backward and Transitions: for tiers without the fused kernel, and above
+// its labels.
+func backwardTransitionsOf[F float](bw func(beta, scale, psi, et []F, T, M int), tr func(g, e, alpha, beta, psi, scale, work []F, T, M int)) func(g, e, alpha, beta, psi, scale, et, work []F, T, M int) {
+	return func(g, e, alpha, beta, psi, scale, et, work []F, T, M int) {
+		bw(beta, scale, psi, et, T, M)
+		if T >= 2 {
+			tr(g, e, alpha, beta, psi, scale, work, T, M)
+		}
+	}
+}
+
 func shiftRowsGeneric[F float](out, mx, lo, in, a []F, T, M int) {
 	a = a[:M]
 	ninf, pinf := F(math.Inf(-1)), F(math.Inf(1))

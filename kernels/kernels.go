@@ -119,6 +119,18 @@ func Transitions(g, e, alpha, beta, psi, scale, work []float64, T, M int) {
 	}
 }
 
+// BackwardTransitions runs Backward and then, when T ≥ 2, adds the
+// expected transition counts to g as Transitions does, in one call. At
+// small M (up to 32 labels on amd64) one kernel adds the counts while the
+// backward steps run: they are independent of the chain of steps, whose
+// latency bounds Backward there. It sums them over t downwards, so they
+// round unlike Transitions'. work needs T·M elements.
+func BackwardTransitions(g, e, alpha, beta, psi, scale, et, work []float64, T, M int) {
+	if btArgs("BackwardTransitions", len(g), len(e), len(alpha), len(beta), len(psi), len(scale), len(et), len(work), T, M) {
+		cur().backwardTransitions(g, e, alpha, beta, psi, scale, et, work, T, M)
+	}
+}
+
 // ShiftRows prepares rows of scores for Forward's Ψ: for each row t < T of
 // the T×M matrices in and out, with v = in[t] + a (a has M entries),
 //
@@ -311,6 +323,14 @@ func transitionsArgs(kernel string, lg, le, lalpha, lbeta, lpsi, lscale, lwork, 
 	need(kernel, "e", le, mm)
 	need(kernel, "work", lwork, n)
 	return T >= 2 && M > 0
+}
+
+// btArgs checks the arguments of BackwardTransitions: Backward's and
+// Transitions'. Backward runs at T = 1 too.
+func btArgs(kernel string, lg, le, lalpha, lbeta, lpsi, lscale, let, lwork, T, M int) bool {
+	ok := fbArgs(kernel, "beta", "et", lbeta, lscale, lpsi, let, T, M)
+	transitionsArgs(kernel, lg, le, lalpha, lbeta, lpsi, lscale, lwork, T, M)
+	return ok
 }
 
 func shiftRowsArgs(kernel string, lout, lmx, llo, lin, la, T, M int) bool {

@@ -93,6 +93,14 @@ func Transitions32(g, e, alpha, beta, psi, scale, work []float32, T, M int) {
 	}
 }
 
+// BackwardTransitions32 is BackwardTransitions in float32: Backward32, then
+// Transitions32's counts added to g (see there for summing them).
+func BackwardTransitions32(g, e, alpha, beta, psi, scale, et, work []float32, T, M int) {
+	if btArgs("BackwardTransitions32", len(g), len(e), len(alpha), len(beta), len(psi), len(scale), len(et), len(work), T, M) {
+		cur().backwardTransitions32(g, e, alpha, beta, psi, scale, et, work, T, M)
+	}
+}
+
 // ShiftRows32 is ShiftRows in float32 (exact: one addition and one
 // subtraction per entry, rounded to float32; the same in every tier up to
 // the sign of zeros). Sum the mx in float64.

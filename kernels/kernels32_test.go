@@ -138,6 +138,27 @@ func runFB32(t testing.TB, p *impl, c fbCase) fb32Result {
 		checkGuards32(t, p.name+" "+c.name+" transitions32 work", wbuf)
 		res.g = g
 	}
+	// BackwardTransitions32 against the two kernels above: β and, for
+	// T ≥ 2, the counts (g starts at zero).
+	bbuf, bt := guarded32(T*M, nil)
+	gbuf, g := guarded32(M*M, nil)
+	wbuf, w := guarded32(T*M, nil)
+	p.backwardTransitions32(g, e, a, bt, psi, s, et, w, T, M)
+	checkGuards32(t, p.name+" "+c.name+" backwardTransitions32 beta", bbuf)
+	checkGuards32(t, p.name+" "+c.name+" backwardTransitions32 g", gbuf)
+	checkGuards32(t, p.name+" "+c.name+" backwardTransitions32 work", wbuf)
+	checkBeta32(t, p.name+" "+c.name+" backwardTransitions32 beta", bt, to64(b), T, M, fb32Tol)
+	if T >= 2 {
+		big := 0.0
+		for _, v := range res.g {
+			if !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
+				big = max(big, math.Abs(float64(v)))
+			}
+		}
+		checkClose32(t, p.name+" "+c.name+" backwardTransitions32 g", g, to64(res.g), fb32Tol, fb32Tol*big)
+	} else {
+		checkClose32(t, p.name+" "+c.name+" backwardTransitions32 g (T = 1)", g, make([]float64, M*M), 0, 0)
+	}
 	return res
 }
 

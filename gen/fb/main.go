@@ -56,6 +56,10 @@ func main() {
 		genBatch(i, false)
 		genBatch(i, true)
 	}
+	// Backward with the transition counts (after the others, as above).
+	for _, i := range append(append([]*ISA{}, ISAs...), ISAs32...) {
+		genBackwardTransitions(i)
+	}
 	Emit()
 }
 
@@ -1050,48 +1054,7 @@ func genBackward(i *ISA) {
 		switchN(i, nv, packVecs, func(v int) {
 			m := i.TailMask(ldq(rl))
 			packAll(i, "et", pb, v, m)
-			cv := chunkVecs{i: i, n: v, m: m}
-			// w = Ψ_{T−1} (β_{T−1} = 1).
-			{
-				off := ldq(tl)
-				IMULQ(rowBytes(i), off)
-				ps := Load(Param("psi").Base(), GP64())
-				ADDQ(off, ps)
-				w := ldq(wb)
-				for k := 0; k < v; k++ {
-					x := i.Vec()
-					cv.load(k, Mem{Base: ps, Disp: k * i.Bytes}, x)
-					i.VMOVA(x, Mem{Base: w, Disp: k * i.Bytes})
-				}
-			}
-			tloop, tend := newLabel(i, "pt"), newLabel(i, "ptend")
-			Label(tloop)
-			t := ldq(tl)
-			TESTQ(t, t)
-			JZ(LabelRef(tend))
-			p := ldq(wb)
-			n := Load(Param("M"), GP64())
-			acc := vecMat(i, p, ldq(pb), U32(v*i.Bytes), n, chunkVecs{i: i, n: v, m: m, padded: true})
-			scale := Load(Param("scale").Base(), GP64())
-			t = ldq(tl)
-			inv := broadcast(i, inverse(i, Mem{Base: scale, Index: t, Scale: i.Sc()}))
-			DECQ(t)
-			MOVQ(t, tl)
-			M8 := rowBytes(i)
-			IMULQ(M8, t)
-			out := Load(Param("beta").Base(), GP64())
-			ADDQ(t, out)
-			ps := Load(Param("psi").Base(), GP64())
-			ADDQ(t, ps)
-			w := ldq(wb)
-			for k, a := range acc {
-				i.VMUL(inv, a, a)
-				cv.store(k, a, Mem{Base: out, Disp: k * i.Bytes})
-				i.VMUL(cv.operand(k, Mem{Base: ps, Disp: k * i.Bytes}), a, a)
-				i.VMOVA(a, Mem{Base: w, Disp: k * i.Bytes})
-			}
-			JMP(LabelRef(tloop))
-			Label(tend)
+			backwardSteps(i, v, m, tl, pb, wb, nil)
 		})
 		Ret()
 	}
@@ -1155,6 +1118,60 @@ func genBackward(i *ISA) {
 		Label(end)
 		Ret()
 	})
+}
+
+// backwardSteps emits Backward's steps over rows of one chunk of v vectors
+// (the last under m), Eᵀ packed at the slot pb: w = Ψ_{T−1} in the aligned
+// row at slot wb, then for t = T−1 … 1 (t in the slot tl) β_{t−1} =
+// (w·Eᵀ)/scale_t and w = Ψ_{t−1}∘β_{t−1}. Each step calls counts, when set,
+// after the product w·Eᵀ is issued and before w is overwritten, with the
+// broadcast 1/scale_t (genBackwardTransitions).
+func backwardSteps(i *ISA, v int, m Mask, tl, pb, wb Mem, counts func(inv reg.VecVirtual)) {
+	cv := chunkVecs{i: i, n: v, m: m}
+	// w = Ψ_{T−1} (β_{T−1} = 1).
+	{
+		off := ldq(tl)
+		IMULQ(rowBytes(i), off)
+		ps := Load(Param("psi").Base(), GP64())
+		ADDQ(off, ps)
+		w := ldq(wb)
+		for k := 0; k < v; k++ {
+			x := i.Vec()
+			cv.load(k, Mem{Base: ps, Disp: k * i.Bytes}, x)
+			i.VMOVA(x, Mem{Base: w, Disp: k * i.Bytes})
+		}
+	}
+	tloop, tend := newLabel(i, "pt"), newLabel(i, "ptend")
+	Label(tloop)
+	t := ldq(tl)
+	TESTQ(t, t)
+	JZ(LabelRef(tend))
+	p := ldq(wb)
+	n := Load(Param("M"), GP64())
+	acc := vecMat(i, p, ldq(pb), U32(v*i.Bytes), n, chunkVecs{i: i, n: v, m: m, padded: true})
+	scale := Load(Param("scale").Base(), GP64())
+	t = ldq(tl)
+	inv := broadcast(i, inverse(i, Mem{Base: scale, Index: t, Scale: i.Sc()}))
+	if counts != nil {
+		counts(inv)
+	}
+	DECQ(t)
+	MOVQ(t, tl)
+	M8 := rowBytes(i)
+	IMULQ(M8, t)
+	out := Load(Param("beta").Base(), GP64())
+	ADDQ(t, out)
+	ps := Load(Param("psi").Base(), GP64())
+	ADDQ(t, ps)
+	w := ldq(wb)
+	for k, a := range acc {
+		i.VMUL(inv, a, a)
+		cv.store(k, a, Mem{Base: out, Disp: k * i.Bytes})
+		i.VMUL(cv.operand(k, Mem{Base: ps, Disp: k * i.Bytes}), a, a)
+		i.VMOVA(a, Mem{Base: w, Disp: k * i.Bytes})
+	}
+	JMP(LabelRef(tloop))
+	Label(tend)
 }
 
 // ---------------------------------------------------------------------------
@@ -1488,4 +1505,185 @@ func genTransitions(i *ISA) {
 	}
 	Label(tend)
 	Ret()
+}
+
+// ---------------------------------------------------------------------------
+// BackwardTransitions
+
+// fusedVecs is the longest row, in vectors, that BackwardTransitions takes:
+// 32 labels, within Backward's packed rows (maxPackVecs). Its stack holds
+// Eᵀ packed and the counts C, M × fusedVecs vectors each.
+func fusedVecs(i *ISA) int { return min(32/i.W, maxPackVecs(i)) }
+
+// genBackwardTransitions emits Backward's packed steps (backwardSteps) with
+// the expected transition counts added on the way: in the step from β_t to
+// β_{t−1}, C[i] += α_{t−1}[i] · w_t/scale_t for every row i, with
+// w_t = Ψ_t∘β_t the row the step broadcasts; at the end g += E∘C. The
+// counts are independent of the chain of steps, whose latency bounds
+// Backward at small M, so they fill its idle ports instead of taking a
+// pass of their own (Transitions). The counts sum over t downwards, so
+// they round unlike Transitions'.
+func genBackwardTransitions(i *ISA) {
+	fn := i.Fn("backwardTransitions")
+	Kernel(fn, 0, i.Sig("func(g, e, alpha, beta, psi, scale, et []%s, T, M int)"), "is Backward plus the transition counts of Transitions (see BackwardTransitions);", "T ≥ 1, 1 ≤ M ≤ fusedVecs·W, lengths checked by the caller.")
+	nvMax := fusedVecs(i)
+	tl, rl := local(), local()
+	// β_{T−1} = 1.
+	{
+		T := Load(Param("T"), GP64())
+		DECQ(T)
+		MOVQ(T, tl)
+		M := Load(Param("M"), GP64())
+		IMULQ(M, T)
+		beta := Load(Param("beta").Base(), GP64())
+		LEAQ(Mem{Base: beta, Index: T, Scale: i.Sc()}, beta)
+		fillOnes(i, "ones", beta, M.(reg.GPVirtual))
+	}
+	pb := panel(nvMax * i.W * nvMax * i.W * i.Size)
+	wb := panel(nvMax * i.Bytes)
+	bb := panel(countSteps * nvMax * i.Bytes)
+	cb := panel(nvMax * i.W * nvMax * i.Bytes)
+	pend := local()
+	done := newLabel(i, "btdone")
+	left := Load(Param("M"), GP64())
+	CMPQ(left, U32(nvMax*i.W))
+	JA(LabelRef(done))
+	nv, r := GP64(), GP64()
+	lastVec(i, left, nv, r)
+	MOVQ(r, rl)
+	switchN(i, nv, nvMax, func(v int) {
+		m := i.TailMask(ldq(rl))
+		packAll(i, "et", pb, v, m)
+		// C = 0: M rows of v vectors.
+		{
+			c := ldq(cb)
+			n := Load(Param("M"), GP64())
+			z := i.Vec()
+			i.Zero(z)
+			loop := newLabel(i, "czero")
+			Label(loop)
+			for k := range v {
+				i.VMOVA(z, Mem{Base: c, Disp: k * i.Bytes})
+			}
+			ADDQ(U32(v*i.Bytes), c)
+			DECQ(n)
+			JNZ(LabelRef(loop))
+		}
+		// Each step stores bb = w_t/scale_t as a row of the slot bb, rows
+		// filled from the last; every countSteps steps, and for what is
+		// left at the end, countRows adds them all to C.
+		MOVQ(U32(0), pend)
+		backwardSteps(i, v, m, tl, pb, wb, func(inv reg.VecVirtual) {
+			p := ldq(pend)
+			q := ldq(bb)
+			slot := GP64()
+			MOVQ(U32(countSteps-1), slot)
+			SUBQ(p, slot)
+			IMUL3Q(U32(v*i.Bytes), slot, slot)
+			ADDQ(slot, q)
+			w := ldq(wb)
+			for k := range v {
+				x := i.Vec()
+				i.VMUL(Mem{Base: w, Disp: k * i.Bytes}, inv, x)
+				i.VMOVA(x, Mem{Base: q, Disp: k * i.Bytes})
+			}
+			INCQ(p)
+			MOVQ(p, pend)
+			skip := newLabel(i, "cskip")
+			CMPQ(p, U8(countSteps))
+			JNE(LabelRef(skip))
+			MOVQ(U32(0), pend)
+			// rows α_{t−1} … α_{t+countSteps−2}, bb's rows 0…
+			a := ldq(tl)
+			DECQ(a)
+			IMULQ(rowBytes(i), a)
+			ADDQ(Load(Param("alpha").Base(), GP64()), a)
+			countRows(i, v, countSteps, a, ldq(bb), cb)
+			Label(skip)
+		})
+		// The rows left: α_0 … α_{p−1}, bb's rows countSteps−p ….
+		{
+			p := ldq(pend)
+			none := newLabel(i, "cnone")
+			TESTQ(p, p)
+			JZ(LabelRef(none))
+			switchN(i, p, countSteps-1, func(kb int) {
+				q := ldq(bb)
+				ADDQ(U32((countSteps-kb)*v*i.Bytes), q)
+				countRows(i, v, kb, Load(Param("alpha").Base(), GP64()), q, cb)
+			})
+			Label(none)
+		}
+		// g += E∘C, when there was a transition.
+		T := Load(Param("T"), GP64())
+		CMPQ(T, U8(2))
+		JB(LabelRef(done))
+		M8 := rowBytes(i)
+		gp := Load(Param("g").Base(), GP64())
+		ep := Load(Param("e").Base(), GP64())
+		c := ldq(cb)
+		n := Load(Param("M"), GP64())
+		cv := chunkVecs{i: i, n: v, m: m}
+		loop := newLabel(i, "gadd")
+		Label(loop)
+		for k := range v {
+			x, y := i.Vec(), i.Vec()
+			cv.load(k, Mem{Base: gp, Disp: k * i.Bytes}, x)
+			i.VMOVA(Mem{Base: c, Disp: k * i.Bytes}, y)
+			i.VFMADD231(cv.operand(k, Mem{Base: ep, Disp: k * i.Bytes}), y, x)
+			cv.store(k, x, Mem{Base: gp, Disp: k * i.Bytes})
+		}
+		ADDQ(M8, gp)
+		ADDQ(M8, ep)
+		ADDQ(U32(v*i.Bytes), c)
+		DECQ(n)
+		JNZ(LabelRef(loop))
+	})
+	Label(done)
+	Ret()
+}
+
+// countSteps is how many steps' rows BackwardTransitions adds to C at a
+// time: C is loaded and stored once for them all.
+const countSteps = 4
+
+// countRows adds kb rows of counts to C (the slot cb, M rows of v
+// vectors): C[i] += Σ_s a[s][i]·q[s], rows a[s] of M elements at a,
+// rows q[s] of v vectors at q.
+func countRows(i *ISA, v, kb int, a, q reg.Register, cb Mem) {
+	c := ldq(cb)
+	n := Load(Param("M"), GP64())
+	M8 := rowBytes(i)
+	sk3 := GP64()
+	LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
+	// AVX-512 has the registers to hold the rows of q (at most 16
+	// vectors), which leaves the loads to C and the broadcasts.
+	row := func(s, k int) Op { return Mem{Base: q, Disp: (s*v + k) * i.Bytes} }
+	if i.Is512() {
+		r := i.Vecs(kb * v)
+		for k := range r {
+			i.VMOVA(Mem{Base: q, Disp: k * i.Bytes}, r[k])
+		}
+		row = func(s, k int) Op { return r[s*v+k] }
+	}
+	loop := newLabel(i, "cnt")
+	Label(loop)
+	y := i.Vecs(v)
+	for k := range v {
+		i.VMOVA(Mem{Base: c, Disp: k * i.Bytes}, y[k])
+	}
+	for s := range kb {
+		x := i.Vec()
+		i.VBROADCAST(kaddr(a, nil, M8, sk3, s, 0), x)
+		for k := range v {
+			i.VFMADD231(row(s, k), x, y[k])
+		}
+	}
+	for k := range v {
+		i.VMOVA(y[k], Mem{Base: c, Disp: k * i.Bytes})
+	}
+	ADDQ(U8(i.Size), a)
+	ADDQ(U32(v*i.Bytes), c)
+	DECQ(n)
+	JNZ(LabelRef(loop))
 }
