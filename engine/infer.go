@@ -78,6 +78,7 @@ func (tr *Transitions) posteriorsFull(ws *Workspace, emit []float64, T int, c *C
 		return logZ, nil
 	}
 	alpha, beta, psi, scale := ws.alpha[:T*M], ws.beta[:T*M], ws.psi[:T*M], ws.scale[:T]
+	counted := false // the transition counts are in p.Transitions
 	if ws.scaledD {
 		tr.backwardDelta(ws, psi, T)
 	} else if tr.tied != nil {
@@ -86,6 +87,10 @@ func (tr *Transitions) posteriorsFull(ws *Workspace, emit []float64, T int, c *C
 			ws.excSum = grow(ws.excSum, len(tr.tied.exc))
 			tr.tied.counts(p.Tied, alpha, beta, psi, scale, ws.work[:M], ws.excSum, T, M)
 		}
+	} else if p.Transitions != nil && T > 1 {
+		tr.dense()
+		kernels.BackwardTransitions(p.Transitions, tr.e, alpha, beta, psi, scale, tr.et, ws.work[:T*M], T, M)
+		counted = true
 	} else {
 		kernels.Backward(beta, scale, psi, tr.et, T, M)
 	}
@@ -112,7 +117,7 @@ func (tr *Transitions) posteriorsFull(ws *Workspace, emit []float64, T int, c *C
 	if (p.Transitions != nil || p.Edges != nil) && T > 1 {
 		tr.dense()
 	}
-	if p.Transitions != nil && T > 1 {
+	if p.Transitions != nil && T > 1 && !counted {
 		kernels.Transitions(p.Transitions, tr.e, alpha, beta, psi, scale, ws.work[:T*M], T, M)
 	}
 	if p.Edges != nil {

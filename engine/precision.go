@@ -109,6 +109,14 @@ func kBackward[E Float](beta, scale, psi, et []E, T, M int) {
 	kernels.Backward(as64(beta), as64(scale), as64(psi), as64(et), T, M)
 }
 
+func kBackwardTransitions[E Float](g, e, alpha, beta, psi, scale, et, work []E, T, M int) {
+	if is32[E]() {
+		kernels.BackwardTransitions32(as32(g), as32(e), as32(alpha), as32(beta), as32(psi), as32(scale), as32(et), as32(work), T, M)
+		return
+	}
+	kernels.BackwardTransitions(as64(g), as64(e), as64(alpha), as64(beta), as64(psi), as64(scale), as64(et), as64(work), T, M)
+}
+
 func kTransitions[E Float](g, e, alpha, beta, psi, scale, work []E, T, M int) {
 	if is32[E]() {
 		kernels.Transitions32(as32(g), as32(e), as32(alpha), as32(beta), as32(psi), as32(scale), as32(work), T, M)

@@ -162,6 +162,18 @@ func (w *ScaledWork[E]) Beta() []E { return w.beta[:w.n] }
 // NaN or ±Inf emissions, a spread beyond the range of E, a scale of 0 (no
 // labelling, or underflow), or sentinels whose labellings may weigh.
 func (p *Scaled[E]) Forward(w *ScaledWork[E], em []E, backward bool) (float64, bool) {
+	return p.forward(w, em, backward, nil, nil, 0)
+}
+
+// ForwardCounts is Forward with the backward pass, followed by AddCounts
+// (c, dst, weight), in fewer passes: a chain of up to countChunk
+// transitions gets its counts from the backward pass itself
+// (kernels.BackwardTransitions). Nothing is added when it reports false.
+func (p *Scaled[E]) ForwardCounts(w *ScaledWork[E], em []E, c *Counts[E], dst []float64, weight float64) (float64, bool) {
+	return p.forward(w, em, true, c, dst, weight)
+}
+
+func (p *Scaled[E]) forward(w *ScaledWork[E], em []E, backward bool, c *Counts[E], dst []float64, weight float64) (float64, bool) {
 	M := p.m
 	L := len(em) / M
 	w.grow(L, M)
@@ -191,8 +203,18 @@ func (p *Scaled[E]) Forward(w *ScaledWork[E], em []E, backward bool) (float64, b
 	if !sentinel.Negligible(logZ, shift, f.minGap, L, M) {
 		return 0, false
 	}
-	if backward {
+	switch {
+	case c != nil && L > 1 && L-1 <= countChunk:
+		c.size(M)
+		kBackwardTransitions(c.g, f.e, alpha, w.beta[:L*M], psi, scale, f.et, w.work[:L*M], L, M)
+		if c.n += L - 1; c.full() {
+			c.Flush(dst, weight)
+		}
+	case backward:
 		kBackward(w.beta[:L*M], scale, psi, f.et, L, M)
+		if c != nil {
+			p.AddCounts(w, c, dst, weight)
+		}
 	}
 	return logZ, true
 }

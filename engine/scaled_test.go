@@ -103,6 +103,27 @@ func checkScaled[E Float](t *testing.T, c *scaledCase, tol float64) {
 			t.Fatalf("transition count %d: %v, want %v", k, v, c.counts[k])
 		}
 	}
+	// ForwardCounts: Forward and AddCounts in one (the counts from the
+	// backward pass up to countChunk transitions).
+	clear(counts)
+	for i, e := range emits {
+		z, ok := p.ForwardCounts(&w, e, &cnt, counts, 1)
+		if !ok || math.Abs(z-c.logZ[i]) > tol*math.Abs(c.logZ[i]) {
+			t.Fatalf("ForwardCounts chain %d: log Z %v (%v), want %v", i, z, ok, c.logZ[i])
+		}
+		a, b := w.Alpha(), w.Beta()
+		for k := range a {
+			if d := math.Abs(float64(a[k]*b[k]) - c.margs[i][k]); d > tol {
+				t.Fatalf("ForwardCounts chain %d: marginal %d off by %.3g", i, k, d)
+			}
+		}
+	}
+	cnt.Flush(counts, 1)
+	for k, v := range counts {
+		if d := math.Abs(v - c.counts[k]); d > tol*float64(len(c.emits))*10 {
+			t.Fatalf("ForwardCounts: transition count %d: %v, want %v", k, v, c.counts[k])
+		}
+	}
 	// The chains as one lockstep group.
 	clear(counts)
 	p.Lockstep(&w, emits, true, &cnt, counts)
@@ -133,7 +154,7 @@ func checkScaled[E Float](t *testing.T, c *scaledCase, tol float64) {
 // (column shifts); chains longer than countChunk flush mid-chain.
 func TestScaled(t *testing.T) {
 	lens := []int{1, 2, 3, 17, 70, 150}
-	for _, M := range []int{3, 8, 40} {
+	for _, M := range []int{3, 8, 22, 40} {
 		c := newScaledCase(t, uint64(M), M, lens)
 		checkScaled[float64](t, c, 1e-10)
 		checkScaled[float32](t, c, 2e-4)

@@ -34,7 +34,15 @@ func (r *runner[F]) nll32(wb *wbuf, i int) bool {
 	em := r.em32[off : off+L*M]
 	p, w := r.p32, &wb.f32
 	wantBeta := r.wantEmit || r.wantT || r.wantS || r.wantE
-	logZ, ok := p.Forward(&w.ws, em, wantBeta)
+	var logZ float64
+	var ok bool
+	if r.wantT && L > 1 {
+		// Counts in float32, carried from sequence to sequence and summed
+		// into float64 every few transitions (engine.Counts).
+		logZ, ok = p.ForwardCounts(&w.ws, em, &w.counts, wb.gT, 1)
+	} else {
+		logZ, ok = p.Forward(&w.ws, em, wantBeta)
+	}
 	if !ok {
 		return false
 	}
@@ -67,9 +75,6 @@ func (r *runner[F]) nll32(wb *wbuf, i int) bool {
 		wb.gE[tags[L-1]]--
 	}
 	if r.wantT && L > 1 {
-		// Counts in float32, carried from sequence to sequence and summed
-		// into float64 every few transitions (engine.Counts).
-		p.AddCounts(&w.ws, &w.counts, wb.gT, 1)
 		for t := 1; t < L; t++ {
 			wb.gT[int(tags[t-1])*M+int(tags[t])]--
 		}

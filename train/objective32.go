@@ -131,15 +131,12 @@ func (s *state32) run(o *objective, tr *engine.Transitions, theta []float64, sto
 // tg as they grow) and returns log Z; ok is false (nothing added) when the
 // engine's float32 path cannot hold the sequence.
 func (s *state32) forwardBackward(wk *worker32, T, m int, tg []float64, c float64) (logZ float64, ok bool) {
-	logZ, ok = s.tr.Forward(&wk.ws, wk.emit[:T*m], true)
+	logZ, ok = s.tr.ForwardCounts(&wk.ws, wk.emit[:T*m], &wk.counts, tg, c)
 	if !ok {
 		return 0, false
 	}
 	alpha, beta := wk.ws.Alpha(), wk.ws.Beta()
 	kernels.Mul32(wk.marg[:T*m], alpha, beta, 1)
-	if T > 1 {
-		s.tr.AddCounts(&wk.ws, &wk.counts, tg, c)
-	}
 	return logZ, true
 }
 
