@@ -13,7 +13,7 @@ import (
 )
 
 // Kernels lists the benchmarked kernels in report order.
-var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions", "shiftrows", "viterbi",
+var Kernels = []string{"forward", "backward", "forward_lockstep", "transitions", "backwardtransitions", "shiftrows", "viterbi",
 	"logforward", "gather", "scatter", "exp", "log", "dot", "axpy"}
 
 // Kernels32 lists the float32 kernels' benchmarks (the same cases as their
@@ -101,6 +101,16 @@ func New(kernel string, m int) (c Case, ok bool) {
 			kernels.Backward(beta, scale, psi, e, T, m)
 			g, work := make([]float64, m*m), make([]float64, T*m)
 			return func() { kernels.Transitions(g, e, alpha, beta, psi, scale, work, T, m) }
+		}
+	case "backwardtransitions":
+		// Backward and the transition counts in one call (fused at small M).
+		c.Flops = T*dense + (T-1)*(2*M*M+3*M) + 2*M*M
+		c.Setup = func() func() {
+			psi, e := probs(r, T*m), probs(r, m*m)
+			alpha, beta, scale := make([]float64, T*m), make([]float64, T*m), make([]float64, T)
+			kernels.Forward(alpha, scale, psi, e, T, m)
+			g, work := make([]float64, m*m), make([]float64, T*m)
+			return func() { kernels.BackwardTransitions(g, e, alpha, beta, psi, scale, e, work, T, m) }
 		}
 	case "shiftrows", "shiftrows32":
 		// The scaled pass's row shifts: T rows of scores plus an offset
