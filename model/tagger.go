@@ -169,7 +169,7 @@ func (h *hotRows) score(wk *work, sp *sparse.Sparse, emit []float64, s sparse.Se
 			continue
 		}
 		for k, lo := range wk.wide[:n-n0] {
-			v, wr := hvals[n0+int32(k)], h.w[int(lo)*m:int(lo+1)*m]
+			v, wr := hvals[n0+int32(k)], h.w[int(lo)*h.rows.Stride():][:m]
 			for _, y := range sets[t] {
 				row[y] += v * wr[y]
 			}

@@ -15,17 +15,31 @@ import (
 // two labels each) keep their sparse rows, which the caller lays out as it
 // needs. Hot rows are numbered in attribute order.
 type HotRows struct {
-	m   int
-	row []int32 // attribute → hot row, or −1
-	n   int
+	m, ld int
+	row   []int32 // attribute → hot row, or −1
+	n     int
 }
 
 // HotMin returns the number of labels from which a row is hot at M labels.
 func HotMin(M int) int { return max((M+3)/4, 2) }
 
+// hotStride returns the stride of hot rows of M weights: M rounded up to
+// whole cache lines of float64 where that pads a row by at most a sixth
+// (M = 22: 24; 45: 48; 49: 56), else M. A row that starts and ends on a
+// line boundary is read in whole lines, and no vector load straddles two:
+// the gather kernel on rows in L2 (5642 rows of M = 22, Zipf-like) took
+// about 0.85 of the time at stride 24 as at 22, the scatter 0.9.
+func hotStride(M int) int {
+	ld := (M + 7) &^ 7
+	if 6*(ld-M) > M {
+		return M
+	}
+	return ld
+}
+
 // NewHotRows splits the rows of p (M labels); with allCold no row is hot.
 func NewHotRows(p *Pattern, M int, allCold bool) *HotRows {
-	h := &HotRows{m: M, row: make([]int32, p.NumAttrs())}
+	h := &HotRows{m: M, ld: hotStride(M), row: make([]int32, p.NumAttrs())}
 	minHot := HotMin(M)
 	for a := range h.row {
 		h.row[a] = -1
@@ -43,14 +57,22 @@ func (h *HotRows) Len() int { return h.n }
 // Row returns attribute a's hot row, or −1 when it is cold.
 func (h *HotRows) Row(a int32) int32 { return h.row[a] }
 
+// Stride returns the distance between hot rows, M or a little more: the
+// weights past M in a row are 0, and the kernels neither read nor write
+// them.
+func (h *HotRows) Stride() int { return h.ld }
+
+// Size returns the number of weights of the hot rows, Len()·Stride().
+func (h *HotRows) Size() int { return h.n * h.ld }
+
 // Dense returns the hot rows of w (weights in p's order, as
-// Sparse.Params) as a block of Len() rows of M weights.
+// Sparse.Params) as a block of Len() rows of Stride() weights.
 func (h *HotRows) Dense(p *Pattern, w []float64) []float64 {
 	rowPtr, labels := p.CSR()
-	d := make([]float64, h.n*h.m)
+	d := make([]float64, h.n*h.ld)
 	for a, r := range h.row {
 		if r >= 0 {
-			dst := d[int(r)*h.m : int(r+1)*h.m]
+			dst := d[int(r)*h.ld : int(r)*h.ld+h.m]
 			for k := rowPtr[a]; k < rowPtr[a+1]; k++ {
 				dst[labels[k]] = w[k]
 			}
@@ -65,30 +87,30 @@ func (h *HotRows) CSR(seq []int, ptr, ids []int32) (*kernels.CSR, error) {
 	return kernels.NewCSR(seq, ptr, ids, h.n)
 }
 
-// GatherHot adds to emit (T_b×M) the hot rows of w (Len()×M, in E) that
+// GatherHot adds to emit (T_b×M) the hot rows of w (Len()×Stride(), in E) that
 // sequence b of cs lists, times vals (one per feature, in order): the one
 // place the trainer and the tagger call the gather kernels. cs holds hot
 // rows (CSR, or built in place with Reset(Len())).
 func GatherHot[E float32 | float64](h *HotRows, emit, w []E, cs *kernels.CSR, vals []E, b int) {
-	m := h.m
+	m, ld := h.m, h.ld
 	var z E
 	if unsafe.Sizeof(z) == 4 {
-		cs.Gather32(f32(emit), f32(w[:h.n*m]), m, f32(vals), b, m)
+		cs.Gather32(f32(emit), f32(w[:h.n*ld]), ld, f32(vals), b, m)
 		return
 	}
-	cs.Gather(f64(emit), f64(w[:h.n*m]), m, f64(vals), b, m)
+	cs.Gather(f64(emit), f64(w[:h.n*ld]), ld, f64(vals), b, m)
 }
 
-// ScatterHot adds c·vals[f]·p[t·M+j] to the hot row weights g (Len()×M)
+// ScatterHot adds c·vals[f]·p[t·M+j] to the hot row weights g (Len()×Stride())
 // of sequence b of cs, as GatherHot reads them.
 func ScatterHot[E float32 | float64](h *HotRows, g, p []E, cs *kernels.CSR, vals []E, c E, b int) {
-	m := h.m
+	m, ld := h.m, h.ld
 	var z E
 	if unsafe.Sizeof(z) == 4 {
-		cs.Scatter32(f32(g[:h.n*m]), m, f32(p), f32(vals), float32(c), b, m)
+		cs.Scatter32(f32(g[:h.n*ld]), ld, f32(p), f32(vals), float32(c), b, m)
 		return
 	}
-	cs.Scatter(f64(g[:h.n*m]), m, f64(p), f64(vals), float64(c), b, m)
+	cs.Scatter(f64(g[:h.n*ld]), ld, f64(p), f64(vals), float64(c), b, m)
 }
 
 func f32[E float32 | float64](s []E) []float32 {

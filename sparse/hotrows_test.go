@@ -89,3 +89,89 @@ func toF32(x []float64) []float32 {
 	}
 	return y
 }
+
+// TestHotRowsPadded: rows padded to whole cache lines (M = 22, stride 24):
+// the dense copy, GatherHot and ScatterHot (float64 and float32) against
+// the loops over the sparse rows, and the padding left at 0.
+func TestHotRowsPadded(t *testing.T) {
+	for M, want := range map[int]int{1: 1, 8: 8, 9: 9, 13: 13, 17: 17, 20: 20, 21: 24, 22: 24, 45: 48, 49: 56, 50: 56, 64: 64} {
+		if got := hotStride(M); got != want {
+			t.Errorf("hotStride(%d) = %d, want %d", M, got, want)
+		}
+	}
+	const M, ld = 22, 24
+	// Attribute 0 cold (one label), 1 and 2 hot (HotMin(22) = 6 labels).
+	p, err := NewPattern(M, []int32{0, 1, 7, 14}, []int32{4, 0, 3, 5, 7, 11, 21, 1, 2, 4, 8, 16, 20, 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := make([]float64, p.NumPairs())
+	for k := range w {
+		w[k] = float64(k+1) / 8
+	}
+	sp, err := NewSparse(p, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := NewHotRows(p, M, false)
+	if h.Len() != 2 || h.Stride() != ld || h.Size() != 2*ld {
+		t.Fatalf("%d hot rows of stride %d, size %d", h.Len(), h.Stride(), h.Size())
+	}
+	d := h.Dense(p, w)
+	if len(d) != 2*ld {
+		t.Fatalf("dense rows: %d weights", len(d))
+	}
+	for a, r := range []int32{1, 2} {
+		for j := range int32(ld) {
+			want := 0.0
+			if j < M {
+				want = weightOf(sp, r, j)
+			}
+			if got := d[a*ld+int(j)]; got != want {
+				t.Errorf("dense row %d entry %d: %v, want %v", a, j, got, want)
+			}
+		}
+	}
+	s := Seq{Ptr: []int32{0, 2, 3, 4}, IDs: []int32{1, 2, 2, 1}, Vals: []float64{1, 1, 1, 2}}
+	ids := []int32{h.Row(1), h.Row(2), h.Row(2), h.Row(1)}
+	cs, err := h.CSR([]int{0, 3}, s.Ptr, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := refScore(sp, s)
+	probs := make([]float64, len(want))
+	for k := range probs {
+		probs[k] = float64(k%5) / 4
+	}
+	wantG := make([]float64, len(w))
+	refGradient(sp, wantG, s, probs, 0.5)
+	forEachTier(t, func(t *testing.T) {
+		emit := make([]float64, 3*M)
+		GatherHot(h, emit, d, cs, s.Vals, 0)
+		emit32 := make([]float32, 3*M)
+		GatherHot(h, emit32, toF32(d), cs, toF32(s.Vals), 0)
+		for k := range want {
+			if emit[k] != want[k] || math.Abs(float64(emit32[k])-want[k]) > 1e-5 {
+				t.Fatalf("score %d: %v and %v, want %v", k, emit[k], emit32[k], want[k])
+			}
+		}
+		g := make([]float64, len(d))
+		ScatterHot(h, g, probs, cs, s.Vals, 0.5, 0)
+		g32 := make([]float32, len(d))
+		ScatterHot(h, g32, toF32(probs), cs, toF32(s.Vals), 0.5, 0)
+		rowPtr, labels := p.CSR()
+		for a, r := range []int32{1, 2} {
+			for k := rowPtr[r]; k < rowPtr[r+1]; k++ {
+				got, got32 := g[a*ld+int(labels[k])], g32[a*ld+int(labels[k])]
+				if math.Abs(got-wantG[k]) > 1e-12 || math.Abs(float64(got32)-wantG[k]) > 1e-6 {
+					t.Fatalf("gradient of weight %d: %v and %v, want %v", k, got, got32, wantG[k])
+				}
+			}
+			for j := M; j < ld; j++ {
+				if g[a*ld+j] != 0 || g32[a*ld+j] != 0 {
+					t.Fatalf("row %d: padding entry %d written", a, j)
+				}
+			}
+		}
+	})
+}

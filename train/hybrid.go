@@ -25,8 +25,9 @@ import (
 type hybrid struct {
 	m       int
 	nHot    int
+	ld      int // the hot rows' stride (sparse.HotRows.Stride)
 	hot     *sparse.HotRows
-	coldOff []int32 // attribute a's cold weights: coldLab[coldOff[a]:][:coldN[a]] (after nHot·M in θ)
+	coldOff []int32 // attribute a's cold weights: coldLab[coldOff[a]:][:coldN[a]] (after the hot rows in θ)
 	coldN   []int32
 	coldLab []int32 // the labels of the cold weights
 	// the last split (read-only once made): a zeroth-order pruner's
@@ -47,7 +48,7 @@ const coldStream = 4
 // allCold every attribute keeps sparse rows.
 func newHybrid(p *sparse.Pattern, c *sparse.Corpus, numAttrs, m int, allCold bool) *hybrid {
 	h := &hybrid{m: m, hot: sparse.NewHotRows(p, m, allCold), coldOff: make([]int32, numAttrs), coldN: make([]int32, numAttrs)}
-	h.nHot = h.hot.Len()
+	h.nHot, h.ld = h.hot.Len(), h.hot.Stride()
 	counts := c.AttrCounts(numAttrs)
 	var lab []int32
 	place := func(a int32) {
@@ -78,7 +79,11 @@ func newHybrid(p *sparse.Pattern, c *sparse.Corpus, numAttrs, m int, allCold boo
 }
 
 // numParams returns the number of state parameters.
-func (h *hybrid) numParams() int { return h.nHot*h.m + len(h.coldLab) }
+func (h *hybrid) numParams() int { return h.hotSize() + len(h.coldLab) }
+
+// hotSize returns the number of hot weights, nHot rows of ld (the first
+// in θ).
+func (h *hybrid) hotSize() int { return h.nHot * h.ld }
 
 // splitCorpus is a corpus with each position's features split into the hot
 // ones (ids: hot rows), in global CSR arrays (sequence i has the positions
@@ -241,14 +246,14 @@ func hotVals[E float32 | float64](sc *splitCorpus, v *seqVals[E], i int) []E {
 
 // score sets emit (T×M) to the state scores of sequence i.
 func (h *hybrid) score(theta, emit []float64, sc *splitCorpus, i int) {
-	nh := h.nHot * h.m
+	nh := h.hotSize()
 	scoreSeq(h, &sc.v64, theta[:nh], theta[nh:], 1, emit, sc, i)
 }
 
 // addGradient adds c·vals[f]·p[t·M+j] to the gradient of every weight
 // (attribute of f, j) of sequence i.
 func (h *hybrid) addGradient(g, p []float64, sc *splitCorpus, i int, c float64) {
-	nh := h.nHot * h.m
+	nh := h.hotSize()
 	addGradientSeq(h, &sc.v64, g[:nh], g[nh:], 1, p, sc, i, c)
 }
 
@@ -339,9 +344,9 @@ func (h *hybrid) export(theta []float64, p *sparse.Pattern, w sparse.Weights) {
 		for k, y := range lab {
 			var v float64
 			if r := h.hot.Row(a); r >= 0 {
-				v = theta[int(r)*h.m+int(y)]
+				v = theta[int(r)*h.ld+int(y)]
 			} else {
-				v = theta[h.nHot*h.m+int(h.coldOff[a])+k]
+				v = theta[h.hotSize()+int(h.coldOff[a])+k]
 			}
 			if idx := w.Index(a, y); idx >= 0 {
 				dst[idx] = v
@@ -362,7 +367,7 @@ func prefetchSeq[E float32 | float64](h *hybrid, hot, cold []E, stride int, sc *
 		kernels.PrefetchLines(cold, sc.cOff[gs[0].f0:gs[len(gs)-1].f1], stride)
 	}
 	if h.nHot > 0 && hot != nil {
-		kernels.PrefetchCSR(hot, h.m, sc.hot, i, h.m)
+		kernels.PrefetchCSR(hot, h.ld, sc.hot, i, h.m)
 	}
 }
 
@@ -404,7 +409,7 @@ func scoreSets(h *hybrid, v *seqVals[float64], hot, cold []float64, stride int32
 	for t, set := range sets {
 		row := emit[t*m : (t+1)*m]
 		for f := sc.hotPtr[p0+t]; f < sc.hotPtr[p0+t+1]; f++ {
-			w := hot[int(sc.hotIDs[f])*m : int(sc.hotIDs[f]+1)*m]
+			w := hot[int(sc.hotIDs[f])*h.ld:][:m]
 			x := hv[f-f0]
 			for _, y := range set {
 				row[y] += x * w[y]
@@ -425,7 +430,7 @@ func addGradientSets(h *hybrid, v *seqVals[float64], hot, cold []float64, stride
 	for t, set := range sets {
 		row := p[t*m : (t+1)*m]
 		for f := sc.hotPtr[p0+t]; f < sc.hotPtr[p0+t+1]; f++ {
-			g := hot[int(sc.hotIDs[f])*m : int(sc.hotIDs[f]+1)*m]
+			g := hot[int(sc.hotIDs[f])*h.ld:][:m]
 			x := c * hv[f-f0]
 			for _, y := range set {
 				g[y] += x * row[y]

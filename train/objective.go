@@ -71,9 +71,9 @@ func newObjective(md *paramSpace, d *Data, c2 float64, pool *engine.Pool) *objec
 	for w := range o.workers {
 		wb := &o.workers[w]
 		if w > 0 {
-			wb.g = sparse.MakeParams(md.hy.nHot * md.m)
+			wb.g = sparse.MakeParams(md.hy.hotSize())
 		}
-		wb.cw = sparse.MakeParams(2 * (md.nState - md.hy.nHot*md.m))
+		wb.cw = sparse.MakeParams(2 * (md.nState - md.hy.hotSize()))
 		wb.tg = make([]float64, nt)
 		wb.tmp = make([]float64, nt)
 		wb.emit = make([]float64, maxLen*md.m)
@@ -186,7 +186,7 @@ func (o *objective) eval(theta, g []float64, stop *atomic.Bool) (float64, error)
 	if md.sub != nil {
 		md.sub.W = theta[md.nParams : md.nParams+len(md.sub.IDs)]
 	}
-	nh := md.hy.nHot * md.m
+	nh := md.hy.hotSize()
 	gs := g[:nh]
 	clear(gs)
 	coldTheta := theta[nh:md.nState]
@@ -291,7 +291,7 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	if sets := o.fixedSets(i); sets != nil {
 		// A zeroth-order pruner's fixed sets: hot rows and sub-labels at
 		// their labels alone (scoreSets).
-		scoreSets(md.hy, &o.sc.v64, theta[:md.hy.nHot*m], wb.cw, 2, emit, o.sc, i, sets)
+		scoreSets(md.hy, &o.sc.v64, theta[:md.hy.hotSize()], wb.cw, 2, emit, o.sc, i, sets)
 		if md.sub != nil {
 			md.sub.AddScoresSets(emit, o.d.Corpus.Seq(i), wb.sbuf, sets)
 		}
@@ -301,7 +301,7 @@ func (o *objective) seq(ws *engine.Workspace, wb *workerBuf, tr *engine.Transiti
 	// The rows the next sequence scores and the hot gradient rows this
 	// one scatters into are fetched while forward–backward computes.
 	if o.prefetch {
-		prefetchAll(md.hy, theta[:md.hy.nHot*md.m], wb.cw, wb.g, o.sc, i)
+		prefetchAll(md.hy, theta[:md.hy.hotSize()], wb.cw, wb.g, o.sc, i)
 	}
 	wb.pc.mark(phaseScore)
 	acc := wb.tg
@@ -391,7 +391,7 @@ func (o *objective) fixedSets(i int) [][]int32 {
 // scoreSeq sets emit (T×M) to sequence i's emission scores under θ.
 func (o *objective) scoreSeq(wb *workerBuf, theta []float64, i int, emit []float64) {
 	md := o.md
-	nh := md.hy.nHot * md.m
+	nh := md.hy.hotSize()
 	scoreSeq(md.hy, &o.sc.v64, theta[:nh], wb.cw, 2, emit, o.sc, i)
 	if md.sub != nil {
 		md.sub.AddScores(emit, o.d.Corpus.Seq(i), wb.sbuf)

@@ -28,7 +28,7 @@ import (
 const flush32 = 256
 
 type state32 struct {
-	hot     []float32              // hot state weights, nHot·M
+	hot     []float32              // hot state weights, nHot rows of ld
 	tr      engine.Scaled[float32] // the transitions
 	vals    seqVals[float32]       // the split corpus's values
 	workers []worker32
@@ -63,15 +63,15 @@ func newState32(o *objective) (*state32, error) {
 		return nil, fmt.Errorf("train: precision=float32 does not support pruning (prune.max)")
 	}
 	m := md.m
-	s := &state32{hot: make([]float32, md.hy.nHot*m)}
+	s := &state32{hot: make([]float32, md.hy.hotSize())}
 	sc := o.sc
 	s.vals = valsTo32(&sc.v64)
 	maxLen := o.d.Corpus.MaxLen()
-	nCold := md.nState - md.hy.nHot*m
+	nCold := md.nState - md.hy.hotSize()
 	s.workers = make([]worker32, len(o.workers))
 	for w := range s.workers {
 		wk := &s.workers[w]
-		wk.g = make([]float32, md.hy.nHot*m)
+		wk.g = make([]float32, md.hy.hotSize())
 		wk.cw = make([]float32, 2*nCold)
 		wk.emit, wk.marg = make([]float32, maxLen*m), make([]float32, maxLen*m)
 		wk.counts.Every = flush32
@@ -96,7 +96,7 @@ func (s *state32) prepare(o *objective, theta []float64) {
 	md := o.md
 	m := md.m
 	s.tr.Set(md.transParams(theta), m)
-	nh := md.hy.nHot * m
+	nh := md.hy.hotSize()
 	for k, v := range theta[:nh] {
 		s.hot[k] = float32(v)
 	}

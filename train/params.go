@@ -218,7 +218,7 @@ func newParamSpace(d *Data, cfg *Config) (*paramSpace, error) {
 	md.hy = newHybrid(pat, c, d.NumAttrs, m, cfg.Algorithm == "sgd" || cfg.Algorithm == "ap")
 	md.nState = md.hy.numParams()
 	if !cfg.PossibleStates && md.hy.nHot > 0 {
-		nh := md.hy.nHot * m
+		nh := md.hy.hotSize()
 		md.stateMask = make([]uint64, (nh+63)/64)
 		var lab []int32
 		for a := range int32(d.NumAttrs) {
@@ -228,7 +228,7 @@ func newParamSpace(d *Data, cfg *Config) (*paramSpace, error) {
 			}
 			lab = pat.AttrLabels(lab[:0], a)
 			for _, y := range lab {
-				k := int(r)*m + int(y)
+				k := int(r)*md.hy.ld + int(y)
 				md.stateMask[k/64] |= 1 << (k % 64)
 			}
 		}

@@ -47,8 +47,9 @@ type Shape struct {
 	Labels               int // M
 	Sequences, Tokens    int
 	Params               int // θ, every parameter the optimiser moves
-	StateParams          int // the state weights: HotRows·M, then the cold weights
+	StateParams          int // the state weights: HotRows·HotStride, then the cold weights
 	HotRows              int // attributes with a dense row of M weights
+	HotStride            int // their rows' stride: M, or M padded to whole cache lines
 	HotFeatures          int // occurrences of hot attributes: an M-wide row each
 	ColdFeatures         int // occurrences of the other attributes
 	ColdLabels           int // their labels, all occurrences: one weight each
@@ -209,7 +210,7 @@ func (o *objective) shape(m int) Shape {
 	}
 	return Shape{
 		Labels: md.m, Sequences: len(sc.labels), Tokens: sc.pos[len(sc.pos)-1],
-		Params: md.nTotal(), StateParams: md.nState, HotRows: md.hy.nHot,
+		Params: md.nTotal(), StateParams: md.nState, HotRows: md.hy.nHot, HotStride: md.hy.ld,
 		HotFeatures: len(sc.hotIDs), ColdFeatures: len(sc.cOff), ColdLabels: len(sc.cLab),
 		Values: sc.v64.hot != nil || sc.v64.cold != nil, Memories: m,
 		Lockstep: o.lock != nil, SubLabels: md.sub != nil, Float32: o.f32 != nil,

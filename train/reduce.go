@@ -134,7 +134,7 @@ func (o *objective) reduceStates(theta, g []float64) float64 {
 func (o *objective) reduceBlocks(theta, g []float64, sum func(lo, hi, nh int, gb []float64)) float64 {
 	md := o.md
 	n := md.nState
-	nh := md.hy.nHot * md.m
+	nh := md.hy.hotSize()
 	const block = 1 << 14
 	nb := (n + block - 1) / block
 	parts := make([]float64, nb)

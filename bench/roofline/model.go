@@ -119,7 +119,7 @@ var Phases = []string{"scoring", "forward-backward", "scattering", "optimiser", 
 func PhaseWork(sh train.Shape, evals, pairs float64, mc Machine) []Work {
 	M, N := float64(sh.Labels), float64(sh.Tokens)
 	H, C, L := float64(sh.HotFeatures), float64(sh.ColdFeatures), float64(sh.ColdLabels)
-	nh := float64(sh.HotRows) * M
+	nh := float64(sh.HotRows) * float64(max(sh.HotStride, sh.Labels))
 	nc := float64(sh.StateParams) - nh
 	n := float64(sh.Params)
 	feat := 4*H + 8*C + 2*L
