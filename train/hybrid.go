@@ -12,8 +12,9 @@ import (
 // converts them to one of package sparse's layouts at the end:
 //
 //   - hot attributes (sparse.HotRows, as the tagger's) get a dense row of M
-//     weights, scored and scattered by sparse.GatherHot and ScatterHot, the
-//     weights outside the pattern held at 0;
+//     weights (ld apart: padded to whole cache lines where that is cheap),
+//     scored and scattered by sparse.GatherHot and ScatterHot, the weights
+//     outside the pattern and the padding held at 0;
 //   - the others (rare words: one or two labels each) keep sparse rows of
 //     their pattern labels, scored by a scalar loop.
 //
