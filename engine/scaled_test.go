@@ -71,15 +71,7 @@ func checkScaled[E Float](t *testing.T, c *scaledCase, tol float64) {
 		e := to[E](e64)
 		emits[i] = e
 		z, ok := p.Forward(&w, e, true)
-		if !ok || math.Abs(z-c.logZ[i]) > tol*math.Abs(c.logZ[i]) {
-			t.Fatalf("chain %d: log Z %v (%v), want %v", i, z, ok, c.logZ[i])
-		}
-		a, b := w.Alpha(), w.Beta()
-		for k := range a {
-			if d := math.Abs(float64(a[k]*b[k]) - c.margs[i][k]); d > tol {
-				t.Fatalf("chain %d: marginal %d off by %.3g", i, k, d)
-			}
-		}
+		checkChain(t, "", c, i, z, ok, &w, tol)
 		p.AddCounts(&w, &cnt, counts, 1)
 		// Viterbi against the float64 engine's.
 		L := len(e64) / M
@@ -108,15 +100,7 @@ func checkScaled[E Float](t *testing.T, c *scaledCase, tol float64) {
 	clear(counts)
 	for i, e := range emits {
 		z, ok := p.ForwardCounts(&w, e, &cnt, counts, 1)
-		if !ok || math.Abs(z-c.logZ[i]) > tol*math.Abs(c.logZ[i]) {
-			t.Fatalf("ForwardCounts chain %d: log Z %v (%v), want %v", i, z, ok, c.logZ[i])
-		}
-		a, b := w.Alpha(), w.Beta()
-		for k := range a {
-			if d := math.Abs(float64(a[k]*b[k]) - c.margs[i][k]); d > tol {
-				t.Fatalf("ForwardCounts chain %d: marginal %d off by %.3g", i, k, d)
-			}
-		}
+		checkChain(t, "ForwardCounts ", c, i, z, ok, &w, tol)
 	}
 	cnt.Flush(counts, 1)
 	for k, v := range counts {
@@ -145,6 +129,21 @@ func checkScaled[E Float](t *testing.T, c *scaledCase, tol float64) {
 	for k, v := range counts {
 		if d := math.Abs(v - c.counts[k]); d > tol*float64(len(c.emits))*10 {
 			t.Fatalf("lockstep transition count %d: %v, want %v", k, v, c.counts[k])
+		}
+	}
+}
+
+// checkChain checks chain i's log Z z (ok: not refused) and the marginals
+// α∘β of w against c's, within tol (log Z relative, marginals absolute).
+func checkChain[E Float](t *testing.T, what string, c *scaledCase, i int, z float64, ok bool, w *ScaledWork[E], tol float64) {
+	t.Helper()
+	if !ok || math.Abs(z-c.logZ[i]) > tol*math.Abs(c.logZ[i]) {
+		t.Fatalf("%schain %d: log Z %v (%v), want %v", what, i, z, ok, c.logZ[i])
+	}
+	a, b := w.Alpha(), w.Beta()
+	for k := range a {
+		if d := math.Abs(float64(a[k]*b[k]) - c.margs[i][k]); d > tol {
+			t.Fatalf("%schain %d: marginal %d off by %.3g", what, i, k, d)
 		}
 	}
 }

@@ -43,8 +43,20 @@ func TestHotRows(t *testing.T) {
 		}
 	}
 	// Three positions of hot features: attributes 1, 3; 3; 1 (value 2).
-	s := Seq{Ptr: []int32{0, 2, 3, 4}, IDs: []int32{1, 3, 3, 1}, Vals: []float64{1, 1, 1, 2}}
-	ids := []int32{h.Row(1), h.Row(3), h.Row(3), h.Row(1)}
+	checkHotKernels(t, h, p, sp, d, []int32{1, 3}, 1e-6)
+}
+
+// checkHotKernels runs GatherHot and ScatterHot (float64 and float32) over
+// three positions of the hot attributes a0, a1 (a0, a1; a1; a0 with value
+// 2) on the dense rows d of h, against the loops over the sparse rows of
+// sp (pattern p), within tol32 in float32, and checks that the padding
+// past M in each row is left at 0.
+func checkHotKernels(t *testing.T, h *HotRows, p *Pattern, sp *Sparse, d []float64, attrs []int32, tol32 float64) {
+	t.Helper()
+	M, ld := h.m, h.Stride()
+	a0, a1 := attrs[0], attrs[1]
+	s := Seq{Ptr: []int32{0, 2, 3, 4}, IDs: []int32{a0, a1, a1, a0}, Vals: []float64{1, 1, 1, 2}}
+	ids := []int32{h.Row(a0), h.Row(a1), h.Row(a1), h.Row(a0)}
 	cs, err := h.CSR([]int{0, 3}, s.Ptr, ids)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +66,7 @@ func TestHotRows(t *testing.T) {
 	for k := range probs {
 		probs[k] = float64(k%5) / 4
 	}
-	wantG := make([]float64, len(w))
+	wantG := make([]float64, sp.NumParams())
 	refGradient(sp, wantG, s, probs, 0.5)
 	forEachTier(t, func(t *testing.T) {
 		emit := make([]float64, 3*M)
@@ -62,7 +74,7 @@ func TestHotRows(t *testing.T) {
 		emit32 := make([]float32, 3*M)
 		GatherHot(h, emit32, toF32(d), cs, toF32(s.Vals), 0)
 		for k := range want {
-			if emit[k] != want[k] || math.Abs(float64(emit32[k])-want[k]) > 1e-6 {
+			if emit[k] != want[k] || math.Abs(float64(emit32[k])-want[k]) > tol32 {
 				t.Fatalf("score %d: %v and %v, want %v", k, emit[k], emit32[k], want[k])
 			}
 		}
@@ -71,11 +83,16 @@ func TestHotRows(t *testing.T) {
 		g32 := make([]float32, len(d))
 		ScatterHot(h, g32, toF32(probs), cs, toF32(s.Vals), 0.5, 0)
 		rowPtr, labels := p.CSR()
-		for a, r := range []int32{1, 3} {
+		for a, r := range attrs {
 			for k := rowPtr[r]; k < rowPtr[r+1]; k++ {
-				got, got32 := g[a*M+int(labels[k])], g32[a*M+int(labels[k])]
+				got, got32 := g[a*ld+int(labels[k])], g32[a*ld+int(labels[k])]
 				if math.Abs(got-wantG[k]) > 1e-12 || math.Abs(float64(got32)-wantG[k]) > 1e-6 {
 					t.Fatalf("gradient of weight %d: %v and %v, want %v", k, got, got32, wantG[k])
+				}
+			}
+			for j := M; j < ld; j++ {
+				if g[a*ld+j] != 0 || g32[a*ld+j] != 0 {
+					t.Fatalf("row %d: padding entry %d written", a, j)
 				}
 			}
 		}
@@ -132,46 +149,5 @@ func TestHotRowsPadded(t *testing.T) {
 			}
 		}
 	}
-	s := Seq{Ptr: []int32{0, 2, 3, 4}, IDs: []int32{1, 2, 2, 1}, Vals: []float64{1, 1, 1, 2}}
-	ids := []int32{h.Row(1), h.Row(2), h.Row(2), h.Row(1)}
-	cs, err := h.CSR([]int{0, 3}, s.Ptr, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := refScore(sp, s)
-	probs := make([]float64, len(want))
-	for k := range probs {
-		probs[k] = float64(k%5) / 4
-	}
-	wantG := make([]float64, len(w))
-	refGradient(sp, wantG, s, probs, 0.5)
-	forEachTier(t, func(t *testing.T) {
-		emit := make([]float64, 3*M)
-		GatherHot(h, emit, d, cs, s.Vals, 0)
-		emit32 := make([]float32, 3*M)
-		GatherHot(h, emit32, toF32(d), cs, toF32(s.Vals), 0)
-		for k := range want {
-			if emit[k] != want[k] || math.Abs(float64(emit32[k])-want[k]) > 1e-5 {
-				t.Fatalf("score %d: %v and %v, want %v", k, emit[k], emit32[k], want[k])
-			}
-		}
-		g := make([]float64, len(d))
-		ScatterHot(h, g, probs, cs, s.Vals, 0.5, 0)
-		g32 := make([]float32, len(d))
-		ScatterHot(h, g32, toF32(probs), cs, toF32(s.Vals), 0.5, 0)
-		rowPtr, labels := p.CSR()
-		for a, r := range []int32{1, 2} {
-			for k := rowPtr[r]; k < rowPtr[r+1]; k++ {
-				got, got32 := g[a*ld+int(labels[k])], g32[a*ld+int(labels[k])]
-				if math.Abs(got-wantG[k]) > 1e-12 || math.Abs(float64(got32)-wantG[k]) > 1e-6 {
-					t.Fatalf("gradient of weight %d: %v and %v, want %v", k, got, got32, wantG[k])
-				}
-			}
-			for j := M; j < ld; j++ {
-				if g[a*ld+j] != 0 || g32[a*ld+j] != 0 {
-					t.Fatalf("row %d: padding entry %d written", a, j)
-				}
-			}
-		}
-	})
+	checkHotKernels(t, h, p, sp, d, []int32{1, 2}, 1e-5)
 }

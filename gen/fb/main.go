@@ -1018,17 +1018,7 @@ func genBackward(i *ISA) {
 		stepl = &m
 		balancedStep(i, m, nb)
 	}
-	// β_{T−1} = 1.
-	{
-		T := Load(Param("T"), GP64())
-		DECQ(T)
-		MOVQ(T, tl)
-		M := Load(Param("M"), GP64())
-		IMULQ(M, T)
-		beta := Load(Param("beta").Base(), GP64())
-		LEAQ(Mem{Base: beta, Index: T, Scale: i.Sc()}, beta)
-		fillOnes(i, "ones", beta, M.(reg.GPVirtual))
-	}
+	betaOnes(i, tl)
 	// The steps over more than one chunk a row: from multi, packed and
 	// not (multiVariants) on AVX2, not packed on AVX-512.
 	loop, end := newLabel(i, "bt"), newLabel(i, "btend")
@@ -1044,20 +1034,10 @@ func genBackward(i *ISA) {
 	packVecs := maxPackVecs(i)
 	pb := panel(packVecs * i.W * packVecs * i.W * i.Size)
 	wb := panel(packVecs * i.Bytes)
-	{
-		left := Load(Param("M"), GP64())
-		CMPQ(left, U32(packVecs*i.W))
-		JA(LabelRef(multi))
-		nv, r := GP64(), GP64()
-		lastVec(i, left, nv, r)
-		MOVQ(r, rl)
-		switchN(i, nv, packVecs, func(v int) {
-			m := i.TailMask(ldq(rl))
-			packAll(i, "et", pb, v, m)
-			backwardSteps(i, v, m, tl, pb, wb, nil)
-		})
-		Ret()
-	}
+	packedRows(i, packVecs, rl, pb, multi, func(v int, m Mask) {
+		backwardSteps(i, v, m, tl, pb, wb, nil)
+	})
+	Ret()
 	var mp *Mem
 	if balancedChunks(i) {
 		Label(multi)
@@ -1117,6 +1097,35 @@ func genBackward(i *ISA) {
 		}
 		Label(end)
 		Ret()
+	})
+}
+
+// betaOnes sets β_{T−1} = 1 and the slot tl to T−1 (Backward's start).
+func betaOnes(i *ISA, tl Mem) {
+	T := Load(Param("T"), GP64())
+	DECQ(T)
+	MOVQ(T, tl)
+	M := Load(Param("M"), GP64())
+	IMULQ(M, T)
+	beta := Load(Param("beta").Base(), GP64())
+	LEAQ(Mem{Base: beta, Index: T, Scale: i.Sc()}, beta)
+	fillOnes(i, "ones", beta, M.(reg.GPVirtual))
+}
+
+// packedRows jumps to over when a row of M is longer than n vectors; else,
+// for the row's v = 1..n vectors (the last under m, its lane count in the
+// slot rl), it packs all of Eᵀ into the slot pb and runs body(v, m).
+func packedRows(i *ISA, n int, rl, pb Mem, over string, body func(v int, m Mask)) {
+	left := Load(Param("M"), GP64())
+	CMPQ(left, U32(n*i.W))
+	JA(LabelRef(over))
+	nv, r := GP64(), GP64()
+	lastVec(i, left, nv, r)
+	MOVQ(r, rl)
+	switchN(i, nv, n, func(v int) {
+		m := i.TailMask(ldq(rl))
+		packAll(i, "et", pb, v, m)
+		body(v, m)
 	})
 }
 
@@ -1528,32 +1537,14 @@ func genBackwardTransitions(i *ISA) {
 	Kernel(fn, 0, i.Sig("func(g, e, alpha, beta, psi, scale, et []%s, T, M int)"), "is Backward plus the transition counts of Transitions (see BackwardTransitions);", "T ≥ 1, 1 ≤ M ≤ fusedVecs·W, lengths checked by the caller.")
 	nvMax := fusedVecs(i)
 	tl, rl := local(), local()
-	// β_{T−1} = 1.
-	{
-		T := Load(Param("T"), GP64())
-		DECQ(T)
-		MOVQ(T, tl)
-		M := Load(Param("M"), GP64())
-		IMULQ(M, T)
-		beta := Load(Param("beta").Base(), GP64())
-		LEAQ(Mem{Base: beta, Index: T, Scale: i.Sc()}, beta)
-		fillOnes(i, "ones", beta, M.(reg.GPVirtual))
-	}
+	betaOnes(i, tl)
 	pb := panel(nvMax * i.W * nvMax * i.W * i.Size)
 	wb := panel(nvMax * i.Bytes)
 	bb := panel(countSteps * nvMax * i.Bytes)
 	cb := panel(nvMax * i.W * nvMax * i.Bytes)
 	pend := local()
 	done := newLabel(i, "btdone")
-	left := Load(Param("M"), GP64())
-	CMPQ(left, U32(nvMax*i.W))
-	JA(LabelRef(done))
-	nv, r := GP64(), GP64()
-	lastVec(i, left, nv, r)
-	MOVQ(r, rl)
-	switchN(i, nv, nvMax, func(v int) {
-		m := i.TailMask(ldq(rl))
-		packAll(i, "et", pb, v, m)
+	packedRows(i, nvMax, rl, pb, done, func(v int, m Mask) {
 		// C = 0: M rows of v vectors.
 		{
 			c := ldq(cb)
