@@ -17,6 +17,7 @@ func avx512F32() *impl {
 	p := *avx512Impl
 	p.name = "avx512-f32"
 	p.forward32, p.backward32, p.transitions32 = lagChecked(forward32AVX512), backward32AVX512, transitions32AVX512
+	p.backwardTransitions32 = fused(btMax, backwardTransitions32AVX512, backwardTransitionsOf(backward32AVX512, transitions32AVX512))
 	p.shiftRows32 = shiftRows32AVX512
 	p.forwardBatch32 = fbBatch(forwardBatch32AVX512)
 	p.backwardBatch32 = bbBatch(backwardBatch32AVX512)
