@@ -5348,11 +5348,24 @@ fbAVX2_btend_229:
 
 // func forwardBatchAVX2(alpha []float64, scale []float64, psi []float64, e []float64, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·forwardBatchAVX2(SB), $6288-128
+TEXT ·forwardBatchAVX2(SB), $6296-128
 	LEAQ 72(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
 	MOVQ AX, 6280(SP)
+	MOVQ M+112(FP), CX
+	MOVQ $0x00000000, AX
+	CMPQ CX, $0x0000000c
+	JA   fbAVX2_rowno_x1
+	CMPQ CX, $0x00000040
+	JA   fbAVX2_rowno_x1
+	MOVQ ib+120(FP), DX
+	CMPQ CX, DX
+	JA   fbAVX2_rowno_x1
+	MOVQ $0x00000001, AX
+
+fbAVX2_rowno_x1:
+	MOVQ AX, 6288(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX2_k0_258:
@@ -5612,6 +5625,9 @@ fbAVX2_loop_280:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x2
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_281
@@ -5638,7 +5654,93 @@ fbAVX2_first_281:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_276
+	JMP        fbAVX2_wholeend_x3
+
+fbAVX2_whole_x2:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*8), SI
+	VXORPD       Y10, Y10, Y10
+	VMULPD       (DX), Y1, Y1
+	VADDPD       Y1, Y10, Y10
+	VMULPD       32(DX), Y2, Y2
+	VADDPD       Y2, Y10, Y10
+	VMASKMOVPD   64(DX), Y0, Y11
+	VMULPD       Y11, Y3, Y3
+	VANDPD       Y3, Y0, Y11
+	VADDPD       Y11, Y10, Y10
+	VEXTRACTF128 $0x01, Y10, X11
+	VADDPD       X11, X10, X10
+	VUNPCKHPD    X10, X10, X11
+	VADDSD       X11, X10, X10
+	VMOVSD       X10, (SI)
+	VMOVSD       fbone<>+0(SB), X11
+	VDIVSD       X10, X11, X11
+	VBROADCASTSD X11, Y10
+	VMULPD       Y10, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMULPD       Y10, Y2, Y2
+	VMOVUPD      Y2, 32(CX)
+	VMULPD       Y10, Y3, Y3
+	VMASKMOVPD   Y3, Y0, 64(CX)
+	VXORPD       Y1, Y1, Y1
+	VMULPD       (DX)(AX*1), Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMULPD       32(DX)(AX*1), Y5, Y5
+	VADDPD       Y5, Y1, Y1
+	VMASKMOVPD   64(DX)(AX*1), Y0, Y2
+	VMULPD       Y2, Y6, Y6
+	VANDPD       Y6, Y0, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VUNPCKHPD    X1, X1, X2
+	VADDSD       X2, X1, X1
+	VMOVSD       X1, 8(SI)
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       X1, X2, X2
+	VBROADCASTSD X2, Y1
+	VMULPD       Y1, Y4, Y4
+	VMOVUPD      Y4, (CX)(AX*1)
+	VMULPD       Y1, Y5, Y5
+	VMOVUPD      Y5, 32(CX)(AX*1)
+	VMULPD       Y1, Y6, Y6
+	VMASKMOVPD   Y6, Y0, 64(CX)(AX*1)
+	VXORPD       Y1, Y1, Y1
+	VMULPD       (DX)(AX*2), Y7, Y7
+	VADDPD       Y7, Y1, Y1
+	VMULPD       32(DX)(AX*2), Y8, Y8
+	VADDPD       Y8, Y1, Y1
+	VMASKMOVPD   64(DX)(AX*2), Y0, Y2
+	VMULPD       Y2, Y9, Y9
+	VANDPD       Y9, Y0, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VUNPCKHPD    X1, X1, X2
+	VADDSD       X2, X1, X1
+	VMOVSD       X1, 16(SI)
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       X1, X2, X2
+	VBROADCASTSD X2, Y1
+	VMULPD       Y1, Y7, Y7
+	VMOVUPD      Y7, (CX)(AX*2)
+	VMULPD       Y1, Y8, Y8
+	VMOVUPD      Y8, 32(CX)(AX*2)
+	VMULPD       Y1, Y9, Y9
+	VMASKMOVPD   Y9, Y0, 64(CX)(AX*2)
+
+fbAVX2_wholeend_x3:
+	JMP fbAVX2_swend_276
 
 fbAVX2_case2_278:
 	MOVQ    40(SP), AX
@@ -5684,6 +5786,9 @@ fbAVX2_loop_282:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x4
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_283
@@ -5703,7 +5808,70 @@ fbAVX2_first_283:
 	VMOVUPD    Y4, (CX)(AX*1)
 	VMOVUPD    Y5, 32(CX)(AX*1)
 	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_276
+	JMP        fbAVX2_wholeend_x5
+
+fbAVX2_whole_x4:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*8), SI
+	VXORPD       Y7, Y7, Y7
+	VMULPD       (DX), Y1, Y1
+	VADDPD       Y1, Y7, Y7
+	VMULPD       32(DX), Y2, Y2
+	VADDPD       Y2, Y7, Y7
+	VMASKMOVPD   64(DX), Y0, Y8
+	VMULPD       Y8, Y3, Y3
+	VANDPD       Y3, Y0, Y8
+	VADDPD       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPD       X8, X7, X7
+	VUNPCKHPD    X7, X7, X8
+	VADDSD       X8, X7, X7
+	VMOVSD       X7, (SI)
+	VMOVSD       fbone<>+0(SB), X8
+	VDIVSD       X7, X8, X8
+	VBROADCASTSD X8, Y7
+	VMULPD       Y7, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMULPD       Y7, Y2, Y2
+	VMOVUPD      Y2, 32(CX)
+	VMULPD       Y7, Y3, Y3
+	VMASKMOVPD   Y3, Y0, 64(CX)
+	VXORPD       Y1, Y1, Y1
+	VMULPD       (DX)(AX*1), Y4, Y4
+	VADDPD       Y4, Y1, Y1
+	VMULPD       32(DX)(AX*1), Y5, Y5
+	VADDPD       Y5, Y1, Y1
+	VMASKMOVPD   64(DX)(AX*1), Y0, Y2
+	VMULPD       Y2, Y6, Y6
+	VANDPD       Y6, Y0, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VUNPCKHPD    X1, X1, X2
+	VADDSD       X2, X1, X1
+	VMOVSD       X1, 8(SI)
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       X1, X2, X2
+	VBROADCASTSD X2, Y1
+	VMULPD       Y1, Y4, Y4
+	VMOVUPD      Y4, (CX)(AX*1)
+	VMULPD       Y1, Y5, Y5
+	VMOVUPD      Y5, 32(CX)(AX*1)
+	VMULPD       Y1, Y6, Y6
+	VMASKMOVPD   Y6, Y0, 64(CX)(AX*1)
+
+fbAVX2_wholeend_x5:
+	JMP fbAVX2_swend_276
 
 fbAVX2_case1_277:
 	MOVQ    40(SP), AX
@@ -5739,6 +5907,9 @@ fbAVX2_loop_284:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX2_whole_x6
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_285
@@ -5751,7 +5922,46 @@ fbAVX2_first_285:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
+	JMP        fbAVX2_wholeend_x7
 
+fbAVX2_whole_x6:
+	MOVQ         CX, AX
+	MOVQ         alpha_base+0(FP), DX
+	SUBQ         DX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         DX, AX
+	MOVQ         (SP), DX
+	MOVQ         K+104(FP), BX
+	IMULQ        BX, DX
+	MOVQ         24(SP), BX
+	ADDQ         BX, DX
+	MOVQ         scale_base+24(FP), BX
+	LEAQ         (BX)(DX*8), BX
+	VXORPD       Y4, Y4, Y4
+	VMULPD       (AX), Y1, Y1
+	VADDPD       Y1, Y4, Y4
+	VMULPD       32(AX), Y2, Y2
+	VADDPD       Y2, Y4, Y4
+	VMASKMOVPD   64(AX), Y0, Y5
+	VMULPD       Y5, Y3, Y3
+	VANDPD       Y3, Y0, Y5
+	VADDPD       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPD       X5, X4, X4
+	VUNPCKHPD    X4, X4, X5
+	VADDSD       X5, X4, X4
+	VMOVSD       X4, (BX)
+	VMOVSD       fbone<>+0(SB), X5
+	VDIVSD       X4, X5, X5
+	VBROADCASTSD X5, Y4
+	VMULPD       Y4, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMULPD       Y4, Y2, Y2
+	VMOVUPD      Y2, 32(CX)
+	VMULPD       Y4, Y3, Y3
+	VMASKMOVPD   Y3, Y0, 64(CX)
+
+fbAVX2_wholeend_x7:
 fbAVX2_swend_276:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -5848,6 +6058,9 @@ fbAVX2_loop_293:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x8
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_294
@@ -5868,7 +6081,81 @@ fbAVX2_first_294:
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	VMOVUPD    Y5, (CX)(AX*2)
 	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_289
+	JMP        fbAVX2_wholeend_x9
+
+fbAVX2_whole_x8:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*8), SI
+	VXORPD       Y7, Y7, Y7
+	VMULPD       (DX), Y1, Y1
+	VADDPD       Y1, Y7, Y7
+	VMASKMOVPD   32(DX), Y0, Y8
+	VMULPD       Y8, Y2, Y2
+	VANDPD       Y2, Y0, Y8
+	VADDPD       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPD       X8, X7, X7
+	VUNPCKHPD    X7, X7, X8
+	VADDSD       X8, X7, X7
+	VMOVSD       X7, (SI)
+	VMOVSD       fbone<>+0(SB), X8
+	VDIVSD       X7, X8, X8
+	VBROADCASTSD X8, Y7
+	VMULPD       Y7, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMULPD       Y7, Y2, Y2
+	VMASKMOVPD   Y2, Y0, 32(CX)
+	VXORPD       Y1, Y1, Y1
+	VMULPD       (DX)(AX*1), Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VMASKMOVPD   32(DX)(AX*1), Y0, Y2
+	VMULPD       Y2, Y4, Y4
+	VANDPD       Y4, Y0, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VUNPCKHPD    X1, X1, X2
+	VADDSD       X2, X1, X1
+	VMOVSD       X1, 8(SI)
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       X1, X2, X2
+	VBROADCASTSD X2, Y1
+	VMULPD       Y1, Y3, Y3
+	VMOVUPD      Y3, (CX)(AX*1)
+	VMULPD       Y1, Y4, Y4
+	VMASKMOVPD   Y4, Y0, 32(CX)(AX*1)
+	VXORPD       Y1, Y1, Y1
+	VMULPD       (DX)(AX*2), Y5, Y5
+	VADDPD       Y5, Y1, Y1
+	VMASKMOVPD   32(DX)(AX*2), Y0, Y2
+	VMULPD       Y2, Y6, Y6
+	VANDPD       Y6, Y0, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VUNPCKHPD    X1, X1, X2
+	VADDSD       X2, X1, X1
+	VMOVSD       X1, 16(SI)
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       X1, X2, X2
+	VBROADCASTSD X2, Y1
+	VMULPD       Y1, Y5, Y5
+	VMOVUPD      Y5, (CX)(AX*2)
+	VMULPD       Y1, Y6, Y6
+	VMASKMOVPD   Y6, Y0, 32(CX)(AX*2)
+
+fbAVX2_wholeend_x9:
+	JMP fbAVX2_swend_289
 
 fbAVX2_case2_291:
 	MOVQ    40(SP), AX
@@ -5909,6 +6196,9 @@ fbAVX2_loop_295:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x10
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_296
@@ -5924,7 +6214,62 @@ fbAVX2_first_296:
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_289
+	JMP        fbAVX2_wholeend_x11
+
+fbAVX2_whole_x10:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*8), SI
+	VXORPD       Y5, Y5, Y5
+	VMULPD       (DX), Y1, Y1
+	VADDPD       Y1, Y5, Y5
+	VMASKMOVPD   32(DX), Y0, Y6
+	VMULPD       Y6, Y2, Y2
+	VANDPD       Y2, Y0, Y6
+	VADDPD       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPD       X6, X5, X5
+	VUNPCKHPD    X5, X5, X6
+	VADDSD       X6, X5, X5
+	VMOVSD       X5, (SI)
+	VMOVSD       fbone<>+0(SB), X6
+	VDIVSD       X5, X6, X6
+	VBROADCASTSD X6, Y5
+	VMULPD       Y5, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMULPD       Y5, Y2, Y2
+	VMASKMOVPD   Y2, Y0, 32(CX)
+	VXORPD       Y1, Y1, Y1
+	VMULPD       (DX)(AX*1), Y3, Y3
+	VADDPD       Y3, Y1, Y1
+	VMASKMOVPD   32(DX)(AX*1), Y0, Y2
+	VMULPD       Y2, Y4, Y4
+	VANDPD       Y4, Y0, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VUNPCKHPD    X1, X1, X2
+	VADDSD       X2, X1, X1
+	VMOVSD       X1, 8(SI)
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       X1, X2, X2
+	VBROADCASTSD X2, Y1
+	VMULPD       Y1, Y3, Y3
+	VMOVUPD      Y3, (CX)(AX*1)
+	VMULPD       Y1, Y4, Y4
+	VMASKMOVPD   Y4, Y0, 32(CX)(AX*1)
+
+fbAVX2_wholeend_x11:
+	JMP fbAVX2_swend_289
 
 fbAVX2_case1_290:
 	MOVQ    40(SP), AX
@@ -5958,6 +6303,9 @@ fbAVX2_loop_297:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX2_whole_x12
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_298
@@ -5968,7 +6316,42 @@ fbAVX2_loop_297:
 fbAVX2_first_298:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
+	JMP        fbAVX2_wholeend_x13
 
+fbAVX2_whole_x12:
+	MOVQ         CX, AX
+	MOVQ         alpha_base+0(FP), DX
+	SUBQ         DX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         DX, AX
+	MOVQ         (SP), DX
+	MOVQ         K+104(FP), BX
+	IMULQ        BX, DX
+	MOVQ         24(SP), BX
+	ADDQ         BX, DX
+	MOVQ         scale_base+24(FP), BX
+	LEAQ         (BX)(DX*8), BX
+	VXORPD       Y3, Y3, Y3
+	VMULPD       (AX), Y1, Y1
+	VADDPD       Y1, Y3, Y3
+	VMASKMOVPD   32(AX), Y0, Y4
+	VMULPD       Y4, Y2, Y2
+	VANDPD       Y2, Y0, Y4
+	VADDPD       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPD       X4, X3, X3
+	VUNPCKHPD    X3, X3, X4
+	VADDSD       X4, X3, X3
+	VMOVSD       X3, (BX)
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       X3, X4, X4
+	VBROADCASTSD X4, Y3
+	VMULPD       Y3, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMULPD       Y3, Y2, Y2
+	VMASKMOVPD   Y2, Y0, 32(CX)
+
+fbAVX2_wholeend_x13:
 fbAVX2_swend_289:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -6056,6 +6439,9 @@ fbAVX2_loop_306:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x14
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_307
@@ -6070,7 +6456,69 @@ fbAVX2_first_307:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
 	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_302
+	JMP        fbAVX2_wholeend_x15
+
+fbAVX2_whole_x14:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*8), SI
+	VXORPD       Y4, Y4, Y4
+	VMASKMOVPD   (DX), Y0, Y5
+	VMULPD       Y5, Y1, Y1
+	VANDPD       Y1, Y0, Y5
+	VADDPD       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPD       X5, X4, X4
+	VUNPCKHPD    X4, X4, X5
+	VADDSD       X5, X4, X4
+	VMOVSD       X4, (SI)
+	VMOVSD       fbone<>+0(SB), X5
+	VDIVSD       X4, X5, X5
+	VBROADCASTSD X5, Y4
+	VMULPD       Y4, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (CX)
+	VXORPD       Y1, Y1, Y1
+	VMASKMOVPD   (DX)(AX*1), Y0, Y4
+	VMULPD       Y4, Y2, Y2
+	VANDPD       Y2, Y0, Y4
+	VADDPD       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X4
+	VADDPD       X4, X1, X1
+	VUNPCKHPD    X1, X1, X4
+	VADDSD       X4, X1, X1
+	VMOVSD       X1, 8(SI)
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       X1, X4, X4
+	VBROADCASTSD X4, Y1
+	VMULPD       Y1, Y2, Y2
+	VMASKMOVPD   Y2, Y0, (CX)(AX*1)
+	VXORPD       Y1, Y1, Y1
+	VMASKMOVPD   (DX)(AX*2), Y0, Y2
+	VMULPD       Y2, Y3, Y3
+	VANDPD       Y3, Y0, Y2
+	VADDPD       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPD       X2, X1, X1
+	VUNPCKHPD    X1, X1, X2
+	VADDSD       X2, X1, X1
+	VMOVSD       X1, 16(SI)
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       X1, X2, X2
+	VBROADCASTSD X2, Y1
+	VMULPD       Y1, Y3, Y3
+	VMASKMOVPD   Y3, Y0, (CX)(AX*2)
+
+fbAVX2_wholeend_x15:
+	JMP fbAVX2_swend_302
 
 fbAVX2_case2_304:
 	MOVQ    40(SP), AX
@@ -6106,6 +6554,9 @@ fbAVX2_loop_308:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x16
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_309
@@ -6117,7 +6568,54 @@ fbAVX2_loop_308:
 fbAVX2_first_309:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_302
+	JMP        fbAVX2_wholeend_x17
+
+fbAVX2_whole_x16:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*8), SI
+	VXORPD       Y3, Y3, Y3
+	VMASKMOVPD   (DX), Y0, Y4
+	VMULPD       Y4, Y1, Y1
+	VANDPD       Y1, Y0, Y4
+	VADDPD       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPD       X4, X3, X3
+	VUNPCKHPD    X3, X3, X4
+	VADDSD       X4, X3, X3
+	VMOVSD       X3, (SI)
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       X3, X4, X4
+	VBROADCASTSD X4, Y3
+	VMULPD       Y3, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (CX)
+	VXORPD       Y1, Y1, Y1
+	VMASKMOVPD   (DX)(AX*1), Y0, Y3
+	VMULPD       Y3, Y2, Y2
+	VANDPD       Y2, Y0, Y3
+	VADDPD       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPD       X3, X1, X1
+	VUNPCKHPD    X1, X1, X3
+	VADDSD       X3, X1, X1
+	VMOVSD       X1, 8(SI)
+	VMOVSD       fbone<>+0(SB), X3
+	VDIVSD       X1, X3, X3
+	VBROADCASTSD X3, Y1
+	VMULPD       Y1, Y2, Y2
+	VMASKMOVPD   Y2, Y0, (CX)(AX*1)
+
+fbAVX2_wholeend_x17:
+	JMP fbAVX2_swend_302
 
 fbAVX2_case1_303:
 	MOVQ    40(SP), AX
@@ -6149,6 +6647,9 @@ fbAVX2_loop_310:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX2_whole_x18
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_311
@@ -6157,7 +6658,38 @@ fbAVX2_loop_310:
 
 fbAVX2_first_311:
 	VMASKMOVPD Y1, Y0, (CX)
+	JMP        fbAVX2_wholeend_x19
 
+fbAVX2_whole_x18:
+	MOVQ         CX, AX
+	MOVQ         alpha_base+0(FP), DX
+	SUBQ         DX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         DX, AX
+	MOVQ         (SP), DX
+	MOVQ         K+104(FP), BX
+	IMULQ        BX, DX
+	MOVQ         24(SP), BX
+	ADDQ         BX, DX
+	MOVQ         scale_base+24(FP), BX
+	LEAQ         (BX)(DX*8), BX
+	VXORPD       Y2, Y2, Y2
+	VMASKMOVPD   (AX), Y0, Y3
+	VMULPD       Y3, Y1, Y1
+	VANDPD       Y1, Y0, Y3
+	VADDPD       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPD       X3, X2, X2
+	VUNPCKHPD    X2, X2, X3
+	VADDSD       X3, X2, X2
+	VMOVSD       X2, (BX)
+	VMOVSD       fbone<>+0(SB), X3
+	VDIVSD       X2, X3, X3
+	VBROADCASTSD X3, Y2
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (CX)
+
+fbAVX2_wholeend_x19:
 fbAVX2_swend_302:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -6179,7 +6711,10 @@ fbAVX2_jcend_267:
 	JMP  fbAVX2_i0_264
 
 fbAVX2_i0end_265:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ  6288(SP), AX
+	TESTQ AX, AX
+	JNZ   fbAVX2_normdone_x20
+	MOVQ  $0x00000000, 8(SP)
 
 fbAVX2_norm_312:
 	MOVQ   8(SP), AX
@@ -6307,6 +6842,7 @@ fbAVX2_mul_315_AVX2_end:
 	JMP  fbAVX2_norm_312
 
 fbAVX2_normend_313:
+fbAVX2_normdone_x20:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -13999,12 +14535,25 @@ fbAVX512_btend_499:
 	RET
 
 // func forwardBatchAVX512(alpha []float64, scale []float64, psi []float64, e []float64, T int, K int, M int, ib int)
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
-TEXT ·forwardBatchAVX512(SB), $16528-128
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, MMX+
+TEXT ·forwardBatchAVX512(SB), $16536-128
 	LEAQ 72(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
 	MOVQ AX, 16520(SP)
+	MOVQ M+112(FP), CX
+	MOVQ $0x00000000, AX
+	CMPQ CX, $0x00000020
+	JA   fbAVX512_rowno_x21
+	CMPQ CX, $0x00000040
+	JA   fbAVX512_rowno_x21
+	MOVQ ib+120(FP), DX
+	CMPQ CX, DX
+	JA   fbAVX512_rowno_x21
+	MOVQ $0x00000001, AX
+
+fbAVX512_rowno_x21:
+	MOVQ AX, 16528(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX512_k0_609:
@@ -14311,6 +14860,9 @@ fbAVX512_loop_635:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x22
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_636
@@ -14370,7 +14922,193 @@ fbAVX512_first_636:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_628
+	JMP     fbAVX512_wholeend_x23
+
+fbAVX512_whole_x22:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*8), R9
+	VXORPD        Z24, Z24, Z24
+	VMULPD        (SI), Z0, Z0
+	VADDPD        Z0, Z24, Z24
+	VMULPD        64(SI), Z1, Z1
+	VADDPD        Z1, Z24, Z24
+	VMULPD        128(SI), Z2, Z2
+	VADDPD        Z2, Z24, Z24
+	VMOVUPD.Z     192(SI), K1, Z25
+	VMULPD        Z25, Z3, Z3
+	VADDPD        Z3, Z24, K1, Z24
+	VEXTRACTF64X4 $0x01, Z24, Y25
+	VADDPD        Y25, Y24, Y25
+	VEXTRACTF64X2 $0x01, Y25, X24
+	VADDPD        X24, X25, X24
+	VUNPCKHPD     X24, X24, X25
+	VADDSD        X25, X24, X24
+	VMOVSD        X24, (R9)
+	VMOVSD        fbone<>+0(SB), X25
+	VDIVSD        X24, X25, X25
+	VBROADCASTSD  X25, Z24
+	VMULPD        Z24, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z24, Z1, Z1
+	VMOVUPD       Z1, 64(DX)
+	VMULPD        Z24, Z2, Z2
+	VMOVUPD       Z2, 128(DX)
+	VMULPD        Z24, Z3, Z3
+	VMOVUPD       Z3, K1, 192(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMULPD        64(SI)(AX*1), Z5, Z5
+	VADDPD        Z5, Z0, Z0
+	VMULPD        128(SI)(AX*1), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMOVUPD.Z     192(SI)(AX*1), K1, Z1
+	VMULPD        Z1, Z7, Z7
+	VADDPD        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (DX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, 64(DX)(AX*1)
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, 128(DX)(AX*1)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, K1, 192(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*2), Z8, Z8
+	VADDPD        Z8, Z0, Z0
+	VMULPD        64(SI)(AX*2), Z9, Z9
+	VADDPD        Z9, Z0, Z0
+	VMULPD        128(SI)(AX*2), Z10, Z10
+	VADDPD        Z10, Z0, Z0
+	VMOVUPD.Z     192(SI)(AX*2), K1, Z1
+	VMULPD        Z1, Z11, Z11
+	VADDPD        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, (DX)(AX*2)
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, 64(DX)(AX*2)
+	VMULPD        Z0, Z10, Z10
+	VMOVUPD       Z10, 128(DX)(AX*2)
+	VMULPD        Z0, Z11, Z11
+	VMOVUPD       Z11, K1, 192(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(CX*1), Z12, Z12
+	VADDPD        Z12, Z0, Z0
+	VMULPD        64(SI)(CX*1), Z13, Z13
+	VADDPD        Z13, Z0, Z0
+	VMULPD        128(SI)(CX*1), Z14, Z14
+	VADDPD        Z14, Z0, Z0
+	VMOVUPD.Z     192(SI)(CX*1), K1, Z1
+	VMULPD        Z1, Z15, Z15
+	VADDPD        Z15, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z12, Z12
+	VMOVUPD       Z12, (DX)(CX*1)
+	VMULPD        Z0, Z13, Z13
+	VMOVUPD       Z13, 64(DX)(CX*1)
+	VMULPD        Z0, Z14, Z14
+	VMOVUPD       Z14, 128(DX)(CX*1)
+	VMULPD        Z0, Z15, Z15
+	VMOVUPD       Z15, K1, 192(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI), Z16, Z16
+	VADDPD        Z16, Z0, Z0
+	VMULPD        64(DI), Z17, Z17
+	VADDPD        Z17, Z0, Z0
+	VMULPD        128(DI), Z18, Z18
+	VADDPD        Z18, Z0, Z0
+	VMOVUPD.Z     192(DI), K1, Z1
+	VMULPD        Z1, Z19, Z19
+	VADDPD        Z19, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 32(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z16, Z16
+	VMOVUPD       Z16, (BX)
+	VMULPD        Z0, Z17, Z17
+	VMOVUPD       Z17, 64(BX)
+	VMULPD        Z0, Z18, Z18
+	VMOVUPD       Z18, 128(BX)
+	VMULPD        Z0, Z19, Z19
+	VMOVUPD       Z19, K1, 192(BX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI)(AX*1), Z20, Z20
+	VADDPD        Z20, Z0, Z0
+	VMULPD        64(DI)(AX*1), Z21, Z21
+	VADDPD        Z21, Z0, Z0
+	VMULPD        128(DI)(AX*1), Z22, Z22
+	VADDPD        Z22, Z0, Z0
+	VMOVUPD.Z     192(DI)(AX*1), K1, Z1
+	VMULPD        Z1, Z23, Z23
+	VADDPD        Z23, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 40(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z20, Z20
+	VMOVUPD       Z20, (BX)(AX*1)
+	VMULPD        Z0, Z21, Z21
+	VMOVUPD       Z21, 64(BX)(AX*1)
+	VMULPD        Z0, Z22, Z22
+	VMOVUPD       Z22, 128(BX)(AX*1)
+	VMULPD        Z0, Z23, Z23
+	VMOVUPD       Z23, K1, 192(BX)(AX*1)
+
+fbAVX512_wholeend_x23:
+	JMP fbAVX512_swend_628
 
 fbAVX512_case5_633:
 	MOVQ   40(SP), AX
@@ -14450,6 +15188,9 @@ fbAVX512_loop_637:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x24
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_638
@@ -14500,7 +15241,165 @@ fbAVX512_first_638:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_628
+	JMP     fbAVX512_wholeend_x25
+
+fbAVX512_whole_x24:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*8), R9
+	VXORPD        Z20, Z20, Z20
+	VMULPD        (SI), Z0, Z0
+	VADDPD        Z0, Z20, Z20
+	VMULPD        64(SI), Z1, Z1
+	VADDPD        Z1, Z20, Z20
+	VMULPD        128(SI), Z2, Z2
+	VADDPD        Z2, Z20, Z20
+	VMOVUPD.Z     192(SI), K1, Z21
+	VMULPD        Z21, Z3, Z3
+	VADDPD        Z3, Z20, K1, Z20
+	VEXTRACTF64X4 $0x01, Z20, Y21
+	VADDPD        Y21, Y20, Y21
+	VEXTRACTF64X2 $0x01, Y21, X20
+	VADDPD        X20, X21, X20
+	VUNPCKHPD     X20, X20, X21
+	VADDSD        X21, X20, X20
+	VMOVSD        X20, (R9)
+	VMOVSD        fbone<>+0(SB), X21
+	VDIVSD        X20, X21, X21
+	VBROADCASTSD  X21, Z20
+	VMULPD        Z20, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z20, Z1, Z1
+	VMOVUPD       Z1, 64(DX)
+	VMULPD        Z20, Z2, Z2
+	VMOVUPD       Z2, 128(DX)
+	VMULPD        Z20, Z3, Z3
+	VMOVUPD       Z3, K1, 192(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMULPD        64(SI)(AX*1), Z5, Z5
+	VADDPD        Z5, Z0, Z0
+	VMULPD        128(SI)(AX*1), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMOVUPD.Z     192(SI)(AX*1), K1, Z1
+	VMULPD        Z1, Z7, Z7
+	VADDPD        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (DX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, 64(DX)(AX*1)
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, 128(DX)(AX*1)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, K1, 192(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*2), Z8, Z8
+	VADDPD        Z8, Z0, Z0
+	VMULPD        64(SI)(AX*2), Z9, Z9
+	VADDPD        Z9, Z0, Z0
+	VMULPD        128(SI)(AX*2), Z10, Z10
+	VADDPD        Z10, Z0, Z0
+	VMOVUPD.Z     192(SI)(AX*2), K1, Z1
+	VMULPD        Z1, Z11, Z11
+	VADDPD        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, (DX)(AX*2)
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, 64(DX)(AX*2)
+	VMULPD        Z0, Z10, Z10
+	VMOVUPD       Z10, 128(DX)(AX*2)
+	VMULPD        Z0, Z11, Z11
+	VMOVUPD       Z11, K1, 192(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(CX*1), Z12, Z12
+	VADDPD        Z12, Z0, Z0
+	VMULPD        64(SI)(CX*1), Z13, Z13
+	VADDPD        Z13, Z0, Z0
+	VMULPD        128(SI)(CX*1), Z14, Z14
+	VADDPD        Z14, Z0, Z0
+	VMOVUPD.Z     192(SI)(CX*1), K1, Z1
+	VMULPD        Z1, Z15, Z15
+	VADDPD        Z15, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z12, Z12
+	VMOVUPD       Z12, (DX)(CX*1)
+	VMULPD        Z0, Z13, Z13
+	VMOVUPD       Z13, 64(DX)(CX*1)
+	VMULPD        Z0, Z14, Z14
+	VMOVUPD       Z14, 128(DX)(CX*1)
+	VMULPD        Z0, Z15, Z15
+	VMOVUPD       Z15, K1, 192(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI), Z16, Z16
+	VADDPD        Z16, Z0, Z0
+	VMULPD        64(DI), Z17, Z17
+	VADDPD        Z17, Z0, Z0
+	VMULPD        128(DI), Z18, Z18
+	VADDPD        Z18, Z0, Z0
+	VMOVUPD.Z     192(DI), K1, Z1
+	VMULPD        Z1, Z19, Z19
+	VADDPD        Z19, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 32(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z16, Z16
+	VMOVUPD       Z16, (BX)
+	VMULPD        Z0, Z17, Z17
+	VMOVUPD       Z17, 64(BX)
+	VMULPD        Z0, Z18, Z18
+	VMOVUPD       Z18, 128(BX)
+	VMULPD        Z0, Z19, Z19
+	VMOVUPD       Z19, K1, 192(BX)
+
+fbAVX512_wholeend_x25:
+	JMP fbAVX512_swend_628
 
 fbAVX512_case4_632:
 	MOVQ   40(SP), AX
@@ -14568,6 +15467,9 @@ fbAVX512_loop_639:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x26
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_640
@@ -14609,7 +15511,136 @@ fbAVX512_first_640:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_628
+	JMP     fbAVX512_wholeend_x27
+
+fbAVX512_whole_x26:
+	MOVQ          DX, BX
+	MOVQ          alpha_base+0(FP), SI
+	SUBQ          SI, BX
+	MOVQ          psi_base+48(FP), SI
+	ADDQ          SI, BX
+	MOVQ          (SP), SI
+	MOVQ          K+104(FP), DI
+	IMULQ         DI, SI
+	MOVQ          24(SP), DI
+	ADDQ          DI, SI
+	MOVQ          scale_base+24(FP), DI
+	LEAQ          (DI)(SI*8), DI
+	VXORPD        Z16, Z16, Z16
+	VMULPD        (BX), Z0, Z0
+	VADDPD        Z0, Z16, Z16
+	VMULPD        64(BX), Z1, Z1
+	VADDPD        Z1, Z16, Z16
+	VMULPD        128(BX), Z2, Z2
+	VADDPD        Z2, Z16, Z16
+	VMOVUPD.Z     192(BX), K1, Z17
+	VMULPD        Z17, Z3, Z3
+	VADDPD        Z3, Z16, K1, Z16
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPD        Y17, Y16, Y17
+	VEXTRACTF64X2 $0x01, Y17, X16
+	VADDPD        X16, X17, X16
+	VUNPCKHPD     X16, X16, X17
+	VADDSD        X17, X16, X16
+	VMOVSD        X16, (DI)
+	VMOVSD        fbone<>+0(SB), X17
+	VDIVSD        X16, X17, X17
+	VBROADCASTSD  X17, Z16
+	VMULPD        Z16, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z16, Z1, Z1
+	VMOVUPD       Z1, 64(DX)
+	VMULPD        Z16, Z2, Z2
+	VMOVUPD       Z2, 128(DX)
+	VMULPD        Z16, Z3, Z3
+	VMOVUPD       Z3, K1, 192(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMULPD        64(BX)(AX*1), Z5, Z5
+	VADDPD        Z5, Z0, Z0
+	VMULPD        128(BX)(AX*1), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMOVUPD.Z     192(BX)(AX*1), K1, Z1
+	VMULPD        Z1, Z7, Z7
+	VADDPD        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (DX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, 64(DX)(AX*1)
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, 128(DX)(AX*1)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, K1, 192(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(AX*2), Z8, Z8
+	VADDPD        Z8, Z0, Z0
+	VMULPD        64(BX)(AX*2), Z9, Z9
+	VADDPD        Z9, Z0, Z0
+	VMULPD        128(BX)(AX*2), Z10, Z10
+	VADDPD        Z10, Z0, Z0
+	VMOVUPD.Z     192(BX)(AX*2), K1, Z1
+	VMULPD        Z1, Z11, Z11
+	VADDPD        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, (DX)(AX*2)
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, 64(DX)(AX*2)
+	VMULPD        Z0, Z10, Z10
+	VMOVUPD       Z10, 128(DX)(AX*2)
+	VMULPD        Z0, Z11, Z11
+	VMOVUPD       Z11, K1, 192(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(CX*1), Z12, Z12
+	VADDPD        Z12, Z0, Z0
+	VMULPD        64(BX)(CX*1), Z13, Z13
+	VADDPD        Z13, Z0, Z0
+	VMULPD        128(BX)(CX*1), Z14, Z14
+	VADDPD        Z14, Z0, Z0
+	VMOVUPD.Z     192(BX)(CX*1), K1, Z1
+	VMULPD        Z1, Z15, Z15
+	VADDPD        Z15, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z12, Z12
+	VMOVUPD       Z12, (DX)(CX*1)
+	VMULPD        Z0, Z13, Z13
+	VMOVUPD       Z13, 64(DX)(CX*1)
+	VMULPD        Z0, Z14, Z14
+	VMOVUPD       Z14, 128(DX)(CX*1)
+	VMULPD        Z0, Z15, Z15
+	VMOVUPD       Z15, K1, 192(DX)(CX*1)
+
+fbAVX512_wholeend_x27:
+	JMP fbAVX512_swend_628
 
 fbAVX512_case3_631:
 	MOVQ   40(SP), AX
@@ -14668,6 +15699,9 @@ fbAVX512_loop_641:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x28
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_642
@@ -14700,7 +15734,108 @@ fbAVX512_first_642:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_628
+	JMP     fbAVX512_wholeend_x29
+
+fbAVX512_whole_x28:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*8), SI
+	VXORPD        Z12, Z12, Z12
+	VMULPD        (DX), Z0, Z0
+	VADDPD        Z0, Z12, Z12
+	VMULPD        64(DX), Z1, Z1
+	VADDPD        Z1, Z12, Z12
+	VMULPD        128(DX), Z2, Z2
+	VADDPD        Z2, Z12, Z12
+	VMOVUPD.Z     192(DX), K1, Z13
+	VMULPD        Z13, Z3, Z3
+	VADDPD        Z3, Z12, K1, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y13
+	VADDPD        Y13, Y12, Y13
+	VEXTRACTF64X2 $0x01, Y13, X12
+	VADDPD        X12, X13, X12
+	VUNPCKHPD     X12, X12, X13
+	VADDSD        X13, X12, X12
+	VMOVSD        X12, (SI)
+	VMOVSD        fbone<>+0(SB), X13
+	VDIVSD        X12, X13, X13
+	VBROADCASTSD  X13, Z12
+	VMULPD        Z12, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z12, Z1, Z1
+	VMOVUPD       Z1, 64(CX)
+	VMULPD        Z12, Z2, Z2
+	VMOVUPD       Z2, 128(CX)
+	VMULPD        Z12, Z3, Z3
+	VMOVUPD       Z3, K1, 192(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMULPD        64(DX)(AX*1), Z5, Z5
+	VADDPD        Z5, Z0, Z0
+	VMULPD        128(DX)(AX*1), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMOVUPD.Z     192(DX)(AX*1), K1, Z1
+	VMULPD        Z1, Z7, Z7
+	VADDPD        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (CX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, 64(CX)(AX*1)
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, 128(CX)(AX*1)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, K1, 192(CX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*2), Z8, Z8
+	VADDPD        Z8, Z0, Z0
+	VMULPD        64(DX)(AX*2), Z9, Z9
+	VADDPD        Z9, Z0, Z0
+	VMULPD        128(DX)(AX*2), Z10, Z10
+	VADDPD        Z10, Z0, Z0
+	VMOVUPD.Z     192(DX)(AX*2), K1, Z1
+	VMULPD        Z1, Z11, Z11
+	VADDPD        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, (CX)(AX*2)
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, 64(CX)(AX*2)
+	VMULPD        Z0, Z10, Z10
+	VMOVUPD       Z10, 128(CX)(AX*2)
+	VMULPD        Z0, Z11, Z11
+	VMOVUPD       Z11, K1, 192(CX)(AX*2)
+
+fbAVX512_wholeend_x29:
+	JMP fbAVX512_swend_628
 
 fbAVX512_case2_630:
 	MOVQ   40(SP), AX
@@ -14750,6 +15885,9 @@ fbAVX512_loop_643:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x30
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_644
@@ -14773,7 +15911,80 @@ fbAVX512_first_644:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_628
+	JMP     fbAVX512_wholeend_x31
+
+fbAVX512_whole_x30:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*8), SI
+	VXORPD        Z8, Z8, Z8
+	VMULPD        (DX), Z0, Z0
+	VADDPD        Z0, Z8, Z8
+	VMULPD        64(DX), Z1, Z1
+	VADDPD        Z1, Z8, Z8
+	VMULPD        128(DX), Z2, Z2
+	VADDPD        Z2, Z8, Z8
+	VMOVUPD.Z     192(DX), K1, Z9
+	VMULPD        Z9, Z3, Z3
+	VADDPD        Z3, Z8, K1, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPD        Y9, Y8, Y9
+	VEXTRACTF64X2 $0x01, Y9, X8
+	VADDPD        X8, X9, X8
+	VUNPCKHPD     X8, X8, X9
+	VADDSD        X9, X8, X8
+	VMOVSD        X8, (SI)
+	VMOVSD        fbone<>+0(SB), X9
+	VDIVSD        X8, X9, X9
+	VBROADCASTSD  X9, Z8
+	VMULPD        Z8, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z8, Z1, Z1
+	VMOVUPD       Z1, 64(CX)
+	VMULPD        Z8, Z2, Z2
+	VMOVUPD       Z2, 128(CX)
+	VMULPD        Z8, Z3, Z3
+	VMOVUPD       Z3, K1, 192(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMULPD        64(DX)(AX*1), Z5, Z5
+	VADDPD        Z5, Z0, Z0
+	VMULPD        128(DX)(AX*1), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMOVUPD.Z     192(DX)(AX*1), K1, Z1
+	VMULPD        Z1, Z7, Z7
+	VADDPD        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (CX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, 64(CX)(AX*1)
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, 128(CX)(AX*1)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, K1, 192(CX)(AX*1)
+
+fbAVX512_wholeend_x31:
+	JMP fbAVX512_swend_628
 
 fbAVX512_case1_629:
 	MOVQ   40(SP), AX
@@ -14810,6 +16021,9 @@ fbAVX512_loop_645:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX512_whole_x32
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_646
@@ -14824,7 +16038,51 @@ fbAVX512_first_646:
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
+	JMP     fbAVX512_wholeend_x33
 
+fbAVX512_whole_x32:
+	MOVQ          CX, AX
+	MOVQ          alpha_base+0(FP), DX
+	SUBQ          DX, AX
+	MOVQ          psi_base+48(FP), DX
+	ADDQ          DX, AX
+	MOVQ          (SP), DX
+	MOVQ          K+104(FP), BX
+	IMULQ         BX, DX
+	MOVQ          24(SP), BX
+	ADDQ          BX, DX
+	MOVQ          scale_base+24(FP), BX
+	LEAQ          (BX)(DX*8), BX
+	VXORPD        Z4, Z4, Z4
+	VMULPD        (AX), Z0, Z0
+	VADDPD        Z0, Z4, Z4
+	VMULPD        64(AX), Z1, Z1
+	VADDPD        Z1, Z4, Z4
+	VMULPD        128(AX), Z2, Z2
+	VADDPD        Z2, Z4, Z4
+	VMOVUPD.Z     192(AX), K1, Z5
+	VMULPD        Z5, Z3, Z3
+	VADDPD        Z3, Z4, K1, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPD        Y5, Y4, Y5
+	VEXTRACTF64X2 $0x01, Y5, X4
+	VADDPD        X4, X5, X4
+	VUNPCKHPD     X4, X4, X5
+	VADDSD        X5, X4, X4
+	VMOVSD        X4, (BX)
+	VMOVSD        fbone<>+0(SB), X5
+	VDIVSD        X4, X5, X5
+	VBROADCASTSD  X5, Z4
+	VMULPD        Z4, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z4, Z1, Z1
+	VMOVUPD       Z1, 64(CX)
+	VMULPD        Z4, Z2, Z2
+	VMOVUPD       Z2, 128(CX)
+	VMULPD        Z4, Z3, Z3
+	VMOVUPD       Z3, K1, 192(CX)
+
+fbAVX512_wholeend_x33:
 fbAVX512_swend_628:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -14960,6 +16218,9 @@ fbAVX512_loop_657:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x34
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_658
@@ -15007,7 +16268,169 @@ fbAVX512_first_658:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_650
+	JMP     fbAVX512_wholeend_x35
+
+fbAVX512_whole_x34:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*8), R9
+	VXORPD        Z18, Z18, Z18
+	VMULPD        (SI), Z0, Z0
+	VADDPD        Z0, Z18, Z18
+	VMULPD        64(SI), Z1, Z1
+	VADDPD        Z1, Z18, Z18
+	VMOVUPD.Z     128(SI), K1, Z19
+	VMULPD        Z19, Z2, Z2
+	VADDPD        Z2, Z18, K1, Z18
+	VEXTRACTF64X4 $0x01, Z18, Y19
+	VADDPD        Y19, Y18, Y19
+	VEXTRACTF64X2 $0x01, Y19, X18
+	VADDPD        X18, X19, X18
+	VUNPCKHPD     X18, X18, X19
+	VADDSD        X19, X18, X18
+	VMOVSD        X18, (R9)
+	VMOVSD        fbone<>+0(SB), X19
+	VDIVSD        X18, X19, X19
+	VBROADCASTSD  X19, Z18
+	VMULPD        Z18, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z18, Z1, Z1
+	VMOVUPD       Z1, 64(DX)
+	VMULPD        Z18, Z2, Z2
+	VMOVUPD       Z2, K1, 128(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*1), Z3, Z3
+	VADDPD        Z3, Z0, Z0
+	VMULPD        64(SI)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     128(SI)(AX*1), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, (DX)(AX*1)
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, 64(DX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 128(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*2), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMULPD        64(SI)(AX*2), Z7, Z7
+	VADDPD        Z7, Z0, Z0
+	VMOVUPD.Z     128(SI)(AX*2), K1, Z1
+	VMULPD        Z1, Z8, Z8
+	VADDPD        Z8, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, (DX)(AX*2)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, 64(DX)(AX*2)
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, K1, 128(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(CX*1), Z9, Z9
+	VADDPD        Z9, Z0, Z0
+	VMULPD        64(SI)(CX*1), Z10, Z10
+	VADDPD        Z10, Z0, Z0
+	VMOVUPD.Z     128(SI)(CX*1), K1, Z1
+	VMULPD        Z1, Z11, Z11
+	VADDPD        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, (DX)(CX*1)
+	VMULPD        Z0, Z10, Z10
+	VMOVUPD       Z10, 64(DX)(CX*1)
+	VMULPD        Z0, Z11, Z11
+	VMOVUPD       Z11, K1, 128(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI), Z12, Z12
+	VADDPD        Z12, Z0, Z0
+	VMULPD        64(DI), Z13, Z13
+	VADDPD        Z13, Z0, Z0
+	VMOVUPD.Z     128(DI), K1, Z1
+	VMULPD        Z1, Z14, Z14
+	VADDPD        Z14, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 32(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z12, Z12
+	VMOVUPD       Z12, (BX)
+	VMULPD        Z0, Z13, Z13
+	VMOVUPD       Z13, 64(BX)
+	VMULPD        Z0, Z14, Z14
+	VMOVUPD       Z14, K1, 128(BX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI)(AX*1), Z15, Z15
+	VADDPD        Z15, Z0, Z0
+	VMULPD        64(DI)(AX*1), Z16, Z16
+	VADDPD        Z16, Z0, Z0
+	VMOVUPD.Z     128(DI)(AX*1), K1, Z1
+	VMULPD        Z1, Z17, Z17
+	VADDPD        Z17, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 40(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z15, Z15
+	VMOVUPD       Z15, (BX)(AX*1)
+	VMULPD        Z0, Z16, Z16
+	VMOVUPD       Z16, 64(BX)(AX*1)
+	VMULPD        Z0, Z17, Z17
+	VMOVUPD       Z17, K1, 128(BX)(AX*1)
+
+fbAVX512_wholeend_x35:
+	JMP fbAVX512_swend_650
 
 fbAVX512_case5_655:
 	MOVQ   40(SP), AX
@@ -15076,6 +16499,9 @@ fbAVX512_loop_659:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x36
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_660
@@ -15116,7 +16542,145 @@ fbAVX512_first_660:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_650
+	JMP     fbAVX512_wholeend_x37
+
+fbAVX512_whole_x36:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*8), R9
+	VXORPD        Z15, Z15, Z15
+	VMULPD        (SI), Z0, Z0
+	VADDPD        Z0, Z15, Z15
+	VMULPD        64(SI), Z1, Z1
+	VADDPD        Z1, Z15, Z15
+	VMOVUPD.Z     128(SI), K1, Z16
+	VMULPD        Z16, Z2, Z2
+	VADDPD        Z2, Z15, K1, Z15
+	VEXTRACTF64X4 $0x01, Z15, Y16
+	VADDPD        Y16, Y15, Y16
+	VEXTRACTF64X2 $0x01, Y16, X15
+	VADDPD        X15, X16, X15
+	VUNPCKHPD     X15, X15, X16
+	VADDSD        X16, X15, X15
+	VMOVSD        X15, (R9)
+	VMOVSD        fbone<>+0(SB), X16
+	VDIVSD        X15, X16, X16
+	VBROADCASTSD  X16, Z15
+	VMULPD        Z15, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z15, Z1, Z1
+	VMOVUPD       Z1, 64(DX)
+	VMULPD        Z15, Z2, Z2
+	VMOVUPD       Z2, K1, 128(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*1), Z3, Z3
+	VADDPD        Z3, Z0, Z0
+	VMULPD        64(SI)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     128(SI)(AX*1), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, (DX)(AX*1)
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, 64(DX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 128(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*2), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMULPD        64(SI)(AX*2), Z7, Z7
+	VADDPD        Z7, Z0, Z0
+	VMOVUPD.Z     128(SI)(AX*2), K1, Z1
+	VMULPD        Z1, Z8, Z8
+	VADDPD        Z8, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, (DX)(AX*2)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, 64(DX)(AX*2)
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, K1, 128(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(CX*1), Z9, Z9
+	VADDPD        Z9, Z0, Z0
+	VMULPD        64(SI)(CX*1), Z10, Z10
+	VADDPD        Z10, Z0, Z0
+	VMOVUPD.Z     128(SI)(CX*1), K1, Z1
+	VMULPD        Z1, Z11, Z11
+	VADDPD        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, (DX)(CX*1)
+	VMULPD        Z0, Z10, Z10
+	VMOVUPD       Z10, 64(DX)(CX*1)
+	VMULPD        Z0, Z11, Z11
+	VMOVUPD       Z11, K1, 128(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI), Z12, Z12
+	VADDPD        Z12, Z0, Z0
+	VMULPD        64(DI), Z13, Z13
+	VADDPD        Z13, Z0, Z0
+	VMOVUPD.Z     128(DI), K1, Z1
+	VMULPD        Z1, Z14, Z14
+	VADDPD        Z14, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 32(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z12, Z12
+	VMOVUPD       Z12, (BX)
+	VMULPD        Z0, Z13, Z13
+	VMOVUPD       Z13, 64(BX)
+	VMULPD        Z0, Z14, Z14
+	VMOVUPD       Z14, K1, 128(BX)
+
+fbAVX512_wholeend_x37:
+	JMP fbAVX512_swend_650
 
 fbAVX512_case4_654:
 	MOVQ   40(SP), AX
@@ -15175,6 +16739,9 @@ fbAVX512_loop_661:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x38
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_662
@@ -15208,7 +16775,120 @@ fbAVX512_first_662:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_650
+	JMP     fbAVX512_wholeend_x39
+
+fbAVX512_whole_x38:
+	MOVQ          DX, BX
+	MOVQ          alpha_base+0(FP), SI
+	SUBQ          SI, BX
+	MOVQ          psi_base+48(FP), SI
+	ADDQ          SI, BX
+	MOVQ          (SP), SI
+	MOVQ          K+104(FP), DI
+	IMULQ         DI, SI
+	MOVQ          24(SP), DI
+	ADDQ          DI, SI
+	MOVQ          scale_base+24(FP), DI
+	LEAQ          (DI)(SI*8), DI
+	VXORPD        Z12, Z12, Z12
+	VMULPD        (BX), Z0, Z0
+	VADDPD        Z0, Z12, Z12
+	VMULPD        64(BX), Z1, Z1
+	VADDPD        Z1, Z12, Z12
+	VMOVUPD.Z     128(BX), K1, Z13
+	VMULPD        Z13, Z2, Z2
+	VADDPD        Z2, Z12, K1, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y13
+	VADDPD        Y13, Y12, Y13
+	VEXTRACTF64X2 $0x01, Y13, X12
+	VADDPD        X12, X13, X12
+	VUNPCKHPD     X12, X12, X13
+	VADDSD        X13, X12, X12
+	VMOVSD        X12, (DI)
+	VMOVSD        fbone<>+0(SB), X13
+	VDIVSD        X12, X13, X13
+	VBROADCASTSD  X13, Z12
+	VMULPD        Z12, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z12, Z1, Z1
+	VMOVUPD       Z1, 64(DX)
+	VMULPD        Z12, Z2, Z2
+	VMOVUPD       Z2, K1, 128(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(AX*1), Z3, Z3
+	VADDPD        Z3, Z0, Z0
+	VMULPD        64(BX)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     128(BX)(AX*1), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, (DX)(AX*1)
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, 64(DX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 128(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(AX*2), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMULPD        64(BX)(AX*2), Z7, Z7
+	VADDPD        Z7, Z0, Z0
+	VMOVUPD.Z     128(BX)(AX*2), K1, Z1
+	VMULPD        Z1, Z8, Z8
+	VADDPD        Z8, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, (DX)(AX*2)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, 64(DX)(AX*2)
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, K1, 128(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(CX*1), Z9, Z9
+	VADDPD        Z9, Z0, Z0
+	VMULPD        64(BX)(CX*1), Z10, Z10
+	VADDPD        Z10, Z0, Z0
+	VMOVUPD.Z     128(BX)(CX*1), K1, Z1
+	VMULPD        Z1, Z11, Z11
+	VADDPD        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, (DX)(CX*1)
+	VMULPD        Z0, Z10, Z10
+	VMOVUPD       Z10, 64(DX)(CX*1)
+	VMULPD        Z0, Z11, Z11
+	VMOVUPD       Z11, K1, 128(DX)(CX*1)
+
+fbAVX512_wholeend_x39:
+	JMP fbAVX512_swend_650
 
 fbAVX512_case3_653:
 	MOVQ   40(SP), AX
@@ -15260,6 +16940,9 @@ fbAVX512_loop_663:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x40
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_664
@@ -15286,7 +16969,96 @@ fbAVX512_first_664:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_650
+	JMP     fbAVX512_wholeend_x41
+
+fbAVX512_whole_x40:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*8), SI
+	VXORPD        Z9, Z9, Z9
+	VMULPD        (DX), Z0, Z0
+	VADDPD        Z0, Z9, Z9
+	VMULPD        64(DX), Z1, Z1
+	VADDPD        Z1, Z9, Z9
+	VMOVUPD.Z     128(DX), K1, Z10
+	VMULPD        Z10, Z2, Z2
+	VADDPD        Z2, Z9, K1, Z9
+	VEXTRACTF64X4 $0x01, Z9, Y10
+	VADDPD        Y10, Y9, Y10
+	VEXTRACTF64X2 $0x01, Y10, X9
+	VADDPD        X9, X10, X9
+	VUNPCKHPD     X9, X9, X10
+	VADDSD        X10, X9, X9
+	VMOVSD        X9, (SI)
+	VMOVSD        fbone<>+0(SB), X10
+	VDIVSD        X9, X10, X10
+	VBROADCASTSD  X10, Z9
+	VMULPD        Z9, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z9, Z1, Z1
+	VMOVUPD       Z1, 64(CX)
+	VMULPD        Z9, Z2, Z2
+	VMOVUPD       Z2, K1, 128(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*1), Z3, Z3
+	VADDPD        Z3, Z0, Z0
+	VMULPD        64(DX)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     128(DX)(AX*1), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, (CX)(AX*1)
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, 64(CX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 128(CX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*2), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMULPD        64(DX)(AX*2), Z7, Z7
+	VADDPD        Z7, Z0, Z0
+	VMOVUPD.Z     128(DX)(AX*2), K1, Z1
+	VMULPD        Z1, Z8, Z8
+	VADDPD        Z8, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, (CX)(AX*2)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, 64(CX)(AX*2)
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, K1, 128(CX)(AX*2)
+
+fbAVX512_wholeend_x41:
+	JMP fbAVX512_swend_650
 
 fbAVX512_case2_652:
 	MOVQ   40(SP), AX
@@ -15331,6 +17103,9 @@ fbAVX512_loop_665:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x42
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_666
@@ -15350,7 +17125,72 @@ fbAVX512_first_666:
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_650
+	JMP     fbAVX512_wholeend_x43
+
+fbAVX512_whole_x42:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*8), SI
+	VXORPD        Z6, Z6, Z6
+	VMULPD        (DX), Z0, Z0
+	VADDPD        Z0, Z6, Z6
+	VMULPD        64(DX), Z1, Z1
+	VADDPD        Z1, Z6, Z6
+	VMOVUPD.Z     128(DX), K1, Z7
+	VMULPD        Z7, Z2, Z2
+	VADDPD        Z2, Z6, K1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPD        Y7, Y6, Y7
+	VEXTRACTF64X2 $0x01, Y7, X6
+	VADDPD        X6, X7, X6
+	VUNPCKHPD     X6, X6, X7
+	VADDSD        X7, X6, X6
+	VMOVSD        X6, (SI)
+	VMOVSD        fbone<>+0(SB), X7
+	VDIVSD        X6, X7, X7
+	VBROADCASTSD  X7, Z6
+	VMULPD        Z6, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z6, Z1, Z1
+	VMOVUPD       Z1, 64(CX)
+	VMULPD        Z6, Z2, Z2
+	VMOVUPD       Z2, K1, 128(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*1), Z3, Z3
+	VADDPD        Z3, Z0, Z0
+	VMULPD        64(DX)(AX*1), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     128(DX)(AX*1), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, (CX)(AX*1)
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, 64(CX)(AX*1)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 128(CX)(AX*1)
+
+fbAVX512_wholeend_x43:
+	JMP fbAVX512_swend_650
 
 fbAVX512_case1_651:
 	MOVQ   40(SP), AX
@@ -15385,6 +17225,9 @@ fbAVX512_loop_667:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX512_whole_x44
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_668
@@ -15397,7 +17240,47 @@ fbAVX512_first_668:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
+	JMP     fbAVX512_wholeend_x45
 
+fbAVX512_whole_x44:
+	MOVQ          CX, AX
+	MOVQ          alpha_base+0(FP), DX
+	SUBQ          DX, AX
+	MOVQ          psi_base+48(FP), DX
+	ADDQ          DX, AX
+	MOVQ          (SP), DX
+	MOVQ          K+104(FP), BX
+	IMULQ         BX, DX
+	MOVQ          24(SP), BX
+	ADDQ          BX, DX
+	MOVQ          scale_base+24(FP), BX
+	LEAQ          (BX)(DX*8), BX
+	VXORPD        Z3, Z3, Z3
+	VMULPD        (AX), Z0, Z0
+	VADDPD        Z0, Z3, Z3
+	VMULPD        64(AX), Z1, Z1
+	VADDPD        Z1, Z3, Z3
+	VMOVUPD.Z     128(AX), K1, Z4
+	VMULPD        Z4, Z2, Z2
+	VADDPD        Z2, Z3, K1, Z3
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPD        Y4, Y3, Y4
+	VEXTRACTF64X2 $0x01, Y4, X3
+	VADDPD        X3, X4, X3
+	VUNPCKHPD     X3, X3, X4
+	VADDSD        X4, X3, X3
+	VMOVSD        X3, (BX)
+	VMOVSD        fbone<>+0(SB), X4
+	VDIVSD        X3, X4, X4
+	VBROADCASTSD  X4, Z3
+	VMULPD        Z3, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z3, Z1, Z1
+	VMOVUPD       Z1, 64(CX)
+	VMULPD        Z3, Z2, Z2
+	VMOVUPD       Z2, K1, 128(CX)
+
+fbAVX512_wholeend_x45:
 fbAVX512_swend_650:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -15518,6 +17401,9 @@ fbAVX512_loop_679:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x46
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_680
@@ -15553,7 +17439,145 @@ fbAVX512_first_680:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_672
+	JMP     fbAVX512_wholeend_x47
+
+fbAVX512_whole_x46:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*8), R9
+	VXORPD        Z12, Z12, Z12
+	VMULPD        (SI), Z0, Z0
+	VADDPD        Z0, Z12, Z12
+	VMOVUPD.Z     64(SI), K1, Z13
+	VMULPD        Z13, Z1, Z1
+	VADDPD        Z1, Z12, K1, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y13
+	VADDPD        Y13, Y12, Y13
+	VEXTRACTF64X2 $0x01, Y13, X12
+	VADDPD        X12, X13, X12
+	VUNPCKHPD     X12, X12, X13
+	VADDSD        X13, X12, X12
+	VMOVSD        X12, (R9)
+	VMOVSD        fbone<>+0(SB), X13
+	VDIVSD        X12, X13, X13
+	VBROADCASTSD  X13, Z12
+	VMULPD        Z12, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z12, Z1, Z1
+	VMOVUPD       Z1, K1, 64(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*1), Z2, Z2
+	VADDPD        Z2, Z0, Z0
+	VMOVUPD.Z     64(SI)(AX*1), K1, Z1
+	VMULPD        Z1, Z3, Z3
+	VADDPD        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, (DX)(AX*1)
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, K1, 64(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*2), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     64(SI)(AX*2), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (DX)(AX*2)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 64(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(CX*1), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMOVUPD.Z     64(SI)(CX*1), K1, Z1
+	VMULPD        Z1, Z7, Z7
+	VADDPD        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, (DX)(CX*1)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, K1, 64(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI), Z8, Z8
+	VADDPD        Z8, Z0, Z0
+	VMOVUPD.Z     64(DI), K1, Z1
+	VMULPD        Z1, Z9, Z9
+	VADDPD        Z9, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 32(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, (BX)
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, K1, 64(BX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI)(AX*1), Z10, Z10
+	VADDPD        Z10, Z0, Z0
+	VMOVUPD.Z     64(DI)(AX*1), K1, Z1
+	VMULPD        Z1, Z11, Z11
+	VADDPD        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 40(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z10, Z10
+	VMOVUPD       Z10, (BX)(AX*1)
+	VMULPD        Z0, Z11, Z11
+	VMOVUPD       Z11, K1, 64(BX)(AX*1)
+
+fbAVX512_wholeend_x47:
+	JMP fbAVX512_swend_672
 
 fbAVX512_case5_677:
 	MOVQ   40(SP), AX
@@ -15611,6 +17635,9 @@ fbAVX512_loop_681:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x48
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_682
@@ -15641,7 +17668,125 @@ fbAVX512_first_682:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_672
+	JMP     fbAVX512_wholeend_x49
+
+fbAVX512_whole_x48:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*8), R9
+	VXORPD        Z10, Z10, Z10
+	VMULPD        (SI), Z0, Z0
+	VADDPD        Z0, Z10, Z10
+	VMOVUPD.Z     64(SI), K1, Z11
+	VMULPD        Z11, Z1, Z1
+	VADDPD        Z1, Z10, K1, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y11
+	VADDPD        Y11, Y10, Y11
+	VEXTRACTF64X2 $0x01, Y11, X10
+	VADDPD        X10, X11, X10
+	VUNPCKHPD     X10, X10, X11
+	VADDSD        X11, X10, X10
+	VMOVSD        X10, (R9)
+	VMOVSD        fbone<>+0(SB), X11
+	VDIVSD        X10, X11, X11
+	VBROADCASTSD  X11, Z10
+	VMULPD        Z10, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z10, Z1, Z1
+	VMOVUPD       Z1, K1, 64(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*1), Z2, Z2
+	VADDPD        Z2, Z0, Z0
+	VMOVUPD.Z     64(SI)(AX*1), K1, Z1
+	VMULPD        Z1, Z3, Z3
+	VADDPD        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, (DX)(AX*1)
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, K1, 64(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(AX*2), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     64(SI)(AX*2), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (DX)(AX*2)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 64(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (SI)(CX*1), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMOVUPD.Z     64(SI)(CX*1), K1, Z1
+	VMULPD        Z1, Z7, Z7
+	VADDPD        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, (DX)(CX*1)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, K1, 64(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DI), Z8, Z8
+	VADDPD        Z8, Z0, Z0
+	VMOVUPD.Z     64(DI), K1, Z1
+	VMULPD        Z1, Z9, Z9
+	VADDPD        Z9, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 32(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z8, Z8
+	VMOVUPD       Z8, (BX)
+	VMULPD        Z0, Z9, Z9
+	VMOVUPD       Z9, K1, 64(BX)
+
+fbAVX512_wholeend_x49:
+	JMP fbAVX512_swend_672
 
 fbAVX512_case4_676:
 	MOVQ   40(SP), AX
@@ -15691,6 +17836,9 @@ fbAVX512_loop_683:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x50
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_684
@@ -15716,7 +17864,104 @@ fbAVX512_first_684:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_672
+	JMP     fbAVX512_wholeend_x51
+
+fbAVX512_whole_x50:
+	MOVQ          DX, BX
+	MOVQ          alpha_base+0(FP), SI
+	SUBQ          SI, BX
+	MOVQ          psi_base+48(FP), SI
+	ADDQ          SI, BX
+	MOVQ          (SP), SI
+	MOVQ          K+104(FP), DI
+	IMULQ         DI, SI
+	MOVQ          24(SP), DI
+	ADDQ          DI, SI
+	MOVQ          scale_base+24(FP), DI
+	LEAQ          (DI)(SI*8), DI
+	VXORPD        Z8, Z8, Z8
+	VMULPD        (BX), Z0, Z0
+	VADDPD        Z0, Z8, Z8
+	VMOVUPD.Z     64(BX), K1, Z9
+	VMULPD        Z9, Z1, Z1
+	VADDPD        Z1, Z8, K1, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPD        Y9, Y8, Y9
+	VEXTRACTF64X2 $0x01, Y9, X8
+	VADDPD        X8, X9, X8
+	VUNPCKHPD     X8, X8, X9
+	VADDSD        X9, X8, X8
+	VMOVSD        X8, (DI)
+	VMOVSD        fbone<>+0(SB), X9
+	VDIVSD        X8, X9, X9
+	VBROADCASTSD  X9, Z8
+	VMULPD        Z8, Z0, Z0
+	VMOVUPD       Z0, (DX)
+	VMULPD        Z8, Z1, Z1
+	VMOVUPD       Z1, K1, 64(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(AX*1), Z2, Z2
+	VADDPD        Z2, Z0, Z0
+	VMOVUPD.Z     64(BX)(AX*1), K1, Z1
+	VMULPD        Z1, Z3, Z3
+	VADDPD        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, (DX)(AX*1)
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, K1, 64(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(AX*2), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     64(BX)(AX*2), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (DX)(AX*2)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 64(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (BX)(CX*1), Z6, Z6
+	VADDPD        Z6, Z0, Z0
+	VMOVUPD.Z     64(BX)(CX*1), K1, Z1
+	VMULPD        Z1, Z7, Z7
+	VADDPD        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z6, Z6
+	VMOVUPD       Z6, (DX)(CX*1)
+	VMULPD        Z0, Z7, Z7
+	VMOVUPD       Z7, K1, 64(DX)(CX*1)
+
+fbAVX512_wholeend_x51:
+	JMP fbAVX512_swend_672
 
 fbAVX512_case3_675:
 	MOVQ   40(SP), AX
@@ -15761,6 +18006,9 @@ fbAVX512_loop_685:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x52
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_686
@@ -15781,7 +18029,84 @@ fbAVX512_first_686:
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_672
+	JMP     fbAVX512_wholeend_x53
+
+fbAVX512_whole_x52:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*8), SI
+	VXORPD        Z6, Z6, Z6
+	VMULPD        (DX), Z0, Z0
+	VADDPD        Z0, Z6, Z6
+	VMOVUPD.Z     64(DX), K1, Z7
+	VMULPD        Z7, Z1, Z1
+	VADDPD        Z1, Z6, K1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPD        Y7, Y6, Y7
+	VEXTRACTF64X2 $0x01, Y7, X6
+	VADDPD        X6, X7, X6
+	VUNPCKHPD     X6, X6, X7
+	VADDSD        X7, X6, X6
+	VMOVSD        X6, (SI)
+	VMOVSD        fbone<>+0(SB), X7
+	VDIVSD        X6, X7, X7
+	VBROADCASTSD  X7, Z6
+	VMULPD        Z6, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z6, Z1, Z1
+	VMOVUPD       Z1, K1, 64(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*1), Z2, Z2
+	VADDPD        Z2, Z0, Z0
+	VMOVUPD.Z     64(DX)(AX*1), K1, Z1
+	VMULPD        Z1, Z3, Z3
+	VADDPD        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, (CX)(AX*1)
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, K1, 64(CX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*2), Z4, Z4
+	VADDPD        Z4, Z0, Z0
+	VMOVUPD.Z     64(DX)(AX*2), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, (CX)(AX*2)
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, 64(CX)(AX*2)
+
+fbAVX512_wholeend_x53:
+	JMP fbAVX512_swend_672
 
 fbAVX512_case2_674:
 	MOVQ   40(SP), AX
@@ -15821,6 +18146,9 @@ fbAVX512_loop_687:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x54
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_688
@@ -15836,7 +18164,64 @@ fbAVX512_first_688:
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_672
+	JMP     fbAVX512_wholeend_x55
+
+fbAVX512_whole_x54:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*8), SI
+	VXORPD        Z4, Z4, Z4
+	VMULPD        (DX), Z0, Z0
+	VADDPD        Z0, Z4, Z4
+	VMOVUPD.Z     64(DX), K1, Z5
+	VMULPD        Z5, Z1, Z1
+	VADDPD        Z1, Z4, K1, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPD        Y5, Y4, Y5
+	VEXTRACTF64X2 $0x01, Y5, X4
+	VADDPD        X4, X5, X4
+	VUNPCKHPD     X4, X4, X5
+	VADDSD        X5, X4, X4
+	VMOVSD        X4, (SI)
+	VMOVSD        fbone<>+0(SB), X5
+	VDIVSD        X4, X5, X5
+	VBROADCASTSD  X5, Z4
+	VMULPD        Z4, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z4, Z1, Z1
+	VMOVUPD       Z1, K1, 64(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPD        (DX)(AX*1), Z2, Z2
+	VADDPD        Z2, Z0, Z0
+	VMOVUPD.Z     64(DX)(AX*1), K1, Z1
+	VMULPD        Z1, Z3, Z3
+	VADDPD        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 8(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, (CX)(AX*1)
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, K1, 64(CX)(AX*1)
+
+fbAVX512_wholeend_x55:
+	JMP fbAVX512_swend_672
 
 fbAVX512_case1_673:
 	MOVQ   40(SP), AX
@@ -15869,6 +18254,9 @@ fbAVX512_loop_689:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX512_whole_x56
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_690
@@ -15879,7 +18267,43 @@ fbAVX512_loop_689:
 fbAVX512_first_690:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
+	JMP     fbAVX512_wholeend_x57
 
+fbAVX512_whole_x56:
+	MOVQ          CX, AX
+	MOVQ          alpha_base+0(FP), DX
+	SUBQ          DX, AX
+	MOVQ          psi_base+48(FP), DX
+	ADDQ          DX, AX
+	MOVQ          (SP), DX
+	MOVQ          K+104(FP), BX
+	IMULQ         BX, DX
+	MOVQ          24(SP), BX
+	ADDQ          BX, DX
+	MOVQ          scale_base+24(FP), BX
+	LEAQ          (BX)(DX*8), BX
+	VXORPD        Z2, Z2, Z2
+	VMULPD        (AX), Z0, Z0
+	VADDPD        Z0, Z2, Z2
+	VMOVUPD.Z     64(AX), K1, Z3
+	VMULPD        Z3, Z1, Z1
+	VADDPD        Z1, Z2, K1, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPD        Y3, Y2, Y3
+	VEXTRACTF64X2 $0x01, Y3, X2
+	VADDPD        X2, X3, X2
+	VUNPCKHPD     X2, X2, X3
+	VADDSD        X3, X2, X2
+	VMOVSD        X2, (BX)
+	VMOVSD        fbone<>+0(SB), X3
+	VDIVSD        X2, X3, X3
+	VBROADCASTSD  X3, Z2
+	VMULPD        Z2, Z0, Z0
+	VMOVUPD       Z0, (CX)
+	VMULPD        Z2, Z1, Z1
+	VMOVUPD       Z1, K1, 64(CX)
+
+fbAVX512_wholeend_x57:
 fbAVX512_swend_672:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -15985,6 +18409,9 @@ fbAVX512_loop_701:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x58
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_702
@@ -16008,7 +18435,121 @@ fbAVX512_first_702:
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_694
+	JMP     fbAVX512_wholeend_x59
+
+fbAVX512_whole_x58:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*8), R9
+	VXORPD        Z6, Z6, Z6
+	VMOVUPD.Z     (SI), K1, Z7
+	VMULPD        Z7, Z0, Z0
+	VADDPD        Z0, Z6, K1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPD        Y7, Y6, Y7
+	VEXTRACTF64X2 $0x01, Y7, X6
+	VADDPD        X6, X7, X6
+	VUNPCKHPD     X6, X6, X7
+	VADDSD        X7, X6, X6
+	VMOVSD        X6, (R9)
+	VMOVSD        fbone<>+0(SB), X7
+	VDIVSD        X6, X7, X7
+	VBROADCASTSD  X7, Z6
+	VMULPD        Z6, Z0, Z0
+	VMOVUPD       Z0, K1, (DX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (SI)(AX*1), K1, Z6
+	VMULPD        Z6, Z1, Z1
+	VADDPD        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPD        Y6, Y0, Y6
+	VEXTRACTF64X2 $0x01, Y6, X0
+	VADDPD        X0, X6, X0
+	VUNPCKHPD     X0, X0, X6
+	VADDSD        X6, X0, X0
+	VMOVSD        X0, 8(R9)
+	VMOVSD        fbone<>+0(SB), X6
+	VDIVSD        X0, X6, X6
+	VBROADCASTSD  X6, Z0
+	VMULPD        Z0, Z1, Z1
+	VMOVUPD       Z1, K1, (DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (SI)(AX*2), K1, Z1
+	VMULPD        Z1, Z2, Z2
+	VADDPD        Z2, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, K1, (DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (SI)(CX*1), K1, Z1
+	VMULPD        Z1, Z3, Z3
+	VADDPD        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, K1, (DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (DI), K1, Z1
+	VMULPD        Z1, Z4, Z4
+	VADDPD        Z4, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 32(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, K1, (BX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (DI)(AX*1), K1, Z1
+	VMULPD        Z1, Z5, Z5
+	VADDPD        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 40(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z5, Z5
+	VMOVUPD       Z5, K1, (BX)(AX*1)
+
+fbAVX512_wholeend_x59:
+	JMP fbAVX512_swend_694
 
 fbAVX512_case5_699:
 	MOVQ   40(SP), AX
@@ -16055,6 +18596,9 @@ fbAVX512_loop_703:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x60
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_704
@@ -16075,7 +18619,105 @@ fbAVX512_first_704:
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_swend_694
+	JMP     fbAVX512_wholeend_x61
+
+fbAVX512_whole_x60:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*8), R9
+	VXORPD        Z5, Z5, Z5
+	VMOVUPD.Z     (SI), K1, Z6
+	VMULPD        Z6, Z0, Z0
+	VADDPD        Z0, Z5, K1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VADDPD        Y6, Y5, Y6
+	VEXTRACTF64X2 $0x01, Y6, X5
+	VADDPD        X5, X6, X5
+	VUNPCKHPD     X5, X5, X6
+	VADDSD        X6, X5, X5
+	VMOVSD        X5, (R9)
+	VMOVSD        fbone<>+0(SB), X6
+	VDIVSD        X5, X6, X6
+	VBROADCASTSD  X6, Z5
+	VMULPD        Z5, Z0, Z0
+	VMOVUPD       Z0, K1, (DX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (SI)(AX*1), K1, Z5
+	VMULPD        Z5, Z1, Z1
+	VADDPD        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPD        Y5, Y0, Y5
+	VEXTRACTF64X2 $0x01, Y5, X0
+	VADDPD        X0, X5, X0
+	VUNPCKHPD     X0, X0, X5
+	VADDSD        X5, X0, X0
+	VMOVSD        X0, 8(R9)
+	VMOVSD        fbone<>+0(SB), X5
+	VDIVSD        X0, X5, X5
+	VBROADCASTSD  X5, Z0
+	VMULPD        Z0, Z1, Z1
+	VMOVUPD       Z1, K1, (DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (SI)(AX*2), K1, Z1
+	VMULPD        Z1, Z2, Z2
+	VADDPD        Z2, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, K1, (DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (SI)(CX*1), K1, Z1
+	VMULPD        Z1, Z3, Z3
+	VADDPD        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, K1, (DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (DI), K1, Z1
+	VMULPD        Z1, Z4, Z4
+	VADDPD        Z4, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 32(R9)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z4, Z4
+	VMOVUPD       Z4, K1, (BX)
+
+fbAVX512_wholeend_x61:
+	JMP fbAVX512_swend_694
 
 fbAVX512_case4_698:
 	MOVQ   40(SP), AX
@@ -16116,6 +18758,9 @@ fbAVX512_loop_705:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x62
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_706
@@ -16133,7 +18778,88 @@ fbAVX512_first_706:
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_694
+	JMP     fbAVX512_wholeend_x63
+
+fbAVX512_whole_x62:
+	MOVQ          DX, BX
+	MOVQ          alpha_base+0(FP), SI
+	SUBQ          SI, BX
+	MOVQ          psi_base+48(FP), SI
+	ADDQ          SI, BX
+	MOVQ          (SP), SI
+	MOVQ          K+104(FP), DI
+	IMULQ         DI, SI
+	MOVQ          24(SP), DI
+	ADDQ          DI, SI
+	MOVQ          scale_base+24(FP), DI
+	LEAQ          (DI)(SI*8), DI
+	VXORPD        Z4, Z4, Z4
+	VMOVUPD.Z     (BX), K1, Z5
+	VMULPD        Z5, Z0, Z0
+	VADDPD        Z0, Z4, K1, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPD        Y5, Y4, Y5
+	VEXTRACTF64X2 $0x01, Y5, X4
+	VADDPD        X4, X5, X4
+	VUNPCKHPD     X4, X4, X5
+	VADDSD        X5, X4, X4
+	VMOVSD        X4, (DI)
+	VMOVSD        fbone<>+0(SB), X5
+	VDIVSD        X4, X5, X5
+	VBROADCASTSD  X5, Z4
+	VMULPD        Z4, Z0, Z0
+	VMOVUPD       Z0, K1, (DX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (BX)(AX*1), K1, Z4
+	VMULPD        Z4, Z1, Z1
+	VADDPD        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPD        Y4, Y0, Y4
+	VEXTRACTF64X2 $0x01, Y4, X0
+	VADDPD        X0, X4, X0
+	VUNPCKHPD     X0, X0, X4
+	VADDSD        X4, X0, X0
+	VMOVSD        X0, 8(DI)
+	VMOVSD        fbone<>+0(SB), X4
+	VDIVSD        X0, X4, X4
+	VBROADCASTSD  X4, Z0
+	VMULPD        Z0, Z1, Z1
+	VMOVUPD       Z1, K1, (DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (BX)(AX*2), K1, Z1
+	VMULPD        Z1, Z2, Z2
+	VADDPD        Z2, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, K1, (DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (BX)(CX*1), K1, Z1
+	VMULPD        Z1, Z3, Z3
+	VADDPD        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 24(DI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z3, Z3
+	VMOVUPD       Z3, K1, (DX)(CX*1)
+
+fbAVX512_wholeend_x63:
+	JMP fbAVX512_swend_694
 
 fbAVX512_case3_697:
 	MOVQ   40(SP), AX
@@ -16171,6 +18897,9 @@ fbAVX512_loop_707:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x64
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_708
@@ -16185,7 +18914,72 @@ fbAVX512_first_708:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_694
+	JMP     fbAVX512_wholeend_x65
+
+fbAVX512_whole_x64:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*8), SI
+	VXORPD        Z3, Z3, Z3
+	VMOVUPD.Z     (DX), K1, Z4
+	VMULPD        Z4, Z0, Z0
+	VADDPD        Z0, Z3, K1, Z3
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPD        Y4, Y3, Y4
+	VEXTRACTF64X2 $0x01, Y4, X3
+	VADDPD        X3, X4, X3
+	VUNPCKHPD     X3, X3, X4
+	VADDSD        X4, X3, X3
+	VMOVSD        X3, (SI)
+	VMOVSD        fbone<>+0(SB), X4
+	VDIVSD        X3, X4, X4
+	VBROADCASTSD  X4, Z3
+	VMULPD        Z3, Z0, Z0
+	VMOVUPD       Z0, K1, (CX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (DX)(AX*1), K1, Z3
+	VMULPD        Z3, Z1, Z1
+	VADDPD        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPD        Y3, Y0, Y3
+	VEXTRACTF64X2 $0x01, Y3, X0
+	VADDPD        X0, X3, X0
+	VUNPCKHPD     X0, X0, X3
+	VADDSD        X3, X0, X0
+	VMOVSD        X0, 8(SI)
+	VMOVSD        fbone<>+0(SB), X3
+	VDIVSD        X0, X3, X3
+	VBROADCASTSD  X3, Z0
+	VMULPD        Z0, Z1, Z1
+	VMOVUPD       Z1, K1, (CX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (DX)(AX*2), K1, Z1
+	VMULPD        Z1, Z2, Z2
+	VADDPD        Z2, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPD        Y1, Y0, Y1
+	VEXTRACTF64X2 $0x01, Y1, X0
+	VADDPD        X0, X1, X0
+	VUNPCKHPD     X0, X0, X1
+	VADDSD        X1, X0, X0
+	VMOVSD        X0, 16(SI)
+	VMOVSD        fbone<>+0(SB), X1
+	VDIVSD        X0, X1, X1
+	VBROADCASTSD  X1, Z0
+	VMULPD        Z0, Z2, Z2
+	VMOVUPD       Z2, K1, (CX)(AX*2)
+
+fbAVX512_wholeend_x65:
+	JMP fbAVX512_swend_694
 
 fbAVX512_case2_696:
 	MOVQ   40(SP), AX
@@ -16220,6 +19014,9 @@ fbAVX512_loop_709:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x66
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_710
@@ -16231,7 +19028,56 @@ fbAVX512_loop_709:
 fbAVX512_first_710:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_694
+	JMP     fbAVX512_wholeend_x67
+
+fbAVX512_whole_x66:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*8), SI
+	VXORPD        Z2, Z2, Z2
+	VMOVUPD.Z     (DX), K1, Z3
+	VMULPD        Z3, Z0, Z0
+	VADDPD        Z0, Z2, K1, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPD        Y3, Y2, Y3
+	VEXTRACTF64X2 $0x01, Y3, X2
+	VADDPD        X2, X3, X2
+	VUNPCKHPD     X2, X2, X3
+	VADDSD        X3, X2, X2
+	VMOVSD        X2, (SI)
+	VMOVSD        fbone<>+0(SB), X3
+	VDIVSD        X2, X3, X3
+	VBROADCASTSD  X3, Z2
+	VMULPD        Z2, Z0, Z0
+	VMOVUPD       Z0, K1, (CX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPD.Z     (DX)(AX*1), K1, Z2
+	VMULPD        Z2, Z1, Z1
+	VADDPD        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPD        Y2, Y0, Y2
+	VEXTRACTF64X2 $0x01, Y2, X0
+	VADDPD        X0, X2, X0
+	VUNPCKHPD     X0, X0, X2
+	VADDSD        X2, X0, X0
+	VMOVSD        X0, 8(SI)
+	VMOVSD        fbone<>+0(SB), X2
+	VDIVSD        X0, X2, X2
+	VBROADCASTSD  X2, Z0
+	VMULPD        Z0, Z1, Z1
+	VMOVUPD       Z1, K1, (CX)(AX*1)
+
+fbAVX512_wholeend_x67:
+	JMP fbAVX512_swend_694
 
 fbAVX512_case1_695:
 	MOVQ   40(SP), AX
@@ -16262,6 +19108,9 @@ fbAVX512_loop_711:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX512_whole_x68
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_712
@@ -16270,7 +19119,39 @@ fbAVX512_loop_711:
 
 fbAVX512_first_712:
 	VMOVUPD Z0, K1, (CX)
+	JMP     fbAVX512_wholeend_x69
 
+fbAVX512_whole_x68:
+	MOVQ          CX, AX
+	MOVQ          alpha_base+0(FP), DX
+	SUBQ          DX, AX
+	MOVQ          psi_base+48(FP), DX
+	ADDQ          DX, AX
+	MOVQ          (SP), DX
+	MOVQ          K+104(FP), BX
+	IMULQ         BX, DX
+	MOVQ          24(SP), BX
+	ADDQ          BX, DX
+	MOVQ          scale_base+24(FP), BX
+	LEAQ          (BX)(DX*8), BX
+	VXORPD        Z1, Z1, Z1
+	VMOVUPD.Z     (AX), K1, Z2
+	VMULPD        Z2, Z0, Z0
+	VADDPD        Z0, Z1, K1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPD        Y2, Y1, Y2
+	VEXTRACTF64X2 $0x01, Y2, X1
+	VADDPD        X1, X2, X1
+	VUNPCKHPD     X1, X1, X2
+	VADDSD        X2, X1, X1
+	VMOVSD        X1, (BX)
+	VMOVSD        fbone<>+0(SB), X2
+	VDIVSD        X1, X2, X2
+	VBROADCASTSD  X2, Z1
+	VMULPD        Z1, Z0, Z0
+	VMOVUPD       Z0, K1, (CX)
+
+fbAVX512_wholeend_x69:
 fbAVX512_swend_694:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -16292,7 +19173,10 @@ fbAVX512_jcend_618:
 	JMP  fbAVX512_i0_615
 
 fbAVX512_i0end_616:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ  16528(SP), AX
+	TESTQ AX, AX
+	JNZ   fbAVX512_normdone_x70
+	MOVQ  $0x00000000, 8(SP)
 
 fbAVX512_norm_713:
 	MOVQ   8(SP), AX
@@ -16419,6 +19303,7 @@ fbAVX512_mul_716_AVX512_end:
 	JMP  fbAVX512_norm_713
 
 fbAVX512_normend_714:
+fbAVX512_normdone_x70:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -27133,11 +30018,24 @@ GLOBL rowsnegmax32<>(SB), RODATA|NOPTR, $4
 
 // func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·forwardBatch32AVX2(SB), $6288-128
+TEXT ·forwardBatch32AVX2(SB), $6296-128
 	LEAQ 72(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
 	MOVQ AX, 6280(SP)
+	MOVQ M+112(FP), CX
+	MOVQ $0x00000000, AX
+	CMPQ CX, $0x00000018
+	JA   fbAVX2_rowno_x71
+	CMPQ CX, $0x00000040
+	JA   fbAVX2_rowno_x71
+	MOVQ ib+120(FP), DX
+	CMPQ CX, DX
+	JA   fbAVX2_rowno_x71
+	MOVQ $0x00000001, AX
+
+fbAVX2_rowno_x71:
+	MOVQ AX, 6288(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX2_k0_1156:
@@ -27399,6 +30297,9 @@ fbAVX2_loop_1178:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x72
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1179
@@ -27425,7 +30326,99 @@ fbAVX2_first_1179:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_1174
+	JMP        fbAVX2_wholeend_x73
+
+fbAVX2_whole_x72:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*4), SI
+	VXORPD       Y10, Y10, Y10
+	VMULPS       (DX), Y1, Y1
+	VADDPS       Y1, Y10, Y10
+	VMULPS       32(DX), Y2, Y2
+	VADDPS       Y2, Y10, Y10
+	VMASKMOVPS   64(DX), Y0, Y11
+	VMULPS       Y11, Y3, Y3
+	VANDPS       Y3, Y0, Y11
+	VADDPS       Y11, Y10, Y10
+	VEXTRACTF128 $0x01, Y10, X11
+	VADDPS       X11, X10, X10
+	VMOVHLPS     X10, X10, X11
+	VADDPS       X11, X10, X10
+	VMOVSHDUP    X10, X11
+	VADDSS       X11, X10, X10
+	VMOVSS       X10, (SI)
+	VMOVSS       fbone32<>+0(SB), X11
+	VDIVSS       X10, X11, X11
+	VBROADCASTSS X11, Y10
+	VMULPS       Y10, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMULPS       Y10, Y2, Y2
+	VMOVUPS      Y2, 32(CX)
+	VMULPS       Y10, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(CX)
+	VXORPD       Y1, Y1, Y1
+	VMULPS       (DX)(AX*1), Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VMULPS       32(DX)(AX*1), Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	VMASKMOVPS   64(DX)(AX*1), Y0, Y2
+	VMULPS       Y2, Y6, Y6
+	VANDPS       Y6, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VMOVSS       X1, 4(SI)
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       X1, X2, X2
+	VBROADCASTSS X2, Y1
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, (CX)(AX*1)
+	VMULPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 32(CX)(AX*1)
+	VMULPS       Y1, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 64(CX)(AX*1)
+	VXORPD       Y1, Y1, Y1
+	VMULPS       (DX)(AX*2), Y7, Y7
+	VADDPS       Y7, Y1, Y1
+	VMULPS       32(DX)(AX*2), Y8, Y8
+	VADDPS       Y8, Y1, Y1
+	VMASKMOVPS   64(DX)(AX*2), Y0, Y2
+	VMULPS       Y2, Y9, Y9
+	VANDPS       Y9, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VMOVSS       X1, 8(SI)
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       X1, X2, X2
+	VBROADCASTSS X2, Y1
+	VMULPS       Y1, Y7, Y7
+	VMOVUPS      Y7, (CX)(AX*2)
+	VMULPS       Y1, Y8, Y8
+	VMOVUPS      Y8, 32(CX)(AX*2)
+	VMULPS       Y1, Y9, Y9
+	VMASKMOVPS   Y9, Y0, 64(CX)(AX*2)
+
+fbAVX2_wholeend_x73:
+	JMP fbAVX2_swend_1174
 
 fbAVX2_case2_1176:
 	MOVQ    40(SP), AX
@@ -27471,6 +30464,9 @@ fbAVX2_loop_1180:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x74
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1181
@@ -27490,7 +30486,74 @@ fbAVX2_first_1181:
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_1174
+	JMP        fbAVX2_wholeend_x75
+
+fbAVX2_whole_x74:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*4), SI
+	VXORPD       Y7, Y7, Y7
+	VMULPS       (DX), Y1, Y1
+	VADDPS       Y1, Y7, Y7
+	VMULPS       32(DX), Y2, Y2
+	VADDPS       Y2, Y7, Y7
+	VMASKMOVPS   64(DX), Y0, Y8
+	VMULPS       Y8, Y3, Y3
+	VANDPS       Y3, Y0, Y8
+	VADDPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPS       X8, X7, X7
+	VMOVHLPS     X7, X7, X8
+	VADDPS       X8, X7, X7
+	VMOVSHDUP    X7, X8
+	VADDSS       X8, X7, X7
+	VMOVSS       X7, (SI)
+	VMOVSS       fbone32<>+0(SB), X8
+	VDIVSS       X7, X8, X8
+	VBROADCASTSS X8, Y7
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, 32(CX)
+	VMULPS       Y7, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(CX)
+	VXORPD       Y1, Y1, Y1
+	VMULPS       (DX)(AX*1), Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	VMULPS       32(DX)(AX*1), Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	VMASKMOVPS   64(DX)(AX*1), Y0, Y2
+	VMULPS       Y2, Y6, Y6
+	VANDPS       Y6, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VMOVSS       X1, 4(SI)
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       X1, X2, X2
+	VBROADCASTSS X2, Y1
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, (CX)(AX*1)
+	VMULPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 32(CX)(AX*1)
+	VMULPS       Y1, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 64(CX)(AX*1)
+
+fbAVX2_wholeend_x75:
+	JMP fbAVX2_swend_1174
 
 fbAVX2_case1_1175:
 	MOVQ    40(SP), AX
@@ -27526,6 +30589,9 @@ fbAVX2_loop_1182:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX2_whole_x76
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1183
@@ -27538,7 +30604,48 @@ fbAVX2_first_1183:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
+	JMP        fbAVX2_wholeend_x77
 
+fbAVX2_whole_x76:
+	MOVQ         CX, AX
+	MOVQ         alpha_base+0(FP), DX
+	SUBQ         DX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         DX, AX
+	MOVQ         (SP), DX
+	MOVQ         K+104(FP), BX
+	IMULQ        BX, DX
+	MOVQ         24(SP), BX
+	ADDQ         BX, DX
+	MOVQ         scale_base+24(FP), BX
+	LEAQ         (BX)(DX*4), BX
+	VXORPD       Y4, Y4, Y4
+	VMULPS       (AX), Y1, Y1
+	VADDPS       Y1, Y4, Y4
+	VMULPS       32(AX), Y2, Y2
+	VADDPS       Y2, Y4, Y4
+	VMASKMOVPS   64(AX), Y0, Y5
+	VMULPS       Y5, Y3, Y3
+	VANDPS       Y3, Y0, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (BX)
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       X4, X5, X5
+	VBROADCASTSS X5, Y4
+	VMULPS       Y4, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, 32(CX)
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(CX)
+
+fbAVX2_wholeend_x77:
 fbAVX2_swend_1174:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -27635,6 +30742,9 @@ fbAVX2_loop_1191:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x78
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1192
@@ -27655,7 +30765,87 @@ fbAVX2_first_1192:
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_1187
+	JMP        fbAVX2_wholeend_x79
+
+fbAVX2_whole_x78:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*4), SI
+	VXORPD       Y7, Y7, Y7
+	VMULPS       (DX), Y1, Y1
+	VADDPS       Y1, Y7, Y7
+	VMASKMOVPS   32(DX), Y0, Y8
+	VMULPS       Y8, Y2, Y2
+	VANDPS       Y2, Y0, Y8
+	VADDPS       Y8, Y7, Y7
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPS       X8, X7, X7
+	VMOVHLPS     X7, X7, X8
+	VADDPS       X8, X7, X7
+	VMOVSHDUP    X7, X8
+	VADDSS       X8, X7, X7
+	VMOVSS       X7, (SI)
+	VMOVSS       fbone32<>+0(SB), X8
+	VDIVSS       X7, X8, X8
+	VBROADCASTSS X8, Y7
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMULPS       Y7, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(CX)
+	VXORPD       Y1, Y1, Y1
+	VMULPS       (DX)(AX*1), Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VMASKMOVPS   32(DX)(AX*1), Y0, Y2
+	VMULPS       Y2, Y4, Y4
+	VANDPS       Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VMOVSS       X1, 4(SI)
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       X1, X2, X2
+	VBROADCASTSS X2, Y1
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, (CX)(AX*1)
+	VMULPS       Y1, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 32(CX)(AX*1)
+	VXORPD       Y1, Y1, Y1
+	VMULPS       (DX)(AX*2), Y5, Y5
+	VADDPS       Y5, Y1, Y1
+	VMASKMOVPS   32(DX)(AX*2), Y0, Y2
+	VMULPS       Y2, Y6, Y6
+	VANDPS       Y6, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VMOVSS       X1, 8(SI)
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       X1, X2, X2
+	VBROADCASTSS X2, Y1
+	VMULPS       Y1, Y5, Y5
+	VMOVUPS      Y5, (CX)(AX*2)
+	VMULPS       Y1, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 32(CX)(AX*2)
+
+fbAVX2_wholeend_x79:
+	JMP fbAVX2_swend_1187
 
 fbAVX2_case2_1189:
 	MOVQ    40(SP), AX
@@ -27696,6 +30886,9 @@ fbAVX2_loop_1193:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x80
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1194
@@ -27711,7 +30904,66 @@ fbAVX2_first_1194:
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_1187
+	JMP        fbAVX2_wholeend_x81
+
+fbAVX2_whole_x80:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*4), SI
+	VXORPD       Y5, Y5, Y5
+	VMULPS       (DX), Y1, Y1
+	VADDPS       Y1, Y5, Y5
+	VMASKMOVPS   32(DX), Y0, Y6
+	VMULPS       Y6, Y2, Y2
+	VANDPS       Y2, Y0, Y6
+	VADDPS       Y6, Y5, Y5
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+	VMOVSS       X5, (SI)
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       X5, X6, X6
+	VBROADCASTSS X6, Y5
+	VMULPS       Y5, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMULPS       Y5, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(CX)
+	VXORPD       Y1, Y1, Y1
+	VMULPS       (DX)(AX*1), Y3, Y3
+	VADDPS       Y3, Y1, Y1
+	VMASKMOVPS   32(DX)(AX*1), Y0, Y2
+	VMULPS       Y2, Y4, Y4
+	VANDPS       Y4, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VMOVSS       X1, 4(SI)
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       X1, X2, X2
+	VBROADCASTSS X2, Y1
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, (CX)(AX*1)
+	VMULPS       Y1, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 32(CX)(AX*1)
+
+fbAVX2_wholeend_x81:
+	JMP fbAVX2_swend_1187
 
 fbAVX2_case1_1188:
 	MOVQ    40(SP), AX
@@ -27745,6 +30997,9 @@ fbAVX2_loop_1195:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX2_whole_x82
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1196
@@ -27755,7 +31010,44 @@ fbAVX2_loop_1195:
 fbAVX2_first_1196:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
+	JMP        fbAVX2_wholeend_x83
 
+fbAVX2_whole_x82:
+	MOVQ         CX, AX
+	MOVQ         alpha_base+0(FP), DX
+	SUBQ         DX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         DX, AX
+	MOVQ         (SP), DX
+	MOVQ         K+104(FP), BX
+	IMULQ        BX, DX
+	MOVQ         24(SP), BX
+	ADDQ         BX, DX
+	MOVQ         scale_base+24(FP), BX
+	LEAQ         (BX)(DX*4), BX
+	VXORPD       Y3, Y3, Y3
+	VMULPS       (AX), Y1, Y1
+	VADDPS       Y1, Y3, Y3
+	VMASKMOVPS   32(AX), Y0, Y4
+	VMULPS       Y4, Y2, Y2
+	VANDPS       Y2, Y0, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VMOVSS       X3, (BX)
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       X3, X4, X4
+	VBROADCASTSS X4, Y3
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(CX)
+
+fbAVX2_wholeend_x83:
 fbAVX2_swend_1187:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -27843,6 +31135,9 @@ fbAVX2_loop_1204:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x84
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1205
@@ -27857,7 +31152,75 @@ fbAVX2_first_1205:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_1200
+	JMP        fbAVX2_wholeend_x85
+
+fbAVX2_whole_x84:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*4), SI
+	VXORPD       Y4, Y4, Y4
+	VMASKMOVPS   (DX), Y0, Y5
+	VMULPS       Y5, Y1, Y1
+	VANDPS       Y1, Y0, Y5
+	VADDPS       Y5, Y4, Y4
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       X4, (SI)
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       X4, X5, X5
+	VBROADCASTSS X5, Y4
+	VMULPS       Y4, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (CX)
+	VXORPD       Y1, Y1, Y1
+	VMASKMOVPS   (DX)(AX*1), Y0, Y4
+	VMULPS       Y4, Y2, Y2
+	VANDPS       Y2, Y0, Y4
+	VADDPS       Y4, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X4
+	VADDPS       X4, X1, X1
+	VMOVHLPS     X1, X1, X4
+	VADDPS       X4, X1, X1
+	VMOVSHDUP    X1, X4
+	VADDSS       X4, X1, X1
+	VMOVSS       X1, 4(SI)
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       X1, X4, X4
+	VBROADCASTSS X4, Y1
+	VMULPS       Y1, Y2, Y2
+	VMASKMOVPS   Y2, Y0, (CX)(AX*1)
+	VXORPD       Y1, Y1, Y1
+	VMASKMOVPS   (DX)(AX*2), Y0, Y2
+	VMULPS       Y2, Y3, Y3
+	VANDPS       Y3, Y0, Y2
+	VADDPS       Y2, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X2, X1, X1
+	VMOVHLPS     X1, X1, X2
+	VADDPS       X2, X1, X1
+	VMOVSHDUP    X1, X2
+	VADDSS       X2, X1, X1
+	VMOVSS       X1, 8(SI)
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       X1, X2, X2
+	VBROADCASTSS X2, Y1
+	VMULPS       Y1, Y3, Y3
+	VMASKMOVPS   Y3, Y0, (CX)(AX*2)
+
+fbAVX2_wholeend_x85:
+	JMP fbAVX2_swend_1200
 
 fbAVX2_case2_1202:
 	MOVQ    40(SP), AX
@@ -27893,6 +31256,9 @@ fbAVX2_loop_1206:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x86
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1207
@@ -27904,7 +31270,58 @@ fbAVX2_loop_1206:
 fbAVX2_first_1207:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_1200
+	JMP        fbAVX2_wholeend_x87
+
+fbAVX2_whole_x86:
+	MOVQ         CX, DX
+	MOVQ         alpha_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         (SP), BX
+	MOVQ         K+104(FP), SI
+	IMULQ        SI, BX
+	MOVQ         24(SP), SI
+	ADDQ         SI, BX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(BX*4), SI
+	VXORPD       Y3, Y3, Y3
+	VMASKMOVPS   (DX), Y0, Y4
+	VMULPS       Y4, Y1, Y1
+	VANDPS       Y1, Y0, Y4
+	VADDPS       Y4, Y3, Y3
+	VEXTRACTF128 $0x01, Y3, X4
+	VADDPS       X4, X3, X3
+	VMOVHLPS     X3, X3, X4
+	VADDPS       X4, X3, X3
+	VMOVSHDUP    X3, X4
+	VADDSS       X4, X3, X3
+	VMOVSS       X3, (SI)
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       X3, X4, X4
+	VBROADCASTSS X4, Y3
+	VMULPS       Y3, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (CX)
+	VXORPD       Y1, Y1, Y1
+	VMASKMOVPS   (DX)(AX*1), Y0, Y3
+	VMULPS       Y3, Y2, Y2
+	VANDPS       Y2, Y0, Y3
+	VADDPS       Y3, Y1, Y1
+	VEXTRACTF128 $0x01, Y1, X3
+	VADDPS       X3, X1, X1
+	VMOVHLPS     X1, X1, X3
+	VADDPS       X3, X1, X1
+	VMOVSHDUP    X1, X3
+	VADDSS       X3, X1, X1
+	VMOVSS       X1, 4(SI)
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       X1, X3, X3
+	VBROADCASTSS X3, Y1
+	VMULPS       Y1, Y2, Y2
+	VMASKMOVPS   Y2, Y0, (CX)(AX*1)
+
+fbAVX2_wholeend_x87:
+	JMP fbAVX2_swend_1200
 
 fbAVX2_case1_1201:
 	MOVQ    40(SP), AX
@@ -27936,6 +31353,9 @@ fbAVX2_loop_1208:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX2_whole_x88
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1209
@@ -27944,7 +31364,40 @@ fbAVX2_loop_1208:
 
 fbAVX2_first_1209:
 	VMASKMOVPS Y1, Y0, (CX)
+	JMP        fbAVX2_wholeend_x89
 
+fbAVX2_whole_x88:
+	MOVQ         CX, AX
+	MOVQ         alpha_base+0(FP), DX
+	SUBQ         DX, AX
+	MOVQ         psi_base+48(FP), DX
+	ADDQ         DX, AX
+	MOVQ         (SP), DX
+	MOVQ         K+104(FP), BX
+	IMULQ        BX, DX
+	MOVQ         24(SP), BX
+	ADDQ         BX, DX
+	MOVQ         scale_base+24(FP), BX
+	LEAQ         (BX)(DX*4), BX
+	VXORPD       Y2, Y2, Y2
+	VMASKMOVPS   (AX), Y0, Y3
+	VMULPS       Y3, Y1, Y1
+	VANDPS       Y1, Y0, Y3
+	VADDPS       Y3, Y2, Y2
+	VEXTRACTF128 $0x01, Y2, X3
+	VADDPS       X3, X2, X2
+	VMOVHLPS     X2, X2, X3
+	VADDPS       X3, X2, X2
+	VMOVSHDUP    X2, X3
+	VADDSS       X3, X2, X2
+	VMOVSS       X2, (BX)
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       X2, X3, X3
+	VBROADCASTSS X3, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (CX)
+
+fbAVX2_wholeend_x89:
 fbAVX2_swend_1200:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -27966,7 +31419,10 @@ fbAVX2_jcend_1165:
 	JMP  fbAVX2_i0_1162
 
 fbAVX2_i0end_1163:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ  6288(SP), AX
+	TESTQ AX, AX
+	JNZ   fbAVX2_normdone_x90
+	MOVQ  $0x00000000, 8(SP)
 
 fbAVX2_norm_1210:
 	MOVQ   8(SP), AX
@@ -28096,6 +31552,7 @@ fbAVX2_mul_1213_AVX2f32_end:
 	JMP  fbAVX2_norm_1210
 
 fbAVX2_normend_1211:
+fbAVX2_normdone_x90:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -38698,12 +42155,25 @@ shiftRows32AVX512_AVX512f32_next:
 	RET
 
 // func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
-// Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
-TEXT ·forwardBatch32AVX512(SB), $16528-128
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, MMX+
+TEXT ·forwardBatch32AVX512(SB), $16536-128
 	LEAQ 72(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
 	MOVQ AX, 16520(SP)
+	MOVQ M+112(FP), CX
+	MOVQ $0x00000000, AX
+	CMPQ CX, $0x00000040
+	JA   fbAVX512_rowno_x91
+	CMPQ CX, $0x00000040
+	JA   fbAVX512_rowno_x91
+	MOVQ ib+120(FP), DX
+	CMPQ CX, DX
+	JA   fbAVX512_rowno_x91
+	MOVQ $0x00000001, AX
+
+fbAVX512_rowno_x91:
+	MOVQ AX, 16528(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX512_k0_1597:
@@ -39012,6 +42482,9 @@ fbAVX512_loop_1623:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x92
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1624
@@ -39071,7 +42544,205 @@ fbAVX512_first_1624:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_1616
+	JMP     fbAVX512_wholeend_x93
+
+fbAVX512_whole_x92:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*4), R9
+	VXORPD        Z24, Z24, Z24
+	VMULPS        (SI), Z0, Z0
+	VADDPS        Z0, Z24, Z24
+	VMULPS        64(SI), Z1, Z1
+	VADDPS        Z1, Z24, Z24
+	VMULPS        128(SI), Z2, Z2
+	VADDPS        Z2, Z24, Z24
+	VMOVUPS.Z     192(SI), K1, Z25
+	VMULPS        Z25, Z3, Z3
+	VADDPS        Z3, Z24, K1, Z24
+	VEXTRACTF64X4 $0x01, Z24, Y25
+	VADDPS        Y25, Y24, Y25
+	VEXTRACTF32X4 $0x01, Y25, X24
+	VADDPS        X24, X25, X24
+	VMOVHLPS      X24, X24, X25
+	VADDPS        X25, X24, X24
+	VMOVSHDUP     X24, X25
+	VADDSS        X25, X24, X24
+	VMOVSS        X24, (R9)
+	VMOVSS        fbone32<>+0(SB), X25
+	VDIVSS        X24, X25, X25
+	VBROADCASTSS  X25, Z24
+	VMULPS        Z24, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z24, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z24, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z24, Z3, Z3
+	VMOVUPS       Z3, K1, 192(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMULPS        64(SI)(AX*1), Z5, Z5
+	VADDPS        Z5, Z0, Z0
+	VMULPS        128(SI)(AX*1), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMOVUPS.Z     192(SI)(AX*1), K1, Z1
+	VMULPS        Z1, Z7, Z7
+	VADDPS        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (DX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, 64(DX)(AX*1)
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, 128(DX)(AX*1)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, K1, 192(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*2), Z8, Z8
+	VADDPS        Z8, Z0, Z0
+	VMULPS        64(SI)(AX*2), Z9, Z9
+	VADDPS        Z9, Z0, Z0
+	VMULPS        128(SI)(AX*2), Z10, Z10
+	VADDPS        Z10, Z0, Z0
+	VMOVUPS.Z     192(SI)(AX*2), K1, Z1
+	VMULPS        Z1, Z11, Z11
+	VADDPS        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, (DX)(AX*2)
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, 64(DX)(AX*2)
+	VMULPS        Z0, Z10, Z10
+	VMOVUPS       Z10, 128(DX)(AX*2)
+	VMULPS        Z0, Z11, Z11
+	VMOVUPS       Z11, K1, 192(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(CX*1), Z12, Z12
+	VADDPS        Z12, Z0, Z0
+	VMULPS        64(SI)(CX*1), Z13, Z13
+	VADDPS        Z13, Z0, Z0
+	VMULPS        128(SI)(CX*1), Z14, Z14
+	VADDPS        Z14, Z0, Z0
+	VMOVUPS.Z     192(SI)(CX*1), K1, Z1
+	VMULPS        Z1, Z15, Z15
+	VADDPS        Z15, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z12, Z12
+	VMOVUPS       Z12, (DX)(CX*1)
+	VMULPS        Z0, Z13, Z13
+	VMOVUPS       Z13, 64(DX)(CX*1)
+	VMULPS        Z0, Z14, Z14
+	VMOVUPS       Z14, 128(DX)(CX*1)
+	VMULPS        Z0, Z15, Z15
+	VMOVUPS       Z15, K1, 192(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI), Z16, Z16
+	VADDPS        Z16, Z0, Z0
+	VMULPS        64(DI), Z17, Z17
+	VADDPS        Z17, Z0, Z0
+	VMULPS        128(DI), Z18, Z18
+	VADDPS        Z18, Z0, Z0
+	VMOVUPS.Z     192(DI), K1, Z1
+	VMULPS        Z1, Z19, Z19
+	VADDPS        Z19, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z16, Z16
+	VMOVUPS       Z16, (BX)
+	VMULPS        Z0, Z17, Z17
+	VMOVUPS       Z17, 64(BX)
+	VMULPS        Z0, Z18, Z18
+	VMOVUPS       Z18, 128(BX)
+	VMULPS        Z0, Z19, Z19
+	VMOVUPS       Z19, K1, 192(BX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI)(AX*1), Z20, Z20
+	VADDPS        Z20, Z0, Z0
+	VMULPS        64(DI)(AX*1), Z21, Z21
+	VADDPS        Z21, Z0, Z0
+	VMULPS        128(DI)(AX*1), Z22, Z22
+	VADDPS        Z22, Z0, Z0
+	VMOVUPS.Z     192(DI)(AX*1), K1, Z1
+	VMULPS        Z1, Z23, Z23
+	VADDPS        Z23, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z20, Z20
+	VMOVUPS       Z20, (BX)(AX*1)
+	VMULPS        Z0, Z21, Z21
+	VMOVUPS       Z21, 64(BX)(AX*1)
+	VMULPS        Z0, Z22, Z22
+	VMOVUPS       Z22, 128(BX)(AX*1)
+	VMULPS        Z0, Z23, Z23
+	VMOVUPS       Z23, K1, 192(BX)(AX*1)
+
+fbAVX512_wholeend_x93:
+	JMP fbAVX512_swend_1616
 
 fbAVX512_case5_1621:
 	MOVQ   40(SP), AX
@@ -39151,6 +42822,9 @@ fbAVX512_loop_1625:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x94
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1626
@@ -39201,7 +42875,175 @@ fbAVX512_first_1626:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_1616
+	JMP     fbAVX512_wholeend_x95
+
+fbAVX512_whole_x94:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*4), R9
+	VXORPD        Z20, Z20, Z20
+	VMULPS        (SI), Z0, Z0
+	VADDPS        Z0, Z20, Z20
+	VMULPS        64(SI), Z1, Z1
+	VADDPS        Z1, Z20, Z20
+	VMULPS        128(SI), Z2, Z2
+	VADDPS        Z2, Z20, Z20
+	VMOVUPS.Z     192(SI), K1, Z21
+	VMULPS        Z21, Z3, Z3
+	VADDPS        Z3, Z20, K1, Z20
+	VEXTRACTF64X4 $0x01, Z20, Y21
+	VADDPS        Y21, Y20, Y21
+	VEXTRACTF32X4 $0x01, Y21, X20
+	VADDPS        X20, X21, X20
+	VMOVHLPS      X20, X20, X21
+	VADDPS        X21, X20, X20
+	VMOVSHDUP     X20, X21
+	VADDSS        X21, X20, X20
+	VMOVSS        X20, (R9)
+	VMOVSS        fbone32<>+0(SB), X21
+	VDIVSS        X20, X21, X21
+	VBROADCASTSS  X21, Z20
+	VMULPS        Z20, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z20, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z20, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z20, Z3, Z3
+	VMOVUPS       Z3, K1, 192(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMULPS        64(SI)(AX*1), Z5, Z5
+	VADDPS        Z5, Z0, Z0
+	VMULPS        128(SI)(AX*1), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMOVUPS.Z     192(SI)(AX*1), K1, Z1
+	VMULPS        Z1, Z7, Z7
+	VADDPS        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (DX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, 64(DX)(AX*1)
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, 128(DX)(AX*1)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, K1, 192(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*2), Z8, Z8
+	VADDPS        Z8, Z0, Z0
+	VMULPS        64(SI)(AX*2), Z9, Z9
+	VADDPS        Z9, Z0, Z0
+	VMULPS        128(SI)(AX*2), Z10, Z10
+	VADDPS        Z10, Z0, Z0
+	VMOVUPS.Z     192(SI)(AX*2), K1, Z1
+	VMULPS        Z1, Z11, Z11
+	VADDPS        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, (DX)(AX*2)
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, 64(DX)(AX*2)
+	VMULPS        Z0, Z10, Z10
+	VMOVUPS       Z10, 128(DX)(AX*2)
+	VMULPS        Z0, Z11, Z11
+	VMOVUPS       Z11, K1, 192(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(CX*1), Z12, Z12
+	VADDPS        Z12, Z0, Z0
+	VMULPS        64(SI)(CX*1), Z13, Z13
+	VADDPS        Z13, Z0, Z0
+	VMULPS        128(SI)(CX*1), Z14, Z14
+	VADDPS        Z14, Z0, Z0
+	VMOVUPS.Z     192(SI)(CX*1), K1, Z1
+	VMULPS        Z1, Z15, Z15
+	VADDPS        Z15, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z12, Z12
+	VMOVUPS       Z12, (DX)(CX*1)
+	VMULPS        Z0, Z13, Z13
+	VMOVUPS       Z13, 64(DX)(CX*1)
+	VMULPS        Z0, Z14, Z14
+	VMOVUPS       Z14, 128(DX)(CX*1)
+	VMULPS        Z0, Z15, Z15
+	VMOVUPS       Z15, K1, 192(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI), Z16, Z16
+	VADDPS        Z16, Z0, Z0
+	VMULPS        64(DI), Z17, Z17
+	VADDPS        Z17, Z0, Z0
+	VMULPS        128(DI), Z18, Z18
+	VADDPS        Z18, Z0, Z0
+	VMOVUPS.Z     192(DI), K1, Z1
+	VMULPS        Z1, Z19, Z19
+	VADDPS        Z19, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z16, Z16
+	VMOVUPS       Z16, (BX)
+	VMULPS        Z0, Z17, Z17
+	VMOVUPS       Z17, 64(BX)
+	VMULPS        Z0, Z18, Z18
+	VMOVUPS       Z18, 128(BX)
+	VMULPS        Z0, Z19, Z19
+	VMOVUPS       Z19, K1, 192(BX)
+
+fbAVX512_wholeend_x95:
+	JMP fbAVX512_swend_1616
 
 fbAVX512_case4_1620:
 	MOVQ   40(SP), AX
@@ -39269,6 +43111,9 @@ fbAVX512_loop_1627:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x96
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1628
@@ -39310,7 +43155,144 @@ fbAVX512_first_1628:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_1616
+	JMP     fbAVX512_wholeend_x97
+
+fbAVX512_whole_x96:
+	MOVQ          DX, BX
+	MOVQ          alpha_base+0(FP), SI
+	SUBQ          SI, BX
+	MOVQ          psi_base+48(FP), SI
+	ADDQ          SI, BX
+	MOVQ          (SP), SI
+	MOVQ          K+104(FP), DI
+	IMULQ         DI, SI
+	MOVQ          24(SP), DI
+	ADDQ          DI, SI
+	MOVQ          scale_base+24(FP), DI
+	LEAQ          (DI)(SI*4), DI
+	VXORPD        Z16, Z16, Z16
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z16, Z16
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z16, Z16
+	VMULPS        128(BX), Z2, Z2
+	VADDPS        Z2, Z16, Z16
+	VMOVUPS.Z     192(BX), K1, Z17
+	VMULPS        Z17, Z3, Z3
+	VADDPS        Z3, Z16, K1, Z16
+	VEXTRACTF64X4 $0x01, Z16, Y17
+	VADDPS        Y17, Y16, Y17
+	VEXTRACTF32X4 $0x01, Y17, X16
+	VADDPS        X16, X17, X16
+	VMOVHLPS      X16, X16, X17
+	VADDPS        X17, X16, X16
+	VMOVSHDUP     X16, X17
+	VADDSS        X17, X16, X16
+	VMOVSS        X16, (DI)
+	VMOVSS        fbone32<>+0(SB), X17
+	VDIVSS        X16, X17, X17
+	VBROADCASTSS  X17, Z16
+	VMULPS        Z16, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z16, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z16, Z2, Z2
+	VMOVUPS       Z2, 128(DX)
+	VMULPS        Z16, Z3, Z3
+	VMOVUPS       Z3, K1, 192(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMULPS        64(BX)(AX*1), Z5, Z5
+	VADDPS        Z5, Z0, Z0
+	VMULPS        128(BX)(AX*1), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMOVUPS.Z     192(BX)(AX*1), K1, Z1
+	VMULPS        Z1, Z7, Z7
+	VADDPS        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (DX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, 64(DX)(AX*1)
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, 128(DX)(AX*1)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, K1, 192(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(AX*2), Z8, Z8
+	VADDPS        Z8, Z0, Z0
+	VMULPS        64(BX)(AX*2), Z9, Z9
+	VADDPS        Z9, Z0, Z0
+	VMULPS        128(BX)(AX*2), Z10, Z10
+	VADDPS        Z10, Z0, Z0
+	VMOVUPS.Z     192(BX)(AX*2), K1, Z1
+	VMULPS        Z1, Z11, Z11
+	VADDPS        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, (DX)(AX*2)
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, 64(DX)(AX*2)
+	VMULPS        Z0, Z10, Z10
+	VMOVUPS       Z10, 128(DX)(AX*2)
+	VMULPS        Z0, Z11, Z11
+	VMOVUPS       Z11, K1, 192(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(CX*1), Z12, Z12
+	VADDPS        Z12, Z0, Z0
+	VMULPS        64(BX)(CX*1), Z13, Z13
+	VADDPS        Z13, Z0, Z0
+	VMULPS        128(BX)(CX*1), Z14, Z14
+	VADDPS        Z14, Z0, Z0
+	VMOVUPS.Z     192(BX)(CX*1), K1, Z1
+	VMULPS        Z1, Z15, Z15
+	VADDPS        Z15, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z12, Z12
+	VMOVUPS       Z12, (DX)(CX*1)
+	VMULPS        Z0, Z13, Z13
+	VMOVUPS       Z13, 64(DX)(CX*1)
+	VMULPS        Z0, Z14, Z14
+	VMOVUPS       Z14, 128(DX)(CX*1)
+	VMULPS        Z0, Z15, Z15
+	VMOVUPS       Z15, K1, 192(DX)(CX*1)
+
+fbAVX512_wholeend_x97:
+	JMP fbAVX512_swend_1616
 
 fbAVX512_case3_1619:
 	MOVQ   40(SP), AX
@@ -39369,6 +43351,9 @@ fbAVX512_loop_1629:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x98
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1630
@@ -39401,7 +43386,114 @@ fbAVX512_first_1630:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_1616
+	JMP     fbAVX512_wholeend_x99
+
+fbAVX512_whole_x98:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*4), SI
+	VXORPD        Z12, Z12, Z12
+	VMULPS        (DX), Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VMULPS        64(DX), Z1, Z1
+	VADDPS        Z1, Z12, Z12
+	VMULPS        128(DX), Z2, Z2
+	VADDPS        Z2, Z12, Z12
+	VMOVUPS.Z     192(DX), K1, Z13
+	VMULPS        Z13, Z3, Z3
+	VADDPS        Z3, Z12, K1, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y13
+	VADDPS        Y13, Y12, Y13
+	VEXTRACTF32X4 $0x01, Y13, X12
+	VADDPS        X12, X13, X12
+	VMOVHLPS      X12, X12, X13
+	VADDPS        X13, X12, X12
+	VMOVSHDUP     X12, X13
+	VADDSS        X13, X12, X12
+	VMOVSS        X12, (SI)
+	VMOVSS        fbone32<>+0(SB), X13
+	VDIVSS        X12, X13, X13
+	VBROADCASTSS  X13, Z12
+	VMULPS        Z12, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z12, Z1, Z1
+	VMOVUPS       Z1, 64(CX)
+	VMULPS        Z12, Z2, Z2
+	VMOVUPS       Z2, 128(CX)
+	VMULPS        Z12, Z3, Z3
+	VMOVUPS       Z3, K1, 192(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMULPS        64(DX)(AX*1), Z5, Z5
+	VADDPS        Z5, Z0, Z0
+	VMULPS        128(DX)(AX*1), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMOVUPS.Z     192(DX)(AX*1), K1, Z1
+	VMULPS        Z1, Z7, Z7
+	VADDPS        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (CX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, 64(CX)(AX*1)
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, 128(CX)(AX*1)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, K1, 192(CX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*2), Z8, Z8
+	VADDPS        Z8, Z0, Z0
+	VMULPS        64(DX)(AX*2), Z9, Z9
+	VADDPS        Z9, Z0, Z0
+	VMULPS        128(DX)(AX*2), Z10, Z10
+	VADDPS        Z10, Z0, Z0
+	VMOVUPS.Z     192(DX)(AX*2), K1, Z1
+	VMULPS        Z1, Z11, Z11
+	VADDPS        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, (CX)(AX*2)
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, 64(CX)(AX*2)
+	VMULPS        Z0, Z10, Z10
+	VMOVUPS       Z10, 128(CX)(AX*2)
+	VMULPS        Z0, Z11, Z11
+	VMOVUPS       Z11, K1, 192(CX)(AX*2)
+
+fbAVX512_wholeend_x99:
+	JMP fbAVX512_swend_1616
 
 fbAVX512_case2_1618:
 	MOVQ   40(SP), AX
@@ -39451,6 +43543,9 @@ fbAVX512_loop_1631:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x100
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1632
@@ -39474,7 +43569,84 @@ fbAVX512_first_1632:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_1616
+	JMP     fbAVX512_wholeend_x101
+
+fbAVX512_whole_x100:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*4), SI
+	VXORPD        Z8, Z8, Z8
+	VMULPS        (DX), Z0, Z0
+	VADDPS        Z0, Z8, Z8
+	VMULPS        64(DX), Z1, Z1
+	VADDPS        Z1, Z8, Z8
+	VMULPS        128(DX), Z2, Z2
+	VADDPS        Z2, Z8, Z8
+	VMOVUPS.Z     192(DX), K1, Z9
+	VMULPS        Z9, Z3, Z3
+	VADDPS        Z3, Z8, K1, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y9
+	VEXTRACTF32X4 $0x01, Y9, X8
+	VADDPS        X8, X9, X8
+	VMOVHLPS      X8, X8, X9
+	VADDPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VADDSS        X9, X8, X8
+	VMOVSS        X8, (SI)
+	VMOVSS        fbone32<>+0(SB), X9
+	VDIVSS        X8, X9, X9
+	VBROADCASTSS  X9, Z8
+	VMULPS        Z8, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z8, Z1, Z1
+	VMOVUPS       Z1, 64(CX)
+	VMULPS        Z8, Z2, Z2
+	VMOVUPS       Z2, 128(CX)
+	VMULPS        Z8, Z3, Z3
+	VMOVUPS       Z3, K1, 192(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMULPS        64(DX)(AX*1), Z5, Z5
+	VADDPS        Z5, Z0, Z0
+	VMULPS        128(DX)(AX*1), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMOVUPS.Z     192(DX)(AX*1), K1, Z1
+	VMULPS        Z1, Z7, Z7
+	VADDPS        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (CX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, 64(CX)(AX*1)
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, 128(CX)(AX*1)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, K1, 192(CX)(AX*1)
+
+fbAVX512_wholeend_x101:
+	JMP fbAVX512_swend_1616
 
 fbAVX512_case1_1617:
 	MOVQ   40(SP), AX
@@ -39511,6 +43683,9 @@ fbAVX512_loop_1633:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX512_whole_x102
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1634
@@ -39525,7 +43700,53 @@ fbAVX512_first_1634:
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
+	JMP     fbAVX512_wholeend_x103
 
+fbAVX512_whole_x102:
+	MOVQ          CX, AX
+	MOVQ          alpha_base+0(FP), DX
+	SUBQ          DX, AX
+	MOVQ          psi_base+48(FP), DX
+	ADDQ          DX, AX
+	MOVQ          (SP), DX
+	MOVQ          K+104(FP), BX
+	IMULQ         BX, DX
+	MOVQ          24(SP), BX
+	ADDQ          BX, DX
+	MOVQ          scale_base+24(FP), BX
+	LEAQ          (BX)(DX*4), BX
+	VXORPD        Z4, Z4, Z4
+	VMULPS        (AX), Z0, Z0
+	VADDPS        Z0, Z4, Z4
+	VMULPS        64(AX), Z1, Z1
+	VADDPS        Z1, Z4, Z4
+	VMULPS        128(AX), Z2, Z2
+	VADDPS        Z2, Z4, Z4
+	VMOVUPS.Z     192(AX), K1, Z5
+	VMULPS        Z5, Z3, Z3
+	VADDPS        Z3, Z4, K1, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y5
+	VEXTRACTF32X4 $0x01, Y5, X4
+	VADDPS        X4, X5, X4
+	VMOVHLPS      X4, X4, X5
+	VADDPS        X5, X4, X4
+	VMOVSHDUP     X4, X5
+	VADDSS        X5, X4, X4
+	VMOVSS        X4, (BX)
+	VMOVSS        fbone32<>+0(SB), X5
+	VDIVSS        X4, X5, X5
+	VBROADCASTSS  X5, Z4
+	VMULPS        Z4, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z4, Z1, Z1
+	VMOVUPS       Z1, 64(CX)
+	VMULPS        Z4, Z2, Z2
+	VMOVUPS       Z2, 128(CX)
+	VMULPS        Z4, Z3, Z3
+	VMOVUPS       Z3, K1, 192(CX)
+
+fbAVX512_wholeend_x103:
 fbAVX512_swend_1616:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -39661,6 +43882,9 @@ fbAVX512_loop_1645:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x104
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1646
@@ -39708,7 +43932,181 @@ fbAVX512_first_1646:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_1638
+	JMP     fbAVX512_wholeend_x105
+
+fbAVX512_whole_x104:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*4), R9
+	VXORPD        Z18, Z18, Z18
+	VMULPS        (SI), Z0, Z0
+	VADDPS        Z0, Z18, Z18
+	VMULPS        64(SI), Z1, Z1
+	VADDPS        Z1, Z18, Z18
+	VMOVUPS.Z     128(SI), K1, Z19
+	VMULPS        Z19, Z2, Z2
+	VADDPS        Z2, Z18, K1, Z18
+	VEXTRACTF64X4 $0x01, Z18, Y19
+	VADDPS        Y19, Y18, Y19
+	VEXTRACTF32X4 $0x01, Y19, X18
+	VADDPS        X18, X19, X18
+	VMOVHLPS      X18, X18, X19
+	VADDPS        X19, X18, X18
+	VMOVSHDUP     X18, X19
+	VADDSS        X19, X18, X18
+	VMOVSS        X18, (R9)
+	VMOVSS        fbone32<>+0(SB), X19
+	VDIVSS        X18, X19, X19
+	VBROADCASTSS  X19, Z18
+	VMULPS        Z18, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z18, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z18, Z2, Z2
+	VMOVUPS       Z2, K1, 128(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*1), Z3, Z3
+	VADDPS        Z3, Z0, Z0
+	VMULPS        64(SI)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     128(SI)(AX*1), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, (DX)(AX*1)
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, 64(DX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 128(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*2), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMULPS        64(SI)(AX*2), Z7, Z7
+	VADDPS        Z7, Z0, Z0
+	VMOVUPS.Z     128(SI)(AX*2), K1, Z1
+	VMULPS        Z1, Z8, Z8
+	VADDPS        Z8, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, (DX)(AX*2)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, 64(DX)(AX*2)
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, K1, 128(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(CX*1), Z9, Z9
+	VADDPS        Z9, Z0, Z0
+	VMULPS        64(SI)(CX*1), Z10, Z10
+	VADDPS        Z10, Z0, Z0
+	VMOVUPS.Z     128(SI)(CX*1), K1, Z1
+	VMULPS        Z1, Z11, Z11
+	VADDPS        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, (DX)(CX*1)
+	VMULPS        Z0, Z10, Z10
+	VMOVUPS       Z10, 64(DX)(CX*1)
+	VMULPS        Z0, Z11, Z11
+	VMOVUPS       Z11, K1, 128(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI), Z12, Z12
+	VADDPS        Z12, Z0, Z0
+	VMULPS        64(DI), Z13, Z13
+	VADDPS        Z13, Z0, Z0
+	VMOVUPS.Z     128(DI), K1, Z1
+	VMULPS        Z1, Z14, Z14
+	VADDPS        Z14, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z12, Z12
+	VMOVUPS       Z12, (BX)
+	VMULPS        Z0, Z13, Z13
+	VMOVUPS       Z13, 64(BX)
+	VMULPS        Z0, Z14, Z14
+	VMOVUPS       Z14, K1, 128(BX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI)(AX*1), Z15, Z15
+	VADDPS        Z15, Z0, Z0
+	VMULPS        64(DI)(AX*1), Z16, Z16
+	VADDPS        Z16, Z0, Z0
+	VMOVUPS.Z     128(DI)(AX*1), K1, Z1
+	VMULPS        Z1, Z17, Z17
+	VADDPS        Z17, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z15, Z15
+	VMOVUPS       Z15, (BX)(AX*1)
+	VMULPS        Z0, Z16, Z16
+	VMOVUPS       Z16, 64(BX)(AX*1)
+	VMULPS        Z0, Z17, Z17
+	VMOVUPS       Z17, K1, 128(BX)(AX*1)
+
+fbAVX512_wholeend_x105:
+	JMP fbAVX512_swend_1638
 
 fbAVX512_case5_1643:
 	MOVQ   40(SP), AX
@@ -39777,6 +44175,9 @@ fbAVX512_loop_1647:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x106
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1648
@@ -39817,7 +44218,155 @@ fbAVX512_first_1648:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_1638
+	JMP     fbAVX512_wholeend_x107
+
+fbAVX512_whole_x106:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*4), R9
+	VXORPD        Z15, Z15, Z15
+	VMULPS        (SI), Z0, Z0
+	VADDPS        Z0, Z15, Z15
+	VMULPS        64(SI), Z1, Z1
+	VADDPS        Z1, Z15, Z15
+	VMOVUPS.Z     128(SI), K1, Z16
+	VMULPS        Z16, Z2, Z2
+	VADDPS        Z2, Z15, K1, Z15
+	VEXTRACTF64X4 $0x01, Z15, Y16
+	VADDPS        Y16, Y15, Y16
+	VEXTRACTF32X4 $0x01, Y16, X15
+	VADDPS        X15, X16, X15
+	VMOVHLPS      X15, X15, X16
+	VADDPS        X16, X15, X15
+	VMOVSHDUP     X15, X16
+	VADDSS        X16, X15, X15
+	VMOVSS        X15, (R9)
+	VMOVSS        fbone32<>+0(SB), X16
+	VDIVSS        X15, X16, X16
+	VBROADCASTSS  X16, Z15
+	VMULPS        Z15, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z15, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z15, Z2, Z2
+	VMOVUPS       Z2, K1, 128(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*1), Z3, Z3
+	VADDPS        Z3, Z0, Z0
+	VMULPS        64(SI)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     128(SI)(AX*1), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, (DX)(AX*1)
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, 64(DX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 128(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*2), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMULPS        64(SI)(AX*2), Z7, Z7
+	VADDPS        Z7, Z0, Z0
+	VMOVUPS.Z     128(SI)(AX*2), K1, Z1
+	VMULPS        Z1, Z8, Z8
+	VADDPS        Z8, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, (DX)(AX*2)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, 64(DX)(AX*2)
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, K1, 128(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(CX*1), Z9, Z9
+	VADDPS        Z9, Z0, Z0
+	VMULPS        64(SI)(CX*1), Z10, Z10
+	VADDPS        Z10, Z0, Z0
+	VMOVUPS.Z     128(SI)(CX*1), K1, Z1
+	VMULPS        Z1, Z11, Z11
+	VADDPS        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, (DX)(CX*1)
+	VMULPS        Z0, Z10, Z10
+	VMOVUPS       Z10, 64(DX)(CX*1)
+	VMULPS        Z0, Z11, Z11
+	VMOVUPS       Z11, K1, 128(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI), Z12, Z12
+	VADDPS        Z12, Z0, Z0
+	VMULPS        64(DI), Z13, Z13
+	VADDPS        Z13, Z0, Z0
+	VMOVUPS.Z     128(DI), K1, Z1
+	VMULPS        Z1, Z14, Z14
+	VADDPS        Z14, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z12, Z12
+	VMOVUPS       Z12, (BX)
+	VMULPS        Z0, Z13, Z13
+	VMOVUPS       Z13, 64(BX)
+	VMULPS        Z0, Z14, Z14
+	VMOVUPS       Z14, K1, 128(BX)
+
+fbAVX512_wholeend_x107:
+	JMP fbAVX512_swend_1638
 
 fbAVX512_case4_1642:
 	MOVQ   40(SP), AX
@@ -39876,6 +44425,9 @@ fbAVX512_loop_1649:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x108
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1650
@@ -39909,7 +44461,128 @@ fbAVX512_first_1650:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_1638
+	JMP     fbAVX512_wholeend_x109
+
+fbAVX512_whole_x108:
+	MOVQ          DX, BX
+	MOVQ          alpha_base+0(FP), SI
+	SUBQ          SI, BX
+	MOVQ          psi_base+48(FP), SI
+	ADDQ          SI, BX
+	MOVQ          (SP), SI
+	MOVQ          K+104(FP), DI
+	IMULQ         DI, SI
+	MOVQ          24(SP), DI
+	ADDQ          DI, SI
+	MOVQ          scale_base+24(FP), DI
+	LEAQ          (DI)(SI*4), DI
+	VXORPD        Z12, Z12, Z12
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VMULPS        64(BX), Z1, Z1
+	VADDPS        Z1, Z12, Z12
+	VMOVUPS.Z     128(BX), K1, Z13
+	VMULPS        Z13, Z2, Z2
+	VADDPS        Z2, Z12, K1, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y13
+	VADDPS        Y13, Y12, Y13
+	VEXTRACTF32X4 $0x01, Y13, X12
+	VADDPS        X12, X13, X12
+	VMOVHLPS      X12, X12, X13
+	VADDPS        X13, X12, X12
+	VMOVSHDUP     X12, X13
+	VADDSS        X13, X12, X12
+	VMOVSS        X12, (DI)
+	VMOVSS        fbone32<>+0(SB), X13
+	VDIVSS        X12, X13, X13
+	VBROADCASTSS  X13, Z12
+	VMULPS        Z12, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z12, Z1, Z1
+	VMOVUPS       Z1, 64(DX)
+	VMULPS        Z12, Z2, Z2
+	VMOVUPS       Z2, K1, 128(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(AX*1), Z3, Z3
+	VADDPS        Z3, Z0, Z0
+	VMULPS        64(BX)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     128(BX)(AX*1), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, (DX)(AX*1)
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, 64(DX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 128(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(AX*2), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMULPS        64(BX)(AX*2), Z7, Z7
+	VADDPS        Z7, Z0, Z0
+	VMOVUPS.Z     128(BX)(AX*2), K1, Z1
+	VMULPS        Z1, Z8, Z8
+	VADDPS        Z8, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, (DX)(AX*2)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, 64(DX)(AX*2)
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, K1, 128(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(CX*1), Z9, Z9
+	VADDPS        Z9, Z0, Z0
+	VMULPS        64(BX)(CX*1), Z10, Z10
+	VADDPS        Z10, Z0, Z0
+	VMOVUPS.Z     128(BX)(CX*1), K1, Z1
+	VMULPS        Z1, Z11, Z11
+	VADDPS        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, (DX)(CX*1)
+	VMULPS        Z0, Z10, Z10
+	VMOVUPS       Z10, 64(DX)(CX*1)
+	VMULPS        Z0, Z11, Z11
+	VMOVUPS       Z11, K1, 128(DX)(CX*1)
+
+fbAVX512_wholeend_x109:
+	JMP fbAVX512_swend_1638
 
 fbAVX512_case3_1641:
 	MOVQ   40(SP), AX
@@ -39961,6 +44634,9 @@ fbAVX512_loop_1651:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x110
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1652
@@ -39987,7 +44663,102 @@ fbAVX512_first_1652:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_1638
+	JMP     fbAVX512_wholeend_x111
+
+fbAVX512_whole_x110:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*4), SI
+	VXORPD        Z9, Z9, Z9
+	VMULPS        (DX), Z0, Z0
+	VADDPS        Z0, Z9, Z9
+	VMULPS        64(DX), Z1, Z1
+	VADDPS        Z1, Z9, Z9
+	VMOVUPS.Z     128(DX), K1, Z10
+	VMULPS        Z10, Z2, Z2
+	VADDPS        Z2, Z9, K1, Z9
+	VEXTRACTF64X4 $0x01, Z9, Y10
+	VADDPS        Y10, Y9, Y10
+	VEXTRACTF32X4 $0x01, Y10, X9
+	VADDPS        X9, X10, X9
+	VMOVHLPS      X9, X9, X10
+	VADDPS        X10, X9, X9
+	VMOVSHDUP     X9, X10
+	VADDSS        X10, X9, X9
+	VMOVSS        X9, (SI)
+	VMOVSS        fbone32<>+0(SB), X10
+	VDIVSS        X9, X10, X10
+	VBROADCASTSS  X10, Z9
+	VMULPS        Z9, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z9, Z1, Z1
+	VMOVUPS       Z1, 64(CX)
+	VMULPS        Z9, Z2, Z2
+	VMOVUPS       Z2, K1, 128(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*1), Z3, Z3
+	VADDPS        Z3, Z0, Z0
+	VMULPS        64(DX)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     128(DX)(AX*1), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, (CX)(AX*1)
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, 64(CX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 128(CX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*2), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMULPS        64(DX)(AX*2), Z7, Z7
+	VADDPS        Z7, Z0, Z0
+	VMOVUPS.Z     128(DX)(AX*2), K1, Z1
+	VMULPS        Z1, Z8, Z8
+	VADDPS        Z8, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, (CX)(AX*2)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, 64(CX)(AX*2)
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, K1, 128(CX)(AX*2)
+
+fbAVX512_wholeend_x111:
+	JMP fbAVX512_swend_1638
 
 fbAVX512_case2_1640:
 	MOVQ   40(SP), AX
@@ -40032,6 +44803,9 @@ fbAVX512_loop_1653:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x112
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1654
@@ -40051,7 +44825,76 @@ fbAVX512_first_1654:
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_1638
+	JMP     fbAVX512_wholeend_x113
+
+fbAVX512_whole_x112:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*4), SI
+	VXORPD        Z6, Z6, Z6
+	VMULPS        (DX), Z0, Z0
+	VADDPS        Z0, Z6, Z6
+	VMULPS        64(DX), Z1, Z1
+	VADDPS        Z1, Z6, Z6
+	VMOVUPS.Z     128(DX), K1, Z7
+	VMULPS        Z7, Z2, Z2
+	VADDPS        Z2, Z6, K1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPS        Y7, Y6, Y7
+	VEXTRACTF32X4 $0x01, Y7, X6
+	VADDPS        X6, X7, X6
+	VMOVHLPS      X6, X6, X7
+	VADDPS        X7, X6, X6
+	VMOVSHDUP     X6, X7
+	VADDSS        X7, X6, X6
+	VMOVSS        X6, (SI)
+	VMOVSS        fbone32<>+0(SB), X7
+	VDIVSS        X6, X7, X7
+	VBROADCASTSS  X7, Z6
+	VMULPS        Z6, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z6, Z1, Z1
+	VMOVUPS       Z1, 64(CX)
+	VMULPS        Z6, Z2, Z2
+	VMOVUPS       Z2, K1, 128(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*1), Z3, Z3
+	VADDPS        Z3, Z0, Z0
+	VMULPS        64(DX)(AX*1), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     128(DX)(AX*1), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, (CX)(AX*1)
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, 64(CX)(AX*1)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 128(CX)(AX*1)
+
+fbAVX512_wholeend_x113:
+	JMP fbAVX512_swend_1638
 
 fbAVX512_case1_1639:
 	MOVQ   40(SP), AX
@@ -40086,6 +44929,9 @@ fbAVX512_loop_1655:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX512_whole_x114
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1656
@@ -40098,7 +44944,49 @@ fbAVX512_first_1656:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
+	JMP     fbAVX512_wholeend_x115
 
+fbAVX512_whole_x114:
+	MOVQ          CX, AX
+	MOVQ          alpha_base+0(FP), DX
+	SUBQ          DX, AX
+	MOVQ          psi_base+48(FP), DX
+	ADDQ          DX, AX
+	MOVQ          (SP), DX
+	MOVQ          K+104(FP), BX
+	IMULQ         BX, DX
+	MOVQ          24(SP), BX
+	ADDQ          BX, DX
+	MOVQ          scale_base+24(FP), BX
+	LEAQ          (BX)(DX*4), BX
+	VXORPD        Z3, Z3, Z3
+	VMULPS        (AX), Z0, Z0
+	VADDPS        Z0, Z3, Z3
+	VMULPS        64(AX), Z1, Z1
+	VADDPS        Z1, Z3, Z3
+	VMOVUPS.Z     128(AX), K1, Z4
+	VMULPS        Z4, Z2, Z2
+	VADDPS        Z2, Z3, K1, Z3
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X3, X4, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDSS        X4, X3, X3
+	VMOVSS        X3, (BX)
+	VMOVSS        fbone32<>+0(SB), X4
+	VDIVSS        X3, X4, X4
+	VBROADCASTSS  X4, Z3
+	VMULPS        Z3, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z3, Z1, Z1
+	VMOVUPS       Z1, 64(CX)
+	VMULPS        Z3, Z2, Z2
+	VMOVUPS       Z2, K1, 128(CX)
+
+fbAVX512_wholeend_x115:
 fbAVX512_swend_1638:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -40219,6 +45107,9 @@ fbAVX512_loop_1667:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x116
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1668
@@ -40254,7 +45145,157 @@ fbAVX512_first_1668:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_1660
+	JMP     fbAVX512_wholeend_x117
+
+fbAVX512_whole_x116:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*4), R9
+	VXORPD        Z12, Z12, Z12
+	VMULPS        (SI), Z0, Z0
+	VADDPS        Z0, Z12, Z12
+	VMOVUPS.Z     64(SI), K1, Z13
+	VMULPS        Z13, Z1, Z1
+	VADDPS        Z1, Z12, K1, Z12
+	VEXTRACTF64X4 $0x01, Z12, Y13
+	VADDPS        Y13, Y12, Y13
+	VEXTRACTF32X4 $0x01, Y13, X12
+	VADDPS        X12, X13, X12
+	VMOVHLPS      X12, X12, X13
+	VADDPS        X13, X12, X12
+	VMOVSHDUP     X12, X13
+	VADDSS        X13, X12, X12
+	VMOVSS        X12, (R9)
+	VMOVSS        fbone32<>+0(SB), X13
+	VDIVSS        X12, X13, X13
+	VBROADCASTSS  X13, Z12
+	VMULPS        Z12, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z12, Z1, Z1
+	VMOVUPS       Z1, K1, 64(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*1), Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VMOVUPS.Z     64(SI)(AX*1), K1, Z1
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, (DX)(AX*1)
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, K1, 64(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*2), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     64(SI)(AX*2), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (DX)(AX*2)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 64(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(CX*1), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMOVUPS.Z     64(SI)(CX*1), K1, Z1
+	VMULPS        Z1, Z7, Z7
+	VADDPS        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, (DX)(CX*1)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, K1, 64(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI), Z8, Z8
+	VADDPS        Z8, Z0, Z0
+	VMOVUPS.Z     64(DI), K1, Z1
+	VMULPS        Z1, Z9, Z9
+	VADDPS        Z9, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, (BX)
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, K1, 64(BX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI)(AX*1), Z10, Z10
+	VADDPS        Z10, Z0, Z0
+	VMOVUPS.Z     64(DI)(AX*1), K1, Z1
+	VMULPS        Z1, Z11, Z11
+	VADDPS        Z11, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z10, Z10
+	VMOVUPS       Z10, (BX)(AX*1)
+	VMULPS        Z0, Z11, Z11
+	VMOVUPS       Z11, K1, 64(BX)(AX*1)
+
+fbAVX512_wholeend_x117:
+	JMP fbAVX512_swend_1660
 
 fbAVX512_case5_1665:
 	MOVQ   40(SP), AX
@@ -40312,6 +45353,9 @@ fbAVX512_loop_1669:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x118
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1670
@@ -40342,7 +45386,135 @@ fbAVX512_first_1670:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_1660
+	JMP     fbAVX512_wholeend_x119
+
+fbAVX512_whole_x118:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*4), R9
+	VXORPD        Z10, Z10, Z10
+	VMULPS        (SI), Z0, Z0
+	VADDPS        Z0, Z10, Z10
+	VMOVUPS.Z     64(SI), K1, Z11
+	VMULPS        Z11, Z1, Z1
+	VADDPS        Z1, Z10, K1, Z10
+	VEXTRACTF64X4 $0x01, Z10, Y11
+	VADDPS        Y11, Y10, Y11
+	VEXTRACTF32X4 $0x01, Y11, X10
+	VADDPS        X10, X11, X10
+	VMOVHLPS      X10, X10, X11
+	VADDPS        X11, X10, X10
+	VMOVSHDUP     X10, X11
+	VADDSS        X11, X10, X10
+	VMOVSS        X10, (R9)
+	VMOVSS        fbone32<>+0(SB), X11
+	VDIVSS        X10, X11, X11
+	VBROADCASTSS  X11, Z10
+	VMULPS        Z10, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z10, Z1, Z1
+	VMOVUPS       Z1, K1, 64(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*1), Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VMOVUPS.Z     64(SI)(AX*1), K1, Z1
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, (DX)(AX*1)
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, K1, 64(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(AX*2), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     64(SI)(AX*2), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (DX)(AX*2)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 64(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (SI)(CX*1), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMOVUPS.Z     64(SI)(CX*1), K1, Z1
+	VMULPS        Z1, Z7, Z7
+	VADDPS        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, (DX)(CX*1)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, K1, 64(DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DI), Z8, Z8
+	VADDPS        Z8, Z0, Z0
+	VMOVUPS.Z     64(DI), K1, Z1
+	VMULPS        Z1, Z9, Z9
+	VADDPS        Z9, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z8, Z8
+	VMOVUPS       Z8, (BX)
+	VMULPS        Z0, Z9, Z9
+	VMOVUPS       Z9, K1, 64(BX)
+
+fbAVX512_wholeend_x119:
+	JMP fbAVX512_swend_1660
 
 fbAVX512_case4_1664:
 	MOVQ   40(SP), AX
@@ -40392,6 +45564,9 @@ fbAVX512_loop_1671:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x120
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1672
@@ -40417,7 +45592,112 @@ fbAVX512_first_1672:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_1660
+	JMP     fbAVX512_wholeend_x121
+
+fbAVX512_whole_x120:
+	MOVQ          DX, BX
+	MOVQ          alpha_base+0(FP), SI
+	SUBQ          SI, BX
+	MOVQ          psi_base+48(FP), SI
+	ADDQ          SI, BX
+	MOVQ          (SP), SI
+	MOVQ          K+104(FP), DI
+	IMULQ         DI, SI
+	MOVQ          24(SP), DI
+	ADDQ          DI, SI
+	MOVQ          scale_base+24(FP), DI
+	LEAQ          (DI)(SI*4), DI
+	VXORPD        Z8, Z8, Z8
+	VMULPS        (BX), Z0, Z0
+	VADDPS        Z0, Z8, Z8
+	VMOVUPS.Z     64(BX), K1, Z9
+	VMULPS        Z9, Z1, Z1
+	VADDPS        Z1, Z8, K1, Z8
+	VEXTRACTF64X4 $0x01, Z8, Y9
+	VADDPS        Y9, Y8, Y9
+	VEXTRACTF32X4 $0x01, Y9, X8
+	VADDPS        X8, X9, X8
+	VMOVHLPS      X8, X8, X9
+	VADDPS        X9, X8, X8
+	VMOVSHDUP     X8, X9
+	VADDSS        X9, X8, X8
+	VMOVSS        X8, (DI)
+	VMOVSS        fbone32<>+0(SB), X9
+	VDIVSS        X8, X9, X9
+	VBROADCASTSS  X9, Z8
+	VMULPS        Z8, Z0, Z0
+	VMOVUPS       Z0, (DX)
+	VMULPS        Z8, Z1, Z1
+	VMOVUPS       Z1, K1, 64(DX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(AX*1), Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VMOVUPS.Z     64(BX)(AX*1), K1, Z1
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, (DX)(AX*1)
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, K1, 64(DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(AX*2), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     64(BX)(AX*2), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (DX)(AX*2)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 64(DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (BX)(CX*1), Z6, Z6
+	VADDPS        Z6, Z0, Z0
+	VMOVUPS.Z     64(BX)(CX*1), K1, Z1
+	VMULPS        Z1, Z7, Z7
+	VADDPS        Z7, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z6, Z6
+	VMOVUPS       Z6, (DX)(CX*1)
+	VMULPS        Z0, Z7, Z7
+	VMOVUPS       Z7, K1, 64(DX)(CX*1)
+
+fbAVX512_wholeend_x121:
+	JMP fbAVX512_swend_1660
 
 fbAVX512_case3_1663:
 	MOVQ   40(SP), AX
@@ -40462,6 +45742,9 @@ fbAVX512_loop_1673:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x122
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1674
@@ -40482,7 +45765,90 @@ fbAVX512_first_1674:
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_1660
+	JMP     fbAVX512_wholeend_x123
+
+fbAVX512_whole_x122:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*4), SI
+	VXORPD        Z6, Z6, Z6
+	VMULPS        (DX), Z0, Z0
+	VADDPS        Z0, Z6, Z6
+	VMOVUPS.Z     64(DX), K1, Z7
+	VMULPS        Z7, Z1, Z1
+	VADDPS        Z1, Z6, K1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPS        Y7, Y6, Y7
+	VEXTRACTF32X4 $0x01, Y7, X6
+	VADDPS        X6, X7, X6
+	VMOVHLPS      X6, X6, X7
+	VADDPS        X7, X6, X6
+	VMOVSHDUP     X6, X7
+	VADDSS        X7, X6, X6
+	VMOVSS        X6, (SI)
+	VMOVSS        fbone32<>+0(SB), X7
+	VDIVSS        X6, X7, X7
+	VBROADCASTSS  X7, Z6
+	VMULPS        Z6, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z6, Z1, Z1
+	VMOVUPS       Z1, K1, 64(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*1), Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VMOVUPS.Z     64(DX)(AX*1), K1, Z1
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, (CX)(AX*1)
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, K1, 64(CX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*2), Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VMOVUPS.Z     64(DX)(AX*2), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, (CX)(AX*2)
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, 64(CX)(AX*2)
+
+fbAVX512_wholeend_x123:
+	JMP fbAVX512_swend_1660
 
 fbAVX512_case2_1662:
 	MOVQ   40(SP), AX
@@ -40522,6 +45888,9 @@ fbAVX512_loop_1675:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x124
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1676
@@ -40537,7 +45906,68 @@ fbAVX512_first_1676:
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_1660
+	JMP     fbAVX512_wholeend_x125
+
+fbAVX512_whole_x124:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*4), SI
+	VXORPD        Z4, Z4, Z4
+	VMULPS        (DX), Z0, Z0
+	VADDPS        Z0, Z4, Z4
+	VMOVUPS.Z     64(DX), K1, Z5
+	VMULPS        Z5, Z1, Z1
+	VADDPS        Z1, Z4, K1, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y5
+	VEXTRACTF32X4 $0x01, Y5, X4
+	VADDPS        X4, X5, X4
+	VMOVHLPS      X4, X4, X5
+	VADDPS        X5, X4, X4
+	VMOVSHDUP     X4, X5
+	VADDSS        X5, X4, X4
+	VMOVSS        X4, (SI)
+	VMOVSS        fbone32<>+0(SB), X5
+	VDIVSS        X4, X5, X5
+	VBROADCASTSS  X5, Z4
+	VMULPS        Z4, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z4, Z1, Z1
+	VMOVUPS       Z1, K1, 64(CX)
+	VXORPD        Z0, Z0, Z0
+	VMULPS        (DX)(AX*1), Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VMOVUPS.Z     64(DX)(AX*1), K1, Z1
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 4(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, (CX)(AX*1)
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, K1, 64(CX)(AX*1)
+
+fbAVX512_wholeend_x125:
+	JMP fbAVX512_swend_1660
 
 fbAVX512_case1_1661:
 	MOVQ   40(SP), AX
@@ -40570,6 +46000,9 @@ fbAVX512_loop_1677:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX512_whole_x126
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1678
@@ -40580,7 +46013,45 @@ fbAVX512_loop_1677:
 fbAVX512_first_1678:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
+	JMP     fbAVX512_wholeend_x127
 
+fbAVX512_whole_x126:
+	MOVQ          CX, AX
+	MOVQ          alpha_base+0(FP), DX
+	SUBQ          DX, AX
+	MOVQ          psi_base+48(FP), DX
+	ADDQ          DX, AX
+	MOVQ          (SP), DX
+	MOVQ          K+104(FP), BX
+	IMULQ         BX, DX
+	MOVQ          24(SP), BX
+	ADDQ          BX, DX
+	MOVQ          scale_base+24(FP), BX
+	LEAQ          (BX)(DX*4), BX
+	VXORPD        Z2, Z2, Z2
+	VMULPS        (AX), Z0, Z0
+	VADDPS        Z0, Z2, Z2
+	VMOVUPS.Z     64(AX), K1, Z3
+	VMULPS        Z3, Z1, Z1
+	VADDPS        Z1, Z2, K1, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF32X4 $0x01, Y3, X2
+	VADDPS        X2, X3, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDSS        X3, X2, X2
+	VMOVSS        X2, (BX)
+	VMOVSS        fbone32<>+0(SB), X3
+	VDIVSS        X2, X3, X3
+	VBROADCASTSS  X3, Z2
+	VMULPS        Z2, Z0, Z0
+	VMOVUPS       Z0, (CX)
+	VMULPS        Z2, Z1, Z1
+	VMOVUPS       Z1, K1, 64(CX)
+
+fbAVX512_wholeend_x127:
 fbAVX512_swend_1660:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -40686,6 +46157,9 @@ fbAVX512_loop_1689:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x128
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1690
@@ -40709,7 +46183,133 @@ fbAVX512_first_1690:
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_1682
+	JMP     fbAVX512_wholeend_x129
+
+fbAVX512_whole_x128:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*4), R9
+	VXORPD        Z6, Z6, Z6
+	VMOVUPS.Z     (SI), K1, Z7
+	VMULPS        Z7, Z0, Z0
+	VADDPS        Z0, Z6, K1, Z6
+	VEXTRACTF64X4 $0x01, Z6, Y7
+	VADDPS        Y7, Y6, Y7
+	VEXTRACTF32X4 $0x01, Y7, X6
+	VADDPS        X6, X7, X6
+	VMOVHLPS      X6, X6, X7
+	VADDPS        X7, X6, X6
+	VMOVSHDUP     X6, X7
+	VADDSS        X7, X6, X6
+	VMOVSS        X6, (R9)
+	VMOVSS        fbone32<>+0(SB), X7
+	VDIVSS        X6, X7, X7
+	VBROADCASTSS  X7, Z6
+	VMULPS        Z6, Z0, Z0
+	VMOVUPS       Z0, K1, (DX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (SI)(AX*1), K1, Z6
+	VMULPS        Z6, Z1, Z1
+	VADDPS        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y6
+	VADDPS        Y6, Y0, Y6
+	VEXTRACTF32X4 $0x01, Y6, X0
+	VADDPS        X0, X6, X0
+	VMOVHLPS      X0, X0, X6
+	VADDPS        X6, X0, X0
+	VMOVSHDUP     X0, X6
+	VADDSS        X6, X0, X0
+	VMOVSS        X0, 4(R9)
+	VMOVSS        fbone32<>+0(SB), X6
+	VDIVSS        X0, X6, X6
+	VBROADCASTSS  X6, Z0
+	VMULPS        Z0, Z1, Z1
+	VMOVUPS       Z1, K1, (DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (SI)(AX*2), K1, Z1
+	VMULPS        Z1, Z2, Z2
+	VADDPS        Z2, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, K1, (DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (SI)(CX*1), K1, Z1
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, K1, (DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (DI), K1, Z1
+	VMULPS        Z1, Z4, Z4
+	VADDPS        Z4, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, K1, (BX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (DI)(AX*1), K1, Z1
+	VMULPS        Z1, Z5, Z5
+	VADDPS        Z5, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 20(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z5, Z5
+	VMOVUPS       Z5, K1, (BX)(AX*1)
+
+fbAVX512_wholeend_x129:
+	JMP fbAVX512_swend_1682
 
 fbAVX512_case5_1687:
 	MOVQ   40(SP), AX
@@ -40756,6 +46356,9 @@ fbAVX512_loop_1691:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x130
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1692
@@ -40776,7 +46379,115 @@ fbAVX512_first_1692:
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_swend_1682
+	JMP     fbAVX512_wholeend_x131
+
+fbAVX512_whole_x130:
+	MOVQ          DX, SI
+	MOVQ          alpha_base+0(FP), DI
+	SUBQ          DI, SI
+	MOVQ          psi_base+48(FP), DI
+	ADDQ          DI, SI
+	LEAQ          (SI)(AX*4), DI
+	MOVQ          (SP), R8
+	MOVQ          K+104(FP), R9
+	IMULQ         R9, R8
+	MOVQ          24(SP), R9
+	ADDQ          R9, R8
+	MOVQ          scale_base+24(FP), R9
+	LEAQ          (R9)(R8*4), R9
+	VXORPD        Z5, Z5, Z5
+	VMOVUPS.Z     (SI), K1, Z6
+	VMULPS        Z6, Z0, Z0
+	VADDPS        Z0, Z5, K1, Z5
+	VEXTRACTF64X4 $0x01, Z5, Y6
+	VADDPS        Y6, Y5, Y6
+	VEXTRACTF32X4 $0x01, Y6, X5
+	VADDPS        X5, X6, X5
+	VMOVHLPS      X5, X5, X6
+	VADDPS        X6, X5, X5
+	VMOVSHDUP     X5, X6
+	VADDSS        X6, X5, X5
+	VMOVSS        X5, (R9)
+	VMOVSS        fbone32<>+0(SB), X6
+	VDIVSS        X5, X6, X6
+	VBROADCASTSS  X6, Z5
+	VMULPS        Z5, Z0, Z0
+	VMOVUPS       Z0, K1, (DX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (SI)(AX*1), K1, Z5
+	VMULPS        Z5, Z1, Z1
+	VADDPS        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y5
+	VADDPS        Y5, Y0, Y5
+	VEXTRACTF32X4 $0x01, Y5, X0
+	VADDPS        X0, X5, X0
+	VMOVHLPS      X0, X0, X5
+	VADDPS        X5, X0, X0
+	VMOVSHDUP     X0, X5
+	VADDSS        X5, X0, X0
+	VMOVSS        X0, 4(R9)
+	VMOVSS        fbone32<>+0(SB), X5
+	VDIVSS        X0, X5, X5
+	VBROADCASTSS  X5, Z0
+	VMULPS        Z0, Z1, Z1
+	VMOVUPS       Z1, K1, (DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (SI)(AX*2), K1, Z1
+	VMULPS        Z1, Z2, Z2
+	VADDPS        Z2, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, K1, (DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (SI)(CX*1), K1, Z1
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, K1, (DX)(CX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (DI), K1, Z1
+	VMULPS        Z1, Z4, Z4
+	VADDPS        Z4, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 16(R9)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z4, Z4
+	VMOVUPS       Z4, K1, (BX)
+
+fbAVX512_wholeend_x131:
+	JMP fbAVX512_swend_1682
 
 fbAVX512_case4_1686:
 	MOVQ   40(SP), AX
@@ -40817,6 +46528,9 @@ fbAVX512_loop_1693:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x132
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1694
@@ -40834,7 +46548,96 @@ fbAVX512_first_1694:
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_1682
+	JMP     fbAVX512_wholeend_x133
+
+fbAVX512_whole_x132:
+	MOVQ          DX, BX
+	MOVQ          alpha_base+0(FP), SI
+	SUBQ          SI, BX
+	MOVQ          psi_base+48(FP), SI
+	ADDQ          SI, BX
+	MOVQ          (SP), SI
+	MOVQ          K+104(FP), DI
+	IMULQ         DI, SI
+	MOVQ          24(SP), DI
+	ADDQ          DI, SI
+	MOVQ          scale_base+24(FP), DI
+	LEAQ          (DI)(SI*4), DI
+	VXORPD        Z4, Z4, Z4
+	VMOVUPS.Z     (BX), K1, Z5
+	VMULPS        Z5, Z0, Z0
+	VADDPS        Z0, Z4, K1, Z4
+	VEXTRACTF64X4 $0x01, Z4, Y5
+	VADDPS        Y5, Y4, Y5
+	VEXTRACTF32X4 $0x01, Y5, X4
+	VADDPS        X4, X5, X4
+	VMOVHLPS      X4, X4, X5
+	VADDPS        X5, X4, X4
+	VMOVSHDUP     X4, X5
+	VADDSS        X5, X4, X4
+	VMOVSS        X4, (DI)
+	VMOVSS        fbone32<>+0(SB), X5
+	VDIVSS        X4, X5, X5
+	VBROADCASTSS  X5, Z4
+	VMULPS        Z4, Z0, Z0
+	VMOVUPS       Z0, K1, (DX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (BX)(AX*1), K1, Z4
+	VMULPS        Z4, Z1, Z1
+	VADDPS        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y4
+	VADDPS        Y4, Y0, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VADDPS        X0, X4, X0
+	VMOVHLPS      X0, X0, X4
+	VADDPS        X4, X0, X0
+	VMOVSHDUP     X0, X4
+	VADDSS        X4, X0, X0
+	VMOVSS        X0, 4(DI)
+	VMOVSS        fbone32<>+0(SB), X4
+	VDIVSS        X0, X4, X4
+	VBROADCASTSS  X4, Z0
+	VMULPS        Z0, Z1, Z1
+	VMOVUPS       Z1, K1, (DX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (BX)(AX*2), K1, Z1
+	VMULPS        Z1, Z2, Z2
+	VADDPS        Z2, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, K1, (DX)(AX*2)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (BX)(CX*1), K1, Z1
+	VMULPS        Z1, Z3, Z3
+	VADDPS        Z3, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 12(DI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z3, Z3
+	VMOVUPS       Z3, K1, (DX)(CX*1)
+
+fbAVX512_wholeend_x133:
+	JMP fbAVX512_swend_1682
 
 fbAVX512_case3_1685:
 	MOVQ   40(SP), AX
@@ -40872,6 +46675,9 @@ fbAVX512_loop_1695:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x134
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1696
@@ -40886,7 +46692,78 @@ fbAVX512_first_1696:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_1682
+	JMP     fbAVX512_wholeend_x135
+
+fbAVX512_whole_x134:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*4), SI
+	VXORPD        Z3, Z3, Z3
+	VMOVUPS.Z     (DX), K1, Z4
+	VMULPS        Z4, Z0, Z0
+	VADDPS        Z0, Z3, K1, Z3
+	VEXTRACTF64X4 $0x01, Z3, Y4
+	VADDPS        Y4, Y3, Y4
+	VEXTRACTF32X4 $0x01, Y4, X3
+	VADDPS        X3, X4, X3
+	VMOVHLPS      X3, X3, X4
+	VADDPS        X4, X3, X3
+	VMOVSHDUP     X3, X4
+	VADDSS        X4, X3, X3
+	VMOVSS        X3, (SI)
+	VMOVSS        fbone32<>+0(SB), X4
+	VDIVSS        X3, X4, X4
+	VBROADCASTSS  X4, Z3
+	VMULPS        Z3, Z0, Z0
+	VMOVUPS       Z0, K1, (CX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (DX)(AX*1), K1, Z3
+	VMULPS        Z3, Z1, Z1
+	VADDPS        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y3
+	VADDPS        Y3, Y0, Y3
+	VEXTRACTF32X4 $0x01, Y3, X0
+	VADDPS        X0, X3, X0
+	VMOVHLPS      X0, X0, X3
+	VADDPS        X3, X0, X0
+	VMOVSHDUP     X0, X3
+	VADDSS        X3, X0, X0
+	VMOVSS        X0, 4(SI)
+	VMOVSS        fbone32<>+0(SB), X3
+	VDIVSS        X0, X3, X3
+	VBROADCASTSS  X3, Z0
+	VMULPS        Z0, Z1, Z1
+	VMOVUPS       Z1, K1, (CX)(AX*1)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (DX)(AX*2), K1, Z1
+	VMULPS        Z1, Z2, Z2
+	VADDPS        Z2, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y1
+	VEXTRACTF32X4 $0x01, Y1, X0
+	VADDPS        X0, X1, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	VMOVSS        X0, 8(SI)
+	VMOVSS        fbone32<>+0(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z0
+	VMULPS        Z0, Z2, Z2
+	VMOVUPS       Z2, K1, (CX)(AX*2)
+
+fbAVX512_wholeend_x135:
+	JMP fbAVX512_swend_1682
 
 fbAVX512_case2_1684:
 	MOVQ   40(SP), AX
@@ -40921,6 +46798,9 @@ fbAVX512_loop_1697:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x136
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1698
@@ -40932,7 +46812,60 @@ fbAVX512_loop_1697:
 fbAVX512_first_1698:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_1682
+	JMP     fbAVX512_wholeend_x137
+
+fbAVX512_whole_x136:
+	MOVQ          CX, DX
+	MOVQ          alpha_base+0(FP), BX
+	SUBQ          BX, DX
+	MOVQ          psi_base+48(FP), BX
+	ADDQ          BX, DX
+	MOVQ          (SP), BX
+	MOVQ          K+104(FP), SI
+	IMULQ         SI, BX
+	MOVQ          24(SP), SI
+	ADDQ          SI, BX
+	MOVQ          scale_base+24(FP), SI
+	LEAQ          (SI)(BX*4), SI
+	VXORPD        Z2, Z2, Z2
+	VMOVUPS.Z     (DX), K1, Z3
+	VMULPS        Z3, Z0, Z0
+	VADDPS        Z0, Z2, K1, Z2
+	VEXTRACTF64X4 $0x01, Z2, Y3
+	VADDPS        Y3, Y2, Y3
+	VEXTRACTF32X4 $0x01, Y3, X2
+	VADDPS        X2, X3, X2
+	VMOVHLPS      X2, X2, X3
+	VADDPS        X3, X2, X2
+	VMOVSHDUP     X2, X3
+	VADDSS        X3, X2, X2
+	VMOVSS        X2, (SI)
+	VMOVSS        fbone32<>+0(SB), X3
+	VDIVSS        X2, X3, X3
+	VBROADCASTSS  X3, Z2
+	VMULPS        Z2, Z0, Z0
+	VMOVUPS       Z0, K1, (CX)
+	VXORPD        Z0, Z0, Z0
+	VMOVUPS.Z     (DX)(AX*1), K1, Z2
+	VMULPS        Z2, Z1, Z1
+	VADDPS        Z1, Z0, K1, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y2
+	VEXTRACTF32X4 $0x01, Y2, X0
+	VADDPS        X0, X2, X0
+	VMOVHLPS      X0, X0, X2
+	VADDPS        X2, X0, X0
+	VMOVSHDUP     X0, X2
+	VADDSS        X2, X0, X0
+	VMOVSS        X0, 4(SI)
+	VMOVSS        fbone32<>+0(SB), X2
+	VDIVSS        X0, X2, X2
+	VBROADCASTSS  X2, Z0
+	VMULPS        Z0, Z1, Z1
+	VMOVUPS       Z1, K1, (CX)(AX*1)
+
+fbAVX512_wholeend_x137:
+	JMP fbAVX512_swend_1682
 
 fbAVX512_case1_1683:
 	MOVQ   40(SP), AX
@@ -40963,6 +46896,9 @@ fbAVX512_loop_1699:
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), AX
+	TESTQ        AX, AX
+	JNZ          fbAVX512_whole_x138
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1700
@@ -40971,7 +46907,41 @@ fbAVX512_loop_1699:
 
 fbAVX512_first_1700:
 	VMOVUPS Z0, K1, (CX)
+	JMP     fbAVX512_wholeend_x139
 
+fbAVX512_whole_x138:
+	MOVQ          CX, AX
+	MOVQ          alpha_base+0(FP), DX
+	SUBQ          DX, AX
+	MOVQ          psi_base+48(FP), DX
+	ADDQ          DX, AX
+	MOVQ          (SP), DX
+	MOVQ          K+104(FP), BX
+	IMULQ         BX, DX
+	MOVQ          24(SP), BX
+	ADDQ          BX, DX
+	MOVQ          scale_base+24(FP), BX
+	LEAQ          (BX)(DX*4), BX
+	VXORPD        Z1, Z1, Z1
+	VMOVUPS.Z     (AX), K1, Z2
+	VMULPS        Z2, Z0, Z0
+	VADDPS        Z0, Z1, K1, Z1
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPS        Y2, Y1, Y2
+	VEXTRACTF32X4 $0x01, Y2, X1
+	VADDPS        X1, X2, X1
+	VMOVHLPS      X1, X1, X2
+	VADDPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VADDSS        X2, X1, X1
+	VMOVSS        X1, (BX)
+	VMOVSS        fbone32<>+0(SB), X2
+	VDIVSS        X1, X2, X2
+	VBROADCASTSS  X2, Z1
+	VMULPS        Z1, Z0, Z0
+	VMOVUPS       Z0, K1, (CX)
+
+fbAVX512_wholeend_x139:
 fbAVX512_swend_1682:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -40993,7 +46963,10 @@ fbAVX512_jcend_1606:
 	JMP  fbAVX512_i0_1603
 
 fbAVX512_i0end_1604:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ  16528(SP), AX
+	TESTQ AX, AX
+	JNZ   fbAVX512_normdone_x140
+	MOVQ  $0x00000000, 8(SP)
 
 fbAVX512_norm_1701:
 	MOVQ   8(SP), AX
@@ -41122,6 +47095,7 @@ fbAVX512_mul_1704_AVX512f32_end:
 	JMP  fbAVX512_norm_1701
 
 fbAVX512_normend_1702:
+fbAVX512_normdone_x140:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
