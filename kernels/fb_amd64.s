@@ -22313,11 +22313,24 @@ shiftRowsAVX512_AVX512_next:
 
 // func backwardBatchAVX2(beta []float64, scale []float64, psi []float64, et []float64, work []float64, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·backwardBatchAVX2(SB), $6288-152
-	LEAQ         72(SP), AX
-	ADDQ         $0x3f, AX
-	ANDQ         $-64, AX
-	MOVQ         AX, 6280(SP)
+TEXT ·backwardBatchAVX2(SB), $6296-152
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 6280(SP)
+	MOVQ M+136(FP), CX
+	MOVQ $0x00000000, AX
+	CMPQ CX, $0x0000000c
+	JA   fbAVX2_rowno_x71
+	CMPQ CX, $0x00000040
+	JA   fbAVX2_rowno_x71
+	MOVQ ib+144(FP), DX
+	CMPQ CX, DX
+	JA   fbAVX2_rowno_x71
+	MOVQ $0x00000001, AX
+
+fbAVX2_rowno_x71:
+	MOVQ         AX, 6288(SP)
 	MOVQ         K+128(FP), AX
 	MOVQ         M+136(FP), CX
 	IMULQ        CX, AX
@@ -22362,60 +22375,68 @@ fbAVX2_t_795:
 	MOVQ  T+120(FP), DX
 	SUBQ  AX, DX
 	IMULQ CX, DX
-	MOVQ  psi_base+48(FP), AX
-	ADDQ  DX, AX
-	MOVQ  beta_base+0(FP), BX
+	MOVQ  psi_base+48(FP), BX
 	ADDQ  DX, BX
-	SUBQ  CX, BX
-	MOVQ  BX, 64(SP)
-	ADDQ  CX, BX
+	MOVQ  beta_base+0(FP), SI
+	ADDQ  DX, SI
+	SUBQ  CX, SI
+	MOVQ  SI, 64(SP)
+	ADDQ  CX, SI
 	MOVQ  work_base+96(FP), CX
 	MOVQ  CX, 56(SP)
-	MOVQ  K+128(FP), DX
-	MOVQ  M+136(FP), SI
-	IMULQ SI, DX
-	XORQ  SI, SI
-	MOVQ  DX, DI
+	MOVQ  6288(SP), DX
+	ANDQ  $0x01, DX
+	JZ    fbAVX2_bwskip_x72no
+	CMPQ  AX, $0x01
+	JA    fbAVX2_bwskip_x72
+
+fbAVX2_bwskip_x72no:
+	MOVQ  K+128(FP), AX
+	MOVQ  M+136(FP), DX
+	IMULQ DX, AX
+	XORQ  DX, DX
+	MOVQ  AX, DI
 	ANDQ  $-8, DI
 
 fbAVX2_bw_797_AVX2_wide:
-	CMPQ    SI, DI
+	CMPQ    DX, DI
 	JAE     fbAVX2_bw_797_AVX2_narrow0
-	VMOVUPD (AX)(SI*8), Y0
-	VMULPD  (BX)(SI*8), Y0, Y0
-	VMOVUPD Y0, (CX)(SI*8)
-	VMOVUPD 32(AX)(SI*8), Y0
-	VMULPD  32(BX)(SI*8), Y0, Y0
-	VMOVUPD Y0, 32(CX)(SI*8)
-	ADDQ    $+8, SI
+	VMOVUPD (BX)(DX*8), Y0
+	VMULPD  (SI)(DX*8), Y0, Y0
+	VMOVUPD Y0, (CX)(DX*8)
+	VMOVUPD 32(BX)(DX*8), Y0
+	VMULPD  32(SI)(DX*8), Y0, Y0
+	VMOVUPD Y0, 32(CX)(DX*8)
+	ADDQ    $+8, DX
 	JMP     fbAVX2_bw_797_AVX2_wide
 
 fbAVX2_bw_797_AVX2_narrow0:
-	MOVQ DX, DI
+	MOVQ AX, DI
 	ANDQ $-4, DI
 
 fbAVX2_bw_797_AVX2_narrow:
-	CMPQ    SI, DI
+	CMPQ    DX, DI
 	JAE     fbAVX2_bw_797_AVX2_tail
-	VMOVUPD (AX)(SI*8), Y0
-	VMULPD  (BX)(SI*8), Y0, Y0
-	VMOVUPD Y0, (CX)(SI*8)
-	ADDQ    $+4, SI
+	VMOVUPD (BX)(DX*8), Y0
+	VMULPD  (SI)(DX*8), Y0, Y0
+	VMOVUPD Y0, (CX)(DX*8)
+	ADDQ    $+4, DX
 	JMP     fbAVX2_bw_797_AVX2_narrow
 
 fbAVX2_bw_797_AVX2_tail:
-	SUBQ       SI, DX
+	SUBQ       DX, AX
 	JZ         fbAVX2_bw_797_AVX2_end
 	MOVQ       $0x00000004, DI
-	SUBQ       DX, DI
-	LEAQ       tailmask<>+0(SB), DX
-	VMOVDQU    (DX)(DI*8), Y0
-	VMASKMOVPD (AX)(SI*8), Y0, Y1
-	VMASKMOVPD (BX)(SI*8), Y0, Y2
+	SUBQ       AX, DI
+	LEAQ       tailmask<>+0(SB), AX
+	VMOVDQU    (AX)(DI*8), Y0
+	VMASKMOVPD (BX)(DX*8), Y0, Y1
+	VMASKMOVPD (SI)(DX*8), Y0, Y2
 	VMULPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, (CX)(SI*8)
+	VMASKMOVPD Y1, Y0, (CX)(DX*8)
 
 fbAVX2_bw_797_AVX2_end:
+fbAVX2_bwskip_x72:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX2_i0_798:
@@ -22552,6 +22573,9 @@ fbAVX2_loop_814:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x73
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_815
@@ -22578,7 +22602,84 @@ fbAVX2_first_815:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_810
+	JMP        fbAVX2_wholeend_x74
+
+fbAVX2_whole_x73:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X10
+	VDIVSD       (DI), X10, X10
+	VBROADCASTSD X10, Y10
+	VMULPD       Y10, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMOVUPD      (DX), Y11
+	VMULPD       Y1, Y11, Y11
+	VMOVUPD      Y11, (BX)
+	VMULPD       Y10, Y2, Y2
+	VMOVUPD      Y2, 32(CX)
+	VMOVUPD      32(DX), Y1
+	VMULPD       Y2, Y1, Y1
+	VMOVUPD      Y1, 32(BX)
+	VMULPD       Y10, Y3, Y3
+	VMASKMOVPD   Y3, Y0, 64(CX)
+	VMASKMOVPD   64(DX), Y0, Y1
+	VMULPD       Y3, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 64(BX)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       8(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y4, Y4
+	VMOVUPD      Y4, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Y2
+	VMULPD       Y4, Y2, Y2
+	VMOVUPD      Y2, (BX)(AX*1)
+	VMULPD       Y1, Y5, Y5
+	VMOVUPD      Y5, 32(CX)(AX*1)
+	VMOVUPD      32(DX)(AX*1), Y2
+	VMULPD       Y5, Y2, Y2
+	VMOVUPD      Y2, 32(BX)(AX*1)
+	VMULPD       Y1, Y6, Y6
+	VMASKMOVPD   Y6, Y0, 64(CX)(AX*1)
+	VMASKMOVPD   64(DX)(AX*1), Y0, Y1
+	VMULPD       Y6, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 64(BX)(AX*1)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       16(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y7, Y7
+	VMOVUPD      Y7, (CX)(AX*2)
+	VMOVUPD      (DX)(AX*2), Y2
+	VMULPD       Y7, Y2, Y2
+	VMOVUPD      Y2, (BX)(AX*2)
+	VMULPD       Y1, Y8, Y8
+	VMOVUPD      Y8, 32(CX)(AX*2)
+	VMOVUPD      32(DX)(AX*2), Y2
+	VMULPD       Y8, Y2, Y2
+	VMOVUPD      Y2, 32(BX)(AX*2)
+	VMULPD       Y1, Y9, Y9
+	VMASKMOVPD   Y9, Y0, 64(CX)(AX*2)
+	VMASKMOVPD   64(DX)(AX*2), Y0, Y1
+	VMULPD       Y9, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 64(BX)(AX*2)
+
+fbAVX2_wholeend_x74:
+	JMP fbAVX2_swend_810
 
 fbAVX2_case2_812:
 	MOVQ    40(SP), AX
@@ -22624,6 +22725,9 @@ fbAVX2_loop_816:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x75
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_817
@@ -22643,7 +22747,66 @@ fbAVX2_first_817:
 	VMOVUPD    Y4, (CX)(AX*1)
 	VMOVUPD    Y5, 32(CX)(AX*1)
 	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_810
+	JMP        fbAVX2_wholeend_x76
+
+fbAVX2_whole_x75:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X7
+	VDIVSD       (DI), X7, X7
+	VBROADCASTSD X7, Y7
+	VMULPD       Y7, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMOVUPD      (DX), Y8
+	VMULPD       Y1, Y8, Y8
+	VMOVUPD      Y8, (BX)
+	VMULPD       Y7, Y2, Y2
+	VMOVUPD      Y2, 32(CX)
+	VMOVUPD      32(DX), Y1
+	VMULPD       Y2, Y1, Y1
+	VMOVUPD      Y1, 32(BX)
+	VMULPD       Y7, Y3, Y3
+	VMASKMOVPD   Y3, Y0, 64(CX)
+	VMASKMOVPD   64(DX), Y0, Y1
+	VMULPD       Y3, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 64(BX)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       8(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y4, Y4
+	VMOVUPD      Y4, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Y2
+	VMULPD       Y4, Y2, Y2
+	VMOVUPD      Y2, (BX)(AX*1)
+	VMULPD       Y1, Y5, Y5
+	VMOVUPD      Y5, 32(CX)(AX*1)
+	VMOVUPD      32(DX)(AX*1), Y2
+	VMULPD       Y5, Y2, Y2
+	VMOVUPD      Y2, 32(BX)(AX*1)
+	VMULPD       Y1, Y6, Y6
+	VMASKMOVPD   Y6, Y0, 64(CX)(AX*1)
+	VMASKMOVPD   64(DX)(AX*1), Y0, Y1
+	VMULPD       Y6, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 64(BX)(AX*1)
+
+fbAVX2_wholeend_x76:
+	JMP fbAVX2_swend_810
 
 fbAVX2_case1_811:
 	MOVQ    40(SP), AX
@@ -22676,9 +22839,12 @@ fbAVX2_loop_818:
 	JNZ          fbAVX2_loop_818
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x77
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_819
@@ -22691,7 +22857,47 @@ fbAVX2_first_819:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
+	JMP        fbAVX2_wholeend_x78
 
+fbAVX2_whole_x77:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*8), SI
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       (SI), X4, X4
+	VBROADCASTSD X4, Y4
+	VMULPD       Y4, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMOVUPD      (DX), Y5
+	VMULPD       Y1, Y5, Y5
+	VMOVUPD      Y5, (BX)
+	VMULPD       Y4, Y2, Y2
+	VMOVUPD      Y2, 32(CX)
+	VMOVUPD      32(DX), Y1
+	VMULPD       Y2, Y1, Y1
+	VMOVUPD      Y1, 32(BX)
+	VMULPD       Y4, Y3, Y3
+	VMASKMOVPD   Y3, Y0, 64(CX)
+	VMASKMOVPD   64(DX), Y0, Y1
+	VMULPD       Y3, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 64(BX)
+
+fbAVX2_wholeend_x78:
 fbAVX2_swend_810:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -22788,6 +22994,9 @@ fbAVX2_loop_827:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x79
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_828
@@ -22808,7 +23017,69 @@ fbAVX2_first_828:
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	VMOVUPD    Y5, (CX)(AX*2)
 	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_823
+	JMP        fbAVX2_wholeend_x80
+
+fbAVX2_whole_x79:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X7
+	VDIVSD       (DI), X7, X7
+	VBROADCASTSD X7, Y7
+	VMULPD       Y7, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMOVUPD      (DX), Y8
+	VMULPD       Y1, Y8, Y8
+	VMOVUPD      Y8, (BX)
+	VMULPD       Y7, Y2, Y2
+	VMASKMOVPD   Y2, Y0, 32(CX)
+	VMASKMOVPD   32(DX), Y0, Y1
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 32(BX)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       8(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y3, Y3
+	VMOVUPD      Y3, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Y2
+	VMULPD       Y3, Y2, Y2
+	VMOVUPD      Y2, (BX)(AX*1)
+	VMULPD       Y1, Y4, Y4
+	VMASKMOVPD   Y4, Y0, 32(CX)(AX*1)
+	VMASKMOVPD   32(DX)(AX*1), Y0, Y1
+	VMULPD       Y4, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 32(BX)(AX*1)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       16(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y5, Y5
+	VMOVUPD      Y5, (CX)(AX*2)
+	VMOVUPD      (DX)(AX*2), Y2
+	VMULPD       Y5, Y2, Y2
+	VMOVUPD      Y2, (BX)(AX*2)
+	VMULPD       Y1, Y6, Y6
+	VMASKMOVPD   Y6, Y0, 32(CX)(AX*2)
+	VMASKMOVPD   32(DX)(AX*2), Y0, Y1
+	VMULPD       Y6, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 32(BX)(AX*2)
+
+fbAVX2_wholeend_x80:
+	JMP fbAVX2_swend_823
 
 fbAVX2_case2_825:
 	MOVQ    40(SP), AX
@@ -22849,6 +23120,9 @@ fbAVX2_loop_829:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x81
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_830
@@ -22864,7 +23138,56 @@ fbAVX2_first_830:
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_823
+	JMP        fbAVX2_wholeend_x82
+
+fbAVX2_whole_x81:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X5
+	VDIVSD       (DI), X5, X5
+	VBROADCASTSD X5, Y5
+	VMULPD       Y5, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMOVUPD      (DX), Y6
+	VMULPD       Y1, Y6, Y6
+	VMOVUPD      Y6, (BX)
+	VMULPD       Y5, Y2, Y2
+	VMASKMOVPD   Y2, Y0, 32(CX)
+	VMASKMOVPD   32(DX), Y0, Y1
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 32(BX)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       8(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y3, Y3
+	VMOVUPD      Y3, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Y2
+	VMULPD       Y3, Y2, Y2
+	VMOVUPD      Y2, (BX)(AX*1)
+	VMULPD       Y1, Y4, Y4
+	VMASKMOVPD   Y4, Y0, 32(CX)(AX*1)
+	VMASKMOVPD   32(DX)(AX*1), Y0, Y1
+	VMULPD       Y4, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 32(BX)(AX*1)
+
+fbAVX2_wholeend_x82:
+	JMP fbAVX2_swend_823
 
 fbAVX2_case1_824:
 	MOVQ    40(SP), AX
@@ -22895,9 +23218,12 @@ fbAVX2_loop_831:
 	JNZ          fbAVX2_loop_831
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x83
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_832
@@ -22908,7 +23234,42 @@ fbAVX2_loop_831:
 fbAVX2_first_832:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
+	JMP        fbAVX2_wholeend_x84
 
+fbAVX2_whole_x83:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*8), SI
+	VMOVSD       fbone<>+0(SB), X3
+	VDIVSD       (SI), X3, X3
+	VBROADCASTSD X3, Y3
+	VMULPD       Y3, Y1, Y1
+	VMOVUPD      Y1, (CX)
+	VMOVUPD      (DX), Y4
+	VMULPD       Y1, Y4, Y4
+	VMOVUPD      Y4, (BX)
+	VMULPD       Y3, Y2, Y2
+	VMASKMOVPD   Y2, Y0, 32(CX)
+	VMASKMOVPD   32(DX), Y0, Y1
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, 32(BX)
+
+fbAVX2_wholeend_x84:
 fbAVX2_swend_823:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -22996,6 +23357,9 @@ fbAVX2_loop_840:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x85
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_841
@@ -23010,7 +23374,54 @@ fbAVX2_first_841:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
 	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_836
+	JMP        fbAVX2_wholeend_x86
+
+fbAVX2_whole_x85:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       (DI), X4, X4
+	VBROADCASTSD X4, Y4
+	VMULPD       Y4, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (CX)
+	VMASKMOVPD   (DX), Y0, Y4
+	VMULPD       Y1, Y4, Y4
+	VMASKMOVPD   Y4, Y0, (BX)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       8(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMASKMOVPD   Y2, Y0, (CX)(AX*1)
+	VMASKMOVPD   (DX)(AX*1), Y0, Y1
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (BX)(AX*1)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       16(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y3, Y3
+	VMASKMOVPD   Y3, Y0, (CX)(AX*2)
+	VMASKMOVPD   (DX)(AX*2), Y0, Y1
+	VMULPD       Y3, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (BX)(AX*2)
+
+fbAVX2_wholeend_x86:
+	JMP fbAVX2_swend_836
 
 fbAVX2_case2_838:
 	MOVQ    40(SP), AX
@@ -23046,6 +23457,9 @@ fbAVX2_loop_842:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x87
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_843
@@ -23057,7 +23471,46 @@ fbAVX2_loop_842:
 fbAVX2_first_843:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_836
+	JMP        fbAVX2_wholeend_x88
+
+fbAVX2_whole_x87:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X3
+	VDIVSD       (DI), X3, X3
+	VBROADCASTSD X3, Y3
+	VMULPD       Y3, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (CX)
+	VMASKMOVPD   (DX), Y0, Y3
+	VMULPD       Y1, Y3, Y3
+	VMASKMOVPD   Y3, Y0, (BX)
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       8(DI), X1, X1
+	VBROADCASTSD X1, Y1
+	VMULPD       Y1, Y2, Y2
+	VMASKMOVPD   Y2, Y0, (CX)(AX*1)
+	VMASKMOVPD   (DX)(AX*1), Y0, Y1
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (BX)(AX*1)
+
+fbAVX2_wholeend_x88:
+	JMP fbAVX2_swend_836
 
 fbAVX2_case1_837:
 	MOVQ    40(SP), AX
@@ -23086,9 +23539,12 @@ fbAVX2_loop_844:
 	JNZ          fbAVX2_loop_844
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x89
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_845
@@ -23097,7 +23553,37 @@ fbAVX2_loop_844:
 
 fbAVX2_first_845:
 	VMASKMOVPD Y1, Y0, (CX)
+	JMP        fbAVX2_wholeend_x90
 
+fbAVX2_whole_x89:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*8), SI
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       (SI), X2, X2
+	VBROADCASTSD X2, Y2
+	VMULPD       Y2, Y1, Y1
+	VMASKMOVPD   Y1, Y0, (CX)
+	VMASKMOVPD   (DX), Y0, Y2
+	VMULPD       Y1, Y2, Y2
+	VMASKMOVPD   Y2, Y0, (BX)
+
+fbAVX2_wholeend_x90:
 fbAVX2_swend_836:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -23119,7 +23605,10 @@ fbAVX2_jcend_801:
 	JMP  fbAVX2_i0_798
 
 fbAVX2_i0end_799:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ  6288(SP), AX
+	TESTQ AX, AX
+	JNZ   fbAVX2_bsdone_x91
+	MOVQ  $0x00000000, 8(SP)
 
 fbAVX2_bscale_846:
 	MOVQ         8(SP), AX
@@ -23185,6 +23674,7 @@ fbAVX2_mul_848_AVX2_end:
 	JMP  fbAVX2_bscale_846
 
 fbAVX2_bscaleend_847:
+fbAVX2_bsdone_x91:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -23196,11 +23686,24 @@ fbAVX2_tend_796:
 
 // func backwardBatchAVX512(beta []float64, scale []float64, psi []float64, et []float64, work []float64, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
-TEXT ·backwardBatchAVX512(SB), $16528-152
-	LEAQ         72(SP), AX
-	ADDQ         $0x3f, AX
-	ANDQ         $-64, AX
-	MOVQ         AX, 16520(SP)
+TEXT ·backwardBatchAVX512(SB), $16536-152
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 16520(SP)
+	MOVQ M+136(FP), CX
+	MOVQ $0x00000000, AX
+	CMPQ CX, $0x00000020
+	JA   fbAVX512_rowno_x92
+	CMPQ CX, $0x00000040
+	JA   fbAVX512_rowno_x92
+	MOVQ ib+144(FP), DX
+	CMPQ CX, DX
+	JA   fbAVX512_rowno_x92
+	MOVQ $0x00000001, AX
+
+fbAVX512_rowno_x92:
+	MOVQ         AX, 16528(SP)
 	MOVQ         K+128(FP), AX
 	MOVQ         M+136(FP), CX
 	IMULQ        CX, AX
@@ -23244,59 +23747,67 @@ fbAVX512_t_850:
 	MOVQ  T+120(FP), DX
 	SUBQ  AX, DX
 	IMULQ CX, DX
-	MOVQ  psi_base+48(FP), AX
-	ADDQ  DX, AX
-	MOVQ  beta_base+0(FP), BX
+	MOVQ  psi_base+48(FP), BX
 	ADDQ  DX, BX
-	SUBQ  CX, BX
-	MOVQ  BX, 64(SP)
-	ADDQ  CX, BX
+	MOVQ  beta_base+0(FP), SI
+	ADDQ  DX, SI
+	SUBQ  CX, SI
+	MOVQ  SI, 64(SP)
+	ADDQ  CX, SI
 	MOVQ  work_base+96(FP), CX
 	MOVQ  CX, 56(SP)
-	MOVQ  K+128(FP), DX
-	MOVQ  M+136(FP), SI
-	IMULQ SI, DX
-	XORQ  SI, SI
-	MOVQ  DX, DI
+	MOVQ  16528(SP), DX
+	ANDQ  $0x01, DX
+	JZ    fbAVX512_bwskip_x93no
+	CMPQ  AX, $0x01
+	JA    fbAVX512_bwskip_x93
+
+fbAVX512_bwskip_x93no:
+	MOVQ  K+128(FP), AX
+	MOVQ  M+136(FP), DX
+	IMULQ DX, AX
+	XORQ  DX, DX
+	MOVQ  AX, DI
 	ANDQ  $-16, DI
 
 fbAVX512_bw_852_AVX512_wide:
-	CMPQ    SI, DI
+	CMPQ    DX, DI
 	JAE     fbAVX512_bw_852_AVX512_narrow0
-	VMOVUPD (AX)(SI*8), Z0
-	VMULPD  (BX)(SI*8), Z0, Z0
-	VMOVUPD Z0, (CX)(SI*8)
-	VMOVUPD 64(AX)(SI*8), Z0
-	VMULPD  64(BX)(SI*8), Z0, Z0
-	VMOVUPD Z0, 64(CX)(SI*8)
-	ADDQ    $+16, SI
+	VMOVUPD (BX)(DX*8), Z0
+	VMULPD  (SI)(DX*8), Z0, Z0
+	VMOVUPD Z0, (CX)(DX*8)
+	VMOVUPD 64(BX)(DX*8), Z0
+	VMULPD  64(SI)(DX*8), Z0, Z0
+	VMOVUPD Z0, 64(CX)(DX*8)
+	ADDQ    $+16, DX
 	JMP     fbAVX512_bw_852_AVX512_wide
 
 fbAVX512_bw_852_AVX512_narrow0:
-	MOVQ DX, DI
+	MOVQ AX, DI
 	ANDQ $-8, DI
 
 fbAVX512_bw_852_AVX512_narrow:
-	CMPQ    SI, DI
+	CMPQ    DX, DI
 	JAE     fbAVX512_bw_852_AVX512_tail
-	VMOVUPD (AX)(SI*8), Z0
-	VMULPD  (BX)(SI*8), Z0, Z0
-	VMOVUPD Z0, (CX)(SI*8)
-	ADDQ    $+8, SI
+	VMOVUPD (BX)(DX*8), Z0
+	VMULPD  (SI)(DX*8), Z0, Z0
+	VMOVUPD Z0, (CX)(DX*8)
+	ADDQ    $+8, DX
 	JMP     fbAVX512_bw_852_AVX512_narrow
 
 fbAVX512_bw_852_AVX512_tail:
-	SUBQ      SI, DX
+	SUBQ      DX, AX
 	JZ        fbAVX512_bw_852_AVX512_end
 	MOVQ      $-1, DI
-	BZHIQ     DX, DI, DX
-	KMOVB     DX, K1
-	VMOVUPD.Z (AX)(SI*8), K1, Z0
-	VMOVUPD.Z (BX)(SI*8), K1, Z1
+	BZHIQ     AX, DI, AX
+	KMOVB     AX, K1
+	VMOVUPD.Z (BX)(DX*8), K1, Z0
+	VMOVUPD.Z (SI)(DX*8), K1, Z1
 	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (CX)(SI*8)
+	VMOVUPD   Z0, K1, (CX)(DX*8)
 
 fbAVX512_bw_852_AVX512_end:
+fbAVX512_bwskip_x93:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX512_i0_853:
@@ -23480,6 +23991,9 @@ fbAVX512_loop_873:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x94
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_874
@@ -23539,7 +24053,170 @@ fbAVX512_first_874:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_866
+	JMP     fbAVX512_wholeend_x95
+
+fbAVX512_whole_x94:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*8), R11
+	VMOVSD       fbone<>+0(SB), X24
+	VDIVSD       (R11), X24, X24
+	VBROADCASTSD X24, Z24
+	VMULPD       Z24, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (SI), Z25
+	VMULPD       Z0, Z25, Z25
+	VMOVUPD      Z25, (R8)
+	VMULPD       Z24, Z1, Z1
+	VMOVUPD      Z1, 64(DX)
+	VMOVUPD      64(SI), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(R8)
+	VMULPD       Z24, Z2, Z2
+	VMOVUPD      Z2, 128(DX)
+	VMOVUPD      128(SI), Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, 128(R8)
+	VMULPD       Z24, Z3, Z3
+	VMOVUPD      Z3, K1, 192(DX)
+	VMOVUPD.Z    192(SI), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R8)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (DX)(AX*1)
+	VMOVUPD      (SI)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, 64(DX)(AX*1)
+	VMOVUPD      64(SI)(AX*1), Z1
+	VMULPD       Z5, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(AX*1)
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, 128(DX)(AX*1)
+	VMOVUPD      128(SI)(AX*1), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, 128(R8)(AX*1)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, K1, 192(DX)(AX*1)
+	VMOVUPD.Z    192(SI)(AX*1), K1, Z0
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R8)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, (DX)(AX*2)
+	VMOVUPD      (SI)(AX*2), Z1
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*2)
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, 64(DX)(AX*2)
+	VMOVUPD      64(SI)(AX*2), Z1
+	VMULPD       Z9, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(AX*2)
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, 128(DX)(AX*2)
+	VMOVUPD      128(SI)(AX*2), Z1
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, 128(R8)(AX*2)
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, K1, 192(DX)(AX*2)
+	VMOVUPD.Z    192(SI)(AX*2), K1, Z0
+	VMULPD       Z11, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R8)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z12, Z12
+	VMOVUPD      Z12, (DX)(CX*1)
+	VMOVUPD      (SI)(CX*1), Z1
+	VMULPD       Z12, Z1, Z1
+	VMOVUPD      Z1, (R8)(CX*1)
+	VMULPD       Z0, Z13, Z13
+	VMOVUPD      Z13, 64(DX)(CX*1)
+	VMOVUPD      64(SI)(CX*1), Z1
+	VMULPD       Z13, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(CX*1)
+	VMULPD       Z0, Z14, Z14
+	VMOVUPD      Z14, 128(DX)(CX*1)
+	VMOVUPD      128(SI)(CX*1), Z1
+	VMULPD       Z14, Z1, Z1
+	VMOVUPD      Z1, 128(R8)(CX*1)
+	VMULPD       Z0, Z15, Z15
+	VMOVUPD      Z15, K1, 192(DX)(CX*1)
+	VMOVUPD.Z    192(SI)(CX*1), K1, Z0
+	VMULPD       Z15, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R8)(CX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       32(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z16, Z16
+	VMOVUPD      Z16, (BX)
+	VMOVUPD      (DI), Z1
+	VMULPD       Z16, Z1, Z1
+	VMOVUPD      Z1, (R9)
+	VMULPD       Z0, Z17, Z17
+	VMOVUPD      Z17, 64(BX)
+	VMOVUPD      64(DI), Z1
+	VMULPD       Z17, Z1, Z1
+	VMOVUPD      Z1, 64(R9)
+	VMULPD       Z0, Z18, Z18
+	VMOVUPD      Z18, 128(BX)
+	VMOVUPD      128(DI), Z1
+	VMULPD       Z18, Z1, Z1
+	VMOVUPD      Z1, 128(R9)
+	VMULPD       Z0, Z19, Z19
+	VMOVUPD      Z19, K1, 192(BX)
+	VMOVUPD.Z    192(DI), K1, Z0
+	VMULPD       Z19, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R9)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       40(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z20, Z20
+	VMOVUPD      Z20, (BX)(AX*1)
+	VMOVUPD      (DI)(AX*1), Z1
+	VMULPD       Z20, Z1, Z1
+	VMOVUPD      Z1, (R9)(AX*1)
+	VMULPD       Z0, Z21, Z21
+	VMOVUPD      Z21, 64(BX)(AX*1)
+	VMOVUPD      64(DI)(AX*1), Z1
+	VMULPD       Z21, Z1, Z1
+	VMOVUPD      Z1, 64(R9)(AX*1)
+	VMULPD       Z0, Z22, Z22
+	VMOVUPD      Z22, 128(BX)(AX*1)
+	VMOVUPD      128(DI)(AX*1), Z1
+	VMULPD       Z22, Z1, Z1
+	VMOVUPD      Z1, 128(R9)(AX*1)
+	VMULPD       Z0, Z23, Z23
+	VMOVUPD      Z23, K1, 192(BX)(AX*1)
+	VMOVUPD.Z    192(DI)(AX*1), K1, Z0
+	VMULPD       Z23, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R9)(AX*1)
+
+fbAVX512_wholeend_x95:
+	JMP fbAVX512_swend_866
 
 fbAVX512_case5_871:
 	MOVQ   40(SP), AX
@@ -23619,6 +24296,9 @@ fbAVX512_loop_875:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x96
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_876
@@ -23669,7 +24349,147 @@ fbAVX512_first_876:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_866
+	JMP     fbAVX512_wholeend_x97
+
+fbAVX512_whole_x96:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*8), R11
+	VMOVSD       fbone<>+0(SB), X20
+	VDIVSD       (R11), X20, X20
+	VBROADCASTSD X20, Z20
+	VMULPD       Z20, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (SI), Z21
+	VMULPD       Z0, Z21, Z21
+	VMOVUPD      Z21, (R8)
+	VMULPD       Z20, Z1, Z1
+	VMOVUPD      Z1, 64(DX)
+	VMOVUPD      64(SI), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(R8)
+	VMULPD       Z20, Z2, Z2
+	VMOVUPD      Z2, 128(DX)
+	VMOVUPD      128(SI), Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, 128(R8)
+	VMULPD       Z20, Z3, Z3
+	VMOVUPD      Z3, K1, 192(DX)
+	VMOVUPD.Z    192(SI), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R8)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (DX)(AX*1)
+	VMOVUPD      (SI)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, 64(DX)(AX*1)
+	VMOVUPD      64(SI)(AX*1), Z1
+	VMULPD       Z5, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(AX*1)
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, 128(DX)(AX*1)
+	VMOVUPD      128(SI)(AX*1), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, 128(R8)(AX*1)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, K1, 192(DX)(AX*1)
+	VMOVUPD.Z    192(SI)(AX*1), K1, Z0
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R8)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, (DX)(AX*2)
+	VMOVUPD      (SI)(AX*2), Z1
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*2)
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, 64(DX)(AX*2)
+	VMOVUPD      64(SI)(AX*2), Z1
+	VMULPD       Z9, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(AX*2)
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, 128(DX)(AX*2)
+	VMOVUPD      128(SI)(AX*2), Z1
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, 128(R8)(AX*2)
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, K1, 192(DX)(AX*2)
+	VMOVUPD.Z    192(SI)(AX*2), K1, Z0
+	VMULPD       Z11, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R8)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z12, Z12
+	VMOVUPD      Z12, (DX)(CX*1)
+	VMOVUPD      (SI)(CX*1), Z1
+	VMULPD       Z12, Z1, Z1
+	VMOVUPD      Z1, (R8)(CX*1)
+	VMULPD       Z0, Z13, Z13
+	VMOVUPD      Z13, 64(DX)(CX*1)
+	VMOVUPD      64(SI)(CX*1), Z1
+	VMULPD       Z13, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(CX*1)
+	VMULPD       Z0, Z14, Z14
+	VMOVUPD      Z14, 128(DX)(CX*1)
+	VMOVUPD      128(SI)(CX*1), Z1
+	VMULPD       Z14, Z1, Z1
+	VMOVUPD      Z1, 128(R8)(CX*1)
+	VMULPD       Z0, Z15, Z15
+	VMOVUPD      Z15, K1, 192(DX)(CX*1)
+	VMOVUPD.Z    192(SI)(CX*1), K1, Z0
+	VMULPD       Z15, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R8)(CX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       32(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z16, Z16
+	VMOVUPD      Z16, (BX)
+	VMOVUPD      (DI), Z1
+	VMULPD       Z16, Z1, Z1
+	VMOVUPD      Z1, (R9)
+	VMULPD       Z0, Z17, Z17
+	VMOVUPD      Z17, 64(BX)
+	VMOVUPD      64(DI), Z1
+	VMULPD       Z17, Z1, Z1
+	VMOVUPD      Z1, 64(R9)
+	VMULPD       Z0, Z18, Z18
+	VMOVUPD      Z18, 128(BX)
+	VMOVUPD      128(DI), Z1
+	VMULPD       Z18, Z1, Z1
+	VMOVUPD      Z1, 128(R9)
+	VMULPD       Z0, Z19, Z19
+	VMOVUPD      Z19, K1, 192(BX)
+	VMOVUPD.Z    192(DI), K1, Z0
+	VMULPD       Z19, Z0, Z0
+	VMOVUPD      Z0, K1, 192(R9)
+
+fbAVX512_wholeend_x97:
+	JMP fbAVX512_swend_866
 
 fbAVX512_case4_870:
 	MOVQ   40(SP), AX
@@ -23737,6 +24557,9 @@ fbAVX512_loop_877:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x98
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_878
@@ -23778,7 +24601,122 @@ fbAVX512_first_878:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_866
+	JMP     fbAVX512_wholeend_x99
+
+fbAVX512_whole_x98:
+	MOVQ         DX, BX
+	MOVQ         beta_base+0(FP), SI
+	SUBQ         SI, BX
+	MOVQ         psi_base+48(FP), SI
+	ADDQ         SI, BX
+	MOVQ         24(SP), SI
+	IMULQ        AX, SI
+	MOVQ         work_base+96(FP), DI
+	ADDQ         DI, SI
+	MOVQ         T+120(FP), DI
+	MOVQ         (SP), R8
+	SUBQ         R8, DI
+	MOVQ         K+128(FP), R8
+	IMULQ        R8, DI
+	MOVQ         24(SP), R8
+	ADDQ         R8, DI
+	MOVQ         scale_base+24(FP), R8
+	LEAQ         (R8)(DI*8), R8
+	VMOVSD       fbone<>+0(SB), X16
+	VDIVSD       (R8), X16, X16
+	VBROADCASTSD X16, Z16
+	VMULPD       Z16, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (BX), Z17
+	VMULPD       Z0, Z17, Z17
+	VMOVUPD      Z17, (SI)
+	VMULPD       Z16, Z1, Z1
+	VMOVUPD      Z1, 64(DX)
+	VMOVUPD      64(BX), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(SI)
+	VMULPD       Z16, Z2, Z2
+	VMOVUPD      Z2, 128(DX)
+	VMOVUPD      128(BX), Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, 128(SI)
+	VMULPD       Z16, Z3, Z3
+	VMOVUPD      Z3, K1, 192(DX)
+	VMOVUPD.Z    192(BX), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 192(SI)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (DX)(AX*1)
+	VMOVUPD      (BX)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (SI)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, 64(DX)(AX*1)
+	VMOVUPD      64(BX)(AX*1), Z1
+	VMULPD       Z5, Z1, Z1
+	VMOVUPD      Z1, 64(SI)(AX*1)
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, 128(DX)(AX*1)
+	VMOVUPD      128(BX)(AX*1), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, 128(SI)(AX*1)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, K1, 192(DX)(AX*1)
+	VMOVUPD.Z    192(BX)(AX*1), K1, Z0
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, K1, 192(SI)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, (DX)(AX*2)
+	VMOVUPD      (BX)(AX*2), Z1
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, (SI)(AX*2)
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, 64(DX)(AX*2)
+	VMOVUPD      64(BX)(AX*2), Z1
+	VMULPD       Z9, Z1, Z1
+	VMOVUPD      Z1, 64(SI)(AX*2)
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, 128(DX)(AX*2)
+	VMOVUPD      128(BX)(AX*2), Z1
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, 128(SI)(AX*2)
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, K1, 192(DX)(AX*2)
+	VMOVUPD.Z    192(BX)(AX*2), K1, Z0
+	VMULPD       Z11, Z0, Z0
+	VMOVUPD      Z0, K1, 192(SI)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z12, Z12
+	VMOVUPD      Z12, (DX)(CX*1)
+	VMOVUPD      (BX)(CX*1), Z1
+	VMULPD       Z12, Z1, Z1
+	VMOVUPD      Z1, (SI)(CX*1)
+	VMULPD       Z0, Z13, Z13
+	VMOVUPD      Z13, 64(DX)(CX*1)
+	VMOVUPD      64(BX)(CX*1), Z1
+	VMULPD       Z13, Z1, Z1
+	VMOVUPD      Z1, 64(SI)(CX*1)
+	VMULPD       Z0, Z14, Z14
+	VMOVUPD      Z14, 128(DX)(CX*1)
+	VMOVUPD      128(BX)(CX*1), Z1
+	VMULPD       Z14, Z1, Z1
+	VMOVUPD      Z1, 128(SI)(CX*1)
+	VMULPD       Z0, Z15, Z15
+	VMOVUPD      Z15, K1, 192(DX)(CX*1)
+	VMOVUPD.Z    192(BX)(CX*1), K1, Z0
+	VMULPD       Z15, Z0, Z0
+	VMOVUPD      Z0, K1, 192(SI)(CX*1)
+
+fbAVX512_wholeend_x99:
+	JMP fbAVX512_swend_866
 
 fbAVX512_case3_869:
 	MOVQ   40(SP), AX
@@ -23837,6 +24775,9 @@ fbAVX512_loop_879:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x100
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_880
@@ -23869,7 +24810,99 @@ fbAVX512_first_880:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_866
+	JMP     fbAVX512_wholeend_x101
+
+fbAVX512_whole_x100:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X12
+	VDIVSD       (DI), X12, X12
+	VBROADCASTSD X12, Z12
+	VMULPD       Z12, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z13
+	VMULPD       Z0, Z13, Z13
+	VMOVUPD      Z13, (BX)
+	VMULPD       Z12, Z1, Z1
+	VMOVUPD      Z1, 64(CX)
+	VMOVUPD      64(DX), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(BX)
+	VMULPD       Z12, Z2, Z2
+	VMOVUPD      Z2, 128(CX)
+	VMOVUPD      128(DX), Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, 128(BX)
+	VMULPD       Z12, Z3, Z3
+	VMOVUPD      Z3, K1, 192(CX)
+	VMOVUPD.Z    192(DX), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 192(BX)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, 64(CX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z1
+	VMULPD       Z5, Z1, Z1
+	VMOVUPD      Z1, 64(BX)(AX*1)
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, 128(CX)(AX*1)
+	VMOVUPD      128(DX)(AX*1), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, 128(BX)(AX*1)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, K1, 192(CX)(AX*1)
+	VMOVUPD.Z    192(DX)(AX*1), K1, Z0
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, K1, 192(BX)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, (CX)(AX*2)
+	VMOVUPD      (DX)(AX*2), Z1
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*2)
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, 64(CX)(AX*2)
+	VMOVUPD      64(DX)(AX*2), Z1
+	VMULPD       Z9, Z1, Z1
+	VMOVUPD      Z1, 64(BX)(AX*2)
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, 128(CX)(AX*2)
+	VMOVUPD      128(DX)(AX*2), Z1
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, 128(BX)(AX*2)
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, K1, 192(CX)(AX*2)
+	VMOVUPD.Z    192(DX)(AX*2), K1, Z0
+	VMULPD       Z11, Z0, Z0
+	VMOVUPD      Z0, K1, 192(BX)(AX*2)
+
+fbAVX512_wholeend_x101:
+	JMP fbAVX512_swend_866
 
 fbAVX512_case2_868:
 	MOVQ   40(SP), AX
@@ -23919,6 +24952,9 @@ fbAVX512_loop_881:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x102
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_882
@@ -23942,7 +24978,76 @@ fbAVX512_first_882:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_866
+	JMP     fbAVX512_wholeend_x103
+
+fbAVX512_whole_x102:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X8
+	VDIVSD       (DI), X8, X8
+	VBROADCASTSD X8, Z8
+	VMULPD       Z8, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z9
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, (BX)
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, 64(CX)
+	VMOVUPD      64(DX), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(BX)
+	VMULPD       Z8, Z2, Z2
+	VMOVUPD      Z2, 128(CX)
+	VMOVUPD      128(DX), Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, 128(BX)
+	VMULPD       Z8, Z3, Z3
+	VMOVUPD      Z3, K1, 192(CX)
+	VMOVUPD.Z    192(DX), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 192(BX)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, 64(CX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z1
+	VMULPD       Z5, Z1, Z1
+	VMOVUPD      Z1, 64(BX)(AX*1)
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, 128(CX)(AX*1)
+	VMOVUPD      128(DX)(AX*1), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, 128(BX)(AX*1)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, K1, 192(CX)(AX*1)
+	VMOVUPD.Z    192(DX)(AX*1), K1, Z0
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, K1, 192(BX)(AX*1)
+
+fbAVX512_wholeend_x103:
+	JMP fbAVX512_swend_866
 
 fbAVX512_case1_867:
 	MOVQ   40(SP), AX
@@ -23976,9 +25081,12 @@ fbAVX512_loop_883:
 	JNZ          fbAVX512_loop_883
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x104
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_884
@@ -23993,7 +25101,52 @@ fbAVX512_first_884:
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
+	JMP     fbAVX512_wholeend_x105
 
+fbAVX512_whole_x104:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*8), SI
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       (SI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMULPD       Z4, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z5
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, (BX)
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, 64(CX)
+	VMOVUPD      64(DX), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(BX)
+	VMULPD       Z4, Z2, Z2
+	VMOVUPD      Z2, 128(CX)
+	VMOVUPD      128(DX), Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, 128(BX)
+	VMULPD       Z4, Z3, Z3
+	VMOVUPD      Z3, K1, 192(CX)
+	VMOVUPD.Z    192(DX), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 192(BX)
+
+fbAVX512_wholeend_x105:
 fbAVX512_swend_866:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -24129,6 +25282,9 @@ fbAVX512_loop_895:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x106
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_896
@@ -24176,7 +25332,140 @@ fbAVX512_first_896:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_888
+	JMP     fbAVX512_wholeend_x107
+
+fbAVX512_whole_x106:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*8), R11
+	VMOVSD       fbone<>+0(SB), X18
+	VDIVSD       (R11), X18, X18
+	VBROADCASTSD X18, Z18
+	VMULPD       Z18, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (SI), Z19
+	VMULPD       Z0, Z19, Z19
+	VMOVUPD      Z19, (R8)
+	VMULPD       Z18, Z1, Z1
+	VMOVUPD      Z1, 64(DX)
+	VMOVUPD      64(SI), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(R8)
+	VMULPD       Z18, Z2, Z2
+	VMOVUPD      Z2, K1, 128(DX)
+	VMOVUPD.Z    128(SI), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R8)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, (DX)(AX*1)
+	VMOVUPD      (SI)(AX*1), Z1
+	VMULPD       Z3, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*1)
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, 64(DX)(AX*1)
+	VMOVUPD      64(SI)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 128(DX)(AX*1)
+	VMOVUPD.Z    128(SI)(AX*1), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R8)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, (DX)(AX*2)
+	VMOVUPD      (SI)(AX*2), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*2)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, 64(DX)(AX*2)
+	VMOVUPD      64(SI)(AX*2), Z1
+	VMULPD       Z7, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(AX*2)
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, K1, 128(DX)(AX*2)
+	VMOVUPD.Z    128(SI)(AX*2), K1, Z0
+	VMULPD       Z8, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R8)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, (DX)(CX*1)
+	VMOVUPD      (SI)(CX*1), Z1
+	VMULPD       Z9, Z1, Z1
+	VMOVUPD      Z1, (R8)(CX*1)
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, 64(DX)(CX*1)
+	VMOVUPD      64(SI)(CX*1), Z1
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(CX*1)
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, K1, 128(DX)(CX*1)
+	VMOVUPD.Z    128(SI)(CX*1), K1, Z0
+	VMULPD       Z11, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R8)(CX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       32(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z12, Z12
+	VMOVUPD      Z12, (BX)
+	VMOVUPD      (DI), Z1
+	VMULPD       Z12, Z1, Z1
+	VMOVUPD      Z1, (R9)
+	VMULPD       Z0, Z13, Z13
+	VMOVUPD      Z13, 64(BX)
+	VMOVUPD      64(DI), Z1
+	VMULPD       Z13, Z1, Z1
+	VMOVUPD      Z1, 64(R9)
+	VMULPD       Z0, Z14, Z14
+	VMOVUPD      Z14, K1, 128(BX)
+	VMOVUPD.Z    128(DI), K1, Z0
+	VMULPD       Z14, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R9)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       40(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z15, Z15
+	VMOVUPD      Z15, (BX)(AX*1)
+	VMOVUPD      (DI)(AX*1), Z1
+	VMULPD       Z15, Z1, Z1
+	VMOVUPD      Z1, (R9)(AX*1)
+	VMULPD       Z0, Z16, Z16
+	VMOVUPD      Z16, 64(BX)(AX*1)
+	VMOVUPD      64(DI)(AX*1), Z1
+	VMULPD       Z16, Z1, Z1
+	VMOVUPD      Z1, 64(R9)(AX*1)
+	VMULPD       Z0, Z17, Z17
+	VMOVUPD      Z17, K1, 128(BX)(AX*1)
+	VMOVUPD.Z    128(DI)(AX*1), K1, Z0
+	VMULPD       Z17, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R9)(AX*1)
+
+fbAVX512_wholeend_x107:
+	JMP fbAVX512_swend_888
 
 fbAVX512_case5_893:
 	MOVQ   40(SP), AX
@@ -24245,6 +25534,9 @@ fbAVX512_loop_897:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x108
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_898
@@ -24285,7 +25577,122 @@ fbAVX512_first_898:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_888
+	JMP     fbAVX512_wholeend_x109
+
+fbAVX512_whole_x108:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*8), R11
+	VMOVSD       fbone<>+0(SB), X15
+	VDIVSD       (R11), X15, X15
+	VBROADCASTSD X15, Z15
+	VMULPD       Z15, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (SI), Z16
+	VMULPD       Z0, Z16, Z16
+	VMOVUPD      Z16, (R8)
+	VMULPD       Z15, Z1, Z1
+	VMOVUPD      Z1, 64(DX)
+	VMOVUPD      64(SI), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(R8)
+	VMULPD       Z15, Z2, Z2
+	VMOVUPD      Z2, K1, 128(DX)
+	VMOVUPD.Z    128(SI), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R8)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, (DX)(AX*1)
+	VMOVUPD      (SI)(AX*1), Z1
+	VMULPD       Z3, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*1)
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, 64(DX)(AX*1)
+	VMOVUPD      64(SI)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 128(DX)(AX*1)
+	VMOVUPD.Z    128(SI)(AX*1), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R8)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, (DX)(AX*2)
+	VMOVUPD      (SI)(AX*2), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*2)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, 64(DX)(AX*2)
+	VMOVUPD      64(SI)(AX*2), Z1
+	VMULPD       Z7, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(AX*2)
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, K1, 128(DX)(AX*2)
+	VMOVUPD.Z    128(SI)(AX*2), K1, Z0
+	VMULPD       Z8, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R8)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, (DX)(CX*1)
+	VMOVUPD      (SI)(CX*1), Z1
+	VMULPD       Z9, Z1, Z1
+	VMOVUPD      Z1, (R8)(CX*1)
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, 64(DX)(CX*1)
+	VMOVUPD      64(SI)(CX*1), Z1
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, 64(R8)(CX*1)
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, K1, 128(DX)(CX*1)
+	VMOVUPD.Z    128(SI)(CX*1), K1, Z0
+	VMULPD       Z11, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R8)(CX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       32(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z12, Z12
+	VMOVUPD      Z12, (BX)
+	VMOVUPD      (DI), Z1
+	VMULPD       Z12, Z1, Z1
+	VMOVUPD      Z1, (R9)
+	VMULPD       Z0, Z13, Z13
+	VMOVUPD      Z13, 64(BX)
+	VMOVUPD      64(DI), Z1
+	VMULPD       Z13, Z1, Z1
+	VMOVUPD      Z1, 64(R9)
+	VMULPD       Z0, Z14, Z14
+	VMOVUPD      Z14, K1, 128(BX)
+	VMOVUPD.Z    128(DI), K1, Z0
+	VMULPD       Z14, Z0, Z0
+	VMOVUPD      Z0, K1, 128(R9)
+
+fbAVX512_wholeend_x109:
+	JMP fbAVX512_swend_888
 
 fbAVX512_case4_892:
 	MOVQ   40(SP), AX
@@ -24344,6 +25751,9 @@ fbAVX512_loop_899:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x110
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_900
@@ -24377,7 +25787,102 @@ fbAVX512_first_900:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_888
+	JMP     fbAVX512_wholeend_x111
+
+fbAVX512_whole_x110:
+	MOVQ         DX, BX
+	MOVQ         beta_base+0(FP), SI
+	SUBQ         SI, BX
+	MOVQ         psi_base+48(FP), SI
+	ADDQ         SI, BX
+	MOVQ         24(SP), SI
+	IMULQ        AX, SI
+	MOVQ         work_base+96(FP), DI
+	ADDQ         DI, SI
+	MOVQ         T+120(FP), DI
+	MOVQ         (SP), R8
+	SUBQ         R8, DI
+	MOVQ         K+128(FP), R8
+	IMULQ        R8, DI
+	MOVQ         24(SP), R8
+	ADDQ         R8, DI
+	MOVQ         scale_base+24(FP), R8
+	LEAQ         (R8)(DI*8), R8
+	VMOVSD       fbone<>+0(SB), X12
+	VDIVSD       (R8), X12, X12
+	VBROADCASTSD X12, Z12
+	VMULPD       Z12, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (BX), Z13
+	VMULPD       Z0, Z13, Z13
+	VMOVUPD      Z13, (SI)
+	VMULPD       Z12, Z1, Z1
+	VMOVUPD      Z1, 64(DX)
+	VMOVUPD      64(BX), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(SI)
+	VMULPD       Z12, Z2, Z2
+	VMOVUPD      Z2, K1, 128(DX)
+	VMOVUPD.Z    128(BX), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, 128(SI)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, (DX)(AX*1)
+	VMOVUPD      (BX)(AX*1), Z1
+	VMULPD       Z3, Z1, Z1
+	VMOVUPD      Z1, (SI)(AX*1)
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, 64(DX)(AX*1)
+	VMOVUPD      64(BX)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, 64(SI)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 128(DX)(AX*1)
+	VMOVUPD.Z    128(BX)(AX*1), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 128(SI)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, (DX)(AX*2)
+	VMOVUPD      (BX)(AX*2), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, (SI)(AX*2)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, 64(DX)(AX*2)
+	VMOVUPD      64(BX)(AX*2), Z1
+	VMULPD       Z7, Z1, Z1
+	VMOVUPD      Z1, 64(SI)(AX*2)
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, K1, 128(DX)(AX*2)
+	VMOVUPD.Z    128(BX)(AX*2), K1, Z0
+	VMULPD       Z8, Z0, Z0
+	VMOVUPD      Z0, K1, 128(SI)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, (DX)(CX*1)
+	VMOVUPD      (BX)(CX*1), Z1
+	VMULPD       Z9, Z1, Z1
+	VMOVUPD      Z1, (SI)(CX*1)
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, 64(DX)(CX*1)
+	VMOVUPD      64(BX)(CX*1), Z1
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, 64(SI)(CX*1)
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, K1, 128(DX)(CX*1)
+	VMOVUPD.Z    128(BX)(CX*1), K1, Z0
+	VMULPD       Z11, Z0, Z0
+	VMOVUPD      Z0, K1, 128(SI)(CX*1)
+
+fbAVX512_wholeend_x111:
+	JMP fbAVX512_swend_888
 
 fbAVX512_case3_891:
 	MOVQ   40(SP), AX
@@ -24429,6 +25934,9 @@ fbAVX512_loop_901:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x112
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_902
@@ -24455,7 +25963,84 @@ fbAVX512_first_902:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_888
+	JMP     fbAVX512_wholeend_x113
+
+fbAVX512_whole_x112:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X9
+	VDIVSD       (DI), X9, X9
+	VBROADCASTSD X9, Z9
+	VMULPD       Z9, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z10
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, (BX)
+	VMULPD       Z9, Z1, Z1
+	VMOVUPD      Z1, 64(CX)
+	VMOVUPD      64(DX), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(BX)
+	VMULPD       Z9, Z2, Z2
+	VMOVUPD      Z2, K1, 128(CX)
+	VMOVUPD.Z    128(DX), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, 128(BX)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Z1
+	VMULPD       Z3, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*1)
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, 64(CX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, 64(BX)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 128(CX)(AX*1)
+	VMOVUPD.Z    128(DX)(AX*1), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 128(BX)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, (CX)(AX*2)
+	VMOVUPD      (DX)(AX*2), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*2)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, 64(CX)(AX*2)
+	VMOVUPD      64(DX)(AX*2), Z1
+	VMULPD       Z7, Z1, Z1
+	VMOVUPD      Z1, 64(BX)(AX*2)
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, K1, 128(CX)(AX*2)
+	VMOVUPD.Z    128(DX)(AX*2), K1, Z0
+	VMULPD       Z8, Z0, Z0
+	VMOVUPD      Z0, K1, 128(BX)(AX*2)
+
+fbAVX512_wholeend_x113:
+	JMP fbAVX512_swend_888
 
 fbAVX512_case2_890:
 	MOVQ   40(SP), AX
@@ -24500,6 +26085,9 @@ fbAVX512_loop_903:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x114
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_904
@@ -24519,7 +26107,66 @@ fbAVX512_first_904:
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_888
+	JMP     fbAVX512_wholeend_x115
+
+fbAVX512_whole_x114:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X6
+	VDIVSD       (DI), X6, X6
+	VBROADCASTSD X6, Z6
+	VMULPD       Z6, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z7
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, (BX)
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, 64(CX)
+	VMOVUPD      64(DX), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(BX)
+	VMULPD       Z6, Z2, Z2
+	VMOVUPD      Z2, K1, 128(CX)
+	VMOVUPD.Z    128(DX), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, 128(BX)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Z1
+	VMULPD       Z3, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*1)
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, 64(CX)(AX*1)
+	VMOVUPD      64(DX)(AX*1), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, 64(BX)(AX*1)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 128(CX)(AX*1)
+	VMOVUPD.Z    128(DX)(AX*1), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 128(BX)(AX*1)
+
+fbAVX512_wholeend_x115:
+	JMP fbAVX512_swend_888
 
 fbAVX512_case1_889:
 	MOVQ   40(SP), AX
@@ -24551,9 +26198,12 @@ fbAVX512_loop_905:
 	JNZ          fbAVX512_loop_905
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x116
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_906
@@ -24566,7 +26216,47 @@ fbAVX512_first_906:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
+	JMP     fbAVX512_wholeend_x117
 
+fbAVX512_whole_x116:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*8), SI
+	VMOVSD       fbone<>+0(SB), X3
+	VDIVSD       (SI), X3, X3
+	VBROADCASTSD X3, Z3
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z4
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (BX)
+	VMULPD       Z3, Z1, Z1
+	VMOVUPD      Z1, 64(CX)
+	VMOVUPD      64(DX), Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, 64(BX)
+	VMULPD       Z3, Z2, Z2
+	VMOVUPD      Z2, K1, 128(CX)
+	VMOVUPD.Z    128(DX), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, 128(BX)
+
+fbAVX512_wholeend_x117:
 fbAVX512_swend_888:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -24687,6 +26377,9 @@ fbAVX512_loop_917:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x118
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_918
@@ -24722,7 +26415,110 @@ fbAVX512_first_918:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_910
+	JMP     fbAVX512_wholeend_x119
+
+fbAVX512_whole_x118:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*8), R11
+	VMOVSD       fbone<>+0(SB), X12
+	VDIVSD       (R11), X12, X12
+	VBROADCASTSD X12, Z12
+	VMULPD       Z12, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (SI), Z13
+	VMULPD       Z0, Z13, Z13
+	VMOVUPD      Z13, (R8)
+	VMULPD       Z12, Z1, Z1
+	VMOVUPD      Z1, K1, 64(DX)
+	VMOVUPD.Z    64(SI), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R8)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, (DX)(AX*1)
+	VMOVUPD      (SI)(AX*1), Z1
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*1)
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, 64(DX)(AX*1)
+	VMOVUPD.Z    64(SI)(AX*1), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R8)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (DX)(AX*2)
+	VMOVUPD      (SI)(AX*2), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*2)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 64(DX)(AX*2)
+	VMOVUPD.Z    64(SI)(AX*2), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R8)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, (DX)(CX*1)
+	VMOVUPD      (SI)(CX*1), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, (R8)(CX*1)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, K1, 64(DX)(CX*1)
+	VMOVUPD.Z    64(SI)(CX*1), K1, Z0
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R8)(CX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       32(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, (BX)
+	VMOVUPD      (DI), Z1
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, (R9)
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, K1, 64(BX)
+	VMOVUPD.Z    64(DI), K1, Z0
+	VMULPD       Z9, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R9)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       40(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z10, Z10
+	VMOVUPD      Z10, (BX)(AX*1)
+	VMOVUPD      (DI)(AX*1), Z1
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, (R9)(AX*1)
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, K1, 64(BX)(AX*1)
+	VMOVUPD.Z    64(DI)(AX*1), K1, Z0
+	VMULPD       Z11, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R9)(AX*1)
+
+fbAVX512_wholeend_x119:
+	JMP fbAVX512_swend_910
 
 fbAVX512_case5_915:
 	MOVQ   40(SP), AX
@@ -24780,6 +26576,9 @@ fbAVX512_loop_919:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x120
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_920
@@ -24810,7 +26609,97 @@ fbAVX512_first_920:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_910
+	JMP     fbAVX512_wholeend_x121
+
+fbAVX512_whole_x120:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*8), R11
+	VMOVSD       fbone<>+0(SB), X10
+	VDIVSD       (R11), X10, X10
+	VBROADCASTSD X10, Z10
+	VMULPD       Z10, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (SI), Z11
+	VMULPD       Z0, Z11, Z11
+	VMOVUPD      Z11, (R8)
+	VMULPD       Z10, Z1, Z1
+	VMOVUPD      Z1, K1, 64(DX)
+	VMOVUPD.Z    64(SI), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R8)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, (DX)(AX*1)
+	VMOVUPD      (SI)(AX*1), Z1
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*1)
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, 64(DX)(AX*1)
+	VMOVUPD.Z    64(SI)(AX*1), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R8)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (DX)(AX*2)
+	VMOVUPD      (SI)(AX*2), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (R8)(AX*2)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 64(DX)(AX*2)
+	VMOVUPD.Z    64(SI)(AX*2), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R8)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, (DX)(CX*1)
+	VMOVUPD      (SI)(CX*1), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, (R8)(CX*1)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, K1, 64(DX)(CX*1)
+	VMOVUPD.Z    64(SI)(CX*1), K1, Z0
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R8)(CX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       32(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z8, Z8
+	VMOVUPD      Z8, (BX)
+	VMOVUPD      (DI), Z1
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, (R9)
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, K1, 64(BX)
+	VMOVUPD.Z    64(DI), K1, Z0
+	VMULPD       Z9, Z0, Z0
+	VMOVUPD      Z0, K1, 64(R9)
+
+fbAVX512_wholeend_x121:
+	JMP fbAVX512_swend_910
 
 fbAVX512_case4_914:
 	MOVQ   40(SP), AX
@@ -24860,6 +26749,9 @@ fbAVX512_loop_921:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x122
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_922
@@ -24885,7 +26777,82 @@ fbAVX512_first_922:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_910
+	JMP     fbAVX512_wholeend_x123
+
+fbAVX512_whole_x122:
+	MOVQ         DX, BX
+	MOVQ         beta_base+0(FP), SI
+	SUBQ         SI, BX
+	MOVQ         psi_base+48(FP), SI
+	ADDQ         SI, BX
+	MOVQ         24(SP), SI
+	IMULQ        AX, SI
+	MOVQ         work_base+96(FP), DI
+	ADDQ         DI, SI
+	MOVQ         T+120(FP), DI
+	MOVQ         (SP), R8
+	SUBQ         R8, DI
+	MOVQ         K+128(FP), R8
+	IMULQ        R8, DI
+	MOVQ         24(SP), R8
+	ADDQ         R8, DI
+	MOVQ         scale_base+24(FP), R8
+	LEAQ         (R8)(DI*8), R8
+	VMOVSD       fbone<>+0(SB), X8
+	VDIVSD       (R8), X8, X8
+	VBROADCASTSD X8, Z8
+	VMULPD       Z8, Z0, Z0
+	VMOVUPD      Z0, (DX)
+	VMOVUPD      (BX), Z9
+	VMULPD       Z0, Z9, Z9
+	VMOVUPD      Z9, (SI)
+	VMULPD       Z8, Z1, Z1
+	VMOVUPD      Z1, K1, 64(DX)
+	VMOVUPD.Z    64(BX), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, 64(SI)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, (DX)(AX*1)
+	VMOVUPD      (BX)(AX*1), Z1
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD      Z1, (SI)(AX*1)
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, 64(DX)(AX*1)
+	VMOVUPD.Z    64(BX)(AX*1), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 64(SI)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (DX)(AX*2)
+	VMOVUPD      (BX)(AX*2), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (SI)(AX*2)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 64(DX)(AX*2)
+	VMOVUPD.Z    64(BX)(AX*2), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 64(SI)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, (DX)(CX*1)
+	VMOVUPD      (BX)(CX*1), Z1
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, (SI)(CX*1)
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, K1, 64(DX)(CX*1)
+	VMOVUPD.Z    64(BX)(CX*1), K1, Z0
+	VMULPD       Z7, Z0, Z0
+	VMOVUPD      Z0, K1, 64(SI)(CX*1)
+
+fbAVX512_wholeend_x123:
+	JMP fbAVX512_swend_910
 
 fbAVX512_case3_913:
 	MOVQ   40(SP), AX
@@ -24930,6 +26897,9 @@ fbAVX512_loop_923:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x124
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_924
@@ -24950,7 +26920,69 @@ fbAVX512_first_924:
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_910
+	JMP     fbAVX512_wholeend_x125
+
+fbAVX512_whole_x124:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X6
+	VDIVSD       (DI), X6, X6
+	VBROADCASTSD X6, Z6
+	VMULPD       Z6, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z7
+	VMULPD       Z0, Z7, Z7
+	VMOVUPD      Z7, (BX)
+	VMULPD       Z6, Z1, Z1
+	VMOVUPD      Z1, K1, 64(CX)
+	VMOVUPD.Z    64(DX), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, 64(BX)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Z1
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*1)
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, 64(CX)(AX*1)
+	VMOVUPD.Z    64(DX)(AX*1), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 64(BX)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, (CX)(AX*2)
+	VMOVUPD      (DX)(AX*2), Z1
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*2)
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, 64(CX)(AX*2)
+	VMOVUPD.Z    64(DX)(AX*2), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, 64(BX)(AX*2)
+
+fbAVX512_wholeend_x125:
+	JMP fbAVX512_swend_910
 
 fbAVX512_case2_912:
 	MOVQ   40(SP), AX
@@ -24990,6 +27022,9 @@ fbAVX512_loop_925:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x126
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_926
@@ -25005,7 +27040,56 @@ fbAVX512_first_926:
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_910
+	JMP     fbAVX512_wholeend_x127
+
+fbAVX512_whole_x126:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       (DI), X4, X4
+	VBROADCASTSD X4, Z4
+	VMULPD       Z4, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z5
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, (BX)
+	VMULPD       Z4, Z1, Z1
+	VMOVUPD      Z1, K1, 64(CX)
+	VMOVUPD.Z    64(DX), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, 64(BX)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, (CX)(AX*1)
+	VMOVUPD      (DX)(AX*1), Z1
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD      Z1, (BX)(AX*1)
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, 64(CX)(AX*1)
+	VMOVUPD.Z    64(DX)(AX*1), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, 64(BX)(AX*1)
+
+fbAVX512_wholeend_x127:
+	JMP fbAVX512_swend_910
 
 fbAVX512_case1_911:
 	MOVQ   40(SP), AX
@@ -25035,9 +27119,12 @@ fbAVX512_loop_927:
 	JNZ          fbAVX512_loop_927
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x128
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_928
@@ -25048,7 +27135,42 @@ fbAVX512_loop_927:
 fbAVX512_first_928:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
+	JMP     fbAVX512_wholeend_x129
 
+fbAVX512_whole_x128:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*8), SI
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       (SI), X2, X2
+	VBROADCASTSD X2, Z2
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, (CX)
+	VMOVUPD      (DX), Z3
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, (BX)
+	VMULPD       Z2, Z1, Z1
+	VMOVUPD      Z1, K1, 64(CX)
+	VMOVUPD.Z    64(DX), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, 64(BX)
+
+fbAVX512_wholeend_x129:
 fbAVX512_swend_910:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -25154,6 +27276,9 @@ fbAVX512_loop_939:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x130
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_940
@@ -25177,7 +27302,80 @@ fbAVX512_first_940:
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_932
+	JMP     fbAVX512_wholeend_x131
+
+fbAVX512_whole_x130:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*8), R11
+	VMOVSD       fbone<>+0(SB), X6
+	VDIVSD       (R11), X6, X6
+	VBROADCASTSD X6, Z6
+	VMULPD       Z6, Z0, Z0
+	VMOVUPD      Z0, K1, (DX)
+	VMOVUPD.Z    (SI), K1, Z6
+	VMULPD       Z0, Z6, Z6
+	VMOVUPD      Z6, K1, (R8)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z1, Z1
+	VMOVUPD      Z1, K1, (DX)(AX*1)
+	VMOVUPD.Z    (SI)(AX*1), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, (R8)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, K1, (DX)(AX*2)
+	VMOVUPD.Z    (SI)(AX*2), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, (R8)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, (DX)(CX*1)
+	VMOVUPD.Z    (SI)(CX*1), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, (R8)(CX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       32(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, K1, (BX)
+	VMOVUPD.Z    (DI), K1, Z0
+	VMULPD       Z4, Z0, Z0
+	VMOVUPD      Z0, K1, (R9)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       40(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, (BX)(AX*1)
+	VMOVUPD.Z    (DI)(AX*1), K1, Z0
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, (R9)(AX*1)
+
+fbAVX512_wholeend_x131:
+	JMP fbAVX512_swend_932
 
 fbAVX512_case5_937:
 	MOVQ   40(SP), AX
@@ -25224,6 +27422,9 @@ fbAVX512_loop_941:
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x132
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_942
@@ -25244,7 +27445,72 @@ fbAVX512_first_942:
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_swend_932
+	JMP     fbAVX512_wholeend_x133
+
+fbAVX512_whole_x132:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*8), R11
+	VMOVSD       fbone<>+0(SB), X5
+	VDIVSD       (R11), X5, X5
+	VBROADCASTSD X5, Z5
+	VMULPD       Z5, Z0, Z0
+	VMOVUPD      Z0, K1, (DX)
+	VMOVUPD.Z    (SI), K1, Z5
+	VMULPD       Z0, Z5, Z5
+	VMOVUPD      Z5, K1, (R8)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z1, Z1
+	VMOVUPD      Z1, K1, (DX)(AX*1)
+	VMOVUPD.Z    (SI)(AX*1), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, (R8)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, K1, (DX)(AX*2)
+	VMOVUPD.Z    (SI)(AX*2), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, (R8)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, (DX)(CX*1)
+	VMOVUPD.Z    (SI)(CX*1), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, (R8)(CX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       32(R11), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, K1, (BX)
+	VMOVUPD.Z    (DI), K1, Z0
+	VMULPD       Z4, Z0, Z0
+	VMOVUPD      Z0, K1, (R9)
+
+fbAVX512_wholeend_x133:
+	JMP fbAVX512_swend_932
 
 fbAVX512_case4_936:
 	MOVQ   40(SP), AX
@@ -25285,6 +27551,9 @@ fbAVX512_loop_943:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x134
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_944
@@ -25302,7 +27571,62 @@ fbAVX512_first_944:
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_932
+	JMP     fbAVX512_wholeend_x135
+
+fbAVX512_whole_x134:
+	MOVQ         DX, BX
+	MOVQ         beta_base+0(FP), SI
+	SUBQ         SI, BX
+	MOVQ         psi_base+48(FP), SI
+	ADDQ         SI, BX
+	MOVQ         24(SP), SI
+	IMULQ        AX, SI
+	MOVQ         work_base+96(FP), DI
+	ADDQ         DI, SI
+	MOVQ         T+120(FP), DI
+	MOVQ         (SP), R8
+	SUBQ         R8, DI
+	MOVQ         K+128(FP), R8
+	IMULQ        R8, DI
+	MOVQ         24(SP), R8
+	ADDQ         R8, DI
+	MOVQ         scale_base+24(FP), R8
+	LEAQ         (R8)(DI*8), R8
+	VMOVSD       fbone<>+0(SB), X4
+	VDIVSD       (R8), X4, X4
+	VBROADCASTSD X4, Z4
+	VMULPD       Z4, Z0, Z0
+	VMOVUPD      Z0, K1, (DX)
+	VMOVUPD.Z    (BX), K1, Z4
+	VMULPD       Z0, Z4, Z4
+	VMOVUPD      Z4, K1, (SI)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z1, Z1
+	VMOVUPD      Z1, K1, (DX)(AX*1)
+	VMOVUPD.Z    (BX)(AX*1), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, (SI)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, K1, (DX)(AX*2)
+	VMOVUPD.Z    (BX)(AX*2), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, (SI)(AX*2)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       24(R8), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, (DX)(CX*1)
+	VMOVUPD.Z    (BX)(CX*1), K1, Z0
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, (SI)(CX*1)
+
+fbAVX512_wholeend_x135:
+	JMP fbAVX512_swend_932
 
 fbAVX512_case3_935:
 	MOVQ   40(SP), AX
@@ -25340,6 +27664,9 @@ fbAVX512_loop_945:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x136
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_946
@@ -25354,7 +27681,54 @@ fbAVX512_first_946:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_932
+	JMP     fbAVX512_wholeend_x137
+
+fbAVX512_whole_x136:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X3
+	VDIVSD       (DI), X3, X3
+	VBROADCASTSD X3, Z3
+	VMULPD       Z3, Z0, Z0
+	VMOVUPD      Z0, K1, (CX)
+	VMOVUPD.Z    (DX), K1, Z3
+	VMULPD       Z0, Z3, Z3
+	VMOVUPD      Z3, K1, (BX)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z1, Z1
+	VMOVUPD      Z1, K1, (CX)(AX*1)
+	VMOVUPD.Z    (DX)(AX*1), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, (BX)(AX*1)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       16(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, K1, (CX)(AX*2)
+	VMOVUPD.Z    (DX)(AX*2), K1, Z0
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, (BX)(AX*2)
+
+fbAVX512_wholeend_x137:
+	JMP fbAVX512_swend_932
 
 fbAVX512_case2_934:
 	MOVQ   40(SP), AX
@@ -25389,6 +27763,9 @@ fbAVX512_loop_947:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x138
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_948
@@ -25400,7 +27777,46 @@ fbAVX512_loop_947:
 fbAVX512_first_948:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_932
+	JMP     fbAVX512_wholeend_x139
+
+fbAVX512_whole_x138:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*8), DI
+	VMOVSD       fbone<>+0(SB), X2
+	VDIVSD       (DI), X2, X2
+	VBROADCASTSD X2, Z2
+	VMULPD       Z2, Z0, Z0
+	VMOVUPD      Z0, K1, (CX)
+	VMOVUPD.Z    (DX), K1, Z2
+	VMULPD       Z0, Z2, Z2
+	VMOVUPD      Z2, K1, (BX)
+	VMOVSD       fbone<>+0(SB), X0
+	VDIVSD       8(DI), X0, X0
+	VBROADCASTSD X0, Z0
+	VMULPD       Z0, Z1, Z1
+	VMOVUPD      Z1, K1, (CX)(AX*1)
+	VMOVUPD.Z    (DX)(AX*1), K1, Z0
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, (BX)(AX*1)
+
+fbAVX512_wholeend_x139:
+	JMP fbAVX512_swend_932
 
 fbAVX512_case1_933:
 	MOVQ   40(SP), AX
@@ -25428,9 +27844,12 @@ fbAVX512_loop_949:
 	JNZ          fbAVX512_loop_949
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*8), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*8), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x140
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_950
@@ -25439,7 +27858,37 @@ fbAVX512_loop_949:
 
 fbAVX512_first_950:
 	VMOVUPD Z0, K1, (CX)
+	JMP     fbAVX512_wholeend_x141
 
+fbAVX512_whole_x140:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*8), SI
+	VMOVSD       fbone<>+0(SB), X1
+	VDIVSD       (SI), X1, X1
+	VBROADCASTSD X1, Z1
+	VMULPD       Z1, Z0, Z0
+	VMOVUPD      Z0, K1, (CX)
+	VMOVUPD.Z    (DX), K1, Z1
+	VMULPD       Z0, Z1, Z1
+	VMOVUPD      Z1, K1, (BX)
+
+fbAVX512_wholeend_x141:
 fbAVX512_swend_932:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -25461,7 +27910,10 @@ fbAVX512_jcend_856:
 	JMP  fbAVX512_i0_853
 
 fbAVX512_i0end_854:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ  16528(SP), AX
+	TESTQ AX, AX
+	JNZ   fbAVX512_bsdone_x142
+	MOVQ  $0x00000000, 8(SP)
 
 fbAVX512_bscale_951:
 	MOVQ         8(SP), AX
@@ -25526,6 +27978,7 @@ fbAVX512_mul_953_AVX512_end:
 	JMP  fbAVX512_bscale_951
 
 fbAVX512_bscaleend_952:
+fbAVX512_bsdone_x142:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -30026,15 +32479,15 @@ TEXT ·forwardBatch32AVX2(SB), $6296-128
 	MOVQ M+112(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000018
-	JA   fbAVX2_rowno_x71
+	JA   fbAVX2_rowno_x143
 	CMPQ CX, $0x00000040
-	JA   fbAVX2_rowno_x71
+	JA   fbAVX2_rowno_x143
 	MOVQ ib+120(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX2_rowno_x71
+	JA   fbAVX2_rowno_x143
 	MOVQ $0x00000001, AX
 
-fbAVX2_rowno_x71:
+fbAVX2_rowno_x143:
 	MOVQ AX, 6288(SP)
 	MOVQ $0x00000000, 8(SP)
 
@@ -30299,7 +32752,7 @@ fbAVX2_loop_1178:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x72
+	JNZ          fbAVX2_whole_x144
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1179
@@ -30326,9 +32779,9 @@ fbAVX2_first_1179:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x73
+	JMP        fbAVX2_wholeend_x145
 
-fbAVX2_whole_x72:
+fbAVX2_whole_x144:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -30417,7 +32870,7 @@ fbAVX2_whole_x72:
 	VMULPS       Y1, Y9, Y9
 	VMASKMOVPS   Y9, Y0, 64(CX)(AX*2)
 
-fbAVX2_wholeend_x73:
+fbAVX2_wholeend_x145:
 	JMP fbAVX2_swend_1174
 
 fbAVX2_case2_1176:
@@ -30466,7 +32919,7 @@ fbAVX2_loop_1180:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x74
+	JNZ          fbAVX2_whole_x146
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1181
@@ -30486,9 +32939,9 @@ fbAVX2_first_1181:
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x75
+	JMP        fbAVX2_wholeend_x147
 
-fbAVX2_whole_x74:
+fbAVX2_whole_x146:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -30552,7 +33005,7 @@ fbAVX2_whole_x74:
 	VMULPS       Y1, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 64(CX)(AX*1)
 
-fbAVX2_wholeend_x75:
+fbAVX2_wholeend_x147:
 	JMP fbAVX2_swend_1174
 
 fbAVX2_case1_1175:
@@ -30591,7 +33044,7 @@ fbAVX2_loop_1182:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x76
+	JNZ          fbAVX2_whole_x148
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1183
@@ -30604,9 +33057,9 @@ fbAVX2_first_1183:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
-	JMP        fbAVX2_wholeend_x77
+	JMP        fbAVX2_wholeend_x149
 
-fbAVX2_whole_x76:
+fbAVX2_whole_x148:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
@@ -30645,7 +33098,7 @@ fbAVX2_whole_x76:
 	VMULPS       Y4, Y3, Y3
 	VMASKMOVPS   Y3, Y0, 64(CX)
 
-fbAVX2_wholeend_x77:
+fbAVX2_wholeend_x149:
 fbAVX2_swend_1174:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -30744,7 +33197,7 @@ fbAVX2_loop_1191:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x78
+	JNZ          fbAVX2_whole_x150
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1192
@@ -30765,9 +33218,9 @@ fbAVX2_first_1192:
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x79
+	JMP        fbAVX2_wholeend_x151
 
-fbAVX2_whole_x78:
+fbAVX2_whole_x150:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -30844,7 +33297,7 @@ fbAVX2_whole_x78:
 	VMULPS       Y1, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 32(CX)(AX*2)
 
-fbAVX2_wholeend_x79:
+fbAVX2_wholeend_x151:
 	JMP fbAVX2_swend_1187
 
 fbAVX2_case2_1189:
@@ -30888,7 +33341,7 @@ fbAVX2_loop_1193:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x80
+	JNZ          fbAVX2_whole_x152
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1194
@@ -30904,9 +33357,9 @@ fbAVX2_first_1194:
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x81
+	JMP        fbAVX2_wholeend_x153
 
-fbAVX2_whole_x80:
+fbAVX2_whole_x152:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -30962,7 +33415,7 @@ fbAVX2_whole_x80:
 	VMULPS       Y1, Y4, Y4
 	VMASKMOVPS   Y4, Y0, 32(CX)(AX*1)
 
-fbAVX2_wholeend_x81:
+fbAVX2_wholeend_x153:
 	JMP fbAVX2_swend_1187
 
 fbAVX2_case1_1188:
@@ -30999,7 +33452,7 @@ fbAVX2_loop_1195:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x82
+	JNZ          fbAVX2_whole_x154
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1196
@@ -31010,9 +33463,9 @@ fbAVX2_loop_1195:
 fbAVX2_first_1196:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
-	JMP        fbAVX2_wholeend_x83
+	JMP        fbAVX2_wholeend_x155
 
-fbAVX2_whole_x82:
+fbAVX2_whole_x154:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
@@ -31047,7 +33500,7 @@ fbAVX2_whole_x82:
 	VMULPS       Y3, Y2, Y2
 	VMASKMOVPS   Y2, Y0, 32(CX)
 
-fbAVX2_wholeend_x83:
+fbAVX2_wholeend_x155:
 fbAVX2_swend_1187:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -31137,7 +33590,7 @@ fbAVX2_loop_1204:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x84
+	JNZ          fbAVX2_whole_x156
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1205
@@ -31152,9 +33605,9 @@ fbAVX2_first_1205:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_wholeend_x85
+	JMP        fbAVX2_wholeend_x157
 
-fbAVX2_whole_x84:
+fbAVX2_whole_x156:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -31219,7 +33672,7 @@ fbAVX2_whole_x84:
 	VMULPS       Y1, Y3, Y3
 	VMASKMOVPS   Y3, Y0, (CX)(AX*2)
 
-fbAVX2_wholeend_x85:
+fbAVX2_wholeend_x157:
 	JMP fbAVX2_swend_1200
 
 fbAVX2_case2_1202:
@@ -31258,7 +33711,7 @@ fbAVX2_loop_1206:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x86
+	JNZ          fbAVX2_whole_x158
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1207
@@ -31270,9 +33723,9 @@ fbAVX2_loop_1206:
 fbAVX2_first_1207:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_wholeend_x87
+	JMP        fbAVX2_wholeend_x159
 
-fbAVX2_whole_x86:
+fbAVX2_whole_x158:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -31320,7 +33773,7 @@ fbAVX2_whole_x86:
 	VMULPS       Y1, Y2, Y2
 	VMASKMOVPS   Y2, Y0, (CX)(AX*1)
 
-fbAVX2_wholeend_x87:
+fbAVX2_wholeend_x159:
 	JMP fbAVX2_swend_1200
 
 fbAVX2_case1_1201:
@@ -31355,7 +33808,7 @@ fbAVX2_loop_1208:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x88
+	JNZ          fbAVX2_whole_x160
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1209
@@ -31364,9 +33817,9 @@ fbAVX2_loop_1208:
 
 fbAVX2_first_1209:
 	VMASKMOVPS Y1, Y0, (CX)
-	JMP        fbAVX2_wholeend_x89
+	JMP        fbAVX2_wholeend_x161
 
-fbAVX2_whole_x88:
+fbAVX2_whole_x160:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
@@ -31397,7 +33850,7 @@ fbAVX2_whole_x88:
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (CX)
 
-fbAVX2_wholeend_x89:
+fbAVX2_wholeend_x161:
 fbAVX2_swend_1200:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -31421,7 +33874,7 @@ fbAVX2_jcend_1165:
 fbAVX2_i0end_1163:
 	MOVQ  6288(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX2_normdone_x90
+	JNZ   fbAVX2_normdone_x162
 	MOVQ  $0x00000000, 8(SP)
 
 fbAVX2_norm_1210:
@@ -31552,7 +34005,7 @@ fbAVX2_mul_1213_AVX2f32_end:
 	JMP  fbAVX2_norm_1210
 
 fbAVX2_normend_1211:
-fbAVX2_normdone_x90:
+fbAVX2_normdone_x162:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -31564,11 +34017,24 @@ fbAVX2_tend_1161:
 
 // func backwardBatch32AVX2(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·backwardBatch32AVX2(SB), $6288-152
-	LEAQ         72(SP), AX
-	ADDQ         $0x3f, AX
-	ANDQ         $-64, AX
-	MOVQ         AX, 6280(SP)
+TEXT ·backwardBatch32AVX2(SB), $6296-152
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 6280(SP)
+	MOVQ M+136(FP), CX
+	MOVQ $0x00000000, AX
+	CMPQ CX, $0x00000018
+	JA   fbAVX2_rowno_x163
+	CMPQ CX, $0x00000040
+	JA   fbAVX2_rowno_x163
+	MOVQ ib+144(FP), DX
+	CMPQ CX, DX
+	JA   fbAVX2_rowno_x163
+	MOVQ $0x00000001, AX
+
+fbAVX2_rowno_x163:
+	MOVQ         AX, 6288(SP)
 	MOVQ         K+128(FP), AX
 	MOVQ         M+136(FP), CX
 	IMULQ        CX, AX
@@ -31613,60 +34079,68 @@ fbAVX2_t_1215:
 	MOVQ  T+120(FP), DX
 	SUBQ  AX, DX
 	IMULQ CX, DX
-	MOVQ  psi_base+48(FP), AX
-	ADDQ  DX, AX
-	MOVQ  beta_base+0(FP), BX
+	MOVQ  psi_base+48(FP), BX
 	ADDQ  DX, BX
-	SUBQ  CX, BX
-	MOVQ  BX, 64(SP)
-	ADDQ  CX, BX
+	MOVQ  beta_base+0(FP), SI
+	ADDQ  DX, SI
+	SUBQ  CX, SI
+	MOVQ  SI, 64(SP)
+	ADDQ  CX, SI
 	MOVQ  work_base+96(FP), CX
 	MOVQ  CX, 56(SP)
-	MOVQ  K+128(FP), DX
-	MOVQ  M+136(FP), SI
-	IMULQ SI, DX
-	XORQ  SI, SI
-	MOVQ  DX, DI
+	MOVQ  6288(SP), DX
+	ANDQ  $0x01, DX
+	JZ    fbAVX2_bwskip_x164no
+	CMPQ  AX, $0x01
+	JA    fbAVX2_bwskip_x164
+
+fbAVX2_bwskip_x164no:
+	MOVQ  K+128(FP), AX
+	MOVQ  M+136(FP), DX
+	IMULQ DX, AX
+	XORQ  DX, DX
+	MOVQ  AX, DI
 	ANDQ  $-16, DI
 
 fbAVX2_bw_1217_AVX2f32_wide:
-	CMPQ    SI, DI
+	CMPQ    DX, DI
 	JAE     fbAVX2_bw_1217_AVX2f32_narrow0
-	VMOVUPS (AX)(SI*4), Y0
-	VMULPS  (BX)(SI*4), Y0, Y0
-	VMOVUPS Y0, (CX)(SI*4)
-	VMOVUPS 32(AX)(SI*4), Y0
-	VMULPS  32(BX)(SI*4), Y0, Y0
-	VMOVUPS Y0, 32(CX)(SI*4)
-	ADDQ    $+16, SI
+	VMOVUPS (BX)(DX*4), Y0
+	VMULPS  (SI)(DX*4), Y0, Y0
+	VMOVUPS Y0, (CX)(DX*4)
+	VMOVUPS 32(BX)(DX*4), Y0
+	VMULPS  32(SI)(DX*4), Y0, Y0
+	VMOVUPS Y0, 32(CX)(DX*4)
+	ADDQ    $+16, DX
 	JMP     fbAVX2_bw_1217_AVX2f32_wide
 
 fbAVX2_bw_1217_AVX2f32_narrow0:
-	MOVQ DX, DI
+	MOVQ AX, DI
 	ANDQ $-8, DI
 
 fbAVX2_bw_1217_AVX2f32_narrow:
-	CMPQ    SI, DI
+	CMPQ    DX, DI
 	JAE     fbAVX2_bw_1217_AVX2f32_tail
-	VMOVUPS (AX)(SI*4), Y0
-	VMULPS  (BX)(SI*4), Y0, Y0
-	VMOVUPS Y0, (CX)(SI*4)
-	ADDQ    $+8, SI
+	VMOVUPS (BX)(DX*4), Y0
+	VMULPS  (SI)(DX*4), Y0, Y0
+	VMOVUPS Y0, (CX)(DX*4)
+	ADDQ    $+8, DX
 	JMP     fbAVX2_bw_1217_AVX2f32_narrow
 
 fbAVX2_bw_1217_AVX2f32_tail:
-	SUBQ       SI, DX
+	SUBQ       DX, AX
 	JZ         fbAVX2_bw_1217_AVX2f32_end
 	MOVQ       $0x00000008, DI
-	SUBQ       DX, DI
-	LEAQ       tailmask32<>+0(SB), DX
-	VMOVDQU    (DX)(DI*4), Y0
-	VMASKMOVPS (AX)(SI*4), Y0, Y1
-	VMASKMOVPS (BX)(SI*4), Y0, Y2
+	SUBQ       AX, DI
+	LEAQ       tailmask32<>+0(SB), AX
+	VMOVDQU    (AX)(DI*4), Y0
+	VMASKMOVPS (BX)(DX*4), Y0, Y1
+	VMASKMOVPS (SI)(DX*4), Y0, Y2
 	VMULPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, (CX)(SI*4)
+	VMASKMOVPS Y1, Y0, (CX)(DX*4)
 
 fbAVX2_bw_1217_AVX2f32_end:
+fbAVX2_bwskip_x164:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX2_i0_1218:
@@ -31803,6 +34277,9 @@ fbAVX2_loop_1234:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x165
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1235
@@ -31829,7 +34306,84 @@ fbAVX2_first_1235:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_swend_1230
+	JMP        fbAVX2_wholeend_x166
+
+fbAVX2_whole_x165:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X10
+	VDIVSS       (DI), X10, X10
+	VBROADCASTSS X10, Y10
+	VMULPS       Y10, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMOVUPS      (DX), Y11
+	VMULPS       Y1, Y11, Y11
+	VMOVUPS      Y11, (BX)
+	VMULPS       Y10, Y2, Y2
+	VMOVUPS      Y2, 32(CX)
+	VMOVUPS      32(DX), Y1
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      Y1, 32(BX)
+	VMULPS       Y10, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(CX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMULPS       Y3, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 64(BX)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       4(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Y2
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, (BX)(AX*1)
+	VMULPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 32(CX)(AX*1)
+	VMOVUPS      32(DX)(AX*1), Y2
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 32(BX)(AX*1)
+	VMULPS       Y1, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 64(CX)(AX*1)
+	VMASKMOVPS   64(DX)(AX*1), Y0, Y1
+	VMULPS       Y6, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 64(BX)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       8(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y7, Y7
+	VMOVUPS      Y7, (CX)(AX*2)
+	VMOVUPS      (DX)(AX*2), Y2
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, (BX)(AX*2)
+	VMULPS       Y1, Y8, Y8
+	VMOVUPS      Y8, 32(CX)(AX*2)
+	VMOVUPS      32(DX)(AX*2), Y2
+	VMULPS       Y8, Y2, Y2
+	VMOVUPS      Y2, 32(BX)(AX*2)
+	VMULPS       Y1, Y9, Y9
+	VMASKMOVPS   Y9, Y0, 64(CX)(AX*2)
+	VMASKMOVPS   64(DX)(AX*2), Y0, Y1
+	VMULPS       Y9, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 64(BX)(AX*2)
+
+fbAVX2_wholeend_x166:
+	JMP fbAVX2_swend_1230
 
 fbAVX2_case2_1232:
 	MOVQ    40(SP), AX
@@ -31875,6 +34429,9 @@ fbAVX2_loop_1236:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x167
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1237
@@ -31894,7 +34451,66 @@ fbAVX2_first_1237:
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_swend_1230
+	JMP        fbAVX2_wholeend_x168
+
+fbAVX2_whole_x167:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X7
+	VDIVSS       (DI), X7, X7
+	VBROADCASTSS X7, Y7
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMOVUPS      (DX), Y8
+	VMULPS       Y1, Y8, Y8
+	VMOVUPS      Y8, (BX)
+	VMULPS       Y7, Y2, Y2
+	VMOVUPS      Y2, 32(CX)
+	VMOVUPS      32(DX), Y1
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      Y1, 32(BX)
+	VMULPS       Y7, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(CX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMULPS       Y3, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 64(BX)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       4(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Y2
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, (BX)(AX*1)
+	VMULPS       Y1, Y5, Y5
+	VMOVUPS      Y5, 32(CX)(AX*1)
+	VMOVUPS      32(DX)(AX*1), Y2
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, 32(BX)(AX*1)
+	VMULPS       Y1, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 64(CX)(AX*1)
+	VMASKMOVPS   64(DX)(AX*1), Y0, Y1
+	VMULPS       Y6, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 64(BX)(AX*1)
+
+fbAVX2_wholeend_x168:
+	JMP fbAVX2_swend_1230
 
 fbAVX2_case1_1231:
 	MOVQ    40(SP), AX
@@ -31927,9 +34543,12 @@ fbAVX2_loop_1238:
 	JNZ          fbAVX2_loop_1238
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*4), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x169
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1239
@@ -31942,7 +34561,47 @@ fbAVX2_first_1239:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
+	JMP        fbAVX2_wholeend_x170
 
+fbAVX2_whole_x169:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*4), SI
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (SI), X4, X4
+	VBROADCASTSS X4, Y4
+	VMULPS       Y4, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMOVUPS      (DX), Y5
+	VMULPS       Y1, Y5, Y5
+	VMOVUPS      Y5, (BX)
+	VMULPS       Y4, Y2, Y2
+	VMOVUPS      Y2, 32(CX)
+	VMOVUPS      32(DX), Y1
+	VMULPS       Y2, Y1, Y1
+	VMOVUPS      Y1, 32(BX)
+	VMULPS       Y4, Y3, Y3
+	VMASKMOVPS   Y3, Y0, 64(CX)
+	VMASKMOVPS   64(DX), Y0, Y1
+	VMULPS       Y3, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 64(BX)
+
+fbAVX2_wholeend_x170:
 fbAVX2_swend_1230:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -32039,6 +34698,9 @@ fbAVX2_loop_1247:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x171
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1248
@@ -32059,7 +34721,69 @@ fbAVX2_first_1248:
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_swend_1243
+	JMP        fbAVX2_wholeend_x172
+
+fbAVX2_whole_x171:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X7
+	VDIVSS       (DI), X7, X7
+	VBROADCASTSS X7, Y7
+	VMULPS       Y7, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMOVUPS      (DX), Y8
+	VMULPS       Y1, Y8, Y8
+	VMOVUPS      Y8, (BX)
+	VMULPS       Y7, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(CX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 32(BX)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       4(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Y2
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (BX)(AX*1)
+	VMULPS       Y1, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 32(CX)(AX*1)
+	VMASKMOVPS   32(DX)(AX*1), Y0, Y1
+	VMULPS       Y4, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 32(BX)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       8(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y5, Y5
+	VMOVUPS      Y5, (CX)(AX*2)
+	VMOVUPS      (DX)(AX*2), Y2
+	VMULPS       Y5, Y2, Y2
+	VMOVUPS      Y2, (BX)(AX*2)
+	VMULPS       Y1, Y6, Y6
+	VMASKMOVPS   Y6, Y0, 32(CX)(AX*2)
+	VMASKMOVPS   32(DX)(AX*2), Y0, Y1
+	VMULPS       Y6, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 32(BX)(AX*2)
+
+fbAVX2_wholeend_x172:
+	JMP fbAVX2_swend_1243
 
 fbAVX2_case2_1245:
 	MOVQ    40(SP), AX
@@ -32100,6 +34824,9 @@ fbAVX2_loop_1249:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x173
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1250
@@ -32115,7 +34842,56 @@ fbAVX2_first_1250:
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_swend_1243
+	JMP        fbAVX2_wholeend_x174
+
+fbAVX2_whole_x173:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       (DI), X5, X5
+	VBROADCASTSS X5, Y5
+	VMULPS       Y5, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMOVUPS      (DX), Y6
+	VMULPS       Y1, Y6, Y6
+	VMOVUPS      Y6, (BX)
+	VMULPS       Y5, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(CX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 32(BX)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       4(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y3, Y3
+	VMOVUPS      Y3, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Y2
+	VMULPS       Y3, Y2, Y2
+	VMOVUPS      Y2, (BX)(AX*1)
+	VMULPS       Y1, Y4, Y4
+	VMASKMOVPS   Y4, Y0, 32(CX)(AX*1)
+	VMASKMOVPS   32(DX)(AX*1), Y0, Y1
+	VMULPS       Y4, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 32(BX)(AX*1)
+
+fbAVX2_wholeend_x174:
+	JMP fbAVX2_swend_1243
 
 fbAVX2_case1_1244:
 	MOVQ    40(SP), AX
@@ -32146,9 +34922,12 @@ fbAVX2_loop_1251:
 	JNZ          fbAVX2_loop_1251
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*4), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x175
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1252
@@ -32159,7 +34938,42 @@ fbAVX2_loop_1251:
 fbAVX2_first_1252:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
+	JMP        fbAVX2_wholeend_x176
 
+fbAVX2_whole_x175:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*4), SI
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       (SI), X3, X3
+	VBROADCASTSS X3, Y3
+	VMULPS       Y3, Y1, Y1
+	VMOVUPS      Y1, (CX)
+	VMOVUPS      (DX), Y4
+	VMULPS       Y1, Y4, Y4
+	VMOVUPS      Y4, (BX)
+	VMULPS       Y3, Y2, Y2
+	VMASKMOVPS   Y2, Y0, 32(CX)
+	VMASKMOVPS   32(DX), Y0, Y1
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, 32(BX)
+
+fbAVX2_wholeend_x176:
 fbAVX2_swend_1243:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -32247,6 +35061,9 @@ fbAVX2_loop_1260:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x177
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1261
@@ -32261,7 +35078,54 @@ fbAVX2_first_1261:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_swend_1256
+	JMP        fbAVX2_wholeend_x178
+
+fbAVX2_whole_x177:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (DI), X4, X4
+	VBROADCASTSS X4, Y4
+	VMULPS       Y4, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (CX)
+	VMASKMOVPS   (DX), Y0, Y4
+	VMULPS       Y1, Y4, Y4
+	VMASKMOVPS   Y4, Y0, (BX)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       4(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMASKMOVPS   Y2, Y0, (CX)(AX*1)
+	VMASKMOVPS   (DX)(AX*1), Y0, Y1
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (BX)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       8(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y3, Y3
+	VMASKMOVPS   Y3, Y0, (CX)(AX*2)
+	VMASKMOVPS   (DX)(AX*2), Y0, Y1
+	VMULPS       Y3, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (BX)(AX*2)
+
+fbAVX2_wholeend_x178:
+	JMP fbAVX2_swend_1256
 
 fbAVX2_case2_1258:
 	MOVQ    40(SP), AX
@@ -32297,6 +35161,9 @@ fbAVX2_loop_1262:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x179
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1263
@@ -32308,7 +35175,46 @@ fbAVX2_loop_1262:
 fbAVX2_first_1263:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_swend_1256
+	JMP        fbAVX2_wholeend_x180
+
+fbAVX2_whole_x179:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       (DI), X3, X3
+	VBROADCASTSS X3, Y3
+	VMULPS       Y3, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (CX)
+	VMASKMOVPS   (DX), Y0, Y3
+	VMULPS       Y1, Y3, Y3
+	VMASKMOVPS   Y3, Y0, (BX)
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       4(DI), X1, X1
+	VBROADCASTSS X1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMASKMOVPS   Y2, Y0, (CX)(AX*1)
+	VMASKMOVPS   (DX)(AX*1), Y0, Y1
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (BX)(AX*1)
+
+fbAVX2_wholeend_x180:
+	JMP fbAVX2_swend_1256
 
 fbAVX2_case1_1257:
 	MOVQ    40(SP), AX
@@ -32337,9 +35243,12 @@ fbAVX2_loop_1264:
 	JNZ          fbAVX2_loop_1264
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*4), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         6288(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX2_whole_x181
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1265
@@ -32348,7 +35257,37 @@ fbAVX2_loop_1264:
 
 fbAVX2_first_1265:
 	VMASKMOVPS Y1, Y0, (CX)
+	JMP        fbAVX2_wholeend_x182
 
+fbAVX2_whole_x181:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*4), SI
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       (SI), X2, X2
+	VBROADCASTSS X2, Y2
+	VMULPS       Y2, Y1, Y1
+	VMASKMOVPS   Y1, Y0, (CX)
+	VMASKMOVPS   (DX), Y0, Y2
+	VMULPS       Y1, Y2, Y2
+	VMASKMOVPS   Y2, Y0, (BX)
+
+fbAVX2_wholeend_x182:
 fbAVX2_swend_1256:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -32370,7 +35309,10 @@ fbAVX2_jcend_1221:
 	JMP  fbAVX2_i0_1218
 
 fbAVX2_i0end_1219:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ  6288(SP), AX
+	TESTQ AX, AX
+	JNZ   fbAVX2_bsdone_x183
+	MOVQ  $0x00000000, 8(SP)
 
 fbAVX2_bscale_1266:
 	MOVQ         8(SP), AX
@@ -32436,6 +35378,7 @@ fbAVX2_mul_1268_AVX2f32_end:
 	JMP  fbAVX2_bscale_1266
 
 fbAVX2_bscaleend_1267:
+fbAVX2_bsdone_x183:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -42164,15 +45107,15 @@ TEXT ·forwardBatch32AVX512(SB), $16536-128
 	MOVQ M+112(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x91
+	JA   fbAVX512_rowno_x184
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x91
+	JA   fbAVX512_rowno_x184
 	MOVQ ib+120(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX512_rowno_x91
+	JA   fbAVX512_rowno_x184
 	MOVQ $0x00000001, AX
 
-fbAVX512_rowno_x91:
+fbAVX512_rowno_x184:
 	MOVQ AX, 16528(SP)
 	MOVQ $0x00000000, 8(SP)
 
@@ -42484,7 +45427,7 @@ fbAVX512_loop_1623:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x92
+	JNZ          fbAVX512_whole_x185
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1624
@@ -42544,9 +45487,9 @@ fbAVX512_first_1624:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x93
+	JMP     fbAVX512_wholeend_x186
 
-fbAVX512_whole_x92:
+fbAVX512_whole_x185:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -42741,7 +45684,7 @@ fbAVX512_whole_x92:
 	VMULPS        Z0, Z23, Z23
 	VMOVUPS       Z23, K1, 192(BX)(AX*1)
 
-fbAVX512_wholeend_x93:
+fbAVX512_wholeend_x186:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case5_1621:
@@ -42824,7 +45767,7 @@ fbAVX512_loop_1625:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x94
+	JNZ          fbAVX512_whole_x187
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1626
@@ -42875,9 +45818,9 @@ fbAVX512_first_1626:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_wholeend_x95
+	JMP     fbAVX512_wholeend_x188
 
-fbAVX512_whole_x94:
+fbAVX512_whole_x187:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -43042,7 +45985,7 @@ fbAVX512_whole_x94:
 	VMULPS        Z0, Z19, Z19
 	VMOVUPS       Z19, K1, 192(BX)
 
-fbAVX512_wholeend_x95:
+fbAVX512_wholeend_x188:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case4_1620:
@@ -43113,7 +46056,7 @@ fbAVX512_loop_1627:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x96
+	JNZ          fbAVX512_whole_x189
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1628
@@ -43155,9 +46098,9 @@ fbAVX512_first_1628:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x97
+	JMP     fbAVX512_wholeend_x190
 
-fbAVX512_whole_x96:
+fbAVX512_whole_x189:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
@@ -43291,7 +46234,7 @@ fbAVX512_whole_x96:
 	VMULPS        Z0, Z15, Z15
 	VMOVUPS       Z15, K1, 192(DX)(CX*1)
 
-fbAVX512_wholeend_x97:
+fbAVX512_wholeend_x190:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case3_1619:
@@ -43353,7 +46296,7 @@ fbAVX512_loop_1629:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x98
+	JNZ          fbAVX512_whole_x191
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1630
@@ -43386,9 +46329,9 @@ fbAVX512_first_1630:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x99
+	JMP     fbAVX512_wholeend_x192
 
-fbAVX512_whole_x98:
+fbAVX512_whole_x191:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -43492,7 +46435,7 @@ fbAVX512_whole_x98:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 192(CX)(AX*2)
 
-fbAVX512_wholeend_x99:
+fbAVX512_wholeend_x192:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case2_1618:
@@ -43545,7 +46488,7 @@ fbAVX512_loop_1631:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x100
+	JNZ          fbAVX512_whole_x193
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1632
@@ -43569,9 +46512,9 @@ fbAVX512_first_1632:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x101
+	JMP     fbAVX512_wholeend_x194
 
-fbAVX512_whole_x100:
+fbAVX512_whole_x193:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -43645,7 +46588,7 @@ fbAVX512_whole_x100:
 	VMULPS        Z0, Z7, Z7
 	VMOVUPS       Z7, K1, 192(CX)(AX*1)
 
-fbAVX512_wholeend_x101:
+fbAVX512_wholeend_x194:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case1_1617:
@@ -43685,7 +46628,7 @@ fbAVX512_loop_1633:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x102
+	JNZ          fbAVX512_whole_x195
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1634
@@ -43700,9 +46643,9 @@ fbAVX512_first_1634:
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
-	JMP     fbAVX512_wholeend_x103
+	JMP     fbAVX512_wholeend_x196
 
-fbAVX512_whole_x102:
+fbAVX512_whole_x195:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
@@ -43746,7 +46689,7 @@ fbAVX512_whole_x102:
 	VMULPS        Z4, Z3, Z3
 	VMOVUPS       Z3, K1, 192(CX)
 
-fbAVX512_wholeend_x103:
+fbAVX512_wholeend_x196:
 fbAVX512_swend_1616:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -43884,7 +46827,7 @@ fbAVX512_loop_1645:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x104
+	JNZ          fbAVX512_whole_x197
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1646
@@ -43932,9 +46875,9 @@ fbAVX512_first_1646:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x105
+	JMP     fbAVX512_wholeend_x198
 
-fbAVX512_whole_x104:
+fbAVX512_whole_x197:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -44105,7 +47048,7 @@ fbAVX512_whole_x104:
 	VMULPS        Z0, Z17, Z17
 	VMOVUPS       Z17, K1, 128(BX)(AX*1)
 
-fbAVX512_wholeend_x105:
+fbAVX512_wholeend_x198:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case5_1643:
@@ -44177,7 +47120,7 @@ fbAVX512_loop_1647:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x106
+	JNZ          fbAVX512_whole_x199
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1648
@@ -44218,9 +47161,9 @@ fbAVX512_first_1648:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_wholeend_x107
+	JMP     fbAVX512_wholeend_x200
 
-fbAVX512_whole_x106:
+fbAVX512_whole_x199:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -44365,7 +47308,7 @@ fbAVX512_whole_x106:
 	VMULPS        Z0, Z14, Z14
 	VMOVUPS       Z14, K1, 128(BX)
 
-fbAVX512_wholeend_x107:
+fbAVX512_wholeend_x200:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case4_1642:
@@ -44427,7 +47370,7 @@ fbAVX512_loop_1649:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x108
+	JNZ          fbAVX512_whole_x201
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1650
@@ -44461,9 +47404,9 @@ fbAVX512_first_1650:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x109
+	JMP     fbAVX512_wholeend_x202
 
-fbAVX512_whole_x108:
+fbAVX512_whole_x201:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
@@ -44581,7 +47524,7 @@ fbAVX512_whole_x108:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 128(DX)(CX*1)
 
-fbAVX512_wholeend_x109:
+fbAVX512_wholeend_x202:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case3_1641:
@@ -44636,7 +47579,7 @@ fbAVX512_loop_1651:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x110
+	JNZ          fbAVX512_whole_x203
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1652
@@ -44663,9 +47606,9 @@ fbAVX512_first_1652:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x111
+	JMP     fbAVX512_wholeend_x204
 
-fbAVX512_whole_x110:
+fbAVX512_whole_x203:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -44757,7 +47700,7 @@ fbAVX512_whole_x110:
 	VMULPS        Z0, Z8, Z8
 	VMOVUPS       Z8, K1, 128(CX)(AX*2)
 
-fbAVX512_wholeend_x111:
+fbAVX512_wholeend_x204:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case2_1640:
@@ -44805,7 +47748,7 @@ fbAVX512_loop_1653:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x112
+	JNZ          fbAVX512_whole_x205
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1654
@@ -44825,9 +47768,9 @@ fbAVX512_first_1654:
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x113
+	JMP     fbAVX512_wholeend_x206
 
-fbAVX512_whole_x112:
+fbAVX512_whole_x205:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -44893,7 +47836,7 @@ fbAVX512_whole_x112:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, 128(CX)(AX*1)
 
-fbAVX512_wholeend_x113:
+fbAVX512_wholeend_x206:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case1_1639:
@@ -44931,7 +47874,7 @@ fbAVX512_loop_1655:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x114
+	JNZ          fbAVX512_whole_x207
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1656
@@ -44944,9 +47887,9 @@ fbAVX512_first_1656:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
-	JMP     fbAVX512_wholeend_x115
+	JMP     fbAVX512_wholeend_x208
 
-fbAVX512_whole_x114:
+fbAVX512_whole_x207:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
@@ -44986,7 +47929,7 @@ fbAVX512_whole_x114:
 	VMULPS        Z3, Z2, Z2
 	VMOVUPS       Z2, K1, 128(CX)
 
-fbAVX512_wholeend_x115:
+fbAVX512_wholeend_x208:
 fbAVX512_swend_1638:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -45109,7 +48052,7 @@ fbAVX512_loop_1667:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x116
+	JNZ          fbAVX512_whole_x209
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1668
@@ -45145,9 +48088,9 @@ fbAVX512_first_1668:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x117
+	JMP     fbAVX512_wholeend_x210
 
-fbAVX512_whole_x116:
+fbAVX512_whole_x209:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -45294,7 +48237,7 @@ fbAVX512_whole_x116:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 64(BX)(AX*1)
 
-fbAVX512_wholeend_x117:
+fbAVX512_wholeend_x210:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case5_1665:
@@ -45355,7 +48298,7 @@ fbAVX512_loop_1669:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x118
+	JNZ          fbAVX512_whole_x211
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1670
@@ -45386,9 +48329,9 @@ fbAVX512_first_1670:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_wholeend_x119
+	JMP     fbAVX512_wholeend_x212
 
-fbAVX512_whole_x118:
+fbAVX512_whole_x211:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -45513,7 +48456,7 @@ fbAVX512_whole_x118:
 	VMULPS        Z0, Z9, Z9
 	VMOVUPS       Z9, K1, 64(BX)
 
-fbAVX512_wholeend_x119:
+fbAVX512_wholeend_x212:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case4_1664:
@@ -45566,7 +48509,7 @@ fbAVX512_loop_1671:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x120
+	JNZ          fbAVX512_whole_x213
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1672
@@ -45592,9 +48535,9 @@ fbAVX512_first_1672:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x121
+	JMP     fbAVX512_wholeend_x214
 
-fbAVX512_whole_x120:
+fbAVX512_whole_x213:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
@@ -45696,7 +48639,7 @@ fbAVX512_whole_x120:
 	VMULPS        Z0, Z7, Z7
 	VMOVUPS       Z7, K1, 64(DX)(CX*1)
 
-fbAVX512_wholeend_x121:
+fbAVX512_wholeend_x214:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case3_1663:
@@ -45744,7 +48687,7 @@ fbAVX512_loop_1673:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x122
+	JNZ          fbAVX512_whole_x215
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1674
@@ -45765,9 +48708,9 @@ fbAVX512_first_1674:
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x123
+	JMP     fbAVX512_wholeend_x216
 
-fbAVX512_whole_x122:
+fbAVX512_whole_x215:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -45847,7 +48790,7 @@ fbAVX512_whole_x122:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, 64(CX)(AX*2)
 
-fbAVX512_wholeend_x123:
+fbAVX512_wholeend_x216:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case2_1662:
@@ -45890,7 +48833,7 @@ fbAVX512_loop_1675:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x124
+	JNZ          fbAVX512_whole_x217
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1676
@@ -45906,9 +48849,9 @@ fbAVX512_first_1676:
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x125
+	JMP     fbAVX512_wholeend_x218
 
-fbAVX512_whole_x124:
+fbAVX512_whole_x217:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -45966,7 +48909,7 @@ fbAVX512_whole_x124:
 	VMULPS        Z0, Z3, Z3
 	VMOVUPS       Z3, K1, 64(CX)(AX*1)
 
-fbAVX512_wholeend_x125:
+fbAVX512_wholeend_x218:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case1_1661:
@@ -46002,7 +48945,7 @@ fbAVX512_loop_1677:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x126
+	JNZ          fbAVX512_whole_x219
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1678
@@ -46013,9 +48956,9 @@ fbAVX512_loop_1677:
 fbAVX512_first_1678:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
-	JMP     fbAVX512_wholeend_x127
+	JMP     fbAVX512_wholeend_x220
 
-fbAVX512_whole_x126:
+fbAVX512_whole_x219:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
@@ -46051,7 +48994,7 @@ fbAVX512_whole_x126:
 	VMULPS        Z2, Z1, Z1
 	VMOVUPS       Z1, K1, 64(CX)
 
-fbAVX512_wholeend_x127:
+fbAVX512_wholeend_x220:
 fbAVX512_swend_1660:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -46159,7 +49102,7 @@ fbAVX512_loop_1689:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x128
+	JNZ          fbAVX512_whole_x221
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1690
@@ -46183,9 +49126,9 @@ fbAVX512_first_1690:
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_wholeend_x129
+	JMP     fbAVX512_wholeend_x222
 
-fbAVX512_whole_x128:
+fbAVX512_whole_x221:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -46308,7 +49251,7 @@ fbAVX512_whole_x128:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, (BX)(AX*1)
 
-fbAVX512_wholeend_x129:
+fbAVX512_wholeend_x222:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case5_1687:
@@ -46358,7 +49301,7 @@ fbAVX512_loop_1691:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x130
+	JNZ          fbAVX512_whole_x223
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1692
@@ -46379,9 +49322,9 @@ fbAVX512_first_1692:
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_wholeend_x131
+	JMP     fbAVX512_wholeend_x224
 
-fbAVX512_whole_x130:
+fbAVX512_whole_x223:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -46486,7 +49429,7 @@ fbAVX512_whole_x130:
 	VMULPS        Z0, Z4, Z4
 	VMOVUPS       Z4, K1, (BX)
 
-fbAVX512_wholeend_x131:
+fbAVX512_wholeend_x224:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case4_1686:
@@ -46530,7 +49473,7 @@ fbAVX512_loop_1693:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x132
+	JNZ          fbAVX512_whole_x225
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1694
@@ -46548,9 +49491,9 @@ fbAVX512_first_1694:
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_wholeend_x133
+	JMP     fbAVX512_wholeend_x226
 
-fbAVX512_whole_x132:
+fbAVX512_whole_x225:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
@@ -46636,7 +49579,7 @@ fbAVX512_whole_x132:
 	VMULPS        Z0, Z3, Z3
 	VMOVUPS       Z3, K1, (DX)(CX*1)
 
-fbAVX512_wholeend_x133:
+fbAVX512_wholeend_x226:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case3_1685:
@@ -46677,7 +49620,7 @@ fbAVX512_loop_1695:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x134
+	JNZ          fbAVX512_whole_x227
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1696
@@ -46692,9 +49635,9 @@ fbAVX512_first_1696:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_wholeend_x135
+	JMP     fbAVX512_wholeend_x228
 
-fbAVX512_whole_x134:
+fbAVX512_whole_x227:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -46762,7 +49705,7 @@ fbAVX512_whole_x134:
 	VMULPS        Z0, Z2, Z2
 	VMOVUPS       Z2, K1, (CX)(AX*2)
 
-fbAVX512_wholeend_x135:
+fbAVX512_wholeend_x228:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case2_1684:
@@ -46800,7 +49743,7 @@ fbAVX512_loop_1697:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x136
+	JNZ          fbAVX512_whole_x229
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1698
@@ -46812,9 +49755,9 @@ fbAVX512_loop_1697:
 fbAVX512_first_1698:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_wholeend_x137
+	JMP     fbAVX512_wholeend_x230
 
-fbAVX512_whole_x136:
+fbAVX512_whole_x229:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -46864,7 +49807,7 @@ fbAVX512_whole_x136:
 	VMULPS        Z0, Z1, Z1
 	VMOVUPS       Z1, K1, (CX)(AX*1)
 
-fbAVX512_wholeend_x137:
+fbAVX512_wholeend_x230:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case1_1683:
@@ -46898,7 +49841,7 @@ fbAVX512_loop_1699:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x138
+	JNZ          fbAVX512_whole_x231
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1700
@@ -46907,9 +49850,9 @@ fbAVX512_loop_1699:
 
 fbAVX512_first_1700:
 	VMOVUPS Z0, K1, (CX)
-	JMP     fbAVX512_wholeend_x139
+	JMP     fbAVX512_wholeend_x232
 
-fbAVX512_whole_x138:
+fbAVX512_whole_x231:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
@@ -46941,7 +49884,7 @@ fbAVX512_whole_x138:
 	VMULPS        Z1, Z0, Z0
 	VMOVUPS       Z0, K1, (CX)
 
-fbAVX512_wholeend_x139:
+fbAVX512_wholeend_x232:
 fbAVX512_swend_1682:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -46965,7 +49908,7 @@ fbAVX512_jcend_1606:
 fbAVX512_i0end_1604:
 	MOVQ  16528(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX512_normdone_x140
+	JNZ   fbAVX512_normdone_x233
 	MOVQ  $0x00000000, 8(SP)
 
 fbAVX512_norm_1701:
@@ -47095,7 +50038,7 @@ fbAVX512_mul_1704_AVX512f32_end:
 	JMP  fbAVX512_norm_1701
 
 fbAVX512_normend_1702:
-fbAVX512_normdone_x140:
+fbAVX512_normdone_x233:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -47107,11 +50050,24 @@ fbAVX512_tend_1602:
 
 // func backwardBatch32AVX512(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
-TEXT ·backwardBatch32AVX512(SB), $16528-152
-	LEAQ         72(SP), AX
-	ADDQ         $0x3f, AX
-	ANDQ         $-64, AX
-	MOVQ         AX, 16520(SP)
+TEXT ·backwardBatch32AVX512(SB), $16536-152
+	LEAQ 72(SP), AX
+	ADDQ $0x3f, AX
+	ANDQ $-64, AX
+	MOVQ AX, 16520(SP)
+	MOVQ M+136(FP), CX
+	MOVQ $0x00000000, AX
+	CMPQ CX, $0x00000040
+	JA   fbAVX512_rowno_x234
+	CMPQ CX, $0x00000040
+	JA   fbAVX512_rowno_x234
+	MOVQ ib+144(FP), DX
+	CMPQ CX, DX
+	JA   fbAVX512_rowno_x234
+	MOVQ $0x00000001, AX
+
+fbAVX512_rowno_x234:
+	MOVQ         AX, 16528(SP)
 	MOVQ         K+128(FP), AX
 	MOVQ         M+136(FP), CX
 	IMULQ        CX, AX
@@ -47155,59 +50111,67 @@ fbAVX512_t_1706:
 	MOVQ  T+120(FP), DX
 	SUBQ  AX, DX
 	IMULQ CX, DX
-	MOVQ  psi_base+48(FP), AX
-	ADDQ  DX, AX
-	MOVQ  beta_base+0(FP), BX
+	MOVQ  psi_base+48(FP), BX
 	ADDQ  DX, BX
-	SUBQ  CX, BX
-	MOVQ  BX, 64(SP)
-	ADDQ  CX, BX
+	MOVQ  beta_base+0(FP), SI
+	ADDQ  DX, SI
+	SUBQ  CX, SI
+	MOVQ  SI, 64(SP)
+	ADDQ  CX, SI
 	MOVQ  work_base+96(FP), CX
 	MOVQ  CX, 56(SP)
-	MOVQ  K+128(FP), DX
-	MOVQ  M+136(FP), SI
-	IMULQ SI, DX
-	XORQ  SI, SI
-	MOVQ  DX, DI
+	MOVQ  16528(SP), DX
+	ANDQ  $0x01, DX
+	JZ    fbAVX512_bwskip_x235no
+	CMPQ  AX, $0x01
+	JA    fbAVX512_bwskip_x235
+
+fbAVX512_bwskip_x235no:
+	MOVQ  K+128(FP), AX
+	MOVQ  M+136(FP), DX
+	IMULQ DX, AX
+	XORQ  DX, DX
+	MOVQ  AX, DI
 	ANDQ  $-32, DI
 
 fbAVX512_bw_1708_AVX512f32_wide:
-	CMPQ    SI, DI
+	CMPQ    DX, DI
 	JAE     fbAVX512_bw_1708_AVX512f32_narrow0
-	VMOVUPS (AX)(SI*4), Z0
-	VMULPS  (BX)(SI*4), Z0, Z0
-	VMOVUPS Z0, (CX)(SI*4)
-	VMOVUPS 64(AX)(SI*4), Z0
-	VMULPS  64(BX)(SI*4), Z0, Z0
-	VMOVUPS Z0, 64(CX)(SI*4)
-	ADDQ    $+32, SI
+	VMOVUPS (BX)(DX*4), Z0
+	VMULPS  (SI)(DX*4), Z0, Z0
+	VMOVUPS Z0, (CX)(DX*4)
+	VMOVUPS 64(BX)(DX*4), Z0
+	VMULPS  64(SI)(DX*4), Z0, Z0
+	VMOVUPS Z0, 64(CX)(DX*4)
+	ADDQ    $+32, DX
 	JMP     fbAVX512_bw_1708_AVX512f32_wide
 
 fbAVX512_bw_1708_AVX512f32_narrow0:
-	MOVQ DX, DI
+	MOVQ AX, DI
 	ANDQ $-16, DI
 
 fbAVX512_bw_1708_AVX512f32_narrow:
-	CMPQ    SI, DI
+	CMPQ    DX, DI
 	JAE     fbAVX512_bw_1708_AVX512f32_tail
-	VMOVUPS (AX)(SI*4), Z0
-	VMULPS  (BX)(SI*4), Z0, Z0
-	VMOVUPS Z0, (CX)(SI*4)
-	ADDQ    $+16, SI
+	VMOVUPS (BX)(DX*4), Z0
+	VMULPS  (SI)(DX*4), Z0, Z0
+	VMOVUPS Z0, (CX)(DX*4)
+	ADDQ    $+16, DX
 	JMP     fbAVX512_bw_1708_AVX512f32_narrow
 
 fbAVX512_bw_1708_AVX512f32_tail:
-	SUBQ      SI, DX
+	SUBQ      DX, AX
 	JZ        fbAVX512_bw_1708_AVX512f32_end
 	MOVQ      $-1, DI
-	BZHIQ     DX, DI, DX
-	KMOVW     DX, K1
-	VMOVUPS.Z (AX)(SI*4), K1, Z0
-	VMOVUPS.Z (BX)(SI*4), K1, Z1
+	BZHIQ     AX, DI, AX
+	KMOVW     AX, K1
+	VMOVUPS.Z (BX)(DX*4), K1, Z0
+	VMOVUPS.Z (SI)(DX*4), K1, Z1
 	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (CX)(SI*4)
+	VMOVUPS   Z0, K1, (CX)(DX*4)
 
 fbAVX512_bw_1708_AVX512f32_end:
+fbAVX512_bwskip_x235:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX512_i0_1709:
@@ -47391,6 +50355,9 @@ fbAVX512_loop_1729:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x236
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1730
@@ -47450,7 +50417,170 @@ fbAVX512_first_1730:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_swend_1722
+	JMP     fbAVX512_wholeend_x237
+
+fbAVX512_whole_x236:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*4), R11
+	VMOVSS       fbone32<>+0(SB), X24
+	VDIVSS       (R11), X24, X24
+	VBROADCASTSS X24, Z24
+	VMULPS       Z24, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (SI), Z25
+	VMULPS       Z0, Z25, Z25
+	VMOVUPS      Z25, (R8)
+	VMULPS       Z24, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMOVUPS      64(SI), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(R8)
+	VMULPS       Z24, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMOVUPS      128(SI), Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, 128(R8)
+	VMULPS       Z24, Z3, Z3
+	VMOVUPS      Z3, K1, 192(DX)
+	VMOVUPS.Z    192(SI), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R8)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (DX)(AX*1)
+	VMOVUPS      (SI)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, 64(DX)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z1
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(AX*1)
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, 128(DX)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 128(R8)(AX*1)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 192(DX)(AX*1)
+	VMOVUPS.Z    192(SI)(AX*1), K1, Z0
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R8)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, (DX)(AX*2)
+	VMOVUPS      (SI)(AX*2), Z1
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*2)
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, 64(DX)(AX*2)
+	VMOVUPS      64(SI)(AX*2), Z1
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(AX*2)
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, 128(DX)(AX*2)
+	VMOVUPS      128(SI)(AX*2), Z1
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 128(R8)(AX*2)
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, K1, 192(DX)(AX*2)
+	VMOVUPS.Z    192(SI)(AX*2), K1, Z0
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R8)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z12, Z12
+	VMOVUPS      Z12, (DX)(CX*1)
+	VMOVUPS      (SI)(CX*1), Z1
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, (R8)(CX*1)
+	VMULPS       Z0, Z13, Z13
+	VMOVUPS      Z13, 64(DX)(CX*1)
+	VMOVUPS      64(SI)(CX*1), Z1
+	VMULPS       Z13, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(CX*1)
+	VMULPS       Z0, Z14, Z14
+	VMOVUPS      Z14, 128(DX)(CX*1)
+	VMOVUPS      128(SI)(CX*1), Z1
+	VMULPS       Z14, Z1, Z1
+	VMOVUPS      Z1, 128(R8)(CX*1)
+	VMULPS       Z0, Z15, Z15
+	VMOVUPS      Z15, K1, 192(DX)(CX*1)
+	VMOVUPS.Z    192(SI)(CX*1), K1, Z0
+	VMULPS       Z15, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R8)(CX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       16(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z16, Z16
+	VMOVUPS      Z16, (BX)
+	VMOVUPS      (DI), Z1
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, (R9)
+	VMULPS       Z0, Z17, Z17
+	VMOVUPS      Z17, 64(BX)
+	VMOVUPS      64(DI), Z1
+	VMULPS       Z17, Z1, Z1
+	VMOVUPS      Z1, 64(R9)
+	VMULPS       Z0, Z18, Z18
+	VMOVUPS      Z18, 128(BX)
+	VMOVUPS      128(DI), Z1
+	VMULPS       Z18, Z1, Z1
+	VMOVUPS      Z1, 128(R9)
+	VMULPS       Z0, Z19, Z19
+	VMOVUPS      Z19, K1, 192(BX)
+	VMOVUPS.Z    192(DI), K1, Z0
+	VMULPS       Z19, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R9)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       20(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z20, Z20
+	VMOVUPS      Z20, (BX)(AX*1)
+	VMOVUPS      (DI)(AX*1), Z1
+	VMULPS       Z20, Z1, Z1
+	VMOVUPS      Z1, (R9)(AX*1)
+	VMULPS       Z0, Z21, Z21
+	VMOVUPS      Z21, 64(BX)(AX*1)
+	VMOVUPS      64(DI)(AX*1), Z1
+	VMULPS       Z21, Z1, Z1
+	VMOVUPS      Z1, 64(R9)(AX*1)
+	VMULPS       Z0, Z22, Z22
+	VMOVUPS      Z22, 128(BX)(AX*1)
+	VMOVUPS      128(DI)(AX*1), Z1
+	VMULPS       Z22, Z1, Z1
+	VMOVUPS      Z1, 128(R9)(AX*1)
+	VMULPS       Z0, Z23, Z23
+	VMOVUPS      Z23, K1, 192(BX)(AX*1)
+	VMOVUPS.Z    192(DI)(AX*1), K1, Z0
+	VMULPS       Z23, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R9)(AX*1)
+
+fbAVX512_wholeend_x237:
+	JMP fbAVX512_swend_1722
 
 fbAVX512_case5_1727:
 	MOVQ   40(SP), AX
@@ -47530,6 +50660,9 @@ fbAVX512_loop_1731:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x238
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1732
@@ -47580,7 +50713,147 @@ fbAVX512_first_1732:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_swend_1722
+	JMP     fbAVX512_wholeend_x239
+
+fbAVX512_whole_x238:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*4), R11
+	VMOVSS       fbone32<>+0(SB), X20
+	VDIVSS       (R11), X20, X20
+	VBROADCASTSS X20, Z20
+	VMULPS       Z20, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (SI), Z21
+	VMULPS       Z0, Z21, Z21
+	VMOVUPS      Z21, (R8)
+	VMULPS       Z20, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMOVUPS      64(SI), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(R8)
+	VMULPS       Z20, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMOVUPS      128(SI), Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, 128(R8)
+	VMULPS       Z20, Z3, Z3
+	VMOVUPS      Z3, K1, 192(DX)
+	VMOVUPS.Z    192(SI), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R8)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (DX)(AX*1)
+	VMOVUPS      (SI)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, 64(DX)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z1
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(AX*1)
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, 128(DX)(AX*1)
+	VMOVUPS      128(SI)(AX*1), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 128(R8)(AX*1)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 192(DX)(AX*1)
+	VMOVUPS.Z    192(SI)(AX*1), K1, Z0
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R8)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, (DX)(AX*2)
+	VMOVUPS      (SI)(AX*2), Z1
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*2)
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, 64(DX)(AX*2)
+	VMOVUPS      64(SI)(AX*2), Z1
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(AX*2)
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, 128(DX)(AX*2)
+	VMOVUPS      128(SI)(AX*2), Z1
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 128(R8)(AX*2)
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, K1, 192(DX)(AX*2)
+	VMOVUPS.Z    192(SI)(AX*2), K1, Z0
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R8)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z12, Z12
+	VMOVUPS      Z12, (DX)(CX*1)
+	VMOVUPS      (SI)(CX*1), Z1
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, (R8)(CX*1)
+	VMULPS       Z0, Z13, Z13
+	VMOVUPS      Z13, 64(DX)(CX*1)
+	VMOVUPS      64(SI)(CX*1), Z1
+	VMULPS       Z13, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(CX*1)
+	VMULPS       Z0, Z14, Z14
+	VMOVUPS      Z14, 128(DX)(CX*1)
+	VMOVUPS      128(SI)(CX*1), Z1
+	VMULPS       Z14, Z1, Z1
+	VMOVUPS      Z1, 128(R8)(CX*1)
+	VMULPS       Z0, Z15, Z15
+	VMOVUPS      Z15, K1, 192(DX)(CX*1)
+	VMOVUPS.Z    192(SI)(CX*1), K1, Z0
+	VMULPS       Z15, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R8)(CX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       16(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z16, Z16
+	VMOVUPS      Z16, (BX)
+	VMOVUPS      (DI), Z1
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, (R9)
+	VMULPS       Z0, Z17, Z17
+	VMOVUPS      Z17, 64(BX)
+	VMOVUPS      64(DI), Z1
+	VMULPS       Z17, Z1, Z1
+	VMOVUPS      Z1, 64(R9)
+	VMULPS       Z0, Z18, Z18
+	VMOVUPS      Z18, 128(BX)
+	VMOVUPS      128(DI), Z1
+	VMULPS       Z18, Z1, Z1
+	VMOVUPS      Z1, 128(R9)
+	VMULPS       Z0, Z19, Z19
+	VMOVUPS      Z19, K1, 192(BX)
+	VMOVUPS.Z    192(DI), K1, Z0
+	VMULPS       Z19, Z0, Z0
+	VMOVUPS      Z0, K1, 192(R9)
+
+fbAVX512_wholeend_x239:
+	JMP fbAVX512_swend_1722
 
 fbAVX512_case4_1726:
 	MOVQ   40(SP), AX
@@ -47648,6 +50921,9 @@ fbAVX512_loop_1733:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x240
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1734
@@ -47689,7 +50965,122 @@ fbAVX512_first_1734:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_swend_1722
+	JMP     fbAVX512_wholeend_x241
+
+fbAVX512_whole_x240:
+	MOVQ         DX, BX
+	MOVQ         beta_base+0(FP), SI
+	SUBQ         SI, BX
+	MOVQ         psi_base+48(FP), SI
+	ADDQ         SI, BX
+	MOVQ         24(SP), SI
+	IMULQ        AX, SI
+	MOVQ         work_base+96(FP), DI
+	ADDQ         DI, SI
+	MOVQ         T+120(FP), DI
+	MOVQ         (SP), R8
+	SUBQ         R8, DI
+	MOVQ         K+128(FP), R8
+	IMULQ        R8, DI
+	MOVQ         24(SP), R8
+	ADDQ         R8, DI
+	MOVQ         scale_base+24(FP), R8
+	LEAQ         (R8)(DI*4), R8
+	VMOVSS       fbone32<>+0(SB), X16
+	VDIVSS       (R8), X16, X16
+	VBROADCASTSS X16, Z16
+	VMULPS       Z16, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (BX), Z17
+	VMULPS       Z0, Z17, Z17
+	VMOVUPS      Z17, (SI)
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMOVUPS      64(BX), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMULPS       Z16, Z2, Z2
+	VMOVUPS      Z2, 128(DX)
+	VMOVUPS      128(BX), Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, 128(SI)
+	VMULPS       Z16, Z3, Z3
+	VMOVUPS      Z3, K1, 192(DX)
+	VMOVUPS.Z    192(BX), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 192(SI)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (DX)(AX*1)
+	VMOVUPS      (BX)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (SI)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, 64(DX)(AX*1)
+	VMOVUPS      64(BX)(AX*1), Z1
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(SI)(AX*1)
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, 128(DX)(AX*1)
+	VMOVUPS      128(BX)(AX*1), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 128(SI)(AX*1)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 192(DX)(AX*1)
+	VMOVUPS.Z    192(BX)(AX*1), K1, Z0
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, K1, 192(SI)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, (DX)(AX*2)
+	VMOVUPS      (BX)(AX*2), Z1
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, (SI)(AX*2)
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, 64(DX)(AX*2)
+	VMOVUPS      64(BX)(AX*2), Z1
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, 64(SI)(AX*2)
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, 128(DX)(AX*2)
+	VMOVUPS      128(BX)(AX*2), Z1
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 128(SI)(AX*2)
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, K1, 192(DX)(AX*2)
+	VMOVUPS.Z    192(BX)(AX*2), K1, Z0
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, K1, 192(SI)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z12, Z12
+	VMOVUPS      Z12, (DX)(CX*1)
+	VMOVUPS      (BX)(CX*1), Z1
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, (SI)(CX*1)
+	VMULPS       Z0, Z13, Z13
+	VMOVUPS      Z13, 64(DX)(CX*1)
+	VMOVUPS      64(BX)(CX*1), Z1
+	VMULPS       Z13, Z1, Z1
+	VMOVUPS      Z1, 64(SI)(CX*1)
+	VMULPS       Z0, Z14, Z14
+	VMOVUPS      Z14, 128(DX)(CX*1)
+	VMOVUPS      128(BX)(CX*1), Z1
+	VMULPS       Z14, Z1, Z1
+	VMOVUPS      Z1, 128(SI)(CX*1)
+	VMULPS       Z0, Z15, Z15
+	VMOVUPS      Z15, K1, 192(DX)(CX*1)
+	VMOVUPS.Z    192(BX)(CX*1), K1, Z0
+	VMULPS       Z15, Z0, Z0
+	VMOVUPS      Z0, K1, 192(SI)(CX*1)
+
+fbAVX512_wholeend_x241:
+	JMP fbAVX512_swend_1722
 
 fbAVX512_case3_1725:
 	MOVQ   40(SP), AX
@@ -47748,6 +51139,9 @@ fbAVX512_loop_1735:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x242
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1736
@@ -47780,7 +51174,99 @@ fbAVX512_first_1736:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_swend_1722
+	JMP     fbAVX512_wholeend_x243
+
+fbAVX512_whole_x242:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X12
+	VDIVSS       (DI), X12, X12
+	VBROADCASTSS X12, Z12
+	VMULPS       Z12, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z13
+	VMULPS       Z0, Z13, Z13
+	VMOVUPS      Z13, (BX)
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, 64(CX)
+	VMOVUPS      64(DX), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(BX)
+	VMULPS       Z12, Z2, Z2
+	VMOVUPS      Z2, 128(CX)
+	VMOVUPS      128(DX), Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, 128(BX)
+	VMULPS       Z12, Z3, Z3
+	VMOVUPS      Z3, K1, 192(CX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 192(BX)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, 64(CX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z1
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(BX)(AX*1)
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, 128(CX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 128(BX)(AX*1)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 192(CX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, K1, 192(BX)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, (CX)(AX*2)
+	VMOVUPS      (DX)(AX*2), Z1
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*2)
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, 64(CX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z1
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, 64(BX)(AX*2)
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, 128(CX)(AX*2)
+	VMOVUPS      128(DX)(AX*2), Z1
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 128(BX)(AX*2)
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, K1, 192(CX)(AX*2)
+	VMOVUPS.Z    192(DX)(AX*2), K1, Z0
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, K1, 192(BX)(AX*2)
+
+fbAVX512_wholeend_x243:
+	JMP fbAVX512_swend_1722
 
 fbAVX512_case2_1724:
 	MOVQ   40(SP), AX
@@ -47830,6 +51316,9 @@ fbAVX512_loop_1737:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x244
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1738
@@ -47853,7 +51342,76 @@ fbAVX512_first_1738:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_swend_1722
+	JMP     fbAVX512_wholeend_x245
+
+fbAVX512_whole_x244:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X8
+	VDIVSS       (DI), X8, X8
+	VBROADCASTSS X8, Z8
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z9
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, (BX)
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, 64(CX)
+	VMOVUPS      64(DX), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(BX)
+	VMULPS       Z8, Z2, Z2
+	VMOVUPS      Z2, 128(CX)
+	VMOVUPS      128(DX), Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, 128(BX)
+	VMULPS       Z8, Z3, Z3
+	VMOVUPS      Z3, K1, 192(CX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 192(BX)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, 64(CX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z1
+	VMULPS       Z5, Z1, Z1
+	VMOVUPS      Z1, 64(BX)(AX*1)
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, 128(CX)(AX*1)
+	VMOVUPS      128(DX)(AX*1), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 128(BX)(AX*1)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 192(CX)(AX*1)
+	VMOVUPS.Z    192(DX)(AX*1), K1, Z0
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, K1, 192(BX)(AX*1)
+
+fbAVX512_wholeend_x245:
+	JMP fbAVX512_swend_1722
 
 fbAVX512_case1_1723:
 	MOVQ   40(SP), AX
@@ -47887,9 +51445,12 @@ fbAVX512_loop_1739:
 	JNZ          fbAVX512_loop_1739
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*4), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x246
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1740
@@ -47904,7 +51465,52 @@ fbAVX512_first_1740:
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
+	JMP     fbAVX512_wholeend_x247
 
+fbAVX512_whole_x246:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*4), SI
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (SI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z5
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, (BX)
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(CX)
+	VMOVUPS      64(DX), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(BX)
+	VMULPS       Z4, Z2, Z2
+	VMOVUPS      Z2, 128(CX)
+	VMOVUPS      128(DX), Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, 128(BX)
+	VMULPS       Z4, Z3, Z3
+	VMOVUPS      Z3, K1, 192(CX)
+	VMOVUPS.Z    192(DX), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 192(BX)
+
+fbAVX512_wholeend_x247:
 fbAVX512_swend_1722:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -48040,6 +51646,9 @@ fbAVX512_loop_1751:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x248
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1752
@@ -48087,7 +51696,140 @@ fbAVX512_first_1752:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_swend_1744
+	JMP     fbAVX512_wholeend_x249
+
+fbAVX512_whole_x248:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*4), R11
+	VMOVSS       fbone32<>+0(SB), X18
+	VDIVSS       (R11), X18, X18
+	VBROADCASTSS X18, Z18
+	VMULPS       Z18, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (SI), Z19
+	VMULPS       Z0, Z19, Z19
+	VMOVUPS      Z19, (R8)
+	VMULPS       Z18, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMOVUPS      64(SI), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(R8)
+	VMULPS       Z18, Z2, Z2
+	VMOVUPS      Z2, K1, 128(DX)
+	VMOVUPS.Z    128(SI), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R8)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, (DX)(AX*1)
+	VMOVUPS      (SI)(AX*1), Z1
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*1)
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, 64(DX)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 128(DX)(AX*1)
+	VMOVUPS.Z    128(SI)(AX*1), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R8)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, (DX)(AX*2)
+	VMOVUPS      (SI)(AX*2), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*2)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, 64(DX)(AX*2)
+	VMOVUPS      64(SI)(AX*2), Z1
+	VMULPS       Z7, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(AX*2)
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, K1, 128(DX)(AX*2)
+	VMOVUPS.Z    128(SI)(AX*2), K1, Z0
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R8)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, (DX)(CX*1)
+	VMOVUPS      (SI)(CX*1), Z1
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, (R8)(CX*1)
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, 64(DX)(CX*1)
+	VMOVUPS      64(SI)(CX*1), Z1
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(CX*1)
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, K1, 128(DX)(CX*1)
+	VMOVUPS.Z    128(SI)(CX*1), K1, Z0
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R8)(CX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       16(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z12, Z12
+	VMOVUPS      Z12, (BX)
+	VMOVUPS      (DI), Z1
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, (R9)
+	VMULPS       Z0, Z13, Z13
+	VMOVUPS      Z13, 64(BX)
+	VMOVUPS      64(DI), Z1
+	VMULPS       Z13, Z1, Z1
+	VMOVUPS      Z1, 64(R9)
+	VMULPS       Z0, Z14, Z14
+	VMOVUPS      Z14, K1, 128(BX)
+	VMOVUPS.Z    128(DI), K1, Z0
+	VMULPS       Z14, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R9)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       20(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z15, Z15
+	VMOVUPS      Z15, (BX)(AX*1)
+	VMOVUPS      (DI)(AX*1), Z1
+	VMULPS       Z15, Z1, Z1
+	VMOVUPS      Z1, (R9)(AX*1)
+	VMULPS       Z0, Z16, Z16
+	VMOVUPS      Z16, 64(BX)(AX*1)
+	VMOVUPS      64(DI)(AX*1), Z1
+	VMULPS       Z16, Z1, Z1
+	VMOVUPS      Z1, 64(R9)(AX*1)
+	VMULPS       Z0, Z17, Z17
+	VMOVUPS      Z17, K1, 128(BX)(AX*1)
+	VMOVUPS.Z    128(DI)(AX*1), K1, Z0
+	VMULPS       Z17, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R9)(AX*1)
+
+fbAVX512_wholeend_x249:
+	JMP fbAVX512_swend_1744
 
 fbAVX512_case5_1749:
 	MOVQ   40(SP), AX
@@ -48156,6 +51898,9 @@ fbAVX512_loop_1753:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x250
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1754
@@ -48196,7 +51941,122 @@ fbAVX512_first_1754:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_swend_1744
+	JMP     fbAVX512_wholeend_x251
+
+fbAVX512_whole_x250:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*4), R11
+	VMOVSS       fbone32<>+0(SB), X15
+	VDIVSS       (R11), X15, X15
+	VBROADCASTSS X15, Z15
+	VMULPS       Z15, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (SI), Z16
+	VMULPS       Z0, Z16, Z16
+	VMOVUPS      Z16, (R8)
+	VMULPS       Z15, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMOVUPS      64(SI), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(R8)
+	VMULPS       Z15, Z2, Z2
+	VMOVUPS      Z2, K1, 128(DX)
+	VMOVUPS.Z    128(SI), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R8)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, (DX)(AX*1)
+	VMOVUPS      (SI)(AX*1), Z1
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*1)
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, 64(DX)(AX*1)
+	VMOVUPS      64(SI)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 128(DX)(AX*1)
+	VMOVUPS.Z    128(SI)(AX*1), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R8)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, (DX)(AX*2)
+	VMOVUPS      (SI)(AX*2), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*2)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, 64(DX)(AX*2)
+	VMOVUPS      64(SI)(AX*2), Z1
+	VMULPS       Z7, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(AX*2)
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, K1, 128(DX)(AX*2)
+	VMOVUPS.Z    128(SI)(AX*2), K1, Z0
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R8)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, (DX)(CX*1)
+	VMOVUPS      (SI)(CX*1), Z1
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, (R8)(CX*1)
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, 64(DX)(CX*1)
+	VMOVUPS      64(SI)(CX*1), Z1
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 64(R8)(CX*1)
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, K1, 128(DX)(CX*1)
+	VMOVUPS.Z    128(SI)(CX*1), K1, Z0
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R8)(CX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       16(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z12, Z12
+	VMOVUPS      Z12, (BX)
+	VMOVUPS      (DI), Z1
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, (R9)
+	VMULPS       Z0, Z13, Z13
+	VMOVUPS      Z13, 64(BX)
+	VMOVUPS      64(DI), Z1
+	VMULPS       Z13, Z1, Z1
+	VMOVUPS      Z1, 64(R9)
+	VMULPS       Z0, Z14, Z14
+	VMOVUPS      Z14, K1, 128(BX)
+	VMOVUPS.Z    128(DI), K1, Z0
+	VMULPS       Z14, Z0, Z0
+	VMOVUPS      Z0, K1, 128(R9)
+
+fbAVX512_wholeend_x251:
+	JMP fbAVX512_swend_1744
 
 fbAVX512_case4_1748:
 	MOVQ   40(SP), AX
@@ -48255,6 +52115,9 @@ fbAVX512_loop_1755:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x252
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1756
@@ -48288,7 +52151,102 @@ fbAVX512_first_1756:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_swend_1744
+	JMP     fbAVX512_wholeend_x253
+
+fbAVX512_whole_x252:
+	MOVQ         DX, BX
+	MOVQ         beta_base+0(FP), SI
+	SUBQ         SI, BX
+	MOVQ         psi_base+48(FP), SI
+	ADDQ         SI, BX
+	MOVQ         24(SP), SI
+	IMULQ        AX, SI
+	MOVQ         work_base+96(FP), DI
+	ADDQ         DI, SI
+	MOVQ         T+120(FP), DI
+	MOVQ         (SP), R8
+	SUBQ         R8, DI
+	MOVQ         K+128(FP), R8
+	IMULQ        R8, DI
+	MOVQ         24(SP), R8
+	ADDQ         R8, DI
+	MOVQ         scale_base+24(FP), R8
+	LEAQ         (R8)(DI*4), R8
+	VMOVSS       fbone32<>+0(SB), X12
+	VDIVSS       (R8), X12, X12
+	VBROADCASTSS X12, Z12
+	VMULPS       Z12, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (BX), Z13
+	VMULPS       Z0, Z13, Z13
+	VMOVUPS      Z13, (SI)
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, 64(DX)
+	VMOVUPS      64(BX), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(SI)
+	VMULPS       Z12, Z2, Z2
+	VMOVUPS      Z2, K1, 128(DX)
+	VMOVUPS.Z    128(BX), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, 128(SI)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, (DX)(AX*1)
+	VMOVUPS      (BX)(AX*1), Z1
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, (SI)(AX*1)
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, 64(DX)(AX*1)
+	VMOVUPS      64(BX)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(SI)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 128(DX)(AX*1)
+	VMOVUPS.Z    128(BX)(AX*1), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 128(SI)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, (DX)(AX*2)
+	VMOVUPS      (BX)(AX*2), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, (SI)(AX*2)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, 64(DX)(AX*2)
+	VMOVUPS      64(BX)(AX*2), Z1
+	VMULPS       Z7, Z1, Z1
+	VMOVUPS      Z1, 64(SI)(AX*2)
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, K1, 128(DX)(AX*2)
+	VMOVUPS.Z    128(BX)(AX*2), K1, Z0
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, K1, 128(SI)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, (DX)(CX*1)
+	VMOVUPS      (BX)(CX*1), Z1
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, (SI)(CX*1)
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, 64(DX)(CX*1)
+	VMOVUPS      64(BX)(CX*1), Z1
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, 64(SI)(CX*1)
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, K1, 128(DX)(CX*1)
+	VMOVUPS.Z    128(BX)(CX*1), K1, Z0
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, K1, 128(SI)(CX*1)
+
+fbAVX512_wholeend_x253:
+	JMP fbAVX512_swend_1744
 
 fbAVX512_case3_1747:
 	MOVQ   40(SP), AX
@@ -48340,6 +52298,9 @@ fbAVX512_loop_1757:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x254
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1758
@@ -48366,7 +52327,84 @@ fbAVX512_first_1758:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_swend_1744
+	JMP     fbAVX512_wholeend_x255
+
+fbAVX512_whole_x254:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X9
+	VDIVSS       (DI), X9, X9
+	VBROADCASTSS X9, Z9
+	VMULPS       Z9, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z10
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, (BX)
+	VMULPS       Z9, Z1, Z1
+	VMOVUPS      Z1, 64(CX)
+	VMOVUPS      64(DX), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(BX)
+	VMULPS       Z9, Z2, Z2
+	VMOVUPS      Z2, K1, 128(CX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, 128(BX)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Z1
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*1)
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, 64(CX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(BX)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 128(CX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 128(BX)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, (CX)(AX*2)
+	VMOVUPS      (DX)(AX*2), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*2)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, 64(CX)(AX*2)
+	VMOVUPS      64(DX)(AX*2), Z1
+	VMULPS       Z7, Z1, Z1
+	VMOVUPS      Z1, 64(BX)(AX*2)
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, K1, 128(CX)(AX*2)
+	VMOVUPS.Z    128(DX)(AX*2), K1, Z0
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, K1, 128(BX)(AX*2)
+
+fbAVX512_wholeend_x255:
+	JMP fbAVX512_swend_1744
 
 fbAVX512_case2_1746:
 	MOVQ   40(SP), AX
@@ -48411,6 +52449,9 @@ fbAVX512_loop_1759:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x256
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1760
@@ -48430,7 +52471,66 @@ fbAVX512_first_1760:
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_swend_1744
+	JMP     fbAVX512_wholeend_x257
+
+fbAVX512_whole_x256:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       (DI), X6, X6
+	VBROADCASTSS X6, Z6
+	VMULPS       Z6, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z7
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, (BX)
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, 64(CX)
+	VMOVUPS      64(DX), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(BX)
+	VMULPS       Z6, Z2, Z2
+	VMOVUPS      Z2, K1, 128(CX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, 128(BX)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Z1
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*1)
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, 64(CX)(AX*1)
+	VMOVUPS      64(DX)(AX*1), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, 64(BX)(AX*1)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 128(CX)(AX*1)
+	VMOVUPS.Z    128(DX)(AX*1), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 128(BX)(AX*1)
+
+fbAVX512_wholeend_x257:
+	JMP fbAVX512_swend_1744
 
 fbAVX512_case1_1745:
 	MOVQ   40(SP), AX
@@ -48462,9 +52562,12 @@ fbAVX512_loop_1761:
 	JNZ          fbAVX512_loop_1761
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*4), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x258
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1762
@@ -48477,7 +52580,47 @@ fbAVX512_first_1762:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
+	JMP     fbAVX512_wholeend_x259
 
+fbAVX512_whole_x258:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*4), SI
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       (SI), X3, X3
+	VBROADCASTSS X3, Z3
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z4
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (BX)
+	VMULPS       Z3, Z1, Z1
+	VMOVUPS      Z1, 64(CX)
+	VMOVUPS      64(DX), Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, 64(BX)
+	VMULPS       Z3, Z2, Z2
+	VMOVUPS      Z2, K1, 128(CX)
+	VMOVUPS.Z    128(DX), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, 128(BX)
+
+fbAVX512_wholeend_x259:
 fbAVX512_swend_1744:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -48598,6 +52741,9 @@ fbAVX512_loop_1773:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x260
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1774
@@ -48633,7 +52779,110 @@ fbAVX512_first_1774:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_swend_1766
+	JMP     fbAVX512_wholeend_x261
+
+fbAVX512_whole_x260:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*4), R11
+	VMOVSS       fbone32<>+0(SB), X12
+	VDIVSS       (R11), X12, X12
+	VBROADCASTSS X12, Z12
+	VMULPS       Z12, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (SI), Z13
+	VMULPS       Z0, Z13, Z13
+	VMOVUPS      Z13, (R8)
+	VMULPS       Z12, Z1, Z1
+	VMOVUPS      Z1, K1, 64(DX)
+	VMOVUPS.Z    64(SI), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R8)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, (DX)(AX*1)
+	VMOVUPS      (SI)(AX*1), Z1
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*1)
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, 64(DX)(AX*1)
+	VMOVUPS.Z    64(SI)(AX*1), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R8)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (DX)(AX*2)
+	VMOVUPS      (SI)(AX*2), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*2)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 64(DX)(AX*2)
+	VMOVUPS.Z    64(SI)(AX*2), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R8)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, (DX)(CX*1)
+	VMOVUPS      (SI)(CX*1), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, (R8)(CX*1)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 64(DX)(CX*1)
+	VMOVUPS.Z    64(SI)(CX*1), K1, Z0
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R8)(CX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       16(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, (BX)
+	VMOVUPS      (DI), Z1
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, (R9)
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, K1, 64(BX)
+	VMOVUPS.Z    64(DI), K1, Z0
+	VMULPS       Z9, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R9)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       20(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z10, Z10
+	VMOVUPS      Z10, (BX)(AX*1)
+	VMOVUPS      (DI)(AX*1), Z1
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, (R9)(AX*1)
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, K1, 64(BX)(AX*1)
+	VMOVUPS.Z    64(DI)(AX*1), K1, Z0
+	VMULPS       Z11, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R9)(AX*1)
+
+fbAVX512_wholeend_x261:
+	JMP fbAVX512_swend_1766
 
 fbAVX512_case5_1771:
 	MOVQ   40(SP), AX
@@ -48691,6 +52940,9 @@ fbAVX512_loop_1775:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x262
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1776
@@ -48721,7 +52973,97 @@ fbAVX512_first_1776:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_swend_1766
+	JMP     fbAVX512_wholeend_x263
+
+fbAVX512_whole_x262:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*4), R11
+	VMOVSS       fbone32<>+0(SB), X10
+	VDIVSS       (R11), X10, X10
+	VBROADCASTSS X10, Z10
+	VMULPS       Z10, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (SI), Z11
+	VMULPS       Z0, Z11, Z11
+	VMOVUPS      Z11, (R8)
+	VMULPS       Z10, Z1, Z1
+	VMOVUPS      Z1, K1, 64(DX)
+	VMOVUPS.Z    64(SI), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R8)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, (DX)(AX*1)
+	VMOVUPS      (SI)(AX*1), Z1
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*1)
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, 64(DX)(AX*1)
+	VMOVUPS.Z    64(SI)(AX*1), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R8)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (DX)(AX*2)
+	VMOVUPS      (SI)(AX*2), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (R8)(AX*2)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 64(DX)(AX*2)
+	VMOVUPS.Z    64(SI)(AX*2), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R8)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, (DX)(CX*1)
+	VMOVUPS      (SI)(CX*1), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, (R8)(CX*1)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 64(DX)(CX*1)
+	VMOVUPS.Z    64(SI)(CX*1), K1, Z0
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R8)(CX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       16(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z8, Z8
+	VMOVUPS      Z8, (BX)
+	VMOVUPS      (DI), Z1
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, (R9)
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, K1, 64(BX)
+	VMOVUPS.Z    64(DI), K1, Z0
+	VMULPS       Z9, Z0, Z0
+	VMOVUPS      Z0, K1, 64(R9)
+
+fbAVX512_wholeend_x263:
+	JMP fbAVX512_swend_1766
 
 fbAVX512_case4_1770:
 	MOVQ   40(SP), AX
@@ -48771,6 +53113,9 @@ fbAVX512_loop_1777:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x264
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1778
@@ -48796,7 +53141,82 @@ fbAVX512_first_1778:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_swend_1766
+	JMP     fbAVX512_wholeend_x265
+
+fbAVX512_whole_x264:
+	MOVQ         DX, BX
+	MOVQ         beta_base+0(FP), SI
+	SUBQ         SI, BX
+	MOVQ         psi_base+48(FP), SI
+	ADDQ         SI, BX
+	MOVQ         24(SP), SI
+	IMULQ        AX, SI
+	MOVQ         work_base+96(FP), DI
+	ADDQ         DI, SI
+	MOVQ         T+120(FP), DI
+	MOVQ         (SP), R8
+	SUBQ         R8, DI
+	MOVQ         K+128(FP), R8
+	IMULQ        R8, DI
+	MOVQ         24(SP), R8
+	ADDQ         R8, DI
+	MOVQ         scale_base+24(FP), R8
+	LEAQ         (R8)(DI*4), R8
+	VMOVSS       fbone32<>+0(SB), X8
+	VDIVSS       (R8), X8, X8
+	VBROADCASTSS X8, Z8
+	VMULPS       Z8, Z0, Z0
+	VMOVUPS      Z0, (DX)
+	VMOVUPS      (BX), Z9
+	VMULPS       Z0, Z9, Z9
+	VMOVUPS      Z9, (SI)
+	VMULPS       Z8, Z1, Z1
+	VMOVUPS      Z1, K1, 64(DX)
+	VMOVUPS.Z    64(BX), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, 64(SI)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, (DX)(AX*1)
+	VMOVUPS      (BX)(AX*1), Z1
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, (SI)(AX*1)
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, 64(DX)(AX*1)
+	VMOVUPS.Z    64(BX)(AX*1), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 64(SI)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (DX)(AX*2)
+	VMOVUPS      (BX)(AX*2), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (SI)(AX*2)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 64(DX)(AX*2)
+	VMOVUPS.Z    64(BX)(AX*2), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 64(SI)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, (DX)(CX*1)
+	VMOVUPS      (BX)(CX*1), Z1
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, (SI)(CX*1)
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, K1, 64(DX)(CX*1)
+	VMOVUPS.Z    64(BX)(CX*1), K1, Z0
+	VMULPS       Z7, Z0, Z0
+	VMOVUPS      Z0, K1, 64(SI)(CX*1)
+
+fbAVX512_wholeend_x265:
+	JMP fbAVX512_swend_1766
 
 fbAVX512_case3_1769:
 	MOVQ   40(SP), AX
@@ -48841,6 +53261,9 @@ fbAVX512_loop_1779:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x266
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1780
@@ -48861,7 +53284,69 @@ fbAVX512_first_1780:
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_swend_1766
+	JMP     fbAVX512_wholeend_x267
+
+fbAVX512_whole_x266:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       (DI), X6, X6
+	VBROADCASTSS X6, Z6
+	VMULPS       Z6, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z7
+	VMULPS       Z0, Z7, Z7
+	VMOVUPS      Z7, (BX)
+	VMULPS       Z6, Z1, Z1
+	VMOVUPS      Z1, K1, 64(CX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, 64(BX)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Z1
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*1)
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, 64(CX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 64(BX)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, (CX)(AX*2)
+	VMOVUPS      (DX)(AX*2), Z1
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*2)
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, 64(CX)(AX*2)
+	VMOVUPS.Z    64(DX)(AX*2), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, 64(BX)(AX*2)
+
+fbAVX512_wholeend_x267:
+	JMP fbAVX512_swend_1766
 
 fbAVX512_case2_1768:
 	MOVQ   40(SP), AX
@@ -48901,6 +53386,9 @@ fbAVX512_loop_1781:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x268
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1782
@@ -48916,7 +53404,56 @@ fbAVX512_first_1782:
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_swend_1766
+	JMP     fbAVX512_wholeend_x269
+
+fbAVX512_whole_x268:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (DI), X4, X4
+	VBROADCASTSS X4, Z4
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z5
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, (BX)
+	VMULPS       Z4, Z1, Z1
+	VMOVUPS      Z1, K1, 64(CX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, 64(BX)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, (CX)(AX*1)
+	VMOVUPS      (DX)(AX*1), Z1
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, (BX)(AX*1)
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, 64(CX)(AX*1)
+	VMOVUPS.Z    64(DX)(AX*1), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, 64(BX)(AX*1)
+
+fbAVX512_wholeend_x269:
+	JMP fbAVX512_swend_1766
 
 fbAVX512_case1_1767:
 	MOVQ   40(SP), AX
@@ -48946,9 +53483,12 @@ fbAVX512_loop_1783:
 	JNZ          fbAVX512_loop_1783
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*4), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x270
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1784
@@ -48959,7 +53499,42 @@ fbAVX512_loop_1783:
 fbAVX512_first_1784:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
+	JMP     fbAVX512_wholeend_x271
 
+fbAVX512_whole_x270:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*4), SI
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       (SI), X2, X2
+	VBROADCASTSS X2, Z2
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, (CX)
+	VMOVUPS      (DX), Z3
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, (BX)
+	VMULPS       Z2, Z1, Z1
+	VMOVUPS      Z1, K1, 64(CX)
+	VMOVUPS.Z    64(DX), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, 64(BX)
+
+fbAVX512_wholeend_x271:
 fbAVX512_swend_1766:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -49065,6 +53640,9 @@ fbAVX512_loop_1795:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x272
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1796
@@ -49088,7 +53666,80 @@ fbAVX512_first_1796:
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_swend_1788
+	JMP     fbAVX512_wholeend_x273
+
+fbAVX512_whole_x272:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*4), R11
+	VMOVSS       fbone32<>+0(SB), X6
+	VDIVSS       (R11), X6, X6
+	VBROADCASTSS X6, Z6
+	VMULPS       Z6, Z0, Z0
+	VMOVUPS      Z0, K1, (DX)
+	VMOVUPS.Z    (SI), K1, Z6
+	VMULPS       Z0, Z6, Z6
+	VMOVUPS      Z6, K1, (R8)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (DX)(AX*1)
+	VMOVUPS.Z    (SI)(AX*1), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (R8)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, K1, (DX)(AX*2)
+	VMOVUPS.Z    (SI)(AX*2), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, (R8)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, (DX)(CX*1)
+	VMOVUPS.Z    (SI)(CX*1), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, (R8)(CX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       16(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, K1, (BX)
+	VMOVUPS.Z    (DI), K1, Z0
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, K1, (R9)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       20(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, (BX)(AX*1)
+	VMOVUPS.Z    (DI)(AX*1), K1, Z0
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, (R9)(AX*1)
+
+fbAVX512_wholeend_x273:
+	JMP fbAVX512_swend_1788
 
 fbAVX512_case5_1793:
 	MOVQ   40(SP), AX
@@ -49135,6 +53786,9 @@ fbAVX512_loop_1797:
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
 	LEAQ         (DX)(AX*4), BX
+	MOVQ         16528(SP), SI
+	TESTQ        SI, SI
+	JNZ          fbAVX512_whole_x274
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1798
@@ -49155,7 +53809,72 @@ fbAVX512_first_1798:
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_swend_1788
+	JMP     fbAVX512_wholeend_x275
+
+fbAVX512_whole_x274:
+	MOVQ         DX, SI
+	MOVQ         beta_base+0(FP), DI
+	SUBQ         DI, SI
+	MOVQ         psi_base+48(FP), DI
+	ADDQ         DI, SI
+	LEAQ         (SI)(AX*4), DI
+	MOVQ         24(SP), R8
+	IMULQ        AX, R8
+	MOVQ         work_base+96(FP), R9
+	ADDQ         R9, R8
+	LEAQ         (R8)(AX*4), R9
+	MOVQ         T+120(FP), R10
+	MOVQ         (SP), R11
+	SUBQ         R11, R10
+	MOVQ         K+128(FP), R11
+	IMULQ        R11, R10
+	MOVQ         24(SP), R11
+	ADDQ         R11, R10
+	MOVQ         scale_base+24(FP), R11
+	LEAQ         (R11)(R10*4), R11
+	VMOVSS       fbone32<>+0(SB), X5
+	VDIVSS       (R11), X5, X5
+	VBROADCASTSS X5, Z5
+	VMULPS       Z5, Z0, Z0
+	VMOVUPS      Z0, K1, (DX)
+	VMOVUPS.Z    (SI), K1, Z5
+	VMULPS       Z0, Z5, Z5
+	VMOVUPS      Z5, K1, (R8)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (DX)(AX*1)
+	VMOVUPS.Z    (SI)(AX*1), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (R8)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, K1, (DX)(AX*2)
+	VMOVUPS.Z    (SI)(AX*2), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, (R8)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, (DX)(CX*1)
+	VMOVUPS.Z    (SI)(CX*1), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, (R8)(CX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       16(R11), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, K1, (BX)
+	VMOVUPS.Z    (DI), K1, Z0
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, K1, (R9)
+
+fbAVX512_wholeend_x275:
+	JMP fbAVX512_swend_1788
 
 fbAVX512_case4_1792:
 	MOVQ   40(SP), AX
@@ -49196,6 +53915,9 @@ fbAVX512_loop_1799:
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
 	ADDQ         64(SP), DX
+	MOVQ         16528(SP), BX
+	TESTQ        BX, BX
+	JNZ          fbAVX512_whole_x276
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1800
@@ -49213,7 +53935,62 @@ fbAVX512_first_1800:
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_swend_1788
+	JMP     fbAVX512_wholeend_x277
+
+fbAVX512_whole_x276:
+	MOVQ         DX, BX
+	MOVQ         beta_base+0(FP), SI
+	SUBQ         SI, BX
+	MOVQ         psi_base+48(FP), SI
+	ADDQ         SI, BX
+	MOVQ         24(SP), SI
+	IMULQ        AX, SI
+	MOVQ         work_base+96(FP), DI
+	ADDQ         DI, SI
+	MOVQ         T+120(FP), DI
+	MOVQ         (SP), R8
+	SUBQ         R8, DI
+	MOVQ         K+128(FP), R8
+	IMULQ        R8, DI
+	MOVQ         24(SP), R8
+	ADDQ         R8, DI
+	MOVQ         scale_base+24(FP), R8
+	LEAQ         (R8)(DI*4), R8
+	VMOVSS       fbone32<>+0(SB), X4
+	VDIVSS       (R8), X4, X4
+	VBROADCASTSS X4, Z4
+	VMULPS       Z4, Z0, Z0
+	VMOVUPS      Z0, K1, (DX)
+	VMOVUPS.Z    (BX), K1, Z4
+	VMULPS       Z0, Z4, Z4
+	VMOVUPS      Z4, K1, (SI)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (DX)(AX*1)
+	VMOVUPS.Z    (BX)(AX*1), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (SI)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, K1, (DX)(AX*2)
+	VMOVUPS.Z    (BX)(AX*2), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, (SI)(AX*2)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       12(R8), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, (DX)(CX*1)
+	VMOVUPS.Z    (BX)(CX*1), K1, Z0
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, (SI)(CX*1)
+
+fbAVX512_wholeend_x277:
+	JMP fbAVX512_swend_1788
 
 fbAVX512_case3_1791:
 	MOVQ   40(SP), AX
@@ -49251,6 +54028,9 @@ fbAVX512_loop_1801:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x278
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1802
@@ -49265,7 +54045,54 @@ fbAVX512_first_1802:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_swend_1788
+	JMP     fbAVX512_wholeend_x279
+
+fbAVX512_whole_x278:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X3
+	VDIVSS       (DI), X3, X3
+	VBROADCASTSS X3, Z3
+	VMULPS       Z3, Z0, Z0
+	VMOVUPS      Z0, K1, (CX)
+	VMOVUPS.Z    (DX), K1, Z3
+	VMULPS       Z0, Z3, Z3
+	VMOVUPS      Z3, K1, (BX)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (CX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (BX)(AX*1)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       8(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, K1, (CX)(AX*2)
+	VMOVUPS.Z    (DX)(AX*2), K1, Z0
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, (BX)(AX*2)
+
+fbAVX512_wholeend_x279:
+	JMP fbAVX512_swend_1788
 
 fbAVX512_case2_1790:
 	MOVQ   40(SP), AX
@@ -49300,6 +54127,9 @@ fbAVX512_loop_1803:
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x280
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1804
@@ -49311,7 +54141,46 @@ fbAVX512_loop_1803:
 fbAVX512_first_1804:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_swend_1788
+	JMP     fbAVX512_wholeend_x281
+
+fbAVX512_whole_x280:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), SI
+	ADDQ         SI, BX
+	MOVQ         T+120(FP), SI
+	MOVQ         (SP), DI
+	SUBQ         DI, SI
+	MOVQ         K+128(FP), DI
+	IMULQ        DI, SI
+	MOVQ         24(SP), DI
+	ADDQ         DI, SI
+	MOVQ         scale_base+24(FP), DI
+	LEAQ         (DI)(SI*4), DI
+	VMOVSS       fbone32<>+0(SB), X2
+	VDIVSS       (DI), X2, X2
+	VBROADCASTSS X2, Z2
+	VMULPS       Z2, Z0, Z0
+	VMOVUPS      Z0, K1, (CX)
+	VMOVUPS.Z    (DX), K1, Z2
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, K1, (BX)
+	VMOVSS       fbone32<>+0(SB), X0
+	VDIVSS       4(DI), X0, X0
+	VBROADCASTSS X0, Z0
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (CX)(AX*1)
+	VMOVUPS.Z    (DX)(AX*1), K1, Z0
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (BX)(AX*1)
+
+fbAVX512_wholeend_x281:
+	JMP fbAVX512_swend_1788
 
 fbAVX512_case1_1789:
 	MOVQ   40(SP), AX
@@ -49339,9 +54208,12 @@ fbAVX512_loop_1805:
 	JNZ          fbAVX512_loop_1805
 	MOVQ         24(SP), CX
 	IMULQ        AX, CX
-	MOVQ         32(SP), AX
-	LEAQ         (CX)(AX*4), CX
+	MOVQ         32(SP), DX
+	LEAQ         (CX)(DX*4), CX
 	ADDQ         64(SP), CX
+	MOVQ         16528(SP), DX
+	TESTQ        DX, DX
+	JNZ          fbAVX512_whole_x282
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1806
@@ -49350,7 +54222,37 @@ fbAVX512_loop_1805:
 
 fbAVX512_first_1806:
 	VMOVUPS Z0, K1, (CX)
+	JMP     fbAVX512_wholeend_x283
 
+fbAVX512_whole_x282:
+	MOVQ         CX, DX
+	MOVQ         beta_base+0(FP), BX
+	SUBQ         BX, DX
+	MOVQ         psi_base+48(FP), BX
+	ADDQ         BX, DX
+	MOVQ         24(SP), BX
+	IMULQ        AX, BX
+	MOVQ         work_base+96(FP), AX
+	ADDQ         AX, BX
+	MOVQ         T+120(FP), AX
+	MOVQ         (SP), SI
+	SUBQ         SI, AX
+	MOVQ         K+128(FP), SI
+	IMULQ        SI, AX
+	MOVQ         24(SP), SI
+	ADDQ         SI, AX
+	MOVQ         scale_base+24(FP), SI
+	LEAQ         (SI)(AX*4), SI
+	VMOVSS       fbone32<>+0(SB), X1
+	VDIVSS       (SI), X1, X1
+	VBROADCASTSS X1, Z1
+	VMULPS       Z1, Z0, Z0
+	VMOVUPS      Z0, K1, (CX)
+	VMOVUPS.Z    (DX), K1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, K1, (BX)
+
+fbAVX512_wholeend_x283:
 fbAVX512_swend_1788:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -49372,7 +54274,10 @@ fbAVX512_jcend_1712:
 	JMP  fbAVX512_i0_1709
 
 fbAVX512_i0end_1710:
-	MOVQ $0x00000000, 8(SP)
+	MOVQ  16528(SP), AX
+	TESTQ AX, AX
+	JNZ   fbAVX512_bsdone_x284
+	MOVQ  $0x00000000, 8(SP)
 
 fbAVX512_bscale_1807:
 	MOVQ         8(SP), AX
@@ -49437,6 +54342,7 @@ fbAVX512_mul_1809_AVX512f32_end:
 	JMP  fbAVX512_bscale_1807
 
 fbAVX512_bscaleend_1808:
+fbAVX512_bsdone_x284:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)

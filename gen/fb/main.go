@@ -1213,13 +1213,14 @@ func genBatch(i *ISA, bwd bool) {
 	tl, kl, i0l, k0l, j0l, rl, nil_ := local(), local(), local(), local(), local(), local(), local()
 	prevl, curl := local(), local()
 	pb := panel(batchPanelRows * nbMax * i.Bytes)
-	var rowl Mem // forward: 1 when a row's product is in registers whole
-	if !bwd {
-		// One chunk of columns and one panel of rows: each block then
-		// holds whole rows of α'_t, which it finishes itself (Ψ, the
-		// scale and the division) instead of a pass over them after the
-		// product, which took half the step's time at M = 9 and 23.
-		rowl = local()
+	// rowl: 1 when a row's product is in registers whole. One chunk of
+	// columns and one panel of rows: each block then holds whole rows of
+	// α'_t, which it finishes itself (Ψ, the scale and the division;
+	// backward: the division and w = Ψ∘β for the next step) instead of a
+	// pass over them after the product, which took half the step's time
+	// at M = 9 and 23.
+	rowl := local()
+	{
 		f, M := GP64(), Load(Param("M"), GP64())
 		MOVQ(U32(0), f)
 		no := newLabel2(i, "rowno")
@@ -1281,9 +1282,18 @@ func genBatch(i *ISA, bwd bool) {
 			ADDQ(KM8, be)
 			w := Load(Param("work").Base(), GP64())
 			MOVQ(w, prevl)
+			// After the first step whole rows have work's w already.
+			skip := newLabel2(i, "bwskip")
+			f := ldq(rowl)
+			ANDQ(U8(1), f)
+			JZ(LabelRef(skip + "no"))
+			CMPQ(t, U8(1))
+			JA(LabelRef(skip))
+			Label(skip + "no")
 			KM := Load(Param("K"), GP64())
 			IMULQ(Load(Param("M"), GP64()), KM)
 			mulRows(i, "bw", w, ps, be, KM.(reg.GPVirtual), nil)
+			Label(skip)
 		} else {
 			// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
 			DECQ(t)
@@ -1348,9 +1358,8 @@ func genBatch(i *ISA, bwd bool) {
 				LEAQ(Mem{Base: o, Index: j0, Scale: i.Sc()}, o)
 				ADDQ(curl, o)
 				o2 := kaddr2(o, M8, kbv)
-				var whole string
-				if !bwd {
-					whole = newLabel2(i, "whole")
+				whole := newLabel2(i, "whole")
+				{
 					f := ldq(rowl)
 					TESTQ(f, f)
 					JNZ(LabelRef(whole))
@@ -1371,13 +1380,15 @@ func genBatch(i *ISA, bwd bool) {
 						cv.store(c, acc[k][c], kaddr(o, o2, M8, sk3, k, c*i.Bytes))
 					}
 				}
-				if !bwd {
-					done := newLabel2(i, "wholeend")
-					JMP(LabelRef(done))
-					Label(whole)
+				done := newLabel2(i, "wholeend")
+				JMP(LabelRef(done))
+				Label(whole)
+				if bwd {
+					wholeRowsBack(i, acc, cv, o, o2, M8, sk3, k0l, tl)
+				} else {
 					wholeRows(i, acc, cv, o, o2, M8, sk3, k0l, tl)
-					Label(done)
 				}
+				Label(done)
 			})
 		})
 		{
@@ -1389,7 +1400,12 @@ func genBatch(i *ISA, bwd bool) {
 		Label(iend)
 
 		if bwd {
-			// β_t,k /= scale_{t+1,k}, sequence by sequence.
+			// β_t,k /= scale_{t+1,k}, sequence by sequence (unless the
+			// blocks did it).
+			tnext := newLabel2(i, "bsdone")
+			f := ldq(rowl)
+			TESTQ(f, f)
+			JNZ(LabelRef(tnext))
 			MOVQ(U32(0), kl)
 			countLoop(i, "bscale", kl, "K", func(k reg.GPVirtual) {
 				// scale index (T−tl)·K + k
@@ -1406,6 +1422,7 @@ func genBatch(i *ISA, bwd bool) {
 				LEAQ(Mem{Base: cur, Index: off, Scale: i.Sc()}, cur)
 				mulRow(i, cur, cur, M, inv)
 			})
+			Label(tnext)
 			return
 		}
 		// Ψ, sums and scaling, sequence by sequence (unless the blocks
@@ -1788,4 +1805,40 @@ func hsumHigh(i *ISA, v reg.VecVirtual) reg.Register {
 	}
 	i.VADDS(y, x, x)
 	return x
+}
+
+// wholeRowsBack is wholeRows for BackwardBatch's step tl (row t =
+// T−1−tl from t+1): β_t = acc/scale_{t+1} stored at rows k of o, and
+// w_t = Ψ_t∘β_t into the rows k0+k of work for the next step (this block
+// has read its rows of w_{t+1} there): the same products as the passes
+// over the rows (mulRows, mulRow), so the same bits.
+func wholeRowsBack(i *ISA, acc [][]reg.VecVirtual, cv chunkVecs, o, o2, M8, sk3 reg.Register, k0l, tl Mem) {
+	// Ψ_t's rows at o − beta + psi, work's at work + k0·M8; the scales
+	// at (T−tl)·K + k0.
+	ps := GP64()
+	MOVQ(o, ps)
+	SUBQ(Load(Param("beta").Base(), GP64()), ps)
+	ADDQ(Load(Param("psi").Base(), GP64()), ps)
+	ps2 := kaddr2(ps, M8, len(acc))
+	w := ldq(k0l)
+	IMULQ(M8, w)
+	ADDQ(Load(Param("work").Base(), GP64()), w)
+	w2 := kaddr2(w, M8, len(acc))
+	si := Load(Param("T"), GP64())
+	SUBQ(ldq(tl), si)
+	IMULQ(Load(Param("K"), GP64()), si)
+	ADDQ(ldq(k0l), si)
+	sc := Load(Param("scale").Base(), GP64())
+	LEAQ(Mem{Base: sc, Index: si, Scale: i.Sc()}, sc)
+	for k, row := range acc {
+		inv := broadcast(i, inverse(i, Mem{Base: sc, Disp: k * i.Size}))
+		for c, a := range row {
+			i.VMUL(inv, a, a)
+			cv.store(c, a, kaddr(o, o2, M8, sk3, k, c*i.Bytes))
+			x := i.Vec()
+			cv.load(c, kaddr(ps, ps2, M8, sk3, k, c*i.Bytes), x)
+			i.VMUL(a, x, x)
+			cv.store(c, x, kaddr(w, w2, M8, sk3, k, c*i.Bytes))
+		}
+	}
 }
