@@ -1468,12 +1468,8 @@ func genBatch(i *ISA, bwd bool) {
 // 3·M8): each times its Ψ row, the scale its sum (added over the row's
 // lanes only), and the row divided by it, as the pass over the rows does.
 func wholeRows(i *ISA, acc [][]reg.VecVirtual, cv chunkVecs, o, o2, M8, sk3 reg.Register, k0l, tl Mem) {
-	// Ψ's rows at o − alpha + psi; the scales at t·K + k0.
-	ps := GP64()
-	MOVQ(o, ps)
-	SUBQ(Load(Param("alpha").Base(), GP64()), ps)
-	ADDQ(Load(Param("psi").Base(), GP64()), ps)
-	ps2 := kaddr2(ps, M8, len(acc))
+	// Ψ's rows; the scales at t·K + k0.
+	ps, ps2 := psiRows(i, o, "alpha", M8, len(acc))
 	si := ldq(tl)
 	IMULQ(Load(Param("K"), GP64()), si)
 	ADDQ(ldq(k0l), si)
@@ -1813,13 +1809,8 @@ func hsumHigh(i *ISA, v reg.VecVirtual) reg.Register {
 // has read its rows of w_{t+1} there): the same products as the passes
 // over the rows (mulRows, mulRow), so the same bits.
 func wholeRowsBack(i *ISA, acc [][]reg.VecVirtual, cv chunkVecs, o, o2, M8, sk3 reg.Register, k0l, tl Mem) {
-	// Ψ_t's rows at o − beta + psi, work's at work + k0·M8; the scales
-	// at (T−tl)·K + k0.
-	ps := GP64()
-	MOVQ(o, ps)
-	SUBQ(Load(Param("beta").Base(), GP64()), ps)
-	ADDQ(Load(Param("psi").Base(), GP64()), ps)
-	ps2 := kaddr2(ps, M8, len(acc))
+	// Ψ_t's rows, work's at work + k0·M8; the scales at (T−tl)·K + k0.
+	ps, ps2 := psiRows(i, o, "beta", M8, len(acc))
 	w := ldq(k0l)
 	IMULQ(M8, w)
 	ADDQ(Load(Param("work").Base(), GP64()), w)
@@ -1841,4 +1832,14 @@ func wholeRowsBack(i *ISA, acc [][]reg.VecVirtual, cv chunkVecs, o, o2, M8, sk3 
 			cv.store(c, x, kaddr(w, w2, M8, sk3, k, c*i.Bytes))
 		}
 	}
+}
+
+// psiRows returns the rows of Ψ (ps, and kaddr's ps2 for kb rows) that
+// match the rows at o of the param out (alpha or beta): o − out + psi.
+func psiRows(i *ISA, o reg.Register, out string, M8 reg.Register, kb int) (ps, ps2 reg.Register) {
+	p := GP64()
+	MOVQ(o, p)
+	SUBQ(Load(Param(out).Base(), GP64()), p)
+	ADDQ(Load(Param("psi").Base(), GP64()), p)
+	return p, kaddr2(p, M8, kb)
 }
