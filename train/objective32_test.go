@@ -349,9 +349,9 @@ func TestObjective32Chunking(t *testing.T) {
 				continue
 			}
 			if r := md.hy.hot.Row(a); r >= 0 {
-				theta[int(r)*md.m+int(y)] = res.Params[idx]
+				theta[int(r)*md.hy.ld+int(y)] = res.Params[idx]
 			} else {
-				theta[md.hy.nHot*md.m+int(md.hy.coldOff[a])+k] = res.Params[idx]
+				theta[md.hy.hotSize()+int(md.hy.coldOff[a])+k] = res.Params[idx]
 			}
 		}
 	}

@@ -60,7 +60,7 @@ func b2i(b bool) int {
 
 // trainable reports whether parameter k is trained.
 func (md *paramSpace) trainable(k int) bool {
-	if k < md.hy.nHot*md.m && md.stateMask != nil && md.stateMask[k/64]&(1<<(k%64)) == 0 {
+	if k < md.hy.hotSize() && md.stateMask != nil && md.stateMask[k/64]&(1<<(k%64)) == 0 {
 		return false
 	}
 	return !slices.Contains(md.fixedTrans, int32(k))
