@@ -22385,12 +22385,12 @@ fbAVX2_t_795:
 	MOVQ  work_base+96(FP), CX
 	MOVQ  CX, 56(SP)
 	MOVQ  6288(SP), DX
-	ANDQ  $0x01, DX
-	JZ    fbAVX2_bwskip_x72no
+	TESTQ DX, DX
+	JZ    fbAVX2_bwform_x72
 	CMPQ  AX, $0x01
-	JA    fbAVX2_bwskip_x72
+	JA    fbAVX2_bwskip_x73
 
-fbAVX2_bwskip_x72no:
+fbAVX2_bwform_x72:
 	MOVQ  K+128(FP), AX
 	MOVQ  M+136(FP), DX
 	IMULQ DX, AX
@@ -22436,7 +22436,7 @@ fbAVX2_bw_797_AVX2_tail:
 	VMASKMOVPD Y1, Y0, (CX)(DX*8)
 
 fbAVX2_bw_797_AVX2_end:
-fbAVX2_bwskip_x72:
+fbAVX2_bwskip_x73:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX2_i0_798:
@@ -22575,7 +22575,7 @@ fbAVX2_loop_814:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x73
+	JNZ          fbAVX2_whole_x74
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_815
@@ -22602,9 +22602,9 @@ fbAVX2_first_815:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x74
+	JMP        fbAVX2_wholeend_x75
 
-fbAVX2_whole_x73:
+fbAVX2_whole_x74:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -22678,7 +22678,7 @@ fbAVX2_whole_x73:
 	VMULPD       Y9, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 64(BX)(AX*2)
 
-fbAVX2_wholeend_x74:
+fbAVX2_wholeend_x75:
 	JMP fbAVX2_swend_810
 
 fbAVX2_case2_812:
@@ -22727,7 +22727,7 @@ fbAVX2_loop_816:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x75
+	JNZ          fbAVX2_whole_x76
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_817
@@ -22747,9 +22747,9 @@ fbAVX2_first_817:
 	VMOVUPD    Y4, (CX)(AX*1)
 	VMOVUPD    Y5, 32(CX)(AX*1)
 	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x76
+	JMP        fbAVX2_wholeend_x77
 
-fbAVX2_whole_x75:
+fbAVX2_whole_x76:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -22805,7 +22805,7 @@ fbAVX2_whole_x75:
 	VMULPD       Y6, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 64(BX)(AX*1)
 
-fbAVX2_wholeend_x76:
+fbAVX2_wholeend_x77:
 	JMP fbAVX2_swend_810
 
 fbAVX2_case1_811:
@@ -22844,7 +22844,7 @@ fbAVX2_loop_818:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x77
+	JNZ          fbAVX2_whole_x78
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_819
@@ -22857,9 +22857,9 @@ fbAVX2_first_819:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
-	JMP        fbAVX2_wholeend_x78
+	JMP        fbAVX2_wholeend_x79
 
-fbAVX2_whole_x77:
+fbAVX2_whole_x78:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -22897,7 +22897,7 @@ fbAVX2_whole_x77:
 	VMULPD       Y3, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 64(BX)
 
-fbAVX2_wholeend_x78:
+fbAVX2_wholeend_x79:
 fbAVX2_swend_810:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -22996,7 +22996,7 @@ fbAVX2_loop_827:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x79
+	JNZ          fbAVX2_whole_x80
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_828
@@ -23017,9 +23017,9 @@ fbAVX2_first_828:
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	VMOVUPD    Y5, (CX)(AX*2)
 	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x80
+	JMP        fbAVX2_wholeend_x81
 
-fbAVX2_whole_x79:
+fbAVX2_whole_x80:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23078,7 +23078,7 @@ fbAVX2_whole_x79:
 	VMULPD       Y6, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 32(BX)(AX*2)
 
-fbAVX2_wholeend_x80:
+fbAVX2_wholeend_x81:
 	JMP fbAVX2_swend_823
 
 fbAVX2_case2_825:
@@ -23122,7 +23122,7 @@ fbAVX2_loop_829:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x81
+	JNZ          fbAVX2_whole_x82
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_830
@@ -23138,9 +23138,9 @@ fbAVX2_first_830:
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x82
+	JMP        fbAVX2_wholeend_x83
 
-fbAVX2_whole_x81:
+fbAVX2_whole_x82:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23186,7 +23186,7 @@ fbAVX2_whole_x81:
 	VMULPD       Y4, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 32(BX)(AX*1)
 
-fbAVX2_wholeend_x82:
+fbAVX2_wholeend_x83:
 	JMP fbAVX2_swend_823
 
 fbAVX2_case1_824:
@@ -23223,7 +23223,7 @@ fbAVX2_loop_831:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x83
+	JNZ          fbAVX2_whole_x84
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_832
@@ -23234,9 +23234,9 @@ fbAVX2_loop_831:
 fbAVX2_first_832:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
-	JMP        fbAVX2_wholeend_x84
+	JMP        fbAVX2_wholeend_x85
 
-fbAVX2_whole_x83:
+fbAVX2_whole_x84:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23269,7 +23269,7 @@ fbAVX2_whole_x83:
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 32(BX)
 
-fbAVX2_wholeend_x84:
+fbAVX2_wholeend_x85:
 fbAVX2_swend_823:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -23359,7 +23359,7 @@ fbAVX2_loop_840:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x85
+	JNZ          fbAVX2_whole_x86
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_841
@@ -23374,9 +23374,9 @@ fbAVX2_first_841:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
 	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_wholeend_x86
+	JMP        fbAVX2_wholeend_x87
 
-fbAVX2_whole_x85:
+fbAVX2_whole_x86:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23420,7 +23420,7 @@ fbAVX2_whole_x85:
 	VMULPD       Y3, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (BX)(AX*2)
 
-fbAVX2_wholeend_x86:
+fbAVX2_wholeend_x87:
 	JMP fbAVX2_swend_836
 
 fbAVX2_case2_838:
@@ -23459,7 +23459,7 @@ fbAVX2_loop_842:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x87
+	JNZ          fbAVX2_whole_x88
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_843
@@ -23471,9 +23471,9 @@ fbAVX2_loop_842:
 fbAVX2_first_843:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_wholeend_x88
+	JMP        fbAVX2_wholeend_x89
 
-fbAVX2_whole_x87:
+fbAVX2_whole_x88:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23509,7 +23509,7 @@ fbAVX2_whole_x87:
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (BX)(AX*1)
 
-fbAVX2_wholeend_x88:
+fbAVX2_wholeend_x89:
 	JMP fbAVX2_swend_836
 
 fbAVX2_case1_837:
@@ -23544,7 +23544,7 @@ fbAVX2_loop_844:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x89
+	JNZ          fbAVX2_whole_x90
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_845
@@ -23553,9 +23553,9 @@ fbAVX2_loop_844:
 
 fbAVX2_first_845:
 	VMASKMOVPD Y1, Y0, (CX)
-	JMP        fbAVX2_wholeend_x90
+	JMP        fbAVX2_wholeend_x91
 
-fbAVX2_whole_x89:
+fbAVX2_whole_x90:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23583,7 +23583,7 @@ fbAVX2_whole_x89:
 	VMULPD       Y1, Y2, Y2
 	VMASKMOVPD   Y2, Y0, (BX)
 
-fbAVX2_wholeend_x90:
+fbAVX2_wholeend_x91:
 fbAVX2_swend_836:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -23607,7 +23607,7 @@ fbAVX2_jcend_801:
 fbAVX2_i0end_799:
 	MOVQ  6288(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX2_bsdone_x91
+	JNZ   fbAVX2_bsdone_x92
 	MOVQ  $0x00000000, 8(SP)
 
 fbAVX2_bscale_846:
@@ -23674,7 +23674,7 @@ fbAVX2_mul_848_AVX2_end:
 	JMP  fbAVX2_bscale_846
 
 fbAVX2_bscaleend_847:
-fbAVX2_bsdone_x91:
+fbAVX2_bsdone_x92:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -23694,15 +23694,15 @@ TEXT ·backwardBatchAVX512(SB), $16536-152
 	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000020
-	JA   fbAVX512_rowno_x92
+	JA   fbAVX512_rowno_x93
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x92
+	JA   fbAVX512_rowno_x93
 	MOVQ ib+144(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX512_rowno_x92
+	JA   fbAVX512_rowno_x93
 	MOVQ $0x00000001, AX
 
-fbAVX512_rowno_x92:
+fbAVX512_rowno_x93:
 	MOVQ         AX, 16528(SP)
 	MOVQ         K+128(FP), AX
 	MOVQ         M+136(FP), CX
@@ -23757,12 +23757,12 @@ fbAVX512_t_850:
 	MOVQ  work_base+96(FP), CX
 	MOVQ  CX, 56(SP)
 	MOVQ  16528(SP), DX
-	ANDQ  $0x01, DX
-	JZ    fbAVX512_bwskip_x93no
+	TESTQ DX, DX
+	JZ    fbAVX512_bwform_x94
 	CMPQ  AX, $0x01
-	JA    fbAVX512_bwskip_x93
+	JA    fbAVX512_bwskip_x95
 
-fbAVX512_bwskip_x93no:
+fbAVX512_bwform_x94:
 	MOVQ  K+128(FP), AX
 	MOVQ  M+136(FP), DX
 	IMULQ DX, AX
@@ -23807,7 +23807,7 @@ fbAVX512_bw_852_AVX512_tail:
 	VMOVUPD   Z0, K1, (CX)(DX*8)
 
 fbAVX512_bw_852_AVX512_end:
-fbAVX512_bwskip_x93:
+fbAVX512_bwskip_x95:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX512_i0_853:
@@ -23993,7 +23993,7 @@ fbAVX512_loop_873:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x94
+	JNZ          fbAVX512_whole_x96
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_874
@@ -24053,9 +24053,9 @@ fbAVX512_first_874:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x95
+	JMP     fbAVX512_wholeend_x97
 
-fbAVX512_whole_x94:
+fbAVX512_whole_x96:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -24215,7 +24215,7 @@ fbAVX512_whole_x94:
 	VMULPD       Z23, Z0, Z0
 	VMOVUPD      Z0, K1, 192(R9)(AX*1)
 
-fbAVX512_wholeend_x95:
+fbAVX512_wholeend_x97:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case5_871:
@@ -24298,7 +24298,7 @@ fbAVX512_loop_875:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x96
+	JNZ          fbAVX512_whole_x98
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_876
@@ -24349,9 +24349,9 @@ fbAVX512_first_876:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_wholeend_x97
+	JMP     fbAVX512_wholeend_x99
 
-fbAVX512_whole_x96:
+fbAVX512_whole_x98:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -24488,7 +24488,7 @@ fbAVX512_whole_x96:
 	VMULPD       Z19, Z0, Z0
 	VMOVUPD      Z0, K1, 192(R9)
 
-fbAVX512_wholeend_x97:
+fbAVX512_wholeend_x99:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case4_870:
@@ -24559,7 +24559,7 @@ fbAVX512_loop_877:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x98
+	JNZ          fbAVX512_whole_x100
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_878
@@ -24601,9 +24601,9 @@ fbAVX512_first_878:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x99
+	JMP     fbAVX512_wholeend_x101
 
-fbAVX512_whole_x98:
+fbAVX512_whole_x100:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -24715,7 +24715,7 @@ fbAVX512_whole_x98:
 	VMULPD       Z15, Z0, Z0
 	VMOVUPD      Z0, K1, 192(SI)(CX*1)
 
-fbAVX512_wholeend_x99:
+fbAVX512_wholeend_x101:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case3_869:
@@ -24777,7 +24777,7 @@ fbAVX512_loop_879:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x100
+	JNZ          fbAVX512_whole_x102
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_880
@@ -24810,9 +24810,9 @@ fbAVX512_first_880:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x101
+	JMP     fbAVX512_wholeend_x103
 
-fbAVX512_whole_x100:
+fbAVX512_whole_x102:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -24901,7 +24901,7 @@ fbAVX512_whole_x100:
 	VMULPD       Z11, Z0, Z0
 	VMOVUPD      Z0, K1, 192(BX)(AX*2)
 
-fbAVX512_wholeend_x101:
+fbAVX512_wholeend_x103:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case2_868:
@@ -24954,7 +24954,7 @@ fbAVX512_loop_881:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x102
+	JNZ          fbAVX512_whole_x104
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_882
@@ -24978,9 +24978,9 @@ fbAVX512_first_882:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x103
+	JMP     fbAVX512_wholeend_x105
 
-fbAVX512_whole_x102:
+fbAVX512_whole_x104:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -25046,7 +25046,7 @@ fbAVX512_whole_x102:
 	VMULPD       Z7, Z0, Z0
 	VMOVUPD      Z0, K1, 192(BX)(AX*1)
 
-fbAVX512_wholeend_x103:
+fbAVX512_wholeend_x105:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case1_867:
@@ -25086,7 +25086,7 @@ fbAVX512_loop_883:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x104
+	JNZ          fbAVX512_whole_x106
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_884
@@ -25101,9 +25101,9 @@ fbAVX512_first_884:
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
-	JMP     fbAVX512_wholeend_x105
+	JMP     fbAVX512_wholeend_x107
 
-fbAVX512_whole_x104:
+fbAVX512_whole_x106:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -25146,7 +25146,7 @@ fbAVX512_whole_x104:
 	VMULPD       Z3, Z0, Z0
 	VMOVUPD      Z0, K1, 192(BX)
 
-fbAVX512_wholeend_x105:
+fbAVX512_wholeend_x107:
 fbAVX512_swend_866:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -25284,7 +25284,7 @@ fbAVX512_loop_895:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x106
+	JNZ          fbAVX512_whole_x108
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_896
@@ -25332,9 +25332,9 @@ fbAVX512_first_896:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x107
+	JMP     fbAVX512_wholeend_x109
 
-fbAVX512_whole_x106:
+fbAVX512_whole_x108:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -25464,7 +25464,7 @@ fbAVX512_whole_x106:
 	VMULPD       Z17, Z0, Z0
 	VMOVUPD      Z0, K1, 128(R9)(AX*1)
 
-fbAVX512_wholeend_x107:
+fbAVX512_wholeend_x109:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case5_893:
@@ -25536,7 +25536,7 @@ fbAVX512_loop_897:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x108
+	JNZ          fbAVX512_whole_x110
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_898
@@ -25577,9 +25577,9 @@ fbAVX512_first_898:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_wholeend_x109
+	JMP     fbAVX512_wholeend_x111
 
-fbAVX512_whole_x108:
+fbAVX512_whole_x110:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -25691,7 +25691,7 @@ fbAVX512_whole_x108:
 	VMULPD       Z14, Z0, Z0
 	VMOVUPD      Z0, K1, 128(R9)
 
-fbAVX512_wholeend_x109:
+fbAVX512_wholeend_x111:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case4_892:
@@ -25753,7 +25753,7 @@ fbAVX512_loop_899:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x110
+	JNZ          fbAVX512_whole_x112
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_900
@@ -25787,9 +25787,9 @@ fbAVX512_first_900:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x111
+	JMP     fbAVX512_wholeend_x113
 
-fbAVX512_whole_x110:
+fbAVX512_whole_x112:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -25881,7 +25881,7 @@ fbAVX512_whole_x110:
 	VMULPD       Z11, Z0, Z0
 	VMOVUPD      Z0, K1, 128(SI)(CX*1)
 
-fbAVX512_wholeend_x111:
+fbAVX512_wholeend_x113:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case3_891:
@@ -25936,7 +25936,7 @@ fbAVX512_loop_901:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x112
+	JNZ          fbAVX512_whole_x114
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_902
@@ -25963,9 +25963,9 @@ fbAVX512_first_902:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x113
+	JMP     fbAVX512_wholeend_x115
 
-fbAVX512_whole_x112:
+fbAVX512_whole_x114:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -26039,7 +26039,7 @@ fbAVX512_whole_x112:
 	VMULPD       Z8, Z0, Z0
 	VMOVUPD      Z0, K1, 128(BX)(AX*2)
 
-fbAVX512_wholeend_x113:
+fbAVX512_wholeend_x115:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case2_890:
@@ -26087,7 +26087,7 @@ fbAVX512_loop_903:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x114
+	JNZ          fbAVX512_whole_x116
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_904
@@ -26107,9 +26107,9 @@ fbAVX512_first_904:
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x115
+	JMP     fbAVX512_wholeend_x117
 
-fbAVX512_whole_x114:
+fbAVX512_whole_x116:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -26165,7 +26165,7 @@ fbAVX512_whole_x114:
 	VMULPD       Z5, Z0, Z0
 	VMOVUPD      Z0, K1, 128(BX)(AX*1)
 
-fbAVX512_wholeend_x115:
+fbAVX512_wholeend_x117:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case1_889:
@@ -26203,7 +26203,7 @@ fbAVX512_loop_905:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x116
+	JNZ          fbAVX512_whole_x118
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_906
@@ -26216,9 +26216,9 @@ fbAVX512_first_906:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
-	JMP     fbAVX512_wholeend_x117
+	JMP     fbAVX512_wholeend_x119
 
-fbAVX512_whole_x116:
+fbAVX512_whole_x118:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -26256,7 +26256,7 @@ fbAVX512_whole_x116:
 	VMULPD       Z2, Z0, Z0
 	VMOVUPD      Z0, K1, 128(BX)
 
-fbAVX512_wholeend_x117:
+fbAVX512_wholeend_x119:
 fbAVX512_swend_888:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -26379,7 +26379,7 @@ fbAVX512_loop_917:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x118
+	JNZ          fbAVX512_whole_x120
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_918
@@ -26415,9 +26415,9 @@ fbAVX512_first_918:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x119
+	JMP     fbAVX512_wholeend_x121
 
-fbAVX512_whole_x118:
+fbAVX512_whole_x120:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -26517,7 +26517,7 @@ fbAVX512_whole_x118:
 	VMULPD       Z11, Z0, Z0
 	VMOVUPD      Z0, K1, 64(R9)(AX*1)
 
-fbAVX512_wholeend_x119:
+fbAVX512_wholeend_x121:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case5_915:
@@ -26578,7 +26578,7 @@ fbAVX512_loop_919:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x120
+	JNZ          fbAVX512_whole_x122
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_920
@@ -26609,9 +26609,9 @@ fbAVX512_first_920:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_wholeend_x121
+	JMP     fbAVX512_wholeend_x123
 
-fbAVX512_whole_x120:
+fbAVX512_whole_x122:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -26698,7 +26698,7 @@ fbAVX512_whole_x120:
 	VMULPD       Z9, Z0, Z0
 	VMOVUPD      Z0, K1, 64(R9)
 
-fbAVX512_wholeend_x121:
+fbAVX512_wholeend_x123:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case4_914:
@@ -26751,7 +26751,7 @@ fbAVX512_loop_921:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x122
+	JNZ          fbAVX512_whole_x124
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_922
@@ -26777,9 +26777,9 @@ fbAVX512_first_922:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x123
+	JMP     fbAVX512_wholeend_x125
 
-fbAVX512_whole_x122:
+fbAVX512_whole_x124:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -26851,7 +26851,7 @@ fbAVX512_whole_x122:
 	VMULPD       Z7, Z0, Z0
 	VMOVUPD      Z0, K1, 64(SI)(CX*1)
 
-fbAVX512_wholeend_x123:
+fbAVX512_wholeend_x125:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case3_913:
@@ -26899,7 +26899,7 @@ fbAVX512_loop_923:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x124
+	JNZ          fbAVX512_whole_x126
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_924
@@ -26920,9 +26920,9 @@ fbAVX512_first_924:
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x125
+	JMP     fbAVX512_wholeend_x127
 
-fbAVX512_whole_x124:
+fbAVX512_whole_x126:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -26981,7 +26981,7 @@ fbAVX512_whole_x124:
 	VMULPD       Z5, Z0, Z0
 	VMOVUPD      Z0, K1, 64(BX)(AX*2)
 
-fbAVX512_wholeend_x125:
+fbAVX512_wholeend_x127:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case2_912:
@@ -27024,7 +27024,7 @@ fbAVX512_loop_925:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x126
+	JNZ          fbAVX512_whole_x128
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_926
@@ -27040,9 +27040,9 @@ fbAVX512_first_926:
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x127
+	JMP     fbAVX512_wholeend_x129
 
-fbAVX512_whole_x126:
+fbAVX512_whole_x128:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27088,7 +27088,7 @@ fbAVX512_whole_x126:
 	VMULPD       Z3, Z0, Z0
 	VMOVUPD      Z0, K1, 64(BX)(AX*1)
 
-fbAVX512_wholeend_x127:
+fbAVX512_wholeend_x129:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case1_911:
@@ -27124,7 +27124,7 @@ fbAVX512_loop_927:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x128
+	JNZ          fbAVX512_whole_x130
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_928
@@ -27135,9 +27135,9 @@ fbAVX512_loop_927:
 fbAVX512_first_928:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
-	JMP     fbAVX512_wholeend_x129
+	JMP     fbAVX512_wholeend_x131
 
-fbAVX512_whole_x128:
+fbAVX512_whole_x130:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27170,7 +27170,7 @@ fbAVX512_whole_x128:
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, 64(BX)
 
-fbAVX512_wholeend_x129:
+fbAVX512_wholeend_x131:
 fbAVX512_swend_910:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -27278,7 +27278,7 @@ fbAVX512_loop_939:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x130
+	JNZ          fbAVX512_whole_x132
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_940
@@ -27302,9 +27302,9 @@ fbAVX512_first_940:
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_wholeend_x131
+	JMP     fbAVX512_wholeend_x133
 
-fbAVX512_whole_x130:
+fbAVX512_whole_x132:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -27374,7 +27374,7 @@ fbAVX512_whole_x130:
 	VMULPD       Z5, Z0, Z0
 	VMOVUPD      Z0, K1, (R9)(AX*1)
 
-fbAVX512_wholeend_x131:
+fbAVX512_wholeend_x133:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case5_937:
@@ -27424,7 +27424,7 @@ fbAVX512_loop_941:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x132
+	JNZ          fbAVX512_whole_x134
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_942
@@ -27445,9 +27445,9 @@ fbAVX512_first_942:
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_wholeend_x133
+	JMP     fbAVX512_wholeend_x135
 
-fbAVX512_whole_x132:
+fbAVX512_whole_x134:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -27509,7 +27509,7 @@ fbAVX512_whole_x132:
 	VMULPD       Z4, Z0, Z0
 	VMOVUPD      Z0, K1, (R9)
 
-fbAVX512_wholeend_x133:
+fbAVX512_wholeend_x135:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case4_936:
@@ -27553,7 +27553,7 @@ fbAVX512_loop_943:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x134
+	JNZ          fbAVX512_whole_x136
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_944
@@ -27571,9 +27571,9 @@ fbAVX512_first_944:
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_wholeend_x135
+	JMP     fbAVX512_wholeend_x137
 
-fbAVX512_whole_x134:
+fbAVX512_whole_x136:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -27625,7 +27625,7 @@ fbAVX512_whole_x134:
 	VMULPD       Z3, Z0, Z0
 	VMOVUPD      Z0, K1, (SI)(CX*1)
 
-fbAVX512_wholeend_x135:
+fbAVX512_wholeend_x137:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case3_935:
@@ -27666,7 +27666,7 @@ fbAVX512_loop_945:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x136
+	JNZ          fbAVX512_whole_x138
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_946
@@ -27681,9 +27681,9 @@ fbAVX512_first_946:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_wholeend_x137
+	JMP     fbAVX512_wholeend_x139
 
-fbAVX512_whole_x136:
+fbAVX512_whole_x138:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27727,7 +27727,7 @@ fbAVX512_whole_x136:
 	VMULPD       Z2, Z0, Z0
 	VMOVUPD      Z0, K1, (BX)(AX*2)
 
-fbAVX512_wholeend_x137:
+fbAVX512_wholeend_x139:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case2_934:
@@ -27765,7 +27765,7 @@ fbAVX512_loop_947:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x138
+	JNZ          fbAVX512_whole_x140
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_948
@@ -27777,9 +27777,9 @@ fbAVX512_loop_947:
 fbAVX512_first_948:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_wholeend_x139
+	JMP     fbAVX512_wholeend_x141
 
-fbAVX512_whole_x138:
+fbAVX512_whole_x140:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27815,7 +27815,7 @@ fbAVX512_whole_x138:
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (BX)(AX*1)
 
-fbAVX512_wholeend_x139:
+fbAVX512_wholeend_x141:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case1_933:
@@ -27849,7 +27849,7 @@ fbAVX512_loop_949:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x140
+	JNZ          fbAVX512_whole_x142
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_950
@@ -27858,9 +27858,9 @@ fbAVX512_loop_949:
 
 fbAVX512_first_950:
 	VMOVUPD Z0, K1, (CX)
-	JMP     fbAVX512_wholeend_x141
+	JMP     fbAVX512_wholeend_x143
 
-fbAVX512_whole_x140:
+fbAVX512_whole_x142:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27888,7 +27888,7 @@ fbAVX512_whole_x140:
 	VMULPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, (BX)
 
-fbAVX512_wholeend_x141:
+fbAVX512_wholeend_x143:
 fbAVX512_swend_932:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -27912,7 +27912,7 @@ fbAVX512_jcend_856:
 fbAVX512_i0end_854:
 	MOVQ  16528(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX512_bsdone_x142
+	JNZ   fbAVX512_bsdone_x144
 	MOVQ  $0x00000000, 8(SP)
 
 fbAVX512_bscale_951:
@@ -27978,7 +27978,7 @@ fbAVX512_mul_953_AVX512_end:
 	JMP  fbAVX512_bscale_951
 
 fbAVX512_bscaleend_952:
-fbAVX512_bsdone_x142:
+fbAVX512_bsdone_x144:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -32479,15 +32479,15 @@ TEXT ·forwardBatch32AVX2(SB), $6296-128
 	MOVQ M+112(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000018
-	JA   fbAVX2_rowno_x143
+	JA   fbAVX2_rowno_x145
 	CMPQ CX, $0x00000040
-	JA   fbAVX2_rowno_x143
+	JA   fbAVX2_rowno_x145
 	MOVQ ib+120(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX2_rowno_x143
+	JA   fbAVX2_rowno_x145
 	MOVQ $0x00000001, AX
 
-fbAVX2_rowno_x143:
+fbAVX2_rowno_x145:
 	MOVQ AX, 6288(SP)
 	MOVQ $0x00000000, 8(SP)
 
@@ -32752,7 +32752,7 @@ fbAVX2_loop_1178:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x144
+	JNZ          fbAVX2_whole_x146
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1179
@@ -32779,9 +32779,9 @@ fbAVX2_first_1179:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x145
+	JMP        fbAVX2_wholeend_x147
 
-fbAVX2_whole_x144:
+fbAVX2_whole_x146:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -32870,7 +32870,7 @@ fbAVX2_whole_x144:
 	VMULPS       Y1, Y9, Y9
 	VMASKMOVPS   Y9, Y0, 64(CX)(AX*2)
 
-fbAVX2_wholeend_x145:
+fbAVX2_wholeend_x147:
 	JMP fbAVX2_swend_1174
 
 fbAVX2_case2_1176:
@@ -32919,7 +32919,7 @@ fbAVX2_loop_1180:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x146
+	JNZ          fbAVX2_whole_x148
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1181
@@ -32939,9 +32939,9 @@ fbAVX2_first_1181:
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x147
+	JMP        fbAVX2_wholeend_x149
 
-fbAVX2_whole_x146:
+fbAVX2_whole_x148:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -33005,7 +33005,7 @@ fbAVX2_whole_x146:
 	VMULPS       Y1, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 64(CX)(AX*1)
 
-fbAVX2_wholeend_x147:
+fbAVX2_wholeend_x149:
 	JMP fbAVX2_swend_1174
 
 fbAVX2_case1_1175:
@@ -33044,7 +33044,7 @@ fbAVX2_loop_1182:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x148
+	JNZ          fbAVX2_whole_x150
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1183
@@ -33057,9 +33057,9 @@ fbAVX2_first_1183:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
-	JMP        fbAVX2_wholeend_x149
+	JMP        fbAVX2_wholeend_x151
 
-fbAVX2_whole_x148:
+fbAVX2_whole_x150:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
@@ -33098,7 +33098,7 @@ fbAVX2_whole_x148:
 	VMULPS       Y4, Y3, Y3
 	VMASKMOVPS   Y3, Y0, 64(CX)
 
-fbAVX2_wholeend_x149:
+fbAVX2_wholeend_x151:
 fbAVX2_swend_1174:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -33197,7 +33197,7 @@ fbAVX2_loop_1191:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x150
+	JNZ          fbAVX2_whole_x152
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1192
@@ -33218,9 +33218,9 @@ fbAVX2_first_1192:
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x151
+	JMP        fbAVX2_wholeend_x153
 
-fbAVX2_whole_x150:
+fbAVX2_whole_x152:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -33297,7 +33297,7 @@ fbAVX2_whole_x150:
 	VMULPS       Y1, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 32(CX)(AX*2)
 
-fbAVX2_wholeend_x151:
+fbAVX2_wholeend_x153:
 	JMP fbAVX2_swend_1187
 
 fbAVX2_case2_1189:
@@ -33341,7 +33341,7 @@ fbAVX2_loop_1193:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x152
+	JNZ          fbAVX2_whole_x154
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1194
@@ -33357,9 +33357,9 @@ fbAVX2_first_1194:
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x153
+	JMP        fbAVX2_wholeend_x155
 
-fbAVX2_whole_x152:
+fbAVX2_whole_x154:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -33415,7 +33415,7 @@ fbAVX2_whole_x152:
 	VMULPS       Y1, Y4, Y4
 	VMASKMOVPS   Y4, Y0, 32(CX)(AX*1)
 
-fbAVX2_wholeend_x153:
+fbAVX2_wholeend_x155:
 	JMP fbAVX2_swend_1187
 
 fbAVX2_case1_1188:
@@ -33452,7 +33452,7 @@ fbAVX2_loop_1195:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x154
+	JNZ          fbAVX2_whole_x156
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1196
@@ -33463,9 +33463,9 @@ fbAVX2_loop_1195:
 fbAVX2_first_1196:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
-	JMP        fbAVX2_wholeend_x155
+	JMP        fbAVX2_wholeend_x157
 
-fbAVX2_whole_x154:
+fbAVX2_whole_x156:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
@@ -33500,7 +33500,7 @@ fbAVX2_whole_x154:
 	VMULPS       Y3, Y2, Y2
 	VMASKMOVPS   Y2, Y0, 32(CX)
 
-fbAVX2_wholeend_x155:
+fbAVX2_wholeend_x157:
 fbAVX2_swend_1187:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -33590,7 +33590,7 @@ fbAVX2_loop_1204:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x156
+	JNZ          fbAVX2_whole_x158
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1205
@@ -33605,9 +33605,9 @@ fbAVX2_first_1205:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_wholeend_x157
+	JMP        fbAVX2_wholeend_x159
 
-fbAVX2_whole_x156:
+fbAVX2_whole_x158:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -33672,7 +33672,7 @@ fbAVX2_whole_x156:
 	VMULPS       Y1, Y3, Y3
 	VMASKMOVPS   Y3, Y0, (CX)(AX*2)
 
-fbAVX2_wholeend_x157:
+fbAVX2_wholeend_x159:
 	JMP fbAVX2_swend_1200
 
 fbAVX2_case2_1202:
@@ -33711,7 +33711,7 @@ fbAVX2_loop_1206:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x158
+	JNZ          fbAVX2_whole_x160
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1207
@@ -33723,9 +33723,9 @@ fbAVX2_loop_1206:
 fbAVX2_first_1207:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_wholeend_x159
+	JMP        fbAVX2_wholeend_x161
 
-fbAVX2_whole_x158:
+fbAVX2_whole_x160:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
@@ -33773,7 +33773,7 @@ fbAVX2_whole_x158:
 	VMULPS       Y1, Y2, Y2
 	VMASKMOVPS   Y2, Y0, (CX)(AX*1)
 
-fbAVX2_wholeend_x159:
+fbAVX2_wholeend_x161:
 	JMP fbAVX2_swend_1200
 
 fbAVX2_case1_1201:
@@ -33808,7 +33808,7 @@ fbAVX2_loop_1208:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x160
+	JNZ          fbAVX2_whole_x162
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1209
@@ -33817,9 +33817,9 @@ fbAVX2_loop_1208:
 
 fbAVX2_first_1209:
 	VMASKMOVPS Y1, Y0, (CX)
-	JMP        fbAVX2_wholeend_x161
+	JMP        fbAVX2_wholeend_x163
 
-fbAVX2_whole_x160:
+fbAVX2_whole_x162:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
@@ -33850,7 +33850,7 @@ fbAVX2_whole_x160:
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (CX)
 
-fbAVX2_wholeend_x161:
+fbAVX2_wholeend_x163:
 fbAVX2_swend_1200:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -33874,7 +33874,7 @@ fbAVX2_jcend_1165:
 fbAVX2_i0end_1163:
 	MOVQ  6288(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX2_normdone_x162
+	JNZ   fbAVX2_normdone_x164
 	MOVQ  $0x00000000, 8(SP)
 
 fbAVX2_norm_1210:
@@ -34005,7 +34005,7 @@ fbAVX2_mul_1213_AVX2f32_end:
 	JMP  fbAVX2_norm_1210
 
 fbAVX2_normend_1211:
-fbAVX2_normdone_x162:
+fbAVX2_normdone_x164:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -34025,15 +34025,15 @@ TEXT ·backwardBatch32AVX2(SB), $6296-152
 	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000018
-	JA   fbAVX2_rowno_x163
+	JA   fbAVX2_rowno_x165
 	CMPQ CX, $0x00000040
-	JA   fbAVX2_rowno_x163
+	JA   fbAVX2_rowno_x165
 	MOVQ ib+144(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX2_rowno_x163
+	JA   fbAVX2_rowno_x165
 	MOVQ $0x00000001, AX
 
-fbAVX2_rowno_x163:
+fbAVX2_rowno_x165:
 	MOVQ         AX, 6288(SP)
 	MOVQ         K+128(FP), AX
 	MOVQ         M+136(FP), CX
@@ -34089,12 +34089,12 @@ fbAVX2_t_1215:
 	MOVQ  work_base+96(FP), CX
 	MOVQ  CX, 56(SP)
 	MOVQ  6288(SP), DX
-	ANDQ  $0x01, DX
-	JZ    fbAVX2_bwskip_x164no
+	TESTQ DX, DX
+	JZ    fbAVX2_bwform_x166
 	CMPQ  AX, $0x01
-	JA    fbAVX2_bwskip_x164
+	JA    fbAVX2_bwskip_x167
 
-fbAVX2_bwskip_x164no:
+fbAVX2_bwform_x166:
 	MOVQ  K+128(FP), AX
 	MOVQ  M+136(FP), DX
 	IMULQ DX, AX
@@ -34140,7 +34140,7 @@ fbAVX2_bw_1217_AVX2f32_tail:
 	VMASKMOVPS Y1, Y0, (CX)(DX*4)
 
 fbAVX2_bw_1217_AVX2f32_end:
-fbAVX2_bwskip_x164:
+fbAVX2_bwskip_x167:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX2_i0_1218:
@@ -34279,7 +34279,7 @@ fbAVX2_loop_1234:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x165
+	JNZ          fbAVX2_whole_x168
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1235
@@ -34306,9 +34306,9 @@ fbAVX2_first_1235:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x166
+	JMP        fbAVX2_wholeend_x169
 
-fbAVX2_whole_x165:
+fbAVX2_whole_x168:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34382,7 +34382,7 @@ fbAVX2_whole_x165:
 	VMULPS       Y9, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 64(BX)(AX*2)
 
-fbAVX2_wholeend_x166:
+fbAVX2_wholeend_x169:
 	JMP fbAVX2_swend_1230
 
 fbAVX2_case2_1232:
@@ -34431,7 +34431,7 @@ fbAVX2_loop_1236:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x167
+	JNZ          fbAVX2_whole_x170
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1237
@@ -34451,9 +34451,9 @@ fbAVX2_first_1237:
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x168
+	JMP        fbAVX2_wholeend_x171
 
-fbAVX2_whole_x167:
+fbAVX2_whole_x170:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34509,7 +34509,7 @@ fbAVX2_whole_x167:
 	VMULPS       Y6, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 64(BX)(AX*1)
 
-fbAVX2_wholeend_x168:
+fbAVX2_wholeend_x171:
 	JMP fbAVX2_swend_1230
 
 fbAVX2_case1_1231:
@@ -34548,7 +34548,7 @@ fbAVX2_loop_1238:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x169
+	JNZ          fbAVX2_whole_x172
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1239
@@ -34561,9 +34561,9 @@ fbAVX2_first_1239:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
-	JMP        fbAVX2_wholeend_x170
+	JMP        fbAVX2_wholeend_x173
 
-fbAVX2_whole_x169:
+fbAVX2_whole_x172:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34601,7 +34601,7 @@ fbAVX2_whole_x169:
 	VMULPS       Y3, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 64(BX)
 
-fbAVX2_wholeend_x170:
+fbAVX2_wholeend_x173:
 fbAVX2_swend_1230:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -34700,7 +34700,7 @@ fbAVX2_loop_1247:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x171
+	JNZ          fbAVX2_whole_x174
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1248
@@ -34721,9 +34721,9 @@ fbAVX2_first_1248:
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x172
+	JMP        fbAVX2_wholeend_x175
 
-fbAVX2_whole_x171:
+fbAVX2_whole_x174:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34782,7 +34782,7 @@ fbAVX2_whole_x171:
 	VMULPS       Y6, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 32(BX)(AX*2)
 
-fbAVX2_wholeend_x172:
+fbAVX2_wholeend_x175:
 	JMP fbAVX2_swend_1243
 
 fbAVX2_case2_1245:
@@ -34826,7 +34826,7 @@ fbAVX2_loop_1249:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x173
+	JNZ          fbAVX2_whole_x176
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1250
@@ -34842,9 +34842,9 @@ fbAVX2_first_1250:
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x174
+	JMP        fbAVX2_wholeend_x177
 
-fbAVX2_whole_x173:
+fbAVX2_whole_x176:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34890,7 +34890,7 @@ fbAVX2_whole_x173:
 	VMULPS       Y4, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 32(BX)(AX*1)
 
-fbAVX2_wholeend_x174:
+fbAVX2_wholeend_x177:
 	JMP fbAVX2_swend_1243
 
 fbAVX2_case1_1244:
@@ -34927,7 +34927,7 @@ fbAVX2_loop_1251:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x175
+	JNZ          fbAVX2_whole_x178
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1252
@@ -34938,9 +34938,9 @@ fbAVX2_loop_1251:
 fbAVX2_first_1252:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
-	JMP        fbAVX2_wholeend_x176
+	JMP        fbAVX2_wholeend_x179
 
-fbAVX2_whole_x175:
+fbAVX2_whole_x178:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34973,7 +34973,7 @@ fbAVX2_whole_x175:
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 32(BX)
 
-fbAVX2_wholeend_x176:
+fbAVX2_wholeend_x179:
 fbAVX2_swend_1243:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -35063,7 +35063,7 @@ fbAVX2_loop_1260:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x177
+	JNZ          fbAVX2_whole_x180
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1261
@@ -35078,9 +35078,9 @@ fbAVX2_first_1261:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_wholeend_x178
+	JMP        fbAVX2_wholeend_x181
 
-fbAVX2_whole_x177:
+fbAVX2_whole_x180:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -35124,7 +35124,7 @@ fbAVX2_whole_x177:
 	VMULPS       Y3, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (BX)(AX*2)
 
-fbAVX2_wholeend_x178:
+fbAVX2_wholeend_x181:
 	JMP fbAVX2_swend_1256
 
 fbAVX2_case2_1258:
@@ -35163,7 +35163,7 @@ fbAVX2_loop_1262:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x179
+	JNZ          fbAVX2_whole_x182
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1263
@@ -35175,9 +35175,9 @@ fbAVX2_loop_1262:
 fbAVX2_first_1263:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_wholeend_x180
+	JMP        fbAVX2_wholeend_x183
 
-fbAVX2_whole_x179:
+fbAVX2_whole_x182:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -35213,7 +35213,7 @@ fbAVX2_whole_x179:
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (BX)(AX*1)
 
-fbAVX2_wholeend_x180:
+fbAVX2_wholeend_x183:
 	JMP fbAVX2_swend_1256
 
 fbAVX2_case1_1257:
@@ -35248,7 +35248,7 @@ fbAVX2_loop_1264:
 	ADDQ         64(SP), CX
 	MOVQ         6288(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x181
+	JNZ          fbAVX2_whole_x184
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1265
@@ -35257,9 +35257,9 @@ fbAVX2_loop_1264:
 
 fbAVX2_first_1265:
 	VMASKMOVPS Y1, Y0, (CX)
-	JMP        fbAVX2_wholeend_x182
+	JMP        fbAVX2_wholeend_x185
 
-fbAVX2_whole_x181:
+fbAVX2_whole_x184:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -35287,7 +35287,7 @@ fbAVX2_whole_x181:
 	VMULPS       Y1, Y2, Y2
 	VMASKMOVPS   Y2, Y0, (BX)
 
-fbAVX2_wholeend_x182:
+fbAVX2_wholeend_x185:
 fbAVX2_swend_1256:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -35311,7 +35311,7 @@ fbAVX2_jcend_1221:
 fbAVX2_i0end_1219:
 	MOVQ  6288(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX2_bsdone_x183
+	JNZ   fbAVX2_bsdone_x186
 	MOVQ  $0x00000000, 8(SP)
 
 fbAVX2_bscale_1266:
@@ -35378,7 +35378,7 @@ fbAVX2_mul_1268_AVX2f32_end:
 	JMP  fbAVX2_bscale_1266
 
 fbAVX2_bscaleend_1267:
-fbAVX2_bsdone_x183:
+fbAVX2_bsdone_x186:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -45107,15 +45107,15 @@ TEXT ·forwardBatch32AVX512(SB), $16536-128
 	MOVQ M+112(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x184
+	JA   fbAVX512_rowno_x187
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x184
+	JA   fbAVX512_rowno_x187
 	MOVQ ib+120(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX512_rowno_x184
+	JA   fbAVX512_rowno_x187
 	MOVQ $0x00000001, AX
 
-fbAVX512_rowno_x184:
+fbAVX512_rowno_x187:
 	MOVQ AX, 16528(SP)
 	MOVQ $0x00000000, 8(SP)
 
@@ -45427,7 +45427,7 @@ fbAVX512_loop_1623:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x185
+	JNZ          fbAVX512_whole_x188
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1624
@@ -45487,9 +45487,9 @@ fbAVX512_first_1624:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x186
+	JMP     fbAVX512_wholeend_x189
 
-fbAVX512_whole_x185:
+fbAVX512_whole_x188:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -45684,7 +45684,7 @@ fbAVX512_whole_x185:
 	VMULPS        Z0, Z23, Z23
 	VMOVUPS       Z23, K1, 192(BX)(AX*1)
 
-fbAVX512_wholeend_x186:
+fbAVX512_wholeend_x189:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case5_1621:
@@ -45767,7 +45767,7 @@ fbAVX512_loop_1625:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x187
+	JNZ          fbAVX512_whole_x190
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1626
@@ -45818,9 +45818,9 @@ fbAVX512_first_1626:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_wholeend_x188
+	JMP     fbAVX512_wholeend_x191
 
-fbAVX512_whole_x187:
+fbAVX512_whole_x190:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -45985,7 +45985,7 @@ fbAVX512_whole_x187:
 	VMULPS        Z0, Z19, Z19
 	VMOVUPS       Z19, K1, 192(BX)
 
-fbAVX512_wholeend_x188:
+fbAVX512_wholeend_x191:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case4_1620:
@@ -46056,7 +46056,7 @@ fbAVX512_loop_1627:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x189
+	JNZ          fbAVX512_whole_x192
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1628
@@ -46098,9 +46098,9 @@ fbAVX512_first_1628:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x190
+	JMP     fbAVX512_wholeend_x193
 
-fbAVX512_whole_x189:
+fbAVX512_whole_x192:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
@@ -46234,7 +46234,7 @@ fbAVX512_whole_x189:
 	VMULPS        Z0, Z15, Z15
 	VMOVUPS       Z15, K1, 192(DX)(CX*1)
 
-fbAVX512_wholeend_x190:
+fbAVX512_wholeend_x193:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case3_1619:
@@ -46296,7 +46296,7 @@ fbAVX512_loop_1629:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x191
+	JNZ          fbAVX512_whole_x194
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1630
@@ -46329,9 +46329,9 @@ fbAVX512_first_1630:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x192
+	JMP     fbAVX512_wholeend_x195
 
-fbAVX512_whole_x191:
+fbAVX512_whole_x194:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -46435,7 +46435,7 @@ fbAVX512_whole_x191:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 192(CX)(AX*2)
 
-fbAVX512_wholeend_x192:
+fbAVX512_wholeend_x195:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case2_1618:
@@ -46488,7 +46488,7 @@ fbAVX512_loop_1631:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x193
+	JNZ          fbAVX512_whole_x196
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1632
@@ -46512,9 +46512,9 @@ fbAVX512_first_1632:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x194
+	JMP     fbAVX512_wholeend_x197
 
-fbAVX512_whole_x193:
+fbAVX512_whole_x196:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -46588,7 +46588,7 @@ fbAVX512_whole_x193:
 	VMULPS        Z0, Z7, Z7
 	VMOVUPS       Z7, K1, 192(CX)(AX*1)
 
-fbAVX512_wholeend_x194:
+fbAVX512_wholeend_x197:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case1_1617:
@@ -46628,7 +46628,7 @@ fbAVX512_loop_1633:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x195
+	JNZ          fbAVX512_whole_x198
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1634
@@ -46643,9 +46643,9 @@ fbAVX512_first_1634:
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
-	JMP     fbAVX512_wholeend_x196
+	JMP     fbAVX512_wholeend_x199
 
-fbAVX512_whole_x195:
+fbAVX512_whole_x198:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
@@ -46689,7 +46689,7 @@ fbAVX512_whole_x195:
 	VMULPS        Z4, Z3, Z3
 	VMOVUPS       Z3, K1, 192(CX)
 
-fbAVX512_wholeend_x196:
+fbAVX512_wholeend_x199:
 fbAVX512_swend_1616:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -46827,7 +46827,7 @@ fbAVX512_loop_1645:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x197
+	JNZ          fbAVX512_whole_x200
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1646
@@ -46875,9 +46875,9 @@ fbAVX512_first_1646:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x198
+	JMP     fbAVX512_wholeend_x201
 
-fbAVX512_whole_x197:
+fbAVX512_whole_x200:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -47048,7 +47048,7 @@ fbAVX512_whole_x197:
 	VMULPS        Z0, Z17, Z17
 	VMOVUPS       Z17, K1, 128(BX)(AX*1)
 
-fbAVX512_wholeend_x198:
+fbAVX512_wholeend_x201:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case5_1643:
@@ -47120,7 +47120,7 @@ fbAVX512_loop_1647:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x199
+	JNZ          fbAVX512_whole_x202
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1648
@@ -47161,9 +47161,9 @@ fbAVX512_first_1648:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_wholeend_x200
+	JMP     fbAVX512_wholeend_x203
 
-fbAVX512_whole_x199:
+fbAVX512_whole_x202:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -47308,7 +47308,7 @@ fbAVX512_whole_x199:
 	VMULPS        Z0, Z14, Z14
 	VMOVUPS       Z14, K1, 128(BX)
 
-fbAVX512_wholeend_x200:
+fbAVX512_wholeend_x203:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case4_1642:
@@ -47370,7 +47370,7 @@ fbAVX512_loop_1649:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x201
+	JNZ          fbAVX512_whole_x204
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1650
@@ -47404,9 +47404,9 @@ fbAVX512_first_1650:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x202
+	JMP     fbAVX512_wholeend_x205
 
-fbAVX512_whole_x201:
+fbAVX512_whole_x204:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
@@ -47524,7 +47524,7 @@ fbAVX512_whole_x201:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 128(DX)(CX*1)
 
-fbAVX512_wholeend_x202:
+fbAVX512_wholeend_x205:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case3_1641:
@@ -47579,7 +47579,7 @@ fbAVX512_loop_1651:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x203
+	JNZ          fbAVX512_whole_x206
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1652
@@ -47606,9 +47606,9 @@ fbAVX512_first_1652:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x204
+	JMP     fbAVX512_wholeend_x207
 
-fbAVX512_whole_x203:
+fbAVX512_whole_x206:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -47700,7 +47700,7 @@ fbAVX512_whole_x203:
 	VMULPS        Z0, Z8, Z8
 	VMOVUPS       Z8, K1, 128(CX)(AX*2)
 
-fbAVX512_wholeend_x204:
+fbAVX512_wholeend_x207:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case2_1640:
@@ -47748,7 +47748,7 @@ fbAVX512_loop_1653:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x205
+	JNZ          fbAVX512_whole_x208
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1654
@@ -47768,9 +47768,9 @@ fbAVX512_first_1654:
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x206
+	JMP     fbAVX512_wholeend_x209
 
-fbAVX512_whole_x205:
+fbAVX512_whole_x208:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -47836,7 +47836,7 @@ fbAVX512_whole_x205:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, 128(CX)(AX*1)
 
-fbAVX512_wholeend_x206:
+fbAVX512_wholeend_x209:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case1_1639:
@@ -47874,7 +47874,7 @@ fbAVX512_loop_1655:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x207
+	JNZ          fbAVX512_whole_x210
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1656
@@ -47887,9 +47887,9 @@ fbAVX512_first_1656:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
-	JMP     fbAVX512_wholeend_x208
+	JMP     fbAVX512_wholeend_x211
 
-fbAVX512_whole_x207:
+fbAVX512_whole_x210:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
@@ -47929,7 +47929,7 @@ fbAVX512_whole_x207:
 	VMULPS        Z3, Z2, Z2
 	VMOVUPS       Z2, K1, 128(CX)
 
-fbAVX512_wholeend_x208:
+fbAVX512_wholeend_x211:
 fbAVX512_swend_1638:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -48052,7 +48052,7 @@ fbAVX512_loop_1667:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x209
+	JNZ          fbAVX512_whole_x212
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1668
@@ -48088,9 +48088,9 @@ fbAVX512_first_1668:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x210
+	JMP     fbAVX512_wholeend_x213
 
-fbAVX512_whole_x209:
+fbAVX512_whole_x212:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -48237,7 +48237,7 @@ fbAVX512_whole_x209:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 64(BX)(AX*1)
 
-fbAVX512_wholeend_x210:
+fbAVX512_wholeend_x213:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case5_1665:
@@ -48298,7 +48298,7 @@ fbAVX512_loop_1669:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x211
+	JNZ          fbAVX512_whole_x214
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1670
@@ -48329,9 +48329,9 @@ fbAVX512_first_1670:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_wholeend_x212
+	JMP     fbAVX512_wholeend_x215
 
-fbAVX512_whole_x211:
+fbAVX512_whole_x214:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -48456,7 +48456,7 @@ fbAVX512_whole_x211:
 	VMULPS        Z0, Z9, Z9
 	VMOVUPS       Z9, K1, 64(BX)
 
-fbAVX512_wholeend_x212:
+fbAVX512_wholeend_x215:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case4_1664:
@@ -48509,7 +48509,7 @@ fbAVX512_loop_1671:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x213
+	JNZ          fbAVX512_whole_x216
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1672
@@ -48535,9 +48535,9 @@ fbAVX512_first_1672:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x214
+	JMP     fbAVX512_wholeend_x217
 
-fbAVX512_whole_x213:
+fbAVX512_whole_x216:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
@@ -48639,7 +48639,7 @@ fbAVX512_whole_x213:
 	VMULPS        Z0, Z7, Z7
 	VMOVUPS       Z7, K1, 64(DX)(CX*1)
 
-fbAVX512_wholeend_x214:
+fbAVX512_wholeend_x217:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case3_1663:
@@ -48687,7 +48687,7 @@ fbAVX512_loop_1673:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x215
+	JNZ          fbAVX512_whole_x218
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1674
@@ -48708,9 +48708,9 @@ fbAVX512_first_1674:
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x216
+	JMP     fbAVX512_wholeend_x219
 
-fbAVX512_whole_x215:
+fbAVX512_whole_x218:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -48790,7 +48790,7 @@ fbAVX512_whole_x215:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, 64(CX)(AX*2)
 
-fbAVX512_wholeend_x216:
+fbAVX512_wholeend_x219:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case2_1662:
@@ -48833,7 +48833,7 @@ fbAVX512_loop_1675:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x217
+	JNZ          fbAVX512_whole_x220
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1676
@@ -48849,9 +48849,9 @@ fbAVX512_first_1676:
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x218
+	JMP     fbAVX512_wholeend_x221
 
-fbAVX512_whole_x217:
+fbAVX512_whole_x220:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -48909,7 +48909,7 @@ fbAVX512_whole_x217:
 	VMULPS        Z0, Z3, Z3
 	VMOVUPS       Z3, K1, 64(CX)(AX*1)
 
-fbAVX512_wholeend_x218:
+fbAVX512_wholeend_x221:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case1_1661:
@@ -48945,7 +48945,7 @@ fbAVX512_loop_1677:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x219
+	JNZ          fbAVX512_whole_x222
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1678
@@ -48956,9 +48956,9 @@ fbAVX512_loop_1677:
 fbAVX512_first_1678:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
-	JMP     fbAVX512_wholeend_x220
+	JMP     fbAVX512_wholeend_x223
 
-fbAVX512_whole_x219:
+fbAVX512_whole_x222:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
@@ -48994,7 +48994,7 @@ fbAVX512_whole_x219:
 	VMULPS        Z2, Z1, Z1
 	VMOVUPS       Z1, K1, 64(CX)
 
-fbAVX512_wholeend_x220:
+fbAVX512_wholeend_x223:
 fbAVX512_swend_1660:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -49102,7 +49102,7 @@ fbAVX512_loop_1689:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x221
+	JNZ          fbAVX512_whole_x224
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1690
@@ -49126,9 +49126,9 @@ fbAVX512_first_1690:
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_wholeend_x222
+	JMP     fbAVX512_wholeend_x225
 
-fbAVX512_whole_x221:
+fbAVX512_whole_x224:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -49251,7 +49251,7 @@ fbAVX512_whole_x221:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, (BX)(AX*1)
 
-fbAVX512_wholeend_x222:
+fbAVX512_wholeend_x225:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case5_1687:
@@ -49301,7 +49301,7 @@ fbAVX512_loop_1691:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x223
+	JNZ          fbAVX512_whole_x226
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1692
@@ -49322,9 +49322,9 @@ fbAVX512_first_1692:
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_wholeend_x224
+	JMP     fbAVX512_wholeend_x227
 
-fbAVX512_whole_x223:
+fbAVX512_whole_x226:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -49429,7 +49429,7 @@ fbAVX512_whole_x223:
 	VMULPS        Z0, Z4, Z4
 	VMOVUPS       Z4, K1, (BX)
 
-fbAVX512_wholeend_x224:
+fbAVX512_wholeend_x227:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case4_1686:
@@ -49473,7 +49473,7 @@ fbAVX512_loop_1693:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x225
+	JNZ          fbAVX512_whole_x228
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1694
@@ -49491,9 +49491,9 @@ fbAVX512_first_1694:
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_wholeend_x226
+	JMP     fbAVX512_wholeend_x229
 
-fbAVX512_whole_x225:
+fbAVX512_whole_x228:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
@@ -49579,7 +49579,7 @@ fbAVX512_whole_x225:
 	VMULPS        Z0, Z3, Z3
 	VMOVUPS       Z3, K1, (DX)(CX*1)
 
-fbAVX512_wholeend_x226:
+fbAVX512_wholeend_x229:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case3_1685:
@@ -49620,7 +49620,7 @@ fbAVX512_loop_1695:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x227
+	JNZ          fbAVX512_whole_x230
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1696
@@ -49635,9 +49635,9 @@ fbAVX512_first_1696:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_wholeend_x228
+	JMP     fbAVX512_wholeend_x231
 
-fbAVX512_whole_x227:
+fbAVX512_whole_x230:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -49705,7 +49705,7 @@ fbAVX512_whole_x227:
 	VMULPS        Z0, Z2, Z2
 	VMOVUPS       Z2, K1, (CX)(AX*2)
 
-fbAVX512_wholeend_x228:
+fbAVX512_wholeend_x231:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case2_1684:
@@ -49743,7 +49743,7 @@ fbAVX512_loop_1697:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x229
+	JNZ          fbAVX512_whole_x232
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1698
@@ -49755,9 +49755,9 @@ fbAVX512_loop_1697:
 fbAVX512_first_1698:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_wholeend_x230
+	JMP     fbAVX512_wholeend_x233
 
-fbAVX512_whole_x229:
+fbAVX512_whole_x232:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
@@ -49807,7 +49807,7 @@ fbAVX512_whole_x229:
 	VMULPS        Z0, Z1, Z1
 	VMOVUPS       Z1, K1, (CX)(AX*1)
 
-fbAVX512_wholeend_x230:
+fbAVX512_wholeend_x233:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case1_1683:
@@ -49841,7 +49841,7 @@ fbAVX512_loop_1699:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x231
+	JNZ          fbAVX512_whole_x234
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1700
@@ -49850,9 +49850,9 @@ fbAVX512_loop_1699:
 
 fbAVX512_first_1700:
 	VMOVUPS Z0, K1, (CX)
-	JMP     fbAVX512_wholeend_x232
+	JMP     fbAVX512_wholeend_x235
 
-fbAVX512_whole_x231:
+fbAVX512_whole_x234:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
@@ -49884,7 +49884,7 @@ fbAVX512_whole_x231:
 	VMULPS        Z1, Z0, Z0
 	VMOVUPS       Z0, K1, (CX)
 
-fbAVX512_wholeend_x232:
+fbAVX512_wholeend_x235:
 fbAVX512_swend_1682:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -49908,7 +49908,7 @@ fbAVX512_jcend_1606:
 fbAVX512_i0end_1604:
 	MOVQ  16528(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX512_normdone_x233
+	JNZ   fbAVX512_normdone_x236
 	MOVQ  $0x00000000, 8(SP)
 
 fbAVX512_norm_1701:
@@ -50038,7 +50038,7 @@ fbAVX512_mul_1704_AVX512f32_end:
 	JMP  fbAVX512_norm_1701
 
 fbAVX512_normend_1702:
-fbAVX512_normdone_x233:
+fbAVX512_normdone_x236:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -50058,15 +50058,15 @@ TEXT ·backwardBatch32AVX512(SB), $16536-152
 	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x234
+	JA   fbAVX512_rowno_x237
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x234
+	JA   fbAVX512_rowno_x237
 	MOVQ ib+144(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX512_rowno_x234
+	JA   fbAVX512_rowno_x237
 	MOVQ $0x00000001, AX
 
-fbAVX512_rowno_x234:
+fbAVX512_rowno_x237:
 	MOVQ         AX, 16528(SP)
 	MOVQ         K+128(FP), AX
 	MOVQ         M+136(FP), CX
@@ -50121,12 +50121,12 @@ fbAVX512_t_1706:
 	MOVQ  work_base+96(FP), CX
 	MOVQ  CX, 56(SP)
 	MOVQ  16528(SP), DX
-	ANDQ  $0x01, DX
-	JZ    fbAVX512_bwskip_x235no
+	TESTQ DX, DX
+	JZ    fbAVX512_bwform_x238
 	CMPQ  AX, $0x01
-	JA    fbAVX512_bwskip_x235
+	JA    fbAVX512_bwskip_x239
 
-fbAVX512_bwskip_x235no:
+fbAVX512_bwform_x238:
 	MOVQ  K+128(FP), AX
 	MOVQ  M+136(FP), DX
 	IMULQ DX, AX
@@ -50171,7 +50171,7 @@ fbAVX512_bw_1708_AVX512f32_tail:
 	VMOVUPS   Z0, K1, (CX)(DX*4)
 
 fbAVX512_bw_1708_AVX512f32_end:
-fbAVX512_bwskip_x235:
+fbAVX512_bwskip_x239:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX512_i0_1709:
@@ -50357,7 +50357,7 @@ fbAVX512_loop_1729:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x236
+	JNZ          fbAVX512_whole_x240
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1730
@@ -50417,9 +50417,9 @@ fbAVX512_first_1730:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x237
+	JMP     fbAVX512_wholeend_x241
 
-fbAVX512_whole_x236:
+fbAVX512_whole_x240:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -50579,7 +50579,7 @@ fbAVX512_whole_x236:
 	VMULPS       Z23, Z0, Z0
 	VMOVUPS      Z0, K1, 192(R9)(AX*1)
 
-fbAVX512_wholeend_x237:
+fbAVX512_wholeend_x241:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case5_1727:
@@ -50662,7 +50662,7 @@ fbAVX512_loop_1731:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x238
+	JNZ          fbAVX512_whole_x242
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1732
@@ -50713,9 +50713,9 @@ fbAVX512_first_1732:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_wholeend_x239
+	JMP     fbAVX512_wholeend_x243
 
-fbAVX512_whole_x238:
+fbAVX512_whole_x242:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -50852,7 +50852,7 @@ fbAVX512_whole_x238:
 	VMULPS       Z19, Z0, Z0
 	VMOVUPS      Z0, K1, 192(R9)
 
-fbAVX512_wholeend_x239:
+fbAVX512_wholeend_x243:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case4_1726:
@@ -50923,7 +50923,7 @@ fbAVX512_loop_1733:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x240
+	JNZ          fbAVX512_whole_x244
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1734
@@ -50965,9 +50965,9 @@ fbAVX512_first_1734:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x241
+	JMP     fbAVX512_wholeend_x245
 
-fbAVX512_whole_x240:
+fbAVX512_whole_x244:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -51079,7 +51079,7 @@ fbAVX512_whole_x240:
 	VMULPS       Z15, Z0, Z0
 	VMOVUPS      Z0, K1, 192(SI)(CX*1)
 
-fbAVX512_wholeend_x241:
+fbAVX512_wholeend_x245:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case3_1725:
@@ -51141,7 +51141,7 @@ fbAVX512_loop_1735:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x242
+	JNZ          fbAVX512_whole_x246
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1736
@@ -51174,9 +51174,9 @@ fbAVX512_first_1736:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x243
+	JMP     fbAVX512_wholeend_x247
 
-fbAVX512_whole_x242:
+fbAVX512_whole_x246:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -51265,7 +51265,7 @@ fbAVX512_whole_x242:
 	VMULPS       Z11, Z0, Z0
 	VMOVUPS      Z0, K1, 192(BX)(AX*2)
 
-fbAVX512_wholeend_x243:
+fbAVX512_wholeend_x247:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case2_1724:
@@ -51318,7 +51318,7 @@ fbAVX512_loop_1737:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x244
+	JNZ          fbAVX512_whole_x248
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1738
@@ -51342,9 +51342,9 @@ fbAVX512_first_1738:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x245
+	JMP     fbAVX512_wholeend_x249
 
-fbAVX512_whole_x244:
+fbAVX512_whole_x248:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -51410,7 +51410,7 @@ fbAVX512_whole_x244:
 	VMULPS       Z7, Z0, Z0
 	VMOVUPS      Z0, K1, 192(BX)(AX*1)
 
-fbAVX512_wholeend_x245:
+fbAVX512_wholeend_x249:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case1_1723:
@@ -51450,7 +51450,7 @@ fbAVX512_loop_1739:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x246
+	JNZ          fbAVX512_whole_x250
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1740
@@ -51465,9 +51465,9 @@ fbAVX512_first_1740:
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
-	JMP     fbAVX512_wholeend_x247
+	JMP     fbAVX512_wholeend_x251
 
-fbAVX512_whole_x246:
+fbAVX512_whole_x250:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -51510,7 +51510,7 @@ fbAVX512_whole_x246:
 	VMULPS       Z3, Z0, Z0
 	VMOVUPS      Z0, K1, 192(BX)
 
-fbAVX512_wholeend_x247:
+fbAVX512_wholeend_x251:
 fbAVX512_swend_1722:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -51648,7 +51648,7 @@ fbAVX512_loop_1751:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x248
+	JNZ          fbAVX512_whole_x252
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1752
@@ -51696,9 +51696,9 @@ fbAVX512_first_1752:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x249
+	JMP     fbAVX512_wholeend_x253
 
-fbAVX512_whole_x248:
+fbAVX512_whole_x252:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -51828,7 +51828,7 @@ fbAVX512_whole_x248:
 	VMULPS       Z17, Z0, Z0
 	VMOVUPS      Z0, K1, 128(R9)(AX*1)
 
-fbAVX512_wholeend_x249:
+fbAVX512_wholeend_x253:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case5_1749:
@@ -51900,7 +51900,7 @@ fbAVX512_loop_1753:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x250
+	JNZ          fbAVX512_whole_x254
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1754
@@ -51941,9 +51941,9 @@ fbAVX512_first_1754:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_wholeend_x251
+	JMP     fbAVX512_wholeend_x255
 
-fbAVX512_whole_x250:
+fbAVX512_whole_x254:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -52055,7 +52055,7 @@ fbAVX512_whole_x250:
 	VMULPS       Z14, Z0, Z0
 	VMOVUPS      Z0, K1, 128(R9)
 
-fbAVX512_wholeend_x251:
+fbAVX512_wholeend_x255:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case4_1748:
@@ -52117,7 +52117,7 @@ fbAVX512_loop_1755:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x252
+	JNZ          fbAVX512_whole_x256
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1756
@@ -52151,9 +52151,9 @@ fbAVX512_first_1756:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x253
+	JMP     fbAVX512_wholeend_x257
 
-fbAVX512_whole_x252:
+fbAVX512_whole_x256:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -52245,7 +52245,7 @@ fbAVX512_whole_x252:
 	VMULPS       Z11, Z0, Z0
 	VMOVUPS      Z0, K1, 128(SI)(CX*1)
 
-fbAVX512_wholeend_x253:
+fbAVX512_wholeend_x257:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case3_1747:
@@ -52300,7 +52300,7 @@ fbAVX512_loop_1757:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x254
+	JNZ          fbAVX512_whole_x258
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1758
@@ -52327,9 +52327,9 @@ fbAVX512_first_1758:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x255
+	JMP     fbAVX512_wholeend_x259
 
-fbAVX512_whole_x254:
+fbAVX512_whole_x258:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -52403,7 +52403,7 @@ fbAVX512_whole_x254:
 	VMULPS       Z8, Z0, Z0
 	VMOVUPS      Z0, K1, 128(BX)(AX*2)
 
-fbAVX512_wholeend_x255:
+fbAVX512_wholeend_x259:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case2_1746:
@@ -52451,7 +52451,7 @@ fbAVX512_loop_1759:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x256
+	JNZ          fbAVX512_whole_x260
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1760
@@ -52471,9 +52471,9 @@ fbAVX512_first_1760:
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x257
+	JMP     fbAVX512_wholeend_x261
 
-fbAVX512_whole_x256:
+fbAVX512_whole_x260:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -52529,7 +52529,7 @@ fbAVX512_whole_x256:
 	VMULPS       Z5, Z0, Z0
 	VMOVUPS      Z0, K1, 128(BX)(AX*1)
 
-fbAVX512_wholeend_x257:
+fbAVX512_wholeend_x261:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case1_1745:
@@ -52567,7 +52567,7 @@ fbAVX512_loop_1761:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x258
+	JNZ          fbAVX512_whole_x262
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1762
@@ -52580,9 +52580,9 @@ fbAVX512_first_1762:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
-	JMP     fbAVX512_wholeend_x259
+	JMP     fbAVX512_wholeend_x263
 
-fbAVX512_whole_x258:
+fbAVX512_whole_x262:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -52620,7 +52620,7 @@ fbAVX512_whole_x258:
 	VMULPS       Z2, Z0, Z0
 	VMOVUPS      Z0, K1, 128(BX)
 
-fbAVX512_wholeend_x259:
+fbAVX512_wholeend_x263:
 fbAVX512_swend_1744:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -52743,7 +52743,7 @@ fbAVX512_loop_1773:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x260
+	JNZ          fbAVX512_whole_x264
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1774
@@ -52779,9 +52779,9 @@ fbAVX512_first_1774:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x261
+	JMP     fbAVX512_wholeend_x265
 
-fbAVX512_whole_x260:
+fbAVX512_whole_x264:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -52881,7 +52881,7 @@ fbAVX512_whole_x260:
 	VMULPS       Z11, Z0, Z0
 	VMOVUPS      Z0, K1, 64(R9)(AX*1)
 
-fbAVX512_wholeend_x261:
+fbAVX512_wholeend_x265:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case5_1771:
@@ -52942,7 +52942,7 @@ fbAVX512_loop_1775:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x262
+	JNZ          fbAVX512_whole_x266
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1776
@@ -52973,9 +52973,9 @@ fbAVX512_first_1776:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_wholeend_x263
+	JMP     fbAVX512_wholeend_x267
 
-fbAVX512_whole_x262:
+fbAVX512_whole_x266:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -53062,7 +53062,7 @@ fbAVX512_whole_x262:
 	VMULPS       Z9, Z0, Z0
 	VMOVUPS      Z0, K1, 64(R9)
 
-fbAVX512_wholeend_x263:
+fbAVX512_wholeend_x267:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case4_1770:
@@ -53115,7 +53115,7 @@ fbAVX512_loop_1777:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x264
+	JNZ          fbAVX512_whole_x268
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1778
@@ -53141,9 +53141,9 @@ fbAVX512_first_1778:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x265
+	JMP     fbAVX512_wholeend_x269
 
-fbAVX512_whole_x264:
+fbAVX512_whole_x268:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -53215,7 +53215,7 @@ fbAVX512_whole_x264:
 	VMULPS       Z7, Z0, Z0
 	VMOVUPS      Z0, K1, 64(SI)(CX*1)
 
-fbAVX512_wholeend_x265:
+fbAVX512_wholeend_x269:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case3_1769:
@@ -53263,7 +53263,7 @@ fbAVX512_loop_1779:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x266
+	JNZ          fbAVX512_whole_x270
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1780
@@ -53284,9 +53284,9 @@ fbAVX512_first_1780:
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x267
+	JMP     fbAVX512_wholeend_x271
 
-fbAVX512_whole_x266:
+fbAVX512_whole_x270:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -53345,7 +53345,7 @@ fbAVX512_whole_x266:
 	VMULPS       Z5, Z0, Z0
 	VMOVUPS      Z0, K1, 64(BX)(AX*2)
 
-fbAVX512_wholeend_x267:
+fbAVX512_wholeend_x271:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case2_1768:
@@ -53388,7 +53388,7 @@ fbAVX512_loop_1781:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x268
+	JNZ          fbAVX512_whole_x272
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1782
@@ -53404,9 +53404,9 @@ fbAVX512_first_1782:
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x269
+	JMP     fbAVX512_wholeend_x273
 
-fbAVX512_whole_x268:
+fbAVX512_whole_x272:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -53452,7 +53452,7 @@ fbAVX512_whole_x268:
 	VMULPS       Z3, Z0, Z0
 	VMOVUPS      Z0, K1, 64(BX)(AX*1)
 
-fbAVX512_wholeend_x269:
+fbAVX512_wholeend_x273:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case1_1767:
@@ -53488,7 +53488,7 @@ fbAVX512_loop_1783:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x270
+	JNZ          fbAVX512_whole_x274
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1784
@@ -53499,9 +53499,9 @@ fbAVX512_loop_1783:
 fbAVX512_first_1784:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
-	JMP     fbAVX512_wholeend_x271
+	JMP     fbAVX512_wholeend_x275
 
-fbAVX512_whole_x270:
+fbAVX512_whole_x274:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -53534,7 +53534,7 @@ fbAVX512_whole_x270:
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, 64(BX)
 
-fbAVX512_wholeend_x271:
+fbAVX512_wholeend_x275:
 fbAVX512_swend_1766:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -53642,7 +53642,7 @@ fbAVX512_loop_1795:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x272
+	JNZ          fbAVX512_whole_x276
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1796
@@ -53666,9 +53666,9 @@ fbAVX512_first_1796:
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_wholeend_x273
+	JMP     fbAVX512_wholeend_x277
 
-fbAVX512_whole_x272:
+fbAVX512_whole_x276:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -53738,7 +53738,7 @@ fbAVX512_whole_x272:
 	VMULPS       Z5, Z0, Z0
 	VMOVUPS      Z0, K1, (R9)(AX*1)
 
-fbAVX512_wholeend_x273:
+fbAVX512_wholeend_x277:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case5_1793:
@@ -53788,7 +53788,7 @@ fbAVX512_loop_1797:
 	LEAQ         (DX)(AX*4), BX
 	MOVQ         16528(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x274
+	JNZ          fbAVX512_whole_x278
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1798
@@ -53809,9 +53809,9 @@ fbAVX512_first_1798:
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_wholeend_x275
+	JMP     fbAVX512_wholeend_x279
 
-fbAVX512_whole_x274:
+fbAVX512_whole_x278:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -53873,7 +53873,7 @@ fbAVX512_whole_x274:
 	VMULPS       Z4, Z0, Z0
 	VMOVUPS      Z0, K1, (R9)
 
-fbAVX512_wholeend_x275:
+fbAVX512_wholeend_x279:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case4_1792:
@@ -53917,7 +53917,7 @@ fbAVX512_loop_1799:
 	ADDQ         64(SP), DX
 	MOVQ         16528(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x276
+	JNZ          fbAVX512_whole_x280
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1800
@@ -53935,9 +53935,9 @@ fbAVX512_first_1800:
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_wholeend_x277
+	JMP     fbAVX512_wholeend_x281
 
-fbAVX512_whole_x276:
+fbAVX512_whole_x280:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -53989,7 +53989,7 @@ fbAVX512_whole_x276:
 	VMULPS       Z3, Z0, Z0
 	VMOVUPS      Z0, K1, (SI)(CX*1)
 
-fbAVX512_wholeend_x277:
+fbAVX512_wholeend_x281:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case3_1791:
@@ -54030,7 +54030,7 @@ fbAVX512_loop_1801:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x278
+	JNZ          fbAVX512_whole_x282
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1802
@@ -54045,9 +54045,9 @@ fbAVX512_first_1802:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_wholeend_x279
+	JMP     fbAVX512_wholeend_x283
 
-fbAVX512_whole_x278:
+fbAVX512_whole_x282:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -54091,7 +54091,7 @@ fbAVX512_whole_x278:
 	VMULPS       Z2, Z0, Z0
 	VMOVUPS      Z0, K1, (BX)(AX*2)
 
-fbAVX512_wholeend_x279:
+fbAVX512_wholeend_x283:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case2_1790:
@@ -54129,7 +54129,7 @@ fbAVX512_loop_1803:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x280
+	JNZ          fbAVX512_whole_x284
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1804
@@ -54141,9 +54141,9 @@ fbAVX512_loop_1803:
 fbAVX512_first_1804:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_wholeend_x281
+	JMP     fbAVX512_wholeend_x285
 
-fbAVX512_whole_x280:
+fbAVX512_whole_x284:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -54179,7 +54179,7 @@ fbAVX512_whole_x280:
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, (BX)(AX*1)
 
-fbAVX512_wholeend_x281:
+fbAVX512_wholeend_x285:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case1_1789:
@@ -54213,7 +54213,7 @@ fbAVX512_loop_1805:
 	ADDQ         64(SP), CX
 	MOVQ         16528(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x282
+	JNZ          fbAVX512_whole_x286
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1806
@@ -54222,9 +54222,9 @@ fbAVX512_loop_1805:
 
 fbAVX512_first_1806:
 	VMOVUPS Z0, K1, (CX)
-	JMP     fbAVX512_wholeend_x283
+	JMP     fbAVX512_wholeend_x287
 
-fbAVX512_whole_x282:
+fbAVX512_whole_x286:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -54252,7 +54252,7 @@ fbAVX512_whole_x282:
 	VMULPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, (BX)
 
-fbAVX512_wholeend_x283:
+fbAVX512_wholeend_x287:
 fbAVX512_swend_1788:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -54276,7 +54276,7 @@ fbAVX512_jcend_1712:
 fbAVX512_i0end_1710:
 	MOVQ  16528(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX512_bsdone_x284
+	JNZ   fbAVX512_bsdone_x288
 	MOVQ  $0x00000000, 8(SP)
 
 fbAVX512_bscale_1807:
@@ -54342,7 +54342,7 @@ fbAVX512_mul_1809_AVX512f32_end:
 	JMP  fbAVX512_bscale_1807
 
 fbAVX512_bscaleend_1808:
-fbAVX512_bsdone_x284:
+fbAVX512_bsdone_x288:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
