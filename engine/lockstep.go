@@ -29,6 +29,13 @@ import (
 //   - transition counts pair α_{t−1} with Ψ_t∘β_t/scale_t: every pair that
 //     touches a padded row has α = 0 (or Ψ = 0), so it adds exactly 0.
 //
+// The batch kernels skip the padding's steps (their from: the chains are in
+// order of length, shortest first, as lockplan groups them; in another
+// order a step skips only the chains before the first one not done):
+// forward,
+// a chain's rows after its end are left as they were; backward, its rows
+// in front, whose β is then set to 0 so that the counts' pairs stay 0.
+//
 // TestLockstepPadding checks it against the single-chain path and brute
 // force.
 
@@ -53,6 +60,7 @@ type lockGroup[E Float] struct {
 	mx, lo                 []E       // T: one chain's row maxima and minima
 	shift, logZ            []float64 // K: a chain's Σ row maxima (and shifts), its log Z (Scaled)
 	pad                    []int32   // K: rows in front after alignment (T: single path)
+	from                   []int32   // 2T: the batch kernels' first chain of each row, forward then backward
 	T, K, M                int       // of the last group (Scaled)
 }
 
@@ -78,6 +86,7 @@ func (lb *lockGroup[E]) grow(T, K, M int, usable, backward bool) {
 	lb.mx = grow(lb.mx, T)
 	lb.lo = grow(lb.lo, T)
 	lb.shift = grow(lb.shift, K)
+	lb.from = grow(lb.from, 2*T)
 	if backward {
 		lb.beta = grow(lb.beta, n)
 		lb.work = grow(lb.work, n)
@@ -188,7 +197,20 @@ func (lb *lockGroup[E]) forward(f *scaledForm[E], emits [][]E, T, K, M int, logZ
 		return false
 	}
 	kExp(psi, psi)
-	kForwardBatch(alpha, scale, psi, f.e, T, K, M)
+	// Row t of the chains from from[t] on: the first chain with a row t
+	// (chains left out have Ψ = 1 throughout and may run or not).
+	from := lb.from[:T]
+	for t := range from {
+		from[t] = int32(K)
+	}
+	for k := K - 1; k >= 0; k-- {
+		if P := int(lb.pad[k]); P < T {
+			for t := range T - P {
+				from[t] = int32(k)
+			}
+		}
+	}
+	kForwardBatch(alpha, scale, psi, f.e, from, T, K, M)
 	for k := range K {
 		P := int(lb.pad[k])
 		if P == T {
@@ -227,11 +249,29 @@ func (lb *lockGroup[E]) rows(f *scaledForm[E], psi, emit []E, Tk, K, k, M int) b
 }
 
 // backward aligns the chains at the end and runs the lockstep backward
-// pass.
+// pass, which skips the rows in front of each chain; those get β = 0.
 func (lb *lockGroup[E]) backward(f *scaledForm[E], T, K, M int) {
 	n := T * K * M
 	kernels.AlignBatchEnd(lb.psi[:n], lb.alpha[:n], lb.scale[:T*K], lb.pad[:K], T, K, M)
-	kBackwardBatch(lb.beta[:n], lb.scale[:T*K], lb.psi[:n], f.et, lb.work[:K*M], T, K, M)
+	from := lb.from[T : 2*T]
+	for t := range from {
+		from[t] = int32(K)
+	}
+	for k := K - 1; k >= 0; k-- {
+		if P := int(lb.pad[k]); P < T {
+			for t := P; t < T; t++ {
+				from[t] = int32(k)
+			}
+		}
+	}
+	kBackwardBatch(lb.beta[:n], lb.scale[:T*K], lb.psi[:n], f.et, lb.work[:K*M], from, T, K, M)
+	for k, P := range lb.pad[:K] {
+		for t := range min(int(P), T) {
+			if int(from[t]) > k {
+				clear(lb.beta[(t*K+k)*M : (t*K+k+1)*M])
+			}
+		}
+	}
 }
 
 // countsChunked adds the group's transition counts into c a few rows at a

@@ -125,20 +125,20 @@ func kTransitions[E Float](g, e, alpha, beta, psi, scale, work []E, T, M int) {
 	kernels.Transitions(as64(g), as64(e), as64(alpha), as64(beta), as64(psi), as64(scale), as64(work), T, M)
 }
 
-func kForwardBatch[E Float](alpha, scale, psi, e []E, T, K, M int) {
+func kForwardBatch[E Float](alpha, scale, psi, e []E, from []int32, T, K, M int) {
 	if is32[E]() {
-		kernels.ForwardBatch32(as32(alpha), as32(scale), as32(psi), as32(e), T, K, M)
+		kernels.ForwardBatch32(as32(alpha), as32(scale), as32(psi), as32(e), from, T, K, M)
 		return
 	}
-	kernels.ForwardBatch(as64(alpha), as64(scale), as64(psi), as64(e), T, K, M)
+	kernels.ForwardBatch(as64(alpha), as64(scale), as64(psi), as64(e), from, T, K, M)
 }
 
-func kBackwardBatch[E Float](beta, scale, psi, et, work []E, T, K, M int) {
+func kBackwardBatch[E Float](beta, scale, psi, et, work []E, from []int32, T, K, M int) {
 	if is32[E]() {
-		kernels.BackwardBatch32(as32(beta), as32(scale), as32(psi), as32(et), as32(work), T, K, M)
+		kernels.BackwardBatch32(as32(beta), as32(scale), as32(psi), as32(et), as32(work), from, T, K, M)
 		return
 	}
-	kernels.BackwardBatch(as64(beta), as64(scale), as64(psi), as64(et), as64(work), T, K, M)
+	kernels.BackwardBatch(as64(beta), as64(scale), as64(psi), as64(et), as64(work), from, T, K, M)
 }
 
 func kTransitionsBatch[E Float](g, e, alpha, beta, psi, scale, work []E, T, K, M int) {

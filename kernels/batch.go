@@ -5,9 +5,16 @@ package kernels
 // ForwardBatch), each step a matrix–matrix product (K×M times Eᵀ). work is
 // scratch space of at least K·M elements. Sequence k's β equals Backward's
 // on its own rows, up to rounding.
-func BackwardBatch(beta, scale, psi, et, work []float64, T, K, M int) {
-	if backwardBatchArgs("BackwardBatch", len(beta), len(scale), len(psi), len(et), len(work), T, K, M) {
-		cur().backwardBatch(beta, scale, psi, et, work, T, K, M)
+//
+// Sequences aligned at the end (AlignBatchEnd), shortest first, skip their
+// padding when from is T long: the step to row t computes sequences
+// from[t].. only and leaves the others' rows as they are. from must not
+// increase and is at most K; from[T−1] is ignored (row T−1 is every
+// sequence's). An empty from runs every sequence over all T rows.
+func BackwardBatch(beta, scale, psi, et, work []float64, from []int32, T, K, M int) {
+	if backwardBatchArgs("BackwardBatch", len(beta), len(scale), len(psi), len(et), len(work), T, K, M) &&
+		fromArgs("BackwardBatch", from, T, K, true) {
+		cur().backwardBatch(beta, scale, psi, et, work, from, T, K, M)
 	}
 }
 
@@ -40,9 +47,10 @@ func AlignBatchEnd[F float32 | float64](psi, alpha, scale []F, pad []int32, T, K
 }
 
 // BackwardBatch32 is BackwardBatch in float32.
-func BackwardBatch32(beta, scale, psi, et, work []float32, T, K, M int) {
-	if backwardBatchArgs("BackwardBatch32", len(beta), len(scale), len(psi), len(et), len(work), T, K, M) {
-		cur().backwardBatch32(beta, scale, psi, et, work, T, K, M)
+func BackwardBatch32(beta, scale, psi, et, work []float32, from []int32, T, K, M int) {
+	if backwardBatchArgs("BackwardBatch32", len(beta), len(scale), len(psi), len(et), len(work), T, K, M) &&
+		fromArgs("BackwardBatch32", from, T, K, true) {
+		cur().backwardBatch32(beta, scale, psi, et, work, from, T, K, M)
 	}
 }
 

@@ -19,7 +19,7 @@ func TestTransitionsBatch(t *testing.T) {
 				psi := round32(randSlice(r, T*K*M, 0.05, 1))
 				e := round32(randSlice(r, M*M, 0.05, 1))
 				alpha, scale := make([]float64, T*K*M), make([]float64, T*K)
-				ForwardBatch(alpha, scale, psi, e, T, K, M)
+				ForwardBatch(alpha, scale, psi, e, nil, T, K, M)
 				et := transpose(e, M)
 				// β per sequence, then interleaved.
 				beta := make([]float64, T*K*M)
@@ -68,15 +68,15 @@ func checkBackwardBatch(t *testing.T, p *impl, T, K, M int) {
 	}
 	et := transpose(e, M)
 	alpha, scale := make([]float64, T*K*M), make([]float64, T*K)
-	forwardBatchGeneric(alpha, scale, psi, e, T, K, M)
+	forwardBatchGeneric(alpha, scale, psi, e, nil, T, K, M)
 	bbuf, beta := guarded(T*K*M, nil)
 	wbuf, work := guarded(K*M, nil)
-	p.backwardBatch(beta, scale, psi, et, work, T, K, M)
+	p.backwardBatch(beta, scale, psi, et, work, nil, T, K, M)
 	checkGuards(t, what+" backwardBatch beta", bbuf)
 	checkGuards(t, what+" backwardBatch work", wbuf)
 	b32buf, beta32 := guarded32(T*K*M, nil)
 	w32buf, work32 := guarded32(K*M, nil)
-	p.backwardBatch32(beta32, to32(scale), to32(psi), to32(et), work32, T, K, M)
+	p.backwardBatch32(beta32, to32(scale), to32(psi), to32(et), work32, nil, T, K, M)
 	checkGuards32(t, what+" backwardBatch32 beta", b32buf)
 	checkGuards32(t, what+" backwardBatch32 work", w32buf)
 	for k := 0; k < K; k++ {
@@ -114,5 +114,5 @@ func TestBackwardBatch(t *testing.T) {
 			t.Error("BackwardBatch: no panic on a short work slice")
 		}
 	}()
-	BackwardBatch(make([]float64, 12), make([]float64, 4), make([]float64, 12), make([]float64, 9), make([]float64, 5), 2, 2, 3)
+	BackwardBatch(make([]float64, 12), make([]float64, 4), make([]float64, 12), make([]float64, 9), make([]float64, 5), nil, 2, 2, 3)
 }

@@ -21,8 +21,8 @@ type impl struct {
 	exp, log      func(dst, src []float64)
 	forward       func(alpha, scale, psi, e []float64, T, M int)
 	backward      func(beta, scale, psi, et []float64, T, M int)
-	forwardBatch  func(alpha, scale, psi, e []float64, T, K, M int)
-	backwardBatch func(beta, scale, psi, et, work []float64, T, K, M int)
+	forwardBatch  func(alpha, scale, psi, e []float64, from []int32, T, K, M int)
+	backwardBatch func(beta, scale, psi, et, work []float64, from []int32, T, K, M int)
 	transitions   func(g, e, alpha, beta, psi, scale, work []float64, T, M int)
 	// backwardTransitions: Backward then Transitions, fused where a tier
 	// has the kernel (backwardTransitionsOf where not).
@@ -49,8 +49,8 @@ type impl struct {
 	// float32 kernels (kernels32.go)
 	exp32                 func(dst, src []float32)
 	forward32             func(alpha, scale, psi, e []float32, T, M int)
-	forwardBatch32        func(alpha, scale, psi, e []float32, T, K, M int)
-	backwardBatch32       func(beta, scale, psi, et, work []float32, T, K, M int)
+	forwardBatch32        func(alpha, scale, psi, e []float32, from []int32, T, K, M int)
+	backwardBatch32       func(beta, scale, psi, et, work []float32, from []int32, T, K, M int)
 	backward32            func(beta, scale, psi, et []float32, T, M int)
 	transitions32         func(g, e, alpha, beta, psi, scale, work []float32, T, M int)
 	backwardTransitions32 func(g, e, alpha, beta, psi, scale, et, work []float32, T, M int)

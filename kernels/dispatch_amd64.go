@@ -226,24 +226,28 @@ func lagChecked[F float](f func(alpha, scale, psi, e []F, T, M int)) func(alpha,
 }
 
 // narrowBatch is narrow for ForwardBatch.
-func narrowBatch[F float](small, wide func(alpha, scale, psi, e []F, T, K, M int)) func(alpha, scale, psi, e []F, T, K, M int) {
-	return func(alpha, scale, psi, e []F, T, K, M int) {
+func narrowBatch[F float](small, wide func(alpha, scale, psi, e []F, from []int32, T, K, M int)) func(alpha, scale, psi, e []F, from []int32, T, K, M int) {
+	return func(alpha, scale, psi, e []F, from []int32, T, K, M int) {
 		if M <= fbNarrow {
-			small(alpha, scale, psi, e, T, K, M)
+			small(alpha, scale, psi, e, from, T, K, M)
 			return
 		}
-		wide(alpha, scale, psi, e, T, K, M)
+		wide(alpha, scale, psi, e, from, T, K, M)
 	}
 }
 
 // fbBatch and bbBatch run a lockstep kernel with fbRows(M) rows of E (Eᵀ)
 // a block.
-func fbBatch[F float](k func(alpha, scale, psi, e []F, T, K, M, ib int)) func(alpha, scale, psi, e []F, T, K, M int) {
-	return func(alpha, scale, psi, e []F, T, K, M int) { k(alpha, scale, psi, e, T, K, M, fbRows(M)) }
+func fbBatch[F float](k func(alpha, scale, psi, e []F, from []int32, T, K, M, ib int)) func(alpha, scale, psi, e []F, from []int32, T, K, M int) {
+	return func(alpha, scale, psi, e []F, from []int32, T, K, M int) {
+		k(alpha, scale, psi, e, from, T, K, M, fbRows(M))
+	}
 }
 
-func bbBatch[F float](k func(beta, scale, psi, et, work []F, T, K, M, ib int)) func(beta, scale, psi, et, work []F, T, K, M int) {
-	return func(beta, scale, psi, et, work []F, T, K, M int) { k(beta, scale, psi, et, work, T, K, M, fbRows(M)) }
+func bbBatch[F float](k func(beta, scale, psi, et, work []F, from []int32, T, K, M, ib int)) func(beta, scale, psi, et, work []F, from []int32, T, K, M int) {
+	return func(beta, scale, psi, et, work []F, from []int32, T, K, M int) {
+		k(beta, scale, psi, et, work, from, T, K, M, fbRows(M))
+	}
 }
 
 func choose[T any](c bool, a, b T) T {

@@ -158,7 +158,7 @@ func TestWrapperChecks(t *testing.T) {
 	// Sizes whose products wrap around would pass the length checks.
 	mustPanicT(t, "T·M overflows", "bad size", func() { Forward(x, x, x, x, 1<<33, 1<<31) })
 	mustPanicT(t, "M·M overflows", "bad size", func() { Backward(x, x, x, x, 0, 1<<33) })
-	mustPanicT(t, "negative T and K", "bad size", func() { ForwardBatch(x, x, x, x, -2, -3, 1) })
+	mustPanicT(t, "negative T and K", "bad size", func() { ForwardBatch(x, x, x, x, nil, -2, -3, 1) })
 	mustPanicT(t, "T·M overflows in Scatter", "bad size", func() { Scatter(x, 1, x, ptr, ptr, x, 1, 1<<40, 1<<30) })
 	mustPanicT(t, "negative M", "bad size", func() { Viterbi32(nil, nil, nil, nil, nil, 1, -1) })
 }

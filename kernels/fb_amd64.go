@@ -17,10 +17,11 @@ func forwardAVX2(alpha []float64, scale []float64, psi []float64, e []float64, T
 func backwardAVX2(beta []float64, scale []float64, psi []float64, et []float64, T int, M int)
 
 // forwardBatchAVX2 is ForwardBatch with the rows of E taken ib at a time (so that a
-// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.
+// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1;
+// from is empty or T long.
 //
 //go:noescape
-func forwardBatchAVX2(alpha []float64, scale []float64, psi []float64, e []float64, T int, K int, M int, ib int)
+func forwardBatchAVX2(alpha []float64, scale []float64, psi []float64, e []float64, from []int32, T int, K int, M int, ib int)
 
 // transitionsAVX2 adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.
 //
@@ -45,10 +46,11 @@ func forwardAVX512(alpha []float64, scale []float64, psi []float64, e []float64,
 func backwardAVX512(beta []float64, scale []float64, psi []float64, et []float64, T int, M int)
 
 // forwardBatchAVX512 is ForwardBatch with the rows of E taken ib at a time (so that a
-// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.
+// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1;
+// from is empty or T long.
 //
 //go:noescape
-func forwardBatchAVX512(alpha []float64, scale []float64, psi []float64, e []float64, T int, K int, M int, ib int)
+func forwardBatchAVX512(alpha []float64, scale []float64, psi []float64, e []float64, from []int32, T int, K int, M int, ib int)
 
 // transitionsAVX512 adds the expected transition counts (see Transitions); T ≥ 2, M ≥ 1.
 //
@@ -61,16 +63,16 @@ func transitionsAVX512(g []float64, e []float64, alpha []float64, beta []float64
 func shiftRowsAVX512(out []float64, mx []float64, lo []float64, in []float64, a []float64, T int, M int)
 
 // backwardBatchAVX2 is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,
-// ib ≥ 1; work holds K·M elements.
+// ib ≥ 1; work holds K·M elements; from is empty or T long.
 //
 //go:noescape
-func backwardBatchAVX2(beta []float64, scale []float64, psi []float64, et []float64, work []float64, T int, K int, M int, ib int)
+func backwardBatchAVX2(beta []float64, scale []float64, psi []float64, et []float64, work []float64, from []int32, T int, K int, M int, ib int)
 
 // backwardBatchAVX512 is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,
-// ib ≥ 1; work holds K·M elements.
+// ib ≥ 1; work holds K·M elements; from is empty or T long.
 //
 //go:noescape
-func backwardBatchAVX512(beta []float64, scale []float64, psi []float64, et []float64, work []float64, T int, K int, M int, ib int)
+func backwardBatchAVX512(beta []float64, scale []float64, psi []float64, et []float64, work []float64, from []int32, T int, K int, M int, ib int)
 
 // forward32AVX2 is the scaled forward pass over a whole sequence (see Forward);
 // T ≥ 1, M ≥ 1, lengths checked by the caller.
@@ -95,16 +97,17 @@ func transitions32AVX2(g []float32, e []float32, alpha []float32, beta []float32
 func shiftRows32AVX2(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
 
 // forwardBatch32AVX2 is ForwardBatch with the rows of E taken ib at a time (so that a
-// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.
+// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1;
+// from is empty or T long.
 //
 //go:noescape
-func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, from []int32, T int, K int, M int, ib int)
 
 // backwardBatch32AVX2 is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,
-// ib ≥ 1; work holds K·M elements.
+// ib ≥ 1; work holds K·M elements; from is empty or T long.
 //
 //go:noescape
-func backwardBatch32AVX2(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)
+func backwardBatch32AVX2(beta []float32, scale []float32, psi []float32, et []float32, work []float32, from []int32, T int, K int, M int, ib int)
 
 // forward32AVX512 is the scaled forward pass over a whole sequence (see Forward);
 // T ≥ 1, M ≥ 1, lengths checked by the caller.
@@ -129,16 +132,17 @@ func transitions32AVX512(g []float32, e []float32, alpha []float32, beta []float
 func shiftRows32AVX512(out []float32, mx []float32, lo []float32, in []float32, a []float32, T int, M int)
 
 // forwardBatch32AVX512 is ForwardBatch with the rows of E taken ib at a time (so that a
-// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.
+// block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1;
+// from is empty or T long.
 //
 //go:noescape
-func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, from []int32, T int, K int, M int, ib int)
 
 // backwardBatch32AVX512 is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,
-// ib ≥ 1; work holds K·M elements.
+// ib ≥ 1; work holds K·M elements; from is empty or T long.
 //
 //go:noescape
-func backwardBatch32AVX512(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)
+func backwardBatch32AVX512(beta []float32, scale []float32, psi []float32, et []float32, work []float32, from []int32, T int, K int, M int, ib int)
 
 // backwardTransitionsAVX2 is Backward plus the transition counts of Transitions (see BackwardTransitions);
 // T ≥ 1, 1 ≤ M ≤ fusedVecs·W, lengths checked by the caller.

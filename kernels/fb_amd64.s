@@ -5346,34 +5346,34 @@ fbAVX2_btend_229:
 	VZEROUPPER
 	RET
 
-// func forwardBatchAVX2(alpha []float64, scale []float64, psi []float64, e []float64, T int, K int, M int, ib int)
+// func forwardBatchAVX2(alpha []float64, scale []float64, psi []float64, e []float64, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·forwardBatchAVX2(SB), $6296-128
-	LEAQ 72(SP), AX
+TEXT ·forwardBatchAVX2(SB), $6304-152
+	LEAQ 80(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 6280(SP)
-	MOVQ M+112(FP), CX
+	MOVQ AX, 6288(SP)
+	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x0000000c
 	JA   fbAVX2_rowno_x1
 	CMPQ CX, $0x00000040
 	JA   fbAVX2_rowno_x1
-	MOVQ ib+120(FP), DX
+	MOVQ ib+144(FP), DX
 	CMPQ CX, DX
 	JA   fbAVX2_rowno_x1
 	MOVQ $0x00000001, AX
 
 fbAVX2_rowno_x1:
-	MOVQ AX, 6288(SP)
+	MOVQ AX, 6296(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX2_k0_258:
 	MOVQ   8(SP), AX
-	MOVQ   K+104(FP), CX
+	MOVQ   K+128(FP), CX
 	CMPQ   AX, CX
 	JAE    fbAVX2_k0end_259
-	MOVQ   M+112(FP), CX
+	MOVQ   M+136(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
 	MOVQ   alpha_base+0(FP), BX
@@ -5474,29 +5474,38 @@ fbAVX2_k0end_259:
 	MOVQ $0x00000001, (SP)
 
 fbAVX2_t_262:
-	MOVQ  (SP), AX
-	MOVQ  T+96(FP), CX
-	CMPQ  AX, CX
-	JAE   fbAVX2_tend_263
-	MOVQ  K+104(FP), CX
-	MOVQ  M+112(FP), DX
-	IMULQ DX, CX
-	SHLQ  $0x03, CX
+	MOVQ    (SP), AX
+	MOVQ    T+120(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tend_263
+	MOVQ    K+128(FP), CX
+	MOVQ    M+136(FP), DX
+	IMULQ   DX, CX
+	SHLQ    $0x03, CX
+	MOVQ    $0x00000000, DX
+	MOVQ    from_len+104(FP), BX
+	TESTQ   BX, BX
+	JZ      fbAVX2_fromnone_x2
+	MOVQ    from_base+96(FP), DX
+	MOVLQZX (DX)(AX*4), DX
+
+fbAVX2_fromnone_x2:
+	MOVQ  DX, 56(SP)
 	DECQ  AX
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 56(SP)
-	ADDQ  CX, DX
 	MOVQ  DX, 64(SP)
+	ADDQ  CX, DX
+	MOVQ  DX, 72(SP)
 	MOVQ  $0x00000000, 16(SP)
 
 fbAVX2_i0_264:
 	MOVQ    16(SP), AX
-	MOVQ    M+112(FP), CX
+	MOVQ    M+136(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_i0end_265
-	MOVQ    ib+120(FP), DX
+	MOVQ    ib+144(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
 	CMOVQGT BX, DX
@@ -5508,7 +5517,7 @@ fbAVX2_i0_264:
 
 fbAVX2_jc_266:
 	MOVQ 32(SP), AX
-	MOVQ M+112(FP), CX
+	MOVQ M+136(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX2_jcend_267
 	SUBQ AX, CX
@@ -5535,7 +5544,7 @@ fbAVX2_full_268:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -5543,7 +5552,7 @@ fbAVX2_full_268:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -5560,11 +5569,12 @@ fbAVX2_pack_273:
 	ADDQ       $0x00000060, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_273
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_274:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_275
 	SUBQ    AX, CX
@@ -5580,15 +5590,15 @@ fbAVX2_kb_274:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -5624,10 +5634,10 @@ fbAVX2_loop_280:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x2
+	JNZ          fbAVX2_whole_x3
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_281
@@ -5654,16 +5664,16 @@ fbAVX2_first_281:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x3
+	JMP        fbAVX2_wholeend_x4
 
-fbAVX2_whole_x2:
+fbAVX2_whole_x3:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -5739,7 +5749,7 @@ fbAVX2_whole_x2:
 	VMULPD       Y1, Y9, Y9
 	VMASKMOVPD   Y9, Y0, 64(CX)(AX*2)
 
-fbAVX2_wholeend_x3:
+fbAVX2_wholeend_x4:
 	JMP fbAVX2_swend_276
 
 fbAVX2_case2_278:
@@ -5748,15 +5758,15 @@ fbAVX2_case2_278:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -5785,10 +5795,10 @@ fbAVX2_loop_282:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x4
+	JNZ          fbAVX2_whole_x5
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_283
@@ -5808,16 +5818,16 @@ fbAVX2_first_283:
 	VMOVUPD    Y4, (CX)(AX*1)
 	VMOVUPD    Y5, 32(CX)(AX*1)
 	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x5
+	JMP        fbAVX2_wholeend_x6
 
-fbAVX2_whole_x4:
+fbAVX2_whole_x5:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -5870,7 +5880,7 @@ fbAVX2_whole_x4:
 	VMULPD       Y1, Y6, Y6
 	VMASKMOVPD   Y6, Y0, 64(CX)(AX*1)
 
-fbAVX2_wholeend_x5:
+fbAVX2_wholeend_x6:
 	JMP fbAVX2_swend_276
 
 fbAVX2_case1_277:
@@ -5879,15 +5889,15 @@ fbAVX2_case1_277:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -5906,10 +5916,10 @@ fbAVX2_loop_284:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x6
+	JNZ          fbAVX2_whole_x7
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_285
@@ -5922,16 +5932,16 @@ fbAVX2_first_285:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
-	JMP        fbAVX2_wholeend_x7
+	JMP        fbAVX2_wholeend_x8
 
-fbAVX2_whole_x6:
+fbAVX2_whole_x7:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
 	MOVQ         psi_base+48(FP), DX
 	ADDQ         DX, AX
 	MOVQ         (SP), DX
-	MOVQ         K+104(FP), BX
+	MOVQ         K+128(FP), BX
 	IMULQ        BX, DX
 	MOVQ         24(SP), BX
 	ADDQ         BX, DX
@@ -5961,7 +5971,7 @@ fbAVX2_whole_x6:
 	VMULPD       Y4, Y3, Y3
 	VMASKMOVPD   Y3, Y0, 64(CX)
 
-fbAVX2_wholeend_x7:
+fbAVX2_wholeend_x8:
 fbAVX2_swend_276:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -5977,7 +5987,7 @@ fbAVX2_case2_271:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -5985,7 +5995,7 @@ fbAVX2_case2_271:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -6000,11 +6010,12 @@ fbAVX2_pack_286:
 	ADDQ       $0x00000040, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_286
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_287:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_288
 	SUBQ    AX, CX
@@ -6020,15 +6031,15 @@ fbAVX2_kb_287:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -6057,10 +6068,10 @@ fbAVX2_loop_293:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x8
+	JNZ          fbAVX2_whole_x9
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_294
@@ -6081,16 +6092,16 @@ fbAVX2_first_294:
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	VMOVUPD    Y5, (CX)(AX*2)
 	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x9
+	JMP        fbAVX2_wholeend_x10
 
-fbAVX2_whole_x8:
+fbAVX2_whole_x9:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -6154,7 +6165,7 @@ fbAVX2_whole_x8:
 	VMULPD       Y1, Y6, Y6
 	VMASKMOVPD   Y6, Y0, 32(CX)(AX*2)
 
-fbAVX2_wholeend_x9:
+fbAVX2_wholeend_x10:
 	JMP fbAVX2_swend_289
 
 fbAVX2_case2_291:
@@ -6163,15 +6174,15 @@ fbAVX2_case2_291:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -6195,10 +6206,10 @@ fbAVX2_loop_295:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x10
+	JNZ          fbAVX2_whole_x11
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_296
@@ -6214,16 +6225,16 @@ fbAVX2_first_296:
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x11
+	JMP        fbAVX2_wholeend_x12
 
-fbAVX2_whole_x10:
+fbAVX2_whole_x11:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -6268,7 +6279,7 @@ fbAVX2_whole_x10:
 	VMULPD       Y1, Y4, Y4
 	VMASKMOVPD   Y4, Y0, 32(CX)(AX*1)
 
-fbAVX2_wholeend_x11:
+fbAVX2_wholeend_x12:
 	JMP fbAVX2_swend_289
 
 fbAVX2_case1_290:
@@ -6277,15 +6288,15 @@ fbAVX2_case1_290:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -6302,10 +6313,10 @@ fbAVX2_loop_297:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x12
+	JNZ          fbAVX2_whole_x13
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_298
@@ -6316,16 +6327,16 @@ fbAVX2_loop_297:
 fbAVX2_first_298:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
-	JMP        fbAVX2_wholeend_x13
+	JMP        fbAVX2_wholeend_x14
 
-fbAVX2_whole_x12:
+fbAVX2_whole_x13:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
 	MOVQ         psi_base+48(FP), DX
 	ADDQ         DX, AX
 	MOVQ         (SP), DX
-	MOVQ         K+104(FP), BX
+	MOVQ         K+128(FP), BX
 	IMULQ        BX, DX
 	MOVQ         24(SP), BX
 	ADDQ         BX, DX
@@ -6351,7 +6362,7 @@ fbAVX2_whole_x12:
 	VMULPD       Y3, Y2, Y2
 	VMASKMOVPD   Y2, Y0, 32(CX)
 
-fbAVX2_wholeend_x13:
+fbAVX2_wholeend_x14:
 fbAVX2_swend_289:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -6367,7 +6378,7 @@ fbAVX2_case1_270:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -6375,7 +6386,7 @@ fbAVX2_case1_270:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -6388,11 +6399,12 @@ fbAVX2_pack_299:
 	ADDQ       $0x00000020, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_299
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_300:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_301
 	SUBQ    AX, CX
@@ -6408,15 +6420,15 @@ fbAVX2_kb_300:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -6438,10 +6450,10 @@ fbAVX2_loop_306:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x14
+	JNZ          fbAVX2_whole_x15
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_307
@@ -6456,16 +6468,16 @@ fbAVX2_first_307:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
 	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_wholeend_x15
+	JMP        fbAVX2_wholeend_x16
 
-fbAVX2_whole_x14:
+fbAVX2_whole_x15:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -6517,7 +6529,7 @@ fbAVX2_whole_x14:
 	VMULPD       Y1, Y3, Y3
 	VMASKMOVPD   Y3, Y0, (CX)(AX*2)
 
-fbAVX2_wholeend_x15:
+fbAVX2_wholeend_x16:
 	JMP fbAVX2_swend_302
 
 fbAVX2_case2_304:
@@ -6526,15 +6538,15 @@ fbAVX2_case2_304:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -6553,10 +6565,10 @@ fbAVX2_loop_308:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x16
+	JNZ          fbAVX2_whole_x17
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_309
@@ -6568,16 +6580,16 @@ fbAVX2_loop_308:
 fbAVX2_first_309:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_wholeend_x17
+	JMP        fbAVX2_wholeend_x18
 
-fbAVX2_whole_x16:
+fbAVX2_whole_x17:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -6614,7 +6626,7 @@ fbAVX2_whole_x16:
 	VMULPD       Y1, Y2, Y2
 	VMASKMOVPD   Y2, Y0, (CX)(AX*1)
 
-fbAVX2_wholeend_x17:
+fbAVX2_wholeend_x18:
 	JMP fbAVX2_swend_302
 
 fbAVX2_case1_303:
@@ -6623,15 +6635,15 @@ fbAVX2_case1_303:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
@@ -6646,10 +6658,10 @@ fbAVX2_loop_310:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x18
+	JNZ          fbAVX2_whole_x19
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_311
@@ -6658,16 +6670,16 @@ fbAVX2_loop_310:
 
 fbAVX2_first_311:
 	VMASKMOVPD Y1, Y0, (CX)
-	JMP        fbAVX2_wholeend_x19
+	JMP        fbAVX2_wholeend_x20
 
-fbAVX2_whole_x18:
+fbAVX2_whole_x19:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
 	MOVQ         psi_base+48(FP), DX
 	ADDQ         DX, AX
 	MOVQ         (SP), DX
-	MOVQ         K+104(FP), BX
+	MOVQ         K+128(FP), BX
 	IMULQ        BX, DX
 	MOVQ         24(SP), BX
 	ADDQ         BX, DX
@@ -6689,7 +6701,7 @@ fbAVX2_whole_x18:
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (CX)
 
-fbAVX2_wholeend_x19:
+fbAVX2_wholeend_x20:
 fbAVX2_swend_302:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -6711,19 +6723,20 @@ fbAVX2_jcend_267:
 	JMP  fbAVX2_i0_264
 
 fbAVX2_i0end_265:
-	MOVQ  6288(SP), AX
+	MOVQ  6296(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX2_normdone_x20
-	MOVQ  $0x00000000, 8(SP)
+	JNZ   fbAVX2_normdone_x21
+	MOVQ  56(SP), AX
+	MOVQ  AX, 8(SP)
 
 fbAVX2_norm_312:
 	MOVQ   8(SP), AX
-	MOVQ   K+104(FP), CX
+	MOVQ   K+128(FP), CX
 	CMPQ   AX, CX
 	JAE    fbAVX2_normend_313
-	MOVQ   M+112(FP), CX
+	MOVQ   M+136(FP), CX
 	IMULQ  CX, AX
-	MOVQ   64(SP), DX
+	MOVQ   72(SP), DX
 	LEAQ   (DX)(AX*8), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -6784,7 +6797,7 @@ fbAVX2_mulsum_314_AVX2_end:
 	VUNPCKHPD    X0, X0, X1
 	VADDSD       X1, X0, X0
 	MOVQ         (SP), AX
-	MOVQ         K+104(FP), CX
+	MOVQ         K+128(FP), CX
 	IMULQ        CX, AX
 	MOVQ         8(SP), CX
 	ADDQ         CX, AX
@@ -6793,9 +6806,9 @@ fbAVX2_mulsum_314_AVX2_end:
 	VMOVSD       fbone<>+0(SB), X1
 	VDIVSD       X0, X1, X1
 	VBROADCASTSD X1, Y0
-	MOVQ         64(SP), AX
+	MOVQ         72(SP), AX
 	MOVQ         8(SP), CX
-	MOVQ         M+112(FP), DX
+	MOVQ         M+136(FP), DX
 	IMULQ        DX, CX
 	LEAQ         (AX)(CX*8), AX
 	XORQ         CX, CX
@@ -6842,7 +6855,7 @@ fbAVX2_mul_315_AVX2_end:
 	JMP  fbAVX2_norm_312
 
 fbAVX2_normend_313:
-fbAVX2_normdone_x20:
+fbAVX2_normdone_x21:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -14534,34 +14547,34 @@ fbAVX512_btend_499:
 	VZEROUPPER
 	RET
 
-// func forwardBatchAVX512(alpha []float64, scale []float64, psi []float64, e []float64, T int, K int, M int, ib int)
+// func forwardBatchAVX512(alpha []float64, scale []float64, psi []float64, e []float64, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, MMX+
-TEXT ·forwardBatchAVX512(SB), $16536-128
-	LEAQ 72(SP), AX
+TEXT ·forwardBatchAVX512(SB), $16544-152
+	LEAQ 80(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 16520(SP)
-	MOVQ M+112(FP), CX
+	MOVQ AX, 16528(SP)
+	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000020
-	JA   fbAVX512_rowno_x21
+	JA   fbAVX512_rowno_x22
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x21
-	MOVQ ib+120(FP), DX
+	JA   fbAVX512_rowno_x22
+	MOVQ ib+144(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX512_rowno_x21
+	JA   fbAVX512_rowno_x22
 	MOVQ $0x00000001, AX
 
-fbAVX512_rowno_x21:
-	MOVQ AX, 16528(SP)
+fbAVX512_rowno_x22:
+	MOVQ AX, 16536(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX512_k0_609:
 	MOVQ   8(SP), AX
-	MOVQ   K+104(FP), CX
+	MOVQ   K+128(FP), CX
 	CMPQ   AX, CX
 	JAE    fbAVX512_k0end_610
-	MOVQ   M+112(FP), CX
+	MOVQ   M+136(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
 	MOVQ   alpha_base+0(FP), BX
@@ -14662,29 +14675,38 @@ fbAVX512_k0end_610:
 	MOVQ $0x00000001, (SP)
 
 fbAVX512_t_613:
-	MOVQ  (SP), AX
-	MOVQ  T+96(FP), CX
-	CMPQ  AX, CX
-	JAE   fbAVX512_tend_614
-	MOVQ  K+104(FP), CX
-	MOVQ  M+112(FP), DX
-	IMULQ DX, CX
-	SHLQ  $0x03, CX
+	MOVQ    (SP), AX
+	MOVQ    T+120(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tend_614
+	MOVQ    K+128(FP), CX
+	MOVQ    M+136(FP), DX
+	IMULQ   DX, CX
+	SHLQ    $0x03, CX
+	MOVQ    $0x00000000, DX
+	MOVQ    from_len+104(FP), BX
+	TESTQ   BX, BX
+	JZ      fbAVX512_fromnone_x23
+	MOVQ    from_base+96(FP), DX
+	MOVLQZX (DX)(AX*4), DX
+
+fbAVX512_fromnone_x23:
+	MOVQ  DX, 56(SP)
 	DECQ  AX
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 56(SP)
-	ADDQ  CX, DX
 	MOVQ  DX, 64(SP)
+	ADDQ  CX, DX
+	MOVQ  DX, 72(SP)
 	MOVQ  $0x00000000, 16(SP)
 
 fbAVX512_i0_615:
 	MOVQ    16(SP), AX
-	MOVQ    M+112(FP), CX
+	MOVQ    M+136(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_i0end_616
-	MOVQ    ib+120(FP), DX
+	MOVQ    ib+144(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
 	CMOVQGT BX, DX
@@ -14696,7 +14718,7 @@ fbAVX512_i0_615:
 
 fbAVX512_jc_617:
 	MOVQ 32(SP), AX
-	MOVQ M+112(FP), CX
+	MOVQ M+136(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX512_jcend_618
 	SUBQ AX, CX
@@ -14724,7 +14746,7 @@ fbAVX512_full_619:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  M+112(FP), AX
+	MOVQ  M+136(FP), AX
 	SHLQ  $0x03, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -14732,7 +14754,7 @@ fbAVX512_full_619:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*8), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -14753,11 +14775,12 @@ fbAVX512_pack_625:
 	ADDQ       $0x00000100, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_625
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_626:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_627
 	SUBQ    AX, CX
@@ -14778,16 +14801,16 @@ fbAVX512_kb_626:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVB   AX, K1
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -14858,11 +14881,11 @@ fbAVX512_loop_635:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x22
+	JNZ          fbAVX512_whole_x24
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_636
@@ -14922,9 +14945,9 @@ fbAVX512_first_636:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x23
+	JMP     fbAVX512_wholeend_x25
 
-fbAVX512_whole_x22:
+fbAVX512_whole_x24:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -14932,7 +14955,7 @@ fbAVX512_whole_x22:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -15107,7 +15130,7 @@ fbAVX512_whole_x22:
 	VMULPD        Z0, Z23, Z23
 	VMOVUPD       Z23, K1, 192(BX)(AX*1)
 
-fbAVX512_wholeend_x23:
+fbAVX512_wholeend_x25:
 	JMP fbAVX512_swend_628
 
 fbAVX512_case5_633:
@@ -15115,16 +15138,16 @@ fbAVX512_case5_633:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -15186,11 +15209,11 @@ fbAVX512_loop_637:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x24
+	JNZ          fbAVX512_whole_x26
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_638
@@ -15241,9 +15264,9 @@ fbAVX512_first_638:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_wholeend_x25
+	JMP     fbAVX512_wholeend_x27
 
-fbAVX512_whole_x24:
+fbAVX512_whole_x26:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -15251,7 +15274,7 @@ fbAVX512_whole_x24:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -15398,7 +15421,7 @@ fbAVX512_whole_x24:
 	VMULPD        Z0, Z19, Z19
 	VMOVUPD       Z19, K1, 192(BX)
 
-fbAVX512_wholeend_x25:
+fbAVX512_wholeend_x27:
 	JMP fbAVX512_swend_628
 
 fbAVX512_case4_632:
@@ -15406,15 +15429,15 @@ fbAVX512_case4_632:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -15466,10 +15489,10 @@ fbAVX512_loop_639:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x26
+	JNZ          fbAVX512_whole_x28
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_640
@@ -15511,16 +15534,16 @@ fbAVX512_first_640:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x27
+	JMP     fbAVX512_wholeend_x29
 
-fbAVX512_whole_x26:
+fbAVX512_whole_x28:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
 	MOVQ          psi_base+48(FP), SI
 	ADDQ          SI, BX
 	MOVQ          (SP), SI
-	MOVQ          K+104(FP), DI
+	MOVQ          K+128(FP), DI
 	IMULQ         DI, SI
 	MOVQ          24(SP), DI
 	ADDQ          DI, SI
@@ -15639,7 +15662,7 @@ fbAVX512_whole_x26:
 	VMULPD        Z0, Z15, Z15
 	VMOVUPD       Z15, K1, 192(DX)(CX*1)
 
-fbAVX512_wholeend_x27:
+fbAVX512_wholeend_x29:
 	JMP fbAVX512_swend_628
 
 fbAVX512_case3_631:
@@ -15647,15 +15670,15 @@ fbAVX512_case3_631:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -15698,10 +15721,10 @@ fbAVX512_loop_641:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x28
+	JNZ          fbAVX512_whole_x30
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_642
@@ -15734,16 +15757,16 @@ fbAVX512_first_642:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x29
+	JMP     fbAVX512_wholeend_x31
 
-fbAVX512_whole_x28:
+fbAVX512_whole_x30:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -15834,7 +15857,7 @@ fbAVX512_whole_x28:
 	VMULPD        Z0, Z11, Z11
 	VMOVUPD       Z11, K1, 192(CX)(AX*2)
 
-fbAVX512_wholeend_x29:
+fbAVX512_wholeend_x31:
 	JMP fbAVX512_swend_628
 
 fbAVX512_case2_630:
@@ -15842,15 +15865,15 @@ fbAVX512_case2_630:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -15884,10 +15907,10 @@ fbAVX512_loop_643:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x30
+	JNZ          fbAVX512_whole_x32
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_644
@@ -15911,16 +15934,16 @@ fbAVX512_first_644:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x31
+	JMP     fbAVX512_wholeend_x33
 
-fbAVX512_whole_x30:
+fbAVX512_whole_x32:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -15983,7 +16006,7 @@ fbAVX512_whole_x30:
 	VMULPD        Z0, Z7, Z7
 	VMOVUPD       Z7, K1, 192(CX)(AX*1)
 
-fbAVX512_wholeend_x31:
+fbAVX512_wholeend_x33:
 	JMP fbAVX512_swend_628
 
 fbAVX512_case1_629:
@@ -15991,15 +16014,15 @@ fbAVX512_case1_629:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -16020,10 +16043,10 @@ fbAVX512_loop_645:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x32
+	JNZ          fbAVX512_whole_x34
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_646
@@ -16038,16 +16061,16 @@ fbAVX512_first_646:
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
-	JMP     fbAVX512_wholeend_x33
+	JMP     fbAVX512_wholeend_x35
 
-fbAVX512_whole_x32:
+fbAVX512_whole_x34:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
 	MOVQ          psi_base+48(FP), DX
 	ADDQ          DX, AX
 	MOVQ          (SP), DX
-	MOVQ          K+104(FP), BX
+	MOVQ          K+128(FP), BX
 	IMULQ         BX, DX
 	MOVQ          24(SP), BX
 	ADDQ          BX, DX
@@ -16082,7 +16105,7 @@ fbAVX512_whole_x32:
 	VMULPD        Z4, Z3, Z3
 	VMOVUPD       Z3, K1, 192(CX)
 
-fbAVX512_wholeend_x33:
+fbAVX512_wholeend_x35:
 fbAVX512_swend_628:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -16097,7 +16120,7 @@ fbAVX512_case3_623:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  M+112(FP), AX
+	MOVQ  M+136(FP), AX
 	SHLQ  $0x03, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -16105,7 +16128,7 @@ fbAVX512_case3_623:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*8), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -16124,11 +16147,12 @@ fbAVX512_pack_647:
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_647
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_648:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_649
 	SUBQ    AX, CX
@@ -16149,16 +16173,16 @@ fbAVX512_kb_648:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVB   AX, K1
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -16216,11 +16240,11 @@ fbAVX512_loop_657:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x34
+	JNZ          fbAVX512_whole_x36
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_658
@@ -16268,9 +16292,9 @@ fbAVX512_first_658:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x35
+	JMP     fbAVX512_wholeend_x37
 
-fbAVX512_whole_x34:
+fbAVX512_whole_x36:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -16278,7 +16302,7 @@ fbAVX512_whole_x34:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -16429,7 +16453,7 @@ fbAVX512_whole_x34:
 	VMULPD        Z0, Z17, Z17
 	VMOVUPD       Z17, K1, 128(BX)(AX*1)
 
-fbAVX512_wholeend_x35:
+fbAVX512_wholeend_x37:
 	JMP fbAVX512_swend_650
 
 fbAVX512_case5_655:
@@ -16437,16 +16461,16 @@ fbAVX512_case5_655:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -16497,11 +16521,11 @@ fbAVX512_loop_659:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x36
+	JNZ          fbAVX512_whole_x38
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_660
@@ -16542,9 +16566,9 @@ fbAVX512_first_660:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_wholeend_x37
+	JMP     fbAVX512_wholeend_x39
 
-fbAVX512_whole_x36:
+fbAVX512_whole_x38:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -16552,7 +16576,7 @@ fbAVX512_whole_x36:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -16679,7 +16703,7 @@ fbAVX512_whole_x36:
 	VMULPD        Z0, Z14, Z14
 	VMOVUPD       Z14, K1, 128(BX)
 
-fbAVX512_wholeend_x37:
+fbAVX512_wholeend_x39:
 	JMP fbAVX512_swend_650
 
 fbAVX512_case4_654:
@@ -16687,15 +16711,15 @@ fbAVX512_case4_654:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -16738,10 +16762,10 @@ fbAVX512_loop_661:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x38
+	JNZ          fbAVX512_whole_x40
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_662
@@ -16775,16 +16799,16 @@ fbAVX512_first_662:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x39
+	JMP     fbAVX512_wholeend_x41
 
-fbAVX512_whole_x38:
+fbAVX512_whole_x40:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
 	MOVQ          psi_base+48(FP), SI
 	ADDQ          SI, BX
 	MOVQ          (SP), SI
-	MOVQ          K+104(FP), DI
+	MOVQ          K+128(FP), DI
 	IMULQ         DI, SI
 	MOVQ          24(SP), DI
 	ADDQ          DI, SI
@@ -16887,7 +16911,7 @@ fbAVX512_whole_x38:
 	VMULPD        Z0, Z11, Z11
 	VMOVUPD       Z11, K1, 128(DX)(CX*1)
 
-fbAVX512_wholeend_x39:
+fbAVX512_wholeend_x41:
 	JMP fbAVX512_swend_650
 
 fbAVX512_case3_653:
@@ -16895,15 +16919,15 @@ fbAVX512_case3_653:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -16939,10 +16963,10 @@ fbAVX512_loop_663:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x40
+	JNZ          fbAVX512_whole_x42
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_664
@@ -16969,16 +16993,16 @@ fbAVX512_first_664:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x41
+	JMP     fbAVX512_wholeend_x43
 
-fbAVX512_whole_x40:
+fbAVX512_whole_x42:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -17057,7 +17081,7 @@ fbAVX512_whole_x40:
 	VMULPD        Z0, Z8, Z8
 	VMOVUPD       Z8, K1, 128(CX)(AX*2)
 
-fbAVX512_wholeend_x41:
+fbAVX512_wholeend_x43:
 	JMP fbAVX512_swend_650
 
 fbAVX512_case2_652:
@@ -17065,15 +17089,15 @@ fbAVX512_case2_652:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -17102,10 +17126,10 @@ fbAVX512_loop_665:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x42
+	JNZ          fbAVX512_whole_x44
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_666
@@ -17125,16 +17149,16 @@ fbAVX512_first_666:
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x43
+	JMP     fbAVX512_wholeend_x45
 
-fbAVX512_whole_x42:
+fbAVX512_whole_x44:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -17189,7 +17213,7 @@ fbAVX512_whole_x42:
 	VMULPD        Z0, Z5, Z5
 	VMOVUPD       Z5, K1, 128(CX)(AX*1)
 
-fbAVX512_wholeend_x43:
+fbAVX512_wholeend_x45:
 	JMP fbAVX512_swend_650
 
 fbAVX512_case1_651:
@@ -17197,15 +17221,15 @@ fbAVX512_case1_651:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -17224,10 +17248,10 @@ fbAVX512_loop_667:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x44
+	JNZ          fbAVX512_whole_x46
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_668
@@ -17240,16 +17264,16 @@ fbAVX512_first_668:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
-	JMP     fbAVX512_wholeend_x45
+	JMP     fbAVX512_wholeend_x47
 
-fbAVX512_whole_x44:
+fbAVX512_whole_x46:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
 	MOVQ          psi_base+48(FP), DX
 	ADDQ          DX, AX
 	MOVQ          (SP), DX
-	MOVQ          K+104(FP), BX
+	MOVQ          K+128(FP), BX
 	IMULQ         BX, DX
 	MOVQ          24(SP), BX
 	ADDQ          BX, DX
@@ -17280,7 +17304,7 @@ fbAVX512_whole_x44:
 	VMULPD        Z3, Z2, Z2
 	VMOVUPD       Z2, K1, 128(CX)
 
-fbAVX512_wholeend_x45:
+fbAVX512_wholeend_x47:
 fbAVX512_swend_650:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -17295,7 +17319,7 @@ fbAVX512_case2_622:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  M+112(FP), AX
+	MOVQ  M+136(FP), AX
 	SHLQ  $0x03, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -17303,7 +17327,7 @@ fbAVX512_case2_622:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*8), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -17320,11 +17344,12 @@ fbAVX512_pack_669:
 	ADDQ       $0x00000080, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_669
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_670:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_671
 	SUBQ    AX, CX
@@ -17345,16 +17370,16 @@ fbAVX512_kb_670:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVB   AX, K1
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -17399,11 +17424,11 @@ fbAVX512_loop_679:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x46
+	JNZ          fbAVX512_whole_x48
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_680
@@ -17439,9 +17464,9 @@ fbAVX512_first_680:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x47
+	JMP     fbAVX512_wholeend_x49
 
-fbAVX512_whole_x46:
+fbAVX512_whole_x48:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -17449,7 +17474,7 @@ fbAVX512_whole_x46:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -17576,7 +17601,7 @@ fbAVX512_whole_x46:
 	VMULPD        Z0, Z11, Z11
 	VMOVUPD       Z11, K1, 64(BX)(AX*1)
 
-fbAVX512_wholeend_x47:
+fbAVX512_wholeend_x49:
 	JMP fbAVX512_swend_672
 
 fbAVX512_case5_677:
@@ -17584,16 +17609,16 @@ fbAVX512_case5_677:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -17633,11 +17658,11 @@ fbAVX512_loop_681:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x48
+	JNZ          fbAVX512_whole_x50
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_682
@@ -17668,9 +17693,9 @@ fbAVX512_first_682:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_wholeend_x49
+	JMP     fbAVX512_wholeend_x51
 
-fbAVX512_whole_x48:
+fbAVX512_whole_x50:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -17678,7 +17703,7 @@ fbAVX512_whole_x48:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -17785,7 +17810,7 @@ fbAVX512_whole_x48:
 	VMULPD        Z0, Z9, Z9
 	VMOVUPD       Z9, K1, 64(BX)
 
-fbAVX512_wholeend_x49:
+fbAVX512_wholeend_x51:
 	JMP fbAVX512_swend_672
 
 fbAVX512_case4_676:
@@ -17793,15 +17818,15 @@ fbAVX512_case4_676:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -17835,10 +17860,10 @@ fbAVX512_loop_683:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x50
+	JNZ          fbAVX512_whole_x52
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_684
@@ -17864,16 +17889,16 @@ fbAVX512_first_684:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x51
+	JMP     fbAVX512_wholeend_x53
 
-fbAVX512_whole_x50:
+fbAVX512_whole_x52:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
 	MOVQ          psi_base+48(FP), SI
 	ADDQ          SI, BX
 	MOVQ          (SP), SI
-	MOVQ          K+104(FP), DI
+	MOVQ          K+128(FP), DI
 	IMULQ         DI, SI
 	MOVQ          24(SP), DI
 	ADDQ          DI, SI
@@ -17960,7 +17985,7 @@ fbAVX512_whole_x50:
 	VMULPD        Z0, Z7, Z7
 	VMOVUPD       Z7, K1, 64(DX)(CX*1)
 
-fbAVX512_wholeend_x51:
+fbAVX512_wholeend_x53:
 	JMP fbAVX512_swend_672
 
 fbAVX512_case3_675:
@@ -17968,15 +17993,15 @@ fbAVX512_case3_675:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -18005,10 +18030,10 @@ fbAVX512_loop_685:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x52
+	JNZ          fbAVX512_whole_x54
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_686
@@ -18029,16 +18054,16 @@ fbAVX512_first_686:
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x53
+	JMP     fbAVX512_wholeend_x55
 
-fbAVX512_whole_x52:
+fbAVX512_whole_x54:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -18105,7 +18130,7 @@ fbAVX512_whole_x52:
 	VMULPD        Z0, Z5, Z5
 	VMOVUPD       Z5, K1, 64(CX)(AX*2)
 
-fbAVX512_wholeend_x53:
+fbAVX512_wholeend_x55:
 	JMP fbAVX512_swend_672
 
 fbAVX512_case2_674:
@@ -18113,15 +18138,15 @@ fbAVX512_case2_674:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -18145,10 +18170,10 @@ fbAVX512_loop_687:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x54
+	JNZ          fbAVX512_whole_x56
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_688
@@ -18164,16 +18189,16 @@ fbAVX512_first_688:
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x55
+	JMP     fbAVX512_wholeend_x57
 
-fbAVX512_whole_x54:
+fbAVX512_whole_x56:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -18220,7 +18245,7 @@ fbAVX512_whole_x54:
 	VMULPD        Z0, Z3, Z3
 	VMOVUPD       Z3, K1, 64(CX)(AX*1)
 
-fbAVX512_wholeend_x55:
+fbAVX512_wholeend_x57:
 	JMP fbAVX512_swend_672
 
 fbAVX512_case1_673:
@@ -18228,15 +18253,15 @@ fbAVX512_case1_673:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -18253,10 +18278,10 @@ fbAVX512_loop_689:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x56
+	JNZ          fbAVX512_whole_x58
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_690
@@ -18267,16 +18292,16 @@ fbAVX512_loop_689:
 fbAVX512_first_690:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
-	JMP     fbAVX512_wholeend_x57
+	JMP     fbAVX512_wholeend_x59
 
-fbAVX512_whole_x56:
+fbAVX512_whole_x58:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
 	MOVQ          psi_base+48(FP), DX
 	ADDQ          DX, AX
 	MOVQ          (SP), DX
-	MOVQ          K+104(FP), BX
+	MOVQ          K+128(FP), BX
 	IMULQ         BX, DX
 	MOVQ          24(SP), BX
 	ADDQ          BX, DX
@@ -18303,7 +18328,7 @@ fbAVX512_whole_x56:
 	VMULPD        Z2, Z1, Z1
 	VMOVUPD       Z1, K1, 64(CX)
 
-fbAVX512_wholeend_x57:
+fbAVX512_wholeend_x59:
 fbAVX512_swend_672:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -18318,7 +18343,7 @@ fbAVX512_case1_621:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  M+112(FP), AX
+	MOVQ  M+136(FP), AX
 	SHLQ  $0x03, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -18326,7 +18351,7 @@ fbAVX512_case1_621:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*8), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -18341,11 +18366,12 @@ fbAVX512_pack_691:
 	ADDQ       $0x00000040, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_691
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_692:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_693
 	SUBQ    AX, CX
@@ -18366,16 +18392,16 @@ fbAVX512_kb_692:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVB   AX, K1
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -18407,11 +18433,11 @@ fbAVX512_loop_701:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x58
+	JNZ          fbAVX512_whole_x60
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_702
@@ -18435,9 +18461,9 @@ fbAVX512_first_702:
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_wholeend_x59
+	JMP     fbAVX512_wholeend_x61
 
-fbAVX512_whole_x58:
+fbAVX512_whole_x60:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -18445,7 +18471,7 @@ fbAVX512_whole_x58:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -18548,7 +18574,7 @@ fbAVX512_whole_x58:
 	VMULPD        Z0, Z5, Z5
 	VMOVUPD       Z5, K1, (BX)(AX*1)
 
-fbAVX512_wholeend_x59:
+fbAVX512_wholeend_x61:
 	JMP fbAVX512_swend_694
 
 fbAVX512_case5_699:
@@ -18556,16 +18582,16 @@ fbAVX512_case5_699:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -18594,11 +18620,11 @@ fbAVX512_loop_703:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x60
+	JNZ          fbAVX512_whole_x62
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_704
@@ -18619,9 +18645,9 @@ fbAVX512_first_704:
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_wholeend_x61
+	JMP     fbAVX512_wholeend_x63
 
-fbAVX512_whole_x60:
+fbAVX512_whole_x62:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -18629,7 +18655,7 @@ fbAVX512_whole_x60:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -18716,7 +18742,7 @@ fbAVX512_whole_x60:
 	VMULPD        Z0, Z4, Z4
 	VMOVUPD       Z4, K1, (BX)
 
-fbAVX512_wholeend_x61:
+fbAVX512_wholeend_x63:
 	JMP fbAVX512_swend_694
 
 fbAVX512_case4_698:
@@ -18724,15 +18750,15 @@ fbAVX512_case4_698:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -18757,10 +18783,10 @@ fbAVX512_loop_705:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x62
+	JNZ          fbAVX512_whole_x64
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_706
@@ -18778,16 +18804,16 @@ fbAVX512_first_706:
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_wholeend_x63
+	JMP     fbAVX512_wholeend_x65
 
-fbAVX512_whole_x62:
+fbAVX512_whole_x64:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
 	MOVQ          psi_base+48(FP), SI
 	ADDQ          SI, BX
 	MOVQ          (SP), SI
-	MOVQ          K+104(FP), DI
+	MOVQ          K+128(FP), DI
 	IMULQ         DI, SI
 	MOVQ          24(SP), DI
 	ADDQ          DI, SI
@@ -18858,7 +18884,7 @@ fbAVX512_whole_x62:
 	VMULPD        Z0, Z3, Z3
 	VMOVUPD       Z3, K1, (DX)(CX*1)
 
-fbAVX512_wholeend_x63:
+fbAVX512_wholeend_x65:
 	JMP fbAVX512_swend_694
 
 fbAVX512_case3_697:
@@ -18866,15 +18892,15 @@ fbAVX512_case3_697:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -18896,10 +18922,10 @@ fbAVX512_loop_707:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x64
+	JNZ          fbAVX512_whole_x66
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_708
@@ -18914,16 +18940,16 @@ fbAVX512_first_708:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_wholeend_x65
+	JMP     fbAVX512_wholeend_x67
 
-fbAVX512_whole_x64:
+fbAVX512_whole_x66:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -18978,7 +19004,7 @@ fbAVX512_whole_x64:
 	VMULPD        Z0, Z2, Z2
 	VMOVUPD       Z2, K1, (CX)(AX*2)
 
-fbAVX512_wholeend_x65:
+fbAVX512_wholeend_x67:
 	JMP fbAVX512_swend_694
 
 fbAVX512_case2_696:
@@ -18986,15 +19012,15 @@ fbAVX512_case2_696:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -19013,10 +19039,10 @@ fbAVX512_loop_709:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x66
+	JNZ          fbAVX512_whole_x68
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_710
@@ -19028,16 +19054,16 @@ fbAVX512_loop_709:
 fbAVX512_first_710:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_wholeend_x67
+	JMP     fbAVX512_wholeend_x69
 
-fbAVX512_whole_x66:
+fbAVX512_whole_x68:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -19076,7 +19102,7 @@ fbAVX512_whole_x66:
 	VMULPD        Z0, Z1, Z1
 	VMOVUPD       Z1, K1, (CX)(AX*1)
 
-fbAVX512_wholeend_x67:
+fbAVX512_wholeend_x69:
 	JMP fbAVX512_swend_694
 
 fbAVX512_case1_695:
@@ -19084,15 +19110,15 @@ fbAVX512_case1_695:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
@@ -19107,10 +19133,10 @@ fbAVX512_loop_711:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x68
+	JNZ          fbAVX512_whole_x70
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_712
@@ -19119,16 +19145,16 @@ fbAVX512_loop_711:
 
 fbAVX512_first_712:
 	VMOVUPD Z0, K1, (CX)
-	JMP     fbAVX512_wholeend_x69
+	JMP     fbAVX512_wholeend_x71
 
-fbAVX512_whole_x68:
+fbAVX512_whole_x70:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
 	MOVQ          psi_base+48(FP), DX
 	ADDQ          DX, AX
 	MOVQ          (SP), DX
-	MOVQ          K+104(FP), BX
+	MOVQ          K+128(FP), BX
 	IMULQ         BX, DX
 	MOVQ          24(SP), BX
 	ADDQ          BX, DX
@@ -19151,7 +19177,7 @@ fbAVX512_whole_x68:
 	VMULPD        Z1, Z0, Z0
 	VMOVUPD       Z0, K1, (CX)
 
-fbAVX512_wholeend_x69:
+fbAVX512_wholeend_x71:
 fbAVX512_swend_694:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -19173,19 +19199,20 @@ fbAVX512_jcend_618:
 	JMP  fbAVX512_i0_615
 
 fbAVX512_i0end_616:
-	MOVQ  16528(SP), AX
+	MOVQ  16536(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX512_normdone_x70
-	MOVQ  $0x00000000, 8(SP)
+	JNZ   fbAVX512_normdone_x72
+	MOVQ  56(SP), AX
+	MOVQ  AX, 8(SP)
 
 fbAVX512_norm_713:
 	MOVQ   8(SP), AX
-	MOVQ   K+104(FP), CX
+	MOVQ   K+128(FP), CX
 	CMPQ   AX, CX
 	JAE    fbAVX512_normend_714
-	MOVQ   M+112(FP), CX
+	MOVQ   M+136(FP), CX
 	IMULQ  CX, AX
-	MOVQ   64(SP), DX
+	MOVQ   72(SP), DX
 	LEAQ   (DX)(AX*8), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -19246,7 +19273,7 @@ fbAVX512_mulsum_715_AVX512_end:
 	VUNPCKHPD     X1, X1, X0
 	VADDSD        X0, X1, X1
 	MOVQ          (SP), AX
-	MOVQ          K+104(FP), CX
+	MOVQ          K+128(FP), CX
 	IMULQ         CX, AX
 	MOVQ          8(SP), CX
 	ADDQ          CX, AX
@@ -19255,9 +19282,9 @@ fbAVX512_mulsum_715_AVX512_end:
 	VMOVSD        fbone<>+0(SB), X0
 	VDIVSD        X1, X0, X0
 	VBROADCASTSD  X0, Z0
-	MOVQ          64(SP), AX
+	MOVQ          72(SP), AX
 	MOVQ          8(SP), CX
-	MOVQ          M+112(FP), DX
+	MOVQ          M+136(FP), DX
 	IMULQ         DX, CX
 	LEAQ          (AX)(CX*8), AX
 	XORQ          CX, CX
@@ -19303,7 +19330,7 @@ fbAVX512_mul_716_AVX512_end:
 	JMP  fbAVX512_norm_713
 
 fbAVX512_normend_714:
-fbAVX512_normdone_x70:
+fbAVX512_normdone_x72:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -22311,30 +22338,30 @@ shiftRowsAVX512_AVX512_next:
 	VZEROUPPER
 	RET
 
-// func backwardBatchAVX2(beta []float64, scale []float64, psi []float64, et []float64, work []float64, T int, K int, M int, ib int)
+// func backwardBatchAVX2(beta []float64, scale []float64, psi []float64, et []float64, work []float64, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·backwardBatchAVX2(SB), $6296-152
-	LEAQ 72(SP), AX
+TEXT ·backwardBatchAVX2(SB), $6304-176
+	LEAQ 80(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 6280(SP)
-	MOVQ M+136(FP), CX
+	MOVQ AX, 6288(SP)
+	MOVQ M+160(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x0000000c
-	JA   fbAVX2_rowno_x71
+	JA   fbAVX2_rowno_x73
 	CMPQ CX, $0x00000040
-	JA   fbAVX2_rowno_x71
-	MOVQ ib+144(FP), DX
+	JA   fbAVX2_rowno_x73
+	MOVQ ib+168(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX2_rowno_x71
+	JA   fbAVX2_rowno_x73
 	MOVQ $0x00000001, AX
 
-fbAVX2_rowno_x71:
-	MOVQ         AX, 6288(SP)
-	MOVQ         K+128(FP), AX
-	MOVQ         M+136(FP), CX
+fbAVX2_rowno_x73:
+	MOVQ         AX, 6296(SP)
+	MOVQ         K+152(FP), AX
+	MOVQ         M+160(FP), CX
 	IMULQ        CX, AX
-	MOVQ         T+120(FP), CX
+	MOVQ         T+144(FP), CX
 	DECQ         CX
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), DX
@@ -22364,87 +22391,109 @@ fbAVX2_bones_794_AVX2_end:
 	MOVQ $0x00000001, (SP)
 
 fbAVX2_t_795:
-	MOVQ  (SP), AX
-	MOVQ  T+120(FP), CX
-	CMPQ  AX, CX
-	JAE   fbAVX2_tend_796
-	MOVQ  K+128(FP), CX
-	MOVQ  M+136(FP), DX
-	IMULQ DX, CX
-	SHLQ  $0x03, CX
-	MOVQ  T+120(FP), DX
-	SUBQ  AX, DX
-	IMULQ CX, DX
-	MOVQ  psi_base+48(FP), BX
-	ADDQ  DX, BX
-	MOVQ  beta_base+0(FP), SI
-	ADDQ  DX, SI
-	SUBQ  CX, SI
-	MOVQ  SI, 64(SP)
-	ADDQ  CX, SI
-	MOVQ  work_base+96(FP), CX
-	MOVQ  CX, 56(SP)
-	MOVQ  6288(SP), DX
-	TESTQ DX, DX
-	JZ    fbAVX2_bwform_x72
-	CMPQ  AX, $0x01
-	JA    fbAVX2_bwskip_x73
+	MOVQ    (SP), AX
+	MOVQ    T+144(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tend_796
+	MOVQ    K+152(FP), CX
+	MOVQ    M+160(FP), DX
+	IMULQ   DX, CX
+	SHLQ    $0x03, CX
+	MOVQ    T+144(FP), DX
+	SUBQ    AX, DX
+	IMULQ   CX, DX
+	MOVQ    psi_base+48(FP), BX
+	ADDQ    DX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	SUBQ    CX, SI
+	MOVQ    SI, 72(SP)
+	ADDQ    CX, SI
+	MOVQ    work_base+96(FP), CX
+	MOVQ    CX, 64(SP)
+	MOVQ    T+144(FP), CX
+	DECQ    CX
+	MOVQ    (SP), DX
+	SUBQ    DX, CX
+	MOVQ    $0x00000000, DX
+	MOVQ    from_len+128(FP), DI
+	TESTQ   DI, DI
+	JZ      fbAVX2_fromnone_x74
+	MOVQ    from_base+120(FP), DX
+	MOVLQZX (DX)(CX*4), DX
 
-fbAVX2_bwform_x72:
-	MOVQ  K+128(FP), AX
-	MOVQ  M+136(FP), DX
+fbAVX2_fromnone_x74:
+	MOVQ  DX, 56(SP)
+	MOVQ  6296(SP), CX
+	TESTQ CX, CX
+	JZ    fbAVX2_bwform_x75
+	CMPQ  AX, $0x01
+	JA    fbAVX2_bwskip_x76
+
+fbAVX2_bwform_x75:
+	MOVQ  56(SP), AX
+	MOVQ  K+152(FP), CX
+	SUBQ  AX, CX
+	MOVQ  M+160(FP), DX
+	IMULQ DX, CX
+	MOVQ  M+160(FP), DX
 	IMULQ DX, AX
-	XORQ  DX, DX
-	MOVQ  AX, DI
+	SHLQ  $0x03, AX
+	MOVQ  64(SP), DX
+	ADDQ  AX, DX
+	ADDQ  AX, BX
+	ADDQ  AX, SI
+	XORQ  AX, AX
+	MOVQ  CX, DI
 	ANDQ  $-8, DI
 
 fbAVX2_bw_797_AVX2_wide:
-	CMPQ    DX, DI
+	CMPQ    AX, DI
 	JAE     fbAVX2_bw_797_AVX2_narrow0
-	VMOVUPD (BX)(DX*8), Y0
-	VMULPD  (SI)(DX*8), Y0, Y0
-	VMOVUPD Y0, (CX)(DX*8)
-	VMOVUPD 32(BX)(DX*8), Y0
-	VMULPD  32(SI)(DX*8), Y0, Y0
-	VMOVUPD Y0, 32(CX)(DX*8)
-	ADDQ    $+8, DX
+	VMOVUPD (BX)(AX*8), Y0
+	VMULPD  (SI)(AX*8), Y0, Y0
+	VMOVUPD Y0, (DX)(AX*8)
+	VMOVUPD 32(BX)(AX*8), Y0
+	VMULPD  32(SI)(AX*8), Y0, Y0
+	VMOVUPD Y0, 32(DX)(AX*8)
+	ADDQ    $+8, AX
 	JMP     fbAVX2_bw_797_AVX2_wide
 
 fbAVX2_bw_797_AVX2_narrow0:
-	MOVQ AX, DI
+	MOVQ CX, DI
 	ANDQ $-4, DI
 
 fbAVX2_bw_797_AVX2_narrow:
-	CMPQ    DX, DI
+	CMPQ    AX, DI
 	JAE     fbAVX2_bw_797_AVX2_tail
-	VMOVUPD (BX)(DX*8), Y0
-	VMULPD  (SI)(DX*8), Y0, Y0
-	VMOVUPD Y0, (CX)(DX*8)
-	ADDQ    $+4, DX
+	VMOVUPD (BX)(AX*8), Y0
+	VMULPD  (SI)(AX*8), Y0, Y0
+	VMOVUPD Y0, (DX)(AX*8)
+	ADDQ    $+4, AX
 	JMP     fbAVX2_bw_797_AVX2_narrow
 
 fbAVX2_bw_797_AVX2_tail:
-	SUBQ       DX, AX
+	SUBQ       AX, CX
 	JZ         fbAVX2_bw_797_AVX2_end
 	MOVQ       $0x00000004, DI
-	SUBQ       AX, DI
-	LEAQ       tailmask<>+0(SB), AX
-	VMOVDQU    (AX)(DI*8), Y0
-	VMASKMOVPD (BX)(DX*8), Y0, Y1
-	VMASKMOVPD (SI)(DX*8), Y0, Y2
+	SUBQ       CX, DI
+	LEAQ       tailmask<>+0(SB), CX
+	VMOVDQU    (CX)(DI*8), Y0
+	VMASKMOVPD (BX)(AX*8), Y0, Y1
+	VMASKMOVPD (SI)(AX*8), Y0, Y2
 	VMULPD     Y2, Y1, Y1
-	VMASKMOVPD Y1, Y0, (CX)(DX*8)
+	VMASKMOVPD Y1, Y0, (DX)(AX*8)
 
 fbAVX2_bw_797_AVX2_end:
-fbAVX2_bwskip_x73:
+fbAVX2_bwskip_x76:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX2_i0_798:
 	MOVQ    16(SP), AX
-	MOVQ    M+136(FP), CX
+	MOVQ    M+160(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_i0end_799
-	MOVQ    ib+144(FP), DX
+	MOVQ    ib+168(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
 	CMOVQGT BX, DX
@@ -22456,7 +22505,7 @@ fbAVX2_i0_798:
 
 fbAVX2_jc_800:
 	MOVQ 32(SP), AX
-	MOVQ M+136(FP), CX
+	MOVQ M+160(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX2_jcend_801
 	SUBQ AX, CX
@@ -22483,7 +22532,7 @@ fbAVX2_full_802:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -22491,7 +22540,7 @@ fbAVX2_full_802:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -22508,11 +22557,12 @@ fbAVX2_pack_807:
 	ADDQ       $0x00000060, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_807
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_808:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_809
 	SUBQ    AX, CX
@@ -22528,15 +22578,15 @@ fbAVX2_kb_808:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -22572,10 +22622,10 @@ fbAVX2_loop_814:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x74
+	JNZ          fbAVX2_whole_x77
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_815
@@ -22602,9 +22652,9 @@ fbAVX2_first_815:
 	VMOVUPD    Y7, (CX)(AX*2)
 	VMOVUPD    Y8, 32(CX)(AX*2)
 	VMASKMOVPD Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x75
+	JMP        fbAVX2_wholeend_x78
 
-fbAVX2_whole_x74:
+fbAVX2_whole_x77:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -22614,10 +22664,10 @@ fbAVX2_whole_x74:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -22678,7 +22728,7 @@ fbAVX2_whole_x74:
 	VMULPD       Y9, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 64(BX)(AX*2)
 
-fbAVX2_wholeend_x75:
+fbAVX2_wholeend_x78:
 	JMP fbAVX2_swend_810
 
 fbAVX2_case2_812:
@@ -22687,15 +22737,15 @@ fbAVX2_case2_812:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -22724,10 +22774,10 @@ fbAVX2_loop_816:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x76
+	JNZ          fbAVX2_whole_x79
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_817
@@ -22747,9 +22797,9 @@ fbAVX2_first_817:
 	VMOVUPD    Y4, (CX)(AX*1)
 	VMOVUPD    Y5, 32(CX)(AX*1)
 	VMASKMOVPD Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x77
+	JMP        fbAVX2_wholeend_x80
 
-fbAVX2_whole_x76:
+fbAVX2_whole_x79:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -22759,10 +22809,10 @@ fbAVX2_whole_x76:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -22805,7 +22855,7 @@ fbAVX2_whole_x76:
 	VMULPD       Y6, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 64(BX)(AX*1)
 
-fbAVX2_wholeend_x77:
+fbAVX2_wholeend_x80:
 	JMP fbAVX2_swend_810
 
 fbAVX2_case1_811:
@@ -22814,15 +22864,15 @@ fbAVX2_case1_811:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -22841,10 +22891,10 @@ fbAVX2_loop_818:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x78
+	JNZ          fbAVX2_whole_x81
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_819
@@ -22857,9 +22907,9 @@ fbAVX2_first_819:
 	VMOVUPD    Y1, (CX)
 	VMOVUPD    Y2, 32(CX)
 	VMASKMOVPD Y3, Y0, 64(CX)
-	JMP        fbAVX2_wholeend_x79
+	JMP        fbAVX2_wholeend_x82
 
-fbAVX2_whole_x78:
+fbAVX2_whole_x81:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -22869,10 +22919,10 @@ fbAVX2_whole_x78:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -22897,7 +22947,7 @@ fbAVX2_whole_x78:
 	VMULPD       Y3, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 64(BX)
 
-fbAVX2_wholeend_x79:
+fbAVX2_wholeend_x82:
 fbAVX2_swend_810:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -22913,7 +22963,7 @@ fbAVX2_case2_805:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -22921,7 +22971,7 @@ fbAVX2_case2_805:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -22936,11 +22986,12 @@ fbAVX2_pack_820:
 	ADDQ       $0x00000040, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_820
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_821:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_822
 	SUBQ    AX, CX
@@ -22956,15 +23007,15 @@ fbAVX2_kb_821:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -22993,10 +23044,10 @@ fbAVX2_loop_827:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x80
+	JNZ          fbAVX2_whole_x83
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_828
@@ -23017,9 +23068,9 @@ fbAVX2_first_828:
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
 	VMOVUPD    Y5, (CX)(AX*2)
 	VMASKMOVPD Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x81
+	JMP        fbAVX2_wholeend_x84
 
-fbAVX2_whole_x80:
+fbAVX2_whole_x83:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23029,10 +23080,10 @@ fbAVX2_whole_x80:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -23078,7 +23129,7 @@ fbAVX2_whole_x80:
 	VMULPD       Y6, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 32(BX)(AX*2)
 
-fbAVX2_wholeend_x81:
+fbAVX2_wholeend_x84:
 	JMP fbAVX2_swend_823
 
 fbAVX2_case2_825:
@@ -23087,15 +23138,15 @@ fbAVX2_case2_825:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -23119,10 +23170,10 @@ fbAVX2_loop_829:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x82
+	JNZ          fbAVX2_whole_x85
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_830
@@ -23138,9 +23189,9 @@ fbAVX2_first_830:
 	VMASKMOVPD Y2, Y0, 32(CX)
 	VMOVUPD    Y3, (CX)(AX*1)
 	VMASKMOVPD Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x83
+	JMP        fbAVX2_wholeend_x86
 
-fbAVX2_whole_x82:
+fbAVX2_whole_x85:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23150,10 +23201,10 @@ fbAVX2_whole_x82:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -23186,7 +23237,7 @@ fbAVX2_whole_x82:
 	VMULPD       Y4, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 32(BX)(AX*1)
 
-fbAVX2_wholeend_x83:
+fbAVX2_wholeend_x86:
 	JMP fbAVX2_swend_823
 
 fbAVX2_case1_824:
@@ -23195,15 +23246,15 @@ fbAVX2_case1_824:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -23220,10 +23271,10 @@ fbAVX2_loop_831:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x84
+	JNZ          fbAVX2_whole_x87
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_832
@@ -23234,9 +23285,9 @@ fbAVX2_loop_831:
 fbAVX2_first_832:
 	VMOVUPD    Y1, (CX)
 	VMASKMOVPD Y2, Y0, 32(CX)
-	JMP        fbAVX2_wholeend_x85
+	JMP        fbAVX2_wholeend_x88
 
-fbAVX2_whole_x84:
+fbAVX2_whole_x87:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23246,10 +23297,10 @@ fbAVX2_whole_x84:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -23269,7 +23320,7 @@ fbAVX2_whole_x84:
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, 32(BX)
 
-fbAVX2_wholeend_x85:
+fbAVX2_wholeend_x88:
 fbAVX2_swend_823:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -23285,7 +23336,7 @@ fbAVX2_case1_804:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -23293,7 +23344,7 @@ fbAVX2_case1_804:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -23306,11 +23357,12 @@ fbAVX2_pack_833:
 	ADDQ       $0x00000020, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_833
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_834:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_835
 	SUBQ    AX, CX
@@ -23326,15 +23378,15 @@ fbAVX2_kb_834:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -23356,10 +23408,10 @@ fbAVX2_loop_840:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x86
+	JNZ          fbAVX2_whole_x89
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_841
@@ -23374,9 +23426,9 @@ fbAVX2_first_841:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
 	VMASKMOVPD Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_wholeend_x87
+	JMP        fbAVX2_wholeend_x90
 
-fbAVX2_whole_x86:
+fbAVX2_whole_x89:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23386,10 +23438,10 @@ fbAVX2_whole_x86:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -23420,7 +23472,7 @@ fbAVX2_whole_x86:
 	VMULPD       Y3, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (BX)(AX*2)
 
-fbAVX2_wholeend_x87:
+fbAVX2_wholeend_x90:
 	JMP fbAVX2_swend_836
 
 fbAVX2_case2_838:
@@ -23429,15 +23481,15 @@ fbAVX2_case2_838:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -23456,10 +23508,10 @@ fbAVX2_loop_842:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x88
+	JNZ          fbAVX2_whole_x91
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_843
@@ -23471,9 +23523,9 @@ fbAVX2_loop_842:
 fbAVX2_first_843:
 	VMASKMOVPD Y1, Y0, (CX)
 	VMASKMOVPD Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_wholeend_x89
+	JMP        fbAVX2_wholeend_x92
 
-fbAVX2_whole_x88:
+fbAVX2_whole_x91:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23483,10 +23535,10 @@ fbAVX2_whole_x88:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -23509,7 +23561,7 @@ fbAVX2_whole_x88:
 	VMULPD       Y2, Y1, Y1
 	VMASKMOVPD   Y1, Y0, (BX)(AX*1)
 
-fbAVX2_wholeend_x89:
+fbAVX2_wholeend_x92:
 	JMP fbAVX2_swend_836
 
 fbAVX2_case1_837:
@@ -23518,15 +23570,15 @@ fbAVX2_case1_837:
 	SUBQ    AX, CX
 	LEAQ    tailmask<>+0(SB), AX
 	VMOVDQU (AX)(CX*8), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
@@ -23541,10 +23593,10 @@ fbAVX2_loop_844:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x90
+	JNZ          fbAVX2_whole_x93
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_845
@@ -23553,9 +23605,9 @@ fbAVX2_loop_844:
 
 fbAVX2_first_845:
 	VMASKMOVPD Y1, Y0, (CX)
-	JMP        fbAVX2_wholeend_x91
+	JMP        fbAVX2_wholeend_x94
 
-fbAVX2_whole_x90:
+fbAVX2_whole_x93:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -23565,10 +23617,10 @@ fbAVX2_whole_x90:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -23583,7 +23635,7 @@ fbAVX2_whole_x90:
 	VMULPD       Y1, Y2, Y2
 	VMASKMOVPD   Y2, Y0, (BX)
 
-fbAVX2_wholeend_x91:
+fbAVX2_wholeend_x94:
 fbAVX2_swend_836:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -23605,30 +23657,31 @@ fbAVX2_jcend_801:
 	JMP  fbAVX2_i0_798
 
 fbAVX2_i0end_799:
-	MOVQ  6288(SP), AX
+	MOVQ  6296(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX2_bsdone_x92
-	MOVQ  $0x00000000, 8(SP)
+	JNZ   fbAVX2_bsdone_x95
+	MOVQ  56(SP), AX
+	MOVQ  AX, 8(SP)
 
 fbAVX2_bscale_846:
 	MOVQ         8(SP), AX
-	MOVQ         K+128(FP), CX
+	MOVQ         K+152(FP), CX
 	CMPQ         AX, CX
 	JAE          fbAVX2_bscaleend_847
-	MOVQ         T+120(FP), CX
+	MOVQ         T+144(FP), CX
 	MOVQ         (SP), DX
 	SUBQ         DX, CX
-	MOVQ         K+128(FP), DX
+	MOVQ         K+152(FP), DX
 	IMULQ        DX, CX
 	ADDQ         AX, CX
 	MOVQ         scale_base+24(FP), AX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (AX)(CX*8), X0, X0
 	VBROADCASTSD X0, Y0
-	MOVQ         M+136(FP), AX
+	MOVQ         M+160(FP), AX
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
-	MOVQ         64(SP), DX
+	MOVQ         72(SP), DX
 	LEAQ         (DX)(CX*8), DX
 	XORQ         CX, CX
 	MOVQ         AX, BX
@@ -23674,7 +23727,7 @@ fbAVX2_mul_848_AVX2_end:
 	JMP  fbAVX2_bscale_846
 
 fbAVX2_bscaleend_847:
-fbAVX2_bsdone_x92:
+fbAVX2_bsdone_x95:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -23684,30 +23737,30 @@ fbAVX2_tend_796:
 	VZEROUPPER
 	RET
 
-// func backwardBatchAVX512(beta []float64, scale []float64, psi []float64, et []float64, work []float64, T int, K int, M int, ib int)
+// func backwardBatchAVX512(beta []float64, scale []float64, psi []float64, et []float64, work []float64, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
-TEXT ·backwardBatchAVX512(SB), $16536-152
-	LEAQ 72(SP), AX
+TEXT ·backwardBatchAVX512(SB), $16544-176
+	LEAQ 80(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 16520(SP)
-	MOVQ M+136(FP), CX
+	MOVQ AX, 16528(SP)
+	MOVQ M+160(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000020
-	JA   fbAVX512_rowno_x93
+	JA   fbAVX512_rowno_x96
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x93
-	MOVQ ib+144(FP), DX
+	JA   fbAVX512_rowno_x96
+	MOVQ ib+168(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX512_rowno_x93
+	JA   fbAVX512_rowno_x96
 	MOVQ $0x00000001, AX
 
-fbAVX512_rowno_x93:
-	MOVQ         AX, 16528(SP)
-	MOVQ         K+128(FP), AX
-	MOVQ         M+136(FP), CX
+fbAVX512_rowno_x96:
+	MOVQ         AX, 16536(SP)
+	MOVQ         K+152(FP), AX
+	MOVQ         M+160(FP), CX
 	IMULQ        CX, AX
-	MOVQ         T+120(FP), CX
+	MOVQ         T+144(FP), CX
 	DECQ         CX
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), DX
@@ -23736,86 +23789,108 @@ fbAVX512_bones_849_AVX512_end:
 	MOVQ $0x00000001, (SP)
 
 fbAVX512_t_850:
-	MOVQ  (SP), AX
-	MOVQ  T+120(FP), CX
-	CMPQ  AX, CX
-	JAE   fbAVX512_tend_851
-	MOVQ  K+128(FP), CX
-	MOVQ  M+136(FP), DX
-	IMULQ DX, CX
-	SHLQ  $0x03, CX
-	MOVQ  T+120(FP), DX
-	SUBQ  AX, DX
-	IMULQ CX, DX
-	MOVQ  psi_base+48(FP), BX
-	ADDQ  DX, BX
-	MOVQ  beta_base+0(FP), SI
-	ADDQ  DX, SI
-	SUBQ  CX, SI
-	MOVQ  SI, 64(SP)
-	ADDQ  CX, SI
-	MOVQ  work_base+96(FP), CX
-	MOVQ  CX, 56(SP)
-	MOVQ  16528(SP), DX
-	TESTQ DX, DX
-	JZ    fbAVX512_bwform_x94
-	CMPQ  AX, $0x01
-	JA    fbAVX512_bwskip_x95
+	MOVQ    (SP), AX
+	MOVQ    T+144(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tend_851
+	MOVQ    K+152(FP), CX
+	MOVQ    M+160(FP), DX
+	IMULQ   DX, CX
+	SHLQ    $0x03, CX
+	MOVQ    T+144(FP), DX
+	SUBQ    AX, DX
+	IMULQ   CX, DX
+	MOVQ    psi_base+48(FP), BX
+	ADDQ    DX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	SUBQ    CX, SI
+	MOVQ    SI, 72(SP)
+	ADDQ    CX, SI
+	MOVQ    work_base+96(FP), CX
+	MOVQ    CX, 64(SP)
+	MOVQ    T+144(FP), CX
+	DECQ    CX
+	MOVQ    (SP), DX
+	SUBQ    DX, CX
+	MOVQ    $0x00000000, DX
+	MOVQ    from_len+128(FP), DI
+	TESTQ   DI, DI
+	JZ      fbAVX512_fromnone_x97
+	MOVQ    from_base+120(FP), DX
+	MOVLQZX (DX)(CX*4), DX
 
-fbAVX512_bwform_x94:
-	MOVQ  K+128(FP), AX
-	MOVQ  M+136(FP), DX
+fbAVX512_fromnone_x97:
+	MOVQ  DX, 56(SP)
+	MOVQ  16536(SP), CX
+	TESTQ CX, CX
+	JZ    fbAVX512_bwform_x98
+	CMPQ  AX, $0x01
+	JA    fbAVX512_bwskip_x99
+
+fbAVX512_bwform_x98:
+	MOVQ  56(SP), AX
+	MOVQ  K+152(FP), CX
+	SUBQ  AX, CX
+	MOVQ  M+160(FP), DX
+	IMULQ DX, CX
+	MOVQ  M+160(FP), DX
 	IMULQ DX, AX
-	XORQ  DX, DX
-	MOVQ  AX, DI
+	SHLQ  $0x03, AX
+	MOVQ  64(SP), DX
+	ADDQ  AX, DX
+	ADDQ  AX, BX
+	ADDQ  AX, SI
+	XORQ  AX, AX
+	MOVQ  CX, DI
 	ANDQ  $-16, DI
 
 fbAVX512_bw_852_AVX512_wide:
-	CMPQ    DX, DI
+	CMPQ    AX, DI
 	JAE     fbAVX512_bw_852_AVX512_narrow0
-	VMOVUPD (BX)(DX*8), Z0
-	VMULPD  (SI)(DX*8), Z0, Z0
-	VMOVUPD Z0, (CX)(DX*8)
-	VMOVUPD 64(BX)(DX*8), Z0
-	VMULPD  64(SI)(DX*8), Z0, Z0
-	VMOVUPD Z0, 64(CX)(DX*8)
-	ADDQ    $+16, DX
+	VMOVUPD (BX)(AX*8), Z0
+	VMULPD  (SI)(AX*8), Z0, Z0
+	VMOVUPD Z0, (DX)(AX*8)
+	VMOVUPD 64(BX)(AX*8), Z0
+	VMULPD  64(SI)(AX*8), Z0, Z0
+	VMOVUPD Z0, 64(DX)(AX*8)
+	ADDQ    $+16, AX
 	JMP     fbAVX512_bw_852_AVX512_wide
 
 fbAVX512_bw_852_AVX512_narrow0:
-	MOVQ AX, DI
+	MOVQ CX, DI
 	ANDQ $-8, DI
 
 fbAVX512_bw_852_AVX512_narrow:
-	CMPQ    DX, DI
+	CMPQ    AX, DI
 	JAE     fbAVX512_bw_852_AVX512_tail
-	VMOVUPD (BX)(DX*8), Z0
-	VMULPD  (SI)(DX*8), Z0, Z0
-	VMOVUPD Z0, (CX)(DX*8)
-	ADDQ    $+8, DX
+	VMOVUPD (BX)(AX*8), Z0
+	VMULPD  (SI)(AX*8), Z0, Z0
+	VMOVUPD Z0, (DX)(AX*8)
+	ADDQ    $+8, AX
 	JMP     fbAVX512_bw_852_AVX512_narrow
 
 fbAVX512_bw_852_AVX512_tail:
-	SUBQ      DX, AX
+	SUBQ      AX, CX
 	JZ        fbAVX512_bw_852_AVX512_end
 	MOVQ      $-1, DI
-	BZHIQ     AX, DI, AX
-	KMOVB     AX, K1
-	VMOVUPD.Z (BX)(DX*8), K1, Z0
-	VMOVUPD.Z (SI)(DX*8), K1, Z1
+	BZHIQ     CX, DI, CX
+	KMOVB     CX, K1
+	VMOVUPD.Z (BX)(AX*8), K1, Z0
+	VMOVUPD.Z (SI)(AX*8), K1, Z1
 	VMULPD    Z1, Z0, Z0
-	VMOVUPD   Z0, K1, (CX)(DX*8)
+	VMOVUPD   Z0, K1, (DX)(AX*8)
 
 fbAVX512_bw_852_AVX512_end:
-fbAVX512_bwskip_x95:
+fbAVX512_bwskip_x99:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX512_i0_853:
 	MOVQ    16(SP), AX
-	MOVQ    M+136(FP), CX
+	MOVQ    M+160(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_i0end_854
-	MOVQ    ib+144(FP), DX
+	MOVQ    ib+168(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
 	CMOVQGT BX, DX
@@ -23827,7 +23902,7 @@ fbAVX512_i0_853:
 
 fbAVX512_jc_855:
 	MOVQ 32(SP), AX
-	MOVQ M+136(FP), CX
+	MOVQ M+160(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX512_jcend_856
 	SUBQ AX, CX
@@ -23855,7 +23930,7 @@ fbAVX512_full_857:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  M+136(FP), AX
+	MOVQ  M+160(FP), AX
 	SHLQ  $0x03, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -23863,7 +23938,7 @@ fbAVX512_full_857:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*8), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -23884,11 +23959,12 @@ fbAVX512_pack_863:
 	ADDQ       $0x00000100, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_863
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_864:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_865
 	SUBQ    AX, CX
@@ -23909,16 +23985,16 @@ fbAVX512_kb_864:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVB   AX, K1
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -23989,11 +24065,11 @@ fbAVX512_loop_873:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x96
+	JNZ          fbAVX512_whole_x100
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_874
@@ -24053,9 +24129,9 @@ fbAVX512_first_874:
 	VMOVUPD Z21, 64(BX)(AX*1)
 	VMOVUPD Z22, 128(BX)(AX*1)
 	VMOVUPD Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x97
+	JMP     fbAVX512_wholeend_x101
 
-fbAVX512_whole_x96:
+fbAVX512_whole_x100:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -24067,10 +24143,10 @@ fbAVX512_whole_x96:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -24215,7 +24291,7 @@ fbAVX512_whole_x96:
 	VMULPD       Z23, Z0, Z0
 	VMOVUPD      Z0, K1, 192(R9)(AX*1)
 
-fbAVX512_wholeend_x97:
+fbAVX512_wholeend_x101:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case5_871:
@@ -24223,16 +24299,16 @@ fbAVX512_case5_871:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -24294,11 +24370,11 @@ fbAVX512_loop_875:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x98
+	JNZ          fbAVX512_whole_x102
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_876
@@ -24349,9 +24425,9 @@ fbAVX512_first_876:
 	VMOVUPD Z17, 64(BX)
 	VMOVUPD Z18, 128(BX)
 	VMOVUPD Z19, K1, 192(BX)
-	JMP     fbAVX512_wholeend_x99
+	JMP     fbAVX512_wholeend_x103
 
-fbAVX512_whole_x98:
+fbAVX512_whole_x102:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -24363,10 +24439,10 @@ fbAVX512_whole_x98:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -24488,7 +24564,7 @@ fbAVX512_whole_x98:
 	VMULPD       Z19, Z0, Z0
 	VMOVUPD      Z0, K1, 192(R9)
 
-fbAVX512_wholeend_x99:
+fbAVX512_wholeend_x103:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case4_870:
@@ -24496,15 +24572,15 @@ fbAVX512_case4_870:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -24556,10 +24632,10 @@ fbAVX512_loop_877:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x100
+	JNZ          fbAVX512_whole_x104
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_878
@@ -24601,9 +24677,9 @@ fbAVX512_first_878:
 	VMOVUPD Z13, 64(DX)(CX*1)
 	VMOVUPD Z14, 128(DX)(CX*1)
 	VMOVUPD Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x101
+	JMP     fbAVX512_wholeend_x105
 
-fbAVX512_whole_x100:
+fbAVX512_whole_x104:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -24613,10 +24689,10 @@ fbAVX512_whole_x100:
 	IMULQ        AX, SI
 	MOVQ         work_base+96(FP), DI
 	ADDQ         DI, SI
-	MOVQ         T+120(FP), DI
+	MOVQ         T+144(FP), DI
 	MOVQ         (SP), R8
 	SUBQ         R8, DI
-	MOVQ         K+128(FP), R8
+	MOVQ         K+152(FP), R8
 	IMULQ        R8, DI
 	MOVQ         24(SP), R8
 	ADDQ         R8, DI
@@ -24715,7 +24791,7 @@ fbAVX512_whole_x100:
 	VMULPD       Z15, Z0, Z0
 	VMOVUPD      Z0, K1, 192(SI)(CX*1)
 
-fbAVX512_wholeend_x101:
+fbAVX512_wholeend_x105:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case3_869:
@@ -24723,15 +24799,15 @@ fbAVX512_case3_869:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -24774,10 +24850,10 @@ fbAVX512_loop_879:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x102
+	JNZ          fbAVX512_whole_x106
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_880
@@ -24810,9 +24886,9 @@ fbAVX512_first_880:
 	VMOVUPD Z9, 64(CX)(AX*2)
 	VMOVUPD Z10, 128(CX)(AX*2)
 	VMOVUPD Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x103
+	JMP     fbAVX512_wholeend_x107
 
-fbAVX512_whole_x102:
+fbAVX512_whole_x106:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -24822,10 +24898,10 @@ fbAVX512_whole_x102:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -24901,7 +24977,7 @@ fbAVX512_whole_x102:
 	VMULPD       Z11, Z0, Z0
 	VMOVUPD      Z0, K1, 192(BX)(AX*2)
 
-fbAVX512_wholeend_x103:
+fbAVX512_wholeend_x107:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case2_868:
@@ -24909,15 +24985,15 @@ fbAVX512_case2_868:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -24951,10 +25027,10 @@ fbAVX512_loop_881:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x104
+	JNZ          fbAVX512_whole_x108
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_882
@@ -24978,9 +25054,9 @@ fbAVX512_first_882:
 	VMOVUPD Z5, 64(CX)(AX*1)
 	VMOVUPD Z6, 128(CX)(AX*1)
 	VMOVUPD Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x105
+	JMP     fbAVX512_wholeend_x109
 
-fbAVX512_whole_x104:
+fbAVX512_whole_x108:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -24990,10 +25066,10 @@ fbAVX512_whole_x104:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -25046,7 +25122,7 @@ fbAVX512_whole_x104:
 	VMULPD       Z7, Z0, Z0
 	VMOVUPD      Z0, K1, 192(BX)(AX*1)
 
-fbAVX512_wholeend_x105:
+fbAVX512_wholeend_x109:
 	JMP fbAVX512_swend_866
 
 fbAVX512_case1_867:
@@ -25054,15 +25130,15 @@ fbAVX512_case1_867:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -25083,10 +25159,10 @@ fbAVX512_loop_883:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x106
+	JNZ          fbAVX512_whole_x110
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_884
@@ -25101,9 +25177,9 @@ fbAVX512_first_884:
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, 128(CX)
 	VMOVUPD Z3, K1, 192(CX)
-	JMP     fbAVX512_wholeend_x107
+	JMP     fbAVX512_wholeend_x111
 
-fbAVX512_whole_x106:
+fbAVX512_whole_x110:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -25113,10 +25189,10 @@ fbAVX512_whole_x106:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -25146,7 +25222,7 @@ fbAVX512_whole_x106:
 	VMULPD       Z3, Z0, Z0
 	VMOVUPD      Z0, K1, 192(BX)
 
-fbAVX512_wholeend_x107:
+fbAVX512_wholeend_x111:
 fbAVX512_swend_866:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -25161,7 +25237,7 @@ fbAVX512_case3_861:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  M+136(FP), AX
+	MOVQ  M+160(FP), AX
 	SHLQ  $0x03, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -25169,7 +25245,7 @@ fbAVX512_case3_861:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*8), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -25188,11 +25264,12 @@ fbAVX512_pack_885:
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_885
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_886:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_887
 	SUBQ    AX, CX
@@ -25213,16 +25290,16 @@ fbAVX512_kb_886:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVB   AX, K1
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -25280,11 +25357,11 @@ fbAVX512_loop_895:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x108
+	JNZ          fbAVX512_whole_x112
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_896
@@ -25332,9 +25409,9 @@ fbAVX512_first_896:
 	VMOVUPD Z15, (BX)(AX*1)
 	VMOVUPD Z16, 64(BX)(AX*1)
 	VMOVUPD Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x109
+	JMP     fbAVX512_wholeend_x113
 
-fbAVX512_whole_x108:
+fbAVX512_whole_x112:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -25346,10 +25423,10 @@ fbAVX512_whole_x108:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -25464,7 +25541,7 @@ fbAVX512_whole_x108:
 	VMULPD       Z17, Z0, Z0
 	VMOVUPD      Z0, K1, 128(R9)(AX*1)
 
-fbAVX512_wholeend_x109:
+fbAVX512_wholeend_x113:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case5_893:
@@ -25472,16 +25549,16 @@ fbAVX512_case5_893:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -25532,11 +25609,11 @@ fbAVX512_loop_897:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x110
+	JNZ          fbAVX512_whole_x114
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_898
@@ -25577,9 +25654,9 @@ fbAVX512_first_898:
 	VMOVUPD Z12, (BX)
 	VMOVUPD Z13, 64(BX)
 	VMOVUPD Z14, K1, 128(BX)
-	JMP     fbAVX512_wholeend_x111
+	JMP     fbAVX512_wholeend_x115
 
-fbAVX512_whole_x110:
+fbAVX512_whole_x114:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -25591,10 +25668,10 @@ fbAVX512_whole_x110:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -25691,7 +25768,7 @@ fbAVX512_whole_x110:
 	VMULPD       Z14, Z0, Z0
 	VMOVUPD      Z0, K1, 128(R9)
 
-fbAVX512_wholeend_x111:
+fbAVX512_wholeend_x115:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case4_892:
@@ -25699,15 +25776,15 @@ fbAVX512_case4_892:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -25750,10 +25827,10 @@ fbAVX512_loop_899:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x112
+	JNZ          fbAVX512_whole_x116
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_900
@@ -25787,9 +25864,9 @@ fbAVX512_first_900:
 	VMOVUPD Z9, (DX)(CX*1)
 	VMOVUPD Z10, 64(DX)(CX*1)
 	VMOVUPD Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x113
+	JMP     fbAVX512_wholeend_x117
 
-fbAVX512_whole_x112:
+fbAVX512_whole_x116:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -25799,10 +25876,10 @@ fbAVX512_whole_x112:
 	IMULQ        AX, SI
 	MOVQ         work_base+96(FP), DI
 	ADDQ         DI, SI
-	MOVQ         T+120(FP), DI
+	MOVQ         T+144(FP), DI
 	MOVQ         (SP), R8
 	SUBQ         R8, DI
-	MOVQ         K+128(FP), R8
+	MOVQ         K+152(FP), R8
 	IMULQ        R8, DI
 	MOVQ         24(SP), R8
 	ADDQ         R8, DI
@@ -25881,7 +25958,7 @@ fbAVX512_whole_x112:
 	VMULPD       Z11, Z0, Z0
 	VMOVUPD      Z0, K1, 128(SI)(CX*1)
 
-fbAVX512_wholeend_x113:
+fbAVX512_wholeend_x117:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case3_891:
@@ -25889,15 +25966,15 @@ fbAVX512_case3_891:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -25933,10 +26010,10 @@ fbAVX512_loop_901:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x114
+	JNZ          fbAVX512_whole_x118
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_902
@@ -25963,9 +26040,9 @@ fbAVX512_first_902:
 	VMOVUPD Z6, (CX)(AX*2)
 	VMOVUPD Z7, 64(CX)(AX*2)
 	VMOVUPD Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x115
+	JMP     fbAVX512_wholeend_x119
 
-fbAVX512_whole_x114:
+fbAVX512_whole_x118:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -25975,10 +26052,10 @@ fbAVX512_whole_x114:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -26039,7 +26116,7 @@ fbAVX512_whole_x114:
 	VMULPD       Z8, Z0, Z0
 	VMOVUPD      Z0, K1, 128(BX)(AX*2)
 
-fbAVX512_wholeend_x115:
+fbAVX512_wholeend_x119:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case2_890:
@@ -26047,15 +26124,15 @@ fbAVX512_case2_890:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -26084,10 +26161,10 @@ fbAVX512_loop_903:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x116
+	JNZ          fbAVX512_whole_x120
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_904
@@ -26107,9 +26184,9 @@ fbAVX512_first_904:
 	VMOVUPD Z3, (CX)(AX*1)
 	VMOVUPD Z4, 64(CX)(AX*1)
 	VMOVUPD Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x117
+	JMP     fbAVX512_wholeend_x121
 
-fbAVX512_whole_x116:
+fbAVX512_whole_x120:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -26119,10 +26196,10 @@ fbAVX512_whole_x116:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -26165,7 +26242,7 @@ fbAVX512_whole_x116:
 	VMULPD       Z5, Z0, Z0
 	VMOVUPD      Z0, K1, 128(BX)(AX*1)
 
-fbAVX512_wholeend_x117:
+fbAVX512_wholeend_x121:
 	JMP fbAVX512_swend_888
 
 fbAVX512_case1_889:
@@ -26173,15 +26250,15 @@ fbAVX512_case1_889:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -26200,10 +26277,10 @@ fbAVX512_loop_905:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x118
+	JNZ          fbAVX512_whole_x122
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_906
@@ -26216,9 +26293,9 @@ fbAVX512_first_906:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, 64(CX)
 	VMOVUPD Z2, K1, 128(CX)
-	JMP     fbAVX512_wholeend_x119
+	JMP     fbAVX512_wholeend_x123
 
-fbAVX512_whole_x118:
+fbAVX512_whole_x122:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -26228,10 +26305,10 @@ fbAVX512_whole_x118:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -26256,7 +26333,7 @@ fbAVX512_whole_x118:
 	VMULPD       Z2, Z0, Z0
 	VMOVUPD      Z0, K1, 128(BX)
 
-fbAVX512_wholeend_x119:
+fbAVX512_wholeend_x123:
 fbAVX512_swend_888:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -26271,7 +26348,7 @@ fbAVX512_case2_860:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  M+136(FP), AX
+	MOVQ  M+160(FP), AX
 	SHLQ  $0x03, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -26279,7 +26356,7 @@ fbAVX512_case2_860:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*8), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -26296,11 +26373,12 @@ fbAVX512_pack_907:
 	ADDQ       $0x00000080, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_907
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_908:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_909
 	SUBQ    AX, CX
@@ -26321,16 +26399,16 @@ fbAVX512_kb_908:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVB   AX, K1
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -26375,11 +26453,11 @@ fbAVX512_loop_917:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x120
+	JNZ          fbAVX512_whole_x124
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_918
@@ -26415,9 +26493,9 @@ fbAVX512_first_918:
 	VMOVUPD Z9, K1, 64(BX)
 	VMOVUPD Z10, (BX)(AX*1)
 	VMOVUPD Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x121
+	JMP     fbAVX512_wholeend_x125
 
-fbAVX512_whole_x120:
+fbAVX512_whole_x124:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -26429,10 +26507,10 @@ fbAVX512_whole_x120:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -26517,7 +26595,7 @@ fbAVX512_whole_x120:
 	VMULPD       Z11, Z0, Z0
 	VMOVUPD      Z0, K1, 64(R9)(AX*1)
 
-fbAVX512_wholeend_x121:
+fbAVX512_wholeend_x125:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case5_915:
@@ -26525,16 +26603,16 @@ fbAVX512_case5_915:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -26574,11 +26652,11 @@ fbAVX512_loop_919:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x122
+	JNZ          fbAVX512_whole_x126
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_920
@@ -26609,9 +26687,9 @@ fbAVX512_first_920:
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
 	VMOVUPD Z8, (BX)
 	VMOVUPD Z9, K1, 64(BX)
-	JMP     fbAVX512_wholeend_x123
+	JMP     fbAVX512_wholeend_x127
 
-fbAVX512_whole_x122:
+fbAVX512_whole_x126:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -26623,10 +26701,10 @@ fbAVX512_whole_x122:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -26698,7 +26776,7 @@ fbAVX512_whole_x122:
 	VMULPD       Z9, Z0, Z0
 	VMOVUPD      Z0, K1, 64(R9)
 
-fbAVX512_wholeend_x123:
+fbAVX512_wholeend_x127:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case4_914:
@@ -26706,15 +26784,15 @@ fbAVX512_case4_914:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -26748,10 +26826,10 @@ fbAVX512_loop_921:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x124
+	JNZ          fbAVX512_whole_x128
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_922
@@ -26777,9 +26855,9 @@ fbAVX512_first_922:
 	VMOVUPD Z5, K1, 64(DX)(AX*2)
 	VMOVUPD Z6, (DX)(CX*1)
 	VMOVUPD Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x125
+	JMP     fbAVX512_wholeend_x129
 
-fbAVX512_whole_x124:
+fbAVX512_whole_x128:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -26789,10 +26867,10 @@ fbAVX512_whole_x124:
 	IMULQ        AX, SI
 	MOVQ         work_base+96(FP), DI
 	ADDQ         DI, SI
-	MOVQ         T+120(FP), DI
+	MOVQ         T+144(FP), DI
 	MOVQ         (SP), R8
 	SUBQ         R8, DI
-	MOVQ         K+128(FP), R8
+	MOVQ         K+152(FP), R8
 	IMULQ        R8, DI
 	MOVQ         24(SP), R8
 	ADDQ         R8, DI
@@ -26851,7 +26929,7 @@ fbAVX512_whole_x124:
 	VMULPD       Z7, Z0, Z0
 	VMOVUPD      Z0, K1, 64(SI)(CX*1)
 
-fbAVX512_wholeend_x125:
+fbAVX512_wholeend_x129:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case3_913:
@@ -26859,15 +26937,15 @@ fbAVX512_case3_913:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -26896,10 +26974,10 @@ fbAVX512_loop_923:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x126
+	JNZ          fbAVX512_whole_x130
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_924
@@ -26920,9 +26998,9 @@ fbAVX512_first_924:
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
 	VMOVUPD Z4, (CX)(AX*2)
 	VMOVUPD Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x127
+	JMP     fbAVX512_wholeend_x131
 
-fbAVX512_whole_x126:
+fbAVX512_whole_x130:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -26932,10 +27010,10 @@ fbAVX512_whole_x126:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -26981,7 +27059,7 @@ fbAVX512_whole_x126:
 	VMULPD       Z5, Z0, Z0
 	VMOVUPD      Z0, K1, 64(BX)(AX*2)
 
-fbAVX512_wholeend_x127:
+fbAVX512_wholeend_x131:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case2_912:
@@ -26989,15 +27067,15 @@ fbAVX512_case2_912:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27021,10 +27099,10 @@ fbAVX512_loop_925:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x128
+	JNZ          fbAVX512_whole_x132
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_926
@@ -27040,9 +27118,9 @@ fbAVX512_first_926:
 	VMOVUPD Z1, K1, 64(CX)
 	VMOVUPD Z2, (CX)(AX*1)
 	VMOVUPD Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x129
+	JMP     fbAVX512_wholeend_x133
 
-fbAVX512_whole_x128:
+fbAVX512_whole_x132:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27052,10 +27130,10 @@ fbAVX512_whole_x128:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -27088,7 +27166,7 @@ fbAVX512_whole_x128:
 	VMULPD       Z3, Z0, Z0
 	VMOVUPD      Z0, K1, 64(BX)(AX*1)
 
-fbAVX512_wholeend_x129:
+fbAVX512_wholeend_x133:
 	JMP fbAVX512_swend_910
 
 fbAVX512_case1_911:
@@ -27096,15 +27174,15 @@ fbAVX512_case1_911:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27121,10 +27199,10 @@ fbAVX512_loop_927:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x130
+	JNZ          fbAVX512_whole_x134
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_928
@@ -27135,9 +27213,9 @@ fbAVX512_loop_927:
 fbAVX512_first_928:
 	VMOVUPD Z0, (CX)
 	VMOVUPD Z1, K1, 64(CX)
-	JMP     fbAVX512_wholeend_x131
+	JMP     fbAVX512_wholeend_x135
 
-fbAVX512_whole_x130:
+fbAVX512_whole_x134:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27147,10 +27225,10 @@ fbAVX512_whole_x130:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -27170,7 +27248,7 @@ fbAVX512_whole_x130:
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, 64(BX)
 
-fbAVX512_wholeend_x131:
+fbAVX512_wholeend_x135:
 fbAVX512_swend_910:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -27185,7 +27263,7 @@ fbAVX512_case1_859:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVB AX, K1
-	MOVQ  M+136(FP), AX
+	MOVQ  M+160(FP), AX
 	SHLQ  $0x03, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -27193,7 +27271,7 @@ fbAVX512_case1_859:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*8), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -27208,11 +27286,12 @@ fbAVX512_pack_929:
 	ADDQ       $0x00000040, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_929
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_930:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_931
 	SUBQ    AX, CX
@@ -27233,16 +27312,16 @@ fbAVX512_kb_930:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVB   AX, K1
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x03, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -27274,11 +27353,11 @@ fbAVX512_loop_939:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x132
+	JNZ          fbAVX512_whole_x136
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_940
@@ -27302,9 +27381,9 @@ fbAVX512_first_940:
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
 	VMOVUPD Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_wholeend_x133
+	JMP     fbAVX512_wholeend_x137
 
-fbAVX512_whole_x132:
+fbAVX512_whole_x136:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -27316,10 +27395,10 @@ fbAVX512_whole_x132:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -27374,7 +27453,7 @@ fbAVX512_whole_x132:
 	VMULPD       Z5, Z0, Z0
 	VMOVUPD      Z0, K1, (R9)(AX*1)
 
-fbAVX512_wholeend_x133:
+fbAVX512_wholeend_x137:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case5_937:
@@ -27382,16 +27461,16 @@ fbAVX512_case5_937:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27420,11 +27499,11 @@ fbAVX512_loop_941:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x134
+	JNZ          fbAVX512_whole_x138
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_942
@@ -27445,9 +27524,9 @@ fbAVX512_first_942:
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
 	VMOVUPD Z4, K1, (BX)
-	JMP     fbAVX512_wholeend_x135
+	JMP     fbAVX512_wholeend_x139
 
-fbAVX512_whole_x134:
+fbAVX512_whole_x138:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -27459,10 +27538,10 @@ fbAVX512_whole_x134:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -27509,7 +27588,7 @@ fbAVX512_whole_x134:
 	VMULPD       Z4, Z0, Z0
 	VMOVUPD      Z0, K1, (R9)
 
-fbAVX512_wholeend_x135:
+fbAVX512_wholeend_x139:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case4_936:
@@ -27517,15 +27596,15 @@ fbAVX512_case4_936:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27550,10 +27629,10 @@ fbAVX512_loop_943:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x136
+	JNZ          fbAVX512_whole_x140
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_944
@@ -27571,9 +27650,9 @@ fbAVX512_first_944:
 	VMOVUPD Z1, K1, (DX)(AX*1)
 	VMOVUPD Z2, K1, (DX)(AX*2)
 	VMOVUPD Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_wholeend_x137
+	JMP     fbAVX512_wholeend_x141
 
-fbAVX512_whole_x136:
+fbAVX512_whole_x140:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -27583,10 +27662,10 @@ fbAVX512_whole_x136:
 	IMULQ        AX, SI
 	MOVQ         work_base+96(FP), DI
 	ADDQ         DI, SI
-	MOVQ         T+120(FP), DI
+	MOVQ         T+144(FP), DI
 	MOVQ         (SP), R8
 	SUBQ         R8, DI
-	MOVQ         K+128(FP), R8
+	MOVQ         K+152(FP), R8
 	IMULQ        R8, DI
 	MOVQ         24(SP), R8
 	ADDQ         R8, DI
@@ -27625,7 +27704,7 @@ fbAVX512_whole_x136:
 	VMULPD       Z3, Z0, Z0
 	VMOVUPD      Z0, K1, (SI)(CX*1)
 
-fbAVX512_wholeend_x137:
+fbAVX512_wholeend_x141:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case3_935:
@@ -27633,15 +27712,15 @@ fbAVX512_case3_935:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27663,10 +27742,10 @@ fbAVX512_loop_945:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x138
+	JNZ          fbAVX512_whole_x142
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_946
@@ -27681,9 +27760,9 @@ fbAVX512_first_946:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
 	VMOVUPD Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_wholeend_x139
+	JMP     fbAVX512_wholeend_x143
 
-fbAVX512_whole_x138:
+fbAVX512_whole_x142:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27693,10 +27772,10 @@ fbAVX512_whole_x138:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -27727,7 +27806,7 @@ fbAVX512_whole_x138:
 	VMULPD       Z2, Z0, Z0
 	VMOVUPD      Z0, K1, (BX)(AX*2)
 
-fbAVX512_wholeend_x139:
+fbAVX512_wholeend_x143:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case2_934:
@@ -27735,15 +27814,15 @@ fbAVX512_case2_934:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -27762,10 +27841,10 @@ fbAVX512_loop_947:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x140
+	JNZ          fbAVX512_whole_x144
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_948
@@ -27777,9 +27856,9 @@ fbAVX512_loop_947:
 fbAVX512_first_948:
 	VMOVUPD Z0, K1, (CX)
 	VMOVUPD Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_wholeend_x141
+	JMP     fbAVX512_wholeend_x145
 
-fbAVX512_whole_x140:
+fbAVX512_whole_x144:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27789,10 +27868,10 @@ fbAVX512_whole_x140:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -27815,7 +27894,7 @@ fbAVX512_whole_x140:
 	VMULPD       Z1, Z0, Z0
 	VMOVUPD      Z0, K1, (BX)(AX*1)
 
-fbAVX512_wholeend_x141:
+fbAVX512_wholeend_x145:
 	JMP fbAVX512_swend_932
 
 fbAVX512_case1_933:
@@ -27823,15 +27902,15 @@ fbAVX512_case1_933:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVB  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x03, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
@@ -27846,10 +27925,10 @@ fbAVX512_loop_949:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x142
+	JNZ          fbAVX512_whole_x146
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_950
@@ -27858,9 +27937,9 @@ fbAVX512_loop_949:
 
 fbAVX512_first_950:
 	VMOVUPD Z0, K1, (CX)
-	JMP     fbAVX512_wholeend_x143
+	JMP     fbAVX512_wholeend_x147
 
-fbAVX512_whole_x142:
+fbAVX512_whole_x146:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -27870,10 +27949,10 @@ fbAVX512_whole_x142:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -27888,7 +27967,7 @@ fbAVX512_whole_x142:
 	VMULPD       Z0, Z1, Z1
 	VMOVUPD      Z1, K1, (BX)
 
-fbAVX512_wholeend_x143:
+fbAVX512_wholeend_x147:
 fbAVX512_swend_932:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -27910,30 +27989,31 @@ fbAVX512_jcend_856:
 	JMP  fbAVX512_i0_853
 
 fbAVX512_i0end_854:
-	MOVQ  16528(SP), AX
+	MOVQ  16536(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX512_bsdone_x144
-	MOVQ  $0x00000000, 8(SP)
+	JNZ   fbAVX512_bsdone_x148
+	MOVQ  56(SP), AX
+	MOVQ  AX, 8(SP)
 
 fbAVX512_bscale_951:
 	MOVQ         8(SP), AX
-	MOVQ         K+128(FP), CX
+	MOVQ         K+152(FP), CX
 	CMPQ         AX, CX
 	JAE          fbAVX512_bscaleend_952
-	MOVQ         T+120(FP), CX
+	MOVQ         T+144(FP), CX
 	MOVQ         (SP), DX
 	SUBQ         DX, CX
-	MOVQ         K+128(FP), DX
+	MOVQ         K+152(FP), DX
 	IMULQ        DX, CX
 	ADDQ         AX, CX
 	MOVQ         scale_base+24(FP), AX
 	VMOVSD       fbone<>+0(SB), X0
 	VDIVSD       (AX)(CX*8), X0, X0
 	VBROADCASTSD X0, Z0
-	MOVQ         M+136(FP), AX
+	MOVQ         M+160(FP), AX
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
-	MOVQ         64(SP), DX
+	MOVQ         72(SP), DX
 	LEAQ         (DX)(CX*8), DX
 	XORQ         CX, CX
 	MOVQ         AX, BX
@@ -27978,7 +28058,7 @@ fbAVX512_mul_953_AVX512_end:
 	JMP  fbAVX512_bscale_951
 
 fbAVX512_bscaleend_952:
-fbAVX512_bsdone_x144:
+fbAVX512_bsdone_x148:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -32469,34 +32549,34 @@ GLOBL rowspinf32<>(SB), RODATA|NOPTR, $4
 DATA rowsnegmax32<>+0(SB)/4, $(-340282350000000000000000000000000000000.0)
 GLOBL rowsnegmax32<>(SB), RODATA|NOPTR, $4
 
-// func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+// func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·forwardBatch32AVX2(SB), $6296-128
-	LEAQ 72(SP), AX
+TEXT ·forwardBatch32AVX2(SB), $6304-152
+	LEAQ 80(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 6280(SP)
-	MOVQ M+112(FP), CX
+	MOVQ AX, 6288(SP)
+	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000018
-	JA   fbAVX2_rowno_x145
+	JA   fbAVX2_rowno_x149
 	CMPQ CX, $0x00000040
-	JA   fbAVX2_rowno_x145
-	MOVQ ib+120(FP), DX
+	JA   fbAVX2_rowno_x149
+	MOVQ ib+144(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX2_rowno_x145
+	JA   fbAVX2_rowno_x149
 	MOVQ $0x00000001, AX
 
-fbAVX2_rowno_x145:
-	MOVQ AX, 6288(SP)
+fbAVX2_rowno_x149:
+	MOVQ AX, 6296(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX2_k0_1156:
 	MOVQ   8(SP), AX
-	MOVQ   K+104(FP), CX
+	MOVQ   K+128(FP), CX
 	CMPQ   AX, CX
 	JAE    fbAVX2_k0end_1157
-	MOVQ   M+112(FP), CX
+	MOVQ   M+136(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
 	MOVQ   alpha_base+0(FP), BX
@@ -32599,29 +32679,38 @@ fbAVX2_k0end_1157:
 	MOVQ $0x00000001, (SP)
 
 fbAVX2_t_1160:
-	MOVQ  (SP), AX
-	MOVQ  T+96(FP), CX
-	CMPQ  AX, CX
-	JAE   fbAVX2_tend_1161
-	MOVQ  K+104(FP), CX
-	MOVQ  M+112(FP), DX
-	IMULQ DX, CX
-	SHLQ  $0x02, CX
+	MOVQ    (SP), AX
+	MOVQ    T+120(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tend_1161
+	MOVQ    K+128(FP), CX
+	MOVQ    M+136(FP), DX
+	IMULQ   DX, CX
+	SHLQ    $0x02, CX
+	MOVQ    $0x00000000, DX
+	MOVQ    from_len+104(FP), BX
+	TESTQ   BX, BX
+	JZ      fbAVX2_fromnone_x150
+	MOVQ    from_base+96(FP), DX
+	MOVLQZX (DX)(AX*4), DX
+
+fbAVX2_fromnone_x150:
+	MOVQ  DX, 56(SP)
 	DECQ  AX
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 56(SP)
-	ADDQ  CX, DX
 	MOVQ  DX, 64(SP)
+	ADDQ  CX, DX
+	MOVQ  DX, 72(SP)
 	MOVQ  $0x00000000, 16(SP)
 
 fbAVX2_i0_1162:
 	MOVQ    16(SP), AX
-	MOVQ    M+112(FP), CX
+	MOVQ    M+136(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_i0end_1163
-	MOVQ    ib+120(FP), DX
+	MOVQ    ib+144(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
 	CMOVQGT BX, DX
@@ -32633,7 +32722,7 @@ fbAVX2_i0_1162:
 
 fbAVX2_jc_1164:
 	MOVQ 32(SP), AX
-	MOVQ M+112(FP), CX
+	MOVQ M+136(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX2_jcend_1165
 	SUBQ AX, CX
@@ -32660,7 +32749,7 @@ fbAVX2_full_1166:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -32668,7 +32757,7 @@ fbAVX2_full_1166:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -32685,11 +32774,12 @@ fbAVX2_pack_1171:
 	ADDQ       $0x00000060, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_1171
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_1172:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_1173
 	SUBQ    AX, CX
@@ -32705,15 +32795,15 @@ fbAVX2_kb_1172:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -32749,10 +32839,10 @@ fbAVX2_loop_1178:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x146
+	JNZ          fbAVX2_whole_x151
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1179
@@ -32779,16 +32869,16 @@ fbAVX2_first_1179:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x147
+	JMP        fbAVX2_wholeend_x152
 
-fbAVX2_whole_x146:
+fbAVX2_whole_x151:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -32870,7 +32960,7 @@ fbAVX2_whole_x146:
 	VMULPS       Y1, Y9, Y9
 	VMASKMOVPS   Y9, Y0, 64(CX)(AX*2)
 
-fbAVX2_wholeend_x147:
+fbAVX2_wholeend_x152:
 	JMP fbAVX2_swend_1174
 
 fbAVX2_case2_1176:
@@ -32879,15 +32969,15 @@ fbAVX2_case2_1176:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -32916,10 +33006,10 @@ fbAVX2_loop_1180:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x148
+	JNZ          fbAVX2_whole_x153
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1181
@@ -32939,16 +33029,16 @@ fbAVX2_first_1181:
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x149
+	JMP        fbAVX2_wholeend_x154
 
-fbAVX2_whole_x148:
+fbAVX2_whole_x153:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -33005,7 +33095,7 @@ fbAVX2_whole_x148:
 	VMULPS       Y1, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 64(CX)(AX*1)
 
-fbAVX2_wholeend_x149:
+fbAVX2_wholeend_x154:
 	JMP fbAVX2_swend_1174
 
 fbAVX2_case1_1175:
@@ -33014,15 +33104,15 @@ fbAVX2_case1_1175:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -33041,10 +33131,10 @@ fbAVX2_loop_1182:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x150
+	JNZ          fbAVX2_whole_x155
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1183
@@ -33057,16 +33147,16 @@ fbAVX2_first_1183:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
-	JMP        fbAVX2_wholeend_x151
+	JMP        fbAVX2_wholeend_x156
 
-fbAVX2_whole_x150:
+fbAVX2_whole_x155:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
 	MOVQ         psi_base+48(FP), DX
 	ADDQ         DX, AX
 	MOVQ         (SP), DX
-	MOVQ         K+104(FP), BX
+	MOVQ         K+128(FP), BX
 	IMULQ        BX, DX
 	MOVQ         24(SP), BX
 	ADDQ         BX, DX
@@ -33098,7 +33188,7 @@ fbAVX2_whole_x150:
 	VMULPS       Y4, Y3, Y3
 	VMASKMOVPS   Y3, Y0, 64(CX)
 
-fbAVX2_wholeend_x151:
+fbAVX2_wholeend_x156:
 fbAVX2_swend_1174:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -33114,7 +33204,7 @@ fbAVX2_case2_1169:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -33122,7 +33212,7 @@ fbAVX2_case2_1169:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -33137,11 +33227,12 @@ fbAVX2_pack_1184:
 	ADDQ       $0x00000040, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_1184
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_1185:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_1186
 	SUBQ    AX, CX
@@ -33157,15 +33248,15 @@ fbAVX2_kb_1185:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -33194,10 +33285,10 @@ fbAVX2_loop_1191:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x152
+	JNZ          fbAVX2_whole_x157
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1192
@@ -33218,16 +33309,16 @@ fbAVX2_first_1192:
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x153
+	JMP        fbAVX2_wholeend_x158
 
-fbAVX2_whole_x152:
+fbAVX2_whole_x157:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -33297,7 +33388,7 @@ fbAVX2_whole_x152:
 	VMULPS       Y1, Y6, Y6
 	VMASKMOVPS   Y6, Y0, 32(CX)(AX*2)
 
-fbAVX2_wholeend_x153:
+fbAVX2_wholeend_x158:
 	JMP fbAVX2_swend_1187
 
 fbAVX2_case2_1189:
@@ -33306,15 +33397,15 @@ fbAVX2_case2_1189:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -33338,10 +33429,10 @@ fbAVX2_loop_1193:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x154
+	JNZ          fbAVX2_whole_x159
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1194
@@ -33357,16 +33448,16 @@ fbAVX2_first_1194:
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x155
+	JMP        fbAVX2_wholeend_x160
 
-fbAVX2_whole_x154:
+fbAVX2_whole_x159:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -33415,7 +33506,7 @@ fbAVX2_whole_x154:
 	VMULPS       Y1, Y4, Y4
 	VMASKMOVPS   Y4, Y0, 32(CX)(AX*1)
 
-fbAVX2_wholeend_x155:
+fbAVX2_wholeend_x160:
 	JMP fbAVX2_swend_1187
 
 fbAVX2_case1_1188:
@@ -33424,15 +33515,15 @@ fbAVX2_case1_1188:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -33449,10 +33540,10 @@ fbAVX2_loop_1195:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x156
+	JNZ          fbAVX2_whole_x161
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1196
@@ -33463,16 +33554,16 @@ fbAVX2_loop_1195:
 fbAVX2_first_1196:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
-	JMP        fbAVX2_wholeend_x157
+	JMP        fbAVX2_wholeend_x162
 
-fbAVX2_whole_x156:
+fbAVX2_whole_x161:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
 	MOVQ         psi_base+48(FP), DX
 	ADDQ         DX, AX
 	MOVQ         (SP), DX
-	MOVQ         K+104(FP), BX
+	MOVQ         K+128(FP), BX
 	IMULQ        BX, DX
 	MOVQ         24(SP), BX
 	ADDQ         BX, DX
@@ -33500,7 +33591,7 @@ fbAVX2_whole_x156:
 	VMULPS       Y3, Y2, Y2
 	VMASKMOVPS   Y2, Y0, 32(CX)
 
-fbAVX2_wholeend_x157:
+fbAVX2_wholeend_x162:
 fbAVX2_swend_1187:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -33516,7 +33607,7 @@ fbAVX2_case1_1168:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -33524,7 +33615,7 @@ fbAVX2_case1_1168:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -33537,11 +33628,12 @@ fbAVX2_pack_1197:
 	ADDQ       $0x00000020, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_1197
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_1198:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_1199
 	SUBQ    AX, CX
@@ -33557,15 +33649,15 @@ fbAVX2_kb_1198:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -33587,10 +33679,10 @@ fbAVX2_loop_1204:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x158
+	JNZ          fbAVX2_whole_x163
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1205
@@ -33605,16 +33697,16 @@ fbAVX2_first_1205:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_wholeend_x159
+	JMP        fbAVX2_wholeend_x164
 
-fbAVX2_whole_x158:
+fbAVX2_whole_x163:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -33672,7 +33764,7 @@ fbAVX2_whole_x158:
 	VMULPS       Y1, Y3, Y3
 	VMASKMOVPS   Y3, Y0, (CX)(AX*2)
 
-fbAVX2_wholeend_x159:
+fbAVX2_wholeend_x164:
 	JMP fbAVX2_swend_1200
 
 fbAVX2_case2_1202:
@@ -33681,15 +33773,15 @@ fbAVX2_case2_1202:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -33708,10 +33800,10 @@ fbAVX2_loop_1206:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x160
+	JNZ          fbAVX2_whole_x165
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1207
@@ -33723,16 +33815,16 @@ fbAVX2_loop_1206:
 fbAVX2_first_1207:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_wholeend_x161
+	JMP        fbAVX2_wholeend_x166
 
-fbAVX2_whole_x160:
+fbAVX2_whole_x165:
 	MOVQ         CX, DX
 	MOVQ         alpha_base+0(FP), BX
 	SUBQ         BX, DX
 	MOVQ         psi_base+48(FP), BX
 	ADDQ         BX, DX
 	MOVQ         (SP), BX
-	MOVQ         K+104(FP), SI
+	MOVQ         K+128(FP), SI
 	IMULQ        SI, BX
 	MOVQ         24(SP), SI
 	ADDQ         SI, BX
@@ -33773,7 +33865,7 @@ fbAVX2_whole_x160:
 	VMULPS       Y1, Y2, Y2
 	VMASKMOVPS   Y2, Y0, (CX)(AX*1)
 
-fbAVX2_wholeend_x161:
+fbAVX2_wholeend_x166:
 	JMP fbAVX2_swend_1200
 
 fbAVX2_case1_1201:
@@ -33782,15 +33874,15 @@ fbAVX2_case1_1201:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
@@ -33805,10 +33897,10 @@ fbAVX2_loop_1208:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX2_whole_x162
+	JNZ          fbAVX2_whole_x167
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1209
@@ -33817,16 +33909,16 @@ fbAVX2_loop_1208:
 
 fbAVX2_first_1209:
 	VMASKMOVPS Y1, Y0, (CX)
-	JMP        fbAVX2_wholeend_x163
+	JMP        fbAVX2_wholeend_x168
 
-fbAVX2_whole_x162:
+fbAVX2_whole_x167:
 	MOVQ         CX, AX
 	MOVQ         alpha_base+0(FP), DX
 	SUBQ         DX, AX
 	MOVQ         psi_base+48(FP), DX
 	ADDQ         DX, AX
 	MOVQ         (SP), DX
-	MOVQ         K+104(FP), BX
+	MOVQ         K+128(FP), BX
 	IMULQ        BX, DX
 	MOVQ         24(SP), BX
 	ADDQ         BX, DX
@@ -33850,7 +33942,7 @@ fbAVX2_whole_x162:
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (CX)
 
-fbAVX2_wholeend_x163:
+fbAVX2_wholeend_x168:
 fbAVX2_swend_1200:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -33872,19 +33964,20 @@ fbAVX2_jcend_1165:
 	JMP  fbAVX2_i0_1162
 
 fbAVX2_i0end_1163:
-	MOVQ  6288(SP), AX
+	MOVQ  6296(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX2_normdone_x164
-	MOVQ  $0x00000000, 8(SP)
+	JNZ   fbAVX2_normdone_x169
+	MOVQ  56(SP), AX
+	MOVQ  AX, 8(SP)
 
 fbAVX2_norm_1210:
 	MOVQ   8(SP), AX
-	MOVQ   K+104(FP), CX
+	MOVQ   K+128(FP), CX
 	CMPQ   AX, CX
 	JAE    fbAVX2_normend_1211
-	MOVQ   M+112(FP), CX
+	MOVQ   M+136(FP), CX
 	IMULQ  CX, AX
-	MOVQ   64(SP), DX
+	MOVQ   72(SP), DX
 	LEAQ   (DX)(AX*4), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -33947,7 +34040,7 @@ fbAVX2_mulsum_1212_AVX2f32_end:
 	VMOVSHDUP    X0, X1
 	VADDSS       X1, X0, X0
 	MOVQ         (SP), AX
-	MOVQ         K+104(FP), CX
+	MOVQ         K+128(FP), CX
 	IMULQ        CX, AX
 	MOVQ         8(SP), CX
 	ADDQ         CX, AX
@@ -33956,9 +34049,9 @@ fbAVX2_mulsum_1212_AVX2f32_end:
 	VMOVSS       fbone32<>+0(SB), X1
 	VDIVSS       X0, X1, X1
 	VBROADCASTSS X1, Y0
-	MOVQ         64(SP), AX
+	MOVQ         72(SP), AX
 	MOVQ         8(SP), CX
-	MOVQ         M+112(FP), DX
+	MOVQ         M+136(FP), DX
 	IMULQ        DX, CX
 	LEAQ         (AX)(CX*4), AX
 	XORQ         CX, CX
@@ -34005,7 +34098,7 @@ fbAVX2_mul_1213_AVX2f32_end:
 	JMP  fbAVX2_norm_1210
 
 fbAVX2_normend_1211:
-fbAVX2_normdone_x164:
+fbAVX2_normdone_x169:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -34015,30 +34108,30 @@ fbAVX2_tend_1161:
 	VZEROUPPER
 	RET
 
-// func backwardBatch32AVX2(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)
+// func backwardBatch32AVX2(beta []float32, scale []float32, psi []float32, et []float32, work []float32, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·backwardBatch32AVX2(SB), $6296-152
-	LEAQ 72(SP), AX
+TEXT ·backwardBatch32AVX2(SB), $6304-176
+	LEAQ 80(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 6280(SP)
-	MOVQ M+136(FP), CX
+	MOVQ AX, 6288(SP)
+	MOVQ M+160(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000018
-	JA   fbAVX2_rowno_x165
+	JA   fbAVX2_rowno_x170
 	CMPQ CX, $0x00000040
-	JA   fbAVX2_rowno_x165
-	MOVQ ib+144(FP), DX
+	JA   fbAVX2_rowno_x170
+	MOVQ ib+168(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX2_rowno_x165
+	JA   fbAVX2_rowno_x170
 	MOVQ $0x00000001, AX
 
-fbAVX2_rowno_x165:
-	MOVQ         AX, 6288(SP)
-	MOVQ         K+128(FP), AX
-	MOVQ         M+136(FP), CX
+fbAVX2_rowno_x170:
+	MOVQ         AX, 6296(SP)
+	MOVQ         K+152(FP), AX
+	MOVQ         M+160(FP), CX
 	IMULQ        CX, AX
-	MOVQ         T+120(FP), CX
+	MOVQ         T+144(FP), CX
 	DECQ         CX
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), DX
@@ -34068,87 +34161,109 @@ fbAVX2_bones_1214_AVX2f32_end:
 	MOVQ $0x00000001, (SP)
 
 fbAVX2_t_1215:
-	MOVQ  (SP), AX
-	MOVQ  T+120(FP), CX
-	CMPQ  AX, CX
-	JAE   fbAVX2_tend_1216
-	MOVQ  K+128(FP), CX
-	MOVQ  M+136(FP), DX
-	IMULQ DX, CX
-	SHLQ  $0x02, CX
-	MOVQ  T+120(FP), DX
-	SUBQ  AX, DX
-	IMULQ CX, DX
-	MOVQ  psi_base+48(FP), BX
-	ADDQ  DX, BX
-	MOVQ  beta_base+0(FP), SI
-	ADDQ  DX, SI
-	SUBQ  CX, SI
-	MOVQ  SI, 64(SP)
-	ADDQ  CX, SI
-	MOVQ  work_base+96(FP), CX
-	MOVQ  CX, 56(SP)
-	MOVQ  6288(SP), DX
-	TESTQ DX, DX
-	JZ    fbAVX2_bwform_x166
-	CMPQ  AX, $0x01
-	JA    fbAVX2_bwskip_x167
+	MOVQ    (SP), AX
+	MOVQ    T+144(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX2_tend_1216
+	MOVQ    K+152(FP), CX
+	MOVQ    M+160(FP), DX
+	IMULQ   DX, CX
+	SHLQ    $0x02, CX
+	MOVQ    T+144(FP), DX
+	SUBQ    AX, DX
+	IMULQ   CX, DX
+	MOVQ    psi_base+48(FP), BX
+	ADDQ    DX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	SUBQ    CX, SI
+	MOVQ    SI, 72(SP)
+	ADDQ    CX, SI
+	MOVQ    work_base+96(FP), CX
+	MOVQ    CX, 64(SP)
+	MOVQ    T+144(FP), CX
+	DECQ    CX
+	MOVQ    (SP), DX
+	SUBQ    DX, CX
+	MOVQ    $0x00000000, DX
+	MOVQ    from_len+128(FP), DI
+	TESTQ   DI, DI
+	JZ      fbAVX2_fromnone_x171
+	MOVQ    from_base+120(FP), DX
+	MOVLQZX (DX)(CX*4), DX
 
-fbAVX2_bwform_x166:
-	MOVQ  K+128(FP), AX
-	MOVQ  M+136(FP), DX
+fbAVX2_fromnone_x171:
+	MOVQ  DX, 56(SP)
+	MOVQ  6296(SP), CX
+	TESTQ CX, CX
+	JZ    fbAVX2_bwform_x172
+	CMPQ  AX, $0x01
+	JA    fbAVX2_bwskip_x173
+
+fbAVX2_bwform_x172:
+	MOVQ  56(SP), AX
+	MOVQ  K+152(FP), CX
+	SUBQ  AX, CX
+	MOVQ  M+160(FP), DX
+	IMULQ DX, CX
+	MOVQ  M+160(FP), DX
 	IMULQ DX, AX
-	XORQ  DX, DX
-	MOVQ  AX, DI
+	SHLQ  $0x02, AX
+	MOVQ  64(SP), DX
+	ADDQ  AX, DX
+	ADDQ  AX, BX
+	ADDQ  AX, SI
+	XORQ  AX, AX
+	MOVQ  CX, DI
 	ANDQ  $-16, DI
 
 fbAVX2_bw_1217_AVX2f32_wide:
-	CMPQ    DX, DI
+	CMPQ    AX, DI
 	JAE     fbAVX2_bw_1217_AVX2f32_narrow0
-	VMOVUPS (BX)(DX*4), Y0
-	VMULPS  (SI)(DX*4), Y0, Y0
-	VMOVUPS Y0, (CX)(DX*4)
-	VMOVUPS 32(BX)(DX*4), Y0
-	VMULPS  32(SI)(DX*4), Y0, Y0
-	VMOVUPS Y0, 32(CX)(DX*4)
-	ADDQ    $+16, DX
+	VMOVUPS (BX)(AX*4), Y0
+	VMULPS  (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DX)(AX*4)
+	VMOVUPS 32(BX)(AX*4), Y0
+	VMULPS  32(SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, 32(DX)(AX*4)
+	ADDQ    $+16, AX
 	JMP     fbAVX2_bw_1217_AVX2f32_wide
 
 fbAVX2_bw_1217_AVX2f32_narrow0:
-	MOVQ AX, DI
+	MOVQ CX, DI
 	ANDQ $-8, DI
 
 fbAVX2_bw_1217_AVX2f32_narrow:
-	CMPQ    DX, DI
+	CMPQ    AX, DI
 	JAE     fbAVX2_bw_1217_AVX2f32_tail
-	VMOVUPS (BX)(DX*4), Y0
-	VMULPS  (SI)(DX*4), Y0, Y0
-	VMOVUPS Y0, (CX)(DX*4)
-	ADDQ    $+8, DX
+	VMOVUPS (BX)(AX*4), Y0
+	VMULPS  (SI)(AX*4), Y0, Y0
+	VMOVUPS Y0, (DX)(AX*4)
+	ADDQ    $+8, AX
 	JMP     fbAVX2_bw_1217_AVX2f32_narrow
 
 fbAVX2_bw_1217_AVX2f32_tail:
-	SUBQ       DX, AX
+	SUBQ       AX, CX
 	JZ         fbAVX2_bw_1217_AVX2f32_end
 	MOVQ       $0x00000008, DI
-	SUBQ       AX, DI
-	LEAQ       tailmask32<>+0(SB), AX
-	VMOVDQU    (AX)(DI*4), Y0
-	VMASKMOVPS (BX)(DX*4), Y0, Y1
-	VMASKMOVPS (SI)(DX*4), Y0, Y2
+	SUBQ       CX, DI
+	LEAQ       tailmask32<>+0(SB), CX
+	VMOVDQU    (CX)(DI*4), Y0
+	VMASKMOVPS (BX)(AX*4), Y0, Y1
+	VMASKMOVPS (SI)(AX*4), Y0, Y2
 	VMULPS     Y2, Y1, Y1
-	VMASKMOVPS Y1, Y0, (CX)(DX*4)
+	VMASKMOVPS Y1, Y0, (DX)(AX*4)
 
 fbAVX2_bw_1217_AVX2f32_end:
-fbAVX2_bwskip_x167:
+fbAVX2_bwskip_x173:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX2_i0_1218:
 	MOVQ    16(SP), AX
-	MOVQ    M+136(FP), CX
+	MOVQ    M+160(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_i0end_1219
-	MOVQ    ib+144(FP), DX
+	MOVQ    ib+168(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
 	CMOVQGT BX, DX
@@ -34160,7 +34275,7 @@ fbAVX2_i0_1218:
 
 fbAVX2_jc_1220:
 	MOVQ 32(SP), AX
-	MOVQ M+136(FP), CX
+	MOVQ M+160(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX2_jcend_1221
 	SUBQ AX, CX
@@ -34187,7 +34302,7 @@ fbAVX2_full_1222:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -34195,7 +34310,7 @@ fbAVX2_full_1222:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -34212,11 +34327,12 @@ fbAVX2_pack_1227:
 	ADDQ       $0x00000060, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_1227
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_1228:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_1229
 	SUBQ    AX, CX
@@ -34232,15 +34348,15 @@ fbAVX2_kb_1228:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -34276,10 +34392,10 @@ fbAVX2_loop_1234:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x168
+	JNZ          fbAVX2_whole_x174
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1235
@@ -34306,9 +34422,9 @@ fbAVX2_first_1235:
 	VMOVUPS    Y7, (CX)(AX*2)
 	VMOVUPS    Y8, 32(CX)(AX*2)
 	VMASKMOVPS Y9, Y0, 64(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x169
+	JMP        fbAVX2_wholeend_x175
 
-fbAVX2_whole_x168:
+fbAVX2_whole_x174:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34318,10 +34434,10 @@ fbAVX2_whole_x168:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -34382,7 +34498,7 @@ fbAVX2_whole_x168:
 	VMULPS       Y9, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 64(BX)(AX*2)
 
-fbAVX2_wholeend_x169:
+fbAVX2_wholeend_x175:
 	JMP fbAVX2_swend_1230
 
 fbAVX2_case2_1232:
@@ -34391,15 +34507,15 @@ fbAVX2_case2_1232:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -34428,10 +34544,10 @@ fbAVX2_loop_1236:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x170
+	JNZ          fbAVX2_whole_x176
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1237
@@ -34451,9 +34567,9 @@ fbAVX2_first_1237:
 	VMOVUPS    Y4, (CX)(AX*1)
 	VMOVUPS    Y5, 32(CX)(AX*1)
 	VMASKMOVPS Y6, Y0, 64(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x171
+	JMP        fbAVX2_wholeend_x177
 
-fbAVX2_whole_x170:
+fbAVX2_whole_x176:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34463,10 +34579,10 @@ fbAVX2_whole_x170:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -34509,7 +34625,7 @@ fbAVX2_whole_x170:
 	VMULPS       Y6, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 64(BX)(AX*1)
 
-fbAVX2_wholeend_x171:
+fbAVX2_wholeend_x177:
 	JMP fbAVX2_swend_1230
 
 fbAVX2_case1_1231:
@@ -34518,15 +34634,15 @@ fbAVX2_case1_1231:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -34545,10 +34661,10 @@ fbAVX2_loop_1238:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x172
+	JNZ          fbAVX2_whole_x178
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1239
@@ -34561,9 +34677,9 @@ fbAVX2_first_1239:
 	VMOVUPS    Y1, (CX)
 	VMOVUPS    Y2, 32(CX)
 	VMASKMOVPS Y3, Y0, 64(CX)
-	JMP        fbAVX2_wholeend_x173
+	JMP        fbAVX2_wholeend_x179
 
-fbAVX2_whole_x172:
+fbAVX2_whole_x178:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34573,10 +34689,10 @@ fbAVX2_whole_x172:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -34601,7 +34717,7 @@ fbAVX2_whole_x172:
 	VMULPS       Y3, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 64(BX)
 
-fbAVX2_wholeend_x173:
+fbAVX2_wholeend_x179:
 fbAVX2_swend_1230:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -34617,7 +34733,7 @@ fbAVX2_case2_1225:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -34625,7 +34741,7 @@ fbAVX2_case2_1225:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -34640,11 +34756,12 @@ fbAVX2_pack_1240:
 	ADDQ       $0x00000040, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_1240
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_1241:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_1242
 	SUBQ    AX, CX
@@ -34660,15 +34777,15 @@ fbAVX2_kb_1241:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -34697,10 +34814,10 @@ fbAVX2_loop_1247:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x174
+	JNZ          fbAVX2_whole_x180
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1248
@@ -34721,9 +34838,9 @@ fbAVX2_first_1248:
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
 	VMOVUPS    Y5, (CX)(AX*2)
 	VMASKMOVPS Y6, Y0, 32(CX)(AX*2)
-	JMP        fbAVX2_wholeend_x175
+	JMP        fbAVX2_wholeend_x181
 
-fbAVX2_whole_x174:
+fbAVX2_whole_x180:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34733,10 +34850,10 @@ fbAVX2_whole_x174:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -34782,7 +34899,7 @@ fbAVX2_whole_x174:
 	VMULPS       Y6, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 32(BX)(AX*2)
 
-fbAVX2_wholeend_x175:
+fbAVX2_wholeend_x181:
 	JMP fbAVX2_swend_1243
 
 fbAVX2_case2_1245:
@@ -34791,15 +34908,15 @@ fbAVX2_case2_1245:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -34823,10 +34940,10 @@ fbAVX2_loop_1249:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x176
+	JNZ          fbAVX2_whole_x182
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1250
@@ -34842,9 +34959,9 @@ fbAVX2_first_1250:
 	VMASKMOVPS Y2, Y0, 32(CX)
 	VMOVUPS    Y3, (CX)(AX*1)
 	VMASKMOVPS Y4, Y0, 32(CX)(AX*1)
-	JMP        fbAVX2_wholeend_x177
+	JMP        fbAVX2_wholeend_x183
 
-fbAVX2_whole_x176:
+fbAVX2_whole_x182:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34854,10 +34971,10 @@ fbAVX2_whole_x176:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -34890,7 +35007,7 @@ fbAVX2_whole_x176:
 	VMULPS       Y4, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 32(BX)(AX*1)
 
-fbAVX2_wholeend_x177:
+fbAVX2_wholeend_x183:
 	JMP fbAVX2_swend_1243
 
 fbAVX2_case1_1244:
@@ -34899,15 +35016,15 @@ fbAVX2_case1_1244:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -34924,10 +35041,10 @@ fbAVX2_loop_1251:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x178
+	JNZ          fbAVX2_whole_x184
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1252
@@ -34938,9 +35055,9 @@ fbAVX2_loop_1251:
 fbAVX2_first_1252:
 	VMOVUPS    Y1, (CX)
 	VMASKMOVPS Y2, Y0, 32(CX)
-	JMP        fbAVX2_wholeend_x179
+	JMP        fbAVX2_wholeend_x185
 
-fbAVX2_whole_x178:
+fbAVX2_whole_x184:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -34950,10 +35067,10 @@ fbAVX2_whole_x178:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -34973,7 +35090,7 @@ fbAVX2_whole_x178:
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, 32(BX)
 
-fbAVX2_wholeend_x179:
+fbAVX2_wholeend_x185:
 fbAVX2_swend_1243:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -34989,7 +35106,7 @@ fbAVX2_case1_1224:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -34997,7 +35114,7 @@ fbAVX2_case1_1224:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6280(SP), DX
+	MOVQ    6288(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -35010,11 +35127,12 @@ fbAVX2_pack_1253:
 	ADDQ       $0x00000020, DX
 	DECQ       BX
 	JNZ        fbAVX2_pack_1253
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX2_kb_1254:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX2_kbend_1255
 	SUBQ    AX, CX
@@ -35030,15 +35148,15 @@ fbAVX2_kb_1254:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -35060,10 +35178,10 @@ fbAVX2_loop_1260:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x180
+	JNZ          fbAVX2_whole_x186
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1261
@@ -35078,9 +35196,9 @@ fbAVX2_first_1261:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
 	VMASKMOVPS Y3, Y0, (CX)(AX*2)
-	JMP        fbAVX2_wholeend_x181
+	JMP        fbAVX2_wholeend_x187
 
-fbAVX2_whole_x180:
+fbAVX2_whole_x186:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -35090,10 +35208,10 @@ fbAVX2_whole_x180:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -35124,7 +35242,7 @@ fbAVX2_whole_x180:
 	VMULPS       Y3, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (BX)(AX*2)
 
-fbAVX2_wholeend_x181:
+fbAVX2_wholeend_x187:
 	JMP fbAVX2_swend_1256
 
 fbAVX2_case2_1258:
@@ -35133,15 +35251,15 @@ fbAVX2_case2_1258:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -35160,10 +35278,10 @@ fbAVX2_loop_1262:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x182
+	JNZ          fbAVX2_whole_x188
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX2_first_1263
@@ -35175,9 +35293,9 @@ fbAVX2_loop_1262:
 fbAVX2_first_1263:
 	VMASKMOVPS Y1, Y0, (CX)
 	VMASKMOVPS Y2, Y0, (CX)(AX*1)
-	JMP        fbAVX2_wholeend_x183
+	JMP        fbAVX2_wholeend_x189
 
-fbAVX2_whole_x182:
+fbAVX2_whole_x188:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -35187,10 +35305,10 @@ fbAVX2_whole_x182:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -35213,7 +35331,7 @@ fbAVX2_whole_x182:
 	VMULPS       Y2, Y1, Y1
 	VMASKMOVPS   Y1, Y0, (BX)(AX*1)
 
-fbAVX2_wholeend_x183:
+fbAVX2_wholeend_x189:
 	JMP fbAVX2_swend_1256
 
 fbAVX2_case1_1257:
@@ -35222,15 +35340,15 @@ fbAVX2_case1_1257:
 	SUBQ    AX, CX
 	LEAQ    tailmask32<>+0(SB), AX
 	VMOVDQU (AX)(CX*4), Y0
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6280(SP), CX
+	MOVQ    6288(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
@@ -35245,10 +35363,10 @@ fbAVX2_loop_1264:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         6288(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         6296(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX2_whole_x184
+	JNZ          fbAVX2_whole_x190
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX2_first_1265
@@ -35257,9 +35375,9 @@ fbAVX2_loop_1264:
 
 fbAVX2_first_1265:
 	VMASKMOVPS Y1, Y0, (CX)
-	JMP        fbAVX2_wholeend_x185
+	JMP        fbAVX2_wholeend_x191
 
-fbAVX2_whole_x184:
+fbAVX2_whole_x190:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -35269,10 +35387,10 @@ fbAVX2_whole_x184:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -35287,7 +35405,7 @@ fbAVX2_whole_x184:
 	VMULPS       Y1, Y2, Y2
 	VMASKMOVPS   Y2, Y0, (BX)
 
-fbAVX2_wholeend_x185:
+fbAVX2_wholeend_x191:
 fbAVX2_swend_1256:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000003, AX
@@ -35309,30 +35427,31 @@ fbAVX2_jcend_1221:
 	JMP  fbAVX2_i0_1218
 
 fbAVX2_i0end_1219:
-	MOVQ  6288(SP), AX
+	MOVQ  6296(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX2_bsdone_x186
-	MOVQ  $0x00000000, 8(SP)
+	JNZ   fbAVX2_bsdone_x192
+	MOVQ  56(SP), AX
+	MOVQ  AX, 8(SP)
 
 fbAVX2_bscale_1266:
 	MOVQ         8(SP), AX
-	MOVQ         K+128(FP), CX
+	MOVQ         K+152(FP), CX
 	CMPQ         AX, CX
 	JAE          fbAVX2_bscaleend_1267
-	MOVQ         T+120(FP), CX
+	MOVQ         T+144(FP), CX
 	MOVQ         (SP), DX
 	SUBQ         DX, CX
-	MOVQ         K+128(FP), DX
+	MOVQ         K+152(FP), DX
 	IMULQ        DX, CX
 	ADDQ         AX, CX
 	MOVQ         scale_base+24(FP), AX
 	VMOVSS       fbone32<>+0(SB), X0
 	VDIVSS       (AX)(CX*4), X0, X0
 	VBROADCASTSS X0, Y0
-	MOVQ         M+136(FP), AX
+	MOVQ         M+160(FP), AX
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
-	MOVQ         64(SP), DX
+	MOVQ         72(SP), DX
 	LEAQ         (DX)(CX*4), DX
 	XORQ         CX, CX
 	MOVQ         AX, BX
@@ -35378,7 +35497,7 @@ fbAVX2_mul_1268_AVX2f32_end:
 	JMP  fbAVX2_bscale_1266
 
 fbAVX2_bscaleend_1267:
-fbAVX2_bsdone_x186:
+fbAVX2_bsdone_x192:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -45097,34 +45216,34 @@ shiftRows32AVX512_AVX512f32_next:
 	VZEROUPPER
 	RET
 
-// func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, T int, K int, M int, ib int)
+// func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV, MMX+
-TEXT ·forwardBatch32AVX512(SB), $16536-128
-	LEAQ 72(SP), AX
+TEXT ·forwardBatch32AVX512(SB), $16544-152
+	LEAQ 80(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 16520(SP)
-	MOVQ M+112(FP), CX
+	MOVQ AX, 16528(SP)
+	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x187
+	JA   fbAVX512_rowno_x193
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x187
-	MOVQ ib+120(FP), DX
+	JA   fbAVX512_rowno_x193
+	MOVQ ib+144(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX512_rowno_x187
+	JA   fbAVX512_rowno_x193
 	MOVQ $0x00000001, AX
 
-fbAVX512_rowno_x187:
-	MOVQ AX, 16528(SP)
+fbAVX512_rowno_x193:
+	MOVQ AX, 16536(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX512_k0_1597:
 	MOVQ   8(SP), AX
-	MOVQ   K+104(FP), CX
+	MOVQ   K+128(FP), CX
 	CMPQ   AX, CX
 	JAE    fbAVX512_k0end_1598
-	MOVQ   M+112(FP), CX
+	MOVQ   M+136(FP), CX
 	MOVQ   AX, DX
 	IMULQ  CX, DX
 	MOVQ   alpha_base+0(FP), BX
@@ -45227,29 +45346,38 @@ fbAVX512_k0end_1598:
 	MOVQ $0x00000001, (SP)
 
 fbAVX512_t_1601:
-	MOVQ  (SP), AX
-	MOVQ  T+96(FP), CX
-	CMPQ  AX, CX
-	JAE   fbAVX512_tend_1602
-	MOVQ  K+104(FP), CX
-	MOVQ  M+112(FP), DX
-	IMULQ DX, CX
-	SHLQ  $0x02, CX
+	MOVQ    (SP), AX
+	MOVQ    T+120(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tend_1602
+	MOVQ    K+128(FP), CX
+	MOVQ    M+136(FP), DX
+	IMULQ   DX, CX
+	SHLQ    $0x02, CX
+	MOVQ    $0x00000000, DX
+	MOVQ    from_len+104(FP), BX
+	TESTQ   BX, BX
+	JZ      fbAVX512_fromnone_x194
+	MOVQ    from_base+96(FP), DX
+	MOVLQZX (DX)(AX*4), DX
+
+fbAVX512_fromnone_x194:
+	MOVQ  DX, 56(SP)
 	DECQ  AX
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 56(SP)
-	ADDQ  CX, DX
 	MOVQ  DX, 64(SP)
+	ADDQ  CX, DX
+	MOVQ  DX, 72(SP)
 	MOVQ  $0x00000000, 16(SP)
 
 fbAVX512_i0_1603:
 	MOVQ    16(SP), AX
-	MOVQ    M+112(FP), CX
+	MOVQ    M+136(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_i0end_1604
-	MOVQ    ib+120(FP), DX
+	MOVQ    ib+144(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
 	CMOVQGT BX, DX
@@ -45261,7 +45389,7 @@ fbAVX512_i0_1603:
 
 fbAVX512_jc_1605:
 	MOVQ 32(SP), AX
-	MOVQ M+112(FP), CX
+	MOVQ M+136(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX512_jcend_1606
 	SUBQ AX, CX
@@ -45289,7 +45417,7 @@ fbAVX512_full_1607:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVW AX, K1
-	MOVQ  M+112(FP), AX
+	MOVQ  M+136(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -45297,7 +45425,7 @@ fbAVX512_full_1607:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*4), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -45318,11 +45446,12 @@ fbAVX512_pack_1613:
 	ADDQ       $0x00000100, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_1613
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_1614:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_1615
 	SUBQ    AX, CX
@@ -45343,16 +45472,16 @@ fbAVX512_kb_1614:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVW   AX, K1
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -45423,11 +45552,11 @@ fbAVX512_loop_1623:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x188
+	JNZ          fbAVX512_whole_x195
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1624
@@ -45487,9 +45616,9 @@ fbAVX512_first_1624:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x189
+	JMP     fbAVX512_wholeend_x196
 
-fbAVX512_whole_x188:
+fbAVX512_whole_x195:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -45497,7 +45626,7 @@ fbAVX512_whole_x188:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -45684,7 +45813,7 @@ fbAVX512_whole_x188:
 	VMULPS        Z0, Z23, Z23
 	VMOVUPS       Z23, K1, 192(BX)(AX*1)
 
-fbAVX512_wholeend_x189:
+fbAVX512_wholeend_x196:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case5_1621:
@@ -45692,16 +45821,16 @@ fbAVX512_case5_1621:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -45763,11 +45892,11 @@ fbAVX512_loop_1625:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x190
+	JNZ          fbAVX512_whole_x197
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1626
@@ -45818,9 +45947,9 @@ fbAVX512_first_1626:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_wholeend_x191
+	JMP     fbAVX512_wholeend_x198
 
-fbAVX512_whole_x190:
+fbAVX512_whole_x197:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -45828,7 +45957,7 @@ fbAVX512_whole_x190:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -45985,7 +46114,7 @@ fbAVX512_whole_x190:
 	VMULPS        Z0, Z19, Z19
 	VMOVUPS       Z19, K1, 192(BX)
 
-fbAVX512_wholeend_x191:
+fbAVX512_wholeend_x198:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case4_1620:
@@ -45993,15 +46122,15 @@ fbAVX512_case4_1620:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -46053,10 +46182,10 @@ fbAVX512_loop_1627:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x192
+	JNZ          fbAVX512_whole_x199
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1628
@@ -46098,16 +46227,16 @@ fbAVX512_first_1628:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x193
+	JMP     fbAVX512_wholeend_x200
 
-fbAVX512_whole_x192:
+fbAVX512_whole_x199:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
 	MOVQ          psi_base+48(FP), SI
 	ADDQ          SI, BX
 	MOVQ          (SP), SI
-	MOVQ          K+104(FP), DI
+	MOVQ          K+128(FP), DI
 	IMULQ         DI, SI
 	MOVQ          24(SP), DI
 	ADDQ          DI, SI
@@ -46234,7 +46363,7 @@ fbAVX512_whole_x192:
 	VMULPS        Z0, Z15, Z15
 	VMOVUPS       Z15, K1, 192(DX)(CX*1)
 
-fbAVX512_wholeend_x193:
+fbAVX512_wholeend_x200:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case3_1619:
@@ -46242,15 +46371,15 @@ fbAVX512_case3_1619:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -46293,10 +46422,10 @@ fbAVX512_loop_1629:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x194
+	JNZ          fbAVX512_whole_x201
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1630
@@ -46329,16 +46458,16 @@ fbAVX512_first_1630:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x195
+	JMP     fbAVX512_wholeend_x202
 
-fbAVX512_whole_x194:
+fbAVX512_whole_x201:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -46435,7 +46564,7 @@ fbAVX512_whole_x194:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 192(CX)(AX*2)
 
-fbAVX512_wholeend_x195:
+fbAVX512_wholeend_x202:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case2_1618:
@@ -46443,15 +46572,15 @@ fbAVX512_case2_1618:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -46485,10 +46614,10 @@ fbAVX512_loop_1631:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x196
+	JNZ          fbAVX512_whole_x203
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1632
@@ -46512,16 +46641,16 @@ fbAVX512_first_1632:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x197
+	JMP     fbAVX512_wholeend_x204
 
-fbAVX512_whole_x196:
+fbAVX512_whole_x203:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -46588,7 +46717,7 @@ fbAVX512_whole_x196:
 	VMULPS        Z0, Z7, Z7
 	VMOVUPS       Z7, K1, 192(CX)(AX*1)
 
-fbAVX512_wholeend_x197:
+fbAVX512_wholeend_x204:
 	JMP fbAVX512_swend_1616
 
 fbAVX512_case1_1617:
@@ -46596,15 +46725,15 @@ fbAVX512_case1_1617:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -46625,10 +46754,10 @@ fbAVX512_loop_1633:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x198
+	JNZ          fbAVX512_whole_x205
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1634
@@ -46643,16 +46772,16 @@ fbAVX512_first_1634:
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
-	JMP     fbAVX512_wholeend_x199
+	JMP     fbAVX512_wholeend_x206
 
-fbAVX512_whole_x198:
+fbAVX512_whole_x205:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
 	MOVQ          psi_base+48(FP), DX
 	ADDQ          DX, AX
 	MOVQ          (SP), DX
-	MOVQ          K+104(FP), BX
+	MOVQ          K+128(FP), BX
 	IMULQ         BX, DX
 	MOVQ          24(SP), BX
 	ADDQ          BX, DX
@@ -46689,7 +46818,7 @@ fbAVX512_whole_x198:
 	VMULPS        Z4, Z3, Z3
 	VMOVUPS       Z3, K1, 192(CX)
 
-fbAVX512_wholeend_x199:
+fbAVX512_wholeend_x206:
 fbAVX512_swend_1616:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -46704,7 +46833,7 @@ fbAVX512_case3_1611:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVW AX, K1
-	MOVQ  M+112(FP), AX
+	MOVQ  M+136(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -46712,7 +46841,7 @@ fbAVX512_case3_1611:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*4), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -46731,11 +46860,12 @@ fbAVX512_pack_1635:
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_1635
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_1636:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_1637
 	SUBQ    AX, CX
@@ -46756,16 +46886,16 @@ fbAVX512_kb_1636:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVW   AX, K1
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -46823,11 +46953,11 @@ fbAVX512_loop_1645:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x200
+	JNZ          fbAVX512_whole_x207
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1646
@@ -46875,9 +47005,9 @@ fbAVX512_first_1646:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x201
+	JMP     fbAVX512_wholeend_x208
 
-fbAVX512_whole_x200:
+fbAVX512_whole_x207:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -46885,7 +47015,7 @@ fbAVX512_whole_x200:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -47048,7 +47178,7 @@ fbAVX512_whole_x200:
 	VMULPS        Z0, Z17, Z17
 	VMOVUPS       Z17, K1, 128(BX)(AX*1)
 
-fbAVX512_wholeend_x201:
+fbAVX512_wholeend_x208:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case5_1643:
@@ -47056,16 +47186,16 @@ fbAVX512_case5_1643:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -47116,11 +47246,11 @@ fbAVX512_loop_1647:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x202
+	JNZ          fbAVX512_whole_x209
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1648
@@ -47161,9 +47291,9 @@ fbAVX512_first_1648:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_wholeend_x203
+	JMP     fbAVX512_wholeend_x210
 
-fbAVX512_whole_x202:
+fbAVX512_whole_x209:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -47171,7 +47301,7 @@ fbAVX512_whole_x202:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -47308,7 +47438,7 @@ fbAVX512_whole_x202:
 	VMULPS        Z0, Z14, Z14
 	VMOVUPS       Z14, K1, 128(BX)
 
-fbAVX512_wholeend_x203:
+fbAVX512_wholeend_x210:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case4_1642:
@@ -47316,15 +47446,15 @@ fbAVX512_case4_1642:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -47367,10 +47497,10 @@ fbAVX512_loop_1649:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x204
+	JNZ          fbAVX512_whole_x211
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1650
@@ -47404,16 +47534,16 @@ fbAVX512_first_1650:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x205
+	JMP     fbAVX512_wholeend_x212
 
-fbAVX512_whole_x204:
+fbAVX512_whole_x211:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
 	MOVQ          psi_base+48(FP), SI
 	ADDQ          SI, BX
 	MOVQ          (SP), SI
-	MOVQ          K+104(FP), DI
+	MOVQ          K+128(FP), DI
 	IMULQ         DI, SI
 	MOVQ          24(SP), DI
 	ADDQ          DI, SI
@@ -47524,7 +47654,7 @@ fbAVX512_whole_x204:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 128(DX)(CX*1)
 
-fbAVX512_wholeend_x205:
+fbAVX512_wholeend_x212:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case3_1641:
@@ -47532,15 +47662,15 @@ fbAVX512_case3_1641:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -47576,10 +47706,10 @@ fbAVX512_loop_1651:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x206
+	JNZ          fbAVX512_whole_x213
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1652
@@ -47606,16 +47736,16 @@ fbAVX512_first_1652:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x207
+	JMP     fbAVX512_wholeend_x214
 
-fbAVX512_whole_x206:
+fbAVX512_whole_x213:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -47700,7 +47830,7 @@ fbAVX512_whole_x206:
 	VMULPS        Z0, Z8, Z8
 	VMOVUPS       Z8, K1, 128(CX)(AX*2)
 
-fbAVX512_wholeend_x207:
+fbAVX512_wholeend_x214:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case2_1640:
@@ -47708,15 +47838,15 @@ fbAVX512_case2_1640:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -47745,10 +47875,10 @@ fbAVX512_loop_1653:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x208
+	JNZ          fbAVX512_whole_x215
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1654
@@ -47768,16 +47898,16 @@ fbAVX512_first_1654:
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x209
+	JMP     fbAVX512_wholeend_x216
 
-fbAVX512_whole_x208:
+fbAVX512_whole_x215:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -47836,7 +47966,7 @@ fbAVX512_whole_x208:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, 128(CX)(AX*1)
 
-fbAVX512_wholeend_x209:
+fbAVX512_wholeend_x216:
 	JMP fbAVX512_swend_1638
 
 fbAVX512_case1_1639:
@@ -47844,15 +47974,15 @@ fbAVX512_case1_1639:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -47871,10 +48001,10 @@ fbAVX512_loop_1655:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x210
+	JNZ          fbAVX512_whole_x217
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1656
@@ -47887,16 +48017,16 @@ fbAVX512_first_1656:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
-	JMP     fbAVX512_wholeend_x211
+	JMP     fbAVX512_wholeend_x218
 
-fbAVX512_whole_x210:
+fbAVX512_whole_x217:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
 	MOVQ          psi_base+48(FP), DX
 	ADDQ          DX, AX
 	MOVQ          (SP), DX
-	MOVQ          K+104(FP), BX
+	MOVQ          K+128(FP), BX
 	IMULQ         BX, DX
 	MOVQ          24(SP), BX
 	ADDQ          BX, DX
@@ -47929,7 +48059,7 @@ fbAVX512_whole_x210:
 	VMULPS        Z3, Z2, Z2
 	VMOVUPS       Z2, K1, 128(CX)
 
-fbAVX512_wholeend_x211:
+fbAVX512_wholeend_x218:
 fbAVX512_swend_1638:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -47944,7 +48074,7 @@ fbAVX512_case2_1610:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVW AX, K1
-	MOVQ  M+112(FP), AX
+	MOVQ  M+136(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -47952,7 +48082,7 @@ fbAVX512_case2_1610:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*4), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -47969,11 +48099,12 @@ fbAVX512_pack_1657:
 	ADDQ       $0x00000080, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_1657
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_1658:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_1659
 	SUBQ    AX, CX
@@ -47994,16 +48125,16 @@ fbAVX512_kb_1658:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVW   AX, K1
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -48048,11 +48179,11 @@ fbAVX512_loop_1667:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x212
+	JNZ          fbAVX512_whole_x219
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1668
@@ -48088,9 +48219,9 @@ fbAVX512_first_1668:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x213
+	JMP     fbAVX512_wholeend_x220
 
-fbAVX512_whole_x212:
+fbAVX512_whole_x219:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -48098,7 +48229,7 @@ fbAVX512_whole_x212:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -48237,7 +48368,7 @@ fbAVX512_whole_x212:
 	VMULPS        Z0, Z11, Z11
 	VMOVUPS       Z11, K1, 64(BX)(AX*1)
 
-fbAVX512_wholeend_x213:
+fbAVX512_wholeend_x220:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case5_1665:
@@ -48245,16 +48376,16 @@ fbAVX512_case5_1665:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -48294,11 +48425,11 @@ fbAVX512_loop_1669:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x214
+	JNZ          fbAVX512_whole_x221
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1670
@@ -48329,9 +48460,9 @@ fbAVX512_first_1670:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_wholeend_x215
+	JMP     fbAVX512_wholeend_x222
 
-fbAVX512_whole_x214:
+fbAVX512_whole_x221:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -48339,7 +48470,7 @@ fbAVX512_whole_x214:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -48456,7 +48587,7 @@ fbAVX512_whole_x214:
 	VMULPS        Z0, Z9, Z9
 	VMOVUPS       Z9, K1, 64(BX)
 
-fbAVX512_wholeend_x215:
+fbAVX512_wholeend_x222:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case4_1664:
@@ -48464,15 +48595,15 @@ fbAVX512_case4_1664:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -48506,10 +48637,10 @@ fbAVX512_loop_1671:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x216
+	JNZ          fbAVX512_whole_x223
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1672
@@ -48535,16 +48666,16 @@ fbAVX512_first_1672:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x217
+	JMP     fbAVX512_wholeend_x224
 
-fbAVX512_whole_x216:
+fbAVX512_whole_x223:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
 	MOVQ          psi_base+48(FP), SI
 	ADDQ          SI, BX
 	MOVQ          (SP), SI
-	MOVQ          K+104(FP), DI
+	MOVQ          K+128(FP), DI
 	IMULQ         DI, SI
 	MOVQ          24(SP), DI
 	ADDQ          DI, SI
@@ -48639,7 +48770,7 @@ fbAVX512_whole_x216:
 	VMULPS        Z0, Z7, Z7
 	VMOVUPS       Z7, K1, 64(DX)(CX*1)
 
-fbAVX512_wholeend_x217:
+fbAVX512_wholeend_x224:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case3_1663:
@@ -48647,15 +48778,15 @@ fbAVX512_case3_1663:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -48684,10 +48815,10 @@ fbAVX512_loop_1673:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x218
+	JNZ          fbAVX512_whole_x225
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1674
@@ -48708,16 +48839,16 @@ fbAVX512_first_1674:
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x219
+	JMP     fbAVX512_wholeend_x226
 
-fbAVX512_whole_x218:
+fbAVX512_whole_x225:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -48790,7 +48921,7 @@ fbAVX512_whole_x218:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, 64(CX)(AX*2)
 
-fbAVX512_wholeend_x219:
+fbAVX512_wholeend_x226:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case2_1662:
@@ -48798,15 +48929,15 @@ fbAVX512_case2_1662:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -48830,10 +48961,10 @@ fbAVX512_loop_1675:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x220
+	JNZ          fbAVX512_whole_x227
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1676
@@ -48849,16 +48980,16 @@ fbAVX512_first_1676:
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x221
+	JMP     fbAVX512_wholeend_x228
 
-fbAVX512_whole_x220:
+fbAVX512_whole_x227:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -48909,7 +49040,7 @@ fbAVX512_whole_x220:
 	VMULPS        Z0, Z3, Z3
 	VMOVUPS       Z3, K1, 64(CX)(AX*1)
 
-fbAVX512_wholeend_x221:
+fbAVX512_wholeend_x228:
 	JMP fbAVX512_swend_1660
 
 fbAVX512_case1_1661:
@@ -48917,15 +49048,15 @@ fbAVX512_case1_1661:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -48942,10 +49073,10 @@ fbAVX512_loop_1677:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x222
+	JNZ          fbAVX512_whole_x229
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1678
@@ -48956,16 +49087,16 @@ fbAVX512_loop_1677:
 fbAVX512_first_1678:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
-	JMP     fbAVX512_wholeend_x223
+	JMP     fbAVX512_wholeend_x230
 
-fbAVX512_whole_x222:
+fbAVX512_whole_x229:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
 	MOVQ          psi_base+48(FP), DX
 	ADDQ          DX, AX
 	MOVQ          (SP), DX
-	MOVQ          K+104(FP), BX
+	MOVQ          K+128(FP), BX
 	IMULQ         BX, DX
 	MOVQ          24(SP), BX
 	ADDQ          BX, DX
@@ -48994,7 +49125,7 @@ fbAVX512_whole_x222:
 	VMULPS        Z2, Z1, Z1
 	VMOVUPS       Z1, K1, 64(CX)
 
-fbAVX512_wholeend_x223:
+fbAVX512_wholeend_x230:
 fbAVX512_swend_1660:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -49009,7 +49140,7 @@ fbAVX512_case1_1609:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVW AX, K1
-	MOVQ  M+112(FP), AX
+	MOVQ  M+136(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -49017,7 +49148,7 @@ fbAVX512_case1_1609:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*4), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -49032,11 +49163,12 @@ fbAVX512_pack_1679:
 	ADDQ       $0x00000040, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_1679
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_1680:
 	MOVQ    24(SP), AX
-	MOVQ    K+104(FP), CX
+	MOVQ    K+128(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_1681
 	SUBQ    AX, CX
@@ -49057,16 +49189,16 @@ fbAVX512_kb_1680:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVW   AX, K1
-	MOVQ    M+112(FP), AX
+	MOVQ    M+136(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -49098,11 +49230,11 @@ fbAVX512_loop_1689:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x224
+	JNZ          fbAVX512_whole_x231
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1690
@@ -49126,9 +49258,9 @@ fbAVX512_first_1690:
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_wholeend_x225
+	JMP     fbAVX512_wholeend_x232
 
-fbAVX512_whole_x224:
+fbAVX512_whole_x231:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -49136,7 +49268,7 @@ fbAVX512_whole_x224:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -49251,7 +49383,7 @@ fbAVX512_whole_x224:
 	VMULPS        Z0, Z5, Z5
 	VMOVUPS       Z5, K1, (BX)(AX*1)
 
-fbAVX512_wholeend_x225:
+fbAVX512_wholeend_x232:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case5_1687:
@@ -49259,16 +49391,16 @@ fbAVX512_case5_1687:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -49297,11 +49429,11 @@ fbAVX512_loop_1691:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x226
+	JNZ          fbAVX512_whole_x233
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1692
@@ -49322,9 +49454,9 @@ fbAVX512_first_1692:
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_wholeend_x227
+	JMP     fbAVX512_wholeend_x234
 
-fbAVX512_whole_x226:
+fbAVX512_whole_x233:
 	MOVQ          DX, SI
 	MOVQ          alpha_base+0(FP), DI
 	SUBQ          DI, SI
@@ -49332,7 +49464,7 @@ fbAVX512_whole_x226:
 	ADDQ          DI, SI
 	LEAQ          (SI)(AX*4), DI
 	MOVQ          (SP), R8
-	MOVQ          K+104(FP), R9
+	MOVQ          K+128(FP), R9
 	IMULQ         R9, R8
 	MOVQ          24(SP), R9
 	ADDQ          R9, R8
@@ -49429,7 +49561,7 @@ fbAVX512_whole_x226:
 	VMULPS        Z0, Z4, Z4
 	VMOVUPS       Z4, K1, (BX)
 
-fbAVX512_wholeend_x227:
+fbAVX512_wholeend_x234:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case4_1686:
@@ -49437,15 +49569,15 @@ fbAVX512_case4_1686:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -49470,10 +49602,10 @@ fbAVX512_loop_1693:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x228
+	JNZ          fbAVX512_whole_x235
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1694
@@ -49491,16 +49623,16 @@ fbAVX512_first_1694:
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_wholeend_x229
+	JMP     fbAVX512_wholeend_x236
 
-fbAVX512_whole_x228:
+fbAVX512_whole_x235:
 	MOVQ          DX, BX
 	MOVQ          alpha_base+0(FP), SI
 	SUBQ          SI, BX
 	MOVQ          psi_base+48(FP), SI
 	ADDQ          SI, BX
 	MOVQ          (SP), SI
-	MOVQ          K+104(FP), DI
+	MOVQ          K+128(FP), DI
 	IMULQ         DI, SI
 	MOVQ          24(SP), DI
 	ADDQ          DI, SI
@@ -49579,7 +49711,7 @@ fbAVX512_whole_x228:
 	VMULPS        Z0, Z3, Z3
 	VMOVUPS       Z3, K1, (DX)(CX*1)
 
-fbAVX512_wholeend_x229:
+fbAVX512_wholeend_x236:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case3_1685:
@@ -49587,15 +49719,15 @@ fbAVX512_case3_1685:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -49617,10 +49749,10 @@ fbAVX512_loop_1695:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x230
+	JNZ          fbAVX512_whole_x237
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1696
@@ -49635,16 +49767,16 @@ fbAVX512_first_1696:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_wholeend_x231
+	JMP     fbAVX512_wholeend_x238
 
-fbAVX512_whole_x230:
+fbAVX512_whole_x237:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -49705,7 +49837,7 @@ fbAVX512_whole_x230:
 	VMULPS        Z0, Z2, Z2
 	VMOVUPS       Z2, K1, (CX)(AX*2)
 
-fbAVX512_wholeend_x231:
+fbAVX512_wholeend_x238:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case2_1684:
@@ -49713,15 +49845,15 @@ fbAVX512_case2_1684:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -49740,10 +49872,10 @@ fbAVX512_loop_1697:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x232
+	JNZ          fbAVX512_whole_x239
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1698
@@ -49755,16 +49887,16 @@ fbAVX512_loop_1697:
 fbAVX512_first_1698:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_wholeend_x233
+	JMP     fbAVX512_wholeend_x240
 
-fbAVX512_whole_x232:
+fbAVX512_whole_x239:
 	MOVQ          CX, DX
 	MOVQ          alpha_base+0(FP), BX
 	SUBQ          BX, DX
 	MOVQ          psi_base+48(FP), BX
 	ADDQ          BX, DX
 	MOVQ          (SP), BX
-	MOVQ          K+104(FP), SI
+	MOVQ          K+128(FP), SI
 	IMULQ         SI, BX
 	MOVQ          24(SP), SI
 	ADDQ          SI, BX
@@ -49807,7 +49939,7 @@ fbAVX512_whole_x232:
 	VMULPS        Z0, Z1, Z1
 	VMOVUPS       Z1, K1, (CX)(AX*1)
 
-fbAVX512_wholeend_x233:
+fbAVX512_wholeend_x240:
 	JMP fbAVX512_swend_1682
 
 fbAVX512_case1_1683:
@@ -49815,15 +49947,15 @@ fbAVX512_case1_1683:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+112(FP), AX
+	MOVQ   M+136(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
@@ -49838,10 +49970,10 @@ fbAVX512_loop_1699:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), AX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), AX
 	TESTQ        AX, AX
-	JNZ          fbAVX512_whole_x234
+	JNZ          fbAVX512_whole_x241
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1700
@@ -49850,16 +49982,16 @@ fbAVX512_loop_1699:
 
 fbAVX512_first_1700:
 	VMOVUPS Z0, K1, (CX)
-	JMP     fbAVX512_wholeend_x235
+	JMP     fbAVX512_wholeend_x242
 
-fbAVX512_whole_x234:
+fbAVX512_whole_x241:
 	MOVQ          CX, AX
 	MOVQ          alpha_base+0(FP), DX
 	SUBQ          DX, AX
 	MOVQ          psi_base+48(FP), DX
 	ADDQ          DX, AX
 	MOVQ          (SP), DX
-	MOVQ          K+104(FP), BX
+	MOVQ          K+128(FP), BX
 	IMULQ         BX, DX
 	MOVQ          24(SP), BX
 	ADDQ          BX, DX
@@ -49884,7 +50016,7 @@ fbAVX512_whole_x234:
 	VMULPS        Z1, Z0, Z0
 	VMOVUPS       Z0, K1, (CX)
 
-fbAVX512_wholeend_x235:
+fbAVX512_wholeend_x242:
 fbAVX512_swend_1682:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -49906,19 +50038,20 @@ fbAVX512_jcend_1606:
 	JMP  fbAVX512_i0_1603
 
 fbAVX512_i0end_1604:
-	MOVQ  16528(SP), AX
+	MOVQ  16536(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX512_normdone_x236
-	MOVQ  $0x00000000, 8(SP)
+	JNZ   fbAVX512_normdone_x243
+	MOVQ  56(SP), AX
+	MOVQ  AX, 8(SP)
 
 fbAVX512_norm_1701:
 	MOVQ   8(SP), AX
-	MOVQ   K+104(FP), CX
+	MOVQ   K+128(FP), CX
 	CMPQ   AX, CX
 	JAE    fbAVX512_normend_1702
-	MOVQ   M+112(FP), CX
+	MOVQ   M+136(FP), CX
 	IMULQ  CX, AX
-	MOVQ   64(SP), DX
+	MOVQ   72(SP), DX
 	LEAQ   (DX)(AX*4), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -49981,7 +50114,7 @@ fbAVX512_mulsum_1703_AVX512f32_end:
 	VMOVSHDUP     X1, X0
 	VADDSS        X0, X1, X1
 	MOVQ          (SP), AX
-	MOVQ          K+104(FP), CX
+	MOVQ          K+128(FP), CX
 	IMULQ         CX, AX
 	MOVQ          8(SP), CX
 	ADDQ          CX, AX
@@ -49990,9 +50123,9 @@ fbAVX512_mulsum_1703_AVX512f32_end:
 	VMOVSS        fbone32<>+0(SB), X0
 	VDIVSS        X1, X0, X0
 	VBROADCASTSS  X0, Z0
-	MOVQ          64(SP), AX
+	MOVQ          72(SP), AX
 	MOVQ          8(SP), CX
-	MOVQ          M+112(FP), DX
+	MOVQ          M+136(FP), DX
 	IMULQ         DX, CX
 	LEAQ          (AX)(CX*4), AX
 	XORQ          CX, CX
@@ -50038,7 +50171,7 @@ fbAVX512_mul_1704_AVX512f32_end:
 	JMP  fbAVX512_norm_1701
 
 fbAVX512_normend_1702:
-fbAVX512_normdone_x236:
+fbAVX512_normdone_x243:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)
@@ -50048,30 +50181,30 @@ fbAVX512_tend_1602:
 	VZEROUPPER
 	RET
 
-// func backwardBatch32AVX512(beta []float32, scale []float32, psi []float32, et []float32, work []float32, T int, K int, M int, ib int)
+// func backwardBatch32AVX512(beta []float32, scale []float32, psi []float32, et []float32, work []float32, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV, MMX+
-TEXT ·backwardBatch32AVX512(SB), $16536-152
-	LEAQ 72(SP), AX
+TEXT ·backwardBatch32AVX512(SB), $16544-176
+	LEAQ 80(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 16520(SP)
-	MOVQ M+136(FP), CX
+	MOVQ AX, 16528(SP)
+	MOVQ M+160(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x237
+	JA   fbAVX512_rowno_x244
 	CMPQ CX, $0x00000040
-	JA   fbAVX512_rowno_x237
-	MOVQ ib+144(FP), DX
+	JA   fbAVX512_rowno_x244
+	MOVQ ib+168(FP), DX
 	CMPQ CX, DX
-	JA   fbAVX512_rowno_x237
+	JA   fbAVX512_rowno_x244
 	MOVQ $0x00000001, AX
 
-fbAVX512_rowno_x237:
-	MOVQ         AX, 16528(SP)
-	MOVQ         K+128(FP), AX
-	MOVQ         M+136(FP), CX
+fbAVX512_rowno_x244:
+	MOVQ         AX, 16536(SP)
+	MOVQ         K+152(FP), AX
+	MOVQ         M+160(FP), CX
 	IMULQ        CX, AX
-	MOVQ         T+120(FP), CX
+	MOVQ         T+144(FP), CX
 	DECQ         CX
 	IMULQ        AX, CX
 	MOVQ         beta_base+0(FP), DX
@@ -50100,86 +50233,108 @@ fbAVX512_bones_1705_AVX512f32_end:
 	MOVQ $0x00000001, (SP)
 
 fbAVX512_t_1706:
-	MOVQ  (SP), AX
-	MOVQ  T+120(FP), CX
-	CMPQ  AX, CX
-	JAE   fbAVX512_tend_1707
-	MOVQ  K+128(FP), CX
-	MOVQ  M+136(FP), DX
-	IMULQ DX, CX
-	SHLQ  $0x02, CX
-	MOVQ  T+120(FP), DX
-	SUBQ  AX, DX
-	IMULQ CX, DX
-	MOVQ  psi_base+48(FP), BX
-	ADDQ  DX, BX
-	MOVQ  beta_base+0(FP), SI
-	ADDQ  DX, SI
-	SUBQ  CX, SI
-	MOVQ  SI, 64(SP)
-	ADDQ  CX, SI
-	MOVQ  work_base+96(FP), CX
-	MOVQ  CX, 56(SP)
-	MOVQ  16528(SP), DX
-	TESTQ DX, DX
-	JZ    fbAVX512_bwform_x238
-	CMPQ  AX, $0x01
-	JA    fbAVX512_bwskip_x239
+	MOVQ    (SP), AX
+	MOVQ    T+144(FP), CX
+	CMPQ    AX, CX
+	JAE     fbAVX512_tend_1707
+	MOVQ    K+152(FP), CX
+	MOVQ    M+160(FP), DX
+	IMULQ   DX, CX
+	SHLQ    $0x02, CX
+	MOVQ    T+144(FP), DX
+	SUBQ    AX, DX
+	IMULQ   CX, DX
+	MOVQ    psi_base+48(FP), BX
+	ADDQ    DX, BX
+	MOVQ    beta_base+0(FP), SI
+	ADDQ    DX, SI
+	SUBQ    CX, SI
+	MOVQ    SI, 72(SP)
+	ADDQ    CX, SI
+	MOVQ    work_base+96(FP), CX
+	MOVQ    CX, 64(SP)
+	MOVQ    T+144(FP), CX
+	DECQ    CX
+	MOVQ    (SP), DX
+	SUBQ    DX, CX
+	MOVQ    $0x00000000, DX
+	MOVQ    from_len+128(FP), DI
+	TESTQ   DI, DI
+	JZ      fbAVX512_fromnone_x245
+	MOVQ    from_base+120(FP), DX
+	MOVLQZX (DX)(CX*4), DX
 
-fbAVX512_bwform_x238:
-	MOVQ  K+128(FP), AX
-	MOVQ  M+136(FP), DX
+fbAVX512_fromnone_x245:
+	MOVQ  DX, 56(SP)
+	MOVQ  16536(SP), CX
+	TESTQ CX, CX
+	JZ    fbAVX512_bwform_x246
+	CMPQ  AX, $0x01
+	JA    fbAVX512_bwskip_x247
+
+fbAVX512_bwform_x246:
+	MOVQ  56(SP), AX
+	MOVQ  K+152(FP), CX
+	SUBQ  AX, CX
+	MOVQ  M+160(FP), DX
+	IMULQ DX, CX
+	MOVQ  M+160(FP), DX
 	IMULQ DX, AX
-	XORQ  DX, DX
-	MOVQ  AX, DI
+	SHLQ  $0x02, AX
+	MOVQ  64(SP), DX
+	ADDQ  AX, DX
+	ADDQ  AX, BX
+	ADDQ  AX, SI
+	XORQ  AX, AX
+	MOVQ  CX, DI
 	ANDQ  $-32, DI
 
 fbAVX512_bw_1708_AVX512f32_wide:
-	CMPQ    DX, DI
+	CMPQ    AX, DI
 	JAE     fbAVX512_bw_1708_AVX512f32_narrow0
-	VMOVUPS (BX)(DX*4), Z0
-	VMULPS  (SI)(DX*4), Z0, Z0
-	VMOVUPS Z0, (CX)(DX*4)
-	VMOVUPS 64(BX)(DX*4), Z0
-	VMULPS  64(SI)(DX*4), Z0, Z0
-	VMOVUPS Z0, 64(CX)(DX*4)
-	ADDQ    $+32, DX
+	VMOVUPS (BX)(AX*4), Z0
+	VMULPS  (SI)(AX*4), Z0, Z0
+	VMOVUPS Z0, (DX)(AX*4)
+	VMOVUPS 64(BX)(AX*4), Z0
+	VMULPS  64(SI)(AX*4), Z0, Z0
+	VMOVUPS Z0, 64(DX)(AX*4)
+	ADDQ    $+32, AX
 	JMP     fbAVX512_bw_1708_AVX512f32_wide
 
 fbAVX512_bw_1708_AVX512f32_narrow0:
-	MOVQ AX, DI
+	MOVQ CX, DI
 	ANDQ $-16, DI
 
 fbAVX512_bw_1708_AVX512f32_narrow:
-	CMPQ    DX, DI
+	CMPQ    AX, DI
 	JAE     fbAVX512_bw_1708_AVX512f32_tail
-	VMOVUPS (BX)(DX*4), Z0
-	VMULPS  (SI)(DX*4), Z0, Z0
-	VMOVUPS Z0, (CX)(DX*4)
-	ADDQ    $+16, DX
+	VMOVUPS (BX)(AX*4), Z0
+	VMULPS  (SI)(AX*4), Z0, Z0
+	VMOVUPS Z0, (DX)(AX*4)
+	ADDQ    $+16, AX
 	JMP     fbAVX512_bw_1708_AVX512f32_narrow
 
 fbAVX512_bw_1708_AVX512f32_tail:
-	SUBQ      DX, AX
+	SUBQ      AX, CX
 	JZ        fbAVX512_bw_1708_AVX512f32_end
 	MOVQ      $-1, DI
-	BZHIQ     AX, DI, AX
-	KMOVW     AX, K1
-	VMOVUPS.Z (BX)(DX*4), K1, Z0
-	VMOVUPS.Z (SI)(DX*4), K1, Z1
+	BZHIQ     CX, DI, CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (BX)(AX*4), K1, Z0
+	VMOVUPS.Z (SI)(AX*4), K1, Z1
 	VMULPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (CX)(DX*4)
+	VMOVUPS   Z0, K1, (DX)(AX*4)
 
 fbAVX512_bw_1708_AVX512f32_end:
-fbAVX512_bwskip_x239:
+fbAVX512_bwskip_x247:
 	MOVQ $0x00000000, 16(SP)
 
 fbAVX512_i0_1709:
 	MOVQ    16(SP), AX
-	MOVQ    M+136(FP), CX
+	MOVQ    M+160(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_i0end_1710
-	MOVQ    ib+144(FP), DX
+	MOVQ    ib+168(FP), DX
 	MOVQ    $0x00000040, BX
 	CMPQ    DX, BX
 	CMOVQGT BX, DX
@@ -50191,7 +50346,7 @@ fbAVX512_i0_1709:
 
 fbAVX512_jc_1711:
 	MOVQ 32(SP), AX
-	MOVQ M+136(FP), CX
+	MOVQ M+160(FP), CX
 	CMPQ AX, CX
 	JAE  fbAVX512_jcend_1712
 	SUBQ AX, CX
@@ -50219,7 +50374,7 @@ fbAVX512_full_1713:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVW AX, K1
-	MOVQ  M+136(FP), AX
+	MOVQ  M+160(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -50227,7 +50382,7 @@ fbAVX512_full_1713:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*4), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -50248,11 +50403,12 @@ fbAVX512_pack_1719:
 	ADDQ       $0x00000100, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_1719
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_1720:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_1721
 	SUBQ    AX, CX
@@ -50273,16 +50429,16 @@ fbAVX512_kb_1720:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVW   AX, K1
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -50353,11 +50509,11 @@ fbAVX512_loop_1729:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x240
+	JNZ          fbAVX512_whole_x248
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1730
@@ -50417,9 +50573,9 @@ fbAVX512_first_1730:
 	VMOVUPS Z21, 64(BX)(AX*1)
 	VMOVUPS Z22, 128(BX)(AX*1)
 	VMOVUPS Z23, K1, 192(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x241
+	JMP     fbAVX512_wholeend_x249
 
-fbAVX512_whole_x240:
+fbAVX512_whole_x248:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -50431,10 +50587,10 @@ fbAVX512_whole_x240:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -50579,7 +50735,7 @@ fbAVX512_whole_x240:
 	VMULPS       Z23, Z0, Z0
 	VMOVUPS      Z0, K1, 192(R9)(AX*1)
 
-fbAVX512_wholeend_x241:
+fbAVX512_wholeend_x249:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case5_1727:
@@ -50587,16 +50743,16 @@ fbAVX512_case5_1727:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -50658,11 +50814,11 @@ fbAVX512_loop_1731:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x242
+	JNZ          fbAVX512_whole_x250
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1732
@@ -50713,9 +50869,9 @@ fbAVX512_first_1732:
 	VMOVUPS Z17, 64(BX)
 	VMOVUPS Z18, 128(BX)
 	VMOVUPS Z19, K1, 192(BX)
-	JMP     fbAVX512_wholeend_x243
+	JMP     fbAVX512_wholeend_x251
 
-fbAVX512_whole_x242:
+fbAVX512_whole_x250:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -50727,10 +50883,10 @@ fbAVX512_whole_x242:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -50852,7 +51008,7 @@ fbAVX512_whole_x242:
 	VMULPS       Z19, Z0, Z0
 	VMOVUPS      Z0, K1, 192(R9)
 
-fbAVX512_wholeend_x243:
+fbAVX512_wholeend_x251:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case4_1726:
@@ -50860,15 +51016,15 @@ fbAVX512_case4_1726:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -50920,10 +51076,10 @@ fbAVX512_loop_1733:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x244
+	JNZ          fbAVX512_whole_x252
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1734
@@ -50965,9 +51121,9 @@ fbAVX512_first_1734:
 	VMOVUPS Z13, 64(DX)(CX*1)
 	VMOVUPS Z14, 128(DX)(CX*1)
 	VMOVUPS Z15, K1, 192(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x245
+	JMP     fbAVX512_wholeend_x253
 
-fbAVX512_whole_x244:
+fbAVX512_whole_x252:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -50977,10 +51133,10 @@ fbAVX512_whole_x244:
 	IMULQ        AX, SI
 	MOVQ         work_base+96(FP), DI
 	ADDQ         DI, SI
-	MOVQ         T+120(FP), DI
+	MOVQ         T+144(FP), DI
 	MOVQ         (SP), R8
 	SUBQ         R8, DI
-	MOVQ         K+128(FP), R8
+	MOVQ         K+152(FP), R8
 	IMULQ        R8, DI
 	MOVQ         24(SP), R8
 	ADDQ         R8, DI
@@ -51079,7 +51235,7 @@ fbAVX512_whole_x244:
 	VMULPS       Z15, Z0, Z0
 	VMOVUPS      Z0, K1, 192(SI)(CX*1)
 
-fbAVX512_wholeend_x245:
+fbAVX512_wholeend_x253:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case3_1725:
@@ -51087,15 +51243,15 @@ fbAVX512_case3_1725:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -51138,10 +51294,10 @@ fbAVX512_loop_1735:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x246
+	JNZ          fbAVX512_whole_x254
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1736
@@ -51174,9 +51330,9 @@ fbAVX512_first_1736:
 	VMOVUPS Z9, 64(CX)(AX*2)
 	VMOVUPS Z10, 128(CX)(AX*2)
 	VMOVUPS Z11, K1, 192(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x247
+	JMP     fbAVX512_wholeend_x255
 
-fbAVX512_whole_x246:
+fbAVX512_whole_x254:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -51186,10 +51342,10 @@ fbAVX512_whole_x246:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -51265,7 +51421,7 @@ fbAVX512_whole_x246:
 	VMULPS       Z11, Z0, Z0
 	VMOVUPS      Z0, K1, 192(BX)(AX*2)
 
-fbAVX512_wholeend_x247:
+fbAVX512_wholeend_x255:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case2_1724:
@@ -51273,15 +51429,15 @@ fbAVX512_case2_1724:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -51315,10 +51471,10 @@ fbAVX512_loop_1737:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x248
+	JNZ          fbAVX512_whole_x256
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1738
@@ -51342,9 +51498,9 @@ fbAVX512_first_1738:
 	VMOVUPS Z5, 64(CX)(AX*1)
 	VMOVUPS Z6, 128(CX)(AX*1)
 	VMOVUPS Z7, K1, 192(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x249
+	JMP     fbAVX512_wholeend_x257
 
-fbAVX512_whole_x248:
+fbAVX512_whole_x256:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -51354,10 +51510,10 @@ fbAVX512_whole_x248:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -51410,7 +51566,7 @@ fbAVX512_whole_x248:
 	VMULPS       Z7, Z0, Z0
 	VMOVUPS      Z0, K1, 192(BX)(AX*1)
 
-fbAVX512_wholeend_x249:
+fbAVX512_wholeend_x257:
 	JMP fbAVX512_swend_1722
 
 fbAVX512_case1_1723:
@@ -51418,15 +51574,15 @@ fbAVX512_case1_1723:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -51447,10 +51603,10 @@ fbAVX512_loop_1739:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x250
+	JNZ          fbAVX512_whole_x258
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1740
@@ -51465,9 +51621,9 @@ fbAVX512_first_1740:
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, 128(CX)
 	VMOVUPS Z3, K1, 192(CX)
-	JMP     fbAVX512_wholeend_x251
+	JMP     fbAVX512_wholeend_x259
 
-fbAVX512_whole_x250:
+fbAVX512_whole_x258:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -51477,10 +51633,10 @@ fbAVX512_whole_x250:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -51510,7 +51666,7 @@ fbAVX512_whole_x250:
 	VMULPS       Z3, Z0, Z0
 	VMOVUPS      Z0, K1, 192(BX)
 
-fbAVX512_wholeend_x251:
+fbAVX512_wholeend_x259:
 fbAVX512_swend_1722:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -51525,7 +51681,7 @@ fbAVX512_case3_1717:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVW AX, K1
-	MOVQ  M+136(FP), AX
+	MOVQ  M+160(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -51533,7 +51689,7 @@ fbAVX512_case3_1717:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*4), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -51552,11 +51708,12 @@ fbAVX512_pack_1741:
 	ADDQ       $0x000000c0, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_1741
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_1742:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_1743
 	SUBQ    AX, CX
@@ -51577,16 +51734,16 @@ fbAVX512_kb_1742:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVW   AX, K1
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -51644,11 +51801,11 @@ fbAVX512_loop_1751:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x252
+	JNZ          fbAVX512_whole_x260
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1752
@@ -51696,9 +51853,9 @@ fbAVX512_first_1752:
 	VMOVUPS Z15, (BX)(AX*1)
 	VMOVUPS Z16, 64(BX)(AX*1)
 	VMOVUPS Z17, K1, 128(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x253
+	JMP     fbAVX512_wholeend_x261
 
-fbAVX512_whole_x252:
+fbAVX512_whole_x260:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -51710,10 +51867,10 @@ fbAVX512_whole_x252:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -51828,7 +51985,7 @@ fbAVX512_whole_x252:
 	VMULPS       Z17, Z0, Z0
 	VMOVUPS      Z0, K1, 128(R9)(AX*1)
 
-fbAVX512_wholeend_x253:
+fbAVX512_wholeend_x261:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case5_1749:
@@ -51836,16 +51993,16 @@ fbAVX512_case5_1749:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -51896,11 +52053,11 @@ fbAVX512_loop_1753:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x254
+	JNZ          fbAVX512_whole_x262
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1754
@@ -51941,9 +52098,9 @@ fbAVX512_first_1754:
 	VMOVUPS Z12, (BX)
 	VMOVUPS Z13, 64(BX)
 	VMOVUPS Z14, K1, 128(BX)
-	JMP     fbAVX512_wholeend_x255
+	JMP     fbAVX512_wholeend_x263
 
-fbAVX512_whole_x254:
+fbAVX512_whole_x262:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -51955,10 +52112,10 @@ fbAVX512_whole_x254:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -52055,7 +52212,7 @@ fbAVX512_whole_x254:
 	VMULPS       Z14, Z0, Z0
 	VMOVUPS      Z0, K1, 128(R9)
 
-fbAVX512_wholeend_x255:
+fbAVX512_wholeend_x263:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case4_1748:
@@ -52063,15 +52220,15 @@ fbAVX512_case4_1748:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -52114,10 +52271,10 @@ fbAVX512_loop_1755:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x256
+	JNZ          fbAVX512_whole_x264
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1756
@@ -52151,9 +52308,9 @@ fbAVX512_first_1756:
 	VMOVUPS Z9, (DX)(CX*1)
 	VMOVUPS Z10, 64(DX)(CX*1)
 	VMOVUPS Z11, K1, 128(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x257
+	JMP     fbAVX512_wholeend_x265
 
-fbAVX512_whole_x256:
+fbAVX512_whole_x264:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -52163,10 +52320,10 @@ fbAVX512_whole_x256:
 	IMULQ        AX, SI
 	MOVQ         work_base+96(FP), DI
 	ADDQ         DI, SI
-	MOVQ         T+120(FP), DI
+	MOVQ         T+144(FP), DI
 	MOVQ         (SP), R8
 	SUBQ         R8, DI
-	MOVQ         K+128(FP), R8
+	MOVQ         K+152(FP), R8
 	IMULQ        R8, DI
 	MOVQ         24(SP), R8
 	ADDQ         R8, DI
@@ -52245,7 +52402,7 @@ fbAVX512_whole_x256:
 	VMULPS       Z11, Z0, Z0
 	VMOVUPS      Z0, K1, 128(SI)(CX*1)
 
-fbAVX512_wholeend_x257:
+fbAVX512_wholeend_x265:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case3_1747:
@@ -52253,15 +52410,15 @@ fbAVX512_case3_1747:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -52297,10 +52454,10 @@ fbAVX512_loop_1757:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x258
+	JNZ          fbAVX512_whole_x266
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1758
@@ -52327,9 +52484,9 @@ fbAVX512_first_1758:
 	VMOVUPS Z6, (CX)(AX*2)
 	VMOVUPS Z7, 64(CX)(AX*2)
 	VMOVUPS Z8, K1, 128(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x259
+	JMP     fbAVX512_wholeend_x267
 
-fbAVX512_whole_x258:
+fbAVX512_whole_x266:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -52339,10 +52496,10 @@ fbAVX512_whole_x258:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -52403,7 +52560,7 @@ fbAVX512_whole_x258:
 	VMULPS       Z8, Z0, Z0
 	VMOVUPS      Z0, K1, 128(BX)(AX*2)
 
-fbAVX512_wholeend_x259:
+fbAVX512_wholeend_x267:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case2_1746:
@@ -52411,15 +52568,15 @@ fbAVX512_case2_1746:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -52448,10 +52605,10 @@ fbAVX512_loop_1759:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x260
+	JNZ          fbAVX512_whole_x268
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1760
@@ -52471,9 +52628,9 @@ fbAVX512_first_1760:
 	VMOVUPS Z3, (CX)(AX*1)
 	VMOVUPS Z4, 64(CX)(AX*1)
 	VMOVUPS Z5, K1, 128(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x261
+	JMP     fbAVX512_wholeend_x269
 
-fbAVX512_whole_x260:
+fbAVX512_whole_x268:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -52483,10 +52640,10 @@ fbAVX512_whole_x260:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -52529,7 +52686,7 @@ fbAVX512_whole_x260:
 	VMULPS       Z5, Z0, Z0
 	VMOVUPS      Z0, K1, 128(BX)(AX*1)
 
-fbAVX512_wholeend_x261:
+fbAVX512_wholeend_x269:
 	JMP fbAVX512_swend_1744
 
 fbAVX512_case1_1745:
@@ -52537,15 +52694,15 @@ fbAVX512_case1_1745:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -52564,10 +52721,10 @@ fbAVX512_loop_1761:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x262
+	JNZ          fbAVX512_whole_x270
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1762
@@ -52580,9 +52737,9 @@ fbAVX512_first_1762:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, 64(CX)
 	VMOVUPS Z2, K1, 128(CX)
-	JMP     fbAVX512_wholeend_x263
+	JMP     fbAVX512_wholeend_x271
 
-fbAVX512_whole_x262:
+fbAVX512_whole_x270:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -52592,10 +52749,10 @@ fbAVX512_whole_x262:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -52620,7 +52777,7 @@ fbAVX512_whole_x262:
 	VMULPS       Z2, Z0, Z0
 	VMOVUPS      Z0, K1, 128(BX)
 
-fbAVX512_wholeend_x263:
+fbAVX512_wholeend_x271:
 fbAVX512_swend_1744:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -52635,7 +52792,7 @@ fbAVX512_case2_1716:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVW AX, K1
-	MOVQ  M+136(FP), AX
+	MOVQ  M+160(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -52643,7 +52800,7 @@ fbAVX512_case2_1716:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*4), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -52660,11 +52817,12 @@ fbAVX512_pack_1763:
 	ADDQ       $0x00000080, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_1763
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_1764:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_1765
 	SUBQ    AX, CX
@@ -52685,16 +52843,16 @@ fbAVX512_kb_1764:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVW   AX, K1
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -52739,11 +52897,11 @@ fbAVX512_loop_1773:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x264
+	JNZ          fbAVX512_whole_x272
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1774
@@ -52779,9 +52937,9 @@ fbAVX512_first_1774:
 	VMOVUPS Z9, K1, 64(BX)
 	VMOVUPS Z10, (BX)(AX*1)
 	VMOVUPS Z11, K1, 64(BX)(AX*1)
-	JMP     fbAVX512_wholeend_x265
+	JMP     fbAVX512_wholeend_x273
 
-fbAVX512_whole_x264:
+fbAVX512_whole_x272:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -52793,10 +52951,10 @@ fbAVX512_whole_x264:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -52881,7 +53039,7 @@ fbAVX512_whole_x264:
 	VMULPS       Z11, Z0, Z0
 	VMOVUPS      Z0, K1, 64(R9)(AX*1)
 
-fbAVX512_wholeend_x265:
+fbAVX512_wholeend_x273:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case5_1771:
@@ -52889,16 +53047,16 @@ fbAVX512_case5_1771:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -52938,11 +53096,11 @@ fbAVX512_loop_1775:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x266
+	JNZ          fbAVX512_whole_x274
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1776
@@ -52973,9 +53131,9 @@ fbAVX512_first_1776:
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
 	VMOVUPS Z8, (BX)
 	VMOVUPS Z9, K1, 64(BX)
-	JMP     fbAVX512_wholeend_x267
+	JMP     fbAVX512_wholeend_x275
 
-fbAVX512_whole_x266:
+fbAVX512_whole_x274:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -52987,10 +53145,10 @@ fbAVX512_whole_x266:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -53062,7 +53220,7 @@ fbAVX512_whole_x266:
 	VMULPS       Z9, Z0, Z0
 	VMOVUPS      Z0, K1, 64(R9)
 
-fbAVX512_wholeend_x267:
+fbAVX512_wholeend_x275:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case4_1770:
@@ -53070,15 +53228,15 @@ fbAVX512_case4_1770:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -53112,10 +53270,10 @@ fbAVX512_loop_1777:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x268
+	JNZ          fbAVX512_whole_x276
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1778
@@ -53141,9 +53299,9 @@ fbAVX512_first_1778:
 	VMOVUPS Z5, K1, 64(DX)(AX*2)
 	VMOVUPS Z6, (DX)(CX*1)
 	VMOVUPS Z7, K1, 64(DX)(CX*1)
-	JMP     fbAVX512_wholeend_x269
+	JMP     fbAVX512_wholeend_x277
 
-fbAVX512_whole_x268:
+fbAVX512_whole_x276:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -53153,10 +53311,10 @@ fbAVX512_whole_x268:
 	IMULQ        AX, SI
 	MOVQ         work_base+96(FP), DI
 	ADDQ         DI, SI
-	MOVQ         T+120(FP), DI
+	MOVQ         T+144(FP), DI
 	MOVQ         (SP), R8
 	SUBQ         R8, DI
-	MOVQ         K+128(FP), R8
+	MOVQ         K+152(FP), R8
 	IMULQ        R8, DI
 	MOVQ         24(SP), R8
 	ADDQ         R8, DI
@@ -53215,7 +53373,7 @@ fbAVX512_whole_x268:
 	VMULPS       Z7, Z0, Z0
 	VMOVUPS      Z0, K1, 64(SI)(CX*1)
 
-fbAVX512_wholeend_x269:
+fbAVX512_wholeend_x277:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case3_1769:
@@ -53223,15 +53381,15 @@ fbAVX512_case3_1769:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -53260,10 +53418,10 @@ fbAVX512_loop_1779:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x270
+	JNZ          fbAVX512_whole_x278
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1780
@@ -53284,9 +53442,9 @@ fbAVX512_first_1780:
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
 	VMOVUPS Z4, (CX)(AX*2)
 	VMOVUPS Z5, K1, 64(CX)(AX*2)
-	JMP     fbAVX512_wholeend_x271
+	JMP     fbAVX512_wholeend_x279
 
-fbAVX512_whole_x270:
+fbAVX512_whole_x278:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -53296,10 +53454,10 @@ fbAVX512_whole_x270:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -53345,7 +53503,7 @@ fbAVX512_whole_x270:
 	VMULPS       Z5, Z0, Z0
 	VMOVUPS      Z0, K1, 64(BX)(AX*2)
 
-fbAVX512_wholeend_x271:
+fbAVX512_wholeend_x279:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case2_1768:
@@ -53353,15 +53511,15 @@ fbAVX512_case2_1768:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -53385,10 +53543,10 @@ fbAVX512_loop_1781:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x272
+	JNZ          fbAVX512_whole_x280
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1782
@@ -53404,9 +53562,9 @@ fbAVX512_first_1782:
 	VMOVUPS Z1, K1, 64(CX)
 	VMOVUPS Z2, (CX)(AX*1)
 	VMOVUPS Z3, K1, 64(CX)(AX*1)
-	JMP     fbAVX512_wholeend_x273
+	JMP     fbAVX512_wholeend_x281
 
-fbAVX512_whole_x272:
+fbAVX512_whole_x280:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -53416,10 +53574,10 @@ fbAVX512_whole_x272:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -53452,7 +53610,7 @@ fbAVX512_whole_x272:
 	VMULPS       Z3, Z0, Z0
 	VMOVUPS      Z0, K1, 64(BX)(AX*1)
 
-fbAVX512_wholeend_x273:
+fbAVX512_wholeend_x281:
 	JMP fbAVX512_swend_1766
 
 fbAVX512_case1_1767:
@@ -53460,15 +53618,15 @@ fbAVX512_case1_1767:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -53485,10 +53643,10 @@ fbAVX512_loop_1783:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x274
+	JNZ          fbAVX512_whole_x282
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1784
@@ -53499,9 +53657,9 @@ fbAVX512_loop_1783:
 fbAVX512_first_1784:
 	VMOVUPS Z0, (CX)
 	VMOVUPS Z1, K1, 64(CX)
-	JMP     fbAVX512_wholeend_x275
+	JMP     fbAVX512_wholeend_x283
 
-fbAVX512_whole_x274:
+fbAVX512_whole_x282:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -53511,10 +53669,10 @@ fbAVX512_whole_x274:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -53534,7 +53692,7 @@ fbAVX512_whole_x274:
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, 64(BX)
 
-fbAVX512_wholeend_x275:
+fbAVX512_wholeend_x283:
 fbAVX512_swend_1766:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -53549,7 +53707,7 @@ fbAVX512_case1_1715:
 	MOVQ  $-1, CX
 	BZHIQ AX, CX, AX
 	KMOVW AX, K1
-	MOVQ  M+136(FP), AX
+	MOVQ  M+160(FP), AX
 	SHLQ  $0x02, AX
 	MOVQ  16(SP), CX
 	IMULQ AX, CX
@@ -53557,7 +53715,7 @@ fbAVX512_case1_1715:
 	ADDQ  DX, CX
 	MOVQ  32(SP), DX
 	LEAQ  (CX)(DX*4), CX
-	MOVQ  16520(SP), DX
+	MOVQ  16528(SP), DX
 	MOVQ  48(SP), BX
 	MOVQ  DX, DX
 
@@ -53572,11 +53730,12 @@ fbAVX512_pack_1785:
 	ADDQ       $0x00000040, DX
 	DECQ       BX
 	JNZ        fbAVX512_pack_1785
-	MOVQ       $0x00000000, 24(SP)
+	MOVQ       56(SP), AX
+	MOVQ       AX, 24(SP)
 
 fbAVX512_kb_1786:
 	MOVQ    24(SP), AX
-	MOVQ    K+128(FP), CX
+	MOVQ    K+152(FP), CX
 	CMPQ    AX, CX
 	JAE     fbAVX512_kbend_1787
 	SUBQ    AX, CX
@@ -53597,16 +53756,16 @@ fbAVX512_kb_1786:
 	MOVQ    $-1, CX
 	BZHIQ   AX, CX, AX
 	KMOVW   AX, K1
-	MOVQ    M+136(FP), AX
+	MOVQ    M+160(FP), AX
 	SHLQ    $0x02, AX
 	MOVQ    16(SP), CX
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    56(SP), DX
+	ADDQ    64(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
-	MOVQ    16520(SP), SI
+	MOVQ    16528(SP), SI
 	MOVQ    48(SP), DI
 	VXORPD  Z0, Z0, Z0
 	VXORPD  Z1, Z1, Z1
@@ -53638,11 +53797,11 @@ fbAVX512_loop_1795:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x276
+	JNZ          fbAVX512_whole_x284
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1796
@@ -53666,9 +53825,9 @@ fbAVX512_first_1796:
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
 	VMOVUPS Z5, K1, (BX)(AX*1)
-	JMP     fbAVX512_wholeend_x277
+	JMP     fbAVX512_wholeend_x285
 
-fbAVX512_whole_x276:
+fbAVX512_whole_x284:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -53680,10 +53839,10 @@ fbAVX512_whole_x276:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -53738,7 +53897,7 @@ fbAVX512_whole_x276:
 	VMULPS       Z5, Z0, Z0
 	VMOVUPS      Z0, K1, (R9)(AX*1)
 
-fbAVX512_wholeend_x277:
+fbAVX512_wholeend_x285:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case5_1793:
@@ -53746,16 +53905,16 @@ fbAVX512_case5_1793:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
-	MOVQ   16520(SP), SI
+	MOVQ   16528(SP), SI
 	MOVQ   48(SP), DI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -53784,11 +53943,11 @@ fbAVX512_loop_1797:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
+	ADDQ         72(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         16528(SP), SI
+	MOVQ         16536(SP), SI
 	TESTQ        SI, SI
-	JNZ          fbAVX512_whole_x278
+	JNZ          fbAVX512_whole_x286
 	MOVQ         16(SP), SI
 	TESTQ        SI, SI
 	JZ           fbAVX512_first_1798
@@ -53809,9 +53968,9 @@ fbAVX512_first_1798:
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
 	VMOVUPS Z4, K1, (BX)
-	JMP     fbAVX512_wholeend_x279
+	JMP     fbAVX512_wholeend_x287
 
-fbAVX512_whole_x278:
+fbAVX512_whole_x286:
 	MOVQ         DX, SI
 	MOVQ         beta_base+0(FP), DI
 	SUBQ         DI, SI
@@ -53823,10 +53982,10 @@ fbAVX512_whole_x278:
 	MOVQ         work_base+96(FP), R9
 	ADDQ         R9, R8
 	LEAQ         (R8)(AX*4), R9
-	MOVQ         T+120(FP), R10
+	MOVQ         T+144(FP), R10
 	MOVQ         (SP), R11
 	SUBQ         R11, R10
-	MOVQ         K+128(FP), R11
+	MOVQ         K+152(FP), R11
 	IMULQ        R11, R10
 	MOVQ         24(SP), R11
 	ADDQ         R11, R10
@@ -53873,7 +54032,7 @@ fbAVX512_whole_x278:
 	VMULPS       Z4, Z0, Z0
 	VMOVUPS      Z0, K1, (R9)
 
-fbAVX512_wholeend_x279:
+fbAVX512_wholeend_x287:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case4_1792:
@@ -53881,15 +54040,15 @@ fbAVX512_case4_1792:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), BX
+	MOVQ   16528(SP), BX
 	MOVQ   48(SP), SI
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -53914,10 +54073,10 @@ fbAVX512_loop_1799:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         64(SP), DX
-	MOVQ         16528(SP), BX
+	ADDQ         72(SP), DX
+	MOVQ         16536(SP), BX
 	TESTQ        BX, BX
-	JNZ          fbAVX512_whole_x280
+	JNZ          fbAVX512_whole_x288
 	MOVQ         16(SP), BX
 	TESTQ        BX, BX
 	JZ           fbAVX512_first_1800
@@ -53935,9 +54094,9 @@ fbAVX512_first_1800:
 	VMOVUPS Z1, K1, (DX)(AX*1)
 	VMOVUPS Z2, K1, (DX)(AX*2)
 	VMOVUPS Z3, K1, (DX)(CX*1)
-	JMP     fbAVX512_wholeend_x281
+	JMP     fbAVX512_wholeend_x289
 
-fbAVX512_whole_x280:
+fbAVX512_whole_x288:
 	MOVQ         DX, BX
 	MOVQ         beta_base+0(FP), SI
 	SUBQ         SI, BX
@@ -53947,10 +54106,10 @@ fbAVX512_whole_x280:
 	IMULQ        AX, SI
 	MOVQ         work_base+96(FP), DI
 	ADDQ         DI, SI
-	MOVQ         T+120(FP), DI
+	MOVQ         T+144(FP), DI
 	MOVQ         (SP), R8
 	SUBQ         R8, DI
-	MOVQ         K+128(FP), R8
+	MOVQ         K+152(FP), R8
 	IMULQ        R8, DI
 	MOVQ         24(SP), R8
 	ADDQ         R8, DI
@@ -53989,7 +54148,7 @@ fbAVX512_whole_x280:
 	VMULPS       Z3, Z0, Z0
 	VMOVUPS      Z0, K1, (SI)(CX*1)
 
-fbAVX512_wholeend_x281:
+fbAVX512_wholeend_x289:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case3_1791:
@@ -53997,15 +54156,15 @@ fbAVX512_case3_1791:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -54027,10 +54186,10 @@ fbAVX512_loop_1801:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x282
+	JNZ          fbAVX512_whole_x290
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1802
@@ -54045,9 +54204,9 @@ fbAVX512_first_1802:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
 	VMOVUPS Z2, K1, (CX)(AX*2)
-	JMP     fbAVX512_wholeend_x283
+	JMP     fbAVX512_wholeend_x291
 
-fbAVX512_whole_x282:
+fbAVX512_whole_x290:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -54057,10 +54216,10 @@ fbAVX512_whole_x282:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -54091,7 +54250,7 @@ fbAVX512_whole_x282:
 	VMULPS       Z2, Z0, Z0
 	VMOVUPS      Z0, K1, (BX)(AX*2)
 
-fbAVX512_wholeend_x283:
+fbAVX512_wholeend_x291:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case2_1790:
@@ -54099,15 +54258,15 @@ fbAVX512_case2_1790:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 	VXORPD Z1, Z1, Z1
@@ -54126,10 +54285,10 @@ fbAVX512_loop_1803:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x284
+	JNZ          fbAVX512_whole_x292
 	MOVQ         16(SP), DX
 	TESTQ        DX, DX
 	JZ           fbAVX512_first_1804
@@ -54141,9 +54300,9 @@ fbAVX512_loop_1803:
 fbAVX512_first_1804:
 	VMOVUPS Z0, K1, (CX)
 	VMOVUPS Z1, K1, (CX)(AX*1)
-	JMP     fbAVX512_wholeend_x285
+	JMP     fbAVX512_wholeend_x293
 
-fbAVX512_whole_x284:
+fbAVX512_whole_x292:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -54153,10 +54312,10 @@ fbAVX512_whole_x284:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), SI
 	ADDQ         SI, BX
-	MOVQ         T+120(FP), SI
+	MOVQ         T+144(FP), SI
 	MOVQ         (SP), DI
 	SUBQ         DI, SI
-	MOVQ         K+128(FP), DI
+	MOVQ         K+152(FP), DI
 	IMULQ        DI, SI
 	MOVQ         24(SP), DI
 	ADDQ         DI, SI
@@ -54179,7 +54338,7 @@ fbAVX512_whole_x284:
 	VMULPS       Z1, Z0, Z0
 	VMOVUPS      Z0, K1, (BX)(AX*1)
 
-fbAVX512_wholeend_x285:
+fbAVX512_wholeend_x293:
 	JMP fbAVX512_swend_1788
 
 fbAVX512_case1_1789:
@@ -54187,15 +54346,15 @@ fbAVX512_case1_1789:
 	MOVQ   $-1, CX
 	BZHIQ  AX, CX, AX
 	KMOVW  AX, K1
-	MOVQ   M+136(FP), AX
+	MOVQ   M+160(FP), AX
 	SHLQ   $0x02, AX
 	MOVQ   16(SP), CX
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   56(SP), DX
+	ADDQ   64(SP), DX
 	LEAQ   (AX)(AX*2), CX
-	MOVQ   16520(SP), CX
+	MOVQ   16528(SP), CX
 	MOVQ   48(SP), BX
 	VXORPD Z0, Z0, Z0
 
@@ -54210,10 +54369,10 @@ fbAVX512_loop_1805:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         64(SP), CX
-	MOVQ         16528(SP), DX
+	ADDQ         72(SP), CX
+	MOVQ         16536(SP), DX
 	TESTQ        DX, DX
-	JNZ          fbAVX512_whole_x286
+	JNZ          fbAVX512_whole_x294
 	MOVQ         16(SP), AX
 	TESTQ        AX, AX
 	JZ           fbAVX512_first_1806
@@ -54222,9 +54381,9 @@ fbAVX512_loop_1805:
 
 fbAVX512_first_1806:
 	VMOVUPS Z0, K1, (CX)
-	JMP     fbAVX512_wholeend_x287
+	JMP     fbAVX512_wholeend_x295
 
-fbAVX512_whole_x286:
+fbAVX512_whole_x294:
 	MOVQ         CX, DX
 	MOVQ         beta_base+0(FP), BX
 	SUBQ         BX, DX
@@ -54234,10 +54393,10 @@ fbAVX512_whole_x286:
 	IMULQ        AX, BX
 	MOVQ         work_base+96(FP), AX
 	ADDQ         AX, BX
-	MOVQ         T+120(FP), AX
+	MOVQ         T+144(FP), AX
 	MOVQ         (SP), SI
 	SUBQ         SI, AX
-	MOVQ         K+128(FP), SI
+	MOVQ         K+152(FP), SI
 	IMULQ        SI, AX
 	MOVQ         24(SP), SI
 	ADDQ         SI, AX
@@ -54252,7 +54411,7 @@ fbAVX512_whole_x286:
 	VMULPS       Z0, Z1, Z1
 	VMOVUPS      Z1, K1, (BX)
 
-fbAVX512_wholeend_x287:
+fbAVX512_wholeend_x295:
 fbAVX512_swend_1788:
 	MOVQ 24(SP), AX
 	ADDQ $0x00000006, AX
@@ -54274,30 +54433,31 @@ fbAVX512_jcend_1712:
 	JMP  fbAVX512_i0_1709
 
 fbAVX512_i0end_1710:
-	MOVQ  16528(SP), AX
+	MOVQ  16536(SP), AX
 	TESTQ AX, AX
-	JNZ   fbAVX512_bsdone_x288
-	MOVQ  $0x00000000, 8(SP)
+	JNZ   fbAVX512_bsdone_x296
+	MOVQ  56(SP), AX
+	MOVQ  AX, 8(SP)
 
 fbAVX512_bscale_1807:
 	MOVQ         8(SP), AX
-	MOVQ         K+128(FP), CX
+	MOVQ         K+152(FP), CX
 	CMPQ         AX, CX
 	JAE          fbAVX512_bscaleend_1808
-	MOVQ         T+120(FP), CX
+	MOVQ         T+144(FP), CX
 	MOVQ         (SP), DX
 	SUBQ         DX, CX
-	MOVQ         K+128(FP), DX
+	MOVQ         K+152(FP), DX
 	IMULQ        DX, CX
 	ADDQ         AX, CX
 	MOVQ         scale_base+24(FP), AX
 	VMOVSS       fbone32<>+0(SB), X0
 	VDIVSS       (AX)(CX*4), X0, X0
 	VBROADCASTSS X0, Z0
-	MOVQ         M+136(FP), AX
+	MOVQ         M+160(FP), AX
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
-	MOVQ         64(SP), DX
+	MOVQ         72(SP), DX
 	LEAQ         (DX)(CX*4), DX
 	XORQ         CX, CX
 	MOVQ         AX, BX
@@ -54342,7 +54502,7 @@ fbAVX512_mul_1809_AVX512f32_end:
 	JMP  fbAVX512_bscale_1807
 
 fbAVX512_bscaleend_1808:
-fbAVX512_bsdone_x288:
+fbAVX512_bsdone_x296:
 	MOVQ (SP), AX
 	INCQ AX
 	MOVQ AX, (SP)

@@ -65,9 +65,9 @@ func TestAVX512F32Direct(t *testing.T) {
 		T, K := 4, 7
 		psi, e := to32(randSlice(r, T*K*M, 0, 1)), to32(randSlice(r, M*M, 0, 1))
 		wa, ws := make([]float32, T*K*M), make([]float32, T*K)
-		generic.forwardBatch32(wa, ws, psi, e, T, K, M)
+		generic.forwardBatch32(wa, ws, psi, e, nil, T, K, M)
 		a, s := make([]float32, T*K*M), make([]float32, T*K)
-		p.forwardBatch32(a, s, psi, e, T, K, M)
+		p.forwardBatch32(a, s, psi, e, nil, T, K, M)
 		checkClose32(t, p.name+" forwardBatch32 alpha", a, to64(wa), fb32Tol, fb32Atol)
 		checkClose32(t, p.name+" forwardBatch32 scale", s, to64(ws), fb32Tol, 0)
 	}

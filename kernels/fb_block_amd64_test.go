@@ -13,7 +13,7 @@ import (
 // accumulated in alpha), at sizes small enough to test quickly.
 func TestForwardBatchRowBlocks(t *testing.T) {
 	r := newRand(17)
-	tiers := map[*impl]func(alpha, scale, psi, e []float64, T, K, M, ib int){
+	tiers := map[*impl]func(alpha, scale, psi, e []float64, from []int32, T, K, M, ib int){
 		avx2Impl:   forwardBatchAVX2,
 		avx512Impl: forwardBatchAVX512,
 	}
@@ -25,7 +25,7 @@ func TestForwardBatchRowBlocks(t *testing.T) {
 			for _, M := range []int{1, 7, 9, 23, 40, 45, 64, 100} {
 				for _, K := range []int{1, 4, 7} {
 					checkBatch(t, p.name, func(alpha, scale, psi, e []float64, T, K, M int) {
-						f(alpha, scale, psi, e, T, K, M, ib)
+						f(alpha, scale, psi, e, nil, T, K, M, ib)
 					}, r, "zeros", 7, K, M)
 				}
 			}

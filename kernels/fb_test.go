@@ -304,7 +304,7 @@ func TestForwardBatch(t *testing.T) {
 							continue
 						}
 						checkBatch(t, p.name, func(alpha, scale, psi, e []float64, T, K, M int) {
-							p.forwardBatch(alpha, scale, psi, e, T, K, M)
+							p.forwardBatch(alpha, scale, psi, e, nil, T, K, M)
 						}, r, kind, T, K, M)
 					}
 				}
@@ -351,7 +351,9 @@ func checkBatch(t *testing.T, name string, fb func(alpha, scale, psi, e []float6
 func TestForwardBatchGenericMatchesForward(t *testing.T) {
 	r := newRand(14)
 	for _, M := range []int{1, 5, 9} {
-		checkBatch(t, "generic", forwardBatchGeneric, r, "uniform", 7, 3, M)
+		checkBatch(t, "generic", func(alpha, scale, psi, e []float64, T, K, M int) {
+			forwardBatchGeneric(alpha, scale, psi, e, nil, T, K, M)
+		}, r, "uniform", 7, 3, M)
 	}
 }
 
@@ -505,7 +507,7 @@ func checkFBFuzz(t *testing.T, p *impl, c fbCase) {
 		}
 	}
 	ab, sb := make([]float64, T*K*M), make([]float64, T*K)
-	p.forwardBatch(ab, sb, psi, c.e, T, K, M)
+	p.forwardBatch(ab, sb, psi, c.e, nil, T, K, M)
 	for tt := 0; tt < T; tt++ {
 		for k := 0; k < K; k++ {
 			checkClose(t, c.name+" batch scale", sb[tt*K+k:tt*K+k+1], scale[tt:tt+1], fbTol, 0)
@@ -595,7 +597,7 @@ func BenchmarkForwardBatch(b *testing.B) {
 		a, s := make([]float64, T*K*M), make([]float64, T*K)
 		for _, p := range fbBenchImpls(b) {
 			b.Run(fmt.Sprintf("M=%d/%s", M, p.name), func(b *testing.B) {
-				fbBench(b, p, T*K, 2*M*M*(T-1)*K, func() { p.forwardBatch(a, s, psi, e, T, K, M) })
+				fbBench(b, p, T*K, 2*M*M*(T-1)*K, func() { p.forwardBatch(a, s, psi, e, nil, T, K, M) })
 			})
 		}
 	}

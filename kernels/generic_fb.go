@@ -73,14 +73,14 @@ func backwardGeneric[F float](beta, scale, psi, et []F, T, M int) {
 	}
 }
 
-func forwardBatchGeneric[F float](alpha, scale, psi, e []F, T, K, M int) {
+func forwardBatchGeneric[F float](alpha, scale, psi, e []F, from []int32, T, K, M int) {
 	for k := 0; k < K; k++ {
 		a := alpha[k*M : (k+1)*M]
 		copy(a, psi[k*M:(k+1)*M])
 		scale[k] = normalize(a)
 	}
 	for t := 1; t < T; t++ {
-		for k := 0; k < K; k++ {
+		for k := first(from, t); k < K; k++ {
 			r, p := (t*K+k)*M, ((t-1)*K+k)*M
 			scale[t*K+k] = forwardStep(alpha[r:r+M], alpha[p:p+M], psi[r:r+M], e)
 		}
@@ -89,17 +89,26 @@ func forwardBatchGeneric[F float](alpha, scale, psi, e []F, T, K, M int) {
 
 // backwardBatchGeneric is the generic BackwardBatch (Backward's steps per
 // sequence; work is not needed).
-func backwardBatchGeneric[F float](beta, scale, psi, et, _ []F, T, K, M int) {
+func backwardBatchGeneric[F float](beta, scale, psi, et, _ []F, from []int32, T, K, M int) {
 	last := beta[(T-1)*K*M : T*K*M]
 	for i := range last {
 		last[i] = 1
 	}
 	for t := T - 2; t >= 0; t-- {
-		for k := 0; k < K; k++ {
+		for k := first(from, t); k < K; k++ {
 			r, n := (t*K+k)*M, ((t+1)*K+k)*M
 			backwardStep(beta[r:r+M], beta[n:n+M], psi[n:n+M], et, scale[(t+1)*K+k])
 		}
 	}
+}
+
+// first is from[t], or 0 when from is empty: the first sequence of a
+// lockstep batch whose row t is computed.
+func first(from []int32, t int) int {
+	if len(from) == 0 {
+		return 0
+	}
+	return int(from[t])
 }
 
 func transitionsGeneric[F float](g, e, alpha, beta, psi, scale, work []F, T, M int) {

@@ -100,10 +100,44 @@ func Backward(beta, scale, psi, et []float64, T, M int) {
 // (K×M times M×M). The layouts interleave the sequences by position: psi and
 // alpha are T×K×M (row t·K+k is sequence k at position t) and scale is T×K.
 // Sequence k's results equal Forward's on its own rows, up to rounding.
-func ForwardBatch(alpha, scale, psi, e []float64, T, K, M int) {
-	if fbArgs("ForwardBatch", "alpha", "e", len(alpha), len(scale), len(psi), len(e), area("ForwardBatch", T, K), M) {
-		cur().forwardBatch(alpha, scale, psi, e, T, K, M)
+//
+// Sequences of different lengths share a batch (in order of length,
+// shortest first) when from is T long: step t computes row t of sequences
+// from[t].. only, the ones before being past their ends, and leaves the
+// others' rows as they are. from must not decrease and is at most K;
+// from[0] is ignored (row 0 is every sequence's). An empty from runs every
+// sequence over all T rows.
+func ForwardBatch(alpha, scale, psi, e []float64, from []int32, T, K, M int) {
+	if fbArgs("ForwardBatch", "alpha", "e", len(alpha), len(scale), len(psi), len(e), area("ForwardBatch", T, K), M) &&
+		fromArgs("ForwardBatch", from, T, K, false) {
+		cur().forwardBatch(alpha, scale, psi, e, from, T, K, M)
 	}
+}
+
+// fromArgs checks a batch kernel's from (see ForwardBatch and
+// BackwardBatch): empty, or T long, at most K, monotone (not decreasing
+// in t forwards, not increasing backwards) over the rows it applies to.
+func fromArgs(kernel string, from []int32, T, K int, backward bool) bool {
+	if len(from) == 0 {
+		return true
+	}
+	if len(from) != T {
+		panic(fmt.Sprintf("kernels: %s: len(from) = %d, want 0 or T = %d", kernel, len(from), T))
+	}
+	lo, hi := 1, T // the rows from applies to
+	if backward {
+		lo, hi = 0, T-1
+	}
+	for t := lo; t < hi; t++ {
+		f := from[t]
+		if f < 0 || int(f) > K {
+			panic(fmt.Sprintf("kernels: %s: from[%d] = %d, want 0..K = %d", kernel, t, f, K))
+		}
+		if t > lo && (!backward && f < from[t-1] || backward && f > from[t-1]) {
+			panic(fmt.Sprintf("kernels: %s: from[%d] = %d after %d: not monotone", kernel, t, f, from[t-1]))
+		}
+	}
+	return true
 }
 
 // Transitions adds a sequence's expected transition counts to g (M×M):

@@ -75,10 +75,11 @@ func Backward32(beta, scale, psi, et []float32, T, M int) {
 // ForwardBatch32 is ForwardBatch in float32: K sequences of length T in
 // lockstep (psi and alpha T×K×M, row t·K+k is sequence k at position t;
 // scale T×K). Sequence k's results equal Forward32's on its own rows, up to
-// rounding.
-func ForwardBatch32(alpha, scale, psi, e []float32, T, K, M int) {
-	if fbArgs("ForwardBatch32", "alpha", "e", len(alpha), len(scale), len(psi), len(e), area("ForwardBatch32", T, K), M) {
-		cur().forwardBatch32(alpha, scale, psi, e, T, K, M)
+// rounding. from as for ForwardBatch.
+func ForwardBatch32(alpha, scale, psi, e []float32, from []int32, T, K, M int) {
+	if fbArgs("ForwardBatch32", "alpha", "e", len(alpha), len(scale), len(psi), len(e), area("ForwardBatch32", T, K), M) &&
+		fromArgs("ForwardBatch32", from, T, K, false) {
+		cur().forwardBatch32(alpha, scale, psi, e, from, T, K, M)
 	}
 }
 

@@ -783,11 +783,11 @@ func TestForwardBatch32(t *testing.T) {
 				e[r.IntN(M*M)] = 0
 			}
 			want64a, want64s := make([]float64, T*K*M), make([]float64, T*K)
-			forwardBatchGeneric(want64a, want64s, psi, e, T, K, M)
+			forwardBatchGeneric(want64a, want64s, psi, e, nil, T, K, M)
 			for _, p := range append([]*impl{generic}, asmImpls(t)...) {
 				abuf, a := guarded32(T*K*M, nil)
 				sbuf, s := guarded32(T*K, nil)
-				p.forwardBatch32(a, s, to32(psi), to32(e), T, K, M)
+				p.forwardBatch32(a, s, to32(psi), to32(e), nil, T, K, M)
 				checkGuards32(t, p.name+" forwardBatch32 alpha", abuf)
 				checkGuards32(t, p.name+" forwardBatch32 scale", sbuf)
 				what := fmt.Sprintf("%s forwardBatch32 T=%d K=%d M=%d", p.name, T, K, M)

@@ -27,19 +27,34 @@ func single[F float](pass func(out, scale, psi, e []F, T, M, K int)) func(out, s
 }
 
 // strided keeps a lockstep batch's interleaved layout and runs pass (a
-// forward or backward kernel taking the stride K) on each sequence, so
-// each sequence's results are exactly those of the kernel on it alone.
-func strided[F float](pass func(out, scale, psi, e []F, T, M, K int)) func(out, scale, psi, e []F, T, K, M int) {
-	return func(out, scale, psi, e []F, T, K, M int) {
+// forward kernel taking the stride K) on each sequence, so each
+// sequence's results are exactly those of the kernel on it alone: on its
+// rows 0.. up to the first step from leaves it out (from is monotone).
+func strided[F float](pass func(out, scale, psi, e []F, T, M, K int)) func(out, scale, psi, e []F, from []int32, T, K, M int) {
+	return func(out, scale, psi, e []F, from []int32, T, K, M int) {
 		for k := 0; k < K; k++ {
-			pass(out[k*M:], scale[k:], psi[k*M:], e, T, M, K)
+			L := 1
+			for L < T && first(from, L) <= k {
+				L++
+			}
+			pass(out[k*M:], scale[k:], psi[k*M:], e, L, M, K)
 		}
 	}
 }
 
-// withWork drops BackwardBatch's work, which the NEON kernels do not use.
-func withWork[F float](f func(beta, scale, psi, et []F, T, K, M int)) func(beta, scale, psi, et, work []F, T, K, M int) {
-	return func(beta, scale, psi, et, _ []F, T, K, M int) { f(beta, scale, psi, et, T, K, M) }
+// stridedBack is strided for a backward kernel, which drops BackwardBatch's
+// work: sequence k runs from row T−1 down to the last step from gives it.
+func stridedBack[F float](pass func(out, scale, psi, e []F, T, M, K int)) func(out, scale, psi, e, work []F, from []int32, T, K, M int) {
+	return func(out, scale, psi, e, _ []F, from []int32, T, K, M int) {
+		for k := 0; k < K; k++ {
+			S := T - 1
+			for S > 0 && first(from, S-1) <= k {
+				S--
+			}
+			r := S*K + k
+			pass(out[r*M:], scale[r:], psi[r*M:], e, T-S, M, K)
+		}
+	}
 }
 
 // backwardNEON runs Backward on a sequence whose rows are K·M apart in beta

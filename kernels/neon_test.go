@@ -421,11 +421,11 @@ func TestNEONForwardBatch(t *testing.T) {
 			what := fmt.Sprintf("T=%d K=%d M=%d", T, K, M)
 			abuf, alpha := guarded(T*K*M, nil)
 			sbuf, scale := guarded(T*K, nil)
-			neonImpl.forwardBatch(alpha, scale, psi, e, T, K, M)
+			neonImpl.forwardBatch(alpha, scale, psi, e, nil, T, K, M)
 			checkGuards(t, what+" alpha", abuf)
 			checkGuards(t, what+" scale", sbuf)
 			wa, ws := make([]float64, T*K*M), make([]float64, T*K)
-			forwardBatchGeneric(wa, ws, psi, e, T, K, M)
+			forwardBatchGeneric(wa, ws, psi, e, nil, T, K, M)
 			// As for Forward: only the order of each row's sum differs.
 			checkClose(t, what+" scale", scale, ws, 1e-10, 0)
 			checkClose(t, what+" alpha", alpha, wa, 1e-10, 1e-300)

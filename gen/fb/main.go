@@ -727,6 +727,11 @@ func packPanel(i *ISA, src string, row0, rows, j0l, pb Mem, v, nbMax int, m Mask
 // row of each in the slot blk, and runs body(kb) for a block of kb rows.
 func blockLoop(i *ISA, tag string, blk Mem, limit string, kbMax int, body func(kb int)) {
 	MOVQ(U32(0), blk)
+	blockLoopFrom(i, tag, blk, limit, kbMax, body)
+}
+
+// blockLoopFrom is blockLoop from the row the caller put in the slot blk.
+func blockLoopFrom(i *ISA, tag string, blk Mem, limit string, kbMax int, body func(kb int)) {
 	loop, end := newLabel(i, tag), newLabel(i, tag+"end")
 	Label(loop)
 	k0 := ldq(blk)
@@ -1205,12 +1210,16 @@ func genBatch(i *ISA, bwd bool) {
 	if bwd {
 		E = "et"
 		fn = i.Fn("backwardBatch")
-		Kernel(fn, 0, i.Sig("func(beta, scale, psi, et, work []%s, T, K, M, ib int)"), "is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,", "ib ≥ 1; work holds K·M elements.")
+		Kernel(fn, 0, i.Sig("func(beta, scale, psi, et, work []%s, from []int32, T, K, M, ib int)"), "is BackwardBatch with the rows of Eᵀ taken ib at a time; T, K, M,", "ib ≥ 1; work holds K·M elements; from is empty or T long.")
 	} else {
-		Kernel(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, T, K, M, ib int)"), "is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1.")
+		Kernel(fn, 0, i.Sig("func(alpha, scale, psi, e []%s, from []int32, T, K, M, ib int)"), "is ForwardBatch with the rows of E taken ib at a time (so that a", "block of E stays in cache while every sequence uses it); T, K, M, ib ≥ 1;", "from is empty or T long.")
 	}
 	kbMax, nbMax := gemmShape(i)
 	tl, kl, i0l, k0l, j0l, rl, nil_ := local(), local(), local(), local(), local(), local(), local()
+	// froml: the first sequence of the step's row (from[row], 0 if from
+	// is empty); the sequences before it are done (past their ends, or
+	// not yet begun backwards) and their rows left as they are.
+	froml := local()
 	prevl, curl := local(), local()
 	pb := panel(batchPanelRows * nbMax * i.Bytes)
 	// rowl: 1 when a row's product is in registers whole. One chunk of
@@ -1283,6 +1292,12 @@ func genBatch(i *ISA, bwd bool) {
 			ADDQ(KM8, be)
 			w := Load(Param("work").Base(), GP64())
 			MOVQ(w, prevl)
+			{
+				row := Load(Param("T"), GP64())
+				DECQ(row)
+				SUBQ(ldq(tl), row)
+				firstOf(i, row, froml)
+			}
 			// After the first step whole rows have work's w already.
 			form, skip := newLabel2(i, "bwform"), newLabel2(i, "bwskip")
 			f := ldq(rowl)
@@ -1291,11 +1306,21 @@ func genBatch(i *ISA, bwd bool) {
 			CMPQ(t, U8(1))
 			JA(LabelRef(skip))
 			Label(form)
+			// w for the sequences from froml on: rows from·M on.
+			f0 := ldq(froml)
 			KM := Load(Param("K"), GP64())
+			SUBQ(f0, KM)
 			IMULQ(Load(Param("M"), GP64()), KM)
+			IMULQ(Load(Param("M"), GP64()), f0)
+			SHLQ(U8(i.Shift()), f0)
+			w = ldq(prevl)
+			ADDQ(f0, w)
+			ADDQ(f0, ps)
+			ADDQ(f0, be)
 			mulRows(i, "bw", w, ps, be, KM.(reg.GPVirtual), nil)
 			Label(skip)
 		} else {
+			firstOf(i, t, froml)
 			// prev = alpha + (t−1)·K·M·8, cur = prev + K·M·8
 			DECQ(t)
 			IMULQ(KM8, t)
@@ -1328,7 +1353,8 @@ func genBatch(i *ISA, bwd bool) {
 			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
 			// aligned panel; every sequence then reads it from L1.
 			packPanel(i, E, i0l, nil_, j0l, pb, v, nbMax, m)
-			blockLoop(i, "kb", k0l, "K", kbMax, func(kbv int) {
+			MOVQ(ldq(froml), k0l)
+			blockLoopFrom(i, "kb", k0l, "K", kbMax, func(kbv int) {
 				m := i.TailMask(ldq(rl))
 				M8 := rowBytes(i)
 				i0 := ldq(i0l)
@@ -1407,7 +1433,7 @@ func genBatch(i *ISA, bwd bool) {
 			f := ldq(rowl)
 			TESTQ(f, f)
 			JNZ(LabelRef(tnext))
-			MOVQ(U32(0), kl)
+			MOVQ(ldq(froml), kl)
 			countLoop(i, "bscale", kl, "K", func(k reg.GPVirtual) {
 				// scale index (T−tl)·K + k
 				si := Load(Param("T"), GP64())
@@ -1432,7 +1458,7 @@ func genBatch(i *ISA, bwd bool) {
 		f := ldq(rowl)
 		TESTQ(f, f)
 		JNZ(LabelRef(normDone))
-		MOVQ(U32(0), kl)
+		MOVQ(ldq(froml), kl)
 		countLoop(i, "norm", kl, "K", func(k reg.GPVirtual) {
 			M := Load(Param("M"), GP64())
 			off := GP64()
@@ -1461,6 +1487,21 @@ func genBatch(i *ISA, bwd bool) {
 		Label(normDone)
 	})
 	Ret()
+}
+
+// firstOf stores in the slot dst from[row] (param from, []int32), or 0
+// when from is empty.
+func firstOf(i *ISA, row reg.Register, dst Mem) {
+	f := GP64()
+	MOVQ(U32(0), f)
+	none := newLabel2(i, "fromnone")
+	n := Load(Param("from").Len(), GP64())
+	TESTQ(n, n)
+	JZ(LabelRef(none))
+	p := Load(Param("from").Base(), GP64())
+	MOVLQZX(Mem{Base: p, Index: row, Scale: 4}, f)
+	Label(none)
+	MOVQ(f, dst)
 }
 
 // wholeRows finishes ForwardBatch's rows k0+k of step t (slots k0l, tl)

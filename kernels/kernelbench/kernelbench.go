@@ -90,7 +90,7 @@ func New(kernel string, m int) (c Case, ok bool) {
 		c.Setup = func() func() {
 			psi, e := probs(r, T*K*m), probs(r, m*m)
 			alpha, scale := make([]float64, T*K*m), make([]float64, T*K)
-			return func() { kernels.ForwardBatch(alpha, scale, psi, e, T, K, m) }
+			return func() { kernels.ForwardBatch(alpha, scale, psi, e, nil, T, K, m) }
 		}
 	case "transitions":
 		c.Flops = (T-1)*(2*M*M+3*M) + 2*M*M
@@ -201,21 +201,21 @@ func new32(c Case, kernel string, m int, r *rand.Rand) (Case, bool) {
 		c.Setup = func() func() {
 			psi, e := probs(r, T*K*m), probs(r, m*m)
 			alpha, scale := make([]float64, T*K*m), make([]float64, T*K)
-			kernels.ForwardBatch(alpha, scale, psi, e, T, K, m)
+			kernels.ForwardBatch(alpha, scale, psi, e, nil, T, K, m)
 			if kernel == "backward_lockstep" {
 				beta, work := make([]float64, T*K*m), make([]float64, K*m)
-				return func() { kernels.BackwardBatch(beta, scale, psi, e, work, T, K, m) }
+				return func() { kernels.BackwardBatch(beta, scale, psi, e, work, nil, T, K, m) }
 			}
 			psi32, e32, scale32 := to32(psi), to32(e), to32(scale)
 			beta, work := make([]float32, T*K*m), make([]float32, K*m)
-			return func() { kernels.BackwardBatch32(beta, scale32, psi32, e32, work, T, K, m) }
+			return func() { kernels.BackwardBatch32(beta, scale32, psi32, e32, work, nil, T, K, m) }
 		}
 	case "forward_lockstep32":
 		c.Positions, c.Flops = T*K, T*K*dense
 		c.Setup = func() func() {
 			psi, e := to32(probs(r, T*K*m)), to32(probs(r, m*m))
 			alpha, scale := make([]float32, T*K*m), make([]float32, T*K)
-			return func() { kernels.ForwardBatch32(alpha, scale, psi, e, T, K, m) }
+			return func() { kernels.ForwardBatch32(alpha, scale, psi, e, nil, T, K, m) }
 		}
 	case "transitions32":
 		c.Flops = (T-1)*(2*M*M+3*M) + 2*M*M
