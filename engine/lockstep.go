@@ -274,11 +274,18 @@ func (lb *lockGroup[E]) backward(f *scaledForm[E], T, K, M int) {
 	}
 }
 
+// lockCounts is how many transitions (all chains') a lockstep group counts
+// in one call of TransitionsBatch: each call reads and writes the M×M
+// counts, so fewer, longer calls pay (float32 NLL, B = 32, M = 128,
+// lengths 25–50: from 64, ×0.95), and the sum in E is flushed after each
+// one (float32: within 3.7e-7 of float64 there, TestFloat32Counts).
+const lockCounts = 256
+
 // countsChunked adds the group's transition counts into c a few rows at a
-// time (countChunk transitions or so per sum, as AddCounts does), with the
-// number of real transitions, flushing into dst.
+// time (lockCounts transitions or so per call, or c's flush interval if
+// longer), with the number of real transitions, flushing into dst.
 func (lb *lockGroup[E]) countsChunked(e []E, c *Counts[E], dst []float64, T, K, M int) {
-	step := max(1, countChunk/K) // transitions per chain per call
+	step := max(1, max(lockCounts, c.every())/K) // transitions per chain per call
 	for a := 0; a < T-1; a += step {
 		n := min(step, T-1-a) + 1 // rows a..a+n−1
 		kTransitionsBatch(c.g, e, lb.alpha[a*K*M:(a+n)*K*M], lb.beta[a*K*M:(a+n)*K*M], lb.psi[a*K*M:(a+n)*K*M],

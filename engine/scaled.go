@@ -239,11 +239,14 @@ type Counts[E Float] struct {
 }
 
 // full reports whether c holds enough transitions to flush.
-func (c *Counts[E]) full() bool {
+func (c *Counts[E]) full() bool { return c.n >= c.every() }
+
+// every is how many transitions c sums before a flush.
+func (c *Counts[E]) every() int {
 	if c.Every > 0 {
-		return c.n >= c.Every
+		return c.Every
 	}
-	return c.n >= countChunk
+	return countChunk
 }
 
 func (c *Counts[E]) size(M int) {
