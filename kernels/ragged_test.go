@@ -18,7 +18,7 @@ const raggedSentinel = -3.25
 // keep what it held.
 func TestBatchRagged(t *testing.T) {
 	r := newRand(61)
-	for _, M := range []int{1, 3, 8, 9, 16, 17, 23, 33, 45, 64, 70, 130} {
+	for _, M := range []int{1, 3, 8, 9, 16, 17, 23, 33, 45, 64, 70, 128, 130} {
 		for _, TK := range [][2]int{{1, 1}, {2, 3}, {3, 2}, {7, 5}, {9, 13}, {50, 7}} {
 			T, K := TK[0], TK[1]
 			if testing.Short() && M > 45 && T*K > 40 {

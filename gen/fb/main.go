@@ -1349,10 +1349,9 @@ func genBatch(i *ISA, bwd bool) {
 			CMOVQGT(M, ni)
 			MOVQ(ni, nil_)
 		}
-		chunkLoop(i, "jc", j0l, rl, nbMax, func(v int, m Mask) {
-			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
-			// aligned panel; every sequence then reads it from L1.
-			packPanel(i, E, i0l, nil_, j0l, pb, v, nbMax, m)
+		// blocks runs the product's blocks of sequences for the chunk (v
+		// vectors, the last under m) from the panel, or from E in place.
+		blocks := func(v int, m Mask, direct bool) {
 			MOVQ(ldq(froml), k0l)
 			blockLoopFrom(i, "kb", k0l, "K", kbMax, func(kbv int) {
 				m := i.TailMask(ldq(rl))
@@ -1366,10 +1365,21 @@ func genBatch(i *ISA, bwd bool) {
 				sk3 := GP64()
 				LEAQ(Mem{Base: M8, Index: M8, Scale: 2}, sk3)
 				p2 := kaddr2(p, M8, kbv)
-				q := ldq(pb)
+				var q reg.GPVirtual
+				var s2 Op = U32(v * i.Bytes)
+				if direct {
+					// q = E + i0·M·8 + j0·8, rows M·8 apart
+					q = ldq(i0l)
+					IMULQ(M8, q)
+					ADDQ(Load(Param(E).Base(), GP64()), q)
+					LEAQ(Mem{Base: q, Index: ldq(j0l), Scale: i.Sc()}, q)
+					s2 = M8
+				} else {
+					q = ldq(pb)
+				}
 				n := ldq(nil_)
 				cv := chunkVecs{i: i, n: v, m: m}
-				b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: q, s2: U32(v * i.Bytes), n: n,
+				b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: q, s2: s2, n: n,
 					bcast: func(k int, dst reg.VecVirtual) { i.VBROADCAST(kaddr(p, p2, M8, sk3, k, 0), dst) },
 					step: func() {
 						ADDQ(U8(i.Size), p)
@@ -1417,6 +1427,23 @@ func genBatch(i *ISA, bwd bool) {
 				}
 				Label(done)
 			})
+		}
+		chunkLoop(i, "jc", j0l, rl, nbMax, func(v int, m Mask) {
+			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
+			// aligned panel; every sequence then reads it from L1. When M
+			// is a multiple of the width, E is read in place instead.
+			direct, after := newLabel2(i, "edirect"), newLabel2(i, "eafter")
+			{
+				M := Load(Param("M"), GP64())
+				TESTQ(U32(i.W-1), M)
+				JZ(LabelRef(direct))
+			}
+			packPanel(i, E, i0l, nil_, j0l, pb, v, nbMax, m)
+			blocks(v, m, false)
+			JMP(LabelRef(after))
+			Label(direct)
+			blocks(v, m, true)
+			Label(after)
 		})
 		{
 			i0 := ldq(i0l)
