@@ -1221,7 +1221,10 @@ func genBatch(i *ISA, bwd bool) {
 	// not yet begun backwards) and their rows left as they are.
 	froml := local()
 	prevl, curl := local(), local()
-	pb := panel(batchPanelRows * nbMax * i.Bytes)
+	var pb Mem // E's panel (AVX-512 reads E in place)
+	if !i.Is512() {
+		pb = panel(batchPanelRows * nbMax * i.Bytes)
+	}
 	// rowl: 1 when a row's product is in registers whole. One chunk of
 	// columns and one panel of rows: each block then holds whole rows of
 	// α'_t, which it finishes itself (Ψ, the scale and the division;
@@ -1379,7 +1382,9 @@ func genBatch(i *ISA, bwd bool) {
 				}
 				n := ldq(nil_)
 				cv := chunkVecs{i: i, n: v, m: m}
-				b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: true}, q: q, s2: s2, n: n,
+				// E in place on AVX-512: its last vector masked.
+				padded := !direct || !i.Is512()
+				b := &block{kb: kbv, chains: 1, cols: chunkVecs{i: i, n: v, m: m, padded: padded}, q: q, s2: s2, n: n,
 					bcast: func(k int, dst reg.VecVirtual) { i.VBROADCAST(kaddr(p, p2, M8, sk3, k, 0), dst) },
 					step: func() {
 						ADDQ(U8(i.Size), p)
@@ -1432,6 +1437,11 @@ func genBatch(i *ISA, bwd bool) {
 			// Pack rows i0..i0+ni of E, columns j0.. (v vectors), into the
 			// aligned panel; every sequence then reads it from L1. When M
 			// is a multiple of the width, E is read in place instead.
+			// AVX-512 reads it in place at every M, the tail under a mask.
+			if i.Is512() {
+				blocks(v, m, true)
+				return
+			}
 			direct, after := newLabel2(i, "edirect"), newLabel2(i, "eafter")
 			{
 				M := Load(Param("M"), GP64())
