@@ -39,8 +39,8 @@ func setVar[V any](p *V, v V) func() {
 // Benchmarks of one batch B=32, T=50 (lengths 25–50) on one thread, as in
 // `simdcrf-bench layer`: Benchmark<Op>/M=<labels>/<type>. From
 // engine.LockstepLabels on, <type>-single runs every sequence alone (the
-// lockstep path off) and float32-lockstep forces the lockstep path on
-// float32 batches, for the choices lockstep.go makes.
+// lockstep path off) and <type>-lockstep forces the lockstep path on, for
+// the choices lockstep.go makes.
 func benchLayer(b *testing.B, op string) {
 	for _, M := range benchLabels {
 		p := newProblem(uint64(M), M, 32, 50, 2)
@@ -64,6 +64,10 @@ func benchLayer(b *testing.B, op string) {
 		b.Run(fmt.Sprintf("M=%d/float32-lockstep", M), func(b *testing.B) {
 			defer setVar(&lockstepMin32, 0)()
 			runOp(b, crfOf[float32](p), batchOf[float32](p), p, op)
+		})
+		b.Run(fmt.Sprintf("M=%d/float64-lockstep", M), func(b *testing.B) {
+			defer setVar(&lockstepMin64, 0)()
+			runOp(b, crfOf[float64](p), batchOf[float64](p), p, op)
 		})
 	}
 }
