@@ -18,13 +18,30 @@ import (
 var useLockstep = true
 
 // lockstepMin64 is the label count from which float64 batches take the
-// lockstep path. The engine's own threshold (engine.LockstepLabels = 64,
-// chains of 24) is too low for the layer's batches (B = 32, lengths 25–50,
-// NLL with every gradient). BenchmarkNLL and BenchmarkMarginals, float64
-// against float64-single, one thread, CPU time (cpu-ns/op), medians of 5
-// runs in alternating order, load 5–8: NLL ×0.96 at M = 128, ×1.06 at 192,
-// ×1.25 at 256, ×1.74 at 512; Marginals ×0.97, ×1.05, ×1.20, ×2.21.
-var lockstepMin64 = 256
+// lockstep path; it depends on the CPU (lockstepMin64For).
+var lockstepMin64 = lockstepMin64For(kernels.Impl())
+
+// lockstepMin64For is lockstepMin64 on kernel tier impl. The engine's own
+// threshold (engine.LockstepLabels = 64, chains of 24) is too low for the
+// layer's batches (B = 32, lengths 25–50, NLL with every gradient).
+// BenchmarkNLL and BenchmarkMarginals, float64-lockstep against
+// float64-single, one thread, CPU time (cpu-ns/op):
+//   - before the batch kernels skipped padding and read E in place
+//     (medians of 5 runs in alternating order, load 5–8): NLL ×0.96 at
+//     M = 128, ×1.06 at 192, ×1.25 at 256, ×1.74 at 512; Marginals ×0.97,
+//     ×1.05, ×1.20, ×2.21;
+//   - after, Intel Xeon, least of 3 (-layer.labels 64,96,128,192): avx512
+//     NLL ×0.87 at M = 64, ×1.30 at 96, ×1.32 at 128, ×1.43 at 192;
+//     Marginals ×0.88, ×1.57, ×1.66, ×1.80. Its avx2 tier (SIMDCRF_KERNELS
+//     =avx2): NLL ×1.12 at 96, ×1.15 at 128, ×1.16 at 192; Marginals
+//     ×1.29, ×1.33, ×1.41. AVX2 keeps 256 until measured on the AMD EPYC,
+//     where the earlier figures came from.
+func lockstepMin64For(impl string) int {
+	if impl == "avx512" {
+		return 96
+	}
+	return 256
+}
 
 // lockstepMin32 is the label count from which float32 batches run in
 // lockstep on the float32 batch kernels (lockstep32.go) instead of the
