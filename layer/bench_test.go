@@ -43,11 +43,7 @@ func setVar[V any](p *V, v V) func() {
 // the choices lockstep.go makes.
 func benchLayer(b *testing.B, op string) {
 	for _, M := range benchLabels {
-		p := newProblem(uint64(M), M, 32, 50, 2)
-		for k := range p.lengths {
-			p.lengths[k] = int32(25 + (k*26)/32)
-		}
-		p.lengths[0] = 50
+		p := benchProblem(M)
 		b.Run(fmt.Sprintf("M=%d/float32", M), func(b *testing.B) { runOp(b, crfOf[float32](p), batchOf[float32](p), p, op) })
 		b.Run(fmt.Sprintf("M=%d/float64", M), func(b *testing.B) { runOp(b, crfOf[float64](p), batchOf[float64](p), p, op) })
 		if M < engine.LockstepLabels {
@@ -70,6 +66,17 @@ func benchLayer(b *testing.B, op string) {
 			runOp(b, crfOf[float64](p), batchOf[float64](p), p, op)
 		})
 	}
+}
+
+// benchProblem is the benchmarks' batch at M labels: B = 32, T = 50,
+// lengths 25–50 (as simdcrf-bench layer's).
+func benchProblem(M int) *problem {
+	p := newProblem(uint64(M), M, 32, 50, 2)
+	for k := range p.lengths {
+		p.lengths[k] = int32(25 + (k*26)/32)
+	}
+	p.lengths[0] = 50
+	return p
 }
 
 func runOp[F float32 | float64](b *testing.B, c *CRF[F], bt Batch[F], p *problem, op string) {

@@ -70,6 +70,21 @@ func newProblem(seed uint64, M, B, T int, sd float64) *problem {
 	return p
 }
 
+// roundedTwins returns p's CRF and batch in float64 and in float32, the
+// float64 ones holding the float32 values (the float32 problem is the
+// float64 one rounded), so that results differ by the arithmetic alone.
+func roundedTwins(p *problem) (*CRF[float64], *CRF[float32], Batch[float64], Batch[float32]) {
+	c64, c32 := crfOf[float64](p), crfOf[float32](p)
+	for k, v := range c32.Trans {
+		c64.Trans[k] = float64(v)
+	}
+	b64, b32 := batchOf[float64](p), batchOf[float32](p)
+	for k, v := range b32.Emissions {
+		b64.Emissions[k] = float64(v)
+	}
+	return c64, c32, b64, b32
+}
+
 func crfOf[F float32 | float64](p *problem) *CRF[F] {
 	c := New[F](p.M)
 	for k, v := range p.trans {
@@ -448,15 +463,7 @@ func TestGradient(t *testing.T) {
 // TestFloat32 checks float32 results against float64 on a larger batch.
 func TestFloat32(t *testing.T) {
 	p := newProblem(5, 45, 8, 50, 3)
-	c64, c32 := crfOf[float64](p), crfOf[float32](p)
-	// The float32 problem is the float64 one rounded.
-	for k, v := range c32.Trans {
-		c64.Trans[k] = float64(v)
-	}
-	b64, b32 := batchOf[float64](p), batchOf[float32](p)
-	for k, v := range b32.Emissions {
-		b64.Emissions[k] = float64(v)
-	}
+	c64, c32, b64, b32 := roundedTwins(p)
 	M, B, T := p.M, p.B, p.T
 	g64 := &Grad[float64]{Emissions: make([]float64, B*T*M), Trans: make([]float64, M*M), Start: make([]float64, M), End: make([]float64, M)}
 	g32 := &Grad[float32]{Emissions: make([]float32, B*T*M), Trans: make([]float32, M*M), Start: make([]float32, M), End: make([]float32, M)}
@@ -1171,20 +1178,9 @@ func TestFloat32Long(t *testing.T) {
 // 256 3.7e-7 (go test -run Float32Counts -v ./layer, Intel Xeon AVX-512).
 func TestFloat32Counts(t *testing.T) {
 	for _, M := range []int{45, 128} {
-		p := newProblem(uint64(M), M, 32, 50, 2)
-		for k := range p.lengths {
-			p.lengths[k] = int32(25 + (k*26)/32)
-		}
-		p.lengths[0] = 50
+		p := benchProblem(M)
 		B, T := p.B, p.T
-		c64, c32 := crfOf[float64](p), crfOf[float32](p)
-		for k, v := range c32.Trans {
-			c64.Trans[k] = float64(v)
-		}
-		b64, b32 := batchOf[float64](p), batchOf[float32](p)
-		for k, v := range b32.Emissions {
-			b64.Emissions[k] = float64(v)
-		}
+		c64, c32, b64, b32 := roundedTwins(p)
 		g32 := &Grad[float32]{Emissions: make([]float32, B*T*M), Trans: make([]float32, M*M), Start: make([]float32, M), End: make([]float32, M)}
 		g64 := &Grad[float64]{Emissions: make([]float64, B*T*M), Trans: make([]float64, M*M), Start: make([]float64, M), End: make([]float64, M)}
 		c32.Threads, c64.Threads = 1, 1

@@ -140,14 +140,7 @@ func TestLockstep(t *testing.T) {
 func TestLockstepFloat32(t *testing.T) {
 	p := lockProblem(t, 32, 23, 12)
 	M, B, T := p.M, p.B, p.T
-	c64, c32 := crfOf[float64](p), crfOf[float32](p)
-	for k, v := range c32.Trans {
-		c64.Trans[k] = float64(v)
-	}
-	b64, b32 := batchOf[float64](p), batchOf[float32](p)
-	for k, v := range b32.Emissions {
-		b64.Emissions[k] = float64(v)
-	}
+	c64, c32, b64, b32 := roundedTwins(p)
 	useLockstep = false
 	want := runNLL(t, c64, b64, p, ReduceMean)
 	wantM, wantZ := make([]float64, B*T*M), make([]float64, B)
