@@ -6,11 +6,15 @@ package kernels
 // scratch space of at least K·M elements. Sequence k's β equals Backward's
 // on its own rows, up to rounding.
 //
-// Sequences aligned at the end (AlignBatchEnd), shortest first, skip their
-// padding when from is T long: the step to row t computes sequences
-// from[t].. only and leaves the others' rows as they are. from must not
-// increase and is at most K; from[T−1] is ignored (row T−1 is every
-// sequence's). An empty from runs every sequence over all T rows.
+// Sequences of different lengths, shortest first, skip their padding when
+// from is T long: the step to row t computes sequences from[t].. only and
+// leaves the others' rows as they are. Aligned at the end (AlignBatchEnd),
+// from does not increase: a sequence starts at the first step that takes
+// it. Aligned at the start, as ForwardBatch leaves them, from does not
+// decrease: a sequence of length L < T takes the steps to rows L−2 .. 0,
+// and the caller sets its row L−1 to 1. from is at most K; from[T−1] is
+// ignored (row T−1, set to 1, is every sequence's). An empty from runs
+// every sequence over all T rows.
 func BackwardBatch(beta, scale, psi, et, work []float64, from []int32, T, K, M int) {
 	if backwardBatchArgs("BackwardBatch", len(beta), len(scale), len(psi), len(et), len(work), T, K, M) &&
 		fromArgs("BackwardBatch", from, T, K, true) {

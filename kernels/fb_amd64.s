@@ -5348,11 +5348,11 @@ fbAVX2_btend_229:
 
 // func forwardBatchAVX2(alpha []float64, scale []float64, psi []float64, e []float64, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·forwardBatchAVX2(SB), $6304-152
-	LEAQ 80(SP), AX
+TEXT ·forwardBatchAVX2(SB), $6320-152
+	LEAQ 96(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 6288(SP)
+	MOVQ AX, 6304(SP)
 	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x0000000c
@@ -5365,7 +5365,7 @@ TEXT ·forwardBatchAVX2(SB), $6304-152
 	MOVQ $0x00000001, AX
 
 fbAVX2_rowno_x1:
-	MOVQ AX, 6296(SP)
+	MOVQ AX, 6312(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX2_k0_258:
@@ -5495,9 +5495,9 @@ fbAVX2_fromnone_x2:
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 64(SP)
+	MOVQ  DX, 80(SP)
 	ADDQ  CX, DX
-	MOVQ  DX, 72(SP)
+	MOVQ  DX, 88(SP)
 	MOVQ  $0x00000000, 16(SP)
 
 fbAVX2_i0_264:
@@ -5555,7 +5555,7 @@ fbAVX2_full_268:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -5599,9 +5599,9 @@ fbAVX2_kb_274:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -5637,8 +5637,8 @@ fbAVX2_loop_280:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x5
 	MOVQ         16(SP), DX
@@ -5767,9 +5767,9 @@ fbAVX2_case2_278:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -5798,8 +5798,8 @@ fbAVX2_loop_282:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x7
 	MOVQ         16(SP), DX
@@ -5898,9 +5898,9 @@ fbAVX2_case1_277:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -5919,8 +5919,8 @@ fbAVX2_loop_284:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x9
 	MOVQ         16(SP), AX
@@ -6012,7 +6012,7 @@ fbAVX2_kb_286:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -6055,8 +6055,8 @@ fbAVX2_loop_292:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x11
 	MOVQ         16(SP), DX
@@ -6185,7 +6185,7 @@ fbAVX2_case2_290:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -6221,8 +6221,8 @@ fbAVX2_loop_294:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x13
 	MOVQ         16(SP), DX
@@ -6321,7 +6321,7 @@ fbAVX2_case1_289:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -6347,8 +6347,8 @@ fbAVX2_loop_296:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x15
 	MOVQ         16(SP), AX
@@ -6430,7 +6430,7 @@ fbAVX2_case2_271:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -6472,9 +6472,9 @@ fbAVX2_kb_299:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -6503,8 +6503,8 @@ fbAVX2_loop_305:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x19
 	MOVQ         16(SP), DX
@@ -6615,9 +6615,9 @@ fbAVX2_case2_303:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -6641,8 +6641,8 @@ fbAVX2_loop_307:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x21
 	MOVQ         16(SP), DX
@@ -6729,9 +6729,9 @@ fbAVX2_case1_302:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -6748,8 +6748,8 @@ fbAVX2_loop_309:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x23
 	MOVQ         16(SP), AX
@@ -6835,7 +6835,7 @@ fbAVX2_kb_311:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -6871,8 +6871,8 @@ fbAVX2_loop_317:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x25
 	MOVQ         16(SP), DX
@@ -6983,7 +6983,7 @@ fbAVX2_case2_315:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -7014,8 +7014,8 @@ fbAVX2_loop_319:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x27
 	MOVQ         16(SP), DX
@@ -7102,7 +7102,7 @@ fbAVX2_case1_314:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -7126,8 +7126,8 @@ fbAVX2_loop_321:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x29
 	MOVQ         16(SP), AX
@@ -7203,7 +7203,7 @@ fbAVX2_case1_270:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -7243,9 +7243,9 @@ fbAVX2_kb_324:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -7267,8 +7267,8 @@ fbAVX2_loop_330:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x33
 	MOVQ         16(SP), DX
@@ -7361,9 +7361,9 @@ fbAVX2_case2_328:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -7382,8 +7382,8 @@ fbAVX2_loop_332:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x35
 	MOVQ         16(SP), DX
@@ -7458,9 +7458,9 @@ fbAVX2_case1_327:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
@@ -7475,8 +7475,8 @@ fbAVX2_loop_334:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x37
 	MOVQ         16(SP), AX
@@ -7556,7 +7556,7 @@ fbAVX2_kb_336:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -7585,8 +7585,8 @@ fbAVX2_loop_342:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x39
 	MOVQ         16(SP), DX
@@ -7679,7 +7679,7 @@ fbAVX2_case2_340:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -7705,8 +7705,8 @@ fbAVX2_loop_344:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x41
 	MOVQ         16(SP), DX
@@ -7781,7 +7781,7 @@ fbAVX2_case1_339:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -7803,8 +7803,8 @@ fbAVX2_loop_346:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x43
 	MOVQ         16(SP), AX
@@ -7869,7 +7869,7 @@ fbAVX2_jcend_267:
 	JMP  fbAVX2_i0_264
 
 fbAVX2_i0end_265:
-	MOVQ  6296(SP), AX
+	MOVQ  6312(SP), AX
 	TESTQ AX, AX
 	JNZ   fbAVX2_normdone_x45
 	MOVQ  56(SP), AX
@@ -7882,7 +7882,7 @@ fbAVX2_norm_348:
 	JAE    fbAVX2_normend_349
 	MOVQ   M+136(FP), CX
 	IMULQ  CX, AX
-	MOVQ   72(SP), DX
+	MOVQ   88(SP), DX
 	LEAQ   (DX)(AX*8), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -7952,7 +7952,7 @@ fbAVX2_mulsum_350_AVX2_end:
 	VMOVSD       fbone<>+0(SB), X1
 	VDIVSD       X0, X1, X1
 	VBROADCASTSD X1, Y0
-	MOVQ         72(SP), AX
+	MOVQ         88(SP), AX
 	MOVQ         8(SP), CX
 	MOVQ         M+136(FP), DX
 	IMULQ        DX, CX
@@ -15695,7 +15695,7 @@ fbAVX512_btend_535:
 
 // func forwardBatchAVX512(alpha []float64, scale []float64, psi []float64, e []float64, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV
-TEXT ·forwardBatchAVX512(SB), $88-152
+TEXT ·forwardBatchAVX512(SB), $104-152
 	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000020
@@ -15708,7 +15708,7 @@ TEXT ·forwardBatchAVX512(SB), $88-152
 	MOVQ $0x00000001, AX
 
 fbAVX512_rowno_x46:
-	MOVQ AX, 80(SP)
+	MOVQ AX, 96(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX512_k0_645:
@@ -15838,9 +15838,9 @@ fbAVX512_fromnone_x47:
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 64(SP)
+	MOVQ  DX, 80(SP)
 	ADDQ  CX, DX
-	MOVQ  DX, 72(SP)
+	MOVQ  DX, 88(SP)
 	MOVQ  $0x00000000, 16(SP)
 
 fbAVX512_i0_651:
@@ -15920,7 +15920,7 @@ fbAVX512_kb_661:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -15999,9 +15999,9 @@ fbAVX512_loop_670:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x48
 	MOVQ         16(SP), SI
@@ -16262,7 +16262,7 @@ fbAVX512_case5_668:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -16332,9 +16332,9 @@ fbAVX512_loop_672:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x50
 	MOVQ         16(SP), SI
@@ -16558,7 +16558,7 @@ fbAVX512_case4_667:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -16617,8 +16617,8 @@ fbAVX512_loop_674:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x52
 	MOVQ         16(SP), BX
@@ -16804,7 +16804,7 @@ fbAVX512_case3_666:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -16854,8 +16854,8 @@ fbAVX512_loop_676:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x54
 	MOVQ         16(SP), DX
@@ -17004,7 +17004,7 @@ fbAVX512_case2_665:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -17045,8 +17045,8 @@ fbAVX512_loop_678:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x56
 	MOVQ         16(SP), DX
@@ -17158,7 +17158,7 @@ fbAVX512_case1_664:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -17187,8 +17187,8 @@ fbAVX512_loop_680:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX512_whole_x58
 	MOVQ         16(SP), AX
@@ -17296,7 +17296,7 @@ fbAVX512_kb_682:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -17362,9 +17362,9 @@ fbAVX512_loop_691:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x60
 	MOVQ         16(SP), SI
@@ -17589,7 +17589,7 @@ fbAVX512_case5_689:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -17648,9 +17648,9 @@ fbAVX512_loop_693:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x62
 	MOVQ         16(SP), SI
@@ -17844,7 +17844,7 @@ fbAVX512_case4_688:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -17894,8 +17894,8 @@ fbAVX512_loop_695:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x64
 	MOVQ         16(SP), BX
@@ -18057,7 +18057,7 @@ fbAVX512_case3_687:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -18100,8 +18100,8 @@ fbAVX512_loop_697:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x66
 	MOVQ         16(SP), DX
@@ -18232,7 +18232,7 @@ fbAVX512_case2_686:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -18268,8 +18268,8 @@ fbAVX512_loop_699:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x68
 	MOVQ         16(SP), DX
@@ -18369,7 +18369,7 @@ fbAVX512_case1_685:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -18396,8 +18396,8 @@ fbAVX512_loop_701:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX512_whole_x70
 	MOVQ         16(SP), AX
@@ -18499,7 +18499,7 @@ fbAVX512_kb_703:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -18552,9 +18552,9 @@ fbAVX512_loop_712:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x72
 	MOVQ         16(SP), SI
@@ -18743,7 +18743,7 @@ fbAVX512_case5_710:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -18791,9 +18791,9 @@ fbAVX512_loop_714:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x74
 	MOVQ         16(SP), SI
@@ -18957,7 +18957,7 @@ fbAVX512_case4_709:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -18998,8 +18998,8 @@ fbAVX512_loop_716:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x76
 	MOVQ         16(SP), BX
@@ -19137,7 +19137,7 @@ fbAVX512_case3_708:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -19173,8 +19173,8 @@ fbAVX512_loop_718:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x78
 	MOVQ         16(SP), DX
@@ -19287,7 +19287,7 @@ fbAVX512_case2_707:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -19318,8 +19318,8 @@ fbAVX512_loop_720:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x80
 	MOVQ         16(SP), DX
@@ -19407,7 +19407,7 @@ fbAVX512_case1_706:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -19432,8 +19432,8 @@ fbAVX512_loop_722:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX512_whole_x82
 	MOVQ         16(SP), AX
@@ -19529,7 +19529,7 @@ fbAVX512_kb_724:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -19569,9 +19569,9 @@ fbAVX512_loop_733:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x84
 	MOVQ         16(SP), SI
@@ -19724,7 +19724,7 @@ fbAVX512_case5_731:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -19761,9 +19761,9 @@ fbAVX512_loop_735:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x86
 	MOVQ         16(SP), SI
@@ -19897,7 +19897,7 @@ fbAVX512_case4_730:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -19929,8 +19929,8 @@ fbAVX512_loop_737:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x88
 	MOVQ         16(SP), BX
@@ -20044,7 +20044,7 @@ fbAVX512_case3_729:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -20073,8 +20073,8 @@ fbAVX512_loop_739:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x90
 	MOVQ         16(SP), DX
@@ -20169,7 +20169,7 @@ fbAVX512_case2_728:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -20195,8 +20195,8 @@ fbAVX512_loop_741:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x92
 	MOVQ         16(SP), DX
@@ -20272,7 +20272,7 @@ fbAVX512_case1_727:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -20295,8 +20295,8 @@ fbAVX512_loop_743:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX512_whole_x94
 	MOVQ         16(SP), AX
@@ -20361,7 +20361,7 @@ fbAVX512_jcend_654:
 	JMP  fbAVX512_i0_651
 
 fbAVX512_i0end_652:
-	MOVQ  80(SP), AX
+	MOVQ  96(SP), AX
 	TESTQ AX, AX
 	JNZ   fbAVX512_normdone_x96
 	MOVQ  56(SP), AX
@@ -20374,7 +20374,7 @@ fbAVX512_norm_745:
 	JAE    fbAVX512_normend_746
 	MOVQ   M+136(FP), CX
 	IMULQ  CX, AX
-	MOVQ   72(SP), DX
+	MOVQ   88(SP), DX
 	LEAQ   (DX)(AX*8), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -20444,7 +20444,7 @@ fbAVX512_mulsum_747_AVX512_end:
 	VMOVSD        fbone<>+0(SB), X0
 	VDIVSD        X1, X0, X0
 	VBROADCASTSD  X0, Z0
-	MOVQ          72(SP), AX
+	MOVQ          88(SP), AX
 	MOVQ          8(SP), CX
 	MOVQ          M+136(FP), DX
 	IMULQ         DX, CX
@@ -23502,11 +23502,11 @@ shiftRowsAVX512_AVX512_next:
 
 // func backwardBatchAVX2(beta []float64, scale []float64, psi []float64, et []float64, work []float64, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·backwardBatchAVX2(SB), $6304-176
-	LEAQ 80(SP), AX
+TEXT ·backwardBatchAVX2(SB), $6320-176
+	LEAQ 96(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 6288(SP)
+	MOVQ AX, 6304(SP)
 	MOVQ M+160(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x0000000c
@@ -23519,7 +23519,7 @@ TEXT ·backwardBatchAVX2(SB), $6304-176
 	MOVQ $0x00000001, AX
 
 fbAVX2_rowno_x97:
-	MOVQ         AX, 6296(SP)
+	MOVQ         AX, 6312(SP)
 	MOVQ         K+152(FP), AX
 	MOVQ         M+160(FP), CX
 	IMULQ        CX, AX
@@ -23569,10 +23569,10 @@ fbAVX2_t_827:
 	MOVQ    beta_base+0(FP), SI
 	ADDQ    DX, SI
 	SUBQ    CX, SI
-	MOVQ    SI, 72(SP)
+	MOVQ    SI, 88(SP)
 	ADDQ    CX, SI
 	MOVQ    work_base+96(FP), CX
-	MOVQ    CX, 64(SP)
+	MOVQ    CX, 80(SP)
 	MOVQ    T+144(FP), CX
 	DECQ    CX
 	MOVQ    (SP), DX
@@ -23586,22 +23586,28 @@ fbAVX2_t_827:
 
 fbAVX2_fromnone_x98:
 	MOVQ  DX, 56(SP)
-	MOVQ  6296(SP), CX
-	TESTQ CX, CX
+	MOVQ  K+152(FP), CX
+	MOVQ  6312(SP), DX
+	TESTQ DX, DX
 	JZ    fbAVX2_bwform_x99
 	CMPQ  AX, $0x01
-	JA    fbAVX2_bwskip_x100
+	JBE   fbAVX2_bwform_x99
+	MOVQ  72(SP), CX
 
 fbAVX2_bwform_x99:
+	MOVQ  CX, 64(SP)
 	MOVQ  56(SP), AX
-	MOVQ  K+152(FP), CX
+	MOVQ  AX, 72(SP)
+	MOVQ  56(SP), AX
+	MOVQ  64(SP), CX
 	SUBQ  AX, CX
+	JLE   fbAVX2_bwskip_x100
 	MOVQ  M+160(FP), DX
 	IMULQ DX, CX
 	MOVQ  M+160(FP), DX
 	IMULQ DX, AX
 	SHLQ  $0x03, AX
-	MOVQ  64(SP), DX
+	MOVQ  80(SP), DX
 	ADDQ  AX, DX
 	ADDQ  AX, BX
 	ADDQ  AX, SI
@@ -23705,7 +23711,7 @@ fbAVX2_full_834:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -23749,9 +23755,9 @@ fbAVX2_kb_840:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -23787,8 +23793,8 @@ fbAVX2_loop_846:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x103
 	MOVQ         16(SP), DX
@@ -23908,9 +23914,9 @@ fbAVX2_case2_844:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -23939,8 +23945,8 @@ fbAVX2_loop_848:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x105
 	MOVQ         16(SP), DX
@@ -24035,9 +24041,9 @@ fbAVX2_case1_843:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -24056,8 +24062,8 @@ fbAVX2_loop_850:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x107
 	MOVQ         16(SP), AX
@@ -24150,7 +24156,7 @@ fbAVX2_kb_852:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -24193,8 +24199,8 @@ fbAVX2_loop_858:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x109
 	MOVQ         16(SP), DX
@@ -24314,7 +24320,7 @@ fbAVX2_case2_856:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -24350,8 +24356,8 @@ fbAVX2_loop_860:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x111
 	MOVQ         16(SP), DX
@@ -24446,7 +24452,7 @@ fbAVX2_case1_855:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -24472,8 +24478,8 @@ fbAVX2_loop_862:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x113
 	MOVQ         16(SP), AX
@@ -24556,7 +24562,7 @@ fbAVX2_case2_837:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -24598,9 +24604,9 @@ fbAVX2_kb_865:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -24629,8 +24635,8 @@ fbAVX2_loop_871:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x117
 	MOVQ         16(SP), DX
@@ -24729,9 +24735,9 @@ fbAVX2_case2_869:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -24755,8 +24761,8 @@ fbAVX2_loop_873:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x119
 	MOVQ         16(SP), DX
@@ -24837,9 +24843,9 @@ fbAVX2_case1_868:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -24856,8 +24862,8 @@ fbAVX2_loop_875:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x121
 	MOVQ         16(SP), AX
@@ -24943,7 +24949,7 @@ fbAVX2_kb_877:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -24979,8 +24985,8 @@ fbAVX2_loop_883:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x123
 	MOVQ         16(SP), DX
@@ -25079,7 +25085,7 @@ fbAVX2_case2_881:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -25110,8 +25116,8 @@ fbAVX2_loop_885:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x125
 	MOVQ         16(SP), DX
@@ -25192,7 +25198,7 @@ fbAVX2_case1_880:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -25216,8 +25222,8 @@ fbAVX2_loop_887:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x127
 	MOVQ         16(SP), AX
@@ -25293,7 +25299,7 @@ fbAVX2_case1_836:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*8), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -25333,9 +25339,9 @@ fbAVX2_kb_890:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -25357,8 +25363,8 @@ fbAVX2_loop_896:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x131
 	MOVQ         16(SP), DX
@@ -25436,9 +25442,9 @@ fbAVX2_case2_894:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -25457,8 +25463,8 @@ fbAVX2_loop_898:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x133
 	MOVQ         16(SP), DX
@@ -25525,9 +25531,9 @@ fbAVX2_case1_893:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
@@ -25542,8 +25548,8 @@ fbAVX2_loop_900:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x135
 	MOVQ         16(SP), AX
@@ -25622,7 +25628,7 @@ fbAVX2_kb_902:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -25651,8 +25657,8 @@ fbAVX2_loop_908:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x137
 	MOVQ         16(SP), DX
@@ -25730,7 +25736,7 @@ fbAVX2_case2_906:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -25756,8 +25762,8 @@ fbAVX2_loop_910:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x139
 	MOVQ         16(SP), DX
@@ -25824,7 +25830,7 @@ fbAVX2_case1_905:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -25846,8 +25852,8 @@ fbAVX2_loop_912:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x141
 	MOVQ         16(SP), AX
@@ -25911,7 +25917,7 @@ fbAVX2_jcend_833:
 	JMP  fbAVX2_i0_830
 
 fbAVX2_i0end_831:
-	MOVQ  6296(SP), AX
+	MOVQ  6312(SP), AX
 	TESTQ AX, AX
 	JNZ   fbAVX2_bsdone_x143
 	MOVQ  56(SP), AX
@@ -25935,7 +25941,7 @@ fbAVX2_bscale_914:
 	MOVQ         M+160(FP), AX
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
-	MOVQ         72(SP), DX
+	MOVQ         88(SP), DX
 	LEAQ         (DX)(CX*8), DX
 	XORQ         CX, CX
 	MOVQ         AX, BX
@@ -25993,7 +25999,7 @@ fbAVX2_tend_828:
 
 // func backwardBatchAVX512(beta []float64, scale []float64, psi []float64, et []float64, work []float64, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV
-TEXT ·backwardBatchAVX512(SB), $88-176
+TEXT ·backwardBatchAVX512(SB), $104-176
 	MOVQ M+160(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000020
@@ -26006,7 +26012,7 @@ TEXT ·backwardBatchAVX512(SB), $88-176
 	MOVQ $0x00000001, AX
 
 fbAVX512_rowno_x144:
-	MOVQ         AX, 80(SP)
+	MOVQ         AX, 96(SP)
 	MOVQ         K+152(FP), AX
 	MOVQ         M+160(FP), CX
 	IMULQ        CX, AX
@@ -26055,10 +26061,10 @@ fbAVX512_t_918:
 	MOVQ    beta_base+0(FP), SI
 	ADDQ    DX, SI
 	SUBQ    CX, SI
-	MOVQ    SI, 72(SP)
+	MOVQ    SI, 88(SP)
 	ADDQ    CX, SI
 	MOVQ    work_base+96(FP), CX
-	MOVQ    CX, 64(SP)
+	MOVQ    CX, 80(SP)
 	MOVQ    T+144(FP), CX
 	DECQ    CX
 	MOVQ    (SP), DX
@@ -26072,22 +26078,28 @@ fbAVX512_t_918:
 
 fbAVX512_fromnone_x145:
 	MOVQ  DX, 56(SP)
-	MOVQ  80(SP), CX
-	TESTQ CX, CX
+	MOVQ  K+152(FP), CX
+	MOVQ  96(SP), DX
+	TESTQ DX, DX
 	JZ    fbAVX512_bwform_x146
 	CMPQ  AX, $0x01
-	JA    fbAVX512_bwskip_x147
+	JBE   fbAVX512_bwform_x146
+	MOVQ  72(SP), CX
 
 fbAVX512_bwform_x146:
+	MOVQ  CX, 64(SP)
 	MOVQ  56(SP), AX
-	MOVQ  K+152(FP), CX
+	MOVQ  AX, 72(SP)
+	MOVQ  56(SP), AX
+	MOVQ  64(SP), CX
 	SUBQ  AX, CX
+	JLE   fbAVX512_bwskip_x147
 	MOVQ  M+160(FP), DX
 	IMULQ DX, CX
 	MOVQ  M+160(FP), DX
 	IMULQ DX, AX
 	SHLQ  $0x03, AX
-	MOVQ  64(SP), DX
+	MOVQ  80(SP), DX
 	ADDQ  AX, DX
 	ADDQ  AX, BX
 	ADDQ  AX, SI
@@ -26212,7 +26224,7 @@ fbAVX512_kb_931:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -26291,9 +26303,9 @@ fbAVX512_loop_940:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x148
 	MOVQ         16(SP), SI
@@ -26531,7 +26543,7 @@ fbAVX512_case5_938:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -26601,9 +26613,9 @@ fbAVX512_loop_942:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x150
 	MOVQ         16(SP), SI
@@ -26809,7 +26821,7 @@ fbAVX512_case4_937:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -26868,8 +26880,8 @@ fbAVX512_loop_944:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x152
 	MOVQ         16(SP), BX
@@ -27041,7 +27053,7 @@ fbAVX512_case3_936:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -27091,8 +27103,8 @@ fbAVX512_loop_946:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x154
 	MOVQ         16(SP), DX
@@ -27232,7 +27244,7 @@ fbAVX512_case2_935:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -27273,8 +27285,8 @@ fbAVX512_loop_948:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x156
 	MOVQ         16(SP), DX
@@ -27382,7 +27394,7 @@ fbAVX512_case1_934:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -27411,8 +27423,8 @@ fbAVX512_loop_950:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x158
 	MOVQ         16(SP), AX
@@ -27521,7 +27533,7 @@ fbAVX512_kb_952:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -27587,9 +27599,9 @@ fbAVX512_loop_961:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x160
 	MOVQ         16(SP), SI
@@ -27785,7 +27797,7 @@ fbAVX512_case5_959:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -27844,9 +27856,9 @@ fbAVX512_loop_963:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x162
 	MOVQ         16(SP), SI
@@ -28017,7 +28029,7 @@ fbAVX512_case4_958:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -28067,8 +28079,8 @@ fbAVX512_loop_965:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x164
 	MOVQ         16(SP), BX
@@ -28212,7 +28224,7 @@ fbAVX512_case3_957:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -28255,8 +28267,8 @@ fbAVX512_loop_967:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x166
 	MOVQ         16(SP), DX
@@ -28375,7 +28387,7 @@ fbAVX512_case2_956:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -28411,8 +28423,8 @@ fbAVX512_loop_969:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x168
 	MOVQ         16(SP), DX
@@ -28506,7 +28518,7 @@ fbAVX512_case1_955:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -28533,8 +28545,8 @@ fbAVX512_loop_971:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x170
 	MOVQ         16(SP), AX
@@ -28636,7 +28648,7 @@ fbAVX512_kb_973:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -28689,9 +28701,9 @@ fbAVX512_loop_982:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x172
 	MOVQ         16(SP), SI
@@ -28845,7 +28857,7 @@ fbAVX512_case5_980:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -28893,9 +28905,9 @@ fbAVX512_loop_984:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x174
 	MOVQ         16(SP), SI
@@ -29031,7 +29043,7 @@ fbAVX512_case4_979:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -29072,8 +29084,8 @@ fbAVX512_loop_986:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x176
 	MOVQ         16(SP), BX
@@ -29189,7 +29201,7 @@ fbAVX512_case3_978:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -29225,8 +29237,8 @@ fbAVX512_loop_988:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x178
 	MOVQ         16(SP), DX
@@ -29324,7 +29336,7 @@ fbAVX512_case2_977:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -29355,8 +29367,8 @@ fbAVX512_loop_990:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x180
 	MOVQ         16(SP), DX
@@ -29436,7 +29448,7 @@ fbAVX512_case1_976:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -29461,8 +29473,8 @@ fbAVX512_loop_992:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x182
 	MOVQ         16(SP), AX
@@ -29557,7 +29569,7 @@ fbAVX512_kb_994:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*8), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -29597,9 +29609,9 @@ fbAVX512_loop_1003:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x184
 	MOVQ         16(SP), SI
@@ -29711,7 +29723,7 @@ fbAVX512_case5_1001:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -29748,9 +29760,9 @@ fbAVX512_loop_1005:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x186
 	MOVQ         16(SP), SI
@@ -29851,7 +29863,7 @@ fbAVX512_case4_1000:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -29883,8 +29895,8 @@ fbAVX512_loop_1007:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*8), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x188
 	MOVQ         16(SP), BX
@@ -29972,7 +29984,7 @@ fbAVX512_case3_999:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -30001,8 +30013,8 @@ fbAVX512_loop_1009:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x190
 	MOVQ         16(SP), DX
@@ -30079,7 +30091,7 @@ fbAVX512_case2_998:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -30105,8 +30117,8 @@ fbAVX512_loop_1011:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x192
 	MOVQ         16(SP), DX
@@ -30172,7 +30184,7 @@ fbAVX512_case1_997:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*8), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -30195,8 +30207,8 @@ fbAVX512_loop_1013:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*8), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x194
 	MOVQ         16(SP), AX
@@ -30259,7 +30271,7 @@ fbAVX512_jcend_924:
 	JMP  fbAVX512_i0_921
 
 fbAVX512_i0end_922:
-	MOVQ  80(SP), AX
+	MOVQ  96(SP), AX
 	TESTQ AX, AX
 	JNZ   fbAVX512_bsdone_x196
 	MOVQ  56(SP), AX
@@ -30283,7 +30295,7 @@ fbAVX512_bscale_1015:
 	MOVQ         M+160(FP), AX
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
-	MOVQ         72(SP), DX
+	MOVQ         88(SP), DX
 	LEAQ         (DX)(CX*8), DX
 	XORQ         CX, CX
 	MOVQ         AX, BX
@@ -34821,11 +34833,11 @@ GLOBL rowsnegmax32<>(SB), RODATA|NOPTR, $4
 
 // func forwardBatch32AVX2(alpha []float32, scale []float32, psi []float32, e []float32, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·forwardBatch32AVX2(SB), $6304-152
-	LEAQ 80(SP), AX
+TEXT ·forwardBatch32AVX2(SB), $6320-152
+	LEAQ 96(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 6288(SP)
+	MOVQ AX, 6304(SP)
 	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000018
@@ -34838,7 +34850,7 @@ TEXT ·forwardBatch32AVX2(SB), $6304-152
 	MOVQ $0x00000001, AX
 
 fbAVX2_rowno_x197:
-	MOVQ AX, 6296(SP)
+	MOVQ AX, 6312(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX2_k0_1220:
@@ -34970,9 +34982,9 @@ fbAVX2_fromnone_x198:
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 64(SP)
+	MOVQ  DX, 80(SP)
 	ADDQ  CX, DX
-	MOVQ  DX, 72(SP)
+	MOVQ  DX, 88(SP)
 	MOVQ  $0x00000000, 16(SP)
 
 fbAVX2_i0_1226:
@@ -35030,7 +35042,7 @@ fbAVX2_full_1230:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -35074,9 +35086,9 @@ fbAVX2_kb_1236:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -35112,8 +35124,8 @@ fbAVX2_loop_1242:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x201
 	MOVQ         16(SP), DX
@@ -35248,9 +35260,9 @@ fbAVX2_case2_1240:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -35279,8 +35291,8 @@ fbAVX2_loop_1244:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x203
 	MOVQ         16(SP), DX
@@ -35383,9 +35395,9 @@ fbAVX2_case1_1239:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -35404,8 +35416,8 @@ fbAVX2_loop_1246:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x205
 	MOVQ         16(SP), AX
@@ -35499,7 +35511,7 @@ fbAVX2_kb_1248:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -35542,8 +35554,8 @@ fbAVX2_loop_1254:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x207
 	MOVQ         16(SP), DX
@@ -35678,7 +35690,7 @@ fbAVX2_case2_1252:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -35714,8 +35726,8 @@ fbAVX2_loop_1256:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x209
 	MOVQ         16(SP), DX
@@ -35818,7 +35830,7 @@ fbAVX2_case1_1251:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -35844,8 +35856,8 @@ fbAVX2_loop_1258:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x211
 	MOVQ         16(SP), AX
@@ -35929,7 +35941,7 @@ fbAVX2_case2_1233:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -35971,9 +35983,9 @@ fbAVX2_kb_1261:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -36002,8 +36014,8 @@ fbAVX2_loop_1267:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x215
 	MOVQ         16(SP), DX
@@ -36120,9 +36132,9 @@ fbAVX2_case2_1265:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -36146,8 +36158,8 @@ fbAVX2_loop_1269:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x217
 	MOVQ         16(SP), DX
@@ -36238,9 +36250,9 @@ fbAVX2_case1_1264:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -36257,8 +36269,8 @@ fbAVX2_loop_1271:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x219
 	MOVQ         16(SP), AX
@@ -36346,7 +36358,7 @@ fbAVX2_kb_1273:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -36382,8 +36394,8 @@ fbAVX2_loop_1279:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x221
 	MOVQ         16(SP), DX
@@ -36500,7 +36512,7 @@ fbAVX2_case2_1277:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -36531,8 +36543,8 @@ fbAVX2_loop_1281:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x223
 	MOVQ         16(SP), DX
@@ -36623,7 +36635,7 @@ fbAVX2_case1_1276:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -36647,8 +36659,8 @@ fbAVX2_loop_1283:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x225
 	MOVQ         16(SP), AX
@@ -36726,7 +36738,7 @@ fbAVX2_case1_1232:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -36766,9 +36778,9 @@ fbAVX2_kb_1286:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -36790,8 +36802,8 @@ fbAVX2_loop_1292:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x229
 	MOVQ         16(SP), DX
@@ -36890,9 +36902,9 @@ fbAVX2_case2_1290:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -36911,8 +36923,8 @@ fbAVX2_loop_1294:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x231
 	MOVQ         16(SP), DX
@@ -36991,9 +37003,9 @@ fbAVX2_case1_1289:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
@@ -37008,8 +37020,8 @@ fbAVX2_loop_1296:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x233
 	MOVQ         16(SP), AX
@@ -37091,7 +37103,7 @@ fbAVX2_kb_1298:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -37120,8 +37132,8 @@ fbAVX2_loop_1304:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x235
 	MOVQ         16(SP), DX
@@ -37220,7 +37232,7 @@ fbAVX2_case2_1302:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -37246,8 +37258,8 @@ fbAVX2_loop_1306:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x237
 	MOVQ         16(SP), DX
@@ -37326,7 +37338,7 @@ fbAVX2_case1_1301:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -37348,8 +37360,8 @@ fbAVX2_loop_1308:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX2_whole_x239
 	MOVQ         16(SP), AX
@@ -37416,7 +37428,7 @@ fbAVX2_jcend_1229:
 	JMP  fbAVX2_i0_1226
 
 fbAVX2_i0end_1227:
-	MOVQ  6296(SP), AX
+	MOVQ  6312(SP), AX
 	TESTQ AX, AX
 	JNZ   fbAVX2_normdone_x241
 	MOVQ  56(SP), AX
@@ -37429,7 +37441,7 @@ fbAVX2_norm_1310:
 	JAE    fbAVX2_normend_1311
 	MOVQ   M+136(FP), CX
 	IMULQ  CX, AX
-	MOVQ   72(SP), DX
+	MOVQ   88(SP), DX
 	LEAQ   (DX)(AX*4), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -37501,7 +37513,7 @@ fbAVX2_mulsum_1312_AVX2f32_end:
 	VMOVSS       fbone32<>+0(SB), X1
 	VDIVSS       X0, X1, X1
 	VBROADCASTSS X1, Y0
-	MOVQ         72(SP), AX
+	MOVQ         88(SP), AX
 	MOVQ         8(SP), CX
 	MOVQ         M+136(FP), DX
 	IMULQ        DX, CX
@@ -37562,11 +37574,11 @@ fbAVX2_tend_1225:
 
 // func backwardBatch32AVX2(beta []float32, scale []float32, psi []float32, et []float32, work []float32, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX2, CMOV, FMA3, MMX+
-TEXT ·backwardBatch32AVX2(SB), $6304-176
-	LEAQ 80(SP), AX
+TEXT ·backwardBatch32AVX2(SB), $6320-176
+	LEAQ 96(SP), AX
 	ADDQ $0x3f, AX
 	ANDQ $-64, AX
-	MOVQ AX, 6288(SP)
+	MOVQ AX, 6304(SP)
 	MOVQ M+160(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000018
@@ -37579,7 +37591,7 @@ TEXT ·backwardBatch32AVX2(SB), $6304-176
 	MOVQ $0x00000001, AX
 
 fbAVX2_rowno_x242:
-	MOVQ         AX, 6296(SP)
+	MOVQ         AX, 6312(SP)
 	MOVQ         K+152(FP), AX
 	MOVQ         M+160(FP), CX
 	IMULQ        CX, AX
@@ -37629,10 +37641,10 @@ fbAVX2_t_1315:
 	MOVQ    beta_base+0(FP), SI
 	ADDQ    DX, SI
 	SUBQ    CX, SI
-	MOVQ    SI, 72(SP)
+	MOVQ    SI, 88(SP)
 	ADDQ    CX, SI
 	MOVQ    work_base+96(FP), CX
-	MOVQ    CX, 64(SP)
+	MOVQ    CX, 80(SP)
 	MOVQ    T+144(FP), CX
 	DECQ    CX
 	MOVQ    (SP), DX
@@ -37646,22 +37658,28 @@ fbAVX2_t_1315:
 
 fbAVX2_fromnone_x243:
 	MOVQ  DX, 56(SP)
-	MOVQ  6296(SP), CX
-	TESTQ CX, CX
+	MOVQ  K+152(FP), CX
+	MOVQ  6312(SP), DX
+	TESTQ DX, DX
 	JZ    fbAVX2_bwform_x244
 	CMPQ  AX, $0x01
-	JA    fbAVX2_bwskip_x245
+	JBE   fbAVX2_bwform_x244
+	MOVQ  72(SP), CX
 
 fbAVX2_bwform_x244:
+	MOVQ  CX, 64(SP)
 	MOVQ  56(SP), AX
-	MOVQ  K+152(FP), CX
+	MOVQ  AX, 72(SP)
+	MOVQ  56(SP), AX
+	MOVQ  64(SP), CX
 	SUBQ  AX, CX
+	JLE   fbAVX2_bwskip_x245
 	MOVQ  M+160(FP), DX
 	IMULQ DX, CX
 	MOVQ  M+160(FP), DX
 	IMULQ DX, AX
 	SHLQ  $0x02, AX
-	MOVQ  64(SP), DX
+	MOVQ  80(SP), DX
 	ADDQ  AX, DX
 	ADDQ  AX, BX
 	ADDQ  AX, SI
@@ -37765,7 +37783,7 @@ fbAVX2_full_1322:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -37809,9 +37827,9 @@ fbAVX2_kb_1328:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -37847,8 +37865,8 @@ fbAVX2_loop_1334:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x248
 	MOVQ         16(SP), DX
@@ -37968,9 +37986,9 @@ fbAVX2_case2_1332:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -37999,8 +38017,8 @@ fbAVX2_loop_1336:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x250
 	MOVQ         16(SP), DX
@@ -38095,9 +38113,9 @@ fbAVX2_case1_1331:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -38116,8 +38134,8 @@ fbAVX2_loop_1338:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x252
 	MOVQ         16(SP), AX
@@ -38210,7 +38228,7 @@ fbAVX2_kb_1340:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -38253,8 +38271,8 @@ fbAVX2_loop_1346:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x254
 	MOVQ         16(SP), DX
@@ -38374,7 +38392,7 @@ fbAVX2_case2_1344:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -38410,8 +38428,8 @@ fbAVX2_loop_1348:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x256
 	MOVQ         16(SP), DX
@@ -38506,7 +38524,7 @@ fbAVX2_case1_1343:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -38532,8 +38550,8 @@ fbAVX2_loop_1350:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x258
 	MOVQ         16(SP), AX
@@ -38616,7 +38634,7 @@ fbAVX2_case2_1325:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -38658,9 +38676,9 @@ fbAVX2_kb_1353:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -38689,8 +38707,8 @@ fbAVX2_loop_1359:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x262
 	MOVQ         16(SP), DX
@@ -38789,9 +38807,9 @@ fbAVX2_case2_1357:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -38815,8 +38833,8 @@ fbAVX2_loop_1361:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x264
 	MOVQ         16(SP), DX
@@ -38897,9 +38915,9 @@ fbAVX2_case1_1356:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -38916,8 +38934,8 @@ fbAVX2_loop_1363:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x266
 	MOVQ         16(SP), AX
@@ -39003,7 +39021,7 @@ fbAVX2_kb_1365:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -39039,8 +39057,8 @@ fbAVX2_loop_1371:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x268
 	MOVQ         16(SP), DX
@@ -39139,7 +39157,7 @@ fbAVX2_case2_1369:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -39170,8 +39188,8 @@ fbAVX2_loop_1373:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x270
 	MOVQ         16(SP), DX
@@ -39252,7 +39270,7 @@ fbAVX2_case1_1368:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -39276,8 +39294,8 @@ fbAVX2_loop_1375:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x272
 	MOVQ         16(SP), AX
@@ -39353,7 +39371,7 @@ fbAVX2_case1_1324:
 	ADDQ    DX, CX
 	MOVQ    32(SP), DX
 	LEAQ    (CX)(DX*4), CX
-	MOVQ    6288(SP), DX
+	MOVQ    6304(SP), DX
 	MOVQ    48(SP), BX
 	MOVQ    DX, DX
 
@@ -39393,9 +39411,9 @@ fbAVX2_kb_1378:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -39417,8 +39435,8 @@ fbAVX2_loop_1384:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x276
 	MOVQ         16(SP), DX
@@ -39496,9 +39514,9 @@ fbAVX2_case2_1382:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 	VXORPD  Y2, Y2, Y2
@@ -39517,8 +39535,8 @@ fbAVX2_loop_1386:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x278
 	MOVQ         16(SP), DX
@@ -39585,9 +39603,9 @@ fbAVX2_case1_1381:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
-	MOVQ    6288(SP), CX
+	MOVQ    6304(SP), CX
 	MOVQ    48(SP), BX
 	VXORPD  Y1, Y1, Y1
 
@@ -39602,8 +39620,8 @@ fbAVX2_loop_1388:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x280
 	MOVQ         16(SP), AX
@@ -39682,7 +39700,7 @@ fbAVX2_kb_1390:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -39711,8 +39729,8 @@ fbAVX2_loop_1396:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x282
 	MOVQ         16(SP), DX
@@ -39790,7 +39808,7 @@ fbAVX2_case2_1394:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -39816,8 +39834,8 @@ fbAVX2_loop_1398:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x284
 	MOVQ         16(SP), DX
@@ -39884,7 +39902,7 @@ fbAVX2_case1_1393:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	MOVQ    16(SP), CX
 	IMULQ   AX, CX
@@ -39906,8 +39924,8 @@ fbAVX2_loop_1400:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         6296(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         6312(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX2_whole_x286
 	MOVQ         16(SP), AX
@@ -39971,7 +39989,7 @@ fbAVX2_jcend_1321:
 	JMP  fbAVX2_i0_1318
 
 fbAVX2_i0end_1319:
-	MOVQ  6296(SP), AX
+	MOVQ  6312(SP), AX
 	TESTQ AX, AX
 	JNZ   fbAVX2_bsdone_x288
 	MOVQ  56(SP), AX
@@ -39995,7 +40013,7 @@ fbAVX2_bscale_1402:
 	MOVQ         M+160(FP), AX
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
-	MOVQ         72(SP), DX
+	MOVQ         88(SP), DX
 	LEAQ         (DX)(CX*4), DX
 	XORQ         CX, CX
 	MOVQ         AX, BX
@@ -49762,7 +49780,7 @@ shiftRows32AVX512_AVX512f32_next:
 
 // func forwardBatch32AVX512(alpha []float32, scale []float32, psi []float32, e []float32, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV
-TEXT ·forwardBatch32AVX512(SB), $88-152
+TEXT ·forwardBatch32AVX512(SB), $104-152
 	MOVQ M+136(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000040
@@ -49775,7 +49793,7 @@ TEXT ·forwardBatch32AVX512(SB), $88-152
 	MOVQ $0x00000001, AX
 
 fbAVX512_rowno_x289:
-	MOVQ AX, 80(SP)
+	MOVQ AX, 96(SP)
 	MOVQ $0x00000000, 8(SP)
 
 fbAVX512_k0_1733:
@@ -49907,9 +49925,9 @@ fbAVX512_fromnone_x290:
 	IMULQ CX, AX
 	MOVQ  alpha_base+0(FP), DX
 	ADDQ  AX, DX
-	MOVQ  DX, 64(SP)
+	MOVQ  DX, 80(SP)
 	ADDQ  CX, DX
-	MOVQ  DX, 72(SP)
+	MOVQ  DX, 88(SP)
 	MOVQ  $0x00000000, 16(SP)
 
 fbAVX512_i0_1739:
@@ -49989,7 +50007,7 @@ fbAVX512_kb_1749:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -50068,9 +50086,9 @@ fbAVX512_loop_1758:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x291
 	MOVQ         16(SP), SI
@@ -50343,7 +50361,7 @@ fbAVX512_case5_1756:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -50413,9 +50431,9 @@ fbAVX512_loop_1760:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x293
 	MOVQ         16(SP), SI
@@ -50649,7 +50667,7 @@ fbAVX512_case4_1755:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -50708,8 +50726,8 @@ fbAVX512_loop_1762:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x295
 	MOVQ         16(SP), BX
@@ -50903,7 +50921,7 @@ fbAVX512_case3_1754:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -50953,8 +50971,8 @@ fbAVX512_loop_1764:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x297
 	MOVQ         16(SP), DX
@@ -51109,7 +51127,7 @@ fbAVX512_case2_1753:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -51150,8 +51168,8 @@ fbAVX512_loop_1766:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x299
 	MOVQ         16(SP), DX
@@ -51267,7 +51285,7 @@ fbAVX512_case1_1752:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -51296,8 +51314,8 @@ fbAVX512_loop_1768:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX512_whole_x301
 	MOVQ         16(SP), AX
@@ -51407,7 +51425,7 @@ fbAVX512_kb_1770:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -51473,9 +51491,9 @@ fbAVX512_loop_1779:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x303
 	MOVQ         16(SP), SI
@@ -51712,7 +51730,7 @@ fbAVX512_case5_1777:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -51771,9 +51789,9 @@ fbAVX512_loop_1781:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x305
 	MOVQ         16(SP), SI
@@ -51977,7 +51995,7 @@ fbAVX512_case4_1776:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -52027,8 +52045,8 @@ fbAVX512_loop_1783:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x307
 	MOVQ         16(SP), BX
@@ -52198,7 +52216,7 @@ fbAVX512_case3_1775:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -52241,8 +52259,8 @@ fbAVX512_loop_1785:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x309
 	MOVQ         16(SP), DX
@@ -52379,7 +52397,7 @@ fbAVX512_case2_1774:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -52415,8 +52433,8 @@ fbAVX512_loop_1787:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x311
 	MOVQ         16(SP), DX
@@ -52520,7 +52538,7 @@ fbAVX512_case1_1773:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -52547,8 +52565,8 @@ fbAVX512_loop_1789:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX512_whole_x313
 	MOVQ         16(SP), AX
@@ -52652,7 +52670,7 @@ fbAVX512_kb_1791:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -52705,9 +52723,9 @@ fbAVX512_loop_1800:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x315
 	MOVQ         16(SP), SI
@@ -52908,7 +52926,7 @@ fbAVX512_case5_1798:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -52956,9 +52974,9 @@ fbAVX512_loop_1802:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x317
 	MOVQ         16(SP), SI
@@ -53132,7 +53150,7 @@ fbAVX512_case4_1797:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -53173,8 +53191,8 @@ fbAVX512_loop_1804:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x319
 	MOVQ         16(SP), BX
@@ -53320,7 +53338,7 @@ fbAVX512_case3_1796:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -53356,8 +53374,8 @@ fbAVX512_loop_1806:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x321
 	MOVQ         16(SP), DX
@@ -53476,7 +53494,7 @@ fbAVX512_case2_1795:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -53507,8 +53525,8 @@ fbAVX512_loop_1808:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x323
 	MOVQ         16(SP), DX
@@ -53600,7 +53618,7 @@ fbAVX512_case1_1794:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -53625,8 +53643,8 @@ fbAVX512_loop_1810:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX512_whole_x325
 	MOVQ         16(SP), AX
@@ -53724,7 +53742,7 @@ fbAVX512_kb_1812:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -53764,9 +53782,9 @@ fbAVX512_loop_1821:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x327
 	MOVQ         16(SP), SI
@@ -53931,7 +53949,7 @@ fbAVX512_case5_1819:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -53968,9 +53986,9 @@ fbAVX512_loop_1823:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x329
 	MOVQ         16(SP), SI
@@ -54114,7 +54132,7 @@ fbAVX512_case4_1818:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -54146,8 +54164,8 @@ fbAVX512_loop_1825:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x331
 	MOVQ         16(SP), BX
@@ -54269,7 +54287,7 @@ fbAVX512_case3_1817:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -54298,8 +54316,8 @@ fbAVX512_loop_1827:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x333
 	MOVQ         16(SP), DX
@@ -54400,7 +54418,7 @@ fbAVX512_case2_1816:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -54426,8 +54444,8 @@ fbAVX512_loop_1829:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x335
 	MOVQ         16(SP), DX
@@ -54507,7 +54525,7 @@ fbAVX512_case1_1815:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -54530,8 +54548,8 @@ fbAVX512_loop_1831:
 	IMULQ        AX, CX
 	MOVQ         32(SP), AX
 	LEAQ         (CX)(AX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), AX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), AX
 	TESTQ        AX, AX
 	JNZ          fbAVX512_whole_x337
 	MOVQ         16(SP), AX
@@ -54598,7 +54616,7 @@ fbAVX512_jcend_1742:
 	JMP  fbAVX512_i0_1739
 
 fbAVX512_i0end_1740:
-	MOVQ  80(SP), AX
+	MOVQ  96(SP), AX
 	TESTQ AX, AX
 	JNZ   fbAVX512_normdone_x339
 	MOVQ  56(SP), AX
@@ -54611,7 +54629,7 @@ fbAVX512_norm_1833:
 	JAE    fbAVX512_normend_1834
 	MOVQ   M+136(FP), CX
 	IMULQ  CX, AX
-	MOVQ   72(SP), DX
+	MOVQ   88(SP), DX
 	LEAQ   (DX)(AX*4), DX
 	MOVQ   psi_base+48(FP), AX
 	ADDQ   DX, AX
@@ -54683,7 +54701,7 @@ fbAVX512_mulsum_1835_AVX512f32_end:
 	VMOVSS        fbone32<>+0(SB), X0
 	VDIVSS        X1, X0, X0
 	VBROADCASTSS  X0, Z0
-	MOVQ          72(SP), AX
+	MOVQ          88(SP), AX
 	MOVQ          8(SP), CX
 	MOVQ          M+136(FP), DX
 	IMULQ         DX, CX
@@ -54743,7 +54761,7 @@ fbAVX512_tend_1738:
 
 // func backwardBatch32AVX512(beta []float32, scale []float32, psi []float32, et []float32, work []float32, from []int32, T int, K int, M int, ib int)
 // Requires: AVX, AVX512DQ, AVX512F, BMI2, CMOV
-TEXT ·backwardBatch32AVX512(SB), $88-176
+TEXT ·backwardBatch32AVX512(SB), $104-176
 	MOVQ M+160(FP), CX
 	MOVQ $0x00000000, AX
 	CMPQ CX, $0x00000040
@@ -54756,7 +54774,7 @@ TEXT ·backwardBatch32AVX512(SB), $88-176
 	MOVQ $0x00000001, AX
 
 fbAVX512_rowno_x340:
-	MOVQ         AX, 80(SP)
+	MOVQ         AX, 96(SP)
 	MOVQ         K+152(FP), AX
 	MOVQ         M+160(FP), CX
 	IMULQ        CX, AX
@@ -54805,10 +54823,10 @@ fbAVX512_t_1838:
 	MOVQ    beta_base+0(FP), SI
 	ADDQ    DX, SI
 	SUBQ    CX, SI
-	MOVQ    SI, 72(SP)
+	MOVQ    SI, 88(SP)
 	ADDQ    CX, SI
 	MOVQ    work_base+96(FP), CX
-	MOVQ    CX, 64(SP)
+	MOVQ    CX, 80(SP)
 	MOVQ    T+144(FP), CX
 	DECQ    CX
 	MOVQ    (SP), DX
@@ -54822,22 +54840,28 @@ fbAVX512_t_1838:
 
 fbAVX512_fromnone_x341:
 	MOVQ  DX, 56(SP)
-	MOVQ  80(SP), CX
-	TESTQ CX, CX
+	MOVQ  K+152(FP), CX
+	MOVQ  96(SP), DX
+	TESTQ DX, DX
 	JZ    fbAVX512_bwform_x342
 	CMPQ  AX, $0x01
-	JA    fbAVX512_bwskip_x343
+	JBE   fbAVX512_bwform_x342
+	MOVQ  72(SP), CX
 
 fbAVX512_bwform_x342:
+	MOVQ  CX, 64(SP)
 	MOVQ  56(SP), AX
-	MOVQ  K+152(FP), CX
+	MOVQ  AX, 72(SP)
+	MOVQ  56(SP), AX
+	MOVQ  64(SP), CX
 	SUBQ  AX, CX
+	JLE   fbAVX512_bwskip_x343
 	MOVQ  M+160(FP), DX
 	IMULQ DX, CX
 	MOVQ  M+160(FP), DX
 	IMULQ DX, AX
 	SHLQ  $0x02, AX
-	MOVQ  64(SP), DX
+	MOVQ  80(SP), DX
 	ADDQ  AX, DX
 	ADDQ  AX, BX
 	ADDQ  AX, SI
@@ -54962,7 +54986,7 @@ fbAVX512_kb_1851:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -55041,9 +55065,9 @@ fbAVX512_loop_1860:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x344
 	MOVQ         16(SP), SI
@@ -55281,7 +55305,7 @@ fbAVX512_case5_1858:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -55351,9 +55375,9 @@ fbAVX512_loop_1862:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x346
 	MOVQ         16(SP), SI
@@ -55559,7 +55583,7 @@ fbAVX512_case4_1857:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -55618,8 +55642,8 @@ fbAVX512_loop_1864:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x348
 	MOVQ         16(SP), BX
@@ -55791,7 +55815,7 @@ fbAVX512_case3_1856:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -55841,8 +55865,8 @@ fbAVX512_loop_1866:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x350
 	MOVQ         16(SP), DX
@@ -55982,7 +56006,7 @@ fbAVX512_case2_1855:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -56023,8 +56047,8 @@ fbAVX512_loop_1868:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x352
 	MOVQ         16(SP), DX
@@ -56132,7 +56156,7 @@ fbAVX512_case1_1854:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -56161,8 +56185,8 @@ fbAVX512_loop_1870:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x354
 	MOVQ         16(SP), AX
@@ -56271,7 +56295,7 @@ fbAVX512_kb_1872:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -56337,9 +56361,9 @@ fbAVX512_loop_1881:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x356
 	MOVQ         16(SP), SI
@@ -56535,7 +56559,7 @@ fbAVX512_case5_1879:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -56594,9 +56618,9 @@ fbAVX512_loop_1883:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x358
 	MOVQ         16(SP), SI
@@ -56767,7 +56791,7 @@ fbAVX512_case4_1878:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -56817,8 +56841,8 @@ fbAVX512_loop_1885:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x360
 	MOVQ         16(SP), BX
@@ -56962,7 +56986,7 @@ fbAVX512_case3_1877:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -57005,8 +57029,8 @@ fbAVX512_loop_1887:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x362
 	MOVQ         16(SP), DX
@@ -57125,7 +57149,7 @@ fbAVX512_case2_1876:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -57161,8 +57185,8 @@ fbAVX512_loop_1889:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x364
 	MOVQ         16(SP), DX
@@ -57256,7 +57280,7 @@ fbAVX512_case1_1875:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -57283,8 +57307,8 @@ fbAVX512_loop_1891:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x366
 	MOVQ         16(SP), AX
@@ -57386,7 +57410,7 @@ fbAVX512_kb_1893:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -57439,9 +57463,9 @@ fbAVX512_loop_1902:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x368
 	MOVQ         16(SP), SI
@@ -57595,7 +57619,7 @@ fbAVX512_case5_1900:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -57643,9 +57667,9 @@ fbAVX512_loop_1904:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x370
 	MOVQ         16(SP), SI
@@ -57781,7 +57805,7 @@ fbAVX512_case4_1899:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -57822,8 +57846,8 @@ fbAVX512_loop_1906:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x372
 	MOVQ         16(SP), BX
@@ -57939,7 +57963,7 @@ fbAVX512_case3_1898:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -57975,8 +57999,8 @@ fbAVX512_loop_1908:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x374
 	MOVQ         16(SP), DX
@@ -58074,7 +58098,7 @@ fbAVX512_case2_1897:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -58105,8 +58129,8 @@ fbAVX512_loop_1910:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x376
 	MOVQ         16(SP), DX
@@ -58186,7 +58210,7 @@ fbAVX512_case1_1896:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -58211,8 +58235,8 @@ fbAVX512_loop_1912:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x378
 	MOVQ         16(SP), AX
@@ -58307,7 +58331,7 @@ fbAVX512_kb_1914:
 	MOVQ    24(SP), DX
 	IMULQ   AX, DX
 	LEAQ    (DX)(CX*4), DX
-	ADDQ    64(SP), DX
+	ADDQ    80(SP), DX
 	LEAQ    (AX)(AX*2), CX
 	LEAQ    (DX)(AX*4), BX
 	MOVQ    16(SP), SI
@@ -58347,9 +58371,9 @@ fbAVX512_loop_1923:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x380
 	MOVQ         16(SP), SI
@@ -58461,7 +58485,7 @@ fbAVX512_case5_1921:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	LEAQ   (DX)(AX*4), BX
 	MOVQ   16(SP), SI
@@ -58498,9 +58522,9 @@ fbAVX512_loop_1925:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
+	ADDQ         88(SP), DX
 	LEAQ         (DX)(AX*4), BX
-	MOVQ         80(SP), SI
+	MOVQ         96(SP), SI
 	TESTQ        SI, SI
 	JNZ          fbAVX512_whole_x382
 	MOVQ         16(SP), SI
@@ -58601,7 +58625,7 @@ fbAVX512_case4_1920:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), BX
 	IMULQ  AX, BX
@@ -58633,8 +58657,8 @@ fbAVX512_loop_1927:
 	IMULQ        AX, DX
 	MOVQ         32(SP), BX
 	LEAQ         (DX)(BX*4), DX
-	ADDQ         72(SP), DX
-	MOVQ         80(SP), BX
+	ADDQ         88(SP), DX
+	MOVQ         96(SP), BX
 	TESTQ        BX, BX
 	JNZ          fbAVX512_whole_x384
 	MOVQ         16(SP), BX
@@ -58722,7 +58746,7 @@ fbAVX512_case3_1919:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -58751,8 +58775,8 @@ fbAVX512_loop_1929:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x386
 	MOVQ         16(SP), DX
@@ -58829,7 +58853,7 @@ fbAVX512_case2_1918:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -58855,8 +58879,8 @@ fbAVX512_loop_1931:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x388
 	MOVQ         16(SP), DX
@@ -58922,7 +58946,7 @@ fbAVX512_case1_1917:
 	MOVQ   24(SP), DX
 	IMULQ  AX, DX
 	LEAQ   (DX)(CX*4), DX
-	ADDQ   64(SP), DX
+	ADDQ   80(SP), DX
 	LEAQ   (AX)(AX*2), CX
 	MOVQ   16(SP), CX
 	IMULQ  AX, CX
@@ -58945,8 +58969,8 @@ fbAVX512_loop_1933:
 	IMULQ        AX, CX
 	MOVQ         32(SP), DX
 	LEAQ         (CX)(DX*4), CX
-	ADDQ         72(SP), CX
-	MOVQ         80(SP), DX
+	ADDQ         88(SP), CX
+	MOVQ         96(SP), DX
 	TESTQ        DX, DX
 	JNZ          fbAVX512_whole_x390
 	MOVQ         16(SP), AX
@@ -59009,7 +59033,7 @@ fbAVX512_jcend_1844:
 	JMP  fbAVX512_i0_1841
 
 fbAVX512_i0end_1842:
-	MOVQ  80(SP), AX
+	MOVQ  96(SP), AX
 	TESTQ AX, AX
 	JNZ   fbAVX512_bsdone_x392
 	MOVQ  56(SP), AX
@@ -59033,7 +59057,7 @@ fbAVX512_bscale_1935:
 	MOVQ         M+160(FP), AX
 	MOVQ         8(SP), CX
 	IMULQ        AX, CX
-	MOVQ         72(SP), DX
+	MOVQ         88(SP), DX
 	LEAQ         (DX)(CX*4), DX
 	XORQ         CX, CX
 	MOVQ         AX, BX

@@ -115,8 +115,8 @@ func ForwardBatch(alpha, scale, psi, e []float64, from []int32, T, K, M int) {
 }
 
 // fromArgs checks a batch kernel's from (see ForwardBatch and
-// BackwardBatch): empty, or T long, at most K, monotone (not decreasing
-// in t forwards, not increasing backwards) over the rows it applies to.
+// BackwardBatch): empty, or T long, at most K, monotone over the rows it
+// applies to (forwards not decreasing in t; backwards either way).
 func fromArgs(kernel string, from []int32, T, K int, backward bool) bool {
 	if len(from) == 0 {
 		return true
@@ -128,12 +128,16 @@ func fromArgs(kernel string, from []int32, T, K int, backward bool) bool {
 	if backward {
 		lo, hi = 0, T-1
 	}
+	up, down := false, false
 	for t := lo; t < hi; t++ {
 		f := from[t]
 		if f < 0 || int(f) > K {
 			panic(fmt.Sprintf("kernels: %s: from[%d] = %d, want 0..K = %d", kernel, t, f, K))
 		}
-		if t > lo && (!backward && f < from[t-1] || backward && f > from[t-1]) {
+		if t > lo {
+			up, down = up || f > from[t-1], down || f < from[t-1]
+		}
+		if down && !backward || up && down {
 			panic(fmt.Sprintf("kernels: %s: from[%d] = %d after %d: not monotone", kernel, t, f, from[t-1]))
 		}
 	}

@@ -43,16 +43,31 @@ func strided[F float](pass func(out, scale, psi, e []F, T, M, K int)) func(out, 
 }
 
 // stridedBack is strided for a backward kernel, which drops BackwardBatch's
-// work: sequence k runs from row T−1 down to the last step from gives it.
+// work: sequence k runs over the rows lo..hi−1 that from gives it (a run,
+// from being monotone) from row hi, which the kernel sets to 1 (as
+// BackwardBatch's caller has); row T−1 is 1 in every case.
 func stridedBack[F float](pass func(out, scale, psi, e []F, T, M, K int)) func(out, scale, psi, e, work []F, from []int32, T, K, M int) {
 	return func(out, scale, psi, e, _ []F, from []int32, T, K, M int) {
 		for k := 0; k < K; k++ {
-			S := T - 1
-			for S > 0 && first(from, S-1) <= k {
-				S--
+			lo := T - 1
+			for t := 0; t < T-1; t++ {
+				if first(from, t) <= k {
+					lo = t
+					break
+				}
 			}
-			r := S*K + k
-			pass(out[r*M:], scale[r:], psi[r*M:], e, T-S, M, K)
+			hi := lo
+			for hi < T-1 && first(from, hi) <= k {
+				hi++
+			}
+			if hi < T-1 {
+				last := out[((T-1)*K+k)*M:][:M]
+				for j := range last {
+					last[j] = 1
+				}
+			}
+			r := lo*K + k
+			pass(out[r*M:], scale[r:], psi[r*M:], e, hi-lo+1, M, K)
 		}
 	}
 }

@@ -32,7 +32,9 @@ func TestBatchRagged(t *testing.T) {
 				lens[K/2] = T
 			}
 			slices.Sort(lens)
-			fwd, bwd := make([]int32, T), make([]int32, T)
+			// fwd: forward; bwd: backward aligned at the end; bws: backward
+			// aligned at the start.
+			fwd, bwd, bws := make([]int32, T), make([]int32, T), make([]int32, T)
 			for tt := range T {
 				for _, L := range lens {
 					if L <= tt {
@@ -41,6 +43,9 @@ func TestBatchRagged(t *testing.T) {
 					if L < T-tt {
 						bwd[tt]++
 					}
+					if L-1 <= tt {
+						bws[tt]++
+					}
 				}
 			}
 			psi := round32(randSlice(r, T*K*M, 0.05, 1))
@@ -48,7 +53,7 @@ func TestBatchRagged(t *testing.T) {
 			et := transpose(e, M)
 			for _, p := range append([]*impl{generic}, asmImpls(t)...) {
 				what := fmt.Sprintf("%s T=%d K=%d M=%d lens=%v", p.name, T, K, M, lens)
-				checkRagged(t, what, p.forwardBatch, p.backwardBatch, psi, e, et, fwd, bwd, lens, T, K, M, false)
+				checkRagged(t, what, p.forwardBatch, p.backwardBatch, psi, e, et, fwd, bwd, bws, lens, T, K, M, false)
 				f32 := func(a, s, ps, e []float64, from []int32, T, K, M int) {
 					a32, s32 := to32(a), to32(s)
 					p.forwardBatch32(a32, s32, to32(ps), to32(e), from, T, K, M)
@@ -60,7 +65,7 @@ func TestBatchRagged(t *testing.T) {
 					p.backwardBatch32(b32, to32(s), to32(ps), to32(et), to32(w), from, T, K, M)
 					copy(b, to64(b32))
 				}
-				checkRagged(t, what+" float32", f32, b32, psi, e, et, fwd, bwd, lens, T, K, M, true)
+				checkRagged(t, what+" float32", f32, b32, psi, e, et, fwd, bwd, bws, lens, T, K, M, true)
 			}
 		}
 	}
@@ -68,11 +73,12 @@ func TestBatchRagged(t *testing.T) {
 
 // checkRagged checks one ragged batch: forward with fwd on chains aligned
 // at the start, then backward with bwd on the same chains aligned at the
-// end (scales from the float64 reference).
+// end, and with bws on them aligned at the start (scales from the float64
+// reference).
 func checkRagged(t *testing.T, what string,
 	fb func(alpha, scale, psi, e []float64, from []int32, T, K, M int),
 	bb func(beta, scale, psi, et, work []float64, from []int32, T, K, M int),
-	psi, e, et []float64, fwd, bwd []int32, lens []int, T, K, M int, f32 bool) {
+	psi, e, et []float64, fwd, bwd, bws []int32, lens []int, T, K, M int, f32 bool) {
 	t.Helper()
 	check := func(w string, got, want []float64, atol float64) {
 		if f32 {
@@ -88,8 +94,10 @@ func checkRagged(t *testing.T, what string,
 	fb(a, s, psi, e, fwd, T, K, M)
 	checkGuards(t, what+" alpha", abuf)
 	checkGuards(t, what+" scale", sbuf)
-	// endPsi, endScale: the chains aligned at the end, for the backward pass.
-	endPsi, endScale := make([]float64, T*K*M), make([]float64, T*K)
+	// endPsi, endScale: the chains aligned at the end, for the backward pass;
+	// startScale: at the start.
+	endPsi, endScale, startScale := make([]float64, T*K*M), make([]float64, T*K), make([]float64, T*K)
+	fill(startScale, math.NaN()) // rows a skipped step must not read
 	for k, L := range lens {
 		ps := make([]float64, L*M)
 		for tt := range L {
@@ -112,6 +120,7 @@ func checkRagged(t *testing.T, what string,
 		for tt := range L {
 			copy(endPsi[((tt+P)*K+k)*M:((tt+P)*K+k+1)*M], ps[tt*M:])
 			endScale[(tt+P)*K+k] = ws[tt]
+			startScale[tt*K+k] = ws[tt]
 		}
 		for tt := range P { // rows a skipped step must not read
 			copy(endPsi[(tt*K+k)*M:(tt*K+k+1)*M], psi[(tt*K+k)*M:])
@@ -145,6 +154,42 @@ func checkRagged(t *testing.T, what string,
 			mustHold(t, fmt.Sprintf("%s t=%d beta (before the start)", w, tt), b[(tt*K+k)*M:(tt*K+k+1)*M])
 		}
 	}
+	// Aligned at the start: a chain ending before T−1 has its last row
+	// set to 1 by the caller.
+	fill(b, raggedSentinel)
+	for k, L := range lens {
+		if L < T {
+			fill(b[((L-1)*K+k)*M:((L-1)*K+k+1)*M], 1)
+		}
+	}
+	bb(b, startScale, psi, et, work, bws, T, K, M)
+	checkGuards(t, what+" beta (start)", bbuf)
+	for k, L := range lens {
+		ps, sc, got := make([]float64, L*M), make([]float64, L), make([]float64, L*M)
+		for tt := range L {
+			copy(ps[tt*M:(tt+1)*M], psi[(tt*K+k)*M:])
+			sc[tt] = startScale[tt*K+k]
+			copy(got[tt*M:(tt+1)*M], b[(tt*K+k)*M:])
+		}
+		want := make([]float64, L*M)
+		backwardGeneric(want, sc, ps, et, L, M)
+		w := fmt.Sprintf("%s backward from the start k=%d", what, k)
+		if f32 {
+			checkBeta32(t, w, to32(got), want, L, M, fb32Tol)
+		} else {
+			checkBeta(t, w, got, want, L, M)
+		}
+		for tt := L; tt < T-1; tt++ {
+			mustHold(t, fmt.Sprintf("%s t=%d beta (past the end)", w, tt), b[(tt*K+k)*M:(tt*K+k+1)*M])
+		}
+		if L < T {
+			for j, v := range b[((T-1)*K+k)*M : ((T-1)*K+k+1)*M] {
+				if v != 1 {
+					t.Fatalf("%s: row T−1 [%d] = %v, want 1", w, j, v)
+				}
+			}
+		}
+	}
 }
 
 func fill(x []float64, v float64) {
@@ -166,7 +211,7 @@ func mustHold(t *testing.T, what string, x []float64) {
 // TestBatchFromChecked: a from of the wrong length, out of range or not
 // monotone panics.
 func TestBatchFromChecked(t *testing.T) {
-	T, K, M := 3, 2, 2
+	T, K, M := 4, 2, 2
 	x := make([]float64, T*K*M)
 	for _, c := range []struct {
 		name string
@@ -174,10 +219,10 @@ func TestBatchFromChecked(t *testing.T) {
 		bwd  bool
 	}{
 		{"short", []int32{0, 1}, false},
-		{"over K", []int32{0, 1, 3}, false},
-		{"negative", []int32{0, -1, 0}, false},
-		{"decreasing forward", []int32{0, 2, 1}, false},
-		{"increasing backward", []int32{0, 1, 0}, true},
+		{"over K", []int32{0, 1, 3, 3}, false},
+		{"negative", []int32{0, -1, 0, 0}, false},
+		{"decreasing forward", []int32{0, 2, 1, 2}, false},
+		{"not monotone backward", []int32{1, 0, 1, 0}, true},
 	} {
 		mustPanicT(t, c.name, "from", func() {
 			if c.bwd {
@@ -187,7 +232,9 @@ func TestBatchFromChecked(t *testing.T) {
 			}
 		})
 	}
-	// Monotone and in range: no panic, in either direction.
-	ForwardBatch(x, x[:T*K], x, x[:M*M], []int32{2, 0, 1}, T, K, M)
-	BackwardBatch(x, x[:T*K], x, x[:M*M], x[:K*M], []int32{2, 1, 0}, T, K, M)
+	// Monotone and in range: no panic (from[0] forwards and from[T−1]
+	// backwards are not used); backwards in either direction.
+	ForwardBatch(x, x[:T*K], x, x[:M*M], []int32{2, 0, 1, 1}, T, K, M)
+	BackwardBatch(x, x[:T*K], x, x[:M*M], x[:K*M], []int32{2, 1, 0, 2}, T, K, M)
+	BackwardBatch(x, x[:T*K], x, x[:M*M], x[:K*M], []int32{0, 1, 1, 0}, T, K, M)
 }

@@ -1220,6 +1220,9 @@ func genBatch(i *ISA, bwd bool) {
 	// is empty); the sequences before it are done (past their ends, or
 	// not yet begun backwards) and their rows left as they are.
 	froml := local()
+	// endl, pfroml (backward): the last sequence + 1 whose w a step forms,
+	// and the previous step's froml.
+	endl, pfroml := local(), local()
 	prevl, curl := local(), local()
 	var pb Mem // E's panel (AVX-512 reads E in place)
 	if !i.Is512() {
@@ -1301,18 +1304,27 @@ func genBatch(i *ISA, bwd bool) {
 				SUBQ(ldq(tl), row)
 				firstOf(i, row, froml)
 			}
-			// After the first step whole rows have work's w already.
+			// w for the sequences from froml up to endl: all K at the
+			// first step and without whole rows; after the first step
+			// whole rows have work's w already, but for the sequences
+			// this step adds (from falling: aligned at the start).
 			form, skip := newLabel2(i, "bwform"), newLabel2(i, "bwskip")
-			f := ldq(rowl)
-			TESTQ(f, f)
-			JZ(LabelRef(form))
-			CMPQ(t, U8(1))
-			JA(LabelRef(skip))
-			Label(form)
-			// w for the sequences from froml on: rows from·M on.
+			{
+				end := Load(Param("K"), GP64())
+				f := ldq(rowl)
+				TESTQ(f, f)
+				JZ(LabelRef(form))
+				CMPQ(t, U8(1))
+				JBE(LabelRef(form))
+				MOVQ(pfroml, end)
+				Label(form)
+				MOVQ(end, endl)
+				MOVQ(ldq(froml), pfroml)
+			}
 			f0 := ldq(froml)
-			KM := Load(Param("K"), GP64())
+			KM := ldq(endl)
 			SUBQ(f0, KM)
+			JLE(LabelRef(skip))
 			IMULQ(Load(Param("M"), GP64()), KM)
 			IMULQ(Load(Param("M"), GP64()), f0)
 			SHLQ(U8(i.Shift()), f0)
@@ -1320,7 +1332,7 @@ func genBatch(i *ISA, bwd bool) {
 			ADDQ(f0, w)
 			ADDQ(f0, ps)
 			ADDQ(f0, be)
-			mulRows(i, "bw", w, ps, be, KM.(reg.GPVirtual), nil)
+			mulRows(i, "bw", w, ps, be, KM, nil)
 			Label(skip)
 		} else {
 			firstOf(i, t, froml)
