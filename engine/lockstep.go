@@ -16,25 +16,25 @@ import (
 // matrix–matrix product that reads the matrix once per step for the whole
 // group.
 //
-// Chains of different lengths share a group by padding, exactly:
+// Chains of different lengths share a group, padded to its longest, T;
+// the batch kernels skip the padding's steps (their from), and each
+// chain's rows are those of the chain alone (a row depends only on its own
+// chain's rows):
 //
-//   - forward: chain k's rows are 0..T_k−1 and the rows after them have
-//     Ψ = 1, so its α and scales are those of the chain alone (each
-//     chain's rows depend only on its own earlier rows);
-//   - then its Ψ, α and scales move down by P_k = T−T_k rows (aligned at
-//     the end), the P_k rows in front get Ψ = 0, α = 0 and scale 1; the
-//     backward pass starts at the common last row with β = 1, so the
-//     chain's real rows get its own β; the row just in front gets finite
-//     values and the ones before it 0 (Ψ = 0);
-//   - transition counts pair α_{t−1} with Ψ_t∘β_t/scale_t: every pair that
-//     touches a padded row has α = 0 (or Ψ = 0), so it adds exactly 0.
-//
-// The batch kernels skip the padding's steps (their from: the chains are in
-// order of length, shortest first, as lockplan groups them; in another
-// order a step skips only the chains before the first one not done):
-// forward,
-// a chain's rows after its end are left as they were; backward, its rows
-// in front, whose β is then set to 0 so that the counts' pairs stay 0.
+//   - forward: chain k's rows are 0..T_k−1; a step takes the chains from
+//     the first that has its row (Ψ = 1 on the padded rows, for chains
+//     out of order);
+//   - backward, the chains in order of length, shortest first (as lockplan
+//     groups them): each starts from its own last row, set to β = 1, and
+//     takes the steps below it;
+//   - otherwise (chains out of order) the chains move down by P_k = T−T_k
+//     rows (aligned at the end; the rows in front get Ψ = 0, α = 0, scale
+//     1) and each takes the steps from the common last row, β = 1, to its
+//     first;
+//   - transition counts pair α_{t−1} with Ψ_t∘β_t/scale_t over every row:
+//     the padded rows get α = 0, β = 0 and scale 1 first (Ψ = 0 instead
+//     of β when moved to the end), so that every pair that touches one
+//     adds exactly 0.
 //
 // TestLockstepPadding checks it against the single-chain path and brute
 // force.
@@ -59,8 +59,9 @@ type lockGroup[E Float] struct {
 	scale                  []E       // T×K
 	mx, lo                 []E       // T: one chain's row maxima and minima
 	shift, logZ            []float64 // K: a chain's Σ row maxima (and shifts), its log Z (Scaled)
-	pad                    []int32   // K: rows in front after alignment (T: single path)
+	pad                    []int32   // K: T − the chain's length (T: single path)
 	from                   []int32   // 2T: the batch kernels' first chain of each row, forward then backward
+	atEnd                  bool      // the backward pass ran on the chains moved to the end
 	T, K, M                int       // of the last group (Scaled)
 }
 
@@ -131,7 +132,7 @@ func (tr *Transitions) lockstep(ws *Workspace, emits [][]float64, o *lockOut) (i
 		f := tr.scaledForm(true)
 		usable = lb.forward(&f, emits, T, K, M, o.logZ)
 		if usable && o.backward() {
-			lb.backward(&f, T, K, M)
+			lb.backward(&f, T, K, M, o.trans != nil)
 			tr.lockOut(lb, T, K, o)
 		}
 	} else {
@@ -248,30 +249,71 @@ func (lb *lockGroup[E]) rows(f *scaledForm[E], psi, emit []E, Tk, K, k, M int) b
 	return true
 }
 
-// backward aligns the chains at the end and runs the lockstep backward
-// pass, which skips the rows in front of each chain; those get β = 0.
-func (lb *lockGroup[E]) backward(f *scaledForm[E], T, K, M int) {
+// backward runs the lockstep backward pass, on the chains where forward
+// left them if they are in order of length, else moved to the end; with
+// counts, the padded rows are then cleared for the transition counts.
+func (lb *lockGroup[E]) backward(f *scaledForm[E], T, K, M int, counts bool) {
 	n := T * K * M
-	kernels.AlignBatchEnd(lb.psi[:n], lb.alpha[:n], lb.scale[:T*K], lb.pad[:K], T, K, M)
+	psi, alpha, beta, scale := lb.psi[:n], lb.alpha[:n], lb.beta[:n], lb.scale[:T*K]
+	lb.atEnd = false
+	last := T
+	for _, P := range lb.pad[:K] {
+		if P < int32(T) {
+			lb.atEnd = lb.atEnd || int(P) > last
+			last = int(P)
+		}
+	}
 	from := lb.from[T : 2*T]
 	for t := range from {
 		from[t] = int32(K)
 	}
-	for k := K - 1; k >= 0; k-- {
-		if P := int(lb.pad[k]); P < T {
-			for t := P; t < T; t++ {
-				from[t] = int32(k)
+	if lb.atEnd {
+		kernels.AlignBatchEnd(psi, alpha, scale, lb.pad[:K], T, K, M)
+		for k := K - 1; k >= 0; k-- {
+			if P := int(lb.pad[k]); P < T {
+				for t := P; t < T; t++ {
+					from[t] = int32(k)
+				}
+			}
+		}
+	} else {
+		for k := K - 1; k >= 0; k-- {
+			if P := int(lb.pad[k]); P < T {
+				L := T - P
+				fill(beta[((L-1)*K+k)*M:((L-1)*K+k+1)*M], 1)
+				for t := range L - 1 {
+					from[t] = int32(k)
+				}
 			}
 		}
 	}
-	kBackwardBatch(lb.beta[:n], lb.scale[:T*K], lb.psi[:n], f.et, lb.work[:K*M], from, T, K, M)
+	kBackwardBatch(beta, scale, psi, f.et, lb.work[:K*M], from, T, K, M)
+	if !counts {
+		return
+	}
 	for k, P := range lb.pad[:K] {
-		for t := range min(int(P), T) {
-			if int(from[t]) > k {
-				clear(lb.beta[(t*K+k)*M : (t*K+k+1)*M])
+		for t := range T {
+			r := (t*K + k) * M
+			switch {
+			case lb.atEnd && (P == int32(T) || t < int(P)):
+				if int(from[t]) > k {
+					clear(beta[r : r+M]) // not computed (AlignBatchEnd did the rest)
+				}
+			case !lb.atEnd && (P == int32(T) || t >= T-int(P)):
+				clear(alpha[r : r+M])
+				clear(beta[r : r+M])
+				scale[t*K+k] = 1
 			}
 		}
 	}
+}
+
+// first returns the row of chain k's first position after backward.
+func (lb *lockGroup[E]) first(k int) int {
+	if lb.atEnd {
+		return int(lb.pad[k])
+	}
+	return 0
 }
 
 // lockCounts is how many transitions (all chains') a lockstep group counts
@@ -291,10 +333,15 @@ func (lb *lockGroup[E]) countsChunked(e []E, c *Counts[E], dst []float64, T, K, 
 		kTransitionsBatch(c.g, e, lb.alpha[a*K*M:(a+n)*K*M], lb.beta[a*K*M:(a+n)*K*M], lb.psi[a*K*M:(a+n)*K*M],
 			lb.scale[a*K:(a+n)*K], lb.work[:((n-1)*K+1)*M], n, K, M)
 		for k := range K {
-			// chain k's transitions into rows t with P_k < t, a < t ≤ a+n−1
+			// chain k's transitions into its rows f+1..f+T_k−1 within
+			// a+1..a+n−1 (f: its first row)
 			P := int(lb.pad[k])
-			if lo := max(a+1, P+1); lo <= a+n-1 && P < T {
-				c.n += a + n - lo
+			if P == T {
+				continue
+			}
+			f := lb.first(k)
+			if lo, hi := max(a+1, f+1), min(a+n-1, f+T-P-1); lo <= hi {
+				c.n += hi - lo + 1
 			}
 		}
 		if c.full() {
@@ -318,25 +365,26 @@ func (tr *Transitions) lockOut(lb *lockBuf, T, K int, o *lockOut) {
 		if P == T {
 			continue
 		}
+		L, f := T-P, lb.first(k)
 		if o.marg != nil && o.marg[k] != nil {
-			mg := o.marg[k][:(T-P)*M]
-			for t := P; t < T; t++ {
-				r := (t*K + k) * M
-				a, b, out := alpha[r:r+M], beta[r:r+M], mg[(t-P)*M:(t-P+1)*M]
+			mg := o.marg[k][:L*M]
+			for t := range L {
+				r := ((t+f)*K + k) * M
+				a, b, out := alpha[r:r+M], beta[r:r+M], mg[t*M:(t+1)*M]
 				for j := range out {
 					out[j] = a[j] * b[j]
 				}
 			}
 		}
 		if o.start != nil {
-			r := (P*K + k) * M
+			r := (f*K + k) * M
 			a, b := alpha[r:r+M], beta[r:r+M]
 			for j := range o.start[:M] {
 				o.start[j] += a[j] * b[j]
 			}
 		}
 		if o.end != nil {
-			r := ((T-1)*K + k) * M
+			r := ((f+L-1)*K + k) * M
 			a, b := alpha[r:r+M], beta[r:r+M]
 			for j := range o.end[:M] {
 				o.end[j] += a[j] * b[j]

@@ -157,23 +157,32 @@ func TestLockstepAgainstBruteForce(t *testing.T) {
 
 // TestLockstepPadding: padding makes the extra positions contribute
 // nothing. A chain of 1 position and one of 3 share a group with a chain of
-// 300 (297 and 299 padded rows, far more than the chains' own: Ψ = 1 rows
-// in the forward pass, Ψ = 0 in front after alignment); each chain's
-// results, and the summed counts, equal those of the chain run alone (a
-// group of one, no padding) to rounding, with no NaN or Inf from the long
-// runs of padding.
+// 300 (297 and 299 padded rows, far more than the chains' own); each
+// chain's results, and the summed counts, equal those of the chain run
+// alone (a group of one, no padding) to rounding, with no NaN or Inf from
+// the long runs of padding. Out of order, the backward pass moves the
+// chains to the end; shortest first (as lockplan orders them), it leaves
+// them at the start.
 func TestLockstepPadding(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(52, 53))
-		for _, M := range []int{3, 17, 70} {
+		for _, c := range []struct {
+			M     int
+			order []int
+		}{{3, []int{1, 300, 3, 40}}, {17, []int{1, 300, 3, 40}}, {70, []int{1, 300, 3, 40}},
+			{3, []int{1, 3, 40, 300}}, {17, []int{1, 3, 40, 300}}, {70, []int{1, 3, 3, 300}}} {
+			M := c.M
 			tr, _ := randomChain(r, 1, M, 2, 0.2)
 			var emits [][]float64
-			for _, T := range []int{1, 300, 3, 40} {
+			for _, T := range c.order {
 				_, e := randomChain(r, T, M, 2, 0)
 				emits = append(emits, e)
 			}
 			ws := NewWorkspace()
 			got := runLockstep(t, ws, tr, emits)
+			if sorted := slices.IsSorted(c.order); ws.lock.atEnd == sorted {
+				t.Fatalf("M=%d, lengths %v: moved to the end %v", M, c.order, ws.lock.atEnd)
+			}
 			if n := inLockstep(ws, emits, M); n != len(emits) {
 				t.Fatalf("M=%d: %d of %d chains in lockstep", M, n, len(emits))
 			}

@@ -349,7 +349,7 @@ func (p *Scaled[E]) Lockstep(w *ScaledWork[E], emits [][]E, backward bool, c *Co
 	if !lb.forward(&p.f, emits, T, K, M, lb.logZ) || !backward {
 		return
 	}
-	lb.backward(&p.f, T, K, M)
+	lb.backward(&p.f, T, K, M, c != nil)
 	if c != nil && T > 1 {
 		c.size(M)
 		lb.countsChunked(p.f.e, c, dst, T, K, M)
@@ -370,6 +370,6 @@ func (w *ScaledWork[E]) GroupChain(k int) (logZ float64, ok bool) {
 // Lockstep (with the backward pass; a chain that ran).
 func (w *ScaledWork[E]) GroupRow(k, t int) (alpha, beta []E) {
 	lb := &w.lock
-	r := ((t+int(lb.pad[k]))*lb.K + k) * lb.M
+	r := ((t+lb.first(k))*lb.K + k) * lb.M
 	return lb.alpha[r : r+lb.M], lb.beta[r : r+lb.M]
 }
