@@ -18,8 +18,8 @@
 // sequences in float64); a sequence whose scores spread beyond the float32
 // range (kernels.ScaledRange32), that has −Inf or NaN scores, or that runs
 // under Constraints is widened to float64 and runs on the engine.
-// Float64 batches at M ≥ 256 and float32 ones at M ≥ 512 (96 and 128 on
-// the avx512 kernel tier) without
+// Float64 batches at M ≥ 256 and float32 ones at M ≥ 512 (both 96 on the
+// avx512 kernel tier) without
 // Constraints run NLL and Marginals over lockstep groups of sequences of
 // similar length (lockstep.go: the engine's batch calls; lockstep32.go:
 // the float32 batch kernels), matrix–matrix products instead of

@@ -7,7 +7,7 @@ import (
 )
 
 // The float32 lockstep path: float32 batches at M ≥ lockstepMin32 (512;
-// 128 on AVX-512) run NLL and Marginals over lockstep groups
+// 96 on AVX-512) run NLL and Marginals over lockstep groups
 // (lockplan.Plan) on the engine's float32 batch kernels
 // (engine.Scaled.Lockstep), padded as
 // engine/lockstep.go explains. A chain the float32 range cannot hold
