@@ -133,23 +133,28 @@ func checkRagged(t *testing.T, what string,
 	bb(b, endScale, endPsi, et, work, bwd, T, K, M)
 	checkGuards(t, what+" beta", bbuf)
 	checkGuards(t, what+" work", wbuf)
-	for k, L := range lens {
-		P := T - L
-		ps, sc := make([]float64, L*M), make([]float64, L)
-		got := make([]float64, L*M)
+	// chainBeta checks chain k's rows f..f+L−1 of b against Backward on
+	// its own rows of ps and scales sc.
+	chainBeta := func(w string, ps, sc []float64, k, f, L int) {
+		p, s, got := make([]float64, L*M), make([]float64, L), make([]float64, L*M)
 		for tt := range L {
-			copy(ps[tt*M:(tt+1)*M], endPsi[((tt+P)*K+k)*M:])
-			sc[tt] = endScale[(tt+P)*K+k]
-			copy(got[tt*M:(tt+1)*M], b[((tt+P)*K+k)*M:])
+			r := (tt+f)*K + k
+			copy(p[tt*M:(tt+1)*M], ps[r*M:])
+			s[tt] = sc[r]
+			copy(got[tt*M:(tt+1)*M], b[r*M:])
 		}
 		want := make([]float64, L*M)
-		backwardGeneric(want, sc, ps, et, L, M)
-		w := fmt.Sprintf("%s backward k=%d", what, k)
+		backwardGeneric(want, s, p, et, L, M)
 		if f32 {
 			checkBeta32(t, w, to32(got), want, L, M, fb32Tol)
 		} else {
 			checkBeta(t, w, got, want, L, M)
 		}
+	}
+	for k, L := range lens {
+		P := T - L
+		w := fmt.Sprintf("%s backward k=%d", what, k)
+		chainBeta(w, endPsi, endScale, k, P, L)
 		for tt := range P {
 			mustHold(t, fmt.Sprintf("%s t=%d beta (before the start)", w, tt), b[(tt*K+k)*M:(tt*K+k+1)*M])
 		}
@@ -165,20 +170,8 @@ func checkRagged(t *testing.T, what string,
 	bb(b, startScale, psi, et, work, bws, T, K, M)
 	checkGuards(t, what+" beta (start)", bbuf)
 	for k, L := range lens {
-		ps, sc, got := make([]float64, L*M), make([]float64, L), make([]float64, L*M)
-		for tt := range L {
-			copy(ps[tt*M:(tt+1)*M], psi[(tt*K+k)*M:])
-			sc[tt] = startScale[tt*K+k]
-			copy(got[tt*M:(tt+1)*M], b[(tt*K+k)*M:])
-		}
-		want := make([]float64, L*M)
-		backwardGeneric(want, sc, ps, et, L, M)
 		w := fmt.Sprintf("%s backward from the start k=%d", what, k)
-		if f32 {
-			checkBeta32(t, w, to32(got), want, L, M, fb32Tol)
-		} else {
-			checkBeta(t, w, got, want, L, M)
-		}
+		chainBeta(w, psi, startScale, k, 0, L)
 		for tt := L; tt < T-1; tt++ {
 			mustHold(t, fmt.Sprintf("%s t=%d beta (past the end)", w, tt), b[(tt*K+k)*M:(tt*K+k+1)*M])
 		}
