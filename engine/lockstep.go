@@ -200,17 +200,7 @@ func (lb *lockGroup[E]) forward(f *scaledForm[E], emits [][]E, T, K, M int, logZ
 	kExp(psi, psi)
 	// Row t of the chains from from[t] on: the first chain with a row t
 	// (chains left out have Ψ = 1 throughout and may run or not).
-	from := lb.from[:T]
-	for t := range from {
-		from[t] = int32(K)
-	}
-	for k := K - 1; k >= 0; k-- {
-		if P := int(lb.pad[k]); P < T {
-			for t := range T - P {
-				from[t] = int32(k)
-			}
-		}
-	}
+	from := lb.setFrom(lb.from[:T], K, func(P int) (int, int) { return 0, T - P })
 	kForwardBatch(alpha, scale, psi, f.e, from, T, K, M)
 	for k := range K {
 		P := int(lb.pad[k])
@@ -263,27 +253,16 @@ func (lb *lockGroup[E]) backward(f *scaledForm[E], T, K, M int, counts bool) {
 			last = int(P)
 		}
 	}
-	from := lb.from[T : 2*T]
-	for t := range from {
-		from[t] = int32(K)
-	}
+	var from []int32
 	if lb.atEnd {
 		kernels.AlignBatchEnd(psi, alpha, scale, lb.pad[:K], T, K, M)
-		for k := K - 1; k >= 0; k-- {
-			if P := int(lb.pad[k]); P < T {
-				for t := P; t < T; t++ {
-					from[t] = int32(k)
-				}
-			}
-		}
+		from = lb.setFrom(lb.from[T:2*T], K, func(P int) (int, int) { return P, T })
 	} else {
-		for k := K - 1; k >= 0; k-- {
-			if P := int(lb.pad[k]); P < T {
-				L := T - P
+		// Each chain from its own last row, β = 1, down.
+		from = lb.setFrom(lb.from[T:2*T], K, func(P int) (int, int) { return 0, T - P - 1 })
+		for k, P := range lb.pad[:K] {
+			if L := T - int(P); L > 0 {
 				fill(beta[((L-1)*K+k)*M:((L-1)*K+k+1)*M], 1)
-				for t := range L - 1 {
-					from[t] = int32(k)
-				}
 			}
 		}
 	}
@@ -306,6 +285,24 @@ func (lb *lockGroup[E]) backward(f *scaledForm[E], T, K, M int, counts bool) {
 			}
 		}
 	}
+}
+
+// setFrom sets from[t] (T long) to the first of the chains that ran whose
+// rows lo..hi−1 (rows(P), P the chain's padding) hold t, K where none
+// does, and returns it: a batch kernel's from.
+func (lb *lockGroup[E]) setFrom(from []int32, K int, rows func(P int) (lo, hi int)) []int32 {
+	for t := range from {
+		from[t] = int32(K)
+	}
+	for k := K - 1; k >= 0; k-- {
+		if P := int(lb.pad[k]); P < len(from) {
+			lo, hi := rows(P)
+			for t := lo; t < hi; t++ {
+				from[t] = int32(k)
+			}
+		}
+	}
+	return from
 }
 
 // first returns the row of chain k's first position after backward.

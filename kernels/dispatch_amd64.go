@@ -154,9 +154,10 @@ var avx512Impl = &impl{
 	peakFlops:     16 * 8 * 2,
 }
 
-// fbRows is how many rows of E ForwardBatch packs into its panel at a time
-// (the assembly caps it at the panel's 64 rows): the panel of 64 rows × 32
-// columns stays in L1 while every sequence uses it.
+// fbRows is how many rows of E ForwardBatch's product takes at a time (the
+// assembly caps it at 64): a block of 64 rows × 32 columns stays in L1
+// while every sequence uses it (AVX2 packs it into a panel when M has a
+// tail; the others read E in place).
 func fbRows(M int) int { return 64 }
 
 // fbNarrow is the largest M for which the AVX-512 tier runs the AVX2

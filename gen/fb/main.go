@@ -75,8 +75,9 @@ func maxPackVecs(i *ISA) int { return i.Tier(6, 8) }
 
 func gemmShape(i *ISA) (kbMax, nbMax int) { return i.Tier(3, 6), i.Tier(3, 4) }
 
-// batchPanelRows is the most rows of E ForwardBatch packs at a time (the
-// panel is batchPanelRows × nbMax vectors: 16 KiB on AVX-512, in L1).
+// batchPanelRows is the most rows of E a block of ForwardBatch's product
+// takes at a time (partial sums kept in α between blocks); where it packs
+// them (AVX2 with a tail), its panel is batchPanelRows × nbMax vectors.
 const batchPanelRows = 64
 
 // transPanelRows is the most positions Transitions packs at a time (32 KiB
