@@ -268,9 +268,17 @@ func TestChunking(t *testing.T) {
 
 // BenchmarkChunkingEval measures one evaluation of the objective and its
 // gradient on CoNLL-2000 (TRAIN_THREADS threads, default 1), in float64
-// and in float32 (Config.Precision).
+// and in float32 (Config.Precision); BenchmarkEWTEval on UD English EWT's
+// XPOS (M = 49). TRAIN_LOCKSTEP=always or never forces the lockstep groups
+// on or off (the A/B behind engine.LockstepLabels in training).
 func BenchmarkChunkingEval(b *testing.B) {
 	d, _, _ := loadChunking(b)
+	benchEval(b, d)
+}
+
+func BenchmarkEWTEval(b *testing.B) { benchEval(b, loadEWT(b)) }
+
+func benchEval(b *testing.B, d *Data) {
 	cfg, _ := Defaults("lbfgs")
 	md, err := newParamSpace(d, &cfg)
 	if err != nil {
@@ -290,6 +298,7 @@ func BenchmarkChunkingEval(b *testing.B) {
 	for _, prec := range []string{"float64", "float32"} {
 		b.Run(prec, func(b *testing.B) {
 			o := newObjective(md, d, 1, pool)
+			o.setLockstep(os.Getenv("TRAIN_LOCKSTEP")) // "always", "never"; else the default
 			if prec == "float32" {
 				if o.f32, err = newState32(o); err != nil {
 					b.Fatal(err)
