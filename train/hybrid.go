@@ -93,15 +93,19 @@ func (h *hybrid) hotSize() int { return h.nHot * h.ld }
 // labels n and ordered by their weights' offset within a group.
 //
 // A cold feature f is stored as the offset of its attribute's weights
-// (cOff[f]) and, inline in cIdx, the offsets in the emissions of its n
-// labels (t·M + y): the rare attributes' weights are scattered over
-// memory, and fetching them is the one cache miss a cold feature costs (no
-// lookup of row bounds or labels); grouping by n makes the loops' trip
-// counts predictable. With the interleaving of objective.workerBuf.cw this
-// took an evaluation on CoNLL-2000 from ≈ 130 to ≈ 105 ms of CPU. The
-// scalar loops are the cost once the weights are cached, so each label's
-// offset is stored whole (4 B, rather than 2 B a label and 4 B a
-// feature's t·M) and n = 1, 2, 3 have loops of their own (scoreCold).
+// (cOff[f]) and its n labels inline in cLab: the rare attributes' weights
+// are scattered over memory, and fetching them is the one cache miss a
+// cold feature costs (no lookup of row bounds or labels); grouping by n
+// makes the loops' trip counts predictable. With the interleaving of
+// objective.workerBuf.cw this took an evaluation on CoNLL-2000 from ≈ 130
+// to ≈ 105 ms of CPU.
+//
+// The scalar loops are the cost once the weights are cached, so where
+// every sequence's T·M is at most shortIdx (CoNLL-2000, EWT) a label is
+// stored as its offset in the sequence's emissions, t·M + y, and cBase is
+// nil; else (long sequences at large M) as y, with its feature's t·M in
+// cBase. Storing t·M + y in 4 B for all was as fast but took UD Czech
+// pooled's peak memory from 721 to 1,133 MiB.
 type splitCorpus struct {
 	pos    []int
 	hotPtr []int32
@@ -116,7 +120,8 @@ type splitCorpus struct {
 	cGrpPtr []int32 // sequence i's groups: cGrp[cGrpPtr[i]:cGrpPtr[i+1]]
 	cGrp    []coldGroup
 	cOff    []int32
-	cIdx    []int32   // the cold features' labels' offsets in the emissions
+	cLab    []uint16  // the cold features' labels: t·M + y, or y when cBase is set
+	cBase   []int32   // the cold features' t·M, or nil
 	labels  [][]int32 // views of the source corpus
 }
 
@@ -132,7 +137,7 @@ func valsTo32(v *seqVals[float64]) seqVals[float32] {
 }
 
 // coldGroup is a run of cold features with n labels each: features
-// [f0, f1), labels from cIdx[l0].
+// [f0, f1), labels from cLab[l0].
 type coldGroup struct{ n, f0, f1, l0 int32 }
 
 // split returns the split corpus of c, made once for the last corpus
@@ -160,6 +165,10 @@ func (h *hybrid) splitNew(c *sparse.Corpus) *splitCorpus {
 	type cf struct {
 		n, base, off int32
 		v            float64
+	}
+	short := true // every offset t·M + y fits cLab
+	for i := range c.Len() {
+		short = short && c.Seq(i).Len()*h.m <= shortIdx
 	}
 	var tmp, sorted []cf
 	var hotIDs []int32
@@ -208,16 +217,21 @@ func (h *hybrid) splitNew(c *sparse.Corpus) *splitCorpus {
 		for k, x := range sorted {
 			if k == 0 || x.n != sorted[k-1].n {
 				f := int32(len(sc.cOff))
-				sc.cGrp = append(sc.cGrp, coldGroup{n: x.n, f0: f, f1: f, l0: int32(len(sc.cIdx))})
+				sc.cGrp = append(sc.cGrp, coldGroup{n: x.n, f0: f, f1: f, l0: int32(len(sc.cLab))})
 			}
 			g := &sc.cGrp[len(sc.cGrp)-1]
 			g.f1++
 			sc.cOff = append(sc.cOff, x.off)
+			base := x.base
+			if !short {
+				sc.cBase = append(sc.cBase, x.base)
+				base = 0
+			}
 			if vals {
 				sc.v64.cold = append(sc.v64.cold, x.v)
 			}
 			for _, y := range h.coldLab[x.off : x.off+x.n] {
-				sc.cIdx = append(sc.cIdx, x.base+y)
+				sc.cLab = append(sc.cLab, uint16(base+y))
 			}
 		}
 		sc.cGrpPtr = append(sc.cGrpPtr, int32(len(sc.cGrp)))
@@ -273,6 +287,10 @@ func scoreSeq[E float32 | float64](h *hybrid, v *seqVals[E], hot, cold []E, stri
 	scoreCold(v, cold, stride, emit, sc, i)
 }
 
+// shortIdx is the largest T·M whose emission offsets cLab holds (a
+// variable for the tests of both forms).
+var shortIdx = 1 << 16
+
 // scoreCold adds sequence i's cold features' scores to emit (see
 // scoreSeq). The slices are taken once a group, and n = 1, 2, 3 (on
 // CoNLL-2000 four features in five) have loops of their own: that cut
@@ -281,14 +299,24 @@ func scoreCold[E float32 | float64](v *seqVals[E], cold []E, stride int32, emit 
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		off := sc.cOff[g.f0:g.f1]
 		n := int(g.n)
-		idx := sc.cIdx[g.l0:][:n*len(off)]
+		idx := sc.cLab[g.l0:][:n*len(off)]
 		switch {
-		case v.cold != nil:
-			x := v.cold[g.f0:g.f1]
+		case v.cold != nil || sc.cBase != nil:
+			var base []int32
+			if sc.cBase != nil {
+				base = sc.cBase[g.f0:g.f1]
+			}
 			for k, o := range off {
 				o *= stride
+				x, b := E(1), int32(0)
+				if v.cold != nil {
+					x = v.cold[int(g.f0)+k]
+				}
+				if base != nil {
+					b = base[k]
+				}
 				for _, j := range idx[k*n : k*n+n] {
-					emit[j] += x[k] * cold[o]
+					emit[b+int32(j)] += x * cold[o]
 					o += stride
 				}
 			}
@@ -339,15 +367,24 @@ func gradientCold[E float32 | float64](v *seqVals[E], cold []E, stride int32, p 
 	for _, g := range sc.cGrp[sc.cGrpPtr[i]:sc.cGrpPtr[i+1]] {
 		off := sc.cOff[g.f0:g.f1]
 		n := int(g.n)
-		idx := sc.cIdx[g.l0:][:n*len(off)]
+		idx := sc.cLab[g.l0:][:n*len(off)]
 		switch {
-		case v.cold != nil:
-			x := v.cold[g.f0:g.f1]
+		case v.cold != nil || sc.cBase != nil:
+			var base []int32
+			if sc.cBase != nil {
+				base = sc.cBase[g.f0:g.f1]
+			}
 			for k, o := range off {
 				o *= stride
-				cx := c * x[k]
+				cx, b := c, int32(0)
+				if v.cold != nil {
+					cx *= v.cold[int(g.f0)+k]
+				}
+				if base != nil {
+					b = base[k]
+				}
 				for _, j := range idx[k*n : k*n+n] {
-					cold[o] += cx * p[j]
+					cold[o] += cx * p[b+int32(j)]
 					o += stride
 				}
 			}

@@ -14,10 +14,23 @@ import (
 // feature, with and without feature values, with the cold weights alone
 // (stride 1) and beside their gradient (stride 2), in float64 and float32.
 // At M = 24 an attribute is cold with 1 to 5 labels, so every loop of
-// scoreCold runs.
+// scoreCold runs; with shortIdx 0 the labels are stored with their
+// features' positions apart (cBase), as for long sequences at large M.
 func TestHybridScoreGradient(t *testing.T) {
+	for _, short := range []bool{true, false} {
+		for _, vals := range []bool{false, true} {
+			testHybrid(t, short, vals)
+		}
+	}
+}
+
+func testHybrid(t *testing.T, short, vals bool) {
 	const m, numAttrs = 24, 90
-	for _, vals := range []bool{false, true} {
+	if !short {
+		defer func(n int) { shortIdx = n }(shortIdx)
+		shortIdx = 0
+	}
+	{
 		r := rand.New(rand.NewPCG(11, uint64(b2i(vals))))
 		c := sparse.NewCorpus()
 		var b sparse.Builder
@@ -46,6 +59,9 @@ func TestHybridScoreGradient(t *testing.T) {
 		}
 		hy, pat := md.hy, md.pattern
 		sc := hy.split(c)
+		if (sc.cBase == nil) != short {
+			t.Fatalf("short offsets %v: cBase set %v", short, sc.cBase != nil)
+		}
 		if (sc.v64.cold != nil) != vals {
 			t.Fatalf("values %v: the split's cold values are %v", vals, sc.v64.cold != nil)
 		}

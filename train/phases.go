@@ -211,7 +211,7 @@ func (o *objective) shape(m int) Shape {
 	return Shape{
 		Labels: md.m, Sequences: len(sc.labels), Tokens: sc.pos[len(sc.pos)-1],
 		Params: md.nTotal(), StateParams: md.nState, HotRows: md.hy.nHot, HotStride: md.hy.ld,
-		HotFeatures: len(sc.hotIDs), ColdFeatures: len(sc.cOff), ColdLabels: len(sc.cIdx),
+		HotFeatures: len(sc.hotIDs), ColdFeatures: len(sc.cOff), ColdLabels: len(sc.cLab),
 		Values: sc.v64.hot != nil || sc.v64.cold != nil, Memories: m,
 		Lockstep: o.lock != nil, SubLabels: md.sub != nil, Float32: o.f32 != nil,
 		Pruned: md.prune != nil, Tri: md.order2(),

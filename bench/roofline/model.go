@@ -101,9 +101,10 @@ var Phases = []string{"scoring", "forward-backward", "scattering", "optimiser", 
 //   - scoring: a hot feature adds its M-wide row (M FMAs, 8·M bytes of
 //     weights over the hot rows); a cold one its few weights (one FMA and
 //     8 bytes each, over the cold weights beside their gradient); the
-//     features stream (4 bytes a hot id; 4 a cold one's weights' offset, 4
-//     a cold label's offset in the emissions; 8 a value); the emissions
-//     are written in L1;
+//     features stream (4 bytes a hot id; 4 a cold one's weights' offset,
+//     2 a cold label; 8 a value; long sequences at large M also stream 4
+//     bytes a cold feature's position, not counted: a lower bound); the
+//     emissions are written in L1;
 //   - forward–backward: 3·M² FMAs a position (forward, backward, the
 //     expected transition counts), each reading its transition score from
 //     L1; emissions read and marginals written in L1; one position after
@@ -123,7 +124,7 @@ func PhaseWork(sh train.Shape, evals, pairs float64, mc Machine) []Work {
 	nh := float64(sh.HotRows) * float64(max(sh.HotStride, sh.Labels))
 	nc := float64(sh.StateParams) - nh
 	n := float64(sh.Params)
-	feat := 4*H + 4*C + 4*L
+	feat := 4*H + 4*C + 2*L
 	if sh.Values {
 		feat += 8 * (H + C)
 	}
