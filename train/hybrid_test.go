@@ -1,7 +1,6 @@
 package train
 
 import (
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -96,6 +95,12 @@ func testHybrid(t *testing.T, short, vals bool) {
 	}
 	var lab []int32
 	for i := range c.Len() {
+		check := func(what string, stride int32, got, want []float64, tol float64) {
+			t.Helper()
+			if !near(got, want, tol) {
+				t.Fatalf("%s, short offsets %v, values %v, stride %d, sequence %d: %v, want %v", what, short, vals, stride, i, got, want)
+			}
+		}
 		s := c.Seq(i)
 		T := s.Len()
 		p := make([]float64, T*m)
@@ -126,7 +131,7 @@ func testHybrid(t *testing.T, short, vals bool) {
 			}
 			emit := make([]float64, T*m)
 			scoreSeq(hy, &sc.v64, theta[:nh], cold, stride, emit, sc, i)
-			nearHybrid(t, "score", vals, stride, i, emit, want, 1e-12)
+			check("score", stride, emit, want, 1e-12)
 			g := make([]float64, md.nState)
 			gc := make([]float64, len(cold))
 			addGradientSeq(hy, &sc.v64, g[:nh], gc, stride, p, sc, i, coef)
@@ -134,12 +139,12 @@ func testHybrid(t *testing.T, short, vals bool) {
 				g[nh+j] = gc[int(stride)*j]
 			}
 			masked(g)
-			nearHybrid(t, "gradient", vals, stride, i, g, wantG, 1e-12)
+			check("gradient", stride, g, wantG, 1e-12)
 
 			v32 := valsTo32(&sc.v64)
 			e32 := make([]float32, T*m)
 			scoreSeq(hy, &v32, to32(theta[:nh]), to32(cold), stride, e32, sc, i)
-			nearHybrid(t, "score (float32)", vals, stride, i, to64(e32), want, 1e-5)
+			check("score (float32)", stride, to64(e32), want, 1e-5)
 			g32 := make([]float32, nh)
 			gc32 := make([]float32, len(cold))
 			addGradientSeq(hy, &v32, g32, gc32, stride, to32(p), sc, i, coef)
@@ -148,7 +153,7 @@ func testHybrid(t *testing.T, short, vals bool) {
 				g[nh+j] = float64(gc32[int(stride)*j])
 			}
 			masked(g)
-			nearHybrid(t, "gradient (float32)", vals, stride, i, g, wantG, 1e-5)
+			check("gradient (float32)", stride, g, wantG, 1e-5)
 		}
 	}
 }
@@ -159,15 +164,4 @@ func to64(x []float32) []float64 {
 		y[k] = float64(v)
 	}
 	return y
-}
-
-// nearHybrid fails the test where got and want differ by more than tol relative
-// (to 1 at least).
-func nearHybrid(t *testing.T, what string, vals bool, stride int32, i int, got, want []float64, tol float64) {
-	t.Helper()
-	for k := range want {
-		if math.Abs(got[k]-want[k]) > tol*math.Max(1, math.Abs(want[k])) {
-			t.Fatalf("%s, values %v, stride %d, sequence %d: [%d] = %v, want %v", what, vals, stride, i, k, got[k], want[k])
-		}
-	}
 }
